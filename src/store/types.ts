@@ -1,0 +1,36 @@
+/**
+ * The storage contract that services use. Everything the daemon keeps is a record
+ * in a named table, keyed by a string id. Reads are synchronous from memory;
+ * a change is applied to memory at once (so check-then-change inside one tick is
+ * atomic) and the returned promise settles when the change is durable on disk.
+ */
+export interface Change {
+  table: string;
+  id: string;
+  /** The new record, or null to delete it. */
+  value: object | null;
+}
+
+export interface Store {
+  get<T extends object>(table: string, id: string): T | undefined;
+  /** All records of a table (live iteration over memory; do not mutate them). */
+  values<T extends object>(table: string): IterableIterator<T>;
+  count(table: string): number;
+  /**
+   * Apply the changes to memory now, in order, and resolve once they are on disk
+   * (fsynced). Concurrent commits share one disk write (group commit).
+   */
+  commit(changes: Change[]): Promise<void>;
+  /** Flush pending writes, compact, release files. */
+  close(): Promise<void>;
+}
+
+/** Raised when the data file cannot be read or parsed: the daemon must refuse to start. */
+export class StoreCorruptError extends Error {
+  constructor(public readonly file: string, public readonly problem: string) {
+    super(`data file ${file} is unreadable: ${problem}`);
+    this.name = 'StoreCorruptError';
+  }
+}
+
+export const FORMAT_VERSION = 1;

@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// Test entry point (npm test): compile src and tests with tsc, run the emitted
+// JavaScript under tap, then print the closing line CI reads: "N passed, N failed".
+// tap's own exit code is kept.
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
+if (tsc.status !== 0) {
+  console.log('0 passed, 1 failed');
+  process.exit(tsc.status ?? 1);
+}
+const files = process.argv.slice(2);
+const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...(files.length ? files : ['dist/test/'])];
+const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env } });
+let tail = '';
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  tail = (tail + chunk.toString()).slice(-4000);
+});
+child.on('close', (code) => {
+  // tap's summary: "# { total: 12, pass: 11, fail: 1 }" (fields may vary)
+  const m = /#\s*\{([^}]*)\}\s*$/m.exec(tail.replace(/\u001b\[[0-9;]*m/g, ''));
+  let pass = 0, fail = 0;
+  if (m) {
+    const pick = (k) => Number((new RegExp(`\\b${k}:\\s*(\\d+)`).exec(m[1]) || [])[1] || 0);
+    pass = pick('pass');
+    fail = pick('fail');
+  } else if (code !== 0) {
+    fail = 1;
+  }
+  console.log(`${pass} passed, ${fail} failed`);
+  process.exit(code ?? 1);
+});
