@@ -1,0 +1,5 @@
+/** Injected time source so tests can move time without sleeping. */
+export interface Clock {
+  now(): number;
+}
+export const systemClock: Clock = { now: () => Date.now() };

@@ -1,0 +1,105 @@
+/**
+ * Daemon configuration: defaults < config file < APPREG_* environment < flags.
+ * The config file is `<data-dir>/config.json` unless --config / APPREG_CONFIG names another.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  publicUrl?: string;
+  /** Where the consent screen lives ({app_url}); defaults to publicUrl / the daemon's URL. */
+  appUrl?: string;
+  keyFile?: string;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  bodyLimitBytes: number;
+  allowInsecureRedirects: boolean;
+  managementTokenTtlSeconds: number;
+  codeTtlSeconds: number;
+  /** Requests per minute per key; 0 disables. */
+  rateLimitTokenEndpoint: number;
+  rateLimitLogin: number;
+  rateLimitManagementWrites: number;
+  fsync: boolean;
+}
+
+export const DEFAULT_PORT = 8740;
+
+export const defaults: Config = {
+  host: '127.0.0.1',
+  port: DEFAULT_PORT,
+  dataDir: './data',
+  logLevel: 'info',
+  bodyLimitBytes: 1024 * 1024,
+  allowInsecureRedirects: false,
+  managementTokenTtlSeconds: 30 * 24 * 3600,
+  codeTtlSeconds: 120,
+  rateLimitTokenEndpoint: 6000,
+  rateLimitLogin: 20,
+  rateLimitManagementWrites: 6000,
+  fsync: true,
+};
+
+type Kind = 'string' | 'number' | 'boolean';
+const kinds: Record<keyof Config, Kind> = {
+  host: 'string', port: 'number', dataDir: 'string', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
+  logLevel: 'string', bodyLimitBytes: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
+  codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
+};
+
+/** dataDir ↔ APPREG_DATA_DIR */
+export const envName = (key: string) => 'APPREG_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+
+export class ConfigError extends Error {}
+
+function coerce(key: keyof Config, raw: unknown, source: string): unknown {
+  const kind = kinds[key];
+  if (kind === 'number') {
+    const n = typeof raw === 'number' ? raw : Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${source}: ${key} must be a non-negative number, got ${JSON.stringify(raw)}`);
+    return n;
+  }
+  if (kind === 'boolean') {
+    if (typeof raw === 'boolean') return raw;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    throw new ConfigError(`${source}: ${key} must be true or false, got ${JSON.stringify(raw)}`);
+  }
+  if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${source}: ${key} must be a non-empty string`);
+  if (key === 'logLevel' && !['debug', 'info', 'warn', 'error'].includes(raw)) throw new ConfigError(`${source}: logLevel must be debug, info, warn or error`);
+  return raw;
+}
+
+export function loadConfig(flags: Partial<Record<keyof Config, unknown>> & { config?: string } = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const out: Record<string, unknown> = { ...defaults };
+  const dataDir = (flags.dataDir as string | undefined) ?? env.APPREG_DATA_DIR ?? defaults.dataDir;
+  const file = flags.config ?? env.APPREG_CONFIG ?? path.join(dataDir, 'config.json');
+  if (fs.existsSync(file)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new ConfigError(`config file ${file} is not valid JSON: ${(e as Error).message}`);
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`config file ${file} must hold a JSON object`);
+    for (const [k, v] of Object.entries(parsed)) {
+      if (!(k in kinds)) throw new ConfigError(`config file ${file}: unknown key "${k}"`);
+      out[k] = coerce(k as keyof Config, v, `config file ${file}`);
+    }
+  } else if (flags.config ?? env.APPREG_CONFIG) {
+    throw new ConfigError(`config file ${file} does not exist`);
+  }
+  for (const k of Object.keys(kinds) as (keyof Config)[]) {
+    const v = env[envName(k)];
+    if (v !== undefined && v !== '') out[k] = coerce(k, v, envName(k));
+  }
+  for (const k of Object.keys(kinds) as (keyof Config)[]) {
+    if (flags[k] !== undefined) out[k] = coerce(k, flags[k], `--${k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())}`);
+  }
+  const cfg = out as unknown as Config;
+  if (!Number.isInteger(cfg.port) || cfg.port > 65535) throw new ConfigError(`port must be an integer from 0 to 65535, got ${cfg.port}`);
+  cfg.dataDir = path.resolve(cfg.dataDir);
+  return cfg;
+}
