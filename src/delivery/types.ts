@@ -1,0 +1,63 @@
+/**
+ * The contract between the delivery engine (HTTP mode, issue 4) and socket mode (issue 5).
+ * The engine builds the payload (wire-protocol.md §5), records every attempt in the
+ * delivery log, and hands one attempt at a time to a Transport: HTTP for ordinary apps,
+ * the websocket transport for apps with `socketMode: true`.
+ */
+import type { AppRecord } from '../services/records.js';
+
+export type DeliveryKind =
+  | 'slash-command'
+  | 'global-shortcut'
+  | 'message-shortcut'
+  | 'block-interaction'
+  | 'view-action'
+  | 'dynamic-menu'
+  | 'event';
+
+/** How one attempt ended (the outcome classes of issue 4). */
+export type Outcome =
+  | 'acked' // 2xx, `{}` or `{message}` (or text `ok` for events)
+  | 'nacked' // 4xx/5xx with `{message}` (socket: reply with status >= 400)
+  | 'response' // a modal (`{view, action…}`) or dynamic-menu options answer
+  | 'timeout' // no answer within the budget
+  | 'connection_error' // refused, reset, DNS failure, TLS failure
+  | 'http_error' // non-2xx without a usable message, 429, 5xx without message
+  | 'redirect' // a 3xx (never followed)
+  | 'signature_rejected' // 403 (the SDK's `Invalid signature!`)
+  | 'egress_denied' // the operator's egress policy refused the target
+  | 'no_connection'; // socket mode: no open connection for the app
+
+export interface SendRequest {
+  deliveryId: string;
+  attemptId: string;
+  app: AppRecord;
+  /** HTTP target (undefined for socket mode). */
+  url?: string;
+  /** The exact body object of wire-protocol.md §5. */
+  payload: Record<string, unknown>;
+  interactive: boolean;
+  /** Milliseconds from the start of the attempt until it counts as a timeout. */
+  budgetMs: number;
+  retryNum: number;
+  signingSecret: string;
+}
+
+export interface AttemptResult {
+  outcome: Outcome;
+  /** HTTP status (or the socket reply's status). */
+  status?: number;
+  latencyMs: number;
+  /** Parsed JSON answer when there was one. */
+  body?: unknown;
+  /** Capped text excerpt of the answer for the log. */
+  excerpt?: string;
+  /** The `message` of an ack/nack, to show to the user as an ephemeral message. */
+  message?: string;
+  /** A short, secret-free description of a failure. */
+  error?: string;
+}
+
+export interface Transport {
+  send(req: SendRequest): Promise<AttemptResult>;
+}

@@ -1,0 +1,122 @@
+/** App management by manifest (interface.md endpoints 1–5, wire-protocol.md §2). */
+import { newId, newSecret, PREFIX } from '../crypto.js';
+import { AppError, notFound } from '../errors.js';
+import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
+import type { ServiceContext } from './context.js';
+import { T, type AppRecord, type AppSecrets } from './records.js';
+import type { Principal } from './identity.js';
+
+export type AppView = Record<string, unknown> & { id: string; published: boolean };
+
+export function manifestError(violations: Violation[]): AppError {
+  const n = violations.length;
+  return new AppError(400, 'invalid_manifest', `The manifest has ${n} problem${n === 1 ? '' : 's'}: ${violations[0]!.pointer || '/'} ${violations[0]!.message}${n > 1 ? ' (and more in details)' : ''}.`, { details: violations });
+}
+
+/** The full app object of wire-protocol.md §2: arrays and objects always present, unset optionals left out. */
+export function appView(app: AppRecord, secrets?: AppSecrets): AppView {
+  const m = app.manifest as Manifest & Record<string, unknown>;
+  const out: Record<string, unknown> = { id: app.id };
+  for (const [k, v] of Object.entries(m)) if (v !== undefined && v !== null && k !== '$schema' && k !== 'id') out[k] = v;
+  out.redirectUrls = m.redirectUrls ?? [];
+  out.slashCommands = m.slashCommands ?? [];
+  out.shortcuts = m.shortcuts ?? [];
+  out.dynamicMenus = m.dynamicMenus ?? [];
+  out.scopes = { botScopes: m.scopes?.botScopes ?? [], userScopes: m.scopes?.userScopes ?? [] };
+  out.eventSubscriptions = { url: m.eventSubscriptions?.url ?? '', events: m.eventSubscriptions?.events ?? [] };
+  out.published = app.published;
+  if (secrets) Object.assign(out, secrets);
+  return out as AppView;
+}
+
+export function createAppsService(ctx: ServiceContext) {
+  const { store, sealer, clock } = ctx;
+  const nowIso = () => new Date(clock.now()).toISOString();
+  const secretsCache = new Map<string, AppSecrets>();
+
+  function parse(input: unknown): { manifest: Manifest; warnings: Violation[] } {
+    const r = validateManifest(input, { allowInsecureRedirects: ctx.config.allowInsecureRedirects });
+    if (!r.ok) throw manifestError(r.violations);
+    const manifest = { ...(r.manifest as Manifest & Record<string, unknown>) };
+    delete manifest.$schema;
+    delete manifest.id;
+    return { manifest: manifest as Manifest, warnings: r.warnings };
+  }
+
+  function secretsOf(app: AppRecord): AppSecrets {
+    let s = secretsCache.get(app.sealedSecrets);
+    if (!s) {
+      s = JSON.parse(sealer.open(app.sealedSecrets)) as AppSecrets;
+      secretsCache.set(app.sealedSecrets, s);
+    }
+    return s;
+  }
+
+  /** Any app by id, regardless of owner (for OAuth and delivery). */
+  function byId(id: string): AppRecord | undefined {
+    return typeof id === 'string' ? store.get<AppRecord>(T.apps, id) : undefined;
+  }
+
+  /** The caller's own app, else 404 (another user's app is indistinguishable from a missing one). */
+  function owned(p: Principal, id: string): AppRecord {
+    const app = byId(id);
+    if (!app || app.ownerId !== p.workspaceUserId) throw notFound('App');
+    return app;
+  }
+
+  function newSecrets(): AppSecrets {
+    return { clientSecret: newSecret(PREFIX.clientSecret), appKey: newSecret(PREFIX.appKey), signingSecret: newSecret(PREFIX.signingSecret) };
+  }
+
+  async function create(p: Principal, input: unknown) {
+    const { manifest, warnings } = parse(input);
+    const secrets = newSecrets();
+    const now = nowIso();
+    const app: AppRecord = { id: newId(PREFIX.app, 32), workspaceId: p.workspaceId, ownerId: p.workspaceUserId, manifest, published: false, sealedSecrets: sealer.seal(JSON.stringify(secrets)), createdAt: now, updatedAt: now };
+    await store.commit([{ table: T.apps, id: app.id, value: app }]);
+    return { app: appView(app, secrets), warnings };
+  }
+
+  async function update(p: Principal, id: string, input: unknown) {
+    const app = owned(p, id);
+    const { manifest, warnings } = parse(input);
+    const next: AppRecord = { ...app, manifest, updatedAt: nowIso() };
+    await store.commit([{ table: T.apps, id, value: next }]);
+    return { app: appView(next), warnings };
+  }
+
+  function list(p: Principal): AppView[] {
+    const out: AppView[] = [];
+    for (const app of store.values<AppRecord>(T.apps)) if (app.ownerId === p.workspaceUserId) out.push(appView(app));
+    return out;
+  }
+
+  function get(p: Principal, id: string): AppView {
+    const app = owned(p, id);
+    return appView(app, secretsOf(app));
+  }
+
+  async function remove(p: Principal, id: string): Promise<void> {
+    const app = owned(p, id);
+    if (app.published) throw new AppError(409, 'app_published', 'Only an unpublished app can be deleted; unpublish it first.');
+    await store.commit([{ table: T.apps, id, value: null }]);
+  }
+
+  async function rotateSecrets(p: Principal, id: string): Promise<AppSecrets> {
+    const app = owned(p, id);
+    const secrets = newSecrets();
+    await store.commit([{ table: T.apps, id, value: { ...app, sealedSecrets: sealer.seal(JSON.stringify(secrets)), updatedAt: nowIso() } }]);
+    return secrets;
+  }
+
+  async function setPublished(p: Principal, id: string, published: boolean): Promise<AppView> {
+    const app = owned(p, id);
+    const next = { ...app, published, updatedAt: nowIso() };
+    await store.commit([{ table: T.apps, id, value: next }]);
+    return appView(next);
+  }
+
+  return { create, update, list, get, remove, rotateSecrets, setPublished, byId, owned, secretsOf };
+}
+
+export type AppsService = ReturnType<typeof createAppsService>;

@@ -1,0 +1,206 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
+
+const SECRET_KEYS = ['clientSecret', 'appKey', 'signingSecret'];
+
+async function createApp(d: TestDaemon, overrides: Record<string, unknown> = {}) {
+  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest(overrides) });
+  return { res, body: (await res.json()) as Record<string, any> };
+}
+
+async function secondUser(d: TestDaemon) {
+  const email = `u${Math.random().toString(36).slice(2)}@example.com`;
+  const res = await d.api(`/workspaces/${d.workspaceId}/workspaceUsers`, { method: 'POST', json: { email, name: 'Second', password: 'correct horse battery' } });
+  const user = (await res.json()) as { id: string };
+  const login = await d.api('/auth/login', { method: 'POST', noAuth: true, json: { email, password: 'correct horse battery' } });
+  const tok = (await login.json()) as { authToken: string };
+  return { id: user.id, token: tok.authToken, mgmt: `/workspaces/${d.workspaceId}/workspaceUsers/${user.id}` };
+}
+
+t.test('management endpoints 1–5', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+
+  t.test('create answers 201 with the full app and prefixed 256-bit secrets', async (t) => {
+    const { res, body } = await createApp(d);
+    t.equal(res.status, 201);
+    t.match(body.id, /^app_[A-Za-z0-9_-]{43}$/);
+    t.match(body.clientSecret, /^acs_[A-Za-z0-9_-]{43}$/);
+    t.match(body.appKey, /^apk_[A-Za-z0-9_-]{43}$/);
+    t.match(body.signingSecret, /^ass_[A-Za-z0-9_-]{43}$/);
+    t.equal(body.published, false);
+    for (const k of ['redirectUrls', 'slashCommands', 'shortcuts', 'dynamicMenus']) t.ok(Array.isArray(body[k]), `${k} is an array`);
+    t.same(body.scopes, manifest().scopes);
+    t.same(body.eventSubscriptions, manifest().eventSubscriptions);
+    t.notOk('helpUrl' in body, 'unset optional fields are left out, not null');
+    t.notOk('blockInteraction' in body);
+  });
+
+  t.test('get returns secrets, list never does, update keeps secrets', async (t) => {
+    const { body: created } = await createApp(d, { name: 'second-app' });
+    const got = (await (await d.api(`${d.mgmt}/apps/mine/${created.id}`)).json()) as Record<string, any>;
+    for (const k of SECRET_KEYS) t.equal(got[k], created[k], `get returns ${k}`);
+    const listRes = await d.api(`${d.mgmt}/apps/mine`);
+    t.equal(listRes.status, 200);
+    const list = (await listRes.json()) as Record<string, any>[];
+    t.ok(list.length >= 2);
+    for (const app of list) for (const k of SECRET_KEYS) t.notOk(k in app, `list has no ${k}`);
+    const upd = await d.api(`${d.mgmt}/apps/${created.id}`, { method: 'PUT', json: manifest({ name: 'second-app', displayName: 'Renamed' }) });
+    t.equal(upd.status, 200);
+    const updBody = (await upd.json()) as Record<string, any>;
+    t.equal(updBody.displayName, 'Renamed');
+    for (const k of SECRET_KEYS) t.notOk(k in updBody, `update response has no ${k}`);
+    const after = (await (await d.api(`${d.mgmt}/apps/mine/${created.id}`)).json()) as Record<string, any>;
+    for (const k of SECRET_KEYS) t.equal(after[k], created[k], `${k} unchanged by update`);
+    t.equal(after.displayName, 'Renamed');
+  });
+
+  t.test('rotate issues new secrets and keeps the id', async (t) => {
+    const { body: created } = await createApp(d);
+    const res = await d.api(`${d.mgmt}/apps/${created.id}/secrets/rotate`, { method: 'PUT' });
+    t.equal(res.status, 200);
+    const s = (await res.json()) as Record<string, string>;
+    for (const k of SECRET_KEYS) t.not(s[k], created[k], `${k} changed`);
+    const after = (await (await d.api(`${d.mgmt}/apps/mine/${created.id}`)).json()) as Record<string, any>;
+    t.equal(after.id, created.id);
+    t.equal(after.appKey, s.appKey);
+  });
+
+  t.test('delete: 204 for unpublished, 409 app_published for published, then 404', async (t) => {
+    const { body: a } = await createApp(d);
+    t.equal((await d.api(`${d.mgmt}/apps/${a.id}/publish`, { method: 'POST' })).status, 200);
+    const refused = await d.api(`${d.mgmt}/apps/${a.id}`, { method: 'DELETE' });
+    t.equal(refused.status, 409);
+    t.equal(((await refused.json()) as any).code, 'app_published');
+    t.equal((await d.api(`${d.mgmt}/apps/mine/${a.id}`)).status, 200, 'still there');
+    t.equal((await d.api(`${d.mgmt}/apps/${a.id}/unpublish`, { method: 'POST' })).status, 200);
+    const del = await d.api(`${d.mgmt}/apps/${a.id}`, { method: 'DELETE' });
+    t.equal(del.status, 204);
+    t.equal((await d.api(`${d.mgmt}/apps/mine/${a.id}`)).status, 404);
+    t.equal((await d.api(`${d.mgmt}/apps/${a.id}`, { method: 'DELETE' })).status, 404);
+  });
+
+  t.test("another user's app is 404; a path naming another user is 403", async (t) => {
+    const { body: mine } = await createApp(d);
+    const other = await secondUser(d);
+    const h = { authtoken: other.token };
+    t.equal((await d.api(`${other.mgmt}/apps/mine/${mine.id}`, { headers: h })).status, 404);
+    t.equal((await d.api(`${other.mgmt}/apps/${mine.id}`, { method: 'PUT', headers: h, json: manifest() })).status, 404);
+    t.equal((await d.api(`${other.mgmt}/apps/${mine.id}`, { method: 'DELETE', headers: h })).status, 404);
+    const list = (await (await d.api(`${other.mgmt}/apps/mine`, { headers: h })).json()) as unknown[];
+    t.same(list, [], 'the other user sees none of my apps');
+    const forb = await d.api(`${d.mgmt}/apps/mine`, { headers: h });
+    t.equal(forb.status, 403);
+    t.equal(((await forb.json()) as any).code, 'forbidden');
+  });
+
+  t.test('Authtoken: missing, malformed, forged and revoked tokens get 401', async (t) => {
+    const noTok = await d.api(`${d.mgmt}/apps/mine`, { noAuth: true });
+    t.equal(noTok.status, 401);
+    t.match(await noTok.json(), { code: 'unauthenticated', message: String });
+    t.equal((await d.api(`${d.mgmt}/apps/mine`, { headers: { authtoken: 'nope' } })).status, 401);
+    const [h, c] = d.token.split('.');
+    t.equal((await d.api(`${d.mgmt}/apps/mine`, { headers: { authtoken: `${h}.${c}.AAAA` } })).status, 401, 'forged signature');
+    const other = await secondUser(d);
+    t.equal((await d.api('/auth/logout', { method: 'POST', headers: { authtoken: other.token } })).status, 204);
+    t.equal((await d.api(`${other.mgmt}/apps/mine`, { headers: { authtoken: other.token } })).status, 401, 'revoked');
+  });
+
+  t.test('the management token is JWT-shaped with a numeric exp', async (t) => {
+    const claims = JSON.parse(Buffer.from(d.token.split('.')[1]!, 'base64url').toString());
+    t.type(claims.exp, 'number');
+    t.ok(claims.exp > Date.now() / 1000);
+  });
+
+  t.test('bad input gets the §1 error body and changes nothing', async (t) => {
+    const before = ((await (await d.api(`${d.mgmt}/apps/mine`)).json()) as unknown[]).length;
+    const badJson = await d.api(`${d.mgmt}/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' });
+    t.equal(badJson.status, 400);
+    t.match(await badJson.json(), { code: 'invalid_json', message: String });
+    const big = await d.api(`${d.mgmt}/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...manifest(), welcomeMessage: 'x'.repeat(1024 * 1024 + 10) }) });
+    t.equal(big.status, 413);
+    t.equal(((await big.json()) as any).code, 'payload_too_large');
+    const wrongType = await d.api(`${d.mgmt}/apps`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(manifest()) });
+    t.equal(wrongType.status, 415);
+    t.equal(((await wrongType.json()) as any).code, 'unsupported_media_type');
+    const invalid = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ name: undefined, shortcuts: [{ shortcutType: 'GLOBAL', url: 'http://127.0.0.1:9/s', name: 'x'.repeat(33), displayName: 'X' }] }) });
+    t.equal(invalid.status, 400);
+    const ib = (await invalid.json()) as { code: string; message: string; details: { pointer: string; message: string }[] };
+    t.equal(ib.code, 'invalid_manifest');
+    const pointers = ib.details.map((x) => x.pointer);
+    t.ok(pointers.includes('/name'), 'missing name pointed at /name');
+    t.ok(pointers.includes('/shortcuts/0/name'), 'long shortcut name pointed at');
+    const upd = await d.api(`${d.mgmt}/apps/${'app_missing'}`, { method: 'PUT', json: manifest() });
+    t.equal(upd.status, 404);
+    const after = ((await (await d.api(`${d.mgmt}/apps/mine`)).json()) as unknown[]).length;
+    t.equal(after, before, 'no app was created by any bad request');
+    const unknownRoute = await d.api('/no/such/route');
+    t.equal(unknownRoute.status, 404);
+    t.match(await unknownRoute.json(), { code: 'not_found' });
+  });
+
+  t.test('workspace and user info calls', async (t) => {
+    const ws = (await (await d.api(`/workspaces/${d.workspaceId}/info`)).json()) as any;
+    t.equal(ws.id, d.workspaceId);
+    t.type(ws.name, 'string');
+    const u = (await (await d.api(`/workspaces/${d.workspaceId}/workspaceUsers/${d.workspaceUserId}`)).json()) as any;
+    t.same(Object.keys(u).sort(), ['email', 'id', 'name']);
+  });
+
+  t.test('no secret appears in any log line', async (t) => {
+    const { body } = await createApp(d);
+    await d.api(`${d.mgmt}/apps/mine/${body.id}`);
+    const logs = d.logs();
+    t.ok(logs.length > 0, 'the daemon logged requests');
+    for (const k of SECRET_KEYS) t.notOk(logs.includes(body[k]), `${k} not logged`);
+    t.notOk(logs.includes(d.token), 'management token not logged');
+  });
+});
+
+t.test('data directory: files 0600, daemon.json, lock, bootstrap credentials', async (t) => {
+  const d = await startTestDaemon({ keep: true });
+  const created = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() })).json()) as Record<string, string>;
+  const onDisk = () => fs.readdirSync(d.dataDir).filter((f) => f.startsWith('appreg.')).map((f) => fs.readFileSync(path.join(d.dataDir, f), 'utf8')).join('\n');
+  t.match(onDisk(), created.id, 'the app is on disk before the response');
+  for (const k of ['clientSecret', 'appKey', 'signingSecret']) t.notOk(onDisk().includes(created[k]!), `${k} is encrypted at rest`);
+  const daemonJson = JSON.parse(fs.readFileSync(path.join(d.dataDir, 'daemon.json'), 'utf8'));
+  t.equal(daemonJson.url, d.url);
+  t.equal(daemonJson.pid, process.pid);
+  t.type(daemonJson.startedAt, 'string');
+  const creds = JSON.parse(fs.readFileSync(path.join(d.dataDir, 'credentials.json'), 'utf8'));
+  t.same(Object.keys(creds).sort(), ['authToken', 'email', 'workspaceId', 'workspaceUserId']);
+  for (const f of fs.readdirSync(d.dataDir)) {
+    const st = fs.statSync(path.join(d.dataDir, f));
+    if (st.isFile()) t.equal(st.mode & 0o777, 0o600, `${f} is 0600`);
+  }
+  await t.rejects(startTestDaemon({ dataDir: d.dataDir }), /already running/, 'a second daemon on the same data dir refuses');
+  await d.stop();
+  t.notOk(fs.existsSync(path.join(d.dataDir, 'daemon.json')), 'daemon.json removed on shutdown');
+  for (const f of fs.readdirSync(d.dataDir)) {
+    const st = fs.statSync(path.join(d.dataDir, f));
+    if (st.isFile()) t.equal(st.mode & 0o777, 0o600, `${f} is 0600 after compaction`);
+  }
+  // a stale lock (its process is gone) is taken over
+  fs.writeFileSync(path.join(d.dataDir, 'daemon.lock'), '999999');
+  const again = await startTestDaemon({ dataDir: d.dataDir });
+  t.equal(again.bootstrapped, null, 'no second bootstrap');
+  const list = (await (await again.api(`${again.mgmt}/apps/mine`)).json()) as unknown[];
+  t.equal(list.length, 1, 'the app survived the restart');
+  await again.stop();
+  fs.rmSync(d.dataDir, { recursive: true, force: true });
+});
+
+t.test('a truncated data file stops start-up and is left byte-for-byte unchanged', async (t) => {
+  const d = await startTestDaemon({ keep: true });
+  await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() });
+  await d.stop();
+  const file = path.join(d.dataDir, 'appreg.json');
+  const full = fs.readFileSync(file);
+  fs.writeFileSync(file, full.subarray(0, Math.floor(full.length / 2)));
+  const before = fs.readFileSync(file);
+  await t.rejects(startTestDaemon({ dataDir: d.dataDir }), /appreg\.json/);
+  t.same(fs.readFileSync(file), before, 'unchanged');
+  fs.rmSync(d.dataDir, { recursive: true, force: true });
+});

@@ -1,0 +1,78 @@
+/** Start a real daemon in-process on port 0 in a temporary data dir, capture its log, stop it. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { startDaemon, type DaemonHandle } from '../../src/server/start.js';
+import { defaultExtensions } from '../../src/server/extensions.js';
+import type { Clock } from '../../src/clock.js';
+
+export interface TestDaemon extends DaemonHandle {
+  dataDir: string;
+  /** Everything the daemon logged so far. */
+  logs(): string;
+  /** Management token of the bootstrapped owner and the base path of their apps. */
+  token: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  mgmt: string;
+  /** fetch against the daemon, with the owner's Authtoken unless headers override it. */
+  api(pathname: string, init?: RequestInit & { json?: unknown; noAuth?: boolean }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export function tempDir(prefix = 'appreg-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean } = {}): Promise<TestDaemon> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'debug' as const, ...opts.config };
+  let logText = '';
+  const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
+  const handle = await startDaemon(config, { logger, clock: opts.clock, extensions: defaultExtensions(config) });
+  const creds = handle.bootstrapped ?? JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
+  const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
+  const api: TestDaemon['api'] = (pathname, init = {}) => {
+    const headers = new Headers(init.headers);
+    if (!init.noAuth && !headers.has('authtoken')) headers.set('authtoken', creds.authToken);
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json');
+      body = JSON.stringify(init.json);
+    }
+    return fetch(handle.url + pathname, { ...init, headers, body, redirect: 'manual' });
+  };
+  return {
+    ...handle,
+    dataDir,
+    logs: () => logText,
+    token: creds.authToken,
+    workspaceId: creds.workspaceId,
+    workspaceUserId: creds.workspaceUserId,
+    mgmt,
+    api,
+    async stop() {
+      await handle.close();
+      if (!opts.keep && !opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A small valid manifest; override any field. */
+export function manifest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'test-app',
+    displayName: 'Test App',
+    bot: true,
+    botTitle: 'Helps with tests',
+    scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
+    shortcuts: [{ shortcutType: 'GLOBAL', url: 'http://127.0.0.1:9/shortcut', name: 'do_it', displayName: 'Do it' }],
+    slashCommands: [{ command: '/test', url: 'http://127.0.0.1:9/slash', description: 'Test', usageHint: '[text]' }],
+    eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['NEW_MESSAGE'] },
+    redirectUrls: ['http://localhost:9/redirect'],
+    offlineMessage: 'Test App is offline',
+    ...overrides,
+  };
+}
