@@ -1,0 +1,66 @@
+/** appreg serve: the only command that imports the server. */
+import type { Command } from 'commander';
+import { loadConfig, ConfigError, DEFAULT_PORT } from '../../config.js';
+import { CliError, EXIT, createOut } from '../output.js';
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the daemon (HTTP API, consent screen, deliveries, websockets) on file-backed storage')
+    .option('--host <host>', 'address to listen on [APPREG_HOST] (default 127.0.0.1)')
+    .option('--port <port>', `port to listen on, 0 picks a free one [APPREG_PORT] (default ${DEFAULT_PORT})`)
+    .option('--data-dir <dir>', 'data directory [APPREG_DATA_DIR] (default ./data)')
+    .option('--public-url <url>', 'URL the daemon is reached at, used in URLs it hands out [APPREG_PUBLIC_URL]')
+    .option('--config <file>', 'JSON config file [APPREG_CONFIG] (default <data-dir>/config.json)')
+    .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
+    .option('--allow-insecure-redirects', 'accept http: redirect URLs on hosts other than localhost (development only)')
+    .addHelpText('after', `
+Examples:
+  $ appreg serve                          # 127.0.0.1:${DEFAULT_PORT}, data in ./data
+  $ appreg serve --port 0 --data-dir /tmp/appreg-ci
+  $ APPREG_PORT=9000 appreg serve --public-url https://appreg.example.com`)
+    .action(async (opts: Record<string, unknown>) => {
+      const out = createOut({ json: program.opts().json });
+      const globalDataDir = program.opts().dataDir as string | undefined;
+      let config;
+      try {
+        config = loadConfig({
+          host: opts.host, port: opts.port, dataDir: opts.dataDir ?? globalDataDir, publicUrl: opts.publicUrl, logLevel: opts.logLevel,
+          allowInsecureRedirects: opts.allowInsecureRedirects ? true : undefined, config: opts.config as string | undefined,
+        });
+      } catch (e) {
+        if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
+        throw e;
+      }
+      const { startDaemon, StartupError } = await import('../../server/start.js');
+      const { defaultExtensions } = await import('../../server/extensions.js');
+      let handle;
+      try {
+        handle = await startDaemon(config, { extensions: defaultExtensions(config) });
+      } catch (e) {
+        if (e instanceof StartupError) throw new CliError(e.message, EXIT.internal);
+        throw e;
+      }
+      if (handle.bootstrapped) {
+        out.info(`first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email};`);
+        out.info(`  the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed.`);
+      }
+      // Last, so that whoever waits for this line has seen everything before it.
+      out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid }, (c) => `appreg listening on ${c.bold(handle.url)} (data: ${config.dataDir})`);
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const stop = (sig: string) => {
+          if (stopping) return;
+          stopping = true;
+          out.info(`${sig}: shutting down`);
+          handle.close().then(resolve, (e) => {
+            process.stderr.write(`shutdown failed: ${(e as Error).message}\n`);
+            process.exitCode = EXIT.internal;
+            resolve();
+          });
+        };
+        process.once('SIGINT', () => stop('SIGINT'));
+        process.once('SIGTERM', () => stop('SIGTERM'));
+      });
+    });
+}

@@ -1,0 +1,124 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
+import { runCli } from '../helpers/cli.js';
+
+t.test('appreg CLI against a running daemon', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const work = tempDir('appreg-cli-');
+  t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
+  const file = path.join(work, 'manifest.json');
+  fs.writeFileSync(file, JSON.stringify(manifest()));
+  const g = ['--url', d.url, '--token', d.token];
+
+  let appId = '';
+  t.test('apps create prints id and secrets and writes a 0600 env file', async (t) => {
+    const env = path.join(work, '.env');
+    const r = await runCli([...g, 'apps', 'create', '--file', file, '--env-file', env, '--json']);
+    t.equal(r.code, 0, r.stderr);
+    const app = JSON.parse(r.stdout);
+    appId = app.id;
+    t.match(app, { id: /^app_/, clientSecret: /^acs_/, appKey: /^apk_/, signingSecret: /^ass_/ });
+    const text = fs.readFileSync(env, 'utf8');
+    t.match(text, new RegExp(`^PUMBLE_APP_ID=${app.id}$`, 'm'));
+    t.match(text, new RegExp(`^PUMBLE_APP_KEY=${app.appKey}$`, 'm'));
+    t.match(text, new RegExp(`^PUMBLE_APP_CLIENT_SECRET=${app.clientSecret}$`, 'm'));
+    t.match(text, new RegExp(`^PUMBLE_APP_SIGNING_SECRET=${app.signingSecret}$`, 'm'));
+    t.equal(fs.statSync(env).mode & 0o777, 0o600);
+  });
+
+  t.test('human output has no colour when not on a terminal', async (t) => {
+    const r = await runCli([...g, 'apps', 'list']);
+    t.equal(r.code, 0);
+    t.match(r.stdout, appId);
+    t.notMatch(r.stdout, /\u001b\[/, 'no ANSI escapes');
+  });
+
+  t.test('apps get hides secrets unless --show-secrets', async (t) => {
+    const plain = JSON.parse((await runCli([...g, 'apps', 'get', appId, '--json'])).stdout);
+    t.notOk('appKey' in plain);
+    const shown = JSON.parse((await runCli([...g, 'apps', 'get', appId, '--show-secrets', '--json'])).stdout);
+    t.match(shown.appKey, /^apk_/);
+  });
+
+  t.test('apps update, rotate-secrets, delete', async (t) => {
+    fs.writeFileSync(file, JSON.stringify(manifest({ displayName: 'Updated' })));
+    const u = await runCli([...g, 'apps', 'update', appId, '--file', file, '--json']);
+    t.equal(u.code, 0, u.stderr);
+    t.equal(JSON.parse(u.stdout).displayName, 'Updated');
+    const before = JSON.parse((await runCli([...g, 'apps', 'get', appId, '--show-secrets', '--json'])).stdout);
+    const r = await runCli([...g, 'apps', 'rotate-secrets', appId, '--json']);
+    t.equal(r.code, 0, r.stderr);
+    t.not(JSON.parse(r.stdout).appKey, before.appKey);
+    const del = await runCli([...g, 'apps', 'delete', appId]);
+    t.equal(del.code, 0, del.stderr);
+    const gone = await runCli([...g, 'apps', 'get', appId]);
+    t.equal(gone.code, 4, 'rejected by the daemon → exit 4');
+    t.match(gone.stderr, /^appreg: App not found\. \(not_found\)\n$/);
+  });
+
+  t.test('an invalid manifest is rejected with every pointer, exit 4', async (t) => {
+    const bad = path.join(work, 'bad.json');
+    fs.writeFileSync(bad, JSON.stringify(manifest({ slashCommands: [{ command: 'nope', url: 'http://127.0.0.1:9/x' }], nmae: 'typo' })));
+    const r = await runCli([...g, 'apps', 'create', '--file', bad]);
+    t.equal(r.code, 4);
+    t.match(r.stderr, /\/slashCommands\/0\/command/);
+    t.match(r.stderr, /\/nmae/);
+    const v = await runCli(['apps', 'validate', '--file', bad]);
+    t.equal(v.code, 4, 'offline validate fails the same way');
+    t.match(v.stderr, /\/slashCommands\/0\/command/);
+    const ok = await runCli(['apps', 'validate', '--file', file]);
+    t.equal(ok.code, 0, ok.stderr);
+  });
+
+  t.test('usage errors exit 2, unreachable daemon exits 3, unreadable file exits 2', async (t) => {
+    t.equal((await runCli(['apps', 'frobnicate'])).code, 2);
+    t.equal((await runCli([...g, 'apps', 'create', '--file', path.join(work, 'missing.json')])).code, 2);
+    const r = await runCli(['--url', 'http://127.0.0.1:9', '--token', d.token, 'apps', 'list']);
+    t.equal(r.code, 3);
+    t.match(r.stderr, /cannot reach the daemon/);
+    const none = await runCli(['--data-dir', work, 'apps', 'list']);
+    t.equal(none.code, 3);
+    t.match(none.stderr, /appreg serve/);
+  });
+
+  t.test('--help shows examples', async (t) => {
+    for (const args of [['--help'], ['apps', 'create', '--help'], ['serve', '--help'], ['login', '--help']]) {
+      const r = await runCli(args);
+      t.equal(r.code, 0);
+      t.match(r.stdout, /Example/, `${args.join(' ')} has examples`);
+    }
+  });
+
+  t.test('users create, login, whoami, logout', async (t) => {
+    const cfg = tempDir('appreg-cfg-');
+    t.teardown(() => fs.rmSync(cfg, { recursive: true, force: true }));
+    const env = { APPREG_CONFIG_DIR: cfg };
+    const u = await runCli([...g, 'users', 'create', '--workspace', d.workspaceId, '--email', 'cli@example.com', '--name', 'Cli', '--json']);
+    t.equal(u.code, 0, u.stderr);
+    const user = JSON.parse(u.stdout);
+    t.match(user.password, /^[A-Za-z0-9_-]{20}$/, 'generated password shown once');
+    const bad = await runCli(['--url', d.url, 'login', '--email', 'cli@example.com', '--password', 'wrong-password'], { env });
+    t.equal(bad.code, 4);
+    const li = await runCli(['--url', d.url, 'login', '--email', 'cli@example.com', '--password-stdin'], { env, input: user.password + '\n' });
+    t.equal(li.code, 0, li.stderr);
+    const credFile = path.join(cfg, 'credentials.json');
+    t.equal(fs.statSync(credFile).mode & 0o777, 0o600, 'stored token file is 0600');
+    const who = await runCli(['--url', d.url, 'whoami', '--json'], { env });
+    t.equal(JSON.parse(who.stdout).workspaceUserId, user.id);
+    const out = await runCli(['--url', d.url, 'logout'], { env });
+    t.equal(out.code, 0, out.stderr);
+    const after = await runCli(['--url', d.url, 'whoami'], { env: { ...env, APPREG_DATA_DIR: work } });
+    t.not(after.code, 0, 'no longer logged in');
+  });
+
+  t.test('workspaces create and list', async (t) => {
+    const c = await runCli([...g, 'workspaces', 'create', 'Second WS', '--json']);
+    t.equal(c.code, 0, c.stderr);
+    const ws = JSON.parse(c.stdout);
+    const l = await runCli([...g, 'workspaces', 'list', '--json']);
+    t.ok(JSON.parse(l.stdout).some((w: { id: string }) => w.id === ws.id));
+  });
+});
