@@ -23,6 +23,15 @@ export interface Config {
   rateLimitLogin: number;
   rateLimitManagementWrites: number;
   fsync: boolean;
+  /** Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2 periods). */
+  socketPingIntervalMs: number;
+  /** Socket mode: open connections per app; one more is refused with close code 1008. */
+  socketMaxConnectionsPerApp: number;
+  /** Socket mode: lifetime of the single-use ticket in the URL handed out by websocket-connection. */
+  socketTicketTtlMs: number;
+  /** Socket mode: more than this many bad frames (malformed, unknown correlation id) in socketBadFrameWindowMs closes with 1008. */
+  socketBadFrameLimit: number;
+  socketBadFrameWindowMs: number;
 }
 
 export const DEFAULT_PORT = 8740;
@@ -40,6 +49,11 @@ export const defaults: Config = {
   rateLimitLogin: 20,
   rateLimitManagementWrites: 6000,
   fsync: true,
+  socketPingIntervalMs: 20_000,
+  socketMaxConnectionsPerApp: 10,
+  socketTicketTtlMs: 30_000,
+  socketBadFrameLimit: 50,
+  socketBadFrameWindowMs: 10_000,
 };
 
 type Kind = 'string' | 'number' | 'boolean';
@@ -47,6 +61,7 @@ const kinds: Record<keyof Config, Kind> = {
   host: 'string', port: 'number', dataDir: 'string', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
   logLevel: 'string', bodyLimitBytes: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
   codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
+  socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
 };
 
 /** dataDir ↔ APPREG_DATA_DIR */
