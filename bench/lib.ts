@@ -1,0 +1,81 @@
+/** Shared bits of the benchmarks: a daemon child process, a fixed-concurrency load loop, percentiles. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export interface LoadResult { requests: number; errors: number; seconds: number; rps: number; p50: number; p99: number }
+
+/** Run `fn` with `concurrency` workers until `total` calls or `seconds` elapse; latencies in ms. */
+export async function load(fn: (i: number) => Promise<boolean>, opts: { concurrency: number; total?: number; seconds?: number }): Promise<LoadResult> {
+  const lat: number[] = [];
+  let next = 0;
+  let errors = 0;
+  const start = performance.now();
+  const deadline = opts.seconds ? start + opts.seconds * 1000 : Infinity;
+  const total = opts.total ?? Infinity;
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (next < total && performance.now() < deadline) {
+        const i = next++;
+        const t0 = performance.now();
+        let ok = false;
+        try {
+          ok = await fn(i);
+        } catch {
+          ok = false;
+        }
+        lat.push(performance.now() - t0);
+        if (!ok) errors++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  lat.sort((a, b) => a - b);
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { requests: lat.length, errors, seconds: r(seconds), rps: Math.round(lat.length / seconds), p50: r(percentile(lat, 50)), p99: r(percentile(lat, 99)) };
+}
+
+export interface DaemonProc { child: ChildProcess; url: string; startupMs: number; stop(): Promise<void>; rssMb(): { rss: number; hwm: number } }
+
+/** Start `appreg serve` as a separate process (the load generator must not share its event loop). */
+export function startDaemonProcess(dataDir: string, extraArgs: string[] = []): Promise<DaemonProc> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--', path.join(ROOT, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.on('exit', (code) => reject(new Error(`daemon exited ${code}: ${out}`)));
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        const startupMs = Math.round(performance.now() - t0);
+        resolve({
+          child,
+          url: m[1]!,
+          startupMs,
+          stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+          rssMb() {
+            const s = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+            const kb = (k: string) => Number((new RegExp(`${k}:\\s+(\\d+)`).exec(s) || [])[1] || 0);
+            return { rss: Math.round(kb('VmRSS') / 1024), hwm: Math.round(kb('VmHWM') / 1024) };
+          },
+        });
+      }
+    });
+  });
+}
+
+export function writeResult(name: string, data: unknown): void {
+  const dir = path.join(ROOT, 'bench/results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(data, null, 2) + '\n');
+  console.log(JSON.stringify(data, null, 2));
+}
