@@ -204,3 +204,15 @@ t.test('a truncated data file stops start-up and is left byte-for-byte unchanged
   t.same(fs.readFileSync(file), before, 'unchanged');
   fs.rmSync(d.dataDir, { recursive: true, force: true });
 });
+
+t.test('management writes over the per-user rate limit get 429 with Retry-After and change nothing', async (t) => {
+  const d = await startTestDaemon({ config: { rateLimitManagementWrites: 3 } });
+  t.teardown(() => d.stop());
+  for (let i = 0; i < 3; i++) t.equal((await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() })).status, 201);
+  const over = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() });
+  t.equal(over.status, 429);
+  t.match(await over.json(), { code: 'rate_limited', message: String });
+  t.ok(Number(over.headers.get('retry-after')) >= 1, 'Retry-After in seconds');
+  t.equal(((await (await d.api(`${d.mgmt}/apps/mine`)).json()) as unknown[]).length, 3, 'nothing created');
+  t.equal((await d.api(`${d.mgmt}/apps/mine`)).status, 200, 'reads are not limited');
+});
