@@ -13,7 +13,7 @@ if (tsc.status !== 0) {
   process.exit(tsc.status ?? 1);
 }
 const files = process.argv.slice(2);
-const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...(files.length ? files : ['dist/test/'])];
+const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...files];
 const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env } });
 let tail = '';
 child.stdout.on('data', (chunk) => {
