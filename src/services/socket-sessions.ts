@@ -1,0 +1,255 @@
+/**
+ * Socket mode sessions (wire-protocol.md §6), free of any websocket library: the single-use
+ * tickets handed out by `websocket-connection`, the registry of open connections per app
+ * (capped, picked round robin), the replies awaited by correlation id, and the judgement of
+ * every frame an app sends (ping, reply, or a bad frame counted towards the flood limit).
+ * The server layer owns the sockets and calls in here; the socket transport sends through it.
+ */
+import { newSecret, PREFIX, sha256 } from '../crypto.js';
+import type { ServiceContext } from './context.js';
+
+/** One open connection, as the server layer exposes it (no ws types here). */
+export interface SocketConn {
+  readonly id: string;
+  readonly appId: string;
+  /** Send a text frame; `cb` runs once the frame was handed to the OS (or failed). */
+  send(text: string, cb?: (err?: Error) => void): void;
+  close(code: number, reason: string): void;
+}
+
+/** A reply of the app to a frame the daemon sent (§6.5). */
+export interface SocketReply {
+  correlationId: string;
+  status: number;
+  message?: string;
+  /** Present for "response" replies (modal / menu options). */
+  body?: unknown;
+  hasBody: boolean;
+  /** Capped text of the reply (without the correlation id) for the delivery log. */
+  excerpt: string;
+}
+
+export type FrameVerdict =
+  | { kind: 'pong' }
+  | { kind: 'reply' }
+  | { kind: 'ignored'; why: 'malformed' | 'unknown_correlation_id' | 'late_reply' | 'wrong_connection' }
+  /** Too many bad frames in the window: the caller closes the connection with 1008. */
+  | { kind: 'flood' };
+
+interface Waiter {
+  conn: SocketConn;
+  onReply(r: SocketReply): void;
+  onGone(why: string): void;
+}
+
+interface ConnState {
+  conn: SocketConn;
+  badFrames: number[];
+  waiting: Set<string>;
+  openedAt: number;
+}
+
+export const EXCERPT_CHARS = 1000;
+/** How long a correlation id is remembered after its budget ran out, to tell "late" from "unknown". */
+const LATE_MEMORY_MS = 10 * 60_000;
+const LATE_MEMORY_MAX = 10_000;
+
+export type SocketSessionsContext = Pick<ServiceContext, 'clock' | 'logger' | 'config'>;
+
+export function createSocketSessions(ctx: SocketSessionsContext) {
+  const { clock, config } = ctx;
+  const log = ctx.logger.child({ component: 'socket' });
+
+  // ---- tickets: single-use, short-lived, kept only as a digest ----
+  const tickets = new Map<string, { appId: string; exp: number }>();
+  function sweepTickets(now: number) {
+    for (const [k, v] of tickets) if (v.exp <= now) tickets.delete(k);
+  }
+  function issueTicket(appId: string): { ticket: string; expiresAt: number } {
+    const now = clock.now();
+    if (tickets.size > 1000) sweepTickets(now);
+    const ticket = newSecret(PREFIX.wsTicket);
+    const exp = now + config.socketTicketTtlMs;
+    tickets.set(sha256(ticket), { appId, exp });
+    return { ticket, expiresAt: exp };
+  }
+  /** The app id the ticket was issued for, once: a second redemption, or an expired ticket, gets undefined. */
+  function redeemTicket(ticket: string | null | undefined): string | undefined {
+    if (typeof ticket !== 'string' || ticket.length === 0 || ticket.length > 200) return undefined;
+    const key = sha256(ticket);
+    const t = tickets.get(key);
+    if (!t) return undefined;
+    tickets.delete(key);
+    return t.exp > clock.now() ? t.appId : undefined;
+  }
+
+  // ---- the registry ----
+  const byApp = new Map<string, ConnState[]>();
+  const byConn = new Map<string, ConnState>();
+  const rr = new Map<string, number>();
+  const connectListeners = new Map<string, Set<() => void>>();
+  const anyConnectListeners = new Set<(appId: string) => void>();
+
+  /** Register an open connection; refused (with a close reason) above the per-app cap. */
+  function add(conn: SocketConn): { ok: true } | { ok: false; code: number; reason: string } {
+    const list = byApp.get(conn.appId) ?? [];
+    const cap = config.socketMaxConnectionsPerApp;
+    if (list.length >= cap) {
+      log.warn('socket connection refused: per-app cap reached', { appId: conn.appId, connId: conn.id, cap });
+      return { ok: false, code: 1008, reason: `connection limit reached: at most ${cap} open connections per app` };
+    }
+    const st: ConnState = { conn, badFrames: [], waiting: new Set(), openedAt: clock.now() };
+    list.push(st);
+    byApp.set(conn.appId, list);
+    byConn.set(conn.id, st);
+    log.info('socket connected', { appId: conn.appId, connId: conn.id, open: list.length });
+    for (const cb of [...(connectListeners.get(conn.appId) ?? [])]) safeCall(() => cb());
+    for (const cb of [...anyConnectListeners]) safeCall(() => cb(conn.appId));
+    return { ok: true };
+  }
+
+  function safeCall(fn: () => void) {
+    try {
+      fn();
+    } catch (e) {
+      log.error('socket connect listener failed', { error: (e as Error)?.stack ?? String(e) });
+    }
+  }
+
+  /** Forget a closed connection; every reply still awaited on it fails at once ("gone"). */
+  function remove(conn: SocketConn, why = 'the connection closed before the app answered'): void {
+    const st = byConn.get(conn.id);
+    if (!st) return;
+    byConn.delete(conn.id);
+    const list = (byApp.get(conn.appId) ?? []).filter((s) => s !== st);
+    if (list.length) byApp.set(conn.appId, list);
+    else byApp.delete(conn.appId);
+    log.info('socket disconnected', { appId: conn.appId, connId: conn.id, open: list.length });
+    for (const cid of st.waiting) {
+      const w = waiters.get(cid);
+      waiters.delete(cid);
+      rememberLate(cid);
+      w?.onGone(why);
+    }
+    st.waiting.clear();
+  }
+
+  const count = (appId: string): number => byApp.get(appId)?.length ?? 0;
+
+  /** The next connection of the app, round robin; undefined when it has none. */
+  function pick(appId: string): SocketConn | undefined {
+    const list = byApp.get(appId);
+    if (!list?.length) return undefined;
+    const i = (rr.get(appId) ?? 0) % list.length;
+    rr.set(appId, i + 1);
+    return list[i]!.conn;
+  }
+
+  /** Called each time a connection of `appId` opens (after it is registered, so pick() finds it). */
+  function onConnect(appId: string, cb: () => void): () => void {
+    const set = connectListeners.get(appId) ?? new Set();
+    set.add(cb);
+    connectListeners.set(appId, set);
+    return () => {
+      set.delete(cb);
+      if (!set.size) connectListeners.delete(appId);
+    };
+  }
+  /** Called each time any app's connection opens. */
+  function onAnyConnect(cb: (appId: string) => void): () => void {
+    anyConnectListeners.add(cb);
+    return () => anyConnectListeners.delete(cb);
+  }
+
+  // ---- replies awaited by correlation id ----
+  const waiters = new Map<string, Waiter>();
+  const late = new Map<string, number>();
+  function rememberLate(cid: string) {
+    late.set(cid, clock.now() + LATE_MEMORY_MS);
+    if (late.size > LATE_MEMORY_MAX) {
+      const now = clock.now();
+      for (const [k, exp] of late) if (exp <= now || late.size > LATE_MEMORY_MAX) late.delete(k);
+    }
+  }
+
+  /** Await the reply to `correlationId` on `conn`; the returned function gives up (budget over). */
+  function expectReply(conn: SocketConn, correlationId: string, onReply: (r: SocketReply) => void, onGone: (why: string) => void): () => void {
+    const st = byConn.get(conn.id);
+    if (!st) {
+      onGone('the connection closed before the frame was sent');
+      return () => {};
+    }
+    waiters.set(correlationId, { conn, onReply, onGone });
+    st.waiting.add(correlationId);
+    return () => {
+      if (waiters.delete(correlationId)) {
+        st.waiting.delete(correlationId);
+        rememberLate(correlationId);
+      }
+    };
+  }
+
+  function bad(st: ConnState | undefined, conn: SocketConn, why: 'malformed' | 'unknown_correlation_id' | 'wrong_connection', bytes: number): FrameVerdict {
+    log.warn('socket frame ignored', { appId: conn.appId, connId: conn.id, why, bytes });
+    if (!st) return { kind: 'ignored', why };
+    const now = clock.now();
+    const since = now - config.socketBadFrameWindowMs;
+    st.badFrames.push(now);
+    while (st.badFrames.length && st.badFrames[0]! <= since) st.badFrames.shift();
+    if (st.badFrames.length > config.socketBadFrameLimit) {
+      log.warn('socket closed: flood of bad frames', { appId: conn.appId, connId: conn.id, badFrames: st.badFrames.length, windowMs: config.socketBadFrameWindowMs });
+      return { kind: 'flood' };
+    }
+    return { kind: 'ignored', why };
+  }
+
+  /** Judge one frame from the app: `ping` → pong; a reply → its waiter; anything else is logged and ignored. */
+  function handleFrame(conn: SocketConn, text: string): FrameVerdict {
+    if (text === 'ping') return { kind: 'pong' };
+    const st = byConn.get(conn.id);
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return bad(st, conn, 'malformed', text.length);
+    }
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return bad(st, conn, 'malformed', text.length);
+    const m = msg as Record<string, unknown>;
+    const cid = m.correlation_id;
+    const status = m.status === undefined ? 200 : m.status;
+    if (typeof cid !== 'string' || cid.length === 0 || typeof status !== 'number' || !Number.isInteger(status) || (m.message !== undefined && m.message !== null && typeof m.message !== 'string')) {
+      return bad(st, conn, 'malformed', text.length);
+    }
+    const w = waiters.get(cid);
+    if (!w) {
+      if (late.has(cid)) {
+        log.info('socket reply ignored: it came after the budget ran out or the delivery ended', { appId: conn.appId, connId: conn.id });
+        return { kind: 'ignored', why: 'late_reply' };
+      }
+      return bad(st, conn, 'unknown_correlation_id', text.length);
+    }
+    if (w.conn.appId !== conn.appId) return bad(st, conn, 'wrong_connection', text.length);
+    waiters.delete(cid);
+    byConn.get(w.conn.id)?.waiting.delete(cid);
+    rememberLate(cid);
+    const { correlation_id: _drop, ...rest } = m;
+    let excerpt = JSON.stringify(rest);
+    if (excerpt.length > EXCERPT_CHARS) excerpt = excerpt.slice(0, EXCERPT_CHARS) + '…';
+    w.onReply({ correlationId: cid, status, message: typeof m.message === 'string' ? m.message : undefined, body: m.body, hasBody: m.body !== undefined && m.body !== null, excerpt });
+    return { kind: 'reply' };
+  }
+
+  /** Every open connection (for shutdown and the ping loop). */
+  const all = (): SocketConn[] => [...byConn.values()].map((s) => s.conn);
+
+  /** Open connections per app id. */
+  function counts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [k, v] of byApp) out[k] = v.length;
+    return out;
+  }
+
+  return { issueTicket, redeemTicket, add, remove, count, counts, pick, all, onConnect, onAnyConnect, expectReply, handleFrame };
+}
+
+export type SocketSessions = ReturnType<typeof createSocketSessions>;

@@ -1,0 +1,195 @@
+/**
+ * A socket-mode app client that speaks wire-protocol.md §6 the way the official SDK does:
+ * GET /apps/{id}/websocket-connection?appKey=… for a URL, open it, send the text frame `ping`
+ * every N s, answer each `{payload, correlation_id}` with a BINARY JSON frame (or nothing, as
+ * the SDK does for events and for triggers it has no handler for), and on close wait 2 s,
+ * fetch a new URL and reconnect — and give up for good when that fetch fails.
+ */
+import { WebSocket } from 'ws';
+
+export interface SdkReply {
+  status?: number;
+  message?: string;
+  body?: unknown;
+}
+
+export interface Delivered {
+  payload: Record<string, any>;
+  correlationId: string;
+  at: number;
+}
+
+export interface SdkSocketClientOptions {
+  baseUrl: string;
+  appId: string;
+  appKey: string;
+  /** What to answer; undefined = no reply (the SDK's behaviour for events and unhandled triggers). */
+  handler?: (payload: Record<string, any>) => SdkReply | undefined | Promise<SdkReply | undefined>;
+  /** Text `ping` period (the SDK: 25 s). 0 disables. */
+  pingIntervalMs?: number;
+  /** Wait before reconnecting after a close (the SDK: 2 s). */
+  reconnectDelayMs?: number;
+  /** Reconnect after a close (the SDK always does). */
+  autoReconnect?: boolean;
+  /** Send replies as text frames instead of binary ones. */
+  replyAsText?: boolean;
+}
+
+export interface SdkSocketClient {
+  /** Resolves on the first open (rejects when the first URL fetch or connect fails). */
+  start(): Promise<void>;
+  /** Stop reconnecting and close the socket (code 1000). */
+  stop(): Promise<void>;
+  readonly ws: WebSocket | undefined;
+  readonly delivered: Delivered[];
+  readonly opens: number;
+  readonly closes: Array<{ code: number; reason: string }>;
+  readonly pongs: number;
+  /** Set when a URL fetch failed: like the SDK, the client then never tries again. */
+  readonly gaveUp: boolean;
+  isOpen(): boolean;
+  /** Resolves once the client is open again (after `opens` exceeds `afterOpens`). */
+  waitOpen(afterOpens?: number, timeoutMs?: number): Promise<void>;
+  waitFor(pred: () => boolean, timeoutMs?: number, what?: string): Promise<void>;
+  sendRaw(data: string | Buffer, binary?: boolean): void;
+  fetchUrl(): Promise<string>;
+}
+
+export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketClient {
+  const pingEvery = opts.pingIntervalMs ?? 25_000;
+  const delay = opts.reconnectDelayMs ?? 2000;
+  const autoReconnect = opts.autoReconnect ?? true;
+  let ws: WebSocket | undefined;
+  let stopped = false;
+  let pingTimer: NodeJS.Timeout | undefined;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  const state = { opens: 0, pongs: 0, gaveUp: false, delivered: [] as Delivered[], closes: [] as Array<{ code: number; reason: string }> };
+
+  async function fetchUrl(): Promise<string> {
+    const u = new URL(`/apps/${encodeURIComponent(opts.appId)}/websocket-connection`, opts.baseUrl);
+    u.searchParams.set('appKey', opts.appKey);
+    const res = await fetch(u);
+    if (res.status !== 200) throw new Error(`websocket-connection answered ${res.status}`);
+    const { url } = (await res.json()) as { url: string };
+    return url;
+  }
+
+  function connect(url: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const sock = new WebSocket(url);
+      ws = sock;
+      let opened = false;
+      sock.on('open', () => {
+        opened = true;
+        state.opens++;
+        if (pingEvery > 0) {
+          clearInterval(pingTimer);
+          pingTimer = setInterval(() => sock.readyState === WebSocket.OPEN && sock.send('ping'), pingEvery);
+        }
+        resolve();
+      });
+      sock.on('message', (data, isBinary) => {
+        const text = data.toString();
+        if (!isBinary && text === 'pong') {
+          state.pongs++;
+          return;
+        }
+        let frame: { payload: Record<string, any>; correlation_id: string };
+        try {
+          frame = JSON.parse(text);
+        } catch {
+          return;
+        }
+        state.delivered.push({ payload: frame.payload, correlationId: frame.correlation_id, at: Date.now() });
+        void Promise.resolve(opts.handler?.(frame.payload)).then((reply) => {
+          if (!reply || sock.readyState !== WebSocket.OPEN) return;
+          const out = JSON.stringify({ correlation_id: frame.correlation_id, status: reply.status ?? 200, ...(reply.message !== undefined ? { message: reply.message } : {}), ...(reply.body !== undefined ? { body: reply.body } : {}) });
+          if (opts.replyAsText) sock.send(out);
+          else sock.send(Buffer.from(out), { binary: true });
+        });
+      });
+      sock.on('error', (e) => {
+        if (!opened) reject(e);
+      });
+      sock.on('close', (code, reason) => {
+        clearInterval(pingTimer);
+        state.closes.push({ code, reason: reason.toString() });
+        if (ws === sock) ws = undefined;
+        if (!opened) reject(new Error(`closed before open: ${code}`));
+        if (stopped || !autoReconnect) return;
+        reconnectTimer = setTimeout(() => void reconnect(), delay);
+      });
+    });
+  }
+
+  async function reconnect(): Promise<void> {
+    if (stopped) return;
+    let url: string;
+    try {
+      url = await fetchUrl();
+    } catch {
+      state.gaveUp = true; // the SDK never tries again after a failed fetch
+      return;
+    }
+    if (stopped) return;
+    await connect(url).catch(() => {}); // a failed connect closes, and the close handler schedules the next try
+  }
+
+  async function waitFor(pred: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!pred()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  return {
+    async start() {
+      await connect(await fetchUrl());
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(reconnectTimer);
+      clearInterval(pingTimer);
+      const s = ws;
+      if (s && s.readyState !== WebSocket.CLOSED) {
+        await new Promise<void>((r) => {
+          s.once('close', () => r());
+          if (s.readyState === WebSocket.CONNECTING) s.terminate();
+          else s.close(1000, 'bye');
+          setTimeout(() => {
+            s.terminate();
+            r();
+          }, 1000).unref();
+        });
+      }
+    },
+    get ws() {
+      return ws;
+    },
+    get delivered() {
+      return state.delivered;
+    },
+    get opens() {
+      return state.opens;
+    },
+    get closes() {
+      return state.closes;
+    },
+    get pongs() {
+      return state.pongs;
+    },
+    get gaveUp() {
+      return state.gaveUp;
+    },
+    isOpen: () => ws?.readyState === WebSocket.OPEN,
+    waitOpen(afterOpens = 0, timeoutMs = 5000) {
+      return waitFor(() => state.opens > afterOpens && ws?.readyState === WebSocket.OPEN, timeoutMs, 'the socket to open');
+    },
+    waitFor,
+    sendRaw(data, binary = false) {
+      ws!.send(data, { binary });
+    },
+    fetchUrl,
+  };
+}

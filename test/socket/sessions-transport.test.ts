@@ -1,0 +1,194 @@
+/** Socket sessions (tickets, registry, frames) and the socket transport, without a network. */
+import t from 'tap';
+import { defaults, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
+import { createSocketTransport } from '../../src/delivery/socket-transport.js';
+import type { SendRequest } from '../../src/delivery/types.js';
+import type { AppRecord } from '../../src/services/records.js';
+
+function setup(config: Partial<Config> = {}) {
+  let now = 1_700_000_000_000;
+  const clock = { now: () => now };
+  let logText = '';
+  const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
+  const sessions = createSocketSessions({ clock, logger, config: { ...defaults, ...config } });
+  const transport = createSocketTransport(sessions);
+  return { sessions, transport, advance: (ms: number) => (now += ms), logs: () => logText };
+}
+
+/** A connection that records frames and can fail writes. */
+function fakeConn(appId: string, id = 'sck_' + Math.random().toString(36).slice(2)) {
+  const sent: Array<{ payload: any; correlation_id: string }> = [];
+  const closed: Array<[number, string]> = [];
+  let failWrites = false;
+  const conn: SocketConn & { sent: typeof sent; closed: typeof closed; failWrites(v: boolean): void } = {
+    id,
+    appId,
+    sent,
+    closed,
+    failWrites: (v) => (failWrites = v),
+    send(text, cb) {
+      if (failWrites) return setImmediate(() => cb?.(new Error('EPIPE')));
+      sent.push(JSON.parse(text));
+      setImmediate(() => cb?.());
+    },
+    close(code, reason) {
+      closed.push([code, reason]);
+    },
+  };
+  return conn;
+}
+
+const app = (id = 'app_1') => ({ id, manifest: { socketMode: true } }) as unknown as AppRecord;
+const req = (over: Partial<SendRequest> = {}): SendRequest => ({
+  deliveryId: 'dlv_1',
+  attemptId: 'att_1',
+  app: app(),
+  payload: { messageType: 'SLASH_COMMAND', slashCommand: '/x', text: 'hi' },
+  interactive: true,
+  budgetMs: 3000,
+  retryNum: 0,
+  signingSecret: 'ass_unused',
+  ...over,
+});
+/** Wait until the fake connection saw `n` frames, then reply to the last one. */
+async function lastFrame(conn: ReturnType<typeof fakeConn>, n = 1) {
+  while (conn.sent.length < n) await new Promise((r) => setImmediate(r));
+  return conn.sent[n - 1]!;
+}
+
+t.test('tickets are single-use and short-lived', async (t) => {
+  const { sessions, advance } = setup({ socketTicketTtlMs: 30_000 });
+  const a = sessions.issueTicket('app_1');
+  t.match(a.ticket, /^awt_[A-Za-z0-9_-]{43}$/, 'a prefixed 256-bit ticket');
+  t.equal(sessions.redeemTicket(a.ticket), 'app_1');
+  t.equal(sessions.redeemTicket(a.ticket), undefined, 'a second use is refused');
+  const b = sessions.issueTicket('app_1');
+  advance(30_001);
+  t.equal(sessions.redeemTicket(b.ticket), undefined, 'an expired ticket is refused');
+  t.equal(sessions.redeemTicket('awt_made_up'), undefined);
+  t.equal(sessions.redeemTicket(undefined), undefined);
+});
+
+t.test('no connection → no_connection at once', async (t) => {
+  const { transport } = setup();
+  const t0 = Date.now();
+  const r = await transport.send(req());
+  t.equal(r.outcome, 'no_connection');
+  t.ok(Date.now() - t0 < 50, 'immediately, not after the budget');
+});
+
+t.test('ack, ack with message, nack, response, over text JSON', async (t) => {
+  const { sessions, transport } = setup();
+  const c = fakeConn('app_1');
+  sessions.add(c);
+  const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
+    [{ status: 200 }, { outcome: 'acked', status: 200 }],
+    [{ status: 200, message: 'done!' }, { outcome: 'acked', message: 'done!' }],
+    [{ status: 500, message: 'nope' }, { outcome: 'nacked', status: 500, message: 'nope' }],
+    [{ status: 400 }, { outcome: 'nacked', status: 400 }],
+    [{ status: 200, message: 'ok', body: { triggerId: 't', view: { id: 'v' }, action: 'OPEN' } }, { outcome: 'response', body: { triggerId: 't', action: 'OPEN' } }],
+  ];
+  let n = 0;
+  for (const [reply, expected] of cases) {
+    const p = transport.send(req());
+    const frame = await lastFrame(c, ++n);
+    t.same(frame.payload, req().payload, 'the frame carries exactly the payload');
+    t.match(frame.correlation_id, /^cor_/);
+    t.same(sessions.handleFrame(c, JSON.stringify({ correlation_id: frame.correlation_id, ...reply })), { kind: 'reply' });
+    const r = await p;
+    t.match(r, expected, `${JSON.stringify(reply)} → ${expected.outcome}`);
+    if (expected.outcome === 'response') t.equal(r.message, undefined, 'a response\'s "ok" is not an ephemeral message');
+    t.type(r.latencyMs, 'number');
+    t.ok(r.excerpt && !r.excerpt.includes('correlation_id'), 'excerpt without the correlation id');
+  }
+});
+
+t.test('the budget: no answer → timeout; the late reply is ignored, not counted as bad', async (t) => {
+  const { sessions, transport, logs } = setup({ socketBadFrameLimit: 0 });
+  const c = fakeConn('app_1');
+  sessions.add(c);
+  const t0 = Date.now();
+  const r = await transport.send(req({ budgetMs: 150 }));
+  const took = Date.now() - t0;
+  t.equal(r.outcome, 'timeout');
+  t.ok(took >= 145 && took < 400, `timed out after ${took} ms`);
+  const v = sessions.handleFrame(c, JSON.stringify({ correlation_id: c.sent[0]!.correlation_id, status: 200 }));
+  t.same(v, { kind: 'ignored', why: 'late_reply' }, 'even with a bad-frame limit of 0, a late reply does not close');
+  t.match(logs(), /after the budget/);
+});
+
+t.test('events: no reply expected, acked once the frame is written; a failed write is a connection error', async (t) => {
+  const { sessions, transport } = setup();
+  const c = fakeConn('app_1');
+  sessions.add(c);
+  const ev = { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: 'ws', workspaceUserIds: [], body: '{}' };
+  const r = await transport.send(req({ interactive: false, payload: ev, budgetMs: 10_000 }));
+  t.equal(r.outcome, 'acked');
+  t.same(c.sent[0]!.payload, ev);
+  c.failWrites(true);
+  const r2 = await transport.send(req({ interactive: false, payload: ev }));
+  t.equal(r2.outcome, 'connection_error');
+});
+
+t.test('a connection that closes while a reply is awaited fails the attempt at once', async (t) => {
+  const { sessions, transport } = setup();
+  const c = fakeConn('app_1');
+  sessions.add(c);
+  const p = transport.send(req());
+  await lastFrame(c);
+  const t0 = Date.now();
+  sessions.remove(c);
+  const r = await p;
+  t.equal(r.outcome, 'connection_error');
+  t.match(r.error, /closed before the app answered/);
+  t.ok(Date.now() - t0 < 100);
+});
+
+t.test('connections are capped per app and deliveries go round robin', async (t) => {
+  const { sessions, transport } = setup({ socketMaxConnectionsPerApp: 3 });
+  const conns = [fakeConn('app_1'), fakeConn('app_1'), fakeConn('app_1')];
+  for (const c of conns) t.same(sessions.add(c), { ok: true });
+  const over = sessions.add(fakeConn('app_1'));
+  t.match(over, { ok: false, code: 1008, reason: /at most 3 open connections per app/ });
+  t.same(sessions.add(fakeConn('app_2')), { ok: true }, 'the cap is per app');
+  t.equal(sessions.count('app_1'), 3);
+  const ev = { messageType: 'PUMBLE_EVENT' };
+  for (let i = 0; i < 9; i++) await transport.send(req({ interactive: false, payload: ev }));
+  t.same(conns.map((c) => c.sent.length), [3, 3, 3], 'spread evenly');
+  sessions.remove(conns[1]!);
+  t.equal(transport.connections('app_1'), 2);
+  for (let i = 0; i < 4; i++) await transport.send(req({ interactive: false, payload: ev }));
+  t.same(conns.map((c) => c.sent.length), [5, 3, 5], 'a closed connection gets nothing more');
+});
+
+t.test('frames: ping → pong; malformed and unknown ids are ignored; a flood is reported', async (t) => {
+  const { sessions, advance } = setup({ socketBadFrameLimit: 5, socketBadFrameWindowMs: 10_000 });
+  const c = fakeConn('app_1');
+  sessions.add(c);
+  t.same(sessions.handleFrame(c, 'ping'), { kind: 'pong' });
+  t.same(sessions.handleFrame(c, '{not json'), { kind: 'ignored', why: 'malformed' });
+  t.same(sessions.handleFrame(c, '[1,2]'), { kind: 'ignored', why: 'malformed' });
+  t.same(sessions.handleFrame(c, JSON.stringify({ status: 200 })), { kind: 'ignored', why: 'malformed' }, 'no correlation id');
+  t.same(sessions.handleFrame(c, JSON.stringify({ correlation_id: 'cor_x', status: '200' })), { kind: 'ignored', why: 'malformed' }, 'status not a number');
+  t.same(sessions.handleFrame(c, JSON.stringify({ correlation_id: 'cor_nobody', status: 200 })), { kind: 'ignored', why: 'unknown_correlation_id' });
+  advance(10_001);
+  t.same(sessions.handleFrame(c, 'x'), { kind: 'ignored', why: 'malformed' }, 'old bad frames leave the window');
+  for (let i = 0; i < 4; i++) sessions.handleFrame(c, 'x');
+  t.same(sessions.handleFrame(c, 'x'), { kind: 'flood' }, 'the 6th bad frame within the window is a flood');
+});
+
+t.test('onConnect fires after the connection is usable', async (t) => {
+  const { sessions, transport } = setup();
+  const seen: string[] = [];
+  const off = sessions.onConnect('app_1', () => seen.push(`app_1:${transport.connections('app_1')}`));
+  const offAny = sessions.onAnyConnect((id) => seen.push(`any:${id}`));
+  sessions.add(fakeConn('app_1'));
+  sessions.add(fakeConn('app_2'));
+  off();
+  sessions.add(fakeConn('app_1'));
+  offAny();
+  sessions.add(fakeConn('app_1'));
+  t.same(seen, ['app_1:1', 'any:app_1', 'any:app_2', 'any:app_1']);
+});
