@@ -5,8 +5,11 @@ import crypto from 'node:crypto';
 
 export class StartupError extends Error {}
 
+/** Create the data directory 0700, or tighten an existing one (e.g. the repository's ./data) to 0700. */
 export function ensureDataDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = fs.statSync(dir);
+  if ((st.mode & 0o077) !== 0 && st.uid === process.getuid?.()) fs.chmodSync(dir, 0o700);
 }
 
 export function writeFile0600(file: string, content: string): void {

@@ -192,6 +192,15 @@ t.test('data directory: files 0600, daemon.json, lock, bootstrap credentials', a
   fs.rmSync(d.dataDir, { recursive: true, force: true });
 });
 
+t.test('an existing, group-readable data directory is tightened to 0700', async (t) => {
+  const dir = fs.mkdtempSync(path.join((await import('node:os')).tmpdir(), 'appreg-perm-'));
+  fs.chmodSync(dir, 0o755);
+  const d = await startTestDaemon({ dataDir: dir });
+  t.equal(fs.statSync(dir).mode & 0o777, 0o700);
+  await d.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 t.test('a truncated data file stops start-up and is left byte-for-byte unchanged', async (t) => {
   const d = await startTestDaemon({ keep: true });
   await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() });
