@@ -1,0 +1,55 @@
+/**
+ * The layering rules of the architecture, read from the import lines:
+ * the CLI talks to the daemon over HTTP only (only `serve` may load the server),
+ * services never import express or ws, only the store touches stored data,
+ * delivery never imports the server.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { ROOT } from '../helpers/cli.js';
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...files(p));
+    else if (e.name.endsWith('.ts')) out.push(p);
+  }
+  return out;
+}
+
+function imports(file: string): string[] {
+  const src = fs.readFileSync(file, 'utf8');
+  const re = /(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+  const out: string[] = [];
+  for (let m; (m = re.exec(src)); ) out.push((m[1] ?? m[2])!);
+  return out;
+}
+
+const SRC = path.join(ROOT, 'src');
+const rel = (f: string) => path.relative(SRC, f);
+const resolved = (from: string, spec: string) => (spec.startsWith('.') ? rel(path.resolve(path.dirname(from), spec)) : spec);
+
+t.test('every source file is checked', async (t) => {
+  t.ok(files(SRC).length > 20);
+});
+
+for (const f of files(SRC)) {
+  const r = rel(f);
+  const deps = imports(f).map((s) => resolved(f, s));
+  t.test(`${r} respects the layering`, async (t) => {
+    if (r.startsWith('services/')) {
+      for (const d of deps) t.notOk(/^(express|ws|multer|node:fs|fs|lowdb)(\/|$)/.test(d) || d.startsWith('server/'), `services must not import ${d}`);
+    }
+    if (r.startsWith('delivery/')) {
+      for (const d of deps) t.notOk(d.startsWith('server/') || d === 'express', `delivery must not import ${d}`);
+    }
+    if (r.startsWith('cli/') && r !== 'cli/commands/serve.ts') {
+      for (const d of deps) t.notOk(d.startsWith('server/') || d.startsWith('store/') || d === 'lowdb' || d.startsWith('lowdb/'), `the CLI must not import ${d}`);
+    }
+    if (!r.startsWith('store/')) {
+      for (const d of deps) t.notOk(d === 'lowdb' || d.startsWith('lowdb/'), `only the store may import ${d}`);
+    }
+  });
+}
