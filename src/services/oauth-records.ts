@@ -1,0 +1,87 @@
+/** Tables and record shapes of the authorization flow (issue 3). */
+
+export const OT = {
+  installations: 'oauthInstallations',
+  authorizations: 'oauthAuthorizations',
+  codes: 'oauthCodes',
+  tokens: 'oauthTokens',
+} as const;
+
+/** Events written by unauthorize/uninstall in the same commit as the revocation; the delivery engine consumes and deletes them. */
+export const EVENTS_OUTBOX = 'eventsOutbox';
+
+export type AppEventType = 'APP_UNAUTHORIZED' | 'APP_UNINSTALLED';
+
+export interface OutboxEventRecord {
+  id: string; // evt_…
+  appId: string;
+  workspaceId: string;
+  eventType: AppEventType;
+  /** The users concerned who had authorized the app (for APP_UNAUTHORIZED, the user who unauthorized). */
+  workspaceUserIds: string[];
+  /** The wire-protocol §5 body object; the delivery engine JSON-encodes it. */
+  body: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** One per (app, workspace): created by the first authorization; the bot lives here for `bot: true` apps. */
+export interface InstallationRecord {
+  id: string; // ins_… (deterministic per app+workspace)
+  appId: string;
+  workspaceId: string;
+  /** Workspace user id of whoever authorized first (or last reinstalled). */
+  installedBy: string;
+  /** The bot user (a workspace user with isBot) when the app has a bot. */
+  botUserId?: string;
+  botScopes: string[];
+  /** AES-256-GCM sealed current bot token, or absent when none is valid (e.g. revoked after a code reuse). */
+  sealedBotToken?: string;
+  /** sha256 digest of the current bot token (its id in the tokens table). */
+  botTokenId?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One per (app, workspace user): the scopes the user granted. */
+export interface AuthorizationRecord {
+  id: string; // auz_… (deterministic per app+user)
+  appId: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  userScopes: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Keyed by sha256(code): the code itself is never stored. */
+export interface CodeRecord {
+  id: string;
+  appId: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  userScopes: string[];
+  botScopes: string[];
+  redirectUrl: string;
+  reinstall: boolean;
+  /** epoch ms */
+  expiresAt: number;
+  createdAt: string;
+  /** Set when exchanged; the record stays until expiry so a reuse can be detected. */
+  consumedAt?: string;
+  /** Ids (digests) of the tokens handed out in the response to this code. */
+  issuedTokenIds?: string[];
+}
+
+/** Keyed by sha256(token): user access tokens are stored only as this digest. */
+export interface TokenRecord {
+  id: string;
+  kind: 'user' | 'bot';
+  appId: string;
+  workspaceId: string;
+  /** The user, or the bot user for a bot token. */
+  workspaceUserId: string;
+  scopes: string[];
+  /** Digest of the code whose exchange minted it (absent for seeded/migrated tokens). */
+  codeId?: string;
+  createdAt: string;
+}

@@ -1,0 +1,188 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { createApp, grant, exchange, authorize, me, secondUser } from '../fixtures/redirects-flow.js';
+import { getOAuth } from '../../src/services/oauth.js';
+import { OT, type CodeRecord } from '../../src/services/oauth-records.js';
+import { sha256 } from '../../src/crypto.js';
+
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async (t) => {
+  let now = Date.now();
+  const d = await startTestDaemon({ clock: { now: () => now } });
+  t.teardown(() => d.stop());
+  const app = await createApp(d);
+
+  t.test('multipart exchange as the official SDK sends it: 200, no-store, prefixed 256-bit tokens', async (t) => {
+    const g = await grant(d, app, { state: 'xyz' });
+    t.equal(g.res.status, 200);
+    t.equal(g.res.headers.get('cache-control'), 'no-store');
+    t.match(g.body.code, /^acd_[A-Za-z0-9_-]{43}$/);
+    const loc = new URL(g.body.redirectUrl);
+    t.equal(loc.origin + loc.pathname, 'http://localhost:9/redirect');
+    t.equal(loc.searchParams.get('code'), g.body.code);
+    t.equal(loc.searchParams.get('state'), 'xyz');
+    const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal(x.res.status, 200);
+    t.equal(x.res.headers.get('cache-control'), 'no-store');
+    t.same(Object.keys(x.body).sort(), ['accessToken', 'botId', 'botToken', 'userId', 'workspaceId']);
+    t.match(x.body.accessToken, /^aut_/);
+    t.match(x.body.accessToken!.slice(4), TOKEN);
+    t.match(x.body.botToken, /^abt_/);
+    t.match(x.body.botToken!.slice(4), TOKEN);
+    t.equal(x.body.userId, d.workspaceUserId);
+    t.equal(x.body.workspaceId, d.workspaceId);
+    t.match(x.body.botId, /^bot_/);
+  });
+
+  t.test('urlencoded with the same names works too', async (t) => {
+    const g = await grant(d, app);
+    const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code }, 'urlencoded');
+    t.equal(x.res.status, 200);
+    t.match(x.body.accessToken, /^aut_/);
+  });
+
+  t.test('errors: invalid_request 400, invalid_client 401, invalid_grant 400, 415, field limits', async (t) => {
+    const g = await grant(d, app);
+    const other = await createApp(d);
+    let x = await exchange(d, { 'client-id': app.id, code: g.body.code });
+    t.equal(x.res.status, 400);
+    t.equal(x.body.code, 'invalid_request');
+    t.equal(x.res.headers.get('cache-control'), 'no-store');
+    x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret + 'x', code: g.body.code });
+    t.equal(x.res.status, 401);
+    t.equal(x.body.code, 'invalid_client');
+    x = await exchange(d, { 'client-id': 'app_unknown', 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal(x.res.status, 401);
+    t.equal(x.body.code, 'invalid_client');
+    x = await exchange(d, { 'client-id': other.id, 'client-secret': other.clientSecret, code: g.body.code });
+    t.equal(x.res.status, 400, "another app's code");
+    t.equal(x.body.code, 'invalid_grant');
+    x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: 'acd_nope' });
+    t.equal(x.body.code, 'invalid_grant');
+    for (const m of [x.body.message, JSON.stringify(x.body)]) t.notMatch(m, g.body.code, 'no code in the error');
+    // the failed attempts did not consume the code
+    x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal(x.res.status, 200);
+
+    let res = await fetch(`${d.url}/oauth2/access`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'x' }) });
+    t.equal(res.status, 415);
+    const withFile = new FormData();
+    withFile.append('client-id', app.id);
+    withFile.append('code', new Blob(['x']), 'x.txt');
+    res = await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: withFile });
+    t.equal(res.status, 400, 'no files accepted');
+    t.equal(((await res.json()) as { code: string }).code, 'invalid_request');
+    const big = new FormData();
+    big.append('code', 'x'.repeat(5000));
+    res = await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: big });
+    t.equal(res.status, 413, 'field size capped');
+    const many = new FormData();
+    for (let i = 0; i < 12; i++) many.append(`f${i}`, 'x');
+    res = await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: many });
+    t.equal(res.status, 400, 'field count capped');
+  });
+
+  t.test('codes expire (configurable, ≤ 10 min) and are bound to app, user, workspace, scopes and redirect URL', async (t) => {
+    const g = await grant(d, app, { scopes: 'messages:read,bot:messages:read' });
+    const rec = d.deps.ctx.store.get<CodeRecord>(OT.codes, sha256(g.body.code))!;
+    t.ok(rec, 'stored under its digest');
+    t.same([rec.appId, rec.workspaceId, rec.workspaceUserId, rec.userScopes, rec.botScopes, rec.redirectUrl], [app.id, d.workspaceId, d.workspaceUserId, ['messages:read'], ['messages:read'], 'http://localhost:9/redirect']);
+    t.equal(rec.expiresAt - now, d.deps.ctx.config.codeTtlSeconds * 1000);
+    t.notMatch(JSON.stringify(rec), g.body.code, 'the code itself is not stored');
+    now += d.deps.ctx.config.codeTtlSeconds * 1000 + 1;
+    const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal(x.res.status, 400);
+    t.equal(x.body.code, 'invalid_grant');
+    now = Date.now();
+  });
+
+  t.test('50 concurrent exchanges of one code: exactly one succeeds; after the reuse its tokens no longer work', async (t) => {
+    const g = await grant(d, app);
+    const results = await Promise.all(Array.from({ length: 50 }, () => exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code })));
+    const ok = results.filter((r) => r.res.status === 200);
+    t.equal(ok.length, 1, 'exactly one 200');
+    t.ok(results.filter((r) => r.res.status === 400).every((r) => r.body.code === 'invalid_grant'));
+    t.equal(results.filter((r) => r.res.status === 400).length, 49);
+    t.equal((await me(d, ok[0]!.body.accessToken!, app.appKey)).status, 401, 'user token from the reused code revoked');
+    t.equal((await me(d, ok[0]!.body.botToken!, app.appKey)).status, 401, 'bot token delivered for the reused code revoked');
+    // the installation recovers: the next authorization mints a fresh bot token
+    const next = await authorize(d, app);
+    t.not(next.botToken, ok[0]!.body.botToken);
+    t.equal((await me(d, next.botToken!, app.appKey)).status, 200);
+  });
+
+  t.test('a reused code (sequential) is refused and revokes what it issued', async (t) => {
+    const g = await grant(d, app);
+    const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 200);
+    const again = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal(again.res.status, 400);
+    t.equal(again.body.code, 'invalid_grant');
+    t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401);
+  });
+
+  t.test('the bot token: same on every authorization, reinstall mints a new one and the old fails at once', async (t) => {
+    const app2 = await createApp(d, { botTitle: 'Bot of app 2' });
+    const a = await authorize(d, app2);
+    const b = await authorize(d, app2);
+    t.equal(b.botToken, a.botToken, 'current bot token returned again');
+    t.equal(b.botId, a.botId);
+    t.not(b.accessToken, a.accessToken);
+    const meBot = (await (await me(d, a.botToken!, app2.appKey)).json()) as Record<string, string>;
+    t.same(meBot, { workspaceId: d.workspaceId, workspaceName: 'Local workspace', workspaceUserId: a.botId, workspaceUserName: 'Test App' });
+    const r = await authorize(d, app2, { isReinstall: true });
+    t.not(r.botToken, a.botToken);
+    t.equal(r.botId, a.botId, 'same bot user');
+    t.equal((await me(d, a.botToken!, app2.appKey)).status, 401, 'old bot token fails at once');
+    t.equal((await me(d, r.botToken!, app2.appKey)).status, 200, 'new bot token works');
+    t.equal((await me(d, a.accessToken, app2.appKey)).status, 200, 'user tokens survive a reinstall');
+  });
+
+  t.test('an app without a bot gets no botToken', async (t) => {
+    const nb = await createApp(d, { bot: false, scopes: { botScopes: [], userScopes: ['messages:read'] } });
+    const x = await authorize(d, nb, { scopes: 'messages:read' });
+    t.equal(x.botToken, undefined);
+    t.equal(x.botId, undefined);
+  });
+
+  t.test('tokens need the appKey of their own app (wire-protocol.md §4)', async (t) => {
+    const other = await createApp(d);
+    const x = await authorize(d, app);
+    t.equal((await me(d, x.accessToken, app.appKey)).status, 200);
+    const body = (await (await me(d, x.accessToken, app.appKey)).json()) as Record<string, string>;
+    t.same(body, { workspaceId: d.workspaceId, workspaceName: 'Local workspace', workspaceUserId: d.workspaceUserId, workspaceUserName: 'Owner' });
+    const wrong = await me(d, x.accessToken, other.appKey);
+    t.equal(wrong.status, 401);
+    t.equal(((await wrong.json()) as { code: string }).code, 'unauthenticated');
+    t.equal((await me(d, x.accessToken, '')).status, 401);
+    t.equal((await fetch(`${d.url}/oauth2/me`, { headers: { 'x-app-token': app.appKey } })).status, 401);
+    t.equal((await me(d, 'aut_forged', app.appKey)).status, 401);
+    const svc = getOAuth(d.deps);
+    t.same(svc.tokenOwner(x.accessToken, app.appKey), { appId: app.id, workspaceId: d.workspaceId, workspaceUserId: d.workspaceUserId, kind: 'user', scopes: ['messages:read'] });
+    t.equal(svc.tokenOwner(x.accessToken, other.appKey), undefined);
+    t.equal(svc.tokenOwner(x.botToken, app.appKey)?.kind, 'bot');
+    t.same(svc.tokenOwner(x.botToken, app.appKey)?.scopes, ['messages:read', 'messages:write']);
+  });
+
+  t.test('user tokens are stored only as digests; the bot token is sealed at rest', async (t) => {
+    const x = await authorize(d, await createApp(d));
+    const files = fs.readdirSync(d.dataDir).filter((f) => f.startsWith('appreg.'));
+    const all = files.map((f) => fs.readFileSync(path.join(d.dataDir, f), 'utf8')).join('\n');
+    t.ok(all.includes(sha256(x.accessToken)), 'the digest is on disk');
+    t.notOk(all.includes(x.accessToken), 'the access token is not');
+    t.notOk(all.includes(x.botToken!), 'the bot token is not in clear');
+    t.notOk(all.includes(x.code), 'the code is not');
+  });
+
+  t.test('the token endpoint is rate limited (429 + Retry-After)', async (t) => {
+    const d2 = await startTestDaemon({ config: { rateLimitTokenEndpoint: 3 } });
+    t.teardown(() => d2.stop());
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await exchange(d2, { 'client-id': 'app_x', 'client-secret': 's', code: 'c' })).res);
+    t.same(statuses.map((r) => r.status), [401, 401, 401, 429, 429]);
+    t.ok(Number(statuses[3]!.headers.get('retry-after')) >= 1);
+  });
+});
