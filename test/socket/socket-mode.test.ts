@@ -1,0 +1,265 @@
+/** Socket mode against a real daemon, with a client that speaks the protocol as the official SDK does. */
+import t from 'tap';
+import { WebSocket } from 'ws';
+import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
+import { createSdkSocketClient, type SdkSocketClient, type SdkSocketClientOptions } from '../helpers/sdk-socket-client.js';
+import { getSocketMode } from '../../src/server/socket-extension.js';
+import type { SendRequest } from '../../src/delivery/types.js';
+import type { AppRecord } from '../../src/services/records.js';
+
+interface App { id: string; appKey: string; [k: string]: unknown }
+
+async function createApp(d: TestDaemon, over: Record<string, unknown> = {}): Promise<App> {
+  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ socketMode: true, name: 'sock-' + Math.random().toString(36).slice(2, 8), ...over }) });
+  if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
+  return (await res.json()) as App;
+}
+
+function client(t: { teardown(fn: () => unknown): void }, d: TestDaemon, app: App, over: Partial<SdkSocketClientOptions> = {}): SdkSocketClient {
+  const c = createSdkSocketClient({ baseUrl: d.url, appId: app.id, appKey: app.appKey, reconnectDelayMs: 50, pingIntervalMs: 0, ...over });
+  t.teardown(() => c.stop());
+  return c;
+}
+
+function sendVia(d: TestDaemon, appId: string, over: Partial<SendRequest> = {}) {
+  const sm = getSocketMode(d.deps)!;
+  const app = d.deps.apps.byId(appId) as AppRecord;
+  return sm.transport.send({ deliveryId: 'dlv_t', attemptId: 'att_t', app, payload: { messageType: 'SLASH_COMMAND', slashCommand: '/test', text: 'hi' }, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '', ...over });
+}
+
+/** Open a raw websocket; resolves with how it ended (open, or the HTTP status that refused it). */
+function rawConnect(url: string): Promise<{ ws?: WebSocket; status?: number }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.on('open', () => resolve({ ws }));
+    ws.on('unexpected-response', (_req, res) => {
+      resolve({ status: res.statusCode });
+      res.resume();
+      ws.terminate();
+    });
+    ws.on('error', () => resolve({}));
+  });
+}
+
+const closed = (ws: WebSocket) => new Promise<{ code: number; reason: string }>((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+
+t.test('socket mode against a real daemon', async (t) => {
+  const d = await startTestDaemon({ config: { socketMaxConnectionsPerApp: 3, socketBadFrameLimit: 5 } });
+  t.teardown(() => d.stop());
+
+  t.test('websocket-connection: a ws URL on the daemon port with a ticket; 401 for a wrong, missing or foreign key; 400 without socketMode', async (t) => {
+    const app = await createApp(d);
+    const other = await createApp(d);
+    const res = await fetch(`${d.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(app.appKey)}`);
+    t.equal(res.status, 200);
+    t.equal(res.headers.get('cache-control'), 'no-store');
+    const { url } = (await res.json()) as { url: string };
+    const u = new URL(url);
+    t.equal(u.protocol, 'ws:');
+    t.equal(u.port, String(d.port), 'shares the daemon port');
+    t.match(u.searchParams.get('ticket'), /^awt_/);
+    for (const key of ['apk_wrong', '', other.appKey]) {
+      const r = await fetch(`${d.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(key)}`);
+      t.equal(r.status, 401, `appKey ${key ? key.slice(0, 8) + '…' : '(empty)'} → 401`);
+      t.match(await r.json(), { code: 'invalid_client' });
+    }
+    t.equal((await fetch(`${d.url}/apps/${app.id}/websocket-connection`)).status, 401, 'missing appKey');
+    t.equal((await fetch(`${d.url}/apps/app_nope/websocket-connection?appKey=${app.appKey}`)).status, 401, 'unknown app: same answer as a wrong key');
+    const http = await createApp(d, { socketMode: false });
+    const r400 = await fetch(`${d.url}/apps/${http.id}/websocket-connection?appKey=${encodeURIComponent(http.appKey)}`);
+    t.equal(r400.status, 400);
+    t.match(await r400.json(), { code: 'socket_mode_disabled', message: /socketMode/ });
+    t.notOk(d.logs().includes(app.appKey), 'the appKey never reaches the log');
+    t.notOk(d.logs().includes(u.searchParams.get('ticket')!), 'nor the ticket');
+  });
+
+  t.test('tickets are single-use; a made-up ticket is refused with 401', async (t) => {
+    const app = await createApp(d);
+    const c = client(t, d, app, { autoReconnect: false });
+    const url = await c.fetchUrl();
+    const first = await rawConnect(url);
+    t.ok(first.ws, 'first use opens');
+    const second = await rawConnect(url);
+    t.equal(second.status, 401, 'second use refused');
+    t.equal((await rawConnect(url.replace(/ticket=[^&]+/, 'ticket=awt_forged'))).status, 401);
+    t.equal((await rawConnect(`ws://127.0.0.1:${d.port}/socket`)).status, 401, 'no ticket');
+    first.ws!.close();
+  });
+
+  t.test('every kind is delivered and answered over the socket (binary JSON replies)', async (t) => {
+    const app = await createApp(d);
+    const c = client(t, d, app, {
+      handler: (p) => {
+        switch (p.messageType) {
+          case 'SLASH_COMMAND': return { status: 200, message: 'pong from /test' };
+          case 'SHORTCUT': return { status: 200 };
+          case 'BLOCK_INTERACTION': return { status: 500, message: 'handler crashed' };
+          case 'VIEW_ACTION': return { status: 200, message: 'ok', body: { triggerId: p.triggerId, viewType: 'MODAL', action: 'CLOSE' } };
+          case 'DYNAMIC_MENU': return { status: 200, message: 'ok', body: { onAction: p.onAction, options: [{ text: 'A', value: 'a' }] } };
+          default: return undefined; // events: no reply, like the SDK
+        }
+      },
+    });
+    await c.start();
+    const cases: Array<[Record<string, unknown>, boolean, Record<string, unknown>]> = [
+      [{ messageType: 'SLASH_COMMAND', slashCommand: '/test', text: 'x' }, true, { outcome: 'acked', message: 'pong from /test' }],
+      [{ messageType: 'SHORTCUT', type: 'GLOBAL', shortcut: 'do_it' }, true, { outcome: 'acked', status: 200 }],
+      [{ messageType: 'SHORTCUT', type: 'ON_MESSAGE', shortcut: 'do_it', messageId: 'm1' }, true, { outcome: 'acked' }],
+      [{ messageType: 'BLOCK_INTERACTION', onAction: 'a' }, true, { outcome: 'nacked', status: 500, message: 'handler crashed' }],
+      [{ messageType: 'VIEW_ACTION', triggerId: 'tr1' }, true, { outcome: 'response', body: { triggerId: 'tr1', action: 'CLOSE' } }],
+      [{ messageType: 'DYNAMIC_MENU', onAction: 'menu' }, true, { outcome: 'response', body: { onAction: 'menu' } }],
+      [{ messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: '{}' }, false, { outcome: 'acked' }],
+    ];
+    for (const [i, [payload, interactive, expected]] of cases.entries()) {
+      const r = await sendVia(d, app.id, { payload, interactive });
+      t.match(r, expected, `${payload.messageType} → ${expected.outcome}`);
+      await c.waitFor(() => c.delivered.length > i, 2000, 'the frame'); // an event is acked once written
+      t.same(c.delivered.at(-1)!.payload, payload, 'payload arrives unchanged');
+    }
+    t.ok(c.delivered.every((x) => /^cor_/.test(x.correlationId)));
+  });
+
+  t.test('text replies are accepted too; text ping → text pong', async (t) => {
+    const app = await createApp(d);
+    const c = client(t, d, app, { replyAsText: true, pingIntervalMs: 20, handler: () => ({ status: 200 }) });
+    await c.start();
+    t.match(await sendVia(d, app.id), { outcome: 'acked' });
+    await c.waitFor(() => c.pongs >= 2, 2000, 'pongs');
+    t.pass('pongs arrive');
+  });
+
+  t.test('3 s budget: an app that never answers → timeout between 3.0 and 3.3 s; its late reply is ignored and the connection stays', async (t) => {
+    const app = await createApp(d);
+    let answerLate = false;
+    const c = client(t, d, app, {
+      handler: async () => {
+        if (!answerLate) return undefined;
+        await new Promise((r) => setTimeout(r, 3300));
+        return { status: 200, message: 'too late' };
+      },
+    });
+    await c.start();
+    const r = await sendVia(d, app.id);
+    t.equal(r.outcome, 'timeout');
+    t.ok(r.latencyMs >= 2995 && r.latencyMs < 3300, `timeout after ${r.latencyMs} ms`);
+    answerLate = true;
+    const r2 = await sendVia(d, app.id);
+    t.equal(r2.outcome, 'timeout');
+    await c.waitFor(() => /after the budget/.test(d.logs()), 2000, 'the late reply to be logged');
+    t.ok(c.isOpen(), 'the connection stays open');
+    t.equal(c.closes.length, 0);
+  });
+
+  t.test('bad frames are logged and ignored; a flood closes with 1008', async (t) => {
+    const app = await createApp(d);
+    const c = client(t, d, app, { autoReconnect: false, handler: () => ({ status: 200 }) });
+    await c.start();
+    c.sendRaw('{oops');
+    c.sendRaw(Buffer.from(JSON.stringify({ correlation_id: 'cor_unknown', status: 200 })), true);
+    t.match(await sendVia(d, app.id), { outcome: 'acked' }, 'still healthy after bad frames');
+    t.match(d.logs(), /socket frame ignored/);
+    const ended = closed(c.ws!);
+    for (let i = 0; i < 10; i++) c.sendRaw('garbage');
+    const { code, reason } = await ended;
+    t.equal(code, 1008);
+    t.match(reason, /malformed or unknown frames/);
+  });
+
+  t.test('the per-app cap refuses one more connection with 1008 and a clear reason; deliveries spread across connections', async (t) => {
+    const app = await createApp(d);
+    const seen = new Map<number, number>();
+    const cs = [0, 1, 2].map((i) => client(t, d, app, { autoReconnect: false, handler: () => (seen.set(i, (seen.get(i) ?? 0) + 1), { status: 200 }) }));
+    for (const c of cs) await c.start();
+    const extra = client(t, d, app, { autoReconnect: false });
+    await extra.start();
+    await extra.waitFor(() => extra.closes.length > 0, 2000, 'the refusal');
+    t.equal(extra.closes[0]!.code, 1008);
+    t.match(extra.closes[0]!.reason, /at most 3 open connections per app/);
+    for (let i = 0; i < 9; i++) t.match(await sendVia(d, app.id), { outcome: 'acked' });
+    t.same([seen.get(0), seen.get(1), seen.get(2)], [3, 3, 3], 'round robin');
+  });
+
+  t.test('apps get shows the open connections of a socket-mode app', async (t) => {
+    const app = await createApp(d);
+    const get = async () => (await (await d.api(`${d.mgmt}/apps/mine/${app.id}`)).json()) as Record<string, unknown>;
+    t.equal((await get()).connections, 0);
+    const a = client(t, d, app, { autoReconnect: false });
+    const b = client(t, d, app, { autoReconnect: false });
+    await a.start();
+    await b.start();
+    t.equal((await get()).connections, 2);
+    t.equal((await get()).appKey, app.appKey, 'the core response is otherwise unchanged');
+    await a.stop();
+    await a.waitFor(() => getSocketMode(d.deps)!.sessions.count(app.id) === 1, 2000);
+    t.equal((await get()).connections, 1);
+    const http = await createApp(d, { socketMode: false });
+    const httpView = (await (await d.api(`${d.mgmt}/apps/mine/${http.id}`)).json()) as object;
+    t.notOk('connections' in httpView, 'not shown for HTTP-mode apps');
+  });
+
+  t.test('no connection → no_connection at once; the SDK client reconnects after its delay and is served again', async (t) => {
+    const app = await createApp(d);
+    t.match(await sendVia(d, app.id), { outcome: 'no_connection' });
+    const c = client(t, d, app, { reconnectDelayMs: 100, handler: () => ({ status: 200, message: 'back' }) });
+    await c.start();
+    const sm = getSocketMode(d.deps)!;
+    // the daemon drops it (e.g. a half-open connection): the client comes back on its own with a new ticket
+    for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1011, 'test');
+    await c.waitOpen(1, 3000);
+    t.equal(c.opens, 2);
+    t.match(await sendVia(d, app.id), { outcome: 'acked', message: 'back' });
+  });
+
+  t.test('churn: 100 reconnects, every interactive delivery made while connected is answered', async (t) => {
+    const app = await createApp(d);
+    const c = client(t, d, app, { reconnectDelayMs: 1, handler: (p) => ({ status: 200, message: String(p.text) }) });
+    await c.start();
+    const sm = getSocketMode(d.deps)!;
+    let answered = 0;
+    for (let i = 0; i < 100; i++) {
+      await c.waitOpen(i, 5000);
+      const r = await sendVia(d, app.id, { payload: { messageType: 'SLASH_COMMAND', slashCommand: '/test', text: `n${i}` } });
+      if (r.outcome === 'acked' && r.message === `n${i}`) answered++;
+      for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1012, 'churn');
+    }
+    await c.waitOpen(100, 5000);
+    t.equal(answered, 100);
+    t.equal(c.opens, 101);
+    t.equal(sm.sessions.count(app.id), 1, 'no leaked registrations');
+  });
+});
+
+t.test('half-open connections are dropped within two ping intervals', async (t) => {
+  const d = await startTestDaemon({ config: { socketPingIntervalMs: 150 } });
+  t.teardown(() => d.stop());
+  const app = await createApp(d);
+  const c = client(t, d, app, { autoReconnect: false });
+  await c.start();
+  const sm = getSocketMode(d.deps)!;
+  await new Promise((r) => setTimeout(r, 400));
+  t.equal(sm.sessions.count(app.id), 1, 'a live client answers protocol pings and stays');
+  // Stop reading: the client no longer sees pings, so it never pongs (like a peer that vanished).
+  (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  const t0 = Date.now();
+  await c.waitFor(() => sm.sessions.count(app.id) === 0, 2000, 'the daemon to drop the connection');
+  t.ok(Date.now() - t0 <= 2 * 150 + 100, `dropped after ${Date.now() - t0} ms`);
+  t.match(d.logs(), /no pong within the ping interval/);
+});
+
+t.test('graceful shutdown closes every socket with 1001', async (t) => {
+  const d = await startTestDaemon();
+  let stopped = false;
+  t.teardown(() => (stopped ? undefined : d.stop()));
+  const app = await createApp(d);
+  const a = client(t, d, app, { autoReconnect: false });
+  const b = client(t, d, app, { autoReconnect: false });
+  await a.start();
+  await b.start();
+  const ends = [closed(a.ws!), closed(b.ws!)];
+  await d.stop();
+  stopped = true;
+  for (const e of await Promise.all(ends)) {
+    t.equal(e.code, 1001);
+    t.match(e.reason, /shutting down/);
+  }
+});
