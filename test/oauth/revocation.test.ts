@@ -1,0 +1,171 @@
+import t from 'tap';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { createApp, grant, authorize, me, secondUser } from '../fixtures/redirects-flow.js';
+import { getOAuth } from '../../src/services/oauth.js';
+import { EVENTS_OUTBOX, type OutboxEventRecord } from '../../src/services/oauth-records.js';
+
+t.test('unauthorize, uninstall and the grant API', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const store = d.deps.ctx.store;
+  const oauth = getOAuth(d.deps);
+  const outbox = () => [...store.values<OutboxEventRecord>(EVENTS_OUTBOX)];
+  const user = await secondUser(d);
+
+  t.test('unauthorize: the user\'s tokens fail at once, the bot and other users keep working, APP_UNAUTHORIZED is stored', async (t) => {
+    const app = await createApp(d);
+    const owner = await authorize(d, app);
+    const owner2 = await authorize(d, app); // a second token of the same user
+    const other = await authorize(d, app, { token: user.token, mgmt: user.mgmt });
+    t.same(oauth.authorizedUsers(app.id, d.workspaceId).sort(), [d.workspaceUserId, user.id].sort());
+    const before = outbox().length;
+    const del = (tok: string, key = app.appKey) => fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: tok, 'x-app-token': key } });
+    t.equal((await del(owner.botToken!)).status, 400, 'needs a user token');
+    t.equal((await del(owner.accessToken, 'apk_wrong')).status, 401);
+    const res = await del(owner.accessToken);
+    t.equal(res.status, 204);
+    t.equal((await me(d, owner.accessToken, app.appKey)).status, 401);
+    t.equal((await me(d, owner2.accessToken, app.appKey)).status, 401, 'every token of that user');
+    t.equal((await me(d, other.accessToken, app.appKey)).status, 200, 'other users unaffected');
+    t.equal((await me(d, owner.botToken!, app.appKey)).status, 200, 'the bot stays installed');
+    t.same(oauth.authorizedUsers(app.id, d.workspaceId), [user.id]);
+    const evs = outbox().slice(before);
+    t.equal(evs.length, 1);
+    const ev = evs[0]!;
+    t.match(ev.id, /^evt_/);
+    t.equal(ev.eventType, 'APP_UNAUTHORIZED');
+    t.equal(ev.appId, app.id);
+    t.equal(ev.workspaceId, d.workspaceId);
+    t.same(ev.workspaceUserIds, [d.workspaceUserId]);
+    t.equal(typeof ev.body, 'object', 'body is an object; delivery stringifies it');
+    t.same(Object.keys(ev.body).sort(), ['accessGranted', 'app', 'appInstallation', 'grantedScopes', 'id', 'workspace', 'workspaceUser']);
+    t.match(ev.body, { app: app.id, workspaceUser: d.workspaceUserId, workspace: d.workspaceId, grantedScopes: [], accessGranted: false });
+    t.match(ev.body.appInstallation, /^ins_/);
+    t.equal((await del(owner.accessToken)).status, 401, 'a revoked token cannot unauthorize again');
+  });
+
+  t.test('uninstall with a bot token: every token of the app in the workspace fails at once, APP_UNINSTALLED names the authorized users', async (t) => {
+    const app = await createApp(d);
+    const a = await authorize(d, app);
+    const b = await authorize(d, app, { token: user.token, mgmt: user.mgmt });
+    const before = outbox().length;
+    const res = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: a.botToken!, 'x-app-token': app.appKey } });
+    t.equal(res.status, 204);
+    for (const tok of [a.accessToken, a.botToken!, b.accessToken]) t.equal((await me(d, tok, app.appKey)).status, 401);
+    t.same(oauth.authorizedUsers(app.id, d.workspaceId), []);
+    const ev = outbox().slice(before)[0]!;
+    t.equal(ev.eventType, 'APP_UNINSTALLED');
+    t.same(ev.workspaceUserIds.sort(), [d.workspaceUserId, user.id].sort());
+    t.same(Object.keys(ev.body).sort(), ['app', 'botUser', 'id', 'installedBy', 'uninstalledAt', 'workspace']);
+    t.match(ev.body, { app: app.id, workspace: d.workspaceId, installedBy: d.workspaceUserId, botUser: a.botId });
+    t.equal(store.get('workspaceUsers', a.botId!), undefined, 'the bot user is gone');
+    // installing again gives a new bot
+    const again = await authorize(d, app);
+    t.not(again.botId, a.botId);
+    t.equal((await me(d, again.botToken!, app.appKey)).status, 200);
+  });
+
+  t.test('uninstall with a user token works too', async (t) => {
+    const app = await createApp(d);
+    const a = await authorize(d, app);
+    const res = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
+    t.equal(res.status, 204);
+    t.equal((await me(d, a.botToken!, app.appKey)).status, 401);
+  });
+
+  t.test('the outbox event is in the same commit as the revocation (one durable write)', async (t) => {
+    const app = await createApp(d);
+    const a = await authorize(d, app);
+    const commits: Array<Array<{ table: string }>> = [];
+    const orig = store.commit.bind(store);
+    store.commit = (changes) => {
+      commits.push(changes);
+      return orig(changes);
+    };
+    t.teardown(() => {
+      store.commit = orig;
+    });
+    await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
+    t.equal(commits.length, 1);
+    const tables = commits[0]!.map((c) => c.table);
+    t.ok(tables.includes('oauthTokens') && tables.includes(EVENTS_OUTBOX));
+  });
+
+  t.test('GET …/oauth2/grant has exactly the consent screen\'s validation', async (t) => {
+    const app = await createApp(d);
+    let g = await grant(d, app, { redirectUrl: 'http://localhost:9/redirectevil' });
+    t.equal(g.res.status, 400);
+    t.equal((g.body as unknown as { code: string }).code, 'invalid_redirect_url');
+    g = await grant(d, app, { scopes: 'bot:files:write' });
+    t.equal(g.res.status, 400);
+    t.equal((g.body as unknown as { code: string }).code, 'invalid_scope');
+    g = await grant(d, { id: 'app_missing' });
+    t.equal((g.body as unknown as { code: string }).code, 'invalid_client');
+    const res = await d.api(`${user.mgmt}/oauth2/grant?clientId=${app.id}&scopes=&redirectUrl=/redirect`);
+    t.equal(res.status, 403, "another user's path");
+    const noAuth = await d.api(`${d.mgmt}/oauth2/grant?clientId=${app.id}`, { noAuth: true });
+    t.equal(noAuth.status, 401);
+  });
+
+  t.test('GET …/apps/authorizations lists the apps the caller authorized', async (t) => {
+    const app = await createApp(d, { displayName: 'Listed' });
+    await authorize(d, app, { token: user.token, mgmt: user.mgmt });
+    const res = await d.api(`${user.mgmt}/apps/authorizations`, { headers: { authtoken: user.token } });
+    t.equal(res.status, 200);
+    const list = (await res.json()) as Array<{ app: { id: string; displayName: string }; userScopes: string[] }>;
+    const item = list.find((x) => x.app.id === app.id)!;
+    t.ok(item);
+    t.equal(item.app.displayName, 'Listed');
+    t.same(item.userScopes, ['messages:read']);
+    t.notOk(JSON.stringify(list).match(/acs_|apk_|ass_|aut_|abt_/), 'no secrets');
+  });
+
+  t.test('DELETE …/apps/{id}/installations/{ws}: by whoever authorized it; others get 403', async (t) => {
+    const app = await createApp(d);
+    const a = await authorize(d, app);
+    const outsider = await secondUser(d);
+    let res = await d.api(`${outsider.mgmt}/apps/${app.id}/installations/${d.workspaceId}`, { method: 'DELETE', headers: { authtoken: outsider.token } });
+    t.equal(res.status, 403);
+    res = await d.api(`${d.mgmt}/apps/${app.id}/installations/ws_other`, { method: 'DELETE' });
+    t.equal(res.status, 403, 'not a member');
+    res = await d.api(`${d.mgmt}/apps/${app.id}/installations/${d.workspaceId}`, { method: 'DELETE' });
+    t.equal(res.status, 204);
+    t.equal((await me(d, a.botToken!, app.appKey)).status, 401);
+    res = await d.api(`${d.mgmt}/apps/${app.id}/installations/${d.workspaceId}`, { method: 'DELETE' });
+    t.equal(res.status, 404);
+  });
+
+  t.test('POST /v1/interactions/complete', async (t) => {
+    const app = await createApp(d);
+    const a = await authorize(d, app);
+    const seen: unknown[] = [];
+    const off = oauth.onInteractionComplete((i) => seen.push(i));
+    t.teardown(off);
+    const body = { channelId: 'ch1', sourceId: 'm1', sourceType: 'MESSAGE', triggerId: 'tr1' };
+    let res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { token: a.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    t.equal(res.status, 200);
+    t.same(seen, [{ ...body, appId: app.id, workspaceId: d.workspaceId }]);
+    res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { token: a.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: '{}' });
+    t.equal(res.status, 400);
+    res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    t.equal(res.status, 401);
+  });
+
+  t.test('indexes survive a restart: tokens and authorized users are rebuilt from the store', async (t) => {
+    const dir = (await import('../helpers/daemon.js')).tempDir();
+    const d1 = await startTestDaemon({ dataDir: dir });
+    const app = await createApp(d1);
+    const a = await authorize(d1, app);
+    await d1.stop();
+    const d2 = await startTestDaemon({ dataDir: dir });
+    t.teardown(async () => {
+      await d2.stop();
+      (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
+    });
+    t.equal((await me(d2, a.accessToken, app.appKey)).status, 200);
+    t.equal((await me(d2, a.botToken!, app.appKey)).status, 200);
+    t.same(getOAuth(d2.deps).authorizedUsers(app.id, d2.workspaceId), [d2.workspaceUserId]);
+    const again = await authorize(d2, app);
+    t.equal(again.botToken, a.botToken, 'the sealed bot token is recovered after restart');
+  });
+});
