@@ -27,11 +27,15 @@ export function classifyReply(r: SocketReply): Omit<AttemptResult, 'latencyMs'> 
 }
 
 export function createSocketTransport(sessions: SocketSessions): SocketTransport {
+  // Correlation ids need to be unique, not secret (the connection is already authenticated):
+  // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
+  const prefix = newId('cor', 9) + '_';
+  let seq = 0;
   function send(req: SendRequest): Promise<AttemptResult> {
     const t0 = performance.now();
     const conn = sessions.pick(req.app.id);
     if (!conn) return Promise.resolve({ outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection' });
-    const correlationId = newId('cor', 12);
+    const correlationId = prefix + (++seq).toString(36);
     const frame = JSON.stringify({ payload: req.payload, correlation_id: correlationId });
     return new Promise<AttemptResult>((resolve) => {
       let done = false;

@@ -57,7 +57,8 @@ export function socketExtension(): Extension {
   let pingTimer: NodeJS.Timeout | undefined;
   let stopping = false;
   let onUpgrade: ((req: http.IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
-  const alive = new WeakMap<WebSocket, boolean>();
+  /** Whether each socket showed a sign of life (pong or any frame) since the last protocol ping. */
+  const alive = new Map<WebSocket, { alive: boolean }>();
 
   function init(deps: ServerDeps): SocketModeHandle {
     if (!handle) {
@@ -128,17 +129,19 @@ export function socketExtension(): Extension {
       ws.close(added.code, added.reason);
       return;
     }
-    alive.set(ws, true);
-    ws.on('pong', () => alive.set(ws, true));
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      alive.set(ws, true);
-      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+    const life = { alive: true };
+    alive.set(ws, life);
+    ws.on('pong', () => (life.alive = true));
+    // Replies may come binary (the SDK) or text; both are UTF-8 JSON.
+    ws.on('message', (data: RawData) => {
+      life.alive = true;
+      const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
       const v = sessions.handleFrame(conn, text);
       if (v.kind === 'pong') ws.send('pong');
       else if (v.kind === 'flood') ws.close(CLOSE.policy, 'too many malformed or unknown frames');
-      void isBinary;
     });
     ws.on('close', (code: number) => {
+      alive.delete(ws);
       sessions.remove(conn);
       log.debug('socket closed', { appId, connId: conn.id, code });
     });
@@ -158,7 +161,7 @@ export function socketExtension(): Extension {
       const { sessions, transport } = init(deps);
       const cfg = deps.ctx.config;
       server = httpServer;
-      wss = new WebSocketServer({ noServer: true, maxPayload: cfg.bodyLimitBytes, clientTracking: true });
+      wss = new WebSocketServer({ noServer: true, maxPayload: cfg.bodyLimitBytes, clientTracking: true, perMessageDeflate: false });
       onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
         let url: URL;
         try {
@@ -182,13 +185,13 @@ export function socketExtension(): Extension {
       const interval = cfg.socketPingIntervalMs;
       if (interval > 0) {
         pingTimer = setInterval(() => {
-          for (const ws of wss!.clients) {
-            if (alive.get(ws) === false) {
+          for (const [ws, life] of alive) {
+            if (!life.alive) {
               deps.ctx.logger.info('socket dropped: no pong within the ping interval', { component: 'socket', intervalMs: interval });
               ws.terminate();
               continue;
             }
-            alive.set(ws, false);
+            life.alive = false;
             try {
               ws.ping();
             } catch {

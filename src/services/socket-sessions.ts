@@ -25,7 +25,7 @@ export interface SocketReply {
   /** Present for "response" replies (modal / menu options). */
   body?: unknown;
   hasBody: boolean;
-  /** Capped text of the reply (without the correlation id) for the delivery log. */
+  /** Capped text of the reply frame, as received, for the delivery log. */
   excerpt: string;
 }
 
@@ -164,11 +164,13 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   // ---- replies awaited by correlation id ----
   const waiters = new Map<string, Waiter>();
   const late = new Map<string, number>();
+  /** Remember an id whose wait ended without a reply; oldest first out (insertion order = expiry order). */
   function rememberLate(cid: string) {
-    late.set(cid, clock.now() + LATE_MEMORY_MS);
-    if (late.size > LATE_MEMORY_MAX) {
-      const now = clock.now();
-      for (const [k, exp] of late) if (exp <= now || late.size > LATE_MEMORY_MAX) late.delete(k);
+    const now = clock.now();
+    late.set(cid, now + LATE_MEMORY_MS);
+    for (const [k, exp] of late) {
+      if (exp > now && late.size <= LATE_MEMORY_MAX) break;
+      late.delete(k);
     }
   }
 
@@ -231,10 +233,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     if (w.conn.appId !== conn.appId) return bad(st, conn, 'wrong_connection', text.length);
     waiters.delete(cid);
     byConn.get(w.conn.id)?.waiting.delete(cid);
-    rememberLate(cid);
-    const { correlation_id: _drop, ...rest } = m;
-    let excerpt = JSON.stringify(rest);
-    if (excerpt.length > EXCERPT_CHARS) excerpt = excerpt.slice(0, EXCERPT_CHARS) + '…';
+    const excerpt = text.length > EXCERPT_CHARS ? text.slice(0, EXCERPT_CHARS) + '…' : text;
     w.onReply({ correlationId: cid, status, message: typeof m.message === 'string' ? m.message : undefined, body: m.body, hasBody: m.body !== undefined && m.body !== null, excerpt });
     return { kind: 'reply' };
   }
