@@ -1,0 +1,142 @@
+/**
+ * The server side of bench/socket.ts, run as a child process (forked, IPC) so the load loop
+ * and the 1,000 client sockets do not share an event loop.
+ *   mode "daemon": a real appreg daemon (startDaemon with the default extensions) holding
+ *                  APPS socket-mode apps; a round trip = the socket transport's send() of one
+ *                  delivery to an app (round robin over the apps, and over each app's
+ *                  connections inside the transport) until the app's ack resolves it.
+ *   mode "echo":   a bare `ws` server; a round trip = one `{payload, correlation_id}` text frame to
+ *                  a connection (round robin) until the reply with that correlation id arrives
+ *                  (JSON-parsed to find it, as the daemon must). The floor of what Node + ws can do.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { load, type LoadResult } from './lib.js';
+
+export const PAYLOAD = {
+  messageType: 'SLASH_COMMAND', slashCommand: '/bench', text: 'hello from the benchmark', userId: 'wu_bench_user_000000000000',
+  channelId: 'ch_bench_channel_00000000000', workspaceId: 'ws_bench_workspace_0000000000', triggerId: 'trg_0000000000000000000000',
+};
+
+export interface GoMessage { type: 'go'; concurrency: number; seconds: number; warmupSeconds: number }
+export type ChildMessage =
+  | { type: 'ready'; url: string; apps?: Array<{ id: string; appKey: string }>; engine?: boolean }
+  | { type: 'result'; result: LoadResult & { rss: number } }
+  | { type: 'error'; message: string };
+
+const send = (m: ChildMessage) => process.send!(m);
+
+async function daemonMode(appsWanted: number): Promise<{ roundTrip: (i: number) => Promise<boolean>; close(): Promise<void> }> {
+  const { loadConfig } = await import('../src/config.js');
+  const { createLogger } = await import('../src/logger.js');
+  const { startDaemon } = await import('../src/server/start.js');
+  const { defaultExtensions } = await import('../src/server/extensions.js');
+  const { getSocketMode } = await import('../src/server/socket-extension.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-socket-'));
+  const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), logLevel: 'warn' as const, rateLimitManagementWrites: 0, socketPingIntervalMs: 20_000 };
+  const handle = await startDaemon(config, { logger: createLogger({ level: 'warn' }), extensions: defaultExtensions(config) });
+  const b = handle.bootstrapped!;
+  const principal = { workspaceId: b.workspaceId, workspaceUserId: b.workspaceUserId, jti: 'bench' };
+  const apps: Array<{ id: string; appKey: string }> = [];
+  for (let i = 0; i < appsWanted; i++) {
+    const { app } = await handle.deps.apps.create(principal, {
+      name: `bench-socket-${i}`, displayName: `Bench ${i}`, bot: true, socketMode: true,
+      scopes: { botScopes: ['messages:read'], userScopes: [] }, shortcuts: [],
+      slashCommands: [{ command: '/bench', url: 'https://bench.example.com/slash' }],
+      eventSubscriptions: { url: 'https://bench.example.com/events', events: [] }, redirectUrls: ['https://bench.example.com/redirect'],
+    });
+    apps.push({ id: app.id, appKey: String(app.appKey) });
+  }
+  const sm = getSocketMode(handle.deps)!;
+  const records = apps.map((a) => handle.deps.apps.byId(a.id)!);
+  send({ type: 'ready', url: handle.url, apps });
+  return {
+    async roundTrip(i) {
+      const r = await sm.transport.send({ deliveryId: `dlv_${i}`, attemptId: `att_${i}`, app: records[i % records.length]!, payload: PAYLOAD, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '' });
+      return r.outcome === 'acked';
+    },
+    async close() {
+      await handle.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function echoMode(): Promise<{ roundTrip: (i: number) => Promise<boolean>; close(): Promise<void> }> {
+  const server = http.createServer();
+  const wss = new WebSocketServer({ server });
+  const conns: WebSocket[] = [];
+  const pending = new Map<string, () => void>();
+  wss.on('connection', (ws) => {
+    conns.push(ws);
+    ws.on('message', (data) => {
+      let m: { correlation_id?: string };
+      try {
+        m = JSON.parse(data.toString());
+      } catch {
+        return;
+      }
+      const done = m.correlation_id ? pending.get(m.correlation_id) : undefined;
+      if (done) {
+        pending.delete(m.correlation_id!);
+        done();
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  send({ type: 'ready', url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+  return {
+    roundTrip(i) {
+      const ws = conns[i % conns.length]!;
+      const cid = `cor_${i}`;
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => {
+          pending.delete(cid);
+          resolve(false);
+        }, 3000);
+        pending.set(cid, () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+        ws.send(JSON.stringify({ payload: PAYLOAD, correlation_id: cid }));
+      });
+    },
+    async close() {
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((r) => wss.close(() => server.close(() => r())));
+    },
+  };
+}
+
+async function main() {
+  const mode = process.argv[2];
+  const target = mode === 'daemon' ? await daemonMode(Number(process.argv[3] ?? 100)) : await echoMode();
+  let n = 0;
+  process.on('message', async (m: GoMessage | { type: 'stop' }) => {
+    try {
+      if (m.type === 'go') {
+        if (m.warmupSeconds > 0) {
+          await load((i) => target.roundTrip(n + i), { concurrency: m.concurrency, seconds: m.warmupSeconds });
+          n += 1e9;
+        }
+        const result = await load((i) => target.roundTrip(n + i), { concurrency: m.concurrency, seconds: m.seconds });
+        n += 1e9;
+        send({ type: 'result', result: { ...result, rss: Math.round(process.memoryUsage().rss / 1048576) } });
+      } else if (m.type === 'stop') {
+        await target.close();
+        process.exit(0);
+      }
+    } catch (e) {
+      send({ type: 'error', message: (e as Error).stack ?? String(e) });
+    }
+  });
+}
+
+main().catch((e) => {
+  send({ type: 'error', message: (e as Error).stack ?? String(e) });
+  process.exit(1);
+});
