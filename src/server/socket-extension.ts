@@ -58,7 +58,7 @@ export function socketExtension(): Extension {
   let stopping = false;
   let onUpgrade: ((req: http.IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
   /** Whether each socket showed a sign of life (pong or any frame) since the last protocol ping. */
-  const alive = new Map<WebSocket, { alive: boolean }>();
+  const alive = new Map<WebSocket, { alive: boolean; appId: string }>();
 
   function init(deps: ServerDeps): SocketModeHandle {
     if (!handle) {
@@ -129,7 +129,7 @@ export function socketExtension(): Extension {
       ws.close(added.code, added.reason);
       return;
     }
-    const life = { alive: true };
+    const life = { alive: true, appId };
     alive.set(ws, life);
     ws.on('pong', () => (life.alive = true));
     // Replies may come binary (the SDK) or text; both are UTF-8 JSON.
@@ -186,6 +186,12 @@ export function socketExtension(): Extension {
       if (interval > 0) {
         pingTimer = setInterval(() => {
           for (const [ws, life] of alive) {
+            if (!isSocketApp(deps.apps.byId(life.appId))) {
+              // Deleted, or switched to HTTP mode: its socket is of no further use (the SDK's
+              // reconnect then gets a 401/400 from websocket-connection and stops).
+              ws.close(CLOSE.policy, 'the app was deleted or no longer uses socket mode');
+              continue;
+            }
             if (!life.alive) {
               deps.ctx.logger.info('socket dropped: no pong within the ping interval', { component: 'socket', intervalMs: interval });
               ws.terminate();

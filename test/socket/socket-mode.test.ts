@@ -246,6 +246,26 @@ t.test('half-open connections are dropped within two ping intervals', async (t) 
   t.match(d.logs(), /no pong within the ping interval/);
 });
 
+t.test('the sockets of an app that is deleted or leaves socket mode are closed with 1008', async (t) => {
+  const d = await startTestDaemon({ config: { socketPingIntervalMs: 100 } });
+  t.teardown(() => d.stop());
+  const gone = await createApp(d);
+  const toHttp = await createApp(d, { name: 'to-http' });
+  const a = client(t, d, gone, { reconnectDelayMs: 20 });
+  const b = client(t, d, toHttp, { reconnectDelayMs: 20 });
+  await a.start();
+  await b.start();
+  t.equal((await d.api(`${d.mgmt}/apps/${gone.id}`, { method: 'DELETE' })).status, 204);
+  t.equal((await d.api(`${d.mgmt}/apps/${toHttp.id}`, { method: 'PUT', json: manifest({ name: 'to-http', socketMode: false }) })).status, 200);
+  for (const c of [a, b]) {
+    await c.waitFor(() => c.closes.length > 0, 2000, 'the close');
+    t.equal(c.closes[0]!.code, 1008);
+    t.match(c.closes[0]!.reason, /deleted or no longer uses socket mode/);
+    await c.waitFor(() => c.gaveUp, 2000, 'the SDK client to give up after the refused URL fetch');
+  }
+  t.equal(a.opens + b.opens, 2, 'no reconnect loop');
+});
+
 t.test('graceful shutdown closes every socket with 1001', async (t) => {
   const d = await startTestDaemon();
   let stopped = false;
