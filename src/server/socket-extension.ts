@@ -123,6 +123,7 @@ export function socketExtension(): Extension {
       appId,
       send: (text, cb) => ws.send(text, cb),
       close: (code, reason) => ws.close(code, reason),
+      isOpen: () => ws.readyState === ws.OPEN,
     };
     const added = sessions.add(conn);
     if (!added.ok) {

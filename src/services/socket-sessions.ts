@@ -15,6 +15,8 @@ export interface SocketConn {
   /** Send a text frame; `cb` runs once the frame was handed to the OS (or failed). */
   send(text: string, cb?: (err?: Error) => void): void;
   close(code: number, reason: string): void;
+  /** False once a close began (the connection stays registered until it has closed). */
+  isOpen?(): boolean;
 }
 
 /** A reply of the app to a frame the daemon sent (§6.5). */
@@ -140,9 +142,15 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   function pick(appId: string): SocketConn | undefined {
     const list = byApp.get(appId);
     if (!list?.length) return undefined;
-    const i = (rr.get(appId) ?? 0) % list.length;
-    rr.set(appId, i + 1);
-    return list[i]!.conn;
+    const start = rr.get(appId) ?? 0;
+    for (let k = 0; k < list.length; k++) {
+      const i = (start + k) % list.length;
+      const conn = list[i]!.conn;
+      if (conn.isOpen?.() === false) continue; // closing: a frame sent now would be lost
+      rr.set(appId, i + 1);
+      return conn;
+    }
+    return undefined;
   }
 
   /** Called each time a connection of `appId` opens (after it is registered, so pick() finds it). */

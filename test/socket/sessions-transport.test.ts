@@ -161,6 +161,11 @@ t.test('connections are capped per app and deliveries go round robin', async (t)
   t.equal(transport.connections('app_1'), 2);
   for (let i = 0; i < 4; i++) await transport.send(req({ interactive: false, payload: ev }));
   t.same(conns.map((c) => c.sent.length), [5, 3, 5], 'a closed connection gets nothing more');
+  (conns[0] as SocketConn).isOpen = () => false;
+  for (let i = 0; i < 3; i++) await transport.send(req({ interactive: false, payload: ev }));
+  t.same(conns.map((c) => c.sent.length), [5, 3, 8], 'a closing connection is skipped');
+  (conns[2] as SocketConn).isOpen = () => false;
+  t.match(await transport.send(req()), { outcome: 'no_connection' }, 'only closing connections left: no_connection');
 });
 
 t.test('frames: ping → pong; malformed and unknown ids are ignored; a flood is reported', async (t) => {
