@@ -32,6 +32,10 @@ export interface Config {
   /** Socket mode: more than this many bad frames (malformed, unknown correlation id) in socketBadFrameWindowMs closes with 1008. */
   socketBadFrameLimit: number;
   socketBadFrameWindowMs: number;
+  /** Socket mode: events for an app with no open connection are kept (in order, on disk) this long, then dropped with a warning. */
+  socketQueueMaxAgeMs: number;
+  /** Socket mode: at most this many kept events per app; beyond, the oldest is dropped with a warning. */
+  socketQueueMaxPerApp: number;
 }
 
 export const DEFAULT_PORT = 8740;
@@ -54,6 +58,8 @@ export const defaults: Config = {
   socketTicketTtlMs: 30_000,
   socketBadFrameLimit: 50,
   socketBadFrameWindowMs: 10_000,
+  socketQueueMaxAgeMs: 24 * 3600_000,
+  socketQueueMaxPerApp: 10_000,
 };
 
 type Kind = 'string' | 'number' | 'boolean';
@@ -62,6 +68,7 @@ const kinds: Record<keyof Config, Kind> = {
   logLevel: 'string', bodyLimitBytes: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
   codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
+  socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
 };
 
 /** dataDir ↔ APPREG_DATA_DIR */

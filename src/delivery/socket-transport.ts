@@ -4,15 +4,44 @@
  * connections (round robin), resolved by the app's reply with that correlation id or by the
  * budget. Events get no reply: an event attempt is acked once its frame was written.
  * The delivery engine builds the payload and logs the attempt; this module only carries it.
+ *
+ * Events while the app has no open connection (the socket-mode queue, when given a store):
+ * the attempt still ends at once as `no_connection` (so the delivery log says what happened),
+ * and the event is also kept on disk, per app, in order. When a connection of the app opens,
+ * the kept events are sent in order before any newer one. A later retry of the same delivery
+ * id by the engine is then answered `acked` without sending it again, so the engine's own
+ * retries and this queue never deliver an event twice. Kept events older than
+ * socketQueueMaxAgeMs, or beyond socketQueueMaxPerApp, are dropped with a warning.
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
-import type { SocketReply, SocketSessions } from '../services/socket-sessions.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/types.js';
+import type { SocketConn, SocketReply, SocketSessions } from '../services/socket-sessions.js';
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 
 export interface SocketTransport extends Transport {
   /** Open connections of the app (0 when none). */
   connections(appId: string): number;
+  /** Events kept for the app until it connects. */
+  queued(appId: string): number;
+}
+
+/** Tables of the socket-mode queue (kept out of records.ts: they belong to this module). */
+export const SOCKET_QUEUE_TABLE = 'socketEventQueue';
+export const SOCKET_SENT_TABLE = 'socketEventSent';
+
+export interface QueuedEvent { id: string; appId: string; seq: number; payload: Record<string, unknown>; queuedAt: number; expiresAt: number }
+/** A kept event that went out: a later engine retry of the same delivery id is acked without resending. */
+export interface SentMark { id: string; appId: string; sentAt: number; expiresAt: number }
+
+export interface SocketQueueDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'socketQueueMaxAgeMs' | 'socketQueueMaxPerApp'>;
 }
 
 /** The reply of §6.5 as an attempt outcome, with the same classes as HTTP mode. */
@@ -26,16 +55,28 @@ export function classifyReply(r: SocketReply): Omit<AttemptResult, 'latencyMs'> 
   return { ...base, outcome: 'http_error', error: `the app answered status ${r.status}` };
 }
 
-export function createSocketTransport(sessions: SocketSessions): SocketTransport {
+const writeFrame = (conn: SocketConn, frame: string) =>
+  new Promise<boolean>((resolve) => {
+    try {
+      conn.send(frame, (err) => resolve(!err));
+    } catch {
+      resolve(false);
+    }
+  });
+
+export function createSocketTransport(sessions: SocketSessions, queueDeps?: SocketQueueDeps): SocketTransport {
   // Correlation ids need to be unique, not secret (the connection is already authenticated):
   // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
   const prefix = newId('cor', 9) + '_';
   let seq = 0;
-  function send(req: SendRequest): Promise<AttemptResult> {
+  const nextCorrelationId = () => prefix + (++seq).toString(36);
+  const queue = queueDeps ? createQueue(queueDeps) : undefined;
+
+  function sendNow(req: SendRequest): Promise<AttemptResult> {
     const t0 = performance.now();
     const conn = sessions.pick(req.app.id);
     if (!conn) return Promise.resolve({ outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection' });
-    const correlationId = prefix + (++seq).toString(36);
+    const correlationId = nextCorrelationId();
     const frame = JSON.stringify({ payload: req.payload, correlation_id: correlationId });
     return new Promise<AttemptResult>((resolve) => {
       let done = false;
@@ -67,5 +108,124 @@ export function createSocketTransport(sessions: SocketSessions): SocketTransport
       }
     });
   }
-  return { send, connections: (appId) => sessions.count(appId) };
+
+  /** The ordered, durable queue of events for apps without an open connection. */
+  function createQueue(q: SocketQueueDeps) {
+    const { store, clock, config } = q;
+    const log = q.logger.child({ component: 'socket-queue' });
+    const byApp = new Map<string, QueuedEvent[]>();
+    let nextSeq = 1;
+    for (const e of store.values<QueuedEvent>(SOCKET_QUEUE_TABLE)) {
+      const list = byApp.get(e.appId) ?? [];
+      list.push(e);
+      byApp.set(e.appId, list);
+      nextSeq = Math.max(nextSeq, e.seq + 1);
+    }
+    for (const list of byApp.values()) list.sort((a, b) => a.seq - b.seq);
+    const waiters = new Map<string, Array<(r: AttemptResult) => void>>();
+    const flushing = new Set<string>();
+    let lastSweep = 0;
+
+    function sweepSent(now: number) {
+      if (now - lastSweep < 60_000) return;
+      lastSweep = now;
+      const gone = [...store.values<SentMark>(SOCKET_SENT_TABLE)].filter((m) => m.expiresAt <= now);
+      if (gone.length) void store.commit(gone.map((m) => ({ table: SOCKET_SENT_TABLE, id: m.id, value: null })));
+    }
+
+    function drop(e: QueuedEvent, why: string) {
+      log.warn('socket-mode event dropped from the queue', { appId: e.appId, deliveryId: e.id, why, queuedAt: new Date(e.queuedAt).toISOString() });
+      void store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: null }]);
+      settle(e.id, { outcome: 'no_connection', latencyMs: 0, error: `dropped from the socket-mode queue: ${why}` });
+    }
+
+    function settle(id: string, r: AttemptResult) {
+      const ws = waiters.get(id);
+      waiters.delete(id);
+      for (const w of ws ?? []) w(r);
+    }
+
+    async function enqueue(req: SendRequest): Promise<void> {
+      const list = byApp.get(req.app.id) ?? [];
+      if (list.some((e) => e.id === req.deliveryId)) return; // an engine retry of a kept event
+      const now = clock.now();
+      const e: QueuedEvent = { id: req.deliveryId, appId: req.app.id, seq: nextSeq++, payload: req.payload, queuedAt: now, expiresAt: now + config.socketQueueMaxAgeMs };
+      list.push(e);
+      byApp.set(req.app.id, list);
+      while (list.length > config.socketQueueMaxPerApp) drop(list.shift()!, `more than ${config.socketQueueMaxPerApp} events kept for the app`);
+      await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }]);
+    }
+
+    /** Send the app's kept events in order, while it has an open connection. */
+    async function flush(appId: string): Promise<void> {
+      if (flushing.has(appId)) return;
+      flushing.add(appId);
+      try {
+        const list = byApp.get(appId) ?? [];
+        while (list.length) {
+          const e = list[0]!;
+          const now = clock.now();
+          if (e.expiresAt <= now) {
+            list.shift();
+            drop(e, `older than socketQueueMaxAgeMs (${config.socketQueueMaxAgeMs} ms)`);
+            continue;
+          }
+          const conn = sessions.pick(appId);
+          if (!conn) break;
+          const t0 = performance.now();
+          const ok = await writeFrame(conn, JSON.stringify({ payload: e.payload, correlation_id: nextCorrelationId() }));
+          if (!ok) break; // the connection is going; the next one to open resumes here
+          list.shift();
+          const sentAt = clock.now();
+          void store.commit([
+            { table: SOCKET_QUEUE_TABLE, id: e.id, value: null },
+            { table: SOCKET_SENT_TABLE, id: e.id, value: { id: e.id, appId, sentAt, expiresAt: e.expiresAt } satisfies SentMark },
+          ]);
+          log.info('socket-mode event sent from the queue', { appId, deliveryId: e.id, keptMs: sentAt - e.queuedAt });
+          settle(e.id, { outcome: 'acked', latencyMs: Math.round((performance.now() - t0) * 10) / 10, body: {}, excerpt: 'sent from the socket-mode queue' });
+        }
+        if (!list.length) byApp.delete(appId);
+        // Whatever is still kept waits for the next connection.
+        for (const e of list) settle(e.id, { outcome: 'no_connection', latencyMs: 0, error: 'kept in the socket-mode queue; sent in order when the app reconnects' });
+      } finally {
+        flushing.delete(appId);
+      }
+      sweepSent(clock.now());
+    }
+
+    sessions.onAnyConnect((appId) => {
+      if (byApp.get(appId)?.length) void flush(appId);
+    });
+
+    /** Events only. undefined = nothing kept for the app and it is connected: send directly. */
+    function handle(req: SendRequest): Promise<AttemptResult> | undefined {
+      const mark = store.get<SentMark>(SOCKET_SENT_TABLE, req.deliveryId);
+      if (mark && mark.appId === req.app.id) {
+        return Promise.resolve({ outcome: 'acked', latencyMs: 0, body: {}, excerpt: `sent from the socket-mode queue at ${new Date(mark.sentAt).toISOString()}` });
+      }
+      const kept = byApp.get(req.app.id)?.length ?? 0;
+      const open = sessions.openCount(req.app.id) > 0;
+      if (!kept && open) return undefined;
+      return (async () => {
+        await enqueue(req);
+        if (!open) return { outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection; the event is kept and sent in order when it reconnects' } satisfies AttemptResult;
+        // Connected, but older events are still kept: this one goes after them.
+        const result = new Promise<AttemptResult>((resolve) => waiters.set(req.deliveryId, [...(waiters.get(req.deliveryId) ?? []), resolve]));
+        void flush(req.app.id);
+        return result;
+      })();
+    }
+
+    return { handle, size: (appId: string) => byApp.get(appId)?.length ?? 0 };
+  }
+
+  function send(req: SendRequest): Promise<AttemptResult> {
+    if (queue && !req.interactive) {
+      const queued = queue.handle(req);
+      if (queued) return queued;
+    }
+    return sendNow(req);
+  }
+
+  return { send, connections: (appId) => sessions.count(appId), queued: (appId) => queue?.size(appId) ?? 0 };
 }

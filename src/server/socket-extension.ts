@@ -5,7 +5,8 @@
  *   answers text `ping` with `pong`, hands replies to the awaiting deliveries, pings at the
  *   protocol level and drops connections that stop answering, closes floods with 1008;
  * - the socket transport handed to the delivery engine (deps.shared 'delivery');
- * - `connections` (open sockets) added to `GET …/apps/mine/:appId` for socket-mode apps;
+ * - `connections` (open sockets) and `queuedEvents` (events kept until it connects) added to
+ *   `GET …/apps/mine/:appId` for socket-mode apps;
  * - shutdown closes every socket with 1001 so apps reconnect to the next daemon.
  */
 import type http from 'node:http';
@@ -63,7 +64,8 @@ export function socketExtension(): Extension {
   function init(deps: ServerDeps): SocketModeHandle {
     if (!handle) {
       const sessions = createSocketSessions(deps.ctx);
-      handle = { sessions, transport: createSocketTransport(sessions) };
+      const { store, clock, logger, config } = deps.ctx;
+      handle = { sessions, transport: createSocketTransport(sessions, { store, clock, logger, config }) };
       deps.shared.set(SHARED_KEY, handle);
     }
     return handle;
@@ -94,13 +96,13 @@ export function socketExtension(): Extension {
 
   /** `connections` on GET …/apps/mine/:appId: decorates the core route's JSON without replacing it. */
   function decorateGet(deps: ServerDeps) {
-    const { sessions } = init(deps);
+    const { sessions, transport } = init(deps);
     return (req: Request, res: Response, next: NextFunction) => {
       const appId = String(req.params.appId);
       const json = res.json.bind(res);
       res.json = (body: unknown) => {
         if (res.statusCode === 200 && body && typeof body === 'object' && (body as { id?: unknown }).id === appId && isSocketApp(deps.apps.byId(appId))) {
-          return json({ ...(body as object), connections: sessions.count(appId) });
+          return json({ ...(body as object), connections: sessions.count(appId), queuedEvents: transport.queued(appId) });
         }
         return json(body);
       };

@@ -137,6 +137,8 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   }
 
   const count = (appId: string): number => byApp.get(appId)?.length ?? 0;
+  /** Connections of the app that can take a frame now (not closing). */
+  const openCount = (appId: string): number => (byApp.get(appId) ?? []).reduce((n, s) => (s.conn.isOpen?.() === false ? n : n + 1), 0);
 
   /** The next connection of the app, round robin; undefined when it has none. */
   function pick(appId: string): SocketConn | undefined {
@@ -256,7 +258,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     return out;
   }
 
-  return { issueTicket, redeemTicket, add, remove, count, counts, pick, all, onConnect, onAnyConnect, expectReply, handleFrame };
+  return { issueTicket, redeemTicket, add, remove, count, openCount, counts, pick, all, onConnect, onAnyConnect, expectReply, handleFrame };
 }
 
 export type SocketSessions = ReturnType<typeof createSocketSessions>;

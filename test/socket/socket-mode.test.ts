@@ -210,6 +210,56 @@ t.test('socket mode against a real daemon', async (t) => {
     t.match(await sendVia(d, app.id), { outcome: 'acked', message: 'back' });
   });
 
+  t.test('events sent while the app is disconnected arrive in order once the SDK client reconnects', async (t) => {
+    const app = await createApp(d);
+    const c = client(t, d, app, { reconnectDelayMs: 300 });
+    await c.start();
+    const sm = getSocketMode(d.deps)!;
+    for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1012, 'restart');
+    await c.waitFor(() => sm.sessions.count(app.id) === 0, 2000, 'the disconnect');
+    for (let i = 0; i < 5; i++) {
+      const r = await sendVia(d, app.id, { deliveryId: `dlv_off_${i}`, interactive: false, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i }) } });
+      t.equal(r.outcome, 'no_connection');
+    }
+    t.equal(((await (await d.api(`${d.mgmt}/apps/mine/${app.id}`)).json()) as Record<string, unknown>).queuedEvents, 5, 'apps get shows the kept events');
+    await c.waitFor(() => c.delivered.length === 5, 3000, 'the kept events');
+    t.same(c.delivered.map((x) => JSON.parse(x.payload.body).i), [0, 1, 2, 3, 4]);
+    const retry = await sendVia(d, app.id, { deliveryId: 'dlv_off_3', interactive: false, retryNum: 1, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i: 3 }) } });
+    t.equal(retry.outcome, 'acked', 'a later engine retry is acked');
+    await new Promise((r) => setTimeout(r, 50));
+    t.equal(c.delivered.length, 5, 'and not delivered twice');
+  });
+
+  t.test('churn: 100 reconnects (daemon- and client-initiated) while events stream: every event arrives once, in order', async (t) => {
+    const app = await createApp(d);
+    const c = client(t, d, app, { reconnectDelayMs: 1 });
+    await c.start();
+    const sm = getSocketMode(d.deps)!;
+    let sending = true;
+    let n = 0;
+    const producer = (async () => {
+      while (sending) {
+        const i = n++;
+        await sendVia(d, app.id, { deliveryId: `dlv_churn_${i}`, interactive: false, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i }) } });
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    })();
+    for (let k = 0; k < 100; k++) {
+      await c.waitOpen(k, 5000);
+      await new Promise((r) => setTimeout(r, 5));
+      if (k % 2) c.ws?.close(1000, 'client restart');
+      else for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1012, 'churn');
+    }
+    await c.waitOpen(100, 5000);
+    sending = false;
+    await producer;
+    await c.waitFor(() => c.delivered.length >= n, 5000, `all ${n} events`).catch(() => {});
+    const got = c.delivered.map((x) => JSON.parse(x.payload.body).i as number);
+    t.equal(c.opens, 101);
+    t.ok(n > 100, `${n} events sent during the churn`);
+    t.same(got, Array.from({ length: n }, (_, i) => i), 'each exactly once, in order');
+  });
+
   t.test('churn: 100 reconnects, every interactive delivery made while connected is answered', async (t) => {
     const app = await createApp(d);
     const c = client(t, d, app, { reconnectDelayMs: 1, handler: (p) => ({ status: 200, message: String(p.text) }) });

@@ -1,0 +1,138 @@
+/** The socket-mode event queue: events for a disconnected app are kept on disk and sent in order on reconnect, never twice. */
+import t from 'tap';
+import { defaults, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import type { Store } from '../../src/store/types.js';
+import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
+import { createSocketTransport, SOCKET_QUEUE_TABLE } from '../../src/delivery/socket-transport.js';
+import type { SendRequest } from '../../src/delivery/types.js';
+import type { AppRecord } from '../../src/services/records.js';
+
+function setup(opts: { store?: Store; config?: Partial<Config>; now?: { v: number } } = {}) {
+  const now = opts.now ?? { v: 1_700_000_000_000 };
+  const clock = { now: () => now.v };
+  let logText = '';
+  const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
+  const config = { ...defaults, ...opts.config };
+  const store = opts.store ?? createMemoryStore();
+  const sessions = createSocketSessions({ clock, logger, config });
+  const transport = createSocketTransport(sessions, { store, clock, logger, config });
+  return { sessions, transport, store, now, logs: () => logText };
+}
+
+function conn(appId = 'app_1', writeDelayMs = 0) {
+  const sent: any[] = [];
+  const c: SocketConn & { sent: any[] } = {
+    id: 'sck_' + Math.random().toString(36).slice(2),
+    appId,
+    sent,
+    send(text, cb) {
+      setTimeout(() => {
+        sent.push(JSON.parse(text).payload);
+        cb?.();
+      }, writeDelayMs);
+    },
+    close() {},
+  };
+  return c;
+}
+
+const app = { id: 'app_1', manifest: { socketMode: true } } as unknown as AppRecord;
+const event = (n: number, over: Partial<SendRequest> = {}): SendRequest => ({
+  deliveryId: `dlv_${n}`, attemptId: `att_${n}`, app, interactive: false, budgetMs: 10_000, retryNum: 0, signingSecret: '',
+  payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: 'ws', workspaceUserIds: [], body: JSON.stringify({ n }) }, ...over,
+});
+const ns = (c: { sent: any[] }) => c.sent.map((p) => JSON.parse(p.body).n);
+const until = async (pred: () => boolean) => {
+  for (let i = 0; i < 400 && !pred(); i++) await new Promise((r) => setTimeout(r, 5));
+};
+
+t.test('events while disconnected: no_connection at once, kept on disk, sent in order on reconnect', async (t) => {
+  const { sessions, transport, store } = setup();
+  for (const n of [1, 2, 3]) {
+    const r = await transport.send(event(n));
+    t.equal(r.outcome, 'no_connection');
+    t.match(r.error, /kept and sent in order when it reconnects/);
+  }
+  t.equal(transport.queued('app_1'), 3);
+  t.equal(store.count(SOCKET_QUEUE_TABLE), 3, 'stored before the attempt ends');
+  const c = conn();
+  sessions.add(c);
+  await until(() => c.sent.length === 3);
+  t.same(ns(c), [1, 2, 3], 'in order');
+  t.equal(transport.queued('app_1'), 0);
+  t.equal(store.count(SOCKET_QUEUE_TABLE), 0);
+  const retry = await transport.send(event(2, { retryNum: 1 }));
+  t.equal(retry.outcome, 'acked', "the engine's later retry of a sent event is acked");
+  t.match(retry.excerpt, /sent from the socket-mode queue/);
+  await new Promise((r) => setTimeout(r, 20));
+  t.same(ns(c), [1, 2, 3], 'and not sent twice');
+});
+
+t.test('an engine retry while still disconnected keeps one copy', async (t) => {
+  const { transport } = setup();
+  await transport.send(event(1));
+  await transport.send(event(1, { retryNum: 1 }));
+  await transport.send(event(1, { retryNum: 2 }));
+  t.equal(transport.queued('app_1'), 1);
+});
+
+t.test('a new event while kept ones are being sent goes after them', async (t) => {
+  const { sessions, transport } = setup();
+  for (const n of [1, 2, 3]) await transport.send(event(n));
+  const c = conn('app_1', 10);
+  sessions.add(c); // starts sending 1, 2, 3
+  const r4 = await transport.send(event(4));
+  t.equal(r4.outcome, 'acked', 'acked once written, after the older ones');
+  t.same(ns(c), [1, 2, 3, 4]);
+  const r5 = await transport.send(event(5));
+  t.equal(r5.outcome, 'acked');
+  t.same(ns(c), [1, 2, 3, 4, 5], 'queue empty again: direct send');
+});
+
+t.test('kept events survive a restart', async (t) => {
+  const store = createMemoryStore();
+  const first = setup({ store });
+  await first.transport.send(event(1));
+  await first.transport.send(event(2));
+  const second = setup({ store });
+  t.equal(second.transport.queued('app_1'), 2);
+  await second.transport.send(event(3));
+  const c = conn();
+  second.sessions.add(c);
+  await until(() => c.sent.length === 3);
+  t.same(ns(c), [1, 2, 3]);
+});
+
+t.test('bounded: too old or too many are dropped with a warning, never silently', async (t) => {
+  const now = { v: 1_700_000_000_000 };
+  const { sessions, transport, logs } = setup({ now, config: { socketQueueMaxAgeMs: 60_000, socketQueueMaxPerApp: 3 } });
+  await transport.send(event(1));
+  now.v += 61_000;
+  for (const n of [2, 3, 4, 5]) await transport.send(event(n));
+  t.equal(transport.queued('app_1'), 3, 'the cap keeps the newest 3');
+  t.match(logs(), /"deliveryId":"dlv_1".*more than 3 events kept/);
+  now.v += 30_000;
+  const c = conn();
+  sessions.add(c);
+  await until(() => c.sent.length === 3);
+  t.same(ns(c), [3, 4, 5]);
+  await transport.send(event(6));
+  now.v += 61_000;
+  sessions.remove(c);
+  await transport.send(event(7));
+  now.v += 61_000;
+  const c2 = conn();
+  sessions.add(c2);
+  await until(() => /older than socketQueueMaxAgeMs/.test(logs()));
+  t.same(ns(c2), [], 'an event older than the horizon is dropped');
+  t.match(logs(), /"deliveryId":"dlv_7".*older than socketQueueMaxAgeMs/);
+});
+
+t.test('interactive kinds are never kept: no_connection, and the engine shows the offline message', async (t) => {
+  const { transport } = setup();
+  const r = await transport.send(event(1, { interactive: true, payload: { messageType: 'SLASH_COMMAND' } }));
+  t.equal(r.outcome, 'no_connection');
+  t.equal(transport.queued('app_1'), 0);
+});
