@@ -25,7 +25,7 @@ export const PAYLOAD = {
 export interface GoMessage { type: 'go'; concurrency: number; seconds: number; warmupSeconds: number }
 export type ChildMessage =
   | { type: 'ready'; url: string; apps?: Array<{ id: string; appKey: string }>; engine?: boolean }
-  | { type: 'result'; result: LoadResult & { rss: number } }
+  | { type: 'result'; result: LoadResult & { rss: number; cpuUsPerRoundTrip: number; cpuCoreShare: number } }
   | { type: 'error'; message: string };
 
 const send = (m: ChildMessage) => process.send!(m);
@@ -123,9 +123,13 @@ async function main() {
           await load((i) => target.roundTrip(n + i), { concurrency: m.concurrency, seconds: m.warmupSeconds });
           n += 1e9;
         }
+        const cpu0 = process.cpuUsage();
         const result = await load((i) => target.roundTrip(n + i), { concurrency: m.concurrency, seconds: m.seconds });
+        const cpu = process.cpuUsage(cpu0);
         n += 1e9;
-        send({ type: 'result', result: { ...result, rss: Math.round(process.memoryUsage().rss / 1048576) } });
+        // CPU of the server process per round trip (user + system, µs) and its share of one core.
+        const cpuUs = cpu.user + cpu.system;
+        send({ type: 'result', result: { ...result, cpuUsPerRoundTrip: Math.round((cpuUs / Math.max(1, result.requests)) * 10) / 10, cpuCoreShare: Math.round((cpuUs / 1e6 / result.seconds) * 100) / 100, rss: Math.round(process.memoryUsage().rss / 1048576) } });
       } else if (m.type === 'stop') {
         await target.close();
         process.exit(0);

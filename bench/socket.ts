@@ -107,10 +107,10 @@ async function main() {
         for (const [name, side] of [['echo', echo], ['daemon', daemon]] as const) {
           const res = await measure(side, c, r === 0 ? 2 : 0);
           rounds[name].push(res);
-          console.error(`round ${r + 1} ${name} c=${c}: ${res.rps} round trips/s, p50 ${res.p50} ms, p99 ${res.p99} ms, errors ${res.errors}`);
+          console.error(`round ${r + 1} ${name} c=${c}: ${res.rps} round trips/s, p50 ${res.p50} ms, p99 ${res.p99} ms, errors ${res.errors}, server cpu ${res.cpuUsPerRoundTrip} µs/rt (${res.cpuCoreShare} core)`);
         }
       }
-      const summary = (xs: Array<Record<string, number>>) => ({ rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), errors: xs.reduce((a, x) => a + x.errors, 0) });
+      const summary = (xs: Array<Record<string, number>>) => ({ rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), errors: xs.reduce((a, x) => a + x.errors, 0), serverCpuUsPerRoundTrip: median(xs.map((x) => x.cpuUsPerRoundTrip)) });
       const e = summary(rounds.echo);
       const d = summary(rounds.daemon);
       results[`concurrency${c}`] = { echo: e, daemon: d, ratio: Math.round((d.rps / e.rps) * 100) / 100, rounds };

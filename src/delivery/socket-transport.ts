@@ -19,7 +19,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
-import type { SocketConn, SocketReply, SocketSessions } from '../services/socket-sessions.js';
+import type { ReplyWaiter, SocketConn, SocketReply, SocketSessions } from '../services/socket-sessions.js';
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 
 export interface SocketTransport extends Transport {
@@ -64,6 +64,54 @@ const writeFrame = (conn: SocketConn, frame: string) =>
     }
   });
 
+const WRITE_FAILED = 'the frame could not be written to the connection';
+
+/** One attempt on one connection: ends by the reply, the budget, a failed write or the connection closing. */
+class Attempt implements ReplyWaiter {
+  private readonly t0 = performance.now();
+  private timer: NodeJS.Timeout | undefined;
+  private done = false;
+  constructor(
+    private readonly sessions: SocketSessions,
+    readonly conn: SocketConn,
+    private readonly correlationId: string,
+    private readonly req: SendRequest,
+    private readonly resolve: (r: AttemptResult) => void,
+  ) {}
+
+  start(): void {
+    const { req } = this;
+    this.timer = setTimeout(() => this.finish({ outcome: 'timeout', error: `no answer within ${req.budgetMs} ms` }), Math.max(0, req.budgetMs));
+    if (req.interactive) this.sessions.expectReply(this.correlationId, this);
+    if (this.done) return;
+    try {
+      this.conn.send(JSON.stringify({ payload: req.payload, correlation_id: this.correlationId }), (err) => {
+        if (err) this.finish({ outcome: 'connection_error', error: WRITE_FAILED });
+        else if (!req.interactive) this.finish({ outcome: 'acked', body: {} });
+      });
+    } catch {
+      this.finish({ outcome: 'connection_error', error: WRITE_FAILED });
+    }
+  }
+
+  reply(r: SocketReply): void {
+    this.finish(classifyReply(r));
+  }
+
+  gone(why: string): void {
+    this.finish({ outcome: 'connection_error', error: why });
+  }
+
+  private finish(r: Omit<AttemptResult, 'latencyMs'>): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    if (this.req.interactive) this.sessions.forget(this.correlationId);
+    (r as AttemptResult).latencyMs = Math.round((performance.now() - this.t0) * 10) / 10;
+    this.resolve(r as AttemptResult);
+  }
+}
+
 export function createSocketTransport(sessions: SocketSessions, queueDeps?: SocketQueueDeps): SocketTransport {
   // Correlation ids need to be unique, not secret (the connection is already authenticated):
   // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
@@ -73,40 +121,9 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
   const queue = queueDeps ? createQueue(queueDeps) : undefined;
 
   function sendNow(req: SendRequest): Promise<AttemptResult> {
-    const t0 = performance.now();
     const conn = sessions.pick(req.app.id);
     if (!conn) return Promise.resolve({ outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection' });
-    const correlationId = nextCorrelationId();
-    const frame = JSON.stringify({ payload: req.payload, correlation_id: correlationId });
-    return new Promise<AttemptResult>((resolve) => {
-      let done = false;
-      let cancel = () => {};
-      const finish = (r: Omit<AttemptResult, 'latencyMs'>) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        cancel();
-        resolve({ ...r, latencyMs: Math.round((performance.now() - t0) * 10) / 10 });
-      };
-      const timer = setTimeout(() => finish({ outcome: 'timeout', error: `no answer within ${req.budgetMs} ms` }), Math.max(0, req.budgetMs));
-      if (req.interactive) {
-        cancel = sessions.expectReply(
-          conn,
-          correlationId,
-          (reply) => finish(classifyReply(reply)),
-          (why) => finish({ outcome: 'connection_error', error: why }),
-        );
-      }
-      if (done) return;
-      try {
-        conn.send(frame, (err) => {
-          if (err) finish({ outcome: 'connection_error', error: 'the frame could not be written to the connection' });
-          else if (!req.interactive) finish({ outcome: 'acked', body: {} });
-        });
-      } catch {
-        finish({ outcome: 'connection_error', error: 'the frame could not be written to the connection' });
-      }
-    });
+    return new Promise<AttemptResult>((resolve) => new Attempt(sessions, conn, nextCorrelationId(), req, resolve).start());
   }
 
   /** The ordered, durable queue of events for apps without an open connection. */

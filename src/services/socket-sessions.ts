@@ -38,20 +38,22 @@ export type FrameVerdict =
   /** Too many bad frames in the window: the caller closes the connection with 1008. */
   | { kind: 'flood' };
 
-interface Waiter {
-  conn: SocketConn;
-  onReply(r: SocketReply): void;
-  onGone(why: string): void;
+/** Who awaits the reply to one frame (one object per attempt: no closures on the hot path). */
+export interface ReplyWaiter {
+  readonly conn: SocketConn;
+  reply(r: SocketReply): void;
+  gone(why: string): void;
 }
 
 interface ConnState {
   conn: SocketConn;
   badFrames: number[];
-  waiting: Set<string>;
   openedAt: number;
 }
 
 export const EXCERPT_CHARS = 1000;
+const PONG: FrameVerdict = Object.freeze({ kind: 'pong' });
+const REPLY: FrameVerdict = Object.freeze({ kind: 'reply' });
 /** How long a correlation id is remembered after its budget ran out, to tell "late" from "unknown". */
 const LATE_MEMORY_MS = 10 * 60_000;
 const LATE_MEMORY_MAX = 10_000;
@@ -100,7 +102,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
       log.warn('socket connection refused: per-app cap reached', { appId: conn.appId, connId: conn.id, cap });
       return { ok: false, code: 1008, reason: `connection limit reached: at most ${cap} open connections per app` };
     }
-    const st: ConnState = { conn, badFrames: [], waiting: new Set(), openedAt: clock.now() };
+    const st: ConnState = { conn, badFrames: [], openedAt: clock.now() };
     list.push(st);
     byApp.set(conn.appId, list);
     byConn.set(conn.id, st);
@@ -127,13 +129,13 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     if (list.length) byApp.set(conn.appId, list);
     else byApp.delete(conn.appId);
     log.info('socket disconnected', { appId: conn.appId, connId: conn.id, open: list.length });
-    for (const cid of st.waiting) {
-      const w = waiters.get(cid);
+    // Closes are rare next to replies: a scan here keeps the per-frame path free of bookkeeping.
+    for (const [cid, w] of waiters) {
+      if (w.conn !== conn) continue;
       waiters.delete(cid);
       rememberLate(cid);
-      w?.onGone(why);
+      w.gone(why);
     }
-    st.waiting.clear();
   }
 
   const count = (appId: string): number => byApp.get(appId)?.length ?? 0;
@@ -172,7 +174,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   }
 
   // ---- replies awaited by correlation id ----
-  const waiters = new Map<string, Waiter>();
+  const waiters = new Map<string, ReplyWaiter>();
   const late = new Map<string, number>();
   /** Remember an id whose wait ended without a reply; oldest first out (insertion order = expiry order). */
   function rememberLate(cid: string) {
@@ -184,21 +186,14 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     }
   }
 
-  /** Await the reply to `correlationId` on `conn`; the returned function gives up (budget over). */
-  function expectReply(conn: SocketConn, correlationId: string, onReply: (r: SocketReply) => void, onGone: (why: string) => void): () => void {
-    const st = byConn.get(conn.id);
-    if (!st) {
-      onGone('the connection closed before the frame was sent');
-      return () => {};
-    }
-    waiters.set(correlationId, { conn, onReply, onGone });
-    st.waiting.add(correlationId);
-    return () => {
-      if (waiters.delete(correlationId)) {
-        st.waiting.delete(correlationId);
-        rememberLate(correlationId);
-      }
-    };
+  /** Await the reply to `correlationId` on `waiter.conn`; a connection that is already gone fails at once. */
+  function expectReply(correlationId: string, waiter: ReplyWaiter): void {
+    if (!byConn.has(waiter.conn.id)) return waiter.gone('the connection closed before the frame was sent');
+    waiters.set(correlationId, waiter);
+  }
+  /** Stop waiting (the budget ran out): a reply that still comes is logged as late and ignored. */
+  function forget(correlationId: string): void {
+    if (waiters.delete(correlationId)) rememberLate(correlationId);
   }
 
   function bad(st: ConnState | undefined, conn: SocketConn, why: 'malformed' | 'unknown_correlation_id' | 'wrong_connection', bytes: number): FrameVerdict {
@@ -217,7 +212,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
 
   /** Judge one frame from the app: `ping` → pong; a reply → its waiter; anything else is logged and ignored. */
   function handleFrame(conn: SocketConn, text: string): FrameVerdict {
-    if (text === 'ping') return { kind: 'pong' };
+    if (text === 'ping') return PONG;
     const st = byConn.get(conn.id);
     let msg: unknown;
     try {
@@ -242,10 +237,9 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     }
     if (w.conn.appId !== conn.appId) return bad(st, conn, 'wrong_connection', text.length);
     waiters.delete(cid);
-    byConn.get(w.conn.id)?.waiting.delete(cid);
     const excerpt = text.length > EXCERPT_CHARS ? text.slice(0, EXCERPT_CHARS) + '…' : text;
-    w.onReply({ correlationId: cid, status, message: typeof m.message === 'string' ? m.message : undefined, body: m.body, hasBody: m.body !== undefined && m.body !== null, excerpt });
-    return { kind: 'reply' };
+    w.reply({ correlationId: cid, status, message: typeof m.message === 'string' ? m.message : undefined, body: m.body, hasBody: m.body !== undefined && m.body !== null, excerpt });
+    return REPLY;
   }
 
   /** Every open connection (for shutdown and the ping loop). */
@@ -258,7 +252,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     return out;
   }
 
-  return { issueTicket, redeemTicket, add, remove, count, openCount, counts, pick, all, onConnect, onAnyConnect, expectReply, handleFrame };
+  return { issueTicket, redeemTicket, add, remove, count, openCount, counts, pick, all, onConnect, onAnyConnect, expectReply, forget, handleFrame };
 }
 
 export type SocketSessions = ReturnType<typeof createSocketSessions>;
