@@ -4,6 +4,7 @@ import { CliError, EXIT } from './output.js';
 import { registerServe } from './commands/serve.js';
 import { registerApps } from './commands/apps.js';
 import { registerAccount } from './commands/account.js';
+import { registerAuthorize } from './commands/authorize.js';
 
 export function buildProgram(): Command {
   const program = new Command('appreg')
@@ -24,6 +25,7 @@ Exit codes: 0 ok, 1 internal, 2 usage, 3 daemon not reachable, 4 rejected by the
   registerServe(program);
   registerAccount(program);
   registerApps(program);
+  registerAuthorize(program); // after registerApps: it adds `apps uninstall` to that group
   return program;
 }
 
