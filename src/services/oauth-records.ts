@@ -66,11 +66,23 @@ export interface CodeRecord {
   /** epoch ms */
   expiresAt: number;
   createdAt: string;
-  /** Set when exchanged; the record stays until expiry so a reuse can be detected. */
-  consumedAt?: string;
-  /** Ids (digests) of the tokens handed out in the response to this code. */
-  issuedTokenIds?: string[];
 }
+
+/**
+ * What replaces a code once it is exchanged: kept until the code's expiry so a reuse is
+ * recognised and what it issued can be revoked; small, since every exchange writes one.
+ */
+export interface ConsumedCodeRecord {
+  id: string;
+  appId: string;
+  workspaceId: string;
+  expiresAt: number;
+  consumedAt: string;
+  /** Ids (digests) of the tokens handed out in the response to this code. */
+  issuedTokenIds: string[];
+}
+
+export type StoredCodeRecord = CodeRecord | ConsumedCodeRecord;
 
 /** Keyed by sha256(token): user access tokens are stored only as this digest. */
 export interface TokenRecord {
@@ -81,7 +93,5 @@ export interface TokenRecord {
   /** The user, or the bot user for a bot token. */
   workspaceUserId: string;
   scopes: string[];
-  /** Digest of the code whose exchange minted it (absent for seeded/migrated tokens). */
-  codeId?: string;
   createdAt: string;
 }

@@ -22,7 +22,9 @@ import {
   OT,
   type AuthorizationRecord,
   type CodeRecord,
+  type ConsumedCodeRecord,
   type InstallationRecord,
+  type StoredCodeRecord,
   type OutboxEventRecord,
   type TokenRecord,
 } from './oauth-records.js';
@@ -255,7 +257,7 @@ export function createOAuthService(ctx: ServiceContext, deps: { identity: Identi
   }
 
   /** Revoke whatever a reused code handed out (RFC 6749 §4.1.2, security.md §2). */
-  function revokeIssued(rec: CodeRecord): Promise<void> {
+  function revokeIssued(rec: ConsumedCodeRecord): Promise<void> {
     const changes: Change[] = [];
     for (const id of rec.issuedTokenIds ?? []) {
       const tok = store.get<TokenRecord>(OT.tokens, id);
@@ -294,13 +296,14 @@ export function createOAuthService(ctx: ServiceContext, deps: { identity: Identi
 
     // ---- from here to commit(): no await, so check-then-change is atomic ----
     const codeId = sha256(input.code as string);
-    const rec = store.get<CodeRecord>(OT.codes, codeId);
-    if (!rec || rec.appId !== app.id) throw invalidGrant();
-    if (rec.consumedAt) {
-      logger.warn('authorization code reused: tokens issued from it revoked', { appId: app.id, workspaceId: rec.workspaceId });
-      await revokeIssued(rec);
+    const stored = store.get<StoredCodeRecord>(OT.codes, codeId);
+    if (!stored || stored.appId !== app.id) throw invalidGrant();
+    if ('consumedAt' in stored) {
+      logger.warn('authorization code reused: tokens issued from it revoked', { appId: app.id, workspaceId: stored.workspaceId });
+      await revokeIssued(stored);
       throw invalidGrant();
     }
+    const rec: CodeRecord = stored;
     if (rec.expiresAt <= clock.now()) {
       await store.commit([{ table: OT.codes, id: rec.id, value: null }]);
       throw invalidGrant('The authorization code has expired.');
@@ -335,7 +338,7 @@ export function createOAuthService(ctx: ServiceContext, deps: { identity: Identi
       if (mint) {
         botToken = newSecret(PREFIX.botToken);
         const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
-        const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botUser.id, scopes, codeId, createdAt: now };
+        const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botUser.id, scopes, createdAt: now };
         if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null }); // reinstall: the old one stops working now
         changes.push({ table: OT.tokens, id: tok.id, value: tok });
         inst = { ...inst, botUserId: botUser.id, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
@@ -351,17 +354,20 @@ export function createOAuthService(ctx: ServiceContext, deps: { identity: Identi
     }
 
     const accessToken = newSecret(PREFIX.accessToken);
-    const userTok: TokenRecord = { id: sha256(accessToken), kind: 'user', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, scopes: rec.userScopes, codeId, createdAt: now };
+    const userTok: TokenRecord = { id: sha256(accessToken), kind: 'user', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, scopes: rec.userScopes, createdAt: now };
     changes.push({ table: OT.tokens, id: userTok.id, value: userTok });
     issued.unshift(userTok.id);
 
     const azId = authorizationId(app.id, user.id);
     const prevAz = store.get<AuthorizationRecord>(OT.authorizations, azId);
-    const az: AuthorizationRecord = prevAz
-      ? { ...prevAz, userScopes: [...new Set([...prevAz.userScopes, ...rec.userScopes])], updatedAt: now }
-      : { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };
-    changes.push({ table: OT.authorizations, id: az.id, value: az });
-    changes.push({ table: OT.codes, id: rec.id, value: { ...rec, consumedAt: now, issuedTokenIds: issued } });
+    if (!prevAz) {
+      const az: AuthorizationRecord = { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };
+      changes.push({ table: OT.authorizations, id: az.id, value: az });
+    } else if (!rec.userScopes.every((s) => prevAz.userScopes.includes(s))) {
+      changes.push({ table: OT.authorizations, id: azId, value: { ...prevAz, userScopes: [...new Set([...prevAz.userScopes, ...rec.userScopes])], updatedAt: now } });
+    }
+    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, issuedTokenIds: issued };
+    changes.push({ table: OT.codes, id: rec.id, value: consumed });
     await commit(changes);
 
     const out: TokenResponse = { accessToken, userId: user.id, workspaceId: rec.workspaceId };
@@ -508,7 +514,7 @@ export function createOAuthService(ctx: ServiceContext, deps: { identity: Identi
   async function sweep(): Promise<number> {
     const now = clock.now();
     const changes: Change[] = [];
-    for (const c of store.values<CodeRecord>(OT.codes)) if (c.expiresAt <= now) changes.push({ table: OT.codes, id: c.id, value: null });
+    for (const c of store.values<StoredCodeRecord>(OT.codes)) if (c.expiresAt <= now) changes.push({ table: OT.codes, id: c.id, value: null });
     if (changes.length) await store.commit(changes);
     return changes.length;
   }

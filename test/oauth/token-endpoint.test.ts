@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { createApp, grant, exchange, authorize, me, secondUser } from '../fixtures/redirects-flow.js';
+import { createApp, grant, exchange, authorize, me } from '../fixtures/redirects-flow.js';
 import { getOAuth } from '../../src/services/oauth.js';
 import { OT, type CodeRecord } from '../../src/services/oauth-records.js';
 import { sha256 } from '../../src/crypto.js';
@@ -175,6 +175,25 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
     t.notOk(all.includes(x.accessToken), 'the access token is not');
     t.notOk(all.includes(x.botToken!), 'the bot token is not in clear');
     t.notOk(all.includes(x.code), 'the code is not');
+  });
+
+  t.test('a malformed multipart body is a 400, not a 500; the response still carries a request id', async (t) => {
+    const res = await fetch(`${d.url}/oauth2/access`, { method: 'POST', headers: { 'content-type': 'multipart/form-data' }, body: 'garbage' });
+    t.equal(res.status, 400);
+    t.equal(((await res.json()) as { code: string }).code, 'invalid_request');
+    t.match(res.headers.get('x-request-id'), /^[0-9a-f]{16}$/);
+    t.equal(res.headers.get('cache-control'), 'no-store');
+    const cut = await fetch(`${d.url}/oauth2/access`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=xyz' }, body: '--xyz\r\nContent-Disposition: form-data; name="code"\r\n\r\nabc' });
+    t.equal(cut.status, 400, 'truncated multipart');
+  });
+
+  t.test('a code never lives longer than 10 minutes, whatever the configuration says', async (t) => {
+    const d2 = await startTestDaemon({ config: { codeTtlSeconds: 3600 }, clock: { now: () => now } });
+    t.teardown(() => d2.stop());
+    const app2 = await createApp(d2);
+    const g = await grant(d2, app2);
+    const rec = d2.deps.ctx.store.get<CodeRecord>(OT.codes, sha256(g.body.code))!;
+    t.equal(rec.expiresAt - now, 600_000);
   });
 
   t.test('the token endpoint is rate limited (429 + Retry-After)', async (t) => {
