@@ -240,6 +240,17 @@ t.test('the consent screen (interface.md endpoint 7, security.md §1 and §3)', 
     t.equal(theirs.status, 403);
   });
 
+  t.test('the session cookie is Secure when the consent screen is served over https', async (t) => {
+    const d2 = await startTestDaemon({ config: { appUrl: 'https://consent.example.com' } });
+    t.teardown(() => d2.stop());
+    const app2 = await createApp(d2);
+    const res = await fetch(consentUrl(d2, { clientId: app2.id, scopes: ALL_SCOPES, redirectUrl: 'http://localhost:9/redirect' }));
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('appreg_session='))!;
+    t.match(cookie, /;\s*Secure/i);
+    t.match(cookie, /HttpOnly/i);
+    t.match(cookie, /SameSite=Lax/i);
+  });
+
   t.test('the sign-in form is rate limited (429 page with Retry-After)', async (t) => {
     const d2 = await startTestDaemon({ config: { rateLimitLogin: 2 } });
     t.teardown(() => d2.stop());
