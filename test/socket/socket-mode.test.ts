@@ -316,6 +316,16 @@ t.test('the sockets of an app that is deleted or leaves socket mode are closed w
   t.equal(a.opens + b.opens, 2, 'no reconnect loop');
 });
 
+t.test('behind a public https URL the socket URL is wss:// on the same host', async (t) => {
+  const d = await startTestDaemon({ config: { publicUrl: 'https://appreg.example.com/' } });
+  t.teardown(() => d.stop());
+  // d.url is the public URL now: create the app in-process and call the daemon on its local port.
+  const { app } = await d.deps.apps.create({ workspaceId: d.workspaceId, workspaceUserId: d.workspaceUserId, jti: 'test' }, manifest({ socketMode: true }));
+  const res = await fetch(`http://127.0.0.1:${d.port}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(String(app.appKey))}`);
+  const { url } = (await res.json()) as { url: string };
+  t.match(url, /^wss:\/\/appreg\.example\.com\/socket\?ticket=awt_/);
+});
+
 t.test('graceful shutdown closes every socket with 1001', async (t) => {
   const d = await startTestDaemon();
   let stopped = false;
