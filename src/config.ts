@@ -36,6 +36,24 @@ export interface Config {
   socketQueueMaxAgeMs: number;
   /** Socket mode: at most this many kept events per app; beyond, the oldest is dropped with a warning. */
   socketQueueMaxPerApp: number;
+  /** Delivery: the acknowledgement budget of interactive calls (interface.md: 3 seconds). */
+  deliveryBudgetMs: number;
+  /** Delivery: how long one event attempt may take before it counts as a timeout. */
+  deliveryEventTimeoutMs: number;
+  /** Delivery: seconds between event retries, comma-separated (each ±20 % jitter); one retry per entry. */
+  deliveryRetrySchedule: string;
+  /** Delivery: bytes of an answer that are read (the rest is cut off). */
+  deliveryMaxResponseBytes: number;
+  /** Delivery log: total size kept on disk under <data-dir>/deliveries, oldest files removed first. */
+  deliveryLogMaxBytes: number;
+  /** Delivery log: entries older than this many days are dropped. */
+  deliveryLogRetentionDays: number;
+  /** Egress: refuse targets in private, link-local, CGNAT and unique-local ranges (loopback is governed separately). */
+  egressDenyPrivate: boolean;
+  /** Egress: allow loopback targets (127.0.0.0/8, ::1) so solo and CI use work out of the box. */
+  egressAllowLoopback: boolean;
+  /** Egress: comma-separated addresses or CIDR ranges allowed even when the rules above deny them. */
+  egressAllow: string;
 }
 
 export const DEFAULT_PORT = 8740;
@@ -60,6 +78,15 @@ export const defaults: Config = {
   socketBadFrameWindowMs: 10_000,
   socketQueueMaxAgeMs: 24 * 3600_000,
   socketQueueMaxPerApp: 10_000,
+  deliveryBudgetMs: 3000,
+  deliveryEventTimeoutMs: 10_000,
+  deliveryRetrySchedule: '1,5,30,120,600,1800,3600',
+  deliveryMaxResponseBytes: 64 * 1024,
+  deliveryLogMaxBytes: 64 * 1024 * 1024,
+  deliveryLogRetentionDays: 7,
+  egressDenyPrivate: true,
+  egressAllowLoopback: true,
+  egressAllow: '',
 };
 
 type Kind = 'string' | 'number' | 'boolean';
@@ -69,6 +96,8 @@ const kinds: Record<keyof Config, Kind> = {
   codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
+  deliveryBudgetMs: 'number', deliveryEventTimeoutMs: 'number', deliveryRetrySchedule: 'string', deliveryMaxResponseBytes: 'number',
+  deliveryLogMaxBytes: 'number', deliveryLogRetentionDays: 'number', egressDenyPrivate: 'boolean', egressAllowLoopback: 'boolean', egressAllow: 'string',
 };
 
 /** dataDir ↔ APPREG_DATA_DIR */
@@ -88,6 +117,10 @@ function coerce(key: keyof Config, raw: unknown, source: string): unknown {
     if (raw === 'true' || raw === '1') return true;
     if (raw === 'false' || raw === '0') return false;
     throw new ConfigError(`${source}: ${key} must be true or false, got ${JSON.stringify(raw)}`);
+  }
+  if (key === 'egressAllow' && raw === '') return raw;
+  if (key === 'deliveryRetrySchedule' && (typeof raw !== 'string' || !/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/.test(raw))) {
+    throw new ConfigError(`${source}: deliveryRetrySchedule must be comma-separated seconds, e.g. "1,5,30"`);
   }
   if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${source}: ${key} must be a non-empty string`);
   if (key === 'logLevel' && !['debug', 'info', 'warn', 'error'].includes(raw)) throw new ConfigError(`${source}: logLevel must be debug, info, warn or error`);

@@ -1,0 +1,130 @@
+/**
+ * HTTP transport (wire-protocol.md §5): one signed POST per attempt, through undici.
+ * undici rather than got on this path: measured in bench/delivery.ts (and
+ * architecture.md: ~14.8 k vs ~2.7 k small POSTs/s on loopback); got stays for the
+ * one-off manifest fetch. Redirects are never followed, the answer is read up to a
+ * cap, TLS is verified, and the egress policy checks every resolved address.
+ */
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import type { Clock } from '../clock.js';
+import { EgressDenied, type EgressPolicy } from './egress.js';
+import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, signedHeaders } from './sign.js';
+import type { AttemptResult, Outcome, SendRequest, Transport } from './types.js';
+
+const EXCERPT = 2048;
+
+/** How an app's HTTP answer reads (wire-protocol §5 "How apps answer"). */
+export function classifyAnswer(status: number, text: string, interactive: boolean): Omit<AttemptResult, 'latencyMs'> {
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  const obj = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const message = typeof obj?.message === 'string' && obj.message !== '' ? obj.message : undefined;
+  const excerpt = text.slice(0, EXCERPT);
+  const base = { status, excerpt, ...(body !== undefined ? { body } : {}) };
+  if (status >= 300 && status < 400) return { ...base, outcome: 'redirect', error: `the app answered a ${status} redirect (redirects are not followed)` };
+  if (status === 403) return { ...base, outcome: 'signature_rejected', error: 'the app refused the request (403), usually a signature check failing' };
+  if (status >= 200 && status < 300) {
+    if (interactive && obj && ('view' in obj || 'options' in obj)) return { ...base, outcome: 'response' };
+    return { ...base, outcome: 'acked', ...(message ? { message } : {}) };
+  }
+  if (message) return { ...base, outcome: 'nacked', message };
+  return { ...base, outcome: 'http_error', error: `the app answered status ${status}` };
+}
+
+function failure(outcome: Outcome, error: string, t0: number): AttemptResult {
+  return { outcome, error, latencyMs: Math.round((performance.now() - t0) * 10) / 10 };
+}
+
+export interface HttpTransportOptions {
+  clock: Clock;
+  egress: EgressPolicy;
+  maxResponseBytes: number;
+}
+
+export interface HttpTransport extends Transport {
+  /** A raw POST for the signature probe: same policy, caller-chosen headers. */
+  post(url: string, body: string, headers: Record<string, string>, budgetMs: number): Promise<AttemptResult>;
+  close(): Promise<void>;
+}
+
+export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
+  const agent = new Agent({
+    connect: { lookup: opts.egress.lookup, rejectUnauthorized: true },
+    keepAliveTimeout: 30_000,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
+
+  async function post(url: string, body: string, headers: Record<string, string>, budgetMs: number): Promise<AttemptResult> {
+    const t0 = performance.now();
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return failure('connection_error', 'the target URL is not valid', t0);
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') return failure('connection_error', `the ${target.protocol} scheme is not delivered to`, t0);
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    if (net.isIP(host)) {
+      const why = opts.egress.check(host);
+      if (why) return failure('egress_denied', why, t0);
+    }
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), budgetMs);
+    try {
+      const res = await request(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'appreg', ...headers },
+        body,
+        signal: ac.signal,
+        dispatcher: agent,
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        const b = chunk as Buffer;
+        const room = opts.maxResponseBytes - size;
+        chunks.push(room < b.length ? b.subarray(0, room) : b);
+        size += Math.min(room, b.length);
+        if (size >= opts.maxResponseBytes) {
+          res.body.destroy();
+          break;
+        }
+      }
+      const text = Buffer.concat(chunks).toString('utf8');
+      const latencyMs = Math.round((performance.now() - t0) * 10) / 10;
+      return { ...classifyAnswer(res.statusCode, text, true), latencyMs };
+    } catch (e) {
+      if (ac.signal.aborted) return failure('timeout', `no answer within ${budgetMs} ms`, t0);
+      const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      const cause = err.cause ?? err;
+      if (cause instanceof EgressDenied || err instanceof EgressDenied) return failure('egress_denied', (cause as Error).message, t0);
+      const code = cause.code ?? err.code ?? '';
+      if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code)) return failure('connection_error', `TLS verification failed (${code})`, t0);
+      return failure('connection_error', code ? `could not reach the app (${code})` : `could not reach the app (${err.message})`, t0);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    async send(req: SendRequest): Promise<AttemptResult> {
+      if (!req.url) return { outcome: 'connection_error', error: 'the app has no URL for this kind of call', latencyMs: 0 };
+      const body = JSON.stringify(req.payload);
+      const headers: Record<string, string> = { ...signedHeaders(req.signingSecret, body, opts.clock.now()), [DELIVERY_ID_HEADER]: req.deliveryId };
+      if (req.retryNum > 0) headers[RETRY_NUM_HEADER] = String(req.retryNum);
+      const r = await post(req.url, body, headers, req.budgetMs);
+      // Events: any 2xx is an ack (the SDK answers `ok`); modal/menu shapes only matter for interactive calls.
+      if (!req.interactive && r.outcome === 'response') return { ...r, outcome: 'acked' };
+      return r;
+    },
+    post,
+    close: () => agent.close(),
+  };
+}

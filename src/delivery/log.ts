@@ -1,0 +1,169 @@
+/**
+ * The delivery log: every delivery and each of its attempts. Kept out of the main data
+ * document (appending here never slows app and token writes): JSON lines under
+ * <data-dir>/deliveries/, one line per change of a delivery (the latest line of an id
+ * wins), files rotated by size, the oldest removed past deliveryLogMaxBytes or
+ * deliveryLogRetentionDays. Recent deliveries are indexed in memory for list/show.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { DeliveryKind, Outcome } from './types.js';
+
+export interface AttemptEntry {
+  id: string;
+  at: string;
+  retryNum: number;
+  status?: number;
+  latencyMs: number;
+  outcome: Outcome;
+  excerpt?: string;
+  error?: string;
+  message?: string;
+  /** Set for the signature probe's extra requests. */
+  probe?: 'wrong-signature' | 'unsigned';
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'retrying';
+
+export interface DeliveryRecord {
+  id: string;
+  kind: DeliveryKind;
+  appId: string;
+  appName: string;
+  /** Owner of the app: who may list and replay it. */
+  ownerId: string;
+  workspaceId: string;
+  userId: string;
+  transport: 'http' | 'socket';
+  url?: string;
+  createdAt: string;
+  updatedAt: string;
+  state: DeliveryState;
+  outcome?: Outcome;
+  /** What the triggering user sees: the app's message, or the offline message on failure. */
+  ephemeralMessage?: string;
+  /** The app's answer body (modal or menu response, ack body). */
+  response?: unknown;
+  payload: Record<string, unknown>;
+  attempts: AttemptEntry[];
+  nextAttemptAt?: string;
+  replayOf?: string;
+}
+
+export interface DeliveryLog {
+  put(rec: DeliveryRecord): void;
+  get(id: string): DeliveryRecord | undefined;
+  list(filter: { ownerId: string; appId?: string; failed?: boolean; limit?: number }): DeliveryRecord[];
+  /** Bytes written to disk so far (tests, benchmarks). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const FILE_RE = /^log-(\d{8})\.jsonl$/;
+const MAX_INDEXED = 20_000;
+
+export function openDeliveryLog(opts: { dir: string; maxBytes: number; retentionDays: number; clock: Clock; logger: Logger }): DeliveryLog {
+  const { dir, clock, logger } = opts;
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const fileBytes = Math.max(64 * 1024, Math.floor(opts.maxBytes / 4));
+  const retentionMs = opts.retentionDays * 86_400_000;
+  const index = new Map<string, DeliveryRecord>();
+
+  const files = () =>
+    fs.readdirSync(dir).filter((f) => FILE_RE.test(f)).sort();
+
+  // Rebuild the index from what is on disk, oldest first; unreadable lines are skipped.
+  const cutoff = clock.now() - retentionMs;
+  for (const f of files()) {
+    let text: string;
+    try {
+      text = fs.readFileSync(path.join(dir, f), 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        const rec = JSON.parse(line) as DeliveryRecord;
+        if (!rec || typeof rec.id !== 'string') continue;
+        if (Date.parse(rec.updatedAt) < cutoff) continue;
+        index.delete(rec.id);
+        index.set(rec.id, rec);
+      } catch {
+        /* a torn line from a crash */
+      }
+    }
+  }
+  while (index.size > MAX_INDEXED) index.delete(index.keys().next().value!);
+
+  let current = files().at(-1);
+  let currentSize = current ? fs.statSync(path.join(dir, current)).size : 0;
+  let queue: string[] = [];
+  let writing: Promise<void> | null = null;
+
+  function prune() {
+    const list = files();
+    let total = list.reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+    for (const f of list.slice(0, -1)) {
+      const p = path.join(dir, f);
+      const st = fs.statSync(p);
+      if (total > opts.maxBytes || st.mtimeMs < clock.now() - retentionMs) {
+        fs.rmSync(p, { force: true });
+        total -= st.size;
+      }
+    }
+  }
+
+  function rotate() {
+    const next = current ? Number(FILE_RE.exec(current)![1]) + 1 : 1;
+    current = `log-${String(next).padStart(8, '0')}.jsonl`;
+    currentSize = 0;
+    prune();
+  }
+
+  async function drain() {
+    while (queue.length) {
+      const batch = queue.join('');
+      queue = [];
+      if (!current || currentSize + batch.length > fileBytes) rotate();
+      try {
+        await fs.promises.appendFile(path.join(dir, current!), batch, { mode: 0o600 });
+        currentSize += Buffer.byteLength(batch);
+      } catch (e) {
+        logger.error('delivery log write failed', { error: (e as Error).message });
+      }
+    }
+    writing = null;
+  }
+
+  return {
+    put(rec) {
+      index.delete(rec.id);
+      index.set(rec.id, rec);
+      if (index.size > MAX_INDEXED) index.delete(index.keys().next().value!);
+      queue.push(JSON.stringify(rec) + '\n');
+      writing ??= drain();
+    },
+    get: (id) => index.get(id),
+    list({ ownerId, appId, failed, limit = 50 }) {
+      const out: DeliveryRecord[] = [];
+      const all = [...index.values()];
+      for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
+        const r = all[i]!;
+        if (r.ownerId !== ownerId) continue;
+        if (appId && r.appId !== appId) continue;
+        if (failed && r.state !== 'failed' && r.state !== 'retrying') continue;
+        out.push(r);
+      }
+      return out;
+    },
+    async flush() {
+      while (writing) await writing;
+    },
+    async close() {
+      while (writing) await writing;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * Fetch an app's own manifest from `<APP_HOST_URL>/manifest` (interface.md item 4,
+ * wire-protocol.md §7) with got: a one-off GET, so the user's HTTP client of choice,
+ * under the same egress policy, no redirects, a size cap and a timeout.
+ */
+import net from 'node:net';
+import got from 'got';
+import { AppError, invalidRequest } from '../errors.js';
+import type { EgressPolicy } from './egress.js';
+
+const MAX_BYTES = 1024 * 1024;
+
+export function manifestUrl(appHostUrl: unknown): URL {
+  if (typeof appHostUrl !== 'string' || !appHostUrl) throw invalidRequest('url (the app host URL) is required.');
+  let u: URL;
+  try {
+    u = new URL(appHostUrl);
+  } catch {
+    throw invalidRequest('url must be an absolute http(s) URL of the app host.');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalidRequest('url must be an http(s) URL.');
+  if (u.username || u.password) throw invalidRequest('url must not contain a user name or password.');
+  u.pathname = u.pathname.replace(/\/+$/, '') + '/manifest';
+  u.search = '';
+  u.hash = '';
+  return u;
+}
+
+const unreachable = (msg: string) => new AppError(502, 'manifest_unavailable', msg, { expose: true });
+
+export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, timeoutMs = 10_000): Promise<unknown> {
+  const url = manifestUrl(appHostUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host)) {
+    const why = egress.check(host);
+    if (why) throw new AppError(400, 'egress_denied', `Cannot fetch ${url.origin}: ${why}.`);
+  }
+  let text = '';
+  try {
+    const stream = got.stream(url, { dnsLookup: egress.lookup as never, followRedirect: false, timeout: { request: timeoutMs }, retry: { limit: 0 }, throwHttpErrors: false, headers: { accept: 'application/json', 'user-agent': 'appreg' } });
+    let status = 0;
+    stream.on('response', (res: { statusCode: number }) => (status = res.statusCode));
+    let size = 0;
+    for await (const chunk of stream) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BYTES) {
+        stream.destroy();
+        throw unreachable(`${url.href} answered more than 1 MiB.`);
+      }
+      text += (chunk as Buffer).toString('utf8');
+    }
+    if (status >= 300 && status < 400) throw unreachable(`${url.href} answered a ${status} redirect (redirects are not followed).`);
+    if (status !== 200) throw unreachable(`${url.href} answered status ${status}.`);
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    const err = e as NodeJS.ErrnoException & { cause?: Error };
+    if (/egress policy/.test(String(err.message) + String(err.cause?.message))) throw new AppError(400, 'egress_denied', `Cannot fetch ${url.origin}: the egress policy refuses its address.`);
+    throw unreachable(`Could not fetch ${url.href}: ${err.code ?? err.message}.`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw unreachable(`${url.href} did not answer JSON.`);
+  }
+}
