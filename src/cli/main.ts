@@ -5,6 +5,7 @@ import { registerServe } from './commands/serve.js';
 import { registerApps } from './commands/apps.js';
 import { registerAccount } from './commands/account.js';
 import { registerAuthorize } from './commands/authorize.js';
+import { registerDeliver, registerAppsSync } from './commands/deliver.js';
 
 export function buildProgram(): Command {
   const program = new Command('appreg')
@@ -26,6 +27,8 @@ Exit codes: 0 ok, 1 internal, 2 usage, 3 daemon not reachable, 4 rejected by the
   registerAccount(program);
   registerApps(program);
   registerAuthorize(program); // after registerApps: it adds `apps uninstall` to that group
+  registerDeliver(program);
+  registerAppsSync(program); // adds `apps sync`
   return program;
 }
 

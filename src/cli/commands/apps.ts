@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { createClient, type GlobalOpts } from '../client.js';
 import { CliError, EXIT, createOut, kv, table } from '../output.js';
 import { validateManifest } from '../../validation/manifest.js';
+import { appFromUrl } from './deliver.js';
 
 const g = (cmd: Command) => cmd.optsWithGlobals() as GlobalOpts & Record<string, unknown>;
 type App = Record<string, unknown> & { id: string; name?: string; displayName?: string; published?: boolean; clientSecret?: string; appKey?: string; signingSecret?: string };
@@ -69,15 +70,20 @@ export function registerApps(program: Command): void {
     .command('create')
     .description('register an app from a manifest file; prints its id and secrets')
     .option('--file <manifest.json>', 'manifest file')
+    .option('--from-url <APP_HOST_URL>', 'instead of --file: the daemon fetches <url>/manifest, as the app serves it')
     .option('--env-file <path>', 'also write PUMBLE_APP_ID, PUMBLE_APP_KEY, PUMBLE_APP_CLIENT_SECRET, PUMBLE_APP_SIGNING_SECRET there (0600)')
-    .addHelpText('after', '\nExamples:\n  $ appreg apps create --file manifest.json\n  $ appreg apps create --file manifest.json --env-file .env --json')
+    .addHelpText('after', '\nExamples:\n  $ appreg apps create --file manifest.json\n  $ appreg apps create --file manifest.json --env-file .env --json\n  $ appreg apps create --from-url http://localhost:5000 --env-file .env')
     .action(async (_o, cmd: Command) => {
       const o = g(cmd);
       const out = createOut(o);
-      if (!o.file) throw new CliError('give the manifest with --file <manifest.json>', EXIT.usage);
-      const manifest = readManifestFile(String(o.file));
-      const client = createClient(o);
-      const app = await client.request<App>('POST', `${client.base()}/apps`, { json: manifest });
+      if (!o.file === !o.fromUrl) throw new CliError('give the manifest with --file <manifest.json> or --from-url <APP_HOST_URL> (one of them)', EXIT.usage);
+      let app: App;
+      if (o.fromUrl) app = (await appFromUrl(o, String(o.fromUrl))) as App;
+      else {
+        const manifest = readManifestFile(String(o.file));
+        const client = createClient(o);
+        app = await client.request<App>('POST', `${client.base()}/apps`, { json: manifest });
+      }
       if (o.envFile) writeEnvFile(String(o.envFile), app);
       out.print(app, (c) => summary(c, app, true) + (o.envFile ? `\n${c.dim(`secrets written to ${o.envFile}`)}` : ''));
     });

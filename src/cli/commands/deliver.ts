@@ -1,0 +1,199 @@
+/** appreg deliver-test, appreg deliveries list|show|replay, appreg apps sync / create --from-url. */
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import { createClient, type GlobalOpts } from '../client.js';
+import { CliError, EXIT, createOut, kv, table } from '../output.js';
+
+const g = (cmd: Command) => cmd.optsWithGlobals() as GlobalOpts & Record<string, unknown>;
+const KINDS = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
+const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
+
+interface Attempt { id: string; at: string; retryNum: number; status?: number; latencyMs: number; outcome: string; excerpt?: string; error?: string; message?: string }
+interface Delivery {
+  id: string; kind: string; appId: string; appName: string; url?: string; transport: string; state: string; outcome?: string; ephemeralMessage?: string;
+  response?: unknown; payload: unknown; attempts: Attempt[]; createdAt: string; nextAttemptAt?: string;
+}
+interface ProbeResult { outcome: string; status?: number; latencyMs: number; error?: string; refused: boolean }
+interface Probe { wrongSignature: ProbeResult; unsigned: ProbeResult; refusedBoth: boolean }
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new CliError(`${what} ${file} is not valid JSON: ${(e as Error).message}`, EXIT.usage);
+  }
+}
+
+/** Whether the outcome is what the user asked for. */
+export function meets(expect: string, outcome: string | undefined): boolean {
+  switch (expect) {
+    case 'ack': return outcome === 'acked';
+    case 'nack': return outcome === 'nacked';
+    case 'response': return outcome === 'response';
+    case 'any': return outcome === 'acked' || outcome === 'nacked' || outcome === 'response';
+    default: return outcome === 'acked' || outcome === 'response';
+  }
+}
+
+function attemptsTable(c: Parameters<typeof kv>[0], attempts: Attempt[]): string {
+  return table(c, ['#', 'AT', 'OUTCOME', 'STATUS', 'LATENCY', 'DETAIL'], attempts.map((a) => [String(a.retryNum), a.at, a.outcome, a.status === undefined ? '-' : String(a.status), `${a.latencyMs} ms`, a.message ?? a.error ?? '']));
+}
+
+function describe(c: Parameters<typeof kv>[0], d: Delivery): string {
+  const last = d.attempts.at(-1);
+  const rows: Array<[string, unknown]> = [
+    ['delivery', d.id], ['kind', d.kind], ['app', `${d.appName} (${d.appId})`], ['target', d.transport === 'socket' ? 'socket mode' : d.url], ['state', d.state],
+    ['outcome', d.outcome], ['status', last?.status ?? '-'], ['latency', last ? `${last.latencyMs} ms` : '-'],
+  ];
+  if (d.ephemeralMessage) rows.push(['shown to the user', d.ephemeralMessage]);
+  if (d.nextAttemptAt) rows.push(['next attempt', d.nextAttemptAt]);
+  if (last?.error) rows.push(['error', last.error]);
+  let s = kv(c, rows);
+  s += `\n${c.bold('sent')}\n${JSON.stringify(d.payload, null, 2)}`;
+  if (d.response !== undefined) s += `\n${c.bold('answer')}\n${typeof d.response === 'string' ? d.response : JSON.stringify(d.response, null, 2)}`;
+  else if (last?.excerpt) s += `\n${c.bold('answer')}\n${last.excerpt}`;
+  if (d.attempts.length > 1) s += `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}`;
+  return s;
+}
+
+function numberOpt(v: unknown, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`${name} must be a positive integer`, EXIT.usage);
+  return n;
+}
+
+export function registerDeliver(program: Command): void {
+  program
+    .command('deliver-test <appId>')
+    .description('send a signed trigger or event to an app, wait for its answer, and fail unless it answered as expected')
+    .requiredOption('--kind <kind>', KINDS.join('|'))
+    .option('--command <command>', 'slash command (default: the app\'s first)')
+    .option('--text <text>', 'text after the slash command')
+    .option('--shortcut <name>', 'shortcut name (default: the app\'s first of that kind)')
+    .option('--message-id <id>', 'message id for a message shortcut')
+    .option('--on-action <id>', 'onAction of a block interaction or dynamic menu')
+    .option('--value <value>', 'value of a block interaction or dynamic menu')
+    .option('--query <text>', 'what the user typed in a dynamic menu')
+    .option('--view-file <view.json>', 'view object for view-action (or block-interaction on a view)')
+    .option('--event <type>', 'event type, e.g. NEW_MESSAGE (default: the first subscribed)')
+    .option('--body-file <body.json>', 'event body (sent JSON-encoded as the platform does)')
+    .option('--payload <file.json>', 'send this exact body instead of the built one')
+    .option('--timeout-ms <ms>', 'acknowledgement budget', '3000')
+    .option('--expect <what>', `${EXPECT.join('|')}: ok = an ack or a modal/menu response; any = any answer in time`, 'ok')
+    .option('--probe-signature', 'also send one request with a wrong signature and one unsigned; fail unless the app refuses both')
+    .addHelpText('after', `
+Exit codes: 0 the app answered as expected within the budget; 6 it did not (timeout, error,
+wrong answer, or it accepted a badly signed request); 2-5 as for every command.
+
+Examples:
+  $ appreg deliver-test app_123 --kind slash-command --command /standup --text "start"
+  $ appreg deliver-test app_123 --kind global-shortcut --shortcut start_standup --probe-signature
+  $ appreg deliver-test app_123 --kind dynamic-menu --on-action pick_channel --query gen --expect response
+  $ appreg deliver-test app_123 --kind event --event NEW_MESSAGE --body-file message.json --json`)
+    .action(async (appId: string, _o, cmd: Command) => {
+      const o = g(cmd);
+      const out = createOut(o);
+      const kind = String(o.kind);
+      if (!KINDS.includes(kind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}`, EXIT.usage);
+      const expect = String(o.expect);
+      if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
+      const timeoutMs = numberOpt(o.timeoutMs, '--timeout-ms')!;
+      const body: Record<string, unknown> = { appId, kind, timeoutMs };
+      const map: Array<[string, string]> = [['command', 'command'], ['text', 'text'], ['shortcut', 'shortcut'], ['messageId', 'messageId'], ['onAction', 'onAction'], ['value', 'value'], ['query', 'query'], ['event', 'event']];
+      for (const [opt, field] of map) if (o[opt] !== undefined) body[field] = String(o[opt]);
+      if (o.viewFile) {
+        body.view = readJson(String(o.viewFile), 'view file');
+        if (kind === 'block-interaction') body.sourceType = 'VIEW';
+      }
+      if (o.bodyFile) body.body = readJson(String(o.bodyFile), 'body file');
+      if (o.payload) body.payload = readJson(String(o.payload), 'payload file');
+      const client = createClient(o);
+      const d = await client.request<Delivery>('POST', `${client.base()}/deliveries`, { json: body, timeoutMs: timeoutMs + 60_000 });
+      let probe: Probe | undefined;
+      if (o.probeSignature) probe = await client.request<Probe>('POST', `${client.base()}/deliveries/probe-signature`, { json: body, timeoutMs: timeoutMs + 60_000 });
+      const answered = meets(expect, d.outcome);
+      const passed = answered && (!probe || probe.refusedBoth);
+      out.print({ passed, expected: expect, delivery: d, ...(probe ? { probe } : {}) }, (c) => {
+        let s = describe(c, d);
+        if (probe) {
+          const line = (name: string, r: ProbeResult) => `${name}: ${r.refused ? c.green('refused') : c.red('ACCEPTED')} (${r.status ?? r.outcome}${r.error ? `, ${r.error}` : ''})`;
+          s += `\n${c.bold('signature probe')}\n  ${line('wrong signature', probe.wrongSignature)}\n  ${line('unsigned', probe.unsigned)}`;
+        }
+        const why = !answered ? `expected ${expect}, got ${d.outcome}` : probe && !probe.refusedBoth ? 'the app accepted a request that was not properly signed' : '';
+        return s + '\n' + (passed ? c.green('PASS') : c.red(`FAIL: ${why}`));
+      });
+      if (!passed) process.exitCode = EXIT.deliveryFailed;
+    });
+
+  const deliveries = program.command('deliveries').description('the delivery log: every trigger, event and attempt');
+  deliveries
+    .command('list')
+    .description('recent deliveries of your apps, newest first')
+    .option('--app <appId>', 'only this app')
+    .option('--failed', 'only failed or retrying deliveries')
+    .option('--limit <n>', 'how many (1-1000)', '50')
+    .addHelpText('after', '\nExamples:\n  $ appreg deliveries list --failed\n  $ appreg deliveries list --app app_123 --json')
+    .action(async (_o, cmd: Command) => {
+      const o = g(cmd);
+      const client = createClient(o);
+      const searchParams: Record<string, string> = { limit: String(numberOpt(o.limit, '--limit')) };
+      if (o.app) searchParams.appId = String(o.app);
+      if (o.failed) searchParams.failed = 'true';
+      const list = await client.request<Delivery[]>('GET', `${client.base()}/deliveries`, { searchParams });
+      createOut(o).print(list, (c) =>
+        table(c, ['ID', 'KIND', 'APP', 'STATE', 'OUTCOME', 'STATUS', 'LATENCY', 'CREATED'], list.map((d) => {
+          const a = d.attempts.at(-1);
+          return [d.id, d.kind, d.appName, d.state, d.outcome ?? '-', a?.status === undefined ? '-' : String(a.status), a ? `${a.latencyMs} ms` : '-', d.createdAt];
+        })),
+      );
+    });
+  deliveries
+    .command('show <deliveryId>')
+    .description('one delivery: what was sent, every attempt, what came back')
+    .addHelpText('after', '\nExample:\n  $ appreg deliveries show dlv_123')
+    .action(async (id: string, _o, cmd: Command) => {
+      const o = g(cmd);
+      const client = createClient(o);
+      const d = await client.request<Delivery>('GET', `${client.base()}/deliveries/${encodeURIComponent(id)}`);
+      createOut(o).print(d, (c) => describe(c, d) + (d.attempts.length === 1 ? `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}` : ''));
+    });
+  deliveries
+    .command('replay <deliveryId>')
+    .description('send a delivery again (signed afresh, recorded as a new attempt); exit 6 if it fails')
+    .addHelpText('after', '\nExample:\n  $ appreg deliveries replay dlv_123')
+    .action(async (id: string, _o, cmd: Command) => {
+      const o = g(cmd);
+      const client = createClient(o);
+      const d = await client.request<Delivery>('POST', `${client.base()}/deliveries/${encodeURIComponent(id)}/replay`, { timeoutMs: 120_000 });
+      createOut(o).print(d, (c) => describe(c, d));
+      if (d.state !== 'delivered') process.exitCode = EXIT.deliveryFailed;
+    });
+}
+
+/** `apps create --from-url` and `apps sync`: the daemon fetches <APP_HOST_URL>/manifest and validates it. */
+export async function appFromUrl(o: GlobalOpts, url: string, appId?: string): Promise<Record<string, unknown>> {
+  const client = createClient(o);
+  return client.request<Record<string, unknown>>('POST', `${client.base()}/apps/from-url`, { json: appId ? { url, appId } : { url }, timeoutMs: 60_000 });
+}
+
+export function registerAppsSync(program: Command): void {
+  const apps = program.commands.find((c) => c.name() === 'apps');
+  if (!apps) throw new Error('register the apps command first');
+  apps
+    .command('sync <appId>')
+    .description('update an app from the manifest its own host serves at <APP_HOST_URL>/manifest')
+    .requiredOption('--from-url <APP_HOST_URL>', 'the app host; the daemon fetches <url>/manifest')
+    .addHelpText('after', '\nExample:\n  $ appreg apps sync app_123 --from-url http://localhost:5000')
+    .action(async (appId: string, _o, cmd: Command) => {
+      const o = g(cmd);
+      const app = await appFromUrl(o, String(o.fromUrl), appId);
+      createOut(o).print(app, (c) => kv(c, [['id', app.id], ['name', app.name], ['displayName', app.displayName], ['synced from', String(o.fromUrl)]]));
+    });
+}

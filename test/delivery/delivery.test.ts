@@ -1,0 +1,273 @@
+import t from 'tap';
+import type { Test } from 'tap';
+import { startTestDaemon, manifest, tempDir, type TestDaemon } from '../helpers/daemon.js';
+import { startReceiver, verify, type Receiver } from '../helpers/receiver.js';
+import { EVENTS_OUTBOX } from '../../src/services/oauth-records.js';
+
+async function setup(t: Test, config: Record<string, unknown> = {}, overrides: (url: string) => Record<string, unknown> = () => ({})) {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const d = await startTestDaemon({ config });
+  t.teardown(() => d.stop());
+  const app = await createApp(d, rx, overrides(rx.url));
+  return { d, rx, app };
+}
+
+
+function appManifest(url: string, extra: Record<string, unknown> = {}) {
+  return manifest({
+    name: 'rx-app',
+    displayName: 'Receiver App',
+    scopes: { botScopes: ['messages:read', 'messages:write', 'channels:read'], userScopes: ['messages:read'] },
+    shortcuts: [
+      { shortcutType: 'GLOBAL', url: `${url}/shortcut`, name: 'start', displayName: 'Start' },
+      { shortcutType: 'ON_MESSAGE', url: `${url}/msg-shortcut`, name: 'remind', displayName: 'Remind' },
+    ],
+    slashCommands: [{ command: '/standup', url: `${url}/slash`, usageHint: '[start]' }],
+    eventSubscriptions: { url: `${url}/events`, events: ['NEW_MESSAGE', 'CHANNEL_CREATED', 'APP_UNINSTALLED', 'APP_UNAUTHORIZED'] },
+    blockInteraction: { url: `${url}/blocks` },
+    viewAction: { url: `${url}/views` },
+    dynamicMenus: [{ url: `${url}/menus`, onAction: 'pick_channel' }],
+    offlineMessage: 'Receiver App is offline',
+    ...extra,
+  });
+}
+
+async function createApp(d: TestDaemon, rx: Receiver, extra: Record<string, unknown> = {}) {
+  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: appManifest(rx.url, extra) });
+  const app = (await res.json()) as Record<string, any>;
+  rx.secret = app.signingSecret;
+  return app;
+}
+
+async function trigger(d: TestDaemon, body: Record<string, unknown>) {
+  const res = await d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: body });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+t.test('every kind: payload shape, headers and a signature the receiver verifies independently', async (t) => {
+  const { d, rx, app } = await setup(t);
+  const common = { workspaceId: d.workspaceId, userId: d.workspaceUserId };
+  const cases: Array<[Record<string, unknown>, string, Record<string, unknown>]> = [
+    [{ kind: 'slash-command', command: '/standup', text: 'start now' }, '/slash', { messageType: 'SLASH_COMMAND', slashCommand: '/standup', text: 'start now', channelId: String, triggerId: String, ...common }],
+    [{ kind: 'global-shortcut', shortcut: 'start' }, '/shortcut', { messageType: 'SHORTCUT', type: 'GLOBAL', shortcut: 'start', channelId: String, triggerId: String, ...common }],
+    [{ kind: 'message-shortcut', shortcut: 'remind', messageId: 'msg_1' }, '/msg-shortcut', { messageType: 'SHORTCUT', type: 'ON_MESSAGE', shortcut: 'remind', messageId: 'msg_1', triggerId: String, ...common }],
+    [{ kind: 'block-interaction', onAction: 'approve', value: 'yes' }, '/blocks', { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', sourceId: String, actionType: String, onAction: 'approve', payload: '{"value":"yes"}', triggerId: String, loadingTimeout: Number, ...common }],
+    [{ kind: 'view-action', view: { callbackId: 'cb_1' } }, '/views', { messageType: 'VIEW_ACTION', viewActionType: 'SUBMIT', view: { type: 'MODAL', callbackId: 'cb_1', id: String, blocks: [], state: Object }, triggerId: String, ...common }],
+    [{ kind: 'dynamic-menu', onAction: 'pick_channel', query: 'gen' }, '/menus', { messageType: 'DYNAMIC_MENU', onAction: 'pick_channel', query: 'gen', triggerId: String, ...common }],
+    [{ kind: 'event', event: 'NEW_MESSAGE' }, '/events', { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId], body: String }],
+  ];
+  for (const [i, [body, path, shape]] of cases.entries()) {
+    const r = await trigger(d, { appId: app.id, ...body });
+    t.equal(r.status, 201, `${body.kind}: accepted`);
+    t.equal(r.body.outcome, 'acked', `${body.kind}: acked`);
+    const got = rx.received[i]!;
+    t.equal(got.path, path, `${body.kind}: sent to the manifest's URL`);
+    t.ok(got.signatureValid, `${body.kind}: signature verifies`);
+    t.equal(got.headers['content-type'], 'application/json');
+    t.match(got.headers['x-pumble-request-timestamp'], /^\d{13}$/, 'epoch milliseconds');
+    t.match(got.headers['x-pumble-request-signature'], /^[0-9a-f]{64}$/, 'lowercase hex');
+    t.equal(got.headers['x-appreg-delivery-id'], r.body.id);
+    t.match(got.body, shape, `${body.kind}: body shape`);
+    t.same(r.body.payload, got.body, 'the log holds exactly what was sent');
+  }
+  const ev = rx.received[6]!.body;
+  t.type(ev.body, 'string', 'an event body is a JSON string');
+  t.match(JSON.parse(ev.body), { ty: 'NEW_MESSAGE', tx: String, wId: d.workspaceId });
+});
+
+t.test('interactive outcomes: ack message, nack message, modal response, offline message on failure', async (t) => {
+  const { d, rx, app } = await setup(t);
+  rx.on('/slash', { json: { message: 'Standup started' } });
+  let r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.match(r.body, { outcome: 'acked', state: 'delivered', ephemeralMessage: 'Standup started' });
+
+  rx.on('/slash', { status: 400, json: { message: 'Unknown option' } });
+  r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.match(r.body, { outcome: 'nacked', state: 'failed', ephemeralMessage: 'Unknown option' }, "a nack's message is shown to the user");
+
+  rx.on('/shortcut', { json: { triggerId: 'trg', view: { type: 'MODAL' }, viewType: 'MODAL', action: 'OPEN' } });
+  r = await trigger(d, { appId: app.id, kind: 'global-shortcut' });
+  t.match(r.body, { outcome: 'response', state: 'delivered', response: { action: 'OPEN' } });
+
+  rx.on('/menus', { json: { onAction: 'pick_channel', options: [{ text: 'general', value: 'c1' }], triggerId: 'x', value: '' } });
+  r = await trigger(d, { appId: app.id, kind: 'dynamic-menu' });
+  t.match(r.body, { outcome: 'response', response: { options: [{ value: 'c1' }] } });
+
+  rx.on('/slash', { status: 500, text: 'boom' });
+  r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.match(r.body, { outcome: 'http_error', ephemeralMessage: 'Receiver App is offline' });
+
+  rx.on('/slash', { status: 403, text: 'Invalid signature!' });
+  r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.match(r.body, { outcome: 'signature_rejected', ephemeralMessage: 'Receiver App is offline' });
+
+  rx.on('/blocks', { status: 302, headers: { location: `${rx.url}/elsewhere` } });
+  const before = rx.received.length;
+  r = await trigger(d, { appId: app.id, kind: 'block-interaction' });
+  t.match(r.body, { outcome: 'redirect', ephemeralMessage: 'Receiver App is offline' });
+  await new Promise((res) => setTimeout(res, 100));
+  t.equal(rx.received.length, before + 1, 'the redirect was not followed');
+  t.notOk(rx.received.some((x) => x.path === '/elsewhere'));
+});
+
+t.test('an app that hangs: the offline message after the 3 s budget (between 3.0 and 3.3 s)', async (t) => {
+  const { d, rx, app } = await setup(t);
+  rx.on('/slash', { hang: true });
+  const t0 = performance.now();
+  const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  const ms = performance.now() - t0;
+  t.match(r.body, { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Receiver App is offline' });
+  t.ok(ms >= 3000 && ms < 3300, `offline message after ${Math.round(ms)} ms`);
+});
+
+t.test('without an offlineMessage, a default sentence names the app; a refused connection is a connection_error', async (t) => {
+  const { d, app } = await setup(t, {}, () => ({ offlineMessage: undefined }));
+  const put = await d.api(`${d.mgmt}/apps/${app.id}`, { method: 'PUT', json: appManifest('http://127.0.0.1:9', { offlineMessage: undefined }) });
+  t.equal(put.status, 200);
+  const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.equal(r.body.outcome, 'connection_error');
+  t.match(r.body.ephemeralMessage, /Receiver App is not responding/);
+});
+
+t.test('events are retried, re-signed, with a stable delivery id; 410 stops', async (t) => {
+  const { d, rx, app } = await setup(t, { deliveryRetrySchedule: '0.1,0.1,0.1' });
+  let n = 0;
+  rx.on('/events', () => (++n < 3 ? { status: 503, text: 'busy' } : { text: 'ok' }));
+  const r = await trigger(d, { appId: app.id, kind: 'event', event: 'CHANNEL_CREATED' });
+  t.equal(r.body.state, 'retrying');
+  const got = await rx.waitFor(3);
+  t.equal(new Set(got.map((x) => x.headers['x-appreg-delivery-id'])).size, 1, 'one delivery id across retries');
+  t.ok(got.every((x) => x.signatureValid), 'every retry signed validly');
+  t.equal(new Set(got.map((x) => x.headers['x-pumble-request-timestamp'])).size, 3, 'each retry re-signed with a fresh timestamp');
+  t.same(got.map((x) => x.headers['x-appreg-retry-num']), [undefined, '1', '2']);
+  await new Promise((res) => setTimeout(res, 200));
+  const shown = (await (await d.api(`${d.mgmt}/deliveries/${r.body.id}`)).json()) as Record<string, any>;
+  t.match(shown, { state: 'delivered', outcome: 'acked' });
+  t.equal(shown.attempts.length, 3);
+
+  rx.on('/events', { status: 410, text: 'gone' });
+  const before = rx.received.length;
+  const g = await trigger(d, { appId: app.id, kind: 'event', event: 'CHANNEL_CREATED' });
+  await new Promise((res) => setTimeout(res, 500));
+  t.equal(rx.received.length, before + 1, '410: no retry');
+  t.equal(((await (await d.api(`${d.mgmt}/deliveries/${g.body.id}`)).json()) as any).state, 'failed');
+});
+
+t.test('a retry pending across a daemon restart still arrives', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const dataDir = tempDir();
+  let d = await startTestDaemon({ dataDir, config: { deliveryRetrySchedule: '1' } });
+  const app = await createApp(d, rx);
+  rx.on('/events', { status: 503 });
+  const r = await trigger(d, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE' });
+  t.equal(r.body.state, 'retrying');
+  await d.stop();
+  rx.on('/events', { text: 'ok' });
+  d = await startTestDaemon({ dataDir, config: { deliveryRetrySchedule: '1' } });
+  t.teardown(() => d.stop());
+  const got = await rx.waitFor(2, 5000);
+  t.equal(got[1]!.headers['x-appreg-delivery-id'], r.body.id, 'the same delivery, after the restart');
+  t.ok(got[1]!.signatureValid);
+  t.equal(got[1]!.headers['x-appreg-retry-num'], '1');
+});
+
+t.test('APP_UNINSTALLED written to the outbox is delivered as an APP_EVENT and removed', async (t) => {
+  const { d, rx, app } = await setup(t);
+  await d.deps.ctx.store.commit([{ table: EVENTS_OUTBOX, id: 'evt_1', value: { id: 'evt_1', appId: app.id, workspaceId: d.workspaceId, eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId], body: { id: 'x', app: app.id }, createdAt: new Date().toISOString() } }]);
+  const [got] = await rx.waitFor(1, 3000);
+  t.match(got!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId] });
+  t.same(JSON.parse(got!.body.body), { id: 'x', app: app.id });
+  t.ok(got!.signatureValid);
+  await new Promise((res) => setTimeout(res, 300));
+  t.equal(d.deps.ctx.store.count(EVENTS_OUTBOX), 0, 'outbox emptied');
+});
+
+t.test('deliveries: list (--failed, by app), show, replay (a new, re-signed attempt); other users see nothing', async (t) => {
+  const { d, rx, app } = await setup(t);
+  rx.on('/slash', { status: 500 });
+  const failed = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  rx.on('/slash', { json: {} });
+  await trigger(d, { appId: app.id, kind: 'global-shortcut' });
+  const all = (await (await d.api(`${d.mgmt}/deliveries?appId=${app.id}`)).json()) as any[];
+  t.equal(all.length, 2);
+  t.equal(all[0].kind, 'global-shortcut', 'newest first');
+  const onlyFailed = (await (await d.api(`${d.mgmt}/deliveries?failed=true`)).json()) as any[];
+  t.same(onlyFailed.map((x) => x.id), [failed.body.id]);
+  const replayed = (await (await d.api(`${d.mgmt}/deliveries/${failed.body.id}/replay`, { method: 'POST' })).json()) as any;
+  t.match(replayed, { id: failed.body.id, state: 'delivered', outcome: 'acked' });
+  t.equal(replayed.attempts.length, 2);
+  const slashCalls = rx.received.filter((x) => x.path === '/slash');
+  t.not(slashCalls[0]!.headers['x-pumble-request-timestamp'], slashCalls[1]!.headers['x-pumble-request-timestamp']);
+  t.ok(slashCalls[1]!.signatureValid);
+  t.equal((await d.api(`${d.mgmt}/deliveries/dlv_nope`)).status, 404);
+});
+
+t.test('bad triggers are refused with a clear error and nothing is sent', async (t) => {
+  const { d, rx, app } = await setup(t);
+  const bad: Array<[Record<string, unknown>, number, RegExp]> = [
+    [{ appId: app.id, kind: 'fax' }, 400, /kind must be one of/],
+    [{ appId: app.id, kind: 'slash-command', command: '/nope' }, 400, /no slash command \/nope/],
+    [{ appId: app.id, kind: 'global-shortcut', shortcut: 'remind' }, 400, /no GLOBAL shortcut named remind/],
+    [{ appId: app.id, kind: 'event', event: 'REACTION_ADDED' }, 400, /does not subscribe/],
+    [{ appId: app.id, kind: 'event', event: 'BOGUS' }, 400, /not a known event/],
+    [{ appId: 'app_other', kind: 'slash-command' }, 404, /not found/],
+    [{ kind: 'slash-command' }, 400, /appId is required/],
+    [{ appId: app.id, kind: 'slash-command', timeoutMs: 0 }, 400, /timeoutMs/],
+  ];
+  for (const [body, status, msg] of bad) {
+    const r = await trigger(d, body);
+    t.equal(r.status, status, JSON.stringify(body));
+    t.match(r.body.message, msg);
+  }
+  t.equal(rx.received.length, 0, 'nothing reached the app');
+});
+
+t.test('egress policy: loopback can be denied; private ranges are denied by default', async (t) => {
+  const { d, rx, app } = await setup(t, { egressAllowLoopback: false });
+  const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.match(r.body, { outcome: 'egress_denied', ephemeralMessage: 'Receiver App is offline' });
+  t.equal(rx.received.length, 0);
+  const put = await d.api(`${d.mgmt}/apps/${app.id}`, { method: 'PUT', json: appManifest('http://10.1.2.3:80') });
+  t.equal(put.status, 200);
+  const p = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.match(p.body, { outcome: 'egress_denied' });
+  t.match(p.body.attempts[0].error, /private/);
+});
+
+t.test('signature probe: a receiver that checks signatures refuses both; one that accepts anything does not', async (t) => {
+  const { d, rx, app } = await setup(t);
+  rx.on('/slash', (req) => (verify(rx.secret, req.headers, req.raw) ? { json: {} } : { status: 403, text: 'Invalid signature!' }));
+  let r = await d.api(`${d.mgmt}/deliveries/probe-signature`, { method: 'POST', json: { appId: app.id, kind: 'slash-command' } });
+  t.match(await r.json(), { refusedBoth: true, wrongSignature: { status: 403, refused: true }, unsigned: { status: 403, refused: true } });
+  rx.on('/slash', { json: {} });
+  r = await d.api(`${d.mgmt}/deliveries/probe-signature`, { method: 'POST', json: { appId: app.id, kind: 'slash-command' } });
+  t.match(await r.json(), { refusedBoth: false, wrongSignature: { status: 200, refused: false } });
+});
+
+t.test('an app from its own /manifest: create, then sync; bad answers are clear errors', async (t) => {
+  const { d, rx } = await setup(t);
+  const served = { ...appManifest(rx.url), id: 'app_served', name: 'served-app' };
+  rx.on('/manifest', { json: served });
+  const c = await d.api(`${d.mgmt}/apps/from-url`, { method: 'POST', json: { url: rx.url } });
+  t.equal(c.status, 201);
+  const created = (await c.json()) as any;
+  t.match(created, { name: 'served-app', id: /^app_/, clientSecret: String });
+  t.not(created.id, 'app_served', 'the served id is not taken over');
+  rx.on('/manifest', { json: { ...served, displayName: 'Synced' } });
+  const s = await d.api(`${d.mgmt}/apps/from-url`, { method: 'POST', json: { url: rx.url + '/', appId: created.id } });
+  t.equal(s.status, 200);
+  t.equal(((await s.json()) as any).displayName, 'Synced');
+  rx.on('/manifest', { json: { ...served, shortcutz: [] } });
+  const bad = await d.api(`${d.mgmt}/apps/from-url`, { method: 'POST', json: { url: rx.url } });
+  t.equal(bad.status, 400);
+  t.match(await bad.json(), { code: 'invalid_manifest', details: [{ pointer: '/shortcutz' }] });
+  rx.on('/manifest', { status: 404, json: {} });
+  const missing = await d.api(`${d.mgmt}/apps/from-url`, { method: 'POST', json: { url: rx.url } });
+  t.equal(missing.status, 502);
+  t.match(await missing.json(), { code: 'manifest_unavailable', message: /404/ });
+  rx.on('/manifest', { status: 302, headers: { location: 'http://127.0.0.1:9/manifest' } });
+  const redirected = await d.api(`${d.mgmt}/apps/from-url`, { method: 'POST', json: { url: rx.url } });
+  t.match(await redirected.json(), { code: 'manifest_unavailable', message: /redirect/ });
+});

@@ -1,0 +1,97 @@
+/**
+ * A local app stand-in for delivery tests: records every request and checks its
+ * signature with its own HMAC code (an independent oracle, deliberately not the
+ * daemon's sign.ts). Answers are programmable per path.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  raw: string;
+  body: any;
+  signatureValid: boolean;
+  at: number;
+}
+
+export type Answer = { status?: number; json?: unknown; text?: string; headers?: Record<string, string>; delayMs?: number; hang?: boolean };
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  secret: string;
+  /** Program the answer for a path (default: 200 {}). */
+  on(path: string, answer: Answer | ((r: Received) => Answer)): void;
+  /** Resolves when `n` requests have arrived. */
+  waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+export function verify(secret: string, headers: http.IncomingHttpHeaders, raw: string): boolean {
+  const ts = headers['x-pumble-request-timestamp'];
+  const sig = headers['x-pumble-request-signature'];
+  if (typeof ts !== 'string' || typeof sig !== 'string' || !/^\d+$/.test(ts)) return false;
+  const want = crypto.createHmac('sha256', secret).update(`${ts}:${raw}`).digest('hex');
+  return sig.length === want.length && crypto.timingSafeEqual(Buffer.from(sig), Buffer.from(want));
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const answers = new Map<string, Answer | ((r: Received) => Answer)>();
+  const received: Received[] = [];
+  const waiters: Array<{ n: number; resolve: (r: Received[]) => void }> = [];
+  const hanging = new Set<http.ServerResponse>();
+  const self = { secret: '' } as { secret: string };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = undefined;
+      }
+      const rec: Received = { path: req.url ?? '', headers: req.headers, raw, body, signatureValid: verify(self.secret, req.headers, raw), at: Date.now() };
+      received.push(rec);
+      for (const w of [...waiters]) if (received.length >= w.n) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(received.slice());
+      }
+      const a = answers.get(rec.path) ?? {};
+      const ans = typeof a === 'function' ? a(rec) : a;
+      if (ans.hang) {
+        hanging.add(res);
+        res.on('close', () => hanging.delete(res));
+        return;
+      }
+      const send = () => {
+        res.writeHead(ans.status ?? 200, { 'content-type': ans.text !== undefined ? 'text/plain' : 'application/json', ...ans.headers });
+        res.end(ans.text !== undefined ? ans.text : JSON.stringify(ans.json ?? {}));
+      };
+      if (ans.delayMs) setTimeout(send, ans.delayMs);
+      else send();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return Object.assign(self, {
+    url,
+    received,
+    on: (path: string, a: Answer | ((r: Received) => Answer)) => void answers.set(path, a),
+    waitFor: (n: number, timeoutMs = 10_000) =>
+      new Promise<Received[]>((resolve, reject) => {
+        if (received.length >= n) return resolve(received.slice());
+        const w = { n, resolve };
+        waiters.push(w);
+        setTimeout(() => reject(new Error(`only ${received.length} of ${n} requests arrived`)), timeoutMs).unref();
+      }),
+    async close() {
+      for (const r of hanging) r.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  });
+}
