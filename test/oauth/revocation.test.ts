@@ -9,7 +9,11 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
   t.teardown(() => d.stop());
   const store = d.deps.ctx.store;
   const oauth = getOAuth(d.deps);
-  const outbox = () => [...store.values<OutboxEventRecord>(EVENTS_OUTBOX)];
+  // the delivery engine (issue 4) consumes the outbox as it goes, so the events are collected
+  // from the service's after-commit notification; the same-commit test below checks the write itself
+  const recorded: OutboxEventRecord[] = [];
+  t.teardown(oauth.onEvent((e) => recorded.push(e)));
+  const outbox = () => recorded;
   const user = await secondUser(d);
 
   t.test('unauthorize: the user\'s tokens fail at once, the bot and other users keep working, APP_UNAUTHORIZED is stored', async (t) => {
@@ -89,6 +93,8 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     t.equal(commits.length, 1);
     const tables = commits[0]!.map((c) => c.table);
     t.ok(tables.includes('oauthTokens') && tables.includes(EVENTS_OUTBOX));
+    const ev = commits[0]!.find((c) => c.table === EVENTS_OUTBOX) as unknown as { value: OutboxEventRecord };
+    t.match(ev.value, { eventType: 'APP_UNAUTHORIZED', appId: app.id, workspaceUserIds: [d.workspaceUserId] });
   });
 
   t.test('GET …/oauth2/grant has exactly the consent screen\'s validation', async (t) => {
