@@ -161,7 +161,7 @@ export function oauthConsentRoutes(deps: ServerDeps, oauth: OAuthService, sessio
     }
     const next = sessions.login(token, users[0]!.accountId);
     setSessionCookie(req, res, next.token);
-    ctx.logger.info('consent screen sign-in', { accountId: users[0]!.accountId });
+    ctx.logger.info('consent screen sign-in', { workspaceUserIds: users.map((u) => u.id) }); // ids, not the email address
     redirect303(res, `${CONSENT_PATH}?${purpose.query}`);
   });
 
