@@ -37,6 +37,18 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
     t.match(x.body.botId, /^bot_/);
   });
 
+  t.test('the express route (reached here through a trailing slash) runs the same handler as the fast path', async (t) => {
+    const g = await grant(d, app);
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code })) form.append(k, v);
+    const res = await fetch(`${d.url}/oauth2/access/`, { method: 'POST', body: form });
+    t.equal(res.status, 200);
+    t.equal(res.headers.get('cache-control'), 'no-store');
+    t.match(((await res.json()) as { accessToken: string }).accessToken, /^aut_/);
+    const again = await fetch(`${d.url}/oauth2/access/`, { method: 'POST', body: form });
+    t.equal(again.status, 400);
+  });
+
   t.test('urlencoded with the same names works too', async (t) => {
     const g = await grant(d, app);
     const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code }, 'urlencoded');
