@@ -59,7 +59,16 @@ export function createEgressPolicy(config: Pick<Config, 'egressDenyPrivate' | 'e
   loop.addSubnet('127.0.0.0', 8, 'ipv4');
   loop.addAddress('::1', 'ipv6');
 
+  // BlockList.check allocates per call; a daemon calls few distinct addresses, so remember verdicts.
+  const verdicts = new Map<string, string | undefined>();
   const check = (raw: string): string | undefined => {
+    if (verdicts.has(raw)) return verdicts.get(raw);
+    const why = decide(raw);
+    if (verdicts.size > 10_000) verdicts.clear();
+    verdicts.set(raw, why);
+    return why;
+  };
+  const decide = (raw: string): string | undefined => {
     const ip = unmap(raw);
     const type = net.isIPv6(ip) ? 'ipv6' : 'ipv4';
     if (allow.check(ip, type)) return undefined;

@@ -33,6 +33,13 @@ export interface PendingDelivery {
   createdAt: string;
 }
 
+/** Unique, unguessable-enough ids without a CSPRNG call per delivery: a random per-process prefix and a counter. */
+function idSource(prefix: string) {
+  const base = newId(prefix, 9);
+  let n = 0;
+  return () => `${base}${(n++).toString(36)}`;
+}
+
 const FAILURES = new Set(['timeout', 'connection_error', 'http_error', 'redirect', 'signature_rejected', 'egress_denied', 'no_connection']);
 
 export function defaultOfflineMessage(app: AppRecord): string {
@@ -70,21 +77,46 @@ export interface EngineDeps {
 }
 
 export function createDeliveryEngine(deps: EngineDeps) {
-  const { ctx, apps, http, log } = deps;
+  const { ctx, apps, http } = deps;
+  const log = { ...deps.log, put: (rec: DeliveryRecord) => deps.log.put(rec, rawPayloads.get(rec.payload)) };
   const { store, clock, logger, config } = ctx;
   const schedule = parseSchedule(config.deliveryRetrySchedule);
   let socket: Transport | undefined;
   const inFlight = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  const running = new Set<Promise<unknown>>();
-  const iso = () => new Date(clock.now()).toISOString();
+  // In-flight attempts, so stop() can wait for them (a counter: no per-call promise bookkeeping).
+  let running = 0;
+  let idle: (() => void) | undefined;
+  let isoAt = -1;
+  let isoText = '';
+  const iso = () => {
+    const now = clock.now();
+    if (now !== isoAt) {
+      isoAt = now;
+      isoText = new Date(now).toISOString();
+    }
+    return isoText;
+  };
+  const nextDeliveryId = idSource('dlv');
+  const nextAttemptId = idSource('att');
 
+  const settle = () => {
+    if (--running === 0 && idle) idle();
+  };
   const track = <T>(p: Promise<T>): Promise<T> => {
-    running.add(p);
-    p.finally(() => running.delete(p)).catch(() => {});
+    running++;
+    p.then(settle, settle);
     return p;
   };
+
+  // The payload is serialised once: the same bytes are signed, sent and written to the log.
+  const rawPayloads = new WeakMap<object, string>();
+  function rawPayloadOf(rec: DeliveryRecord): string {
+    let raw = rawPayloads.get(rec.payload);
+    if (raw === undefined) rawPayloads.set(rec.payload, (raw = JSON.stringify(rec.payload)));
+    return raw;
+  }
 
   function transportFor(app: AppRecord): { name: 'http' | 'socket'; t: Transport | undefined } {
     return app.manifest.socketMode ? { name: 'socket', t: socket } : { name: 'http', t: http };
@@ -93,25 +125,26 @@ export function createDeliveryEngine(deps: EngineDeps) {
   async function attempt(rec: DeliveryRecord, app: AppRecord, interactive: boolean, budgetMs: number): Promise<AttemptResult> {
     const { t } = transportFor(app);
     const retryNum = rec.attempts.length;
-    const attemptId = newId('att', 8);
+    const attemptId = nextAttemptId();
     let r: AttemptResult;
     if (!t) r = { outcome: 'no_connection', latencyMs: 0, error: 'socket mode is not running in this daemon' };
     else {
       try {
-        r = await t.send({ deliveryId: rec.id, attemptId, app, url: rec.url, payload: rec.payload, interactive, budgetMs, retryNum, signingSecret: apps.secretsOf(app).signingSecret });
+        r = await t.send({ deliveryId: rec.id, attemptId, app, url: rec.url, payload: rec.payload, rawPayload: rawPayloadOf(rec), interactive, budgetMs, retryNum, signingSecret: apps.secretsOf(app).signingSecret });
       } catch (e) {
         logger.error('delivery transport failed', { deliveryId: rec.id, error: (e as Error).message });
         r = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };
       }
     }
-    const entry: AttemptEntry = { id: attemptId, at: iso(), retryNum, latencyMs: r.latencyMs, outcome: r.outcome };
+    const at = iso();
+    const entry: AttemptEntry = { id: attemptId, at, retryNum, latencyMs: r.latencyMs, outcome: r.outcome };
     if (r.status !== undefined) entry.status = r.status;
     if (r.excerpt) entry.excerpt = r.excerpt;
     if (r.error) entry.error = r.error;
     if (r.message) entry.message = r.message;
     rec.attempts.push(entry);
     rec.outcome = r.outcome;
-    rec.updatedAt = iso();
+    rec.updatedAt = at;
     if (r.body !== undefined) rec.response = r.body;
     return r;
   }
@@ -126,7 +159,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
     if (rec.state === 'failed') logger.info('delivery failed', { deliveryId: rec.id, appId: rec.appId, kind: rec.kind, outcome: r.outcome, status: r.status });
   }
 
-  function newRecord(app: AppRecord, kind: DeliveryKind, who: { workspaceId: string; userId: string }, url: string | undefined, payload: Record<string, unknown>, id = newId('dlv')): DeliveryRecord {
+  function newRecord(app: AppRecord, kind: DeliveryKind, who: { workspaceId: string; userId: string }, url: string | undefined, payload: Record<string, unknown>, id = nextDeliveryId()): DeliveryRecord {
     const now = iso();
     return {
       id, kind, appId: app.id, appName: app.manifest.name, ownerId: app.ownerId, workspaceId: who.workspaceId, userId: who.userId,
@@ -171,7 +204,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
 
   /** Queue an event for one app (durable before the first attempt) and make the first attempt. */
   async function enqueueEvent(app: AppRecord, workspaceId: string, userId: string, eventType: string, payload: Record<string, unknown>, extra: Array<{ table: string; id: string; value: null }> = []): Promise<DeliveryRecord | undefined> {
-    const p: PendingDelivery = { id: newId('dlv'), appId: app.id, workspaceId, userId, eventType, payload, retryNum: 0, nextAt: clock.now(), createdAt: iso() };
+    const p: PendingDelivery = { id: nextDeliveryId(), appId: app.id, workspaceId, userId, eventType, payload, retryNum: 0, nextAt: clock.now(), createdAt: iso() };
     const rec = newRecord(app, 'event', { workspaceId, userId }, app.manifest.eventSubscriptions?.url || undefined, payload, p.id);
     log.put(rec);
     await store.commit([{ table: PENDING_TABLE, id: p.id, value: p }, ...extra]);
@@ -237,8 +270,8 @@ export function createDeliveryEngine(deps: EngineDeps) {
       if (!rec) throw notFound('App');
       return rec;
     }
+    // Logged once settled (at most the budget later): one log line per interactive call.
     const rec = newRecord(app, input.kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
-    log.put(rec);
     const r = await track(attempt(rec, app, true, budget));
     settleInteractive(rec, app, r);
     return rec;
@@ -299,7 +332,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
-      await Promise.allSettled([...running]);
+      if (running > 0) await new Promise<void>((r) => (idle = r));
       await log.close();
       await http.close();
     },

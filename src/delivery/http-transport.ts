@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { EgressDenied, type EgressPolicy } from './egress.js';
 import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, signedHeaders } from './sign.js';
@@ -75,48 +75,69 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       const why = opts.egress.check(host);
       if (why) return failure('egress_denied', why, t0);
     }
-    const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(), budgetMs);
-    try {
-      const res = await request(target, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'appreg', ...headers },
-        body,
-        signal: ac.signal,
-        dispatcher: agent,
-      });
+    return new Promise<AttemptResult>((resolve) => {
+      let done = false;
+      let controller: Dispatcher.DispatchController | undefined;
+      let timedOut = false;
+      let status = 0;
       const chunks: Buffer[] = [];
       let size = 0;
-      for await (const chunk of res.body) {
-        const b = chunk as Buffer;
-        const room = opts.maxResponseBytes - size;
-        chunks.push(room < b.length ? b.subarray(0, room) : b);
-        size += Math.min(room, b.length);
-        if (size >= opts.maxResponseBytes) {
-          res.body.destroy();
-          break;
-        }
-      }
-      const text = Buffer.concat(chunks).toString('utf8');
-      const latencyMs = Math.round((performance.now() - t0) * 10) / 10;
-      return { ...classifyAnswer(res.statusCode, text, true), latencyMs };
-    } catch (e) {
-      if (ac.signal.aborted) return failure('timeout', `no answer within ${budgetMs} ms`, t0);
-      const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-      const cause = err.cause ?? err;
-      if (cause instanceof EgressDenied || err instanceof EgressDenied) return failure('egress_denied', (cause as Error).message, t0);
-      const code = cause.code ?? err.code ?? '';
-      if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code)) return failure('connection_error', `TLS verification failed (${code})`, t0);
-      return failure('connection_error', code ? `could not reach the app (${code})` : `could not reach the app (${err.message})`, t0);
-    } finally {
-      clearTimeout(timer);
-    }
+      const finish = (r: AttemptResult) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        resolve(r);
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        finish(failure('timeout', `no answer within ${budgetMs} ms`, t0)); // before abort: it reports synchronously
+        controller?.abort(new Error('budget'));
+      }, budgetMs);
+      // undici's low-level dispatch: no stream or promise wrapper per call (the hot path of delivery).
+      agent.dispatch(
+        { origin: target.origin, path: target.pathname + target.search, method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'appreg', ...headers }, body },
+        {
+          onRequestStart(c) {
+            controller = c;
+            if (timedOut) c.abort(new Error('budget'));
+          },
+          onResponseStart(_c, statusCode) {
+            status = statusCode;
+          },
+          onResponseData(c, chunk) {
+            const room = opts.maxResponseBytes - size;
+            if (room <= 0) return;
+            chunks.push(room < chunk.length ? chunk.subarray(0, room) : chunk);
+            size += Math.min(room, chunk.length);
+            if (size >= opts.maxResponseBytes) {
+              // enough read: classify what we have and drop the rest
+              const text = Buffer.concat(chunks).toString('utf8');
+              finish({ ...classifyAnswer(status, text, true), latencyMs: Math.round((performance.now() - t0) * 10) / 10 });
+              c.abort(new Error('response cap'));
+            }
+          },
+          onResponseEnd() {
+            const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+            finish({ ...classifyAnswer(status, text, true), latencyMs: Math.round((performance.now() - t0) * 10) / 10 });
+          },
+          onResponseError(_c, e) {
+            if (done) return;
+            const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+            const cause = err.cause ?? err;
+            if (cause instanceof EgressDenied || err instanceof EgressDenied) return finish(failure('egress_denied', (cause as Error).message, t0));
+            const code = cause.code ?? err.code ?? '';
+            if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code)) return finish(failure('connection_error', `TLS verification failed (${code})`, t0));
+            finish(failure('connection_error', code ? `could not reach the app (${code})` : `could not reach the app (${err.message})`, t0));
+          },
+        },
+      );
+    });
   }
 
   return {
     async send(req: SendRequest): Promise<AttemptResult> {
       if (!req.url) return { outcome: 'connection_error', error: 'the app has no URL for this kind of call', latencyMs: 0 };
-      const body = JSON.stringify(req.payload);
+      const body = req.rawPayload ?? JSON.stringify(req.payload);
       const headers: Record<string, string> = { ...signedHeaders(req.signingSecret, body, opts.clock.now()), [DELIVERY_ID_HEADER]: req.deliveryId };
       if (req.retryNum > 0) headers[RETRY_NUM_HEADER] = String(req.retryNum);
       const r = await post(req.url, body, headers, req.budgetMs);

@@ -53,7 +53,8 @@ export interface DeliveryRecord {
 }
 
 export interface DeliveryLog {
-  put(rec: DeliveryRecord): void;
+  /** Record the delivery's current state; `rawPayload` is JSON.stringify(rec.payload) when the caller has it. */
+  put(rec: DeliveryRecord, rawPayload?: string): void;
   get(id: string): DeliveryRecord | undefined;
   list(filter: { ownerId: string; appId?: string; failed?: boolean; limit?: number }): DeliveryRecord[];
   /** Bytes written to disk so far (tests, benchmarks). */
@@ -102,6 +103,8 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
   let currentSize = current ? fs.statSync(path.join(dir, current)).size : 0;
   let queue: string[] = [];
   let writing: Promise<void> | null = null;
+  let handle: fs.promises.FileHandle | undefined;
+  let handleFor: string | undefined;
 
   function prune() {
     const list = files();
@@ -129,7 +132,12 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
       queue = [];
       if (!current || currentSize + batch.length > fileBytes) rotate();
       try {
-        await fs.promises.appendFile(path.join(dir, current!), batch, { mode: 0o600 });
+        if (handleFor !== current) {
+          await handle?.close();
+          handle = await fs.promises.open(path.join(dir, current!), 'a', 0o600);
+          handleFor = current;
+        }
+        await handle!.write(batch);
         currentSize += Buffer.byteLength(batch);
       } catch (e) {
         logger.error('delivery log write failed', { error: (e as Error).message });
@@ -139,11 +147,17 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
   }
 
   return {
-    put(rec) {
+    put(rec, rawPayload) {
       index.delete(rec.id);
       index.set(rec.id, rec);
       if (index.size > MAX_INDEXED) index.delete(index.keys().next().value!);
-      queue.push(JSON.stringify(rec) + '\n');
+      if (rawPayload === undefined) queue.push(JSON.stringify(rec) + '\n');
+      else {
+        // the payload's JSON is reused; `payload` goes last so the line is the same JSON object
+        const { payload: _p, ...rest } = rec;
+        const head = JSON.stringify(rest);
+        queue.push(`${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"payload":${rawPayload}}\n`);
+      }
       writing ??= drain();
     },
     get: (id) => index.get(id),
@@ -164,6 +178,9 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
     },
     async close() {
       while (writing) await writing;
+      await handle?.close();
+      handle = undefined;
+      handleFor = undefined;
     },
   };
 }

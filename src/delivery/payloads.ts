@@ -9,6 +9,10 @@ import type { AppRecord } from '../services/records.js';
 import { EVENT_SCOPES } from '../validation/manifest.js';
 import type { DeliveryKind } from './types.js';
 
+const triggerBase = newId('trg', 9);
+let triggerCount = 0;
+const nextTriggerId = () => `${triggerBase}${(triggerCount++).toString(36)}`;
+
 export const KINDS: readonly DeliveryKind[] = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
 export const APP_EVENTS = new Set(['APP_UNINSTALLED', 'APP_UNAUTHORIZED']);
 
@@ -55,7 +59,7 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
   const m = app.manifest;
   const base = { workspaceId: who.workspaceId, userId: who.userId };
   const channelId = str(f.channelId, 'channelId') ?? 'ch_test';
-  const triggerId = newId('trg', 12);
+  const triggerId = nextTriggerId();
   const override = (built: Built): Built => (f.payload ? { ...built, payload: f.payload } : built);
   switch (kind) {
     case 'slash-command': {
@@ -72,7 +76,7 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const name = str(f.shortcut, 'shortcut') ?? list[0]?.name;
       const sc = list.find((s) => s.name === name);
       if (!sc) throw invalidRequest(name ? `The app has no ${type} shortcut named ${name} (it has: ${list.map((s) => s.name).join(', ') || 'none'}).` : `The app has no ${type} shortcuts.`);
-      const payload: Record<string, unknown> = { messageType: 'SHORTCUT', type, shortcut: sc.name, ...base, channelId, workspaceId: who.workspaceId, triggerId };
+      const payload: Record<string, unknown> = { messageType: 'SHORTCUT', type, shortcut: sc.name, ...base, channelId, triggerId };
       if (type === 'ON_MESSAGE') payload.messageId = str(f.messageId, 'messageId') ?? newId('msg', 12);
       return override({ url: sc.url, interactive: true, payload });
     }

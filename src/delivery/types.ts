@@ -36,6 +36,8 @@ export interface SendRequest {
   url?: string;
   /** The exact body object of wire-protocol.md §5. */
   payload: Record<string, unknown>;
+  /** JSON.stringify(payload), when the engine has it already (HTTP signs and sends exactly these bytes). */
+  rawPayload?: string;
   interactive: boolean;
   /** Milliseconds from the start of the attempt until it counts as a timeout. */
   budgetMs: number;

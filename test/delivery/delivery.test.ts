@@ -171,6 +171,10 @@ t.test('a retry pending across a daemon restart still arrives', async (t) => {
   t.equal(got[1]!.headers['x-appreg-delivery-id'], r.body.id, 'the same delivery, after the restart');
   t.ok(got[1]!.signatureValid);
   t.equal(got[1]!.headers['x-appreg-retry-num'], '1');
+  await new Promise((res) => setTimeout(res, 200));
+  const shown = (await (await d.api(`${d.mgmt}/deliveries/${r.body.id}`)).json()) as any;
+  t.match(shown, { id: r.body.id, state: 'delivered', payload: { eventType: 'NEW_MESSAGE' } }, 'the delivery log was read back from disk after the restart');
+  t.equal(shown.attempts.length, 2, 'both attempts, across the restart');
 });
 
 t.test('APP_UNINSTALLED written to the outbox is delivered as an APP_EVENT and removed', async (t) => {
@@ -270,4 +274,12 @@ t.test('an app from its own /manifest: create, then sync; bad answers are clear 
   rx.on('/manifest', { status: 302, headers: { location: 'http://127.0.0.1:9/manifest' } });
   const redirected = await d.api(`${d.mgmt}/apps/from-url`, { method: 'POST', json: { url: rx.url } });
   t.match(await redirected.json(), { code: 'manifest_unavailable', message: /redirect/ });
+});
+
+t.test('an answer is read only up to the cap (deliveryMaxResponseBytes)', async (t) => {
+  const { d, rx, app } = await setup(t, { deliveryMaxResponseBytes: 1000 });
+  rx.on('/slash', { status: 200, text: 'x'.repeat(500_000) });
+  const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.equal(r.body.outcome, 'acked');
+  t.ok(r.body.attempts[0].excerpt.length <= 1000, `excerpt of ${r.body.attempts[0].excerpt.length} characters`);
 });
