@@ -1,0 +1,50 @@
+/** The whole path: an app unauthorized or uninstalled through the OAuth endpoints is told so by a signed event. */
+import t from 'tap';
+import { startTestDaemon, manifest } from '../helpers/daemon.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { authorize, type CreatedApp } from '../fixtures/redirects-flow.js';
+
+t.test('APP_UNAUTHORIZED and APP_UNINSTALLED reach the app as signed APP_EVENTs after the tokens stop working', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const res = await d.api(`${d.mgmt}/apps`, {
+    method: 'POST',
+    json: manifest({ eventSubscriptions: { url: `${rx.url}/events`, events: ['NEW_MESSAGE', 'APP_UNAUTHORIZED', 'APP_UNINSTALLED'] } }),
+  });
+  const app = (await res.json()) as CreatedApp;
+  rx.secret = app.signingSecret;
+  rx.on('/events', { text: 'ok' });
+
+  const a = await authorize(d, app);
+  const del = await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
+  t.equal(del.status, 204);
+  const [first] = await rx.waitFor(1, 5000);
+  t.ok(first!.signatureValid, 'signed');
+  t.match(first!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNAUTHORIZED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
+  t.match(JSON.parse(first!.body.body), { app: app.id, workspaceUser: d.workspaceUserId, accessGranted: false });
+
+  const b = await authorize(d, app);
+  const un = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: b.botToken!, 'x-app-token': app.appKey } });
+  t.equal(un.status, 204);
+  const all = await rx.waitFor(2, 5000);
+  t.match(all[1]!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceId: d.workspaceId });
+  t.match(JSON.parse(all[1]!.body.body), { app: app.id, workspace: d.workspaceId });
+  const list = (await (await d.api(`${d.mgmt}/deliveries?appId=${app.id}`)).json()) as Array<{ kind: string; state: string }>;
+  t.equal(list.filter((x) => x.kind === 'event' && x.state === 'delivered').length, 2, 'both in the delivery log');
+});
+
+t.test('an app that does not subscribe to APP_UNAUTHORIZED is not sent it', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ eventSubscriptions: { url: `${rx.url}/events`, events: ['NEW_MESSAGE'] } }) });
+  const app = (await res.json()) as CreatedApp;
+  const a = await authorize(d, app);
+  await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
+  await new Promise((r) => setTimeout(r, 600));
+  t.equal(rx.received.length, 0);
+  t.equal(d.deps.ctx.store.count('eventsOutbox'), 0, 'the outbox record was consumed, not left behind');
+});
