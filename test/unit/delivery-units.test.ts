@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { tempDir } from '../helpers/daemon.js';
+import { createLogger } from '../../src/logger.js';
+import { openDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js';
+import { createEgressPolicy } from '../../src/delivery/egress.js';
+import { signature, signedHeaders } from '../../src/delivery/sign.js';
+import { classifyAnswer } from '../../src/delivery/http-transport.js';
+import { retryable, parseSchedule } from '../../src/delivery/engine.js';
+
+const quiet = createLogger({ level: 'error', stream: { write: () => {} } });
+
+function rec(i: number, at: string): DeliveryRecord {
+  return { id: `dlv_${i}`, kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'http', createdAt: at, updatedAt: at, state: i % 2 ? 'failed' : 'delivered', payload: { n: i, pad: 'x'.repeat(500) }, attempts: [] };
+}
+
+t.test('delivery log: bounded in size, newest kept, read back after reopening, 0600 files', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const clock = { now: () => Date.now() };
+  const log = openDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
+  const now = new Date().toISOString();
+  for (let i = 0; i < 2000; i++) {
+    log.put(rec(i, now), i % 3 ? JSON.stringify(rec(i, now).payload) : undefined);
+    if (i % 100 === 0) await log.flush();
+  }
+  await log.close();
+  const files = fs.readdirSync(dir);
+  const total = files.reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+  t.ok(total <= 256 * 1024 + 64 * 1024, `total ${total} bytes stays near the 256 KiB bound`);
+  t.ok(files.length > 1, 'rotated into several files');
+  for (const f of files) t.equal(fs.statSync(path.join(dir, f)).mode & 0o777, 0o600, `${f} is 0600`);
+  const again = openDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
+  t.match(again.get('dlv_1999'), { id: 'dlv_1999', payload: { n: 1999 } }, 'the newest survives a reopen, payload intact');
+  t.equal(again.get('dlv_0'), undefined, 'the oldest were dropped');
+  const failed = again.list({ ownerId: 'wu_1', failed: true, limit: 5 });
+  t.same(failed.map((r) => r.id), ['dlv_1999', 'dlv_1997', 'dlv_1995', 'dlv_1993', 'dlv_1991'], 'newest first, failed only');
+  t.same(again.list({ ownerId: 'wu_other' }), [], "another user's deliveries are not listed");
+  await again.close();
+});
+
+t.test('delivery log: entries older than the retention are not read back', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const clock = { now: () => Date.now() };
+  const log = openDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
+  log.put(rec(1, new Date(Date.now() - 3 * 86_400_000).toISOString()));
+  log.put(rec(2, new Date().toISOString()));
+  await log.close();
+  fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), '{"torn": ');
+  const again = openDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
+  t.equal(again.get('dlv_1'), undefined);
+  t.ok(again.get('dlv_2'), 'a torn last line is skipped, the rest read');
+  await again.close();
+});
+
+t.test('egress policy: loopback, private, link-local, mapped and allow-listed addresses', async (t) => {
+  const def = createEgressPolicy({ egressDenyPrivate: true, egressAllowLoopback: true, egressAllow: '' });
+  t.equal(def.check('127.0.0.1'), undefined);
+  t.equal(def.check('::1'), undefined);
+  t.equal(def.check('93.184.216.34'), undefined, 'public');
+  for (const ip of ['10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', 'fe80::1', 'fd00::1', '::ffff:10.0.0.1', '0.0.0.0']) t.match(def.check(ip), /not allowed/, ip);
+  const strict = createEgressPolicy({ egressDenyPrivate: true, egressAllowLoopback: false, egressAllow: '10.1.0.0/16, 192.168.7.7' });
+  t.match(strict.check('127.0.0.1'), /loopback/);
+  t.equal(strict.check('10.1.2.3'), undefined, 'allow-listed range');
+  t.equal(strict.check('192.168.7.7'), undefined, 'allow-listed address');
+  t.match(strict.check('10.2.0.1'), /private/);
+  t.throws(() => createEgressPolicy({ egressDenyPrivate: true, egressAllowLoopback: true, egressAllow: 'nonsense' }), /egressAllow/);
+  // the lookup resolves once and refuses when every address is denied
+  const err = await new Promise<Error | null>((resolve) => strict.lookup('localhost', {}, (e) => resolve(e)));
+  t.match(err?.message, /localhost: loopback/);
+  const ok = await new Promise<string>((resolve, reject) => def.lookup('localhost', {}, (e, a) => (e ? reject(e) : resolve(String(a)))));
+  t.match(ok, /^(127\.0\.0\.1|::1)$/);
+});
+
+t.test('signing: hex HMAC-SHA256 of "timestamp:body", a fresh timestamp each call', async (t) => {
+  // a vector computed outside Node (Python's hmac module)
+  t.equal(signature('secret', '1700000000000', '{"a":1}'), '2771fa9d831c2c34306a777725c9743ffdedaf3030596bc7b488c970ff31f61c');
+  const crypto = await import('node:crypto');
+  t.equal(signature('s3', '42', 'body'), crypto.createHmac('sha256', 's3').update('42:body').digest('hex'));
+  const h = signedHeaders('s3', 'body', 1_700_000_000_123.7);
+  t.same(h, { 'x-pumble-request-timestamp': '1700000000123', 'x-pumble-request-signature': crypto.createHmac('sha256', 's3').update('1700000000123:body').digest('hex') });
+});
+
+t.test('answers are classified as the SDK gives them', async (t) => {
+  t.match(classifyAnswer(200, '{}', true), { outcome: 'acked' });
+  t.match(classifyAnswer(200, 'ok', false), { outcome: 'acked' });
+  t.match(classifyAnswer(200, '{"message":"hi"}', true), { outcome: 'acked', message: 'hi' });
+  t.match(classifyAnswer(500, '{"message":"broke"}', true), { outcome: 'nacked', message: 'broke' });
+  t.match(classifyAnswer(503, 'busy', true), { outcome: 'http_error', status: 503 });
+  t.match(classifyAnswer(403, 'Invalid signature!', true), { outcome: 'signature_rejected' });
+  t.match(classifyAnswer(307, '', true), { outcome: 'redirect' });
+  t.match(classifyAnswer(200, '{"view":{},"action":"OPEN","triggerId":"t","viewType":"MODAL"}', true), { outcome: 'response' });
+  t.match(classifyAnswer(200, '{"onAction":"x","options":[]}', true), { outcome: 'response' });
+});
+
+t.test('retry rules and schedule', async (t) => {
+  t.ok(retryable({ outcome: 'connection_error', latencyMs: 0 }));
+  t.ok(retryable({ outcome: 'timeout', latencyMs: 0 }));
+  t.ok(retryable({ outcome: 'http_error', status: 503, latencyMs: 0 }));
+  t.ok(retryable({ outcome: 'http_error', status: 429, latencyMs: 0 }));
+  t.notOk(retryable({ outcome: 'http_error', status: 410, latencyMs: 0 }), '410 stops');
+  t.notOk(retryable({ outcome: 'http_error', status: 404, latencyMs: 0 }));
+  t.notOk(retryable({ outcome: 'signature_rejected', status: 403, latencyMs: 0 }));
+  t.same(parseSchedule('1, 5,30'), [1, 5, 30]);
+});
