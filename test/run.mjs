@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import fs from 'node:fs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
@@ -12,7 +13,18 @@ if (tsc.status !== 0) {
   console.log('0 passed, 1 failed');
   process.exit(tsc.status ?? 1);
 }
-const files = process.argv.slice(2);
+// The compiled tests live in dist/ (git-ignored, which tap's own file search skips): list them here.
+function testFiles(dir) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? testFiles(p) : e.name.endsWith('.test.js') ? [path.relative(root, p)] : [];
+  });
+}
+const given = process.argv.slice(2);
+// only tests whose TypeScript source still exists (a deleted test may linger in dist/)
+const hasSource = (f) => fs.existsSync(path.join(root, f.replace(/^dist[\\/]/, '').replace(/\.js$/, '.ts')));
+const files = given.length ? given : testFiles(path.join(root, 'dist/test')).filter(hasSource).sort();
 const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...files];
 const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env } });
 let tail = '';
