@@ -260,9 +260,13 @@ export function createDeliveryEngine(deps: EngineDeps) {
     if (!KINDS.includes(input.kind)) throw invalidRequest(`kind must be one of ${KINDS.join(', ')}.`);
     const app = ownedApp(p, input.appId);
     const budget = budgetOf(input.timeoutMs);
-    const oauth = deps.oauth?.();
-    const authorized = oauth?.authorizedUsers(app.id, p.workspaceId) ?? [];
-    const who = { workspaceId: p.workspaceId, userId: p.workspaceUserId, workspaceUserIds: authorized.length ? authorized : [p.workspaceUserId] };
+    let workspaceUserIds: string[] | undefined;
+    if (input.kind === 'event') {
+      // the users concerned: those who authorized the app here (else the caller)
+      const authorized = deps.oauth?.()?.authorizedUsers(app.id, p.workspaceId) ?? [];
+      workspaceUserIds = authorized.length ? authorized : [p.workspaceUserId];
+    }
+    const who = { workspaceId: p.workspaceId, userId: p.workspaceUserId, workspaceUserIds };
     const built = buildPayload(input.kind, app, who, input);
     if (!built.interactive) {
       if (!app.manifest.socketMode && !built.url) throw invalidRequest('The app has no eventSubscriptions.url to send events to.');
