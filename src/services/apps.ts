@@ -79,6 +79,8 @@ export function createAppsService(ctx: ServiceContext) {
 
   async function update(p: Principal, id: string, input: unknown) {
     const app = owned(p, id);
+    // wire-protocol §1: 409 app_published for a delete or an update of a published app
+    if (app.published) throw new AppError(409, 'app_published', 'A published app cannot be changed; unpublish it first.');
     const { manifest, warnings } = parse(input);
     const next: AppRecord = { ...app, manifest, updatedAt: nowIso() };
     await store.commit([{ table: T.apps, id, value: next }]);

@@ -68,9 +68,13 @@ t.test('management endpoints 1–5', async (t) => {
     t.equal(after.appKey, s.appKey);
   });
 
-  t.test('delete: 204 for unpublished, 409 app_published for published, then 404', async (t) => {
+  t.test('delete: 204 for unpublished, 409 app_published for published (update too), then 404', async (t) => {
     const { body: a } = await createApp(d);
     t.equal((await d.api(`${d.mgmt}/apps/${a.id}/publish`, { method: 'POST' })).status, 200);
+    const upd = await d.api(`${d.mgmt}/apps/${a.id}`, { method: 'PUT', json: manifest({ displayName: 'Changed' }) });
+    t.equal(upd.status, 409, 'a published app cannot be updated');
+    t.equal(((await upd.json()) as any).code, 'app_published');
+    t.equal(((await (await d.api(`${d.mgmt}/apps/mine/${a.id}`)).json()) as any).displayName, 'Test App', 'unchanged');
     const refused = await d.api(`${d.mgmt}/apps/${a.id}`, { method: 'DELETE' });
     t.equal(refused.status, 409);
     t.equal(((await refused.json()) as any).code, 'app_published');
