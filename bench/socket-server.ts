@@ -5,6 +5,8 @@
  *                  APPS socket-mode apps; a round trip = the socket transport's send() of one
  *                  delivery to an app (round robin over the apps, and over each app's
  *                  connections inside the transport) until the app's ack resolves it.
+ *   mode "engine": the same daemon, but a round trip is a trigger through the delivery engine
+ *                  (payload built, socket transport, reply classified, delivery log line).
  *   mode "echo":   a bare `ws` server; a round trip = one `{payload, correlation_id}` text frame to
  *                  a connection (round robin) until the reply with that correlation id arrives
  *                  (JSON-parsed to find it, as the daemon must). The floor of what Node + ws can do.
@@ -30,7 +32,7 @@ export type ChildMessage =
 
 const send = (m: ChildMessage) => process.send!(m);
 
-async function daemonMode(appsWanted: number): Promise<{ roundTrip: (i: number) => Promise<boolean>; close(): Promise<void> }> {
+async function daemonMode(appsWanted: number, viaEngine = false): Promise<{ roundTrip: (i: number) => Promise<boolean>; close(): Promise<void> }> {
   const { loadConfig } = await import('../src/config.js');
   const { createLogger } = await import('../src/logger.js');
   const { startDaemon } = await import('../src/server/start.js');
@@ -53,9 +55,16 @@ async function daemonMode(appsWanted: number): Promise<{ roundTrip: (i: number) 
   }
   const sm = getSocketMode(handle.deps)!;
   const records = apps.map((a) => handle.deps.apps.byId(a.id)!);
+  const { getDelivery } = await import('../src/delivery/engine.js');
+  const engine = getDelivery(handle.deps)!;
   send({ type: 'ready', url: handle.url, apps });
   return {
     async roundTrip(i) {
+      if (viaEngine) {
+        // the whole delivery path: trigger → payload → socket transport → reply → classify → delivery log
+        const rec = await engine.trigger(principal, { appId: records[i % records.length]!.id, kind: 'slash-command', command: '/bench', text: 'bench' });
+        return rec.outcome === 'acked';
+      }
       const r = await sm.transport.send({ deliveryId: `dlv_${i}`, attemptId: `att_${i}`, app: records[i % records.length]!, payload: PAYLOAD, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '' });
       return r.outcome === 'acked';
     },
@@ -114,7 +123,7 @@ async function echoMode(): Promise<{ roundTrip: (i: number) => Promise<boolean>;
 
 async function main() {
   const mode = process.argv[2];
-  const target = mode === 'daemon' ? await daemonMode(Number(process.argv[3] ?? 100)) : await echoMode();
+  const target = mode === 'daemon' || mode === 'engine' ? await daemonMode(Number(process.argv[3] ?? 100), mode === 'engine') : await echoMode();
   let n = 0;
   process.on('message', async (m: GoMessage | { type: 'stop' }) => {
     try {

@@ -23,7 +23,7 @@ const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
 const APPS = Number(process.env.BENCH_APPS ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const PATH_NOTE = "daemon: the socket transport's send() inside a real daemon process (ticketed connections through websocket-connection), reply matched by correlation id; the delivery engine (issue 4) was not merged when this ran";
+const PATH_NOTE = "daemon: the socket transport's send() inside a real daemon process (ticketed connections through websocket-connection), reply matched by correlation id; engine: the same daemon, each round trip a slash-command trigger through the delivery engine (payload, transport, classification, delivery log)";
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '100,1000').split(',').map(Number);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -61,7 +61,7 @@ async function inBatches<T>(n: number, batch: number, fn: (i: number) => Promise
 
 interface Side { child: ChildProcess; clients: WebSocket[]; connectMs: number }
 
-async function open(mode: 'echo' | 'daemon'): Promise<Side> {
+async function open(mode: 'echo' | 'daemon' | 'engine'): Promise<Side> {
   const child = fork(path.join(here, 'socket-server.js'), [mode, String(APPS)], { execArgv: process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sockprof'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await next(child);
   if (ready.type !== 'ready') throw new Error('unexpected message');
@@ -99,12 +99,13 @@ async function main() {
   // noise of a shared machine hits both alike. Each figure is the median over the rounds.
   const echo = await open('echo');
   const daemon = await open('daemon');
+  const engine = await open('engine');
   const results: Record<string, unknown> = {};
   try {
     for (const c of CONCURRENCY) {
-      const rounds: Record<'echo' | 'daemon', Array<Record<string, number>>> = { echo: [], daemon: [] };
+      const rounds: Record<'echo' | 'daemon' | 'engine', Array<Record<string, number>>> = { echo: [], daemon: [], engine: [] };
       for (let r = 0; r < ROUNDS; r++) {
-        for (const [name, side] of [['echo', echo], ['daemon', daemon]] as const) {
+        for (const [name, side] of [['echo', echo], ['daemon', daemon], ['engine', engine]] as const) {
           const res = await measure(side, c, r === 0 ? 2 : 0);
           rounds[name].push(res);
           console.error(`round ${r + 1} ${name} c=${c}: ${res.rps} round trips/s, p50 ${res.p50} ms, p99 ${res.p99} ms, errors ${res.errors}, server cpu ${res.cpuUsPerRoundTrip} µs/rt (${res.cpuCoreShare} core)`);
@@ -113,11 +114,13 @@ async function main() {
       const summary = (xs: Array<Record<string, number>>) => ({ rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), errors: xs.reduce((a, x) => a + x.errors, 0), serverCpuUsPerRoundTrip: median(xs.map((x) => x.cpuUsPerRoundTrip)) });
       const e = summary(rounds.echo);
       const d = summary(rounds.daemon);
-      results[`concurrency${c}`] = { echo: e, daemon: d, ratio: Math.round((d.rps / e.rps) * 100) / 100, rounds };
+      const g = summary(rounds.engine);
+      results[`concurrency${c}`] = { echo: e, daemon: d, engine: g, ratio: Math.round((d.rps / e.rps) * 100) / 100, ratioEngine: Math.round((g.rps / e.rps) * 100) / 100, rounds };
     }
   } finally {
     await close(echo);
     await close(daemon);
+    await close(engine);
   }
   writeResult('socket', {
     benchmark: 'socket',

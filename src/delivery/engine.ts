@@ -154,7 +154,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
     if (r.outcome === 'acked' && r.message) rec.ephemeralMessage = r.message;
     else if (r.outcome === 'nacked') rec.ephemeralMessage = r.message ?? app.manifest.offlineMessage ?? defaultOfflineMessage(app);
     else if (FAILURES.has(r.outcome)) rec.ephemeralMessage = app.manifest.offlineMessage ?? defaultOfflineMessage(app);
-    else delete rec.ephemeralMessage;
+    else rec.ephemeralMessage = undefined; // (not `delete`: it would turn the record into a slow dictionary object)
     log.put(rec);
     if (rec.state === 'failed') logger.info('delivery failed', { deliveryId: rec.id, appId: rec.appId, kind: rec.kind, outcome: r.outcome, status: r.status });
   }
@@ -192,7 +192,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
         await store.commit([{ table: PENDING_TABLE, id: p.id, value: next }]);
       } else {
         rec.state = delivered ? 'delivered' : 'failed';
-        delete rec.nextAttemptAt;
+        rec.nextAttemptAt = undefined;
         if (!stopped || delivered || !retryable(r)) await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
       }
       log.put(rec);

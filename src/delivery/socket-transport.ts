@@ -85,7 +85,8 @@ class Attempt implements ReplyWaiter {
     if (req.interactive) this.sessions.expectReply(this.correlationId, this);
     if (this.done) return;
     try {
-      this.conn.send(JSON.stringify({ payload: req.payload, correlation_id: this.correlationId }), (err) => {
+      // the engine's serialised payload is reused: the frame is `{"payload": …, "correlation_id": …}`
+      this.conn.send(`{"payload":${req.rawPayload ?? JSON.stringify(req.payload)},"correlation_id":${JSON.stringify(this.correlationId)}}`, (err) => {
         if (err) this.finish({ outcome: 'connection_error', error: WRITE_FAILED });
         else if (!req.interactive) this.finish({ outcome: 'acked', body: {} });
       });
