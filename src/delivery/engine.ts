@@ -5,7 +5,7 @@
  * on a schedule that survives restarts, and records everything in the delivery log.
  */
 import { newId } from '../crypto.js';
-import { invalidRequest, notFound } from '../errors.js';
+import { AppError, invalidRequest, notFound } from '../errors.js';
 import type { AppsService } from '../services/apps.js';
 import type { ServiceContext } from '../services/context.js';
 import type { Principal } from '../services/identity.js';
@@ -290,6 +290,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
   async function replay(p: Principal, id: string): Promise<DeliveryRecord> {
     const rec = get(p, id);
     const app = apps.owned(p, rec.appId);
+    if (!rec.payload) throw new AppError(409, 'payload_not_kept', 'This trigger succeeded before the daemon restarted and its payload is not kept on disk; send it again with deliver-test.');
     const interactive = rec.kind !== 'event';
     const r = await track(attempt(rec, app, interactive, interactive ? config.deliveryBudgetMs : config.deliveryEventTimeoutMs));
     if (interactive) settleInteractive(rec, app, r);

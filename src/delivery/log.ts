@@ -46,6 +46,7 @@ export interface DeliveryRecord {
   ephemeralMessage?: string;
   /** The app's answer body (modal or menu response, ack body). */
   response?: unknown;
+  /** What was sent; null when read back from disk for a trigger that succeeded (not kept there). */
   payload: Record<string, unknown>;
   attempts: AttemptEntry[];
   nextAttemptAt?: string;
@@ -185,15 +186,18 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
     put(rec, rawPayload) {
       remember(rec);
       let line: string | undefined;
-      if (rawPayload !== undefined) {
-        // Reuse the payload's JSON: serialise the record with a stand-in and splice the bytes in.
+      // A trigger the app answered well is recorded without its payload (it stays in memory for
+      // show/replay until evicted): a third of the bytes, and the log is the delivery path's main cost.
+      const keepPayload = rec.kind === 'event' || rec.state !== 'delivered';
+      if (!keepPayload || rawPayload !== undefined) {
+        // Serialise the record with a stand-in and splice the payload's JSON (or null) in.
         // `,"payload":0` cannot occur inside a JSON string (a quote there is always escaped).
         const payload = rec.payload;
         (rec as { payload: unknown }).payload = 0;
         const text = JSON.stringify(rec);
         rec.payload = payload;
         const at = text.indexOf(',"payload":0');
-        if (at !== -1) line = `${text.slice(0, at)},"payload":${rawPayload}${text.slice(at + 12)}\n`;
+        if (at !== -1) line = `${text.slice(0, at)},"payload":${keepPayload ? rawPayload : 'null'}${text.slice(at + 12)}\n`;
       }
       queue.push(line ?? JSON.stringify(rec) + '\n');
       if (!writing && !scheduled) scheduled = setTimeout(startDrain, GATHER_MS);

@@ -283,3 +283,26 @@ t.test('an answer is read only up to the cap (deliveryMaxResponseBytes)', async 
   t.equal(r.body.outcome, 'acked');
   t.ok(r.body.attempts[0].excerpt.length <= 1000, `excerpt of ${r.body.attempts[0].excerpt.length} characters`);
 });
+
+t.test('after a restart: failed triggers keep their payload (replayable), succeeded ones are kept without it', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const dataDir = tempDir();
+  let d = await startTestDaemon({ dataDir });
+  const app = await createApp(d, rx);
+  rx.on('/slash', { json: {} });
+  const ok = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  rx.on('/slash', { status: 500 });
+  const bad = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  await d.stop();
+  d = await startTestDaemon({ dataDir });
+  t.teardown(() => d.stop());
+  const okShown = (await (await d.api(`${d.mgmt}/deliveries/${ok.body.id}`)).json()) as any;
+  t.match(okShown, { state: 'delivered', outcome: 'acked', payload: null, attempts: [{ status: 200 }] });
+  const okReplay = await d.api(`${d.mgmt}/deliveries/${ok.body.id}/replay`, { method: 'POST' });
+  t.equal(okReplay.status, 409);
+  t.match(await okReplay.json(), { code: 'payload_not_kept' });
+  rx.on('/slash', { json: {} });
+  const badReplay = (await (await d.api(`${d.mgmt}/deliveries/${bad.body.id}/replay`, { method: 'POST' })).json()) as any;
+  t.match(badReplay, { state: 'delivered', payload: { messageType: 'SLASH_COMMAND' } }, 'a failed trigger is replayable after a restart');
+});
