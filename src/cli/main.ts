@@ -20,6 +20,9 @@ Examples:
   $ appreg serve                                   start the daemon (first start creates a workspace and credentials)
   $ appreg apps create --file manifest.json        register an app, print its id and secrets
   $ appreg apps list --json                        list your apps for scripts
+  $ appreg authorize app_123 --exchange --json     authorize as you and print the tokens
+  $ appreg deliver-test app_123 --kind slash-command --probe-signature
+                                                   CI: fail unless the app answers in 3 s and checks signatures
 Exit codes: 0 ok, 1 internal, 2 usage, 3 daemon not reachable, 4 rejected by the daemon, 5 daemon error, 6 a delivery test failed.`);
   program.exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
