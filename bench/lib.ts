@@ -11,7 +11,7 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export interface LoadResult { requests: number; errors: number; seconds: number; rps: number; p50: number; p99: number }
+export interface LoadResult { requests: number; errors: number; seconds: number; rps: number; p50: number; p99: number; /** CPU of this process per call (µs): the load generator's own cost, or the daemon's when it runs in-process. */ cpuUsPerCall: number }
 
 /** Run `fn` with `concurrency` workers until `total` calls or `seconds` elapse; latencies in ms. */
 export async function load(fn: (i: number) => Promise<boolean>, opts: { concurrency: number; total?: number; seconds?: number }): Promise<LoadResult> {
@@ -19,6 +19,7 @@ export async function load(fn: (i: number) => Promise<boolean>, opts: { concurre
   let next = 0;
   let errors = 0;
   const start = performance.now();
+  const cpu0 = process.cpuUsage();
   const deadline = opts.seconds ? start + opts.seconds * 1000 : Infinity;
   const total = opts.total ?? Infinity;
   await Promise.all(
@@ -38,9 +39,10 @@ export async function load(fn: (i: number) => Promise<boolean>, opts: { concurre
     }),
   );
   const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   lat.sort((a, b) => a - b);
   const r = (x: number) => Math.round(x * 100) / 100;
-  return { requests: lat.length, errors, seconds: r(seconds), rps: Math.round(lat.length / seconds), p50: r(percentile(lat, 50)), p99: r(percentile(lat, 99)) };
+  return { requests: lat.length, errors, seconds: r(seconds), rps: Math.round(lat.length / seconds), p50: r(percentile(lat, 50)), p99: r(percentile(lat, 99)), cpuUsPerCall: r((cpu.user + cpu.system) / Math.max(1, lat.length)) };
 }
 
 export interface DaemonProc { child: ChildProcess; url: string; startupMs: number; stop(): Promise<void>; rssMb(): { rss: number; hwm: number } }
