@@ -193,3 +193,10 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
     fetchUrl,
   };
 }
+
+/** A client for `app` on a test daemon, fast to reconnect and without pings, stopped at teardown. */
+export function connectTestClient(t: { teardown(fn: () => unknown): void }, d: { url: string }, app: { id: string; appKey: string }, over: Partial<SdkSocketClientOptions> = {}): SdkSocketClient {
+  const c = createSdkSocketClient({ baseUrl: d.url, appId: app.id, appKey: app.appKey, reconnectDelayMs: 50, pingIntervalMs: 0, ...over });
+  t.teardown(() => c.stop());
+  return c;
+}

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { runCli } from '../helpers/cli.js';
-import { createSdkSocketClient, type SdkSocketClientOptions } from '../helpers/sdk-socket-client.js';
+import { connectTestClient } from '../helpers/sdk-socket-client.js';
 
 interface App { id: string; appKey: string }
 
@@ -12,11 +12,7 @@ async function createApp(d: TestDaemon, over: Record<string, unknown> = {}): Pro
   return (await res.json()) as App;
 }
 
-function connect(t: { teardown(fn: () => unknown): void }, d: TestDaemon, app: App, over: Partial<SdkSocketClientOptions> = {}) {
-  const c = createSdkSocketClient({ baseUrl: d.url, appId: app.id, appKey: app.appKey, reconnectDelayMs: 50, pingIntervalMs: 0, ...over });
-  t.teardown(() => c.stop());
-  return c;
-}
+const connect = connectTestClient;
 
 const cli = (d: TestDaemon, args: string[]) => runCli(['--url', d.url, '--token', d.token, ...args], { timeoutMs: 20_000 });
 

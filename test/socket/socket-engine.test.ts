@@ -2,7 +2,7 @@
 import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { runCli } from '../helpers/cli.js';
-import { createSdkSocketClient, type SdkSocketClientOptions } from '../helpers/sdk-socket-client.js';
+import { connectTestClient } from '../helpers/sdk-socket-client.js';
 
 interface App { id: string; appKey: string }
 const HOST = 'http://127.0.0.1:9'; // never called: socket-mode apps get everything over the socket
@@ -28,11 +28,7 @@ async function createApp(d: TestDaemon): Promise<App> {
   return (await res.json()) as App;
 }
 
-function connect(t: { teardown(fn: () => unknown): void }, d: TestDaemon, app: App, over: Partial<SdkSocketClientOptions> = {}) {
-  const c = createSdkSocketClient({ baseUrl: d.url, appId: app.id, appKey: app.appKey, reconnectDelayMs: 50, pingIntervalMs: 0, ...over });
-  t.teardown(() => c.stop());
-  return c;
-}
+const connect = connectTestClient;
 
 async function trigger(d: TestDaemon, body: Record<string, unknown>) {
   const res = await d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: body });
