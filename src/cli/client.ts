@@ -83,7 +83,7 @@ export interface Client {
   creds?: Credentials;
   /** Management base path for the logged-in user. */
   base(): string;
-  request<T = unknown>(method: string, pathname: string, opts?: { json?: unknown; auth?: boolean; timeoutMs?: number; searchParams?: Record<string, string> }): Promise<T>;
+  request<T = unknown>(method: string, pathname: string, opts?: { json?: unknown; auth?: boolean; timeoutMs?: number; searchParams?: Record<string, string>; onHeaders?: (h: Record<string, string | string[] | undefined>) => void }): Promise<T>;
 }
 
 export function createClient(g: GlobalOpts, opts: { auth?: boolean } = {}): Client {
@@ -113,6 +113,7 @@ export function createClient(g: GlobalOpts, opts: { auth?: boolean } = {}): Clie
         if (e instanceof RequestError) throw new CliError(`cannot reach the daemon at ${url}: ${e.code ?? e.message}. Is "appreg serve" running?`, EXIT.unreachable);
         throw e;
       }
+      o.onHeaders?.(res.headers);
       let body: unknown = undefined;
       if (res.body) {
         try {

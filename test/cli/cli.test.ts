@@ -59,6 +59,17 @@ t.test('appreg CLI against a running daemon', async (t) => {
     t.match(gone.stderr, /^appreg: App not found\. \(not_found\)\n$/);
   });
 
+  t.test('a broad redirect URL (path /) is accepted with a warning on stderr', async (t) => {
+    const broad = path.join(work, 'broad.json');
+    fs.writeFileSync(broad, JSON.stringify(manifest({ redirectUrls: ['https://app.example.com/'] })));
+    const r = await runCli([...g, 'apps', 'create', '--file', broad, '--json']);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stderr, /warning: \/redirectUrls\/0: .*every page/);
+    t.equal(JSON.parse(r.stdout).redirectUrls[0], 'https://app.example.com/', 'stdout stays pure JSON');
+    const u = await runCli([...g, 'apps', 'update', JSON.parse(r.stdout).id, '--file', broad]);
+    t.match(u.stderr, /warning: \/redirectUrls\/0/);
+  });
+
   t.test('an invalid manifest is rejected with every pointer, exit 4', async (t) => {
     const bad = path.join(work, 'bad.json');
     fs.writeFileSync(bad, JSON.stringify(manifest({ slashCommands: [{ command: 'nope', url: 'http://127.0.0.1:9/x' }], nmae: 'typo' })));

@@ -78,11 +78,12 @@ export function registerApps(program: Command): void {
       const out = createOut(o);
       if (!o.file === !o.fromUrl) throw new CliError('give the manifest with --file <manifest.json> or --from-url <APP_HOST_URL> (one of them)', EXIT.usage);
       let app: App;
-      if (o.fromUrl) app = (await appFromUrl(o, String(o.fromUrl))) as App;
+      const onHeaders = (h: Record<string, string | string[] | undefined>) => printWarnings(out, h['x-appreg-warnings'] as string | undefined);
+      if (o.fromUrl) app = (await appFromUrl(o, String(o.fromUrl), undefined, onHeaders)) as App;
       else {
         const manifest = readManifestFile(String(o.file));
         const client = createClient(o);
-        app = await client.request<App>('POST', `${client.base()}/apps`, { json: manifest });
+        app = await client.request<App>('POST', `${client.base()}/apps`, { json: manifest, onHeaders });
       }
       if (o.envFile) writeEnvFile(String(o.envFile), app);
       out.print(app, (c) => summary(c, app, true) + (o.envFile ? `\n${c.dim(`secrets written to ${o.envFile}`)}` : ''));
@@ -95,9 +96,13 @@ export function registerApps(program: Command): void {
     .addHelpText('after', '\nExample:\n  $ appreg apps update app_123 --file manifest.json')
     .action(async (appId: string, _o, cmd: Command) => {
       const o = g(cmd);
+      const out = createOut(o);
       const client = createClient(o);
-      const app = await client.request<App>('PUT', `${client.base()}/apps/${encodeURIComponent(appId)}`, { json: readManifestFile(String(o.file)) });
-      createOut(o).print(app, (c) => summary(c, app, false));
+      const app = await client.request<App>('PUT', `${client.base()}/apps/${encodeURIComponent(appId)}`, {
+        json: readManifestFile(String(o.file)),
+        onHeaders: (h) => printWarnings(out, h['x-appreg-warnings'] as string | undefined),
+      });
+      out.print(app, (c) => summary(c, app, false));
     });
 
   apps
@@ -179,5 +184,4 @@ export function registerApps(program: Command): void {
       for (const w of r.warnings) out.warn(`${w.pointer}: ${w.message}`);
       out.print({ valid: true, warnings: r.warnings }, (c) => c.green(`${o.file} is a valid manifest`));
     });
-  void printWarnings;
 }

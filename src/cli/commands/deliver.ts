@@ -178,9 +178,9 @@ Examples:
 }
 
 /** `apps create --from-url` and `apps sync`: the daemon fetches <APP_HOST_URL>/manifest and validates it. */
-export async function appFromUrl(o: GlobalOpts, url: string, appId?: string): Promise<Record<string, unknown>> {
+export async function appFromUrl(o: GlobalOpts, url: string, appId?: string, onHeaders?: (h: Record<string, string | string[] | undefined>) => void): Promise<Record<string, unknown>> {
   const client = createClient(o);
-  return client.request<Record<string, unknown>>('POST', `${client.base()}/apps/from-url`, { json: appId ? { url, appId } : { url }, timeoutMs: 60_000 });
+  return client.request<Record<string, unknown>>('POST', `${client.base()}/apps/from-url`, { json: appId ? { url, appId } : { url }, timeoutMs: 60_000, onHeaders });
 }
 
 export function registerAppsSync(program: Command): void {
