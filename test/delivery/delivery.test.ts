@@ -306,3 +306,28 @@ t.test('after a restart: failed triggers keep their payload (replayable), succee
   const badReplay = (await (await d.api(`${d.mgmt}/deliveries/${bad.body.id}/replay`, { method: 'POST' })).json()) as any;
   t.match(badReplay, { state: 'delivered', payload: { messageType: 'SLASH_COMMAND' } }, 'a failed trigger is replayable after a restart');
 });
+
+t.test('TLS is verified: an app behind a self-signed certificate is a connection error, not a call', async (t) => {
+  const https = await import('node:https');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { ROOT } = await import('../helpers/cli.js');
+  let reached = 0;
+  const server = https.createServer(
+    { key: fs.readFileSync(path.join(ROOT, 'test/fixtures/tls/self-signed.key')), cert: fs.readFileSync(path.join(ROOT, 'test/fixtures/tls/self-signed.crt')) },
+    (_req, res) => {
+      reached++;
+      res.end('{}');
+    },
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  const { d, app } = await setup(t);
+  const put = await d.api(`${d.mgmt}/apps/${app.id}`, { method: 'PUT', json: appManifest(`https://127.0.0.1:${port}`) });
+  t.equal(put.status, 200);
+  const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+  t.match(r.body, { outcome: 'connection_error', ephemeralMessage: 'Receiver App is offline' });
+  t.match(r.body.attempts[0].error, /TLS|certificate|self.signed/i);
+  t.equal(reached, 0, 'no request reached the unverified server');
+});
