@@ -17,6 +17,9 @@ import { buildPayload, eventPayload, KINDS, type TriggerFields } from './payload
 import { signedHeaders, DELIVERY_ID_HEADER } from './sign.js';
 import type { AttemptResult, DeliveryKind, Transport } from './types.js';
 
+const RAW = Symbol('rawPayload');
+type Raw = DeliveryRecord & { [RAW]?: { of: object; text: string } };
+
 /** Events waiting for their next attempt; in the main store so they survive a restart. */
 export const PENDING_TABLE = 'pendingDeliveries';
 
@@ -78,7 +81,7 @@ export interface EngineDeps {
 
 export function createDeliveryEngine(deps: EngineDeps) {
   const { ctx, apps, http } = deps;
-  const log = { ...deps.log, put: (rec: DeliveryRecord) => deps.log.put(rec, rawPayloads.get(rec.payload)) };
+  const log = { ...deps.log, put: (rec: DeliveryRecord) => deps.log.put(rec, (rec as Raw)[RAW]?.of === rec.payload ? (rec as Raw)[RAW]!.text : undefined) };
   const { store, clock, logger, config } = ctx;
   const schedule = parseSchedule(config.deliveryRetrySchedule);
   let socket: Transport | undefined;
@@ -111,11 +114,14 @@ export function createDeliveryEngine(deps: EngineDeps) {
   };
 
   // The payload is serialised once: the same bytes are signed, sent and written to the log.
-  const rawPayloads = new WeakMap<object, string>();
+  // (kept under a symbol on the record: JSON.stringify skips it, and it is cheaper than a WeakMap)
   function rawPayloadOf(rec: DeliveryRecord): string {
-    let raw = rawPayloads.get(rec.payload);
-    if (raw === undefined) rawPayloads.set(rec.payload, (raw = JSON.stringify(rec.payload)));
-    return raw;
+    const r = rec as Raw;
+    const cached = r[RAW];
+    if (cached && cached.of === rec.payload) return cached.text;
+    const text = JSON.stringify(rec.payload);
+    r[RAW] = { of: rec.payload, text };
+    return text;
   }
 
   function transportFor(app: AppRecord): { name: 'http' | 'socket'; t: Transport | undefined } {
@@ -130,7 +136,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
     if (!t) r = { outcome: 'no_connection', latencyMs: 0, error: 'socket mode is not running in this daemon' };
     else {
       try {
-        r = await t.send({ deliveryId: rec.id, attemptId, app, url: rec.url, payload: rec.payload, rawPayload: rawPayloadOf(rec), interactive, budgetMs, retryNum, signingSecret: apps.secretsOf(app).signingSecret });
+        r = await t.send({ deliveryId: rec.id, attemptId, app, url: rec.url, payload: rec.payload, rawPayload: rawPayloadOf(rec), interactive, budgetMs, retryNum, signingSecret: app.manifest.socketMode ? '' : apps.secretsOf(app).signingSecret });
       } catch (e) {
         logger.error('delivery transport failed', { deliveryId: rec.id, error: (e as Error).message });
         r = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };
