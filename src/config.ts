@@ -32,7 +32,10 @@ export interface Config {
   /** Socket mode: more than this many bad frames (malformed, unknown correlation id) in socketBadFrameWindowMs closes with 1008. */
   socketBadFrameLimit: number;
   socketBadFrameWindowMs: number;
-  /** Socket mode: events for an app with no open connection are kept (in order, on disk) this long, then dropped with a warning. */
+  /**
+   * Socket mode: events for an app with no open connection are kept (in order, on disk) as long as the
+   * retry schedule runs (0, the default), or at most this long; then dropped with a warning.
+   */
   socketQueueMaxAgeMs: number;
   /** Socket mode: at most this many kept events per app; beyond, the oldest is dropped with a warning. */
   socketQueueMaxPerApp: number;
@@ -76,7 +79,7 @@ export const defaults: Config = {
   socketTicketTtlMs: 30_000,
   socketBadFrameLimit: 50,
   socketBadFrameWindowMs: 10_000,
-  socketQueueMaxAgeMs: 24 * 3600_000,
+  socketQueueMaxAgeMs: 0,
   socketQueueMaxPerApp: 10_000,
   deliveryBudgetMs: 3000,
   deliveryEventTimeoutMs: 10_000,

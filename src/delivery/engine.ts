@@ -17,6 +17,12 @@ import { buildPayload, eventPayload, KINDS, type TriggerFields } from './payload
 import { signedHeaders, DELIVERY_ID_HEADER } from './sign.js';
 import type { AttemptResult, DeliveryKind, Transport } from './types.js';
 
+/** What the engine uses of the socket transport's event queue (socket-transport.ts). */
+interface KeptEventQueue {
+  onKeptSettled?(cb: (deliveryId: string, appId: string, result: AttemptResult) => void): void;
+  discard?(appId: string, deliveryId: string, why: string): boolean;
+}
+
 const RAW = Symbol('rawPayload');
 type Raw = DeliveryRecord & { [RAW]?: { of: object; text: string } };
 
@@ -60,6 +66,15 @@ export function parseSchedule(spec: string): number[] {
   return spec.split(',').map((s) => Number(s.trim())).filter((n) => Number.isFinite(n) && n >= 0);
 }
 
+/** Jitter applied to each retry delay: ±20 %. */
+const JITTER = 0.2;
+
+/** The longest an event can stay with the engine: every retry delay at its jittered maximum, plus each attempt's timeout. */
+export function retryHorizonMs(config: { deliveryRetrySchedule: string; deliveryEventTimeoutMs: number }): number {
+  const schedule = parseSchedule(config.deliveryRetrySchedule);
+  return Math.ceil(schedule.reduce((sum, s) => sum + s * 1000 * (1 + JITTER), 0) + (schedule.length + 1) * config.deliveryEventTimeoutMs);
+}
+
 export interface TriggerInput extends TriggerFields {
   appId: string;
   kind: DeliveryKind;
@@ -84,8 +99,10 @@ export function createDeliveryEngine(deps: EngineDeps) {
   const log = { ...deps.log, put: (rec: DeliveryRecord) => deps.log.put(rec, (rec as Raw)[RAW]?.of === rec.payload ? (rec as Raw)[RAW]!.text : undefined) };
   const { store, clock, logger, config } = ctx;
   const schedule = parseSchedule(config.deliveryRetrySchedule);
-  let socket: Transport | undefined;
+  let socket: (Transport & KeptEventQueue) | undefined;
   const inFlight = new Set<string>();
+  /** How kept socket-mode events ended while an attempt of theirs was in flight (taken by that attempt). */
+  const keptWhileInFlight = new Map<string, AttemptResult>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   // In-flight attempts, so stop() can wait for them (a counter: no per-call promise bookkeeping).
@@ -142,6 +159,11 @@ export function createDeliveryEngine(deps: EngineDeps) {
         r = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };
       }
     }
+    recordAttempt(rec, r, attemptId, retryNum);
+    return r;
+  }
+
+  function recordAttempt(rec: DeliveryRecord, r: AttemptResult, attemptId: string, retryNum: number): void {
     const at = iso();
     const entry: AttemptEntry = { id: attemptId, at, retryNum, latencyMs: r.latencyMs, outcome: r.outcome };
     if (r.status !== undefined) entry.status = r.status;
@@ -152,7 +174,6 @@ export function createDeliveryEngine(deps: EngineDeps) {
     rec.outcome = r.outcome;
     rec.updatedAt = at;
     if (r.body !== undefined) rec.response = r.body;
-    return r;
   }
 
   function settleInteractive(rec: DeliveryRecord, app: AppRecord, r: AttemptResult) {
@@ -186,25 +207,67 @@ export function createDeliveryEngine(deps: EngineDeps) {
       }
       const rec = log.get(p.id) ?? newRecord(app, 'event', p, app.manifest.eventSubscriptions?.url || undefined, p.payload, p.id);
       if (!app.manifest.socketMode) rec.url = app.manifest.eventSubscriptions?.url || undefined;
-      const r = await attempt(rec, app, false, config.deliveryEventTimeoutMs);
-      const delivered = r.outcome === 'acked' || r.outcome === 'response';
-      const again = !delivered && retryable(r) && p.retryNum < schedule.length && !stopped;
-      if (again) {
-        const base = schedule[p.retryNum]! * 1000;
-        const delay = Math.round(base * (0.8 + Math.random() * 0.4));
-        const next: PendingDelivery = { ...p, retryNum: p.retryNum + 1, nextAt: clock.now() + delay };
-        rec.state = 'retrying';
-        rec.nextAttemptAt = new Date(next.nextAt).toISOString();
-        await store.commit([{ table: PENDING_TABLE, id: p.id, value: next }]);
-      } else {
-        rec.state = delivered ? 'delivered' : 'failed';
-        rec.nextAttemptAt = undefined;
-        if (!stopped || delivered || !retryable(r)) await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
+      let r = await attempt(rec, app, false, config.deliveryEventTimeoutMs);
+      let final = false;
+      const kept = keptWhileInFlight.get(p.id);
+      if (kept) {
+        // The socket-mode queue sent (or dropped) this event while the attempt was under way.
+        keptWhileInFlight.delete(p.id);
+        if (r.outcome !== 'acked') {
+          recordAttempt(rec, kept, nextAttemptId(), rec.attempts.length);
+          r = kept;
+          final = true;
+        }
       }
-      log.put(rec);
+      await finishEvent(p, rec, r, app, final);
       return rec;
     } finally {
       inFlight.delete(p.id);
+    }
+  }
+
+  /** After an event's attempt: schedule the next one, or end it (delivered or failed) and forget the pending record. */
+  async function finishEvent(p: PendingDelivery, rec: DeliveryRecord, r: AttemptResult, app: AppRecord, final: boolean): Promise<void> {
+    const delivered = r.outcome === 'acked' || r.outcome === 'response';
+    const again = !final && !delivered && retryable(r) && p.retryNum < schedule.length && !stopped;
+    if (again) {
+      const base = schedule[p.retryNum]! * 1000;
+      const delay = Math.round(base * (1 - JITTER + Math.random() * 2 * JITTER));
+      const next: PendingDelivery = { ...p, retryNum: p.retryNum + 1, nextAt: clock.now() + delay };
+      rec.state = 'retrying';
+      rec.nextAttemptAt = new Date(next.nextAt).toISOString();
+      await store.commit([{ table: PENDING_TABLE, id: p.id, value: next }]);
+    } else {
+      rec.state = delivered ? 'delivered' : 'failed';
+      rec.nextAttemptAt = undefined;
+      if (!stopped || delivered || !retryable(r) || final) await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
+      // The engine gave up: a socket-mode app's copy in the queue goes too (the queue is bounded by this schedule).
+      if (!delivered && !final && !stopped && app.manifest.socketMode) socket?.discard?.(app.id, p.id, 'the retry schedule ran out before the app connected');
+    }
+    log.put(rec);
+  }
+
+  /** A kept socket-mode event was sent from the queue, or dropped there: the log says so at once. */
+  async function keptSettled(id: string, appId: string, result: AttemptResult): Promise<void> {
+    if (inFlight.has(id)) {
+      keptWhileInFlight.set(id, result);
+      return;
+    }
+    const p = store.get<PendingDelivery>(PENDING_TABLE, id);
+    const app = apps.byId(appId);
+    const rec = log.get(id) ?? (p && app ? newRecord(app, 'event', p, undefined, p.payload, p.id) : undefined);
+    if (!rec) return;
+    inFlight.add(id);
+    try {
+      recordAttempt(rec, result, nextAttemptId(), rec.attempts.length);
+      if (p && app) await finishEvent(p, rec, result, app, true);
+      else {
+        // the engine had already ended it (e.g. before a restart): only the log learns the news
+        rec.state = result.outcome === 'acked' ? 'delivered' : 'failed';
+        log.put(rec);
+      }
+    } finally {
+      inFlight.delete(id);
     }
   }
 
@@ -332,8 +395,11 @@ export function createDeliveryEngine(deps: EngineDeps) {
     get,
     list: (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f }),
     enqueueEvent,
-    setSocketTransport(t: Transport) {
+    setSocketTransport(t: Transport & KeptEventQueue) {
       socket = t;
+      t.onKeptSettled?.((id, appId, result) => {
+        track(keptSettled(id, appId, result)).catch((e) => logger.error('socket-mode queue update failed', { deliveryId: id, error: (e as Error).message }));
+      });
     },
     start() {
       timer = setInterval(tick, 200);

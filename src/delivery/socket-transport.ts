@@ -10,8 +10,14 @@
  * and the event is also kept on disk, per app, in order. When a connection of the app opens,
  * the kept events are sent in order before any newer one. A later retry of the same delivery
  * id by the engine is then answered `acked` without sending it again, so the engine's own
- * retries and this queue never deliver an event twice. Kept events older than
- * socketQueueMaxAgeMs, or beyond socketQueueMaxPerApp, are dropped with a warning.
+ * retries and this queue never deliver an event twice.
+ *
+ * The queue keeps an event as long as the engine's retry schedule runs (issue 5: "bounded by
+ * the retry schedule's horizon"): when the engine gives up on it, it discards it here; when
+ * the queue sends or drops it on its own, it tells the engine (onKeptSettled), so the delivery
+ * log says at once what became of it. Beyond socketQueueMaxPerApp, or older than
+ * socketQueueMaxAgeMs when that is set (0 = the retry schedule's horizon), events are dropped
+ * with a warning.
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
@@ -21,12 +27,17 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import type { ReplyWaiter, SocketConn, SocketReply, SocketSessions } from '../services/socket-sessions.js';
 import type { AttemptResult, SendRequest, Transport } from './types.js';
+import { retryHorizonMs } from './engine.js';
 
 export interface SocketTransport extends Transport {
   /** Open connections of the app (0 when none). */
   connections(appId: string): number;
   /** Events kept for the app until it connects. */
   queued(appId: string): number;
+  /** Called when a kept event leaves the queue on its own: sent (acked) or dropped (no_connection). */
+  onKeptSettled(cb: (deliveryId: string, appId: string, result: AttemptResult) => void): void;
+  /** Drop a kept event the engine gave up on (its retry schedule ran out); false if it was not kept. */
+  discard(appId: string, deliveryId: string, why: string): boolean;
 }
 
 /** Tables of the socket-mode queue (kept out of records.ts: they belong to this module). */
@@ -41,7 +52,7 @@ export interface SocketQueueDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  config: Pick<Config, 'socketQueueMaxAgeMs' | 'socketQueueMaxPerApp'>;
+  config: Pick<Config, 'socketQueueMaxAgeMs' | 'socketQueueMaxPerApp' | 'deliveryRetrySchedule' | 'deliveryEventTimeoutMs'>;
 }
 
 /** The reply of §6.5 as an attempt outcome, with the same classes as HTTP mode. */
@@ -119,6 +130,7 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
   const prefix = newId('cor', 9) + '_';
   let seq = 0;
   const nextCorrelationId = () => prefix + (++seq).toString(36);
+  let keptSettled: ((deliveryId: string, appId: string, result: AttemptResult) => void) | undefined;
   const queue = queueDeps ? createQueue(queueDeps) : undefined;
 
   function sendNow(req: SendRequest): Promise<AttemptResult> {
@@ -143,6 +155,10 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
     const waiters = new Map<string, Array<(r: AttemptResult) => void>>();
     const flushing = new Set<string>();
     let lastSweep = 0;
+    // A kept event waits as long as the engine would go on retrying it (plus a minute's slack:
+    // the engine's own give-up normally discards it first), unless the operator set a shorter age.
+    const maxAgeMs = config.socketQueueMaxAgeMs > 0 ? config.socketQueueMaxAgeMs : retryHorizonMs(config) + 60_000;
+    const ageRule = config.socketQueueMaxAgeMs > 0 ? `older than socketQueueMaxAgeMs (${config.socketQueueMaxAgeMs} ms)` : `older than the retry schedule's horizon (${Math.round(maxAgeMs / 1000)} s)`;
 
     function sweepSent(now: number) {
       if (now - lastSweep < 60_000) return;
@@ -151,23 +167,41 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
       if (gone.length) void store.commit(gone.map((m) => ({ table: SOCKET_SENT_TABLE, id: m.id, value: null })));
     }
 
-    function drop(e: QueuedEvent, why: string) {
+    function drop(e: QueuedEvent, why: string, tellEngine = true) {
       log.warn('socket-mode event dropped from the queue', { appId: e.appId, deliveryId: e.id, why, queuedAt: new Date(e.queuedAt).toISOString() });
       void store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: null }]);
-      settle(e.id, { outcome: 'no_connection', latencyMs: 0, error: `dropped from the socket-mode queue: ${why}` });
+      settle(e, { outcome: 'no_connection', latencyMs: 0, error: `dropped from the socket-mode queue: ${why}` }, tellEngine);
     }
 
-    function settle(id: string, r: AttemptResult) {
-      const ws = waiters.get(id);
-      waiters.delete(id);
+    /** The event left the queue: whoever awaits it hears how, and the engine too (unless it asked). */
+    function settle(e: QueuedEvent, r: AttemptResult, tellEngine = true) {
+      const ws = waiters.get(e.id);
+      waiters.delete(e.id);
       for (const w of ws ?? []) w(r);
+      if (tellEngine && keptSettled) {
+        try {
+          keptSettled(e.id, e.appId, r);
+        } catch (err) {
+          log.error('socket-mode queue listener failed', { error: (err as Error).message });
+        }
+      }
+    }
+
+    function discard(appId: string, id: string, why: string): boolean {
+      const list = byApp.get(appId);
+      const at = list?.findIndex((e) => e.id === id) ?? -1;
+      if (!list || at === -1) return false;
+      const [e] = list.splice(at, 1);
+      if (!list.length && !flushing.has(appId)) byApp.delete(appId);
+      drop(e!, why, false);
+      return true;
     }
 
     async function enqueue(req: SendRequest): Promise<void> {
       const list = byApp.get(req.app.id) ?? [];
       if (list.some((e) => e.id === req.deliveryId)) return; // an engine retry of a kept event
       const now = clock.now();
-      const e: QueuedEvent = { id: req.deliveryId, appId: req.app.id, seq: nextSeq++, payload: req.payload, queuedAt: now, expiresAt: now + config.socketQueueMaxAgeMs };
+      const e: QueuedEvent = { id: req.deliveryId, appId: req.app.id, seq: nextSeq++, payload: req.payload, queuedAt: now, expiresAt: now + maxAgeMs };
       list.push(e);
       byApp.set(req.app.id, list);
       while (list.length > config.socketQueueMaxPerApp) drop(list.shift()!, `more than ${config.socketQueueMaxPerApp} events kept for the app`);
@@ -185,7 +219,7 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
           const now = clock.now();
           if (e.expiresAt <= now) {
             list.shift();
-            drop(e, `older than socketQueueMaxAgeMs (${config.socketQueueMaxAgeMs} ms)`);
+            drop(e, ageRule);
             continue;
           }
           const conn = sessions.pick(appId);
@@ -193,18 +227,20 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
           const t0 = performance.now();
           const ok = await writeFrame(conn, JSON.stringify({ payload: e.payload, correlation_id: nextCorrelationId() }));
           if (!ok) break; // the connection is going; the next one to open resumes here
-          list.shift();
+          // (by identity: the cap or a discard may have changed the list while the frame was written)
+          const at = list.indexOf(e);
+          if (at !== -1) list.splice(at, 1);
           const sentAt = clock.now();
           void store.commit([
             { table: SOCKET_QUEUE_TABLE, id: e.id, value: null },
             { table: SOCKET_SENT_TABLE, id: e.id, value: { id: e.id, appId, sentAt, expiresAt: e.expiresAt } satisfies SentMark },
           ]);
           log.info('socket-mode event sent from the queue', { appId, deliveryId: e.id, keptMs: sentAt - e.queuedAt });
-          settle(e.id, { outcome: 'acked', latencyMs: Math.round((performance.now() - t0) * 10) / 10, body: {}, excerpt: 'sent from the socket-mode queue' });
+          settle(e, { outcome: 'acked', latencyMs: Math.round((performance.now() - t0) * 10) / 10, body: {}, excerpt: 'sent from the socket-mode queue' });
         }
         if (!list.length) byApp.delete(appId);
         // Whatever is still kept waits for the next connection.
-        for (const e of list) settle(e.id, { outcome: 'no_connection', latencyMs: 0, error: 'kept in the socket-mode queue; sent in order when the app reconnects' });
+        for (const e of list) settle(e, { outcome: 'no_connection', latencyMs: 0, error: 'kept in the socket-mode queue; sent in order when the app reconnects' }, false);
       } finally {
         flushing.delete(appId);
       }
@@ -234,7 +270,7 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
       })();
     }
 
-    return { handle, size: (appId: string) => byApp.get(appId)?.length ?? 0 };
+    return { handle, discard, size: (appId: string) => byApp.get(appId)?.length ?? 0 };
   }
 
   function send(req: SendRequest): Promise<AttemptResult> {
@@ -245,5 +281,13 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
     return sendNow(req);
   }
 
-  return { send, connections: (appId) => sessions.count(appId), queued: (appId) => queue?.size(appId) ?? 0 };
+  return {
+    send,
+    connections: (appId) => sessions.count(appId),
+    queued: (appId) => queue?.size(appId) ?? 0,
+    onKeptSettled(cb) {
+      keptSettled = cb;
+    },
+    discard: (appId, deliveryId, why) => queue?.discard(appId, deliveryId, why) ?? false,
+  };
 }

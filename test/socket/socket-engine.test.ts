@@ -112,6 +112,48 @@ t.test('with no connection: triggers fail at once with the offline message; even
   }
 });
 
+t.test('a kept event sent on reconnect is delivered in the log at once, not at the next retry', async (t) => {
+  const d = await startTestDaemon({ config: { deliveryRetrySchedule: '600' } });
+  t.teardown(() => d.stop());
+  const app = await createApp(d);
+  const e = await trigger(d, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE' });
+  t.match(e.body, { state: 'retrying', outcome: 'no_connection' });
+  const c = connect(t, d, app);
+  await c.start();
+  await c.waitFor(() => c.delivered.length === 1, 5000, 'the kept event');
+  let shown: any;
+  for (let i = 0; i < 100; i++) {
+    shown = await (await d.api(`${d.mgmt}/deliveries/${e.body.id}`)).json();
+    if (shown.state !== 'retrying') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.match(shown, { state: 'delivered', outcome: 'acked' }, 'delivered, although the next retry is 10 minutes away');
+  t.notOk(shown.nextAttemptAt);
+  t.match(shown.attempts, [{ outcome: 'no_connection' }, { outcome: 'acked', excerpt: /sent from the socket-mode queue/ }]);
+  t.equal(d.deps.ctx.store.get('pendingDeliveries', e.body.id), undefined, 'no retry left pending');
+});
+
+t.test('when the retry schedule runs out, the kept copy goes too: the log says failed and nothing arrives later', async (t) => {
+  const d = await startTestDaemon({ config: { deliveryRetrySchedule: '0.1,0.1' } });
+  t.teardown(() => d.stop());
+  const app = await createApp(d);
+  const e = await trigger(d, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE' });
+  let shown: any;
+  for (let i = 0; i < 200; i++) {
+    shown = await (await d.api(`${d.mgmt}/deliveries/${e.body.id}`)).json();
+    if (shown.state === 'failed') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.match(shown, { state: 'failed', outcome: 'no_connection' });
+  t.equal(shown.attempts.length, 3, 'the first attempt and two retries');
+  const got = (await (await d.api(`${d.mgmt}/apps/mine/${app.id}`)).json()) as Record<string, unknown>;
+  t.equal(got.queuedEvents, 0, 'no longer kept');
+  const c = connect(t, d, app);
+  await c.start();
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(c.delivered.length, 0, 'a failed event is not sent after all');
+});
+
 t.test('the signature probe is refused for socket-mode apps (frames are not signed)', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());

@@ -136,3 +136,41 @@ t.test('interactive kinds are never kept: no_connection, and the engine shows th
   t.equal(r.outcome, 'no_connection');
   t.equal(transport.queued('app_1'), 0);
 });
+
+t.test("by default a kept event waits as long as the retry schedule runs, then is dropped and the engine told", async (t) => {
+  const now = { v: 1_700_000_000_000 };
+  // horizon: (10 s + 20 s) × 1.2 jitter + 3 × 1 s of attempt timeouts = 39 s, plus a minute's slack
+  const { sessions, transport, logs } = setup({ now, config: { socketQueueMaxAgeMs: 0, deliveryRetrySchedule: '10,20', deliveryEventTimeoutMs: 1000 } });
+  const told: Array<{ id: string; outcome: string; error?: string }> = [];
+  transport.onKeptSettled((id, appId, r) => told.push({ id, outcome: r.outcome, error: r.error }));
+  await transport.send(event(1));
+  now.v += 98_000;
+  await transport.send(event(2));
+  now.v += 2_000; // event 1 is now 100 s old: past 99 s; event 2 is 2 s old
+  const c = conn();
+  sessions.add(c);
+  await until(() => c.sent.length === 1);
+  await until(() => told.length === 2);
+  t.same(ns(c), [2], 'the event past the horizon is not sent');
+  t.match(logs(), /"deliveryId":"dlv_1".*older than the retry schedule's horizon \(99 s\)/);
+  t.match(told, [{ id: 'dlv_1', outcome: 'no_connection', error: /dropped from the socket-mode queue/ }, { id: 'dlv_2', outcome: 'acked' }], 'the engine hears of both, in order');
+});
+
+t.test('discard: the engine gave up, so the kept copy goes (logged, and not reported back)', async (t) => {
+  const { sessions, transport, store, logs } = setup();
+  const told: string[] = [];
+  transport.onKeptSettled((id) => told.push(id));
+  for (const n of [1, 2, 3]) await transport.send(event(n));
+  t.equal(transport.discard('app_1', 'dlv_2', 'the retry schedule ran out'), true);
+  t.equal(transport.discard('app_1', 'dlv_2', 'again'), false, 'only once');
+  t.equal(transport.discard('app_1', 'dlv_9', 'never kept'), false);
+  t.equal(transport.queued('app_1'), 2);
+  await until(() => store.count(SOCKET_QUEUE_TABLE) === 2);
+  t.equal(store.count(SOCKET_QUEUE_TABLE), 2, 'gone from disk too');
+  t.match(logs(), /"deliveryId":"dlv_2".*the retry schedule ran out/);
+  const c = conn();
+  sessions.add(c);
+  await until(() => c.sent.length === 2);
+  t.same(ns(c), [1, 3]);
+  t.same(told, ['dlv_1', 'dlv_3'], 'sent events are reported, the discarded one is not');
+});
