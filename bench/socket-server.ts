@@ -121,6 +121,23 @@ async function echoMode(): Promise<{ roundTrip: (i: number) => Promise<boolean>;
   };
 }
 
+/** BENCH_PROF_WINDOW=<dir>: a CPU profile of the measured window only (not start-up, connects or warm-up). */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await session.post('Profiler.stop');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 async function main() {
   const mode = process.argv[2];
   const target = mode === 'daemon' || mode === 'engine' ? await daemonMode(Number(process.argv[3] ?? 100), mode === 'engine') : await echoMode();
@@ -132,9 +149,11 @@ async function main() {
           await load((i) => target.roundTrip(n + i), { concurrency: m.concurrency, seconds: m.warmupSeconds });
           n += 1e9;
         }
+        const prof = process.env.BENCH_PROF_WINDOW ? await startProfile() : undefined;
         const cpu0 = process.cpuUsage();
         const result = await load((i) => target.roundTrip(n + i), { concurrency: m.concurrency, seconds: m.seconds });
         const cpu = process.cpuUsage(cpu0);
+        if (prof) await prof.stop(`${process.env.BENCH_PROF_WINDOW}/${mode}-c${m.concurrency}-${result.requests}.cpuprofile`);
         n += 1e9;
         // CPU of the server process per round trip (user + system, µs) and its share of one core.
         const cpuUs = cpu.user + cpu.system;
