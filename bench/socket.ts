@@ -7,7 +7,8 @@
  *
  * Run:  npm run build && node dist/bench/socket.js     (about a minute)
  * Env:  BENCH_SOCKETS (1000), BENCH_APPS (100: 10 connections each, the default per-app cap),
- *       BENCH_SECONDS (4 per round), BENCH_ROUNDS (3, alternating echo / daemon), BENCH_CONCURRENCY ("100,1000": in-flight round trips).
+ *       BENCH_SECONDS (4 per round), BENCH_ROUNDS (3, alternating echo / daemon), BENCH_CONCURRENCY ("100,1000": in-flight round trips),
+ *       BENCH_PROF_WINDOW=<dir> (a CPU profile of each measured window, named <mode>-c<concurrency>-<round trips>.cpuprofile).
  * File descriptors: this process holds 2 × BENCH_SOCKETS sockets, each server BENCH_SOCKETS; if `ulimit -n` is below ~2,500,
  * raise it first (`ulimit -n 4096`).
  */
