@@ -60,8 +60,23 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     const extensions = opts.extensions ?? [];
     const app = createHttpApp(deps, extensions.flatMap((x) => (x.routes ? [x.routes] : [])));
 
+    const credFile = path.join(config.dataDir, 'credentials.json');
     const bootstrapped = await deps.identity.bootstrap();
-    if (bootstrapped) writeFile0600(path.join(config.dataDir, 'credentials.json'), JSON.stringify(bootstrapped, null, 2) + '\n');
+    if (bootstrapped) writeFile0600(credFile, JSON.stringify(bootstrapped, null, 2) + '\n');
+    else if (fs.existsSync(credFile)) {
+      // The local owner's token runs out (managementTokenTtlSeconds): renew it so the CLI keeps working with no login.
+      let cur: unknown;
+      try {
+        cur = JSON.parse(fs.readFileSync(credFile, 'utf8'));
+      } catch (e) {
+        logger.warn('credentials.json is unreadable; left as it is', { file: credFile, error: (e as Error).message });
+      }
+      const renewed = cur === undefined ? undefined : await deps.identity.renewLocalCredentials(cur);
+      if (renewed) {
+        writeFile0600(credFile, JSON.stringify(renewed, null, 2) + '\n');
+        logger.info('renewed the management token in credentials.json (it had expired, was revoked or was close to expiry)', { file: credFile });
+      }
+    }
 
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;

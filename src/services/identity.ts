@@ -131,12 +131,31 @@ export function createIdentityService(ctx: ServiceContext) {
     return { workspaceId: ws.id, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
   }
 
+  /**
+   * On a later start: the local credentials.json must keep working with no login. When its token
+   * has expired, was revoked, or has less than a quarter of its lifetime left, a new one is issued
+   * for the same owner (undefined: nothing to renew, or its user no longer exists).
+   */
+  async function renewLocalCredentials(cur: unknown): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | undefined> {
+    if (!cur || typeof cur !== 'object') return undefined;
+    const { workspaceUserId, authToken } = cur as { workspaceUserId?: unknown; authToken?: unknown };
+    if (typeof workspaceUserId !== 'string') return undefined;
+    const user = store.get<WorkspaceUserRecord>(T.workspaceUsers, workspaceUserId);
+    if (!user) return undefined;
+    const nowS = Math.floor(clock.now() / 1000);
+    const claims = typeof authToken === 'string' ? verifyJwt(authToken, ctx.jwtKey, nowS) : null;
+    const fresh = claims && claims.sub === user.id && store.get(T.mgmtTokens, claims.jti) && claims.exp - nowS > ctx.config.managementTokenTtlSeconds / 4;
+    if (fresh) return undefined;
+    const tok = await issueToken(user);
+    return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
+  }
+
   function listWorkspaces(principal: Principal) {
     const wu = store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
     return wu ? membershipsOf(wu.accountId).map((m) => ({ ...workspaceInfo(m.workspaceId), workspaceUserId: m.id })) : [];
   }
 
-  return { createWorkspace, createUser, issueToken, checkPassword, membershipsOf, login, authenticate, revoke, workspaceInfo, userInfo, bootstrap, listWorkspaces };
+  return { createWorkspace, createUser, issueToken, checkPassword, membershipsOf, login, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces };
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;
