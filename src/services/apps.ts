@@ -82,6 +82,8 @@ export function createAppsService(ctx: ServiceContext) {
     // wire-protocol §1: 409 app_published for a delete or an update of a published app
     if (app.published) throw new AppError(409, 'app_published', 'A published app cannot be changed; unpublish it first.');
     const { manifest, warnings } = parse(input);
+    // interface.md: "When omitted, the current avatar is left unchanged."
+    if (manifest.avatarUrl === undefined && app.manifest.avatarUrl !== undefined) manifest.avatarUrl = app.manifest.avatarUrl;
     const next: AppRecord = { ...app, manifest, updatedAt: nowIso() };
     await store.commit([{ table: T.apps, id, value: next }]);
     return { app: appView(next), warnings };

@@ -57,6 +57,22 @@ t.test('management endpoints 1–5', async (t) => {
     t.equal(after.displayName, 'Renamed');
   });
 
+  t.test('update without avatarUrl keeps the current avatar (interface.md); null clears it', async (t) => {
+    const avatar = 'https://cdn.example.com/avatar.png';
+    const { body: created } = await createApp(d, { name: 'avatar-app', avatarUrl: avatar });
+    t.equal(created.avatarUrl, avatar);
+    const upd = await d.api(`${d.mgmt}/apps/${created.id}`, { method: 'PUT', json: manifest({ name: 'avatar-app', displayName: 'No avatar field' }) });
+    t.equal(upd.status, 200);
+    t.equal(((await upd.json()) as Record<string, any>).avatarUrl, avatar, 'the update response keeps it');
+    const got = (await (await d.api(`${d.mgmt}/apps/mine/${created.id}`)).json()) as Record<string, any>;
+    t.equal(got.avatarUrl, avatar, 'and so does the stored app');
+    const other = 'https://cdn.example.com/other.png';
+    const changed = (await (await d.api(`${d.mgmt}/apps/${created.id}`, { method: 'PUT', json: manifest({ name: 'avatar-app', avatarUrl: other }) })).json()) as Record<string, any>;
+    t.equal(changed.avatarUrl, other, 'a given avatarUrl replaces it');
+    const cleared = (await (await d.api(`${d.mgmt}/apps/${created.id}`, { method: 'PUT', json: manifest({ name: 'avatar-app', avatarUrl: null }) })).json()) as Record<string, any>;
+    t.notOk(cleared.avatarUrl, 'an explicit null removes it');
+  });
+
   t.test('rotate issues new secrets and keeps the id', async (t) => {
     const { body: created } = await createApp(d);
     const res = await d.api(`${d.mgmt}/apps/${created.id}/secrets/rotate`, { method: 'PUT' });
