@@ -63,6 +63,7 @@ export function errorHandler(logger: Logger) {
     else if (t === 'encoding.unsupported' || t === 'charset.unsupported') e = new AppError(415, 'unsupported_media_type', 'Unsupported body encoding.');
     else if ((err as { code?: string })?.code === 'LIMIT_FIELD_VALUE' || (err as { code?: string })?.code === 'LIMIT_FIELD_KEY') e = new AppError(413, 'payload_too_large', 'A form field is larger than the limit.');
     else if (typeof (err as { code?: string })?.code === 'string' && (err as { name?: string }).name === 'MulterError') e = new AppError(400, 'invalid_request', 'The form is not acceptable: ' + (err as Error).message);
+    else if (err instanceof URIError) e = new AppError(400, 'invalid_request', 'The request path is not valid percent-encoding.');
     const { status, body, headers } = toErrorResponse(e);
     if (status >= 500) logger.error('request failed', { reqId: req.id, method: req.method, path: req.path, error: (err as Error)?.stack ?? String(err) });
     if (res.headersSent) return;

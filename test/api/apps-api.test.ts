@@ -156,6 +156,10 @@ t.test('management endpoints 1–5', async (t) => {
     t.equal(upd.status, 404);
     const after = ((await (await d.api(`${d.mgmt}/apps/mine`)).json()) as unknown[]).length;
     t.equal(after, before, 'no app was created by any bad request');
+    const badPath = await d.api('/workspaces/%ZZ/workspaceUsers/x/apps/mine', { noAuth: true });
+    t.equal(badPath.status, 400, 'a path that is not valid percent-encoding is bad input, not a server error');
+    t.match(await badPath.json(), { code: 'invalid_request', message: /percent-encoding/ });
+    t.notMatch(d.logs(), /URIError/, 'and no stack trace reaches the log');
     const unknownRoute = await d.api('/no/such/route');
     t.equal(unknownRoute.status, 404);
     t.match(await unknownRoute.json(), { code: 'not_found' });
