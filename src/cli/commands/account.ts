@@ -96,6 +96,7 @@ export function registerAccount(program: Command): void {
   program
     .command('whoami')
     .description('show the user and workspace the CLI acts as')
+    .addHelpText('after', '\nExamples:\n  $ appreg whoami\n  $ appreg whoami --json')
     .action(async (_o, cmd: Command) => {
       const o = g(cmd);
       const res = await createClient(o).request<{ workspaceId: string; workspaceUserId: string }>('GET', '/auth/whoami');
