@@ -62,10 +62,25 @@ export function resolveCredentials(g: GlobalOpts, url: string): Credentials {
   }
   const saved = readSaved()[url];
   if (saved) return saved;
+  // The first-start owner token goes only to the daemon of that data dir (daemon.json's URL),
+  // never to whatever --url names.
+  const local = localDaemonUrl(g);
+  if (local !== undefined && local === url) {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(dataDirOf(g), 'credentials.json'), 'utf8')) as Credentials;
+    } catch {
+      /* fall through */
+    }
+  }
+  throw new CliError(`not logged in to ${url}: run "appreg login --email … " (the data dir's credentials.json is used only for the daemon that data dir runs).`, EXIT.usage);
+}
+
+function localDaemonUrl(g: GlobalOpts): string | undefined {
   try {
-    return JSON.parse(fs.readFileSync(path.join(dataDirOf(g), 'credentials.json'), 'utf8')) as Credentials;
+    const d = JSON.parse(fs.readFileSync(path.join(dataDirOf(g), 'daemon.json'), 'utf8'));
+    return typeof d.url === 'string' ? d.url.replace(/\/+$/, '') : undefined;
   } catch {
-    throw new CliError(`not logged in to ${url}: run "appreg login --email … " (or use the daemon's data dir, whose credentials.json is used automatically).`, EXIT.usage);
+    return undefined;
   }
 }
 
