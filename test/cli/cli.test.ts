@@ -29,6 +29,35 @@ t.test('appreg CLI against a running daemon', async (t) => {
     t.equal(fs.statSync(env).mode & 0o777, 0o600);
   });
 
+  t.test('--env-file keeps the other lines of an existing .env and replaces only the PUMBLE_APP_* ones', async (t) => {
+    const env = path.join(work, 'merge.env');
+    fs.writeFileSync(env, '# my app\nPORT=5000\nPUMBLE_APP_ID=app_old\nexport PUMBLE_APP_KEY=apk_old\nDATABASE_URL=postgres://localhost/x\n', { mode: 0o644 });
+    const r = await runCli([...g, 'apps', 'create', '--file', file, '--env-file', env, '--json']);
+    t.equal(r.code, 0, r.stderr);
+    const app = JSON.parse(r.stdout);
+    const lines = fs.readFileSync(env, 'utf8').trimEnd().split('\n');
+    t.same(lines, [
+      '# my app', 'PORT=5000', `PUMBLE_APP_ID=${app.id}`, `PUMBLE_APP_KEY=${app.appKey}`, 'DATABASE_URL=postgres://localhost/x',
+      `PUMBLE_APP_CLIENT_SECRET=${app.clientSecret}`, `PUMBLE_APP_SIGNING_SECRET=${app.signingSecret}`,
+    ], 'other lines and their order kept, the four set once each');
+    t.equal(fs.statSync(env).mode & 0o777, 0o600, 'tightened to 0600');
+    const rot = await runCli([...g, 'apps', 'rotate-secrets', app.id, '--env-file', env, '--json']);
+    t.equal(rot.code, 0, rot.stderr);
+    const s = JSON.parse(rot.stdout);
+    const after = fs.readFileSync(env, 'utf8');
+    t.match(after, new RegExp(`^PUMBLE_APP_SIGNING_SECRET=${s.signingSecret}$`, 'm'));
+    t.equal(after.match(/PUMBLE_APP_SIGNING_SECRET=/g)!.length, 1);
+    t.match(after, /^PORT=5000$/m);
+  });
+
+  t.test('an env file that cannot be written: the new secrets are still printed, exit 2', async (t) => {
+    const r = await runCli([...g, 'apps', 'create', '--file', file, '--env-file', path.join(work, 'no-such-dir', '.env'), '--json']);
+    t.equal(r.code, 2);
+    const app = JSON.parse(r.stdout);
+    t.match(app, { id: /^app_/, clientSecret: /^acs_/ }, 'the secrets are not lost');
+    t.match(r.stderr, /was created \(secrets above\), but cannot write/);
+  });
+
   t.test('human output has no colour when not on a terminal', async (t) => {
     const r = await runCli([...g, 'apps', 'list']);
     t.equal(r.code, 0);

@@ -24,16 +24,54 @@ export function readManifestFile(file: string): unknown {
   }
 }
 
-/** PUMBLE_APP_* lines, the names the official SDK reads, written 0600. */
+/**
+ * PUMBLE_APP_* lines, the names the official SDK reads, written 0600. An existing file keeps its
+ * other lines (an app's .env usually holds more than these four): the four are replaced in
+ * place, or appended. Written to a 0600 temporary file and renamed, so no other mode is ever seen.
+ */
 export function writeEnvFile(file: string, app: App): void {
-  const lines = [
-    `PUMBLE_APP_ID=${app.id}`,
-    `PUMBLE_APP_KEY=${app.appKey}`,
-    `PUMBLE_APP_CLIENT_SECRET=${app.clientSecret}`,
-    `PUMBLE_APP_SIGNING_SECRET=${app.signingSecret}`,
-  ];
-  fs.writeFileSync(file, lines.join('\n') + '\n', { mode: 0o600 });
-  fs.chmodSync(file, 0o600);
+  const values: Record<string, string> = {
+    PUMBLE_APP_ID: app.id,
+    PUMBLE_APP_KEY: String(app.appKey),
+    PUMBLE_APP_CLIENT_SECRET: String(app.clientSecret),
+    PUMBLE_APP_SIGNING_SECRET: String(app.signingSecret),
+  };
+  let existing = '';
+  try {
+    existing = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
+  }
+  const done = new Set<string>();
+  const lines = existing === '' ? [] : existing.replace(/\r?\n$/, '').split(/\r?\n/);
+  const out = lines.map((line) => {
+    const m = /^\s*(?:export\s+)?([A-Z_]+)\s*=/.exec(line);
+    const key = m?.[1];
+    if (!key || !(key in values)) return line;
+    if (done.has(key)) return null; // a duplicate of a key already replaced
+    done.add(key);
+    return `${key}=${values[key]}`;
+  });
+  for (const [k, v] of Object.entries(values)) if (!done.has(k)) out.push(`${k}=${v}`);
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(tmp, out.filter((l) => l !== null).join('\n') + '\n', { mode: 0o600, flag: 'wx' });
+    fs.chmodSync(tmp, 0o600);
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw new CliError(`cannot write ${file}: ${(e as Error).message}`, EXIT.usage);
+  }
+}
+
+/** writeEnvFile, returning its error message instead of throwing. */
+function tryWriteEnvFile(file: string, app: App): string | undefined {
+  try {
+    writeEnvFile(file, app);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 function secretsHidden(app: App): App {
@@ -85,8 +123,10 @@ export function registerApps(program: Command): void {
         const client = createClient(o);
         app = await client.request<App>('POST', `${client.base()}/apps`, { json: manifest, onHeaders });
       }
-      if (o.envFile) writeEnvFile(String(o.envFile), app);
-      out.print(app, (c) => summary(c, app, true) + (o.envFile ? `\n${c.dim(`secrets written to ${o.envFile}`)}` : ''));
+      // The secrets are printed even when the env file cannot be written: they are shown only now.
+      const envError = o.envFile ? tryWriteEnvFile(String(o.envFile), app) : undefined;
+      out.print(app, (c) => summary(c, app, true) + (o.envFile && !envError ? `\n${c.dim(`secrets written to ${o.envFile}`)}` : ''));
+      if (envError) throw new CliError(`the app ${app.id} was created (secrets above), but ${envError}`, EXIT.usage);
     });
 
   apps
@@ -150,8 +190,9 @@ export function registerApps(program: Command): void {
       const client = createClient(o);
       const s = await client.request<App>('PUT', `${client.base()}/apps/${encodeURIComponent(appId)}/secrets/rotate`);
       const app = { ...s, id: appId };
-      if (o.envFile) writeEnvFile(String(o.envFile), app);
+      const envError = o.envFile ? tryWriteEnvFile(String(o.envFile), app) : undefined;
       createOut(o).print(app, (c) => kv(c, [['id', appId], ...SECRET_FIELDS.map((k) => [k, app[k]] as [string, unknown])]));
+      if (envError) throw new CliError(`the secrets were rotated (new ones above), but ${envError}`, EXIT.usage);
     });
 
   for (const [name, published] of [['publish', true], ['unpublish', false]] as const) {
