@@ -22,7 +22,8 @@ export function createIdentityService(ctx: ServiceContext) {
     return ws;
   }
 
-  async function createUser(input: { workspaceId: string; email: string; name: string; password?: string }): Promise<{ user: WorkspaceUserRecord; password?: string }> {
+  /** existingAccount: the email already had a login (another workspace); its password is kept, a given one is not used. */
+  async function createUser(input: { workspaceId: string; email: string; name: string; password?: string }): Promise<{ user: WorkspaceUserRecord; password?: string; existingAccount: boolean }> {
     const details = [];
     if (typeof input.email !== 'string' || !EMAIL.test(input.email) || input.email.length > 254) details.push({ pointer: '/email', message: 'must be an email address' });
     if (typeof input.name !== 'string' || !input.name.trim() || input.name.length > 80) details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
@@ -37,6 +38,7 @@ export function createIdentityService(ctx: ServiceContext) {
     }
     let generated: string | undefined;
     const changes = [];
+    const existingAccount = !!account;
     if (!account) {
       const password = input.password ?? (generated = generatePassword());
       account = { id: accId, email, passwordHash: await hashPassword(password), createdAt: nowIso() };
@@ -45,7 +47,7 @@ export function createIdentityService(ctx: ServiceContext) {
     const user: WorkspaceUserRecord = { id: newId(PREFIX.workspaceUser), workspaceId: input.workspaceId, accountId: accId, email, name: input.name.trim(), createdAt: nowIso() };
     changes.push({ table: T.workspaceUsers, id: user.id, value: user });
     await store.commit(changes);
-    return { user, password: generated };
+    return { user, password: generated, existingAccount };
   }
 
   async function issueToken(user: WorkspaceUserRecord): Promise<IssuedToken> {

@@ -160,5 +160,13 @@ t.test('appreg CLI against a running daemon', async (t) => {
     const ws = JSON.parse(c.stdout);
     const l = await runCli([...g, 'workspaces', 'list', '--json']);
     t.ok(JSON.parse(l.stdout).some((w: { id: string }) => w.id === ws.id));
+    // the same person added to a second workspace keeps their login: a given password is not used, and the CLI says so
+    const first = JSON.parse((await runCli([...g, 'users', 'create', '--workspace', d.workspaceId, '--email', 'two@example.com', '--name', 'Two', '--json'])).stdout);
+    t.notOk(first.existingAccount);
+    const again = await runCli([...g, 'users', 'create', '--workspace', ws.id, '--email', 'two@example.com', '--name', 'Two', '--password', 'another-password']);
+    t.equal(again.code, 0, again.stderr);
+    t.match(again.stdout, /existing login kept \(the --password given was not used\)/);
+    const login = await d.api('/auth/login', { method: 'POST', noAuth: true, json: { email: 'two@example.com', password: first.password, workspaceId: d.workspaceId } });
+    t.equal(login.status, 200, 'the original password still logs in');
   });
 });

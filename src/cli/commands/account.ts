@@ -44,10 +44,11 @@ export function registerAccount(program: Command): void {
     .action(async (_o, cmd: Command) => {
       const o = g(cmd);
       const client = createClient(o);
-      const res = await client.request<{ id: string; email: string; password?: string }>('POST', `/workspaces/${encodeURIComponent(String(o.workspace))}/workspaceUsers`, {
+      const res = await client.request<{ id: string; email: string; password?: string; existingAccount?: boolean }>('POST', `/workspaces/${encodeURIComponent(String(o.workspace))}/workspaceUsers`, {
         json: { email: o.email, name: o.name, password: o.password },
       });
-      createOut(o).print(res, (c) => kv(c, [['user', res.id], ['email', res.email], ['password', res.password ? `${res.password}  (shown once)` : undefined]]));
+      const existing = res.existingAccount ? `existing login kept${o.password ? ' (the --password given was not used)' : ''}` : undefined;
+      createOut(o).print(res, (c) => kv(c, [['user', res.id], ['email', res.email], ['password', res.password ? `${res.password}  (shown once)` : existing]]));
     });
 
   program

@@ -41,9 +41,9 @@ export function identityRoutes(deps: ServerDeps): Router {
     const ws = String(req.params.workspaceId);
     if (!identity.listWorkspaces(req.principal!).some((w) => w.id === ws)) throw forbidden('You are not a member of this workspace.');
     const b = req.body ?? {};
-    const { user, password } = await identity.createUser({ workspaceId: ws, email: b.email, name: b.name, password: b.password });
+    const { user, password, existingAccount } = await identity.createUser({ workspaceId: ws, email: b.email, name: b.name, password: b.password });
     res.setHeader('cache-control', 'no-store');
-    res.status(201).json({ id: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, ...(password ? { password } : {}) });
+    res.status(201).json({ id: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, ...(password ? { password } : {}), ...(existingAccount ? { existingAccount: true } : {}) });
   });
   r.get('/workspaces/:workspaceId/workspaceUsers/:workspaceUserId', auth, (req, res) => {
     const ws = String(req.params.workspaceId);
