@@ -1,6 +1,6 @@
 /** The appreg program: one thin file per command group, each handing off to the daemon's API. */
 import { Command, CommanderError } from 'commander';
-import { CliError, EXIT } from './output.js';
+import { CliError, EXIT, printed } from './output.js';
 import { registerServe } from './commands/serve.js';
 import { registerApps } from './commands/apps.js';
 import { registerAccount } from './commands/account.js';
@@ -43,13 +43,32 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
+      if (wantsJson(argv)) writeJsonError(EXIT.usage, e.message.replace(/^error: /, ''));
       return EXIT.usage;
     }
     if (e instanceof CliError) {
-      if (!(e.body as { quiet?: boolean } | undefined)?.quiet) process.stderr.write(`appreg: ${e.message}\n`);
+      if (!(e.body as { quiet?: boolean } | undefined)?.quiet) {
+        process.stderr.write(`appreg: ${e.message}\n`);
+        if (wantsJson(argv)) writeJsonError(e.exitCode, e.message, e.body);
+      }
       return e.exitCode;
     }
-    process.stderr.write(`appreg: internal error: ${(e as Error)?.message ?? String(e)}\n`);
+    const message = `internal error: ${(e as Error)?.message ?? String(e)}`;
+    process.stderr.write(`appreg: ${message}\n`);
+    if (wantsJson(argv)) writeJsonError(EXIT.internal, message);
     return EXIT.internal;
   }
+}
+
+const wantsJson = (argv: string[]) => argv.slice(2).some((a) => a === '--json');
+
+const CODE_OF_EXIT: Record<number, string> = { [EXIT.internal]: 'internal_error', [EXIT.usage]: 'usage_error', [EXIT.unreachable]: 'daemon_unreachable', [EXIT.rejected]: 'rejected', [EXIT.daemonError]: 'daemon_error', [EXIT.deliveryFailed]: 'delivery_failed' };
+
+/** With --json a failure is also a JSON object on stdout, so scripts parsing stdout get something: {error: {code, message, details?}, exitCode}. */
+function writeJsonError(exitCode: number, message: string, body?: unknown): void {
+  if (printed.json) return; // stdout already holds the command's own JSON (e.g. created, then the env file failed)
+  const b = (body && typeof body === 'object' ? body : {}) as { code?: unknown; message?: unknown; details?: unknown };
+  const error: Record<string, unknown> = { code: typeof b.code === 'string' ? b.code : CODE_OF_EXIT[exitCode] ?? 'error', message: typeof b.message === 'string' ? b.message : message };
+  if (Array.isArray(b.details)) error.details = b.details;
+  process.stdout.write(JSON.stringify({ error, exitCode }) + '\n');
 }

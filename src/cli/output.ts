@@ -19,6 +19,9 @@ export interface Out {
   warn(line: string): void;
 }
 
+/** Whether this process already printed a JSON document on stdout (a --json failure then adds none). */
+export const printed = { json: false };
+
 export function createOut(opts: { json?: boolean; stdout?: NodeJS.WriteStream; stderr?: NodeJS.WriteStream; env?: NodeJS.ProcessEnv } = {}): Out {
   const stdout = opts.stdout ?? process.stdout;
   const stderr = opts.stderr ?? process.stderr;
@@ -30,6 +33,7 @@ export function createOut(opts: { json?: boolean; stdout?: NodeJS.WriteStream; s
     json,
     c,
     print(data, human) {
+      printed.json ||= json || !human;
       if (json || !human) stdout.write(JSON.stringify(data, null, 2) + '\n');
       else stdout.write(human(c) + '\n');
     },

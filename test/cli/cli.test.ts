@@ -124,6 +124,24 @@ t.test('appreg CLI against a running daemon', async (t) => {
     t.match(none.stderr, /appreg serve/);
   });
 
+  t.test('--json failures are a JSON object on stdout too: {error: {code, message, details?}, exitCode}', async (t) => {
+    const rejected = await runCli([...g, 'apps', 'get', 'app_missing', '--json']);
+    t.equal(rejected.code, 4);
+    t.match(JSON.parse(rejected.stdout), { error: { code: 'not_found', message: String }, exitCode: 4 }, "the daemon's own code");
+    t.match(rejected.stderr, /^appreg: /, 'and the one line on stderr as before');
+    const bad = path.join(work, 'bad-manifest.json');
+    fs.writeFileSync(bad, JSON.stringify(manifest({ name: undefined })));
+    const invalid = await runCli([...g, 'apps', 'create', '--file', bad, '--json']);
+    t.equal(invalid.code, 4);
+    t.match(JSON.parse(invalid.stdout), { error: { code: 'invalid_manifest', details: [{ pointer: '/name' }] }, exitCode: 4 });
+    const unreachable = await runCli(['--url', 'http://127.0.0.1:9', '--token', d.token, 'apps', 'list', '--json']);
+    t.match(JSON.parse(unreachable.stdout), { error: { code: 'daemon_unreachable' }, exitCode: 3 });
+    const usage = await runCli(['apps', 'frobnicate', '--json']);
+    t.match(JSON.parse(usage.stdout), { error: { code: 'usage_error', message: /unknown command/ }, exitCode: 2 });
+    const human = await runCli([...g, 'apps', 'get', 'app_missing']);
+    t.equal(human.stdout, '', 'without --json stdout stays empty on failure');
+  });
+
   t.test('--help shows examples', async (t) => {
     for (const args of [['--help'], ['apps', 'create', '--help'], ['serve', '--help'], ['login', '--help']]) {
       const r = await runCli(args);
