@@ -78,6 +78,8 @@ export interface ConsumedCodeRecord {
   workspaceId: string;
   expiresAt: number;
   consumedAt: string;
+  /** When the sweep may forget it (ms): a reuse is recognised, and revokes, until then. Older records lack it (expiresAt applies). */
+  forgetAt?: number;
   /** Ids (digests) of the tokens handed out in the response to this code. */
   issuedTokenIds: string[];
 }

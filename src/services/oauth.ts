@@ -81,6 +81,9 @@ const installationId = (appId: string, workspaceId: string) => `${PREFIX.install
 const authorizationId = (appId: string, workspaceUserId: string) => `${PREFIX.authorization}_${sha256(`${appId}|${workspaceUserId}`).slice(0, 27)}`;
 const pairKey = (appId: string, workspaceId: string) => `${appId}|${workspaceId}`;
 
+/** How long a consumed code is remembered so that its reuse revokes what it issued. */
+export const CONSUMED_CODE_MEMORY_MS = 24 * 3600_000;
+
 const invalidGrant = (message = 'The authorization code is unknown, expired or already used.') => new AppError(400, 'invalid_grant', message);
 const STATE_RE = /^[\x21-\x7e]{1,512}$/;
 const ID_RE = /^[A-Za-z0-9_-]{1,100}$/;
@@ -366,7 +369,7 @@ export function createOAuthService(ctx: ServiceContext, deps: { identity: Identi
     } else if (!rec.userScopes.every((s) => prevAz.userScopes.includes(s))) {
       changes.push({ table: OT.authorizations, id: azId, value: { ...prevAz, userScopes: [...new Set([...prevAz.userScopes, ...rec.userScopes])], updatedAt: now } });
     }
-    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, issuedTokenIds: issued };
+    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, forgetAt: clock.now() + CONSUMED_CODE_MEMORY_MS, issuedTokenIds: issued };
     changes.push({ table: OT.codes, id: rec.id, value: consumed });
     await commit(changes);
 
@@ -510,11 +513,18 @@ export function createOAuthService(ctx: ServiceContext, deps: { identity: Identi
     return out;
   }
 
-  /** Drop expired codes (consumed ones are kept until their expiry so a reuse is recognised). */
+  /**
+   * Drop expired codes. A consumed code is kept for CONSUMED_CODE_MEMORY_MS after its exchange, so a
+   * replay long after the code's own expiry (a leaked code tried later) is still recognised and
+   * revokes what the code issued (security.md §2).
+   */
   async function sweep(): Promise<number> {
     const now = clock.now();
     const changes: Change[] = [];
-    for (const c of store.values<StoredCodeRecord>(OT.codes)) if (c.expiresAt <= now) changes.push({ table: OT.codes, id: c.id, value: null });
+    for (const c of store.values<StoredCodeRecord>(OT.codes)) {
+      const until = 'consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt;
+      if (until <= now) changes.push({ table: OT.codes, id: c.id, value: null });
+    }
     if (changes.length) await store.commit(changes);
     return changes.length;
   }

@@ -136,6 +136,22 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
     t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401);
   });
 
+  t.test('a code reused after its own expiry and the sweep is still recognised and revokes; forgotten after a day', async (t) => {
+    const g = await grant(d, app);
+    const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal(first.res.status, 200);
+    const oauth = getOAuth(d.deps)!;
+    now += 15 * 60_000; // well past the 2-minute code lifetime
+    await oauth.sweep();
+    t.ok(d.deps.ctx.store.get(OT.codes, sha256(g.body.code)), 'the consumed code is still remembered');
+    const again = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal(again.body.code, 'invalid_grant');
+    t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401, 'the late replay revoked the user token');
+    now += 24 * 3600_000;
+    await oauth.sweep();
+    t.equal(d.deps.ctx.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
+  });
+
   t.test('the bot token: same on every authorization, reinstall mints a new one and the old fails at once', async (t) => {
     const app2 = await createApp(d, { botTitle: 'Bot of app 2' });
     const a = await authorize(d, app2);
