@@ -52,6 +52,18 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
     t.equal((await me(d, tok.botToken, app.appKey)).status, 401, 'reinstall from the CLI invalidates the old bot token');
   });
 
+  t.test('--workspace: another workspace of the same login installs there; a foreign one is refused', async (t) => {
+    const ws2 = (await (await d.api('/workspaces', { method: 'POST', json: { name: 'Second for authorize' } })).json()) as { id: string; workspaceUserId: string };
+    const r = await runCli([...g, 'authorize', app.id, '--workspace', ws2.id, '--exchange', '--json']);
+    t.equal(r.code, 0, r.stderr);
+    const tok = JSON.parse(r.stdout);
+    t.match(tok, { workspaceId: ws2.id, userId: ws2.workspaceUserId }, 'installed in the chosen workspace, as the membership there');
+    t.equal((await me(d, tok.accessToken, app.appKey)).status, 200);
+    const foreign = await runCli([...g, 'authorize', app.id, '--workspace', 'ws_notamember', '--exchange']);
+    t.equal(foreign.code, 4);
+    t.match(foreign.stderr, /not a member of that workspace/);
+  });
+
   t.test('--follow sends the code to the running app and prints its answer', async (t) => {
     const r = await runCli([...g, 'authorize', app.id, '--follow', '--json']);
     t.equal(r.code, 0, r.stderr);

@@ -82,9 +82,8 @@ Examples:
         const { url } = await client.request<{ url: string }>('GET', `${client.base()}/oauth2/consent-url`, { searchParams: params });
         return out.print({ url }, () => url);
       }
-      if (workspace && workspace !== client.creds!.workspaceId) {
-        throw new CliError(`you are logged in to workspace ${client.creds!.workspaceId}; log in to ${workspace} ("appreg login --workspace ${workspace}") to authorize there, or use --print-url`, EXIT.usage);
-      }
+      // another workspace of the same login: the daemon checks the membership (403 otherwise)
+      if (workspace && workspace !== client.creds!.workspaceId) params.workspaceId = workspace;
       const granted = await client.request<{ code: string; redirectUrl: string }>('GET', `${client.base()}/oauth2/grant`, { searchParams: params });
 
       if (o.follow) {

@@ -1,6 +1,6 @@
 /** Grant without a browser and the caller's authorizations (wire-protocol.md §2), mounted at MGMT_BASE. */
 import { Router } from 'express';
-import { notFound } from '../../errors.js';
+import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import { requireAuth, requireSelf } from './management.js';
 import type { ServerDeps } from '../deps.js';
 import type { OAuthService } from '../../services/oauth.js';
@@ -15,8 +15,13 @@ export function oauthManagementRoutes(deps: ServerDeps, oauth: OAuthService): Ro
   /** The same decision as Allow on the consent screen, for the calling user, with exactly its validation. */
   r.get('/oauth2/grant', ...auth, async (req, res) => {
     const authReq = oauth.validateRequest(req.query as Record<string, unknown>);
-    const user = deps.ctx.store.get<WorkspaceUserRecord>(T.workspaceUsers, req.principal!.workspaceUserId);
-    if (!user) throw notFound('Workspace user');
+    const caller = deps.ctx.store.get<WorkspaceUserRecord>(T.workspaceUsers, req.principal!.workspaceUserId);
+    if (!caller) throw notFound('Workspace user');
+    // The consent screen's workspace choice: any workspace the caller's account is a member of.
+    const chosen = req.query.workspaceId;
+    if (chosen !== undefined && typeof chosen !== 'string') throw invalidRequest('workspaceId must be a single workspace id.');
+    const user = !chosen || chosen === caller.workspaceId ? caller : deps.identity.membershipsOf(caller.accountId).find((m) => m.workspaceId === chosen);
+    if (!user) throw forbidden('You are not a member of that workspace.');
     res.setHeader('cache-control', 'no-store');
     res.json(await oauth.grant(authReq, user));
   });
