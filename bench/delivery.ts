@@ -22,8 +22,6 @@ import { load, percentile, writeResult } from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
-import { defaultExtensions } from '../src/server/extensions.js';
-import { getDelivery } from '../src/delivery/engine.js';
 import { signedHeaders } from '../src/delivery/sign.js';
 
 const CONC = 50;
@@ -59,7 +57,7 @@ async function main() {
   const rx = await receiverChild();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-dlv-'));
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'warn' as const, rateLimitManagementWrites: 0 };
-  const daemon = await startDaemon(config, { logger: createLogger({ level: 'warn' }), extensions: defaultExtensions(config) });
+  const daemon = await startDaemon(config, { logger: createLogger({ level: 'warn' }) });
   try {
     const creds = daemon.bootstrapped!;
     const principal = { workspaceId: creds.workspaceId, workspaceUserId: creds.workspaceUserId, jti: 'bench' };
@@ -68,8 +66,8 @@ async function main() {
       slashCommands: [{ command: '/ok', url: `${rx.url}/slash` }, { command: '/hang', url: `${rx.url}/hang` }],
       eventSubscriptions: { url: '', events: [] }, redirectUrls: [], offlineMessage: 'Bench is offline',
     };
-    const { app } = await daemon.deps.apps.create(principal, manifest);
-    const engine = getDelivery(daemon.deps)!;
+    const { app } = await daemon.parts.apps.create(principal, manifest);
+    const engine = daemon.parts.deliveries;
     const secret = String(app.signingSecret);
 
     const viaDaemon = async () => (await engine.trigger(principal, { appId: app.id, kind: 'slash-command', command: '/ok', text: 'hi' })).outcome === 'acked';

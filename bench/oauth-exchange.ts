@@ -25,10 +25,8 @@ import { load, startDaemonProcess, writeResult, type LoadResult } from './lib.js
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
-import { defaultExtensions } from '../src/server/extensions.js';
-import { getOAuth } from '../src/services/oauth.js';
 import { T, type WorkspaceUserRecord } from '../src/services/records.js';
-import { OT } from '../src/services/oauth-records.js';
+import { OT } from '../src/services/oauth/records.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 10_000);
 const USERS = Number(process.env.BENCH_USERS ?? 10); // tokens seeded = APPS * USERS (+ one bot token per app)
@@ -66,26 +64,26 @@ interface Client { id: string; secret: string }
 async function seedAppreg(dir: string): Promise<{ clients: Client[]; codes: Array<{ client: number; code: string }[]>; tokens: number; apps: number; authorizations: number; seedSeconds: number }> {
   const t0 = performance.now();
   const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), fsync: false, codeTtlSeconds: 600, logLevel: 'warn' as const };
-  const d = await startDaemon(config, { logger: silentLogger, extensions: defaultExtensions(config) });
+  const d = await startDaemon(config, { logger: silentLogger });
   try {
     const owner = d.bootstrapped!;
     const principal = { workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId, jti: '' };
-    const { store } = d.deps.ctx;
-    const oauth = getOAuth(d.deps);
+    const { store } = d.parts;
+    const { requests, exchange } = d.parts.oauth;
     const users: WorkspaceUserRecord[] = Array.from({ length: USERS }, (_, i) => ({
       id: `wu_bench${i}`, workspaceId: owner.workspaceId, accountId: `acc_bench${i}@example.com`, email: `bench${i}@example.com`, name: `Bench ${i}`, createdAt: new Date().toISOString(),
     }));
     await store.commit(users.map((u) => ({ table: T.workspaceUsers, id: u.id, value: u })));
     const clients = await inBatches(APPS, 200, async (i) => {
-      const { app } = await d.deps.apps.create(principal, manifest(i));
+      const { app } = await d.parts.apps.create(principal, manifest(i));
       return { id: app.id, secret: app.clientSecret as string };
     });
     console.error(`seeded ${clients.length} apps in ${Math.round(performance.now() - t0)} ms`);
-    const requestFor = (c: Client) => oauth.validateRequest({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT });
+    const requestFor = (c: Client) => requests.validate({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT });
     await inBatches(APPS * USERS, 500, async (k) => {
       const c = clients[k % APPS]!;
-      const { code } = await oauth.grant(requestFor(c), users[Math.floor(k / APPS)]!);
-      await oauth.exchange({ clientId: c.id, clientSecret: c.secret, code });
+      const { code } = await requests.grant(requestFor(c), users[Math.floor(k / APPS)]!);
+      await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code });
     });
     const tokens = store.count(OT.tokens);
     console.error(`seeded ${tokens} tokens in ${Math.round(performance.now() - t0)} ms`);
@@ -93,7 +91,7 @@ async function seedAppreg(dir: string): Promise<{ clients: Client[]; codes: Arra
     for (let r = 0; r < ROUNDS + 1; r++) {
       codes.push(await inBatches(CODES, 500, async (i) => {
         const client = (i * 7919 + r * 104729) % APPS;
-        const { code } = await oauth.grant(requestFor(clients[client]!), users[i % USERS]!);
+        const { code } = await requests.grant(requestFor(clients[client]!), users[i % USERS]!);
         return { client, code };
       }));
     }

@@ -36,16 +36,14 @@ async function daemonMode(appsWanted: number, viaEngine = false): Promise<{ roun
   const { loadConfig } = await import('../src/config.js');
   const { createLogger } = await import('../src/logger.js');
   const { startDaemon } = await import('../src/server/start.js');
-  const { defaultExtensions } = await import('../src/server/extensions.js');
-  const { getSocketMode } = await import('../src/server/socket-extension.js');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-socket-'));
   const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), logLevel: 'warn' as const, rateLimitManagementWrites: 0, socketPingIntervalMs: 20_000 };
-  const handle = await startDaemon(config, { logger: createLogger({ level: 'warn' }), extensions: defaultExtensions(config) });
+  const handle = await startDaemon(config, { logger: createLogger({ level: 'warn' }) });
   const b = handle.bootstrapped!;
   const principal = { workspaceId: b.workspaceId, workspaceUserId: b.workspaceUserId, jti: 'bench' };
   const apps: Array<{ id: string; appKey: string }> = [];
   for (let i = 0; i < appsWanted; i++) {
-    const { app } = await handle.deps.apps.create(principal, {
+    const { app } = await handle.parts.apps.create(principal, {
       name: `bench-socket-${i}`, displayName: `Bench ${i}`, bot: true, socketMode: true,
       scopes: { botScopes: ['messages:read'], userScopes: [] }, shortcuts: [],
       slashCommands: [{ command: '/bench', url: 'https://bench.example.com/slash' }],
@@ -53,10 +51,9 @@ async function daemonMode(appsWanted: number, viaEngine = false): Promise<{ roun
     });
     apps.push({ id: app.id, appKey: String(app.appKey) });
   }
-  const sm = getSocketMode(handle.deps)!;
-  const records = apps.map((a) => handle.deps.apps.byId(a.id)!);
-  const { getDelivery } = await import('../src/delivery/engine.js');
-  const engine = getDelivery(handle.deps)!;
+  const sm = handle.parts.socket;
+  const records = apps.map((a) => handle.parts.apps.byId(a.id)!);
+  const engine = handle.parts.deliveries;
   send({ type: 'ready', url: handle.url, apps });
   return {
     async roundTrip(i) {

@@ -3,6 +3,7 @@
  * The config file is `<data-dir>/config.json` unless --config / APPREG_CONFIG names another.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -108,6 +109,29 @@ export const envName = (key: string) => 'APPREG_' + key.replace(/[A-Z]/g, (c) =>
 
 export class ConfigError extends Error {}
 
+export interface AddressRange {
+  address: string;
+  /** Prefix length of a CIDR range; undefined for a single address. */
+  bits?: number;
+  type: 'ipv4' | 'ipv6';
+}
+
+/** "10.1.2.3, 192.168.0.0/16, fd00::/8" → ranges; a ConfigError names the entry that is not one. */
+export function parseAddressList(spec: string, key = 'egressAllow'): AddressRange[] {
+  const out: AddressRange[] = [];
+  for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [address = '', bitsText, extra] = raw.split('/');
+    const family = net.isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const bits = bitsText === undefined ? undefined : Number(bitsText);
+    if (!family || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(bitsText!) || bits > max))) {
+      throw new ConfigError(`${key}: "${raw}" is not an IP address or CIDR range (for example 10.0.0.5 or 10.0.0.0/8)`);
+    }
+    out.push({ address, bits, type: family === 6 ? 'ipv6' : 'ipv4' });
+  }
+  return out;
+}
+
 function coerce(key: keyof Config, raw: unknown, source: string): unknown {
   const kind = kinds[key];
   if (kind === 'number') {
@@ -121,12 +145,22 @@ function coerce(key: keyof Config, raw: unknown, source: string): unknown {
     if (raw === 'false' || raw === '0') return false;
     throw new ConfigError(`${source}: ${key} must be true or false, got ${JSON.stringify(raw)}`);
   }
-  if (key === 'egressAllow' && raw === '') return raw;
+  if (key === 'egressAllow' && typeof raw === 'string') {
+    try {
+      parseAddressList(raw);
+    } catch (e) {
+      throw new ConfigError(`${source}: ${(e as Error).message}`);
+    }
+    return raw;
+  }
   if (key === 'deliveryRetrySchedule' && (typeof raw !== 'string' || !/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/.test(raw))) {
     throw new ConfigError(`${source}: deliveryRetrySchedule must be comma-separated seconds, e.g. "1,5,30"`);
   }
   if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${source}: ${key} must be a non-empty string`);
   if (key === 'logLevel' && !['debug', 'info', 'warn', 'error'].includes(raw)) throw new ConfigError(`${source}: logLevel must be debug, info, warn or error`);
+  if ((key === 'publicUrl' || key === 'appUrl') && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(raw)) {
+    throw new ConfigError(`${source}: ${key} must be an http(s) URL such as https://appreg.example.com, got ${JSON.stringify(raw)}`);
+  }
   return raw;
 }
 

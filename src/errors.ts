@@ -1,49 +1,106 @@
 /**
- * The single error type of the daemon. Services throw AppError; the express error
- * handler is the only place an error becomes a response (wire-protocol.md §1).
- * Anything that is not an AppError with expose=true becomes a bland 500.
+ * The daemon's wire errors: one table of codes with one status each, and a named
+ * constructor per code. Services throw these; src/server/respond.ts is the only place an
+ * error becomes a response (JSON body `{code, message, details?}`, docs/protocol.md §1).
+ * Anything that is not an AppError becomes a bland 500 `internal_error`.
  */
 export interface ErrorDetail {
   pointer: string;
   message: string;
 }
 
+/** Every code the daemon answers with, and its HTTP status. */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  invalid_manifest: 400,
+  invalid_request: 400,
+  invalid_grant: 400,
+  invalid_scope: 400,
+  invalid_redirect_url: 400,
+  unknown_client: 400,
+  egress_denied: 400,
+  socket_mode_disabled: 400,
+  unauthenticated: 401,
+  invalid_client: 401,
+  invalid_credentials: 401,
+  forbidden: 403,
+  not_found: 404,
+  app_published: 409,
+  user_exists: 409,
+  payload_not_kept: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  manifest_unavailable: 502,
+  shutting_down: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+interface Extra {
+  details?: ErrorDetail[];
+  headers?: Record<string, string>;
+}
+
 export class AppError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly status: number;
   readonly details?: ErrorDetail[];
   readonly headers?: Record<string, string>;
-  readonly expose: boolean;
 
-  constructor(status: number, code: string, message: string, extra: { details?: ErrorDetail[]; headers?: Record<string, string>; expose?: boolean } = {}) {
+  constructor(code: ErrorCode, message: string, extra: Extra = {}) {
     super(message);
     this.name = 'AppError';
-    this.status = status;
     this.code = code;
+    this.status = ERROR_STATUS[code];
     this.details = extra.details;
     this.headers = extra.headers;
-    this.expose = extra.expose ?? status < 500;
   }
 
-  toBody(): { code: string; message: string; details?: ErrorDetail[] } {
+  toBody(): ErrorBody {
     return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
   }
 }
 
-export const badRequest = (code: string, message: string, details?: ErrorDetail[]) => new AppError(400, code, message, { details });
-export const invalidRequest = (message: string, details?: ErrorDetail[]) => new AppError(400, 'invalid_request', message, { details });
-export const unauthenticated = (message = 'A valid Authtoken header is required.') => new AppError(401, 'unauthenticated', message);
-export const invalidClient = (message = 'Client authentication failed.') => new AppError(401, 'invalid_client', message);
-export const forbidden = (message = 'This path belongs to another workspace or user.') => new AppError(403, 'forbidden', message);
-export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `${what} not found.`);
-export const conflict = (code: string, message: string) => new AppError(409, code, message);
-export const rateLimited = (retryAfterSeconds: number) =>
-  new AppError(429, 'rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details?: ErrorDetail[];
+}
 
-/** Turn anything thrown into {status, body, headers}; unexposed errors become a bland 500. */
-export function toErrorResponse(err: unknown): { status: number; body: { code: string; message: string; details?: ErrorDetail[] }; headers: Record<string, string> } {
-  if (err instanceof AppError && err.expose) {
-    return { status: err.status, body: err.toBody(), headers: err.headers ?? {} };
-  }
-  return { status: 500, body: { code: 'internal_error', message: 'The daemon hit an internal error; it has been logged.' }, headers: {} };
+const withDetails = (code: ErrorCode) => (message: string, details?: ErrorDetail[]) => new AppError(code, message, { details });
+const plain = (code: ErrorCode, fallback: string) => (message = fallback) => new AppError(code, message);
+
+export const invalidJson = plain('invalid_json', 'The body is not valid JSON.');
+export const invalidManifest = withDetails('invalid_manifest');
+export const invalidRequest = withDetails('invalid_request');
+export const invalidGrant = plain('invalid_grant', 'The authorization code is unknown, expired or already used.');
+export const invalidScope = plain('invalid_scope', 'The scopes are not acceptable.');
+export const invalidRedirectUrl = plain('invalid_redirect_url', 'The redirectUrl is not acceptable.');
+export const unknownClient = plain('unknown_client', 'No app has this clientId.');
+export const egressDenied = plain('egress_denied', 'The egress policy refuses this address.');
+export const socketModeDisabled = plain('socket_mode_disabled', 'This app does not use socket mode.');
+export const unauthenticated = plain('unauthenticated', 'A valid Authtoken header is required.');
+export const invalidClient = plain('invalid_client', 'Client authentication failed.');
+export const invalidCredentials = plain('invalid_credentials', 'Email or password is wrong.');
+export const forbidden = plain('forbidden', 'This path belongs to another workspace or user.');
+export const notFound = (what = 'Resource') => new AppError('not_found', `${what} not found.`);
+export const noRoute = (method: string, path: string) => new AppError('not_found', `No route for ${method} ${path}.`);
+export const appPublished = plain('app_published', 'A published app cannot be changed; unpublish it first.');
+export const userExists = plain('user_exists', 'That email is already a user of this workspace.');
+export const payloadNotKept = plain('payload_not_kept', 'The payload of this delivery is not kept.');
+export const payloadTooLarge = plain('payload_too_large', 'The body is larger than the limit.');
+export const unsupportedMediaType = plain('unsupported_media_type', 'Unsupported body encoding.');
+export const rateLimited = (retryAfterSeconds: number) =>
+  new AppError('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+export const manifestUnavailable = plain('manifest_unavailable', 'The manifest could not be fetched.');
+export const shuttingDown = plain('shutting_down', 'The daemon is shutting down.');
+
+const INTERNAL: ErrorBody = { code: 'internal_error', message: 'The daemon hit an internal error; it has been logged.' };
+
+/** Anything thrown → {status, body, headers}; what is not an AppError becomes a bland 500. */
+export function toErrorResponse(err: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+  if (err instanceof AppError) return { status: err.status, body: err.toBody(), headers: err.headers ?? {} };
+  return { status: 500, body: INTERNAL, headers: {} };
 }

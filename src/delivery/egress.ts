@@ -6,7 +6,7 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
-import type { Config } from '../config.js';
+import { parseAddressList, type Config } from '../config.js';
 
 export class EgressDenied extends Error {}
 
@@ -35,12 +35,9 @@ const PRIVATE: Array<[string, number, 'ipv4' | 'ipv6']> = [
 
 function parseList(spec: string): net.BlockList {
   const list = new net.BlockList();
-  for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [addr, bits] = raw.split('/');
-    const type = net.isIPv6(addr!) ? 'ipv6' : 'ipv4';
-    if (!net.isIP(addr!)) throw new Error(`egressAllow: ${raw} is not an address or CIDR range`);
-    if (bits === undefined) list.addAddress(addr!, type);
-    else list.addSubnet(addr!, Number(bits), type);
+  for (const { address, bits, type } of parseAddressList(spec)) {
+    if (bits === undefined) list.addAddress(address, type);
+    else list.addSubnet(address, bits, type);
   }
   return list;
 }

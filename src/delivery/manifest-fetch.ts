@@ -5,8 +5,8 @@
  */
 import net from 'node:net';
 import got from 'got';
-import { AppError, invalidRequest } from '../errors.js';
-import type { EgressPolicy } from './egress.js';
+import { AppError, egressDenied, invalidRequest, manifestUnavailable } from '../errors.js';
+import { EgressDenied, type EgressPolicy } from './egress.js';
 
 const MAX_BYTES = 1024 * 1024;
 
@@ -26,14 +26,14 @@ export function manifestUrl(appHostUrl: unknown): URL {
   return u;
 }
 
-const unreachable = (msg: string) => new AppError(502, 'manifest_unavailable', msg, { expose: true });
+const unreachable = manifestUnavailable;
 
 export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, timeoutMs = 10_000): Promise<unknown> {
   const url = manifestUrl(appHostUrl);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host)) {
     const why = egress.check(host);
-    if (why) throw new AppError(400, 'egress_denied', `Cannot fetch ${url.origin}: ${why}.`);
+    if (why) throw egressDenied(`Cannot fetch ${url.origin}: ${why}.`);
   }
   let text = '';
   try {
@@ -54,7 +54,7 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
   } catch (e) {
     if (e instanceof AppError) throw e;
     const err = e as NodeJS.ErrnoException & { cause?: Error };
-    if (/egress policy/.test(String(err.message) + String(err.cause?.message))) throw new AppError(400, 'egress_denied', `Cannot fetch ${url.origin}: the egress policy refuses its address.`);
+    if (err instanceof EgressDenied || err.cause instanceof EgressDenied) throw egressDenied(`Cannot fetch ${url.origin}: the egress policy refuses its address.`);
     throw unreachable(`Could not fetch ${url.href}: ${err.code ?? err.message}.`);
   }
   try {

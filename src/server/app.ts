@@ -1,31 +1,49 @@
-/** The express app: a pure factory of its dependencies; start.ts does all I/O. */
-import express, { type Router } from 'express';
+/** The express app: every route of the daemon, mounted from the composed parts; no I/O of its own. */
+import express from 'express';
+import { fetchManifest } from '../delivery/manifest-fetch.js';
+import type { Daemon } from './compose.js';
 import { accessLog, errorHandler, notFoundHandler, requestId } from './middleware.js';
+import { appsRoutes } from './routes/apps.js';
+import { MGMT_BASE, requireAuth, requireSelf } from './routes/auth.js';
+import { deliveryRoutes } from './routes/deliveries.js';
 import { identityRoutes } from './routes/identity.js';
-import { managementRoutes, MGMT_BASE } from './routes/management.js';
-import type { ServerDeps } from './deps.js';
+import { appCallRoutes } from './routes/oauth.js';
+import { oauthConsentRoutes } from './routes/oauth-consent.js';
+import { oauthManagementRoutes } from './routes/oauth-management.js';
+import { socketRoutes } from './routes/socket.js';
 
-/** A route module: given the dependencies, a router mounted at `path` (default '/'). */
-export type RouteModule = (deps: ServerDeps) => { path?: string; router: Router } | Array<{ path?: string; router: Router }>;
-
-export function createHttpApp(deps: ServerDeps, modules: RouteModule[] = []) {
+export function createHttpApp(d: Daemon, baseUrl: () => string) {
+  const { config, clock, logger, identity, apps, oauth } = d;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.set('etag', false);
   app.use(requestId());
-  app.use(accessLog(deps.ctx.logger));
+  app.use(accessLog(logger));
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  // Extra modules first: they own their own specific paths (OAuth, deliveries, sockets).
-  for (const m of modules) {
-    const out = m(deps);
-    for (const { path, router } of Array.isArray(out) ? out : [out]) app.use(path ?? '/', router);
-  }
-  app.use(identityRoutes(deps));
-  app.use(MGMT_BASE, managementRoutes(deps));
+
+  app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
+  app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
+  app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
+  app.use(identityRoutes({ config, clock, identity }));
+  // Management calls: the caller's own workspace user, authenticated once for every router below.
+  app.use(
+    MGMT_BASE,
+    requireAuth(identity),
+    requireSelf(),
+    oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
+    deliveryRoutes({ config, clock, deliveries: d.deliveries }),
+    appsRoutes({
+      config,
+      clock,
+      apps,
+      fetchManifest: (url) => fetchManifest(url, d.egress),
+      socketStatus: (appId) => ({ connections: d.socket.sessions.count(appId), queuedEvents: d.socket.transport.queued(appId) }),
+    }),
+  );
   app.use(notFoundHandler());
-  app.use(errorHandler(deps.ctx.logger));
+  app.use(errorHandler(logger));
   return app;
 }

@@ -1,7 +1,8 @@
 /** Express middleware shared by every route module. */
 import crypto from 'node:crypto';
 import express, { type Request, type Response, type NextFunction, type RequestHandler } from 'express';
-import { AppError, toErrorResponse, rateLimited } from '../errors.js';
+import { noRoute, rateLimited, unsupportedMediaType } from '../errors.js';
+import { sendError } from './respond.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
 
@@ -9,8 +10,8 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
+      /** Set by requestId(); also sent back as x-request-id. */
       id: string;
-      principal?: import('../services/identity.js').Principal;
     }
   }
 }
@@ -47,42 +48,30 @@ export function jsonBody(limitBytes: number): RequestHandler {
       return next();
     }
     if (!req.is('application/json') && !req.is('+json')) {
-      return next(new AppError(415, 'unsupported_media_type', 'Send the body as application/json.'));
+      return next(unsupportedMediaType('Send the body as application/json.'));
     }
     parse(req, res, next);
   };
 }
 
-/** The only place errors become responses (wire-protocol.md §1). */
+/** The express end of the one error path (respond.ts). */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    let e = err;
-    const t = (err as { type?: string })?.type;
-    if (t === 'entity.parse.failed') e = new AppError(400, 'invalid_json', 'The body is not valid JSON.');
-    else if (t === 'entity.too.large') e = new AppError(413, 'payload_too_large', 'The body is larger than the limit.');
-    else if (t === 'encoding.unsupported' || t === 'charset.unsupported') e = new AppError(415, 'unsupported_media_type', 'Unsupported body encoding.');
-    else if ((err as { code?: string })?.code === 'LIMIT_FIELD_VALUE' || (err as { code?: string })?.code === 'LIMIT_FIELD_KEY') e = new AppError(413, 'payload_too_large', 'A form field is larger than the limit.');
-    else if (typeof (err as { code?: string })?.code === 'string' && (err as { name?: string }).name === 'MulterError') e = new AppError(400, 'invalid_request', 'The form is not acceptable: ' + (err as Error).message);
-    else if (err instanceof URIError) e = new AppError(400, 'invalid_request', 'The request path is not valid percent-encoding.');
-    const { status, body, headers } = toErrorResponse(e);
-    if (status >= 500) logger.error('request failed', { reqId: req.id, method: req.method, path: req.path, error: (err as Error)?.stack ?? String(err) });
-    if (res.headersSent) return;
-    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    res.status(status).json(body);
+    sendError(res, err, logger, { reqId: req.id, method: req.method, path: req.path });
   };
 }
 
 export function notFoundHandler(): RequestHandler {
-  return (req, _res, next) => next(new AppError(404, 'not_found', `No route for ${req.method} ${req.path}.`));
+  return (req, _res, next) => next(noRoute(req.method, req.path));
 }
 
 /** Fixed-window limiter keyed per caller; limit is requests per minute, 0 disables. */
-export function rateLimit(opts: { perMinute: number; clock: Clock; key: (req: Request) => string }): RequestHandler {
+export function rateLimit(opts: { perMinute: number; clock: Clock; key: (req: Request, res: Response) => string }): RequestHandler {
   const windows = new Map<string, { start: number; count: number }>();
-  return (req, _res, next) => {
+  return (req, res, next) => {
     if (!opts.perMinute) return next();
     const now = opts.clock.now();
-    const k = opts.key(req);
+    const k = opts.key(req, res);
     let w = windows.get(k);
     if (!w || now - w.start >= 60_000) {
       if (windows.size > 50_000) windows.clear();

@@ -1,16 +1,19 @@
 /** App management by manifest (interface.md endpoints 1–5, wire-protocol.md §2). */
-import { newId, newSecret, PREFIX } from '../crypto.js';
-import { AppError, notFound } from '../errors.js';
+import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
+import { appPublished, invalidClient, invalidManifest, notFound, type AppError } from '../errors.js';
 import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
 import { T, type AppRecord, type AppSecrets } from './records.js';
 import type { Principal } from './identity.js';
 
+/** An app key nobody holds: an unknown app id costs the same comparison as a wrong key. */
+const DUMMY_APP_KEY = 'apk_' + 'x'.repeat(43);
+
 export type AppView = Record<string, unknown> & { id: string; published: boolean };
 
 export function manifestError(violations: Violation[]): AppError {
   const n = violations.length;
-  return new AppError(400, 'invalid_manifest', `The manifest has ${n} problem${n === 1 ? '' : 's'}: ${violations[0]!.pointer || '/'} ${violations[0]!.message}${n > 1 ? ' (and more in details)' : ''}.`, { details: violations });
+  return invalidManifest(`The manifest has ${n} problem${n === 1 ? '' : 's'}: ${violations[0]!.pointer || '/'} ${violations[0]!.message}${n > 1 ? ' (and more in details)' : ''}.`, violations);
 }
 
 /** The full app object of wire-protocol.md §2: arrays and objects always present, unset optionals left out. */
@@ -58,6 +61,14 @@ export function createAppsService(ctx: ServiceContext) {
   }
 
   /** The caller's own app, else 404 (another user's app is indistinguishable from a missing one). */
+  /** The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong key. */
+  function byAppKey(appId: string, appKey: unknown): AppRecord {
+    const app = byId(appId);
+    const given = typeof appKey === 'string' ? appKey : '';
+    if (!safeEqual(given, app ? secretsOf(app).appKey : DUMMY_APP_KEY) || !app || given === '') throw invalidClient('The appKey does not match this app.');
+    return app;
+  }
+
   function owned(p: Principal, id: string): AppRecord {
     const app = byId(id);
     if (!app || app.ownerId !== p.workspaceUserId) throw notFound('App');
@@ -80,7 +91,7 @@ export function createAppsService(ctx: ServiceContext) {
   async function update(p: Principal, id: string, input: unknown) {
     const app = owned(p, id);
     // wire-protocol §1: 409 app_published for a delete or an update of a published app
-    if (app.published) throw new AppError(409, 'app_published', 'A published app cannot be changed; unpublish it first.');
+    if (app.published) throw appPublished();
     const { manifest, warnings } = parse(input);
     // interface.md: "When omitted, the current avatar is left unchanged."
     if (manifest.avatarUrl === undefined && app.manifest.avatarUrl !== undefined) manifest.avatarUrl = app.manifest.avatarUrl;
@@ -102,7 +113,7 @@ export function createAppsService(ctx: ServiceContext) {
 
   async function remove(p: Principal, id: string): Promise<void> {
     const app = owned(p, id);
-    if (app.published) throw new AppError(409, 'app_published', 'Only an unpublished app can be deleted; unpublish it first.');
+    if (app.published) throw appPublished('Only an unpublished app can be deleted; unpublish it first.');
     await store.commit([{ table: T.apps, id, value: null }]);
   }
 
@@ -120,7 +131,7 @@ export function createAppsService(ctx: ServiceContext) {
     return appView(next);
   }
 
-  return { create, update, list, get, remove, rotateSecrets, setPublished, byId, owned, secretsOf };
+  return { create, update, list, get, remove, rotateSecrets, setPublished, byId, byAppKey, owned, secretsOf };
 }
 
 export type AppsService = ReturnType<typeof createAppsService>;

@@ -1,6 +1,6 @@
 /** Workspaces, users, passwords and management tokens. */
 import { newId, PREFIX, hashPassword, verifyPassword, generatePassword, signJwt, verifyJwt } from '../crypto.js';
-import { AppError, invalidRequest, notFound, unauthenticated } from '../errors.js';
+import { forbidden, invalidCredentials, invalidRequest, notFound, unauthenticated, userExists } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { T, accountId, type AccountRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from './records.js';
 
@@ -15,12 +15,39 @@ export function createIdentityService(ctx: ServiceContext) {
   // Verified-token cache: avoids re-verifying the HMAC on every call; revocation is still checked per call.
   const verified = new Map<string, { claims: Principal; exp: number }>();
 
-  async function createWorkspace(name: string): Promise<WorkspaceRecord> {
+  function newWorkspace(name: unknown): WorkspaceRecord {
     if (typeof name !== 'string' || !name.trim() || name.length > 80) throw invalidRequest('A workspace name of 1 to 80 characters is required.', [{ pointer: '/name', message: 'must be 1 to 80 characters' }]);
-    const ws: WorkspaceRecord = { id: newId(PREFIX.workspace), name: name.trim(), createdAt: nowIso() };
+    return { id: newId(PREFIX.workspace), name: name.trim(), createdAt: nowIso() };
+  }
+
+  async function createWorkspace(name: string): Promise<WorkspaceRecord> {
+    const ws = newWorkspace(name);
     await store.commit([{ table: T.workspaces, id: ws.id, value: ws }]);
     return ws;
   }
+
+  /** A new workspace whose first member is the caller, with the same login: one commit. */
+  async function createWorkspaceFor(principal: Principal, name: unknown): Promise<WorkspaceRecord & { workspaceUserId: string }> {
+    const me = store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
+    if (!me) throw unauthenticated('The Authtoken has been revoked.');
+    const ws = newWorkspace(name);
+    const user: WorkspaceUserRecord = { id: newId(PREFIX.workspaceUser), workspaceId: ws.id, accountId: me.accountId, email: me.email, name: me.name, createdAt: nowIso() };
+    await store.commit([
+      { table: T.workspaces, id: ws.id, value: ws },
+      { table: T.workspaceUsers, id: user.id, value: user },
+    ]);
+    return { ...ws, workspaceUserId: user.id };
+  }
+
+  /** The caller's membership of `workspaceId` (their own workspace user there), or 403. */
+  function membershipIn(principal: Principal, workspaceId: string): WorkspaceUserRecord {
+    const me = store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
+    const m = !me ? undefined : me.workspaceId === workspaceId ? me : membershipsOf(me.accountId).find((u) => u.workspaceId === workspaceId);
+    if (!m) throw forbidden('You are not a member of that workspace.');
+    return m;
+  }
+
+  const userRecord = (id: string) => store.get<WorkspaceUserRecord>(T.workspaceUsers, id);
 
   /** existingAccount: the email already had a login (another workspace); its password is kept, a given one is not used. */
   async function createUser(input: { workspaceId: string; email: string; name: string; password?: string }): Promise<{ user: WorkspaceUserRecord; password?: string; existingAccount: boolean }> {
@@ -34,7 +61,7 @@ export function createIdentityService(ctx: ServiceContext) {
     const accId = accountId(email);
     let account = store.get<AccountRecord>(T.accounts, accId);
     for (const wu of store.values<WorkspaceUserRecord>(T.workspaceUsers)) {
-      if (wu.workspaceId === input.workspaceId && wu.accountId === accId) throw new AppError(409, 'user_exists', 'That email is already a user of this workspace.');
+      if (wu.workspaceId === input.workspaceId && wu.accountId === accId) throw userExists();
     }
     let generated: string | undefined;
     const changes = [];
@@ -77,10 +104,10 @@ export function createIdentityService(ctx: ServiceContext) {
 
   async function login(input: { email?: unknown; password?: unknown; workspaceId?: unknown }): Promise<IssuedToken> {
     const users = await checkPassword(input.email, input.password);
-    if (!users) throw new AppError(401, 'invalid_credentials', 'Email or password is wrong.');
+    if (!users) throw invalidCredentials();
     const pick = input.workspaceId ? users.find((u) => u.workspaceId === input.workspaceId) : users.length === 1 ? users[0] : undefined;
     if (!pick) {
-      if (users.length === 0) throw new AppError(401, 'invalid_credentials', 'This account is not a member of any workspace.');
+      if (users.length === 0) throw invalidCredentials('This account is not a member of any workspace.');
       throw invalidRequest(input.workspaceId ? 'This account is not a member of that workspace.' : `This account is in ${users.length} workspaces; name one with workspaceId.`, [{ pointer: '/workspaceId', message: 'choose one of: ' + users.map((u) => u.workspaceId).join(', ') }]);
     }
     return issueToken(pick);
@@ -157,7 +184,7 @@ export function createIdentityService(ctx: ServiceContext) {
     return wu ? membershipsOf(wu.accountId).map((m) => ({ ...workspaceInfo(m.workspaceId), workspaceUserId: m.id })) : [];
   }
 
-  return { createWorkspace, createUser, issueToken, checkPassword, membershipsOf, login, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces };
+  return { createWorkspaceFor, membershipIn, userRecord, createUser, checkPassword, membershipsOf, login, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces };
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;

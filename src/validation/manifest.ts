@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { checkRegisteredRedirect } from './redirect-urls.js';
+import { checkRegisteredRedirect } from '../oauth/redirect-urls.js';
 
 export interface Violation {
   pointer: string;

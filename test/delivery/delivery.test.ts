@@ -2,7 +2,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { startTestDaemon, manifest, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, verify, type Receiver } from '../helpers/receiver.js';
-import { EVENTS_OUTBOX } from '../../src/services/oauth-records.js';
+import { EVENTS_OUTBOX } from '../../src/services/oauth/records.js';
 
 async function setup(t: Test, config: Record<string, unknown> = {}, overrides: (url: string) => Record<string, unknown> = () => ({})) {
   const rx = await startReceiver();
@@ -179,13 +179,13 @@ t.test('a retry pending across a daemon restart still arrives', async (t) => {
 
 t.test('APP_UNINSTALLED written to the outbox is delivered as an APP_EVENT and removed', async (t) => {
   const { d, rx, app } = await setup(t);
-  await d.deps.ctx.store.commit([{ table: EVENTS_OUTBOX, id: 'evt_1', value: { id: 'evt_1', appId: app.id, workspaceId: d.workspaceId, eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId], body: { id: 'x', app: app.id }, createdAt: new Date().toISOString() } }]);
+  await d.parts.store.commit([{ table: EVENTS_OUTBOX, id: 'evt_1', value: { id: 'evt_1', appId: app.id, workspaceId: d.workspaceId, eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId], body: { id: 'x', app: app.id }, createdAt: new Date().toISOString() } }]);
   const [got] = await rx.waitFor(1, 3000);
   t.match(got!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId] });
   t.same(JSON.parse(got!.body.body), { id: 'x', app: app.id });
   t.ok(got!.signatureValid);
   await new Promise((res) => setTimeout(res, 300));
-  t.equal(d.deps.ctx.store.count(EVENTS_OUTBOX), 0, 'outbox emptied');
+  t.equal(d.parts.store.count(EVENTS_OUTBOX), 0, 'outbox emptied');
 });
 
 t.test('deliveries: list (--failed, by app), show, replay (a new, re-signed attempt); other users see nothing', async (t) => {

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startDaemon, type DaemonHandle } from '../../src/server/start.js';
-import { defaultExtensions } from '../../src/server/extensions.js';
 import type { Clock } from '../../src/clock.js';
 
 export interface TestDaemon extends DaemonHandle {
@@ -31,7 +30,7 @@ export async function startTestDaemon(opts: { dataDir?: string; config?: Partial
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'debug' as const, ...opts.config };
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
-  const handle = await startDaemon(config, { logger, clock: opts.clock, extensions: defaultExtensions(config) });
+  const handle = await startDaemon(config, { logger, clock: opts.clock });
   const creds = handle.bootstrapped ?? JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
   const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
   const api: TestDaemon['api'] = (pathname, init = {}) => {

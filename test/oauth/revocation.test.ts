@@ -1,18 +1,24 @@
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createApp, grant, authorize, me, secondUser } from '../fixtures/redirects-flow.js';
-import { getOAuth } from '../../src/services/oauth.js';
-import { EVENTS_OUTBOX, type OutboxEventRecord } from '../../src/services/oauth-records.js';
+import { EVENTS_OUTBOX, type OutboxEventRecord } from '../../src/services/oauth/records.js';
 
 t.test('unauthorize, uninstall and the grant API', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
-  const store = d.deps.ctx.store;
-  const oauth = getOAuth(d.deps);
-  // the delivery engine (issue 4) consumes the outbox as it goes, so the events are collected
-  // from the service's after-commit notification; the same-commit test below checks the write itself
+  const store = d.parts.store;
+  const oauth = d.parts.oauth.grants;
+  // the delivery worker consumes the outbox as it goes, so the events are collected as they
+  // are written; the same-commit test below checks the write itself
   const recorded: OutboxEventRecord[] = [];
-  t.teardown(oauth.onEvent((e) => recorded.push(e)));
+  const write = store.commit.bind(store);
+  store.commit = (changes) => {
+    for (const c of changes) if (c.table === EVENTS_OUTBOX && c.value) recorded.push(c.value as OutboxEventRecord);
+    return write(changes);
+  };
+  t.teardown(() => {
+    store.commit = write;
+  });
   const outbox = () => recorded;
   const user = await secondUser(d);
 
@@ -109,7 +115,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     t.equal(g.res.status, 400);
     t.equal((g.body as unknown as { code: string }).code, 'invalid_scope');
     g = await grant(d, { id: 'app_missing' });
-    t.equal((g.body as unknown as { code: string }).code, 'invalid_client');
+    t.equal((g.body as unknown as { code: string }).code, 'unknown_client');
     const res = await d.api(`${user.mgmt}/oauth2/grant?clientId=${app.id}&scopes=&redirectUrl=/redirect`);
     t.equal(res.status, 403, "another user's path");
     const noAuth = await d.api(`${d.mgmt}/oauth2/grant?clientId=${app.id}`, { noAuth: true });
@@ -147,13 +153,10 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
   t.test('POST /v1/interactions/complete', async (t) => {
     const app = await createApp(d);
     const a = await authorize(d, app);
-    const seen: unknown[] = [];
-    const off = oauth.onInteractionComplete((i) => seen.push(i));
-    t.teardown(off);
     const body = { channelId: 'ch1', sourceId: 'm1', sourceType: 'MESSAGE', triggerId: 'tr1' };
     let res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { token: a.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     t.equal(res.status, 200);
-    t.same(seen, [{ ...body, appId: app.id, workspaceId: d.workspaceId }]);
+    t.match(d.logs(), new RegExp(`"msg":"interaction complete".*"appId":"${app.id}".*"triggerId":"tr1"`), 'acknowledged and logged');
     res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { token: a.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: '{}' });
     t.equal(res.status, 400);
     res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -173,7 +176,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     });
     t.equal((await me(d2, a.accessToken, app.appKey)).status, 200);
     t.equal((await me(d2, a.botToken!, app.appKey)).status, 200);
-    t.same(getOAuth(d2.deps).authorizedUsers(app.id, d2.workspaceId), [d2.workspaceUserId]);
+    t.same(d2.parts.oauth.grants.authorizedUsers(app.id, d2.workspaceId), [d2.workspaceUserId]);
     const again = await authorize(d2, app);
     t.equal(again.botToken, a.botToken, 'the sealed bot token is recovered after restart');
   });

@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createApp, grant, exchange, authorize, me } from '../fixtures/redirects-flow.js';
-import { getOAuth } from '../../src/services/oauth.js';
-import { OT, type CodeRecord } from '../../src/services/oauth-records.js';
+import { OT, type CodeRecord } from '../../src/services/oauth/records.js';
 import { sha256 } from '../../src/crypto.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -37,7 +36,7 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
     t.match(x.body.botId, /^bot_/);
   });
 
-  t.test('the express route (reached here through a trailing slash) runs the same handler as the fast path', async (t) => {
+  t.test('a trailing slash reaches the same token handler', async (t) => {
     const g = await grant(d, app);
     const form = new FormData();
     for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code })) form.append(k, v);
@@ -99,12 +98,12 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
 
   t.test('codes expire (configurable, ≤ 10 min) and are bound to app, user, workspace, scopes and redirect URL', async (t) => {
     const g = await grant(d, app, { scopes: 'messages:read,bot:messages:read' });
-    const rec = d.deps.ctx.store.get<CodeRecord>(OT.codes, sha256(g.body.code))!;
+    const rec = d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code))!;
     t.ok(rec, 'stored under its digest');
     t.same([rec.appId, rec.workspaceId, rec.workspaceUserId, rec.userScopes, rec.botScopes, rec.redirectUrl], [app.id, d.workspaceId, d.workspaceUserId, ['messages:read'], ['messages:read'], 'http://localhost:9/redirect']);
-    t.equal(rec.expiresAt - now, d.deps.ctx.config.codeTtlSeconds * 1000);
+    t.equal(rec.expiresAt - now, d.parts.config.codeTtlSeconds * 1000);
     t.notMatch(JSON.stringify(rec), g.body.code, 'the code itself is not stored');
-    now += d.deps.ctx.config.codeTtlSeconds * 1000 + 1;
+    now += d.parts.config.codeTtlSeconds * 1000 + 1;
     const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(x.res.status, 400);
     t.equal(x.body.code, 'invalid_grant');
@@ -140,16 +139,16 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
     const g = await grant(d, app);
     const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(first.res.status, 200);
-    const oauth = getOAuth(d.deps)!;
+    const oauth = d.parts.oauth.exchange;
     now += 15 * 60_000; // well past the 2-minute code lifetime
     await oauth.sweep();
-    t.ok(d.deps.ctx.store.get(OT.codes, sha256(g.body.code)), 'the consumed code is still remembered');
+    t.ok(d.parts.store.get(OT.codes, sha256(g.body.code)), 'the consumed code is still remembered');
     const again = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(again.body.code, 'invalid_grant');
     t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401, 'the late replay revoked the user token');
     now += 24 * 3600_000;
     await oauth.sweep();
-    t.equal(d.deps.ctx.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
+    t.equal(d.parts.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
   });
 
   t.test('the bot token: same on every authorization, reinstall mints a new one and the old fails at once', async (t) => {
@@ -188,11 +187,11 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
     t.equal((await me(d, x.accessToken, '')).status, 401);
     t.equal((await fetch(`${d.url}/oauth2/me`, { headers: { 'x-app-token': app.appKey } })).status, 401);
     t.equal((await me(d, 'aut_forged', app.appKey)).status, 401);
-    const svc = getOAuth(d.deps);
-    t.same(svc.tokenOwner(x.accessToken, app.appKey), { appId: app.id, workspaceId: d.workspaceId, workspaceUserId: d.workspaceUserId, kind: 'user', scopes: ['messages:read'] });
-    t.equal(svc.tokenOwner(x.accessToken, other.appKey), undefined);
-    t.equal(svc.tokenOwner(x.botToken, app.appKey)?.kind, 'bot');
-    t.same(svc.tokenOwner(x.botToken, app.appKey)?.scopes, ['messages:read', 'messages:write']);
+    const svc = d.parts.oauth.appTokens;
+    t.same(svc.authenticate(x.accessToken, app.appKey), { appId: app.id, workspaceId: d.workspaceId, workspaceUserId: d.workspaceUserId, kind: 'user', scopes: ['messages:read'] });
+    t.throws(() => svc.authenticate(x.accessToken, other.appKey), { code: 'unauthenticated' });
+    t.equal(svc.authenticate(x.botToken, app.appKey).kind, 'bot');
+    t.same(svc.authenticate(x.botToken, app.appKey).scopes, ['messages:read', 'messages:write']);
   });
 
   t.test('user tokens are stored only as digests; the bot token is sealed at rest', async (t) => {
@@ -220,7 +219,7 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
     t.teardown(() => d2.stop());
     const app2 = await createApp(d2);
     const g = await grant(d2, app2);
-    const rec = d2.deps.ctx.store.get<CodeRecord>(OT.codes, sha256(g.body.code))!;
+    const rec = d2.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code))!;
     t.equal(rec.expiresAt - now, 600_000);
   });
 

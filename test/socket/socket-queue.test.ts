@@ -5,7 +5,8 @@ import { createLogger } from '../../src/logger.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
 import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
-import { createSocketTransport, SOCKET_QUEUE_TABLE } from '../../src/delivery/socket-transport.js';
+import { createSocketTransport } from '../../src/delivery/socket-transport.js';
+import { SOCKET_QUEUE_TABLE } from '../../src/delivery/socket-queue.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/services/records.js';
 

@@ -7,7 +7,7 @@ import { openDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js'
 import { createEgressPolicy } from '../../src/delivery/egress.js';
 import { signature, signedHeaders } from '../../src/delivery/sign.js';
 import { classifyAnswer } from '../../src/delivery/http-transport.js';
-import { retryable, parseSchedule } from '../../src/delivery/engine.js';
+import { retryable, parseSchedule } from '../../src/delivery/retry-policy.js';
 
 const quiet = createLogger({ level: 'error', stream: { write: () => {} } });
 

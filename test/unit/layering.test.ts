@@ -1,8 +1,8 @@
 /**
- * The layering rules of the architecture, read from the import lines:
+ * The layering rules of docs/architecture.md, read from the import lines:
  * the CLI talks to the daemon over HTTP only (only `serve` may load the server),
  * services never import express or ws, only the store touches stored data,
- * delivery never imports the server.
+ * delivery never imports the server, routes reach neither the store, the keys nor ws.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,6 +41,10 @@ for (const f of files(SRC)) {
   t.test(`${r} respects the layering`, async (t) => {
     if (r.startsWith('services/')) {
       for (const d of deps) t.notOk(/^(express|ws|multer|node:fs|fs|lowdb)(\/|$)/.test(d) || d.startsWith('server/'), `services must not import ${d}`);
+    }
+    if (r.startsWith('server/routes/')) {
+      // routes speak HTTP and call services: no stored data, no keys or secrets handling, no websockets
+      for (const d of deps) t.notOk(d.startsWith('store/') || d === 'crypto.js' || d === 'ws' || d.startsWith('delivery/'), `routes must not import ${d}`);
     }
     if (r.startsWith('delivery/')) {
       for (const d of deps) t.notOk(d.startsWith('server/') || d === 'express', `delivery must not import ${d}`);

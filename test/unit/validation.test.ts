@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { validateManifest, KNOWN_SCOPES, EVENT_SCOPES, manifestSchema, SCHEMA_ID } from '../../src/validation/manifest.js';
-import { checkRegisteredRedirect } from '../../src/validation/redirect-urls.js';
+import { checkRegisteredRedirect } from '../../src/oauth/redirect-urls.js';
 import { ROOT } from '../helpers/cli.js';
 
 const full = () => JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/manifests/full.json'), 'utf8')) as Record<string, any>;

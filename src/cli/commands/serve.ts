@@ -33,10 +33,9 @@ Examples:
         throw e;
       }
       const { startDaemon, StartupError } = await import('../../server/start.js');
-      const { defaultExtensions } = await import('../../server/extensions.js');
       let handle;
       try {
-        handle = await startDaemon(config, { extensions: defaultExtensions(config) });
+        handle = await startDaemon(config);
       } catch (e) {
         if (e instanceof StartupError) throw new CliError(e.message, EXIT.internal);
         throw e;

@@ -1,12 +1,17 @@
-/** Deliveries under the management base path: trigger, list, show, replay, signature probe; app from URL. */
+/** Deliveries under the management base path: trigger, list, show, replay, signature probe (docs/protocol.md §5). */
 import { Router, type Request } from 'express';
 import { invalidRequest } from '../../errors.js';
-import type { DeliveryEngine, TriggerInput } from '../../delivery/engine.js';
-import type { EgressPolicy } from '../../delivery/egress.js';
-import { fetchManifest } from '../../delivery/manifest-fetch.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { DeliveriesService, TriggerInput } from '../../services/deliveries.js';
 import { jsonBody, rateLimit } from '../middleware.js';
-import type { ServerDeps } from '../deps.js';
-import { requireAuth, requireSelf } from './management.js';
+import { authed, principalOf } from './auth.js';
+
+export interface DeliveryRoutesDeps {
+  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
+  clock: Clock;
+  deliveries: DeliveriesService;
+}
 
 function triggerInput(body: unknown): TriggerInput {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The body must be a JSON object with appId and kind.');
@@ -17,47 +22,25 @@ function triggerInput(body: unknown): TriggerInput {
   return b as unknown as TriggerInput;
 }
 
-export function deliveryRoutes(deps: ServerDeps, engine: () => DeliveryEngine, egress: EgressPolicy): Router {
-  const { ctx, apps } = deps;
+export function deliveryRoutes(deps: DeliveryRoutesDeps): Router {
+  const { deliveries, config } = deps;
   const r = Router({ mergeParams: true });
-  const body = jsonBody(ctx.config.bodyLimitBytes);
-  const writes = rateLimit({ perMinute: ctx.config.rateLimitManagementWrites, clock: ctx.clock, key: (req) => req.principal!.workspaceUserId });
-  r.use(requireAuth(deps), requireSelf());
+  const body = jsonBody(config.bodyLimitBytes);
+  const writes = rateLimit({ perMinute: config.rateLimitManagementWrites, clock: deps.clock, key: (_req, res) => principalOf(res).workspaceUserId });
   const id = (req: Request) => String(req.params.deliveryId);
 
-  r.post('/deliveries', writes, body, async (req, res) => {
-    res.status(201).json(await engine().trigger(req.principal!, triggerInput(req.body)));
-  });
-  r.post('/deliveries/probe-signature', writes, body, async (req, res) => {
-    res.json(await engine().probeSignature(req.principal!, triggerInput(req.body)));
-  });
-  r.get('/deliveries', (req, res) => {
-    const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidRequest('limit must be an integer from 1 to 1000.');
-    const appId = typeof req.query.appId === 'string' && req.query.appId ? req.query.appId : undefined;
-    res.json(engine().list(req.principal!, { appId, failed: req.query.failed === 'true' || req.query.failed === '1', limit }));
-  });
-  r.get('/deliveries/:deliveryId', (req, res) => {
-    res.json(engine().get(req.principal!, id(req)));
-  });
-  r.post('/deliveries/:deliveryId/replay', writes, async (req, res) => {
-    res.json(await engine().replay(req.principal!, id(req)));
-  });
-
-  // Create or update an app from the manifest its own host serves (wire-protocol.md §7).
-  r.post('/apps/from-url', writes, body, async (req, res) => {
-    const b = (req.body ?? {}) as Record<string, unknown>;
-    const manifest = await fetchManifest(b.url, egress);
-    if (b.appId !== undefined) {
-      if (typeof b.appId !== 'string') throw invalidRequest('appId must be a string.');
-      const { app, warnings } = await apps.update(req.principal!, b.appId, manifest);
-      if (warnings.length) res.setHeader('x-appreg-warnings', JSON.stringify(warnings));
-      res.json(app);
-      return;
-    }
-    const { app, warnings } = await apps.create(req.principal!, manifest);
-    if (warnings.length) res.setHeader('x-appreg-warnings', JSON.stringify(warnings));
-    res.status(201).json(app);
-  });
+  r.post('/deliveries', writes, body, authed(async (req, res, p) => res.status(201).json(await deliveries.trigger(p, triggerInput(req.body)))));
+  r.post('/deliveries/probe-signature', writes, body, authed(async (req, res, p) => res.json(await deliveries.probeSignature(p, triggerInput(req.body)))));
+  r.get(
+    '/deliveries',
+    authed((req, res, p) => {
+      const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidRequest('limit must be an integer from 1 to 1000.');
+      const appId = typeof req.query.appId === 'string' && req.query.appId ? req.query.appId : undefined;
+      res.json(deliveries.list(p, { appId, failed: req.query.failed === 'true' || req.query.failed === '1', limit }));
+    }),
+  );
+  r.get('/deliveries/:deliveryId', authed((req, res, p) => res.json(deliveries.get(p, id(req)))));
+  r.post('/deliveries/:deliveryId/replay', writes, authed(async (req, res, p) => res.json(await deliveries.replay(p, id(req)))));
   return r;
 }

@@ -1,54 +1,68 @@
-/** Login, logout, workspaces and users (wire-protocol.md §2 info calls). */
+/** Login, logout, workspaces and users (docs/protocol.md §2). */
 import { Router } from 'express';
-import { forbidden, invalidRequest } from '../../errors.js';
+import { invalidRequest } from '../../errors.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { IdentityService } from '../../services/identity.js';
 import { jsonBody, rateLimit } from '../middleware.js';
-import { requireAuth } from './management.js';
-import type { ServerDeps } from '../deps.js';
+import { authed, requireAuth } from './auth.js';
 
-export function identityRoutes(deps: ServerDeps): Router {
-  const { identity, ctx } = deps;
+export interface IdentityRoutesDeps {
+  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin'>;
+  clock: Clock;
+  identity: IdentityService;
+}
+
+export function identityRoutes(deps: IdentityRoutesDeps): Router {
+  const { identity, config } = deps;
   const r = Router();
-  const body = jsonBody(ctx.config.bodyLimitBytes);
-  const auth = requireAuth(deps);
-  const loginLimit = rateLimit({ perMinute: ctx.config.rateLimitLogin, clock: ctx.clock, key: (req) => `${req.ip}|${String(req.body?.email ?? '').toLowerCase()}` });
+  const body = jsonBody(config.bodyLimitBytes);
+  const auth = requireAuth(identity);
+  const loginLimit = rateLimit({ perMinute: config.rateLimitLogin, clock: deps.clock, key: (req) => `${req.ip}|${String(req.body?.email ?? '').toLowerCase()}` });
+  const workspace = (ws: unknown) => String(ws);
 
   r.post('/auth/login', body, loginLimit, async (req, res) => {
     if (!req.body || typeof req.body !== 'object') throw invalidRequest('Send {"email", "password"} as JSON.');
     res.setHeader('cache-control', 'no-store');
     res.json(await identity.login(req.body));
   });
-  r.post('/auth/logout', auth, async (req, res) => {
-    await identity.revoke(req.principal!);
-    res.status(204).end();
-  });
-  r.get('/auth/whoami', auth, (req, res) => {
-    const p = req.principal!;
-    res.json({ workspaceId: p.workspaceId, workspaceUserId: p.workspaceUserId, workspaces: identity.listWorkspaces(p) });
-  });
-  r.post('/workspaces', auth, body, async (req, res) => {
-    const ws = await identity.createWorkspace(req.body?.name);
-    // The creator becomes the first member of the new workspace, with the same login.
-    const me = identity.userInfo(req.principal!.workspaceId, req.principal!.workspaceUserId);
-    const { user } = await identity.createUser({ workspaceId: ws.id, email: me.email, name: me.name });
-    res.status(201).json({ ...ws, workspaceUserId: user.id });
-  });
-  r.get('/workspaces/:workspaceId/info', auth, (req, res) => {
-    const ws = String(req.params.workspaceId);
-    if (!identity.listWorkspaces(req.principal!).some((w) => w.id === ws)) throw forbidden('You are not a member of this workspace.');
-    res.json(identity.workspaceInfo(ws));
-  });
-  r.post('/workspaces/:workspaceId/workspaceUsers', auth, body, async (req, res) => {
-    const ws = String(req.params.workspaceId);
-    if (!identity.listWorkspaces(req.principal!).some((w) => w.id === ws)) throw forbidden('You are not a member of this workspace.');
-    const b = req.body ?? {};
-    const { user, password, existingAccount } = await identity.createUser({ workspaceId: ws, email: b.email, name: b.name, password: b.password });
-    res.setHeader('cache-control', 'no-store');
-    res.status(201).json({ id: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, ...(password ? { password } : {}), ...(existingAccount ? { existingAccount: true } : {}) });
-  });
-  r.get('/workspaces/:workspaceId/workspaceUsers/:workspaceUserId', auth, (req, res) => {
-    const ws = String(req.params.workspaceId);
-    if (!identity.listWorkspaces(req.principal!).some((w) => w.id === ws)) throw forbidden('You are not a member of this workspace.');
-    res.json(identity.userInfo(ws, String(req.params.workspaceUserId)));
-  });
+  r.post(
+    '/auth/logout',
+    auth,
+    authed(async (_req, res, p) => {
+      await identity.revoke(p);
+      res.status(204).end();
+    }),
+  );
+  r.get('/auth/whoami', auth, authed((_req, res, p) => res.json({ workspaceId: p.workspaceId, workspaceUserId: p.workspaceUserId, workspaces: identity.listWorkspaces(p) })));
+  r.post('/workspaces', auth, body, authed(async (req, res, p) => res.status(201).json(await identity.createWorkspaceFor(p, req.body?.name))));
+  r.get(
+    '/workspaces/:workspaceId/info',
+    auth,
+    authed((req, res, p) => {
+      const ws = identity.membershipIn(p, workspace(req.params.workspaceId)).workspaceId;
+      res.json(identity.workspaceInfo(ws));
+    }),
+  );
+  r.post(
+    '/workspaces/:workspaceId/workspaceUsers',
+    auth,
+    body,
+    authed(async (req, res, p) => {
+      const ws = identity.membershipIn(p, workspace(req.params.workspaceId)).workspaceId;
+      const b = req.body ?? {};
+      const { user, password, existingAccount } = await identity.createUser({ workspaceId: ws, email: b.email, name: b.name, password: b.password });
+      res.setHeader('cache-control', 'no-store');
+      res.status(201).json({ id: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, ...(password ? { password } : {}), ...(existingAccount ? { existingAccount: true } : {}) });
+    }),
+  );
+  r.get(
+    '/workspaces/:workspaceId/workspaceUsers/:workspaceUserId',
+    auth,
+    authed((req, res, p) => {
+      const ws = identity.membershipIn(p, workspace(req.params.workspaceId)).workspaceId;
+      res.json(identity.userInfo(ws, String(req.params.workspaceUserId)));
+    }),
+  );
   return r;
 }

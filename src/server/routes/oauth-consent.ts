@@ -1,16 +1,18 @@
 /**
- * The consent screen (interface.md endpoint 7, security.md §1 and §3), served by the daemon
+ * The consent screen (docs/protocol.md §3, endpoint 7; docs/security.md §1 and §3), served by the daemon
  * at /access-request: validate clientId, redirectUrl and scopes first (an error page, never a
  * redirect), then a login form or the consent form; Allow/Cancel → 303 to the app.
  */
 import express, { Router, type Request, type Response } from 'express';
-import { AppError } from '../../errors.js';
-import { rateLimit } from '../middleware.js';
-import type { ServerDeps } from '../deps.js';
-import type { AuthRequest, OAuthService } from '../../services/oauth.js';
-import type { WebSessions } from '../../services/oauth-sessions.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import type { IdentityService } from '../../services/identity.js';
+import type { AuthorizationRequests, AuthRequest } from '../../services/oauth/authorization-request.js';
+import { SESSION_TTL_MS, type WebSessions } from '../../services/oauth/consent-sessions.js';
 import type { WorkspaceUserRecord } from '../../services/records.js';
-import { SESSION_TTL_MS } from '../../services/oauth-sessions.js';
+import { rateLimit } from '../middleware.js';
+import { sendErrorPage } from '../respond.js';
 import { contentSecurityPolicy } from '../pages/layout.js';
 import { errorPage } from '../pages/error.js';
 import { loginPage } from '../pages/login.js';
@@ -29,7 +31,7 @@ function cookieValue(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-/** Headers on every page and redirect of the consent screen (security.md §3). */
+/** Headers on every page and redirect of the consent screen (docs/security.md §3). */
 function pageHeaders(res: Response, formTargets: string[] = []) {
   res.setHeader('content-security-policy', contentSecurityPolicy(formTargets));
   res.setHeader('x-frame-options', 'DENY');
@@ -43,27 +45,36 @@ function sendPage(res: Response, status: number, html: string, formTargets: stri
   res.status(status).type('html').send(html);
 }
 
-function sendError(res: Response, e: unknown) {
-  if (e instanceof AppError && e.expose) {
-    const title = e.status === 429 ? 'Too many attempts' : e.status === 403 ? 'Not allowed' : 'This authorization link is not valid';
-    if (e.headers) for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
-    return sendPage(res, e.status, errorPage(title, e.message));
-  }
-  throw e;
-}
-
 function redirect303(res: Response, location: string) {
   pageHeaders(res);
   res.status(303).setHeader('location', location);
   res.end();
 }
 
-export function oauthConsentRoutes(deps: ServerDeps, oauth: OAuthService, sessions: WebSessions): Router {
-  const { ctx, identity } = deps;
+const errorTitle = (status: number) => (status === 429 ? 'Too many attempts' : status === 403 ? 'Not allowed' : status >= 500 ? 'Something went wrong' : 'This authorization link is not valid');
+
+export interface ConsentRoutesDeps {
+  config: Pick<Config, 'rateLimitLogin' | 'appUrl' | 'publicUrl'>;
+  clock: Clock;
+  logger: Logger;
+  identity: IdentityService;
+  requests: AuthorizationRequests;
+  sessions: WebSessions;
+}
+
+export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
+  const { identity, requests: oauth, sessions, config, logger } = deps;
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
-  const loginLimit = rateLimit({ perMinute: ctx.config.rateLimitLogin, clock: ctx.clock, key: (req) => `consent-login|${req.ip}|${String(req.body?.email ?? '').toLowerCase().slice(0, 254)}` });
-  const secureCookie = (req: Request) => req.secure || /^https:/i.test(ctx.config.appUrl ?? ctx.config.publicUrl ?? '');
+  const loginLimit = rateLimit({ perMinute: config.rateLimitLogin, clock: deps.clock, key: (req) => `consent-login|${req.ip}|${String(req.body?.email ?? '').toLowerCase().slice(0, 254)}` });
+  const secureCookie = (req: Request) => req.secure || /^https:/i.test(config.appUrl ?? config.publicUrl ?? '');
+
+  /** An error as the consent screen's HTML page: never a redirect (docs/security.md §1 M7). */
+  function sendError(res: Response, e: unknown) {
+    pageHeaders(res);
+    const req = res.req;
+    sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) => errorPage(errorTitle(status), message));
+  }
 
   function setSessionCookie(req: Request, res: Response, token: string) {
     res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: secureCookie(req), path: CONSENT_PATH, maxAge: SESSION_TTL_MS });
@@ -121,7 +132,7 @@ export function oauthConsentRoutes(deps: ServerDeps, oauth: OAuthService, sessio
   r.get(CONSENT_PATH, (req, res) => {
     let authReq: AuthRequest;
     try {
-      authReq = oauth.validateRequest(req.query as Record<string, unknown>);
+      authReq = oauth.validate(req.query as Record<string, unknown>);
     } catch (e) {
       return sendError(res, e);
     }
@@ -149,7 +160,7 @@ export function oauthConsentRoutes(deps: ServerDeps, oauth: OAuthService, sessio
     const params = Object.fromEntries(new URLSearchParams(purpose.query));
     let authReq: AuthRequest;
     try {
-      authReq = oauth.validateRequest(params);
+      authReq = oauth.validate(params);
     } catch (e) {
       return sendError(res, e);
     }
@@ -161,7 +172,7 @@ export function oauthConsentRoutes(deps: ServerDeps, oauth: OAuthService, sessio
     }
     const next = sessions.login(token, users[0]!.accountId);
     setSessionCookie(req, res, next.token);
-    ctx.logger.info('consent screen sign-in', { workspaceUserIds: users.map((u) => u.id) }); // ids, not the email address
+    logger.info('consent screen sign-in', { workspaceUserIds: users.map((u) => u.id) }); // ids, not the email address
     redirect303(res, `${CONSENT_PATH}?${purpose.query}`);
   });
 
@@ -172,7 +183,7 @@ export function oauthConsentRoutes(deps: ServerDeps, oauth: OAuthService, sessio
     let authReq: AuthRequest;
     try {
       // validated again against the app as it is now; the app, scopes and redirect URL come from the server-side record
-      authReq = oauth.validateRequest(purpose.params);
+      authReq = oauth.validate(purpose.params);
     } catch (e) {
       return sendError(res, e);
     }

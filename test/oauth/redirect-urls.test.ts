@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { matchRedirect, withParams } from '../../src/oauth/redirect-match.js';
+import { matchRedirect, withParams } from '../../src/oauth/redirect-urls.js';
 import { REGISTERED, REDIRECT_CASES } from '../fixtures/redirects.js';
 
 t.test('the adversarial corpus (security.md §1)', async (t) => {

@@ -4,9 +4,9 @@
  * voids open forms (the user reloads the consent link). Both are keyed by the sha256
  * digest of their value, so the values themselves are never kept.
  */
-import { newSecret, PREFIX, sha256 } from '../crypto.js';
-import type { Clock } from '../clock.js';
-import type { AuthRequestParams } from './oauth.js';
+import { newSecret, PREFIX, sha256 } from '../../crypto.js';
+import type { Clock } from '../../clock.js';
+import type { AuthRequestParams } from './authorization-request.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 export const CSRF_TTL_MS = 15 * 60_000;
@@ -59,9 +59,6 @@ export function createWebSessions(clock: Clock) {
       if (previousToken) sessions.delete(sha256(previousToken));
       return create(accountId);
     },
-    destroy(token: string | undefined) {
-      if (token) sessions.delete(sha256(token));
-    },
     /** A single-use anti-CSRF token bound to the session, holding what the form's POST will act on. */
     issueCsrf(sessionId: string, purpose: CsrfPurpose): string {
       if (csrf.size >= MAX_ENTRIES) prune(csrf);
@@ -83,7 +80,6 @@ export function createWebSessions(clock: Clock) {
       prune(sessions);
       prune(csrf);
     },
-    size: () => ({ sessions: sessions.size, csrf: csrf.size }),
   };
 }
 

@@ -1,9 +1,12 @@
 /**
- * Matching a requested `redirectUrl` (consent screen, grant call) against an app's
- * registered redirect URLs: security.md §1 M1–M6, plus the relative-URL rule of
- * wire-protocol.md §3. A pure function: no I/O, no state.
+ * Redirect URLs, every rule in one place (docs/security.md §1), pure functions with no I/O:
+ * - at registration, each URL of the manifest (R1–R3): `checkRegisteredRedirect`;
+ * - at the consent screen and the grant call, a requested `redirectUrl` against the app's
+ *   registered ones (M1–M6, plus the relative-URL rule of docs/protocol.md §3): `matchRedirect`;
+ * - the final Location with code/state appended (M8): `withParams`.
  *
- * interface.md asks for prefix matching ("a registered <url> matches <url>/<more path>");
+ *
+ * Matching is by prefix ("a registered <url> matches <url>/<more path>");
  * a naive startsWith is exploitable, so the prefix is applied to the parsed path only,
  * at a "/" boundary, after the raw input has been refused for anything that a URL parser
  * (ours or the app's) could rewrite: dot segments, encoded dots/slashes/backslashes,
@@ -14,7 +17,9 @@ export type RedirectMatch =
   | { ok: true; /** the absolute URL to redirect to (code/state are added later) */ url: string; registered: string }
   | { ok: false; reason: string };
 
+/** Query parameters the daemon adds to the redirect: never registered, never requested. */
 const RESERVED_KEYS = ['code', 'state', 'error'];
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** M1: raw-input refusals that hold before any parsing. Returns a reason or undefined. */
 function rawProblem(raw: string): string | undefined {
@@ -56,7 +61,7 @@ function under(url: URL, reg: URL): string | undefined {
 /**
  * Match `requested` against `registered` (absolute URLs already checked at registration).
  * A requested URL that starts with a single "/" is resolved against the origin of each
- * registered URL in turn (wire-protocol.md §3) and accepted if one matches.
+ * registered URL in turn (docs/protocol.md §3) and accepted if one matches.
  */
 export function matchRedirect(requested: unknown, registered: readonly string[]): RedirectMatch {
   if (typeof requested !== 'string') return { ok: false, reason: 'redirectUrl is required' };
@@ -94,4 +99,33 @@ export function withParams(matchedUrl: string, params: Record<string, string | u
   // keep the registered query exactly as registered; append ours after it
   url.search = url.search ? `${url.search.slice(1)}&${q}` : q;
   return url.href;
+}
+
+export interface RedirectCheck {
+  /** Why the URL is refused, or undefined when it is accepted. */
+  error?: string;
+  /** A note for the response when the URL is accepted but broad. */
+  warning?: string;
+}
+
+/** R1–R3 for one registered redirect URL. */
+export function checkRegisteredRedirect(raw: string, opts: { allowInsecureRedirects?: boolean } = {}): RedirectCheck {
+  if (/[\u0000-\u0020\u007f-\uffff]/.test(raw)) return { error: 'must not contain spaces, control or non-ASCII characters (write the host in punycode)' };
+  if (raw.includes('*')) return { error: 'must not contain a wildcard (*)' };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { error: 'must be an absolute URL (https://host/path)' };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: `must use https (the ${url.protocol.replace(':', '')} scheme is not allowed)` };
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname) && !opts.allowInsecureRedirects) {
+    return { error: 'must use https; http is allowed only to localhost, 127.0.0.1 or [::1] (the operator can allow insecure redirect URLs for development)' };
+  }
+  if (url.username || url.password || /^[a-z]+:\/\/[^/?#]*@/i.test(raw)) return { error: 'must not contain a user name or password' };
+  if (raw.includes('#')) return { error: 'must not contain a fragment (#)' };
+  if (url.href !== raw) return { error: `must be written in canonical form: ${url.href}` };
+  for (const key of RESERVED_KEYS) if (url.searchParams.has(key)) return { error: `must not carry the query parameter "${key}" (the daemon adds it)` };
+  if (url.pathname === '/') return { warning: 'a path of / matches every page of the site; register the exact callback path instead' };
+  return {};
 }

@@ -1,0 +1,83 @@
+/**
+ * The composition root: every part of the daemon, built once, in dependency order —
+ * identity → apps → OAuth → delivery log and transports → socket sessions → delivery worker —
+ * each handed exactly what it uses. No I/O beyond what the parts do when built (the delivery
+ * log opens its directory); start.ts owns listening, timers and the stop order.
+ */
+import path from 'node:path';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { createSealer, deriveKey } from '../crypto.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/types.js';
+import { createIdentityService } from '../services/identity.js';
+import { createAppsService } from '../services/apps.js';
+import type { ServiceContext } from '../services/context.js';
+import { createGrants } from '../services/oauth/grants.js';
+import { createAuthorizationRequests } from '../services/oauth/authorization-request.js';
+import { createCodeExchange } from '../services/oauth/code-exchange.js';
+import { createAppTokens } from '../services/oauth/app-tokens.js';
+import { createRevocation } from '../services/oauth/revocation.js';
+import { createWebSessions } from '../services/oauth/consent-sessions.js';
+import { createSocketSessions } from '../services/socket-sessions.js';
+import { createDeliveriesService } from '../services/deliveries.js';
+import { createEgressPolicy } from '../delivery/egress.js';
+import { createHttpTransport } from '../delivery/http-transport.js';
+import { openDeliveryLog } from '../delivery/log.js';
+import { createSocketTransport } from '../delivery/socket-transport.js';
+import { createDispatcher } from '../delivery/dispatcher.js';
+import { createDeliveryWorker } from '../delivery/worker.js';
+
+export interface Foundation {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  store: Store;
+  /** The master key (secret.key): sealing keys and the token-signing key are derived from it. */
+  masterKey: Buffer;
+}
+
+export function composeDaemon(base: Foundation) {
+  const { config, logger, clock, store } = base;
+  const ctx: ServiceContext = { store, sealer: createSealer(deriveKey(base.masterKey, 'seal')), jwtKey: deriveKey(base.masterKey, 'jwt'), clock, logger, config };
+
+  const identity = createIdentityService(ctx);
+  const apps = createAppsService(ctx);
+
+  const grants = createGrants(store, apps);
+  const oauth = {
+    grants,
+    requests: createAuthorizationRequests(ctx, { apps, identity, grants }),
+    exchange: createCodeExchange(ctx, { apps, grants }),
+    appTokens: createAppTokens(store, { apps, identity }),
+    revocation: createRevocation(ctx, { apps, identity, grants }),
+    consentSessions: createWebSessions(clock),
+  };
+
+  const egress = createEgressPolicy(config);
+  const http = createHttpTransport({ clock, egress, maxResponseBytes: config.deliveryMaxResponseBytes });
+  const log = openDeliveryLog({ dir: path.join(config.dataDir, 'deliveries'), maxBytes: config.deliveryLogMaxBytes, retentionDays: config.deliveryLogRetentionDays, clock, logger });
+
+  const socketSessions = createSocketSessions(ctx);
+  const socketTransport = createSocketTransport(socketSessions, { store, clock, logger, config });
+
+  const dispatcher = createDispatcher({ clock, logger, apps, http, socket: socketTransport, log });
+  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket: socketTransport });
+  const deliveries = createDeliveriesService({ config, clock, apps, grants, dispatcher, worker, http });
+
+  return {
+    config,
+    logger,
+    clock,
+    store,
+    identity,
+    apps,
+    oauth,
+    egress,
+    delivery: { http, log, dispatcher, worker },
+    deliveries,
+    socket: { sessions: socketSessions, transport: socketTransport },
+  };
+}
+
+export type Daemon = ReturnType<typeof composeDaemon>;

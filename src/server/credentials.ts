@@ -1,0 +1,41 @@
+/**
+ * credentials.json: the local owner's management token, so the CLI on this machine works with
+ * no login. Written on first start; renewed on a later start when it expired, was revoked or
+ * is close to expiry.
+ */
+import fs from 'node:fs';
+import type { Logger } from '../logger.js';
+import type { IdentityService } from '../services/identity.js';
+import { writeFile0600 } from './data-dir.js';
+
+export interface LocalCredentials {
+  workspaceId: string;
+  workspaceUserId: string;
+  email: string;
+  authToken: string;
+}
+
+const write = (file: string, creds: LocalCredentials) => writeFile0600(file, JSON.stringify(creds, null, 2) + '\n');
+
+/** Bootstrap or renew; returns the credentials created on first start (null on a later start). */
+export async function refreshCredentials(identity: IdentityService, file: string, logger: Logger): Promise<LocalCredentials | null> {
+  const bootstrapped = await identity.bootstrap();
+  if (bootstrapped) {
+    write(file, bootstrapped);
+    return bootstrapped;
+  }
+  if (!fs.existsSync(file)) return null;
+  let cur: unknown;
+  try {
+    cur = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    logger.warn('credentials.json is unreadable; left as it is', { file, error: (e as Error).message });
+    return null;
+  }
+  const renewed = await identity.renewLocalCredentials(cur);
+  if (renewed) {
+    write(file, renewed);
+    logger.info('renewed the management token in credentials.json (it had expired, was revoked or was close to expiry)', { file });
+  }
+  return null;
+}

@@ -1,0 +1,89 @@
+/**
+ * The one error path of the daemon: whatever a route, a body parser or a websocket upgrade
+ * throws is turned into an AppError here (`asAppError`), then written as the JSON body of
+ * docs/protocol.md §1 (`sendError`), as the consent screen's HTML page (`sendErrorPage`) or
+ * as a refused upgrade (`refuseUpgrade`). 5xx are logged once, with the stack, never sent.
+ */
+import http from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError, invalidJson, invalidRequest, payloadTooLarge, toErrorResponse, unsupportedMediaType } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+/** Multer's limit codes that mean "too large" rather than "malformed". */
+const MULTER_TOO_LARGE = new Set(['LIMIT_FIELD_VALUE', 'LIMIT_FIELD_KEY', 'LIMIT_FILE_SIZE']);
+
+interface ParserError {
+  type?: unknown;
+  status?: unknown;
+  expose?: unknown;
+  code?: unknown;
+  name?: unknown;
+}
+
+/**
+ * Errors of the body parsers (body-parser's http-errors, multer, zlib) and of URL decoding,
+ * classified by their type, status or code fields — never by their message text.
+ */
+export function asAppError(err: unknown): unknown {
+  if (err instanceof AppError || !err || typeof err !== 'object') return err;
+  const e = err as ParserError;
+  if (e.type === 'entity.parse.failed') return invalidJson();
+  if (e.name === 'MulterError') {
+    // multer's messages are its own fixed sentences ("Too many fields"), never the client's input
+    return MULTER_TOO_LARGE.has(String(e.code)) ? payloadTooLarge('A form field is larger than the limit.') : invalidRequest(`The form is not acceptable: ${String((err as Error).message)}.`);
+  }
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) {
+    if (e.status === 413) return payloadTooLarge();
+    if (e.status === 415) return unsupportedMediaType();
+    if (e.type === 'parameters.too.many') return invalidRequest('The form has too many fields.');
+    return invalidRequest('The body could not be read.');
+  }
+  if (typeof e.code === 'string' && e.code.startsWith('Z_')) return invalidRequest('The body is not valid for its Content-Encoding.');
+  if (err instanceof URIError) return invalidRequest('The request path is not valid percent-encoding.');
+  return err;
+}
+
+export interface RequestInfo {
+  method?: string;
+  path: string;
+  reqId?: unknown;
+}
+
+/** Log what becomes a 5xx (with its stack: it is a bug or an outage), and nothing else. */
+function report(logger: Logger, err: unknown, status: number, info: RequestInfo): void {
+  if (status >= 500) logger.error('request failed', { reqId: info.reqId, method: info.method, path: info.path, error: (err as Error)?.stack ?? String(err) });
+}
+
+/** Write `err` as the JSON error body (works on express's and node:http's responses). */
+export function sendError(res: ServerResponse, err: unknown, logger: Logger, info: RequestInfo): number {
+  const { status, body, headers } = toErrorResponse(asAppError(err));
+  report(logger, err, status, info);
+  if (res.headersSent) return status;
+  const json = JSON.stringify(body);
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+  res.end(json);
+  return status;
+}
+
+/** Write `err` as an HTML page: `render(status, title, message)` gives the page. */
+export function sendErrorPage(res: ServerResponse, err: unknown, logger: Logger, info: RequestInfo, render: (status: number, message: string) => string): void {
+  const { status, body, headers } = toErrorResponse(asAppError(err));
+  report(logger, err, status, info);
+  if (res.headersSent) return;
+  const html = render(status, body.message);
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html) });
+  res.end(html);
+}
+
+/** Refuse a websocket upgrade with the same JSON body, then drop the socket. */
+export function refuseUpgrade(socket: Duplex, err: unknown, logger: Logger, info: RequestInfo): void {
+  const { status, body } = toErrorResponse(asAppError(err));
+  report(logger, err, status, info);
+  const json = JSON.stringify(body);
+  const reason = http.STATUS_CODES[status] ?? 'Error';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+  socket.destroy();
+}

@@ -1,0 +1,146 @@
+/**
+ * Socket mode's websocket server on the daemon's own port (docs/protocol.md §6): takes the
+ * HTTP upgrade of a ticket URL handed out by websocket-connection, registers the connection
+ * with the socket sessions, answers text `ping` with `pong`, hands replies to the awaiting
+ * deliveries, pings at the protocol level and drops connections that stop answering, closes
+ * floods with 1008, and on shutdown closes every socket with 1001 so apps reconnect.
+ */
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket, type RawData } from 'ws';
+import { newId } from '../crypto.js';
+import type { Config } from '../config.js';
+import { invalidRequest, noRoute, shuttingDown, socketModeDisabled, unauthenticated } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { AppsService } from '../services/apps.js';
+import type { SocketConn, SocketSessions } from '../services/socket-sessions.js';
+import { refuseUpgrade } from './respond.js';
+import { SOCKET_PATH } from './routes/socket.js';
+
+/** Close codes (RFC 6455). */
+const CLOSE = { goingAway: 1001, policy: 1008 } as const;
+/** How long shutdown waits for closing handshakes before cutting the sockets. */
+const SHUTDOWN_GRACE_MS = 1000;
+
+export interface SocketServerDeps {
+  config: Pick<Config, 'bodyLimitBytes' | 'socketPingIntervalMs'>;
+  logger: Logger;
+  apps: AppsService;
+  sessions: SocketSessions;
+}
+
+const textOf = (data: RawData) => (Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
+
+export function createSocketServer(deps: SocketServerDeps) {
+  const { config, apps, sessions } = deps;
+  const log = deps.logger.child({ component: 'socket' });
+  const isSocketApp = (appId: string) => apps.byId(appId)?.manifest.socketMode === true;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes, clientTracking: true, perMessageDeflate: false });
+  /** Whether each socket showed a sign of life (pong or any frame) since the last protocol ping. */
+  const alive = new Map<WebSocket, { alive: boolean; appId: string }>();
+  let stopping = false;
+  let pingTimer: NodeJS.Timeout | undefined;
+
+  function attach(ws: WebSocket, appId: string) {
+    const conn: SocketConn = {
+      id: newId('sck', 9),
+      appId,
+      send: (text, cb) => ws.send(text, cb),
+      close: (code, reason) => ws.close(code, reason),
+      isOpen: () => ws.readyState === ws.OPEN,
+    };
+    const added = sessions.add(conn);
+    if (!added.ok) return ws.close(added.code, added.reason);
+    const life = { alive: true, appId };
+    alive.set(ws, life);
+    ws.on('pong', () => (life.alive = true));
+    // Replies may come binary (the SDK) or text; both are UTF-8 JSON.
+    ws.on('message', (data: RawData) => {
+      life.alive = true;
+      const v = sessions.handleFrame(conn, textOf(data));
+      if (v.kind === 'pong') ws.send('pong');
+      else if (v.kind === 'flood') ws.close(CLOSE.policy, 'too many malformed or unknown frames');
+    });
+    ws.on('close', (code: number) => {
+      alive.delete(ws);
+      sessions.remove(conn);
+      log.debug('socket closed', { appId, connId: conn.id, code });
+    });
+    ws.on('error', (e: Error) => log.warn('socket error', { appId, connId: conn.id, error: e.message }));
+  }
+
+  /** The server's 'upgrade' listener. */
+  function handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    const refuse = (err: unknown, path: string) => refuseUpgrade(socket, err, deps.logger, { method: 'GET', path });
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      return refuse(invalidRequest('Bad request target.'), '/');
+    }
+    if (url.pathname !== SOCKET_PATH) return refuse(noRoute('GET (websocket)', url.pathname), url.pathname);
+    if (stopping) return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
+    const appId = sessions.redeemTicket(url.searchParams.get('ticket'));
+    if (!appId) return refuse(unauthenticated('The ticket is unknown, expired or already used; fetch a new URL from websocket-connection.'), SOCKET_PATH);
+    if (!isSocketApp(appId)) return refuse(socketModeDisabled(), SOCKET_PATH);
+    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, appId));
+  }
+
+  /** Protocol-level pings; a socket that missed one pong is dropped, and so is one whose app left socket mode. */
+  function pingAll() {
+    for (const [ws, life] of alive) {
+      if (!isSocketApp(life.appId)) {
+        // Deleted, or switched to HTTP mode: its socket is of no further use (the SDK's
+        // reconnect then gets a 401/400 from websocket-connection and stops).
+        ws.close(CLOSE.policy, 'the app was deleted or no longer uses socket mode');
+        continue;
+      }
+      if (!life.alive) {
+        log.info('socket dropped: no pong within the ping interval', { intervalMs: config.socketPingIntervalMs });
+        ws.terminate();
+        continue;
+      }
+      life.alive = false;
+      try {
+        ws.ping();
+      } catch {
+        /* closing */
+      }
+    }
+  }
+
+  return {
+    handleUpgrade,
+    start() {
+      if (config.socketPingIntervalMs > 0) {
+        pingTimer = setInterval(pingAll, config.socketPingIntervalMs);
+        pingTimer.unref();
+      }
+    },
+    /** Refuse new sockets and close the open ones with 1001 (cut after a grace period). */
+    async close(): Promise<void> {
+      stopping = true;
+      if (pingTimer) clearInterval(pingTimer);
+      await Promise.all(
+        [...wss.clients].map(
+          (ws) =>
+            new Promise<void>((resolve) => {
+              if (ws.readyState === ws.CLOSED) return resolve();
+              const cut = setTimeout(() => {
+                ws.terminate();
+                resolve();
+              }, SHUTDOWN_GRACE_MS);
+              ws.once('close', () => {
+                clearTimeout(cut);
+                resolve();
+              });
+              ws.close(CLOSE.goingAway, 'daemon shutting down; reconnect shortly');
+            }),
+        ),
+      );
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+export type SocketServer = ReturnType<typeof createSocketServer>;

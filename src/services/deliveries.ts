@@ -1,0 +1,123 @@
+/**
+ * Deliveries as the management API offers them (docs/protocol.md §2, §5): send a test trigger
+ * of any kind, list and show deliveries, replay one, and probe whether an app checks signatures.
+ * Interactive calls are attempted once within their budget; events go to the worker.
+ */
+import { newId } from '../crypto.js';
+import { invalidRequest, notFound, payloadNotKept } from '../errors.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Dispatcher } from '../delivery/dispatcher.js';
+import type { HttpTransport } from '../delivery/http-transport.js';
+import type { DeliveryRecord } from '../delivery/log.js';
+import { buildPayload, KINDS, type TriggerFields } from '../delivery/payloads.js';
+import { DELIVERY_ID_HEADER, signedHeaders } from '../delivery/sign.js';
+import type { AttemptResult, DeliveryKind } from '../delivery/types.js';
+import type { DeliveryWorker } from '../delivery/worker.js';
+import type { AppsService } from './apps.js';
+import type { Principal } from './identity.js';
+import type { AppRecord } from './records.js';
+import type { Grants } from './oauth/grants.js';
+
+export interface TriggerInput extends TriggerFields {
+  appId: string;
+  kind: DeliveryKind;
+  /** Overrides the acknowledgement budget (ms) for this trigger. */
+  timeoutMs?: number;
+}
+
+export interface DeliveriesDeps {
+  config: Pick<Config, 'deliveryBudgetMs' | 'deliveryEventTimeoutMs'>;
+  clock: Clock;
+  apps: AppsService;
+  grants: Grants;
+  dispatcher: Dispatcher;
+  worker: DeliveryWorker;
+  http: HttpTransport;
+}
+
+export function createDeliveriesService(deps: DeliveriesDeps) {
+  const { config, clock, apps, grants, dispatcher: d, worker, http } = deps;
+  const { log } = d;
+
+  function ownedApp(p: Principal, appId: unknown): AppRecord {
+    if (typeof appId !== 'string' || !appId) throw invalidRequest('appId is required.');
+    return apps.owned(p, appId);
+  }
+
+  function budgetOf(timeoutMs: unknown): number {
+    if (timeoutMs === undefined || timeoutMs === null) return config.deliveryBudgetMs;
+    const n = Number(timeoutMs);
+    if (!Number.isInteger(n) || n < 1 || n > 60_000) throw invalidRequest('timeoutMs must be an integer from 1 to 60000.');
+    return n;
+  }
+
+  async function trigger(p: Principal, input: TriggerInput): Promise<DeliveryRecord> {
+    if (!KINDS.includes(input.kind)) throw invalidRequest(`kind must be one of ${KINDS.join(', ')}.`);
+    const app = ownedApp(p, input.appId);
+    const budget = budgetOf(input.timeoutMs);
+    let workspaceUserIds: string[] | undefined;
+    if (input.kind === 'event') {
+      // the users concerned: those who authorized the app here (else the caller)
+      const authorized = grants.authorizedUsers(app.id, p.workspaceId);
+      workspaceUserIds = authorized.length ? authorized : [p.workspaceUserId];
+    }
+    const who = { workspaceId: p.workspaceId, userId: p.workspaceUserId, workspaceUserIds };
+    const built = buildPayload(input.kind, app, who, input);
+    if (!built.interactive) {
+      if (!app.manifest.socketMode && !built.url) throw invalidRequest('The app has no eventSubscriptions.url to send events to.');
+      const rec = await worker.enqueueEvent(app, p.workspaceId, p.workspaceUserId, String(built.payload.eventType), built.payload);
+      if (!rec) throw notFound('App');
+      return rec;
+    }
+    // Logged once settled (at most the budget later): one log line per interactive call.
+    const rec = d.newRecord(app, input.kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
+    const r = await d.track(d.attempt(rec, app, true, budget));
+    d.settleInteractive(rec, app, r);
+    return rec;
+  }
+
+  function get(p: Principal, id: string): DeliveryRecord {
+    const rec = log.get(id);
+    if (!rec || rec.ownerId !== p.workspaceUserId) throw notFound('Delivery');
+    return rec;
+  }
+
+  async function replay(p: Principal, id: string): Promise<DeliveryRecord> {
+    const rec = get(p, id);
+    const app = apps.owned(p, rec.appId);
+    if (!rec.payload) throw payloadNotKept('This trigger succeeded before the daemon restarted and its payload is not kept on disk; send it again with deliver-test.');
+    const interactive = rec.kind !== 'event';
+    const r = await d.track(d.attempt(rec, app, interactive, interactive ? config.deliveryBudgetMs : config.deliveryEventTimeoutMs));
+    if (interactive) d.settleInteractive(rec, app, r);
+    else {
+      rec.state = r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed';
+      log.put(rec);
+    }
+    return rec;
+  }
+
+  /** Send the trigger once with a wrong signature and once unsigned; a safe app refuses both. */
+  async function probeSignature(p: Principal, input: TriggerInput) {
+    const app = ownedApp(p, input.appId);
+    if (app.manifest.socketMode) throw invalidRequest('Socket-mode frames are not signed; the signature probe applies to HTTP apps only.');
+    const built = buildPayload(input.kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input);
+    if (!built.url) throw invalidRequest('The app has no URL for this kind of call.');
+    const budget = budgetOf(input.timeoutMs);
+    const body = JSON.stringify(built.payload);
+    const id = newId('dlv');
+    const wrong = signedHeaders(newId('wrong', 32), body, clock.now());
+    const [wrongSignature, unsigned] = await Promise.all([
+      http.post(built.url, body, { ...wrong, [DELIVERY_ID_HEADER]: id }, budget),
+      http.post(built.url, body, { [DELIVERY_ID_HEADER]: id }, budget),
+    ]);
+    const refused = (r: AttemptResult) => r.status !== undefined && r.status >= 400 && r.status < 500;
+    return { wrongSignature: { ...wrongSignature, refused: refused(wrongSignature) }, unsigned: { ...unsigned, refused: refused(unsigned) }, refusedBoth: refused(wrongSignature) && refused(unsigned) };
+  }
+
+  const list = (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f });
+
+  return { trigger, replay, probeSignature, get, list };
+}
+
+export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

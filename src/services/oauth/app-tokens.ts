@@ -1,0 +1,43 @@
+/**
+ * The tokens apps hold (docs/protocol.md §4): a call is the app's when its `token` header is
+ * a live user or bot token and its `x-app-token` is the same app's appKey.
+ */
+import { safeEqual, sha256 } from '../../crypto.js';
+import { unauthenticated } from '../../errors.js';
+import type { Store } from '../../store/types.js';
+import type { AppsService } from '../apps.js';
+import type { IdentityService } from '../identity.js';
+import { OT, type TokenRecord } from './records.js';
+
+export interface TokenOwner {
+  appId: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  kind: 'user' | 'bot';
+  scopes: string[];
+}
+
+export function createAppTokens(store: Store, deps: { apps: AppsService; identity: IdentityService }) {
+  const { apps, identity } = deps;
+
+  /** The token's owner; 401 unless `appKey` is the key of the app the token belongs to. */
+  function authenticate(token: unknown, appKey: unknown): TokenOwner {
+    const rec = typeof token === 'string' && token && token.length <= 512 ? store.get<TokenRecord>(OT.tokens, sha256(token)) : undefined;
+    const app = rec ? apps.byId(rec.appId) : undefined;
+    if (!rec || !app || typeof appKey !== 'string' || !appKey || !safeEqual(appKey, apps.secretsOf(app).appKey)) {
+      throw unauthenticated('A valid token header and the x-app-token of the same app are required.');
+    }
+    return { appId: rec.appId, workspaceId: rec.workspaceId, workspaceUserId: rec.workspaceUserId, kind: rec.kind, scopes: rec.scopes };
+  }
+
+  /** GET /oauth2/me: who the token acts as. */
+  function me(owner: TokenOwner) {
+    const ws = identity.workspaceInfo(owner.workspaceId);
+    const wu = identity.userInfo(owner.workspaceId, owner.workspaceUserId);
+    return { workspaceId: ws.id, workspaceName: ws.name, workspaceUserId: wu.id, workspaceUserName: wu.name };
+  }
+
+  return { authenticate, me };
+}
+
+export type AppTokens = ReturnType<typeof createAppTokens>;

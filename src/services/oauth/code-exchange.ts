@@ -1,0 +1,191 @@
+/**
+ * The token endpoint's use-case (docs/protocol.md §3, endpoint 6; docs/security.md §2):
+ * authenticate the client in constant time, consume the code exactly once, issue a user
+ * token (and a bot token, new on first install or reinstall), and revoke everything a
+ * reused code issued. Also the sweep that forgets expired codes.
+ */
+import { newId, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
+import { invalidClient, invalidGrant, invalidRequest } from '../../errors.js';
+import type { Change } from '../../store/types.js';
+import type { ServiceContext } from '../context.js';
+import type { AppsService } from '../apps.js';
+import { T, type WorkspaceUserRecord } from '../records.js';
+import { authorizationId, installationId, type Grants } from './grants.js';
+import { OT, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type StoredCodeRecord, type TokenRecord } from './records.js';
+
+export interface TokenResponse {
+  accessToken: string;
+  botToken?: string;
+  userId: string;
+  botId?: string;
+  workspaceId: string;
+}
+
+export interface BotUserRecord extends WorkspaceUserRecord {
+  isBot: true;
+  appId: string;
+  title?: string;
+}
+
+/** How long a consumed code is remembered so that its reuse revokes what it issued. */
+export const CONSUMED_CODE_MEMORY_MS = 24 * 3600_000;
+
+export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsService; grants: Grants }) {
+  const { store, sealer, clock, logger } = ctx;
+  const { apps, grants } = deps;
+  const { commit, installationOf } = grants;
+  const nowIso = () => new Date(clock.now()).toISOString();
+  const botTokenCache = new Map<string, string>(); // sealed → plain
+
+  function openBotToken(sealed: string): string {
+    let plain = botTokenCache.get(sealed);
+    if (!plain) {
+      plain = sealer.open(sealed);
+      if (botTokenCache.size > 10_000) botTokenCache.clear();
+      botTokenCache.set(sealed, plain);
+    }
+    return plain;
+  }
+
+  /** Revoke whatever a reused code handed out (RFC 6749 §4.1.2, docs/security.md §2). */
+  function revokeIssued(rec: ConsumedCodeRecord): Promise<void> {
+    const changes: Change[] = [];
+    for (const id of rec.issuedTokenIds ?? []) {
+      const tok = store.get<TokenRecord>(OT.tokens, id);
+      if (!tok) continue;
+      changes.push({ table: OT.tokens, id, value: null });
+      if (tok.kind === 'bot') {
+        const inst = installationOf(tok.appId, tok.workspaceId);
+        if (inst && inst.botTokenId === id) {
+          const { sealedBotToken: _s, botTokenId: _b, ...rest } = inst;
+          changes.push({ table: OT.installations, id: inst.id, value: { ...rest, updatedAt: nowIso() } });
+        }
+      }
+    }
+    // keep the code record (consumed) so further reuses are recognised too, but forget what it issued
+    changes.push({ table: OT.codes, id: rec.id, value: { ...rec, issuedTokenIds: [] } });
+    return commit(changes);
+  }
+
+  const DUMMY_SECRET = newSecret(PREFIX.clientSecret);
+
+  /**
+   * Endpoint 6. Steps in order: authenticate the client (constant time), consume the code
+   * (check and change within one tick: store.commit applies to memory synchronously), issue.
+   * Resolves once the exchange is durable.
+   */
+  async function exchange(input: { clientId?: unknown; clientSecret?: unknown; code?: unknown }): Promise<TokenResponse> {
+    const missing = (['client-id', 'client-secret', 'code'] as const).filter((k, i) => {
+      const v = [input.clientId, input.clientSecret, input.code][i];
+      return typeof v !== 'string' || v === '' || v.length > 512;
+    });
+    if (missing.length) throw invalidRequest(`The form parts ${missing.join(', ')} are required.`, missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })));
+    const clientId = input.clientId as string;
+    const app = apps.byId(clientId);
+    const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;
+    if (!safeEqual(input.clientSecret as string, expected) || !app) throw invalidClient();
+
+    // ---- from here to commit(): no await, so check-then-change is atomic ----
+    const codeId = sha256(input.code as string);
+    const stored = store.get<StoredCodeRecord>(OT.codes, codeId);
+    if (!stored || stored.appId !== app.id) throw invalidGrant();
+    if ('consumedAt' in stored) {
+      logger.warn('authorization code reused: tokens issued from it revoked', { appId: app.id, workspaceId: stored.workspaceId });
+      await revokeIssued(stored);
+      throw invalidGrant();
+    }
+    const rec: CodeRecord = stored;
+    if (rec.expiresAt <= clock.now()) {
+      await store.commit([{ table: OT.codes, id: rec.id, value: null }]);
+      throw invalidGrant('The authorization code has expired.');
+    }
+    const user = store.get<WorkspaceUserRecord>(T.workspaceUsers, rec.workspaceUserId);
+    if (!user) throw invalidGrant('The user who granted this code no longer exists.');
+
+    const now = nowIso();
+    const changes: Change[] = [];
+    const issued: string[] = [];
+    let inst = installationOf(app.id, rec.workspaceId);
+    let botToken: string | undefined;
+    let botId: string | undefined;
+    if (!inst) {
+      inst = { id: installationId(app.id, rec.workspaceId), appId: app.id, workspaceId: rec.workspaceId, installedBy: user.id, botScopes: [], createdAt: now, updatedAt: now };
+    }
+    if (app.manifest.bot) {
+      let botUser = inst.botUserId ? store.get<BotUserRecord>(T.workspaceUsers, inst.botUserId) : undefined;
+      const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !botUser;
+      if (!botUser || rec.reinstall) {
+        const m = app.manifest;
+        botUser = {
+          ...(botUser ?? { id: newId(PREFIX.bot), workspaceId: rec.workspaceId, accountId: `bot:${app.id}`, email: `${app.id.toLowerCase()}@bots.appreg.invalid`, createdAt: now }),
+          name: m.displayName,
+          isBot: true,
+          appId: app.id,
+          ...(m.botTitle ? { title: m.botTitle } : {}),
+        } as BotUserRecord;
+        changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
+      }
+      botId = botUser.id;
+      if (mint) {
+        botToken = newSecret(PREFIX.botToken);
+        const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
+        const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botUser.id, scopes, createdAt: now };
+        if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null }); // reinstall: the old one stops working now
+        changes.push({ table: OT.tokens, id: tok.id, value: tok });
+        inst = { ...inst, botUserId: botUser.id, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
+        issued.push(tok.id);
+        changes.push({ table: OT.installations, id: inst.id, value: inst });
+      } else {
+        botToken = openBotToken(inst.sealedBotToken!);
+        issued.push(inst.botTokenId!);
+        if (store.get(OT.installations, inst.id) !== inst) changes.push({ table: OT.installations, id: inst.id, value: inst });
+      }
+    } else if (!store.get(OT.installations, inst.id)) {
+      changes.push({ table: OT.installations, id: inst.id, value: inst });
+    }
+
+    const accessToken = newSecret(PREFIX.accessToken);
+    const userTok: TokenRecord = { id: sha256(accessToken), kind: 'user', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, scopes: rec.userScopes, createdAt: now };
+    changes.push({ table: OT.tokens, id: userTok.id, value: userTok });
+    issued.unshift(userTok.id);
+
+    const azId = authorizationId(app.id, user.id);
+    const prevAz = store.get<AuthorizationRecord>(OT.authorizations, azId);
+    if (!prevAz) {
+      const az: AuthorizationRecord = { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };
+      changes.push({ table: OT.authorizations, id: az.id, value: az });
+    } else if (!rec.userScopes.every((s) => prevAz.userScopes.includes(s))) {
+      changes.push({ table: OT.authorizations, id: azId, value: { ...prevAz, userScopes: [...new Set([...prevAz.userScopes, ...rec.userScopes])], updatedAt: now } });
+    }
+    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, forgetAt: clock.now() + CONSUMED_CODE_MEMORY_MS, issuedTokenIds: issued };
+    changes.push({ table: OT.codes, id: rec.id, value: consumed });
+    await commit(changes);
+
+    const out: TokenResponse = { accessToken, userId: user.id, workspaceId: rec.workspaceId };
+    if (botToken) {
+      out.botToken = botToken;
+      out.botId = botId;
+    }
+    return out;
+  }
+
+  /**
+   * Drop expired codes. A consumed code is kept for CONSUMED_CODE_MEMORY_MS after its exchange, so a
+   * replay long after the code's own expiry (a leaked code tried later) is still recognised and
+   * revokes what the code issued (docs/security.md §2).
+   */
+  async function sweep(): Promise<number> {
+    const now = clock.now();
+    const changes: Change[] = [];
+    for (const c of store.values<StoredCodeRecord>(OT.codes)) {
+      const until = 'consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt;
+      if (until <= now) changes.push({ table: OT.codes, id: c.id, value: null });
+    }
+    if (changes.length) await store.commit(changes);
+    return changes.length;
+  }
+
+  return { exchange, sweep };
+}
+
+export type CodeExchange = ReturnType<typeof createCodeExchange>;

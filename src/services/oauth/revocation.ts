@@ -1,0 +1,92 @@
+/**
+ * Unauthorize and uninstall (docs/protocol.md §4): the tokens concerned stop working in the
+ * same commit that records APP_UNAUTHORIZED or APP_UNINSTALLED in the events outbox, which
+ * the delivery worker drains to the app.
+ */
+import { newId } from '../../crypto.js';
+import { forbidden, invalidRequest, notFound } from '../../errors.js';
+import type { Change } from '../../store/types.js';
+import type { ServiceContext } from '../context.js';
+import type { AppsService } from '../apps.js';
+import type { IdentityService, Principal } from '../identity.js';
+import { T } from '../records.js';
+import type { TokenOwner } from './app-tokens.js';
+import { authorizationId, type Grants } from './grants.js';
+import { EVENTS_OUTBOX, OT, type OutboxEventRecord, type TokenRecord } from './records.js';
+
+export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService; identity: IdentityService; grants: Grants }) {
+  const { store, clock, logger } = ctx;
+  const { apps, identity, grants } = deps;
+  const nowIso = () => new Date(clock.now()).toISOString();
+
+  function outboxEvent(appId: string, workspaceId: string, eventType: OutboxEventRecord['eventType'], workspaceUserIds: string[], body: Record<string, unknown>): Change {
+    const ev: OutboxEventRecord = { id: newId('evt'), appId, workspaceId, eventType, workspaceUserIds, body, createdAt: nowIso() };
+    return { table: EVENTS_OUTBOX, id: ev.id, value: ev };
+  }
+
+  /** DELETE /v1/app/authorization: the user's tokens for this app stop working now. */
+  async function unauthorize(owner: TokenOwner): Promise<void> {
+    if (owner.kind !== 'user') throw invalidRequest('Unauthorize needs a user access token, not a bot token.');
+    const changes: Change[] = [];
+    for (const id of grants.tokenIds(owner.appId, owner.workspaceId)) {
+      const t = store.get<TokenRecord>(OT.tokens, id);
+      if (t && t.kind === 'user' && t.workspaceUserId === owner.workspaceUserId) changes.push({ table: OT.tokens, id, value: null });
+    }
+    const az = grants.authorizationOf(owner.appId, owner.workspaceUserId);
+    if (az) changes.push({ table: OT.authorizations, id: az.id, value: null });
+    const inst = grants.installationOf(owner.appId, owner.workspaceId);
+    changes.push(
+      outboxEvent(owner.appId, owner.workspaceId, 'APP_UNAUTHORIZED', [owner.workspaceUserId], {
+        id: az?.id ?? authorizationId(owner.appId, owner.workspaceUserId),
+        app: owner.appId,
+        appInstallation: inst?.id ?? null,
+        workspaceUser: owner.workspaceUserId,
+        workspace: owner.workspaceId,
+        grantedScopes: [],
+        accessGranted: false,
+      }),
+    );
+    logger.info('app unauthorized', { appId: owner.appId, workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId });
+    await grants.commit(changes);
+  }
+
+  /** Uninstall from a workspace: every token of the app there stops working now. */
+  async function uninstall(appId: string, workspaceId: string): Promise<void> {
+    const inst = grants.installationOf(appId, workspaceId);
+    if (!inst) throw notFound('Installation');
+    const users = grants.authorizedUsers(appId, workspaceId);
+    const changes: Change[] = [];
+    for (const id of grants.tokenIds(appId, workspaceId)) changes.push({ table: OT.tokens, id, value: null });
+    for (const wu of users) changes.push({ table: OT.authorizations, id: authorizationId(appId, wu), value: null });
+    changes.push({ table: OT.installations, id: inst.id, value: null });
+    if (inst.botUserId && store.get(T.workspaceUsers, inst.botUserId)) changes.push({ table: T.workspaceUsers, id: inst.botUserId, value: null });
+    changes.push(
+      outboxEvent(appId, workspaceId, 'APP_UNINSTALLED', users, {
+        id: inst.id,
+        app: appId,
+        workspace: workspaceId,
+        installedBy: inst.installedBy,
+        botUser: inst.botUserId ?? null,
+        uninstalledAt: nowIso(),
+      }),
+    );
+    logger.info('app uninstalled', { appId, workspaceId });
+    await grants.commit(changes);
+  }
+
+  /** Management: uninstall by a member of the workspace who installed it, authorized it, or owns the app. */
+  async function uninstallAs(p: Principal, appId: string, workspaceId: string): Promise<void> {
+    const mine = identity.membershipIn(p, workspaceId);
+    const app = apps.byId(appId);
+    const inst = app ? grants.installationOf(appId, workspaceId) : undefined;
+    if (!app || !inst) throw notFound('Installation');
+    const owner = identity.userRecord(app.ownerId);
+    const allowed = inst.installedBy === mine.id || !!grants.authorizationOf(appId, mine.id) || owner?.accountId === mine.accountId;
+    if (!allowed) throw forbidden('Only whoever installed or authorized the app, or its owner, can uninstall it.');
+    await uninstall(appId, workspaceId);
+  }
+
+  return { unauthorize, uninstall, uninstallAs };
+}
+
+export type Revocation = ReturnType<typeof createRevocation>;
