@@ -40,7 +40,7 @@ export interface Config {
   socketQueueMaxAgeMs: number;
   /** Socket mode: at most this many kept events per app; beyond, the oldest is dropped with a warning. */
   socketQueueMaxPerApp: number;
-  /** Delivery: the acknowledgement budget of interactive calls (interface.md: 3 seconds). */
+  /** Delivery: the acknowledgement budget of interactive calls (docs/protocol.md §5: 3 seconds). */
   deliveryBudgetMs: number;
   /** Delivery: how long one event attempt may take before it counts as a timeout. */
   deliveryEventTimeoutMs: number;

@@ -1,5 +1,5 @@
 /**
- * The operator's egress policy (security.md §5): which addresses the daemon may call.
+ * The operator's egress policy (docs/security.md §5): which addresses the daemon may call.
  * Private, link-local, CGNAT and unique-local ranges are denied unless allow-listed;
  * loopback is allowed by default so solo and CI use work out of the box. DNS is
  * resolved once, every address checked, and the socket connects to the checked one.

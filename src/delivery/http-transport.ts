@@ -1,7 +1,7 @@
 /**
- * HTTP transport (wire-protocol.md §5): one signed POST per attempt, through undici.
- * undici rather than got on this path: measured in bench/delivery.ts (and
- * architecture.md: ~14.8 k vs ~2.7 k small POSTs/s on loopback); got stays for the
+ * HTTP transport (docs/protocol.md §5): one signed POST per attempt, through undici.
+ * undici rather than got on this path: undici's Pool was measured ~5× faster than got
+ * for many small POSTs on loopback (~14.8 k vs ~2.7 k/s; see bench/delivery.ts); got stays for the
  * one-off manifest fetch. Redirects are never followed, the answer is read up to a
  * cap, TLS is verified, and the egress policy checks every resolved address.
  */
@@ -15,7 +15,7 @@ import type { AttemptResult, Outcome, SendRequest, Transport } from './types.js'
 
 const EXCERPT = 2048;
 
-/** How an app's HTTP answer reads (wire-protocol §5 "How apps answer"). */
+/** How an app's HTTP answer reads (docs/protocol.md §5, how apps answer). */
 export function classifyAnswer(status: number, text: string, interactive: boolean): Omit<AttemptResult, 'latencyMs'> {
   let body: unknown;
   try {

@@ -1,5 +1,5 @@
 /**
- * The bodies the daemon sends to an app (wire-protocol.md §5), one builder per kind,
+ * The bodies the daemon sends to an app (docs/protocol.md §5), one builder per kind,
  * and the manifest URL each kind goes to. A trigger that names something the app's
  * manifest does not have is refused with a clear invalid_request.
  */

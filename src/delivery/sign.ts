@@ -1,5 +1,5 @@
 /**
- * The one implementation of request signing (wire-protocol.md §5):
+ * The one implementation of request signing (docs/protocol.md §5):
  * lowercase hex HMAC-SHA256(signingSecret, timestamp + ":" + rawBody), timestamp in
  * epoch milliseconds, over the exact bytes sent. A pure function of its inputs.
  */

@@ -1,6 +1,6 @@
 /**
- * The contract between the delivery engine (HTTP mode, issue 4) and socket mode (issue 5).
- * The engine builds the payload (wire-protocol.md §5), records every attempt in the
+ * The contract between the delivery dispatcher and its transports: HTTP, and socket mode.
+ * The dispatcher builds the payload (docs/protocol.md §5), records every attempt in the
  * delivery log, and hands one attempt at a time to a Transport: HTTP for ordinary apps,
  * the websocket transport for apps with `socketMode: true`.
  */
@@ -15,7 +15,7 @@ export type DeliveryKind =
   | 'dynamic-menu'
   | 'event';
 
-/** How one attempt ended (the outcome classes of issue 4). */
+/** How one attempt ended (docs/protocol.md §5). */
 export type Outcome =
   | 'acked' // 2xx, `{}` or `{message}` (or text `ok` for events)
   | 'nacked' // 4xx/5xx with `{message}` (socket: reply with status >= 400)
@@ -34,7 +34,7 @@ export interface SendRequest {
   app: AppRecord;
   /** HTTP target (undefined for socket mode). */
   url?: string;
-  /** The exact body object of wire-protocol.md §5. */
+  /** The exact body object of docs/protocol.md §5. */
   payload: Record<string, unknown>;
   /** JSON.stringify(payload), when the engine has it already (HTTP signs and sends exactly these bytes). */
   rawPayload?: string;

@@ -1,4 +1,4 @@
-/** App management by manifest (interface.md endpoints 1–5, wire-protocol.md §2). */
+/** App management by manifest (docs/protocol.md §2, endpoints 1–5). */
 import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
 import { appPublished, invalidClient, invalidManifest, notFound, type AppError } from '../errors.js';
 import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
@@ -16,7 +16,7 @@ export function manifestError(violations: Violation[]): AppError {
   return invalidManifest(`The manifest has ${n} problem${n === 1 ? '' : 's'}: ${violations[0]!.pointer || '/'} ${violations[0]!.message}${n > 1 ? ' (and more in details)' : ''}.`, violations);
 }
 
-/** The full app object of wire-protocol.md §2: arrays and objects always present, unset optionals left out. */
+/** The full app object of docs/protocol.md §2: arrays and objects always present, unset optionals left out. */
 export function appView(app: AppRecord, secrets?: AppSecrets): AppView {
   const m = app.manifest as Manifest & Record<string, unknown>;
   const out: Record<string, unknown> = { id: app.id };
@@ -90,10 +90,10 @@ export function createAppsService(ctx: ServiceContext) {
 
   async function update(p: Principal, id: string, input: unknown) {
     const app = owned(p, id);
-    // wire-protocol §1: 409 app_published for a delete or an update of a published app
+    // docs/protocol.md §1: 409 app_published for a delete or an update of a published app
     if (app.published) throw appPublished();
     const { manifest, warnings } = parse(input);
-    // interface.md: "When omitted, the current avatar is left unchanged."
+    // docs/protocol.md §2, endpoint 2: when avatarUrl is omitted, the current avatar is left unchanged.
     if (manifest.avatarUrl === undefined && app.manifest.avatarUrl !== undefined) manifest.avatarUrl = app.manifest.avatarUrl;
     const next: AppRecord = { ...app, manifest, updatedAt: nowIso() };
     await store.commit([{ table: T.apps, id, value: next }]);

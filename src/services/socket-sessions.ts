@@ -1,5 +1,5 @@
 /**
- * Socket mode sessions (wire-protocol.md §6), free of any websocket library: the single-use
+ * Socket mode sessions (docs/protocol.md §6), free of any websocket library: the single-use
  * tickets handed out by `websocket-connection`, the registry of open connections per app
  * (capped, picked round robin), the replies awaited by correlation id, and the judgement of
  * every frame an app sends (ping, reply, or a bad frame counted towards the flood limit).

@@ -47,10 +47,10 @@ export const SCHEMA_ID = 'https://appreg.dev/schemas/app-manifest.schema.json';
 const schemaFile = new URL('../../../schemas/app-manifest.schema.json', import.meta.url);
 export const manifestSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown> & { $defs: { scope: { enum: string[] } } };
 
-/** wire-protocol.md §8, read from the schema so there is one list. */
+/** docs/protocol.md §8, read from the schema so there is one list. */
 export const KNOWN_SCOPES: readonly string[] = manifestSchema.$defs.scope.enum;
 
-/** wire-protocol.md §5: the scope each known event needs (null: none). */
+/** docs/protocol.md §5: the scope each known event needs (null: none). */
 export const EVENT_SCOPES: Readonly<Record<string, string | null>> = {
   NEW_MESSAGE: 'messages:read',
   UPDATED_MESSAGE: 'messages:read',
@@ -106,7 +106,7 @@ function describe(e: ErrorObject): Violation {
     case 'const':
       return { pointer: at, message: /\/defaultHomeView\/blocks\/\d+\/type$/.test(at) ? 'only blocks of type rich_text are allowed' : `must be ${JSON.stringify(p.allowedValue)}` };
     case 'enum': {
-      if (/\/scopes\/(botScopes|userScopes)\/\d+$/.test(at)) return { pointer: at, message: 'is not a known scope (see wire-protocol.md §8 for the list)' };
+      if (/\/scopes\/(botScopes|userScopes)\/\d+$/.test(at)) return { pointer: at, message: 'is not a known scope (see docs/protocol.md §8 for the list)' };
       if (/\/eventSubscriptions\/events\/\d+$/.test(at)) return { pointer: at, message: 'is not a known event name' };
       return { pointer: at, message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
     }

@@ -57,7 +57,7 @@ t.test('management endpoints 1–5', async (t) => {
     t.equal(after.displayName, 'Renamed');
   });
 
-  t.test('update without avatarUrl keeps the current avatar (interface.md); null clears it', async (t) => {
+  t.test('update without avatarUrl keeps the current avatar (docs/protocol.md §2); null clears it', async (t) => {
     const avatar = 'https://cdn.example.com/avatar.png';
     const { body: created } = await createApp(d, { name: 'avatar-app', avatarUrl: avatar });
     t.equal(created.avatarUrl, avatar);

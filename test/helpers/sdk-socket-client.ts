@@ -1,5 +1,5 @@
 /**
- * A socket-mode app client that speaks wire-protocol.md §6 the way the official SDK does:
+ * A socket-mode app client that speaks docs/protocol.md §6 the way the official SDK does:
  * GET /apps/{id}/websocket-connection?appKey=… for a URL, open it, send the text frame `ping`
  * every N s, answer each `{payload, correlation_id}` with a BINARY JSON frame (or nothing, as
  * the SDK does for events and for triggers it has no handler for), and on close wait 2 s,

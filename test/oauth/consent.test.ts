@@ -36,7 +36,7 @@ async function login(d: TestDaemon, url: string, email: string, password: string
 }
 
 
-t.test('the consent screen (interface.md endpoint 7, security.md §1 and §3)', async (t) => {
+t.test('the consent screen (docs/protocol.md §3, endpoint 7; docs/security.md §1 and §3)', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const user = await secondUser(d);

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { matchRedirect, withParams } from '../../src/oauth/redirect-urls.js';
 import { REGISTERED, REDIRECT_CASES } from '../fixtures/redirects.js';
 
-t.test('the adversarial corpus (security.md §1)', async (t) => {
+t.test('the adversarial corpus (docs/security.md §1)', async (t) => {
   t.ok(REDIRECT_CASES.length >= 30, `${REDIRECT_CASES.length} cases`);
   const classes = new Set(REDIRECT_CASES.map((c) => c.klass));
   for (const k of ['dot segments', 'encoded dots', 'backslashes', 'encoded slashes', 'encoded backslashes', 'sibling path', 'userinfo', 'host suffix', 'query injection', 'fragment', 'open redirector', 'port', 'default port', 'dangerous scheme', 'IPv6', 'IDN (unicode)', 'upper-case host'])

@@ -8,7 +8,7 @@ import { sha256 } from '../../src/crypto.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async (t) => {
+t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
   let now = Date.now();
   const d = await startTestDaemon({ clock: { now: () => now } });
   t.teardown(() => d.stop());
@@ -175,7 +175,7 @@ t.test('code for tokens (interface.md endpoint 6, wire-protocol.md §3)', async 
     t.equal(x.botId, undefined);
   });
 
-  t.test('tokens need the appKey of their own app (wire-protocol.md §4)', async (t) => {
+  t.test('tokens need the appKey of their own app (docs/protocol.md §4)', async (t) => {
     const other = await createApp(d);
     const x = await authorize(d, app);
     t.equal((await me(d, x.accessToken, app.appKey)).status, 200);

@@ -23,7 +23,7 @@ t.test('a full manifest using every field is accepted, $schema and id included',
   t.same(r.ok && r.warnings, []);
 });
 
-t.test('fields whose interface.md default is null accept null (descriptions, usageHint, helpUrl …)', async (t) => {
+t.test('fields whose default is null (docs/protocol.md §2.4) accept null (descriptions, usageHint, helpUrl …)', async (t) => {
   const m = full();
   m.shortcuts[0].description = null;
   m.slashCommands[0].description = null;
@@ -34,7 +34,7 @@ t.test('fields whose interface.md default is null accept null (descriptions, usa
   rejects(t, m, '/slashCommands/0/usageHint');
 });
 
-t.test('the schema has a stable $id and the scope list of wire-protocol.md §8', async (t) => {
+t.test('the schema has a stable $id and the scope list of docs/protocol.md §8', async (t) => {
   t.equal(manifestSchema.$id, SCHEMA_ID);
   t.equal(manifestSchema.$schema, 'https://json-schema.org/draft/2020-12/schema');
   t.equal(KNOWN_SCOPES.length, 17);

@@ -1,4 +1,4 @@
-/** Plain-language descriptions of the known scopes (wire-protocol.md §8) for the consent screen. */
+/** Plain-language descriptions of the known scopes (docs/protocol.md §8) for the consent screen. */
 const DESCRIPTIONS: Record<string, string> = {
   'messages:read': 'Read messages in channels and conversations',
   'messages:write': 'Send messages',

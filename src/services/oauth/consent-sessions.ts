@@ -1,5 +1,5 @@
 /**
- * Browser sessions and anti-CSRF records of the consent screen (security.md §3).
+ * Browser sessions and anti-CSRF records of the consent screen (docs/security.md §3).
  * Memory only, by design: a daemon restart logs everyone out of the consent screen and
  * voids open forms (the user reloads the consent link). Both are keyed by the sha256
  * digest of their value, so the values themselves are never kept.

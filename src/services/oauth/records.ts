@@ -1,4 +1,4 @@
-/** Tables and record shapes of the authorization flow (issue 3). */
+/** Tables and record shapes of the authorization flow (docs/protocol.md §3). */
 
 export const OT = {
   installations: 'oauthInstallations',
@@ -19,7 +19,7 @@ export interface OutboxEventRecord {
   eventType: AppEventType;
   /** The users concerned who had authorized the app (for APP_UNAUTHORIZED, the user who unauthorized). */
   workspaceUserIds: string[];
-  /** The wire-protocol §5 body object; the delivery engine JSON-encodes it. */
+  /** The docs/protocol.md §5 body object; the delivery worker JSON-encodes it. */
   body: Record<string, unknown>;
   createdAt: string;
 }
