@@ -85,12 +85,15 @@ async function close(side: Side) {
   await new Promise((r) => side.child.once('exit', r));
 }
 
-async function measure(side: Side, concurrency: number, warmupSeconds: number): Promise<Record<string, number>> {
+/** What one measured round reports (the load process's result message). */
+interface Measured { rps: number; p50: number; p99: number; errors: number; cpuUsPerRoundTrip: number; cpuCoreShare: number }
+
+async function measure(side: Side, concurrency: number, warmupSeconds: number): Promise<Measured> {
   const go: GoMessage = { type: 'go', concurrency, seconds: SECONDS, warmupSeconds };
   side.child.send(go);
   const m = await next(side.child);
   if (m.type !== 'result') throw new Error('unexpected message');
-  return m.result as unknown as Record<string, number>;
+  return m.result as unknown as Measured;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -104,7 +107,7 @@ async function main() {
   const results: Record<string, unknown> = {};
   try {
     for (const c of CONCURRENCY) {
-      const rounds: Record<'echo' | 'daemon' | 'engine', Array<Record<string, number>>> = { echo: [], daemon: [], engine: [] };
+      const rounds: Record<'echo' | 'daemon' | 'engine', Measured[]> = { echo: [], daemon: [], engine: [] };
       for (let r = 0; r < ROUNDS; r++) {
         for (const [name, side] of [['echo', echo], ['daemon', daemon], ['engine', engine]] as const) {
           const res = await measure(side, c, r === 0 ? 2 : 0);
@@ -112,7 +115,7 @@ async function main() {
           console.error(`round ${r + 1} ${name} c=${c}: ${res.rps} round trips/s, p50 ${res.p50} ms, p99 ${res.p99} ms, errors ${res.errors}, server cpu ${res.cpuUsPerRoundTrip} µs/rt (${res.cpuCoreShare} core)`);
         }
       }
-      const summary = (xs: Array<Record<string, number>>) => ({ rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), errors: xs.reduce((a, x) => a + x.errors, 0), serverCpuUsPerRoundTrip: median(xs.map((x) => x.cpuUsPerRoundTrip)) });
+      const summary = (xs: Measured[]) => ({ rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), errors: xs.reduce((a, x) => a + x.errors, 0), serverCpuUsPerRoundTrip: median(xs.map((x) => x.cpuUsPerRoundTrip)) });
       const e = summary(rounds.echo);
       const d = summary(rounds.daemon);
       const g = summary(rounds.engine);

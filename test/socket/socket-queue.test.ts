@@ -143,7 +143,7 @@ t.test("by default a kept event waits as long as the retry schedule runs, then i
   // horizon: (10 s + 20 s) × 1.2 jitter + 3 × 1 s of attempt timeouts = 39 s, plus a minute's slack
   const { sessions, transport, logs } = setup({ now, config: { socketQueueMaxAgeMs: 0, deliveryRetrySchedule: '10,20', deliveryEventTimeoutMs: 1000 } });
   const told: Array<{ id: string; outcome: string; error?: string }> = [];
-  transport.onKeptSettled((id, appId, r) => told.push({ id, outcome: r.outcome, error: r.error }));
+  transport.onKeptSettled((id, _appId, r) => told.push({ id, outcome: r.outcome, error: r.error }));
   await transport.send(event(1));
   now.v += 98_000;
   await transport.send(event(2));

@@ -75,7 +75,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    * Resolves once the exchange is durable.
    */
   async function exchange(input: { clientId?: unknown; clientSecret?: unknown; code?: unknown }): Promise<TokenResponse> {
-    const missing = (['client-id', 'client-secret', 'code'] as const).filter((k, i) => {
+    const missing = (['client-id', 'client-secret', 'code'] as const).filter((_k, i) => {
       const v = [input.clientId, input.clientSecret, input.code][i];
       return typeof v !== 'string' || v === '' || v.length > 512;
     });
