@@ -101,6 +101,8 @@ export function verifyJwt(token: string, key: Buffer, nowSeconds: number): JwtCl
   if (parts.length !== 3 || parts[0] !== JWT_HEADER) return null;
   const expected = crypto.createHmac('sha256', key).update(`${parts[0]}.${parts[1]}`).digest();
   const given = Buffer.from(parts[2]!, 'base64url');
+  // only the canonical encoding: a trailing '=' or other bits in the last character are another token
+  if (given.toString('base64url') !== parts[2]) return null;
   if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return null;
   let claims: JwtClaims;
   try {

@@ -5,6 +5,7 @@
  * one-off manifest fetch. Redirects are never followed, the answer is read up to a
  * cap, TLS is verified, and the egress policy checks every resolved address.
  */
+import { tooDeep } from '../json-depth.js';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
@@ -19,7 +20,8 @@ const EXCERPT = 2048;
 export function classifyAnswer(status: number, text: string, interactive: boolean): Omit<AttemptResult, 'latencyMs'> {
   let body: unknown;
   try {
-    body = text ? JSON.parse(text) : undefined;
+    // an answer nested deeper than the daemon accepts is kept as text only (docs/protocol.md §1)
+    body = text && !tooDeep(text) ? JSON.parse(text) : undefined;
   } catch {
     body = undefined;
   }

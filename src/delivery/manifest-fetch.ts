@@ -5,6 +5,7 @@
 import net from 'node:net';
 import got from 'got';
 import { AppError, egressDenied, invalidRequest, manifestUnavailable } from '../errors.js';
+import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
 import { EgressDenied, type EgressPolicy } from './egress.js';
 
 const MAX_BYTES = 1024 * 1024;
@@ -56,6 +57,7 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
     if (err instanceof EgressDenied || err.cause instanceof EgressDenied) throw egressDenied(`Cannot fetch ${url.origin}: the egress policy refuses its address.`);
     throw unreachable(`Could not fetch ${url.href}: ${err.code ?? err.message}.`);
   }
+  if (tooDeep(text)) throw unreachable(`${url.href} answered JSON nested more than ${MAX_JSON_DEPTH} levels deep.`);
   try {
     return JSON.parse(text);
   } catch {

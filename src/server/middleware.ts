@@ -1,7 +1,8 @@
 /** Express middleware shared by every route module. */
 import crypto from 'node:crypto';
 import express, { type Request, type Response, type NextFunction, type RequestHandler } from 'express';
-import { noRoute, rateLimited, unsupportedMediaType } from '../errors.js';
+import { invalidJson, noRoute, rateLimited, unsupportedMediaType } from '../errors.js';
+import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
 import { sendError } from './respond.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
@@ -39,9 +40,17 @@ export function accessLog(logger: Logger): RequestHandler {
 
 const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
-/** JSON bodies only: 415 for another content type, 413 over the limit, 400 when unparsable. */
+/** JSON bodies only: 415 for another content type, 413 over the limit, 400 when unparsable or nested too deeply. */
 export function jsonBody(limitBytes: number): RequestHandler {
-  const parse = express.json({ limit: limitBytes, strict: false, type: () => true });
+  const parse = express.json({
+    limit: limitBytes,
+    strict: false,
+    type: () => true,
+    // checked on the raw bytes, before anything is parsed or kept
+    verify: (_req, _res, buf) => {
+      if (tooDeep(buf)) throw invalidJson(`The body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`);
+    },
+  });
   return (req, res, next) => {
     if (!hasBody(req)) {
       req.body = undefined;

@@ -5,6 +5,7 @@
  * every frame an app sends (ping, reply, or a bad frame counted towards the flood limit).
  * The server layer owns the sockets and calls in here; the socket transport sends through it.
  */
+import { tooDeep } from '../json-depth.js';
 import { newSecret, PREFIX, sha256 } from '../crypto.js';
 import type { ServiceContext } from './context.js';
 
@@ -216,6 +217,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     const st = byConn.get(conn.id);
     let msg: unknown;
     try {
+      if (tooDeep(text)) return bad(st, conn, 'malformed', text.length);
       msg = JSON.parse(text);
     } catch {
       return bad(st, conn, 'malformed', text.length);
