@@ -65,7 +65,7 @@ function rejection(status: number, body: unknown): CliError {
   return new CliError(lines.join('\n'), status >= 500 ? EXIT.daemonError : EXIT.rejected, body);
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   /** Sent as a JSON body. */
   json?: unknown;
   /** Sent as a multipart form (the token endpoint's format). */

@@ -37,7 +37,7 @@ function userConfigDir(io: Io): string {
 }
 
 /** Logins saved by `appreg login`, by daemon URL. */
-export type Saved = Record<string, Credentials>;
+type Saved = Record<string, Credentials>;
 
 export function readSaved(io: Io): Saved {
   try {

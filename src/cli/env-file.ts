@@ -4,7 +4,7 @@ import path from 'node:path';
 import { CliError, EXIT } from './output.js';
 import type { Io } from './run.js';
 
-export interface AppSecrets { id: string; appKey?: unknown; clientSecret?: unknown; signingSecret?: unknown }
+interface AppSecrets { id: string; appKey?: unknown; clientSecret?: unknown; signingSecret?: unknown }
 
 /**
  * PUMBLE_APP_* lines, the names the official SDK reads, written 0600. An existing file keeps its

@@ -15,7 +15,7 @@ export interface GlobalOpts {
 }
 
 /** A command's own options merged with the global ones. */
-export type Opts = GlobalOpts & Record<string, unknown>;
+type Opts = GlobalOpts & Record<string, unknown>;
 
 export function globalOptions(program: Command): Command {
   return program
@@ -26,7 +26,7 @@ export function globalOptions(program: Command): Command {
 }
 
 /** What an action works with. */
-export interface Invocation {
+interface Invocation {
   o: Opts;
   /** The command itself, for its own options apart from the global ones. */
   cmd: Command;

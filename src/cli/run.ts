@@ -4,7 +4,7 @@
  * hand in buffers, so a command runs in-process exactly as it runs from a shell.
  */
 
-export interface Writer { write(s: string): unknown }
+interface Writer { write(s: string): unknown }
 
 export interface Io {
   stdout: Writer;

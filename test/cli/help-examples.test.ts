@@ -1,9 +1,9 @@
 /** Every command's --help ends with at least one example. */
 import t from 'tap';
 import type { Command } from 'commander';
-import { Readable } from 'node:stream';
 import { buildProgram } from '../../src/cli/main.js';
 import { createRun } from '../../src/cli/run.js';
+import { captureIo } from '../helpers/cli.js';
 
 function leaves(cmd: Command, prefix: string[] = []): Array<{ name: string; cmd: Command }> {
   const subs = cmd.commands as Command[];
@@ -12,14 +12,12 @@ function leaves(cmd: Command, prefix: string[] = []): Array<{ name: string; cmd:
 }
 
 t.test('every leaf command shows an example in its help', async (t) => {
-  let text = '';
-  const write = (s: string) => (text += s);
-  const run = createRun({ stdout: { write }, stderr: { write }, env: {}, cwd: process.cwd(), isTTY: false, stdin: Readable.from([]), stopSignal: () => new Promise(() => {}) });
-  const all = leaves(buildProgram(run));
+  const { io, out } = captureIo();
+  const all = leaves(buildProgram(createRun(io)));
   t.ok(all.length >= 20, `found ${all.length} commands`);
   for (const { name, cmd } of all) {
-    text = '';
+    out.stdout = '';
     cmd.outputHelp();
-    t.match(text, /Examples?:\n\s+\$ appreg /, `${name} --help has an example`);
+    t.match(out.stdout, /Examples?:\n\s+\$ appreg /, `${name} --help has an example`);
   }
 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
+import type { Io } from '../../src/cli/run.js';
 
 // dist/test/helpers/cli.js → project root is three levels up
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -22,21 +23,27 @@ function cliEnv(extra: NodeJS.ProcessEnv = {}): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
-/** `appreg …args` in this process: same argv parsing, output and exit code as the real program, not on a terminal. */
-export async function runMain(args: string[], opts: CliOptions = {}): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(['node', BIN, ...args], {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
+/** An Io for main() that keeps what the CLI writes: not a terminal, the test's env, `input` on stdin; never asked to stop. */
+export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: string; stderr: string } } {
+  const out = { stdout: '', stderr: '' };
+  const io: Io = {
+    stdout: { write: (s: string) => (out.stdout += s) },
+    stderr: { write: (s: string) => (out.stderr += s) },
     env: cliEnv(opts.env),
     cwd: opts.cwd ?? ROOT,
     isTTY: false,
     stdin: Readable.from(opts.input ? [Buffer.from(opts.input)] : []),
-    // `serve` in-process is for its configuration errors only: it is never asked to stop.
+    // `serve` in-process is for its configuration errors only.
     stopSignal: () => new Promise<string>(() => {}),
-  });
-  return { code, stdout, stderr };
+  };
+  return { io, out };
+}
+
+/** `appreg …args` in this process: same argv parsing, output and exit code as the real program. */
+export async function runMain(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const { io, out } = captureIo(opts);
+  const code = await main(['node', BIN, ...args], io);
+  return { code, ...out };
 }
 
 /** `node bin/appreg.js …args` as a child process. */
