@@ -1,6 +1,7 @@
 #!/usr/bin/env -S node --
 // The `--` stops Node 20 from reading our `--env-file PATH` option as its own.
 import { main } from '../dist/src/cli/main.js';
+import { processIo } from '../dist/src/cli/run.js';
 
 // `appreg apps list | head`: a reader that goes away is not an error worth a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -10,4 +11,4 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-process.exitCode = await main(process.argv);
+process.exitCode = await main(process.argv, processIo());

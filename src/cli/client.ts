@@ -1,96 +1,80 @@
-/** The CLI's only way to the daemon: its HTTP API (the CLI never opens the data file). */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { got, RequestError } from 'got';
+/**
+ * The CLI's only HTTP client: every call to the daemon's API, and the one call to an app
+ * (`authorize --follow`), goes through here, on node:http: a client command loads no HTTP
+ * library. The CLI never opens the daemon's data file.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
 import { CliError, EXIT } from './output.js';
+import { resolveCredentials, resolveUrl, type Credentials } from './credentials.js';
+import type { Io } from './run.js';
+import type { GlobalOpts } from './options.js';
 
-export interface GlobalOpts {
-  url?: string;
-  dataDir?: string;
-  token?: string;
-  json?: boolean;
-}
+interface Answer { status: number; headers: IncomingHttpHeaders; text: string }
+interface Outgoing { method: string; headers: Record<string, string>; body?: string | Buffer }
 
-export interface Credentials { workspaceId: string; workspaceUserId: string; email?: string; authToken: string }
+/** Thrown when no HTTP answer came back at all (refused, reset, timed out, not a URL). */
+class NoAnswer extends Error {}
 
-export const dataDirOf = (g: GlobalOpts) => path.resolve(g.dataDir ?? process.env.APPREG_DATA_DIR ?? './data');
-
-/** --url, APPREG_URL, or <data-dir>/daemon.json. */
-export function resolveUrl(g: GlobalOpts): string {
-  const explicit = g.url ?? process.env.APPREG_URL;
-  if (explicit) return explicit.replace(/\/+$/, '');
-  const file = path.join(dataDirOf(g), 'daemon.json');
+/**
+ * One HTTP exchange with node:http(s): no redirects followed, one connection per call. (Not fetch:
+ * fetch refuses "bad ports" such as 6000 or 6667, where a daemon may well listen.)
+ */
+async function send(url: string, req: Outgoing, timeoutMs: number): Promise<Answer> {
+  let target: URL;
   try {
-    const d = JSON.parse(fs.readFileSync(file, 'utf8'));
-    if (typeof d.url === 'string') return d.url.replace(/\/+$/, '');
-  } catch {
-    /* fall through */
+    target = new URL(url);
+  } catch (e) {
+    throw new NoAnswer((e as NodeJS.ErrnoException).code ?? (e as Error).message);
   }
-  throw new CliError(`no running daemon found: ${file} does not exist. Start one with "appreg serve", or pass --url / set APPREG_URL.`, EXIT.unreachable);
+  const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const signal = AbortSignal.timeout(timeoutMs);
+  return new Promise((resolve, reject) => {
+    const fail = (e: NodeJS.ErrnoException) => reject(new NoAnswer(signal.aborted ? 'ETIMEDOUT' : (e.code ?? e.message)));
+    const r = request(target, { method: req.method, headers: req.headers, agent: false, signal }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', fail);
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    r.on('error', fail);
+    r.end(req.body);
+  });
 }
 
-export function userConfigDir(): string {
-  return process.env.APPREG_CONFIG_DIR ?? path.join(process.env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'appreg');
+/** The token endpoint's format: multipart/form-data with plain text fields. */
+function multipart(fields: Record<string, string>): { body: Buffer; type: string } {
+  const boundary = `appreg-${globalThis.crypto.randomUUID()}`;
+  const parts = Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+  return { body: Buffer.from(parts.join('') + `--${boundary}--\r\n`), type: `multipart/form-data; boundary=${boundary}` };
 }
 
-type Saved = Record<string, Credentials>;
-const savedFile = () => path.join(userConfigDir(), 'credentials.json');
-
-export function readSaved(): Saved {
+function parseBody(text: string): unknown {
+  if (!text) return undefined;
   try {
-    return JSON.parse(fs.readFileSync(savedFile(), 'utf8')) as Saved;
+    return JSON.parse(text);
   } catch {
-    return {};
+    return text;
   }
 }
 
-export function writeSaved(s: Saved): void {
-  fs.mkdirSync(userConfigDir(), { recursive: true, mode: 0o700 });
-  const file = savedFile();
-  fs.writeFileSync(file, JSON.stringify(s, null, 2) + '\n', { mode: 0o600 });
-  fs.chmodSync(file, 0o600);
+/** The daemon's error body as one line, then one line per detail; 5xx → exit 5, else exit 4. */
+function rejection(status: number, body: unknown): CliError {
+  const b = body as { code?: string; message?: string; details?: Array<{ pointer: string; message: string }> } | undefined;
+  const lines = [`${b?.message ?? `the daemon answered ${status}`}${b?.code ? ` (${b.code})` : ''}`];
+  for (const d of b?.details ?? []) lines.push(`  ${d.pointer || '/'}: ${d.message}`);
+  return new CliError(lines.join('\n'), status >= 500 ? EXIT.daemonError : EXIT.rejected, body);
 }
 
-/** --token/APPREG_TOKEN, then a login saved for this daemon, then <data-dir>/credentials.json of the first start. */
-export function resolveCredentials(g: GlobalOpts, url: string): Credentials {
-  const token = g.token ?? process.env.APPREG_TOKEN;
-  if (token) {
-    const claims = decodeClaims(token);
-    if (!claims) throw new CliError('the token given by --token / APPREG_TOKEN is not a management token', EXIT.usage);
-    return { authToken: token, workspaceId: claims.ws, workspaceUserId: claims.sub };
-  }
-  const saved = readSaved()[url];
-  if (saved) return saved;
-  // The first-start owner token goes only to the daemon of that data dir (daemon.json's URL),
-  // never to whatever --url names.
-  const local = localDaemonUrl(g);
-  if (local !== undefined && local === url) {
-    try {
-      return JSON.parse(fs.readFileSync(path.join(dataDirOf(g), 'credentials.json'), 'utf8')) as Credentials;
-    } catch {
-      /* fall through */
-    }
-  }
-  throw new CliError(`not logged in to ${url}: run "appreg login --email … " (the data dir's credentials.json is used only for the daemon that data dir runs).`, EXIT.usage);
-}
-
-function localDaemonUrl(g: GlobalOpts): string | undefined {
-  try {
-    const d = JSON.parse(fs.readFileSync(path.join(dataDirOf(g), 'daemon.json'), 'utf8'));
-    return typeof d.url === 'string' ? d.url.replace(/\/+$/, '') : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function decodeClaims(token: string): { sub: string; ws: string } | null {
-  try {
-    const c = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
-    return typeof c.sub === 'string' && typeof c.ws === 'string' ? c : null;
-  } catch {
-    return null;
-  }
+interface RequestOptions {
+  /** Sent as a JSON body. */
+  json?: unknown;
+  /** Sent as a multipart form (the token endpoint's format). */
+  form?: Record<string, string>;
+  /** false: without the management token. */
+  auth?: boolean;
+  timeoutMs?: number;
+  searchParams?: Record<string, string>;
+  onHeaders?: (headers: IncomingHttpHeaders) => void;
 }
 
 export interface Client {
@@ -98,12 +82,15 @@ export interface Client {
   creds?: Credentials;
   /** Management base path for the logged-in user. */
   base(): string;
-  request<T = unknown>(method: string, pathname: string, opts?: { json?: unknown; auth?: boolean; timeoutMs?: number; searchParams?: Record<string, string>; onHeaders?: (h: Record<string, string | string[] | undefined>) => void }): Promise<T>;
+  /** A call to the daemon's API; a refusal becomes a CliError with the daemon's message. */
+  request<T = unknown>(method: string, pathname: string, opts?: RequestOptions): Promise<T>;
+  /** GET a URL of a running app (not the daemon), without following redirects. */
+  visitApp(url: string): Promise<{ status: number; location?: string; body: string }>;
 }
 
-export function createClient(g: GlobalOpts, opts: { auth?: boolean } = {}): Client {
-  const url = resolveUrl(g);
-  const creds = opts.auth === false ? undefined : resolveCredentials(g, url);
+export function createClient(io: Io, g: GlobalOpts, opts: { auth?: boolean } = {}): Client {
+  const url = resolveUrl(io, g);
+  const creds = opts.auth === false ? undefined : resolveCredentials(io, g, url);
   return {
     url,
     creds,
@@ -112,38 +99,38 @@ export function createClient(g: GlobalOpts, opts: { auth?: boolean } = {}): Clie
       return `/workspaces/${encodeURIComponent(creds.workspaceId)}/workspaceUsers/${encodeURIComponent(creds.workspaceUserId)}`;
     },
     async request(method, pathname, o = {}) {
-      let res;
+      const headers: Record<string, string> = creds && o.auth !== false ? { Authtoken: creds.authToken } : {};
+      let body: string | Buffer | undefined;
+      if (o.json !== undefined) {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(o.json);
+      } else if (o.form) {
+        const form = multipart(o.form);
+        headers['content-type'] = form.type;
+        body = form.body;
+      }
+      const query = o.searchParams ? `?${new URLSearchParams(o.searchParams)}` : '';
+      let res: Answer;
       try {
-        res = await got(url + pathname, {
-          method: method as 'GET',
-          json: o.json,
-          searchParams: o.searchParams,
-          headers: creds && o.auth !== false ? { Authtoken: creds.authToken } : {},
-          throwHttpErrors: false,
-          retry: { limit: 0 },
-          followRedirect: false,
-          timeout: { request: o.timeoutMs ?? 30_000 },
-        });
+        res = await send(url + pathname + query, { method, headers, body }, o.timeoutMs ?? 30_000);
       } catch (e) {
-        if (e instanceof RequestError) throw new CliError(`cannot reach the daemon at ${url}: ${e.code ?? e.message}. Is "appreg serve" running?`, EXIT.unreachable);
+        if (e instanceof NoAnswer) throw new CliError(`cannot reach the daemon at ${url}: ${e.message}. Is "appreg serve" running?`, EXIT.unreachable);
         throw e;
       }
       o.onHeaders?.(res.headers);
-      let body: unknown = undefined;
-      if (res.body) {
-        try {
-          body = JSON.parse(res.body);
-        } catch {
-          body = res.body;
-        }
+      const answer = parseBody(res.text);
+      if (res.status >= 400) throw rejection(res.status, answer);
+      return answer as never;
+    },
+    async visitApp(appUrl) {
+      let res: Answer;
+      try {
+        res = await send(appUrl, { method: 'GET', headers: {} }, 15_000);
+      } catch (e) {
+        if (e instanceof NoAnswer) throw new CliError(`the app at ${new URL(appUrl).origin} did not answer: ${e.message}. Is it running?`, EXIT.rejected);
+        throw e;
       }
-      if (res.statusCode >= 400) {
-        const b = body as { code?: string; message?: string; details?: Array<{ pointer: string; message: string }> } | undefined;
-        const lines = [`${b?.message ?? `the daemon answered ${res.statusCode}`}${b?.code ? ` (${b.code})` : ''}`];
-        for (const d of b?.details ?? []) lines.push(`  ${d.pointer || '/'}: ${d.message}`);
-        throw new CliError(lines.join('\n'), res.statusCode >= 500 ? EXIT.daemonError : EXIT.rejected, body);
-      }
-      return body as never;
+      return { status: res.status, location: res.headers.location, body: res.text.slice(0, 4000) };
     },
   };
 }

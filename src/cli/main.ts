@@ -1,19 +1,22 @@
-/** The appreg program: one thin file per command group, each handing off to the daemon's API. */
+/**
+ * The appreg program: one file per command group under commands/, each handing off to the daemon's
+ * API through client.ts. Only commander and the CLI's own small modules load at start; what a
+ * command needs beyond that (the server, the manifest validator) it imports when it runs.
+ */
 import { Command, CommanderError } from 'commander';
-import { CliError, EXIT, printed } from './output.js';
+import { CliError, EXIT, colourOn } from './output.js';
+import { globalOptions } from './options.js';
+import { createRun, type Io, type Run } from './run.js';
 import { registerServe } from './commands/serve.js';
 import { registerApps } from './commands/apps.js';
 import { registerAccount } from './commands/account.js';
 import { registerAuthorize } from './commands/authorize.js';
-import { registerDeliver, registerAppsSync } from './commands/deliver.js';
+import { registerDeliver } from './commands/deliver.js';
 
-export function buildProgram(): Command {
-  const program = new Command('appreg')
+export function buildProgram(run: Run): Command {
+  const { io } = run;
+  const program = globalOptions(new Command('appreg'))
     .description('Register, authorize and exercise team-messaging workspace apps against a self-hosted daemon.')
-    .option('--url <url>', 'daemon URL [APPREG_URL] (default: read from <data-dir>/daemon.json)')
-    .option('--data-dir <dir>', 'data directory of the local daemon [APPREG_DATA_DIR] (default ./data)')
-    .option('--token <token>', 'management token to use [APPREG_TOKEN]')
-    .option('--json', 'machine-readable JSON output')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `
 Examples:
@@ -24,51 +27,59 @@ Examples:
   $ appreg deliver-test app_123 --kind slash-command --probe-signature
                                                    CI: fail unless the app answers in 3 s and checks signatures
 Exit codes: 0 ok, 1 internal, 2 usage, 3 daemon not reachable, 4 rejected by the daemon, 5 daemon error, 6 a delivery test failed.`);
+  // Set before any command is added: subcommands copy these settings when they are created.
   program.exitOverride();
-  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  registerServe(program);
-  registerAccount(program);
-  registerApps(program);
-  registerAuthorize(program); // after registerApps: it adds `apps uninstall` to that group
-  registerDeliver(program);
-  registerAppsSync(program); // adds `apps sync`
+  program.configureOutput({
+    writeOut: (s) => io.stdout.write(s),
+    writeErr: (s) => io.stderr.write(s),
+    getOutHelpWidth: () => io.columns ?? 80,
+    getErrHelpWidth: () => io.columns ?? 80,
+    getOutHasColors: () => colourOn(io),
+    getErrHasColors: () => colourOn(io),
+  });
+  registerServe(program, run);
+  registerAccount(program, run);
+  registerApps(program, run);
+  registerAuthorize(program, run);
+  registerDeliver(program, run);
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+/** Run the CLI once with `argv` as process.argv would hold it; resolves to the exit code (it never exits the process). */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const run = createRun(io);
+  const program = buildProgram(run);
+  const json = argv.slice(2).some((a) => a === '--json');
   try {
     await program.parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+    return run.exitCode;
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
-      if (wantsJson(argv)) writeJsonError(EXIT.usage, e.message.replace(/^error: /, ''));
+      if (json) writeJsonError(run, EXIT.usage, e.message.replace(/^error: /, ''));
       return EXIT.usage;
     }
     if (e instanceof CliError) {
       if (!(e.body as { quiet?: boolean } | undefined)?.quiet) {
-        process.stderr.write(`appreg: ${e.message}\n`);
-        if (wantsJson(argv)) writeJsonError(e.exitCode, e.message, e.body);
+        io.stderr.write(`appreg: ${e.message}\n`);
+        if (json) writeJsonError(run, e.exitCode, e.message, e.body);
       }
       return e.exitCode;
     }
     const message = `internal error: ${(e as Error)?.message ?? String(e)}`;
-    process.stderr.write(`appreg: ${message}\n`);
-    if (wantsJson(argv)) writeJsonError(EXIT.internal, message);
+    io.stderr.write(`appreg: ${message}\n`);
+    if (json) writeJsonError(run, EXIT.internal, message);
     return EXIT.internal;
   }
 }
 
-const wantsJson = (argv: string[]) => argv.slice(2).some((a) => a === '--json');
-
 const CODE_OF_EXIT: Record<number, string> = { [EXIT.internal]: 'internal_error', [EXIT.usage]: 'usage_error', [EXIT.unreachable]: 'daemon_unreachable', [EXIT.rejected]: 'rejected', [EXIT.daemonError]: 'daemon_error', [EXIT.deliveryFailed]: 'delivery_failed' };
 
 /** With --json a failure is also a JSON object on stdout, so scripts parsing stdout get something: {error: {code, message, details?}, exitCode}. */
-function writeJsonError(exitCode: number, message: string, body?: unknown): void {
-  if (printed.json) return; // stdout already holds the command's own JSON (e.g. created, then the env file failed)
+function writeJsonError(run: Run, exitCode: number, message: string, body?: unknown): void {
+  if (run.printedJson) return; // stdout already holds the command's own JSON (e.g. created, then the env file failed)
   const b = (body && typeof body === 'object' ? body : {}) as { code?: unknown; message?: unknown; details?: unknown };
   const error: Record<string, unknown> = { code: typeof b.code === 'string' ? b.code : CODE_OF_EXIT[exitCode] ?? 'error', message: typeof b.message === 'string' ? b.message : message };
   if (Array.isArray(b.details)) error.details = b.details;
-  process.stdout.write(JSON.stringify({ error, exitCode }) + '\n');
+  run.io.stdout.write(JSON.stringify({ error, exitCode }) + '\n');
 }

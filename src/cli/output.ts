@@ -1,5 +1,6 @@
 /** CLI output: human text (colour only on a terminal, never with NO_COLOR) or --json; errors → exit codes. */
-import { Chalk, type ChalkInstance } from 'chalk';
+import type { ChalkInstance } from 'chalk';
+import type { Io, Run } from './run.js';
 
 export const EXIT = { ok: 0, internal: 1, usage: 2, unreachable: 3, rejected: 4, daemonError: 5, deliveryFailed: 6 } as const;
 
@@ -19,21 +20,21 @@ export interface Out {
   warn(line: string): void;
 }
 
-/** Whether this process already printed a JSON document on stdout (a --json failure then adds none). */
-export const printed = { json: false };
+export const colourOn = (io: Io) => io.isTTY && !('NO_COLOR' in io.env) && io.env.TERM !== 'dumb';
 
-export function createOut(opts: { json?: boolean; stdout?: NodeJS.WriteStream; stderr?: NodeJS.WriteStream; env?: NodeJS.ProcessEnv } = {}): Out {
-  const stdout = opts.stdout ?? process.stdout;
-  const stderr = opts.stderr ?? process.stderr;
-  const env = opts.env ?? process.env;
-  const colour = !!stdout.isTTY && !('NO_COLOR' in env) && env.TERM !== 'dumb';
-  const c = new Chalk({ level: colour ? 1 : 0 });
-  const json = !!opts.json;
+/**
+ * The output of one command of this run; with `json`, data is printed as JSON and info lines not at all.
+ * Asynchronous because chalk is loaded only when a command runs: `--help` does without it.
+ */
+export async function createOut(run: Run, json: boolean): Promise<Out> {
+  const { stdout, stderr } = run.io;
+  const { Chalk } = await import('chalk');
+  const c = new Chalk({ level: colourOn(run.io) ? 1 : 0 });
   return {
     json,
     c,
     print(data, human) {
-      printed.json ||= json || !human;
+      run.printedJson ||= json || !human;
       if (json || !human) stdout.write(JSON.stringify(data, null, 2) + '\n');
       else stdout.write(human(c) + '\n');
     },
@@ -58,6 +59,6 @@ export function kv(c: ChalkInstance, rows: Array<[string, unknown]>): string {
 export function table(c: ChalkInstance, headers: string[], rows: string[][]): string {
   if (!rows.length) return c.dim('(none)');
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((s, i) => (s ?? '').padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) => cells.map((s, i) => (s ?? '').padEnd(widths[i] ?? 0)).join('  ').trimEnd();
   return [c.bold(line(headers)), ...rows.map(line)].join('\n');
 }

@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
-import { runCli } from '../helpers/cli.js';
+import { runMain } from '../helpers/cli.js';
 import { startReceiver, verify } from '../helpers/receiver.js';
 
 t.test('appreg deliver-test: exit codes per outcome, the signature probe, deliveries, apps sync', async (t) => {
@@ -22,11 +22,11 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
   });
   const file = path.join(work, 'm.json');
   fs.writeFileSync(file, JSON.stringify(m));
-  const created = await runCli([...g, 'apps', 'create', '--file', file, '--json']);
+  const created = await runMain([...g, 'apps', 'create', '--file', file, '--json']);
   t.equal(created.code, 0, created.stderr);
   const app = JSON.parse(created.stdout);
   rx.secret = app.signingSecret;
-  const dt = (...args: string[]) => runCli([...g, 'deliver-test', app.id, ...args]);
+  const dt = (...args: string[]) => runMain([...g, 'deliver-test', app.id, ...args]);
 
   t.test('ack → 0, with what was sent and what came back', async (t) => {
     rx.on('/slash', { json: { message: 'Started!' } });
@@ -93,44 +93,44 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
     t.equal((await dt('--kind', 'fax')).code, 2);
     t.equal((await dt('--kind', 'slash-command', '--expect', 'maybe')).code, 2);
     t.equal((await dt('--kind', 'slash-command', '--view-file', path.join(work, 'nope.json'))).code, 2);
-    t.equal((await runCli([...g, 'deliver-test', 'app_nope', '--kind', 'slash-command'])).code, 4);
+    t.equal((await runMain([...g, 'deliver-test', 'app_nope', '--kind', 'slash-command'])).code, 4);
     t.equal((await dt('--kind', 'slash-command', '--command', '/missing')).code, 4);
   });
 
   t.test('deliveries list --failed, show, replay', async (t) => {
-    const list = await runCli([...g, 'deliveries', 'list', '--app', app.id, '--failed', '--json']);
+    const list = await runMain([...g, 'deliveries', 'list', '--app', app.id, '--failed', '--json']);
     t.equal(list.code, 0, list.stderr);
     const failed = JSON.parse(list.stdout) as Array<{ id: string; state: string }>;
     t.ok(failed.length >= 3);
     t.ok(failed.every((x) => x.state === 'failed' || x.state === 'retrying'));
-    const human = await runCli([...g, 'deliveries', 'list']);
+    const human = await runMain([...g, 'deliveries', 'list']);
     t.match(human.stdout, /ID\s+KIND\s+APP/);
-    const show = await runCli([...g, 'deliveries', 'show', failed[0]!.id]);
+    const show = await runMain([...g, 'deliveries', 'show', failed[0]!.id]);
     t.equal(show.code, 0);
     t.match(show.stdout, /attempts/);
     rx.on('/shortcut', { json: {} });
     rx.on('/slash', { json: {} });
     rx.on('/menus', { json: {} });
-    const replay = await runCli([...g, 'deliveries', 'replay', failed[0]!.id, '--json']);
+    const replay = await runMain([...g, 'deliveries', 'replay', failed[0]!.id, '--json']);
     t.equal(replay.code, 0, replay.stderr);
     t.equal(JSON.parse(replay.stdout).state, 'delivered');
   });
 
   t.test('apps create --from-url and apps sync', async (t) => {
     rx.on('/manifest', { json: { ...m, name: 'from-url', id: 'app_x' } });
-    const c = await runCli([...g, 'apps', 'create', '--from-url', rx.url, '--json']);
+    const c = await runMain([...g, 'apps', 'create', '--from-url', rx.url, '--json']);
     t.equal(c.code, 0, c.stderr);
     const made = JSON.parse(c.stdout);
     t.equal(made.name, 'from-url');
     rx.on('/manifest', { json: { ...m, name: 'from-url', displayName: 'Synced' } });
-    const s = await runCli([...g, 'apps', 'sync', made.id, '--from-url', rx.url, '--json']);
+    const s = await runMain([...g, 'apps', 'sync', made.id, '--from-url', rx.url, '--json']);
     t.equal(s.code, 0, s.stderr);
     t.equal(JSON.parse(s.stdout).displayName, 'Synced');
-    t.equal((await runCli([...g, 'apps', 'create', '--from-url', rx.url, '--file', 'x.json'])).code, 2, 'one of --file and --from-url');
+    t.equal((await runMain([...g, 'apps', 'create', '--from-url', rx.url, '--file', 'x.json'])).code, 2, 'one of --file and --from-url');
   });
 
   t.test('--help shows examples', async (t) => {
-    const h = await runCli(['deliver-test', '--help']);
+    const h = await runMain(['deliver-test', '--help']);
     t.equal(h.code, 0);
     t.match(h.stdout, /Examples:/);
     t.match(h.stdout, /--probe-signature/);

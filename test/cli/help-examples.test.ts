@@ -1,7 +1,9 @@
-/** Every command's --help ends with at least one example (the brief: "--help with examples"). */
+/** Every command's --help ends with at least one example. */
 import t from 'tap';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/main.js';
+import { createRun } from '../../src/cli/run.js';
+import { captureIo } from '../helpers/cli.js';
 
 function leaves(cmd: Command, prefix: string[] = []): Array<{ name: string; cmd: Command }> {
   const subs = cmd.commands as Command[];
@@ -10,12 +12,12 @@ function leaves(cmd: Command, prefix: string[] = []): Array<{ name: string; cmd:
 }
 
 t.test('every leaf command shows an example in its help', async (t) => {
-  const all = leaves(buildProgram());
+  const { io, out } = captureIo();
+  const all = leaves(buildProgram(createRun(io)));
   t.ok(all.length >= 20, `found ${all.length} commands`);
   for (const { name, cmd } of all) {
-    let text = '';
-    cmd.configureOutput({ writeOut: (s) => (text += s), writeErr: (s) => (text += s) });
+    out.stdout = '';
     cmd.outputHelp();
-    t.match(text, /Examples?:\n\s+\$ appreg /, `${name} --help has an example`);
+    t.match(out.stdout, /Examples?:\n\s+\$ appreg /, `${name} --help has an example`);
   }
 });

@@ -4,13 +4,13 @@ import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { runCli } from '../helpers/cli.js';
+import { runMain } from '../helpers/cli.js';
 
 t.test('credentials.json is used for the local daemon and never sent to another --url', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const env = { APPREG_CONFIG_DIR: os.tmpdir() + '/appreg-cli-nocfg-' + process.pid };
-  const local = await runCli(['--data-dir', d.dataDir, 'apps', 'list', '--json'], { env });
+  const local = await runMain(['--data-dir', d.dataDir, 'apps', 'list', '--json'], { env });
   t.equal(local.code, 0, 'the local daemon: no login needed');
 
   const seen: Array<string | undefined> = [];
@@ -22,10 +22,10 @@ t.test('credentials.json is used for the local daemon and never sent to another 
   await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => new Promise<void>((r) => other.close(() => r())));
   const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
-  const r = await runCli(['--data-dir', d.dataDir, '--url', otherUrl, 'apps', 'list'], { env });
+  const r = await runMain(['--data-dir', d.dataDir, '--url', otherUrl, 'apps', 'list'], { env });
   t.equal(r.code, 2, 'not logged in there');
   t.match(r.stderr, /not logged in to http:\/\/127\.0\.0\.1:\d+/);
   t.same(seen, [], 'nothing, and so no token, reached the other server');
-  const same = await runCli(['--data-dir', d.dataDir, '--url', d.url, 'apps', 'list', '--json'], { env });
+  const same = await runMain(['--data-dir', d.dataDir, '--url', d.url, 'apps', 'list', '--json'], { env });
   t.equal(same.code, 0, '--url naming the local daemon itself still works');
 });

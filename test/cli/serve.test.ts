@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tempDir, manifest } from '../helpers/daemon.js';
-import { BIN, runCli } from '../helpers/cli.js';
+import { BIN, runCli, runMain } from '../helpers/cli.js';
 
 interface Served { child: ChildProcess; url: string; out: () => string; exited: Promise<number | null> }
 
@@ -35,7 +35,7 @@ t.test('appreg serve: first start, daemon.json, CLI with no login, one daemon pe
 
   const mf = path.join(dir, 'm.json');
   fs.writeFileSync(mf, JSON.stringify(manifest()));
-  const created = await runCli(['--data-dir', dir, 'apps', 'create', '--file', mf, '--json']);
+  const created = await runMain(['--data-dir', dir, 'apps', 'create', '--file', mf, '--json']);
   t.equal(created.code, 0, 'the CLI found the daemon through daemon.json and used credentials.json: ' + created.stderr);
 
   const second = await runCli(['serve', '--port', '0', '--data-dir', dir]);
@@ -49,7 +49,7 @@ t.test('appreg serve: first start, daemon.json, CLI with no login, one daemon pe
 
   const again = await serve(dir);
   t.notMatch(again.out(), /first start/, 'bootstraps only once');
-  const list = await runCli(['--data-dir', dir, 'apps', 'list', '--json']);
+  const list = await runMain(['--data-dir', dir, 'apps', 'list', '--json']);
   t.equal(JSON.parse(list.stdout).length, 1);
   again.child.kill('SIGINT');
   t.equal(await again.exited, 0, 'SIGINT exits 0');
@@ -58,7 +58,7 @@ t.test('appreg serve: first start, daemon.json, CLI with no login, one daemon pe
 t.test('configuration: flags beat APPREG_* environment; bad values are one-line usage errors', async (t) => {
   const dir = tempDir();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const bad = await runCli(['serve', '--port', 'eighty', '--data-dir', dir]);
+  const bad = await runMain(['serve', '--port', 'eighty', '--data-dir', dir]);
   t.equal(bad.code, 2);
   t.match(bad.stderr, /port/);
   const s = await serve(dir, ['--public-url', 'http://127.0.0.1:1/'], { APPREG_PUBLIC_URL: 'http://env.invalid' });
@@ -67,7 +67,7 @@ t.test('configuration: flags beat APPREG_* environment; bad values are one-line 
   s.child.kill('SIGTERM');
   await s.exited;
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ prot: 1 }));
-  const typo = await runCli(['serve', '--data-dir', dir]);
+  const typo = await runMain(['serve', '--data-dir', dir]);
   t.equal(typo.code, 2);
   t.match(typo.stderr, /unknown key "prot"/);
 });

@@ -1,19 +1,57 @@
-/** Run bin/appreg.js as a user would, capturing output and exit code. */
+/**
+ * Run the CLI as a user would: `runMain` in this process through main(argv, io), capturing what it
+ * writes (fast: most tests); `runCli` as a real `node bin/appreg.js` process, for what only a
+ * process shows (the bin's wiring, the exit status, a closed pipe, signals).
+ */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { main } from '../../src/cli/main.js';
+import type { Io } from '../../src/cli/run.js';
 
 // dist/test/helpers/cli.js → project root is three levels up
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const BIN = path.join(ROOT, 'bin/appreg.js');
 
 export interface CliResult { code: number | null; stdout: string; stderr: string }
+export interface CliOptions { env?: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number }
 
-export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+/** The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`. */
+function cliEnv(extra: NodeJS.ProcessEnv = {}): Record<string, string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: undefined, APPREG_URL: undefined, APPREG_TOKEN: undefined, APPREG_DATA_DIR: undefined, ...extra };
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** An Io for main() that keeps what the CLI writes: not a terminal, the test's env, `input` on stdin; never asked to stop. */
+export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: string; stderr: string } } {
+  const out = { stdout: '', stderr: '' };
+  const io: Io = {
+    stdout: { write: (s: string) => (out.stdout += s) },
+    stderr: { write: (s: string) => (out.stderr += s) },
+    env: cliEnv(opts.env),
+    cwd: opts.cwd ?? ROOT,
+    isTTY: false,
+    stdin: Readable.from(opts.input ? [Buffer.from(opts.input)] : []),
+    // `serve` in-process is for its configuration errors only.
+    stopSignal: () => new Promise<string>(() => {}),
+  };
+  return { io, out };
+}
+
+/** `appreg …args` in this process: same argv parsing, output and exit code as the real program. */
+export async function runMain(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const { io, out } = captureIo(opts);
+  const code = await main(['node', BIN, ...args], io);
+  return { code, ...out };
+}
+
+/** `node bin/appreg.js …args` as a child process. */
+export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--', BIN, ...args], {
       cwd: opts.cwd ?? ROOT,
-      env: { ...process.env, NO_COLOR: undefined, APPREG_URL: undefined, APPREG_TOKEN: undefined, APPREG_DATA_DIR: undefined, ...opts.env },
+      env: cliEnv(opts.env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -2,7 +2,7 @@ import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { runCli } from '../helpers/cli.js';
+import { runMain } from '../helpers/cli.js';
 import { createApp, me } from '../fixtures/redirects-flow.js';
 
 t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
@@ -28,7 +28,7 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
   app = await createApp(d, { displayName: 'CLI App', redirectUrls: [`http://127.0.0.1:${port}/redirect`] });
 
   t.test('--print-url prints a validated consent link', async (t) => {
-    const r = await runCli([...g, 'authorize', app.id, '--print-url', '--workspace', d.workspaceId]);
+    const r = await runMain([...g, 'authorize', app.id, '--print-url', '--workspace', d.workspaceId]);
     t.equal(r.code, 0, r.stderr);
     const u = new URL(r.stdout.trim());
     t.equal(u.origin + u.pathname, `${d.url}/access-request`);
@@ -36,42 +36,42 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
     t.equal(u.searchParams.get('scopes'), 'messages:read,bot:messages:read,bot:messages:write');
     t.equal(u.searchParams.get('redirectUrl'), `http://127.0.0.1:${port}/redirect`);
     t.equal(u.searchParams.get('defaultWorkspaceId'), d.workspaceId);
-    const bad = await runCli([...g, 'authorize', app.id, '--print-url', '--redirect-url', 'https://evil.com/redirect']);
+    const bad = await runMain([...g, 'authorize', app.id, '--print-url', '--redirect-url', 'https://evil.com/redirect']);
     t.equal(bad.code, 4);
     t.match(bad.stderr, /redirectUrl is not acceptable/);
   });
 
   t.test('--exchange --json prints working tokens', async (t) => {
-    const r = await runCli([...g, 'authorize', app.id, '--exchange', '--json']);
+    const r = await runMain([...g, 'authorize', app.id, '--exchange', '--json']);
     t.equal(r.code, 0, r.stderr);
     const tok = JSON.parse(r.stdout);
     t.match(tok, { accessToken: /^aut_/, botToken: /^abt_/, userId: d.workspaceUserId, workspaceId: d.workspaceId, botId: /^bot_/ });
     t.equal((await me(d, tok.accessToken, app.appKey)).status, 200);
-    const re = JSON.parse((await runCli([...g, 'authorize', app.id, '--exchange', '--reinstall', '--json'])).stdout);
+    const re = JSON.parse((await runMain([...g, 'authorize', app.id, '--exchange', '--reinstall', '--json'])).stdout);
     t.not(re.botToken, tok.botToken);
     t.equal((await me(d, tok.botToken, app.appKey)).status, 401, 'reinstall from the CLI invalidates the old bot token');
   });
 
   t.test('--workspace: another workspace of the same login installs there; a foreign one is refused', async (t) => {
     const ws2 = (await (await d.api('/workspaces', { method: 'POST', json: { name: 'Second for authorize' } })).json()) as { id: string; workspaceUserId: string };
-    const r = await runCli([...g, 'authorize', app.id, '--workspace', ws2.id, '--exchange', '--json']);
+    const r = await runMain([...g, 'authorize', app.id, '--workspace', ws2.id, '--exchange', '--json']);
     t.equal(r.code, 0, r.stderr);
     const tok = JSON.parse(r.stdout);
     t.match(tok, { workspaceId: ws2.id, userId: ws2.workspaceUserId }, 'installed in the chosen workspace, as the membership there');
     t.equal((await me(d, tok.accessToken, app.appKey)).status, 200);
-    const foreign = await runCli([...g, 'authorize', app.id, '--workspace', 'ws_notamember', '--exchange']);
+    const foreign = await runMain([...g, 'authorize', app.id, '--workspace', 'ws_notamember', '--exchange']);
     t.equal(foreign.code, 4);
     t.match(foreign.stderr, /not a member of that workspace/);
   });
 
   t.test('--follow sends the code to the running app and prints its answer', async (t) => {
-    const r = await runCli([...g, 'authorize', app.id, '--follow', '--json']);
+    const r = await runMain([...g, 'authorize', app.id, '--follow', '--json']);
     t.equal(r.code, 0, r.stderr);
     t.match(JSON.parse(r.stdout), { status: 200, body: 'installed' });
   });
 
   t.test('without a mode: the code and the redirect URL', async (t) => {
-    const r = await runCli([...g, 'authorize', app.id, '--state', 'abc', '--json']);
+    const r = await runMain([...g, 'authorize', app.id, '--state', 'abc', '--json']);
     t.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     t.match(out.code, /^acd_/);
@@ -79,36 +79,36 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
   });
 
   t.test('usage errors', async (t) => {
-    let r = await runCli([...g, 'authorize', app.id, '--follow', '--exchange']);
+    let r = await runMain([...g, 'authorize', app.id, '--follow', '--exchange']);
     t.equal(r.code, 2);
-    r = await runCli([...g, 'authorize', 'app_not_mine']);
+    r = await runMain([...g, 'authorize', 'app_not_mine']);
     t.equal(r.code, 2);
     t.match(r.stderr, /--scopes and --redirect-url/);
   });
 
   t.test('authorizations list, then apps uninstall', async (t) => {
-    let r = await runCli([...g, 'authorizations', 'list', '--json']);
+    let r = await runMain([...g, 'authorizations', 'list', '--json']);
     t.equal(r.code, 0, r.stderr);
     const list = JSON.parse(r.stdout);
     t.ok(list.some((a: { app: { id: string } }) => a.app.id === app.id));
-    r = await runCli([...g, 'authorizations', 'list']);
+    r = await runMain([...g, 'authorizations', 'list']);
     t.match(r.stdout, /APP ID/);
     t.match(r.stdout, 'CLI App');
-    const tok = JSON.parse((await runCli([...g, 'authorize', app.id, '--exchange', '--json'])).stdout);
-    r = await runCli([...g, 'apps', 'uninstall', app.id, '--json']);
+    const tok = JSON.parse((await runMain([...g, 'authorize', app.id, '--exchange', '--json'])).stdout);
+    r = await runMain([...g, 'apps', 'uninstall', app.id, '--json']);
     t.equal(r.code, 0, r.stderr);
     t.same(JSON.parse(r.stdout), { uninstalled: app.id, workspaceId: d.workspaceId });
     t.equal((await me(d, tok.botToken, app.appKey)).status, 401);
     t.equal((await me(d, tok.accessToken, app.appKey)).status, 401);
-    r = await runCli([...g, 'apps', 'uninstall', app.id]);
+    r = await runMain([...g, 'apps', 'uninstall', app.id]);
     t.equal(r.code, 4, 'not installed any more');
-    r = await runCli([...g, 'authorizations', 'list', '--json']);
+    r = await runMain([...g, 'authorizations', 'list', '--json']);
     t.notOk(JSON.parse(r.stdout).some((a: { app: { id: string } }) => a.app.id === app.id));
   });
 
   t.test('--help has examples', async (t) => {
     for (const args of [['authorize', '--help'], ['authorizations', 'list', '--help'], ['apps', 'uninstall', '--help']]) {
-      const r = await runCli(args);
+      const r = await runMain(args);
       t.equal(r.code, 0);
       t.match(r.stdout, /Example/);
     }

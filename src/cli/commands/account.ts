@@ -1,35 +1,32 @@
-/** workspaces, users, login, logout, whoami. */
+/** The account: appreg workspaces create|list, appreg users create, appreg login|logout|whoami. */
 import type { Command } from 'commander';
-import { createClient, readSaved, resolveUrl, writeSaved, type GlobalOpts } from '../client.js';
-import { CliError, EXIT, createOut, kv, table } from '../output.js';
+import { readSaved, resolveUrl, writeSaved } from '../credentials.js';
+import { CliError, EXIT, kv, table } from '../output.js';
+import { action, examples } from '../options.js';
+import type { Io, Run } from '../run.js';
 
-const g = (cmd: Command) => cmd.optsWithGlobals() as GlobalOpts & Record<string, unknown>;
-
-async function readStdin(): Promise<string> {
+async function readStdin(io: Io): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
+  for await (const c of io.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-export function registerAccount(program: Command): void {
+export function registerAccount(program: Command, run: Run): void {
   const ws = program.command('workspaces').description('workspaces of the logged-in user');
   ws.command('create <name>')
     .description('create a workspace; you become its first member')
-    .addHelpText('after', '\nExample:\n  $ appreg workspaces create "Acme QA"')
-    .action(async (name: string, _o, cmd: Command) => {
-      const o = g(cmd);
-      const client = createClient(o);
-      const res = await client.request<{ id: string; name: string; workspaceUserId: string }>('POST', '/workspaces', { json: { name } });
-      createOut(o).print(res, (c) => kv(c, [['workspace', res.id], ['name', res.name], ['your user', res.workspaceUserId]]));
-    });
+    .addHelpText('after', examples('appreg workspaces create "Acme QA"'))
+    .action(action(run, async ({ out, client }, name) => {
+      const res = await client().request<{ id: string; name: string; workspaceUserId: string }>('POST', '/workspaces', { json: { name } });
+      out.print(res, (c) => kv(c, [['workspace', res.id], ['name', res.name], ['your user', res.workspaceUserId]]));
+    }));
   ws.command('list')
     .description('list the workspaces you are a member of')
-    .addHelpText('after', '\nExample:\n  $ appreg workspaces list --json')
-    .action(async (_o, cmd: Command) => {
-      const o = g(cmd);
-      const res = await createClient(o).request<{ workspaces: Array<{ id: string; name: string; workspaceUserId: string }> }>('GET', '/auth/whoami');
-      createOut(o).print(res.workspaces, (c) => table(c, ['ID', 'NAME', 'YOUR USER'], res.workspaces.map((w) => [w.id, w.name, w.workspaceUserId])));
-    });
+    .addHelpText('after', examples('appreg workspaces list --json'))
+    .action(action(run, async ({ out, client }) => {
+      const res = await client().request<{ workspaces: Array<{ id: string; name: string; workspaceUserId: string }> }>('GET', '/auth/whoami');
+      out.print(res.workspaces, (c) => table(c, ['ID', 'NAME', 'YOUR USER'], res.workspaces.map((w) => [w.id, w.name, w.workspaceUserId])));
+    }));
 
   program
     .command('users')
@@ -40,16 +37,14 @@ export function registerAccount(program: Command): void {
     .requiredOption('--email <email>', 'login email')
     .requiredOption('--name <name>', 'display name')
     .option('--password <password>', 'password (at least 8 characters); generated when omitted')
-    .addHelpText('after', '\nExample:\n  $ appreg users create --workspace ws_123 --email dev@example.com --name "Dev"')
-    .action(async (_o, cmd: Command) => {
-      const o = g(cmd);
-      const client = createClient(o);
-      const res = await client.request<{ id: string; email: string; password?: string; existingAccount?: boolean }>('POST', `/workspaces/${encodeURIComponent(String(o.workspace))}/workspaceUsers`, {
+    .addHelpText('after', examples('appreg users create --workspace ws_123 --email dev@example.com --name "Dev"'))
+    .action(action(run, async ({ o, out, client }) => {
+      const res = await client().request<{ id: string; email: string; password?: string; existingAccount?: boolean }>('POST', `/workspaces/${encodeURIComponent(String(o.workspace))}/workspaceUsers`, {
         json: { email: o.email, name: o.name, password: o.password },
       });
       const existing = res.existingAccount ? `existing login kept${o.password ? ' (the --password given was not used)' : ''}` : undefined;
-      createOut(o).print(res, (c) => kv(c, [['user', res.id], ['email', res.email], ['password', res.password ? `${res.password}  (shown once)` : existing]]));
-    });
+      out.print(res, (c) => kv(c, [['user', res.id], ['email', res.email], ['password', res.password ? `${res.password}  (shown once)` : existing]]));
+    }));
 
   program
     .command('login')
@@ -58,49 +53,46 @@ export function registerAccount(program: Command): void {
     .option('--password <password>', 'password (or APPREG_PASSWORD, or --password-stdin)')
     .option('--password-stdin', 'read the password from standard input')
     .option('--workspace <id>', 'workspace to act in, when the account is in several')
-    .addHelpText('after', '\nExamples:\n  $ appreg login --email dev@example.com --password-stdin < pw.txt\n  $ APPREG_PASSWORD=… appreg login --email dev@example.com --workspace ws_123')
-    .action(async (_o, cmd: Command) => {
-      const o = g(cmd);
-      const password = o.passwordStdin ? await readStdin() : ((o.password as string | undefined) ?? process.env.APPREG_PASSWORD);
+    .addHelpText('after', examples('appreg login --email dev@example.com --password-stdin < pw.txt', 'APPREG_PASSWORD=… appreg login --email dev@example.com --workspace ws_123'))
+    .action(action(run, async ({ o, out, client: connect }) => {
+      const password = o.passwordStdin ? await readStdin(run.io) : ((o.password as string | undefined) ?? run.io.env.APPREG_PASSWORD);
       if (!password) throw new CliError('a password is required: --password, --password-stdin or APPREG_PASSWORD', EXIT.usage);
-      const client = createClient(o, { auth: false });
+      const client = connect({ auth: false });
       const res = await client.request<{ authToken: string; exp: number; workspaceId: string; workspaceUserId: string }>('POST', '/auth/login', {
         auth: false,
         json: { email: o.email, password, workspaceId: o.workspace },
       });
-      const saved = readSaved();
+      const saved = readSaved(run.io);
       saved[client.url] = { workspaceId: res.workspaceId, workspaceUserId: res.workspaceUserId, email: String(o.email), authToken: res.authToken };
-      writeSaved(saved);
+      writeSaved(run.io, saved);
       const summary = { url: client.url, workspaceId: res.workspaceId, workspaceUserId: res.workspaceUserId, expiresAt: new Date(res.exp * 1000).toISOString() };
-      createOut(o).print(summary, (c) => `logged in to ${c.bold(client.url)} as ${o.email} (workspace ${res.workspaceId}, token valid until ${summary.expiresAt})`);
-    });
+      out.print(summary, (c) => `logged in to ${c.bold(client.url)} as ${o.email} (workspace ${res.workspaceId}, token valid until ${summary.expiresAt})`);
+    }));
 
   program
     .command('logout')
     .description('revoke the stored management token and forget it')
-    .addHelpText('after', '\nExample:\n  $ appreg logout')
-    .action(async (_o, cmd: Command) => {
-      const o = g(cmd);
-      const url = resolveUrl(o);
-      const saved = readSaved();
+    .addHelpText('after', examples('appreg logout'))
+    .action(action(run, async ({ o, out, client }) => {
+      const url = resolveUrl(run.io, o);
+      const saved = readSaved(run.io);
       if (!saved[url]) throw new CliError(`not logged in to ${url}`, EXIT.usage);
       try {
-        await createClient(o).request('POST', '/auth/logout');
+        await client().request('POST', '/auth/logout');
       } catch (e) {
         if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e; // already invalid: forget it anyway
       }
       delete saved[url];
-      writeSaved(saved);
-      createOut(o).print({ loggedOut: url }, () => `logged out of ${url}`);
-    });
+      writeSaved(run.io, saved);
+      out.print({ loggedOut: url }, () => `logged out of ${url}`);
+    }));
 
   program
     .command('whoami')
     .description('show the user and workspace the CLI acts as')
-    .addHelpText('after', '\nExamples:\n  $ appreg whoami\n  $ appreg whoami --json')
-    .action(async (_o, cmd: Command) => {
-      const o = g(cmd);
-      const res = await createClient(o).request<{ workspaceId: string; workspaceUserId: string }>('GET', '/auth/whoami');
-      createOut(o).print(res, (c) => kv(c, [['workspace', res.workspaceId], ['user', res.workspaceUserId]]));
-    });
+    .addHelpText('after', examples('appreg whoami', 'appreg whoami --json'))
+    .action(action(run, async ({ out, client }) => {
+      const res = await client().request<{ workspaceId: string; workspaceUserId: string }>('GET', '/auth/whoami');
+      out.print(res, (c) => kv(c, [['workspace', res.workspaceId], ['user', res.workspaceUserId]]));
+    }));
 }

@@ -1,10 +1,9 @@
-/** appreg deliver-test, appreg deliveries list|show|replay, appreg apps sync / create --from-url. */
-import fs from 'node:fs';
+/** appreg deliver-test and appreg deliveries list|show|replay: send triggers and events to an app, and the delivery log. */
 import type { Command } from 'commander';
-import { createClient, type GlobalOpts } from '../client.js';
-import { CliError, EXIT, createOut, kv, table } from '../output.js';
+import { CliError, EXIT, kv, table, type Out } from '../output.js';
+import { action, examples, positiveInt, readJsonFile } from '../options.js';
+import type { Run } from '../run.js';
 
-const g = (cmd: Command) => cmd.optsWithGlobals() as GlobalOpts & Record<string, unknown>;
 const KINDS = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
 const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
 
@@ -16,22 +15,8 @@ interface Delivery {
 interface ProbeResult { outcome: string; status?: number; latencyMs: number; error?: string; refused: boolean }
 interface Probe { wrongSignature: ProbeResult; unsigned: ProbeResult; refusedBoth: boolean }
 
-function readJson(file: string, what: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new CliError(`cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new CliError(`${what} ${file} is not valid JSON: ${(e as Error).message}`, EXIT.usage);
-  }
-}
-
 /** Whether the outcome is what the user asked for. */
-export function meets(expect: string, outcome: string | undefined): boolean {
+function meets(expect: string, outcome: string | undefined): boolean {
   switch (expect) {
     case 'ack': return outcome === 'acked';
     case 'nack': return outcome === 'nacked';
@@ -41,11 +26,11 @@ export function meets(expect: string, outcome: string | undefined): boolean {
   }
 }
 
-function attemptsTable(c: Parameters<typeof kv>[0], attempts: Attempt[]): string {
+function attemptsTable(c: Out['c'], attempts: Attempt[]): string {
   return table(c, ['#', 'AT', 'OUTCOME', 'STATUS', 'LATENCY', 'DETAIL'], attempts.map((a) => [String(a.retryNum), a.at, a.outcome, a.status === undefined ? '-' : String(a.status), `${a.latencyMs} ms`, a.message ?? a.error ?? '']));
 }
 
-function describe(c: Parameters<typeof kv>[0], d: Delivery): string {
+function describe(c: Out['c'], d: Delivery): string {
   const last = d.attempts.at(-1);
   const rows: Array<[string, unknown]> = [
     ['delivery', d.id], ['kind', d.kind], ['app', `${d.appName} (${d.appId})`], ['target', d.transport === 'socket' ? 'socket mode' : d.url], ['state', d.state],
@@ -62,14 +47,7 @@ function describe(c: Parameters<typeof kv>[0], d: Delivery): string {
   return s;
 }
 
-function numberOpt(v: unknown, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new CliError(`${name} must be a positive integer`, EXIT.usage);
-  return n;
-}
-
-export function registerDeliver(program: Command): void {
+export function registerDeliver(program: Command, run: Run): void {
   program
     .command('deliver-test <appId>')
     .description('send a signed trigger or event to an app, wait for its answer, and fail unless it answered as expected')
@@ -97,24 +75,22 @@ Examples:
   $ appreg deliver-test app_123 --kind global-shortcut --shortcut start_standup --probe-signature
   $ appreg deliver-test app_123 --kind dynamic-menu --on-action pick_channel --query gen --expect response
   $ appreg deliver-test app_123 --kind event --event NEW_MESSAGE --body-file message.json --json`)
-    .action(async (appId: string, _o, cmd: Command) => {
-      const o = g(cmd);
-      const out = createOut(o);
+    .action(action(run, async ({ o, out, client: connect }, appId) => {
       const kind = String(o.kind);
       if (!KINDS.includes(kind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}`, EXIT.usage);
       const expect = String(o.expect);
       if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
-      const timeoutMs = numberOpt(o.timeoutMs, '--timeout-ms')!;
+      const timeoutMs = positiveInt(o.timeoutMs, '--timeout-ms')!;
       const body: Record<string, unknown> = { appId, kind, timeoutMs };
       const map: Array<[string, string]> = [['command', 'command'], ['text', 'text'], ['shortcut', 'shortcut'], ['messageId', 'messageId'], ['onAction', 'onAction'], ['value', 'value'], ['query', 'query'], ['event', 'event']];
       for (const [opt, field] of map) if (o[opt] !== undefined) body[field] = String(o[opt]);
       if (o.viewFile) {
-        body.view = readJson(String(o.viewFile), 'view file');
+        body.view = readJsonFile(run, String(o.viewFile), 'view file');
         if (kind === 'block-interaction') body.sourceType = 'VIEW';
       }
-      if (o.bodyFile) body.body = readJson(String(o.bodyFile), 'body file');
-      if (o.payload) body.payload = readJson(String(o.payload), 'payload file');
-      const client = createClient(o);
+      if (o.bodyFile) body.body = readJsonFile(run, String(o.bodyFile), 'body file');
+      if (o.payload) body.payload = readJsonFile(run, String(o.payload), 'payload file');
+      const client = connect();
       const d = await client.request<Delivery>('POST', `${client.base()}/deliveries`, { json: body, timeoutMs: timeoutMs + 60_000 });
       let probe: Probe | undefined;
       if (o.probeSignature) probe = await client.request<Probe>('POST', `${client.base()}/deliveries/probe-signature`, { json: body, timeoutMs: timeoutMs + 60_000 });
@@ -129,8 +105,8 @@ Examples:
         const why = !answered ? `expected ${expect}, got ${d.outcome}` : probe && !probe.refusedBoth ? 'the app accepted a request that was not properly signed' : '';
         return s + '\n' + (passed ? c.green('PASS') : c.red(`FAIL: ${why}`));
       });
-      if (!passed) process.exitCode = EXIT.deliveryFailed;
-    });
+      if (!passed) run.exitCode = EXIT.deliveryFailed;
+    }));
 
   const deliveries = program.command('deliveries').description('the delivery log: every trigger, event and attempt');
   deliveries
@@ -139,61 +115,37 @@ Examples:
     .option('--app <appId>', 'only this app')
     .option('--failed', 'only failed or retrying deliveries')
     .option('--limit <n>', 'how many (1-1000)', '50')
-    .addHelpText('after', '\nExamples:\n  $ appreg deliveries list --failed\n  $ appreg deliveries list --app app_123 --json')
-    .action(async (_o, cmd: Command) => {
-      const o = g(cmd);
-      const client = createClient(o);
-      const searchParams: Record<string, string> = { limit: String(numberOpt(o.limit, '--limit')) };
+    .addHelpText('after', examples('appreg deliveries list --failed', 'appreg deliveries list --app app_123 --json'))
+    .action(action(run, async ({ o, out, client: connect }) => {
+      const client = connect();
+      const searchParams: Record<string, string> = { limit: String(positiveInt(o.limit, '--limit')) };
       if (o.app) searchParams.appId = String(o.app);
       if (o.failed) searchParams.failed = 'true';
       const list = await client.request<Delivery[]>('GET', `${client.base()}/deliveries`, { searchParams });
-      createOut(o).print(list, (c) =>
+      out.print(list, (c) =>
         table(c, ['ID', 'KIND', 'APP', 'STATE', 'OUTCOME', 'STATUS', 'LATENCY', 'CREATED'], list.map((d) => {
           const a = d.attempts.at(-1);
           return [d.id, d.kind, d.appName, d.state, d.outcome ?? '-', a?.status === undefined ? '-' : String(a.status), a ? `${a.latencyMs} ms` : '-', d.createdAt];
         })),
       );
-    });
+    }));
   deliveries
     .command('show <deliveryId>')
     .description('one delivery: what was sent, every attempt, what came back')
-    .addHelpText('after', '\nExample:\n  $ appreg deliveries show dlv_123')
-    .action(async (id: string, _o, cmd: Command) => {
-      const o = g(cmd);
-      const client = createClient(o);
+    .addHelpText('after', examples('appreg deliveries show dlv_123'))
+    .action(action(run, async ({ out, client: connect }, id) => {
+      const client = connect();
       const d = await client.request<Delivery>('GET', `${client.base()}/deliveries/${encodeURIComponent(id)}`);
-      createOut(o).print(d, (c) => describe(c, d) + (d.attempts.length === 1 ? `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}` : ''));
-    });
+      out.print(d, (c) => describe(c, d) + (d.attempts.length === 1 ? `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}` : ''));
+    }));
   deliveries
     .command('replay <deliveryId>')
     .description('send a delivery again (signed afresh, recorded as a new attempt); exit 6 if it fails')
-    .addHelpText('after', '\nExample:\n  $ appreg deliveries replay dlv_123')
-    .action(async (id: string, _o, cmd: Command) => {
-      const o = g(cmd);
-      const client = createClient(o);
+    .addHelpText('after', examples('appreg deliveries replay dlv_123'))
+    .action(action(run, async ({ out, client: connect }, id) => {
+      const client = connect();
       const d = await client.request<Delivery>('POST', `${client.base()}/deliveries/${encodeURIComponent(id)}/replay`, { timeoutMs: 120_000 });
-      createOut(o).print(d, (c) => describe(c, d));
-      if (d.state !== 'delivered') process.exitCode = EXIT.deliveryFailed;
-    });
-}
-
-/** `apps create --from-url` and `apps sync`: the daemon fetches <APP_HOST_URL>/manifest and validates it. */
-export async function appFromUrl(o: GlobalOpts, url: string, appId?: string, onHeaders?: (h: Record<string, string | string[] | undefined>) => void): Promise<Record<string, unknown>> {
-  const client = createClient(o);
-  return client.request<Record<string, unknown>>('POST', `${client.base()}/apps/from-url`, { json: appId ? { url, appId } : { url }, timeoutMs: 60_000, onHeaders });
-}
-
-export function registerAppsSync(program: Command): void {
-  const apps = program.commands.find((c) => c.name() === 'apps');
-  if (!apps) throw new Error('register the apps command first');
-  apps
-    .command('sync <appId>')
-    .description('update an app from the manifest its own host serves at <APP_HOST_URL>/manifest')
-    .requiredOption('--from-url <APP_HOST_URL>', 'the app host; the daemon fetches <url>/manifest')
-    .addHelpText('after', '\nExample:\n  $ appreg apps sync app_123 --from-url http://localhost:5000')
-    .action(async (appId: string, _o, cmd: Command) => {
-      const o = g(cmd);
-      const app = await appFromUrl(o, String(o.fromUrl), appId);
-      createOut(o).print(app, (c) => kv(c, [['id', app.id], ['name', app.name], ['displayName', app.displayName], ['synced from', String(o.fromUrl)]]));
-    });
+      out.print(d, (c) => describe(c, d));
+      if (d.state !== 'delivered') run.exitCode = EXIT.deliveryFailed;
+    }));
 }

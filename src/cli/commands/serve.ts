@@ -1,9 +1,12 @@
-/** appreg serve: the only command that imports the server. */
+/** appreg serve: the only command that loads the server, and only when it runs. */
+import path from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig, ConfigError, DEFAULT_PORT } from '../../config.js';
-import { CliError, EXIT, createOut } from '../output.js';
+import { CliError, EXIT } from '../output.js';
+import { action } from '../options.js';
+import type { Run } from '../run.js';
 
-export function registerServe(program: Command): void {
+export function registerServe(program: Command, run: Run): void {
   program
     .command('serve')
     .description('run the daemon (HTTP API, consent screen, deliveries, websockets) on file-backed storage')
@@ -19,15 +22,16 @@ Examples:
   $ appreg serve                          # 127.0.0.1:${DEFAULT_PORT}, data in ./data
   $ appreg serve --port 0 --data-dir /tmp/appreg-ci
   $ APPREG_PORT=9000 appreg serve --public-url https://appreg.example.com`)
-    .action(async (opts: Record<string, unknown>) => {
-      const out = createOut({ json: program.opts().json });
-      const globalDataDir = program.opts().dataDir as string | undefined;
+    .action(action(run, async ({ o, out, cmd }) => {
+      // `serve --data-dir` wins over the global `--data-dir` (the merged options would prefer the global one).
+      const own = cmd.opts();
+      const dataDir = (own.dataDir ?? o.dataDir) as string | undefined;
       let config;
       try {
         config = loadConfig({
-          host: opts.host, port: opts.port, dataDir: opts.dataDir ?? globalDataDir, publicUrl: opts.publicUrl, logLevel: opts.logLevel,
-          allowInsecureRedirects: opts.allowInsecureRedirects ? true : undefined, config: opts.config as string | undefined,
-        });
+          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), publicUrl: own.publicUrl, logLevel: own.logLevel,
+          allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined, config: own.config as string | undefined,
+        }, { ...run.io.env });
       } catch (e) {
         if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
         throw e;
@@ -46,20 +50,13 @@ Examples:
       }
       // Last, so that whoever waits for this line has seen everything before it.
       out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid }, (c) => `appreg listening on ${c.bold(handle.url)} (data: ${config.dataDir})`);
-      await new Promise<void>((resolve) => {
-        let stopping = false;
-        const stop = (sig: string) => {
-          if (stopping) return;
-          stopping = true;
-          out.info(`${sig}: shutting down`);
-          handle.close().then(resolve, (e) => {
-            process.stderr.write(`shutdown failed: ${(e as Error).message}\n`);
-            process.exitCode = EXIT.internal;
-            resolve();
-          });
-        };
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
-      });
-    });
+      const signal = await run.io.stopSignal();
+      out.info(`${signal}: shutting down`);
+      try {
+        await handle.close();
+      } catch (e) {
+        run.io.stderr.write(`shutdown failed: ${(e as Error).message}\n`);
+        run.exitCode = EXIT.internal;
+      }
+    }));
 }

@@ -1,0 +1,88 @@
+/** Which daemon the CLI talks to and as whom: --url / --data-dir / --token, saved logins, the first start's credentials. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CliError, EXIT } from './output.js';
+import type { Io } from './run.js';
+import type { GlobalOpts } from './options.js';
+
+export interface Credentials { workspaceId: string; workspaceUserId: string; email?: string; authToken: string }
+
+const dataDirOf = (io: Io, g: GlobalOpts) => path.resolve(io.cwd, g.dataDir ?? io.env.APPREG_DATA_DIR ?? './data');
+const trimSlashes = (url: string) => url.replace(/\/+$/, '');
+
+/** The URL in <data-dir>/daemon.json, written by the daemon that data dir runs. */
+function localDaemonUrl(io: Io, g: GlobalOpts): string | undefined {
+  try {
+    const d = JSON.parse(fs.readFileSync(path.join(dataDirOf(io, g), 'daemon.json'), 'utf8'));
+    return typeof d.url === 'string' ? trimSlashes(d.url) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** --url, APPREG_URL, or <data-dir>/daemon.json. */
+export function resolveUrl(io: Io, g: GlobalOpts): string {
+  const explicit = g.url ?? io.env.APPREG_URL;
+  if (explicit) return trimSlashes(explicit);
+  const local = localDaemonUrl(io, g);
+  if (local !== undefined) return local;
+  const file = path.join(dataDirOf(io, g), 'daemon.json');
+  throw new CliError(`no running daemon found: ${file} does not exist. Start one with "appreg serve", or pass --url / set APPREG_URL.`, EXIT.unreachable);
+}
+
+function userConfigDir(io: Io): string {
+  const env = io.env;
+  return env.APPREG_CONFIG_DIR ?? path.join(env.XDG_CONFIG_HOME ?? path.join(env.HOME ?? os.homedir(), '.config'), 'appreg');
+}
+
+/** Logins saved by `appreg login`, by daemon URL. */
+type Saved = Record<string, Credentials>;
+
+export function readSaved(io: Io): Saved {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(userConfigDir(io), 'credentials.json'), 'utf8')) as Saved;
+  } catch {
+    return {};
+  }
+}
+
+export function writeSaved(io: Io, s: Saved): void {
+  const dir = userConfigDir(io);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, 'credentials.json');
+  fs.writeFileSync(file, JSON.stringify(s, null, 2) + '\n', { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+}
+
+function decodeClaims(token: string): { sub: string; ws: string } | null {
+  try {
+    const c = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    return typeof c.sub === 'string' && typeof c.ws === 'string' ? c : null;
+  } catch {
+    return null;
+  }
+}
+
+/** --token/APPREG_TOKEN, then a login saved for this daemon, then <data-dir>/credentials.json of the first start. */
+export function resolveCredentials(io: Io, g: GlobalOpts, url: string): Credentials {
+  const token = g.token ?? io.env.APPREG_TOKEN;
+  if (token) {
+    const claims = decodeClaims(token);
+    if (!claims) throw new CliError('the token given by --token / APPREG_TOKEN is not a management token', EXIT.usage);
+    return { authToken: token, workspaceId: claims.ws, workspaceUserId: claims.sub };
+  }
+  const saved = readSaved(io)[url];
+  if (saved) return saved;
+  // The first-start owner token goes only to the daemon of that data dir (daemon.json's URL),
+  // never to whatever --url names.
+  const local = localDaemonUrl(io, g);
+  if (local !== undefined && local === url) {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(dataDirOf(io, g), 'credentials.json'), 'utf8')) as Credentials;
+    } catch {
+      /* fall through */
+    }
+  }
+  throw new CliError(`not logged in to ${url}: run "appreg login --email … " (the data dir's credentials.json is used only for the daemon that data dir runs).`, EXIT.usage);
+}

@@ -1,0 +1,79 @@
+/** What every command shares: the global flags, the way an action gets its options, output and client, and file/number options. */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { CliError, EXIT, createOut, type Out } from './output.js';
+import { createClient, type Client } from './client.js';
+import type { Run } from './run.js';
+
+/** The flags every command accepts (defined on the program by `globalOptions`). */
+export interface GlobalOpts {
+  url?: string;
+  dataDir?: string;
+  token?: string;
+  json?: boolean;
+}
+
+/** A command's own options merged with the global ones. */
+type Opts = GlobalOpts & Record<string, unknown>;
+
+export function globalOptions(program: Command): Command {
+  return program
+    .option('--url <url>', 'daemon URL [APPREG_URL] (default: read from <data-dir>/daemon.json)')
+    .option('--data-dir <dir>', 'data directory of the local daemon [APPREG_DATA_DIR] (default ./data)')
+    .option('--token <token>', 'management token to use [APPREG_TOKEN]')
+    .option('--json', 'machine-readable JSON output');
+}
+
+/** What an action works with. */
+interface Invocation {
+  o: Opts;
+  /** The command itself, for its own options apart from the global ones. */
+  cmd: Command;
+  out: Out;
+  run: Run;
+  /** The daemon client for these options; `auth: false` when no login is needed (login itself). */
+  client(opts?: { auth?: boolean }): Client;
+}
+
+/**
+ * A commander action: `fn` gets the invocation, then the command's positional arguments.
+ * Options are read with the global ones, so `--json` and `--url` work before or after the command.
+ */
+export function action(run: Run, fn: (x: Invocation, ...args: string[]) => Promise<void> | void): (...params: unknown[]) => Promise<void> {
+  return async (...params) => {
+    const cmd = params[params.length - 1] as Command;
+    const o = cmd.optsWithGlobals() as Opts;
+    const x: Invocation = { o, cmd, run, out: await createOut(run, !!o.json), client: (opts) => createClient(run.io, o, opts) };
+    await fn(x, ...(params.slice(0, -2) as string[]));
+  };
+}
+
+/** Help text closing with the command's examples: "Example:" for one, "Examples:" for several. */
+export function examples(...lines: string[]): string {
+  return `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}`;
+}
+
+/** A JSON file named by an option; an unreadable or invalid file is a usage error naming it (`what` says which file). */
+export function readJsonFile(run: Run, file: string, what?: string): unknown {
+  const name = what ? `${what} ${file}` : file;
+  let text: string;
+  try {
+    text = fs.readFileSync(path.resolve(run.io.cwd, file), 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new CliError(`${name} is not valid JSON: ${(e as Error).message}`, EXIT.usage);
+  }
+}
+
+/** A positive integer option (--limit, --timeout-ms); undefined when not given. */
+export function positiveInt(v: unknown, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`${name} must be a positive integer`, EXIT.usage);
+  return n;
+}

@@ -1,0 +1,53 @@
+/**
+ * What one run of the CLI may touch of the world outside it: output streams, environment, working
+ * directory, standard input and the stop signals. bin/appreg.js hands in the process's own; tests
+ * hand in buffers, so a command runs in-process exactly as it runs from a shell.
+ */
+
+interface Writer { write(s: string): unknown }
+
+export interface Io {
+  stdout: Writer;
+  stderr: Writer;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Relative paths (--data-dir, --file, --env-file) are resolved against this. */
+  cwd: string;
+  /** Whether stdout is a terminal: colour and help width depend on it. */
+  isTTY: boolean;
+  /** Terminal width for help text, when stdout is a terminal. */
+  columns?: number;
+  stdin: AsyncIterable<Buffer | string>;
+  /** Resolves with the signal's name when the user asks a running daemon to stop (`serve`). */
+  stopSignal(): Promise<string>;
+}
+
+/** The state of one run, passed to every command: there is no module-level state in the CLI. */
+export interface Run {
+  readonly io: Io;
+  /** The exit code of a command that ran to its end but failed its check (deliver-test: 6). */
+  exitCode: number;
+  /** Whether stdout already holds a JSON document: a --json failure then adds none. */
+  printedJson: boolean;
+}
+
+export function createRun(io: Io): Run {
+  return { io, exitCode: 0, printedJson: false };
+}
+
+/** The real process's streams, environment and signals. */
+export function processIo(): Io {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    isTTY: !!process.stdout.isTTY,
+    columns: process.stdout.isTTY ? process.stdout.columns : undefined,
+    stdin: process.stdin,
+    stopSignal: () =>
+      new Promise((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      }),
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * A command loads only what it uses: the modules the CLI imports statically (everything loaded for
+ * `--help` and before any action runs) include no server, no store and no heavy package.
+ * Commands that need more (serve, apps validate) import it inside their action.
+ */
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../helpers/cli.js';
+
+/** Static `import … from '…'` and `export … from '…'` specifiers of a compiled module (not `import()`). */
+function staticImports(file: string): string[] {
+  const src = fs.readFileSync(file, 'utf8');
+  return [...src.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm), ...src.matchAll(/^\s*import\s+'([^']+)'/gm)].map((m) => m[1]!);
+}
+
+t.test('the CLI at start loads commander and its own modules, nothing else', async (t) => {
+  const entry = path.join(ROOT, 'dist/src/cli/main.js');
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const queue = [entry];
+  while (queue.length) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const spec of staticImports(file)) {
+      if (spec.startsWith('.')) queue.push(path.resolve(path.dirname(file), spec));
+      else if (!spec.startsWith('node:')) packages.add(spec);
+    }
+  }
+  t.same([...packages].sort(), ['commander'], 'packages loaded at start');
+  const outside = [...seen].map((f) => path.relative(path.join(ROOT, 'dist/src'), f)).filter((f) => !f.startsWith('cli/') && f !== 'config.js');
+  t.same(outside, [], 'no module of the server, store or services is loaded at start');
+  t.ok(seen.size >= 8, `followed ${seen.size} modules`);
+});
