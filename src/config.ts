@@ -16,6 +16,10 @@ export interface Config {
   keyFile?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   bodyLimitBytes: number;
+  /** A request (headers and body) must arrive within this many ms, else 408; 0 disables. */
+  requestTimeoutMs: number;
+  /** Open connections at most; at the cap, idle keep-alive connections are closed first, then new ones refused. */
+  maxConnections: number;
   allowInsecureRedirects: boolean;
   managementTokenTtlSeconds: number;
   codeTtlSeconds: number;
@@ -68,6 +72,8 @@ export const defaults: Config = {
   dataDir: './data',
   logLevel: 'info',
   bodyLimitBytes: 1024 * 1024,
+  requestTimeoutMs: 30_000,
+  maxConnections: 1000,
   allowInsecureRedirects: false,
   managementTokenTtlSeconds: 30 * 24 * 3600,
   codeTtlSeconds: 120,
@@ -96,7 +102,7 @@ export const defaults: Config = {
 type Kind = 'string' | 'number' | 'boolean';
 const kinds: Record<keyof Config, Kind> = {
   host: 'string', port: 'number', dataDir: 'string', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
-  logLevel: 'string', bodyLimitBytes: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
+  logLevel: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
   codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',

@@ -28,9 +28,12 @@ export const ERROR_STATUS = {
   app_published: 409,
   user_exists: 409,
   payload_not_kept: 409,
+  delivery_not_retrying: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
   manifest_unavailable: 502,
   shutting_down: 503,
@@ -90,8 +93,11 @@ export const noRoute = (method: string, path: string) => new AppError('not_found
 export const appPublished = plain('app_published', 'A published app cannot be changed; unpublish it first.');
 export const userExists = plain('user_exists', 'That email is already a user of this workspace.');
 export const payloadNotKept = plain('payload_not_kept', 'The payload of this delivery is not kept.');
+export const deliveryNotRetrying = plain('delivery_not_retrying', 'Only an event waiting for its next retry can be cancelled.');
 export const payloadTooLarge = plain('payload_too_large', 'The body is larger than the limit.');
 export const unsupportedMediaType = plain('unsupported_media_type', 'Unsupported body encoding.');
+export const requestTimeout = plain('request_timeout', 'The request was not received in time.');
+export const headersTooLarge = plain('headers_too_large', 'The request headers are larger than the limit.');
 export const rateLimited = (retryAfterSeconds: number) =>
   new AppError('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 export const manifestUnavailable = plain('manifest_unavailable', 'The manifest could not be fetched.');

@@ -79,9 +79,10 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   const transportOf = (app: AppRecord) => (app.manifest.socketMode ? socket : http);
 
-  function recordAttempt(rec: DeliveryRecord, r: AttemptResult, attemptId: string, retryNum: number): void {
+  function recordAttempt(rec: DeliveryRecord, r: AttemptResult, attemptId: string, retryNum: number, replay = false): void {
     const at = iso();
     const entry: AttemptEntry = { id: attemptId, at, retryNum, latencyMs: r.latencyMs, outcome: r.outcome };
+    if (replay) entry.replay = true;
     if (r.status !== undefined) entry.status = r.status;
     if (r.excerpt) entry.excerpt = r.excerpt;
     if (r.error) entry.error = r.error;
@@ -92,7 +93,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (r.body !== undefined) rec.response = r.body;
   }
 
-  async function attempt(rec: DeliveryRecord, app: AppRecord, interactive: boolean, budgetMs: number): Promise<AttemptResult> {
+  /** One attempt now; `replay` marks it as made by a replay rather than by the schedule. */
+  async function attempt(rec: DeliveryRecord, app: AppRecord, interactive: boolean, budgetMs: number, replay = false): Promise<AttemptResult> {
     const retryNum = rec.attempts.length;
     const attemptId = nextAttemptId();
     let r: AttemptResult;
@@ -102,7 +104,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       logger.error('delivery transport failed', { deliveryId: rec.id, error: (e as Error).message });
       r = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };
     }
-    recordAttempt(rec, r, attemptId, retryNum);
+    recordAttempt(rec, r, attemptId, retryNum, replay);
     return r;
   }
 

@@ -21,11 +21,12 @@ export interface AttemptEntry {
   excerpt?: string;
   error?: string;
   message?: string;
-  /** Set for the signature probe's extra requests. */
-  probe?: 'wrong-signature' | 'unsigned';
+  /** Set on an attempt made by a replay (appreg deliveries replay), not by the schedule. */
+  replay?: true;
 }
 
-export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'retrying';
+/** `cancelled`: a retrying event ended by `deliveries cancel`, or because its app was deleted. */
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'retrying' | 'cancelled';
 
 export interface DeliveryRecord {
   id: string;
@@ -50,7 +51,8 @@ export interface DeliveryRecord {
   payload: Record<string, unknown>;
   attempts: AttemptEntry[];
   nextAttemptAt?: string;
-  replayOf?: string;
+  /** Why a cancelled delivery was cancelled. */
+  cancelReason?: string;
 }
 
 export interface DeliveryLog {
@@ -203,19 +205,16 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
       if (!writing && !scheduled) scheduled = setTimeout(startDrain, GATHER_MS);
     },
     get: (id) => index.get(id)?.rec,
+    /** Newest first by creation time (what the list shows), whatever was updated last. */
     list({ ownerId, appId, failed, limit = 50 }) {
       const out: DeliveryRecord[] = [];
-      for (let i = order.length - 1; i >= head && out.length < limit; i--) {
-        const o = order[i]!;
-        const e = index.get(o.id);
-        if (!e || e.seq !== o.seq) continue; // a later put of the same delivery comes first
-        const r = e.rec;
+      for (const { rec: r } of index.values()) {
         if (r.ownerId !== ownerId) continue;
         if (appId && r.appId !== appId) continue;
         if (failed && r.state !== 'failed' && r.state !== 'retrying') continue;
         out.push(r);
       }
-      return out;
+      return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)).slice(0, limit);
     },
     flush,
     async close() {

@@ -58,18 +58,24 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
-  async function attemptEvent(p: PendingDelivery): Promise<DeliveryRecord | undefined> {
-    if (inFlight.has(p.id)) return log.get(p.id);
+  /** An attempt the tick found due; skipped while another attempt of the same event runs. */
+  function attemptEvent(p: PendingDelivery): Promise<DeliveryRecord | undefined> {
+    if (inFlight.has(p.id)) return Promise.resolve(log.get(p.id));
     inFlight.add(p.id);
+    return runAttempt(p, config.deliveryEventTimeoutMs);
+  }
+
+  /** One attempt of an event the caller has claimed (its id is in inFlight); releases the claim. */
+  async function runAttempt(p: PendingDelivery, timeoutMs: number): Promise<DeliveryRecord | undefined> {
     try {
       const app = apps.byId(p.appId);
       if (!app) {
-        await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
-        return undefined;
+        await cancelPending(p, 'the app was deleted');
+        return log.get(p.id);
       }
       const rec = log.get(p.id) ?? d.newRecord(app, 'event', p, app.manifest.eventSubscriptions?.url || undefined, p.payload, p.id);
       if (!app.manifest.socketMode) rec.url = app.manifest.eventSubscriptions?.url || undefined;
-      let r = await d.attempt(rec, app, false, config.deliveryEventTimeoutMs);
+      let r = await d.attempt(rec, app, false, timeoutMs);
       let final = false;
       const kept = keptWhileInFlight.get(p.id);
       if (kept) {
@@ -134,13 +140,77 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     d.track(keptSettled(id, appId, result)).catch((e) => logger.error('socket-mode queue update failed', { deliveryId: id, error: (e as Error).message }));
   });
 
-  /** Queue an event for one app (durable before the first attempt) and make the first attempt. */
-  async function enqueueEvent(app: AppRecord, workspaceId: string, userId: string, eventType: string, payload: Record<string, unknown>, extra: Array<{ table: string; id: string; value: null }> = []): Promise<DeliveryRecord | undefined> {
+  /**
+   * Queue an event for one app (durable before the first attempt) and make the first attempt,
+   * whose outcome the caller gets: the event is claimed before its pending record is written,
+   * so the tick cannot start that attempt first.
+   */
+  async function enqueueEvent(
+    app: AppRecord,
+    workspaceId: string,
+    userId: string,
+    eventType: string,
+    payload: Record<string, unknown>,
+    opts: { extra?: Array<{ table: string; id: string; value: null }>; timeoutMs?: number } = {},
+  ): Promise<DeliveryRecord | undefined> {
     const p: PendingDelivery = { id: d.nextDeliveryId(), appId: app.id, workspaceId, userId, eventType, payload, retryNum: 0, nextAt: clock.now(), createdAt: d.iso() };
     const rec = d.newRecord(app, 'event', { workspaceId, userId }, app.manifest.eventSubscriptions?.url || undefined, payload, p.id);
     log.put(rec);
-    await store.commit([{ table: PENDING_TABLE, id: p.id, value: p }, ...extra]);
-    return d.track(attemptEvent(p));
+    inFlight.add(p.id);
+    try {
+      await store.commit([{ table: PENDING_TABLE, id: p.id, value: p }, ...(opts.extra ?? [])]);
+    } catch (e) {
+      inFlight.delete(p.id);
+      throw e;
+    }
+    return d.track(runAttempt(p, opts.timeoutMs ?? config.deliveryEventTimeoutMs));
+  }
+
+  /** End a retrying event now: no further attempt, the log says cancelled and why. */
+  async function cancelPending(p: PendingDelivery, reason: string): Promise<void> {
+    await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
+    socket.discard(p.appId, p.id, reason);
+    const rec = log.get(p.id);
+    if (!rec) return;
+    rec.state = 'cancelled';
+    rec.nextAttemptAt = undefined;
+    rec.cancelReason = reason;
+    rec.updatedAt = d.iso();
+    log.put(rec);
+    logger.info('delivery cancelled', { deliveryId: p.id, appId: p.appId, reason });
+  }
+
+  /** `deliveries cancel`: undefined when the event is not waiting for a retry (or an attempt of it runs now). */
+  async function cancel(id: string, reason: string): Promise<DeliveryRecord | undefined> {
+    const p = store.get<PendingDelivery>(PENDING_TABLE, id);
+    if (!p || inFlight.has(id)) return undefined;
+    inFlight.add(id);
+    try {
+      await cancelPending(p, reason);
+    } finally {
+      inFlight.delete(id);
+    }
+    return log.get(id);
+  }
+
+  /**
+   * A replay of an event: one attempt now, marked as a replay. A retrying event that the replay
+   * delivered is done; one it did not deliver keeps its schedule. An ended event takes the
+   * replay's outcome.
+   */
+  async function replay(rec: DeliveryRecord, app: AppRecord): Promise<DeliveryRecord> {
+    const r = await d.track(d.attempt(rec, app, false, config.deliveryEventTimeoutMs, true));
+    const delivered = r.outcome === 'acked' || r.outcome === 'response';
+    const p = store.get<PendingDelivery>(PENDING_TABLE, rec.id);
+    if (p && !inFlight.has(rec.id)) {
+      if (delivered) {
+        await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
+        rec.state = 'delivered';
+        rec.nextAttemptAt = undefined;
+      } else rec.state = 'retrying';
+    } else if (!p) rec.state = delivered ? 'delivered' : 'failed';
+    log.put(rec);
+    return rec;
   }
 
   /** APP_UNAUTHORIZED / APP_UNINSTALLED written by the OAuth service: deliver and remove them. */
@@ -156,7 +226,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       inFlight.add(ev.id);
       try {
         const payload = eventPayload(ev.eventType, ev.workspaceId, ev.workspaceUserIds, ev.body);
-        void enqueueEvent(app, ev.workspaceId, ev.workspaceUserIds[0] ?? '', ev.eventType, payload, [{ table: EVENTS_OUTBOX, id: ev.id, value: null }]).catch((e) =>
+        void enqueueEvent(app, ev.workspaceId, ev.workspaceUserIds[0] ?? '', ev.eventType, payload, { extra: [{ table: EVENTS_OUTBOX, id: ev.id, value: null }] }).catch((e) =>
           logger.error('event delivery failed', { error: (e as Error).message }),
         );
       } finally {
@@ -169,13 +239,18 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     if (stopped) return;
     const now = clock.now();
     for (const p of store.values<PendingDelivery>(PENDING_TABLE)) {
-      if (p.nextAt <= now && !inFlight.has(p.id)) d.track(attemptEvent(p)).catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
+      if (inFlight.has(p.id)) continue;
+      const due = p.nextAt <= now;
+      // a deleted app's events end at once, not at their next scheduled attempt
+      if (due || !apps.byId(p.appId)) d.track(attemptEvent(p)).catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
     }
     drainOutbox().catch((e) => logger.error('outbox drain failed', { error: (e as Error).message }));
   }
 
   return {
     enqueueEvent,
+    cancel,
+    replay,
     start() {
       timer = setInterval(tick, TICK_MS);
       timer.unref();

@@ -3,7 +3,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 
-export class StartupError extends Error {}
+/** Why the daemon refused to start; `reason` lets the CLI pick its exit code. */
+export type StartupReason = 'locked' | 'port_in_use' | 'key' | 'data';
+
+export class StartupError extends Error {
+  constructor(
+    message: string,
+    readonly reason: StartupReason = 'data',
+  ) {
+    super(message);
+  }
+}
 
 /** Create the data directory 0700, or tighten an existing one (e.g. the repository's ./data) to 0700. */
 export function ensureDataDir(dir: string): void {
@@ -43,7 +53,7 @@ const heldLocks = new Set<string>();
 
 export function acquireLock(dir: string): () => void {
   const file = path.join(dir, 'daemon.lock');
-  if (heldLocks.has(file)) throw new StartupError(`another appreg daemon (pid ${process.pid}) is already running on ${dir}; stop it first or use another --data-dir`);
+  if (heldLocks.has(file)) throw new StartupError(`another appreg daemon (pid ${process.pid}) is already running on ${dir}; stop it first or use another --data-dir`, 'locked');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx', 0o600);
@@ -62,12 +72,12 @@ export function acquireLock(dir: string): () => void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const pid = Number(fs.readFileSync(file, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-        throw new StartupError(`another appreg daemon (pid ${pid}) is already running on ${dir}; stop it first or use another --data-dir`);
+        throw new StartupError(`another appreg daemon (pid ${pid}) is already running on ${dir}; stop it first or use another --data-dir`, 'locked');
       }
       fs.unlinkSync(file); // stale: its process is gone
     }
   }
-  throw new StartupError(`could not take the lock ${file}`);
+  throw new StartupError(`could not take the lock ${file}`, 'locked');
 }
 
 /** The master key, outside the data file. Created on first start; refusing to invent a new one for existing data. */
@@ -75,10 +85,10 @@ export function loadOrCreateKey(keyFile: string, dataExists: boolean): Buffer {
   if (fs.existsSync(keyFile)) {
     const raw = fs.readFileSync(keyFile, 'utf8').trim();
     const key = Buffer.from(raw, 'base64url');
-    if (key.length !== 32) throw new StartupError(`key file ${keyFile} is not a 32-byte base64url key`);
+    if (key.length !== 32) throw new StartupError(`key file ${keyFile} is not a 32-byte base64url key`, 'key');
     return key;
   }
-  if (dataExists) throw new StartupError(`key file ${keyFile} is missing but the data directory holds data encrypted with it; restore the key file`);
+  if (dataExists) throw new StartupError(`key file ${keyFile} is missing but the data directory holds data encrypted with it; restore the key file`, 'key');
   const key = crypto.randomBytes(32);
   writeFile0600(keyFile, key.toString('base64url') + '\n');
   return key;

@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import express, { type Request, type Response, type NextFunction, type RequestHandler } from 'express';
 import { invalidJson, noRoute, rateLimited, unsupportedMediaType } from '../errors.js';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
+import { normalizeEmail } from '../services/records.js';
 import { sendError } from './respond.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
@@ -17,13 +18,34 @@ declare global {
   }
 }
 
+/** A request id, and the headers every answer carries: nothing the daemon says is for a cache to keep. */
 export function requestId(): RequestHandler {
   return (req, res, next) => {
     req.id = crypto.randomBytes(8).toString('hex');
     res.setHeader('x-request-id', req.id);
     res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('cache-control', 'no-store');
     next();
   };
+}
+
+/** How many sign-in attempts one address may make per minute, as a multiple of rateLimitLogin (which is per email). */
+const LOGIN_PER_ADDRESS_FACTOR = 5;
+
+/**
+ * Sign-in attempts (the API login and the consent screen's form): at most `perMinute` per
+ * email address in its normal form, whatever its case or spaces, and five times that per
+ * caller address.
+ */
+export function loginLimits(opts: { perMinute: number; clock: Clock; emailOf: (req: Request) => unknown }): RequestHandler[] {
+  const email = (req: Request) => {
+    const e = opts.emailOf(req);
+    return typeof e === 'string' ? normalizeEmail(e).slice(0, 254) : '';
+  };
+  return [
+    rateLimit({ perMinute: opts.perMinute * LOGIN_PER_ADDRESS_FACTOR, clock: opts.clock, key: (req) => `login-address|${req.ip}` }),
+    rateLimit({ perMinute: opts.perMinute, clock: opts.clock, key: (req) => `login-email|${email(req)}` }),
+  ];
 }
 
 /** One log line per request: method, path WITHOUT the query string (it may carry an appKey), status, ms. */

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, invalidJson, invalidRequest, payloadTooLarge, toErrorResponse, unsupportedMediaType } from '../errors.js';
+import { AppError, headersTooLarge, invalidJson, invalidRequest, payloadTooLarge, requestTimeout, toErrorResponse, unsupportedMediaType } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 /** Multer's limit codes that mean "too large" rather than "malformed". */
@@ -40,6 +40,7 @@ export function asAppError(err: unknown): unknown {
     return invalidRequest('The body could not be read.');
   }
   if (typeof e.code === 'string' && e.code.startsWith('Z_')) return invalidRequest('The body is not valid for its Content-Encoding.');
+  if (clientAborted(err)) return invalidRequest('The request ended before its body was complete.');
   if (err instanceof URIError) return invalidRequest('The request path is not valid percent-encoding.');
   return err;
 }
@@ -50,9 +51,23 @@ export interface RequestInfo {
   reqId?: unknown;
 }
 
-/** Log what becomes a 5xx (with its stack: it is a bug or an outage), and nothing else. */
+/**
+ * Log what went wrong on the daemon's side: an unexpected error with its stack (a bug or an
+ * outage); a deliberate 5xx (an app's host unreachable, shutting down) as a warning without
+ * one; a client that went away mid-request at debug. 4xx are the client's and only in the access log.
+ */
 function report(logger: Logger, err: unknown, status: number, info: RequestInfo): void {
-  if (status >= 500) logger.error('request failed', { reqId: info.reqId, method: info.method, path: info.path, error: (err as Error)?.stack ?? String(err) });
+  const where = { reqId: info.reqId, method: info.method, path: info.path };
+  if (clientAborted(err)) logger.debug('the client went away before its request was read', where);
+  else if (status < 500) return;
+  else if (err instanceof AppError) logger.warn(err.message, { ...where, code: err.code });
+  else logger.error('request failed', { ...where, error: (err as Error)?.stack ?? String(err) });
+}
+
+/** body-parser's "request aborted", or the socket reset under the parser. */
+function clientAborted(err: unknown): boolean {
+  const e = err as ParserError | undefined;
+  return e?.type === 'request.aborted' || e?.code === 'ECONNABORTED' || e?.code === 'ECONNRESET';
 }
 
 /** Write `err` as the JSON error body (works on express's and node:http's responses). */
@@ -78,12 +93,33 @@ export function sendErrorPage(res: ServerResponse, err: unknown, logger: Logger,
   res.end(html);
 }
 
-/** Refuse a websocket upgrade with the same JSON body, then drop the socket. */
+/** Answer on the bare socket with the same JSON body, then close it: a refused websocket upgrade, or a request Node could not parse. */
 export function refuseUpgrade(socket: Duplex, err: unknown, logger: Logger, info: RequestInfo): void {
   const { status, body } = toErrorResponse(asAppError(err));
   report(logger, err, status, info);
   const json = JSON.stringify(body);
   const reason = http.STATUS_CODES[status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
-  socket.destroy();
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+}
+
+/**
+ * The server's 'clientError' listener: headers too large (431), a request too slow (408) or
+ * malformed HTTP (400) get the JSON error body instead of Node's bare answer, where the socket
+ * can still take one.
+ */
+export function answerClientError(logger: Logger) {
+  return (err: NodeJS.ErrnoException, socket: Duplex): void => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const answer =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? headersTooLarge()
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? requestTimeout()
+          : invalidRequest('The request is not valid HTTP.');
+    logger.debug('refused a request Node could not read', { code: err.code });
+    refuseUpgrade(socket, answer, logger, { path: '(unparsed)' });
+  };
 }

@@ -17,6 +17,8 @@ import { acquireLock, ensureDataDir, loadOrCreateKey, StartupError, writeFile060
 import { refreshCredentials, type LocalCredentials } from './credentials.js';
 import { createTokenHandler, isTokenRequest } from './routes/oauth.js';
 import { createSocketServer } from './socket-server.js';
+import { answerClientError } from './respond.js';
+import { capConnections } from './connections.js';
 
 export { StartupError };
 
@@ -58,13 +60,19 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     const tokenEndpoint = createTokenHandler({ config, clock, logger, exchange: parts.oauth.exchange });
     // One request handler: the token endpoint is served ahead of express (measured: express's
     // per-request cost is most of an exchange's CPU), everything else by express.
-    const server = http.createServer((req, res) => (isTokenRequest(req) ? tokenEndpoint(req, res) : app(req, res)));
+    const server = http.createServer(
+      // timeouts are checked every second rather than Node's 30 s, so a slow request ends near requestTimeoutMs
+      { requestTimeout: config.requestTimeoutMs, headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
+      (req, res) => (isTokenRequest(req) ? tokenEndpoint(req, res) : app(req, res)),
+    );
     server.keepAliveTimeout = 65_000;
+    server.on('clientError', answerClientError(logger));
+    capConnections(server, config.maxConnections, logger);
     const sockets = createSocketServer({ config, logger, apps: parts.apps, sessions: parts.socket.sessions });
     server.on('upgrade', sockets.handleUpgrade);
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e: NodeJS.ErrnoException) =>
-        reject(e.code === 'EADDRINUSE' ? new StartupError(`port ${config.port} on ${config.host} is already in use; pick another with --port (0 picks a free one)`) : e),
+        reject(e.code === 'EADDRINUSE' ? new StartupError(`port ${config.port} on ${config.host} is already in use; pick another with --port (0 picks a free one)`, 'port_in_use') : e),
       );
       server.listen(config.port, config.host, () => resolve());
     });

@@ -4,7 +4,7 @@
  * Interactive calls are attempted once within their budget; events go to the worker.
  */
 import { newId } from '../crypto.js';
-import { invalidRequest, notFound, payloadNotKept } from '../errors.js';
+import { deliveryNotRetrying, invalidRequest, notFound, payloadNotKept } from '../errors.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
@@ -66,7 +66,9 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     const built = buildPayload(input.kind, app, who, input);
     if (!built.interactive) {
       if (!app.manifest.socketMode && !built.url) throw invalidRequest('The app has no eventSubscriptions.url to send events to.');
-      const rec = await worker.enqueueEvent(app, p.workspaceId, p.workspaceUserId, String(built.payload.eventType), built.payload);
+      // the first attempt's timeout is the caller's (deliver-test --timeout-ms); retries use the configured one
+      const timeoutMs = input.timeoutMs === undefined || input.timeoutMs === null ? undefined : budget;
+      const rec = await worker.enqueueEvent(app, p.workspaceId, p.workspaceUserId, String(built.payload.eventType), built.payload, { timeoutMs });
       if (!rec) throw notFound('App');
       return rec;
     }
@@ -87,14 +89,17 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     const rec = get(p, id);
     const app = apps.owned(p, rec.appId);
     if (!rec.payload) throw payloadNotKept('This trigger succeeded before the daemon restarted and its payload is not kept on disk; send it again with deliver-test.');
-    const interactive = rec.kind !== 'event';
-    const r = await d.track(d.attempt(rec, app, interactive, interactive ? config.deliveryBudgetMs : config.deliveryEventTimeoutMs));
-    if (interactive) d.settleInteractive(rec, app, r);
-    else {
-      rec.state = r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed';
-      log.put(rec);
-    }
+    if (rec.kind === 'event') return worker.replay(rec, app);
+    d.settleInteractive(rec, app, await d.track(d.attempt(rec, app, true, config.deliveryBudgetMs, true)));
     return rec;
+  }
+
+  /** End a retrying event: no further attempt. */
+  async function cancel(p: Principal, id: string): Promise<DeliveryRecord> {
+    const rec = get(p, id);
+    const out = rec.kind === 'event' ? await worker.cancel(id, 'cancelled by its owner') : undefined;
+    if (!out) throw deliveryNotRetrying(`Delivery ${id} is ${rec.state}; only an event waiting for its next retry can be cancelled.`);
+    return out;
   }
 
   /** Send the trigger once with a wrong signature and once unsigned; a safe app refuses both. */
@@ -117,7 +122,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
 
   const list = (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f });
 
-  return { trigger, replay, probeSignature, get, list };
+  return { trigger, replay, cancel, probeSignature, get, list };
 }
 
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

@@ -27,4 +27,6 @@ export interface AppRecord {
 }
 export interface AppSecrets { clientSecret: string; appKey: string; signingSecret: string }
 
-export const accountId = (email: string) => `acc_${email.trim().toLowerCase()}`;
+/** The one normal form of an email address: what logins are looked up and rate-limited by. */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+export const accountId = (email: string) => `acc_${normalizeEmail(email)}`;

@@ -42,5 +42,6 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps): Router {
   );
   r.get('/deliveries/:deliveryId', authed((req, res, p) => res.json(deliveries.get(p, id(req)))));
   r.post('/deliveries/:deliveryId/replay', writes, authed(async (req, res, p) => res.json(await deliveries.replay(p, id(req)))));
+  r.post('/deliveries/:deliveryId/cancel', writes, authed(async (req, res, p) => res.json(await deliveries.cancel(p, id(req)))));
   return r;
 }

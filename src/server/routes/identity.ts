@@ -4,7 +4,7 @@ import { invalidRequest } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { IdentityService } from '../../services/identity.js';
-import { jsonBody, rateLimit } from '../middleware.js';
+import { jsonBody, loginLimits } from '../middleware.js';
 import { authed, requireAuth } from './auth.js';
 
 export interface IdentityRoutesDeps {
@@ -18,10 +18,10 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
   const r = Router();
   const body = jsonBody(config.bodyLimitBytes);
   const auth = requireAuth(identity);
-  const loginLimit = rateLimit({ perMinute: config.rateLimitLogin, clock: deps.clock, key: (req) => `${req.ip}|${String(req.body?.email ?? '').toLowerCase()}` });
+  const loginLimit = loginLimits({ perMinute: config.rateLimitLogin, clock: deps.clock, emailOf: (req) => req.body?.email });
   const workspace = (ws: unknown) => String(ws);
 
-  r.post('/auth/login', body, loginLimit, async (req, res) => {
+  r.post('/auth/login', body, ...loginLimit, async (req, res) => {
     if (!req.body || typeof req.body !== 'object') throw invalidRequest('Send {"email", "password"} as JSON.');
     res.setHeader('cache-control', 'no-store');
     res.json(await identity.login(req.body));
@@ -34,7 +34,14 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
       res.status(204).end();
     }),
   );
-  r.get('/auth/whoami', auth, authed((_req, res, p) => res.json({ workspaceId: p.workspaceId, workspaceUserId: p.workspaceUserId, workspaces: identity.listWorkspaces(p) })));
+  r.get(
+    '/auth/whoami',
+    auth,
+    authed((_req, res, p) => {
+      const me = identity.userInfo(p.workspaceId, p.workspaceUserId);
+      res.json({ workspaceId: p.workspaceId, workspaceUserId: p.workspaceUserId, name: me.name, email: me.email, workspaces: identity.listWorkspaces(p) });
+    }),
+  );
   r.post('/workspaces', auth, body, authed(async (req, res, p) => res.status(201).json(await identity.createWorkspaceFor(p, req.body?.name))));
   r.get(
     '/workspaces/:workspaceId/info',

@@ -11,7 +11,7 @@ import type { IdentityService } from '../../services/identity.js';
 import type { AuthorizationRequests, AuthRequest } from '../../services/oauth/authorization-request.js';
 import { SESSION_TTL_MS, type WebSessions } from '../../services/oauth/consent-sessions.js';
 import type { WorkspaceUserRecord } from '../../services/records.js';
-import { rateLimit } from '../middleware.js';
+import { loginLimits } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
 import { contentSecurityPolicy } from '../pages/layout.js';
 import { errorPage } from '../pages/error.js';
@@ -66,7 +66,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   const { identity, requests: oauth, sessions, config, logger } = deps;
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
-  const loginLimit = rateLimit({ perMinute: config.rateLimitLogin, clock: deps.clock, key: (req) => `consent-login|${req.ip}|${String(req.body?.email ?? '').toLowerCase().slice(0, 254)}` });
+  const loginLimit = loginLimits({ perMinute: config.rateLimitLogin, clock: deps.clock, emailOf: (req) => req.body?.email });
   const secureCookie = (req: Request) => req.secure || /^https:/i.test(config.appUrl ?? config.publicUrl ?? '');
 
   /** An error as the consent screen's HTML page: never a redirect (docs/security.md §1 M7). */
@@ -152,7 +152,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     renderConsent(res, session.id, authReq, users);
   });
 
-  r.post(`${CONSENT_PATH}/login`, form, loginLimit, async (req, res) => {
+  r.post(`${CONSENT_PATH}/login`, form, ...loginLimit, async (req, res) => {
     const token = cookieValue(req, SESSION_COOKIE);
     const session = sessions.get(token);
     const purpose = sessions.takeCsrf(req.body?.csrf, session?.id, 'login');
