@@ -121,6 +121,7 @@ t.test('a torn last journal line is ignored and cut away before appending', asyn
   const copy = copyDir(dir);
   await store.close();
   const [j] = journals(copy);
+  if (j === undefined) throw new Error('the store left no journal file');
   const jf = path.join(copy, j);
   const good = fs.readFileSync(jf);
   fs.appendFileSync(jf, '{"seq":3,"changes":[{"table":"k","id":"c","val');
