@@ -10,7 +10,7 @@ import type { TableSnapshot } from './tables.js';
 import type { Change } from './types.js';
 
 export const DATA_FILE = 'appreg.json';
-export const JOURNAL_PREFIX = 'appreg.journal.';
+const JOURNAL_PREFIX = 'appreg.journal.';
 /** Matches a journal file name; group 1 is its number. */
 export const JOURNAL_RE = /^appreg\.journal\.([1-9][0-9]{0,15})$/;
 export const journalPath = (dir: string, n: number): string => path.join(dir, JOURNAL_PREFIX + n);

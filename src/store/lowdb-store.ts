@@ -34,7 +34,7 @@ export interface LowdbStoreOptions {
   onError?: (err: unknown) => void;
 }
 
-export interface StoreStats {
+interface StoreStats {
   /** Bytes in all live journal files. */
   journalBytes: number;
   /** The last seq applied to memory. */
