@@ -8,10 +8,8 @@
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { startTestDaemon } from '../helpers/daemon.js';
+import type { Browser } from 'playwright-core';
 import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
-import { createApp, me, secondUser } from '../fixtures/redirects-flow.js';
 
 const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -19,6 +17,10 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '
 interface Received { query: Record<string, string>; tokens?: Record<string, string>; status?: number }
 
 testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, executablePath) => {
+  // loaded only when Chromium is there, so that the skip costs no second of loading
+  const { chromium } = await import('playwright-core');
+  const { startTestDaemon } = await import('../helpers/daemon.js');
+  const { createApp, me, secondUser } = await import('../fixtures/redirects-flow.js');
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const user = await secondUser(d);
