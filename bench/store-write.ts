@@ -35,7 +35,8 @@ function projectRoot(): string {
 
 function summarize(latencies: number[], wallMs: number) {
   const s = [...latencies].sort((a, b) => a - b);
-  const pct = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  // NaN for an empty run (no latencies to report)
+  const pct = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
   const r = (x: number) => Math.round(x * 1000) / 1000;
   return {
     changes: s.length,
@@ -43,7 +44,7 @@ function summarize(latencies: number[], wallMs: number) {
     perSecond: Math.round((s.length / wallMs) * 1000),
     p50Ms: r(pct(50)),
     p99Ms: r(pct(99)),
-    maxMs: r(s[s.length - 1]),
+    maxMs: r(s.at(-1) ?? NaN),
   };
 }
 

@@ -1,16 +1,28 @@
 #!/usr/bin/env node
 // Test entry point (npm test): compile src and tests with tsc, run the emitted
-// JavaScript under tap, then print the closing line CI reads: "N passed, N failed".
-// tap's own exit code is kept.
+// JavaScript under tap, then print the closing line CI reads:
+// "N passed, N failed, N skipped". tap's own exit code is kept.
+//
+// What the closing line counts: TESTS, not assertions. A test is a t.test() block
+// that holds no t.test() block of its own (a leaf), or a test file that has no
+// t.test() block at all. A test fails when one of its assertions fails or it ends
+// badly (throws, times out, its process dies). A failure outside every leaf (an
+// assertion of a group block itself, a test file that crashes after its tests
+// passed) counts as one more failed test, so no failure is ever hidden. A test
+// marked SKIP or TODO counts as skipped; the reason of each skip is printed just
+// before the closing line. (tap's own "# { total, pass, fail }" comment counts
+// assertions instead, about nine per test in this suite.)
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import fs from 'node:fs';
+import { Parser } from 'tap-parser';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
 if (tsc.status !== 0) {
-  console.log('0 passed, 1 failed');
+  console.log(`tsc failed (exit ${tsc.status ?? tsc.signal}): no test ran`);
+  console.log('0 passed, 1 failed, 0 skipped');
   process.exit(tsc.status ?? 1);
 }
 // The compiled tests live in dist/ (git-ignored, which tap's own file search skips): list them here.
@@ -25,24 +37,65 @@ const given = process.argv.slice(2);
 // only tests whose TypeScript source still exists (a deleted test may linger in dist/)
 const hasSource = (f) => fs.existsSync(path.join(root, f.replace(/^dist[\\/]/, '').replace(/\.js$/, '.ts')));
 const files = given.length ? given : testFiles(path.join(root, 'dist/test')).filter(hasSource).sort();
-const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...files];
+
+/** Counts tests (see the top of this file) from tap's TAP output. */
+function testCounter() {
+  const counts = { passed: 0, failed: 0, skipped: 0 };
+  const skips = [];
+  const parser = new Parser();
+  // One node per test file or t.test() block; `path` is its names from the file down.
+  const watch = (p, node) => {
+    let pendingChild = null; // a block whose result line is the next assert of p
+    p.on('child', (c) => {
+      pendingChild = { path: [...node.path, c.name], subtests: 0, failures: 0 };
+      watch(c, pendingChild);
+    });
+    p.on('assert', (r) => {
+      const child = pendingChild;
+      pendingChild = null;
+      const skipped = Boolean(r.skip || r.todo);
+      if (!child) {
+        // an assertion, or a block tap reports on one line (a skipped t.test() has no body)
+        if (skipped) {
+          counts.skipped++;
+          skips.push([...node.path, r.name].join(' › ') + (typeof r.skip === 'string' && r.skip ? `: ${r.skip}` : ''));
+        }
+        return;
+      }
+      node.subtests++;
+      if (child.subtests === 0) {
+        if (skipped) {
+          counts.skipped++;
+          skips.push(child.path.join(' › ') + (typeof r.skip === 'string' && r.skip ? `: ${r.skip}` : ''));
+        } else if (r.ok) counts.passed++;
+        else {
+          counts.failed++;
+          child.failures++;
+        }
+      } else if (!r.ok && !skipped && child.failures === 0) {
+        counts.failed++; // the block failed outside all of its tests
+        child.failures++;
+      }
+      node.failures += child.failures;
+    });
+  };
+  watch(parser, { path: [], subtests: 0, failures: 0 });
+  return { parser, counts, skips };
+}
+
+const { parser, counts, skips } = testCounter();
+// -R tap: the raw TAP stream, whatever the terminal, so that it can be counted here.
+const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), '-R', 'tap', ...files];
 const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env } });
-let tail = '';
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
-  tail = (tail + chunk.toString()).slice(-4000);
+  parser.write(chunk);
 });
 child.on('close', (code) => {
-  // tap's summary: "# { total: 12, pass: 11, fail: 1 }" (fields may vary)
-  const m = /#\s*\{([^}]*)\}\s*$/m.exec(tail.replace(/\u001b\[[0-9;]*m/g, ''));
-  let pass = 0, fail = 0;
-  if (m) {
-    const pick = (k) => Number((new RegExp(`\\b${k}:\\s*(\\d+)`).exec(m[1]) || [])[1] || 0);
-    pass = pick('pass');
-    fail = pick('fail');
-  } else if (code !== 0) {
-    fail = 1;
-  }
-  console.log(`${pass} passed, ${fail} failed`);
+  parser.end();
+  let { passed, failed, skipped } = counts;
+  if (code !== 0 && failed === 0) failed = 1; // tap failed where no test did (e.g. a file it could not load)
+  for (const s of skips) console.log(`skipped: ${s}`);
+  console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
   process.exit(code ?? 1);
 });

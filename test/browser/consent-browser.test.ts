@@ -2,21 +2,25 @@
  * The consent flow in a real browser: headless Chromium (Debian's /usr/bin/chromium, driven
  * by playwright-core) signs in, sees the scopes, clicks Allow and lands on a local receiver
  * that exchanges the code for tokens like an app built on the official SDK; then Cancel.
- * Not skipped: CI installs Chromium (.ci/run) when it is missing.
+ * Without Chromium the test is skipped with one line saying so, except under CI, where
+ * .ci/run installs it and its absence is a failure. APPREG_CHROMIUM names another binary.
  */
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { startTestDaemon } from '../helpers/daemon.js';
-import { createApp, me, secondUser } from '../fixtures/redirects-flow.js';
+import type { Browser } from 'playwright-core';
+import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 interface Received { query: Record<string, string>; tokens?: Record<string, string>; status?: number }
 
-t.test('authorize an app in headless Chromium', async (t) => {
+testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, executablePath) => {
+  // loaded only when Chromium is there, so that the skip costs no second of loading
+  const { chromium } = await import('playwright-core');
+  const { startTestDaemon } = await import('../helpers/daemon.js');
+  const { createApp, me, secondUser } = await import('../fixtures/redirects-flow.js');
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const user = await secondUser(d);
@@ -49,7 +53,7 @@ t.test('authorize an app in headless Chromium', async (t) => {
   const port = (receiver.address() as AddressInfo).port;
   app = await createApp(d, { displayName: 'Browser App', botTitle: 'Reports things', redirectUrls: [`http://127.0.0.1:${port}/callback`] });
 
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
   t.teardown(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
   const page = await context.newPage();

@@ -121,6 +121,7 @@ t.test('a torn last journal line is ignored and cut away before appending', asyn
   const copy = copyDir(dir);
   await store.close();
   const [j] = journals(copy);
+  if (j === undefined) throw new Error('the store left no journal file');
   const jf = path.join(copy, j);
   const good = fs.readFileSync(jf);
   fs.appendFileSync(jf, '{"seq":3,"changes":[{"table":"k","id":"c","val');
@@ -368,12 +369,14 @@ t.test('SIGKILLed writer: every acknowledged commit survives (three crashes in a
     const before = acked.length;
     await runAndKill(dir, round, acked);
     t.ok(acked.length - before > 50, `round ${round}: ${acked.length - before} commits acknowledged before the kill`);
-    const s = await openLowdbStore({ dir, ...noIdle });
+    // until the last round, check a copy: the next writer starts from the directory
+    // exactly as the crash left it, and the checking store can be closed (a store left
+    // open leaks its journal handle to the garbage collector)
+    const s = await openLowdbStore({ dir: round === 'c' ? dir : copyDir(dir), ...noIdle });
     const missing = acked.filter((id) => s.get('items', id) === undefined);
     t.same(missing, [], `round ${round}: no acknowledged commit lost`);
     t.ok(s.count('items') >= acked.length);
-    // leave the directory as the crash left it (apart from the torn tail cut at open)
-    if (round === 'c') await s.close();
+    await s.close();
   }
 });
 

@@ -1,0 +1,35 @@
+/**
+ * The on-disk format of the durable store: the names of its files and the shapes
+ * of the lowdb document and of a journal line. Nothing here touches the disk.
+ *
+ *  - appreg.json: `{ formatVersion, journalSeq, tables }`, written through lowdb.
+ *  - appreg.journal.<n>: one JSON line `{ seq, changes }` per commit.
+ */
+import path from 'node:path';
+import type { TableSnapshot } from './tables.js';
+import type { Change } from './types.js';
+
+export const DATA_FILE = 'appreg.json';
+const JOURNAL_PREFIX = 'appreg.journal.';
+/** Matches a journal file name; group 1 is its number. */
+export const JOURNAL_RE = /^appreg\.journal\.([1-9][0-9]{0,15})$/;
+export const journalPath = (dir: string, n: number): string => path.join(dir, JOURNAL_PREFIX + n);
+
+/** The lowdb document (appreg.json). */
+export interface DataDoc {
+  formatVersion: number;
+  /** Every journal line with seq <= journalSeq is already in `tables`. */
+  journalSeq: number;
+  tables: TableSnapshot;
+}
+
+/** One journal line. */
+export interface JournalEntry {
+  seq: number;
+  changes: Change[];
+}
+
+export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+export const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;

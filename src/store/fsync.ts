@@ -1,0 +1,36 @@
+/** Durability helpers for files in the data directory. */
+import { constants as fsc } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+
+/** fsync a file or a directory by path. */
+export async function fsyncPath(p: string): Promise<void> {
+  const h = await open(p, fsc.O_RDONLY);
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
+}
+
+/** Open (creating it 0600 if needed) a file for appending; never follows a symlink. */
+export async function openForAppend(file: string): Promise<FileHandle> {
+  const h = await open(file, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT | fsc.O_NOFOLLOW, 0o600);
+  try {
+    await h.chmod(0o600);
+  } catch (err) {
+    await h.close();
+    throw err;
+  }
+  return h;
+}
+
+/** Cut a file to `bytes` and make that durable. */
+export async function truncateDurably(file: string, bytes: number): Promise<void> {
+  const h = await open(file, fsc.O_WRONLY | fsc.O_NOFOLLOW);
+  try {
+    await h.truncate(bytes);
+    await h.datasync();
+  } finally {
+    await h.close();
+  }
+}
