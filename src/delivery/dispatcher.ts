@@ -20,7 +20,7 @@ type Raw = DeliveryRecord & { [RAW]?: { of: object; text: string } };
 
 const FAILURES = new Set(['timeout', 'connection_error', 'http_error', 'redirect', 'signature_rejected', 'egress_denied', 'no_connection']);
 
-export const defaultOfflineMessage = (app: AppRecord): string => `${app.manifest.displayName} is not responding right now. Please try again later.`;
+const defaultOfflineMessage = (app: AppRecord): string => `${app.manifest.displayName} is not responding right now. Please try again later.`;
 
 /** Unique, unguessable-enough ids without a CSPRNG call per delivery: a random per-process prefix and a counter. */
 function idSource(prefix: string) {

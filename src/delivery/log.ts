@@ -26,7 +26,7 @@ export interface AttemptEntry {
 }
 
 /** `cancelled`: a retrying event ended by `deliveries cancel`, or because its app was deleted. */
-export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'retrying' | 'cancelled';
+type DeliveryState = 'pending' | 'delivered' | 'failed' | 'retrying' | 'cancelled';
 
 export interface DeliveryRecord {
   id: string;
@@ -207,14 +207,17 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
     get: (id) => index.get(id)?.rec,
     /** Newest first by creation time (what the list shows), whatever was updated last. */
     list({ ownerId, appId, failed, limit = 50 }) {
-      const out: DeliveryRecord[] = [];
-      for (const { rec: r } of index.values()) {
+      const out: Array<{ rec: DeliveryRecord; seq: number }> = [];
+      for (const e of index.values()) {
+        const r = e.rec;
         if (r.ownerId !== ownerId) continue;
         if (appId && r.appId !== appId) continue;
         if (failed && r.state !== 'failed' && r.state !== 'retrying') continue;
-        out.push(r);
+        out.push(e);
       }
-      return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)).slice(0, limit);
+      // created in the same millisecond: the one recorded last first
+      out.sort((a, b) => (a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq));
+      return out.slice(0, limit).map((e) => e.rec);
     },
     flush,
     async close() {

@@ -10,7 +10,7 @@ import { EgressDenied, type EgressPolicy } from './egress.js';
 
 const MAX_BYTES = 1024 * 1024;
 
-export function manifestUrl(appHostUrl: unknown): URL {
+function manifestUrl(appHostUrl: unknown): URL {
   if (typeof appHostUrl !== 'string' || !appHostUrl) throw invalidRequest('url (the app host URL) is required.');
   let u: URL;
   try {

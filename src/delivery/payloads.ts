@@ -14,7 +14,7 @@ let triggerCount = 0;
 const nextTriggerId = () => `${triggerBase}${(triggerCount++).toString(36)}`;
 
 export const KINDS: readonly DeliveryKind[] = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
-export const APP_EVENTS = new Set(['APP_UNINSTALLED', 'APP_UNAUTHORIZED']);
+const APP_EVENTS = new Set(['APP_UNINSTALLED', 'APP_UNAUTHORIZED']);
 
 /** What a trigger may say, per kind (all optional; sensible test values are filled in). */
 export interface TriggerFields {

@@ -21,7 +21,7 @@ import type { AttemptResult, SendRequest } from './types.js';
 
 /** Tables of the socket-mode queue (kept out of records.ts: they belong to this module). */
 export const SOCKET_QUEUE_TABLE = 'socketEventQueue';
-export const SOCKET_SENT_TABLE = 'socketEventSent';
+const SOCKET_SENT_TABLE = 'socketEventSent';
 
 export interface QueuedEvent { id: string; appId: string; seq: number; payload: Record<string, unknown>; queuedAt: number; expiresAt: number }
 /** A kept event that went out: a later engine retry of the same delivery id is acked without resending. */

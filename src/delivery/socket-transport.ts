@@ -27,7 +27,7 @@ export interface SocketTransport extends Transport {
 }
 
 /** The reply of §6.5 as an attempt outcome, with the same classes as HTTP mode. */
-export function classifyReply(r: SocketReply): Omit<AttemptResult, 'latencyMs'> {
+function classifyReply(r: SocketReply): Omit<AttemptResult, 'latencyMs'> {
   const base = { status: r.status, excerpt: r.excerpt };
   if (r.status >= 200 && r.status < 300) {
     if (r.hasBody) return { ...base, outcome: 'response', body: r.body };

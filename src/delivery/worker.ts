@@ -20,7 +20,7 @@ import type { SocketTransport } from './socket-transport.js';
 import type { AttemptResult } from './types.js';
 
 /** Events waiting for their next attempt; in the main store so they survive a restart. */
-export const PENDING_TABLE = 'pendingDeliveries';
+const PENDING_TABLE = 'pendingDeliveries';
 
 export interface PendingDelivery {
   id: string;

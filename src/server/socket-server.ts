@@ -143,4 +143,3 @@ export function createSocketServer(deps: SocketServerDeps) {
   };
 }
 
-export type SocketServer = ReturnType<typeof createSocketServer>;

@@ -11,13 +11,13 @@ const DUMMY_APP_KEY = 'apk_' + 'x'.repeat(43);
 
 export type AppView = Record<string, unknown> & { id: string; published: boolean };
 
-export function manifestError(violations: Violation[]): AppError {
+function manifestError(violations: Violation[]): AppError {
   const n = violations.length;
   return invalidManifest(`The manifest has ${n} problem${n === 1 ? '' : 's'}: ${violations[0]!.pointer || '/'} ${violations[0]!.message}${n > 1 ? ' (and more in details)' : ''}.`, violations);
 }
 
 /** The full app object of docs/protocol.md §2: arrays and objects always present, unset optionals left out. */
-export function appView(app: AppRecord, secrets?: AppSecrets): AppView {
+function appView(app: AppRecord, secrets?: AppSecrets): AppView {
   const m = app.manifest as Manifest & Record<string, unknown>;
   const out: Record<string, unknown> = { id: app.id };
   for (const [k, v] of Object.entries(m)) if (v !== undefined && v !== null && k !== '$schema' && k !== 'id') out[k] = v;

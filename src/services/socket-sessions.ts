@@ -52,7 +52,7 @@ interface ConnState {
   openedAt: number;
 }
 
-export const EXCERPT_CHARS = 1000;
+const EXCERPT_CHARS = 1000;
 const PONG: FrameVerdict = Object.freeze({ kind: 'pong' });
 const REPLY: FrameVerdict = Object.freeze({ kind: 'reply' });
 /** How long a correlation id is remembered after its budget ran out, to tell "late" from "unknown". */

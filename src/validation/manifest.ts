@@ -12,11 +12,11 @@ export interface Violation {
   message: string;
 }
 
-export type ShortcutType = 'ON_MESSAGE' | 'GLOBAL';
-export interface Shortcut { shortcutType: ShortcutType; url: string; name: string; displayName: string; description?: string | null }
-export interface SlashCommand { command: string; url: string; description?: string | null; usageHint?: string | null }
-export interface DynamicMenu { url: string; onAction: string }
-export interface RichTextBlock { type: 'rich_text'; elements: Array<Record<string, unknown>>; block_id?: string }
+type ShortcutType = 'ON_MESSAGE' | 'GLOBAL';
+interface Shortcut { shortcutType: ShortcutType; url: string; name: string; displayName: string; description?: string | null }
+interface SlashCommand { command: string; url: string; description?: string | null; usageHint?: string | null }
+interface DynamicMenu { url: string; onAction: string }
+interface RichTextBlock { type: 'rich_text'; elements: Array<Record<string, unknown>>; block_id?: string }
 export interface Manifest {
   name: string;
   displayName: string;

@@ -2,7 +2,7 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 async function setup(t: Test, config: Record<string, unknown> = {}) {
   const rx = await startReceiver();

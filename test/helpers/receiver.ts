@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Received {
+interface Received {
   path: string;
   headers: http.IncomingHttpHeaders;
   raw: string;
@@ -16,7 +16,7 @@ export interface Received {
   at: number;
 }
 
-export type Answer = { status?: number; json?: unknown; text?: string; headers?: Record<string, string>; delayMs?: number; hang?: boolean };
+type Answer = { status?: number; json?: unknown; text?: string; headers?: Record<string, string>; delayMs?: number; hang?: boolean };
 
 export interface Receiver {
   url: string;

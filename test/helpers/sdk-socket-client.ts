@@ -7,13 +7,13 @@
  */
 import { WebSocket } from 'ws';
 
-export interface SdkReply {
+interface SdkReply {
   status?: number;
   message?: string;
   body?: unknown;
 }
 
-export interface Delivered {
+interface Delivered {
   payload: Record<string, any>;
   correlationId: string;
   at: number;

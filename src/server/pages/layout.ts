@@ -34,7 +34,7 @@ button.primary{background:#2563eb;border-color:#2563eb;color:#fff}
 .notice{background:#fef3c7;color:#78350f;border-radius:8px;padding:.6rem .75rem}
 `;
 
-export const STYLE_HASH = `'sha256-${crypto.createHash('sha256').update(CSS).digest('base64')}'`;
+const STYLE_HASH = `'sha256-${crypto.createHash('sha256').update(CSS).digest('base64')}'`;
 
 /** The CSP of every page; `formTargets` are the origins a form on the page may end up at (Chrome applies form-action to redirects). */
 export function contentSecurityPolicy(formTargets: string[] = []): string {

@@ -18,7 +18,7 @@ import { errorPage } from '../pages/error.js';
 import { loginPage } from '../pages/login.js';
 import { consentPage } from '../pages/consent.js';
 
-export const SESSION_COOKIE = 'appreg_session';
+const SESSION_COOKIE = 'appreg_session';
 export const CONSENT_PATH = '/access-request';
 
 function cookieValue(req: Request, name: string): string | undefined {

@@ -15,7 +15,7 @@ import { sendError } from '../respond.js';
 
 const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
-export const TOKEN_PATH = '/oauth2/access';
+const TOKEN_PATH = '/oauth2/access';
 
 type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 

@@ -15,7 +15,7 @@ import type { Grants } from './grants.js';
 import { OT, type CodeRecord } from './records.js';
 
 /** Codes never live longer than this, whatever the configuration says (docs/security.md §2). */
-export const MAX_CODE_TTL_SECONDS = 600;
+const MAX_CODE_TTL_SECONDS = 600;
 
 export interface AuthRequestParams {
   clientId?: unknown;

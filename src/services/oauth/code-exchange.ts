@@ -28,7 +28,7 @@ export interface BotUserRecord extends WorkspaceUserRecord {
 }
 
 /** How long a consumed code is remembered so that its reuse revokes what it issued. */
-export const CONSUMED_CODE_MEMORY_MS = 24 * 3600_000;
+const CONSUMED_CODE_MEMORY_MS = 24 * 3600_000;
 
 export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsService; grants: Grants }) {
   const { store, sealer, clock, logger } = ctx;

@@ -9,7 +9,7 @@ import type { Clock } from '../../clock.js';
 import type { AuthRequestParams } from './authorization-request.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
-export const CSRF_TTL_MS = 15 * 60_000;
+const CSRF_TTL_MS = 15 * 60_000;
 const MAX_ENTRIES = 100_000;
 
 interface Session { accountId?: string; expiresAt: number }

@@ -10,7 +10,7 @@ export const OT = {
 /** Events written by unauthorize/uninstall in the same commit as the revocation; the delivery engine consumes and deletes them. */
 export const EVENTS_OUTBOX = 'eventsOutbox';
 
-export type AppEventType = 'APP_UNAUTHORIZED' | 'APP_UNINSTALLED';
+type AppEventType = 'APP_UNAUTHORIZED' | 'APP_UNINSTALLED';
 
 export interface OutboxEventRecord {
   id: string; // evt_…
