@@ -26,6 +26,8 @@ export interface Config {
   /** Requests per minute per key; 0 disables. */
   rateLimitTokenEndpoint: number;
   rateLimitLogin: number;
+  /** Consent screen pages per minute per caller address (the screen keeps nothing for visitors, this bounds their CPU). */
+  rateLimitConsent: number;
   rateLimitManagementWrites: number;
   fsync: boolean;
   /** Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2 periods). */
@@ -79,6 +81,7 @@ export const defaults: Config = {
   codeTtlSeconds: 120,
   rateLimitTokenEndpoint: 6000,
   rateLimitLogin: 20,
+  rateLimitConsent: 600,
   rateLimitManagementWrites: 6000,
   fsync: true,
   socketPingIntervalMs: 20_000,
@@ -103,7 +106,7 @@ type Kind = 'string' | 'number' | 'boolean';
 const kinds: Record<keyof Config, Kind> = {
   host: 'string', port: 'number', dataDir: 'string', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
   logLevel: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
-  codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
+  codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
   deliveryBudgetMs: 'number', deliveryEventTimeoutMs: 'number', deliveryRetrySchedule: 'string', deliveryMaxResponseBytes: 'number',

@@ -51,7 +51,7 @@ export function composeDaemon(base: Foundation) {
     exchange: createCodeExchange(ctx, { apps, grants }),
     appTokens: createAppTokens(store, { apps, identity }),
     revocation: createRevocation(ctx, { apps, identity, grants }),
-    consentSessions: createWebSessions(clock),
+    consentSessions: createWebSessions(clock, deriveKey(base.masterKey, 'consent-forms')),
   };
 
   const egress = createEgressPolicy(config);

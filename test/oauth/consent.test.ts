@@ -265,6 +265,27 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     }
     t.same(statuses, [401, 401, 429, 429]);
     t.ok(Number(last!.headers.get('retry-after')) >= 1);
-    t.match(await last!.text(), /Too many/);
+    t.match(last!.headers.get('content-type'), /text\/html/, 'a page, like every answer of the consent screen');
+    t.match(await last!.text(), /Too many attempts/);
   });
+});
+
+t.test('visitors who do not sign in cost the daemon no memory, and a signed-in user is never pushed out by them', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const user = await secondUser(d);
+  const app = await createApp(d);
+  const url = consentUrl(d, { clientId: app.id, scopes: ALL_SCOPES, redirectUrl: 'http://localhost:9/redirect' });
+  const { jar } = await login(d, url, user.email, user.password);
+  const kept = () => d.parts.oauth.consentSessions.stats();
+  t.same(kept(), { sessions: 1, forms: 0 });
+  for (let i = 0; i < 300; i++) {
+    const res = await fetch(url); // no cookie: a new visitor every time
+    t.equal(res.status, 200);
+    await res.arrayBuffer();
+  }
+  t.same(kept(), { sessions: 1, forms: 0 }, 'nothing was stored for 300 visitors');
+  const res = await fetch(url, { headers: { cookie: jar.header() } });
+  t.match(await res.text(), /Allow/, 'the signed-in user is still signed in');
+  t.same(kept(), { sessions: 1, forms: 1 }, 'the consent form shown to a signed-in user is the only record');
 });

@@ -3,15 +3,15 @@
  * at /access-request: validate clientId, redirectUrl and scopes first (an error page, never a
  * redirect), then a login form or the consent form; Allow/Cancel → 303 to the app.
  */
-import express, { Router, type Request, type Response } from 'express';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import type { IdentityService } from '../../services/identity.js';
 import type { AuthorizationRequests, AuthRequest } from '../../services/oauth/authorization-request.js';
-import { SESSION_TTL_MS, type WebSessions } from '../../services/oauth/consent-sessions.js';
+import { newVisitorToken, SESSION_TTL_MS, type WebSessions } from '../../services/oauth/consent-sessions.js';
 import type { WorkspaceUserRecord } from '../../services/records.js';
-import { loginLimits } from '../middleware.js';
+import { loginLimits, rateLimit } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
 import { contentSecurityPolicy } from '../pages/layout.js';
 import { errorPage } from '../pages/error.js';
@@ -54,7 +54,7 @@ function redirect303(res: Response, location: string) {
 const errorTitle = (status: number) => (status === 429 ? 'Too many attempts' : status === 403 ? 'Not allowed' : status >= 500 ? 'Something went wrong' : 'This authorization link is not valid');
 
 export interface ConsentRoutesDeps {
-  config: Pick<Config, 'rateLimitLogin' | 'appUrl' | 'publicUrl'>;
+  config: Pick<Config, 'rateLimitLogin' | 'rateLimitConsent' | 'appUrl' | 'publicUrl'>;
   clock: Clock;
   logger: Logger;
   identity: IdentityService;
@@ -80,14 +80,18 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: secureCookie(req), path: CONSENT_PATH, maxAge: SESSION_TTL_MS });
   }
 
-  /** The browser's session, creating an anonymous one so the login form's CSRF token has something to bind to. */
-  function ensureSession(req: Request, res: Response) {
+  /**
+   * The browser's signed-in session, or its visitor token: a random cookie value that nothing
+   * on the daemon remembers, to which the sign-in form's token is bound.
+   */
+  function browserOf(req: Request, res: Response): { session?: { id: string; accountId: string }; visitor: string } {
     const token = cookieValue(req, SESSION_COOKIE);
     const s = sessions.get(token);
-    if (s) return { ...s, token: token! };
-    const created = sessions.create();
-    setSessionCookie(req, res, created.token);
-    return { id: created.id, token: created.token, accountId: undefined as string | undefined };
+    if (s && token) return { session: { id: s.id, accountId: s.accountId }, visitor: token };
+    if (token && /^[A-Za-z0-9_-]{16,128}$/.test(token)) return { visitor: token };
+    const visitor = newVisitorToken();
+    setSessionCookie(req, res, visitor);
+    return { visitor };
   }
 
   function memberships(accountId: string): WorkspaceUserRecord[] {
@@ -129,17 +133,18 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     }
   }
 
-  r.get(CONSENT_PATH, (req, res) => {
+  const pageLimit = rateLimit({ perMinute: config.rateLimitConsent, clock: deps.clock, key: (req) => `consent-page|${req.ip}` });
+
+  r.get(CONSENT_PATH, pageLimit, (req, res) => {
     let authReq: AuthRequest;
     try {
       authReq = oauth.validate(req.query as Record<string, unknown>);
     } catch (e) {
       return sendError(res, e);
     }
-    const session = ensureSession(req, res);
-    if (!session.accountId) {
-      const query = req.originalUrl.split('?')[1] ?? '';
-      const csrf = sessions.issueCsrf(session.id, { kind: 'login', query });
+    const { session, visitor } = browserOf(req, res);
+    if (!session) {
+      const csrf = sessions.loginToken(visitor, req.originalUrl.split('?')[1] ?? '');
       return sendPage(res, 200, loginPage({ appName: authReq.app.manifest.displayName, appId: authReq.app.id, csrf }));
     }
     const users = memberships(session.accountId);
@@ -154,10 +159,9 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
 
   r.post(`${CONSENT_PATH}/login`, form, ...loginLimit, async (req, res) => {
     const token = cookieValue(req, SESSION_COOKIE);
-    const session = sessions.get(token);
-    const purpose = sessions.takeCsrf(req.body?.csrf, session?.id, 'login');
-    if (!session || !purpose) return sendPage(res, 403, errorPage('This form has expired', 'The sign-in form is no longer valid (or was not sent from this browser). Open the authorization link again.'));
-    const params = Object.fromEntries(new URLSearchParams(purpose.query));
+    const query = sessions.checkLoginToken(req.body?.csrf, token);
+    if (query === undefined) return sendPage(res, 403, errorPage('This form has expired', 'The sign-in form is no longer valid (or was not sent from this browser). Open the authorization link again.'));
+    const params = Object.fromEntries(new URLSearchParams(query));
     let authReq: AuthRequest;
     try {
       authReq = oauth.validate(params);
@@ -166,14 +170,14 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     }
     const users = await identity.checkPassword(req.body?.email, req.body?.password);
     if (!users || !users.length) {
-      const csrf = sessions.issueCsrf(session.id, purpose);
+      const csrf = sessions.loginToken(token!, query);
       const email = typeof req.body?.email === 'string' ? req.body.email.slice(0, 254) : '';
       return sendPage(res, 401, loginPage({ appName: authReq.app.manifest.displayName, appId: authReq.app.id, csrf, email, error: 'Email or password is wrong.' }));
     }
     const next = sessions.login(token, users[0]!.accountId);
     setSessionCookie(req, res, next.token);
     logger.info('consent screen sign-in', { workspaceUserIds: users.map((u) => u.id) }); // ids, not the email address
-    redirect303(res, `${CONSENT_PATH}?${purpose.query}`);
+    redirect303(res, `${CONSENT_PATH}?${query}`);
   });
 
   r.post(`${CONSENT_PATH}/decision`, form, async (req, res) => {
@@ -200,5 +204,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
       sendError(res, e);
     }
   });
+  // what the limits and parsers above refuse is a page too, not JSON
+  r.use(CONSENT_PATH, (err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err));
   return r;
 }

@@ -1,10 +1,13 @@
 /**
- * Browser sessions and anti-CSRF records of the consent screen (docs/security.md §3).
- * Memory only, by design: a daemon restart logs everyone out of the consent screen and
- * voids open forms (the user reloads the consent link). Both are keyed by the sha256
- * digest of their value, so the values themselves are never kept.
+ * Browser sessions and anti-CSRF tokens of the consent screen (docs/security.md §3).
+ *
+ * Nothing is kept for a visitor who has not signed in: the sign-in form's token is stateless,
+ * an HMAC binding the browser's cookie value, the consent link's query and an expiry, so any
+ * number of anonymous visits costs no memory. Signed-in sessions and the consent forms they
+ * are shown are kept in memory (bounded), keyed by the sha256 digest of their value so the
+ * values themselves are never kept; a daemon restart signs everyone out and voids open forms.
  */
-import { newSecret, PREFIX, sha256 } from '../../crypto.js';
+import { mac, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
 import type { AuthRequestParams } from './authorization-request.js';
 
@@ -12,15 +15,17 @@ export const SESSION_TTL_MS = 8 * 3600_000;
 const CSRF_TTL_MS = 15 * 60_000;
 const MAX_ENTRIES = 100_000;
 
-interface Session { accountId?: string; expiresAt: number }
+interface Session { accountId: string; expiresAt: number }
 
-export type CsrfPurpose =
-  | { kind: 'login'; query: string }
-  | { kind: 'consent'; params: AuthRequestParams; workspaceIds: string[] };
+export type CsrfPurpose = { kind: 'consent'; params: AuthRequestParams; workspaceIds: string[] };
 
 interface CsrfRecord { sessionId: string; purpose: CsrfPurpose; expiresAt: number }
 
-export function createWebSessions(clock: Clock) {
+/** A fresh browser cookie value for a visitor who has not signed in (nothing is stored for it). */
+export const newVisitorToken = () => newSecret(PREFIX.session);
+
+/** @param key signs the stateless sign-in form tokens (derived from the master key) */
+export function createWebSessions(clock: Clock, key: Buffer) {
   const sessions = new Map<string, Session>();
   const csrf = new Map<string, CsrfRecord>();
 
@@ -43,7 +48,7 @@ export function createWebSessions(clock: Clock) {
     return { ...s, id };
   }
 
-  function create(accountId?: string): { token: string; id: string } {
+  function create(accountId: string): { token: string; id: string } {
     if (sessions.size >= MAX_ENTRIES) prune(sessions);
     const token = newSecret(PREFIX.session);
     const id = sha256(token);
@@ -51,13 +56,28 @@ export function createWebSessions(clock: Clock) {
     return { token, id };
   }
 
+  const loginMac = (visitor: string, query: string, exp: string) => mac(key, `login|${sha256(visitor)}|${exp}|${query}`);
+
   return {
     get,
-    create,
-    /** Log in: a new session value (no fixation), the anonymous one is dropped. */
+    /** Log in: a new session value (no fixation); a session the browser had is dropped. */
     login(previousToken: string | undefined, accountId: string): { token: string; id: string } {
       if (previousToken) sessions.delete(sha256(previousToken));
       return create(accountId);
+    },
+    /** The sign-in form's token for this browser (its cookie value) and consent link: carries the query, stores nothing. */
+    loginToken(visitor: string, query: string): string {
+      const exp = (clock.now() + CSRF_TTL_MS).toString(36);
+      return `${Buffer.from(query).toString('base64url')}.${exp}.${loginMac(visitor, query, exp)}`;
+    },
+    /** The consent link's query when `token` was made for this browser and has not expired; else undefined. */
+    checkLoginToken(token: unknown, visitor: string | undefined): string | undefined {
+      if (typeof token !== 'string' || !visitor || token.length > 16_384) return undefined;
+      const [q, exp, given, extra] = token.split('.');
+      if (q === undefined || exp === undefined || given === undefined || extra !== undefined) return undefined;
+      const query = Buffer.from(q, 'base64url').toString('utf8');
+      if (!safeEqual(given, loginMac(visitor, query, exp))) return undefined;
+      return parseInt(exp, 36) > clock.now() ? query : undefined;
     },
     /** A single-use anti-CSRF token bound to the session, holding what the form's POST will act on. */
     issueCsrf(sessionId: string, purpose: CsrfPurpose): string {
@@ -76,6 +96,8 @@ export function createWebSessions(clock: Clock) {
       if (rec.expiresAt <= clock.now()) return undefined;
       return rec.purpose as Extract<CsrfPurpose, { kind: K }>;
     },
+    /** What is kept in memory: signed-in sessions and open consent forms (nothing for visitors). */
+    stats: () => ({ sessions: sessions.size, forms: csrf.size }),
     sweep() {
       prune(sessions);
       prune(csrf);
