@@ -8,7 +8,8 @@
  * `egressDenyPrivate: false` turns that refusal off. The forms that embed an IPv4 address
  * (IPv4-mapped, IPv4-compatible, NAT64, 6to4) are judged by the IPv4 address they carry.
  * Loopback has its own rule: allowed when the daemon itself listens on a loopback address
- * (a laptop, CI), refused otherwise, unless `egressAllowLoopback` says so explicitly.
+ * (a laptop, CI), refused otherwise, unless `egressAllowLoopback` says so explicitly. The
+ * unspecified addresses (0.0.0.0, ::) reach this host too, so they also obey that rule.
  * DNS is resolved once, every address checked, and the socket connects to a checked one.
  */
 import dns from 'node:dns';
@@ -130,6 +131,10 @@ export function createEgressPolicy(config: EgressConfig): EgressPolicy {
     if (c.range === 'loopback') {
       if (loopbackOk) return undefined;
       return `loopback address ${raw}${via ? ` (${via})` : ''} ${loopbackWhy}; allow it with egressAllowLoopback=true`;
+    }
+    if (c.range === 'unspecified' && !config.egressDenyPrivate && !loopbackOk) {
+      // connecting to 0.0.0.0 or :: reaches this host, so it stays under the loopback rule
+      return `unspecified address ${raw}${via ? ` (${via})` : ''} connects to this host, and loopback ${loopbackWhy}; allow it with egressAllowLoopback=true`;
     }
     if (c.range === 'unicast' || !config.egressDenyPrivate) return undefined;
     const kind = c.range === 'private' ? 'private' : 'special-purpose';

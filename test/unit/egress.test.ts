@@ -167,10 +167,16 @@ t.test('egressAllow: single addresses and CIDR ranges, IPv4 and IPv6', async (t)
 
 t.test('egressDenyPrivate=false turns the special-range refusal off, not the loopback rule', async (t) => {
   const p = policy({ host: '0.0.0.0', egressDenyPrivate: false });
-  for (const [ip] of [...SPECIAL_V4, ...SPECIAL_V6]) t.equal(p.check(ip), undefined, ip);
+  for (const [ip, range] of [...SPECIAL_V4, ...SPECIAL_V6]) if (range !== 'unspecified') t.equal(p.check(ip), undefined, ip);
   t.equal(p.check('64:ff9b::a9fe:a9fe'), undefined, 'NAT64 of the metadata address');
   t.match(p.check('127.0.0.1'), /egressAllowLoopback=true/);
   t.match(p.check('::1'), /egressAllowLoopback=true/);
+  // connecting to 0.0.0.0 or :: reaches this host: the loopback rule still holds for them
+  t.equal(p.check('0.0.0.0'), 'unspecified address 0.0.0.0 connects to this host, and loopback is not allowed when the daemon listens on 0.0.0.0; allow it with egressAllowLoopback=true');
+  t.match(p.check('::'), /^unspecified address :: connects to this host/);
+  t.match(p.check('::ffff:0.0.0.0'), /^unspecified address ::ffff:0\.0\.0\.0 \(IPv4-mapped form of 0\.0\.0\.0\) connects to this host/);
+  const laptop = policy({ host: 'localhost', egressDenyPrivate: false });
+  t.same([laptop.check('0.0.0.0'), laptop.check('::')], [undefined, undefined], 'on a loopback daemon they are allowed');
 });
 
 t.test('loopback default: allowed only when the daemon listens on a loopback address', async (t) => {
