@@ -60,8 +60,12 @@ export interface Config {
   deliveryLogRetentionDays: number;
   /** Egress: refuse targets in private, link-local, CGNAT and unique-local ranges (loopback is governed separately). */
   egressDenyPrivate: boolean;
-  /** Egress: allow loopback targets (127.0.0.0/8, ::1) so solo and CI use work out of the box. */
-  egressAllowLoopback: boolean;
+  /**
+   * Egress: loopback targets (127.0.0.0/8, ::1 and their IPv4-mapped, -compatible, NAT64 and 6to4 forms).
+   * Unset (the default): allowed only when `host` is a loopback address (127.x, ::1, localhost: a laptop
+   * or CI), refused when the daemon listens anywhere else. true / false: always allowed / refused.
+   */
+  egressAllowLoopback?: boolean;
   /** Egress: comma-separated addresses or CIDR ranges allowed even when the rules above deny them. */
   egressAllow: string;
 }
@@ -98,7 +102,6 @@ export const defaults: Config = {
   deliveryLogMaxBytes: 64 * 1024 * 1024,
   deliveryLogRetentionDays: 7,
   egressDenyPrivate: true,
-  egressAllowLoopback: true,
   egressAllow: '',
 };
 
