@@ -58,7 +58,7 @@ export interface Config {
   deliveryLogMaxBytes: number;
   /** Delivery log: entries older than this many days are dropped. */
   deliveryLogRetentionDays: number;
-  /** Egress: refuse targets in private, link-local, CGNAT and unique-local ranges (loopback is governed separately). */
+  /** Egress: refuse every special-purpose address (private, link-local, CGNAT, documentation, multicast, unique-local…; docs/security.md §5), loopback governed separately. */
   egressDenyPrivate: boolean;
   /**
    * Egress: loopback targets (127.0.0.0/8, ::1 and their IPv4-mapped, -compatible, NAT64 and 6to4 forms).

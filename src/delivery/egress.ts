@@ -14,6 +14,7 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
+import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { parseAddressList, type Config } from '../config.js';
 
@@ -103,6 +104,21 @@ function allowListed(list: AllowEntry[], ip: Address): boolean {
  * `egressAllowLoopback` undefined means: allowed exactly when `host` (where the daemon listens)
  * is a loopback address. A caller that gives no host gets the refusing default.
  */
+/** The addresses of this machine's network interfaces, in ipaddr's canonical text. */
+function ownAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list ?? []) {
+      try {
+        out.add(parseAddress(a.address.replace(/%.*$/, '')).toString());
+      } catch {
+        /* not an address ipaddr reads */
+      }
+    }
+  }
+  return out;
+}
+
 export type EgressConfig = Pick<Config, 'egressDenyPrivate' | 'egressAllowLoopback' | 'egressAllow'> & Partial<Pick<Config, 'host'>>;
 
 export function createEgressPolicy(config: EgressConfig): EgressPolicy {
@@ -112,6 +128,10 @@ export function createEgressPolicy(config: EgressConfig): EgressPolicy {
     config.egressAllowLoopback === false
       ? 'is not allowed (egressAllowLoopback=false)'
       : `is not allowed when the daemon listens on ${config.host ?? 'an unknown address'}`;
+
+  // The machine's own addresses reach its local services just as loopback does (a service
+  // listening on 0.0.0.0 answers on them), so they follow the loopback rule too.
+  const own = loopbackOk ? new Set<string>() : ownAddresses();
 
   // A daemon calls few distinct addresses, so remember verdicts.
   const verdicts = new Map<string, string | undefined>();
@@ -132,6 +152,7 @@ export function createEgressPolicy(config: EgressConfig): EgressPolicy {
       if (loopbackOk) return undefined;
       return `loopback address ${raw}${via ? ` (${via})` : ''} ${loopbackWhy}; allow it with egressAllowLoopback=true`;
     }
+    if (own.has(ip.toString())) return `${raw} is an address of this host, and loopback ${loopbackWhy}; allow it with egressAllowLoopback=true`;
     if (c.range === 'unspecified' && !config.egressDenyPrivate && !loopbackOk) {
       // connecting to 0.0.0.0 or :: reaches this host, so it stays under the loopback rule
       return `unspecified address ${raw}${via ? ` (${via})` : ''} connects to this host, and loopback ${loopbackWhy}; allow it with egressAllowLoopback=true`;

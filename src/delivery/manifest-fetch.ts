@@ -54,7 +54,8 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
   } catch (e) {
     if (e instanceof AppError) throw e;
     const err = e as NodeJS.ErrnoException & { cause?: Error };
-    if (err instanceof EgressDenied || err.cause instanceof EgressDenied) throw egressDenied(`Cannot fetch ${url.origin}: the egress policy refuses its address.`);
+    const denied = err instanceof EgressDenied ? err : err.cause instanceof EgressDenied ? err.cause : undefined;
+    if (denied) throw egressDenied(`Cannot fetch ${url.origin}: ${denied.message}.`);
     throw unreachable(`Could not fetch ${url.href}: ${err.code ?? err.message}.`);
   }
   if (tooDeep(text)) throw unreachable(`${url.href} answered JSON nested more than ${MAX_JSON_DEPTH} levels deep.`);

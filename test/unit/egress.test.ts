@@ -258,3 +258,12 @@ t.test('lookup: resolved once, every address checked, only a checked address is 
   t.ok(missing.err && !(missing.err instanceof EgressDenied), 'a DNS failure is passed on as it is');
   t.match(missing.err?.message, /ENOTFOUND/);
 });
+
+t.test("the machine's own interface addresses follow the loopback rule", async (t) => {
+  const { networkInterfaces } = await import('node:os');
+  const mine = Object.values(networkInterfaces()).flatMap((l) => l ?? []).map((a) => a.address.replace(/%.*$/, ''));
+  const outside = createEgressPolicy({ egressDenyPrivate: false, egressAllow: '', host: '0.0.0.0' });
+  for (const a of mine) t.match(outside.check(a), /loopback|this host/, `${a} refused when listening on 0.0.0.0`);
+  const laptop = createEgressPolicy({ egressDenyPrivate: false, egressAllow: '', host: '127.0.0.1' });
+  for (const a of mine) t.equal(laptop.check(a), undefined, `${a} allowed when listening on loopback`);
+});
