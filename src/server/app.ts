@@ -11,6 +11,7 @@ import { appCallRoutes } from './routes/oauth.js';
 import { oauthConsentRoutes } from './routes/oauth-consent.js';
 import { oauthManagementRoutes } from './routes/oauth-management.js';
 import { socketRoutes } from './routes/socket.js';
+import { signInLinkRoutes, webRoutes } from './routes/web.js';
 
 export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const { config, clock, logger, identity, apps, oauth } = d;
@@ -27,12 +28,15 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
+  const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
+  app.use(webRoutes(web));
   app.use(identityRoutes({ config, clock, identity }));
   // Management calls: the caller's own workspace user, authenticated once for every router below.
   app.use(
     MGMT_BASE,
     requireAuth(identity),
     requireSelf(),
+    signInLinkRoutes(web),
     oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
     deliveryRoutes({ config, clock, deliveries: d.deliveries }),
     appsRoutes({

@@ -88,7 +88,7 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     t.ok(cookie);
     t.match(cookie, /HttpOnly/i);
     t.match(cookie, /SameSite=Lax/i);
-    t.match(cookie, /Path=\/access-request/);
+    t.match(cookie, /Path=\/(;|$)/, 'one session for every page of the daemon');
     t.notMatch(cookie, /Secure/, 'not Secure over plain http');
     const { res: after, anonSession, jar } = await login(d, consentUrl(d, base), user.email, user.password);
     t.equal(after.status, 303);

@@ -9,47 +9,16 @@ import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import type { IdentityService } from '../../services/identity.js';
 import type { AuthorizationRequests, AuthRequest } from '../../services/oauth/authorization-request.js';
-import { newVisitorToken, SESSION_TTL_MS, type WebSessions } from '../../services/oauth/consent-sessions.js';
+import { newVisitorToken, type WebSessions } from '../../services/oauth/consent-sessions.js';
 import type { WorkspaceUserRecord } from '../../services/records.js';
 import { loginLimits, rateLimit } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
-import { contentSecurityPolicy } from '../pages/layout.js';
+import { cookieValue, pageHeaders, redirect303, sendPage, setSessionCookie as writeSessionCookie } from '../pages/send.js';
 import { errorPage } from '../pages/error.js';
 import { loginPage } from '../pages/login.js';
 import { consentPage } from '../pages/consent.js';
 
-const SESSION_COOKIE = 'appreg_session';
 export const CONSENT_PATH = '/access-request';
-
-function cookieValue(req: Request, name: string): string | undefined {
-  const raw = req.headers.cookie;
-  if (!raw) return undefined;
-  for (const part of raw.split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
-  }
-  return undefined;
-}
-
-/** Headers on every page and redirect of the consent screen (docs/security.md §3). */
-function pageHeaders(res: Response, formTargets: string[] = []) {
-  res.setHeader('content-security-policy', contentSecurityPolicy(formTargets));
-  res.setHeader('x-frame-options', 'DENY');
-  res.setHeader('referrer-policy', 'no-referrer');
-  res.setHeader('cache-control', 'no-store');
-  res.setHeader('cross-origin-opener-policy', 'same-origin');
-}
-
-function sendPage(res: Response, status: number, html: string, formTargets: string[] = []) {
-  pageHeaders(res, formTargets);
-  res.status(status).type('html').send(html);
-}
-
-function redirect303(res: Response, location: string) {
-  pageHeaders(res);
-  res.status(303).setHeader('location', location);
-  res.end();
-}
 
 const errorTitle = (status: number) => (status === 429 ? 'Too many attempts' : status === 403 ? 'Not allowed' : status >= 500 ? 'Something went wrong' : 'This authorization link is not valid');
 
@@ -76,16 +45,14 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) => errorPage(errorTitle(status), message));
   }
 
-  function setSessionCookie(req: Request, res: Response, token: string) {
-    res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: secureCookie(req), path: CONSENT_PATH, maxAge: SESSION_TTL_MS });
-  }
+  const setSessionCookie = (req: Request, res: Response, token: string) => writeSessionCookie(res, token, secureCookie(req));
 
   /**
    * The browser's signed-in session, or its visitor token: a random cookie value that nothing
    * on the daemon remembers, to which the sign-in form's token is bound.
    */
   function browserOf(req: Request, res: Response): { session?: { id: string; accountId: string }; visitor: string } {
-    const token = cookieValue(req, SESSION_COOKIE);
+    const token = cookieValue(req);
     const s = sessions.get(token);
     if (s && token) return { session: { id: s.id, accountId: s.accountId }, visitor: token };
     if (token && /^[A-Za-z0-9_-]{16,128}$/.test(token)) return { visitor: token };
@@ -158,7 +125,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   });
 
   r.post(`${CONSENT_PATH}/login`, form, ...loginLimit, async (req, res) => {
-    const token = cookieValue(req, SESSION_COOKIE);
+    const token = cookieValue(req);
     const query = sessions.checkLoginToken(req.body?.csrf, token);
     if (query === undefined) return sendPage(res, 403, errorPage('This form has expired', 'The sign-in form is no longer valid (or was not sent from this browser). Open the authorization link again.'));
     const params = Object.fromEntries(new URLSearchParams(query));
@@ -181,7 +148,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   });
 
   r.post(`${CONSENT_PATH}/decision`, form, async (req, res) => {
-    const session = sessions.get(cookieValue(req, SESSION_COOKIE));
+    const session = sessions.get(cookieValue(req));
     const purpose = sessions.takeCsrf(req.body?.csrf, session?.id, 'consent');
     if (!session?.accountId || !purpose) return sendPage(res, 403, errorPage('This form has expired', 'The authorization form is no longer valid (or was not sent from this browser). Open the authorization link again.'));
     let authReq: AuthRequest;

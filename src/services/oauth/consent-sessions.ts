@@ -13,6 +13,8 @@ import type { AuthRequestParams } from './authorization-request.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 const CSRF_TTL_MS = 15 * 60_000;
+/** A sign-in link (appreg open) works once, for this long. */
+const SIGN_IN_LINK_TTL_MS = 5 * 60_000;
 const MAX_ENTRIES = 100_000;
 
 interface Session { accountId: string; expiresAt: number }
@@ -28,6 +30,7 @@ export const newVisitorToken = () => newSecret(PREFIX.session);
 export function createWebSessions(clock: Clock, key: Buffer) {
   const sessions = new Map<string, Session>();
   const csrf = new Map<string, CsrfRecord>();
+  const links = new Map<string, { accountId: string; path: string; expiresAt: number }>();
 
   function prune<T extends { expiresAt: number }>(m: Map<string, T>) {
     const now = clock.now();
@@ -96,11 +99,29 @@ export function createWebSessions(clock: Clock, key: Buffer) {
       if (rec.expiresAt <= clock.now()) return undefined;
       return rec.purpose as Extract<CsrfPurpose, { kind: K }>;
     },
+    /** A single-use link token that signs a browser in as `accountId` and lands on `path` (appreg open). */
+    issueSignInLink(accountId: string, path: string): { token: string; expiresAt: number } {
+      if (links.size >= MAX_ENTRIES) prune(links);
+      const token = newSecret(PREFIX.session);
+      const expiresAt = clock.now() + SIGN_IN_LINK_TTL_MS;
+      links.set(sha256(token), { accountId, path, expiresAt });
+      return { token, expiresAt };
+    },
+    /** Use a sign-in link: undefined when unknown, used or expired. */
+    takeSignInLink(token: unknown): { accountId: string; path: string } | undefined {
+      if (typeof token !== 'string' || token.length > 200) return undefined;
+      const id = sha256(token);
+      const l = links.get(id);
+      if (!l) return undefined;
+      links.delete(id);
+      return l.expiresAt > clock.now() ? { accountId: l.accountId, path: l.path } : undefined;
+    },
     /** What is kept in memory: signed-in sessions and open consent forms (nothing for visitors). */
     stats: () => ({ sessions: sessions.size, forms: csrf.size }),
     sweep() {
       prune(sessions);
       prune(csrf);
+      prune(links);
     },
   };
 }

@@ -1,0 +1,88 @@
+/**
+ * The daemon's own browser pages beyond the consent screen: a one-time sign-in link
+ * (`appreg open`) and the signed-in home page. The links are issued to an authenticated
+ * management caller, work once, for five minutes, and sign the browser in as that caller.
+ */
+import { Router, type Request } from 'express';
+import { invalidRequest } from '../../errors.js';
+import type { Config } from '../../config.js';
+import type { AppsService } from '../../services/apps.js';
+import type { IdentityService } from '../../services/identity.js';
+import type { WebSessions } from '../../services/oauth/consent-sessions.js';
+import { jsonBody } from '../middleware.js';
+import { errorPage } from '../pages/error.js';
+import { homePage, signedOutPage } from '../pages/home.js';
+import { cookieValue, redirect303, sendPage, setSessionCookie } from '../pages/send.js';
+import { authed } from './auth.js';
+
+const SIGN_IN_PATH = '/web/sign-in';
+
+/** A path on this daemon to land on: absolute, not protocol-relative, printable ASCII. */
+function landingPath(v: unknown): string {
+  if (v === undefined || v === null) return '/';
+  if (typeof v !== 'string' || !/^\/(?![/\\])[\x21-\x7e]{0,511}$/.test(v)) throw invalidRequest('path must be a path on this daemon, such as / or /deliveries.', [{ pointer: '/path', message: 'must start with a single /' }]);
+  return v;
+}
+
+export interface WebRoutesDeps {
+  config: Pick<Config, 'bodyLimitBytes' | 'appUrl' | 'publicUrl'>;
+  identity: IdentityService;
+  apps: AppsService;
+  sessions: WebSessions;
+  baseUrl: () => string;
+}
+
+/** POST …/web/sign-in-links {path?} → {url, expiresAt}: mounted at the management base path. */
+export function signInLinkRoutes(deps: WebRoutesDeps): Router {
+  const r = Router({ mergeParams: true });
+  r.post(
+    '/web/sign-in-links',
+    jsonBody(deps.config.bodyLimitBytes),
+    authed((req, res, p) => {
+      const path = landingPath((req.body as Record<string, unknown> | undefined)?.path);
+      const me = deps.identity.userRecord(p.workspaceUserId);
+      if (!me) throw invalidRequest('The caller has no workspace user.');
+      const link = deps.sessions.issueSignInLink(me.accountId, path);
+      const url = new URL(SIGN_IN_PATH, deps.baseUrl());
+      url.searchParams.set('token', link.token);
+      res.status(201).json({ url: url.toString(), expiresAt: new Date(link.expiresAt).toISOString() });
+    }),
+  );
+  return r;
+}
+
+/** GET /web/sign-in?token=… and GET / (the signed-in home page). */
+export function webRoutes(deps: WebRoutesDeps): Router {
+  const { identity, apps, sessions } = deps;
+  const r = Router();
+  const secure = (req: Request) => req.secure || /^https:/i.test(deps.config.appUrl ?? deps.config.publicUrl ?? '');
+
+  r.get(SIGN_IN_PATH, (req, res) => {
+    const link = sessions.takeSignInLink(req.query.token);
+    if (!link) return sendPage(res, 403, errorPage('This sign-in link is not valid', 'It was already used or has expired (links work once, for five minutes). Run appreg open again.'));
+    const session = sessions.login(cookieValue(req), link.accountId);
+    setSessionCookie(res, session.token, secure(req));
+    redirect303(res, link.path);
+  });
+
+  r.get('/', (req, res) => {
+    const session = sessions.get(cookieValue(req));
+    if (!session) return sendPage(res, 401, signedOutPage());
+    const members = identity.membershipsOf(session.accountId).filter((u) => !u.isBot);
+    const first = members[0];
+    if (!first) return sendPage(res, 403, errorPage('Not allowed', 'Your account is not a member of any workspace.'));
+    sendPage(
+      res,
+      200,
+      homePage({
+        name: first.name,
+        email: first.email,
+        workspaces: members.map((m) => ({
+          name: identity.workspaceInfo(m.workspaceId).name,
+          apps: apps.list({ workspaceId: m.workspaceId, workspaceUserId: m.id, jti: '' }).map((a) => ({ id: a.id, displayName: String(a.displayName), socketMode: a.socketMode === true, published: a.published })),
+        })),
+      }),
+    );
+  });
+  return r;
+}
