@@ -117,7 +117,12 @@ export function createSocketServer(deps: SocketServerDeps) {
         pingTimer.unref();
       }
     },
-    /** Refuse new sockets and close the open ones with 1001 (cut after a grace period). */
+    /** Refuse new sockets (the open ones keep working until close). */
+    stopAccepting(): void {
+      stopping = true;
+      if (pingTimer) clearInterval(pingTimer);
+    },
+    /** Close the open sockets with 1001 (cut after a grace period): apps reconnect to the next daemon. */
     async close(): Promise<void> {
       stopping = true;
       if (pingTimer) clearInterval(pingTimer);

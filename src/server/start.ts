@@ -17,7 +17,8 @@ import { acquireLock, ensureDataDir, loadOrCreateKey, StartupError, writeFile060
 import { refreshCredentials, type LocalCredentials } from './credentials.js';
 import { createTokenHandler, isTokenRequest } from './routes/oauth.js';
 import { createSocketServer } from './socket-server.js';
-import { answerClientError } from './respond.js';
+import { answerClientError, sendError } from './respond.js';
+import { shuttingDown } from '../errors.js';
 import { capConnections } from './connections.js';
 
 export { StartupError };
@@ -56,6 +57,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     const bootstrapped = await refreshCredentials(parts.identity, path.join(config.dataDir, 'credentials.json'), logger);
 
     let baseUrl = '';
+    let closing: Promise<void> | undefined;
     const app = createHttpApp(parts, () => baseUrl);
     const tokenEndpoint = createTokenHandler({ config, clock, logger, exchange: parts.oauth.exchange });
     // One request handler: the token endpoint is served ahead of express (measured: express's
@@ -63,8 +65,17 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     const server = http.createServer(
       // timeouts are checked every second rather than Node's 30 s, so a slow request ends near requestTimeoutMs
       { requestTimeout: config.requestTimeoutMs, headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
-      (req, res) => (isTokenRequest(req) ? tokenEndpoint(req, res) : app(req, res)),
+      (req, res) => {
+        requests.started(res);
+        if (closing) {
+          // a kept-alive connection asking again while the daemon stops
+          res.setHeader('connection', 'close');
+          sendError(res, shuttingDown('The daemon is shutting down; try again in a moment.'), logger, { method: req.method, path: '(any)' });
+        } else if (isTokenRequest(req)) tokenEndpoint(req, res);
+        else app(req, res);
+      },
     );
+    const requests = inFlight();
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError(logger));
     capConnections(server, config.maxConnections, logger);
@@ -91,23 +102,29 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     const daemonFile = path.join(config.dataDir, 'daemon.json');
     writeFile0600(daemonFile, JSON.stringify({ url: baseUrl, pid: process.pid, startedAt: new Date(clock.now()).toISOString() }, null, 2) + '\n');
 
-    let closing: Promise<void> | undefined;
+    /**
+     * The stop order: take nothing new; let attempts and HTTP requests in flight finish; make
+     * everything durable and let go of the data directory; only then close the websockets.
+     * Socket-mode apps (the official SDK) reconnect once, two seconds after the close, and give up
+     * for good if that fails, so their sockets are the last thing to go and a restart must be quick.
+     */
     const close = () =>
       (closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        sockets.stopAccepting();
         server.closeIdleConnections();
         clearInterval(sweeper);
-        await sockets.close();
         await parts.delivery.worker.stop();
-        // In-flight requests finish (their writes are awaited by the handlers); then idle sockets go.
-        const forceAfter = setTimeout(() => server.closeAllConnections(), 5000);
-        await stopped;
-        clearTimeout(forceAfter);
+        await requests.drained(5000);
+        server.closeIdleConnections();
         await parts.delivery.log.close();
         await parts.delivery.http.close();
         await store!.close();
         fs.rmSync(daemonFile, { force: true });
         releaseLock();
+        await sockets.close();
+        server.closeAllConnections();
+        await stopped;
       })());
     return { url: baseUrl, port, parts, server, bootstrapped, close };
   } catch (e) {
@@ -115,4 +132,29 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     releaseLock();
     throw e;
   }
+}
+
+/** HTTP requests under way, so shutdown can wait for them (websockets are not requests once upgraded). */
+function inFlight() {
+  let open = 0;
+  let idle: (() => void) | undefined;
+  return {
+    started(res: http.ServerResponse): void {
+      open++;
+      res.once('close', () => {
+        if (--open === 0) idle?.();
+      });
+    },
+    /** Resolves when none is under way, or after `maxMs` at the most. */
+    drained(maxMs: number): Promise<void> {
+      if (open === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const cut = setTimeout(resolve, maxMs);
+        idle = () => {
+          clearTimeout(cut);
+          resolve();
+        };
+      });
+    },
+  };
 }
