@@ -121,3 +121,13 @@ t.test('an error code under "code" is logged; an OAuth code is not', async (t) =
   const lines = json.trim().split('\n').map((l) => JSON.parse(l) as { code: string });
   t.same(lines.map((l) => l.code), ['manifest_unavailable', 'ECONNREFUSED', '[redacted]', '[redacted]']);
 });
+
+t.test('apps init: any accepted --name gives a valid manifest; an overlong one is a usage error', async (t) => {
+  const long = 'Ünïcode & Sons: the very long standup reminder bot!!'.padEnd(60, 'x');
+  t.equal((await runMain(['apps', 'init', '--name', long, '--out', at('long.json')])).code, 0);
+  const v = await runMain(['apps', 'validate', '--file', at('long.json')]);
+  t.equal(v.code, 0, v.stderr);
+  t.equal((await runMain(['apps', 'init', '--name', 'x'.repeat(61), '--out', at('toolong.json')])).code, 2);
+  t.equal((await runMain(['apps', 'init', '--name', '  ', '--out', at('blank.json')])).code, 2);
+  t.notOk(fs.existsSync(at('toolong.json')));
+});

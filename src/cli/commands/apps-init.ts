@@ -12,7 +12,8 @@ export const MANIFEST_SCHEMA_URL = 'https://appreg.dev/schemas/app-manifest.sche
 /** The starter: one slash command, one global shortcut, one event, a local redirect. Socket mode routes everything over the websocket. */
 export function starterManifest(name: string, socket: boolean): Record<string, unknown> {
   const host = 'http://localhost:5000';
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'my-app';
+  // The command is at most 32 characters with its slash (the schema's limit).
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 31).replace(/^-+|-+$/g, '') || 'my-app';
   return {
     $schema: MANIFEST_SCHEMA_URL,
     name: slug,
@@ -29,6 +30,8 @@ export function starterManifest(name: string, socket: boolean): Record<string, u
   };
 }
 
+const MAX_NAME = 60;
+
 export function registerAppsInit(apps: Command, run: Run): void {
   apps
     .command('init')
@@ -39,8 +42,11 @@ export function registerAppsInit(apps: Command, run: Run): void {
     .option('--force', 'overwrite the file if it exists')
     .addHelpText('after', examples('appreg apps init --name "Standup Bot" && appreg apps validate --file manifest.json', 'appreg apps init --socket --out socket-app.json'))
     .action(action(run, async ({ o, out }) => {
+      const name = String(o.name).trim();
+      // Within the manifest's limits (80 for display names, with room for "Start …" on the shortcut).
+      if (!name || name.length > MAX_NAME) throw new CliError(`--name must be 1 to ${MAX_NAME} characters`, EXIT.usage);
       const file = path.resolve(run.io.cwd, String(o.out));
-      const manifest = starterManifest(String(o.name), !!o.socket);
+      const manifest = starterManifest(name, !!o.socket);
       try {
         fs.writeFileSync(file, JSON.stringify(manifest, null, 2) + '\n', { flag: o.force ? 'w' : 'wx' });
       } catch (e) {
