@@ -53,8 +53,11 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       try {
         handle = await startDaemon(config, { logger });
       } catch (e) {
-        // One line and a documented exit code per reason the daemon gives.
-        if (e instanceof StartupError) throw new CliError(e.message.split('\n')[0]!, EXIT_OF_STARTUP[e.reason] ?? EXIT.internal, { code: `startup_${e.reason}`, message: e.message });
+        // A documented exit code per reason the daemon gives, and one line for the two a user fixes by choosing again.
+        if (e instanceof StartupError) {
+          const exit = EXIT_OF_STARTUP[e.reason];
+          throw new CliError(exit === undefined ? e.message : e.message.split('\n')[0]!, exit ?? EXIT.internal, { code: `startup_${e.reason}`, message: e.message });
+        }
         throw e;
       }
       if (handle.bootstrapped) {
