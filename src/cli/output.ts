@@ -53,9 +53,9 @@ export async function createOut(run: Run, json: boolean): Promise<Out> {
 
 /** Key/value lines for human output. */
 export function kv(c: ChalkInstance, rows: Array<[string, unknown]>): string {
-  const w = Math.max(...rows.map(([k]) => k.length));
-  return rows
-    .filter(([, v]) => v !== undefined)
+  const shown = rows.filter(([, v]) => v !== undefined);
+  const w = Math.max(...shown.map(([k]) => k.length));
+  return shown
     .map(([k, v]) => `${c.bold(k.padEnd(w))}  ${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join('\n');
 }
