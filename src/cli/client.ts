@@ -57,12 +57,16 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** The daemon's error body as one line, then one line per detail; 5xx → exit 5, else exit 4. */
+/**
+ * The daemon's error body as one line, then one line per detail; 5xx → exit 5, else exit 4.
+ * A 502 manifest_unavailable (the app host named by --from-url did not serve a manifest) is the
+ * request's fault, not the daemon's: exit 4.
+ */
 function rejection(status: number, body: unknown): CliError {
   const b = body as { code?: string; message?: string; details?: Array<{ pointer: string; message: string }> } | undefined;
   const lines = [`${b?.message ?? `the daemon answered ${status}`}${b?.code ? ` (${b.code})` : ''}`];
   for (const d of b?.details ?? []) lines.push(`  ${d.pointer || '/'}: ${d.message}`);
-  return new CliError(lines.join('\n'), status >= 500 ? EXIT.daemonError : EXIT.rejected, body);
+  return new CliError(lines.join('\n'), status >= 500 && b?.code !== 'manifest_unavailable' ? EXIT.daemonError : EXIT.rejected, body);
 }
 
 interface RequestOptions {

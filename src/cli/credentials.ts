@@ -64,25 +64,44 @@ function decodeClaims(token: string): { sub: string; ws: string } | null {
   }
 }
 
-/** --token/APPREG_TOKEN, then a login saved for this daemon, then <data-dir>/credentials.json of the first start. */
-export function resolveCredentials(io: Io, g: GlobalOpts, url: string): Credentials {
+/** Where credentials come from: which one a command uses, and what is left after `logout`. */
+type Source = { creds: Credentials; from: 'token' | 'saved' | 'owner'; file?: string };
+
+/** --token/APPREG_TOKEN, then a login saved for this daemon, then <data-dir>/credentials.json of the first start; undefined when none. */
+function findCredentials(io: Io, g: GlobalOpts, url: string, opts: { saved?: boolean } = {}): Source | undefined {
   const token = g.token ?? io.env.APPREG_TOKEN;
   if (token) {
     const claims = decodeClaims(token);
     if (!claims) throw new CliError('the token given by --token / APPREG_TOKEN is not a management token', EXIT.usage);
-    return { authToken: token, workspaceId: claims.ws, workspaceUserId: claims.sub };
+    return { from: 'token', creds: { authToken: token, workspaceId: claims.ws, workspaceUserId: claims.sub } };
   }
-  const saved = readSaved(io)[url];
-  if (saved) return saved;
+  const saved = opts.saved === false ? undefined : readSaved(io)[url];
+  if (saved) return { from: 'saved', creds: saved };
   // The first-start owner token goes only to the daemon of that data dir (daemon.json's URL),
   // never to whatever --url names.
   const local = localDaemonUrl(io, g);
   if (local !== undefined && local === url) {
+    const file = path.join(dataDirOf(io, g), 'credentials.json');
     try {
-      return JSON.parse(fs.readFileSync(path.join(dataDirOf(io, g), 'credentials.json'), 'utf8')) as Credentials;
+      return { from: 'owner', file, creds: JSON.parse(fs.readFileSync(file, 'utf8')) as Credentials };
     } catch {
       /* fall through */
     }
   }
+  return undefined;
+}
+
+export function resolveCredentials(io: Io, g: GlobalOpts, url: string): Credentials {
+  const found = findCredentials(io, g, url);
+  if (found) return found.creds;
   throw new CliError(`not logged in to ${url}: run "appreg login --email … " (the data dir's credentials.json is used only for the daemon that data dir runs).`, EXIT.usage);
+}
+
+/** After `logout` (the saved login is gone): the credentials the next command will use, in words. */
+export function fallbackAfterLogout(io: Io, g: GlobalOpts, url: string): string {
+  const next = findCredentials(io, g, url, { saved: false });
+  if (!next) return `no credentials left for ${url}`;
+  const who = next.creds.email ? `${next.creds.email}, ` : '';
+  if (next.from === 'token') return `now using the token from ${g.token ? '--token' : 'APPREG_TOKEN'} (${who}user ${next.creds.workspaceUserId})`;
+  return `now using the owner credentials of ${next.file} (${who}user ${next.creds.workspaceUserId})`;
 }

@@ -3,8 +3,9 @@
  * API through client.ts. Only commander and the CLI's own small modules load at start; what a
  * command needs beyond that (the server, the manifest validator) it imports when it runs.
  */
+import fs from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { CliError, EXIT, colourOn } from './output.js';
+import { CliError, EXIT, EXIT_HELP, colourOn } from './output.js';
 import { globalOptions } from './options.js';
 import { createRun, type Io, type Run } from './run.js';
 import { registerServe } from './commands/serve.js';
@@ -13,10 +14,21 @@ import { registerAccount } from './commands/account.js';
 import { registerAuthorize } from './commands/authorize.js';
 import { registerDeliver } from './commands/deliver.js';
 
+/** The version in package.json, read as a file (dist/src/cli/main.js → ../../../package.json): no JSON module import at start. */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 export function buildProgram(run: Run): Command {
   const { io } = run;
   const program = globalOptions(new Command('appreg'))
     .description('Register, authorize and exercise team-messaging workspace apps against a self-hosted daemon.')
+    .version(packageVersion(), '-V, --version', 'print the version of appreg')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `
 Examples:
@@ -26,7 +38,7 @@ Examples:
   $ appreg authorize app_123 --exchange --json     authorize as you and print the tokens
   $ appreg deliver-test app_123 --kind slash-command --probe-signature
                                                    CI: fail unless the app answers in 3 s and checks signatures
-Exit codes: 0 ok, 1 internal, 2 usage, 3 daemon not reachable, 4 rejected by the daemon, 5 daemon error, 6 a delivery test failed.`);
+${EXIT_HELP}`);
   // Set before any command is added: subcommands copy these settings when they are created.
   program.exitOverride();
   program.configureOutput({
@@ -73,7 +85,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
-const CODE_OF_EXIT: Record<number, string> = { [EXIT.internal]: 'internal_error', [EXIT.usage]: 'usage_error', [EXIT.unreachable]: 'daemon_unreachable', [EXIT.rejected]: 'rejected', [EXIT.daemonError]: 'daemon_error', [EXIT.deliveryFailed]: 'delivery_failed' };
+const CODE_OF_EXIT: Record<number, string> = { [EXIT.internal]: 'internal_error', [EXIT.usage]: 'usage_error', [EXIT.unreachable]: 'daemon_unreachable', [EXIT.rejected]: 'rejected', [EXIT.daemonError]: 'daemon_error', [EXIT.deliveryFailed]: 'delivery_failed', [EXIT.invalidInput]: 'invalid_input', [EXIT.dataDirLocked]: 'data_dir_locked' };
 
 /** With --json a failure is also a JSON object on stdout, so scripts parsing stdout get something: {error: {code, message, details?}, exitCode}. */
 function writeJsonError(run: Run, exitCode: number, message: string, body?: unknown): void {

@@ -54,8 +54,11 @@ export function examples(...lines: string[]): string {
   return `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}`;
 }
 
-/** A JSON file named by an option; an unreadable or invalid file is a usage error naming it (`what` says which file). */
-export function readJsonFile(run: Run, file: string, what?: string): unknown {
+/**
+ * A JSON file named by an option; an unreadable file is a usage error naming it (`what` says which
+ * file), a file that is not JSON exits `invalidExit` (usage by default; `apps validate`: invalid input).
+ */
+export function readJsonFile(run: Run, file: string, what?: string, invalidExit: number = EXIT.usage): unknown {
   const name = what ? `${what} ${file}` : file;
   let text: string;
   try {
@@ -66,7 +69,7 @@ export function readJsonFile(run: Run, file: string, what?: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new CliError(`${name} is not valid JSON: ${(e as Error).message}`, EXIT.usage);
+    throw new CliError(`${name} is not valid JSON: ${(e as Error).message}`, invalidExit, invalidExit === EXIT.usage ? undefined : { code: 'invalid_json' });
   }
 }
 

@@ -2,7 +2,11 @@
 import type { ChalkInstance } from 'chalk';
 import type { Io, Run } from './run.js';
 
-export const EXIT = { ok: 0, internal: 1, usage: 2, unreachable: 3, rejected: 4, daemonError: 5, deliveryFailed: 6 } as const;
+/** The exit codes (README "Exit codes"); 0–6 keep their meaning, new ones are added at the end. */
+export const EXIT = { ok: 0, internal: 1, usage: 2, unreachable: 3, rejected: 4, daemonError: 5, deliveryFailed: 6, invalidInput: 7, dataDirLocked: 8 } as const;
+
+/** One line per code, for --help. */
+export const EXIT_HELP = 'Exit codes: 0 ok, 1 internal, 2 usage (also: the port is in use), 3 daemon not reachable, 4 rejected by the daemon, 5 daemon error, 6 a delivery test failed, 7 invalid manifest or input file (apps validate), 8 another daemon holds the data directory (serve).';
 
 /** An error the CLI reports in one line and turns into an exit code. */
 export class CliError extends Error {
@@ -49,9 +53,9 @@ export async function createOut(run: Run, json: boolean): Promise<Out> {
 
 /** Key/value lines for human output. */
 export function kv(c: ChalkInstance, rows: Array<[string, unknown]>): string {
-  const w = Math.max(...rows.map(([k]) => k.length));
-  return rows
-    .filter(([, v]) => v !== undefined)
+  const shown = rows.filter(([, v]) => v !== undefined);
+  const w = Math.max(...shown.map(([k]) => k.length));
+  return shown
     .map(([k, v]) => `${c.bold(k.padEnd(w))}  ${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join('\n');
 }

@@ -14,6 +14,8 @@ export interface Io {
   cwd: string;
   /** Whether stdout is a terminal: colour and help width depend on it. */
   isTTY: boolean;
+  /** Whether stderr is a terminal (the daemon's log format follows it); stdout's when not said. */
+  stderrIsTTY?: boolean;
   /** Terminal width for help text, when stdout is a terminal. */
   columns?: number;
   stdin: AsyncIterable<Buffer | string>;
@@ -42,6 +44,7 @@ export function processIo(): Io {
     env: process.env,
     cwd: process.cwd(),
     isTTY: !!process.stdout.isTTY,
+    stderrIsTTY: !!process.stderr.isTTY,
     columns: process.stdout.isTTY ? process.stdout.columns : undefined,
     stdin: process.stdin,
     stopSignal: () =>

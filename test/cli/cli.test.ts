@@ -99,7 +99,7 @@ t.test('appreg CLI against a running daemon', async (t) => {
     t.match(u.stderr, /warning: \/redirectUrls\/0/);
   });
 
-  t.test('an invalid manifest is rejected with every pointer, exit 4', async (t) => {
+  t.test('an invalid manifest is rejected with every pointer, exit 4 (7 offline)', async (t) => {
     const bad = path.join(work, 'bad.json');
     fs.writeFileSync(bad, JSON.stringify(manifest({ slashCommands: [{ command: 'nope', url: 'http://127.0.0.1:9/x' }], nmae: 'typo' })));
     const r = await runMain([...g, 'apps', 'create', '--file', bad]);
@@ -107,7 +107,7 @@ t.test('appreg CLI against a running daemon', async (t) => {
     t.match(r.stderr, /\/slashCommands\/0\/command/);
     t.match(r.stderr, /\/nmae/);
     const v = await runMain(['apps', 'validate', '--file', bad]);
-    t.equal(v.code, 4, 'offline validate fails the same way');
+    t.equal(v.code, 7, 'offline validate: exit 7, invalid input (4 is for the daemon\'s refusals)');
     t.match(v.stderr, /\/slashCommands\/0\/command/);
     const ok = await runMain(['apps', 'validate', '--file', file]);
     t.equal(ok.code, 0, ok.stderr);

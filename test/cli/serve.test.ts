@@ -39,8 +39,8 @@ t.test('appreg serve: first start, daemon.json, CLI with no login, one daemon pe
   t.equal(created.code, 0, 'the CLI found the daemon through daemon.json and used credentials.json: ' + created.stderr);
 
   const second = await runCli(['serve', '--port', '0', '--data-dir', dir]);
-  t.not(second.code, 0);
-  t.match(second.stderr, /already running/);
+  t.equal(second.code, 8, 'exit 8: another daemon holds the data directory');
+  t.match(second.stderr, /^appreg: another appreg daemon \(pid \d+\) is already running on .+\n$/, 'one line');
 
   s.child.kill('SIGTERM');
   t.equal(await s.exited, 0, 'SIGTERM exits 0');

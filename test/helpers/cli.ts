@@ -15,7 +15,11 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const BIN = path.join(ROOT, 'bin/appreg.js');
 
 export interface CliResult { code: number | null; stdout: string; stderr: string }
-export interface CliOptions { env?: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number }
+export interface CliOptions {
+  env?: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number;
+  /** In-process only: pretend stdout (and stderr) are a terminal. */
+  isTTY?: boolean;
+}
 
 /** The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`. */
 function cliEnv(extra: NodeJS.ProcessEnv = {}): Record<string, string> {
@@ -23,7 +27,7 @@ function cliEnv(extra: NodeJS.ProcessEnv = {}): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
-/** An Io for main() that keeps what the CLI writes: not a terminal, the test's env, `input` on stdin; never asked to stop. */
+/** An Io for main() that keeps what the CLI writes: not a terminal unless `isTTY`, the test's env, `input` on stdin; never asked to stop. */
 export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: string; stderr: string } } {
   const out = { stdout: '', stderr: '' };
   const io: Io = {
@@ -31,7 +35,7 @@ export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: strin
     stderr: { write: (s: string) => (out.stderr += s) },
     env: cliEnv(opts.env),
     cwd: opts.cwd ?? ROOT,
-    isTTY: false,
+    isTTY: opts.isTTY ?? false,
     stdin: Readable.from(opts.input ? [Buffer.from(opts.input)] : []),
     // `serve` in-process is for its configuration errors only.
     stopSignal: () => new Promise<string>(() => {}),

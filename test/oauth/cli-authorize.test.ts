@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
-import { createApp, me } from '../fixtures/redirects-flow.js';
+import { createApp, me, secondUser } from '../fixtures/redirects-flow.js';
 
 t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
   const d = await startTestDaemon();
@@ -81,9 +81,16 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
   t.test('usage errors', async (t) => {
     let r = await runMain([...g, 'authorize', app.id, '--follow', '--exchange']);
     t.equal(r.code, 2);
-    r = await runMain([...g, 'authorize', 'app_not_mine']);
+    // someone else's app: its defaults are not yours to read, so they must be given
+    const other = await secondUser(d);
+    const theirs = await createApp(d, { displayName: 'Not mine' }, other.token, other.mgmt);
+    r = await runMain([...g, 'authorize', theirs.id]);
     t.equal(r.code, 2);
-    t.match(r.stderr, /--scopes and --redirect-url/);
+    t.match(r.stderr, /not one of your apps: give --scopes and --redirect-url/);
+    // no app at all: says so (exit 4), rather than asking for options that cannot help
+    r = await runMain([...g, 'authorize', 'app_not_mine']);
+    t.equal(r.code, 4);
+    t.match(r.stderr, /app app_not_mine not found/);
   });
 
   t.test('authorizations list, then apps uninstall', async (t) => {

@@ -1,7 +1,7 @@
 /** Socket mode end to end: the CLI against a daemon, with an app connected as the official SDK does. */
 import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
-import { runCli } from '../helpers/cli.js';
+import { runMain } from '../helpers/cli.js';
 import { connectTestClient } from '../helpers/sdk-socket-client.js';
 
 interface App { id: string; appKey: string }
@@ -14,7 +14,7 @@ async function createApp(d: TestDaemon, over: Record<string, unknown> = {}): Pro
 
 const connect = connectTestClient;
 
-const cli = (d: TestDaemon, args: string[]) => runCli(['--url', d.url, '--token', d.token, ...args], { timeoutMs: 20_000 });
+const cli = (d: TestDaemon, args: string[]) => runMain(['--url', d.url, '--token', d.token, ...args]);
 
 t.test('appreg apps get shows the open connections of a socket-mode app', async (t) => {
   const d = await startTestDaemon();

@@ -1,7 +1,7 @@
 /** Socket mode through the delivery engine: triggers, events, the budget, the log and deliver-test, as for HTTP apps. */
 import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
-import { runCli } from '../helpers/cli.js';
+import { runMain } from '../helpers/cli.js';
 import { connectTestClient } from '../helpers/sdk-socket-client.js';
 
 interface App { id: string; appKey: string }
@@ -86,7 +86,7 @@ t.test('no answer within the budget: the offline message, as in HTTP mode; deliv
   const ms = performance.now() - t0;
   t.match(r.body, { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Socket App is offline' });
   t.ok(ms >= 3000 && ms < 3300, `after ${Math.round(ms)} ms`);
-  const cli = await runCli(['--url', d.url, '--token', d.token, 'deliver-test', app.id, '--kind', 'global-shortcut', '--timeout-ms', '300', '--json'], { timeoutMs: 20_000 });
+  const cli = await runMain(['--url', d.url, '--token', d.token, 'deliver-test', app.id, '--kind', 'global-shortcut', '--timeout-ms', '300', '--json']);
   t.equal(cli.code, 6);
   t.match(JSON.parse(cli.stdout), { passed: false, delivery: { outcome: 'timeout', transport: 'socket' } });
 });
@@ -158,7 +158,7 @@ t.test('the signature probe is refused for socket-mode apps (frames are not sign
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const app = await createApp(d);
-  const cli = await runCli(['--url', d.url, '--token', d.token, 'deliver-test', app.id, '--kind', 'slash-command', '--probe-signature'], { timeoutMs: 20_000 });
+  const cli = await runMain(['--url', d.url, '--token', d.token, 'deliver-test', app.id, '--kind', 'slash-command', '--probe-signature']);
   t.equal(cli.code, 4, 'refused by the daemon with a clear message');
   t.match(cli.stderr, /HTTP apps only/);
   const res = await d.api(`${d.mgmt}/deliveries/probe-signature`, { method: 'POST', json: { appId: app.id, kind: 'slash-command' } });

@@ -1,6 +1,6 @@
 /** The account: appreg workspaces create|list, appreg users create, appreg login|logout|whoami. */
 import type { Command } from 'commander';
-import { readSaved, resolveUrl, writeSaved } from '../credentials.js';
+import { fallbackAfterLogout, readSaved, resolveUrl, writeSaved } from '../credentials.js';
 import { CliError, EXIT, kv, table } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Io, Run } from '../run.js';
@@ -84,7 +84,9 @@ export function registerAccount(program: Command, run: Run): void {
       }
       delete saved[url];
       writeSaved(run.io, saved);
-      out.print({ loggedOut: url }, () => `logged out of ${url}`);
+      // Say what the next command acts as: a --token, the data dir's owner, or nothing.
+      const next = fallbackAfterLogout(run.io, o, url);
+      out.print({ loggedOut: url, next }, () => `logged out of ${url}; ${next}`);
     }));
 
   program
@@ -92,7 +94,12 @@ export function registerAccount(program: Command, run: Run): void {
     .description('show the user and workspace the CLI acts as')
     .addHelpText('after', examples('appreg whoami', 'appreg whoami --json'))
     .action(action(run, async ({ out, client }) => {
-      const res = await client().request<{ workspaceId: string; workspaceUserId: string }>('GET', '/auth/whoami');
-      out.print(res, (c) => kv(c, [['workspace', res.workspaceId], ['user', res.workspaceUserId]]));
+      const res = await client().request<{ workspaceId: string; workspaceUserId: string; name?: string; email?: string; workspaces?: Array<{ id: string; name: string }> }>('GET', '/auth/whoami');
+      const ws = res.workspaces?.find((w) => w.id === res.workspaceId);
+      out.print(res, (c) => kv(c, [
+        ['name', res.name], ['email', res.email], ['user', res.workspaceUserId],
+        ['workspace', ws ? `${ws.name} (${res.workspaceId})` : res.workspaceId],
+        ['other workspaces', res.workspaces && res.workspaces.length > 1 ? res.workspaces.filter((w) => w.id !== res.workspaceId).map((w) => `${w.name} (${w.id})`).join(', ') : undefined],
+      ]));
     }));
 }

@@ -6,6 +6,8 @@ import { action, examples, readJsonFile } from '../options.js';
 import { tryWriteEnvFile } from '../env-file.js';
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
+import { appDetails } from './apps-view.js';
+import { registerAppsInit } from './apps-init.js';
 
 type App = Record<string, unknown> & { id: string; name?: string; displayName?: string; published?: boolean; clientSecret?: string; appKey?: string; signingSecret?: string };
 const SECRET_FIELDS = ['clientSecret', 'appKey', 'signingSecret'] as const;
@@ -112,7 +114,7 @@ export function registerApps(program: Command, run: Run): void {
       const client = x.client();
       const full = await client.request<App>('GET', `${client.base()}/apps/mine/${encodeURIComponent(appId)}`);
       const app = x.o.showSecrets ? full : secretsHidden(full);
-      x.out.print(app, (c) => summary(c, app, !!x.o.showSecrets));
+      x.out.print(app, (c) => `${summary(c, app, !!x.o.showSecrets)}\n${appDetails(c, app)}`);
     }));
 
   apps
@@ -163,20 +165,27 @@ export function registerApps(program: Command, run: Run): void {
       x.out.print({ uninstalled: appId, workspaceId: ws }, () => `uninstalled ${appId} from ${ws}`);
     }));
 
+  registerAppsInit(apps, run);
+
   apps
     .command('validate')
     .description('check a manifest offline against the same schema the daemon uses')
     .requiredOption('--file <manifest.json>', 'manifest file')
     .option('--allow-insecure-redirects', 'accept http: redirect URLs on non-local hosts, as a daemon started with that option does')
-    .addHelpText('after', examples('appreg apps validate --file manifest.json && echo ok'))
+    .addHelpText('after', `
+Exit codes: 0 valid (warnings on stderr); 7 not a valid manifest, or not JSON ({"error":{"code":"invalid_manifest","details":[…]}} with --json); 2 the file cannot be read.
+${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps validate --file manifest.json --json')}`)
     .action(action(run, async ({ o, out }) => {
-      const manifest = readJsonFile(run, String(o.file));
+      const manifest = readJsonFile(run, String(o.file), undefined, EXIT.invalidInput);
       // The validator (and its schema compiler) is loaded only by the one command that needs it.
       const { validateManifest } = await import('../../validation/manifest.js');
       const r = validateManifest(manifest, { allowInsecureRedirects: !!o.allowInsecureRedirects });
       if (!r.ok) {
-        if (o.json) out.print({ valid: false, details: r.violations });
-        throw new CliError(`${o.file} is not a valid manifest:\n` + r.violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n'), EXIT.rejected, { quiet: !!o.json });
+        const n = r.violations.length;
+        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a daemon.
+        throw new CliError(`${o.file} is not a valid manifest:\n` + r.violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n'), EXIT.invalidInput, {
+          code: 'invalid_manifest', message: `${o.file} is not a valid manifest: ${n} problem${n === 1 ? '' : 's'}`, details: r.violations,
+        });
       }
       for (const w of r.warnings) out.warn(`${w.pointer}: ${w.message}`);
       out.print({ valid: true, warnings: r.warnings }, (c) => c.green(`${o.file} is a valid manifest`));

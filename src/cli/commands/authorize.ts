@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { CliError, EXIT, kv, table } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
+import type { Client } from '../client.js';
 
 interface AppWithSecrets { id: string; redirectUrls?: string[]; scopes?: { userScopes?: string[]; botScopes?: string[] }; bot?: boolean; clientSecret?: string }
 interface Authorization { app: { id: string; name?: string; displayName?: string }; workspaceId: string; userScopes: string[]; botScopes: string[]; botId?: string; updatedAt?: string }
@@ -12,6 +13,20 @@ function scopesParam(app: AppWithSecrets): string {
   const u = app.scopes?.userScopes ?? [];
   const b = app.bot === false ? [] : app.scopes?.botScopes ?? [];
   return [...u, ...b.map((s) => `bot:${s}`)].join(',');
+}
+
+/**
+ * Whether any app has this id (not only yours): the consent link's check answers unknown_client
+ * for an unknown clientId before it looks at anything else.
+ */
+async function appExists(client: Client, appId: string): Promise<boolean> {
+  try {
+    await client.request('GET', `${client.base()}/oauth2/consent-url`, { searchParams: { clientId: appId } });
+    return true;
+  } catch (e) {
+    if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
+    return (e.body as { code?: unknown } | undefined)?.code !== 'unknown_client';
+  }
 }
 
 export function registerAuthorize(program: Command, run: Run): void {
@@ -47,6 +62,7 @@ Examples:
           app = await client.request<AppWithSecrets>('GET', `${client.base()}/apps/mine/${encodeURIComponent(appId)}`);
         } catch (e) {
           if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
+          if (!(await appExists(client, appId))) throw new CliError(`app ${appId} not found`, EXIT.rejected, { code: 'not_found', message: `app ${appId} not found` });
           throw new CliError(`${appId} is not one of your apps: give --scopes and --redirect-url${o.exchange ? ' and --client-secret' : ''}`, EXIT.usage);
         }
       }

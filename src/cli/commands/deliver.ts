@@ -1,4 +1,4 @@
-/** appreg deliver-test and appreg deliveries list|show|replay: send triggers and events to an app, and the delivery log. */
+/** appreg deliver-test and appreg deliveries list|show|replay|cancel: send triggers and events to an app, and the delivery log. */
 import type { Command } from 'commander';
 import { CliError, EXIT, kv, table, type Out } from '../output.js';
 import { action, examples, positiveInt, readJsonFile } from '../options.js';
@@ -7,10 +7,10 @@ import type { Run } from '../run.js';
 const KINDS = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
 const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
 
-interface Attempt { id: string; at: string; retryNum: number; status?: number; latencyMs: number; outcome: string; excerpt?: string; error?: string; message?: string }
-interface Delivery {
+interface Attempt { id: string; at: string; retryNum: number; status?: number; latencyMs: number; outcome: string; excerpt?: string; error?: string; message?: string; replay?: boolean }
+export interface Delivery {
   id: string; kind: string; appId: string; appName: string; url?: string; transport: string; state: string; outcome?: string; ephemeralMessage?: string;
-  response?: unknown; payload: unknown; attempts: Attempt[]; createdAt: string; nextAttemptAt?: string;
+  response?: unknown; payload: unknown; attempts: Attempt[]; createdAt: string; nextAttemptAt?: string; cancelReason?: string;
 }
 interface ProbeResult { outcome: string; status?: number; latencyMs: number; error?: string; refused: boolean }
 interface Probe { wrongSignature: ProbeResult; unsigned: ProbeResult; refusedBoth: boolean }
@@ -27,25 +27,41 @@ function meets(expect: string, outcome: string | undefined): boolean {
 }
 
 function attemptsTable(c: Out['c'], attempts: Attempt[]): string {
-  return table(c, ['#', 'AT', 'OUTCOME', 'STATUS', 'LATENCY', 'DETAIL'], attempts.map((a) => [String(a.retryNum), a.at, a.outcome, a.status === undefined ? '-' : String(a.status), `${a.latencyMs} ms`, a.message ?? a.error ?? '']));
+  // A replay (deliveries replay) is marked: it is not one of the schedule's retries.
+  return table(c, ['#', 'AT', 'OUTCOME', 'STATUS', 'LATENCY', 'DETAIL'], attempts.map((a) => [a.replay ? `${a.retryNum} (replay)` : String(a.retryNum), a.at, a.outcome, a.status === undefined ? '-' : String(a.status), `${a.latencyMs} ms`, a.message ?? a.error ?? '']));
 }
 
-function describe(c: Out['c'], d: Delivery): string {
+export function describe(c: Out['c'], d: Delivery): string {
   const last = d.attempts.at(-1);
   const rows: Array<[string, unknown]> = [
-    ['delivery', d.id], ['kind', d.kind], ['app', `${d.appName} (${d.appId})`], ['target', d.transport === 'socket' ? 'socket mode' : d.url], ['state', d.state],
+    ['delivery', d.id], ['kind', d.kind], ['app', `${d.appName} (${d.appId})`], ['target', d.transport === 'socket' ? 'socket mode' : d.url],
+    ['state', d.state === 'cancelled' && d.cancelReason ? `cancelled (${d.cancelReason})` : d.state],
     ['outcome', d.outcome], ['status', last?.status ?? '-'], ['latency', last ? `${last.latencyMs} ms` : '-'],
   ];
   if (d.ephemeralMessage) rows.push(['shown to the user', d.ephemeralMessage]);
-  if (d.nextAttemptAt) rows.push(['next attempt', d.nextAttemptAt]);
+  // A next attempt exists only while the schedule still holds one.
+  if (d.state === 'retrying' && d.nextAttemptAt) rows.push(['next attempt', d.nextAttemptAt]);
   if (last?.error) rows.push(['error', last.error]);
   let s = kv(c, rows);
-  s += `\n${c.bold('sent')}\n${JSON.stringify(d.payload, null, 2)}`;
+  // The log keeps no payload for a trigger the app answered well: after a restart it reads back null.
+  s += `\n${c.bold('sent')}\n${d.payload === null || d.payload === undefined ? c.dim('(payload not kept: a trigger that succeeded is logged without it)') : JSON.stringify(d.payload, null, 2)}`;
   if (d.response !== undefined) s += `\n${c.bold('answer')}\n${typeof d.response === 'string' ? d.response : JSON.stringify(d.response, null, 2)}`;
   else if (last?.excerpt) s += `\n${c.bold('answer')}\n${last.excerpt}`;
   if (d.attempts.length > 1) s += `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}`;
   return s;
 }
+
+/** On a terminal (not with --json), one line on stderr once the wait passes a second, so a slow app does not look like a hang. */
+async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number, pending: Promise<T>): Promise<T> {
+  if (!run.io.isTTY || json) return pending;
+  const timer = setTimeout(() => run.io.stderr.write(`waiting for the app… (budget ${budgetMs} ms)\n`), WAIT_NOTICE_MS);
+  try {
+    return await pending;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+const WAIT_NOTICE_MS = 1000;
 
 export function registerDeliver(program: Command, run: Run): void {
   program
@@ -91,7 +107,7 @@ Examples:
       if (o.bodyFile) body.body = readJsonFile(run, String(o.bodyFile), 'body file');
       if (o.payload) body.payload = readJsonFile(run, String(o.payload), 'payload file');
       const client = connect();
-      const d = await client.request<Delivery>('POST', `${client.base()}/deliveries`, { json: body, timeoutMs: timeoutMs + 60_000 });
+      const d = await waitingNotice(run, out.json, timeoutMs, client.request<Delivery>('POST', `${client.base()}/deliveries`, { json: body, timeoutMs: timeoutMs + 60_000 }));
       let probe: Probe | undefined;
       if (o.probeSignature) probe = await client.request<Probe>('POST', `${client.base()}/deliveries/probe-signature`, { json: body, timeoutMs: timeoutMs + 60_000 });
       const answered = meets(expect, d.outcome);
@@ -111,7 +127,7 @@ Examples:
   const deliveries = program.command('deliveries').description('the delivery log: every trigger, event and attempt');
   deliveries
     .command('list')
-    .description('recent deliveries of your apps, newest first')
+    .description('recent deliveries of your apps, newest first by creation time')
     .option('--app <appId>', 'only this app')
     .option('--failed', 'only failed or retrying deliveries')
     .option('--limit <n>', 'how many (1-1000)', '50')
@@ -122,11 +138,12 @@ Examples:
       if (o.app) searchParams.appId = String(o.app);
       if (o.failed) searchParams.failed = 'true';
       const list = await client.request<Delivery[]>('GET', `${client.base()}/deliveries`, { searchParams });
+      // The daemon sorts by createdAt, newest first: the CREATED column is the order's key.
       out.print(list, (c) =>
-        table(c, ['ID', 'KIND', 'APP', 'STATE', 'OUTCOME', 'STATUS', 'LATENCY', 'CREATED'], list.map((d) => {
+        table(c, ['CREATED', 'ID', 'KIND', 'APP', 'STATE', 'OUTCOME', 'STATUS', 'LATENCY'], list.map((d) => {
           const a = d.attempts.at(-1);
-          return [d.id, d.kind, d.appName, d.state, d.outcome ?? '-', a?.status === undefined ? '-' : String(a.status), a ? `${a.latencyMs} ms` : '-', d.createdAt];
-        })),
+          return [d.createdAt, d.id, d.kind, d.appName, d.state, d.outcome ?? '-', a?.status === undefined ? '-' : String(a.status), a ? `${a.latencyMs} ms` : '-'];
+        })) + (list.length ? `\n${c.dim(`${list.length} deliver${list.length === 1 ? 'y' : 'ies'}, newest first by creation time`)}` : ''),
       );
     }));
   deliveries
@@ -147,5 +164,16 @@ Examples:
       const d = await client.request<Delivery>('POST', `${client.base()}/deliveries/${encodeURIComponent(id)}/replay`, { timeoutMs: 120_000 });
       out.print(d, (c) => describe(c, d));
       if (d.state !== 'delivered') run.exitCode = EXIT.deliveryFailed;
+    }));
+  deliveries
+    .command('cancel <deliveryId>')
+    .description('stop the retries of an event that is waiting for its next attempt (state becomes cancelled)')
+    .addHelpText('after', `
+Exit codes: 0 cancelled; 4 the delivery is unknown or not an event waiting for a retry (delivery_not_retrying).
+${examples('appreg deliveries cancel dlv_123', 'appreg deliveries list --failed --json | jq -r \'.[] | select(.state=="retrying") | .id\' | xargs -n1 appreg deliveries cancel')}`)
+    .action(action(run, async ({ out, client: connect }, id) => {
+      const client = connect();
+      const d = await client.request<Delivery>('POST', `${client.base()}/deliveries/${encodeURIComponent(id)}/cancel`);
+      out.print(d, (c) => `cancelled ${d.id}${d.cancelReason ? ` (${d.cancelReason})` : ''}\n${describe(c, d)}`);
     }));
 }

@@ -6,6 +6,9 @@ import { CliError, EXIT } from '../output.js';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
 
+/** StartupError reasons → exit codes: 8 another daemon holds the data dir, 2 the port is taken (choose another --port); key, data → 1. */
+const EXIT_OF_STARTUP: Record<string, number> = { locked: EXIT.dataDirLocked, port_in_use: EXIT.usage };
+
 export function registerServe(program: Command, run: Run): void {
   program
     .command('serve')
@@ -16,15 +19,22 @@ export function registerServe(program: Command, run: Run): void {
     .option('--public-url <url>', 'URL the daemon is reached at, used in URLs it hands out [APPREG_PUBLIC_URL]')
     .option('--config <file>', 'JSON config file [APPREG_CONFIG] (default <data-dir>/config.json)')
     .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
+    .option('--log-format <format>', 'pretty (human lines) or json (JSON lines); default: pretty when stderr is a terminal, else json')
     .option('--allow-insecure-redirects', 'accept http: redirect URLs on hosts other than localhost (development only)')
     .addHelpText('after', `
 Examples:
   $ appreg serve                          # 127.0.0.1:${DEFAULT_PORT}, data in ./data
   $ appreg serve --port 0 --data-dir /tmp/appreg-ci
-  $ APPREG_PORT=9000 appreg serve --public-url https://appreg.example.com`)
+  $ APPREG_PORT=9000 appreg serve --public-url https://appreg.example.com
+  $ appreg serve --log-format json 2>>appreg.log
+
+Exit codes: 0 stopped by SIGINT/SIGTERM; 2 bad configuration, or the port is in use; 8 another daemon
+holds the data directory; 1 any other start failure (damaged data, wrong key file).`)
     .action(action(run, async ({ o, out, cmd }) => {
       // `serve --data-dir` wins over the global `--data-dir` (the merged options would prefer the global one).
       const own = cmd.opts();
+      const format = own.logFormat === undefined ? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json') : String(own.logFormat);
+      if (format !== 'pretty' && format !== 'json') throw new CliError('--log-format must be pretty or json', EXIT.usage);
       const dataDir = (own.dataDir ?? o.dataDir) as string | undefined;
       let config;
       try {
@@ -37,11 +47,17 @@ Examples:
         throw e;
       }
       const { startDaemon, StartupError } = await import('../../server/start.js');
+      const { createLogger } = await import('../../logger.js');
+      const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
       let handle;
       try {
-        handle = await startDaemon(config);
+        handle = await startDaemon(config, { logger });
       } catch (e) {
-        if (e instanceof StartupError) throw new CliError(e.message, EXIT.internal);
+        // A documented exit code per reason the daemon gives, and one line for the two a user fixes by choosing again.
+        if (e instanceof StartupError) {
+          const exit = EXIT_OF_STARTUP[e.reason];
+          throw new CliError(exit === undefined ? e.message : e.message.split('\n')[0]!, exit ?? EXIT.internal, { code: `startup_${e.reason}`, message: e.message });
+        }
         throw e;
       }
       if (handle.bootstrapped) {
