@@ -54,6 +54,6 @@ export function registerAppsInit(apps: Command, run: Run): void {
         if (code === 'EEXIST') throw new CliError(`${o.out} already exists; give --force to overwrite it, or --out <file>`, EXIT.usage);
         throw new CliError(`cannot write ${o.out}: ${code ?? (e as Error).message}`, EXIT.usage);
       }
-      out.print({ file, manifest }, (c) => `wrote ${c.bold(String(o.out))}: edit the URLs (${o.socket ? 'socket mode: only the redirect URL is used' : 'your app host'}), then\n  appreg apps validate --file ${o.out}\n  appreg apps create --file ${o.out} --env-file .env`);
+      out.print({ file, manifest }, (c) => `wrote ${c.bold(String(o.out))}: edit the URLs (${o.socket ? 'socket mode: only the redirect URL is used' : 'your app host'}), then\n  appreg apps validate --file ${o.out}\n  appreg apps create --file ${o.out} --env-out .env`);
     }));
 }
