@@ -50,6 +50,23 @@ export async function runMain(args: string[], opts: CliOptions = {}): Promise<Cl
   return { code, ...out };
 }
 
+/**
+ * `appreg serve --port 0 …args` in this process until `stop` is called (which sends it SIGTERM and
+ * resolves with its exit code); `url` once it listens, `out` what it wrote so far.
+ */
+export async function serveInProcess(args: string[], opts: { tty?: boolean; env?: NodeJS.ProcessEnv } = {}) {
+  const { io, out } = captureIo({ isTTY: opts.tty, env: { NO_COLOR: '1', ...opts.env } });
+  let stop: (s: string) => void = () => {};
+  io.stopSignal = () => new Promise((r) => (stop = r));
+  const code = main(['node', BIN, 'serve', '--port', '0', ...args], io);
+  const listening = /listening on (\S+)/;
+  for (let i = 0; i < 200 && !listening.test(out.stdout); i++) {
+    if (await Promise.race([code.then(() => true), new Promise((r) => setTimeout(() => r(false), 25))])) break;
+  }
+  const url = listening.exec(out.stdout)?.[1];
+  return { url, out, code, stop: async () => (stop('SIGTERM'), await code) };
+}
+
 /** `node bin/appreg.js …args` as a child process. */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {

@@ -19,7 +19,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--public-url <url>', 'URL the daemon is reached at, used in URLs it hands out [APPREG_PUBLIC_URL]')
     .option('--config <file>', 'JSON config file [APPREG_CONFIG] (default <data-dir>/config.json)')
     .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
-    .option('--log-format <format>', 'pretty (human lines) or json (JSON lines); default: pretty when stderr is a terminal, else json')
+    .option('--log-format <format>', 'pretty (human lines) or json (JSON lines) [APPREG_LOG_FORMAT] (default: pretty when stderr is a terminal, else json)')
     .option('--allow-insecure-redirects', 'accept http: redirect URLs on hosts other than localhost (development only)')
     .addHelpText('after', `
 Examples:
@@ -33,19 +33,19 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
     .action(action(run, async ({ o, out, cmd }) => {
       // `serve --data-dir` wins over the global `--data-dir` (the merged options would prefer the global one).
       const own = cmd.opts();
-      const format = own.logFormat === undefined ? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json') : String(own.logFormat);
-      if (format !== 'pretty' && format !== 'json') throw new CliError('--log-format must be pretty or json', EXIT.usage);
       const dataDir = (own.dataDir ?? o.dataDir) as string | undefined;
       let config;
       try {
         config = loadConfig({
-          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), publicUrl: own.publicUrl, logLevel: own.logLevel,
+          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
           allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined, config: own.config as string | undefined,
         }, { ...run.io.env });
       } catch (e) {
         if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
         throw e;
       }
+      // --log-format, else APPREG_LOG_FORMAT, else the config file, else whether stderr is a terminal.
+      const format = config.logFormat ?? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json');
       const { startDaemon, StartupError } = await import('../../server/start.js');
       const { createLogger } = await import('../../logger.js');
       const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
