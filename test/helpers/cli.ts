@@ -19,6 +19,10 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number;
   /** In-process only: pretend stdout (and stderr) are a terminal. */
   isTTY?: boolean;
+  /** In-process only: the operating system the CLI sees (default: this one's). */
+  platform?: NodeJS.Platform;
+  /** In-process only: stands in for starting a detached program (the browser opener); by default nothing starts and ENOENT is answered. */
+  startDetached?: Io['startDetached'];
 }
 
 /** The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`. */
@@ -39,6 +43,9 @@ export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: strin
     stdin: Readable.from(opts.input ? [Buffer.from(opts.input)] : []),
     // `serve` in-process is for its configuration errors only.
     stopSignal: () => new Promise<string>(() => {}),
+    platform: opts.platform ?? process.platform,
+    // A test never starts a real browser.
+    startDetached: opts.startDetached ?? (async () => 'ENOENT'),
   };
   return { io, out };
 }

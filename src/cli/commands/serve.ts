@@ -9,6 +9,9 @@ import type { Run } from '../run.js';
 /** StartupError reasons → exit codes: 8 another daemon holds the data dir, 2 the port is taken (choose another --port); key, data → 1. */
 const EXIT_OF_STARTUP: Record<string, number> = { locked: EXIT.dataDirLocked, port_in_use: EXIT.usage };
 
+/** A path as one shell word: bare when it is plain, else single-quoted. */
+const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
 export function registerServe(program: Command, run: Run): void {
   program
     .command('serve')
@@ -63,6 +66,9 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       if (handle.bootstrapped) {
         out.info(`first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email};`);
         out.info(`  the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed.`);
+        // The data dir the CLI would find by itself (global --data-dir, APPREG_DATA_DIR, ./data); else say it.
+        const found = path.resolve(run.io.cwd, run.io.env.APPREG_DATA_DIR ?? './data') === config.dataDir;
+        out.info(`  to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`);
       }
       // Last, so that whoever waits for this line has seen everything before it.
       out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid }, (c) => `appreg listening on ${c.bold(handle.url)} (data: ${config.dataDir})`);
