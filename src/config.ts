@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { LogFormat } from './logger.js';
 
 export interface Config {
   host: string;
@@ -19,7 +20,7 @@ export interface Config {
    * The daemon's log lines: `pretty` (human lines) or `json` (JSON lines). Unset (the default):
    * pretty when stderr is a terminal, else json. `serve --log-format` wins over this.
    */
-  logFormat?: 'pretty' | 'json';
+  logFormat?: LogFormat;
   bodyLimitBytes: number;
   /** A request (headers and body) must arrive within this many ms, else 408; 0 disables. */
   requestTimeoutMs: number;

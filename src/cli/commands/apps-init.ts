@@ -7,10 +7,10 @@ import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 
 /** The schema's `$id` (schemas/app-manifest.schema.json): editors fetch it; the daemon and `apps validate` accept and ignore it. */
-export const MANIFEST_SCHEMA_URL = 'https://appreg.dev/schemas/app-manifest.schema.json';
+const MANIFEST_SCHEMA_URL = 'https://appreg.dev/schemas/app-manifest.schema.json';
 
 /** The starter: one slash command, one global shortcut, one event, a local redirect. Socket mode routes everything over the websocket. */
-export function starterManifest(name: string, socket: boolean): Record<string, unknown> {
+function starterManifest(name: string, socket: boolean): Record<string, unknown> {
   const host = 'http://localhost:5000';
   // The command is at most 32 characters with its slash (the schema's limit).
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 31).replace(/^-+|-+$/g, '') || 'my-app';
