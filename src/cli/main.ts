@@ -53,10 +53,10 @@ ${EXIT_HELP}`);
   });
   registerServe(program, run);
   registerAccount(program, run);
+  registerOpen(program, run);
   registerApps(program, run);
   registerAuthorize(program, run);
   registerDeliver(program, run);
-  registerOpen(program, run);
   return program;
 }
 

@@ -23,8 +23,8 @@ export function registerOpen(program: Command, run: Run): void {
     .command('open')
     .description('sign a browser in as you: ask the daemon for a one-time link (5 minutes) and open it, or print it')
     .option('--path <path>', 'the daemon page to land on, starting with / (default /, the home page)')
-    .option('--print', 'only print the link, do not open a browser')
-    .addHelpText('after', examples('appreg open', 'appreg open --print', 'appreg open --path / --json'))
+    .option('--print', 'only print the link, do not open a browser (with --json too, the browser opens unless --print)')
+    .addHelpText('after', examples('appreg open', 'appreg open --print          # on a server: copy the link to your browser', 'appreg open --print --json   # {"url", "expiresAt"} for scripts'))
     .action(action(run, async ({ o, out, client: connect }) => {
       const client = connect();
       const body = o.path === undefined ? {} : { path: String(o.path) };
