@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { LogFormat } from './logger.js';
 
 export interface Config {
   host: string;
@@ -15,6 +16,11 @@ export interface Config {
   appUrl?: string;
   keyFile?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * The daemon's log lines: `pretty` (human lines) or `json` (JSON lines). Unset (the default):
+   * pretty when stderr is a terminal, else json. `serve --log-format` wins over this.
+   */
+  logFormat?: LogFormat;
   bodyLimitBytes: number;
   /** A request (headers and body) must arrive within this many ms, else 408; 0 disables. */
   requestTimeoutMs: number;
@@ -108,7 +114,7 @@ export const defaults: Config = {
 type Kind = 'string' | 'number' | 'boolean';
 const kinds: Record<keyof Config, Kind> = {
   host: 'string', port: 'number', dataDir: 'string', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
-  logLevel: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
+  logLevel: 'string', logFormat: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
   codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
@@ -170,6 +176,7 @@ function coerce(key: keyof Config, raw: unknown, source: string): unknown {
   }
   if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${source}: ${key} must be a non-empty string`);
   if (key === 'logLevel' && !['debug', 'info', 'warn', 'error'].includes(raw)) throw new ConfigError(`${source}: logLevel must be debug, info, warn or error`);
+  if (key === 'logFormat' && raw !== 'pretty' && raw !== 'json') throw new ConfigError(`${source}: logFormat must be pretty or json, got ${JSON.stringify(raw)}`);
   if ((key === 'publicUrl' || key === 'appUrl') && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(raw)) {
     throw new ConfigError(`${source}: ${key} must be an http(s) URL such as https://appreg.example.com, got ${JSON.stringify(raw)}`);
   }

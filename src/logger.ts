@@ -39,7 +39,6 @@ export function redact(value: unknown, depth = 0): unknown {
 }
 
 export type LogFormat = 'json' | 'pretty';
-export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
 
 /** A field value on a pretty line: bare when it has no space, quote or `=`, else JSON; a multi-line string (a stack) is indented below. */
 function prettyValue(v: unknown): string {

@@ -1,8 +1,28 @@
-/** An app's secrets in a .env file, as `apps create --env-file` and `apps rotate-secrets --env-file` write them. */
+/** An app's secrets in a .env file, as `apps create --env-out` and `apps rotate-secrets --env-out` write them. */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Command } from 'commander';
 import { CliError, EXIT } from './output.js';
 import type { Io } from './run.js';
+
+/**
+ * `--env-out <path>` and its older spelling `--env-file <path>`. Node 20 reads `--env-file` as its
+ * own option when the command is started through it (`npx appreg … --env-file .env`), so
+ * `--env-out` is the name to use; `--env-file` keeps working wherever it reaches appreg.
+ */
+export function envOutOptions(cmd: Command, what: string): Command {
+  return cmd
+    .option('--env-out <path>', `also write ${what} there (0600); other lines of an existing file are kept`)
+    .option('--env-file <path>', 'the same as --env-out (with npx on Node 20, Node takes --env-file itself: use --env-out)');
+}
+
+/** The file named by --env-out or --env-file; both naming different files is a usage error. */
+export function envOutTarget(o: Record<string, unknown>): string | undefined {
+  const out = o.envOut === undefined ? undefined : String(o.envOut);
+  const file = o.envFile === undefined ? undefined : String(o.envFile);
+  if (out !== undefined && file !== undefined && out !== file) throw new CliError('--env-out and --env-file are one option and name different files here: give one of them', EXIT.usage);
+  return out ?? file;
+}
 
 interface AppSecrets { id: string; appKey?: unknown; clientSecret?: unknown; signingSecret?: unknown }
 

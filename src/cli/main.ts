@@ -13,6 +13,7 @@ import { registerApps } from './commands/apps.js';
 import { registerAccount } from './commands/account.js';
 import { registerAuthorize } from './commands/authorize.js';
 import { registerDeliver } from './commands/deliver.js';
+import { registerOpen } from './commands/open.js';
 
 /** The version in package.json, read as a file (dist/src/cli/main.js → ../../../package.json): no JSON module import at start. */
 function packageVersion(): string {
@@ -33,6 +34,7 @@ export function buildProgram(run: Run): Command {
     .addHelpText('after', `
 Examples:
   $ appreg serve                                   start the daemon (first start creates a workspace and credentials)
+  $ appreg open                                    sign your browser in to the daemon's pages
   $ appreg apps create --file manifest.json        register an app, print its id and secrets
   $ appreg apps list --json                        list your apps for scripts
   $ appreg authorize app_123 --exchange --json     authorize as you and print the tokens
@@ -51,6 +53,7 @@ ${EXIT_HELP}`);
   });
   registerServe(program, run);
   registerAccount(program, run);
+  registerOpen(program, run);
   registerApps(program, run);
   registerAuthorize(program, run);
   registerDeliver(program, run);

@@ -10,7 +10,7 @@ export interface Io {
   stdout: Writer;
   stderr: Writer;
   env: Readonly<Record<string, string | undefined>>;
-  /** Relative paths (--data-dir, --file, --env-file) are resolved against this. */
+  /** Relative paths (--data-dir, --file, --env-out) are resolved against this. */
   cwd: string;
   /** Whether stdout is a terminal: colour and help width depend on it. */
   isTTY: boolean;
@@ -21,6 +21,13 @@ export interface Io {
   stdin: AsyncIterable<Buffer | string>;
   /** Resolves with the signal's name when the user asks a running daemon to stop (`serve`). */
   stopSignal(): Promise<string>;
+  /** The operating system, as process.platform names it: which program opens a browser (`open`). */
+  platform: NodeJS.Platform;
+  /**
+   * Start a program detached from this one, its output ignored (`open`: the browser opener).
+   * Resolves once it started, to undefined, or to why it could not start (ENOENT: not installed).
+   */
+  startDetached(command: string, args: string[]): Promise<string | undefined>;
 }
 
 /** The state of one run, passed to every command: there is no module-level state in the CLI. */
@@ -52,5 +59,23 @@ export function processIo(): Io {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
       }),
+    platform: process.platform,
+    startDetached: async (command, args) => {
+      const { spawn } = await import('node:child_process');
+      return new Promise((resolve) => {
+        let child;
+        try {
+          // Verbatim on Windows: `cmd /c start "" <url>` needs its empty title as two bare quotes.
+          child = spawn(command, args, { detached: true, stdio: 'ignore', windowsHide: true, windowsVerbatimArguments: process.platform === 'win32' });
+        } catch (e) {
+          return resolve((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+        }
+        child.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+        child.once('spawn', () => {
+          child!.unref();
+          resolve(undefined);
+        });
+      });
+    },
   };
 }

@@ -7,8 +7,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
-import { BIN, captureIo, runMain } from '../helpers/cli.js';
-import { main } from '../../src/cli/main.js';
+import { runMain, serveInProcess } from '../helpers/cli.js';
 
 t.test('against a running daemon', async (t) => {
   const d = await startTestDaemon();
@@ -93,17 +92,6 @@ t.test('against a running daemon', async (t) => {
     t.equal((await runMain(['serve', '--log-format', 'xml', '--data-dir', dir])).code, 2, 'an unknown log format is a usage error');
   });
 });
-
-/** `appreg serve` in this process until `stop` is called; resolves with the exit code and what it wrote. */
-async function serveInProcess(args: string[], opts: { tty?: boolean } = {}) {
-  const { io, out } = captureIo({ isTTY: opts.tty, env: { NO_COLOR: '1' } });
-  let stop: (s: string) => void = () => {};
-  io.stopSignal = () => new Promise((r) => (stop = r));
-  const code = main(['node', BIN, 'serve', '--port', '0', ...args], io);
-  for (let i = 0; i < 200 && !/listening on (\S+)/.test(out.stdout); i++) await new Promise((r) => setTimeout(r, 25));
-  const url = /listening on (\S+)/.exec(out.stdout)?.[1];
-  return { url, out, stop: async () => (stop('SIGTERM'), await code) };
-}
 
 t.test('serve --log-format: pretty lines on a terminal by default, JSON lines otherwise', async (t) => {
   const dir = tempDir();

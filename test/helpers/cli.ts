@@ -19,6 +19,10 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number;
   /** In-process only: pretend stdout (and stderr) are a terminal. */
   isTTY?: boolean;
+  /** In-process only: the operating system the CLI sees (default: this one's). */
+  platform?: NodeJS.Platform;
+  /** In-process only: stands in for starting a detached program (the browser opener); by default nothing starts and ENOENT is answered. */
+  startDetached?: Io['startDetached'];
 }
 
 /** The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`. */
@@ -39,6 +43,9 @@ export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: strin
     stdin: Readable.from(opts.input ? [Buffer.from(opts.input)] : []),
     // `serve` in-process is for its configuration errors only.
     stopSignal: () => new Promise<string>(() => {}),
+    platform: opts.platform ?? process.platform,
+    // A test never starts a real browser.
+    startDetached: opts.startDetached ?? (async () => 'ENOENT'),
   };
   return { io, out };
 }
@@ -48,6 +55,23 @@ export async function runMain(args: string[], opts: CliOptions = {}): Promise<Cl
   const { io, out } = captureIo(opts);
   const code = await main(['node', BIN, ...args], io);
   return { code, ...out };
+}
+
+/**
+ * `appreg serve --port 0 …args` in this process until `stop` is called (which sends it SIGTERM and
+ * resolves with its exit code); `url` once it listens, `out` what it wrote so far.
+ */
+export async function serveInProcess(args: string[], opts: { tty?: boolean; env?: NodeJS.ProcessEnv } = {}) {
+  const { io, out } = captureIo({ isTTY: opts.tty, env: { NO_COLOR: '1', ...opts.env } });
+  let stop: (s: string) => void = () => {};
+  io.stopSignal = () => new Promise((r) => (stop = r));
+  const code = main(['node', BIN, 'serve', '--port', '0', ...args], io);
+  const listening = /listening on (\S+)/;
+  for (let i = 0; i < 200 && !listening.test(out.stdout); i++) {
+    if (await Promise.race([code.then(() => true), new Promise((r) => setTimeout(() => r(false), 25))])) break;
+  }
+  const url = listening.exec(out.stdout)?.[1];
+  return { url, out, code, stop: async () => (stop('SIGTERM'), await code) };
 }
 
 /** `node bin/appreg.js …args` as a child process. */

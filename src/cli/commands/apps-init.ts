@@ -7,10 +7,10 @@ import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 
 /** The schema's `$id` (schemas/app-manifest.schema.json): editors fetch it; the daemon and `apps validate` accept and ignore it. */
-export const MANIFEST_SCHEMA_URL = 'https://appreg.dev/schemas/app-manifest.schema.json';
+const MANIFEST_SCHEMA_URL = 'https://appreg.dev/schemas/app-manifest.schema.json';
 
 /** The starter: one slash command, one global shortcut, one event, a local redirect. Socket mode routes everything over the websocket. */
-export function starterManifest(name: string, socket: boolean): Record<string, unknown> {
+function starterManifest(name: string, socket: boolean): Record<string, unknown> {
   const host = 'http://localhost:5000';
   // The command is at most 32 characters with its slash (the schema's limit).
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 31).replace(/^-+|-+$/g, '') || 'my-app';
@@ -54,6 +54,6 @@ export function registerAppsInit(apps: Command, run: Run): void {
         if (code === 'EEXIST') throw new CliError(`${o.out} already exists; give --force to overwrite it, or --out <file>`, EXIT.usage);
         throw new CliError(`cannot write ${o.out}: ${code ?? (e as Error).message}`, EXIT.usage);
       }
-      out.print({ file, manifest }, (c) => `wrote ${c.bold(String(o.out))}: edit the URLs (${o.socket ? 'socket mode: only the redirect URL is used' : 'your app host'}), then\n  appreg apps validate --file ${o.out}\n  appreg apps create --file ${o.out} --env-file .env`);
+      out.print({ file, manifest }, (c) => `wrote ${c.bold(String(o.out))}: edit the URLs (${o.socket ? 'socket mode: only the redirect URL is used' : 'your app host'}), then\n  appreg apps validate --file ${o.out}\n  appreg apps create --file ${o.out} --env-out .env`);
     }));
 }

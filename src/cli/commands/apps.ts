@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Command } from 'commander';
 import { CliError, EXIT, kv, table, type Out } from '../output.js';
 import { action, examples, readJsonFile } from '../options.js';
-import { tryWriteEnvFile } from '../env-file.js';
+import { envOutOptions, envOutTarget, tryWriteEnvFile } from '../env-file.js';
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
 import { appDetails } from './apps-view.js';
@@ -50,15 +50,16 @@ function appFromUrl(client: Client, url: string, appId?: string, onHeaders?: (h:
 export function registerApps(program: Command, run: Run): void {
   const apps = program.command('apps').description('register and manage apps by manifest');
 
-  apps
+  const create = apps
     .command('create')
     .description('register an app from a manifest file; prints its id and secrets')
     .option('--file <manifest.json>', 'manifest file')
-    .option('--from-url <APP_HOST_URL>', 'instead of --file: the daemon fetches <url>/manifest, as the app serves it')
-    .option('--env-file <path>', 'also write PUMBLE_APP_ID, PUMBLE_APP_KEY, PUMBLE_APP_CLIENT_SECRET, PUMBLE_APP_SIGNING_SECRET there (0600)')
-    .addHelpText('after', examples('appreg apps create --file manifest.json', 'appreg apps create --file manifest.json --env-file .env --json', 'appreg apps create --from-url http://localhost:5000 --env-file .env'))
+    .option('--from-url <APP_HOST_URL>', 'instead of --file: the daemon fetches <url>/manifest, as the app serves it');
+  envOutOptions(create, 'PUMBLE_APP_ID, PUMBLE_APP_KEY, PUMBLE_APP_CLIENT_SECRET, PUMBLE_APP_SIGNING_SECRET')
+    .addHelpText('after', examples('appreg apps create --file manifest.json', 'appreg apps create --file manifest.json --env-out .env --json', 'npx appreg apps create --from-url http://localhost:5000 --env-out .env'))
     .action(action(run, async (x) => {
       const { o, out } = x;
+      const envOut = envOutTarget(o);
       if (!o.file === !o.fromUrl) throw new CliError('give the manifest with --file <manifest.json> or --from-url <APP_HOST_URL> (one of them)', EXIT.usage);
       let app: App;
       if (o.fromUrl) app = await appFromUrl(x.client(), String(o.fromUrl), undefined, warningsTo(out));
@@ -68,8 +69,8 @@ export function registerApps(program: Command, run: Run): void {
         app = await client.request<App>('POST', `${client.base()}/apps`, { json: manifest, onHeaders: warningsTo(out) });
       }
       // The secrets are printed even when the env file cannot be written: they are shown only now.
-      const envError = o.envFile ? tryWriteEnvFile(run.io, String(o.envFile), app) : undefined;
-      out.print(app, (c) => summary(c, app, true) + (o.envFile && !envError ? `\n${c.dim(`secrets written to ${o.envFile}`)}` : ''));
+      const envError = envOut ? tryWriteEnvFile(run.io, envOut, app) : undefined;
+      out.print(app, (c) => summary(c, app, true) + (envOut && !envError ? `\n${c.dim(`secrets written to ${envOut}`)}` : ''));
       if (envError) throw new CliError(`the app ${app.id} was created (secrets above), but ${envError}`, EXIT.usage);
     }));
 
@@ -127,16 +128,14 @@ export function registerApps(program: Command, run: Run): void {
       x.out.print({ deleted: appId }, () => `deleted ${appId}`);
     }));
 
-  apps
-    .command('rotate-secrets <appId>')
-    .description('issue a new clientSecret, appKey and signingSecret (the id stays)')
-    .option('--env-file <path>', 'also write the new secrets there (0600)')
-    .addHelpText('after', examples('appreg apps rotate-secrets app_123 --env-file .env'))
+  envOutOptions(apps.command('rotate-secrets <appId>').description('issue a new clientSecret, appKey and signingSecret (the id stays)'), 'the new secrets')
+    .addHelpText('after', examples('appreg apps rotate-secrets app_123 --env-out .env'))
     .action(action(run, async (x, appId) => {
+      const envOut = envOutTarget(x.o);
       const client = x.client();
       const s = await client.request<App>('PUT', appPath(client, appId, '/secrets/rotate'));
       const app = { ...s, id: appId };
-      const envError = x.o.envFile ? tryWriteEnvFile(run.io, String(x.o.envFile), app) : undefined;
+      const envError = envOut ? tryWriteEnvFile(run.io, envOut, app) : undefined;
       x.out.print(app, (c) => kv(c, [['id', appId], ...SECRET_FIELDS.map((k) => [k, app[k]] as [string, unknown])]));
       if (envError) throw new CliError(`the secrets were rotated (new ones above), but ${envError}`, EXIT.usage);
     }));

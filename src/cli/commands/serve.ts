@@ -9,6 +9,9 @@ import type { Run } from '../run.js';
 /** StartupError reasons → exit codes: 8 another daemon holds the data dir, 2 the port is taken (choose another --port); key, data → 1. */
 const EXIT_OF_STARTUP: Record<string, number> = { locked: EXIT.dataDirLocked, port_in_use: EXIT.usage };
 
+/** A path as one shell word: bare when it is plain, else single-quoted. */
+const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
 export function registerServe(program: Command, run: Run): void {
   program
     .command('serve')
@@ -19,7 +22,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--public-url <url>', 'URL the daemon is reached at, used in URLs it hands out [APPREG_PUBLIC_URL]')
     .option('--config <file>', 'JSON config file [APPREG_CONFIG] (default <data-dir>/config.json)')
     .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
-    .option('--log-format <format>', 'pretty (human lines) or json (JSON lines); default: pretty when stderr is a terminal, else json')
+    .option('--log-format <format>', 'pretty (human lines) or json (JSON lines) [APPREG_LOG_FORMAT] (default: pretty when stderr is a terminal, else json)')
     .option('--allow-insecure-redirects', 'accept http: redirect URLs on hosts other than localhost (development only)')
     .addHelpText('after', `
 Examples:
@@ -33,19 +36,19 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
     .action(action(run, async ({ o, out, cmd }) => {
       // `serve --data-dir` wins over the global `--data-dir` (the merged options would prefer the global one).
       const own = cmd.opts();
-      const format = own.logFormat === undefined ? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json') : String(own.logFormat);
-      if (format !== 'pretty' && format !== 'json') throw new CliError('--log-format must be pretty or json', EXIT.usage);
       const dataDir = (own.dataDir ?? o.dataDir) as string | undefined;
       let config;
       try {
         config = loadConfig({
-          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), publicUrl: own.publicUrl, logLevel: own.logLevel,
+          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
           allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined, config: own.config as string | undefined,
         }, { ...run.io.env });
       } catch (e) {
         if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
         throw e;
       }
+      // --log-format, else APPREG_LOG_FORMAT, else the config file, else whether stderr is a terminal.
+      const format = config.logFormat ?? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json');
       const { startDaemon, StartupError } = await import('../../server/start.js');
       const { createLogger } = await import('../../logger.js');
       const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
@@ -63,6 +66,9 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       if (handle.bootstrapped) {
         out.info(`first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email};`);
         out.info(`  the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed.`);
+        // The data dir the CLI would find by itself (global --data-dir, APPREG_DATA_DIR, ./data); else say it.
+        const found = path.resolve(run.io.cwd, run.io.env.APPREG_DATA_DIR ?? './data') === config.dataDir;
+        out.info(`  to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`);
       }
       // Last, so that whoever waits for this line has seen everything before it.
       out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid }, (c) => `appreg listening on ${c.bold(handle.url)} (data: ${config.dataDir})`);
