@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   invalid_grant: 400,
   invalid_scope: 400,
   invalid_redirect_url: 400,
+  invalid_lead: 400,
+  invalid_login_code: 400,
   unknown_client: 400,
   egress_denied: 400,
   socket_mode_disabled: 400,
@@ -81,6 +83,8 @@ export const invalidRequest = withDetails('invalid_request');
 export const invalidGrant = plain('invalid_grant', 'The authorization code is unknown, expired or already used.');
 export const invalidScope = plain('invalid_scope', 'The scopes are not acceptable.');
 export const invalidRedirectUrl = plain('invalid_redirect_url', 'The redirectUrl is not acceptable.');
+export const invalidLead = plain('invalid_lead', 'The login request is unknown, expired, void or already used; start the login again.');
+export const invalidLoginCode = plain('invalid_login_code', 'The login code is wrong.');
 export const unknownClient = plain('unknown_client', 'No app has this clientId.');
 export const egressDenied = plain('egress_denied', 'The egress policy refuses this address.');
 export const socketModeDisabled = plain('socket_mode_disabled', 'This app does not use socket mode.');

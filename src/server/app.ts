@@ -7,6 +7,7 @@ import { appsRoutes } from './routes/apps.js';
 import { MGMT_BASE, requireAuth, requireSelf } from './routes/auth.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { identityRoutes } from './routes/identity.js';
+import { leadRoutes, loginCodeRoutes } from './routes/lead.js';
 import { appCallRoutes } from './routes/oauth.js';
 import { oauthConsentRoutes } from './routes/oauth-consent.js';
 import { oauthManagementRoutes } from './routes/oauth-management.js';
@@ -31,12 +32,15 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
   app.use(webRoutes(web));
   app.use(identityRoutes({ config, clock, identity }));
+  // The official CLI's login; like the two info calls above, before the management mount (no Authtoken).
+  app.use(leadRoutes({ config, clock, leads: d.leads }));
   // Management calls: the caller's own workspace user, authenticated once for every router below.
   app.use(
     MGMT_BASE,
     requireAuth(identity),
     requireSelf(),
     signInLinkRoutes(web),
+    loginCodeRoutes({ leads: d.leads }),
     oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
     deliveryRoutes({ config, clock, deliveries: d.deliveries }),
     appsRoutes({

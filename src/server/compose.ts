@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { createIdentityService } from '../services/identity.js';
 import { createAppsService } from '../services/apps.js';
+import { createLeadLogin } from '../services/lead-login.js';
 import type { ServiceContext } from '../services/context.js';
 import { createGrants } from '../services/oauth/grants.js';
 import { createAuthorizationRequests } from '../services/oauth/authorization-request.js';
@@ -43,6 +44,7 @@ export function composeDaemon(base: Foundation) {
 
   const identity = createIdentityService(ctx);
   const apps = createAppsService(ctx);
+  const leads = createLeadLogin(ctx, { identity });
 
   const grants = createGrants(store, apps);
   const oauth = {
@@ -71,6 +73,7 @@ export function composeDaemon(base: Foundation) {
     clock,
     store,
     identity,
+    leads,
     apps,
     oauth,
     egress,

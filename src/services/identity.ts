@@ -184,7 +184,7 @@ export function createIdentityService(ctx: ServiceContext) {
     return wu ? membershipsOf(wu.accountId).map((m) => ({ ...workspaceInfo(m.workspaceId), workspaceUserId: m.id })) : [];
   }
 
-  return { createWorkspaceFor, membershipIn, userRecord, createUser, checkPassword, membershipsOf, login, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces };
+  return { createWorkspaceFor, membershipIn, userRecord, createUser, checkPassword, membershipsOf, login, issueToken, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces };
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;

@@ -4,11 +4,11 @@ import { invalidRequest } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { IdentityService } from '../../services/identity.js';
-import { jsonBody, loginLimits } from '../middleware.js';
+import { jsonBody, loginLimits, rateLimit } from '../middleware.js';
 import { authed, requireAuth } from './auth.js';
 
 export interface IdentityRoutesDeps {
-  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin'>;
+  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin' | 'rateLimitConsent'>;
   clock: Clock;
   identity: IdentityService;
 }
@@ -20,6 +20,7 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
   const auth = requireAuth(identity);
   const loginLimit = loginLimits({ perMinute: config.rateLimitLogin, clock: deps.clock, emailOf: (req) => req.body?.email });
   const workspace = (ws: unknown) => String(ws);
+  const infoLimit = rateLimit({ perMinute: config.rateLimitConsent, clock: deps.clock, key: (req) => `info|${req.ip}` });
 
   r.post('/auth/login', body, ...loginLimit, async (req, res) => {
     if (!req.body || typeof req.body !== 'object') throw invalidRequest('Send {"email", "password"} as JSON.');
@@ -43,14 +44,10 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
     }),
   );
   r.post('/workspaces', auth, body, authed(async (req, res, p) => res.status(201).json(await identity.createWorkspaceFor(p, req.body?.name))));
-  r.get(
-    '/workspaces/:workspaceId/info',
-    auth,
-    authed((req, res, p) => {
-      const ws = identity.membershipIn(p, workspace(req.params.workspaceId)).workspaceId;
-      res.json(identity.workspaceInfo(ws));
-    }),
-  );
+  // Without an Authtoken: the official CLI calls these two without one (docs/security.md §4, "Info calls").
+  r.get('/workspaces/:workspaceId/info', infoLimit, (req, res) => {
+    res.json(identity.workspaceInfo(workspace(req.params.workspaceId)));
+  });
   r.post(
     '/workspaces/:workspaceId/workspaceUsers',
     auth,
@@ -63,13 +60,8 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
       res.status(201).json({ id: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, ...(password ? { password } : {}), ...(existingAccount ? { existingAccount: true } : {}) });
     }),
   );
-  r.get(
-    '/workspaces/:workspaceId/workspaceUsers/:workspaceUserId',
-    auth,
-    authed((req, res, p) => {
-      const ws = identity.membershipIn(p, workspace(req.params.workspaceId)).workspaceId;
-      res.json(identity.userInfo(ws, String(req.params.workspaceUserId)));
-    }),
-  );
+  r.get('/workspaces/:workspaceId/workspaceUsers/:workspaceUserId', infoLimit, (req, res) => {
+    res.json(identity.userInfo(workspace(req.params.workspaceId), String(req.params.workspaceUserId)));
+  });
   return r;
 }
