@@ -17,7 +17,7 @@ export interface Logger {
 }
 
 const SECRET_KEY = /(secret|token|password|authorization|signature|code|appkey|app-key|cookie|ticket|key$)/i;
-const SECRET_VALUE = /\b(acs|apk|ass|aut|abt|acd|awt|asn|acf)_[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g;
+const SECRET_VALUE = /\b(acs|apk|ass|aut|abt|acd|awt|asn|acf|ald|axt)_[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g;
 
 /**
  * An error code or errno (`manifest_unavailable`, `ECONNREFUSED`) under a `code` key is not a secret:

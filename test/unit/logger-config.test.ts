@@ -16,6 +16,7 @@ t.test('the logger redacts secret-looking fields and values', async (t) => {
   t.notMatch(out, /eyJhbGciOi/);
   t.match(out, /"ok":1/);
   t.same(redact({ signature: 'abc', count: 3 }), { signature: '[redacted]', count: 3 });
+  for (const prefix of ['ald', 'axt']) t.equal(redact(`lead ${newSecret(prefix)}`), 'lead [redacted]', `${prefix}_ values (login leads, exchange tokens)`);
 });
 
 t.test('config: defaults < file < env < flags, and clear errors', async (t) => {
