@@ -7,7 +7,7 @@ import { ROOT } from '../helpers/cli.js';
 
 t.test("the README's complete manifest is valid", async (t) => {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const block = /A complete manifest[^`]*```json\n([\s\S]*?)\n```/.exec(readme);
+  const block = /A complete manifest[\s\S]*?```json\n([\s\S]*?)\n```/.exec(readme);
   t.ok(block, 'the README has the example');
   const result = validateManifest(JSON.parse(block![1]!));
   t.same(result.ok ? [] : result.violations, [], 'no violations');
