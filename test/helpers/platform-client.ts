@@ -56,13 +56,12 @@ export function platformClient(baseUrl: string, token: string, appKey: string) {
   };
 }
 
-export type PlatformClient = ReturnType<typeof platformClient>;
 
 /** Every scope a platform test app asks for. */
-export const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edit', 'messages:delete', 'attachments:write', 'reaction:read', 'reaction:write', 'channels:list', 'channels:read', 'channels:write', 'users:list', 'user:read', 'workspace:read'];
+const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edit', 'messages:delete', 'attachments:write', 'reaction:read', 'reaction:write', 'channels:list', 'channels:read', 'channels:write', 'users:list', 'user:read', 'workspace:read'];
 
 /** The consent-screen scope string granting `user` scopes to the user and `bot` scopes to the bot. */
-export const scopeString = (user: string[], bot: string[]) => [...user, ...bot.map((s) => `bot:${s}`)].join(',');
+const scopeString = (user: string[], bot: string[]) => [...user, ...bot.map((s) => `bot:${s}`)].join(',');
 
 /** Create an app with the given scopes (all platform scopes by default), authorize it as the daemon's owner (or `as`), and return SDK-like clients for its user and bot tokens. */
 export async function installPlatformApp(

@@ -3,7 +3,7 @@ import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import type { MessageRecord } from './records.js';
 
-export const MAX_TEXT = 100_000;
+const MAX_TEXT = 100_000;
 
 export interface MessageInput {
   text: string;

@@ -26,7 +26,7 @@ export interface MessagesDeps {
 
 const STRATEGIES = ['BEFORE', 'AFTER', 'AROUND'] as const;
 
-export function parseLimit(raw: unknown, dflt: number, max: number): number {
+function parseLimit(raw: unknown, dflt: number, max: number): number {
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > max) throw invalidRequest(`limit must be a whole number from 1 to ${max}.`, [{ pointer: '/limit', message: `must be 1 to ${max}` }]);

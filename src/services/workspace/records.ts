@@ -33,7 +33,7 @@ export interface ChannelRecord {
   createdAt: string;
 }
 
-export interface ReactionRecord { user: string; code: string }
+interface ReactionRecord { user: string; code: string }
 
 export interface MessageRecord {
   id: string;

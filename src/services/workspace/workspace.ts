@@ -70,4 +70,3 @@ export function createWorkspace(deps: WorkspaceDeps) {
   };
 }
 
-export type Workspace = ReturnType<typeof createWorkspace>;
