@@ -40,7 +40,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
   const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
   app.use(webRoutes(web));
-  app.use(identityRoutes({ config, clock, identity }));
+  app.use(identityRoutes({ config, clock, identity, onUserJoined: (id) => void d.workspace.userJoined(id) }));
   // Management calls: the caller's own workspace user, authenticated once for every router below.
   app.use(
     MGMT_BASE,

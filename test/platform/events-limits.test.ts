@@ -131,3 +131,18 @@ t.test('messages survive a restart; a channel keeps at most workspaceMessagesPer
   const last = await again.fetchMessages(general, undefined, 10);
   t.same(last.body.messages.map((m: any) => m.text), ['m4', 'm5'], 'posting order continues after the restart');
 });
+
+t.test('a user joining the workspace: WORKSPACE_USER_JOINED to apps subscribed with user:read', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  rx.on('/events', { text: 'ok' });
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const b = await installPlatformApp(d, { events: ['WORKSPACE_USER_JOINED'], eventsUrl: `${rx.url}/events` });
+  rx.secret = b.app.signingSecret;
+  const other = await secondUser(d);
+  const [ev] = await rx.waitFor(1, 5000);
+  t.ok(ev!.signatureValid);
+  t.match(ev!.body, { eventType: 'WORKSPACE_USER_JOINED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
+  t.match(JSON.parse(ev!.body.body), { uId: other.id, uE: other.email, uN: 'Second User', wId: d.workspaceId, ty: 'WORKSPACE_USER_JOINED' });
+});
