@@ -14,6 +14,7 @@ import { socketRoutes } from './routes/socket.js';
 import { platformGate } from './routes/platform-gate.js';
 import { platformChannelRoutes } from './routes/platform-channels.js';
 import { platformMessageRoutes } from './routes/platform-messages.js';
+import { platformScheduledRoutes } from './routes/platform-scheduled.js';
 import { platformUserRoutes } from './routes/platform-users.js';
 import { signInLinkRoutes, webRoutes } from './routes/web.js';
 
@@ -33,6 +34,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.
   const platform = platformGate({ appTokens: oauth.appTokens, clock });
   const ws = d.workspace;
+  app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformChannelRoutes({ platform, channels: ws.channels, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformUserRoutes({ platform, users: ws.users }));

@@ -82,6 +82,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
 
     sockets.start();
     parts.delivery.worker.start();
+    parts.workspace.scheduled.start();
     const sweeper = setInterval(() => {
       parts.oauth.consentSessions.sweep();
       parts.oauth.exchange.sweep().catch((e) => logger.error('sweeping expired codes failed', { error: String(e) }));
@@ -98,6 +99,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
         server.closeIdleConnections();
         clearInterval(sweeper);
         await sockets.close();
+        await parts.workspace.scheduled.stop();
         await parts.delivery.worker.stop();
         // In-flight requests finish (their writes are awaited by the handlers); then idle sockets go.
         const forceAfter = setTimeout(() => server.closeAllConnections(), 5000);

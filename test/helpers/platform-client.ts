@@ -41,6 +41,13 @@ export function platformClient(baseUrl: string, token: string, appKey: string) {
     searchMessages: (req: Record<string, unknown>) => call('POST', '/v1/messages/search', { data: req }),
     addReaction: (m: string, code: string) => call('POST', `/v1/messages/${m}/reactions`, { data: { code } }),
     removeReaction: (m: string, code: string) => call('DELETE', `/v1/messages/${m}/reactions`, { data: { code } }),
+    // scheduled messages
+    fetchScheduledMessages: (channelId?: string) => call('GET', '/v1/messages/scheduled', { query: { channelId } }),
+    fetchScheduledMessage: (id: string) => call('GET', `/v1/messages/scheduled/${id}`),
+    createScheduledMessage: (req: Record<string, unknown>) => call('POST', '/v1/messages/scheduled', { data: req }),
+    editScheduledMessage: (id: string, req: Record<string, unknown>) => call('PUT', `/v1/messages/scheduled/${id}`, { data: req }),
+    editScheduledMessageAttachments: (id: string, attachments: unknown[]) => call('PUT', `/v1/messages/scheduled/${id}/attachments`, { data: { attachments } }),
+    deleteScheduledMessage: (id: string) => call('DELETE', `/v1/messages/scheduled/${id}`),
     // channels
     listChannels: (types?: string) => call('GET', '/v1/channels', { query: { types } }),
     getChannelDetails: (c: string) => call('GET', `/v1/channels/${c}`),

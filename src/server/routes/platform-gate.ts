@@ -11,7 +11,7 @@ import type { Actor } from '../../services/workspace/users.js';
 import { rateLimit } from '../middleware.js';
 
 /** The platform's documented limits, requests per minute. */
-export const PLATFORM_LIMITS = { perApp: 3000, perUser: 1000, messages: 80, replies: 80, channels: 60, reactions: 60 } as const;
+export const PLATFORM_LIMITS = { perApp: 3000, perUser: 1000, messages: 80, replies: 80, channels: 60, reactions: 60, scheduled: 60 } as const;
 
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 const OWNER = 'platformOwner';

@@ -72,7 +72,7 @@ export function createMessages(deps: MessagesDeps) {
     return changes;
   }
 
-  async function postIn(a: Actor, ch: ChannelRecord, input: MessageInput, root?: MessageRecord) {
+  async function postIn(a: Actor, ch: ChannelRecord, input: MessageInput, root?: MessageRecord, extra: Change[] = []) {
     if (ch.isArchived) throw invalidRequest('The channel is archived.');
     if (input.sendToUsers) {
       const bad = input.sendToUsers.filter((u) => !users.member(a.workspaceId, u) || !channels.canSee(ch, u));
@@ -93,7 +93,7 @@ export function createMessages(deps: MessagesDeps) {
       ...(input.sendToUsers ? { ephemeralTo: input.sendToUsers } : {}),
       ...(a.appId ? { appId: a.appId } : {}),
     };
-    await index.commit(withBound(m));
+    await index.commit([...withBound(m), ...extra]);
     emitMessage(ch, m, 'NEW_MESSAGE');
     return view(m);
   }
@@ -216,10 +216,15 @@ export function createMessages(deps: MessagesDeps) {
     await index.commit([{ table: WT.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }]);
   }
 
+  /** A scheduled message's turn: posted as its author, and `extra` (forgetting the schedule) in the same commit. */
+  async function postScheduled(a: Actor, channelId: string, input: MessageInput, extra: Change[]) {
+    return postIn(a, await channels.visible(a, channelId), input, undefined, extra);
+  }
+
   /** Every message of a channel, for deleting the channel with them. */
   const idsIn = (channelId: string) => index.inChannel(channelId).map((m) => m.id);
 
-  return { visibleMessage, view, post, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, idsIn, seenBy };
+  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, idsIn, seenBy };
 }
 
 export type Messages = ReturnType<typeof createMessages>;

@@ -9,6 +9,7 @@ import { sha256 } from '../../crypto.js';
 export const WT = {
   channels: 'wsChannels',
   messages: 'wsMessages',
+  scheduled: 'wsScheduledMessages',
 } as const;
 
 export type ChannelType = 'PUBLIC' | 'PRIVATE' | 'DIRECT' | 'SELF';
@@ -56,6 +57,21 @@ export interface MessageRecord {
   ephemeralTo?: string[];
   /** The app whose token posted it, if any. */
   appId?: string;
+}
+
+/** A message to be posted by the daemon at `sendAt`, as its author. */
+export interface ScheduledRecord {
+  id: string;
+  workspaceId: string;
+  channelId: string;
+  author: string;
+  appId?: string;
+  text: string;
+  blocks: unknown[];
+  attachments: unknown[];
+  /** epoch ms */
+  sendAt: number;
+  createdAt: string;
 }
 
 /** general and random have ids derived from the workspace, so creating them twice is the same write. */

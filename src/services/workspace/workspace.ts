@@ -16,6 +16,7 @@ import { createWorkspaceEvents } from './events.js';
 import { createMessageIndex } from './message-index.js';
 import { createMessages } from './messages.js';
 import { createReactionsAndSearch } from './reactions.js';
+import { createScheduledMessages } from './scheduled.js';
 import { createWorkspaceUsers, type Actor } from './users.js';
 
 export interface WorkspaceDeps {
@@ -36,6 +37,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
   const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events });
   const reactions = createReactionsAndSearch({ index, messages, channels, events });
+  const scheduled = createScheduledMessages({ store, clock, logger, channels, messages });
 
   /** A person of the workspace, as an actor of the calls below. */
   function person(workspaceUserId: string): Actor {
@@ -49,6 +51,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
     channels,
     messages,
     reactions,
+    scheduled,
     /** A workspace user (a person) as the actor of channel and message calls. */
     person,
     /** A person posts in a channel (by id, name or #name), optionally in a thread: NEW_MESSAGE as for an app's post. */
