@@ -37,7 +37,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformChannelRoutes({ platform, channels: ws.channels, bodyLimitBytes: config.bodyLimitBytes }));
-  app.use(platformUserRoutes({ platform, users: ws.users }));
+  app.use(platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
   const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };

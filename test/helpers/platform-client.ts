@@ -60,12 +60,15 @@ export function platformClient(baseUrl: string, token: string, appKey: string) {
     listWorkspaceUsers: () => call('GET', '/v1/workspaceUsers'),
     userInfo: (u: string) => call('GET', `/v1/workspaceUsers/${u}`),
     getWorkspaceInfo: () => call('GET', '/v1/workspace'),
+    listUserGroups: () => call('GET', '/v1/workspaceUsers/groups'),
+    updateCustomStatus: (data: Record<string, unknown>) => call('PUT', '/v1/workspaceUsers/customStatus', { data }),
+    publishHomeView: (u: string, data: Record<string, unknown>) => call('POST', `/v1/app/homeView/workspaceUsers/${u}`, { data }),
   };
 }
 
 
 /** Every scope a platform test app asks for. */
-const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edit', 'messages:delete', 'attachments:write', 'reaction:read', 'reaction:write', 'channels:list', 'channels:read', 'channels:write', 'users:list', 'user:read', 'workspace:read'];
+const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edit', 'messages:delete', 'attachments:write', 'reaction:read', 'reaction:write', 'channels:list', 'channels:read', 'channels:write', 'users:list', 'user:read', 'workspace:read', 'status:write', 'group:read'];
 
 /** The consent-screen scope string granting `user` scopes to the user and `bot` scopes to the bot. */
 const scopeString = (user: string[], bot: string[]) => [...user, ...bot.map((s) => `bot:${s}`)].join(',');

@@ -3,7 +3,7 @@
  * `x-app-token` headers → the token's owner; the platform's per-app and per-user rate limits;
  * then, per call, the scope it needs (403 missing_scope naming it) and its own rate limit.
  */
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Clock } from '../../clock.js';
 import { missingScope } from '../../errors.js';
 import type { AppTokens, TokenOwner } from '../../services/oauth/app-tokens.js';
@@ -11,7 +11,7 @@ import type { Actor } from '../../services/workspace/users.js';
 import { rateLimit } from '../middleware.js';
 
 /** The platform's documented limits, requests per minute. */
-export const PLATFORM_LIMITS = { perApp: 3000, perUser: 1000, messages: 80, replies: 80, channels: 60, reactions: 60, scheduled: 60 } as const;
+export const PLATFORM_LIMITS = { perApp: 3000, perUser: 1000, messages: 80, replies: 80, channels: 60, reactions: 60, scheduled: 60, homeViews: 20 } as const;
 
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 const OWNER = 'platformOwner';
@@ -36,8 +36,9 @@ export function platformGate(deps: { appTokens: AppTokens; clock: Clock }) {
       (scope: string): RequestHandler =>
       (_req, res, next) =>
         next(owner(res).scopes.includes(scope) ? undefined : missingScope(scope)),
-    /** A call's own limit, per app and workspace (a new bucket per call of this function). */
-    limit: (name: keyof typeof PLATFORM_LIMITS) => rateLimit({ perMinute: PLATFORM_LIMITS[name], clock, key: (_req, res) => `${name}|${owner(res).appId}|${owner(res).workspaceId}` }),
+    /** A call's own limit, per app and workspace, or per app and what `by` names (a new bucket per call of this function). */
+    limit: (name: keyof typeof PLATFORM_LIMITS, by?: (req: Request) => string) =>
+      rateLimit({ perMinute: PLATFORM_LIMITS[name], clock, key: (req, res) => `${name}|${owner(res).appId}|${by ? by(req) : owner(res).workspaceId}` }),
     /** The token's user (the bot user for a bot token) as the actor of a workspace call. */
     actor(res: Response): Actor {
       const o = owner(res);

@@ -19,7 +19,10 @@ export type WorkspaceEventType =
   | 'CHANNEL_CREATED'
   | 'CHANNEL_ARCHIVED'
   | 'CHANNEL_DELETED'
-  | 'WORKSPACE_USER_JOINED';
+  | 'WORKSPACE_USER_JOINED'
+  | 'WORKSPACE_USER_UPDATED'
+  | 'WORKSPACE_USER_GROUP_CREATED'
+  | 'WORKSPACE_USER_GROUP_UPDATED';
 
 export interface WorkspaceEventsDeps {
   store: Store;

@@ -10,6 +10,9 @@ export const WT = {
   channels: 'wsChannels',
   messages: 'wsMessages',
   scheduled: 'wsScheduledMessages',
+  groups: 'wsUserGroups',
+  statuses: 'wsCustomStatuses',
+  homeViews: 'wsHomeViews',
 } as const;
 
 export type ChannelType = 'PUBLIC' | 'PRIVATE' | 'DIRECT' | 'SELF';
@@ -72,6 +75,41 @@ export interface ScheduledRecord {
   /** epoch ms */
   sendAt: number;
   createdAt: string;
+}
+
+export interface UserGroupRecord {
+  id: string;
+  workspaceId: string;
+  createdBy: string;
+  name: string;
+  handle: string;
+  description: string;
+  disabled: boolean;
+  workspaceUserIds: string[];
+  createdAt: string;
+}
+
+/** Keyed by the workspace user's id. */
+export interface CustomStatusRecord {
+  id: string;
+  code: string;
+  status: string;
+  expiration: string;
+  /** epoch ms; 0 = never */
+  expiresAt: number;
+  pausedNotifications: boolean;
+}
+
+/** An app's home view for one user, keyed by `${appId}|${workspaceUserId}`. */
+export interface HomeViewRecord {
+  id: string;
+  appId: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  blocks: unknown[];
+  title?: unknown;
+  state?: unknown;
+  updatedAt: string;
 }
 
 /** general and random have ids derived from the workspace, so creating them twice is the same write. */

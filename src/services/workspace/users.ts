@@ -1,7 +1,9 @@
 /** Workspace users and the workspace as the platform API shows them (docs/protocol.md §9.4). */
 import { notFound } from '../../errors.js';
+import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
 import { T, type WorkspaceRecord, type WorkspaceUserRecord } from '../records.js';
+import { WT, type CustomStatusRecord } from './records.js';
 
 /** Who a platform call acts as: the token's user (the bot user for a bot token) in its workspace. */
 export interface Actor {
@@ -13,7 +15,14 @@ export interface Actor {
 
 const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'workspace';
 
-export function createWorkspaceUsers(store: Store) {
+export function createWorkspaceUsers(store: Store, clock: Clock) {
+  /** The user's custom status as V1.CustomStatus, unless none is set or it has expired. */
+  function statusOf(userId: string) {
+    const s = store.get<CustomStatusRecord>(WT.statuses, userId);
+    if (!s || (s.expiresAt > 0 && s.expiresAt <= clock.now())) return undefined;
+    return { code: s.code, status: s.status, expiration: s.expiration, expiresAt: s.expiresAt, showUntil: s.expiresAt > 0 };
+  }
+
   function usersOf(workspaceId: string): WorkspaceUserRecord[] {
     const out: WorkspaceUserRecord[] = [];
     for (const u of store.values<WorkspaceUserRecord>(T.workspaceUsers)) if (u.workspaceId === workspaceId) out.push(u);
@@ -27,6 +36,7 @@ export function createWorkspaceUsers(store: Store) {
   }
 
   function view(u: WorkspaceUserRecord) {
+    const cs = statusOf(u.id);
     return {
       id: u.id,
       email: u.email,
@@ -41,12 +51,15 @@ export function createWorkspaceUsers(store: Store) {
       phone: '',
       isPumbleBot: false,
       isAddonBot: !!u.isBot,
+      ...(cs ? { customStatus: cs } : {}),
     };
   }
 
   return {
     usersOf,
     member,
+    view,
+    statusOf,
     byId: (id: string) => store.get<WorkspaceUserRecord>(T.workspaceUsers, id),
     /** GET /v1/workspaceUsers */
     list: (a: Actor) => usersOf(a.workspaceId).map(view),

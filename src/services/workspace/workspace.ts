@@ -17,6 +17,7 @@ import { createMessageIndex } from './message-index.js';
 import { createMessages } from './messages.js';
 import { createReactionsAndSearch } from './reactions.js';
 import { createScheduledMessages } from './scheduled.js';
+import { createProfiles } from './profile.js';
 import { createWorkspaceUsers, type Actor } from './users.js';
 
 export interface WorkspaceDeps {
@@ -31,13 +32,14 @@ export interface WorkspaceDeps {
 
 export function createWorkspace(deps: WorkspaceDeps) {
   const { store, clock, logger, config, apps, grants, worker } = deps;
-  const users = createWorkspaceUsers(store);
+  const users = createWorkspaceUsers(store, clock);
   const events = createWorkspaceEvents({ store, logger, apps, grants, worker });
   const index = createMessageIndex(store);
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
   const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events });
   const reactions = createReactionsAndSearch({ index, messages, channels, events });
   const scheduled = createScheduledMessages({ store, clock, logger, channels, messages });
+  const profiles = createProfiles({ store, clock, users, events });
 
   /** A person of the workspace, as an actor of the calls below. */
   function person(workspaceUserId: string): Actor {
@@ -52,6 +54,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
     messages,
     reactions,
     scheduled,
+    profiles,
     /** A workspace user (a person) as the actor of channel and message calls. */
     person,
     /** A person posts in a channel (by id, name or #name), optionally in a thread: NEW_MESSAGE as for an app's post. */
