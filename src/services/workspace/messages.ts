@@ -51,8 +51,10 @@ export function createMessages(deps: MessagesDeps) {
       throw notFound('Message');
     }
     const ch = await channels.visible(a, m.channelId);
-    if (!seenBy(m, a.userId)) throw notFound('Message');
-    return { ch, m };
+    // read again after the wait, so a change made meanwhile (a reaction, an edit) is not lost
+    const now = index.get(m.id);
+    if (!now || !seenBy(now, a.userId)) throw notFound('Message');
+    return { ch, m: now };
   }
 
   /** The commit that adds `m`, removing the channel's oldest messages (and their threads) beyond the bound. */

@@ -70,9 +70,9 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   }
 
   async function update(a: Actor, id: string, body: unknown) {
-    const s = own(a, id);
-    const next: ScheduledRecord = { ...s, ...(await parse(a, body)) };
-    own(a, id); // still pending after the awaits
+    own(a, id);
+    const fields = await parse(a, body);
+    const next: ScheduledRecord = { ...own(a, id), ...fields }; // read again: still pending after the wait
     await store.commit([{ table: WT.scheduled, id, value: next }]);
     return view(next);
   }
