@@ -114,3 +114,25 @@ t.test('scopes: a call without its scope is 403 missing_scope naming it; bad cre
   t.equal(noKey.status, 401);
   t.equal(((await noKey.json()) as any).code, 'unauthenticated');
 });
+
+t.test('a token acts in its own workspace only: another workspace’s channels, messages and users are not found', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const other = await secondUser(d);
+  const made = await d.api('/workspaces', { method: 'POST', json: { name: 'Second workspace' }, headers: { authtoken: other.token } });
+  const ws2 = (await made.json()) as { id: string; workspaceUserId: string };
+  const login = await d.api('/auth/login', { method: 'POST', noAuth: true, json: { email: other.email, password: other.password, workspaceId: ws2.id } });
+  const tok2 = ((await login.json()) as { authToken: string }).authToken;
+  const here = await installPlatformApp(d);
+  const there = await installPlatformApp(d, { as: { token: tok2, mgmt: `/workspaces/${ws2.id}/workspaceUsers/${ws2.workspaceUserId}` } });
+  const general1 = (await here.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  const general2 = (await there.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  t.not(general1, general2, 'each workspace has its own general');
+  const m = await here.user.postMessageToChannel(general1, 'workspace one only');
+  t.equal((await there.user.getChannelDetails(general1)).status, 404);
+  t.equal((await there.bot.fetchMessage(m.body.id, general1)).status, 404);
+  t.equal((await there.bot.addReaction(m.body.id, ':eyes:')).status, 404);
+  t.equal((await there.user.userInfo(d.workspaceUserId)).status, 404);
+  t.equal((await there.user.searchMessages({ text: 'workspace one' })).body.totalElements, 0);
+  t.same((await there.user.listWorkspaceUsers()).body.map((u: any) => u.workspaceId).filter((w: string) => w !== ws2.id), [], 'only its own users');
+});
