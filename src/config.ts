@@ -74,6 +74,8 @@ export interface Config {
   egressAllowLoopback?: boolean;
   /** Egress: comma-separated addresses or CIDR ranges allowed even when the rules above deny them. */
   egressAllow: string;
+  /** Workspace: messages kept per channel (thread replies included); beyond, the oldest are removed as new ones are posted. */
+  workspaceMessagesPerChannel: number;
 }
 
 export const DEFAULT_PORT = 8740;
@@ -109,6 +111,7 @@ export const defaults: Config = {
   deliveryLogRetentionDays: 7,
   egressDenyPrivate: true,
   egressAllow: '',
+  workspaceMessagesPerChannel: 10_000,
 };
 
 type Kind = 'string' | 'number' | 'boolean';
@@ -120,6 +123,7 @@ const kinds: Record<keyof Config, Kind> = {
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
   deliveryBudgetMs: 'number', deliveryEventTimeoutMs: 'number', deliveryRetrySchedule: 'string', deliveryMaxResponseBytes: 'number',
   deliveryLogMaxBytes: 'number', deliveryLogRetentionDays: 'number', egressDenyPrivate: 'boolean', egressAllowLoopback: 'boolean', egressAllow: 'string',
+  workspaceMessagesPerChannel: 'number',
 };
 
 /** dataDir ↔ APPREG_DATA_DIR */

@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   invalid_client: 401,
   invalid_credentials: 401,
   forbidden: 403,
+  missing_scope: 403,
   not_found: 404,
   app_published: 409,
   user_exists: 409,
@@ -92,6 +93,8 @@ export const unauthenticated = plain('unauthenticated', 'A valid Authtoken heade
 export const invalidClient = plain('invalid_client', 'Client authentication failed.');
 export const invalidCredentials = plain('invalid_credentials', 'Email or password is wrong.');
 export const forbidden = plain('forbidden', 'This path belongs to another workspace or user.');
+/** A platform API call whose token lacks the scope the call needs; the message names it. */
+export const missingScope = (scope: string) => new AppError('missing_scope', `This call needs the scope ${scope}, which the token was not granted.`);
 export const notFound = (what = 'Resource') => new AppError('not_found', `${what} not found.`);
 export const noRoute = (method: string, path: string) => new AppError('not_found', `No route for ${method} ${path}.`);
 export const appPublished = plain('app_published', 'A published app cannot be changed; unpublish it first.');

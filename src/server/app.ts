@@ -12,6 +12,11 @@ import { appCallRoutes } from './routes/oauth.js';
 import { oauthConsentRoutes } from './routes/oauth-consent.js';
 import { oauthManagementRoutes } from './routes/oauth-management.js';
 import { socketRoutes } from './routes/socket.js';
+import { platformGate } from './routes/platform-gate.js';
+import { platformChannelRoutes } from './routes/platform-channels.js';
+import { platformMessageRoutes } from './routes/platform-messages.js';
+import { platformScheduledRoutes } from './routes/platform-scheduled.js';
+import { platformUserRoutes } from './routes/platform-users.js';
 import { signInLinkRoutes, webRoutes } from './routes/web.js';
 
 export function createHttpApp(d: Daemon, baseUrl: () => string) {
@@ -27,11 +32,18 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   });
 
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
+  // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.
+  const platform = platformGate({ appTokens: oauth.appTokens, clock });
+  const ws = d.workspace;
+  app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(platformChannelRoutes({ platform, channels: ws.channels, bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
   const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
   app.use(webRoutes(web));
-  app.use(identityRoutes({ config, clock, identity }));
+  app.use(identityRoutes({ config, clock, identity, onUserJoined: (id) => void d.workspace.userJoined(id) }));
   // The official CLI's login; like the two info calls above, before the management mount (no Authtoken).
   app.use(leadRoutes({ config, clock, leads: d.leads }));
   // Management calls: the caller's own workspace user, authenticated once for every router below.

@@ -28,6 +28,7 @@ import { openDeliveryLog } from '../delivery/log.js';
 import { createSocketTransport } from '../delivery/socket-transport.js';
 import { createDispatcher } from '../delivery/dispatcher.js';
 import { createDeliveryWorker } from '../delivery/worker.js';
+import { createWorkspace } from '../services/workspace/workspace.js';
 
 export interface Foundation {
   config: Config;
@@ -67,6 +68,9 @@ export function composeDaemon(base: Foundation) {
   const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket: socketTransport });
   const deliveries = createDeliveriesService({ config, clock, apps, grants, dispatcher, worker, http });
 
+  // the local workspace (channels, messages) the platform API works on; its changes make events through the worker
+  const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker });
+
   return {
     config,
     logger,
@@ -80,6 +84,7 @@ export function composeDaemon(base: Foundation) {
     delivery: { http, log, dispatcher, worker },
     deliveries,
     socket: { sessions: socketSessions, transport: socketTransport },
+    workspace,
   };
 }
 

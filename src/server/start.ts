@@ -93,6 +93,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
 
     sockets.start();
     parts.delivery.worker.start();
+    parts.workspace.scheduled.start();
     const sweeper = setInterval(() => {
       parts.oauth.consentSessions.sweep();
       parts.oauth.exchange.sweep().catch((e) => logger.error('sweeping expired codes failed', { error: String(e) }));
@@ -114,6 +115,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
         sockets.stopAccepting();
         server.closeIdleConnections();
         clearInterval(sweeper);
+        await parts.workspace.scheduled.stop();
         await parts.delivery.worker.stop();
         await requests.drained(5000);
         server.closeIdleConnections();

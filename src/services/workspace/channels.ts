@@ -1,0 +1,216 @@
+/**
+ * Channels of the local workspace (docs/protocol.md §9.3): general and random on a workspace's
+ * first use, public and private channels, direct and self channels; who is a member, who can
+ * see what. A channel someone cannot see is "not found", never "forbidden", so nothing leaks.
+ */
+import { newId } from '../../crypto.js';
+import { forbidden, invalidRequest, notFound } from '../../errors.js';
+import type { Clock } from '../../clock.js';
+import type { Change, Store } from '../../store/types.js';
+import type { WorkspaceEvents } from './events.js';
+import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from './records.js';
+import type { Actor, WorkspaceUsers } from './users.js';
+
+const NAME = /^[\p{L}0-9_\-\s]{1,80}$/u;
+const MAX_DIRECT = 8;
+
+export interface ChannelsDeps {
+  store: Store;
+  /** The commit that keeps the message index in step (a channel's deletion removes its messages). */
+  commit: (changes: Change[]) => Promise<void>;
+  clock: Clock;
+  users: WorkspaceUsers;
+  events: Pick<WorkspaceEvents, 'emit'>;
+}
+
+export function createChannels(deps: ChannelsDeps) {
+  const { store, commit, clock, users, events } = deps;
+  const nowIso = () => new Date(clock.now()).toISOString();
+
+  /** general and random, the first time a workspace is used (one commit; the ids make it idempotent). */
+  async function ensureWorkspace(workspaceId: string): Promise<void> {
+    const missing = ['general', 'random'].filter((n) => !store.get(WT.channels, initialChannelId(workspaceId, n)));
+    if (missing.length === 0) return;
+    const at = nowIso();
+    await commit(
+      missing.map((name) => {
+        const ch: ChannelRecord = { id: initialChannelId(workspaceId, name), workspaceId, channelType: 'PUBLIC', name, everyone: true, isMain: name === 'general', isInitial: true, members: [], createdAt: at };
+        return { table: WT.channels, id: ch.id, value: ch };
+      }),
+    );
+  }
+
+  const byId = (id: unknown) => (typeof id === 'string' ? store.get<ChannelRecord>(WT.channels, id) : undefined);
+
+  function listRecords(workspaceId: string): ChannelRecord[] {
+    const out: ChannelRecord[] = [];
+    for (const ch of store.values<ChannelRecord>(WT.channels)) if (ch.workspaceId === workspaceId) out.push(ch);
+    return out;
+  }
+
+  /** A named channel of the workspace: `general` or `#general`. */
+  function byName(workspaceId: string, name: string): ChannelRecord | undefined {
+    const want = name.replace(/^#/, '').toLowerCase();
+    for (const ch of store.values<ChannelRecord>(WT.channels)) if (ch.workspaceId === workspaceId && ch.name?.toLowerCase() === want) return ch;
+    return undefined;
+  }
+
+  function isMember(ch: ChannelRecord, userId: string): boolean {
+    return ch.everyone ? !!users.member(ch.workspaceId, userId) : ch.members.includes(userId);
+  }
+
+  /** Public channels are seen by every user of the workspace; the others by their members only. */
+  function canSee(ch: ChannelRecord, userId: string): boolean {
+    return ch.channelType === 'PUBLIC' ? !!users.member(ch.workspaceId, userId) : isMember(ch, userId);
+  }
+
+  function membersOf(ch: ChannelRecord): string[] {
+    return ch.everyone ? users.usersOf(ch.workspaceId).map((u) => u.id) : [...ch.members];
+  }
+
+  /** The channel if the actor can see it; 404 otherwise (also for another workspace's channel). */
+  async function visible(a: Actor, channelId: unknown): Promise<ChannelRecord> {
+    await ensureWorkspace(a.workspaceId);
+    const ch = byId(channelId);
+    if (!ch || ch.workspaceId !== a.workspaceId || !canSee(ch, a.userId)) throw notFound('Channel');
+    return ch;
+  }
+
+  /** V1.ChannelInfo */
+  function view(ch: ChannelRecord, a: Actor) {
+    const channel: Record<string, unknown> = {
+      id: ch.id,
+      workspaceId: ch.workspaceId,
+      channelType: ch.channelType,
+      ...(ch.name !== undefined ? { name: ch.name } : {}),
+      description: ch.description ?? '',
+      isMember: isMember(ch, a.userId),
+      isMuted: false,
+      isHidden: false,
+      isArchived: !!ch.isArchived,
+      isPumbleBot: false,
+      isAddonBot: false,
+      isMain: !!ch.isMain,
+      isInitial: !!ch.isInitial,
+      postingPermissions: { allowThreads: true, allowMentions: true, postingPermissionsGroup: 'EVERYONE', workspaceUserIds: [] },
+      desktopNotificationPreferences: 'ALL',
+      mobileNotificationPreferences: 'ALL',
+      notifyAboutRepliesInThreads: true,
+      ...(ch.createdBy ? { addedById: ch.createdBy } : {}),
+    };
+    return { channel, users: membersOf(ch), pinnedMessages: [] };
+  }
+
+  function parseTypes(raw: unknown): Set<ChannelType> {
+    if (raw === undefined || raw === '') return new Set(CHANNEL_TYPES);
+    const parts = String(raw).split(',').map((s) => s.trim().toUpperCase());
+    const bad = parts.filter((p) => !CHANNEL_TYPES.includes(p as ChannelType));
+    if (bad.length) throw invalidRequest(`types must be a comma-separated list of ${CHANNEL_TYPES.join(', ')}.`, [{ pointer: '/types', message: `unknown type ${bad[0]}` }]);
+    return new Set(parts as ChannelType[]);
+  }
+
+  /** GET /v1/channels: the channels the actor can see (public ones whether or not a member). */
+  async function list(a: Actor, types?: unknown) {
+    const want = parseTypes(types);
+    await ensureWorkspace(a.workspaceId);
+    return listRecords(a.workspaceId)
+      .filter((ch) => want.has(ch.channelType) && canSee(ch, a.userId))
+      .map((ch) => view(ch, a));
+  }
+
+  function channelEventBody(ch: ChannelRecord) {
+    return { wId: ch.workspaceId, cId: ch.id, cN: ch.name ?? '', cU: membersOf(ch), cT: ch.channelType, ty: 'CHANNEL_CREATED' };
+  }
+
+  /** POST /v1/channels {name, type?, description?} */
+  async function create(a: Actor, body: Record<string, unknown>) {
+    const { name, type = 'PUBLIC', description } = body;
+    if (typeof name !== 'string' || !NAME.test(name)) throw invalidRequest('name must be 1 to 80 letters, digits, spaces, _ or -.', [{ pointer: '/name', message: 'is not a valid channel name' }]);
+    if (type !== 'PUBLIC' && type !== 'PRIVATE') throw invalidRequest('type must be PUBLIC or PRIVATE.', [{ pointer: '/type', message: 'must be PUBLIC or PRIVATE' }]);
+    if (description !== undefined && (typeof description !== 'string' || description.length > 250)) throw invalidRequest('description must be at most 250 characters.', [{ pointer: '/description', message: 'must be a string of at most 250 characters' }]);
+    await ensureWorkspace(a.workspaceId);
+    const lower = name.trim().toLowerCase();
+    for (const c of store.values<ChannelRecord>(WT.channels)) {
+      if (c.workspaceId === a.workspaceId && c.name?.toLowerCase() === lower) throw invalidRequest(`A channel named ${name.trim()} already exists.`, [{ pointer: '/name', message: 'is taken' }]);
+    }
+    const ch: ChannelRecord = { id: newId('ch', 12), workspaceId: a.workspaceId, channelType: type, name: name.trim(), ...(description ? { description } : {}), members: [a.userId], createdBy: a.userId, createdAt: nowIso() };
+    await commit([{ table: WT.channels, id: ch.id, value: ch }]);
+    events.emit('CHANNEL_CREATED', ch.workspaceId, (u) => canSee(ch, u), channelEventBody(ch));
+    return view(ch, a);
+  }
+
+  /** GET (create: false) and POST (create: true) /v1/channels/direct: found by its members; GET also creates it when missing, so a first DM works. */
+  async function direct(a: Actor, participantIds: unknown) {
+    const ids = typeof participantIds === 'string' ? participantIds.split(',') : participantIds;
+    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string')) throw invalidRequest('participantIds must list workspace user ids.', [{ pointer: '/participantIds', message: 'must be a list of ids' }]);
+    const set = new Set([a.userId, ...(ids as string[]).map((s) => s.trim()).filter(Boolean)]);
+    if (set.size > MAX_DIRECT + 1) throw invalidRequest(`A direct channel has at most ${MAX_DIRECT} other participants.`, [{ pointer: '/participantIds', message: `at most ${MAX_DIRECT}` }]);
+    const unknown = [...set].filter((id) => !users.member(a.workspaceId, id));
+    if (unknown.length) throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [{ pointer: '/participantIds', message: 'names an unknown user' }]);
+    await ensureWorkspace(a.workspaceId);
+    const members = [...set].sort();
+    const id = directChannelId(a.workspaceId, members);
+    let ch = byId(id);
+    if (!ch) {
+      ch = { id, workspaceId: a.workspaceId, channelType: members.length === 1 ? 'SELF' : 'DIRECT', members, createdBy: a.userId, createdAt: nowIso() };
+      await commit([{ table: WT.channels, id, value: ch }]);
+    }
+    return view(ch, a);
+  }
+
+  function changeableMembers(ch: ChannelRecord): void {
+    if (ch.everyone) throw invalidRequest(`Every user of the workspace is a member of #${ch.name}.`);
+    if (ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('The members of a direct channel cannot change.');
+    if (ch.isArchived) throw invalidRequest('The channel is archived.');
+  }
+
+  /** POST /v1/channels/{c}/users {userIds}: the actor must be a member (of a public channel too). */
+  async function addUsers(a: Actor, channelId: string, body: Record<string, unknown>) {
+    const ch = await visible(a, channelId);
+    const ids = body.userIds;
+    if (!Array.isArray(ids) || ids.length === 0 || ids.some((x) => typeof x !== 'string')) throw invalidRequest('userIds must list workspace user ids.', [{ pointer: '/userIds', message: 'must be a non-empty list of ids' }]);
+    changeableMembers(ch);
+    if (!isMember(ch, a.userId)) throw forbidden('Only a member of the channel can add users to it.');
+    const unknown = (ids as string[]).filter((id) => !users.member(a.workspaceId, id));
+    if (unknown.length) throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [{ pointer: '/userIds', message: 'names an unknown user' }]);
+    const added = [...new Set(ids as string[])].filter((id) => !ch.members.includes(id));
+    if (added.length) await commit([{ table: WT.channels, id: ch.id, value: { ...ch, members: [...ch.members, ...added] } }]);
+    return { channelId: ch.id, addedUserIds: added };
+  }
+
+  /** DELETE /v1/channels/{c}/users/{u}: a member removes someone (or leaves). */
+  async function removeUser(a: Actor, channelId: string, userId: string): Promise<void> {
+    const ch = await visible(a, channelId);
+    changeableMembers(ch);
+    if (!isMember(ch, a.userId)) throw forbidden('Only a member of the channel can remove users from it.');
+    if (!ch.members.includes(userId)) throw notFound('Channel member');
+    await commit([{ table: WT.channels, id: ch.id, value: { ...ch, members: ch.members.filter((m) => m !== userId) } }]);
+  }
+
+  /** Archive a public or private channel (a member does it; general cannot be archived). CHANNEL_ARCHIVED. */
+  async function archive(a: Actor, channelId: string): Promise<void> {
+    const ch = await visible(a, channelId);
+    if (ch.isMain || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be archived.');
+    if (!isMember(ch, a.userId)) throw forbidden('Only a member of the channel can archive it.');
+    if (ch.isArchived) return;
+    await commit([{ table: WT.channels, id: ch.id, value: { ...ch, isArchived: true } }]);
+    events.emit('CHANNEL_ARCHIVED', ch.workspaceId, (u) => canSee(ch, u), { m: membersOf(ch), wId: ch.workspaceId, cId: ch.id, v: true, ty: 'CHANNEL_ARCHIVED', uId: a.userId });
+  }
+
+  /**
+   * Delete a channel and its messages (its creator does it; the initial channels and direct
+   * channels cannot be deleted). CHANNEL_DELETED goes to the apps whose users could see it.
+   */
+  async function remove(a: Actor, channelId: string, messageIds: string[]): Promise<void> {
+    const ch = await visible(a, channelId);
+    if (ch.isInitial || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be deleted.');
+    if (ch.createdBy !== a.userId) throw forbidden('Only whoever created the channel can delete it.');
+    const before = { ...ch, members: [...ch.members] };
+    await commit([{ table: WT.channels, id: ch.id, value: null }, ...messageIds.map((id) => ({ table: WT.messages, id, value: null }))]);
+    events.emit('CHANNEL_DELETED', ch.workspaceId, (u) => canSee(before, u), { wId: ch.workspaceId, cId: ch.id, ty: 'CHANNEL_DELETED' });
+  }
+
+  return { ensureWorkspace, byId, byName, listRecords, isMember, canSee, membersOf, visible, view, list, create, direct, addUsers, removeUser, archive, remove };
+}
+
+export type Channels = ReturnType<typeof createChannels>;

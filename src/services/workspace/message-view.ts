@@ -1,0 +1,98 @@
+/** Message bodies: what a post or edit may carry, and how a message looks on the wire and in events. */
+import { invalidRequest } from '../../errors.js';
+import type { ErrorDetail } from '../../errors.js';
+import type { MessageRecord } from './records.js';
+
+const MAX_TEXT = 100_000;
+
+export interface MessageInput {
+  text: string;
+  blocks: unknown[];
+  attachments: unknown[];
+  /** Ephemeral: the users who see it. */
+  sendToUsers?: string[];
+  alsoSendToChannel?: boolean;
+}
+
+const isObjectArray = (v: unknown) => Array.isArray(v) && v.every((x) => x !== null && typeof x === 'object' && !Array.isArray(x));
+
+/** V1.MessagePostRequestBody / ThreadMessagePostRequestBody / MessageUpdateRequestBody → MessageInput; 400 with every problem. */
+export function parseMessageInput(body: unknown): MessageInput {
+  const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+  const details: ErrorDetail[] = [];
+  const text = b.text ?? '';
+  if (typeof text !== 'string' || text.length > MAX_TEXT) details.push({ pointer: '/text', message: `must be a string of at most ${MAX_TEXT} characters` });
+  if (b.blocks !== undefined && b.blocks !== null && !isObjectArray(b.blocks)) details.push({ pointer: '/blocks', message: 'must be an array of blocks' });
+  if (b.attachments !== undefined && b.attachments !== null && !isObjectArray(b.attachments)) details.push({ pointer: '/attachments', message: 'must be an array of attachments' });
+  if (b.files !== undefined && b.files !== null && (!Array.isArray(b.files) || b.files.length > 0)) details.push({ pointer: '/files', message: 'files are not supported by appreg yet; send an empty list' });
+  let sendToUsers: string[] | undefined;
+  if (b.ephemeral !== undefined && b.ephemeral !== null) {
+    const s = (b.ephemeral as { sendToUsers?: unknown }).sendToUsers;
+    if (!Array.isArray(s) || s.length === 0 || s.some((x) => typeof x !== 'string')) details.push({ pointer: '/ephemeral/sendToUsers', message: 'must list at least one workspace user id' });
+    else sendToUsers = [...new Set(s as string[])];
+  }
+  if (b.alsoSendToChannel !== undefined && typeof b.alsoSendToChannel !== 'boolean') details.push({ pointer: '/alsoSendToChannel', message: 'must be true or false' });
+  const blocks = (Array.isArray(b.blocks) ? b.blocks : []) as unknown[];
+  const attachments = (Array.isArray(b.attachments) ? b.attachments : []) as unknown[];
+  if (!details.length && typeof text === 'string' && text.trim() === '' && blocks.length === 0 && attachments.length === 0) details.push({ pointer: '/text', message: 'a message needs text, blocks or attachments' });
+  if (details.length) throw invalidRequest(`The message is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
+  return { text: text as string, blocks, attachments, ...(sendToUsers ? { sendToUsers } : {}), ...(b.alsoSendToChannel === true ? { alsoSendToChannel: true } : {}) };
+}
+
+export interface ThreadSummary {
+  count: number;
+  repliers: string[];
+  lastMilli?: number;
+}
+
+/** V1.Message */
+export function messageView(m: MessageRecord, thread?: ThreadSummary): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: m.id,
+    workspaceId: m.workspaceId,
+    channelId: m.channelId,
+    author: m.author,
+    text: m.text,
+    timestamp: new Date(m.timestampMilli).toISOString(),
+    timestampMilli: m.timestampMilli,
+    reactions: m.reactions,
+    linkPreviews: [],
+    isFollowing: false,
+    files: [],
+    deleted: false,
+    edited: !!m.edited,
+    attachments: m.attachments,
+    blocks: m.blocks,
+  };
+  if (m.threadRootId) out.threadReplyInfo = { rootId: m.threadRootId, replySentToChannel: !!m.alsoSentToChannel };
+  if (thread && thread.count > 0) {
+    out.threadRootInfo = {
+      repliesCount: thread.count,
+      repliers: thread.repliers,
+      lastReplyTimestamp: new Date(thread.lastMilli!).toISOString(),
+      lastReplyTimestampMilli: thread.lastMilli,
+      isFollowing: false,
+    };
+  }
+  return out;
+}
+
+/** The body of NEW_MESSAGE and UPDATED_MESSAGE (docs/protocol.md §5.3). */
+export function messageEventBody(m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE'): Record<string, unknown> {
+  return {
+    mId: m.id,
+    wId: m.workspaceId,
+    cId: m.channelId,
+    ...(m.threadRootId ? { trId: m.threadRootId, stc: !!m.alsoSentToChannel } : {}),
+    aId: m.author,
+    tx: m.text,
+    bl: m.blocks,
+    ty,
+    ts: new Date(m.timestampMilli).toISOString(),
+    tsm: m.timestampMilli,
+    f: [],
+    att: m.attachments,
+    e: !!m.edited,
+    eph: false,
+  };
+}

@@ -1,0 +1,232 @@
+/**
+ * Messages of the local workspace (docs/protocol.md §9.2): post (also as a thread reply, also
+ * ephemeral), list with a cursor, get, edit, delete, reactions, search. Every read is checked
+ * against what the actor can see: a private channel's messages only by its members, an
+ * ephemeral message only by its recipients (and its author); anything else is "not found".
+ */
+import { newId } from '../../crypto.js';
+import { forbidden, invalidRequest, notFound } from '../../errors.js';
+import type { Clock } from '../../clock.js';
+import type { Change } from '../../store/types.js';
+import type { Channels } from './channels.js';
+import type { WorkspaceEvents } from './events.js';
+import type { MessageIndex } from './message-index.js';
+import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
+import { WT, type ChannelRecord, type MessageRecord } from './records.js';
+import type { Actor, WorkspaceUsers } from './users.js';
+
+export interface MessagesDeps {
+  clock: Clock;
+  perChannel: number;
+  index: MessageIndex;
+  channels: Channels;
+  users: WorkspaceUsers;
+  events: Pick<WorkspaceEvents, 'emit'>;
+}
+
+const STRATEGIES = ['BEFORE', 'AFTER', 'AROUND'] as const;
+
+function parseLimit(raw: unknown, dflt: number, max: number): number {
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw invalidRequest(`limit must be a whole number from 1 to ${max}.`, [{ pointer: '/limit', message: `must be 1 to ${max}` }]);
+  return n;
+}
+
+export function createMessages(deps: MessagesDeps) {
+  const { clock, index, channels, users, events } = deps;
+  const perChannel = Math.max(1, deps.perChannel);
+
+  const seenBy = (m: MessageRecord, userId: string) => !m.ephemeralTo || m.ephemeralTo.includes(userId) || m.author === userId;
+  const view = (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : index.thread(m.id));
+  const emitMessage = (ch: ChannelRecord, m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE') => {
+    if (!m.ephemeralTo) events.emit(ty, ch.workspaceId, (u) => channels.canSee(ch, u), messageEventBody(m, ty));
+  };
+
+  /** A message the actor can see in a channel the actor can see; 404 otherwise. */
+  async function visibleMessage(a: Actor, channelId: string | undefined, messageId: unknown): Promise<{ ch: ChannelRecord; m: MessageRecord }> {
+    const m = typeof messageId === 'string' ? index.get(messageId) : undefined;
+    if (!m || m.workspaceId !== a.workspaceId || (channelId !== undefined && m.channelId !== channelId)) {
+      if (channelId !== undefined) await channels.visible(a, channelId); // an invisible channel is what is not found
+      throw notFound('Message');
+    }
+    const ch = await channels.visible(a, m.channelId);
+    // read again after the wait, so a change made meanwhile (a reaction, an edit) is not lost
+    const now = index.get(m.id);
+    if (!now || !seenBy(now, a.userId)) throw notFound('Message');
+    return { ch, m: now };
+  }
+
+  /** The commit that adds `m`, removing the channel's oldest messages (and their threads) beyond the bound. */
+  function withBound(m: MessageRecord): Change[] {
+    const changes: Change[] = [{ table: WT.messages, id: m.id, value: m }];
+    const over = index.count(m.channelId) + 1 - perChannel;
+    if (over > 0) {
+      const gone = new Set<string>();
+      for (const id of index.oldest(m.channelId, over)) {
+        gone.add(id);
+        for (const r of index.replyIds(id)) gone.add(r);
+      }
+      gone.delete(m.id);
+      if (m.threadRootId && gone.has(m.threadRootId)) gone.delete(m.threadRootId);
+      for (const id of gone) changes.push({ table: WT.messages, id, value: null });
+    }
+    return changes;
+  }
+
+  async function postIn(a: Actor, ch: ChannelRecord, input: MessageInput, root?: MessageRecord, extra: Change[] = []) {
+    if (ch.isArchived) throw invalidRequest('The channel is archived.');
+    if (input.sendToUsers) {
+      const bad = input.sendToUsers.filter((u) => !users.member(a.workspaceId, u) || !channels.canSee(ch, u));
+      if (bad.length) throw invalidRequest(`${bad[0]} cannot see this channel.`, [{ pointer: '/ephemeral/sendToUsers', message: 'names a user who cannot see the channel' }]);
+    }
+    const m: MessageRecord = {
+      id: newId('msg', 12),
+      workspaceId: a.workspaceId,
+      channelId: ch.id,
+      author: a.userId,
+      text: input.text,
+      blocks: input.blocks,
+      attachments: input.attachments,
+      timestampMilli: clock.now(),
+      seq: index.nextSeq(),
+      reactions: [],
+      ...(root ? { threadRootId: root.id, ...(input.alsoSendToChannel && !input.sendToUsers ? { alsoSentToChannel: true } : {}) } : {}),
+      ...(input.sendToUsers ? { ephemeralTo: input.sendToUsers } : {}),
+      ...(a.appId ? { appId: a.appId } : {}),
+    };
+    await index.commit([...withBound(m), ...extra]);
+    emitMessage(ch, m, 'NEW_MESSAGE');
+    return view(m);
+  }
+
+  /** POST /v1/channels/{c}/messages */
+  async function post(a: Actor, channelId: string, body: unknown) {
+    const input = parseMessageInput(body);
+    return postIn(a, await channels.visible(a, channelId), input);
+  }
+
+  /** POST /v1/channels/{c}/messages/{m}: a reply in the thread of m (of m's root when m is itself a reply). */
+  async function reply(a: Actor, channelId: string, rootId: string, body: unknown) {
+    const input = parseMessageInput(body);
+    const { ch, m } = await visibleMessage(a, channelId, rootId);
+    const root = m.threadRootId ? index.get(m.threadRootId) : m;
+    if (!root) throw notFound('Message');
+    if (root.ephemeralTo) throw invalidRequest('An ephemeral message cannot start a thread.');
+    return postIn(a, ch, input, root);
+  }
+
+  /** A person posts (the CLI's `say`): `channel` is an id, a name or #name. */
+  async function postAsUser(workspaceUserId: string, channel: string, opts: { text: string; threadRootId?: string }) {
+    const u = users.byId(workspaceUserId);
+    if (!u) throw notFound('Workspace user');
+    const a: Actor = { workspaceId: u.workspaceId, userId: u.id };
+    await channels.ensureWorkspace(a.workspaceId);
+    const ch = await channels.visible(a, channels.byName(a.workspaceId, channel)?.id ?? channel);
+    if (opts.threadRootId !== undefined) return reply(a, ch.id, opts.threadRootId, { text: opts.text });
+    return postIn(a, ch, parseMessageInput({ text: opts.text }));
+  }
+
+  /** GET /v1/channels/{c}/messages?limit&cursor&strategy: the channel (not thread replies), oldest first within the page. */
+  async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }) {
+    const ch = await channels.visible(a, channelId);
+    const limit = parseLimit(q.limit, 20, 100);
+    const strategy = q.strategy === undefined || q.strategy === '' ? 'BEFORE' : String(q.strategy).toUpperCase();
+    if (!STRATEGIES.includes(strategy as (typeof STRATEGIES)[number])) throw invalidRequest('strategy must be BEFORE, AFTER or AROUND.', [{ pointer: '/strategy', message: 'unknown strategy' }]);
+    const shown = index.inChannel(ch.id).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId));
+    let at: number;
+    if (q.cursor !== undefined && q.cursor !== '' && q.cursor !== null) {
+      const c = index.get(String(q.cursor));
+      if (!c || c.channelId !== ch.id || !seenBy(c, a.userId)) throw invalidRequest('cursor must be the id of a message of this channel.', [{ pointer: '/cursor', message: 'unknown message' }]);
+      at = shown.findIndex((m) => m.seq >= c.seq);
+      if (at < 0) at = shown.length;
+      if (strategy === 'AFTER' && shown[at]?.id === c.id) at += 1;
+    } else at = strategy === 'AFTER' ? 0 : shown.length;
+    let start: number;
+    let end: number;
+    if (strategy === 'BEFORE') [start, end] = [Math.max(0, at - limit), at];
+    else if (strategy === 'AFTER') [start, end] = [at, Math.min(shown.length, at + limit)];
+    else {
+      start = Math.max(0, at - Math.floor(limit / 2));
+      end = Math.min(shown.length, start + limit);
+      start = Math.max(0, end - limit);
+    }
+    return { messages: shown.slice(start, end).map(view), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
+  }
+
+  /** GET /v1/channels/{c}/messages/{m} */
+  async function get(a: Actor, channelId: string, messageId: string) {
+    return view((await visibleMessage(a, channelId, messageId)).m);
+  }
+
+  /** GET /v1/channels/{c}/messages/{m}/replies: the thread, oldest first (a cursor and limit page through it). */
+  async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown }) {
+    const { m } = await visibleMessage(a, channelId, rootId);
+    const limit = parseLimit(q.limit, 100, 100);
+    let rs = index.repliesOf(m.threadRootId ?? m.id).filter((r) => seenBy(r, a.userId));
+    if (q.cursor !== undefined && q.cursor !== '') {
+      const i = rs.findIndex((r) => r.id === q.cursor);
+      if (i < 0) throw invalidRequest('cursor must be the id of a reply in this thread.', [{ pointer: '/cursor', message: 'unknown reply' }]);
+      rs = rs.slice(i + 1);
+    }
+    return rs.slice(0, limit).map(view);
+  }
+
+  function ownMessage(a: Actor, m: MessageRecord): void {
+    if (m.author !== a.userId) throw forbidden('Only the author of a message can change or delete it.');
+  }
+
+  /** PUT /v1/channels/{c}/messages/{m}: new text, blocks and attachments. UPDATED_MESSAGE. */
+  async function edit(a: Actor, channelId: string, messageId: string, body: unknown) {
+    const input = parseMessageInput(body);
+    const { ch, m } = await visibleMessage(a, channelId, messageId);
+    ownMessage(a, m);
+    const next: MessageRecord = { ...m, text: input.text, blocks: input.blocks, attachments: input.attachments, edited: true };
+    await index.commit([{ table: WT.messages, id: m.id, value: next }]);
+    emitMessage(ch, next, 'UPDATED_MESSAGE');
+    return view(next);
+  }
+
+  /** PUT /v1/channels/{c}/messages/{m}/attachments {attachments}. UPDATED_MESSAGE. */
+  async function editAttachments(a: Actor, channelId: string, messageId: string, body: unknown) {
+    const atts = (body as { attachments?: unknown } | undefined)?.attachments;
+    if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) throw invalidRequest('attachments must be an array of attachments.', [{ pointer: '/attachments', message: 'must be an array of objects' }]);
+    const { ch, m } = await visibleMessage(a, channelId, messageId);
+    ownMessage(a, m);
+    const next: MessageRecord = { ...m, attachments: atts, edited: true };
+    await index.commit([{ table: WT.messages, id: m.id, value: next }]);
+    emitMessage(ch, next, 'UPDATED_MESSAGE');
+    return view(next);
+  }
+
+  /** DELETE /v1/channels/{c}/messages/{m}: the message, and a thread root's replies with it. */
+  async function remove(a: Actor, channelId: string, messageId: string): Promise<void> {
+    const { m } = await visibleMessage(a, channelId, messageId);
+    ownMessage(a, m);
+    const ids = [m.id, ...(m.threadRootId ? [] : index.replyIds(m.id))];
+    await index.commit(ids.map((id) => ({ table: WT.messages, id, value: null })));
+  }
+
+  /** DELETE /v1/channels/{c}/messages/{m}/ephemeral {deleteForUsers}: the recipients named no longer see it. */
+  async function removeEphemeral(a: Actor, channelId: string, messageId: string, body: unknown): Promise<void> {
+    const users = (body as { deleteForUsers?: unknown } | undefined)?.deleteForUsers;
+    if (!Array.isArray(users) || users.length === 0 || users.some((x) => typeof x !== 'string')) throw invalidRequest('deleteForUsers must list at least one workspace user id.', [{ pointer: '/deleteForUsers', message: 'must be a non-empty list of ids' }]);
+    const { m } = await visibleMessage(a, channelId, messageId);
+    if (!m.ephemeralTo) throw invalidRequest('The message is not ephemeral.');
+    ownMessage(a, m);
+    const left = m.ephemeralTo.filter((u) => !users.includes(u));
+    await index.commit([{ table: WT.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }]);
+  }
+
+  /** A scheduled message's turn: posted as its author, and `extra` (forgetting the schedule) in the same commit. */
+  async function postScheduled(a: Actor, channelId: string, input: MessageInput, extra: Change[]) {
+    return postIn(a, await channels.visible(a, channelId), input, undefined, extra);
+  }
+
+  /** Every message of a channel, for deleting the channel with them. */
+  const idsIn = (channelId: string) => index.inChannel(channelId).map((m) => m.id);
+
+  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, idsIn, seenBy };
+}
+
+export type Messages = ReturnType<typeof createMessages>;

@@ -1,0 +1,119 @@
+/**
+ * The local workspace's tables (docs/protocol.md §9): channels and messages, one record each,
+ * in the same store as everything else. Channel membership lives in the channel record; the
+ * workspace-wide channels (`general`, `random`) have every workspace user as a member, bots
+ * of installed apps included, without listing them.
+ */
+import { sha256 } from '../../crypto.js';
+
+export const WT = {
+  channels: 'wsChannels',
+  messages: 'wsMessages',
+  scheduled: 'wsScheduledMessages',
+  groups: 'wsUserGroups',
+  statuses: 'wsCustomStatuses',
+  homeViews: 'wsHomeViews',
+} as const;
+
+export type ChannelType = 'PUBLIC' | 'PRIVATE' | 'DIRECT' | 'SELF';
+export const CHANNEL_TYPES: readonly ChannelType[] = ['PUBLIC', 'PRIVATE', 'DIRECT', 'SELF'];
+
+export interface ChannelRecord {
+  id: string;
+  workspaceId: string;
+  channelType: ChannelType;
+  /** Absent for DIRECT and SELF channels. */
+  name?: string;
+  description?: string;
+  /** Every workspace user is a member (general, random); `members` is then empty. */
+  everyone?: boolean;
+  /** general */
+  isMain?: boolean;
+  /** the channels a workspace starts with */
+  isInitial?: boolean;
+  members: string[];
+  isArchived?: boolean;
+  createdBy?: string;
+  createdAt: string;
+}
+
+interface ReactionRecord { user: string; code: string }
+
+export interface MessageRecord {
+  id: string;
+  workspaceId: string;
+  channelId: string;
+  author: string;
+  text: string;
+  blocks: unknown[];
+  attachments: unknown[];
+  /** epoch ms */
+  timestampMilli: number;
+  /** Order of posting across the daemon's life (ties in the same millisecond). */
+  seq: number;
+  threadRootId?: string;
+  /** A thread reply also shown in the channel. */
+  alsoSentToChannel?: boolean;
+  edited?: boolean;
+  reactions: ReactionRecord[];
+  /** Ephemeral: only these workspace users see it, and it makes no event. */
+  ephemeralTo?: string[];
+  /** The app whose token posted it, if any. */
+  appId?: string;
+}
+
+/** A message to be posted by the daemon at `sendAt`, as its author. */
+export interface ScheduledRecord {
+  id: string;
+  workspaceId: string;
+  channelId: string;
+  author: string;
+  appId?: string;
+  text: string;
+  blocks: unknown[];
+  attachments: unknown[];
+  /** epoch ms */
+  sendAt: number;
+  createdAt: string;
+}
+
+export interface UserGroupRecord {
+  id: string;
+  workspaceId: string;
+  createdBy: string;
+  name: string;
+  handle: string;
+  description: string;
+  disabled: boolean;
+  workspaceUserIds: string[];
+  createdAt: string;
+}
+
+/** Keyed by the workspace user's id. */
+export interface CustomStatusRecord {
+  id: string;
+  code: string;
+  status: string;
+  expiration: string;
+  /** epoch ms; 0 = never */
+  expiresAt: number;
+  pausedNotifications: boolean;
+}
+
+/** An app's home view for one user, keyed by `${appId}|${workspaceUserId}`. */
+export interface HomeViewRecord {
+  id: string;
+  appId: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  blocks: unknown[];
+  title?: unknown;
+  state?: unknown;
+  updatedAt: string;
+}
+
+/** general and random have ids derived from the workspace, so creating them twice is the same write. */
+export const initialChannelId = (workspaceId: string, name: string) => `ch_${sha256(`${workspaceId}|initial|${name}`).slice(0, 22)}`;
+
+/** A direct (or self) channel is found by its members: its id is derived from them. */
+export const directChannelId = (workspaceId: string, members: readonly string[]) => `dm_${sha256(`${workspaceId}|${[...members].sort().join(',')}`).slice(0, 22)}`;

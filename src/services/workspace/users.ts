@@ -1,0 +1,85 @@
+/** Workspace users and the workspace as the platform API shows them (docs/protocol.md §9.4). */
+import { notFound } from '../../errors.js';
+import type { Clock } from '../../clock.js';
+import type { Store } from '../../store/types.js';
+import { T, type WorkspaceRecord, type WorkspaceUserRecord } from '../records.js';
+import { WT, type CustomStatusRecord } from './records.js';
+
+/** Who a platform call acts as: the token's user (the bot user for a bot token) in its workspace. */
+export interface Actor {
+  workspaceId: string;
+  userId: string;
+  /** The app whose token made the call; absent for a person acting through the CLI. */
+  appId?: string;
+}
+
+const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'workspace';
+
+export function createWorkspaceUsers(store: Store, clock: Clock) {
+  /** The user's custom status as V1.CustomStatus, unless none is set or it has expired. */
+  function statusOf(userId: string) {
+    const s = store.get<CustomStatusRecord>(WT.statuses, userId);
+    if (!s || (s.expiresAt > 0 && s.expiresAt <= clock.now())) return undefined;
+    return { code: s.code, status: s.status, expiration: s.expiration, expiresAt: s.expiresAt, showUntil: s.expiresAt > 0 };
+  }
+
+  function usersOf(workspaceId: string): WorkspaceUserRecord[] {
+    const out: WorkspaceUserRecord[] = [];
+    for (const u of store.values<WorkspaceUserRecord>(T.workspaceUsers)) if (u.workspaceId === workspaceId) out.push(u);
+    return out;
+  }
+
+  /** A user of this workspace, else undefined (a user of another workspace is not one). */
+  function member(workspaceId: string, id: unknown): WorkspaceUserRecord | undefined {
+    const u = typeof id === 'string' ? store.get<WorkspaceUserRecord>(T.workspaceUsers, id) : undefined;
+    return u && u.workspaceId === workspaceId ? u : undefined;
+  }
+
+  function view(u: WorkspaceUserRecord) {
+    const cs = statusOf(u.id);
+    return {
+      id: u.id,
+      email: u.email,
+      name: u.name,
+      workspaceId: u.workspaceId,
+      role: 'USER',
+      status: 'ACTIVE',
+      avatar: { fullPath: '', scaledPath: '' },
+      timeZoneId: 'UTC',
+      automaticallyTimeZone: true,
+      title: (u as { title?: string }).title ?? '',
+      phone: '',
+      isPumbleBot: false,
+      isAddonBot: !!u.isBot,
+      ...(cs ? { customStatus: cs } : {}),
+    };
+  }
+
+  return {
+    usersOf,
+    member,
+    view,
+    statusOf,
+    byId: (id: string) => store.get<WorkspaceUserRecord>(T.workspaceUsers, id),
+    /** GET /v1/workspaceUsers */
+    list: (a: Actor) => usersOf(a.workspaceId).map(view),
+    /** GET /v1/workspaceUsers/{u}: 404 for an unknown user or one of another workspace. */
+    get(a: Actor, id: string) {
+      const u = member(a.workspaceId, id);
+      if (!u) throw notFound('Workspace user');
+      return view(u);
+    },
+    /** GET /v1/workspace */
+    workspace(a: Actor) {
+      const ws = store.get<WorkspaceRecord>(T.workspaces, a.workspaceId);
+      if (!ws) throw notFound('Workspace');
+      return { id: ws.id, name: ws.name, avatar: { fullPath: '', scaledPath: '' }, customStatusDefinitions: [], uniqueIdentifier: slug(ws.name) };
+    },
+    /** The body of WORKSPACE_USER_JOINED for a user. */
+    joinedBody(u: WorkspaceUserRecord) {
+      return { uN: u.name, uE: u.email, uId: u.id, afp: '', asp: '', wId: u.workspaceId, ty: 'WORKSPACE_USER_JOINED', tz: 'UTC', sts: '', pt: (u as { title?: string }).title ?? '', pp: '', cs: null, st: 'ACTIVE', ro: 'USER', au: '', ib: '' };
+    },
+  };
+}
+
+export type WorkspaceUsers = ReturnType<typeof createWorkspaceUsers>;

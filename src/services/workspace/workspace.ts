@@ -1,0 +1,78 @@
+/**
+ * The local workspace (docs/protocol.md §9): users, channels, messages, reactions and search,
+ * built over the one store, with the events their changes make. This is what the platform API
+ * routes and the CLI's person-side calls (`postAsUser`) use.
+ */
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { DeliveryWorker } from '../../delivery/worker.js';
+import type { Logger } from '../../logger.js';
+import { notFound } from '../../errors.js';
+import type { Store } from '../../store/types.js';
+import type { AppsService } from '../apps.js';
+import type { Grants } from '../oauth/grants.js';
+import { createChannels } from './channels.js';
+import { createWorkspaceEvents } from './events.js';
+import { createMessageIndex } from './message-index.js';
+import { createMessages } from './messages.js';
+import { createReactionsAndSearch } from './reactions.js';
+import { createScheduledMessages } from './scheduled.js';
+import { createProfiles } from './profile.js';
+import { createWorkspaceUsers, type Actor } from './users.js';
+
+export interface WorkspaceDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'workspaceMessagesPerChannel'>;
+  apps: AppsService;
+  grants: Grants;
+  worker: Pick<DeliveryWorker, 'enqueueEvent'>;
+}
+
+export function createWorkspace(deps: WorkspaceDeps) {
+  const { store, clock, logger, config, apps, grants, worker } = deps;
+  const users = createWorkspaceUsers(store, clock);
+  const events = createWorkspaceEvents({ store, logger, apps, grants, worker });
+  const index = createMessageIndex(store);
+  const channels = createChannels({ store, commit: index.commit, clock, users, events });
+  const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events });
+  const reactions = createReactionsAndSearch({ index, messages, channels, events });
+  const scheduled = createScheduledMessages({ store, clock, logger, channels, messages });
+  const profiles = createProfiles({ store, clock, users, events });
+
+  /** A person of the workspace, as an actor of the calls below. */
+  function person(workspaceUserId: string): Actor {
+    const u = users.byId(workspaceUserId);
+    if (!u) throw notFound('Workspace user');
+    return { workspaceId: u.workspaceId, userId: u.id };
+  }
+
+  return {
+    users,
+    channels,
+    messages,
+    reactions,
+    scheduled,
+    profiles,
+    /** A workspace user (a person) as the actor of channel and message calls. */
+    person,
+    /** A person posts in a channel (by id, name or #name), optionally in a thread: NEW_MESSAGE as for an app's post. */
+    postAsUser: messages.postAsUser,
+    /** A person archives a channel: CHANNEL_ARCHIVED. */
+    archiveChannel: (workspaceUserId: string, channelId: string) => channels.archive(person(workspaceUserId), channelId),
+    /** A person deletes a channel they created, with its messages: CHANNEL_DELETED. */
+    async deleteChannel(workspaceUserId: string, channelId: string): Promise<void> {
+      const a = person(workspaceUserId);
+      await channels.visible(a, channelId);
+      await channels.remove(a, channelId, messages.idsIn(channelId));
+    },
+    /** A user joined the workspace (called where users are created): WORKSPACE_USER_JOINED to apps with user:read. */
+    userJoined(workspaceUserId: string): string[] {
+      const u = users.byId(workspaceUserId);
+      if (!u) return [];
+      return events.emit('WORKSPACE_USER_JOINED', u.workspaceId, (id) => !!users.member(u.workspaceId, id), users.joinedBody(u));
+    },
+  };
+}
+

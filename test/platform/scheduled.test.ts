@@ -1,0 +1,76 @@
+/** Scheduled messages: kept until their time, posted by the daemon as their author, also when the time passed while it was stopped. */
+import fs from 'node:fs';
+import t from 'tap';
+import { startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { secondUser } from '../fixtures/redirects-flow.js';
+import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(f: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(50);
+  }
+}
+
+t.test('create, list, get, edit, delete; only the author sees them; posted at their time', async (t) => {
+  let now = Date.now();
+  const d = await startTestDaemon({ clock: { now: () => now } });
+  t.teardown(() => d.stop());
+  const other = await secondUser(d);
+  const { bot, tokens } = await installPlatformApp(d);
+  const { user: otherClient } = await installPlatformApp(d, { as: other });
+  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+
+  const a = await bot.createScheduledMessage({ channelId: general, text: 'stand-up in 5', sendAt: now + 60_000 });
+  t.equal(a.status, 200);
+  t.match(a.body, { workspaceId: d.workspaceId, author: tokens.botId, channelId: general, text: 'stand-up in 5', sentAt: now + 60_000, files: [], attachments: [] });
+  const b = await bot.createScheduledMessage({ channelId: general, text: 'never sent', sendAt: now + 30_000 });
+  t.equal((await bot.createScheduledMessage({ channelId: general, text: 'past', sendAt: now - 1 })).status, 400, 'sendAt must be in the future');
+  t.equal((await bot.createScheduledMessage({ channelId: general, text: 'x', sendAt: now + 1000, recurrence: { recurrenceType: 'DAILY' } })).status, 400, 'recurrence is not supported yet');
+  t.same((await bot.fetchScheduledMessages()).body.scheduledMessages.map((s: any) => s.text), ['never sent', 'stand-up in 5'], 'soonest first');
+  t.equal((await otherClient.fetchScheduledMessage(a.body.id)).status, 404, 'another user does not see it');
+  t.same((await otherClient.fetchScheduledMessages()).body, { scheduledMessages: [], hasMore: false });
+  const edited = await bot.editScheduledMessage(a.body.id, { channelId: general, text: 'stand-up now', sendAt: now + 60_000 });
+  t.equal(edited.body.text, 'stand-up now');
+  t.same((await bot.editScheduledMessageAttachments(a.body.id, [{ title: 'Agenda' }])).body.attachments, [{ title: 'Agenda' }]);
+  t.equal((await bot.deleteScheduledMessage(b.body.id)).status, 204);
+  t.equal((await bot.fetchScheduledMessage(b.body.id)).status, 404);
+
+  now += 61_000;
+  const posted = await until(async () => (await bot.fetchMessages(general, undefined, 10)).body.messages.find((m: any) => m.text === 'stand-up now'));
+  t.match(posted, { author: tokens.botId, attachments: [{ title: 'Agenda' }] });
+  t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'no longer pending');
+  t.notOk((await bot.fetchMessages(general, undefined, 10)).body.messages.some((m: any) => m.text === 'never sent'), 'the deleted one was never posted');
+});
+
+t.test('a scheduled message whose time passed while the daemon was stopped is posted on start, with its NEW_MESSAGE', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  rx.on('/events', { text: 'ok' });
+  const dataDir = tempDir();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  let now = Date.now();
+  const clock = { now: () => now };
+  let d = await startTestDaemon({ dataDir, clock });
+  const { bot, app, tokens } = await installPlatformApp(d, { events: ['NEW_MESSAGE'], eventsUrl: `${rx.url}/events` });
+  rx.secret = app.signingSecret;
+  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  const s = await bot.createScheduledMessage({ channelId: general, text: 'posted after the restart', sendAt: now + 3_600_000 });
+  t.equal(s.status, 200);
+  await d.stop();
+  now += 3_601_000;
+  d = await startTestDaemon({ dataDir, clock });
+  t.teardown(() => d.stop());
+  const again = platformClient(d.url, tokens.botToken!, app.appKey);
+  const m = await until(async () => (await again.fetchMessages(general, undefined, 10)).body.messages.find((x: any) => x.text === 'posted after the restart'));
+  t.equal(m.author, tokens.botId);
+  const [ev] = await rx.waitFor(1, 5000);
+  t.match(JSON.parse(ev!.body.body), { mId: m.id, tx: 'posted after the restart', aId: tokens.botId, ty: 'NEW_MESSAGE' });
+  t.same((await again.fetchScheduledMessages()).body.scheduledMessages, []);
+});
