@@ -52,6 +52,21 @@ export class Tables {
     }
   }
 
+  /** Apply `changes`, returning what undoes them (see restore). */
+  applyWithUndo(seq: number, changes: readonly Change[]): CommitUndo {
+    const prev = changes.map(({ table, id }) => ({ table, id, value: this.get(table, id) }));
+    this.apply(changes);
+    return { seq, prev };
+  }
+
+  /** Undo one commit (what applyWithUndo returned); undo several newest first. */
+  restore(undo: CommitUndo): void {
+    for (let j = undo.prev.length - 1; j >= 0; j--) {
+      const { table, id, value } = undo.prev[j]!;
+      this.apply([{ table, id, value: value ?? null }]);
+    }
+  }
+
   /** Load one table's records from a parsed snapshot (own properties only). */
   load(table: string, records: Record<string, object>): void {
     const t = new Map<string, object>();
@@ -68,5 +83,29 @@ export class Tables {
     const out: TableSnapshot = Object.create(null);
     for (const [name, t] of this.#tables) out[name] = Object.fromEntries(t);
     return out;
+  }
+}
+
+/** What one commit replaced: each changed record's previous value (undefined: there was none). */
+export interface CommitUndo {
+  seq: number;
+  prev: { table: string; id: string; value: object | undefined }[];
+}
+
+/** Apply undo records, newest first, to a snapshot (a copy taken from Tables.snapshot()). */
+export function undoOnSnapshot(snap: TableSnapshot, undos: readonly CommitUndo[]): void {
+  for (let i = undos.length - 1; i >= 0; i--) {
+    const { prev } = undos[i]!;
+    for (let j = prev.length - 1; j >= 0; j--) {
+      const { table, id, value } = prev[j]!;
+      let t = snap[table];
+      if (value === undefined) {
+        if (t) delete t[id];
+        continue;
+      }
+      if (!t) snap[table] = t = Object.create(null) as Record<string, object>;
+      // defineProperty: an id like "__proto__" must stay an own property
+      Object.defineProperty(t, id, { value, enumerable: true, writable: true, configurable: true });
+    }
   }
 }

@@ -25,10 +25,21 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** Raised when the data file cannot be read or parsed: the daemon must refuse to start. */
+/** Where the store reports what it repaired by itself (a torn journal tail); the daemon's Logger fits. */
+export interface StoreLogger {
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** Whether the store can write: not while its last journal write (or the repair before the next) failed. */
+export type StoreHealth = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Raised when a store file cannot be read, parsed or trusted (damage, a gap in the journal,
+ * a lost data file): the daemon must refuse to start. Files are left byte-for-byte unchanged.
+ */
 export class StoreCorruptError extends Error {
   constructor(public readonly file: string, public readonly problem: string) {
-    super(`data file ${file} is unreadable: ${problem}`);
+    super(`store file ${file}: ${problem}`);
     this.name = 'StoreCorruptError';
   }
 }
