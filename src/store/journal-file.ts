@@ -27,7 +27,7 @@ function parseJournalLine(text: string): JournalEntry | string {
 }
 
 /** A journal entry with the line it was read from (1-based). */
-export interface ScannedEntry extends JournalEntry {
+interface ScannedEntry extends JournalEntry {
   line: number;
 }
 

@@ -27,7 +27,7 @@ import { nodeIo, type StoreIo } from './fsync.js';
 import { JournalWriter } from './journal-writer.js';
 import { recover } from './recovery.js';
 import { undoOnSnapshot, validateChanges } from './tables.js';
-import type { Change, Store, StoreHealth, StoreLogger } from './types.js';
+import type { Change, Store, StoreLogger } from './types.js';
 import { createLogger } from '../logger.js';
 
 export interface LowdbStoreOptions {
@@ -63,8 +63,6 @@ interface StoreStats {
 
 export interface LowdbStore extends Store {
   stats(): StoreStats;
-  /** ok, or why the store cannot write now (the last journal write failed and none has succeeded since). */
-  health(): StoreHealth;
   /** Compact now (waits for a compaction already running, then runs one). */
   compact(): Promise<void>;
 }

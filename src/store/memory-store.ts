@@ -19,6 +19,7 @@ export function createMemoryStore(): Store {
       tables.apply(changes);
       return Promise.resolve();
     },
+    health: () => ({ ok: true }),
     async close() {
       closed = true;
     },

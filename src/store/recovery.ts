@@ -28,7 +28,7 @@ export interface Recovered {
   journalSizes: Map<number, number>;
 }
 
-export interface RecoverOptions {
+interface RecoverOptions {
   /** Start a new, empty store although the directory holds state but no data file. */
   allowFresh?: boolean;
   logger: StoreLogger;

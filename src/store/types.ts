@@ -3,6 +3,8 @@
  * in a named table, keyed by a string id. Reads are synchronous from memory;
  * a change is applied to memory at once (so check-then-change inside one tick is
  * atomic) and the returned promise settles when the change is durable on disk.
+ * If it cannot be made durable, the promise rejects and the change (with every
+ * commit made after it that was not yet durable) is taken back out of memory first.
  */
 export interface Change {
   table: string;
@@ -21,6 +23,11 @@ export interface Store {
    * (fsynced). Concurrent commits share one disk write (group commit).
    */
   commit(changes: Change[]): Promise<void>;
+  /**
+   * Whether writes reach the disk now. A commit that cannot be written rejects and is rolled
+   * back out of memory; until a later write succeeds this answers {ok: false, reason}.
+   */
+  health(): StoreHealth;
   /** Flush pending writes, compact, release files. */
   close(): Promise<void>;
 }
@@ -31,7 +38,7 @@ export interface StoreLogger {
 }
 
 /** Whether the store can write: not while its last journal write (or the repair before the next) failed. */
-export type StoreHealth = { ok: true } | { ok: false; reason: string };
+type StoreHealth = { ok: true } | { ok: false; reason: string };
 
 /**
  * Raised when a store file cannot be read, parsed or trusted (damage, a gap in the journal,
