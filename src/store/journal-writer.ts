@@ -195,8 +195,10 @@ export class JournalWriter {
         }
         this.#batch = [];
         this.#sizes.set(this.#activeNum, this.activeBytes() + buf.length);
-        if (buf.length) this.batches++;
-        this.#fault = null;
+        if (buf.length) {
+          this.batches++;
+          this.#fault = null; // only bytes that reached the disk prove it takes writes again
+        }
         for (const p of batch) p.resolve();
         this.#o.afterBatch();
       }

@@ -172,3 +172,18 @@ t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and
     await s.close();
   }
 });
+
+t.test('closing while the disk still fails: close resolves, the journal keeps every acknowledged commit', async (t) => {
+  const dir = newDir();
+  const { io, armed } = faultyIo();
+  const store = await openLowdbStore({ dir, compactIdleMs: 0, retryMs: 60_000, logger: silent, io });
+  await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
+  armed.write = 'ENOSPC'; // the file is cut back at once (truncate works on a full disk): nothing left to repair
+  await t.rejects(store.commit([{ table: 'k', id: 'b', value: { v: 2 } }]), { code: 'ENOSPC' });
+  await t.resolves(store.close(), 'close does not fold a failing store into appreg.json, and does not throw');
+  t.equal(store.health().ok, false, 'an empty barrier at close does not count as a successful write');
+  t.notOk(fs.existsSync(path.join(dir, 'appreg.json')), 'no snapshot written');
+  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  t.same([...s.values('k')], [{ v: 1 }]);
+  await s.close();
+});
