@@ -42,6 +42,11 @@ export interface LowdbStoreOptions {
   onError?: (err: unknown) => void;
   /** Start a new, empty store although the directory holds state but no data file (appreg serve --allow-fresh). */
   allowFresh?: boolean;
+  /**
+   * More files whose existence means the directory held state, checked with the data file missing:
+   * start.ts passes the key file when it existed before this start (it creates one on a first start).
+   */
+  stateFiles?: readonly string[];
   /** Where a torn journal tail cut at open is reported (warn); default: a logger on stderr. */
   logger?: StoreLogger;
   /** While a write has failed, retry with an empty commit this often (ms; default 1000). */
@@ -70,7 +75,7 @@ export interface LowdbStore extends Store {
 export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStore> {
   const dir = path.resolve(opts.dir);
   const logger = opts.logger ?? createLogger();
-  const recovered = await recover(dir, { allowFresh: opts.allowFresh, logger });
+  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger });
   const { tables } = recovered;
   let lastSeq = recovered.lastSeq;
   let closing = false;

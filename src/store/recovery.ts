@@ -31,12 +31,18 @@ export interface Recovered {
 interface RecoverOptions {
   /** Start a new, empty store although the directory holds state but no data file. */
   allowFresh?: boolean;
+  /** More files whose existence means the directory held state (e.g. a key file that existed before this start). */
+  stateFiles?: readonly string[];
   logger: StoreLogger;
 }
 
 /** Entries other parts of the daemon keep in the data directory once it has recorded anything. */
-async function stateEntries(dir: string, nums: number[], sizes: number[]): Promise<string[]> {
+async function stateEntries(dir: string, nums: number[], sizes: number[], stateFiles: readonly string[]): Promise<string[]> {
   const found: string[] = [];
+  for (const f of stateFiles) {
+    const p = path.resolve(dir, f);
+    if (await stat(p).then(() => true, () => false)) found.push(path.dirname(p) === dir ? path.basename(p) : p);
+  }
   for (const name of STATE_ENTRIES) {
     try {
       const st = await stat(path.join(dir, name));
@@ -107,7 +113,7 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
   }
   checkSeqs(scans, dataFile, snapshot);
   if (!doc && !scans.some((s) => s.entries.length) && !opts.allowFresh) {
-    const state = await stateEntries(dir, nums, sizes);
+    const state = await stateEntries(dir, nums, sizes, opts.stateFiles ?? []);
     if (state.length) {
       throw new StoreCorruptError(
         dataFile,

@@ -37,7 +37,7 @@ const silent: StoreLogger = { warn: () => {} };
 const line = (seq: number, id: string) => JSON.stringify({ seq, changes: [{ table: 'k', id, value: { seq } }] }) + '\n';
 const write = (dir: string, name: string, content: string) => fs.writeFileSync(path.join(dir, name), content, { mode: 0o600 });
 
-async function refuses(t: Tap.Test, dir: string, file: string, problem: RegExp, opts: { allowFresh?: boolean } = {}) {
+async function refuses(t: Tap.Test, dir: string, file: string, problem: RegExp, opts: { allowFresh?: boolean; stateFiles?: string[] } = {}) {
   const before = hashes(dir);
   const err = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent, ...opts }).then(
     async (s) => {
@@ -124,6 +124,14 @@ t.test('a lost appreg.json beside a journal, the key and credentials.json refuse
   fs.mkdirSync(path.join(d3, 'deliveries'));
   write(d3, 'deliveries/2026-11-23.jsonl', '{}\n');
   await refuses(t, d3, 'appreg.json', /holds state \(deliveries\)/);
+
+  // a key file that existed before this start counts too (the caller says so: it creates one on a first start)
+  const d4 = newDir();
+  write(d4, 'secret.key', 'k'.repeat(43) + '\n');
+  await refuses(t, d4, 'appreg.json', /holds state \(secret\.key\)/, { stateFiles: [path.join(d4, 'secret.key')] });
+  const elsewhere = path.join(tmpRoot, `key${++n}`);
+  write(tmpRoot, path.basename(elsewhere), 'k');
+  await refuses(t, newDir(), 'appreg.json', new RegExp(`holds state \\(${elsewhere}\\)`), { stateFiles: [elsewhere] });
 
   // on purpose: a new empty store; credentials.json is not the store's to touch
   const fresh = await openLowdbStore({ dir: copy, compactIdleMs: 0, logger: silent, allowFresh: true });
