@@ -136,6 +136,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
     get: (table, id) => tables.get(table, id),
     values: (table) => tables.values(table),
     count: (table) => tables.count(table),
+    observe: (fn) => tables.observe(fn),
 
     commit(changes: Change[]): Promise<void> {
       if (closing) return Promise.reject(new Error('store is closed'));

@@ -20,6 +20,7 @@ export function createMemoryStore(): Store {
       return Promise.resolve();
     },
     health: () => ({ ok: true }),
+    observe: (fn) => tables.observe(fn),
     async close() {
       closed = true;
     },

@@ -2,7 +2,7 @@
  * The in-memory table set shared by the lowdb store and the memory store:
  * Map<table, Map<id, record>>, plus validation of a commit's changes.
  */
-import type { Change } from './types.js';
+import type { Change, RecordObserver } from './types.js';
 
 export type TableSnapshot = Record<string, Record<string, object>>;
 
@@ -36,19 +36,36 @@ export class Tables {
     return this.#tables.get(table)?.size ?? 0;
   }
 
+  /** Told of every record change applied to memory, rollbacks included (see Store.observe). */
+  readonly #observers: RecordObserver[] = [];
+
+  observe(fn: RecordObserver): void {
+    this.#observers.push(fn);
+  }
+
   apply(changes: readonly Change[]): void {
-    for (const { table, id, value } of changes) {
-      if (value === null) {
-        const t = this.#tables.get(table);
-        if (t) {
-          t.delete(id);
-          if (t.size === 0) this.#tables.delete(table);
-        }
-      } else {
-        let t = this.#tables.get(table);
-        if (!t) this.#tables.set(table, (t = new Map()));
-        t.set(id, value);
+    if (this.#observers.length) {
+      for (const { table, id, value } of changes) {
+        const before = this.get(table, id);
+        this.#applyOne(table, id, value);
+        for (const fn of this.#observers) fn(table, id, before, value ?? undefined);
       }
+      return;
+    }
+    for (const { table, id, value } of changes) this.#applyOne(table, id, value);
+  }
+
+  #applyOne(table: string, id: string, value: object | null): void {
+    if (value === null) {
+      const t = this.#tables.get(table);
+      if (t) {
+        t.delete(id);
+        if (t.size === 0) this.#tables.delete(table);
+      }
+    } else {
+      let t = this.#tables.get(table);
+      if (!t) this.#tables.set(table, (t = new Map()));
+      t.set(id, value);
     }
   }
 

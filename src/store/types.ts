@@ -13,6 +13,9 @@ export interface Change {
   value: object | null;
 }
 
+/** A record changed in memory: `before`/`after` undefined when there was / is no record. */
+export type RecordObserver = (table: string, id: string, before: object | undefined, after: object | undefined) => void;
+
 export interface Store {
   get<T extends object>(table: string, id: string): T | undefined;
   /** All records of a table (live iteration over memory; do not mutate them). */
@@ -28,6 +31,12 @@ export interface Store {
    * back out of memory; until a later write succeeds this answers {ok: false, reason}.
    */
   health(): StoreHealth;
+  /**
+   * Be told, synchronously, of every record change applied to memory: by a commit, and by the
+   * rollback of a commit that could not be written (after = the restored value). Keeps a
+   * derived index (e.g. grants') equal to memory, failed commits included.
+   */
+  observe(fn: RecordObserver): void;
   /** Flush pending writes, compact, release files. */
   close(): Promise<void>;
 }
