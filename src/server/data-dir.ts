@@ -44,38 +44,177 @@ function alive(pid: number): boolean {
   }
 }
 
-/**
- * One daemon per data dir. The lock file holds the owner's pid; a lock whose
- * process is gone (killed daemon) is stale and taken over.
- */
 /** Lock files this process holds (a second daemon started in the same process must be refused too). */
 const heldLocks = new Set<string>();
 
+/**
+ * Who holds a lock: a pid and, where the system tells it (Linux: /proc/<pid>/stat field 22,
+ * clock ticks since boot), the process's start time, so a pid reused by an unrelated process
+ * is told apart from the process that wrote the lock. A nonce makes every lock's bytes unique.
+ */
+interface LockOwner {
+  pid: number;
+  start?: string;
+  nonce?: string;
+}
+
+/** /proc/<pid>/stat as [state, starttime], or null when there is no such process; undefined when /proc is not there. */
+function procStat(pid: number): [string, string] | null | undefined {
+  let raw: string;
+  try {
+    raw = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return fs.existsSync('/proc/self/stat') ? null : undefined;
+    return undefined;
+  }
+  // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ')'
+  const f = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+  return f[0] !== undefined && f[19] !== undefined ? [f[0], f[19]] : undefined;
+}
+
+function selfOwner(): LockOwner {
+  const st = procStat(process.pid);
+  return { pid: process.pid, ...(st ? { start: st[1] } : {}), nonce: crypto.randomBytes(8).toString('hex') };
+}
+
+/** A lock file's owner: the JSON written now, or the bare pid older versions wrote. */
+function parseOwner(text: string): LockOwner | null {
+  const t = text.trim();
+  if (/^[1-9][0-9]{0,9}$/.test(t)) return { pid: Number(t) };
+  try {
+    const v = JSON.parse(t) as Record<string, unknown>;
+    if (Number.isSafeInteger(v.pid) && (v.pid as number) > 0) return { pid: v.pid as number, ...(typeof v.start === 'string' ? { start: v.start } : {}) };
+  } catch {
+    /* not ours */
+  }
+  return null;
+}
+
+/** When the running process with this start time (clock ticks since boot) started, in ms since the epoch. */
+function startedAtMs(ticks: string): number | null {
+  try {
+    const btime = /^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))?.[1];
+    return btime ? Number(btime) * 1000 + Number(ticks) * 10 : null; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the owner named in a lock file still runs. Gone, a zombie, or a live process whose
+ * start time differs from the one recorded (its pid was reused) → stale. A lock written by an
+ * older version holds a pid only: its process is taken for the owner unless it started after
+ * the lock file was written. Without /proc, a live pid is taken for the owner.
+ */
+function ownerAlive(owner: LockOwner, lockMtimeMs: number): boolean {
+  if (owner.pid === process.pid) return false; // not held in this process (heldLocks): a previous process had our pid
+  const st = procStat(owner.pid);
+  if (st === null) return false;
+  if (st === undefined) return alive(owner.pid);
+  const [state, start] = st;
+  if (state === 'Z' || state === 'X') return false;
+  if (owner.start !== undefined) return owner.start === start;
+  const startedAt = startedAtMs(start);
+  return startedAt === null || startedAt <= lockMtimeMs + 1000;
+}
+
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+function readIfExists(file: string): { text: string; mtimeMs: number } | null {
+  try {
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+      return { text: fs.readFileSync(fd, 'utf8'), mtimeMs: fs.fstatSync(fd).mtimeMs };
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/** Create `file` holding `content`, complete from its first instant (link of a temp file), or false if it exists. */
+function createWith(file: string, content: string): boolean {
+  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  fs.writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
+  try {
+    fs.linkSync(tmp, file);
+    return true;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw e;
+    // no hard links on this file system: exclusive create, then write
+    try {
+      fs.writeFileSync(file, content, { mode: 0o600, flag: 'wx' });
+      return true;
+    } catch (e2) {
+      if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e2;
+    }
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+/** A lock file nobody could have written completely (empty, not ours) counts as stale once it is this old. */
+const UNREADABLE_GRACE_MS = 5000;
+
+function isStale(found: { text: string; mtimeMs: number }): boolean {
+  const owner = parseOwner(found.text);
+  if (!owner) return Date.now() - found.mtimeMs > UNREADABLE_GRACE_MS;
+  return !ownerAlive(owner, found.mtimeMs);
+}
+
+/**
+ * Remove a stale lock, if it is still the one judged stale. Removals are serialised by a guard
+ * file (exclusive create), so two starts that both found the same stale lock cannot remove
+ * each other's fresh one. Returns false when the guard is busy (try again).
+ */
+function removeStale(file: string, judged: string): boolean {
+  const guard = `${file}.takeover`;
+  if (!createWith(guard, JSON.stringify(selfOwner()))) {
+    const g = readIfExists(guard);
+    if (g && isStale(g)) fs.rmSync(guard, { force: true }); // its holder died inside the few calls below
+    return false;
+  }
+  try {
+    if (readIfExists(file)?.text === judged) fs.unlinkSync(file);
+  } finally {
+    fs.rmSync(guard, { force: true });
+  }
+  return true;
+}
+
+const lockedError = (pid: number, dir: string) =>
+  new StartupError(`another appreg daemon (pid ${pid}) is already running on ${dir}; stop it first or use another --data-dir`, 'locked');
+
+/**
+ * One daemon per data dir. The lock file names its owner (pid + start time); a lock whose owner
+ * is gone, a zombie, or whose pid now belongs to another process is stale and taken over; a live
+ * owner's lock never is.
+ */
 export function acquireLock(dir: string): () => void {
   const file = path.join(dir, 'daemon.lock');
-  if (heldLocks.has(file)) throw new StartupError(`another appreg daemon (pid ${process.pid}) is already running on ${dir}; stop it first or use another --data-dir`, 'locked');
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = fs.openSync(file, 'wx', 0o600);
-      fs.writeSync(fd, String(process.pid));
-      fs.closeSync(fd);
+  if (heldLocks.has(file)) throw lockedError(process.pid, dir);
+  const mine = JSON.stringify(selfOwner()) + '\n';
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (createWith(file, mine)) {
       heldLocks.add(file);
       return () => {
         heldLocks.delete(file);
         try {
-          if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.unlinkSync(file);
+          if (readIfExists(file)?.text === mine) fs.unlinkSync(file);
         } catch {
           /* already gone */
         }
       };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const pid = Number(fs.readFileSync(file, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-        throw new StartupError(`another appreg daemon (pid ${pid}) is already running on ${dir}; stop it first or use another --data-dir`, 'locked');
-      }
-      fs.unlinkSync(file); // stale: its process is gone
     }
+    const found = readIfExists(file);
+    if (!found) continue; // removed meanwhile: try again
+    if (!isStale(found)) throw lockedError(parseOwner(found.text)?.pid ?? 0, dir);
+    if (!removeStale(file, found.text)) sleepSync(5 + attempt);
   }
   throw new StartupError(`could not take the lock ${file}`, 'locked');
 }

@@ -71,7 +71,7 @@ export class Compactor {
   start(): Promise<void> {
     if (this.#compacting) return this.#compacting;
     const { writer, closing } = this.#o;
-    if (writer.failed || closing()) return Promise.resolve();
+    if (writer.fault || closing()) return Promise.resolve();
     const run = this.#compactOnce();
     this.#compacting = run
       .catch((err) => {
@@ -79,8 +79,8 @@ export class Compactor {
       })
       .finally(() => {
         this.#compacting = null;
-        if (!closing() && !writer.failed && this.#overThreshold()) void this.start();
-        else if (!closing() && !writer.failed && writer.totalBytes() > 0) this.armIdle();
+        if (!closing() && !writer.fault && this.#overThreshold()) void this.start();
+        else if (!closing() && !writer.fault && writer.totalBytes() > 0) this.armIdle();
       });
     return run;
   }
@@ -97,8 +97,8 @@ export class Compactor {
     }
     await writer.switchTo(h, n);
     await writer.closeRetired();
-    // A failed write may have left a torn line in the old journal: keep the files as they are.
-    if (writer.failed) throw writer.failed;
+    // The writer is faulty (a full or failing disk): the snapshot would most likely fail too; retry once writes succeed.
+    if (writer.fault) throw writer.fault;
     await snapshot.write(this.#o.capture);
     await writer.deleteJournals((k) => k >= n);
     this.compactions++;
@@ -111,7 +111,7 @@ export class Compactor {
     const wait = Math.max(1, lastCommitAt() + idleMs - Date.now());
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = null;
-      if (closing() || writer.failed) return;
+      if (closing() || writer.fault) return;
       if (Date.now() - lastCommitAt() < idleMs) return this.armIdle();
       if (writer.totalBytes() > 0 && !this.#compacting) void this.start();
     }, wait);
@@ -130,7 +130,7 @@ export class Compactor {
   async finish(lastSeq: number): Promise<void> {
     const { writer, snapshot } = this.#o;
     try {
-      if (!writer.failed) {
+      if (!writer.fault) {
         const needed = lastSeq > snapshot.seq || !snapshot.exists || writer.totalBytes() > 0;
         if (needed) await snapshot.write(this.#o.capture);
         await writer.closeActive();

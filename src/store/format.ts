@@ -10,6 +10,12 @@ import type { TableSnapshot } from './tables.js';
 import type { Change } from './types.js';
 
 export const DATA_FILE = 'appreg.json';
+/**
+ * What the rest of the daemon keeps in the data directory once it has recorded anything
+ * (credentials.json is written after the first commit, deliveries/ holds the delivery log).
+ * Either one without a data file or journal entries means the data file was lost.
+ */
+export const STATE_ENTRIES: readonly string[] = ['credentials.json', 'deliveries'];
 const JOURNAL_PREFIX = 'appreg.journal.';
 /** Matches a journal file name; group 1 is its number. */
 export const JOURNAL_RE = /^appreg\.journal\.([1-9][0-9]{0,15})$/;

@@ -34,3 +34,20 @@ export async function truncateDurably(file: string, bytes: number): Promise<void
     await h.close();
   }
 }
+
+/**
+ * The file calls the journal writer makes, injectable so tests can make them fail
+ * (ENOSPC, EIO) the way a full or failing disk does. Production uses `nodeIo`.
+ */
+export interface StoreIo {
+  /** Write up to `length` bytes; returns how many were written. */
+  write(h: FileHandle, buf: Buffer, offset: number, length: number): Promise<number>;
+  datasync(h: FileHandle): Promise<void>;
+  truncate(h: FileHandle, length: number): Promise<void>;
+}
+
+export const nodeIo: StoreIo = {
+  write: async (h, buf, offset, length) => (await h.write(buf, offset, length)).bytesWritten,
+  datasync: (h) => h.datasync(),
+  truncate: (h, length) => h.truncate(length),
+};

@@ -26,39 +26,65 @@ function parseJournalLine(text: string): JournalEntry | string {
   return { seq: v.seq, changes: v.changes };
 }
 
+/** A journal entry with the line it was read from (1-based). */
+interface ScannedEntry extends JournalEntry {
+  line: number;
+}
+
 export interface JournalScan {
   num: number;
   file: string;
-  entries: JournalEntry[];
+  entries: ScannedEntry[];
   /** Bytes of the file that hold complete, valid lines. */
   goodBytes: number;
   size: number;
+  /** The torn final line that `goodBytes` leaves out (only in the last journal), and what made it torn. */
+  torn: { line: number; bytes: number; why: string } | null;
 }
 
-/** Read one journal; `last` allows a torn/unparsable final line. Never writes. */
+/** Bytes a complete line can hold only if the file system extended the file but never wrote it (zero fill). */
+const allNul = (buf: Buffer, from: number, to: number): boolean => {
+  for (let i = from; i < to; i++) if (buf[i] !== 0) return false;
+  return to > from;
+};
+
+/**
+ * Read one journal. Never writes. In the last journal (`last`) the final line may be torn:
+ * either it lacks its newline (a write a crash interrupted: the batch was never fsynced, so never
+ * acknowledged), or it is nothing but NUL bytes (zero fill of a region the file system extended
+ * but never wrote; JSON.stringify never writes a raw NUL). Any other line that does not parse —
+ * a complete final line included — is damage and throws StoreCorruptError naming the line.
+ */
 export async function scanJournal(file: string, num: number, last: boolean): Promise<JournalScan> {
   const buf = await readFile(file);
-  const entries: JournalEntry[] = [];
+  const entries: ScannedEntry[] = [];
   let pos = 0;
   let lineNo = 0;
+  let torn: JournalScan['torn'] = null;
   while (pos < buf.length) {
     lineNo++;
     const nl = buf.indexOf(0x0a, pos);
-    const isFinal = nl === -1 || nl === buf.length - 1;
     if (nl === -1) {
-      // No newline: a write that did not finish. Only acceptable at the very end.
-      if (last) break;
+      if (last) {
+        torn = { line: lineNo, bytes: buf.length - pos, why: 'no newline: a write that did not finish' };
+        break;
+      }
       throw new StoreCorruptError(file, `line ${lineNo} is incomplete (no newline) and is not the last line of the last journal`);
+    }
+    const isFinal = nl === buf.length - 1;
+    if (last && isFinal && allNul(buf, pos, nl)) {
+      torn = { line: lineNo, bytes: buf.length - pos, why: 'only NUL bytes: a region the file system never wrote' };
+      break;
     }
     const parsed = parseJournalLine(buf.toString('utf8', pos, nl));
     if (typeof parsed === 'string') {
-      if (last && isFinal) break;
-      throw new StoreCorruptError(file, `line ${lineNo}: ${parsed}`);
+      const where = isFinal ? ' (a complete final line: not a torn write, so it is not cut away)' : '';
+      throw new StoreCorruptError(file, `line ${lineNo}: ${parsed}${where}`);
     }
-    entries.push(parsed);
+    entries.push({ ...parsed, line: lineNo });
     pos = nl + 1;
   }
-  return { num, file, entries, goodBytes: pos, size: buf.length };
+  return { num, file, entries, goodBytes: pos, size: buf.length, torn };
 }
 
 /** Open journal n of a directory for appending (created 0600 if needed). */

@@ -4,15 +4,23 @@
  * Also keeps the set of live journal files (number → bytes) and switches appends
  * to a new file between two batches, never during one.
  *
- * A failed write fails the writer for good: that batch and everything queued are
- * rejected, and so is every later line (the file may now end in a torn line).
+ * A failed write or fdatasync (ENOSPC, EIO) fails that batch and every line queued
+ * behind it: their commits are rolled back (`rollback`, newest first) and rejected,
+ * and the writer is faulty. Its file may now end in bytes that were never
+ * acknowledged, so before anything else is appended the file is cut back to its
+ * last acknowledged size (at once, and again before the next batch if that failed).
+ * The writer never stops for good: the next line retries, and the first batch that
+ * reaches the disk clears the fault.
  */
 import { unlink, type FileHandle } from 'node:fs/promises';
 import { journalPath } from './format.js';
-import { fsyncPath } from './fsync.js';
+import { fsyncPath, nodeIo, type StoreIo } from './fsync.js';
+import type { CommitUndo } from './tables.js';
 
 interface Pending {
   line: string;
+  /** What undoes the commit of this line in memory (null for a barrier). */
+  undo: CommitUndo | null;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -28,37 +36,43 @@ export interface JournalWriterOptions {
   fsync: boolean;
   /** Called after each batch is acknowledged, between two batches. */
   afterBatch: () => void;
+  /** Undo failed commits in memory, newest first; called synchronously before they are rejected. */
+  rollback: (undos: CommitUndo[]) => void;
+  /** Told when a batch fails (the writer is faulty until a later batch succeeds). */
+  onFault?: (err: unknown) => void;
+  io?: StoreIo;
 }
 
 export class JournalWriter {
-  readonly #dir: string;
-  readonly #fsync: boolean;
-  readonly #afterBatch: () => void;
+  readonly #o: JournalWriterOptions;
+  readonly #io: StoreIo;
   readonly #sizes: Map<number, number>;
   #active: FileHandle;
   #activeNum: number;
   #queue: Pending[] = [];
+  #batch: Pending[] = [];
   #inFlight = false;
   #flushScheduled = false;
-  #failed: unknown = null;
-  #pendingSwitch: { h: FileHandle; n: number; done: () => void } | null = null;
+  #fault: unknown = null;
+  /** The active file may hold bytes past its acknowledged size: cut them before appending. */
+  #dirty = false;
+  #pendingSwitch: { h: FileHandle; n: number; done: () => void; fail: (err: unknown) => void } | null = null;
   /** Handles of journals that appends no longer go to, still to be closed. */
   readonly #retired: FileHandle[] = [];
   /** Journal writes (each one write + one fdatasync). */
   batches = 0;
 
   constructor(opts: JournalWriterOptions) {
-    this.#dir = opts.dir;
-    this.#fsync = opts.fsync;
-    this.#afterBatch = opts.afterBatch;
+    this.#o = opts;
+    this.#io = opts.io ?? nodeIo;
     this.#sizes = opts.journalSizes;
     this.#active = opts.active;
     this.#activeNum = opts.activeNum;
   }
 
-  /** The error that failed the writer, or null. */
-  get failed(): unknown {
-    return this.#failed;
+  /** The error of the last failed batch while no later batch has succeeded, else null. */
+  get fault(): unknown {
+    return this.#fault;
   }
 
   get activeNum(): number {
@@ -77,10 +91,22 @@ export class JournalWriter {
     return n;
   }
 
+  /** The commits written or waiting but not yet acknowledged, oldest first. */
+  unacknowledged(): CommitUndo[] {
+    const out: CommitUndo[] = [];
+    for (const p of this.#batch) if (p.undo) out.push(p.undo);
+    for (const p of this.#queue) if (p.undo) out.push(p.undo);
+    return out;
+  }
+
   /** Queue a line; resolves once it is written (and fdatasynced). '' waits for what is queued before it. */
-  enqueue(line: string): Promise<void> {
-    if (this.#failed) return Promise.reject(this.#failed);
-    const p = new Promise<void>((resolve, reject) => this.#queue.push({ line, resolve, reject }));
+  enqueue(line: string, undo: CommitUndo | null = null): Promise<void> {
+    const p = new Promise<void>((resolve, reject) => this.#queue.push({ line, undo, resolve, reject }));
+    this.#schedule();
+    return p;
+  }
+
+  #schedule(): void {
     if (!this.#flushScheduled && !this.#inFlight) {
       this.#flushScheduled = true;
       queueMicrotask(() => {
@@ -88,13 +114,12 @@ export class JournalWriter {
         void this.#pump();
       });
     }
-    return p;
   }
 
-  /** Resolves once appends go to journal n (between two batches, never during one). */
+  /** Resolves once appends go to journal n (between two batches, never during one); rejects while the writer is faulty. */
   switchTo(h: FileHandle, n: number): Promise<void> {
-    return new Promise<void>((done) => {
-      this.#pendingSwitch = { h, n, done };
+    return new Promise<void>((done, fail) => {
+      this.#pendingSwitch = { h, n, done, fail };
       if (!this.#inFlight) this.#applySwitch();
     });
   }
@@ -113,19 +138,21 @@ export class JournalWriter {
     let removed = false;
     for (const n of [...this.#sizes.keys()].sort((a, b) => a - b)) {
       if (keep(n)) continue;
-      await unlink(journalPath(this.#dir, n)).catch((err: NodeJS.ErrnoException) => {
+      await unlink(journalPath(this.#o.dir, n)).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') throw err;
       });
       this.#sizes.delete(n);
       removed = true;
     }
-    if (removed) await fsyncPath(this.#dir);
+    if (removed) await fsyncPath(this.#o.dir);
   }
 
+  /** Switch files only while the active one is clean: a retired journal must never end in unacknowledged bytes. */
   #applySwitch(): void {
     const s = this.#pendingSwitch;
     if (!s) return;
     this.#pendingSwitch = null;
+    if (this.#dirty) return s.fail(this.#fault ?? new Error('journal not repaired'));
     this.#retired.push(this.#active);
     this.#active = s.h;
     this.#activeNum = s.n;
@@ -133,42 +160,66 @@ export class JournalWriter {
     s.done();
   }
 
-  #fail(err: unknown): void {
-    if (!this.#failed) this.#failed = err;
-    const q = this.#queue;
-    this.#queue = [];
-    for (const p of q) p.reject(err);
+  /** Cut the active file back to its acknowledged size, durably. */
+  async #repair(): Promise<void> {
+    await this.#io.truncate(this.#active, this.activeBytes());
+    await this.#io.datasync(this.#active);
+    this.#dirty = false;
+  }
+
+  async #writeBatch(buf: Buffer): Promise<void> {
+    if (this.#dirty) await this.#repair();
+    this.#applySwitch();
+    let off = 0;
+    while (off < buf.length) {
+      this.#dirty = true;
+      off += await this.#io.write(this.#active, buf, off, buf.length - off);
+    }
+    if (this.#o.fsync && buf.length) await this.#io.datasync(this.#active);
+    this.#dirty = false;
   }
 
   async #pump(): Promise<void> {
     if (this.#inFlight) return;
     this.#inFlight = true;
     try {
-      while (this.#queue.length && !this.#failed) {
-        this.#applySwitch();
-        const batch = this.#queue;
+      while (this.#queue.length) {
+        const batch = (this.#batch = this.#queue);
         this.#queue = [];
         const buf = Buffer.from(batch.map((p) => p.line).join(''), 'utf8');
         try {
-          let off = 0;
-          while (off < buf.length) {
-            const { bytesWritten } = await this.#active.write(buf, off, buf.length - off);
-            off += bytesWritten;
-          }
-          if (this.#fsync && buf.length) await this.#active.datasync();
+          await this.#writeBatch(buf);
         } catch (err) {
-          for (const p of batch) p.reject(err);
-          this.#fail(err);
+          await this.#failBatch(err);
           break;
         }
+        this.#batch = [];
         this.#sizes.set(this.#activeNum, this.activeBytes() + buf.length);
-        if (buf.length) this.batches++;
+        if (buf.length) {
+          this.batches++;
+          this.#fault = null; // only bytes that reached the disk prove it takes writes again
+        }
         for (const p of batch) p.resolve();
-        this.#afterBatch();
+        this.#o.afterBatch();
       }
     } finally {
       this.#inFlight = false;
       this.#applySwitch();
+      if (this.#queue.length) this.#schedule();
     }
+  }
+
+  /** Roll back and reject the failed batch and everything queued behind it; try to cut the file back at once. */
+  async #failBatch(err: unknown): Promise<void> {
+    const failed = [...this.#batch, ...this.#queue];
+    this.#batch = [];
+    this.#queue = [];
+    this.#fault = err;
+    this.#o.rollback(failed.flatMap((p) => (p.undo ? [p.undo] : [])).reverse());
+    for (const p of failed) p.reject(err);
+    this.#pendingSwitch?.fail(err);
+    this.#pendingSwitch = null;
+    this.#o.onFault?.(err);
+    if (this.#dirty) await this.#repair().catch(() => {});
   }
 }

@@ -6,6 +6,12 @@
  *  - Reads come from memory. commit() applies to memory at once, then queues a
  *    journal line; lines queued while a write is in flight go out together in
  *    one write + one fdatasync (group commit: journal-writer.ts).
+ *  - A write that fails (disk full, I/O error) rolls its commits, and every commit
+ *    queued behind them, back out of memory before rejecting them, so no request
+ *    sees a record whose commit failed; health() reports the fault, and the next
+ *    commit (or a retry every retryMs) tries again, so writes recover by themselves.
+ *  - Compaction writes only acknowledged commits: unacknowledged ones are undone
+ *    in the copy it captures.
  *  - Compaction (journal too big, or idle with a non-empty journal) folds the
  *    journals into the lowdb document (compaction.ts, data-file.ts).
  *  - Open never modifies a file it could not read: every file is parsed and
@@ -17,10 +23,12 @@
 import path from 'node:path';
 import { Compactor } from './compaction.js';
 import { SnapshotWriter } from './data-file.js';
+import { nodeIo, type StoreIo } from './fsync.js';
 import { JournalWriter } from './journal-writer.js';
 import { recover } from './recovery.js';
-import { validateChanges } from './tables.js';
-import type { Change, Store } from './types.js';
+import { undoOnSnapshot, validateChanges } from './tables.js';
+import type { Change, Store, StoreLogger } from './types.js';
+import { createLogger } from '../logger.js';
 
 export interface LowdbStoreOptions {
   dir: string;
@@ -32,6 +40,19 @@ export interface LowdbStoreOptions {
   fsync?: boolean;
   /** Told about background compaction failures (the journals still hold the data). */
   onError?: (err: unknown) => void;
+  /** Start a new, empty store although the directory holds state but no data file (appreg serve --allow-fresh). */
+  allowFresh?: boolean;
+  /**
+   * More files whose existence means the directory held state, checked with the data file missing:
+   * start.ts passes the key file when it existed before this start (it creates one on a first start).
+   */
+  stateFiles?: readonly string[];
+  /** Where a torn journal tail cut at open is reported (warn); default: a logger on stderr. */
+  logger?: StoreLogger;
+  /** While a write has failed, retry with an empty commit this often (ms; default 1000). */
+  retryMs?: number;
+  /** The journal's file calls, for failure-injection tests only. */
+  io?: Partial<StoreIo>;
 }
 
 interface StoreStats {
@@ -53,7 +74,8 @@ export interface LowdbStore extends Store {
 
 export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStore> {
   const dir = path.resolve(opts.dir);
-  const recovered = await recover(dir);
+  const logger = opts.logger ?? createLogger();
+  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger });
   const { tables } = recovered;
   let lastSeq = recovered.lastSeq;
   let closing = false;
@@ -69,13 +91,39 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
     journalSizes: recovered.journalSizes,
     fsync: opts.fsync ?? true,
     afterBatch: () => compactor.afterBatch(),
+    rollback: (undos) => {
+      for (const u of undos) {
+        tables.restore(u);
+        lastSeq = u.seq - 1;
+      }
+    },
+    onFault: () => armRetry(),
+    io: { ...nodeIo, ...opts.io },
   });
+  // While faulty, an empty commit now and then finds out when the disk takes writes again.
+  const retryMs = opts.retryMs ?? 1000;
+  let retryTimer: NodeJS.Timeout | null = null;
+  const armRetry = () => {
+    if (retryTimer || closing) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      if (closing || !writer.fault) return;
+      store.commit([]).catch(() => {}); // a failure re-arms through onFault
+    }, retryMs);
+    retryTimer.unref();
+  };
   const compactor: Compactor = new Compactor({
     dir,
     writer,
     snapshot,
-    // Captured synchronously: every seq <= lastSeq is in these tables.
-    capture: () => ({ seq: lastSeq, tables: tables.snapshot() }),
+    // Captured synchronously; commits not yet acknowledged are undone in the copy (their
+    // write may still fail and roll them back), so the snapshot holds acknowledged seqs only.
+    capture: () => {
+      const snap = tables.snapshot();
+      const pending = writer.unacknowledged();
+      undoOnSnapshot(snap, pending);
+      return { seq: pending.length ? pending[0]!.seq - 1 : lastSeq, tables: snap };
+    },
     everyBytes: opts.compactEveryBytes ?? 4 * 1024 * 1024,
     idleMs: opts.compactIdleMs ?? 2000,
     lastCommitAt: () => lastCommitAt,
@@ -84,14 +132,14 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
   });
   if (writer.totalBytes() > 0) compactor.armIdle();
 
-  return {
+  const store: LowdbStore = {
     get: (table, id) => tables.get(table, id),
     values: (table) => tables.values(table),
     count: (table) => tables.count(table),
+    observe: (fn) => tables.observe(fn),
 
     commit(changes: Change[]): Promise<void> {
       if (closing) return Promise.reject(new Error('store is closed'));
-      if (writer.failed) return Promise.reject(writer.failed);
       let line: string;
       try {
         validateChanges(changes);
@@ -101,12 +149,11 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       } catch (err) {
         return Promise.reject(err);
       }
-      lastSeq++;
-      tables.apply(changes);
+      const undo = tables.applyWithUndo(++lastSeq, changes);
       commits++;
       lastCommitAt = Date.now();
       compactor.armIdle();
-      return writer.enqueue(line);
+      return writer.enqueue(line, undo);
     },
 
     stats: () => ({
@@ -117,9 +164,14 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       commits,
     }),
 
+    health: () => {
+      const f = writer.fault as NodeJS.ErrnoException | null;
+      return f ? { ok: false, reason: `the store cannot write: ${f.code ?? f.name ?? 'error'} (${f.message ?? String(f)})` } : { ok: true };
+    },
+
     async compact() {
       if (closing) throw new Error('store is closed');
-      if (writer.failed) throw writer.failed;
+      if (writer.fault) throw writer.fault;
       if (compactor.running) await compactor.running;
       await compactor.start();
     },
@@ -128,6 +180,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       if (closePromise) return closePromise;
       closing = true;
       compactor.stopIdle();
+      if (retryTimer) clearTimeout(retryTimer);
       closePromise = (async () => {
         // Everything already committed reaches the journal first.
         await writer.enqueue('').catch(() => {});
@@ -137,4 +190,5 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       return closePromise;
     },
   };
+  return store;
 }

@@ -19,6 +19,8 @@ export function createMemoryStore(): Store {
       tables.apply(changes);
       return Promise.resolve();
     },
+    health: () => ({ ok: true }),
+    observe: (fn) => tables.observe(fn),
     async close() {
       closed = true;
     },

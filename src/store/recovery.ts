@@ -2,16 +2,18 @@
  * Opening a data directory: create it (0700) if needed, read and check the lowdb
  * document and every journal, replay the journals into memory, and only then
  * touch a file (cut a torn journal tail, create the first journal).
- * Nothing is modified unless every file could be read.
+ * Nothing is modified unless every file could be read and every check passed:
+ * a damaged line, a gap in the journal's seqs, or a data directory that holds
+ * state but lost its data file refuse with StoreCorruptError, files untouched.
  */
 import { chmod, mkdir, readdir, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { readDataFile } from './data-file.js';
-import { DATA_FILE, JOURNAL_RE, journalPath } from './format.js';
+import { DATA_FILE, JOURNAL_RE, STATE_ENTRIES, journalPath } from './format.js';
 import { fsyncPath, truncateDurably } from './fsync.js';
 import { openJournal, scanJournal, type JournalScan } from './journal-file.js';
 import { Tables } from './tables.js';
-import { StoreCorruptError } from './types.js';
+import { StoreCorruptError, type StoreLogger } from './types.js';
 
 export interface Recovered {
   tables: Tables;
@@ -26,7 +28,56 @@ export interface Recovered {
   journalSizes: Map<number, number>;
 }
 
-export async function recover(dir: string): Promise<Recovered> {
+interface RecoverOptions {
+  /** Start a new, empty store although the directory holds state but no data file. */
+  allowFresh?: boolean;
+  /** More files whose existence means the directory held state (e.g. a key file that existed before this start). */
+  stateFiles?: readonly string[];
+  logger: StoreLogger;
+}
+
+/** Entries other parts of the daemon keep in the data directory once it has recorded anything. */
+async function stateEntries(dir: string, nums: number[], sizes: number[], stateFiles: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const f of stateFiles) {
+    const p = path.resolve(dir, f);
+    if (await stat(p).then(() => true, () => false)) found.push(path.dirname(p) === dir ? path.basename(p) : p);
+  }
+  for (const name of STATE_ENTRIES) {
+    try {
+      const st = await stat(path.join(dir, name));
+      if (!st.isDirectory() || (await readdir(path.join(dir, name))).length > 0) found.push(name);
+    } catch {
+      /* absent */
+    }
+  }
+  // An empty appreg.journal.1 alone is what a first start leaves before its first commit;
+  // any other journal means a data file existed once (compaction numbers journals after it).
+  const onlyFirstEmpty = nums.length === 1 && nums[0] === 1 && sizes[0] === 0;
+  if (nums.length && !onlyFirstEmpty) found.push(...nums.map((n) => path.basename(journalPath(dir, n))));
+  return found;
+}
+
+/** Every journal seq follows the one before it by one; the first one follows the data file's journalSeq. */
+function checkSeqs(scans: JournalScan[], dataFile: string, snapshot: { seq: number; exists: boolean }): void {
+  let prev: number | null = null;
+  for (const s of scans) {
+    for (const e of s.entries) {
+      if (prev === null) {
+        if (e.seq > snapshot.seq + 1) {
+          const base = snapshot.exists ? `${DATA_FILE} holds seqs up to ${snapshot.seq}` : `there is no ${DATA_FILE} (${dataFile})`;
+          throw new StoreCorruptError(s.file, `line ${e.line}: seq ${e.seq} is the first journal entry but ${base}: seqs ${snapshot.seq + 1}..${e.seq - 1} are missing`);
+        }
+      } else if (e.seq !== prev + 1) {
+        const why = e.seq <= prev ? `does not follow ${prev}` : `follows ${prev}: seqs ${prev + 1}..${e.seq - 1} are missing (a deleted or lost line)`;
+        throw new StoreCorruptError(s.file, `line ${e.line}: seq ${e.seq} ${why}`);
+      }
+      prev = e.seq;
+    }
+  }
+}
+
+export async function recover(dir: string, opts: RecoverOptions): Promise<Recovered> {
   const dataFile = path.join(dir, DATA_FILE);
 
   // --- 1. directory (0700) ---
@@ -60,11 +111,14 @@ export async function recover(dir: string): Promise<Recovered> {
   for (const [i, n] of nums.entries()) {
     scans.push(await scanJournal(journalPath(dir, n), n, i >= lastNonEmpty));
   }
-  let prevSeq = 0;
-  for (const s of scans) {
-    for (const e of s.entries) {
-      if (e.seq <= prevSeq) throw new StoreCorruptError(s.file, `seq ${e.seq} does not follow ${prevSeq}`);
-      prevSeq = e.seq;
+  checkSeqs(scans, dataFile, snapshot);
+  if (!doc && !scans.some((s) => s.entries.length) && !opts.allowFresh) {
+    const state = await stateEntries(dir, nums, sizes, opts.stateFiles ?? []);
+    if (state.length) {
+      throw new StoreCorruptError(
+        dataFile,
+        `is missing but the directory holds state (${state.join(', ')}); restore ${DATA_FILE} from a backup, or start a new empty store there on purpose with allowFresh (appreg serve --allow-fresh)`,
+      );
     }
   }
   for (const s of scans) {
@@ -81,7 +135,15 @@ export async function recover(dir: string): Promise<Recovered> {
   for (const s of scans) journalSizes.set(s.num, s.goodBytes);
   for (const s of scans) {
     // Cut the torn tail away so that appends start on a fresh line.
-    if (s.goodBytes < s.size) await truncateDurably(s.file, s.goodBytes);
+    if (s.torn) {
+      opts.logger.warn('store: cut a torn final journal line left by an interrupted write (it was never acknowledged)', {
+        file: s.file,
+        line: s.torn.line,
+        bytes: s.torn.bytes,
+        why: s.torn.why,
+      });
+      await truncateDurably(s.file, s.goodBytes);
+    }
   }
   const lastScan = scans.at(-1);
   let activeNum: number;

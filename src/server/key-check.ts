@@ -1,0 +1,111 @@
+/**
+ * Is secret.key the key this data directory was made with? Another valid 32-byte key would
+ * otherwise be accepted at start and every later read of a sealed secret would fail (500).
+ *
+ * A key-check value — an HMAC of a fixed label under a key derived from the master key (so it
+ * reveals nothing about the key or any other derived key) — is kept in the store (table
+ * `meta`, id `keyCheck`) and compared on every start. A data directory made before the check
+ * existed gets one written on its first start, but only after the key was verified another way:
+ * by opening a sealed value (an app's secrets, a bot token: AES-GCM authenticates the key), or
+ * else by the signature of the management token in credentials.json. With neither (no sealed
+ * value and no token: nothing the key protects yet) it is trust on first use.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createSealer, deriveKey } from '../crypto.js';
+import type { Store } from '../store/types.js';
+import { OT } from '../services/oauth/records.js';
+import { T } from '../services/records.js';
+import { StartupError } from './data-dir.js';
+
+const META = 'meta';
+const KEY_CHECK_ID = 'keyCheck';
+const LABEL = 'appreg key check v1';
+
+interface KeyCheckRecord {
+  id: string;
+  /** base64url HMAC-SHA256 of LABEL under deriveKey(master, 'key-check'). */
+  value: string;
+  createdAt: string;
+  /** How the key was known to be right when the value was first written. */
+  basis: KeyCheckBasis;
+}
+
+type KeyCheckBasis = 'new' | 'sealed-value' | 'credentials-token' | 'trust-on-first-use';
+
+const checkValue = (master: Buffer): string => crypto.createHmac('sha256', deriveKey(master, 'key-check')).update(LABEL).digest('base64url');
+
+function sameValue(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && crypto.timingSafeEqual(x, y);
+}
+
+const wrongKey = (keyFile: string, why: string) =>
+  new StartupError(
+    `refusing to start: the key file ${keyFile} is not the key this data directory was made with (${why}); restore the secret.key that belongs to it (or point --key-file at it)`,
+    'key',
+  );
+
+/** One sealed value of the store, if any. */
+function firstSealed(store: Store): string | undefined {
+  for (const app of store.values<{ sealedSecrets?: unknown }>(T.apps)) if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
+  for (const inst of store.values<{ sealedBotToken?: unknown }>(OT.installations)) if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
+  return undefined;
+}
+
+/** The management token in credentials.json, if there is one that looks like ours. */
+function credentialsToken(file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  try {
+    const tok = (JSON.parse(fs.readFileSync(file, 'utf8')) as { authToken?: unknown }).authToken;
+    return typeof tok === 'string' && tok.split('.').length === 3 ? tok : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the token's HS256 signature is made with this master key's JWT key (expiry does not matter here). */
+function signedWith(token: string, master: Buffer): boolean {
+  const [h, p, sig] = token.split('.') as [string, string, string];
+  const expected = crypto.createHmac('sha256', deriveKey(master, 'jwt')).update(`${h}.${p}`).digest('base64url');
+  return sameValue(sig, expected);
+}
+
+interface KeyCheckOutcome {
+  /** 'matched': compared with the stored value; otherwise the value was just written, on this basis. */
+  how: 'matched' | KeyCheckBasis;
+}
+
+/**
+ * Compare the master key with the data directory's key-check value, writing one when there is
+ * none yet (see the top of this file). Call it right after the store opens, before anything reads
+ * a secret or renews credentials.json. Throws StartupError (reason 'key') on a wrong key.
+ */
+export async function checkMasterKey(store: Store, master: Buffer, opts: { keyFile: string; credentialsFile?: string; now?: () => Date }): Promise<KeyCheckOutcome> {
+  const expected = checkValue(master);
+  const rec = store.get<KeyCheckRecord>(META, KEY_CHECK_ID);
+  if (rec) {
+    if (typeof rec.value !== 'string' || !sameValue(rec.value, expected)) throw wrongKey(opts.keyFile, 'its key-check value does not match');
+    return { how: 'matched' };
+  }
+  let basis: KeyCheckBasis;
+  const sealed = firstSealed(store);
+  const token = credentialsToken(opts.credentialsFile);
+  if (sealed !== undefined) {
+    try {
+      createSealer(deriveKey(master, 'seal')).open(sealed);
+    } catch {
+      throw wrongKey(opts.keyFile, 'it cannot open the secrets sealed in the data file');
+    }
+    basis = 'sealed-value';
+  } else if (token !== undefined && store.count(T.workspaces) > 0) {
+    if (!signedWith(token, master)) throw wrongKey(opts.keyFile, 'it did not sign the management token in credentials.json');
+    basis = 'credentials-token';
+  } else {
+    basis = store.count(T.workspaces) > 0 ? 'trust-on-first-use' : 'new';
+  }
+  const value: KeyCheckRecord = { id: KEY_CHECK_ID, value: expected, createdAt: (opts.now?.() ?? new Date()).toISOString(), basis };
+  await store.commit([{ table: META, id: KEY_CHECK_ID, value }]);
+  return { how: basis };
+}
