@@ -28,7 +28,9 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(requestId());
   app.use(accessLog(logger));
   app.get('/healthz', (_req, res) => {
-    res.json({ ok: true });
+    const health = d.store.health();
+    if (!health.ok) res.status(503).json({ ok: false, reason: health.reason });
+    else res.json({ ok: true });
   });
 
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));

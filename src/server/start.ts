@@ -15,6 +15,7 @@ import { createHttpApp } from './app.js';
 import { composeDaemon, type Daemon } from './compose.js';
 import { acquireLock, ensureDataDir, loadOrCreateKey, StartupError, writeFile0600 } from './data-dir.js';
 import { refreshCredentials, type LocalCredentials } from './credentials.js';
+import { checkMasterKey } from './key-check.js';
 import { createTokenHandler, isTokenRequest } from './routes/oauth.js';
 import { createSocketServer } from './socket-server.js';
 import { answerClientError, sendError } from './respond.js';
@@ -37,7 +38,7 @@ export interface DaemonHandle {
   close(): Promise<void>;
 }
 
-export async function startDaemon(config: Config, opts: { logger?: Logger; clock?: Clock } = {}): Promise<DaemonHandle> {
+export async function startDaemon(config: Config, opts: { logger?: Logger; clock?: Clock; allowFresh?: boolean } = {}): Promise<DaemonHandle> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
   process.umask(0o077); // every file we (and lowdb) create is 0600
@@ -46,13 +47,18 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
   let store: Store | undefined;
   try {
     const dataExists = fs.existsSync(path.join(config.dataDir, 'appreg.json')) || fs.readdirSync(config.dataDir).some((f) => f.startsWith('appreg.journal'));
-    const masterKey = loadOrCreateKey(config.keyFile ?? path.join(config.dataDir, 'secret.key'), dataExists);
+    const keyFile = config.keyFile ?? path.join(config.dataDir, 'secret.key');
+    const keyExisted = fs.existsSync(keyFile); // before this start: a key beside a lost data file betrays it
+    const masterKey = loadOrCreateKey(keyFile, dataExists);
     try {
-      store = await openLowdbStore({ dir: config.dataDir, fsync: config.fsync });
+      store = await openLowdbStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: opts.allowFresh, stateFiles: keyExisted ? [keyFile] : [] });
     } catch (e) {
       if (e instanceof StoreCorruptError) throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
       throw e;
     }
+    const keyCheck = await checkMasterKey(store, masterKey, { keyFile, credentialsFile: path.join(config.dataDir, 'credentials.json') });
+    if (keyCheck.how === 'trust-on-first-use') logger.warn('recorded a key-check value for the key file by trust on first use: nothing in the data directory could verify it', { keyFile });
+    else if (keyCheck.how !== 'matched' && keyCheck.how !== 'new') logger.info('recorded a key-check value for the key file', { keyFile, verifiedBy: keyCheck.how });
     const parts = composeDaemon({ config, logger, clock, store, masterKey });
     const bootstrapped = await refreshCredentials(parts.identity, path.join(config.dataDir, 'credentials.json'), logger);
 

@@ -24,6 +24,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
     .option('--log-format <format>', 'pretty (human lines) or json (JSON lines) [APPREG_LOG_FORMAT] (default: pretty when stderr is a terminal, else json)')
     .option('--allow-insecure-redirects', 'accept http: redirect URLs on hosts other than localhost (development only)')
+    .option('--allow-fresh', 'start a new, empty workspace in a data directory that holds state (a key, credentials, journals) but lost appreg.json')
     .addHelpText('after', `
 Examples:
   $ appreg serve                          # 127.0.0.1:${DEFAULT_PORT}, data in ./data
@@ -54,7 +55,7 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
       let handle;
       try {
-        handle = await startDaemon(config, { logger });
+        handle = await startDaemon(config, { logger, allowFresh: own.allowFresh === true });
       } catch (e) {
         // A documented exit code per reason the daemon gives, and one line for the two a user fixes by choosing again.
         if (e instanceof StartupError) {

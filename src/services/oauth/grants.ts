@@ -33,6 +33,12 @@ export function createGrants(store: Store, apps: AppsService) {
   }
   for (const t of store.values<TokenRecord>(OT.tokens)) index(OT.tokens, t, true);
   for (const a of store.values<AuthorizationRecord>(OT.authorizations)) index(OT.authorizations, a, true);
+  // every change applied to memory, the rollback of a commit that could not be written included
+  store.observe((table, _id, before, after) => {
+    if (!indexed(table)) return;
+    if (before) index(table, before, false);
+    if (after) index(table, after, true);
+  });
 
   function installationOf(appId: string, workspaceId: string): InstallationRecord | undefined {
     return store.get<InstallationRecord>(OT.installations, installationId(appId, workspaceId));
@@ -40,17 +46,8 @@ export function createGrants(store: Store, apps: AppsService) {
 
   return {
     installationOf,
-    /** store.commit plus index upkeep; memory (and the indexes) change before the returned promise is made. */
-    commit(changes: Change[]): Promise<void> {
-      const prev = changes.map((c) => (indexed(c.table) ? store.get<object>(c.table, c.id) : undefined));
-      const p = store.commit(changes);
-      changes.forEach((c, i) => {
-        const before = prev[i];
-        if (before) index(c.table, before, false);
-        if (c.value && indexed(c.table)) index(c.table, c.value, true);
-      });
-      return p;
-    },
+    /** store.commit; memory and the indexes (kept through store.observe) change before the returned promise is made. */
+    commit: (changes: Change[]): Promise<void> => store.commit(changes),
     authorizationOf(appId: string, workspaceUserId: string): AuthorizationRecord | undefined {
       return store.get<AuthorizationRecord>(OT.authorizations, authorizationId(appId, workspaceUserId));
     },
