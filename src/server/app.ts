@@ -12,6 +12,7 @@ import { appCallRoutes } from './routes/oauth.js';
 import { oauthConsentRoutes } from './routes/oauth-consent.js';
 import { oauthManagementRoutes } from './routes/oauth-management.js';
 import { socketRoutes } from './routes/socket.js';
+import { peopleRoutes } from './routes/people.js';
 import { platformGate } from './routes/platform-gate.js';
 import { platformChannelRoutes } from './routes/platform-channels.js';
 import { platformMessageRoutes } from './routes/platform-messages.js';
@@ -57,6 +58,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     loginCodeRoutes({ leads: d.leads }),
     oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
     deliveryRoutes({ config, clock, deliveries: d.deliveries }),
+    peopleRoutes({ config, clock, workspace: d.workspace, deliveries: d.deliveries }),
     appsRoutes({
       config,
       clock,

@@ -120,9 +120,25 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return { wrongSignature: { ...wrongSignature, refused: refused(wrongSignature) }, unsigned: { ...unsigned, refused: refused(unsigned) }, refusedBoth: refused(wrongSignature) && refused(unsigned) };
   }
 
+  /**
+   * A person types `/command text` in a channel (appreg say): the app installed in the
+   * caller's workspace (or, for development, owned by the caller) that has the command gets
+   * SLASH_COMMAND within the budget; the record says what the person sees.
+   */
+  async function invokeSlashCommand(p: Principal, input: { command: string; text: string; channelId: string; threadRootId?: string }): Promise<DeliveryRecord> {
+    const installed = grants.installedApps(p.workspaceId).map((id) => apps.byId(id));
+    const owned = apps.list(p).map((v) => apps.byId(v.id));
+    const app = [...installed, ...owned].find((a): a is AppRecord => !!a && (a.manifest.slashCommands ?? []).some((c) => c.command === input.command));
+    if (!app) throw notFound(`An app with the command ${input.command} in this workspace`);
+    const built = buildPayload('slash-command', app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input);
+    const rec = d.newRecord(app, 'slash-command', { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
+    d.settleInteractive(rec, app, await d.track(d.attempt(rec, app, true, config.deliveryBudgetMs)));
+    return rec;
+  }
+
   const list = (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f });
 
-  return { trigger, replay, cancel, probeSignature, get, list };
+  return { trigger, replay, cancel, invokeSlashCommand, probeSignature, get, list };
 }
 
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

@@ -51,6 +51,12 @@ export function createGrants(store: Store, apps: AppsService) {
     authorizationOf(appId: string, workspaceUserId: string): AuthorizationRecord | undefined {
       return store.get<AuthorizationRecord>(OT.authorizations, authorizationId(appId, workspaceUserId));
     },
+    /** Ids of the apps installed in the workspace. */
+    installedApps(workspaceId: string): string[] {
+      const out: string[] = [];
+      for (const inst of store.values<InstallationRecord>(OT.installations)) if (inst.workspaceId === workspaceId) out.push(inst.appId);
+      return out;
+    },
     /** Workspace users who authorized the app in the workspace (delivery uses it for events). */
     authorizedUsers(appId: string, workspaceId: string): string[] {
       return [...(usersByPair.get(pairKey(appId, workspaceId)) ?? [])];

@@ -1,0 +1,84 @@
+/**
+ * The workspace as a person uses it (appreg say, messages, channels, react; the console),
+ * mounted at the management base path: the caller acts as their own workspace user. A
+ * message starting with `/` is a slash command, as in the platform's client: the app with the
+ * command gets SLASH_COMMAND and the answer says what the person sees.
+ */
+import { Router, type Request } from 'express';
+import { invalidRequest } from '../../errors.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { DeliveriesService } from '../../services/deliveries.js';
+import type { createWorkspace } from '../../services/workspace/workspace.js';
+
+type Workspace = ReturnType<typeof createWorkspace>;
+import { jsonBody, rateLimit } from '../middleware.js';
+import { authed, principalOf } from './auth.js';
+
+export interface PeopleRoutesDeps {
+  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
+  clock: Clock;
+  workspace: Workspace;
+  deliveries: DeliveriesService;
+}
+
+const SLASH = /^(\/[A-Za-z0-9_-]{1,32})(?:\s+([\s\S]*))?$/;
+
+export function peopleRoutes(deps: PeopleRoutesDeps): Router {
+  const { workspace: ws } = deps;
+  const r = Router({ mergeParams: true });
+  const body = jsonBody(deps.config.bodyLimitBytes);
+  const writes = rateLimit({ perMinute: deps.config.rateLimitManagementWrites, clock: deps.clock, key: (_req, res) => principalOf(res).workspaceUserId });
+  /** A channel is written by id, `general` or `#general`. */
+  const channelOf = async (req: Request, workspaceId: string) => {
+    const c = String(req.params.channel);
+    await ws.channels.ensureWorkspace(workspaceId);
+    return ws.channels.byName(workspaceId, c)?.id ?? c;
+  };
+
+  r.get(
+    '/channels',
+    authed(async (req, res, p) => res.json(await ws.channels.list(ws.person(p.workspaceUserId), req.query.types))),
+  );
+  r.post(
+    '/channels',
+    writes,
+    body,
+    authed(async (req, res, p) => res.status(201).json(await ws.channels.create(ws.person(p.workspaceUserId), (req.body ?? {}) as Record<string, unknown>))),
+  );
+  r.get(
+    '/channels/:channel/messages',
+    authed(async (req, res, p) => res.json(await ws.messages.list(ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query))),
+  );
+  r.post(
+    '/channels/:channel/messages',
+    writes,
+    body,
+    authed(async (req, res, p) => {
+      const b = (req.body ?? {}) as Record<string, unknown>;
+      if (typeof b.text !== 'string' || !b.text.trim()) throw invalidRequest('Send {"text"} (and "threadRootId" for a thread reply).', [{ pointer: '/text', message: 'is required' }]);
+      if (b.threadRootId !== undefined && typeof b.threadRootId !== 'string') throw invalidRequest('threadRootId must be a message id.');
+      const channelId = await channelOf(req, p.workspaceId);
+      const slash = SLASH.exec(b.text.trim());
+      if (slash) {
+        // the person must be able to see the channel the command is typed in
+        const ch = await ws.channels.visible(ws.person(p.workspaceUserId), channelId);
+        const delivery = await deps.deliveries.invokeSlashCommand(p, { command: slash[1]!, text: slash[2] ?? '', channelId: ch.id, threadRootId: b.threadRootId });
+        res.status(201).json({ kind: 'slash-command', channelId: ch.id, delivery });
+        return;
+      }
+      const message = await ws.postAsUser(p.workspaceUserId, channelId, { text: b.text, threadRootId: b.threadRootId });
+      res.status(201).json({ kind: 'message', message });
+    }),
+  );
+  r.post(
+    '/messages/:messageId/reactions',
+    writes,
+    body,
+    authed(async (req, res, p) => {
+      await ws.reactions.react(ws.person(p.workspaceUserId), String(req.params.messageId), req.body);
+      res.status(204).end();
+    }),
+  );
+  return r;
+}
