@@ -60,3 +60,13 @@ t.test('/healthz answers 503 with the reason while the store cannot write', asyn
   t.equal(res.status, 503);
   t.same(await res.json(), { ok: false, reason: 'ENOSPC: no space left on device' });
 });
+
+t.test('a data directory whose key file is missing refuses to start rather than make a new key', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const d = await startTestDaemon({ dataDir: dir });
+  await d.stop();
+  fs.rmSync(path.join(dir, 'secret.key'));
+  await t.rejects(start(dir), { reason: 'key', message: /key file .* is missing/ });
+  t.notOk(fs.existsSync(path.join(dir, 'secret.key')), 'no new key was written');
+});
