@@ -119,6 +119,7 @@ t.test('reactions and search', async (t) => {
   t.match(all.body, { totalElements: 2, hasMore: true });
   t.equal(all.body.content[0].text, 'deploy finished');
   t.equal((await user.searchMessages({ limit: 50 })).status, 400, 'limit is at most 20');
+  t.same((await user.searchMessages({ fromHumanOnly: true })).body.content.map((m: any) => m.text), ['deploy finished'], 'fromHumanOnly leaves bots out');
 });
 
 t.test('a test trigger names the workspace’s general channel by default, so the app can answer there through the API', async (t) => {
