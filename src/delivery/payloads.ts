@@ -6,6 +6,7 @@
 import { newId } from '../crypto.js';
 import { invalidRequest } from '../errors.js';
 import type { AppRecord } from '../services/records.js';
+import { initialChannelId } from '../services/workspace/records.js';
 import { EVENT_SCOPES } from '../validation/manifest.js';
 import type { DeliveryKind } from './types.js';
 
@@ -58,7 +59,8 @@ function defaultView(callbackId = 'test_view'): Record<string, unknown> {
 export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspaceId: string; userId: string; workspaceUserIds?: string[] }, f: TriggerFields): Built {
   const m = app.manifest;
   const base = { workspaceId: who.workspaceId, userId: who.userId };
-  const channelId = str(f.channelId, 'channelId') ?? 'ch_test';
+  // by default the workspace's general channel, so an app that answers with ctx.say() posts somewhere real
+  const channelId = str(f.channelId, 'channelId') ?? initialChannelId(who.workspaceId, 'general');
   const triggerId = nextTriggerId();
   const override = (built: Built): Built => (f.payload ? { ...built, payload: f.payload } : built);
   switch (kind) {

@@ -76,7 +76,7 @@ const scopeString = (user: string[], bot: string[]) => [...user, ...bot.map((s) 
 /** Create an app with the given scopes (all platform scopes by default), authorize it as the daemon's owner (or `as`), and return SDK-like clients for its user and bot tokens. */
 export async function installPlatformApp(
   d: TestDaemon,
-  opts: { userScopes?: string[]; botScopes?: string[]; events?: string[]; eventsUrl?: string; as?: { token: string; mgmt: string }; name?: string } = {},
+  opts: { userScopes?: string[]; botScopes?: string[]; events?: string[]; eventsUrl?: string; as?: { token: string; mgmt: string }; name?: string; manifest?: Record<string, unknown> } = {},
 ) {
   const userScopes = opts.userScopes ?? PLATFORM_SCOPES;
   const botScopes = opts.botScopes ?? PLATFORM_SCOPES;
@@ -84,6 +84,7 @@ export async function installPlatformApp(
     ...(opts.name ? { name: opts.name } : {}),
     scopes: { botScopes, userScopes },
     eventSubscriptions: { url: opts.eventsUrl ?? 'http://127.0.0.1:9/events', events: opts.events ?? [] },
+    ...opts.manifest,
   });
   const tokens = await authorize(d, app, { scopes: scopeString(userScopes, botScopes), ...(opts.as ? { token: opts.as.token, mgmt: opts.as.mgmt } : {}) });
   return { app, tokens, user: platformClient(d.url, tokens.accessToken, app.appKey), bot: platformClient(d.url, tokens.botToken!, app.appKey) };

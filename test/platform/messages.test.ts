@@ -119,4 +119,23 @@ t.test('reactions and search', async (t) => {
   t.match(all.body, { totalElements: 2, hasMore: true });
   t.equal(all.body.content[0].text, 'deploy finished');
   t.equal((await user.searchMessages({ limit: 50 })).status, 400, 'limit is at most 20');
+  t.same((await user.searchMessages({ fromHumanOnly: true })).body.content.map((m: any) => m.text), ['deploy finished'], 'fromHumanOnly leaves bots out');
+});
+
+t.test('a test trigger names the workspace’s general channel by default, so the app can answer there through the API', async (t) => {
+  const { startReceiver } = await import('../helpers/receiver.js');
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const { app, bot } = await installPlatformApp(d, { manifest: { slashCommands: [{ command: '/standup', url: `${rx.url}/slash`, description: 'Stand-up' }] } });
+  rx.on('/slash', { json: {} });
+  const sent = await d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: { appId: app.id, kind: 'slash-command', command: '/standup', text: 'now' } });
+  t.equal(sent.status, 201);
+  const [trigger] = await rx.waitFor(1, 5000);
+  const channelId = trigger!.body.channelId;
+  const said = await bot.postEphemeral(channelId, 'Stand-up starts now', trigger!.body.userId);
+  t.equal(said.status, 200, 'ctx.say() to the trigger’s channel works');
+  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  t.equal(channelId, general);
 });

@@ -6,7 +6,7 @@ import type { WorkspaceEvents } from './events.js';
 import type { MessageIndex } from './message-index.js';
 import type { Messages } from './messages.js';
 import { WT, type ChannelRecord, type MessageRecord } from './records.js';
-import type { Actor } from './users.js';
+import type { Actor, WorkspaceUsers } from './users.js';
 
 const CODE = /^:[^\s:]{1,198}:$/;
 
@@ -16,8 +16,8 @@ function reactionCode(body: unknown): string {
   return code;
 }
 
-export function createReactionsAndSearch(deps: { index: MessageIndex; messages: Messages; channels: Channels; events: Pick<WorkspaceEvents, 'emit'> }) {
-  const { index, messages, channels, events } = deps;
+export function createReactionsAndSearch(deps: { index: MessageIndex; messages: Messages; channels: Channels; users: WorkspaceUsers; events: Pick<WorkspaceEvents, 'emit'> }) {
+  const { index, messages, channels, users, events } = deps;
 
   /** POST /v1/messages/{m}/reactions {code}: REACTION_ADDED when it is new. */
   async function react(a: Actor, messageId: string, body: unknown): Promise<void> {
@@ -81,6 +81,7 @@ export function createReactionsAndSearch(deps: { index: MessageIndex; messages: 
       for (const m of index.inChannel(ch.id)) {
         if (!messages.seenBy(m, a.userId)) continue;
         if (from && !from.has(m.author)) continue;
+        if (b.fromHumanOnly === true && users.byId(m.author)?.isBot) continue;
         if (beforeTs !== undefined && m.timestampMilli >= beforeTs) continue;
         if (afterTs !== undefined && m.timestampMilli <= afterTs) continue;
         if (needle && !m.text.toLowerCase().includes(needle)) continue;

@@ -37,7 +37,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
   const index = createMessageIndex(store);
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
   const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events });
-  const reactions = createReactionsAndSearch({ index, messages, channels, events });
+  const reactions = createReactionsAndSearch({ index, messages, channels, users, events });
   const scheduled = createScheduledMessages({ store, clock, logger, channels, messages });
   const profiles = createProfiles({ store, clock, users, events });
 
