@@ -34,6 +34,8 @@ export interface Config {
   rateLimitLogin: number;
   /** Consent screen pages per minute per caller address (the screen keeps nothing for visitors, this bounds their CPU). */
   rateLimitConsent: number;
+  /** The platform API's documented rate limits (docs/protocol.md §9); false switches them off for load tests and benchmarks. */
+  platformRateLimits: boolean;
   rateLimitManagementWrites: number;
   fsync: boolean;
   /** Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2 periods). */
@@ -94,6 +96,7 @@ export const defaults: Config = {
   rateLimitTokenEndpoint: 6000,
   rateLimitLogin: 20,
   rateLimitConsent: 600,
+  platformRateLimits: true,
   rateLimitManagementWrites: 6000,
   fsync: true,
   socketPingIntervalMs: 20_000,
@@ -118,7 +121,7 @@ type Kind = 'string' | 'number' | 'boolean';
 const kinds: Record<keyof Config, Kind> = {
   host: 'string', port: 'number', dataDir: 'string', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
   logLevel: 'string', logFormat: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
-  codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', rateLimitManagementWrites: 'number', fsync: 'boolean',
+  codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', platformRateLimits: 'boolean', rateLimitManagementWrites: 'number', fsync: 'boolean',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
   deliveryBudgetMs: 'number', deliveryEventTimeoutMs: 'number', deliveryRetrySchedule: 'string', deliveryMaxResponseBytes: 'number',

@@ -36,7 +36,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
 
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.
-  const platform = platformGate({ appTokens: oauth.appTokens, clock });
+  const platform = platformGate({ appTokens: oauth.appTokens, clock, limits: config.platformRateLimits });
   const ws = d.workspace;
   app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, bodyLimitBytes: config.bodyLimitBytes }));

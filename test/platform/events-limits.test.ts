@@ -103,6 +103,15 @@ t.test('rate limits: 80 messages a minute per app and workspace, 60 channels; 42
   t.ok(tooMany.headers.get('retry-after'));
 });
 
+t.test('platformRateLimits=false switches the platform limits off (load tests, benchmarks)', async (t) => {
+  const d = await startTestDaemon({ config: { platformRateLimits: false } });
+  t.teardown(() => d.stop());
+  const { bot } = await installPlatformApp(d);
+  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => bot.postMessageToChannel(general, `m${i}`).then((r) => r.status)));
+  t.ok(statuses.every((s) => s === 200), '100 messages in a minute, none refused');
+});
+
 t.test('messages survive a restart; a channel keeps at most workspaceMessagesPerChannel', async (t) => {
   const dataDir = tempDir();
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));

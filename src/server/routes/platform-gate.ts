@@ -16,15 +16,17 @@ export const PLATFORM_LIMITS = { perApp: 3000, perUser: 1000, messages: 80, repl
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 const OWNER = 'platformOwner';
 
-export function platformGate(deps: { appTokens: AppTokens; clock: Clock }) {
+/** @param limits false switches the platform's rate limits off (platformRateLimits: load tests of an app, benchmarks) */
+export function platformGate(deps: { appTokens: AppTokens; clock: Clock; limits?: boolean }) {
   const { appTokens, clock } = deps;
+  const perMinute = (name: keyof typeof PLATFORM_LIMITS) => (deps.limits === false ? 0 : PLATFORM_LIMITS[name]);
   const owner = (res: Response) => res.locals[OWNER] as TokenOwner;
   const auth: RequestHandler = (req, res, next) => {
     res.locals[OWNER] = appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token']));
     next();
   };
-  const perApp = rateLimit({ perMinute: PLATFORM_LIMITS.perApp, clock, key: (_req, res) => `app|${owner(res).appId}` });
-  const perUser = rateLimit({ perMinute: PLATFORM_LIMITS.perUser, clock, key: (_req, res) => `user|${owner(res).appId}|${owner(res).workspaceUserId}` });
+  const perApp = rateLimit({ perMinute: perMinute('perApp'), clock, key: (_req, res) => `app|${owner(res).appId}` });
+  const perUser = rateLimit({ perMinute: perMinute('perUser'), clock, key: (_req, res) => `user|${owner(res).appId}|${owner(res).workspaceUserId}` });
 
   return {
     /** Authenticate, then the per-app and per-user limits; every platform route starts with this. */
@@ -38,7 +40,7 @@ export function platformGate(deps: { appTokens: AppTokens; clock: Clock }) {
         next(owner(res).scopes.includes(scope) ? undefined : missingScope(scope)),
     /** A call's own limit, per app and workspace, or per app and what `by` names (a new bucket per call of this function). */
     limit: (name: keyof typeof PLATFORM_LIMITS, by?: (req: Request) => string) =>
-      rateLimit({ perMinute: PLATFORM_LIMITS[name], clock, key: (req, res) => `${name}|${owner(res).appId}|${by ? by(req) : owner(res).workspaceId}` }),
+      rateLimit({ perMinute: perMinute(name), clock, key: (req, res) => `${name}|${owner(res).appId}|${by ? by(req) : owner(res).workspaceId}` }),
     /** The token's user (the bot user for a bot token) as the actor of a workspace call. */
     actor(res: Response): Actor {
       const o = owner(res);
