@@ -66,7 +66,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   }
 
   /** One attempt of an event the caller has claimed (its id is in inFlight); releases the claim. */
-  async function runAttempt(p: PendingDelivery, timeoutMs: number): Promise<DeliveryRecord | undefined> {
+  async function runAttempt(p: PendingDelivery, timeoutMs: number, durable: Promise<void> = Promise.resolve()): Promise<DeliveryRecord | undefined> {
     try {
       const app = apps.byId(p.appId);
       if (!app) {
@@ -87,6 +87,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
           final = true;
         }
       }
+      await durable;
       await finishEvent(p, rec, r, app, final);
       return rec;
     } finally {
@@ -141,9 +142,12 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   });
 
   /**
-   * Queue an event for one app (durable before the first attempt) and make the first attempt,
-   * whose outcome the caller gets: the event is claimed before its pending record is written,
-   * so the tick cannot start that attempt first.
+   * Queue an event for one app and make the first attempt, whose outcome the caller gets. The
+   * pending record is written while the first attempt is under way (the attempt does not wait
+   * for the disk: a fan-out to many apps is as fast as their answers), and the attempt's outcome
+   * is recorded only once the record is durable, so a retry is never scheduled for an event
+   * the store does not hold. The event is claimed before anything else, so the tick cannot
+   * start that attempt first.
    */
   async function enqueueEvent(
     app: AppRecord,
@@ -157,13 +161,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const rec = d.newRecord(app, 'event', { workspaceId, userId }, app.manifest.eventSubscriptions?.url || undefined, payload, p.id);
     log.put(rec);
     inFlight.add(p.id);
+    const durable = store.commit([{ table: PENDING_TABLE, id: p.id, value: p }, ...(opts.extra ?? [])]);
+    const attempted = d.track(runAttempt(p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable));
     try {
-      await store.commit([{ table: PENDING_TABLE, id: p.id, value: p }, ...(opts.extra ?? [])]);
+      await durable;
     } catch (e) {
-      inFlight.delete(p.id);
+      attempted.catch(() => {}); // it fails the same way: the caller hears it once, from here
       throw e;
     }
-    return d.track(runAttempt(p, opts.timeoutMs ?? config.deliveryEventTimeoutMs));
+    return attempted;
   }
 
   /** End a retrying event now: no further attempt, the log says cancelled and why. */

@@ -31,8 +31,14 @@ t.test('APP_UNAUTHORIZED and APP_UNINSTALLED reach the app as signed APP_EVENTs 
   const all = await rx.waitFor(2, 5000);
   t.match(all[1]!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceId: d.workspaceId });
   t.match(JSON.parse(all[1]!.body.body), { app: app.id, workspace: d.workspaceId });
-  const list = (await (await d.api(`${d.mgmt}/deliveries?appId=${app.id}`)).json()) as Array<{ kind: string; state: string }>;
-  t.equal(list.filter((x) => x.kind === 'event' && x.state === 'delivered').length, 2, 'both in the delivery log');
+  // the app has them; the log says delivered once the daemon has read the app's answers and recorded them
+  const delivered = async () => ((await (await d.api(`${d.mgmt}/deliveries?appId=${app.id}`)).json()) as Array<{ kind: string; state: string }>).filter((x) => x.kind === 'event' && x.state === 'delivered').length;
+  let n = await delivered();
+  for (let i = 0; i < 40 && n < 2; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    n = await delivered();
+  }
+  t.equal(n, 2, 'both in the delivery log');
 });
 
 t.test('an app that does not subscribe to APP_UNAUTHORIZED is not sent it', async (t) => {
