@@ -12,9 +12,11 @@ import { oauthConsentRoutes } from './routes/oauth-consent.js';
 import { oauthManagementRoutes } from './routes/oauth-management.js';
 import { socketRoutes } from './routes/socket.js';
 import { signInLinkRoutes, webRoutes } from './routes/web.js';
+import { consoleRoutes } from './routes/console/index.js';
 
 export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const { config, clock, logger, identity, apps, oauth } = d;
+  const socketStatus = (appId: string) => ({ connections: d.socket.sessions.count(appId), queuedEvents: d.socket.transport.queued(appId) });
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -28,8 +30,10 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
-  const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
+  const web = { config, identity, sessions: oauth.consentSessions, baseUrl };
   app.use(webRoutes(web));
+  const webConsole = consoleRoutes({ logger, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes });
+  app.use(webConsole.router);
   app.use(identityRoutes({ config, clock, identity }));
   // Management calls: the caller's own workspace user, authenticated once for every router below.
   app.use(
@@ -44,10 +48,11 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
       clock,
       apps,
       fetchManifest: (url) => fetchManifest(url, d.egress),
-      socketStatus: (appId) => ({ connections: d.socket.sessions.count(appId), queuedEvents: d.socket.transport.queued(appId) }),
+      socketStatus,
     }),
   );
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
-  return app;
+  // shutdown ends the console's live streams first: an open page must not hold the stop
+  return Object.assign(app, { endLiveStreams: webConsole.endStreams });
 }
