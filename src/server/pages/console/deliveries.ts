@@ -91,7 +91,7 @@ export function deliveryLive(rec: DeliveryRecord, csrf: string, headersOf: (a: A
 ${rec.nextAttemptAt ? `<dt>Next attempt</dt><dd>${time(rec.nextAttemptAt)}</dd>` : ''}<dt>The user saw</dt><dd>${rec.ephemeralMessage ? esc(rec.ephemeralMessage) : '<span class="muted">nothing</span>'}</dd>
 <dt>Updated</dt><dd>${time(rec.updatedAt)}</dd></dl>
 <div class="row">${buttons}</div>
-<h2>Attempts (${rec.attempts.length})</h2>${rec.attempts.length ? `<ol class="plain" reversed>${rec.attempts.map((a) => attemptItem(rec, a, headersOf(a))).reverse().join('')}</ol>` : '<p class="muted">None yet.</p>'}
+<h2>Attempts (${rec.attempts.length})</h2>${rec.attempts.length ? `<ul class="plain" aria-label="Attempts, newest first">${rec.attempts.map((a) => attemptItem(rec, a, headersOf(a))).reverse().join('')}</ul>` : '<p class="muted">None yet.</p>'}
 ${rec.response !== undefined ? `<h2>The app's answer</h2><pre>${esc(JSON.stringify(rec.response, null, 2))}</pre>` : ''}`;
 }
 

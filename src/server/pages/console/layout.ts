@@ -4,7 +4,7 @@
  * Light and dark follow prefers-color-scheme; the layout reads at 360 px wide.
  */
 import crypto from 'node:crypto';
-import { esc } from '../layout.js';
+import { esc, page } from '../layout.js';
 
 export const SCRIPT_PATH = '/console/console.js';
 
@@ -29,6 +29,10 @@ p{margin:.5rem 0}
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;padding:.45rem .5rem;border-top:1px solid var(--line);vertical-align:top}
 th{font-size:.85rem;color:var(--muted);font-weight:600}
+th,td{overflow-wrap:normal}
+td code{word-break:break-all}
+caption{text-align:left;padding:.25rem 0}
+.card>h2:first-child{margin-top:0}
 .scroll{overflow-x:auto}
 code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{background:var(--code);border:1px solid var(--line);border-radius:8px;padding:.6rem;overflow-x:auto;margin:.25rem 0;white-space:pre}
@@ -100,7 +104,7 @@ export function consolePage(title: string, shell: Shell, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <meta name="csrf" content="${esc(shell.csrf)}">
 <title>${esc(title)} · appreg</title>
 <style>${CSS}</style>
@@ -119,4 +123,12 @@ export const csrfField = (token: string) => `<input type="hidden" name="csrf" va
 /** A one-button POST form (Publish, Replay, …): the button's text is its accessible name. */
 export function actionForm(action: string, csrf: string, label: string, cls = ''): string {
   return `<form method="post" action="${esc(action)}">${csrfField(csrf)}<button type="submit"${cls ? ` class="${cls}"` : ''}>${esc(label)}</button></form>`;
+}
+
+/**
+ * The console's error and signed-out pages: the consent screen's shell (sent under its own CSP,
+ * whose style hash is that shell's), with a way back to the console.
+ */
+export function plainPage(title: string, message: string, back = true): string {
+  return page(title, `<div class="card" role="alert"><h1>${esc(title)}</h1><p class="error">${esc(message)}</p>${back ? '<p><a href="/">Back to the console</a></p>' : ''}</div>`);
 }

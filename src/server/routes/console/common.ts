@@ -12,9 +12,8 @@ import { forbidden, invalidRequest } from '../../../errors.js';
 import type { Logger } from '../../../logger.js';
 import type { IdentityService, Principal } from '../../../services/identity.js';
 import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
-import { errorPage } from '../../pages/error.js';
 import { signedOutPage } from '../../pages/home.js';
-import { CONSOLE_CSP, type Shell } from '../../pages/console/layout.js';
+import { CONSOLE_CSP, plainPage, type Shell } from '../../pages/console/layout.js';
 import { cookieValue, pageHeaders } from '../../pages/send.js';
 import { sendErrorPage } from '../../respond.js';
 
@@ -32,10 +31,23 @@ export interface Signed {
   shell: Shell;
 }
 
+/**
+ * The console's headers: those of every page (no-store, no framing), its own CSP, and a
+ * same-origin referrer policy so that the browser sends the Origin of a form's POST (with
+ * no-referrer it sends "null", and the origin check below could not tell).
+ */
 export function consoleHeaders(res: Response): void {
   pageHeaders(res);
   res.setHeader('content-security-policy', CONSOLE_CSP);
+  res.setHeader('referrer-policy', 'same-origin');
   res.setHeader('x-content-type-options', 'nosniff');
+}
+
+/** A page in the consent screen's shell (errors, signed out), under that shell's CSP. */
+function sendPlain(res: Response, status: number, html: string): void {
+  pageHeaders(res);
+  res.setHeader('x-content-type-options', 'nosniff');
+  res.status(status).type('html').send(html);
 }
 
 export function sendConsolePage(res: Response, status: number, html: string): void {
@@ -56,20 +68,17 @@ export function consoleBase(deps: ConsoleBaseDeps) {
 
   /** The error path of console pages: an AppError's status and message, 5xx logged once by sendErrorPage. */
   function sendError(res: Response, e: unknown): void {
-    consoleHeaders(res);
+    pageHeaders(res);
+    res.setHeader('x-content-type-options', 'nosniff');
     const req = res.req;
     const title = (status: number) => (status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status >= 500 ? 'Something went wrong' : 'That did not work');
-    sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) => errorPage(title(status), message).replace('<p class="muted">Nothing was shared with the app. You can close this page.</p>', '<p><a href="/">Back to the console</a></p>'));
+    sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) => plainPage(title(status), message));
   }
 
   /** Resolve the signed-in browser; a page for one that is not (401 signed-out page, or 403 for a POST). */
   function signedIn(req: Request, res: Response, next: NextFunction): void {
     const session = sessions.get(cookieValue(req));
-    if (!session) {
-      consoleHeaders(res);
-      if (req.method === 'GET') return void res.status(401).type('html').send(signedOutPage());
-      return void res.status(403).type('html').send(errorPage('Not signed in', 'Sign in again with appreg open.'));
-    }
+    if (!session) return req.method === 'GET' ? sendPlain(res, 401, signedOutPage()) : sendPlain(res, 403, plainPage('Not signed in', 'This browser is not signed in (any more). Run appreg open to sign in again.', false));
     const members = identity.membershipsOf(session.accountId).filter((u) => !u.isBot);
     const chosen = cookieValue(req, WORKSPACE_COOKIE);
     const me = members.find((m) => m.workspaceId === chosen) ?? members[0];
@@ -95,10 +104,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     const given = (req.body as Record<string, unknown> | undefined)?.csrf ?? req.get('x-csrf-token');
     const origin = req.get('origin');
     const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}`;
-    if (!sameOrigin || !sessions.checkConsoleToken(given, s.sessionId)) {
-      consoleHeaders(res);
-      return void res.status(403).type('html').send(errorPage('This form has expired', 'The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
-    }
+    if (!sameOrigin || !sessions.checkConsoleToken(given, s.sessionId)) return sendPlain(res, 403, plainPage('This form has expired', 'The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
     next();
   }
 
