@@ -51,7 +51,7 @@ function v4At(parts: number[], i: number): ipaddr.IPv4 {
  * Parses an address Node accepted (net.isIP). ipaddr.js reads the deprecated "::a.b.c.d"
  * notation as IPv4-mapped (::ffff:a.b.c.d); it is IPv4-compatible (::/96), so build it here.
  */
-export function parseAddress(text: string): Address {
+function parseAddress(text: string): Address {
   const compat = /^::(\d{1,3}(?:\.\d{1,3}){3})(?:%.*)?$/.exec(text);
   if (compat) {
     const o = ipaddr.IPv4.parse(compat[1]!).octets;
@@ -60,7 +60,7 @@ export function parseAddress(text: string): Address {
   return ipaddr.parse(text);
 }
 
-export function classify(ip: Address): Classified {
+function classify(ip: Address): Classified {
   if (ip.kind() === 'ipv4') return { range: ip.range() };
   const v6 = ip as ipaddr.IPv6;
   const p = v6.parts;
@@ -83,7 +83,7 @@ export function classify(ip: Address): Classified {
 }
 
 /** Whether the daemon's listen address is a loopback one (127.0.0.0/8, ::1, localhost). */
-export function isLoopbackHost(host: string | undefined): boolean {
+function isLoopbackHost(host: string | undefined): boolean {
   if (!host) return false;
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   if (h === 'localhost' || h === 'localhost.') return true;
