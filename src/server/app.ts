@@ -30,10 +30,8 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
-  const web = { config, identity, sessions: oauth.consentSessions, baseUrl };
+  const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
   app.use(webRoutes(web));
-  const webConsole = consoleRoutes({ logger, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes });
-  app.use(webConsole.router);
   app.use(identityRoutes({ config, clock, identity }));
   // Management calls: the caller's own workspace user, authenticated once for every router below.
   app.use(
@@ -51,6 +49,9 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
       socketStatus,
     }),
   );
+  // The web console (GET / and /console/…), for browsers signed in with the session cookie.
+  const webConsole = consoleRoutes({ logger, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes });
+  app.use(webConsole.router);
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
   // shutdown ends the console's live streams first: an open page must not hold the stop

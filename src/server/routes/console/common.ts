@@ -61,7 +61,7 @@ export function seeOther(res: Response, location: string): void {
   res.end();
 }
 
-export const signedOf = (res: Response): Signed => res.locals.console as Signed;
+const signedOf = (res: Response): Signed => res.locals.console as Signed;
 
 export function consoleBase(deps: ConsoleBaseDeps) {
   const { identity, sessions, logger } = deps;
