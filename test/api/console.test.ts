@@ -243,3 +243,31 @@ t.test('another user\'s app and deliveries are not found; the workspace switcher
   const bad = await fetch(`${d.url}/console/workspace`, { method: 'POST', body: form({ csrf, workspaceId: 'ws_nope' }), headers: { cookie }, redirect: 'manual' });
   t.equal(bad.status, 400);
 });
+
+t.test('install through the consent screen\'s link, uninstall behind a confirmation', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const { createApp, authorize } = await import('../fixtures/redirects-flow.js');
+  const app = await createApp(d, { displayName: 'Installed App' });
+  const { cookie, csrf } = await signIn(d);
+  const page = async (path: string) => (await fetch(d.url + path, { headers: { cookie } })).text();
+  let html = await page(`/console/apps/${app.id}`);
+  t.match(html, /no workspace yet/);
+  const href = /href="(\/access-request\?[^"]+)">Install in a workspace/.exec(html)![1]!.replace(/&#(\d+);/g, (_m, n: string) => String.fromCharCode(Number(n)));
+  const consent = await fetch(d.url + href, { headers: { cookie } });
+  t.equal(consent.status, 200, 'the install link is a valid consent link');
+  t.match(await consent.text(), /Installed App wants access/);
+
+  await authorize(d, app);
+  html = await page(`/console/apps/${app.id}`);
+  t.match(html, /Uninstall from Local workspace/);
+  t.match(await page('/'), /<td class="wide">Local workspace<\/td>/, 'the list says where it is installed');
+  const confirm = await page(`/console/apps/${app.id}/installations/${d.workspaceId}/uninstall`);
+  t.match(confirm, /Uninstall Installed App from Local workspace\?/);
+  const res = await fetch(`${d.url}/console/apps/${app.id}/installations/${d.workspaceId}/uninstall`, { method: 'POST', body: form({ csrf }), headers: { cookie } });
+  t.equal(res.status, 200);
+  html = await res.text();
+  t.match(html, /Uninstalled\./);
+  t.match(html, /no workspace yet/);
+  t.equal((await fetch(`${d.url}/console/apps/${app.id}/installations/${d.workspaceId}/uninstall`, { headers: { cookie } })).status, 404, 'nothing left to uninstall');
+});

@@ -119,7 +119,11 @@ export function appPage(shell: Shell, v: AppPageView): string {
 <div class="card"><h1>${esc(a.displayName)}</h1>
 <dl><dt>Id</dt><dd><code>${id}</code></dd><dt>Name</dt><dd><code>${esc(a.name)}</code></dd><dt>Mode</dt><dd>${a.socketMode ? `Socket mode · ${v.connections} open connection${v.connections === 1 ? '' : 's'} · ${v.queuedEvents} queued` : 'HTTP'}</dd>
 <dt>Published</dt><dd>${a.published ? 'yes' : 'no'}</dd><dt>Bot</dt><dd>${a.bot ? `yes${a.botTitle ? ` — ${esc(a.botTitle)}` : ''}` : 'no'}</dd>
-<dt>Installed in</dt><dd>${v.installedIn.length ? v.installedIn.map((w) => esc(w.name)).join(', ') : 'no workspace yet'}</dd></dl>
+<dt>Installed in</dt><dd>${
+      v.installedIn.length
+        ? `<ul class="plain">${v.installedIn.map((w) => `<li>${esc(w.name)} <a href="${base}/installations/${esc(w.workspaceId)}/uninstall">Uninstall from ${esc(w.name)}</a></li>`).join('')}</ul>`
+        : 'no workspace yet'
+    }</dd></dl>
 <div class="row">${actions}</div></div>
 <div class="card"><h2>Secrets</h2>${secrets}</div>
 <div class="card"><h2>URLs</h2>${list(urls)}

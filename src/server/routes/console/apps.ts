@@ -5,9 +5,10 @@
  */
 import express, { Router, type Request, type Response } from 'express';
 import multer from 'multer';
-import { AppError } from '../../../errors.js';
+import { AppError, notFound } from '../../../errors.js';
 import type { AppsService } from '../../../services/apps.js';
 import type { Grants } from '../../../services/oauth/grants.js';
+import type { Revocation } from '../../../services/oauth/revocation.js';
 import { appFormPage, appPage, appsListPage, confirmPage, type AppPageView } from '../../pages/console/apps.js';
 import { jsonParseProblem } from '../../pages/console/manifest-view.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
@@ -19,6 +20,7 @@ export interface ConsoleAppsDeps {
   base: ConsoleBase;
   apps: AppsService;
   grants: Pick<Grants, 'installationOf'>;
+  revocation: Pick<Revocation, 'uninstallAs'>;
   socketStatus(appId: string): { connections: number; queuedEvents: number };
   bodyLimitBytes: number;
 }
@@ -121,6 +123,17 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   get('/console/apps/:appId/delete', (req, res, s) => {
     const app = apps.get(s.principal, id(req));
     sendConsolePage(res, 200, confirmPage(s.shell, { title: `Delete ${String(app.displayName)}?`, message: 'The app, its secrets and its tokens are removed for good; deliveries to it stop.', action: `/console/apps/${app.id}/delete`, label: 'Delete app', cancelHref: `/console/apps/${app.id}` }));
+  });
+  get('/console/apps/:appId/installations/:workspaceId/uninstall', (req, res, s) => {
+    const app = apps.get(s.principal, id(req));
+    const ws = installedIn(s, app.id).find((w) => w.workspaceId === req.params.workspaceId);
+    if (!ws) throw notFound('Installation');
+    const action = `/console/apps/${app.id}/installations/${encodeURIComponent(ws.workspaceId)}/uninstall`;
+    sendConsolePage(res, 200, confirmPage(s.shell, { title: `Uninstall ${String(app.displayName)} from ${ws.name}?`, message: 'Its bot and the tokens it holds in that workspace stop working; the app gets APP_UNINSTALLED.', action, label: 'Uninstall', cancelHref: `/console/apps/${app.id}` }));
+  });
+  post('/console/apps/:appId/installations/:workspaceId/uninstall', form, async (req, res, s) => {
+    await deps.revocation.uninstallAs(s.principal, id(req), String(req.params.workspaceId));
+    sendConsolePage(res, 200, appPage(s.shell, view(s, id(req), { notice: 'Uninstalled.' })));
   });
   post('/console/apps/:appId/delete', form, async (req, res, s) => {
     await apps.remove(s.principal, id(req));

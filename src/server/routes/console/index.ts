@@ -10,6 +10,7 @@ import type { DeliveriesService, DeliveryRecord } from '../../../services/delive
 import type { IdentityService } from '../../../services/identity.js';
 import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
 import type { Grants } from '../../../services/oauth/grants.js';
+import type { Revocation } from '../../../services/oauth/revocation.js';
 import { consoleAppsRoutes } from './apps.js';
 import { consoleBase } from './common.js';
 import { consoleDeliveryRoutes } from './deliveries.js';
@@ -20,6 +21,7 @@ export interface ConsoleRoutesDeps {
   sessions: WebSessions;
   apps: AppsService;
   grants: Pick<Grants, 'installationOf'>;
+  revocation: Pick<Revocation, 'uninstallAs'>;
   deliveries: DeliveriesService;
   onDeliveryChange(listener: (rec: DeliveryRecord) => void): () => void;
   socketStatus(appId: string): { connections: number; queuedEvents: number };
@@ -31,7 +33,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 });
   r.post('/console/workspace', base.signedIn, (req, res, next) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next())), base.csrf, base.chooseWorkspace);
-  r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
+  r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
   const live = consoleDeliveryRoutes({ base, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
   r.use(live.router);
   return { router: r, endStreams: live.endStreams };
