@@ -70,6 +70,15 @@ t.test('CSRF: a POST needs the session\'s token, from this origin', async (t) =>
   }
 });
 
+t.test('behind a proxy: a POST from the configured appUrl origin is accepted, others are not', async (t) => {
+  const d = await startTestDaemon({ config: { appUrl: 'https://console.example' } });
+  t.teardown(() => d.stop());
+  const { cookie, csrf } = await signIn(d);
+  const create = (origin: string) => fetch(`${d.url}/console/apps`, { method: 'POST', body: form({ csrf, manifest: JSON.stringify(manifest()) }), headers: { cookie, origin }, redirect: 'manual' });
+  t.equal((await create('https://console.example')).status, 201);
+  t.equal((await create('https://other.example')).status, 403);
+});
+
 t.test('apps: create with problems shown at their pointers, then every action', async (t) => {
   const rx = await startReceiver();
   t.teardown(() => rx.close());

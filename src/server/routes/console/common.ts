@@ -9,6 +9,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { forbidden, invalidRequest } from '../../../errors.js';
+import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
 import type { IdentityService, Principal } from '../../../services/identity.js';
 import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
@@ -20,6 +21,8 @@ import { sendErrorPage } from '../../respond.js';
 const WORKSPACE_COOKIE = 'appreg_console_ws';
 
 export interface ConsoleBaseDeps {
+  /** Where browsers reach the daemon when it is behind a proxy: a POST's Origin may be these too. */
+  config: Pick<Config, 'appUrl' | 'publicUrl'>;
   identity: IdentityService;
   sessions: WebSessions;
   logger: Logger;
@@ -65,6 +68,14 @@ const signedOf = (res: Response): Signed => res.locals.console as Signed;
 
 export function consoleBase(deps: ConsoleBaseDeps) {
   const { identity, sessions, logger } = deps;
+  const originOf = (u: string | undefined) => {
+    try {
+      return u ? new URL(u).origin : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const publicOrigins = [originOf(deps.config.appUrl), originOf(deps.config.publicUrl)].filter((o): o is string => !!o);
 
   /** The error path of console pages: an AppError's status and message, 5xx logged once by sendErrorPage. */
   function sendError(res: Response, e: unknown): void {
@@ -103,7 +114,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     const s = signedOf(res);
     const given = (req.body as Record<string, unknown> | undefined)?.csrf ?? req.get('x-csrf-token');
     const origin = req.get('origin');
-    const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}`;
+    const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
     if (!sameOrigin || !sessions.checkConsoleToken(given, s.sessionId)) return sendPlain(res, 403, plainPage('This form has expired', 'The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
     next();
   }

@@ -4,6 +4,7 @@
  * /console/events, the script at /console/console.js, and the workspace switcher.
  */
 import express, { Router } from 'express';
+import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
 import type { AppsService } from '../../../services/apps.js';
 import type { DeliveriesService, DeliveryRecord } from '../../../services/deliveries.js';
@@ -16,6 +17,7 @@ import { consoleBase } from './common.js';
 import { consoleDeliveryRoutes } from './deliveries.js';
 
 export interface ConsoleRoutesDeps {
+  config: Pick<Config, 'appUrl' | 'publicUrl'>;
   logger: Logger;
   identity: IdentityService;
   sessions: WebSessions;
