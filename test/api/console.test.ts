@@ -107,11 +107,12 @@ t.test('apps: create with problems shown at their pointers, then every action', 
   // uploaded as a file (multipart), with a warning
   const fd = new FormData();
   fd.append('csrf', csrf);
-  fd.append('file', new Blob([JSON.stringify(rxManifest(rx))], { type: 'application/json' }), 'manifest.json');
+  fd.append('file', new Blob([JSON.stringify(rxManifest(rx, { redirectUrls: ['http://localhost:9/redirect', 'https://example.com/'] }))], { type: 'application/json' }), 'manifest.json');
   res = await post('/console/apps', fd);
   t.equal(res.status, 201);
   html = await res.text();
   t.match(html, /App created/);
+  t.match(html, /<strong>Warnings<\/strong><ul><li><code>\/redirectUrls\/1<\/code> a path of \/ matches every page/, 'the warnings are shown');
   const appId = /<dt>Id<\/dt><dd><code>([^<]+)<\/code>/.exec(html)![1]!;
   for (const s of ['/standup', 'Start it', `${rx.url}/events`, 'http://localhost:9/redirect', 'messages:write']) t.ok(html.includes(s), `the app page shows ${s}`);
   t.notMatch(html, /ssk_|sign_|Signing secret<\/dt>/, 'secrets are not on the page until asked for');

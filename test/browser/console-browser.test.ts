@@ -91,8 +91,16 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     await shoot(page, 'app');
     await page.getByRole('button', { name: 'Show secrets' }).click();
     t.match(await page.locator('dl[aria-label=Secrets]').textContent(), /Signing secret/);
+    await shoot(page, 'app-secrets');
     await page.getByRole('link', { name: 'Rotate secrets' }).click();
     await shoot(page, 'app-rotate-confirm');
+    await page.getByRole('button', { name: 'Rotate secrets' }).click();
+    t.match(await page.textContent('[role=status]'), /Secrets rotated/);
+    await page.getByRole('link', { name: 'Edit manifest' }).click();
+    await shoot(page, 'app-edit');
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    await page.getByRole('link', { name: 'Delete app' }).click();
+    await shoot(page, 'app-delete-confirm');
     await page.getByRole('link', { name: 'Keep it as it is' }).click();
     await page.getByRole('link', { name: 'Apps' }).click();
     await shoot(page, 'apps');
@@ -137,7 +145,18 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     await page.locator('#t-kind').selectOption('global-shortcut');
     await Promise.all([page.waitForURL(/done=sent/), page.getByRole('button', { name: 'Send trigger' }).click()]);
     t.match(await page.textContent('h1'), /global-shortcut to browser-app/);
+    t.match(await page.textContent('[role=status]'), /Trigger sent, and it failed: connection_error/, 'the result of the trigger (the shortcut URL is closed)');
     await shoot(page, 'delivery-trigger-result');
+  });
+
+  await t.test('a browser that is not signed in gets the signed-out page', async (t) => {
+    const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await other.newPage();
+    const res = await p.goto(`${d.url}/console/deliveries`);
+    t.equal(res!.status(), 401);
+    t.match(await p.textContent('h1'), /Not signed in/);
+    await shoot(p, 'signed-out');
+    await other.close();
   });
 
   // a 400 page (the manifest with problems) is logged as a failed load: not an error of the page

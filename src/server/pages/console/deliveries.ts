@@ -95,7 +95,7 @@ ${rec.nextAttemptAt ? `<dt>Next attempt</dt><dd>${time(rec.nextAttemptAt)}</dd>`
 ${rec.response !== undefined ? `<h2>The app's answer</h2><pre>${esc(JSON.stringify(rec.response, null, 2))}</pre>` : ''}`;
 }
 
-export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: AttemptEntry) => Array<[string, string]>, notice?: string): string {
+export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: AttemptEntry) => Array<[string, string]>, notice?: { text: string; bad: boolean }): string {
   const first = rec.attempts[0];
   const request =
     rec.transport === 'http'
@@ -108,7 +108,7 @@ export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: A
   return consolePage(
     `Delivery ${rec.id}`,
     shell,
-    `${notice ? `<p class="ok" role="status">${esc(notice)}</p>` : ''}<div class="card"><h1>${esc(rec.kind)} to ${esc(rec.appName)}</h1>
+    `${notice ? `<p class="${notice.bad ? 'error' : 'ok'}" role="status">${esc(notice.text)}</p>` : ''}<div class="card"><h1>${esc(rec.kind)} to ${esc(rec.appName)}</h1>
 <dl><dt>Delivery</dt><dd><code>${esc(rec.id)}</code></dd><dt>App</dt><dd><a href="/console/apps/${esc(rec.appId)}">${esc(rec.appName)}</a></dd><dt>Created</dt><dd>${time(rec.createdAt)}</dd></dl>
 <div id="delivery" data-stream="/console/events?delivery=${esc(encodeURIComponent(rec.id))}" aria-live="polite">${deliveryLive(rec, shell.csrf, headersOf)}</div></div>
 <div class="card"><h2>Request</h2>${request}<h2>Body</h2>${rec.payload ? `<pre aria-label="Body">${esc(JSON.stringify(rec.payload, null, 2))}</pre>` : '<p class="muted">Not kept: this trigger succeeded before the daemon restarted, and the body of a successful trigger is not written to disk.</p>'}</div>`,

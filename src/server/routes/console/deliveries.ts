@@ -76,7 +76,11 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
 
   get('/console/deliveries/:deliveryId', (req, res, s) => {
     const rec = deliveries.get(s.principal, id(req));
-    sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), NOTICES[String(req.query.done)]));
+    const done = NOTICES[String(req.query.done)];
+    // the outcome of the attempt just made, in the notice's words and colour
+    const failed = rec.state === 'failed' && done !== NOTICES.cancelled;
+    const notice = done && { text: failed ? `${done.replace(/\.$/, '')}, and it failed: ${rec.outcome ?? 'no answer'}.` : done, bad: failed };
+    sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), notice || undefined));
   });
   post('/console/deliveries/:deliveryId/replay', async (req, res, s) => {
     await deliveries.replay(s.principal, id(req));
