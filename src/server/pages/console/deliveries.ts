@@ -110,7 +110,7 @@ export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: A
     shell,
     `${notice ? `<p class="${notice.bad ? 'error' : 'ok'}" role="status">${esc(notice.text)}</p>` : ''}<div class="card"><h1>${esc(rec.kind)} to ${esc(rec.appName)}</h1>
 <dl><dt>Delivery</dt><dd><code>${esc(rec.id)}</code></dd><dt>App</dt><dd><a href="/console/apps/${esc(rec.appId)}">${esc(rec.appName)}</a></dd><dt>Created</dt><dd>${time(rec.createdAt)}</dd></dl>
-<div id="delivery" data-stream="/console/events?delivery=${esc(encodeURIComponent(rec.id))}" aria-live="polite">${deliveryLive(rec, shell.csrf, headersOf)}</div></div>
+<p class="live" id="one-status" role="status"></p><div id="delivery" data-stream="/console/events?delivery=${esc(encodeURIComponent(rec.id))}">${deliveryLive(rec, shell.csrf, headersOf)}</div></div>
 <div class="card"><h2>Request</h2>${request}<h2>Body</h2>${rec.payload ? `<pre aria-label="Body">${esc(JSON.stringify(rec.payload, null, 2))}</pre>` : '<p class="muted">Not kept: this trigger succeeded before the daemon restarted, and the body of a successful trigger is not written to disk.</p>'}</div>`,
   );
 }

@@ -40,6 +40,9 @@ export const CONSOLE_SCRIPT = `'use strict';
     stream(one.dataset.stream, 'delivery', function (d) {
       var focused = document.activeElement && one.contains(document.activeElement) ? document.activeElement.textContent : null;
       one.innerHTML = d.html;
+      var said = document.getElementById('one-status');
+      var count = one.querySelector('h2');
+      if (said && count) said.textContent = 'Updated: ' + count.textContent + '.';
       if (focused) {
         var again = Array.prototype.find.call(one.querySelectorAll('button'), function (b) { return b.textContent === focused; });
         if (again) again.focus();
