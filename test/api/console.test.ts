@@ -281,3 +281,17 @@ t.test('install through the consent screen\'s link, uninstall behind a confirmat
   t.match(html, /no workspace yet/);
   t.equal((await fetch(`${d.url}/console/apps/${app.id}/installations/${d.workspaceId}/uninstall`, { headers: { cookie } })).status, 404, 'nothing left to uninstall');
 });
+
+t.test('an open live page does not hold the daemon\'s stop', async (t) => {
+  const d = await startTestDaemon();
+  const { cookie } = await signIn(d);
+  const stream = await fetch(`${d.url}/console/events`, { headers: { cookie } });
+  t.equal(stream.status, 200);
+  const reader = stream.body!.getReader();
+  await reader.read(); // the stream's first bytes (retry:)
+  const t0 = Date.now();
+  await d.stop();
+  t.ok(Date.now() - t0 < 2000, `stopped in ${Date.now() - t0} ms (in-flight requests are waited for up to 5 s)`);
+  const end = await reader.read().catch(() => ({ done: true }));
+  t.ok(end.done, 'the stream was ended');
+});
