@@ -295,3 +295,41 @@ t.test('an open live page does not hold the daemon\'s stop', async (t) => {
   const end = await reader.read().catch(() => ({ done: true }));
   t.ok(end.done, 'the stream was ended');
 });
+
+t.test('the trigger form sends every kind, as deliver-test does', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const created = (await (
+    await d.api(`${d.mgmt}/apps`, {
+      method: 'POST',
+      json: rxManifest(rx, {
+        shortcuts: [
+          { shortcutType: 'GLOBAL', url: `${rx.url}/shortcut`, name: 'start', displayName: 'Start it' },
+          { shortcutType: 'ON_MESSAGE', url: `${rx.url}/msg-shortcut`, name: 'remind', displayName: 'Remind' },
+        ],
+        blockInteraction: { url: `${rx.url}/blocks` },
+        viewAction: { url: `${rx.url}/views` },
+        dynamicMenus: [{ url: `${rx.url}/menus`, onAction: 'pick' }],
+      }),
+    })
+  ).json()) as Record<string, string>;
+  rx.secret = created.signingSecret!;
+  const { cookie, csrf } = await signIn(d);
+  const formHtml = await (await fetch(`${d.url}/console/deliveries`, { headers: { cookie } })).text();
+  const kinds = [...formHtml.matchAll(/<select id="t-kind" name="kind">(.*?)<\/select>/g)][0]![1]!.match(/value="[^"]+"/g)!.map((v) => v.slice(7, -1));
+  t.same(kinds, ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'], 'every kind is offered');
+  const fields: Record<string, Record<string, string>> = { 'message-shortcut': { shortcut: 'remind' }, 'block-interaction': { onAction: 'go', value: 'v1', sourceType: 'EPHEMERAL_MESSAGE' }, 'view-action': { viewActionType: 'CLOSE' }, 'dynamic-menu': { onAction: 'pick', query: 'gen' } };
+  for (const kind of kinds) {
+    const res = await fetch(`${d.url}/console/deliveries`, { method: 'POST', body: form({ csrf, appId: created.id!, kind, ...(fields[kind] ?? {}) }), headers: { cookie }, redirect: 'manual' });
+    t.equal(res.status, 303, kind);
+  }
+  const got = await rx.waitFor(kinds.length);
+  const byPath = (p: string) => got.find((r) => r.path === p)?.body as Record<string, unknown> | undefined;
+  t.equal(byPath('/msg-shortcut')?.shortcut, 'remind');
+  t.equal(byPath('/blocks')?.sourceType, 'EPHEMERAL_MESSAGE');
+  t.equal(byPath('/menus')?.query, 'gen');
+  t.equal(byPath('/views')?.viewActionType, 'CLOSE');
+  t.ok(got.every((r) => r.signatureValid), 'every one signed');
+});

@@ -63,6 +63,7 @@ export function deliveriesPage(shell: Shell, v: ListView): string {
 <div class="filters"><div><label for="t-command">Command</label><input type="text" id="t-command" name="command" placeholder="/command"></div><div><label for="t-text">Text</label><input type="text" id="t-text" name="text"></div>
 <div><label for="t-shortcut">Shortcut</label><input type="text" id="t-shortcut" name="shortcut" placeholder="name"></div><div><label for="t-action">Action (onAction)</label><input type="text" id="t-action" name="onAction"></div>
 <div><label for="t-value">Value</label><input type="text" id="t-value" name="value"></div><div><label for="t-event">Event</label><input type="text" id="t-event" name="event" placeholder="NEW_MESSAGE"></div>
+<div><label for="t-query">Menu query</label><input type="text" id="t-query" name="query"></div>${select('t-source', 'sourceType', 'Interaction source', [['MESSAGE', 'message'], ['EPHEMERAL_MESSAGE', 'ephemeral message'], ['VIEW', 'view']], 'MESSAGE')}${select('t-view-action', 'viewActionType', 'View action', [['SUBMIT', 'submit'], ['CLOSE', 'close']], 'SUBMIT')}
 <div><label for="t-timeout">Timeout (ms)</label><input type="number" id="t-timeout" name="timeoutMs" min="1" max="60000"></div></div>
 <div class="row"><button type="submit" class="primary">Send trigger</button></div></form></details>`;
   const rows = v.rows.map(deliveryRow).join('\n');

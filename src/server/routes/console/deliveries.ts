@@ -63,7 +63,7 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   post('/console/deliveries', async (req, res, s) => {
     const b = req.body as Record<string, unknown>;
     const input: Record<string, unknown> = { appId: one(b.appId), kind: one(b.kind) };
-    for (const k of ['command', 'text', 'shortcut', 'onAction', 'value', 'event']) if (one(b[k])) input[k] = one(b[k]);
+    for (const k of ['command', 'text', 'shortcut', 'onAction', 'value', 'event', 'query', 'sourceType', 'viewActionType']) if (one(b[k])) input[k] = one(b[k]);
     if (one(b.timeoutMs)) input.timeoutMs = Number(b.timeoutMs);
     try {
       const rec = await deliveries.trigger(s.principal, input as unknown as TriggerInput);
