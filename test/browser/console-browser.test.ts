@@ -142,6 +142,7 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
 
     await page.getByRole('link', { name: 'Deliveries' }).click();
     await page.getByText('Send a test trigger').click();
+    await shoot(page, 'deliveries-trigger-form');
     await page.locator('#t-kind').selectOption('global-shortcut');
     await Promise.all([page.waitForURL(/done=sent/), page.getByRole('button', { name: 'Send trigger' }).click()]);
     t.match(await page.textContent('h1'), /global-shortcut to browser-app/);

@@ -38,6 +38,9 @@ code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{background:var(--code);border:1px solid var(--line);border-radius:8px;padding:.6rem;overflow-x:auto;margin:.25rem 0;white-space:pre}
 label{display:block;font-weight:600;margin:.6rem 0 .2rem}
 input,select,textarea{font:inherit;color:inherit;background:var(--card);padding:.5rem;border:1px solid var(--muted);border-radius:8px;max-width:100%}
+input,select{height:2.6rem}
+input[type=file]{height:auto}
+summary{cursor:pointer;padding:.25rem 0}
 input[type=text],input[type=number],textarea,select.wide{width:100%}
 textarea{font:13px/1.45 ui-monospace,Menlo,Consolas,monospace;min-height:16rem}
 button,.button{display:inline-block;font:inherit;font-weight:600;padding:.5rem .9rem;border-radius:8px;border:1px solid var(--muted);background:var(--card);color:var(--fg);cursor:pointer;min-height:40px;text-decoration:none}
