@@ -124,7 +124,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     const s = signedOf(res);
     const id = (req.body as Record<string, unknown> | undefined)?.workspaceId;
     if (!s.shell.workspaces.some((w) => w.id === id)) return sendError(res, invalidRequest('Choose one of your workspaces.'));
-    res.cookie(WORKSPACE_COOKIE, String(id), { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/' });
+    res.cookie(WORKSPACE_COOKIE, String(id), { httpOnly: true, sameSite: 'lax', secure: req.secure || publicOrigins.some((o) => o.startsWith('https:')), path: '/' });
     seeOther(res, '/');
   }
 
