@@ -132,6 +132,6 @@ export function actionForm(action: string, csrf: string, label: string, cls = ''
  * The console's error and signed-out pages: the consent screen's shell (sent under its own CSP,
  * whose style hash is that shell's), with a way back to the console.
  */
-export function plainPage(title: string, message: string, back = true): string {
-  return page(title, `<div class="card" role="alert"><h1>${esc(title)}</h1><p class="error">${esc(message)}</p>${back ? '<p><a href="/">Back to the console</a></p>' : ''}</div>`);
+export function plainPage(title: string, message: string): string {
+  return page(title, `<div class="card" role="alert"><h1>${esc(title)}</h1><p class="error">${esc(message)}</p><p><a href="/">Back to the console</a></p></div>`);
 }

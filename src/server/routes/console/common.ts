@@ -89,7 +89,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
   /** Resolve the signed-in browser; a page for one that is not (401 signed-out page, or 403 for a POST). */
   function signedIn(req: Request, res: Response, next: NextFunction): void {
     const session = sessions.get(cookieValue(req));
-    if (!session) return req.method === 'GET' ? sendPlain(res, 401, signedOutPage()) : sendPlain(res, 403, plainPage('Not signed in', 'This browser is not signed in (any more). Run appreg open to sign in again.', false));
+    if (!session) return req.method === 'GET' ? sendPlain(res, 401, signedOutPage()) : sendError(res, forbidden('This browser is not signed in (any more). Run appreg open to sign in again.'));
     const members = identity.membershipsOf(session.accountId).filter((u) => !u.isBot);
     const chosen = cookieValue(req, WORKSPACE_COOKIE);
     const me = members.find((m) => m.workspaceId === chosen) ?? members[0];
@@ -115,7 +115,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     const given = (req.body as Record<string, unknown> | undefined)?.csrf ?? req.get('x-csrf-token');
     const origin = req.get('origin');
     const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
-    if (!sameOrigin || !sessions.checkConsoleToken(given, s.sessionId)) return sendPlain(res, 403, plainPage('This form has expired', 'The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
+    if (!sameOrigin || !sessions.checkConsoleToken(given, s.sessionId)) return sendError(res, forbidden('The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
     next();
   }
 
