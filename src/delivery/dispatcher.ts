@@ -87,6 +87,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (r.excerpt) entry.excerpt = r.excerpt;
     if (r.error) entry.error = r.error;
     if (r.message) entry.message = r.message;
+    if (r.signed) entry.signed = r.signed;
     rec.attempts.push(entry);
     rec.outcome = r.outcome;
     rec.updatedAt = at;

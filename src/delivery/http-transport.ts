@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { EgressDenied, type EgressPolicy } from './egress.js';
-import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, signedHeaders } from './sign.js';
+import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, TIMESTAMP_HEADER } from './sign.js';
 import type { AttemptResult, Outcome, SendRequest, Transport } from './types.js';
 
 const EXCERPT = 2048;
@@ -140,9 +140,12 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
     async send(req: SendRequest): Promise<AttemptResult> {
       if (!req.url) return { outcome: 'connection_error', error: 'the app has no URL for this kind of call', latencyMs: 0 };
       const body = req.rawPayload ?? JSON.stringify(req.payload);
-      const headers: Record<string, string> = { ...signedHeaders(req.signingSecret, body, opts.clock.now()), [DELIVERY_ID_HEADER]: req.deliveryId };
+      const sig = signedHeaders(req.signingSecret, body, opts.clock.now());
+      const headers: Record<string, string> = { ...sig, [DELIVERY_ID_HEADER]: req.deliveryId };
       if (req.retryNum > 0) headers[RETRY_NUM_HEADER] = String(req.retryNum);
       const r = await post(req.url, body, headers, req.budgetMs);
+      // kept on the attempt so the console shows the request exactly as sent
+      r.signed = { timestamp: sig[TIMESTAMP_HEADER]!, signature: sig[SIGNATURE_HEADER]! };
       // Events: any 2xx is an ack (the SDK answers `ok`); modal/menu shapes only matter for interactive calls.
       if (!req.interactive && r.outcome === 'response') return { ...r, outcome: 'acked' };
       return r;

@@ -23,6 +23,8 @@ export interface AttemptEntry {
   message?: string;
   /** Set on an attempt made by a replay (appreg deliveries replay), not by the schedule. */
   replay?: true;
+  /** The signature headers this attempt was sent with (HTTP only): `timestamp` and `signature`. */
+  signed?: { timestamp: string; signature: string };
 }
 
 /** `cancelled`: a retrying event ended by `deliveries cancel`, or because its app was deleted. */
@@ -60,6 +62,8 @@ export interface DeliveryLog {
   put(rec: DeliveryRecord, rawPayload?: string): void;
   get(id: string): DeliveryRecord | undefined;
   list(filter: { ownerId: string; appId?: string; failed?: boolean; limit?: number }): DeliveryRecord[];
+  /** Call `listener` after every put (the console's live pages); returns the unsubscribe. */
+  onChange(listener: (rec: DeliveryRecord) => void): () => void;
   /** Bytes written to disk so far (tests, benchmarks). */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -118,6 +122,8 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
       }
     }
   }
+
+  const listeners = new Set<(rec: DeliveryRecord) => void>();
 
   let current = files().at(-1);
   let currentSize = current ? fs.statSync(path.join(dir, current)).size : 0;
@@ -203,6 +209,17 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
       }
       queue.push(line ?? JSON.stringify(rec) + '\n');
       if (!writing && !scheduled) scheduled = setTimeout(startDrain, GATHER_MS);
+      for (const l of listeners) {
+        try {
+          l(rec);
+        } catch (e) {
+          logger.error('delivery log listener failed', { error: (e as Error).message });
+        }
+      }
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     get: (id) => index.get(id)?.rec,
     /** Newest first by creation time (what the list shows), whatever was updated last. */

@@ -5,8 +5,8 @@
  */
 import crypto from 'node:crypto';
 
-const TIMESTAMP_HEADER = 'x-pumble-request-timestamp';
-const SIGNATURE_HEADER = 'x-pumble-request-signature';
+export const TIMESTAMP_HEADER = 'x-pumble-request-timestamp';
+export const SIGNATURE_HEADER = 'x-pumble-request-signature';
 export const DELIVERY_ID_HEADER = 'x-appreg-delivery-id';
 export const RETRY_NUM_HEADER = 'x-appreg-retry-num';
 

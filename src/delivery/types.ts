@@ -58,6 +58,8 @@ export interface AttemptResult {
   message?: string;
   /** A short, secret-free description of a failure. */
   error?: string;
+  /** HTTP: the timestamp and signature headers the attempt was sent with. */
+  signed?: { timestamp: string; signature: string };
 }
 
 export interface Transport {

@@ -19,9 +19,11 @@ import { platformMessageRoutes } from './routes/platform-messages.js';
 import { platformScheduledRoutes } from './routes/platform-scheduled.js';
 import { platformUserRoutes } from './routes/platform-users.js';
 import { signInLinkRoutes, webRoutes } from './routes/web.js';
+import { consoleRoutes } from './routes/console/index.js';
 
 export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const { config, clock, logger, identity, apps, oauth } = d;
+  const socketStatus = (appId: string) => ({ connections: d.socket.sessions.count(appId), queuedEvents: d.socket.transport.queued(appId) });
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -64,10 +66,14 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
       clock,
       apps,
       fetchManifest: (url) => fetchManifest(url, d.egress),
-      socketStatus: (appId) => ({ connections: d.socket.sessions.count(appId), queuedEvents: d.socket.transport.queued(appId) }),
+      socketStatus,
     }),
   );
+  // The web console (GET / and /console/…), for browsers signed in with the session cookie.
+  const webConsole = consoleRoutes({ config, logger, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes });
+  app.use(webConsole.router);
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
-  return app;
+  // shutdown ends the console's live streams first: an open page must not hold the stop
+  return Object.assign(app, { endLiveStreams: webConsole.endStreams });
 }

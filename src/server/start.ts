@@ -119,6 +119,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
       (closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         sockets.stopAccepting();
+        app.endLiveStreams();
         server.closeIdleConnections();
         clearInterval(sweeper);
         await parts.workspace.scheduled.stop();

@@ -9,15 +9,36 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import type { HttpTransport } from '../delivery/http-transport.js';
-import type { DeliveryRecord } from '../delivery/log.js';
+import type { AttemptEntry, DeliveryRecord } from '../delivery/log.js';
 import { buildPayload, KINDS, type TriggerFields } from '../delivery/payloads.js';
-import { DELIVERY_ID_HEADER, signedHeaders } from '../delivery/sign.js';
+import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, TIMESTAMP_HEADER } from '../delivery/sign.js';
 import type { AttemptResult, DeliveryKind } from '../delivery/types.js';
 import type { DeliveryWorker } from '../delivery/worker.js';
 import type { AppsService } from './apps.js';
 import type { Principal } from './identity.js';
 import type { AppRecord } from './records.js';
 import type { Grants } from './oauth/grants.js';
+
+export type { AttemptEntry, DeliveryRecord };
+export { KINDS };
+
+/**
+ * The headers an HTTP attempt was sent with (the console's delivery page), in the order the
+ * transport sends them. The signature headers are those recorded on the attempt; an attempt
+ * logged before they were recorded shows them as not kept.
+ */
+export function headersAsSent(rec: DeliveryRecord, a: AttemptEntry): Array<[string, string]> {
+  const notKept = '(not kept for this attempt)';
+  const out: Array<[string, string]> = [
+    ['content-type', 'application/json'],
+    ['user-agent', 'appreg'],
+    [TIMESTAMP_HEADER, a.signed?.timestamp ?? notKept],
+    [SIGNATURE_HEADER, a.signed?.signature ?? notKept],
+    [DELIVERY_ID_HEADER, rec.id],
+  ];
+  if (a.retryNum > 0) out.push([RETRY_NUM_HEADER, String(a.retryNum)]);
+  return out;
+}
 
 export interface TriggerInput extends TriggerFields {
   appId: string;

@@ -1,17 +1,15 @@
 /**
- * The daemon's own browser pages beyond the consent screen: a one-time sign-in link
- * (`appreg open`) and the signed-in home page. The links are issued to an authenticated
- * management caller, work once, for five minutes, and sign the browser in as that caller.
+ * One-time sign-in links (`appreg open`) for the daemon's browser pages (the console, at /).
+ * The links are issued to an authenticated management caller, work once, for five minutes,
+ * and sign the browser in as that caller.
  */
 import { Router, type Request } from 'express';
 import { invalidRequest } from '../../errors.js';
 import type { Config } from '../../config.js';
-import type { AppsService } from '../../services/apps.js';
 import type { IdentityService } from '../../services/identity.js';
 import type { WebSessions } from '../../services/oauth/consent-sessions.js';
 import { jsonBody } from '../middleware.js';
 import { errorPage } from '../pages/error.js';
-import { homePage, signedOutPage } from '../pages/home.js';
 import { cookieValue, redirect303, sendPage, setSessionCookie } from '../pages/send.js';
 import { authed } from './auth.js';
 
@@ -27,7 +25,6 @@ function landingPath(v: unknown): string {
 export interface WebRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'appUrl' | 'publicUrl'>;
   identity: IdentityService;
-  apps: AppsService;
   sessions: WebSessions;
   baseUrl: () => string;
 }
@@ -51,9 +48,9 @@ export function signInLinkRoutes(deps: WebRoutesDeps): Router {
   return r;
 }
 
-/** GET /web/sign-in?token=… and GET / (the signed-in home page). */
+/** GET /web/sign-in?token=…: sign the browser in and land on the link's path. */
 export function webRoutes(deps: WebRoutesDeps): Router {
-  const { identity, apps, sessions } = deps;
+  const { sessions } = deps;
   const r = Router();
   const secure = (req: Request) => req.secure || /^https:/i.test(deps.config.appUrl ?? deps.config.publicUrl ?? '');
 
@@ -65,24 +62,5 @@ export function webRoutes(deps: WebRoutesDeps): Router {
     redirect303(res, link.path);
   });
 
-  r.get('/', (req, res) => {
-    const session = sessions.get(cookieValue(req));
-    if (!session) return sendPage(res, 401, signedOutPage());
-    const members = identity.membershipsOf(session.accountId).filter((u) => !u.isBot);
-    const first = members[0];
-    if (!first) return sendPage(res, 403, errorPage('Not allowed', 'Your account is not a member of any workspace.'));
-    sendPage(
-      res,
-      200,
-      homePage({
-        name: first.name,
-        email: first.email,
-        workspaces: members.map((m) => ({
-          name: identity.workspaceInfo(m.workspaceId).name,
-          apps: apps.list({ workspaceId: m.workspaceId, workspaceUserId: m.id, jti: '' }).map((a) => ({ id: a.id, displayName: String(a.displayName), socketMode: a.socketMode === true, published: a.published })),
-        })),
-      }),
-    );
-  });
   return r;
 }

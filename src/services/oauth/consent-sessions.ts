@@ -99,6 +99,15 @@ export function createWebSessions(clock: Clock, key: Buffer) {
       if (rec.expiresAt <= clock.now()) return undefined;
       return rec.purpose as Extract<CsrfPurpose, { kind: K }>;
     },
+    /**
+     * The console's anti-CSRF token: an HMAC of the session's id, so every form and fetch of the
+     * session's pages carries the same token (several tabs, live pages) and nothing is stored;
+     * a token from another session, or from before sign-in, does not match.
+     */
+    consoleToken: (sessionId: string): string => mac(key, `console|${sessionId}`),
+    checkConsoleToken(token: unknown, sessionId: string | undefined): boolean {
+      return typeof token === 'string' && !!sessionId && token.length < 200 && safeEqual(token, mac(key, `console|${sessionId}`));
+    },
     /** A single-use link token that signs a browser in as `accountId` and lands on `path` (appreg open). */
     issueSignInLink(accountId: string, path: string): { token: string; expiresAt: number } {
       if (links.size >= MAX_ENTRIES) prune(links);

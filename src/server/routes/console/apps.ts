@@ -1,0 +1,143 @@
+/**
+ * The console's Apps (issue 12 §1): GET / lists the signed-in user's apps; create and edit from
+ * a manifest pasted or uploaded (problems shown inline at their JSON pointers); show, rotate,
+ * publish, unpublish, delete. Every POST passes the console's CSRF check first.
+ */
+import express, { Router, type Request, type Response } from 'express';
+import multer from 'multer';
+import { AppError, notFound } from '../../../errors.js';
+import type { AppsService } from '../../../services/apps.js';
+import type { Grants } from '../../../services/oauth/grants.js';
+import type { Revocation } from '../../../services/oauth/revocation.js';
+import { appFormPage, appPage, appsListPage, confirmPage, type AppPageView } from '../../pages/console/apps.js';
+import { jsonParseProblem } from '../../pages/console/manifest-view.js';
+import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+
+const PAGE_SIZE = 100;
+const SECRET_FIELDS = ['id', 'published', 'clientSecret', 'appKey', 'signingSecret'];
+
+export interface ConsoleAppsDeps {
+  base: ConsoleBase;
+  apps: AppsService;
+  grants: Pick<Grants, 'installationOf'>;
+  revocation: Pick<Revocation, 'uninstallAs'>;
+  socketStatus(appId: string): { connections: number; queuedEvents: number };
+  bodyLimitBytes: number;
+}
+
+export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
+  const { base, apps, grants } = deps;
+  const r = Router();
+  const multipart = multer({ storage: multer.memoryStorage(), limits: { fileSize: deps.bodyLimitBytes, fieldSize: deps.bodyLimitBytes, files: 1, fields: 4, parts: 6 } }).single('file');
+  const manifestForm = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes, parameterLimit: 4 });
+  // the manifest form: multipart (a file chosen) or urlencoded (pasted)
+  const upload: express.RequestHandler = (req, res, next) => (req.is('multipart/form-data') ? multipart(req, res, next) : manifestForm(req, res, next));
+  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  // the parsers' errors (too large, malformed) are pages too, through the one error path
+  const parse = (parser: express.RequestHandler) => (req: Request, res: Response, next: express.NextFunction) => parser(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  const post = (path: string, parser: express.RequestHandler, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parse(parser), base.csrf, handled(base, fn));
+  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
+  const id = (req: Request) => String(req.params.appId);
+
+  const installedIn = (s: Signed, appId: string) => s.shell.workspaces.filter((w) => grants.installationOf(appId, w.id)).map((w) => ({ workspaceId: w.id, name: w.name }));
+
+  /** The app's page; `reveal` shows its current secrets (the Show secrets button). */
+  function view(s: Signed, appId: string, extra: Partial<AppPageView> = {}, reveal = false): AppPageView {
+    const app = apps.get(s.principal, appId);
+    const { clientSecret, appKey, signingSecret } = app as unknown as Record<string, string>;
+    const status = deps.socketStatus(appId);
+    const redirect = (app.redirectUrls as string[])[0];
+    let installUrl: string | undefined;
+    if (redirect) {
+      const scopes = app.scopes as { botScopes: string[]; userScopes: string[] };
+      const q = new URLSearchParams({ clientId: app.id, scopes: [...scopes.userScopes, ...scopes.botScopes.map((x) => `bot:${x}`)].join(','), redirectUrl: redirect, state: 'console', defaultWorkspaceId: s.principal.workspaceId });
+      installUrl = `/access-request?${q}`;
+    }
+    for (const k of SECRET_FIELDS.slice(2)) delete (app as Record<string, unknown>)[k];
+    const secrets = reveal ? { clientSecret: clientSecret!, appKey: appKey!, signingSecret: signingSecret! } : undefined;
+    return { app, installedIn: installedIn(s, appId), connections: status.connections, queuedEvents: status.queuedEvents, installUrl, secrets, ...extra };
+  }
+
+  get('/', (req, res, s) => {
+    const all = apps.list(s.principal);
+    const pages = Math.max(1, Math.ceil(all.length / PAGE_SIZE));
+    const page = Math.min(pages, Math.max(1, Number.parseInt(String(req.query.page ?? '1'), 10) || 1));
+    const rows = all.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE).map((a) => ({
+      id: a.id,
+      name: String(a.name),
+      displayName: String(a.displayName),
+      socketMode: a.socketMode === true,
+      published: a.published,
+      installedIn: installedIn(s, a.id).map((w) => w.name),
+      connections: a.socketMode === true ? deps.socketStatus(a.id).connections : 0,
+    }));
+    sendConsolePage(res, 200, appsListPage(s.shell, { rows, page, pages, total: all.length }));
+  });
+
+  get('/console/apps/new', (_req, res, s) => sendConsolePage(res, 200, appFormPage(s.shell, { mode: 'create', text: '' })));
+
+  /** Create or update from the form: the manifest problems come back as the form with them inline. */
+  async function fromForm(req: Request, res: Response, s: Signed, mode: 'create' | 'edit') {
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    const text = req.file ? req.file.buffer.toString('utf8') : typeof b.manifest === 'string' ? b.manifest : '';
+    const formBase = { mode, ...(mode === 'edit' ? { appId: id(req) } : {}), text };
+    if (!text.trim()) return sendConsolePage(res, 400, appFormPage(s.shell, { ...formBase, message: 'Paste a manifest or choose its file.' }));
+    const problem = jsonParseProblem(text);
+    if (problem) return sendConsolePage(res, 400, appFormPage(s.shell, { ...formBase, parseProblem: problem }));
+    const parsed: unknown = JSON.parse(text);
+    try {
+      const out = mode === 'create' ? await apps.create(s.principal, parsed) : await apps.update(s.principal, id(req), parsed);
+      sendConsolePage(res, mode === 'create' ? 201 : 200, appPage(s.shell, view(s, out.app.id, { notice: mode === 'create' ? 'App created.' : 'Manifest saved.', warnings: out.warnings })));
+    } catch (e) {
+      if (!(e instanceof AppError) || e.code !== 'invalid_manifest') throw e;
+      const errors = (e.details ?? []).map((d) => ({ pointer: String(d.pointer ?? ''), message: String(d.message) }));
+      sendConsolePage(res, 400, appFormPage(s.shell, { ...formBase, parsed, errors, message: e.message }));
+    }
+  }
+
+  post('/console/apps', upload, (req, res, s) => fromForm(req, res, s, 'create'));
+  get('/console/apps/:appId', (req, res, s) => sendConsolePage(res, 200, appPage(s.shell, view(s, id(req)))));
+  get('/console/apps/:appId/edit', (req, res, s) => {
+    const app = apps.get(s.principal, id(req)) as Record<string, unknown>;
+    for (const k of SECRET_FIELDS) delete app[k];
+    sendConsolePage(res, 200, appFormPage(s.shell, { mode: 'edit', appId: id(req), text: JSON.stringify(app, null, 2) }));
+  });
+  post('/console/apps/:appId/edit', upload, (req, res, s) => fromForm(req, res, s, 'edit'));
+  post('/console/apps/:appId/secrets', form, (req, res, s) => sendConsolePage(res, 200, appPage(s.shell, view(s, id(req), {}, true))));
+  get('/console/apps/:appId/rotate', (req, res, s) => {
+    const app = apps.get(s.principal, id(req));
+    sendConsolePage(res, 200, confirmPage(s.shell, { title: `Rotate the secrets of ${String(app.displayName)}?`, message: 'New client secret, app key and signing secret are made now; the current ones stop working at once.', action: `/console/apps/${app.id}/rotate`, label: 'Rotate secrets', cancelHref: `/console/apps/${app.id}` }));
+  });
+  post('/console/apps/:appId/rotate', form, async (req, res, s) => {
+    const secrets = await apps.rotateSecrets(s.principal, id(req));
+    sendConsolePage(res, 200, appPage(s.shell, view(s, id(req), { secrets, notice: 'Secrets rotated: the previous ones no longer work.' })));
+  });
+  post('/console/apps/:appId/publish', form, async (req, res, s) => {
+    await apps.setPublished(s.principal, id(req), true);
+    seeOther(res, `/console/apps/${encodeURIComponent(id(req))}`);
+  });
+  post('/console/apps/:appId/unpublish', form, async (req, res, s) => {
+    await apps.setPublished(s.principal, id(req), false);
+    seeOther(res, `/console/apps/${encodeURIComponent(id(req))}`);
+  });
+  get('/console/apps/:appId/delete', (req, res, s) => {
+    const app = apps.get(s.principal, id(req));
+    sendConsolePage(res, 200, confirmPage(s.shell, { title: `Delete ${String(app.displayName)}?`, message: 'The app, its secrets and its tokens are removed for good; deliveries to it stop.', action: `/console/apps/${app.id}/delete`, label: 'Delete app', cancelHref: `/console/apps/${app.id}` }));
+  });
+  get('/console/apps/:appId/installations/:workspaceId/uninstall', (req, res, s) => {
+    const app = apps.get(s.principal, id(req));
+    const ws = installedIn(s, app.id).find((w) => w.workspaceId === req.params.workspaceId);
+    if (!ws) throw notFound('Installation');
+    const action = `/console/apps/${app.id}/installations/${encodeURIComponent(ws.workspaceId)}/uninstall`;
+    sendConsolePage(res, 200, confirmPage(s.shell, { title: `Uninstall ${String(app.displayName)} from ${ws.name}?`, message: 'Its bot and the tokens it holds in that workspace stop working; the app gets APP_UNINSTALLED.', action, label: 'Uninstall', cancelHref: `/console/apps/${app.id}` }));
+  });
+  post('/console/apps/:appId/installations/:workspaceId/uninstall', form, async (req, res, s) => {
+    await deps.revocation.uninstallAs(s.principal, id(req), String(req.params.workspaceId));
+    sendConsolePage(res, 200, appPage(s.shell, view(s, id(req), { notice: 'Uninstalled.' })));
+  });
+  post('/console/apps/:appId/delete', form, async (req, res, s) => {
+    await apps.remove(s.principal, id(req));
+    seeOther(res, '/');
+  });
+  return r;
+}

@@ -1,0 +1,145 @@
+/**
+ * What every console route shares: the signed-in browser (the appreg_session cookie), the
+ * workspace user it acts as (first membership, or the one the switcher chose), the page
+ * headers and CSP, the CSRF check of every POST, and the one error path for pages.
+ *
+ * CSRF: every POST carries the session's console token (a hidden field, or the x-csrf-token
+ * header), an HMAC of the session id checked on the server; SameSite=Lax alone is not relied
+ * on. A POST whose Origin header names another origin is refused as well.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { forbidden, invalidRequest } from '../../../errors.js';
+import type { Config } from '../../../config.js';
+import type { Logger } from '../../../logger.js';
+import type { IdentityService, Principal } from '../../../services/identity.js';
+import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
+import { signedOutPage } from '../../pages/home.js';
+import { CONSOLE_CSP, plainPage, type Shell } from '../../pages/console/layout.js';
+import { cookieValue, pageHeaders } from '../../pages/send.js';
+import { sendErrorPage } from '../../respond.js';
+
+const WORKSPACE_COOKIE = 'appreg_console_ws';
+
+export interface ConsoleBaseDeps {
+  /** Where browsers reach the daemon when it is behind a proxy: a POST's Origin may be these too. */
+  config: Pick<Config, 'appUrl' | 'publicUrl'>;
+  identity: IdentityService;
+  sessions: WebSessions;
+  logger: Logger;
+}
+
+export interface Signed {
+  sessionId: string;
+  principal: Principal;
+  shell: Shell;
+}
+
+/**
+ * The console's headers: those of every page (no-store, no framing), its own CSP, and a
+ * same-origin referrer policy so that the browser sends the Origin of a form's POST (with
+ * no-referrer it sends "null", and the origin check below could not tell).
+ */
+export function consoleHeaders(res: Response): void {
+  pageHeaders(res);
+  res.setHeader('content-security-policy', CONSOLE_CSP);
+  res.setHeader('referrer-policy', 'same-origin');
+  res.setHeader('x-content-type-options', 'nosniff');
+}
+
+/** A page in the consent screen's shell (errors, signed out), under that shell's CSP. */
+function sendPlain(res: Response, status: number, html: string): void {
+  pageHeaders(res);
+  res.setHeader('x-content-type-options', 'nosniff');
+  res.status(status).type('html').send(html);
+}
+
+export function sendConsolePage(res: Response, status: number, html: string): void {
+  consoleHeaders(res);
+  res.status(status).type('html').send(html);
+}
+
+export function seeOther(res: Response, location: string): void {
+  consoleHeaders(res);
+  res.status(303).setHeader('location', location);
+  res.end();
+}
+
+const signedOf = (res: Response): Signed => res.locals.console as Signed;
+
+export function consoleBase(deps: ConsoleBaseDeps) {
+  const { identity, sessions, logger } = deps;
+  const originOf = (u: string | undefined) => {
+    try {
+      return u ? new URL(u).origin : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const publicOrigins = [originOf(deps.config.appUrl), originOf(deps.config.publicUrl)].filter((o): o is string => !!o);
+
+  /** The error path of console pages: an AppError's status and message, 5xx logged once by sendErrorPage. */
+  function sendError(res: Response, e: unknown): void {
+    pageHeaders(res);
+    res.setHeader('x-content-type-options', 'nosniff');
+    const req = res.req;
+    const title = (status: number) => (status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status >= 500 ? 'Something went wrong' : 'That did not work');
+    sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) => plainPage(title(status), message));
+  }
+
+  /** Resolve the signed-in browser; a page for one that is not (401 signed-out page, or 403 for a POST). */
+  function signedIn(req: Request, res: Response, next: NextFunction): void {
+    const session = sessions.get(cookieValue(req));
+    if (!session) return req.method === 'GET' ? sendPlain(res, 401, signedOutPage()) : sendError(res, forbidden('This browser is not signed in (any more). Run appreg open to sign in again.'));
+    const members = identity.membershipsOf(session.accountId).filter((u) => !u.isBot);
+    const chosen = cookieValue(req, WORKSPACE_COOKIE);
+    const me = members.find((m) => m.workspaceId === chosen) ?? members[0];
+    if (!me) return sendError(res, forbidden('Your account is not a member of any workspace.'));
+    const csrf = sessions.consoleToken(session.id);
+    const workspaces = members.map((m) => ({ id: m.workspaceId, name: workspaceName(m.workspaceId), selected: m === me }));
+    const signed: Signed = { sessionId: session.id, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
+    res.locals.console = signed;
+    next();
+  }
+
+  function workspaceName(id: string): string {
+    try {
+      return identity.workspaceInfo(id).name;
+    } catch {
+      return id;
+    }
+  }
+
+  /** After signedIn and the body parser: the session's token in the form (or header), and no foreign Origin. */
+  function csrf(req: Request, res: Response, next: NextFunction): void {
+    const s = signedOf(res);
+    const given = (req.body as Record<string, unknown> | undefined)?.csrf ?? req.get('x-csrf-token');
+    const origin = req.get('origin');
+    const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
+    if (!sameOrigin || !sessions.checkConsoleToken(given, s.sessionId)) return sendError(res, forbidden('The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
+    next();
+  }
+
+  /** The workspace switcher: remember the choice (one of the account's workspaces) in a cookie. */
+  function chooseWorkspace(req: Request, res: Response): void {
+    const s = signedOf(res);
+    const id = (req.body as Record<string, unknown> | undefined)?.workspaceId;
+    if (!s.shell.workspaces.some((w) => w.id === id)) return sendError(res, invalidRequest('Choose one of your workspaces.'));
+    res.cookie(WORKSPACE_COOKIE, String(id), { httpOnly: true, sameSite: 'lax', secure: req.secure || publicOrigins.some((o) => o.startsWith('https:')), path: '/' });
+    seeOther(res, '/');
+  }
+
+  return { signedIn, csrf, sendError, chooseWorkspace };
+}
+
+export type ConsoleBase = ReturnType<typeof consoleBase>;
+
+/** Run an async page handler and send what it throws through the error path. */
+export function handled(base: ConsoleBase, fn: (req: Request, res: Response, s: Signed) => unknown) {
+  return async (req: Request, res: Response) => {
+    try {
+      await fn(req, res, signedOf(res));
+    } catch (e) {
+      base.sendError(res, e);
+    }
+  };
+}

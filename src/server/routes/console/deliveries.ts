@@ -1,0 +1,136 @@
+/**
+ * The delivery inspector (issue 12 §2): the list with filters and the test-trigger form, a
+ * delivery's page with Replay and Cancel, and /console/events, the live stream both pages
+ * follow: server-sent events fed by the delivery log's change listener (passed in by app.ts),
+ * gathered per connection for a moment so a burst of deliveries is a few writes, not thousands.
+ */
+import express, { Router, type Request, type Response } from 'express';
+import { AppError, toErrorResponse } from '../../../errors.js';
+import type { AppsService } from '../../../services/apps.js';
+import { headersAsSent, KINDS, type DeliveriesService, type DeliveryRecord, type TriggerInput } from '../../../services/deliveries.js';
+import { deliveriesPage, deliveryLive, deliveryPage, deliveryRow, STATES, type ListFilter } from '../../pages/console/deliveries.js';
+import { SCRIPT_PATH } from '../../pages/console/layout.js';
+import { CONSOLE_SCRIPT, SCRIPT_ETAG } from '../../pages/console/script.js';
+import { consoleHeaders, handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+
+const SHOWN = 100;
+const GATHER_MS = 200;
+const PING_MS = 25_000;
+const MAX_STREAMS = 100;
+const NOTICES: Record<string, string> = { sent: 'Trigger sent.', replayed: 'Replayed: the new attempt is at the top.', cancelled: 'Cancelled: no further attempt will be made.' };
+
+export interface ConsoleDeliveriesDeps {
+  base: ConsoleBase;
+  apps: Pick<AppsService, 'list'>;
+  deliveries: DeliveriesService;
+  /** The delivery log's change subscription; returns the unsubscribe. */
+  onDeliveryChange(listener: (rec: DeliveryRecord) => void): () => void;
+}
+
+const one = (v: unknown): string | undefined => (typeof v === 'string' && v ? v.slice(0, 200) : undefined);
+
+/** The routes, and `endStreams` for shutdown (an open live page must not hold the daemon's stop). */
+export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Router; endStreams(): void } {
+  const { base, deliveries } = deps;
+  const r = Router();
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+  const parsed = (req: Request, res: Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
+  const id = (req: Request) => String(req.params.deliveryId);
+  const shell = (s: Signed) => ({ ...s.shell, section: 'deliveries' as const });
+  const headersOf = (rec: DeliveryRecord) => (a: DeliveryRecord['attempts'][number]) => headersAsSent(rec, a);
+
+  const filterOf = (q: Record<string, unknown>): ListFilter => ({ app: one(q.app), kind: KINDS.includes(q.kind as never) ? (q.kind as string) : undefined, state: (STATES as readonly string[]).includes(q.state as string) ? (q.state as string) : undefined });
+  const matches = (f: ListFilter, rec: DeliveryRecord) => (!f.app || rec.appId === f.app) && (!f.kind || rec.kind === f.kind) && (!f.state || rec.state === f.state);
+
+  function listPage(s: Signed, f: ListFilter, error?: string): string {
+    const rows = deliveries.list(s.principal, { appId: f.app, limit: f.kind || f.state ? 20_000 : SHOWN }).filter((rec) => matches(f, rec)).slice(0, SHOWN);
+    const apps = deps.apps.list(s.principal).map((a) => ({ id: a.id, displayName: String(a.displayName) }));
+    return deliveriesPage(shell(s), { filter: f, rows, apps, kinds: KINDS, error });
+  }
+
+  r.get(SCRIPT_PATH, (req, res) => {
+    res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('cache-control', 'no-cache');
+    res.setHeader('etag', SCRIPT_ETAG);
+    if (req.get('if-none-match') === SCRIPT_ETAG) return void res.status(304).end();
+    res.type('application/javascript').send(CONSOLE_SCRIPT);
+  });
+
+  get('/console/deliveries', (req, res, s) => sendConsolePage(res, 200, listPage(s, filterOf(req.query))));
+
+  post('/console/deliveries', async (req, res, s) => {
+    const b = req.body as Record<string, unknown>;
+    const input: Record<string, unknown> = { appId: one(b.appId), kind: one(b.kind) };
+    for (const k of ['command', 'text', 'shortcut', 'onAction', 'value', 'event', 'query', 'sourceType', 'viewActionType']) if (one(b[k])) input[k] = one(b[k]);
+    if (one(b.timeoutMs)) input.timeoutMs = Number(b.timeoutMs);
+    try {
+      const rec = await deliveries.trigger(s.principal, input as unknown as TriggerInput);
+      seeOther(res, `/console/deliveries/${encodeURIComponent(rec.id)}?done=sent`);
+    } catch (e) {
+      if (!(e instanceof AppError) || e.status >= 500) throw e;
+      sendConsolePage(res, toErrorResponse(e).status, listPage(s, { app: one(b.appId), kind: one(b.kind) }, `The trigger was not sent: ${e.message}`));
+    }
+  });
+
+  get('/console/deliveries/:deliveryId', (req, res, s) => {
+    const rec = deliveries.get(s.principal, id(req));
+    const done = NOTICES[String(req.query.done)];
+    // the outcome of the attempt just made, in the notice's words and colour
+    const failed = rec.state === 'failed' && done !== NOTICES.cancelled;
+    const notice = done && { text: failed ? `${done.replace(/\.$/, '')}, and it failed: ${rec.outcome ?? 'no answer'}.` : done, bad: failed };
+    sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), notice || undefined));
+  });
+  post('/console/deliveries/:deliveryId/replay', async (req, res, s) => {
+    await deliveries.replay(s.principal, id(req));
+    seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=replayed`);
+  });
+  post('/console/deliveries/:deliveryId/cancel', async (req, res, s) => {
+    await deliveries.cancel(s.principal, id(req));
+    seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=cancelled`);
+  });
+
+  const open = new Set<Response>();
+  get('/console/events', (req, res, s) => {
+    const deliveryId = one(req.query.delivery);
+    if (deliveryId) deliveries.get(s.principal, deliveryId); // 404 for another's delivery
+    if (open.size >= MAX_STREAMS) throw new AppError('rate_limited', 'Too many live pages are open; close some and reload.');
+    const f = filterOf(req.query);
+    consoleHeaders(res);
+    res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
+    res.setHeader('x-accel-buffering', 'no');
+    res.flushHeaders();
+    res.write('retry: 3000\n\n');
+    open.add(res);
+    const changed = new Map<string, DeliveryRecord>();
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      // a burst (a load test): the page shows at most SHOWN rows, so only the last SHOWN changes are sent
+      for (const rec of [...changed.values()].slice(-SHOWN)) {
+        if (deliveryId) res.write(`event: delivery\ndata: ${JSON.stringify({ id: rec.id, html: deliveryLive(rec, s.shell.csrf, headersOf(rec)) })}\n\n`);
+        else if (matches(f, rec)) res.write(`event: row\ndata: ${JSON.stringify({ id: rec.id, html: deliveryRow(rec) })}\n\n`);
+      }
+      changed.clear();
+    };
+    const unsubscribe = deps.onDeliveryChange((rec) => {
+      if (rec.ownerId !== s.principal.workspaceUserId || (deliveryId && rec.id !== deliveryId)) return;
+      changed.set(rec.id, rec);
+      timer ??= setTimeout(flush, GATHER_MS);
+    });
+    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    res.on('close', () => {
+      open.delete(res);
+      unsubscribe();
+      clearInterval(ping);
+      if (timer) clearTimeout(timer);
+    });
+  });
+  return {
+    router: r,
+    endStreams() {
+      for (const res of open) res.end();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * The web console (issue 12 §1, §2), served by the daemon to signed-in browsers: the Apps pages
+ * at / and /console/apps/…, the delivery inspector at /console/deliveries/…, its live stream at
+ * /console/events, the script at /console/console.js, and the workspace switcher.
+ */
+import express, { Router } from 'express';
+import type { Config } from '../../../config.js';
+import type { Logger } from '../../../logger.js';
+import type { AppsService } from '../../../services/apps.js';
+import type { DeliveriesService, DeliveryRecord } from '../../../services/deliveries.js';
+import type { IdentityService } from '../../../services/identity.js';
+import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
+import type { Grants } from '../../../services/oauth/grants.js';
+import type { Revocation } from '../../../services/oauth/revocation.js';
+import { consoleAppsRoutes } from './apps.js';
+import { consoleBase } from './common.js';
+import { consoleDeliveryRoutes } from './deliveries.js';
+
+export interface ConsoleRoutesDeps {
+  config: Pick<Config, 'appUrl' | 'publicUrl'>;
+  logger: Logger;
+  identity: IdentityService;
+  sessions: WebSessions;
+  apps: AppsService;
+  grants: Pick<Grants, 'installationOf'>;
+  revocation: Pick<Revocation, 'uninstallAs'>;
+  deliveries: DeliveriesService;
+  onDeliveryChange(listener: (rec: DeliveryRecord) => void): () => void;
+  socketStatus(appId: string): { connections: number; queuedEvents: number };
+  bodyLimitBytes: number;
+}
+
+export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStreams(): void } {
+  const base = consoleBase(deps);
+  const r = Router();
+  const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 });
+  r.post('/console/workspace', base.signedIn, (req, res, next) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next())), base.csrf, base.chooseWorkspace);
+  r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
+  const live = consoleDeliveryRoutes({ base, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
+  r.use(live.router);
+  return { router: r, endStreams: live.endStreams };
+}
