@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type Response } from 'express';
 import multer from 'multer';
-import { invalidRequest, unauthenticated } from '../../errors.js';
+import { invalidRequest, payloadTooLarge, unauthenticated } from '../../errors.js';
 import type { IdentityService } from '../../services/identity.js';
 import type { Files } from '../../services/workspace/files.js';
 import { jsonBody } from '../middleware.js';
@@ -22,6 +22,8 @@ export interface PlatformFilesDeps {
 }
 
 type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+/** RFC 5987 ext-value characters: what encodeURIComponent leaves but a header parameter must not carry. */
+const extValue = (name: string) => encodeURIComponent(name).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 /** The multipart form of an upload: one file part, a few small fields at most. */
 const FORM_LIMITS = { files: 1, fields: 10, fieldSize: 1024, fieldNameSize: 100, parts: 11, headerPairs: 20 };
@@ -66,6 +68,7 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
     upload(req, res, (err?: unknown) => {
       if (!err && answer !== undefined) return void res.json(answer);
       files.abandon(ticket).catch(() => {});
+      if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE') return next(payloadTooLarge(`The file is larger than the length its upload token was asked for (${ticket.length} bytes).`));
       next(err ?? invalidRequest('The form has no file part named file.'));
     });
   });
@@ -75,7 +78,7 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
     res.setHeader('content-type', file.mimeType);
     res.setHeader('content-length', String(file.size));
     // the bytes are whatever an app sent: never rendered as a page of the daemon's origin
-    res.setHeader('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`);
+    res.setHeader('content-disposition', `attachment; filename*=UTF-8''${extValue(file.name)}`);
     res.setHeader('content-security-policy', "default-src 'none'; sandbox");
     data.on('error', (e) => res.destroy(e));
     data.pipe(res);
