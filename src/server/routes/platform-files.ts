@@ -1,5 +1,5 @@
 /**
- * Files (docs/protocol.md §9.5), as the official SDK uploads them: an upload token through the
+ * Files (docs/protocol.md §9.7), as the official SDK uploads them: an upload token through the
  * platform API, the bytes as the multipart part `file` to `/upload/files` (the SDK's
  * `PUMBLE_FILEUPLOAD_URL` may point at the daemon) with that token in the `authtoken` header,
  * then "complete". `GET /files/{id}` serves a file to a token of its workspace: an app's token

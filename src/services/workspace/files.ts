@@ -1,5 +1,5 @@
 /**
- * Files of the local workspace (docs/protocol.md §9.5): the official SDK's three-step upload —
+ * Files of the local workspace (docs/protocol.md §9.7): the official SDK's three-step upload —
  * an upload token for a name and a length, the bytes sent with that token, then "complete",
  * which makes the file a record of the workspace — files on messages, and reading them back.
  * The bytes live behind `FileBlobs` (built in compose.ts, on disk under the data directory);
