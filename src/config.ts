@@ -78,6 +78,10 @@ export interface Config {
   egressAllow: string;
   /** Workspace: messages kept per channel (thread replies included); beyond, the oldest are removed as new ones are posted. */
   workspaceMessagesPerChannel: number;
+  /** Files: the largest file an app may upload (POST /v1/files/upload/token, /upload/files), in bytes; larger is 413. */
+  filesMaxBytes: number;
+  /** Files: the bytes of every kept file together (under <data-dir>/files); an upload beyond is 413. */
+  filesTotalMaxBytes: number;
 }
 
 export const DEFAULT_PORT = 8740;
@@ -115,6 +119,8 @@ export const defaults: Config = {
   egressDenyPrivate: true,
   egressAllow: '',
   workspaceMessagesPerChannel: 10_000,
+  filesMaxBytes: 50 * 1024 * 1024,
+  filesTotalMaxBytes: 1024 * 1024 * 1024,
 };
 
 type Kind = 'string' | 'number' | 'boolean';
@@ -126,7 +132,7 @@ const kinds: Record<keyof Config, Kind> = {
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
   deliveryBudgetMs: 'number', deliveryEventTimeoutMs: 'number', deliveryRetrySchedule: 'string', deliveryMaxResponseBytes: 'number',
   deliveryLogMaxBytes: 'number', deliveryLogRetentionDays: 'number', egressDenyPrivate: 'boolean', egressAllowLoopback: 'boolean', egressAllow: 'string',
-  workspaceMessagesPerChannel: 'number',
+  workspaceMessagesPerChannel: 'number', filesMaxBytes: 'number', filesTotalMaxBytes: 'number',
 };
 
 /** dataDir ↔ APPREG_DATA_DIR */

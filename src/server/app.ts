@@ -15,6 +15,7 @@ import { socketRoutes } from './routes/socket.js';
 import { peopleRoutes } from './routes/people.js';
 import { platformGate } from './routes/platform-gate.js';
 import { platformChannelRoutes } from './routes/platform-channels.js';
+import { platformFileRoutes } from './routes/platform-files.js';
 import { platformMessageRoutes } from './routes/platform-messages.js';
 import { platformScheduledRoutes } from './routes/platform-scheduled.js';
 import { platformUserRoutes } from './routes/platform-users.js';
@@ -43,6 +44,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformChannelRoutes({ platform, channels: ws.channels, bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(platformFileRoutes({ platform, files: ws.files, identity, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));

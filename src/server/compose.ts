@@ -29,6 +29,7 @@ import { createSocketTransport } from '../delivery/socket-transport.js';
 import { createDispatcher } from '../delivery/dispatcher.js';
 import { createDeliveryWorker } from '../delivery/worker.js';
 import { createWorkspace } from '../services/workspace/workspace.js';
+import { openFileBlobs } from '../files/blob-store.js';
 
 export interface Foundation {
   config: Config;
@@ -37,6 +38,8 @@ export interface Foundation {
   store: Store;
   /** The master key (secret.key): sealing keys and the token-signing key are derived from it. */
   masterKey: Buffer;
+  /** The daemon's URL once it listens (the files it serves are handed out as absolute URLs). */
+  baseUrl: () => string;
 }
 
 export function composeDaemon(base: Foundation) {
@@ -69,7 +72,10 @@ export function composeDaemon(base: Foundation) {
   const deliveries = createDeliveriesService({ config, clock, apps, grants, dispatcher, worker, http });
 
   // the local workspace (channels, messages) the platform API works on; its changes make events through the worker
-  const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker });
+  // uploaded files: records in the store, bytes under <dataDir>/files (the workspace sees only FileBlobs)
+  const blobs = openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
+  const fileUrl = (fileId: string) => `${base.baseUrl()}/files/${fileId}`;
+  const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker, blobs, fileUrl });
 
   return {
     config,

@@ -59,10 +59,10 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     const keyCheck = await checkMasterKey(store, masterKey, { keyFile, credentialsFile: path.join(config.dataDir, 'credentials.json') });
     if (keyCheck.how === 'trust-on-first-use') logger.warn('recorded a key-check value for the key file by trust on first use: nothing in the data directory could verify it', { keyFile });
     else if (keyCheck.how !== 'matched' && keyCheck.how !== 'new') logger.info('recorded a key-check value for the key file', { keyFile, verifiedBy: keyCheck.how });
-    const parts = composeDaemon({ config, logger, clock, store, masterKey });
+    let baseUrl = '';
+    const parts = composeDaemon({ config, logger, clock, store, masterKey, baseUrl: () => baseUrl });
     const bootstrapped = await refreshCredentials(parts.identity, path.join(config.dataDir, 'credentials.json'), logger);
 
-    let baseUrl = '';
     let closing: Promise<void> | undefined;
     const app = createHttpApp(parts, () => baseUrl);
     const tokenEndpoint = createTokenHandler({ config, clock, logger, exchange: parts.oauth.exchange });

@@ -63,12 +63,39 @@ export function platformClient(baseUrl: string, token: string, appKey: string) {
     listUserGroups: () => call('GET', '/v1/workspaceUsers/groups'),
     updateCustomStatus: (data: Record<string, unknown>) => call('PUT', '/v1/workspaceUsers/customStatus', { data }),
     publishHomeView: (u: string, data: Record<string, unknown>) => call('POST', `/v1/app/homeView/workspaceUsers/${u}`, { data }),
+    // files, as the SDK's files client uploads them: a token, the bytes to the file-upload host, then complete
+    getUploadToken: (filename: string, length: number) => call('POST', '/v1/files/upload/token', { data: { filename, length } }),
+    postUpload: (upload: { token: string; remoteProductToken?: string }, bytes: Buffer, name: string, mimeType = 'application/octet-stream', uploadUrl = baseUrl) => {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(bytes)], { type: mimeType }), name);
+      const headers: Record<string, string> = { authtoken: upload.token, 'user-agent': 'pumble-sdk/1.0.0', appversion: 'app/1.0.0' };
+      if (upload.remoteProductToken) headers['Remote-Product-Token'] = upload.remoteProductToken;
+      return answer(fetch(`${uploadUrl}/upload/files`, { method: 'POST', headers, body: form }));
+    },
+    completeFileUpload: (uploaded: unknown) => call('POST', '/v1/files/upload/complete', { data: uploaded }),
+    /** files.fetchFile: GET the file's URL with the token headers; the raw response. */
+    fetchFile: (url: string) => fetch(url, { headers: { token, 'x-app-token': appKey, 'user-agent': 'pumble-sdk/1.0.0' } }),
   };
+}
+
+async function answer(p: Promise<Response>): Promise<PlatformAnswer> {
+  const res = await p;
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+/** The SDK's uploadFile: token for the name and length, the bytes, then complete → V1.File (or the first failing answer). */
+export async function sdkUploadFile(c: ReturnType<typeof platformClient>, bytes: Buffer, name: string, mimeType?: string): Promise<PlatformAnswer> {
+  const tok = await c.getUploadToken(name, bytes.length);
+  if (tok.status !== 200) return tok;
+  const up = await c.postUpload(tok.body, bytes, name, mimeType);
+  if (up.status !== 200) return up;
+  return c.completeFileUpload(up.body);
 }
 
 
 /** Every scope a platform test app asks for. */
-const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edit', 'messages:delete', 'attachments:write', 'reaction:read', 'reaction:write', 'channels:list', 'channels:read', 'channels:write', 'users:list', 'user:read', 'workspace:read', 'status:write', 'group:read'];
+export const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edit', 'messages:delete', 'attachments:write', 'reaction:read', 'reaction:write', 'channels:list', 'channels:read', 'channels:write', 'users:list', 'user:read', 'workspace:read', 'status:write', 'group:read'];
 
 /** The consent-screen scope string granting `user` scopes to the user and `bot` scopes to the bot. */
 const scopeString = (user: string[], bot: string[]) => [...user, ...bot.map((s) => `bot:${s}`)].join(',');

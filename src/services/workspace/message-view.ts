@@ -1,6 +1,7 @@
 /** Message bodies: what a post or edit may carry, and how a message looks on the wire and in events. */
 import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
+import { MAX_FILES_PER_MESSAGE } from './files.js';
 import type { MessageRecord } from './records.js';
 
 const MAX_TEXT = 100_000;
@@ -12,6 +13,8 @@ export interface MessageInput {
   /** Ephemeral: the users who see it. */
   sendToUsers?: string[];
   alsoSendToChannel?: boolean;
+  /** Ids of uploaded files (POST /v1/files/upload/complete). */
+  files?: string[];
 }
 
 const isObjectArray = (v: unknown) => Array.isArray(v) && v.every((x) => x !== null && typeof x === 'object' && !Array.isArray(x));
@@ -24,7 +27,8 @@ export function parseMessageInput(body: unknown): MessageInput {
   if (typeof text !== 'string' || text.length > MAX_TEXT) details.push({ pointer: '/text', message: `must be a string of at most ${MAX_TEXT} characters` });
   if (b.blocks !== undefined && b.blocks !== null && !isObjectArray(b.blocks)) details.push({ pointer: '/blocks', message: 'must be an array of blocks' });
   if (b.attachments !== undefined && b.attachments !== null && !isObjectArray(b.attachments)) details.push({ pointer: '/attachments', message: 'must be an array of attachments' });
-  if (b.files !== undefined && b.files !== null && (!Array.isArray(b.files) || b.files.length > 0)) details.push({ pointer: '/files', message: 'files are not supported by appreg yet; send an empty list' });
+  const files = b.files ?? [];
+  if (!Array.isArray(files) || files.length > MAX_FILES_PER_MESSAGE || files.some((f) => typeof f !== 'string')) details.push({ pointer: '/files', message: `must be a list of at most ${MAX_FILES_PER_MESSAGE} file ids` });
   let sendToUsers: string[] | undefined;
   if (b.ephemeral !== undefined && b.ephemeral !== null) {
     const s = (b.ephemeral as { sendToUsers?: unknown }).sendToUsers;
@@ -34,9 +38,9 @@ export function parseMessageInput(body: unknown): MessageInput {
   if (b.alsoSendToChannel !== undefined && typeof b.alsoSendToChannel !== 'boolean') details.push({ pointer: '/alsoSendToChannel', message: 'must be true or false' });
   const blocks = (Array.isArray(b.blocks) ? b.blocks : []) as unknown[];
   const attachments = (Array.isArray(b.attachments) ? b.attachments : []) as unknown[];
-  if (!details.length && typeof text === 'string' && text.trim() === '' && blocks.length === 0 && attachments.length === 0) details.push({ pointer: '/text', message: 'a message needs text, blocks or attachments' });
+  if (!details.length && typeof text === 'string' && text.trim() === '' && blocks.length === 0 && attachments.length === 0 && (files as unknown[]).length === 0) details.push({ pointer: '/text', message: 'a message needs text, blocks, attachments or files' });
   if (details.length) throw invalidRequest(`The message is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
-  return { text: text as string, blocks, attachments, ...(sendToUsers ? { sendToUsers } : {}), ...(b.alsoSendToChannel === true ? { alsoSendToChannel: true } : {}) };
+  return { text: text as string, blocks, attachments, ...(sendToUsers ? { sendToUsers } : {}), ...(b.alsoSendToChannel === true ? { alsoSendToChannel: true } : {}), ...((files as string[]).length ? { files: [...new Set(files as string[])] } : {}) };
 }
 
 export interface ThreadSummary {
@@ -45,8 +49,8 @@ export interface ThreadSummary {
   lastMilli?: number;
 }
 
-/** V1.Message */
-export function messageView(m: MessageRecord, thread?: ThreadSummary): Record<string, unknown> {
+/** V1.Message; `files`: the V1.MessageFile of each of its files. */
+export function messageView(m: MessageRecord, thread?: ThreadSummary, files: unknown[] = []): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: m.id,
     workspaceId: m.workspaceId,
@@ -58,7 +62,7 @@ export function messageView(m: MessageRecord, thread?: ThreadSummary): Record<st
     reactions: m.reactions,
     linkPreviews: [],
     isFollowing: false,
-    files: [],
+    files,
     deleted: false,
     edited: !!m.edited,
     attachments: m.attachments,
@@ -78,7 +82,7 @@ export function messageView(m: MessageRecord, thread?: ThreadSummary): Record<st
 }
 
 /** The body of NEW_MESSAGE and UPDATED_MESSAGE (docs/protocol.md §5.3). */
-export function messageEventBody(m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE'): Record<string, unknown> {
+export function messageEventBody(m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE', files: unknown[] = []): Record<string, unknown> {
   return {
     mId: m.id,
     wId: m.workspaceId,
@@ -90,7 +94,7 @@ export function messageEventBody(m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_
     ty,
     ts: new Date(m.timestampMilli).toISOString(),
     tsm: m.timestampMilli,
-    f: [],
+    f: files,
     att: m.attachments,
     e: !!m.edited,
     eph: false,

@@ -10,6 +10,7 @@ import type { Clock } from '../../clock.js';
 import type { Change } from '../../store/types.js';
 import type { Channels } from './channels.js';
 import type { WorkspaceEvents } from './events.js';
+import type { Files } from './files.js';
 import type { MessageIndex } from './message-index.js';
 import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
 import { WT, type ChannelRecord, type MessageRecord } from './records.js';
@@ -22,6 +23,7 @@ export interface MessagesDeps {
   channels: Channels;
   users: WorkspaceUsers;
   events: Pick<WorkspaceEvents, 'emit'>;
+  files: Pick<Files, 'attachable' | 'views'>;
 }
 
 const STRATEGIES = ['BEFORE', 'AFTER', 'AROUND'] as const;
@@ -34,13 +36,13 @@ function parseLimit(raw: unknown, dflt: number, max: number): number {
 }
 
 export function createMessages(deps: MessagesDeps) {
-  const { clock, index, channels, users, events } = deps;
+  const { clock, index, channels, users, events, files } = deps;
   const perChannel = Math.max(1, deps.perChannel);
 
   const seenBy = (m: MessageRecord, userId: string) => !m.ephemeralTo || m.ephemeralTo.includes(userId) || m.author === userId;
-  const view = (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : index.thread(m.id));
+  const view = (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : index.thread(m.id), files.views(m.files));
   const emitMessage = (ch: ChannelRecord, m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE') => {
-    if (!m.ephemeralTo) events.emit(ty, ch.workspaceId, (u) => channels.canSee(ch, u), messageEventBody(m, ty));
+    if (!m.ephemeralTo) events.emit(ty, ch.workspaceId, (u) => channels.canSee(ch, u), messageEventBody(m, ty, files.views(m.files)));
   };
 
   /** A message the actor can see in a channel the actor can see; 404 otherwise. */
@@ -76,6 +78,7 @@ export function createMessages(deps: MessagesDeps) {
 
   async function postIn(a: Actor, ch: ChannelRecord, input: MessageInput, root?: MessageRecord, extra: Change[] = []) {
     if (ch.isArchived) throw invalidRequest('The channel is archived.');
+    if (input.files) files.attachable(a, input.files);
     if (input.sendToUsers) {
       const bad = input.sendToUsers.filter((u) => !users.member(a.workspaceId, u) || !channels.canSee(ch, u));
       if (bad.length) throw invalidRequest(`${bad[0]} cannot see this channel.`, [{ pointer: '/ephemeral/sendToUsers', message: 'names a user who cannot see the channel' }]);
@@ -94,6 +97,7 @@ export function createMessages(deps: MessagesDeps) {
       ...(root ? { threadRootId: root.id, ...(input.alsoSendToChannel && !input.sendToUsers ? { alsoSentToChannel: true } : {}) } : {}),
       ...(input.sendToUsers ? { ephemeralTo: input.sendToUsers } : {}),
       ...(a.appId ? { appId: a.appId } : {}),
+      ...(input.files ? { files: input.files } : {}),
     };
     await index.commit([...withBound(m), ...extra]);
     emitMessage(ch, m, 'NEW_MESSAGE');

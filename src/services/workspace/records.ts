@@ -13,6 +13,7 @@ export const WT = {
   groups: 'wsUserGroups',
   statuses: 'wsCustomStatuses',
   homeViews: 'wsHomeViews',
+  files: 'wsFiles',
 } as const;
 
 export type ChannelType = 'PUBLIC' | 'PRIVATE' | 'DIRECT' | 'SELF';
@@ -60,6 +61,22 @@ export interface MessageRecord {
   ephemeralTo?: string[];
   /** The app whose token posted it, if any. */
   appId?: string;
+  /** Ids of files (FileRecord) it carries. */
+  files?: string[];
+}
+
+/** An uploaded file (its bytes are the blob of the same id under <dataDir>/files/). */
+export interface FileRecord {
+  id: string;
+  workspaceId: string;
+  /** The workspace user who uploaded it (the bot user for a bot token). */
+  owner: string;
+  appId?: string;
+  /** The name the uploader gave; shown, never used on disk. */
+  name: string;
+  mimeType: string;
+  size: number;
+  uploadedAtMilli: number;
 }
 
 /** A message to be posted by the daemon at `sendAt`, as its author. */

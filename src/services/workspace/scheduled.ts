@@ -49,6 +49,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     if (recurrence !== undefined && recurrence !== null) throw invalidRequest('Recurring scheduled messages are not supported by appreg yet.', [{ pointer: '/recurrence', message: 'is not supported' }]);
     if (typeof channelId !== 'string') throw invalidRequest('channelId is required.', [{ pointer: '/channelId', message: 'is required' }]);
     const input = parseMessageInput({ text: b.text, blocks: b.blocks, attachments: b.attachments, files: b.files });
+    if (input.files) throw invalidRequest('Files on scheduled messages are not supported by appreg yet.', [{ pointer: '/files', message: 'must be empty' }]);
     const ch = await channels.visible(a, channelId);
     return { channelId: ch.id, sendAt, text: input.text, blocks: input.blocks, attachments: input.attachments };
   }

@@ -13,6 +13,7 @@ import type { AppsService } from '../apps.js';
 import type { Grants } from '../oauth/grants.js';
 import { createChannels } from './channels.js';
 import { createWorkspaceEvents } from './events.js';
+import { createFiles, type FileBlobs } from './files.js';
 import { createMessageIndex } from './message-index.js';
 import { createMessages } from './messages.js';
 import { createReactionsAndSearch } from './reactions.js';
@@ -24,10 +25,13 @@ export interface WorkspaceDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  config: Pick<Config, 'workspaceMessagesPerChannel'>;
+  config: Pick<Config, 'workspaceMessagesPerChannel' | 'filesMaxBytes' | 'filesTotalMaxBytes'>;
   apps: AppsService;
   grants: Grants;
   worker: Pick<DeliveryWorker, 'enqueueEvent'>;
+  /** Where uploaded files' bytes are kept, and the URL each is served at. */
+  blobs: FileBlobs;
+  fileUrl: (fileId: string) => string;
 }
 
 export function createWorkspace(deps: WorkspaceDeps) {
@@ -35,8 +39,9 @@ export function createWorkspace(deps: WorkspaceDeps) {
   const users = createWorkspaceUsers(store, clock);
   const events = createWorkspaceEvents({ store, logger, apps, grants, worker });
   const index = createMessageIndex(store);
+  const files = createFiles({ store, clock, logger, blobs: deps.blobs, fileUrl: deps.fileUrl, limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes } });
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
-  const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events });
+  const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events, files });
   const reactions = createReactionsAndSearch({ index, messages, channels, users, events });
   const scheduled = createScheduledMessages({ store, clock, logger, channels, messages });
   const profiles = createProfiles({ store, clock, users, events });
@@ -55,6 +60,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
     reactions,
     scheduled,
     profiles,
+    files,
     /** A workspace user (a person) as the actor of channel and message calls. */
     person,
     /** A person posts in a channel (by id, name or #name), optionally in a thread: NEW_MESSAGE as for an app's post. */

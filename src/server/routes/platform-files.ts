@@ -1,0 +1,97 @@
+/**
+ * Files (docs/protocol.md §9.7), as the official SDK uploads them: an upload token through the
+ * platform API, the bytes as the multipart part `file` to `/upload/files` (the SDK's
+ * `PUMBLE_FILEUPLOAD_URL` may point at the daemon) with that token in the `authtoken` header,
+ * then "complete". `GET /files/{id}` serves a file to a token of its workspace: an app's token
+ * (`token` + `x-app-token`, scope messages:read) or a workspace user's management token.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Router, type Response } from 'express';
+import multer from 'multer';
+import { invalidRequest, payloadTooLarge, unauthenticated } from '../../errors.js';
+import type { IdentityService } from '../../services/identity.js';
+import type { Files } from '../../services/workspace/files.js';
+import { jsonBody } from '../middleware.js';
+import type { PlatformGate } from './platform-gate.js';
+
+export interface PlatformFilesDeps {
+  platform: PlatformGate;
+  files: Files;
+  identity: IdentityService;
+  bodyLimitBytes: number;
+}
+
+type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+/** RFC 5987 ext-value characters: what encodeURIComponent leaves but a header parameter must not carry. */
+const extValue = (name: string) => encodeURIComponent(name).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+/** The multipart form of an upload: one file part, a few small fields at most. */
+const FORM_LIMITS = { files: 1, fields: 10, fieldSize: 1024, fieldNameSize: 100, parts: 11, headerPairs: 20 };
+
+export function platformFileRoutes(deps: PlatformFilesDeps): Router {
+  const { platform: p, files, identity } = deps;
+  const { gate, need } = p;
+  const body = jsonBody(deps.bodyLimitBytes);
+  const r = Router();
+
+  r.post('/v1/files/upload/token', gate, need('files:write'), body, (req, res) => {
+    res.json(files.requestToken(p.actor(res), req.body));
+  });
+  r.post('/v1/files/upload/complete', gate, need('files:write'), body, async (req, res) => {
+    res.json(await files.complete(p.actor(res), req.body));
+  });
+
+  r.post('/upload/files', (req, res, next) => {
+    let ticket: ReturnType<Files['beginUpload']>;
+    try {
+      ticket = files.beginUpload(header(req.headers['authtoken']));
+    } catch (e) {
+      req.resume(); // the answer does not wait for a body nobody will keep
+      return next(e);
+    }
+    let answer: unknown;
+    const storage: multer.StorageEngine = {
+      _handleFile(_req, file, cb) {
+        files.receive(ticket, file.stream, file.mimetype).then(
+          (a) => {
+            answer = a;
+            cb(null, { size: a.original.size });
+          },
+          (e: unknown) => cb(e),
+        );
+      },
+      _removeFile(_req, _file, cb) {
+        files.abandon(ticket).then(() => cb(null), cb);
+      },
+    };
+    const upload = multer({ storage, limits: { ...FORM_LIMITS, fileSize: ticket.length } }).single('file') as unknown as RawHandler;
+    upload(req, res, (err?: unknown) => {
+      if (!err && answer !== undefined) return void res.json(answer);
+      files.abandon(ticket).catch(() => {});
+      if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE') return next(payloadTooLarge(`The file is larger than the length its upload token was asked for (${ticket.length} bytes).`));
+      next(err ?? invalidRequest('The form has no file part named file.'));
+    });
+  });
+
+  const serve = (res: Response, workspaceId: string, fileId: string) => {
+    const { file, data } = files.open(workspaceId, fileId);
+    res.setHeader('content-type', file.mimeType);
+    res.setHeader('content-length', String(file.size));
+    // the bytes are whatever an app sent: never rendered as a page of the daemon's origin
+    res.setHeader('content-disposition', `attachment; filename*=UTF-8''${extValue(file.name)}`);
+    res.setHeader('content-security-policy', "default-src 'none'; sandbox");
+    data.on('error', (e) => res.destroy(e));
+    data.pipe(res);
+  };
+  // an app's token (what the SDK's files.fetchFile sends)…
+  r.get('/files/:fileId', (req, _res, next) => next(req.headers['token'] === undefined ? 'route' : undefined), gate, need('messages:read'), (req, res) => {
+    serve(res, p.actor(res).workspaceId, String(req.params.fileId));
+  });
+  // …or a workspace user's management token
+  r.get('/files/:fileId', (req, res) => {
+    const token = header(req.headers['authtoken']);
+    if (!token) throw unauthenticated('An app token (token, x-app-token) or an Authtoken of the file\'s workspace is required.');
+    serve(res, identity.authenticate(token).workspaceId, String(req.params.fileId));
+  });
+  return r;
+}

@@ -1,0 +1,179 @@
+/**
+ * Files of the local workspace (docs/protocol.md §9.7): the official SDK's three-step upload —
+ * an upload token for a name and a length, the bytes sent with that token, then "complete",
+ * which makes the file a record of the workspace — files on messages, and reading them back.
+ * The bytes live behind `FileBlobs` (built in compose.ts, on disk under the data directory);
+ * the records in the store. Limits: `filesMaxBytes` per file, `filesTotalMaxBytes` for all.
+ */
+import type { Readable } from 'node:stream';
+import { newId, newSecret, sha256 } from '../../crypto.js';
+import { invalidRequest, notFound, payloadTooLarge, unauthenticated } from '../../errors.js';
+import type { Clock } from '../../clock.js';
+import type { Logger } from '../../logger.js';
+import type { Store } from '../../store/types.js';
+import { WT, type FileRecord } from './records.js';
+import type { Actor } from './users.js';
+
+/** Where the bytes are kept (src/files/blob-store.ts). */
+export interface FileBlobs {
+  write(id: string, data: Readable, maxBytes: number): Promise<number>;
+  read(id: string): Readable | undefined;
+  remove(id: string): Promise<void>;
+  removeExcept(keep: (id: string) => boolean): Promise<void>;
+}
+
+export interface FilesDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  blobs: FileBlobs;
+  limits: { maxBytes: number; totalMaxBytes: number };
+  /** The absolute URL the daemon serves a file at. */
+  fileUrl: (fileId: string) => string;
+}
+
+/** An upload token, and an upload not yet completed, live this long (in memory: a restart forgets them). */
+const UPLOAD_TTL_MS = 10 * 60_000;
+const MAX_PENDING = 10_000;
+const MAX_NAME = 255;
+export const MAX_FILES_PER_MESSAGE = 20;
+const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
+
+interface Owner {
+  workspaceId: string;
+  userId: string;
+  appId?: string;
+}
+interface Ticket extends Owner {
+  fileId: string;
+  name: string;
+  length: number;
+  expiresAt: number;
+}
+interface Uploaded extends Ticket {
+  size: number;
+  mimeType: string;
+}
+
+export function createFiles(deps: FilesDeps) {
+  const { store, clock, logger, blobs, limits, fileUrl } = deps;
+  const tokens = new Map<string, Ticket>(); // sha256(token) → ticket
+  const uploaded = new Map<string, Uploaded>(); // fileId → bytes kept, not completed yet
+  const reserved = new Map<string, number>(); // fileId → bytes being received
+  let kept = 0;
+  for (const f of store.values<FileRecord>(WT.files)) kept += f.size;
+  // bytes of uploads a restart cut off before "complete"
+  blobs.removeExcept((id) => !!store.get(WT.files, id)).catch((e) => logger.warn('could not remove unfinished uploads', { error: String(e) }));
+
+  const used = () => {
+    let n = kept;
+    for (const u of uploaded.values()) n += u.size;
+    for (const r of reserved.values()) n += r;
+    return n;
+  };
+  function sweep() {
+    const now = clock.now();
+    for (const [k, t] of tokens) if (t.expiresAt <= now) tokens.delete(k);
+    for (const [id, u] of uploaded) {
+      if (u.expiresAt > now) continue;
+      uploaded.delete(id);
+      void blobs.remove(id).catch(() => {});
+    }
+  }
+  const tooLarge = (length: number) => {
+    if (length > limits.maxBytes) throw payloadTooLarge(`A file may be at most ${limits.maxBytes} bytes (filesMaxBytes).`);
+    if (used() + length > limits.totalMaxBytes) throw payloadTooLarge(`The workspace files would exceed filesTotalMaxBytes (${limits.totalMaxBytes} bytes).`);
+  };
+
+  /** POST /v1/files/upload/token {filename, length} → V1.FileUploadToken. */
+  function requestToken(a: Actor, body: unknown) {
+    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+    const { filename, length } = b;
+    if (typeof filename !== 'string' || filename.trim() === '' || filename.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(filename)) {
+      throw invalidRequest(`filename must be a name of 1 to ${MAX_NAME} characters.`, [{ pointer: '/filename', message: 'must be a file name' }]);
+    }
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) throw invalidRequest('length must be the size of the file in bytes.', [{ pointer: '/length', message: 'must be a whole number of bytes' }]);
+    sweep();
+    tooLarge(length);
+    if (tokens.size >= MAX_PENDING) tokens.delete(tokens.keys().next().value!);
+    const token = newSecret('upl');
+    tokens.set(sha256(token), { workspaceId: a.workspaceId, userId: a.userId, ...(a.appId ? { appId: a.appId } : {}), fileId: newId('file', 12), name: filename, length, expiresAt: clock.now() + UPLOAD_TTL_MS });
+    return { token };
+  }
+
+  /** The upload token (the `authtoken` header of the upload) → the upload it allows, once; 413 when it no longer fits. */
+  function beginUpload(token: string | undefined): Ticket {
+    sweep();
+    const key = typeof token === 'string' && token ? sha256(token) : '';
+    const t = tokens.get(key);
+    if (!t) throw unauthenticated('A valid upload token is required in the authtoken header.');
+    tokens.delete(key);
+    tooLarge(t.length);
+    reserved.set(t.fileId, t.length);
+    return t;
+  }
+
+  /** The bytes of the upload `t` (at most its declared length) → V1.CompleteFileUpload. */
+  async function receive(t: Ticket, data: Readable, mimeType: string) {
+    try {
+      const size = await blobs.write(t.fileId, data, t.length);
+      const mime = MIME.test(mimeType) ? mimeType.toLowerCase() : 'application/octet-stream';
+      uploaded.set(t.fileId, { ...t, size, mimeType: mime, expiresAt: clock.now() + UPLOAD_TTL_MS });
+      const original = { mimeType: mime, width: 0, height: 0, size, path: fileUrl(t.fileId), duration: 0, waveform: [], requestedFileUploadId: t.fileId, base64Value: '' };
+      return { original, thumbs: [] as unknown[] };
+    } finally {
+      reserved.delete(t.fileId);
+    }
+  }
+
+  /** An upload that ended without its bytes being kept (no file part, an error): forget it and anything written. */
+  async function abandon(t: Ticket): Promise<void> {
+    reserved.delete(t.fileId);
+    uploaded.delete(t.fileId);
+    if (!store.get(WT.files, t.fileId)) await blobs.remove(t.fileId);
+  }
+
+  /** POST /v1/files/upload/complete {original:{requestedFileUploadId}, thumbs} → V1.File; only by who uploaded it. */
+  async function complete(a: Actor, body: unknown) {
+    const id = (body as { original?: { requestedFileUploadId?: unknown } } | undefined)?.original?.requestedFileUploadId;
+    if (typeof id !== 'string') throw invalidRequest('original.requestedFileUploadId must name the upload.', [{ pointer: '/original/requestedFileUploadId', message: 'is required' }]);
+    sweep();
+    const u = uploaded.get(id);
+    if (!u || u.workspaceId !== a.workspaceId || u.userId !== a.userId || u.appId !== a.appId) throw notFound('Upload');
+    const rec: FileRecord = { id, workspaceId: u.workspaceId, owner: u.userId, ...(u.appId ? { appId: u.appId } : {}), name: u.name, mimeType: u.mimeType, size: u.size, uploadedAtMilli: clock.now() };
+    uploaded.delete(id);
+    await store.commit([{ table: WT.files, id, value: rec }]);
+    kept += rec.size;
+    return { id, path: fileUrl(id), name: rec.name };
+  }
+
+  /** Files a message may carry: each a file its author uploaded in this workspace (400 otherwise). */
+  function attachable(a: Actor, ids: readonly string[]): void {
+    ids.forEach((id, i) => {
+      const f = store.get<FileRecord>(WT.files, id);
+      if (!f || f.workspaceId !== a.workspaceId || f.owner !== a.userId) throw invalidRequest(`${id} is not a file you uploaded.`, [{ pointer: `/files/${i}`, message: 'unknown file' }]);
+    });
+  }
+
+  /** V1.MessageFile of each file that still exists. */
+  function views(ids: readonly string[] | undefined) {
+    const out: Record<string, unknown>[] = [];
+    for (const id of ids ?? []) {
+      const f = store.get<FileRecord>(WT.files, id);
+      if (f) out.push({ id: f.id, owner: f.owner, name: f.name, mimeType: f.mimeType, size: f.size, path: fileUrl(f.id), thumbnails: [], uploadedAtMilli: f.uploadedAtMilli });
+    }
+    return out;
+  }
+
+  /** A file's record and bytes for a reader of `workspaceId`; 404 for another workspace's file. */
+  function open(workspaceId: string, fileId: string): { file: FileRecord; data: Readable } {
+    const file = store.get<FileRecord>(WT.files, fileId);
+    const data = file && file.workspaceId === workspaceId ? blobs.read(file.id) : undefined;
+    if (!file || !data) throw notFound('File');
+    return { file, data };
+  }
+
+  return { requestToken, beginUpload, receive, abandon, complete, attachable, views, open };
+}
+
+export type Files = ReturnType<typeof createFiles>;
