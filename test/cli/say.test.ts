@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
 
 t.test('appreg say', async (t) => {
@@ -40,6 +41,26 @@ t.test('appreg say', async (t) => {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slash`;
   const app = await installPlatformApp(d, { name: 'standup', manifest: { displayName: 'Standup', slashCommands: [{ command: '/standup', url }], offlineMessage: 'Standup is offline' } });
   bot.client = app.bot;
+  // a second app, subscribed to NEW_MESSAGE
+  const listener = await startReceiver();
+  t.teardown(() => listener.close());
+  listener.on('/events', { text: 'ok' });
+  await installPlatformApp(d, { name: 'listener', events: ['NEW_MESSAGE'], eventsUrl: `${listener.url}/events` });
+
+  t.test('end to end: say /standup hi → the app acks and posts → messages list shows it → the second app hears NEW_MESSAGE', async (t) => {
+    const said = await runMain([...g, 'say', 'general', '/standup hi', '--expect-message', 'standup started \\(hi\\)', '--json']);
+    t.equal(said.code, 0, said.stderr);
+    const list = await runMain([...g, 'messages', 'list', 'general', '--json']);
+    const botMessage = (JSON.parse(list.stdout).messages as Array<{ id: string; text: string; author: string }>).find((m) => m.text === 'standup started (hi)');
+    t.ok(botMessage, 'messages list shows the bot’s message');
+    t.match(botMessage!.author, /^bot_/);
+    let heard: unknown;
+    for (let i = 0; i < 100 && !heard; i++) {
+      heard = listener.received.map((r) => JSON.parse(r.body.body)).find((b: { mId?: string }) => b.mId === botMessage!.id);
+      if (!heard) await new Promise((r) => setTimeout(r, 50));
+    }
+    t.match(heard, { ty: 'NEW_MESSAGE', tx: 'standup started (hi)', aId: botMessage!.author }, 'the second app heard of it');
+  });
 
   t.test('a plain message, then a thread reply to it', async (t) => {
     const r = await runMain([...g, 'say', 'general', 'hello', 'there', '--json']);

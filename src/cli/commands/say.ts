@@ -63,7 +63,7 @@ function modalOf(response: unknown): { title?: string; callbackId?: string; bloc
 const titleOf = (t: unknown) => (typeof t === 'string' ? t : typeof (t as { text?: unknown })?.text === 'string' ? (t as { text: string }).text : '');
 
 /** What a slash command did, for people: the answer shown, a modal, the messages that followed, PASS or FAIL. */
-export function describeReaction(c: Out['c'], d: Delivery, seen: Message[], names: Map<string, string>, o: { waitMs: number; passed: boolean; why: string }): string {
+function describeReaction(c: Out['c'], d: Delivery, seen: Message[], names: Map<string, string>, o: { waitMs: number; passed: boolean; why: string }): string {
   const last = d.attempts.at(-1);
   const lines = [`${String((d.payload as { slashCommand?: string } | null)?.slashCommand ?? d.kind)} → ${d.appName} (${d.appId}): ${d.outcome}${last ? `, ${last.latencyMs} ms` : ''}`];
   if (d.ephemeralMessage) lines.push(`${c.bold(d.appName)} ${c.dim('(only visible to you)')}: ${d.ephemeralMessage}`);
