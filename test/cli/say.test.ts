@@ -92,7 +92,7 @@ t.test('appreg say', async (t) => {
   t.test('a modal the app opens; a nack and an app too slow exit 6', async (t) => {
     const m = await runMain([...g, 'say', 'general', '/standup modal', '--wait-ms', '0']);
     t.equal(m.code, 0, m.stderr);
-    t.match(m.stdout, /modal opened: "Standup" \(callbackId standup_form, 1 blocks\)/);
+    t.match(m.stdout, /modal opened: "Standup" \(callbackId standup_form, 1 block\)/);
     const nack = await runMain([...g, 'say', 'general', '/standup bad', '--wait-ms', '0', '--json']);
     t.equal(nack.code, 6);
     t.match(JSON.parse(nack.stdout), { passed: false, outcome: 'nacked', shown: 'unknown option bad' });

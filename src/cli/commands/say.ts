@@ -68,7 +68,8 @@ function describeReaction(c: Out['c'], d: Delivery, seen: Message[], names: Map<
   const lines = [`${String((d.payload as { slashCommand?: string } | null)?.slashCommand ?? d.kind)} → ${d.appName} (${d.appId}): ${d.outcome}${last ? `, ${last.latencyMs} ms` : ''}`];
   if (d.ephemeralMessage) lines.push(`${c.bold(d.appName)} ${c.dim('(only visible to you)')}: ${d.ephemeralMessage}`);
   const modal = modalOf(d.response);
-  if (modal) lines.push(`modal opened: "${titleOf(modal.title)}"${modal.callbackId ? ` (callbackId ${modal.callbackId}, ${modal.blocks?.length ?? 0} blocks)` : ''}`);
+  const n = modal?.blocks?.length ?? 0;
+  if (modal) lines.push(`modal opened: "${titleOf(modal.title)}" (${modal.callbackId ? `callbackId ${modal.callbackId}, ` : ''}${n} block${n === 1 ? '' : 's'})`);
   if (seen.length) lines.push(c.bold('then in the channel:'), ...seen.map((m) => `  ${formatMessage(c, m, names)}`));
   else if (o.waitMs > 0) lines.push(c.dim(`(nothing posted in the channel within ${o.waitMs} ms)`));
   lines.push(o.passed ? c.green('PASS') : c.red(`FAIL: ${o.why}`));
