@@ -4,7 +4,10 @@ import { CliError, EXIT, kv, table, type Out } from '../output.js';
 import { action, examples, nonNegativeInt, positiveInt, readJsonFile } from '../options.js';
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
-import { formatMessage, markOf, nameCache, regexOption, resolveChannelId, watch, type Message } from '../workspace.js';
+import type { Message } from '../workspace.js';
+
+/** The workspace helpers, loaded when a command runs (not at start). */
+type Workspace = typeof import('../workspace.js');
 
 const KINDS = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
 export const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
@@ -76,9 +79,9 @@ function channelToWatch(body: Record<string, unknown>): string {
 }
 
 /** The mark before a trigger; undefined when the channel cannot be read (a made-up id in --payload): then nothing is watched. */
-async function markBefore(client: Client, channel: string, needed: boolean): Promise<{ mark?: string } | undefined> {
+async function markBefore(w: Workspace, client: Client, channel: string, needed: boolean): Promise<{ mark?: string } | undefined> {
   try {
-    return { mark: await markOf(client, channel) };
+    return { mark: await w.markOf(client, channel) };
   } catch (e) {
     if (needed || !(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
     return undefined;
@@ -149,15 +152,16 @@ Examples:
       }
       if (o.bodyFile) body.body = readJsonFile(run, String(o.bodyFile), 'body file');
       if (o.payload) body.payload = readJsonFile(run, String(o.payload), 'payload file');
-      const re = regexOption(o.expectMessage, '--expect-message');
+      const w = await import('../workspace.js');
+      const re = w.regexOption(o.expectMessage, '--expect-message');
       const waitMs = nonNegativeInt(o.waitMs, '--wait-ms') ?? (re ? 3000 : 0);
       const client = connect();
-      if (o.channel !== undefined) body.channelId = await resolveChannelId(client, String(o.channel));
+      if (o.channel !== undefined) body.channelId = await w.resolveChannelId(client, String(o.channel));
       const watched = channelToWatch(body);
-      const before = await markBefore(client, watched, !!re);
+      const before = await markBefore(w, client, watched, !!re);
       const d = await waitingNotice(run, out.json, timeoutMs, client.request<Delivery>('POST', `${client.base()}/deliveries`, { json: body, timeoutMs: timeoutMs + 60_000 }));
-      const posted: Message[] | undefined = before ? await watch(client, watched, before.mark, { waitMs, until: re ? (s) => s.some((m) => re.test(m.text)) : undefined }) : undefined;
-      const names = posted?.length && !out.json ? await nameCache(client)(posted.map((m) => m.author)) : new Map<string, string>();
+      const posted: Message[] | undefined = before ? await w.watch(client, watched, before.mark, { waitMs, until: re ? (s) => s.some((m) => re.test(m.text)) : undefined }) : undefined;
+      const names = posted?.length && !out.json ? await w.nameCache(client)(posted.map((m) => m.author)) : new Map<string, string>();
       let probe: Probe | undefined;
       if (o.probeSignature) probe = await client.request<Probe>('POST', `${client.base()}/deliveries/probe-signature`, { json: body, timeoutMs: timeoutMs + 60_000 });
       const answered = meets(expect, d.outcome);
@@ -165,7 +169,7 @@ Examples:
       const passed = answered && (!probe || probe.refusedBoth) && matched;
       out.print({ passed, expected: expect, delivery: d, ...(probe ? { probe } : {}), ...(posted ? { messages: posted } : {}) }, (c) => {
         let s = describe(c, d);
-        if (posted?.length) s += `\n${c.bold('the app posted')}\n${posted.map((m) => `  ${formatMessage(c, m, names)}`).join('\n')}`;
+        if (posted?.length) s += `\n${c.bold('the app posted')}\n${posted.map((m) => `  ${w.formatMessage(c, m, names)}`).join('\n')}`;
         else if (posted) s += `\n${c.dim(`(no message posted in ${watched}${waitMs ? ` within ${waitMs} ms` : ''})`)}`;
         if (probe) {
           const line = (name: string, r: ProbeResult) => `${name}: ${r.refused ? c.green('refused') : c.red('ACCEPTED')} (${r.status ?? r.outcome}${r.error ? `, ${r.error}` : ''})`;

@@ -3,7 +3,10 @@ import type { Command } from 'commander';
 import { CliError, EXIT, table } from '../output.js';
 import { action, examples, positiveInt } from '../options.js';
 import type { Run } from '../run.js';
-import { formatMessage, listMessages, markOf, messagesAfter, nameCache, type ChannelInfo, type Message } from '../workspace.js';
+import type { ChannelInfo, Message } from '../workspace.js';
+
+/** The workspace helpers, loaded when a command runs (not at start). */
+const workspace = () => import('../workspace.js');
 
 const TYPES = ['PUBLIC', 'PRIVATE', 'DIRECT', 'SELF'];
 
@@ -47,6 +50,7 @@ export function registerMessages(program: Command, run: Run): void {
     .option('--limit <n>', 'how many (1-100)', '20')
     .addHelpText('after', examples('appreg messages list general', 'appreg messages list "#standups" --limit 5 --json'))
     .action(action(run, async ({ o, out, client: connect }, channel) => {
+      const { formatMessage, listMessages, nameCache } = await workspace();
       const client = connect();
       const page = await listMessages(client, channel!, { limit: positiveInt(o.limit, '--limit') });
       const names = out.json ? new Map<string, string>() : await nameCache(client)(page.messages.map((m) => m.author));
@@ -59,6 +63,7 @@ export function registerMessages(program: Command, run: Run): void {
     .option('--interval-ms <ms>', 'how often to look for new messages', '500')
     .addHelpText('after', examples('appreg messages tail general', 'appreg messages tail "#standups" --json | jq -r .text'))
     .action(action(run, async ({ o, out, client: connect }, channel) => {
+      const { formatMessage, listMessages, markOf, messagesAfter, nameCache } = await workspace();
       const client = connect();
       const interval = positiveInt(o.intervalMs, '--interval-ms')!;
       const names = nameCache(client);
