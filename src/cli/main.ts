@@ -14,6 +14,8 @@ import { registerAccount } from './commands/account.js';
 import { registerAuthorize } from './commands/authorize.js';
 import { registerDeliver } from './commands/deliver.js';
 import { registerOpen } from './commands/open.js';
+import { registerMessages } from './commands/messages.js';
+import { registerSay } from './commands/say.js';
 
 /** The version in package.json, read as a file (dist/src/cli/main.js → ../../../package.json): no JSON module import at start. */
 function packageVersion(): string {
@@ -40,6 +42,8 @@ Examples:
   $ appreg authorize app_123 --exchange --json     authorize as you and print the tokens
   $ appreg deliver-test app_123 --kind slash-command --probe-signature
                                                    CI: fail unless the app answers in 3 s and checks signatures
+  $ appreg say general /standup start              run a slash command as you and show what the app did
+  $ appreg messages tail general                   follow a channel live
 ${EXIT_HELP}`);
   // Set before any command is added: subcommands copy these settings when they are created.
   program.exitOverride();
@@ -57,6 +61,8 @@ ${EXIT_HELP}`);
   registerApps(program, run);
   registerAuthorize(program, run);
   registerDeliver(program, run);
+  registerSay(program, run);
+  registerMessages(program, run);
   return program;
 }
 

@@ -80,3 +80,11 @@ export function positiveInt(v: unknown, name: string): number | undefined {
   if (!Number.isInteger(n) || n < 1) throw new CliError(`${name} must be a positive integer`, EXIT.usage);
   return n;
 }
+
+/** A whole number option that may be 0 (--wait-ms); undefined when not given. */
+export function nonNegativeInt(v: unknown, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new CliError(`${name} must be a whole number of 0 or more`, EXIT.usage);
+  return n;
+}

@@ -7,6 +7,7 @@ import { newId } from '../crypto.js';
 import { invalidRequest } from '../errors.js';
 import type { AppRecord } from '../services/records.js';
 import { initialChannelId } from '../services/workspace/records.js';
+import { authorizationId, installationId } from '../services/oauth/grants.js';
 import { EVENT_SCOPES } from '../validation/manifest.js';
 import type { DeliveryKind } from './types.js';
 
@@ -123,7 +124,7 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const need = EVENT_SCOPES[ev];
       const scopes = new Set([...(m.scopes?.botScopes ?? []), ...(m.scopes?.userScopes ?? [])]);
       if (need && !scopes.has(need)) throw invalidRequest(`${ev} needs the scope ${need}, which the app does not have.`);
-      const body = f.body !== undefined ? f.body : defaultEventBody(ev, who, channelId);
+      const body = f.body !== undefined ? f.body : defaultEventBody(ev, app, who, channelId);
       return override({
         url: m.eventSubscriptions.url || undefined,
         interactive: false,
@@ -146,8 +147,15 @@ export function eventPayload(eventType: string, workspaceId: string, workspaceUs
   };
 }
 
-function defaultEventBody(ev: string, who: { workspaceId: string; userId: string }, channelId: string): Record<string, unknown> {
+function defaultEventBody(ev: string, app: AppRecord, who: { workspaceId: string; userId: string }, channelId: string): Record<string, unknown> {
   const now = new Date();
+  // the shapes services/oauth/revocation.ts sends for real (docs/protocol.md §5.3), with the caller as the user concerned
+  if (ev === 'APP_UNAUTHORIZED') {
+    return { id: authorizationId(app.id, who.userId), app: app.id, appInstallation: installationId(app.id, who.workspaceId), workspaceUser: who.userId, workspace: who.workspaceId, grantedScopes: [], accessGranted: false };
+  }
+  if (ev === 'APP_UNINSTALLED') {
+    return { id: installationId(app.id, who.workspaceId), app: app.id, workspace: who.workspaceId, installedBy: who.userId, botUser: app.manifest.bot ? newId('bot', 12) : null, uninstalledAt: now.toISOString() };
+  }
   if (ev === 'NEW_MESSAGE' || ev === 'UPDATED_MESSAGE') {
     return { mId: newId('msg', 12), wId: who.workspaceId, cId: channelId, aId: who.userId, tx: 'Hello from appreg', bl: [], ty: ev, ts: now.toISOString(), tsm: now.getTime(), f: [], att: {}, e: ev === 'UPDATED_MESSAGE', eph: false };
   }

@@ -1,6 +1,6 @@
 /**
  * What only a real `node bin/appreg.js` process shows: the bin's wiring to main(), the exit status
- * of the process, plain output on a pipe, and a reader that closes the pipe early.
+ * of the process, plain output on a pipe, a reader that closes the pipe early, and Ctrl-C ending `messages tail`.
  * Everything else about the commands is tested in-process (cli.test.ts and the others).
  */
 import t from 'tap';
@@ -46,4 +46,22 @@ t.test('a reader that closes the pipe early (appreg … | head) is not a crash',
   const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
   t.equal(code, 0, stderr);
   t.notMatch(stderr, /EPIPE|Error/, 'no stack trace');
+});
+
+t.test('messages tail follows until Ctrl-C (SIGINT), then exits 0', async (t) => {
+  const { startTestDaemon } = await import('../helpers/daemon.js');
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const child = spawn(process.execPath, ['--', BIN, '--url', d.url, '--token', d.token, 'messages', 'tail', 'general', '--interval-ms', '50'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  for (let i = 0; i < 100 && !/following/.test(stderr); i++) await new Promise((r) => setTimeout(r, 50));
+  await d.api(`${d.mgmt}/channels/general/messages`, { method: 'POST', json: { text: 'seen live' } });
+  for (let i = 0; i < 100 && !/seen live/.test(stdout); i++) await new Promise((r) => setTimeout(r, 50));
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+  t.equal(code, 0, stderr);
+  t.match(stdout, /: seen live msg_/);
 });

@@ -23,6 +23,8 @@ export interface CliOptions {
   platform?: NodeJS.Platform;
   /** In-process only: stands in for starting a detached program (the browser opener); by default nothing starts and ENOENT is answered. */
   startDetached?: Io['startDetached'];
+  /** In-process only: resolves when the command is asked to stop (Ctrl-C); never by default. */
+  stop?: Promise<string>;
 }
 
 /** The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`. */
@@ -41,8 +43,8 @@ export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: strin
     cwd: opts.cwd ?? ROOT,
     isTTY: opts.isTTY ?? false,
     stdin: Readable.from(opts.input ? [Buffer.from(opts.input)] : []),
-    // `serve` in-process is for its configuration errors only.
-    stopSignal: () => new Promise<string>(() => {}),
+    // `serve` in-process is for its configuration errors only; `messages tail` stops when the test says.
+    stopSignal: () => opts.stop ?? new Promise<string>(() => {}),
     platform: opts.platform ?? process.platform,
     // A test never starts a real browser.
     startDetached: opts.startDetached ?? (async () => 'ENOENT'),

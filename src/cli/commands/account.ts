@@ -28,9 +28,18 @@ export function registerAccount(program: Command, run: Run): void {
       out.print(res.workspaces, (c) => table(c, ['ID', 'NAME', 'YOUR USER'], res.workspaces.map((w) => [w.id, w.name, w.workspaceUserId])));
     }));
 
-  program
-    .command('users')
-    .description('workspace users')
+  const users = program.command('users').description('workspace users');
+  users
+    .command('login-code')
+    .description('the pending code of an official-CLI login ("pumble-cli login" against appreg): yours, or as the workspace owner anyone\'s in your workspace')
+    .requiredOption('--email <email>', 'the email the login was started with')
+    .addHelpText('after', examples('appreg users login-code --email dev@example.com', 'appreg users login-code --email dev@example.com --json | jq -r .code'))
+    .action(action(run, async ({ o, out, client: connect }) => {
+      const client = connect();
+      const res = await client.request<{ email: string; code: string; expiresAt: string; attemptsLeft: number }>('GET', `${client.base()}/login-codes`, { searchParams: { email: String(o.email) } });
+      out.print(res, (c) => kv(c, [['email', res.email], ['code', c.bold(res.code)], ['expires', res.expiresAt], ['tries left', String(res.attemptsLeft)]]));
+    }));
+  users
     .command('create')
     .description('add a user to a workspace (a password is generated and shown once unless given)')
     .requiredOption('--workspace <id>', 'workspace id')

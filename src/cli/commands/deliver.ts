@@ -1,11 +1,16 @@
 /** appreg deliver-test and appreg deliveries list|show|replay|cancel: send triggers and events to an app, and the delivery log. */
 import type { Command } from 'commander';
 import { CliError, EXIT, kv, table, type Out } from '../output.js';
-import { action, examples, positiveInt, readJsonFile } from '../options.js';
+import { action, examples, nonNegativeInt, positiveInt, readJsonFile } from '../options.js';
+import type { Client } from '../client.js';
 import type { Run } from '../run.js';
+import type { Message } from '../workspace.js';
+
+/** The workspace helpers, loaded when a command runs (not at start). */
+type Workspace = typeof import('../workspace.js');
 
 const KINDS = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
-const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
+export const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
 
 interface Attempt { id: string; at: string; retryNum: number; status?: number; latencyMs: number; outcome: string; excerpt?: string; error?: string; message?: string; replay?: boolean }
 export interface Delivery {
@@ -16,7 +21,7 @@ interface ProbeResult { outcome: string; status?: number; latencyMs: number; err
 interface Probe { wrongSignature: ProbeResult; unsigned: ProbeResult; refusedBoth: boolean }
 
 /** Whether the outcome is what the user asked for. */
-function meets(expect: string, outcome: string | undefined): boolean {
+export function meets(expect: string, outcome: string | undefined): boolean {
   switch (expect) {
     case 'ack': return outcome === 'acked';
     case 'nack': return outcome === 'nacked';
@@ -63,6 +68,26 @@ async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number, pendi
 }
 const WAIT_NOTICE_MS = 1000;
 
+const SOURCE_TYPES: Record<string, string> = { message: 'MESSAGE', ephemeral: 'EPHEMERAL_MESSAGE', view: 'VIEW' };
+const VIEW_ACTIONS: Record<string, string> = { submit: 'SUBMIT', close: 'CLOSE' };
+
+/** The channel whose messages tell what the app did: --channel, the event body's cId, else #general (the trigger's default). */
+function channelToWatch(body: Record<string, unknown>): string {
+  if (typeof body.channelId === 'string') return body.channelId;
+  const cId = (body.body as { cId?: unknown } | undefined)?.cId;
+  return typeof cId === 'string' ? cId : 'general';
+}
+
+/** The mark before a trigger; undefined when the channel cannot be read (a made-up id in --payload): then nothing is watched. */
+async function markBefore(w: Workspace, client: Client, channel: string, needed: boolean): Promise<{ mark?: string } | undefined> {
+  try {
+    return { mark: await w.markOf(client, channel) };
+  } catch (e) {
+    if (needed || !(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
+    return undefined;
+  }
+}
+
 export function registerDeliver(program: Command, run: Run): void {
   program
     .command('deliver-test <appId>')
@@ -81,6 +106,11 @@ export function registerDeliver(program: Command, run: Run): void {
     .option('--payload <file.json>', 'send this exact body instead of the built one')
     .option('--timeout-ms <ms>', 'acknowledgement budget', '3000')
     .option('--expect <what>', `${EXPECT.join('|')}: ok = an ack or a modal/menu response; any = any answer in time`, 'ok')
+    .option('--channel <channel>', 'the channel the trigger happens in (id, name or #name; default #general)')
+    .option('--source-type <type>', 'block-interaction: message|ephemeral|view (what holds the clicked block)')
+    .option('--view-action <action>', 'view-action: submit|close')
+    .option('--wait-ms <ms>', 'after the answer, how long to watch the channel for messages the app posts (default 0: one look; 3000 with --expect-message)')
+    .option('--expect-message <regex>', 'fail unless the app posts a message matching this in the channel within the wait')
     .option('--probe-signature', 'also send one request with a wrong signature and one unsigned; fail unless the app refuses both')
     .addHelpText('after', `
 Exit codes: 0 the app answered as expected within the budget; 6 it did not (timeout, error,
@@ -90,7 +120,10 @@ Examples:
   $ appreg deliver-test app_123 --kind slash-command --command /standup --text "start"
   $ appreg deliver-test app_123 --kind global-shortcut --shortcut start_standup --probe-signature
   $ appreg deliver-test app_123 --kind dynamic-menu --on-action pick_channel --query gen --expect response
-  $ appreg deliver-test app_123 --kind event --event NEW_MESSAGE --body-file message.json --json`)
+  $ appreg deliver-test app_123 --kind event --event NEW_MESSAGE --body-file message.json --json
+  $ appreg deliver-test app_123 --kind slash-command --command /standup --channel standups --expect-message "standup started"
+  $ appreg deliver-test app_123 --kind block-interaction --source-type ephemeral --on-action approve --value yes
+  $ appreg deliver-test app_123 --kind view-action --view-action close --view-file view.json`)
     .action(action(run, async ({ o, out, client: connect }, appId) => {
       const kind = String(o.kind);
       if (!KINDS.includes(kind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}`, EXIT.usage);
@@ -104,21 +137,45 @@ Examples:
         body.view = readJsonFile(run, String(o.viewFile), 'view file');
         if (kind === 'block-interaction') body.sourceType = 'VIEW';
       }
+      if (o.sourceType !== undefined) {
+        const st = SOURCE_TYPES[String(o.sourceType).toLowerCase()];
+        if (!st) throw new CliError(`--source-type must be one of ${Object.keys(SOURCE_TYPES).join(', ')}`, EXIT.usage);
+        if (kind !== 'block-interaction' && kind !== 'dynamic-menu') throw new CliError('--source-type is for --kind block-interaction (or dynamic-menu)', EXIT.usage);
+        body.sourceType = st;
+        if (kind === 'block-interaction' && o.messageId !== undefined && st !== 'VIEW') body.sourceId = String(o.messageId);
+      }
+      if (o.viewAction !== undefined) {
+        const va = VIEW_ACTIONS[String(o.viewAction).toLowerCase()];
+        if (!va) throw new CliError(`--view-action must be one of ${Object.keys(VIEW_ACTIONS).join(', ')}`, EXIT.usage);
+        if (kind !== 'view-action') throw new CliError('--view-action is for --kind view-action', EXIT.usage);
+        body.viewActionType = va;
+      }
       if (o.bodyFile) body.body = readJsonFile(run, String(o.bodyFile), 'body file');
       if (o.payload) body.payload = readJsonFile(run, String(o.payload), 'payload file');
+      const w = await import('../workspace.js');
+      const re = w.regexOption(o.expectMessage, '--expect-message');
+      const waitMs = nonNegativeInt(o.waitMs, '--wait-ms') ?? (re ? 3000 : 0);
       const client = connect();
+      if (o.channel !== undefined) body.channelId = await w.resolveChannelId(client, String(o.channel));
+      const watched = channelToWatch(body);
+      const before = await markBefore(w, client, watched, !!re);
       const d = await waitingNotice(run, out.json, timeoutMs, client.request<Delivery>('POST', `${client.base()}/deliveries`, { json: body, timeoutMs: timeoutMs + 60_000 }));
+      const posted: Message[] | undefined = before ? await w.watch(client, watched, before.mark, { waitMs, until: re ? (s) => s.some((m) => re.test(m.text)) : undefined }) : undefined;
+      const names = posted?.length && !out.json ? await w.nameCache(client)(posted.map((m) => m.author)) : new Map<string, string>();
       let probe: Probe | undefined;
       if (o.probeSignature) probe = await client.request<Probe>('POST', `${client.base()}/deliveries/probe-signature`, { json: body, timeoutMs: timeoutMs + 60_000 });
       const answered = meets(expect, d.outcome);
-      const passed = answered && (!probe || probe.refusedBoth);
-      out.print({ passed, expected: expect, delivery: d, ...(probe ? { probe } : {}) }, (c) => {
+      const matched = !re || !!posted?.some((m) => re.test(m.text));
+      const passed = answered && (!probe || probe.refusedBoth) && matched;
+      out.print({ passed, expected: expect, delivery: d, ...(probe ? { probe } : {}), ...(posted ? { messages: posted } : {}) }, (c) => {
         let s = describe(c, d);
+        if (posted?.length) s += `\n${c.bold('the app posted')}\n${posted.map((m) => `  ${w.formatMessage(c, m, names)}`).join('\n')}`;
+        else if (posted) s += `\n${c.dim(`(no message posted in ${watched}${waitMs ? ` within ${waitMs} ms` : ''})`)}`;
         if (probe) {
           const line = (name: string, r: ProbeResult) => `${name}: ${r.refused ? c.green('refused') : c.red('ACCEPTED')} (${r.status ?? r.outcome}${r.error ? `, ${r.error}` : ''})`;
           s += `\n${c.bold('signature probe')}\n  ${line('wrong signature', probe.wrongSignature)}\n  ${line('unsigned', probe.unsigned)}`;
         }
-        const why = !answered ? `expected ${expect}, got ${d.outcome}` : probe && !probe.refusedBoth ? 'the app accepted a request that was not properly signed' : '';
+        const why = !answered ? `expected ${expect}, got ${d.outcome}` : probe && !probe.refusedBoth ? 'the app accepted a request that was not properly signed' : `the app posted no message matching ${re} in ${watched} within ${waitMs} ms`;
         return s + '\n' + (passed ? c.green('PASS') : c.red(`FAIL: ${why}`));
       });
       if (!passed) run.exitCode = EXIT.deliveryFailed;

@@ -1,0 +1,112 @@
+/** What `appreg say` does once its options are read (loaded when it runs, not at start): see say.ts. */
+import { createClient, type Client } from '../client.js';
+import { CliError, EXIT, type Out } from '../output.js';
+import { nonNegativeInt, type GlobalOpts } from '../options.js';
+import type { Run } from '../run.js';
+import { EXPECT, meets, type Delivery } from './deliver.js';
+import { formatMessage, markOf, messagesPath, nameCache, regexOption, watch, type Message } from '../workspace.js';
+
+type SayAnswer = { kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery };
+interface Acting { client: Client; userId: string; release(): Promise<void> }
+
+/** Outcomes where the app never got the command: nothing to wait for. */
+const NEVER_RECEIVED = new Set(['connection_error', 'egress_denied']);
+
+/**
+ * The client that acts as `who` (a user id or email of your workspace). You, as yourself; anyone
+ * else only when you own the workspace: the CLI signs them in for this one command through the
+ * official CLI's login (the owner may read their login code, docs/protocol.md §2.7), then signs out.
+ */
+async function actAs(run: Run, o: GlobalOpts, me: Client, who: string): Promise<Acting> {
+  const self = await me.request<{ workspaceId: string; workspaceUserId: string; email?: string }>('GET', '/auth/whoami');
+  const keep: Acting = { client: me, userId: self.workspaceUserId, release: async () => {} };
+  if (who === self.workspaceUserId || who.toLowerCase() === self.email?.toLowerCase()) return keep;
+  const ws = encodeURIComponent(self.workspaceId);
+  let email = who;
+  let userId: string | undefined;
+  if (!who.includes('@')) {
+    const u = await me.request<{ email: string }>('GET', `/workspaces/${ws}/workspaceUsers/${encodeURIComponent(who)}`, { auth: false }).catch((e: unknown) => {
+      throw e instanceof CliError && e.exitCode === EXIT.rejected ? new CliError(`--as ${who}: no such user in your workspace`, EXIT.rejected, { code: 'not_found', message: `no user ${who}` }) : e;
+    });
+    [email, userId] = [u.email, who];
+  }
+  const lead = await me.request<{ id: string }>('POST', '/lead', { auth: false, json: { email } });
+  const code = await me.request<{ code: string }>('GET', `${me.base()}/login-codes`, { searchParams: { email } }).catch((e: unknown) => {
+    if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
+    const why = (e.body as { code?: string } | undefined)?.code === 'forbidden' ? 'only the owner of the workspace can post as another user; log in as them with "appreg login"' : `${email} is not a user of your workspace`;
+    throw new CliError(`--as ${who}: ${why}`, EXIT.rejected, e.body);
+  });
+  await me.request('POST', '/lead/activate', { auth: false, json: { email, code: code.code, leadId: lead.id } });
+  const login = await me.request<{ items: Array<{ workspace: { id: string }; workspaceUser: { id: string }; exchangeToken: string }> }>('POST', '/lead/login', { auth: false, json: { leadId: lead.id } });
+  const item = login.items.find((i) => i.workspace.id === self.workspaceId);
+  if (!item) throw new CliError(`--as ${who}: not a user of your workspace`, EXIT.rejected);
+  const pair = await me.request<{ token: string }>('POST', `/workspaces/${ws}/exchange`, { auth: false, json: { exchangeToken: item.exchangeToken } });
+  const client = createClient(run.io, { ...o, token: pair.token });
+  return {
+    client,
+    userId: userId ?? item.workspaceUser.id,
+    // the token was this command's alone: revoke it (the refresh token never left this process)
+    release: async () => void (await client.request('POST', '/auth/logout').catch(() => undefined)),
+  };
+}
+
+function modalOf(response: unknown): { title?: string; callbackId?: string; blocks?: unknown[] } | undefined {
+  const v = (response as { view?: unknown } | undefined)?.view;
+  return v && typeof v === 'object' ? (v as { title?: string; callbackId?: string; blocks?: unknown[] }) : undefined;
+}
+
+const titleOf = (t: unknown) => (typeof t === 'string' ? t : typeof (t as { text?: unknown })?.text === 'string' ? (t as { text: string }).text : '');
+
+/** What a slash command did, for people: the answer shown, a modal, the messages that followed, PASS or FAIL. */
+function describeReaction(c: Out['c'], d: Delivery, seen: Message[], names: Map<string, string>, o: { waitMs: number; passed: boolean; why: string }): string {
+  const last = d.attempts.at(-1);
+  const lines = [`${String((d.payload as { slashCommand?: string } | null)?.slashCommand ?? d.kind)} → ${d.appName} (${d.appId}): ${d.outcome}${last ? `, ${last.latencyMs} ms` : ''}`];
+  if (d.ephemeralMessage) lines.push(`${c.bold(d.appName)} ${c.dim('(only visible to you)')}: ${d.ephemeralMessage}`);
+  const modal = modalOf(d.response);
+  const n = modal?.blocks?.length ?? 0;
+  if (modal) lines.push(`modal opened: "${titleOf(modal.title)}" (${modal.callbackId ? `callbackId ${modal.callbackId}, ` : ''}${n} block${n === 1 ? '' : 's'})`);
+  if (seen.length) lines.push(c.bold('then in the channel:'), ...seen.map((m) => `  ${formatMessage(c, m, names)}`));
+  else if (o.waitMs > 0) lines.push(c.dim(`(nothing posted in the channel within ${o.waitMs} ms)`));
+  lines.push(o.passed ? c.green('PASS') : c.red(`FAIL: ${o.why}`));
+  return lines.join('\n');
+}
+
+/** appreg say <channel> <text...> with its options `o`. */
+export async function say(run: Run, o: GlobalOpts & Record<string, unknown>, out: Out, connect: () => Client, channel: string, words: string[]): Promise<void> {
+  const text = words.join(' ');
+  const waitMs = nonNegativeInt(o.waitMs, '--wait-ms')!;
+  const expect = String(o.expect);
+  if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
+  const re = regexOption(o.expectMessage, '--expect-message');
+  const base = connect();
+  const actor = o.as === undefined ? { client: base, release: async () => {} } : await actAs(run, o, base, String(o.as));
+  try {
+    const { client } = actor;
+    const slash = text.trimStart().startsWith('/');
+    const mark = slash && (waitMs > 0 || re) ? await markOf(client, channel) : undefined;
+    const body: Record<string, unknown> = { text };
+    if (o.thread !== undefined) body.threadRootId = String(o.thread);
+    const res = await client.request<SayAnswer>('POST', messagesPath(client, channel), { json: body, timeoutMs: 120_000 });
+    if (res.kind === 'message') {
+      out.print(res, () => `posted ${res.message.id} in ${channel}${res.message.threadReplyInfo ? ` (thread ${res.message.threadReplyInfo.rootId})` : ''}`);
+      return;
+    }
+    const d = res.delivery;
+    const watchMs = Math.max(waitMs, re ? waitMs || 3000 : 0);
+    const seen = watchMs > 0 && !NEVER_RECEIVED.has(d.outcome ?? '')
+      ? await watch(client, res.channelId, mark, { waitMs: watchMs, until: re ? (s) => s.some((m) => re.test(m.text)) : undefined, quietMs: re ? undefined : 1000 })
+      : [];
+    const answered = meets(expect, d.outcome);
+    const matched = !re || seen.some((m) => re.test(m.text));
+    const passed = answered && matched;
+    const why = !answered ? `expected ${expect}, got ${d.outcome}` : `the app posted no message matching ${re} within ${watchMs} ms`;
+    const names = out.json ? new Map<string, string>() : await nameCache(client)(seen.map((m) => m.author));
+    out.print(
+      { kind: res.kind, channelId: res.channelId, passed, expected: expect, outcome: d.outcome, shown: d.ephemeralMessage ?? null, modal: modalOf(d.response) ?? null, messages: seen, delivery: d },
+      (c) => describeReaction(c, d, seen, names, { waitMs: watchMs, passed, why }),
+    );
+    if (!passed) run.exitCode = EXIT.deliveryFailed;
+  } finally {
+    await actor.release();
+  }
+}

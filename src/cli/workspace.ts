@@ -1,0 +1,126 @@
+/**
+ * The local workspace as the CLI reads it (docs/protocol.md §9.5 shapes, served under the
+ * management base path): channels written by id, `general` or `#general`, messages, and watching
+ * a channel for what an app posts after a mark.
+ */
+import type { ChalkInstance } from 'chalk';
+import { CliError, EXIT } from './output.js';
+import type { Client } from './client.js';
+
+export interface Message {
+  id: string; channelId: string; author: string; text: string; timestamp: string; timestampMilli: number;
+  reactions?: Array<{ user: string; code: string }>; blocks?: unknown[]; attachments?: unknown[]; edited?: boolean;
+  threadRootInfo?: { repliesCount: number }; threadReplyInfo?: { rootId: string };
+  /** Not in the platform's V1.Message; shown when the daemon marks a message only some users see. */
+  ephemeral?: unknown;
+}
+export interface ChannelInfo { channel: { id: string; name?: string; channelType: string; description?: string; isMember?: boolean; isArchived?: boolean; isMain?: boolean }; users?: string[] }
+interface Page { messages: Message[]; hasMoreBefore: boolean; hasMoreAfter: boolean }
+
+/** The path of a channel's messages: the daemon takes an id, a name or `#name` (the `#` encoded). */
+export const messagesPath = (client: Client, channel: string) => `${client.base()}/channels/${encodeURIComponent(channel)}/messages`;
+
+export function listMessages(client: Client, channel: string, q: { limit?: number; cursor?: string; strategy?: 'BEFORE' | 'AFTER' }): Promise<Page> {
+  const searchParams: Record<string, string> = {};
+  if (q.limit !== undefined) searchParams.limit = String(q.limit);
+  if (q.cursor) searchParams.cursor = q.cursor;
+  if (q.strategy) searchParams.strategy = q.strategy;
+  return client.request<Page>('GET', messagesPath(client, channel), { searchParams });
+}
+
+/** The channel's id, from an id, `name` or `#name`, among the channels the caller sees; exit 4 when there is none. */
+export async function resolveChannelId(client: Client, channel: string): Promise<string> {
+  const list = await client.request<ChannelInfo[]>('GET', `${client.base()}/channels`);
+  const name = channel.replace(/^#/, '').toLowerCase();
+  const found = list.find((c) => c.channel.id === channel) ?? list.find((c) => c.channel.name?.toLowerCase() === name);
+  if (!found) throw new CliError(`no channel ${channel} that you can see (appreg channels list shows them)`, EXIT.rejected, { code: 'not_found', message: `no channel ${channel}` });
+  return found.channel.id;
+}
+
+/** The newest message of the channel now: what an app posts later comes after it. */
+export async function markOf(client: Client, channel: string): Promise<string | undefined> {
+  return (await listMessages(client, channel, { limit: 1 })).messages.at(-1)?.id;
+}
+
+/** Every message shown in the channel after `mark` (from the first one without a mark), oldest first. */
+export async function messagesAfter(client: Client, channel: string, mark: string | undefined): Promise<Message[]> {
+  const out: Message[] = [];
+  let cursor = mark;
+  for (;;) {
+    const page = await listMessages(client, channel, { limit: 100, cursor, strategy: 'AFTER' });
+    out.push(...page.messages);
+    if (!page.hasMoreAfter || !page.messages.length) return out;
+    cursor = page.messages.at(-1)!.id;
+  }
+}
+
+export interface WatchOptions {
+  waitMs: number;
+  /** Stop once this holds for what was seen. */
+  until?: (seen: Message[]) => boolean;
+  /** Stop when this long passed after the last new message. */
+  quietMs?: number;
+  intervalMs?: number;
+}
+
+/** What the channel shows after `mark`, polled until the wait ends (one look at least). */
+export async function watch(client: Client, channel: string, mark: string | undefined, o: WatchOptions): Promise<Message[]> {
+  const start = Date.now();
+  let seen: Message[] = [];
+  let lastNew = start;
+  for (;;) {
+    const now = await messagesAfter(client, channel, mark);
+    if (now.length !== seen.length) lastNew = Date.now();
+    seen = now;
+    const t = Date.now();
+    if (o.until?.(seen) || t - start >= o.waitMs) return seen;
+    if (o.quietMs !== undefined && seen.length && t - lastNew >= o.quietMs) return seen;
+    await new Promise((r) => setTimeout(r, Math.min(o.intervalMs ?? 100, Math.max(0, o.waitMs - (t - start)))));
+  }
+}
+
+/** Display names of workspace users by id, asked once each (GET /workspaces/{ws}/workspaceUsers/{wu}); the id when unknown. */
+export function nameCache(client: Client): (ids: string[]) => Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  return async (ids) => {
+    const ws = client.creds?.workspaceId;
+    for (const id of new Set(ids)) {
+      if (names.has(id) || !ws) continue;
+      try {
+        const u = await client.request<{ name?: string }>('GET', `/workspaces/${encodeURIComponent(ws)}/workspaceUsers/${encodeURIComponent(id)}`, { auth: false });
+        names.set(id, u.name || id);
+      } catch {
+        names.set(id, id);
+      }
+    }
+    return names;
+  };
+}
+
+/** One message on one line (more for multi-line text): time, author, text, then thread and reactions. */
+export function formatMessage(c: ChalkInstance, m: Message, names: Map<string, string>): string {
+  const time = m.timestamp.slice(11, 19);
+  const who = names.get(m.author) ?? m.author;
+  const extra: string[] = [];
+  if (m.threadReplyInfo) extra.push(`reply in thread ${m.threadReplyInfo.rootId}`);
+  if (m.threadRootInfo?.repliesCount) extra.push(`${m.threadRootInfo.repliesCount} repl${m.threadRootInfo.repliesCount === 1 ? 'y' : 'ies'}`);
+  if (m.blocks?.length) extra.push(`${m.blocks.length} block${m.blocks.length === 1 ? '' : 's'}`);
+  if (m.attachments?.length) extra.push(`${m.attachments.length} attachment${m.attachments.length === 1 ? '' : 's'}`);
+  if (m.edited) extra.push('edited');
+  if (m.ephemeral) extra.push('only visible to you');
+  const counts = new Map<string, number>();
+  for (const r of m.reactions ?? []) counts.set(r.code, (counts.get(r.code) ?? 0) + 1);
+  if (counts.size) extra.push([...counts].map(([code, n]) => `${code} ${n}`).join(' '));
+  const text = m.text.replace(/\n/g, '\n    ');
+  return `${c.dim(time)} ${c.bold(who)}: ${text}${extra.length ? ` ${c.dim(`(${extra.join(', ')})`)}` : ''} ${c.dim(m.id)}`;
+}
+
+/** A regular expression option (--expect-message); a bad one is a usage error. */
+export function regexOption(v: unknown, name: string): RegExp | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return new RegExp(String(v));
+  } catch (e) {
+    throw new CliError(`${name} is not a valid regular expression: ${(e as Error).message}`, EXIT.usage);
+  }
+}
