@@ -1,5 +1,5 @@
 /**
- * `--env-out` (issue 11 §5): Node 20 takes `--env-file` for itself when appreg is started through
+ * `--env-out`: Node 20 takes `--env-file` for itself when appreg is started through
  * it (`npx appreg … --env-file .env`), so the env file has a second name; both write the same file.
  */
 import t from 'tap';

@@ -1,5 +1,5 @@
 /**
- * `appreg open` (issue 10 item 25): a one-time sign-in link, printed, followed by a browser only
+ * `appreg open`: a one-time sign-in link, printed, followed by a browser only
  * when there is a display and --print is not given; and serve's first start pointing to it.
  */
 import t from 'tap';
