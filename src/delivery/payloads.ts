@@ -157,7 +157,7 @@ function defaultEventBody(ev: string, app: AppRecord, who: { workspaceId: string
     return { id: installationId(app.id, who.workspaceId), app: app.id, workspace: who.workspaceId, installedBy: who.userId, botUser: app.manifest.bot ? newId('bot', 12) : null, uninstalledAt: now.toISOString() };
   }
   if (ev === 'NEW_MESSAGE' || ev === 'UPDATED_MESSAGE') {
-    return { mId: newId('msg', 12), wId: who.workspaceId, cId: channelId, aId: who.userId, tx: 'Hello from appreg', bl: [], ty: ev, ts: now.toISOString(), tsm: now.getTime(), f: [], att: {}, e: ev === 'UPDATED_MESSAGE', eph: false };
+    return { mId: newId('msg', 12), wId: who.workspaceId, cId: channelId, aId: who.userId, tx: 'Hello from appreg', bl: [], ty: ev, ts: now.toISOString(), tsm: now.getTime(), f: [], att: [], e: ev === 'UPDATED_MESSAGE', eph: false };
   }
   return { wId: who.workspaceId, aId: who.userId, ty: ev, ts: now.toISOString(), tsm: now.getTime() };
 }
