@@ -37,6 +37,28 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     else res.json({ ok: true });
   });
 
+  const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
+  // Who the caller is (login, workspaces, users: the two info calls answer without an Authtoken), then
+  // the management calls, the most frequent, ahead of the routers for other paths.
+  app.use(identityRoutes({ config, clock, identity, onUserJoined: (id) => void d.workspace.userJoined(id) }));
+  // Management calls: the caller's own workspace user, authenticated once for every router below.
+  app.use(
+    MGMT_BASE,
+    requireAuth(identity),
+    requireSelf(),
+    appsRoutes({
+      config,
+      clock,
+      apps,
+      fetchManifest: (url) => fetchManifest(url, d.egress),
+      socketStatus,
+    }),
+    deliveryRoutes({ config, clock, deliveries: d.deliveries }),
+    signInLinkRoutes(web),
+    loginCodeRoutes({ leads: d.leads }),
+    oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
+    peopleRoutes({ config, clock, workspace: d.workspace, deliveries: d.deliveries }),
+  );
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.
   const platform = platformGate({ appTokens: oauth.appTokens, clock, limits: config.platformRateLimits });
@@ -48,29 +70,9 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
-  const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
   app.use(webRoutes(web));
-  app.use(identityRoutes({ config, clock, identity, onUserJoined: (id) => void d.workspace.userJoined(id) }));
-  // The official CLI's login; like the two info calls above, before the management mount (no Authtoken).
+  // The official CLI's login (no Authtoken; its paths are not under the management base path).
   app.use(leadRoutes({ config, clock, leads: d.leads }));
-  // Management calls: the caller's own workspace user, authenticated once for every router below.
-  app.use(
-    MGMT_BASE,
-    requireAuth(identity),
-    requireSelf(),
-    signInLinkRoutes(web),
-    loginCodeRoutes({ leads: d.leads }),
-    oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
-    deliveryRoutes({ config, clock, deliveries: d.deliveries }),
-    peopleRoutes({ config, clock, workspace: d.workspace, deliveries: d.deliveries }),
-    appsRoutes({
-      config,
-      clock,
-      apps,
-      fetchManifest: (url) => fetchManifest(url, d.egress),
-      socketStatus,
-    }),
-  );
   // The web console (GET / and /console/…), for browsers signed in with the session cookie.
   const webConsole = consoleRoutes({ config, logger, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes });
   app.use(webConsole.router);
