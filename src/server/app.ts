@@ -72,7 +72,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     }),
   );
   // The web console (GET / and /console/…), for browsers signed in with the session cookie.
-  const webConsole = consoleRoutes({ config, logger, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes });
+  const webConsole = consoleRoutes({ config, logger, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes, workspace: d.workspace });
   app.use(webConsole.router);
   app.use(notFoundHandler());
   app.use(errorHandler(logger));

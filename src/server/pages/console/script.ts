@@ -2,7 +2,9 @@
  * The console's one script, served by the daemon from memory at SCRIPT_PATH (script-src 'self').
  * Everything works without it; with it: the delivery list and a delivery's page follow the live
  * stream (server-sent events whose data is HTML rendered by the server, escaped there), a
- * manifest file chosen is shown in the text area, and the problems of a form get the focus.
+ * manifest file chosen is shown in the text area, the problems of a form get the focus; in the
+ * workspace the messages follow their stream, a select sends its choice at once, and a modal
+ * gets the focus (Escape closes it).
  */
 import crypto from 'node:crypto';
 
@@ -48,6 +50,40 @@ export const CONSOLE_SCRIPT = `'use strict';
         if (again) again.focus();
       }
     }, one);
+  }
+  var tl = document.getElementById('timeline');
+  if (tl) {
+    var said = document.getElementById('ws-status');
+    stream(tl.dataset.stream, 'timeline', function (d) {
+      var focused = document.activeElement && tl.contains(document.activeElement) ? document.activeElement : null;
+      var key = focused && (focused.closest('li') || {}).id;
+      tl.innerHTML = d.html;
+      if (said) said.textContent = 'Messages updated.';
+      if (key && document.getElementById(key)) {
+        var again = document.getElementById(key).querySelector('button, select, a');
+        if (again) again.focus();
+      }
+      tl.lastElementChild && tl.lastElementChild.scrollIntoView({ block: 'nearest' });
+    }, said || tl);
+  }
+  document.addEventListener('change', function (e) {
+    var sel = e.target;
+    if (!sel || !sel.dataset || !sel.dataset.submit || !sel.value) return;
+    var go = document.getElementById(sel.dataset.submit);
+    if (go && sel.form) sel.form.requestSubmit(go);
+  });
+  var modal = document.getElementById('modal');
+  if (modal) {
+    var first = modal.querySelector('input:not([type=hidden]), select, textarea, button');
+    if (first) first.focus();
+    modal.addEventListener('keydown', function (e) {
+      if (e.key !== 'Escape') return;
+      var close = modal.querySelector('button[value=close]');
+      if (close) close.click();
+    });
+  } else if (tl) {
+    var box = document.getElementById('message');
+    if (box && !location.hash) box.focus();
   }
   var file = document.getElementById('file');
   var area = document.getElementById('manifest');

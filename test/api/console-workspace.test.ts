@@ -1,0 +1,139 @@
+/**
+ * The workspace in the console over HTTP (issue 12 §3): channels and messages, the composer
+ * (a message, a /command and what the person sees of the answer), an app's blocks and their
+ * actions (BLOCK_INTERACTION), a modal opened in the app's answer and submitted (VIEW_ACTION
+ * with its state), and the live stream of a channel.
+ */
+import t from 'tap';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { signIn } from '../helpers/console.js';
+import { installPlatformApp } from '../helpers/platform-client.js';
+
+const form = (fields: Record<string, string>) => new URLSearchParams(fields);
+
+const VIEW = {
+  type: 'MODAL',
+  callbackId: 'new_task',
+  title: { type: 'plain_text', text: 'New task' },
+  submit: { type: 'plain_text', text: 'Create' },
+  blocks: [
+    { type: 'input', blockId: 'title', label: { type: 'plain_text', text: 'Title' }, element: { type: 'plain_text_input', onAction: 'title_input' } },
+    { type: 'input', blockId: 'prio', label: { type: 'plain_text', text: 'Priority' }, element: { type: 'static_select_menu', onAction: 'prio_pick', placeholder: { type: 'plain_text', text: 'Pick one' }, options: [{ text: { type: 'plain_text', text: 'High' }, value: 'high' }, { text: { type: 'plain_text', text: 'Low' }, value: 'low' }] } },
+  ],
+};
+
+t.test('channels, the composer, an app’s blocks, a click, a modal and the live stream', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const { app, bot } = await installPlatformApp(d, {
+    name: 'tasks',
+    manifest: {
+      slashCommands: [{ command: '/task', url: `${rx.url}/slash`, usageHint: '[title]', description: 'Make a task' }],
+      blockInteraction: { url: `${rx.url}/block` },
+      viewAction: { url: `${rx.url}/view` },
+    },
+  });
+  rx.secret = app.signingSecret;
+  const { cookie, csrf } = await signIn(d);
+  const get = (path: string) => fetch(d.url + path, { headers: { cookie }, redirect: 'manual' });
+  const post = (path: string, fields: Record<string, string>) => fetch(d.url + path, { method: 'POST', headers: { cookie }, body: form({ csrf, ...fields }), redirect: 'manual' });
+
+  const start = await get('/console/channels');
+  t.equal(start.status, 303);
+  const channelPath = start.headers.get('location')!;
+  const channelId = decodeURIComponent(channelPath.split('/').pop()!);
+  let html = await (await get(channelPath)).text();
+  t.match(html, /<h1 id="channel-title">#general<\/h1>/);
+  t.match(html, /#random/, 'the channels the person sees');
+  t.match(html, /<label for="message" class="sr">Message<\/label>/, 'the composer is a textbox named Message');
+  t.match(html, /<option value="\/task">\[title\] — Make a task<\/option>/, 'the installed app’s command completes');
+
+  // the live stream of the channel, open while things happen
+  const ac = new AbortController();
+  t.teardown(() => ac.abort());
+  const live = await fetch(`${d.url}${channelPath}/events`, { headers: { cookie }, signal: ac.signal });
+  t.equal(live.status, 200);
+  const reader = live.body!.getReader();
+  let streamed = '';
+  const waitStream = async (re: RegExp) => {
+    while (!re.test(streamed)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('stream ended');
+      streamed += new TextDecoder().decode(value);
+    }
+  };
+
+  t.equal((await post(`${channelPath}/messages`, { text: 'hello team' })).status, 303, 'a message is posted');
+  await waitStream(/hello team/);
+  t.pass('the stream sent the new message');
+  const forged = await fetch(`${d.url}${channelPath}/messages`, { method: 'POST', headers: { cookie }, body: form({ text: 'forged' }), redirect: 'manual' });
+  t.equal(forged.status, 403, 'a POST without the token is refused');
+
+  // /task: the app acks with a message, shown only to the person
+  rx.on('/slash', { json: { message: 'Task noted.' } });
+  const said = await post(`${channelPath}/messages`, { text: '/task write tests' });
+  t.equal(said.status, 303);
+  const [slash] = await rx.waitFor(1);
+  t.ok(slash!.signatureValid);
+  t.match(slash!.body, { messageType: 'SLASH_COMMAND', slashCommand: '/task', text: 'write tests', channelId });
+  html = await (await get(channelPath)).text();
+  t.match(html, /Task noted\.<\/p><\/li>/);
+  t.match(html, /class="msg eph"[^]*Only visible to you[^]*Task noted/, 'marked as seen only by the person');
+  const unknown = await post(`${channelPath}/messages`, { text: '/nothing here' });
+  t.equal(unknown.status, 404, 'an unknown command is the page with the reason');
+  t.match(await unknown.text(), /role="alert"[^]*\/nothing/);
+
+  // an app's message with blocks; a click goes to the app, which answers with a modal
+  const posted = await bot.postMessageToChannel(channelId, 'fallback', {
+    blocks: [
+      { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Ready to ', style: { bold: true } }, { type: 'link', url: 'https://example.com/x', text: 'go' }] }] },
+      { type: 'divider' },
+      { type: 'actions', elements: [{ type: 'button', onAction: 'open_form', value: 'v1', text: { type: 'plain_text', text: 'New task' } }, { type: 'static_select_menu', onAction: 'pick', placeholder: { type: 'plain_text', text: 'Size' }, options: [{ text: { type: 'plain_text', text: 'Small' }, value: 's' }] }] },
+    ],
+    attachments: [{ title: 'Attached', text: 'details', color: '#00ff00' }],
+  });
+  t.equal(posted.status, 200);
+  await waitStream(/New task/);
+  html = await (await get(channelPath)).text();
+  t.match(html, /<strong>Ready to <\/strong><a href="https:\/\/example.com\/x"[^>]*>go<\/a>/, 'rich text');
+  t.match(html, /<hr>/);
+  t.match(html, /Attached[^]*details/, 'the attachment');
+  t.notMatch(html, /fallback/, 'blocks replace the text');
+  const actionPath = `${channelPath}/messages/${posted.body.id}/actions`;
+  t.match(html, new RegExp(`action="${actionPath.replace(/\//g, '\\/')}"`));
+
+  rx.on('/block', (r) => (r.body.onAction === 'open_form' ? { json: { triggerId: r.body.triggerId, view: VIEW, action: 'OPEN' } } : {}));
+  const clicked = await post(actionPath, { act: JSON.stringify({ onAction: 'open_form', type: 'BUTTON', value: 'v1' }) });
+  t.equal(clicked.status, 303);
+  const block = (await rx.waitFor(2))[1]!;
+  t.ok(block.signatureValid);
+  t.match(block.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', sourceId: posted.body.id, channelId, onAction: 'open_form', actionType: 'BUTTON' });
+  t.same(JSON.parse(block.body.payload), { value: 'v1' });
+  const chose = await post(actionPath, { act: JSON.stringify({ onAction: 'pick', type: 'STATIC_SELECT_MENU', from: 'sel.pick' }), 'sel.pick': 's' });
+  t.equal(chose.status, 303);
+  const pick = (await rx.waitFor(3))[2]!;
+  t.same(JSON.parse(pick.body.payload), { value: 's' }, 'the chosen option');
+
+  html = await (await get(channelPath)).text();
+  t.match(html, /role="dialog" aria-modal="true"[^]*New task[^]*<label for="[^"]+">Title<\/label>[^]*Priority/, 'the modal with its inputs');
+  const viewId = /action="\/console\/views\/([^"]+)"/.exec(html)![1]!;
+
+  rx.on('/view', {});
+  const submitted = await post(`/console/views/${viewId}`, { do: 'submit', 's.title.title_input': 'Ship it', 's.prio.prio_pick': 'high' });
+  t.equal(submitted.status, 303);
+  const va = (await rx.waitFor(4))[3]!;
+  t.ok(va.signatureValid);
+  t.match(va.body, { messageType: 'VIEW_ACTION', viewActionType: 'SUBMIT', channelId, view: { callbackId: 'new_task' } });
+  t.same(va.body.view.state, { values: { title: { title_input: { type: 'plain_text_input', value: 'Ship it' } }, prio: { prio_pick: { type: 'static_select_menu', value: 'high' } } } }, 'the state in the shape the SDK reads');
+  html = await (await get(channelPath)).text();
+  t.notMatch(html, /role="dialog"/, 'an acknowledged submit closes the modal');
+
+  // the app's update of its message appears in the stream
+  streamed = '';
+  await bot.editMessage(posted.body.id, channelId, 'Done: Ship it');
+  await waitStream(/Done: Ship it/);
+  t.pass('the edit was streamed');
+});
