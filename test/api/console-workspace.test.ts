@@ -49,7 +49,7 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
   t.match(html, /<h1 id="channel-title">#general<\/h1>/);
   t.match(html, /#random/, 'the channels the person sees');
   t.match(html, /<label for="message" class="sr">Message<\/label>/, 'the composer is a textbox named Message');
-  t.match(html, /<option value="\/task">\[title\] — Make a task<\/option>/, 'the installed app’s command completes');
+  t.match(html, /<button type="button" data-command="\/task">\/task <span class="muted">\[title\] — Make a task<\/span><\/button>/, 'the installed app’s command completes');
 
   // the live stream of the channel, open while things happen
   const ac = new AbortController();
@@ -130,6 +130,17 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
   t.same(va.body.view.state, { values: { title: { title_input: { type: 'plain_text_input', value: 'Ship it' } }, prio: { prio_pick: { type: 'static_select_menu', value: 'high' } } } }, 'the state in the shape the SDK reads');
   html = await (await get(channelPath)).text();
   t.notMatch(html, /role="dialog"/, 'an acknowledged submit closes the modal');
+
+  // threads: the reply count, the thread's page, a reply from its composer
+  await bot.reply(posted.body.id, channelId, 'first reply');
+  html = await (await get(channelPath)).text();
+  const threadPath = `${channelPath}/threads/${posted.body.id}`;
+  t.match(html, new RegExp(`<a href="${threadPath.replace(/\//g, '\\/')}">1 reply</a>`), 'the reply count links to the thread');
+  t.notMatch(html, /first reply/, 'replies stay in the thread');
+  t.equal((await post(`${channelPath}/messages`, { text: 'second reply', threadRootId: posted.body.id })).headers.get('location'), threadPath);
+  html = await (await get(threadPath)).text();
+  t.match(html, /Thread in #general[^]*Ready to[^]*first reply[^]*second reply/, 'the root, then its replies');
+  t.match(html, /name="threadRootId" value="[^"]+"/, 'the thread’s composer replies in it');
 
   // the app's update of its message appears in the stream
   streamed = '';

@@ -74,7 +74,8 @@ ul.plain li{padding:.3rem 0;border-top:1px solid var(--line)}
 .channels h2{font-size:.9rem;color:var(--muted);margin:.25rem 0}
 .channels a{display:block;padding:.35rem .5rem;border-radius:6px;text-decoration:none}
 .channels a[aria-current=page]{background:var(--card);font-weight:600;border:1px solid var(--line)}
-.timeline{margin:0 0 .75rem}
+.timeline{margin:0 0 .75rem;list-style:none;padding:0}
+[hidden]{display:none!important}
 .timeline li.msg{padding:.5rem 0}
 .msg .meta{font-size:.9rem}
 .msg p{margin:.2rem 0}

@@ -72,6 +72,29 @@ export const CONSOLE_SCRIPT = `'use strict';
     var go = document.getElementById(sel.dataset.submit);
     if (go && sel.form) sel.form.requestSubmit(go);
   });
+  // the composer's completion: the commands of installed apps matching what is typed after '/'
+  var box = document.getElementById('message');
+  var suggest = document.getElementById('suggest');
+  if (box && suggest) {
+    var offer = function () {
+      var v = box.value;
+      var any = false;
+      Array.prototype.forEach.call(suggest.children, function (b) {
+        var on = v.charAt(0) === '/' && v.indexOf(' ') < 0 && b.dataset.command.indexOf(v) === 0 && b.dataset.command !== v;
+        b.hidden = !on;
+        any = any || on;
+      });
+      suggest.hidden = !any;
+    };
+    box.addEventListener('input', offer);
+    suggest.addEventListener('click', function (e) {
+      var b = e.target.closest('button');
+      if (!b) return;
+      box.value = b.dataset.command + ' ';
+      offer();
+      box.focus();
+    });
+  }
   var modal = document.getElementById('modal');
   if (modal) {
     var first = modal.querySelector('input:not([type=hidden]), select, textarea, button');
@@ -81,10 +104,7 @@ export const CONSOLE_SCRIPT = `'use strict';
       var close = modal.querySelector('button[value=close]');
       if (close) close.click();
     });
-  } else if (tl) {
-    var box = document.getElementById('message');
-    if (box && !location.hash) box.focus();
-  }
+  } else if (box && !location.hash) box.focus();
   var file = document.getElementById('file');
   var area = document.getElementById('manifest');
   if (file && area) {

@@ -65,9 +65,9 @@ export function workspacePage(shell: Shell, v: WorkspaceView): string {
     .join('')}</ul></nav>`;
   const action = `/console/channels/${esc(encodeURIComponent(v.channel.id))}/messages`;
   const composer = `<form method="post" action="${action}" class="composer" aria-label="Composer">${csrfField(shell.csrf)}${v.thread ? `<input type="hidden" name="threadRootId" value="${esc(v.thread.rootId)}">` : ''}
-<label for="message" class="sr">Message</label><input type="text" id="message" name="text" list="commands" autocomplete="off" required placeholder="${v.thread ? 'Reply in the thread' : `Message ${esc(v.channel.label)}`}, or /command" aria-describedby="composer-hint">
-<datalist id="commands">${v.commands.map((c) => `<option value="${esc(c.command)}">${esc(c.hint)}</option>`).join('')}</datalist><button type="submit" class="primary">Send</button></form>
-<p class="muted" id="composer-hint">${v.commands.length ? `Commands: ${v.commands.map((c) => esc(c.command)).join(', ')}.` : 'No app with a command is installed here.'}</p>`;
+<label for="message" class="sr">Message</label><input type="text" id="message" name="text" autocomplete="off" required placeholder="${v.thread ? 'Reply in the thread' : `Message ${esc(v.channel.label)}`}, or /command" aria-describedby="composer-hint"><button type="submit" class="primary">Send</button></form>
+<p class="muted" id="composer-hint">${v.commands.length ? `Commands: ${v.commands.map((c) => esc(c.command)).join(', ')}.` : 'No app with a command is installed here.'}</p>
+<div id="suggest" class="row" role="group" aria-label="Commands" hidden>${v.commands.map((c) => `<button type="button" data-command="${esc(c.command)}">${esc(c.command)}${c.hint ? ` <span class="muted">${esc(c.hint)}</span>` : ''}</button>`).join('')}</div>`;
   const title = v.thread ? `Thread in ${v.channel.label}` : v.channel.label;
   const c = { csrf: shell.csrf, userName: v.userName };
   return consolePage(

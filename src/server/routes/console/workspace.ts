@@ -99,7 +99,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   /** What the person sees of an app's answer: its message as a note, its view as the modal on top. */
   function follow(s: Signed, rec: DeliveryRecord, ctx: { channelId: string; returnTo: string }, closeOnAck = false): string {
     const me = s.principal.workspaceUserId;
-    if (rec.ephemeralMessage) state.addNote(me, { channelId: ctx.channelId, from: rec.appName, text: rec.ephemeralMessage });
+    const from = String(deliveries.appsFor(s.principal).find((a) => a.id === rec.appId)?.manifest.displayName ?? rec.appName);
+    if (rec.ephemeralMessage) state.addNote(me, { channelId: ctx.channelId, from, text: rec.ephemeralMessage });
     const shown = rec.state === 'delivered' && state.apply(me, rec.response, { appId: rec.appId, ...ctx });
     if (!shown && closeOnAck && rec.state === 'delivered') state.close(me);
     return state.top(me)?.returnTo ?? ctx.returnTo;
