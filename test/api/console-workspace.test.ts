@@ -148,3 +148,72 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
   await waitStream(/Done: Ship it/);
   t.pass('the edit was streamed');
 });
+
+t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s home view', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const { app, bot } = await installPlatformApp(d, {
+    name: 'helper',
+    manifest: {
+      displayName: 'Helper',
+      shortcuts: [
+        { shortcutType: 'GLOBAL', url: `${rx.url}/global`, name: 'new_note', displayName: 'New note' },
+        { shortcutType: 'ON_MESSAGE', url: `${rx.url}/onmsg`, name: 'save_it', displayName: 'Save message' },
+      ],
+      blockInteraction: { url: `${rx.url}/block` },
+      viewAction: { url: `${rx.url}/view` },
+      dynamicMenus: [{ url: `${rx.url}/menu`, onAction: 'who' }],
+    },
+  });
+  rx.secret = app.signingSecret;
+  const { cookie, csrf } = await signIn(d);
+  const get = (path: string) => fetch(d.url + path, { headers: { cookie }, redirect: 'manual' });
+  const post = (path: string, fields: Record<string, string>) => fetch(d.url + path, { method: 'POST', headers: { cookie }, body: form({ csrf, ...fields }), redirect: 'manual' });
+  const channelPath = (await get('/console/channels')).headers.get('location')!;
+  const channelId = decodeURIComponent(channelPath.split('/').pop()!);
+
+  let html = await (await get(channelPath)).text();
+  t.match(html, /<summary>Shortcuts<\/summary>[^]*New note \(Helper\)/, 'the global shortcuts menu');
+  rx.on('/global', (r) => ({ json: { triggerId: r.body.triggerId, view: { type: 'MODAL', callbackId: 'note', title: { type: 'plain_text', text: 'Note' }, blocks: [] }, action: 'OPEN' } }));
+  const value = JSON.stringify({ appId: app.id, name: 'new_note' });
+  t.equal((await post(`${channelPath}/shortcuts`, { shortcut: value })).status, 303);
+  const [global] = await rx.waitFor(1);
+  t.ok(global!.signatureValid);
+  t.match(global!.body, { messageType: 'SHORTCUT', type: 'GLOBAL', shortcut: 'new_note', channelId });
+  html = await (await get(channelPath)).text();
+  t.match(html, /role="dialog"[^]*>Note</, 'the shortcut’s modal');
+  const viewId = /action="\/console\/views\/([^"]+)"/.exec(html)![1]!;
+  t.equal((await post(`/console/views/${viewId}`, { do: 'close' })).status, 303);
+  t.notMatch(await (await get(channelPath)).text(), /role="dialog"/, 'Close closes it');
+
+  // a message's menu: the message shortcut
+  const posted = await bot.postMessageToChannel(channelId, 'pick someone', { blocks: [{ type: 'actions', elements: [{ type: 'dynamic_select_menu', onAction: 'who', placeholder: { type: 'plain_text', text: 'Person' } }] }] });
+  html = await (await get(channelPath)).text();
+  t.match(html, /<span class="sr">Message actions<\/span>[^]*Save message \(Helper\)/, 'the message’s menu');
+  t.equal((await post(`${channelPath}/messages/${posted.body.id}/shortcuts`, { shortcut: JSON.stringify({ appId: app.id, name: 'save_it' }) })).status, 303);
+  const onMsg = (await rx.waitFor(2))[1]!;
+  t.match(onMsg.body, { messageType: 'SHORTCUT', type: 'ON_MESSAGE', shortcut: 'save_it', messageId: posted.body.id, channelId });
+
+  // the dynamic select: the app's options
+  t.match(html, /data-menu="who"/);
+  rx.on('/menu', (r) => ({ json: { onAction: 'who', triggerId: r.body.triggerId, options: [{ text: { type: 'plain_text', text: 'Ana' }, value: 'u1' }, { text: { type: 'plain_text', text: 'Bo' }, value: 'u2' }] } }));
+  const menu = await post(`${channelPath}/messages/${posted.body.id}/menu`, { onAction: 'who', query: '' });
+  t.equal(menu.status, 200);
+  t.same(await menu.json(), { options: [{ label: 'Ana', value: 'u1' }, { label: 'Bo', value: 'u2' }] });
+  const dyn = (await rx.waitFor(3))[2]!;
+  t.match(dyn.body, { messageType: 'DYNAMIC_MENU', onAction: 'who', sourceType: 'MESSAGE', sourceId: posted.body.id });
+
+  // the home view the app published for the person; its button goes to the app from a VIEW
+  const me = ((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')!;
+  const published = await bot.call('POST', `/v1/app/homeView/workspaceUsers/${me.id}`, { data: { blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Welcome home' }] }] }, { type: 'actions', elements: [{ type: 'button', onAction: 'refresh', value: 'r', text: { type: 'plain_text', text: 'Refresh' } }] }] } });
+  t.equal(published.status, 200);
+  html = await (await get(channelPath)).text();
+  t.match(html, new RegExp(`<a href="/console/home/${app.id}">Helper</a>`), 'the app’s home in the navigation');
+  html = await (await get(`/console/home/${app.id}`)).text();
+  t.match(html, /Welcome home/);
+  t.equal((await post(`/console/home/${app.id}/actions`, { act: JSON.stringify({ onAction: 'refresh', type: 'BUTTON', value: 'r' }) })).status, 303);
+  const home = (await rx.waitFor(4))[3]!;
+  t.match(home.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'VIEW', onAction: 'refresh', view: { type: 'HOME' } });
+});

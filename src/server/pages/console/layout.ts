@@ -94,6 +94,11 @@ fieldset{border:1px solid var(--line);border-radius:8px}
 label.check{font-weight:400}
 .backdrop{position:fixed;inset:0;background:rgba(0,0,0,.45);display:flex;align-items:flex-start;justify-content:center;padding:1rem;overflow:auto}
 .modal{width:32rem;max-width:100%;margin-top:2rem}
+details.more{float:right;position:relative}
+details.more summary,details.menu summary{list-style:none;padding:.2rem .6rem;border:1px solid var(--line);border-radius:8px;min-height:32px}
+details.menu{margin-left:auto;position:relative}
+details.more form,details.menu form{position:absolute;right:0;z-index:2;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.4rem;min-width:12rem;max-width:80vw}
+details.more button,details.menu button{width:100%;text-align:left;border:0}
 @media (max-width:640px){.workspace{grid-template-columns:1fr}.channels ul{display:flex;flex-wrap:wrap;gap:.25rem}main{padding:.5rem}.card{padding:.75rem}th.wide,td.wide{display:none}header form{margin-left:0;width:100%}dl{grid-template-columns:1fr}dt{margin-top:.4rem}}
 `;
 

@@ -95,6 +95,22 @@ export const CONSOLE_SCRIPT = `'use strict';
       box.focus();
     });
   }
+  // a dynamic select asks the app for its options when it is first used
+  var csrf = document.querySelector('meta[name=csrf]');
+  function loadMenu(sel) {
+    if (!sel.dataset || !sel.dataset.menu || sel.dataset.loaded || !sel.form) return;
+    sel.dataset.loaded = '1';
+    var body = new URLSearchParams({ csrf: csrf ? csrf.content : '', onAction: sel.dataset.menu, query: '' });
+    fetch(sel.form.action.replace(/actions$/, 'menu'), { method: 'POST', body: body, credentials: 'same-origin' })
+      .then(function (r) { return r.ok ? r.json() : { options: [] }; })
+      .then(function (d) {
+        while (sel.options.length > 1) sel.remove(1);
+        d.options.forEach(function (o) { sel.add(new Option(o.label, o.value)); });
+        if (d.message && document.getElementById('ws-status')) document.getElementById('ws-status').textContent = d.message;
+      });
+  }
+  document.addEventListener('focusin', function (e) { if (e.target && e.target.tagName === 'SELECT') loadMenu(e.target); });
+  document.addEventListener('pointerdown', function (e) { if (e.target && e.target.tagName === 'SELECT') loadMenu(e.target); });
   var modal = document.getElementById('modal');
   if (modal) {
     var first = modal.querySelector('input:not([type=hidden]), select, textarea, button');

@@ -18,6 +18,7 @@ import { consoleBase } from './common.js';
 import { consoleDeliveryRoutes } from './deliveries.js';
 import { createPersonState } from './person-state.js';
 import { consoleWorkspaceRoutes, type ConsoleWorkspaceDeps } from './workspace.js';
+import { consoleWorkspaceAppsRoutes } from './workspace-apps.js';
 
 export interface ConsoleRoutesDeps {
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
@@ -43,8 +44,10 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
   const live = consoleDeliveryRoutes({ base, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
   r.use(live.router);
-  const people = consoleWorkspaceRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state: createPersonState() });
+  const state = createPersonState();
+  const people = consoleWorkspaceRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state });
   r.use(people.router);
+  r.use(consoleWorkspaceAppsRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state }));
   return {
     router: r,
     endStreams() {

@@ -69,6 +69,17 @@ export function createPersonState(now: () => number = Date.now) {
       bounded(views, userId, stack);
       return true;
     },
+    /**
+     * What the person sees of an app's answer to something they did: its message as a note, its
+     * view as the modal on top (or, `closeOnAck`, an acknowledged submit closes the top view).
+     * Returns the page to go to.
+     */
+    follow(userId: string, rec: { appName: string; state: string; ephemeralMessage?: string; response?: unknown; appId: string }, from: string, ctx: { channelId: string; returnTo: string }, closeOnAck = false): string {
+      if (rec.ephemeralMessage) this.addNote(userId, { channelId: ctx.channelId, from, text: rec.ephemeralMessage });
+      const shown = rec.state === 'delivered' && this.apply(userId, rec.response, { appId: rec.appId, ...ctx });
+      if (!shown && closeOnAck && rec.state === 'delivered') this.close(userId);
+      return this.top(userId)?.returnTo ?? ctx.returnTo;
+    },
     /** Close the top view (Close, or a submit the app acknowledged without a view); the page to go back to. */
     close(userId: string): string | undefined {
       const stack = views.get(userId) ?? [];

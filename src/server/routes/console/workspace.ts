@@ -7,15 +7,13 @@
  */
 import express, { Router, type Request, type Response } from 'express';
 import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../errors.js';
-import type { DeliveriesService, DeliveryRecord } from '../../../services/deliveries.js';
+import type { DeliveriesService } from '../../../services/deliveries.js';
 import type { MessageRecord } from '../../../services/workspace/records.js';
-import type { createWorkspace } from '../../../services/workspace/workspace.js';
 import { modalHtml, timeline, workspacePage, type TimelineItem } from '../../pages/console/workspace.js';
 import { consoleHeaders, handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from './person-state.js';
 import { stateOf } from './view-state.js';
-
-type Workspace = ReturnType<typeof createWorkspace>;
+import { channelHref, workspaceHelpers, type Workspace } from './workspace-common.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;
@@ -40,12 +38,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
-  const actor = (s: Signed) => ws.person(s.principal.workspaceUserId);
-  const userName = (id: string) => ws.users.byId(id)?.name ?? id;
+  const { actor, userName, label, channels: channelsOf, menus, follow } = workspaceHelpers(ws, deliveries, state);
   const enc = encodeURIComponent;
-  const channelHref = (c: string, rootId?: string) => `/console/channels/${enc(c)}${rootId ? `/threads/${enc(rootId)}` : ''}`;
-  const label = (ch: { channelType: string; name?: string; members: string[] }, me: string) =>
-    ch.name ? `#${ch.name}` : ch.channelType === 'SELF' ? 'Notes to self' : `Direct: ${ch.members.filter((m) => m !== me).map(userName).join(', ')}`;
 
   function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean): TimelineItem {
     const info = view.threadRootInfo as { repliesCount?: number } | undefined;
@@ -62,6 +56,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       edited: rec.edited,
       ...(!thread && info?.repliesCount ? { replies: { count: info.repliesCount, href: channelHref(rec.channelId, rec.id) } } : {}),
       ...(rec.appId ? { actionUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/actions` } : {}),
+      shortcutUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/shortcuts`,
     };
   }
 
@@ -79,31 +74,19 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   async function page(res: Response, s: Signed, channelId: string, rootId?: string, error?: { status: number; message: string }) {
     const me = s.principal.workspaceUserId;
     const { channel, items: list } = await items(s, channelId, rootId);
-    const channels = (await ws.channels.list(actor(s))) as unknown as Array<{ channel: { id: string; channelType: string; name?: string }; users?: string[] }>;
-    const commands = deliveries.appsFor(s.principal).flatMap((a) => (a.manifest.slashCommands ?? []).map((c) => ({ command: c.command, hint: [c.usageHint, c.description].filter(Boolean).join(' — ') })));
     const top = state.top(me);
     const html = workspacePage(shell(s), {
-      channels: channels.map((c) => ({ id: c.channel.id, label: label({ ...c.channel, members: c.users ?? [] }, me) })),
+      channels: await channelsOf(s),
+      ...menus(s),
       channel: { id: channel.id, label: label(channel, me) },
       ...(rootId ? { thread: { rootId, back: channelHref(channel.id) } } : {}),
       items: list,
-      commands,
       stream: `${channelHref(channel.id)}/events${rootId ? `?thread=${enc(rootId)}` : ''}`,
       userName,
       error: error?.message,
       ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName) } } : {}),
     });
     sendConsolePage(res, error?.status ?? 200, html);
-  }
-
-  /** What the person sees of an app's answer: its message as a note, its view as the modal on top. */
-  function follow(s: Signed, rec: DeliveryRecord, ctx: { channelId: string; returnTo: string }, closeOnAck = false): string {
-    const me = s.principal.workspaceUserId;
-    const from = String(deliveries.appsFor(s.principal).find((a) => a.id === rec.appId)?.manifest.displayName ?? rec.appName);
-    if (rec.ephemeralMessage) state.addNote(me, { channelId: ctx.channelId, from, text: rec.ephemeralMessage });
-    const shown = rec.state === 'delivered' && state.apply(me, rec.response, { appId: rec.appId, ...ctx });
-    if (!shown && closeOnAck && rec.state === 'delivered') state.close(me);
-    return state.top(me)?.returnTo ?? ctx.returnTo;
   }
 
   /** Run `fn`; a refusal (4xx) is the page again with the reason, at its status. */
@@ -199,7 +182,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       timer = undefined;
       try {
         const { items: list } = await items(s, ch.id, rootId);
-        res.write(`event: timeline\ndata: ${JSON.stringify({ html: timeline(list, { csrf: s.shell.csrf, userName }) })}\n\n`);
+        res.write(`event: timeline\ndata: ${JSON.stringify({ html: timeline(list, { csrf: s.shell.csrf, userName, messageShortcuts: menus(s).messageShortcuts }) })}\n\n`);
       } catch {
         res.end(); // the channel or thread is gone, or no longer visible
       }
