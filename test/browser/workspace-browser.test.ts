@@ -2,7 +2,7 @@
  * The console's workspace in headless Chromium (issue 12 §3): `/task` typed in the composer and
  * the app's message appearing; a button in it clicked, BLOCK_INTERACTION reaching the app
  * (signature checked) and its update shown live; a modal opened by a command, filled and
- * submitted, and the app receiving the state. The app is a local receiver that answers and
+ * submitted, and the app receiving the state; the same from the Shortcuts menu. The app is a local receiver that answers and
  * posts back through the platform API with its bot token. Screenshots at 1280 and 390 px under
  * dist/screenshots/. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
@@ -45,6 +45,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     manifest: {
       displayName: 'Tasks',
       slashCommands: [{ command: '/task', url: `${rx.url}/slash`, usageHint: '[title|form]', description: 'Make a task' }],
+      shortcuts: [{ shortcutType: 'GLOBAL', url: `${rx.url}/global`, name: 'new_task', displayName: 'New task' }],
       blockInteraction: { url: `${rx.url}/block` },
       viewAction: { url: `${rx.url}/view` },
     },
@@ -70,6 +71,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     return { json: {} };
   });
   rx.on('/view', { json: {} });
+  rx.on('/global', (r) => ({ json: { triggerId: r.body.triggerId, view: FORM, action: 'OPEN' } }));
 
   const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
   t.teardown(() => browser.close());
@@ -168,13 +170,28 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     t.match(submit.body, { viewActionType: 'SUBMIT', view: { callbackId: 'new_task' } });
     t.same(submit.body.view.state, { values: { title: { title_input: { type: 'plain_text_input', value: 'Plan the launch' } }, prio: { prio_pick: { type: 'static_select_menu', value: 'high' } } } });
 
+    // the same form from the Shortcuts menu
+    await page.getByText('Shortcuts', { exact: true }).click();
+    await shoot(page, 'workspace-shortcuts-menu');
+    await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'New task (Tasks)' }).click()]);
+    const shortcut = rx.received.find((x) => x.body?.messageType === 'SHORTCUT')!;
+    t.ok(shortcut.signatureValid);
+    t.match(shortcut.body, { type: 'GLOBAL', shortcut: 'new_task' });
+    const again = page.getByRole('dialog', { name: 'New task' });
+    await again.getByLabel('Title').fill('From the shortcut');
+    await again.getByLabel('Priority').selectOption('low');
+    await Promise.all([page.waitForLoadState('load'), again.getByRole('button', { name: 'Create' }).click()]);
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    const second = rx.received.filter((x) => x.body?.messageType === 'VIEW_ACTION')[1]!;
+    t.same(second.body.view.state.values.title, { title_input: { type: 'plain_text_input', value: 'From the shortcut' } }, 'the shortcut’s modal state reached the app');
+
     // Escape closes the modal (no VIEW_ACTION: the view does not ask for notifyOnClose)
     await composer.fill('/task form');
     await Promise.all([page.waitForLoadState('load'), composer.press('Enter')]);
     await page.getByRole('dialog').waitFor();
     await Promise.all([page.waitForLoadState('load'), page.keyboard.press('Escape')]);
     await page.getByRole('dialog').waitFor({ state: 'detached' });
-    t.equal(rx.received.filter((x) => x.body?.messageType === 'VIEW_ACTION').length, 1);
+    t.equal(rx.received.filter((x) => x.body?.messageType === 'VIEW_ACTION').length, 2);
   });
 
   t.same(consoleErrors, [], 'no console errors (no CSP violations)');
