@@ -9,6 +9,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { signIn } from '../helpers/console.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { secondUser } from '../fixtures/redirects-flow.js';
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
 
@@ -205,8 +206,16 @@ t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s ho
   const dyn = (await rx.waitFor(3))[2]!;
   t.match(dyn.body, { messageType: 'DYNAMIC_MENU', onAction: 'who', sourceType: 'MESSAGE', sourceId: posted.body.id });
 
-  // the home view the app published for the person; its button goes to the app from a VIEW
   const me = ((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')!;
+  // an app's ephemeral messages: shown, marked, to their recipients only
+  const other = await secondUser(d);
+  await bot.postEphemeral(channelId, 'just for you', me.id);
+  await bot.postEphemeral(channelId, 'for someone else', other.id);
+  html = await (await get(channelPath)).text();
+  t.match(html, /class="msg eph"[^]*Only visible to you[^]*just for you/, 'an ephemeral message to me is marked');
+  t.notMatch(html, /for someone else/, 'one to another person is not shown');
+
+  // the home view the app published for the person; its button goes to the app from a VIEW
   const published = await bot.call('POST', `/v1/app/homeView/workspaceUsers/${me.id}`, { data: { blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Welcome home' }] }] }, { type: 'actions', elements: [{ type: 'button', onAction: 'refresh', value: 'r', text: { type: 'plain_text', text: 'Refresh' } }] }] } });
   t.equal(published.status, 200);
   html = await (await get(channelPath)).text();
