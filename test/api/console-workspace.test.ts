@@ -226,3 +226,52 @@ t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s ho
   const home = (await rx.waitFor(4))[3]!;
   t.match(home.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'VIEW', onAction: 'refresh', view: { type: 'HOME' } });
 });
+
+t.test('views follow the app’s answers: PUSH, a button in the view, UPDATE, CLOSE', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const { app } = await installPlatformApp(d, {
+    name: 'wizard',
+    manifest: { slashCommands: [{ command: '/wiz', url: `${rx.url}/slash` }], blockInteraction: { url: `${rx.url}/block` }, viewAction: { url: `${rx.url}/view` } },
+  });
+  rx.secret = app.signingSecret;
+  const { cookie, csrf } = await signIn(d);
+  const get = (path: string) => fetch(d.url + path, { headers: { cookie }, redirect: 'manual' });
+  const post = (path: string, fields: Record<string, string>) => fetch(d.url + path, { method: 'POST', headers: { cookie }, body: form({ csrf, ...fields }), redirect: 'manual' });
+  const channelPath = (await get('/console/channels')).headers.get('location')!;
+  const modal = async () => {
+    const html = await (await get(channelPath)).text();
+    const m = /aria-labelledby="modal-title" id="modal"><form method="post" action="\/console\/views\/([^"]+)"[^]*?<h2 id="modal-title">([^<]*)<\/h2>/.exec(html);
+    return m ? { id: m[1]!, title: m[2]!, html } : undefined;
+  };
+  const step = (title: string, blocks: unknown[] = []) => ({ type: 'MODAL', callbackId: title, title: { type: 'plain_text', text: title }, blocks });
+
+  rx.on('/slash', { json: { view: step('Step 1', [{ type: 'input', blockId: 'name', label: { type: 'plain_text', text: 'Name' }, element: { type: 'plain_text_input', onAction: 'name_in' } }]), action: 'OPEN' } });
+  await post(`${channelPath}/messages`, { text: '/wiz' });
+  const one = (await modal())!;
+  t.equal(one.title, 'Step 1');
+
+  rx.on('/view', () => ({ json: { view: step('Step 2', [{ type: 'actions', elements: [{ type: 'button', onAction: 'more', value: 'm', text: { type: 'plain_text', text: 'More' } }] }]), action: 'PUSH' } }));
+  await post(`/console/views/${one.id}`, { do: 'submit', 's.name.name_in': 'Ada' });
+  const two = (await modal())!;
+  t.equal(two.title, 'Step 2', 'the pushed view is on top');
+  t.match(two.html, /<button type="submit" name="act" value="[^"]*more[^"]*">More<\/button>/);
+
+  rx.on('/block', (r) => ({ json: { view: { ...r.body.view, title: { type: 'plain_text', text: 'Step 2, updated' } }, action: 'UPDATE' } }));
+  await post(`/console/views/${two.id}`, { act: JSON.stringify({ onAction: 'more', type: 'BUTTON', value: 'm' }) });
+  const block = rx.received.find((r) => r.body?.messageType === 'BLOCK_INTERACTION')!;
+  t.match(block.body, { sourceType: 'VIEW', sourceId: two.id, onAction: 'more', view: { id: two.id, callbackId: 'Step 2' } });
+  const updated = (await modal())!;
+  t.equal(updated.title, 'Step 2, updated', 'the view updated in place');
+  t.equal(updated.id, two.id);
+
+  await post(`/console/views/${updated.id}`, { do: 'close' });
+  const back = (await modal())!;
+  t.equal(back.title, 'Step 1', 'Close goes back to the view under it');
+  t.match(back.html, /value="Ada"/, 'with what was typed in it');
+  rx.on('/view', { json: { action: 'CLOSE' } });
+  await post(`/console/views/${back.id}`, { do: 'submit', 's.name.name_in': 'Ada' });
+  t.equal(await modal(), undefined, 'the app’s CLOSE closes the last view');
+});

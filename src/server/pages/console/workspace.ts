@@ -56,7 +56,7 @@ function item(m: TimelineItem, c: BlockContext, t: TimelineContext): string {
   const more = m.shortcutUrl && t.messageShortcuts.length ? menu(`<span class="sr">Message actions</span><span aria-hidden="true">⋯</span>`, m.shortcutUrl, c.csrf, t.messageShortcuts, 'more') : '';
   return `<li id="m-${esc(m.id)}" class="msg${m.ephemeral ? ' eph' : ''}">${more}<div class="meta"><strong>${esc(m.author)}</strong>${m.app ? ' <span class="badge">app</span>' : ''} ${time(m.atMilli)}${m.edited ? ' <span class="muted">(edited)</span>' : ''}${
     m.ephemeral ? ' <span class="badge eph-mark">Only visible to you</span>' : ''
-  }</div>${body}${renderAttachments(m.attachments, ctx)}${files}${m.replies ? `<p><a href="${esc(m.replies.href)}">${m.replies.count} ${m.replies.count === 1 ? 'reply' : 'replies'}</a></p>` : ''}</li>`;
+  }</div>${body}${renderAttachments(m.attachments, ctx)}${files}${m.replies ? `<p class="muted"><a href="${esc(m.replies.href)}">${m.replies.count ? `${m.replies.count} ${m.replies.count === 1 ? 'reply' : 'replies'}` : 'Reply in thread'}</a></p>` : ''}</li>`;
 }
 
 /** The list of messages (also sent by the live stream). */

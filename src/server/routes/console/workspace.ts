@@ -54,7 +54,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       files: ((view.files ?? []) as Array<Record<string, unknown>>).map((f) => ({ name: String(f.name ?? f.id), mimeType: String(f.mimeType ?? '') })),
       ephemeral: !!rec.ephemeralTo,
       edited: rec.edited,
-      ...(!thread && info?.repliesCount ? { replies: { count: info.repliesCount, href: channelHref(rec.channelId, rec.id) } } : {}),
+      ...(!thread && !rec.ephemeralTo ? { replies: { count: info?.repliesCount ?? 0, href: channelHref(rec.channelId, rec.id) } } : {}),
       ...(rec.appId ? { actionUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/actions` } : {}),
       shortcutUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/shortcuts`,
     };
