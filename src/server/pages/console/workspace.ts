@@ -98,7 +98,7 @@ export function workspacePage(shell: Shell, v: WorkspaceView): string {
   return consolePage(
     title,
     shell,
-    `<div class="workspace">${nav}<section class="card channel" aria-labelledby="channel-title"><div class="row"><h1 id="channel-title">${esc(title)}</h1>${shortcuts}</div>${v.thread ? `<p><a href="${esc(v.thread.back)}">Back to ${esc(v.channel.label)}</a></p>` : ''}
+    `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="channel-title"><div class="row"><h1 id="channel-title">${esc(title)}</h1>${shortcuts}</div>${v.thread ? `<p><a href="${esc(v.thread.back)}">Back to ${esc(v.channel.label)}</a></p>` : ''}
 ${v.error ? `<p class="error" role="alert">${esc(v.error)}</p>` : ''}<p class="live" id="ws-status" role="status" aria-live="polite"></p>
 <ol class="plain timeline" id="timeline" aria-label="Messages" data-stream="${esc(v.stream)}">${timeline(v.items, c)}</ol>${composer}</section></div>${v.modal ? v.modal.html : ''}`,
   );
@@ -113,7 +113,7 @@ function homesNav(homes: WorkspaceView['homes']): string {
 export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'homes' | 'userName' | 'modal'> & { title: string; view: Record<string, unknown>; action: string }): string {
   const nav = `<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">${v.channels.map((ch) => `<li><a href="/console/channels/${esc(encodeURIComponent(ch.id))}">${esc(ch.label)}</a></li>`).join('')}</ul>${homesNav(v.homes)}</nav>`;
   const body = renderBlocks(v.view.blocks, { csrf: shell.csrf, idPrefix: 'home', userName: v.userName, action: v.action }, v.view.state);
-  return consolePage(v.title, shell, `<div class="workspace">${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${esc(v.title)}</h1><div class="msg">${body}</div></section></div>${v.modal ? v.modal.html : ''}`);
+  return consolePage(v.title, shell, `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${esc(v.title)}</h1><div class="msg">${body}</div></section></div>${v.modal ? v.modal.html : ''}`);
 }
 
 /** An app's view (a modal) over the page: its blocks and inputs in one form; Submit and Close. */
