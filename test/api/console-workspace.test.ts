@@ -234,7 +234,7 @@ t.test('views follow the app’s answers: PUSH, a button in the view, UPDATE, CL
   t.teardown(() => rx.close());
   const { app } = await installPlatformApp(d, {
     name: 'wizard',
-    manifest: { slashCommands: [{ command: '/wiz', url: `${rx.url}/slash` }], blockInteraction: { url: `${rx.url}/block` }, viewAction: { url: `${rx.url}/view` } },
+    manifest: { slashCommands: [{ command: '/wiz', url: `${rx.url}/slash` }], blockInteraction: { url: `${rx.url}/block` }, viewAction: { url: `${rx.url}/view` }, dynamicMenus: [{ url: `${rx.url}/menu`, onAction: 'x' }] },
   });
   rx.secret = app.signingSecret;
   const { cookie, csrf } = await signIn(d);
@@ -268,9 +268,12 @@ t.test('views follow the app’s answers: PUSH, a button in the view, UPDATE, CL
   t.equal(updated.id, two.id);
 
   await post(`/console/views/${updated.id}`, { do: 'close' });
+  t.equal((await post(`/console/views/${updated.id}/menu`, { onAction: 'x' })).status, 404, 'a closed view has no menus');
   const back = (await modal())!;
   t.equal(back.title, 'Step 1', 'Close goes back to the view under it');
   t.match(back.html, /value="Ada"/, 'with what was typed in it');
+  t.equal((await post(`/console/views/${back.id}/menu`, { onAction: 'x' })).status, 200, 'the view on top asks its app for a menu’s options');
+  t.match(rx.received.at(-1)!.body, { messageType: 'DYNAMIC_MENU', onAction: 'x', sourceType: 'VIEW', sourceId: back.id });
   rx.on('/view', { json: { action: 'CLOSE' } });
   await post(`/console/views/${back.id}`, { do: 'submit', 's.name.name_in': 'Ada' });
   t.equal(await modal(), undefined, 'the app’s CLOSE closes the last view');

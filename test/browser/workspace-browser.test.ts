@@ -48,6 +48,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
       shortcuts: [{ shortcutType: 'GLOBAL', url: `${rx.url}/global`, name: 'new_task', displayName: 'New task' }],
       blockInteraction: { url: `${rx.url}/block` },
       viewAction: { url: `${rx.url}/view` },
+      dynamicMenus: [{ url: `${rx.url}/menu`, onAction: 'assignee' }],
     },
   });
   rx.secret = app.signingSecret;
@@ -58,7 +59,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     blocks: [
       { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: done ? 'Done: ' : 'Task: ', style: { bold: true } }, { type: 'text', text: title }] }] },
       { type: 'divider' },
-      ...(done ? [] : [{ type: 'actions', elements: [{ type: 'button', onAction: 'done', value: title, style: 'primary', text: plain('Mark done') }, { type: 'static_select_menu', onAction: 'size', placeholder: plain('Size'), options: [{ text: plain('Small'), value: 's' }, { text: plain('Large'), value: 'l' }] }] }]),
+      ...(done ? [] : [{ type: 'actions', elements: [{ type: 'button', onAction: 'done', value: title, style: 'primary', text: plain('Mark done') }, { type: 'static_select_menu', onAction: 'size', placeholder: plain('Size'), options: [{ text: plain('Small'), value: 's' }, { text: plain('Large'), value: 'l' }] }, { type: 'dynamic_select_menu', onAction: 'assignee', placeholder: plain('Assignee') }] }]),
     ],
   });
   rx.on('/slash', (r) => {
@@ -71,6 +72,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     return { json: {} };
   });
   rx.on('/view', { json: {} });
+  rx.on('/menu', (r) => ({ json: { onAction: 'assignee', triggerId: r.body.triggerId, options: [{ text: plain('Ana'), value: 'u1' }, { text: plain('Bo'), value: 'u2' }] } }));
   rx.on('/global', (r) => ({ json: { triggerId: r.body.triggerId, view: FORM, action: 'OPEN' } }));
 
   const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
@@ -143,6 +145,17 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     })();
     t.ok(chose, 'the choice reached the app');
     t.same(JSON.parse(chose!.body.payload), { value: 'l' });
+    // a dynamic select asks the app for its options, then sends the choice
+    await page.waitForSelector('#ws-status[data-state=open]', { state: 'attached' });
+    const assignee = page.locator('#timeline li', { hasText: 'write the report' }).getByLabel('Assignee');
+    await assignee.focus();
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('select[data-menu=assignee] option')).some((o) => o.textContent === 'Bo'));
+    t.match(rx.received.find((x) => x.body?.messageType === 'DYNAMIC_MENU')!.body, { onAction: 'assignee', sourceType: 'MESSAGE' }, 'DYNAMIC_MENU reached the app');
+    await Promise.all([page.waitForLoadState('load'), assignee.selectOption('u2')]);
+    for (let i = 0; i < 50 && !rx.received.some((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION'); i++) await new Promise((res) => setTimeout(res, 50));
+    const chosen = rx.received.find((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION')!;
+    t.match(chosen.body, { actionType: 'DYNAMIC_SELECT_MENU' });
+    t.same(JSON.parse(chosen.body.payload), { value: 'u2' }, 'the option chosen from the app’s menu');
     await page.waitForSelector('#ws-status[data-state=open]', { state: 'attached' });
     await page.locator('#timeline li', { hasText: 'write the report' }).getByRole('button', { name: 'Mark done' }).click();
     await page.locator('#timeline li', { hasText: 'Done: write the report' }).waitFor({ timeout: 5000 });

@@ -132,7 +132,7 @@ function inputElement(blockId: string, el: Obj, c: BlockContext, label: string, 
     }
     case 'static_select_menu':
     case 'dynamic_select_menu':
-      return `${lbl}<select id="${id}" name="${esc(name)}" class="wide"${req}>${selectOptions(el, value)}</select>`;
+      return `${lbl}<select id="${id}" name="${esc(name)}" class="wide"${el.type === 'dynamic_select_menu' ? ` data-menu="${esc(onActionOf(el))}"` : ''}${req}>${selectOptions(el, value)}</select>`;
     case 'date_picker':
       return `${lbl}<input type="date" id="${id}" name="${esc(name)}" value="${esc(value ?? el.initial_date ?? '')}"${req}>`;
     case 'checkboxes': {

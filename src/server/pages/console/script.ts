@@ -101,7 +101,7 @@ export const CONSOLE_SCRIPT = `'use strict';
     if (!sel.dataset || !sel.dataset.menu || sel.dataset.loaded || !sel.form) return;
     sel.dataset.loaded = '1';
     var body = new URLSearchParams({ csrf: csrf ? csrf.content : '', onAction: sel.dataset.menu, query: '' });
-    fetch(sel.form.action.replace(/actions$/, 'menu'), { method: 'POST', body: body, credentials: 'same-origin' })
+    fetch(/actions$/.test(sel.form.action) ? sel.form.action.replace(/actions$/, 'menu') : sel.form.action + '/menu', { method: 'POST', body: body, credentials: 'same-origin' })
       .then(function (r) { return r.ok ? r.json() : { options: [] }; })
       .then(function (d) {
         while (sel.options.length > 1) sel.remove(1);

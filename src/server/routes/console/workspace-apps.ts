@@ -1,7 +1,7 @@
 /**
  * More of the apps in the console's workspace: global shortcuts from the channel's Shortcuts
  * menu and message shortcuts from a message's menu (SHORTCUT), a dynamic select loading its
- * options from the app (DYNAMIC_MENU, asked by the script), and an app's home view, whose
+ * options from the app (DYNAMIC_MENU, asked by the script; in a message or a modal), and an app's home view, whose
  * actions go to the app as BLOCK_INTERACTION from a VIEW. Every POST passes the CSRF check.
  */
 import express, { Router, type Request, type Response } from 'express';
@@ -78,6 +78,17 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
     const rec = await deliveries.interact(s.principal, m.appId, 'dynamic-menu', { onAction, query: typeof b.query === 'string' ? b.query.slice(0, 200) : '', sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId: ch.id });
     res.setHeader('cache-control', 'no-store');
     res.json({ options: rec.state === 'delivered' ? optionsOf(rec.response) : [], ...(rec.ephemeralMessage ? { message: rec.ephemeralMessage } : {}) });
+  });
+
+  /** A dynamic select in the modal on top: its options, from the app that opened the view. */
+  post('/console/views/:viewId/menu', async (req, res, s) => {
+    const top = state.top(s.principal.workspaceUserId);
+    if (!top || String(top.view.id) !== req.params.viewId) throw notFound('Open view');
+    const b = req.body as Record<string, unknown>;
+    const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
+    const rec = await deliveries.interact(s.principal, top.appId, 'dynamic-menu', { onAction, query: typeof b.query === 'string' ? b.query.slice(0, 200) : '', sourceType: 'VIEW', sourceId: String(top.view.id), view: top.view, channelId: top.channelId });
+    res.setHeader('cache-control', 'no-store');
+    res.json({ options: rec.state === 'delivered' ? optionsOf(rec.response) : [] });
   });
 
   /** The app's home view for the person (published for them, else the manifest's default). */
