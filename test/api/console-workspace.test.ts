@@ -142,6 +142,10 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
   html = await (await get(threadPath)).text();
   t.match(html, /Thread in #general[^]*Ready to[^]*first reply[^]*second reply/, 'the root, then its replies');
   t.match(html, /name="threadRootId" value="[^"]+"/, 'the thread’s composer replies in it');
+  const inThread = await post(`${channelPath}/messages`, { text: '/task from the thread', threadRootId: posted.body.id });
+  t.equal(inThread.headers.get('location'), threadPath, 'a command typed in a thread comes back to it');
+  t.match(rx.received.at(-1)!.body, { messageType: 'SLASH_COMMAND', threadRootId: posted.body.id });
+  t.match(await (await get(threadPath)).text(), /Only visible to you[^]*Task noted\./, 'with the answer shown in the thread');
 
   // the app's update of its message appears in the stream
   streamed = '';

@@ -238,9 +238,9 @@ export function createMessages(deps: MessagesDeps) {
       const { m } = await visibleMessage(a, ch.id, opts.rootId);
       const root = m.threadRootId ? index.get(m.threadRootId) : m;
       if (!root) throw notFound('Message');
-      ms = [root, ...index.repliesOf(root.id).filter((r) => seenBy(r, a.userId))];
-    } else ms = index.inChannel(ch.id).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId));
-    return { channel: ch, messages: ms.slice(-opts.limit).map((m) => ({ record: m, view: view(m) })) };
+      ms = [root, ...index.repliesOf(root.id).filter((r) => seenBy(r, a.userId)).slice(-Math.max(1, opts.limit - 1))];
+    } else ms = index.inChannel(ch.id).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId)).slice(-opts.limit);
+    return { channel: ch, messages: ms.map((m) => ({ record: m, view: view(m) })) };
   }
 
   /** Every message of a channel, for deleting the channel with them. */

@@ -9,6 +9,8 @@ const MAX_PEOPLE = 1000;
 export interface Note {
   id: string;
   channelId: string;
+  /** In a thread (a command typed in its composer). */
+  rootId?: string;
   /** Who the note is from (the app's name). */
   from: string;
   text: string;
@@ -41,7 +43,7 @@ export function createPersonState(now: () => number = Date.now) {
       const drop = new Set(inChannel.slice(0, Math.max(0, inChannel.length - NOTES_PER_CHANNEL)));
       bounded(notes, userId, list.filter((x) => !drop.has(x)));
     },
-    notes: (userId: string, channelId: string): Note[] => (notes.get(userId) ?? []).filter((n) => n.channelId === channelId),
+    notes: (userId: string, channelId: string, rootId?: string): Note[] => (notes.get(userId) ?? []).filter((n) => n.channelId === channelId && n.rootId === rootId),
     /** The view on top of the person's stack, if any. */
     top: (userId: string): OpenView | undefined => views.get(userId)?.at(-1),
     /**
@@ -74,9 +76,9 @@ export function createPersonState(now: () => number = Date.now) {
      * view as the modal on top (or, `closeOnAck`, an acknowledged submit closes the top view).
      * Returns the page to go to.
      */
-    follow(userId: string, rec: { appName: string; state: string; ephemeralMessage?: string; response?: unknown; appId: string }, from: string, ctx: { channelId: string; returnTo: string }, closeOnAck = false): string {
-      if (rec.ephemeralMessage) this.addNote(userId, { channelId: ctx.channelId, from, text: rec.ephemeralMessage });
-      const shown = rec.state === 'delivered' && this.apply(userId, rec.response, { appId: rec.appId, ...ctx });
+    follow(userId: string, rec: { appName: string; state: string; ephemeralMessage?: string; response?: unknown; appId: string }, from: string, ctx: { channelId: string; returnTo: string; rootId?: string }, closeOnAck = false): string {
+      if (rec.ephemeralMessage) this.addNote(userId, { channelId: ctx.channelId, ...(ctx.rootId ? { rootId: ctx.rootId } : {}), from, text: rec.ephemeralMessage });
+      const shown = rec.state === 'delivered' && this.apply(userId, rec.response, { appId: rec.appId, channelId: ctx.channelId, returnTo: ctx.returnTo });
       if (!shown && closeOnAck && rec.state === 'delivered') this.close(userId);
       return this.top(userId)?.returnTo ?? ctx.returnTo;
     },

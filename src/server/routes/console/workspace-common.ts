@@ -37,7 +37,7 @@ export function workspaceHelpers(ws: Workspace, deliveries: Deliveries, state: P
   }
 
   /** What the person sees of an app's answer (see PersonState.follow). */
-  const follow = (s: Signed, rec: DeliveryRecord, ctx: { channelId: string; returnTo: string }, closeOnAck = false) =>
+  const follow = (s: Signed, rec: DeliveryRecord, ctx: { channelId: string; returnTo: string; rootId?: string }, closeOnAck = false) =>
     state.follow(s.principal.workspaceUserId, rec, String(deliveries.appsFor(s.principal).find((a) => a.id === rec.appId)?.manifest.displayName ?? rec.appName), ctx, closeOnAck);
 
   return { actor, userName, label, channels, menus, follow };

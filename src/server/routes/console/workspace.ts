@@ -60,14 +60,12 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     };
   }
 
-  /** The messages (and the person's notes, on the channel's page) as the page shows them. */
+  /** The messages and the person's notes (of the channel, or of the thread) as the page shows them. */
   async function items(s: Signed, channelId: string, rootId?: string) {
     const t = await ws.messages.timeline(actor(s), channelId, { rootId, limit: SHOWN });
     const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId));
-    if (!rootId) {
-      for (const n of state.notes(s.principal.workspaceUserId, t.channel.id)) list.push({ id: n.id, author: n.from, app: true, atMilli: n.atMilli, text: n.text, blocks: [], attachments: [], files: [], ephemeral: true });
-      list.sort((a, b) => a.atMilli - b.atMilli);
-    }
+    for (const n of state.notes(s.principal.workspaceUserId, t.channel.id, rootId)) list.push({ id: n.id, author: n.from, app: true, atMilli: n.atMilli, text: n.text, blocks: [], attachments: [], files: [], ephemeral: true });
+    list.sort((a, b) => a.atMilli - b.atMilli);
     return { channel: t.channel, items: list };
   }
 
@@ -123,7 +121,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       }
       const ch = await ws.channels.visible(actor(s), channelId);
       const rec = await deliveries.invokeSlashCommand(s.principal, { command: slash[1]!, text: slash[2] ?? '', channelId: ch.id, ...(rootId ? { threadRootId: rootId } : {}) });
-      seeOther(res, follow(s, rec, { channelId: ch.id, returnTo: back }));
+      seeOther(res, follow(s, rec, { channelId: ch.id, returnTo: back, ...(rootId ? { rootId } : {}) }));
     });
   });
 
