@@ -147,19 +147,39 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
    * SLASH_COMMAND within the budget; the record says what the person sees.
    */
   async function invokeSlashCommand(p: Principal, input: { command: string; text: string; channelId: string; threadRootId?: string }): Promise<DeliveryRecord> {
-    const installed = grants.installedApps(p.workspaceId).map((id) => apps.byId(id));
-    const owned = apps.list(p).map((v) => apps.byId(v.id));
-    const app = [...installed, ...owned].find((a): a is AppRecord => !!a && (a.manifest.slashCommands ?? []).some((c) => c.command === input.command));
+    const app = appsFor(p).find((a) => (a.manifest.slashCommands ?? []).some((c) => c.command === input.command));
     if (!app) throw notFound(`An app with the command ${input.command} in this workspace`);
-    const built = buildPayload('slash-command', app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input);
-    const rec = d.newRecord(app, 'slash-command', { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
+    return asPerson(p, app, 'slash-command', input);
+  }
+
+  /** The apps a person of the workspace can use: those installed in it, and (for development) those the caller owns. */
+  function appsFor(p: Principal): AppRecord[] {
+    const ids = new Set([...grants.installedApps(p.workspaceId), ...apps.list(p).map((v) => v.id)]);
+    return [...ids].map((id) => apps.byId(id)).filter((a): a is AppRecord => !!a);
+  }
+
+  async function asPerson(p: Principal, app: AppRecord, kind: DeliveryKind, input: TriggerFields): Promise<DeliveryRecord> {
+    const built = buildPayload(kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input);
+    const rec = d.newRecord(app, kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
     d.settleInteractive(rec, app, await d.track(d.attempt(rec, app, true, config.deliveryBudgetMs)));
     return rec;
   }
 
+  /**
+   * A person uses an app in the workspace (the console): a click or choice in its message or
+   * view (BLOCK_INTERACTION), a view submitted or closed (VIEW_ACTION), a shortcut, a dynamic
+   * menu. The app must be installed in the person's workspace (or owned by them); the record
+   * holds the app's answer (a view to show, menu options) and what the person sees.
+   */
+  async function interact(p: Principal, appId: string, kind: Exclude<DeliveryKind, 'event' | 'slash-command'>, input: TriggerFields): Promise<DeliveryRecord> {
+    const app = appsFor(p).find((a) => a.id === appId);
+    if (!app) throw notFound('App in this workspace');
+    return asPerson(p, app, kind, input);
+  }
+
   const list = (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f });
 
-  return { trigger, replay, cancel, invokeSlashCommand, probeSignature, get, list };
+  return { trigger, replay, cancel, invokeSlashCommand, interact, appsFor, probeSignature, get, list };
 }
 
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

@@ -11,6 +11,7 @@ export function createMessageIndex(store: Store) {
   const byChannel = new Map<string, string[]>();
   const replies = new Map<string, string[]>();
   let seq = 0;
+  const listeners = new Set<(m: MessageRecord) => void>();
 
   const push = (m: Map<string, string[]>, k: string, v: string) => {
     const a = m.get(k);
@@ -57,6 +58,11 @@ export function createMessageIndex(store: Store) {
       const rs = all(replies.get(rootId)).filter((r) => !r.ephemeralTo);
       return { count: rs.length, repliers: [...new Set(rs.map((r) => r.author))], lastMilli: rs[rs.length - 1]?.timestampMilli };
     },
+    /** Subscribe to every message added, changed or removed (the console's live pages); returns the unsubscribe. */
+    onChange(listener: (m: MessageRecord) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     /** store.commit of message changes, with the indexes kept in step (memory first, as the store does). */
     commit(changes: Change[]): Promise<void> {
       const before = changes.map((c) => (c.table === WT.messages ? get(c.id) : undefined));
@@ -66,6 +72,8 @@ export function createMessageIndex(store: Store) {
         const prev = before[i];
         if (prev && !c.value) remove(prev);
         if (!prev && c.value) add(c.value as MessageRecord);
+        const changed = (c.value ?? prev) as MessageRecord | undefined;
+        if (changed) for (const l of listeners) l(changed);
       });
       return p;
     },

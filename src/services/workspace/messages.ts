@@ -227,10 +227,26 @@ export function createMessages(deps: MessagesDeps) {
     return postIn(a, await channels.visible(a, channelId), input, undefined, extra);
   }
 
+  /**
+   * What a person sees of a channel (the console): its last `limit` messages (not thread
+   * replies), or a thread's root and replies, as records (author, app, ephemeral) with their views.
+   */
+  async function timeline(a: Actor, channelId: string, opts: { rootId?: string; limit: number }) {
+    const ch = await channels.visible(a, channelId);
+    let ms: MessageRecord[];
+    if (opts.rootId) {
+      const { m } = await visibleMessage(a, ch.id, opts.rootId);
+      const root = m.threadRootId ? index.get(m.threadRootId) : m;
+      if (!root) throw notFound('Message');
+      ms = [root, ...index.repliesOf(root.id).filter((r) => seenBy(r, a.userId)).slice(-Math.max(1, opts.limit - 1))];
+    } else ms = index.inChannel(ch.id).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId)).slice(-opts.limit);
+    return { channel: ch, messages: ms.map((m) => ({ record: m, view: view(m) })) };
+  }
+
   /** Every message of a channel, for deleting the channel with them. */
   const idsIn = (channelId: string) => index.inChannel(channelId).map((m) => m.id);
 
-  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, idsIn, seenBy };
+  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, idsIn, seenBy, timeline };
 }
 
 export type Messages = ReturnType<typeof createMessages>;

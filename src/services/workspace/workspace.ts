@@ -61,6 +61,8 @@ export function createWorkspace(deps: WorkspaceDeps) {
     scheduled,
     profiles,
     files,
+    /** Every message added, changed or removed (its record as it is now, or as it was); returns the unsubscribe. */
+    onMessageChange: index.onChange,
     /** A workspace user (a person) as the actor of channel and message calls. */
     person,
     /** A person posts in a channel (by id, name or #name), optionally in a thread: NEW_MESSAGE as for an app's post. */

@@ -69,7 +69,37 @@ dd{margin:0;overflow-wrap:anywhere}
 ul.plain{list-style:none;padding:0;margin:.25rem 0}
 ul.plain li{padding:.3rem 0;border-top:1px solid var(--line)}
 .live{font-size:.85rem;color:var(--muted)}
-@media (max-width:640px){main{padding:.5rem}.card{padding:.75rem}th.wide,td.wide{display:none}header form{margin-left:0;width:100%}dl{grid-template-columns:1fr}dt{margin-top:.4rem}}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.workspace{display:grid;grid-template-columns:12rem 1fr;gap:1rem;align-items:start}
+.channels h2{font-size:.9rem;color:var(--muted);margin:.25rem 0}
+.channels a{display:block;padding:.35rem .5rem;border-radius:6px;text-decoration:none}
+.channels a[aria-current=page]{background:var(--card);font-weight:600;border:1px solid var(--line)}
+.timeline{margin:0 0 .75rem;list-style:none;padding:0}
+[hidden]{display:none!important}
+.timeline li.msg{padding:.5rem 0}
+.msg .meta{font-size:.9rem}
+.msg p{margin:.2rem 0}
+.msg.eph{background:var(--warn-bg);color:var(--warn);border-radius:8px;padding:.5rem}
+.msg blockquote{border-left:3px solid var(--line);margin:.25rem 0;padding-left:.6rem}
+.msg hr{border:0;border-top:1px solid var(--line)}
+.mention{color:var(--accent);font-weight:600}
+.fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.25rem 1rem}
+.attachment{border-left:4px solid var(--line);padding:.1rem .6rem;margin:.3rem 0}
+.actions{margin:.3rem 0}
+.pick{display:inline-flex;gap:.3rem;align-items:center;max-width:100%}
+.composer{display:flex;gap:.5rem}
+.composer input{flex:1;min-width:0}
+textarea.short{min-height:5rem;font:inherit}
+fieldset{border:1px solid var(--line);border-radius:8px}
+label.check{font-weight:400}
+.backdrop{position:fixed;inset:0;background:rgba(0,0,0,.45);display:flex;align-items:flex-start;justify-content:center;padding:1rem;overflow:auto}
+.modal{width:32rem;max-width:100%;margin-top:2rem}
+details.more{float:right;position:relative}
+details.more summary,details.menu summary{list-style:none;padding:.2rem .6rem;border:1px solid var(--line);border-radius:8px;min-height:32px}
+details.menu{margin-left:auto;position:relative}
+details.more form,details.menu form{position:absolute;right:0;z-index:2;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.4rem;min-width:12rem;max-width:80vw}
+details.more button,details.menu button{width:100%;text-align:left;border:0}
+@media (max-width:640px){.workspace{grid-template-columns:1fr}.channels ul{display:flex;flex-wrap:wrap;gap:.25rem}main{padding:.5rem}.card{padding:.75rem}th.wide,td.wide{display:none}header form{margin-left:0;width:100%}dl{grid-template-columns:1fr}dt{margin-top:.4rem}}
 `;
 
 const STYLE_HASH = `'sha256-${crypto.createHash('sha256').update(CSS).digest('base64')}'`;
@@ -88,7 +118,7 @@ export const CONSOLE_CSP = [
 
 export interface Shell {
   /** Which nav entry is current. */
-  section: 'apps' | 'deliveries';
+  section: 'apps' | 'deliveries' | 'workspace';
   userName: string;
   csrf: string;
   workspaces: Array<{ id: string; name: string; selected: boolean }>;
@@ -114,7 +144,7 @@ export function consolePage(title: string, shell: Shell, body: string): string {
 <script src="${SCRIPT_PATH}" defer></script>
 </head>
 <body>
-<header><span class="brand">appreg</span><nav aria-label="Console">${nav('/', 'Apps', shell.section === 'apps')}${nav('/console/deliveries', 'Deliveries', shell.section === 'deliveries')}</nav><span class="who">Signed in as ${esc(shell.userName)}</span>${switcher}</header>
+<header><span class="brand">appreg</span><nav aria-label="Console">${nav('/', 'Apps', shell.section === 'apps')}${nav('/console/deliveries', 'Deliveries', shell.section === 'deliveries')}${nav('/console/channels', 'Workspace', shell.section === 'workspace')}</nav><span class="who">Signed in as ${esc(shell.userName)}</span>${switcher}</header>
 <main id="main">${body}</main>
 </body>
 </html>`;

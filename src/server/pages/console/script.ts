@@ -2,7 +2,9 @@
  * The console's one script, served by the daemon from memory at SCRIPT_PATH (script-src 'self').
  * Everything works without it; with it: the delivery list and a delivery's page follow the live
  * stream (server-sent events whose data is HTML rendered by the server, escaped there), a
- * manifest file chosen is shown in the text area, and the problems of a form get the focus.
+ * manifest file chosen is shown in the text area, the problems of a form get the focus; in the
+ * workspace the messages follow their stream, a select sends its choice at once, and a modal
+ * gets the focus (Escape closes it).
  */
 import crypto from 'node:crypto';
 
@@ -49,6 +51,76 @@ export const CONSOLE_SCRIPT = `'use strict';
       }
     }, one);
   }
+  var tl = document.getElementById('timeline');
+  if (tl) {
+    var said = document.getElementById('ws-status');
+    stream(tl.dataset.stream, 'timeline', function (d) {
+      var focused = document.activeElement && tl.contains(document.activeElement) ? document.activeElement : null;
+      var key = focused && (focused.closest('li') || {}).id;
+      tl.innerHTML = d.html;
+      if (said) said.textContent = 'Messages updated.';
+      if (key && document.getElementById(key)) {
+        var again = document.getElementById(key).querySelector('button, select, a');
+        if (again) again.focus();
+      }
+      tl.lastElementChild && tl.lastElementChild.scrollIntoView({ block: 'nearest' });
+    }, said || tl);
+  }
+  document.addEventListener('change', function (e) {
+    var sel = e.target;
+    if (!sel || !sel.dataset || !sel.dataset.submit || !sel.value) return;
+    var go = document.getElementById(sel.dataset.submit);
+    if (go && sel.form) sel.form.requestSubmit(go);
+  });
+  // the composer's completion: the commands of installed apps matching what is typed after '/'
+  var box = document.getElementById('message');
+  var suggest = document.getElementById('suggest');
+  if (box && suggest) {
+    var offer = function () {
+      var v = box.value;
+      var any = false;
+      Array.prototype.forEach.call(suggest.children, function (b) {
+        var on = v.charAt(0) === '/' && v.indexOf(' ') < 0 && b.dataset.command.indexOf(v) === 0 && b.dataset.command !== v;
+        b.hidden = !on;
+        any = any || on;
+      });
+      suggest.hidden = !any;
+    };
+    box.addEventListener('input', offer);
+    suggest.addEventListener('click', function (e) {
+      var b = e.target.closest('button');
+      if (!b) return;
+      box.value = b.dataset.command + ' ';
+      offer();
+      box.focus();
+    });
+  }
+  // a dynamic select asks the app for its options when it is first used
+  var csrf = document.querySelector('meta[name=csrf]');
+  function loadMenu(sel) {
+    if (!sel.dataset || !sel.dataset.menu || sel.dataset.loaded || !sel.form) return;
+    sel.dataset.loaded = '1';
+    var body = new URLSearchParams({ csrf: csrf ? csrf.content : '', onAction: sel.dataset.menu, query: '' });
+    fetch(/actions$/.test(sel.form.action) ? sel.form.action.replace(/actions$/, 'menu') : sel.form.action + '/menu', { method: 'POST', body: body, credentials: 'same-origin' })
+      .then(function (r) { return r.ok ? r.json() : { options: [] }; })
+      .then(function (d) {
+        while (sel.options.length > 1) sel.remove(1);
+        d.options.forEach(function (o) { sel.add(new Option(o.label, o.value)); });
+        if (d.message && document.getElementById('ws-status')) document.getElementById('ws-status').textContent = d.message;
+      });
+  }
+  document.addEventListener('focusin', function (e) { if (e.target && e.target.tagName === 'SELECT') loadMenu(e.target); });
+  document.addEventListener('pointerdown', function (e) { if (e.target && e.target.tagName === 'SELECT') loadMenu(e.target); });
+  var modal = document.getElementById('modal');
+  if (modal) {
+    var first = modal.querySelector('input:not([type=hidden]), select, textarea, button');
+    if (first) first.focus();
+    modal.addEventListener('keydown', function (e) {
+      if (e.key !== 'Escape') return;
+      var close = modal.querySelector('button[value=close]');
+      if (close) close.click();
+    });
+  } else if (box && !location.hash) box.focus();
   var file = document.getElementById('file');
   var area = document.getElementById('manifest');
   if (file && area) {

@@ -1,7 +1,8 @@
 /**
- * The web console (issue 12 §1, §2), served by the daemon to signed-in browsers: the Apps pages
+ * The web console (issue 12 §1, §2, §3), served by the daemon to signed-in browsers: the Apps pages
  * at / and /console/apps/…, the delivery inspector at /console/deliveries/…, its live stream at
- * /console/events, the script at /console/console.js, and the workspace switcher.
+ * /console/events, the workspace at /console/channels/…, the script at /console/console.js,
+ * and the workspace switcher.
  */
 import express, { Router } from 'express';
 import type { Config } from '../../../config.js';
@@ -15,6 +16,9 @@ import type { Revocation } from '../../../services/oauth/revocation.js';
 import { consoleAppsRoutes } from './apps.js';
 import { consoleBase } from './common.js';
 import { consoleDeliveryRoutes } from './deliveries.js';
+import { createPersonState } from './person-state.js';
+import { consoleWorkspaceRoutes, type ConsoleWorkspaceDeps } from './workspace.js';
+import { consoleWorkspaceAppsRoutes } from './workspace-apps.js';
 
 export interface ConsoleRoutesDeps {
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
@@ -28,6 +32,8 @@ export interface ConsoleRoutesDeps {
   onDeliveryChange(listener: (rec: DeliveryRecord) => void): () => void;
   socketStatus(appId: string): { connections: number; queuedEvents: number };
   bodyLimitBytes: number;
+  /** The local workspace, as the signed-in person uses it. */
+  workspace: ConsoleWorkspaceDeps['workspace'];
 }
 
 export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStreams(): void } {
@@ -38,5 +44,15 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
   const live = consoleDeliveryRoutes({ base, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
   r.use(live.router);
-  return { router: r, endStreams: live.endStreams };
+  const state = createPersonState();
+  const people = consoleWorkspaceRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state });
+  r.use(people.router);
+  r.use(consoleWorkspaceAppsRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state }));
+  return {
+    router: r,
+    endStreams() {
+      live.endStreams();
+      people.endStreams();
+    },
+  };
 }

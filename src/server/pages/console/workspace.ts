@@ -1,0 +1,128 @@
+/**
+ * The workspace (issue 12 §3): the channels the person can see, a channel's messages (or a
+ * thread), the composer, an app's messages rendered from their blocks, and the view (modal) an
+ * app opened. The timeline is rendered by the same function for the page and the live stream.
+ */
+import { esc } from '../layout.js';
+import { renderAttachments, renderBlocks, type BlockContext } from './blocks.js';
+import { consolePage, csrfField, type Shell } from './layout.js';
+
+export interface TimelineItem {
+  id: string;
+  author: string;
+  /** Posted by an app (its bot), or a note from an app. */
+  app: boolean;
+  atMilli: number;
+  text: string;
+  blocks: unknown[];
+  attachments: unknown[];
+  files: Array<{ name: string; mimeType: string }>;
+  /** Only the person sees it. */
+  ephemeral: boolean;
+  edited?: boolean;
+  /** A thread root's replies, with the thread's page. */
+  replies?: { count: number; href: string };
+  /** Where its actions post (an app's message), if it has any. */
+  actionUrl?: string;
+  /** Where its message shortcuts post (a message, not a note). */
+  shortcutUrl?: string;
+}
+
+/** A shortcut offered in a menu: the button's value names the app and the shortcut. */
+export interface ShortcutChoice {
+  value: string;
+  label: string;
+}
+
+export interface TimelineContext extends Omit<BlockContext, 'idPrefix' | 'action'> {
+  messageShortcuts: ShortcutChoice[];
+}
+
+function menu(summary: string, action: string, csrf: string, choices: ShortcutChoice[], cls: string): string {
+  return `<details class="${cls}"><summary>${summary}</summary><form method="post" action="${esc(action)}"><input type="hidden" name="csrf" value="${esc(csrf)}"><ul class="plain">${choices
+    .map((c) => `<li><button type="submit" name="shortcut" value="${esc(c.value)}">${esc(c.label)}</button></li>`)
+    .join('')}</ul></form></details>`;
+}
+
+const time = (ms: number) => {
+  const iso = new Date(ms).toISOString();
+  return `<time datetime="${esc(iso)}">${esc(iso.slice(11, 16))}</time>`;
+};
+
+function item(m: TimelineItem, c: BlockContext, t: TimelineContext): string {
+  const ctx: BlockContext = { ...c, action: m.actionUrl, idPrefix: `m-${m.id}` };
+  const body = Array.isArray(m.blocks) && m.blocks.length ? renderBlocks(m.blocks, ctx) : `<p>${esc(m.text)}</p>`;
+  const files = m.files.length ? `<ul class="plain files" aria-label="Files">${m.files.map((f) => `<li>File: ${esc(f.name)} <span class="muted">${esc(f.mimeType)}</span></li>`).join('')}</ul>` : '';
+  const more = m.shortcutUrl && t.messageShortcuts.length ? menu(`<span class="sr">Message actions</span><span aria-hidden="true">⋯</span>`, m.shortcutUrl, c.csrf, t.messageShortcuts, 'more') : '';
+  return `<li id="m-${esc(m.id)}" class="msg${m.ephemeral ? ' eph' : ''}">${more}<div class="meta"><strong>${esc(m.author)}</strong>${m.app ? ' <span class="badge">app</span>' : ''} ${time(m.atMilli)}${m.edited ? ' <span class="muted">(edited)</span>' : ''}${
+    m.ephemeral ? ' <span class="badge eph-mark">Only visible to you</span>' : ''
+  }</div>${body}${renderAttachments(m.attachments, ctx)}${files}${m.replies ? `<p class="muted"><a href="${esc(m.replies.href)}">${m.replies.count ? `${m.replies.count} ${m.replies.count === 1 ? 'reply' : 'replies'}` : 'Reply in thread'}</a></p>` : ''}</li>`;
+}
+
+/** The list of messages (also sent by the live stream). */
+export function timeline(items: TimelineItem[], c: TimelineContext): string {
+  if (!items.length) return '<li class="muted" id="empty">No messages yet. Say something below.</li>';
+  return items.map((m) => item(m, { csrf: c.csrf, userName: c.userName, idPrefix: 'x' }, c)).join('');
+}
+
+export interface WorkspaceView {
+  channels: Array<{ id: string; label: string }>;
+  channel: { id: string; label: string };
+  /** A thread's page: its root id and the channel's page. */
+  thread?: { rootId: string; back: string };
+  items: TimelineItem[];
+  commands: Array<{ command: string; hint: string }>;
+  /** Global shortcuts of the apps, and message shortcuts (offered in each message's menu). */
+  shortcuts: ShortcutChoice[];
+  messageShortcuts: ShortcutChoice[];
+  /** Apps with a home view. */
+  homes: Array<{ appId: string; label: string; current?: boolean }>;
+  stream: string;
+  userName(id: string): string;
+  error?: string;
+  modal?: { html: string };
+}
+
+export function workspacePage(shell: Shell, v: WorkspaceView): string {
+  const nav = `<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">${v.channels
+    .map((ch) => `<li><a href="/console/channels/${esc(encodeURIComponent(ch.id))}"${ch.id === v.channel.id ? ' aria-current="page"' : ''}>${esc(ch.label)}</a></li>`)
+    .join('')}</ul>${homesNav(v.homes)}</nav>`;
+  const action = `/console/channels/${esc(encodeURIComponent(v.channel.id))}/messages`;
+  const composer = `<form method="post" action="${action}" class="composer" aria-label="Composer">${csrfField(shell.csrf)}${v.thread ? `<input type="hidden" name="threadRootId" value="${esc(v.thread.rootId)}">` : ''}
+<label for="message" class="sr">Message</label><input type="text" id="message" name="text" autocomplete="off" required placeholder="${v.thread ? 'Reply in the thread' : `Message ${esc(v.channel.label)}`}, or /command" aria-describedby="composer-hint"><button type="submit" class="primary">Send</button></form>
+<p class="muted" id="composer-hint">${v.commands.length ? `Commands: ${v.commands.map((c) => esc(c.command)).join(', ')}.` : 'No app with a command is installed here.'}</p>
+<div id="suggest" class="row" role="group" aria-label="Commands" hidden>${v.commands.map((c) => `<button type="button" data-command="${esc(c.command)}">${esc(c.command)}${c.hint ? ` <span class="muted">${esc(c.hint)}</span>` : ''}</button>`).join('')}</div>`;
+  const title = v.thread ? `Thread in ${v.channel.label}` : v.channel.label;
+  const c = { csrf: shell.csrf, userName: v.userName, messageShortcuts: v.messageShortcuts };
+  const shortcuts = v.shortcuts.length ? menu('Shortcuts', `/console/channels/${encodeURIComponent(v.channel.id)}/shortcuts`, shell.csrf, v.shortcuts, 'menu') : '';
+  return consolePage(
+    title,
+    shell,
+    `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="channel-title"><div class="row"><h1 id="channel-title">${esc(title)}</h1>${shortcuts}</div>${v.thread ? `<p><a href="${esc(v.thread.back)}">Back to ${esc(v.channel.label)}</a></p>` : ''}
+${v.error ? `<p class="error" role="alert">${esc(v.error)}</p>` : ''}<p class="live" id="ws-status" role="status" aria-live="polite"></p>
+<ol class="plain timeline" id="timeline" aria-label="Messages" data-stream="${esc(v.stream)}">${timeline(v.items, c)}</ol>${composer}</section></div>${v.modal ? v.modal.html : ''}`,
+  );
+}
+
+function homesNav(homes: WorkspaceView['homes']): string {
+  if (!homes.length) return '';
+  return `<h2>Apps</h2><ul class="plain">${homes.map((h) => `<li><a href="/console/home/${esc(encodeURIComponent(h.appId))}"${h.current ? ' aria-current="page"' : ''}>${esc(h.label)}</a></li>`).join('')}</ul>`;
+}
+
+/** An app's home view for the person: its blocks, whose actions go to the app (sourceType VIEW). */
+export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'homes' | 'userName' | 'modal'> & { title: string; view: Record<string, unknown>; action: string }): string {
+  const nav = `<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">${v.channels.map((ch) => `<li><a href="/console/channels/${esc(encodeURIComponent(ch.id))}">${esc(ch.label)}</a></li>`).join('')}</ul>${homesNav(v.homes)}</nav>`;
+  const body = renderBlocks(v.view.blocks, { csrf: shell.csrf, idPrefix: 'home', userName: v.userName, action: v.action }, v.view.state);
+  return consolePage(v.title, shell, `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${esc(v.title)}</h1><div class="msg">${body}</div></section></div>${v.modal ? v.modal.html : ''}`);
+}
+
+/** An app's view (a modal) over the page: its blocks and inputs in one form; Submit and Close. */
+export function modalHtml(view: Record<string, unknown>, csrf: string, userName: (id: string) => string): string {
+  const id = String(view.id ?? '');
+  const title = typeof view.title === 'object' && view.title ? String((view.title as Record<string, unknown>).text ?? '') : String(view.title ?? '');
+  const label = (v: unknown, dflt: string) => (v && typeof v === 'object' ? String((v as Record<string, unknown>).text ?? dflt) : dflt);
+  const c: BlockContext = { csrf, idPrefix: `v-${id}`, userName };
+  return `<div class="backdrop"><div class="modal card" role="dialog" aria-modal="true" aria-labelledby="modal-title" id="modal"><form method="post" action="/console/views/${esc(encodeURIComponent(id))}">${csrfField(csrf)}
+<h2 id="modal-title">${esc(title || 'App')}</h2>${renderBlocks(view.blocks, c, view.state)}
+<div class="row"><button type="submit" name="do" value="submit" class="primary">${esc(label(view.submit, 'Submit'))}</button><button type="submit" name="do" value="close" formnovalidate>${esc(label(view.close, 'Close'))}</button></div></form></div></div>`;
+}

@@ -1,0 +1,140 @@
+/**
+ * More of the apps in the console's workspace: global shortcuts from the channel's Shortcuts
+ * menu and message shortcuts from a message's menu (SHORTCUT), a dynamic select loading its
+ * options from the app (DYNAMIC_MENU, asked by the script; in a message or a modal), and an app's home view, whose
+ * actions go to the app as BLOCK_INTERACTION from a VIEW. Every POST passes the CSRF check.
+ */
+import express, { Router, type Request, type Response } from 'express';
+import { invalidRequest, notFound } from '../../../errors.js';
+import type { DeliveriesService } from '../../../services/deliveries.js';
+import { homePage, modalHtml } from '../../pages/console/workspace.js';
+import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import type { PersonState } from './person-state.js';
+import { channelHref, workspaceHelpers, type Workspace } from './workspace-common.js';
+
+export interface ConsoleWorkspaceAppsDeps {
+  base: ConsoleBase;
+  workspace: Workspace;
+  deliveries: Pick<DeliveriesService, 'invokeSlashCommand' | 'interact' | 'appsFor'>;
+  state: PersonState;
+}
+
+const MAX_OPTIONS = 100;
+
+/** The shortcut a menu's button named: {appId, name}. */
+function shortcutOf(b: Record<string, unknown>): { appId: string; name: string } {
+  try {
+    const v = JSON.parse(String(b.shortcut ?? '')) as Record<string, unknown>;
+    if (typeof v.appId === 'string' && typeof v.name === 'string') return { appId: v.appId, name: v.name };
+  } catch {
+    // refused below
+  }
+  throw invalidRequest('Choose one of the shortcuts of the menu.');
+}
+
+/** The options of an app's menu answer (`options`, or `optionGroups`/`option_groups`), as labels and values. */
+function optionsOf(answer: unknown): Array<{ label: string; value: string }> {
+  const a = (answer && typeof answer === 'object' ? answer : {}) as Record<string, unknown>;
+  const text = (o: unknown) => {
+    const t = (o as Record<string, unknown> | undefined)?.text;
+    return typeof t === 'string' ? t : String((t as Record<string, unknown> | undefined)?.text ?? '');
+  };
+  const one = (o: unknown, group = '') => ({ label: `${group ? `${group}: ` : ''}${text(o)}`, value: String((o as Record<string, unknown>)?.value ?? '') });
+  const groups = (a.optionGroups ?? a.option_groups) as unknown[] | undefined;
+  const flat = Array.isArray(a.options) ? a.options.map((o) => one(o)) : [];
+  const grouped = Array.isArray(groups) ? groups.flatMap((g) => ((g as Record<string, unknown>).options as unknown[] | undefined ?? []).map((o) => one(o, text({ text: (g as Record<string, unknown>).label })))) : [];
+  return [...flat, ...grouped].slice(0, MAX_OPTIONS);
+}
+
+export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Router {
+  const { base, workspace: ws, deliveries, state } = deps;
+  const r = Router();
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+  const parsed = (req: Request, res: Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
+  const { actor, userName, channels, menus, follow } = workspaceHelpers(ws, deliveries, state);
+
+  post('/console/channels/:channelId/shortcuts', async (req, res, s) => {
+    const ch = await ws.channels.visible(actor(s), String(req.params.channelId));
+    const sc = shortcutOf(req.body as Record<string, unknown>);
+    const rec = await deliveries.interact(s.principal, sc.appId, 'global-shortcut', { shortcut: sc.name, channelId: ch.id });
+    seeOther(res, follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id) }));
+  });
+
+  post('/console/channels/:channelId/messages/:messageId/shortcuts', async (req, res, s) => {
+    const { ch, m } = await ws.messages.visibleMessage(actor(s), String(req.params.channelId), String(req.params.messageId));
+    const sc = shortcutOf(req.body as Record<string, unknown>);
+    const rec = await deliveries.interact(s.principal, sc.appId, 'message-shortcut', { shortcut: sc.name, messageId: m.id, channelId: ch.id });
+    seeOther(res, follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id, m.threadRootId) }));
+  });
+
+  /** A dynamic select in an app's message: its options, from the app (JSON for the script). */
+  post('/console/channels/:channelId/messages/:messageId/menu', async (req, res, s) => {
+    const { ch, m } = await ws.messages.visibleMessage(actor(s), String(req.params.channelId), String(req.params.messageId));
+    if (!m.appId) throw invalidRequest('Only an app’s message has menus.');
+    const b = req.body as Record<string, unknown>;
+    const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
+    const rec = await deliveries.interact(s.principal, m.appId, 'dynamic-menu', { onAction, query: typeof b.query === 'string' ? b.query.slice(0, 200) : '', sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId: ch.id });
+    res.setHeader('cache-control', 'no-store');
+    res.json({ options: rec.state === 'delivered' ? optionsOf(rec.response) : [], ...(rec.ephemeralMessage ? { message: rec.ephemeralMessage } : {}) });
+  });
+
+  /** A dynamic select in the modal on top: its options, from the app that opened the view. */
+  post('/console/views/:viewId/menu', async (req, res, s) => {
+    const top = state.top(s.principal.workspaceUserId);
+    if (!top || String(top.view.id) !== req.params.viewId) throw notFound('Open view');
+    const b = req.body as Record<string, unknown>;
+    const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
+    const rec = await deliveries.interact(s.principal, top.appId, 'dynamic-menu', { onAction, query: typeof b.query === 'string' ? b.query.slice(0, 200) : '', sourceType: 'VIEW', sourceId: String(top.view.id), view: top.view, channelId: top.channelId });
+    res.setHeader('cache-control', 'no-store');
+    res.json({ options: rec.state === 'delivered' ? optionsOf(rec.response) : [] });
+  });
+
+  /** The app's home view for the person (published for them, else the manifest's default). */
+  const homeOf = (s: Signed, appId: string) => {
+    const app = deliveries.appsFor(s.principal).find((a) => a.id === appId);
+    if (!app) throw notFound('App in this workspace');
+    const published = ws.profiles.homeView(app.id, s.principal.workspaceUserId);
+    const view = published ?? (app.manifest.defaultHomeView?.enabled ? { id: `home-${app.id}`, type: 'HOME', blocks: app.manifest.defaultHomeView.blocks } : undefined);
+    if (!view) throw notFound('Home view');
+    return { app, view: view as Record<string, unknown> };
+  };
+
+  get('/console/home/:appId', async (req, res, s) => {
+    const { app, view } = homeOf(s, String(req.params.appId));
+    const top = state.top(s.principal.workspaceUserId);
+    const html = homePage(
+      { ...s.shell, section: 'workspace' },
+      {
+        channels: await channels(s),
+        homes: menus(s, app.id).homes,
+        userName,
+        title: app.manifest.displayName,
+        view,
+        action: `/console/home/${encodeURIComponent(app.id)}/actions`,
+        ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName) } } : {}),
+      },
+    );
+    sendConsolePage(res, 200, html);
+  });
+
+  post('/console/home/:appId/actions', async (req, res, s) => {
+    const { app, view } = homeOf(s, String(req.params.appId));
+    const b = req.body as Record<string, unknown>;
+    let act: Record<string, unknown> = {};
+    try {
+      act = JSON.parse(String(b.act ?? '')) as Record<string, unknown>;
+    } catch {
+      throw invalidRequest('The action is not one of this view’s.');
+    }
+    const value = typeof act.from === 'string' ? b[act.from] : act.value;
+    await ws.channels.ensureWorkspace(s.principal.workspaceId);
+    const general = ws.channels.byName(s.principal.workspaceId, 'general');
+    const channelId = general?.id ?? '';
+    const rec = await deliveries.interact(s.principal, app.id, 'block-interaction', { sourceType: 'VIEW', sourceId: String(view.id), view, channelId, onAction: String(act.onAction ?? ''), actionType: String(act.type ?? 'BUTTON'), value: String(value ?? '') });
+    seeOther(res, follow(s, rec, { channelId, returnTo: `/console/home/${encodeURIComponent(app.id)}` }));
+  });
+
+  return r;
+}

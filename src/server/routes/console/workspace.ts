@@ -1,0 +1,221 @@
+/**
+ * The workspace in the console (issue 12 §3), acting as the signed-in person: channels, a
+ * channel's messages and threads (live: server-sent events fed by the workspace's message
+ * changes, passed in by app.ts), the composer (a message, or a /command to the app that has
+ * it), an app's blocks and their actions (BLOCK_INTERACTION), and the views (modals) apps open
+ * in their answers, submitted or closed with VIEW_ACTION. Every POST passes the CSRF check.
+ */
+import express, { Router, type Request, type Response } from 'express';
+import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../errors.js';
+import type { DeliveriesService } from '../../../services/deliveries.js';
+import type { MessageRecord } from '../../../services/workspace/records.js';
+import { modalHtml, timeline, workspacePage, type TimelineItem } from '../../pages/console/workspace.js';
+import { consoleHeaders, handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import type { PersonState } from './person-state.js';
+import { stateOf } from './view-state.js';
+import { channelHref, workspaceHelpers, type Workspace } from './workspace-common.js';
+
+const SHOWN = 100;
+const GATHER_MS = 100;
+const PING_MS = 25_000;
+const MAX_STREAMS = 100;
+const SLASH = /^(\/[A-Za-z0-9_-]{1,32})(?:\s+([\s\S]*))?$/;
+
+export interface ConsoleWorkspaceDeps {
+  base: ConsoleBase;
+  workspace: Workspace;
+  deliveries: Pick<DeliveriesService, 'invokeSlashCommand' | 'interact' | 'appsFor'>;
+  state: PersonState;
+}
+
+const one = (v: unknown, max = 200): string | undefined => (typeof v === 'string' && v ? v.slice(0, max) : undefined);
+
+export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Router; endStreams(): void } {
+  const { base, workspace: ws, deliveries, state } = deps;
+  const r = Router();
+  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 });
+  const parsed = (req: Request, res: Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
+  const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
+  const { actor, userName, label, channels: channelsOf, menus, follow } = workspaceHelpers(ws, deliveries, state);
+  const enc = encodeURIComponent;
+
+  function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean): TimelineItem {
+    const info = view.threadRootInfo as { repliesCount?: number } | undefined;
+    return {
+      id: rec.id,
+      author: userName(rec.author),
+      app: !!rec.appId || !!ws.users.byId(rec.author)?.isBot,
+      atMilli: rec.timestampMilli,
+      text: rec.text,
+      blocks: rec.blocks,
+      attachments: rec.attachments,
+      files: ((view.files ?? []) as Array<Record<string, unknown>>).map((f) => ({ name: String(f.name ?? f.id), mimeType: String(f.mimeType ?? '') })),
+      ephemeral: !!rec.ephemeralTo,
+      edited: rec.edited,
+      ...(!thread && !rec.ephemeralTo ? { replies: { count: info?.repliesCount ?? 0, href: channelHref(rec.channelId, rec.id) } } : {}),
+      ...(rec.appId ? { actionUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/actions` } : {}),
+      shortcutUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/shortcuts`,
+    };
+  }
+
+  /** The messages and the person's notes (of the channel, or of the thread) as the page shows them. */
+  async function items(s: Signed, channelId: string, rootId?: string) {
+    const t = await ws.messages.timeline(actor(s), channelId, { rootId, limit: SHOWN });
+    const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId));
+    for (const n of state.notes(s.principal.workspaceUserId, t.channel.id, rootId)) list.push({ id: n.id, author: n.from, app: true, atMilli: n.atMilli, text: n.text, blocks: [], attachments: [], files: [], ephemeral: true });
+    list.sort((a, b) => a.atMilli - b.atMilli);
+    return { channel: t.channel, items: list };
+  }
+
+  async function page(res: Response, s: Signed, channelId: string, rootId?: string, error?: { status: number; message: string }) {
+    const me = s.principal.workspaceUserId;
+    const { channel, items: list } = await items(s, channelId, rootId);
+    const top = state.top(me);
+    const html = workspacePage(shell(s), {
+      channels: await channelsOf(s),
+      ...menus(s),
+      channel: { id: channel.id, label: label(channel, me) },
+      ...(rootId ? { thread: { rootId, back: channelHref(channel.id) } } : {}),
+      items: list,
+      stream: `${channelHref(channel.id)}/events${rootId ? `?thread=${enc(rootId)}` : ''}`,
+      userName,
+      error: error?.message,
+      ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName) } } : {}),
+    });
+    sendConsolePage(res, error?.status ?? 200, html);
+  }
+
+  /** Run `fn`; a refusal (4xx) is the page again with the reason, at its status. */
+  const orPage = async (res: Response, s: Signed, channelId: string, rootId: string | undefined, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (e) {
+      if (!(e instanceof AppError) || e.status >= 500) throw e;
+      await page(res, s, channelId, rootId, { status: toErrorResponse(e).status, message: e.message });
+    }
+  };
+
+  get('/console/channels', async (_req, res, s) => {
+    await ws.channels.ensureWorkspace(s.principal.workspaceId);
+    const general = ws.channels.byName(s.principal.workspaceId, 'general');
+    if (!general) throw notFound('Channel');
+    seeOther(res, channelHref(general.id));
+  });
+  get('/console/channels/:channelId', (req, res, s) => page(res, s, String(req.params.channelId)));
+  get('/console/channels/:channelId/threads/:rootId', (req, res, s) => page(res, s, String(req.params.channelId), String(req.params.rootId)));
+
+  post('/console/channels/:channelId/messages', async (req, res, s) => {
+    const b = req.body as Record<string, unknown>;
+    const channelId = String(req.params.channelId);
+    const rootId = one(b.threadRootId);
+    const back = channelHref(channelId, rootId);
+    await orPage(res, s, channelId, rootId, async () => {
+      const text = typeof b.text === 'string' ? b.text.trim() : '';
+      if (!text) throw invalidRequest('Write a message first.');
+      const slash = SLASH.exec(text);
+      if (!slash) {
+        await ws.postAsUser(s.principal.workspaceUserId, channelId, { text, ...(rootId ? { threadRootId: rootId } : {}) });
+        return seeOther(res, back);
+      }
+      const ch = await ws.channels.visible(actor(s), channelId);
+      const rec = await deliveries.invokeSlashCommand(s.principal, { command: slash[1]!, text: slash[2] ?? '', channelId: ch.id, ...(rootId ? { threadRootId: rootId } : {}) });
+      seeOther(res, follow(s, rec, { channelId: ch.id, returnTo: back, ...(rootId ? { rootId } : {}) }));
+    });
+  });
+
+  /** A click or a choice in an app's message: BLOCK_INTERACTION to the app that posted it. */
+  post('/console/channels/:channelId/messages/:messageId/actions', async (req, res, s) => {
+    const b = req.body as Record<string, unknown>;
+    const channelId = String(req.params.channelId);
+    await orPage(res, s, channelId, undefined, async () => {
+      const { m } = await ws.messages.visibleMessage(actor(s), channelId, String(req.params.messageId));
+      if (!m.appId) throw invalidRequest('Only an app’s message has actions.');
+      const act = parseAct(b);
+      const back = channelHref(channelId, m.threadRootId);
+      const rec = await deliveries.interact(s.principal, m.appId, 'block-interaction', {
+        sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId, onAction: act.onAction, actionType: act.type, value: act.value,
+      });
+      seeOther(res, follow(s, rec, { channelId, returnTo: back }));
+    });
+  });
+
+  /** The modal on top: Submit (VIEW_ACTION SUBMIT with its state), Close (VIEW_ACTION CLOSE when the view asks), or one of its buttons. */
+  post('/console/views/:viewId', async (req, res, s) => {
+    const me = s.principal.workspaceUserId;
+    const top = state.top(me);
+    if (!top || String(top.view.id) !== req.params.viewId) return seeOther(res, top?.returnTo ?? '/console/channels');
+    const b = req.body as Record<string, unknown>;
+    const view: Record<string, unknown> = { ...top.view, state: stateOf(top.view, b) };
+    const ctx = { channelId: top.channelId, returnTo: top.returnTo };
+    if (b.do === 'close') {
+      state.close(me);
+      if (view.notifyOnClose === true) follow(s, await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'CLOSE', view, channelId: top.channelId }), ctx);
+      return seeOther(res, state.top(me)?.returnTo ?? top.returnTo);
+    }
+    top.view.state = view.state; // what was typed stays when the app answers without a new view
+    if (b.act !== undefined) {
+      const act = parseAct(b);
+      const rec = await deliveries.interact(s.principal, top.appId, 'block-interaction', { sourceType: 'VIEW', sourceId: String(view.id), view, channelId: top.channelId, onAction: act.onAction, actionType: act.type, value: act.value });
+      return seeOther(res, follow(s, rec, ctx));
+    }
+    const rec = await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'SUBMIT', view, channelId: top.channelId });
+    seeOther(res, follow(s, rec, ctx, true));
+  });
+
+  const open = new Set<Response>();
+  get('/console/channels/:channelId/events', async (req, res, s) => {
+    const ch = await ws.channels.visible(actor(s), String(req.params.channelId));
+    const rootId = one(req.query.thread);
+    if (open.size >= MAX_STREAMS) throw new AppError('rate_limited', 'Too many live pages are open; close some and reload.');
+    consoleHeaders(res);
+    res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
+    res.setHeader('x-accel-buffering', 'no');
+    res.flushHeaders();
+    res.write('retry: 3000\n\n');
+    open.add(res);
+    let timer: NodeJS.Timeout | undefined;
+    const flush = async () => {
+      timer = undefined;
+      try {
+        const { items: list } = await items(s, ch.id, rootId);
+        res.write(`event: timeline\ndata: ${JSON.stringify({ html: timeline(list, { csrf: s.shell.csrf, userName, messageShortcuts: menus(s).messageShortcuts }) })}\n\n`);
+      } catch {
+        res.end(); // the channel or thread is gone, or no longer visible
+      }
+    };
+    const unsubscribe = ws.onMessageChange((m) => {
+      if (m.channelId !== ch.id || (rootId && m.id !== rootId && m.threadRootId !== rootId)) return;
+      timer ??= setTimeout(() => void flush(), GATHER_MS);
+    });
+    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    res.on('close', () => {
+      open.delete(res);
+      unsubscribe();
+      clearInterval(ping);
+      if (timer) clearTimeout(timer);
+    });
+  });
+
+  return {
+    router: r,
+    endStreams() {
+      for (const res of open) res.end();
+    },
+  };
+}
+
+/** The action a button or a select sent: `act` is {onAction, type, value?, from?} (from: the select's field). */
+function parseAct(b: Record<string, unknown>): { onAction: string; type: string; value: string } {
+  let act: Record<string, unknown>;
+  try {
+    act = JSON.parse(String(b.act ?? '')) as Record<string, unknown>;
+  } catch {
+    throw invalidRequest('The action is not one of this message’s.');
+  }
+  if (typeof act.onAction !== 'string' || typeof act.type !== 'string') throw invalidRequest('The action is not one of this message’s.');
+  const value = typeof act.from === 'string' ? b[act.from] : act.value;
+  if (typeof act.from === 'string' && (typeof value !== 'string' || !value)) throw invalidRequest('Choose an option first.');
+  return { onAction: act.onAction.slice(0, 200), type: act.type.slice(0, 40), value: String(value ?? '').slice(0, 2000) };
+}
