@@ -1,6 +1,5 @@
 /**
- * The console's first load against a daemon holding 1,000 apps and 10,000 deliveries (issue 12,
- * "what must be shown"): in headless Chromium with the cache off, the bytes transferred for a
+ * The console's first load against a daemon holding 1,000 apps and 10,000 deliveries: in headless Chromium with the cache off, the bytes transferred for a
  * page (HTML + script + the inline CSS) and its first contentful and largest contentful paint,
  * from the browser's own performance timing. Pages: / (the apps list), the delivery inspector,
  * and a delivery's page. Budget: < 150 KB and < 500 ms. Result in bench/results/console.json.

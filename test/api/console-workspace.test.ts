@@ -1,5 +1,5 @@
 /**
- * The workspace in the console over HTTP (issue 12 §3): channels and messages, the composer
+ * The workspace in the console over HTTP: channels and messages, the composer
  * (a message, a /command and what the person sees of the answer), an app's blocks and their
  * actions (BLOCK_INTERACTION), a modal opened in the app's answer and submitted (VIEW_ACTION
  * with its state), and the live stream of a channel.

@@ -1,4 +1,4 @@
-/** The web console over HTTP (issue 12 §1, §2): sign-in, headers, CSRF, and each action. */
+/** The web console over HTTP: sign-in, headers, CSRF, and each action. */
 import t from 'tap';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

@@ -1,5 +1,5 @@
 /**
- * The web console in headless Chromium (issue 12 §1, §2, §4): a manifest with an error shown
+ * The web console in headless Chromium: a manifest with an error shown
  * inline at its pointer, then fixed and created from the keyboard; a delivery appearing live in
  * the inspector while the page is open, and a Replay click adding an attempt. Every page is
  * saved as a screenshot at 1280 and 390 px wide, light and dark, under dist/screenshots/

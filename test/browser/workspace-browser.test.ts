@@ -1,5 +1,5 @@
 /**
- * The console's workspace in headless Chromium (issue 12 §3): `/task` typed in the composer and
+ * The console's workspace in headless Chromium: `/task` typed in the composer and
  * the app's message appearing; a button in it clicked, BLOCK_INTERACTION reaching the app
  * (signature checked) and its update shown live; a modal opened by a command, filled and
  * submitted, and the app receiving the state; the same from the Shortcuts menu. The app is a local receiver that answers and

@@ -1,4 +1,4 @@
-/** The console's Apps pages (issue 12 §1): the list, an app's page, the manifest form, confirmations. */
+/** The console's Apps pages: the list, an app's page, the manifest form, confirmations. */
 import { esc } from '../layout.js';
 import { actionForm, consolePage, csrfField, type Shell } from './layout.js';
 import { annotatedManifest, type Problem } from './manifest-view.js';

@@ -1,5 +1,5 @@
 /**
- * The delivery inspector (issue 12 §2): the live list with its filters and the test-trigger
+ * The delivery inspector: the live list with its filters and the test-trigger
  * form, and a delivery's page (the request as sent, every attempt). The list's rows and the
  * delivery's live part are rendered by the same functions for the page and for the live
  * stream, so an update looks exactly like a reload.

@@ -1,5 +1,5 @@
 /**
- * The workspace (issue 12 §3): the channels the person can see, a channel's messages (or a
+ * The workspace: the channels the person can see, a channel's messages (or a
  * thread), the composer, an app's messages rendered from their blocks, and the view (modal) an
  * app opened. The timeline is rendered by the same function for the page and the live stream.
  */

@@ -1,5 +1,5 @@
 /**
- * The console's Apps (issue 12 §1): GET / lists the signed-in user's apps; create and edit from
+ * The console's Apps: GET / lists the signed-in user's apps; create and edit from
  * a manifest pasted or uploaded (problems shown inline at their JSON pointers); show, rotate,
  * publish, unpublish, delete. Every POST passes the console's CSRF check first.
  */

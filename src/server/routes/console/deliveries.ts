@@ -1,5 +1,5 @@
 /**
- * The delivery inspector (issue 12 §2): the list with filters and the test-trigger form, a
+ * The delivery inspector: the list with filters and the test-trigger form, a
  * delivery's page with Replay and Cancel, and /console/events, the live stream both pages
  * follow: server-sent events fed by the delivery log's change listener (passed in by app.ts),
  * gathered per connection for a moment so a burst of deliveries is a few writes, not thousands.

@@ -1,5 +1,5 @@
 /**
- * The web console (issue 12 §1, §2, §3), served by the daemon to signed-in browsers: the Apps pages
+ * The web console, served by the daemon to signed-in browsers: the Apps pages
  * at / and /console/apps/…, the delivery inspector at /console/deliveries/…, its live stream at
  * /console/events, the workspace at /console/channels/…, the script at /console/console.js,
  * and the workspace switcher.

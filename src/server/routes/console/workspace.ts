@@ -1,5 +1,5 @@
 /**
- * The workspace in the console (issue 12 §3), acting as the signed-in person: channels, a
+ * The workspace in the console, acting as the signed-in person: channels, a
  * channel's messages and threads (live: server-sent events fed by the workspace's message
  * changes, passed in by app.ts), the composer (a message, or a /command to the app that has
  * it), an app's blocks and their actions (BLOCK_INTERACTION), and the views (modals) apps open
