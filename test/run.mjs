@@ -14,6 +14,7 @@
 // assertions instead, about nine per test in this suite.)
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
 import { Parser } from 'tap-parser';
@@ -84,8 +85,11 @@ function testCounter() {
 }
 
 const { parser, counts, skips } = testCounter();
+// Test files spend most of their time waiting (daemons, sockets, timers, a browser), so twice as
+// many at once as there are cores keeps the cores busy; APPREG_TEST_JOBS overrides it.
+const JOBS = Number(process.env.APPREG_TEST_JOBS) || Math.max(2, os.cpus().length * 2);
 // -R tap: the raw TAP stream, whatever the terminal, so that it can be counted here.
-const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), '-R', 'tap', ...files];
+const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), '-R', 'tap', '-j', String(JOBS), ...files];
 const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env } });
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);

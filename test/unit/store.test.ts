@@ -12,10 +12,22 @@ const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-test-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
 let dirCounter = 0;
 const newDir = () => path.join(tmpRoot, `d${++dirCounter}`);
+/**
+ * A copy of a live store directory, as a crash would leave it. Compaction may rename its temp
+ * file or delete an old journal while the copy runs (ENOENT): then the copy is taken again,
+ * a moment later, which is just as valid a crash point.
+ */
 const copyDir = (from: string) => {
-  const to = newDir();
-  fs.cpSync(from, to, { recursive: true });
-  return to;
+  for (let attempt = 0; ; attempt++) {
+    const to = newDir();
+    try {
+      fs.cpSync(from, to, { recursive: true });
+      return to;
+    } catch (e) {
+      fs.rmSync(to, { recursive: true, force: true });
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 20) throw e;
+    }
+  }
 };
 /** Every file in a directory with its bytes, for "nothing was modified" checks. */
 const dirBytes = (dir: string) =>
