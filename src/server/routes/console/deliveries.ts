@@ -11,12 +11,11 @@ import { headersAsSent, KINDS, type DeliveriesService, type DeliveryRecord, type
 import { deliveriesPage, deliveryLive, deliveryPage, deliveryRow, STATES, type ListFilter } from '../../pages/console/deliveries.js';
 import { SCRIPT_PATH } from '../../pages/console/layout.js';
 import { CONSOLE_SCRIPT, SCRIPT_ETAG } from '../../pages/console/script.js';
-import { consoleHeaders, handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import { createLiveStreams } from './live.js';
+import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 
 const SHOWN = 100;
 const GATHER_MS = 200;
-const PING_MS = 25_000;
-const MAX_STREAMS = 100;
 const NOTICES: Record<string, string> = { sent: 'Trigger sent.', replayed: 'Replayed: the new attempt is at the top.', cancelled: 'Cancelled: no further attempt will be made.' };
 
 export interface ConsoleDeliveriesDeps {
@@ -91,46 +90,28 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=cancelled`);
   });
 
-  const open = new Set<Response>();
+  const live = createLiveStreams(GATHER_MS);
   get('/console/events', (req, res, s) => {
     const deliveryId = one(req.query.delivery);
     if (deliveryId) deliveries.get(s.principal, deliveryId); // 404 for another's delivery
-    if (open.size >= MAX_STREAMS) throw new AppError('rate_limited', 'Too many live pages are open; close some and reload.');
     const f = filterOf(req.query);
-    consoleHeaders(res);
-    res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
-    res.setHeader('x-accel-buffering', 'no');
-    res.flushHeaders();
-    res.write('retry: 3000\n\n');
-    open.add(res);
     const changed = new Map<string, DeliveryRecord>();
-    let timer: NodeJS.Timeout | undefined;
-    const flush = () => {
-      timer = undefined;
-      // a burst (a load test): the page shows at most SHOWN rows, so only the last SHOWN changes are sent
-      for (const rec of [...changed.values()].slice(-SHOWN)) {
-        if (deliveryId) res.write(`event: delivery\ndata: ${JSON.stringify({ id: rec.id, html: deliveryLive(rec, s.shell.csrf, headersOf(rec)) })}\n\n`);
-        else if (matches(f, rec)) res.write(`event: row\ndata: ${JSON.stringify({ id: rec.id, html: deliveryRow(rec) })}\n\n`);
-      }
-      changed.clear();
-    };
-    const unsubscribe = deps.onDeliveryChange((rec) => {
-      if (rec.ownerId !== s.principal.workspaceUserId || (deliveryId && rec.id !== deliveryId)) return;
-      changed.set(rec.id, rec);
-      timer ??= setTimeout(flush, GATHER_MS);
-    });
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
-    res.on('close', () => {
-      open.delete(res);
-      unsubscribe();
-      clearInterval(ping);
-      if (timer) clearTimeout(timer);
+    live.open(res, {
+      subscribe: (wake) =>
+        deps.onDeliveryChange((rec) => {
+          if (rec.ownerId !== s.principal.workspaceUserId || (deliveryId && rec.id !== deliveryId)) return;
+          changed.set(rec.id, rec);
+          wake();
+        }),
+      flush() {
+        // a burst (a load test): the page shows at most SHOWN rows, so only the last SHOWN changes are sent
+        for (const rec of [...changed.values()].slice(-SHOWN)) {
+          if (deliveryId) res.write(`event: delivery\ndata: ${JSON.stringify({ id: rec.id, html: deliveryLive(rec, s.shell.csrf, headersOf(rec)) })}\n\n`);
+          else if (matches(f, rec)) res.write(`event: row\ndata: ${JSON.stringify({ id: rec.id, html: deliveryRow(rec) })}\n\n`);
+        }
+        changed.clear();
+      },
     });
   });
-  return {
-    router: r,
-    endStreams() {
-      for (const res of open) res.end();
-    },
-  };
+  return { router: r, endStreams: live.endAll };
 }

@@ -10,15 +10,14 @@ import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../er
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import type { MessageRecord } from '../../../services/workspace/records.js';
 import { modalHtml, timeline, workspacePage, type TimelineItem } from '../../pages/console/workspace.js';
-import { consoleHeaders, handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import { createLiveStreams } from './live.js';
+import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from './person-state.js';
 import { stateOf } from './view-state.js';
 import { channelHref, workspaceHelpers, type Workspace } from './workspace-common.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;
-const PING_MS = 25_000;
-const MAX_STREAMS = 100;
 const SLASH = /^(\/[A-Za-z0-9_-]{1,32})(?:\s+([\s\S]*))?$/;
 
 export interface ConsoleWorkspaceDeps {
@@ -164,46 +163,27 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     seeOther(res, follow(s, rec, ctx, true));
   });
 
-  const open = new Set<Response>();
+  const live = createLiveStreams(GATHER_MS);
   get('/console/channels/:channelId/events', async (req, res, s) => {
     const ch = await ws.channels.visible(actor(s), String(req.params.channelId));
     const rootId = one(req.query.thread);
-    if (open.size >= MAX_STREAMS) throw new AppError('rate_limited', 'Too many live pages are open; close some and reload.');
-    consoleHeaders(res);
-    res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
-    res.setHeader('x-accel-buffering', 'no');
-    res.flushHeaders();
-    res.write('retry: 3000\n\n');
-    open.add(res);
-    let timer: NodeJS.Timeout | undefined;
-    const flush = async () => {
-      timer = undefined;
-      try {
-        const { items: list } = await items(s, ch.id, rootId);
-        res.write(`event: timeline\ndata: ${JSON.stringify({ html: timeline(list, { csrf: s.shell.csrf, userName, messageShortcuts: menus(s).messageShortcuts }) })}\n\n`);
-      } catch {
-        res.end(); // the channel or thread is gone, or no longer visible
-      }
-    };
-    const unsubscribe = ws.onMessageChange((m) => {
-      if (m.channelId !== ch.id || (rootId && m.id !== rootId && m.threadRootId !== rootId)) return;
-      timer ??= setTimeout(() => void flush(), GATHER_MS);
-    });
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
-    res.on('close', () => {
-      open.delete(res);
-      unsubscribe();
-      clearInterval(ping);
-      if (timer) clearTimeout(timer);
+    live.open(res, {
+      subscribe: (wake) =>
+        ws.onMessageChange((m) => {
+          if (m.channelId === ch.id && (!rootId || m.id === rootId || m.threadRootId === rootId)) wake();
+        }),
+      async flush() {
+        try {
+          const { items: list } = await items(s, ch.id, rootId);
+          res.write(`event: timeline\ndata: ${JSON.stringify({ html: timeline(list, { csrf: s.shell.csrf, userName, messageShortcuts: menus(s).messageShortcuts }) })}\n\n`);
+        } catch {
+          res.end(); // the channel or thread is gone, or no longer visible
+        }
+      },
     });
   });
 
-  return {
-    router: r,
-    endStreams() {
-      for (const res of open) res.end();
-    },
-  };
+  return { router: r, endStreams: live.endAll };
 }
 
 /** The action a button or a select sent: `act` is {onAction, type, value?, from?} (from: the select's field). */
