@@ -6,14 +6,12 @@
  * (git-ignored). Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import fs from 'node:fs';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
+import { screenshotter } from '../helpers/screenshots.js';
 
 const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const SHOTS = path.resolve('dist/screenshots');
 
 testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executablePath) => {
   const { chromium } = await import('playwright-core');
@@ -24,7 +22,6 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
   t.teardown(() => rx.close());
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
-  fs.mkdirSync(SHOTS, { recursive: true });
 
   const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
   t.teardown(() => browser.close());
@@ -37,22 +34,7 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
   await page.goto(await signInLink(d));
   t.match(await page.textContent('h1'), /Apps/, 'the sign-in link lands on the console');
 
-  /** Screenshots of the current page: 1280 and 390 px wide, light and dark; and no sideways scrolling at 390. */
-  async function shoot(p: Page, name: string) {
-    for (const scheme of ['light', 'dark'] as const) {
-      await p.emulateMedia({ colorScheme: scheme });
-      for (const width of [1280, 390]) {
-        await p.setViewportSize({ width, height: 900 });
-        await p.screenshot({ path: path.join(SHOTS, `${name}-${width}-${scheme}.png`), fullPage: true });
-        if (width === 390) {
-          const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-          t.ok(overflow <= 0, `${name}: no sideways scrolling at 390 px (${scheme})`);
-        }
-      }
-    }
-    await p.emulateMedia({ colorScheme: 'light' });
-    await p.setViewportSize({ width: 1280, height: 900 });
-  }
+  const shoot = screenshotter(t);
 
   const good = manifest({
     name: 'browser-app',

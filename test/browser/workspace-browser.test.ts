@@ -7,14 +7,12 @@
  * dist/screenshots/. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import fs from 'node:fs';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
+import { screenshotter } from '../helpers/screenshots.js';
 
 const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const SHOTS = path.resolve('dist/screenshots');
 
 const plain = (text: string) => ({ type: 'plain_text', text });
 const FORM = {
@@ -52,7 +50,6 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     },
   });
   rx.secret = app.signingSecret;
-  fs.mkdirSync(SHOTS, { recursive: true });
 
   // the app: /task <title> posts a card with buttons; /task form opens a modal; "Done" edits the card
   const card = (title: string, done = false) => ({
@@ -84,21 +81,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     if (m.type() === 'error') consoleErrors.push(m.text());
   });
 
-  async function shoot(p: Page, name: string) {
-    for (const scheme of ['light', 'dark'] as const) {
-      await p.emulateMedia({ colorScheme: scheme });
-      for (const width of [1280, 390]) {
-        await p.setViewportSize({ width, height: 900 });
-        await p.screenshot({ path: path.join(SHOTS, `${name}-${width}-${scheme}.png`), fullPage: true });
-        if (width === 390) {
-          const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-          t.ok(overflow <= 0, `${name}: no sideways scrolling at 390 px (${scheme})`);
-        }
-      }
-    }
-    await p.emulateMedia({ colorScheme: 'light' });
-    await p.setViewportSize({ width: 1280, height: 900 });
-  }
+  const shoot = screenshotter(t);
 
   await page.goto(await signInLink(d, '/console/channels'));
   await page.waitForURL(/\/console\/channels\/[^/]+$/);
