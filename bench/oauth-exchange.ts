@@ -82,20 +82,20 @@ async function seedAppreg(dir: string): Promise<{ clients: Client[]; codes: Arra
     const requestFor = (c: Client) => requests.validate({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT });
     await inBatches(APPS * USERS, 500, async (k) => {
       const c = clients[k % APPS]!;
-      const { code } = await requests.grant(requestFor(c), users[Math.floor(k / APPS)]!);
+      const { code } = await requests.grant(await requestFor(c), users[Math.floor(k / APPS)]!);
       await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code });
     });
-    const tokens = store.count(OT.tokens);
+    const tokens = await store.count(OT.tokens);
     console.error(`seeded ${tokens} tokens in ${Math.round(performance.now() - t0)} ms`);
     const codes = [];
     for (let r = 0; r < ROUNDS + 1; r++) {
       codes.push(await inBatches(CODES, 500, async (i) => {
         const client = (i * 7919 + r * 104729) % APPS;
-        const { code } = await requests.grant(requestFor(clients[client]!), users[i % USERS]!);
+        const { code } = await requests.grant(await requestFor(clients[client]!), users[i % USERS]!);
         return { client, code };
       }));
     }
-    return { clients, codes, tokens, apps: store.count(T.apps), authorizations: store.count(OT.authorizations), seedSeconds: Math.round((performance.now() - t0) / 100) / 10 };
+    return { clients, codes, tokens, apps: await store.count(T.apps), authorizations: await store.count(OT.authorizations), seedSeconds: Math.round((performance.now() - t0) / 100) / 10 };
   } finally {
     await d.close();
   }

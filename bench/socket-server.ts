@@ -52,7 +52,7 @@ async function daemonMode(appsWanted: number, viaEngine = false): Promise<{ roun
     apps.push({ id: app.id, appKey: String(app.appKey) });
   }
   const sm = handle.parts.socket;
-  const records = apps.map((a) => handle.parts.apps.byId(a.id)!);
+  const records = await Promise.all(apps.map(async (a) => (await handle.parts.apps.byId(a.id))!));
   const engine = handle.parts.deliveries;
   send({ type: 'ready', url: handle.url, apps });
   return {

@@ -11,6 +11,16 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /**
+   * PostgreSQL instead of the embedded store: `postgres://user:password@host:port/db` (APPREG_DATABASE_URL,
+   * `serve --database-url`). Any number of daemons may share one database; each keeps its own data dir
+   * (the key file, which must be the same for all of them, credentials and the daemon's lock).
+   */
+  databaseUrl?: string;
+  /** PostgreSQL: connections in each daemon's pool. */
+  databasePoolSize: number;
+  /** Delivery: how long a daemon holds an event it claimed; a daemon that dies loses it to the others after this. */
+  deliveryLeaseMs: number;
   publicUrl?: string;
   /** Where the consent screen lives ({app_url}); defaults to publicUrl / the daemon's URL. */
   appUrl?: string;
@@ -90,6 +100,8 @@ export const defaults: Config = {
   host: '127.0.0.1',
   port: DEFAULT_PORT,
   dataDir: './data',
+  databasePoolSize: 10,
+  deliveryLeaseMs: 30_000,
   logLevel: 'info',
   bodyLimitBytes: 1024 * 1024,
   requestTimeoutMs: 30_000,
@@ -125,7 +137,7 @@ export const defaults: Config = {
 
 type Kind = 'string' | 'number' | 'boolean';
 const kinds: Record<keyof Config, Kind> = {
-  host: 'string', port: 'number', dataDir: 'string', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
+  host: 'string', port: 'number', dataDir: 'string', databaseUrl: 'string', databasePoolSize: 'number', deliveryLeaseMs: 'number', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
   logLevel: 'string', logFormat: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
   codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', platformRateLimits: 'boolean', rateLimitManagementWrites: 'number', fsync: 'boolean',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
@@ -163,6 +175,15 @@ export function parseAddressList(spec: string, key = 'egressAllow'): AddressRang
   return out;
 }
 
+function isPostgresUrl(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && (u.hostname !== '' || u.searchParams.has('host'));
+  } catch {
+    return false;
+  }
+}
+
 function coerce(key: keyof Config, raw: unknown, source: string): unknown {
   const kind = kinds[key];
   if (kind === 'number') {
@@ -190,6 +211,10 @@ function coerce(key: keyof Config, raw: unknown, source: string): unknown {
   if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${source}: ${key} must be a non-empty string`);
   if (key === 'logLevel' && !['debug', 'info', 'warn', 'error'].includes(raw)) throw new ConfigError(`${source}: logLevel must be debug, info, warn or error`);
   if (key === 'logFormat' && raw !== 'pretty' && raw !== 'json') throw new ConfigError(`${source}: logFormat must be pretty or json, got ${JSON.stringify(raw)}`);
+  if (key === 'databaseUrl' && !isPostgresUrl(raw)) {
+    // the value may hold a password: it is not repeated in the message
+    throw new ConfigError(`${source}: databaseUrl must be a PostgreSQL URL such as postgres://appreg:secret@127.0.0.1:5432/appreg`);
+  }
   if ((key === 'publicUrl' || key === 'appUrl') && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(raw)) {
     throw new ConfigError(`${source}: ${key} must be an http(s) URL such as https://appreg.example.com, got ${JSON.stringify(raw)}`);
   }

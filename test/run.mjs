@@ -84,22 +84,62 @@ function testCounter() {
   return { parser, counts, skips };
 }
 
-const { parser, counts, skips } = testCounter();
+// The store matrix: the API, OAuth, delivery and socket test files run a second time with every
+// daemon on PostgreSQL (test/helpers/daemon.ts gives each a fresh database of a throwaway cluster
+// that test/helpers/pg.ts starts). Files about the embedded store's own files are left out.
+const MATRIX_DIRS = ['api', 'oauth', 'delivery', 'socket'];
+const EMBEDDED_ONLY = new Set(['storage-start.test.js', 'hardening.test.js', 'socket-restart.test.js']);
+const inMatrix = (f) => {
+  const parts = f.split(/[\\/]/);
+  return parts[0] === 'dist' && parts[1] === 'test' && MATRIX_DIRS.includes(parts[2]) && !EMBEDDED_ONLY.has(parts.at(-1));
+};
+/** PostgreSQL's server binaries, where test/helpers/pg.ts looks for them. */
+function hasPostgres() {
+  const onPath = (process.env.PATH ?? '').split(path.delimiter).some((d) => d && fs.existsSync(path.join(d, 'initdb')));
+  const debian = fs.existsSync('/usr/lib/postgresql') && fs.readdirSync('/usr/lib/postgresql').some((v) => fs.existsSync(path.join('/usr/lib/postgresql', v, 'bin/initdb')));
+  return onPath || debian || Boolean(process.env.APPREG_TEST_PG_URL);
+}
+
 // Test files spend most of their time waiting (daemons, sockets, timers, a browser), so twice as
 // many at once as there are cores keeps the cores busy; APPREG_TEST_JOBS overrides it.
 const JOBS = Number(process.env.APPREG_TEST_JOBS) || Math.max(2, os.cpus().length * 2);
-// -R tap: the raw TAP stream, whatever the terminal, so that it can be counted here.
-const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), '-R', 'tap', '-j', String(JOBS), ...files];
-const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env } });
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  parser.write(chunk);
-});
-child.on('close', (code) => {
-  parser.end();
-  let { passed, failed, skipped } = counts;
-  if (code !== 0 && failed === 0) failed = 1; // tap failed where no test did (e.g. a file it could not load)
-  for (const s of skips) console.log(`skipped: ${s}`);
-  console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-  process.exit(code ?? 1);
-});
+
+/** One tap run over `list`, its TAP stream counted; resolves tap's exit code. */
+function runTap(list, env, label) {
+  const { parser, counts, skips } = testCounter();
+  // -R tap: the raw TAP stream, whatever the terminal, so that it can be counted here.
+  const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), '-R', 'tap', '-j', String(JOBS), ...list];
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  child.stdout.on('data', (chunk) => {
+    process.stdout.write(chunk);
+    parser.write(chunk);
+  });
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      parser.end();
+      if (code !== 0 && counts.failed === 0) counts.failed = 1; // tap failed where no test did (e.g. a file it could not load)
+      resolve({ code: code ?? 1, counts, skips: skips.map((s) => (label ? `[${label}] ${s}` : s)) });
+    });
+  });
+}
+
+const runs = [await runTap(files, {}, '')];
+const matrix = files.filter(inMatrix);
+const skipped = [];
+if (process.env.APPREG_TEST_MATRIX === '0' || matrix.length === 0) {
+  // asked for, or nothing of the matrix among the files given
+} else if (!hasPostgres() && process.env.CI !== 'true') {
+  skipped.push('store matrix on PostgreSQL: no PostgreSQL server binaries (initdb) found; install Debian\'s postgresql to run it');
+} else {
+  console.log(`# store matrix: ${matrix.length} test files again on PostgreSQL`);
+  runs.push(await runTap(matrix, { APPREG_TEST_STORE: 'postgres' }, 'postgres'));
+}
+const total = { passed: 0, failed: 0, skipped: skipped.length };
+for (const r of runs) {
+  total.passed += r.counts.passed;
+  total.failed += r.counts.failed;
+  total.skipped += r.counts.skipped;
+}
+for (const s of [...runs.flatMap((r) => r.skips), ...skipped]) console.log(`skipped: ${s}`);
+console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+process.exit(runs.find((r) => r.code !== 0)?.code ?? 0);

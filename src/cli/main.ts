@@ -9,6 +9,7 @@ import { CliError, EXIT, EXIT_HELP, colourOn } from './output.js';
 import { globalOptions } from './options.js';
 import { createRun, type Io, type Run } from './run.js';
 import { registerServe } from './commands/serve.js';
+import { registerDb } from './commands/db.js';
 import { registerApps } from './commands/apps.js';
 import { registerAccount } from './commands/account.js';
 import { registerAuthorize } from './commands/authorize.js';
@@ -56,6 +57,7 @@ ${EXIT_HELP}`);
     getErrHasColors: () => colourOn(io),
   });
   registerServe(program, run);
+  registerDb(program, run);
   registerAccount(program, run);
   registerOpen(program, run);
   registerApps(program, run);

@@ -100,7 +100,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const attemptId = nextAttemptId();
     let r: AttemptResult;
     try {
-      r = await transportOf(app).send({ deliveryId: rec.id, attemptId, app, url: rec.url, payload: rec.payload, rawPayload: rawPayloadOf(rec), interactive, budgetMs, retryNum, signingSecret: app.manifest.socketMode ? '' : apps.secretsOf(app).signingSecret });
+      r = await transportOf(app).send({ deliveryId: rec.id, attemptId, app, url: rec.url, payload: rec.payload, rawPayload: rawPayloadOf(rec), interactive, budgetMs, retryNum, signingSecret: app.manifest.socketMode ? '' : (await apps.secretsOf(app)).signingSecret });
     } catch (e) {
       logger.error('delivery transport failed', { deliveryId: rec.id, error: (e as Error).message });
       r = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };

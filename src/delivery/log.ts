@@ -1,14 +1,21 @@
 /**
- * The delivery log: every delivery and each of its attempts. Kept out of the main data
- * document (appending here never slows app and token writes): JSON lines under
- * <data-dir>/deliveries/, one line per change of a delivery (the latest line of an id
- * wins), files rotated by size, the oldest removed past deliveryLogMaxBytes or
- * deliveryLogRetentionDays. Recent deliveries are indexed in memory for list/show.
+ * The delivery log: every delivery and each of its attempts. Two implementations behind one
+ * interface, chosen by the store:
+ * - embedded store (one daemon): kept out of the main data document (appending here never slows
+ *   app and token writes): JSON lines under <data-dir>/deliveries/, one line per change of a
+ *   delivery (the latest line of an id wins), files rotated by size, the oldest removed past
+ *   deliveryLogMaxBytes or deliveryLogRetentionDays. Recent deliveries are indexed in memory
+ *   for list/show (that daemon is the only writer, so the index cannot go stale).
+ * - PostgreSQL (several daemons): records in the database (store-log.ts), so every daemon
+ *   shows every delivery.
+ * Reads are async for both, so callers do not care which one they have.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
+import type { Store } from '../store/types.js';
+import { openStoreDeliveryLog } from './store-log.js';
 import type { DeliveryKind, Outcome } from './types.js';
 
 export interface AttemptEntry {
@@ -58,11 +65,15 @@ export interface DeliveryRecord {
 }
 
 export interface DeliveryLog {
-  /** Record the delivery's current state; `rawPayload` is JSON.stringify(rec.payload) when the caller has it. */
+  /**
+   * Record the delivery's current state (written in the background: a get right after answers it);
+   * `rawPayload` is JSON.stringify(rec.payload) when the caller has it.
+   */
   put(rec: DeliveryRecord, rawPayload?: string): void;
-  get(id: string): DeliveryRecord | undefined;
-  list(filter: { ownerId: string; appId?: string; failed?: boolean; limit?: number }): DeliveryRecord[];
-  /** Call `listener` after every put (the console's live pages); returns the unsubscribe. */
+  /** The record as last put (on PostgreSQL a copy: change it and put it again). */
+  get(id: string): Promise<DeliveryRecord | undefined>;
+  list(filter: { ownerId: string; appId?: string; failed?: boolean; limit?: number }): Promise<DeliveryRecord[]>;
+  /** Call `listener` after every put, by any daemon of the store (the console's live pages); returns the unsubscribe. */
   onChange(listener: (rec: DeliveryRecord) => void): () => void;
   /** Bytes written to disk so far (tests, benchmarks). */
   flush(): Promise<void>;
@@ -70,9 +81,39 @@ export interface DeliveryLog {
 }
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
-const MAX_INDEXED = 20_000;
+export const MAX_INDEXED = 20_000;
 
-export function openDeliveryLog(opts: { dir: string; maxBytes: number; retentionDays: number; clock: Clock; logger: Logger }): DeliveryLog {
+export interface DeliveryLogOptions {
+  dir: string;
+  maxBytes: number;
+  retentionDays: number;
+  clock: Clock;
+  logger: Logger;
+  /** The daemon's store: on PostgreSQL the log lives there (shared by every daemon), else in `dir`. */
+  store?: Store;
+}
+
+/** The delivery log for this daemon: in the database on PostgreSQL, JSON lines in `dir` otherwise. */
+export function openDeliveryLog(opts: DeliveryLogOptions): DeliveryLog {
+  if (opts.store?.kind === 'postgres') return openStoreDeliveryLog({ store: opts.store, retentionDays: opts.retentionDays, clock: opts.clock, logger: opts.logger });
+  return openFileDeliveryLog(opts);
+}
+
+/** A delivered trigger is kept without its payload (a third of the bytes; the payload is null when read back). */
+const keepsPayload = (rec: DeliveryRecord): boolean => rec.kind === 'event' || rec.state !== 'delivered';
+
+/** Newest first by creation time (what the list shows); created in the same millisecond: the one recorded last first. */
+export const byCreationDesc = (a: { rec: DeliveryRecord; seq: number }, b: { rec: DeliveryRecord; seq: number }): number =>
+  a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq;
+
+/** Whether `r` is listed under `filter`. */
+export function listed(r: DeliveryRecord, f: { ownerId: string; appId?: string; failed?: boolean }): boolean {
+  if (r.ownerId !== f.ownerId) return false;
+  if (f.appId && r.appId !== f.appId) return false;
+  return !f.failed || r.state === 'failed' || r.state === 'retrying';
+}
+
+function openFileDeliveryLog(opts: DeliveryLogOptions): DeliveryLog {
   const { dir, clock, logger } = opts;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fileBytes = Math.max(64 * 1024, Math.floor(opts.maxBytes / 4));
@@ -196,7 +237,7 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
       let line: string | undefined;
       // A trigger the app answered well is recorded without its payload (it stays in memory for
       // show/replay until evicted): a third of the bytes, and the log is the delivery path's main cost.
-      const keepPayload = rec.kind === 'event' || rec.state !== 'delivered';
+      const keepPayload = keepsPayload(rec);
       if (!keepPayload || rawPayload !== undefined) {
         // Serialise the record with a stand-in and splice the payload's JSON (or null) in.
         // `,"payload":0` cannot occur inside a JSON string (a quote there is always escaped).
@@ -221,20 +262,13 @@ export function openDeliveryLog(opts: { dir: string; maxBytes: number; retention
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    get: (id) => index.get(id)?.rec,
+    get: async (id) => index.get(id)?.rec,
     /** Newest first by creation time (what the list shows), whatever was updated last. */
-    list({ ownerId, appId, failed, limit = 50 }) {
+    async list(filter) {
       const out: Array<{ rec: DeliveryRecord; seq: number }> = [];
-      for (const e of index.values()) {
-        const r = e.rec;
-        if (r.ownerId !== ownerId) continue;
-        if (appId && r.appId !== appId) continue;
-        if (failed && r.state !== 'failed' && r.state !== 'retrying') continue;
-        out.push(e);
-      }
-      // created in the same millisecond: the one recorded last first
-      out.sort((a, b) => (a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq));
-      return out.slice(0, limit).map((e) => e.rec);
+      for (const e of index.values()) if (listed(e.rec, filter)) out.push(e);
+      out.sort(byCreationDesc);
+      return out.slice(0, filter.limit ?? 50).map((e) => e.rec);
     },
     flush,
     async close() {

@@ -1,8 +1,10 @@
 /**
- * The socket-mode queue: events for a socket-mode app with no open connection are kept on
- * disk, per app, in order, and sent in that order before any newer one when a connection of
- * the app opens. A kept event that went out is remembered (a "sent mark"), so a later retry of
- * the same delivery by the worker is answered `acked` without sending it twice.
+ * The socket-mode queue: events for a socket-mode app with no open connection are kept in the
+ * store, per app, in order, and sent in that order before any newer one when a connection of the
+ * app opens, by whichever daemon holds it. A kept event that went out is remembered (a "sent
+ * mark"), so a later retry of the same delivery by the worker is answered `acked` without sending
+ * it twice. Several daemons may hold connections of one app: an event leaves the queue by a
+ * commit that expects it still there, before its frame is written, so only one of them sends it.
  *
  * An event is kept as long as the worker's retry schedule runs: when the worker gives up it
  * discards it here; when the queue sends or drops it on its own it reports that through
@@ -14,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/types.js';
+import { StoreConflict, type Change, type Store } from '../store/types.js';
 import type { SocketConn, SocketSessions } from '../services/socket-sessions.js';
 import { retryHorizonMs } from './retry-policy.js';
 import type { AttemptResult, SendRequest } from './types.js';
@@ -27,12 +29,13 @@ export interface QueuedEvent { id: string; appId: string; seq: number; payload: 
 /** A kept event that went out: a later engine retry of the same delivery id is acked without resending. */
 export interface SentMark { id: string; appId: string; sentAt: number; expiresAt: number }
 
-
 export interface SocketQueueDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
   config: Pick<Config, 'socketQueueMaxAgeMs' | 'socketQueueMaxPerApp' | 'deliveryRetrySchedule' | 'deliveryEventTimeoutMs'>;
+  /** This daemon, as a holder of socket-mode connections (socket-relay.ts). */
+  instanceId: string;
 }
 
 /** What the socket transport hands the queue: its sessions, its correlation ids and where settled events are reported. */
@@ -52,37 +55,47 @@ const writeFrame = (conn: SocketConn, frame: string) =>
   });
 
 /** The ordered, durable queue of events for apps without an open connection. */
-export function createSocketQueue(q: SocketQueueDeps & QueueWiring) {
+export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & QueueWiring) {
   const { store, clock, config, sessions, nextCorrelationId } = q;
   const log = q.logger.child({ component: 'socket-queue' });
-  const byApp = new Map<string, QueuedEvent[]>();
-  let nextSeq = 1;
-  for (const e of store.values<QueuedEvent>(SOCKET_QUEUE_TABLE)) {
-    const list = byApp.get(e.appId) ?? [];
-    list.push(e);
-    byApp.set(e.appId, list);
-    nextSeq = Math.max(nextSeq, e.seq + 1);
-  }
-  for (const list of byApp.values()) list.sort((a, b) => a.seq - b.seq);
+  // Order across daemons: the time of queueing, then a per-daemon counter (same millisecond).
+  let counter = 0;
+  const nextSeq = () => clock.now() * 1024 + (counter++ & 1023);
   const waiters = new Map<string, Array<(r: AttemptResult) => void>>();
   const flushing = new Set<string>();
+  const rerun = new Set<string>();
   let lastSweep = 0;
   // A kept event waits as long as the engine would go on retrying it (plus a minute's slack:
   // the engine's own give-up normally discards it first), unless the operator set a shorter age.
   const maxAgeMs = config.socketQueueMaxAgeMs > 0 ? config.socketQueueMaxAgeMs : retryHorizonMs(config) + 60_000;
   const ageRule = config.socketQueueMaxAgeMs > 0 ? `older than socketQueueMaxAgeMs (${config.socketQueueMaxAgeMs} ms)` : `older than the retry schedule's horizon (${Math.round(maxAgeMs / 1000)} s)`;
 
-  function sweepSent(now: number) {
+  /** The app's kept events, oldest first. */
+  const kept = async (appId: string) => (await store.find<QueuedEvent>(SOCKET_QUEUE_TABLE, 'appId', appId)).sort((a, b) => a.seq - b.seq);
+
+  async function sweepSent(now: number) {
     if (now - lastSweep < 60_000) return;
     lastSweep = now;
-    const gone = [...store.values<SentMark>(SOCKET_SENT_TABLE)].filter((m) => m.expiresAt <= now);
-    if (gone.length) void store.commit(gone.map((m) => ({ table: SOCKET_SENT_TABLE, id: m.id, value: null })));
+    const gone = (await store.all<SentMark>(SOCKET_SENT_TABLE)).filter((m) => m.expiresAt <= now);
+    if (gone.length) await store.commit(gone.map((m) => ({ table: SOCKET_SENT_TABLE, id: m.id, value: null })));
   }
 
-  function drop(e: QueuedEvent, why: string, tellEngine = true) {
+  /** Take `e` out of the queue (with `extra` changes) if it is still there as read; false when another daemon or call did. */
+  async function remove(e: QueuedEvent, extra: Change[] = []): Promise<boolean> {
+    try {
+      await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: null }, ...extra], [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }]);
+      return true;
+    } catch (err) {
+      if (!(err instanceof StoreConflict)) log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message });
+      return false;
+    }
+  }
+
+  async function drop(e: QueuedEvent, why: string, tellEngine = true): Promise<boolean> {
+    if (!(await remove(e))) return false;
     log.warn('socket-mode event dropped from the queue', { appId: e.appId, deliveryId: e.id, why, queuedAt: new Date(e.queuedAt).toISOString() });
-    void store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: null }]);
     settle(e, { outcome: 'no_connection', latencyMs: 0, error: `dropped from the socket-mode queue: ${why}` }, tellEngine);
+    return true;
   }
 
   /** The event left the queue: whoever awaits it hears how, and the engine too (unless it asked). */
@@ -99,88 +112,95 @@ export function createSocketQueue(q: SocketQueueDeps & QueueWiring) {
     }
   }
 
-  function discard(appId: string, id: string, why: string): boolean {
-    const list = byApp.get(appId);
-    const at = list?.findIndex((e) => e.id === id) ?? -1;
-    if (!list || at === -1) return false;
-    const [e] = list.splice(at, 1);
-    if (!list.length && !flushing.has(appId)) byApp.delete(appId);
-    drop(e!, why, false);
-    return true;
+  async function discard(appId: string, id: string, why: string): Promise<boolean> {
+    const e = await store.get<QueuedEvent>(SOCKET_QUEUE_TABLE, id);
+    if (!e || e.appId !== appId) return false;
+    return drop(e, why, false);
   }
 
-  async function enqueue(req: SendRequest): Promise<void> {
-    const list = byApp.get(req.app.id) ?? [];
+  /** Keep the event (after `list`, the app's kept events as read), then apply the per-app cap. */
+  async function enqueue(req: SendRequest, list: QueuedEvent[]): Promise<void> {
     if (list.some((e) => e.id === req.deliveryId)) return; // an engine retry of a kept event
     const now = clock.now();
-    const e: QueuedEvent = { id: req.deliveryId, appId: req.app.id, seq: nextSeq++, payload: req.payload, queuedAt: now, expiresAt: now + maxAgeMs };
-    list.push(e);
-    byApp.set(req.app.id, list);
-    while (list.length > config.socketQueueMaxPerApp) drop(list.shift()!, `more than ${config.socketQueueMaxPerApp} events kept for the app`);
-    await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }]);
+    // after every event already kept for the app, whatever the clocks of the daemons that kept them
+    const seq = Math.max(nextSeq(), (list.at(-1)?.seq ?? 0) + 1);
+    const e: QueuedEvent = { id: req.deliveryId, appId: req.app.id, seq, payload: req.payload, queuedAt: now, expiresAt: now + maxAgeMs };
+    try {
+      await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }], [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: undefined }]);
+    } catch (err) {
+      if (err instanceof StoreConflict) return; // kept meanwhile by another attempt of it
+      throw err;
+    }
+    const all = [...list, e];
+    while (all.length > config.socketQueueMaxPerApp) await drop(all.shift()!, `more than ${config.socketQueueMaxPerApp} events kept for the app`);
   }
 
-  /** Send the app's kept events in order, while it has an open connection. */
+  /** Send the app's kept events in order, while it has an open connection here. */
   async function flush(appId: string): Promise<void> {
-    if (flushing.has(appId)) return;
+    if (flushing.has(appId)) {
+      rerun.add(appId); // kept during this flush, maybe after its last read: it goes round again
+      return;
+    }
     flushing.add(appId);
     try {
-      const list = byApp.get(appId) ?? [];
-      while (list.length) {
-        const e = list[0]!;
-        const now = clock.now();
-        if (e.expiresAt <= now) {
-          list.shift();
-          drop(e, ageRule);
-          continue;
+      let more = true;
+      while (more || rerun.delete(appId)) {
+        more = false;
+        for (const e of await kept(appId)) {
+          if (e.expiresAt <= clock.now()) {
+            await drop(e, ageRule);
+            continue;
+          }
+          const conn = sessions.pick(appId);
+          if (!conn) break;
+          const sentAt = clock.now();
+          // out of the queue before the frame is written: of two daemons holding the app's connections, one sends it
+          if (!(await remove(e, [{ table: SOCKET_SENT_TABLE, id: e.id, value: { id: e.id, appId, sentAt, expiresAt: e.expiresAt } satisfies SentMark }]))) continue;
+          const t0 = performance.now();
+          if (!(await writeFrame(conn, JSON.stringify({ payload: e.payload, correlation_id: nextCorrelationId() })))) {
+            // the connection is going: the event goes back to its place; the next connection to open resumes here
+            await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }, { table: SOCKET_SENT_TABLE, id: e.id, value: null }]).catch((err) => log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message }));
+            more = false;
+            break;
+          }
+          log.info('socket-mode event sent from the queue', { appId, deliveryId: e.id, keptMs: sentAt - e.queuedAt });
+          settle(e, { outcome: 'acked', latencyMs: Math.round((performance.now() - t0) * 10) / 10, body: {}, excerpt: 'sent from the socket-mode queue' });
+          more = true; // events kept meanwhile go out in the same flush
         }
-        const conn = sessions.pick(appId);
-        if (!conn) break;
-        const t0 = performance.now();
-        const ok = await writeFrame(conn, JSON.stringify({ payload: e.payload, correlation_id: nextCorrelationId() }));
-        if (!ok) break; // the connection is going; the next one to open resumes here
-        // (by identity: the cap or a discard may have changed the list while the frame was written)
-        const at = list.indexOf(e);
-        if (at !== -1) list.splice(at, 1);
-        const sentAt = clock.now();
-        void store.commit([
-          { table: SOCKET_QUEUE_TABLE, id: e.id, value: null },
-          { table: SOCKET_SENT_TABLE, id: e.id, value: { id: e.id, appId, sentAt, expiresAt: e.expiresAt } satisfies SentMark },
-        ]);
-        log.info('socket-mode event sent from the queue', { appId, deliveryId: e.id, keptMs: sentAt - e.queuedAt });
-        settle(e, { outcome: 'acked', latencyMs: Math.round((performance.now() - t0) * 10) / 10, body: {}, excerpt: 'sent from the socket-mode queue' });
       }
-      if (!list.length) byApp.delete(appId);
       // Whatever is still kept waits for the next connection.
-      for (const e of list) settle(e, { outcome: 'no_connection', latencyMs: 0, error: 'kept in the socket-mode queue; sent in order when the app reconnects' }, false);
+      for (const e of await kept(appId)) if (waiters.has(e.id)) settle(e, { outcome: 'no_connection', latencyMs: 0, error: 'kept in the socket-mode queue; sent in order when the app reconnects' }, false);
     } finally {
       flushing.delete(appId);
     }
-    sweepSent(clock.now());
+    await sweepSent(clock.now());
   }
 
   sessions.onAnyConnect((appId) => {
-    if (byApp.get(appId)?.length) void flush(appId);
+    flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: (e as Error).message }));
   });
 
-  /** Events only. undefined = nothing kept for the app and it is connected: send directly. */
-  function handle(req: SendRequest): Promise<AttemptResult> | undefined {
-    const mark = store.get<SentMark>(SOCKET_SENT_TABLE, req.deliveryId);
+  /** Events only. undefined = nothing kept for the app and it is connected here: send directly. */
+  async function handle(req: SendRequest): Promise<AttemptResult | undefined> {
+    // a first attempt cannot have been sent from the queue yet: no read for a mark then
+    const [mark, list] = await Promise.all([req.retryNum > 0 ? store.get<SentMark>(SOCKET_SENT_TABLE, req.deliveryId) : undefined, kept(req.app.id)]);
     if (mark && mark.appId === req.app.id) {
-      return Promise.resolve({ outcome: 'acked', latencyMs: 0, body: {}, excerpt: `sent from the socket-mode queue at ${new Date(mark.sentAt).toISOString()}` });
+      return { outcome: 'acked', latencyMs: 0, body: {}, excerpt: `sent from the socket-mode queue at ${new Date(mark.sentAt).toISOString()}` };
     }
-    const kept = byApp.get(req.app.id)?.length ?? 0;
     const open = sessions.openCount(req.app.id) > 0;
-    if (!kept && open) return undefined;
-    return (async () => {
-      await enqueue(req);
-      if (!open) return { outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection; the event is kept and sent in order when it reconnects' } satisfies AttemptResult;
-      // Connected, but older events are still kept: this one goes after them.
-      const result = new Promise<AttemptResult>((resolve) => waiters.set(req.deliveryId, [...(waiters.get(req.deliveryId) ?? []), resolve]));
-      void flush(req.app.id);
-      return result;
-    })();
+    // (while a flush runs here, an event taken out of the queue may still be on its way: this one waits its turn)
+    if (!list.length && open && !flushing.has(req.app.id)) return undefined;
+    if (!open) {
+      await enqueue(req, list);
+      return { outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection; the event is kept and sent in order when it reconnects' } satisfies AttemptResult;
+    }
+    // Connected, but older events are still kept: this one goes after them (waited for before it is
+    // kept, so a flush already running cannot send it unheard).
+    const result = new Promise<AttemptResult>((resolve) => waiters.set(req.deliveryId, [...(waiters.get(req.deliveryId) ?? []), resolve]));
+    await enqueue(req, list);
+    void flush(req.app.id);
+    return result;
   }
 
-  return { handle, discard, size: (appId: string) => byApp.get(appId)?.length ?? 0 };
+  return { handle, discard, flush, size: async (appId: string) => (await kept(appId)).length };
 }

@@ -8,22 +8,28 @@
  * Events for an app with no open connection go to the socket-mode queue (socket-queue.ts,
  * when given a store): the attempt still ends at once as `no_connection`, so the delivery
  * log says what happened, and the queue sends the event when the app connects.
+ *
+ * With a store, an app connected to another daemon of the store is reached through that daemon
+ * (socket-relay.ts); only when no daemon holds a connection of it does the above apply.
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
 import type { ReplyWaiter, SocketConn, SocketReply, SocketSessions } from '../services/socket-sessions.js';
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 import { createSocketQueue, type SocketQueueDeps } from './socket-queue.js';
+import { createSocketRelay } from './socket-relay.js';
 
 export interface SocketTransport extends Transport {
-  /** Open connections of the app (0 when none). */
+  /** Open connections of the app on this daemon (0 when none). */
   connections(appId: string): number;
   /** Events kept for the app until it connects. */
-  queued(appId: string): number;
+  queued(appId: string): Promise<number>;
   /** Called when a kept event leaves the queue on its own: sent (acked) or dropped (no_connection). */
   onKeptSettled(cb: (deliveryId: string, appId: string, result: AttemptResult) => void): void;
   /** Drop a kept event the engine gave up on (its retry schedule ran out); false if it was not kept. */
-  discard(appId: string, deliveryId: string, why: string): boolean;
+  discard(appId: string, deliveryId: string, why: string): Promise<boolean>;
+  /** Stop relaying for other daemons and withdraw this daemon's holder records (at daemon stop). */
+  close(): Promise<void>;
 }
 
 /** The reply of §6.5 as an attempt outcome, with the same classes as HTTP mode. */
@@ -101,21 +107,34 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
     return new Promise<AttemptResult>((resolve) => new Attempt(sessions, conn, nextCorrelationId(), req, resolve).start());
   }
 
-  function send(req: SendRequest): Promise<AttemptResult> {
+  /** An attempt on this daemon's connections: events through the queue (kept ones go first). */
+  async function sendLocal(req: SendRequest): Promise<AttemptResult> {
     if (queue && !req.interactive) {
-      const queued = queue.handle(req);
+      const queued = await queue.handle(req);
       if (queued) return queued;
     }
     return sendNow(req);
   }
 
+  // one daemon on the embedded store: nobody to relay to (and no holder records to keep written)
+  const relay = queueDeps?.store.kind === 'postgres' ? createSocketRelay({ ...queueDeps, sessions, sendLocal, onHeld: (appId) => void queue?.flush(appId) }) : undefined;
+
+  async function send(req: SendRequest): Promise<AttemptResult> {
+    if (relay && sessions.openCount(req.app.id) === 0) {
+      const relayed = await relay.relay(req);
+      if (relayed) return relayed;
+    }
+    return sendLocal(req);
+  }
+
   return {
     send,
     connections: (appId) => sessions.count(appId),
-    queued: (appId) => queue?.size(appId) ?? 0,
+    queued: async (appId) => (queue ? queue.size(appId) : 0),
     onKeptSettled(cb) {
       keptSettled = cb;
     },
-    discard: (appId, deliveryId, why) => queue?.discard(appId, deliveryId, why) ?? false,
+    discard: async (appId, deliveryId, why) => (queue ? queue.discard(appId, deliveryId, why) : false),
+    close: async () => relay?.close(),
   };
 }

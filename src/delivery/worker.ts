@@ -1,9 +1,11 @@
 /**
  * The delivery worker: events. An event is durable (a pending record in the store) before its
  * first attempt, and is tried again on the retry schedule until it is delivered, refused for
- * good or the schedule runs out; pending records survive restarts. The worker also drains the
- * events outbox the OAuth service writes (APP_UNAUTHORIZED, APP_UNINSTALLED), and hears from
- * the socket-mode queue when a kept event was sent or dropped there.
+ * good or the schedule runs out; pending records survive restarts. With several daemons on one
+ * store each attempt is made once: due records are leased (store.claim) to one daemon, and the
+ * daemon that creates an event writes it already leased to itself and makes the first attempt at
+ * once. The worker also drains the events outbox the OAuth service writes (APP_UNAUTHORIZED,
+ * APP_UNINSTALLED), and hears from the socket-mode queue when a kept event was sent or dropped.
  */
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -11,69 +13,66 @@ import type { Clock } from '../clock.js';
 import type { Store } from '../store/types.js';
 import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
-import { EVENTS_OUTBOX, type OutboxEventRecord } from '../services/oauth/records.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { DeliveryRecord } from './log.js';
-import { eventPayload } from './payloads.js';
+import { createOutboxDrain } from './outbox.js';
+import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases, type PendingDelivery } from './pending.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';
 import type { AttemptResult } from './types.js';
 
-/** Events waiting for their next attempt; in the main store so they survive a restart. */
-const PENDING_TABLE = 'pendingDeliveries';
-
-export interface PendingDelivery {
-  id: string;
-  appId: string;
-  workspaceId: string;
-  userId: string;
-  eventType: string;
-  payload: Record<string, unknown>;
-  /** Number of the next attempt (0 = first). */
-  retryNum: number;
-  nextAt: number;
-  createdAt: string;
-}
+export type { PendingDelivery } from './pending.js';
 
 /** How often the worker looks for events whose next attempt is due. */
 const TICK_MS = 200;
+/** How often it looks for events of deleted apps (a fallback: cancelForApp ends them at once). */
+const SWEEP_MS = 1000;
+/** Due events leased per tick. */
+const CLAIM_LIMIT = 200;
 
 export interface WorkerDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  config: Pick<Config, 'deliveryRetrySchedule' | 'deliveryEventTimeoutMs'>;
+  config: Pick<Config, 'deliveryRetrySchedule' | 'deliveryEventTimeoutMs'> & Partial<Pick<Config, 'deliveryLeaseMs'>>;
   apps: AppsService;
   dispatcher: Dispatcher;
   socket: SocketTransport;
+  /** This daemon, as the owner of the leases it takes. */
+  instanceId: string;
 }
 
 export function createDeliveryWorker(deps: WorkerDeps) {
-  const { store, clock, logger, config, apps, dispatcher: d, socket } = deps;
+  const { store, clock, logger, config, apps, dispatcher: d, socket, instanceId } = deps;
   const { log } = d;
+  // How long an attempt's lease lasts (another daemon takes the event over when it runs out): never
+  // shorter than an attempt can take, or a slow attempt would be made twice.
+  const leaseMs = Math.max(config.deliveryLeaseMs ?? 30_000, config.deliveryEventTimeoutMs + 1000);
   const schedule = parseSchedule(config.deliveryRetrySchedule);
+  /** Events this daemon is attempting (or settling) now. */
   const inFlight = new Set<string>();
   /** How kept socket-mode events ended while an attempt of theirs was in flight (taken by that attempt). */
   const keptWhileInFlight = new Map<string, AttemptResult>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  let ticking: Promise<void> | undefined;
+  let lastSweep = 0;
+  /** A record this daemon holds stays its own to change while the lease is its own (our claim may renew it). */
+  const mine = (cur: PendingDelivery) => cur.leaseOwner === instanceId;
+  const anyone = () => true;
 
-  /** An attempt the tick found due; skipped while another attempt of the same event runs. */
-  function attemptEvent(p: PendingDelivery): Promise<DeliveryRecord | undefined> {
-    if (inFlight.has(p.id)) return Promise.resolve(log.get(p.id));
-    inFlight.add(p.id);
-    return runAttempt(p, config.deliveryEventTimeoutMs);
-  }
-
-  /** One attempt of an event the caller has claimed (its id is in inFlight); releases the claim. */
-  async function runAttempt(p: PendingDelivery, timeoutMs: number, durable: Promise<void> = Promise.resolve()): Promise<DeliveryRecord | undefined> {
+  /**
+   * One attempt of an event this daemon holds (its id is in inFlight); releases it. `app` and
+   * `rec` are given by enqueueEvent (no read on the first attempt's path).
+   */
+  async function runAttempt(p: PendingDelivery, timeoutMs: number, durable: Promise<void> = Promise.resolve(), given?: { app: AppRecord; rec: DeliveryRecord }): Promise<DeliveryRecord | undefined> {
     try {
-      const app = apps.byId(p.appId);
+      const app = given?.app ?? (await apps.byId(p.appId));
       if (!app) {
-        await cancelPending(p, 'the app was deleted');
-        return log.get(p.id);
+        await cancelPending(p, 'the app was deleted', mine);
+        return await log.get(p.id);
       }
-      const rec = log.get(p.id) ?? d.newRecord(app, 'event', p, app.manifest.eventSubscriptions?.url || undefined, p.payload, p.id);
+      const rec = given?.rec ?? (await log.get(p.id)) ?? d.newRecord(app, 'event', p, app.manifest.eventSubscriptions?.url || undefined, p.payload, p.id);
       if (!app.manifest.socketMode) rec.url = app.manifest.eventSubscriptions?.url || undefined;
       let r = await d.attempt(rec, app, false, timeoutMs);
       let final = false;
@@ -88,7 +87,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         }
       }
       await durable;
-      await finishEvent(p, rec, r, app, final);
+      await finishEvent(p, rec, r, app, final, mine);
       return rec;
     } finally {
       inFlight.delete(p.id);
@@ -96,21 +95,26 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   }
 
   /** After an event's attempt: schedule the next one, or end it (delivered or failed) and forget the pending record. */
-  async function finishEvent(p: PendingDelivery, rec: DeliveryRecord, r: AttemptResult, app: AppRecord, final: boolean): Promise<void> {
+  async function finishEvent(p: PendingDelivery, rec: DeliveryRecord, r: AttemptResult, app: AppRecord, final: boolean, ours: (cur: PendingDelivery) => boolean): Promise<void> {
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
     const delay = !final && !delivered && retryable(r) && !stopped ? nextRetryDelayMs(schedule, p.retryNum) : undefined;
+    let kept: boolean;
     if (delay !== undefined) {
-      const next: PendingDelivery = { ...p, retryNum: p.retryNum + 1, nextAt: clock.now() + delay };
+      const next: PendingDelivery = { ...released(p, clock.now() + delay), retryNum: p.retryNum + 1 };
       rec.state = 'retrying';
       rec.nextAttemptAt = new Date(next.nextAt).toISOString();
-      await store.commit([{ table: PENDING_TABLE, id: p.id, value: next }]);
+      kept = await replacePending(store, p, next, ours);
     } else {
       rec.state = delivered ? 'delivered' : 'failed';
       rec.nextAttemptAt = undefined;
-      if (!stopped || delivered || !retryable(r) || final) await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
+      if (!stopped || delivered || !retryable(r) || final) kept = await replacePending(store, p, null, ours);
+      // stopping: the event stays pending, free for the next daemon (or this one's restart) at once
+      else kept = await replacePending(store, p, released(p, clock.now()), ours);
       // The worker gave up: a socket-mode app's copy in the queue goes too (the queue is bounded by this schedule).
-      if (!delivered && !final && !stopped && app.manifest.socketMode) socket.discard(app.id, p.id, 'the retry schedule ran out before the app connected');
+      if (kept && !delivered && !final && !stopped && app.manifest.socketMode) void socket.discard(app.id, p.id, 'the retry schedule ran out before the app connected');
     }
+    // not ours any more (cancelled, or taken over after our lease ran out): whoever has it now writes the log
+    if (!kept) return void logger.warn('delivery attempt outcome dropped: the event was ended or taken over meanwhile', { deliveryId: p.id, outcome: r.outcome });
     log.put(rec);
   }
 
@@ -120,14 +124,13 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       keptWhileInFlight.set(id, result);
       return;
     }
-    const p = store.get<PendingDelivery>(PENDING_TABLE, id);
-    const app = apps.byId(appId);
-    const rec = log.get(id) ?? (p && app ? d.newRecord(app, 'event', p, undefined, p.payload, p.id) : undefined);
-    if (!rec) return;
     inFlight.add(id);
     try {
+      const [p, app, logged] = await Promise.all([store.get<PendingDelivery>(PENDING_TABLE, id), apps.byId(appId), log.get(id)]);
+      const rec = logged ?? (p && app ? d.newRecord(app, 'event', p, undefined, p.payload, p.id) : undefined);
+      if (!rec) return;
       d.recordAttempt(rec, result, d.nextAttemptId(), rec.attempts.length);
-      if (p && app) await finishEvent(p, rec, result, app, true);
+      if (p && app) await finishEvent(p, rec, result, app, true, anyone);
       else {
         // the worker had already ended it (e.g. before a restart): only the log learns the news
         rec.state = result.outcome === 'acked' ? 'delivered' : 'failed';
@@ -146,8 +149,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    * pending record is written while the first attempt is under way (the attempt does not wait
    * for the disk: a fan-out to many apps is as fast as their answers), and the attempt's outcome
    * is recorded only once the record is durable, so a retry is never scheduled for an event
-   * the store does not hold. The event is claimed before anything else, so the tick cannot
-   * start that attempt first.
+   * the store does not hold. The record is written leased to this daemon and due only when the
+   * lease runs out, so no tick (of any daemon) starts that attempt too; should this daemon die,
+   * another one makes it then. `expect`: conditions of that write (the outbox record still
+   * there); with them the attempt waits for the write, so it is made only by the daemon that won.
    */
   async function enqueueEvent(
     app: AppRecord,
@@ -155,14 +160,23 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     userId: string,
     eventType: string,
     payload: Record<string, unknown>,
-    opts: { extra?: Array<{ table: string; id: string; value: null }>; timeoutMs?: number } = {},
+    opts: { extra?: Array<{ table: string; id: string; value: null }>; expect?: Array<{ table: string; id: string; value: object }>; timeoutMs?: number } = {},
   ): Promise<DeliveryRecord | undefined> {
-    const p: PendingDelivery = { id: d.nextDeliveryId(), appId: app.id, workspaceId, userId, eventType, payload, retryNum: 0, nextAt: clock.now(), createdAt: d.iso() };
+    const now = clock.now();
+    const p: PendingDelivery = { id: d.nextDeliveryId(), appId: app.id, workspaceId, userId, eventType, payload, retryNum: 0, nextAt: now + leaseMs, createdAt: d.iso(), leaseOwner: instanceId, leaseUntil: now + leaseMs };
     const rec = d.newRecord(app, 'event', { workspaceId, userId }, app.manifest.eventSubscriptions?.url || undefined, payload, p.id);
-    log.put(rec);
     inFlight.add(p.id);
-    const durable = store.commit([{ table: PENDING_TABLE, id: p.id, value: p }, ...(opts.extra ?? [])]);
-    const attempted = d.track(runAttempt(p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable));
+    const durable = store.commit([{ table: PENDING_TABLE, id: p.id, value: p }, ...(opts.extra ?? [])], opts.expect);
+    if (opts.expect) {
+      try {
+        await durable;
+      } catch (e) {
+        inFlight.delete(p.id);
+        throw e;
+      }
+    }
+    log.put(rec);
+    const attempted = d.track(runAttempt(p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app, rec }));
     try {
       await durable;
     } catch (e) {
@@ -172,31 +186,52 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return attempted;
   }
 
-  /** End a retrying event now: no further attempt, the log says cancelled and why. */
-  async function cancelPending(p: PendingDelivery, reason: string): Promise<void> {
-    await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
-    socket.discard(p.appId, p.id, reason);
-    const rec = log.get(p.id);
-    if (!rec) return;
+  /** End a retrying event now: no further attempt, the log says cancelled and why. False: it was no longer ours to end. */
+  async function cancelPending(p: PendingDelivery, reason: string, ours: (cur: PendingDelivery) => boolean): Promise<boolean> {
+    if (!(await replacePending(store, p, null, ours))) return false;
+    void socket.discard(p.appId, p.id, reason);
+    logger.info('delivery cancelled', { deliveryId: p.id, appId: p.appId, reason });
+    const rec = await log.get(p.id);
+    if (!rec) return true;
     rec.state = 'cancelled';
     rec.nextAttemptAt = undefined;
     rec.cancelReason = reason;
     rec.updatedAt = d.iso();
     log.put(rec);
-    logger.info('delivery cancelled', { deliveryId: p.id, appId: p.appId, reason });
+    return true;
   }
 
-  /** `deliveries cancel`: undefined when the event is not waiting for a retry (or an attempt of it runs now). */
+  /** `deliveries cancel`: undefined when the event is not waiting for a retry (or an attempt of it runs now, here or elsewhere). */
   async function cancel(id: string, reason: string): Promise<DeliveryRecord | undefined> {
-    const p = store.get<PendingDelivery>(PENDING_TABLE, id);
-    if (!p || inFlight.has(id)) return undefined;
+    const p = await store.get<PendingDelivery>(PENDING_TABLE, id);
+    if (!p || inFlight.has(id) || leasedElsewhere(p, instanceId, clock.now())) return undefined;
     inFlight.add(id);
     try {
-      await cancelPending(p, reason);
+      // one try: a change meanwhile means an attempt started somewhere
+      if (!(await cancelPending(p, reason, () => false))) return undefined;
     } finally {
       inFlight.delete(id);
     }
     return log.get(id);
+  }
+
+  /** A deleted app's waiting events end at once, as cancelled (those in flight end at their next attempt). */
+  async function cancelForApp(appId: string, reason = 'the app was deleted'): Promise<void> {
+    for (const p of await store.find<PendingDelivery>(PENDING_TABLE, 'appId', appId)) {
+      if (inFlight.has(p.id) || leasedElsewhere(p, instanceId, clock.now())) continue;
+      inFlight.add(p.id);
+      try {
+        await cancelPending(p, reason, () => false);
+      } finally {
+        inFlight.delete(p.id);
+      }
+    }
+  }
+
+  /** Fallback for deletions that did not call cancelForApp: apps of pending events that are gone. */
+  async function sweepDeletedApps(): Promise<void> {
+    const appIds = new Set((await store.all<PendingDelivery>(PENDING_TABLE)).map((p) => p.appId));
+    for (const appId of appIds) if (!(await apps.byId(appId))) await cancelForApp(appId);
   }
 
   /**
@@ -207,10 +242,9 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   async function replay(rec: DeliveryRecord, app: AppRecord): Promise<DeliveryRecord> {
     const r = await d.track(d.attempt(rec, app, false, config.deliveryEventTimeoutMs, true));
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
-    const p = store.get<PendingDelivery>(PENDING_TABLE, rec.id);
-    if (p && !inFlight.has(rec.id)) {
-      if (delivered) {
-        await store.commit([{ table: PENDING_TABLE, id: p.id, value: null }]);
+    const p = await store.get<PendingDelivery>(PENDING_TABLE, rec.id);
+    if (p && !inFlight.has(rec.id) && !leasedElsewhere(p, instanceId, clock.now())) {
+      if (delivered && (await replacePending(store, p, null, () => false))) {
         rec.state = 'delivered';
         rec.nextAttemptAt = undefined;
       } else rec.state = 'retrying';
@@ -219,53 +253,47 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return rec;
   }
 
-  /** APP_UNAUTHORIZED / APP_UNINSTALLED written by the OAuth service: deliver and remove them. */
-  async function drainOutbox(): Promise<void> {
-    for (const ev of [...store.values<OutboxEventRecord>(EVENTS_OUTBOX)]) {
-      if (inFlight.has(ev.id)) continue;
-      const app = apps.byId(ev.appId);
-      const subscribed = app?.manifest.eventSubscriptions?.events?.includes(ev.eventType);
-      if (!app || !subscribed) {
-        await store.commit([{ table: EVENTS_OUTBOX, id: ev.id, value: null }]);
-        continue;
-      }
-      inFlight.add(ev.id);
-      try {
-        const payload = eventPayload(ev.eventType, ev.workspaceId, ev.workspaceUserIds, ev.body);
-        void enqueueEvent(app, ev.workspaceId, ev.workspaceUserIds[0] ?? '', ev.eventType, payload, { extra: [{ table: EVENTS_OUTBOX, id: ev.id, value: null }] }).catch((e) =>
-          logger.error('event delivery failed', { error: (e as Error).message }),
-        );
-      } finally {
-        inFlight.delete(ev.id);
-      }
+  const outbox = createOutboxDrain({ store, logger, apps, enqueueEvent });
+
+  async function tickOnce(): Promise<void> {
+    const now = clock.now();
+    const due = await store.claim<PendingDelivery>({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
+    for (const p of due) {
+      if (inFlight.has(p.id) || stopped) continue; // our own attempt, its lease just renewed
+      inFlight.add(p.id);
+      d.track(runAttempt(p, config.deliveryEventTimeoutMs)).catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
     }
+    if (now - lastSweep >= SWEEP_MS) {
+      lastSweep = now;
+      await sweepDeletedApps();
+    }
+    await outbox.drain();
   }
 
   function tick() {
-    if (stopped) return;
-    const now = clock.now();
-    for (const p of store.values<PendingDelivery>(PENDING_TABLE)) {
-      if (inFlight.has(p.id)) continue;
-      const due = p.nextAt <= now;
-      // a deleted app's events end at once, not at their next scheduled attempt
-      if (due || !apps.byId(p.appId)) d.track(attemptEvent(p)).catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
-    }
-    drainOutbox().catch((e) => logger.error('outbox drain failed', { error: (e as Error).message }));
+    if (stopped || ticking) return;
+    ticking = tickOnce()
+      .catch((e) => logger.error('delivery worker tick failed', { error: (e as Error).message }))
+      .finally(() => (ticking = undefined));
   }
 
   return {
     enqueueEvent,
     cancel,
+    cancelForApp,
     replay,
     start() {
       timer = setInterval(tick, TICK_MS);
       timer.unref();
-      tick();
+      takeOverDeadLeases(store, instanceId, clock.now())
+        .catch((e) => logger.error('taking over pending events failed', { error: (e as Error).message }))
+        .finally(tick);
     },
     /** No new attempts; resolves once those in flight have ended. */
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
+      await ticking;
       await d.idle();
     },
   };

@@ -23,8 +23,8 @@ import { signInLinkRoutes, webRoutes } from './routes/web.js';
 import { consoleRoutes } from './routes/console/index.js';
 
 export function createHttpApp(d: Daemon, baseUrl: () => string) {
-  const { config, clock, logger, identity, apps, oauth } = d;
-  const socketStatus = (appId: string) => ({ connections: d.socket.sessions.count(appId), queuedEvents: d.socket.transport.queued(appId) });
+  const { config, clock, logger, identity, apps, oauth, store } = d;
+  const socketStatus = async (appId: string) => ({ connections: await d.socket.sessions.count(appId), queuedEvents: await d.socket.transport.queued(appId) });
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -40,7 +40,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
   // Who the caller is (login, workspaces, users: the two info calls answer without an Authtoken), then
   // the management calls, the most frequent, ahead of the routers for other paths.
-  app.use(identityRoutes({ config, clock, identity, onUserJoined: (id) => void d.workspace.userJoined(id) }));
+  app.use(identityRoutes({ config, clock, store, identity, onUserJoined: (id) => void d.workspace.userJoined(id).catch((e: unknown) => d.logger.error('announcing a new workspace user failed', { error: String(e) })) }));
   // Management calls: the caller's own workspace user, authenticated once for every router below.
   app.use(
     MGMT_BASE,
@@ -49,32 +49,33 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     appsRoutes({
       config,
       clock,
+      store,
       apps,
       fetchManifest: (url) => fetchManifest(url, d.egress),
       socketStatus,
     }),
-    deliveryRoutes({ config, clock, deliveries: d.deliveries }),
+    deliveryRoutes({ config, clock, store, deliveries: d.deliveries }),
     signInLinkRoutes(web),
     loginCodeRoutes({ leads: d.leads }),
     oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
-    peopleRoutes({ config, clock, workspace: d.workspace, deliveries: d.deliveries }),
+    peopleRoutes({ config, clock, store, workspace: d.workspace, deliveries: d.deliveries }),
   );
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.
-  const platform = platformGate({ appTokens: oauth.appTokens, clock, limits: config.platformRateLimits });
+  const platform = platformGate({ appTokens: oauth.appTokens, clock, store, limits: config.platformRateLimits });
   const ws = d.workspace;
   app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformChannelRoutes({ platform, channels: ws.channels, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformFileRoutes({ platform, files: ws.files, identity, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }));
-  app.use(oauthConsentRoutes({ config, clock, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
+  app.use(oauthConsentRoutes({ config, clock, store, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
   app.use(webRoutes(web));
   // The official CLI's login (no Authtoken; its paths are not under the management base path).
-  app.use(leadRoutes({ config, clock, leads: d.leads }));
+  app.use(leadRoutes({ config, clock, store, leads: d.leads }));
   // The web console (GET / and /console/…), for browsers signed in with the session cookie.
-  const webConsole = consoleRoutes({ config, logger, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes, workspace: d.workspace });
+  const webConsole = consoleRoutes({ config, logger, store, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes, workspace: d.workspace });
   app.use(webConsole.router);
   app.use(notFoundHandler());
   app.use(errorHandler(logger));

@@ -30,6 +30,7 @@ import { createDispatcher } from '../delivery/dispatcher.js';
 import { createDeliveryWorker } from '../delivery/worker.js';
 import { createWorkspace } from '../services/workspace/workspace.js';
 import { openFileBlobs } from '../files/blob-store.js';
+import { storeFileBlobs } from '../files/store-blobs.js';
 
 export interface Foundation {
   config: Config;
@@ -38,6 +39,8 @@ export interface Foundation {
   store: Store;
   /** The master key (secret.key): sealing keys and the token-signing key are derived from it. */
   masterKey: Buffer;
+  /** This daemon among those sharing one database (delivery leases, socket-mode holders). */
+  instanceId: string;
   /** The daemon's URL once it listens (the files it serves are handed out as absolute URLs). */
   baseUrl: () => string;
 }
@@ -57,25 +60,26 @@ export function composeDaemon(base: Foundation) {
     exchange: createCodeExchange(ctx, { apps, grants }),
     appTokens: createAppTokens(store, { apps, identity }),
     revocation: createRevocation(ctx, { apps, identity, grants }),
-    consentSessions: createWebSessions(clock, deriveKey(base.masterKey, 'consent-forms')),
+    consentSessions: createWebSessions(clock, deriveKey(base.masterKey, 'consent-forms'), store),
   };
 
   const egress = createEgressPolicy(config);
   const http = createHttpTransport({ clock, egress, maxResponseBytes: config.deliveryMaxResponseBytes });
-  const log = openDeliveryLog({ dir: path.join(config.dataDir, 'deliveries'), maxBytes: config.deliveryLogMaxBytes, retentionDays: config.deliveryLogRetentionDays, clock, logger });
+  const log = openDeliveryLog({ dir: path.join(config.dataDir, 'deliveries'), maxBytes: config.deliveryLogMaxBytes, retentionDays: config.deliveryLogRetentionDays, clock, logger, store });
 
   const socketSessions = createSocketSessions(ctx);
-  const socketTransport = createSocketTransport(socketSessions, { store, clock, logger, config });
+  const socketTransport = createSocketTransport(socketSessions, { store, clock, logger, config, instanceId: base.instanceId });
 
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket: socketTransport, log });
-  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket: socketTransport });
+  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket: socketTransport, instanceId: base.instanceId });
   const deliveries = createDeliveriesService({ config, clock, apps, grants, dispatcher, worker, http });
 
   // the local workspace (channels, messages) the platform API works on; its changes make events through the worker
   // uploaded files: records in the store, bytes under <dataDir>/files (the workspace sees only FileBlobs)
-  const blobs = openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
+  // on PostgreSQL the bytes are in the database too, so that every daemon serves every file
+  const blobs = store.kind === 'postgres' ? storeFileBlobs(store) : openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
   const fileUrl = (fileId: string) => `${base.baseUrl()}/files/${fileId}`;
-  const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker, blobs, fileUrl });
+  const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker, blobs, fileUrl, instanceId: base.instanceId });
 
   return {
     config,

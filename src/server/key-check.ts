@@ -13,12 +13,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createSealer, deriveKey } from '../crypto.js';
-import type { Store } from '../store/types.js';
+import { StoreConflict, type Store } from '../store/types.js';
 import { OT } from '../services/oauth/records.js';
-import { T } from '../services/records.js';
+import { META, T } from '../services/records.js';
 import { StartupError } from './data-dir.js';
 
-const META = 'meta';
 const KEY_CHECK_ID = 'keyCheck';
 const LABEL = 'appreg key check v1';
 
@@ -47,10 +46,10 @@ const wrongKey = (keyFile: string, why: string) =>
     'key',
   );
 
-/** One sealed value of the store, if any. */
-function firstSealed(store: Store): string | undefined {
-  for (const app of store.values<{ sealedSecrets?: unknown }>(T.apps)) if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
-  for (const inst of store.values<{ sealedBotToken?: unknown }>(OT.installations)) if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
+/** One sealed value of the store, if any (read once per store: only while it has no key-check value yet). */
+async function firstSealed(store: Store): Promise<string | undefined> {
+  for (const app of await store.all<{ sealedSecrets?: unknown }>(T.apps)) if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
+  for (const inst of await store.all<{ sealedBotToken?: unknown }>(OT.installations)) if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
   return undefined;
 }
 
@@ -78,19 +77,22 @@ interface KeyCheckOutcome {
 }
 
 /**
- * Compare the master key with the data directory's key-check value, writing one when there is
- * none yet (see the top of this file). Call it right after the store opens, before anything reads
- * a secret or renews credentials.json. Throws StartupError (reason 'key') on a wrong key.
+ * Compare the master key with the store's key-check value, writing one when there is none yet
+ * (see the top of this file). Call it right after the store opens, before anything reads a secret
+ * or renews credentials.json. Throws StartupError (reason 'key') on a wrong key. The value lives in
+ * the store, so on PostgreSQL every daemon compares with the same one; the first value is written
+ * expecting none, so of daemons started at once on a new database with different keys, all but the
+ * first compare with the value it wrote (and refuse to start).
  */
 export async function checkMasterKey(store: Store, master: Buffer, opts: { keyFile: string; credentialsFile?: string; now?: () => Date }): Promise<KeyCheckOutcome> {
   const expected = checkValue(master);
-  const rec = store.get<KeyCheckRecord>(META, KEY_CHECK_ID);
+  const rec = await store.get<KeyCheckRecord>(META, KEY_CHECK_ID);
   if (rec) {
     if (typeof rec.value !== 'string' || !sameValue(rec.value, expected)) throw wrongKey(opts.keyFile, 'its key-check value does not match');
     return { how: 'matched' };
   }
   let basis: KeyCheckBasis;
-  const sealed = firstSealed(store);
+  const [sealed, workspaces] = await Promise.all([firstSealed(store), store.count(T.workspaces)]);
   const token = credentialsToken(opts.credentialsFile);
   if (sealed !== undefined) {
     try {
@@ -99,13 +101,19 @@ export async function checkMasterKey(store: Store, master: Buffer, opts: { keyFi
       throw wrongKey(opts.keyFile, 'it cannot open the secrets sealed in the data file');
     }
     basis = 'sealed-value';
-  } else if (token !== undefined && store.count(T.workspaces) > 0) {
+  } else if (token !== undefined && workspaces > 0) {
     if (!signedWith(token, master)) throw wrongKey(opts.keyFile, 'it did not sign the management token in credentials.json');
     basis = 'credentials-token';
   } else {
-    basis = store.count(T.workspaces) > 0 ? 'trust-on-first-use' : 'new';
+    basis = workspaces > 0 ? 'trust-on-first-use' : 'new';
   }
   const value: KeyCheckRecord = { id: KEY_CHECK_ID, value: expected, createdAt: (opts.now?.() ?? new Date()).toISOString(), basis };
-  await store.commit([{ table: META, id: KEY_CHECK_ID, value }]);
+  try {
+    await store.commit([{ table: META, id: KEY_CHECK_ID, value }], [{ table: META, id: KEY_CHECK_ID, value: undefined }]);
+  } catch (e) {
+    // another daemon wrote the value first: compare with it
+    if (e instanceof StoreConflict) return checkMasterKey(store, master, opts);
+    throw e;
+  }
   return { how: basis };
 }

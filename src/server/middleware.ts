@@ -7,6 +7,7 @@ import { normalizeEmail } from '../services/records.js';
 import { sendError } from './respond.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
+import type { Store } from '../store/types.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -35,16 +36,16 @@ const LOGIN_PER_ADDRESS_FACTOR = 5;
 /**
  * Sign-in attempts (the API login and the consent screen's form): at most `perMinute` per
  * email address in its normal form, whatever its case or spaces, and five times that per
- * caller address.
+ * caller address. `name` keeps each form's windows apart (the API login, the consent screen's form…).
  */
-export function loginLimits(opts: { perMinute: number; clock: Clock; emailOf: (req: Request) => unknown }): RequestHandler[] {
+export function loginLimits(opts: { name: string; perMinute: number; clock: Clock; store: HitCounter; emailOf: (req: Request) => unknown }): RequestHandler[] {
   const email = (req: Request) => {
     const e = opts.emailOf(req);
     return typeof e === 'string' ? normalizeEmail(e).slice(0, 254) : '';
   };
   return [
-    rateLimit({ perMinute: opts.perMinute * LOGIN_PER_ADDRESS_FACTOR, clock: opts.clock, key: (req) => `login-address|${req.ip}` }),
-    rateLimit({ perMinute: opts.perMinute, clock: opts.clock, key: (req) => `login-email|${email(req)}` }),
+    rateLimit({ perMinute: opts.perMinute * LOGIN_PER_ADDRESS_FACTOR, clock: opts.clock, store: opts.store, key: (req) => `${opts.name}|login-address|${req.ip}` }),
+    rateLimit({ perMinute: opts.perMinute, clock: opts.clock, store: opts.store, key: (req) => `${opts.name}|login-email|${email(req)}` }),
   ];
 }
 
@@ -96,20 +97,37 @@ export function notFoundHandler(): RequestHandler {
   return (req, _res, next) => next(noRoute(req.method, req.path));
 }
 
-/** Fixed-window limiter keyed per caller; limit is requests per minute, 0 disables. */
-export function rateLimit(opts: { perMinute: number; clock: Clock; key: (req: Request, res: Response) => string }): RequestHandler {
-  const windows = new Map<string, { start: number; count: number }>();
+/** What a limiter needs of the store: windows counted in the store are shared by every daemon behind a balancer. */
+export type HitCounter = Pick<Store, 'hit'>;
+
+const WINDOW_MS = 60_000;
+
+/**
+ * Fixed-window limiter keyed per caller; limit is requests per minute, 0 disables. The windows
+ * are counted by the store (`hit`), not in this process: a second daemon sees the same counts.
+ * `key` must name the limiter as well as the caller (a limiter's own bucket, as each had its own
+ * map before). Works on express's requests and on plain node:http ones (the token endpoint):
+ * it answers through `next` only, never by throwing.
+ */
+export function rateLimit(opts: { perMinute: number; clock: Clock; store: HitCounter; key: (req: Request, res: Response) => string }): RequestHandler {
   return (req, res, next) => {
     if (!opts.perMinute) return next();
     const now = opts.clock.now();
-    const k = opts.key(req, res);
-    let w = windows.get(k);
-    if (!w || now - w.start >= 60_000) {
-      if (windows.size > 50_000) windows.clear();
-      w = { start: now, count: 0 };
-      windows.set(k, w);
+    let k: string;
+    try {
+      k = opts.key(req, res);
+    } catch (e) {
+      return next(e);
     }
-    if (++w.count > opts.perMinute) return next(rateLimited(Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000))));
-    next();
+    opts.store.hit(`rate|${k}`, WINDOW_MS, now).then(
+      (hits) => next(hits > opts.perMinute ? rateLimited(retryAfter(now)) : undefined),
+      (e: unknown) => next(e),
+    );
   };
+}
+
+/** Seconds until the fixed window holding `now` ends (the store's windows start at multiples of their length). */
+function retryAfter(now: number): number {
+  const end = Math.floor(now / WINDOW_MS) * WINDOW_MS + WINDOW_MS;
+  return Math.max(1, Math.ceil((end - now) / 1000));
 }

@@ -18,7 +18,7 @@ import { refuseUpgrade } from './respond.js';
 import { SOCKET_PATH } from './routes/socket.js';
 
 /** Close codes (RFC 6455). */
-const CLOSE = { goingAway: 1001, policy: 1008 } as const;
+const CLOSE = { goingAway: 1001, policy: 1008, internalError: 1011 } as const;
 /** How long shutdown waits for closing handshakes before cutting the sockets. */
 const SHUTDOWN_GRACE_MS = 1000;
 
@@ -34,7 +34,7 @@ const textOf = (data: RawData) => (Buffer.isBuffer(data) ? data.toString('utf8')
 export function createSocketServer(deps: SocketServerDeps) {
   const { config, apps, sessions } = deps;
   const log = deps.logger.child({ component: 'socket' });
-  const isSocketApp = (appId: string) => apps.byId(appId)?.manifest.socketMode === true;
+  const isSocketApp = async (appId: string) => (await apps.byId(appId))?.manifest.socketMode === true;
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes, clientTracking: true, perMessageDeflate: false });
   /** Whether each socket showed a sign of life (pong or any frame) since the last protocol ping. */
   const alive = new Map<WebSocket, { alive: boolean; appId: string }>();
@@ -49,21 +49,41 @@ export function createSocketServer(deps: SocketServerDeps) {
       close: (code, reason) => ws.close(code, reason),
       isOpen: () => ws.readyState === ws.OPEN,
     };
-    const added = sessions.add(conn);
-    if (!added.ok) return ws.close(added.code, added.reason);
     const life = { alive: true, appId };
-    alive.set(ws, life);
+    // Registering may go to the store (which daemon holds the app's sockets): the listeners are
+    // set at once, so no frame is lost meanwhile. Once registered, frames and the close are
+    // handled as they come, in the same turn (what the socket queue's order relies on).
+    let ok: boolean | undefined;
+    const registered: Promise<boolean> = (async () => {
+      const added = await sessions.add(conn);
+      if (!added.ok) ws.close(added.code, added.reason);
+      else alive.set(ws, life);
+      return (ok = added.ok);
+    })().catch((e: unknown) => {
+      log.warn('socket refused: it could not be registered', { appId, connId: conn.id, error: String(e) });
+      ws.close(CLOSE.internalError, 'the daemon could not register the connection; reconnect');
+      return (ok = false);
+    });
+    const failed = (what: string) => (e: unknown) => log.warn(`socket ${what} failed`, { appId, connId: conn.id, error: String(e) });
+    const frame = async (text: string) => {
+      const v = await sessions.handleFrame(conn, text);
+      if (v.kind === 'pong') ws.send('pong');
+      else if (v.kind === 'flood') ws.close(CLOSE.policy, 'too many malformed or unknown frames');
+    };
     ws.on('pong', () => (life.alive = true));
     // Replies may come binary (the SDK) or text; both are UTF-8 JSON.
     ws.on('message', (data: RawData) => {
       life.alive = true;
-      const v = sessions.handleFrame(conn, textOf(data));
-      if (v.kind === 'pong') ws.send('pong');
-      else if (v.kind === 'flood') ws.close(CLOSE.policy, 'too many malformed or unknown frames');
+      const text = textOf(data);
+      if (ok) frame(text).catch(failed('frame'));
+      else void registered.then((yes) => (yes ? frame(text) : undefined)).catch(failed('frame'));
     });
     ws.on('close', (code: number) => {
       alive.delete(ws);
-      sessions.remove(conn);
+      const remove = async () => {
+        if (ok ?? (await registered)) await sessions.remove(conn);
+      };
+      remove().catch(failed('removal'));
       log.debug('socket closed', { appId, connId: conn.id, code });
     });
     ws.on('error', (e: Error) => log.warn('socket error', { appId, connId: conn.id, error: e.message }));
@@ -71,6 +91,10 @@ export function createSocketServer(deps: SocketServerDeps) {
 
   /** The server's 'upgrade' listener. */
   function handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    upgrade(req, socket, head).catch((e: unknown) => refuseUpgrade(socket, e, deps.logger, { method: 'GET', path: SOCKET_PATH }));
+  }
+
+  async function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const refuse = (err: unknown, path: string) => refuseUpgrade(socket, err, deps.logger, { method: 'GET', path });
     let url: URL;
     try {
@@ -80,16 +104,21 @@ export function createSocketServer(deps: SocketServerDeps) {
     }
     if (url.pathname !== SOCKET_PATH) return refuse(noRoute('GET (websocket)', url.pathname), url.pathname);
     if (stopping) return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
-    const appId = sessions.redeemTicket(url.searchParams.get('ticket'));
+    const appId = await sessions.redeemTicket(url.searchParams.get('ticket'));
     if (!appId) return refuse(unauthenticated('The ticket is unknown, expired or already used; fetch a new URL from websocket-connection.'), SOCKET_PATH);
-    if (!isSocketApp(appId)) return refuse(socketModeDisabled(), SOCKET_PATH);
+    if (!(await isSocketApp(appId))) return refuse(socketModeDisabled(), SOCKET_PATH);
+    if (stopping || socket.destroyed) return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
     wss.handleUpgrade(req, socket, head, (ws) => attach(ws, appId));
   }
 
   /** Protocol-level pings; a socket that missed one pong is dropped, and so is one whose app left socket mode. */
-  function pingAll() {
+  async function pingAll() {
+    const asked = new Set([...alive.values()].map((l) => l.appId));
+    const appIds = [...asked];
+    const socketApps = new Set((await Promise.all(appIds.map(async (id) => ((await isSocketApp(id)) ? id : undefined)))).filter((id) => id !== undefined));
     for (const [ws, life] of alive) {
-      if (!isSocketApp(life.appId)) {
+      if (!asked.has(life.appId)) continue; // connected while the apps were read: next round
+      if (!socketApps.has(life.appId)) {
         // Deleted, or switched to HTTP mode: its socket is of no further use (the SDK's
         // reconnect then gets a 401/400 from websocket-connection and stops).
         ws.close(CLOSE.policy, 'the app was deleted or no longer uses socket mode');
@@ -113,7 +142,7 @@ export function createSocketServer(deps: SocketServerDeps) {
     handleUpgrade,
     start() {
       if (config.socketPingIntervalMs > 0) {
-        pingTimer = setInterval(pingAll, config.socketPingIntervalMs);
+        pingTimer = setInterval(() => void pingAll().catch((e: unknown) => log.warn('socket ping round failed', { error: String(e) })), config.socketPingIntervalMs);
         pingTimer.unref();
       }
     },

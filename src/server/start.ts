@@ -2,7 +2,9 @@
  * Starts the daemon: data directory, lock, key, store, the composed parts, HTTP and websocket
  * listening, the background work; returns a handle whose close() stops it all in order.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -44,28 +46,25 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
   process.umask(0o077); // every file we (and lowdb) create is 0600
   ensureDataDir(config.dataDir);
   const releaseLock = acquireLock(config.dataDir);
+  /** Who this daemon is among those sharing a database (leases, socket-mode holders); new on every start. */
+  const instanceId = `${os.hostname().slice(0, 32)}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
   let store: Store | undefined;
   try {
     const dataExists = fs.existsSync(path.join(config.dataDir, 'appreg.json')) || fs.readdirSync(config.dataDir).some((f) => f.startsWith('appreg.journal'));
     const keyFile = config.keyFile ?? path.join(config.dataDir, 'secret.key');
     const keyExisted = fs.existsSync(keyFile); // before this start: a key beside a lost data file betrays it
     const masterKey = loadOrCreateKey(keyFile, dataExists);
-    try {
-      store = await openLowdbStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: opts.allowFresh, stateFiles: keyExisted ? [keyFile] : [] });
-    } catch (e) {
-      if (e instanceof StoreCorruptError) throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
-      throw e;
-    }
+    store = await openStore(config, logger, instanceId, { allowFresh: opts.allowFresh, stateFiles: keyExisted ? [keyFile] : [] });
     const keyCheck = await checkMasterKey(store, masterKey, { keyFile, credentialsFile: path.join(config.dataDir, 'credentials.json') });
     if (keyCheck.how === 'trust-on-first-use') logger.warn('recorded a key-check value for the key file by trust on first use: nothing in the data directory could verify it', { keyFile });
     else if (keyCheck.how !== 'matched' && keyCheck.how !== 'new') logger.info('recorded a key-check value for the key file', { keyFile, verifiedBy: keyCheck.how });
     let baseUrl = '';
-    const parts = composeDaemon({ config, logger, clock, store, masterKey, baseUrl: () => baseUrl });
+    const parts = composeDaemon({ config, logger, clock, store, masterKey, instanceId, baseUrl: () => baseUrl });
     const bootstrapped = await refreshCredentials(parts.identity, path.join(config.dataDir, 'credentials.json'), logger);
 
     let closing: Promise<void> | undefined;
     const app = createHttpApp(parts, () => baseUrl);
-    const tokenEndpoint = createTokenHandler({ config, clock, logger, exchange: parts.oauth.exchange });
+    const tokenEndpoint = createTokenHandler({ config, clock, logger, store, exchange: parts.oauth.exchange });
     // One request handler: the token endpoint is served ahead of express (measured: express's
     // per-request cost is most of an exchange's CPU), everything else by express.
     const server = http.createServer(
@@ -101,7 +100,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     parts.delivery.worker.start();
     parts.workspace.scheduled.start();
     const sweeper = setInterval(() => {
-      parts.oauth.consentSessions.sweep();
+      parts.oauth.consentSessions.sweep().catch((e) => logger.error('sweeping used sign-in tokens failed', { error: String(e) }));
       parts.oauth.exchange.sweep().catch((e) => logger.error('sweeping expired codes failed', { error: String(e) }));
     }, SWEEP_MS);
     sweeper.unref();
@@ -124,6 +123,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
         clearInterval(sweeper);
         await parts.workspace.scheduled.stop();
         await parts.delivery.worker.stop();
+        await parts.socket.transport.close(); // this daemon no longer holds any app's websockets for the others
         await requests.drained(5000);
         server.closeIdleConnections();
         await parts.delivery.log.close();
@@ -139,6 +139,28 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
   } catch (e) {
     await store?.close().catch(() => {});
     releaseLock();
+    throw e;
+  }
+}
+
+/**
+ * The store of record: PostgreSQL when a database URL is configured (loaded only then), else the
+ * embedded store in the data dir. A damaged embedded store, or a database that cannot be reached or
+ * migrated, refuses the start with one line (never the URL's password).
+ */
+async function openStore(config: Config, logger: Logger, instanceId: string, o: { allowFresh?: boolean; stateFiles: string[] }): Promise<Store> {
+  if (config.databaseUrl) {
+    const { openPostgresStore, redactUrl } = await import('../store/postgres/index.js');
+    try {
+      return await openPostgresStore({ url: config.databaseUrl, logger, instanceId, poolSize: config.databasePoolSize });
+    } catch (e) {
+      throw new StartupError(`refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${(e as Error).message}`, 'data');
+    }
+  }
+  try {
+    return await openLowdbStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: o.allowFresh, stateFiles: o.stateFiles });
+  } catch (e) {
+    if (e instanceof StoreCorruptError) throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
     throw e;
   }
 }

@@ -3,7 +3,7 @@ import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
 import { appPublished, invalidClient, invalidManifest, notFound, type AppError } from '../errors.js';
 import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
-import { T, type AppRecord, type AppSecrets } from './records.js';
+import { T, retryOnConflict, type AppRecord, type AppSecrets } from './records.js';
 import type { Principal } from './identity.js';
 
 /** An app key nobody holds: an unknown app id costs the same comparison as a wrong key. */
@@ -35,6 +35,7 @@ function appView(app: AppRecord, secrets?: AppSecrets): AppView {
 export function createAppsService(ctx: ServiceContext) {
   const { store, sealer, clock } = ctx;
   const nowIso = () => new Date(clock.now()).toISOString();
+  // sealed → plain: a pure function of immutable input, so it may be kept (it decides nothing)
   const secretsCache = new Map<string, AppSecrets>();
 
   function parse(input: unknown): { manifest: Manifest; warnings: Violation[] } {
@@ -50,27 +51,28 @@ export function createAppsService(ctx: ServiceContext) {
     let s = secretsCache.get(app.sealedSecrets);
     if (!s) {
       s = JSON.parse(sealer.open(app.sealedSecrets)) as AppSecrets;
+      if (secretsCache.size > 10_000) secretsCache.clear();
       secretsCache.set(app.sealedSecrets, s);
     }
     return s;
   }
 
   /** Any app by id, regardless of owner (for OAuth and delivery). */
-  function byId(id: string): AppRecord | undefined {
+  async function byId(id: string): Promise<AppRecord | undefined> {
     return typeof id === 'string' ? store.get<AppRecord>(T.apps, id) : undefined;
   }
 
-  /** The caller's own app, else 404 (another user's app is indistinguishable from a missing one). */
   /** The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong key. */
-  function byAppKey(appId: string, appKey: unknown): AppRecord {
-    const app = byId(appId);
+  async function byAppKey(appId: string, appKey: unknown): Promise<AppRecord> {
+    const app = await byId(appId);
     const given = typeof appKey === 'string' ? appKey : '';
     if (!safeEqual(given, app ? secretsOf(app).appKey : DUMMY_APP_KEY) || !app || given === '') throw invalidClient('The appKey does not match this app.');
     return app;
   }
 
-  function owned(p: Principal, id: string): AppRecord {
-    const app = byId(id);
+  /** The caller's own app, else 404 (another user's app is indistinguishable from a missing one). */
+  async function owned(p: Principal, id: string): Promise<AppRecord> {
+    const app = await byId(id);
     if (!app || app.ownerId !== p.workspaceUserId) throw notFound('App');
     return app;
   }
@@ -88,47 +90,62 @@ export function createAppsService(ctx: ServiceContext) {
     return { app: appView(app, secrets), warnings };
   }
 
+  /**
+   * Read the caller's app, check, write: the commit expects the app as read, so a concurrent
+   * change (a publish on another daemon while this one deletes) makes the step run again on
+   * what is stored now, and its check sees the change.
+   */
+  const change = <R>(p: Principal, id: string, step: (app: AppRecord) => { next: AppRecord | null; out: R }): Promise<R> =>
+    retryOnConflict(async () => {
+      const app = await owned(p, id);
+      const { next, out } = step(app);
+      await store.commit([{ table: T.apps, id, value: next }], [{ table: T.apps, id, value: app }]);
+      return out;
+    });
+
   async function update(p: Principal, id: string, input: unknown) {
-    const app = owned(p, id);
-    // docs/protocol.md §1: 409 app_published for a delete or an update of a published app
-    if (app.published) throw appPublished();
-    const { manifest, warnings } = parse(input);
-    // docs/protocol.md §2, endpoint 2: when avatarUrl is omitted, the current avatar is left unchanged.
-    if (manifest.avatarUrl === undefined && app.manifest.avatarUrl !== undefined) manifest.avatarUrl = app.manifest.avatarUrl;
-    const next: AppRecord = { ...app, manifest, updatedAt: nowIso() };
-    await store.commit([{ table: T.apps, id, value: next }]);
-    return { app: appView(next), warnings };
+    return change(p, id, (app) => {
+      // docs/protocol.md §1: 409 app_published for a delete or an update of a published app
+      if (app.published) throw appPublished();
+      const { manifest, warnings } = parse(input);
+      // docs/protocol.md §2, endpoint 2: when avatarUrl is omitted, the current avatar is left unchanged.
+      if (manifest.avatarUrl === undefined && app.manifest.avatarUrl !== undefined) manifest.avatarUrl = app.manifest.avatarUrl;
+      const next: AppRecord = { ...app, manifest, updatedAt: nowIso() };
+      return { next, out: { app: appView(next), warnings } };
+    });
   }
 
-  function list(p: Principal): AppView[] {
-    const out: AppView[] = [];
-    for (const app of store.values<AppRecord>(T.apps)) if (app.ownerId === p.workspaceUserId) out.push(appView(app));
-    return out;
+  /** The caller's apps, oldest first (the order they were created in). */
+  async function list(p: Principal): Promise<AppView[]> {
+    const mine = await store.find<AppRecord>(T.apps, 'ownerId', p.workspaceUserId);
+    mine.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    return mine.map((app) => appView(app));
   }
 
-  function get(p: Principal, id: string): AppView {
-    const app = owned(p, id);
+  async function get(p: Principal, id: string): Promise<AppView> {
+    const app = await owned(p, id);
     return appView(app, secretsOf(app));
   }
 
   async function remove(p: Principal, id: string): Promise<void> {
-    const app = owned(p, id);
-    if (app.published) throw appPublished('Only an unpublished app can be deleted; unpublish it first.');
-    await store.commit([{ table: T.apps, id, value: null }]);
+    await change(p, id, (app) => {
+      if (app.published) throw appPublished('Only an unpublished app can be deleted; unpublish it first.');
+      return { next: null, out: undefined };
+    });
   }
 
   async function rotateSecrets(p: Principal, id: string): Promise<AppSecrets> {
-    const app = owned(p, id);
-    const secrets = newSecrets();
-    await store.commit([{ table: T.apps, id, value: { ...app, sealedSecrets: sealer.seal(JSON.stringify(secrets)), updatedAt: nowIso() } }]);
-    return secrets;
+    return change(p, id, (app) => {
+      const secrets = newSecrets();
+      return { next: { ...app, sealedSecrets: sealer.seal(JSON.stringify(secrets)), updatedAt: nowIso() }, out: secrets };
+    });
   }
 
   async function setPublished(p: Principal, id: string, published: boolean): Promise<AppView> {
-    const app = owned(p, id);
-    const next = { ...app, published, updatedAt: nowIso() };
-    await store.commit([{ table: T.apps, id, value: next }]);
-    return appView(next);
+    return change(p, id, (app) => {
+      const next = { ...app, published, updatedAt: nowIso() };
+      return { next, out: appView(next) };
+    });
   }
 
   return { create, update, list, get, remove, rotateSecrets, setPublished, byId, byAppKey, owned, secretsOf };

@@ -61,7 +61,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   const { config, clock, apps, grants, dispatcher: d, worker, http } = deps;
   const { log } = d;
 
-  function ownedApp(p: Principal, appId: unknown): AppRecord {
+  async function ownedApp(p: Principal, appId: unknown): Promise<AppRecord> {
     if (typeof appId !== 'string' || !appId) throw invalidRequest('appId is required.');
     return apps.owned(p, appId);
   }
@@ -75,12 +75,12 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
 
   async function trigger(p: Principal, input: TriggerInput): Promise<DeliveryRecord> {
     if (!KINDS.includes(input.kind)) throw invalidRequest(`kind must be one of ${KINDS.join(', ')}.`);
-    const app = ownedApp(p, input.appId);
+    const app = await ownedApp(p, input.appId);
     const budget = budgetOf(input.timeoutMs);
     let workspaceUserIds: string[] | undefined;
     if (input.kind === 'event') {
       // the users concerned: those who authorized the app here (else the caller)
-      const authorized = grants.authorizedUsers(app.id, p.workspaceId);
+      const authorized = await grants.authorizedUsers(app.id, p.workspaceId);
       workspaceUserIds = authorized.length ? authorized : [p.workspaceUserId];
     }
     const who = { workspaceId: p.workspaceId, userId: p.workspaceUserId, workspaceUserIds };
@@ -100,15 +100,15 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return rec;
   }
 
-  function get(p: Principal, id: string): DeliveryRecord {
-    const rec = log.get(id);
+  async function get(p: Principal, id: string): Promise<DeliveryRecord> {
+    const rec = await log.get(id);
     if (!rec || rec.ownerId !== p.workspaceUserId) throw notFound('Delivery');
     return rec;
   }
 
   async function replay(p: Principal, id: string): Promise<DeliveryRecord> {
-    const rec = get(p, id);
-    const app = apps.owned(p, rec.appId);
+    const rec = await get(p, id);
+    const app = await apps.owned(p, rec.appId);
     if (!rec.payload) throw payloadNotKept('This trigger succeeded before the daemon restarted and its payload is not kept on disk; send it again with deliver-test.');
     if (rec.kind === 'event') return worker.replay(rec, app);
     d.settleInteractive(rec, app, await d.track(d.attempt(rec, app, true, config.deliveryBudgetMs, true)));
@@ -117,7 +117,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
 
   /** End a retrying event: no further attempt. */
   async function cancel(p: Principal, id: string): Promise<DeliveryRecord> {
-    const rec = get(p, id);
+    const rec = await get(p, id);
     const out = rec.kind === 'event' ? await worker.cancel(id, 'cancelled by its owner') : undefined;
     if (!out) throw deliveryNotRetrying(`Delivery ${id} is ${rec.state}; only an event waiting for its next retry can be cancelled.`);
     return out;
@@ -125,7 +125,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
 
   /** Send the trigger once with a wrong signature and once unsigned; a safe app refuses both. */
   async function probeSignature(p: Principal, input: TriggerInput) {
-    const app = ownedApp(p, input.appId);
+    const app = await ownedApp(p, input.appId);
     if (app.manifest.socketMode) throw invalidRequest('Socket-mode frames are not signed; the signature probe applies to HTTP apps only.');
     const built = buildPayload(input.kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input);
     if (!built.url) throw invalidRequest('The app has no URL for this kind of call.');
@@ -147,15 +147,17 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
    * SLASH_COMMAND within the budget; the record says what the person sees.
    */
   async function invokeSlashCommand(p: Principal, input: { command: string; text: string; channelId: string; threadRootId?: string }): Promise<DeliveryRecord> {
-    const app = appsFor(p).find((a) => (a.manifest.slashCommands ?? []).some((c) => c.command === input.command));
+    const app = (await appsFor(p)).find((a) => (a.manifest.slashCommands ?? []).some((c) => c.command === input.command));
     if (!app) throw notFound(`An app with the command ${input.command} in this workspace`);
     return asPerson(p, app, 'slash-command', input);
   }
 
   /** The apps a person of the workspace can use: those installed in it, and (for development) those the caller owns. */
-  function appsFor(p: Principal): AppRecord[] {
-    const ids = new Set([...grants.installedApps(p.workspaceId), ...apps.list(p).map((v) => v.id)]);
-    return [...ids].map((id) => apps.byId(id)).filter((a): a is AppRecord => !!a);
+  async function appsFor(p: Principal): Promise<AppRecord[]> {
+    const [installed, own] = await Promise.all([grants.installedApps(p.workspaceId), apps.list(p)]);
+    const ids = new Set([...installed, ...own.map((v) => v.id)]);
+    const found = await Promise.all([...ids].map((id) => apps.byId(id)));
+    return found.filter((a): a is AppRecord => !!a);
   }
 
   async function asPerson(p: Principal, app: AppRecord, kind: DeliveryKind, input: TriggerFields): Promise<DeliveryRecord> {
@@ -172,12 +174,12 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
    * holds the app's answer (a view to show, menu options) and what the person sees.
    */
   async function interact(p: Principal, appId: string, kind: Exclude<DeliveryKind, 'event' | 'slash-command'>, input: TriggerFields): Promise<DeliveryRecord> {
-    const app = appsFor(p).find((a) => a.id === appId);
+    const app = (await appsFor(p)).find((a) => a.id === appId);
     if (!app) throw notFound('App in this workspace');
     return asPerson(p, app, kind, input);
   }
 
-  const list = (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f });
+  const list = async (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f });
 
   return { trigger, replay, cancel, invokeSlashCommand, interact, appsFor, probeSignature, get, list };
 }

@@ -1,8 +1,9 @@
 /** Workspaces, users, passwords and management tokens. */
 import { newId, PREFIX, hashPassword, verifyPassword, generatePassword, signJwt, verifyJwt } from '../crypto.js';
 import { forbidden, invalidCredentials, invalidRequest, notFound, unauthenticated, userExists } from '../errors.js';
+import { StoreConflict, type Change, type Expectation } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { T, accountId, type AccountRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from './records.js';
+import { T, META, accountId, retryOnConflict, type AccountRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from './records.js';
 
 export interface Principal { workspaceId: string; workspaceUserId: string; jti: string }
 export interface IssuedToken { authToken: string; exp: number; workspaceId: string; workspaceUserId: string }
@@ -12,7 +13,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 export function createIdentityService(ctx: ServiceContext) {
   const { store, clock } = ctx;
   const nowIso = () => new Date(clock.now()).toISOString();
-  // Verified-token cache: avoids re-verifying the HMAC on every call; revocation is still checked per call.
+  // Verified-signature cache: a pure function of the token (and the shared key), so it decides nothing on its
+  // own; expiry, revocation and the user's existence are checked against the store on every call.
   const verified = new Map<string, { claims: Principal; exp: number }>();
 
   function newWorkspace(name: unknown): WorkspaceRecord {
@@ -20,15 +22,9 @@ export function createIdentityService(ctx: ServiceContext) {
     return { id: newId(PREFIX.workspace), name: name.trim(), createdAt: nowIso() };
   }
 
-  async function createWorkspace(name: string): Promise<WorkspaceRecord> {
-    const ws = newWorkspace(name);
-    await store.commit([{ table: T.workspaces, id: ws.id, value: ws }]);
-    return ws;
-  }
-
   /** A new workspace whose first member is the caller, with the same login: one commit. */
   async function createWorkspaceFor(principal: Principal, name: unknown): Promise<WorkspaceRecord & { workspaceUserId: string }> {
-    const me = store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
+    const me = await store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
     if (!me) throw unauthenticated('The Authtoken has been revoked.');
     const ws = newWorkspace(name);
     const user: WorkspaceUserRecord = { id: newId(PREFIX.workspaceUser), workspaceId: ws.id, accountId: me.accountId, email: me.email, name: me.name, createdAt: nowIso() };
@@ -40,66 +36,97 @@ export function createIdentityService(ctx: ServiceContext) {
   }
 
   /** The caller's membership of `workspaceId` (their own workspace user there), or 403. */
-  function membershipIn(principal: Principal, workspaceId: string): WorkspaceUserRecord {
-    const me = store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
-    const m = !me ? undefined : me.workspaceId === workspaceId ? me : membershipsOf(me.accountId).find((u) => u.workspaceId === workspaceId);
+  async function membershipIn(principal: Principal, workspaceId: string): Promise<WorkspaceUserRecord> {
+    const me = await store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
+    const m = !me ? undefined : me.workspaceId === workspaceId ? me : (await membershipsOf(me.accountId)).find((u) => u.workspaceId === workspaceId);
     if (!m) throw forbidden('You are not a member of that workspace.');
     return m;
   }
 
   const userRecord = (id: string) => store.get<WorkspaceUserRecord>(T.workspaceUsers, id);
 
-  /** existingAccount: the email already had a login (another workspace); its password is kept, a given one is not used. */
-  async function createUser(input: { workspaceId: string; email: string; name: string; password?: string }): Promise<{ user: WorkspaceUserRecord; password?: string; existingAccount: boolean }> {
+  type NewUser = { workspaceId: string; email: string; name: string; password?: string };
+  interface UserPlan { user: WorkspaceUserRecord; password?: string; existingAccount: boolean; changes: Change[]; expect: Expectation[] }
+
+  /**
+   * The records that add a user, and what they rest on: the account is written in the same commit
+   * (new, or with its `rev` moved on) and expected as read, so two daemons adding one email to one
+   * workspace at once cannot both succeed; the loser runs again and finds the member (user_exists).
+   * `workspaceKnown`: the caller writes the workspace in the same commit (bootstrap).
+   */
+  async function planUser(input: NewUser, workspaceKnown = false): Promise<UserPlan> {
     const details = [];
     if (typeof input.email !== 'string' || !EMAIL.test(input.email) || input.email.length > 254) details.push({ pointer: '/email', message: 'must be an email address' });
     if (typeof input.name !== 'string' || !input.name.trim() || input.name.length > 80) details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
     if (input.password !== undefined && (typeof input.password !== 'string' || input.password.length < 8 || input.password.length > 200)) details.push({ pointer: '/password', message: 'must be 8 to 200 characters' });
     if (details.length) throw invalidRequest('The user is not valid.', details);
-    if (!store.get(T.workspaces, input.workspaceId)) throw notFound('Workspace');
     const email = input.email.trim().toLowerCase();
     const accId = accountId(email);
-    let account = store.get<AccountRecord>(T.accounts, accId);
-    for (const wu of store.values<WorkspaceUserRecord>(T.workspaceUsers)) {
-      if (wu.workspaceId === input.workspaceId && wu.accountId === accId) throw userExists();
-    }
+    const [ws, found, members] = await Promise.all([
+      workspaceKnown ? true : store.get(T.workspaces, input.workspaceId),
+      store.get<AccountRecord>(T.accounts, accId),
+      store.find<WorkspaceUserRecord>(T.workspaceUsers, 'accountId', accId),
+    ]);
+    if (!ws) throw notFound('Workspace');
+    if (members.some((wu) => wu.workspaceId === input.workspaceId)) throw userExists();
     let generated: string | undefined;
-    const changes = [];
-    const existingAccount = !!account;
-    if (!account) {
+    let account: AccountRecord;
+    if (found) account = { ...found, rev: (found.rev ?? 0) + 1 };
+    else {
       const password = input.password ?? (generated = generatePassword());
       account = { id: accId, email, passwordHash: await hashPassword(password), createdAt: nowIso() };
-      changes.push({ table: T.accounts, id: account.id, value: account });
     }
     const user: WorkspaceUserRecord = { id: newId(PREFIX.workspaceUser), workspaceId: input.workspaceId, accountId: accId, email, name: input.name.trim(), createdAt: nowIso() };
-    changes.push({ table: T.workspaceUsers, id: user.id, value: user });
-    await store.commit(changes);
-    return { user, password: generated, existingAccount };
+    return {
+      user,
+      password: generated,
+      existingAccount: !!found,
+      changes: [
+        { table: T.accounts, id: accId, value: account },
+        { table: T.workspaceUsers, id: user.id, value: user },
+      ],
+      expect: [{ table: T.accounts, id: accId, value: found }],
+    };
   }
 
-  async function issueToken(user: WorkspaceUserRecord): Promise<IssuedToken> {
+  /** existingAccount: the email already had a login (another workspace); its password is kept, a given one is not used. */
+  async function createUser(input: NewUser): Promise<{ user: WorkspaceUserRecord; password?: string; existingAccount: boolean }> {
+    return retryOnConflict(async () => {
+      const plan = await planUser(input);
+      await store.commit(plan.changes, plan.expect);
+      return { user: plan.user, password: plan.password, existingAccount: plan.existingAccount };
+    });
+  }
+
+  /** A management token's record and its value, not yet committed (a caller may commit it with more). */
+  function newToken(user: WorkspaceUserRecord): { change: Change; issued: IssuedToken; jti: string } {
     const iat = Math.floor(clock.now() / 1000);
     const exp = iat + ctx.config.managementTokenTtlSeconds;
     const rec: MgmtTokenRecord = { id: newId('mtk'), workspaceId: user.workspaceId, workspaceUserId: user.id, exp, createdAt: nowIso() };
-    await store.commit([{ table: T.mgmtTokens, id: rec.id, value: rec }]);
     const authToken = signJwt({ sub: user.id, ws: user.workspaceId, jti: rec.id, iat, exp }, ctx.jwtKey);
-    return { authToken, exp, workspaceId: user.workspaceId, workspaceUserId: user.id };
+    return { change: { table: T.mgmtTokens, id: rec.id, value: rec }, issued: { authToken, exp, workspaceId: user.workspaceId, workspaceUserId: user.id }, jti: rec.id };
+  }
+
+  async function issueToken(user: WorkspaceUserRecord): Promise<IssuedToken> {
+    const t = newToken(user);
+    await store.commit([t.change]);
+    return t.issued;
   }
 
   /** Workspace users that belong to the account with this email and password (null when the password is wrong). */
   async function checkPassword(email: unknown, password: unknown): Promise<WorkspaceUserRecord[] | null> {
     if (typeof email !== 'string' || typeof password !== 'string') return null;
-    const account = store.get<AccountRecord>(T.accounts, accountId(email));
+    const account = await store.get<AccountRecord>(T.accounts, accountId(email));
     // Verify against a dummy hash when the account is unknown so timing does not reveal which emails exist.
     const ok = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
     if (!account || !ok) return null;
     return membershipsOf(account.id);
   }
 
-  function membershipsOf(accId: string): WorkspaceUserRecord[] {
-    const out: WorkspaceUserRecord[] = [];
-    for (const wu of store.values<WorkspaceUserRecord>(T.workspaceUsers)) if (wu.accountId === accId) out.push(wu);
-    return out;
+  /** The account's workspace users, oldest first (the order they were added in). */
+  async function membershipsOf(accId: string): Promise<WorkspaceUserRecord[]> {
+    const out = await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'accountId', accId);
+    return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
   }
 
   async function login(input: { email?: unknown; password?: unknown; workspaceId?: unknown }): Promise<IssuedToken> {
@@ -113,7 +140,7 @@ export function createIdentityService(ctx: ServiceContext) {
     return issueToken(pick);
   }
 
-  function authenticate(token: string | undefined): Principal {
+  async function authenticate(token: string | undefined): Promise<Principal> {
     if (!token) throw unauthenticated();
     const nowS = Math.floor(clock.now() / 1000);
     let hit = verified.get(token);
@@ -128,7 +155,8 @@ export function createIdentityService(ctx: ServiceContext) {
       verified.delete(token);
       throw unauthenticated('The Authtoken has expired.');
     }
-    if (!store.get(T.mgmtTokens, hit.claims.jti) || !store.get(T.workspaceUsers, hit.claims.workspaceUserId)) {
+    const [tok, user] = await Promise.all([store.get(T.mgmtTokens, hit.claims.jti), store.get(T.workspaceUsers, hit.claims.workspaceUserId)]);
+    if (!tok || !user) {
       verified.delete(token);
       throw unauthenticated('The Authtoken has been revoked.');
     }
@@ -139,25 +167,39 @@ export function createIdentityService(ctx: ServiceContext) {
     await store.commit([{ table: T.mgmtTokens, id: principal.jti, value: null }]);
   }
 
-  function workspaceInfo(id: string) {
-    const ws = store.get<WorkspaceRecord>(T.workspaces, id);
+  async function workspaceInfo(id: string) {
+    const ws = await store.get<WorkspaceRecord>(T.workspaces, id);
     if (!ws) throw notFound('Workspace');
     return { id: ws.id, name: ws.name };
   }
 
-  function userInfo(workspaceId: string, id: string) {
-    const wu = store.get<WorkspaceUserRecord>(T.workspaceUsers, id);
+  async function userInfo(workspaceId: string, id: string) {
+    const wu = await store.get<WorkspaceUserRecord>(T.workspaceUsers, id);
     if (!wu || wu.workspaceId !== workspaceId) throw notFound('Workspace user');
     return { id: wu.id, name: wu.name, email: wu.email };
   }
 
-  /** On an empty store: a workspace, its owner and a management token, so the local CLI works with no login. */
+  /**
+   * On an empty store: a workspace, its owner and a management token, so the local CLI works with no
+   * login. Once per store, even when several daemons start at once on an empty database: the commit
+   * expects the `meta/bootstrap` record absent, and the daemon that loses gets null like a later start.
+   */
   async function bootstrap(): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | null> {
-    if (store.count(T.workspaces) > 0) return null;
-    const ws = await createWorkspace('Local workspace');
-    const { user } = await createUser({ workspaceId: ws.id, email: 'owner@localhost', name: 'Owner' });
-    const tok = await issueToken(user);
-    return { workspaceId: ws.id, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
+    if ((await store.count(T.workspaces)) > 0) return null;
+    const ws = newWorkspace('Local workspace');
+    const plan = await planUser({ workspaceId: ws.id, email: 'owner@localhost', name: 'Owner' }, true);
+    const tok = newToken(plan.user);
+    const mark = { id: 'bootstrap', workspaceId: ws.id, createdAt: ws.createdAt };
+    try {
+      await store.commit(
+        [{ table: T.workspaces, id: ws.id, value: ws }, ...plan.changes, tok.change, { table: META, id: mark.id, value: mark }],
+        [...plan.expect, { table: META, id: mark.id, value: undefined }],
+      );
+    } catch (e) {
+      if (e instanceof StoreConflict) return null;
+      throw e;
+    }
+    return { workspaceId: ws.id, workspaceUserId: plan.user.id, email: plan.user.email, authToken: tok.issued.authToken };
   }
 
   /**
@@ -169,22 +211,23 @@ export function createIdentityService(ctx: ServiceContext) {
     if (!cur || typeof cur !== 'object') return undefined;
     const { workspaceUserId, authToken } = cur as { workspaceUserId?: unknown; authToken?: unknown };
     if (typeof workspaceUserId !== 'string') return undefined;
-    const user = store.get<WorkspaceUserRecord>(T.workspaceUsers, workspaceUserId);
+    const user = await store.get<WorkspaceUserRecord>(T.workspaceUsers, workspaceUserId);
     if (!user) return undefined;
     const nowS = Math.floor(clock.now() / 1000);
     const claims = typeof authToken === 'string' ? verifyJwt(authToken, ctx.jwtKey, nowS) : null;
-    const fresh = claims && claims.sub === user.id && store.get(T.mgmtTokens, claims.jti) && claims.exp - nowS > ctx.config.managementTokenTtlSeconds / 4;
+    const fresh = claims && claims.sub === user.id && claims.exp - nowS > ctx.config.managementTokenTtlSeconds / 4 && (await store.get(T.mgmtTokens, claims.jti));
     if (fresh) return undefined;
     const tok = await issueToken(user);
     return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
   }
 
-  function listWorkspaces(principal: Principal) {
-    const wu = store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
-    return wu ? membershipsOf(wu.accountId).map((m) => ({ ...workspaceInfo(m.workspaceId), workspaceUserId: m.id })) : [];
+  async function listWorkspaces(principal: Principal) {
+    const wu = await store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
+    if (!wu) return [];
+    return Promise.all((await membershipsOf(wu.accountId)).map(async (m) => ({ ...(await workspaceInfo(m.workspaceId)), workspaceUserId: m.id })));
   }
 
-  return { createWorkspaceFor, membershipIn, userRecord, createUser, checkPassword, membershipsOf, login, issueToken, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces };
+  return { createWorkspaceFor, membershipIn, userRecord, createUser, newToken, checkPassword, membershipsOf, login, issueToken, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces };
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;

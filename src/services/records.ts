@@ -1,5 +1,6 @@
 /** Shapes of the records kept in the store, one table each. */
 import type { Manifest } from '../validation/manifest.js';
+import { StoreConflict } from '../store/types.js';
 
 export const T = {
   workspaces: 'workspaces',
@@ -10,8 +11,11 @@ export const T = {
 } as const;
 
 export interface WorkspaceRecord { id: string; name: string; createdAt: string }
-/** A login identity (email + password); it is a member of workspaces through WorkspaceUserRecord. */
-export interface AccountRecord { id: string; email: string; passwordHash: string; createdAt: string }
+/**
+ * A login identity (email + password); it is a member of workspaces through WorkspaceUserRecord.
+ * `rev` changes with every membership added, so two daemons adding the same login to one workspace conflict.
+ */
+export interface AccountRecord { id: string; email: string; passwordHash: string; createdAt: string; rev?: number }
 export interface WorkspaceUserRecord { id: string; workspaceId: string; accountId: string; email: string; name: string; isBot?: boolean; createdAt: string }
 export interface MgmtTokenRecord { id: string; workspaceId: string; workspaceUserId: string; exp: number; createdAt: string }
 export interface AppRecord {
@@ -30,3 +34,21 @@ export interface AppSecrets { clientSecret: string; appKey: string; signingSecre
 /** The one normal form of an email address: what logins are looked up and rate-limited by. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 export const accountId = (email: string) => `acc_${normalizeEmail(email)}`;
+
+/** Singleton records (the key check, the first bootstrap), one table. */
+export const META = 'meta';
+
+/**
+ * Run a read-check-write until its commit's expectations hold: another daemon (or request) that
+ * changed what was read makes the commit reject with StoreConflict, and the whole step runs again
+ * on fresh reads. For steps where a conflict is harmless; exactly-once steps handle it themselves.
+ */
+export async function retryOnConflict<R>(step: () => Promise<R>, tries = 4): Promise<R> {
+  for (let i = 1; ; i++) {
+    try {
+      return await step();
+    } catch (e) {
+      if (!(e instanceof StoreConflict) || i >= tries) throw e;
+    }
+  }
+}

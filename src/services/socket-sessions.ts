@@ -8,6 +8,7 @@
 import { tooDeep } from '../json-depth.js';
 import { newSecret, PREFIX, sha256 } from '../crypto.js';
 import type { ServiceContext } from './context.js';
+import { StoreConflict } from '../store/types.js';
 
 /** One open connection, as the server layer exposes it (no ws types here). */
 export interface SocketConn {
@@ -59,32 +60,47 @@ const REPLY: FrameVerdict = Object.freeze({ kind: 'reply' });
 const LATE_MEMORY_MS = 10 * 60_000;
 const LATE_MEMORY_MAX = 10_000;
 
-export type SocketSessionsContext = Pick<ServiceContext, 'clock' | 'logger' | 'config'>;
+export type SocketSessionsContext = Pick<ServiceContext, 'store' | 'clock' | 'logger' | 'config'>;
+
+/** Websocket tickets handed out and not yet redeemed; `id` is the ticket's sha256 digest. */
+const TICKETS = 'socketTickets';
+interface TicketRecord { id: string; appId: string; exp: number }
 
 export function createSocketSessions(ctx: SocketSessionsContext) {
-  const { clock, config } = ctx;
+  const { store, clock, config } = ctx;
   const log = ctx.logger.child({ component: 'socket' });
 
-  // ---- tickets: single-use, short-lived, kept only as a digest ----
-  const tickets = new Map<string, { appId: string; exp: number }>();
-  function sweepTickets(now: number) {
-    for (const [k, v] of tickets) if (v.exp <= now) tickets.delete(k);
+  // ---- tickets: single-use, short-lived, kept only as a digest, in the store: the websocket may ----
+  // ---- reach another daemon (behind a balancer) than the call that handed the ticket out      ----
+  /** Expired tickets, swept now and then by whoever issues one (they are refused by expiry anyway). */
+  let nextSweep = 0;
+  async function sweepTickets(now: number): Promise<void> {
+    nextSweep = now + 60_000;
+    const gone = (await store.all<TicketRecord>(TICKETS)).filter((t) => t.exp <= now);
+    if (gone.length) await store.commit(gone.map((t) => ({ table: TICKETS, id: t.id, value: null })));
   }
-  function issueTicket(appId: string): { ticket: string; expiresAt: number } {
+  async function issueTicket(appId: string): Promise<{ ticket: string; expiresAt: number }> {
     const now = clock.now();
-    if (tickets.size > 1000) sweepTickets(now);
+    if (now >= nextSweep) await sweepTickets(now).catch((e: unknown) => log.warn('socket ticket sweep failed', { error: String(e) }));
     const ticket = newSecret(PREFIX.wsTicket);
-    const exp = now + config.socketTicketTtlMs;
-    tickets.set(sha256(ticket), { appId, exp });
-    return { ticket, expiresAt: exp };
+    const rec: TicketRecord = { id: sha256(ticket), appId, exp: now + config.socketTicketTtlMs };
+    await store.commit([{ table: TICKETS, id: rec.id, value: rec }]);
+    return { ticket, expiresAt: rec.exp };
   }
-  /** The app id the ticket was issued for, once: a second redemption, or an expired ticket, gets undefined. */
-  function redeemTicket(ticket: string | null | undefined): string | undefined {
+  /**
+   * The app id the ticket was issued for, once across every daemon (deleted expecting it as read):
+   * a second redemption, or an expired ticket, gets undefined.
+   */
+  async function redeemTicket(ticket: string | null | undefined): Promise<string | undefined> {
     if (typeof ticket !== 'string' || ticket.length === 0 || ticket.length > 200) return undefined;
-    const key = sha256(ticket);
-    const t = tickets.get(key);
+    const t = await store.get<TicketRecord>(TICKETS, sha256(ticket));
     if (!t) return undefined;
-    tickets.delete(key);
+    try {
+      await store.commit([{ table: TICKETS, id: t.id, value: null }], [{ table: TICKETS, id: t.id, value: t }]);
+    } catch (e) {
+      if (e instanceof StoreConflict) return undefined;
+      throw e;
+    }
     return t.exp > clock.now() ? t.appId : undefined;
   }
 

@@ -1,7 +1,7 @@
 /**
- * Compaction folds the journals into the lowdb document: appends switch to
+ * Compaction folds the journals into the data file: appends switch to
  * appreg.journal.<n+1>, then memory is captured with journalSeq = the last seq
- * applied to memory at that instant, written through lowdb (temp + rename),
+ * applied to memory at that instant, streamed into a temp file and renamed,
  * fsynced with its directory, and only then are the older journals deleted.
  * Replay skips seq <= journalSeq, so lines that reach the new journal but are
  * already in the snapshot are harmless.
@@ -50,9 +50,9 @@ export class Compactor {
   }
 
   /**
-   * A compaction rewrites the whole document (and stalls the event loop while it is
-   * serialised), so let the journal grow to the document's size before folding it in:
-   * the rewrite cost per journaled byte stays constant as the data grows.
+   * A compaction rewrites the whole data file (streamed: only the capture, a copy of the
+   * table maps, is synchronous), so let the journal grow to the file's size before folding
+   * it in: the rewrite cost per journaled byte stays constant as the data grows.
    */
   #threshold(): number {
     return Math.max(this.#o.everyBytes, this.#o.snapshot.bytes);
@@ -124,7 +124,7 @@ export class Compactor {
   }
 
   /**
-   * At close, once nothing writes any more: fold everything into the lowdb file
+   * At close, once nothing writes any more: fold everything into the data file
    * (if it does not already hold it all), close the journals and delete them.
    */
   async finish(lastSeq: number): Promise<void> {

@@ -1,15 +1,28 @@
 /**
  * The on-disk format of the durable store: the names of its files and the shapes
- * of the lowdb document and of a journal line. Nothing here touches the disk.
+ * of the data file and of a journal line. Nothing here touches the disk.
  *
- *  - appreg.json: `{ formatVersion, journalSeq, tables }`, written through lowdb.
+ *  - appreg.json: one JSON document `{ formatVersion, journalSeq, tables: {table: {id: record}} }`.
+ *    Format 2 lays it out one line per record, so that it is written and read as a stream
+ *    (data-file.ts):
+ *        {"formatVersion":2,"journalSeq":<n>,"tables":{
+ *        "<table>":{
+ *        "<id>":<record>
+ *        ,"<id>":<record>
+ *        }
+ *        ,"<table>":{
+ *        ...
+ *        }
+ *        }}
+ *    Format 1 (lowdb's indented JSON) still opens; the next compaction rewrites it as format 2.
  *  - appreg.journal.<n>: one JSON line `{ seq, changes }` per commit.
  */
 import path from 'node:path';
-import type { TableSnapshot } from './tables.js';
 import type { Change } from './types.js';
 
 export const DATA_FILE = 'appreg.json';
+/** The data file format written; every format up to it is read. */
+export const DATA_FORMAT_VERSION = 2;
 /**
  * What the rest of the daemon keeps in the data directory once it has recorded anything
  * (credentials.json is written after the first commit, deliveries/ holds the delivery log).
@@ -20,14 +33,6 @@ const JOURNAL_PREFIX = 'appreg.journal.';
 /** Matches a journal file name; group 1 is its number. */
 export const JOURNAL_RE = /^appreg\.journal\.([1-9][0-9]{0,15})$/;
 export const journalPath = (dir: string, n: number): string => path.join(dir, JOURNAL_PREFIX + n);
-
-/** The lowdb document (appreg.json). */
-export interface DataDoc {
-  formatVersion: number;
-  /** Every journal line with seq <= journalSeq is already in `tables`. */
-  journalSeq: number;
-  tables: TableSnapshot;
-}
 
 /** One journal line. */
 export interface JournalEntry {

@@ -3,7 +3,8 @@
  * Only the very end of the last journal may hold a torn line, left by a write
  * that a crash interrupted.
  */
-import { readFile, type FileHandle } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { stat, type FileHandle } from 'node:fs/promises';
 import { isPlainObject, isSeq, journalPath, type JournalEntry } from './format.js';
 import { openForAppend } from './fsync.js';
 import { validateChanges } from './tables.js';
@@ -27,14 +28,15 @@ function parseJournalLine(text: string): JournalEntry | string {
 }
 
 /** A journal entry with the line it was read from (1-based). */
-interface ScannedEntry extends JournalEntry {
+export interface ScannedEntry extends JournalEntry {
   line: number;
 }
 
 export interface JournalScan {
   num: number;
   file: string;
-  entries: ScannedEntry[];
+  /** How many entries the file holds (each was handed to `onEntry`, in order). */
+  entries: number;
   /** Bytes of the file that hold complete, valid lines. */
   goodBytes: number;
   size: number;
@@ -54,37 +56,45 @@ const allNul = (buf: Buffer, from: number, to: number): boolean => {
  * acknowledged), or it is nothing but NUL bytes (zero fill of a region the file system extended
  * but never wrote; JSON.stringify never writes a raw NUL). Any other line that does not parse —
  * a complete final line included — is damage and throws StoreCorruptError naming the line.
+ * Entries go to `onEntry` as they are read and are not kept: a journal may be as big as the data file.
  */
-export async function scanJournal(file: string, num: number, last: boolean): Promise<JournalScan> {
-  const buf = await readFile(file);
-  const entries: ScannedEntry[] = [];
-  let pos = 0;
+export async function scanJournal(file: string, num: number, last: boolean, onEntry: (e: ScannedEntry) => void): Promise<JournalScan> {
+  // Read in chunks, not whole: after a crash a journal can be as big as the data file.
+  const size = (await stat(file)).size;
+  let entries = 0;
   let lineNo = 0;
   let torn: JournalScan['torn'] = null;
-  while (pos < buf.length) {
-    lineNo++;
-    const nl = buf.indexOf(0x0a, pos);
-    if (nl === -1) {
-      if (last) {
-        torn = { line: lineNo, bytes: buf.length - pos, why: 'no newline: a write that did not finish' };
+  let base = 0; // file offset of buf[0]: every byte before it is in complete, valid lines
+  let carry: Buffer | null = null;
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+    let pos = 0;
+    for (let nl = buf.indexOf(0x0a, pos); nl !== -1; nl = buf.indexOf(0x0a, pos)) {
+      lineNo++;
+      const isFinal = base + nl === size - 1;
+      if (last && isFinal && allNul(buf, pos, nl)) {
+        torn = { line: lineNo, bytes: size - (base + pos), why: 'only NUL bytes: a region the file system never wrote' };
         break;
       }
-      throw new StoreCorruptError(file, `line ${lineNo} is incomplete (no newline) and is not the last line of the last journal`);
+      const parsed = parseJournalLine(buf.toString('utf8', pos, nl));
+      if (typeof parsed === 'string') {
+        const where = isFinal ? ' (a complete final line: not a torn write, so it is not cut away)' : '';
+        throw new StoreCorruptError(file, `line ${lineNo}: ${parsed}${where}`);
+      }
+      entries++;
+      onEntry({ ...parsed, line: lineNo });
+      pos = nl + 1;
     }
-    const isFinal = nl === buf.length - 1;
-    if (last && isFinal && allNul(buf, pos, nl)) {
-      torn = { line: lineNo, bytes: buf.length - pos, why: 'only NUL bytes: a region the file system never wrote' };
-      break;
-    }
-    const parsed = parseJournalLine(buf.toString('utf8', pos, nl));
-    if (typeof parsed === 'string') {
-      const where = isFinal ? ' (a complete final line: not a torn write, so it is not cut away)' : '';
-      throw new StoreCorruptError(file, `line ${lineNo}: ${parsed}${where}`);
-    }
-    entries.push({ ...parsed, line: lineNo });
-    pos = nl + 1;
+    base += pos;
+    if (torn) break;
+    carry = pos < buf.length ? Buffer.from(buf.subarray(pos)) : null;
   }
-  return { num, file, entries, goodBytes: pos, size: buf.length, torn };
+  if (carry && !torn) {
+    lineNo++;
+    if (!last) throw new StoreCorruptError(file, `line ${lineNo} is incomplete (no newline) and is not the last line of the last journal`);
+    torn = { line: lineNo, bytes: size - base, why: 'no newline: a write that did not finish' };
+  }
+  return { num, file, entries, goodBytes: base, size, torn };
 }
 
 /** Open journal n of a directory for appending (created 0600 if needed). */

@@ -1,10 +1,11 @@
 /**
- * The durable store: a lowdb document (appreg.json) as the store of record, plus
+ * The durable store: a data file (appreg.json, once a lowdb document) as the store of record, plus
  * append-only journal files (appreg.journal.<n>) that make each commit durable
  * with one small fdatasync instead of rewriting the whole document.
  *
- *  - Reads come from memory. commit() applies to memory at once, then queues a
- *    journal line; lines queued while a write is in flight go out together in
+ *  - Reads come from memory (records are kept as JSON strings: tables.ts) and return
+ *    fresh parses. commit() checks its expectations against memory, applies to memory
+ *    at once (so nothing can interleave), then queues a journal line; lines queued while a write is in flight go out together in
  *    one write + one fdatasync (group commit: journal-writer.ts).
  *  - A write that fails (disk full, I/O error) rolls its commits, and every commit
  *    queued behind them, back out of memory before rejecting them, so no request
@@ -13,11 +14,12 @@
  *  - Compaction writes only acknowledged commits: unacknowledged ones are undone
  *    in the copy it captures.
  *  - Compaction (journal too big, or idle with a non-empty journal) folds the
- *    journals into the lowdb document (compaction.ts, data-file.ts).
+ *    journals into the data file (compaction.ts, data-file.ts).
  *  - Open never modifies a file it could not read: every file is parsed and
  *    checked before anything is truncated, created or rewritten (recovery.ts).
  *
- * One process may open a directory at a time (lowdb has no multi-writer story).
+ * One process may open a directory at a time (this is the store of one daemon; several
+ * daemons share PostgreSQL instead).
  * The file names and shapes are in format.ts.
  */
 import path from 'node:path';
@@ -25,9 +27,10 @@ import { Compactor } from './compaction.js';
 import { SnapshotWriter } from './data-file.js';
 import { nodeIo, type StoreIo } from './fsync.js';
 import { JournalWriter } from './journal-writer.js';
+import { LocalChannels, HitWindows, checkExpectations, chooseClaims, validateExpectations } from './embedded-ops.js';
 import { recover } from './recovery.js';
-import { undoOnSnapshot, validateChanges } from './tables.js';
-import type { Change, Store, StoreLogger } from './types.js';
+import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
+import type { Change, ClaimRequest, Expectation, Store, StoreLogger } from './types.js';
 import { createLogger } from '../logger.js';
 
 export interface LowdbStoreOptions {
@@ -132,29 +135,61 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
   });
   if (writer.totalBytes() > 0) compactor.armIdle();
 
-  const store: LowdbStore = {
-    get: (table, id) => tables.get(table, id),
-    values: (table) => tables.values(table),
-    count: (table) => tables.count(table),
-    observe: (fn) => tables.observe(fn),
+  const hits = new HitWindows();
+  const channels = new LocalChannels();
 
-    commit(changes: Change[]): Promise<void> {
+  /** Apply to memory now and queue the journal line; resolves when it is durable. */
+  const commitJson = (changes: JsonChange[]): Promise<void> => {
+    const seq = lastSeq + 1;
+    // The journal line is concatenated from the record strings: no second serialisation.
+    let line = `{"seq":${seq},"changes":[`;
+    for (let i = 0; i < changes.length; i++) {
+      const c = changes[i]!;
+      line += `${i ? ',' : ''}{"table":${JSON.stringify(c.table)},"id":${JSON.stringify(c.id)},"value":${c.json ?? 'null'}}`;
+    }
+    line += ']}\n';
+    const undo = tables.applyWithUndo(++lastSeq, changes);
+    commits++;
+    lastCommitAt = Date.now();
+    compactor.armIdle();
+    return writer.enqueue(line, undo);
+  };
+
+  const store: LowdbStore = {
+    kind: 'embedded',
+    get: async (table, id) => tables.get(table, id),
+    find: async (table, field, value) => tables.find(table, field, value),
+    all: async (table) => tables.all(table),
+    count: async (table) => tables.count(table),
+
+    commit(changes: Change[], expect?: Expectation[]): Promise<void> {
       if (closing) return Promise.reject(new Error('store is closed'));
-      let line: string;
+      let json: JsonChange[];
       try {
         validateChanges(changes);
+        validateExpectations(expect);
         // Serialise before touching memory: a value JSON cannot hold fails the
         // whole commit with nothing applied.
-        line = JSON.stringify({ seq: lastSeq + 1, changes }) + '\n';
+        json = toJsonChanges(changes);
+        checkExpectations(tables, expect);
       } catch (err) {
         return Promise.reject(err);
       }
-      const undo = tables.applyWithUndo(++lastSeq, changes);
-      commits++;
-      lastCommitAt = Date.now();
-      compactor.armIdle();
-      return writer.enqueue(line, undo);
+      return commitJson(json);
     },
+
+    async claim<T extends object>(req: ClaimRequest): Promise<T[]> {
+      if (closing) throw new Error('store is closed');
+      // Chosen and applied in one tick: no other commit can lease the same records in between.
+      const { changes, records } = chooseClaims(tables, req);
+      if (!changes.length) return [];
+      await commitJson(changes);
+      return records as T[];
+    },
+
+    hit: async (key, windowMs, now) => hits.hit(key, windowMs, now),
+    publish: (channel, payload) => channels.publish(channel, payload),
+    subscribe: (channel, fn) => channels.subscribe(channel, fn),
 
     stats: () => ({
       journalBytes: writer.totalBytes(),

@@ -1,28 +1,45 @@
-/** A Store that keeps everything in memory: for unit tests of other modules. */
-import { Tables, validateChanges } from './tables.js';
-import type { Change, Store } from './types.js';
+/** A Store that keeps everything in memory: for unit tests of other modules. Same semantics as the embedded store. */
+import { LocalChannels, HitWindows, checkExpectations, chooseClaims, validateExpectations } from './embedded-ops.js';
+import { Tables, toJsonChanges, validateChanges } from './tables.js';
+import type { Change, ClaimRequest, Expectation, Store } from './types.js';
 
 export function createMemoryStore(): Store {
   const tables = new Tables();
+  const hits = new HitWindows();
+  const channels = new LocalChannels();
   let closed = false;
-  return {
-    get: (table, id) => tables.get(table, id),
-    values: (table) => tables.values(table),
-    count: (table) => tables.count(table),
-    commit(changes: Change[]): Promise<void> {
+  const store: Store = {
+    kind: 'embedded',
+    get: async (table, id) => tables.get(table, id),
+    find: async (table, field, value) => tables.find(table, field, value),
+    all: async (table) => tables.all(table),
+    count: async (table) => tables.count(table),
+    commit(changes: Change[], expect?: Expectation[]): Promise<void> {
       if (closed) return Promise.reject(new Error('store is closed'));
       try {
         validateChanges(changes);
+        validateExpectations(expect);
+        const json = toJsonChanges(changes);
+        checkExpectations(tables, expect);
+        tables.apply(json);
       } catch (err) {
         return Promise.reject(err);
       }
-      tables.apply(changes);
       return Promise.resolve();
     },
+    async claim<T extends object>(req: ClaimRequest): Promise<T[]> {
+      if (closed) throw new Error('store is closed');
+      const { changes, records } = chooseClaims(tables, req);
+      tables.apply(changes);
+      return records as T[];
+    },
+    hit: async (key, windowMs, now) => hits.hit(key, windowMs, now),
+    publish: (channel, payload) => channels.publish(channel, payload),
+    subscribe: (channel, fn) => channels.subscribe(channel, fn),
     health: () => ({ ok: true }),
-    observe: (fn) => tables.observe(fn),
     async close() {
       closed = true;
     },
   };
+  return store;
 }

@@ -1,6 +1,6 @@
 /**
- * Opening a data directory: create it (0700) if needed, read and check the lowdb
- * document and every journal, replay the journals into memory, and only then
+ * Opening a data directory: create it (0700) if needed, read and check the data
+ * file and every journal, replay the journals into memory, and only then
  * touch a file (cut a torn journal tail, create the first journal).
  * Nothing is modified unless every file could be read and every check passed:
  * a damaged line, a gap in the journal's seqs, or a data directory that holds
@@ -11,15 +11,15 @@ import path from 'node:path';
 import { readDataFile } from './data-file.js';
 import { DATA_FILE, JOURNAL_RE, STATE_ENTRIES, journalPath } from './format.js';
 import { fsyncPath, truncateDurably } from './fsync.js';
-import { openJournal, scanJournal, type JournalScan } from './journal-file.js';
-import { Tables } from './tables.js';
+import { openJournal, scanJournal, type JournalScan, type ScannedEntry } from './journal-file.js';
+import { Tables, toJsonChanges } from './tables.js';
 import { StoreCorruptError, type StoreLogger } from './types.js';
 
 export interface Recovered {
   tables: Tables;
   /** The last seq applied to memory. */
   lastSeq: number;
-  /** The lowdb document on disk: its journalSeq and size, and whether it exists. */
+  /** The data file on disk: its journalSeq and size, and whether it exists. */
   snapshot: { seq: number; bytes: number; exists: boolean };
   /** The journal appends go to, open, and its number. */
   active: FileHandle;
@@ -58,23 +58,24 @@ async function stateEntries(dir: string, nums: number[], sizes: number[], stateF
   return found;
 }
 
-/** Every journal seq follows the one before it by one; the first one follows the data file's journalSeq. */
-function checkSeqs(scans: JournalScan[], dataFile: string, snapshot: { seq: number; exists: boolean }): void {
+/**
+ * Checks that every journal seq follows the one before it by one, the first one following the
+ * data file's journalSeq; fed the entries in file order as they are read.
+ */
+function seqChecker(dataFile: string, snapshot: { seq: number; exists: boolean }): (file: string, e: ScannedEntry) => void {
   let prev: number | null = null;
-  for (const s of scans) {
-    for (const e of s.entries) {
-      if (prev === null) {
-        if (e.seq > snapshot.seq + 1) {
-          const base = snapshot.exists ? `${DATA_FILE} holds seqs up to ${snapshot.seq}` : `there is no ${DATA_FILE} (${dataFile})`;
-          throw new StoreCorruptError(s.file, `line ${e.line}: seq ${e.seq} is the first journal entry but ${base}: seqs ${snapshot.seq + 1}..${e.seq - 1} are missing`);
-        }
-      } else if (e.seq !== prev + 1) {
-        const why = e.seq <= prev ? `does not follow ${prev}` : `follows ${prev}: seqs ${prev + 1}..${e.seq - 1} are missing (a deleted or lost line)`;
-        throw new StoreCorruptError(s.file, `line ${e.line}: seq ${e.seq} ${why}`);
+  return (file, e) => {
+    if (prev === null) {
+      if (e.seq > snapshot.seq + 1) {
+        const base = snapshot.exists ? `${DATA_FILE} holds seqs up to ${snapshot.seq}` : `there is no ${DATA_FILE} (${dataFile})`;
+        throw new StoreCorruptError(file, `line ${e.line}: seq ${e.seq} is the first journal entry but ${base}: seqs ${snapshot.seq + 1}..${e.seq - 1} are missing`);
       }
-      prev = e.seq;
+    } else if (e.seq !== prev + 1) {
+      const why = e.seq <= prev ? `does not follow ${prev}` : `follows ${prev}: seqs ${prev + 1}..${e.seq - 1} are missing (a deleted or lost line)`;
+      throw new StoreCorruptError(file, `line ${e.line}: seq ${e.seq} ${why}`);
     }
-  }
+    prev = e.seq;
+  };
 }
 
 export async function recover(dir: string, opts: RecoverOptions): Promise<Recovered> {
@@ -89,11 +90,10 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
 
   // --- 2. read and check everything, modifying nothing ---
   const doc = await readDataFile(dataFile);
-  const tables = new Tables();
+  const tables = doc?.tables ?? new Tables();
   let lastSeq = 0;
   const snapshot = { seq: 0, bytes: 0, exists: doc !== null };
   if (doc) {
-    for (const [name, records] of Object.entries(doc.tables)) tables.load(name, records);
     lastSeq = snapshot.seq = doc.journalSeq;
     snapshot.bytes = (await stat(dataFile)).size;
   }
@@ -107,26 +107,29 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
   const sizes = await Promise.all(nums.map(async (n) => (await stat(journalPath(dir, n))).size));
   let lastNonEmpty = nums.length - 1;
   while (lastNonEmpty > 0 && sizes[lastNonEmpty] === 0) lastNonEmpty--;
+  // Entries are checked and applied to memory as they are read (memory is only thrown away if a
+  // later check fails; no file has been touched yet).
   const scans: JournalScan[] = [];
+  const checkSeq = seqChecker(dataFile, snapshot);
   for (const [i, n] of nums.entries()) {
-    scans.push(await scanJournal(journalPath(dir, n), n, i >= lastNonEmpty));
+    const file = journalPath(dir, n);
+    scans.push(
+      await scanJournal(file, n, i >= lastNonEmpty, (e) => {
+        checkSeq(file, e);
+        if (e.seq > lastSeq) {
+          tables.apply(toJsonChanges(e.changes));
+          lastSeq = e.seq;
+        }
+      }),
+    );
   }
-  checkSeqs(scans, dataFile, snapshot);
-  if (!doc && !scans.some((s) => s.entries.length) && !opts.allowFresh) {
+  if (!doc && !scans.some((s) => s.entries > 0) && !opts.allowFresh) {
     const state = await stateEntries(dir, nums, sizes, opts.stateFiles ?? []);
     if (state.length) {
       throw new StoreCorruptError(
         dataFile,
         `is missing but the directory holds state (${state.join(', ')}); restore ${DATA_FILE} from a backup, or start a new empty store there on purpose with allowFresh (appreg serve --allow-fresh)`,
       );
-    }
-  }
-  for (const s of scans) {
-    for (const e of s.entries) {
-      if (e.seq > lastSeq) {
-        tables.apply(e.changes);
-        lastSeq = e.seq;
-      }
     }
   }
 

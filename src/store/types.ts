@@ -1,10 +1,15 @@
 /**
- * The storage contract that services use. Everything the daemon keeps is a record
- * in a named table, keyed by a string id. Reads are synchronous from memory;
- * a change is applied to memory at once (so check-then-change inside one tick is
- * atomic) and the returned promise settles when the change is durable on disk.
- * If it cannot be made durable, the promise rejects and the change (with every
- * commit made after it that was not yet durable) is taken back out of memory first.
+ * The storage contract every service uses, the same on both stores: the embedded one (journaled
+ * files in the data dir, one daemon) and PostgreSQL (any number of daemons on one database).
+ *
+ * Everything the daemon keeps is a record in a named table, keyed by a string id. Reads are
+ * asynchronous and always current: on PostgreSQL they go to the database, so another daemon's
+ * commit is seen as soon as it answered. Nothing is cached across calls.
+ *
+ * "Read, check, write" is made atomic with expectations: a commit may name records that must
+ * still be exactly what the caller read (or still be absent). If any of them changed, nothing is
+ * written and the commit rejects with StoreConflict; the caller decides (retry, or refuse).
+ * Records returned by reads are the caller's own copies: changing them changes nothing stored.
  */
 export interface Change {
   table: string;
@@ -13,31 +18,90 @@ export interface Change {
   value: object | null;
 }
 
-/** A record changed in memory: `before`/`after` undefined when there was / is no record. */
-export type RecordObserver = (table: string, id: string, before: object | undefined, after: object | undefined) => void;
+/** A condition of a commit: the record is still `value` (equal as JSON), or still absent (undefined). */
+export interface Expectation {
+  table: string;
+  id: string;
+  value: object | undefined;
+}
+
+/** A commit whose expectations did not hold: nothing of it was written. */
+export class StoreConflict extends Error {
+  constructor(public readonly table: string, public readonly id: string) {
+    super(`store conflict on ${table}/${id}`);
+    this.name = 'StoreConflict';
+  }
+}
+
+/** What `claim` asks for: due records of a table, leased to one daemon. */
+export interface ClaimRequest {
+  table: string;
+  /** Numeric field holding when the record is due (ms since epoch); records with field <= now are due. */
+  dueField: string;
+  now: number;
+  /** Who claims (the daemon's instance id) and until when (ms since epoch). */
+  owner: string;
+  leaseUntil: number;
+  limit: number;
+}
+
+/** The largest payload `publish` takes on either store (PostgreSQL's NOTIFY allows 8,000 bytes). */
+const PUBLISH_MAX_BYTES = 7000;
+
+/**
+ * Throws unless `channel` is a channel name both stores accept: 1-50 of [a-z0-9_] (PostgreSQL spells
+ * it into LISTEN as an identifier; the embedded store refuses the same so a bad name fails in tests).
+ */
+export function checkChannel(channel: string): void {
+  if (!/^[a-z0-9_]{1,50}$/.test(channel)) throw new TypeError(`store channel ${JSON.stringify(channel)} must be 1-50 of [a-z0-9_]`);
+}
+
+/** Throws unless `payload` is a string `publish` can carry. */
+export function checkPayload(payload: unknown): asserts payload is string {
+  if (typeof payload !== 'string' || Buffer.byteLength(payload, 'utf8') > PUBLISH_MAX_BYTES) {
+    throw new RangeError(`store.publish: the payload must be a string of at most ${PUBLISH_MAX_BYTES} bytes`);
+  }
+}
+
+/** A message between the daemons of one store (LISTEN/NOTIFY on PostgreSQL; in-process when embedded). */
+export type Listener = (payload: string) => void;
 
 export interface Store {
-  get<T extends object>(table: string, id: string): T | undefined;
-  /** All records of a table (live iteration over memory; do not mutate them). */
-  values<T extends object>(table: string): IterableIterator<T>;
-  count(table: string): number;
+  /** 'embedded' (files in the data dir, one daemon) or 'postgres' (shared by several daemons). */
+  readonly kind: 'embedded' | 'postgres';
+  get<T extends object>(table: string, id: string): Promise<T | undefined>;
+  /** Records of `table` whose `field` (one of INDEXED_FIELDS[table]) equals `value`, in no order. */
+  find<T extends object>(table: string, field: string, value: string): Promise<T[]>;
+  /** Every record of a table, in no order: for sweeps and tables that stay small. */
+  all<T extends object>(table: string): Promise<T[]>;
+  count(table: string): Promise<number>;
   /**
-   * Apply the changes to memory now, in order, and resolve once they are on disk
-   * (fsynced). Concurrent commits share one disk write (group commit).
+   * Apply the changes, all or none, once every expectation holds; resolve when they are durable
+   * (fsynced, or committed on PostgreSQL). Rejects with StoreConflict, writing nothing, when an
+   * expectation does not hold; with another error when the store cannot write (nothing kept either).
    */
-  commit(changes: Change[]): Promise<void>;
+  commit(changes: Change[], expect?: Expectation[]): Promise<void>;
+  /**
+   * Lease due records: those of `table` whose `dueField` <= now and that no other owner holds a live
+   * lease on (`leaseOwner`/`leaseUntil` fields, set here and returned). A record is leased to exactly one
+   * claimer at a time, across every daemon of the store; SKIP LOCKED on PostgreSQL.
+   */
+  claim<T extends object>(req: ClaimRequest): Promise<T[]>;
+  /**
+   * Count one hit of `key` in the fixed window of `windowMs` that contains `now`; resolves the window's
+   * hits so far, this one included. Shared by every daemon of the store (rate limits behind a balancer).
+   */
+  hit(key: string, windowMs: number, now: number): Promise<number>;
+  /** Send `payload` (a string up to 7,000 bytes) to every listener of `channel` in every daemon of the store, this one included. */
+  publish(channel: string, payload: string): Promise<void>;
+  /** Listen on `channel`; returns the unsubscribe. */
+  subscribe(channel: string, fn: Listener): () => void;
   /**
    * Whether writes reach the disk now. A commit that cannot be written rejects and is rolled
-   * back out of memory; until a later write succeeds this answers {ok: false, reason}.
+   * back; until a later write succeeds this answers {ok: false, reason}.
    */
   health(): StoreHealth;
-  /**
-   * Be told, synchronously, of every record change applied to memory: by a commit, and by the
-   * rollback of a commit that could not be written (after = the restored value). Keeps a
-   * derived index (e.g. grants') equal to memory, failed commits included.
-   */
-  observe(fn: RecordObserver): void;
-  /** Flush pending writes, compact, release files. */
+  /** Flush pending writes, compact (embedded), release files and connections. */
   close(): Promise<void>;
 }
 
@@ -47,7 +111,7 @@ export interface StoreLogger {
 }
 
 /** Whether the store can write: not while its last journal write (or the repair before the next) failed. */
-type StoreHealth = { ok: true } | { ok: false; reason: string };
+export type StoreHealth = { ok: true } | { ok: false; reason: string };
 
 /**
  * Raised when a store file cannot be read, parsed or trusted (damage, a gap in the journal,
@@ -60,4 +124,3 @@ export class StoreCorruptError extends Error {
   }
 }
 
-export const FORMAT_VERSION = 1;

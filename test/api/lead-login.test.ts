@@ -132,6 +132,20 @@ t.test('the whole login as the official CLI runs it; the token is an Authtoken; 
   for (const secret of [leadId, items[0]!.exchangeToken, tokens.token, tokens.refreshToken, second.refreshToken, third.body.token]) t.notOk(logs.includes(secret), 'no lead id or token in the log');
 });
 
+t.test('one refresh token presented twice at once rotates once; the other is a reuse that revokes the family', async (t) => {
+  const { clock } = fakeClock();
+  const d = await startTestDaemon({ clock });
+  t.teardown(() => d.stop());
+  const cli = new CliLikeClient(d, clock.now);
+  const { tokens } = await cli.login('owner@localhost', (e) => codeFromLog(d, e));
+  const both = await Promise.all([cli.refresh(d.workspaceId, tokens.refreshToken), cli.refresh(d.workspaceId, tokens.refreshToken)]);
+  const won = both.filter((r) => r.status === 200);
+  t.ok(won.length <= 1, 'never two rotations of one token');
+  t.equal(both.filter((r) => r.status === 400).length, 2 - won.length, 'the other is invalid_grant');
+  for (const r of won) t.equal((await cli.refresh(d.workspaceId, r.body.refreshToken)).status, 400, 'the family was revoked by the reuse');
+  t.equal((await cli.mgmt('/apps/mine', tokens.token)).status, 401, 'the first access token too');
+});
+
 t.test('the info calls answer without an Authtoken (404 for unknown ids) and are rate limited per address', async (t) => {
   const d = await startTestDaemon({ config: { rateLimitConsent: 5 } });
   t.teardown(() => d.stop());

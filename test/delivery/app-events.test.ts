@@ -52,5 +52,5 @@ t.test('an app that does not subscribe to APP_UNAUTHORIZED is not sent it', asyn
   await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
   await new Promise((r) => setTimeout(r, 600));
   t.equal(rx.received.length, 0);
-  t.equal(d.parts.store.count('eventsOutbox'), 0, 'the outbox record was consumed, not left behind');
+  t.equal(await d.parts.store.count('eventsOutbox'), 0, 'the outbox record was consumed, not left behind');
 });

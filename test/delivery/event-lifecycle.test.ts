@@ -59,7 +59,7 @@ t.test('cancel ends a retrying event; anything else is 409 delivery_not_retrying
   t.equal(c.status, 200);
   t.match(c.body, { state: 'cancelled', cancelReason: 'cancelled by its owner' });
   t.equal(c.body.nextAttemptAt, undefined);
-  t.equal(d.parts.store.get('pendingDeliveries', r.body.id), undefined, 'no retry left');
+  t.equal(await d.parts.store.get('pendingDeliveries', r.body.id), undefined, 'no retry left');
   const again = await post(d, `/deliveries/${r.body.id}/cancel`);
   t.equal(again.status, 409);
   t.equal(again.body.code, 'delivery_not_retrying');
@@ -75,14 +75,14 @@ t.test('deleting an app ends its retrying events as cancelled, not retrying fore
   t.equal(r.body.state, 'retrying');
   t.equal((await d.api(`${d.mgmt}/apps/${app.id}`, { method: 'DELETE' })).status, 204);
   const until = Date.now() + 3000;
-  let rec = d.parts.delivery.log.get(r.body.id);
+  let rec = await d.parts.delivery.log.get(r.body.id);
   while (rec?.state !== 'cancelled' && Date.now() < until) {
     await new Promise((res) => setTimeout(res, 50));
-    rec = d.parts.delivery.log.get(r.body.id);
+    rec = await d.parts.delivery.log.get(r.body.id);
   }
   t.match(rec, { state: 'cancelled', cancelReason: 'the app was deleted' });
   t.equal(rec?.nextAttemptAt, undefined);
-  t.equal(d.parts.store.get('pendingDeliveries', r.body.id), undefined);
+  t.equal(await d.parts.store.get('pendingDeliveries', r.body.id), undefined);
 });
 
 t.test('a replay is an attempt marked as a replay; a retrying event keeps its schedule', async (t) => {
@@ -100,7 +100,7 @@ t.test('a replay is an attempt marked as a replay; a retrying event keeps its sc
   p = await post(d, `/deliveries/${r.body.id}/replay`);
   t.equal(p.body.state, 'delivered', 'a replay that delivered ends it');
   t.equal(p.body.nextAttemptAt, undefined);
-  t.equal(d.parts.store.get('pendingDeliveries', r.body.id), undefined);
+  t.equal(await d.parts.store.get('pendingDeliveries', r.body.id), undefined);
   const s = await trigger(d, { appId: app.id, kind: 'slash-command', command: '/go' });
   const sp = await post(d, `/deliveries/${s.body.id}/replay`);
   t.same(sp.body.attempts.map((a: { replay?: boolean }) => a.replay ?? false), [false, true], 'triggers too');

@@ -6,6 +6,11 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startDaemon, type DaemonHandle } from '../../src/server/start.js';
 import type { Clock } from '../../src/clock.js';
+import { startPgCluster } from './pg.js';
+
+/** Whether this test process runs in the store matrix's PostgreSQL pass (APPREG_TEST_STORE=postgres). */
+export const onPostgres = () => process.env.APPREG_TEST_STORE === 'postgres';
+const databaseOf = new Map<string, string>();
 
 export interface TestDaemon extends DaemonHandle {
   dataDir: string;
@@ -28,6 +33,13 @@ export function tempDir(prefix = 'appreg-test-'): string {
 export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean } = {}): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? tempDir();
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'debug' as const, ...opts.config };
+  // The store matrix (test/run.mjs): the same test files again, each daemon on a fresh PostgreSQL database.
+  // A restart on the same data dir finds the same database, as an install would.
+  if (onPostgres() && config.databaseUrl === undefined) {
+    let url = databaseOf.get(dataDir);
+    if (!url) databaseOf.set(dataDir, (url = await (await startPgCluster()).createDatabase()));
+    config.databaseUrl = url;
+  }
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
   const handle = await startDaemon(config, { logger, clock: opts.clock });
@@ -60,6 +72,26 @@ export async function startTestDaemon(opts: { dataDir?: string; config?: Partial
 }
 
 /** A small valid manifest; override any field. */
+/**
+ * Everything the daemon's store holds, as text: the embedded store's files in the data dir, or
+ * PostgreSQL's records table. For "is it stored, and stored only as a digest" checks on both stores.
+ */
+export async function storedText(d: { dataDir: string; parts: { config: Config } }): Promise<string> {
+  const url = d.parts.config.databaseUrl;
+  if (!url) {
+    return fs.readdirSync(d.dataDir).filter((f) => f.startsWith('appreg.')).map((f) => fs.readFileSync(path.join(d.dataDir, f), 'utf8')).join('\n');
+  }
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query<{ line: string }>(`SELECT tbl || ' ' || id || ' ' || data::text AS line FROM appreg_records`);
+    return r.rows.map((x) => x.line).join('\n');
+  } finally {
+    await c.end();
+  }
+}
+
 export function manifest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     name: 'test-app',

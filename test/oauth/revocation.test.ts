@@ -12,9 +12,9 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
   // are written; the same-commit test below checks the write itself
   const recorded: OutboxEventRecord[] = [];
   const write = store.commit.bind(store);
-  store.commit = (changes) => {
+  store.commit = (changes, expect) => {
     for (const c of changes) if (c.table === EVENTS_OUTBOX && c.value) recorded.push(c.value as OutboxEventRecord);
-    return write(changes);
+    return write(changes, expect);
   };
   t.teardown(() => {
     store.commit = write;
@@ -27,7 +27,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     const owner = await authorize(d, app);
     const owner2 = await authorize(d, app); // a second token of the same user
     const other = await authorize(d, app, { token: user.token, mgmt: user.mgmt });
-    t.same(oauth.authorizedUsers(app.id, d.workspaceId).sort(), [d.workspaceUserId, user.id].sort());
+    t.same((await oauth.authorizedUsers(app.id, d.workspaceId)).sort(), [d.workspaceUserId, user.id].sort());
     const before = outbox().length;
     const del = (tok: string, key = app.appKey) => fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: tok, 'x-app-token': key } });
     t.equal((await del(owner.botToken!)).status, 400, 'needs a user token');
@@ -38,7 +38,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     t.equal((await me(d, owner2.accessToken, app.appKey)).status, 401, 'every token of that user');
     t.equal((await me(d, other.accessToken, app.appKey)).status, 200, 'other users unaffected');
     t.equal((await me(d, owner.botToken!, app.appKey)).status, 200, 'the bot stays installed');
-    t.same(oauth.authorizedUsers(app.id, d.workspaceId), [user.id]);
+    t.same(await oauth.authorizedUsers(app.id, d.workspaceId), [user.id]);
     const evs = outbox().slice(before);
     t.equal(evs.length, 1);
     const ev = evs[0]!;
@@ -62,13 +62,13 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     const res = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: a.botToken!, 'x-app-token': app.appKey } });
     t.equal(res.status, 204);
     for (const tok of [a.accessToken, a.botToken!, b.accessToken]) t.equal((await me(d, tok, app.appKey)).status, 401);
-    t.same(oauth.authorizedUsers(app.id, d.workspaceId), []);
+    t.same(await oauth.authorizedUsers(app.id, d.workspaceId), []);
     const ev = outbox().slice(before)[0]!;
     t.equal(ev.eventType, 'APP_UNINSTALLED');
     t.same(ev.workspaceUserIds.sort(), [d.workspaceUserId, user.id].sort());
     t.same(Object.keys(ev.body).sort(), ['app', 'botUser', 'id', 'installedBy', 'uninstalledAt', 'workspace']);
     t.match(ev.body, { app: app.id, workspace: d.workspaceId, installedBy: d.workspaceUserId, botUser: a.botId });
-    t.equal(store.get('workspaceUsers', a.botId!), undefined, 'the bot user is gone');
+    t.equal(await store.get('workspaceUsers', a.botId!), undefined, 'the bot user is gone');
     // installing again gives a new bot
     const again = await authorize(d, app);
     t.not(again.botId, a.botId);
@@ -88,9 +88,9 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     const a = await authorize(d, app);
     const commits: Array<Array<{ table: string }>> = [];
     const orig = store.commit.bind(store);
-    store.commit = (changes) => {
+    store.commit = (changes, expect) => {
       commits.push(changes);
-      return orig(changes);
+      return orig(changes, expect);
     };
     t.teardown(() => {
       store.commit = orig;
@@ -176,7 +176,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     });
     t.equal((await me(d2, a.accessToken, app.appKey)).status, 200);
     t.equal((await me(d2, a.botToken!, app.appKey)).status, 200);
-    t.same(d2.parts.oauth.grants.authorizedUsers(app.id, d2.workspaceId), [d2.workspaceUserId]);
+    t.same(await d2.parts.oauth.grants.authorizedUsers(app.id, d2.workspaceId), [d2.workspaceUserId]);
     const again = await authorize(d2, app);
     t.equal(again.botToken, a.botToken, 'the sealed bot token is recovered after restart');
   });

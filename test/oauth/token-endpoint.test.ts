@@ -1,7 +1,5 @@
 import t from 'tap';
-import fs from 'node:fs';
-import path from 'node:path';
-import { startTestDaemon } from '../helpers/daemon.js';
+import { startTestDaemon, storedText } from '../helpers/daemon.js';
 import { createApp, grant, exchange, authorize, me } from '../fixtures/redirects-flow.js';
 import { OT, type CodeRecord } from '../../src/services/oauth/records.js';
 import { sha256 } from '../../src/crypto.js';
@@ -98,7 +96,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
 
   t.test('codes expire (configurable, ≤ 10 min) and are bound to app, user, workspace, scopes and redirect URL', async (t) => {
     const g = await grant(d, app, { scopes: 'messages:read,bot:messages:read' });
-    const rec = d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code))!;
+    const rec = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;
     t.ok(rec, 'stored under its digest');
     t.same([rec.appId, rec.workspaceId, rec.workspaceUserId, rec.userScopes, rec.botScopes, rec.redirectUrl], [app.id, d.workspaceId, d.workspaceUserId, ['messages:read'], ['messages:read'], 'http://localhost:9/redirect']);
     t.equal(rec.expiresAt - now, d.parts.config.codeTtlSeconds * 1000);
@@ -142,13 +140,13 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     const oauth = d.parts.oauth.exchange;
     now += 15 * 60_000; // well past the 2-minute code lifetime
     await oauth.sweep();
-    t.ok(d.parts.store.get(OT.codes, sha256(g.body.code)), 'the consumed code is still remembered');
+    t.ok(await d.parts.store.get(OT.codes, sha256(g.body.code)), 'the consumed code is still remembered');
     const again = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(again.body.code, 'invalid_grant');
     t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401, 'the late replay revoked the user token');
     now += 24 * 3600_000;
     await oauth.sweep();
-    t.equal(d.parts.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
+    t.equal(await d.parts.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
   });
 
   t.test('the bot token: same on every authorization, reinstall mints a new one and the old fails at once', async (t) => {
@@ -188,17 +186,16 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal((await fetch(`${d.url}/oauth2/me`, { headers: { 'x-app-token': app.appKey } })).status, 401);
     t.equal((await me(d, 'aut_forged', app.appKey)).status, 401);
     const svc = d.parts.oauth.appTokens;
-    t.same(svc.authenticate(x.accessToken, app.appKey), { appId: app.id, workspaceId: d.workspaceId, workspaceUserId: d.workspaceUserId, kind: 'user', scopes: ['messages:read'] });
-    t.throws(() => svc.authenticate(x.accessToken, other.appKey), { code: 'unauthenticated' });
-    t.equal(svc.authenticate(x.botToken, app.appKey).kind, 'bot');
-    t.same(svc.authenticate(x.botToken, app.appKey).scopes, ['messages:read', 'messages:write']);
+    t.same(await svc.authenticate(x.accessToken, app.appKey), { appId: app.id, workspaceId: d.workspaceId, workspaceUserId: d.workspaceUserId, kind: 'user', scopes: ['messages:read'] });
+    await t.rejects(svc.authenticate(x.accessToken, other.appKey), { code: 'unauthenticated' });
+    t.equal((await svc.authenticate(x.botToken, app.appKey)).kind, 'bot');
+    t.same((await svc.authenticate(x.botToken, app.appKey)).scopes, ['messages:read', 'messages:write']);
   });
 
   t.test('user tokens are stored only as digests; the bot token is sealed at rest', async (t) => {
     const x = await authorize(d, await createApp(d));
-    const files = fs.readdirSync(d.dataDir).filter((f) => f.startsWith('appreg.'));
-    const all = files.map((f) => fs.readFileSync(path.join(d.dataDir, f), 'utf8')).join('\n');
-    t.ok(all.includes(sha256(x.accessToken)), 'the digest is on disk');
+    const all = await storedText(d);
+    t.ok(all.includes(sha256(x.accessToken)), 'the digest is stored');
     t.notOk(all.includes(x.accessToken), 'the access token is not');
     t.notOk(all.includes(x.botToken!), 'the bot token is not in clear');
     t.notOk(all.includes(x.code), 'the code is not');
@@ -219,7 +216,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.teardown(() => d2.stop());
     const app2 = await createApp(d2);
     const g = await grant(d2, app2);
-    const rec = d2.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code))!;
+    const rec = (await d2.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;
     t.equal(rec.expiresAt - now, 600_000);
   });
 

@@ -13,7 +13,7 @@ t.test('user groups made by a person are listed to apps, with WORKSPACE_USER_GRO
   const b = await installPlatformApp(d, { events: ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED'], eventsUrl: `${rx.url}/events` });
   rx.secret = b.app.signingSecret;
   const ws = d.parts.workspace;
-  const me = ws.person(d.workspaceUserId);
+  const me = await ws.person(d.workspaceUserId);
   const g = await ws.profiles.createGroup(me, { name: 'Backend team', workspaceUserIds: [d.workspaceUserId] });
   t.match(g, { name: 'Backend team', handle: 'backend-team', disabled: false, createdBy: d.workspaceUserId, workspaceUserIds: [d.workspaceUserId] });
   await t.rejects(ws.profiles.createGroup(me, { name: 'Other', handle: 'backend-team' }), { code: 'invalid_request' }, 'handles are unique');
@@ -59,7 +59,7 @@ t.test('home view: kept per app and user; 20 a minute per app and user', async (
   const res = await b.bot.publishHomeView(d.workspaceUserId, view);
   t.equal(res.status, 200);
   t.match(res.body, { type: 'HOME', blocks: view.blocks, title: view.title });
-  t.same(d.parts.workspace.profiles.homeView(b.app.id, d.workspaceUserId), res.body, 'kept for the workspace view');
+  t.same(await d.parts.workspace.profiles.homeView(b.app.id, d.workspaceUserId), res.body, 'kept for the workspace view');
   t.equal((await b.bot.publishHomeView('wu_nobody', view)).status, 404);
   t.equal((await b.bot.publishHomeView(d.workspaceUserId, { blocks: 'no' })).status, 400);
   const statuses = [];

@@ -2,6 +2,7 @@
 import t from 'tap';
 import { defaults, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
 import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import type { SendRequest } from '../../src/delivery/types.js';
@@ -12,7 +13,7 @@ function setup(config: Partial<Config> = {}) {
   const clock = { now: () => now };
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
-  const sessions = createSocketSessions({ clock, logger, config: { ...defaults, ...config } });
+  const sessions = createSocketSessions({ store: createMemoryStore(), clock, logger, config: { ...defaults, ...config } });
   const transport = createSocketTransport(sessions);
   return { sessions, transport, advance: (ms: number) => (now += ms), logs: () => logText };
 }
@@ -60,15 +61,15 @@ async function lastFrame(conn: ReturnType<typeof fakeConn>, n = 1) {
 
 t.test('tickets are single-use and short-lived', async (t) => {
   const { sessions, advance } = setup({ socketTicketTtlMs: 30_000 });
-  const a = sessions.issueTicket('app_1');
+  const a = await sessions.issueTicket('app_1');
   t.match(a.ticket, /^awt_[A-Za-z0-9_-]{43}$/, 'a prefixed 256-bit ticket');
-  t.equal(sessions.redeemTicket(a.ticket), 'app_1');
-  t.equal(sessions.redeemTicket(a.ticket), undefined, 'a second use is refused');
-  const b = sessions.issueTicket('app_1');
+  t.equal(await sessions.redeemTicket(a.ticket), 'app_1');
+  t.equal(await sessions.redeemTicket(a.ticket), undefined, 'a second use is refused');
+  const b = await sessions.issueTicket('app_1');
   advance(30_001);
-  t.equal(sessions.redeemTicket(b.ticket), undefined, 'an expired ticket is refused');
-  t.equal(sessions.redeemTicket('awt_made_up'), undefined);
-  t.equal(sessions.redeemTicket(undefined), undefined);
+  t.equal(await sessions.redeemTicket(b.ticket), undefined, 'an expired ticket is refused');
+  t.equal(await sessions.redeemTicket('awt_made_up'), undefined);
+  t.equal(await sessions.redeemTicket(undefined), undefined);
 });
 
 t.test('no connection → no_connection at once', async (t) => {

@@ -130,7 +130,7 @@ t.test('a kept event sent on reconnect is delivered in the log at once, not at t
   t.match(shown, { state: 'delivered', outcome: 'acked' }, 'delivered, although the next retry is 10 minutes away');
   t.notOk(shown.nextAttemptAt);
   t.match(shown.attempts, [{ outcome: 'no_connection' }, { outcome: 'acked', excerpt: /sent from the socket-mode queue/ }]);
-  t.equal(d.parts.store.get('pendingDeliveries', e.body.id), undefined, 'no retry left pending');
+  t.equal(await d.parts.store.get('pendingDeliveries', e.body.id), undefined, 'no retry left pending');
 });
 
 t.test('when the retry schedule runs out, the kept copy goes too: the log says failed and nothing arrives later', async (t) => {

@@ -20,9 +20,9 @@ function client(t: { teardown(fn: () => unknown): void }, d: TestDaemon, app: Ap
   return c;
 }
 
-function sendVia(d: TestDaemon, appId: string, over: Partial<SendRequest> = {}) {
+async function sendVia(d: TestDaemon, appId: string, over: Partial<SendRequest> = {}) {
   const sm = d.parts.socket;
-  const app = d.parts.apps.byId(appId) as AppRecord;
+  const app = (await d.parts.apps.byId(appId)) as AppRecord;
   return sm.transport.send({ deliveryId: 'dlv_t', attemptId: 'att_t', app, payload: { messageType: 'SLASH_COMMAND', slashCommand: '/test', text: 'hi' }, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '', ...over });
 }
 

@@ -17,8 +17,8 @@ function setup(opts: { store?: Store; config?: Partial<Config>; now?: { v: numbe
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
   const config = { ...defaults, ...opts.config };
   const store = opts.store ?? createMemoryStore();
-  const sessions = createSocketSessions({ clock, logger, config });
-  const transport = createSocketTransport(sessions, { store, clock, logger, config });
+  const sessions = createSocketSessions({ store, clock, logger, config });
+  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: 'test-daemon' });
   return { sessions, transport, store, now, logs: () => logText };
 }
 
@@ -45,8 +45,8 @@ const event = (n: number, over: Partial<SendRequest> = {}): SendRequest => ({
   payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: 'ws', workspaceUserIds: [], body: JSON.stringify({ n }) }, ...over,
 });
 const ns = (c: { sent: any[] }) => c.sent.map((p) => JSON.parse(p.body).n);
-const until = async (pred: () => boolean) => {
-  for (let i = 0; i < 400 && !pred(); i++) await new Promise((r) => setTimeout(r, 5));
+const until = async (pred: () => boolean | Promise<boolean>) => {
+  for (let i = 0; i < 400 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 5));
 };
 
 t.test('events while disconnected: no_connection at once, kept on disk, sent in order on reconnect', async (t) => {
@@ -56,14 +56,14 @@ t.test('events while disconnected: no_connection at once, kept on disk, sent in 
     t.equal(r.outcome, 'no_connection');
     t.match(r.error, /kept and sent in order when it reconnects/);
   }
-  t.equal(transport.queued('app_1'), 3);
-  t.equal(store.count(SOCKET_QUEUE_TABLE), 3, 'stored before the attempt ends');
+  t.equal(await transport.queued('app_1'), 3);
+  t.equal(await store.count(SOCKET_QUEUE_TABLE), 3, 'stored before the attempt ends');
   const c = conn();
   sessions.add(c);
   await until(() => c.sent.length === 3);
   t.same(ns(c), [1, 2, 3], 'in order');
-  t.equal(transport.queued('app_1'), 0);
-  t.equal(store.count(SOCKET_QUEUE_TABLE), 0);
+  t.equal(await transport.queued('app_1'), 0);
+  t.equal(await store.count(SOCKET_QUEUE_TABLE), 0);
   const retry = await transport.send(event(2, { retryNum: 1 }));
   t.equal(retry.outcome, 'acked', "the engine's later retry of a sent event is acked");
   t.match(retry.excerpt, /sent from the socket-mode queue/);
@@ -76,7 +76,7 @@ t.test('an engine retry while still disconnected keeps one copy', async (t) => {
   await transport.send(event(1));
   await transport.send(event(1, { retryNum: 1 }));
   await transport.send(event(1, { retryNum: 2 }));
-  t.equal(transport.queued('app_1'), 1);
+  t.equal(await transport.queued('app_1'), 1);
 });
 
 t.test('a new event while kept ones are being sent goes after them', async (t) => {
@@ -98,7 +98,7 @@ t.test('kept events survive a restart', async (t) => {
   await first.transport.send(event(1));
   await first.transport.send(event(2));
   const second = setup({ store });
-  t.equal(second.transport.queued('app_1'), 2);
+  t.equal(await second.transport.queued('app_1'), 2);
   await second.transport.send(event(3));
   const c = conn();
   second.sessions.add(c);
@@ -112,7 +112,7 @@ t.test('bounded: too old or too many are dropped with a warning, never silently'
   await transport.send(event(1));
   now.v += 61_000;
   for (const n of [2, 3, 4, 5]) await transport.send(event(n));
-  t.equal(transport.queued('app_1'), 3, 'the cap keeps the newest 3');
+  t.equal(await transport.queued('app_1'), 3, 'the cap keeps the newest 3');
   t.match(logs(), /"deliveryId":"dlv_1".*more than 3 events kept/);
   now.v += 30_000;
   const c = conn();
@@ -135,7 +135,7 @@ t.test('interactive kinds are never kept: no_connection, and the engine shows th
   const { transport } = setup();
   const r = await transport.send(event(1, { interactive: true, payload: { messageType: 'SLASH_COMMAND' } }));
   t.equal(r.outcome, 'no_connection');
-  t.equal(transport.queued('app_1'), 0);
+  t.equal(await transport.queued('app_1'), 0);
 });
 
 t.test("by default a kept event waits as long as the retry schedule runs, then is dropped and the engine told", async (t) => {
@@ -162,12 +162,12 @@ t.test('discard: the engine gave up, so the kept copy goes (logged, and not repo
   const told: string[] = [];
   transport.onKeptSettled((id) => told.push(id));
   for (const n of [1, 2, 3]) await transport.send(event(n));
-  t.equal(transport.discard('app_1', 'dlv_2', 'the retry schedule ran out'), true);
-  t.equal(transport.discard('app_1', 'dlv_2', 'again'), false, 'only once');
-  t.equal(transport.discard('app_1', 'dlv_9', 'never kept'), false);
-  t.equal(transport.queued('app_1'), 2);
-  await until(() => store.count(SOCKET_QUEUE_TABLE) === 2);
-  t.equal(store.count(SOCKET_QUEUE_TABLE), 2, 'gone from disk too');
+  t.equal(await transport.discard('app_1', 'dlv_2', 'the retry schedule ran out'), true);
+  t.equal(await transport.discard('app_1', 'dlv_2', 'again'), false, 'only once');
+  t.equal(await transport.discard('app_1', 'dlv_9', 'never kept'), false);
+  t.equal(await transport.queued('app_1'), 2);
+  await until(async () => (await store.count(SOCKET_QUEUE_TABLE)) === 2);
+  t.equal(await store.count(SOCKET_QUEUE_TABLE), 2, 'gone from disk too');
   t.match(logs(), /"deliveryId":"dlv_2".*the retry schedule ran out/);
   const c = conn();
   sessions.add(c);

@@ -32,11 +32,11 @@ t.test('delivery log: bounded in size, newest kept, read back after reopening, 0
   t.ok(files.length > 1, 'rotated into several files');
   for (const f of files) t.equal(fs.statSync(path.join(dir, f)).mode & 0o777, 0o600, `${f} is 0600`);
   const again = openDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
-  t.match(again.get('dlv_1999'), { id: 'dlv_1999', payload: { n: 1999 } }, 'the newest survives a reopen, payload intact');
-  t.equal(again.get('dlv_0'), undefined, 'the oldest were dropped');
-  const failed = again.list({ ownerId: 'wu_1', failed: true, limit: 5 });
+  t.match(await again.get('dlv_1999'), { id: 'dlv_1999', payload: { n: 1999 } }, 'the newest survives a reopen, payload intact');
+  t.equal(await again.get('dlv_0'), undefined, 'the oldest were dropped');
+  const failed = await again.list({ ownerId: 'wu_1', failed: true, limit: 5 });
   t.same(failed.map((r) => r.id), ['dlv_1999', 'dlv_1997', 'dlv_1995', 'dlv_1993', 'dlv_1991'], 'newest first, failed only');
-  t.same(again.list({ ownerId: 'wu_other' }), [], "another user's deliveries are not listed");
+  t.same(await again.list({ ownerId: 'wu_other' }), [], "another user's deliveries are not listed");
   await again.close();
 });
 
@@ -50,8 +50,8 @@ t.test('delivery log: entries older than the retention are not read back', async
   await log.close();
   fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), '{"torn": ');
   const again = openDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
-  t.equal(again.get('dlv_1'), undefined);
-  t.ok(again.get('dlv_2'), 'a torn last line is skipped, the rest read');
+  t.equal(await again.get('dlv_1'), undefined);
+  t.ok(await again.get('dlv_2'), 'a torn last line is skipped, the rest read');
   await again.close();
 });
 

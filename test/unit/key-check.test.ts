@@ -41,7 +41,7 @@ t.test('first start records the check; the same key matches on every later start
   const again = await openLowdbStore({ dir, compactIdleMs: 0 });
   t.same(await checkMasterKey(again, keyA, { keyFile }), { how: 'matched' }, 'kept in the data file across a restart');
   await refused(t, checkMasterKey(again, keyB, { keyFile }), /key-check value does not match/);
-  const rec = again.get<{ value: string }>('meta', 'keyCheck');
+  const rec = await again.get<{ value: string }>('meta', 'keyCheck');
   t.ok(rec && !rec.value.includes(keyA.toString('base64url')), 'the value is not the key');
   await again.close();
 });
@@ -52,7 +52,7 @@ t.test('an older data directory with sealed secrets: verified by opening one bef
   const sealed = createSealer(deriveKey(keyA, 'seal')).seal('{"clientSecret":"x"}');
   await store.commit([{ table: 'apps', id: 'app_1', value: { id: 'app_1', sealedSecrets: sealed } }]);
   await refused(t, checkMasterKey(store, keyB, { keyFile }), /cannot open the secrets sealed/);
-  t.equal(store.get('meta', 'keyCheck'), undefined, 'nothing written for a wrong key');
+  t.equal(await store.get('meta', 'keyCheck'), undefined, 'nothing written for a wrong key');
   t.same(await checkMasterKey(store, keyA, { keyFile }), { how: 'sealed-value' });
   await refused(t, checkMasterKey(store, keyB, { keyFile }), /does not match/);
   // a bot token sealed in an installation serves too

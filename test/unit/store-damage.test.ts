@@ -68,7 +68,7 @@ t.test('a torn final line without its newline is cut, and that is logged at warn
   write(dir, 'appreg.journal.1', line(1, 'a') + line(2, 'b') + line(3, 'c').slice(0, 20));
   const warnings: [string, Record<string, unknown> | undefined][] = [];
   const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: { warn: (m, f) => warnings.push([m, f]) } });
-  t.equal(s.count('k'), 2);
+  t.equal(await s.count('k'), 2);
   t.equal(fs.readFileSync(path.join(dir, 'appreg.journal.1'), 'utf8'), line(1, 'a') + line(2, 'b'), 'the torn tail alone was cut');
   t.equal(warnings.length, 1, 'one warning');
   t.match(warnings[0]?.[0], /torn/);
@@ -135,7 +135,7 @@ t.test('a lost appreg.json beside a journal, the key and credentials.json refuse
 
   // on purpose: a new empty store; credentials.json is not the store's to touch
   const fresh = await openLowdbStore({ dir: copy, compactIdleMs: 0, logger: silent, allowFresh: true });
-  t.equal(fresh.count('k'), 0);
+  t.equal(await fresh.count('k'), 0);
   await fresh.commit([{ table: 'k', id: 'new', value: {} }]);
   await fresh.close();
   t.equal(fs.readFileSync(path.join(copy, 'credentials.json'), 'utf8'), '{"authToken":"x"}\n');
@@ -153,13 +153,13 @@ t.test('what a first start leaves before its first commit opens as a new store',
   write(dir, 'appreg.journal.1', '');
   fs.mkdirSync(path.join(dir, 'deliveries'));
   const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
-  t.equal(s.count('k'), 0);
+  t.equal(await s.count('k'), 0);
   await s.close();
   // and a journal holding every seq from 1 with no data file is a crash before the first compaction
   const d2 = newDir();
   write(d2, 'credentials.json', '{}\n');
   write(d2, 'appreg.journal.1', line(1, 'a') + line(2, 'b'));
   const s2 = await openLowdbStore({ dir: d2, compactIdleMs: 0, logger: silent });
-  t.equal(s2.count('k'), 2);
+  t.equal(await s2.count('k'), 2);
   await s2.close();
 });

@@ -70,15 +70,15 @@ for (const c of cases) {
     const seen: string[] = [];
     const b = store.commit([{ table: 'apps', id: 'b', value: { v: 2 } }, { table: 'apps', id: 'a', value: { v: 'changed' } }]);
     const d = store.commit([{ table: 'apps', id: 'a', value: null }]); // queued behind b, depends on it
-    const onReject = (id: string) => (e: NodeJS.ErrnoException) => {
+    const onReject = (id: string) => async (e: NodeJS.ErrnoException) => {
       seen.push(`${id}:${e.code}`);
       // at the moment the caller learns of the failure, memory is already as before
-      t.same(store.get('apps', 'a'), { v: 1 }, `${id}: a restored when the rejection arrives`);
-      t.equal(store.get('apps', 'b'), undefined, `${id}: b not visible when the rejection arrives`);
+      t.same(await store.get('apps', 'a'), { v: 1 }, `${id}: a restored when the rejection arrives`);
+      t.equal(await store.get('apps', 'b'), undefined, `${id}: b not visible when the rejection arrives`);
     };
     await Promise.all([b.then(() => t.fail('b acknowledged'), onReject('b')), d.then(() => t.fail('d acknowledged'), onReject('d'))]);
     t.same(seen, [`b:${c.code}`, `d:${c.code}`]);
-    t.equal(store.count('apps'), 1);
+    t.equal(await store.count('apps'), 1);
     t.equal(store.stats().lastSeq, 1, 'seqs of failed commits are given back');
     const h = store.health();
     t.equal(h.ok, false);
@@ -87,10 +87,10 @@ for (const c of cases) {
 
     // while the disk is still full every write fails, and is not visible either
     await t.rejects(store.commit([{ table: 'apps', id: 'e', value: {} }]), { code: c.code });
-    t.equal(store.get('apps', 'e'), undefined);
+    t.equal(await store.get('apps', 'e'), undefined);
     const crash = copyDir(dir); // a crash now: nothing unacknowledged may come back
     const s1 = await openLowdbStore({ dir: crash, compactIdleMs: 0, logger: silent });
-    t.same([...s1.values('apps')], [{ v: 1 }], 'crash copy holds only the acknowledged record');
+    t.same((await s1.all('apps')), [{ v: 1 }], 'crash copy holds only the acknowledged record');
     await s1.close();
 
     // space is back: the next commit succeeds, and the store is healthy
@@ -101,7 +101,7 @@ for (const c of cases) {
     await store.close();
     const s2 = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
     t.same(
-      [...s2.values<object>('apps')].sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
+      (await s2.all<object>('apps')).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
       [{ v: 1 }, { v: 6 }],
       'after reopen: the acknowledged records, none of the failed ones',
     );
@@ -123,8 +123,8 @@ t.test('with no commit coming, the store retries by itself and turns healthy onc
   await store.commit([{ table: 'k', id: 'y', value: {} }]);
   await store.close();
   const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
-  t.same([...s.values('k')], [{}]);
-  t.equal(s.get('k', 'x'), undefined);
+  t.same((await s.all('k')), [{}]);
+  t.equal(await s.get('k', 'x'), undefined);
   await s.close();
 });
 
@@ -132,13 +132,6 @@ t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and
   const dir = newDir();
   const { io, armed } = faultyIo();
   const store = await openLowdbStore({ dir, compactEveryBytes: 4096, compactIdleMs: 5, retryMs: 5, logger: silent, io });
-  // a derived index kept through observe(), as grants keeps its own: it must follow rollbacks too
-  const index = new Set<string>();
-  store.observe((table, id, _before, after) => {
-    if (table !== 'r') return;
-    if (after) index.add(id);
-    else index.delete(id);
-  });
   armed.random = 0.15;
   const acked = new Set<string>();
   const rejected = new Set<string>();
@@ -148,16 +141,16 @@ t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and
     for (let i = 0; i < 150; i++) {
       const id = `w${w}-${i}`;
       try {
-        await store.commit([{ table: 'r', id, value: { id, pad: 'p'.repeat(40) } }]);
+        await store.commit([{ table: 'apps', id, value: { id, ownerId: `o${w}`, pad: 'p'.repeat(40) } }]);
         acked.add(id);
-        if (!store.get('r', id)) violations++;
+        if (!await store.get('apps', id)) violations++;
       } catch {
         failures++;
         rejected.add(id);
-        if (store.get('r', id)) violations++;
+        if (await store.get('apps', id)) violations++;
       }
       // no rejected record is visible at any point
-      if (i % 10 === 0) for (const r of rejected) if (store.get('r', r)) violations++;
+      if (i % 10 === 0) for (const r of rejected) if (await store.get('apps', r)) violations++;
       if (i % 50 === 25) void store.compact().catch(() => {});
     }
   };
@@ -167,14 +160,19 @@ t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and
   t.ok(acked.size > 200, `${acked.size} commits acknowledged`);
   t.ok(store.stats().compactions > 0, `${store.stats().compactions} compactions ran between the faults`);
   t.equal(violations, 0, 'memory never showed a rejected commit, nor missed an acknowledged one');
-  t.same([...index].sort(), [...store.values<{ id: string }>('r')].map((r) => r.id).sort(), 'the observed index equals memory, rollbacks included');
+  // the secondary index (find) follows commits and rollbacks: it equals a scan of memory
+  const all = await store.all<{ id: string; ownerId: string }>('apps');
+  for (const w of [0, 1, 2, 3, 4, 5]) {
+    const found = (await store.find<{ id: string }>('apps', 'ownerId', `o${w}`)).map((r) => r.id).sort();
+    t.same(found, all.filter((r) => r.ownerId === `o${w}`).map((r) => r.id).sort(), `find(ownerId o${w}) equals memory, rollbacks included`);
+  }
   const crash = copyDir(dir);
   for (let i = 0; i < 100 && !store.health().ok; i++) await sleep(10);
   t.same(store.health(), { ok: true });
   await store.close();
   for (const d of [crash, dir]) {
     const s = await openLowdbStore({ dir: d, compactIdleMs: 0, logger: silent });
-    const ids = new Set([...s.values<{ id: string }>('r')].map((r) => r.id));
+    const ids = new Set((await s.all<{ id: string }>('apps')).map((r) => r.id));
     t.same([...acked].filter((id) => !ids.has(id)), [], `${d === dir ? 'after close' : 'crash copy'}: every acknowledged commit present`);
     t.same([...ids].filter((id) => !acked.has(id)), [], `${d === dir ? 'after close' : 'crash copy'}: no commit that failed`);
     await s.close();
@@ -192,6 +190,6 @@ t.test('closing while the disk still fails: close resolves, the journal keeps ev
   t.equal(store.health().ok, false, 'an empty barrier at close does not count as a successful write');
   t.notOk(fs.existsSync(path.join(dir, 'appreg.json')), 'no snapshot written');
   const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
-  t.same([...s.values('k')], [{ v: 1 }]);
+  t.same((await s.all('k')), [{ v: 1 }]);
   await s.close();
 });

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { openLowdbStore, type LowdbStore } from '../../src/store/lowdb-store.js';
-import { FORMAT_VERSION, StoreCorruptError, type Store } from '../../src/store/types.js';
+import { DATA_FORMAT_VERSION as FORMAT_VERSION } from '../../src/store/format.js';
+import { StoreCorruptError, type Store } from '../../src/store/types.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-test-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -46,34 +47,34 @@ type Rec = { id: string; n: number };
 type Asserts = Pick<typeof t, 'equal' | 'same' | 'rejects'>;
 
 async function exerciseBasics(t: Asserts, store: Store) {
-  t.equal(store.count('apps'), 0);
-  t.equal(store.get('apps', 'a'), undefined);
-  t.same([...store.values('apps')], []);
+  t.equal(await store.count('apps'), 0);
+  t.equal(await store.get('apps', 'a'), undefined);
+  t.same((await store.all('apps')), []);
   const p = store.commit([
     { table: 'apps', id: 'a', value: { id: 'a', n: 1 } },
     { table: 'apps', id: 'b', value: { id: 'b', n: 2 } },
     { table: 'users', id: 'u', value: { id: 'u', n: 3 } },
   ]);
   // applied to memory before the promise settles
-  t.same(store.get<Rec>('apps', 'a'), { id: 'a', n: 1 });
+  t.same(await store.get<Rec>('apps', 'a'), { id: 'a', n: 1 });
   await p;
-  t.equal(store.count('apps'), 2);
-  t.same([...store.values<Rec>('apps')].map((r) => r.id).sort(), ['a', 'b']);
+  t.equal(await store.count('apps'), 2);
+  t.same((await store.all<Rec>('apps')).map((r) => r.id).sort(), ['a', 'b']);
   await store.commit([
     { table: 'apps', id: 'a', value: { id: 'a', n: 10 } },
     { table: 'apps', id: 'b', value: null },
     { table: 'apps', id: 'missing', value: null },
     { table: 'odd', id: '__proto__', value: { id: '__proto__', n: 0 } },
   ]);
-  t.same(store.get('apps', 'a'), { id: 'a', n: 10 });
-  t.equal(store.get('apps', 'b'), undefined);
-  t.equal(store.count('apps'), 1);
-  t.equal(store.count('users'), 1);
-  t.same(store.get('odd', '__proto__'), { id: '__proto__', n: 0 });
+  t.same(await store.get('apps', 'a'), { id: 'a', n: 10 });
+  t.equal(await store.get('apps', 'b'), undefined);
+  t.equal(await store.count('apps'), 1);
+  t.equal(await store.count('users'), 1);
+  t.same(await store.get('odd', '__proto__'), { id: '__proto__', n: 0 });
   // invalid changes reject and apply nothing
   await t.rejects(store.commit([{ table: 'apps', id: 'c', value: {} }, { table: '', id: 'x', value: {} }]));
   await t.rejects(store.commit([{ table: 'apps', id: 'c', value: 5 as unknown as object }]));
-  t.equal(store.get('apps', 'c'), undefined);
+  t.equal(await store.get('apps', 'c'), undefined);
 }
 
 t.test('memory store: put/get/delete/values/count', async (t) => {
@@ -89,7 +90,7 @@ t.test('lowdb store: put/get/delete/values/count, then persisted across close/re
   await exerciseBasics(t, store);
   // a value JSON cannot hold fails the whole commit, nothing applied
   await t.rejects(store.commit([{ table: 'apps', id: 'big', value: { n: 1n } }]));
-  t.equal(store.get('apps', 'big'), undefined);
+  t.equal(await store.get('apps', 'big'), undefined);
   await store.close();
   await store.close(); // idempotent
   await t.rejects(store.commit([{ table: 'apps', id: 'z', value: {} }]), /closed/);
@@ -100,15 +101,15 @@ t.test('lowdb store: put/get/delete/values/count, then persisted across close/re
   t.same(doc.tables.apps, { a: { id: 'a', n: 10 } });
 
   const again = await openLowdbStore({ dir, ...noIdle });
-  t.same(again.get('apps', 'a'), { id: 'a', n: 10 });
-  t.equal(again.get('apps', 'b'), undefined);
-  t.same(again.get('odd', '__proto__'), { id: '__proto__', n: 0 });
+  t.same(await again.get('apps', 'a'), { id: 'a', n: 10 });
+  t.equal(await again.get('apps', 'b'), undefined);
+  t.same(await again.get('odd', '__proto__'), { id: '__proto__', n: 0 });
   t.equal(again.stats().lastSeq, 2);
   await again.commit([{ table: 'apps', id: 'c', value: { id: 'c', n: 3 } }]);
   t.equal(again.stats().lastSeq, 3);
   await again.close();
   const third = await openLowdbStore({ dir, ...noIdle });
-  t.equal(third.count('apps'), 2);
+  t.equal(await third.count('apps'), 2);
   await third.close();
 });
 
@@ -119,8 +120,8 @@ t.test('persisted across a crash: a copy of the directory taken right after the 
   const copy = copyDir(dir);
   t.notOk(fs.existsSync(path.join(copy, 'appreg.json')), 'only the journal holds the data');
   const reopened = await openLowdbStore({ dir: copy, ...noIdle });
-  t.equal(reopened.count('k'), 20);
-  t.same(reopened.get('k', 'i19'), { i: 19 });
+  t.equal(await reopened.count('k'), 20);
+  t.same(await reopened.get('k', 'i19'), { i: 19 });
   await reopened.close();
   await store.close();
 });
@@ -138,16 +139,16 @@ t.test('a torn last journal line is ignored and cut away before appending', asyn
   const good = fs.readFileSync(jf);
   fs.appendFileSync(jf, '{"seq":3,"changes":[{"table":"k","id":"c","val');
   const s2 = await openLowdbStore({ dir: copy, ...noIdle });
-  t.same(s2.get('k', 'b'), { v: 2 });
-  t.equal(s2.get('k', 'c'), undefined);
+  t.same(await s2.get('k', 'b'), { v: 2 });
+  t.equal(await s2.get('k', 'c'), undefined);
   t.same(fs.readFileSync(jf), good, 'torn tail truncated');
   await s2.commit([{ table: 'k', id: 'd', value: { v: 4 } }]);
   t.equal(s2.stats().lastSeq, 3);
   const copy2 = copyDir(copy); // crash again: the journal must now be clean
   await s2.close();
   const s3 = await openLowdbStore({ dir: copy2, ...noIdle });
-  t.same(s3.get('k', 'd'), { v: 4 });
-  t.equal(s3.count('k'), 3);
+  t.same(await s3.get('k', 'd'), { v: 4 });
+  t.equal(await s3.count('k'), 3);
   await s3.close();
 
   // a complete but unparsable final line is a torn write too
@@ -155,7 +156,7 @@ t.test('a torn last journal line is ignored and cut away before appending', asyn
   fs.mkdirSync(copy3, { mode: 0o700 });
   fs.writeFileSync(path.join(copy3, 'appreg.journal.1'), good.toString() + '\u0000\u0000\u0000\n');
   const s4 = await openLowdbStore({ dir: copy3, ...noIdle });
-  t.equal(s4.count('k'), 2);
+  t.equal(await s4.count('k'), 2);
   await s4.close();
 });
 
@@ -166,14 +167,14 @@ t.test('a torn tail followed only by an empty journal (crash right after a compa
   fs.writeFileSync(path.join(dir, 'appreg.journal.4'), line(1, 'a') + line(2, 'b') + '{"seq":3,"ch', { mode: 0o600 });
   fs.writeFileSync(path.join(dir, 'appreg.journal.5'), '', { mode: 0o600 });
   const s = await openLowdbStore({ dir, ...noIdle });
-  t.equal(s.count('k'), 2);
+  t.equal(await s.count('k'), 2);
   t.equal(fs.readFileSync(path.join(dir, 'appreg.journal.4'), 'utf8'), line(1, 'a') + line(2, 'b'));
   await s.commit([{ table: 'k', id: 'c', value: { seq: 3 } }]);
   t.equal(fs.readFileSync(path.join(dir, 'appreg.journal.5'), 'utf8'), line(3, 'c'), 'appends go to the newest journal');
   const copy = copyDir(dir);
   await s.close();
   const s2 = await openLowdbStore({ dir: copy, ...noIdle });
-  t.equal(s2.count('k'), 3);
+  t.equal(await s2.count('k'), 3);
   await s2.close();
 });
 
@@ -256,9 +257,9 @@ t.test('compaction while 1000 commits race it; reopen sees everything', async (t
   t.same(fs.readdirSync(dir), ['appreg.json']);
   for (const d of [crashCopy, dir]) {
     const s = await openLowdbStore({ dir: d, ...noIdle });
-    t.equal(s.count('r'), 1000, d === dir ? 'after close' : 'after crash');
+    t.equal(await s.count('r'), 1000, d === dir ? 'after close' : 'after crash');
     let ok = true;
-    for (let i = 0; i < 1000; i++) ok &&= s.get<{ i: number }>('r', `id${i}`)?.i === i;
+    for (let i = 0; i < 1000; i++) ok &&= (await s.get<{ i: number }>('r', `id${i}`))?.i === i;
     t.ok(ok, 'every record present');
     await s.close();
   }
@@ -277,8 +278,8 @@ t.test('snapshot holds later seqs than the old journal: replay skips them', asyn
   const copy = copyDir(dir);
   await store.close();
   const s = await openLowdbStore({ dir: copy, ...noIdle });
-  t.same(s.get('k', 'a'), { v: 2 });
-  t.equal(s.get('k', 'b'), undefined);
+  t.same(await s.get('k', 'a'), { v: 2 });
+  t.equal(await s.get('k', 'b'), undefined);
   t.equal(s.stats().lastSeq, 4);
   await s.close();
 });
@@ -322,7 +323,7 @@ t.test('group commit: 200 concurrent commits share few writes', async (t) => {
   t.ok(store.stats().batches - st.batches < 100, `${store.stats().batches - st.batches} batches for 200 staggered commits`);
   await store.close();
   const s = await openLowdbStore({ dir, ...noIdle });
-  t.equal(s.count('g'), 401);
+  t.equal(await s.count('g'), 401);
   await s.close();
 });
 
@@ -369,8 +370,8 @@ t.test('a commit that cannot be written rejects and fails the store', async (t) 
   await t.rejects(store.commit([{ table: 'k', id: 'c', value: { v: 3 } }]));
   await store.close(); // does not compact a failed store
   const s = await openLowdbStore({ dir: dir, ...noIdle });
-  t.same(s.get('k', 'a'), { v: 1 });
-  t.equal(s.get('k', 'c'), undefined);
+  t.same(await s.get('k', 'a'), { v: 1 });
+  t.equal(await s.get('k', 'c'), undefined);
   await s.close();
 });
 
@@ -385,9 +386,10 @@ t.test('SIGKILLed writer: every acknowledged commit survives (three crashes in a
     // exactly as the crash left it, and the checking store can be closed (a store left
     // open leaks its journal handle to the garbage collector)
     const s = await openLowdbStore({ dir: round === 'c' ? dir : copyDir(dir), ...noIdle });
-    const missing = acked.filter((id) => s.get('items', id) === undefined);
+    const missing: string[] = [];
+    for (const id of acked) if ((await s.get('items', id)) === undefined) missing.push(id);
     t.same(missing, [], `round ${round}: no acknowledged commit lost`);
-    t.ok(s.count('items') >= acked.length);
+    t.ok(await s.count('items') >= acked.length);
     await s.close();
   }
 });

@@ -15,10 +15,11 @@ const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace
 export function registerServe(program: Command, run: Run): void {
   program
     .command('serve')
-    .description('run the daemon (HTTP API, consent screen, deliveries, websockets) on file-backed storage')
+    .description('run the daemon (HTTP API, consent screen, deliveries, websockets) on the data directory, or on PostgreSQL shared by several daemons')
     .option('--host <host>', 'address to listen on [APPREG_HOST] (default 127.0.0.1)')
     .option('--port <port>', `port to listen on, 0 picks a free one [APPREG_PORT] (default ${DEFAULT_PORT})`)
     .option('--data-dir <dir>', 'data directory [APPREG_DATA_DIR] (default ./data)')
+    .option('--database-url <url>', 'PostgreSQL instead of the embedded store; any number of daemons may share it [APPREG_DATABASE_URL]')
     .option('--public-url <url>', 'URL the daemon is reached at, used in URLs it hands out [APPREG_PUBLIC_URL]')
     .option('--config <file>', 'JSON config file [APPREG_CONFIG] (default <data-dir>/config.json)')
     .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
@@ -31,6 +32,7 @@ Examples:
   $ appreg serve --port 0 --data-dir /tmp/appreg-ci
   $ APPREG_PORT=9000 appreg serve --public-url https://appreg.example.com
   $ appreg serve --log-format json 2>>appreg.log
+  $ APPREG_DATABASE_URL=postgres://appreg:secret@db:5432/appreg appreg serve --public-url https://appreg.example.com
 
 Exit codes: 0 stopped by SIGINT/SIGTERM; 2 bad configuration, or the port is in use; 8 another daemon
 holds the data directory; 1 any other start failure (damaged data, wrong key file).`)
@@ -41,7 +43,7 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       let config;
       try {
         config = loadConfig({
-          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
+          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), databaseUrl: own.databaseUrl, publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
           allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined, config: own.config as string | undefined,
         }, { ...run.io.env });
       } catch (e) {

@@ -4,17 +4,18 @@ import { invalidRequest } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { AppsService } from '../../services/apps.js';
-import { jsonBody, rateLimit } from '../middleware.js';
+import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
 import { authed, principalOf } from './auth.js';
 
 export interface AppsRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
   clock: Clock;
+  store: HitCounter;
   apps: AppsService;
   /** The manifest an app's host serves at its manifest address (under the egress policy). */
   fetchManifest(appHostUrl: unknown): Promise<unknown>;
   /** Live socket-mode figures shown on an app of socket mode. */
-  socketStatus(appId: string): { connections: number; queuedEvents: number };
+  socketStatus(appId: string): Promise<{ connections: number; queuedEvents: number }>;
 }
 
 const param = (req: Request, name: string) => String(req.params[name]);
@@ -28,16 +29,16 @@ export function appsRoutes(deps: AppsRoutesDeps): Router {
   const { apps, config } = deps;
   const r = Router({ mergeParams: true });
   const body = jsonBody(config.bodyLimitBytes);
-  const writes = rateLimit({ perMinute: config.rateLimitManagementWrites, clock: deps.clock, key: (_req, res) => principalOf(res).workspaceUserId });
+  const writes = rateLimit({ perMinute: config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `apps-writes|${principalOf(res).workspaceUserId}` });
 
   r.post('/apps', writes, body, authed(async (req, res, p) => sendApp(res, 201, await apps.create(p, req.body))));
-  r.get('/apps/mine', authed((_req, res, p) => res.json(apps.list(p))));
+  r.get('/apps/mine', authed(async (_req, res, p) => res.json(await apps.list(p))));
   r.get(
     '/apps/mine/:appId',
-    authed((req, res, p) => {
+    authed(async (req, res, p) => {
       res.setHeader('cache-control', 'no-store');
-      const app = apps.get(p, param(req, 'appId'));
-      res.json(app.socketMode === true ? { ...app, ...deps.socketStatus(app.id) } : app);
+      const app = await apps.get(p, param(req, 'appId'));
+      res.json(app.socketMode === true ? { ...app, ...(await deps.socketStatus(app.id)) } : app);
     }),
   );
   r.put(

@@ -8,13 +8,13 @@ export const MGMT_BASE = '/workspaces/:workspaceId/workspaceUsers/:workspaceUser
 
 const PRINCIPAL = 'principal';
 
-/** Authtoken → principal; 401 when missing, invalid, expired or revoked. */
+/** Authtoken → principal; 401 when missing, invalid, expired or revoked (express 5 passes a rejection to the error handler). */
 export function requireAuth(identity: IdentityService): RequestHandler {
-  return (req, res, next) => {
+  return async (req, res, next) => {
     const header = req.headers['authtoken'];
     const token = Array.isArray(header) ? header[0] : header;
     if (!token) return next(unauthenticated());
-    res.locals[PRINCIPAL] = identity.authenticate(token);
+    res.locals[PRINCIPAL] = await identity.authenticate(token);
     next();
   };
 }

@@ -4,12 +4,13 @@ import { invalidRequest } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { DeliveriesService, TriggerInput } from '../../services/deliveries.js';
-import { jsonBody, rateLimit } from '../middleware.js';
+import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
 import { authed, principalOf } from './auth.js';
 
 export interface DeliveryRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
   clock: Clock;
+  store: HitCounter;
   deliveries: DeliveriesService;
 }
 
@@ -26,21 +27,21 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps): Router {
   const { deliveries, config } = deps;
   const r = Router({ mergeParams: true });
   const body = jsonBody(config.bodyLimitBytes);
-  const writes = rateLimit({ perMinute: config.rateLimitManagementWrites, clock: deps.clock, key: (_req, res) => principalOf(res).workspaceUserId });
+  const writes = rateLimit({ perMinute: config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `deliveries-writes|${principalOf(res).workspaceUserId}` });
   const id = (req: Request) => String(req.params.deliveryId);
 
   r.post('/deliveries', writes, body, authed(async (req, res, p) => res.status(201).json(await deliveries.trigger(p, triggerInput(req.body)))));
   r.post('/deliveries/probe-signature', writes, body, authed(async (req, res, p) => res.json(await deliveries.probeSignature(p, triggerInput(req.body)))));
   r.get(
     '/deliveries',
-    authed((req, res, p) => {
+    authed(async (req, res, p) => {
       const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidRequest('limit must be an integer from 1 to 1000.');
       const appId = typeof req.query.appId === 'string' && req.query.appId ? req.query.appId : undefined;
-      res.json(deliveries.list(p, { appId, failed: req.query.failed === 'true' || req.query.failed === '1', limit }));
+      res.json(await deliveries.list(p, { appId, failed: req.query.failed === 'true' || req.query.failed === '1', limit }));
     }),
   );
-  r.get('/deliveries/:deliveryId', authed((req, res, p) => res.json(deliveries.get(p, id(req)))));
+  r.get('/deliveries/:deliveryId', authed(async (req, res, p) => res.json(await deliveries.get(p, id(req)))));
   r.post('/deliveries/:deliveryId/replay', writes, authed(async (req, res, p) => res.json(await deliveries.replay(p, id(req)))));
   r.post('/deliveries/:deliveryId/cancel', writes, authed(async (req, res, p) => res.json(await deliveries.cancel(p, id(req)))));
   return r;

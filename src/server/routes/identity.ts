@@ -4,12 +4,13 @@ import { invalidRequest } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { IdentityService } from '../../services/identity.js';
-import { jsonBody, loginLimits, rateLimit } from '../middleware.js';
+import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { authed, requireAuth } from './auth.js';
 
 export interface IdentityRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin' | 'rateLimitConsent'>;
   clock: Clock;
+  store: HitCounter;
   identity: IdentityService;
   /** Told when a user joins a workspace (WORKSPACE_USER_JOINED for the apps installed there). */
   onUserJoined?: (workspaceUserId: string) => void;
@@ -20,9 +21,9 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
   const r = Router();
   const body = jsonBody(config.bodyLimitBytes);
   const auth = requireAuth(identity);
-  const loginLimit = loginLimits({ perMinute: config.rateLimitLogin, clock: deps.clock, emailOf: (req) => req.body?.email });
+  const loginLimit = loginLimits({ name: 'api-login', perMinute: config.rateLimitLogin, clock: deps.clock, store: deps.store, emailOf: (req) => req.body?.email });
   const workspace = (ws: unknown) => String(ws);
-  const infoLimit = rateLimit({ perMinute: config.rateLimitConsent, clock: deps.clock, key: (req) => `info|${req.ip}` });
+  const infoLimit = rateLimit({ perMinute: config.rateLimitConsent, clock: deps.clock, store: deps.store, key: (req) => `info|${req.ip}` });
 
   r.post('/auth/login', body, ...loginLimit, async (req, res) => {
     if (!req.body || typeof req.body !== 'object') throw invalidRequest('Send {"email", "password"} as JSON.');
@@ -40,22 +41,22 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
   r.get(
     '/auth/whoami',
     auth,
-    authed((_req, res, p) => {
-      const me = identity.userInfo(p.workspaceId, p.workspaceUserId);
-      res.json({ workspaceId: p.workspaceId, workspaceUserId: p.workspaceUserId, name: me.name, email: me.email, workspaces: identity.listWorkspaces(p) });
+    authed(async (_req, res, p) => {
+      const me = await identity.userInfo(p.workspaceId, p.workspaceUserId);
+      res.json({ workspaceId: p.workspaceId, workspaceUserId: p.workspaceUserId, name: me.name, email: me.email, workspaces: await identity.listWorkspaces(p) });
     }),
   );
   r.post('/workspaces', auth, body, authed(async (req, res, p) => res.status(201).json(await identity.createWorkspaceFor(p, req.body?.name))));
   // Without an Authtoken: the official CLI calls these two without one (docs/security.md §4, "Info calls").
-  r.get('/workspaces/:workspaceId/info', infoLimit, (req, res) => {
-    res.json(identity.workspaceInfo(workspace(req.params.workspaceId)));
+  r.get('/workspaces/:workspaceId/info', infoLimit, async (req, res) => {
+    res.json(await identity.workspaceInfo(workspace(req.params.workspaceId)));
   });
   r.post(
     '/workspaces/:workspaceId/workspaceUsers',
     auth,
     body,
     authed(async (req, res, p) => {
-      const ws = identity.membershipIn(p, workspace(req.params.workspaceId)).workspaceId;
+      const ws = (await identity.membershipIn(p, workspace(req.params.workspaceId))).workspaceId;
       const b = req.body ?? {};
       const { user, password, existingAccount } = await identity.createUser({ workspaceId: ws, email: b.email, name: b.name, password: b.password });
       deps.onUserJoined?.(user.id);
@@ -63,8 +64,8 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
       res.status(201).json({ id: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, ...(password ? { password } : {}), ...(existingAccount ? { existingAccount: true } : {}) });
     }),
   );
-  r.get('/workspaces/:workspaceId/workspaceUsers/:workspaceUserId', infoLimit, (req, res) => {
-    res.json(identity.userInfo(workspace(req.params.workspaceId), String(req.params.workspaceUserId)));
+  r.get('/workspaces/:workspaceId/workspaceUsers/:workspaceUserId', infoLimit, async (req, res) => {
+    res.json(await identity.userInfo(workspace(req.params.workspaceId), String(req.params.workspaceUserId)));
   });
   return r;
 }

@@ -4,12 +4,13 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { invalidRequest } from '../../errors.js';
 import type { LeadLogin } from '../../services/lead-login.js';
-import { jsonBody, loginLimits, rateLimit } from '../middleware.js';
+import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { authed } from './auth.js';
 
 export interface LeadRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin' | 'rateLimitTokenEndpoint'>;
   clock: Clock;
+  store: HitCounter;
   leads: LeadLogin;
 }
 
@@ -24,10 +25,10 @@ export function leadRoutes(deps: LeadRoutesDeps): Router {
   const r = Router();
   const body = jsonBody(config.bodyLimitBytes);
   // codes are guessable (six digits): per email and per address, like a password sign-in
-  const startLimit = loginLimits({ perMinute: config.rateLimitLogin, clock: deps.clock, emailOf: (req) => req.body?.email });
-  const activateLimit = loginLimits({ perMinute: config.rateLimitLogin, clock: deps.clock, emailOf: (req) => req.body?.email });
+  const startLimit = loginLimits({ name: 'lead-start', perMinute: config.rateLimitLogin, clock: deps.clock, store: deps.store, emailOf: (req) => req.body?.email });
+  const activateLimit = loginLimits({ name: 'lead-activate', perMinute: config.rateLimitLogin, clock: deps.clock, store: deps.store, emailOf: (req) => req.body?.email });
   // lead ids, exchange and refresh tokens carry 256 random bits: per address, like the token endpoint
-  const tokenLimit = rateLimit({ perMinute: config.rateLimitTokenEndpoint, clock: deps.clock, key: (req) => `lead-token|${req.ip}` });
+  const tokenLimit = rateLimit({ perMinute: config.rateLimitTokenEndpoint, clock: deps.clock, store: deps.store, key: (req) => `lead-token|${req.ip}` });
   const ws = (req: Request) => String(req.params.workspaceId);
 
   r.post('/lead', body, ...startLimit, async (req, res) => {

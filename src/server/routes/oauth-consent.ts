@@ -11,7 +11,7 @@ import type { IdentityService } from '../../services/identity.js';
 import type { AuthorizationRequests, AuthRequest } from '../../services/oauth/authorization-request.js';
 import { newVisitorToken, type WebSessions } from '../../services/oauth/consent-sessions.js';
 import type { WorkspaceUserRecord } from '../../services/records.js';
-import { loginLimits, rateLimit } from '../middleware.js';
+import { loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
 import { cookieValue, pageHeaders, redirect303, sendPage, setSessionCookie as writeSessionCookie } from '../pages/send.js';
 import { errorPage } from '../pages/error.js';
@@ -25,6 +25,7 @@ const errorTitle = (status: number) => (status === 429 ? 'Too many attempts' : s
 export interface ConsentRoutesDeps {
   config: Pick<Config, 'rateLimitLogin' | 'rateLimitConsent' | 'appUrl' | 'publicUrl'>;
   clock: Clock;
+  store: HitCounter;
   logger: Logger;
   identity: IdentityService;
   requests: AuthorizationRequests;
@@ -35,7 +36,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   const { identity, requests: oauth, sessions, config, logger } = deps;
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
-  const loginLimit = loginLimits({ perMinute: config.rateLimitLogin, clock: deps.clock, emailOf: (req) => req.body?.email });
+  const loginLimit = loginLimits({ name: 'consent-login', perMinute: config.rateLimitLogin, clock: deps.clock, store: deps.store, emailOf: (req) => req.body?.email });
   const secureCookie = (req: Request) => req.secure || /^https:/i.test(config.appUrl ?? config.publicUrl ?? '');
 
   /** An error as the consent screen's HTML page: never a redirect (docs/security.md §1 M7). */
@@ -51,9 +52,9 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
    * The browser's signed-in session, or its visitor token: a random cookie value that nothing
    * on the daemon remembers, to which the sign-in form's token is bound.
    */
-  function browserOf(req: Request, res: Response): { session?: { id: string; accountId: string }; visitor: string } {
+  async function browserOf(req: Request, res: Response): Promise<{ session?: { id: string; accountId: string }; visitor: string }> {
     const token = cookieValue(req);
-    const s = sessions.get(token);
+    const s = await sessions.get(token);
     if (s && token) return { session: { id: s.id, accountId: s.accountId }, visitor: token };
     if (token && /^[A-Za-z0-9_-]{16,128}$/.test(token)) return { visitor: token };
     const visitor = newVisitorToken();
@@ -61,14 +62,15 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     return { visitor };
   }
 
-  function memberships(accountId: string): WorkspaceUserRecord[] {
-    return identity.membershipsOf(accountId).filter((u) => !u.isBot);
+  async function memberships(accountId: string): Promise<WorkspaceUserRecord[]> {
+    return (await identity.membershipsOf(accountId)).filter((u) => !u.isBot);
   }
 
-  function renderConsent(res: Response, sessionId: string, req: AuthRequest, users: WorkspaceUserRecord[]) {
+  async function renderConsent(res: Response, sessionId: string, req: AuthRequest, users: WorkspaceUserRecord[]) {
     const preselect = users.find((u) => u.workspaceId === req.defaultWorkspaceId) ?? users[0]!;
-    const context = oauth.consentContext(req, preselect.workspaceId);
-    const csrf = sessions.issueCsrf(sessionId, { kind: 'consent', params: req.params, workspaceIds: users.map((u) => u.workspaceId) });
+    const context = await oauth.consentContext(req, preselect.workspaceId);
+    const names = await Promise.all(users.map((u) => safeWorkspaceName(u.workspaceId)));
+    const csrf = await sessions.issueCsrf(sessionId, { kind: 'consent', params: req.params, workspaceIds: users.map((u) => u.workspaceId) });
     const origin = new URL(req.redirectUrl).origin;
     sendPage(
       res,
@@ -84,7 +86,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
         newBotScopes: context.installed ? context.newBotScopes : [],
         botScopesGranted: context.botScopesGranted,
         reinstall: req.reinstall,
-        workspaces: users.map((u) => ({ id: u.workspaceId, name: safeWorkspaceName(u.workspaceId), selected: u === preselect })),
+        workspaces: users.map((u, i) => ({ id: u.workspaceId, name: names[i]!, selected: u === preselect })),
         userName: preselect.name,
         csrf,
       }),
@@ -92,77 +94,77 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     );
   }
 
-  function safeWorkspaceName(id: string): string {
+  async function safeWorkspaceName(id: string): Promise<string> {
     try {
-      return identity.workspaceInfo(id).name;
+      return (await identity.workspaceInfo(id)).name;
     } catch {
       return id;
     }
   }
 
-  const pageLimit = rateLimit({ perMinute: config.rateLimitConsent, clock: deps.clock, key: (req) => `consent-page|${req.ip}` });
+  const pageLimit = rateLimit({ perMinute: config.rateLimitConsent, clock: deps.clock, store: deps.store, key: (req) => `consent-page|${req.ip}` });
 
-  r.get(CONSENT_PATH, pageLimit, (req, res) => {
+  r.get(CONSENT_PATH, pageLimit, async (req, res) => {
     let authReq: AuthRequest;
     try {
-      authReq = oauth.validate(req.query as Record<string, unknown>);
+      authReq = await oauth.validate(req.query as Record<string, unknown>);
     } catch (e) {
       return sendError(res, e);
     }
-    const { session, visitor } = browserOf(req, res);
+    const { session, visitor } = await browserOf(req, res);
     if (!session) {
-      const csrf = sessions.loginToken(visitor, req.originalUrl.split('?')[1] ?? '');
+      const csrf = await sessions.loginToken(visitor, req.originalUrl.split('?')[1] ?? '');
       return sendPage(res, 200, loginPage({ appName: authReq.app.manifest.displayName, appId: authReq.app.id, csrf }));
     }
-    const users = memberships(session.accountId);
+    const users = await memberships(session.accountId);
     if (!users.length) return sendPage(res, 403, errorPage('Not allowed', 'Your account is not a member of any workspace.'));
     try {
-      for (const u of users) oauth.assertMayAuthorize(authReq.app, u);
+      for (const u of users) await oauth.assertMayAuthorize(authReq.app, u);
     } catch (e) {
       return sendError(res, e);
     }
-    renderConsent(res, session.id, authReq, users);
+    await renderConsent(res, session.id, authReq, users);
   });
 
   r.post(`${CONSENT_PATH}/login`, form, ...loginLimit, async (req, res) => {
     const token = cookieValue(req);
-    const query = sessions.checkLoginToken(req.body?.csrf, token);
+    const query = await sessions.checkLoginToken(req.body?.csrf, token);
     if (query === undefined) return sendPage(res, 403, errorPage('This form has expired', 'The sign-in form is no longer valid (or was not sent from this browser). Open the authorization link again.'));
     const params = Object.fromEntries(new URLSearchParams(query));
     let authReq: AuthRequest;
     try {
-      authReq = oauth.validate(params);
+      authReq = await oauth.validate(params);
     } catch (e) {
       return sendError(res, e);
     }
     const users = await identity.checkPassword(req.body?.email, req.body?.password);
     if (!users || !users.length) {
-      const csrf = sessions.loginToken(token!, query);
+      const csrf = await sessions.loginToken(token!, query);
       const email = typeof req.body?.email === 'string' ? req.body.email.slice(0, 254) : '';
       return sendPage(res, 401, loginPage({ appName: authReq.app.manifest.displayName, appId: authReq.app.id, csrf, email, error: 'Email or password is wrong.' }));
     }
-    const next = sessions.login(token, users[0]!.accountId);
+    const next = await sessions.login(token, users[0]!.accountId);
     setSessionCookie(req, res, next.token);
     logger.info('consent screen sign-in', { workspaceUserIds: users.map((u) => u.id) }); // ids, not the email address
     redirect303(res, `${CONSENT_PATH}?${query}`);
   });
 
   r.post(`${CONSENT_PATH}/decision`, form, async (req, res) => {
-    const session = sessions.get(cookieValue(req));
-    const purpose = sessions.takeCsrf(req.body?.csrf, session?.id, 'consent');
+    const session = await sessions.get(cookieValue(req));
+    const purpose = await sessions.takeCsrf(req.body?.csrf, session?.id, 'consent');
     if (!session?.accountId || !purpose) return sendPage(res, 403, errorPage('This form has expired', 'The authorization form is no longer valid (or was not sent from this browser). Open the authorization link again.'));
     let authReq: AuthRequest;
     try {
       // validated again against the app as it is now; the app, scopes and redirect URL come from the server-side record
-      authReq = oauth.validate(purpose.params);
+      authReq = await oauth.validate(purpose.params);
     } catch (e) {
       return sendError(res, e);
     }
     const decision = req.body?.decision;
-    if (decision === 'cancel') return redirect303(res, oauth.denyLocation(authReq));
+    if (decision === 'cancel') return redirect303(res, await oauth.denyLocation(authReq));
     if (decision !== 'allow') return sendPage(res, 400, errorPage('Choose Allow or Cancel', 'The form did not say whether you allow the app.'));
     const wsId = req.body?.workspaceId;
-    const user = purpose.workspaceIds.includes(wsId) ? memberships(session.accountId).find((u) => u.workspaceId === wsId) : undefined;
+    const user = purpose.workspaceIds.includes(wsId) ? (await memberships(session.accountId)).find((u) => u.workspaceId === wsId) : undefined;
     if (!user) return sendPage(res, 400, errorPage('Choose a workspace', 'Pick one of your workspaces.'));
     try {
       const { redirectUrl } = await oauth.grant(authReq, user);

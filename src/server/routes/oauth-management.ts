@@ -25,11 +25,11 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
   r.get(
     '/oauth2/grant',
     authed(async (req, res, p) => {
-      const authReq = requests.validate(req.query as Record<string, unknown>);
+      const authReq = await requests.validate(req.query as Record<string, unknown>);
       // The consent screen's workspace choice: any workspace the caller's account is a member of.
       const chosen = req.query.workspaceId;
       if (chosen !== undefined && typeof chosen !== 'string') throw invalidRequest('workspaceId must be a single workspace id.');
-      const user = identity.membershipIn(p, chosen || p.workspaceId);
+      const user = await identity.membershipIn(p, chosen || p.workspaceId);
       res.setHeader('cache-control', 'no-store');
       res.json(await requests.grant(authReq, user));
     }),
@@ -38,15 +38,15 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
   /** The consent link for these parameters, validated (used by `appreg authorize --print-url`). */
   r.get(
     '/oauth2/consent-url',
-    authed((req, res) => {
-      const authReq = requests.validate(req.query as Record<string, unknown>);
+    authed(async (req, res) => {
+      const authReq = await requests.validate(req.query as Record<string, unknown>);
       const q = new URLSearchParams();
       for (const [k, v] of Object.entries(authReq.params)) if (v !== undefined) q.set(k, v);
       res.json({ url: `${deps.appUrl()}${CONSENT_PATH}?${q}` });
     }),
   );
 
-  r.get('/apps/authorizations', authed((_req, res, p) => res.json(deps.grants.authorizationsOf(p.workspaceUserId))));
+  r.get('/apps/authorizations', authed(async (_req, res, p) => res.json(await deps.grants.authorizationsOf(p.workspaceUserId))));
 
   r.delete(
     '/apps/:appId/installations/:installWorkspaceId',

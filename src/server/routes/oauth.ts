@@ -10,7 +10,7 @@ import type { Logger } from '../../logger.js';
 import type { AppTokens, TokenOwner } from '../../services/oauth/app-tokens.js';
 import type { CodeExchange } from '../../services/oauth/code-exchange.js';
 import type { Revocation } from '../../services/oauth/revocation.js';
-import { jsonBody, rateLimit } from '../middleware.js';
+import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
 import { sendError } from '../respond.js';
 
 const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
@@ -47,6 +47,8 @@ function tokenForm(): RawHandler {
 export interface TokenEndpointDeps {
   config: Pick<Config, 'rateLimitTokenEndpoint'>;
   clock: Clock;
+  /** Counts the endpoint's rate-limit windows, shared by every daemon of the store. */
+  store: HitCounter;
   logger: Logger;
   exchange: CodeExchange;
 }
@@ -62,8 +64,9 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: IncomingMessa
   const limiter = rateLimit({
     perMinute: deps.config.rateLimitTokenEndpoint,
     clock: deps.clock,
+    store: deps.store,
     // per caller address and client: a flood from one address against one app is cut off
-    key: (req) => `${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
+    key: (req) => `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
   }) as unknown as RawHandler;
   const logLine = (req: IncomingMessage, res: ServerResponse, status: number, start: bigint) =>
     logger.debug('request', { reqId: res.getHeader('x-request-id'), method: req.method, path: TOKEN_PATH, status, ms: Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10 });
@@ -130,13 +133,13 @@ export interface AppCallDeps {
 export function appCallRoutes(deps: AppCallDeps): Router {
   const { appTokens, revocation } = deps;
   const r = Router();
-  const appAuth: RequestHandler = (req, res, next) => {
-    res.locals.appOwner = appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token']));
+  const appAuth: RequestHandler = async (req, res, next) => {
+    res.locals.appOwner = await appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token']));
     next();
   };
 
-  r.get('/oauth2/me', noStore, appAuth, (_req, res) => {
-    res.json(appTokens.me(ownerOf(res)));
+  r.get('/oauth2/me', noStore, appAuth, async (_req, res) => {
+    res.json(await appTokens.me(ownerOf(res)));
   });
   r.delete('/v1/app/authorization', appAuth, async (_req, res) => {
     await revocation.unauthorize(ownerOf(res));

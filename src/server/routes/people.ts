@@ -12,12 +12,13 @@ import type { DeliveriesService } from '../../services/deliveries.js';
 import type { createWorkspace } from '../../services/workspace/workspace.js';
 
 type Workspace = ReturnType<typeof createWorkspace>;
-import { jsonBody, rateLimit } from '../middleware.js';
+import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
 import { authed, principalOf } from './auth.js';
 
 export interface PeopleRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
   clock: Clock;
+  store: HitCounter;
   workspace: Workspace;
   deliveries: DeliveriesService;
 }
@@ -28,27 +29,27 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   const { workspace: ws } = deps;
   const r = Router({ mergeParams: true });
   const body = jsonBody(deps.config.bodyLimitBytes);
-  const writes = rateLimit({ perMinute: deps.config.rateLimitManagementWrites, clock: deps.clock, key: (_req, res) => principalOf(res).workspaceUserId });
+  const writes = rateLimit({ perMinute: deps.config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `people-writes|${principalOf(res).workspaceUserId}` });
   /** A channel is written by id, `general` or `#general`. */
   const channelOf = async (req: Request, workspaceId: string) => {
     const c = String(req.params.channel);
     await ws.channels.ensureWorkspace(workspaceId);
-    return ws.channels.byName(workspaceId, c)?.id ?? c;
+    return (await ws.channels.byName(workspaceId, c))?.id ?? c;
   };
 
   r.get(
     '/channels',
-    authed(async (req, res, p) => res.json(await ws.channels.list(ws.person(p.workspaceUserId), req.query.types))),
+    authed(async (req, res, p) => res.json(await ws.channels.list(await ws.person(p.workspaceUserId), req.query.types))),
   );
   r.post(
     '/channels',
     writes,
     body,
-    authed(async (req, res, p) => res.status(201).json(await ws.channels.create(ws.person(p.workspaceUserId), (req.body ?? {}) as Record<string, unknown>))),
+    authed(async (req, res, p) => res.status(201).json(await ws.channels.create(await ws.person(p.workspaceUserId), (req.body ?? {}) as Record<string, unknown>))),
   );
   r.get(
     '/channels/:channel/messages',
-    authed(async (req, res, p) => res.json(await ws.messages.list(ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query))),
+    authed(async (req, res, p) => res.json(await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query))),
   );
   r.post(
     '/channels/:channel/messages',
@@ -62,7 +63,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
       const slash = SLASH.exec(b.text.trim());
       if (slash) {
         // the person must be able to see the channel the command is typed in
-        const ch = await ws.channels.visible(ws.person(p.workspaceUserId), channelId);
+        const ch = await ws.channels.visible(await ws.person(p.workspaceUserId), channelId);
         const delivery = await deps.deliveries.invokeSlashCommand(p, { command: slash[1]!, text: slash[2] ?? '', channelId: ch.id, threadRootId: b.threadRootId });
         res.status(201).json({ kind: 'slash-command', channelId: ch.id, delivery });
         return;
@@ -76,7 +77,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
     writes,
     body,
     authed(async (req, res, p) => {
-      await ws.reactions.react(ws.person(p.workspaceUserId), String(req.params.messageId), req.body);
+      await ws.reactions.react(await ws.person(p.workspaceUserId), String(req.params.messageId), req.body);
       res.status(204).end();
     }),
   );

@@ -32,7 +32,7 @@ export function platformChannelRoutes(deps: PlatformChannelsDeps): Router {
   });
   r.get('/v1/channels/:channelId', gate, need('channels:read'), async (req, res) => {
     const a = p.actor(res);
-    res.json(channels.view(await channels.visible(a, String(req.params.channelId)), a));
+    res.json(await channels.view(await channels.visible(a, String(req.params.channelId)), a));
   });
   r.post('/v1/channels/:channelId/users', gate, need('channels:write'), body, async (req, res) => {
     res.json(await channels.addUsers(p.actor(res), String(req.params.channelId), obj(req.body)));

@@ -34,17 +34,17 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
   const body = jsonBody(deps.bodyLimitBytes);
   const r = Router();
 
-  r.post('/v1/files/upload/token', gate, need('files:write'), body, (req, res) => {
-    res.json(files.requestToken(p.actor(res), req.body));
+  r.post('/v1/files/upload/token', gate, need('files:write'), body, async (req, res) => {
+    res.json(await files.requestToken(p.actor(res), req.body));
   });
   r.post('/v1/files/upload/complete', gate, need('files:write'), body, async (req, res) => {
     res.json(await files.complete(p.actor(res), req.body));
   });
 
-  r.post('/upload/files', (req, res, next) => {
-    let ticket: ReturnType<Files['beginUpload']>;
+  r.post('/upload/files', async (req, res, next) => {
+    let ticket: Awaited<ReturnType<Files['beginUpload']>>;
     try {
-      ticket = files.beginUpload(header(req.headers['authtoken']));
+      ticket = await files.beginUpload(header(req.headers['authtoken']));
     } catch (e) {
       req.resume(); // the answer does not wait for a body nobody will keep
       return next(e);
@@ -73,8 +73,8 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
     });
   });
 
-  const serve = (res: Response, workspaceId: string, fileId: string) => {
-    const { file, data } = files.open(workspaceId, fileId);
+  const serve = async (res: Response, workspaceId: string, fileId: string) => {
+    const { file, data } = await files.open(workspaceId, fileId);
     res.setHeader('content-type', file.mimeType);
     res.setHeader('content-length', String(file.size));
     // the bytes are whatever an app sent: never rendered as a page of the daemon's origin
@@ -84,14 +84,14 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
     data.pipe(res);
   };
   // an app's token (what the SDK's files.fetchFile sends)…
-  r.get('/files/:fileId', (req, _res, next) => next(req.headers['token'] === undefined ? 'route' : undefined), gate, need('messages:read'), (req, res) => {
-    serve(res, p.actor(res).workspaceId, String(req.params.fileId));
+  r.get('/files/:fileId', (req, _res, next) => next(req.headers['token'] === undefined ? 'route' : undefined), gate, need('messages:read'), async (req, res) => {
+    await serve(res, p.actor(res).workspaceId, String(req.params.fileId));
   });
   // …or a workspace user's management token
-  r.get('/files/:fileId', (req, res) => {
+  r.get('/files/:fileId', async (req, res) => {
     const token = header(req.headers['authtoken']);
     if (!token) throw unauthenticated('An app token (token, x-app-token) or an Authtoken of the file\'s workspace is required.');
-    serve(res, identity.authenticate(token).workspaceId, String(req.params.fileId));
+    await serve(res, (await identity.authenticate(token)).workspaceId, String(req.params.fileId));
   });
   return r;
 }

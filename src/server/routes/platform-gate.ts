@@ -8,7 +8,7 @@ import type { Clock } from '../../clock.js';
 import { missingScope } from '../../errors.js';
 import type { AppTokens, TokenOwner } from '../../services/oauth/app-tokens.js';
 import type { Actor } from '../../services/workspace/users.js';
-import { rateLimit } from '../middleware.js';
+import { rateLimit, type HitCounter } from '../middleware.js';
 
 /** The platform's documented limits, requests per minute. */
 export const PLATFORM_LIMITS = { perApp: 3000, perUser: 1000, messages: 80, replies: 80, channels: 60, reactions: 60, scheduled: 60, homeViews: 20 } as const;
@@ -17,21 +17,19 @@ const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : 
 const OWNER = 'platformOwner';
 
 /** @param limits false switches the platform's rate limits off (platformRateLimits: load tests of an app, benchmarks) */
-export function platformGate(deps: { appTokens: AppTokens; clock: Clock; limits?: boolean }) {
-  const { appTokens, clock } = deps;
+export function platformGate(deps: { appTokens: AppTokens; clock: Clock; store: HitCounter; limits?: boolean }) {
+  const { appTokens, clock, store } = deps;
   const perMinute = (name: keyof typeof PLATFORM_LIMITS) => (deps.limits === false ? 0 : PLATFORM_LIMITS[name]);
   const owner = (res: Response) => res.locals[OWNER] as TokenOwner;
-  const auth: RequestHandler = (req, res, next) => {
-    res.locals[OWNER] = appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token']));
-    next();
-  };
-  const perApp = rateLimit({ perMinute: perMinute('perApp'), clock, key: (_req, res) => `app|${owner(res).appId}` });
-  const perUser = rateLimit({ perMinute: perMinute('perUser'), clock, key: (_req, res) => `user|${owner(res).appId}|${owner(res).workspaceUserId}` });
+  const perApp = rateLimit({ perMinute: perMinute('perApp'), clock, store, key: (_req, res) => `app|${owner(res).appId}` });
+  const perUser = rateLimit({ perMinute: perMinute('perUser'), clock, store, key: (_req, res) => `user|${owner(res).appId}|${owner(res).workspaceUserId}` });
 
   return {
     /** Authenticate, then the per-app and per-user limits; every platform route starts with this. */
-    gate: ((req, res, next) => {
-      auth(req, res, (e1?: unknown) => (e1 ? next(e1) : perApp(req, res, (e2?: unknown) => (e2 ? next(e2) : perUser(req, res, next)))));
+    gate: (async (req, res, next) => {
+      // a rejection (401) goes to the error handler: express 5 passes it on
+      res.locals[OWNER] = await appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token']));
+      perApp(req, res, (e?: unknown) => (e ? next(e) : perUser(req, res, next)));
     }) as RequestHandler,
     /** 403 missing_scope unless the token was granted `scope`. */
     need:
@@ -40,7 +38,7 @@ export function platformGate(deps: { appTokens: AppTokens; clock: Clock; limits?
         next(owner(res).scopes.includes(scope) ? undefined : missingScope(scope)),
     /** A call's own limit, per app and workspace, or per app and what `by` names (a new bucket per call of this function). */
     limit: (name: keyof typeof PLATFORM_LIMITS, by?: (req: Request) => string) =>
-      rateLimit({ perMinute: perMinute(name), clock, key: (req, res) => `${name}|${owner(res).appId}|${by ? by(req) : owner(res).workspaceId}` }),
+      rateLimit({ perMinute: perMinute(name), clock, store, key: (req, res) => `${name}|${owner(res).appId}|${by ? by(req) : owner(res).workspaceId}` }),
     /** The token's user (the bot user for a bot token) as the actor of a workspace call. */
     actor(res: Response): Actor {
       const o = owner(res);

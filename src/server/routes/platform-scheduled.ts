@@ -12,14 +12,14 @@ export function platformScheduledRoutes(deps: { platform: PlatformGate; schedule
   const body = jsonBody(deps.bodyLimitBytes);
   const createLimit = p.limit('scheduled');
   const r = Router();
-  r.get(S, gate, need('messages:read'), (req, res) => {
-    res.json(scheduled.list(p.actor(res), req.query));
+  r.get(S, gate, need('messages:read'), async (req, res) => {
+    res.json(await scheduled.list(p.actor(res), req.query));
   });
   r.post(S, gate, need('messages:write'), createLimit, body, async (req, res) => {
     res.json(await scheduled.create(p.actor(res), req.body));
   });
-  r.get(`${S}/:id`, gate, need('messages:read'), (req, res) => {
-    res.json(scheduled.get(p.actor(res), String(req.params.id)));
+  r.get(`${S}/:id`, gate, need('messages:read'), async (req, res) => {
+    res.json(await scheduled.get(p.actor(res), String(req.params.id)));
   });
   r.put(`${S}/:id`, gate, need('messages:edit'), body, async (req, res) => {
     res.json(await scheduled.update(p.actor(res), String(req.params.id), req.body));

@@ -11,20 +11,20 @@ export function platformUserRoutes(deps: { platform: PlatformGate; users: Worksp
   const body = jsonBody(deps.bodyLimitBytes);
   const homeViewLimit = p.limit('homeViews', (req) => String(req.params.userId));
   const r = Router();
-  r.get('/v1/workspaceUsers', gate, need('users:list'), (_req, res) => {
-    res.json(users.list(p.actor(res)));
+  r.get('/v1/workspaceUsers', gate, need('users:list'), async (_req, res) => {
+    res.json(await users.list(p.actor(res)));
   });
-  r.get('/v1/workspaceUsers/groups', gate, need('users:list'), (_req, res) => {
-    res.json(profiles.listGroups(p.actor(res)));
+  r.get('/v1/workspaceUsers/groups', gate, need('users:list'), async (_req, res) => {
+    res.json(await profiles.listGroups(p.actor(res)));
   });
   r.put('/v1/workspaceUsers/customStatus', gate, need('status:write'), body, async (req, res) => {
     res.json(await profiles.setStatus(p.actor(res), req.body));
   });
-  r.get('/v1/workspaceUsers/:userId', gate, need('user:read'), (req, res) => {
-    res.json(users.get(p.actor(res), String(req.params.userId)));
+  r.get('/v1/workspaceUsers/:userId', gate, need('user:read'), async (req, res) => {
+    res.json(await users.get(p.actor(res), String(req.params.userId)));
   });
-  r.get('/v1/workspace', gate, need('workspace:read'), (_req, res) => {
-    res.json(users.workspace(p.actor(res)));
+  r.get('/v1/workspace', gate, need('workspace:read'), async (_req, res) => {
+    res.json(await users.workspace(p.actor(res)));
   });
   r.post('/v1/app/homeView/workspaceUsers/:userId', gate, need('channels:write'), homeViewLimit, body, async (req, res) => {
     const a = p.actor(res);

@@ -16,15 +16,15 @@ export interface SocketRouteDeps {
 export function socketRoutes(deps: SocketRouteDeps): Router {
   const { apps, sessions } = deps;
   const r = Router();
-  r.get('/apps/:appId/websocket-connection', (req, res) => {
+  r.get('/apps/:appId/websocket-connection', async (req, res) => {
     res.setHeader('cache-control', 'no-store');
-    const app = apps.byAppKey(String(req.params.appId), req.query.appKey);
+    const app = await apps.byAppKey(String(req.params.appId), req.query.appKey);
     if (app.manifest.socketMode !== true) {
       throw socketModeDisabled('This app does not use socket mode: set "socketMode": true in its manifest (appreg apps update) to connect over a websocket.');
     }
     const url = new URL(SOCKET_PATH, deps.baseUrl());
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    url.searchParams.set('ticket', sessions.issueTicket(app.id).ticket);
+    url.searchParams.set('ticket', (await sessions.issueTicket(app.id)).ticket);
     res.json({ url: url.toString() });
   });
   return r;

@@ -35,11 +35,11 @@ export function signInLinkRoutes(deps: WebRoutesDeps): Router {
   r.post(
     '/web/sign-in-links',
     jsonBody(deps.config.bodyLimitBytes),
-    authed((req, res, p) => {
+    authed(async (req, res, p) => {
       const path = landingPath((req.body as Record<string, unknown> | undefined)?.path);
-      const me = deps.identity.userRecord(p.workspaceUserId);
+      const me = await deps.identity.userRecord(p.workspaceUserId);
       if (!me) throw invalidRequest('The caller has no workspace user.');
-      const link = deps.sessions.issueSignInLink(me.accountId, path);
+      const link = await deps.sessions.issueSignInLink(me.accountId, path);
       const url = new URL(SIGN_IN_PATH, deps.baseUrl());
       url.searchParams.set('token', link.token);
       res.status(201).json({ url: url.toString(), expiresAt: new Date(link.expiresAt).toISOString() });
@@ -54,10 +54,10 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   const r = Router();
   const secure = (req: Request) => req.secure || /^https:/i.test(deps.config.appUrl ?? deps.config.publicUrl ?? '');
 
-  r.get(SIGN_IN_PATH, (req, res) => {
-    const link = sessions.takeSignInLink(req.query.token);
+  r.get(SIGN_IN_PATH, async (req, res) => {
+    const link = await sessions.takeSignInLink(req.query.token);
     if (!link) return sendPage(res, 403, errorPage('This sign-in link is not valid', 'It was already used or has expired (links work once, for five minutes). Run appreg open again.'));
-    const session = sessions.login(cookieValue(req), link.accountId);
+    const session = await sessions.login(cookieValue(req), link.accountId);
     setSessionCookie(res, session.token, secure(req));
     redirect303(res, link.path);
   });

@@ -21,9 +21,10 @@ export function createAppTokens(store: Store, deps: { apps: AppsService; identit
   const { apps, identity } = deps;
 
   /** The token's owner; 401 unless `appKey` is the key of the app the token belongs to. */
-  function authenticate(token: unknown, appKey: unknown): TokenOwner {
-    const rec = typeof token === 'string' && token && token.length <= 512 ? store.get<TokenRecord>(OT.tokens, sha256(token)) : undefined;
-    const app = rec ? apps.byId(rec.appId) : undefined;
+  /** Reads the store on every call (no cache): a token revoked on any daemon is refused by all at once. */
+  async function authenticate(token: unknown, appKey: unknown): Promise<TokenOwner> {
+    const rec = typeof token === 'string' && token && token.length <= 512 ? await store.get<TokenRecord>(OT.tokens, sha256(token)) : undefined;
+    const app = rec ? await apps.byId(rec.appId) : undefined;
     if (!rec || !app || typeof appKey !== 'string' || !appKey || !safeEqual(appKey, apps.secretsOf(app).appKey)) {
       throw unauthenticated('A valid token header and the x-app-token of the same app are required.');
     }
@@ -31,9 +32,8 @@ export function createAppTokens(store: Store, deps: { apps: AppsService; identit
   }
 
   /** GET /oauth2/me: who the token acts as. */
-  function me(owner: TokenOwner) {
-    const ws = identity.workspaceInfo(owner.workspaceId);
-    const wu = identity.userInfo(owner.workspaceId, owner.workspaceUserId);
+  async function me(owner: TokenOwner) {
+    const [ws, wu] = await Promise.all([identity.workspaceInfo(owner.workspaceId), identity.userInfo(owner.workspaceId, owner.workspaceUserId)]);
     return { workspaceId: ws.id, workspaceName: ws.name, workspaceUserId: wu.id, workspaceUserName: wu.name };
   }
 

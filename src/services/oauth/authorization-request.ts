@@ -77,10 +77,10 @@ export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: A
   const codeTtlMs = () => Math.min(Math.max(ctx.config.codeTtlSeconds, 1), MAX_CODE_TTL_SECONDS) * 1000;
 
   /** clientId, then redirectUrl (docs/security.md §1 M1–M6), then scopes; throws, never redirects. */
-  function validate(q: AuthRequestParams): AuthRequest {
+  async function validate(q: AuthRequestParams): Promise<AuthRequest> {
     const clientId = str(q.clientId);
     if (!clientId) throw invalidRequest('The clientId parameter is required.');
-    const app = apps.byId(clientId);
+    const app = await apps.byId(clientId);
     if (!app) throw unknownClient();
     const requested = str(q.redirectUrl);
     if (!requested) throw invalidRedirectUrl('The redirectUrl parameter is required.');
@@ -108,15 +108,15 @@ export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: A
   }
 
   /** A socket-mode app can only be authorized by its owner (it is a development set-up). */
-  function assertMayAuthorize(app: AppRecord, user: WorkspaceUserRecord): void {
+  async function assertMayAuthorize(app: AppRecord, user: WorkspaceUserRecord): Promise<void> {
     if (!app.manifest.socketMode) return;
-    const owner = identity.userRecord(app.ownerId);
+    const owner = await identity.userRecord(app.ownerId);
     if (!owner || owner.accountId !== user.accountId) throw forbidden('This app runs in socket mode (development only); only its owner can authorize it.');
   }
 
   /** What the consent page must tell the user beyond the requested scopes. */
-  function consentContext(req: AuthRequest, workspaceId: string) {
-    const inst = grants.installationOf(req.app.id, workspaceId);
+  async function consentContext(req: AuthRequest, workspaceId: string) {
+    const inst = await grants.installationOf(req.app.id, workspaceId);
     const installedBot = inst?.botTokenId ? inst.botScopes : undefined;
     return {
       installed: !!inst,
@@ -128,7 +128,7 @@ export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: A
 
   /** Allow: mint a code bound to app, user, workspace, scopes and redirect URL. */
   async function grant(req: AuthRequest, user: WorkspaceUserRecord): Promise<{ code: string; redirectUrl: string }> {
-    assertMayAuthorize(req.app, user);
+    await assertMayAuthorize(req.app, user);
     const code = newSecret(PREFIX.code);
     const rec: CodeRecord = {
       id: sha256(code),

@@ -6,10 +6,10 @@
  */
 import { newId, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import { invalidClient, invalidGrant, invalidRequest } from '../../errors.js';
-import type { Change } from '../../store/types.js';
+import { StoreConflict, type Change, type Expectation } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
-import { T, type WorkspaceUserRecord } from '../records.js';
+import { T, retryOnConflict, type AppRecord, type WorkspaceUserRecord } from '../records.js';
 import { authorizationId, installationId, type Grants } from './grants.js';
 import { OT, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type StoredCodeRecord, type TokenRecord } from './records.js';
 
@@ -35,7 +35,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   const { apps, grants } = deps;
   const { commit, installationOf } = grants;
   const nowIso = () => new Date(clock.now()).toISOString();
-  const botTokenCache = new Map<string, string>(); // sealed → plain
+  const botTokenCache = new Map<string, string>(); // sealed → plain: a pure function of immutable input
 
   function openBotToken(sealed: string): string {
     let plain = botTokenCache.get(sealed);
@@ -48,30 +48,37 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   }
 
   /** Revoke whatever a reused code handed out (RFC 6749 §4.1.2, docs/security.md §2). */
-  function revokeIssued(rec: ConsumedCodeRecord): Promise<void> {
-    const changes: Change[] = [];
-    for (const id of rec.issuedTokenIds ?? []) {
-      const tok = store.get<TokenRecord>(OT.tokens, id);
-      if (!tok) continue;
-      changes.push({ table: OT.tokens, id, value: null });
-      if (tok.kind === 'bot') {
-        const inst = installationOf(tok.appId, tok.workspaceId);
-        if (inst && inst.botTokenId === id) {
-          const { sealedBotToken: _s, botTokenId: _b, ...rest } = inst;
-          changes.push({ table: OT.installations, id: inst.id, value: { ...rest, updatedAt: nowIso() } });
+  const revokeIssued = (codeId: string): Promise<void> =>
+    retryOnConflict(async () => {
+      const rec = await store.get<StoredCodeRecord>(OT.codes, codeId);
+      if (!rec || !('consumedAt' in rec)) return;
+      const changes: Change[] = [];
+      const expect: Expectation[] = [{ table: OT.codes, id: rec.id, value: rec }];
+      const toks = await Promise.all((rec.issuedTokenIds ?? []).map((id) => store.get<TokenRecord>(OT.tokens, id)));
+      for (const tok of toks) {
+        if (!tok) continue;
+        changes.push({ table: OT.tokens, id: tok.id, value: null });
+        if (tok.kind === 'bot') {
+          const inst = await installationOf(tok.appId, tok.workspaceId);
+          if (inst && inst.botTokenId === tok.id) {
+            const { sealedBotToken: _s, botTokenId: _b, ...rest } = inst;
+            changes.push({ table: OT.installations, id: inst.id, value: { ...rest, updatedAt: nowIso() } });
+            expect.push({ table: OT.installations, id: inst.id, value: inst });
+          }
         }
       }
-    }
-    // keep the code record (consumed) so further reuses are recognised too, but forget what it issued
-    changes.push({ table: OT.codes, id: rec.id, value: { ...rec, issuedTokenIds: [] } });
-    return commit(changes);
-  }
+      // keep the code record (consumed) so further reuses are recognised too, but forget what it issued
+      changes.push({ table: OT.codes, id: rec.id, value: { ...rec, issuedTokenIds: [] } });
+      await commit(changes, expect);
+    });
 
   const DUMMY_SECRET = newSecret(PREFIX.clientSecret);
 
   /**
-   * Endpoint 6. Steps in order: authenticate the client (constant time), consume the code
-   * (check and change within one tick: store.commit applies to memory synchronously), issue.
+   * Endpoint 6. Steps in order: authenticate the client (constant time), consume the code, issue.
+   * The code is consumed exactly once across every daemon of the store: the commit that issues
+   * expects the code record as it was read, so of two exchanges of one code only one commits; the
+   * other finds the code consumed and is a reuse (invalid_grant, and what the code issued is revoked).
    * Resolves once the exchange is durable.
    */
   async function exchange(input: { clientId?: unknown; clientSecret?: unknown; code?: unknown }): Promise<TokenResponse> {
@@ -81,38 +88,53 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     });
     if (missing.length) throw invalidRequest(`The form parts ${missing.join(', ')} are required.`, missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })));
     const clientId = input.clientId as string;
-    const app = apps.byId(clientId);
+    const codeId = sha256(input.code as string);
+    // both reads at once: the code is only looked at once the client is authenticated
+    const [app, first] = await Promise.all([apps.byId(clientId), store.get<StoredCodeRecord>(OT.codes, codeId)]);
     const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;
     if (!safeEqual(input.clientSecret as string, expected) || !app) throw invalidClient();
 
-    // ---- from here to commit(): no await, so check-then-change is atomic ----
-    const codeId = sha256(input.code as string);
-    const stored = store.get<StoredCodeRecord>(OT.codes, codeId);
-    if (!stored || stored.appId !== app.id) throw invalidGrant();
-    if ('consumedAt' in stored) {
-      logger.warn('authorization code reused: tokens issued from it revoked', { appId: app.id, workspaceId: stored.workspaceId });
-      await revokeIssued(stored);
-      throw invalidGrant();
+    let stored = first;
+    for (let attempt = 1; ; attempt++) {
+      if (!stored || stored.appId !== app.id) throw invalidGrant();
+      if ('consumedAt' in stored) {
+        logger.warn('authorization code reused: tokens issued from it revoked', { appId: app.id, workspaceId: stored.workspaceId });
+        await revokeIssued(stored.id);
+        throw invalidGrant();
+      }
+      try {
+        return await issue(app, stored);
+      } catch (e) {
+        // something read changed meanwhile: the code (consumed by another exchange: a reuse, next turn)
+        // or the installation or authorization (another exchange in the workspace: issue again on fresh reads)
+        if (!(e instanceof StoreConflict) || attempt >= 4) throw e;
+        stored = await store.get<StoredCodeRecord>(OT.codes, codeId);
+      }
     }
-    const rec: CodeRecord = stored;
+  }
+
+  /** Issue the tokens of a live code in one commit that expects the code, installation and authorization as read. */
+  async function issue(app: AppRecord, rec: CodeRecord): Promise<TokenResponse> {
     if (rec.expiresAt <= clock.now()) {
-      await store.commit([{ table: OT.codes, id: rec.id, value: null }]);
+      await store.commit([{ table: OT.codes, id: rec.id, value: null }], [{ table: OT.codes, id: rec.id, value: rec }]);
       throw invalidGrant('The authorization code has expired.');
     }
-    const user = store.get<WorkspaceUserRecord>(T.workspaceUsers, rec.workspaceUserId);
+    const azId = authorizationId(app.id, rec.workspaceUserId);
+    const [user, instRead, prevAz] = await Promise.all([
+      store.get<WorkspaceUserRecord>(T.workspaceUsers, rec.workspaceUserId),
+      installationOf(app.id, rec.workspaceId),
+      store.get<AuthorizationRecord>(OT.authorizations, azId),
+    ]);
     if (!user) throw invalidGrant('The user who granted this code no longer exists.');
 
     const now = nowIso();
     const changes: Change[] = [];
     const issued: string[] = [];
-    let inst = installationOf(app.id, rec.workspaceId);
+    let inst = instRead ?? { id: installationId(app.id, rec.workspaceId), appId: app.id, workspaceId: rec.workspaceId, installedBy: user.id, botScopes: [], createdAt: now, updatedAt: now };
     let botToken: string | undefined;
     let botId: string | undefined;
-    if (!inst) {
-      inst = { id: installationId(app.id, rec.workspaceId), appId: app.id, workspaceId: rec.workspaceId, installedBy: user.id, botScopes: [], createdAt: now, updatedAt: now };
-    }
     if (app.manifest.bot) {
-      let botUser = inst.botUserId ? store.get<BotUserRecord>(T.workspaceUsers, inst.botUserId) : undefined;
+      let botUser = inst.botUserId ? await store.get<BotUserRecord>(T.workspaceUsers, inst.botUserId) : undefined;
       const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !botUser;
       if (!botUser || rec.reinstall) {
         const m = app.manifest;
@@ -138,9 +160,8 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       } else {
         botToken = openBotToken(inst.sealedBotToken!);
         issued.push(inst.botTokenId!);
-        if (store.get(OT.installations, inst.id) !== inst) changes.push({ table: OT.installations, id: inst.id, value: inst });
       }
-    } else if (!store.get(OT.installations, inst.id)) {
+    } else if (!instRead) {
       changes.push({ table: OT.installations, id: inst.id, value: inst });
     }
 
@@ -149,8 +170,6 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     changes.push({ table: OT.tokens, id: userTok.id, value: userTok });
     issued.unshift(userTok.id);
 
-    const azId = authorizationId(app.id, user.id);
-    const prevAz = store.get<AuthorizationRecord>(OT.authorizations, azId);
     if (!prevAz) {
       const az: AuthorizationRecord = { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };
       changes.push({ table: OT.authorizations, id: az.id, value: az });
@@ -159,7 +178,12 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     }
     const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, forgetAt: clock.now() + CONSUMED_CODE_MEMORY_MS, issuedTokenIds: issued };
     changes.push({ table: OT.codes, id: rec.id, value: consumed });
-    await commit(changes);
+    // exactly once: the code as read; and no lost update of the installation (its one bot) or of the authorization
+    await commit(changes, [
+      { table: OT.codes, id: rec.id, value: rec },
+      { table: OT.installations, id: inst.id, value: instRead },
+      { table: OT.authorizations, id: azId, value: prevAz },
+    ]);
 
     const out: TokenResponse = { accessToken, userId: user.id, workspaceId: rec.workspaceId };
     if (botToken) {
@@ -177,7 +201,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   async function sweep(): Promise<number> {
     const now = clock.now();
     const changes: Change[] = [];
-    for (const c of store.values<StoredCodeRecord>(OT.codes)) {
+    for (const c of await store.all<StoredCodeRecord>(OT.codes)) {
       const until = 'consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt;
       if (until <= now) changes.push({ table: OT.codes, id: c.id, value: null });
     }

@@ -1,72 +1,91 @@
 /**
- * Browser sessions and anti-CSRF tokens of the consent screen (docs/security.md §3).
+ * Browser sessions and anti-CSRF tokens of the consent screen and console (docs/security.md §3).
  *
- * Nothing is kept for a visitor who has not signed in: the sign-in form's token is stateless,
- * an HMAC binding the browser's cookie value, the consent link's query and an expiry, so any
- * number of anonymous visits costs no memory. Signed-in sessions and the consent forms they
- * are shown are kept in memory (bounded), keyed by the sha256 digest of their value so the
- * values themselves are never kept; a daemon restart signs everyone out and voids open forms.
+ * Any daemon sharing the store may get any request (a round-robin balancer), so nothing here is
+ * kept in one daemon's memory. Every token is stateless: its content and expiry, signed with an
+ * HMAC under a key derived from the master key, which every daemon has. Visitors who have not
+ * signed in, signed-in sessions and consent forms shown therefore cost no memory and no store
+ * record. What must work only once (a consent form's token, a sign-in link) is marked used in the
+ * store when it is used: the marker is written expecting none, so only one daemon can use it; it
+ * is kept until the token expires and then swept.
  */
 import { mac, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
+import { StoreConflict, type Store } from '../../store/types.js';
 import type { AuthRequestParams } from './authorization-request.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 const CSRF_TTL_MS = 15 * 60_000;
 /** A sign-in link (appreg open) works once, for this long. */
 const SIGN_IN_LINK_TTL_MS = 5 * 60_000;
-const MAX_ENTRIES = 100_000;
+/** Single-use tokens that were used, until they expire: { id: sha256(token), expiresAt }. */
+export const USED_TOKENS = 'webTokensUsed';
+/** Longer tokens are refused unread (a consent form's token carries the authorization request). */
+const MAX_TOKEN_CHARS = 16_384;
 
 interface Session { accountId: string; expiresAt: number }
 
 export type CsrfPurpose = { kind: 'consent'; params: AuthRequestParams; workspaceIds: string[] };
 
-interface CsrfRecord { sessionId: string; purpose: CsrfPurpose; expiresAt: number }
+interface CsrfClaims { s: string; p: CsrfPurpose; e: number }
+interface LinkClaims { a: string; p: string; e: number }
 
 /** A fresh browser cookie value for a visitor who has not signed in (nothing is stored for it). */
 export const newVisitorToken = () => newSecret(PREFIX.session);
 
-/** @param key signs the stateless sign-in form tokens (derived from the master key) */
-export function createWebSessions(clock: Clock, key: Buffer) {
-  const sessions = new Map<string, Session>();
-  const csrf = new Map<string, CsrfRecord>();
-  const links = new Map<string, { accountId: string; path: string; expiresAt: number }>();
+const b64 = (s: string) => Buffer.from(s).toString('base64url');
+const unb64 = (s: string) => Buffer.from(s, 'base64url').toString('utf8');
 
-  function prune<T extends { expiresAt: number }>(m: Map<string, T>) {
-    const now = clock.now();
-    for (const [k, v] of m) if (v.expiresAt <= now) m.delete(k);
-    // still too many: drop the oldest (Map iterates in insertion order)
-    while (m.size >= MAX_ENTRIES) m.delete(m.keys().next().value!);
+/**
+ * @param key signs every token (derived from the master key, so the same in every daemon)
+ * @param store where used single-use tokens are marked
+ */
+export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
+  /** `<random>.<body>.<mac>`: the random part makes each token unique; body is base64url of `payload`. */
+  function sign(kind: string, prefix: string, payload: string): string {
+    const head = newSecret(prefix);
+    const body = b64(payload);
+    return `${head}.${body}.${mac(key, `${kind}|${head}|${body}`)}`;
+  }
+  /** The payload of a token this daemon (or any other of the store) signed for `kind`; else undefined. */
+  function open(kind: string, token: unknown): string | undefined {
+    if (typeof token !== 'string' || token.length > MAX_TOKEN_CHARS) return undefined;
+    const [head, body, given, extra] = token.split('.');
+    if (head === undefined || body === undefined || given === undefined || extra !== undefined) return undefined;
+    if (!safeEqual(given, mac(key, `${kind}|${head}|${body}`))) return undefined;
+    return unb64(body);
+  }
+  /** Mark a single-use token used; false when it was used already (here or on another daemon). */
+  async function useOnce(token: string, expiresAt: number): Promise<boolean> {
+    const id = sha256(token);
+    try {
+      await store.commit([{ table: USED_TOKENS, id, value: { id, expiresAt } }], [{ table: USED_TOKENS, id, value: undefined }]);
+      return true;
+    } catch (e) {
+      if (e instanceof StoreConflict) return false;
+      throw e;
+    }
   }
 
   function get(token: string | undefined): (Session & { id: string }) | undefined {
-    if (!token) return undefined;
-    const id = sha256(token);
-    const s = sessions.get(id);
-    if (!s) return undefined;
-    if (s.expiresAt <= clock.now()) {
-      sessions.delete(id);
-      return undefined;
-    }
-    return { ...s, id };
-  }
-
-  function create(accountId: string): { token: string; id: string } {
-    if (sessions.size >= MAX_ENTRIES) prune(sessions);
-    const token = newSecret(PREFIX.session);
-    const id = sha256(token);
-    sessions.set(id, { accountId, expiresAt: clock.now() + SESSION_TTL_MS });
-    return { token, id };
+    const payload = open('session', token);
+    if (payload === undefined) return undefined;
+    const [accountId, exp] = JSON.parse(payload) as [string, number];
+    if (typeof accountId !== 'string' || typeof exp !== 'number' || exp <= clock.now()) return undefined;
+    return { accountId, expiresAt: exp, id: sha256(token!) };
   }
 
   const loginMac = (visitor: string, query: string, exp: string) => mac(key, `login|${sha256(visitor)}|${exp}|${query}`);
 
   return {
     get,
-    /** Log in: a new session value (no fixation); a session the browser had is dropped. */
-    login(previousToken: string | undefined, accountId: string): { token: string; id: string } {
-      if (previousToken) sessions.delete(sha256(previousToken));
-      return create(accountId);
+    /**
+     * Log in: a new session value (no fixation). The session the browser had is replaced by the
+     * new cookie; being stateless it is not voided server-side, and ends at its own expiry.
+     */
+    login(_previousToken: string | undefined, accountId: string): { token: string; id: string } {
+      const token = sign('session', PREFIX.session, JSON.stringify([accountId, clock.now() + SESSION_TTL_MS]));
+      return { token, id: sha256(token) };
     },
     /** The sign-in form's token for this browser (its cookie value) and consent link: carries the query, stores nothing. */
     loginToken(visitor: string, query: string): string {
@@ -82,22 +101,20 @@ export function createWebSessions(clock: Clock, key: Buffer) {
       if (!safeEqual(given, loginMac(visitor, query, exp))) return undefined;
       return parseInt(exp, 36) > clock.now() ? query : undefined;
     },
-    /** A single-use anti-CSRF token bound to the session, holding what the form's POST will act on. */
+    /** A single-use anti-CSRF token bound to the session, carrying what the form's POST will act on (signed, not stored). */
     issueCsrf(sessionId: string, purpose: CsrfPurpose): string {
-      if (csrf.size >= MAX_ENTRIES) prune(csrf);
-      const token = newSecret(PREFIX.csrf);
-      csrf.set(sha256(token), { sessionId, purpose, expiresAt: clock.now() + CSRF_TTL_MS });
-      return token;
+      const claims: CsrfClaims = { s: sessionId, p: purpose, e: clock.now() + CSRF_TTL_MS };
+      return sign('csrf', PREFIX.csrf, JSON.stringify(claims));
     },
-    /** Consume it: undefined when unknown, expired, for another session or another kind of form. */
-    takeCsrf<K extends CsrfPurpose['kind']>(token: unknown, sessionId: string | undefined, kind: K): Extract<CsrfPurpose, { kind: K }> | undefined {
-      if (typeof token !== 'string' || !sessionId) return undefined;
-      const id = sha256(token);
-      const rec = csrf.get(id);
-      if (!rec || rec.sessionId !== sessionId || rec.purpose.kind !== kind) return undefined;
-      csrf.delete(id);
-      if (rec.expiresAt <= clock.now()) return undefined;
-      return rec.purpose as Extract<CsrfPurpose, { kind: K }>;
+    /** Consume it: undefined when forged, expired, used, for another session or another kind of form (those do not consume it). */
+    async takeCsrf<K extends CsrfPurpose['kind']>(token: unknown, sessionId: string | undefined, kind: K): Promise<Extract<CsrfPurpose, { kind: K }> | undefined> {
+      if (!sessionId) return undefined;
+      const payload = open('csrf', token);
+      if (payload === undefined) return undefined;
+      const c = JSON.parse(payload) as CsrfClaims;
+      if (c.s !== sessionId || c.p?.kind !== kind || !(c.e > clock.now())) return undefined;
+      if (!(await useOnce(token as string, c.e))) return undefined;
+      return c.p as Extract<CsrfPurpose, { kind: K }>;
     },
     /**
      * The console's anti-CSRF token: an HMAC of the session's id, so every form and fetch of the
@@ -110,27 +127,24 @@ export function createWebSessions(clock: Clock, key: Buffer) {
     },
     /** A single-use link token that signs a browser in as `accountId` and lands on `path` (appreg open). */
     issueSignInLink(accountId: string, path: string): { token: string; expiresAt: number } {
-      if (links.size >= MAX_ENTRIES) prune(links);
-      const token = newSecret(PREFIX.session);
       const expiresAt = clock.now() + SIGN_IN_LINK_TTL_MS;
-      links.set(sha256(token), { accountId, path, expiresAt });
-      return { token, expiresAt };
+      const claims: LinkClaims = { a: accountId, p: path, e: expiresAt };
+      return { token: sign('link', PREFIX.session, JSON.stringify(claims)), expiresAt };
     },
-    /** Use a sign-in link: undefined when unknown, used or expired. */
-    takeSignInLink(token: unknown): { accountId: string; path: string } | undefined {
-      if (typeof token !== 'string' || token.length > 200) return undefined;
-      const id = sha256(token);
-      const l = links.get(id);
-      if (!l) return undefined;
-      links.delete(id);
-      return l.expiresAt > clock.now() ? { accountId: l.accountId, path: l.path } : undefined;
+    /** Use a sign-in link: undefined when forged, used or expired. */
+    async takeSignInLink(token: unknown): Promise<{ accountId: string; path: string } | undefined> {
+      const payload = open('link', token);
+      if (payload === undefined) return undefined;
+      const c = JSON.parse(payload) as LinkClaims;
+      if (!(c.e > clock.now()) || !(await useOnce(token as string, c.e))) return undefined;
+      return { accountId: c.a, path: c.p };
     },
-    /** What is kept in memory: signed-in sessions and open consent forms (nothing for visitors). */
-    stats: () => ({ sessions: sessions.size, forms: csrf.size }),
-    sweep() {
-      prune(sessions);
-      prune(csrf);
-      prune(links);
+    /** Forget used tokens once they have expired (they are refused by their expiry from then on). */
+    async sweep(): Promise<number> {
+      const now = clock.now();
+      const gone = (await store.all<{ id: string; expiresAt: number }>(USED_TOKENS)).filter((u) => u.expiresAt <= now);
+      if (gone.length) await store.commit(gone.map((u) => ({ table: USED_TOKENS, id: u.id, value: null })));
+      return gone.length;
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
-import type { Change } from '../../store/types.js';
+import { StoreConflict, type Change } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService, Principal } from '../identity.js';
@@ -24,17 +24,27 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
     return { table: EVENTS_OUTBOX, id: ev.id, value: ev };
   }
 
+  /**
+   * Tokens issued by an exchange that committed while a revocation was being read are not in what
+   * it read: looked up again once the revocation is committed, and deleted too. An exchange that
+   * commits later expected the installation or authorization the revocation deleted, so it conflicts.
+   */
+  async function sweepLeftovers(appId: string, workspaceId: string, which: (t: TokenRecord) => boolean): Promise<void> {
+    const left = (await grants.tokensOf(appId, workspaceId)).filter(which);
+    if (left.length) await grants.commit(left.map((t) => ({ table: OT.tokens, id: t.id, value: null })));
+  }
+
   /** DELETE /v1/app/authorization: the user's tokens for this app stop working now. */
   async function unauthorize(owner: TokenOwner): Promise<void> {
     if (owner.kind !== 'user') throw invalidRequest('Unauthorize needs a user access token, not a bot token.');
-    const changes: Change[] = [];
-    for (const id of grants.tokenIds(owner.appId, owner.workspaceId)) {
-      const t = store.get<TokenRecord>(OT.tokens, id);
-      if (t && t.kind === 'user' && t.workspaceUserId === owner.workspaceUserId) changes.push({ table: OT.tokens, id, value: null });
-    }
-    const az = grants.authorizationOf(owner.appId, owner.workspaceUserId);
+    const mine = (t: TokenRecord) => t.kind === 'user' && t.workspaceUserId === owner.workspaceUserId;
+    const [toks, az, inst] = await Promise.all([
+      grants.tokensOf(owner.appId, owner.workspaceId),
+      grants.authorizationOf(owner.appId, owner.workspaceUserId),
+      grants.installationOf(owner.appId, owner.workspaceId),
+    ]);
+    const changes: Change[] = toks.filter(mine).map((t) => ({ table: OT.tokens, id: t.id, value: null }));
     if (az) changes.push({ table: OT.authorizations, id: az.id, value: null });
-    const inst = grants.installationOf(owner.appId, owner.workspaceId);
     changes.push(
       outboxEvent(owner.appId, owner.workspaceId, 'APP_UNAUTHORIZED', [owner.workspaceUserId], {
         id: az?.id ?? authorizationId(owner.appId, owner.workspaceUserId),
@@ -48,18 +58,17 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
     );
     logger.info('app unauthorized', { appId: owner.appId, workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId });
     await grants.commit(changes);
+    await sweepLeftovers(owner.appId, owner.workspaceId, mine);
   }
 
   /** Uninstall from a workspace: every token of the app there stops working now. */
   async function uninstall(appId: string, workspaceId: string): Promise<void> {
-    const inst = grants.installationOf(appId, workspaceId);
+    const [inst, users, toks] = await Promise.all([grants.installationOf(appId, workspaceId), grants.authorizedUsers(appId, workspaceId), grants.tokensOf(appId, workspaceId)]);
     if (!inst) throw notFound('Installation');
-    const users = grants.authorizedUsers(appId, workspaceId);
-    const changes: Change[] = [];
-    for (const id of grants.tokenIds(appId, workspaceId)) changes.push({ table: OT.tokens, id, value: null });
+    const changes: Change[] = toks.map((t) => ({ table: OT.tokens, id: t.id, value: null }));
     for (const wu of users) changes.push({ table: OT.authorizations, id: authorizationId(appId, wu), value: null });
     changes.push({ table: OT.installations, id: inst.id, value: null });
-    if (inst.botUserId && store.get(T.workspaceUsers, inst.botUserId)) changes.push({ table: T.workspaceUsers, id: inst.botUserId, value: null });
+    if (inst.botUserId && (await store.get(T.workspaceUsers, inst.botUserId))) changes.push({ table: T.workspaceUsers, id: inst.botUserId, value: null });
     changes.push(
       outboxEvent(appId, workspaceId, 'APP_UNINSTALLED', users, {
         id: inst.id,
@@ -71,17 +80,23 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
       }),
     );
     logger.info('app uninstalled', { appId, workspaceId });
-    await grants.commit(changes);
+    // expects the installation as read: of two uninstalls at once, one answers 404 (as one after the other would)
+    try {
+      await grants.commit(changes, [{ table: OT.installations, id: inst.id, value: inst }]);
+    } catch (e) {
+      if (e instanceof StoreConflict) return uninstall(appId, workspaceId);
+      throw e;
+    }
+    await sweepLeftovers(appId, workspaceId, () => true);
   }
 
   /** Management: uninstall by a member of the workspace who installed it, authorized it, or owns the app. */
   async function uninstallAs(p: Principal, appId: string, workspaceId: string): Promise<void> {
-    const mine = identity.membershipIn(p, workspaceId);
-    const app = apps.byId(appId);
-    const inst = app ? grants.installationOf(appId, workspaceId) : undefined;
+    const mine = await identity.membershipIn(p, workspaceId);
+    const [app, inst] = await Promise.all([apps.byId(appId), grants.installationOf(appId, workspaceId)]);
     if (!app || !inst) throw notFound('Installation');
-    const owner = identity.userRecord(app.ownerId);
-    const allowed = inst.installedBy === mine.id || !!grants.authorizationOf(appId, mine.id) || owner?.accountId === mine.accountId;
+    const [owner, az] = await Promise.all([identity.userRecord(app.ownerId), grants.authorizationOf(appId, mine.id)]);
+    const allowed = inst.installedBy === mine.id || !!az || owner?.accountId === mine.accountId;
     if (!allowed) throw forbidden('Only whoever installed or authorized the app, or its owner, can uninstall it.');
     await uninstall(appId, workspaceId);
   }

@@ -6,22 +6,31 @@
 import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
-import type { Change, Store } from '../../store/types.js';
+import type { Change, Expectation, Store } from '../../store/types.js';
+import { isConflict, retryOnConflict } from './conflict.js';
 import type { WorkspaceEvents } from './events.js';
+import type { MessageRecord } from './records.js';
 import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from './records.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 const NAME = /^[\p{L}0-9_\-\s]{1,80}$/u;
 const MAX_DIRECT = 8;
+/** A claimed channel name, `${workspaceId}|${lower-case name}` → the channel: two daemons cannot create the same name. */
+const NAMES = 'wsChannelNames';
+const nameKey = (workspaceId: string, name: string) => `${workspaceId}|${name.toLowerCase()}`;
 
 export interface ChannelsDeps {
   store: Store;
-  /** The commit that keeps the message index in step (a channel's deletion removes its messages). */
-  commit: (changes: Change[]) => Promise<void>;
+  /** The message index's commit (a channel's deletion removes its messages, which listeners hear of). */
+  commit: (changes: Change[], expect?: Expectation[], removed?: readonly MessageRecord[]) => Promise<void>;
   clock: Clock;
   users: WorkspaceUsers;
   events: Pick<WorkspaceEvents, 'emit'>;
 }
+
+/** The order channels were made in: general, random, then the others (times are to the millisecond). */
+const creationOrder = (x: ChannelRecord, y: ChannelRecord) =>
+  Number(!x.isInitial) - Number(!y.isInitial) || Number(!x.isMain) - Number(!y.isMain) || (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : 0) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
 
 export function createChannels(deps: ChannelsDeps) {
   const { store, commit, clock, users, events } = deps;
@@ -29,62 +38,67 @@ export function createChannels(deps: ChannelsDeps) {
 
   /** general and random, the first time a workspace is used (one commit; the ids make it idempotent). */
   async function ensureWorkspace(workspaceId: string): Promise<void> {
-    const missing = ['general', 'random'].filter((n) => !store.get(WT.channels, initialChannelId(workspaceId, n)));
+    const ids = ['general', 'random'].map((n) => initialChannelId(workspaceId, n));
+    const found = await Promise.all(ids.map((id) => store.get(WT.channels, id)));
+    const missing = ['general', 'random'].filter((_, i) => !found[i]);
     if (missing.length === 0) return;
     const at = nowIso();
-    await commit(
-      missing.map((name) => {
-        const ch: ChannelRecord = { id: initialChannelId(workspaceId, name), workspaceId, channelType: 'PUBLIC', name, everyone: true, isMain: name === 'general', isInitial: true, members: [], createdAt: at };
-        return { table: WT.channels, id: ch.id, value: ch };
-      }),
-    );
+    const made = missing.map((name) => {
+      const ch: ChannelRecord = { id: initialChannelId(workspaceId, name), workspaceId, channelType: 'PUBLIC', name, everyone: true, isMain: name === 'general', isInitial: true, members: [], createdAt: at };
+      return ch;
+    });
+    try {
+      // only if still missing: another daemon (or request) may be making them at the same moment
+      await commit(
+        made.map((ch) => ({ table: WT.channels, id: ch.id, value: ch })),
+        made.map((ch) => ({ table: WT.channels, id: ch.id, value: undefined })),
+      );
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      await ensureWorkspace(workspaceId); // whoever won made what we wanted; one may still be missing
+    }
   }
 
-  const byId = (id: unknown) => (typeof id === 'string' ? store.get<ChannelRecord>(WT.channels, id) : undefined);
+  const byId = async (id: unknown) => (typeof id === 'string' ? store.get<ChannelRecord>(WT.channels, id) : undefined);
 
-  function listRecords(workspaceId: string): ChannelRecord[] {
-    const out: ChannelRecord[] = [];
-    for (const ch of store.values<ChannelRecord>(WT.channels)) if (ch.workspaceId === workspaceId) out.push(ch);
-    return out;
-  }
+  const listRecords = (workspaceId: string) => store.find<ChannelRecord>(WT.channels, 'workspaceId', workspaceId);
 
   /** A named channel of the workspace: `general` or `#general`. */
-  function byName(workspaceId: string, name: string): ChannelRecord | undefined {
+  async function byName(workspaceId: string, name: string): Promise<ChannelRecord | undefined> {
     const want = name.replace(/^#/, '').toLowerCase();
-    for (const ch of store.values<ChannelRecord>(WT.channels)) if (ch.workspaceId === workspaceId && ch.name?.toLowerCase() === want) return ch;
-    return undefined;
+    return (await listRecords(workspaceId)).find((ch) => ch.name?.toLowerCase() === want);
   }
 
-  function isMember(ch: ChannelRecord, userId: string): boolean {
-    return ch.everyone ? !!users.member(ch.workspaceId, userId) : ch.members.includes(userId);
+  async function isMember(ch: ChannelRecord, userId: string): Promise<boolean> {
+    return ch.everyone ? !!(await users.member(ch.workspaceId, userId)) : ch.members.includes(userId);
   }
 
   /** Public channels are seen by every user of the workspace; the others by their members only. */
-  function canSee(ch: ChannelRecord, userId: string): boolean {
-    return ch.channelType === 'PUBLIC' ? !!users.member(ch.workspaceId, userId) : isMember(ch, userId);
+  async function canSee(ch: ChannelRecord, userId: string): Promise<boolean> {
+    return ch.channelType === 'PUBLIC' ? !!(await users.member(ch.workspaceId, userId)) : isMember(ch, userId);
   }
 
-  function membersOf(ch: ChannelRecord): string[] {
-    return ch.everyone ? users.usersOf(ch.workspaceId).map((u) => u.id) : [...ch.members];
+  async function membersOf(ch: ChannelRecord): Promise<string[]> {
+    return ch.everyone ? (await users.usersOf(ch.workspaceId)).map((u) => u.id) : [...ch.members];
   }
 
   /** The channel if the actor can see it; 404 otherwise (also for another workspace's channel). */
   async function visible(a: Actor, channelId: unknown): Promise<ChannelRecord> {
     await ensureWorkspace(a.workspaceId);
-    const ch = byId(channelId);
-    if (!ch || ch.workspaceId !== a.workspaceId || !canSee(ch, a.userId)) throw notFound('Channel');
+    const ch = await byId(channelId);
+    if (!ch || ch.workspaceId !== a.workspaceId || !(await canSee(ch, a.userId))) throw notFound('Channel');
     return ch;
   }
 
   /** V1.ChannelInfo */
-  function view(ch: ChannelRecord, a: Actor) {
+  async function view(ch: ChannelRecord, a: Actor) {
     const channel: Record<string, unknown> = {
       id: ch.id,
       workspaceId: ch.workspaceId,
       channelType: ch.channelType,
       ...(ch.name !== undefined ? { name: ch.name } : {}),
       description: ch.description ?? '',
-      isMember: isMember(ch, a.userId),
+      isMember: await isMember(ch, a.userId),
       isMuted: false,
       isHidden: false,
       isArchived: !!ch.isArchived,
@@ -98,7 +112,7 @@ export function createChannels(deps: ChannelsDeps) {
       notifyAboutRepliesInThreads: true,
       ...(ch.createdBy ? { addedById: ch.createdBy } : {}),
     };
-    return { channel, users: membersOf(ch), pinnedMessages: [] };
+    return { channel, users: await membersOf(ch), pinnedMessages: [] };
   }
 
   function parseTypes(raw: unknown): Set<ChannelType> {
@@ -113,13 +127,15 @@ export function createChannels(deps: ChannelsDeps) {
   async function list(a: Actor, types?: unknown) {
     const want = parseTypes(types);
     await ensureWorkspace(a.workspaceId);
-    return listRecords(a.workspaceId)
-      .filter((ch) => want.has(ch.channelType) && canSee(ch, a.userId))
-      .map((ch) => view(ch, a));
+    const out = [];
+    for (const ch of (await listRecords(a.workspaceId)).sort(creationOrder)) {
+      if (want.has(ch.channelType) && (await canSee(ch, a.userId))) out.push(await view(ch, a));
+    }
+    return out;
   }
 
-  function channelEventBody(ch: ChannelRecord) {
-    return { wId: ch.workspaceId, cId: ch.id, cN: ch.name ?? '', cU: membersOf(ch), cT: ch.channelType, ty: 'CHANNEL_CREATED' };
+  async function channelEventBody(ch: ChannelRecord) {
+    return { wId: ch.workspaceId, cId: ch.id, cN: ch.name ?? '', cU: await membersOf(ch), cT: ch.channelType, ty: 'CHANNEL_CREATED' };
   }
 
   /** POST /v1/channels {name, type?, description?} */
@@ -129,13 +145,17 @@ export function createChannels(deps: ChannelsDeps) {
     if (type !== 'PUBLIC' && type !== 'PRIVATE') throw invalidRequest('type must be PUBLIC or PRIVATE.', [{ pointer: '/type', message: 'must be PUBLIC or PRIVATE' }]);
     if (description !== undefined && (typeof description !== 'string' || description.length > 250)) throw invalidRequest('description must be at most 250 characters.', [{ pointer: '/description', message: 'must be a string of at most 250 characters' }]);
     await ensureWorkspace(a.workspaceId);
-    const lower = name.trim().toLowerCase();
-    for (const c of store.values<ChannelRecord>(WT.channels)) {
-      if (c.workspaceId === a.workspaceId && c.name?.toLowerCase() === lower) throw invalidRequest(`A channel named ${name.trim()} already exists.`, [{ pointer: '/name', message: 'is taken' }]);
-    }
+    const taken = () => invalidRequest(`A channel named ${name.trim()} already exists.`, [{ pointer: '/name', message: 'is taken' }]);
+    if (await byName(a.workspaceId, name.trim())) throw taken();
     const ch: ChannelRecord = { id: newId('ch', 12), workspaceId: a.workspaceId, channelType: type, name: name.trim(), ...(description ? { description } : {}), members: [a.userId], createdBy: a.userId, createdAt: nowIso() };
-    await commit([{ table: WT.channels, id: ch.id, value: ch }]);
-    events.emit('CHANNEL_CREATED', ch.workspaceId, (u) => canSee(ch, u), channelEventBody(ch));
+    // the name's claim record must still be absent: of two daemons creating the same name at once, one wins
+    const key = nameKey(ch.workspaceId, ch.name!);
+    try {
+      await commit([{ table: WT.channels, id: ch.id, value: ch }, { table: NAMES, id: key, value: { id: key, channelId: ch.id } }], [{ table: NAMES, id: key, value: undefined }]);
+    } catch (e) {
+      throw isConflict(e) ? taken() : e;
+    }
+    await events.emit('CHANNEL_CREATED', ch.workspaceId, (u) => canSee(ch, u), await channelEventBody(ch));
     return view(ch, a);
   }
 
@@ -145,18 +165,34 @@ export function createChannels(deps: ChannelsDeps) {
     if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string')) throw invalidRequest('participantIds must list workspace user ids.', [{ pointer: '/participantIds', message: 'must be a list of ids' }]);
     const set = new Set([a.userId, ...(ids as string[]).map((s) => s.trim()).filter(Boolean)]);
     if (set.size > MAX_DIRECT + 1) throw invalidRequest(`A direct channel has at most ${MAX_DIRECT} other participants.`, [{ pointer: '/participantIds', message: `at most ${MAX_DIRECT}` }]);
-    const unknown = [...set].filter((id) => !users.member(a.workspaceId, id));
+    const unknown = await unknownUsers(a, [...set]);
     if (unknown.length) throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [{ pointer: '/participantIds', message: 'names an unknown user' }]);
     await ensureWorkspace(a.workspaceId);
     const members = [...set].sort();
     const id = directChannelId(a.workspaceId, members);
-    let ch = byId(id);
+    let ch = await byId(id);
     if (!ch) {
-      ch = { id, workspaceId: a.workspaceId, channelType: members.length === 1 ? 'SELF' : 'DIRECT', members, createdBy: a.userId, createdAt: nowIso() };
-      await commit([{ table: WT.channels, id, value: ch }]);
+      const made: ChannelRecord = { id, workspaceId: a.workspaceId, channelType: members.length === 1 ? 'SELF' : 'DIRECT', members, createdBy: a.userId, createdAt: nowIso() };
+      try {
+        await commit([{ table: WT.channels, id, value: made }], [{ table: WT.channels, id, value: undefined }]);
+        ch = made;
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+        ch = await byId(id); // made at the same moment elsewhere: that one is the channel
+        if (!ch) throw e;
+      }
     }
     return view(ch, a);
   }
+
+  async function unknownUsers(a: Actor, ids: string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const id of ids) if (!(await users.member(a.workspaceId, id))) out.push(id);
+    return out;
+  }
+
+  /** A change of the channel as read: refused (StoreConflict) when it changed meanwhile. */
+  const asRead = (ch: ChannelRecord): Expectation[] => [{ table: WT.channels, id: ch.id, value: ch }];
 
   function changeableMembers(ch: ChannelRecord): void {
     if (ch.everyone) throw invalidRequest(`Every user of the workspace is a member of #${ch.name}.`);
@@ -166,48 +202,63 @@ export function createChannels(deps: ChannelsDeps) {
 
   /** POST /v1/channels/{c}/users {userIds}: the actor must be a member (of a public channel too). */
   async function addUsers(a: Actor, channelId: string, body: Record<string, unknown>) {
-    const ch = await visible(a, channelId);
-    const ids = body.userIds;
-    if (!Array.isArray(ids) || ids.length === 0 || ids.some((x) => typeof x !== 'string')) throw invalidRequest('userIds must list workspace user ids.', [{ pointer: '/userIds', message: 'must be a non-empty list of ids' }]);
-    changeableMembers(ch);
-    if (!isMember(ch, a.userId)) throw forbidden('Only a member of the channel can add users to it.');
-    const unknown = (ids as string[]).filter((id) => !users.member(a.workspaceId, id));
-    if (unknown.length) throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [{ pointer: '/userIds', message: 'names an unknown user' }]);
-    const added = [...new Set(ids as string[])].filter((id) => !ch.members.includes(id));
-    if (added.length) await commit([{ table: WT.channels, id: ch.id, value: { ...ch, members: [...ch.members, ...added] } }]);
-    return { channelId: ch.id, addedUserIds: added };
+    return retryOnConflict(async () => {
+      const ch = await visible(a, channelId);
+      const ids = body.userIds;
+      if (!Array.isArray(ids) || ids.length === 0 || ids.some((x) => typeof x !== 'string')) throw invalidRequest('userIds must list workspace user ids.', [{ pointer: '/userIds', message: 'must be a non-empty list of ids' }]);
+      changeableMembers(ch);
+      if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can add users to it.');
+      const unknown = await unknownUsers(a, ids as string[]);
+      if (unknown.length) throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [{ pointer: '/userIds', message: 'names an unknown user' }]);
+      const added = [...new Set(ids as string[])].filter((id) => !ch.members.includes(id));
+      if (added.length) await commit([{ table: WT.channels, id: ch.id, value: { ...ch, members: [...ch.members, ...added] } }], asRead(ch));
+      return { channelId: ch.id, addedUserIds: added };
+    });
   }
 
   /** DELETE /v1/channels/{c}/users/{u}: a member removes someone (or leaves). */
   async function removeUser(a: Actor, channelId: string, userId: string): Promise<void> {
-    const ch = await visible(a, channelId);
-    changeableMembers(ch);
-    if (!isMember(ch, a.userId)) throw forbidden('Only a member of the channel can remove users from it.');
-    if (!ch.members.includes(userId)) throw notFound('Channel member');
-    await commit([{ table: WT.channels, id: ch.id, value: { ...ch, members: ch.members.filter((m) => m !== userId) } }]);
+    await retryOnConflict(async () => {
+      const ch = await visible(a, channelId);
+      changeableMembers(ch);
+      if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can remove users from it.');
+      if (!ch.members.includes(userId)) throw notFound('Channel member');
+      await commit([{ table: WT.channels, id: ch.id, value: { ...ch, members: ch.members.filter((m) => m !== userId) } }], asRead(ch));
+    });
   }
 
   /** Archive a public or private channel (a member does it; general cannot be archived). CHANNEL_ARCHIVED. */
   async function archive(a: Actor, channelId: string): Promise<void> {
-    const ch = await visible(a, channelId);
-    if (ch.isMain || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be archived.');
-    if (!isMember(ch, a.userId)) throw forbidden('Only a member of the channel can archive it.');
-    if (ch.isArchived) return;
-    await commit([{ table: WT.channels, id: ch.id, value: { ...ch, isArchived: true } }]);
-    events.emit('CHANNEL_ARCHIVED', ch.workspaceId, (u) => canSee(ch, u), { m: membersOf(ch), wId: ch.workspaceId, cId: ch.id, v: true, ty: 'CHANNEL_ARCHIVED', uId: a.userId });
+    const ch = await retryOnConflict(async () => {
+      const ch = await visible(a, channelId);
+      if (ch.isMain || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be archived.');
+      if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can archive it.');
+      if (ch.isArchived) return undefined;
+      // as read: archived once, and one CHANNEL_ARCHIVED, however many ask at once
+      await commit([{ table: WT.channels, id: ch.id, value: { ...ch, isArchived: true } }], asRead(ch));
+      return ch;
+    });
+    if (!ch) return;
+    await events.emit('CHANNEL_ARCHIVED', ch.workspaceId, (u) => canSee(ch, u), { m: await membersOf(ch), wId: ch.workspaceId, cId: ch.id, v: true, ty: 'CHANNEL_ARCHIVED', uId: a.userId });
   }
 
   /**
    * Delete a channel and its messages (its creator does it; the initial channels and direct
    * channels cannot be deleted). CHANNEL_DELETED goes to the apps whose users could see it.
    */
-  async function remove(a: Actor, channelId: string, messageIds: string[]): Promise<void> {
-    const ch = await visible(a, channelId);
-    if (ch.isInitial || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be deleted.');
-    if (ch.createdBy !== a.userId) throw forbidden('Only whoever created the channel can delete it.');
-    const before = { ...ch, members: [...ch.members] };
-    await commit([{ table: WT.channels, id: ch.id, value: null }, ...messageIds.map((id) => ({ table: WT.messages, id, value: null }))]);
-    events.emit('CHANNEL_DELETED', ch.workspaceId, (u) => canSee(before, u), { wId: ch.workspaceId, cId: ch.id, ty: 'CHANNEL_DELETED' });
+  async function remove(a: Actor, channelId: string, messagesOf: (channelId: string) => Promise<MessageRecord[]>): Promise<void> {
+    const before = await retryOnConflict(async () => {
+      const ch = await visible(a, channelId);
+      if (ch.isInitial || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be deleted.');
+      if (ch.createdBy !== a.userId) throw forbidden('Only whoever created the channel can delete it.');
+      const gone = await messagesOf(ch.id);
+      // the channel as read: deleted (and CHANNEL_DELETED sent) once, however many ask at once (the others: 404)
+      const name = ch.name !== undefined ? [{ table: NAMES, id: nameKey(ch.workspaceId, ch.name), value: null }] : [];
+      await commit([{ table: WT.channels, id: ch.id, value: null }, ...name, ...gone.map((m) => ({ table: WT.messages, id: m.id, value: null }))], asRead(ch), gone);
+      return ch;
+    });
+    const ch = before;
+    await events.emit('CHANNEL_DELETED', ch.workspaceId, (u) => canSee(before, u), { wId: ch.workspaceId, cId: ch.id, ty: 'CHANNEL_DELETED' });
   }
 
   return { ensureWorkspace, byId, byName, listRecords, isMember, canSee, membersOf, visible, view, list, create, direct, addUsers, removeUser, archive, remove };

@@ -32,6 +32,9 @@ export interface WorkspaceEventsDeps {
   worker: Pick<DeliveryWorker, 'enqueueEvent'>;
 }
 
+/** The order records were made in (the store answers in no order). */
+const byCreation = (x: { createdAt: string; id: string }, y: { createdAt: string; id: string }) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+
 export function createWorkspaceEvents(deps: WorkspaceEventsDeps) {
   const { store, logger, apps, grants, worker } = deps;
 
@@ -40,15 +43,18 @@ export function createWorkspaceEvents(deps: WorkspaceEventsDeps) {
    * `canSee(userId)` says whether a workspace user can see the channel (or user) concerned.
    * Returns the ids of the apps it went to. The attempts run in the background.
    */
-  function emit(eventType: WorkspaceEventType, workspaceId: string, canSee: (userId: string) => boolean, body: Record<string, unknown>): string[] {
+  async function emit(eventType: WorkspaceEventType, workspaceId: string, canSee: (userId: string) => boolean | Promise<boolean>, body: Record<string, unknown>): Promise<string[]> {
     const need = EVENT_SCOPES[eventType] ?? null;
     const sent: string[] = [];
-    for (const inst of store.values<InstallationRecord>(OT.installations)) {
-      if (inst.workspaceId !== workspaceId) continue;
-      const app = apps.byId(inst.appId);
+    const installed = (await store.find<InstallationRecord>(OT.installations, 'workspaceId', workspaceId)).sort(byCreation);
+    for (const inst of installed) {
+      const app = await apps.byId(inst.appId);
       if (!app || !app.manifest.eventSubscriptions?.events?.includes(eventType)) continue;
       const botHas = !need || (!!inst.botTokenId && inst.botScopes.includes(need));
-      const users = grants.authorizedUsers(app.id, workspaceId).filter((u) => canSee(u) && (botHas || !!grants.authorizationOf(app.id, u)?.userScopes.includes(need!)));
+      const users: string[] = [];
+      for (const u of await grants.authorizedUsers(app.id, workspaceId)) {
+        if ((await canSee(u)) && (botHas || !!(await grants.authorizationOf(app.id, u))?.userScopes.includes(need!))) users.push(u);
+      }
       if (users.length === 0) continue;
       sent.push(app.id);
       worker

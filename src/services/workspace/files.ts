@@ -11,6 +11,7 @@ import { invalidRequest, notFound, payloadTooLarge, unauthenticated } from '../.
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
 import type { Store } from '../../store/types.js';
+import { retryOnConflict } from './conflict.js';
 import { WT, type FileRecord } from './records.js';
 import type { Actor } from './users.js';
 
@@ -37,6 +38,17 @@ const UPLOAD_TTL_MS = 10 * 60_000;
 const MAX_PENDING = 10_000;
 const MAX_NAME = 255;
 export const MAX_FILES_PER_MESSAGE = 20;
+/**
+ * The bytes of every completed file, in one record that each "complete" advances with an
+ * expectation: every daemon sees the same total (files are never deleted, so it only grows).
+ * Missing in a store from before it existed: summed once from the files.
+ */
+const TOTALS = 'wsFileTotals';
+const TOTALS_ID = 'all';
+interface TotalsRecord {
+  id: string;
+  bytes: number;
+}
 const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
 
 interface Owner {
@@ -60,13 +72,25 @@ export function createFiles(deps: FilesDeps) {
   const tokens = new Map<string, Ticket>(); // sha256(token) → ticket
   const uploaded = new Map<string, Uploaded>(); // fileId → bytes kept, not completed yet
   const reserved = new Map<string, number>(); // fileId → bytes being received
-  let kept = 0;
-  for (const f of store.values<FileRecord>(WT.files)) kept += f.size;
   // bytes of uploads a restart cut off before "complete"
-  blobs.removeExcept((id) => !!store.get(WT.files, id)).catch((e) => logger.warn('could not remove unfinished uploads', { error: String(e) }));
+  store
+    .all<FileRecord>(WT.files)
+    .then((files) => {
+      const ids = new Set(files.map((f) => f.id));
+      return blobs.removeExcept((id) => ids.has(id));
+    })
+    .catch((e) => logger.warn('could not remove unfinished uploads', { error: String(e) }));
 
-  const used = () => {
-    let n = kept;
+  /** The totals record as stored (undefined when missing) and the bytes it stands for. */
+  async function totals(): Promise<{ stored: TotalsRecord | undefined; bytes: number }> {
+    const stored = await store.get<TotalsRecord>(TOTALS, TOTALS_ID);
+    if (stored) return { stored, bytes: stored.bytes };
+    return { stored, bytes: (await store.all<FileRecord>(WT.files)).reduce((n, f) => n + f.size, 0) };
+  }
+
+  /** Completed files (every daemon's) plus this daemon's uploads not completed yet. */
+  const used = async () => {
+    let n = (await totals()).bytes;
     for (const u of uploaded.values()) n += u.size;
     for (const r of reserved.values()) n += r;
     return n;
@@ -80,13 +104,14 @@ export function createFiles(deps: FilesDeps) {
       void blobs.remove(id).catch(() => {});
     }
   }
-  const tooLarge = (length: number) => {
+  /** `extra`: bytes not yet counted by used() (those an upload asks for). */
+  const tooLarge = async (length: number, extra: number) => {
     if (length > limits.maxBytes) throw payloadTooLarge(`A file may be at most ${limits.maxBytes} bytes (filesMaxBytes).`);
-    if (used() + length > limits.totalMaxBytes) throw payloadTooLarge(`The workspace files would exceed filesTotalMaxBytes (${limits.totalMaxBytes} bytes).`);
+    if ((await used()) + extra > limits.totalMaxBytes) throw payloadTooLarge(`The workspace files would exceed filesTotalMaxBytes (${limits.totalMaxBytes} bytes).`);
   };
 
   /** POST /v1/files/upload/token {filename, length} → V1.FileUploadToken. */
-  function requestToken(a: Actor, body: unknown) {
+  async function requestToken(a: Actor, body: unknown) {
     const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     const { filename, length } = b;
     if (typeof filename !== 'string' || filename.trim() === '' || filename.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(filename)) {
@@ -94,7 +119,7 @@ export function createFiles(deps: FilesDeps) {
     }
     if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) throw invalidRequest('length must be the size of the file in bytes.', [{ pointer: '/length', message: 'must be a whole number of bytes' }]);
     sweep();
-    tooLarge(length);
+    await tooLarge(length, length);
     if (tokens.size >= MAX_PENDING) tokens.delete(tokens.keys().next().value!);
     const token = newSecret('upl');
     tokens.set(sha256(token), { workspaceId: a.workspaceId, userId: a.userId, ...(a.appId ? { appId: a.appId } : {}), fileId: newId('file', 12), name: filename, length, expiresAt: clock.now() + UPLOAD_TTL_MS });
@@ -102,14 +127,20 @@ export function createFiles(deps: FilesDeps) {
   }
 
   /** The upload token (the `authtoken` header of the upload) → the upload it allows, once; 413 when it no longer fits. */
-  function beginUpload(token: string | undefined): Ticket {
+  async function beginUpload(token: string | undefined): Promise<Ticket> {
     sweep();
     const key = typeof token === 'string' && token ? sha256(token) : '';
     const t = tokens.get(key);
     if (!t) throw unauthenticated('A valid upload token is required in the authtoken header.');
-    tokens.delete(key);
-    tooLarge(t.length);
+    tokens.delete(key); // used once, before any wait
+    // reserved before the check (which reads the store), so uploads begun meanwhile count it
     reserved.set(t.fileId, t.length);
+    try {
+      await tooLarge(t.length, 0);
+    } catch (e) {
+      reserved.delete(t.fileId);
+      throw e;
+    }
     return t;
   }
 
@@ -130,7 +161,7 @@ export function createFiles(deps: FilesDeps) {
   async function abandon(t: Ticket): Promise<void> {
     reserved.delete(t.fileId);
     uploaded.delete(t.fileId);
-    if (!store.get(WT.files, t.fileId)) await blobs.remove(t.fileId);
+    if (!(await store.get(WT.files, t.fileId))) await blobs.remove(t.fileId);
   }
 
   /** POST /v1/files/upload/complete {original:{requestedFileUploadId}, thumbs} → V1.File; only by who uploaded it. */
@@ -142,32 +173,42 @@ export function createFiles(deps: FilesDeps) {
     if (!u || u.workspaceId !== a.workspaceId || u.userId !== a.userId || u.appId !== a.appId) throw notFound('Upload');
     const rec: FileRecord = { id, workspaceId: u.workspaceId, owner: u.userId, ...(u.appId ? { appId: u.appId } : {}), name: u.name, mimeType: u.mimeType, size: u.size, uploadedAtMilli: clock.now() };
     uploaded.delete(id);
-    await store.commit([{ table: WT.files, id, value: rec }]);
-    kept += rec.size;
+    try {
+      // the file and the total in one commit, the total as read: two daemons completing at once both count
+      await retryOnConflict(async () => {
+        const { stored, bytes } = await totals();
+        const next: TotalsRecord = { id: TOTALS_ID, bytes: bytes + rec.size };
+        await store.commit([{ table: WT.files, id, value: rec }, { table: TOTALS, id: TOTALS_ID, value: next }], [{ table: TOTALS, id: TOTALS_ID, value: stored }]);
+      }, 20);
+    } catch (e) {
+      uploaded.set(id, u); // not completed: it may be asked again
+      throw e;
+    }
     return { id, path: fileUrl(id), name: rec.name };
   }
 
   /** Files a message may carry: each a file its author uploaded in this workspace (400 otherwise). */
-  function attachable(a: Actor, ids: readonly string[]): void {
+  async function attachable(a: Actor, ids: readonly string[]): Promise<void> {
+    const files = await Promise.all(ids.map((id) => store.get<FileRecord>(WT.files, id)));
     ids.forEach((id, i) => {
-      const f = store.get<FileRecord>(WT.files, id);
+      const f = files[i];
       if (!f || f.workspaceId !== a.workspaceId || f.owner !== a.userId) throw invalidRequest(`${id} is not a file you uploaded.`, [{ pointer: `/files/${i}`, message: 'unknown file' }]);
     });
   }
 
   /** V1.MessageFile of each file that still exists. */
-  function views(ids: readonly string[] | undefined) {
+  async function views(ids: readonly string[] | undefined) {
     const out: Record<string, unknown>[] = [];
-    for (const id of ids ?? []) {
-      const f = store.get<FileRecord>(WT.files, id);
+    if (!ids?.length) return out; // most messages carry none: no read
+    for (const f of await Promise.all(ids.map((id) => store.get<FileRecord>(WT.files, id)))) {
       if (f) out.push({ id: f.id, owner: f.owner, name: f.name, mimeType: f.mimeType, size: f.size, path: fileUrl(f.id), thumbnails: [], uploadedAtMilli: f.uploadedAtMilli });
     }
     return out;
   }
 
   /** A file's record and bytes for a reader of `workspaceId`; 404 for another workspace's file. */
-  function open(workspaceId: string, fileId: string): { file: FileRecord; data: Readable } {
-    const file = store.get<FileRecord>(WT.files, fileId);
+  async function open(workspaceId: string, fileId: string): Promise<{ file: FileRecord; data: Readable }> {
+    const file = await store.get<FileRecord>(WT.files, fileId);
     const data = file && file.workspaceId === workspaceId ? blobs.read(file.id) : undefined;
     if (!file || !data) throw notFound('File');
     return { file, data };

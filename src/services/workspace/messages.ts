@@ -7,11 +7,12 @@
 import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
-import type { Change } from '../../store/types.js';
+import type { Change, Expectation } from '../../store/types.js';
+import { retryOnConflict } from './conflict.js';
 import type { Channels } from './channels.js';
 import type { WorkspaceEvents } from './events.js';
 import type { Files } from './files.js';
-import type { MessageIndex } from './message-index.js';
+import { postingOrder, type MessageIndex } from './message-index.js';
 import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
 import { WT, type ChannelRecord, type MessageRecord } from './records.js';
 import type { Actor, WorkspaceUsers } from './users.js';
@@ -40,50 +41,37 @@ export function createMessages(deps: MessagesDeps) {
   const perChannel = Math.max(1, deps.perChannel);
 
   const seenBy = (m: MessageRecord, userId: string) => !m.ephemeralTo || m.ephemeralTo.includes(userId) || m.author === userId;
-  const view = (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : index.thread(m.id), files.views(m.files));
-  const emitMessage = (ch: ChannelRecord, m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE') => {
-    if (!m.ephemeralTo) events.emit(ty, ch.workspaceId, (u) => channels.canSee(ch, u), messageEventBody(m, ty, files.views(m.files)));
+  const view = async (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : await index.thread(m.id), await files.views(m.files));
+  const views = (ms: MessageRecord[]) => Promise.all(ms.map(view));
+  const emitMessage = async (ch: ChannelRecord, m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE') => {
+    if (!m.ephemeralTo) await events.emit(ty, ch.workspaceId, (u) => channels.canSee(ch, u), messageEventBody(m, ty, await files.views(m.files)));
   };
+  /** A change of a message as read: refused (StoreConflict) when it changed meanwhile. */
+  const expectAsRead = (m: MessageRecord): Expectation[] => [{ table: WT.messages, id: m.id, value: m }];
 
   /** A message the actor can see in a channel the actor can see; 404 otherwise. */
   async function visibleMessage(a: Actor, channelId: string | undefined, messageId: unknown): Promise<{ ch: ChannelRecord; m: MessageRecord }> {
-    const m = typeof messageId === 'string' ? index.get(messageId) : undefined;
+    const m = typeof messageId === 'string' ? await index.get(messageId) : undefined;
     if (!m || m.workspaceId !== a.workspaceId || (channelId !== undefined && m.channelId !== channelId)) {
       if (channelId !== undefined) await channels.visible(a, channelId); // an invisible channel is what is not found
       throw notFound('Message');
     }
     const ch = await channels.visible(a, m.channelId);
     // read again after the wait, so a change made meanwhile (a reaction, an edit) is not lost
-    const now = index.get(m.id);
+    const now = await index.get(m.id);
     if (!now || !seenBy(now, a.userId)) throw notFound('Message');
     return { ch, m: now };
   }
 
-  /** The commit that adds `m`, removing the channel's oldest messages (and their threads) beyond the bound. */
-  function withBound(m: MessageRecord): Change[] {
-    const changes: Change[] = [{ table: WT.messages, id: m.id, value: m }];
-    const over = index.count(m.channelId) + 1 - perChannel;
-    if (over > 0) {
-      const gone = new Set<string>();
-      for (const id of index.oldest(m.channelId, over)) {
-        gone.add(id);
-        for (const r of index.replyIds(id)) gone.add(r);
-      }
-      gone.delete(m.id);
-      if (m.threadRootId && gone.has(m.threadRootId)) gone.delete(m.threadRootId);
-      for (const id of gone) changes.push({ table: WT.messages, id, value: null });
-    }
-    return changes;
-  }
-
-  async function postIn(a: Actor, ch: ChannelRecord, input: MessageInput, root?: MessageRecord, extra: Change[] = []) {
+  async function postIn(a: Actor, ch: ChannelRecord, input: MessageInput, root?: MessageRecord, extra: Change[] = [], expect: Expectation[] = []) {
     if (ch.isArchived) throw invalidRequest('The channel is archived.');
-    if (input.files) files.attachable(a, input.files);
+    if (input.files) await files.attachable(a, input.files);
     if (input.sendToUsers) {
-      const bad = input.sendToUsers.filter((u) => !users.member(a.workspaceId, u) || !channels.canSee(ch, u));
+      const bad: string[] = [];
+      for (const u of input.sendToUsers) if (!(await users.member(a.workspaceId, u)) || !(await channels.canSee(ch, u))) bad.push(u);
       if (bad.length) throw invalidRequest(`${bad[0]} cannot see this channel.`, [{ pointer: '/ephemeral/sendToUsers', message: 'names a user who cannot see the channel' }]);
     }
-    const m: MessageRecord = {
+    const draft: Omit<MessageRecord, 'seq'> = {
       id: newId('msg', 12),
       workspaceId: a.workspaceId,
       channelId: ch.id,
@@ -92,15 +80,14 @@ export function createMessages(deps: MessagesDeps) {
       blocks: input.blocks,
       attachments: input.attachments,
       timestampMilli: clock.now(),
-      seq: index.nextSeq(),
       reactions: [],
       ...(root ? { threadRootId: root.id, ...(input.alsoSendToChannel && !input.sendToUsers ? { alsoSentToChannel: true } : {}) } : {}),
       ...(input.sendToUsers ? { ephemeralTo: input.sendToUsers } : {}),
       ...(a.appId ? { appId: a.appId } : {}),
       ...(input.files ? { files: input.files } : {}),
     };
-    await index.commit([...withBound(m), ...extra]);
-    emitMessage(ch, m, 'NEW_MESSAGE');
+    const m = await index.add(draft, perChannel, extra, expect);
+    await emitMessage(ch, m, 'NEW_MESSAGE');
     return view(m);
   }
 
@@ -114,7 +101,7 @@ export function createMessages(deps: MessagesDeps) {
   async function reply(a: Actor, channelId: string, rootId: string, body: unknown) {
     const input = parseMessageInput(body);
     const { ch, m } = await visibleMessage(a, channelId, rootId);
-    const root = m.threadRootId ? index.get(m.threadRootId) : m;
+    const root = m.threadRootId ? await index.get(m.threadRootId) : m;
     if (!root) throw notFound('Message');
     if (root.ephemeralTo) throw invalidRequest('An ephemeral message cannot start a thread.');
     return postIn(a, ch, input, root);
@@ -122,11 +109,11 @@ export function createMessages(deps: MessagesDeps) {
 
   /** A person posts (the CLI's `say`): `channel` is an id, a name or #name. */
   async function postAsUser(workspaceUserId: string, channel: string, opts: { text: string; threadRootId?: string }) {
-    const u = users.byId(workspaceUserId);
+    const u = await users.byId(workspaceUserId);
     if (!u) throw notFound('Workspace user');
     const a: Actor = { workspaceId: u.workspaceId, userId: u.id };
     await channels.ensureWorkspace(a.workspaceId);
-    const ch = await channels.visible(a, channels.byName(a.workspaceId, channel)?.id ?? channel);
+    const ch = await channels.visible(a, (await channels.byName(a.workspaceId, channel))?.id ?? channel);
     if (opts.threadRootId !== undefined) return reply(a, ch.id, opts.threadRootId, { text: opts.text });
     return postIn(a, ch, parseMessageInput({ text: opts.text }));
   }
@@ -137,12 +124,12 @@ export function createMessages(deps: MessagesDeps) {
     const limit = parseLimit(q.limit, 20, 100);
     const strategy = q.strategy === undefined || q.strategy === '' ? 'BEFORE' : String(q.strategy).toUpperCase();
     if (!STRATEGIES.includes(strategy as (typeof STRATEGIES)[number])) throw invalidRequest('strategy must be BEFORE, AFTER or AROUND.', [{ pointer: '/strategy', message: 'unknown strategy' }]);
-    const shown = index.inChannel(ch.id).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId));
+    const shown = (await index.inChannel(ch.id)).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId));
     let at: number;
     if (q.cursor !== undefined && q.cursor !== '' && q.cursor !== null) {
-      const c = index.get(String(q.cursor));
+      const c = await index.get(String(q.cursor));
       if (!c || c.channelId !== ch.id || !seenBy(c, a.userId)) throw invalidRequest('cursor must be the id of a message of this channel.', [{ pointer: '/cursor', message: 'unknown message' }]);
-      at = shown.findIndex((m) => m.seq >= c.seq);
+      at = shown.findIndex((m) => postingOrder(m, c) >= 0);
       if (at < 0) at = shown.length;
       if (strategy === 'AFTER' && shown[at]?.id === c.id) at += 1;
     } else at = strategy === 'AFTER' ? 0 : shown.length;
@@ -155,7 +142,7 @@ export function createMessages(deps: MessagesDeps) {
       end = Math.min(shown.length, start + limit);
       start = Math.max(0, end - limit);
     }
-    return { messages: shown.slice(start, end).map(view), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
+    return { messages: await views(shown.slice(start, end)), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
   }
 
   /** GET /v1/channels/{c}/messages/{m} */
@@ -167,13 +154,13 @@ export function createMessages(deps: MessagesDeps) {
   async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown }) {
     const { m } = await visibleMessage(a, channelId, rootId);
     const limit = parseLimit(q.limit, 100, 100);
-    let rs = index.repliesOf(m.threadRootId ?? m.id).filter((r) => seenBy(r, a.userId));
+    let rs = (await index.repliesOf(m.threadRootId ?? m.id)).filter((r) => seenBy(r, a.userId));
     if (q.cursor !== undefined && q.cursor !== '') {
       const i = rs.findIndex((r) => r.id === q.cursor);
       if (i < 0) throw invalidRequest('cursor must be the id of a reply in this thread.', [{ pointer: '/cursor', message: 'unknown reply' }]);
       rs = rs.slice(i + 1);
     }
-    return rs.slice(0, limit).map(view);
+    return views(rs.slice(0, limit));
   }
 
   function ownMessage(a: Actor, m: MessageRecord): void {
@@ -183,11 +170,14 @@ export function createMessages(deps: MessagesDeps) {
   /** PUT /v1/channels/{c}/messages/{m}: new text, blocks and attachments. UPDATED_MESSAGE. */
   async function edit(a: Actor, channelId: string, messageId: string, body: unknown) {
     const input = parseMessageInput(body);
-    const { ch, m } = await visibleMessage(a, channelId, messageId);
-    ownMessage(a, m);
-    const next: MessageRecord = { ...m, text: input.text, blocks: input.blocks, attachments: input.attachments, edited: true };
-    await index.commit([{ table: WT.messages, id: m.id, value: next }]);
-    emitMessage(ch, next, 'UPDATED_MESSAGE');
+    const { ch, next } = await retryOnConflict(async () => {
+      const { ch, m } = await visibleMessage(a, channelId, messageId);
+      ownMessage(a, m);
+      const next: MessageRecord = { ...m, text: input.text, blocks: input.blocks, attachments: input.attachments, edited: true };
+      await index.commit([{ table: WT.messages, id: m.id, value: next }], expectAsRead(m));
+      return { ch, next };
+    });
+    await emitMessage(ch, next, 'UPDATED_MESSAGE');
     return view(next);
   }
 
@@ -195,11 +185,14 @@ export function createMessages(deps: MessagesDeps) {
   async function editAttachments(a: Actor, channelId: string, messageId: string, body: unknown) {
     const atts = (body as { attachments?: unknown } | undefined)?.attachments;
     if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) throw invalidRequest('attachments must be an array of attachments.', [{ pointer: '/attachments', message: 'must be an array of objects' }]);
-    const { ch, m } = await visibleMessage(a, channelId, messageId);
-    ownMessage(a, m);
-    const next: MessageRecord = { ...m, attachments: atts, edited: true };
-    await index.commit([{ table: WT.messages, id: m.id, value: next }]);
-    emitMessage(ch, next, 'UPDATED_MESSAGE');
+    const { ch, next } = await retryOnConflict(async () => {
+      const { ch, m } = await visibleMessage(a, channelId, messageId);
+      ownMessage(a, m);
+      const next: MessageRecord = { ...m, attachments: atts, edited: true };
+      await index.commit([{ table: WT.messages, id: m.id, value: next }], expectAsRead(m));
+      return { ch, next };
+    });
+    await emitMessage(ch, next, 'UPDATED_MESSAGE');
     return view(next);
   }
 
@@ -207,24 +200,26 @@ export function createMessages(deps: MessagesDeps) {
   async function remove(a: Actor, channelId: string, messageId: string): Promise<void> {
     const { m } = await visibleMessage(a, channelId, messageId);
     ownMessage(a, m);
-    const ids = [m.id, ...(m.threadRootId ? [] : index.replyIds(m.id))];
-    await index.commit(ids.map((id) => ({ table: WT.messages, id, value: null })));
+    const gone = [m, ...(m.threadRootId ? [] : await index.repliesOf(m.id))];
+    await index.commit(gone.map((r) => ({ table: WT.messages, id: r.id, value: null })), [], gone);
   }
 
   /** DELETE /v1/channels/{c}/messages/{m}/ephemeral {deleteForUsers}: the recipients named no longer see it. */
   async function removeEphemeral(a: Actor, channelId: string, messageId: string, body: unknown): Promise<void> {
     const users = (body as { deleteForUsers?: unknown } | undefined)?.deleteForUsers;
     if (!Array.isArray(users) || users.length === 0 || users.some((x) => typeof x !== 'string')) throw invalidRequest('deleteForUsers must list at least one workspace user id.', [{ pointer: '/deleteForUsers', message: 'must be a non-empty list of ids' }]);
-    const { m } = await visibleMessage(a, channelId, messageId);
-    if (!m.ephemeralTo) throw invalidRequest('The message is not ephemeral.');
-    ownMessage(a, m);
-    const left = m.ephemeralTo.filter((u) => !users.includes(u));
-    await index.commit([{ table: WT.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }]);
+    await retryOnConflict(async () => {
+      const { m } = await visibleMessage(a, channelId, messageId);
+      if (!m.ephemeralTo) throw invalidRequest('The message is not ephemeral.');
+      ownMessage(a, m);
+      const left = m.ephemeralTo.filter((u) => !users.includes(u));
+      await index.commit([{ table: WT.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }], expectAsRead(m), [m]);
+    });
   }
 
-  /** A scheduled message's turn: posted as its author, and `extra` (forgetting the schedule) in the same commit. */
-  async function postScheduled(a: Actor, channelId: string, input: MessageInput, extra: Change[]) {
-    return postIn(a, await channels.visible(a, channelId), input, undefined, extra);
+  /** A scheduled message's turn: posted as its author, and `extra` (forgetting the schedule) in the same commit, if `expect` holds. */
+  async function postScheduled(a: Actor, channelId: string, input: MessageInput, extra: Change[], expect: Expectation[] = []) {
+    return postIn(a, await channels.visible(a, channelId), input, undefined, extra, expect);
   }
 
   /**
@@ -236,17 +231,17 @@ export function createMessages(deps: MessagesDeps) {
     let ms: MessageRecord[];
     if (opts.rootId) {
       const { m } = await visibleMessage(a, ch.id, opts.rootId);
-      const root = m.threadRootId ? index.get(m.threadRootId) : m;
+      const root = m.threadRootId ? await index.get(m.threadRootId) : m;
       if (!root) throw notFound('Message');
-      ms = [root, ...index.repliesOf(root.id).filter((r) => seenBy(r, a.userId)).slice(-Math.max(1, opts.limit - 1))];
-    } else ms = index.inChannel(ch.id).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId)).slice(-opts.limit);
-    return { channel: ch, messages: ms.map((m) => ({ record: m, view: view(m) })) };
+      ms = [root, ...(await index.repliesOf(root.id)).filter((r) => seenBy(r, a.userId)).slice(-Math.max(1, opts.limit - 1))];
+    } else ms = (await index.inChannel(ch.id)).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId)).slice(-opts.limit);
+    return { channel: ch, messages: await Promise.all(ms.map(async (m) => ({ record: m, view: await view(m) }))) };
   }
 
   /** Every message of a channel, for deleting the channel with them. */
-  const idsIn = (channelId: string) => index.inChannel(channelId).map((m) => m.id);
+  const inChannel = (channelId: string) => index.inChannel(channelId);
 
-  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, idsIn, seenBy, timeline };
+  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, inChannel, seenBy, timeline };
 }
 
 export type Messages = ReturnType<typeof createMessages>;

@@ -7,13 +7,17 @@ import { newId } from '../../crypto.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import type { Clock } from '../../clock.js';
-import type { Store } from '../../store/types.js';
+import type { Change, Expectation, Store } from '../../store/types.js';
+import { isConflict, retryOnConflict } from './conflict.js';
 import type { WorkspaceEvents } from './events.js';
 import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from './records.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 const EXPIRATIONS = ['never', 'min30', 'hour1', 'hour4', 'today', 'thisWeek', 'custom'];
 const HANDLE = /^[a-z0-9_.-]{1,80}$/;
+/** A claimed group handle, `${workspaceId}|${handle}` → the group: two daemons cannot give out the same handle. */
+const HANDLES = 'wsGroupHandles';
+const handleKey = (workspaceId: string, handle: string) => `${workspaceId}|${handle}`;
 
 export function createProfiles(deps: { store: Store; clock: Clock; users: WorkspaceUsers; events: Pick<WorkspaceEvents, 'emit'> }) {
   const { store, clock, users, events } = deps;
@@ -21,16 +25,32 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
 
   const groupView = (g: UserGroupRecord) => ({ id: g.id, workspaceId: g.workspaceId, createdBy: g.createdBy, disabled: g.disabled, name: g.name, handle: g.handle, description: g.description, workspaceUserIds: g.workspaceUserIds });
   const groupBody = (g: UserGroupRecord, ty: string) => ({ wId: g.workspaceId, cbId: g.createdBy, id: g.id, n: g.name, h: g.handle, d: g.description, di: g.disabled, uIds: g.workspaceUserIds, cIds: [], ty });
-  const everyone = (workspaceId: string) => (u: string) => !!users.member(workspaceId, u);
+  const everyone = (workspaceId: string) => async (u: string) => !!(await users.member(workspaceId, u));
+  const groupsOf = async (workspaceId: string) => (await store.find<UserGroupRecord>(WT.groups, 'workspaceId', workspaceId)).sort((x, y) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : 1));
+  const handleTaken = (handle: string) => invalidRequest(`A group with the handle ${handle} already exists.`, [{ pointer: '/handle', message: 'is taken' }]);
 
   /** GET /v1/workspaceUsers/groups */
-  function listGroups(a: Actor) {
-    const out = [];
-    for (const g of store.values<UserGroupRecord>(WT.groups)) if (g.workspaceId === a.workspaceId) out.push(groupView(g));
-    return out;
+  async function listGroups(a: Actor) {
+    return (await groupsOf(a.workspaceId)).map(groupView);
   }
 
-  function parseGroup(a: Actor, b: Record<string, unknown>, prev?: UserGroupRecord) {
+  /**
+   * The commit of group `g` (`prev` as read, when it is a change): the record, and the claim of its
+   * handle expected absent when the handle is new (released when it changes). A taken handle: 400.
+   */
+  async function commitGroup(g: UserGroupRecord, prev?: UserGroupRecord): Promise<void> {
+    const changes: Change[] = [{ table: WT.groups, id: g.id, value: g }];
+    const expect: Expectation[] = prev ? [{ table: WT.groups, id: g.id, value: prev }] : [{ table: WT.groups, id: g.id, value: undefined }];
+    if (g.handle !== prev?.handle) {
+      const key = handleKey(g.workspaceId, g.handle);
+      changes.push({ table: HANDLES, id: key, value: { id: key, groupId: g.id } });
+      expect.push({ table: HANDLES, id: key, value: undefined });
+      if (prev) changes.push({ table: HANDLES, id: handleKey(prev.workspaceId, prev.handle), value: null });
+    }
+    await store.commit(changes, expect);
+  }
+
+  async function parseGroup(a: Actor, b: Record<string, unknown>, prev?: UserGroupRecord) {
     const details: ErrorDetail[] = [];
     const name = b.name ?? prev?.name;
     const handle = b.handle ?? prev?.handle ?? (typeof name === 'string' ? name.toLowerCase().replace(/[^a-z0-9_.-]+/g, '-') : undefined);
@@ -39,29 +59,38 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     if (typeof name !== 'string' || !name.trim() || name.length > 80) details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
     if (typeof handle !== 'string' || !HANDLE.test(handle)) details.push({ pointer: '/handle', message: 'must be 1 to 80 lower-case letters, digits, _ . or -' });
     if (typeof description !== 'string' || description.length > 250) details.push({ pointer: '/description', message: 'must be at most 250 characters' });
-    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string' || !users.member(a.workspaceId, x))) details.push({ pointer: '/workspaceUserIds', message: 'must list users of the workspace' });
+    const known = async (xs: unknown[]) => {
+      for (const x of xs) if (typeof x !== 'string' || !(await users.member(a.workspaceId, x))) return false;
+      return true;
+    };
+    if (!Array.isArray(ids) || !(await known(ids))) details.push({ pointer: '/workspaceUserIds', message: 'must list users of the workspace' });
     if (details.length) throw invalidRequest(`The group is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
-    for (const g of store.values<UserGroupRecord>(WT.groups)) {
-      if (g.workspaceId === a.workspaceId && g.handle === handle && g.id !== prev?.id) throw invalidRequest(`A group with the handle ${handle as string} already exists.`, [{ pointer: '/handle', message: 'is taken' }]);
-    }
+    if ((await groupsOf(a.workspaceId)).some((g) => g.handle === handle && g.id !== prev?.id)) throw handleTaken(handle as string);
     return { name: (name as string).trim(), handle: handle as string, description: description as string, workspaceUserIds: [...new Set(ids as string[])], disabled: b.disabled === undefined ? (prev?.disabled ?? false) : !!b.disabled };
   }
 
   /** A person creates a user group: WORKSPACE_USER_GROUP_CREATED. */
   async function createGroup(a: Actor, body: Record<string, unknown>) {
-    const g: UserGroupRecord = { id: newId('grp', 12), workspaceId: a.workspaceId, createdBy: a.userId, ...parseGroup(a, body), createdAt: nowIso() };
-    await store.commit([{ table: WT.groups, id: g.id, value: g }]);
-    events.emit('WORKSPACE_USER_GROUP_CREATED', g.workspaceId, everyone(g.workspaceId), groupBody(g, 'WORKSPACE_USER_GROUP_CREATED'));
+    const g: UserGroupRecord = { id: newId('grp', 12), workspaceId: a.workspaceId, createdBy: a.userId, ...(await parseGroup(a, body)), createdAt: nowIso() };
+    try {
+      await commitGroup(g);
+    } catch (e) {
+      throw isConflict(e) ? handleTaken(g.handle) : e;
+    }
+    await events.emit('WORKSPACE_USER_GROUP_CREATED', g.workspaceId, everyone(g.workspaceId), groupBody(g, 'WORKSPACE_USER_GROUP_CREATED'));
     return groupView(g);
   }
 
   /** A person changes a group (name, handle, description, members, disabled): WORKSPACE_USER_GROUP_UPDATED. */
   async function updateGroup(a: Actor, id: string, body: Record<string, unknown>) {
-    const prev = store.get<UserGroupRecord>(WT.groups, id);
-    if (!prev || prev.workspaceId !== a.workspaceId) throw notFound('User group');
-    const g: UserGroupRecord = { ...prev, ...parseGroup(a, body, prev) };
-    await store.commit([{ table: WT.groups, id, value: g }]);
-    events.emit('WORKSPACE_USER_GROUP_UPDATED', g.workspaceId, everyone(g.workspaceId), groupBody(g, 'WORKSPACE_USER_GROUP_UPDATED'));
+    const g = await retryOnConflict(async () => {
+      const prev = await store.get<UserGroupRecord>(WT.groups, id);
+      if (!prev || prev.workspaceId !== a.workspaceId) throw notFound('User group');
+      const g: UserGroupRecord = { ...prev, ...(await parseGroup(a, body, prev)) };
+      await commitGroup(g, prev);
+      return g;
+    });
+    await events.emit('WORKSPACE_USER_GROUP_UPDATED', g.workspaceId, everyone(g.workspaceId), groupBody(g, 'WORKSPACE_USER_GROUP_UPDATED'));
     return groupView(g);
   }
 
@@ -76,12 +105,12 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     if (typeof expiresAt !== 'number' || !Number.isInteger(expiresAt) || expiresAt < 0) details.push({ pointer: '/expiresAt', message: 'must be epoch milliseconds (0: never)' });
     if (typeof pausedNotifications !== 'boolean') details.push({ pointer: '/pausedNotifications', message: 'must be true or false' });
     if (details.length) throw invalidRequest(`The status is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
-    const u = users.member(a.workspaceId, a.userId);
+    const u = await users.member(a.workspaceId, a.userId);
     if (!u) throw notFound('Workspace user');
     const rec: CustomStatusRecord = { id: u.id, code: code as string, status: status as string, expiration: expiration as string, expiresAt: expiresAt as number, pausedNotifications: pausedNotifications as boolean };
     await store.commit([{ table: WT.statuses, id: u.id, value: rec }]);
-    const cs = users.statusOf(u.id);
-    events.emit('WORKSPACE_USER_UPDATED', u.workspaceId, everyone(u.workspaceId), {
+    const cs = await users.statusOf(u.id);
+    await events.emit('WORKSPACE_USER_UPDATED', u.workspaceId, everyone(u.workspaceId), {
       ...users.joinedBody(u),
       ty: 'WORKSPACE_USER_UPDATED',
       cs: cs ? { st: cs.status, co: cs.code, ex: cs.expiration, ea: String(cs.expiresAt), su: cs.showUntil } : null,
@@ -96,15 +125,15 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   async function publishHomeView(a: Actor & { appId: string }, userId: string, body: unknown) {
     const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
     if (!Array.isArray(b.blocks) || b.blocks.some((x) => !x || typeof x !== 'object')) throw invalidRequest('blocks must be an array of blocks.', [{ pointer: '/blocks', message: 'must be an array of blocks' }]);
-    if (!users.member(a.workspaceId, userId)) throw notFound('Workspace user');
+    if (!(await users.member(a.workspaceId, userId))) throw notFound('Workspace user');
     const rec: HomeViewRecord = { id: `${a.appId}|${userId}`, appId: a.appId, workspaceId: a.workspaceId, workspaceUserId: userId, blocks: b.blocks, ...(b.title !== undefined ? { title: b.title } : {}), ...(b.state !== undefined ? { state: b.state } : {}), updatedAt: nowIso() };
     await store.commit([{ table: WT.homeViews, id: rec.id, value: rec }]);
-    return homeView(a.appId, userId)!;
+    return (await homeView(a.appId, userId))!;
   }
 
   /** The home view an app published for a user, as a V1 HOME view. */
-  function homeView(appId: string, userId: string) {
-    const v = store.get<HomeViewRecord>(WT.homeViews, `${appId}|${userId}`);
+  async function homeView(appId: string, userId: string) {
+    const v = await store.get<HomeViewRecord>(WT.homeViews, `${appId}|${userId}`);
     return v ? { id: v.id, type: 'HOME', blocks: v.blocks, ...(v.title !== undefined ? { title: v.title } : {}), ...(v.state !== undefined ? { state: v.state } : {}) } : undefined;
   }
 

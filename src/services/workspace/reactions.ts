@@ -3,7 +3,8 @@ import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import type { Channels } from './channels.js';
 import type { WorkspaceEvents } from './events.js';
-import type { MessageIndex } from './message-index.js';
+import { retryOnConflict } from './conflict.js';
+import { postingOrder, type MessageIndex } from './message-index.js';
 import type { Messages } from './messages.js';
 import { WT, type ChannelRecord, type MessageRecord } from './records.js';
 import type { Actor, WorkspaceUsers } from './users.js';
@@ -22,19 +23,27 @@ export function createReactionsAndSearch(deps: { index: MessageIndex; messages: 
   /** POST /v1/messages/{m}/reactions {code}: REACTION_ADDED when it is new. */
   async function react(a: Actor, messageId: string, body: unknown): Promise<void> {
     const code = reactionCode(body);
-    const { ch, m } = await messages.visibleMessage(a, undefined, messageId);
-    if (m.ephemeralTo) throw invalidRequest('An ephemeral message cannot be reacted to.');
-    if (m.reactions.some((r) => r.user === a.userId && r.code === code)) return;
-    await index.commit([{ table: WT.messages, id: m.id, value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] } }]);
-    events.emit('REACTION_ADDED', ch.workspaceId, (u) => channels.canSee(ch, u), { wId: m.workspaceId, cId: m.channelId, mId: m.id, mat: m.author, uId: a.userId, rc: code, ty: 'REACTION_ADDED' });
+    // the message as read is expected unchanged, so the same reaction added at once by two requests counts once
+    const added = await retryOnConflict(async () => {
+      const { ch, m } = await messages.visibleMessage(a, undefined, messageId);
+      if (m.ephemeralTo) throw invalidRequest('An ephemeral message cannot be reacted to.');
+      if (m.reactions.some((r) => r.user === a.userId && r.code === code)) return undefined;
+      await index.commit([{ table: WT.messages, id: m.id, value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] } }], [{ table: WT.messages, id: m.id, value: m }]);
+      return { ch, m };
+    });
+    if (!added) return;
+    const { ch, m } = added;
+    await events.emit('REACTION_ADDED', ch.workspaceId, (u) => channels.canSee(ch, u), { wId: m.workspaceId, cId: m.channelId, mId: m.id, mat: m.author, uId: a.userId, rc: code, ty: 'REACTION_ADDED' });
   }
 
   /** DELETE /v1/messages/{m}/reactions {code}: the actor's own reaction. */
   async function unreact(a: Actor, messageId: string, body: unknown): Promise<void> {
     const code = reactionCode(body);
-    const { m } = await messages.visibleMessage(a, undefined, messageId);
-    const left = m.reactions.filter((r) => !(r.user === a.userId && r.code === code));
-    if (left.length !== m.reactions.length) await index.commit([{ table: WT.messages, id: m.id, value: { ...m, reactions: left } }]);
+    await retryOnConflict(async () => {
+      const { m } = await messages.visibleMessage(a, undefined, messageId);
+      const left = m.reactions.filter((r) => !(r.user === a.userId && r.code === code));
+      if (left.length !== m.reactions.length) await index.commit([{ table: WT.messages, id: m.id, value: { ...m, reactions: left } }], [{ table: WT.messages, id: m.id, value: m }]);
+    });
   }
 
   /** POST /v1/messages/search (V1.MessageSearchRequest): over the channels the actor can see. */
@@ -66,31 +75,29 @@ export function createReactionsAndSearch(deps: { index: MessageIndex; messages: 
     if (details.length) throw invalidRequest(`The search is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
     const needle = typeof text === 'string' ? text.trim().toLowerCase() : '';
     await channels.ensureWorkspace(a.workspaceId);
-    const seen = new Map<string, ChannelRecord | null>();
-    const canRead = (cId: string) => {
-      if (!seen.has(cId)) {
-        const ch = channels.byId(cId);
-        seen.set(cId, ch && ch.workspaceId === a.workspaceId && channels.canSee(ch, a.userId) && (!b.fromMyChannelsOnly || channels.isMember(ch, a.userId)) ? ch : null);
-      }
-      return !!seen.get(cId);
+    const canRead = async (ch: ChannelRecord) => (await channels.canSee(ch, a.userId)) && (!b.fromMyChannelsOnly || (await channels.isMember(ch, a.userId)));
+    const bots = new Map<string, boolean>(); // author → is a bot, read once per search
+    const isBot = async (id: string) => {
+      if (!bots.has(id)) bots.set(id, !!(await users.byId(id))?.isBot);
+      return bots.get(id)!;
     };
     const hits: MessageRecord[] = [];
-    for (const ch of channels.listRecords(a.workspaceId)) {
+    for (const ch of await channels.listRecords(a.workspaceId)) {
       if (inCh && !inCh.has(ch.id)) continue;
-      if (!canRead(ch.id)) continue;
-      for (const m of index.inChannel(ch.id)) {
+      if (!(await canRead(ch))) continue;
+      for (const m of await index.inChannel(ch.id)) {
         if (!messages.seenBy(m, a.userId)) continue;
         if (from && !from.has(m.author)) continue;
-        if (b.fromHumanOnly === true && users.byId(m.author)?.isBot) continue;
+        if (b.fromHumanOnly === true && (await isBot(m.author))) continue;
         if (beforeTs !== undefined && m.timestampMilli >= beforeTs) continue;
         if (afterTs !== undefined && m.timestampMilli <= afterTs) continue;
         if (needle && !m.text.toLowerCase().includes(needle)) continue;
         hits.push(m);
       }
     }
-    hits.sort((x, y) => (strategy === 'OLDEST' ? x.seq - y.seq : y.seq - x.seq));
+    hits.sort((x, y) => (strategy === 'OLDEST' ? postingOrder(x, y) : postingOrder(y, x)));
     const page = hits.slice(skip, skip + limit);
-    return { content: page.map((m) => ({ ...messages.view(m), highlightedBlocks: [] })), totalElements: hits.length, hasMore: skip + page.length < hits.length };
+    return { content: await Promise.all(page.map(async (m) => ({ ...(await messages.view(m)), highlightedBlocks: [] }))), totalElements: hits.length, hasMore: skip + page.length < hits.length };
   }
 
   return { react, unreact, search };

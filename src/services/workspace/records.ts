@@ -50,7 +50,10 @@ export interface MessageRecord {
   attachments: unknown[];
   /** epoch ms */
   timestampMilli: number;
-  /** Order of posting across the daemon's life (ties in the same millisecond). */
+  /**
+   * Posting order, with the id on ties (see message-index.ts): at least the posting time in ms,
+   * and above every earlier seq of its channel and of the daemon that posted it.
+   */
   seq: number;
   threadRootId?: string;
   /** A thread reply also shown in the channel. */
@@ -92,6 +95,9 @@ export interface ScheduledRecord {
   /** epoch ms */
   sendAt: number;
   createdAt: string;
+  /** Set by store.claim: the daemon posting it, until when (epoch ms). */
+  leaseOwner?: string;
+  leaseUntil?: number;
 }
 
 export interface UserGroupRecord {

@@ -3,12 +3,18 @@
  * by the daemon as their author (NEW_MESSAGE as for any post), the post and the forgetting of
  * the schedule in one commit. What was due while the daemon was stopped is posted on start.
  * Each user sees and changes only their own.
+ *
+ * With several daemons on one store, each message is posted exactly once: a daemon leases what
+ * is due (store.claim), and its post commits only if the record is still as leased. One whose
+ * daemon died while holding it is taken by another when the lease runs out. A leased one is
+ * being sent: its author no longer sees or changes it.
  */
 import { newId } from '../../crypto.js';
+import { isConflict, retryOnConflict } from './conflict.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
-import type { Store } from '../../store/types.js';
+import type { Expectation, Store } from '../../store/types.js';
 import type { Channels } from './channels.js';
 import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
@@ -16,6 +22,8 @@ import { WT, type ScheduledRecord } from './records.js';
 import type { Actor } from './users.js';
 
 const TICK_MS = 250;
+const LEASE_MS = 30_000;
+const CLAIM_LIMIT = 50;
 const MAX_SEND_AT = 4_000_000_000_000;
 
 export interface ScheduledDeps {
@@ -24,19 +32,26 @@ export interface ScheduledDeps {
   logger: Logger;
   channels: Channels;
   messages: Messages;
+  /** This daemon, as the owner of the leases it takes. */
+  instanceId: string;
 }
 
 export function createScheduledMessages(deps: ScheduledDeps) {
-  const { store, clock, logger, channels, messages } = deps;
-  const inFlight = new Set<string>();
+  const { store, clock, logger, channels, messages, instanceId } = deps;
+  const inFlight = new Set<string>(); // leased by this daemon and being posted
   const running = new Set<Promise<unknown>>();
   let timer: NodeJS.Timeout | undefined;
+  let ticking = false;
+
+  /** Leased (by any daemon) and the lease still runs: being posted. */
+  const sending = (s: ScheduledRecord) => inFlight.has(s.id) || (!!s.leaseOwner && (s.leaseUntil ?? 0) > clock.now());
+  const asRead = (s: ScheduledRecord): Expectation[] => [{ table: WT.scheduled, id: s.id, value: s }];
 
   const view = (s: ScheduledRecord) => ({ id: s.id, workspaceId: s.workspaceId, author: s.author, channelId: s.channelId, text: s.text, sentAt: s.sendAt, files: [], blocks: s.blocks, attachments: s.attachments });
 
-  function own(a: Actor, id: string): ScheduledRecord {
-    const s = store.get<ScheduledRecord>(WT.scheduled, id);
-    if (!s || s.workspaceId !== a.workspaceId || s.author !== a.userId || inFlight.has(id)) throw notFound('Scheduled message');
+  async function own(a: Actor, id: string): Promise<ScheduledRecord> {
+    const s = await store.get<ScheduledRecord>(WT.scheduled, id);
+    if (!s || s.workspaceId !== a.workspaceId || s.author !== a.userId || sending(s)) throw notFound('Scheduled message');
     return s;
   }
 
@@ -55,10 +70,10 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   }
 
   /** GET /v1/messages/scheduled: the actor's pending ones, soonest first (query channelId filters). */
-  function list(a: Actor, q: { channelId?: unknown }) {
+  async function list(a: Actor, q: { channelId?: unknown }) {
     const out: ScheduledRecord[] = [];
-    for (const s of store.values<ScheduledRecord>(WT.scheduled)) {
-      if (s.workspaceId === a.workspaceId && s.author === a.userId && !inFlight.has(s.id) && (q.channelId === undefined || s.channelId === q.channelId)) out.push(s);
+    for (const s of await store.all<ScheduledRecord>(WT.scheduled)) {
+      if (s.workspaceId === a.workspaceId && s.author === a.userId && !sending(s) && (q.channelId === undefined || s.channelId === q.channelId)) out.push(s);
     }
     return { scheduledMessages: out.sort((x, y) => x.sendAt - y.sendAt).map(view), hasMore: false };
   }
@@ -71,41 +86,67 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   }
 
   async function update(a: Actor, id: string, body: unknown) {
-    own(a, id);
+    await own(a, id);
     const fields = await parse(a, body);
-    const next: ScheduledRecord = { ...own(a, id), ...fields }; // read again: still pending after the wait
-    await store.commit([{ table: WT.scheduled, id, value: next }]);
+    // read again: still pending after the wait; committed only if not leased (or changed) meanwhile
+    const next = await retryOnConflict(async () => {
+      const s = await own(a, id);
+      const next: ScheduledRecord = { ...s, ...fields };
+      await store.commit([{ table: WT.scheduled, id, value: next }], asRead(s));
+      return next;
+    });
     return view(next);
   }
 
   async function updateAttachments(a: Actor, id: string, body: unknown) {
     const atts = (body as { attachments?: unknown } | undefined)?.attachments;
     if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) throw invalidRequest('attachments must be an array of attachments.', [{ pointer: '/attachments', message: 'must be an array of objects' }]);
-    const next: ScheduledRecord = { ...own(a, id), attachments: atts };
-    await store.commit([{ table: WT.scheduled, id, value: next }]);
+    const next = await retryOnConflict(async () => {
+      const s = await own(a, id);
+      const next: ScheduledRecord = { ...s, attachments: atts };
+      await store.commit([{ table: WT.scheduled, id, value: next }], asRead(s));
+      return next;
+    });
     return view(next);
   }
 
   async function remove(a: Actor, id: string): Promise<void> {
-    own(a, id);
-    await store.commit([{ table: WT.scheduled, id, value: null }]);
+    await retryOnConflict(async () => {
+      const s = await own(a, id);
+      await store.commit([{ table: WT.scheduled, id, value: null }], asRead(s));
+    });
   }
 
   /** Post one that is due; one its author can no longer post (channel gone or hidden, author gone) is dropped with a warning. */
   async function fire(s: ScheduledRecord): Promise<void> {
     const forget = [{ table: WT.scheduled, id: s.id, value: null }];
     try {
-      await messages.postScheduled({ workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) }, s.channelId, { text: s.text, blocks: s.blocks, attachments: s.attachments }, forget);
+      // only while the record is as leased: a lease that ran out and was taken by another daemon posts nothing here
+      await messages.postScheduled({ workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) }, s.channelId, { text: s.text, blocks: s.blocks, attachments: s.attachments }, forget, asRead(s));
     } catch (e) {
+      if (isConflict(e)) return;
       logger.warn('scheduled message dropped', { id: s.id, channelId: s.channelId, reason: (e as Error).message });
-      await store.commit(forget);
+      await store.commit(forget, asRead(s)).catch((e2) => {
+        if (!isConflict(e2)) throw e2;
+      });
     }
   }
 
-  function tick() {
-    const now = clock.now();
-    for (const s of store.values<ScheduledRecord>(WT.scheduled)) {
-      if (s.sendAt > now || inFlight.has(s.id)) continue;
+  async function tick(): Promise<void> {
+    if (ticking) return; // the previous claim has not answered yet
+    ticking = true;
+    let due: ScheduledRecord[];
+    try {
+      const now = clock.now();
+      due = await store.claim<ScheduledRecord>({ table: WT.scheduled, dueField: 'sendAt', now, owner: instanceId, leaseUntil: now + LEASE_MS, limit: CLAIM_LIMIT });
+    } catch (e) {
+      logger.error('claiming scheduled messages failed', { error: (e as Error).message });
+      return;
+    } finally {
+      ticking = false;
+    }
+    for (const s of due) {
+      if (inFlight.has(s.id)) continue;
       inFlight.add(s.id);
       const p = fire(s)
         .catch((e) => logger.error('posting a scheduled message failed', { id: s.id, error: (e as Error).message }))
@@ -119,16 +160,21 @@ export function createScheduledMessages(deps: ScheduledDeps) {
 
   return {
     list,
-    get: (a: Actor, id: string) => view(own(a, id)),
+    get: async (a: Actor, id: string) => view(await own(a, id)),
     create,
     update,
     updateAttachments,
     remove,
     /** Start posting what is due (at once: what fell due while the daemon was stopped). */
     start() {
-      timer = setInterval(tick, TICK_MS);
+      // a tick is under way (for stop) from its claim on: what it leases is posted, not left leased
+      const run = () => {
+        const p = tick().finally(() => running.delete(p));
+        running.add(p);
+      };
+      timer = setInterval(run, TICK_MS);
       timer.unref();
-      tick();
+      run();
     },
     /** No new posts; resolves when those under way are written. */
     async stop() {

@@ -17,26 +17,24 @@ const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').re
 
 export function createWorkspaceUsers(store: Store, clock: Clock) {
   /** The user's custom status as V1.CustomStatus, unless none is set or it has expired. */
-  function statusOf(userId: string) {
-    const s = store.get<CustomStatusRecord>(WT.statuses, userId);
+  async function statusOf(userId: string) {
+    const s = await store.get<CustomStatusRecord>(WT.statuses, userId);
     if (!s || (s.expiresAt > 0 && s.expiresAt <= clock.now())) return undefined;
     return { code: s.code, status: s.status, expiration: s.expiration, expiresAt: s.expiresAt, showUntil: s.expiresAt > 0 };
   }
 
-  function usersOf(workspaceId: string): WorkspaceUserRecord[] {
-    const out: WorkspaceUserRecord[] = [];
-    for (const u of store.values<WorkspaceUserRecord>(T.workspaceUsers)) if (u.workspaceId === workspaceId) out.push(u);
-    return out;
-  }
+  /** The workspace's users in the order they joined (the store answers in no order). */
+  const usersOf = async (workspaceId: string) =>
+    (await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'workspaceId', workspaceId)).sort((x, y) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
 
   /** A user of this workspace, else undefined (a user of another workspace is not one). */
-  function member(workspaceId: string, id: unknown): WorkspaceUserRecord | undefined {
-    const u = typeof id === 'string' ? store.get<WorkspaceUserRecord>(T.workspaceUsers, id) : undefined;
+  async function member(workspaceId: string, id: unknown): Promise<WorkspaceUserRecord | undefined> {
+    const u = typeof id === 'string' ? await store.get<WorkspaceUserRecord>(T.workspaceUsers, id) : undefined;
     return u && u.workspaceId === workspaceId ? u : undefined;
   }
 
-  function view(u: WorkspaceUserRecord) {
-    const cs = statusOf(u.id);
+  async function view(u: WorkspaceUserRecord) {
+    const cs = await statusOf(u.id);
     return {
       id: u.id,
       email: u.email,
@@ -62,16 +60,16 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
     statusOf,
     byId: (id: string) => store.get<WorkspaceUserRecord>(T.workspaceUsers, id),
     /** GET /v1/workspaceUsers */
-    list: (a: Actor) => usersOf(a.workspaceId).map(view),
+    list: async (a: Actor) => Promise.all((await usersOf(a.workspaceId)).map(view)),
     /** GET /v1/workspaceUsers/{u}: 404 for an unknown user or one of another workspace. */
-    get(a: Actor, id: string) {
-      const u = member(a.workspaceId, id);
+    async get(a: Actor, id: string) {
+      const u = await member(a.workspaceId, id);
       if (!u) throw notFound('Workspace user');
       return view(u);
     },
     /** GET /v1/workspace */
-    workspace(a: Actor) {
-      const ws = store.get<WorkspaceRecord>(T.workspaces, a.workspaceId);
+    async workspace(a: Actor) {
+      const ws = await store.get<WorkspaceRecord>(T.workspaces, a.workspaceId);
       if (!ws) throw notFound('Workspace');
       return { id: ws.id, name: ws.name, avatar: { fullPath: '', scaledPath: '' }, customStatusDefinitions: [], uniqueIdentifier: slug(ws.name) };
     },

@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { DeliveryWorker } from '../../delivery/worker.js';
 import type { Logger } from '../../logger.js';
+import { newId } from '../../crypto.js';
 import { notFound } from '../../errors.js';
 import type { Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
@@ -32,23 +33,25 @@ export interface WorkspaceDeps {
   /** Where uploaded files' bytes are kept, and the URL each is served at. */
   blobs: FileBlobs;
   fileUrl: (fileId: string) => string;
+  /** This daemon among those sharing the store (the owner of its leases on scheduled messages). */
+  instanceId?: string;
 }
 
 export function createWorkspace(deps: WorkspaceDeps) {
   const { store, clock, logger, config, apps, grants, worker } = deps;
   const users = createWorkspaceUsers(store, clock);
   const events = createWorkspaceEvents({ store, logger, apps, grants, worker });
-  const index = createMessageIndex(store);
+  const index = createMessageIndex(store, clock);
   const files = createFiles({ store, clock, logger, blobs: deps.blobs, fileUrl: deps.fileUrl, limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes } });
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
   const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events, files });
   const reactions = createReactionsAndSearch({ index, messages, channels, users, events });
-  const scheduled = createScheduledMessages({ store, clock, logger, channels, messages });
+  const scheduled = createScheduledMessages({ store, clock, logger, channels, messages, instanceId: deps.instanceId ?? newId('daemon', 12) });
   const profiles = createProfiles({ store, clock, users, events });
 
   /** A person of the workspace, as an actor of the calls below. */
-  function person(workspaceUserId: string): Actor {
-    const u = users.byId(workspaceUserId);
+  async function person(workspaceUserId: string): Promise<Actor> {
+    const u = await users.byId(workspaceUserId);
     if (!u) throw notFound('Workspace user');
     return { workspaceId: u.workspaceId, userId: u.id };
   }
@@ -61,25 +64,24 @@ export function createWorkspace(deps: WorkspaceDeps) {
     scheduled,
     profiles,
     files,
-    /** Every message added, changed or removed (its record as it is now, or as it was); returns the unsubscribe. */
+    /** Every message added, changed or removed, by any daemon (its id, channel and thread root); returns the unsubscribe. */
     onMessageChange: index.onChange,
     /** A workspace user (a person) as the actor of channel and message calls. */
     person,
     /** A person posts in a channel (by id, name or #name), optionally in a thread: NEW_MESSAGE as for an app's post. */
     postAsUser: messages.postAsUser,
     /** A person archives a channel: CHANNEL_ARCHIVED. */
-    archiveChannel: (workspaceUserId: string, channelId: string) => channels.archive(person(workspaceUserId), channelId),
+    archiveChannel: async (workspaceUserId: string, channelId: string) => channels.archive(await person(workspaceUserId), channelId),
     /** A person deletes a channel they created, with its messages: CHANNEL_DELETED. */
     async deleteChannel(workspaceUserId: string, channelId: string): Promise<void> {
-      const a = person(workspaceUserId);
-      await channels.visible(a, channelId);
-      await channels.remove(a, channelId, messages.idsIn(channelId));
+      const a = await person(workspaceUserId);
+      await channels.remove(a, channelId, messages.inChannel);
     },
     /** A user joined the workspace (called where users are created): WORKSPACE_USER_JOINED to apps with user:read. */
-    userJoined(workspaceUserId: string): string[] {
-      const u = users.byId(workspaceUserId);
+    async userJoined(workspaceUserId: string): Promise<string[]> {
+      const u = await users.byId(workspaceUserId);
       if (!u) return [];
-      return events.emit('WORKSPACE_USER_JOINED', u.workspaceId, (id) => !!users.member(u.workspaceId, id), users.joinedBody(u));
+      return events.emit('WORKSPACE_USER_JOINED', u.workspaceId, async (id) => !!(await users.member(u.workspaceId, id)), users.joinedBody(u));
     },
   };
 }

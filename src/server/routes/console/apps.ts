@@ -21,7 +21,7 @@ export interface ConsoleAppsDeps {
   apps: AppsService;
   grants: Pick<Grants, 'installationOf'>;
   revocation: Pick<Revocation, 'uninstallAs'>;
-  socketStatus(appId: string): { connections: number; queuedEvents: number };
+  socketStatus(appId: string): Promise<{ connections: number; queuedEvents: number }>;
   bodyLimitBytes: number;
 }
 
@@ -39,13 +39,16 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.appId);
 
-  const installedIn = (s: Signed, appId: string) => s.shell.workspaces.filter((w) => grants.installationOf(appId, w.id)).map((w) => ({ workspaceId: w.id, name: w.name }));
+  const installedIn = async (s: Signed, appId: string) => {
+    const found = await Promise.all(s.shell.workspaces.map((w) => grants.installationOf(appId, w.id)));
+    return s.shell.workspaces.filter((_w, i) => found[i]).map((w) => ({ workspaceId: w.id, name: w.name }));
+  };
 
   /** The app's page; `reveal` shows its current secrets (the Show secrets button). */
-  function view(s: Signed, appId: string, extra: Partial<AppPageView> = {}, reveal = false): AppPageView {
-    const app = apps.get(s.principal, appId);
+  async function view(s: Signed, appId: string, extra: Partial<AppPageView> = {}, reveal = false): Promise<AppPageView> {
+    const app = await apps.get(s.principal, appId);
     const { clientSecret, appKey, signingSecret } = app as unknown as Record<string, string>;
-    const status = deps.socketStatus(appId);
+    const status = await deps.socketStatus(appId);
     const redirect = (app.redirectUrls as string[])[0];
     let installUrl: string | undefined;
     if (redirect) {
@@ -55,22 +58,24 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     }
     for (const k of SECRET_FIELDS.slice(2)) delete (app as Record<string, unknown>)[k];
     const secrets = reveal ? { clientSecret: clientSecret!, appKey: appKey!, signingSecret: signingSecret! } : undefined;
-    return { app, installedIn: installedIn(s, appId), connections: status.connections, queuedEvents: status.queuedEvents, installUrl, secrets, ...extra };
+    return { app, installedIn: await installedIn(s, appId), connections: status.connections, queuedEvents: status.queuedEvents, installUrl, secrets, ...extra };
   }
 
-  get('/', (req, res, s) => {
-    const all = apps.list(s.principal);
+  get('/', async (req, res, s) => {
+    const all = await apps.list(s.principal);
     const pages = Math.max(1, Math.ceil(all.length / PAGE_SIZE));
     const page = Math.min(pages, Math.max(1, Number.parseInt(String(req.query.page ?? '1'), 10) || 1));
-    const rows = all.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE).map((a) => ({
-      id: a.id,
-      name: String(a.name),
-      displayName: String(a.displayName),
-      socketMode: a.socketMode === true,
-      published: a.published,
-      installedIn: installedIn(s, a.id).map((w) => w.name),
-      connections: a.socketMode === true ? deps.socketStatus(a.id).connections : 0,
-    }));
+    const rows = await Promise.all(
+      all.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE).map(async (a) => ({
+        id: a.id,
+        name: String(a.name),
+        displayName: String(a.displayName),
+        socketMode: a.socketMode === true,
+        published: a.published,
+        installedIn: (await installedIn(s, a.id)).map((w) => w.name),
+        connections: a.socketMode === true ? (await deps.socketStatus(a.id)).connections : 0,
+      })),
+    );
     sendConsolePage(res, 200, appsListPage(s.shell, { rows, page, pages, total: all.length }));
   });
 
@@ -87,7 +92,7 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     const parsed: unknown = JSON.parse(text);
     try {
       const out = mode === 'create' ? await apps.create(s.principal, parsed) : await apps.update(s.principal, id(req), parsed);
-      sendConsolePage(res, mode === 'create' ? 201 : 200, appPage(s.shell, view(s, out.app.id, { notice: mode === 'create' ? 'App created.' : 'Manifest saved.', warnings: out.warnings })));
+      sendConsolePage(res, mode === 'create' ? 201 : 200, appPage(s.shell, await view(s, out.app.id, { notice: mode === 'create' ? 'App created.' : 'Manifest saved.', warnings: out.warnings })));
     } catch (e) {
       if (!(e instanceof AppError) || e.code !== 'invalid_manifest') throw e;
       const errors = (e.details ?? []).map((d) => ({ pointer: String(d.pointer ?? ''), message: String(d.message) }));
@@ -96,21 +101,21 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   }
 
   post('/console/apps', upload, (req, res, s) => fromForm(req, res, s, 'create'));
-  get('/console/apps/:appId', (req, res, s) => sendConsolePage(res, 200, appPage(s.shell, view(s, id(req)))));
-  get('/console/apps/:appId/edit', (req, res, s) => {
-    const app = apps.get(s.principal, id(req)) as Record<string, unknown>;
+  get('/console/apps/:appId', async (req, res, s) => sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req)))));
+  get('/console/apps/:appId/edit', async (req, res, s) => {
+    const app = (await apps.get(s.principal, id(req))) as Record<string, unknown>;
     for (const k of SECRET_FIELDS) delete app[k];
     sendConsolePage(res, 200, appFormPage(s.shell, { mode: 'edit', appId: id(req), text: JSON.stringify(app, null, 2) }));
   });
   post('/console/apps/:appId/edit', upload, (req, res, s) => fromForm(req, res, s, 'edit'));
-  post('/console/apps/:appId/secrets', form, (req, res, s) => sendConsolePage(res, 200, appPage(s.shell, view(s, id(req), {}, true))));
-  get('/console/apps/:appId/rotate', (req, res, s) => {
-    const app = apps.get(s.principal, id(req));
+  post('/console/apps/:appId/secrets', form, async (req, res, s) => sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req), {}, true))));
+  get('/console/apps/:appId/rotate', async (req, res, s) => {
+    const app = await apps.get(s.principal, id(req));
     sendConsolePage(res, 200, confirmPage(s.shell, { title: `Rotate the secrets of ${String(app.displayName)}?`, message: 'New client secret, app key and signing secret are made now; the current ones stop working at once.', action: `/console/apps/${app.id}/rotate`, label: 'Rotate secrets', cancelHref: `/console/apps/${app.id}` }));
   });
   post('/console/apps/:appId/rotate', form, async (req, res, s) => {
     const secrets = await apps.rotateSecrets(s.principal, id(req));
-    sendConsolePage(res, 200, appPage(s.shell, view(s, id(req), { secrets, notice: 'Secrets rotated: the previous ones no longer work.' })));
+    sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req), { secrets, notice: 'Secrets rotated: the previous ones no longer work.' })));
   });
   post('/console/apps/:appId/publish', form, async (req, res, s) => {
     await apps.setPublished(s.principal, id(req), true);
@@ -120,20 +125,20 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     await apps.setPublished(s.principal, id(req), false);
     seeOther(res, `/console/apps/${encodeURIComponent(id(req))}`);
   });
-  get('/console/apps/:appId/delete', (req, res, s) => {
-    const app = apps.get(s.principal, id(req));
+  get('/console/apps/:appId/delete', async (req, res, s) => {
+    const app = await apps.get(s.principal, id(req));
     sendConsolePage(res, 200, confirmPage(s.shell, { title: `Delete ${String(app.displayName)}?`, message: 'The app, its secrets and its tokens are removed for good; deliveries to it stop.', action: `/console/apps/${app.id}/delete`, label: 'Delete app', cancelHref: `/console/apps/${app.id}` }));
   });
-  get('/console/apps/:appId/installations/:workspaceId/uninstall', (req, res, s) => {
-    const app = apps.get(s.principal, id(req));
-    const ws = installedIn(s, app.id).find((w) => w.workspaceId === req.params.workspaceId);
+  get('/console/apps/:appId/installations/:workspaceId/uninstall', async (req, res, s) => {
+    const app = await apps.get(s.principal, id(req));
+    const ws = (await installedIn(s, app.id)).find((w) => w.workspaceId === req.params.workspaceId);
     if (!ws) throw notFound('Installation');
     const action = `/console/apps/${app.id}/installations/${encodeURIComponent(ws.workspaceId)}/uninstall`;
     sendConsolePage(res, 200, confirmPage(s.shell, { title: `Uninstall ${String(app.displayName)} from ${ws.name}?`, message: 'Its bot and the tokens it holds in that workspace stop working; the app gets APP_UNINSTALLED.', action, label: 'Uninstall', cancelHref: `/console/apps/${app.id}` }));
   });
   post('/console/apps/:appId/installations/:workspaceId/uninstall', form, async (req, res, s) => {
     await deps.revocation.uninstallAs(s.principal, id(req), String(req.params.workspaceId));
-    sendConsolePage(res, 200, appPage(s.shell, view(s, id(req), { notice: 'Uninstalled.' })));
+    sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req), { notice: 'Uninstalled.' })));
   });
   post('/console/apps/:appId/delete', form, async (req, res, s) => {
     await apps.remove(s.principal, id(req));

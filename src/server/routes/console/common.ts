@@ -87,35 +87,41 @@ export function consoleBase(deps: ConsoleBaseDeps) {
   }
 
   /** Resolve the signed-in browser; a page for one that is not (401 signed-out page, or 403 for a POST). */
-  function signedIn(req: Request, res: Response, next: NextFunction): void {
-    const session = sessions.get(cookieValue(req));
-    if (!session) return req.method === 'GET' ? sendPlain(res, 401, signedOutPage()) : sendError(res, forbidden('This browser is not signed in (any more). Run appreg open to sign in again.'));
-    const members = identity.membershipsOf(session.accountId).filter((u) => !u.isBot);
-    const chosen = cookieValue(req, WORKSPACE_COOKIE);
-    const me = members.find((m) => m.workspaceId === chosen) ?? members[0];
-    if (!me) return sendError(res, forbidden('Your account is not a member of any workspace.'));
-    const csrf = sessions.consoleToken(session.id);
-    const workspaces = members.map((m) => ({ id: m.workspaceId, name: workspaceName(m.workspaceId), selected: m === me }));
-    const signed: Signed = { sessionId: session.id, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
+  async function signedIn(req: Request, res: Response, next: NextFunction): Promise<void> {
+    let signed: Signed;
+    try {
+      const session = await sessions.get(cookieValue(req));
+      if (!session) return req.method === 'GET' ? sendPlain(res, 401, signedOutPage()) : sendError(res, forbidden('This browser is not signed in (any more). Run appreg open to sign in again.'));
+      const members = (await identity.membershipsOf(session.accountId)).filter((u) => !u.isBot);
+      const chosen = cookieValue(req, WORKSPACE_COOKIE);
+      const me = members.find((m) => m.workspaceId === chosen) ?? members[0];
+      if (!me) return sendError(res, forbidden('Your account is not a member of any workspace.'));
+      const csrf = await sessions.consoleToken(session.id);
+      const names = await Promise.all(members.map((m) => workspaceName(m.workspaceId)));
+      const workspaces = members.map((m, i) => ({ id: m.workspaceId, name: names[i]!, selected: m === me }));
+      signed = { sessionId: session.id, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
+    } catch (e) {
+      return sendError(res, e); // the store could not be read: a page, like every other console error
+    }
     res.locals.console = signed;
     next();
   }
 
-  function workspaceName(id: string): string {
+  async function workspaceName(id: string): Promise<string> {
     try {
-      return identity.workspaceInfo(id).name;
+      return (await identity.workspaceInfo(id)).name;
     } catch {
       return id;
     }
   }
 
   /** After signedIn and the body parser: the session's token in the form (or header), and no foreign Origin. */
-  function csrf(req: Request, res: Response, next: NextFunction): void {
+  async function csrf(req: Request, res: Response, next: NextFunction): Promise<void> {
     const s = signedOf(res);
     const given = (req.body as Record<string, unknown> | undefined)?.csrf ?? req.get('x-csrf-token');
     const origin = req.get('origin');
     const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
-    if (!sameOrigin || !sessions.checkConsoleToken(given, s.sessionId)) return sendError(res, forbidden('The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
+    if (!sameOrigin || !(await sessions.checkConsoleToken(given, s.sessionId))) return sendError(res, forbidden('The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
     next();
   }
 

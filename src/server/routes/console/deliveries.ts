@@ -43,9 +43,9 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   const filterOf = (q: Record<string, unknown>): ListFilter => ({ app: one(q.app), kind: KINDS.includes(q.kind as never) ? (q.kind as string) : undefined, state: (STATES as readonly string[]).includes(q.state as string) ? (q.state as string) : undefined });
   const matches = (f: ListFilter, rec: DeliveryRecord) => (!f.app || rec.appId === f.app) && (!f.kind || rec.kind === f.kind) && (!f.state || rec.state === f.state);
 
-  function listPage(s: Signed, f: ListFilter, error?: string): string {
-    const rows = deliveries.list(s.principal, { appId: f.app, limit: f.kind || f.state ? 20_000 : SHOWN }).filter((rec) => matches(f, rec)).slice(0, SHOWN);
-    const apps = deps.apps.list(s.principal).map((a) => ({ id: a.id, displayName: String(a.displayName) }));
+  async function listPage(s: Signed, f: ListFilter, error?: string): Promise<string> {
+    const rows = (await deliveries.list(s.principal, { appId: f.app, limit: f.kind || f.state ? 20_000 : SHOWN })).filter((rec) => matches(f, rec)).slice(0, SHOWN);
+    const apps = (await deps.apps.list(s.principal)).map((a) => ({ id: a.id, displayName: String(a.displayName) }));
     return deliveriesPage(shell(s), { filter: f, rows, apps, kinds: KINDS, error });
   }
 
@@ -57,7 +57,7 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     res.type('application/javascript').send(CONSOLE_SCRIPT);
   });
 
-  get('/console/deliveries', (req, res, s) => sendConsolePage(res, 200, listPage(s, filterOf(req.query))));
+  get('/console/deliveries', async (req, res, s) => sendConsolePage(res, 200, await listPage(s, filterOf(req.query))));
 
   post('/console/deliveries', async (req, res, s) => {
     const b = req.body as Record<string, unknown>;
@@ -69,12 +69,12 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
       seeOther(res, `/console/deliveries/${encodeURIComponent(rec.id)}?done=sent`);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
-      sendConsolePage(res, toErrorResponse(e).status, listPage(s, { app: one(b.appId), kind: one(b.kind) }, `The trigger was not sent: ${e.message}`));
+      sendConsolePage(res, toErrorResponse(e).status, await listPage(s, { app: one(b.appId), kind: one(b.kind) }, `The trigger was not sent: ${e.message}`));
     }
   });
 
-  get('/console/deliveries/:deliveryId', (req, res, s) => {
-    const rec = deliveries.get(s.principal, id(req));
+  get('/console/deliveries/:deliveryId', async (req, res, s) => {
+    const rec = await deliveries.get(s.principal, id(req));
     const done = NOTICES[String(req.query.done)];
     // the outcome of the attempt just made, in the notice's words and colour
     const failed = rec.state === 'failed' && done !== NOTICES.cancelled;
@@ -91,9 +91,9 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   });
 
   const live = createLiveStreams(GATHER_MS);
-  get('/console/events', (req, res, s) => {
+  get('/console/events', async (req, res, s) => {
     const deliveryId = one(req.query.delivery);
-    if (deliveryId) deliveries.get(s.principal, deliveryId); // 404 for another's delivery
+    if (deliveryId) await deliveries.get(s.principal, deliveryId); // 404 for another's delivery
     const f = filterOf(req.query);
     const changed = new Map<string, DeliveryRecord>();
     live.open(res, {

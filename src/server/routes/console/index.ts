@@ -16,13 +16,15 @@ import type { Revocation } from '../../../services/oauth/revocation.js';
 import { consoleAppsRoutes } from './apps.js';
 import { consoleBase } from './common.js';
 import { consoleDeliveryRoutes } from './deliveries.js';
-import { createPersonState } from './person-state.js';
+import { createPersonState, type PersonStateStore } from '../../person-state.js';
 import { consoleWorkspaceRoutes, type ConsoleWorkspaceDeps } from './workspace.js';
 import { consoleWorkspaceAppsRoutes } from './workspace-apps.js';
 
 export interface ConsoleRoutesDeps {
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
   logger: Logger;
+  /** Where the console keeps a person's notes and open views (any daemon may serve their next page). */
+  store: PersonStateStore;
   identity: IdentityService;
   sessions: WebSessions;
   apps: AppsService;
@@ -30,7 +32,7 @@ export interface ConsoleRoutesDeps {
   revocation: Pick<Revocation, 'uninstallAs'>;
   deliveries: DeliveriesService;
   onDeliveryChange(listener: (rec: DeliveryRecord) => void): () => void;
-  socketStatus(appId: string): { connections: number; queuedEvents: number };
+  socketStatus(appId: string): Promise<{ connections: number; queuedEvents: number }>;
   bodyLimitBytes: number;
   /** The local workspace, as the signed-in person uses it. */
   workspace: ConsoleWorkspaceDeps['workspace'];
@@ -44,7 +46,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
   const live = consoleDeliveryRoutes({ base, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
   r.use(live.router);
-  const state = createPersonState();
+  const state = createPersonState(deps.store);
   const people = consoleWorkspaceRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state });
   r.use(people.router);
   r.use(consoleWorkspaceAppsRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state }));

@@ -9,7 +9,7 @@ import { invalidRequest, notFound } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import { homePage, modalHtml } from '../../pages/console/workspace.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
-import type { PersonState } from './person-state.js';
+import type { PersonState } from '../../person-state.js';
 import { channelHref, workspaceHelpers, type Workspace } from './workspace-common.js';
 
 export interface ConsoleWorkspaceAppsDeps {
@@ -53,25 +53,25 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   const parsed = (req: Request, res: Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
-  const { actor, userName, channels, menus, follow } = workspaceHelpers(ws, deliveries, state);
+  const { actor, people, channels, menus, follow } = workspaceHelpers(ws, deliveries, state);
 
   post('/console/channels/:channelId/shortcuts', async (req, res, s) => {
-    const ch = await ws.channels.visible(actor(s), String(req.params.channelId));
+    const ch = await ws.channels.visible(await actor(s), String(req.params.channelId));
     const sc = shortcutOf(req.body as Record<string, unknown>);
     const rec = await deliveries.interact(s.principal, sc.appId, 'global-shortcut', { shortcut: sc.name, channelId: ch.id });
-    seeOther(res, follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id) }));
+    seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id) }));
   });
 
   post('/console/channels/:channelId/messages/:messageId/shortcuts', async (req, res, s) => {
-    const { ch, m } = await ws.messages.visibleMessage(actor(s), String(req.params.channelId), String(req.params.messageId));
+    const { ch, m } = await ws.messages.visibleMessage(await actor(s), String(req.params.channelId), String(req.params.messageId));
     const sc = shortcutOf(req.body as Record<string, unknown>);
     const rec = await deliveries.interact(s.principal, sc.appId, 'message-shortcut', { shortcut: sc.name, messageId: m.id, channelId: ch.id });
-    seeOther(res, follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id, m.threadRootId) }));
+    seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id, m.threadRootId) }));
   });
 
   /** A dynamic select in an app's message: its options, from the app (JSON for the script). */
   post('/console/channels/:channelId/messages/:messageId/menu', async (req, res, s) => {
-    const { ch, m } = await ws.messages.visibleMessage(actor(s), String(req.params.channelId), String(req.params.messageId));
+    const { ch, m } = await ws.messages.visibleMessage(await actor(s), String(req.params.channelId), String(req.params.messageId));
     if (!m.appId) throw invalidRequest('Only an app’s message has menus.');
     const b = req.body as Record<string, unknown>;
     const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
@@ -82,7 +82,7 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
 
   /** A dynamic select in the modal on top: its options, from the app that opened the view. */
   post('/console/views/:viewId/menu', async (req, res, s) => {
-    const top = state.top(s.principal.workspaceUserId);
+    const top = await state.top(s.principal.workspaceUserId);
     if (!top || String(top.view.id) !== req.params.viewId) throw notFound('Open view');
     const b = req.body as Record<string, unknown>;
     const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
@@ -92,23 +92,25 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   });
 
   /** The app's home view for the person (published for them, else the manifest's default). */
-  const homeOf = (s: Signed, appId: string) => {
-    const app = deliveries.appsFor(s.principal).find((a) => a.id === appId);
+  const homeOf = async (s: Signed, appId: string) => {
+    const app = (await deliveries.appsFor(s.principal)).find((a) => a.id === appId);
     if (!app) throw notFound('App in this workspace');
-    const published = ws.profiles.homeView(app.id, s.principal.workspaceUserId);
+    const published = await ws.profiles.homeView(app.id, s.principal.workspaceUserId);
     const view = published ?? (app.manifest.defaultHomeView?.enabled ? { id: `home-${app.id}`, type: 'HOME', blocks: app.manifest.defaultHomeView.blocks } : undefined);
     if (!view) throw notFound('Home view');
     return { app, view: view as Record<string, unknown> };
   };
 
   get('/console/home/:appId', async (req, res, s) => {
-    const { app, view } = homeOf(s, String(req.params.appId));
-    const top = state.top(s.principal.workspaceUserId);
+    const { app, view } = await homeOf(s, String(req.params.appId));
+    const top = await state.top(s.principal.workspaceUserId);
+    const who = await people(s);
+    const userName = who.name;
     const html = homePage(
       { ...s.shell, section: 'workspace' },
       {
-        channels: await channels(s),
-        homes: menus(s, app.id).homes,
+        channels: await channels(s, who),
+        homes: (await menus(s, app.id)).homes,
         userName,
         title: app.manifest.displayName,
         view,
@@ -120,7 +122,7 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   });
 
   post('/console/home/:appId/actions', async (req, res, s) => {
-    const { app, view } = homeOf(s, String(req.params.appId));
+    const { app, view } = await homeOf(s, String(req.params.appId));
     const b = req.body as Record<string, unknown>;
     let act: Record<string, unknown> = {};
     try {
@@ -130,10 +132,10 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
     }
     const value = typeof act.from === 'string' ? b[act.from] : act.value;
     await ws.channels.ensureWorkspace(s.principal.workspaceId);
-    const general = ws.channels.byName(s.principal.workspaceId, 'general');
+    const general = await ws.channels.byName(s.principal.workspaceId, 'general');
     const channelId = general?.id ?? '';
     const rec = await deliveries.interact(s.principal, app.id, 'block-interaction', { sourceType: 'VIEW', sourceId: String(view.id), view, channelId, onAction: String(act.onAction ?? ''), actionType: String(act.type ?? 'BUTTON'), value: String(value ?? '') });
-    seeOther(res, follow(s, rec, { channelId, returnTo: `/console/home/${encodeURIComponent(app.id)}` }));
+    seeOther(res, await follow(s, rec, { channelId, returnTo: `/console/home/${encodeURIComponent(app.id)}` }));
   });
 
   return r;

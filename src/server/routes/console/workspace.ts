@@ -12,9 +12,9 @@ import type { MessageRecord } from '../../../services/workspace/records.js';
 import { modalHtml, timeline, workspacePage, type TimelineItem } from '../../pages/console/workspace.js';
 import { createLiveStreams } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
-import type { PersonState } from './person-state.js';
+import type { PersonState } from '../../person-state.js';
 import { stateOf } from './view-state.js';
-import { channelHref, workspaceHelpers, type Workspace } from './workspace-common.js';
+import { channelHref, workspaceHelpers, type People, type Workspace } from './workspace-common.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;
@@ -37,15 +37,15 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
-  const { actor, userName, label, channels: channelsOf, menus, follow } = workspaceHelpers(ws, deliveries, state);
+  const { actor, people, label, channels: channelsOf, menus, follow } = workspaceHelpers(ws, deliveries, state);
   const enc = encodeURIComponent;
 
-  function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean): TimelineItem {
+  function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean, who: People): TimelineItem {
     const info = view.threadRootInfo as { repliesCount?: number } | undefined;
     return {
       id: rec.id,
-      author: userName(rec.author),
-      app: !!rec.appId || !!ws.users.byId(rec.author)?.isBot,
+      author: who.name(rec.author),
+      app: !!rec.appId || who.isBot(rec.author),
       atMilli: rec.timestampMilli,
       text: rec.text,
       blocks: rec.blocks,
@@ -60,22 +60,24 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   }
 
   /** The messages and the person's notes (of the channel, or of the thread) as the page shows them. */
-  async function items(s: Signed, channelId: string, rootId?: string) {
-    const t = await ws.messages.timeline(actor(s), channelId, { rootId, limit: SHOWN });
-    const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId));
-    for (const n of state.notes(s.principal.workspaceUserId, t.channel.id, rootId)) list.push({ id: n.id, author: n.from, app: true, atMilli: n.atMilli, text: n.text, blocks: [], attachments: [], files: [], ephemeral: true });
+  async function items(s: Signed, who: People, channelId: string, rootId?: string) {
+    const t = await ws.messages.timeline(await actor(s), channelId, { rootId, limit: SHOWN });
+    const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId, who));
+    for (const n of await state.notes(s.principal.workspaceUserId, t.channel.id, rootId)) list.push({ id: n.id, author: n.from, app: true, atMilli: n.atMilli, text: n.text, blocks: [], attachments: [], files: [], ephemeral: true });
     list.sort((a, b) => a.atMilli - b.atMilli);
     return { channel: t.channel, items: list };
   }
 
   async function page(res: Response, s: Signed, channelId: string, rootId?: string, error?: { status: number; message: string }) {
     const me = s.principal.workspaceUserId;
-    const { channel, items: list } = await items(s, channelId, rootId);
-    const top = state.top(me);
+    const who = await people(s);
+    const { channel, items: list } = await items(s, who, channelId, rootId);
+    const top = await state.top(me);
+    const userName = who.name;
     const html = workspacePage(shell(s), {
-      channels: await channelsOf(s),
-      ...menus(s),
-      channel: { id: channel.id, label: label(channel, me) },
+      channels: await channelsOf(s, who),
+      ...(await menus(s)),
+      channel: { id: channel.id, label: label(channel, me, who) },
       ...(rootId ? { thread: { rootId, back: channelHref(channel.id) } } : {}),
       items: list,
       stream: `${channelHref(channel.id)}/events${rootId ? `?thread=${enc(rootId)}` : ''}`,
@@ -98,7 +100,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
 
   get('/console/channels', async (_req, res, s) => {
     await ws.channels.ensureWorkspace(s.principal.workspaceId);
-    const general = ws.channels.byName(s.principal.workspaceId, 'general');
+    const general = await ws.channels.byName(s.principal.workspaceId, 'general');
     if (!general) throw notFound('Channel');
     seeOther(res, channelHref(general.id));
   });
@@ -118,9 +120,9 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
         await ws.postAsUser(s.principal.workspaceUserId, channelId, { text, ...(rootId ? { threadRootId: rootId } : {}) });
         return seeOther(res, back);
       }
-      const ch = await ws.channels.visible(actor(s), channelId);
+      const ch = await ws.channels.visible(await actor(s), channelId);
       const rec = await deliveries.invokeSlashCommand(s.principal, { command: slash[1]!, text: slash[2] ?? '', channelId: ch.id, ...(rootId ? { threadRootId: rootId } : {}) });
-      seeOther(res, follow(s, rec, { channelId: ch.id, returnTo: back, ...(rootId ? { rootId } : {}) }));
+      seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: back, ...(rootId ? { rootId } : {}) }));
     });
   });
 
@@ -129,43 +131,43 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     const b = req.body as Record<string, unknown>;
     const channelId = String(req.params.channelId);
     await orPage(res, s, channelId, undefined, async () => {
-      const { m } = await ws.messages.visibleMessage(actor(s), channelId, String(req.params.messageId));
+      const { m } = await ws.messages.visibleMessage(await actor(s), channelId, String(req.params.messageId));
       if (!m.appId) throw invalidRequest('Only an app’s message has actions.');
       const act = parseAct(b);
       const back = channelHref(channelId, m.threadRootId);
       const rec = await deliveries.interact(s.principal, m.appId, 'block-interaction', {
         sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId, onAction: act.onAction, actionType: act.type, value: act.value,
       });
-      seeOther(res, follow(s, rec, { channelId, returnTo: back }));
+      seeOther(res, await follow(s, rec, { channelId, returnTo: back }));
     });
   });
 
   /** The modal on top: Submit (VIEW_ACTION SUBMIT with its state), Close (VIEW_ACTION CLOSE when the view asks), or one of its buttons. */
   post('/console/views/:viewId', async (req, res, s) => {
     const me = s.principal.workspaceUserId;
-    const top = state.top(me);
+    const top = await state.top(me);
     if (!top || String(top.view.id) !== req.params.viewId) return seeOther(res, top?.returnTo ?? '/console/channels');
     const b = req.body as Record<string, unknown>;
     const view: Record<string, unknown> = { ...top.view, state: stateOf(top.view, b) };
     const ctx = { channelId: top.channelId, returnTo: top.returnTo };
     if (b.do === 'close') {
-      state.close(me);
-      if (view.notifyOnClose === true) follow(s, await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'CLOSE', view, channelId: top.channelId }), ctx);
-      return seeOther(res, state.top(me)?.returnTo ?? top.returnTo);
+      await state.close(me);
+      if (view.notifyOnClose === true) await follow(s, await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'CLOSE', view, channelId: top.channelId }), ctx);
+      return seeOther(res, (await state.top(me))?.returnTo ?? top.returnTo);
     }
-    top.view.state = view.state; // what was typed stays when the app answers without a new view
+    await state.keepState(me, String(top.view.id), view.state); // what was typed stays when the app answers without a new view
     if (b.act !== undefined) {
       const act = parseAct(b);
       const rec = await deliveries.interact(s.principal, top.appId, 'block-interaction', { sourceType: 'VIEW', sourceId: String(view.id), view, channelId: top.channelId, onAction: act.onAction, actionType: act.type, value: act.value });
-      return seeOther(res, follow(s, rec, ctx));
+      return seeOther(res, await follow(s, rec, ctx));
     }
     const rec = await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'SUBMIT', view, channelId: top.channelId });
-    seeOther(res, follow(s, rec, ctx, true));
+    seeOther(res, await follow(s, rec, ctx, true));
   });
 
   const live = createLiveStreams(GATHER_MS);
   get('/console/channels/:channelId/events', async (req, res, s) => {
-    const ch = await ws.channels.visible(actor(s), String(req.params.channelId));
+    const ch = await ws.channels.visible(await actor(s), String(req.params.channelId));
     const rootId = one(req.query.thread);
     live.open(res, {
       subscribe: (wake) =>
@@ -174,8 +176,10 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
         }),
       async flush() {
         try {
-          const { items: list } = await items(s, ch.id, rootId);
-          res.write(`event: timeline\ndata: ${JSON.stringify({ html: timeline(list, { csrf: s.shell.csrf, userName, messageShortcuts: menus(s).messageShortcuts }) })}\n\n`);
+          const who = await people(s);
+          const { items: list } = await items(s, who, ch.id, rootId);
+          const { messageShortcuts } = await menus(s);
+          res.write(`event: timeline\ndata: ${JSON.stringify({ html: timeline(list, { csrf: s.shell.csrf, userName: who.name, messageShortcuts }) })}\n\n`);
         } catch {
           res.end(); // the channel or thread is gone, or no longer visible
         }

@@ -1,0 +1,132 @@
+/**
+ * appreg db: the PostgreSQL database several daemons share. `migrate` creates or updates its
+ * schema (daemons also do it at start), `import` copies a data directory's records into an empty
+ * database, `export` copies a database back into a new data directory. Nothing is ever
+ * overwritten, and every copy is verified (records and a digest per table) before it is reported.
+ * The key file is never copied: it stays with the user, who gives it to every daemon.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { CliError, EXIT, table, type Out } from '../output.js';
+import { action, examples } from '../options.js';
+import type { Run } from '../run.js';
+
+const URL_OPTION = ['--database-url <url>', 'PostgreSQL URL, e.g. postgres://appreg:secret@127.0.0.1:5432/appreg [APPREG_DATABASE_URL]'] as const;
+
+interface TableSummary {
+  table: string;
+  records: number;
+  digest: string;
+}
+
+/** The database URL (option, else APPREG_DATABASE_URL) and its form for output, without the password. */
+async function databaseUrl(run: Run, given: unknown): Promise<{ url: string; shown: string }> {
+  const url = typeof given === 'string' ? given : run.io.env.APPREG_DATABASE_URL;
+  if (!url) throw new CliError('--database-url (or APPREG_DATABASE_URL) is required', EXIT.usage);
+  const { isPostgresUrl, redactUrl } = await import('../../store/postgres/url.js');
+  if (!isPostgresUrl(url)) throw new CliError(`--database-url must be a PostgreSQL URL such as postgres://appreg:secret@127.0.0.1:5432/appreg, not ${redactUrl(url)}`, EXIT.usage);
+  return { url, shown: redactUrl(url) };
+}
+
+/** Errors as one line: refusals are usage errors (choose another target), the rest internal. */
+async function oneLine<T>(what: string, shown: string, fn: () => Promise<T>): Promise<T> {
+  const { TransferRefused } = await import('../../store/postgres/transfer.js');
+  const { StartupError } = await import('../../server/data-dir.js');
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    if (e instanceof TransferRefused) throw new CliError(e.message, EXIT.usage);
+    if (e instanceof StartupError && e.reason === 'locked') throw new CliError(e.message.split('\n')[0]!, EXIT.dataDirLocked);
+    const msg = ((e as Error)?.message ?? String(e)).split('\n');
+    const detail = msg.length > 1 ? `: ${msg.slice(1).map((l) => l.trim()).join('; ')}` : '';
+    throw new CliError(`${what} failed (${shown}): ${msg[0]}${detail}`, EXIT.internal);
+  }
+}
+
+/** Hold the data directory's daemon lock while `fn` runs: no daemon may use it meanwhile (exit 8 if one does). */
+async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  const { acquireLock } = await import('../../server/data-dir.js');
+  const release = acquireLock(dir);
+  try {
+    return await fn();
+  } finally {
+    release();
+  }
+}
+
+function report(out: Out, data: Record<string, unknown> & { tables: TableSummary[]; records: number }, verb: string, note: string): void {
+  out.print(data, (c) =>
+    [
+      table(c, ['TABLE', 'RECORDS', 'DIGEST (sha256)'], data.tables.map((s) => [s.table, String(s.records), s.digest.slice(0, 16)])),
+      `${verb} ${data.records} records in ${data.tables.length} tables; verified: the same records and digests on both sides.`,
+      c.yellow(note),
+    ].join('\n'),
+  );
+}
+
+export function registerDb(program: Command, run: Run): void {
+  const db = program.command('db').description('the PostgreSQL database of daemons that share one: schema, import from and export to a data directory');
+  const storeLogger = { warn: (msg: string) => void run.io.stderr.write(`warning: ${msg}\n`) };
+
+  db.command('migrate')
+    .description('create or update the schema of the database (daemons also do it when they start)')
+    .option(...URL_OPTION)
+    .addHelpText('after', examples('appreg db migrate --database-url postgres://appreg:secret@db:5432/appreg', 'APPREG_DATABASE_URL=postgres://appreg@db/appreg appreg db migrate --json'))
+    .action(action(run, async ({ cmd, out }) => {
+      const { url, shown } = await databaseUrl(run, cmd.opts().databaseUrl);
+      const { migrate } = await import('../../store/postgres/migrations.js');
+      const r = await oneLine('migrate', shown, () => migrate(url));
+      out.print({ database: shown, applied: r.applied, indexesCreated: r.indexes }, () =>
+        r.applied.length || r.indexes.length
+          ? `migrated ${shown}: applied ${r.applied.length ? `version ${r.applied.join(', ')}` : 'no migration'}, created ${r.indexes.length} indexes`
+          : `${shown} is up to date`,
+      );
+    }));
+
+  db.command('import')
+    .description('copy every record of a data directory (no daemon running on it) into an empty database')
+    .requiredOption('--from <data-dir>', 'the data directory to copy from; it is not modified')
+    .option(...URL_OPTION)
+    .addHelpText('after', `${examples('appreg db import --from ./data --database-url postgres://appreg:secret@db:5432/appreg')}
+
+Refuses when the database already holds records, or a daemon runs on the data directory (exit 8).
+Then give every daemon on the database the key file of the data directory (secret.key).`)
+    .action(action(run, async ({ cmd, out }) => {
+      const own = cmd.opts();
+      const { url, shown } = await databaseUrl(run, own.databaseUrl);
+      const from = path.resolve(run.io.cwd, String(own.from));
+      const { readDataDir, importIntoDatabase } = await import('../../store/postgres/transfer.js');
+      const r = await oneLine('import', shown, () => withLock(from, async () => importIntoDatabase(url, await readDataDir(from, storeLogger))));
+      const note = `the key file is not in the database: give every daemon on it a copy of ${path.join(from, 'secret.key')} (or the keyFile it used)`;
+      report(out, { database: shown, from, records: r.records, tables: r.tables, keyFile: note }, `imported into ${shown}:`, note);
+    }));
+
+  db.command('export')
+    .description('copy every record of the database into a new, empty data directory (the embedded store)')
+    .requiredOption('--to <data-dir>', 'the data directory to create; it must not exist or be empty')
+    .option(...URL_OPTION)
+    .addHelpText('after', `${examples('appreg db export --to ./data-copy --database-url postgres://appreg:secret@db:5432/appreg')}
+
+Refuses to write into a directory that holds anything. The key file is not exported: copy the daemons'
+secret.key into the new directory before running appreg serve on it.`)
+    .action(action(run, async ({ cmd, out }) => {
+      const own = cmd.opts();
+      const { url, shown } = await databaseUrl(run, own.databaseUrl);
+      const to = path.resolve(run.io.cwd, String(own.to));
+      const { exportToDataDir, occupied } = await import('../../store/postgres/transfer.js');
+      const { ensureDataDir } = await import('../../server/data-dir.js');
+      const found = occupied(to);
+      if (found.length) throw new CliError(`${to} is not empty (${found.slice(0, 3).join(', ')}${found.length > 3 ? ', …' : ''}): export only into a new or empty directory`, EXIT.usage);
+      const created = !fs.existsSync(to);
+      ensureDataDir(to);
+      const r = await oneLine('export', shown, () => withLock(to, () => exportToDataDir(url, to, storeLogger))).catch((e: unknown) => {
+        // A failed export leaves nothing behind in a directory it made (a retry would find it not empty).
+        if (created) fs.rmSync(to, { recursive: true, force: true });
+        throw e;
+      });
+      const note = `the key file is not in the database: copy the daemons' secret.key to ${path.join(to, 'secret.key')} before appreg serve --data-dir ${to}`;
+      report(out, { database: shown, to, records: r.records, tables: r.tables, keyFile: note }, `exported to ${to}:`, note);
+    }));
+}

@@ -1,0 +1,75 @@
+/**
+ * Pending events: one record per event waiting for an attempt, in the main store so it survives
+ * a restart and is seen by every daemon of a shared store. An attempt is made by the daemon that
+ * holds the record's lease (store.claim, or the creating daemon, which writes it already leased to
+ * itself); a daemon killed mid-attempt loses its lease when it runs out and another one takes over.
+ */
+import { StoreConflict, type Change, type Store } from '../store/types.js';
+
+export const PENDING_TABLE = 'pendingDeliveries';
+
+export interface PendingDelivery {
+  id: string;
+  appId: string;
+  workspaceId: string;
+  userId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+  /** Number of the next attempt (0 = first). */
+  retryNum: number;
+  /** When the next attempt is due (ms); while leased, when the lease holder is presumed dead. */
+  nextAt: number;
+  createdAt: string;
+  /** The daemon making the attempt now, and until when it may (set by store.claim). */
+  leaseOwner?: string;
+  leaseUntil?: number;
+}
+
+/** The record without its lease: any daemon may claim it once it is due. */
+export function released(p: PendingDelivery, nextAt = p.nextAt): PendingDelivery {
+  const { leaseOwner: _owner, leaseUntil: _until, ...rest } = p;
+  return { ...rest, nextAt };
+}
+
+/** Whether another daemon holds a live lease on `p` (an attempt of it runs there now). */
+export const leasedElsewhere = (p: PendingDelivery, owner: string, now: number): boolean => p.leaseOwner !== undefined && p.leaseOwner !== owner && (p.leaseUntil ?? 0) > now;
+
+/**
+ * Replace `held` (the record as this daemon read or wrote it) by `next` (null: delete), with
+ * `extra` changes in the same commit. A conflict means the record changed meanwhile: it is read
+ * again and the commit retried while `stillMine(current)` says the change is still ours to make
+ * (e.g. our own claim only renewed the lease); resolves false when it is not (another daemon took
+ * the event over after our lease ran out, or it was cancelled or ended elsewhere).
+ */
+export async function replacePending(
+  store: Store,
+  held: PendingDelivery,
+  next: PendingDelivery | null,
+  stillMine: (current: PendingDelivery) => boolean,
+  extra: Change[] = [],
+): Promise<boolean> {
+  let expect = held;
+  for (let i = 0; i < 4; i++) {
+    try {
+      await store.commit([{ table: PENDING_TABLE, id: held.id, value: next }, ...extra], [{ table: PENDING_TABLE, id: held.id, value: expect }]);
+      return true;
+    } catch (e) {
+      if (!(e instanceof StoreConflict)) throw e;
+      const current = await store.get<PendingDelivery>(PENDING_TABLE, held.id);
+      if (!current || !stillMine(current)) return false;
+      expect = current;
+    }
+  }
+  return false;
+}
+
+/**
+ * Embedded store (one daemon): leases held by an earlier run of this daemon are void (it is gone);
+ * the events it was attempting are due now, as they were before leases existed.
+ */
+export async function takeOverDeadLeases(store: Store, owner: string, now: number): Promise<void> {
+  if (store.kind !== 'embedded') return;
+  for (const p of await store.all<PendingDelivery>(PENDING_TABLE)) {
+    if (leasedElsewhere(p, owner, now)) await replacePending(store, p, released(p, Math.min(p.nextAt, now)), () => false);
+  }
+}

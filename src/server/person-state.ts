@@ -1,0 +1,138 @@
+/**
+ * What the console keeps for a person between pages (as the platform's client does on screen):
+ * the notes only they see (an app's answer to their command, the offline message), and the stack
+ * of views (modals) apps opened for them. One record per workspace user in the store, not in
+ * this process: the person's next page may be served by another daemon behind the balancer.
+ * A change is read, changed and written with the record as read as the commit's expectation,
+ * retried when another page of the same person wrote in between.
+ */
+import crypto from 'node:crypto';
+import { StoreConflict, type Store } from '../store/types.js';
+
+const NOTES_PER_CHANNEL = 20;
+/** Tries of one change when the person's record keeps changing under it (two tabs at once). */
+const TRIES = 5;
+const PERSON_STATE_TABLE = 'consolePersonState';
+
+export interface Note {
+  id: string;
+  channelId: string;
+  /** In a thread (a command typed in its composer). */
+  rootId?: string;
+  /** Who the note is from (the app's name). */
+  from: string;
+  text: string;
+  atMilli: number;
+}
+
+export interface OpenView {
+  appId: string;
+  channelId: string;
+  /** The page to come back to once the stack is empty. */
+  returnTo: string;
+  view: Record<string, unknown>;
+}
+
+interface PersonRecord {
+  id: string;
+  notes: Note[];
+  views: OpenView[];
+  updatedAt: number;
+}
+
+/** Ids of notes and views: unique across daemons without a shared counter. */
+const newId = (prefix: string) => `${prefix}-${crypto.randomBytes(6).toString('hex')}`;
+
+function addNote(rec: PersonRecord, n: Omit<Note, 'id' | 'atMilli'>, at: number): void {
+  const list = rec.notes.concat({ ...n, id: newId('note'), atMilli: at });
+  const inChannel = list.filter((x) => x.channelId === n.channelId);
+  const drop = new Set(inChannel.slice(0, Math.max(0, inChannel.length - NOTES_PER_CHANNEL)));
+  rec.notes = list.filter((x) => !drop.has(x));
+}
+
+/**
+ * Follow an app's answer `{view, action}`: OPEN starts a new stack, PUSH adds on top,
+ * UPDATE replaces the view with the same id (else the top), CLOSE closes the top.
+ */
+function apply(rec: PersonRecord, answer: unknown, ctx: Omit<OpenView, 'view'>): boolean {
+  const a = answer && typeof answer === 'object' ? (answer as Record<string, unknown>) : {};
+  const view = a.view && typeof a.view === 'object' ? { ...(a.view as Record<string, unknown>) } : undefined;
+  const action = String(a.action ?? (view ? 'OPEN' : '')).toUpperCase();
+  const stack = rec.views;
+  if (action === 'CLOSE') {
+    stack.pop();
+    return true;
+  }
+  if (!view) return false;
+  view.id ??= newId('view');
+  const open: OpenView = { ...(stack.at(-1) ?? ctx), view };
+  if (action === 'PUSH') stack.push({ ...open, view: { ...view, parentViewId: stack.at(-1)?.view.id } });
+  else if (action === 'UPDATE' && stack.length) {
+    const i = stack.findIndex((s) => s.view.id === view.id);
+    stack[i >= 0 ? i : stack.length - 1] = open;
+  } else stack.splice(0, stack.length, { ...ctx, view });
+  return true;
+}
+
+/** What the person state needs of the store. */
+export type PersonStateStore = Pick<Store, 'get' | 'commit'>;
+
+export function createPersonState(store: PersonStateStore, now: () => number = Date.now) {
+  const read = (userId: string) => store.get<PersonRecord>(PERSON_STATE_TABLE, userId);
+
+  /** Read the person's record, let `fn` change a copy, write it if nothing else did meanwhile. */
+  async function change<T>(userId: string, fn: (rec: PersonRecord) => T): Promise<{ rec: PersonRecord; out: T }> {
+    for (let attempt = 1; ; attempt++) {
+      const before = await read(userId);
+      const rec: PersonRecord = before ? structuredClone(before) : { id: userId, notes: [], views: [], updatedAt: 0 };
+      const untouched = JSON.stringify(rec);
+      const out = fn(rec);
+      // most answers show nothing (no note, no view): no write for them
+      if (JSON.stringify(rec) === untouched) return { rec, out };
+      rec.updatedAt = now();
+      try {
+        await store.commit([{ table: PERSON_STATE_TABLE, id: userId, value: rec }], [{ table: PERSON_STATE_TABLE, id: userId, value: before }]);
+        return { rec, out };
+      } catch (e) {
+        if (!(e instanceof StoreConflict) || attempt >= TRIES) throw e;
+      }
+    }
+  }
+
+  return {
+    async notes(userId: string, channelId: string, rootId?: string): Promise<Note[]> {
+      return ((await read(userId))?.notes ?? []).filter((n) => n.channelId === channelId && n.rootId === rootId);
+    },
+    /** The view on top of the person's stack, if any. */
+    async top(userId: string): Promise<OpenView | undefined> {
+      return (await read(userId))?.views.at(-1);
+    },
+    /** Keep what was typed in the view on top (`viewId`) when the app answers without a new view. */
+    async keepState(userId: string, viewId: string, state: unknown): Promise<void> {
+      await change(userId, (rec) => {
+        const top = rec.views.at(-1);
+        if (top && String(top.view.id) === viewId) top.view.state = state;
+      });
+    },
+    /**
+     * What the person sees of an app's answer to something they did: its message as a note, its
+     * view as the modal on top (or, `closeOnAck`, an acknowledged submit closes the top view).
+     * Returns the page to go to.
+     */
+    async follow(userId: string, d: { appName: string; state: string; ephemeralMessage?: string; response?: unknown; appId: string }, from: string, ctx: { channelId: string; returnTo: string; rootId?: string }, closeOnAck = false): Promise<string> {
+      const { rec } = await change(userId, (rec) => {
+        if (d.ephemeralMessage) addNote(rec, { channelId: ctx.channelId, ...(ctx.rootId ? { rootId: ctx.rootId } : {}), from, text: d.ephemeralMessage }, now());
+        const shown = d.state === 'delivered' && apply(rec, d.response, { appId: d.appId, channelId: ctx.channelId, returnTo: ctx.returnTo });
+        if (!shown && closeOnAck && d.state === 'delivered') rec.views.pop();
+      });
+      return rec.views.at(-1)?.returnTo ?? ctx.returnTo;
+    },
+    /** Close the top view (Close, or a submit the app acknowledged without a view); the view on top after it. */
+    async close(userId: string): Promise<OpenView | undefined> {
+      const { rec } = await change(userId, (rec) => void rec.views.pop());
+      return rec.views.at(-1);
+    },
+  };
+}
+
+export type PersonState = ReturnType<typeof createPersonState>;

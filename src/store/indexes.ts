@@ -1,0 +1,47 @@
+/**
+ * The fields `Store.find` can look records up by, per table. The embedded store keeps an index
+ * in memory for each; PostgreSQL has a partial expression index for each, made at start (under
+ * the migration lock) from this list. A find on a field not listed here is a programming error
+ * (TypeError). Index values are strings: the field of the record, as a string, when it is a
+ * string or a number; a record without the field is not indexed under it.
+ *
+ * Table names are spelled out (not imported) so that the store depends on no service.
+ */
+export const INDEXED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  // identity and apps
+  workspaceUsers: ['workspaceId', 'accountId', 'email'],
+  accounts: ['email'],
+  mgmtTokens: ['workspaceUserId'],
+  apps: ['ownerId', 'workspaceId'],
+  // lead login (the official CLI's sign-in)
+  loginLeads: ['email'],
+  refreshTokens: ['familyId'],
+  // OAuth
+  oauthInstallations: ['appId', 'workspaceId'],
+  oauthAuthorizations: ['appId', 'workspaceUserId'],
+  oauthTokens: ['appId', 'workspaceUserId'],
+  // the local workspace
+  wsChannels: ['workspaceId'],
+  wsMessages: ['channelId', 'threadRootId'],
+  wsUserGroups: ['workspaceId'],
+  wsFiles: ['workspaceId'],
+  wsScheduledMessages: ['author'],
+  // delivery
+  pendingDeliveries: ['appId'],
+  socketEventQueue: ['appId'],
+  deliveryLog: ['appId', 'ownerId'],
+  socketHolders: ['appId'],
+};
+
+/** The index key of `record` under `field`, or undefined when it has none. */
+export function indexKey(record: object, field: string): string | undefined {
+  const v = (record as Record<string, unknown>)[field];
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return undefined;
+}
+
+/** Throws TypeError unless `field` is an indexed field of `table`. */
+export function assertIndexed(table: string, field: string): void {
+  if (!INDEXED_FIELDS[table]?.includes(field)) throw new TypeError(`store.find: ${table}.${field} is not an indexed field`);
+}

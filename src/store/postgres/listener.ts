@@ -1,0 +1,153 @@
+/**
+ * publish/subscribe over LISTEN/NOTIFY. LISTEN needs a connection of its own that stays open
+ * (a pooled one would be handed to queries and released), so the notifier keeps one dedicated
+ * client, made when the store opens: a subscribe then sends its LISTEN at once, so it is in
+ * place before anything another daemon does after it. When the connection drops it is made
+ * again (with a growing delay) and LISTENs again on every channel; messages sent while it was
+ * down are lost, so listeners must treat a message as a hint to look at the store, never as
+ * the only copy of anything.
+ */
+import pg from 'pg';
+import { checkChannel, type Listener, type StoreLogger } from '../types.js';
+
+/** Channel names are spelled into LISTEN as quoted identifiers: prefixed, and of checkChannel's characters only. */
+export function pgChannel(channel: string): string {
+  checkChannel(channel);
+  return `appreg_${channel}`;
+}
+
+interface NotifierOptions {
+  client: () => pg.Client;
+  logger: StoreLogger;
+}
+
+export class Notifier {
+  readonly #opts: NotifierOptions;
+  readonly #listeners = new Map<string, Set<Listener>>();
+  #client: pg.Client | null = null;
+  /** The connection being made (and the LISTENs after it); publish waits for it so its own listeners hear it. */
+  #ready: Promise<void> | null = null;
+  /** LISTEN/UNLISTEN statements, in order, on the current client. */
+  #queue: Promise<void> = Promise.resolve();
+  #retryMs = 250;
+  #timer: NodeJS.Timeout | null = null;
+  #closed = false;
+
+  constructor(opts: NotifierOptions) {
+    this.#opts = opts;
+  }
+
+  /** Connect now (the store's open waits for it: a database that takes no second connection fails the open). */
+  async start(): Promise<void> {
+    this.#connect();
+    await this.#ready;
+  }
+
+  subscribe(channel: string, fn: Listener): () => void {
+    const name = pgChannel(channel);
+    if (this.#closed) throw new Error('store is closed');
+    let set = this.#listeners.get(name);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(name, set);
+      if (this.#client) this.#run(`LISTEN "${name}"`);
+      else this.#connect();
+    }
+    // A function subscribed twice gets each message twice: wrap it so each subscription is its own entry.
+    const entry: Listener = (p) => fn(p);
+    set.add(entry);
+    return () => {
+      const s = this.#listeners.get(name);
+      if (!s?.delete(entry) || s.size) return;
+      this.#listeners.delete(name);
+      if (this.#client) this.#run(`UNLISTEN "${name}"`);
+    };
+  }
+
+  /** Resolves once every LISTEN asked for so far is in place (or failed: then the reconnect redoes them). */
+  async settled(): Promise<void> {
+    if (this.#ready) await this.#ready.catch(() => {});
+    await this.#queue;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#listeners.clear();
+    await this.settled();
+    const c = this.#client;
+    this.#client = null;
+    if (c) await c.end().catch(() => {});
+  }
+
+  #run(sql: string): void {
+    const c = this.#client;
+    if (!c) return;
+    // Sent now (pg keeps a connection's queries in order); a failed one means the connection
+    // broke, and its 'error'/'end' handler reconnects and LISTENs again.
+    const sent = c.query(sql).then(
+      () => {},
+      () => {},
+    );
+    this.#queue = Promise.all([this.#queue, sent]).then(() => {});
+  }
+
+  #connect(): void {
+    if (this.#ready || this.#client || this.#closed) return;
+    const c = this.#opts.client();
+    let gone = false;
+    const lost = (err?: Error) => {
+      if (gone) return; // 'error' and 'end' both come for one drop
+      gone = true;
+      if (this.#client === c) this.#client = null;
+      c.removeAllListeners('notification');
+      c.end().catch(() => {});
+      if (this.#closed) return;
+      this.#opts.logger.warn('store: the LISTEN connection to PostgreSQL dropped; reconnecting', { error: err?.message, retryMs: this.#retryMs });
+      this.#scheduleReconnect();
+    };
+    c.on('notification', (msg) => {
+      const set = this.#listeners.get(msg.channel);
+      if (!set) return;
+      for (const fn of [...set]) {
+        try {
+          fn(msg.payload ?? '');
+        } catch (err) {
+          this.#opts.logger.warn('store: a subscriber threw', { channel: msg.channel, error: (err as Error).message });
+        }
+      }
+    });
+    c.on('error', lost);
+    c.on('end', () => lost());
+    this.#ready = (async () => {
+      await c.connect();
+      if (this.#closed) {
+        await c.end().catch(() => {});
+        return;
+      }
+      for (const name of this.#listeners.keys()) await c.query(`LISTEN "${name}"`);
+      this.#client = c;
+      this.#retryMs = 250;
+    })();
+    this.#ready.then(
+      () => {
+        this.#ready = null;
+      },
+      (err: Error) => {
+        this.#ready = null;
+        lost(err);
+      },
+    );
+  }
+
+  #scheduleReconnect(): void {
+    if (this.#timer || this.#closed) return;
+    const wait = this.#retryMs;
+    this.#retryMs = Math.min(this.#retryMs * 2, 5000);
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#connect();
+    }, wait);
+    this.#timer.unref();
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The PostgreSQL schema: numbered migrations recorded in appreg_migrations, and one partial
+ * expression index per INDEXED_FIELDS entry. Both run in one transaction under a
+ * transaction-level advisory lock, so daemons starting at once against a new database take
+ * turns: the first one migrates, the others find nothing left to do.
+ *
+ * Every service table is a row set of the generic appreg_records table (tbl, id, jsonb data):
+ * a service that adds a table needs no migration. A new indexed field needs none either: its
+ * index is made at the next start.
+ */
+import pg, { type ClientBase } from 'pg';
+import { INDEXED_FIELDS } from '../indexes.js';
+import { CONFLICT_SQLSTATE } from './errors.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * appreg_commit(expects, changes): a commit in one round trip. Each expected-present record is
+ * locked (FOR UPDATE, which waits for a concurrent writer and then sees its result) and compared
+ * as jsonb; each expected-absent one is INSERTed as a placeholder without ON CONFLICT, so of two
+ * concurrent commits expecting the same absence one waits and then fails on the unique key.
+ * Placeholders no change wrote are removed before the end; nobody else ever sees them.
+ */
+const COMMIT_FUNCTION = `
+CREATE OR REPLACE FUNCTION appreg_commit(expects jsonb, changes jsonb) RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  e jsonb;
+  cur jsonb;
+BEGIN
+  FOR e IN SELECT x FROM jsonb_array_elements(expects) AS t(x) LOOP
+    IF e ? 'value' THEN
+      SELECT data INTO cur FROM appreg_records WHERE tbl = e->>'table' AND id = e->>'id' FOR UPDATE;
+      IF NOT FOUND OR cur IS DISTINCT FROM e->'value' THEN
+        RAISE EXCEPTION 'store conflict' USING ERRCODE = '${CONFLICT_SQLSTATE}',
+          DETAIL = jsonb_build_object('table', e->'table', 'id', e->'id')::text;
+      END IF;
+    ELSE
+      BEGIN
+        INSERT INTO appreg_records (tbl, id, data) VALUES (e->>'table', e->>'id', 'null'::jsonb);
+      EXCEPTION WHEN unique_violation THEN
+        RAISE EXCEPTION 'store conflict' USING ERRCODE = '${CONFLICT_SQLSTATE}',
+          DETAIL = jsonb_build_object('table', e->'table', 'id', e->'id')::text;
+      END;
+    END IF;
+  END LOOP;
+  INSERT INTO appreg_records (tbl, id, data)
+    SELECT c->>'table', c->>'id', c->'value' FROM jsonb_array_elements(changes) AS t(c)
+    WHERE jsonb_typeof(c->'value') = 'object'
+    ON CONFLICT (tbl, id) DO UPDATE SET data = EXCLUDED.data;
+  DELETE FROM appreg_records r USING jsonb_array_elements(changes) AS t(c)
+    WHERE jsonb_typeof(c->'value') = 'null' AND r.tbl = c->>'table' AND r.id = c->>'id';
+  DELETE FROM appreg_records r USING jsonb_array_elements(expects) AS t(x)
+    WHERE NOT (x ? 'value') AND r.tbl = x->>'table' AND r.id = x->>'id' AND r.data = 'null'::jsonb;
+END
+$fn$`;
+
+/** Append only: a released migration never changes (a database records the versions it ran). */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'records, hits, appreg_commit',
+    sql: `
+CREATE TABLE appreg_records (
+  tbl text NOT NULL,
+  id text NOT NULL,
+  data jsonb NOT NULL,
+  PRIMARY KEY (tbl, id)
+);
+CREATE TABLE appreg_hits (
+  key text NOT NULL,
+  window_ms bigint NOT NULL,
+  window_start bigint NOT NULL,
+  count integer NOT NULL,
+  PRIMARY KEY (key, window_ms, window_start)
+);
+CREATE INDEX appreg_hits_end ON appreg_hits ((window_start + window_ms));
+${COMMIT_FUNCTION};`,
+  },
+];
+
+/** Any lock id would do, as long as every appreg daemon uses the same one. */
+const LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtext('appreg:migrate'))`;
+
+/** Names are spelled into SQL: only these characters (table and field names are code constants). */
+const SAFE_NAME = /^[A-Za-z0-9_]+$/;
+
+export function assertSafeName(name: string): void {
+  if (!SAFE_NAME.test(name)) throw new TypeError(`store: ${JSON.stringify(name)} cannot be used as a table or field name on PostgreSQL`);
+}
+
+const indexName = (table: string, field: string) => `appreg_ix_${table}_${field}`;
+
+export interface MigrateResult {
+  /** Versions applied now (empty when the schema was current). */
+  applied: number[];
+  /** Indexes created now. */
+  indexes: string[];
+}
+
+/** Bring the schema and the find indexes up to date; safe when several daemons do it at once. */
+export async function migrateWith(client: ClientBase): Promise<MigrateResult> {
+  await client.query('BEGIN');
+  try {
+    await client.query(LOCK_SQL);
+    await client.query(`CREATE TABLE IF NOT EXISTS appreg_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const done = new Set((await client.query<{ version: number }>('SELECT version FROM appreg_migrations')).rows.map((r) => r.version));
+    // A newer appreg migrated this database: this one does not know its schema, so it must not use it.
+    const known = new Set(MIGRATIONS.map((m) => m.version));
+    const unknown = [...done].filter((v) => !known.has(v));
+    if (unknown.length) throw new Error(`the database schema is at version ${Math.max(...unknown)}, newer than this appreg knows (${MIGRATIONS.length}): upgrade appreg`);
+    const applied: number[] = [];
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO appreg_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    const indexes = await ensureIndexes(client);
+    await client.query('COMMIT');
+    return { applied, indexes };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * One partial index per indexed field, made only when missing: CREATE INDEX takes a lock that
+ * blocks writes even when the index exists, so existing ones are looked up first.
+ */
+async function ensureIndexes(client: ClientBase): Promise<string[]> {
+  const existing = new Set(
+    (await client.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'appreg_records' AND schemaname = current_schema()`)).rows.map((r) => r.indexname),
+  );
+  const made: string[] = [];
+  for (const [table, fields] of Object.entries(INDEXED_FIELDS)) {
+    for (const field of fields) {
+      assertSafeName(table);
+      assertSafeName(field);
+      const name = indexName(table, field);
+      if (existing.has(name)) continue;
+      await client.query(`CREATE INDEX IF NOT EXISTS "${name}" ON appreg_records ((data->>'${field}')) WHERE tbl = '${table}'`);
+      made.push(name);
+    }
+  }
+  return made;
+}
+
+/** `appreg db migrate`: bring the database at `url` up to date, without opening a store. */
+export async function migrate(url: string): Promise<MigrateResult> {
+  const client = new pg.Client({ connectionString: url, application_name: 'appreg-migrate' });
+  await client.connect();
+  try {
+    return await migrateWith(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * The Store on PostgreSQL, shared by any number of daemons: every read is a query (nothing is
+ * cached, so another daemon's commit is seen as soon as it answered), every commit one call of
+ * appreg_commit (migrations.ts) in its own transaction, one round trip. Records are rows of
+ * appreg_records; find uses the partial expression index of its (table, field).
+ */
+import pg from 'pg';
+import { assertIndexed } from '../indexes.js';
+import { validateChanges } from '../tables.js';
+import { checkPayload, StoreConflict, type Change, type ClaimRequest, type Expectation, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { DEADLOCK_SQLSTATE, conflictOf, isConnectionError } from './errors.js';
+import { Notifier, pgChannel } from './listener.js';
+import { assertSafeName, migrateWith } from './migrations.js';
+import { redactUrl } from './url.js';
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:port/db */
+  url: string;
+  logger: StoreLogger;
+  /** This daemon's id: the connections' application_name (pg_stat_activity shows who is who). */
+  instanceId: string;
+  /** Connections in the pool (default 10). */
+  poolSize?: number;
+  /** While the database is unreachable, probe it this often (ms; default 1000). */
+  retryMs?: number;
+}
+
+/** A deadlock aborts one commit with nothing written: it is run again, a few times. */
+const DEADLOCK_RETRIES = 5;
+/** Old rate-limit windows are deleted after about this many hits. */
+const HIT_SWEEP_EVERY = 1000;
+
+type Row = { data: object };
+
+export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Store> {
+  const applicationName = `appreg-${opts.instanceId}`.slice(0, 63);
+  const config: pg.ClientConfig = { connectionString: opts.url, application_name: applicationName, keepAlive: true };
+  // A database that does not answer fails a request after 10 s instead of holding it forever;
+  // keepalive notices a peer that vanished without closing the connection.
+  const pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true });
+  const where = redactUrl(opts.url);
+  let fault: Error | null = null;
+  let closing = false;
+  let retryTimer: NodeJS.Timeout | null = null;
+  const retryMs = opts.retryMs ?? 1000;
+
+  // While the database is unreachable, a probe now and then notices when it is back, so health()
+  // recovers without waiting for a request (the embedded store retries its journal the same way).
+  const armProbe = () => {
+    if (retryTimer || closing) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      if (!closing && fault) q('SELECT 1').catch(() => {});
+    }, retryMs);
+    retryTimer.unref();
+  };
+  const noteFault = (err: unknown) => {
+    if (!isConnectionError(err)) return;
+    if (!fault) opts.logger.warn('store: PostgreSQL is unreachable', { database: where, error: (err as Error).message });
+    fault = err as Error;
+    armProbe();
+  };
+  // An idle pooled connection that drops (server restart, pg_terminate_backend) is reported here, not to a query.
+  pool.on('error', noteFault);
+
+  async function q<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    if (closing) throw new Error('store is closed');
+    try {
+      const res = await pool.query<R>(text, values);
+      fault = null;
+      return res;
+    } catch (err) {
+      noteFault(err);
+      throw err;
+    }
+  }
+
+  // Schema first: a daemon never runs against a database it has not brought up to date.
+  try {
+    const client = await pool.connect();
+    try {
+      await migrateWith(client);
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    // The caller names the database (redacted); pg's messages never hold the password.
+    await pool.end().catch(() => {});
+    throw err;
+  }
+
+  const notifier = new Notifier({ client: () => new pg.Client(config), logger: opts.logger });
+  try {
+    await notifier.start();
+  } catch (err) {
+    await notifier.close();
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  let hitsSinceSweep = 0;
+
+  const store: Store = {
+    kind: 'postgres',
+
+    async get<T extends object>(table: string, id: string) {
+      const r = await q<Row>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id]);
+      return r.rows[0]?.data as T | undefined;
+    },
+
+    async find<T extends object>(table: string, field: string, value: string) {
+      assertIndexed(table, field);
+      assertSafeName(table);
+      assertSafeName(field);
+      // Spelled as the index is (literal table and field) so the planner always picks it; a record
+      // whose field is neither a string nor a number is not indexed under it (indexKey).
+      const r = await q<Row>(
+        `SELECT data FROM appreg_records WHERE tbl = '${table}' AND (data->>'${field}') = $1 AND jsonb_typeof(data->'${field}') IN ('string', 'number')`,
+        [value],
+      );
+      return r.rows.map((x) => x.data as T);
+    },
+
+    async all<T extends object>(table: string) {
+      const r = await q<Row>('SELECT data FROM appreg_records WHERE tbl = $1', [table]);
+      return r.rows.map((x) => x.data as T);
+    },
+
+    async count(table) {
+      const r = await q<{ n: number }>('SELECT count(*)::integer AS n FROM appreg_records WHERE tbl = $1', [table]);
+      return r.rows[0]?.n ?? 0;
+    },
+
+    async commit(changes: Change[], expect: Expectation[] = []) {
+      validateChanges(changes);
+      if (!changes.length && !expect.length) return;
+      // Stringified here: a value JSON cannot hold fails the commit before anything is sent.
+      const [expectJson, changesJson] = commitArgs(changes, expect);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await q('SELECT appreg_commit($1::jsonb, $2::jsonb)', [expectJson, changesJson]);
+          return;
+        } catch (err) {
+          const c = conflictOf(err);
+          if (c) throw new StoreConflict(c.table, c.id);
+          if ((err as { code?: string }).code === DEADLOCK_SQLSTATE && attempt < DEADLOCK_RETRIES) continue;
+          throw err;
+        }
+      }
+    },
+
+    async claim<T extends object>(req: ClaimRequest) {
+      assertSafeName(req.dueField);
+      const due = `CASE WHEN jsonb_typeof(data->'${req.dueField}') = 'number' THEN (data->>'${req.dueField}')::float8 END`;
+      const leaseUntil = `CASE WHEN jsonb_typeof(data->'leaseUntil') = 'number' THEN (data->>'leaseUntil')::float8 END`;
+      // SKIP LOCKED: rows another daemon is claiming right now are left to it, never waited for.
+      const r = await q<Row>(
+        `UPDATE appreg_records r SET data = r.data || jsonb_build_object('leaseOwner', $3::text, 'leaseUntil', $4::numeric)
+         WHERE (r.tbl, r.id) IN (
+           SELECT tbl, id FROM appreg_records
+           WHERE tbl = $1 AND ${due} <= $2::float8
+             AND (${leaseUntil} IS NULL OR ${leaseUntil} <= $2::float8 OR data->>'leaseOwner' = $3)
+           ORDER BY ${due}
+           LIMIT $5
+           FOR UPDATE SKIP LOCKED)
+         RETURNING r.data`,
+        [req.table, req.now, req.owner, String(req.leaseUntil), req.limit],
+      );
+      return r.rows.map((x) => x.data as T);
+    },
+
+    async hit(key, windowMs, now) {
+      const start = Math.floor(now / windowMs) * windowMs;
+      const r = await q<{ count: number }>(
+        `INSERT INTO appreg_hits (key, window_ms, window_start, count) VALUES ($1, $2, $3, 1)
+         ON CONFLICT (key, window_ms, window_start) DO UPDATE SET count = appreg_hits.count + 1
+         RETURNING count`,
+        [key, windowMs, start],
+      );
+      if (++hitsSinceSweep >= HIT_SWEEP_EVERY) {
+        hitsSinceSweep = 0;
+        q('DELETE FROM appreg_hits WHERE window_start + window_ms < $1', [now]).catch(() => {});
+      }
+      return r.rows[0]?.count ?? 1;
+    },
+
+    async publish(channel, payload) {
+      const name = pgChannel(channel);
+      checkPayload(payload);
+      // Our own listeners hear it only once their LISTEN is in place.
+      await notifier.settled();
+      await q('SELECT pg_notify($1, $2)', [name, payload]);
+    },
+
+    subscribe: (channel, fn) => notifier.subscribe(channel, fn),
+
+    health(): StoreHealth {
+      return fault ? { ok: false, reason: `the store cannot reach PostgreSQL: ${fault.message}` } : { ok: true };
+    },
+
+    async close() {
+      if (closing) return;
+      closing = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      await notifier.close();
+      await pool.end();
+    },
+  };
+  return store;
+}
+
+/**
+ * The two jsonb arguments of appreg_commit. Changes: the last one per record (what applying
+ * them in order leaves), sorted, as are expectations: commits then lock rows in one global
+ * order, which keeps deadlocks between them rare.
+ */
+function commitArgs(changes: Change[], expect: Expectation[]): [string, string] {
+  const key = (x: { table: string; id: string }) => `${x.table}\u0000${x.id}`;
+  const byKey = <T extends { table: string; id: string }>(xs: T[]) =>
+    [...new Map(xs.map((x) => [key(x), x])).values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const ex = byKey(expect).map((e) => (e.value === undefined ? { table: e.table, id: e.id } : { table: e.table, id: e.id, value: e.value }));
+  const ch = byKey(changes).map((c) => ({ table: c.table, id: c.id, value: c.value }));
+  return [JSON.stringify(ex), JSON.stringify(ch)];
+}

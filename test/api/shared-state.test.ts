@@ -1,0 +1,90 @@
+/**
+ * What a browser or a client needs between two requests lives in the store, not in one daemon:
+ * two HTTP servers over one store (two daemons behind a balancer) share the rate-limit windows,
+ * and a person's console state (notes, open views) written through one is read through the other.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import t from 'tap';
+
+type Tap = { teardown(fn: () => unknown): void };
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { errorHandler, rateLimit } from '../../src/server/middleware.js';
+import { createPersonState } from '../../src/server/person-state.js';
+import { createLogger } from '../../src/logger.js';
+import type { Store } from '../../src/store/types.js';
+
+const silent = createLogger({ level: 'error', stream: { write: () => true } as unknown as NodeJS.WritableStream });
+
+/** One "daemon": an express app limited to `perMinute` requests per caller, on `store`. */
+async function limitedServer(t: Tap, store: Store, now: () => number, perMinute: number): Promise<string> {
+  const app = express();
+  app.get('/x', rateLimit({ perMinute, clock: { now }, store, key: () => 'test|caller' }), (_req, res) => void res.json({ ok: true }));
+  app.use(errorHandler(silent));
+  const server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+t.test('two daemons on one store share a limiter window; Retry-After is the rest of it', async (t) => {
+  const store = createMemoryStore();
+  let now = 1_000_000 * 60_000 + 15_000; // 15 s into a window
+  const a = await limitedServer(t, store, () => now, 4);
+  const b = await limitedServer(t, store, () => now, 4);
+  const statuses: number[] = [];
+  for (let i = 0; i < 6; i++) statuses.push((await fetch(`${i % 2 ? b : a}/x`)).status);
+  t.same(statuses, [200, 200, 200, 200, 429, 429], 'the fifth request is refused, whichever daemon gets it');
+  const over = await fetch(`${a}/x`);
+  t.equal(over.status, 429);
+  t.equal(over.headers.get('retry-after'), '45', 'seconds to the end of the window');
+  t.equal(((await over.json()) as { code?: string }).code, 'rate_limited');
+  now += 45_000; // the next window
+  t.equal((await fetch(`${b}/x`)).status, 200, 'a new window starts afresh');
+});
+
+t.test('a limit of 0 asks nothing of the store', async (t) => {
+  const store = createMemoryStore();
+  let hits = 0;
+  const counting = { ...store, hit: (...args: Parameters<Store['hit']>) => (hits++, store.hit(...args)) } as Store;
+  const url = await limitedServer(t, counting, () => Date.now(), 0);
+  for (let i = 0; i < 3; i++) t.equal((await fetch(`${url}/x`)).status, 200);
+  t.equal(hits, 0);
+});
+
+t.test("a person's notes and open views are read back through another daemon's console", async (t) => {
+  const store = createMemoryStore();
+  const one = createPersonState(store);
+  const two = createPersonState(store);
+  const rec = { appName: 'Poll', appId: 'app_1', state: 'delivered', ephemeralMessage: 'Only you can see this', response: { view: { type: 'MODAL', title: 'Vote' } } };
+  const next = await one.follow('wu_1', rec, 'Poll', { channelId: 'ch_1', returnTo: '/console/channels/ch_1' });
+  t.equal(next, '/console/channels/ch_1');
+  const notes = await two.notes('wu_1', 'ch_1');
+  t.equal(notes.length, 1);
+  t.equal(notes[0]!.text, 'Only you can see this');
+  const top = await two.top('wu_1');
+  t.equal(top?.view.title, 'Vote', 'the modal is open on the other daemon too');
+  t.match(String(top?.view.id), /^view-[0-9a-f]{12}$/);
+  await two.keepState('wu_1', String(top!.view.id), { values: { b: { a: { type: 'plain_text_input', value: 'typed' } } } });
+  t.same((await one.top('wu_1'))?.view.state, { values: { b: { a: { type: 'plain_text_input', value: 'typed' } } } }, 'what was typed stays');
+  t.equal(await one.close('wu_1'), undefined, 'closing the only view leaves none');
+  t.equal(await two.top('wu_1'), undefined);
+  t.same(await two.notes('wu_2', 'ch_1'), [], "another person's state is their own");
+});
+
+t.test('two pages of one person changing the state at once both count (no lost update)', async (t) => {
+  const store = createMemoryStore();
+  const a = createPersonState(store);
+  const b = createPersonState(store);
+  const note = (text: string) => ({ appName: 'A', appId: 'app_1', state: 'delivered', ephemeralMessage: text });
+  await Promise.all([a.follow('wu_1', note('one'), 'A', { channelId: 'ch', returnTo: '/' }), b.follow('wu_1', note('two'), 'A', { channelId: 'ch', returnTo: '/' })]);
+  t.same((await a.notes('wu_1', 'ch')).map((n) => n.text).sort(), ['one', 'two']);
+});
+
+t.test('an answer that shows nothing writes nothing', async (t) => {
+  const store = createMemoryStore();
+  const s = createPersonState(store);
+  await s.follow('wu_1', { appName: 'A', appId: 'app_1', state: 'delivered', response: {} }, 'A', { channelId: 'ch', returnTo: '/back' });
+  t.equal(await store.count('consolePersonState'), 0);
+});

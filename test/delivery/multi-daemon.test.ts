@@ -1,0 +1,147 @@
+/**
+ * Delivery with several daemons on one PostgreSQL database, in one process: two stores (two
+ * "daemons") on one database, each with its own socket sessions, transport and delivery log.
+ * The delivery log is shared; an app connected to one daemon is reached from the other; events
+ * kept by one are sent by the one the app connects to.
+ */
+import t from 'tap';
+import { defaults } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
+import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
+import { createSocketTransport } from '../../src/delivery/socket-transport.js';
+import { SOCKET_HOLDERS_TABLE } from '../../src/delivery/socket-relay.js';
+import { openDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js';
+import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
+import type { SendRequest } from '../../src/delivery/types.js';
+import type { AppRecord } from '../../src/services/records.js';
+import { testWithPg } from '../helpers/pg.js';
+
+const logger = createLogger({ level: 'error', stream: { write: () => {} } });
+const clock = { now: () => Date.now() };
+const until = async (pred: () => boolean | Promise<boolean>, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!(await pred()) && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+};
+
+async function daemon(t: Tap.Test, url: string, name: string) {
+  const store = await openPostgresStore({ url, logger, instanceId: name });
+  const config = { ...defaults };
+  const sessions = createSocketSessions({ store, clock, logger, config });
+  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: name });
+  const log = openDeliveryLog({ dir: '/nonexistent-not-used', maxBytes: 1 << 20, retentionDays: 7, clock, logger, store });
+  t.teardown(async () => {
+    await transport.close();
+    await log.close();
+    await store.close();
+  });
+  return { name, store, sessions, transport, log };
+}
+
+/** A socket-mode connection that answers every interactive frame with `message` (as the SDK would). */
+function answeringConn(d: { sessions: ReturnType<typeof createSocketSessions> }, message = 'done') {
+  const frames: any[] = [];
+  const c: SocketConn = {
+    id: 'sck_' + Math.random().toString(36).slice(2),
+    appId: 'app_1',
+    send(text, cb) {
+      const f = JSON.parse(text);
+      frames.push(f);
+      setImmediate(() => {
+        cb?.();
+        if (f.payload.messageType !== 'PUMBLE_EVENT') d.sessions.handleFrame(c, JSON.stringify({ correlation_id: f.correlation_id, status: 200, message }));
+      });
+    },
+    close() {},
+  };
+  return { c, frames };
+}
+
+const app = { id: 'app_1', manifest: { socketMode: true } } as unknown as AppRecord;
+const req = (over: Partial<SendRequest> = {}): SendRequest => ({
+  deliveryId: 'dlv_1', attemptId: 'att_1', app, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '',
+  payload: { messageType: 'SLASH_COMMAND', slashCommand: '/go', text: 'hi' }, ...over,
+});
+const rec = (id: string): DeliveryRecord => {
+  const at = new Date().toISOString();
+  return { id, kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'socket', createdAt: at, updatedAt: at, state: 'pending', payload: { n: id }, attempts: [] };
+};
+
+void testWithPg(t, 'the delivery log is shared: what one daemon puts, the other lists, shows and hears', async (t, url) => {
+  const a = await daemon(t, url, 'a');
+  const b = await daemon(t, url, 'b');
+  const heard: string[] = [];
+  b.log.onChange((r) => heard.push(`${r.id}:${r.state}`));
+  const r1 = rec('dlv_1');
+  a.log.put(r1);
+  r1.state = 'delivered';
+  a.log.put(r1);
+  a.log.put(rec('dlv_2'));
+  t.match(await a.log.get('dlv_1'), { state: 'delivered' }, 'a get right after a put answers it');
+  await a.log.flush();
+  t.match(await b.log.get('dlv_1'), { id: 'dlv_1', state: 'delivered', payload: { n: 'dlv_1' } });
+  t.same((await b.log.list({ ownerId: 'wu_1' })).map((r) => r.id), ['dlv_2', 'dlv_1'], 'newest first');
+  t.same(await b.log.list({ ownerId: 'wu_1', appId: 'app_1', failed: true }), []);
+  await until(() => heard.includes('dlv_1:delivered') && heard.includes('dlv_2:pending'));
+  t.ok(heard.includes('dlv_1:delivered') && heard.includes('dlv_2:pending'), `b heard a's puts (${heard.join(', ')})`);
+});
+
+void testWithPg(t, 'a trigger reaches the app through the daemon that holds its connection, big payloads too', async (t, url) => {
+  const a = await daemon(t, url, 'a');
+  const b = await daemon(t, url, 'b');
+  const { c, frames } = answeringConn(b, 'from b');
+  b.sessions.add(c);
+  await until(async () => (await a.store.find(SOCKET_HOLDERS_TABLE, 'appId', 'app_1')).length === 1);
+  const r = await a.transport.send(req());
+  t.match(r, { outcome: 'acked', message: 'from b' }, 'relayed to b and answered');
+  t.ok(r.latencyMs < 3000);
+  const big = await a.transport.send(req({ deliveryId: 'dlv_2', payload: { messageType: 'SLASH_COMMAND', text: 'x'.repeat(20_000) } }));
+  t.match(big, { outcome: 'acked', message: 'from b' }, 'a payload over the notification limit goes through a record');
+  t.equal(frames.length, 2);
+  // b stops: its holder record goes, and a behaves as for an app with no connection
+  b.sessions.remove(c);
+  await b.transport.close();
+  const none = await a.transport.send(req({ deliveryId: 'dlv_3' }));
+  t.equal(none.outcome, 'no_connection');
+});
+
+void testWithPg(t, 'events kept while the app was away are sent by the daemon it connects to', async (t, url) => {
+  const a = await daemon(t, url, 'a');
+  const b = await daemon(t, url, 'b');
+  const ev = (n: number) => req({ deliveryId: `dlv_${n}`, interactive: false, payload: { messageType: 'PUMBLE_EVENT', n } });
+  for (const n of [1, 2]) t.equal((await a.transport.send(ev(n))).outcome, 'no_connection');
+  t.equal(await b.transport.queued('app_1'), 2, 'kept in the shared store');
+  const { c, frames } = answeringConn(b);
+  b.sessions.add(c);
+  await until(() => frames.length === 2);
+  t.same(frames.map((f) => f.payload.n), [1, 2], 'sent in order by b');
+  t.equal(await a.transport.queued('app_1'), 0);
+  await until(async () => (await a.store.find(SOCKET_HOLDERS_TABLE, 'appId', 'app_1')).length === 1);
+  const retry = await a.transport.send({ ...ev(1), retryNum: 1 });
+  t.equal(retry.outcome, 'acked', 'a retry of a sent event is acked, not sent twice');
+  const live = await a.transport.send(ev(3));
+  t.equal(live.outcome, 'acked', 'a new event goes to b at once');
+  await until(() => frames.length === 3);
+  t.same(frames.map((f) => f.payload.n), [1, 2, 3]);
+});
+
+void testWithPg(t, 'the log in the database is bounded: past the retention and past the count, the oldest go', async (t, url) => {
+  const store = await openPostgresStore({ url, logger, instanceId: 'p' });
+  const now = { v: Date.now() };
+  const log = openStoreDeliveryLog({ store, retentionDays: 1, clock: { now: () => now.v }, logger, maxRecords: 3 });
+  t.teardown(async () => {
+    await log.close();
+    await store.close();
+  });
+  const at = (ms: number) => new Date(ms).toISOString();
+  const old = { ...rec('dlv_old'), createdAt: at(now.v - 2 * 86_400_000), updatedAt: at(now.v - 2 * 86_400_000) };
+  log.put(old);
+  for (let i = 1; i <= 5; i++) log.put({ ...rec(`dlv_${i}`), createdAt: at(now.v + i), updatedAt: at(now.v + i) });
+  await log.flush();
+  t.equal(await store.count('deliveryLog'), 6, 'nothing pruned within the minute');
+  now.v += 61_000;
+  log.put({ ...rec('dlv_6'), createdAt: at(now.v), updatedAt: at(now.v) });
+  await log.flush();
+  t.same((await log.list({ ownerId: 'wu_1', limit: 10 })).map((r) => r.id), ['dlv_6', 'dlv_5', 'dlv_4'], 'the 3 newest are kept');
+  t.equal(await log.get('dlv_old'), undefined, 'past the retention');
+});

@@ -1,0 +1,106 @@
+/**
+ * The delivery worker with several daemons on one PostgreSQL database, in one process: each
+ * attempt of an event is made by one daemon, and a daemon that dies mid-attempt loses its events
+ * to the others once its lease runs out.
+ */
+import t from 'tap';
+import { defaults } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
+import type { AppsService } from '../../src/services/apps.js';
+import type { AppRecord } from '../../src/services/records.js';
+import { createDispatcher } from '../../src/delivery/dispatcher.js';
+import type { HttpTransport } from '../../src/delivery/http-transport.js';
+import { openDeliveryLog } from '../../src/delivery/log.js';
+import { PENDING_TABLE } from '../../src/delivery/pending.js';
+import type { SocketTransport } from '../../src/delivery/socket-transport.js';
+import type { AttemptResult, SendRequest } from '../../src/delivery/types.js';
+import { createDeliveryWorker } from '../../src/delivery/worker.js';
+import { testWithPg } from '../helpers/pg.js';
+
+const logger = createLogger({ level: 'error', stream: { write: () => {} } });
+const clock = { now: () => Date.now() };
+const until = async (pred: () => boolean | Promise<boolean>, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!(await pred()) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+};
+const app = { id: 'app_1', ownerId: 'wu_1', manifest: { name: 'a', displayName: 'A', eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['NEW_MESSAGE'] } } } as unknown as AppRecord;
+const apps = { byId: async (id: string) => (id === app.id ? app : undefined), secretsOf: () => ({ signingSecret: 'sig' }) } as unknown as AppsService;
+const socket: SocketTransport = { send: async () => ({ outcome: 'no_connection', latencyMs: 0 }), connections: () => 0, queued: async () => 0, onKeptSettled() {}, discard: async () => false, close: async () => {} };
+
+async function daemon(t: Tap.Test, url: string, name: string, send: (req: SendRequest) => Promise<AttemptResult>) {
+  const store = await openPostgresStore({ url, logger, instanceId: name });
+  const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '0.3,0.3,0.3', deliveryLeaseMs: 0 };
+  const http = { send, post: send, close: async () => {} } as unknown as HttpTransport;
+  const log = openDeliveryLog({ dir: '/nonexistent-not-used', maxBytes: 1 << 20, retentionDays: 7, clock, logger, store });
+  const dispatcher = createDispatcher({ clock, logger, apps, http, socket, log });
+  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket, instanceId: name });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await worker.stop();
+  };
+  t.teardown(async () => {
+    await stop();
+    await log.close();
+    await store.close();
+  });
+  return { store, worker, log, stop };
+}
+
+void testWithPg(t, 'two workers: each attempt of a retried event is made once, by one of them', async (t, url) => {
+  const calls: string[] = [];
+  const sender = (who: string) => async (req: SendRequest): Promise<AttemptResult> => {
+    calls.push(`${who}:${req.deliveryId}`);
+    return calls.length < 4 ? { outcome: 'http_error', status: 503, latencyMs: 1 } : { outcome: 'acked', status: 200, latencyMs: 1 };
+  };
+  const a = await daemon(t, url, 'a', sender('a'));
+  const b = await daemon(t, url, 'b', sender('b'));
+  a.worker.start();
+  b.worker.start();
+  const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
+  t.match(first, { state: 'retrying' });
+  const id = first!.id;
+  await until(async () => (await a.store.get(PENDING_TABLE, id)) === undefined);
+  await new Promise((r) => setTimeout(r, 800)); // room for a duplicate attempt, were there one
+  t.equal(calls.length, 4, `four attempts in all (${calls.join(', ')})`);
+  await a.log.flush();
+  await b.log.flush();
+  t.match(await b.log.get(id), { state: 'delivered' });
+});
+
+void testWithPg(t, "a daemon killed mid-attempt: another takes its event over when the lease runs out", async (t, url) => {
+  const a = await daemon(t, url, 'a', () => new Promise(() => {})); // its attempt never ends: it "died"
+  const bCalls: string[] = [];
+  const b = await daemon(t, url, 'b', async (req) => (bCalls.push(req.deliveryId), { outcome: 'acked', status: 200, latencyMs: 1 }));
+  void a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
+  await until(async () => (await a.store.all(PENDING_TABLE)).length === 1);
+  const [p] = await a.store.all<{ id: string; leaseOwner: string }>(PENDING_TABLE);
+  t.equal(p?.leaseOwner, 'a', 'written leased to the daemon that made it');
+  void a.stop(); // no more ticks from a (its attempt stays stuck, as in a killed process)
+  b.worker.start();
+  const t0 = Date.now();
+  await until(() => bCalls.length > 0);
+  t.same(bCalls, [p!.id], 'b made the attempt');
+  t.ok(Date.now() - t0 >= 500, 'only once the lease ran out');
+  await until(async () => (await b.store.get(PENDING_TABLE, p!.id)) === undefined);
+  t.equal(await b.store.get(PENDING_TABLE, p!.id), undefined, 'delivered and done');
+});
+
+void testWithPg(t, 'the events outbox is drained once across daemons', async (t, url) => {
+  const calls: string[] = [];
+  const sender = (who: string) => async (req: SendRequest): Promise<AttemptResult> => (calls.push(`${who}:${req.deliveryId}`), { outcome: 'acked', status: 200, latencyMs: 1 });
+  const a = await daemon(t, url, 'a', sender('a'));
+  const b = await daemon(t, url, 'b', sender('b'));
+  const subscribed = { ...app, manifest: { ...app.manifest, eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['APP_UNINSTALLED'] } } };
+  (apps as unknown as { byId: (id: string) => Promise<AppRecord | undefined> }).byId = async (id) => (id === app.id ? subscribed : undefined);
+  const evs = [1, 2, 3, 4, 5].map((n) => ({ id: `evt_${n}`, appId: app.id, workspaceId: 'ws_1', eventType: 'APP_UNINSTALLED', workspaceUserIds: ['wu_1'], body: { n }, createdAt: new Date().toISOString() }));
+  await a.store.commit(evs.map((e) => ({ table: 'eventsOutbox', id: e.id, value: e })));
+  a.worker.start();
+  b.worker.start();
+  await until(async () => (await a.store.count('eventsOutbox')) === 0 && calls.length >= 5);
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(await a.store.count('eventsOutbox'), 0, 'consumed');
+  t.equal(calls.length, 5, `one event per outbox record (${calls.join(', ')})`);
+});

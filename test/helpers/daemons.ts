@@ -1,0 +1,110 @@
+/**
+ * Several real `appreg serve` processes on one PostgreSQL database, as an install that outgrew one
+ * machine runs them: each its own data dir, all with the first one's key file. Each can be stopped
+ * (SIGTERM) or killed (SIGKILL); every process started here is killed at teardown.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { BIN } from './cli.js';
+import { tempDir, type TestDaemon } from './daemon.js';
+
+interface ServedDaemon {
+  url: string;
+  dataDir: string;
+  child: ChildProcess;
+  out(): string;
+  exited: Promise<number | null>;
+}
+
+/** What the fixtures that take a TestDaemon use (url, the owner's token, api()), for a daemon of the group. */
+export type Client = Pick<TestDaemon, 'url' | 'token' | 'workspaceId' | 'workspaceUserId' | 'mgmt' | 'api'>;
+
+function serveProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<ServedDaemon> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--', BIN, 'serve', '--port', '0', '--data-dir', dataDir], {
+      env: { ...process.env, APPREG_LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ url: m[1]!, dataDir, child, out: () => out, exited });
+    });
+    child.stderr!.on('data', (c) => (out += c));
+    void exited.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+}
+
+function clientOf(url: string, creds: { authToken: string; workspaceId: string; workspaceUserId: string }): Client {
+  const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
+  return {
+    url,
+    token: creds.authToken,
+    workspaceId: creds.workspaceId,
+    workspaceUserId: creds.workspaceUserId,
+    mgmt,
+    api(pathname, init = {}) {
+      const headers = new Headers(init.headers);
+      if (!init.noAuth && !headers.has('authtoken')) headers.set('authtoken', creds.authToken);
+      let body = init.body;
+      if (init.json !== undefined) {
+        headers.set('content-type', 'application/json');
+        body = JSON.stringify(init.json);
+      }
+      return fetch(url + pathname, { ...init, headers, body, redirect: 'manual' });
+    },
+  };
+}
+
+export interface DaemonGroup {
+  daemons: ServedDaemon[];
+  /** A client of daemon i, signed in as the workspace owner. */
+  client(i: number): Client;
+  /** Start one more daemon on the same database (with the same key). */
+  add(): Promise<ServedDaemon>;
+  stop(): Promise<void>;
+}
+
+/** Start `n` daemons on `databaseUrl`; the first bootstraps the workspace and makes the key the others copy. */
+export async function startDaemons(t: { teardown(fn: () => unknown): void }, n: number, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<DaemonGroup> {
+  const daemons: ServedDaemon[] = [];
+  const dirs: string[] = [];
+  const allEnv = { APPREG_DATABASE_URL: databaseUrl, ...env };
+  const first = tempDir('appreg-multi-');
+  dirs.push(first);
+  daemons.push(await serveProcess(first, allEnv));
+  const creds = JSON.parse(fs.readFileSync(path.join(first, 'credentials.json'), 'utf8')) as { authToken: string; workspaceId: string; workspaceUserId: string };
+  const key = fs.readFileSync(path.join(first, 'secret.key'));
+  const add = async () => {
+    const dir = tempDir('appreg-multi-');
+    dirs.push(dir);
+    fs.writeFileSync(path.join(dir, 'secret.key'), key, { mode: 0o600 });
+    const d = await serveProcess(dir, allEnv);
+    daemons.push(d);
+    return d;
+  };
+  const group: DaemonGroup = {
+    daemons,
+    client: (i) => clientOf(daemons[i]!.url, creds),
+    add,
+    async stop() {
+      await Promise.all(
+        daemons.map(async (d) => {
+          if (d.child.exitCode === null && d.child.signalCode === null) {
+            d.child.kill('SIGTERM');
+            const cut = setTimeout(() => d.child.kill('SIGKILL'), 10_000);
+            await d.exited;
+            clearTimeout(cut);
+          }
+        }),
+      );
+      for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  t.teardown(() => group.stop());
+  for (let i = 1; i < n; i++) await add();
+  return group;
+}

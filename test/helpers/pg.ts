@@ -1,0 +1,188 @@
+/**
+ * A throwaway PostgreSQL cluster for tests: initdb into a temp dir, trust auth, fsync off, on
+ * 127.0.0.1 at a free port (and a unix socket in the temp dir). One cluster per process, made at
+ * the first use, stopped and removed at its stop() or at process exit. As root, initdb and
+ * postgres run as the `postgres` user (they refuse to run as root).
+ *
+ * APPREG_TEST_PG_URL (an existing cluster's admin URL, e.g. from the CI runner) is used instead
+ * when set: databases are created there, nothing is started.
+ *
+ * Without the binaries a test skips with one line (outside CI) or fails (CI): system-component.ts.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import pg from 'pg';
+import tap from 'tap';
+import { findSystemComponent, testNeeding, type SystemComponent } from './system-component.js';
+
+type TapTest = Parameters<Parameters<typeof tap.test>[0]>[0];
+
+interface PgCluster {
+  /** The URL of database `dbName` of the cluster, as its superuser. */
+  url(dbName: string): string;
+  /** A new, empty database; resolves to its URL. */
+  createDatabase(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Where initdb is: on PATH, else the newest /usr/lib/postgresql/<n>/bin. */
+function initdbPath(): string {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const p = path.join(dir, 'initdb');
+    if (dir && fs.existsSync(p)) return fs.realpathSync(p);
+  }
+  let versions: string[] = [];
+  try {
+    versions = fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
+  } catch {
+    /* not installed */
+  }
+  for (const v of versions) {
+    const p = `/usr/lib/postgresql/${v}/bin/initdb`;
+    if (fs.existsSync(p)) return p;
+  }
+  return '/usr/lib/postgresql/15/bin/initdb';
+}
+
+const POSTGRES_COMPONENT: SystemComponent = { path: initdbPath(), install: 'apt-get install postgresql-15' };
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+let dbCounter = 0;
+const dbName = () => `appreg_t${process.pid}_${++dbCounter}`;
+
+/** A cluster reached through an admin URL: databases are created in it. */
+function clusterAt(adminUrl: string, stopFn: () => Promise<void>): PgCluster {
+  const url = (name: string) => {
+    const u = new URL(adminUrl);
+    u.pathname = `/${name}`;
+    return u.toString();
+  };
+  return {
+    url,
+    async createDatabase() {
+      const name = dbName();
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`CREATE DATABASE "${name}"`);
+      } finally {
+        await c.end();
+      }
+      return url(name);
+    },
+    stop: stopFn,
+  };
+}
+
+async function startLocalCluster(initdb: string): Promise<PgCluster> {
+  const bin = path.dirname(initdb);
+  const asRoot = process.getuid?.() === 0;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-pg-'));
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    fs.chownSync(dir, uid, gid);
+  }
+  const run = (cmd: string, args: string[]) => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
+    const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout || r.error?.message}`);
+  };
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  let stopped = false;
+  const stopSync = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']);
+    } catch {
+      /* not running */
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', stopSync);
+  try {
+    run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+    run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', o]);
+  } catch (err) {
+    stopSync();
+    throw err;
+  }
+  return clusterAt(`postgresql://postgres@127.0.0.1:${port}/postgres`, async () => {
+    process.off('exit', stopSync);
+    stopSync();
+  });
+}
+
+/**
+ * APPREG_TEST_PG_URL's cluster outlives the tests: the databases this process made there are
+ * dropped when its tests end (FORCE: a daemon a test left running does not keep one).
+ */
+function externalCluster(admin: string): PgCluster {
+  const made: string[] = [];
+  const cluster = clusterAt(admin, async () => {});
+  const create = cluster.createDatabase;
+  cluster.createDatabase = async () => {
+    const url = await create();
+    made.push(new URL(url).pathname.slice(1));
+    return url;
+  };
+  tap.teardown(async () => {
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    try {
+      for (const name of made) await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    } finally {
+      await c.end();
+    }
+  });
+  return cluster;
+}
+
+let shared: Promise<PgCluster> | null = null;
+
+/** The process's cluster: APPREG_TEST_PG_URL's, or one started here (throws when the binaries are missing). */
+export function startPgCluster(): Promise<PgCluster> {
+  if (!shared) {
+    const admin = process.env.APPREG_TEST_PG_URL;
+    shared = admin ? Promise.resolve(externalCluster(admin)) : startLocalCluster(POSTGRES_COMPONENT.path);
+    shared.catch(() => (shared = null));
+  }
+  return shared;
+}
+
+/**
+ * A fresh database's URL for a test, or undefined when PostgreSQL is missing: then the test
+ * is skipped with one line saying what to install, or fails under CI.
+ */
+export async function pgDatabaseOrSkip(t: TapTest): Promise<string | undefined> {
+  if (!process.env.APPREG_TEST_PG_URL) {
+    const a = findSystemComponent(POSTGRES_COMPONENT);
+    if (!a.found) {
+      if (a.underCi) t.fail(a.message);
+      else t.plan(0, a.message);
+      return undefined;
+    }
+  }
+  return (await startPgCluster()).createDatabase();
+}
+
+/** t.test that gets a fresh database's URL; skipped (or failed under CI) without PostgreSQL. */
+export function testWithPg(t: TapTest, name: string, fn: (t: TapTest, url: string) => Promise<void>): Promise<unknown> {
+  if (process.env.APPREG_TEST_PG_URL) return t.test(name, async (t) => fn(t, await (await startPgCluster()).createDatabase()));
+  return testNeeding(t, name, POSTGRES_COMPONENT, async (t) => fn(t, await (await startPgCluster()).createDatabase()));
+}

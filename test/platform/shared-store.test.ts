@@ -1,0 +1,141 @@
+/**
+ * The local workspace with two daemons on one store (two workspace services over one memory
+ * store, and over two connections to one PostgreSQL database): what must happen once happens
+ * once, and what one daemon writes the other sees and hears of.
+ */
+import t from 'tap';
+import { silentLogger } from '../../src/logger.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
+import { testWithPg } from '../helpers/pg.js';
+import type { Store } from '../../src/store/types.js';
+import type { AppsService } from '../../src/services/apps.js';
+import type { Grants } from '../../src/services/oauth/grants.js';
+import { createWorkspace } from '../../src/services/workspace/workspace.js';
+import type { MessageNotice } from '../../src/services/workspace/message-index.js';
+
+type Stores = [Store, Store];
+type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
+const WS = 'ws_1';
+const users = ['wu_a', 'wu_b'];
+
+async function seed(store: Store) {
+  await store.commit([
+    { table: 'workspaces', id: WS, value: { id: WS, name: 'Test', createdAt: '2026-01-01T00:00:00.000Z' } },
+    ...users.map((id) => ({ table: 'workspaceUsers', id, value: { id, workspaceId: WS, accountId: `acc_${id}`, email: `${id}@x.test`, name: id, createdAt: '2026-01-01T00:00:00.000Z' } })),
+  ]);
+}
+
+function daemon(store: Store, now: () => number, instanceId: string, perChannel = 100) {
+  return createWorkspace({
+    store,
+    clock: { now },
+    logger: silentLogger,
+    config: { workspaceMessagesPerChannel: perChannel, filesMaxBytes: 1000, filesTotalMaxBytes: 1500 },
+    apps: { byId: async () => undefined } as unknown as AppsService,
+    grants: { authorizedUsers: async () => [], authorizationOf: async () => undefined } as unknown as Grants,
+    worker: { enqueueEvent: async () => {} } as never,
+    blobs: { write: async (_id, _data, max) => max, read: () => undefined, remove: async () => {}, removeExcept: async () => {} },
+    fileUrl: (id) => `http://x/${id}`,
+    instanceId,
+  });
+}
+
+async function postingAcross(t: TapTest, [store, store2]: Stores) {
+  await seed(store);
+  const now = () => 1_000_000; // a clock that stands still: the order comes from seq alone
+  const one = daemon(store, now, 'd1', 10);
+  const two = daemon(store2, now, 'd2', 10);
+  const a = await one.person('wu_a');
+  const heard: MessageNotice[] = [];
+  const stop = two.onMessageChange((n) => heard.push(n));
+  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  for (let i = 0; i < 6; i++) await (i % 2 ? two : one).messages.post(a, general, { text: `m${i}` });
+  const listed = await two.messages.list(a, general, { limit: 20 });
+  t.same(listed.messages.map((m) => m.text), ['m0', 'm1', 'm2', 'm3', 'm4', 'm5'], 'in posting order, whichever daemon took each');
+  for (let i = 0; i < 4; i++) await two.messages.post(a, general, { text: `f${i}` }); // the channel is full
+  await Promise.all(Array.from({ length: 8 }, (_, i) => one.messages.post(a, general, { text: `c${i}` })));
+  t.equal((await one.messages.inChannel(general)).length, 10, 'posts made at once on one daemon keep the per-channel bound');
+  await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? two : one).messages.post(a, general, { text: `d${i}` })));
+  t.ok((await one.messages.inChannel(general)).length <= 13, 'on two daemons at once (3 posts each), over by at most what the other posted meanwhile');
+  await two.messages.post(a, general, { text: 'next' });
+  t.equal((await one.messages.inChannel(general)).length, 10, 'and the next post trims back to the bound');
+  const target = (await one.messages.post(a, general, { text: 'react to me' })).id as string;
+  await Promise.all([one, two, one, two].map((d) => d.reactions.react(a, target, { code: ':+1:' })));
+  const m = await one.messages.get(a, general, target);
+  t.same(m.reactions, [{ user: 'wu_a', code: ':+1:' }], 'the same reaction added four times at once counts once');
+  for (let i = 0; i < 100 && !heard.some((n) => n.id === target); i++) await new Promise((r) => setTimeout(r, 20));
+  t.ok(heard.some((n) => n.id === target && n.channelId === general), 'the other daemon hears of the change');
+  stop();
+}
+
+async function namesAcross(t: TapTest, [store, store2]: Stores) {
+  await seed(store);
+  const one = daemon(store, Date.now, 'd1');
+  const two = daemon(store2, Date.now, 'd2');
+  const a = await one.person('wu_a');
+  const results = await Promise.allSettled([one.channels.create(a, { name: 'ops' }), two.channels.create(a, { name: 'Ops' }), one.channels.create(a, { name: 'OPS' })]);
+  t.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one of three creations wins');
+  t.ok(results.every((r) => r.status === 'fulfilled' || (r.reason as { code?: string }).code === 'invalid_request'), 'the others: invalid_request');
+  const names = (await two.channels.list(a)).map((c) => c.channel.name);
+  t.same(names, ['general', 'random', 'ops'], 'general and random once each, then ops');
+  const ops = (await one.channels.byName(WS, '#ops'))!;
+  await one.deleteChannel('wu_a', ops.id);
+  t.ok(await two.channels.create(a, { name: 'ops' }), 'a deleted channel frees its name');
+}
+
+async function scheduledAcross(t: TapTest, [store, store2]: Stores) {
+  await seed(store);
+  let at = Date.now();
+  const now = () => at;
+  const one = daemon(store, now, 'd1');
+  const two = daemon(store2, now, 'd2');
+  const a = await one.person('wu_a');
+  const general = (await one.channels.byName(WS, 'general'))?.id ?? (await one.channels.ensureWorkspace(WS), (await one.channels.byName(WS, 'general'))!.id);
+  await one.scheduled.create(a, { channelId: general, sendAt: at + 1000, text: 'later' });
+  t.equal((await two.scheduled.list(a, {})).scheduledMessages.length, 1, 'seen by the other daemon');
+  at += 2000;
+  one.scheduled.start();
+  two.scheduled.start();
+  await new Promise((r) => setTimeout(r, 700));
+  await Promise.all([one.scheduled.stop(), two.scheduled.stop()]);
+  const posted = (await one.messages.inChannel(general)).filter((m) => m.text === 'later');
+  t.equal(posted.length, 1, 'posted exactly once');
+  t.equal((await one.scheduled.list(a, {})).scheduledMessages.length, 0, 'and forgotten');
+}
+
+async function filesAcross(t: TapTest, [store, store2]: Stores) {
+  await seed(store);
+  const one = daemon(store, Date.now, 'd1');
+  const two = daemon(store2, Date.now, 'd2');
+  const a = await one.person('wu_a');
+  const up = async (d: ReturnType<typeof daemon>, n: number) => {
+    const { token } = await d.files.requestToken(a, { filename: 'f.bin', length: n });
+    const ticket = await d.files.beginUpload(token);
+    await d.files.receive(ticket, undefined as never, 'application/octet-stream');
+    return d.files.complete(a, { original: { requestedFileUploadId: ticket.fileId } });
+  };
+  await Promise.all([up(one, 600), up(two, 600)]);
+  t.equal((await store.get<{ bytes: number }>('wsFileTotals', 'all'))?.bytes, 1200, 'one total, advanced by both');
+  t.equal(await store.count('wsFiles'), 2);
+  await t.rejects(two.files.requestToken(a, { filename: 'g.bin', length: 400 }), { code: 'payload_too_large' } as never, 'the other daemon counts them against filesTotalMaxBytes');
+}
+
+const cases: Array<[string, (t: TapTest, stores: Stores) => Promise<void>]> = [
+  ['posting order, the bound, reactions and live notices across two daemons', postingAcross],
+  ['channel names are unique, and initial channels made once, across daemons', namesAcross],
+  ['a scheduled message is posted once by two daemons', scheduledAcross],
+  ['the files total counts every daemon', filesAcross],
+];
+
+for (const [name, fn] of cases) {
+  t.test(`${name} (embedded)`, async (t) => {
+    const store = createMemoryStore();
+    await fn(t, [store, store]);
+  });
+  void testWithPg(t, `${name} (PostgreSQL)`, async (t, url) => {
+    const stores: Stores = [await openPostgresStore({ url, logger: silentLogger, instanceId: 'd1' }), await openPostgresStore({ url, logger: silentLogger, instanceId: 'd2' })];
+    t.teardown(() => Promise.all(stores.map((s) => s.close())));
+    await fn(t, stores);
+  });
+}

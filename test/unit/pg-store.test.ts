@@ -1,0 +1,133 @@
+/**
+ * What only the PostgreSQL store has: its migrations (idempotent, safe when daemons start at
+ * once), the password kept out of logs, and health through a dropped connection.
+ */
+import t from 'tap';
+import pg from 'pg';
+import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
+import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
+import { redactUrl } from '../../src/store/postgres/url.js';
+import { INDEXED_FIELDS } from '../../src/store/indexes.js';
+import { startPgCluster, testWithPg } from '../helpers/pg.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function captureLogger() {
+  const lines: string[] = [];
+  return { lines, warn: (msg: string, fields?: Record<string, unknown>) => void lines.push(`${msg} ${JSON.stringify(fields ?? {})}`) };
+}
+
+async function sql<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<R>(text, values)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+t.test('redactUrl keeps the password out', async (t) => {
+  t.equal(redactUrl('postgres://appreg:s3cret@db.example:5432/appreg'), 'postgres://appreg:***@db.example:5432/appreg');
+  t.equal(redactUrl('postgresql://u@h/d?password=s3cret&sslmode=require'), 'postgresql://u@h/d?password=***&sslmode=require');
+  t.equal(redactUrl('postgres://h/d'), 'postgres://h/d');
+  t.notMatch(redactUrl('not a url s3cret'), /s3cret/);
+});
+
+void testWithPg(t, 'migrations', async (t, url) => {
+  const runs = await Promise.all([1, 2, 3].map(() => migrate(url)));
+  const applied = runs.map((r) => r.applied);
+  t.equal(applied.filter((a) => a.length).length, 1, 'three racing migrations: one applies, the others wait and find it done');
+  t.same(applied.flat(), MIGRATIONS.map((m) => m.version));
+  const again = await migrate(url);
+  t.same(again, { applied: [], indexes: [] }, 'idempotent');
+  await sql(url, `INSERT INTO appreg_migrations (version, name) VALUES (999, 'from the future')`);
+  await t.rejects(migrate(url), /schema is at version 999, newer than this appreg knows/, 'a newer schema is refused');
+  await sql(url, 'DELETE FROM appreg_migrations WHERE version = 999');
+  const rows = await sql<{ version: number }>(url, 'SELECT version FROM appreg_migrations ORDER BY version');
+  t.same(rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
+  const idx = await sql<{ n: number }>(url, `SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'appreg_records' AND indexname LIKE 'appreg_ix_%'`);
+  t.equal(idx[0]!.n, Object.values(INDEXED_FIELDS).flat().length, 'one index per indexed field');
+  const plan = await sql<{ 'QUERY PLAN': string }>(url, `EXPLAIN SELECT data FROM appreg_records WHERE tbl = 'apps' AND (data->>'ownerId') = 'u1'`);
+  t.match(plan.map((r) => r['QUERY PLAN']).join('\n'), /appreg_ix_apps_ownerId/, 'find uses its index');
+});
+
+void testWithPg(t, 'every test database is a new, empty one', async (t, url) => {
+  const other = await (await startPgCluster()).createDatabase();
+  t.not(other, url);
+  await migrate(url);
+  const tables = await sql<{ n: number }>(other, `SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'appreg_%'`);
+  t.equal(tables[0]!.n, 0);
+});
+
+void testWithPg(t, 'three stores opening a new database at once', async (t, url) => {
+  const stores = await Promise.all(['x', 'y', 'z'].map((id) => openPostgresStore({ url, logger: captureLogger(), instanceId: id })));
+  t.teardown(() => Promise.all(stores.map((s) => s.close())));
+  await stores[0]!.commit([{ table: 't', id: '1', value: { a: 1 } }]);
+  t.same(await stores[2]!.get('t', '1'), { a: 1 });
+});
+
+void testWithPg(t, 'the password never reaches the log', async (t, url) => {
+  const u = new URL(url);
+  u.username = 'nobody';
+  u.password = 'hunter2-secret';
+  const logger = captureLogger();
+  const err = await openPostgresStore({ url: u.toString(), logger, instanceId: 'p' }).catch((e: Error) => e);
+  t.ok(err instanceof Error, 'a role that does not exist: open fails');
+  t.notMatch((err as Error).message, /hunter2/, 'not in the error');
+  t.match((err as Error).message, /nobody/, "the database's own reason");
+  t.notMatch(logger.lines.join('\n'), /hunter2/, 'not in the log');
+});
+
+void testWithPg(t, 'a dropped connection: health not ok, then ok again', async (t, url) => {
+  const logger = captureLogger();
+  const store = await openPostgresStore({ url, logger, instanceId: 'health-test', retryMs: 50 });
+  t.teardown(() => store.close());
+  let heard = 0;
+  store.subscribe('ping', () => heard++);
+  await store.publish('ping', 'x');
+  await until('the first message', () => heard === 1);
+  await store.get('t', '1'); // leaves an idle pooled connection
+  t.same(store.health(), { ok: true });
+  // Every connection of this store is killed, as a database restart would.
+  let sawFault = false;
+  const watch = setInterval(() => (sawFault ||= !store.health().ok), 1);
+  await sql(url, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'appreg-health-test'`);
+  await until('health to fail', () => sawFault);
+  clearInterval(watch);
+  await until('health to recover', () => store.health().ok);
+  t.pass('not ok, then ok again without a request');
+  t.match(logger.lines.join('\n'), /unreachable|LISTEN connection/);
+  await store.commit([{ table: 't', id: '1', value: { back: true } }]);
+  t.same(await store.get('t', '1'), { back: true }, 'reads and writes work again');
+  // The listener reconnected by itself and LISTENs again.
+  const end = Date.now() + 10_000;
+  while (heard < 2 && Date.now() < end) {
+    await store.publish('ping', 'y');
+    await sleep(50);
+  }
+  t.ok(heard >= 2, 'subscriptions survive the drop');
+});
+
+void testWithPg(t, 'timings', async (t, url) => {
+  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'timing' });
+  t.teardown(() => store.close());
+  const n = 300;
+  await store.commit([{ table: 't', id: 'warm', value: { v: 0 } }]);
+  let start = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await store.commit([{ table: 't', id: `k${i}`, value: { v: i } }], [{ table: 't', id: `k${i}`, value: undefined }]);
+  const commitUs = Number(process.hrtime.bigint() - start) / 1000 / n;
+  start = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await store.get('t', `k${i}`);
+  const getUs = Number(process.hrtime.bigint() - start) / 1000 / n;
+  t.comment(`commit with an expectation: ${commitUs.toFixed(0)} µs; get: ${getUs.toFixed(0)} µs (sequential, fsync off)`);
+  t.ok(commitUs < 50_000 && getUs < 50_000, 'sane');
+});

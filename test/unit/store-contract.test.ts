@@ -1,0 +1,199 @@
+/**
+ * The Store contract (src/store/types.ts), one suite run against both stores: the embedded one
+ * (files in a temp dir) and PostgreSQL (a fresh database of the test cluster, test/helpers/pg.ts).
+ * Whatever a service may rely on is checked here once for both.
+ */
+import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
+import { StoreConflict, type Store } from '../../src/store/types.js';
+import { testWithPg } from '../helpers/pg.js';
+
+type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
+
+/** Two handles on one store: two daemons' stores on one database (PostgreSQL), or the same store twice (embedded). */
+interface Pair {
+  a: Store;
+  b: Store;
+}
+
+const quietLogger = { warn() {} };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves with the first message `to` hears; publishes again every 50 ms until then (a peer's LISTEN may still be on its way). */
+async function deliver(from: Store, to: Store, channel: string, payload: string): Promise<string> {
+  let got: string | undefined;
+  const off = to.subscribe(channel, (p) => (got ??= p));
+  try {
+    for (let i = 0; i < 100 && got === undefined; i++) {
+      await from.publish(channel, payload);
+      for (let j = 0; j < 5 && got === undefined; j++) await sleep(10);
+    }
+  } finally {
+    off();
+  }
+  if (got === undefined) throw new Error(`no message on ${channel}`);
+  return got;
+}
+
+function contract(t: TapTest, p: Pair): Promise<unknown> {
+  const { a, b } = p;
+  return t.test('contract', async (t) => {
+    await t.test('get, find, all, count', async (t) => {
+      await a.commit([
+        { table: 'apps', id: 'a1', value: { id: 'a1', ownerId: 'u1', n: 1 } },
+        { table: 'apps', id: 'a2', value: { id: 'a2', ownerId: 'u1', n: 2 } },
+        { table: 'apps', id: 'a3', value: { id: 'a3', ownerId: 'u2', n: 3 } },
+        { table: 'apps', id: 'a4', value: { id: 'a4', ownerId: true } },
+      ]);
+      t.same(await b.get('apps', 'a1'), { id: 'a1', ownerId: 'u1', n: 1 });
+      t.equal(await b.get('apps', 'nope'), undefined);
+      t.equal(await b.get('nosuchtable', 'a1'), undefined);
+      t.same((await b.find<{ id: string }>('apps', 'ownerId', 'u1')).map((r) => r.id).sort(), ['a1', 'a2']);
+      t.same(await b.find('apps', 'ownerId', 'nobody'), []);
+      t.same(await b.find('apps', 'ownerId', 'true'), [], 'a field that is neither string nor number is not indexed');
+      t.equal(await b.count('apps'), 4);
+      t.equal(await b.count('nosuchtable'), 0);
+      t.same((await b.all<{ id: string }>('apps')).map((r) => r.id).sort(), ['a1', 'a2', 'a3', 'a4']);
+      t.same(await b.all('nosuchtable'), []);
+      await t.rejects(async () => b.find('apps', 'n', '1'), TypeError, 'find on a field that is not indexed');
+      await a.commit([{ table: 'apps', id: 'a4', value: null }, { table: 'apps', id: 'a3', value: { id: 'a3', ownerId: 'u1' } }]);
+      t.equal(await b.get('apps', 'a4'), undefined, 'deleted');
+      t.same((await b.find<{ id: string }>('apps', 'ownerId', 'u1')).map((r) => r.id).sort(), ['a1', 'a2', 'a3'], 'index follows updates');
+      t.same(await b.find('apps', 'ownerId', 'u2'), []);
+      await a.commit([{ table: 'wsMessages', id: 'm1', value: { channelId: 'c', threadRootId: 42 } }]);
+      t.equal((await b.find('wsMessages', 'threadRootId', '42')).length, 1, 'a number is found by its string');
+    });
+
+    await t.test('reads return copies', async (t) => {
+      const value = { id: 'c1', nested: { x: 1 } };
+      await a.commit([{ table: 'copies', id: 'c1', value }]);
+      value.nested.x = 99;
+      const r1 = await a.get<typeof value>('copies', 'c1');
+      t.same(r1, { id: 'c1', nested: { x: 1 } }, 'changing the committed object changes nothing stored');
+      r1!.nested.x = 5;
+      const all = await a.all<typeof value>('copies');
+      all[0]!.nested.x = 6;
+      t.same(await a.get('copies', 'c1'), { id: 'c1', nested: { x: 1 } }, 'changing a read changes nothing stored');
+    });
+
+    await t.test('commit is all or nothing', async (t) => {
+      await t.rejects(async () => a.commit([{ table: 'aon', id: 'x', value: { ok: 1 } }, { table: 'aon', id: 'y', value: 5 as unknown as object }]), TypeError);
+      await t.rejects(async () => a.commit([{ table: 'aon', id: 'x', value: { ok: 1 } }, { table: 'aon', id: 'z', value: { big: 1n } }]));
+      t.equal(await b.count('aon'), 0, 'nothing of a failed commit is kept');
+      await a.commit([]);
+      t.equal(await b.count('aon'), 0);
+      await a.commit([{ table: 'aon', id: 'x', value: { v: 1 } }, { table: 'aon', id: 'x', value: { v: 2 } }]);
+      t.same(await b.get('aon', 'x'), { v: 2 }, 'two changes of one record: the last wins');
+    });
+
+    await t.test('expectations', async (t) => {
+      await a.commit([{ table: 'codes', id: 'k', value: { used: false, n: 1.5, s: 'é' } }]);
+      const read = await b.get<object>('codes', 'k');
+      await b.commit([{ table: 'codes', id: 'k', value: { used: true } }], [{ table: 'codes', id: 'k', value: read }]);
+      t.same(await a.get('codes', 'k'), { used: true }, 'an expectation that holds');
+      const e = await b
+        .commit([{ table: 'codes', id: 'k', value: { used: 'again' } }, { table: 'other', id: 'o', value: {} }], [{ table: 'codes', id: 'k', value: read }])
+        .catch((x: unknown) => x);
+      t.ok(e instanceof StoreConflict, 'a stale expectation is a StoreConflict');
+      t.match(e, { table: 'codes', id: 'k' });
+      t.same(await a.get('codes', 'k'), { used: true }, 'nothing written');
+      t.equal(await a.get('other', 'o'), undefined, 'not even the other changes');
+      await b.commit([{ table: 'names', id: 'n1', value: { owner: 'me' } }], [{ table: 'names', id: 'n1', value: undefined }]);
+      t.same(await a.get('names', 'n1'), { owner: 'me' }, 'expected absent, and it was');
+      await t.rejects(async () => b.commit([{ table: 'names', id: 'n1', value: { owner: 'you' } }], [{ table: 'names', id: 'n1', value: undefined }]), StoreConflict);
+      await t.rejects(async () => b.commit([], [{ table: 'names', id: 'n2', value: {} }]), StoreConflict, 'expected present but absent');
+      await b.commit([{ table: 'names', id: 'n3', value: { a: 1 } }], [{ table: 'names', id: 'n2', value: undefined }]);
+      t.equal(await a.get('names', 'n2'), undefined, 'an absence expectation leaves the record absent');
+      t.equal(await a.count('names'), 2);
+      await b.commit([{ table: 'names', id: 'n1', value: null }], [{ table: 'names', id: 'n1', value: { owner: 'me' } }]);
+      t.equal(await a.get('names', 'n1'), undefined, 'delete under an expectation');
+    });
+
+    await t.test('50 concurrent commits expecting the same record: exactly one succeeds', async (t) => {
+      await a.commit([{ table: 'race', id: 'r', value: { v: 0 } }]);
+      const read = await a.get<object>('race', 'r');
+      const stores = [a, b];
+      const results = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) => stores[i % 2]!.commit([{ table: 'race', id: 'r', value: { v: i + 1 } }], [{ table: 'race', id: 'r', value: read }])),
+      );
+      const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+      t.equal(won.length, 1, 'one winner');
+      t.ok(results.every((r) => r.status === 'fulfilled' || r.reason instanceof StoreConflict), 'the others are conflicts');
+      t.same(await b.get('race', 'r'), { v: (won[0] ?? -1) + 1 }, "the winner's value");
+      const created = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) => stores[i % 2]!.commit([{ table: 'race', id: 'new', value: { by: i } }], [{ table: 'race', id: 'new', value: undefined }])),
+      );
+      t.equal(created.filter((r) => r.status === 'fulfilled').length, 1, 'one creator of an absent record');
+    });
+
+    await t.test('claim', async (t) => {
+      const now = 1_000_000;
+      const due = Array.from({ length: 20 }, (_, i) => ({ table: 'queue', id: `q${i}`, value: { id: `q${i}`, dueAt: now - i } }));
+      await a.commit([...due, { table: 'queue', id: 'later', value: { id: 'later', dueAt: now + 10_000 } }, { table: 'queue', id: 'nodue', value: { id: 'nodue' } }]);
+      const req = { table: 'queue', dueField: 'dueAt', now, leaseUntil: now + 1000, limit: 15 };
+      type Leased = { id: string; leaseOwner: string };
+      const [x, y] = await Promise.all([a.claim<Leased>({ ...req, owner: 'A' }), b.claim<Leased>({ ...req, owner: 'B' })]);
+      const ids = [...x, ...y].map((r) => r.id);
+      t.equal(new Set(ids).size, ids.length, 'no record leased to both');
+      t.same(ids.sort(), due.map((d) => d.id).sort(), 'every due record, nothing else');
+      t.ok(x.every((r) => r.leaseOwner === 'A') && y.every((r) => r.leaseOwner === 'B'), 'lease fields set and returned');
+      t.match(await a.get('queue', x[0]?.id ?? y[0]?.id ?? ''), { leaseUntil: now + 1000 }, 'lease stored');
+      t.same(await b.claim({ ...req, now: now + 500, owner: 'C' }), [], 'live leases are not taken');
+      const again = await a.claim({ ...req, now: now + 1000, leaseUntil: now + 5000, owner: 'C', limit: 100 });
+      t.equal(again.length, 20, 'expired leases are claimable');
+      const mine = await a.claim({ ...req, now: now + 1001, leaseUntil: now + 6000, owner: 'C', limit: 100 });
+      t.equal(mine.length, 20, 'the owner of a live lease may renew it');
+    });
+
+    await t.test('hit counts per fixed window', async (t) => {
+      t.equal(await a.hit('ip:1', 1000, 5000), 1);
+      t.equal(await b.hit('ip:1', 1000, 5500), 2, 'shared between handles');
+      t.equal(await a.hit('ip:1', 1000, 5999), 3);
+      t.equal(await a.hit('ip:2', 1000, 5999), 1, 'per key');
+      t.equal(await a.hit('ip:1', 1000, 6000), 1, 'a new window starts at 1');
+      t.equal(await a.hit('ip:1', 60_000, 6000), 1, 'per window length');
+    });
+
+    await t.test('publish and subscribe', async (t) => {
+      t.equal(await deliver(a, b, 'wake_up', 'hello'), 'hello', 'heard by the other handle');
+      t.equal(await deliver(a, a, 'wake_up', 'self'), 'self', 'heard by the sender itself');
+      const big = 'x'.repeat(7000);
+      t.equal(await deliver(b, a, 'big', big), big, '7,000 bytes');
+      const heard: string[] = [];
+      const off = a.subscribe('quiet', (m) => heard.push(m));
+      await deliver(b, a, 'quiet', 'one');
+      off();
+      await b.publish('quiet', 'two');
+      await sleep(100);
+      t.same(heard, ['one'], 'nothing after unsubscribe');
+      // Both stores refuse what PostgreSQL cannot LISTEN on, so a bad name fails in embedded tests too.
+      t.throws(() => a.subscribe('Bad-Name', () => {}), TypeError, 'channel names are [a-z0-9_]');
+      await t.rejects(async () => a.publish('wake_up', 'x'.repeat(7001)), 'payload limit');
+    });
+
+    t.same(a.health(), { ok: true });
+  });
+}
+
+t.test('embedded store', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-contract-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const store = await openLowdbStore({ dir, logger: quietLogger, compactIdleMs: 0 });
+  t.teardown(() => store.close());
+  t.equal(store.kind, 'embedded');
+  await contract(t, { a: store, b: store });
+});
+
+void testWithPg(t, 'postgres store', async (t, url) => {
+  const open = (instanceId: string) => openPostgresStore({ url, logger: quietLogger, instanceId, poolSize: 8 });
+  const a = await open('contract-a');
+  t.teardown(() => a.close());
+  const b = await open('contract-b');
+  t.teardown(() => b.close());
+  t.equal(a.kind, 'postgres');
+  await contract(t, { a, b });
+});
