@@ -63,8 +63,10 @@ export interface DaemonGroup {
   daemons: ServedDaemon[];
   /** A client of daemon i, signed in as the workspace owner. */
   client(i: number): Client;
-  /** Start one more daemon on the same database (with the same key). */
-  add(): Promise<ServedDaemon>;
+  /** Start one more daemon on the same database (with the first one's key unless ownKey). */
+  add(o?: { ownKey?: boolean }): Promise<ServedDaemon>;
+  /** Everything every daemon of the group wrote to stdout and stderr so far. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -78,10 +80,11 @@ export async function startDaemons(t: { teardown(fn: () => unknown): void }, n: 
   daemons.push(await serveProcess(first, allEnv));
   const creds = JSON.parse(fs.readFileSync(path.join(first, 'credentials.json'), 'utf8')) as { authToken: string; workspaceId: string; workspaceUserId: string };
   const key = fs.readFileSync(path.join(first, 'secret.key'));
-  const add = async () => {
+  const add = async (o: { ownKey?: boolean } = {}) => {
     const dir = tempDir('appreg-multi-');
     dirs.push(dir);
-    fs.writeFileSync(path.join(dir, 'secret.key'), key, { mode: 0o600 });
+    // ownKey: the daemon makes a key of its own, as one set up without copying the key file would
+    if (!o.ownKey) fs.writeFileSync(path.join(dir, 'secret.key'), key, { mode: 0o600 });
     const d = await serveProcess(dir, allEnv);
     daemons.push(d);
     return d;
@@ -89,6 +92,7 @@ export async function startDaemons(t: { teardown(fn: () => unknown): void }, n: 
   const group: DaemonGroup = {
     daemons,
     client: (i) => clientOf(daemons[i]!.url, creds),
+    output: () => daemons.map((d) => d.out()).join('\n'),
     add,
     async stop() {
       await Promise.all(

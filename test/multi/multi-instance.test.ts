@@ -38,9 +38,18 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 
 const trigger = (c: Client, body: Record<string, unknown>) => c.api(`${c.mgmt}/deliveries`, { method: 'POST', json: body });
 
+/** The test cluster trusts local connections, so a password in the URL is ignored by the server: it is there to be kept out of every log. */
+const PASSWORD = 'pw-must-not-be-logged';
+const withPassword = (url: string) => {
+  const u = new URL(url);
+  u.password = PASSWORD;
+  return u.toString();
+};
+
 t.test('three daemons on one database', async (t) => {
-  const url = await pgDatabaseOrSkip(t);
-  if (!url) return;
+  const bare = await pgDatabaseOrSkip(t);
+  if (!bare) return;
+  const url = withPassword(bare);
   const g = await startDaemons(t, 3, url, ENV);
   const d = [0, 1, 2].map((i) => g.client(i));
   const rx = await startReceiver();
@@ -219,6 +228,15 @@ t.test('three daemons on one database', async (t) => {
     t.equal(ev.status, 201);
     await until('the event on the socket', async () => (client.delivered.some((x) => JSON.stringify(x.payload).includes('NEW_MESSAGE')) ? true : undefined), 5000);
     t.pass('the event reached the app');
+  });
+
+  t.test('a daemon with another key refuses to start against the database', async (t) => {
+    await t.rejects(g.add({ ownKey: true }), /not the key/, 'refused at start');
+  });
+
+  t.test('the connection string\'s password is in no daemon\'s output', async (t) => {
+    t.ok(g.output().length > 0);
+    t.notOk(g.output().includes(PASSWORD));
   });
 });
 

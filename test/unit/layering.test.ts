@@ -3,7 +3,8 @@
  * the CLI talks to the daemon over HTTP only (only `serve`, and `db`, which works on the store
  * itself (migrate, import a data directory), may load the server or the store),
  * services never import express or ws, only the store touches stored data,
- * delivery never imports the server, routes reach neither the store, the keys nor ws.
+ * delivery never imports the server, routes reach neither the store, the keys nor ws, and only
+ * store/postgres/ talks to the database driver.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -55,6 +56,10 @@ for (const f of files(SRC)) {
     }
     if (!r.startsWith('store/')) {
       for (const d of deps) t.notOk(d === 'lowdb' || d.startsWith('lowdb/'), `only the store may import ${d}`);
+    }
+    if (!r.startsWith('store/postgres/')) {
+      // one door to the database: the PostgreSQL store, loaded by start.ts only when a database URL is set
+      for (const d of deps) t.notOk(d === 'pg' || d.startsWith('pg/') || d.startsWith('pg-'), `only store/postgres may import ${d}`);
     }
   });
 }
