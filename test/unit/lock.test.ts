@@ -97,10 +97,11 @@ t.test('an old bare-pid lock: a process that started after the lock was written 
 
 t.test('a lock naming a zombie (with its true start time) is taken over', { skip: !hasProc && 'needs /proc' }, async (t) => {
   const dir = newDir();
-  // `sleep 0` exits but its parent (sh, exec'd into `sleep 30`) never reaps it
-  const sh = track(spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] }));
+  // `sleep 0.3` exits after its parent (sh) was exec'd into `sleep 30`, which never reaps it. (With
+  // `sleep 0`, a busy machine let the child end while sh still ran, and sh reaped it: no zombie.)
+  const sh = track(spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] }));
   const zombie = await new Promise<number>((r) => sh.stdout!.once('data', (b: Buffer) => r(Number(b.toString().trim()))));
-  for (let i = 0; i < 100 && stateOf(zombie) !== 'Z'; i++) await sleep(10);
+  for (let i = 0; i < 300 && stateOf(zombie) !== 'Z'; i++) await sleep(10);
   t.equal(stateOf(zombie), 'Z', 'a zombie');
   fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: zombie, start: startOf(zombie) }) + '\n');
   const release = acquireLock(dir);
