@@ -26,6 +26,20 @@ export interface TestDaemon extends DaemonHandle {
   stop(): Promise<void>;
 }
 
+/** fetch against a daemon at `url`, with `authToken` unless the headers name another or `noAuth`; `json` sends a JSON body. */
+export function apiOf(url: string, authToken: string): TestDaemon['api'] {
+  return (pathname, init = {}) => {
+    const headers = new Headers(init.headers);
+    if (!init.noAuth && !headers.has('authtoken')) headers.set('authtoken', authToken);
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json');
+      body = JSON.stringify(init.json);
+    }
+    return fetch(url + pathname, { ...init, headers, body, redirect: 'manual' });
+  };
+}
+
 export function tempDir(prefix = 'appreg-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
@@ -45,16 +59,7 @@ export async function startTestDaemon(opts: { dataDir?: string; config?: Partial
   const handle = await startDaemon(config, { logger, clock: opts.clock });
   const creds = handle.bootstrapped ?? JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
   const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
-  const api: TestDaemon['api'] = (pathname, init = {}) => {
-    const headers = new Headers(init.headers);
-    if (!init.noAuth && !headers.has('authtoken')) headers.set('authtoken', creds.authToken);
-    let body = init.body;
-    if (init.json !== undefined) {
-      headers.set('content-type', 'application/json');
-      body = JSON.stringify(init.json);
-    }
-    return fetch(handle.url + pathname, { ...init, headers, body, redirect: 'manual' });
-  };
+  const api = apiOf(handle.url, creds.authToken);
   return {
     ...handle,
     dataDir,

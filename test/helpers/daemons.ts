@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN } from './cli.js';
-import { tempDir, type TestDaemon } from './daemon.js';
+import { apiOf, tempDir, type TestDaemon } from './daemon.js';
 
 interface ServedDaemon {
   url: string;
@@ -46,16 +46,7 @@ function clientOf(url: string, creds: { authToken: string; workspaceId: string; 
     workspaceId: creds.workspaceId,
     workspaceUserId: creds.workspaceUserId,
     mgmt,
-    api(pathname, init = {}) {
-      const headers = new Headers(init.headers);
-      if (!init.noAuth && !headers.has('authtoken')) headers.set('authtoken', creds.authToken);
-      let body = init.body;
-      if (init.json !== undefined) {
-        headers.set('content-type', 'application/json');
-        body = JSON.stringify(init.json);
-      }
-      return fetch(url + pathname, { ...init, headers, body, redirect: 'manual' });
-    },
+    api: apiOf(url, creds.authToken),
   };
 }
 
