@@ -161,6 +161,8 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
     find: async (table, field, value) => tables.find(table, field, value),
     all: async (table) => tables.all(table),
     count: async (table) => tables.count(table),
+    countWhere: async (table, field, value) => tables.countWhere(table, field, value),
+    findPage: async (table, field, value, page) => tables.findPage(table, field, value, page),
 
     commit(changes: Change[], expect?: Expectation[]): Promise<void> {
       if (closing) return Promise.reject(new Error('store is closed'));

@@ -14,6 +14,8 @@ export function createMemoryStore(): Store {
     find: async (table, field, value) => tables.find(table, field, value),
     all: async (table) => tables.all(table),
     count: async (table) => tables.count(table),
+    countWhere: async (table, field, value) => tables.countWhere(table, field, value),
+    findPage: async (table, field, value, page) => tables.findPage(table, field, value, page),
     commit(changes: Change[], expect?: Expectation[]): Promise<void> {
       if (closed) return Promise.reject(new Error('store is closed'));
       try {

@@ -9,7 +9,8 @@
  * step by every change: commits, rollbacks and recovery all go through #set.
  */
 import { INDEXED_FIELDS, assertIndexed, indexKey } from './indexes.js';
-import type { Change } from './types.js';
+import { OrderedLists, pageOf } from './ordered.js';
+import type { Change, PageQuery } from './types.js';
 
 /** A point-in-time copy of the table structure: table → id → record JSON (strings are shared). */
 export type TableSnapshot = Map<string, Map<string, string>>;
@@ -54,6 +55,8 @@ export class Tables {
   readonly #tables = new Map<string, Map<string, string>>();
   /** Only for tables that have indexed fields. */
   readonly #indexes = new Map<string, TableIndex>();
+  /** For findPage: sorted lists per table, made at the first page asked (ordered.ts). */
+  readonly #ordered = new Map<string, OrderedLists>();
 
   getJson(table: string, id: string): string | undefined {
     return this.#tables.get(table)?.get(id);
@@ -72,6 +75,28 @@ export class Tables {
     const out: T[] = [];
     for (const id of ids) out.push(JSON.parse(t.get(id)!) as T);
     return out;
+  }
+
+  /** The number of records `find` would return. */
+  countWhere(table: string, field: string, value: string): number {
+    assertIndexed(table, field);
+    return this.#indexes.get(table)?.[INDEXED_FIELDS[table]!.indexOf(field)]?.get(value)?.size ?? 0;
+  }
+
+  /** One page of `find(table, field, value)` in order of `page.orderBy`, then id (see Store.findPage). */
+  findPage<T extends object>(table: string, field: string, value: string, page: PageQuery): T[] {
+    assertIndexed(table, field);
+    if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
+    const ids = this.#indexes.get(table)?.[INDEXED_FIELDS[table]!.indexOf(field)]?.get(value);
+    if (!ids) return [];
+    const t = this.#tables.get(table)!;
+    let ordered = this.#ordered.get(table);
+    if (!ordered) this.#ordered.set(table, (ordered = new OrderedLists()));
+    const list = ordered.list(page.orderBy, field, value, function* () {
+      for (const id of ids) yield [id, JSON.parse(t.get(id)!) as object];
+    });
+    const after = page.after && { k: page.after.value, id: page.after.id };
+    return pageOf(list, !!page.desc, page.limit, after).map((p) => JSON.parse(t.get(p.id)!) as T);
   }
 
   all<T extends object>(table: string): T[] {
@@ -132,8 +157,11 @@ export class Tables {
       // ~30 MB on the token benchmark's data set.
       const old = t?.get(id);
       const ix = this.#indexes.get(table) ?? this.#newIndex(table, fields);
-      if (old !== undefined) this.#unindex(ix, fields, id, JSON.parse(old) as object);
-      if (json !== null) this.#index(ix, fields, id, value ?? (JSON.parse(json) as object));
+      const before = old !== undefined ? (JSON.parse(old) as object) : undefined;
+      const after = json !== null ? (value ?? (JSON.parse(json) as object)) : undefined;
+      if (before) this.#unindex(ix, fields, id, before);
+      if (after) this.#index(ix, fields, id, after);
+      this.#ordered.get(table)?.change(id, before, after);
     }
     if (json === null) {
       if (t) {

@@ -45,6 +45,22 @@ export interface ClaimRequest {
   limit: number;
 }
 
+/**
+ * What `findPage` asks for: records in order of a numeric field, then of id, from a position on.
+ * Ids compare as JavaScript strings (code units) on the embedded store and in "C" collation (bytes)
+ * on PostgreSQL: the same order for ids without characters beyond U+FFFF.
+ */
+export interface PageQuery {
+  /** A numeric field; records without a finite number in it are left out. */
+  orderBy: string;
+  /** Largest first (default: smallest first). */
+  desc?: boolean;
+  /** At most this many records (1 or more). */
+  limit: number;
+  /** Only records beyond this position in the page's direction (the last record of the previous page: its orderBy value and id). */
+  after?: { value: number; id: string };
+}
+
 /** The largest payload `publish` takes on either store (PostgreSQL's NOTIFY allows 8,000 bytes). */
 const PUBLISH_MAX_BYTES = 7000;
 
@@ -75,6 +91,14 @@ export interface Store {
   /** Every record of a table, in no order: for sweeps and tables that stay small. */
   all<T extends object>(table: string): Promise<T[]>;
   count(table: string): Promise<number>;
+  /** How many records `find(table, field, value)` would return, without reading them (the index's size; count(*) on PostgreSQL). */
+  countWhere(table: string, field: string, value: string): Promise<number>;
+  /**
+   * One page of `find(table, field, value)`, ordered by `page.orderBy` then id: a channel's newest
+   * messages without reading the channel. Each page is read at one moment; pages read one after
+   * the other see the store as it is at each.
+   */
+  findPage<T extends object>(table: string, field: string, value: string, page: PageQuery): Promise<T[]>;
   /**
    * Apply the changes, all or none, once every expectation holds; resolve when they are durable
    * (fsynced, or committed on PostgreSQL). Rejects with StoreConflict, writing nothing, when an

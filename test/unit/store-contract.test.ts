@@ -68,6 +68,72 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.equal((await b.find('wsMessages', 'threadRootId', '42')).length, 1, 'a number is found by its string');
     });
 
+    await t.test('countWhere and findPage', async (t) => {
+      const msg = (id: string, extra: object) => ({ table: 'wsMessages', id, value: { id, channelId: 'ch_p', ...extra } });
+      await a.commit([
+        msg('m_a', { seq: 5 }),
+        msg('m_b', { seq: 3 }),
+        msg('m_c', { seq: 5 }),
+        msg('m_d', { seq: 1 }),
+        msg('m_e', {}),
+        msg('m_f', { seq: 'x' }),
+        { table: 'wsMessages', id: 'm_g', value: { id: 'm_g', channelId: 'ch_q', seq: 2 } },
+      ]);
+      t.equal(await b.countWhere('wsMessages', 'channelId', 'ch_p'), 6);
+      t.equal(await b.countWhere('wsMessages', 'channelId', 'ch_q'), 1);
+      t.equal(await b.countWhere('wsMessages', 'channelId', 'nowhere'), 0);
+      await t.rejects(async () => b.countWhere('wsMessages', 'seq', '1'), TypeError, 'countWhere on a field that is not indexed');
+      const ids = (rs: object[]) => rs.map((r) => (r as { id: string }).id);
+      const page = (q: Parameters<Store['findPage']>[3]) => b.findPage('wsMessages', 'channelId', 'ch_p', q);
+      t.same(ids(await page({ orderBy: 'seq', limit: 10 })), ['m_d', 'm_b', 'm_a', 'm_c'], 'smallest first, ties by id; records without a number left out');
+      t.same(ids(await page({ orderBy: 'seq', desc: true, limit: 2 })), ['m_c', 'm_a'], 'largest first, ties by id');
+      t.same(ids(await page({ orderBy: 'seq', desc: true, limit: 2, after: { value: 5, id: 'm_a' } })), ['m_b', 'm_d'], 'the next page');
+      t.same(ids(await page({ orderBy: 'seq', limit: 5, after: { value: 3, id: 'm_b' } })), ['m_a', 'm_c']);
+      t.same(ids(await page({ orderBy: 'seq', limit: 5, after: { value: 5, id: 'm_c' } })), [], 'nothing beyond the last');
+      t.same(await b.findPage('wsMessages', 'channelId', 'nowhere', { orderBy: 'seq', limit: 5 }), []);
+      await a.commit([msg('m_d', { seq: 1_764_000_000_001.5 }), { table: 'wsMessages', id: 'm_c', value: null }]);
+      t.same(await page({ orderBy: 'seq', desc: true, limit: 1 }), [{ id: 'm_d', channelId: 'ch_p', seq: 1_764_000_000_001.5 }], 'follows updates, whole records');
+      t.same(ids(await page({ orderBy: 'seq', limit: 10 })), ['m_b', 'm_a', 'm_d'], 'and deletions');
+      t.equal(await b.countWhere('wsMessages', 'channelId', 'ch_p'), 5);
+      await t.rejects(async () => page({ orderBy: 'seq', limit: 0 }), TypeError, 'a limit of at least 1');
+      await t.rejects(async () => b.findPage('wsMessages', 'seq', '1', { orderBy: 'seq', limit: 1 }), TypeError, 'findPage on a field that is not indexed');
+    });
+
+    await t.test('findPage follows inserts, updates (a new order value, another key) and deletes', async (t) => {
+      let seed = 7;
+      const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+      const live = new Map<string, { id: string; channelId: string; seq: number }>();
+      const check = async (round: number) => {
+        const wanted = [...live.values()].filter((m) => m.channelId === 'ch_r').sort((x, y) => x.seq - y.seq || (x.id < y.id ? -1 : 1)).map((m) => m.id);
+        const got: string[] = [];
+        for (let after: { value: number; id: string } | undefined, i = 0; i < 50; i++) {
+          const rs = await b.findPage<{ id: string; seq: number }>('wsMessages', 'channelId', 'ch_r', { orderBy: 'seq', desc: true, limit: 3, ...(after ? { after } : {}) });
+          got.push(...rs.map((r) => r.id));
+          if (rs.length < 3) break;
+          after = { value: rs[2]!.seq, id: rs[2]!.id };
+        }
+        t.same(got.reverse(), wanted, `round ${round}: pages of 3, newest first, join up to every record in order`);
+        t.equal(await b.countWhere('wsMessages', 'channelId', 'ch_r'), wanted.length);
+      };
+      for (let round = 0; round < 6; round++) {
+        const changes = [];
+        for (let i = 0; i < 8; i++) {
+          const id = `r${rnd(20)}`;
+          const op = rnd(4);
+          if (op === 0) {
+            live.delete(id);
+            changes.push({ table: 'wsMessages', id, value: null });
+          } else {
+            const m = { id, channelId: op === 3 ? 'ch_s' : 'ch_r', seq: rnd(10) };
+            live.set(id, m);
+            changes.push({ table: 'wsMessages', id, value: m });
+          }
+        }
+        await a.commit(changes);
+        await check(round);
+      }
+    });
+
     await t.test('reads return copies', async (t) => {
       const value = { id: 'c1', nested: { x: 1 } };
       await a.commit([{ table: 'copies', id: 'c1', value }]);

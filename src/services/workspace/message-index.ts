@@ -1,18 +1,25 @@
 /**
  * The messages table as channels and threads see it, read from the store every time (several
- * daemons write messages, so nothing is kept in memory between calls): a channel's messages in
- * posting order (thread replies included, for the per-channel bound) and a thread's replies.
+ * daemons write messages, so nothing is kept in memory between calls that another daemon could
+ * make stale): pages of a channel in posting order, a thread's replies, and the per-channel bound.
  *
- * Posting order is (seq, id). `seq` is a hybrid clock: at least the time of posting, above every
- * seq of the channel as read, and above every seq this daemon gave. So a post that follows another
- * (whichever daemon took either) sorts after it; two posts made at once on two daemons may get the
- * same seq, and the id settles their order, the same for every reader.
+ * Posting order is (seq, id). `seq` is at least the time of posting and above every seq this
+ * daemon gave (and above the newest of the channel when this daemon first posted to it, so a
+ * restart with a clock behind keeps the order). Posting reads nothing of the channel: across
+ * daemons the order is the order of their clocks, and two posts made in the same millisecond on
+ * two daemons may get the same seq; the id settles their order, the same for every reader.
+ *
+ * The bound (workspaceMessagesPerChannel, thread replies included) is kept by counting: a post
+ * counts the channel (the index's size; count(*) on PostgreSQL, at every slack/4-th post of a
+ * daemon) and, once it holds more than the bound plus a slack of 1 % (at least 1), deletes the
+ * oldest down to the bound in one commit (a deleted thread root takes its replies). Readers cut to the newest `perChannel` records, so
+ * nobody sees more than the bound while the slack waits to be trimmed.
  *
  * Every change is announced on the store's 'ws_messages' channel (id, channel, thread root), so
  * that listeners (the console's live pages) in every daemon hear it and read again.
  */
 import type { Clock } from '../../clock.js';
-import type { Change, Expectation, Store } from '../../store/types.js';
+import { StoreConflict, type Change, type Expectation, type Store } from '../../store/types.js';
 import { WT, type MessageRecord } from './records.js';
 import type { ThreadSummary } from './message-view.js';
 
@@ -21,72 +28,84 @@ export type MessageNotice = Pick<MessageRecord, 'id' | 'channelId'> & { threadRo
 
 const CHANNEL = 'ws_messages';
 const MAX_PAYLOAD = 6_000; // the store's limit is 7,000 bytes; a notice is one line, split across payloads
+/** Pages of a scan start small (most reads want a screenful) and grow up to this. */
+const MAX_PAGE = 1000;
 
 /** Posting order: seq, then id (two daemons may give the same seq to posts made at once). */
 export const postingOrder = (a: MessageRecord, b: MessageRecord) => a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** How far a channel may grow beyond its bound before a post trims it: 1 %, at least 1. */
+const trimSlack = (perChannel: number) => Math.max(1, Math.floor(perChannel / 100));
+
+/** What `scan` reads: a direction, where to start (exclusive), how many to find, and which. */
+export interface Scan {
+  /** Newest first. */
+  desc: boolean;
+  /** Start after this message (in the scan's direction); undefined: at the newest (desc) or oldest end. */
+  from?: MessageRecord;
+  want: number;
+  /** The newest record readers no longer see (from `cut`): the scan never goes to it or beyond. */
+  cut?: MessageRecord;
+  keep: (m: MessageRecord) => boolean;
+}
 
 export function createMessageIndex(store: Store, clock: Clock) {
   const listeners = new Set<(m: MessageNotice) => void>();
   let unsubscribe: (() => void) | undefined;
   let lastSeq = 0;
-  // Posts of this daemon under way, per channel: what they add and what they remove for the bound,
-  // so that posts made at once neither count the channel short nor remove the same message twice.
-  // A post whose commit ended while a read of the channel was running stays counted (`done`) until
-  // no read is running: that read may have started before the commit.
-  interface Flight {
-    adds: Set<string>;
-    victims: Set<string>;
-    doneAdds: Set<string>;
-    doneVictims: Set<string>;
-    reads: number;
-  }
-  const inFlight = new Map<string, Flight>();
-  // A read of a channel for posting, shared by the posts that arrive while it runs (a full channel is
-  // 10,000 records: one read per wave of posts, not one per post). Safe with `Flight`: what a post sees
-  // is the store at some moment after it began, or before plus every commit of this daemon since.
-  interface Snapshot {
-    all: MessageRecord[];
-    ids: Set<string>;
-    replies: Map<string, MessageRecord[]>;
-  }
-  const reading = new Map<string, Promise<Snapshot>>();
-  function snapshot(channelId: string): Promise<Snapshot> {
-    let p = reading.get(channelId);
-    if (!p) {
-      p = inChannel(channelId).then((all) => {
-        const replies = new Map<string, MessageRecord[]>();
-        for (const m of all) {
-          if (!m.threadRootId) continue;
-          const rs = replies.get(m.threadRootId);
-          if (rs) rs.push(m);
-          else replies.set(m.threadRootId, [m]);
-        }
-        return { all, ids: new Set(all.map((m) => m.id)), replies };
-      });
-      const mine = p;
-      reading.set(channelId, mine);
-      void mine.finally(() => {
-        if (reading.get(channelId) === mine) reading.delete(channelId);
-      }).catch(() => {});
-    }
-    return p;
-  }
-  function flightOf(channelId: string): Flight {
-    let f = inFlight.get(channelId);
-    if (!f) inFlight.set(channelId, (f = { adds: new Set(), victims: new Set(), doneAdds: new Set(), doneVictims: new Set(), reads: 0 }));
-    return f;
-  }
-  function settle(channelId: string, f: Flight): void {
-    if (f.reads === 0) {
-      f.doneAdds.clear();
-      f.doneVictims.clear();
-    }
-    if (f.reads === 0 && f.adds.size === 0 && f.victims.size === 0) inFlight.delete(channelId);
-  }
+  /** Channels whose newest seq this daemon has read (once: it only raises lastSeq). */
+  const seeded = new Set<string>();
+  /**
+   * Posts of this daemon per channel since it last counted the channel. On PostgreSQL a count reads
+   * every row of the channel, so a daemon counts at every slack/4-th post of its own only: the store
+   * may hold up to that many more per daemon beyond bound and slack until the next count (readers
+   * cut to the bound all the same). The embedded store counts from its index, at every post.
+   */
+  const uncounted = new Map<string, number>();
+  /** Trims this daemon runs, per channel: posts arriving meanwhile leave it to the one running (it counts again when done). */
+  const trimming = new Map<string, Promise<void>>();
 
   const get = (id: string) => store.get<MessageRecord>(WT.messages, id);
   const inChannel = async (channelId: string) => (await store.find<MessageRecord>(WT.messages, 'channelId', channelId)).sort(postingOrder);
   const repliesOf = async (rootId: string) => (await store.find<MessageRecord>(WT.messages, 'threadRootId', rootId)).sort(postingOrder);
+  const held = (channelId: string) => store.countWhere(WT.messages, 'channelId', channelId);
+  const page = (channelId: string, desc: boolean, limit: number, after?: MessageRecord) =>
+    store.findPage<MessageRecord>(WT.messages, 'channelId', channelId, { orderBy: 'seq', desc, limit, ...(after ? { after: { value: after.seq, id: after.id } } : {}) });
+
+  /**
+   * The newest record of the channel that readers no longer see (the oldest beyond the newest
+   * `perChannel`, waiting to be trimmed), or undefined when the channel is within its bound.
+   * Counted again after the read: a trim in between would make the page cut too deep.
+   */
+  async function cut(channelId: string, perChannel: number): Promise<MessageRecord | undefined> {
+    let n = await held(channelId);
+    for (let attempt = 0; n > perChannel; attempt++) {
+      const oldest = await page(channelId, false, n - perChannel);
+      // posts made meanwhile only leave the cut a little shallow; a trim or deletion would leave it too deep
+      const again = await held(channelId);
+      if (again >= n || attempt >= 3) return again > perChannel ? oldest[Math.min(oldest.length, again - perChannel) - 1] : undefined;
+      n = again;
+    }
+    return undefined;
+  }
+
+  /** Up to `want` messages that pass `keep`, page by page from `from` (see Scan). */
+  async function scan(channelId: string, s: Scan): Promise<MessageRecord[]> {
+    const out: MessageRecord[] = [];
+    let from = s.from;
+    if (!s.desc && s.cut && (!from || postingOrder(from, s.cut) < 0)) from = s.cut;
+    for (let size = Math.min(MAX_PAGE, Math.max(20, s.want + 1)); ; size = Math.min(MAX_PAGE, size * 4)) {
+      const got = await page(channelId, s.desc, size, from);
+      for (const m of got) {
+        if (s.desc && s.cut && postingOrder(m, s.cut) <= 0) return out;
+        if (!s.keep(m)) continue;
+        out.push(m);
+        if (out.length >= s.want) return out;
+      }
+      if (got.length < size) return out;
+      from = got[got.length - 1];
+    }
+  }
 
   function announce(notices: MessageNotice[]): void {
     if (notices.length === 0) return;
@@ -136,59 +155,80 @@ export function createMessageIndex(store: Store, clock: Clock) {
     announce(notices);
   }
 
+  /** This daemon's next seq for the channel (see the top of this file). */
+  async function nextSeq(channelId: string): Promise<number> {
+    if (!seeded.has(channelId)) {
+      const [newest] = await page(channelId, true, 1);
+      if (newest) lastSeq = Math.max(lastSeq, newest.seq);
+      seeded.add(channelId);
+    }
+    lastSeq = Math.max(clock.now(), lastSeq + 1);
+    return lastSeq;
+  }
+
   /**
-   * Add a new message (its seq given here) to its channel, removing the channel's oldest messages
-   * (and their threads) beyond `perChannel`, with `extra` changes and `expect` in the same commit.
+   * Delete the channel's oldest records down to `perChannel` once it holds more than the bound and
+   * its slack; again while it is over (posts went on meanwhile). Each deletion expects its records
+   * as read: when another daemon trimmed them first (or a reaction changed one), nothing is deleted
+   * and the next post tries again. Failures are left to the next post too: the post itself is made.
+   */
+  async function trim(channelId: string, perChannel: number): Promise<void> {
+    if (trimming.has(channelId)) return;
+    const run = (async () => {
+      for (let round = 0; round < 5; round++) {
+        const n = await held(channelId);
+        if (n <= perChannel + trimSlack(perChannel)) return;
+        const gone = new Map<string, MessageRecord>();
+        for (const m of await page(channelId, false, n - perChannel)) {
+          gone.set(m.id, m);
+          if (!m.threadRootId) for (const r of await repliesOf(m.id)) gone.set(r.id, r);
+        }
+        const victims = [...gone.values()];
+        try {
+          await commit(
+            victims.map((m) => ({ table: WT.messages, id: m.id, value: null })),
+            victims.map((m) => ({ table: WT.messages, id: m.id, value: m })),
+            victims,
+          );
+        } catch (err) {
+          if (err instanceof StoreConflict) return;
+          throw err;
+        }
+      }
+    })();
+    trimming.set(channelId, run);
+    try {
+      await run;
+    } catch {
+      // the next post over the bound tries again
+    } finally {
+      trimming.delete(channelId);
+    }
+  }
+
+  /**
+   * Add a new message (its seq given here) to its channel, with `extra` changes and `expect` in the
+   * same commit, then trim the channel if it grew beyond `perChannel` and its slack.
    */
   async function add(draft: Omit<MessageRecord, 'seq'>, perChannel: number, extra: Change[] = [], expect: Expectation[] = []): Promise<MessageRecord> {
-    const flight = flightOf(draft.channelId);
-    flight.reads++;
-    let snap: Snapshot;
-    try {
-      snap = await snapshot(draft.channelId);
-    } finally {
-      flight.reads--;
-    }
-    const { all, ids, replies } = snap;
-    const seq = Math.max(clock.now(), (all[all.length - 1]?.seq ?? -1) + 1, lastSeq + 1);
-    lastSeq = seq;
-    const m = { ...draft, seq } as MessageRecord;
-    const removing = (id: string) => flight.victims.has(id) || flight.doneVictims.has(id);
-    let removed = 0;
-    for (const id of new Set([...flight.victims, ...flight.doneVictims])) if (ids.has(id)) removed++;
-    let pending = 0;
-    for (const id of new Set([...flight.adds, ...flight.doneAdds])) if (!ids.has(id)) pending++;
-    let over = all.length - removed + pending + 1 - perChannel;
-    const gone = new Map<string, MessageRecord>();
-    for (let i = 0; over > 0 && i < all.length; i++) {
-      const old = all[i]!;
-      if (removing(old.id)) continue;
-      over--;
-      gone.set(old.id, old);
-      for (const r of replies.get(old.id) ?? []) if (!removing(r.id)) gone.set(r.id, r);
-    }
-    if (m.threadRootId) gone.delete(m.threadRootId);
-    flight.adds.add(m.id);
-    for (const id of gone.keys()) flight.victims.add(id);
-    settle(draft.channelId, flight); // this read is over: what ended before it is in the store now
-    try {
-      await commit([{ table: WT.messages, id: m.id, value: m }, ...[...gone.keys()].map((id) => ({ table: WT.messages, id, value: null })), ...extra], expect, [...gone.values()]);
-    } finally {
-      flight.adds.delete(m.id);
-      for (const id of gone.keys()) flight.victims.delete(id);
-      if (flight.reads > 0) {
-        flight.doneAdds.add(m.id);
-        for (const id of gone.keys()) flight.doneVictims.add(id);
-      }
-      settle(draft.channelId, flight);
+    const m = { ...draft, seq: await nextSeq(draft.channelId) } as MessageRecord;
+    await commit([{ table: WT.messages, id: m.id, value: m }, ...extra], expect);
+    const every = store.kind === 'postgres' ? Math.max(1, Math.floor(trimSlack(perChannel) / 4)) : 1;
+    const since = (uncounted.get(m.channelId) ?? 0) + 1;
+    if (since < every) uncounted.set(m.channelId, since);
+    else {
+      uncounted.delete(m.channelId);
+      await trim(m.channelId, perChannel);
     }
     return m;
   }
 
   return {
     get,
-    /** Every message of the channel, oldest first. */
+    /** Every record of the channel (hidden ones too), oldest first: for deleting the channel, and search. */
     inChannel,
+    cut,
+    scan,
     /** The replies of a thread, oldest first. */
     repliesOf,
     replyIds: async (rootId: string) => (await repliesOf(rootId)).map((r) => r.id),

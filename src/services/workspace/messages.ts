@@ -41,6 +41,8 @@ export function createMessages(deps: MessagesDeps) {
   const perChannel = Math.max(1, deps.perChannel);
 
   const seenBy = (m: MessageRecord, userId: string) => !m.ephemeralTo || m.ephemeralTo.includes(userId) || m.author === userId;
+  /** What the actor sees in the channel's own list: messages (not thread replies, unless also sent to the channel) it may see. */
+  const inChannelView = (a: Actor) => (m: MessageRecord) => (!m.threadRootId || !!m.alsoSentToChannel) && seenBy(m, a.userId);
   const view = async (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : await index.thread(m.id), await files.views(m.files));
   const views = (ms: MessageRecord[]) => Promise.all(ms.map(view));
   const emitMessage = async (ch: ChannelRecord, m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE') => {
@@ -124,13 +126,23 @@ export function createMessages(deps: MessagesDeps) {
     const limit = parseLimit(q.limit, 20, 100);
     const strategy = q.strategy === undefined || q.strategy === '' ? 'BEFORE' : String(q.strategy).toUpperCase();
     if (!STRATEGIES.includes(strategy as (typeof STRATEGIES)[number])) throw invalidRequest('strategy must be BEFORE, AFTER or AROUND.', [{ pointer: '/strategy', message: 'unknown strategy' }]);
-    const shown = (await index.inChannel(ch.id)).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId));
-    let at: number;
+    let c: MessageRecord | undefined;
     if (q.cursor !== undefined && q.cursor !== '' && q.cursor !== null) {
-      const c = await index.get(String(q.cursor));
+      c = await index.get(String(q.cursor));
       if (!c || c.channelId !== ch.id || !seenBy(c, a.userId)) throw invalidRequest('cursor must be the id of a message of this channel.', [{ pointer: '/cursor', message: 'unknown message' }]);
-      at = shown.findIndex((m) => postingOrder(m, c) >= 0);
-      if (at < 0) at = shown.length;
+    }
+    // `shown` is the part of the channel around the cursor (or at the end the strategy starts from),
+    // with up to limit + 2 messages on each side of it read: enough for the page and both hasMore
+    const keep = inChannelView(a);
+    const cut = await index.cut(ch.id, perChannel);
+    const want = limit + 2;
+    const before = c || strategy !== 'AFTER' ? (await index.scan(ch.id, { desc: true, from: c, want, cut, keep })).reverse() : [];
+    const after = c || strategy === 'AFTER' ? await index.scan(ch.id, { desc: false, from: c, want, cut, keep }) : [];
+    if (c && keep(c) && !(cut && postingOrder(c, cut) <= 0)) after.unshift(c);
+    const shown = [...before, ...after];
+    let at: number;
+    if (c) {
+      at = before.length;
       if (strategy === 'AFTER' && shown[at]?.id === c.id) at += 1;
     } else at = strategy === 'AFTER' ? 0 : shown.length;
     let start: number;
@@ -234,14 +246,16 @@ export function createMessages(deps: MessagesDeps) {
       const root = m.threadRootId ? await index.get(m.threadRootId) : m;
       if (!root) throw notFound('Message');
       ms = [root, ...(await index.repliesOf(root.id)).filter((r) => seenBy(r, a.userId)).slice(-Math.max(1, opts.limit - 1))];
-    } else ms = (await index.inChannel(ch.id)).filter((m) => (!m.threadRootId || m.alsoSentToChannel) && seenBy(m, a.userId)).slice(-opts.limit);
+    } else ms = (await index.scan(ch.id, { desc: true, want: Math.max(1, opts.limit), cut: await index.cut(ch.id, perChannel), keep: inChannelView(a) })).reverse();
     return { channel: ch, messages: await Promise.all(ms.map(async (m) => ({ record: m, view: await view(m) }))) };
   }
 
   /** Every message of a channel, for deleting the channel with them. */
   const inChannel = (channelId: string) => index.inChannel(channelId);
+  /** What readers see of a channel (its newest `perChannel` records), oldest first: for search. */
+  const kept = async (channelId: string) => (await index.inChannel(channelId)).slice(-perChannel);
 
-  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, inChannel, seenBy, timeline };
+  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, inChannel, kept, seenBy, timeline };
 }
 
 export type Messages = ReturnType<typeof createMessages>;

@@ -85,7 +85,7 @@ export function createReactionsAndSearch(deps: { index: MessageIndex; messages: 
     for (const ch of await channels.listRecords(a.workspaceId)) {
       if (inCh && !inCh.has(ch.id)) continue;
       if (!(await canRead(ch))) continue;
-      for (const m of await index.inChannel(ch.id)) {
+      for (const m of await messages.kept(ch.id)) {
         if (!messages.seenBy(m, a.userId)) continue;
         if (from && !from.has(m.author)) continue;
         if (b.fromHumanOnly === true && (await isBot(m.author))) continue;

@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkPayload, StoreConflict, type Change, type ClaimRequest, type Expectation, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { checkPayload, StoreConflict, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
 import { DEADLOCK_SQLSTATE, conflictOf, isConnectionError } from './errors.js';
 import { Notifier, pgChannel } from './listener.js';
 import { assertSafeName, migrateWith } from './migrations.js';
@@ -108,14 +108,31 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     },
 
     async find<T extends object>(table: string, field: string, value: string) {
-      assertIndexed(table, field);
-      assertSafeName(table);
-      assertSafeName(field);
-      // Spelled as the index is (literal table and field) so the planner always picks it; a record
-      // whose field is neither a string nor a number is not indexed under it (indexKey).
+      const r = await q<Row>(`SELECT data FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
+      return r.rows.map((x) => x.data as T);
+    },
+
+    async countWhere(table, field, value) {
+      const r = await q<{ n: number }>(`SELECT count(*)::integer AS n FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
+      return r.rows[0]?.n ?? 0;
+    },
+
+    async findPage<T extends object>(table: string, field: string, value: string, page: PageQuery) {
+      if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
+      assertSafeName(page.orderBy);
+      // A record whose orderBy is not a number has no key (NULL) and is left out, as on the embedded store;
+      // ids compare in "C" collation (bytes), JavaScript's order for them.
+      const key = `(CASE WHEN jsonb_typeof(data->'${page.orderBy}') = 'number' THEN (data->>'${page.orderBy}')::float8 END)`;
+      const dir = page.desc ? 'DESC' : 'ASC';
+      const values: unknown[] = [value, page.limit];
+      let beyond = '';
+      if (page.after) {
+        values.push(page.after.value, page.after.id);
+        beyond = ` AND (${key}, id COLLATE "C") ${page.desc ? '<' : '>'} ($3::float8, $4::text COLLATE "C")`;
+      }
       const r = await q<Row>(
-        `SELECT data FROM appreg_records WHERE tbl = '${table}' AND (data->>'${field}') = $1 AND jsonb_typeof(data->'${field}') IN ('string', 'number')`,
-        [value],
+        `SELECT data FROM appreg_records WHERE ${indexed(table, field)} AND ${key} IS NOT NULL${beyond} ORDER BY ${key} ${dir}, id COLLATE "C" ${dir} LIMIT $2`,
+        values,
       );
       return r.rows.map((x) => x.data as T);
     },
@@ -206,6 +223,18 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     },
   };
   return store;
+}
+
+/**
+ * The condition of a find on `field` = $1, spelled as its index is (literal table and field) so the
+ * planner always picks it; a record whose field is neither a string nor a number is not indexed
+ * under it (indexKey).
+ */
+function indexed(table: string, field: string): string {
+  assertIndexed(table, field);
+  assertSafeName(table);
+  assertSafeName(field);
+  return `tbl = '${table}' AND (data->>'${field}') = $1 AND jsonb_typeof(data->'${field}') IN ('string', 'number')`;
 }
 
 /**
