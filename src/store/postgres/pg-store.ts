@@ -63,10 +63,23 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
   // An idle pooled connection that drops (server restart, pg_terminate_backend) is reported here, not to a query.
   pool.on('error', noteFault);
 
+  /**
+   * Every statement is a named (prepared) one: PostgreSQL plans it once per connection instead of
+   * on every call. Planning a lookup on the records table, with a partial index per indexed field to
+   * weigh, costs about ten times its execution (measured: 0.15-0.18 ms against 0.017 ms); the
+   * statements' texts are few (the table and field of a find are spelled in), so the names stay few.
+   */
+  const names = new Map<string, string>();
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (!name) names.set(text, (name = `appreg_q${names.size}`));
+    return name;
+  };
+
   async function q<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
     if (closing) throw new Error('store is closed');
     try {
-      const res = await pool.query<R>(text, values);
+      const res = await pool.query<R>({ name: nameOf(text), text, values });
       fault = null;
       return res;
     } catch (err) {
