@@ -20,6 +20,7 @@ export const INDEXED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   oauthInstallations: ['appId', 'workspaceId'],
   oauthAuthorizations: ['appId', 'workspaceUserId'],
   oauthTokens: ['appId', 'workspaceUserId'],
+  oauthCodes: ['sweepMinute'],
   // the local workspace
   wsChannels: ['workspaceId'],
   wsMessages: ['channelId', 'threadRootId'],

@@ -149,6 +149,29 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal(await d.parts.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
   });
 
+  t.test('after its first sweep a daemon reads only the codes of the minutes that ended, not every code', async (t) => {
+    const oauth = d.parts.oauth.exchange;
+    const store = d.parts.store;
+    await oauth.sweep(); // the first sweep of this daemon may read every code
+    const all = store.all.bind(store);
+    let full = 0;
+    store.all = ((table: string) => {
+      if (table === OT.codes) full++;
+      return all(table);
+    }) as typeof store.all;
+    t.teardown(() => {
+      store.all = all;
+    });
+    const g = await grant(d, app);
+    t.ok(await store.get(OT.codes, sha256(g.body.code)), 'an unused code is kept');
+    await oauth.sweep();
+    t.ok(await store.get(OT.codes, sha256(g.body.code)), 'not yet expired: kept');
+    now += 3 * 60_000; // past the 2-minute lifetime
+    t.ok((await oauth.sweep()) >= 1);
+    t.equal(await store.get(OT.codes, sha256(g.body.code)), undefined, 'the expired code is gone');
+    t.equal(full, 0, 'found by its sweep minute: no sweep read the whole table');
+  });
+
   t.test('the bot token: same on every authorization, reinstall mints a new one and the old fails at once', async (t) => {
     const app2 = await createApp(d, { botTitle: 'Bot of app 2' });
     const a = await authorize(d, app2);

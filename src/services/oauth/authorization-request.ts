@@ -12,7 +12,7 @@ import type { AppsService } from '../apps.js';
 import type { IdentityService } from '../identity.js';
 import type { AppRecord, WorkspaceUserRecord } from '../records.js';
 import type { Grants } from './grants.js';
-import { OT, type CodeRecord } from './records.js';
+import { OT, sweepMinuteOf, type CodeRecord } from './records.js';
 
 /** Codes never live longer than this, whatever the configuration says (docs/security.md §2). */
 const MAX_CODE_TTL_SECONDS = 600;
@@ -142,6 +142,7 @@ export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: A
       expiresAt: clock.now() + codeTtlMs(),
       createdAt: new Date(clock.now()).toISOString(),
     };
+    rec.sweepMinute = sweepMinuteOf(rec.expiresAt);
     await store.commit([{ table: OT.codes, id: rec.id, value: rec }]);
     logger.info('authorization granted', { appId: req.app.id, workspaceId: user.workspaceId, workspaceUserId: user.id, reinstall: req.reinstall });
     return { code, redirectUrl: withParams(req.redirectUrl, { code, state: req.state }) };

@@ -11,7 +11,7 @@ import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import { T, retryOnConflict, type AppRecord, type WorkspaceUserRecord } from '../records.js';
 import { authorizationId, installationId, type Grants } from './grants.js';
-import { OT, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type StoredCodeRecord, type TokenRecord } from './records.js';
+import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type StoredCodeRecord, type TokenRecord } from './records.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -26,6 +26,9 @@ export interface BotUserRecord extends WorkspaceUserRecord {
   appId: string;
   title?: string;
 }
+
+/** A sweep reads at most this many minutes one by one (a day and an hour); after a longer gap it reads every code. */
+const MAX_MINUTES_PER_SWEEP = 25 * 60;
 
 /** How long a consumed code is remembered so that its reuse revokes what it issued. */
 const CONSUMED_CODE_MEMORY_MS = 24 * 3600_000;
@@ -176,7 +179,8 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     } else if (!rec.userScopes.every((s) => prevAz.userScopes.includes(s))) {
       changes.push({ table: OT.authorizations, id: azId, value: { ...prevAz, userScopes: [...new Set([...prevAz.userScopes, ...rec.userScopes])], updatedAt: now } });
     }
-    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, forgetAt: clock.now() + CONSUMED_CODE_MEMORY_MS, issuedTokenIds: issued };
+    const forgetAt = clock.now() + CONSUMED_CODE_MEMORY_MS;
+    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, forgetAt, issuedTokenIds: issued, sweepMinute: sweepMinuteOf(forgetAt) };
     changes.push({ table: OT.codes, id: rec.id, value: consumed });
     // exactly once: the code as read; and no lost update of the installation (its one bot) or of the authorization
     await commit(changes, [
@@ -198,13 +202,24 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    * replay long after the code's own expiry (a leaked code tried later) is still recognised and
    * revokes what the code issued (docs/security.md §2).
    */
+  /** The last minute whose codes this daemon swept; undefined until its first sweep. */
+  let sweptThrough: number | undefined;
+
   async function sweep(): Promise<number> {
     const now = clock.now();
-    const changes: Change[] = [];
-    for (const c of await store.all<StoredCodeRecord>(OT.codes)) {
-      const until = 'consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt;
-      if (until <= now) changes.push({ table: OT.codes, id: c.id, value: null });
+    const minute = Math.floor(now / 60_000);
+    const due = (c: StoredCodeRecord) => ('consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt) <= now;
+    let seen: StoredCodeRecord[];
+    // The first sweep (or one after a long gap) reads every code: records written before codes carried
+    // their sweep minute have none. Later sweeps read only the minutes that ended since the last one.
+    if (sweptThrough === undefined || minute - sweptThrough > MAX_MINUTES_PER_SWEEP) seen = await store.all<StoredCodeRecord>(OT.codes);
+    else {
+      seen = [];
+      for (let m = sweptThrough + 1; m <= minute; m++) seen.push(...(await store.find<StoredCodeRecord>(OT.codes, 'sweepMinute', String(m))));
     }
+    // the current minute is read again next time: its codes are not all due yet
+    sweptThrough = minute - 1;
+    const changes: Change[] = seen.filter(due).map((c) => ({ table: OT.codes, id: c.id, value: null }));
     if (changes.length) await store.commit(changes);
     return changes.length;
   }

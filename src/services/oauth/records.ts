@@ -66,7 +66,15 @@ export interface CodeRecord {
   /** epoch ms */
   expiresAt: number;
   createdAt: string;
+  /** The sweep's minute for this record: sweepMinuteOf(expiresAt). */
+  sweepMinute?: string;
 }
+
+/**
+ * The minute (ms / 60,000, as a string: an indexed field) after which the sweep may forget a code record,
+ * so that a sweep reads only the codes of the minutes that ended instead of every code kept.
+ */
+export const sweepMinuteOf = (ms: number): string => String(Math.floor(ms / 60_000));
 
 /**
  * What replaces a code once it is exchanged: kept until the code's expiry so a reuse is
@@ -82,6 +90,8 @@ export interface ConsumedCodeRecord {
   forgetAt?: number;
   /** Ids (digests) of the tokens handed out in the response to this code. */
   issuedTokenIds: string[];
+  /** sweepMinuteOf(forgetAt). Older records lack it (the first sweep of a daemon reads every code). */
+  sweepMinute?: string;
 }
 
 export type StoredCodeRecord = CodeRecord | ConsumedCodeRecord;
