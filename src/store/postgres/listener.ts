@@ -83,13 +83,13 @@ export class Notifier {
   #run(sql: string): void {
     const c = this.#client;
     if (!c) return;
-    // Sent now (pg keeps a connection's queries in order); a failed one means the connection
-    // broke, and its 'error'/'end' handler reconnects and LISTENs again.
-    const sent = c.query(sql).then(
+    // One at a time, in order, each after the one before answered (pg deprecates queueing a query on a
+    // client that is still running one); a failed one means the connection broke, and its
+    // 'error'/'end' handler reconnects and LISTENs again.
+    this.#queue = this.#queue.then(() => c.query(sql)).then(
       () => {},
       () => {},
     );
-    this.#queue = Promise.all([this.#queue, sent]).then(() => {});
   }
 
   #connect(): void {

@@ -1,0 +1,358 @@
+/**
+ * The two stores side by side, in one run: token exchanges/s and management gets/s against
+ * (a) the embedded store, (b) PostgreSQL with one daemon, (c) PostgreSQL with two daemons, the
+ * load generator alternating requests round-robin between them. Every daemon is a real
+ * `appreg serve` process; PostgreSQL is a throwaway 15 cluster on 127.0.0.1 with fsync=on and
+ * synchronous_commit=on (durable, like the embedded store with fsync on) and default buffers.
+ *
+ * CPU per request = (the daemons' utime+stime + every process of the cluster's) / requests, from
+ * /proc/<pid>/stat before and after each timed round. During (c) it also checks, under load, that
+ * a code is consumed exactly once across daemons, that a revocation on one daemon is seen at once
+ * by the other, and that an app created on one is readable on the other.
+ *
+ * Seeding goes through the service layer of an in-process daemon (fsync off for the embedded one;
+ * synchronous_commit off on PostgreSQL while seeding only, switched on and checked before any round).
+ * Run: npm run build && node dist/bench/stores.js   (a few minutes; BENCH_APPS, BENCH_USERS,
+ * BENCH_SECONDS, BENCH_CODES, BENCH_PG_CODES to change the size)
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { load, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
+import { loadConfig } from '../src/config.js';
+import { silentLogger } from '../src/logger.js';
+import { startDaemon } from '../src/server/start.js';
+import { T, type WorkspaceUserRecord } from '../src/services/records.js';
+import { OT } from '../src/services/oauth/records.js';
+
+const APPS = Number(process.env.BENCH_APPS ?? 1_000);
+const USERS = Number(process.env.BENCH_USERS ?? 10); // tokens seeded = APPS * USERS (+ one bot token per app)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+// codes per timed exchange round on each store (a round ends early when they run out): PostgreSQL exchanges fewer per second
+const CODES = Number(process.env.BENCH_CODES ?? 24_000);
+const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 5_000);
+const CONC = 50;
+const REDIRECT = 'https://bench.example.com/cb';
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+
+interface Client { id: string; secret: string; appKey: string }
+interface Code { client: number; code: string }
+interface Seeded { dir: string; clients: Client[]; codes: Record<string, Code[]>; creds: { authToken: string; base: string }; held: Record<string, number>; seconds: number }
+
+const manifest = (i: number) => ({
+  name: `bench-app-${i}`, displayName: `Bench App ${i}`, bot: true, botTitle: 'Benchmark bot',
+  scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
+  shortcuts: [], slashCommands: [], eventSubscriptions: { url: 'https://bench.example.com/events', events: ['NEW_MESSAGE'] },
+  redirectUrls: [REDIRECT], offlineMessage: 'offline',
+});
+
+async function inBatches<R>(n: number, width: number, fn: (i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(n);
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < n) {
+      const i = next++;
+      out[i] = await fn(i);
+    }
+  }));
+  return out;
+}
+
+/** Apps, users, tokens and the named code sets, through an in-process daemon on `databaseUrl` or the embedded store in `dir`. */
+async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?: string): Promise<Seeded> {
+  const t0 = performance.now();
+  const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), databaseUrl, fsync: false, codeTtlSeconds: 600, logLevel: 'warn' as const };
+  const d = await startDaemon(config, { logger: silentLogger });
+  try {
+    const owner = d.bootstrapped!;
+    const principal = { workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId, jti: '' };
+    const { store } = d.parts;
+    const { requests, exchange } = d.parts.oauth;
+    const users: WorkspaceUserRecord[] = Array.from({ length: USERS }, (_, i) => ({
+      id: `wu_bench${i}`, workspaceId: owner.workspaceId, accountId: `acc_bench${i}@example.com`, email: `bench${i}@example.com`, name: `Bench ${i}`, createdAt: new Date().toISOString(),
+    }));
+    await store.commit(users.map((u) => ({ table: T.workspaceUsers, id: u.id, value: u })));
+    const clients = await inBatches(APPS, 100, async (i) => {
+      const { app } = await d.parts.apps.create(principal, manifest(i));
+      return { id: app.id, secret: app.clientSecret as string, appKey: app.appKey as string };
+    });
+    const grant = async (c: Client, u: WorkspaceUserRecord) =>
+      (await requests.grant(await requests.validate({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT }), u)).code;
+    await inBatches(APPS * USERS, 200, async (k) => {
+      const c = clients[k % APPS]!;
+      await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code: await grant(c, users[Math.floor(k / APPS)]!) });
+    });
+    const codes: Record<string, Code[]> = {};
+    for (const [name, n] of Object.entries(codeSets)) {
+      const salt = name.length * 104729;
+      codes[name] = await inBatches(n, 200, async (i) => {
+        const client = (i * 7919 + salt) % APPS;
+        return { client, code: await grant(clients[client]!, users[i % USERS]!) };
+      });
+    }
+    const held = { apps: await store.count(T.apps), tokens: await store.count(OT.tokens), codes: await store.count(OT.codes) };
+    const base = `/workspaces/${owner.workspaceId}/workspaceUsers/${owner.workspaceUserId}`;
+    return { dir, clients, codes, creds: { authToken: owner.authToken, base }, held, seconds: Math.round((performance.now() - t0) / 100) / 10 };
+  } finally {
+    await d.close();
+  }
+}
+
+// ---- PostgreSQL: a throwaway cluster, run as the postgres user when we are root -------------
+
+interface Cluster { url: string; pgDir: string; pids(): number[]; sql(q: string): Promise<unknown[]>; stats(): Promise<DbStats>; stop(): void }
+/** Transactions in the bench database (each autocommit statement is one) and WAL fsyncs of the cluster. */
+interface DbStats { xacts: number; walSyncs: number }
+
+const freePort = () => new Promise<number>((resolve, reject) => {
+  const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+    const port = (s.address() as net.AddressInfo).port;
+    s.close(() => resolve(port));
+  });
+});
+
+async function startCluster(): Promise<Cluster> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) fs.chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
+  const run = (cmd: string, args: string[]) => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(PG_BIN, cmd), ...args]] : [path.join(PG_BIN, cmd), args];
+    const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir });
+    if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`);
+  };
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C']);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    try { run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']); } catch { /* not running */ }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', stop);
+  // fsync and synchronous_commit on (the defaults, spelled out); default shared_buffers
+  run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=on -c synchronous_commit=on`]);
+  const admin = `postgresql://postgres@127.0.0.1:${port}/postgres`;
+  const sql = async (q: string) => {
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    try { return (await c.query(q)).rows; } finally { await c.end(); }
+  };
+  await sql('CREATE DATABASE appreg_bench');
+  const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  // the postmaster and its children (backends, checkpointer, walwriter, autovacuum, …)
+  const pids = () => [postmaster, ...fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => ppid(p) === postmaster)];
+  const stats = async () => {
+    // a backend reports its counters when idle, at most every second and at the latest after 10 s
+    await new Promise((r) => setTimeout(r, 10_500));
+    const [row] = (await sql("SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'appreg_bench')::float8 AS xacts, (SELECT wal_sync FROM pg_stat_wal)::float8 AS syncs")) as Array<{ xacts: number; syncs: number }>;
+    return { xacts: row!.xacts, walSyncs: row!.syncs };
+  };
+  return { url: `postgresql://postgres@127.0.0.1:${port}/appreg_bench`, pgDir: dir, pids, sql, stats, stop };
+}
+
+function statFields(pid: number): string[] | undefined {
+  try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); } catch { return undefined; }
+}
+const ppid = (pid: number) => Number(statFields(pid)?.[1] ?? -1);
+/** CPU ticks (1/100 s): utime+stime, plus the children it reaped (cutime+cstime) so exited backends still count. */
+const ticks = (pids: number[]) => pids.reduce((s, p) => {
+  const f = statFields(p);
+  return f ? s + Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) : s;
+}, 0);
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** Wait until the daemons and the database are idle (embedded compaction, checkpoints, autovacuum) before a round. */
+async function quiet(pids: () => number[]): Promise<void> {
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, 2500));
+  let calm = 0;
+  let last = ticks(pids());
+  while (calm < 4 && performance.now() - t0 < 30_000) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = ticks(pids());
+    calm = now - last <= 2 ? calm + 1 : 0;
+    last = now;
+  }
+}
+
+// ---- the rounds --------------------------------------------------------------------------------
+
+function multipart(parts: Record<string, string>): { body: string; type: string } {
+  const b = '----benchstores0123456789';
+  let body = '';
+  for (const [k, v] of Object.entries(parts)) body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
+  return { body: body + `--${b}--\r\n`, type: `multipart/form-data; boundary=${b}` };
+}
+
+interface Setup { name: string; seeded: Seeded; daemons: DaemonProc[]; pools: Pool[]; dbPids: () => number[]; dbStats?: () => Promise<DbStats> }
+
+const exchangeOn = (s: Setup, pool: Pool, c: Code) => {
+  const cl = s.seeded.clients[c.client]!;
+  const { body, type } = multipart({ 'client-id': cl.id, 'client-secret': cl.secret, code: c.code });
+  return pool.request({ method: 'POST', path: '/oauth2/access', headers: { 'content-type': type }, body });
+};
+
+/** One timed round, with the CPU of the daemons and of the database per request. */
+async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds: number, timedStats = true) {
+  const ids = s.seeded.clients.map((c) => c.id);
+  const fn = kind === 'exchange'
+    ? async (i: number) => {
+      const c = codes[i];
+      if (!c) return false;
+      const r = await exchangeOn(s, s.pools[i % s.pools.length]!, c);
+      return r.statusCode === 200 && !!((await r.body.json()) as { accessToken?: string }).accessToken;
+    }
+    : async (i: number) => {
+      const r = await s.pools[i % s.pools.length]!.request({ method: 'GET', path: `${s.seeded.creds.base}/apps/mine/${ids[(i * 7) % ids.length]}`, headers: { authtoken: s.seeded.creds.authToken } });
+      await r.body.dump();
+      return r.statusCode === 200;
+    };
+  const daemonPids = s.daemons.map((d) => d.child.pid!);
+  const st0 = timedStats ? await s.dbStats?.() : undefined;
+  const d0 = ticks(daemonPids);
+  const p0 = ticks(s.dbPids());
+  const res: LoadResult = await load(fn, { concurrency: CONC, seconds, total: kind === 'exchange' ? codes.length : undefined });
+  const daemonMs = (ticks(daemonPids) - d0) * TICK_MS;
+  const dbMs = (ticks(s.dbPids()) - p0) * TICK_MS;
+  const per = (ms: number) => Math.round((ms * 1000) / Math.max(1, res.requests));
+  const cpuUsPerRequest = { daemons: per(daemonMs), database: per(dbMs), total: per(daemonMs + dbMs) };
+  const st1 = st0 ? await s.dbStats!() : undefined;
+  const r2 = (x: number) => Math.round((x / Math.max(1, res.requests)) * 100) / 100;
+  const database = st0 && st1 ? { transactionsPerRequest: r2(st1.xacts - st0.xacts), walFsyncsPerRequest: r2(st1.walSyncs - st0.walSyncs) } : undefined;
+  console.error(`${s.name} ${kind}: ${res.rps}/s p99 ${res.p99} ms, ${res.errors} errors, CPU ${cpuUsPerRequest.total} µs/request (daemons ${cpuUsPerRequest.daemons}, database ${cpuUsPerRequest.database}) ${JSON.stringify(database ?? {})}`);
+  return { ...res, cpuUsPerRequest, database };
+}
+
+/** The correctness checks across the two daemons (run while exchange load goes on). */
+async function checks(s: Setup) {
+  const [a, b] = s.pools as [Pool, Pool];
+  const once: number[] = [];
+  for (const c of s.seeded.codes.checkOnce!) {
+    const statuses = await Promise.all(Array.from({ length: 10 }, async (_, k) => {
+      const r = await exchangeOn(s, k % 2 ? b : a, c);
+      await r.body.dump();
+      return r.statusCode;
+    }));
+    once.push(statuses.filter((x) => x === 200).length);
+  }
+  const revoked: Array<{ before: number; revoke: number; after: number }> = [];
+  for (const c of s.seeded.codes.checkRevoke!) {
+    const r = await exchangeOn(s, a, c);
+    const tok = ((await r.body.json()) as { accessToken: string }).accessToken;
+    const headers = { token: tok, 'x-app-token': s.seeded.clients[c.client]!.appKey };
+    const me = async (p: Pool) => { const x = await p.request({ method: 'GET', path: '/oauth2/me', headers }); await x.body.dump(); return x.statusCode; };
+    const before = await me(b);
+    const del = await a.request({ method: 'DELETE', path: '/v1/app/authorization', headers });
+    await del.body.dump();
+    revoked.push({ before, revoke: del.statusCode, after: await me(b) });
+  }
+  const made = await a.request({ method: 'POST', path: `${s.seeded.creds.base}/apps`, headers: { authtoken: s.seeded.creds.authToken, 'content-type': 'application/json' }, body: JSON.stringify(manifest(APPS + 1)) });
+  const id = ((await made.body.json()) as { id: string }).id;
+  const read = await b.request({ method: 'GET', path: `${s.seeded.creds.base}/apps/mine/${id}`, headers: { authtoken: s.seeded.creds.authToken } });
+  const readBody = (await read.body.json()) as { id?: string };
+  return {
+    codeOnceAcrossDaemons: { runs: once.length, successesPerRun: once, ok: once.every((n) => n === 1) },
+    revokeOnOneRefusedByOther: { runs: revoked.length, statuses: revoked, ok: revoked.every((x) => x.before === 200 && x.revoke === 204 && x.after === 401) },
+    createdOnOneReadOnOther: { create: made.statusCode, read: read.statusCode, ok: made.statusCode === 201 && read.statusCode === 200 && readBody.id === id },
+  };
+}
+
+async function measure(s: Setup, warm: Code[], timed: Code[]) {
+  const all = () => [...s.daemons.map((d) => d.child.pid!), ...s.dbPids()];
+  await quiet(all);
+  await round(s, 'exchange', warm, 3, false);
+  await quiet(all);
+  const exchange = await round(s, 'exchange', timed, SECONDS);
+  await quiet(all);
+  await round(s, 'get', [], 2, false);
+  await quiet(all);
+  const get = await round(s, 'get', [], SECONDS);
+  return { daemons: s.daemons.length, exchange, get, memoryMb: s.daemons.map((d) => d.rssMb()) };
+}
+
+async function main() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-stores-'));
+  const cluster = await startCluster();
+  const daemons: DaemonProc[] = [];
+  const pools: Pool[] = [];
+  const up = async (dir: string, args: string[] = []) => {
+    const d = await startDaemonProcess(dir, args);
+    daemons.push(d);
+    const p = new Pool(d.url, { connections: CONC, pipelining: 1 });
+    pools.push(p);
+    return { d, p };
+  };
+  const down = async () => {
+    await Promise.all(pools.splice(0).map((p) => p.close()));
+    await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  };
+  try {
+    const load0 = os.loadavg();
+    // each store is measured right after its seeding: a code lives 600 s at most
+    delete process.env.APPREG_FSYNC; // the measured daemons run with the default: fsync on
+    const emb = await seed(path.join(root, 'embedded'), { warm: Math.ceil(CODES / 3), timed: CODES });
+    console.error(`embedded store seeded in ${emb.seconds} s: ${JSON.stringify(emb.held)}`);
+    await up(emb.dir);
+    const embedded = await measure({ name: 'embedded', seeded: emb, daemons, pools, dbPids: () => [] }, emb.codes.warm!, emb.codes.timed!);
+    await down();
+
+    await cluster.sql('ALTER SYSTEM SET synchronous_commit = off'); // seeding only
+    await cluster.sql('SELECT pg_reload_conf()');
+    const pgSeed = await seed(path.join(root, 'pg-seed'), { warm1: Math.ceil(PG_CODES / 3), timed1: PG_CODES, warm2: Math.ceil(PG_CODES / 3), timed2: PG_CODES, underLoad: PG_CODES, checkOnce: 20, checkRevoke: 20 }, cluster.url);
+    console.error(`PostgreSQL seeded in ${pgSeed.seconds} s: ${JSON.stringify(pgSeed.held)}`);
+    await cluster.sql('ALTER SYSTEM RESET synchronous_commit');
+    await cluster.sql('SELECT pg_reload_conf()');
+    await cluster.sql('CHECKPOINT');
+    const pgSettings = Object.fromEntries(((await cluster.sql("SELECT name, setting FROM pg_settings WHERE name IN ('fsync','synchronous_commit','shared_buffers','wal_sync_method','max_connections')")) as Array<{ name: string; setting: string }>).map((r) => [r.name, r.setting]));
+    if (pgSettings.fsync !== 'on' || pgSettings.synchronous_commit !== 'on') throw new Error(`PostgreSQL is not durable: ${JSON.stringify(pgSettings)}`);
+    // every daemon on the database has its own data dir with the seeding daemon's key file
+    const pgDir = (n: number) => {
+      const dir = path.join(root, `pg-daemon-${n}`);
+      fs.mkdirSync(dir, { mode: 0o700 });
+      fs.copyFileSync(path.join(pgSeed.dir, 'secret.key'), path.join(dir, 'secret.key'));
+      return dir;
+    };
+    const dbArgs = ['--database-url', cluster.url];
+    await up(pgDir(1), dbArgs);
+    const pgOne = await measure({ name: 'postgres, 1 daemon', seeded: pgSeed, daemons, pools, dbPids: cluster.pids, dbStats: cluster.stats }, pgSeed.codes.warm1!, pgSeed.codes.timed1!);
+    await up(pgDir(2), dbArgs);
+    const two: Setup = { name: 'postgres, 2 daemons', seeded: pgSeed, daemons, pools, dbPids: cluster.pids, dbStats: cluster.stats };
+    const pgTwo = await measure(two, pgSeed.codes.warm2!, pgSeed.codes.timed2!);
+    await quiet(() => [...daemons.map((d) => d.child.pid!), ...cluster.pids()]);
+    const [underLoad, checked] = await Promise.all([round(two, 'exchange', pgSeed.codes.underLoad!, SECONDS), checks(two)]);
+    await down();
+
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+    const cpuVsEmbedded = (r: typeof pgOne) => ({ exchange: ratio(r.exchange.cpuUsPerRequest.total, embedded.exchange.cpuUsPerRequest.total), get: ratio(r.get.cpuUsPerRequest.total, embedded.get.cpuUsPerRequest.total) });
+    const cpu = { postgres1: cpuVsEmbedded(pgOne), postgres2: cpuVsEmbedded(pgTwo) };
+    writeResult('stores', {
+      benchmark: 'token exchange and management get: embedded store vs PostgreSQL with one and two daemons (round-robin), 50 connections, each daemon its own `appreg serve` process, load generator in this process',
+      machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, PostgreSQL ${String(((await cluster.sql('SHOW server_version')) as Array<{ server_version: string }>)[0]?.server_version)}`,
+      load: { loadavgAtStart: load0.map((x) => Math.round(x * 100) / 100), loadavgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+      settings: { apps: APPS, users: USERS, seconds: SECONDS, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, each store right before its rounds (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round', held: { embedded: emb.held, postgres: pgSeed.held } },
+      method: 'per setup: warm-up 3 s exchanges, timed exchanges, warm-up 2 s gets, timed gets; before every round wait until daemons and database are idle; CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported',
+      results: { embedded, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
+      cpuPerRequestVsEmbedded: cpu,
+      cpuTargetMet: Object.values(cpu).every((c) => c.exchange <= 2 && c.get <= 2),
+      throughputVsEmbedded: { postgres1: { exchange: ratio(pgOne.exchange.rps, embedded.exchange.rps), get: ratio(pgOne.get.rps, embedded.get.rps) }, postgres2: { exchange: ratio(pgTwo.exchange.rps, embedded.exchange.rps), get: ratio(pgTwo.get.rps, embedded.get.rps) } },
+      checks: checked,
+      checksOk: Object.values(checked).every((c) => c.ok),
+      at: new Date().toISOString(),
+    });
+  } finally {
+    await down().catch(() => {});
+    cluster.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
