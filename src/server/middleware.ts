@@ -103,8 +103,9 @@ export type HitCounter = Pick<Store, 'hit'>;
 const WINDOW_MS = 60_000;
 
 /**
- * Fixed-window limiter keyed per caller; limit is requests per minute, 0 disables. The windows
- * are counted by the store (`hit`), not in this process: a second daemon sees the same counts.
+ * Fixed-window limiter keyed per caller (a window starts at the caller's first request); limit is
+ * requests per minute, 0 disables; Retry-After is the rest of the window. The windows are counted
+ * by the store (`hit`), not in this process: a second daemon sees the same counts.
  * `key` must name the limiter as well as the caller (a limiter's own bucket, as each had its own
  * map before). Works on express's requests and on plain node:http ones (the token endpoint):
  * it answers through `next` only, never by throwing.
@@ -120,14 +121,8 @@ export function rateLimit(opts: { perMinute: number; clock: Clock; store: HitCou
       return next(e);
     }
     opts.store.hit(`rate|${k}`, WINDOW_MS, now).then(
-      (hits) => next(hits > opts.perMinute ? rateLimited(retryAfter(now)) : undefined),
+      (w) => next(w.count > opts.perMinute ? rateLimited(Math.max(1, Math.ceil((w.resetAt - now) / 1000))) : undefined),
       (e: unknown) => next(e),
     );
   };
-}
-
-/** Seconds until the fixed window holding `now` ends (the store's windows start at multiples of their length). */
-function retryAfter(now: number): number {
-  const end = Math.floor(now / WINDOW_MS) * WINDOW_MS + WINDOW_MS;
-  return Math.max(1, Math.ceil((end - now) / 1000));
 }

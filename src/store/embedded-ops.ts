@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonChange, Tables } from './tables.js';
-import { checkChannel, checkPayload, StoreConflict, type ClaimRequest, type Expectation, type Listener } from './types.js';
+import { checkChannel, checkPayload, StoreConflict, type ClaimRequest, type Expectation, type HitCount, type Listener } from './types.js';
 
 /**
  * Throws StoreConflict on the first expectation that does not hold. Equal as JSON: the caller
@@ -66,20 +66,22 @@ export function chooseClaims(tables: Tables, req: ClaimRequest): { changes: Json
   return { changes, records };
 }
 
-/** Fixed-window hit counters, swept of ended windows so the map stays bounded by the keys of live windows. */
+/**
+ * Hit counters whose window starts at a key's first hit, swept of ended windows so the map stays
+ * bounded by the keys of live windows.
+ */
 export class HitWindows {
-  readonly #windows = new Map<string, { start: number; end: number; count: number }>();
+  readonly #windows = new Map<string, { end: number; count: number }>();
   #sweepAt = 1024;
 
-  hit(key: string, windowMs: number, now: number): number {
+  hit(key: string, windowMs: number, now: number): HitCount {
     if (!(windowMs > 0)) throw new RangeError('hit: windowMs must be positive');
-    const start = Math.floor(now / windowMs) * windowMs;
     const k = `${windowMs}\u0000${key}`;
     let w = this.#windows.get(k);
-    if (!w || w.start !== start) this.#windows.set(k, (w = { start, end: start + windowMs, count: 0 }));
+    if (!w || w.end <= now) this.#windows.set(k, (w = { end: now + windowMs, count: 0 }));
     w.count++;
     if (this.#windows.size >= this.#sweepAt) this.#sweep(now);
-    return w.count;
+    return { count: w.count, resetAt: w.end };
   }
 
   get size(): number {

@@ -79,6 +79,12 @@ export function checkPayload(payload: unknown): asserts payload is string {
   }
 }
 
+/** What `hit` answers: the hits of the key's current window, this one included, and when that window ends (ms). */
+export interface HitCount {
+  count: number;
+  resetAt: number;
+}
+
 /** A message between the daemons of one store (LISTEN/NOTIFY on PostgreSQL; in-process when embedded). */
 export type Listener = (payload: string) => void;
 
@@ -112,10 +118,11 @@ export interface Store {
    */
   claim<T extends object>(req: ClaimRequest): Promise<T[]>;
   /**
-   * Count one hit of `key` in the fixed window of `windowMs` that contains `now`; resolves the window's
-   * hits so far, this one included. Shared by every daemon of the store (rate limits behind a balancer).
+   * Count one hit of `key`: a window of `windowMs` starts at the key's first hit (and at its first hit
+   * after a window ended); resolves the window's hits so far, this one included, and when it ends.
+   * Shared by every daemon of the store (rate limits behind a balancer).
    */
-  hit(key: string, windowMs: number, now: number): Promise<number>;
+  hit(key: string, windowMs: number, now: number): Promise<HitCount>;
   /** Send `payload` (a string up to 7,000 bytes) to every listener of `channel` in every daemon of the store, this one included. */
   publish(channel: string, payload: string): Promise<void>;
   /** Listen on `channel`; returns the unsubscribe. */

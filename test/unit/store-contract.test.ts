@@ -215,13 +215,13 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.equal(mine.length, 20, 'the owner of a live lease may renew it');
     });
 
-    await t.test('hit counts per fixed window', async (t) => {
-      t.equal(await a.hit('ip:1', 1000, 5000), 1);
-      t.equal(await b.hit('ip:1', 1000, 5500), 2, 'shared between handles');
-      t.equal(await a.hit('ip:1', 1000, 5999), 3);
-      t.equal(await a.hit('ip:2', 1000, 5999), 1, 'per key');
-      t.equal(await a.hit('ip:1', 1000, 6000), 1, 'a new window starts at 1');
-      t.equal(await a.hit('ip:1', 60_000, 6000), 1, 'per window length');
+    await t.test('hit counts per window, which starts at the key\'s first hit', async (t) => {
+      t.same(await a.hit('ip:1', 1000, 5300), { count: 1, resetAt: 6300 }, 'the first hit opens a window');
+      t.same(await b.hit('ip:1', 1000, 5500), { count: 2, resetAt: 6300 }, 'shared between handles');
+      t.same(await a.hit('ip:1', 1000, 6299), { count: 3, resetAt: 6300 }, 'not cut at a multiple of its length');
+      t.same(await a.hit('ip:2', 1000, 6299), { count: 1, resetAt: 7299 }, 'per key');
+      t.same(await a.hit('ip:1', 1000, 6300), { count: 1, resetAt: 7300 }, 'the next hit after the end opens a new window');
+      t.same(await a.hit('ip:1', 60_000, 6300), { count: 1, resetAt: 66_300 }, 'per window length');
     });
 
     await t.test('publish and subscribe', async (t) => {

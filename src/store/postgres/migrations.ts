@@ -87,6 +87,22 @@ ${COMMIT_FUNCTION};`,
     // that wrote only unlogged rows does not wait for a WAL flush: a counted request no longer costs an fsync.
     sql: `ALTER TABLE appreg_hits SET UNLOGGED;`,
   },
+  {
+    version: 3,
+    name: 'hit windows from the first hit',
+    // A window per key that starts at its first hit (as an in-process limiter's does) instead of at
+    // whole multiples of its length, which let a burst straddling the turn of a window through twice.
+    sql: `
+DROP TABLE appreg_hits;
+CREATE UNLOGGED TABLE appreg_hit_windows (
+  key text NOT NULL,
+  window_ms bigint NOT NULL,
+  window_end bigint NOT NULL,
+  count integer NOT NULL,
+  PRIMARY KEY (key, window_ms)
+);
+CREATE INDEX appreg_hit_windows_end ON appreg_hit_windows (window_end);`,
+  },
 ];
 
 /** Any lock id would do, as long as every appreg daemon uses the same one. */

@@ -199,18 +199,22 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     },
 
     async hit(key, windowMs, now) {
-      const start = Math.floor(now / windowMs) * windowMs;
-      const r = await q<{ count: number }>(
-        `INSERT INTO appreg_hits (key, window_ms, window_start, count) VALUES ($1, $2, $3, 1)
-         ON CONFLICT (key, window_ms, window_start) DO UPDATE SET count = appreg_hits.count + 1
-         RETURNING count`,
-        [key, windowMs, start],
+      if (!(windowMs > 0)) throw new RangeError('hit: windowMs must be positive');
+      // One row per key and window length: a window starts at the first hit after the last one ended.
+      const r = await q<{ count: number; reset_at: string }>(
+        `INSERT INTO appreg_hit_windows AS h (key, window_ms, window_end, count) VALUES ($1, $2, $3::bigint + $2::bigint, 1)
+         ON CONFLICT (key, window_ms) DO UPDATE SET
+           count = CASE WHEN h.window_end <= $3::bigint THEN 1 ELSE h.count + 1 END,
+           window_end = CASE WHEN h.window_end <= $3::bigint THEN EXCLUDED.window_end ELSE h.window_end END
+         RETURNING count, window_end AS reset_at`,
+        [key, windowMs, now],
       );
       if (++hitsSinceSweep >= HIT_SWEEP_EVERY) {
         hitsSinceSweep = 0;
-        q('DELETE FROM appreg_hits WHERE window_start + window_ms < $1', [now]).catch(() => {});
+        q('DELETE FROM appreg_hit_windows WHERE window_end < $1', [now]).catch(() => {});
       }
-      return r.rows[0]?.count ?? 1;
+      const row = r.rows[0];
+      return { count: row?.count ?? 1, resetAt: row ? Number(row.reset_at) : now + windowMs };
     },
 
     async publish(channel, payload) {
