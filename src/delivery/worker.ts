@@ -1,11 +1,9 @@
 /**
- * The delivery worker: events. An event is durable (a pending record in the store) before its
- * first attempt, and is tried again on the retry schedule until it is delivered, refused for
- * good or the schedule runs out; pending records survive restarts. With several daemons on one
- * store each attempt is made once: due records are leased (store.claim) to one daemon, and the
- * daemon that creates an event writes it already leased to itself and makes the first attempt at
- * once. The worker also drains the events outbox the OAuth service writes (APP_UNAUTHORIZED,
- * APP_UNINSTALLED), and hears from the socket-mode queue when a kept event was sent or dropped.
+ * The delivery worker: events. An event is durable (a pending record) before its first attempt and
+ * is retried on the schedule until delivered, refused for good or out of schedule. Each attempt is
+ * made once across daemons: due records are leased (store.claim); the creating daemon writes its
+ * event leased to itself and attempts at once. It also drains the OAuth events outbox and hears
+ * from the socket-mode queue when a kept event was sent or dropped.
  */
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
