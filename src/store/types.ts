@@ -18,6 +18,12 @@ export interface Change {
   value: object | null;
 }
 
+/** Where a record is: for getMany. */
+export interface RecordKey {
+  table: string;
+  id: string;
+}
+
 /** A condition of a commit: the record is still `value` (equal as JSON), or still absent (undefined). */
 export interface Expectation {
   table: string;
@@ -86,6 +92,11 @@ export interface Store {
   /** 'embedded' (files in the data dir, one daemon) or 'postgres' (shared by several daemons). */
   readonly kind: 'embedded' | 'postgres';
   get<T extends object>(table: string, id: string): Promise<T | undefined>;
+  /**
+   * Several records of any tables at once, in the order asked (undefined where there is none): one
+   * round trip on PostgreSQL where a get per record costs one each. A key asked twice is answered twice.
+   */
+  getMany(keys: readonly RecordKey[]): Promise<(object | undefined)[]>;
   /** Records of `table` whose `field` (one of INDEXED_FIELDS[table]) equals `value`, in no order. */
   find<T extends object>(table: string, field: string, value: string): Promise<T[]>;
   /** Every record of a table, in no order: for sweeps and tables that stay small. */

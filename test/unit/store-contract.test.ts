@@ -68,6 +68,34 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.equal((await b.find('wsMessages', 'threadRootId', '42')).length, 1, 'a number is found by its string');
     });
 
+    await t.test('getMany: records of several tables in the order asked', async (t) => {
+      await a.commit([
+        { table: 'apps', id: 'gm1', value: { id: 'gm1', n: 1 } },
+        { table: 'codes', id: 'gm1', value: { id: 'gm1', c: true } },
+        { table: 'apps', id: 'gm2', value: { id: 'gm2', n: 2 } },
+      ]);
+      t.same(await b.getMany([]), []);
+      t.same(await b.getMany([{ table: 'apps', id: 'gm2' }]), [{ id: 'gm2', n: 2 }]);
+      t.same(
+        await b.getMany([
+          { table: 'codes', id: 'gm1' },
+          { table: 'apps', id: 'nope' },
+          { table: 'apps', id: 'gm2' },
+          { table: 'nosuchtable', id: 'gm1' },
+          { table: 'apps', id: 'gm1' },
+          { table: 'apps', id: 'gm2' },
+        ]),
+        [{ id: 'gm1', c: true }, undefined, { id: 'gm2', n: 2 }, undefined, { id: 'gm1', n: 1 }, { id: 'gm2', n: 2 }],
+      );
+      const [x, y] = await b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'apps', id: 'gm1' }]);
+      t.not(x, y, 'each answer its own copy');
+      // what getMany read is what a commit may expect
+      await b.commit([{ table: 'apps', id: 'gm1', value: { id: 'gm1', n: 10 } }], [{ table: 'apps', id: 'gm1', value: x }]);
+      await t.rejects(b.commit([{ table: 'apps', id: 'gm1', value: null }], [{ table: 'apps', id: 'gm1', value: y }]), StoreConflict);
+      await a.commit([{ table: 'apps', id: 'gm1', value: null }, { table: 'apps', id: 'gm2', value: null }, { table: 'codes', id: 'gm1', value: null }]);
+      t.same(await b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'codes', id: 'gm1' }]), [undefined, undefined]);
+    });
+
     await t.test('countWhere and findPage', async (t) => {
       const msg = (id: string, extra: object) => ({ table: 'wsMessages', id, value: { id, channelId: 'ch_p', ...extra } });
       await a.commit([

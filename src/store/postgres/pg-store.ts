@@ -120,6 +120,21 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       return r.rows[0]?.data as T | undefined;
     },
 
+    async getMany(keys) {
+      if (!keys.length) return [];
+      if (keys.length === 1) return [await store.get(keys[0]!.table, keys[0]!.id)];
+      // One statement for every key: each (tbl, id) is a primary-key lookup (a nested loop over the
+      // unnest); the ordinality puts the answers back in the order asked.
+      const r = await q<{ n: string; data: object }>(
+        `SELECT k.n::text AS n, r.data FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(tbl, id, n)
+         JOIN appreg_records r ON r.tbl = k.tbl AND r.id = k.id`,
+        [keys.map((k) => k.table), keys.map((k) => k.id)],
+      );
+      const out: (object | undefined)[] = new Array(keys.length).fill(undefined);
+      for (const row of r.rows) out[Number(row.n) - 1] = row.data;
+      return out;
+    },
+
     async find<T extends object>(table: string, field: string, value: string) {
       const r = await q<Row>(`SELECT data FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
       return r.rows.map((x) => x.data as T);
