@@ -87,6 +87,30 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
         ]),
         [{ id: 'gm1', c: true }, undefined, { id: 'gm2', n: 2 }, undefined, { id: 'gm1', n: 1 }, { id: 'gm2', n: 2 }],
       );
+      // idFrom: the id is a field of an earlier key's record (an installation's bot user)
+      await a.commit([
+        { table: 'installations', id: 'gi1', value: { id: 'gi1', botUserId: 'gm2', n: 7, o: { x: 1 } } },
+        { table: 'installations', id: 'gi2', value: { id: 'gi2' } },
+      ]);
+      t.same(
+        await b.getMany([
+          { table: 'installations', id: 'gi1' },
+          { table: 'apps', idFrom: { key: 0, field: 'botUserId' } },
+          { table: 'installations', id: 'gi2' },
+          { table: 'apps', idFrom: { key: 2, field: 'botUserId' } },
+          { table: 'installations', id: 'nope' },
+          { table: 'apps', idFrom: { key: 4, field: 'botUserId' } },
+          { table: 'codes', idFrom: { key: 0, field: 'botUserId' } },
+          { table: 'apps', idFrom: { key: 0, field: 'n' } },
+          { table: 'apps', idFrom: { key: 0, field: 'o' } },
+          { table: 'apps', idFrom: { key: 0, field: 'botUserId' } },
+        ]),
+        [{ id: 'gi1', botUserId: 'gm2', n: 7, o: { x: 1 } }, { id: 'gm2', n: 2 }, { id: 'gi2' }, undefined, undefined, undefined, undefined, undefined, undefined, { id: 'gm2', n: 2 }],
+        'no record, no field, or not a string: undefined',
+      );
+      await t.rejects(async () => b.getMany([{ table: 'apps', idFrom: { key: 0, field: 'id' } }]), TypeError, 'idFrom names an earlier key');
+      await t.rejects(async () => b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'apps', idFrom: { key: 0, field: 'id' } }, { table: 'apps', idFrom: { key: 1, field: 'id' } }]), TypeError, 'given by id');
+      await a.commit([{ table: 'installations', id: 'gi1', value: null }, { table: 'installations', id: 'gi2', value: null }]);
       const [x, y] = await b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'apps', id: 'gm1' }]);
       t.not(x, y, 'each answer its own copy');
       // what getMany read is what a commit may expect
