@@ -158,6 +158,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
   const store: LowdbStore = {
     kind: 'embedded',
     get: async (table, id) => tables.get(table, id),
+    getMany: async (keys) => tables.getMany(keys),
     find: async (table, field, value) => tables.find(table, field, value),
     all: async (table) => tables.all(table),
     count: async (table) => tables.count(table),

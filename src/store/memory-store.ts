@@ -11,6 +11,7 @@ export function createMemoryStore(): Store {
   const store: Store = {
     kind: 'embedded',
     get: async (table, id) => tables.get(table, id),
+    getMany: async (keys) => tables.getMany(keys),
     find: async (table, field, value) => tables.find(table, field, value),
     all: async (table) => tables.all(table),
     count: async (table) => tables.count(table),

@@ -10,7 +10,7 @@
  */
 import { INDEXED_FIELDS, assertIndexed, indexKey } from './indexes.js';
 import { OrderedLists, pageOf } from './ordered.js';
-import type { Change, PageQuery } from './types.js';
+import { checkRecordKeys, type Change, type PageQuery, type RecordKey } from './types.js';
 
 /** A point-in-time copy of the table structure: table → id → record JSON (strings are shared). */
 export type TableSnapshot = Map<string, Map<string, string>>;
@@ -83,6 +83,17 @@ export class Tables {
   get<T extends object>(table: string, id: string): T | undefined {
     const s = this.#tables.get(table)?.get(id);
     return s === undefined ? undefined : this.#read<T>(s);
+  }
+
+  /** Store.getMany: in the order asked; an idFrom key reads the id from the answer of its earlier key. */
+  getMany(keys: readonly RecordKey[]): (object | undefined)[] {
+    checkRecordKeys(keys);
+    const out: (object | undefined)[] = [];
+    for (const k of keys) {
+      const id = 'idFrom' in k ? (out[k.idFrom.key] as Record<string, unknown> | undefined)?.[k.idFrom.field] : k.id;
+      out.push(typeof id === 'string' ? this.get(k.table, id) : undefined);
+    }
+    return out;
   }
 
   find<T extends object>(table: string, field: string, value: string): T[] {

@@ -18,6 +18,24 @@ export interface Change {
   value: object | null;
 }
 
+/**
+ * Where a record is, for getMany: its id; or (idFrom) the string in `field` of the record answered
+ * for an earlier key `key` (an index into the same keys, naming one given by id): a record that
+ * names another (an installation its bot user) read with it in one round trip. No record there, or
+ * no string in the field: undefined.
+ */
+export type RecordKey = { table: string; id: string } | { table: string; idFrom: { key: number; field: string } };
+
+/** Throws TypeError unless every idFrom of `keys` names an earlier key given by id. */
+export function checkRecordKeys(keys: readonly RecordKey[]): void {
+  keys.forEach((k, i) => {
+    if (!('idFrom' in k)) return;
+    const j = k.idFrom.key;
+    const to = Number.isInteger(j) && j >= 0 && j < i ? keys[j] : undefined;
+    if (!to || 'idFrom' in to) throw new TypeError(`store.getMany: key ${i} must take its id from an earlier key given by id`);
+  });
+}
+
 /** A condition of a commit: the record is still `value` (equal as JSON), or still absent (undefined). */
 export interface Expectation {
   table: string;
@@ -92,6 +110,11 @@ export interface Store {
   /** 'embedded' (files in the data dir, one daemon) or 'postgres' (shared by several daemons). */
   readonly kind: 'embedded' | 'postgres';
   get<T extends object>(table: string, id: string): Promise<T | undefined>;
+  /**
+   * Several records of any tables at once, in the order asked (undefined where there is none): one
+   * round trip on PostgreSQL where a get per record costs one each. A key asked twice is answered twice.
+   */
+  getMany(keys: readonly RecordKey[]): Promise<(object | undefined)[]>;
   /** Records of `table` whose `field` (one of INDEXED_FIELDS[table]) equals `value`, in no order. */
   find<T extends object>(table: string, field: string, value: string): Promise<T[]>;
   /** Every record of a table, in no order: for sweeps and tables that stay small. */

@@ -68,6 +68,58 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.equal((await b.find('wsMessages', 'threadRootId', '42')).length, 1, 'a number is found by its string');
     });
 
+    await t.test('getMany: records of several tables in the order asked', async (t) => {
+      await a.commit([
+        { table: 'apps', id: 'gm1', value: { id: 'gm1', n: 1 } },
+        { table: 'codes', id: 'gm1', value: { id: 'gm1', c: true } },
+        { table: 'apps', id: 'gm2', value: { id: 'gm2', n: 2 } },
+      ]);
+      t.same(await b.getMany([]), []);
+      t.same(await b.getMany([{ table: 'apps', id: 'gm2' }]), [{ id: 'gm2', n: 2 }]);
+      t.same(
+        await b.getMany([
+          { table: 'codes', id: 'gm1' },
+          { table: 'apps', id: 'nope' },
+          { table: 'apps', id: 'gm2' },
+          { table: 'nosuchtable', id: 'gm1' },
+          { table: 'apps', id: 'gm1' },
+          { table: 'apps', id: 'gm2' },
+        ]),
+        [{ id: 'gm1', c: true }, undefined, { id: 'gm2', n: 2 }, undefined, { id: 'gm1', n: 1 }, { id: 'gm2', n: 2 }],
+      );
+      // idFrom: the id is a field of an earlier key's record (an installation's bot user)
+      await a.commit([
+        { table: 'installations', id: 'gi1', value: { id: 'gi1', botUserId: 'gm2', n: 7, o: { x: 1 } } },
+        { table: 'installations', id: 'gi2', value: { id: 'gi2' } },
+      ]);
+      t.same(
+        await b.getMany([
+          { table: 'installations', id: 'gi1' },
+          { table: 'apps', idFrom: { key: 0, field: 'botUserId' } },
+          { table: 'installations', id: 'gi2' },
+          { table: 'apps', idFrom: { key: 2, field: 'botUserId' } },
+          { table: 'installations', id: 'nope' },
+          { table: 'apps', idFrom: { key: 4, field: 'botUserId' } },
+          { table: 'codes', idFrom: { key: 0, field: 'botUserId' } },
+          { table: 'apps', idFrom: { key: 0, field: 'n' } },
+          { table: 'apps', idFrom: { key: 0, field: 'o' } },
+          { table: 'apps', idFrom: { key: 0, field: 'botUserId' } },
+        ]),
+        [{ id: 'gi1', botUserId: 'gm2', n: 7, o: { x: 1 } }, { id: 'gm2', n: 2 }, { id: 'gi2' }, undefined, undefined, undefined, undefined, undefined, undefined, { id: 'gm2', n: 2 }],
+        'no record, no field, or not a string: undefined',
+      );
+      await t.rejects(async () => b.getMany([{ table: 'apps', idFrom: { key: 0, field: 'id' } }]), TypeError, 'idFrom names an earlier key');
+      await t.rejects(async () => b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'apps', idFrom: { key: 0, field: 'id' } }, { table: 'apps', idFrom: { key: 1, field: 'id' } }]), TypeError, 'given by id');
+      await a.commit([{ table: 'installations', id: 'gi1', value: null }, { table: 'installations', id: 'gi2', value: null }]);
+      const [x, y] = await b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'apps', id: 'gm1' }]);
+      t.not(x, y, 'each answer its own copy');
+      // what getMany read is what a commit may expect
+      await b.commit([{ table: 'apps', id: 'gm1', value: { id: 'gm1', n: 10 } }], [{ table: 'apps', id: 'gm1', value: x }]);
+      await t.rejects(b.commit([{ table: 'apps', id: 'gm1', value: null }], [{ table: 'apps', id: 'gm1', value: y }]), StoreConflict);
+      await a.commit([{ table: 'apps', id: 'gm1', value: null }, { table: 'apps', id: 'gm2', value: null }, { table: 'codes', id: 'gm1', value: null }]);
+      t.same(await b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'codes', id: 'gm1' }]), [undefined, undefined]);
+    });
+
     await t.test('countWhere and findPage', async (t) => {
       const msg = (id: string, extra: object) => ({ table: 'wsMessages', id, value: { id, channelId: 'ch_p', ...extra } });
       await a.commit([

@@ -11,7 +11,7 @@ import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import { T, retryOnConflict, type AppRecord, type WorkspaceUserRecord } from '../records.js';
 import { authorizationId, installationId, type Grants } from './grants.js';
-import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type StoredCodeRecord, type TokenRecord } from './records.js';
+import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type InstallationRecord, type StoredCodeRecord, type TokenRecord } from './records.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -92,8 +92,10 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     if (missing.length) throw invalidRequest(`The form parts ${missing.join(', ')} are required.`, missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })));
     const clientId = input.clientId as string;
     const codeId = sha256(input.code as string);
-    // both reads at once: the code is only looked at once the client is authenticated
-    const [app, first] = await Promise.all([apps.byId(clientId), store.get<StoredCodeRecord>(OT.codes, codeId)]);
+    // both reads in one (one round trip on PostgreSQL): the code is only looked at once the client is authenticated
+    const [appRead, codeRead] = await store.getMany([{ table: T.apps, id: clientId }, { table: OT.codes, id: codeId }]);
+    const app = appRead as AppRecord | undefined;
+    const first = codeRead as StoredCodeRecord | undefined;
     const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;
     if (!safeEqual(input.clientSecret as string, expected) || !app) throw invalidClient();
 
@@ -123,21 +125,28 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       throw invalidGrant('The authorization code has expired.');
     }
     const azId = authorizationId(app.id, rec.workspaceUserId);
-    const [user, instRead, prevAz] = await Promise.all([
-      store.get<WorkspaceUserRecord>(T.workspaceUsers, rec.workspaceUserId),
-      installationOf(app.id, rec.workspaceId),
-      store.get<AuthorizationRecord>(OT.authorizations, azId),
+    // user, installation, authorization and the installation's bot user in one read (one round trip on
+    // PostgreSQL, one snapshot); ids as grants.installationOf/authorizationOf make them
+    const instId = installationId(app.id, rec.workspaceId);
+    const read = await store.getMany([
+      { table: T.workspaceUsers, id: rec.workspaceUserId },
+      { table: OT.installations, id: instId },
+      { table: OT.authorizations, id: azId },
+      ...(app.manifest.bot ? [{ table: T.workspaceUsers, idFrom: { key: 1, field: 'botUserId' } }] : []),
     ]);
+    const user = read[0] as WorkspaceUserRecord | undefined;
+    const instRead = read[1] as InstallationRecord | undefined;
+    const prevAz = read[2] as AuthorizationRecord | undefined;
     if (!user) throw invalidGrant('The user who granted this code no longer exists.');
 
     const now = nowIso();
     const changes: Change[] = [];
     const issued: string[] = [];
-    let inst = instRead ?? { id: installationId(app.id, rec.workspaceId), appId: app.id, workspaceId: rec.workspaceId, installedBy: user.id, botScopes: [], createdAt: now, updatedAt: now };
+    let inst = instRead ?? { id: instId, appId: app.id, workspaceId: rec.workspaceId, installedBy: user.id, botScopes: [], createdAt: now, updatedAt: now };
     let botToken: string | undefined;
     let botId: string | undefined;
     if (app.manifest.bot) {
-      let botUser = inst.botUserId ? await store.get<BotUserRecord>(T.workspaceUsers, inst.botUserId) : undefined;
+      let botUser = inst.botUserId ? (read[3] as BotUserRecord | undefined) : undefined;
       const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !botUser;
       if (!botUser || rec.reinstall) {
         const m = app.manifest;

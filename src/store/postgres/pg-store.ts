@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkPayload, StoreConflict, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { checkPayload, checkRecordKeys, StoreConflict, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
 import { DEADLOCK_SQLSTATE, conflictOf, isConnectionError } from './errors.js';
 import { Notifier, pgChannel } from './listener.js';
 import { assertSafeName, migrateWith } from './migrations.js';
@@ -118,6 +118,25 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     async get<T extends object>(table: string, id: string) {
       const r = await q<Row>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id]);
       return r.rows[0]?.data as T | undefined;
+    },
+
+    async getMany(keys) {
+      checkRecordKeys(keys);
+      if (!keys.length) return [];
+      const k0 = keys[0]!;
+      if (keys.length === 1 && !('idFrom' in k0)) return [await store.get(k0.table, k0.id)];
+      // One statement for every key: each (tbl, id) is a primary-key lookup (a nested loop over the
+      // unnest), an idFrom key one more after the record it names; the ordinality puts the answers
+      // back in the order asked.
+      const follows = keys.some((k) => 'idFrom' in k);
+      const r = await q<{ n: number; data: object }>(follows ? GET_MANY_FOLLOWING : GET_MANY, [
+        keys.map((k) => k.table),
+        keys.map((k) => ('idFrom' in k ? null : k.id)),
+        ...(follows ? [keys.map((k) => ('idFrom' in k ? k.idFrom.key + 1 : null)), keys.map((k) => ('idFrom' in k ? k.idFrom.field : null))] : []),
+      ]);
+      const out: (object | undefined)[] = new Array(keys.length).fill(undefined);
+      for (const row of r.rows) out[row.n - 1] = row.data;
+      return out;
     },
 
     async find<T extends object>(table: string, field: string, value: string) {
@@ -241,6 +260,19 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
   };
   return store;
 }
+
+/** getMany's statement when every key has its id. */
+const GET_MANY = `SELECT k.n::integer AS n, r.data FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(tbl, id, n)
+  JOIN appreg_records r ON r.tbl = k.tbl AND r.id = k.id`;
+
+/** getMany's statement with idFrom keys ($3: the 1-based key they take their id from, $4: its field); one snapshot for all. */
+const GET_MANY_FOLLOWING = `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY AS k(tbl, id, via, field, n)),
+  d AS (SELECT k.n, r.data FROM k JOIN appreg_records r ON r.tbl = k.tbl AND r.id = k.id WHERE k.via IS NULL)
+  SELECT d.n::integer AS n, d.data FROM d
+  UNION ALL
+  SELECT k.n::integer AS n, r.data FROM k JOIN d ON d.n = k.via
+    JOIN appreg_records r ON r.tbl = k.tbl AND r.id = (d.data->>k.field)
+  WHERE k.via IS NOT NULL AND jsonb_typeof(d.data->k.field) = 'string'`;
 
 /**
  * The condition of a find on `field` = $1, spelled as its index is (literal table and field) so the
