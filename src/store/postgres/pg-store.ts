@@ -1,8 +1,7 @@
 /**
- * The Store on PostgreSQL, shared by any number of daemons: every read is a query (nothing is
- * cached, so another daemon's commit is seen as soon as it answered), every commit one call of
- * appreg_commit (migrations.ts) in its own transaction, one round trip. Records are rows of
- * appreg_records; find uses the partial expression index of its (table, field).
+ * The Store on PostgreSQL, shared by any number of daemons: every read a query (nothing cached: another
+ * daemon's commit is seen once it answered), every commit one call of appreg_commit (migrations.ts).
+ * Records are rows of appreg_records; find uses the partial expression index of its (table, field).
  */
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
