@@ -21,7 +21,7 @@ export interface TokenResponse {
   workspaceId: string;
 }
 
-export interface BotUserRecord extends WorkspaceUserRecord {
+interface BotUserRecord extends WorkspaceUserRecord {
   isBot: true;
   appId: string;
   title?: string;
