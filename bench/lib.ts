@@ -81,3 +81,30 @@ export function writeResult(name: string, data: unknown): void {
   fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(data, null, 2) + '\n');
   console.log(JSON.stringify(data, null, 2));
 }
+
+/** The redirect URL of the token benchmarks' apps. */
+export const BENCH_REDIRECT = 'https://bench.example.com/cb';
+
+/** The manifest of the token benchmarks' app number i: a bot app with the scopes an exchange grants. */
+export function benchManifest(i: number) {
+  return {
+    name: `bench-app-${i}`, displayName: `Bench App ${i}`, bot: true, botTitle: 'Benchmark bot',
+    scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
+    shortcuts: [], slashCommands: [],
+    eventSubscriptions: { url: 'https://bench.example.com/events', events: ['NEW_MESSAGE'] },
+    redirectUrls: [BENCH_REDIRECT], offlineMessage: 'offline',
+  };
+}
+
+/** fn(0..n-1), at most `width` at a time; the results in order. */
+export async function inBatches<T>(n: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(n);
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < n) {
+      const i = next++;
+      out[i] = await fn(i);
+    }
+  }));
+  return out;
+}

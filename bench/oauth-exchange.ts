@@ -21,7 +21,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { load, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
+import { BENCH_REDIRECT, benchManifest, inBatches, load, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
@@ -34,29 +34,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONC = 50;
 const CODES = Number(process.env.BENCH_CODES ?? 50_000); // per server per round (more than a round uses)
-const REDIRECT = 'https://bench.example.com/cb';
-
-function manifest(i: number) {
-  return {
-    name: `bench-app-${i}`, displayName: `Bench App ${i}`, bot: true, botTitle: 'Benchmark bot',
-    scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
-    shortcuts: [], slashCommands: [],
-    eventSubscriptions: { url: 'https://bench.example.com/events', events: ['NEW_MESSAGE'] },
-    redirectUrls: [REDIRECT], offlineMessage: 'offline',
-  };
-}
-
-async function inBatches<T>(n: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(n);
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) {
-      const i = next++;
-      out[i] = await fn(i);
-    }
-  }));
-  return out;
-}
+const REDIRECT = BENCH_REDIRECT;
+const manifest = benchManifest;
 
 interface Client { id: string; secret: string }
 

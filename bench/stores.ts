@@ -22,7 +22,7 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { load, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
+import { BENCH_REDIRECT, benchManifest, inBatches, load, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
@@ -36,31 +36,14 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CODES = Number(process.env.BENCH_CODES ?? 24_000);
 const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 5_000);
 const CONC = 50;
-const REDIRECT = 'https://bench.example.com/cb';
+const REDIRECT = BENCH_REDIRECT;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
 interface Client { id: string; secret: string; appKey: string }
 interface Code { client: number; code: string }
 interface Seeded { dir: string; clients: Client[]; codes: Record<string, Code[]>; creds: { authToken: string; base: string }; held: Record<string, number>; seconds: number }
 
-const manifest = (i: number) => ({
-  name: `bench-app-${i}`, displayName: `Bench App ${i}`, bot: true, botTitle: 'Benchmark bot',
-  scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
-  shortcuts: [], slashCommands: [], eventSubscriptions: { url: 'https://bench.example.com/events', events: ['NEW_MESSAGE'] },
-  redirectUrls: [REDIRECT], offlineMessage: 'offline',
-});
-
-async function inBatches<R>(n: number, width: number, fn: (i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(n);
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) {
-      const i = next++;
-      out[i] = await fn(i);
-    }
-  }));
-  return out;
-}
+const manifest = benchManifest;
 
 /** Apps, users, tokens and the named code sets, through an in-process daemon on `databaseUrl` or the embedded store in `dir`. */
 async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?: string): Promise<Seeded> {

@@ -6,7 +6,20 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonChange, Tables } from './tables.js';
-import { checkChannel, checkPayload, StoreConflict, type ClaimRequest, type Expectation, type HitCount, type Listener } from './types.js';
+import { checkChannel, checkPayload, StoreConflict, type ClaimRequest, type Expectation, type HitCount, type Listener, type Store } from './types.js';
+
+/** The reads of a Store over in-process tables: the same for the lowdb store and the memory store. */
+export function tableReads(tables: Tables): Pick<Store, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
+  return {
+    get: async (table, id) => tables.get(table, id),
+    getMany: async (keys) => tables.getMany(keys),
+    find: async (table, field, value) => tables.find(table, field, value),
+    all: async (table) => tables.all(table),
+    count: async (table) => tables.count(table),
+    countWhere: async (table, field, value) => tables.countWhere(table, field, value),
+    findPage: async (table, field, value, page) => tables.findPage(table, field, value, page),
+  };
+}
 
 /**
  * Throws StoreConflict on the first expectation that does not hold. Equal as JSON: the caller

@@ -27,7 +27,7 @@ import { Compactor } from './compaction.js';
 import { SnapshotWriter } from './data-file.js';
 import { nodeIo, type StoreIo } from './fsync.js';
 import { JournalWriter } from './journal-writer.js';
-import { LocalChannels, HitWindows, checkExpectations, chooseClaims, validateExpectations } from './embedded-ops.js';
+import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { recover } from './recovery.js';
 import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
 import type { Change, ClaimRequest, Expectation, Store, StoreLogger } from './types.js';
@@ -157,13 +157,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
 
   const store: LowdbStore = {
     kind: 'embedded',
-    get: async (table, id) => tables.get(table, id),
-    getMany: async (keys) => tables.getMany(keys),
-    find: async (table, field, value) => tables.find(table, field, value),
-    all: async (table) => tables.all(table),
-    count: async (table) => tables.count(table),
-    countWhere: async (table, field, value) => tables.countWhere(table, field, value),
-    findPage: async (table, field, value, page) => tables.findPage(table, field, value, page),
+    ...tableReads(tables),
 
     commit(changes: Change[], expect?: Expectation[]): Promise<void> {
       if (closing) return Promise.reject(new Error('store is closed'));

@@ -1,5 +1,5 @@
 /** A Store that keeps everything in memory: for unit tests of other modules. Same semantics as the embedded store. */
-import { LocalChannels, HitWindows, checkExpectations, chooseClaims, validateExpectations } from './embedded-ops.js';
+import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { Tables, toJsonChanges, validateChanges } from './tables.js';
 import type { Change, ClaimRequest, Expectation, Store } from './types.js';
 
@@ -10,13 +10,7 @@ export function createMemoryStore(): Store {
   let closed = false;
   const store: Store = {
     kind: 'embedded',
-    get: async (table, id) => tables.get(table, id),
-    getMany: async (keys) => tables.getMany(keys),
-    find: async (table, field, value) => tables.find(table, field, value),
-    all: async (table) => tables.all(table),
-    count: async (table) => tables.count(table),
-    countWhere: async (table, field, value) => tables.countWhere(table, field, value),
-    findPage: async (table, field, value, page) => tables.findPage(table, field, value, page),
+    ...tableReads(tables),
     commit(changes: Change[], expect?: Expectation[]): Promise<void> {
       if (closed) return Promise.reject(new Error('store is closed'));
       try {
