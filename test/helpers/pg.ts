@@ -86,20 +86,56 @@ function clusterAt(adminUrl: string, stopFn: () => Promise<void>): PgCluster {
   };
 }
 
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Stop and remove the clusters of test processes that died without stopping theirs (killed by a
+ * timeout, or with SIGKILL: no exit handler runs then). Each cluster's directory names its owner.
+ */
+function stopOrphans(run: (dir: string, cmd: string, args: string[]) => void): void {
+  for (const name of fs.readdirSync(os.tmpdir())) {
+    if (!name.startsWith('appreg-pg-')) continue;
+    const dir = path.join(os.tmpdir(), name);
+    let owner: number;
+    try {
+      owner = Number(fs.readFileSync(path.join(dir, 'owner'), 'utf8'));
+    } catch {
+      continue; // being made right now, or not ours
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue;
+    try {
+      run(dir, 'pg_ctl', ['stop', '-D', path.join(dir, 'data'), '-m', 'immediate', '-w']);
+    } catch {
+      /* not running */
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function startLocalCluster(initdb: string): Promise<PgCluster> {
   const bin = path.dirname(initdb);
   const asRoot = process.getuid?.() === 0;
+  const runIn = (cwd: string, cmd: string, args: string[]) => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
+    const r = spawnSync(file, argv, { encoding: 'utf8', cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout || r.error?.message}`);
+  };
+  stopOrphans(runIn);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-pg-'));
+  fs.writeFileSync(path.join(dir, 'owner'), String(process.pid));
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
     fs.chownSync(dir, uid, gid);
   }
-  const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
-    const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout || r.error?.message}`);
-  };
+  const run = (cmd: string, args: string[]) => runIn(dir, cmd, args);
   const data = path.join(dir, 'data');
   const port = await freePort();
   let stopped = false;
