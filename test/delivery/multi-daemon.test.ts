@@ -72,6 +72,8 @@ void testWithPg(t, 'the delivery log is shared: what one daemon puts, the other 
   const b = await daemon(t, url, 'b');
   const heard: string[] = [];
   b.log.onChange((r) => heard.push(`${r.id}:${r.state}`));
+  // b's LISTEN is in place one round trip after it subscribed (a hint sent before is not heard, by design)
+  await new Promise((r) => setTimeout(r, 300));
   const r1 = rec('dlv_1');
   a.log.put(r1);
   r1.state = 'delivered';
