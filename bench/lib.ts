@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { DaemonHandle } from '../src/server/start.js';
+import { T, type WorkspaceUserRecord } from '../src/services/records.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -107,4 +109,30 @@ export async function inBatches<T>(n: number, width: number, fn: (i: number) => 
     }
   }));
   return out;
+}
+
+/** What the token benchmarks seed: users of the owner's workspace, and bot apps (their client ids and secrets). */
+export interface BenchSeed {
+  users: WorkspaceUserRecord[];
+  clients: Array<{ id: string; secret: string; appKey: string }>;
+  /** A fresh authorization code of `client` granted by `user`, through the service layer. */
+  grant(client: { id: string }, user: WorkspaceUserRecord): Promise<string>;
+}
+
+/** Seed `users` workspace users and `apps` apps into an in-process daemon that just bootstrapped, `width` at a time. */
+export async function seedBenchApps(d: DaemonHandle, counts: { apps: number; users: number; width: number }): Promise<BenchSeed> {
+  const owner = d.bootstrapped!;
+  const principal = { workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId, jti: '' };
+  const users: WorkspaceUserRecord[] = Array.from({ length: counts.users }, (_, i) => ({
+    id: `wu_bench${i}`, workspaceId: owner.workspaceId, accountId: `acc_bench${i}@example.com`, email: `bench${i}@example.com`, name: `Bench ${i}`, createdAt: new Date().toISOString(),
+  }));
+  await d.parts.store.commit(users.map((u) => ({ table: T.workspaceUsers, id: u.id, value: u })));
+  const clients = await inBatches(counts.apps, counts.width, async (i) => {
+    const { app } = await d.parts.apps.create(principal, benchManifest(i));
+    return { id: app.id, secret: app.clientSecret as string, appKey: app.appKey as string };
+  });
+  const { requests } = d.parts.oauth;
+  const grant = async (c: { id: string }, u: WorkspaceUserRecord) =>
+    (await requests.grant(await requests.validate({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: BENCH_REDIRECT }), u)).code;
+  return { users, clients, grant };
 }

@@ -21,11 +21,11 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { BENCH_REDIRECT, benchManifest, inBatches, load, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
+import { BENCH_REDIRECT, inBatches, seedBenchApps, load, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
-import { T, type WorkspaceUserRecord } from '../src/services/records.js';
+import { T } from '../src/services/records.js';
 import { OT } from '../src/services/oauth/records.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 10_000);
@@ -35,7 +35,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONC = 50;
 const CODES = Number(process.env.BENCH_CODES ?? 50_000); // per server per round (more than a round uses)
 const REDIRECT = BENCH_REDIRECT;
-const manifest = benchManifest;
 
 interface Client { id: string; secret: string }
 
@@ -45,24 +44,13 @@ async function seedAppreg(dir: string): Promise<{ clients: Client[]; codes: Arra
   const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), fsync: false, codeTtlSeconds: 600, logLevel: 'warn' as const };
   const d = await startDaemon(config, { logger: silentLogger });
   try {
-    const owner = d.bootstrapped!;
-    const principal = { workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId, jti: '' };
     const { store } = d.parts;
-    const { requests, exchange } = d.parts.oauth;
-    const users: WorkspaceUserRecord[] = Array.from({ length: USERS }, (_, i) => ({
-      id: `wu_bench${i}`, workspaceId: owner.workspaceId, accountId: `acc_bench${i}@example.com`, email: `bench${i}@example.com`, name: `Bench ${i}`, createdAt: new Date().toISOString(),
-    }));
-    await store.commit(users.map((u) => ({ table: T.workspaceUsers, id: u.id, value: u })));
-    const clients = await inBatches(APPS, 200, async (i) => {
-      const { app } = await d.parts.apps.create(principal, manifest(i));
-      return { id: app.id, secret: app.clientSecret as string };
-    });
+    const { exchange } = d.parts.oauth;
+    const { users, clients, grant } = await seedBenchApps(d, { apps: APPS, users: USERS, width: 200 });
     console.error(`seeded ${clients.length} apps in ${Math.round(performance.now() - t0)} ms`);
-    const requestFor = (c: Client) => requests.validate({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT });
     await inBatches(APPS * USERS, 500, async (k) => {
       const c = clients[k % APPS]!;
-      const { code } = await requests.grant(await requestFor(c), users[Math.floor(k / APPS)]!);
-      await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code });
+      await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code: await grant(c, users[Math.floor(k / APPS)]!) });
     });
     const tokens = await store.count(OT.tokens);
     console.error(`seeded ${tokens} tokens in ${Math.round(performance.now() - t0)} ms`);
@@ -70,8 +58,7 @@ async function seedAppreg(dir: string): Promise<{ clients: Client[]; codes: Arra
     for (let r = 0; r < ROUNDS + 1; r++) {
       codes.push(await inBatches(CODES, 500, async (i) => {
         const client = (i * 7919 + r * 104729) % APPS;
-        const { code } = await requests.grant(await requestFor(clients[client]!), users[i % USERS]!);
-        return { client, code };
+        return { client, code: await grant(clients[client]!, users[i % USERS]!) };
       }));
     }
     return { clients, codes, tokens, apps: await store.count(T.apps), authorizations: await store.count(OT.authorizations), seedSeconds: Math.round((performance.now() - t0) / 100) / 10 };

@@ -22,11 +22,11 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { BENCH_REDIRECT, benchManifest, inBatches, load, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
+import { benchManifest, inBatches, seedBenchApps, load, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
-import { T, type WorkspaceUserRecord } from '../src/services/records.js';
+import { T } from '../src/services/records.js';
 import { OT } from '../src/services/oauth/records.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 1_000);
@@ -36,7 +36,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CODES = Number(process.env.BENCH_CODES ?? 24_000);
 const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 5_000);
 const CONC = 50;
-const REDIRECT = BENCH_REDIRECT;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
 interface Client { id: string; secret: string; appKey: string }
@@ -52,19 +51,9 @@ async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?:
   const d = await startDaemon(config, { logger: silentLogger });
   try {
     const owner = d.bootstrapped!;
-    const principal = { workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId, jti: '' };
     const { store } = d.parts;
-    const { requests, exchange } = d.parts.oauth;
-    const users: WorkspaceUserRecord[] = Array.from({ length: USERS }, (_, i) => ({
-      id: `wu_bench${i}`, workspaceId: owner.workspaceId, accountId: `acc_bench${i}@example.com`, email: `bench${i}@example.com`, name: `Bench ${i}`, createdAt: new Date().toISOString(),
-    }));
-    await store.commit(users.map((u) => ({ table: T.workspaceUsers, id: u.id, value: u })));
-    const clients = await inBatches(APPS, 100, async (i) => {
-      const { app } = await d.parts.apps.create(principal, manifest(i));
-      return { id: app.id, secret: app.clientSecret as string, appKey: app.appKey as string };
-    });
-    const grant = async (c: Client, u: WorkspaceUserRecord) =>
-      (await requests.grant(await requests.validate({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT }), u)).code;
+    const { exchange } = d.parts.oauth;
+    const { users, clients, grant } = await seedBenchApps(d, { apps: APPS, users: USERS, width: 100 });
     await inBatches(APPS * USERS, 200, async (k) => {
       const c = clients[k % APPS]!;
       await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code: await grant(c, users[Math.floor(k / APPS)]!) });
