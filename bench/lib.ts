@@ -53,7 +53,9 @@ export interface DaemonProc { child: ChildProcess; url: string; startupMs: numbe
 export function startDaemonProcess(dataDir: string, extraArgs: string[] = []): Promise<DaemonProc> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--', path.join(ROOT, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // BENCH_DAEMON_NODE_ARGS: node options for the daemons only (e.g. --cpu-prof --cpu-prof-dir=/tmp/p while tuning)
+    const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...nodeArgs, '--', path.join(ROOT, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.on('exit', (code) => reject(new Error(`daemon exited ${code}: ${out}`)));
     child.stdout!.on('data', (c) => {

@@ -37,6 +37,10 @@ const CODES = Number(process.env.BENCH_CODES ?? 24_000);
 const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 5_000);
 const CONC = 50;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
+/** BENCH_ONLY=postgres1 measures only that setup and prints it, recording nothing (a quick look while tuning). */
+const ONLY = process.env.BENCH_ONLY;
+/** BENCH_PG_STATEMENTS=1 loads pg_stat_statements and prints where the database's time went, per statement. */
+const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 
 interface Client { id: string; secret: string; appKey: string }
 interface Code { client: number; code: string }
@@ -108,7 +112,7 @@ async function startCluster(): Promise<Cluster> {
   };
   process.on('exit', stop);
   // fsync and synchronous_commit on (the defaults, spelled out); default shared_buffers
-  run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=on -c synchronous_commit=on`]);
+  run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=on -c synchronous_commit=on${PG_STATEMENTS ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all' : ''}`]);
   const admin = `postgresql://postgres@127.0.0.1:${port}/postgres`;
   const sql = async (q: string) => {
     const c = new pg.Client({ connectionString: admin });
@@ -116,6 +120,7 @@ async function startCluster(): Promise<Cluster> {
     try { return (await c.query(q)).rows; } finally { await c.end(); }
   };
   await sql('CREATE DATABASE appreg_bench');
+  if (PG_STATEMENTS) await sql('CREATE EXTENSION pg_stat_statements');
   const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
   // the postmaster and its children (backends, checkpointer, walwriter, autovacuum, …)
   const pids = () => [postmaster, ...fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => ppid(p) === postmaster)];
@@ -125,7 +130,9 @@ async function startCluster(): Promise<Cluster> {
     const [row] = (await sql("SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'appreg_bench')::float8 AS xacts, (SELECT wal_sync FROM pg_stat_wal)::float8 AS syncs")) as Array<{ xacts: number; syncs: number }>;
     return { xacts: row!.xacts, walSyncs: row!.syncs };
   };
-  return { url: `postgresql://postgres@127.0.0.1:${port}/appreg_bench`, pgDir: dir, pids, sql, stats, stop };
+  // BENCH_PG_SOCKET=unix: the daemons reach the database through its unix socket instead of TCP on 127.0.0.1
+  const url = process.env.BENCH_PG_SOCKET === 'unix' ? `postgresql://postgres@localhost/appreg_bench?host=${encodeURIComponent(dir)}&port=${port}` : `postgresql://postgres@127.0.0.1:${port}/appreg_bench`;
+  return { url, pgDir: dir, pids, sql, stats, stop };
 }
 
 function statFields(pid: number): string[] | undefined {
@@ -162,7 +169,7 @@ function multipart(parts: Record<string, string>): { body: string; type: string 
   return { body: body + `--${b}--\r\n`, type: `multipart/form-data; boundary=${b}` };
 }
 
-interface Setup { name: string; seeded: Seeded; daemons: DaemonProc[]; pools: Pool[]; dbPids: () => number[]; dbStats?: () => Promise<DbStats> }
+interface Setup { name: string; seeded: Seeded; daemons: DaemonProc[]; pools: Pool[]; dbPids: () => number[]; dbStats?: () => Promise<DbStats>; sql?: (q: string) => Promise<unknown[]> }
 
 const exchangeOn = (s: Setup, pool: Pool, c: Code) => {
   const cl = s.seeded.clients[c.client]!;
@@ -187,6 +194,7 @@ async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds:
     };
   const daemonPids = s.daemons.map((d) => d.child.pid!);
   const st0 = timedStats ? await s.dbStats?.() : undefined;
+  if (timedStats && PG_STATEMENTS && s.sql) await s.sql('SELECT pg_stat_statements_reset()');
   const d0 = ticks(daemonPids);
   const p0 = ticks(s.dbPids());
   const res: LoadResult = await load(fn, { concurrency: CONC, seconds, total: kind === 'exchange' ? codes.length : undefined });
@@ -197,6 +205,10 @@ async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds:
   const st1 = st0 ? await s.dbStats!() : undefined;
   const r2 = (x: number) => Math.round((x / Math.max(1, res.requests)) * 100) / 100;
   const database = st0 && st1 ? { transactionsPerRequest: r2(st1.xacts - st0.xacts), walFsyncsPerRequest: r2(st1.walSyncs - st0.walSyncs) } : undefined;
+  if (timedStats && PG_STATEMENTS && s.sql) {
+    const top = (await s.sql(`SELECT calls, round((total_exec_time * 1000 / ${Math.max(1, res.requests)})::numeric) AS us_per_request, round((total_exec_time * 1000 / calls)::numeric) AS us_per_call, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query FROM pg_stat_statements WHERE calls > 0 ORDER BY total_exec_time DESC LIMIT 12`)) as unknown[];
+    console.error(top.map((r) => JSON.stringify(r)).join('\n'));
+  }
   console.error(`${s.name} ${kind}: ${res.rps}/s p99 ${res.p99} ms, ${res.errors} errors, CPU ${cpuUsPerRequest.total} µs/request (daemons ${cpuUsPerRequest.daemons}, database ${cpuUsPerRequest.database}) ${JSON.stringify(database ?? {})}`);
   return { ...res, cpuUsPerRequest, database };
 }
@@ -264,15 +276,21 @@ async function main() {
     await Promise.all(pools.splice(0).map((p) => p.close()));
     await Promise.all(daemons.splice(0).map((d) => d.stop()));
   };
+  let embedded: Awaited<ReturnType<typeof measure>> | undefined;
+  let embeddedHeld: Record<string, number> | undefined;
   try {
     const load0 = os.loadavg();
     // each store is measured right after its seeding: a code lives 600 s at most
     delete process.env.APPREG_FSYNC; // the measured daemons run with the default: fsync on
-    const emb = await seed(path.join(root, 'embedded'), { warm: Math.ceil(CODES / 3), timed: CODES });
-    console.error(`embedded store seeded in ${emb.seconds} s: ${JSON.stringify(emb.held)}`);
-    await up(emb.dir);
-    const embedded = await measure({ name: 'embedded', seeded: emb, daemons, pools, dbPids: () => [] }, emb.codes.warm!, emb.codes.timed!);
-    await down();
+    if (!ONLY || ONLY === 'embedded') {
+      const emb = await seed(path.join(root, 'embedded'), { warm: Math.ceil(CODES / 3), timed: CODES });
+      console.error(`embedded store seeded in ${emb.seconds} s: ${JSON.stringify(emb.held)}`);
+      await up(emb.dir);
+      embedded = await measure({ name: 'embedded', seeded: emb, daemons, pools, dbPids: () => [] }, emb.codes.warm!, emb.codes.timed!);
+      embeddedHeld = emb.held;
+      await down();
+      if (ONLY) return;
+    }
 
     await cluster.sql('ALTER SYSTEM SET synchronous_commit = off'); // seeding only
     await cluster.sql('SELECT pg_reload_conf()');
@@ -292,27 +310,30 @@ async function main() {
     };
     const dbArgs = ['--database-url', cluster.url];
     await up(pgDir(1), dbArgs);
-    const pgOne = await measure({ name: 'postgres, 1 daemon', seeded: pgSeed, daemons, pools, dbPids: cluster.pids, dbStats: cluster.stats }, pgSeed.codes.warm1!, pgSeed.codes.timed1!);
+    const pgOne = await measure({ name: 'postgres, 1 daemon', seeded: pgSeed, daemons, pools, dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql }, pgSeed.codes.warm1!, pgSeed.codes.timed1!);
+    if (ONLY) return;
+    if (!embedded || !embeddedHeld) throw new Error('unreachable: the embedded store was measured');
     await up(pgDir(2), dbArgs);
-    const two: Setup = { name: 'postgres, 2 daemons', seeded: pgSeed, daemons, pools, dbPids: cluster.pids, dbStats: cluster.stats };
+    const two: Setup = { name: 'postgres, 2 daemons', seeded: pgSeed, daemons, pools, dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql };
     const pgTwo = await measure(two, pgSeed.codes.warm2!, pgSeed.codes.timed2!);
     await quiet(() => [...daemons.map((d) => d.child.pid!), ...cluster.pids()]);
     const [underLoad, checked] = await Promise.all([round(two, 'exchange', pgSeed.codes.underLoad!, SECONDS), checks(two)]);
     await down();
 
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-    const cpuVsEmbedded = (r: typeof pgOne) => ({ exchange: ratio(r.exchange.cpuUsPerRequest.total, embedded.exchange.cpuUsPerRequest.total), get: ratio(r.get.cpuUsPerRequest.total, embedded.get.cpuUsPerRequest.total) });
+    const emb = embedded;
+    const cpuVsEmbedded = (r: typeof pgOne) => ({ exchange: ratio(r.exchange.cpuUsPerRequest.total, emb.exchange.cpuUsPerRequest.total), get: ratio(r.get.cpuUsPerRequest.total, emb.get.cpuUsPerRequest.total) });
     const cpu = { postgres1: cpuVsEmbedded(pgOne), postgres2: cpuVsEmbedded(pgTwo) };
     writeResult('stores', {
       benchmark: 'token exchange and management get: embedded store vs PostgreSQL with one and two daemons (round-robin), 50 connections, each daemon its own `appreg serve` process, load generator in this process',
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, PostgreSQL ${String(((await cluster.sql('SHOW server_version')) as Array<{ server_version: string }>)[0]?.server_version)}`,
       load: { loadavgAtStart: load0.map((x) => Math.round(x * 100) / 100), loadavgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-      settings: { apps: APPS, users: USERS, seconds: SECONDS, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, each store right before its rounds (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round', held: { embedded: emb.held, postgres: pgSeed.held } },
+      settings: { apps: APPS, users: USERS, seconds: SECONDS, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, each store right before its rounds (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round', held: { embedded: embeddedHeld, postgres: pgSeed.held } },
       method: 'per setup: warm-up 3 s exchanges, timed exchanges, warm-up 2 s gets, timed gets; before every round wait until daemons and database are idle; CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported',
-      results: { embedded, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
+      results: { embedded: emb, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
       cpuPerRequestVsEmbedded: cpu,
       cpuTargetMet: Object.values(cpu).every((c) => c.exchange <= 2 && c.get <= 2),
-      throughputVsEmbedded: { postgres1: { exchange: ratio(pgOne.exchange.rps, embedded.exchange.rps), get: ratio(pgOne.get.rps, embedded.get.rps) }, postgres2: { exchange: ratio(pgTwo.exchange.rps, embedded.exchange.rps), get: ratio(pgTwo.get.rps, embedded.get.rps) } },
+      throughputVsEmbedded: { postgres1: { exchange: ratio(pgOne.exchange.rps, emb.exchange.rps), get: ratio(pgOne.get.rps, emb.get.rps) }, postgres2: { exchange: ratio(pgTwo.exchange.rps, emb.exchange.rps), get: ratio(pgTwo.get.rps, emb.get.rps) } },
       checks: checked,
       checksOk: Object.values(checked).every((c) => c.ok),
       at: new Date().toISOString(),
