@@ -20,23 +20,28 @@ export interface Change {
 
 /**
  * Where a record is, for getMany: its id; or (idFrom) the string in `field` of the record answered
- * for an earlier key `key` (an index into the same keys, naming one given by id): a record that
- * names another (an installation its bot user) read with it in one round trip. No record there, or
- * no string in the field: undefined.
+ * for an earlier key `key` (an index into the same keys, itself given by id or by idFrom): a record
+ * that names another (an installation its bot user) read with it in one round trip. No record
+ * there, or no string in the field: undefined.
  */
 export type RecordKey = { table: string; id: string } | { table: string; idFrom: { key: number; field: string } };
 
-/** Throws TypeError unless every idFrom of `keys` names an earlier key given by id. */
+/** Throws TypeError unless every idFrom of `keys` names an earlier key. */
 export function checkRecordKeys(keys: readonly RecordKey[]): void {
   keys.forEach((k, i) => {
     if (!('idFrom' in k)) return;
     const j = k.idFrom.key;
-    const to = Number.isInteger(j) && j >= 0 && j < i ? keys[j] : undefined;
-    if (!to || 'idFrom' in to) throw new TypeError(`store.getMany: key ${i} must take its id from an earlier key given by id`);
+    if (!(Number.isInteger(j) && j >= 0 && j < i)) throw new TypeError(`store.getMany: key ${i} must take its id from an earlier key`);
   });
 }
 
-/** A condition of a commit: the record is still `value` (equal as JSON), or still absent (undefined). */
+/**
+ * A condition of a commit: the record is still `value` (equal as JSON), or still absent (undefined).
+ * When `value` is a record this store read, "still" means not rewritten since that read: on
+ * PostgreSQL a record changed and changed back counts as changed (its row version differs), while
+ * a write of exactly what it held does not change it. Either way a caller that gets a conflict
+ * reads again and decides again.
+ */
 export interface Expectation {
   table: string;
   id: string;

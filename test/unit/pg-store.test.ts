@@ -5,6 +5,7 @@
 import t from 'tap';
 import pg from 'pg';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
+import { StoreConflict } from '../../src/store/types.js';
 import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
 import { redactUrl } from '../../src/store/postgres/url.js';
 import { INDEXED_FIELDS } from '../../src/store/indexes.js';
@@ -130,4 +131,50 @@ void testWithPg(t, 'timings', async (t, url) => {
   const getUs = Number(process.hrtime.bigint() - start) / 1000 / n;
   t.comment(`commit with an expectation: ${commitUs.toFixed(0)} µs; get: ${getUs.toFixed(0)} µs (sequential, fsync off)`);
   t.ok(commitUs < 50_000 && getUs < 50_000, 'sane');
+});
+
+void testWithPg(t, 'an expectation on a record read names its row version', async (t, url) => {
+  const a = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'ver-a' });
+  t.teardown(() => a.close());
+  const b = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'ver-b' });
+  t.teardown(() => b.close());
+  await a.commit([{ table: 't', id: 'r', value: { v: 1 } }]);
+  const read = (await a.get<{ v: number }>('t', 'r'))!;
+  read.v = 5; // the caller's copy: changing it changes neither the record nor what was read
+  await a.commit([{ table: 't', id: 'r', value: { v: 2 } }], [{ table: 't', id: 'r', value: read }]);
+  t.same(await b.get('t', 'r'), { v: 2 }, 'unchanged since read: lands');
+  const again = (await a.get<object>('t', 'r'))!;
+  await b.commit([{ table: 't', id: 'r', value: { v: 3 } }]);
+  await b.commit([{ table: 't', id: 'r', value: { v: 2 } }]);
+  await t.rejects(a.commit([{ table: 't', id: 'r', value: { v: 9 } }], [{ table: 't', id: 'r', value: again }]), StoreConflict, 'rewritten, even back to the same value: a conflict');
+  const same = (await a.get<object>('t', 'r'))!;
+  await b.commit([{ table: 't', id: 'r', value: { v: 2 } }]);
+  await a.commit([{ table: 't', id: 'r', value: { v: 2, by: 'a' } }], [{ table: 't', id: 'r', value: same }]);
+  t.same(await b.get('t', 'r'), { v: 2, by: 'a' }, 'a write of what the record already holds changes nothing, its version neither');
+  await b.commit([{ table: 't', id: 'r', value: { v: 2 } }]);
+  await a.commit([{ table: 't', id: 'r', value: { v: 4 } }], [{ table: 't', id: 'r', value: { v: 2 } }]);
+  t.same(await b.get('t', 'r'), { v: 4 }, 'a value the caller built is compared as a value');
+  const [seen] = await a.getMany([{ table: 't', id: 'r' }]);
+  await t.rejects(a.commit([], [{ table: 't', id: 'r', value: { v: 2 } }]), StoreConflict, 'and fails when it differs');
+  await a.commit([{ table: 't', id: 'r', value: null }], [{ table: 't', id: 'r', value: seen! }]);
+  t.equal(await b.get('t', 'r'), undefined, 'getMany records carry their version too');
+  await a.commit([{ table: 'q', id: 'e', value: { id: 'e', dueAt: 1 } }]);
+  const [claimed] = await a.claim<{ id: string }>({ table: 'q', dueField: 'dueAt', now: 10, leaseUntil: 100, limit: 1, owner: 'A' });
+  await a.commit([{ table: 'q', id: 'e', value: null }], [{ table: 'q', id: 'e', value: claimed! }]);
+  t.equal(await b.get('q', 'e'), undefined, 'a claimed record is expected as claimed');
+});
+
+void testWithPg(t, 'commits made at once go to the database together', async (t, url) => {
+  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'batch' });
+  t.teardown(() => store.close());
+  // what each of the store's connections ran last (pg_stat_activity keeps it while the connection is idle)
+  const last = async () => (await sql<{ query: string }>(url, `SELECT query FROM pg_stat_activity WHERE application_name = 'appreg-batch'`)).map((r) => r.query);
+  await store.commit([{ table: 't', id: 'alone', value: { i: 0 } }]);
+  t.notMatch((await last()).join('\n'), /appreg_commit_many/, 'a commit alone is sent alone');
+  const results = await Promise.allSettled(
+    Array.from({ length: 20 }, (_, i) => store.commit([{ table: 't', id: `c${i % 10}`, value: { i } }], [{ table: 't', id: `c${i % 10}`, value: undefined }])),
+  );
+  t.match((await last()).join('\n'), /appreg_commit_many/, 'twenty made at once: sent together');
+  t.equal(results.filter((r) => r.status === 'fulfilled').length, 10, 'and each answered alone: ten creators, ten conflicts');
+  t.equal(await store.count('t'), 11);
 });

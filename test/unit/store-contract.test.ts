@@ -109,7 +109,20 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
         'no record, no field, or not a string: undefined',
       );
       await t.rejects(async () => b.getMany([{ table: 'apps', idFrom: { key: 0, field: 'id' } }]), TypeError, 'idFrom names an earlier key');
-      await t.rejects(async () => b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'apps', idFrom: { key: 0, field: 'id' } }, { table: 'apps', idFrom: { key: 1, field: 'id' } }]), TypeError, 'given by id');
+      await t.rejects(async () => b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'apps', idFrom: { key: 1, field: 'id' } }]), TypeError, 'not itself');
+      await a.commit([{ table: 'codes', id: 'gc1', value: { id: 'gc1', inst: 'gi1' } }]);
+      t.same(
+        await b.getMany([
+          { table: 'codes', id: 'gc1' },
+          { table: 'installations', idFrom: { key: 0, field: 'inst' } },
+          { table: 'apps', idFrom: { key: 1, field: 'botUserId' } },
+          { table: 'apps', idFrom: { key: 2, field: 'nothere' } },
+          { table: 'apps', idFrom: { key: 3, field: 'id' } },
+        ]),
+        [{ id: 'gc1', inst: 'gi1' }, { id: 'gi1', botUserId: 'gm2', n: 7, o: { x: 1 } }, { id: 'gm2', n: 2 }, undefined, undefined],
+        'idFrom hop by hop: a code, its installation, that installation\'s bot user',
+      );
+      await a.commit([{ table: 'codes', id: 'gc1', value: null }]);
       await a.commit([{ table: 'installations', id: 'gi1', value: null }, { table: 'installations', id: 'gi2', value: null }]);
       const [x, y] = await b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'apps', id: 'gm1' }]);
       t.not(x, y, 'each answer its own copy');
@@ -246,6 +259,32 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
         Array.from({ length: 50 }, (_, i) => stores[i % 2]!.commit([{ table: 'race', id: 'new', value: { by: i } }], [{ table: 'race', id: 'new', value: undefined }])),
       );
       t.equal(created.filter((r) => r.status === 'fulfilled').length, 1, 'one creator of an absent record');
+    });
+
+    await t.test('calls made at once each get their own answer (PostgreSQL sends them in batches)', async (t) => {
+      await a.commit([
+        { table: 'inst', id: 'i1', value: { id: 'i1', botUserId: 'u1' } },
+        { table: 'inst', id: 'i2', value: { id: 'i2', botUserId: 'u2' } },
+        { table: 'users', id: 'u1', value: { id: 'u1' } },
+        { table: 'users', id: 'u2', value: { id: 'u2' } },
+        { table: 'batch', id: 'keep', value: { v: 1 } },
+      ]);
+      const reads = await Promise.all([1, 2, 1, 3].map((n) => a.getMany([{ table: 'inst', id: `i${n}` }, { table: 'users', idFrom: { key: 0, field: 'botUserId' } }, { table: 'users', id: 'u1' }])));
+      t.same(reads.map((r) => r.map((x) => (x as { id?: string } | undefined)?.id)), [['i1', 'u1', 'u1'], ['i2', 'u2', 'u1'], ['i1', 'u1', 'u1'], [undefined, undefined, 'u1']], 'every idFrom follows its own call');
+      const counts = await Promise.all(Array.from({ length: 20 }, () => a.hit('burst', 60_000, 10_000)));
+      t.same(counts.map((c) => c.count).sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1), 'twenty hits at once count 1 to 20');
+      t.ok(counts.every((c) => c.resetAt === 70_000), 'one window');
+      const keep = await a.get<object>('batch', 'keep');
+      const mixed = await Promise.allSettled([
+        a.commit([{ table: 'batch', id: 'x1', value: { v: 1 } }]),
+        a.commit([{ table: 'batch', id: 'keep', value: { v: 2 } }], [{ table: 'batch', id: 'keep', value: { v: 99 } }]),
+        a.commit([{ table: 'batch', id: 'x2', value: { v: 2 } }], [{ table: 'batch', id: 'x2', value: undefined }]),
+        a.commit([{ table: 'batch', id: 'x2', value: { v: 3 } }], [{ table: 'batch', id: 'x2', value: undefined }]),
+        a.commit([{ table: 'batch', id: 'keep', value: { v: 3 } }], [{ table: 'batch', id: 'keep', value: keep }]),
+      ]);
+      t.same(mixed.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'], 'only the commits whose expectations fail are refused');
+      t.ok(mixed.every((r) => r.status === 'fulfilled' || r.reason instanceof StoreConflict), 'as conflicts');
+      t.same(await b.getMany([{ table: 'batch', id: 'x1' }, { table: 'batch', id: 'x2' }, { table: 'batch', id: 'keep' }]), [{ v: 1 }, { v: 2 }, { v: 3 }], 'what landed, in the order made');
     });
 
     await t.test('claim', async (t) => {

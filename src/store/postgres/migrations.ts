@@ -11,6 +11,7 @@
 import pg, { type ClientBase } from 'pg';
 import { INDEXED_FIELDS } from '../indexes.js';
 import { CONFLICT_SQLSTATE } from './errors.js';
+import { COMMIT_FUNCTION_V4, COMMIT_MANY_FUNCTION } from './commit-sql.js';
 
 interface Migration {
   version: number;
@@ -102,6 +103,13 @@ CREATE UNLOGGED TABLE appreg_hit_windows (
   PRIMARY KEY (key, window_ms)
 );
 CREATE INDEX appreg_hit_windows_end ON appreg_hit_windows (window_end);`,
+  },
+  {
+    version: 4,
+    name: 'commits in batches, expectations by row version',
+    // appreg_commit_many: a daemon sends the commits that queued while its last ones were at the database
+    // in one statement; an expectation names the row version read instead of carrying the record
+    sql: `${COMMIT_FUNCTION_V4};\n${COMMIT_MANY_FUNCTION};`,
   },
 ];
 

@@ -6,8 +6,9 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkPayload, checkRecordKeys, StoreConflict, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
-import { DEADLOCK_SQLSTATE, conflictOf, isConnectionError } from './errors.js';
+import { checkPayload, checkRecordKeys, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { isConnectionError } from './errors.js';
+import { batchedCommits, batchedHits, batchedReads } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
 import { assertSafeName, migrateWith } from './migrations.js';
 import { redactUrl } from './url.js';
@@ -24,12 +25,10 @@ export interface PostgresStoreOptions {
   retryMs?: number;
 }
 
-/** A deadlock aborts one commit with nothing written: it is run again, a few times. */
-const DEADLOCK_RETRIES = 5;
 /** Old rate-limit windows are deleted after about this many hits. */
 const HIT_SWEEP_EVERY = 1000;
 
-type Row = { data: object };
+type Row = { data: object; v: string };
 
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Store> {
   const applicationName = `appreg-${opts.instanceId}`.slice(0, 63);
@@ -110,37 +109,35 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     throw err;
   }
   let hitsSinceSweep = 0;
+  // the hot calls go in batches (batched-ops.ts); a batch holds one pooled connection
+  const pool3 = Math.max(1, Math.floor((opts.poolSize ?? 10) / 3));
+  // The row version (xmin) of every record read, so that a commit expecting it sends the version,
+  // not the record: smaller, and compared in the database without parsing and comparing jsonb.
+  const versions = new WeakMap<object, string>();
+  const track = (data: object, v: string) => {
+    versions.set(data, v);
+    return data;
+  };
+  const reads = batchedReads(q, pool3, track);
+  const commits = batchedCommits(q, pool3);
+  const hits = batchedHits(q, Math.max(1, Math.floor(pool3 / 2)));
 
   const store: Store = {
     kind: 'postgres',
 
     async get<T extends object>(table: string, id: string) {
-      const r = await q<Row>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id]);
-      return r.rows[0]?.data as T | undefined;
+      return (await reads.submit([{ table, id }]))[0] as T | undefined;
     },
 
     async getMany(keys) {
       checkRecordKeys(keys);
       if (!keys.length) return [];
-      const k0 = keys[0]!;
-      if (keys.length === 1 && !('idFrom' in k0)) return [await store.get(k0.table, k0.id)];
-      // One statement for every key: each (tbl, id) is a primary-key lookup (a nested loop over the
-      // unnest), an idFrom key one more after the record it names; the ordinality puts the answers
-      // back in the order asked.
-      const follows = keys.some((k) => 'idFrom' in k);
-      const r = await q<{ n: number; data: object }>(follows ? GET_MANY_FOLLOWING : GET_MANY, [
-        keys.map((k) => k.table),
-        keys.map((k) => ('idFrom' in k ? null : k.id)),
-        ...(follows ? [keys.map((k) => ('idFrom' in k ? k.idFrom.key + 1 : null)), keys.map((k) => ('idFrom' in k ? k.idFrom.field : null))] : []),
-      ]);
-      const out: (object | undefined)[] = new Array(keys.length).fill(undefined);
-      for (const row of r.rows) out[row.n - 1] = row.data;
-      return out;
+      return reads.submit(keys);
     },
 
     async find<T extends object>(table: string, field: string, value: string) {
-      const r = await q<Row>(`SELECT data FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
-      return r.rows.map((x) => x.data as T);
+      const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
+      return r.rows.map((x) => track(x.data, x.v) as T);
     },
 
     async countWhere(table, field, value) {
@@ -162,15 +159,15 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
         beyond = ` AND (${key}, id COLLATE "C") ${page.desc ? '<' : '>'} ($3::float8, $4::text COLLATE "C")`;
       }
       const r = await q<Row>(
-        `SELECT data FROM appreg_records WHERE ${indexed(table, field)} AND ${key} IS NOT NULL${beyond} ORDER BY ${key} ${dir}, id COLLATE "C" ${dir} LIMIT $2`,
+        `SELECT data, xmin::text AS v FROM appreg_records WHERE ${indexed(table, field)} AND ${key} IS NOT NULL${beyond} ORDER BY ${key} ${dir}, id COLLATE "C" ${dir} LIMIT $2`,
         values,
       );
-      return r.rows.map((x) => x.data as T);
+      return r.rows.map((x) => track(x.data, x.v) as T);
     },
 
     async all<T extends object>(table: string) {
-      const r = await q<Row>('SELECT data FROM appreg_records WHERE tbl = $1', [table]);
-      return r.rows.map((x) => x.data as T);
+      const r = await q<Row>('SELECT data, xmin::text AS v FROM appreg_records WHERE tbl = $1', [table]);
+      return r.rows.map((x) => track(x.data, x.v) as T);
     },
 
     async count(table) {
@@ -182,18 +179,8 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       validateChanges(changes);
       if (!changes.length && !expect.length) return;
       // Stringified here: a value JSON cannot hold fails the commit before anything is sent.
-      const [expectJson, changesJson] = commitArgs(changes, expect);
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await q('SELECT appreg_commit($1::jsonb, $2::jsonb)', [expectJson, changesJson]);
-          return;
-        } catch (err) {
-          const c = conflictOf(err);
-          if (c) throw new StoreConflict(c.table, c.id);
-          if ((err as { code?: string }).code === DEADLOCK_SQLSTATE && attempt < DEADLOCK_RETRIES) continue;
-          throw err;
-        }
-      }
+      const [expectJson, changesJson] = commitArgs(changes, expect, versions);
+      await commits.submit({ expect: expectJson, changes: changesJson });
     },
 
     async claim<T extends object>(req: ClaimRequest) {
@@ -210,29 +197,21 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
            ORDER BY ${due}
            LIMIT $5
            FOR UPDATE SKIP LOCKED)
-         RETURNING r.data`,
+         RETURNING r.data, r.xmin::text AS v`,
         [req.table, req.now, req.owner, String(req.leaseUntil), req.limit],
       );
-      return r.rows.map((x) => x.data as T);
+      return r.rows.map((x) => track(x.data, x.v) as T);
     },
 
     async hit(key, windowMs, now) {
       if (!(windowMs > 0)) throw new RangeError('hit: windowMs must be positive');
       // One row per key and window length: a window starts at the first hit after the last one ended.
-      const r = await q<{ count: number; reset_at: string }>(
-        `INSERT INTO appreg_hit_windows AS h (key, window_ms, window_end, count) VALUES ($1, $2, $3::bigint + $2::bigint, 1)
-         ON CONFLICT (key, window_ms) DO UPDATE SET
-           count = CASE WHEN h.window_end <= $3::bigint THEN 1 ELSE h.count + 1 END,
-           window_end = CASE WHEN h.window_end <= $3::bigint THEN EXCLUDED.window_end ELSE h.window_end END
-         RETURNING count, window_end AS reset_at`,
-        [key, windowMs, now],
-      );
+      const w = await hits.submit({ key, windowMs, now });
       if (++hitsSinceSweep >= HIT_SWEEP_EVERY) {
         hitsSinceSweep = 0;
         q('DELETE FROM appreg_hit_windows WHERE window_end < $1', [now]).catch(() => {});
       }
-      const row = r.rows[0];
-      return { count: row?.count ?? 1, resetAt: row ? Number(row.reset_at) : now + windowMs };
+      return w;
     },
 
     async publish(channel, payload) {
@@ -260,19 +239,6 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
   return store;
 }
 
-/** getMany's statement when every key has its id. */
-const GET_MANY = `SELECT k.n::integer AS n, r.data FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(tbl, id, n)
-  JOIN appreg_records r ON r.tbl = k.tbl AND r.id = k.id`;
-
-/** getMany's statement with idFrom keys ($3: the 1-based key they take their id from, $4: its field); one snapshot for all. */
-const GET_MANY_FOLLOWING = `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY AS k(tbl, id, via, field, n)),
-  d AS (SELECT k.n, r.data FROM k JOIN appreg_records r ON r.tbl = k.tbl AND r.id = k.id WHERE k.via IS NULL)
-  SELECT d.n::integer AS n, d.data FROM d
-  UNION ALL
-  SELECT k.n::integer AS n, r.data FROM k JOIN d ON d.n = k.via
-    JOIN appreg_records r ON r.tbl = k.tbl AND r.id = (d.data->>k.field)
-  WHERE k.via IS NOT NULL AND jsonb_typeof(d.data->k.field) = 'string'`;
-
 /**
  * The condition of a find on `field` = $1, spelled as its index is (literal table and field) so the
  * planner always picks it; a record whose field is neither a string nor a number is not indexed
@@ -287,14 +253,18 @@ function indexed(table: string, field: string): string {
 
 /**
  * The two jsonb arguments of appreg_commit. Changes: the last one per record (what applying
- * them in order leaves), sorted, as are expectations: commits then lock rows in one global
- * order, which keeps deadlocks between them rare.
+ * them in order leaves), sorted, as are expectations. An expectation on a record this store read
+ * names the row version it read (commit-sql.ts); one on a record the caller built carries it.
  */
-function commitArgs(changes: Change[], expect: Expectation[]): [string, string] {
+function commitArgs(changes: Change[], expect: Expectation[], versions: WeakMap<object, string>): [string, string] {
   const key = (x: { table: string; id: string }) => `${x.table}\u0000${x.id}`;
   const byKey = <T extends { table: string; id: string }>(xs: T[]) =>
     [...new Map(xs.map((x) => [key(x), x])).values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-  const ex = byKey(expect).map((e) => (e.value === undefined ? { table: e.table, id: e.id } : { table: e.table, id: e.id, value: e.value }));
+  const ex = byKey(expect).map((e) => {
+    if (e.value === undefined) return { table: e.table, id: e.id };
+    const v = versions.get(e.value);
+    return v === undefined ? { table: e.table, id: e.id, value: e.value } : { table: e.table, id: e.id, v };
+  });
   const ch = byKey(changes).map((c) => ({ table: c.table, id: c.id, value: c.value }));
   return [JSON.stringify(ex), JSON.stringify(ch)];
 }
