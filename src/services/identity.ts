@@ -155,7 +155,7 @@ export function createIdentityService(ctx: ServiceContext) {
       verified.delete(token);
       throw unauthenticated('The Authtoken has expired.');
     }
-    const [tok, user] = await Promise.all([store.get(T.mgmtTokens, hit.claims.jti), store.get(T.workspaceUsers, hit.claims.workspaceUserId)]);
+    const [tok, user] = await store.getMany([{ table: T.mgmtTokens, id: hit.claims.jti }, { table: T.workspaceUsers, id: hit.claims.workspaceUserId }]);
     if (!tok || !user) {
       verified.delete(token);
       throw unauthenticated('The Authtoken has been revoked.');

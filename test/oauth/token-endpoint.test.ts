@@ -108,6 +108,25 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     now = Date.now();
   });
 
+  t.test('a code names the installation and authorization its exchange reads; one that does not is exchanged all the same', async (t) => {
+    const g = await grant(d, app);
+    const rec = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;
+    t.match(rec, { installationId: /^\w+_/, authorizationId: /^\w+_/ }, 'read with the code, in one round trip');
+    const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
+    t.equal(first.res.status, 200);
+    // a code minted before codes named them (or naming ids that are not this exchange's): read them apart
+    for (const strip of [{ installationId: undefined, authorizationId: undefined }, { installationId: 'ins_x', authorizationId: 'az_x' }]) {
+      const g2 = await grant(d, app);
+      const r2 = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g2.body.code)))!;
+      await d.parts.store.commit([{ table: OT.codes, id: r2.id, value: { ...r2, ...strip } }]);
+      const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g2.body.code });
+      t.equal(x.res.status, 200);
+      t.equal(x.body.botId, first.body.botId, 'the same installation and bot user');
+      t.equal(x.body.botToken, first.body.botToken, 'its bot token kept');
+      t.equal((await me(d, x.body.accessToken!, app.appKey)).status, 200);
+    }
+  });
+
   t.test('50 concurrent exchanges of one code: exactly one succeeds; after the reuse its tokens no longer work', async (t) => {
     const g = await grant(d, app);
     const results = await Promise.all(Array.from({ length: 50 }, () => exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code })));

@@ -11,7 +11,7 @@ import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService } from '../identity.js';
 import type { AppRecord, WorkspaceUserRecord } from '../records.js';
-import type { Grants } from './grants.js';
+import { authorizationId, installationId, type Grants } from './grants.js';
 import { OT, sweepMinuteOf, type CodeRecord } from './records.js';
 
 /** Codes never live longer than this, whatever the configuration says (docs/security.md §2). */
@@ -143,6 +143,8 @@ export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: A
       createdAt: new Date(clock.now()).toISOString(),
     };
     rec.sweepMinute = sweepMinuteOf(rec.expiresAt);
+    rec.installationId = installationId(req.app.id, user.workspaceId);
+    rec.authorizationId = authorizationId(req.app.id, user.id);
     await store.commit([{ table: OT.codes, id: rec.id, value: rec }]);
     logger.info('authorization granted', { appId: req.app.id, workspaceId: user.workspaceId, workspaceUserId: user.id, reinstall: req.reinstall });
     return { code, redirectUrl: withParams(req.redirectUrl, { code, state: req.state }) };

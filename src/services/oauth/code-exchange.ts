@@ -27,6 +27,14 @@ interface BotUserRecord extends WorkspaceUserRecord {
   title?: string;
 }
 
+/** What an exchange reads besides the app and the code. */
+interface Related {
+  user: WorkspaceUserRecord | undefined;
+  inst: InstallationRecord | undefined;
+  az: AuthorizationRecord | undefined;
+  bot: BotUserRecord | undefined;
+}
+
 /** A sweep reads at most this many minutes one by one (a day and an hour); after a longer gap it reads every code. */
 const MAX_MINUTES_PER_SWEEP = 25 * 60;
 
@@ -77,6 +85,17 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
 
   const DUMMY_SECRET = newSecret(PREFIX.clientSecret);
 
+  /** The user, installation, authorization and the installation's bot user, in one read. */
+  async function relatedOf(userId: string, instId: string, azId: string): Promise<Related> {
+    const read = await store.getMany([
+      { table: T.workspaceUsers, id: userId },
+      { table: OT.installations, id: instId },
+      { table: OT.authorizations, id: azId },
+      { table: T.workspaceUsers, idFrom: { key: 1, field: 'botUserId' } },
+    ]);
+    return { user: read[0], inst: read[1], az: read[2], bot: read[3] } as Related;
+  }
+
   /**
    * Endpoint 6. Steps in order: authenticate the client (constant time), consume the code, issue.
    * The code is consumed exactly once across every daemon of the store: the commit that issues
@@ -92,14 +111,24 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     if (missing.length) throw invalidRequest(`The form parts ${missing.join(', ')} are required.`, missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })));
     const clientId = input.clientId as string;
     const codeId = sha256(input.code as string);
-    // both reads in one (one round trip on PostgreSQL): the code is only looked at once the client is authenticated
-    const [appRead, codeRead] = await store.getMany([{ table: T.apps, id: clientId }, { table: OT.codes, id: codeId }]);
-    const app = appRead as AppRecord | undefined;
-    const first = codeRead as StoredCodeRecord | undefined;
+    // Every record the exchange reads, in one read (one round trip on PostgreSQL, one snapshot): the
+    // app, the code, and what the code names (its user, the installation and authorization it would
+    // update, the installation's bot user). The code is only looked at once the client is authenticated.
+    const read = await store.getMany([
+      { table: T.apps, id: clientId },
+      { table: OT.codes, id: codeId },
+      { table: T.workspaceUsers, idFrom: { key: 1, field: 'workspaceUserId' } },
+      { table: OT.installations, idFrom: { key: 1, field: 'installationId' } },
+      { table: OT.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
+      { table: T.workspaceUsers, idFrom: { key: 3, field: 'botUserId' } },
+    ]);
+    const app = read[0] as AppRecord | undefined;
+    const first = read[1] as StoredCodeRecord | undefined;
     const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;
     if (!safeEqual(input.clientSecret as string, expected) || !app) throw invalidClient();
 
     let stored = first;
+    let withCode: Related | undefined = { user: read[2], inst: read[3], az: read[4], bot: read[5] } as Related;
     for (let attempt = 1; ; attempt++) {
       if (!stored || stored.appId !== app.id) throw invalidGrant();
       if ('consumedAt' in stored) {
@@ -108,35 +137,32 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         throw invalidGrant();
       }
       try {
-        return await issue(app, stored);
+        return await issue(app, stored, withCode);
       } catch (e) {
         // something read changed meanwhile: the code (consumed by another exchange: a reuse, next turn)
         // or the installation or authorization (another exchange in the workspace: issue again on fresh reads)
         if (!(e instanceof StoreConflict) || attempt >= 4) throw e;
         stored = await store.get<StoredCodeRecord>(OT.codes, codeId);
+        withCode = undefined;
       }
     }
   }
 
-  /** Issue the tokens of a live code in one commit that expects the code, installation and authorization as read. */
-  async function issue(app: AppRecord, rec: CodeRecord): Promise<TokenResponse> {
+  /**
+   * Issue the tokens of a live code in one commit that expects the code, installation and authorization
+   * as read. `related`: those records as read with the code, used when the code names the ids this
+   * exchange derives (a code minted before codes named them, or a retry, reads them here).
+   */
+  async function issue(app: AppRecord, rec: CodeRecord, related: Related | undefined): Promise<TokenResponse> {
     if (rec.expiresAt <= clock.now()) {
       await store.commit([{ table: OT.codes, id: rec.id, value: null }], [{ table: OT.codes, id: rec.id, value: rec }]);
       throw invalidGrant('The authorization code has expired.');
     }
+    // ids as grants.installationOf/authorizationOf make them
     const azId = authorizationId(app.id, rec.workspaceUserId);
-    // user, installation, authorization and the installation's bot user in one read (one round trip on
-    // PostgreSQL, one snapshot); ids as grants.installationOf/authorizationOf make them
     const instId = installationId(app.id, rec.workspaceId);
-    const read = await store.getMany([
-      { table: T.workspaceUsers, id: rec.workspaceUserId },
-      { table: OT.installations, id: instId },
-      { table: OT.authorizations, id: azId },
-      ...(app.manifest.bot ? [{ table: T.workspaceUsers, idFrom: { key: 1, field: 'botUserId' } }] : []),
-    ]);
-    const user = read[0] as WorkspaceUserRecord | undefined;
-    const instRead = read[1] as InstallationRecord | undefined;
-    const prevAz = read[2] as AuthorizationRecord | undefined;
+    const named = related && rec.installationId === instId && rec.authorizationId === azId;
+    const { user, inst: instRead, az: prevAz, bot: botRead } = named ? related : await relatedOf(rec.workspaceUserId, instId, azId);
     if (!user) throw invalidGrant('The user who granted this code no longer exists.');
 
     const now = nowIso();
@@ -146,7 +172,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     let botToken: string | undefined;
     let botId: string | undefined;
     if (app.manifest.bot) {
-      let botUser = inst.botUserId ? (read[3] as BotUserRecord | undefined) : undefined;
+      let botUser = inst.botUserId ? botRead : undefined;
       const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !botUser;
       if (!botUser || rec.reinstall) {
         const m = app.manifest;

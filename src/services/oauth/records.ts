@@ -68,6 +68,9 @@ export interface CodeRecord {
   createdAt: string;
   /** The sweep's minute for this record: sweepMinuteOf(expiresAt). */
   sweepMinute?: string;
+  /** The ids of the installation and authorization the exchange reads and updates, so it reads them with the code. */
+  installationId?: string;
+  authorizationId?: string;
 }
 
 /**
