@@ -155,7 +155,7 @@ export function createIdentityService(ctx: ServiceContext) {
       verified.delete(token);
       throw unauthenticated('The Authtoken has expired.');
     }
-    const [tok, user] = await store.getMany([{ table: T.mgmtTokens, id: hit.claims.jti }, { table: T.workspaceUsers, id: hit.claims.workspaceUserId }]);
+    const [tok, user] = await store.getMany([{ table: T.mgmtTokens, id: hit.claims.jti }, { table: T.workspaceUsers, id: hit.claims.workspaceUserId }], { shared: true });
     if (!tok || !user) {
       verified.delete(token);
       throw unauthenticated('The Authtoken has been revoked.');

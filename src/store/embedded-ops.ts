@@ -12,7 +12,7 @@ import { checkChannel, checkPayload, StoreConflict, type ClaimRequest, type Expe
 export function tableReads(tables: Tables): Pick<Store, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
   return {
     get: async (table, id) => tables.get(table, id),
-    getMany: async (keys) => tables.getMany(keys),
+    getMany: async (keys, opts) => tables.getMany(keys, opts),
     find: async (table, field, value) => tables.find(table, field, value),
     all: async (table) => tables.all(table),
     count: async (table) => tables.count(table),

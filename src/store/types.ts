@@ -27,6 +27,15 @@ export interface Change {
 export type RecordKey = { table: string; id: string } | { table: string; idFrom: { key: number; field: string } };
 
 /** Throws TypeError unless every idFrom of `keys` names an earlier key. */
+/** Freeze `o` and everything in it (records are JSON: objects and arrays). */
+export function deepFreeze<T>(o: T): T {
+  if (o !== null && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
 export function checkRecordKeys(keys: readonly RecordKey[]): void {
   keys.forEach((k, i) => {
     if (!('idFrom' in k)) return;
@@ -111,6 +120,17 @@ export interface HitCount {
 /** A message between the daemons of one store (LISTEN/NOTIFY on PostgreSQL; in-process when embedded). */
 export type Listener = (payload: string) => void;
 
+export interface ReadOptions {
+  /**
+   * The caller only reads what it gets: the records are frozen (deeply) and may be the same objects
+   * another shared read got. The embedded store then keeps the parse of a record until it changes
+   * instead of parsing its text again (a hot path reads the same app record on every request); on
+   * PostgreSQL they are fresh objects, frozen alike, so a caller that modifies one fails on both.
+   * They are what was read, for a commit's expectations, as any record read.
+   */
+  shared?: boolean;
+}
+
 export interface Store {
   /** 'embedded' (files in the data dir, one daemon) or 'postgres' (shared by several daemons). */
   readonly kind: 'embedded' | 'postgres';
@@ -119,7 +139,7 @@ export interface Store {
    * Several records of any tables at once, in the order asked (undefined where there is none): one
    * round trip on PostgreSQL where a get per record costs one each. A key asked twice is answered twice.
    */
-  getMany(keys: readonly RecordKey[]): Promise<(object | undefined)[]>;
+  getMany(keys: readonly RecordKey[], opts?: ReadOptions): Promise<(object | undefined)[]>;
   /** Records of `table` whose `field` (one of INDEXED_FIELDS[table]) equals `value`, in no order. */
   find<T extends object>(table: string, field: string, value: string): Promise<T[]>;
   /** Every record of a table, in no order: for sweeps and tables that stay small. */

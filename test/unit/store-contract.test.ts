@@ -133,6 +133,23 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.same(await b.getMany([{ table: 'apps', id: 'gm1' }, { table: 'codes', id: 'gm1' }]), [undefined, undefined]);
     });
 
+    await t.test('shared reads: frozen, current, and what a commit may expect', async (t) => {
+      await a.commit([{ table: 'apps', id: 'sh1', value: { id: 'sh1', m: { cmds: ['/a'] } } }]);
+      const [x] = await b.getMany([{ table: 'apps', id: 'sh1' }], { shared: true });
+      t.ok(Object.isFrozen(x) && Object.isFrozen((x as { m: { cmds: string[] } }).m.cmds), 'frozen all the way down');
+      t.throws(() => ((x as { id: string }).id = 'changed'), TypeError, 'a caller that modifies one fails');
+      const [y] = await b.getMany([{ table: 'apps', id: 'sh1' }], { shared: true });
+      t.same(y, { id: 'sh1', m: { cmds: ['/a'] } });
+      await b.commit([{ table: 'apps', id: 'sh1', value: { id: 'sh1', m: { cmds: ['/b'] } } }], [{ table: 'apps', id: 'sh1', value: y }]);
+      const [z] = await b.getMany([{ table: 'apps', id: 'sh1' }], { shared: true });
+      t.same(z, { id: 'sh1', m: { cmds: ['/b'] } }, 'a shared read after a commit sees it');
+      await t.rejects(b.commit([{ table: 'apps', id: 'sh1', value: null }], [{ table: 'apps', id: 'sh1', value: x }]), StoreConflict, 'expecting an older shared read: a conflict');
+      const [own] = await b.getMany([{ table: 'apps', id: 'sh1' }]);
+      t.notOk(Object.isFrozen(own), 'a read without shared is the caller\'s own copy');
+      await a.commit([{ table: 'apps', id: 'sh1', value: null }]);
+      t.same(await b.getMany([{ table: 'apps', id: 'sh1' }], { shared: true }), [undefined], 'and gone when deleted');
+    });
+
     await t.test('countWhere and findPage', async (t) => {
       const msg = (id: string, extra: object) => ({ table: 'wsMessages', id, value: { id, channelId: 'ch_p', ...extra } });
       await a.commit([

@@ -202,3 +202,19 @@ t.test('lowdb: a format-1 data file (lowdb, indented) opens, and is rewritten as
   t.equal(await again.count('apps'), 3);
   await again.close();
 });
+
+t.test('a shared read keeps its parse until the record changes (no parse per read of a hot record)', async (t) => {
+  const store = createMemoryStore();
+  await store.commit([{ table: 'apps', id: 'a1', value: { id: 'a1', n: 1 } }]);
+  const [once] = await store.getMany([{ table: 'apps', id: 'a1' }], { shared: true });
+  const [x] = await store.getMany([{ table: 'apps', id: 'a1' }], { shared: true });
+  const [y] = await store.getMany([{ table: 'apps', id: 'a1' }], { shared: true });
+  t.not(once, x, 'a record read once is not kept (a code read to be exchanged)');
+  t.equal(x, y, 'from its second read on, the same object while the record is unchanged');
+  const [own] = await store.getMany([{ table: 'apps', id: 'a1' }]);
+  t.not(own, x, 'a plain read parses a copy');
+  await store.commit([{ table: 'apps', id: 'a1', value: { id: 'a1', n: 2 } }]);
+  const [z] = await store.getMany([{ table: 'apps', id: 'a1' }], { shared: true });
+  t.not(z, x, 'a new parse once it changed');
+  t.same(z, { id: 'a1', n: 2 });
+});

@@ -92,7 +92,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       { table: OT.installations, id: instId },
       { table: OT.authorizations, id: azId },
       { table: T.workspaceUsers, idFrom: { key: 1, field: 'botUserId' } },
-    ]);
+    ], { shared: true });
     return { user: read[0], inst: read[1], az: read[2], bot: read[3] } as Related;
   }
 
@@ -121,7 +121,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       { table: OT.installations, idFrom: { key: 1, field: 'installationId' } },
       { table: OT.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
       { table: T.workspaceUsers, idFrom: { key: 3, field: 'botUserId' } },
-    ]);
+    ], { shared: true }); // only read: new records are built from them
     const app = read[0] as AppRecord | undefined;
     const first = read[1] as StoredCodeRecord | undefined;
     const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkPayload, checkRecordKeys, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { checkPayload, checkRecordKeys, deepFreeze, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -129,10 +129,13 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       return (await reads.submit([{ table, id }]))[0] as T | undefined;
     },
 
-    async getMany(keys) {
+    async getMany(keys, opts) {
       checkRecordKeys(keys);
       if (!keys.length) return [];
-      return reads.submit(keys);
+      const found = await reads.submit(keys);
+      // fresh objects, frozen as the embedded store's shared ones are: a caller that modifies one fails here too
+      if (opts?.shared) for (const r of found) deepFreeze(r);
+      return found;
     },
 
     async find<T extends object>(table: string, field: string, value: string) {
