@@ -1,5 +1,5 @@
 /** Shared bits of the benchmarks: a daemon child process, a fixed-concurrency load loop, percentiles. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,4 +137,12 @@ export async function seedBenchApps(d: DaemonHandle, counts: { apps: number; use
   const grant = async (c: { id: string }, u: WorkspaceUserRecord) =>
     (await requests.grant(await requests.validate({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: BENCH_REDIRECT }), u)).code;
   return { users, clients, grant };
+}
+
+const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** CPU time (user + system, ms) a live process has used, from /proc/<pid>/stat. */
+export function processCpuMs(pid: number): number {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_S;
 }

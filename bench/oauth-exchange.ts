@@ -21,7 +21,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { BENCH_REDIRECT, inBatches, seedBenchApps, load, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
+import { BENCH_REDIRECT, inBatches, seedBenchApps, load, processCpuMs, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
@@ -227,9 +227,12 @@ async function main() {
     console.error(`warm-up: appreg ${wa.rps}/s (${wa.errors} errors), oidc-provider ${wo.rps}/s (${wo.errors} errors)`);
 
     const rounds: Array<{ appreg: LoadResult; oidcProvider: LoadResult }> = [];
+    const daemonCpu: number[] = []; // the daemon's CPU per exchange (µs) in each round
     for (let r = 0; r < ROUNDS; r++) {
       await quiet(pids);
+      const cpu0 = processCpuMs(daemon.child.pid!);
       const a = await appregRound(seed.codes[r]!, SECONDS);
+      daemonCpu.push(Math.round(((processCpuMs(daemon.child.pid!) - cpu0) * 1000) / Math.max(1, a.requests)));
       await quiet(pids);
       const o = await oidcRound(SECONDS, CODES);
       console.error(`round ${r + 1}: appreg ${a.rps}/s p99 ${a.p99} ms (${a.errors} errors) | oidc-provider ${o.rps}/s p99 ${o.p99} ms (${o.errors} errors)`);
@@ -255,6 +258,7 @@ async function main() {
         held: { apps: seed.apps, tokens: seed.tokens, authorizations: seed.authorizations, users: USERS, codesPending: CODES * (ROUNDS + 1) },
         seedSeconds: seed.seedSeconds,
         memoryMb: { afterStart: rssAfterStart.rss, afterLoad: mem.rss, peak: mem.hwm },
+        daemonCpuUsPerExchange: daemonCpu,
       },
       reference: {
         name: 'oidc-provider 9 (panva/node-oidc-provider)',

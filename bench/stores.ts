@@ -82,7 +82,7 @@ async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?:
 
 interface Cluster { url: string; pgDir: string; pids(): number[]; sql(q: string): Promise<unknown[]>; stats(): Promise<DbStats>; stop(): void }
 /** Transactions in the bench database (each autocommit statement is one) and WAL fsyncs of the cluster. */
-interface DbStats { xacts: number; walSyncs: number }
+interface DbStats { xacts: number; walSyncs: number; walBytes: number; walFpi: number }
 
 const freePort = () => new Promise<number>((resolve, reject) => {
   const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
@@ -127,8 +127,8 @@ async function startCluster(): Promise<Cluster> {
   const stats = async () => {
     // a backend reports its counters when idle, at most every second and at the latest after 10 s
     await new Promise((r) => setTimeout(r, 10_500));
-    const [row] = (await sql("SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'appreg_bench')::float8 AS xacts, (SELECT wal_sync FROM pg_stat_wal)::float8 AS syncs")) as Array<{ xacts: number; syncs: number }>;
-    return { xacts: row!.xacts, walSyncs: row!.syncs };
+    const [row] = (await sql("SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'appreg_bench')::float8 AS xacts, (SELECT wal_sync FROM pg_stat_wal)::float8 AS syncs, (SELECT wal_bytes FROM pg_stat_wal)::float8 AS bytes, (SELECT wal_fpi FROM pg_stat_wal)::float8 AS fpi")) as Array<{ xacts: number; syncs: number; bytes: number; fpi: number }>;
+    return { xacts: row!.xacts, walSyncs: row!.syncs, walBytes: row!.bytes, walFpi: row!.fpi };
   };
   // BENCH_PG_SOCKET=unix: the daemons reach the database through its unix socket instead of TCP on 127.0.0.1
   const url = process.env.BENCH_PG_SOCKET === 'unix' ? `postgresql://postgres@localhost/appreg_bench?host=${encodeURIComponent(dir)}&port=${port}` : `postgresql://postgres@127.0.0.1:${port}/appreg_bench`;
@@ -204,7 +204,9 @@ async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds:
   const cpuUsPerRequest = { daemons: per(daemonMs), database: per(dbMs), total: per(daemonMs + dbMs) };
   const st1 = st0 ? await s.dbStats!() : undefined;
   const r2 = (x: number) => Math.round((x / Math.max(1, res.requests)) * 100) / 100;
-  const database = st0 && st1 ? { transactionsPerRequest: r2(st1.xacts - st0.xacts), walFsyncsPerRequest: r2(st1.walSyncs - st0.walSyncs) } : undefined;
+  const database = st0 && st1
+    ? { transactionsPerRequest: r2(st1.xacts - st0.xacts), walFsyncsPerRequest: r2(st1.walSyncs - st0.walSyncs), walBytesPerRequest: Math.round((st1.walBytes - st0.walBytes) / Math.max(1, res.requests)), walFullPagesPerRequest: r2(st1.walFpi - st0.walFpi) }
+    : undefined;
   if (timedStats && PG_STATEMENTS && s.sql) {
     const top = (await s.sql(`SELECT calls, round((total_exec_time * 1000 / ${Math.max(1, res.requests)})::numeric) AS us_per_request, round((total_exec_time * 1000 / calls)::numeric) AS us_per_call, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query FROM pg_stat_statements WHERE calls > 0 ORDER BY total_exec_time DESC LIMIT 12`)) as unknown[];
     console.error(top.map((r) => JSON.stringify(r)).join('\n'));
@@ -329,7 +331,7 @@ async function main() {
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, PostgreSQL ${String(((await cluster.sql('SHOW server_version')) as Array<{ server_version: string }>)[0]?.server_version)}`,
       load: { loadavgAtStart: load0.map((x) => Math.round(x * 100) / 100), loadavgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
       settings: { apps: APPS, users: USERS, seconds: SECONDS, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, each store right before its rounds (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round', held: { embedded: embeddedHeld, postgres: pgSeed.held } },
-      method: 'per setup: warm-up 3 s exchanges, timed exchanges, warm-up 2 s gets, timed gets; before every round wait until daemons and database are idle; CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported',
+      method: 'per setup: warm-up 3 s exchanges, timed exchanges, warm-up 2 s gets, timed gets; before every round wait until daemons and database are idle; CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs, bytes and full-page images (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported',
       results: { embedded: emb, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
       cpuPerRequestVsEmbedded: cpu,
       cpuTargetMet: Object.values(cpu).every((c) => c.exchange <= 2 && c.get <= 2),
