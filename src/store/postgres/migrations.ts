@@ -182,13 +182,18 @@ async function ensureIndexes(client: ClientBase): Promise<string[]> {
   return made;
 }
 
-/** `appreg db migrate`: bring the database at `url` up to date, without opening a store. */
-export async function migrate(url: string): Promise<MigrateResult> {
-  const client = new pg.Client({ connectionString: url, application_name: 'appreg-migrate' });
+/** A connection of its own to `url` for `fn` (the `db` commands, which open no store), closed after. */
+export async function withClient<T>(url: string, applicationName: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, application_name: applicationName });
   await client.connect();
   try {
-    return await migrateWith(client);
+    return await fn(client);
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/** `appreg db migrate`: bring the database at `url` up to date, without opening a store. */
+export function migrate(url: string): Promise<MigrateResult> {
+  return withClient(url, 'appreg-migrate', migrateWith);
 }

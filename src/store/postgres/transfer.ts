@@ -16,7 +16,7 @@ import { openLowdbStore } from '../lowdb-store.js';
 import { DATA_FILE, JOURNAL_RE } from '../format.js';
 import type { Change, StoreLogger } from '../types.js';
 import { differences, summarize, type TableData, type TableSummary } from './digest.js';
-import { migrateWith } from './migrations.js';
+import { migrateWith, withClient } from './migrations.js';
 
 /** Records per INSERT (import) or per commit (export). */
 const BATCH = 500;
@@ -71,20 +71,11 @@ async function readDatabase(client: pg.ClientBase): Promise<TableData> {
   }
 }
 
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, application_name: 'appreg-db' });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 /** Copy `data` into the (migrated, empty) database at `url` in one transaction, then verify it. */
 export async function importIntoDatabase(url: string, data: TableData): Promise<TransferResult> {
   const source = summarize(data);
-  return withClient(url, async (client) => {
+  return withClient(url, 'appreg-db', async (client) => {
     await migrateWith(client);
     await client.query('BEGIN');
     try {
@@ -129,7 +120,7 @@ export function occupied(dir: string): string[] {
 
 /** Copy every record of the database at `url` into the new embedded store in `dir`, then verify it. */
 export async function exportToDataDir(url: string, dir: string, logger: StoreLogger): Promise<TransferResult> {
-  const data = await withClient(url, async (client) => {
+  const data = await withClient(url, 'appreg-db', async (client) => {
     await migrateWith(client);
     return readDatabase(client);
   });
