@@ -141,8 +141,22 @@ export async function seedBenchApps(d: DaemonHandle, counts: { apps: number; use
 
 const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
-/** CPU time (user + system, ms) a live process has used, from /proc/<pid>/stat. */
-export function processCpuMs(pid: number): number {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_S;
+/** The fields of /proc/<pid>/stat after the command name (state first), or undefined once the process is gone. */
+export function procStat(pid: number): string[] | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time (user + system, ms) a process has used (0 once it is gone); with `reaped`, also that
+ * of the children it waited for (a postmaster's exited backends).
+ */
+export function processCpuMs(pid: number, reaped = false): number {
+  const f = procStat(pid);
+  if (!f) return 0;
+  const ticks = Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0);
+  return (ticks * 1000) / TICKS_PER_S;
 }

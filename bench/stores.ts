@@ -22,7 +22,7 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { benchManifest, inBatches, seedBenchApps, load, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
+import { benchManifest, inBatches, seedBenchApps, load, processCpuMs, procStat, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
@@ -135,27 +135,20 @@ async function startCluster(): Promise<Cluster> {
   return { url, pgDir: dir, pids, sql, stats, stop };
 }
 
-function statFields(pid: number): string[] | undefined {
-  try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); } catch { return undefined; }
-}
-const ppid = (pid: number) => Number(statFields(pid)?.[1] ?? -1);
-/** CPU ticks (1/100 s): utime+stime, plus the children it reaped (cutime+cstime) so exited backends still count. */
-const ticks = (pids: number[]) => pids.reduce((s, p) => {
-  const f = statFields(p);
-  return f ? s + Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) : s;
-}, 0);
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+const ppid = (pid: number) => Number(procStat(pid)?.[1] ?? -1);
+/** CPU (ms) of these processes, with the children each reaped so that exited backends still count. */
+const cpuMs = (pids: number[]) => pids.reduce((sum, p) => sum + processCpuMs(p, true), 0);
 
 /** Wait until the daemons and the database are idle (embedded compaction, checkpoints, autovacuum) before a round. */
 async function quiet(pids: () => number[]): Promise<void> {
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, 2500));
   let calm = 0;
-  let last = ticks(pids());
+  let last = cpuMs(pids());
   while (calm < 4 && performance.now() - t0 < 30_000) {
     await new Promise((r) => setTimeout(r, 250));
-    const now = ticks(pids());
-    calm = now - last <= 2 ? calm + 1 : 0;
+    const now = cpuMs(pids());
+    calm = now - last <= 20 ? calm + 1 : 0; // at most 20 ms of CPU in 250 ms
     last = now;
   }
 }
@@ -195,11 +188,11 @@ async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds:
   const daemonPids = s.daemons.map((d) => d.child.pid!);
   const st0 = timedStats ? await s.dbStats?.() : undefined;
   if (timedStats && PG_STATEMENTS && s.sql) await s.sql('SELECT pg_stat_statements_reset()');
-  const d0 = ticks(daemonPids);
-  const p0 = ticks(s.dbPids());
+  const d0 = cpuMs(daemonPids);
+  const p0 = cpuMs(s.dbPids());
   const res: LoadResult = await load(fn, { concurrency: CONC, seconds, total: kind === 'exchange' ? codes.length : undefined });
-  const daemonMs = (ticks(daemonPids) - d0) * TICK_MS;
-  const dbMs = (ticks(s.dbPids()) - p0) * TICK_MS;
+  const daemonMs = cpuMs(daemonPids) - d0;
+  const dbMs = cpuMs(s.dbPids()) - p0;
   const per = (ms: number) => Math.round((ms * 1000) / Math.max(1, res.requests));
   const cpuUsPerRequest = { daemons: per(daemonMs), database: per(dbMs), total: per(daemonMs + dbMs) };
   const st1 = st0 ? await s.dbStats!() : undefined;
