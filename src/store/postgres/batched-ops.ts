@@ -10,10 +10,13 @@ import { DEADLOCK_SQLSTATE, conflictOf, isConnectionError } from './errors.js';
 
 export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
-/** A commit's two jsonb arguments, already JSON text (commitArgs). */
+/** A commit's two jsonb arguments, already JSON text (commitArgs), and the records they name. */
 export interface CommitArgs {
   expect: string;
   changes: string;
+  /** table + NUL + id of each record expected (present or absent), and of each written. */
+  expectKeys: string[];
+  writeKeys: string[];
 }
 
 export interface HitCall {
@@ -25,7 +28,7 @@ export interface HitCall {
 /** A deadlock aborts a batch with nothing written: it is run again, a few times. */
 const DEADLOCK_RETRIES = 5;
 
-/** At most this many commits per batch: each is a subtransaction, and PostgreSQL keeps 64 of those per transaction in shared memory. */
+/** At most this many commits per batch (the JSON argument and the statements' work grow with it). */
 const COMMITS_PER_BATCH = 32;
 const KEYS_PER_BATCH = 500;
 const HITS_PER_BATCH = 500;
@@ -103,10 +106,12 @@ export function batchedHits(q: Query, maxInFlight: number) {
 }
 
 /**
- * Commits in one statement and one transaction (one WAL flush for all of them): appreg_commit_many
- * runs each in its own subtransaction, so a commit whose expectations fail writes nothing and the
- * others still land. A deadlock (nothing written) runs the batch again; any other error runs the
- * commits one by one, so that only the commit at fault gets it.
+ * Commits in one statement and one transaction (one WAL flush for all of them): appreg_commit_batch
+ * decides every commit's expectations against the records as they were before the batch, so a
+ * batch ends before a commit that expects a record an earlier commit of it writes (that one goes
+ * first in the next batch, and sees the write). A commit whose expectations fail writes nothing
+ * and the others still land. A deadlock (nothing written) runs the batch again; any other error
+ * runs the commits one by one, so that only the commit at fault gets it.
  */
 export function batchedCommits(q: Query, maxInFlight: number) {
   const one = async (c: CommitArgs): Promise<Settled<void>> => {
@@ -122,29 +127,57 @@ export function batchedCommits(q: Query, maxInFlight: number) {
       }
     }
   };
+  // A commit goes only when no commit before it still unsent or at the database writes a record it
+  // expects: the batch decides expectations on the records as they were before it.
+  const writing = new Map<string, number>(); // record key → batches at the database that write it
+  const joinable = () => {
+    const ahead = new Set<string>();
+    return (c: CommitArgs) => {
+      if (c.expectKeys.some((k) => ahead.has(k) || writing.has(k))) return false;
+      for (const k of c.writeKeys) ahead.add(k);
+      return true;
+    };
+  };
+  const hold = (calls: CommitArgs[], by: number) => {
+    for (const c of calls) {
+      for (const k of c.writeKeys) {
+        const n = (writing.get(k) ?? 0) + by;
+        if (n > 0) writing.set(k, n);
+        else writing.delete(k);
+      }
+    }
+  };
   return createBatcher<CommitArgs, void>(
     async (calls) => {
-      if (calls.length === 1) return [await one(calls[0]!)];
-      const arg = `[${calls.map((c) => `[${c.expect},${c.changes}]`).join(',')}]`;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const r = await q<{ out: Array<{ table: string; id: string } | null> }>('SELECT appreg_commit_many($1::jsonb) AS out', [arg]);
-          const out = r.rows[0]?.out ?? [];
-          return calls.map((_c, i) => {
-            const conflict = out[i];
-            return conflict ? { ok: false as const, error: new StoreConflict(String(conflict.table), String(conflict.id)) } : { ok: true as const, value: undefined };
-          });
-        } catch (err) {
-          if (isConnectionError(err)) throw err;
-          if ((err as { code?: string }).code === DEADLOCK_SQLSTATE && attempt < DEADLOCK_RETRIES) continue;
-          const each: Settled<void>[] = [];
-          for (const c of calls) each.push(await one(c));
-          return each;
-        }
+      hold(calls, 1);
+      try {
+        return await commitBatch(calls);
+      } finally {
+        hold(calls, -1);
       }
     },
-    { maxInFlight, maxWeight: COMMITS_PER_BATCH },
+    { maxInFlight, maxWeight: COMMITS_PER_BATCH, joinable },
   );
+
+  async function commitBatch(calls: CommitArgs[]): Promise<Settled<void>[]> {
+    const arg = `[${calls.map((c) => `[${c.expect},${c.changes}]`).join(',')}]`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await q<{ out: Array<{ table: string; id: string } | null> }>('SELECT appreg_commit_batch($1::jsonb) AS out', [arg]);
+        const out = r.rows[0]?.out ?? [];
+        return calls.map((_c, i) => {
+          const conflict = out[i];
+          return conflict ? { ok: false as const, error: new StoreConflict(String(conflict.table), String(conflict.id)) } : { ok: true as const, value: undefined };
+        });
+      } catch (err) {
+        if (isConnectionError(err)) throw err;
+        if ((err as { code?: string }).code === DEADLOCK_SQLSTATE && attempt < DEADLOCK_RETRIES) continue;
+        const each: Settled<void>[] = [];
+        for (const c of calls) each.push(await one(c));
+        return each;
+      }
+    }
+  }
 }
 
 /** getMany's statement when every key has its id. */

@@ -21,6 +21,13 @@ export interface BatcherOptions<I> {
   maxWeight: number;
   /** A call's weight (default 1): the keys of a read, say. */
   weight?: (item: I) => number;
+  /**
+   * Made afresh each time queued calls are sent: told of every call in turn, in the order made,
+   * answers whether it may go now (in a batch being made or with those still at the database).
+   * At the first that may not, sending stops; it and the calls after it wait for a batch to come
+   * back. It must let a call go when nothing is at the database. Default: any may go.
+   */
+  joinable?: () => (item: I) => boolean;
 }
 
 interface Waiting<I, O> {
@@ -55,16 +62,23 @@ export function createBatcher<I, O>(run: (items: I[]) => Promise<Settled<O>[]>, 
 
   function pump(): void {
     scheduled = false;
-    while (inFlight < maxInFlight && queue.length) {
+    const goes = opts.joinable?.();
+    let held = false;
+    while (!held && inFlight < maxInFlight && queue.length) {
       let weight = 0;
       let n = 0;
       while (n < queue.length) {
-        const w = weightOf(queue[n]!.item);
+        const item = queue[n]!.item;
+        const w = weightOf(item);
         if (n > 0 && weight + w > opts.maxWeight) break;
+        if (goes && !goes(item)) {
+          held = true;
+          break;
+        }
         weight += w;
         n++;
       }
-      send(queue.splice(0, n));
+      if (n) send(queue.splice(0, n));
     }
   }
 

@@ -88,3 +88,85 @@ BEGIN
   RETURN out;
 END
 $fn$`;
+
+/**
+ * appreg_commit_batch(commits) (schema version 5): the commits of one batch, [expects, changes]
+ * pairs as for appreg_commit_many, in a few set-based statements instead of a subtransaction and
+ * half a dozen statements each. It is the same as running them one after another only because the
+ * daemon never puts into one batch a commit that expects a record an earlier commit of the batch
+ * writes (batched-ops.ts cuts the batch there): so every expectation is decided against the
+ * records as they were before the batch, and a commit that fails changes no other's outcome.
+ *
+ * 1. Lock every record expected present, in one sorted order, and compare each as locked (a lock
+ *    that waited for another writer sees its result); one expected absent must not be there.
+ * 2. Placeholders for the records the remaining commits expect absent, sorted, ON CONFLICT DO
+ *    NOTHING: a concurrent insert of one is waited for, and if it committed, the commits expecting
+ *    that record absent fail.
+ * 3. The remaining commits' changes, the last one per record: upserts that skip no-op writes (the
+ *    row keeps its version), deletes; then the placeholders no change wrote are removed.
+ * Answers a JSON array: null per commit that landed, {table, id} per commit that failed.
+ */
+export const COMMIT_BATCH_FUNCTION = `
+CREATE OR REPLACE FUNCTION appreg_commit_batch(commits jsonb) RETURNS jsonb LANGUAGE plpgsql AS $fn$
+DECLARE
+  failed jsonb;
+  absent boolean;
+  lost jsonb;
+  k record;
+BEGIN
+  -- Every statement reaches records by key, one by one (IN over a function's rows, correlated
+  -- EXISTS, a loop): the planner cannot know how few keys a batch names, and a join it costs for
+  -- thousands of them scans the whole table.
+  PERFORM 1 FROM appreg_records r
+    WHERE (r.tbl, r.id) IN (
+      SELECT e->>'table', e->>'id' FROM jsonb_array_elements(commits) AS p(x), jsonb_array_elements(p.x->0) AS q(e) WHERE e ? 'v' OR e ? 'value')
+    ORDER BY r.tbl COLLATE "C", r.id COLLATE "C" FOR UPDATE;
+  SELECT jsonb_object_agg(m.i::text, jsonb_build_object('table', m.tbl, 'id', m.id)) INTO failed
+  FROM (SELECT DISTINCT ON (p.i) p.i, q.x->>'table' AS tbl, q.x->>'id' AS id
+        FROM jsonb_array_elements(commits) WITH ORDINALITY AS p(c, i), jsonb_array_elements(p.c->0) AS q(x)
+        WHERE CASE
+          WHEN q.x ? 'v' THEN NOT EXISTS (SELECT 1 FROM appreg_records r WHERE r.tbl = q.x->>'table' AND r.id = q.x->>'id' AND r.xmin::text = q.x->>'v')
+          WHEN q.x ? 'value' THEN NOT EXISTS (SELECT 1 FROM appreg_records r WHERE r.tbl = q.x->>'table' AND r.id = q.x->>'id' AND r.data = q.x->'value')
+          ELSE EXISTS (SELECT 1 FROM appreg_records r WHERE r.tbl = q.x->>'table' AND r.id = q.x->>'id') END
+        ORDER BY p.i, 2, 3) m;
+  failed := coalesce(failed, '{}'::jsonb);
+  absent := EXISTS (SELECT 1 FROM jsonb_array_elements(commits) WITH ORDINALITY AS p(c, i), jsonb_array_elements(p.c->0) AS q(x)
+    WHERE NOT failed ? p.i::text AND NOT (q.x ? 'v' OR q.x ? 'value'));
+  IF absent THEN
+    WITH want AS (
+      SELECT p.i, q.x->>'table' AS tbl, q.x->>'id' AS id
+      FROM jsonb_array_elements(commits) WITH ORDINALITY AS p(c, i), jsonb_array_elements(p.c->0) AS q(x)
+      WHERE NOT failed ? p.i::text AND NOT (q.x ? 'v' OR q.x ? 'value')),
+    made AS (
+      INSERT INTO appreg_records (tbl, id, data)
+        SELECT DISTINCT tbl, id, 'null'::jsonb FROM want ORDER BY 1 COLLATE "C", 2 COLLATE "C"
+        ON CONFLICT DO NOTHING RETURNING tbl, id)
+    SELECT jsonb_object_agg(m.i::text, jsonb_build_object('table', m.tbl, 'id', m.id)) INTO lost
+    FROM (SELECT DISTINCT ON (w.i) w.i, w.tbl, w.id FROM want w
+          WHERE NOT EXISTS (SELECT 1 FROM made WHERE made.tbl = w.tbl AND made.id = w.id)
+          ORDER BY w.i, w.tbl, w.id) m;
+    failed := failed || coalesce(lost, '{}'::jsonb);
+  END IF;
+  -- the last change per record of the commits that hold: upserts at once, deletes one by one
+  FOR k IN
+    WITH w AS (
+      SELECT DISTINCT ON (q.c->>'table', q.c->>'id') q.c->>'table' AS tbl, q.c->>'id' AS id, q.c->'value' AS value
+      FROM jsonb_array_elements(commits) WITH ORDINALITY AS p(x, i), jsonb_array_elements(p.x->1) WITH ORDINALITY AS q(c, o)
+      WHERE NOT failed ? p.i::text
+      ORDER BY q.c->>'table', q.c->>'id', p.i DESC, q.o DESC),
+    up AS (
+      INSERT INTO appreg_records (tbl, id, data) SELECT tbl, id, value FROM w WHERE jsonb_typeof(value) = 'object'
+      ON CONFLICT (tbl, id) DO UPDATE SET data = EXCLUDED.data WHERE appreg_records.data IS DISTINCT FROM EXCLUDED.data)
+    SELECT tbl, id FROM w WHERE jsonb_typeof(value) = 'null'
+  LOOP
+    DELETE FROM appreg_records WHERE tbl = k.tbl AND id = k.id;
+  END LOOP;
+  IF absent THEN
+    FOR k IN SELECT DISTINCT q.x->>'table' AS tbl, q.x->>'id' AS id FROM jsonb_array_elements(commits) AS p(c), jsonb_array_elements(p.c->0) AS q(x)
+        WHERE NOT (q.x ? 'v' OR q.x ? 'value') LOOP
+      DELETE FROM appreg_records WHERE tbl = k.tbl AND id = k.id AND data = 'null'::jsonb;
+    END LOOP;
+  END IF;
+  RETURN (SELECT jsonb_agg(failed->(i::text) ORDER BY i) FROM generate_series(1, jsonb_array_length(commits)) AS g(i));
+END
+$fn$`;

@@ -8,7 +8,7 @@ import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
 import { checkPayload, checkRecordKeys, deepFreeze, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
 import { isConnectionError } from './errors.js';
-import { batchedCommits, batchedHits, batchedReads } from './batched-ops.js';
+import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
 import { assertSafeName, migrateWith } from './migrations.js';
 import { redactUrl } from './url.js';
@@ -60,6 +60,12 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
   };
   // An idle pooled connection that drops (server restart, pg_terminate_backend) is reported here, not to a query.
   pool.on('error', noteFault);
+  // No JIT compilation: every statement here touches a few rows by key, but the planner, which cannot
+  // know how few keys a batch's JSON holds, may cost one above jit_above_cost, and compiling it then
+  // takes 10 ms (measured) for work of 0.1 ms. Queued on the new connection before any query of ours.
+  pool.on('connect', (client) => {
+    client.query('SET jit = off').catch(noteFault);
+  });
 
   /**
    * Every statement is a named (prepared) one: PostgreSQL plans it once per connection instead of
@@ -182,8 +188,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       validateChanges(changes);
       if (!changes.length && !expect.length) return;
       // Stringified here: a value JSON cannot hold fails the commit before anything is sent.
-      const [expectJson, changesJson] = commitArgs(changes, expect, versions);
-      await commits.submit({ expect: expectJson, changes: changesJson });
+      await commits.submit(commitArgs(changes, expect, versions));
     },
 
     async claim<T extends object>(req: ClaimRequest) {
@@ -259,7 +264,7 @@ function indexed(table: string, field: string): string {
  * them in order leaves), sorted, as are expectations. An expectation on a record this store read
  * names the row version it read (commit-sql.ts); one on a record the caller built carries it.
  */
-function commitArgs(changes: Change[], expect: Expectation[], versions: WeakMap<object, string>): [string, string] {
+function commitArgs(changes: Change[], expect: Expectation[], versions: WeakMap<object, string>): CommitArgs {
   const key = (x: { table: string; id: string }) => `${x.table}\u0000${x.id}`;
   const byKey = <T extends { table: string; id: string }>(xs: T[]) =>
     [...new Map(xs.map((x) => [key(x), x])).values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
@@ -269,5 +274,5 @@ function commitArgs(changes: Change[], expect: Expectation[], versions: WeakMap<
     return v === undefined ? { table: e.table, id: e.id, value: e.value } : { table: e.table, id: e.id, v };
   });
   const ch = byKey(changes).map((c) => ({ table: c.table, id: c.id, value: c.value }));
-  return [JSON.stringify(ex), JSON.stringify(ch)];
+  return { expect: JSON.stringify(ex), changes: JSON.stringify(ch), expectKeys: ex.map(key), writeKeys: ch.map(key) };
 }
