@@ -7,7 +7,7 @@ import pg from 'pg';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { StoreConflict } from '../../src/store/types.js';
 import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
-import { redactUrl } from '../../src/store/postgres/url.js';
+import { redactUrl, withJitOff } from '../../src/store/postgres/url.js';
 import { INDEXED_FIELDS } from '../../src/store/indexes.js';
 import { startPgCluster, testWithPg } from '../helpers/pg.js';
 
@@ -41,6 +41,19 @@ t.test('redactUrl keeps the password out', async (t) => {
   t.equal(redactUrl('postgresql://u@h/d?password=s3cret&sslmode=require'), 'postgresql://u@h/d?password=***&sslmode=require');
   t.equal(redactUrl('postgres://h/d'), 'postgres://h/d');
   t.notMatch(redactUrl('not a url s3cret'), /s3cret/);
+});
+
+t.test('withJitOff adds to the connection options, keeping the operator\'s', async (t) => {
+  t.equal(withJitOff('postgres://u:p@h:5432/d'), 'postgres://u:p@h:5432/d?options=-c+jit%3Doff');
+  t.equal(new URL(withJitOff('postgres://h/d?options=-c%20work_mem%3D8MB&sslmode=require')).searchParams.get('options'), '-c jit=off -c work_mem=8MB');
+  t.equal(new URL(withJitOff('postgresql://u@localhost/d?host=%2Ftmp%2Fpg&port=5433')).searchParams.get('host'), '/tmp/pg', 'a unix socket directory survives');
+});
+
+void testWithPg(t, 'the store\'s connections run without JIT', async (t, url) => {
+  const c = new pg.Client({ connectionString: withJitOff(url) });
+  await c.connect();
+  t.teardown(() => c.end());
+  t.equal((await c.query<{ jit: string }>('SHOW jit')).rows[0]?.jit, 'off');
 });
 
 void testWithPg(t, 'migrations', async (t, url) => {

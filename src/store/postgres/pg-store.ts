@@ -11,7 +11,7 @@ import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
 import { assertSafeName, migrateWith } from './migrations.js';
-import { redactUrl } from './url.js';
+import { redactUrl, withJitOff } from './url.js';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/db */
@@ -32,7 +32,7 @@ type Row = { data: object; v: string };
 
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Store> {
   const applicationName = `appreg-${opts.instanceId}`.slice(0, 63);
-  const config: pg.ClientConfig = { connectionString: opts.url, application_name: applicationName, keepAlive: true };
+  const config: pg.ClientConfig = { connectionString: withJitOff(opts.url), application_name: applicationName, keepAlive: true };
   // A database that does not answer fails a request after 10 s instead of holding it forever;
   // keepalive notices a peer that vanished without closing the connection.
   const pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true });
@@ -60,12 +60,6 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
   };
   // An idle pooled connection that drops (server restart, pg_terminate_backend) is reported here, not to a query.
   pool.on('error', noteFault);
-  // No JIT compilation: every statement here touches a few rows by key, but the planner, which cannot
-  // know how few keys a batch's JSON holds, may cost one above jit_above_cost, and compiling it then
-  // takes 10 ms (measured) for work of 0.1 ms. Queued on the new connection before any query of ours.
-  pool.on('connect', (client) => {
-    client.query('SET jit = off').catch(noteFault);
-  });
 
   /**
    * Every statement is a named (prepared) one: PostgreSQL plans it once per connection instead of
