@@ -1,7 +1,9 @@
 /**
  * The two stores side by side, in one run: token exchanges/s and management gets/s against
  * (a) the embedded store, (b) PostgreSQL with one daemon, (c) PostgreSQL with two daemons, the
- * load generator alternating requests round-robin between them. Every daemon is a real
+ * load generator alternating requests round-robin between them. The setups take turns, round
+ * after round (BENCH_ROUNDS, 3), and the round of median CPU is recorded: the machine is shared,
+ * and its speed drifts by a third within minutes. Every daemon is a real
  * `appreg serve` process; PostgreSQL is a throwaway 15 cluster on 127.0.0.1 with fsync=on and
  * synchronous_commit=on (durable, like the embedded store with fsync on) and default buffers.
  *
@@ -13,7 +15,7 @@
  * Seeding goes through the service layer of an in-process daemon (fsync off for the embedded one;
  * synchronous_commit off on PostgreSQL while seeding only, switched on and checked before any round).
  * Run: npm run build && node dist/bench/stores.js   (a few minutes; BENCH_APPS, BENCH_USERS,
- * BENCH_SECONDS, BENCH_CODES, BENCH_PG_CODES to change the size)
+ * BENCH_SECONDS, BENCH_ROUNDS, BENCH_CODES, BENCH_PG_CODES to change the size)
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -31,10 +33,12 @@ import { OT } from '../src/services/oauth/records.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 1_000);
 const USERS = Number(process.env.BENCH_USERS ?? 10); // tokens seeded = APPS * USERS (+ one bot token per app)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-// codes per timed exchange round on each store (a round ends early when they run out): PostgreSQL exchanges fewer per second
-const CODES = Number(process.env.BENCH_CODES ?? 24_000);
-const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 5_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+/** Timed rounds per setup and request kind (the median is recorded). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// codes per timed exchange round on each store (a round ends early when they run out)
+const CODES = Number(process.env.BENCH_CODES ?? 18_000);
+const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 10_000);
 const CONC = 50;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 /** BENCH_ONLY=postgres1 measures only that setup and prints it, recording nothing (a quick look while tuning). */
@@ -242,17 +246,12 @@ async function checks(s: Setup) {
   };
 }
 
-async function measure(s: Setup, warm: Code[], timed: Code[]) {
-  const all = () => [...s.daemons.map((d) => d.child.pid!), ...s.dbPids()];
-  await quiet(all);
-  await round(s, 'exchange', warm, 3, false);
-  await quiet(all);
-  const exchange = await round(s, 'exchange', timed, SECONDS);
-  await quiet(all);
-  await round(s, 'get', [], 2, false);
-  await quiet(all);
-  const get = await round(s, 'get', [], SECONDS);
-  return { daemons: s.daemons.length, exchange, get, memoryMb: s.daemons.map((d) => d.rssMb()) };
+type Round = Awaited<ReturnType<typeof round>>;
+
+/** The round of median CPU per request, with every round's total beside it. */
+function median(rounds: Round[]): Round & { roundsCpuUsPerRequest: number[] } {
+  const sorted = [...rounds].sort((a, b) => a.cpuUsPerRequest.total - b.cpuUsPerRequest.total);
+  return { ...sorted[Math.floor(sorted.length / 2)]!, roundsCpuUsPerRequest: rounds.map((r) => r.cpuUsPerRequest.total) };
 }
 
 async function main() {
@@ -271,31 +270,25 @@ async function main() {
     await Promise.all(pools.splice(0).map((p) => p.close()));
     await Promise.all(daemons.splice(0).map((d) => d.stop()));
   };
-  let embedded: Awaited<ReturnType<typeof measure>> | undefined;
-  let embeddedHeld: Record<string, number> | undefined;
+  const names = ['embedded', 'postgres1', 'postgres2'].filter((n) => !ONLY || n === ONLY);
+  const timedSets = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: ROUNDS }, (_, r) => [`${prefix}${r}`, n]));
   try {
     const load0 = os.loadavg();
-    // each store is measured right after its seeding: a code lives 600 s at most
     delete process.env.APPREG_FSYNC; // the measured daemons run with the default: fsync on
-    if (!ONLY || ONLY === 'embedded') {
-      const emb = await seed(path.join(root, 'embedded'), { warm: Math.ceil(CODES / 3), timed: CODES });
-      console.error(`embedded store seeded in ${emb.seconds} s: ${JSON.stringify(emb.held)}`);
-      await up(emb.dir);
-      embedded = await measure({ name: 'embedded', seeded: emb, daemons, pools, dbPids: () => [] }, emb.codes.warm!, emb.codes.timed!);
-      embeddedHeld = emb.held;
-      await down();
-      if (ONLY) return;
-    }
-
+    // PostgreSQL first, then the embedded store: codes live 600 s at most, and the rounds that use
+    // them (all exchange rounds, then the checks) must end before the first seeded expire
     await cluster.sql('ALTER SYSTEM SET synchronous_commit = off'); // seeding only
     await cluster.sql('SELECT pg_reload_conf()');
-    const pgSeed = await seed(path.join(root, 'pg-seed'), { warm1: Math.ceil(PG_CODES / 3), timed1: PG_CODES, warm2: Math.ceil(PG_CODES / 3), timed2: PG_CODES, underLoad: PG_CODES, checkOnce: 20, checkRevoke: 20 }, cluster.url);
+    const pgSeed = await seed(path.join(root, 'pg-seed'), { warm1: Math.ceil(PG_CODES / 3), warm2: Math.ceil(PG_CODES / 3), ...timedSets('p1-', PG_CODES), ...timedSets('p2-', PG_CODES), underLoad: PG_CODES, checkOnce: 20, checkRevoke: 20 }, cluster.url);
     console.error(`PostgreSQL seeded in ${pgSeed.seconds} s: ${JSON.stringify(pgSeed.held)}`);
     await cluster.sql('ALTER SYSTEM RESET synchronous_commit');
     await cluster.sql('SELECT pg_reload_conf()');
     await cluster.sql('CHECKPOINT');
-    const pgSettings = Object.fromEntries(((await cluster.sql("SELECT name, setting FROM pg_settings WHERE name IN ('fsync','synchronous_commit','shared_buffers','wal_sync_method','max_connections')")) as Array<{ name: string; setting: string }>).map((r) => [r.name, r.setting]));
+    const pgSettings = Object.fromEntries(((await cluster.sql("SELECT name, setting FROM pg_settings WHERE name IN ('fsync','synchronous_commit','shared_buffers','wal_sync_method','max_connections','jit')")) as Array<{ name: string; setting: string }>).map((r) => [r.name, r.setting]));
     if (pgSettings.fsync !== 'on' || pgSettings.synchronous_commit !== 'on') throw new Error(`PostgreSQL is not durable: ${JSON.stringify(pgSettings)}`);
+    const emb = names.includes('embedded') ? await seed(path.join(root, 'embedded'), { warm: Math.ceil(CODES / 3), ...timedSets('e-', CODES) }) : undefined;
+    if (emb) console.error(`embedded store seeded in ${emb.seconds} s: ${JSON.stringify(emb.held)}`);
+
     // every daemon on the database has its own data dir with the seeding daemon's key file
     const pgDir = (n: number) => {
       const dir = path.join(root, `pg-daemon-${n}`);
@@ -304,33 +297,65 @@ async function main() {
       return dir;
     };
     const dbArgs = ['--database-url', cluster.url];
-    await up(pgDir(1), dbArgs);
-    const pgOne = await measure({ name: 'postgres, 1 daemon', seeded: pgSeed, daemons, pools, dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql }, pgSeed.codes.warm1!, pgSeed.codes.timed1!);
-    if (ONLY) return;
-    if (!embedded || !embeddedHeld) throw new Error('unreachable: the embedded store was measured');
-    await up(pgDir(2), dbArgs);
-    const two: Setup = { name: 'postgres, 2 daemons', seeded: pgSeed, daemons, pools, dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql };
-    const pgTwo = await measure(two, pgSeed.codes.warm2!, pgSeed.codes.timed2!);
-    await quiet(() => [...daemons.map((d) => d.child.pid!), ...cluster.pids()]);
-    const [underLoad, checked] = await Promise.all([round(two, 'exchange', pgSeed.codes.underLoad!, SECONDS), checks(two)]);
+    const e = emb ? await up(emb.dir) : undefined;
+    const a = await up(pgDir(1), dbArgs);
+    const b = await up(pgDir(2), dbArgs);
+    const pg = { dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql };
+    const setups: Record<string, Setup & { codes: (r: number | 'warm') => Code[] }> = {
+      ...(emb && e ? { embedded: { name: 'embedded', seeded: emb, daemons: [e.d], pools: [e.p], dbPids: () => [], codes: (r: number | 'warm') => emb.codes[r === 'warm' ? 'warm' : `e-${r}`]! } } : {}),
+      postgres1: { name: 'postgres, 1 daemon', seeded: pgSeed, daemons: [a.d], pools: [a.p], ...pg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm1' : `p1-${r}`]! },
+      postgres2: { name: 'postgres, 2 daemons', seeded: pgSeed, daemons: [a.d, b.d], pools: [a.p, b.p], ...pg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
+    };
+    // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's leftovers
+    const all = () => [...daemons.map((d) => d.child.pid!), ...cluster.pids()];
+    for (const n of names) {
+      await quiet(all);
+      await round(setups[n]!, 'exchange', setups[n]!.codes('warm'), 3, false);
+      await quiet(all);
+      await round(setups[n]!, 'get', [], 2, false);
+    }
+    // the setups take turns, round after round: a drift of the shared machine's speed touches them all alike
+    const exchanges: Record<string, Round[]> = Object.fromEntries(names.map((n) => [n, []]));
+    const gets: Record<string, Round[]> = Object.fromEntries(names.map((n) => [n, []]));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const n of names) {
+        await quiet(all);
+        exchanges[n]!.push(await round(setups[n]!, 'exchange', setups[n]!.codes(r), SECONDS));
+      }
+    }
+    let checked: Awaited<ReturnType<typeof checks>> | undefined;
+    let underLoad: Round | undefined;
+    if (names.includes('postgres2')) {
+      await quiet(all);
+      [underLoad, checked] = await Promise.all([round(setups.postgres2!, 'exchange', pgSeed.codes.underLoad!, SECONDS), checks(setups.postgres2!)]);
+    }
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const n of names) {
+        await quiet(all);
+        gets[n]!.push(await round(setups[n]!, 'get', [], SECONDS));
+      }
+    }
+    const results = Object.fromEntries(names.map((n) => [n, { daemons: setups[n]!.daemons.length, exchange: median(exchanges[n]!), get: median(gets[n]!), memoryMb: setups[n]!.daemons.map((d) => d.rssMb()) }]));
     await down();
+    for (const n of names) console.error(`${n}: exchange ${JSON.stringify(results[n]!.exchange.roundsCpuUsPerRequest)} µs/request, get ${JSON.stringify(results[n]!.get.roundsCpuUsPerRequest)}`);
+    if (ONLY) return;
 
-    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-    const emb = embedded;
-    const cpuVsEmbedded = (r: typeof pgOne) => ({ exchange: ratio(r.exchange.cpuUsPerRequest.total, emb.exchange.cpuUsPerRequest.total), get: ratio(r.get.cpuUsPerRequest.total, emb.get.cpuUsPerRequest.total) });
+    const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
+    const [embedded, pgOne, pgTwo] = [results.embedded!, results.postgres1!, results.postgres2!];
+    const cpuVsEmbedded = (r: typeof pgOne) => ({ exchange: ratio(r.exchange.cpuUsPerRequest.total, embedded.exchange.cpuUsPerRequest.total), get: ratio(r.get.cpuUsPerRequest.total, embedded.get.cpuUsPerRequest.total) });
     const cpu = { postgres1: cpuVsEmbedded(pgOne), postgres2: cpuVsEmbedded(pgTwo) };
     writeResult('stores', {
       benchmark: 'token exchange and management get: embedded store vs PostgreSQL with one and two daemons (round-robin), 50 connections, each daemon its own `appreg serve` process, load generator in this process',
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, PostgreSQL ${String(((await cluster.sql('SHOW server_version')) as Array<{ server_version: string }>)[0]?.server_version)}`,
       load: { loadavgAtStart: load0.map((x) => Math.round(x * 100) / 100), loadavgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-      settings: { apps: APPS, users: USERS, seconds: SECONDS, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, each store right before its rounds (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round', held: { embedded: embeddedHeld, postgres: pgSeed.held } },
-      method: 'per setup: warm-up 3 s exchanges, timed exchanges, warm-up 2 s gets, timed gets; before every round wait until daemons and database are idle; CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs, bytes and full-page images (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported',
-      results: { embedded: emb, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
+      settings: { apps: APPS, users: USERS, seconds: SECONDS, rounds: ROUNDS, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, PostgreSQL then the embedded store, before any round (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round', held: { embedded: emb?.held, postgres: pgSeed.held } },
+      method: `all three setups up at once (the embedded daemon, PostgreSQL daemons A and B; "postgres1" loads A, "postgres2" A and B); a warm-up per setup; then ${ROUNDS} rounds of exchanges with the setups taking turns in each, the checks under exchange load on two daemons, ${ROUNDS} rounds of gets taking turns; each result is the round of median CPU (every round's total in roundsCpuUsPerRequest). Before every round, wait until every daemon and the database are idle. CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the setup's daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs, bytes and full-page images (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported`,
+      results: { embedded, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
       cpuPerRequestVsEmbedded: cpu,
       cpuTargetMet: Object.values(cpu).every((c) => c.exchange <= 2 && c.get <= 2),
-      throughputVsEmbedded: { postgres1: { exchange: ratio(pgOne.exchange.rps, emb.exchange.rps), get: ratio(pgOne.get.rps, emb.get.rps) }, postgres2: { exchange: ratio(pgTwo.exchange.rps, emb.exchange.rps), get: ratio(pgTwo.get.rps, emb.get.rps) } },
+      throughputVsEmbedded: { postgres1: { exchange: ratio(pgOne.exchange.rps, embedded.exchange.rps), get: ratio(pgOne.get.rps, embedded.get.rps) }, postgres2: { exchange: ratio(pgTwo.exchange.rps, embedded.exchange.rps), get: ratio(pgTwo.get.rps, embedded.get.rps) } },
       checks: checked,
-      checksOk: Object.values(checked).every((c) => c.ok),
+      checksOk: Object.values(checked ?? {}).every((c) => c.ok),
       at: new Date().toISOString(),
     });
   } finally {
