@@ -57,9 +57,19 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   const holder = (appId: string): HolderRecord => ({ id: holderId(appId), appId, instanceId: me, expiresAt: clock.now() + ttlMs });
   const fail = (e: unknown) => log.error('socket relay failed', { error: (e as Error).message });
 
-  async function hold(appId: string): Promise<void> {
-    held.add(appId);
-    await store.commit([{ table: SOCKET_HOLDERS_TABLE, id: holderId(appId), value: holder(appId) }]);
+  /** Holder records being written, so that a second connection of the app waits for the first's. */
+  const holding = new Map<string, Promise<void>>();
+  function hold(appId: string): Promise<void> {
+    const pending = holding.get(appId);
+    if (pending) return pending;
+    if (held.has(appId)) return Promise.resolve();
+    const p = store.commit([{ table: SOCKET_HOLDERS_TABLE, id: holderId(appId), value: holder(appId) }])
+      .then(() => {
+        held.add(appId);
+      })
+      .finally(() => holding.delete(appId));
+    holding.set(appId, p);
+    return p;
   }
 
   /** Push the expiry of the apps still connected here; forget those whose connections all closed. */
@@ -119,8 +129,11 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     }),
   ];
 
+  // before the upgrade is answered (so a trigger through another daemon finds this one at once),
+  // and again on connect in case the record went meanwhile (a heartbeat saw no connection yet)
+  const unprepare = sessions.beforeAccept(hold);
   sessions.onAnyConnect((appId) => {
-    if (!held.has(appId)) hold(appId).catch(fail);
+    hold(appId).catch(fail);
   });
 
   /**
@@ -162,6 +175,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     /** Stop relaying; this daemon's holder records go (the apps it held are no longer reachable here). */
     async close(): Promise<void> {
       clearInterval(beat);
+      unprepare();
       for (const u of unsubscribe) u();
       const mine = [...held].map((a) => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: null }));
       held.clear();

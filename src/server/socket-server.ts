@@ -107,6 +107,7 @@ export function createSocketServer(deps: SocketServerDeps) {
     const appId = await sessions.redeemTicket(url.searchParams.get('ticket'));
     if (!appId) return refuse(unauthenticated('The ticket is unknown, expired or already used; fetch a new URL from websocket-connection.'), SOCKET_PATH);
     if (!(await isSocketApp(appId))) return refuse(socketModeDisabled(), SOCKET_PATH);
+    await sessions.prepare(appId); // the app is reachable through every daemon once the upgrade is answered
     if (stopping || socket.destroyed) return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
     wss.handleUpgrade(req, socket, head, (ws) => attach(ws, appId));
   }

@@ -190,6 +190,21 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     return () => anyConnectListeners.delete(cb);
   }
 
+  /**
+   * Work that must be done before an app's websocket is accepted (the socket server awaits
+   * `prepare` before it answers the upgrade): with several daemons, the record that says this one
+   * holds the app's connections, so that the others can reach it from the moment the app is
+   * connected. A hook that fails refuses the connection.
+   */
+  const preparers = new Set<(appId: string) => Promise<void>>();
+  function beforeAccept(cb: (appId: string) => Promise<void>): () => void {
+    preparers.add(cb);
+    return () => preparers.delete(cb);
+  }
+  const prepare = async (appId: string): Promise<void> => {
+    await Promise.all([...preparers].map((cb) => cb(appId)));
+  };
+
   // ---- replies awaited by correlation id ----
   const waiters = new Map<string, ReplyWaiter>();
   const late = new Map<string, number>();
@@ -270,7 +285,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     return out;
   }
 
-  return { issueTicket, redeemTicket, add, remove, count, openCount, counts, pick, all, onConnect, onAnyConnect, expectReply, forget, handleFrame };
+  return { issueTicket, redeemTicket, add, remove, count, openCount, counts, pick, all, onConnect, onAnyConnect, beforeAccept, prepare, expectReply, forget, handleFrame };
 }
 
 export type SocketSessions = ReturnType<typeof createSocketSessions>;

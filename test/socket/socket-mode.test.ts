@@ -85,6 +85,30 @@ t.test('socket mode against a real daemon', async (t) => {
     first.ws!.close();
   });
 
+  t.test('the upgrade is answered only once the work before accepting is done (on PostgreSQL: the holder record)', async (t) => {
+    const app = await createApp(d);
+    const c = client(t, d, app, { autoReconnect: false });
+    let prepared = false;
+    const off = d.parts.socket.sessions.beforeAccept(async () => {
+      await new Promise((r) => setTimeout(r, 200));
+      prepared = true;
+    });
+    t.teardown(off);
+    const { ws } = await rawConnect(await c.fetchUrl());
+    t.ok(ws, 'opens');
+    t.ok(prepared, 'not before the slow preparation ended');
+    if (d.parts.store.kind === 'postgres') {
+      const holders = await d.parts.store.find<{ instanceId: string }>('socketHolders', 'appId', app.id);
+      t.equal(holders.length, 1, 'the daemon\'s holder record is there the moment the socket is open: another daemon can relay to it at once');
+    }
+    const failing = d.parts.socket.sessions.beforeAccept(() => Promise.reject(new Error('store unreachable')));
+    t.teardown(failing);
+    const refused = await rawConnect(await c.fetchUrl());
+    t.notOk(refused.ws, 'a preparation that fails refuses the connection');
+    t.ok(refused.status && refused.status >= 500, `with an error status (${refused.status})`);
+    ws!.close();
+  });
+
   t.test('every kind is delivered and answered over the socket (binary JSON replies)', async (t) => {
     const app = await createApp(d);
     const c = client(t, d, app, {
