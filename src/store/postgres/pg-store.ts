@@ -109,8 +109,10 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     throw err;
   }
   let hitsSinceSweep = 0;
-  // the hot calls go in batches (batched-ops.ts); a batch holds one pooled connection
-  const pool3 = Math.max(1, Math.floor((opts.poolSize ?? 10) / 3));
+  // The hot calls go in batches (batched-ops.ts), one batch of each kind at the database at a time:
+  // what arrives meanwhile goes together next. Measured on 2 cores, three at a time instead of one
+  // cost 5-7 % more CPU per token exchange (smaller batches) for no more exchanges per second.
+  const inFlight = 1;
   // The row version (xmin) of every record read, so that a commit expecting it sends the version,
   // not the record: smaller, and compared in the database without parsing and comparing jsonb.
   const versions = new WeakMap<object, string>();
@@ -118,9 +120,9 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     versions.set(data, v);
     return data;
   };
-  const reads = batchedReads(q, pool3, track);
-  const commits = batchedCommits(q, pool3);
-  const hits = batchedHits(q, Math.max(1, Math.floor(pool3 / 2)));
+  const reads = batchedReads(q, inFlight, track);
+  const commits = batchedCommits(q, inFlight);
+  const hits = batchedHits(q, inFlight);
 
   const store: Store = {
     kind: 'postgres',
