@@ -191,3 +191,31 @@ void testWithPg(t, 'commits made at once go to the database together', async (t,
   t.equal(results.filter((r) => r.status === 'fulfilled').length, 10, 'and each answered alone: ten creators, ten conflicts');
   t.equal(await store.count('t'), 11);
 });
+
+void testWithPg(t, 'reading a whole table is planned for that table: a small one is not found by scanning every record', async (t, url) => {
+  const seeding = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'plans' });
+  await sql(url, `INSERT INTO appreg_records (tbl, id, data) SELECT 'big', 'b' || g, jsonb_build_object('id', 'b' || g) FROM generate_series(1, 5000) g`);
+  await seeding.commit([{ table: 'tiny', id: 't1', value: { id: 't1' } }]);
+  await sql(url, 'ANALYZE appreg_records');
+  await seeding.close();
+  // table scans so far (making the indexes scanned it too), once every connection that made them has ended and reported
+  const scans = async () => Number((await sql<{ n: string }>(url, `SELECT seq_scan::text AS n FROM pg_stat_user_tables WHERE relname = 'appreg_records'`))[0]?.n);
+  const settled = async () => {
+    let last = await scans();
+    for (;;) {
+      await sleep(300);
+      const now = await scans();
+      if (now === last) return now;
+      last = now;
+    }
+  };
+  const before = await settled();
+  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'plans' });
+  // a prepared statement turns generic after five runs: the whole-table plan the big table needs would then serve the tiny one too
+  for (let i = 0; i < 6; i++) t.equal((await store.all('big')).length, 5000);
+  for (let i = 0; i < 10; i++) t.equal((await store.all('tiny')).length, 1);
+  t.equal(await store.count('tiny'), 1);
+  await store.close(); // its connections end, and report their counters
+  await sleep(300);
+  t.equal((await settled()) - before, 6, 'the big table was scanned six times; the tiny one never');
+});
