@@ -219,3 +219,22 @@ void testWithPg(t, 'reading a whole table is planned for that table: a small one
   await sleep(300);
   t.equal((await settled()) - before, 6, 'the big table was scanned six times; the tiny one never');
 });
+
+void testWithPg(t, 'appreg_commit_batch decides each commit of a batch on its own, in the database', async (t, url) => {
+  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'batch-sql' });
+  await store.commit([{ table: 't', id: 'there', value: { v: 1 } }]);
+  await store.close();
+  const batch = (commits: unknown[]) => sql<{ out: unknown[] }>(url, 'SELECT appreg_commit_batch($1::jsonb) AS out', [JSON.stringify(commits)]).then((r) => r[0]!.out);
+  const v = (await sql<{ v: string }>(url, `SELECT xmin::text AS v FROM appreg_records WHERE tbl = 't' AND id = 'there'`))[0]!.v;
+  const out = await batch([
+    [[{ table: 't', id: 'new1' }], [{ table: 't', id: 'new1', value: { n: 1 } }]], // expects absent: lands
+    [[{ table: 't', id: 'there' }], [{ table: 't', id: 'x', value: { n: 2 } }]], // expects absent, but it is there
+    [[{ table: 't', id: 'there', v }], [{ table: 't', id: 'there', value: { v: 2 } }]], // the version read: lands
+    [[{ table: 't', id: 'there', v: '1' }], [{ table: 't', id: 'y', value: { n: 3 } }]], // another version: refused
+    [[{ table: 't', id: 'gone', value: { v: 1 } }], [{ table: 't', id: 'z', value: { n: 4 } }]], // expects a record that is not there
+    [[{ table: 't', id: 'new2' }], []], // expects absent and writes nothing: its placeholder goes
+  ]);
+  t.same(out, [null, { table: 't', id: 'there' }, null, { table: 't', id: 'there' }, { table: 't', id: 'gone' }, null], 'one answer per commit');
+  const rows = await sql<{ id: string; data: unknown }>(url, `SELECT id, data FROM appreg_records WHERE tbl = 't' ORDER BY id`);
+  t.same(rows, [{ id: 'new1', data: { n: 1 } }, { id: 'there', data: { v: 2 } }], 'only what the commits that held wrote; no placeholder left');
+});

@@ -116,22 +116,26 @@ DECLARE
 BEGIN
   -- Every statement reaches records by key, one by one (IN over a function's rows, correlated
   -- EXISTS, a loop): the planner cannot know how few keys a batch names, and a join it costs for
-  -- thousands of them scans the whole table.
-  PERFORM 1 FROM appreg_records r
+  -- thousands of them scans the whole table. The records expected present are locked and compared
+  -- in one statement: FOR UPDATE answers each row as locked (after waiting for a concurrent
+  -- writer, its result); one expected absent must not be there.
+  WITH locked AS MATERIALIZED (
+    SELECT r.tbl, r.id, r.xmin::text AS v, r.data FROM appreg_records r
     WHERE (r.tbl, r.id) IN (
       SELECT e->>'table', e->>'id' FROM jsonb_array_elements(commits) AS p(x), jsonb_array_elements(p.x->0) AS q(e) WHERE e ? 'v' OR e ? 'value')
-    ORDER BY r.tbl COLLATE "C", r.id COLLATE "C" FOR UPDATE;
-  SELECT jsonb_object_agg(m.i::text, jsonb_build_object('table', m.tbl, 'id', m.id)) INTO failed
-  FROM (SELECT DISTINCT ON (p.i) p.i, q.x->>'table' AS tbl, q.x->>'id' AS id
-        FROM jsonb_array_elements(commits) WITH ORDINALITY AS p(c, i), jsonb_array_elements(p.c->0) AS q(x)
-        WHERE CASE
-          WHEN q.x ? 'v' THEN NOT EXISTS (SELECT 1 FROM appreg_records r WHERE r.tbl = q.x->>'table' AND r.id = q.x->>'id' AND r.xmin::text = q.x->>'v')
-          WHEN q.x ? 'value' THEN NOT EXISTS (SELECT 1 FROM appreg_records r WHERE r.tbl = q.x->>'table' AND r.id = q.x->>'id' AND r.data = q.x->'value')
-          ELSE EXISTS (SELECT 1 FROM appreg_records r WHERE r.tbl = q.x->>'table' AND r.id = q.x->>'id') END
-        ORDER BY p.i, 2, 3) m;
+    ORDER BY r.tbl COLLATE "C", r.id COLLATE "C" FOR UPDATE),
+  e AS (
+    SELECT p.i, q.x FROM jsonb_array_elements(commits) WITH ORDINALITY AS p(c, i), jsonb_array_elements(p.c->0) AS q(x))
+  SELECT (SELECT jsonb_object_agg(m.i::text, jsonb_build_object('table', m.tbl, 'id', m.id))
+          FROM (SELECT DISTINCT ON (e.i) e.i, e.x->>'table' AS tbl, e.x->>'id' AS id FROM e
+                WHERE CASE
+                  WHEN e.x ? 'v' THEN NOT EXISTS (SELECT 1 FROM locked l WHERE l.tbl = e.x->>'table' AND l.id = e.x->>'id' AND l.v = e.x->>'v')
+                  WHEN e.x ? 'value' THEN NOT EXISTS (SELECT 1 FROM locked l WHERE l.tbl = e.x->>'table' AND l.id = e.x->>'id' AND l.data = e.x->'value')
+                  ELSE EXISTS (SELECT 1 FROM appreg_records r WHERE r.tbl = e.x->>'table' AND r.id = e.x->>'id') END
+                ORDER BY e.i, 2, 3) m),
+         EXISTS (SELECT 1 FROM e WHERE NOT (e.x ? 'v' OR e.x ? 'value'))
+    INTO failed, absent;
   failed := coalesce(failed, '{}'::jsonb);
-  absent := EXISTS (SELECT 1 FROM jsonb_array_elements(commits) WITH ORDINALITY AS p(c, i), jsonb_array_elements(p.c->0) AS q(x)
-    WHERE NOT failed ? p.i::text AND NOT (q.x ? 'v' OR q.x ? 'value'));
   IF absent THEN
     WITH want AS (
       SELECT p.i, q.x->>'table' AS tbl, q.x->>'id' AS id
@@ -139,7 +143,7 @@ BEGIN
       WHERE NOT failed ? p.i::text AND NOT (q.x ? 'v' OR q.x ? 'value')),
     made AS (
       INSERT INTO appreg_records (tbl, id, data)
-        SELECT DISTINCT tbl, id, 'null'::jsonb FROM want ORDER BY 1 COLLATE "C", 2 COLLATE "C"
+        SELECT tbl, id, 'null'::jsonb FROM (SELECT DISTINCT tbl, id FROM want) AS d ORDER BY tbl COLLATE "C", id COLLATE "C"
         ON CONFLICT DO NOTHING RETURNING tbl, id)
     SELECT jsonb_object_agg(m.i::text, jsonb_build_object('table', m.tbl, 'id', m.id)) INTO lost
     FROM (SELECT DISTINCT ON (w.i) w.i, w.tbl, w.id FROM want w
