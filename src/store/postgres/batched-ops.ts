@@ -138,7 +138,7 @@ export function batchedCommits(q: Query, maxInFlight: number) {
       return true;
     };
   };
-  const hold = (calls: CommitArgs[], by: number) => {
+  const countWriting = (calls: CommitArgs[], by: number) => {
     for (const c of calls) {
       for (const k of c.writeKeys) {
         const n = (writing.get(k) ?? 0) + by;
@@ -149,11 +149,11 @@ export function batchedCommits(q: Query, maxInFlight: number) {
   };
   return createBatcher<CommitArgs, void>(
     async (calls) => {
-      hold(calls, 1);
+      countWriting(calls, 1);
       try {
         return await commitBatch(calls);
       } finally {
-        hold(calls, -1);
+        countWriting(calls, -1);
       }
     },
     { maxInFlight, maxWeight: COMMITS_PER_BATCH, joinable },

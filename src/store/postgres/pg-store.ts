@@ -1,6 +1,6 @@
 /**
  * The Store on PostgreSQL, shared by any number of daemons: every read a query (nothing cached: another
- * daemon's commit is seen once it answered), every commit one call of appreg_commit (migrations.ts).
+ * daemon's commit is seen once it answered), commits in batches of appreg_commit_batch (commit-sql.ts).
  * Records are rows of appreg_records; find uses the partial expression index of its (table, field).
  */
 import pg from 'pg';
@@ -260,7 +260,8 @@ function indexed(table: string, field: string): string {
 }
 
 /**
- * The two jsonb arguments of appreg_commit. Changes: the last one per record (what applying
+ * A commit's two jsonb arguments (for appreg_commit_batch, or appreg_commit when a batch fails and
+ * its commits go one by one) and the records they name. Changes: the last one per record (what applying
  * them in order leaves), sorted, as are expectations. An expectation on a record this store read
  * names the row version it read (commit-sql.ts); one on a record the caller built carries it.
  */
