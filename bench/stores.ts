@@ -39,6 +39,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 // codes per timed exchange round on each store (a round ends early when they run out)
 const CODES = Number(process.env.BENCH_CODES ?? 18_000);
 const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 10_000);
+/** Exchanges of each setup's warm-up (the same number everywhere: a daemon's code paths are optimized by then). */
+const WARM = Number(process.env.BENCH_WARM ?? 6_000);
 const CONC = 50;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 /** BENCH_ONLY=postgres1 measures only that setup and prints it, recording nothing (a quick look while tuning). */
@@ -279,14 +281,14 @@ async function main() {
     // them (all exchange rounds, then the checks) must end before the first seeded expire
     await cluster.sql('ALTER SYSTEM SET synchronous_commit = off'); // seeding only
     await cluster.sql('SELECT pg_reload_conf()');
-    const pgSeed = await seed(path.join(root, 'pg-seed'), { warm1: Math.ceil(PG_CODES / 3), warm2: Math.ceil(PG_CODES / 3), ...timedSets('p1-', PG_CODES), ...timedSets('p2-', PG_CODES), underLoad: PG_CODES, checkOnce: 20, checkRevoke: 20 }, cluster.url);
+    const pgSeed = await seed(path.join(root, 'pg-seed'), { warm1: WARM, warm2: WARM, ...timedSets('p1-', PG_CODES), ...timedSets('p2-', PG_CODES), underLoad: PG_CODES, checkOnce: 20, checkRevoke: 20 }, cluster.url);
     console.error(`PostgreSQL seeded in ${pgSeed.seconds} s: ${JSON.stringify(pgSeed.held)}`);
     await cluster.sql('ALTER SYSTEM RESET synchronous_commit');
     await cluster.sql('SELECT pg_reload_conf()');
     await cluster.sql('CHECKPOINT');
     const pgSettings = Object.fromEntries(((await cluster.sql("SELECT name, setting FROM pg_settings WHERE name IN ('fsync','synchronous_commit','shared_buffers','wal_sync_method','max_connections','jit')")) as Array<{ name: string; setting: string }>).map((r) => [r.name, r.setting]));
     if (pgSettings.fsync !== 'on' || pgSettings.synchronous_commit !== 'on') throw new Error(`PostgreSQL is not durable: ${JSON.stringify(pgSettings)}`);
-    const emb = names.includes('embedded') ? await seed(path.join(root, 'embedded'), { warm: Math.ceil(CODES / 3), ...timedSets('e-', CODES) }) : undefined;
+    const emb = names.includes('embedded') ? await seed(path.join(root, 'embedded'), { warm: WARM, ...timedSets('e-', CODES) }) : undefined;
     if (emb) console.error(`embedded store seeded in ${emb.seconds} s: ${JSON.stringify(emb.held)}`);
 
     // every daemon on the database has its own data dir with the seeding daemon's key file
@@ -348,8 +350,8 @@ async function main() {
       benchmark: 'token exchange and management get: embedded store vs PostgreSQL with one and two daemons (round-robin), 50 connections, each daemon its own `appreg serve` process, load generator in this process',
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, PostgreSQL ${String(((await cluster.sql('SHOW server_version')) as Array<{ server_version: string }>)[0]?.server_version)}`,
       load: { loadavgAtStart: load0.map((x) => Math.round(x * 100) / 100), loadavgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-      settings: { apps: APPS, users: USERS, seconds: SECONDS, rounds: ROUNDS, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, PostgreSQL then the embedded store, before any round (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round', held: { embedded: emb?.held, postgres: pgSeed.held } },
-      method: `all three setups up at once (the embedded daemon, PostgreSQL daemons A and B; "postgres1" loads A, "postgres2" A and B); a warm-up per setup; then ${ROUNDS} rounds of exchanges with the setups taking turns in each, the checks under exchange load on two daemons, ${ROUNDS} rounds of gets taking turns; each result is the round of median CPU (every round's total in roundsCpuUsPerRequest). Before every round, wait until every daemon and the database are idle. CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the setup's daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs, bytes and full-page images (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported`,
+      settings: { apps: APPS, users: USERS, seconds: SECONDS, rounds: ROUNDS, warmUpExchanges: WARM, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, PostgreSQL then the embedded store, before any round (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round', held: { embedded: emb?.held, postgres: pgSeed.held } },
+      method: `all three setups up at once (the embedded daemon, PostgreSQL daemons A and B; "postgres1" loads A, "postgres2" A and B); a warm-up per setup (the same number of exchanges for each, then 2 s of gets); then ${ROUNDS} rounds of exchanges with the setups taking turns in each, the checks under exchange load on two daemons, ${ROUNDS} rounds of gets taking turns; each result is the round of median CPU (every round's total in roundsCpuUsPerRequest). Before every round, wait until every daemon and the database are idle. CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the setup's daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs, bytes and full-page images (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported`,
       results: { embedded, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
       cpuPerRequestVsEmbedded: cpu,
       cpuTargetMet: Object.values(cpu).every((c) => c.exchange <= 2 && c.get <= 2),
