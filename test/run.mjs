@@ -9,8 +9,8 @@
 // badly (throws, times out, its process dies). A failure outside every leaf (an
 // assertion of a group block itself, a test file that crashes after its tests
 // passed) counts as one more failed test, so no failure is ever hidden. A test
-// marked SKIP or TODO counts as skipped; the reason of each skip is printed just
-// before the closing line. (tap's own "# { total, pass, fail }" comment counts
+// marked SKIP or TODO counts as skipped; the reason of each skip, and the name of each
+// failed test, is printed just before the closing line. (tap's own "# { total, pass, fail }" comment counts
 // assertions instead, about nine per test in this suite.)
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +43,7 @@ const files = given.length ? given : testFiles(path.join(root, 'dist/test')).fil
 function testCounter() {
   const counts = { passed: 0, failed: 0, skipped: 0 };
   const skips = [];
+  const failures = [];
   const parser = new Parser();
   // One node per test file or t.test() block; `path` is its names from the file down.
   const watch = (p, node) => {
@@ -72,16 +73,18 @@ function testCounter() {
         else {
           counts.failed++;
           child.failures++;
+          failures.push(child.path.join(' › '));
         }
       } else if (!r.ok && !skipped && child.failures === 0) {
         counts.failed++; // the block failed outside all of its tests
         child.failures++;
+        failures.push(`${child.path.join(' › ')} (outside its tests)`);
       }
       node.failures += child.failures;
     });
   };
   watch(parser, { path: [], subtests: 0, failures: 0 });
-  return { parser, counts, skips };
+  return { parser, counts, skips, failures };
 }
 
 // The store matrix: the API, OAuth, delivery and socket test files run a second time with every
@@ -106,7 +109,7 @@ const JOBS = Number(process.env.APPREG_TEST_JOBS) || Math.max(2, os.cpus().lengt
 
 /** One tap run over `list`, its TAP stream counted; resolves tap's exit code. */
 function runTap(list, env, label) {
-  const { parser, counts, skips } = testCounter();
+  const { parser, counts, skips, failures } = testCounter();
   // -R tap: the raw TAP stream, whatever the terminal, so that it can be counted here.
   const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), '-R', 'tap', '-j', String(JOBS), ...list];
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
@@ -117,8 +120,12 @@ function runTap(list, env, label) {
   return new Promise((resolve) => {
     child.on('close', (code) => {
       parser.end();
-      if (code !== 0 && counts.failed === 0) counts.failed = 1; // tap failed where no test did (e.g. a file it could not load)
-      resolve({ code: code ?? 1, counts, skips: skips.map((s) => (label ? `[${label}] ${s}` : s)) });
+      if (code !== 0 && counts.failed === 0) {
+        counts.failed = 1; // tap failed where no test did (e.g. a file it could not load)
+        failures.push(`tap exited with ${code ?? 'a signal'} where no test failed`);
+      }
+      const named = (s) => (label ? `[${label}] ${s}` : s);
+      resolve({ code: code ?? 1, counts, skips: skips.map(named), failures: failures.map(named) });
     });
   });
 }
@@ -141,5 +148,7 @@ for (const r of runs) {
   total.skipped += r.counts.skipped;
 }
 for (const s of [...runs.flatMap((r) => r.skips), ...skipped]) console.log(`skipped: ${s}`);
+// the failed tests by name, last, where a reader of only the end of a long log finds them
+for (const f of runs.flatMap((r) => r.failures)) console.log(`failed: ${f}`);
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(runs.find((r) => r.code !== 0)?.code ?? 0);
