@@ -137,7 +137,7 @@ async function startLocalCluster(initdb: string): Promise<PgCluster> {
   }
   const run = (cmd: string, args: string[]) => runIn(dir, cmd, args);
   const data = path.join(dir, 'data');
-  const port = await freePort();
+  let port = 0;
   let stopped = false;
   const stopSync = () => {
     if (stopped) return;
@@ -152,8 +152,20 @@ async function startLocalCluster(initdb: string): Promise<PgCluster> {
   process.on('exit', stopSync);
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-    const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-    run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', o]);
+    // The port is picked just before the start, and picked again when another process bound it in
+    // between (test files run in parallel, and each of their daemons listens on a free port too).
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+      try {
+        run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', o]);
+        break;
+      } catch (err) {
+        const log = fs.existsSync(path.join(dir, 'log')) ? fs.readFileSync(path.join(dir, 'log'), 'utf8') : '';
+        if (attempt >= 3 || !/already in use/i.test(log)) throw err;
+        fs.rmSync(path.join(dir, 'log'), { force: true });
+      }
+    }
   } catch (err) {
     stopSync();
     throw err;
