@@ -2,7 +2,9 @@
  * Socket mode across daemons: an app's websocket is held by one daemon, but a trigger or an event
  * for it may reach any daemon of the store. Each daemon records the apps it holds connections of
  * (table socketHolders, id `${appId}:${instanceId}`, with an expiry a heartbeat pushes on, removed
- * when its last connection closes or the daemon stops). A daemon without a connection of the app
+ * when its last connection closes or the daemon stops) and how many it holds, written again soon
+ * after a connection opens or closes, so any daemon can count an app's connections across all of
+ * them (`connections`). A daemon without a connection of the app
  * but with a live holder relays the attempt to the holder over store.publish, with a correlation
  * id, and waits for the holder's answer on the reply channel within what is left of the budget.
  * Messages larger than a notification can carry go through a short-lived record named in it.
@@ -21,10 +23,13 @@ export const SOCKET_HOLDERS_TABLE = 'socketHolders';
 const RELAY_TABLE = 'socketRelay';
 const REQUESTS = 'socket_relay';
 const REPLIES = 'socket_relay_reply';
+/** How long an app whose websocket upgrade is being answered counts as held without a connection. */
+const ACCEPTING_MS = 10_000;
 /** Bytes a notification may carry (the store's limit is 7,000; the envelope needs some). */
 const INLINE_MAX = 6500;
 
-export interface HolderRecord { id: string; appId: string; instanceId: string; expiresAt: number }
+/** `connections`: the holder's open connections of the app when written (absent in records of older daemons: one). */
+export interface HolderRecord { id: string; appId: string; instanceId: string; expiresAt: number; connections?: number }
 
 interface RelayedRequest { rid: string; from: string; to: string; appId: string; deliveryId: string; attemptId: string; rawPayload: string; interactive: boolean; budgetMs: number; retryNum: number }
 interface RelayReply { rid: string; to: string; result?: AttemptResult; noSession?: true }
@@ -54,7 +59,8 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   /** Relayed attempts awaiting the holder's answer, by correlation id. */
   const awaiting = new Map<string, (r: RelayReply) => void>();
   const holderId = (appId: string) => `${appId}:${me}`;
-  const holder = (appId: string): HolderRecord => ({ id: holderId(appId), appId, instanceId: me, expiresAt: clock.now() + ttlMs });
+  // before its first connection is registered the count is still 0: the record is written for that one
+  const holder = (appId: string): HolderRecord => ({ id: holderId(appId), appId, instanceId: me, expiresAt: clock.now() + ttlMs, connections: Math.max(1, sessions.count(appId)) });
   const fail = (e: unknown) => log.error('socket relay failed', { error: (e as Error).message });
 
   /** Holder records being written, so that a second connection of the app waits for the first's. */
@@ -75,14 +81,15 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   /** Push the expiry of the apps still connected here; forget those whose connections all closed. */
   async function heartbeat(): Promise<void> {
     for (const appId of Object.keys(sessions.counts())) held.add(appId);
-    const gone = [...held].filter((a) => sessions.count(a) === 0);
+    const now = clock.now();
+    for (const [a, until] of accepting) if (until <= now) accepting.delete(a); // upgrades that never connected
+    const gone = [...held].filter((a) => sessions.count(a) === 0 && !((accepting.get(a) ?? 0) > now));
     for (const a of gone) held.delete(a);
     const changes = [...held].map((a) => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: holder(a) as object | null }));
     changes.push(...gone.map((a) => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: null })));
     if (changes.length) await store.commit(changes);
     for (const a of held) deps.onHeld?.(a);
     // leftovers of relays whose reader never came (its daemon died)
-    const now = clock.now();
     const stale = (await store.all<{ id: string; expiresAt: number }>(RELAY_TABLE)).filter((r) => r.expiresAt <= now);
     if (stale.length) await store.commit(stale.map((r) => ({ table: RELAY_TABLE, id: r.id, value: null })));
   }
@@ -131,10 +138,37 @@ export function createSocketRelay(deps: SocketRelayDeps) {
 
   // before the upgrade is answered (so a trigger through another daemon finds this one at once),
   // and again on connect in case the record went meanwhile (a heartbeat saw no connection yet)
-  const unprepare = sessions.beforeAccept(hold);
-  sessions.onAnyConnect((appId) => {
-    hold(appId).catch(fail);
+  // An app whose websocket is being accepted has no connection registered yet: not gone meanwhile.
+  const accepting = new Map<string, number>();
+  const unprepare = sessions.beforeAccept((appId) => {
+    accepting.set(appId, clock.now() + ACCEPTING_MS);
+    return hold(appId);
   });
+  // A connection opened or closed: the holder records say so within a moment, not at the next heartbeat.
+  let resync: NodeJS.Timeout | null = null;
+  const changed = () => {
+    if (resync) return;
+    resync = setTimeout(() => {
+      resync = null;
+      heartbeat().catch(fail);
+    }, 100);
+    resync.unref();
+  };
+  const unwatch = [
+    sessions.onAnyConnect((appId) => {
+      accepting.delete(appId);
+      hold(appId).catch(fail);
+      changed();
+    }),
+    sessions.onAnyClose(changed),
+  ];
+
+  /** The app's open connections on every daemon: this one's now, the others' as their live holder records say. */
+  async function connections(appId: string): Promise<number> {
+    const now = clock.now();
+    const others = (await store.find<HolderRecord>(SOCKET_HOLDERS_TABLE, 'appId', appId)).filter((h) => h.expiresAt > now && h.instanceId !== me);
+    return sessions.count(appId) + others.reduce((n, h) => n + (typeof h.connections === 'number' ? h.connections : 1), 0);
+  }
 
   /**
    * The attempt made by the daemon holding a connection of the app, when this one holds none;
@@ -172,10 +206,13 @@ export function createSocketRelay(deps: SocketRelayDeps) {
 
   return {
     relay,
+    connections,
     /** Stop relaying; this daemon's holder records go (the apps it held are no longer reachable here). */
     async close(): Promise<void> {
       clearInterval(beat);
+      if (resync) clearTimeout(resync);
       unprepare();
+      for (const u of unwatch) u();
       for (const u of unsubscribe) u();
       const mine = [...held].map((a) => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: null }));
       held.clear();

@@ -20,8 +20,8 @@ import { createSocketQueue, type SocketQueueDeps } from './socket-queue.js';
 import { createSocketRelay } from './socket-relay.js';
 
 export interface SocketTransport extends Transport {
-  /** Open connections of the app on this daemon (0 when none). */
-  connections(appId: string): number;
+  /** Open connections of the app: this daemon's, and with several daemons the others' as their holder records say. */
+  connections(appId: string): Promise<number>;
   /** Events kept for the app until it connects. */
   queued(appId: string): Promise<number>;
   /** Called when a kept event leaves the queue on its own: sent (acked) or dropped (no_connection). */
@@ -129,7 +129,7 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
 
   return {
     send,
-    connections: (appId) => sessions.count(appId),
+    connections: async (appId) => (relay ? relay.connections(appId) : sessions.count(appId)),
     queued: async (appId) => (queue ? queue.size(appId) : 0),
     onKeptSettled(cb) {
       keptSettled = cb;

@@ -24,7 +24,7 @@ import { consoleRoutes } from './routes/console/index.js';
 
 export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const { config, clock, logger, identity, apps, oauth, store } = d;
-  const socketStatus = async (appId: string) => ({ connections: await d.socket.sessions.count(appId), queuedEvents: await d.socket.transport.queued(appId) });
+  const socketStatus = async (appId: string) => ({ connections: await d.socket.transport.connections(appId), queuedEvents: await d.socket.transport.queued(appId) });
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);

@@ -110,6 +110,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   const rr = new Map<string, number>();
   const connectListeners = new Map<string, Set<() => void>>();
   const anyConnectListeners = new Set<(appId: string) => void>();
+  const anyCloseListeners = new Set<(appId: string) => void>();
 
   /** Register an open connection; refused (with a close reason) above the per-app cap. */
   function add(conn: SocketConn): { ok: true } | { ok: false; code: number; reason: string } {
@@ -146,6 +147,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     if (list.length) byApp.set(conn.appId, list);
     else byApp.delete(conn.appId);
     log.info('socket disconnected', { appId: conn.appId, connId: conn.id, open: list.length });
+    for (const cb of [...anyCloseListeners]) safeCall(() => cb(conn.appId));
     // Closes are rare next to replies: a scan here keeps the per-frame path free of bookkeeping.
     for (const [cid, w] of waiters) {
       if (w.conn !== conn) continue;
@@ -184,10 +186,14 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
       if (!set.size) connectListeners.delete(appId);
     };
   }
-  /** Called each time any app's connection opens. */
+  /** Called each time any app's connection opens (onAnyClose: is forgotten). */
   function onAnyConnect(cb: (appId: string) => void): () => void {
     anyConnectListeners.add(cb);
     return () => anyConnectListeners.delete(cb);
+  }
+  function onAnyClose(cb: (appId: string) => void): () => void {
+    anyCloseListeners.add(cb);
+    return () => anyCloseListeners.delete(cb);
   }
 
   /**
@@ -285,7 +291,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     return out;
   }
 
-  return { issueTicket, redeemTicket, add, remove, count, openCount, counts, pick, all, onConnect, onAnyConnect, beforeAccept, prepare, expectReply, forget, handleFrame };
+  return { issueTicket, redeemTicket, add, remove, count, openCount, counts, pick, all, onConnect, onAnyConnect, onAnyClose, beforeAccept, prepare, expectReply, forget, handleFrame };
 }
 
 export type SocketSessions = ReturnType<typeof createSocketSessions>;

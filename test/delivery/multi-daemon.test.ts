@@ -147,3 +147,25 @@ void testWithPg(t, 'the log in the database is bounded: past the retention and p
   t.same((await log.list({ ownerId: 'wu_1', limit: 10 })).map((r) => r.id), ['dlv_6', 'dlv_5', 'dlv_4'], 'the 3 newest are kept');
   t.equal(await log.get('dlv_old'), undefined, 'past the retention');
 });
+
+void testWithPg(t, "an app's connections are counted across daemons: each holder record says how many it holds", async (t, url) => {
+  const a = await daemon(t, url, 'a');
+  const b = await daemon(t, url, 'b');
+  const count = () => a.transport.connections('app_1');
+  t.equal(await count(), 0, 'none anywhere');
+  const [one, two, mine] = [answeringConn(b).c, answeringConn(b).c, answeringConn(a).c];
+  b.sessions.add(one);
+  b.sessions.add(two);
+  a.sessions.add(mine);
+  await until(async () => (await count()) === 3);
+  t.equal(await count(), 3, "a counts its own and b's two");
+  t.equal(await b.transport.connections('app_1'), 3, 'and so does b');
+  // b's heartbeat comes every 5 s: a close is written well before it
+  b.sessions.remove(two);
+  await until(async () => (await count()) === 2, 2000);
+  t.equal(await count(), 2, 'a connection closed on b is counted out within a moment');
+  b.sessions.remove(one);
+  await until(async () => (await count()) === 1, 2000);
+  t.equal(await count(), 1, 'b holds none now');
+  t.same((await a.store.find<{ instanceId: string }>(SOCKET_HOLDERS_TABLE, 'appId', 'app_1')).map((h) => h.instanceId), ['a'], "and b's holder record is gone");
+});

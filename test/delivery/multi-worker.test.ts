@@ -26,7 +26,7 @@ const until = async (pred: () => boolean | Promise<boolean>, ms = 5000) => {
 };
 const app = { id: 'app_1', ownerId: 'wu_1', manifest: { name: 'a', displayName: 'A', eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['NEW_MESSAGE'] } } } as unknown as AppRecord;
 const apps = { byId: async (id: string) => (id === app.id ? app : undefined), secretsOf: () => ({ signingSecret: 'sig' }) } as unknown as AppsService;
-const socket: SocketTransport = { send: async () => ({ outcome: 'no_connection', latencyMs: 0 }), connections: () => 0, queued: async () => 0, onKeptSettled() {}, discard: async () => false, close: async () => {} };
+const socket: SocketTransport = { send: async () => ({ outcome: 'no_connection', latencyMs: 0 }), connections: async () => 0, queued: async () => 0, onKeptSettled() {}, discard: async () => false, close: async () => {} };
 
 async function daemon(t: Tap.Test, url: string, name: string, send: (req: SendRequest) => Promise<AttemptResult>) {
   const store = await openPostgresStore({ url, logger, instanceId: name });

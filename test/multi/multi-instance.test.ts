@@ -211,6 +211,8 @@ t.test('three daemons on one database', async (t) => {
     const app = await json<{ id: string; appKey: string }>(res);
     const client = connectTestClient(t, d[2]!, app, { handler: (p) => (JSON.stringify(p).includes('NEW_MESSAGE') ? undefined : { status: 200, body: { text: 'pong' } }) });
     await client.start();
+    const shown = await json<{ connections: number }>(await d[0]!.api(`${d[0]!.mgmt}/apps/mine/${app.id}`));
+    t.equal(shown.connections, 1, 'apps get through daemon 0 counts the connection daemon 2 holds');
     for (const i of [0, 1]) {
       const started = Date.now();
       const tr = await trigger(d[i]!, { appId: app.id, kind: 'slash-command', command: '/test' });

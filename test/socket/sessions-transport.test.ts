@@ -159,7 +159,7 @@ t.test('connections are capped per app and deliveries go round robin', async (t)
   for (let i = 0; i < 9; i++) await transport.send(req({ interactive: false, payload: ev }));
   t.same(conns.map((c) => c.sent.length), [3, 3, 3], 'spread evenly');
   sessions.remove(conns[1]!);
-  t.equal(transport.connections('app_1'), 2);
+  t.equal(await transport.connections('app_1'), 2);
   for (let i = 0; i < 4; i++) await transport.send(req({ interactive: false, payload: ev }));
   t.same(conns.map((c) => c.sent.length), [5, 3, 5], 'a closed connection gets nothing more');
   (conns[0] as SocketConn).isOpen = () => false;
@@ -185,16 +185,22 @@ t.test('frames: ping → pong; malformed and unknown ids are ignored; a flood is
   t.same(sessions.handleFrame(c, 'x'), { kind: 'flood' }, 'the 6th bad frame within the window is a flood');
 });
 
-t.test('onConnect fires after the connection is usable', async (t) => {
+t.test('onConnect fires after the connection is usable; onAnyClose once it is forgotten', async (t) => {
   const { sessions, transport } = setup();
   const seen: string[] = [];
-  const off = sessions.onConnect('app_1', () => seen.push(`app_1:${transport.connections('app_1')}`));
+  const off = sessions.onConnect('app_1', () => seen.push(`app_1:${sessions.count('app_1')}`));
   const offAny = sessions.onAnyConnect((id) => seen.push(`any:${id}`));
-  sessions.add(fakeConn('app_1'));
+  const offClose = sessions.onAnyClose((id) => seen.push(`closed:${id}:${sessions.count(id)}`));
+  const first = fakeConn('app_1');
+  sessions.add(first);
   sessions.add(fakeConn('app_2'));
   off();
   sessions.add(fakeConn('app_1'));
   offAny();
   sessions.add(fakeConn('app_1'));
-  t.same(seen, ['app_1:1', 'any:app_1', 'any:app_2', 'any:app_1']);
+  sessions.remove(first);
+  offClose();
+  sessions.remove(first);
+  t.same(seen, ['app_1:1', 'any:app_1', 'any:app_2', 'any:app_1', 'closed:app_1:2']);
+  t.equal(await transport.connections('app_1'), 2, 'the transport counts the same (one daemon: its own connections)');
 });
