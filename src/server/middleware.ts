@@ -103,25 +103,60 @@ export type HitCounter = Pick<Store, 'hit'>;
 const WINDOW_MS = 60_000;
 
 /**
+ * Requests of one caller a daemon counts in the store at once and then lets through without asking
+ * it again (a lease on the window): 1 below 200 a minute, so every request is counted as it comes;
+ * above, 1 % of the limit, at most 50. Never more than the limit get through, across daemons; at the
+ * end of a window a caller may be refused up to the leases other daemons hold unused (1 % each).
+ */
+export function leaseSize(perMinute: number): number {
+  return Math.max(1, Math.min(50, Math.floor(perMinute / 100)));
+}
+
+/**
  * Fixed-window limiter keyed per caller (a window starts at the caller's first request); limit is
  * requests per minute, 0 disables; Retry-After is the rest of the window. The windows are counted
- * by the store (`hit`), not in this process: a second daemon sees the same counts.
+ * by the store (`hit`), not in this process: a second daemon sees the same counts. With a limit of
+ * 200 or more a daemon counts `leaseSize` requests at once and lets the next ones through from its
+ * lease: the store is asked once per lease, not once per request.
  * `key` must name the limiter as well as the caller (a limiter's own bucket, as each had its own
  * map before). Works on express's requests and on plain node:http ones (the token endpoint):
  * it answers through `next` only, never by throwing.
  */
 export function rateLimit(opts: { perMinute: number; clock: Clock; store: HitCounter; key: (req: Request, res: Response) => string }): RequestHandler {
+  const size = leaseSize(opts.perMinute);
+  /** Requests this daemon counted in the store and has not let through yet, per caller and window. */
+  const leases = new Map<string, { end: number; left: number }>();
+  let sweepAt = 1024;
   return (req, res, next) => {
     if (!opts.perMinute) return next();
     const now = opts.clock.now();
     let k: string;
     try {
-      k = opts.key(req, res);
+      k = `rate|${opts.key(req, res)}`;
     } catch (e) {
       return next(e);
     }
-    opts.store.hit(`rate|${k}`, WINDOW_MS, now).then(
-      (w) => next(w.count > opts.perMinute ? rateLimited(Math.max(1, Math.ceil((w.resetAt - now) / 1000))) : undefined),
+    const lease = leases.get(k);
+    if (lease && lease.left > 0 && now < lease.end) {
+      lease.left--;
+      return next();
+    }
+    opts.store.hit(k, WINDOW_MS, now, size).then(
+      (w) => {
+        // of the `size` just counted, those within the limit may go: this request, and the rest leased
+        const granted = Math.max(0, Math.min(size, opts.perMinute - (w.count - size)));
+        if (!granted) return next(rateLimited(Math.max(1, Math.ceil((w.resetAt - now) / 1000))));
+        if (granted > 1) {
+          const held = leases.get(k);
+          if (held && held.end === w.resetAt) held.left += granted - 1;
+          else leases.set(k, { end: w.resetAt, left: granted - 1 });
+          if (leases.size >= sweepAt) {
+            for (const [key, l] of leases) if (l.end <= now || !l.left) leases.delete(key);
+            sweepAt = Math.max(1024, leases.size * 2);
+          }
+        }
+        next();
+      },
       (e: unknown) => next(e),
     );
   };

@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonChange, Tables } from './tables.js';
-import { checkChannel, checkPayload, StoreConflict, type ClaimRequest, type Expectation, type HitCount, type Listener, type Store } from './types.js';
+import { checkChannel, checkHit, checkPayload, StoreConflict, type ClaimRequest, type Expectation, type HitCount, type Listener, type Store } from './types.js';
 
 /** The reads of a Store over in-process tables: the same for the lowdb store and the memory store. */
 export function tableReads(tables: Tables): Pick<Store, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
@@ -87,12 +87,12 @@ export class HitWindows {
   readonly #windows = new Map<string, { end: number; count: number }>();
   #sweepAt = 1024;
 
-  hit(key: string, windowMs: number, now: number): HitCount {
-    if (!(windowMs > 0)) throw new RangeError('hit: windowMs must be positive');
+  hit(key: string, windowMs: number, now: number, n = 1): HitCount {
+    checkHit(windowMs, n);
     const k = `${windowMs}\u0000${key}`;
     let w = this.#windows.get(k);
     if (!w || w.end <= now) this.#windows.set(k, (w = { end: now + windowMs, count: 0 }));
-    w.count++;
+    w.count += n;
     if (this.#windows.size >= this.#sweepAt) this.#sweep(now);
     return { count: w.count, resetAt: w.end };
   }

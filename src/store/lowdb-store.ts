@@ -184,7 +184,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       return records as T[];
     },
 
-    hit: async (key, windowMs, now) => hits.hit(key, windowMs, now),
+    hit: async (key, windowMs, now, n) => hits.hit(key, windowMs, now, n),
     publish: (channel, payload) => channels.publish(channel, payload),
     subscribe: (channel, fn) => channels.subscribe(channel, fn),
 

@@ -30,7 +30,7 @@ export function createMemoryStore(): Store {
       tables.apply(changes);
       return records as T[];
     },
-    hit: async (key, windowMs, now) => hits.hit(key, windowMs, now),
+    hit: async (key, windowMs, now, n) => hits.hit(key, windowMs, now, n),
     publish: (channel, payload) => channels.publish(channel, payload),
     subscribe: (channel, fn) => channels.subscribe(channel, fn),
     health: () => ({ ok: true }),

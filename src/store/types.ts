@@ -111,7 +111,13 @@ export function checkPayload(payload: unknown): asserts payload is string {
   }
 }
 
-/** What `hit` answers: the hits of the key's current window, this one included, and when that window ends (ms). */
+/** Throws unless a hit's window length is positive and its count a whole number of 1 or more. */
+export function checkHit(windowMs: number, n: number): void {
+  if (!(windowMs > 0)) throw new RangeError('hit: windowMs must be positive');
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError('hit: n must be a whole number of 1 or more');
+}
+
+/** What `hit` answers: the hits of the key's current window, these included, and when that window ends (ms). */
 export interface HitCount {
   count: number;
   resetAt: number;
@@ -166,11 +172,12 @@ export interface Store {
    */
   claim<T extends object>(req: ClaimRequest): Promise<T[]>;
   /**
-   * Count one hit of `key`: a window of `windowMs` starts at the key's first hit (and at its first hit
-   * after a window ended); resolves the window's hits so far, this one included, and when it ends.
-   * Shared by every daemon of the store (rate limits behind a balancer).
+   * Count `n` hits of `key` (default 1; a whole number of 1 or more): a window of `windowMs` starts
+   * at the key's first hit (and at its first hit after a window ended); resolves the window's hits
+   * so far, these included, and when it ends. Shared by every daemon of the store (rate limits
+   * behind a balancer).
    */
-  hit(key: string, windowMs: number, now: number): Promise<HitCount>;
+  hit(key: string, windowMs: number, now: number, n?: number): Promise<HitCount>;
   /** Send `payload` (a string up to 7,000 bytes) to every listener of `channel` in every daemon of the store, this one included. */
   publish(channel: string, payload: string): Promise<void>;
   /** Listen on `channel`; returns the unsubscribe. */

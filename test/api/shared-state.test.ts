@@ -10,7 +10,7 @@ import t from 'tap';
 
 type Tap = { teardown(fn: () => unknown): void };
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { errorHandler, rateLimit } from '../../src/server/middleware.js';
+import { errorHandler, leaseSize, rateLimit } from '../../src/server/middleware.js';
 import { createPersonState } from '../../src/server/person-state.js';
 import { createLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/types.js';
@@ -52,6 +52,33 @@ t.test('a limit of 0 asks nothing of the store', async (t) => {
   const url = await limitedServer(t, counting, () => Date.now(), 0);
   for (let i = 0; i < 3; i++) t.equal((await fetch(`${url}/x`)).status, 200);
   t.equal(hits, 0);
+});
+
+t.test('a limit of 200 or more is leased: the store is asked once per lease, and never more than the limit get through', async (t) => {
+  const store = createMemoryStore();
+  let hits = 0;
+  const counting = { ...store, hit: (...args: Parameters<Store['hit']>) => (hits++, store.hit(...args)) } as Store;
+  const now = 5_000_000;
+  const limiter = (perMinute: number, caller: string) => rateLimit({ perMinute, clock: { now: () => now }, store: counting, key: () => `test|${caller}` });
+  /** 200 when the limiter lets the request through, else the error's status */
+  const pass = (h: ReturnType<typeof rateLimit>) =>
+    new Promise<number>((resolve) => h({} as never, {} as never, (err?: unknown) => resolve(err ? Number((err as { status?: number }).status) : 200)));
+  t.equal(leaseSize(6000), 50, 'the token endpoint: 50 at once');
+  t.equal(leaseSize(199), 1, 'below 200 every request is counted as it comes');
+  // two daemons (two limiters, one store), taking turns: 250 a minute, leases of 2
+  const [a, b] = [limiter(250, 'one'), limiter(250, 'one')];
+  const statuses: number[] = [];
+  for (let i = 0; i < 300; i++) statuses.push(await pass(i % 2 ? b : a));
+  t.equal(statuses.filter((s) => s === 200).length, 250, 'exactly the limit got through');
+  // the last lease of one daemon may still let one through after the other's first refusal
+  t.same(statuses.slice(252), Array(48).fill(429), 'and everything after it was refused');
+  t.equal(hits, 125 + 50, 'one store call per lease of two, and one per refusal');
+  // a lease one daemon holds unused is counted: the other may let through that many fewer
+  const [c, d] = [limiter(1000, 'two'), limiter(1000, 'two')];
+  await pass(c); // counts 10, lets 1 through, holds 9
+  let through = 0;
+  for (let i = 0; i < 1100; i++) if ((await pass(d)) === 200) through++;
+  t.equal(through, 990, 'the other daemon: the limit less the lease counted there');
 });
 
 t.test("a person's notes and open views are read back through another daemon's console", async (t) => {

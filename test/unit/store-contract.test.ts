@@ -291,6 +291,10 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       const counts = await Promise.all(Array.from({ length: 20 }, () => a.hit('burst', 60_000, 10_000)));
       t.same(counts.map((c) => c.count).sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1), 'twenty hits at once count 1 to 20');
       t.ok(counts.every((c) => c.resetAt === 70_000), 'one window');
+      const several = await Promise.all([3, 1, 5, 2].map((n) => a.hit('lease', 60_000, 10_000, n)));
+      t.same(several.map((c) => c.count), [3, 4, 9, 11], 'hits of several at once: each call counts its own, in the order made');
+      await t.rejects(a.hit('lease', 60_000, 10_000, 0), RangeError, 'no fewer than one');
+      await t.rejects(a.hit('lease', 60_000, 10_000, 1.5), RangeError, 'whole hits only');
       const keep = await a.get<object>('batch', 'keep');
       const mixed = await Promise.allSettled([
         a.commit([{ table: 'batch', id: 'x1', value: { v: 1 } }]),

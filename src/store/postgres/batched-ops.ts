@@ -23,6 +23,8 @@ export interface HitCall {
   key: string;
   windowMs: number;
   now: number;
+  /** hits counted by this call */
+  n: number;
 }
 
 /** A deadlock aborts a batch with nothing written: it is run again, a few times. */
@@ -66,7 +68,7 @@ export function batchedReads(q: Query, maxInFlight: number, track: Track) {
 
 /**
  * Rate-limit hits in one statement. Calls on one window (key and length) are counted together:
- * the row gains their number, and the k-th of them gets the count it would have got alone.
+ * the row gains their hits, and each call gets the count it would have got alone, in the order made.
  */
 export function batchedHits(q: Query, maxInFlight: number) {
   return createBatcher<HitCall, { count: number; resetAt: number }>(
@@ -77,10 +79,12 @@ export function batchedHits(q: Query, maxInFlight: number) {
         const w = windows.get(id);
         if (w) {
           w.now = Math.max(w.now, c.now);
-          return { id, k: w.n++ };
+          const before = w.n;
+          w.n += c.n;
+          return { id, before };
         }
-        windows.set(id, { key: c.key, windowMs: c.windowMs, now: c.now, n: 1 });
-        return { id, k: 0 };
+        windows.set(id, { key: c.key, windowMs: c.windowMs, now: c.now, n: c.n });
+        return { id, before: 0 };
       });
       const ws = [...windows.values()];
       // a window that ended by `now` starts again with this batch's calls; otherwise they are added to it
@@ -95,10 +99,11 @@ export function batchedHits(q: Query, maxInFlight: number) {
       );
       const after = new Map(r.rows.map((row) => [`${row.window_ms}|${row.key}`, row]));
       return calls.map((c, i) => {
-        const { id, k } = slot[i]!;
+        // the hits of the calls before this one on its window, then its own
+        const { id, before } = slot[i]!;
         const row = after.get(id);
-        const n = windows.get(id)!.n;
-        return { ok: true as const, value: row ? { count: row.count - n + 1 + k, resetAt: Number(row.reset_at) } : { count: k + 1, resetAt: c.now + c.windowMs } };
+        const total = windows.get(id)!.n;
+        return { ok: true as const, value: row ? { count: row.count - total + before + c.n, resetAt: Number(row.reset_at) } : { count: before + c.n, resetAt: c.now + c.windowMs } };
       });
     },
     { maxInFlight, maxWeight: HITS_PER_BATCH },

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkPayload, checkRecordKeys, deepFreeze, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { checkHit, checkPayload, checkRecordKeys, deepFreeze, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -211,10 +211,10 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       return r.rows.map((x) => track(x.data, x.v) as T);
     },
 
-    async hit(key, windowMs, now) {
-      if (!(windowMs > 0)) throw new RangeError('hit: windowMs must be positive');
+    async hit(key, windowMs, now, n = 1) {
+      checkHit(windowMs, n);
       // One row per key and window length: a window starts at the first hit after the last one ended.
-      const w = await hits.submit({ key, windowMs, now });
+      const w = await hits.submit({ key, windowMs, now, n });
       if (++hitsSinceSweep >= HIT_SWEEP_EVERY) {
         hitsSinceSweep = 0;
         q('DELETE FROM appreg_hit_windows WHERE window_end < $1', [now]).catch(() => {});
