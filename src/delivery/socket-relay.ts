@@ -136,9 +136,9 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     }),
   ];
 
-  // before the upgrade is answered (so a trigger through another daemon finds this one at once),
-  // and again on connect in case the record went meanwhile (a heartbeat saw no connection yet)
-  // An app whose websocket is being accepted has no connection registered yet: not gone meanwhile.
+  // The holder record is written before the upgrade is answered (so a trigger through another daemon
+  // finds this one at once), and again on connect in case it went meanwhile. An app whose websocket
+  // is being accepted has no connection registered yet: the heartbeat does not take it for gone.
   const accepting = new Map<string, number>();
   const unprepare = sessions.beforeAccept((appId) => {
     accepting.set(appId, clock.now() + ACCEPTING_MS);
