@@ -40,8 +40,16 @@ export function apiOf(url: string, authToken: string): TestDaemon['api'] {
   };
 }
 
+/** The temp dirs this test process made: removed when it exits, whatever its tests did with them. */
+const made: string[] = [];
+process.on('exit', () => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(prefix = 'appreg-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean } = {}): Promise<TestDaemon> {
