@@ -112,10 +112,16 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     }
   }
 
+  /** Drop a kept event the engine gave up on; false when it was not kept, or could not be dropped (logged). */
   async function discard(appId: string, id: string, why: string): Promise<boolean> {
-    const e = await store.get<QueuedEvent>(SOCKET_QUEUE_TABLE, id);
-    if (!e || e.appId !== appId) return false;
-    return drop(e, why, false);
+    try {
+      const e = await store.get<QueuedEvent>(SOCKET_QUEUE_TABLE, id);
+      if (!e || e.appId !== appId) return false;
+      return await drop(e, why, false);
+    } catch (err) {
+      log.warn('socket-mode event could not be dropped from the queue', { appId, deliveryId: id, why, error: (err as Error).message });
+      return false;
+    }
   }
 
   /** Keep the event (after `list`, the app's kept events as read), then apply the per-app cap. */

@@ -109,7 +109,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       // stopping: the event stays pending, free for the next daemon (or this one's restart) at once
       else kept = await replacePending(store, p, released(p, clock.now()), ours);
       // The worker gave up: a socket-mode app's copy in the queue goes too, before the log says failed.
-      if (kept && !delivered && !final && !stopped && app.manifest.socketMode) await socket.discard(app.id, p.id, 'the retry schedule ran out before the app connected').catch(() => false);
+      if (kept && !delivered && !final && !stopped && app.manifest.socketMode) await socket.discard(app.id, p.id, 'the retry schedule ran out before the app connected');
     }
     // not ours any more (cancelled, or taken over after our lease ran out): whoever has it now writes the log
     if (!kept) return void logger.warn('delivery attempt outcome dropped: the event was ended or taken over meanwhile', { deliveryId: p.id, outcome: r.outcome });
@@ -187,7 +187,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /** End a retrying event now: no further attempt, the log says cancelled and why. False: it was no longer ours to end. */
   async function cancelPending(p: PendingDelivery, reason: string, ours: (cur: PendingDelivery) => boolean): Promise<boolean> {
     if (!(await replacePending(store, p, null, ours))) return false;
-    await socket.discard(p.appId, p.id, reason).catch(() => false); // gone before the log says cancelled
+    await socket.discard(p.appId, p.id, reason); // gone before the log says cancelled
     logger.info('delivery cancelled', { deliveryId: p.id, appId: p.appId, reason });
     const rec = await log.get(p.id);
     if (!rec) return true;

@@ -175,3 +175,10 @@ t.test('discard: the engine gave up, so the kept copy goes (logged, and not repo
   t.same(ns(c), [1, 3]);
   t.same(told, ['dlv_1', 'dlv_3'], 'sent events are reported, the discarded one is not');
 });
+
+t.test('discard never rejects: a store that fails is logged and the answer is false', async (t) => {
+  const failing = { ...createMemoryStore(), get: () => Promise.reject(new Error('store unreachable')) } as Store;
+  const { transport, logs } = setup({ store: failing });
+  t.equal(await transport.discard('app_1', 'dlv_1', 'the retry schedule ran out'), false);
+  t.match(logs(), /could not be dropped from the queue.*store unreachable/);
+});
