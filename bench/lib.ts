@@ -49,13 +49,13 @@ export async function load(fn: (i: number) => Promise<boolean>, opts: { concurre
 
 export interface DaemonProc { child: ChildProcess; url: string; startupMs: number; stop(): Promise<void>; rssMb(): { rss: number; hwm: number } }
 
-/** Start `appreg serve` as a separate process (the load generator must not share its event loop). */
-export function startDaemonProcess(dataDir: string, extraArgs: string[] = []): Promise<DaemonProc> {
+/** Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event loop). */
+export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], root = ROOT): Promise<DaemonProc> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     // BENCH_DAEMON_NODE_ARGS: node options for the daemons only (e.g. --cpu-prof --cpu-prof-dir=/tmp/p while tuning)
     const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const child = spawn(process.execPath, [...nodeArgs, '--', path.join(ROOT, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeArgs, '--', path.join(root, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.on('exit', (code) => reject(new Error(`daemon exited ${code}: ${out}`)));
     child.stdout!.on('data', (c) => {

@@ -43,8 +43,14 @@ const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 10_000);
 const WARM = Number(process.env.BENCH_WARM ?? 6_000);
 const CONC = 50;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
-/** BENCH_ONLY=postgres1 measures only that setup and prints it, recording nothing (a quick look while tuning). */
+/** BENCH_ONLY=postgres1 measures only that setup (or a comma-separated list) and prints it, recording nothing (a quick look while tuning). */
 const ONLY = process.env.BENCH_ONLY;
+/**
+ * BENCH_B_ROOT=<another checkout, built>: daemon B runs that code, and the run measures "postgres1"
+ * (daemon A, this checkout) and "postgresB" (daemon B alone), taking turns on one database: two
+ * builds side by side in one run, on a machine whose speed drifts between runs. Nothing is recorded.
+ */
+const B_ROOT = process.env.BENCH_B_ROOT;
 /** BENCH_PG_STATEMENTS=1 loads pg_stat_statements and prints where the database's time went, per statement. */
 const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 
@@ -261,8 +267,8 @@ async function main() {
   const cluster = await startCluster();
   const daemons: DaemonProc[] = [];
   const pools: Pool[] = [];
-  const up = async (dir: string, args: string[] = []) => {
-    const d = await startDaemonProcess(dir, args);
+  const up = async (dir: string, args: string[] = [], from?: string) => {
+    const d = await startDaemonProcess(dir, args, from);
     daemons.push(d);
     const p = new Pool(d.url, { connections: CONC, pipelining: 1 });
     pools.push(p);
@@ -272,7 +278,7 @@ async function main() {
     await Promise.all(pools.splice(0).map((p) => p.close()));
     await Promise.all(daemons.splice(0).map((d) => d.stop()));
   };
-  const names = ['embedded', 'postgres1', 'postgres2'].filter((n) => !ONLY || n === ONLY);
+  const names = B_ROOT ? ['postgres1', 'postgresB'] : ['embedded', 'postgres1', 'postgres2'].filter((n) => !ONLY || ONLY.split(',').includes(n));
   const timedSets = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: ROUNDS }, (_, r) => [`${prefix}${r}`, n]));
   try {
     const load0 = os.loadavg();
@@ -304,12 +310,13 @@ async function main() {
     const dbArgs = ['--database-url', cluster.url];
     const e = emb ? await up(emb.dir) : undefined;
     const a = await up(pgDir(1), dbArgs);
-    const b = await up(pgDir(2), dbArgs);
+    const b = await up(pgDir(2), dbArgs, B_ROOT);
     const allUp = performance.now();
     const pg = { dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql };
     const setups: Record<string, Setup & { codes: (r: number | 'warm') => Code[] }> = {
       ...(emb && e ? { embedded: { name: 'embedded', seeded: emb, daemons: [e.d], pools: [e.p], dbPids: () => [], codes: (r: number | 'warm') => emb.codes[r === 'warm' ? 'warm' : `e-${r}`]! } } : {}),
       postgres1: { name: 'postgres, 1 daemon', seeded: pgSeed, daemons: [a.d], pools: [a.p], ...pg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm1' : `p1-${r}`]! },
+      postgresB: { name: 'postgres, daemon B', seeded: pgSeed, daemons: [b.d], pools: [b.p], ...pg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
       postgres2: { name: 'postgres, 2 daemons', seeded: pgSeed, daemons: [a.d, b.d], pools: [a.p, b.p], ...pg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
     };
     // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's leftovers
@@ -347,7 +354,7 @@ async function main() {
     const results = Object.fromEntries(names.map((n) => [n, { daemons: setups[n]!.daemons.length, exchange: median(exchanges[n]!), get: median(gets[n]!), memoryMb: setups[n]!.daemons.map((d) => d.rssMb()) }]));
     await down();
     for (const n of names) console.error(`${n}: exchange ${JSON.stringify(results[n]!.exchange.roundsCpuUsPerRequest)} µs/request, get ${JSON.stringify(results[n]!.get.roundsCpuUsPerRequest)}`);
-    if (ONLY) return;
+    if (ONLY || B_ROOT) return; // a look while tuning, or two builds compared: nothing recorded
 
     const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
     const [embedded, pgOne, pgTwo] = [results.embedded!, results.postgres1!, results.postgres2!];
