@@ -8,7 +8,7 @@ import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { StoreConflict } from '../../src/store/types.js';
 import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
 import { redactUrl, withJitOff } from '../../src/store/postgres/url.js';
-import { INDEXED_FIELDS } from '../../src/store/indexes.js';
+import { INDEXED_FIELDS, PAGE_ORDERS } from '../../src/store/indexes.js';
 import { startPgCluster, testWithPg } from '../helpers/pg.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,6 +25,22 @@ async function sql<R extends pg.QueryResultRow>(url: string, text: string, value
     return (await c.query<R>(text, values)).rows;
   } finally {
     await c.end();
+  }
+}
+
+/**
+ * `read` (a statistics counter) once every other connection of the database has ended and
+ * reported: a backend adds its counters as it exits, just after it leaves pg_stat_activity.
+ */
+async function settledCount(url: string, read: () => Promise<number>): Promise<number> {
+  const others = `SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
+  while (Number((await sql<{ n: string }>(url, others))[0]?.n) > 0) await sleep(100);
+  let last = await read();
+  for (;;) {
+    await sleep(500);
+    const now = await read();
+    if (now === last) return now;
+    last = now;
   }
 }
 
@@ -68,8 +84,15 @@ void testWithPg(t, 'migrations', async (t, url) => {
   await sql(url, 'DELETE FROM appreg_migrations WHERE version = 999');
   const rows = await sql<{ version: number }>(url, 'SELECT version FROM appreg_migrations ORDER BY version');
   t.same(rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
-  const idx = await sql<{ n: number }>(url, `SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'appreg_records' AND indexname LIKE 'appreg_ix_%'`);
-  t.equal(idx[0]!.n, Object.values(INDEXED_FIELDS).flat().length, 'one index per indexed field');
+  const names = async () => (await sql<{ name: string }>(url, `SELECT indexname AS name FROM pg_indexes WHERE tablename = 'appreg_records' AND indexname ~ '^appreg_[ip]x_' ORDER BY 1`)).map((r) => r.name);
+  const paged = Object.entries(PAGE_ORDERS).flatMap(([table, fields]) => Object.entries(fields).flatMap(([field, orders]) => orders.map((o) => `appreg_px_${table}_${field}_${o}`)));
+  const own = Object.entries(INDEXED_FIELDS).flatMap(([table, fields]) => fields.filter((f) => !PAGE_ORDERS[table]?.[f]).map((f) => `appreg_ix_${table}_${f}`));
+  t.ok(paged.length > 0);
+  t.same(await names(), [...own, ...paged].sort(), 'one index per indexed field, and one per page order in place of its field\'s own');
+  // a database an appreg before page orders made: the field's own index goes at the next start
+  await sql(url, `CREATE INDEX "appreg_ix_wsMessages_channelId" ON appreg_records ((data->>'channelId')) WHERE tbl = 'wsMessages'`);
+  t.same(await migrate(url), { applied: [], indexes: [] });
+  t.same(await names(), [...own, ...paged].sort(), 'dropped again');
   const plan = await sql<{ 'QUERY PLAN': string }>(url, `EXPLAIN SELECT data FROM appreg_records WHERE tbl = 'apps' AND (data->>'ownerId') = 'u1'`);
   t.match(plan.map((r) => r['QUERY PLAN']).join('\n'), /appreg_ix_apps_ownerId/, 'find uses its index');
 });
@@ -198,20 +221,8 @@ void testWithPg(t, 'reading a whole table is planned for that table: a small one
   await seeding.commit([{ table: 'tiny', id: 't1', value: { id: 't1' } }]);
   await sql(url, 'ANALYZE appreg_records');
   await seeding.close();
-  // Table scans so far (making the indexes scanned it too), once every connection that made them has
-  // ended and reported: a backend adds its counters as it exits, just after it leaves pg_stat_activity.
   const scans = async () => Number((await sql<{ n: string }>(url, `SELECT seq_scan::text AS n FROM pg_stat_user_tables WHERE relname = 'appreg_records'`))[0]?.n);
-  const others = `SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
-  const settled = async () => {
-    while (Number((await sql<{ n: string }>(url, others))[0]?.n) > 0) await sleep(100);
-    let last = await scans();
-    for (;;) {
-      await sleep(500);
-      const now = await scans();
-      if (now === last) return now;
-      last = now;
-    }
-  };
+  const settled = () => settledCount(url, scans);
   const before = await settled();
   const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'plans' });
   // a prepared statement turns generic after five runs: the whole-table plan the big table needs would then serve the tiny one too
@@ -239,4 +250,39 @@ void testWithPg(t, 'appreg_commit_batch decides each commit of a batch on its ow
   t.same(out, [null, { table: 't', id: 'there' }, null, { table: 't', id: 'there' }, { table: 't', id: 'gone' }, null], 'one answer per commit');
   const rows = await sql<{ id: string; data: unknown }>(url, `SELECT id, data FROM appreg_records WHERE tbl = 't' ORDER BY id`);
   t.same(rows, [{ id: 'new1', data: { n: 1 } }, { id: 'there', data: { v: 2 } }], 'only what the commits that held wrote; no placeholder left');
+});
+
+void testWithPg(t, "a page of a channel's messages reads that page from an index, not the whole channel", async (t, url) => {
+  const seeding = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'pages' });
+  await sql(url, `INSERT INTO appreg_records (tbl, id, data)
+    SELECT 'wsMessages', 'm' || g, jsonb_build_object('id', 'm' || g, 'channelId', CASE WHEN g % 100 = 0 THEN 'other' ELSE 'big' END, 'seq', g / 2) FROM generate_series(1, 6000) g`);
+  await seeding.commit([{ table: 'wsMessages', id: 'unordered', value: { id: 'unordered', channelId: 'big', seq: 'not a number' } }]);
+  await sql(url, 'ANALYZE appreg_records');
+  await seeding.close();
+  const index = 'appreg_px_wsMessages_channelId_seq';
+  const stat = (column: string) => async () => Number((await sql<{ n: string }>(url, `SELECT ${column}::text AS n FROM pg_stat_user_indexes WHERE indexrelname = $1`, [index]))[0]?.n);
+  t.ok(Number.isFinite(await stat('idx_scan')()), 'the page index is made at start');
+  const [scans0, read0] = [await settledCount(url, stat('idx_scan')), await stat('idx_tup_read')()];
+
+  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'pages' });
+  type M = { id: string; seq: number };
+  const seqs = (ms: M[]) => ms.map((m) => `${m.seq}/${m.id}`);
+  // more than five calls: the prepared statement's generic plan must use the index too
+  let after: { value: number; id: string } | undefined;
+  const seen: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const ms = await store.findPage<M>('wsMessages', 'channelId', 'big', { orderBy: 'seq', desc: true, limit: 5, ...(after ? { after } : {}) });
+    seen.push(...seqs(ms));
+    after = { value: ms.at(-1)!.seq, id: ms.at(-1)!.id };
+  }
+  // seq = g / 2, so two messages share each seq (then ids in byte order, largest first); m6000 is in the other channel
+  t.same(seen.slice(0, 6), ['2999/m5999', '2999/m5998', '2998/m5997', '2998/m5996', '2997/m5995', '2997/m5994']);
+  t.equal(seen.length, 40);
+  t.notOk(seen.some((s) => s.endsWith('/m5900')), 'another channel\'s message is on no page');
+  const oldest = await store.findPage<M>('wsMessages', 'channelId', 'big', { orderBy: 'seq', limit: 3 });
+  t.same(seqs(oldest), ['0/m1', '1/m2', '1/m3'], 'oldest first too; a record whose order value is not a number is on no page');
+  await store.close();
+
+  t.ok((await settledCount(url, stat('idx_scan'))) - scans0 >= 9, 'every page read the page index');
+  t.ok((await stat('idx_tup_read')()) - read0 < 100, 'and only about the rows of its page (5,940 are in the channel)');
 });

@@ -9,7 +9,7 @@
  * index is made at the next start.
  */
 import pg, { type ClientBase } from 'pg';
-import { INDEXED_FIELDS } from '../indexes.js';
+import { INDEXED_FIELDS, PAGE_ORDERS } from '../indexes.js';
 import { CONFLICT_SQLSTATE } from './errors.js';
 import { COMMIT_BATCH_FUNCTION, COMMIT_FUNCTION_V4, COMMIT_MANY_FUNCTION } from './commit-sql.js';
 
@@ -131,6 +131,16 @@ export function assertSafeName(name: string): void {
 }
 
 const indexName = (table: string, field: string) => `appreg_ix_${table}_${field}`;
+const pageIndexName = (table: string, field: string, orderBy: string) => `appreg_px_${table}_${field}_${orderBy}`;
+
+/**
+ * A page's order value: the field as a number, NULL when it holds none (such records are on no
+ * page). findPage spells it exactly so, which is how the planner matches it to the page index.
+ */
+export function pageKey(orderBy: string): string {
+  assertSafeName(orderBy);
+  return `(CASE WHEN jsonb_typeof(data->'${orderBy}') = 'number' THEN (data->>'${orderBy}')::float8 END)`;
+}
 
 export interface MigrateResult {
   /** Versions applied now (empty when the schema was current). */
@@ -168,22 +178,31 @@ export async function migrateWith(client: ClientBase): Promise<MigrateResult> {
 }
 
 /**
- * One partial index per indexed field, made only when missing: CREATE INDEX takes a lock that
- * blocks writes even when the index exists, so existing ones are looked up first.
+ * One partial index per indexed field, and one per page order (the field, the order value, the
+ * id), made only when missing: CREATE INDEX takes a lock that blocks writes even when the index
+ * exists, so existing ones are looked up first. A field with a page order has no index of its own:
+ * the page index, which starts with it, serves its finds and counts too, and the planner, given
+ * both, took the field's own index and sorted the whole channel for every page (the estimate of
+ * rows left after the order value's conditions is one). One made before is dropped.
  */
 async function ensureIndexes(client: ClientBase): Promise<string[]> {
   const existing = new Set(
     (await client.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'appreg_records' AND schemaname = current_schema()`)).rows.map((r) => r.indexname),
   );
   const made: string[] = [];
+  const make = async (name: string, def: string) => {
+    if (existing.has(name)) return;
+    await client.query(`CREATE INDEX IF NOT EXISTS "${name}" ON appreg_records ${def}`);
+    made.push(name);
+  };
   for (const [table, fields] of Object.entries(INDEXED_FIELDS)) {
+    assertSafeName(table);
     for (const field of fields) {
-      assertSafeName(table);
       assertSafeName(field);
-      const name = indexName(table, field);
-      if (existing.has(name)) continue;
-      await client.query(`CREATE INDEX IF NOT EXISTS "${name}" ON appreg_records ((data->>'${field}')) WHERE tbl = '${table}'`);
-      made.push(name);
+      const orders = PAGE_ORDERS[table]?.[field] ?? [];
+      for (const orderBy of orders) await make(pageIndexName(table, field, orderBy), `((data->>'${field}'), ${pageKey(orderBy)}, id COLLATE "C") WHERE tbl = '${table}'`);
+      if (!orders.length) await make(indexName(table, field), `((data->>'${field}')) WHERE tbl = '${table}'`);
+      else if (existing.has(indexName(table, field))) await client.query(`DROP INDEX IF EXISTS "${indexName(table, field)}"`);
     }
   }
   return made;

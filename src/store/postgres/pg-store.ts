@@ -10,7 +10,7 @@ import { checkHit, checkPayload, checkRecordKeys, deepFreeze, type Change, type 
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
-import { assertSafeName, migrateWith } from './migrations.js';
+import { assertSafeName, migrateWith, pageKey } from './migrations.js';
 import { redactUrl, withJitOff } from './url.js';
 
 export interface PostgresStoreOptions {
@@ -156,10 +156,10 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
 
     async findPage<T extends object>(table: string, field: string, value: string, page: PageQuery) {
       if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
-      assertSafeName(page.orderBy);
       // A record whose orderBy is not a number has no key (NULL) and is left out, as on the embedded store;
       // ids compare in "C" collation (bytes), JavaScript's order for them.
-      const key = `(CASE WHEN jsonb_typeof(data->'${page.orderBy}') = 'number' THEN (data->>'${page.orderBy}')::float8 END)`;
+      // spelled as the page index of (table, field, orderBy) is, when PAGE_ORDERS lists one
+      const key = pageKey(page.orderBy);
       const dir = page.desc ? 'DESC' : 'ASC';
       const values: unknown[] = [value, page.limit];
       let beyond = '';
