@@ -137,11 +137,60 @@ async function filesAcross(t: TapTest, [store, store2]: Stores) {
   await t.rejects(two.files.requestToken(a, { filename: 'g.bin', length: 400 }), { code: 'payload_too_large' } as never, 'the other daemon counts them against filesTotalMaxBytes');
 }
 
+/**
+ * Daemon two's trim counts the channel, then stalls before reading its oldest page; daemon one
+ * trims meanwhile. Read after one's trim, two's page is the oldest of fewer records than it
+ * counted: two must count again rather than delete it and cut the channel below its bound.
+ */
+async function trimsAcross(t: TapTest, [store, store2]: Stores) {
+  await seed(store);
+  let at = 1_000_000;
+  const now = () => at++;
+  let stall: Promise<void> | undefined;
+  let reached!: () => void;
+  const stalled = new Promise<void>((r) => (reached = r));
+  const slow = new Proxy(store2, {
+    get(target, prop) {
+      if (prop === 'findPage') {
+        return async (...args: Parameters<Store['findPage']>) => {
+          const wait = stall;
+          if (wait && !args[3].desc) {
+            stall = undefined;
+            reached();
+            await wait;
+          }
+          return target.findPage(...args);
+        };
+      }
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const one = daemon(store, now, 'd1', 10);
+  const two = daemon(slow, now, 'd2', 10);
+  const a = await one.person('wu_a');
+  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  const held = () => store.countWhere('wsMessages', 'channelId', general);
+  for (let i = 0; i < 11; i++) await one.messages.post(a, general, { text: `m${i}` });
+  t.equal(await held(), 11, 'the bound and its slack: no trim yet');
+  let release!: () => void;
+  stall = new Promise<void>((r) => (release = r));
+  const posting = two.messages.post(a, general, { text: 'from two' }); // 12: two's trim counts 12, then stalls
+  await stalled;
+  await one.messages.post(a, general, { text: 'from one' }); // 13: one's trim deletes the oldest 3
+  t.equal(await held(), 10, 'one trimmed to the bound');
+  release();
+  await posting;
+  t.equal(await held(), 10, 'two counted before one trimmed: it deletes nothing more');
+  t.same((await two.messages.list(a, general, { limit: 20 })).messages.map((m) => m.text), ['m3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'from two', 'from one']);
+}
+
 const cases: Array<[string, (t: TapTest, stores: Stores) => Promise<void>]> = [
   ['posting order, the bound, reactions and live notices across two daemons', postingAcross],
   ['channel names are unique, and initial channels made once, across daemons', namesAcross],
   ['a scheduled message is posted once by two daemons', scheduledAcross],
   ['the files total counts every daemon', filesAcross],
+  ['two daemons trimming a channel at once keep its bound', trimsAcross],
 ];
 
 for (const [name, fn] of cases) {

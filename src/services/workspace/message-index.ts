@@ -170,7 +170,8 @@ export function createMessageIndex(store: Store, clock: Clock) {
    * Delete the channel's oldest records down to `perChannel` once it holds more than the bound and
    * its slack; again while it is over (posts went on meanwhile). Each deletion expects its records
    * as read: when another daemon trimmed them first (or a reaction changed one), nothing is deleted
-   * and the next post tries again. Failures are left to the next post too: the post itself is made.
+   * and the next post tries again; when it trimmed between this count and the page read, the
+   * channel is counted again before anything is deleted. Failures are left to the next post too: the post itself is made.
    */
   async function trim(channelId: string, perChannel: number): Promise<void> {
     if (trimming.has(channelId)) return;
@@ -178,8 +179,12 @@ export function createMessageIndex(store: Store, clock: Clock) {
       for (let round = 0; round < 5; round++) {
         const n = await held(channelId);
         if (n <= perChannel + trimSlack(perChannel)) return;
+        const oldest = await page(channelId, false, n - perChannel);
+        // Another daemon's trim between the count and the page makes the page the oldest of fewer
+        // records: deleting it would cut below the bound. Counted again; fewer, so count afresh.
+        if ((await held(channelId)) < n) continue;
         const gone = new Map<string, MessageRecord>();
-        for (const m of await page(channelId, false, n - perChannel)) {
+        for (const m of oldest) {
           gone.set(m.id, m);
           if (!m.threadRootId) for (const r of await repliesOf(m.id)) gone.set(r.id, r);
         }
