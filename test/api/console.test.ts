@@ -70,6 +70,31 @@ t.test('CSRF: a POST needs the session\'s token, from this origin', async (t) =>
   }
 });
 
+t.test('sign-out ends the session: a copy of its cookie is refused from then on', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const { cookie, csrf } = await signIn(d);
+  const copy = cookie; // what someone who copied the cookie holds
+  const home = await (await fetch(`${d.url}/`, { headers: { cookie } })).text();
+  t.match(home, /<form method="post" action="\/console\/sign-out"><input type="hidden" name="csrf"/, 'every page offers sign-out');
+  const signOut = (fields: Record<string, string>) => fetch(`${d.url}/console/sign-out`, { method: 'POST', body: form(fields), headers: { cookie }, redirect: 'manual' });
+  t.equal((await signOut({})).status, 403, 'without the session\'s token: refused');
+  t.equal((await signOut({ csrf: 'x' + csrf })).status, 403, 'with a wrong one too');
+  t.equal((await fetch(`${d.url}/`, { headers: { cookie } })).status, 200, 'and the session goes on');
+
+  const out = await signOut({ csrf });
+  t.equal(out.status, 303);
+  t.equal(out.headers.get('location'), '/');
+  t.match(out.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')) ?? '', /^appreg_session=;.*Expires=Thu, 01 Jan 1970/, 'the cookie is dropped');
+  const page = await fetch(`${d.url}/`, { headers: { cookie: copy } });
+  t.equal(page.status, 401, 'the copied cookie: signed out');
+  t.match(await page.text(), /appreg open/);
+  const create = await fetch(`${d.url}/console/apps`, { method: 'POST', body: form({ csrf, manifest: JSON.stringify(manifest()) }), headers: { cookie: copy }, redirect: 'manual' });
+  t.equal(create.status, 403, 'a POST with it and its token: refused');
+  const again = await signIn(d);
+  t.equal((await fetch(`${d.url}/`, { headers: { cookie: again.cookie } })).status, 200, 'signing in again works');
+});
+
 t.test('behind a proxy: a POST from the configured appUrl origin is accepted, others are not', async (t) => {
   const d = await startTestDaemon({ config: { appUrl: 'https://console.example' } });
   t.teardown(() => d.stop());

@@ -11,6 +11,7 @@ import { connectTestClient } from '../helpers/sdk-socket-client.js';
 import { createApp, grant, exchange, me, Jar, csrfOf, ALL_SCOPES, type CreatedApp } from '../fixtures/redirects-flow.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { manifest } from '../helpers/daemon.js';
+import { signIn } from '../helpers/console.js';
 
 // The fixtures take a TestDaemon; they use only what a Client has.
 const as = (c: Client) => c as unknown as TestDaemon;
@@ -145,6 +146,14 @@ t.test('three daemons on one database', async (t) => {
     const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
     const x = await exchange(as(d[1]!), { 'client-id': app.id, 'client-secret': app.clientSecret, code });
     t.equal(x.res.status, 200, 'and the code from daemon 0 is exchanged on daemon 1');
+  });
+
+  t.test('a browser signed out on one daemon is signed out on every daemon at once', async (t) => {
+    const { cookie, csrf } = await signIn(as(d[0]!));
+    for (let j = 0; j < 3; j++) t.equal((await fetch(`${d[j]!.url}/`, { headers: { cookie } })).status, 200, `signed in on daemon ${j}`);
+    const out = await fetch(`${d[1]!.url}/console/sign-out`, { method: 'POST', body: new URLSearchParams({ csrf }), headers: { cookie }, redirect: 'manual' });
+    t.equal(out.status, 303, 'signed out through daemon 1');
+    for (let j = 0; j < 3; j++) t.equal((await fetch(`${d[j]!.url}/`, { headers: { cookie } })).status, 401, `the same cookie is refused on daemon ${j}`);
   });
 
   t.test('the login limit counts attempts on every daemon together', async (t) => {

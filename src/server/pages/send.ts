@@ -23,6 +23,11 @@ export function setSessionCookie(res: Response, token: string, secure: boolean):
   res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: SESSION_TTL_MS });
 }
 
+/** Drop the session cookie (sign-out: the session itself is ended in the store). */
+export function clearSessionCookie(res: Response, secure: boolean): void {
+  res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure, path: '/' });
+}
+
 /** Headers on every page and redirect: strict CSP, no framing, no referrer, no caching. */
 export function pageHeaders(res: Response, formTargets: string[] = []): void {
   res.setHeader('content-security-policy', contentSecurityPolicy(formTargets));

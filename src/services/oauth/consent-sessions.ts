@@ -7,7 +7,9 @@
  * signed in, signed-in sessions and consent forms shown therefore cost no memory and no store
  * record. What must work only once (a consent form's token, a sign-in link) is marked used in the
  * store when it is used: the marker is written expecting none, so only one daemon can use it; it
- * is kept until the token expires and then swept.
+ * is kept until the token expires and then swept. A session signed out is recorded the same way
+ * (by its id, until its expiry), and every daemon reads that record before taking the session:
+ * a copy of the cookie stops working the moment the sign-out answered.
  */
 import { mac, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
@@ -20,6 +22,8 @@ const CSRF_TTL_MS = 15 * 60_000;
 const SIGN_IN_LINK_TTL_MS = 5 * 60_000;
 /** Single-use tokens that were used, until they expire: { id: sha256(token), expiresAt }. */
 export const USED_TOKENS = 'webTokensUsed';
+/** Sessions signed out before their expiry: { id: the session's id, expiresAt }. */
+export const ENDED_SESSIONS = 'webSessionsEnded';
 /** Longer tokens are refused unread (a consent form's token carries the authorization request). */
 const MAX_TOKEN_CHARS = 16_384;
 
@@ -67,12 +71,15 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
     }
   }
 
-  function get(token: string | undefined): (Session & { id: string }) | undefined {
+  /** The signed-in session a cookie value carries: signed here, not expired, not signed out. */
+  async function get(token: string | undefined): Promise<(Session & { id: string }) | undefined> {
     const payload = open('session', token);
     if (payload === undefined) return undefined;
     const [accountId, exp] = JSON.parse(payload) as [string, number];
     if (typeof accountId !== 'string' || typeof exp !== 'number' || exp <= clock.now()) return undefined;
-    return { accountId, expiresAt: exp, id: sha256(token!) };
+    const id = sha256(token!);
+    if (await store.get(ENDED_SESSIONS, id)) return undefined;
+    return { accountId, expiresAt: exp, id };
   }
 
   const loginMac = (visitor: string, query: string, exp: string) => mac(key, `login|${sha256(visitor)}|${exp}|${query}`);
@@ -139,12 +146,20 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
       if (!(c.e > clock.now()) || !(await useOnce(token as string, c.e))) return undefined;
       return { accountId: c.a, path: c.p };
     },
-    /** Forget used tokens once they have expired (they are refused by their expiry from then on). */
+    /** Sign a session out on every daemon of the store, from when this resolves (its cookie value is refused from then on). */
+    async end(session: { id: string; expiresAt: number }): Promise<void> {
+      await store.commit([{ table: ENDED_SESSIONS, id: session.id, value: { id: session.id, expiresAt: session.expiresAt } }]);
+    },
+    /** Forget used tokens and signed-out sessions once they have expired (they are refused by their expiry from then on). */
     async sweep(): Promise<number> {
       const now = clock.now();
-      const gone = (await store.all<{ id: string; expiresAt: number }>(USED_TOKENS)).filter((u) => u.expiresAt <= now);
-      if (gone.length) await store.commit(gone.map((u) => ({ table: USED_TOKENS, id: u.id, value: null })));
-      return gone.length;
+      let n = 0;
+      for (const table of [USED_TOKENS, ENDED_SESSIONS]) {
+        const gone = (await store.all<{ id: string; expiresAt: number }>(table)).filter((u) => u.expiresAt <= now);
+        if (gone.length) await store.commit(gone.map((u) => ({ table, id: u.id, value: null })));
+        n += gone.length;
+      }
+      return n;
     },
   };
 }

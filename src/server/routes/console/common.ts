@@ -15,7 +15,7 @@ import type { IdentityService, Principal } from '../../../services/identity.js';
 import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
 import { signedOutPage } from '../../pages/home.js';
 import { CONSOLE_CSP, plainPage, type Shell } from '../../pages/console/layout.js';
-import { cookieValue, pageHeaders } from '../../pages/send.js';
+import { clearSessionCookie, cookieValue, pageHeaders } from '../../pages/send.js';
 import { sendErrorPage } from '../../respond.js';
 
 const WORKSPACE_COOKIE = 'appreg_console_ws';
@@ -30,6 +30,8 @@ export interface ConsoleBaseDeps {
 
 export interface Signed {
   sessionId: string;
+  /** When the session ends by itself (epoch ms). */
+  sessionExpiresAt: number;
   principal: Principal;
   shell: Shell;
 }
@@ -99,7 +101,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
       const csrf = await sessions.consoleToken(session.id);
       const names = await Promise.all(members.map((m) => workspaceName(m.workspaceId)));
       const workspaces = members.map((m, i) => ({ id: m.workspaceId, name: names[i]!, selected: m === me }));
-      signed = { sessionId: session.id, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
+      signed = { sessionId: session.id, sessionExpiresAt: session.expiresAt, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
     } catch (e) {
       return sendError(res, e); // the store could not be read: a page, like every other console error
     }
@@ -134,7 +136,19 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     seeOther(res, '/');
   }
 
-  return { signedIn, csrf, sendError, chooseWorkspace };
+  /** Sign out: the session ends on every daemon (a copy of its cookie is refused from now), and the cookie goes. */
+  async function signOut(req: Request, res: Response): Promise<void> {
+    const s = signedOf(res);
+    try {
+      await sessions.end({ id: s.sessionId, expiresAt: s.sessionExpiresAt });
+    } catch (e) {
+      return sendError(res, e); // not recorded: the cookie stays, and the page says so
+    }
+    clearSessionCookie(res, req.secure || publicOrigins.some((o) => o.startsWith('https:')));
+    seeOther(res, '/');
+  }
+
+  return { signedIn, csrf, sendError, chooseWorkspace, signOut };
 }
 
 export type ConsoleBase = ReturnType<typeof consoleBase>;

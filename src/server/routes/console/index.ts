@@ -2,7 +2,7 @@
  * The web console, served by the daemon to signed-in browsers: the Apps pages
  * at / and /console/apps/…, the delivery inspector at /console/deliveries/…, its live stream at
  * /console/events, the workspace at /console/channels/…, the script at /console/console.js,
- * and the workspace switcher.
+ * the workspace switcher and sign-out.
  */
 import express, { Router } from 'express';
 import type { Config } from '../../../config.js';
@@ -42,7 +42,9 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   const base = consoleBase(deps);
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 });
-  r.post('/console/workspace', base.signedIn, (req, res, next) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next())), base.csrf, base.chooseWorkspace);
+  const parsed = (req: express.Request, res: express.Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  r.post('/console/workspace', base.signedIn, parsed, base.csrf, base.chooseWorkspace);
+  r.post('/console/sign-out', base.signedIn, parsed, base.csrf, base.signOut);
   r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
   const live = consoleDeliveryRoutes({ base, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
   r.use(live.router);

@@ -1,0 +1,29 @@
+/** Browser sessions: signed, expiring, and ended by sign-out until their expiry, then forgotten. */
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createWebSessions, ENDED_SESSIONS, SESSION_TTL_MS } from '../../src/services/oauth/consent-sessions.js';
+
+t.test('a signed-out session is refused until its expiry, then its record is swept', async (t) => {
+  let now = 1_000_000;
+  const store = createMemoryStore();
+  const key = randomBytes(32);
+  const sessions = createWebSessions({ now: () => now }, key, store);
+  const { token } = sessions.login(undefined, 'acc_1');
+  const other = sessions.login(undefined, 'acc_1').token;
+  const s = await sessions.get(token);
+  t.equal(s?.accountId, 'acc_1');
+  t.equal(s?.expiresAt, now + SESSION_TTL_MS);
+  t.equal(await sessions.get(token.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))), undefined, 'a changed token is not a session');
+  t.equal(await createWebSessions({ now: () => now }, randomBytes(32), store).get(token), undefined, 'nor one signed under another key');
+
+  await sessions.end(s!);
+  t.equal(await sessions.get(token), undefined, 'signed out');
+  t.ok(await sessions.get(other), "the account's other session goes on");
+  t.equal(await sessions.sweep(), 0, 'kept while the session could still be used');
+  t.equal(await store.count(ENDED_SESSIONS), 1);
+  now += SESSION_TTL_MS;
+  t.equal(await sessions.get(token), undefined, 'expired');
+  t.equal(await sessions.sweep(), 1, 'then forgotten');
+  t.equal(await store.count(ENDED_SESSIONS), 0);
+});
