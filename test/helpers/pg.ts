@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
-import tap from 'tap';
+import type tap from 'tap';
 import { findSystemComponent, testNeeding, type SystemComponent } from './system-component.js';
 
 type TapTest = Parameters<Parameters<typeof tap.test>[0]>[0];
@@ -189,15 +189,18 @@ function externalCluster(admin: string): PgCluster {
     made.push(new URL(url).pathname.slice(1));
     return url;
   };
-  tap.teardown(async () => {
-    const c = new pg.Client({ connectionString: admin });
-    await c.connect();
-    try {
-      for (const name of made) await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    } finally {
-      await c.end();
-    }
-  });
+  // tap is loaded here only (a benchmark that borrows the local cluster must not become a tap test)
+  void import('tap').then(({ default: tap }) =>
+    tap.teardown(async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      try {
+        for (const name of made) await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    }),
+  );
   return cluster;
 }
 
