@@ -13,12 +13,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { load, processCpuMs, writeResult } from './lib.js';
 import { openLowdbStore } from '../src/store/lowdb-store.js';
 import { openPostgresStore } from '../src/store/postgres/pg-store.js';
 import type { Store } from '../src/store/types.js';
-import { startPgCluster } from '../test/helpers/pg.js';
+import { sqlAt as sql, startPgCluster } from '../test/helpers/pg.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -36,15 +35,6 @@ interface Setup {
 
 const message = (i: number, channelId: string) => ({ id: `msg_${String(i).padStart(6, '0')}`, channelId, seq: i, author: `wu_${i % 40}`, text: TEXT, createdAt: 1_760_000_000_000 + i * 1000 });
 
-async function sql<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<R>(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 /** A PostgreSQL store on a new database of `cluster`, the channels in it; `layout` 'before' swaps the page index for the field's own. */
 async function pgSetup(cluster: Awaited<ReturnType<typeof startPgCluster>>, name: string, layout: 'now' | 'before'): Promise<Setup> {

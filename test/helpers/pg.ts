@@ -204,6 +204,17 @@ function externalCluster(admin: string): PgCluster {
   return cluster;
 }
 
+/** One statement on a connection of its own to `url`: its rows. */
+export async function sqlAt<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<R>(text, values)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
 let shared: Promise<PgCluster> | null = null;
 
 /** The process's cluster: APPREG_TEST_PG_URL's, or one started here (throws when the binaries are missing). */

@@ -9,7 +9,7 @@ import { StoreConflict } from '../../src/store/types.js';
 import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
 import { redactUrl, withJitOff } from '../../src/store/postgres/url.js';
 import { INDEXED_FIELDS, PAGE_ORDERS } from '../../src/store/indexes.js';
-import { startPgCluster, testWithPg } from '../helpers/pg.js';
+import { sqlAt as sql, startPgCluster, testWithPg } from '../helpers/pg.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -18,15 +18,6 @@ function captureLogger() {
   return { lines, warn: (msg: string, fields?: Record<string, unknown>) => void lines.push(`${msg} ${JSON.stringify(fields ?? {})}`) };
 }
 
-async function sql<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<R>(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 /**
  * `read` (a statistics counter) once every other connection of the database has ended and
