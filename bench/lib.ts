@@ -49,6 +49,15 @@ export async function load(fn: (i: number) => Promise<boolean>, opts: { concurre
 
 export interface DaemonProc { child: ChildProcess; url: string; startupMs: number; stop(): Promise<void>; rssMb(): { rss: number; hwm: number } }
 
+let signalsHandled = false;
+/** SIGINT and SIGTERM end the process through process.exit, so its 'exit' handlers run. */
+function exitOnSignals(): void {
+  if (signalsHandled) return;
+  signalsHandled = true;
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
+}
+
 /** Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event loop). */
 export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], root = ROOT): Promise<DaemonProc> {
   const t0 = performance.now();
@@ -56,6 +65,11 @@ export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], ro
     // BENCH_DAEMON_NODE_ARGS: node options for the daemons only (e.g. --cpu-prof --cpu-prof-dir=/tmp/p while tuning)
     const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
     const child = spawn(process.execPath, [...nodeArgs, '--', path.join(root, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // a benchmark that dies (an error, a timeout, Ctrl-C) takes its daemons with it instead of leaving them running
+    exitOnSignals();
+    const orphaned = () => child.kill('SIGKILL');
+    process.once('exit', orphaned);
+    child.once('exit', () => process.removeListener('exit', orphaned));
     let out = '';
     child.on('exit', (code) => reject(new Error(`daemon exited ${code}: ${out}`)));
     child.stdout!.on('data', (c) => {
@@ -67,7 +81,7 @@ export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], ro
           child,
           url: m[1]!,
           startupMs,
-          stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+          stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => { process.removeListener('exit', orphaned); r(); }); child.kill('SIGTERM'); }),
           rssMb() {
             const s = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
             const kb = (k: string) => Number((new RegExp(`${k}:\\s+(\\d+)`).exec(s) || [])[1] || 0);
