@@ -95,6 +95,40 @@ t.test('sign-out ends the session: a copy of its cookie is refused from then on'
   t.equal((await fetch(`${d.url}/`, { headers: { cookie: again.cookie } })).status, 200, 'signing in again works');
 });
 
+t.test('a live page of a session signed out elsewhere ends at its next update, sending nothing', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const app = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: rxManifest(rx) })).json()) as Record<string, string>;
+  rx.secret = app.signingSecret!;
+  rx.on('/slash', { json: { message: 'ok' } });
+  const { cookie, csrf } = await signIn(d);
+  const trigger = () => d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: { appId: app.id, kind: 'slash-command', command: '/standup', text: 'x' } });
+  const ac = new AbortController();
+  t.teardown(() => ac.abort());
+  const stream = await fetch(`${d.url}/console/events`, { headers: { cookie }, signal: ac.signal });
+  t.equal(stream.status, 200);
+  const reader = stream.body!.getReader();
+  let streamed = '';
+  const read = async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return 'ended';
+      streamed += new TextDecoder().decode(value);
+      if (/event: row/.test(streamed)) return 'row';
+    }
+  };
+  t.equal((await trigger()).status, 201);
+  t.equal(await read(), 'row', 'signed in: the page gets the new delivery');
+  // the copied cookie signs out (another browser, or another daemon: the check reads the store)
+  t.equal((await fetch(`${d.url}/console/sign-out`, { method: 'POST', body: form({ csrf }), headers: { cookie }, redirect: 'manual' })).status, 303);
+  streamed = '';
+  t.equal((await trigger()).status, 201);
+  t.equal(await read(), 'ended', 'signed out: the stream ends');
+  t.notMatch(streamed, /event: row/, 'without the update');
+});
+
 t.test('behind a proxy: a POST from the configured appUrl origin is accepted, others are not', async (t) => {
   const d = await startTestDaemon({ config: { appUrl: 'https://console.example' } });
   t.teardown(() => d.stop());

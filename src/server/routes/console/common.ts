@@ -148,7 +148,12 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     seeOther(res, '/');
   }
 
-  return { signedIn, csrf, sendError, chooseWorkspace, signOut };
+  /** Whether the browser that made `req` is still signed in (a live stream asks before each write). */
+  async function stillSignedIn(req: Request): Promise<boolean> {
+    return (await sessions.get(cookieValue(req))) !== undefined;
+  }
+
+  return { signedIn, csrf, sendError, chooseWorkspace, signOut, stillSignedIn };
 }
 
 export type ConsoleBase = ReturnType<typeof consoleBase>;

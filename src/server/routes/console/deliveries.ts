@@ -111,7 +111,7 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
         }
         changed.clear();
       },
-    });
+    }, () => base.stillSignedIn(req));
   });
   return { router: r, endStreams: live.endAll };
 }

@@ -184,7 +184,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
           res.end(); // the channel or thread is gone, or no longer visible
         }
       },
-    });
+    }, () => base.stillSignedIn(req));
   });
 
   return { router: r, endStreams: live.endAll };
