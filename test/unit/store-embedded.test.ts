@@ -75,17 +75,17 @@ for (const [kind, open] of kinds) {
   t.test(`${kind}: find`, async (t) => {
     const s = await open();
     await s.commit([
-      { table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u1', workspaceId: 'w' } },
-      { table: 'apps', id: 'b', value: { id: 'b', ownerId: 'u1', workspaceId: 'w' } },
-      { table: 'apps', id: 'c', value: { id: 'c', ownerId: 'u2' } },
+      { table: 'deliveryLog', id: 'a', value: { id: 'a', ownerId: 'u1', appId: 'w' } },
+      { table: 'deliveryLog', id: 'b', value: { id: 'b', ownerId: 'u1', appId: 'w' } },
+      { table: 'deliveryLog', id: 'c', value: { id: 'c', ownerId: 'u2' } },
     ]);
-    t.same(ids(await s.find<App>('apps', 'ownerId', 'u1')), ['a', 'b']);
-    t.same(ids(await s.find<App>('apps', 'workspaceId', 'w')), ['a', 'b']);
-    await s.commit([{ table: 'apps', id: 'b', value: { id: 'b', ownerId: 'u2' } }, { table: 'apps', id: 'a', value: null }]);
-    t.same(ids(await s.find<App>('apps', 'ownerId', 'u1')), [], 'moved and deleted records leave the old key');
-    t.same(ids(await s.find<App>('apps', 'ownerId', 'u2')), ['b', 'c']);
-    t.same(ids(await s.find<App>('apps', 'workspaceId', 'w')), []);
-    await t.rejects(s.find('apps', 'name', 'x'), TypeError, 'a field without an index is a programming error');
+    t.same(ids(await s.find<App>('deliveryLog', 'ownerId', 'u1')), ['a', 'b']);
+    t.same(ids(await s.find<App>('deliveryLog', 'appId', 'w')), ['a', 'b']);
+    await s.commit([{ table: 'deliveryLog', id: 'b', value: { id: 'b', ownerId: 'u2' } }, { table: 'deliveryLog', id: 'a', value: null }]);
+    t.same(ids(await s.find<App>('deliveryLog', 'ownerId', 'u1')), [], 'moved and deleted records leave the old key');
+    t.same(ids(await s.find<App>('deliveryLog', 'ownerId', 'u2')), ['b', 'c']);
+    t.same(ids(await s.find<App>('deliveryLog', 'appId', 'w')), []);
+    await t.rejects(s.find('deliveryLog', 'name', 'x'), TypeError, 'a field without an index is a programming error');
     await s.close();
   });
 

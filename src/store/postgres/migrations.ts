@@ -9,7 +9,7 @@
  * index is made at the next start.
  */
 import pg, { type ClientBase } from 'pg';
-import { INDEXED_FIELDS, PAGE_ORDERS } from '../indexes.js';
+import { INDEXED_FIELDS, PAGE_ORDERS, RETIRED_FIELDS } from '../indexes.js';
 import { CONFLICT_SQLSTATE } from './errors.js';
 import { COMMIT_BATCH_FUNCTION, COMMIT_FUNCTION_V4, COMMIT_MANY_FUNCTION } from './commit-sql.js';
 
@@ -183,7 +183,8 @@ export async function migrateWith(client: ClientBase): Promise<MigrateResult> {
  * exists, so existing ones are looked up first. A field with a page order has no index of its own:
  * the page index, which starts with it, serves its finds and counts too, and the planner, given
  * both, took the field's own index and sorted the whole channel for every page (the estimate of
- * rows left after the order value's conditions is one). One made before is dropped.
+ * rows left after the order value's conditions is one). One made before is dropped, as are the
+ * indexes of RETIRED_FIELDS.
  */
 async function ensureIndexes(client: ClientBase): Promise<string[]> {
   const existing = new Set(
@@ -203,6 +204,12 @@ async function ensureIndexes(client: ClientBase): Promise<string[]> {
       for (const orderBy of orders) await make(pageIndexName(table, field, orderBy), `((data->>'${field}'), ${pageKey(orderBy)}, id COLLATE "C") WHERE tbl = '${table}'`);
       if (!orders.length) await make(indexName(table, field), `((data->>'${field}')) WHERE tbl = '${table}'`);
       else if (existing.has(indexName(table, field))) await client.query(`DROP INDEX IF EXISTS "${indexName(table, field)}"`);
+    }
+  }
+  // the indexes of fields no lookup uses any more: each write of their records paid for them
+  for (const [table, fields] of Object.entries(RETIRED_FIELDS)) {
+    for (const field of fields) {
+      if (!INDEXED_FIELDS[table]?.includes(field) && existing.has(indexName(table, field))) await client.query(`DROP INDEX IF EXISTS "${indexName(table, field)}"`);
     }
   }
   return made;
