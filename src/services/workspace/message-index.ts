@@ -171,7 +171,8 @@ export function createMessageIndex(store: Store, clock: Clock) {
    * its slack; again while it is over (posts went on meanwhile). Each deletion expects its records
    * as read: when another daemon trimmed them first (or a reaction changed one), nothing is deleted
    * and the next post tries again; when it trimmed between this count and the page read, the
-   * channel is counted again before anything is deleted. Failures are left to the next post too: the post itself is made.
+   * channel is counted afresh before anything is deleted. Failures are left to the next post too:
+   * the post itself is made.
    */
   async function trim(channelId: string, perChannel: number): Promise<void> {
     if (trimming.has(channelId)) return;
@@ -181,7 +182,7 @@ export function createMessageIndex(store: Store, clock: Clock) {
         if (n <= perChannel + trimSlack(perChannel)) return;
         const oldest = await page(channelId, false, n - perChannel);
         // Another daemon's trim between the count and the page makes the page the oldest of fewer
-        // records: deleting it would cut below the bound. Counted again; fewer, so count afresh.
+        // records: deleting it would cut below the bound. So count again; if fewer, start over.
         if ((await held(channelId)) < n) continue;
         const gone = new Map<string, MessageRecord>();
         for (const m of oldest) {
