@@ -5,7 +5,9 @@
  * every put; bounded by deliveryLogRetentionDays and a maximum count, pruned now and then by
  * whichever daemon writes. A put is written in the background (delivery never waits for the log,
  * as with the JSON lines); until it is written, this daemon answers gets from what it holds.
- * Every written put is announced on a channel so the live pages of every daemon hear it.
+ * Every written put is announced on a channel so the live pages of every daemon hear it; when the
+ * store says announcements were lost (its LISTEN connection dropped), the deliveries changed in
+ * that time are read back and told as if announced.
  */
 import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
@@ -19,6 +21,8 @@ const CHANNEL = 'delivery_log';
 /** How often a daemon that writes prunes records past the retention or the count (ms). */
 const PRUNE_EVERY_MS = 60_000;
 const PRUNE_BATCH = 500;
+/** After lost announcements, deliveries changed this long before the loss began are read back too (other daemons' clocks may differ). */
+const GAP_MARGIN_MS = 10_000;
 /** Whether the store indexes the log by owner (the console's list of all one's deliveries); else it reads the table. */
 const BY_OWNER = INDEXED_FIELDS[DELIVERY_LOG_TABLE]?.includes('ownerId') ?? false;
 
@@ -121,6 +125,17 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     store
       .get<Stored>(DELIVERY_LOG_TABLE, notice.id)
       .then((s) => s && tell(s.rec))
+      .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
+  }, (lostMs) => {
+    if (!listeners.size) return;
+    // announcements of the last lostMs were not heard: what changed since then is told now, oldest first
+    const since = clock.now() - lostMs - GAP_MARGIN_MS;
+    store
+      .all<Stored>(DELIVERY_LOG_TABLE)
+      .then((all) => {
+        const missed = all.filter((s) => Date.parse(s.updatedAt) >= since).sort((a, b) => a.seq - b.seq);
+        for (const s of missed) tell(s.rec);
+      })
       .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
   });
 

@@ -126,6 +126,9 @@ export interface HitCount {
 /** A message between the daemons of one store (LISTEN/NOTIFY on PostgreSQL; in-process when embedded). */
 export type Listener = (payload: string) => void;
 
+/** Told that a channel's messages of the last `lostMs` milliseconds may not have been heard. */
+export type Gap = (lostMs: number) => void;
+
 export interface ReadOptions {
   /**
    * The caller only reads what it gets: the records are frozen (deeply) and may be the same objects
@@ -180,8 +183,13 @@ export interface Store {
   hit(key: string, windowMs: number, now: number, n?: number): Promise<HitCount>;
   /** Send `payload` (a string up to 7,000 bytes) to every listener of `channel` in every daemon of the store, this one included. */
   publish(channel: string, payload: string): Promise<void>;
-  /** Listen on `channel`; returns the unsubscribe. */
-  subscribe(channel: string, fn: Listener): () => void;
+  /**
+   * Listen on `channel`; returns the unsubscribe. `onGap` is called when messages on the channel may
+   * have been lost: on PostgreSQL, once the LISTEN connection is back after a drop (its argument:
+   * how long, in ms, messages were not heard). The subscriber then looks at the store again for
+   * what it may have missed. The embedded store loses nothing and never calls it.
+   */
+  subscribe(channel: string, fn: Listener, onGap?: Gap): () => void;
   /**
    * Whether writes reach the disk now. A commit that cannot be written rejects and is rolled
    * back; until a later write succeeds this answers {ok: false, reason}.

@@ -15,7 +15,7 @@ import { openDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js'
 import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/services/records.js';
-import { testWithPg } from '../helpers/pg.js';
+import { sqlAt, testWithPg } from '../helpers/pg.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
 const clock = { now: () => Date.now() };
@@ -24,8 +24,8 @@ const until = async (pred: () => boolean | Promise<boolean>, ms = 3000) => {
   while (!(await pred()) && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
 };
 
-async function daemon(t: Tap.Test, url: string, name: string) {
-  const store = await openPostgresStore({ url, logger, instanceId: name });
+async function daemon(t: Tap.Test, url: string, name: string, listenRetryMs?: number) {
+  const store = await openPostgresStore({ url, logger, instanceId: name, listenRetryMs });
   const config = { ...defaults };
   const sessions = createSocketSessions({ store, clock, logger, config });
   const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: name });
@@ -86,6 +86,29 @@ void testWithPg(t, 'the delivery log is shared: what one daemon puts, the other 
   t.same(await b.log.list({ ownerId: 'wu_1', appId: 'app_1', failed: true }), []);
   await until(() => heard.includes('dlv_1:delivered') && heard.includes('dlv_2:pending'));
   t.ok(heard.includes('dlv_1:delivered') && heard.includes('dlv_2:pending'), `b heard a's puts (${heard.join(', ')})`);
+});
+
+void testWithPg(t, "puts announced while a daemon's LISTEN connection was down are told once it is back", async (t, url) => {
+  const a = await daemon(t, url, 'a');
+  const b = await daemon(t, url, 'b', 1500); // b waits 1.5 s before reconnecting: a's put falls inside the gap
+  const heard: string[] = [];
+  b.log.onChange((r) => heard.push(`${r.id}:${r.state}`));
+  await new Promise((r) => setTimeout(r, 300));
+  a.log.put(rec('dlv_before'));
+  await a.log.flush();
+  await until(() => heard.length === 1);
+  t.same(heard, ['dlv_before:pending'], 'heard while connected');
+  // only b's LISTEN connection is cut (its last statement is a LISTEN), as a network blip would
+  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'appreg-b' AND query LIKE 'LISTEN%'");
+  t.same(cut, [{ ok: true }], "b's LISTEN connection was cut");
+  await new Promise((r) => setTimeout(r, 200));
+  a.log.put(rec('dlv_gap'));
+  await a.log.flush();
+  await new Promise((r) => setTimeout(r, 200));
+  t.same(heard, ['dlv_before:pending'], 'its announcement is not heard while the connection is down');
+  await until(() => heard.includes('dlv_gap:pending'), 5000);
+  // what changed shortly before the gap is told again too (a live page shows it as it was)
+  t.same(heard.slice(1), ['dlv_before:pending', 'dlv_gap:pending'], 'read back and told, oldest first, once the connection is back');
 });
 
 void testWithPg(t, 'a trigger reaches the app through the daemon that holds its connection, big payloads too', async (t, url) => {

@@ -7,7 +7,7 @@ import t from 'tap';
 import { silentLogger } from '../../src/logger.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
-import { testWithPg } from '../helpers/pg.js';
+import { sqlAt, testWithPg } from '../helpers/pg.js';
 import type { Store } from '../../src/store/types.js';
 import type { AppsService } from '../../src/services/apps.js';
 import type { Grants } from '../../src/services/oauth/grants.js';
@@ -15,6 +15,10 @@ import { createWorkspace } from '../../src/services/workspace/workspace.js';
 import type { MessageNotice } from '../../src/services/workspace/message-index.js';
 
 type Stores = [Store, Store];
+const until = async (pred: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+};
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
 const WS = 'ws_1';
 const users = ['wu_a', 'wu_b'];
@@ -204,3 +208,32 @@ for (const [name, fn] of cases) {
     await fn(t, stores);
   });
 }
+
+void testWithPg(t, "a daemon whose LISTEN connection dropped is told its message notices were lost once it is back (PostgreSQL)", async (t, url) => {
+  const s1 = await openPostgresStore({ url, logger: silentLogger, instanceId: 'd1' });
+  const s2 = await openPostgresStore({ url, logger: silentLogger, instanceId: 'd2', listenRetryMs: 1500 }); // the gap lasts 1.5 s
+  t.teardown(() => Promise.all([s1.close(), s2.close()]));
+  await seed(s1);
+  const now = () => Date.now();
+  const one = daemon(s1, now, 'd1');
+  const two = daemon(s2, now, 'd2');
+  const a = await one.person('wu_a');
+  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  const heard: string[] = [];
+  let lost = 0;
+  const stop = two.onMessageChange((n) => heard.push(n.id), () => lost++);
+  t.teardown(stop);
+  await new Promise((r) => setTimeout(r, 300)); // two's LISTEN is in place
+  const m1 = await one.messages.post(a, general, { text: 'before' });
+  await until(() => heard.length === 1);
+  t.same(heard, [m1.id], 'heard while connected');
+  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'appreg-d2' AND query LIKE 'LISTEN%'");
+  t.same(cut, [{ ok: true }], "two's LISTEN connection was cut");
+  await new Promise((r) => setTimeout(r, 200));
+  await one.messages.post(a, general, { text: 'in the gap' });
+  await new Promise((r) => setTimeout(r, 200));
+  t.same([heard.length, lost], [1, 0], 'not heard while the connection is down');
+  await until(() => lost > 0, 5000);
+  t.equal(lost, 1, 'told once, when the connection is back, that any message may have changed');
+  t.equal(heard.length, 1, 'the lost notice itself is not made up');
+});

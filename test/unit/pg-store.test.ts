@@ -121,9 +121,11 @@ void testWithPg(t, 'a dropped connection: health not ok, then ok again', async (
   const store = await openPostgresStore({ url, logger, instanceId: 'health-test', retryMs: 50 });
   t.teardown(() => store.close());
   let heard = 0;
-  store.subscribe('ping', () => heard++);
+  const gaps: number[] = [];
+  store.subscribe('ping', () => heard++, (lostMs) => gaps.push(lostMs));
   await store.publish('ping', 'x');
   await until('the first message', () => heard === 1);
+  t.same(gaps, [], 'no gap while the connection holds');
   await store.get('t', '1'); // leaves an idle pooled connection
   t.same(store.health(), { ok: true });
   // Every connection of this store is killed, as a database restart would.
@@ -144,6 +146,8 @@ void testWithPg(t, 'a dropped connection: health not ok, then ok again', async (
     await sleep(50);
   }
   t.ok(heard >= 2, 'subscriptions survive the drop');
+  t.equal(gaps.length, 1, 'the subscription is told of the gap once, when the LISTEN is back');
+  t.ok(gaps[0]! > 0, `with how long messages were not heard (${gaps[0]} ms)`);
 });
 
 void testWithPg(t, 'timings', async (t, url) => {

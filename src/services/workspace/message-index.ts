@@ -51,6 +51,8 @@ export interface Scan {
 
 export function createMessageIndex(store: Store, clock: Clock) {
   const listeners = new Set<(m: MessageNotice) => void>();
+  /** Told when notices may have been lost (the store's LISTEN connection dropped): anything may have changed. */
+  const lostListeners = new Set<() => void>();
   let unsubscribe: (() => void) | undefined;
   let lastSeq = 0;
   /** Channels whose newest seq this daemon has read (once: it only raises lastSeq). */
@@ -243,12 +245,22 @@ export function createMessageIndex(store: Store, clock: Clock) {
       const rs = (await repliesOf(rootId)).filter((r) => !r.ephemeralTo);
       return { count: rs.length, repliers: [...new Set(rs.map((r) => r.author))], lastMilli: rs[rs.length - 1]?.timestampMilli };
     },
-    /** Subscribe to every message added, changed or removed by any daemon (the console's live pages); returns the unsubscribe. */
-    onChange(listener: (m: MessageNotice) => void): () => void {
-      listeners.add(listener);
-      unsubscribe ??= store.subscribe(CHANNEL, heard);
+    /**
+     * Subscribe to every message added, changed or removed by any daemon (the console's live pages);
+     * `onLost` is called instead when notices may have been lost (then any message may have changed).
+     * Returns the unsubscribe.
+     */
+    onChange(listener: (m: MessageNotice) => void, onLost?: () => void): () => void {
+      const entry = (m: MessageNotice) => listener(m);
+      const lost = onLost && (() => onLost());
+      listeners.add(entry);
+      if (lost) lostListeners.add(lost);
+      unsubscribe ??= store.subscribe(CHANNEL, heard, () => {
+        for (const l of [...lostListeners]) l();
+      });
       return () => {
-        listeners.delete(listener);
+        listeners.delete(entry);
+        if (lost) lostListeners.delete(lost);
         if (listeners.size === 0 && unsubscribe) {
           unsubscribe();
           unsubscribe = undefined;

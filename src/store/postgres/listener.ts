@@ -5,10 +5,11 @@
  * place before anything another daemon does after it. When the connection drops it is made
  * again (with a growing delay) and LISTENs again on every channel; messages sent while it was
  * down are lost, so listeners must treat a message as a hint to look at the store, never as
- * the only copy of anything.
+ * the only copy of anything. Once the LISTENs are back, each subscription's gap handler is told
+ * how long the connection was down, so it can look at the store for what it missed.
  */
 import pg from 'pg';
-import { checkChannel, type Listener, type StoreLogger } from '../types.js';
+import { checkChannel, type Gap, type Listener, type StoreLogger } from '../types.js';
 
 /** Channel names are spelled into LISTEN as quoted identifiers: prefixed, and of checkChannel's characters only. */
 export function pgChannel(channel: string): string {
@@ -19,22 +20,30 @@ export function pgChannel(channel: string): string {
 interface NotifierOptions {
   client: () => pg.Client;
   logger: StoreLogger;
+  /** After a drop, the first reconnect waits this long (ms; default 250), doubling up to 5 s. */
+  retryMs?: number;
 }
 
 export class Notifier {
   readonly #opts: NotifierOptions;
   readonly #listeners = new Map<string, Set<Listener>>();
+  /** Each subscription's gap handler (keyed by its entry in #listeners). */
+  readonly #gaps = new Map<Listener, Gap>();
+  /** When the connection dropped (performance.now()), until it is back and the gaps are told. */
+  #droppedAt: number | null = null;
   #client: pg.Client | null = null;
   /** The connection being made (and the LISTENs after it); publish waits for it so its own listeners hear it. */
   #ready: Promise<void> | null = null;
   /** LISTEN/UNLISTEN statements, in order, on the current client. */
   #queue: Promise<void> = Promise.resolve();
-  #retryMs = 250;
+  readonly #firstRetryMs: number;
+  #retryMs: number;
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
 
   constructor(opts: NotifierOptions) {
     this.#opts = opts;
+    this.#firstRetryMs = this.#retryMs = opts.retryMs ?? 250;
   }
 
   /** Connect now (the store's open waits for it: a database that takes no second connection fails the open). */
@@ -43,7 +52,7 @@ export class Notifier {
     await this.#ready;
   }
 
-  subscribe(channel: string, fn: Listener): () => void {
+  subscribe(channel: string, fn: Listener, onGap?: Gap): () => void {
     const name = pgChannel(channel);
     if (this.#closed) throw new Error('store is closed');
     let set = this.#listeners.get(name);
@@ -56,7 +65,9 @@ export class Notifier {
     // A function subscribed twice gets each message twice: wrap it so each subscription is its own entry.
     const entry: Listener = (p) => fn(p);
     set.add(entry);
+    if (onGap) this.#gaps.set(entry, onGap);
     return () => {
+      this.#gaps.delete(entry);
       const s = this.#listeners.get(name);
       if (!s?.delete(entry) || s.size) return;
       this.#listeners.delete(name);
@@ -74,6 +85,7 @@ export class Notifier {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#listeners.clear();
+    this.#gaps.clear();
     await this.settled();
     const c = this.#client;
     this.#client = null;
@@ -103,6 +115,7 @@ export class Notifier {
       c.removeAllListeners('notification');
       c.end().catch(() => {});
       if (this.#closed) return;
+      this.#droppedAt ??= performance.now();
       this.#opts.logger.warn('store: the LISTEN connection to PostgreSQL dropped; reconnecting', { error: err?.message, retryMs: this.#retryMs });
       this.#scheduleReconnect();
     };
@@ -127,7 +140,8 @@ export class Notifier {
       }
       for (const name of this.#listeners.keys()) await c.query(`LISTEN "${name}"`);
       this.#client = c;
-      this.#retryMs = 250;
+      this.#retryMs = this.#firstRetryMs;
+      this.#tellGaps();
     })();
     this.#ready.then(
       () => {
@@ -138,6 +152,20 @@ export class Notifier {
         lost(err);
       },
     );
+  }
+
+  /** After a reconnect: every subscription may have missed messages while the connection was down. */
+  #tellGaps(): void {
+    if (this.#droppedAt === null) return;
+    const lostMs = Math.ceil(performance.now() - this.#droppedAt);
+    this.#droppedAt = null;
+    for (const gap of [...this.#gaps.values()]) {
+      try {
+        gap(lostMs);
+      } catch (err) {
+        this.#opts.logger.warn('store: a gap handler threw', { error: (err as Error).message });
+      }
+    }
   }
 
   #scheduleReconnect(): void {

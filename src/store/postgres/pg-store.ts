@@ -23,6 +23,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** While the database is unreachable, probe it this often (ms; default 1000). */
   retryMs?: number;
+  /** After the LISTEN connection drops, the first reconnect waits this long (ms; default 250), doubling up to 5 s. */
+  listenRetryMs?: number;
 }
 
 /** Old rate-limit windows are deleted after about this many hits. */
@@ -104,7 +106,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     throw err;
   }
 
-  const notifier = new Notifier({ client: () => new pg.Client(config), logger: opts.logger });
+  const notifier = new Notifier({ client: () => new pg.Client(config), logger: opts.logger, retryMs: opts.listenRetryMs });
   try {
     await notifier.start();
   } catch (err) {
@@ -236,7 +238,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       await q('SELECT pg_notify($1, $2)', [name, payload]);
     },
 
-    subscribe: (channel, fn) => notifier.subscribe(channel, fn),
+    subscribe: (channel, fn, onGap) => notifier.subscribe(channel, fn, onGap),
 
     health(): StoreHealth {
       return fault ? { ok: false, reason: `the store cannot reach PostgreSQL: ${fault.message}` } : { ok: true };

@@ -173,7 +173,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       subscribe: (wake) =>
         ws.onMessageChange((m) => {
           if (m.channelId === ch.id && (!rootId || m.id === rootId || m.threadRootId === rootId)) wake();
-        }),
+        }, wake), // notices lost: the timeline is sent again whole, as after any change
       async flush() {
         try {
           const who = await people(s);
