@@ -95,6 +95,27 @@ t.test('sign-out ends the session: a copy of its cookie is refused from then on'
   t.equal((await fetch(`${d.url}/`, { headers: { cookie: again.cookie } })).status, 200, 'signing in again works');
 });
 
+t.test("sign-out everywhere ends every session of the account, other browsers' too", async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const here = await signIn(d);
+  const there = await signIn(d); // the same account in another browser
+  const home = await (await fetch(`${d.url}/`, { headers: { cookie: here.cookie } })).text();
+  t.match(home, /<button type="submit" formaction="\/console\/sign-out-everywhere"/, 'every page offers it');
+  const everywhere = (cookie: string, fields: Record<string, string>) => fetch(`${d.url}/console/sign-out-everywhere`, { method: 'POST', body: form(fields), headers: { cookie }, redirect: 'manual' });
+  t.equal((await everywhere(here.cookie, {})).status, 403, "without the session's token: refused");
+  t.equal((await everywhere(here.cookie, { csrf: there.csrf })).status, 403, "with another session's token too");
+  t.equal((await fetch(`${d.url}/`, { headers: { cookie: there.cookie } })).status, 200, 'and both sessions go on');
+  const out = await everywhere(here.cookie, { csrf: here.csrf });
+  t.equal(out.status, 303);
+  t.match(out.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')) ?? '', /^appreg_session=;/, 'the cookie is dropped');
+  t.equal((await fetch(`${d.url}/`, { headers: { cookie: here.cookie } })).status, 401, 'this browser: signed out');
+  t.equal((await fetch(`${d.url}/`, { headers: { cookie: there.cookie } })).status, 401, 'the other browser: signed out');
+  await new Promise((r) => setTimeout(r, 5)); // a new session is issued after the sign-out's moment
+  const again = await signIn(d);
+  t.equal((await fetch(`${d.url}/`, { headers: { cookie: again.cookie } })).status, 200, 'signing in again works');
+});
+
 t.test('a live page of a session signed out elsewhere ends at its next update, sending nothing', async (t) => {
   const rx = await startReceiver();
   t.teardown(() => rx.close());

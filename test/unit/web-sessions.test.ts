@@ -1,8 +1,8 @@
-/** Browser sessions: signed, expiring, and ended by sign-out until their expiry, then forgotten. */
+/** Browser sessions: signed, expiring, and ended by sign-out (one, or all of an account) until their expiry, then forgotten. */
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createWebSessions, ENDED_SESSIONS, SESSION_TTL_MS } from '../../src/services/oauth/consent-sessions.js';
+import { ACCOUNT_SIGN_OUTS, createWebSessions, ENDED_SESSIONS, SESSION_TTL_MS } from '../../src/services/oauth/consent-sessions.js';
 
 t.test('a signed-out session is refused until its expiry, then its record is swept', async (t) => {
   let now = 1_000_000;
@@ -26,4 +26,27 @@ t.test('a signed-out session is refused until its expiry, then its record is swe
   t.equal(await sessions.get(token), undefined, 'expired');
   t.equal(await sessions.sweep(), 1, 'then forgotten');
   t.equal(await store.count(ENDED_SESSIONS), 0);
+});
+
+t.test("signing an account out everywhere refuses every session it had, not later ones nor another account's", async (t) => {
+  let now = 1_000_000;
+  const store = createMemoryStore();
+  const sessions = createWebSessions({ now: () => now }, randomBytes(32), store);
+  const first = sessions.login(undefined, 'acc_1').token;
+  now += 1000;
+  const second = sessions.login(undefined, 'acc_1').token;
+  const someoneElse = sessions.login(undefined, 'acc_2').token;
+  now += 1000;
+  await sessions.endAll('acc_1');
+  t.equal(await sessions.get(first), undefined, 'an older session of the account: refused');
+  t.equal(await sessions.get(second), undefined, 'the one that asked: refused too');
+  t.equal((await sessions.get(someoneElse))?.accountId, 'acc_2', "another account's session goes on");
+  now += 1;
+  const after = sessions.login(undefined, 'acc_1').token;
+  t.equal((await sessions.get(after))?.accountId, 'acc_1', 'signing in again afterwards works');
+  t.equal(await sessions.sweep(), 0, 'kept while a refused session could still be used');
+  t.equal(await store.count(ACCOUNT_SIGN_OUTS), 1);
+  now += SESSION_TTL_MS;
+  t.equal(await sessions.sweep(), 1, 'then forgotten: every session it refused has expired by then');
+  t.equal(await store.count(ACCOUNT_SIGN_OUTS), 0);
 });

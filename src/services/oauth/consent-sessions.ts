@@ -9,7 +9,9 @@
  * store when it is used: the marker is written expecting none, so only one daemon can use it; it
  * is kept until the token expires and then swept. A session signed out is recorded the same way
  * (by its id, until its expiry), and every daemon reads that record before taking the session:
- * a copy of the cookie stops working the moment the sign-out answered.
+ * a copy of the cookie stops working the moment the sign-out answered. Signing an account out
+ * everywhere records the moment (by the account's id, for as long as a session lasts): every
+ * session of the account issued until then is refused, on every daemon.
  */
 import { mac, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
@@ -24,6 +26,8 @@ const SIGN_IN_LINK_TTL_MS = 5 * 60_000;
 export const USED_TOKENS = 'webTokensUsed';
 /** Sessions signed out before their expiry: { id: the session's id, expiresAt }. */
 export const ENDED_SESSIONS = 'webSessionsEnded';
+/** Accounts signed out everywhere: { id: the account's id, before: sessions issued until then are refused, expiresAt }. */
+export const ACCOUNT_SIGN_OUTS = 'webAccountSignOuts';
 /** Longer tokens are refused unread (a consent form's token carries the authorization request). */
 const MAX_TOKEN_CHARS = 16_384;
 
@@ -78,7 +82,8 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
     const [accountId, exp] = JSON.parse(payload) as [string, number];
     if (typeof accountId !== 'string' || typeof exp !== 'number' || exp <= clock.now()) return undefined;
     const id = sha256(token!);
-    if (await store.get(ENDED_SESSIONS, id)) return undefined;
+    const [ended, everywhere] = await store.getMany([{ table: ENDED_SESSIONS, id }, { table: ACCOUNT_SIGN_OUTS, id: accountId }]);
+    if (ended || (everywhere && exp - SESSION_TTL_MS <= (everywhere as { before: number }).before)) return undefined;
     return { accountId, expiresAt: exp, id };
   }
 
@@ -150,11 +155,20 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
     async end(session: { id: string; expiresAt: number }): Promise<void> {
       await store.commit([{ table: ENDED_SESSIONS, id: session.id, value: { id: session.id, expiresAt: session.expiresAt } }]);
     },
+    /**
+     * Sign every session of the account out, on every daemon, this one's included: each issued
+     * until now is refused from when this resolves (a daemon whose clock runs behind may refuse
+     * a session it issues for that much longer).
+     */
+    async endAll(accountId: string): Promise<void> {
+      const before = clock.now();
+      await store.commit([{ table: ACCOUNT_SIGN_OUTS, id: accountId, value: { id: accountId, before, expiresAt: before + SESSION_TTL_MS } }]);
+    },
     /** Forget used tokens and signed-out sessions once they have expired (they are refused by their expiry from then on). */
     async sweep(): Promise<number> {
       const now = clock.now();
       let n = 0;
-      for (const table of [USED_TOKENS, ENDED_SESSIONS]) {
+      for (const table of [USED_TOKENS, ENDED_SESSIONS, ACCOUNT_SIGN_OUTS]) {
         const gone = (await store.all<{ id: string; expiresAt: number }>(table)).filter((u) => u.expiresAt <= now);
         if (gone.length) await store.commit(gone.map((u) => ({ table, id: u.id, value: null })));
         n += gone.length;

@@ -144,7 +144,7 @@ export function consolePage(title: string, shell: Shell, body: string): string {
 <script src="${SCRIPT_PATH}" defer></script>
 </head>
 <body>
-<header><span class="brand">appreg</span><nav aria-label="Console">${nav('/', 'Apps', shell.section === 'apps')}${nav('/console/deliveries', 'Deliveries', shell.section === 'deliveries')}${nav('/console/channels', 'Workspace', shell.section === 'workspace')}</nav><span class="who">Signed in as ${esc(shell.userName)}</span>${switcher}<form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="${esc(shell.csrf)}"><button type="submit">Sign out</button></form></header>
+<header><span class="brand">appreg</span><nav aria-label="Console">${nav('/', 'Apps', shell.section === 'apps')}${nav('/console/deliveries', 'Deliveries', shell.section === 'deliveries')}${nav('/console/channels', 'Workspace', shell.section === 'workspace')}</nav><span class="who">Signed in as ${esc(shell.userName)}</span>${switcher}<form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="${esc(shell.csrf)}"><button type="submit">Sign out</button><button type="submit" formaction="/console/sign-out-everywhere" title="Every browser signed in to your account, this one included">Sign out everywhere</button></form></header>
 <main id="main">${body}</main>
 </body>
 </html>`;

@@ -32,6 +32,8 @@ export interface Signed {
   sessionId: string;
   /** When the session ends by itself (epoch ms). */
   sessionExpiresAt: number;
+  /** The account signed in (sign-out everywhere ends all its sessions). */
+  accountId: string;
   principal: Principal;
   shell: Shell;
 }
@@ -101,7 +103,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
       const csrf = await sessions.consoleToken(session.id);
       const names = await Promise.all(members.map((m) => workspaceName(m.workspaceId)));
       const workspaces = members.map((m, i) => ({ id: m.workspaceId, name: names[i]!, selected: m === me }));
-      signed = { sessionId: session.id, sessionExpiresAt: session.expiresAt, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
+      signed = { sessionId: session.id, sessionExpiresAt: session.expiresAt, accountId: session.accountId, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
     } catch (e) {
       return sendError(res, e); // the store could not be read: a page, like every other console error
     }
@@ -136,17 +138,21 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     seeOther(res, '/');
   }
 
-  /** Sign out: the session ends on every daemon (a copy of its cookie is refused from now), and the cookie goes. */
-  async function signOut(req: Request, res: Response): Promise<void> {
+  /**
+   * Sign out: the session ends on every daemon (a copy of its cookie is refused from now), and the
+   * cookie goes; with `everywhere`, every session of the account ends (other browsers too).
+   */
+  const signOut = (everywhere: boolean) => async (req: Request, res: Response): Promise<void> => {
     const s = signedOf(res);
     try {
-      await sessions.end({ id: s.sessionId, expiresAt: s.sessionExpiresAt });
+      if (everywhere) await sessions.endAll(s.accountId);
+      else await sessions.end({ id: s.sessionId, expiresAt: s.sessionExpiresAt });
     } catch (e) {
       return sendError(res, e); // not recorded: the cookie stays, and the page says so
     }
     clearSessionCookie(res, req.secure || publicOrigins.some((o) => o.startsWith('https:')));
     seeOther(res, '/');
-  }
+  };
 
   /** Whether the browser that made `req` is still signed in (a live stream asks before each write). */
   async function stillSignedIn(req: Request): Promise<boolean> {

@@ -44,7 +44,8 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 });
   const parsed = (req: express.Request, res: express.Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
   r.post('/console/workspace', base.signedIn, parsed, base.csrf, base.chooseWorkspace);
-  r.post('/console/sign-out', base.signedIn, parsed, base.csrf, base.signOut);
+  r.post('/console/sign-out', base.signedIn, parsed, base.csrf, base.signOut(false));
+  r.post('/console/sign-out-everywhere', base.signedIn, parsed, base.csrf, base.signOut(true));
   r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
   const live = consoleDeliveryRoutes({ base, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
   r.use(live.router);
