@@ -156,6 +156,17 @@ t.test('three daemons on one database', async (t) => {
     for (let j = 0; j < 3; j++) t.equal((await fetch(`${d[j]!.url}/`, { headers: { cookie } })).status, 401, `the same cookie is refused on daemon ${j}`);
   });
 
+  t.test("an account signed out everywhere through one daemon: its sessions from every daemon are refused by all", async (t) => {
+    const here = await signIn(as(d[0]!));
+    const there = await signIn(as(d[2]!));
+    const out = await fetch(`${d[1]!.url}/console/sign-out-everywhere`, { method: 'POST', body: new URLSearchParams({ csrf: here.csrf }), headers: { cookie: here.cookie }, redirect: 'manual' });
+    t.equal(out.status, 303, 'signed out everywhere through daemon 1');
+    for (let j = 0; j < 3; j++) {
+      t.equal((await fetch(`${d[j]!.url}/`, { headers: { cookie: here.cookie } })).status, 401, `this browser's cookie is refused on daemon ${j}`);
+      t.equal((await fetch(`${d[j]!.url}/`, { headers: { cookie: there.cookie } })).status, 401, `the other browser's too, on daemon ${j}`);
+    }
+  });
+
   t.test('the login limit counts attempts on every daemon together', async (t) => {
     // the window opens at the email's first attempt, so seven attempts in a row share it
     const email = `limit${Date.now()}@example.com`;
