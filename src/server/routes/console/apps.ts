@@ -31,11 +31,9 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   const multipart = multer({ storage: multer.memoryStorage(), limits: { fileSize: deps.bodyLimitBytes, fieldSize: deps.bodyLimitBytes, files: 1, fields: 4, parts: 6 } }).single('file');
   const manifestForm = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes, parameterLimit: 4 });
   // the manifest form: multipart (a file chosen) or urlencoded (pasted)
-  const upload: express.RequestHandler = (req, res, next) => (req.is('multipart/form-data') ? multipart(req, res, next) : manifestForm(req, res, next));
-  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  // the parsers' errors (too large, malformed) are pages too, through the one error path
-  const parse = (parser: express.RequestHandler) => (req: Request, res: Response, next: express.NextFunction) => parser(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
-  const post = (path: string, parser: express.RequestHandler, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parse(parser), base.csrf, handled(base, fn));
+  const upload = base.parsedBy((req, res, next) => (req.is('multipart/form-data') ? multipart(req, res, next) : manifestForm(req, res, next)));
+  const form = base.form('8kb', 20);
+  const post = (path: string, parser: express.RequestHandler, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parser, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.appId);
 

@@ -7,7 +7,7 @@
  * header), an HMAC of the session id checked on the server; SameSite=Lax alone is not relied
  * on. A POST whose Origin header names another origin is refused as well.
  */
-import type { NextFunction, Request, Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { forbidden, invalidRequest } from '../../../errors.js';
 import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
@@ -159,7 +159,12 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     return (await sessions.get(cookieValue(req))) !== undefined;
   }
 
-  return { signedIn, csrf, sendError, chooseWorkspace, signOut, stillSignedIn };
+  /** `parser` whose errors (too large, malformed) are pages too, through the one error path. */
+  const parsedBy = (parser: RequestHandler) => (req: Request, res: Response, next: NextFunction) => parser(req, res, (err?: unknown) => (err ? sendError(res, err) : next()));
+  /** A form body (urlencoded) of at most `limit` and `parameterLimit` fields, parsed that way. */
+  const form = (limit: string | number, parameterLimit: number) => parsedBy(express.urlencoded({ extended: false, limit, parameterLimit }));
+
+  return { signedIn, csrf, sendError, chooseWorkspace, signOut, stillSignedIn, parsedBy, form };
 }
 
 export type ConsoleBase = ReturnType<typeof consoleBase>;

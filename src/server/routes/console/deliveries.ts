@@ -4,7 +4,7 @@
  * follow: server-sent events fed by the delivery log's change listener (passed in by app.ts),
  * gathered per connection for a moment so a burst of deliveries is a few writes, not thousands.
  */
-import express, { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { AppError, toErrorResponse } from '../../../errors.js';
 import type { AppsService } from '../../../services/apps.js';
 import { headersAsSent, KINDS, type DeliveriesService, type DeliveryRecord, type TriggerInput } from '../../../services/deliveries.js';
@@ -32,8 +32,7 @@ const one = (v: unknown): string | undefined => (typeof v === 'string' && v ? v.
 export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Router; endStreams(): void } {
   const { base, deliveries } = deps;
   const r = Router();
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
-  const parsed = (req: Request, res: Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  const parsed = base.form('16kb', 20);
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.deliveryId);

@@ -4,7 +4,7 @@
  * /console/events, the workspace at /console/channels/…, the script at /console/console.js,
  * the workspace switcher and sign-out.
  */
-import express, { Router } from 'express';
+import { Router } from 'express';
 import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
 import type { AppsService } from '../../../services/apps.js';
@@ -41,8 +41,7 @@ export interface ConsoleRoutesDeps {
 export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStreams(): void } {
   const base = consoleBase(deps);
   const r = Router();
-  const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 });
-  const parsed = (req: express.Request, res: express.Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  const parsed = base.form('2kb', 5);
   r.post('/console/workspace', base.signedIn, parsed, base.csrf, base.chooseWorkspace);
   r.post('/console/sign-out', base.signedIn, parsed, base.csrf, base.signOut(false));
   r.post('/console/sign-out-everywhere', base.signedIn, parsed, base.csrf, base.signOut(true));

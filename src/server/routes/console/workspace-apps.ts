@@ -4,7 +4,7 @@
  * options from the app (DYNAMIC_MENU, asked by the script; in a message or a modal), and an app's home view, whose
  * actions go to the app as BLOCK_INTERACTION from a VIEW. Every POST passes the CSRF check.
  */
-import express, { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { invalidRequest, notFound } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import { homePage, modalHtml } from '../../pages/console/workspace.js';
@@ -49,8 +49,7 @@ function optionsOf(answer: unknown): Array<{ label: string; value: string }> {
 export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Router {
   const { base, workspace: ws, deliveries, state } = deps;
   const r = Router();
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
-  const parsed = (req: Request, res: Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  const parsed = base.form('16kb', 20);
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const { actor, people, channels, menus, follow } = workspaceHelpers(ws, deliveries, state);

@@ -5,7 +5,7 @@
  * it), an app's blocks and their actions (BLOCK_INTERACTION), and the views (modals) apps open
  * in their answers, submitted or closed with VIEW_ACTION. Every POST passes the CSRF check.
  */
-import express, { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import type { MessageRecord } from '../../../services/workspace/records.js';
@@ -32,8 +32,7 @@ const one = (v: unknown, max = 200): string | undefined => (typeof v === 'string
 export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Router; endStreams(): void } {
   const { base, workspace: ws, deliveries, state } = deps;
   const r = Router();
-  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 });
-  const parsed = (req: Request, res: Response, next: express.NextFunction) => form(req, res, (err?: unknown) => (err ? base.sendError(res, err) : next()));
+  const parsed = base.form('64kb', 200);
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
