@@ -51,6 +51,12 @@ const ONLY = process.env.BENCH_ONLY;
  * builds side by side in one run, on a machine whose speed drifts between runs. Nothing is recorded.
  */
 const B_ROOT = process.env.BENCH_B_ROOT;
+/**
+ * BENCH_B_DATABASE_SQL=<file> (with BENCH_B_ROOT): daemon B gets a database of its own, a copy of
+ * the seeded one with this file's SQL run on it first (to bring it to the schema B's code knows,
+ * when the two builds differ in schema); else both take turns on one database.
+ */
+const B_DATABASE_SQL = process.env.BENCH_B_DATABASE_SQL;
 /** BENCH_PG_STATEMENTS=1 loads pg_stat_statements and prints where the database's time went, per statement. */
 const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 
@@ -308,16 +314,26 @@ async function main() {
       return dir;
     };
     const dbArgs = ['--database-url', cluster.url];
+    // (copied before any daemon connects: a template database must have no connections)
+    let bArgs = dbArgs;
+    if (B_ROOT && B_DATABASE_SQL) {
+      await cluster.sql('CREATE DATABASE appreg_bench_b TEMPLATE appreg_bench');
+      const bUrl = cluster.url.replace(/appreg_bench/, 'appreg_bench_b');
+      const c = new pg.Client({ connectionString: bUrl });
+      await c.connect();
+      try { await c.query(fs.readFileSync(B_DATABASE_SQL, 'utf8')); } finally { await c.end(); }
+      bArgs = ['--database-url', bUrl];
+    }
     const e = emb ? await up(emb.dir) : undefined;
     const a = await up(pgDir(1), dbArgs);
-    const b = await up(pgDir(2), dbArgs, B_ROOT);
+    const b = await up(pgDir(2), bArgs, B_ROOT);
     const allUp = performance.now();
-    const pg = { dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql };
+    const onPg = { dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql };
     const setups: Record<string, Setup & { codes: (r: number | 'warm') => Code[] }> = {
       ...(emb && e ? { embedded: { name: 'embedded', seeded: emb, daemons: [e.d], pools: [e.p], dbPids: () => [], codes: (r: number | 'warm') => emb.codes[r === 'warm' ? 'warm' : `e-${r}`]! } } : {}),
-      postgres1: { name: 'postgres, 1 daemon', seeded: pgSeed, daemons: [a.d], pools: [a.p], ...pg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm1' : `p1-${r}`]! },
-      postgresB: { name: 'postgres, daemon B', seeded: pgSeed, daemons: [b.d], pools: [b.p], ...pg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
-      postgres2: { name: 'postgres, 2 daemons', seeded: pgSeed, daemons: [a.d, b.d], pools: [a.p, b.p], ...pg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
+      postgres1: { name: 'postgres, 1 daemon', seeded: pgSeed, daemons: [a.d], pools: [a.p], ...onPg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm1' : `p1-${r}`]! },
+      postgresB: { name: 'postgres, daemon B', seeded: pgSeed, daemons: [b.d], pools: [b.p], ...onPg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
+      postgres2: { name: 'postgres, 2 daemons', seeded: pgSeed, daemons: [a.d, b.d], pools: [a.p, b.p], ...onPg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
     };
     // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's leftovers
     const all = () => [...daemons.map((d) => d.child.pid!), ...cluster.pids()];
