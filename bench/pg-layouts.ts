@@ -38,12 +38,17 @@ interface Layout {
   write: string;
 }
 
+/** The codes and tokens into `table`, a (tbl, id, data) table as appreg's, then vacuumed. */
+async function seedKinds(url: string, table: string): Promise<void> {
+  await sql(url, `INSERT INTO ${table} (tbl, id, data) SELECT 'oauthCodes', 'c' || g, ${codeJson} FROM generate_series(1, $1::int) g`, [CODES]);
+  await sql(url, `INSERT INTO ${table} (tbl, id, data) SELECT 'oauthTokens', 't' || g, ${tokenJson} FROM generate_series(1, $1::int) g`, [TOKENS]);
+  await sql(url, `VACUUM ANALYZE ${table}`);
+}
+
 async function oneTable(url: string): Promise<Layout> {
   const store = await openPostgresStore({ url, logger: { warn: () => {} }, instanceId: 'layouts' }); // the schema and indexes, as a daemon makes them
   await store.close();
-  await sql(url, `INSERT INTO appreg_records (tbl, id, data) SELECT 'oauthCodes', 'c' || g, ${codeJson} FROM generate_series(1, $1::int) g`, [CODES]);
-  await sql(url, `INSERT INTO appreg_records (tbl, id, data) SELECT 'oauthTokens', 't' || g, ${tokenJson} FROM generate_series(1, $1::int) g`, [TOKENS]);
-  await sql(url, 'VACUUM ANALYZE appreg_records');
+  await seedKinds(url, 'appreg_records');
   const write = `WITH used AS (UPDATE appreg_records SET data = data || $2::jsonb WHERE tbl = 'oauthCodes' AND id = ANY($1::text[]) RETURNING 1)
     INSERT INTO appreg_records (tbl, id, data) SELECT 'oauthTokens', t->>'id', t->'data' FROM jsonb_array_elements($3::jsonb) t`;
   return { name: 'oneTable', url, write };
@@ -73,9 +78,7 @@ async function partitioned(url: string): Promise<Layout> {
     `CREATE INDEX parted_codes_sweep ON parted_codes ((data->>'sweepMinute'))`,
     `CREATE INDEX parted_tokens_app ON parted_tokens ((data->>'appId'))`,
   ]) await sql(url, q);
-  await sql(url, `INSERT INTO parted (tbl, id, data) SELECT 'oauthCodes', 'c' || g, ${codeJson} FROM generate_series(1, $1::int) g`, [CODES]);
-  await sql(url, `INSERT INTO parted (tbl, id, data) SELECT 'oauthTokens', 't' || g, ${tokenJson} FROM generate_series(1, $1::int) g`, [TOKENS]);
-  await sql(url, 'VACUUM ANALYZE parted');
+  await seedKinds(url, 'parted');
   const write = `WITH used AS (UPDATE parted SET data = data || $2::jsonb WHERE tbl = 'oauthCodes' AND id = ANY($1::text[]) RETURNING 1)
     INSERT INTO parted (tbl, id, data) SELECT 'oauthTokens', t->>'id', t->'data' FROM jsonb_array_elements($3::jsonb) t`;
   return { name: 'partitioned', url, write };
