@@ -196,6 +196,9 @@ async function ensureIndexes(client: ClientBase): Promise<string[]> {
     await client.query(`CREATE INDEX IF NOT EXISTS "${name}" ON appreg_records ${def}`);
     made.push(name);
   };
+  const drop = async (name: string) => {
+    if (existing.has(name)) await client.query(`DROP INDEX IF EXISTS "${name}"`);
+  };
   for (const [table, fields] of Object.entries(INDEXED_FIELDS)) {
     assertSafeName(table);
     for (const field of fields) {
@@ -203,14 +206,12 @@ async function ensureIndexes(client: ClientBase): Promise<string[]> {
       const orders = PAGE_ORDERS[table]?.[field] ?? [];
       for (const orderBy of orders) await make(pageIndexName(table, field, orderBy), `((data->>'${field}'), ${pageKey(orderBy)}, id COLLATE "C") WHERE tbl = '${table}'`);
       if (!orders.length) await make(indexName(table, field), `((data->>'${field}')) WHERE tbl = '${table}'`);
-      else if (existing.has(indexName(table, field))) await client.query(`DROP INDEX IF EXISTS "${indexName(table, field)}"`);
+      else await drop(indexName(table, field));
     }
   }
   // the indexes of fields no lookup uses any more: each write of their records paid for them
   for (const [table, fields] of Object.entries(RETIRED_FIELDS)) {
-    for (const field of fields) {
-      if (!INDEXED_FIELDS[table]?.includes(field) && existing.has(indexName(table, field))) await client.query(`DROP INDEX IF EXISTS "${indexName(table, field)}"`);
-    }
+    for (const field of fields) if (!INDEXED_FIELDS[table]?.includes(field)) await drop(indexName(table, field));
   }
   return made;
 }
