@@ -89,6 +89,70 @@ void testWithPg(t, 'migrations', async (t, url) => {
   t.match(plan.map((r) => r['QUERY PLAN']).join('\n'), /appreg_ix_apps_ownerId/, 'find uses its index');
 });
 
+/** The collation of each named column of `table`. */
+async function collations(url: string, table: string): Promise<Record<string, string>> {
+  const rows = await sql<{ col: string; coll: string }>(url, `SELECT a.attname AS col, c.collname AS coll FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation WHERE a.attrelid = $1::regclass AND a.attnum > 0`, [table]);
+  return Object.fromEntries(rows.map((r) => [r.col, r.coll]));
+}
+
+/** An index definition (as pg_indexes shows it) whose field's values are held in "C". */
+const IN_C = /\(data ->> '\w+'::text\)+ COLLATE "C"/;
+const findIndexDefs = async (url: string) =>
+  (await sql<{ def: string }>(url, `SELECT indexdef AS def FROM pg_indexes WHERE tablename = 'appreg_records' AND indexname ~ '^appreg_[ip]x_' ORDER BY indexname`)).map((r) => r.def);
+
+void testWithPg(t, 'keys and indexed values compare as bytes, whatever collation the database has', async (t, url) => {
+  // a database whose own collation is a language's (C.UTF-8 is one to PostgreSQL 15, and is on every Debian)
+  const name = `${new URL(url).pathname.slice(1)}_utf8`;
+  const other = Object.assign(new URL(url), { pathname: `/${name}` }).toString();
+  await sql(url, `CREATE DATABASE "${name}" LOCALE 'C.UTF-8' TEMPLATE template0`);
+  t.teardown(() => sql(url, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  t.equal((await sql<{ c: string }>(other, 'SELECT datcollate AS c FROM pg_database WHERE datname = current_database()'))[0]!.c, 'C.UTF-8');
+  await migrate(other);
+  t.same(await collations(other, 'appreg_records'), { tbl: 'C', id: 'C' }, 'table names and ids in "C"');
+  t.same(await collations(other, 'appreg_hit_windows'), { key: 'C' }, 'rate-limit keys too');
+  const defs = await findIndexDefs(other);
+  t.ok(defs.length > 5, 'the find and page indexes are made');
+  t.same(defs.filter((d) => !IN_C.test(d)), [], 'each holds its field\'s values in "C"');
+
+  // a find reads only its key's entries of the index: its comparison is in the index's collation
+  const store = await openPostgresStore({ url: other, logger: captureLogger(), instanceId: 'collation' });
+  await store.commit(Array.from({ length: 40 }, (_, i) => ({ table: 'apps', id: `a${i}`, value: { id: `a${i}`, ownerId: i < 3 ? 'u1' : `u${i}` } })));
+  const scans = async () => (await sql<{ n: string }>(other, `SELECT (idx_scan * 1000000 + idx_tup_read)::text AS n FROM pg_stat_user_indexes WHERE indexrelname = 'appreg_ix_apps_ownerId'`))[0]!.n;
+  const settled = () => settledCount(other, async () => Number(await scans()));
+  await store.close();
+  const before = await settled();
+  const reading = await openPostgresStore({ url: other, logger: captureLogger(), instanceId: 'collation' });
+  t.same((await reading.find<{ id: string }>('apps', 'ownerId', 'u1')).map((r) => r.id).sort(), ['a0', 'a1', 'a2']);
+  await reading.close();
+  const used = (await settled()) - before;
+  t.equal(Math.floor(used / 1000000), 1, 'one scan of the find index');
+  t.equal(used % 1000000, 3, 'which read the three entries under u1, not the 40 of the table');
+});
+
+void testWithPg(t, 'a database an earlier appreg made gets its keys in "C" at the next start, its records kept', async (t, url) => {
+  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'upgrade' });
+  await store.commit([{ table: 'apps', id: 'a1', value: { id: 'a1', ownerId: 'u1' } }, { table: 'wsMessages', id: 'm1', value: { id: 'm1', channelId: 'c1', seq: 1 } }]);
+  await store.close();
+  // schema version 5, as it was: the default collation, the indexes spelled without one
+  await sql(url, `DELETE FROM appreg_migrations WHERE version = 6`);
+  for (const def of await findIndexDefs(url)) await sql(url, `DROP INDEX "${/INDEX (\S+) ON/.exec(def)![1]!.replace(/"/g, '')}"`);
+  await sql(url, `ALTER TABLE appreg_records ALTER COLUMN tbl TYPE text COLLATE "default", ALTER COLUMN id TYPE text COLLATE "default"`);
+  await sql(url, `ALTER TABLE appreg_hit_windows ALTER COLUMN key TYPE text COLLATE "default"`);
+  await sql(url, `CREATE INDEX "appreg_ix_apps_ownerId" ON appreg_records ((data->>'ownerId')) WHERE tbl = 'apps'`);
+  t.same(await collations(url, 'appreg_records'), { tbl: 'default', id: 'default' });
+
+  const r = await migrate(url);
+  t.same(r.applied, [6], 'only the new version runs');
+  t.ok(r.indexes.includes('appreg_ix_apps_ownerId'), 'the old index was made again');
+  t.same(await collations(url, 'appreg_records'), { tbl: 'C', id: 'C' });
+  t.same(await collations(url, 'appreg_hit_windows'), { key: 'C' });
+  t.same((await findIndexDefs(url)).filter((d) => !IN_C.test(d)), [], 'every index made again in "C"');
+  const again = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'upgrade' });
+  t.same(await again.find('apps', 'ownerId', 'u1'), [{ id: 'a1', ownerId: 'u1' }], 'records kept, found by their index');
+  t.same((await again.findPage('wsMessages', 'channelId', 'c1', { orderBy: 'seq', limit: 10 })).length, 1);
+  await again.close();
+});
+
 void testWithPg(t, 'every test database is a new, empty one', async (t, url) => {
   const other = await (await startPgCluster()).createDatabase();
   t.not(other, url);

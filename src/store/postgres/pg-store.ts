@@ -10,7 +10,7 @@ import { checkHit, checkPayload, checkRecordKeys, deepFreeze, type Change, type 
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
-import { assertSafeName, migrateWith, pageKey } from './migrations.js';
+import { assertSafeName, fieldKey, migrateWith, pageKey } from './migrations.js';
 import { redactUrl, withJitOff } from './url.js';
 
 export interface PostgresStoreOptions {
@@ -264,7 +264,7 @@ function indexed(table: string, field: string): string {
   assertIndexed(table, field);
   assertSafeName(table);
   assertSafeName(field);
-  return `tbl = '${table}' AND (data->>'${field}') = $1 AND jsonb_typeof(data->'${field}') IN ('string', 'number')`;
+  return `tbl = '${table}' AND ${fieldKey(field)} = $1 AND jsonb_typeof(data->'${field}') IN ('string', 'number')`;
 }
 
 /**
