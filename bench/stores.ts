@@ -57,6 +57,11 @@ const B_ROOT = process.env.BENCH_B_ROOT;
  * when the two builds differ in schema); else both take turns on one database.
  */
 const B_DATABASE_SQL = process.env.BENCH_B_DATABASE_SQL;
+/**
+ * BENCH_PG_LOCALE=en_US.UTF-8 (say): the benchmark's database in that locale instead of the
+ * cluster's "C" (the default of many installs; the locale must be installed on the machine).
+ */
+const PG_LOCALE = process.env.BENCH_PG_LOCALE;
 /** BENCH_PG_STATEMENTS=1 loads pg_stat_statements and prints where the database's time went, per statement. */
 const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 
@@ -137,7 +142,7 @@ async function startCluster(): Promise<Cluster> {
     await c.connect();
     try { return (await c.query(q)).rows; } finally { await c.end(); }
   };
-  await sql('CREATE DATABASE appreg_bench');
+  await sql(PG_LOCALE ? `CREATE DATABASE appreg_bench LOCALE '${PG_LOCALE.replace(/'/g, '')}' TEMPLATE template0` : 'CREATE DATABASE appreg_bench');
   if (PG_STATEMENTS) await sql('CREATE EXTENSION pg_stat_statements');
   const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
   // the postmaster and its children (backends, checkpointer, walwriter, autovacuum, …)
@@ -380,7 +385,7 @@ async function main() {
       benchmark: 'token exchange and management get: embedded store vs PostgreSQL with one and two daemons (round-robin), 50 connections, each daemon its own `appreg serve` process, load generator in this process',
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, PostgreSQL ${String(((await cluster.sql('SHOW server_version')) as Array<{ server_version: string }>)[0]?.server_version)}`,
       load: { loadavgAtStart: load0.map((x) => Math.round(x * 100) / 100), loadavgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-      settings: { apps: APPS, users: USERS, seconds: SECONDS, rounds: ROUNDS, warmUpExchanges: WARM, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: pgSettings, seeding: 'through an in-process daemon, PostgreSQL then the embedded store, before any round (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round; PostgreSQL then VACUUM ANALYZE and CHECKPOINT', held: { embedded: emb?.held, postgres: pgSeed.held } },
+      settings: { apps: APPS, users: USERS, seconds: SECONDS, rounds: ROUNDS, warmUpExchanges: WARM, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: { ...pgSettings, databaseLocale: PG_LOCALE ?? 'C' }, seeding: 'through an in-process daemon, PostgreSQL then the embedded store, before any round (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round; PostgreSQL then VACUUM ANALYZE and CHECKPOINT', held: { embedded: emb?.held, postgres: pgSeed.held } },
       method: `all three setups up at once (the embedded daemon, PostgreSQL daemons A and B; "postgres1" loads A, "postgres2" A and B); a warm-up per setup (the same number of exchanges for each, then 2 s of gets); the timed rounds start once every daemon made its first sweep of expired codes (a minute after its start; it reads every code once); then ${ROUNDS} rounds of exchanges with the setups taking turns in each, the checks under exchange load on two daemons, ${ROUNDS} rounds of gets taking turns; each result is the round of median CPU (every round's total in roundsCpuUsPerRequest). Before every round, wait until every daemon and the database are idle. CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the setup's daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs, bytes and full-page images (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported`,
       results: { embedded, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
       cpuPerRequestVsEmbedded: cpu,
