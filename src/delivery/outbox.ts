@@ -45,14 +45,15 @@ export function createOutboxDrain(deps: OutboxDeps) {
     }
   }
 
-  /** Start turning every outbox record into its event; resolves once each was taken (not delivered). */
-  async function drain(): Promise<void> {
+  /** Start turning every outbox record into its event; resolves (to whether there were any) once each was taken (not delivered). */
+  async function drain(): Promise<boolean> {
     const evs = await store.all<OutboxEventRecord>(EVENTS_OUTBOX);
     for (const ev of evs) {
       if (taking.has(ev.id)) continue;
       taking.add(ev.id);
       void take(ev).finally(() => taking.delete(ev.id));
     }
+    return evs.length > 0;
   }
 
   return { drain };

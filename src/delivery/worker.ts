@@ -14,6 +14,7 @@ import type { AppRecord } from '../services/records.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { DeliveryRecord } from './log.js';
 import { createOutboxDrain } from './outbox.js';
+import { createPoller } from './poller.js';
 import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases, type PendingDelivery } from './pending.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';
@@ -21,8 +22,8 @@ import type { AttemptResult } from './types.js';
 
 export type { PendingDelivery } from './pending.js';
 
-/** How often the worker looks for events whose next attempt is due. */
-const TICK_MS = 200;
+/** How often the worker looks for due events (and the outbox's) while it finds some; idle, up to POLL_MAX_MS apart (poller.ts). */
+const [TICK_MS, POLL_MAX_MS] = [200, 1000];
 /** How often it looks for events of deleted apps (a fallback: cancelForApp ends them at once). */
 const SWEEP_MS = 1000;
 /** Due events leased per tick. */
@@ -51,9 +52,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const inFlight = new Set<string>();
   /** How kept socket-mode events ended while an attempt of theirs was in flight (taken by that attempt). */
   const keptWhileInFlight = new Map<string, AttemptResult>();
-  let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  let ticking: Promise<void> | undefined;
   let lastSweep = 0;
   /** A record this daemon holds stays its own to change while the lease is its own (our claim may renew it). */
   const mine = (cur: PendingDelivery) => cur.leaseOwner === instanceId;
@@ -102,6 +101,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       rec.state = 'retrying';
       rec.nextAttemptAt = new Date(next.nextAt).toISOString();
       kept = await replacePending(store, p, next, ours);
+      if (kept) poller.wakeAt(next.nextAt); // the retry is made on time, whatever the idle poll's pace
     } else {
       rec.state = delivered ? 'delivered' : 'failed';
       rec.nextAttemptAt = undefined;
@@ -253,7 +253,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
 
   const outbox = createOutboxDrain({ store, logger, apps, enqueueEvent });
 
-  async function tickOnce(): Promise<void> {
+  /** One poll: lease the due events and attempt them, drain the outbox; whether it found any. */
+  async function tickOnce(): Promise<boolean> {
     const now = clock.now();
     const due = await store.claim<PendingDelivery>({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
     for (const p of due) {
@@ -265,15 +266,17 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       lastSweep = now;
       await sweepDeletedApps();
     }
-    await outbox.drain();
+    return (await outbox.drain()) || due.length > 0;
   }
-
-  function tick() {
-    if (stopped || ticking) return;
-    ticking = tickOnce()
-      .catch((e) => logger.error('delivery worker tick failed', { error: (e as Error).message }))
-      .finally(() => (ticking = undefined));
-  }
+  const poller = createPoller({
+    minMs: TICK_MS,
+    maxMs: POLL_MAX_MS,
+    now: () => clock.now(),
+    run: () => tickOnce().catch((e: unknown) => {
+      logger.error('delivery worker tick failed', { error: (e as Error).message });
+      return true;
+    }),
+  });
 
   return {
     enqueueEvent,
@@ -281,17 +284,14 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     cancelForApp,
     replay,
     start() {
-      timer = setInterval(tick, TICK_MS);
-      timer.unref();
       takeOverDeadLeases(store, instanceId, clock.now())
         .catch((e) => logger.error('taking over pending events failed', { error: (e as Error).message }))
-        .finally(tick);
+        .finally(() => !stopped && poller.start());
     },
     /** No new attempts; resolves once those in flight have ended. */
     async stop() {
       stopped = true;
-      if (timer) clearInterval(timer);
-      await ticking;
+      await poller.stop();
       await d.idle();
     },
   };

@@ -155,6 +155,37 @@ t.test('events are retried, re-signed, with a stable delivery id; 410 stops', as
   t.equal(((await (await d.api(`${d.mgmt}/deliveries/${g.body.id}`)).json()) as any).state, 'failed');
 });
 
+t.test('an idle daemon polls about once a second, yet makes a retry at its time', async (t) => {
+  const { d, rx, app } = await setup(t, { deliveryRetrySchedule: '0.3' });
+  const store = d.parts.store;
+  const claim = store.claim.bind(store);
+  const claims: Array<{ table: string; at: number }> = [];
+  store.claim = (req) => {
+    claims.push({ table: req.table, at: Date.now() });
+    return claim(req);
+  };
+  t.teardown(() => void (store.claim = claim));
+  await new Promise((r) => setTimeout(r, 2500)); // nothing to do: both pollers back off
+  const from = Date.now();
+  await new Promise((r) => setTimeout(r, 2000));
+  const idle = claims.filter((c) => c.at >= from && c.at < from + 2000);
+  const per = (table: string) => idle.filter((c) => c.table === table).length;
+  t.ok(per('pendingDeliveries') <= 3, `due events claimed ${per('pendingDeliveries')} times in 2 s (every 200 ms: 10)`);
+  t.ok(per('wsScheduledMessages') <= 3, `scheduled messages claimed ${per('wsScheduledMessages')} times in 2 s (every 250 ms: 8)`);
+  // a retry 0.3 s (±20 %) after a failed attempt is made then, not at the next backed-off poll
+  const gaps: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setTimeout(r, 1500));
+    let n = 0;
+    rx.on('/events', () => (++n === 1 ? { status: 503, text: 'busy' } : { text: 'ok' }));
+    const before = rx.received.length;
+    await trigger(d, { appId: app.id, kind: 'event', event: 'CHANNEL_CREATED' });
+    const got = (await rx.waitFor(before + 2)).slice(before);
+    gaps.push(got[1]!.at - got[0]!.at);
+  }
+  t.ok(gaps.every((g) => g >= 200 && g < 650), `the retries came ${gaps.join(', ')} ms after the first attempts`);
+});
+
 t.test('a retry pending across a daemon restart still arrives', async (t) => {
   const rx = await startReceiver();
   t.teardown(() => rx.close());

@@ -20,8 +20,10 @@ import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
 import { WT, type ScheduledRecord } from './records.js';
 import type { Actor } from './users.js';
+import { createPoller } from '../../delivery/poller.js';
 
-const TICK_MS = 250;
+/** A poll for due messages every TICK_MS while it finds some; idle, up to POLL_MAX_MS apart (a message is woken for at its time). */
+const [TICK_MS, POLL_MAX_MS] = [250, 1000];
 const LEASE_MS = 30_000;
 const CLAIM_LIMIT = 50;
 const MAX_SEND_AT = 4_000_000_000_000;
@@ -40,8 +42,6 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   const { store, clock, logger, channels, messages, instanceId } = deps;
   const inFlight = new Set<string>(); // leased by this daemon and being posted
   const running = new Set<Promise<unknown>>();
-  let timer: NodeJS.Timeout | undefined;
-  let ticking = false;
 
   /** Leased (by any daemon) and the lease still runs: being posted. */
   const sending = (s: ScheduledRecord) => inFlight.has(s.id) || (!!s.leaseOwner && (s.leaseUntil ?? 0) > clock.now());
@@ -82,6 +82,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     const f = await parse(a, body);
     const s: ScheduledRecord = { id: newId('sch', 12), workspaceId: a.workspaceId, author: a.userId, ...(a.appId ? { appId: a.appId } : {}), ...f, createdAt: new Date(clock.now()).toISOString() };
     await store.commit([{ table: WT.scheduled, id: s.id, value: s }]);
+    poller.wakeAt(s.sendAt);
     return view(s);
   }
 
@@ -95,6 +96,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       await store.commit([{ table: WT.scheduled, id, value: next }], asRead(s));
       return next;
     });
+    poller.wakeAt(next.sendAt);
     return view(next);
   }
 
@@ -132,18 +134,15 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     }
   }
 
-  async function tick(): Promise<void> {
-    if (ticking) return; // the previous claim has not answered yet
-    ticking = true;
+  /** One poll: lease what is due and post it; whether there was any. */
+  async function tick(): Promise<boolean> {
     let due: ScheduledRecord[];
     try {
       const now = clock.now();
       due = await store.claim<ScheduledRecord>({ table: WT.scheduled, dueField: 'sendAt', now, owner: instanceId, leaseUntil: now + LEASE_MS, limit: CLAIM_LIMIT });
     } catch (e) {
       logger.error('claiming scheduled messages failed', { error: (e as Error).message });
-      return;
-    } finally {
-      ticking = false;
+      return true;
     }
     for (const s of due) {
       if (inFlight.has(s.id)) continue;
@@ -156,7 +155,9 @@ export function createScheduledMessages(deps: ScheduledDeps) {
         });
       running.add(p);
     }
+    return due.length > 0;
   }
+  const poller = createPoller({ minMs: TICK_MS, maxMs: POLL_MAX_MS, now: () => clock.now(), run: tick });
 
   return {
     list,
@@ -166,20 +167,10 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     updateAttachments,
     remove,
     /** Start posting what is due (at once: what fell due while the daemon was stopped). */
-    start() {
-      // a tick is under way (for stop) from its claim on: what it leases is posted, not left leased
-      const run = () => {
-        const p = tick().finally(() => running.delete(p));
-        running.add(p);
-      };
-      timer = setInterval(run, TICK_MS);
-      timer.unref();
-      run();
-    },
-    /** No new posts; resolves when those under way are written. */
+    start: () => poller.start(),
+    /** No new posts; resolves when those under way are written (a poll under way from its claim on: what it leases is posted, not left leased). */
     async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
+      await poller.stop();
       await Promise.all([...running]);
     },
   };
