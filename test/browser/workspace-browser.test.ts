@@ -185,6 +185,9 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     await composer.fill('/task form');
     await Promise.all([page.waitForLoadState('load'), composer.press('Enter')]);
     await page.getByRole('dialog').waitFor();
+    // the page's script has run (it moves the focus into the modal and listens there for Escape):
+    // a key pressed before it would reach nothing
+    await page.waitForFunction(() => !!document.getElementById('modal')?.contains(document.activeElement));
     await Promise.all([page.waitForLoadState('load'), page.keyboard.press('Escape')]);
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     t.equal(rx.received.filter((x) => x.body?.messageType === 'VIEW_ACTION').length, 2);
