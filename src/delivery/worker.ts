@@ -96,15 +96,12 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
     const delay = !final && !delivered && retryable(r) && !stopped ? nextRetryDelayMs(schedule, p.retryNum) : undefined;
     let kept: boolean;
+    let next: PendingDelivery | undefined;
     if (delay !== undefined) {
-      const next: PendingDelivery = { ...released(p, clock.now() + delay), retryNum: p.retryNum + 1 };
-      rec.state = 'retrying';
-      rec.nextAttemptAt = new Date(next.nextAt).toISOString();
+      next = { ...released(p, clock.now() + delay), retryNum: p.retryNum + 1 };
       kept = await replacePending(store, p, next, ours);
       if (kept) poller.wakeAt(next.nextAt); // the retry is made on time, whatever the idle poll's pace
     } else {
-      rec.state = delivered ? 'delivered' : 'failed';
-      rec.nextAttemptAt = undefined;
       if (!stopped || delivered || !retryable(r) || final) kept = await replacePending(store, p, null, ours);
       // stopping: the event stays pending, free for the next daemon (or this one's restart) at once
       else kept = await replacePending(store, p, released(p, clock.now()), ours);
@@ -113,6 +110,9 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     }
     // not ours any more (cancelled, or taken over after our lease ran out): whoever has it now writes the log
     if (!kept) return void logger.warn('delivery attempt outcome dropped: the event was ended or taken over meanwhile', { deliveryId: p.id, outcome: r.outcome });
+    // only now: the embedded log answers a get with this very object (set before the writes above, a reader saw "failed" while the queue still held the event)
+    rec.state = next ? 'retrying' : delivered ? 'delivered' : 'failed';
+    rec.nextAttemptAt = next ? new Date(next.nextAt).toISOString() : undefined;
     log.put(rec);
   }
 

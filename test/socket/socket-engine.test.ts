@@ -137,6 +137,14 @@ t.test('a kept event sent on reconnect is delivered in the log at once, not at t
 t.test('when the retry schedule runs out, the kept copy goes too: the log says failed and nothing arrives later', async (t) => {
   const d = await startTestDaemon({ config: { deliveryRetrySchedule: '0.1,0.1' } });
   t.teardown(() => d.stop());
+  // the kept copy's removal takes a while: the log must not say failed before it is done
+  const store = d.parts.store;
+  const commit = store.commit.bind(store);
+  store.commit = async (changes, expect) => {
+    if (changes.some((c) => c.table === 'socketEventQueue' && c.value === null)) await new Promise((r) => setTimeout(r, 400));
+    return commit(changes, expect);
+  };
+  t.teardown(() => void (store.commit = commit));
   const app = await createApp(d);
   const e = await trigger(d, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE' });
   let shown: any;
