@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import { StoreConflict, type Store } from '../store/types.js';
 import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
-import { EVENTS_OUTBOX, type OutboxEventRecord } from '../services/oauth/records.js';
+import { EVENTS_OUTBOX, OUTBOX_CHANNEL, type OutboxEventRecord } from '../services/oauth/records.js';
 import { eventPayload } from './payloads.js';
 
 interface OutboxDeps {
@@ -56,5 +56,8 @@ export function createOutboxDrain(deps: OutboxDeps) {
     return evs.length > 0;
   }
 
-  return { drain };
+  /** Call `wake` whenever the outbox may have been written (a hint, or hints lost); returns the unsubscribe. */
+  const watch = (wake: () => void) => store.subscribe(OUTBOX_CHANNEL, wake, wake);
+
+  return { drain, watch };
 }

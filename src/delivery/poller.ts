@@ -12,6 +12,8 @@ export interface PollerOptions {
   /** One poll; resolves to whether it found work (then the next comes after minMs). */
   run: () => Promise<boolean>;
   now: () => number;
+  /** A poll that failed (it is tried again after minMs). */
+  onError?: (err: unknown) => void;
 }
 
 export interface Poller {
@@ -62,7 +64,10 @@ export function createPoller(opts: PollerOptions): Poller {
     pollAt = Infinity;
     running = opts
       .run()
-      .catch(() => true) // a failed poll (run logs it) is tried again soon, not after a long backoff
+      .catch((err: unknown) => {
+        opts.onError?.(err);
+        return true; // tried again soon, not after a long backoff
+      })
       .then((found) => {
         running = undefined;
         interval = found ? opts.minMs : Math.min(opts.maxMs, interval * 2);

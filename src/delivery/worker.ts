@@ -268,15 +268,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     }
     return (await outbox.drain()) || due.length > 0;
   }
-  const poller = createPoller({
-    minMs: TICK_MS,
-    maxMs: POLL_MAX_MS,
-    now: () => clock.now(),
-    run: () => tickOnce().catch((e: unknown) => {
-      logger.error('delivery worker tick failed', { error: (e as Error).message });
-      return true;
-    }),
-  });
+  const poller = createPoller({ minMs: TICK_MS, maxMs: POLL_MAX_MS, now: () => clock.now(), run: tickOnce, onError: (e) => logger.error('delivery worker tick failed', { error: (e as Error).message }) });
+  let unwatch: (() => void) | undefined;
 
   return {
     enqueueEvent,
@@ -287,10 +280,12 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       takeOverDeadLeases(store, instanceId, clock.now())
         .catch((e) => logger.error('taking over pending events failed', { error: (e as Error).message }))
         .finally(() => !stopped && poller.start());
+      unwatch = outbox.watch(() => poller.wakeAt(clock.now())); // an unauthorize or uninstall on any daemon
     },
     /** No new attempts; resolves once those in flight have ended. */
     async stop() {
       stopped = true;
+      unwatch?.();
       await poller.stop();
       await d.idle();
     },

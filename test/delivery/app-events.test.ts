@@ -54,3 +54,25 @@ t.test('an app that does not subscribe to APP_UNAUTHORIZED is not sent it', asyn
   t.equal(rx.received.length, 0);
   t.equal(await d.parts.store.count('eventsOutbox'), 0, 'the outbox record was consumed, not left behind');
 });
+
+t.test('an unauthorize reaches the app at once while the delivery worker idles', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ eventSubscriptions: { url: `${rx.url}/events`, events: ['APP_UNAUTHORIZED'] } }) });
+  const app = (await res.json()) as CreatedApp;
+  rx.secret = app.signingSecret;
+  rx.on('/events', { text: 'ok' });
+  const waits: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const a = await authorize(d, app);
+    await new Promise((r) => setTimeout(r, 2500)); // nothing due: the worker polls once a second by now
+    const t0 = Date.now();
+    await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
+    await rx.waitFor(i + 1, 5000);
+    waits.push(Date.now() - t0);
+  }
+  // the revocation's hint wakes the worker; its next poll alone would come up to a second later
+  t.ok(waits.every((w) => w < 400), `the events arrived ${waits.join(', ')} ms after the unauthorize`);
+});

@@ -103,3 +103,21 @@ t.test('stop: no poll after it, and it waits for the one under way', async (t) =
   await sleep(100);
   t.equal(n, at, 'nothing polls after stop');
 });
+
+t.test('a poll that fails is reported and tried again after minMs, not after a backoff', async (t) => {
+  const errors: unknown[] = [];
+  let n = 0;
+  const p = createPoller({
+    minMs: 20, maxMs: 5000, now: Date.now, onError: (e) => errors.push(e),
+    run: async () => {
+      n++;
+      throw new Error('database away');
+    },
+  });
+  p.start();
+  await sleep(200);
+  await p.stop();
+  t.ok(n >= 5, `${n} polls in 0.2 s`);
+  t.equal(errors.length, n, 'each failure reported');
+  t.match(errors[0], { message: 'database away' });
+});

@@ -9,6 +9,8 @@ export const OT = {
 
 /** Events written by unauthorize/uninstall in the same commit as the revocation; the delivery engine consumes and deletes them. */
 export const EVENTS_OUTBOX = 'eventsOutbox';
+/** A hint on this store channel says the outbox was written: every daemon's worker drains it now, not at its next poll. */
+export const OUTBOX_CHANNEL = 'events_outbox';
 
 type AppEventType = 'APP_UNAUTHORIZED' | 'APP_UNINSTALLED';
 

@@ -12,7 +12,7 @@ import type { IdentityService, Principal } from '../identity.js';
 import { T } from '../records.js';
 import type { TokenOwner } from './app-tokens.js';
 import { authorizationId, type Grants } from './grants.js';
-import { EVENTS_OUTBOX, OT, type OutboxEventRecord, type TokenRecord } from './records.js';
+import { EVENTS_OUTBOX, OT, OUTBOX_CHANNEL, type OutboxEventRecord, type TokenRecord } from './records.js';
 
 export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService; identity: IdentityService; grants: Grants }) {
   const { store, clock, logger } = ctx;
@@ -23,6 +23,8 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
     const ev: OutboxEventRecord = { id: newId('evt'), appId, workspaceId, eventType, workspaceUserIds, body, createdAt: nowIso() };
     return { table: EVENTS_OUTBOX, id: ev.id, value: ev };
   }
+  /** After the commit that wrote to the outbox: a hint only (a worker that misses it drains at its next poll). */
+  const outboxWritten = () => void store.publish(OUTBOX_CHANNEL, '').catch(() => {});
 
   /**
    * Tokens issued by an exchange that committed while a revocation was being read are not in what
@@ -58,6 +60,7 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
     );
     logger.info('app unauthorized', { appId: owner.appId, workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId });
     await grants.commit(changes);
+    outboxWritten();
     await sweepLeftovers(owner.appId, owner.workspaceId, mine);
   }
 
@@ -87,6 +90,7 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
       if (e instanceof StoreConflict) return uninstall(appId, workspaceId);
       throw e;
     }
+    outboxWritten();
     await sweepLeftovers(appId, workspaceId, () => true);
   }
 
