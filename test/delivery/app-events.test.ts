@@ -1,5 +1,6 @@
 /** The whole path: an app unauthorized or uninstalled through the OAuth endpoints is told so by a signed event. */
 import t from 'tap';
+import type { Test } from 'tap';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { authorize, type CreatedApp } from '../fixtures/redirects-flow.js';
@@ -41,13 +42,21 @@ t.test('APP_UNAUTHORIZED and APP_UNINSTALLED reach the app as signed APP_EVENTs 
   t.equal(n, 2, 'both in the delivery log');
 });
 
-t.test('an app that does not subscribe to APP_UNAUTHORIZED is not sent it', async (t) => {
+/** A receiver, a daemon and an app subscribed to `events` there, the receiver answering ok. */
+async function appOn(t: Test, events: string[]) {
   const rx = await startReceiver();
   t.teardown(() => rx.close());
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
-  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ eventSubscriptions: { url: `${rx.url}/events`, events: ['NEW_MESSAGE'] } }) });
+  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ eventSubscriptions: { url: `${rx.url}/events`, events } }) });
   const app = (await res.json()) as CreatedApp;
+  rx.secret = app.signingSecret;
+  rx.on('/events', { text: 'ok' });
+  return { rx, d, app };
+}
+
+t.test('an app that does not subscribe to APP_UNAUTHORIZED is not sent it', async (t) => {
+  const { rx, d, app } = await appOn(t, ['NEW_MESSAGE']);
   const a = await authorize(d, app);
   await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
   await new Promise((r) => setTimeout(r, 600));
@@ -56,14 +65,7 @@ t.test('an app that does not subscribe to APP_UNAUTHORIZED is not sent it', asyn
 });
 
 t.test('an unauthorize reaches the app at once while the delivery worker idles', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ eventSubscriptions: { url: `${rx.url}/events`, events: ['APP_UNAUTHORIZED'] } }) });
-  const app = (await res.json()) as CreatedApp;
-  rx.secret = app.signingSecret;
-  rx.on('/events', { text: 'ok' });
+  const { rx, d, app } = await appOn(t, ['APP_UNAUTHORIZED']);
   const waits: number[] = [];
   for (let i = 0; i < 3; i++) {
     const a = await authorize(d, app);
