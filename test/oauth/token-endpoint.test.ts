@@ -208,6 +208,25 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal((await me(d, a.accessToken, app2.appKey)).status, 200, 'user tokens survive a reinstall');
   });
 
+  t.test('an exchange in a workspace the app is installed in reads five records at once, not the bot user', async (t) => {
+    const app3 = await createApp(d);
+    const first = await authorize(d, app3);
+    const store = d.parts.store;
+    const getMany = store.getMany.bind(store);
+    const reads: string[][] = [];
+    store.getMany = (keys, opts) => {
+      reads.push(keys.map((k) => k.table));
+      return getMany(keys, opts);
+    };
+    t.teardown(() => void (store.getMany = getMany));
+    const again = await authorize(d, app3);
+    store.getMany = getMany;
+    const exchangeRead = reads.find((r) => r.includes(OT.codes));
+    t.same(exchangeRead, ['apps', OT.codes, 'workspaceUsers', OT.installations, OT.authorizations], 'the app, the code and the three records it names');
+    t.equal(again.botId, first.botId, 'the bot user named by the installation');
+    t.equal(again.botToken, first.botToken);
+  });
+
   t.test('an app without a bot gets no botToken', async (t) => {
     const nb = await createApp(d, { bot: false, scopes: { botScopes: [], userScopes: ['messages:read'] } });
     const x = await authorize(d, nb, { scopes: 'messages:read' });

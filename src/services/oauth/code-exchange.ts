@@ -32,7 +32,6 @@ interface Related {
   user: WorkspaceUserRecord | undefined;
   inst: InstallationRecord | undefined;
   az: AuthorizationRecord | undefined;
-  bot: BotUserRecord | undefined;
 }
 
 /** A sweep reads at most this many minutes one by one (a day and an hour); after a longer gap it reads every code. */
@@ -85,15 +84,14 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
 
   const DUMMY_SECRET = newSecret(PREFIX.clientSecret);
 
-  /** The user, installation, authorization and the installation's bot user, in one read. */
+  /** The user, installation and authorization, in one read. */
   async function relatedOf(userId: string, instId: string, azId: string): Promise<Related> {
     const read = await store.getMany([
       { table: T.workspaceUsers, id: userId },
       { table: OT.installations, id: instId },
       { table: OT.authorizations, id: azId },
-      { table: T.workspaceUsers, idFrom: { key: 1, field: 'botUserId' } },
     ], { shared: true });
-    return { user: read[0], inst: read[1], az: read[2], bot: read[3] } as Related;
+    return { user: read[0], inst: read[1], az: read[2] } as Related;
   }
 
   /**
@@ -113,14 +111,13 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     const codeId = sha256(input.code as string);
     // Every record the exchange reads, in one read (one round trip on PostgreSQL, one snapshot): the
     // app, the code, and what the code names (its user, the installation and authorization it would
-    // update, the installation's bot user). The code is only looked at once the client is authenticated.
+    // update). The code is only looked at once the client is authenticated.
     const read = await store.getMany([
       { table: T.apps, id: clientId },
       { table: OT.codes, id: codeId },
       { table: T.workspaceUsers, idFrom: { key: 1, field: 'workspaceUserId' } },
       { table: OT.installations, idFrom: { key: 1, field: 'installationId' } },
       { table: OT.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
-      { table: T.workspaceUsers, idFrom: { key: 3, field: 'botUserId' } },
     ], { shared: true }); // only read: new records are built from them
     const app = read[0] as AppRecord | undefined;
     const first = read[1] as StoredCodeRecord | undefined;
@@ -128,7 +125,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     if (!safeEqual(input.clientSecret as string, expected) || !app) throw invalidClient();
 
     let stored = first;
-    let withCode: Related | undefined = { user: read[2], inst: read[3], az: read[4], bot: read[5] } as Related;
+    let withCode: Related | undefined = { user: read[2], inst: read[3], az: read[4] } as Related;
     for (let attempt = 1; ; attempt++) {
       if (!stored || stored.appId !== app.id) throw invalidGrant();
       if ('consumedAt' in stored) {
@@ -162,7 +159,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     const azId = authorizationId(app.id, rec.workspaceUserId);
     const instId = installationId(app.id, rec.workspaceId);
     const named = related && rec.installationId === instId && rec.authorizationId === azId;
-    const { user, inst: instRead, az: prevAz, bot: botRead } = named ? related : await relatedOf(rec.workspaceUserId, instId, azId);
+    const { user, inst: instRead, az: prevAz } = named ? related : await relatedOf(rec.workspaceUserId, instId, azId);
     if (!user) throw invalidGrant('The user who granted this code no longer exists.');
 
     const now = nowIso();
@@ -172,9 +169,11 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     let botToken: string | undefined;
     let botId: string | undefined;
     if (app.manifest.bot) {
-      let botUser = inst.botUserId ? botRead : undefined;
-      const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !botUser;
-      if (!botUser || rec.reinstall) {
+      // An installation's bot user lives as long as it does (an uninstall deletes both in one commit),
+      // so only a reinstall, which renames it, reads it; an exchange in an installed workspace need not.
+      let botUser: BotUserRecord | undefined = inst.botUserId && rec.reinstall ? await store.get<BotUserRecord>(T.workspaceUsers, inst.botUserId) : undefined;
+      const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
+      if (!inst.botUserId || rec.reinstall) {
         const m = app.manifest;
         botUser = {
           ...(botUser ?? { id: newId(PREFIX.bot), workspaceId: rec.workspaceId, accountId: `bot:${app.id}`, email: `${app.id.toLowerCase()}@bots.appreg.invalid`, createdAt: now }),
@@ -185,14 +184,15 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         } as BotUserRecord;
         changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
       }
-      botId = botUser.id;
+      const botUserId = botUser?.id ?? inst.botUserId!;
+      botId = botUserId;
       if (mint) {
         botToken = newSecret(PREFIX.botToken);
         const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
-        const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botUser.id, scopes, createdAt: now };
+        const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botUserId, scopes, createdAt: now };
         if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null }); // reinstall: the old one stops working now
         changes.push({ table: OT.tokens, id: tok.id, value: tok });
-        inst = { ...inst, botUserId: botUser.id, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
+        inst = { ...inst, botUserId, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
         issued.push(tok.id);
         changes.push({ table: OT.installations, id: inst.id, value: inst });
       } else {
