@@ -37,7 +37,7 @@ export function platformClient(baseUrl: string, token: string, appKey: string) {
     editAttachments: (m: string, c: string, attachments: unknown[]) => call('PUT', `${msgs(c)}/${m}/attachments`, { data: { attachments } }),
     deleteMessage: (m: string, c: string) => call('DELETE', `${msgs(c)}/${m}`),
     deleteEphemeralMessage: (m: string, c: string, deleteForUsers: string[]) => call('DELETE', `${msgs(c)}/${m}/ephemeral`, { data: { deleteForUsers } }),
-    fetchThreadReplies: (root: string, c: string) => call('GET', `${msgs(c)}/${root}/replies`, { query: {} }),
+    fetchThreadReplies: (root: string, c: string, cursor?: string, limit?: number, strategy?: string) => call('GET', `${msgs(c)}/${root}/replies`, { query: { cursor, strategy, limit } }),
     searchMessages: (req: Record<string, unknown>) => call('POST', '/v1/messages/search', { data: req }),
     addReaction: (m: string, code: string) => call('POST', `/v1/messages/${m}/reactions`, { data: { code } }),
     removeReaction: (m: string, code: string) => call('DELETE', `/v1/messages/${m}/reactions`, { data: { code } }),

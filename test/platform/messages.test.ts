@@ -79,6 +79,31 @@ t.test('thread replies count on the root, and are listed by /replies, not in the
   t.equal((await user.fetchThreadReplies(root.body.id, c)).status, 404, 'deleting the root removes its thread');
 });
 
+t.test('thread replies page by cursor, limit and strategy as the SDK sends them (BEFORE, AFTER, AROUND)', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const { user } = await installPlatformApp(d);
+  const c = (await user.listChannels('PUBLIC')).body.find((x: any) => x.channel.name === 'random').channel.id;
+  const root = (await user.postMessageToChannel(c, 'root')).body.id;
+  const r: string[] = [];
+  for (let i = 1; i <= 5; i++) r.push((await user.reply(root, c, `reply ${i}`)).body.id);
+  const texts = async (cursor?: string, limit?: number, strategy?: string) => {
+    const res = await user.fetchThreadReplies(root, c, cursor, limit, strategy);
+    t.equal(res.status, 200, `${strategy ?? 'no strategy'} ${cursor ?? 'no cursor'}`);
+    return res.body.map((m: any) => m.text);
+  };
+  t.same(await texts(r[1], 10, 'BEFORE'), ['reply 1'], 'BEFORE reply 2: only what comes before it');
+  t.same(await texts(r[3], 2, 'BEFORE'), ['reply 2', 'reply 3'], 'the limit nearest the cursor, oldest first');
+  t.same(await texts(r[1], 10, 'AFTER'), ['reply 3', 'reply 4', 'reply 5']);
+  t.same(await texts(r[1], 10), ['reply 3', 'reply 4', 'reply 5'], 'no strategy reads after the cursor');
+  t.same(await texts(r[2], 3, 'AROUND'), ['reply 2', 'reply 3', 'reply 4'], 'AROUND centres on the cursor, which it includes');
+  t.same(await texts(undefined, 2, 'BEFORE'), ['reply 4', 'reply 5'], 'BEFORE without a cursor: the latest');
+  t.same(await texts(undefined, 2), ['reply 1', 'reply 2'], 'without either: the first');
+  const bad = await user.fetchThreadReplies(root, c, r[0], 10, 'SIDEWAYS');
+  t.equal(bad.status, 400);
+  t.match(bad.body, { code: 'invalid_request', details: [{ pointer: '/strategy' }] });
+});
+
 t.test('an ephemeral message is seen only by its recipients (and its author), and can be deleted for them', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());

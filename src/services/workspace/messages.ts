@@ -29,6 +29,25 @@ export interface MessagesDeps {
 
 const STRATEGIES = ['BEFORE', 'AFTER', 'AROUND'] as const;
 
+type Strategy = (typeof STRATEGIES)[number];
+
+function parseStrategy(raw: unknown, dflt: Strategy): Strategy {
+  const strategy = raw === undefined || raw === '' ? dflt : String(raw).toUpperCase();
+  if (!STRATEGIES.includes(strategy as Strategy)) throw invalidRequest('strategy must be BEFORE, AFTER or AROUND.', [{ pointer: '/strategy', message: 'unknown strategy' }]);
+  return strategy as Strategy;
+}
+
+/**
+ * The page of `limit` items of a list in order, as `strategy` reads it from position `at` (the
+ * cursor's index for BEFORE and AROUND, the index after it for AFTER): [start, end).
+ */
+function pageAt(length: number, at: number, strategy: Strategy, limit: number): [number, number] {
+  if (strategy === 'BEFORE') return [Math.max(0, at - limit), at];
+  if (strategy === 'AFTER') return [at, Math.min(length, at + limit)];
+  const end = Math.min(length, Math.max(0, at - Math.floor(limit / 2)) + limit);
+  return [Math.max(0, end - limit), end];
+}
+
 function parseLimit(raw: unknown, dflt: number, max: number): number {
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
@@ -124,8 +143,7 @@ export function createMessages(deps: MessagesDeps) {
   async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }) {
     const ch = await channels.visible(a, channelId);
     const limit = parseLimit(q.limit, 20, 100);
-    const strategy = q.strategy === undefined || q.strategy === '' ? 'BEFORE' : String(q.strategy).toUpperCase();
-    if (!STRATEGIES.includes(strategy as (typeof STRATEGIES)[number])) throw invalidRequest('strategy must be BEFORE, AFTER or AROUND.', [{ pointer: '/strategy', message: 'unknown strategy' }]);
+    const strategy = parseStrategy(q.strategy, 'BEFORE');
     let c: MessageRecord | undefined;
     if (q.cursor !== undefined && q.cursor !== '' && q.cursor !== null) {
       c = await index.get(String(q.cursor));
@@ -145,15 +163,7 @@ export function createMessages(deps: MessagesDeps) {
       at = before.length;
       if (strategy === 'AFTER' && shown[at]?.id === c.id) at += 1;
     } else at = strategy === 'AFTER' ? 0 : shown.length;
-    let start: number;
-    let end: number;
-    if (strategy === 'BEFORE') [start, end] = [Math.max(0, at - limit), at];
-    else if (strategy === 'AFTER') [start, end] = [at, Math.min(shown.length, at + limit)];
-    else {
-      start = Math.max(0, at - Math.floor(limit / 2));
-      end = Math.min(shown.length, start + limit);
-      start = Math.max(0, end - limit);
-    }
+    const [start, end] = pageAt(shown.length, at, strategy, limit);
     return { messages: await views(shown.slice(start, end)), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
   }
 
@@ -162,17 +172,24 @@ export function createMessages(deps: MessagesDeps) {
     return view((await visibleMessage(a, channelId, messageId)).m);
   }
 
-  /** GET /v1/channels/{c}/messages/{m}/replies: the thread, oldest first (a cursor and limit page through it). */
-  async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown }) {
+  /**
+   * GET /v1/channels/{c}/messages/{m}/replies?cursor&limit&strategy: a page of the thread, oldest
+   * first. AFTER (the default) reads from the cursor's next reply on (without a cursor, from the
+   * first), BEFORE the replies before it (without one, the latest), AROUND a page centred on it.
+   */
+  async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }) {
     const { m } = await visibleMessage(a, channelId, rootId);
     const limit = parseLimit(q.limit, 100, 100);
-    let rs = (await index.repliesOf(m.threadRootId ?? m.id)).filter((r) => seenBy(r, a.userId));
+    const strategy = parseStrategy(q.strategy, 'AFTER');
+    const rs = (await index.repliesOf(m.threadRootId ?? m.id)).filter((r) => seenBy(r, a.userId));
+    let at = strategy === 'AFTER' ? 0 : rs.length;
     if (q.cursor !== undefined && q.cursor !== '') {
       const i = rs.findIndex((r) => r.id === q.cursor);
       if (i < 0) throw invalidRequest('cursor must be the id of a reply in this thread.', [{ pointer: '/cursor', message: 'unknown reply' }]);
-      rs = rs.slice(i + 1);
+      at = strategy === 'AFTER' ? i + 1 : i;
     }
-    return views(rs.slice(0, limit));
+    const [start, end] = pageAt(rs.length, at, strategy, limit);
+    return views(rs.slice(start, end));
   }
 
   function ownMessage(a: Actor, m: MessageRecord): void {
