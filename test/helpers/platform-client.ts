@@ -42,7 +42,7 @@ export function platformClient(baseUrl: string, token: string, appKey: string) {
     addReaction: (m: string, code: string) => call('POST', `/v1/messages/${m}/reactions`, { data: { code } }),
     removeReaction: (m: string, code: string) => call('DELETE', `/v1/messages/${m}/reactions`, { data: { code } }),
     // scheduled messages
-    fetchScheduledMessages: (channelId?: string) => call('GET', '/v1/messages/scheduled', { query: { channelId } }),
+    fetchScheduledMessages: (channelId?: string, limit?: number) => call('GET', '/v1/messages/scheduled', { query: { channelId, limit } }),
     fetchScheduledMessage: (id: string) => call('GET', `/v1/messages/scheduled/${id}`),
     createScheduledMessage: (req: Record<string, unknown>) => call('POST', '/v1/messages/scheduled', { data: req }),
     editScheduledMessage: (id: string, req: Record<string, unknown>) => call('PUT', `/v1/messages/scheduled/${id}`, { data: req }),

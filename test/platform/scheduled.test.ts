@@ -32,7 +32,6 @@ t.test('create, list, get, edit, delete; only the author sees them; posted at th
   t.match(a.body, { workspaceId: d.workspaceId, author: tokens.botId, channelId: general, text: 'stand-up in 5', sentAt: now + 60_000, files: [], attachments: [] });
   const b = await bot.createScheduledMessage({ channelId: general, text: 'never sent', sendAt: now + 30_000 });
   t.equal((await bot.createScheduledMessage({ channelId: general, text: 'past', sendAt: now - 1 })).status, 400, 'sendAt must be in the future');
-  t.equal((await bot.createScheduledMessage({ channelId: general, text: 'x', sendAt: now + 1000, recurrence: { recurrenceType: 'DAILY' } })).status, 400, 'recurrence is not supported yet');
   t.same((await bot.fetchScheduledMessages()).body.scheduledMessages.map((s: any) => s.text), ['never sent', 'stand-up in 5'], 'soonest first');
   t.equal((await otherClient.fetchScheduledMessage(a.body.id)).status, 404, 'another user does not see it');
   t.same((await otherClient.fetchScheduledMessages()).body, { scheduledMessages: [], hasMore: false });
@@ -73,4 +72,65 @@ t.test('a scheduled message whose time passed while the daemon was stopped is po
   const [ev] = await rx.waitFor(1, 5000);
   t.match(JSON.parse(ev!.body.body), { mId: m.id, tx: 'posted after the restart', aId: tokens.botId, ty: 'NEW_MESSAGE' });
   t.same((await again.fetchScheduledMessages()).body.scheduledMessages, []);
+});
+
+t.test('limit: the soonest `limit` of them, and hasMore', async (t) => {
+  const now = Date.now();
+  const d = await startTestDaemon({ clock: { now: () => now } });
+  t.teardown(() => d.stop());
+  const { bot } = await installPlatformApp(d);
+  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  for (const [i, text] of ['third', 'first', 'second'].entries()) await bot.createScheduledMessage({ channelId: general, text, sendAt: now + [30, 10, 20][i]! * 60_000 });
+  const one = await bot.fetchScheduledMessages(undefined, 1);
+  t.equal(one.status, 200);
+  t.same(one.body.scheduledMessages.map((s: any) => s.text), ['first']);
+  t.equal(one.body.hasMore, true);
+  const all = await bot.fetchScheduledMessages(undefined, 3);
+  t.same(all.body.scheduledMessages.map((s: any) => s.text), ['first', 'second', 'third']);
+  t.equal(all.body.hasMore, false);
+  t.equal((await bot.fetchScheduledMessages()).body.scheduledMessages.length, 3, 'without limit: up to 100');
+  for (const bad of [0, 101, 'x']) t.match((await bot.fetchScheduledMessages(undefined, bad as number)).body, { code: 'invalid_request', details: [{ pointer: '/limit' }] }, `limit=${bad}`);
+});
+
+t.test('a recurring message (as the SDK sends it) is posted at each occurrence until its end, and shows its recurrence', async (t) => {
+  let now = Date.parse('2026-03-06T09:00:00.000Z'); // a Friday
+  const d = await startTestDaemon({ clock: { now: () => now } });
+  t.teardown(() => d.stop());
+  const { bot } = await installPlatformApp(d);
+  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  const sendAt = now + 3_600_000;
+  const made = await bot.createScheduledMessage({ channelId: general, text: 'daily digest', sendAt, recurrence: { recurrenceType: 'BUSINESSDAYS', endAfterOccurrences: 2 } });
+  t.equal(made.status, 200, JSON.stringify(made.body));
+  t.same(made.body.recurrence, { recurrenceType: 'BUSINESSDAYS', endAfterOccurrences: 2, endDate: 0 }, 'V1.ScheduledMessageRecurrence: both ends numbers');
+  t.equal(made.body.sentAt, sendAt);
+  const posts = async () => (await bot.fetchMessages(general, undefined, 20)).body.messages.filter((m: any) => m.text === 'daily digest');
+  now = sendAt + 1000;
+  await until(async () => ((await posts()).length === 1 ? true : undefined));
+  const next = await until(async () => (await bot.fetchScheduledMessage(made.body.id)).body.sentAt !== sendAt ? (await bot.fetchScheduledMessage(made.body.id)).body : undefined);
+  t.equal(new Date(next.sentAt).toISOString(), '2026-03-09T10:00:00.000Z', 'the next business day (Monday), same time');
+  t.same(next.recurrence, made.body.recurrence);
+  now = next.sentAt + 1000;
+  await until(async () => ((await posts()).length === 2 ? true : undefined));
+  await until(async () => ((await bot.fetchScheduledMessage(made.body.id)).status === 404 ? true : undefined));
+  t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'two occurrences, then it ends');
+  const bad = await bot.createScheduledMessage({ channelId: general, text: 'x', sendAt: now + 1000, recurrence: { recurrenceType: 'HOURLY' } });
+  t.equal(bad.status, 400);
+  t.match(bad.body, { code: 'invalid_request', details: [{ pointer: '/recurrence/recurrenceType' }] });
+});
+
+t.test('occurrences that went by while no daemon posted are skipped, not posted in a burst', async (t) => {
+  let now = Date.parse('2026-03-06T09:00:00.000Z');
+  const d = await startTestDaemon({ clock: { now: () => now } });
+  t.teardown(() => d.stop());
+  const { bot } = await installPlatformApp(d);
+  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  const sendAt = now + 60_000;
+  const made = await bot.createScheduledMessage({ channelId: general, text: 'every day', sendAt, recurrence: { recurrenceType: 'DAILY' } });
+  now = sendAt + 3.5 * 86_400_000;
+  const next = await until(async () => {
+    const s = (await bot.fetchScheduledMessage(made.body.id)).body;
+    return s.sentAt !== sendAt ? s : undefined;
+  });
+  t.equal(next.sentAt, sendAt + 4 * 86_400_000, 'the next occurrence still to come');
+  t.equal((await bot.fetchMessages(general, undefined, 20)).body.messages.filter((m: any) => m.text === 'every day').length, 1, 'posted once');
 });

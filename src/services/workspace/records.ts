@@ -5,6 +5,7 @@
  * of installed apps included, without listing them.
  */
 import { sha256 } from '../../crypto.js';
+import type { Recurrence } from './recurrence.js';
 
 export const WT = {
   channels: 'wsChannels',
@@ -92,8 +93,14 @@ export interface ScheduledRecord {
   text: string;
   blocks: unknown[];
   attachments: unknown[];
-  /** epoch ms */
+  /** epoch ms: the next time it is posted */
   sendAt: number;
+  /** Posted again and again (recurrence.ts); absent for a message posted once. */
+  recurrence?: Recurrence;
+  /** A recurring one: its first occurrence (epoch ms), from which the others are counted. */
+  anchorAt?: number;
+  /** A recurring one: the occurrences gone by (posted, or missed while the daemon was stopped). */
+  occurrences?: number;
   createdAt: string;
   /** Set by store.claim: the daemon posting it, until when (epoch ms). */
   leaseOwner?: string;

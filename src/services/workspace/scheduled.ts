@@ -8,25 +8,33 @@
  * is due (store.claim), and its post commits only if the record is still as leased. One whose
  * daemon died while holding it is taken by another when the lease runs out. A leased one is
  * being sent: its author no longer sees or changes it.
+ *
+ * A recurring one (recurrence.ts) is not forgotten when posted: the same commit moves it to its
+ * next occurrence, skipping those that went by while no daemon ran, until its end.
  */
 import { newId } from '../../crypto.js';
 import { isConflict, retryOnConflict } from './conflict.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
-import type { Expectation, Store } from '../../store/types.js';
+import type { Change, Expectation, Store } from '../../store/types.js';
 import type { Channels } from './channels.js';
 import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
 import { WT, type ScheduledRecord } from './records.js';
 import type { Actor } from './users.js';
 import { createPoller } from '../../delivery/poller.js';
+import { nextOccurrence, parseRecurrence } from './recurrence.js';
 
 /** A poll for due messages every TICK_MS while it finds some; idle, up to POLL_MAX_MS apart (a message is woken for at its time). */
 const [TICK_MS, POLL_MAX_MS] = [250, 1000];
 const LEASE_MS = 30_000;
 const CLAIM_LIMIT = 50;
 const MAX_SEND_AT = 4_000_000_000_000;
+const LIST_MAX = 100;
+
+/** The fields of `o` that are set (a record keeps no undefined field). */
+const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 export interface ScheduledDeps {
   store: Store;
@@ -47,7 +55,11 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   const sending = (s: ScheduledRecord) => inFlight.has(s.id) || (!!s.leaseOwner && (s.leaseUntil ?? 0) > clock.now());
   const asRead = (s: ScheduledRecord): Expectation[] => [{ table: WT.scheduled, id: s.id, value: s }];
 
-  const view = (s: ScheduledRecord) => ({ id: s.id, workspaceId: s.workspaceId, author: s.author, channelId: s.channelId, text: s.text, sentAt: s.sendAt, files: [], blocks: s.blocks, attachments: s.attachments });
+  /** V1.ScheduledMessage; a recurrence's unset ends are 0. */
+  const view = (s: ScheduledRecord) => ({
+    id: s.id, workspaceId: s.workspaceId, author: s.author, channelId: s.channelId, text: s.text, sentAt: s.sendAt, files: [], blocks: s.blocks, attachments: s.attachments,
+    ...(s.recurrence ? { recurrence: { ...s.recurrence } } : {}),
+  });
 
   async function own(a: Actor, id: string): Promise<ScheduledRecord> {
     const s = await store.get<ScheduledRecord>(WT.scheduled, id);
@@ -61,26 +73,29 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     const { sendAt, channelId, recurrence } = b;
     if (typeof sendAt !== 'number' || !Number.isInteger(sendAt) || sendAt > MAX_SEND_AT) throw invalidRequest('sendAt must be a time in epoch milliseconds.', [{ pointer: '/sendAt', message: 'must be epoch milliseconds' }]);
     if (sendAt <= clock.now()) throw invalidRequest('sendAt must be in the future.', [{ pointer: '/sendAt', message: 'is not in the future' }]);
-    if (recurrence !== undefined && recurrence !== null) throw invalidRequest('Recurring scheduled messages are not supported by appreg yet.', [{ pointer: '/recurrence', message: 'is not supported' }]);
+    const rec = parseRecurrence(recurrence, sendAt);
     if (typeof channelId !== 'string') throw invalidRequest('channelId is required.', [{ pointer: '/channelId', message: 'is required' }]);
     const input = parseMessageInput({ text: b.text, blocks: b.blocks, attachments: b.attachments, files: b.files });
     if (input.files) throw invalidRequest('Files on scheduled messages are not supported by appreg yet.', [{ pointer: '/files', message: 'must be empty' }]);
     const ch = await channels.visible(a, channelId);
-    return { channelId: ch.id, sendAt, text: input.text, blocks: input.blocks, attachments: input.attachments };
+    return { channelId: ch.id, sendAt, text: input.text, blocks: input.blocks, attachments: input.attachments, recurrence: rec, anchorAt: rec ? sendAt : undefined };
   }
 
-  /** GET /v1/messages/scheduled: the actor's pending ones, soonest first (query channelId filters). */
-  async function list(a: Actor, q: { channelId?: unknown }) {
+  /** GET /v1/messages/scheduled: the actor's pending ones, soonest first (query channelId filters), at most `limit` (1–100, default 100). */
+  async function list(a: Actor, q: { channelId?: unknown; limit?: unknown }) {
+    const limit = q.limit === undefined || q.limit === '' ? LIST_MAX : Number(q.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX) throw invalidRequest(`limit must be a whole number from 1 to ${LIST_MAX}.`, [{ pointer: '/limit', message: `must be 1 to ${LIST_MAX}` }]);
     const out: ScheduledRecord[] = [];
     for (const s of await store.all<ScheduledRecord>(WT.scheduled)) {
       if (s.workspaceId === a.workspaceId && s.author === a.userId && !sending(s) && (q.channelId === undefined || s.channelId === q.channelId)) out.push(s);
     }
-    return { scheduledMessages: out.sort((x, y) => x.sendAt - y.sendAt).map(view), hasMore: false };
+    out.sort((x, y) => x.sendAt - y.sendAt || (x.id < y.id ? -1 : 1));
+    return { scheduledMessages: out.slice(0, limit).map(view), hasMore: out.length > limit };
   }
 
   async function create(a: Actor, body: unknown) {
     const f = await parse(a, body);
-    const s: ScheduledRecord = { id: newId('sch', 12), workspaceId: a.workspaceId, author: a.userId, ...(a.appId ? { appId: a.appId } : {}), ...f, createdAt: new Date(clock.now()).toISOString() };
+    const s: ScheduledRecord = { id: newId('sch', 12), workspaceId: a.workspaceId, author: a.userId, ...(a.appId ? { appId: a.appId } : {}), ...defined(f), createdAt: new Date(clock.now()).toISOString() };
     await store.commit([{ table: WT.scheduled, id: s.id, value: s }]);
     poller.wakeAt(s.sendAt);
     return view(s);
@@ -92,7 +107,9 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     // read again: still pending after the wait; committed only if not leased (or changed) meanwhile
     const next = await retryOnConflict(async () => {
       const s = await own(a, id);
-      const next: ScheduledRecord = { ...s, ...fields };
+      // every field replaced; a recurrence starts again from the new sendAt, its occurrences so far still counted
+      const { recurrence: _r, anchorAt: _a, ...rest } = s;
+      const next: ScheduledRecord = { ...rest, ...defined(fields) };
       await store.commit([{ table: WT.scheduled, id, value: next }], asRead(s));
       return next;
     });
@@ -119,12 +136,35 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     });
   }
 
+  /**
+   * What follows the post of `s`: forgetting it, or for a recurring one, the record at its next
+   * occurrence still to come (released from the lease), as long as the recurrence runs.
+   */
+  function afterPost(s: ScheduledRecord): Change {
+    if (!s.recurrence) return { table: WT.scheduled, id: s.id, value: null };
+    const anchorAt = s.anchorAt ?? s.sendAt;
+    let occurrences = (s.occurrences ?? 0) + 1;
+    let at = nextOccurrence(s.recurrence, anchorAt, occurrences, s.sendAt);
+    // occurrences that went by while no daemon ran are skipped (not posted in a burst), and counted
+    while (at !== undefined && at <= clock.now()) {
+      occurrences += 1;
+      at = nextOccurrence(s.recurrence, anchorAt, occurrences, at);
+    }
+    if (at === undefined) return { table: WT.scheduled, id: s.id, value: null };
+    const { leaseOwner: _o, leaseUntil: _u, ...rest } = s;
+    const next: ScheduledRecord = { ...rest, anchorAt, occurrences, sendAt: at };
+    return { table: WT.scheduled, id: s.id, value: next };
+  }
+
   /** Post one that is due; one its author can no longer post (channel gone or hidden, author gone) is dropped with a warning. */
   async function fire(s: ScheduledRecord): Promise<void> {
     const forget = [{ table: WT.scheduled, id: s.id, value: null }];
+    const then = afterPost(s);
     try {
       // only while the record is as leased: a lease that ran out and was taken by another daemon posts nothing here
-      await messages.postScheduled({ workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) }, s.channelId, { text: s.text, blocks: s.blocks, attachments: s.attachments }, forget, asRead(s));
+      await messages.postScheduled({ workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) }, s.channelId, { text: s.text, blocks: s.blocks, attachments: s.attachments }, [then], asRead(s));
+      const next = then.value as ScheduledRecord | null;
+      if (next) poller.wakeAt(next.sendAt);
     } catch (e) {
       if (isConflict(e)) return;
       logger.warn('scheduled message dropped', { id: s.id, channelId: s.channelId, reason: (e as Error).message });
