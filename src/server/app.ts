@@ -14,6 +14,7 @@ import { oauthManagementRoutes } from './routes/oauth-management.js';
 import { socketRoutes } from './routes/socket.js';
 import { peopleRoutes } from './routes/people.js';
 import { platformGate } from './routes/platform-gate.js';
+import { platformCallRoutes } from './routes/platform-calls.js';
 import { platformChannelRoutes } from './routes/platform-channels.js';
 import { platformFileRoutes } from './routes/platform-files.js';
 import { platformMessageRoutes } from './routes/platform-messages.js';
@@ -69,6 +70,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(platformChannelRoutes({ platform, channels: ws.channels, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformFileRoutes({ platform, files: ws.files, identity, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(platformCallRoutes({ platform, calls: ws.calls }));
   app.use(oauthConsentRoutes({ config, clock, store, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
   app.use(webRoutes(web));

@@ -79,7 +79,8 @@ export function composeDaemon(base: Foundation) {
   // on PostgreSQL the bytes are in the database too, so that every daemon serves every file
   const blobs = store.kind === 'postgres' ? storeFileBlobs(store) : openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
   const fileUrl = (fileId: string) => `${base.baseUrl()}/files/${fileId}`;
-  const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker, blobs, fileUrl, instanceId: base.instanceId });
+  const callUrl = (code: string) => `${base.baseUrl()}/calls/${code}`;
+  const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker, blobs, fileUrl, callUrl, instanceId: base.instanceId });
 
   return {
     config,

@@ -63,6 +63,8 @@ export function platformClient(baseUrl: string, token: string, appKey: string) {
     listUserGroups: () => call('GET', '/v1/workspaceUsers/groups'),
     updateCustomStatus: (data: Record<string, unknown>) => call('PUT', '/v1/workspaceUsers/customStatus', { data }),
     publishHomeView: (u: string, data: Record<string, unknown>) => call('POST', `/v1/app/homeView/workspaceUsers/${u}`, { data }),
+    // calls
+    createPermanentCall: () => call('POST', '/v1/calls/permanent'),
     // files, as the SDK's files client uploads them: a token, the bytes to the file-upload host, then complete
     getUploadToken: (filename: string, length: number) => call('POST', '/v1/files/upload/token', { data: { filename, length } }),
     postUpload: (upload: { token: string; remoteProductToken?: string }, bytes: Buffer, name: string, mimeType = 'application/octet-stream', uploadUrl = baseUrl) => {
@@ -95,7 +97,7 @@ export async function sdkUploadFile(c: ReturnType<typeof platformClient>, bytes:
 
 
 /** Every scope a platform test app asks for. */
-export const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edit', 'messages:delete', 'attachments:write', 'reaction:read', 'reaction:write', 'channels:list', 'channels:read', 'channels:write', 'users:list', 'user:read', 'workspace:read', 'status:write', 'group:read'];
+export const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edit', 'messages:delete', 'attachments:write', 'reaction:read', 'reaction:write', 'channels:list', 'channels:read', 'channels:write', 'users:list', 'user:read', 'workspace:read', 'status:write', 'group:read', 'calls:write'];
 
 /** The consent-screen scope string granting `user` scopes to the user and `bot` scopes to the bot. */
 const scopeString = (user: string[], bot: string[]) => [...user, ...bot.map((s) => `bot:${s}`)].join(',');

@@ -41,6 +41,7 @@ function daemon(store: Store, now: () => number, instanceId: string, perChannel 
     worker: { enqueueEvent: async () => {} } as never,
     blobs: { write: async (_id, _data, max) => max, read: () => undefined, remove: async () => {}, removeExcept: async () => {} },
     fileUrl: (id) => `http://x/${id}`,
+    callUrl: (code) => `http://x/calls/${code}`,
     instanceId,
   });
 }
@@ -189,12 +190,24 @@ async function trimsAcross(t: TapTest, [store, store2]: Stores) {
   t.same((await two.messages.list(a, general, { limit: 20 })).messages.map((m) => m.text), ['m3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'from two', 'from one']);
 }
 
+/** Asked for at once through two daemons, a user's permanent call is made once: both answers are the same call, and its link's code finds it. */
+async function callsAcross(t: TapTest, [store, store2]: Stores) {
+  await seed(store);
+  const one = daemon(store, Date.now, 'd1');
+  const two = daemon(store2, Date.now, 'd2');
+  const a = await one.person('wu_a');
+  const [x, y] = await Promise.all([one.calls.permanent(a), two.calls.permanent(a)]);
+  t.same(y, x, 'one call');
+  t.match(await two.calls.byCode(x.code), { id: x.id, workspaceUserId: 'wu_a', userName: 'wu_a' });
+}
+
 const cases: Array<[string, (t: TapTest, stores: Stores) => Promise<void>]> = [
   ['posting order, the bound, reactions and live notices across two daemons', postingAcross],
   ['channel names are unique, and initial channels made once, across daemons', namesAcross],
   ['a scheduled message is posted once by two daemons', scheduledAcross],
   ['the files total counts every daemon', filesAcross],
   ['two daemons trimming a channel at once keep its bound', trimsAcross],
+  ['a permanent call is made once across daemons', callsAcross],
 ];
 
 for (const [name, fn] of cases) {

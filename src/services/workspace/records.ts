@@ -15,6 +15,8 @@ export const WT = {
   statuses: 'wsCustomStatuses',
   homeViews: 'wsHomeViews',
   files: 'wsFiles',
+  calls: 'wsPermanentCalls',
+  callCodes: 'wsCallCodes',
 } as const;
 
 export type ChannelType = 'PUBLIC' | 'PRIVATE' | 'DIRECT' | 'SELF';

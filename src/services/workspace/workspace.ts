@@ -12,6 +12,7 @@ import { notFound } from '../../errors.js';
 import type { Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
 import type { Grants } from '../oauth/grants.js';
+import { createCalls } from './calls.js';
 import { createChannels } from './channels.js';
 import { createWorkspaceEvents } from './events.js';
 import { createFiles, type FileBlobs } from './files.js';
@@ -33,6 +34,8 @@ export interface WorkspaceDeps {
   /** Where uploaded files' bytes are kept, and the URL each is served at. */
   blobs: FileBlobs;
   fileUrl: (fileId: string) => string;
+  /** The daemon's page for a permanent call's code. */
+  callUrl: (code: string) => string;
   /** This daemon among those sharing the store (the owner of its leases on scheduled messages). */
   instanceId?: string;
 }
@@ -48,6 +51,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
   const reactions = createReactionsAndSearch({ index, messages, channels, users, events });
   const scheduled = createScheduledMessages({ store, clock, logger, channels, messages, instanceId: deps.instanceId ?? newId('daemon', 12) });
   const profiles = createProfiles({ store, clock, users, events });
+  const calls = createCalls({ store, clock, users, callUrl: deps.callUrl });
 
   /** A person of the workspace, as an actor of the calls below. */
   async function person(workspaceUserId: string): Promise<Actor> {
@@ -64,6 +68,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
     scheduled,
     profiles,
     files,
+    calls,
     /** Every message added, changed or removed, by any daemon (its id, channel and thread root); returns the unsubscribe. */
     onMessageChange: index.onChange,
     /** A workspace user (a person) as the actor of channel and message calls. */
