@@ -30,8 +30,12 @@ t.test('the SDK upload sequence, the file on a message and in NEW_MESSAGE, read 
   t.equal(up.status, 200);
   t.match(up.body, { original: { mimeType: 'text/csv', size: bytes.length, requestedFileUploadId: /^file_/, waveform: [] }, thumbs: [] });
   t.equal((await a.bot.postUpload(tok.body, bytes, 'report.csv')).status, 401, 'an upload token is used once');
+  t.type(up.body.signature, 'string', 'V1.CompleteFileUpload.signature');
+  const altered = await a.bot.completeFileUpload({ ...up.body, original: { ...up.body.original }, signature: 'made-up' });
+  t.equal(altered.status, 400, 'an altered answer is refused');
+  t.match(altered.body, { code: 'invalid_request', details: [{ pointer: '/signature' }] });
   const done = await a.bot.completeFileUpload(up.body);
-  t.equal(done.status, 200);
+  t.equal(done.status, 200, 'the unchanged one completes after it');
   t.match(done.body, { id: up.body.original.requestedFileUploadId, name: 'report.csv', path: `${d.url}/files/${up.body.original.requestedFileUploadId}` });
   t.equal((await a.bot.completeFileUpload(up.body)).status, 404, 'an upload is completed once');
   const fileId = done.body.id;

@@ -110,6 +110,9 @@ export function createFiles(deps: FilesDeps) {
     if ((await used()) + extra > limits.totalMaxBytes) throw payloadTooLarge(`The workspace files would exceed filesTotalMaxBytes (${limits.totalMaxBytes} bytes).`);
   };
 
+  /** The `signature` of an upload's answer: a digest of what was received (id, size, type), which complete checks when it is sent back. */
+  const signatureOf = (fileId: string, size: number, mimeType: string) => sha256(`appreg-upload|${fileId}|${size}|${mimeType}`);
+
   /** POST /v1/files/upload/token {filename, length} → V1.FileUploadToken. */
   async function requestToken(a: Actor, body: unknown) {
     const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
@@ -151,7 +154,7 @@ export function createFiles(deps: FilesDeps) {
       const mime = MIME.test(mimeType) ? mimeType.toLowerCase() : 'application/octet-stream';
       uploaded.set(t.fileId, { ...t, size, mimeType: mime, expiresAt: clock.now() + UPLOAD_TTL_MS });
       const original = { mimeType: mime, width: 0, height: 0, size, path: fileUrl(t.fileId), duration: 0, waveform: [], requestedFileUploadId: t.fileId, base64Value: '' };
-      return { original, thumbs: [] as unknown[] };
+      return { original, thumbs: [] as unknown[], signature: signatureOf(t.fileId, size, mime) };
     } finally {
       reserved.delete(t.fileId);
     }
@@ -171,6 +174,8 @@ export function createFiles(deps: FilesDeps) {
     sweep();
     const u = uploaded.get(id);
     if (!u || u.workspaceId !== a.workspaceId || u.userId !== a.userId || u.appId !== a.appId) throw notFound('Upload');
+    const signature = (body as { signature?: unknown }).signature;
+    if (signature !== undefined && signature !== signatureOf(id, u.size, u.mimeType)) throw invalidRequest('signature is not the one the upload answered: send back the upload\'s answer unchanged.', [{ pointer: '/signature', message: 'does not match the upload' }]);
     const rec: FileRecord = { id, workspaceId: u.workspaceId, owner: u.userId, ...(u.appId ? { appId: u.appId } : {}), name: u.name, mimeType: u.mimeType, size: u.size, uploadedAtMilli: clock.now() };
     uploaded.delete(id);
     try {
@@ -201,7 +206,7 @@ export function createFiles(deps: FilesDeps) {
     const out: Record<string, unknown>[] = [];
     if (!ids?.length) return out; // most messages carry none: no read
     for (const f of await Promise.all(ids.map((id) => store.get<FileRecord>(WT.files, id)))) {
-      if (f) out.push({ id: f.id, owner: f.owner, name: f.name, mimeType: f.mimeType, size: f.size, path: fileUrl(f.id), thumbnails: [], uploadedAtMilli: f.uploadedAtMilli });
+      if (f) out.push({ id: f.id, owner: f.owner, name: f.name, mimeType: f.mimeType, path: fileUrl(f.id), thumbnails: [], uploadedAtMilli: f.uploadedAtMilli });
     }
     return out;
   }

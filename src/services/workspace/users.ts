@@ -13,6 +13,9 @@ export interface Actor {
   appId?: string;
 }
 
+/** V1.WorkspaceUser.timeFormat: every user shows times on the 24-hour clock. */
+const TIME_FORMAT = 24;
+
 const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'workspace';
 
 export function createWorkspaceUsers(store: Store, clock: Clock) {
@@ -45,6 +48,7 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
       avatar: { fullPath: '', scaledPath: '' },
       timeZoneId: 'UTC',
       automaticallyTimeZone: true,
+      timeFormat: TIME_FORMAT,
       title: (u as { title?: string }).title ?? '',
       phone: '',
       isPumbleBot: false,
