@@ -13,6 +13,7 @@ import { oauthConsentRoutes } from './routes/oauth-consent.js';
 import { oauthManagementRoutes } from './routes/oauth-management.js';
 import { socketRoutes } from './routes/socket.js';
 import { peopleRoutes } from './routes/people.js';
+import { peopleManageRoutes } from './routes/people-manage.js';
 import { platformGate } from './routes/platform-gate.js';
 import { platformCallRoutes } from './routes/platform-calls.js';
 import { platformChannelRoutes } from './routes/platform-channels.js';
@@ -60,6 +61,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     loginCodeRoutes({ leads: d.leads }),
     oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
     peopleRoutes({ config, clock, store, workspace: d.workspace, deliveries: d.deliveries }),
+    peopleManageRoutes({ config, clock, store, workspace: d.workspace }),
   );
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.

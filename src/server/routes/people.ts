@@ -25,17 +25,18 @@ export interface PeopleRoutesDeps {
 
 const SLASH = /^(\/[A-Za-z0-9_-]{1,32})(?:\s+([\s\S]*))?$/;
 
+/** A channel as a person writes it: its id, `general` or `#general` (the channel's id; the text as given when no name matches). */
+export async function channelIdOf(ws: Workspace, workspaceId: string, channel: string): Promise<string> {
+  await ws.channels.ensureWorkspace(workspaceId);
+  return (await ws.channels.byName(workspaceId, channel))?.id ?? channel;
+}
+
 export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   const { workspace: ws } = deps;
   const r = Router({ mergeParams: true });
   const body = jsonBody(deps.config.bodyLimitBytes);
   const writes = rateLimit({ perMinute: deps.config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `people-writes|${principalOf(res).workspaceUserId}` });
-  /** A channel is written by id, `general` or `#general`. */
-  const channelOf = async (req: Request, workspaceId: string) => {
-    const c = String(req.params.channel);
-    await ws.channels.ensureWorkspace(workspaceId);
-    return (await ws.channels.byName(workspaceId, c))?.id ?? c;
-  };
+  const channelOf = (req: Request, workspaceId: string) => channelIdOf(ws, workspaceId, String(req.params.channel));
 
   r.get(
     '/channels',

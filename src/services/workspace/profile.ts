@@ -64,9 +64,10 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       return true;
     };
     if (!Array.isArray(ids) || !(await known(ids))) details.push({ pointer: '/workspaceUserIds', message: 'must list users of the workspace' });
+    if (b.disabled !== undefined && typeof b.disabled !== 'boolean') details.push({ pointer: '/disabled', message: 'must be true or false' });
     if (details.length) throw invalidRequest(`The group is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
     if ((await groupsOf(a.workspaceId)).some((g) => g.handle === handle && g.id !== prev?.id)) throw handleTaken(handle as string);
-    return { name: (name as string).trim(), handle: handle as string, description: description as string, workspaceUserIds: [...new Set(ids as string[])], disabled: b.disabled === undefined ? (prev?.disabled ?? false) : !!b.disabled };
+    return { name: (name as string).trim(), handle: handle as string, description: description as string, workspaceUserIds: [...new Set(ids as string[])], disabled: typeof b.disabled === 'boolean' ? b.disabled : (prev?.disabled ?? false) };
   }
 
   /** A person creates a user group: WORKSPACE_USER_GROUP_CREATED. */
