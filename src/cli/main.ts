@@ -17,6 +17,7 @@ import { registerDeliver } from './commands/deliver.js';
 import { registerOpen } from './commands/open.js';
 import { registerMessages } from './commands/messages.js';
 import { registerSay } from './commands/say.js';
+import { registerGroups } from './commands/groups.js';
 
 /** The version in package.json, read as a file (dist/src/cli/main.js → ../../../package.json): no JSON module import at start. */
 function packageVersion(): string {
@@ -65,6 +66,7 @@ ${EXIT_HELP}`);
   registerDeliver(program, run);
   registerSay(program, run);
   registerMessages(program, run);
+  registerGroups(program, run);
   return program;
 }
 

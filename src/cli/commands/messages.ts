@@ -4,6 +4,7 @@ import { CliError, EXIT, table } from '../output.js';
 import { action, examples, positiveInt } from '../options.js';
 import type { Run } from '../run.js';
 import type { ChannelInfo, Message } from '../workspace.js';
+import { registerChannelManagement } from './channels-manage.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
 const workspace = () => import('../workspace.js');
@@ -42,6 +43,7 @@ export function registerMessages(program: Command, run: Run): void {
       const res = await client.request<ChannelInfo>('POST', `${client.base()}/channels`, { json: body });
       out.print(res, () => `created #${res.channel.name} (${res.channel.id}, ${res.channel.channelType.toLowerCase()})`);
     }));
+  registerChannelManagement(channels, run);
 
   const messages = program.command('messages').description('messages of a channel, as you see them');
   messages
