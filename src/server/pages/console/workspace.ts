@@ -86,7 +86,7 @@ export interface WorkspaceView {
 export function workspacePage(shell: Shell, v: WorkspaceView): string {
   const nav = `<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">${v.channels
     .map((ch) => `<li><a href="/console/channels/${esc(encodeURIComponent(ch.id))}"${ch.id === v.channel.id ? ' aria-current="page"' : ''}>${esc(ch.label)}</a></li>`)
-    .join('')}</ul>${homesNav(v.homes)}</nav>`;
+    .join('')}</ul>${homesNav(v.homes)}<p><a href="/console/manage">Channels and groups</a></p></nav>`;
   const action = `/console/channels/${esc(encodeURIComponent(v.channel.id))}/messages`;
   const composer = `<form method="post" action="${action}" class="composer" aria-label="Composer">${csrfField(shell.csrf)}${v.thread ? `<input type="hidden" name="threadRootId" value="${esc(v.thread.rootId)}">` : ''}
 <label for="message" class="sr">Message</label><input type="text" id="message" name="text" autocomplete="off" required placeholder="${v.thread ? 'Reply in the thread' : `Message ${esc(v.channel.label)}`}, or /command" aria-describedby="composer-hint"><button type="submit" class="primary">Send</button></form>

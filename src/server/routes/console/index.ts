@@ -19,6 +19,7 @@ import { consoleDeliveryRoutes } from './deliveries.js';
 import { createPersonState, type PersonStateStore } from '../../person-state.js';
 import { consoleWorkspaceRoutes, type ConsoleWorkspaceDeps } from './workspace.js';
 import { consoleWorkspaceAppsRoutes } from './workspace-apps.js';
+import { consoleManageRoutes } from './workspace-manage.js';
 
 export interface ConsoleRoutesDeps {
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
@@ -52,6 +53,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   const people = consoleWorkspaceRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state });
   r.use(people.router);
   r.use(consoleWorkspaceAppsRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state }));
+  r.use(consoleManageRoutes({ base, workspace: deps.workspace }));
   return {
     router: r,
     endStreams() {
