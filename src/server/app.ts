@@ -6,7 +6,7 @@ import { accessLog, errorHandler, notFoundHandler, requestId } from './middlewar
 import { appsRoutes } from './routes/apps.js';
 import { MGMT_BASE, requireAuth, requireSelf } from './routes/auth.js';
 import { deliveryRoutes } from './routes/deliveries.js';
-import { identityRoutes } from './routes/identity.js';
+import { actAsRoutes, identityRoutes } from './routes/identity.js';
 import { leadRoutes, loginCodeRoutes } from './routes/lead.js';
 import { appCallRoutes } from './routes/oauth.js';
 import { oauthConsentRoutes } from './routes/oauth-consent.js';
@@ -59,6 +59,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     deliveryRoutes({ config, clock, store, deliveries: d.deliveries }),
     signInLinkRoutes(web),
     loginCodeRoutes({ leads: d.leads }),
+    actAsRoutes({ config, clock, store, identity, logger }),
     oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
     peopleRoutes({ config, clock, store, workspace: d.workspace, deliveries: d.deliveries }),
     peopleManageRoutes({ config, clock, store, workspace: d.workspace }),

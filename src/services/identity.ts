@@ -9,6 +9,8 @@ export interface Principal { workspaceId: string; workspaceUserId: string; jti: 
 export interface IssuedToken { authToken: string; exp: number; workspaceId: string; workspaceUserId: string }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/** How long a token of `actAs` lives: one command's worth (the CLI revokes it when done). */
+const ACT_AS_TTL_SECONDS = 10 * 60;
 
 export function createIdentityService(ctx: ServiceContext) {
   const { store, clock } = ctx;
@@ -98,10 +100,10 @@ export function createIdentityService(ctx: ServiceContext) {
     });
   }
 
-  /** A management token's record and its value, not yet committed (a caller may commit it with more). */
-  function newToken(user: WorkspaceUserRecord): { change: Change; issued: IssuedToken; jti: string } {
+  /** A management token's record and its value, not yet committed (a caller may commit it with more); `ttlSeconds` shortens its life. */
+  function newToken(user: WorkspaceUserRecord, ttlSeconds = ctx.config.managementTokenTtlSeconds): { change: Change; issued: IssuedToken; jti: string } {
     const iat = Math.floor(clock.now() / 1000);
-    const exp = iat + ctx.config.managementTokenTtlSeconds;
+    const exp = iat + Math.min(ttlSeconds, ctx.config.managementTokenTtlSeconds);
     const rec: MgmtTokenRecord = { id: newId('mtk'), workspaceId: user.workspaceId, workspaceUserId: user.id, exp, createdAt: nowIso() };
     const authToken = signJwt({ sub: user.id, ws: user.workspaceId, jti: rec.id, iat, exp }, ctx.jwtKey);
     return { change: { table: T.mgmtTokens, id: rec.id, value: rec }, issued: { authToken, exp, workspaceId: user.workspaceId, workspaceUserId: user.id }, jti: rec.id };
@@ -161,6 +163,32 @@ export function createIdentityService(ctx: ServiceContext) {
       throw unauthenticated('The Authtoken has been revoked.');
     }
     return hit.claims;
+  }
+
+  /** The workspace's owner: its first human member (who created it). */
+  async function ownerOf(workspaceId: string): Promise<string | undefined> {
+    let first: WorkspaceUserRecord | undefined;
+    for (const wu of await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'workspaceId', workspaceId)) {
+      if (!wu.isBot && (!first || wu.createdAt < first.createdAt)) first = wu;
+    }
+    return first?.id;
+  }
+
+  /**
+   * POST …/act-as {user}: the workspace's owner gets a short-lived management token of another
+   * (human) user of the workspace, by id or email (appreg say --as). Nothing of that user's own
+   * logins is touched: no lead is made or voided, no login code is issued.
+   */
+  async function actAs(principal: Principal, who: unknown): Promise<IssuedToken> {
+    if (typeof who !== 'string' || !who || who.length > 254) throw invalidRequest('user must be the id or email of a user of your workspace.', [{ pointer: '/user', message: 'is required' }]);
+    const members = await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'workspaceId', principal.workspaceId);
+    const target = members.find((u) => u.id === who) ?? members.find((u) => !u.isBot && u.email === who.trim().toLowerCase());
+    if (!target) throw notFound('Workspace user');
+    if (target.isBot) throw invalidRequest('An app\'s bot user acts through its app\'s bot token, not as a person.', [{ pointer: '/user', message: 'is a bot user' }]);
+    if (target.id !== principal.workspaceUserId && (await ownerOf(principal.workspaceId)) !== principal.workspaceUserId) throw forbidden('Only the owner of the workspace can act as another user.');
+    const t = newToken(target, ACT_AS_TTL_SECONDS);
+    await store.commit([t.change]);
+    return t.issued;
   }
 
   async function revoke(principal: Principal): Promise<void> {
@@ -227,7 +255,7 @@ export function createIdentityService(ctx: ServiceContext) {
     return Promise.all((await membershipsOf(wu.accountId)).map(async (m) => ({ ...(await workspaceInfo(m.workspaceId)), workspaceUserId: m.id })));
   }
 
-  return { createWorkspaceFor, membershipIn, userRecord, createUser, newToken, checkPassword, membershipsOf, login, issueToken, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces };
+  return { createWorkspaceFor, membershipIn, userRecord, createUser, newToken, checkPassword, membershipsOf, login, issueToken, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces, ownerOf, actAs };
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;

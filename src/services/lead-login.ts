@@ -252,15 +252,6 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     return { token: access.issued.authToken, refreshToken: next.token };
   }
 
-  /** The workspace's owner: its first human member (who created it). */
-  async function ownerOf(workspaceId: string): Promise<string | undefined> {
-    let first: WorkspaceUserRecord | undefined;
-    for (const wu of await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'workspaceId', workspaceId)) {
-      if (!wu.isBot && (!first || wu.createdAt < first.createdAt)) first = wu;
-    }
-    return first?.id;
-  }
-
   /**
    * GET …/login-codes?email=: the pending code of a member of the caller's workspace, for that
    * member or the workspace's owner. When the owner reads another user's code, the login it
@@ -270,7 +261,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     const email = emailOf(emailIn);
     const me = await identity.userRecord(p.workspaceUserId);
     const self = me?.email === email;
-    if (!self && (await ownerOf(p.workspaceId)) !== p.workspaceUserId) throw forbidden('Only the workspace owner or that user can see a login code.');
+    if (!self && (await identity.ownerOf(p.workspaceId)) !== p.workspaceUserId) throw forbidden('Only the workspace owner or that user can see a login code.');
     if (!(await membersOf(email)).some((wu) => wu.workspaceId === p.workspaceId)) throw notFound('Workspace user');
     return retryOnConflict(async () => {
       let lead: LeadRecord | undefined;

@@ -111,6 +111,10 @@ t.test('appreg say', async (t) => {
     const made = await runMain([...g, 'users', 'create', '--workspace', d.workspaceId, '--email', 'dev@example.com', '--name', 'Dev', '--json']);
     t.equal(made.code, 0, made.stderr);
     const dev = JSON.parse(made.stdout) as { id: string };
+    // dev is in the middle of an official-CLI login: acting as dev must leave it alone
+    const lead = (await (await d.api('/lead', { method: 'POST', noAuth: true, json: { email: 'dev@example.com' } })).json()) as { id: string };
+    const codeLines = () => d.logs().split('\n').filter((l) => /login code \d{6} for dev@example\.com/.test(l)).length;
+    t.equal(codeLines(), 1);
     const r = await runMain([...g, 'say', 'general', 'hi from dev', '--as', 'dev@example.com', '--json']);
     t.equal(r.code, 0, r.stderr);
     t.equal(JSON.parse(r.stdout).message.author, dev.id);
@@ -119,6 +123,13 @@ t.test('appreg say', async (t) => {
     t.equal(JSON.parse(byId.stdout).delivery.payload.userId, dev.id, 'the command came from dev');
     const me = await runMain([...g, 'say', 'general', 'as myself', '--as', d.workspaceUserId, '--json']);
     t.equal(JSON.parse(me.stdout).message.author, d.workspaceUserId);
+    t.equal(codeLines(), 1, 'acting as dev logged no login code');
+    const code = (await (await d.api(`${d.mgmt}/login-codes?email=dev%40example.com`)).json()) as { code: string };
+    const activated = await d.api('/lead/activate', { method: 'POST', noAuth: true, json: { email: 'dev@example.com', code: code.code, leadId: lead.id } });
+    t.equal(activated.status, 200, 'dev\'s pending login still activates');
+    const loggedIn = await d.api('/lead/login', { method: 'POST', noAuth: true, json: { leadId: lead.id } });
+    t.equal(loggedIn.status, 200, 'and logs in');
+    t.match(d.logs(), /acting as another user of the workspace/);
     t.equal((await runMain([...g, 'say', 'general', 'x', '--as', 'wu_nobody'])).code, 4);
     t.equal((await runMain([...g, 'say', 'general', 'x', '--as', 'nobody@example.com'])).code, 4);
     // a user who does not own the workspace cannot act as someone else

@@ -14,38 +14,24 @@ const NEVER_RECEIVED = new Set(['connection_error', 'egress_denied']);
 
 /**
  * The client that acts as `who` (a user id or email of your workspace). You, as yourself; anyone
- * else only when you own the workspace: the CLI signs them in for this one command through the
- * official CLI's login (the owner may read their login code, docs/protocol.md §2.7), then signs out.
+ * else only when you own the workspace: the daemon gives the owner a short-lived token of that
+ * user (POST …/act-as), revoked when the command is done. The user's own logins are not touched.
  */
 async function actAs(run: Run, o: GlobalOpts, me: Client, who: string): Promise<Acting> {
   const self = await me.request<{ workspaceId: string; workspaceUserId: string; email?: string }>('GET', '/auth/whoami');
   const keep: Acting = { client: me, userId: self.workspaceUserId, release: async () => {} };
   if (who === self.workspaceUserId || who.toLowerCase() === self.email?.toLowerCase()) return keep;
-  const ws = encodeURIComponent(self.workspaceId);
-  let email = who;
-  let userId: string | undefined;
-  if (!who.includes('@')) {
-    const u = await me.request<{ email: string }>('GET', `/workspaces/${ws}/workspaceUsers/${encodeURIComponent(who)}`, { auth: false }).catch((e: unknown) => {
-      throw e instanceof CliError && e.exitCode === EXIT.rejected ? new CliError(`--as ${who}: no such user in your workspace`, EXIT.rejected, { code: 'not_found', message: `no user ${who}` }) : e;
-    });
-    [email, userId] = [u.email, who];
-  }
-  const lead = await me.request<{ id: string }>('POST', '/lead', { auth: false, json: { email } });
-  const code = await me.request<{ code: string }>('GET', `${me.base()}/login-codes`, { searchParams: { email } }).catch((e: unknown) => {
+  const issued = await me.request<{ authToken: string; workspaceUserId: string }>('POST', `${me.base()}/act-as`, { json: { user: who } }).catch((e: unknown) => {
     if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
-    const why = (e.body as { code?: string } | undefined)?.code === 'forbidden' ? 'only the owner of the workspace can post as another user; log in as them with "appreg login"' : `${email} is not a user of your workspace`;
+    const code = (e.body as { code?: string } | undefined)?.code;
+    const why = code === 'forbidden' ? 'only the owner of the workspace can post as another user; log in as them with "appreg login"' : code === 'not_found' ? 'no such user in your workspace' : e.message;
     throw new CliError(`--as ${who}: ${why}`, EXIT.rejected, e.body);
   });
-  await me.request('POST', '/lead/activate', { auth: false, json: { email, code: code.code, leadId: lead.id } });
-  const login = await me.request<{ items: Array<{ workspace: { id: string }; workspaceUser: { id: string }; exchangeToken: string }> }>('POST', '/lead/login', { auth: false, json: { leadId: lead.id } });
-  const item = login.items.find((i) => i.workspace.id === self.workspaceId);
-  if (!item) throw new CliError(`--as ${who}: not a user of your workspace`, EXIT.rejected);
-  const pair = await me.request<{ token: string }>('POST', `/workspaces/${ws}/exchange`, { auth: false, json: { exchangeToken: item.exchangeToken } });
-  const client = createClient(run.io, { ...o, token: pair.token });
+  const client = createClient(run.io, { ...o, token: issued.authToken });
   return {
     client,
-    userId: userId ?? item.workspaceUser.id,
-    // the token was this command's alone: revoke it (the refresh token never left this process)
+    userId: issued.workspaceUserId,
+    // the token was this command's alone: revoke it
     release: async () => void (await client.request('POST', '/auth/logout').catch(() => undefined)),
   };
 }

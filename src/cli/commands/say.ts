@@ -12,7 +12,7 @@ export function registerSay(program: Command, run: Run): void {
   program
     .command('say <channel> <text...>')
     .description('post in a channel (id, name or #name) as a workspace user; a text starting with /command runs that slash command and shows what the app did')
-    .option('--as <user>', 'post as this user of your workspace (id or email; default: you). Anyone else needs you to own the workspace: the CLI signs them in for this command (their pending official-CLI login code is replaced) and out again')
+    .option('--as <user>', 'post as this user of your workspace (id or email; default: you). Anyone else needs you to own the workspace: the daemon gives you a token of theirs for this command, revoked when it ends; their own logins are not touched')
     .option('--thread <messageId>', 'reply in the thread of this message')
     .option('--wait-ms <ms>', 'after a slash command, how long to watch the channel for the app\'s messages; it stops 1 s after the last one (0: do not watch)', '3000')
     .option('--expect <what>', `after a slash command, ${EXPECT.join('|')} as for deliver-test`, 'ok')

@@ -5,7 +5,8 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { IdentityService } from '../../services/identity.js';
 import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
-import { authed, requireAuth } from './auth.js';
+import type { Logger } from '../../logger.js';
+import { authed, principalOf, requireAuth } from './auth.js';
 
 export interface IdentityRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin' | 'rateLimitConsent'>;
@@ -67,5 +68,26 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
   r.get('/workspaces/:workspaceId/workspaceUsers/:workspaceUserId', infoLimit, async (req, res) => {
     res.json(await identity.userInfo(workspace(req.params.workspaceId), String(req.params.workspaceUserId)));
   });
+  return r;
+}
+
+/**
+ * Mounted under the management base path: POST …/act-as {user}, the workspace owner's short-lived
+ * token of another user of the workspace (appreg say --as; docs/protocol.md §2.6).
+ */
+export function actAsRoutes(deps: { config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>; clock: Clock; store: HitCounter; identity: IdentityService; logger: Logger }): Router {
+  const r = Router({ mergeParams: true });
+  const writes = rateLimit({ perMinute: deps.config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `act-as|${principalOf(res).workspaceUserId}` });
+  r.post(
+    '/act-as',
+    writes,
+    jsonBody(deps.config.bodyLimitBytes),
+    authed(async (req, res, p) => {
+      const issued = await deps.identity.actAs(p, (req.body as { user?: unknown } | undefined)?.user);
+      deps.logger.info('acting as another user of the workspace', { workspaceId: p.workspaceId, by: p.workspaceUserId, as: issued.workspaceUserId });
+      res.setHeader('cache-control', 'no-store');
+      res.json(issued);
+    }),
+  );
   return r;
 }
