@@ -17,6 +17,8 @@ const nextTriggerId = () => `${triggerBase}${(triggerCount++).toString(36)}`;
 
 export const KINDS: readonly DeliveryKind[] = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
 const APP_EVENTS = new Set(['APP_UNINSTALLED', 'APP_UNAUTHORIZED']);
+/** The onAction of a test block interaction when none is named. */
+export const TEST_ON_ACTION = 'test_action';
 
 /** What a trigger may say, per kind (all optional; sensible test values are filled in). */
 export interface TriggerFields {
@@ -87,13 +89,16 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       if (!m.blockInteraction?.url) throw invalidRequest('The app has no blockInteraction URL in its manifest.');
       const sourceType = f.sourceType ?? 'MESSAGE';
       if (!['VIEW', 'MESSAGE', 'EPHEMERAL_MESSAGE'].includes(sourceType)) throw invalidRequest('sourceType must be VIEW, MESSAGE or EPHEMERAL_MESSAGE.');
-      const onAction = str(f.onAction, 'onAction') ?? 'test_action';
+      const onAction = str(f.onAction, 'onAction') ?? TEST_ON_ACTION;
+      // on a view, the source is the view: its id (given, or the view's own)
+      const view = sourceType === 'VIEW' ? { ...(f.view ?? defaultView()) } : undefined;
+      if (view && view.id === undefined) view.id = str(f.sourceId, 'sourceId') ?? newId('view', 8);
       const payload: Record<string, unknown> = {
-        messageType: 'BLOCK_INTERACTION', ...base, channelId, sourceType, sourceId: str(f.sourceId, 'sourceId') ?? newId('msg', 12),
+        messageType: 'BLOCK_INTERACTION', ...base, channelId, sourceType, sourceId: view ? String(view.id) : (str(f.sourceId, 'sourceId') ?? newId('msg', 12)),
         actionType: str(f.actionType, 'actionType') ?? 'BUTTON', onAction,
         payload: JSON.stringify({ value: str(f.value, 'value') ?? '' }), triggerId, loadingTimeout: 3,
       };
-      if (sourceType === 'VIEW') payload.view = f.view ?? defaultView();
+      if (view) payload.view = view;
       return override({ url: m.blockInteraction.url, interactive: true, payload });
     }
     case 'view-action': {

@@ -56,7 +56,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
       fetchManifest: (url) => fetchManifest(url, d.egress),
       socketStatus,
     }),
-    deliveryRoutes({ config, clock, store, deliveries: d.deliveries }),
+    deliveryRoutes({ config, clock, store, deliveries: d.deliveries, sources: d.triggerSources }),
     signInLinkRoutes(web),
     loginCodeRoutes({ leads: d.leads }),
     actAsRoutes({ config, clock, store, identity, logger }),

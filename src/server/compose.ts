@@ -29,6 +29,7 @@ import { createSocketTransport } from '../delivery/socket-transport.js';
 import { createDispatcher } from '../delivery/dispatcher.js';
 import { createDeliveryWorker } from '../delivery/worker.js';
 import { createWorkspace } from '../services/workspace/workspace.js';
+import { createTriggerSources } from '../services/trigger-sources.js';
 import { openFileBlobs } from '../files/blob-store.js';
 import { storeFileBlobs } from '../files/store-blobs.js';
 
@@ -81,6 +82,8 @@ export function composeDaemon(base: Foundation) {
   const fileUrl = (fileId: string) => `${base.baseUrl()}/files/${fileId}`;
   const callUrl = (code: string) => `${base.baseUrl()}/calls/${code}`;
   const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker, blobs, fileUrl, callUrl, instanceId: base.instanceId });
+  // a test block interaction's message or view, made real before it is sent (it needs the workspace)
+  const triggerSources = createTriggerSources({ workspace, grants, apps });
 
   return {
     config,
@@ -94,6 +97,7 @@ export function composeDaemon(base: Foundation) {
     egress,
     delivery: { http, log, dispatcher, worker },
     deliveries,
+    triggerSources,
     socket: { sessions: socketSessions, transport: socketTransport },
     workspace,
   };

@@ -59,9 +59,10 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
   });
 
   t.test('--source-type and --view-action', async (t) => {
-    const e = await dt('--kind', 'block-interaction', '--source-type', 'ephemeral', '--message-id', 'msg_clicked', '--on-action', 'approve', '--json');
+    const clicked = (await installed.bot.postEphemeral(standups, 'approve?', d.workspaceUserId)).body.id as string;
+    const e = await dt('--kind', 'block-interaction', '--source-type', 'ephemeral', '--message-id', clicked, '--on-action', 'approve', '--json');
     t.equal(e.code, 0, e.stderr);
-    t.match(JSON.parse(e.stdout).delivery.payload, { messageType: 'BLOCK_INTERACTION', sourceType: 'EPHEMERAL_MESSAGE', sourceId: 'msg_clicked', onAction: 'approve' });
+    t.match(JSON.parse(e.stdout).delivery.payload, { messageType: 'BLOCK_INTERACTION', sourceType: 'EPHEMERAL_MESSAGE', sourceId: clicked, channelId: standups, onAction: 'approve' });
     const v = await dt('--kind', 'block-interaction', '--source-type', 'view', '--json');
     t.match(JSON.parse(v.stdout).delivery.payload, { sourceType: 'VIEW', view: { type: 'MODAL' } });
     const close = await dt('--kind', 'view-action', '--view-action', 'close', '--json');

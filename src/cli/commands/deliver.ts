@@ -96,11 +96,11 @@ export function registerDeliver(program: Command, run: Run): void {
     .option('--command <command>', 'slash command (default: the app\'s first)')
     .option('--text <text>', 'text after the slash command')
     .option('--shortcut <name>', 'shortcut name (default: the app\'s first of that kind)')
-    .option('--message-id <id>', 'message id for a message shortcut')
+    .option('--message-id <id>', 'the message of a message shortcut, or whose block is clicked (block-interaction; default: a message carrying the block is posted first)')
     .option('--on-action <id>', 'onAction of a block interaction or dynamic menu')
     .option('--value <value>', 'value of a block interaction or dynamic menu')
     .option('--query <text>', 'what the user typed in a dynamic menu')
-    .option('--view-file <view.json>', 'view object for view-action (or block-interaction on a view)')
+    .option('--view-file <view.json>', 'view object for view-action, or the view whose block is clicked (block-interaction; default: your home view of the app, if it published one)')
     .option('--event <type>', 'event type, e.g. NEW_MESSAGE (default: the first subscribed)')
     .option('--body-file <body.json>', 'event body (sent JSON-encoded as the platform does)')
     .option('--payload <file.json>', 'send this exact body instead of the built one')
@@ -142,7 +142,10 @@ Examples:
         if (!st) throw new CliError(`--source-type must be one of ${Object.keys(SOURCE_TYPES).join(', ')}`, EXIT.usage);
         if (kind !== 'block-interaction' && kind !== 'dynamic-menu') throw new CliError('--source-type is for --kind block-interaction (or dynamic-menu)', EXIT.usage);
         body.sourceType = st;
-        if (kind === 'block-interaction' && o.messageId !== undefined && st !== 'VIEW') body.sourceId = String(o.messageId);
+      }
+      if (kind === 'block-interaction' && o.messageId !== undefined) {
+        if (body.sourceType === 'VIEW') throw new CliError('--message-id names a message: a block interaction on a view is about the view (--view-file, else your home view of the app)', EXIT.usage);
+        body.sourceId = String(o.messageId);
       }
       if (o.viewAction !== undefined) {
         const va = VIEW_ACTIONS[String(o.viewAction).toLowerCase()];

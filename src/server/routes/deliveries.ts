@@ -4,6 +4,7 @@ import { invalidRequest } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { DeliveriesService, TriggerInput } from '../../services/deliveries.js';
+import type { TriggerSources } from '../../services/trigger-sources.js';
 import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
 import { authed, principalOf } from './auth.js';
 
@@ -12,6 +13,8 @@ export interface DeliveryRoutesDeps {
   clock: Clock;
   store: HitCounter;
   deliveries: DeliveriesService;
+  /** Makes a test block interaction's message or view real before it is sent. */
+  sources: TriggerSources;
 }
 
 function triggerInput(body: unknown): TriggerInput {
@@ -30,7 +33,7 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps): Router {
   const writes = rateLimit({ perMinute: config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `deliveries-writes|${principalOf(res).workspaceUserId}` });
   const id = (req: Request) => String(req.params.deliveryId);
 
-  r.post('/deliveries', writes, body, authed(async (req, res, p) => res.status(201).json(await deliveries.trigger(p, triggerInput(req.body)))));
+  r.post('/deliveries', writes, body, authed(async (req, res, p) => res.status(201).json(await deliveries.trigger(p, await deps.sources.prepare(p, triggerInput(req.body))))));
   r.post('/deliveries/probe-signature', writes, body, authed(async (req, res, p) => res.json(await deliveries.probeSignature(p, triggerInput(req.body)))));
   r.get(
     '/deliveries',

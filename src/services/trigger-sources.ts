@@ -1,0 +1,74 @@
+/**
+ * What a test block interaction (deliver-test --kind block-interaction; docs/protocol.md §2.5)
+ * is about, made real before it is sent, so that an app that reads it (the SDK's
+ * ctx.fetchMessage, ctx.say in the message's thread) finds it:
+ *
+ * - a message named by `sourceId` must be one the caller can see; the trigger happens in its
+ *   channel, with its kind (MESSAGE or EPHEMERAL_MESSAGE);
+ * - without one, a message carrying the clicked button is posted first, as the app's bot when
+ *   the app is installed in the caller's workspace (else as the caller), ephemeral to the caller
+ *   for EPHEMERAL_MESSAGE;
+ * - on a view, the view given keeps its id (one is made when it has none); without one, the
+ *   home view the app published for the caller, else a made-up modal. `sourceId` is the view's id.
+ */
+import { newId } from '../crypto.js';
+import { AppError, invalidRequest } from '../errors.js';
+import { TEST_ON_ACTION, type TriggerFields } from '../delivery/payloads.js';
+import type { AppsService } from './apps.js';
+import type { Principal } from './identity.js';
+import type { Grants } from './oauth/grants.js';
+import { initialChannelId } from './workspace/records.js';
+import type { Actor } from './workspace/users.js';
+import type { createWorkspace } from './workspace/workspace.js';
+
+type Workspace = ReturnType<typeof createWorkspace>;
+
+export function createTriggerSources(deps: { workspace: Workspace; grants: Pick<Grants, 'installationOf'>; apps: Pick<AppsService, 'owned'> }) {
+  const { workspace: ws, grants, apps } = deps;
+
+  /** Post, as the app's bot when it can see the channel, else as `me`. */
+  async function postAs(bot: Actor | undefined, me: Actor, channelId: string, body: Record<string, unknown>) {
+    if (bot) {
+      try {
+        return await ws.messages.post(bot, channelId, body);
+      } catch (e) {
+        if (!(e instanceof AppError) || e.status !== 404) throw e; // the bot does not see that channel: the caller posts it
+      }
+    }
+    return ws.messages.post(me, channelId, body);
+  }
+
+  /** The trigger `input` of `kind` by `p`, with its source made real (block interactions; others as given). */
+  async function prepare<T extends TriggerFields & { appId: string; kind: string }>(p: Principal, input: T): Promise<T> {
+    if (input.kind !== 'block-interaction' || input.payload) return input;
+    const sourceType = input.sourceType ?? 'MESSAGE';
+    if (sourceType === 'VIEW') {
+      if (input.view) return { ...input, view: { ...input.view, id: input.view.id ?? input.sourceId ?? newId('view', 8) } };
+      const home = await ws.profiles.homeView(input.appId, p.workspaceUserId);
+      return home ? { ...input, view: home as Record<string, unknown> } : input;
+    }
+    const me = await ws.person(p.workspaceUserId);
+    if (input.sourceId !== undefined) {
+      const { m } = await ws.messages.visibleMessage(me, undefined, input.sourceId);
+      if (input.channelId !== undefined && input.channelId !== m.channelId) throw invalidRequest(`Message ${m.id} is in another channel than channelId.`, [{ pointer: '/channelId', message: 'is not the message\'s channel' }]);
+      return { ...input, channelId: m.channelId, sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE' };
+    }
+    const app = await apps.owned(p, input.appId);
+    if (!app.manifest.blockInteraction?.url) return input; // refused when it is built: nothing posted for nothing
+    await ws.channels.ensureWorkspace(p.workspaceId);
+    const channelId = input.channelId ?? initialChannelId(p.workspaceId, 'general');
+    const onAction = input.onAction ?? TEST_ON_ACTION;
+    const value = input.value ?? '';
+    const bot = (await grants.installationOf(app.id, p.workspaceId))?.botUserId;
+    const posted = await postAs(bot ? { workspaceId: p.workspaceId, userId: bot, appId: app.id } : undefined, me, channelId, {
+      text: `A message to click in, posted by appreg deliver-test for ${String(app.manifest.displayName ?? app.manifest.name)}`,
+      blocks: [{ type: 'actions', elements: [{ type: 'button', onAction, value, text: { type: 'plain_text', text: value || onAction } }] }],
+      ...(sourceType === 'EPHEMERAL_MESSAGE' ? { ephemeral: { sendToUsers: [p.workspaceUserId] } } : {}),
+    });
+    return { ...input, channelId: String(posted.channelId), sourceId: String(posted.id), sourceType, onAction };
+  }
+
+  return { prepare };
+}
+
+export type TriggerSources = ReturnType<typeof createTriggerSources>;
