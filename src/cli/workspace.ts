@@ -20,11 +20,13 @@ interface Page { messages: Message[]; hasMoreBefore: boolean; hasMoreAfter: bool
 /** The path of a channel's messages: the daemon takes an id, a name or `#name` (the `#` encoded). */
 export const messagesPath = (client: Client, channel: string) => `${client.base()}/channels/${encodeURIComponent(channel)}/messages`;
 
-export function listMessages(client: Client, channel: string, q: { limit?: number; cursor?: string; strategy?: 'BEFORE' | 'AFTER' }): Promise<Page> {
+/** A page of the channel's messages; `threads`: thread replies too, among them in posting order. */
+export function listMessages(client: Client, channel: string, q: { limit?: number; cursor?: string; strategy?: 'BEFORE' | 'AFTER'; threads?: boolean }): Promise<Page> {
   const searchParams: Record<string, string> = {};
   if (q.limit !== undefined) searchParams.limit = String(q.limit);
   if (q.cursor) searchParams.cursor = q.cursor;
   if (q.strategy) searchParams.strategy = q.strategy;
+  if (q.threads) searchParams.threads = 'true';
   return client.request<Page>('GET', messagesPath(client, channel), { searchParams });
 }
 
@@ -37,17 +39,17 @@ export async function resolveChannelId(client: Client, channel: string): Promise
   return found.channel.id;
 }
 
-/** The newest message of the channel now: what an app posts later comes after it. */
-export async function markOf(client: Client, channel: string): Promise<string | undefined> {
-  return (await listMessages(client, channel, { limit: 1 })).messages.at(-1)?.id;
+/** The newest message of the channel now (with `threads`, thread replies counted): what an app posts later comes after it. */
+export async function markOf(client: Client, channel: string, threads = false): Promise<string | undefined> {
+  return (await listMessages(client, channel, { limit: 1, threads })).messages.at(-1)?.id;
 }
 
-/** Every message shown in the channel after `mark` (from the first one without a mark), oldest first. */
-export async function messagesAfter(client: Client, channel: string, mark: string | undefined): Promise<Message[]> {
+/** Every message shown in the channel after `mark` (from the first one without a mark), oldest first; `threads`: replies in threads too. */
+export async function messagesAfter(client: Client, channel: string, mark: string | undefined, threads = false): Promise<Message[]> {
   const out: Message[] = [];
   let cursor = mark;
   for (;;) {
-    const page = await listMessages(client, channel, { limit: 100, cursor, strategy: 'AFTER' });
+    const page = await listMessages(client, channel, { limit: 100, cursor, strategy: 'AFTER', threads });
     out.push(...page.messages);
     if (!page.hasMoreAfter || !page.messages.length) return out;
     cursor = page.messages.at(-1)!.id;
@@ -61,15 +63,20 @@ export interface WatchOptions {
   /** Stop when this long passed after the last new message. */
   quietMs?: number;
   intervalMs?: number;
+  /** Messages not to count (the one a test trigger posted itself). */
+  skip?: ReadonlySet<string>;
 }
 
-/** What the channel shows after `mark`, polled until the wait ends (one look at least). */
+/**
+ * What is posted in the channel after `mark` (a mark of markOf(…, true)), replies in any of its
+ * threads included, polled until the wait ends (one look at least).
+ */
 export async function watch(client: Client, channel: string, mark: string | undefined, o: WatchOptions): Promise<Message[]> {
   const start = Date.now();
   let seen: Message[] = [];
   let lastNew = start;
   for (;;) {
-    const now = await messagesAfter(client, channel, mark);
+    const now = (await messagesAfter(client, channel, mark, true)).filter((m) => !o.skip?.has(m.id));
     if (now.length !== seen.length) lastNew = Date.now();
     seen = now;
     const t = Date.now();

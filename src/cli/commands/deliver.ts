@@ -81,7 +81,7 @@ function channelToWatch(body: Record<string, unknown>): string {
 /** The mark before a trigger; undefined when the channel cannot be read (a made-up id in --payload): then nothing is watched. */
 async function markBefore(w: Workspace, client: Client, channel: string, needed: boolean): Promise<{ mark?: string } | undefined> {
   try {
-    return { mark: await w.markOf(client, channel) };
+    return { mark: await w.markOf(client, channel, true) };
   } catch (e) {
     if (needed || !(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
     return undefined;
@@ -110,7 +110,7 @@ export function registerDeliver(program: Command, run: Run): void {
     .option('--source-type <type>', 'block-interaction: message|ephemeral|view (what holds the clicked block)')
     .option('--view-action <action>', 'view-action: submit|close')
     .option('--wait-ms <ms>', 'after the answer, how long to watch the channel for messages the app posts (default 0: one look; 3000 with --expect-message)')
-    .option('--expect-message <regex>', 'fail unless the app posts a message matching this in the channel within the wait')
+    .option('--expect-message <regex>', 'fail unless the app posts a message matching this in the channel (or a reply in one of its threads) within the wait')
     .option('--probe-signature', 'also send one request with a wrong signature and one unsigned; fail unless the app refuses both')
     .addHelpText('after', `
 Exit codes: 0 the app answered as expected within the budget; 6 it did not (timeout, error,
@@ -163,7 +163,10 @@ Examples:
       const watched = channelToWatch(body);
       const before = await markBefore(w, client, watched, !!re);
       const d = await waitingNotice(run, out.json, timeoutMs, client.request<Delivery>('POST', `${client.base()}/deliveries`, { json: body, timeoutMs: timeoutMs + 60_000 }));
-      const posted: Message[] | undefined = before ? await w.watch(client, watched, before.mark, { waitMs, until: re ? (s) => s.some((m) => re.test(m.text)) : undefined }) : undefined;
+      // the message a block interaction was made about is the daemon's, not the app's answer
+      const source = kind === 'block-interaction' && o.messageId === undefined ? (d.payload as { sourceId?: unknown } | null)?.sourceId : undefined;
+      const skip = new Set(typeof source === 'string' ? [source] : []);
+      const posted: Message[] | undefined = before ? await w.watch(client, watched, before.mark, { waitMs, skip, until: re ? (s) => s.some((m) => re.test(m.text)) : undefined }) : undefined;
       const names = posted?.length && !out.json ? await w.nameCache(client)(posted.map((m) => m.author)) : new Map<string, string>();
       let probe: Probe | undefined;
       if (o.probeSignature) probe = await client.request<Probe>('POST', `${client.base()}/deliveries/probe-signature`, { json: body, timeoutMs: timeoutMs + 60_000 });

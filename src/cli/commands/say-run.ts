@@ -69,7 +69,7 @@ export async function say(run: Run, o: GlobalOpts & Record<string, unknown>, out
   try {
     const { client } = actor;
     const slash = text.trimStart().startsWith('/');
-    const mark = slash && (waitMs > 0 || re) ? await markOf(client, channel) : undefined;
+    const mark = slash && (waitMs > 0 || re) ? await markOf(client, channel, true) : undefined;
     const body: Record<string, unknown> = { text };
     if (o.thread !== undefined) body.threadRootId = String(o.thread);
     const res = await client.request<SayAnswer>('POST', messagesPath(client, channel), { json: body, timeoutMs: 120_000 });

@@ -16,7 +16,7 @@ export function registerSay(program: Command, run: Run): void {
     .option('--thread <messageId>', 'reply in the thread of this message')
     .option('--wait-ms <ms>', 'after a slash command, how long to watch the channel for the app\'s messages; it stops 1 s after the last one (0: do not watch)', '3000')
     .option('--expect <what>', `after a slash command, ${EXPECT.join('|')} as for deliver-test`, 'ok')
-    .option('--expect-message <regex>', 'after a slash command, fail unless the app posts a message matching this')
+    .option('--expect-message <regex>', 'after a slash command, fail unless the app posts a message matching this (in the channel or a reply in one of its threads)')
     .addHelpText('after', `
 Exit codes: 0 posted (a slash command: the app answered as expected); 6 the app did not answer
 as expected or posted no matching message; 2-5 as for every command.

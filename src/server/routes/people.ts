@@ -50,7 +50,8 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   );
   r.get(
     '/channels/:channel/messages',
-    authed(async (req, res, p) => res.json(await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query))),
+    // threads=true: thread replies too (what appreg watches for after a command)
+    authed(async (req, res, p) => res.json(await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query, { withReplies: req.query.threads === 'true' }))),
   );
   r.post(
     '/channels/:channel/messages',

@@ -139,8 +139,12 @@ export function createMessages(deps: MessagesDeps) {
     return postIn(a, ch, parseMessageInput({ text: opts.text }));
   }
 
-  /** GET /v1/channels/{c}/messages?limit&cursor&strategy: the channel (not thread replies), oldest first within the page. */
-  async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }) {
+  /**
+   * GET /v1/channels/{c}/messages?limit&cursor&strategy: the channel (not thread replies), oldest
+   * first within the page. `withReplies` (a person's view, not the platform API): thread replies
+   * too, in posting order among the channel's messages.
+   */
+  async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }, opts: { withReplies?: boolean } = {}) {
     const ch = await channels.visible(a, channelId);
     const limit = parseLimit(q.limit, 20, 100);
     const strategy = parseStrategy(q.strategy, 'BEFORE');
@@ -151,7 +155,7 @@ export function createMessages(deps: MessagesDeps) {
     }
     // `shown` is the part of the channel around the cursor (or at the end the strategy starts from),
     // with up to limit + 2 messages on each side of it read: enough for the page and both hasMore
-    const keep = inChannelView(a);
+    const keep = opts.withReplies ? (m: MessageRecord) => seenBy(m, a.userId) : inChannelView(a);
     const cut = await index.cut(ch.id, perChannel);
     const want = limit + 2;
     const before = c || strategy !== 'AFTER' ? (await index.scan(ch.id, { desc: true, from: c, want, cut, keep })).reverse() : [];
