@@ -17,7 +17,7 @@ export interface ManagedChannel {
   canDelete: boolean;
 }
 
-export interface ManagedGroup {
+interface ManagedGroup {
   id: string;
   name: string;
   handle: string;
