@@ -4,21 +4,13 @@
  * subscribed to its event; a refused form is the page again with the reason and what was typed.
  */
 import t from 'tap';
-import { startTestDaemon } from '../helpers/daemon.js';
-import { startReceiver } from '../helpers/receiver.js';
+import { daemonWithListener } from '../helpers/listening-app.js';
 import { signIn } from '../helpers/console.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 
 t.test('channels and groups in the console', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  rx.on('/events', { text: 'ok' });
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const events = ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED', 'WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED'];
-  const app = await installPlatformApp(d, { events, eventsUrl: `${rx.url}/events` });
-  rx.secret = app.app.signingSecret;
+  const { rx, d, app } = await daemonWithListener(t, ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED', 'WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
   const other = await secondUser(d);
   const mine = (await app.user.createChannel('launch')).body.channel.id as string;
   const theirs = (await (await installPlatformApp(d, { as: other })).user.createChannel('theirs')).body.channel.id as string;

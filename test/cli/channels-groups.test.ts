@@ -4,20 +4,12 @@
  * and apps list the groups; bad input exits with a clear line and changes nothing.
  */
 import t from 'tap';
-import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
-import { startReceiver } from '../helpers/receiver.js';
+import { daemonWithListener } from '../helpers/listening-app.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
-import { installPlatformApp } from '../helpers/platform-client.js';
 
 t.test('channels archive and delete', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  rx.on('/events', { text: 'ok' });
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const app = await installPlatformApp(d, { events: ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED'], eventsUrl: `${rx.url}/events` });
-  rx.secret = app.app.signingSecret;
+  const { rx, d } = await daemonWithListener(t, ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED']);
   const g = ['--url', d.url, '--token', d.token];
   const id = JSON.parse((await runMain([...g, 'channels', 'create', 'old-project', '--json'])).stdout).channel.id as string;
 
@@ -42,13 +34,7 @@ t.test('channels archive and delete', async (t) => {
 });
 
 t.test('groups create, update and list', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  rx.on('/events', { text: 'ok' });
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const app = await installPlatformApp(d, { events: ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED'], eventsUrl: `${rx.url}/events` });
-  rx.secret = app.app.signingSecret;
+  const { rx, d, app } = await daemonWithListener(t, ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
   const other = await secondUser(d);
   const g = ['--url', d.url, '--token', d.token];
 

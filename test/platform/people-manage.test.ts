@@ -5,10 +5,9 @@
  * the bodies the SDK reads, and apps list the groups.
  */
 import t from 'tap';
-import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { startReceiver } from '../helpers/receiver.js';
+import type { TestDaemon } from '../helpers/daemon.js';
+import { daemonWithListener } from '../helpers/listening-app.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
-import { installPlatformApp } from '../helpers/platform-client.js';
 
 const person = (d: TestDaemon, token = d.token, mgmt = d.mgmt) => async (method: string, path: string, json?: unknown) => {
   const res = await d.api(`${mgmt}${path}`, { method, json, headers: { authtoken: token } });
@@ -16,13 +15,7 @@ const person = (d: TestDaemon, token = d.token, mgmt = d.mgmt) => async (method:
 };
 
 t.test('channels archived and deleted by a person reach the subscribed apps', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  rx.on('/events', { text: 'ok' });
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const app = await installPlatformApp(d, { events: ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED'], eventsUrl: `${rx.url}/events` });
-  rx.secret = app.app.signingSecret;
+  const { rx, d, app } = await daemonWithListener(t, ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED']);
   const me = person(d);
   const made = await me('POST', '/channels', { name: 'old-project' });
   const id = made.body.channel.id as string;
@@ -51,13 +44,7 @@ t.test('channels archived and deleted by a person reach the subscribed apps', as
 });
 
 t.test('user groups made and changed by a person are listed to apps, with their events', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  rx.on('/events', { text: 'ok' });
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const app = await installPlatformApp(d, { events: ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED'], eventsUrl: `${rx.url}/events` });
-  rx.secret = app.app.signingSecret;
+  const { rx, d, app } = await daemonWithListener(t, ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
   const other = await secondUser(d);
   const me = person(d);
   t.same((await app.bot.listUserGroups()).body, [], 'none yet');

@@ -5,22 +5,13 @@
  * (CHANNEL_ARCHIVED, CHANNEL_DELETED, WORKSPACE_USER_GROUP_CREATED / _UPDATED).
  */
 import { Router, type Request } from 'express';
-import type { Clock } from '../../clock.js';
-import type { Config } from '../../config.js';
 import { invalidRequest } from '../../errors.js';
-import type { createWorkspace } from '../../services/workspace/workspace.js';
-import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
+import { jsonBody, rateLimit } from '../middleware.js';
 import { authed, principalOf } from './auth.js';
-import { channelIdOf } from './people.js';
+import { channelIdOf, type PeopleRoutesDeps } from './people.js';
 
-type Workspace = ReturnType<typeof createWorkspace>;
-
-export interface PeopleManageDeps {
-  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
-  clock: Clock;
-  store: HitCounter;
-  workspace: Workspace;
-}
+/** What the person-side routes get, but the deliveries. */
+type PeopleManageDeps = Omit<PeopleRoutesDeps, 'deliveries'>;
 
 const objectBody = (req: Request): Record<string, unknown> => {
   if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body)) throw invalidRequest('Send the fields as a JSON object.');
