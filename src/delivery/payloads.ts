@@ -29,6 +29,8 @@ export interface TriggerFields {
   onAction?: string;
   actionType?: string;
   value?: string;
+  /** Checkboxes and date ranges: BLOCK_INTERACTION's payload is `{values}` instead of `{value}`. */
+  values?: string[];
   query?: string;
   sourceType?: 'VIEW' | 'MESSAGE' | 'EPHEMERAL_MESSAGE';
   sourceId?: string;
@@ -51,6 +53,17 @@ const str = (v: unknown, name: string): string | undefined => {
   if (typeof v !== 'string') throw invalidRequest(`${name} must be a string.`);
   return v;
 };
+const strs = (v: unknown, name: string): string[] | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.length > 100 || v.some((x) => typeof x !== 'string')) throw invalidRequest(`${name} must be an array of at most 100 strings.`);
+  return v as string[];
+};
+
+/** What a BLOCK_INTERACTION's `payload` (a JSON string) says: `{values}` for checkboxes and date ranges, else `{value}`. */
+function interactionPayload(f: TriggerFields): string {
+  const values = strs(f.values, 'values');
+  return JSON.stringify(values ? { values } : { value: str(f.value, 'value') ?? '' });
+}
 
 function defaultView(callbackId = 'test_view'): Record<string, unknown> {
   return { id: newId('view', 8), type: 'MODAL', callbackId, title: { type: 'plain_text', text: 'Test' }, blocks: [], state: { values: {} } };
@@ -91,7 +104,7 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const payload: Record<string, unknown> = {
         messageType: 'BLOCK_INTERACTION', ...base, channelId, sourceType, sourceId: str(f.sourceId, 'sourceId') ?? newId('msg', 12),
         actionType: str(f.actionType, 'actionType') ?? 'BUTTON', onAction,
-        payload: JSON.stringify({ value: str(f.value, 'value') ?? '' }), triggerId, loadingTimeout: 3,
+        payload: interactionPayload(f), triggerId, loadingTimeout: 3,
       };
       if (sourceType === 'VIEW') payload.view = f.view ?? defaultView();
       return override({ url: m.blockInteraction.url, interactive: true, payload });

@@ -86,7 +86,13 @@ ul.plain li{padding:.3rem 0;border-top:1px solid var(--line)}
 .fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.25rem 1rem}
 .attachment{border-left:4px solid var(--line);padding:.1rem .6rem;margin:.3rem 0}
 .actions{margin:.3rem 0}
-.pick{display:inline-flex;gap:.3rem;align-items:center;max-width:100%}
+.pick{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
+.actions .el{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
+fieldset.checks{display:inline-block;margin:0;padding:.2rem .6rem}
+label.small{display:inline;font-weight:400;margin:0}
+button.warning{border-color:var(--warn);color:var(--warn)}
+[popover].confirm{max-width:24rem;margin:auto;color:var(--fg)}
+.section.with-accessory{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:flex-start}
 .composer{display:flex;gap:.5rem}
 .composer input{flex:1;min-width:0}
 textarea.short{min-height:5rem;font:inherit}
