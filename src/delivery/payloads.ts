@@ -149,6 +149,32 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
   }
 }
 
+/**
+ * What a delivery is about, in a few words for the delivery list: the command, the shortcut, the
+ * element (and where it was), the view action and view, the menu, the event type.
+ */
+export function subjectOf(kind: DeliveryKind, p: Record<string, unknown>): string {
+  const s = (v: unknown) => (typeof v === 'string' ? v : '');
+  const view = p.view && typeof p.view === 'object' ? (p.view as Record<string, unknown>) : {};
+  switch (kind) {
+    case 'slash-command':
+      return s(p.slashCommand);
+    case 'global-shortcut':
+    case 'message-shortcut':
+      return s(p.shortcut);
+    case 'block-interaction':
+      return [s(p.onAction), p.sourceType ? `(${s(p.sourceType)})` : ''].filter(Boolean).join(' ');
+    case 'view-action':
+      return [s(p.viewActionType), s(view.callbackId)].filter(Boolean).join(' ');
+    case 'dynamic-menu':
+      return s(p.onAction);
+    case 'event':
+      return s(p.eventType);
+    default:
+      return '';
+  }
+}
+
 /** The event envelope: `body` is a JSON-encoded string (an object makes the official SDK answer 500). */
 export function eventPayload(eventType: string, workspaceId: string, workspaceUserIds: string[], body: unknown): Record<string, unknown> {
   return {

@@ -42,13 +42,13 @@ export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** A text object ({type, text}) or a string. */
 export const txt = (v: unknown): string => (typeof v === 'string' ? v : typeof obj(v).text === 'string' ? (obj(v).text as string) : '');
 export const safeUrl = (u: unknown) => (typeof u === 'string' && /^(https?:|mailto:)/i.test(u) ? u : undefined);
-export const onActionOf = (el: Obj) => String(el.onAction ?? el.action_id ?? '');
+const onActionOf = (el: Obj) => String(el.onAction ?? el.action_id ?? '');
 
 /**
  * An element's key: a digest of the element as the app sent it. A choice kept for an element is
  * shown only while the element is the same, so an app that replaces its message starts afresh.
  */
-export const elementKey = (el: Obj): string => crypto.createHash('sha256').update(JSON.stringify(el)).digest('base64url').slice(0, 12);
+const elementKey = (el: Obj): string => crypto.createHash('sha256').update(JSON.stringify(el)).digest('base64url').slice(0, 12);
 
 let counter = 0;
 export const nextId = (c: { idPrefix: string }) => `${c.idPrefix}-${(counter++ % 1_000_000).toString(36)}`;

@@ -5,7 +5,8 @@
  * manifest file chosen is shown in the text area, the problems of a form get the focus; in the
  * workspace the messages follow their stream, a select or a checkbox sends its choice at once
  * (a confirmation first when the element asks for one), Enter sends a text field that sends on
- * Enter, a link button also tells the app, and a modal gets the focus (Escape closes it).
+ * Enter, a link button also tells the app, and a modal gets the focus (Escape closes it); Copy
+ * puts a delivery's curl command on the clipboard.
  */
 import crypto from 'node:crypto';
 
@@ -152,6 +153,23 @@ export const CONSOLE_SCRIPT = `'use strict';
       if (f) f.text().then(function (t) { area.value = t; });
     });
   }
+  // Copy (a curl command): to the clipboard, else the text selected for the person to copy
+  document.addEventListener('click', function (e) {
+    var b = e.target && e.target.closest && e.target.closest('button[data-copy]');
+    var src = b && document.getElementById(b.dataset.copy);
+    if (!src) return;
+    var said = document.getElementById('copy-status');
+    var selectIt = function () {
+      var range = document.createRange();
+      range.selectNodeContents(src);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      if (said) said.textContent = 'Selected: copy it with your keyboard.';
+    };
+    if (!navigator.clipboard) return selectIt();
+    navigator.clipboard.writeText(src.textContent).then(function () { if (said) said.textContent = 'Copied.'; }, selectIt);
+  });
   var problems = document.getElementById('problems');
   if (problems) {
     problems.tabIndex = -1;
