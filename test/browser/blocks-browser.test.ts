@@ -4,7 +4,7 @@
  * shapes the SDK's apps read (BLOCK_INTERACTION `payload` `{values}` / `{value}`, VIEW_ACTION
  * `state`, an empty date range left out); the next tick sends every box ticked; an attachment's
  * button works; a button with a confirmation asks first; a link button opens its page and tells
- * the app. Waits are on conditions (what arrived at the app, what the page shows), never on time.
+ * the app; an app's home view sends its state and keeps it. Waits are on conditions (what arrived at the app, what the page shows), never on time.
  * Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
@@ -184,6 +184,31 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
     t.match(submitted.body, { viewActionType: 'SUBMIT', view: { callbackId: 'prefs' } });
     t.same(submitted.body.view.state, { values: { langs: { langs_pick: { type: 'checkboxes', values: ['fr'] } }, start: { start_pick: { type: 'date_picker', value: '2026-04-02' } } } }, 'the empty date range is left out (not values: [""])');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
+  });
+
+  await t.test('an app’s home view: a tick goes with the view’s state; Enter in a field presses no button', async (t) => {
+    const me = ((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')!.id;
+    const published = await bot.call('POST', `/v1/app/homeView/workspaceUsers/${me}`, {
+      data: {
+        blocks: [
+          { type: 'actions', elements: [{ type: 'button', onAction: 'home_btn', value: 'h', text: plain('Refresh') }] },
+          { type: 'input', blockId: 'note', label: plain('Note'), optional: true, element: { type: 'plain_text_input', onAction: 'note_in' } },
+          { type: 'actions', elements: [{ type: 'checkboxes', onAction: 'digest', options: [opt('Weekly digest', 'weekly')] }] },
+        ],
+      },
+    });
+    t.equal(published.status, 200);
+    await page.goto(`${d.url}/console/home/${app.id}`);
+    await page.getByLabel('Note').fill('remember me');
+    await page.getByLabel('Note').press('Enter');
+    await Promise.all([page.waitForEvent('load'), page.getByLabel('Weekly digest').click()]);
+    const ticked = await interaction('digest');
+    t.match(ticked.body, { sourceType: 'VIEW', actionType: 'CHECKBOXES', view: { type: 'HOME' } });
+    t.same(JSON.parse(ticked.body.payload), { values: ['weekly'] });
+    t.same(ticked.body.view.state, { values: { note: { note_in: { type: 'plain_text_input', value: 'remember me' } } } }, 'with the home view’s state');
+    t.equal(interactions('home_btn').length, 0, 'Enter in the field pressed no button');
+    t.equal(await page.getByLabel('Note').inputValue(), 'remember me', 'the home view keeps what was typed');
+    t.ok(await page.getByLabel('Weekly digest').isChecked(), 'and the tick');
   });
 
   t.same(consoleErrors, [], 'no console errors (no CSP violations)');

@@ -114,7 +114,9 @@ function homesNav(homes: WorkspaceView['homes']): string {
 
 /**
  * An app's home view for the person: its blocks in one form (a view: its input blocks are its
- * state), whose actions go to the app as BLOCK_INTERACTION from a VIEW.
+ * state), whose actions go to the app as BLOCK_INTERACTION from a VIEW. It has nothing to
+ * submit: Enter in a field does nothing (the form's first button is disabled), rather than
+ * pressing some block's button.
  */
 export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'homes' | 'userName' | 'modal'> & { title: string; view: Record<string, unknown>; action: string; picked?: TimelineItem['picked'] }): string {
   const nav = `<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">${v.channels.map((ch) => `<li><a href="/console/channels/${esc(encodeURIComponent(ch.id))}">${esc(ch.label)}</a></li>`).join('')}</ul>${homesNav(v.homes)}</nav>`;
@@ -122,7 +124,7 @@ export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'home
   return consolePage(
     v.title,
     shell,
-    `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${esc(v.title)}</h1><form method="post" action="${esc(v.action)}" class="msg">${csrfField(shell.csrf)}${body}</form></section></div>${v.modal ? v.modal.html : ''}`,
+    `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${esc(v.title)}</h1><form method="post" action="${esc(v.action)}" class="msg">${csrfField(shell.csrf)}<button type="submit" hidden disabled tabindex="-1"></button>${body}</form></section></div>${v.modal ? v.modal.html : ''}`,
   );
 }
 
