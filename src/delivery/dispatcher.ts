@@ -13,6 +13,7 @@ import type { AppRecord } from '../services/records.js';
 import type { HttpTransport } from './http-transport.js';
 import type { AttemptEntry, DeliveryLog, DeliveryRecord } from './log.js';
 import type { SocketTransport } from './socket-transport.js';
+import { subjectOf } from './payloads.js';
 import type { AttemptResult, DeliveryKind } from './types.js';
 
 const RAW = Symbol('rawPayload');
@@ -88,6 +89,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (r.error) entry.error = r.error;
     if (r.message) entry.message = r.message;
     if (r.signed) entry.signed = r.signed;
+    if (r.answerHeaders?.length) entry.answerHeaders = r.answerHeaders;
     rec.attempts.push(entry);
     rec.outcome = r.outcome;
     rec.updatedAt = at;
@@ -123,7 +125,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   function newRecord(app: AppRecord, kind: DeliveryKind, who: { workspaceId: string; userId: string }, url: string | undefined, payload: Record<string, unknown>, id = nextDeliveryId()): DeliveryRecord {
     const now = iso();
     return {
-      id, kind, appId: app.id, appName: app.manifest.name, ownerId: app.ownerId, workspaceId: who.workspaceId, userId: who.userId,
+      id, kind, subject: subjectOf(kind, payload), appId: app.id, appName: app.manifest.name, ownerId: app.ownerId, workspaceId: who.workspaceId, userId: who.userId,
       transport: app.manifest.socketMode ? 'socket' : 'http', ...(app.manifest.socketMode ? {} : { url }), createdAt: now, updatedAt: now, state: 'pending', payload, attempts: [],
     };
   }

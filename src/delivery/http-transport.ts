@@ -15,6 +15,21 @@ import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, 
 import type { AttemptResult, Outcome, SendRequest, Transport } from './types.js';
 
 const EXCERPT = 2048;
+/** The answer's headers kept on an attempt: at most this many, each value cut to VALUE_CAP characters. */
+const HEADERS_CAP = 40;
+const VALUE_CAP = 512;
+
+/** The headers of an answer as kept on the attempt: [name, value] pairs in order (a repeated header once per value). */
+function keptHeaders(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const [name, v] of Object.entries(headers)) {
+    for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) {
+      if (out.length >= HEADERS_CAP) return out;
+      out.push([name.toLowerCase(), one.length > VALUE_CAP ? `${one.slice(0, VALUE_CAP)}…` : one]);
+    }
+  }
+  return out;
+}
 
 /** How an app's HTTP answer reads (docs/protocol.md §5, how apps answer). */
 export function classifyAnswer(status: number, text: string, interactive: boolean): Omit<AttemptResult, 'latencyMs'> {
@@ -82,13 +97,14 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       let controller: Dispatcher.DispatchController | undefined;
       let timedOut = false;
       let status = 0;
+      let answerHeaders: Array<[string, string]> | undefined;
       const chunks: Buffer[] = [];
       let size = 0;
       const finish = (r: AttemptResult) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
-        resolve(r);
+        resolve(answerHeaders ? { ...r, answerHeaders } : r);
       };
       const timer = setTimeout(() => {
         timedOut = true;
@@ -103,8 +119,9 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
             controller = c;
             if (timedOut) c.abort(new Error('budget'));
           },
-          onResponseStart(_c, statusCode) {
+          onResponseStart(_c, statusCode, headers) {
             status = statusCode;
+            answerHeaders = keptHeaders(headers);
           },
           onResponseData(c, chunk) {
             const room = opts.maxResponseBytes - size;

@@ -32,6 +32,8 @@ export interface AttemptEntry {
   replay?: true;
   /** The signature headers this attempt was sent with (HTTP only): `timestamp` and `signature`. */
   signed?: { timestamp: string; signature: string };
+  /** The headers the app answered with (HTTP only), in order, lowercase names; capped (see http-transport.ts). */
+  answerHeaders?: Array<[string, string]>;
 }
 
 /** `cancelled`: a retrying event ended by `deliveries cancel`, or because its app was deleted. */
@@ -40,6 +42,10 @@ type DeliveryState = 'pending' | 'delivered' | 'failed' | 'retrying' | 'cancelle
 export interface DeliveryRecord {
   id: string;
   kind: DeliveryKind;
+  /** What it is about: the command, shortcut, element, view action, menu or event type (payloads.ts subjectOf). */
+  subject?: string;
+  /** An edited replay: the delivery whose body was edited and sent again as this one. */
+  editedFrom?: string;
   appId: string;
   appName: string;
   /** Owner of the app: who may list and replay it. */

@@ -31,6 +31,8 @@ export interface TriggerFields {
   onAction?: string;
   actionType?: string;
   value?: string;
+  /** Checkboxes and date ranges: BLOCK_INTERACTION's payload is `{values}` instead of `{value}`. */
+  values?: string[];
   query?: string;
   sourceType?: 'VIEW' | 'MESSAGE' | 'EPHEMERAL_MESSAGE';
   sourceId?: string;
@@ -53,6 +55,17 @@ const str = (v: unknown, name: string): string | undefined => {
   if (typeof v !== 'string') throw invalidRequest(`${name} must be a string.`);
   return v;
 };
+const strs = (v: unknown, name: string): string[] | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.length > 100 || v.some((x) => typeof x !== 'string')) throw invalidRequest(`${name} must be an array of at most 100 strings.`);
+  return v as string[];
+};
+
+/** What a BLOCK_INTERACTION's `payload` (a JSON string) says: `{values}` for checkboxes and date ranges, else `{value}`. */
+function interactionPayload(f: TriggerFields): string {
+  const values = strs(f.values, 'values');
+  return JSON.stringify(values ? { values } : { value: str(f.value, 'value') ?? '' });
+}
 
 function defaultView(callbackId = 'test_view'): Record<string, unknown> {
   return { id: newId('view', 8), type: 'MODAL', callbackId, title: { type: 'plain_text', text: 'Test' }, blocks: [], state: { values: {} } };
@@ -96,7 +109,7 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const payload: Record<string, unknown> = {
         messageType: 'BLOCK_INTERACTION', ...base, channelId, sourceType, sourceId: view ? String(view.id) : (str(f.sourceId, 'sourceId') ?? newId('msg', 12)),
         actionType: str(f.actionType, 'actionType') ?? 'BUTTON', onAction,
-        payload: JSON.stringify({ value: str(f.value, 'value') ?? '' }), triggerId, loadingTimeout: 3,
+        payload: interactionPayload(f), triggerId, loadingTimeout: 3,
       };
       if (view) payload.view = view;
       return override({ url: m.blockInteraction.url, interactive: true, payload });
@@ -138,6 +151,32 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
     }
     default:
       throw invalidRequest(`kind must be one of ${KINDS.join(', ')}.`);
+  }
+}
+
+/**
+ * What a delivery is about, in a few words for the delivery list: the command, the shortcut, the
+ * element (and where it was), the view action and view, the menu, the event type.
+ */
+export function subjectOf(kind: DeliveryKind, p: Record<string, unknown>): string {
+  const s = (v: unknown) => (typeof v === 'string' ? v : '');
+  const view = p.view && typeof p.view === 'object' ? (p.view as Record<string, unknown>) : {};
+  switch (kind) {
+    case 'slash-command':
+      return s(p.slashCommand);
+    case 'global-shortcut':
+    case 'message-shortcut':
+      return s(p.shortcut);
+    case 'block-interaction':
+      return [s(p.onAction), p.sourceType ? `(${s(p.sourceType)})` : ''].filter(Boolean).join(' ');
+    case 'view-action':
+      return [s(p.viewActionType), s(view.callbackId)].filter(Boolean).join(' ');
+    case 'dynamic-menu':
+      return s(p.onAction);
+    case 'event':
+      return s(p.eventType);
+    default:
+      return '';
   }
 }
 

@@ -60,6 +60,8 @@ export interface AttemptResult {
   error?: string;
   /** HTTP: the timestamp and signature headers the attempt was sent with. */
   signed?: { timestamp: string; signature: string };
+  /** HTTP: the headers of the app's answer (name, value), capped. */
+  answerHeaders?: Array<[string, string]>;
 }
 
 export interface Transport {

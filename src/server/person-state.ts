@@ -1,7 +1,9 @@
 /**
  * What the console keeps for a person between pages (as the platform's client does on screen):
- * the notes only they see (an app's answer to their command, the offline message), and the stack
- * of views (modals) apps opened for them. One record per workspace user in the store, not in
+ * the notes only they see (an app's answer to their command, the offline message), the stack
+ * of views (modals) apps opened for them, what they last chose in an element of a message or a
+ * view (ticked boxes, a date: the next tick sends every box ticked, so the page must show them),
+ * and what they typed in an app's home view. One record per workspace user in the store, not in
  * this process: the person's next page may be served by another daemon behind the balancer.
  * A change is read, changed and written with the record as read as the commit's expectation,
  * retried when another page of the same person wrote in between.
@@ -10,6 +12,10 @@ import crypto from 'node:crypto';
 import { StoreConflict, type Store } from '../store/types.js';
 
 const NOTES_PER_CHANNEL = 20;
+/** Choices kept per person (the oldest go first). */
+const PICKS_KEPT = 200;
+/** Home views whose state is kept per person. */
+const HOMES_KEPT = 20;
 /** Tries of one change when the person's record keeps changing under it (two tabs at once). */
 const TRIES = 5;
 const PERSON_STATE_TABLE = 'consolePersonState';
@@ -33,10 +39,22 @@ export interface OpenView {
   view: Record<string, unknown>;
 }
 
+/** What the person chose in one element: `source` is the message or view holding it, `key` the element as it was (see elementKey). */
+export interface Choice {
+  source: string;
+  onAction: string;
+  key: string;
+  value?: string;
+  values?: string[];
+}
+
 interface PersonRecord {
   id: string;
   notes: Note[];
   views: OpenView[];
+  picks?: Choice[];
+  /** A home view's state, by the view's id. */
+  homes?: Record<string, unknown>;
   updatedAt: number;
 }
 
@@ -102,6 +120,28 @@ export function createPersonState(store: PersonStateStore, now: () => number = D
   return {
     async notes(userId: string, channelId: string, rootId?: string): Promise<Note[]> {
       return ((await read(userId))?.notes ?? []).filter((n) => n.channelId === channelId && n.rootId === rootId);
+    },
+    /** What the person chose in elements of messages and views, newest last. */
+    async picks(userId: string): Promise<Choice[]> {
+      return (await read(userId))?.picks ?? [];
+    },
+    /** Keep what the person chose in an element, in place of what they chose there before. */
+    async pick(userId: string, p: Choice): Promise<void> {
+      await change(userId, (rec) => {
+        const others = (rec.picks ?? []).filter((x) => !(x.source === p.source && x.onAction === p.onAction));
+        rec.picks = others.concat(p).slice(-PICKS_KEPT);
+      });
+    },
+    /** The state of the person's home view `viewId` (what they typed in it). */
+    async homeState(userId: string, viewId: string): Promise<unknown> {
+      return (await read(userId))?.homes?.[viewId];
+    },
+    async keepHomeState(userId: string, viewId: string, state: unknown): Promise<void> {
+      await change(userId, (rec) => {
+        const homes = { ...rec.homes };
+        delete homes[viewId]; // (re-added last: the most recent are kept)
+        rec.homes = Object.fromEntries(Object.entries(homes).concat([[viewId, state]]).slice(-HOMES_KEPT));
+      });
     },
     /** The view on top of the person's stack, if any. */
     async top(userId: string): Promise<OpenView | undefined> {

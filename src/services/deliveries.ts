@@ -3,14 +3,17 @@
  * of any kind, list and show deliveries, replay one, and probe whether an app checks signatures.
  * Interactive calls are attempted once within their budget; events go to the worker.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { newId } from '../crypto.js';
-import { deliveryNotRetrying, invalidRequest, notFound, payloadNotKept } from '../errors.js';
+import { deliveryNotRetrying, invalidRequest, notFound, payloadNotKept, payloadTooLarge } from '../errors.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import type { HttpTransport } from '../delivery/http-transport.js';
 import type { AttemptEntry, DeliveryRecord } from '../delivery/log.js';
 import { buildPayload, KINDS, type TriggerFields } from '../delivery/payloads.js';
+import { withFieldEncoded } from '../delivery/encoded-fields.js';
+import { tooDeep } from '../json-depth.js';
 import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, TIMESTAMP_HEADER } from '../delivery/sign.js';
 import type { AttemptResult, DeliveryKind } from '../delivery/types.js';
 import type { DeliveryWorker } from '../delivery/worker.js';
@@ -38,6 +41,16 @@ export function headersAsSent(rec: DeliveryRecord, a: AttemptEntry): Array<[stri
   ];
   if (a.retryNum > 0) out.push([RETRY_NUM_HEADER, String(a.retryNum)]);
   return out;
+}
+
+/** The largest edited body accepted (the console's Edit and replay, Copy as curl). */
+const MAX_EDITED_BYTES = 1024 * 1024;
+
+/** A curl command's parts: the target, the headers (signed now) and the exact body. */
+export interface CurlParts {
+  url: string;
+  headers: Array<[string, string]>;
+  body: string;
 }
 
 export interface TriggerInput extends TriggerFields {
@@ -115,6 +128,61 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return rec;
   }
 
+  /**
+   * A body edited in the console, as it will be sent: a JSON object (an event's `body` or an
+   * interaction's `payload` given as an object is encoded again, as the platform sends it).
+   */
+  function editedBody(rec: DeliveryRecord, text: string): Record<string, unknown> {
+    if (Buffer.byteLength(text) > MAX_EDITED_BYTES) throw payloadTooLarge(`The edited body is larger than ${MAX_EDITED_BYTES} bytes.`);
+    if (tooDeep(text)) throw invalidRequest('The edited body nests too deeply.');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw invalidRequest(`The edited body is not valid JSON: ${(e as Error).message}`);
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidRequest('The edited body must be a JSON object.');
+    return withFieldEncoded(rec.kind, parsed as Record<string, unknown>);
+  }
+
+  /**
+   * Replay with an edited body: a new delivery (`editedFrom` names this one) to the same target,
+   * one attempt marked as a replay, signed afresh over the edited bytes. An event is not retried
+   * on a schedule. A body that is the one sent is an ordinary replay (a new attempt here).
+   */
+  async function replayEdited(p: Principal, id: string, text: string): Promise<DeliveryRecord> {
+    const rec = await get(p, id);
+    const app = await apps.owned(p, rec.appId);
+    const payload = editedBody(rec, text);
+    // (compared as JSON, not as text: on PostgreSQL a stored body's keys come back in another order)
+    if (rec.payload && isDeepStrictEqual(payload, rec.payload)) return replay(p, id);
+    const copy = d.newRecord(app, rec.kind, { workspaceId: rec.workspaceId, userId: rec.userId }, rec.url, payload);
+    copy.editedFrom = rec.id;
+    if (rec.kind !== 'event') {
+      d.settleInteractive(copy, app, await d.track(d.attempt(copy, app, true, config.deliveryBudgetMs, true)));
+      return copy;
+    }
+    const r = await d.track(d.attempt(copy, app, false, config.deliveryEventTimeoutMs, true));
+    copy.state = r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed';
+    log.put(copy);
+    return copy;
+  }
+
+  /**
+   * The parts of a curl command that sends this delivery's body (or `text`, an edited one) to its
+   * target, signed now with the app's signing secret: the signature, never the secret.
+   */
+  async function curlOf(p: Principal, id: string, text?: string): Promise<CurlParts> {
+    const rec = await get(p, id);
+    const app = await apps.owned(p, rec.appId);
+    if (rec.transport !== 'http' || !rec.url) throw invalidRequest('This delivery went to a socket-mode connection: there is no URL to send it to with curl.');
+    const payload = text === undefined ? rec.payload : editedBody(rec, text);
+    if (!payload) throw payloadNotKept('This trigger succeeded before the daemon restarted and its payload is not kept on disk; edit a body to copy instead.');
+    const body = JSON.stringify(payload);
+    const signed = signedHeaders((await apps.secretsOf(app)).signingSecret, body, clock.now());
+    return { url: rec.url, headers: [['content-type', 'application/json'], [TIMESTAMP_HEADER, signed[TIMESTAMP_HEADER]!], [SIGNATURE_HEADER, signed[SIGNATURE_HEADER]!]], body };
+  }
+
   /** End a retrying event: no further attempt. */
   async function cancel(p: Principal, id: string): Promise<DeliveryRecord> {
     const rec = await get(p, id);
@@ -181,7 +249,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
 
   const list = async (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f });
 
-  return { trigger, replay, cancel, invokeSlashCommand, interact, appsFor, probeSignature, get, list };
+  return { trigger, replay, replayEdited, curlOf, cancel, invokeSlashCommand, interact, appsFor, probeSignature, get, list };
 }
 
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

@@ -1,7 +1,8 @@
 /**
  * The web console in headless Chromium: a manifest with an error shown
  * inline at its pointer, then fixed and created from the keyboard; a delivery appearing live in
- * the inspector while the page is open, and a Replay click adding an attempt. Every page is
+ * the inspector while the page is open, a Replay click adding an attempt, Copy as curl putting
+ * the command on the clipboard, and an edited replay marked as such. Every page is
  * saved as a screenshot at 1280 and 390 px wide, light and dark, under dist/screenshots/
  * (git-ignored). Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
@@ -122,12 +123,33 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     t.pass('a replay from the API shows up on the open page');
     await shoot(page, 'delivery-replayed');
 
+    // Copy as curl: the command, and Copy puts it on the clipboard
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: d.url });
+    await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Copy as curl' }).first().click()]);
+    const command = await page.locator('#curl').textContent();
+    t.match(command, /^curl -X POST 'http:\/\/127\.0\.0\.1:\d+\/slash'/, 'the command, to the app’s URL');
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.waitForFunction(() => document.getElementById('copy-status')?.textContent === 'Copied.');
+    t.equal(await page.evaluate(() => navigator.clipboard.readText()), command, 'on the clipboard');
+    await shoot(page, 'delivery-curl');
+
+    // Edit and replay: a new delivery, marked
+    await page.getByText('Edit and replay, or copy as curl').click();
+    const editor = page.getByLabel('Body (JSON)');
+    const body = JSON.parse(await editor.inputValue()) as Record<string, unknown>;
+    await editor.fill(JSON.stringify({ ...body, text: 'edited in the browser' }, null, 2));
+    await Promise.all([page.waitForURL(/done=edited$/), page.getByRole('button', { name: 'Send edited replay' }).click()]);
+    t.match(await page.textContent('h1'), /slash-command \/standup to browser-app\s*edited replay/, 'the new delivery, marked as an edited replay');
+    t.equal(rx.received.at(-1)!.body.text, 'edited in the browser', 'the app got the edited body');
+    t.ok(rx.received.at(-1)!.signatureValid, 'signed afresh');
+    await shoot(page, 'delivery-edited');
+
     await page.getByRole('link', { name: 'Deliveries' }).click();
     await page.getByText('Send a test trigger').click();
     await shoot(page, 'deliveries-trigger-form');
     await page.locator('#t-kind').selectOption('global-shortcut');
     await Promise.all([page.waitForURL(/done=sent/), page.getByRole('button', { name: 'Send trigger' }).click()]);
-    t.match(await page.textContent('h1'), /global-shortcut to browser-app/);
+    t.match(await page.textContent('h1'), /global-shortcut \S+ to browser-app/, 'the kind, the shortcut and the app');
     t.match(await page.textContent('[role=status]'), /Trigger sent, and it failed: connection_error/, 'the result of the trigger (the shortcut URL is closed)');
     await shoot(page, 'delivery-trigger-result');
   });

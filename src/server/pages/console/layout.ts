@@ -86,12 +86,24 @@ ul.plain li{padding:.3rem 0;border-top:1px solid var(--line)}
 .fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.25rem 1rem}
 .attachment{border-left:4px solid var(--line);padding:.1rem .6rem;margin:.3rem 0}
 .actions{margin:.3rem 0}
-.pick{display:inline-flex;gap:.3rem;align-items:center;max-width:100%}
+.pick{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
+.actions .el{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
+fieldset.checks{display:inline-block;margin:0;padding:.2rem .6rem}
+label.small{display:inline;font-weight:400;margin:0}
+button.warning{border-color:var(--warn);color:var(--warn)}
+[popover].confirm{max-width:24rem;margin:auto;color:var(--fg)}
+.section.with-accessory{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:flex-start}
+pre.wrap{white-space:pre-wrap;overflow-wrap:anywhere}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:.5rem 1rem}
+.pair>div{min-width:0}
+h3{font-size:.9rem;margin:.4rem 0 .2rem}
+td.target code{word-break:break-all}
 .composer{display:flex;gap:.5rem}
 .composer input{flex:1;min-width:0}
 textarea.short{min-height:5rem;font:inherit}
 fieldset{border:1px solid var(--line);border-radius:8px}
-label.check{font-weight:400}
+label.check{display:flex;gap:.4rem;align-items:center;font-weight:400;margin:.2rem 0}
+input[type=checkbox]{height:auto;margin:0}
 .backdrop{position:fixed;inset:0;background:rgba(0,0,0,.45);display:flex;align-items:flex-start;justify-content:center;padding:1rem;overflow:auto}
 .modal{width:32rem;max-width:100%;margin-top:2rem}
 details.more{float:right;position:relative}
@@ -99,7 +111,7 @@ details.more summary,details.menu summary{list-style:none;padding:.2rem .6rem;bo
 details.menu{margin-left:auto;position:relative}
 details.more form,details.menu form{position:absolute;right:0;z-index:2;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.4rem;min-width:12rem;max-width:80vw}
 details.more button,details.menu button{width:100%;text-align:left;border:0}
-@media (max-width:640px){.workspace{grid-template-columns:1fr}.channels ul{display:flex;flex-wrap:wrap;gap:.25rem}main{padding:.5rem}.card{padding:.75rem}th.wide,td.wide{display:none}header form{margin-left:0;width:100%}dl{grid-template-columns:1fr}dt{margin-top:.4rem}}
+@media (max-width:640px){.pair{grid-template-columns:1fr}.workspace{grid-template-columns:1fr}.channels ul{display:flex;flex-wrap:wrap;gap:.25rem}main{padding:.5rem}.card{padding:.75rem}th.wide,td.wide{display:none}header form{margin-left:0;width:100%}dl{grid-template-columns:1fr}dt{margin-top:.4rem}}
 `;
 
 const STYLE_HASH = `'sha256-${crypto.createHash('sha256').update(CSS).digest('base64')}'`;

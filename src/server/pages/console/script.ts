@@ -3,8 +3,10 @@
  * Everything works without it; with it: the delivery list and a delivery's page follow the live
  * stream (server-sent events whose data is HTML rendered by the server, escaped there), a
  * manifest file chosen is shown in the text area, the problems of a form get the focus; in the
- * workspace the messages follow their stream, a select sends its choice at once, and a modal
- * gets the focus (Escape closes it).
+ * workspace the messages follow their stream, a select or a checkbox sends its choice at once
+ * (a confirmation first when the element asks for one), Enter sends a text field that sends on
+ * Enter, a link button also tells the app, and a modal gets the focus (Escape closes it); Copy
+ * puts a delivery's curl command on the clipboard.
  */
 import crypto from 'node:crypto';
 
@@ -60,17 +62,39 @@ export const CONSOLE_SCRIPT = `'use strict';
       tl.innerHTML = d.html;
       if (said) said.textContent = 'Messages updated.';
       if (key && document.getElementById(key)) {
-        var again = document.getElementById(key).querySelector('button, select, a');
+        var again = document.getElementById(key).querySelector('button, select, input, textarea, a');
         if (again) again.focus();
       }
       tl.lastElementChild && tl.lastElementChild.scrollIntoView({ block: 'nearest' });
     }, said || tl);
   }
+  // an element's button: submit with it, or (a confirmation first) open its dialog
+  function send(go, form) {
+    if (!go || !form) return;
+    var dialog = go.getAttribute('popovertarget');
+    if (dialog && document.getElementById(dialog) && document.getElementById(dialog).showPopover) document.getElementById(dialog).showPopover();
+    else if (!dialog) form.requestSubmit(go);
+  }
+  // a select, a checkbox sends its choice at once; a text field with data-enter sends on Enter
   document.addEventListener('change', function (e) {
     var sel = e.target;
     if (!sel || !sel.dataset || !sel.dataset.submit || !sel.value) return;
-    var go = document.getElementById(sel.dataset.submit);
-    if (go && sel.form) sel.form.requestSubmit(go);
+    send(document.getElementById(sel.dataset.submit), sel.form);
+  });
+  document.addEventListener('keydown', function (e) {
+    var field = e.target;
+    if (e.key !== 'Enter' || !field || !field.dataset || !field.dataset.enter) return;
+    e.preventDefault();
+    send(document.getElementById(field.dataset.enter), field.form);
+  });
+  // a link button opens its URL and tells the app (BLOCK_INTERACTION), as the platform does
+  document.addEventListener('click', function (e) {
+    var a = e.target && e.target.closest && e.target.closest('a[data-act]');
+    var form = a && a.closest('form');
+    if (!form) return;
+    var body = new URLSearchParams(new FormData(form));
+    body.set('act', a.dataset.act);
+    fetch(form.action, { method: 'POST', body: body, credentials: 'same-origin', redirect: 'manual' });
   });
   // the composer's completion: the commands of installed apps matching what is typed after '/'
   var box = document.getElementById('message');
@@ -113,10 +137,10 @@ export const CONSOLE_SCRIPT = `'use strict';
   document.addEventListener('pointerdown', function (e) { if (e.target && e.target.tagName === 'SELECT') loadMenu(e.target); });
   var modal = document.getElementById('modal');
   if (modal) {
-    var first = modal.querySelector('input:not([type=hidden]), select, textarea, button');
+    var first = modal.querySelector('[autofocus]') || modal.querySelector('input:not([type=hidden]), select, textarea, button:not([hidden])');
     if (first) first.focus();
     modal.addEventListener('keydown', function (e) {
-      if (e.key !== 'Escape') return;
+      if (e.key !== 'Escape' || modal.querySelector(':popover-open')) return; // Escape closes an open confirmation first
       var close = modal.querySelector('button[value=close]');
       if (close) close.click();
     });
@@ -129,6 +153,23 @@ export const CONSOLE_SCRIPT = `'use strict';
       if (f) f.text().then(function (t) { area.value = t; });
     });
   }
+  // Copy (a curl command): to the clipboard, else the text selected for the person to copy
+  document.addEventListener('click', function (e) {
+    var b = e.target && e.target.closest && e.target.closest('button[data-copy]');
+    var src = b && document.getElementById(b.dataset.copy);
+    if (!src) return;
+    var said = document.getElementById('copy-status');
+    var selectIt = function () {
+      var range = document.createRange();
+      range.selectNodeContents(src);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      if (said) said.textContent = 'Selected: copy it with your keyboard.';
+    };
+    if (!navigator.clipboard) return selectIt();
+    navigator.clipboard.writeText(src.textContent).then(function () { if (said) said.textContent = 'Copied.'; }, selectIt);
+  });
   var problems = document.getElementById('problems');
   if (problems) {
     problems.tabIndex = -1;

@@ -4,6 +4,7 @@
  * app opened. The timeline is rendered by the same function for the page and the live stream.
  */
 import { esc } from '../layout.js';
+import type { Picked } from './block-elements.js';
 import { renderAttachments, renderBlocks, type BlockContext } from './blocks.js';
 import { consolePage, csrfField, type Shell } from './layout.js';
 
@@ -26,6 +27,8 @@ export interface TimelineItem {
   actionUrl?: string;
   /** Where its message shortcuts post (a message, not a note). */
   shortcutUrl?: string;
+  /** What the person last chose in its elements (checkboxes, dates, …), shown again. */
+  picked?(onAction: string, key: string): Picked | undefined;
 }
 
 /** A shortcut offered in a menu: the button's value names the app and the shortcut. */
@@ -34,7 +37,7 @@ export interface ShortcutChoice {
   label: string;
 }
 
-export interface TimelineContext extends Omit<BlockContext, 'idPrefix' | 'action'> {
+export interface TimelineContext extends Omit<BlockContext, 'idPrefix' | 'action' | 'inView' | 'picked'> {
   messageShortcuts: ShortcutChoice[];
 }
 
@@ -50,7 +53,7 @@ const time = (ms: number) => {
 };
 
 function item(m: TimelineItem, c: BlockContext, t: TimelineContext): string {
-  const ctx: BlockContext = { ...c, action: m.actionUrl, idPrefix: `m-${m.id}` };
+  const ctx: BlockContext = { ...c, action: m.actionUrl, idPrefix: `m-${m.id}`, ...(m.picked ? { picked: m.picked } : {}) };
   const body = Array.isArray(m.blocks) && m.blocks.length ? renderBlocks(m.blocks, ctx) : `<p>${esc(m.text)}</p>`;
   const files = m.files.length ? `<ul class="plain files" aria-label="Files">${m.files.map((f) => `<li>File: ${esc(f.name)} <span class="muted">${esc(f.mimeType)}</span></li>`).join('')}</ul>` : '';
   const more = m.shortcutUrl && t.messageShortcuts.length ? menu(`<span class="sr">Message actions</span><span aria-hidden="true">⋯</span>`, m.shortcutUrl, c.csrf, t.messageShortcuts, 'more') : '';
@@ -109,20 +112,32 @@ function homesNav(homes: WorkspaceView['homes']): string {
   return `<h2>Apps</h2><ul class="plain">${homes.map((h) => `<li><a href="/console/home/${esc(encodeURIComponent(h.appId))}"${h.current ? ' aria-current="page"' : ''}>${esc(h.label)}</a></li>`).join('')}</ul>`;
 }
 
-/** An app's home view for the person: its blocks, whose actions go to the app (sourceType VIEW). */
-export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'homes' | 'userName' | 'modal'> & { title: string; view: Record<string, unknown>; action: string }): string {
+/**
+ * An app's home view for the person: its blocks in one form (a view: its input blocks are its
+ * state), whose actions go to the app as BLOCK_INTERACTION from a VIEW. It has nothing to
+ * submit: Enter in a field does nothing (the form's first button is disabled), rather than
+ * pressing some block's button.
+ */
+export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'homes' | 'userName' | 'modal'> & { title: string; view: Record<string, unknown>; action: string; picked?: TimelineItem['picked'] }): string {
   const nav = `<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">${v.channels.map((ch) => `<li><a href="/console/channels/${esc(encodeURIComponent(ch.id))}">${esc(ch.label)}</a></li>`).join('')}</ul>${homesNav(v.homes)}</nav>`;
-  const body = renderBlocks(v.view.blocks, { csrf: shell.csrf, idPrefix: 'home', userName: v.userName, action: v.action }, v.view.state);
-  return consolePage(v.title, shell, `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${esc(v.title)}</h1><div class="msg">${body}</div></section></div>${v.modal ? v.modal.html : ''}`);
+  const body = renderBlocks(v.view.blocks, { csrf: shell.csrf, idPrefix: 'home', userName: v.userName, inView: true, ...(v.picked ? { picked: v.picked } : {}) }, v.view.state);
+  return consolePage(
+    v.title,
+    shell,
+    `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${esc(v.title)}</h1><form method="post" action="${esc(v.action)}" class="msg">${csrfField(shell.csrf)}<button type="submit" hidden disabled tabindex="-1"></button>${body}</form></section></div>${v.modal ? v.modal.html : ''}`,
+  );
 }
 
-/** An app's view (a modal) over the page: its blocks and inputs in one form; Submit and Close. */
-export function modalHtml(view: Record<string, unknown>, csrf: string, userName: (id: string) => string): string {
+/**
+ * An app's view (a modal) over the page: its blocks and inputs in one form; Submit and Close.
+ * Enter in a field submits the view (the form's first, hidden button), not a block's button.
+ */
+export function modalHtml(view: Record<string, unknown>, csrf: string, userName: (id: string) => string, picked?: TimelineItem['picked']): string {
   const id = String(view.id ?? '');
   const title = typeof view.title === 'object' && view.title ? String((view.title as Record<string, unknown>).text ?? '') : String(view.title ?? '');
   const label = (v: unknown, dflt: string) => (v && typeof v === 'object' ? String((v as Record<string, unknown>).text ?? dflt) : dflt);
-  const c: BlockContext = { csrf, idPrefix: `v-${id}`, userName };
-  return `<div class="backdrop"><div class="modal card" role="dialog" aria-modal="true" aria-labelledby="modal-title" id="modal"><form method="post" action="/console/views/${esc(encodeURIComponent(id))}">${csrfField(csrf)}
+  const c: BlockContext = { csrf, idPrefix: `v-${id}`, userName, inView: true, ...(picked ? { picked } : {}) };
+  return `<div class="backdrop"><div class="modal card" role="dialog" aria-modal="true" aria-labelledby="modal-title" id="modal"><form method="post" action="/console/views/${esc(encodeURIComponent(id))}">${csrfField(csrf)}<button type="submit" name="do" value="submit" hidden tabindex="-1"></button>
 <h2 id="modal-title">${esc(title || 'App')}</h2>${renderBlocks(view.blocks, c, view.state)}
 <div class="row"><button type="submit" name="do" value="submit" class="primary">${esc(label(view.submit, 'Submit'))}</button><button type="submit" name="do" value="close" formnovalidate>${esc(label(view.close, 'Close'))}</button></div></form></div></div>`;
 }

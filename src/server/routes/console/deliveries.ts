@@ -16,7 +16,12 @@ import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } fro
 
 const SHOWN = 100;
 const GATHER_MS = 200;
-const NOTICES: Record<string, string> = { sent: 'Trigger sent.', replayed: 'Replayed: the new attempt is at the top.', cancelled: 'Cancelled: no further attempt will be made.' };
+const NOTICES: Record<string, string> = {
+  sent: 'Trigger sent.',
+  replayed: 'Replayed: the new attempt is at the top.',
+  edited: 'Edited replay sent: this is a new delivery, with the body as edited.',
+  cancelled: 'Cancelled: no further attempt will be made.',
+};
 
 export interface ConsoleDeliveriesDeps {
   base: ConsoleBase;
@@ -33,6 +38,8 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   const { base, deliveries } = deps;
   const r = Router();
   const parsed = base.form('16kb', 20);
+  // an edited body of up to 1 MiB (percent-encoded, up to three times that)
+  const edited = base.form('4mb', 5);
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.deliveryId);
@@ -80,10 +87,38 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     const notice = done && { text: failed ? `${done.replace(/\.$/, '')}, and it failed: ${rec.outcome ?? 'no answer'}.` : done, bad: failed };
     sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), notice || undefined));
   });
-  post('/console/deliveries/:deliveryId/replay', async (req, res, s) => {
-    await deliveries.replay(s.principal, id(req));
-    seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=replayed`);
-  });
+  /** Replay; with `body`, an edited replay (a new delivery). A body that is not JSON is the page again with the reason. */
+  r.post('/console/deliveries/:deliveryId/replay', base.signedIn, edited, base.csrf, handled(base, async (req, res, s) => {
+    const text = (req.body as Record<string, unknown>).body;
+    if (typeof text !== 'string') {
+      await deliveries.replay(s.principal, id(req));
+      return seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=replayed`);
+    }
+    const rec = await onPage(res, s, text, () => deliveries.replayEdited(s.principal, id(req), text));
+    if (rec) seeOther(res, `/console/deliveries/${encodeURIComponent(rec.id)}?done=${rec.id === id(req) ? 'replayed' : 'edited'}`);
+  }));
+
+  /** The delivery (or the body as edited) as a curl command, signed now: the page again with it. */
+  r.post('/console/deliveries/:deliveryId/curl', base.signedIn, edited, base.csrf, handled(base, async (req, res, s) => {
+    const text = (req.body as Record<string, unknown>).body;
+    const given = typeof text === 'string' ? text : undefined;
+    const curl = await onPage(res, s, given, () => deliveries.curlOf(s.principal, id(req), given));
+    if (!curl) return;
+    const rec = await deliveries.get(s.principal, id(req));
+    sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), undefined, { curl, ...(given !== undefined ? { edited: given } : {}) }));
+  }));
+
+  /** Run `fn`; a refusal (4xx: the body is not JSON, too large, …) is the delivery's page with the reason and the body as edited. */
+  async function onPage<T>(res: Response, s: Signed, text: string | undefined, fn: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!(e instanceof AppError) || e.status >= 500) throw e;
+      const rec = await deliveries.get(s.principal, id(res.req));
+      sendConsolePage(res, toErrorResponse(e).status, deliveryPage(shell(s), rec, headersOf(rec), { text: e.message, bad: true }, text !== undefined ? { edited: text } : {}));
+      return undefined;
+    }
+  }
   post('/console/deliveries/:deliveryId/cancel', async (req, res, s) => {
     await deliveries.cancel(s.principal, id(req));
     seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=cancelled`);

@@ -1,8 +1,9 @@
 /**
  * More of the apps in the console's workspace: global shortcuts from the channel's Shortcuts
  * menu and message shortcuts from a message's menu (SHORTCUT), a dynamic select loading its
- * options from the app (DYNAMIC_MENU, asked by the script; in a message or a modal), and an app's home view, whose
- * actions go to the app as BLOCK_INTERACTION from a VIEW. Every POST passes the CSRF check.
+ * options from the app (DYNAMIC_MENU, asked by the script; in a message, a modal or a home view), and an app's
+ * home view (one form, like a modal without Submit), whose elements go to the app as
+ * BLOCK_INTERACTION from a VIEW with the view's state. Every POST passes the CSRF check.
  */
 import { Router, type Request, type Response } from 'express';
 import { invalidRequest, notFound } from '../../../errors.js';
@@ -10,7 +11,9 @@ import type { DeliveriesService } from '../../../services/deliveries.js';
 import { homePage, modalHtml } from '../../pages/console/workspace.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
-import { channelHref, workspaceHelpers, type Workspace } from './workspace-common.js';
+import { channelHref, pickedIn, workspaceHelpers, type Workspace } from './workspace-common.js';
+import { interactionOf } from './block-actions.js';
+import { stateOf } from './view-state.js';
 
 export interface ConsoleWorkspaceAppsDeps {
   base: ConsoleBase;
@@ -50,9 +53,10 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   const { base, workspace: ws, deliveries, state } = deps;
   const r = Router();
   const parsed = base.form('16kb', 20);
+  const viewForm = base.form('64kb', 200); // a home view is a form of many inputs
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
-  const { actor, people, channels, menus, follow } = workspaceHelpers(ws, deliveries, state);
+  const { actor, people, channels, menus, follow, interactWith } = workspaceHelpers(ws, deliveries, state);
 
   post('/console/channels/:channelId/shortcuts', async (req, res, s) => {
     const ch = await ws.channels.visible(await actor(s), String(req.params.channelId));
@@ -102,7 +106,8 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
 
   get('/console/home/:appId', async (req, res, s) => {
     const { app, view } = await homeOf(s, String(req.params.appId));
-    const top = await state.top(s.principal.workspaceUserId);
+    const me = s.principal.workspaceUserId;
+    const [top, picks, kept] = await Promise.all([state.top(me), state.picks(me), state.homeState(me, String(view.id))]);
     const who = await people(s);
     const userName = who.name;
     const html = homePage(
@@ -112,30 +117,38 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
         homes: (await menus(s, app.id)).homes,
         userName,
         title: app.manifest.displayName,
-        view,
+        view: kept === undefined ? view : { ...view, state: kept },
         action: `/console/home/${encodeURIComponent(app.id)}/actions`,
-        ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName) } } : {}),
+        picked: pickedIn(picks, String(view.id)),
+        ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName, pickedIn(picks, String(top.view.id))) } } : {}),
       },
     );
     sendConsolePage(res, 200, html);
   });
 
-  post('/console/home/:appId/actions', async (req, res, s) => {
+  /** A dynamic select in the home view: its options, from the app. */
+  post('/console/home/:appId/menu', async (req, res, s) => {
     const { app, view } = await homeOf(s, String(req.params.appId));
     const b = req.body as Record<string, unknown>;
-    let act: Record<string, unknown> = {};
-    try {
-      act = JSON.parse(String(b.act ?? '')) as Record<string, unknown>;
-    } catch {
-      throw invalidRequest('The action is not one of this view’s.');
-    }
-    const value = typeof act.from === 'string' ? b[act.from] : act.value;
+    const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
+    const rec = await deliveries.interact(s.principal, app.id, 'dynamic-menu', { onAction, query: typeof b.query === 'string' ? b.query.slice(0, 200) : '', sourceType: 'VIEW', sourceId: String(view.id), view });
+    res.setHeader('cache-control', 'no-store');
+    res.json({ options: rec.state === 'delivered' ? optionsOf(rec.response) : [] });
+  });
+
+  /** A use of an element of the home view: BLOCK_INTERACTION from a VIEW, with the view's state as typed. */
+  r.post('/console/home/:appId/actions', base.signedIn, viewForm, base.csrf, handled(base, async (req, res, s) => {
+    const { app, view } = await homeOf(s, String(req.params.appId));
+    const b = req.body as Record<string, unknown>;
+    const used = interactionOf(b);
+    const withState = { ...view, state: stateOf(view, b) };
+    await state.keepHomeState(s.principal.workspaceUserId, String(view.id), withState.state);
     await ws.channels.ensureWorkspace(s.principal.workspaceId);
     const general = await ws.channels.byName(s.principal.workspaceId, 'general');
     const channelId = general?.id ?? '';
-    const rec = await deliveries.interact(s.principal, app.id, 'block-interaction', { sourceType: 'VIEW', sourceId: String(view.id), view, channelId, onAction: String(act.onAction ?? ''), actionType: String(act.type ?? 'BUTTON'), value: String(value ?? '') });
+    const rec = await interactWith(s, app.id, { sourceType: 'VIEW', sourceId: String(view.id), view: withState, channelId }, used);
     seeOther(res, await follow(s, rec, { channelId, returnTo: `/console/home/${encodeURIComponent(app.id)}` }));
-  });
+  }));
 
   return r;
 }

@@ -14,7 +14,9 @@ import { createLiveStreams } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
 import { stateOf } from './view-state.js';
-import { channelHref, workspaceHelpers, type People, type Workspace } from './workspace-common.js';
+import { interactionOf } from './block-actions.js';
+import { channelHref, pickedIn, workspaceHelpers, type People, type Workspace } from './workspace-common.js';
+import type { Choice } from '../../person-state.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;
@@ -36,10 +38,10 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
-  const { actor, people, label, channels: channelsOf, menus, follow } = workspaceHelpers(ws, deliveries, state);
+  const { actor, people, label, channels: channelsOf, menus, follow, interactWith } = workspaceHelpers(ws, deliveries, state);
   const enc = encodeURIComponent;
 
-  function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean, who: People): TimelineItem {
+  function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean, who: People, picks: Choice[]): TimelineItem {
     const info = view.threadRootInfo as { repliesCount?: number } | undefined;
     return {
       id: rec.id,
@@ -53,15 +55,15 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       ephemeral: !!rec.ephemeralTo,
       edited: rec.edited,
       ...(!thread && !rec.ephemeralTo ? { replies: { count: info?.repliesCount ?? 0, href: channelHref(rec.channelId, rec.id) } } : {}),
-      ...(rec.appId ? { actionUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/actions` } : {}),
+      ...(rec.appId ? { actionUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/actions`, picked: pickedIn(picks, rec.id) } : {}),
       shortcutUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/shortcuts`,
     };
   }
 
   /** The messages and the person's notes (of the channel, or of the thread) as the page shows them. */
   async function items(s: Signed, who: People, channelId: string, rootId?: string) {
-    const t = await ws.messages.timeline(await actor(s), channelId, { rootId, limit: SHOWN });
-    const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId, who));
+    const [t, picks] = await Promise.all([ws.messages.timeline(await actor(s), channelId, { rootId, limit: SHOWN }), state.picks(s.principal.workspaceUserId)]);
+    const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId, who, picks));
     for (const n of await state.notes(s.principal.workspaceUserId, t.channel.id, rootId)) list.push({ id: n.id, author: n.from, app: true, atMilli: n.atMilli, text: n.text, blocks: [], attachments: [], files: [], ephemeral: true });
     list.sort((a, b) => a.atMilli - b.atMilli);
     return { channel: t.channel, items: list };
@@ -82,7 +84,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       stream: `${channelHref(channel.id)}/events${rootId ? `?thread=${enc(rootId)}` : ''}`,
       userName,
       error: error?.message,
-      ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName) } } : {}),
+      ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName, pickedIn(await state.picks(me), String(top.view.id))) } } : {}),
     });
     sendConsolePage(res, error?.status ?? 200, html);
   }
@@ -132,11 +134,9 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     await orPage(res, s, channelId, undefined, async () => {
       const { m } = await ws.messages.visibleMessage(await actor(s), channelId, String(req.params.messageId));
       if (!m.appId) throw invalidRequest('Only an app’s message has actions.');
-      const act = parseAct(b);
+      const used = interactionOf(b);
       const back = channelHref(channelId, m.threadRootId);
-      const rec = await deliveries.interact(s.principal, m.appId, 'block-interaction', {
-        sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId, onAction: act.onAction, actionType: act.type, value: act.value,
-      });
+      const rec = await interactWith(s, m.appId, { sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId }, used);
       seeOther(res, await follow(s, rec, { channelId, returnTo: back }));
     });
   });
@@ -156,9 +156,11 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     }
     await state.keepState(me, String(top.view.id), view.state); // what was typed stays when the app answers without a new view
     if (b.act !== undefined) {
-      const act = parseAct(b);
-      const rec = await deliveries.interact(s.principal, top.appId, 'block-interaction', { sourceType: 'VIEW', sourceId: String(view.id), view, channelId: top.channelId, onAction: act.onAction, actionType: act.type, value: act.value });
-      return seeOther(res, await follow(s, rec, ctx));
+      // a choice not made (a date range with one date) is the page again, the modal open, with the reason
+      return orPage(res, s, top.channelId, undefined, async () => {
+        const rec = await interactWith(s, top.appId, { sourceType: 'VIEW', sourceId: String(view.id), view, channelId: top.channelId }, interactionOf(b));
+        seeOther(res, await follow(s, rec, ctx));
+      });
     }
     const rec = await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'SUBMIT', view, channelId: top.channelId });
     seeOther(res, await follow(s, rec, ctx, true));
@@ -187,18 +189,4 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   });
 
   return { router: r, endStreams: live.endAll };
-}
-
-/** The action a button or a select sent: `act` is {onAction, type, value?, from?} (from: the select's field). */
-function parseAct(b: Record<string, unknown>): { onAction: string; type: string; value: string } {
-  let act: Record<string, unknown>;
-  try {
-    act = JSON.parse(String(b.act ?? '')) as Record<string, unknown>;
-  } catch {
-    throw invalidRequest('The action is not one of this message’s.');
-  }
-  if (typeof act.onAction !== 'string' || typeof act.type !== 'string') throw invalidRequest('The action is not one of this message’s.');
-  const value = typeof act.from === 'string' ? b[act.from] : act.value;
-  if (typeof act.from === 'string' && (typeof value !== 'string' || !value)) throw invalidRequest('Choose an option first.');
-  return { onAction: act.onAction.slice(0, 200), type: act.type.slice(0, 40), value: String(value ?? '').slice(0, 2000) };
 }

@@ -1,0 +1,188 @@
+/**
+ * The interactive elements of blocks (the SDK's docs/interactive-elements-reference.md and the
+ * Actions and Input blocks of docs/blocks.md) as console controls: buttons (with a URL, a style,
+ * a confirmation), static and dynamic select menus, checkbox groups, date pickers, date-range
+ * pickers and plain-text inputs.
+ *
+ * Three places hold them:
+ * - an app's message (or ephemeral message): each element is its own small form posting to the
+ *   message's actions; the value is the field `v`, and the button `act` says which element it is;
+ * - a view (a modal, an app's home): the whole view is one form; an input block's control is
+ *   named `s.<blockId>.<onAction>` (read back as the view's state), an actions block's control
+ *   gets a name of its own, and `act` names the field its value is in;
+ * - anywhere else (a person's message carrying blocks): shown, disabled.
+ * `act` is JSON: {onAction, type (the BLOCK_INTERACTION actionType), value? (a button's),
+ * from? (the field holding the value), h (the element's key, see elementKey)}.
+ */
+import crypto from 'node:crypto';
+import { esc } from '../layout.js';
+
+export type Obj = Record<string, unknown>;
+
+/** What the person last chose in an element (kept so the page shows it again): `{value}` or `{values}`. */
+export interface Picked {
+  value?: string;
+  values?: string[];
+}
+
+export interface ElementContext {
+  /** Where a message's elements post (each element its own form). */
+  action?: string;
+  /** Inside a view's one form. */
+  inView?: boolean;
+  csrf: string;
+  /** Unique ids for labels within the page. */
+  idPrefix: string;
+  /** What the person last chose in the element `onAction` whose key is `key`, if any. */
+  picked?(onAction: string, key: string): Picked | undefined;
+}
+
+export const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+/** A text object ({type, text}) or a string. */
+export const txt = (v: unknown): string => (typeof v === 'string' ? v : typeof obj(v).text === 'string' ? (obj(v).text as string) : '');
+export const safeUrl = (u: unknown) => (typeof u === 'string' && /^(https?:|mailto:)/i.test(u) ? u : undefined);
+const onActionOf = (el: Obj) => String(el.onAction ?? el.action_id ?? '');
+
+/**
+ * An element's key: a digest of the element as the app sent it. A choice kept for an element is
+ * shown only while the element is the same, so an app that replaces its message starts afresh.
+ */
+const elementKey = (el: Obj): string => crypto.createHash('sha256').update(JSON.stringify(el)).digest('base64url').slice(0, 12);
+
+let counter = 0;
+export const nextId = (c: { idPrefix: string }) => `${c.idPrefix}-${(counter++ % 1_000_000).toString(36)}`;
+
+interface Option {
+  label: string;
+  value: string;
+  description?: string;
+  group?: string;
+}
+
+function optionsOf(el: Obj): Option[] {
+  const one = (o: unknown, group?: string): Option => ({ label: txt(obj(o).text), value: String(obj(o).value ?? ''), ...(txt(obj(o).description) ? { description: txt(obj(o).description) } : {}), ...(group ? { group } : {}) });
+  const groups = arr(el.option_groups).flatMap((g) => arr(obj(g).options).map((o) => one(o, txt(obj(g).label))));
+  return [...arr(el.options).map((o) => one(o)), ...groups];
+}
+
+function selectOptions(el: Obj, selected: string | undefined): string {
+  const initial = obj(el.initial_option);
+  const chosen = selected ?? (typeof initial.value === 'string' ? initial.value : undefined);
+  const opts = optionsOf(el);
+  // a dynamic menu's options come from the app; its initial option is shown until they do
+  if (chosen !== undefined && !opts.some((o) => o.value === chosen) && typeof initial.value === 'string' && initial.value === chosen) opts.unshift({ label: txt(initial.text) || chosen, value: chosen });
+  const label = (o: Option) => `${o.group ? `${o.group}: ` : ''}${o.label}${o.description ? ` — ${o.description}` : ''}`;
+  return `<option value="">${esc(txt(el.placeholder) || 'Choose…')}</option>${opts.map((o) => `<option value="${esc(o.value)}"${o.value === chosen ? ' selected' : ''}>${esc(label(o))}</option>`).join('')}`;
+}
+
+const isDate = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v);
+const initialRange = (el: Obj): [string, string] => {
+  const r = obj(el.initial_date_range);
+  return [isDate(r.start) ? r.start : '', isDate(r.end) ? r.end : ''];
+};
+const buttonClass = (style: unknown) => (style === 'primary' ? 'primary' : style === 'danger' ? 'danger' : style === 'warning' ? 'warning' : '');
+
+/**
+ * The button that sends an element's interaction. With a `confirm` dialog it only opens the
+ * dialog (a popover: no script needed), whose confirm button sends it.
+ */
+function sendButton(el: Obj, c: ElementContext, id: string, label: string, act: string, cls = '', labelHtml = esc(label)): string {
+  const novalidate = c.inView ? ' formnovalidate' : '';
+  const klass = cls ? ` class="${cls}"` : '';
+  const confirm = obj(el.confirm);
+  if (!Object.keys(confirm).length) return `<button type="submit" id="${id}" name="act" value="${esc(act)}"${klass}${novalidate}>${labelHtml}</button>`;
+  const dialog = `${id}-confirm`;
+  const ok = buttonClass(confirm.style) || 'primary';
+  return `<button type="button" id="${id}" popovertarget="${dialog}"${klass}>${labelHtml}</button><div popover id="${dialog}" class="confirm card" role="alertdialog" aria-labelledby="${dialog}-t"><p id="${dialog}-t"><strong>${esc(txt(confirm.title) || 'Are you sure?')}</strong></p>${
+    txt(confirm.text) ? `<p>${esc(txt(confirm.text))}</p>` : ''
+  }<div class="row"><button type="submit" name="act" value="${esc(act)}" class="${ok}"${novalidate}>${esc(txt(confirm.confirm) || txt(confirm.accept) || 'Confirm')}</button><button type="button" popovertarget="${dialog}" popovertargetaction="hide">${esc(txt(confirm.deny) || 'Cancel')}</button></div></div>`;
+}
+
+/** The act of an element: what the server reads to build the BLOCK_INTERACTION. */
+const actOf = (el: Obj, type: string, extra: Obj = {}) => JSON.stringify({ onAction: onActionOf(el), type, ...extra, h: elementKey(el) });
+
+/** The control of one element and its send button; `field` names the control, `now` is what it shows. */
+function control(el: Obj, c: ElementContext, field: string, now: Picked | undefined, o: { label?: string; required?: boolean; dispatch: boolean; describedBy?: string }, id = nextId(c)): string {
+  const name = esc(field);
+  const req = `${o.required ? ' required' : ''}${o.describedBy ? ` aria-describedby="${esc(o.describedBy)}" aria-invalid="true"` : ''}`;
+  const off = !c.action && !c.inView ? ' disabled' : '';
+  const autofocus = c.inView && el.autofocused === true ? ' autofocus' : '';
+  const srLabel = (text: string, forId = id) => (o.label === undefined ? `<label for="${forId}" class="sr">${esc(text)}</label>` : '');
+  const send = (label: string, type: string, cls = '') => (o.dispatch && !off ? sendButton(el, c, `${id}-go`, label, actOf(el, type, { from: field }), cls, `${esc(label)}${o.label ? `<span class="sr"> ${esc(o.label)}</span>` : ''}`) : '');
+  const submitsAtOnce = o.dispatch && !off ? ` data-submit="${id}-go"` : '';
+  switch (el.type) {
+    case 'button': {
+      const text = txt(el.text) || onActionOf(el);
+      const url = safeUrl(el.url);
+      // a link button opens its URL; the script also sends the interaction when it has an onAction
+      if (url) return `<a class="button" href="${esc(url)}" rel="noopener noreferrer" target="_blank"${onActionOf(el) && !off ? ` data-act="${esc(actOf(el, 'BUTTON', { value: el.value ?? '' }))}"` : ''}>${esc(text)}</a>`;
+      if (off) return `<button type="button" disabled>${esc(text)}</button>`;
+      return sendButton(el, c, id, text, actOf(el, 'BUTTON', { value: el.value ?? '' }), buttonClass(el.style));
+    }
+    case 'static_select_menu':
+    case 'dynamic_select_menu': {
+      const dynamic = el.type === 'dynamic_select_menu';
+      const label = txt(el.placeholder) || onActionOf(el);
+      return `<span class="pick">${srLabel(label)}<select id="${id}" name="${name}"${c.inView && o.label !== undefined ? ' class="wide"' : ''}${dynamic ? ` data-menu="${esc(onActionOf(el))}"` : ''}${submitsAtOnce}${req}${autofocus}${off}>${selectOptions(el, dynamic ? undefined : now?.value)}</select>${send('Choose', dynamic ? 'DYNAMIC_SELECT_MENU' : 'STATIC_SELECT_MENU')}</span>`;
+    }
+    case 'checkboxes': {
+      const on = new Set((now?.values ?? arr(el.initial_options).map((x) => String(obj(x).value ?? ''))).map(String));
+      const boxes = optionsOf(el)
+        .map((x, i) => `<label class="check"><input type="checkbox" name="${name}" value="${esc(x.value)}" id="${id}-${i}"${on.has(x.value) ? ' checked' : ''}${submitsAtOnce}${i === 0 ? autofocus : ''}${off}> ${esc(x.label)}${x.description ? ` <span class="muted">${esc(x.description)}</span>` : ''}</label>`)
+        .join('');
+      return `<fieldset class="checks"><legend${o.label === undefined ? ' class="sr"' : ''}>${esc(o.label ?? (txt(el.placeholder) || 'Options'))}${o.label !== undefined && !o.required ? ' <span class="muted">(optional)</span>' : ''}</legend>${boxes}</fieldset>${send('Apply', 'CHECKBOXES')}`;
+    }
+    case 'date_picker': {
+      const value = now?.value ?? (isDate(el.initial_date) ? el.initial_date : '');
+      return `<span class="pick">${srLabel(txt(el.placeholder) || 'Date')}<input type="date" id="${id}" name="${name}" value="${esc(value)}"${req}${autofocus}${off}>${send('Choose', 'DATE_PICKER')}</span>`;
+    }
+    case 'date_range_picker': {
+      const [start, end] = now?.values?.length === 2 ? [now.values[0]!, now.values[1]!] : initialRange(el);
+      const what = txt(el.placeholder) || o.label || 'Dates';
+      return `<span class="pick range"><label for="${id}-s" class="small">From<span class="sr"> (${esc(what)})</span></label><input type="date" id="${id}-s" name="${name}" value="${esc(start)}"${req}${autofocus}${off}><label for="${id}-e" class="small">to<span class="sr"> (${esc(what)})</span></label><input type="date" id="${id}-e" name="${name}" value="${esc(end)}"${req}${off}>${send('Choose', 'DATE_RANGE_PICKER')}</span>`;
+    }
+    case 'plain_text_input': {
+      const value = now?.value ?? String(el.initial_value ?? '');
+      const max = Number.isInteger(el.max_length) ? ` maxlength="${el.max_length as number}"` : '';
+      const min = Number.isInteger(el.min_length) ? ` minlength="${el.min_length as number}"` : '';
+      const ph = txt(el.placeholder) ? ` placeholder="${esc(txt(el.placeholder))}"` : '';
+      const triggers = arr(el.interaction_triggers);
+      // Enter sends (on_enter_pressed, or in a message where there is nothing else to do); on_input is sent on Enter too
+      const enter = o.dispatch && !off && (!c.inView || triggers.length > 0) ? ` data-enter="${id}-go"` : '';
+      const multiline = el.line_mode === 'multiline' || el.multiline === true;
+      const field = multiline
+        ? `<textarea id="${id}" name="${name}" class="short"${ph}${max}${min}${req}${autofocus}${off}>${esc(value)}</textarea>`
+        : `<input type="text" id="${id}" name="${name}" value="${esc(value)}"${ph}${max}${min}${req}${autofocus}${enter}${off}>`;
+      return `<span class="pick text">${srLabel(txt(el.placeholder) || onActionOf(el) || 'Text')}${field}${send('Send', 'PLAIN_TEXT_INPUT')}</span>`;
+    }
+    default:
+      return `<span class="muted">(${esc(el.type)})</span>`;
+  }
+}
+
+/** One element of an actions block: in a message its own form, in a view part of the view's form. */
+export function actionElement(el: Obj, c: ElementContext): string {
+  const key = elementKey(el);
+  const now = c.picked?.(onActionOf(el), key);
+  if (c.action) return `<form method="post" action="${esc(c.action)}" class="el"><input type="hidden" name="csrf" value="${esc(c.csrf)}">${control(el, c, 'v', now, { dispatch: true })}</form>`;
+  return `<span class="el">${control(el, c, `a.${nextId(c)}`, now, { dispatch: true })}</span>`;
+}
+
+/**
+ * The control of an input block (in a view), named for the view's state and showing it (else the
+ * element's initial value). With `dispatchAction`, a change is also sent to the app at once.
+ * `describedBy` names the block's validation error.
+ */
+export function inputElement(blockId: string, el: Obj, c: ElementContext, label: string, optional: boolean, state: Obj, dispatch: boolean, describedBy?: string): string {
+  const field = `s.${blockId}.${onActionOf(el)}`;
+  const inView = { ...c, inView: true };
+  if (el.type === 'button') return control(el, inView, field, undefined, { dispatch: true });
+  const now = obj(obj(state[blockId])[onActionOf(el)]);
+  const shown: Picked | undefined = Array.isArray(now.values) ? { values: now.values.map(String) } : typeof now.value === 'string' ? { value: now.value } : undefined;
+  const id = nextId(c);
+  const html = control(el, inView, field, shown, { label, required: !optional, dispatch, ...(describedBy ? { describedBy } : {}) }, id);
+  if (el.type === 'checkboxes') return html; // its fieldset's legend is the label
+  const forId = el.type === 'date_range_picker' ? `${id}-s` : id;
+  return `<label for="${forId}">${esc(label)}${optional ? ' <span class="muted">(optional)</span>' : ''}</label>${html}`;
+}
