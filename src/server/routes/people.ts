@@ -49,7 +49,15 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   );
   r.get(
     '/channels/:channel/messages',
-    authed(async (req, res, p) => res.json(await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query))),
+    authed(async (req, res, p) => res.json(await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query, { forPerson: true }))),
+  );
+  r.get(
+    '/channels/:channel/messages/:messageId/replies',
+    authed(async (req, res, p) => res.json(await ws.messages.replies(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), String(req.params.messageId), req.query, { forPerson: true }))),
+  );
+  r.get(
+    '/users',
+    authed(async (_req, res, p) => res.json(await ws.users.list(await ws.person(p.workspaceUserId)))),
   );
   r.post(
     '/channels/:channel/messages',

@@ -36,6 +36,9 @@ function parseLimit(raw: unknown, dflt: number, max: number): number {
   return n;
 }
 
+/** A read by a person (the management API), not by an app. */
+interface PersonRead { forPerson?: boolean }
+
 export function createMessages(deps: MessagesDeps) {
   const { clock, index, channels, users, events, files } = deps;
   const perChannel = Math.max(1, deps.perChannel);
@@ -44,7 +47,12 @@ export function createMessages(deps: MessagesDeps) {
   /** What the actor sees in the channel's own list: messages (not thread replies, unless also sent to the channel) it may see. */
   const inChannelView = (a: Actor) => (m: MessageRecord) => (!m.threadRootId || !!m.alsoSentToChannel) && seenBy(m, a.userId);
   const view = async (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : await index.thread(m.id), await files.views(m.files));
-  const views = (ms: MessageRecord[]) => Promise.all(ms.map(view));
+  /**
+   * The views of `ms`; `o.forPerson` (a person's own reads: the CLI, not the platform API) marks
+   * an ephemeral message `ephemeral: true`, as the console marks it "Only visible to you".
+   */
+  const views = (ms: MessageRecord[], o: PersonRead = {}) =>
+    Promise.all(ms.map(async (m): Promise<Record<string, unknown>> => (o.forPerson && m.ephemeralTo ? { ...(await view(m)), ephemeral: true } : view(m))));
   const emitMessage = async (ch: ChannelRecord, m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE') => {
     if (!m.ephemeralTo) await events.emit(ty, ch.workspaceId, (u) => channels.canSee(ch, u), messageEventBody(m, ty, await files.views(m.files)));
   };
@@ -121,7 +129,7 @@ export function createMessages(deps: MessagesDeps) {
   }
 
   /** GET /v1/channels/{c}/messages?limit&cursor&strategy: the channel (not thread replies), oldest first within the page. */
-  async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }) {
+  async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }, o: PersonRead = {}) {
     const ch = await channels.visible(a, channelId);
     const limit = parseLimit(q.limit, 20, 100);
     const strategy = q.strategy === undefined || q.strategy === '' ? 'BEFORE' : String(q.strategy).toUpperCase();
@@ -154,7 +162,7 @@ export function createMessages(deps: MessagesDeps) {
       end = Math.min(shown.length, start + limit);
       start = Math.max(0, end - limit);
     }
-    return { messages: await views(shown.slice(start, end)), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
+    return { messages: await views(shown.slice(start, end), o), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
   }
 
   /** GET /v1/channels/{c}/messages/{m} */
@@ -163,7 +171,7 @@ export function createMessages(deps: MessagesDeps) {
   }
 
   /** GET /v1/channels/{c}/messages/{m}/replies: the thread, oldest first (a cursor and limit page through it). */
-  async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown }) {
+  async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown }, o: PersonRead = {}) {
     const { m } = await visibleMessage(a, channelId, rootId);
     const limit = parseLimit(q.limit, 100, 100);
     let rs = (await index.repliesOf(m.threadRootId ?? m.id)).filter((r) => seenBy(r, a.userId));
@@ -172,7 +180,7 @@ export function createMessages(deps: MessagesDeps) {
       if (i < 0) throw invalidRequest('cursor must be the id of a reply in this thread.', [{ pointer: '/cursor', message: 'unknown reply' }]);
       rs = rs.slice(i + 1);
     }
-    return views(rs.slice(0, limit));
+    return views(rs.slice(0, limit), o);
   }
 
   function ownMessage(a: Actor, m: MessageRecord): void {
