@@ -57,7 +57,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     deliveryRoutes({ config, clock, store, deliveries: d.deliveries }),
     signInLinkRoutes(web),
     loginCodeRoutes({ leads: d.leads }),
-    oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
+    oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, ''), codeState: oauth.exchange.codeState, bodyLimitBytes: config.bodyLimitBytes }),
     peopleRoutes({ config, clock, store, workspace: d.workspace, deliveries: d.deliveries }),
   );
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
