@@ -85,7 +85,7 @@ t.test('appreg CLI against a running daemon', async (t) => {
     t.equal(del.code, 0, del.stderr);
     const gone = await runMain([...g, 'apps', 'get', appId]);
     t.equal(gone.code, 4, 'rejected by the daemon → exit 4');
-    t.match(gone.stderr, /^appreg: App not found\. \(not_found\)\n$/);
+    t.match(gone.stderr, new RegExp(`^appreg: App ${appId} not found\\. \\(not_found\\)\n$`));
   });
 
   t.test('a broad redirect URL (path /) is accepted with a warning on stderr', async (t) => {

@@ -56,10 +56,10 @@ export function describe(c: Out['c'], d: Delivery): string {
   return s;
 }
 
-/** On a terminal (not with --json), one line on stderr once the wait passes a second, so a slow app does not look like a hang. */
-async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number, pending: Promise<T>): Promise<T> {
-  if (!run.io.isTTY || json) return pending;
-  const timer = setTimeout(() => run.io.stderr.write(`waiting for the app… (budget ${budgetMs} ms)\n`), WAIT_NOTICE_MS);
+/** On a terminal (stderr, not with --json), one line on stderr once the wait passes a second, so a slow app does not look like a hang. */
+export async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number | undefined, pending: Promise<T>): Promise<T> {
+  if (!(run.io.stderrIsTTY ?? run.io.isTTY) || json) return pending;
+  const timer = setTimeout(() => run.io.stderr.write(`waiting for the app…${budgetMs === undefined ? '' : ` (budget ${budgetMs} ms)`}\n`), WAIT_NOTICE_MS);
   try {
     return await pending;
   } finally {
@@ -205,6 +205,7 @@ Examples:
     }));
   deliveries
     .command('show <deliveryId>')
+    .alias('get')
     .description('one delivery: what was sent, every attempt, what came back')
     .addHelpText('after', examples('appreg deliveries show dlv_123'))
     .action(action(run, async ({ out, client: connect }, id) => {
