@@ -53,15 +53,27 @@ t.test('against a running daemon', async (t) => {
     t.match(await home.text(), /Signed in as/);
   });
 
-  t.test('a --path that is not a path on the daemon: exit 4 with the daemon\'s message', async (t) => {
-    for (const bad of ['https://evil.example/', '//evil.example/', 'apps']) {
+  t.test('a --path that is not a page of the console: exit 2 before any link is made, with the pages to give', async (t) => {
+    for (const bad of ['https://evil.example/', '//evil.example/', 'apps', '/console/nope']) {
       const r = await runMain([...g, 'open', '--print', '--path', bad]);
-      t.equal(r.code, 4, bad);
-      t.match(r.stderr, /^appreg: path must be a path on this daemon, such as \/ or \/deliveries\. \(invalid_request\)\n\s+\/path: must start with a single \/\n$/);
+      t.equal(r.code, 2, bad);
+      t.match(r.stderr, `appreg: --path ${bad} is not a page of the daemon's console; pages include /, /console/apps/new, /console/deliveries, /console/channels, /console/channels/:channelId (an id where a page names one)\n`);
       t.equal(r.stdout, '');
     }
     const j = await runMain([...g, 'open', '--json', '--path', 'x']);
-    t.match(JSON.parse(j.stdout), { error: { code: 'invalid_request' }, exitCode: 4 });
+    t.match(JSON.parse(j.stdout), { error: { code: 'usage_error' }, exitCode: 2 });
+  });
+
+  t.test('--path /deliveries suggests the console\'s /console/deliveries; every console page is accepted', async (t) => {
+    const r = await runMain([...g, 'open', '--print', '--path', '/deliveries']);
+    t.equal(r.code, 2);
+    t.match(r.stderr, /--path \/deliveries is not a page of the daemon's console; did you mean \/console\/deliveries\?/);
+    for (const ok of ['/console/deliveries', '/console/deliveries?app=app_1', '/console/channels/ch_1/threads/msg_2', '/console/apps/app_1/edit', '/?from=cli']) {
+      const link = await runMain([...g, 'open', '--print', '--json', '--path', ok]);
+      t.equal(link.code, 0, `${ok}: ${link.stderr}`);
+      const res = await fetch(JSON.parse(link.stdout).url, { redirect: 'manual' });
+      t.equal(res.headers.get('location'), ok, `${ok}: the link lands there`);
+    }
   });
 
   t.test('the browser opener runs only when there is a display', async (t) => {
