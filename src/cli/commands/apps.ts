@@ -70,7 +70,33 @@ function printCreated(run: Run, out: Out, app: App, envOut: string | undefined, 
 }
 
 export function registerApps(program: Command, run: Run): void {
-  const apps = program.command('apps').description('register and manage apps by manifest');
+  const apps = program.command('apps').description('register and manage apps by manifest: init, validate, create, sync, …');
+  // First what a newcomer does first: a starter manifest, then checking it.
+  registerAppsInit(apps, run);
+
+  apps
+    .command('validate')
+    .description('check a manifest offline against the same schema the daemon uses')
+    .requiredOption('--file <manifest.json>', 'manifest file')
+    .option('--allow-insecure-redirects', 'accept http: redirect URLs on non-local hosts, as a daemon started with that option does')
+    .addHelpText('after', `
+Exit codes: 0 valid (warnings on stderr); 7 not a valid manifest, or not JSON ({"error":{"code":"invalid_manifest","details":[…]}} with --json); 2 the file cannot be read.
+${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps validate --file manifest.json --json')}`)
+    .action(action(run, async ({ o, out }) => {
+      const manifest = readJsonFile(run, String(o.file), undefined, EXIT.invalidInput);
+      // The validator (and its schema compiler) is loaded only by the one command that needs it.
+      const { validateManifest } = await import('../../validation/manifest.js');
+      const r = validateManifest(manifest, { allowInsecureRedirects: !!o.allowInsecureRedirects });
+      if (!r.ok) {
+        const n = r.violations.length;
+        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a daemon.
+        throw new CliError(`${o.file} is not a valid manifest:\n` + r.violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n'), EXIT.invalidInput, {
+          code: 'invalid_manifest', message: `${o.file} is not a valid manifest: ${n} problem${n === 1 ? '' : 's'}`, details: r.violations,
+        });
+      }
+      for (const w of r.warnings) out.warn(`${w.pointer}: ${w.message}`);
+      out.print({ valid: true, warnings: r.warnings }, (c) => c.green(`${o.file} is a valid manifest`));
+    }));
 
   const create = apps
     .command('create')
@@ -208,31 +234,5 @@ export function registerApps(program: Command, run: Run): void {
       const ws = (x.o.workspace as string | undefined) ?? client.creds!.workspaceId;
       await client.request('DELETE', appPath(client, appId, `/installations/${encodeURIComponent(ws)}`));
       x.out.print({ uninstalled: appId, workspaceId: ws }, () => `uninstalled ${appId} from ${ws}`);
-    }));
-
-  registerAppsInit(apps, run);
-
-  apps
-    .command('validate')
-    .description('check a manifest offline against the same schema the daemon uses')
-    .requiredOption('--file <manifest.json>', 'manifest file')
-    .option('--allow-insecure-redirects', 'accept http: redirect URLs on non-local hosts, as a daemon started with that option does')
-    .addHelpText('after', `
-Exit codes: 0 valid (warnings on stderr); 7 not a valid manifest, or not JSON ({"error":{"code":"invalid_manifest","details":[…]}} with --json); 2 the file cannot be read.
-${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps validate --file manifest.json --json')}`)
-    .action(action(run, async ({ o, out }) => {
-      const manifest = readJsonFile(run, String(o.file), undefined, EXIT.invalidInput);
-      // The validator (and its schema compiler) is loaded only by the one command that needs it.
-      const { validateManifest } = await import('../../validation/manifest.js');
-      const r = validateManifest(manifest, { allowInsecureRedirects: !!o.allowInsecureRedirects });
-      if (!r.ok) {
-        const n = r.violations.length;
-        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a daemon.
-        throw new CliError(`${o.file} is not a valid manifest:\n` + r.violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n'), EXIT.invalidInput, {
-          code: 'invalid_manifest', message: `${o.file} is not a valid manifest: ${n} problem${n === 1 ? '' : 's'}`, details: r.violations,
-        });
-      }
-      for (const w of r.warnings) out.warn(`${w.pointer}: ${w.message}`);
-      out.print({ valid: true, warnings: r.warnings }, (c) => c.green(`${o.file} is a valid manifest`));
     }));
 }
