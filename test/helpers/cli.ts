@@ -68,11 +68,12 @@ export async function serveInProcess(args: string[], opts: { tty?: boolean; env?
   let stop: (s: string) => void = () => {};
   io.stopSignal = () => new Promise((r) => (stop = r));
   const code = main(['node', BIN, 'serve', '--port', '0', ...args], io);
-  const listening = /listening on (\S+)/;
-  for (let i = 0; i < 200 && !listening.test(out.stdout); i++) {
+  // the daemon's log (stderr) says where it listens
+  const listening = /listening on (http[^\s"]+)/;
+  for (let i = 0; i < 200 && !listening.test(out.stderr); i++) {
     if (await Promise.race([code.then(() => true), new Promise((r) => setTimeout(() => r(false), 25))])) break;
   }
-  const url = listening.exec(out.stdout)?.[1];
+  const url = listening.exec(out.stderr)?.[1];
   return { url, out, code, stop: async () => (stop('SIGTERM'), await code) };
 }
 

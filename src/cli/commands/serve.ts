@@ -66,21 +66,23 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         }
         throw e;
       }
+      // Start-up messages go through the log, like everything the daemon says (a JSON line each with
+      // --log-format json); stdout carries only --json's one document, for scripts.
       if (handle.bootstrapped) {
-        out.info(`first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email};`);
-        out.info(`  the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed.`);
+        logger.info(`first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email}; the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed`);
         // The data dir the CLI would find by itself (global --data-dir, APPREG_DATA_DIR, ./data); else say it.
         const found = path.resolve(run.io.cwd, run.io.env.APPREG_DATA_DIR ?? './data') === config.dataDir;
-        out.info(`  to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`);
+        logger.info(`to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`);
       }
       // Last, so that whoever waits for this line has seen everything before it.
-      out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid }, (c) => `appreg listening on ${c.bold(handle.url)} (data: ${config.dataDir})`);
+      logger.info(`appreg listening on ${handle.url} (data: ${config.dataDir})`, { pid: process.pid });
+      if (out.json) out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid });
       const signal = await run.io.stopSignal();
-      out.info(`${signal}: shutting down`);
+      logger.info(`${signal}: shutting down`);
       try {
         await handle.close();
       } catch (e) {
-        run.io.stderr.write(`shutdown failed: ${(e as Error).message}\n`);
+        logger.error('shutdown failed', { error: (e as Error).message });
         run.exitCode = EXIT.internal;
       }
     }));
