@@ -5,6 +5,7 @@ import { action, examples, nonNegativeInt, positiveInt, readJsonFile } from '../
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
 import type { Message } from '../workspace.js';
+import { registerDeliveriesTail } from './deliveries-tail.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
 type Workspace = typeof import('../workspace.js');
@@ -203,6 +204,7 @@ Examples:
         })) + (list.length ? `\n${c.dim(`${list.length} deliver${list.length === 1 ? 'y' : 'ies'}, newest first by creation time`)}` : ''),
       );
     }));
+  registerDeliveriesTail(deliveries, run);
   deliveries
     .command('show <deliveryId>')
     .alias('get')
