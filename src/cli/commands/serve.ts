@@ -20,6 +20,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--port <port>', `port to listen on, 0 picks a free one [APPREG_PORT] (default ${DEFAULT_PORT})`)
     .option('--data-dir <dir>', 'data directory [APPREG_DATA_DIR] (default ./data)')
     .option('--database-url <url>', 'PostgreSQL instead of the embedded store; any number of daemons may share it [APPREG_DATABASE_URL]')
+    .option('--key-file <file>', 'the key that encrypts secrets at rest [APPREG_KEY_FILE] (default <data-dir>/secret.key; every daemon of a database needs the same one)')
     .option('--public-url <url>', 'URL the daemon is reached at, used in URLs it hands out [APPREG_PUBLIC_URL]')
     .option('--config <file>', 'JSON config file [APPREG_CONFIG] (default <data-dir>/config.json)')
     .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
@@ -43,7 +44,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       let config;
       try {
         config = loadConfig({
-          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), databaseUrl: own.databaseUrl, publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
+          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), databaseUrl: own.databaseUrl,
+          keyFile: own.keyFile === undefined ? undefined : path.resolve(run.io.cwd, String(own.keyFile)), publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
           allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined, config: own.config as string | undefined,
         }, { ...run.io.env });
       } catch (e) {
