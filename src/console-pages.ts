@@ -33,7 +33,7 @@ function matches(pattern: string, pathname: string): boolean {
 }
 
 /** Whether `path` (with an optional query) is a page of the console. */
-export function isConsolePage(path: string): boolean {
+function isConsolePage(path: string): boolean {
   const pathname = path.split('?')[0]!;
   return CONSOLE_PAGES.some(([p]) => matches(p, pathname));
 }

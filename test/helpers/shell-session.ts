@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 
-export interface Ran { code: number; stdout: string; stderr: string }
+interface Ran { code: number; stdout: string; stderr: string }
 
 export interface Background {
   pid: number;

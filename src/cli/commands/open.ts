@@ -1,6 +1,5 @@
 /** appreg open: a one-time link that signs a browser in as you, opened in the browser when there is one. */
 import type { Command } from 'commander';
-import { whyNotAPage } from '../../console-pages.js';
 import { CliError, EXIT } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Io, Run } from '../run.js';
@@ -29,6 +28,7 @@ export function registerOpen(program: Command, run: Run): void {
     .addHelpText('after', examples('appreg open', 'appreg open --path /console/channels   # the workspace: channels, messages, the apps\' buttons', 'appreg open --print          # on a server: copy the link to your browser', 'appreg open --print --json   # {"url", "expiresAt"} for scripts'))
     .action(action(run, async ({ o, out, client: connect }) => {
       // Refused before a link is made: a path that is no page would land the browser on a JSON 404.
+      const { whyNotAPage } = await import('../../console-pages.js');
       const why = o.path === undefined ? undefined : whyNotAPage(String(o.path));
       if (why) throw new CliError(`--path ${why}`, EXIT.usage);
       const client = connect();
