@@ -22,14 +22,18 @@ export interface ExampleApp {
   cli(args: string[], opts?: Parameters<typeof runMain>[1]): ReturnType<typeof runMain>;
 }
 
-/** Copy examples/<name> (and the folders it imports from) into a temporary directory. */
+/**
+ * A copy of examples/ in a temporary directory, laid out as in the clone: the clone's
+ * node_modules beside it (the socket-mode example falls back to its `ws` on Node 20).
+ */
 export function copyExamples(): string {
   const dir = tempDir('appreg-example-');
   fs.cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), { recursive: true, filter: (src) => !/(^|\/)(\.env|tokens\.json)$/.test(src) });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   return dir;
 }
 
-export async function startExample(t: Tap.Test, d: TestDaemon, name: string, o: { script?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ExampleApp> {
+export async function startExample(t: Tap.Test, d: TestDaemon, name: string, o: { env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}): Promise<ExampleApp> {
   const root = copyExamples();
   const dir = path.join(root, 'examples', name);
   const g = ['--url', d.url, '--token', d.token];
@@ -38,7 +42,7 @@ export async function startExample(t: Tap.Test, d: TestDaemon, name: string, o: 
   if (created.code !== 0) throw new Error(`apps create failed: ${created.stderr}`);
   const appId = (JSON.parse(created.stdout) as { id: string }).id;
 
-  const child = spawn(process.execPath, [...(o.script?.endsWith('socket.mjs') ? ['--experimental-websocket'] : []), path.join(dir, o.script ?? 'app.mjs')], {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), path.join(dir, 'app.mjs')], {
     cwd: root,
     env: { ...process.env, PORT: '0', ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -51,10 +55,12 @@ export async function startExample(t: Tap.Test, d: TestDaemon, name: string, o: 
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
   });
+  // ready once it listens (HTTP mode), and in socket mode once it is connected too
+  const socketMode = (JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { socketMode?: boolean }).socketMode === true;
   const ready = await new Promise<string>((resolve, reject) => {
     const look = () => {
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)|connected to (\S+)/.exec(out);
-      if (m) resolve(m[1] ?? m[2]!);
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m && (!socketMode || /connected to/.test(out))) resolve(m[1]!);
     };
     child.stdout.on('data', look);
     void exited.then((code) => reject(new Error(`the example exited (${code}) before it was ready:\n${out}`)));
