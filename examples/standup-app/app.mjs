@@ -11,20 +11,10 @@
  * code the consent screen sends to its redirect URL. What it does with each call: standup.mjs.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import { createStandup, settings } from './standup.mjs';
+import { loadApp } from './standup.mjs';
 
-const here = new URL('.', import.meta.url);
-const manifest = JSON.parse(fs.readFileSync(new URL('manifest.json', here), 'utf8'));
-let config;
-try {
-  config = settings(here);
-} catch (e) {
-  console.error(e.message);
-  process.exit(2);
-}
-const standup = createStandup(config, new URL('tokens.json', here));
+const { manifest, config, standup } = loadApp(new URL('.', import.meta.url));
 const port = Number(process.env.PORT ?? new URL(manifest.redirectUrls[0]).port);
 
 /**

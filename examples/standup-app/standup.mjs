@@ -18,8 +18,24 @@ function readEnvFile(file) {
   }
 }
 
+/**
+ * The app in folder `dir`: its manifest, its settings (it exits saying how to make them when
+ * they are missing), and what it does, with its tokens kept in tokens.json beside it.
+ */
+export function loadApp(dir) {
+  const manifest = JSON.parse(fs.readFileSync(new URL('manifest.json', dir), 'utf8'));
+  let config;
+  try {
+    config = settings(dir);
+  } catch (e) {
+    console.error(e.message);
+    process.exit(2);
+  }
+  return { manifest, config, standup: createStandup(config, new URL('tokens.json', dir)) };
+}
+
 /** The app's settings: the environment, else the .env beside the app. */
-export function settings(dir) {
+function settings(dir) {
   const env = { ...readEnvFile(new URL('.env', dir)), ...process.env };
   const missing = ['PUMBLE_APP_ID', 'PUMBLE_APP_KEY', 'PUMBLE_APP_CLIENT_SECRET', 'PUMBLE_APP_SIGNING_SECRET'].filter((k) => !env[k]);
   if (missing.length) {
@@ -35,7 +51,7 @@ export function settings(dir) {
   };
 }
 
-export function createStandup(config, tokensFile) {
+function createStandup(config, tokensFile) {
   // The tokens of each workspace the app is installed in (the OAuth exchange's answer), kept in a
   // file beside the app (0600) so that a restart of the app keeps them.
   let tokens = {};

@@ -13,22 +13,12 @@
  * connect, answer each {payload, correlation_id} with {correlation_id, status, message | body},
  * and reconnect two seconds after the daemon closes the socket (a restart), as the official SDK does.
  */
-import fs from 'node:fs';
 import http from 'node:http';
-import { createStandup, settings } from '../standup-app/standup.mjs';
+import { loadApp } from '../standup-app/standup.mjs';
 
 const WebSocketClass = globalThis.WebSocket ?? (await import('ws')).WebSocket;
 
-const here = new URL('.', import.meta.url);
-const manifest = JSON.parse(fs.readFileSync(new URL('manifest.json', here), 'utf8'));
-let config;
-try {
-  config = settings(here);
-} catch (e) {
-  console.error(e.message);
-  process.exit(2);
-}
-const standup = createStandup(config, new URL('tokens.json', here));
+const { manifest, config, standup } = loadApp(new URL('.', import.meta.url));
 let stopping = false;
 let socket;
 
