@@ -83,4 +83,13 @@ t.test('small things a newcomer hit', async (t) => {
     const json = await cli(['say', 'general', '/slow', '--wait-ms', '0', '--json'], { isTTY: true });
     t.equal(json.stderr, '', 'not with --json');
   });
+
+  await t.test('deliver-test, its output piped: the waiting line still shows when stderr is a terminal, and only then', async (t) => {
+    rx.on('/slash', { json: {}, delayMs: 1400 });
+    const piped = await cli(['deliver-test', app.id, '--kind', 'slash-command'], { isTTY: false, stderrIsTTY: true });
+    t.equal(piped.code, 0, piped.stderr);
+    t.equal(piped.stderr, 'waiting for the app… (budget 3000 ms)\n');
+    const noTerminal = await cli(['deliver-test', app.id, '--kind', 'slash-command'], { isTTY: true, stderrIsTTY: false });
+    t.equal(noTerminal.stderr, '', 'stderr not a terminal: no line in a log file');
+  });
 });
