@@ -14,6 +14,7 @@ import type { HttpTransport } from './http-transport.js';
 import type { AttemptEntry, DeliveryLog, DeliveryRecord } from './log.js';
 import type { SocketTransport } from './socket-transport.js';
 import type { AttemptResult, DeliveryKind } from './types.js';
+import { subjectOf } from './subject.js';
 
 const RAW = Symbol('rawPayload');
 type Raw = DeliveryRecord & { [RAW]?: { of: object; text: string } };
@@ -27,13 +28,6 @@ function idSource(prefix: string) {
   const base = newId(prefix, 9);
   let n = 0;
   return () => `${base}${(n++).toString(36)}`;
-}
-
-/** What the call was about: the command, shortcut, action, view or event of the payload. */
-function subjectOf(p: Record<string, unknown> | null | undefined): string {
-  if (!p) return '';
-  const v = p.slashCommand ?? p.shortcut ?? p.eventType ?? p.onAction ?? (p.view as { callbackId?: unknown } | undefined)?.callbackId;
-  return typeof v === 'string' ? v : '';
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Issue 22 §4: `appreg deliveries tail [--app] [--json]`: the latest deliveries, then every new attempt as it happens, until Ctrl-C. */
 import t from 'tap';
+import { until } from '../helpers/until.js';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { BIN, captureIo, runMain } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -13,9 +14,6 @@ function running(args: string[]) {
   return { out, stop: async () => (stop('SIGINT'), await code) };
 }
 
-async function until(ok: () => boolean, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !ok() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
-}
 
 t.test('deliveries tail', async (t) => {
   const rx = await startReceiver();

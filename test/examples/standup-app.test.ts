@@ -5,6 +5,7 @@
  * answers its dynamic menu, and replies in the thread of a message that mentions it.
  */
 import t from 'tap';
+import { until } from '../helpers/until.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -18,15 +19,6 @@ async function messages(d: TestDaemon): Promise<Message[]> {
   return ((await res.json()) as { messages: Message[] }).messages;
 }
 
-/** Polls `read` until `ok` holds (the app works after its ack), at most `ms`. */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 t.test('the standup example app against a daemon', async (t) => {
   const d = await startTestDaemon();

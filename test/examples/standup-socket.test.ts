@@ -5,6 +5,7 @@
  * the OAuth redirect page is HTTP.
  */
 import t from 'tap';
+import { until } from '../helpers/until.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startExample } from '../helpers/example-app.js';
 
@@ -12,13 +13,6 @@ interface Message { id: string; text: string; threadRootInfo?: { repliesCount: n
 
 const messages = async (d: TestDaemon): Promise<Message[]> => ((await (await d.api(`${d.mgmt}/channels/general/messages?limit=20`)).json()) as { messages: Message[] }).messages;
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  for (const end = Date.now() + ms; ; ) {
-    const v = await read();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 for (const [variant, nodeArgs] of [['Node\'s own WebSocket', ['--experimental-websocket']], ['the ws package on Node 20', []]] as const) {
   t.test(`the socket-mode example, with ${variant}`, async (t) => {

@@ -7,16 +7,11 @@ import type { Delivery } from './deliver.js';
 
 type Attempt = Delivery['attempts'][number];
 
-/** What a delivery was about: its command, shortcut, event, action or view. */
-function subjectOf(d: Delivery): string {
-  const p = (d.payload ?? {}) as Record<string, unknown>;
-  const v = p.slashCommand ?? p.shortcut ?? p.eventType ?? p.onAction ?? (p.view as { callbackId?: unknown } | undefined)?.callbackId;
-  return typeof v === 'string' ? v : '';
-}
+type Subject = typeof import('../../delivery/subject.js').subjectOf;
 
 /** `12:00:01 slash-command /standup → standup: 200 acked in 3 ms  dlv_…`, a retry or replay marked. */
-function attemptLine(c: ChalkInstance, d: Delivery, a: Attempt): string {
-  const subject = subjectOf(d);
+function attemptLine(c: ChalkInstance, subjectOf: Subject, d: Delivery, a: Attempt): string {
+  const subject = subjectOf(d.payload as Record<string, unknown> | null);
   const ok = a.outcome === 'acked' || a.outcome === 'response';
   const extra = a.replay ? ' (replay)' : a.retryNum > 0 ? ` (retry ${a.retryNum})` : '';
   const result = `${a.status === undefined ? '' : `${a.status} `}${a.outcome}`;
@@ -33,6 +28,7 @@ export function registerDeliveriesTail(deliveries: Command, run: Run): void {
     .option('--interval-ms <ms>', 'how often to look for new attempts', '500')
     .addHelpText('after', examples('appreg deliveries tail', 'appreg deliveries tail --app app_123 --json | jq -r .outcome'))
     .action(action(run, async ({ o, out, client: connect }) => {
+      const { subjectOf } = await import('../../delivery/subject.js');
       const client = connect();
       const interval = positiveInt(o.intervalMs, '--interval-ms')!;
       const limit = positiveInt(o.limit, '--limit')!;
@@ -43,8 +39,8 @@ export function registerDeliveriesTail(deliveries: Command, run: Run): void {
         for (const a of d.attempts.slice(from)) {
           if (out.json) {
             run.printedJson = true;
-            run.io.stdout.write(JSON.stringify({ deliveryId: d.id, kind: d.kind, subject: subjectOf(d) || undefined, appId: d.appId, appName: d.appName, state: d.state, attempt: a }) + '\n');
-          } else run.io.stdout.write(attemptLine(out.c, d, a) + '\n');
+            run.io.stdout.write(JSON.stringify({ deliveryId: d.id, kind: d.kind, subject: subjectOf(d.payload as Record<string, unknown> | null) || undefined, appId: d.appId, appName: d.appName, state: d.state, attempt: a }) + '\n');
+          } else run.io.stdout.write(attemptLine(out.c, subjectOf, d, a) + '\n');
         }
         shown.set(d.id, d.attempts.length);
       };
