@@ -64,7 +64,7 @@ export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], ro
   return new Promise((resolve, reject) => {
     // BENCH_DAEMON_NODE_ARGS: node options for the daemons only (e.g. --cpu-prof --cpu-prof-dir=/tmp/p while tuning)
     const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const child = spawn(process.execPath, [...nodeArgs, '--', path.join(root, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeArgs, '--', path.join(root, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', '--json', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     // a benchmark that dies (an error, a timeout, Ctrl-C) takes its daemons with it instead of leaving them running
     exitOnSignals();
     const orphaned = () => child.kill('SIGKILL');
@@ -74,7 +74,8 @@ export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], ro
     child.on('exit', (code) => reject(new Error(`daemon exited ${code}: ${out}`)));
     child.stdout!.on('data', (c) => {
       out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      // --json: the daemon prints {url, dataDir, pid} once it listens (its log is at warn)
+      const m = /"url": "(http:\/\/[^"]+)"/.exec(out);
       if (m) {
         const startupMs = Math.round(performance.now() - t0);
         resolve({

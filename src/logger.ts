@@ -43,7 +43,7 @@ export type LogFormat = 'json' | 'pretty';
 /** A field value on a pretty line: bare when it has no space, quote or `=`, else JSON; a multi-line string (a stack) is indented below. */
 function prettyValue(v: unknown): string {
   if (typeof v === 'string') return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
-  return v === undefined ? 'undefined' : JSON.stringify(v);
+  return JSON.stringify(v);
 }
 
 /** `12:34:56.789 WARN  message key=value …`; a field holding several lines (a stack) follows on its own indented lines. */
@@ -51,6 +51,7 @@ function prettyLine(time: string, level: Level, msg: string, fields: Record<stri
   const blocks: string[] = [];
   const pairs: string[] = [];
   for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue; // as in a JSON line: a field without a value is left out, never `k=undefined`
     if (typeof v === 'string' && v.includes('\n')) blocks.push(`    ${k}: ${v.replace(/\n/g, '\n    ')}`);
     else pairs.push(`${k}=${prettyValue(v)}`);
   }

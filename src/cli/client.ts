@@ -41,6 +41,20 @@ async function send(url: string, req: Outgoing, timeoutMs: number): Promise<Answ
   });
 }
 
+/** Why nothing answers at `url` (ECONNREFUSED, ETIMEDOUT…), or undefined when something does. */
+export async function unreachable(url: string): Promise<string | undefined> {
+  try {
+    await send(`${url}/healthz`, { method: 'GET', headers: {} }, 5000);
+    return undefined;
+  } catch (e) {
+    if (e instanceof NoAnswer) return e.message;
+    throw e;
+  }
+}
+
+/** The error for a daemon that does not answer: exit 3. */
+export const notReachable = (url: string, why: string) => new CliError(`cannot reach the daemon at ${url}: ${why}. Is "appreg serve" running?`, EXIT.unreachable);
+
 /** The token endpoint's format: multipart/form-data with plain text fields. */
 function multipart(fields: Record<string, string>): { body: Buffer; type: string } {
   const boundary = `appreg-${globalThis.crypto.randomUUID()}`;
@@ -118,7 +132,7 @@ export function createClient(io: Io, g: GlobalOpts, opts: { auth?: boolean } = {
       try {
         res = await send(url + pathname + query, { method, headers, body }, o.timeoutMs ?? 30_000);
       } catch (e) {
-        if (e instanceof NoAnswer) throw new CliError(`cannot reach the daemon at ${url}: ${e.message}. Is "appreg serve" running?`, EXIT.unreachable);
+        if (e instanceof NoAnswer) throw notReachable(url, e.message);
         throw e;
       }
       o.onHeaders?.(res.headers);

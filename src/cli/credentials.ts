@@ -91,10 +91,17 @@ function findCredentials(io: Io, g: GlobalOpts, url: string, opts: { saved?: boo
   return undefined;
 }
 
+/** No credentials for `url`; the command then checks whether a daemon answers there at all (options.ts). */
+export class NotLoggedIn extends CliError {
+  constructor(readonly url: string) {
+    super(`not logged in to ${url}: run "appreg login --email … " (the data dir's credentials.json is used only for the daemon that data dir runs).`, EXIT.usage);
+  }
+}
+
 export function resolveCredentials(io: Io, g: GlobalOpts, url: string): Credentials {
   const found = findCredentials(io, g, url);
   if (found) return found.creds;
-  throw new CliError(`not logged in to ${url}: run "appreg login --email … " (the data dir's credentials.json is used only for the daemon that data dir runs).`, EXIT.usage);
+  throw new NotLoggedIn(url);
 }
 
 /** After `logout` (the saved login is gone): the credentials the next command will use, in words. */

@@ -27,17 +27,19 @@ export function envOutTarget(o: Record<string, unknown>): string | undefined {
 interface AppSecrets { id: string; appKey?: unknown; clientSecret?: unknown; signingSecret?: unknown }
 
 /**
- * PUMBLE_APP_* lines, the names the official SDK reads, written 0600. An existing file keeps its
+ * PUMBLE_APP_* lines and PUMBLE_API_URL (the daemon the secrets belong to), the names the
+ * official SDK reads, written 0600. An existing file keeps its
  * other lines (an app's .env usually holds more than these four): the four are replaced in
  * place, or appended. Written to a 0600 temporary file and renamed, so no other mode is ever seen.
  */
-function writeEnvFile(io: Io, file: string, app: AppSecrets): void {
+function writeEnvFile(io: Io, file: string, app: AppSecrets, apiUrl: string): void {
   const target = path.resolve(io.cwd, file);
   const values: Record<string, string> = {
     PUMBLE_APP_ID: app.id,
     PUMBLE_APP_KEY: String(app.appKey),
     PUMBLE_APP_CLIENT_SECRET: String(app.clientSecret),
     PUMBLE_APP_SIGNING_SECRET: String(app.signingSecret),
+    PUMBLE_API_URL: apiUrl,
   };
   let existing = '';
   try {
@@ -71,9 +73,9 @@ function writeEnvFile(io: Io, file: string, app: AppSecrets): void {
  * writeEnvFile, returning its error message instead of throwing: the secrets are printed even
  * when the file cannot be written, since they are shown only this once.
  */
-export function tryWriteEnvFile(io: Io, file: string, app: AppSecrets): string | undefined {
+export function tryWriteEnvFile(io: Io, file: string, app: AppSecrets, apiUrl: string): string | undefined {
   try {
-    writeEnvFile(io, file, app);
+    writeEnvFile(io, file, app, apiUrl);
     return undefined;
   } catch (e) {
     return (e as Error).message;

@@ -38,8 +38,10 @@ export function buildProgram(run: Run): Command {
     .addHelpText('after', `
 Examples:
   $ appreg serve                                   start the daemon (first start creates a workspace and credentials)
+  $ appreg apps init --name "Standup Bot"          a starter manifest.json; then appreg apps validate --file manifest.json
+  $ appreg apps create --file manifest.json --env-out .env
+                                                   register an app; its id and secrets also go to .env
   $ appreg open                                    sign your browser in to the daemon's pages
-  $ appreg apps create --file manifest.json        register an app, print its id and secrets
   $ appreg apps list --json                        list your apps for scripts
   $ appreg authorize app_123 --exchange --json     authorize as you and print the tokens
   $ appreg deliver-test app_123 --kind slash-command --probe-signature
@@ -67,7 +69,29 @@ ${EXIT_HELP}`);
   registerSay(program, run);
   registerMessages(program, run);
   registerGroups(program, run);
+  groupByTask(program);
   return program;
+}
+
+/** `appreg --help` lists the commands by task, in the order a newcomer meets them. */
+export const HELP_GROUPS: ReadonlyArray<readonly [heading: string, commands: readonly string[]]> = [
+  ['Getting started:', ['serve', 'open', 'apps', 'authorize', 'deliver-test']],
+  ['The workspace:', ['say', 'messages', 'channels', 'groups', 'react']],
+  ['Accounts:', ['workspaces', 'users', 'login', 'logout', 'whoami', 'authorizations']],
+  ['Operations:', ['deliveries', 'db']],
+];
+
+function groupByTask(program: Command): void {
+  const order = HELP_GROUPS.flatMap(([heading, names]) => names.map((name) => ({ heading, name })));
+  const rank = (c: Command) => {
+    const i = order.findIndex((o) => o.name === c.name());
+    return i < 0 ? order.length : i;
+  };
+  for (const c of program.commands) {
+    const group = order.find((o) => o.name === c.name());
+    if (group) c.helpGroup(group.heading);
+  }
+  (program.commands as Command[]).sort((a, b) => rank(a) - rank(b));
 }
 
 /** Run the CLI once with `argv` as process.argv would hold it; resolves to the exit code (it never exits the process). */

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { CliError, EXIT, createOut, type Out } from './output.js';
-import { createClient, type Client } from './client.js';
+import { createClient, notReachable, unreachable, type Client } from './client.js';
+import { NotLoggedIn } from './credentials.js';
 import type { Run } from './run.js';
 
 /** The flags every command accepts (defined on the program by `globalOptions`). */
@@ -45,7 +46,16 @@ export function action(run: Run, fn: (x: Invocation, ...args: string[]) => Promi
     const cmd = params[params.length - 1] as Command;
     const o = cmd.optsWithGlobals() as Opts;
     const x: Invocation = { o, cmd, run, out: await createOut(run, !!o.json), client: (opts) => createClient(run.io, o, opts) };
-    await fn(x, ...(params.slice(0, -2) as string[]));
+    try {
+      await fn(x, ...(params.slice(0, -2) as string[]));
+    } catch (e) {
+      // No credentials for a URL where nothing answers (a typo in --url, a stopped daemon): say that, exit 3.
+      if (e instanceof NotLoggedIn) {
+        const why = await unreachable(e.url);
+        if (why) throw notReachable(e.url, why);
+      }
+      throw e;
+    }
   };
 }
 

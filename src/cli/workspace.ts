@@ -30,6 +30,11 @@ export function listMessages(client: Client, channel: string, q: { limit?: numbe
   return client.request<Page>('GET', messagesPath(client, channel), { searchParams });
 }
 
+/** The replies in the thread of `rootId`, oldest first. */
+export function listReplies(client: Client, channel: string, rootId: string, limit?: number): Promise<Message[]> {
+  return client.request<Message[]>('GET', `${messagesPath(client, channel)}/${encodeURIComponent(rootId)}/replies`, { searchParams: limit === undefined ? {} : { limit: String(limit) } });
+}
+
 /** The channel's id, from an id, `name` or `#name`, among the channels the caller sees; exit 4 when there is none. */
 export async function resolveChannelId(client: Client, channel: string): Promise<string> {
   const list = await client.request<ChannelInfo[]>('GET', `${client.base()}/channels`);

@@ -30,6 +30,16 @@ function idSource(prefix: string) {
   return () => `${base}${(n++).toString(36)}`;
 }
 
+/**
+ * One readable log line per attempt, as a webhook listener shows them:
+ * `slash-command /standup → standup: 200 acked in 3.2 ms`, `event NEW_MESSAGE → standup: connection_error in 1 ms (retry 2)`.
+ */
+function attemptLine(rec: DeliveryRecord, a: AttemptEntry): string {
+  const subject = rec.subject;
+  const extra = a.replay ? ' (replay)' : a.retryNum > 0 ? ` (retry ${a.retryNum})` : '';
+  return `${rec.kind}${subject ? ` ${subject}` : ''} → ${rec.appName}: ${a.status === undefined ? '' : `${a.status} `}${a.outcome} in ${a.latencyMs} ms${extra}`;
+}
+
 export interface DispatcherDeps {
   clock: Clock;
   logger: Logger;
@@ -94,6 +104,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     rec.outcome = r.outcome;
     rec.updatedAt = at;
     if (r.body !== undefined) rec.response = r.body;
+    logger.info(attemptLine(rec, entry), { deliveryId: rec.id, appId: rec.appId });
   }
 
   /** One attempt now; `replay` marks it as made by a replay rather than by the schedule. */
@@ -119,7 +130,6 @@ export function createDispatcher(deps: DispatcherDeps) {
     else if (FAILURES.has(r.outcome)) rec.ephemeralMessage = app.manifest.offlineMessage ?? defaultOfflineMessage(app);
     else rec.ephemeralMessage = undefined; // (not `delete`: it would turn the record into a slow dictionary object)
     log.put(rec);
-    if (rec.state === 'failed') logger.info('delivery failed', { deliveryId: rec.id, appId: rec.appId, kind: rec.kind, outcome: r.outcome, status: r.status });
   }
 
   function newRecord(app: AppRecord, kind: DeliveryKind, who: { workspaceId: string; userId: string }, url: string | undefined, payload: Record<string, unknown>, id = nextDeliveryId()): DeliveryRecord {

@@ -86,7 +86,7 @@ export interface DeliveryLog {
   close(): Promise<void>;
 }
 
-const FILE_RE = /^log-(\d{8})\.jsonl$/;
+export const FILE_RE = /^log-(\d{8})\.jsonl$/;
 export const MAX_INDEXED = 20_000;
 
 export interface DeliveryLogOptions {

@@ -16,7 +16,7 @@ import { INDEXED_FIELDS } from '../store/indexes.js';
 import type { Store } from '../store/types.js';
 import { byCreationDesc, listed, MAX_INDEXED, type DeliveryLog, type DeliveryRecord } from './log.js';
 
-const DELIVERY_LOG_TABLE = 'deliveryLog';
+export const DELIVERY_LOG_TABLE = 'deliveryLog';
 const CHANNEL = 'delivery_log';
 /** How often a daemon that writes prunes records past the retention or the count (ms). */
 const PRUNE_EVERY_MS = 60_000;
@@ -27,7 +27,7 @@ const GAP_MARGIN_MS = 10_000;
 const BY_OWNER = INDEXED_FIELDS[DELIVERY_LOG_TABLE]?.includes('ownerId') ?? false;
 
 /** What is stored: the delivery, plus what lists and prunes need at the top level. */
-interface Stored {
+export interface StoredDelivery {
   id: string;
   appId: string;
   ownerId: string;
@@ -59,8 +59,8 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   const nextSeq = () => clock.now() * 1024 + (seqNo++ & 1023);
 
   /** Puts not yet written (latest per id), and the one being written per id: gets answer these first. */
-  const queued = new Map<string, Stored>();
-  const writing = new Map<string, Stored>();
+  const queued = new Map<string, StoredDelivery>();
+  const writing = new Map<string, StoredDelivery>();
   const loops = new Set<Promise<void>>();
   const listeners = new Set<(rec: DeliveryRecord) => void>();
   let lastPrune = clock.now();
@@ -99,7 +99,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
 
   /** Remove deliveries past the retention, then the oldest past the count. */
   async function prune(): Promise<void> {
-    const all = await store.all<Stored>(DELIVERY_LOG_TABLE);
+    const all = await store.all<StoredDelivery>(DELIVERY_LOG_TABLE);
     const cutoff = clock.now() - retentionMs;
     const keep = all.filter((s) => Date.parse(s.updatedAt) >= cutoff);
     const gone = all.filter((s) => Date.parse(s.updatedAt) < cutoff);
@@ -123,7 +123,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     if (notice.from === origin || typeof notice.id !== 'string') return;
     // another daemon's put: the notice is small, the record is read back
     store
-      .get<Stored>(DELIVERY_LOG_TABLE, notice.id)
+      .get<StoredDelivery>(DELIVERY_LOG_TABLE, notice.id)
       .then((s) => s && tell(s.rec))
       .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
   }, (lostMs) => {
@@ -131,7 +131,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     // announcements of the last lostMs were not heard: what changed since then is told now, oldest first
     const since = clock.now() - lostMs - GAP_MARGIN_MS;
     store
-      .all<Stored>(DELIVERY_LOG_TABLE)
+      .all<StoredDelivery>(DELIVERY_LOG_TABLE)
       .then((all) => {
         const missed = all.filter((s) => Date.parse(s.updatedAt) >= since).sort((a, b) => a.seq - b.seq);
         for (const s of missed) tell(s.rec);
@@ -149,7 +149,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   return {
     put(rec) {
       // a snapshot: the caller goes on changing its record (the next attempt) before this is written
-      const v: Stored = { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, updatedAt: rec.updatedAt, seq: nextSeq(), rec: clone(rec) };
+      const v: StoredDelivery = { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, updatedAt: rec.updatedAt, seq: nextSeq(), rec: clone(rec) };
       queued.set(rec.id, v);
       if (!writing.has(rec.id)) {
         const loop = writeLoop(rec.id).finally(() => loops.delete(loop));
@@ -160,14 +160,14 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     async get(id) {
       const mine = local(id);
       if (mine) return clone(mine.rec);
-      return (await store.get<Stored>(DELIVERY_LOG_TABLE, id))?.rec;
+      return (await store.get<StoredDelivery>(DELIVERY_LOG_TABLE, id))?.rec;
     },
     async list(filter) {
       const rows = filter.appId
-        ? await store.find<Stored>(DELIVERY_LOG_TABLE, 'appId', filter.appId)
+        ? await store.find<StoredDelivery>(DELIVERY_LOG_TABLE, 'appId', filter.appId)
         : BY_OWNER
-          ? await store.find<Stored>(DELIVERY_LOG_TABLE, 'ownerId', filter.ownerId)
-          : await store.all<Stored>(DELIVERY_LOG_TABLE);
+          ? await store.find<StoredDelivery>(DELIVERY_LOG_TABLE, 'ownerId', filter.ownerId)
+          : await store.all<StoredDelivery>(DELIVERY_LOG_TABLE);
       const byId = new Map(rows.map((s) => [s.id, s]));
       for (const m of [...writing.values(), ...queued.values()]) byId.set(m.id, clone(m));
       const out: Array<{ rec: DeliveryRecord; seq: number }> = [];

@@ -10,23 +10,23 @@ import { Readable } from 'node:stream';
 import { payloadTooLarge } from '../errors.js';
 import type { Store } from '../store/types.js';
 
-const HEADS = 'fileBlobs';
-const CHUNKS = 'fileBlobChunks';
+export const HEADS = 'fileBlobs';
+export const CHUNKS = 'fileBlobChunks';
 /** 192 KiB of bytes: 256 KiB of base64 per record, well inside what one commit should carry. */
-const CHUNK_BYTES = 192 * 1024;
+export const CHUNK_BYTES = 192 * 1024;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-interface BlobHead {
+export interface BlobHead {
   id: string;
   chunks: number;
   size: number;
 }
-interface BlobChunk {
+export interface BlobChunk {
   id: string;
   data: string;
 }
 
-const chunkId = (id: string, n: number) => `${id}.${n}`;
+export const chunkId = (id: string, n: number) => `${id}.${n}`;
 
 function checkId(id: string): void {
   if (!ID.test(id)) throw new Error(`not a file id: ${JSON.stringify(id)}`);

@@ -60,7 +60,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     signInLinkRoutes(web),
     loginCodeRoutes({ leads: d.leads }),
     actAsRoutes({ config, clock, store, identity, logger }),
-    oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, '') }),
+    oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, ''), codeState: oauth.exchange.codeState, bodyLimitBytes: config.bodyLimitBytes }),
     peopleRoutes({ config, clock, store, workspace: d.workspace, deliveries: d.deliveries }),
     peopleManageRoutes({ config, clock, store, workspace: d.workspace }),
   );

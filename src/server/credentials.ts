@@ -24,7 +24,14 @@ export async function refreshCredentials(identity: IdentityService, file: string
     write(file, bootstrapped);
     return bootstrapped;
   }
-  if (!fs.existsSync(file)) return null;
+  if (!fs.existsSync(file)) {
+    const owner = await identity.ownerCredentials();
+    if (owner) {
+      write(file, owner);
+      logger.info(`wrote ${file} for the workspace's owner ${owner.email}: the CLI on this machine works with no login`, { workspaceId: owner.workspaceId });
+    }
+    return null;
+  }
   let cur: unknown;
   try {
     cur = JSON.parse(fs.readFileSync(file, 'utf8'));

@@ -40,9 +40,10 @@ function sameValue(a: string, b: string): boolean {
   return x.length === y.length && crypto.timingSafeEqual(x, y);
 }
 
-const wrongKey = (keyFile: string, why: string) =>
+/** The refusal of a wrong key; `where`: this data directory, or the database every daemon of it shares. */
+const wrongKey = (keyFile: string, why: string, where: string) =>
   new StartupError(
-    `refusing to start: the key file ${keyFile} is not the key this data directory was made with (${why}); restore the secret.key that belongs to it (or point --key-file at it)`,
+    `refusing to start: the key file ${keyFile} is not the key ${where} was made with (${why}); restore the secret.key that belongs to it, or give its path with appreg serve --key-file <file>${where === 'the database' ? ' (every daemon of a database needs the key of the first)' : ''}`,
     'key',
   );
 
@@ -86,9 +87,10 @@ interface KeyCheckOutcome {
  */
 export async function checkMasterKey(store: Store, master: Buffer, opts: { keyFile: string; credentialsFile?: string; now?: () => Date }): Promise<KeyCheckOutcome> {
   const expected = checkValue(master);
+  const where = store.kind === 'postgres' ? 'the database' : 'this data directory';
   const rec = await store.get<KeyCheckRecord>(META, KEY_CHECK_ID);
   if (rec) {
-    if (typeof rec.value !== 'string' || !sameValue(rec.value, expected)) throw wrongKey(opts.keyFile, 'its key-check value does not match');
+    if (typeof rec.value !== 'string' || !sameValue(rec.value, expected)) throw wrongKey(opts.keyFile, 'its key-check value does not match', where);
     return { how: 'matched' };
   }
   let basis: KeyCheckBasis;
@@ -98,11 +100,11 @@ export async function checkMasterKey(store: Store, master: Buffer, opts: { keyFi
     try {
       createSealer(deriveKey(master, 'seal')).open(sealed);
     } catch {
-      throw wrongKey(opts.keyFile, 'it cannot open the secrets sealed in the data file');
+      throw wrongKey(opts.keyFile, 'it cannot open the secrets sealed in the data file', where);
     }
     basis = 'sealed-value';
   } else if (token !== undefined && workspaces > 0) {
-    if (!signedWith(token, master)) throw wrongKey(opts.keyFile, 'it did not sign the management token in credentials.json');
+    if (!signedWith(token, master)) throw wrongKey(opts.keyFile, 'it did not sign the management token in credentials.json', where);
     basis = 'credentials-token';
   } else {
     basis = workspaces > 0 ? 'trust-on-first-use' : 'new';

@@ -4,7 +4,7 @@ import express, { type Request, type Response, type NextFunction, type RequestHa
 import { invalidJson, noRoute, rateLimited, unsupportedMediaType } from '../errors.js';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
 import { normalizeEmail } from '../services/records.js';
-import { sendError } from './respond.js';
+import { errorCodeOf, sendError } from './respond.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/types.js';
@@ -49,13 +49,23 @@ export function loginLimits(opts: { name: string; perMinute: number; clock: Cloc
   ];
 }
 
-/** One log line per request: method, path WITHOUT the query string (it may carry an appKey), status, ms. */
+/**
+ * The log line of a request: at debug when it succeeded; a failed one (4xx, 5xx) at info, readable
+ * on its own: `POST /v1/channels/x/messages → 403 missing_scope`. The path never carries the query
+ * string (it may carry an appKey).
+ */
+export function logRequest(logger: Logger, r: { reqId: unknown; method?: string; path: string; status: number; ms: number; code?: string }): void {
+  const ms = Math.round(r.ms * 10) / 10;
+  if (r.status < 400) return logger.debug('request', { reqId: r.reqId, method: r.method, path: r.path, status: r.status, ms });
+  logger.info(`${r.method} ${r.path} → ${r.status}${r.code ? ` ${r.code}` : ''}`, { reqId: r.reqId, ms });
+}
+
+/** One log line per request (logRequest). */
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      logger.debug('request', { reqId: req.id, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 });
+      logRequest(logger, { reqId: req.id, method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - start) / 1e6, code: errorCodeOf(res) });
     });
     next();
   };

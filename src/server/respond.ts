@@ -70,10 +70,15 @@ function clientAborted(err: unknown): boolean {
   return e?.type === 'request.aborted' || e?.code === 'ECONNABORTED' || e?.code === 'ECONNRESET';
 }
 
+/** The error code each error answer was sent with, for the request's log line (middleware.ts). */
+const codes = new WeakMap<ServerResponse, string>();
+export const errorCodeOf = (res: ServerResponse): string | undefined => codes.get(res);
+
 /** Write `err` as the JSON error body (works on express's and node:http's responses). */
 export function sendError(res: ServerResponse, err: unknown, logger: Logger, info: RequestInfo): number {
   const { status, body, headers } = toErrorResponse(asAppError(err));
   report(logger, err, status, info);
+  codes.set(res, body.code);
   if (res.headersSent) return status;
   const json = JSON.stringify(body);
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);

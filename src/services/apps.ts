@@ -73,7 +73,7 @@ export function createAppsService(ctx: ServiceContext) {
   /** The caller's own app, else 404 (another user's app is indistinguishable from a missing one). */
   async function owned(p: Principal, id: string): Promise<AppRecord> {
     const app = await byId(id);
-    if (!app || app.ownerId !== p.workspaceUserId) throw notFound('App');
+    if (!app || app.ownerId !== p.workspaceUserId) throw notFound(`App ${id}`);
     return app;
   }
 

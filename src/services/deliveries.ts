@@ -103,7 +103,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       // the first attempt's timeout is the caller's (deliver-test --timeout-ms); retries use the configured one
       const timeoutMs = input.timeoutMs === undefined || input.timeoutMs === null ? undefined : budget;
       const rec = await worker.enqueueEvent(app, p.workspaceId, p.workspaceUserId, String(built.payload.eventType), built.payload, { timeoutMs });
-      if (!rec) throw notFound('App');
+      if (!rec) throw notFound(`App ${app.id}`);
       return rec;
     }
     // Logged once settled (at most the budget later): one log line per interactive call.
@@ -115,7 +115,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
 
   async function get(p: Principal, id: string): Promise<DeliveryRecord> {
     const rec = await log.get(id);
-    if (!rec || rec.ownerId !== p.workspaceUserId) throw notFound('Delivery');
+    if (!rec || rec.ownerId !== p.workspaceUserId) throw notFound(`Delivery ${id}`);
     return rec;
   }
 
@@ -247,7 +247,13 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return asPerson(p, app, kind, input);
   }
 
-  const list = async (p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) => log.list({ ownerId: p.workspaceUserId, ...f });
+  /** The log, newest first; naming an app that is not the caller's (and has no deliveries listed) is 404, not an empty list. */
+  async function list(p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) {
+    const found = await log.list({ ownerId: p.workspaceUserId, ...f });
+    // a deleted app's deliveries stay listed under its id
+    if (!found.length && f.appId) await apps.owned(p, f.appId);
+    return found;
+  }
 
   return { trigger, replay, replayEdited, curlOf, cancel, invokeSlashCommand, interact, appsFor, probeSignature, get, list };
 }

@@ -11,6 +11,8 @@ export interface IssuedToken { authToken: string; exp: number; workspaceId: stri
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** How long a token of `actAs` lives: one command's worth (the CLI revokes it when done). */
 const ACT_AS_TTL_SECONDS = 10 * 60;
+/** The login of the owner the first start creates (no password: the local CLI acts as them through credentials.json). */
+const OWNER_EMAIL = 'owner@localhost';
 
 export function createIdentityService(ctx: ServiceContext) {
   const { store, clock } = ctx;
@@ -215,7 +217,7 @@ export function createIdentityService(ctx: ServiceContext) {
   async function bootstrap(): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | null> {
     if ((await store.count(T.workspaces)) > 0) return null;
     const ws = newWorkspace('Local workspace');
-    const plan = await planUser({ workspaceId: ws.id, email: 'owner@localhost', name: 'Owner' }, true);
+    const plan = await planUser({ workspaceId: ws.id, email: OWNER_EMAIL, name: 'Owner' }, true);
     const tok = newToken(plan.user);
     const mark = { id: 'bootstrap', workspaceId: ws.id, createdAt: ws.createdAt };
     try {
@@ -249,13 +251,27 @@ export function createIdentityService(ctx: ServiceContext) {
     return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
   }
 
+  /**
+   * A new token for the owner the first start created, for a data directory without credentials.json
+   * on a store that has that owner: a second daemon of a PostgreSQL database, or a data dir whose
+   * credentials.json was removed. Undefined when the store has no such owner.
+   */
+  async function ownerCredentials(): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | undefined> {
+    const mark = await store.get<{ workspaceId: string }>(META, 'bootstrap');
+    if (!mark) return undefined;
+    const user = (await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'accountId', accountId(OWNER_EMAIL))).find((u) => u.workspaceId === mark.workspaceId);
+    if (!user) return undefined;
+    const tok = await issueToken(user);
+    return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
+  }
+
   async function listWorkspaces(principal: Principal) {
     const wu = await store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
     if (!wu) return [];
     return Promise.all((await membershipsOf(wu.accountId)).map(async (m) => ({ ...(await workspaceInfo(m.workspaceId)), workspaceUserId: m.id })));
   }
 
-  return { createWorkspaceFor, membershipIn, userRecord, createUser, newToken, checkPassword, membershipsOf, login, issueToken, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, listWorkspaces, ownerOf, actAs };
+  return { createWorkspaceFor, membershipIn, userRecord, createUser, newToken, checkPassword, membershipsOf, login, issueToken, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, ownerCredentials, listWorkspaces, ownerOf, actAs };
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { checkRegisteredRedirect } from '../oauth/redirect-urls.js';
+import { didYouMean } from './did-you-mean.js';
 
 export interface Violation {
   pointer: string;
@@ -83,14 +84,28 @@ const validateSchema = ajv.compile(manifestSchema);
 
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-function describe(e: ErrorObject): Violation {
+/** The fields the schema allows where an additionalProperties error was raised (its schemaPath's object). */
+function allowedFields(schemaPath: string): string[] {
+  let node: unknown = manifestSchema;
+  for (const seg of schemaPath.replace(/^#\//, '').split('/').slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return Object.keys(((node as { properties?: object } | undefined)?.properties ?? {}) as object);
+}
+
+/** The value at an instance path of the input (for the scope or event that was misspelt). */
+function valueAt(input: unknown, pointer: string): unknown {
+  let v = input;
+  for (const seg of pointer.split('/').slice(1)) v = (v as Record<string, unknown> | undefined)?.[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return v;
+}
+
+function describe(e: ErrorObject, input: unknown): Violation {
   const p = e.params as Record<string, unknown>;
   const at = e.instancePath;
   switch (e.keyword) {
     case 'required':
       return { pointer: `${at}/${escapePointer(String(p.missingProperty))}`, message: 'is required' };
     case 'additionalProperties':
-      return { pointer: `${at}/${escapePointer(String(p.additionalProperty))}`, message: 'is not a known field' };
+      return { pointer: `${at}/${escapePointer(String(p.additionalProperty))}`, message: `is not a known field${didYouMean(p.additionalProperty, allowedFields(e.schemaPath))}` };
     case 'maxLength':
       return { pointer: at, message: `must be at most ${p.limit} characters` };
     case 'minLength':
@@ -106,8 +121,8 @@ function describe(e: ErrorObject): Violation {
     case 'const':
       return { pointer: at, message: /\/defaultHomeView\/blocks\/\d+\/type$/.test(at) ? 'only blocks of type rich_text are allowed' : `must be ${JSON.stringify(p.allowedValue)}` };
     case 'enum': {
-      if (/\/scopes\/(botScopes|userScopes)\/\d+$/.test(at)) return { pointer: at, message: 'is not a known scope (see docs/protocol.md §8 for the list)' };
-      if (/\/eventSubscriptions\/events\/\d+$/.test(at)) return { pointer: at, message: 'is not a known event name' };
+      if (/\/scopes\/(botScopes|userScopes)\/\d+$/.test(at)) return { pointer: at, message: `is not a known scope${didYouMean(valueAt(input, at), KNOWN_SCOPES)} (see docs/protocol.md §8 for the list)` };
+      if (/\/eventSubscriptions\/events\/\d+$/.test(at)) return { pointer: at, message: `is not a known event name${didYouMean(valueAt(input, at), Object.keys(EVENT_SCOPES))}` };
       return { pointer: at, message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
     }
     case 'type':
@@ -163,7 +178,7 @@ export function validateManifest(input: unknown, opts: { allowInsecureRedirects?
   if (!validateSchema(input)) {
     const seen = new Set<string>();
     for (const e of validateSchema.errors ?? []) {
-      const v = describe(e);
+      const v = describe(e, input);
       const key = v.pointer + '\0' + v.message;
       if (!seen.has(key)) {
         seen.add(key);

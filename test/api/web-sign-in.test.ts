@@ -39,7 +39,7 @@ t.test('a sign-in link signs the browser in once, lands on its path, and expires
   const again = await fetch(url, { redirect: 'manual' });
   t.equal(again.status, 403, 'a link works once');
 
-  const late = (await (await link({ path: '/deliveries' })).json()) as { url: string };
+  const late = (await (await link({ path: '/console/deliveries' })).json()) as { url: string };
   now += 5 * 60_000 + 1;
   t.equal((await fetch(late.url, { redirect: 'manual' })).status, 403, 'expired after five minutes');
 });
@@ -47,11 +47,13 @@ t.test('a sign-in link signs the browser in once, lands on its path, and expires
 t.test('a link only ever lands on this daemon', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
-  for (const path of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', 'deliveries', '/a b']) {
+  for (const path of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', 'deliveries', '/a b', '/deliveries', '/healthz', '/v1/channels']) {
     const res = await d.api(`${d.mgmt}/web/sign-in-links`, { method: 'POST', json: { path } });
     t.equal(res.status, 400, JSON.stringify(path));
   }
-  const ok = (await (await d.api(`${d.mgmt}/web/sign-in-links`, { method: 'POST', json: { path: '/deliveries?app=x' } })).json()) as { url: string };
+  const notPage = (await (await d.api(`${d.mgmt}/web/sign-in-links`, { method: 'POST', json: { path: '/deliveries' } })).json()) as { message: string };
+  t.match(notPage.message, 'did you mean /console/deliveries?', 'a page that is not the console\'s gets the console\'s page suggested');
+  const ok = (await (await d.api(`${d.mgmt}/web/sign-in-links`, { method: 'POST', json: { path: '/console/deliveries?app=x' } })).json()) as { url: string };
   const res = await fetch(ok.url, { redirect: 'manual' });
-  t.equal(res.headers.get('location'), '/deliveries?app=x');
+  t.equal(res.headers.get('location'), '/console/deliveries?app=x');
 });

@@ -38,8 +38,8 @@ t.test('appreg CLI against a running daemon', async (t) => {
     const lines = fs.readFileSync(env, 'utf8').trimEnd().split('\n');
     t.same(lines, [
       '# my app', 'PORT=5000', `PUMBLE_APP_ID=${app.id}`, `PUMBLE_APP_KEY=${app.appKey}`, 'DATABASE_URL=postgres://localhost/x',
-      `PUMBLE_APP_CLIENT_SECRET=${app.clientSecret}`, `PUMBLE_APP_SIGNING_SECRET=${app.signingSecret}`,
-    ], 'other lines and their order kept, the four set once each');
+      `PUMBLE_APP_CLIENT_SECRET=${app.clientSecret}`, `PUMBLE_APP_SIGNING_SECRET=${app.signingSecret}`, `PUMBLE_API_URL=${d.url}`,
+    ], 'other lines and their order kept, the four and the daemon\'s URL set once each');
     t.equal(fs.statSync(env).mode & 0o777, 0o600, 'tightened to 0600');
     const rot = await runMain([...g, 'apps', 'rotate-secrets', app.id, '--env-file', env, '--json']);
     t.equal(rot.code, 0, rot.stderr);
@@ -85,7 +85,7 @@ t.test('appreg CLI against a running daemon', async (t) => {
     t.equal(del.code, 0, del.stderr);
     const gone = await runMain([...g, 'apps', 'get', appId]);
     t.equal(gone.code, 4, 'rejected by the daemon → exit 4');
-    t.match(gone.stderr, /^appreg: App not found\. \(not_found\)\n$/);
+    t.match(gone.stderr, new RegExp(`^appreg: App ${appId} not found\\. \\(not_found\\)\n$`));
   });
 
   t.test('a broad redirect URL (path /) is accepted with a warning on stderr', async (t) => {

@@ -11,9 +11,9 @@ import { runMain } from '../helpers/cli.js';
 interface App { id: string; appKey: string; clientSecret: string; signingSecret: string }
 
 const BEFORE = '# my app\nPORT=5000\nPUMBLE_APP_KEY=apk_old\n';
-/** The file an env option should leave from BEFORE: other lines kept, the four set. */
-const expected = (a: App) =>
-  `# my app\nPORT=5000\nPUMBLE_APP_KEY=${a.appKey}\nPUMBLE_APP_ID=${a.id}\nPUMBLE_APP_CLIENT_SECRET=${a.clientSecret}\nPUMBLE_APP_SIGNING_SECRET=${a.signingSecret}\n`;
+/** The file an env option should leave from BEFORE: other lines kept, the four set, and the daemon's URL (what the app calls). */
+const expected = (a: App, url: string) =>
+  `# my app\nPORT=5000\nPUMBLE_APP_KEY=${a.appKey}\nPUMBLE_APP_ID=${a.id}\nPUMBLE_APP_CLIENT_SECRET=${a.clientSecret}\nPUMBLE_APP_SIGNING_SECRET=${a.signingSecret}\nPUMBLE_API_URL=${url}\n`;
 
 t.test('--env-out and --env-file write the same file', async (t) => {
   const d = await startTestDaemon();
@@ -36,7 +36,7 @@ t.test('--env-out and --env-file write the same file', async (t) => {
       const app = JSON.parse(r.stdout) as App;
       t.match(app, { id: /^app_/, appKey: /^apk_/ });
       files[flag] = fs.readFileSync(file, 'utf8');
-      t.equal(files[flag], expected(app), `${cmd} ${flag} wrote the secrets it printed`);
+      t.equal(files[flag], expected(app, d.url), `${cmd} ${flag} wrote the secrets it printed`);
       t.equal(fs.statSync(file).mode & 0o777, 0o600, `${cmd} ${flag}: 0600`);
     }
     const shape = (s: string) => s.replace(/=(app|apk|acs|ass)_\S+/g, '=$1_…');

@@ -21,3 +21,20 @@ t.test('every leaf command shows an example in its help', async (t) => {
     t.match(out.stdout, /Examples?:\n\s+\$ appreg /, `${name} --help has an example`);
   }
 });
+
+/** Issue 22 §4: `appreg --help` lists the commands by task, the getting-started ones first, and every command in a group. */
+t.test('appreg --help groups the commands by task; apps --help starts with init and validate', async (t) => {
+  const { io, out } = captureIo();
+  const program = buildProgram(createRun(io));
+  program.outputHelp();
+  const headings = out.stdout.split('\n').filter((l) => /^[A-Z][\w ]*:$/.test(l));
+  t.same(headings, ['Options:', 'Getting started:', 'The workspace:', 'Accounts:', 'Operations:', 'Commands:', 'Examples:']);
+  const section = (h: string) => out.stdout.split(`\n${h}\n`)[1]!.split('\n\n')[0]!.split('\n').filter((l) => /^ {2}\S/.test(l)).map((l) => l.trim().split(' ')[0]);
+  t.same(section('Getting started:'), ['serve', 'open', 'apps', 'authorize', 'deliver-test']);
+  t.same(section('The workspace:'), ['say', 'messages', 'channels', 'groups', 'react']);
+  t.same(section('Operations:'), ['deliveries', 'db']);
+  t.same(section('Commands:'), ['help'], 'no command left outside the groups but help itself');
+  out.stdout = '';
+  (program.commands as Command[]).find((c) => c.name() === 'apps')!.outputHelp();
+  t.same(section('Commands:').slice(0, 3), ['init', 'validate', 'create']);
+});

@@ -53,15 +53,27 @@ t.test('against a running daemon', async (t) => {
     t.match(await home.text(), /Signed in as/);
   });
 
-  t.test('a --path that is not a path on the daemon: exit 4 with the daemon\'s message', async (t) => {
-    for (const bad of ['https://evil.example/', '//evil.example/', 'apps']) {
+  t.test('a --path that is not a page of the console: exit 2 before any link is made, with the pages to give', async (t) => {
+    for (const bad of ['https://evil.example/', '//evil.example/', 'apps', '/console/nope']) {
       const r = await runMain([...g, 'open', '--print', '--path', bad]);
-      t.equal(r.code, 4, bad);
-      t.match(r.stderr, /^appreg: path must be a path on this daemon, such as \/ or \/deliveries\. \(invalid_request\)\n\s+\/path: must start with a single \/\n$/);
+      t.equal(r.code, 2, bad);
+      t.match(r.stderr, `appreg: --path ${bad} is not a page of the daemon's console; pages include /, /console/apps/new, /console/deliveries, /console/channels, /console/channels/:channelId (an id where a page names one)\n`);
       t.equal(r.stdout, '');
     }
     const j = await runMain([...g, 'open', '--json', '--path', 'x']);
-    t.match(JSON.parse(j.stdout), { error: { code: 'invalid_request' }, exitCode: 4 });
+    t.match(JSON.parse(j.stdout), { error: { code: 'usage_error' }, exitCode: 2 });
+  });
+
+  t.test('--path /deliveries suggests the console\'s /console/deliveries; every console page is accepted', async (t) => {
+    const r = await runMain([...g, 'open', '--print', '--path', '/deliveries']);
+    t.equal(r.code, 2);
+    t.match(r.stderr, /--path \/deliveries is not a page of the daemon's console; did you mean \/console\/deliveries\?/);
+    for (const ok of ['/console/deliveries', '/console/deliveries?app=app_1', '/console/channels/ch_1/threads/msg_2', '/console/apps/app_1/edit', '/?from=cli']) {
+      const link = await runMain([...g, 'open', '--print', '--json', '--path', ok]);
+      t.equal(link.code, 0, `${ok}: ${link.stderr}`);
+      const res = await fetch(JSON.parse(link.stdout).url, { redirect: 'manual' });
+      t.equal(res.headers.get('location'), ok, `${ok}: the link lands there`);
+    }
   });
 
   t.test('the browser opener runs only when there is a display', async (t) => {
@@ -135,10 +147,13 @@ t.test('serve: the first start says to run appreg open', async (t) => {
   const s = await serveInProcess(['--data-dir', dir]);
   t.equal(await s.stop(), 0, s.out.stderr);
   const esc = dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  t.match(s.out.stdout, new RegExp(`first start: .*\\n.*\\n {2}to sign a browser in as the owner \\(who has no password\\): appreg open --data-dir ${esc}\\n`));
+  const logged = s.out.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string });
+  const first = logged.findIndex((l) => /^first start: created workspace/.test(l.msg));
+  t.ok(first >= 0, 'the first start is said in the log');
+  t.match(logged[first + 1]?.msg, new RegExp(`^to sign a browser in as the owner \\(who has no password\\): appreg open --data-dir ${esc}$`));
   const dir2 = tempDir();
   t.teardown(() => fs.rmSync(dir2, { recursive: true, force: true }));
   const s2 = await serveInProcess([], { env: { APPREG_DATA_DIR: dir2 } });
   t.equal(await s2.stop(), 0, s2.out.stderr);
-  t.match(s2.out.stdout, /\(who has no password\): appreg open\n/, 'no --data-dir when the CLI finds the data dir by itself');
+  t.match(s2.out.stderr, /\(who has no password\): appreg open"/, 'no --data-dir when the CLI finds the data dir by itself');
 });

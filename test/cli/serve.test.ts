@@ -12,12 +12,14 @@ function serve(dataDir: string, extra: string[] = [], env: NodeJS.ProcessEnv = {
     const child = spawn(process.execPath, ['--', BIN, 'serve', '--port', '0', '--data-dir', dataDir, ...extra], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    child.stdout!.on('data', (c) => {
+    // stdout and stderr together: the log (stderr) says where it listens
+    const look = (c: Buffer) => {
       out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) resolve({ child, url: m[1]!, out: () => out, exited });
-    });
-    child.stderr!.on('data', (c) => (out += c));
+    };
+    child.stdout!.on('data', look);
+    child.stderr!.on('data', look);
     exited.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
   });
 }

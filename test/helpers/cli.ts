@@ -19,6 +19,8 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number;
   /** In-process only: pretend stdout (and stderr) are a terminal. */
   isTTY?: boolean;
+  /** In-process only: pretend stderr is (or is not) a terminal, whatever stdout is. */
+  stderrIsTTY?: boolean;
   /** In-process only: the operating system the CLI sees (default: this one's). */
   platform?: NodeJS.Platform;
   /** In-process only: stands in for starting a detached program (the browser opener); by default nothing starts and ENOENT is answered. */
@@ -42,6 +44,7 @@ export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: strin
     env: cliEnv(opts.env),
     cwd: opts.cwd ?? ROOT,
     isTTY: opts.isTTY ?? false,
+    stderrIsTTY: opts.stderrIsTTY,
     stdin: Readable.from(opts.input ? [Buffer.from(opts.input)] : []),
     // `serve` in-process is for its configuration errors only; `messages tail` stops when the test says.
     stopSignal: () => opts.stop ?? new Promise<string>(() => {}),
@@ -68,11 +71,12 @@ export async function serveInProcess(args: string[], opts: { tty?: boolean; env?
   let stop: (s: string) => void = () => {};
   io.stopSignal = () => new Promise((r) => (stop = r));
   const code = main(['node', BIN, 'serve', '--port', '0', ...args], io);
-  const listening = /listening on (\S+)/;
-  for (let i = 0; i < 200 && !listening.test(out.stdout); i++) {
+  // the daemon's log (stderr) says where it listens
+  const listening = /listening on (http[^\s"]+)/;
+  for (let i = 0; i < 200 && !listening.test(out.stderr); i++) {
     if (await Promise.race([code.then(() => true), new Promise((r) => setTimeout(() => r(false), 25))])) break;
   }
-  const url = listening.exec(out.stdout)?.[1];
+  const url = listening.exec(out.stderr)?.[1];
   return { url, out, code, stop: async () => (stop('SIGTERM'), await code) };
 }
 

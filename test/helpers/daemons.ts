@@ -28,12 +28,14 @@ function serveProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<ServedDa
     });
     let out = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    child.stdout!.on('data', (c) => {
+    // stdout and stderr together: the log (stderr) says where it listens
+    const look = (c: Buffer) => {
       out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) resolve({ url: m[1]!, dataDir, child, out: () => out, exited });
-    });
-    child.stderr!.on('data', (c) => (out += c));
+    };
+    child.stdout!.on('data', look);
+    child.stderr!.on('data', look);
     void exited.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
   });
 }

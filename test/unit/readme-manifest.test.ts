@@ -1,14 +1,14 @@
-/** The README's complete example manifest stays valid as the schema changes. */
+/** The complete example manifest of docs/manifest.md stays valid as the schema changes. */
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { validateManifest } from '../../src/validation/manifest.js';
 import { ROOT } from '../helpers/cli.js';
 
-t.test("the README's complete manifest is valid", async (t) => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+t.test("docs/manifest.md's complete manifest is valid", async (t) => {
+  const readme = fs.readFileSync(path.join(ROOT, 'docs/manifest.md'), 'utf8');
   const block = /A complete manifest[\s\S]*?```json\n([\s\S]*?)\n```/.exec(readme);
-  t.ok(block, 'the README has the example');
+  t.ok(block, 'docs/manifest.md has the example');
   const result = validateManifest(JSON.parse(block![1]!));
   t.same(result.ok ? [] : result.violations, [], 'no violations');
   t.same(result.ok ? result.warnings : [], [], 'and no warnings');

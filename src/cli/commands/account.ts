@@ -40,6 +40,15 @@ export function registerAccount(program: Command, run: Run): void {
       out.print(res, (c) => kv(c, [['email', res.email], ['code', c.bold(res.code)], ['expires', res.expiresAt], ['tries left', String(res.attemptsLeft)]]));
     }));
   users
+    .command('list')
+    .description('the users of your workspace, the apps\' bots included')
+    .addHelpText('after', examples('appreg users list', 'appreg users list --json | jq -r ".[].email"'))
+    .action(action(run, async ({ out, client: connect }) => {
+      const client = connect();
+      const list = await client.request<Array<{ id: string; name: string; email: string; isAddonBot?: boolean }>>('GET', `${client.base()}/users`);
+      out.print(list, (c) => table(c, ['ID', 'NAME', 'EMAIL', 'KIND'], list.map((u) => [u.id, u.name, u.email, u.isAddonBot ? 'app bot' : 'person'])));
+    }));
+  users
     .command('create')
     .description('add a user to a workspace (a password is generated and shown once unless given)')
     .requiredOption('--workspace <id>', 'workspace id')

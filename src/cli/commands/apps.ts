@@ -47,31 +47,79 @@ function appFromUrl(client: Client, url: string, appId?: string, onHeaders?: (h:
   return client.request<App>('POST', `${client.base()}/apps/from-url`, { json: appId ? { url, appId } : { url }, timeoutMs: 60_000, onHeaders });
 }
 
+/** Your apps whose manifest name is the one of `manifest` (the name is what `say` and the console show). */
+async function sameName(client: Client, manifest: unknown): Promise<App[]> {
+  const name = (manifest as { name?: unknown } | null)?.name;
+  if (typeof name !== 'string') return [];
+  return (await client.request<App[]>('GET', `${client.base()}/apps/mine`)).filter((a) => a.name === name);
+}
+
+/** The app with its secrets (for an env file after an update, which answers without them). */
+const withSecrets = (client: Client, appId: string) => client.request<App>('GET', `${client.base()}/apps/mine/${encodeURIComponent(appId)}`);
+
+function writeEnvOrFail(run: Run, envOut: string, app: App, apiUrl: string, done: string): void {
+  const envError = tryWriteEnvFile(run.io, envOut, app, apiUrl);
+  if (envError) throw new CliError(`the app ${app.id} was ${done}, but ${envError}`, EXIT.usage);
+}
+
+/** A new app with its secrets (shown only now), and the env file; the secrets are printed even when the file cannot be written. */
+function printCreated(run: Run, out: Out, app: App, envOut: string | undefined, apiUrl: string): void {
+  const envError = envOut ? tryWriteEnvFile(run.io, envOut, app, apiUrl) : undefined;
+  out.print(app, (c) => (app.action ? `created ${app.id} (${app.name})\n` : '') + summary(c, app, true) + (envOut && !envError ? `\n${c.dim(`secrets written to ${envOut}`)}` : ''));
+  if (envError) throw new CliError(`the app ${app.id} was created (secrets above), but ${envError}`, EXIT.usage);
+}
+
 export function registerApps(program: Command, run: Run): void {
-  const apps = program.command('apps').description('register and manage apps by manifest');
+  const apps = program.command('apps').description('register and manage apps by manifest: init, validate, create, sync, …');
+  // First what a newcomer does first: a starter manifest, then checking it.
+  registerAppsInit(apps, run);
+
+  apps
+    .command('validate')
+    .description('check a manifest offline against the same schema the daemon uses')
+    .requiredOption('--file <manifest.json>', 'manifest file')
+    .option('--allow-insecure-redirects', 'accept http: redirect URLs on non-local hosts, as a daemon started with that option does')
+    .addHelpText('after', `
+Exit codes: 0 valid (warnings on stderr); 7 not a valid manifest, or not JSON ({"error":{"code":"invalid_manifest","details":[…]}} with --json); 2 the file cannot be read.
+${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps validate --file manifest.json --json')}`)
+    .action(action(run, async ({ o, out }) => {
+      const manifest = readJsonFile(run, String(o.file), undefined, EXIT.invalidInput);
+      // The validator (and its schema compiler) is loaded only by the one command that needs it.
+      const { validateManifest } = await import('../../validation/manifest.js');
+      const r = validateManifest(manifest, { allowInsecureRedirects: !!o.allowInsecureRedirects });
+      if (!r.ok) {
+        const n = r.violations.length;
+        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a daemon.
+        throw new CliError(`${o.file} is not a valid manifest:\n` + r.violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n'), EXIT.invalidInput, {
+          code: 'invalid_manifest', message: `${o.file} is not a valid manifest: ${n} problem${n === 1 ? '' : 's'}`, details: r.violations,
+        });
+      }
+      for (const w of r.warnings) out.warn(`${w.pointer}: ${w.message}`);
+      out.print({ valid: true, warnings: r.warnings }, (c) => c.green(`${o.file} is a valid manifest`));
+    }));
 
   const create = apps
     .command('create')
     .description('register an app from a manifest file; prints its id and secrets')
     .option('--file <manifest.json>', 'manifest file')
     .option('--from-url <APP_HOST_URL>', 'instead of --file: the daemon fetches <url>/manifest, as the app serves it');
-  envOutOptions(create, 'PUMBLE_APP_ID, PUMBLE_APP_KEY, PUMBLE_APP_CLIENT_SECRET, PUMBLE_APP_SIGNING_SECRET')
+  envOutOptions(create, 'PUMBLE_APP_ID, PUMBLE_APP_KEY, PUMBLE_APP_CLIENT_SECRET, PUMBLE_APP_SIGNING_SECRET and PUMBLE_API_URL')
     .addHelpText('after', examples('appreg apps create --file manifest.json', 'appreg apps create --file manifest.json --env-out .env --json', 'npx appreg apps create --from-url http://localhost:5000 --env-out .env'))
     .action(action(run, async (x) => {
       const { o, out } = x;
       const envOut = envOutTarget(o);
       if (!o.file === !o.fromUrl) throw new CliError('give the manifest with --file <manifest.json> or --from-url <APP_HOST_URL> (one of them)', EXIT.usage);
+      const client = x.client();
       let app: App;
-      if (o.fromUrl) app = await appFromUrl(x.client(), String(o.fromUrl), undefined, warningsTo(out));
+      if (o.fromUrl) app = await appFromUrl(client, String(o.fromUrl), undefined, warningsTo(out));
       else {
         const manifest = readJsonFile(run, String(o.file));
-        const client = x.client();
+        const same = await sameName(client, manifest);
         app = await client.request<App>('POST', `${client.base()}/apps`, { json: manifest, onHeaders: warningsTo(out) });
+        // A second app with the same name is allowed (a copy to try things on), but rarely meant.
+        if (same.length) out.warn(`you already had an app named "${app.name}": ${same.map((a) => a.id).join(', ')}; ${app.id} is another one (appreg apps sync --file ${o.file} updates an existing app instead)`);
       }
-      // The secrets are printed even when the env file cannot be written: they are shown only now.
-      const envError = envOut ? tryWriteEnvFile(run.io, envOut, app) : undefined;
-      out.print(app, (c) => summary(c, app, true) + (envOut && !envError ? `\n${c.dim(`secrets written to ${envOut}`)}` : ''));
-      if (envError) throw new CliError(`the app ${app.id} was created (secrets above), but ${envError}`, EXIT.usage);
+      printCreated(run, out, app, envOut, client.url);
     }));
 
   apps
@@ -85,15 +133,39 @@ export function registerApps(program: Command, run: Run): void {
       x.out.print(app, (c) => summary(c, app, false));
     }));
 
-  apps
-    .command('sync <appId>')
-    .description('update an app from the manifest its own host serves at <APP_HOST_URL>/manifest')
-    .requiredOption('--from-url <APP_HOST_URL>', 'the app host; the daemon fetches <url>/manifest')
-    .addHelpText('after', examples('appreg apps sync app_123 --from-url http://localhost:5000'))
+  const sync = apps
+    .command('sync [appId]')
+    .description('create or update an app from a manifest: --file finds your app by the manifest\'s name (creates it when there is none); --from-url updates <appId> from what its host serves')
+    .option('--file <manifest.json>', 'manifest file: update your app of that name, or create it')
+    .option('--from-url <APP_HOST_URL>', 'the app host; the daemon fetches <url>/manifest (give the app id)');
+  envOutOptions(sync, 'the app\'s id and secrets (created or not)')
+    .addHelpText('after', examples('appreg apps sync --file manifest.json --env-out .env      # the same every time: scripts and CI', 'appreg apps sync app_123 --from-url http://localhost:5000'))
     .action(action(run, async (x, appId) => {
-      const from = String(x.o.fromUrl);
-      const app = await appFromUrl(x.client(), from, appId);
-      x.out.print(app, (c) => kv(c, [['id', app.id], ['name', app.name], ['displayName', app.displayName], ['synced from', from]]));
+      const { o, out } = x;
+      const envOut = envOutTarget(o);
+      if (!o.file === !o.fromUrl) throw new CliError('give the manifest with --file <manifest.json> or --from-url <APP_HOST_URL> (one of them)', EXIT.usage);
+      const client = x.client();
+      if (o.fromUrl) {
+        if (!appId) throw new CliError('--from-url updates an app: give its id (appreg apps sync <appId> --from-url <url>)', EXIT.usage);
+        const from = String(o.fromUrl);
+        const app = await appFromUrl(client, from, appId, warningsTo(out));
+        if (envOut) writeEnvOrFail(run, envOut, await withSecrets(client, app.id), client.url, 'updated');
+        return out.print(app, (c) => kv(c, [['id', app.id], ['name', app.name], ['displayName', app.displayName], ['synced from', from]]));
+      }
+      const manifest = readJsonFile(run, String(o.file));
+      let target: string | undefined = appId;
+      if (!target) {
+        const same = await sameName(client, manifest);
+        if (same.length > 1) throw new CliError(`you have ${same.length} apps named "${(manifest as { name?: unknown }).name}" (${same.map((a) => a.id).join(', ')}): give the one to update, appreg apps sync <appId> --file ${o.file}`, EXIT.usage);
+        target = same[0]?.id;
+      }
+      if (!target) {
+        const app = await client.request<App>('POST', `${client.base()}/apps`, { json: manifest, onHeaders: warningsTo(out) });
+        return printCreated(run, out, { ...app, action: 'created' }, envOut, client.url);
+      }
+      const app = await client.request<App>('PUT', appPath(client, target), { json: manifest, onHeaders: warningsTo(out) });
+      if (envOut) writeEnvOrFail(run, envOut, await withSecrets(client, app.id), client.url, 'updated');
+      out.print({ ...app, action: 'updated' }, (c) => `updated ${app.id} (${app.name}) from ${o.file}\n${summary(c, app, false)}${envOut ? `\n${c.dim(`secrets written to ${envOut}`)}` : ''}`);
     }));
 
   apps
@@ -135,7 +207,7 @@ export function registerApps(program: Command, run: Run): void {
       const client = x.client();
       const s = await client.request<App>('PUT', appPath(client, appId, '/secrets/rotate'));
       const app = { ...s, id: appId };
-      const envError = envOut ? tryWriteEnvFile(run.io, envOut, app) : undefined;
+      const envError = envOut ? tryWriteEnvFile(run.io, envOut, app, client.url) : undefined;
       x.out.print(app, (c) => kv(c, [['id', appId], ...SECRET_FIELDS.map((k) => [k, app[k]] as [string, unknown])]));
       if (envError) throw new CliError(`the secrets were rotated (new ones above), but ${envError}`, EXIT.usage);
     }));
@@ -162,31 +234,5 @@ export function registerApps(program: Command, run: Run): void {
       const ws = (x.o.workspace as string | undefined) ?? client.creds!.workspaceId;
       await client.request('DELETE', appPath(client, appId, `/installations/${encodeURIComponent(ws)}`));
       x.out.print({ uninstalled: appId, workspaceId: ws }, () => `uninstalled ${appId} from ${ws}`);
-    }));
-
-  registerAppsInit(apps, run);
-
-  apps
-    .command('validate')
-    .description('check a manifest offline against the same schema the daemon uses')
-    .requiredOption('--file <manifest.json>', 'manifest file')
-    .option('--allow-insecure-redirects', 'accept http: redirect URLs on non-local hosts, as a daemon started with that option does')
-    .addHelpText('after', `
-Exit codes: 0 valid (warnings on stderr); 7 not a valid manifest, or not JSON ({"error":{"code":"invalid_manifest","details":[…]}} with --json); 2 the file cannot be read.
-${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps validate --file manifest.json --json')}`)
-    .action(action(run, async ({ o, out }) => {
-      const manifest = readJsonFile(run, String(o.file), undefined, EXIT.invalidInput);
-      // The validator (and its schema compiler) is loaded only by the one command that needs it.
-      const { validateManifest } = await import('../../validation/manifest.js');
-      const r = validateManifest(manifest, { allowInsecureRedirects: !!o.allowInsecureRedirects });
-      if (!r.ok) {
-        const n = r.violations.length;
-        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a daemon.
-        throw new CliError(`${o.file} is not a valid manifest:\n` + r.violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n'), EXIT.invalidInput, {
-          code: 'invalid_manifest', message: `${o.file} is not a valid manifest: ${n} problem${n === 1 ? '' : 's'}`, details: r.violations,
-        });
-      }
-      for (const w of r.warnings) out.warn(`${w.pointer}: ${w.message}`);
-      out.print({ valid: true, warnings: r.warnings }, (c) => c.green(`${o.file} is a valid manifest`));
     }));
 }

@@ -29,6 +29,38 @@ async function appExists(client: Client, appId: string): Promise<boolean> {
   }
 }
 
+type Page = { ok: true; status: number; location?: string; body: string } | { ok: false; error: string };
+
+/** After the app's code was exchanged, how long its redirect page still has to answer. */
+const PAGE_GRACE_MS = 2000;
+const POLL_MS = 200;
+
+/**
+ * `--follow`: send the browser's redirect (with the code) to the running app, and meanwhile ask the
+ * daemon whether the app exchanged the code. A page that never answers does not hide an exchange
+ * that happened: once the code is exchanged, the page gets PAGE_GRACE_MS more.
+ */
+async function follow(client: Client, granted: { code: string; redirectUrl: string }): Promise<{ page: Page; exchanged: boolean }> {
+  let page: Page | undefined;
+  const visit = client.visitApp(granted.redirectUrl).then(
+    (r): Page => ({ ok: true, ...r }),
+    (e: unknown): Page => {
+      if (e instanceof CliError) return { ok: false, error: e.message };
+      throw e;
+    },
+  );
+  void visit.then((p) => (page = p), () => undefined);
+  const exchanged = async () => (await client.request<{ state: string }>('POST', `${client.base()}/oauth2/code-state`, { json: { code: granted.code } })).state === 'exchanged';
+  let since: number | undefined;
+  while (!page) {
+    await Promise.race([visit, new Promise((r) => setTimeout(r, POLL_MS))]);
+    if (page) break;
+    if (since === undefined && (await exchanged())) since = Date.now();
+    if (since !== undefined && Date.now() - since >= PAGE_GRACE_MS) return { page: { ok: false, error: `nothing within ${PAGE_GRACE_MS / 1000} s of the exchange` }, exchanged: true };
+  }
+  return { page: await visit, exchanged: since !== undefined || (await exchanged()) };
+}
+
 export function registerAuthorize(program: Command, run: Run): void {
   program
     .command('authorize <appId>')
@@ -83,9 +115,17 @@ Examples:
       const granted = await client.request<{ code: string; redirectUrl: string }>('GET', `${client.base()}/oauth2/grant`, { searchParams: params });
 
       if (o.follow) {
-        const result = await client.visitApp(granted.redirectUrl);
-        out.print(result, (c) => kv(c, [['app answered', String(result.status)], ['location', result.location], ['body', result.body]]));
-        if (result.status >= 400) throw new CliError(`the app answered ${result.status}`, EXIT.rejected, { quiet: true });
+        const r = await follow(client, granted);
+        const rows: Array<[string, unknown]> = r.page.ok
+          ? [['app answered', String(r.page.status)], ['location', r.page.location], ['body', r.page.body]]
+          : [['app answered', `nothing (${r.page.error})`]];
+        rows.push(['code', r.exchanged ? 'exchanged by the app' : 'not exchanged']);
+        const data = r.page.ok ? { status: r.page.status, location: r.page.location, body: r.page.body, codeExchanged: r.exchanged } : { status: null, error: r.page.error, codeExchanged: r.exchanged };
+        if (!r.page.ok && !r.exchanged) throw new CliError(r.page.error, EXIT.rejected);
+        out.print(data, (c) => kv(c, rows));
+        if (!r.page.ok) out.warn(`the app exchanged the code, but its redirect page did not answer (${r.page.error})`);
+        else if (r.page.status >= 400) throw new CliError(`the app answered ${r.page.status}`, EXIT.rejected, { quiet: true });
+        else if (!r.exchanged) out.warn('the app answered, but has not exchanged the code (yet): check its redirect URL handler');
         return;
       }
       if (o.exchange) {

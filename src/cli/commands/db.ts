@@ -45,10 +45,20 @@ async function oneLine<T>(what: string, shown: string, fn: () => Promise<T>): Pr
   }
 }
 
-/** Hold the data directory's daemon lock while `fn` runs: no daemon may use it meanwhile (exit 8 if one does). */
-async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
-  const { acquireLock } = await import('../../server/data-dir.js');
-  const release = acquireLock(dir);
+/**
+ * Hold the data directory's daemon lock while `fn` runs: no daemon may use it meanwhile. When one
+ * does, exit 8 with what to do (`todo`: for import, stop the daemon and run the import again).
+ */
+async function withLock<T>(dir: string, todo: (daemon: string) => string, fn: () => Promise<T>): Promise<T> {
+  const { acquireLock, StartupError } = await import('../../server/data-dir.js');
+  let release: () => void;
+  try {
+    release = acquireLock(dir);
+  } catch (e) {
+    if (!(e instanceof StartupError) || e.reason !== 'locked') throw e;
+    const pid = /\(pid (\d+)\)/.exec(e.message)?.[1];
+    throw new CliError(todo(pid ? `a daemon (pid ${pid})` : 'a daemon'), EXIT.dataDirLocked);
+  }
   try {
     return await fn();
   } finally {
@@ -56,15 +66,59 @@ async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** What the tables kept outside the embedded store's data file hold, for people. */
+const KIND_OF: Record<string, string> = { deliveryLog: 'the delivery log', fileBlobs: 'uploaded files', fileBlobChunks: 'their bytes, in chunks' };
+
 function report(out: Out, data: Record<string, unknown> & { tables: TableSummary[]; records: number }, verb: string, note: string): void {
   out.print(data, (c) =>
     [
-      table(c, ['TABLE', 'RECORDS', 'DIGEST (sha256)'], data.tables.map((s) => [s.table, String(s.records), s.digest.slice(0, 16)])),
+      table(c, ['TABLE', 'RECORDS', 'DIGEST (sha256)'], data.tables.map((s) => [`${s.table}${KIND_OF[s.table] ? ` (${KIND_OF[s.table]})` : ''}`, String(s.records), s.digest.slice(0, 16)])),
       `${verb} ${data.records} records in ${data.tables.length} tables; verified: the same records and digests on both sides.`,
       c.yellow(note),
     ].join('\n'),
   );
 }
+
+/**
+ * What the data directory keeps outside its data file, added to its records as the database keeps
+ * them: the delivery log (deliveries/) and uploaded files' bytes (files/).
+ */
+async function withOutside(dir: string, data: Map<string, Map<string, object>>): Promise<Map<string, Map<string, object>>> {
+  const { readLogDir, asStoreRecords, DELIVERY_LOG_TABLE } = await import('../../delivery/log-transfer.js');
+  const { readBlobDir, HEADS, CHUNKS } = await import('../../files/blob-transfer.js');
+  const deliveries = readLogDir(dir);
+  if (deliveries.length) data.set(DELIVERY_LOG_TABLE, asStoreRecords(deliveries));
+  const blobs = readBlobDir(dir);
+  if (blobs.heads.size) {
+    data.set(HEADS, blobs.heads);
+    data.set(CHUNKS, blobs.chunks);
+  }
+  return data;
+}
+
+/** db export, with the delivery log and the files' bytes written as the embedded store keeps them, and verified by reading them back. */
+async function exportWithOutside(url: string, to: string, logger: { warn(msg: string): void }): Promise<TransferSummary> {
+  const { exportToDataDir } = await import('../../store/postgres/transfer.js');
+  const { summarize, differences } = await import('../../store/postgres/digest.js');
+  const { readLogDir, fromStoreRecords, writeLogDir, DELIVERY_LOG_TABLE } = await import('../../delivery/log-transfer.js');
+  const { readBlobDir, writeBlobDir, HEADS, CHUNKS } = await import('../../files/blob-transfer.js');
+  const r = await exportToDataDir(url, to, logger, [DELIVERY_LOG_TABLE, HEADS, CHUNKS]);
+  const none = new Map<string, object>();
+  const deliveries = fromStoreRecords(r.outside.get(DELIVERY_LOG_TABLE) ?? none);
+  writeLogDir(to, deliveries);
+  writeBlobDir(to, r.outside.get(HEADS) ?? none, r.outside.get(CHUNKS) ?? none);
+  // Read back: the deliveries (compared as deliveries: the order of puts is the database's own) and the blobs.
+  const byId = (recs: Array<{ id: string }>) => new Map(recs.map((x) => [x.id, x as object]));
+  const back = readBlobDir(to);
+  const wanted = summarize(new Map([[DELIVERY_LOG_TABLE, byId(deliveries)], [HEADS, r.outside.get(HEADS) ?? none], [CHUNKS, r.outside.get(CHUNKS) ?? none]]));
+  const got = summarize(new Map<string, Map<string, object>>([[DELIVERY_LOG_TABLE, byId(readLogDir(to))], [HEADS, back.heads], [CHUNKS, back.chunks]]));
+  const diff = differences(wanted, got);
+  if (diff.length) throw new Error(`the copy does not match the database:\n  ${diff.join('\n  ')}`);
+  const tables = [...r.tables, ...got].sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
+  return { tables, records: tables.reduce((n, x) => n + x.records, 0) };
+}
+
+interface TransferSummary { tables: TableSummary[]; records: number }
 
 export function registerDb(program: Command, run: Run): void {
   const db = program.command('db').description('the PostgreSQL database of daemons that share one: schema, import from and export to a data directory');
@@ -98,7 +152,8 @@ Then give every daemon on the database the key file of the data directory (secre
       const { url, shown } = await databaseUrl(run, own.databaseUrl);
       const from = path.resolve(run.io.cwd, String(own.from));
       const { readDataDir, importIntoDatabase } = await import('../../store/postgres/transfer.js');
-      const r = await oneLine('import', shown, () => withLock(from, async () => importIntoDatabase(url, await readDataDir(from, storeLogger))));
+      const running = (daemon: string) => `${daemon} is running on ${from}: stop it first (Ctrl-C in its terminal), then run appreg db import again; the import reads the data directory while nothing changes it`;
+      const r = await oneLine('import', shown, () => withLock(from, running, async () => importIntoDatabase(url, await withOutside(from, await readDataDir(from, storeLogger)))));
       const note = `the key file is not in the database: give every daemon on it a copy of ${path.join(from, 'secret.key')} (or the keyFile it used)`;
       report(out, { database: shown, from, records: r.records, tables: r.tables, keyFile: note }, `imported into ${shown}:`, note);
     }));
@@ -115,13 +170,14 @@ secret.key into the new directory before running appreg serve on it.`)
       const own = cmd.opts();
       const { url, shown } = await databaseUrl(run, own.databaseUrl);
       const to = path.resolve(run.io.cwd, String(own.to));
-      const { exportToDataDir, occupied } = await import('../../store/postgres/transfer.js');
+      const { occupied } = await import('../../store/postgres/transfer.js');
       const { ensureDataDir } = await import('../../server/data-dir.js');
       const found = occupied(to);
       if (found.length) throw new CliError(`${to} is not empty (${found.slice(0, 3).join(', ')}${found.length > 3 ? ', …' : ''}): export only into a new or empty directory`, EXIT.usage);
       const created = !fs.existsSync(to);
       ensureDataDir(to);
-      const r = await oneLine('export', shown, () => withLock(to, () => exportToDataDir(url, to, storeLogger))).catch((e: unknown) => {
+      const running = (daemon: string) => `${daemon} is running on ${to}: export into another directory`;
+      const r = await oneLine('export', shown, () => withLock(to, running, () => exportWithOutside(url, to, storeLogger))).catch((e: unknown) => {
         // A failed export leaves nothing behind in a directory it made (a retry would find it not empty).
         if (created) fs.rmSync(to, { recursive: true, force: true });
         throw e;

@@ -5,6 +5,7 @@ import { action, examples, nonNegativeInt, positiveInt, readJsonFile } from '../
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
 import type { Message } from '../workspace.js';
+import { registerDeliveriesTail } from './deliveries-tail.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
 type Workspace = typeof import('../workspace.js');
@@ -14,7 +15,7 @@ export const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
 
 interface Attempt { id: string; at: string; retryNum: number; status?: number; latencyMs: number; outcome: string; excerpt?: string; error?: string; message?: string; replay?: boolean }
 export interface Delivery {
-  id: string; kind: string; appId: string; appName: string; url?: string; transport: string; state: string; outcome?: string; ephemeralMessage?: string;
+  id: string; kind: string; subject?: string; appId: string; appName: string; url?: string; transport: string; state: string; outcome?: string; ephemeralMessage?: string;
   response?: unknown; payload: unknown; attempts: Attempt[]; createdAt: string; nextAttemptAt?: string; cancelReason?: string;
 }
 interface ProbeResult { outcome: string; status?: number; latencyMs: number; error?: string; refused: boolean }
@@ -56,10 +57,10 @@ export function describe(c: Out['c'], d: Delivery): string {
   return s;
 }
 
-/** On a terminal (not with --json), one line on stderr once the wait passes a second, so a slow app does not look like a hang. */
-async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number, pending: Promise<T>): Promise<T> {
-  if (!run.io.isTTY || json) return pending;
-  const timer = setTimeout(() => run.io.stderr.write(`waiting for the app… (budget ${budgetMs} ms)\n`), WAIT_NOTICE_MS);
+/** On a terminal (stderr, not with --json), one line on stderr once the wait passes a second, so a slow app does not look like a hang. */
+export async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number | undefined, pending: Promise<T>): Promise<T> {
+  if (!(run.io.stderrIsTTY ?? run.io.isTTY) || json) return pending;
+  const timer = setTimeout(() => run.io.stderr.write(`waiting for the app…${budgetMs === undefined ? '' : ` (budget ${budgetMs} ms)`}\n`), WAIT_NOTICE_MS);
   try {
     return await pending;
   } finally {
@@ -209,8 +210,10 @@ Examples:
         })) + (list.length ? `\n${c.dim(`${list.length} deliver${list.length === 1 ? 'y' : 'ies'}, newest first by creation time`)}` : ''),
       );
     }));
+  registerDeliveriesTail(deliveries, run);
   deliveries
     .command('show <deliveryId>')
+    .alias('get')
     .description('one delivery: what was sent, every attempt, what came back')
     .addHelpText('after', examples('appreg deliveries show dlv_123'))
     .action(action(run, async ({ out, client: connect }, id) => {

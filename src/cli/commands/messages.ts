@@ -48,15 +48,23 @@ export function registerMessages(program: Command, run: Run): void {
   const messages = program.command('messages').description('messages of a channel, as you see them');
   messages
     .command('list <channel>')
-    .description('the latest messages of a channel (id, name or #name), oldest first; thread replies only when also sent to the channel')
+    .description('the latest messages of a channel (id, name or #name), oldest first; thread replies only when also sent to the channel, or with --thread')
     .option('--limit <n>', 'how many (1-100)', '20')
-    .addHelpText('after', examples('appreg messages list general', 'appreg messages list "#standups" --limit 5 --json'))
+    .option('--thread <messageId>', 'the replies in the thread of this message instead')
+    .addHelpText('after', examples('appreg messages list general', 'appreg messages list "#standups" --limit 5 --json', 'appreg messages list general --thread msg_123'))
     .action(action(run, async ({ o, out, client: connect }, channel) => {
-      const { formatMessage, listMessages, nameCache } = await workspace();
+      const { formatMessage, listMessages, listReplies, nameCache } = await workspace();
       const client = connect();
-      const page = await listMessages(client, channel!, { limit: positiveInt(o.limit, '--limit') });
-      const names = out.json ? new Map<string, string>() : await nameCache(client)(page.messages.map((m) => m.author));
-      out.print(page, (c) => (page.messages.length ? page.messages.map((m) => formatMessage(c, m, names)).join('\n') : c.dim('(no messages)')) + (page.hasMoreBefore ? `\n${c.dim('(older messages not shown: raise --limit)')}` : ''));
+      const limit = positiveInt(o.limit, '--limit');
+      const names = nameCache(client);
+      if (o.thread !== undefined) {
+        const replies = await listReplies(client, channel!, String(o.thread), limit);
+        const known = out.json ? new Map<string, string>() : await names(replies.map((m) => m.author));
+        return out.print(replies, (c) => (replies.length ? replies.map((m) => formatMessage(c, m, known)).join('\n') : c.dim('(no replies)')));
+      }
+      const page = await listMessages(client, channel!, { limit });
+      const known = out.json ? new Map<string, string>() : await names(page.messages.map((m) => m.author));
+      out.print(page, (c) => (page.messages.length ? page.messages.map((m) => formatMessage(c, m, known)).join('\n') : c.dim('(no messages)')) + (page.hasMoreBefore ? `\n${c.dim('(older messages not shown: raise --limit)')}` : ''));
     }));
   messages
     .command('tail <channel>')

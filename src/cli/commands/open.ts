@@ -1,5 +1,6 @@
 /** appreg open: a one-time link that signs a browser in as you, opened in the browser when there is one. */
 import type { Command } from 'commander';
+import { CliError, EXIT } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Io, Run } from '../run.js';
 
@@ -22,10 +23,14 @@ export function registerOpen(program: Command, run: Run): void {
   program
     .command('open')
     .description('sign a browser in as you: ask the daemon for a one-time link (5 minutes) and open it, or print it')
-    .option('--path <path>', 'the daemon page to land on, starting with / (default /, the home page)')
+    .option('--path <path>', 'the console page to land on (default /, your apps), e.g. /console/deliveries or /console/channels')
     .option('--print', 'only print the link, do not open a browser (with --json too, the browser opens unless --print)')
-    .addHelpText('after', examples('appreg open', 'appreg open --print          # on a server: copy the link to your browser', 'appreg open --print --json   # {"url", "expiresAt"} for scripts'))
+    .addHelpText('after', examples('appreg open', 'appreg open --path /console/channels   # the workspace: channels, messages, the apps\' buttons', 'appreg open --print          # on a server: copy the link to your browser', 'appreg open --print --json   # {"url", "expiresAt"} for scripts'))
     .action(action(run, async ({ o, out, client: connect }) => {
+      // Refused before a link is made: a path that is no page would land the browser on a JSON 404.
+      const { whyNotAPage } = await import('../../console-pages.js');
+      const why = o.path === undefined ? undefined : whyNotAPage(String(o.path));
+      if (why) throw new CliError(`--path ${why}`, EXIT.usage);
       const client = connect();
       const body = o.path === undefined ? {} : { path: String(o.path) };
       const link = await client.request<SignInLink>('POST', `${client.base()}/web/sign-in-links`, { json: body });

@@ -3,7 +3,7 @@ import { createClient, type Client } from '../client.js';
 import { CliError, EXIT, type Out } from '../output.js';
 import { nonNegativeInt, type GlobalOpts } from '../options.js';
 import type { Run } from '../run.js';
-import { EXPECT, meets, type Delivery } from './deliver.js';
+import { EXPECT, meets, waitingNotice, type Delivery } from './deliver.js';
 import { formatMessage, markOf, messagesPath, nameCache, regexOption, watch, type Message } from '../workspace.js';
 
 type SayAnswer = { kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery };
@@ -72,7 +72,9 @@ export async function say(run: Run, o: GlobalOpts & Record<string, unknown>, out
     const mark = slash && (waitMs > 0 || re) ? await markOf(client, channel, true) : undefined;
     const body: Record<string, unknown> = { text };
     if (o.thread !== undefined) body.threadRootId = String(o.thread);
-    const res = await client.request<SayAnswer>('POST', messagesPath(client, channel), { json: body, timeoutMs: 120_000 });
+    const sent = client.request<SayAnswer>('POST', messagesPath(client, channel), { json: body, timeoutMs: 120_000 });
+    // a slash command waits for the app (up to the daemon's budget)
+    const res = await (slash ? waitingNotice(run, out.json, undefined, sent) : sent);
     if (res.kind === 'message') {
       out.print(res, () => `posted ${res.message.id} in ${channel}${res.message.threadReplyInfo ? ` (thread ${res.message.threadReplyInfo.rootId})` : ''}`);
       return;

@@ -20,6 +20,7 @@ export function registerServe(program: Command, run: Run): void {
     .option('--port <port>', `port to listen on, 0 picks a free one [APPREG_PORT] (default ${DEFAULT_PORT})`)
     .option('--data-dir <dir>', 'data directory [APPREG_DATA_DIR] (default ./data)')
     .option('--database-url <url>', 'PostgreSQL instead of the embedded store; any number of daemons may share it [APPREG_DATABASE_URL]')
+    .option('--key-file <file>', 'the key that encrypts secrets at rest [APPREG_KEY_FILE] (default <data-dir>/secret.key; every daemon of a database needs the same one)')
     .option('--public-url <url>', 'URL the daemon is reached at, used in URLs it hands out [APPREG_PUBLIC_URL]')
     .option('--config <file>', 'JSON config file [APPREG_CONFIG] (default <data-dir>/config.json)')
     .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
@@ -43,7 +44,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       let config;
       try {
         config = loadConfig({
-          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), databaseUrl: own.databaseUrl, publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
+          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), databaseUrl: own.databaseUrl,
+          keyFile: own.keyFile === undefined ? undefined : path.resolve(run.io.cwd, String(own.keyFile)), publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
           allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined, config: own.config as string | undefined,
         }, { ...run.io.env });
       } catch (e) {
@@ -66,21 +68,23 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         }
         throw e;
       }
+      // Start-up messages go through the log, like everything the daemon says (a JSON line each with
+      // --log-format json); stdout carries only --json's one document, for scripts.
       if (handle.bootstrapped) {
-        out.info(`first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email};`);
-        out.info(`  the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed.`);
+        logger.info(`first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email}; the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed`);
         // The data dir the CLI would find by itself (global --data-dir, APPREG_DATA_DIR, ./data); else say it.
         const found = path.resolve(run.io.cwd, run.io.env.APPREG_DATA_DIR ?? './data') === config.dataDir;
-        out.info(`  to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`);
+        logger.info(`to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`);
       }
       // Last, so that whoever waits for this line has seen everything before it.
-      out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid }, (c) => `appreg listening on ${c.bold(handle.url)} (data: ${config.dataDir})`);
+      logger.info(`appreg listening on ${handle.url} (data: ${config.dataDir})`, { pid: process.pid });
+      if (out.json) out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid });
       const signal = await run.io.stopSignal();
-      out.info(`${signal}: shutting down`);
+      logger.info(`${signal}: shutting down`);
       try {
         await handle.close();
       } catch (e) {
-        run.io.stderr.write(`shutdown failed: ${(e as Error).message}\n`);
+        logger.error('shutdown failed', { error: (e as Error).message });
         run.exitCode = EXIT.internal;
       }
     }));

@@ -5,6 +5,7 @@ import type { IdentityService } from '../../services/identity.js';
 import type { AuthorizationRequests } from '../../services/oauth/authorization-request.js';
 import type { Grants } from '../../services/oauth/grants.js';
 import type { Revocation } from '../../services/oauth/revocation.js';
+import { jsonBody } from '../middleware.js';
 import { authed } from './auth.js';
 import { CONSENT_PATH } from './oauth-consent.js';
 
@@ -15,10 +16,14 @@ export interface OAuthManagementDeps {
   revocation: Revocation;
   /** Where the consent screen is reached ({app_url}). */
   appUrl: () => string;
+  /** Whether a code was exchanged (code-exchange.ts). */
+  codeState(code: unknown): Promise<string>;
+  bodyLimitBytes: number;
 }
 
 export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
   const { identity, requests } = deps;
+  const bodyLimitBytes = deps.bodyLimitBytes;
   const r = Router({ mergeParams: true });
 
   /** The same decision as Allow on the consent screen, for the calling user, with exactly its validation. */
@@ -43,6 +48,16 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
       const q = new URLSearchParams();
       for (const [k, v] of Object.entries(authReq.params)) if (v !== undefined) q.set(k, v);
       res.json({ url: `${deps.appUrl()}${CONSENT_PATH}?${q}` });
+    }),
+  );
+
+  /** {code} → {state: exchanged|waiting|unknown}: whether the app exchanged a code (`appreg authorize --follow`). */
+  r.post(
+    '/oauth2/code-state',
+    jsonBody(bodyLimitBytes),
+    authed(async (req, res) => {
+      res.setHeader('cache-control', 'no-store');
+      res.json({ state: await deps.codeState((req.body as Record<string, unknown> | undefined)?.code) });
     }),
   );
 

@@ -10,8 +10,8 @@ import type { Logger } from '../../logger.js';
 import type { AppTokens, TokenOwner } from '../../services/oauth/app-tokens.js';
 import type { CodeExchange } from '../../services/oauth/code-exchange.js';
 import type { Revocation } from '../../services/oauth/revocation.js';
-import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
-import { sendError } from '../respond.js';
+import { jsonBody, logRequest, rateLimit, type HitCounter } from '../middleware.js';
+import { errorCodeOf, sendError } from '../respond.js';
 
 const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
@@ -69,7 +69,7 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: IncomingMessa
     key: (req) => `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
   }) as unknown as RawHandler;
   const logLine = (req: IncomingMessage, res: ServerResponse, status: number, start: bigint) =>
-    logger.debug('request', { reqId: res.getHeader('x-request-id'), method: req.method, path: TOKEN_PATH, status, ms: Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10 });
+    logRequest(logger, { reqId: res.getHeader('x-request-id'), method: req.method, path: TOKEN_PATH, status, ms: Number(process.hrtime.bigint() - start) / 1e6, code: errorCodeOf(res) });
   const send = (req: IncomingMessage, res: ServerResponse, body: unknown, start: bigint) => {
     if (res.headersSent) return;
     const json = JSON.stringify(body);

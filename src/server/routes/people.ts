@@ -51,7 +51,15 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   r.get(
     '/channels/:channel/messages',
     // threads=true: thread replies too (what appreg watches for after a command)
-    authed(async (req, res, p) => res.json(await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query, { withReplies: req.query.threads === 'true' }))),
+    authed(async (req, res, p) => res.json(await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query, { forPerson: true, withReplies: req.query.threads === 'true' }))),
+  );
+  r.get(
+    '/channels/:channel/messages/:messageId/replies',
+    authed(async (req, res, p) => res.json(await ws.messages.replies(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), String(req.params.messageId), req.query, { forPerson: true }))),
+  );
+  r.get(
+    '/users',
+    authed(async (_req, res, p) => res.json(await ws.users.list(await ws.person(p.workspaceUserId)))),
   );
   r.post(
     '/channels/:channel/messages',

@@ -4,6 +4,7 @@
  * and sign the browser in as that caller.
  */
 import { Router, type Request } from 'express';
+import { whyNotAPage } from '../../console-pages.js';
 import { invalidRequest } from '../../errors.js';
 import type { Config } from '../../config.js';
 import type { IdentityService } from '../../services/identity.js';
@@ -15,10 +16,12 @@ import { authed } from './auth.js';
 
 const SIGN_IN_PATH = '/web/sign-in';
 
-/** A path on this daemon to land on: absolute, not protocol-relative, printable ASCII. */
+/** A page of this daemon's console to land on: absolute, not protocol-relative, printable ASCII, a page that exists. */
 function landingPath(v: unknown): string {
   if (v === undefined || v === null) return '/';
-  if (typeof v !== 'string' || !/^\/(?![/\\])[\x21-\x7e]{0,511}$/.test(v)) throw invalidRequest('path must be a path on this daemon, such as / or /deliveries.', [{ pointer: '/path', message: 'must start with a single /' }]);
+  if (typeof v !== 'string' || !/^\/(?![/\\])[\x21-\x7e]{0,511}$/.test(v)) throw invalidRequest('path must be a path on this daemon, such as / or /console/deliveries.', [{ pointer: '/path', message: 'must start with a single /' }]);
+  const why = whyNotAPage(v);
+  if (why) throw invalidRequest(`${why}.`, [{ pointer: '/path', message: 'is not a page of the console' }]);
   return v;
 }
 

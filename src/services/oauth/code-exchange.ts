@@ -259,7 +259,19 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     return changes.length;
   }
 
-  return { exchange, sweep };
+  /**
+   * Whether the app has exchanged `code` (`appreg authorize --follow` asks, so it can say so even
+   * when the app's redirect page never answers). Knowing the code is what entitles one to ask.
+   */
+  async function codeState(code: unknown): Promise<'exchanged' | 'waiting' | 'unknown'> {
+    if (typeof code !== 'string' || !code || code.length > 512) return 'unknown';
+    const rec = await store.get<StoredCodeRecord>(OT.codes, sha256(code));
+    if (!rec) return 'unknown';
+    if ('consumedAt' in rec) return 'exchanged';
+    return rec.expiresAt > clock.now() ? 'waiting' : 'unknown';
+  }
+
+  return { exchange, sweep, codeState };
 }
 
 export type CodeExchange = ReturnType<typeof createCodeExchange>;

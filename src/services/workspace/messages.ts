@@ -55,6 +55,9 @@ function parseLimit(raw: unknown, dflt: number, max: number): number {
   return n;
 }
 
+/** A read by a person (the management API), not by an app. */
+interface PersonRead { forPerson?: boolean }
+
 export function createMessages(deps: MessagesDeps) {
   const { clock, index, channels, users, events, files } = deps;
   const perChannel = Math.max(1, deps.perChannel);
@@ -63,7 +66,12 @@ export function createMessages(deps: MessagesDeps) {
   /** What the actor sees in the channel's own list: messages (not thread replies, unless also sent to the channel) it may see. */
   const inChannelView = (a: Actor) => (m: MessageRecord) => (!m.threadRootId || !!m.alsoSentToChannel) && seenBy(m, a.userId);
   const view = async (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : await index.thread(m.id), await files.views(m.files));
-  const views = (ms: MessageRecord[]) => Promise.all(ms.map(view));
+  /**
+   * The views of `ms`; `o.forPerson` (a person's own reads: the CLI, not the platform API) marks
+   * an ephemeral message `ephemeral: true`, as the console marks it "Only visible to you".
+   */
+  const views = (ms: MessageRecord[], o: PersonRead = {}) =>
+    Promise.all(ms.map(async (m): Promise<Record<string, unknown>> => (o.forPerson && m.ephemeralTo ? { ...(await view(m)), ephemeral: true } : view(m))));
   const emitMessage = async (ch: ChannelRecord, m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE') => {
     if (!m.ephemeralTo) await events.emit(ty, ch.workspaceId, (u) => channels.canSee(ch, u), messageEventBody(m, ty, await files.views(m.files)));
   };
@@ -144,7 +152,7 @@ export function createMessages(deps: MessagesDeps) {
    * first within the page. `withReplies` (a person's view, not the platform API): thread replies
    * too, in posting order among the channel's messages.
    */
-  async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }, opts: { withReplies?: boolean } = {}) {
+  async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }, opts: PersonRead & { withReplies?: boolean } = {}) {
     const ch = await channels.visible(a, channelId);
     const limit = parseLimit(q.limit, 20, 100);
     const strategy = parseStrategy(q.strategy, 'BEFORE');
@@ -168,7 +176,7 @@ export function createMessages(deps: MessagesDeps) {
       if (strategy === 'AFTER' && shown[at]?.id === c.id) at += 1;
     } else at = strategy === 'AFTER' ? 0 : shown.length;
     const [start, end] = pageAt(shown.length, at, strategy, limit);
-    return { messages: await views(shown.slice(start, end)), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
+    return { messages: await views(shown.slice(start, end), opts), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
   }
 
   /** GET /v1/channels/{c}/messages/{m} */
@@ -181,7 +189,7 @@ export function createMessages(deps: MessagesDeps) {
    * first. AFTER (the default) reads from the cursor's next reply on (without a cursor, from the
    * first), BEFORE the replies before it (without one, the latest), AROUND a page centred on it.
    */
-  async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }) {
+  async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }, o: PersonRead = {}) {
     const { m } = await visibleMessage(a, channelId, rootId);
     const limit = parseLimit(q.limit, 100, 100);
     const strategy = parseStrategy(q.strategy, 'AFTER');
@@ -193,7 +201,7 @@ export function createMessages(deps: MessagesDeps) {
       at = strategy === 'AFTER' ? i + 1 : i;
     }
     const [start, end] = pageAt(rs.length, at, strategy, limit);
-    return views(rs.slice(start, end));
+    return views(rs.slice(start, end), o);
   }
 
   function ownMessage(a: Actor, m: MessageRecord): void {

@@ -118,12 +118,19 @@ export function occupied(dir: string): string[] {
   }
 }
 
-/** Copy every record of the database at `url` into the new embedded store in `dir`, then verify it. */
-export async function exportToDataDir(url: string, dir: string, logger: StoreLogger): Promise<TransferResult> {
-  const data = await withClient(url, 'appreg-db', async (client) => {
+/**
+ * Copy every record of the database at `url` into the new embedded store in `dir`, then verify it.
+ * The tables named in `outside` (what the embedded store keeps in files of its own: the delivery
+ * log, uploaded files' bytes) are not written to the store: they come back in `outside`.
+ */
+export async function exportToDataDir(url: string, dir: string, logger: StoreLogger, outsideTables: readonly string[] = []): Promise<TransferResult & { outside: TableData }> {
+  const all = await withClient(url, 'appreg-db', async (client) => {
     await migrateWith(client);
     return readDatabase(client);
   });
+  const outside: TableData = new Map();
+  const data: TableData = new Map();
+  for (const [table, records] of all) (outsideTables.includes(table) ? outside : data).set(table, records);
   const source = summarize(data);
   const store = await openLowdbStore({ dir, logger, compactIdleMs: 0 });
   try {
@@ -144,5 +151,5 @@ export async function exportToDataDir(url: string, dir: string, logger: StoreLog
   const copied = summarize(readDataFileTables(dir));
   const diff = differences(source, copied);
   if (diff.length) throw new Error(`the copy does not match the database:\n  ${diff.join('\n  ')}`);
-  return { tables: copied, records: total(copied) };
+  return { tables: copied, records: total(copied), outside };
 }

@@ -1,0 +1,185 @@
+/**
+ * Docs that cannot drift (issue 22 §3): every shell command of README.md, in order, then the
+ * how-to of docs/postgresql.md, run in one bash as a person follows them from a fresh clone,
+ * against the example app. A command fails the test when it exits non-zero, or when what it
+ * printed no longer has the shape the document shows.
+ *
+ * How the documents' commands map to this test, so that they can stay natural for people:
+ * - they run in a temporary directory holding a copy of examples/ (the clone's other files are
+ *   not needed), with `appreg` on the PATH as `node <this repo>/bin/appreg.js`, and `npx
+ *   appreg` written `appreg`;
+ * - the set-up block: `npm ci` is what built this very test, and `npm test` is what runs it:
+ *   neither is run again; `npm start` is `appreg serve`;
+ * - ports: the daemon listens where APPREG_PORT=0 puts it (`--port <n>` is `--port 0`), and the
+ *   example app on a free port written into the copy of its manifest; the documents' 8740 and
+ *   8750 in what a command prints stand for them;
+ * - `$PUMBLE_APP_ID` and the other variables come from `. examples/standup-app/.env`, as for a
+ *   person; an id written `app_…`, `dlv_…`, `msg_…` or `ws_…` in a command is the last one of
+ *   that kind an earlier command printed;
+ * - a command ending with `&`, `npm start`, or one that follows until Ctrl-C (`… tail`) runs in
+ *   the background: the next command waits until it has printed (a daemon: its address); `tail`
+ *   commands are stopped at the end of their block and must have printed something, the others
+ *   at the end, and each must still be running then;
+ * - docs/postgresql.md: `sudo -u postgres` is the throwaway cluster's administrator, `/srv/` a
+ *   folder of the temporary directory, 127.0.0.1:5432 the cluster's address.
+ * HOME is a temporary directory (`appreg login` saves there) and there is no display (`appreg
+ * open` prints its link).
+ */
+import t from 'tap';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT, BIN } from '../helpers/cli.js';
+import { copyExamples } from '../helpers/example-app.js';
+import { tempDir } from '../helpers/daemon.js';
+import { shellSession, type Background, type ShellSession } from '../helpers/shell-session.js';
+import { startPgCluster, testWithPg } from '../helpers/pg.js';
+import { docSteps, missingShape, withoutComment, type Step } from './doc-blocks.js';
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+// A README run and the how-to take about 40 s on this machine; a loaded one may take longer.
+t.setTimeout(600_000);
+
+const work = copyExamples();
+const bin = tempDir('appreg-readme-bin-');
+fs.writeFileSync(path.join(bin, 'appreg'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
+const home = tempDir('appreg-readme-home-');
+const logs = tempDir('appreg-readme-logs-');
+const env: Record<string, string> = {
+  PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`,
+  HOME: home,
+  USER: os.userInfo().username,
+  LANG: 'C.UTF-8',
+  NO_COLOR: '1',
+  APPREG_PORT: '0',
+};
+const shell: ShellSession = shellSession({ cwd: work, env, logDir: logs });
+t.teardown(() => shell.close());
+
+/** The ids seen in what commands printed, by kind. */
+const seen = new Map<string, string>();
+const remember = (text: string) => {
+  for (const m of text.matchAll(/\b(app|dlv|msg|ws)_[A-Za-z0-9_-]+/g)) seen.set(m[1]!, m[0]);
+};
+let daemonUrl = '';
+let appPort = 0;
+
+function mapped(step: Step): string | undefined {
+  let c = withoutComment(step.command).replace(/^npx appreg\b/, 'appreg');
+  if (/^npm test\b/.test(c)) return undefined; // this test is part of it
+  c = c.replace(/^npm ci && npm start$/, 'appreg serve &').replace(/^npm start$/, 'appreg serve &');
+  c = c.replace(/--port \d+/g, '--port 0');
+  c = c.replace(/\b(app|dlv|msg|ws)_…/g, (all, kind: string) => {
+    const id = seen.get(kind);
+    if (!id) throw new Error(`line ${step.line}: ${all} stands for an id no earlier command printed`);
+    return id;
+  });
+  return c;
+}
+
+/** The shape a command's output is shown with, in this run's addresses. */
+const shapeOf = (shows: string[]) =>
+  shows.map((l) => l.replaceAll('http://127.0.0.1:8740', daemonUrl).replaceAll('127.0.0.1:8750', `127.0.0.1:${appPort}`));
+
+const longRunning = (c: string) => /&$/.test(c) || /\btail\b/.test(c);
+
+async function until(ok: () => boolean, what: string, ms = 30_000): Promise<void> {
+  for (const end = Date.now() + ms; !ok(); ) {
+    if (Date.now() > end) throw new Error(`${what}: nothing within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Run the steps in order; background processes of a block that follow (tail) stop with it. */
+async function runSteps(t: Tap.Test, steps: Step[], keep: Background[], doc: string): Promise<void> {
+  let following: Background[] = [];
+  const endBlock = async () => {
+    for (const bg of following) {
+      t.ok(bg.running(), `${bg.command}: still following at the end of its block`);
+      t.equal(await bg.stop('SIGTERM'), 0, `${bg.command}: stops cleanly`);
+      t.ok(bg.output().trim().length > 0, `${bg.command}: printed what it follows`);
+    }
+    following = [];
+  };
+  let block = steps[0]?.block;
+  for (const step of steps) {
+    if (step.block !== block) {
+      await endBlock();
+      block = step.block;
+    }
+    const command = mapped(step);
+    if (command === undefined) continue;
+    const where = `${doc} line ${step.line} (${step.section}): ${step.command}`;
+    if (longRunning(command)) {
+      const bg = await shell.background(command.replace(/\s*&$/, ''));
+      const serve = /\bappreg\b.*\bserve\b/.test(command);
+      await until(() => (serve ? /listening on|"url"/.test(bg.output()) : bg.output().trim().length > 0) || !bg.running(), where);
+      t.ok(bg.running(), `${where}: started${bg.running() ? '' : `, but exited: ${bg.output()}`}`);
+      if (serve && !daemonUrl) daemonUrl = /listening on (http:\/\/[^\s"]+)/.exec(bg.output())?.[1] ?? '';
+      (/\btail\b/.test(command) ? following : keep).push(bg);
+      remember(bg.output());
+      if (step.shows.length) {
+        const missing = missingShape(shapeOf(step.shows), bg.output());
+        t.notOk(missing, `${where}: prints ${missing === undefined ? 'what the document shows' : `a line like "${missing}"; it printed:\n${bg.output()}`}`);
+      }
+      continue;
+    }
+    const r = await shell.run(command);
+    t.equal(r.code, 0, `${where}${r.code ? `\n${r.stderr || r.stdout}` : ''}`);
+    if (step.shows.length) {
+      const missing = missingShape(shapeOf(step.shows), r.stdout + r.stderr);
+      t.notOk(missing, `${where}: prints ${missing === undefined ? 'what the document shows' : `a line like "${missing}"; it printed:\n${r.stdout}${r.stderr}`}`);
+    }
+    remember(r.stdout + r.stderr);
+  }
+  await endBlock();
+}
+
+const keep: Background[] = [];
+
+t.test('README.md: every command, in order, from a fresh clone', async (t) => {
+  // the example app on a free port, as its copied manifest says
+  appPort = await freePort();
+  const manifest = path.join(work, 'examples/standup-app/manifest.json');
+  fs.writeFileSync(manifest, fs.readFileSync(manifest, 'utf8').replaceAll('127.0.0.1:8750', `127.0.0.1:${appPort}`));
+  const steps = docSteps(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
+  t.ok(steps.length >= 40, `the README has its commands (${steps.length})`);
+  t.match(steps.map((s) => s.command).join('\n'), /npm start[\s\S]*apps create --file examples\/standup-app\/manifest\.json --env-out[\s\S]*app\.mjs &[\s\S]*authorize \$PUMBLE_APP_ID --follow[\s\S]*say general \/standup[\s\S]*open[\s\S]*deliver-test .*--probe-signature/, 'the quickstart in its order');
+  await runSteps(t, steps, keep, 'README.md');
+  for (const bg of keep) t.ok(bg.running(), `${bg.command}: still running at the end`);
+  // stopped in reverse order: the daemons after the apps that call them
+  for (const bg of keep.reverse()) t.equal(await bg.stop('SIGTERM'), 0, `${bg.command}: stops cleanly`);
+  keep.length = 0;
+});
+
+void testWithPg(t, 'docs/postgresql.md: the how-to, after the README, on a throwaway cluster', async (t) => {
+  if (process.env.APPREG_TEST_PG_URL) return void t.plan(0, 'the how-to creates the role and database appreg: it runs on a throwaway cluster only (APPREG_TEST_PG_URL is set)');
+  const admin = new URL((await startPgCluster()).url('postgres'));
+  const asRoot = process.getuid?.() === 0;
+  const srv = path.join(work, 'srv');
+  const steps = docSteps(fs.readFileSync(path.join(ROOT, 'docs/postgresql.md'), 'utf8'), { from: 'How to set it up', until: 'How it works' });
+  t.ok(steps.length >= 8, `the how-to has its commands (${steps.length})`);
+  // the documents' names for the cluster and the folders
+  const local = steps.map((s) => ({
+    ...s,
+    command: s.command
+      .replace(/^sudo -u postgres (.*)$/, (_a, rest: string) => `PGHOST=${admin.hostname} PGPORT=${admin.port} ${asRoot ? 'runuser -u postgres -- ' : 'PGUSER=postgres '}${rest}`)
+      .replace(/^sudo /, '')
+      .replaceAll('/srv/', `${srv}/`)
+      .replaceAll('127.0.0.1:5432', `${admin.hostname}:${admin.port}`),
+  }));
+  await runSteps(t, local, keep, 'docs/postgresql.md');
+  for (const bg of keep) t.ok(bg.running(), `${bg.command}: still running at the end`);
+  for (const bg of keep.reverse()) t.equal(await bg.stop('SIGTERM'), 0, `${bg.command}: stops cleanly`);
+  keep.length = 0;
+  t.ok(fs.existsSync(path.join(work, 'data-copy', 'appreg.json')), 'the export made a data directory');
+});
