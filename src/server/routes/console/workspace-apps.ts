@@ -123,17 +123,19 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   post('/console/home/:appId/actions', async (req, res, s) => {
     const { app, view } = await homeOf(s, String(req.params.appId));
     const b = req.body as Record<string, unknown>;
-    let act: Record<string, unknown> = {};
+    let act: unknown;
     try {
-      act = JSON.parse(String(b.act ?? '')) as Record<string, unknown>;
+      act = JSON.parse(String(b.act ?? ''));
     } catch {
-      throw invalidRequest('The action is not one of this view’s.');
+      // refused below
     }
-    const value = typeof act.from === 'string' ? b[act.from] : act.value;
+    if (!act || typeof act !== 'object') throw invalidRequest('The action is not one of this view’s.');
+    const { from, value: given, onAction, type } = act as Record<string, unknown>;
+    const value = typeof from === 'string' ? b[from] : given;
     await ws.channels.ensureWorkspace(s.principal.workspaceId);
     const general = await ws.channels.byName(s.principal.workspaceId, 'general');
     const channelId = general?.id ?? '';
-    const rec = await deliveries.interact(s.principal, app.id, 'block-interaction', { sourceType: 'VIEW', sourceId: String(view.id), view, channelId, onAction: String(act.onAction ?? ''), actionType: String(act.type ?? 'BUTTON'), value: String(value ?? '') });
+    const rec = await deliveries.interact(s.principal, app.id, 'block-interaction', { sourceType: 'VIEW', sourceId: String(view.id), view, channelId, onAction: String(onAction ?? ''), actionType: String(type ?? 'BUTTON'), value: String(value ?? '') });
     seeOther(res, await follow(s, rec, { channelId, returnTo: `/console/home/${encodeURIComponent(app.id)}` }));
   });
 

@@ -197,7 +197,7 @@ function parseAct(b: Record<string, unknown>): { onAction: string; type: string;
   } catch {
     throw invalidRequest('The action is not one of this message’s.');
   }
-  if (typeof act.onAction !== 'string' || typeof act.type !== 'string') throw invalidRequest('The action is not one of this message’s.');
+  if (!act || typeof act !== 'object' || typeof act.onAction !== 'string' || typeof act.type !== 'string') throw invalidRequest('The action is not one of this message’s.');
   const value = typeof act.from === 'string' ? b[act.from] : act.value;
   if (typeof act.from === 'string' && (typeof value !== 'string' || !value)) throw invalidRequest('Choose an option first.');
   return { onAction: act.onAction.slice(0, 200), type: act.type.slice(0, 40), value: String(value ?? '').slice(0, 2000) };
