@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { systemClock, type Clock } from '../clock.js';
 import { openLowdbStore } from '../store/lowdb-store.js';
+import type { StoreIo } from '../store/fsync.js';
 import { StoreCorruptError, type Store } from '../store/types.js';
 import { createHttpApp } from './app.js';
 import { composeDaemon, type Daemon } from './compose.js';
@@ -40,7 +41,15 @@ export interface DaemonHandle {
   close(): Promise<void>;
 }
 
-export async function startDaemon(config: Config, opts: { logger?: Logger; clock?: Clock; allowFresh?: boolean } = {}): Promise<DaemonHandle> {
+export interface StartOptions {
+  logger?: Logger;
+  clock?: Clock;
+  allowFresh?: boolean;
+  /** The embedded store's journal file calls, for failure-injection tests only (a full disk). */
+  storeIo?: Partial<StoreIo>;
+}
+
+export async function startDaemon(config: Config, opts: StartOptions = {}): Promise<DaemonHandle> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
   process.umask(0o077); // every file we (and lowdb) create is 0600
@@ -54,7 +63,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
     const keyFile = config.keyFile ?? path.join(config.dataDir, 'secret.key');
     const keyExisted = fs.existsSync(keyFile); // before this start: a key beside a lost data file betrays it
     const masterKey = loadOrCreateKey(keyFile, dataExists);
-    store = await openStore(config, logger, instanceId, { allowFresh: opts.allowFresh, stateFiles: keyExisted ? [keyFile] : [] });
+    store = await openStore(config, logger, instanceId, { allowFresh: opts.allowFresh, stateFiles: keyExisted ? [keyFile] : [], io: opts.storeIo });
     const keyCheck = await checkMasterKey(store, masterKey, { keyFile, credentialsFile: path.join(config.dataDir, 'credentials.json') });
     if (keyCheck.how === 'trust-on-first-use') logger.warn('recorded a key-check value for the key file by trust on first use: nothing in the data directory could verify it', { keyFile });
     else if (keyCheck.how !== 'matched' && keyCheck.how !== 'new') logger.info('recorded a key-check value for the key file', { keyFile, verifiedBy: keyCheck.how });
@@ -148,7 +157,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
  * embedded store in the data dir. A damaged embedded store, or a database that cannot be reached or
  * migrated, refuses the start with one line (never the URL's password).
  */
-async function openStore(config: Config, logger: Logger, instanceId: string, o: { allowFresh?: boolean; stateFiles: string[] }): Promise<Store> {
+async function openStore(config: Config, logger: Logger, instanceId: string, o: { allowFresh?: boolean; stateFiles: string[]; io?: Partial<StoreIo> }): Promise<Store> {
   if (config.databaseUrl) {
     const { openPostgresStore, redactUrl } = await import('../store/postgres/index.js');
     try {
@@ -158,7 +167,7 @@ async function openStore(config: Config, logger: Logger, instanceId: string, o: 
     }
   }
   try {
-    return await openLowdbStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: o.allowFresh, stateFiles: o.stateFiles });
+    return await openLowdbStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: o.allowFresh, stateFiles: o.stateFiles, io: o.io });
   } catch (e) {
     if (e instanceof StoreCorruptError) throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
     throw e;

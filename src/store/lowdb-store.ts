@@ -8,9 +8,10 @@
  *    at once (so nothing can interleave), then queues a journal line; lines queued while a write is in flight go out together in
  *    one write + one fdatasync (group commit: journal-writer.ts).
  *  - A write that fails (disk full, I/O error) rolls its commits, and every commit
- *    queued behind them, back out of memory before rejecting them, so no request
- *    sees a record whose commit failed; health() reports the fault, and the next
- *    commit (or a retry every retryMs) tries again, so writes recover by themselves.
+ *    queued behind them, back out of memory before rejecting them (StoreUnavailable),
+ *    so no request sees a record whose commit failed; health() reports the fault, and
+ *    the next commit (or a retry every retryMs, as large as the write that failed:
+ *    an empty line padded with spaces) tries again, so writes recover by themselves.
  *  - Compaction writes only acknowledged commits: unacknowledged ones are undone
  *    in the copy it captures.
  *  - Compaction (journal too big, or idle with a non-empty journal) folds the
@@ -30,8 +31,14 @@ import { JournalWriter } from './journal-writer.js';
 import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { recover } from './recovery.js';
 import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
-import type { Change, ClaimRequest, Expectation, Store, StoreLogger } from './types.js';
+import { StoreUnavailable, type Change, type ClaimRequest, type Expectation, type Store, type StoreLogger } from './types.js';
 import { createLogger } from '../logger.js';
+
+/** What health() and every refused write say while the journal cannot be written. */
+function reasonOf(err: unknown): string {
+  const f = err as NodeJS.ErrnoException;
+  return `the store cannot write: ${f?.code ?? f?.name ?? 'error'} (${f?.message ?? String(err)})`;
+}
 
 export interface LowdbStoreOptions {
   dir: string;
@@ -100,9 +107,19 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
         lastSeq = u.seq - 1;
       }
     },
-    onFault: () => armRetry(),
+    onFault: (err) => {
+      if (!faultLogged) logger.warn('store: writes to the journal fail; every write is refused (503) until the disk takes them again', { reason: reasonOf(err) });
+      faultLogged = true;
+      armRetry();
+    },
+    onRecover: () => {
+      faultLogged = false;
+      (logger.info ?? logger.warn).call(logger, 'store: the journal takes writes again', {});
+    },
+    failure: (err) => new StoreUnavailable(reasonOf(err), { cause: err }),
     io: { ...nodeIo, ...opts.io },
   });
+  let faultLogged = false;
   // While faulty, an empty commit now and then finds out when the disk takes writes again.
   const retryMs = opts.retryMs ?? 1000;
   let retryTimer: NodeJS.Timeout | null = null;
@@ -111,7 +128,8 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
     retryTimer = setTimeout(() => {
       retryTimer = null;
       if (closing || !writer.fault) return;
-      store.commit([]).catch(() => {}); // a failure re-arms through onFault
+      // as large as the write that failed: a shorter one may fit where commits still do not
+      commitJson([], writer.faultBytes).catch(() => {}); // a failure re-arms through onFault
     }, retryMs);
     retryTimer.unref();
   };
@@ -138,8 +156,8 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
   const hits = new HitWindows();
   const channels = new LocalChannels();
 
-  /** Apply to memory now and queue the journal line; resolves when it is durable. */
-  const commitJson = (changes: JsonChange[]): Promise<void> => {
+  /** Apply to memory now and queue the journal line (padded with spaces to `minBytes`); resolves when it is durable. */
+  const commitJson = (changes: JsonChange[], minBytes = 0): Promise<void> => {
     const seq = lastSeq + 1;
     // The journal line is concatenated from the record strings: no second serialisation.
     let line = `{"seq":${seq},"changes":[`;
@@ -147,7 +165,9 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       const c = changes[i]!;
       line += `${i ? ',' : ''}{"table":${JSON.stringify(c.table)},"id":${JSON.stringify(c.id)},"value":${c.json ?? 'null'}}`;
     }
-    line += ']}\n';
+    line += ']}';
+    // JSON allows whitespace after the value: a padded line reads back as the same entry
+    line = (Buffer.byteLength(line) + 1 < minBytes ? line.padEnd(minBytes - 1, ' ') : line) + '\n';
     const undo = tables.applyWithUndo(++lastSeq, changes);
     commits++;
     lastCommitAt = Date.now();
@@ -196,10 +216,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       commits,
     }),
 
-    health: () => {
-      const f = writer.fault as NodeJS.ErrnoException | null;
-      return f ? { ok: false, reason: `the store cannot write: ${f.code ?? f.name ?? 'error'} (${f.message ?? String(f)})` } : { ok: true };
-    },
+    health: () => (writer.fault ? { ok: false, reason: reasonOf(writer.fault) } : { ok: true }),
 
     async compact() {
       if (closing) throw new Error('store is closed');

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkHit, checkPayload, checkRecordKeys, deepFreeze, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { checkHit, checkPayload, checkRecordKeys, deepFreeze, StoreUnavailable, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -54,12 +54,14 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     }, retryMs);
     retryTimer.unref();
   };
-  const noteFault = (err: unknown) => {
-    if (!isConnectionError(err)) return;
-    if (!fault) opts.logger.warn('store: PostgreSQL is unreachable', { database: where, error: (err as Error).message });
+  const noteFault = (err: unknown): boolean => {
+    if (!isConnectionError(err)) return false;
+    if (!fault) opts.logger.warn('store: PostgreSQL is unreachable; every call that needs it is refused (503) until it answers again', { database: where, error: (err as Error).message });
     fault = err as Error;
     armProbe();
+    return true;
   };
+  const reason = (f: Error) => `the store cannot reach PostgreSQL: ${f.message}`;
   // An idle pooled connection that drops (server restart, pg_terminate_backend) is reported here, not to a query.
   pool.on('error', noteFault);
 
@@ -84,10 +86,12 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     if (closing) throw new Error('store is closed');
     try {
       const res = await pool.query<R>({ name: nameOf(text), text, values });
+      if (fault) (opts.logger.info ?? opts.logger.warn).call(opts.logger, 'store: PostgreSQL answers again', { database: where });
       fault = null;
       return res;
     } catch (err) {
-      noteFault(err);
+      // the connection, not the statement: the caller is told the store is unavailable, with health()'s reason
+      if (noteFault(err)) throw new StoreUnavailable(reason(err as Error), { cause: err });
       throw err;
     }
   }
@@ -241,7 +245,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     subscribe: (channel, fn, onGap) => notifier.subscribe(channel, fn, onGap),
 
     health(): StoreHealth {
-      return fault ? { ok: false, reason: `the store cannot reach PostgreSQL: ${fault.message}` } : { ok: true };
+      return fault ? { ok: false, reason: reason(fault) } : { ok: true };
     },
 
     async close() {
