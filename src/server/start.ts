@@ -92,7 +92,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     const requests = inFlight();
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError(logger));
-    capConnections(server, config.maxConnections, logger);
+    capConnections(server, { max: config.maxConnections, perAddress: config.maxConnectionsPerAddress }, logger);
     const sockets = createSocketServer({ config, logger, apps: parts.apps, sessions: parts.socket.sessions });
     server.on('upgrade', sockets.handleUpgrade);
     await new Promise<void>((resolve, reject) => {
