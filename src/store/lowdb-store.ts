@@ -31,7 +31,7 @@ import { JournalWriter } from './journal-writer.js';
 import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { recover } from './recovery.js';
 import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
-import { StoreUnavailable, type Change, type ClaimRequest, type Expectation, type Store, type StoreLogger } from './types.js';
+import { StoreUnavailable, type Change, type ClaimRequest, type Expectation, type Store, type StoreLogger, type StoreReads } from './types.js';
 import { createLogger } from '../logger.js';
 
 /** What health() and every refused write say while the journal cannot be written. */
@@ -63,6 +63,11 @@ export interface LowdbStoreOptions {
   retryMs?: number;
   /** The journal's file calls, for failure-injection tests only. */
   io?: Partial<StoreIo>;
+  /**
+   * Checks of what the files hold, run once they are read and before anything is written (a torn
+   * tail cut, the first journal created): what it throws refuses the open, every file unchanged.
+   */
+  beforeWrite?: (reads: StoreReads) => Promise<void>;
 }
 
 interface StoreStats {
@@ -85,7 +90,8 @@ export interface LowdbStore extends Store {
 export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStore> {
   const dir = path.resolve(opts.dir);
   const logger = opts.logger ?? createLogger();
-  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger });
+  const beforeWrite = opts.beforeWrite;
+  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger, ...(beforeWrite ? { beforeWrite: (t) => beforeWrite(tableReads(t)) } : {}) });
   const { tables } = recovered;
   let lastSeq = recovered.lastSeq;
   let closing = false;

@@ -219,6 +219,9 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** The reads a check made before a store writes anything may use (start.ts's key check): both stores offer them before they open for writing. */
+export type StoreReads = Pick<Store, 'get' | 'all' | 'count'>;
+
 /** Where the store reports what it repaired by itself (a torn journal tail) and when it cannot write or can again; the daemon's Logger fits. */
 export interface StoreLogger {
   warn(msg: string, fields?: Record<string, unknown>): void;

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkHit, checkPayload, checkRecordKeys, deepFreeze, StoreUnavailable, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { checkHit, checkPayload, checkRecordKeys, deepFreeze, StoreUnavailable, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger, type StoreReads } from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -25,6 +25,11 @@ export interface PostgresStoreOptions {
   retryMs?: number;
   /** After the LISTEN connection drops, the first reconnect waits this long (ms; default 250), doubling up to 5 s. */
   listenRetryMs?: number;
+  /**
+   * Checks of what the database holds, run before this store writes anything to it (its
+   * migrations included): what it throws refuses the open, the database unchanged.
+   */
+  beforeWrite?: (reads: StoreReads) => Promise<void>;
 }
 
 /** Old rate-limit windows are deleted after about this many hits. */
@@ -96,10 +101,12 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     }
   }
 
-  // Schema first: a daemon never runs against a database it has not brought up to date.
+  // The caller's checks, then the schema: a daemon never runs against a database it has not
+  // brought up to date, and one that is refused changes nothing.
   try {
     const client = await pool.connect();
     try {
+      if (opts.beforeWrite) await opts.beforeWrite(readsBeforeMigrating(client));
       await migrateWith(client);
     } finally {
       client.release();
@@ -257,6 +264,29 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     },
   };
   return store;
+}
+
+/**
+ * Reads on a database that may not be migrated yet (or not made at all): plain statements on
+ * appreg_records, whose (tbl, id, data) every schema version has; no table yet reads as empty.
+ */
+function readsBeforeMigrating(client: pg.PoolClient): StoreReads {
+  let exists: Promise<boolean> | undefined;
+  const made = () => (exists ??= client.query<{ t: string | null }>(`SELECT to_regclass('appreg_records')::text AS t`).then((r) => r.rows[0]?.t != null));
+  return {
+    async get<T extends object>(table: string, id: string) {
+      if (!(await made())) return undefined;
+      return (await client.query<{ data: T }>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id])).rows[0]?.data;
+    },
+    async all<T extends object>(table: string) {
+      if (!(await made())) return [];
+      return (await client.query<{ data: T }>('SELECT data FROM appreg_records WHERE tbl = $1', [table])).rows.map((r) => r.data);
+    },
+    async count(table: string) {
+      if (!(await made())) return 0;
+      return (await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM appreg_records WHERE tbl = $1', [table])).rows[0]?.n ?? 0;
+    },
+  };
 }
 
 /**
