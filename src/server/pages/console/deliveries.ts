@@ -33,6 +33,8 @@ export interface ListView {
   apps: Array<{ id: string; displayName: string }>;
   kinds: readonly string[];
   error?: string;
+  /** The live stream's cursor: it sends what changed after the moment this page was rendered. */
+  since?: string;
 }
 
 function select(id: string, name: string, label: string, options: Array<[string, string]>, selected: string | undefined, anyLabel?: string): string {
@@ -48,7 +50,7 @@ function appField(id: string, name: string, label: string, apps: ListView['apps'
 
 export function deliveriesPage(shell: Shell, v: ListView): string {
   const f = v.filter;
-  const q = new URLSearchParams(Object.entries(f).filter(([, x]) => x) as Array<[string, string]>).toString();
+  const q = new URLSearchParams([...Object.entries(f), ['since', v.since]].filter(([, x]) => x) as Array<[string, string]>).toString();
   const filters = `<form class="filters" method="get" action="/console/deliveries" aria-label="Filter deliveries">${appField('f-app', 'app', 'App', v.apps, f.app, 'All apps')}${select(
     'f-kind',
     'kind',
@@ -96,7 +98,8 @@ ${rec.nextAttemptAt ? `<dt>Next attempt</dt><dd>${time(rec.nextAttemptAt)}</dd>`
 ${rec.response !== undefined ? `<h2>The app's answer</h2><pre>${esc(JSON.stringify(rec.response, null, 2))}</pre>` : ''}`;
 }
 
-export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: AttemptEntry) => Array<[string, string]>, notice?: { text: string; bad: boolean }): string {
+/** `since`: the live stream's cursor, the version of the delivery this page shows. */
+export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: AttemptEntry) => Array<[string, string]>, notice?: { text: string; bad: boolean }, since?: string): string {
   const first = rec.attempts[0];
   const request =
     rec.transport === 'http'
@@ -111,7 +114,7 @@ export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: A
     shell,
     `${notice ? `<p class="${notice.bad ? 'error' : 'ok'}" role="status">${esc(notice.text)}</p>` : ''}<div class="card"><h1>${esc(rec.kind)} to ${esc(rec.appName)}</h1>
 <dl><dt>Delivery</dt><dd><code>${esc(rec.id)}</code></dd><dt>App</dt><dd><a href="/console/apps/${esc(rec.appId)}">${esc(rec.appName)}</a></dd><dt>Created</dt><dd>${time(rec.createdAt)}</dd></dl>
-<p class="live" id="one-status" role="status"></p><div id="delivery" data-stream="/console/events?delivery=${esc(encodeURIComponent(rec.id))}">${deliveryLive(rec, shell.csrf, headersOf)}</div></div>
+<p class="live" id="one-status" role="status"></p><div id="delivery" data-stream="/console/events?delivery=${esc(encodeURIComponent(rec.id))}${since ? `&amp;since=${esc(encodeURIComponent(since))}` : ''}">${deliveryLive(rec, shell.csrf, headersOf)}</div></div>
 <div class="card"><h2>Request</h2>${request}<h2>Body</h2>${rec.payload ? `<pre aria-label="Body">${esc(JSON.stringify(rec.payload, null, 2))}</pre>` : '<p class="muted">Not kept: this trigger succeeded before the daemon restarted, and the body of a successful trigger is not written to disk.</p>'}</div>`,
   );
 }
