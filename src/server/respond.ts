@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, headersTooLarge, invalidJson, invalidRequest, payloadTooLarge, requestTimeout, storeUnavailable, toErrorResponse, unsupportedMediaType } from '../errors.js';
-import { StoreUnavailable } from '../store/types.js';
+import { StoreUnavailable, StoreValueRefused } from '../store/types.js';
 import type { Logger } from '../logger.js';
 
 /** Multer's limit codes that mean "too large" rather than "malformed". */
@@ -30,6 +30,8 @@ export function asAppError(err: unknown): unknown {
   if (err instanceof AppError || !err || typeof err !== 'object') return err;
   // an outage, not a bug: 503 with the store's reason (what /healthz says) and Retry-After
   if (err instanceof StoreUnavailable) return storeUnavailable(err.reason);
+  // only a caller's input can bring a NUL into a commit
+  if (err instanceof StoreValueRefused) return invalidRequest('A text of the request holds the character U+0000 (NUL), which appreg does not store.');
   const e = err as ParserError;
   if (e.type === 'entity.parse.failed') return invalidJson();
   if (e.name === 'MulterError') {

@@ -31,7 +31,7 @@ import { JournalWriter } from './journal-writer.js';
 import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { recover } from './recovery.js';
 import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
-import { StoreUnavailable, type Change, type ClaimRequest, type Expectation, type Store, type StoreLogger, type StoreReads } from './types.js';
+import { jsonHoldsNul, StoreUnavailable, StoreValueRefused, type Change, type ClaimRequest, type Expectation, type Store, type StoreLogger, type StoreReads } from './types.js';
 import { createLogger } from '../logger.js';
 
 /** What health() and every refused write say while the journal cannot be written. */
@@ -194,6 +194,8 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
         // Serialise before touching memory: a value JSON cannot hold fails the
         // whole commit with nothing applied.
         json = toJsonChanges(changes);
+        // neither store keeps a NUL (PostgreSQL cannot): refused alike here
+        for (const c of json) if (c.id.includes('\u0000') || c.table.includes('\u0000') || (c.json !== null && jsonHoldsNul(c.json))) throw new StoreValueRefused();
         checkExpectations(tables, expect);
       } catch (err) {
         return Promise.reject(err);

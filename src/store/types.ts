@@ -82,6 +82,29 @@ export class StoreUnavailable extends Error {
   }
 }
 
+/**
+ * A commit that holds the character U+0000 (NUL) in a string (a value, an id): neither store keeps
+ * one (PostgreSQL's text and jsonb cannot hold it; the embedded store refuses it alike, so both
+ * behave the same). Nothing was written. It came from the caller's input: a bad request, not an outage.
+ * Reads need no such rule: no record holds a NUL, so a key or value with one finds nothing.
+ */
+export class StoreValueRefused extends Error {
+  constructor() {
+    super('a string holds the character U+0000 (NUL), which the store does not keep');
+    this.name = 'StoreValueRefused';
+  }
+}
+
+/** Whether JSON text holds an escaped NUL (`\u0000` whose backslash is not itself escaped): the check of every commit. */
+export function jsonHoldsNul(json: string): boolean {
+  for (let i = json.indexOf('\\u0000'); i !== -1; i = json.indexOf('\\u0000', i + 1)) {
+    let slashes = 1;
+    while (i - slashes >= 0 && json.charCodeAt(i - slashes) === 92) slashes++;
+    if (slashes % 2 === 1) return true;
+  }
+  return false;
+}
+
 /** What `claim` asks for: due records of a table, leased to one daemon. */
 export interface ClaimRequest {
   table: string;

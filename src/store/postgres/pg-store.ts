@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkHit, checkPayload, checkRecordKeys, deepFreeze, StoreUnavailable, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger, type StoreReads } from '../types.js';
+import { checkHit, checkPayload, checkRecordKeys, deepFreeze, jsonHoldsNul, StoreUnavailable, StoreValueRefused, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger, type StoreReads } from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -31,6 +31,9 @@ export interface PostgresStoreOptions {
    */
   beforeWrite?: (reads: StoreReads) => Promise<void>;
 }
+
+/** A key no record has (no table is named ''): what a key holding a NUL is read as. */
+const NO_RECORD = { table: '', id: '' } as const;
 
 /** Old rate-limit windows are deleted after about this many hits. */
 const HIT_SWEEP_EVERY = 1000;
@@ -145,30 +148,35 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     kind: 'postgres',
 
     async get<T extends object>(table: string, id: string) {
+      if (id.includes('\u0000')) return undefined; // no record has one (and a text parameter cannot carry it)
       return (await reads.submit([{ table, id }]))[0] as T | undefined;
     },
 
     async getMany(keys, opts) {
       checkRecordKeys(keys);
       if (!keys.length) return [];
-      const found = await reads.submit(keys);
+      // a key with a NUL finds nothing: it is read as a key no record has (never sent, it would fail the whole batch)
+      const found = await reads.submit(keys.map((k) => ('id' in k && k.id.includes('\u0000') ? NO_RECORD : k)));
       // fresh objects, frozen as the embedded store's shared ones are: a caller that modifies one fails here too
       if (opts?.shared) for (const r of found) deepFreeze(r);
       return found;
     },
 
     async find<T extends object>(table: string, field: string, value: string) {
+      if (value.includes('\u0000')) return [];
       const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
       return r.rows.map((x) => track(x.data, x.v) as T);
     },
 
     async countWhere(table, field, value) {
+      if (value.includes('\u0000')) return 0;
       const r = await q<{ n: number }>(`SELECT count(*)::integer AS n FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
       return r.rows[0]?.n ?? 0;
     },
 
     async findPage<T extends object>(table: string, field: string, value: string, page: PageQuery) {
       if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
+      if (value.includes('\u0000')) return [];
       // A record whose orderBy is not a number has no key (NULL) and is left out, as on the embedded store;
       // ids compare in "C" collation (bytes), JavaScript's order for them.
       // spelled as the page index of (table, field, orderBy) is, when PAGE_ORDERS lists one
@@ -202,8 +210,11 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     async commit(changes: Change[], expect: Expectation[] = []) {
       validateChanges(changes);
       if (!changes.length && !expect.length) return;
-      // Stringified here: a value JSON cannot hold fails the commit before anything is sent.
-      await commits.submit(commitArgs(changes, expect, versions));
+      // Stringified here: a value JSON cannot hold fails the commit before anything is sent, as does
+      // a NUL (jsonb cannot hold one; sent in a batch it would fail the others' commits too).
+      const args = commitArgs(changes, expect, versions);
+      if (jsonHoldsNul(args.changes) || jsonHoldsNul(args.expect)) throw new StoreValueRefused();
+      await commits.submit(args);
     },
 
     async claim<T extends object>(req: ClaimRequest) {
@@ -233,7 +244,8 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     async hit(key, windowMs, now, n = 1) {
       checkHit(windowMs, n);
       // One row per key and window length: a window starts at the first hit after the last one ended.
-      const w = await hits.submit({ key, windowMs, now, n });
+      // a key is opaque: a NUL (from a caller's input) is counted as U+FFFD, which text can hold
+      const w = await hits.submit({ key: key.includes('\u0000') ? key.replace(/\u0000/g, '\ufffd') : key, windowMs, now, n });
       if (++hitsSinceSweep >= HIT_SWEEP_EVERY) {
         hitsSinceSweep = 0;
         q('DELETE FROM appreg_hit_windows WHERE window_end < $1', [now]).catch(() => {});
