@@ -34,8 +34,17 @@ export interface Config {
   bodyLimitBytes: number;
   /** A request (headers and body) must arrive within this many ms, else 408; 0 disables. */
   requestTimeoutMs: number;
-  /** Open connections at most; at the cap, idle keep-alive connections are closed first, then new ones refused. */
+  /**
+   * Open connections at most; at the cap, idle keep-alive connections are closed first, then the
+   * oldest still sending their request headers, then new ones refused; 0 disables.
+   */
   maxConnections: number;
+  /**
+   * Open connections per caller address (IPv6: per /64) at most; beyond it that address's idle
+   * keep-alive connections are closed first, then its new ones refused; 0 disables (behind a
+   * reverse proxy every connection comes from the proxy: raise it to maxConnections or use 0).
+   */
+  maxConnectionsPerAddress: number;
   allowInsecureRedirects: boolean;
   managementTokenTtlSeconds: number;
   codeTtlSeconds: number;
@@ -106,6 +115,7 @@ export const defaults: Config = {
   bodyLimitBytes: 1024 * 1024,
   requestTimeoutMs: 30_000,
   maxConnections: 1000,
+  maxConnectionsPerAddress: 256,
   allowInsecureRedirects: false,
   managementTokenTtlSeconds: 30 * 24 * 3600,
   codeTtlSeconds: 120,
@@ -138,7 +148,7 @@ export const defaults: Config = {
 type Kind = 'string' | 'number' | 'boolean';
 const kinds: Record<keyof Config, Kind> = {
   host: 'string', port: 'number', dataDir: 'string', databaseUrl: 'string', databasePoolSize: 'number', deliveryLeaseMs: 'number', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
-  logLevel: 'string', logFormat: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
+  logLevel: 'string', logFormat: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', maxConnectionsPerAddress: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
   codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', platformRateLimits: 'boolean', rateLimitManagementWrites: 'number', fsync: 'boolean',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',

@@ -40,6 +40,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   manifest_unavailable: 502,
   shutting_down: 503,
+  store_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -109,6 +110,11 @@ export const rateLimited = (retryAfterSeconds: number) =>
   new AppError('rate_limited', `Too many requests; retry after ${retryAfterSeconds} s.`, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 export const manifestUnavailable = plain('manifest_unavailable', 'The manifest could not be fetched.');
 export const shuttingDown = plain('shutting_down', 'The daemon is shutting down.');
+/** How long a client is asked to wait when the store is down: the store itself checks again every second. */
+const STORE_RETRY_AFTER_S = 1;
+/** The store cannot be reached or cannot write (`reason`: what /healthz says): try again. */
+export const storeUnavailable = (reason: string) =>
+  new AppError('store_unavailable', `The daemon cannot use its store right now (${reason}). Try again in a moment.`, { headers: { 'Retry-After': String(STORE_RETRY_AFTER_S) } });
 
 const INTERNAL: ErrorBody = { code: 'internal_error', message: 'The daemon hit an internal error; it has been logged.' };
 

@@ -13,7 +13,7 @@ import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { INDEXED_FIELDS } from '../store/indexes.js';
-import type { Store } from '../store/types.js';
+import { StoreValueRefused, type Store } from '../store/types.js';
 import { byCreationDesc, listed, MAX_INDEXED, type DeliveryLog, type DeliveryRecord } from './log.js';
 
 export const DELIVERY_LOG_TABLE = 'deliveryLog';
@@ -48,6 +48,14 @@ export interface StoreLogOptions {
 }
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+/** A copy (of JSON data) whose strings, keys too, have every NUL replaced by U+FFFD. */
+function withoutNul<T>(v: T): T {
+  const nul = (x: string) => x.replace(/\u0000/g, '\ufffd');
+  if (typeof v === 'string') return nul(v) as T;
+  if (Array.isArray(v)) return v.map(withoutNul) as T;
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [nul(k), withoutNul(x)])) as T;
+  return v;
+}
 
 export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   const { store, clock, logger } = opts;
@@ -82,7 +90,11 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
       queued.delete(id);
       writing.set(id, v);
       try {
-        await store.commit([{ table: DELIVERY_LOG_TABLE, id, value: v }]);
+        await store.commit([{ table: DELIVERY_LOG_TABLE, id, value: v }]).catch((e: unknown) => {
+          // a NUL in what was sent or answered (the store keeps none): the log keeps it as U+FFFD
+          if (!(e instanceof StoreValueRefused)) throw e;
+          return store.commit([{ table: DELIVERY_LOG_TABLE, id, value: withoutNul(v) }]);
+        });
         await store.publish(CHANNEL, JSON.stringify({ id, from: origin }));
       } catch (e) {
         logger.error('delivery log write failed', { deliveryId: id, error: (e as Error).message });

@@ -8,7 +8,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
-import type { Store } from '../store/types.js';
+import { StoreUnavailable, type Store } from '../store/types.js';
 import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -268,7 +268,14 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     }
     return (await outbox.drain()) || due.length > 0;
   }
-  const poller = createPoller({ minMs: TICK_MS, maxMs: POLL_MAX_MS, now: () => clock.now(), run: tickOnce, onError: (e) => logger.error('delivery worker tick failed', { error: (e as Error).message }) });
+  const poller = createPoller({
+    minMs: TICK_MS,
+    maxMs: POLL_MAX_MS,
+    now: () => clock.now(),
+    run: tickOnce,
+    // while the store is down this repeats every poll; the store logs the outage itself
+    onError: (e) => (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'delivery worker tick failed', { error: (e as Error).message }),
+  });
   let unwatch: (() => void) | undefined;
 
   return {

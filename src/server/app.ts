@@ -80,7 +80,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   // The official CLI's login (no Authtoken; its paths are not under the management base path).
   app.use(leadRoutes({ config, clock, store, leads: d.leads }));
   // The web console (GET / and /console/…), for browsers signed in with the session cookie.
-  const webConsole = consoleRoutes({ config, logger, store, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes, workspace: d.workspace });
+  const webConsole = consoleRoutes({ config, clock, logger, store, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes, workspace: d.workspace });
   app.use(webConsole.router);
   app.use(notFoundHandler());
   app.use(errorHandler(logger));

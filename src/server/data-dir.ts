@@ -15,11 +15,28 @@ export class StartupError extends Error {
   }
 }
 
-/** Create the data directory 0700, or tighten an existing one (e.g. the repository's ./data) to 0700. */
-export function ensureDataDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+/**
+ * Create the data directory 0700, or tighten an existing one (e.g. the repository's ./data) to 0700.
+ * Returns the first directory it created (undefined when the directory existed), so that a start
+ * refused afterwards can take it away again (`removeIfEmpty`).
+ */
+export function ensureDataDir(dir: string): string | undefined {
+  const created = fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = fs.statSync(dir);
   if ((st.mode & 0o077) !== 0 && st.uid === process.getuid?.()) fs.chmodSync(dir, 0o700);
+  return created;
+}
+
+/** Remove `dir` and the directories between it and `top` (the first one ensureDataDir created), each only if it is empty. */
+export function removeIfEmpty(dir: string, top: string): void {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    try {
+      fs.rmdirSync(d);
+    } catch {
+      return; // not empty (or gone): leave it and what holds it
+    }
+    if (d === path.resolve(top) || path.dirname(d) === d) return;
+  }
 }
 
 export function writeFile0600(file: string, content: string): void {
@@ -219,16 +236,23 @@ export function acquireLock(dir: string): () => void {
   throw new StartupError(`could not take the lock ${file}`, 'locked');
 }
 
-/** The master key, outside the data file. Created on first start; refusing to invent a new one for existing data. */
-export function loadOrCreateKey(keyFile: string, dataExists: boolean): Buffer {
+/**
+ * The master key, outside the data file: read from `keyFile`, or made (in memory only: `writeKey`
+ * writes it once every check of the start has passed) when there is none and no data needs it;
+ * refusing to invent a new one for existing data.
+ */
+export function readOrMakeKey(keyFile: string, dataExists: boolean): { key: Buffer; made: boolean } {
   if (fs.existsSync(keyFile)) {
     const raw = fs.readFileSync(keyFile, 'utf8').trim();
     const key = Buffer.from(raw, 'base64url');
     if (key.length !== 32) throw new StartupError(`key file ${keyFile} is not a 32-byte base64url key`, 'key');
-    return key;
+    return { key, made: false };
   }
   if (dataExists) throw new StartupError(`key file ${keyFile} is missing but the data directory holds data encrypted with it; restore the key file`, 'key');
-  const key = crypto.randomBytes(32);
+  return { key: crypto.randomBytes(32), made: true };
+}
+
+/** Write a key `readOrMakeKey` made (0600, durably). */
+export function writeKey(keyFile: string, key: Buffer): void {
   writeFile0600(keyFile, key.toString('base64url') + '\n');
-  return key;
 }

@@ -48,7 +48,7 @@ const wrongKey = (keyFile: string, why: string, where: string) =>
   );
 
 /** One sealed value of the store, if any (read once per store: only while it has no key-check value yet). */
-async function firstSealed(store: Store): Promise<string | undefined> {
+async function firstSealed(store: Pick<Store, 'all'>): Promise<string | undefined> {
   for (const app of await store.all<{ sealedSecrets?: unknown }>(T.apps)) if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
   for (const inst of await store.all<{ sealedBotToken?: unknown }>(OT.installations)) if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
   return undefined;
@@ -77,17 +77,24 @@ interface KeyCheckOutcome {
   how: 'matched' | KeyCheckBasis;
 }
 
+/** What `verifyMasterKey` found: the key matched the stored value, or it is right on `basis` and the value is still to be written. */
+export type KeyVerdict = { how: 'matched' } | { how: KeyCheckBasis; record: KeyCheckRecord };
+
+/** The reads the check makes (a store, or the embedded store's files read before anything is written). */
+type KeyReads = Pick<Store, 'get' | 'all' | 'count'>;
+
+/** The key file (named in a refusal), credentials.json (its token may verify the key), and where the value lives, for the refusal's words. */
+interface KeyOpts { keyFile: string; credentialsFile?: string; where?: 'the database' | 'this data directory'; now?: () => Date }
+
 /**
- * Compare the master key with the store's key-check value, writing one when there is none yet
- * (see the top of this file). Call it right after the store opens, before anything reads a secret
- * or renews credentials.json. Throws StartupError (reason 'key') on a wrong key. The value lives in
- * the store, so on PostgreSQL every daemon compares with the same one; the first value is written
- * expecting none, so of daemons started at once on a new database with different keys, all but the
- * first compare with the value it wrote (and refuse to start).
+ * Compare the master key with the store's key-check value, reading only: a wrong key throws
+ * StartupError (reason 'key'); a store without a value yet gets the record to write, once the key
+ * was verified another way (see the top of this file). start.ts calls this before any file of the
+ * data directory is written, so a refused start changes nothing.
  */
-export async function checkMasterKey(store: Store, master: Buffer, opts: { keyFile: string; credentialsFile?: string; now?: () => Date }): Promise<KeyCheckOutcome> {
+export async function verifyMasterKey(store: KeyReads, master: Buffer, opts: KeyOpts): Promise<KeyVerdict> {
   const expected = checkValue(master);
-  const where = store.kind === 'postgres' ? 'the database' : 'this data directory';
+  const where = opts.where ?? 'this data directory';
   const rec = await store.get<KeyCheckRecord>(META, KEY_CHECK_ID);
   if (rec) {
     if (typeof rec.value !== 'string' || !sameValue(rec.value, expected)) throw wrongKey(opts.keyFile, 'its key-check value does not match', where);
@@ -109,13 +116,27 @@ export async function checkMasterKey(store: Store, master: Buffer, opts: { keyFi
   } else {
     basis = workspaces > 0 ? 'trust-on-first-use' : 'new';
   }
-  const value: KeyCheckRecord = { id: KEY_CHECK_ID, value: expected, createdAt: (opts.now?.() ?? new Date()).toISOString(), basis };
+  return { how: basis, record: { id: KEY_CHECK_ID, value: expected, createdAt: (opts.now?.() ?? new Date()).toISOString(), basis } };
+}
+
+/**
+ * Write the key-check value `verifyMasterKey` found missing, expecting none: of daemons started at
+ * once on a new database with different keys, all but the first compare with the value it wrote
+ * (and refuse to start).
+ */
+export async function recordMasterKey(store: Store, verdict: KeyVerdict, master: Buffer, opts: KeyOpts): Promise<KeyCheckOutcome> {
+  if (!('record' in verdict)) return verdict;
   try {
-    await store.commit([{ table: META, id: KEY_CHECK_ID, value }], [{ table: META, id: KEY_CHECK_ID, value: undefined }]);
+    await store.commit([{ table: META, id: KEY_CHECK_ID, value: verdict.record }], [{ table: META, id: KEY_CHECK_ID, value: undefined }]);
   } catch (e) {
     // another daemon wrote the value first: compare with it
     if (e instanceof StoreConflict) return checkMasterKey(store, master, opts);
     throw e;
   }
-  return { how: basis };
+  return { how: verdict.how };
+}
+
+/** verifyMasterKey, then recordMasterKey: the whole check on a store already open for writing. */
+export async function checkMasterKey(store: Store, master: Buffer, opts: KeyOpts): Promise<KeyCheckOutcome> {
+  return recordMasterKey(store, await verifyMasterKey(store, master, opts), master, opts);
 }

@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, headersTooLarge, invalidJson, invalidRequest, payloadTooLarge, requestTimeout, toErrorResponse, unsupportedMediaType } from '../errors.js';
+import { AppError, headersTooLarge, invalidJson, invalidRequest, payloadTooLarge, requestTimeout, storeUnavailable, toErrorResponse, unsupportedMediaType } from '../errors.js';
+import { StoreUnavailable, StoreValueRefused } from '../store/types.js';
 import type { Logger } from '../logger.js';
 
 /** Multer's limit codes that mean "too large" rather than "malformed". */
@@ -27,6 +28,10 @@ interface ParserError {
  */
 export function asAppError(err: unknown): unknown {
   if (err instanceof AppError || !err || typeof err !== 'object') return err;
+  // an outage, not a bug: 503 with the store's reason (what /healthz says) and Retry-After
+  if (err instanceof StoreUnavailable) return storeUnavailable(err.reason);
+  // only a caller's input can bring a NUL into a commit
+  if (err instanceof StoreValueRefused) return invalidRequest('A text of the request holds the character U+0000 (NUL), which appreg does not store.');
   const e = err as ParserError;
   if (e.type === 'entity.parse.failed') return invalidJson();
   if (e.name === 'MulterError') {
@@ -52,14 +57,17 @@ export interface RequestInfo {
 }
 
 /**
- * Log what went wrong on the daemon's side: an unexpected error with its stack (a bug or an
- * outage); a deliberate 5xx (an app's host unreachable, shutting down) as a warning without
- * one; a client that went away mid-request at debug. 4xx are the client's and only in the access log.
+ * Log what went wrong on the daemon's side: an unexpected error with its stack (a bug); a
+ * deliberate 5xx (an app's host unreachable, shutting down) as a warning without one; a
+ * request refused while the store is down at debug (the store logs the outage itself, once,
+ * and when it ends); a client that went away mid-request at debug. 4xx are the client's and
+ * only in the access log.
  */
 function report(logger: Logger, err: unknown, status: number, info: RequestInfo): void {
   const where = { reqId: info.reqId, method: info.method, path: info.path };
   if (clientAborted(err)) logger.debug('the client went away before its request was read', where);
   else if (status < 500) return;
+  else if (err instanceof StoreUnavailable) logger.debug('request refused: the store is unavailable', where);
   else if (err instanceof AppError) logger.warn(err.message, { ...where, code: err.code });
   else logger.error('request failed', { ...where, error: (err as Error)?.stack ?? String(err) });
 }

@@ -7,22 +7,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { systemClock, type Clock } from '../clock.js';
 import { openLowdbStore } from '../store/lowdb-store.js';
-import { StoreCorruptError, type Store } from '../store/types.js';
+import type { StoreIo } from '../store/fsync.js';
+import { StoreCorruptError, type Store, type StoreReads } from '../store/types.js';
 import { createHttpApp } from './app.js';
 import { composeDaemon, type Daemon } from './compose.js';
-import { acquireLock, ensureDataDir, loadOrCreateKey, StartupError, writeFile0600 } from './data-dir.js';
+import { acquireLock, ensureDataDir, readOrMakeKey, removeIfEmpty, StartupError, writeFile0600, writeKey } from './data-dir.js';
 import { refreshCredentials, type LocalCredentials } from './credentials.js';
-import { checkMasterKey } from './key-check.js';
+import { recordMasterKey, verifyMasterKey, type KeyVerdict } from './key-check.js';
+import { bindServer, type BoundServer } from './http-server.js';
 import { createTokenHandler, isTokenRequest } from './routes/oauth.js';
 import { createSocketServer } from './socket-server.js';
-import { answerClientError, sendError } from './respond.js';
+import { sendError } from './respond.js';
 import { shuttingDown } from '../errors.js';
-import { capConnections } from './connections.js';
 
 export { StartupError };
 
@@ -40,61 +40,76 @@ export interface DaemonHandle {
   close(): Promise<void>;
 }
 
-export async function startDaemon(config: Config, opts: { logger?: Logger; clock?: Clock; allowFresh?: boolean } = {}): Promise<DaemonHandle> {
+export interface StartOptions {
+  logger?: Logger;
+  clock?: Clock;
+  allowFresh?: boolean;
+  /** The embedded store's journal file calls, for failure-injection tests only (a full disk). */
+  storeIo?: Partial<StoreIo>;
+}
+
+export async function startDaemon(config: Config, opts: StartOptions = {}): Promise<DaemonHandle> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
   process.umask(0o077); // every file we (and lowdb) create is 0600
-  ensureDataDir(config.dataDir);
-  const releaseLock = acquireLock(config.dataDir);
   /** Who this daemon is among those sharing a database (leases, socket-mode holders); new on every start. */
   const instanceId = `${os.hostname().slice(0, 32)}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+  const credentialsFile = path.join(config.dataDir, 'credentials.json');
+
+  // 1. Everything that can refuse the start, before anything is written: the lock (given back on a
+  //    refusal), the key file (read; a new one is made in memory only), the port (bound), the store
+  //    (its files read and checked, or the database reached) and the key against what it holds. A
+  //    refused start leaves every file as it found it, and takes a data directory it made away again.
+  const createdDir = ensureDataDir(config.dataDir);
+  let releaseLock: (() => void) | undefined;
+  let bound: BoundServer | undefined;
   let store: Store | undefined;
+  let writing = false;
   try {
+    releaseLock = acquireLock(config.dataDir);
     const dataExists = fs.existsSync(path.join(config.dataDir, 'appreg.json')) || fs.readdirSync(config.dataDir).some((f) => f.startsWith('appreg.journal'));
     const keyFile = config.keyFile ?? path.join(config.dataDir, 'secret.key');
     const keyExisted = fs.existsSync(keyFile); // before this start: a key beside a lost data file betrays it
-    const masterKey = loadOrCreateKey(keyFile, dataExists);
-    store = await openStore(config, logger, instanceId, { allowFresh: opts.allowFresh, stateFiles: keyExisted ? [keyFile] : [] });
-    const keyCheck = await checkMasterKey(store, masterKey, { keyFile, credentialsFile: path.join(config.dataDir, 'credentials.json') });
+    const { key: masterKey, made: keyMade } = readOrMakeKey(keyFile, dataExists);
+    bound = await bindServer(config, logger);
+    const { server, port } = bound;
+    let verdict: KeyVerdict | undefined;
+    const keyOpts = { keyFile, credentialsFile, where: config.databaseUrl ? ('the database' as const) : ('this data directory' as const) };
+    store = await openStore(config, logger, instanceId, {
+      allowFresh: opts.allowFresh,
+      stateFiles: keyExisted ? [keyFile] : [],
+      io: opts.storeIo,
+      beforeWrite: async (reads) => void (verdict = await verifyMasterKey(reads, masterKey, keyOpts)),
+    });
+
+    // 2. Accepted: the writes of a start — the key (first start), the key-check value, the owner's
+    //    credentials (first start: the workspace too), then serving, then daemon.json.
+    writing = true;
+    if (keyMade) writeKey(keyFile, masterKey);
+    const keyCheck = await recordMasterKey(store, verdict!, masterKey, keyOpts);
     if (keyCheck.how === 'trust-on-first-use') logger.warn('recorded a key-check value for the key file by trust on first use: nothing in the data directory could verify it', { keyFile });
     else if (keyCheck.how !== 'matched' && keyCheck.how !== 'new') logger.info('recorded a key-check value for the key file', { keyFile, verifiedBy: keyCheck.how });
-    let baseUrl = '';
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    const baseUrl = (config.publicUrl ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(/\/+$/, '');
     const parts = composeDaemon({ config, logger, clock, store, masterKey, instanceId, baseUrl: () => baseUrl });
-    const bootstrapped = await refreshCredentials(parts.identity, path.join(config.dataDir, 'credentials.json'), logger);
+    const bootstrapped = await refreshCredentials(parts.identity, credentialsFile, logger);
 
     let closing: Promise<void> | undefined;
     const app = createHttpApp(parts, () => baseUrl);
     const tokenEndpoint = createTokenHandler({ config, clock, logger, store, exchange: parts.oauth.exchange });
+    const requests = inFlight();
+    const sockets = createSocketServer({ config, logger, apps: parts.apps, sessions: parts.socket.sessions });
     // One request handler: the token endpoint is served ahead of express (measured: express's
     // per-request cost is most of an exchange's CPU), everything else by express.
-    const server = http.createServer(
-      // timeouts are checked every second rather than Node's 30 s, so a slow request ends near requestTimeoutMs
-      { requestTimeout: config.requestTimeoutMs, headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
-      (req, res) => {
-        requests.started(res);
-        if (closing) {
-          // a kept-alive connection asking again while the daemon stops
-          res.setHeader('connection', 'close');
-          sendError(res, shuttingDown('The daemon is shutting down; try again in a moment.'), logger, { method: req.method, path: '(any)' });
-        } else if (isTokenRequest(req)) tokenEndpoint(req, res);
-        else app(req, res);
-      },
-    );
-    const requests = inFlight();
-    server.keepAliveTimeout = 65_000;
-    server.on('clientError', answerClientError(logger));
-    capConnections(server, config.maxConnections, logger);
-    const sockets = createSocketServer({ config, logger, apps: parts.apps, sessions: parts.socket.sessions });
-    server.on('upgrade', sockets.handleUpgrade);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (e: NodeJS.ErrnoException) =>
-        reject(e.code === 'EADDRINUSE' ? new StartupError(`port ${config.port} on ${config.host} is already in use; pick another with --port (0 picks a free one)`, 'port_in_use') : e),
-      );
-      server.listen(config.port, config.host, () => resolve());
-    });
-    const port = (server.address() as AddressInfo).port;
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    baseUrl = (config.publicUrl ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(/\/+$/, '');
+    bound.serve((req, res) => {
+      requests.started(res);
+      if (closing) {
+        // a kept-alive connection asking again while the daemon stops
+        res.setHeader('connection', 'close');
+        sendError(res, shuttingDown('The daemon is shutting down; try again in a moment.'), logger, { method: req.method, path: '(any)' });
+      } else if (isTokenRequest(req)) tokenEndpoint(req, res);
+      else app(req, res);
+    }, sockets.handleUpgrade);
 
     sockets.start();
     parts.delivery.worker.start();
@@ -114,6 +129,7 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
      * Socket-mode apps (the official SDK) reconnect once, two seconds after the close, and give up
      * for good if that fails, so their sockets are the last thing to go and a restart must be quick.
      */
+    const unlock = releaseLock;
     const close = () =>
       (closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -130,15 +146,19 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
         await parts.delivery.http.close();
         await store!.close();
         fs.rmSync(daemonFile, { force: true });
-        releaseLock();
+        unlock();
         await sockets.close();
         server.closeAllConnections();
         await stopped;
       })());
     return { url: baseUrl, port, parts, server, bootstrapped, close };
   } catch (e) {
-    await store?.close().catch(() => {});
-    releaseLock();
+    // refused before anything was written: the store was never opened for writing (nothing to close)
+    // and the files are as they were; a failure after that closes the store as a stop does
+    if (writing) await store?.close().catch(() => {});
+    await bound?.abandon();
+    releaseLock?.();
+    if (createdDir && !writing) removeIfEmpty(config.dataDir, createdDir);
     throw e;
   }
 }
@@ -148,17 +168,18 @@ export async function startDaemon(config: Config, opts: { logger?: Logger; clock
  * embedded store in the data dir. A damaged embedded store, or a database that cannot be reached or
  * migrated, refuses the start with one line (never the URL's password).
  */
-async function openStore(config: Config, logger: Logger, instanceId: string, o: { allowFresh?: boolean; stateFiles: string[] }): Promise<Store> {
+async function openStore(config: Config, logger: Logger, instanceId: string, o: { allowFresh?: boolean; stateFiles: string[]; io?: Partial<StoreIo>; beforeWrite: (reads: StoreReads) => Promise<void> }): Promise<Store> {
   if (config.databaseUrl) {
     const { openPostgresStore, redactUrl } = await import('../store/postgres/index.js');
     try {
-      return await openPostgresStore({ url: config.databaseUrl, logger, instanceId, poolSize: config.databasePoolSize });
+      return await openPostgresStore({ url: config.databaseUrl, logger, instanceId, poolSize: config.databasePoolSize, beforeWrite: o.beforeWrite });
     } catch (e) {
+      if (e instanceof StartupError) throw e; // the key check's own refusal
       throw new StartupError(`refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${(e as Error).message}`, 'data');
     }
   }
   try {
-    return await openLowdbStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: o.allowFresh, stateFiles: o.stateFiles });
+    return await openLowdbStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: o.allowFresh, stateFiles: o.stateFiles, io: o.io, beforeWrite: o.beforeWrite });
   } catch (e) {
     if (e instanceof StoreCorruptError) throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
     throw e;

@@ -5,12 +5,15 @@
  * to a new file between two batches, never during one.
  *
  * A failed write or fdatasync (ENOSPC, EIO) fails that batch and every line queued
- * behind it: their commits are rolled back (`rollback`, newest first) and rejected,
- * and the writer is faulty. Its file may now end in bytes that were never
- * acknowledged, so before anything else is appended the file is cut back to its
- * last acknowledged size (at once, and again before the next batch if that failed).
- * The writer never stops for good: the next line retries, and the first batch that
- * reaches the disk clears the fault.
+ * behind it: their commits are rolled back (`rollback`, newest first) and rejected
+ * (with what `failure` makes of the error), and the writer is faulty. Its file may now
+ * end in bytes that were never acknowledged, so before anything else is appended the
+ * file is cut back to its last acknowledged size (at once, and again before the next
+ * batch if that failed). The writer never stops for good: the next line retries, and
+ * the first batch at least as large as the one that failed to reach the disk clears
+ * the fault. A smaller one is not proof: on a full disk a few bytes still fit in the
+ * file's last block, so a short line succeeds where every commit of the size that
+ * failed still fails (`faultBytes` tells the store how large its retry must be).
  */
 import { unlink, type FileHandle } from 'node:fs/promises';
 import { journalPath } from './format.js';
@@ -38,8 +41,12 @@ export interface JournalWriterOptions {
   afterBatch: () => void;
   /** Undo failed commits in memory, newest first; called synchronously before they are rejected. */
   rollback: (undos: CommitUndo[]) => void;
-  /** Told when a batch fails (the writer is faulty until a later batch succeeds). */
+  /** Told when a batch fails (the writer is faulty until a later batch as large succeeds). */
   onFault?: (err: unknown) => void;
+  /** Told when a batch clears the fault. */
+  onRecover?: () => void;
+  /** The error the failed commits are rejected with, made from the write's error (default: that error). */
+  failure?: (err: unknown) => unknown;
   io?: StoreIo;
 }
 
@@ -54,6 +61,8 @@ export class JournalWriter {
   #inFlight = false;
   #flushScheduled = false;
   #fault: unknown = null;
+  /** Bytes of the batch that failed: a batch at least this large must succeed to clear the fault. */
+  #faultBytes = 0;
   /** The active file may hold bytes past its acknowledged size: cut them before appending. */
   #dirty = false;
   #pendingSwitch: { h: FileHandle; n: number; done: () => void; fail: (err: unknown) => void } | null = null;
@@ -70,9 +79,14 @@ export class JournalWriter {
     this.#activeNum = opts.activeNum;
   }
 
-  /** The error of the last failed batch while no later batch has succeeded, else null. */
+  /** The error of the last failed batch while no later batch as large has succeeded, else null. */
   get fault(): unknown {
     return this.#fault;
+  }
+
+  /** The size a batch must have to clear the fault (0 when there is none). */
+  get faultBytes(): number {
+    return this.#fault ? this.#faultBytes : 0;
   }
 
   get activeNum(): number {
@@ -190,14 +204,18 @@ export class JournalWriter {
         try {
           await this.#writeBatch(buf);
         } catch (err) {
-          await this.#failBatch(err);
+          await this.#failBatch(err, buf.length);
           break;
         }
         this.#batch = [];
         this.#sizes.set(this.#activeNum, this.activeBytes() + buf.length);
         if (buf.length) {
           this.batches++;
-          this.#fault = null; // only bytes that reached the disk prove it takes writes again
+          // only as many bytes as failed, reaching the disk, prove it takes writes again
+          if (this.#fault && buf.length >= this.#faultBytes) {
+            this.#fault = null;
+            this.#o.onRecover?.();
+          }
         }
         for (const p of batch) p.resolve();
         this.#o.afterBatch();
@@ -210,13 +228,16 @@ export class JournalWriter {
   }
 
   /** Roll back and reject the failed batch and everything queued behind it; try to cut the file back at once. */
-  async #failBatch(err: unknown): Promise<void> {
+  async #failBatch(err: unknown, bytes: number): Promise<void> {
     const failed = [...this.#batch, ...this.#queue];
     this.#batch = [];
     this.#queue = [];
+    // a retry of the same size must pass, whatever smaller batch failed after this one
+    this.#faultBytes = this.#fault ? Math.max(this.#faultBytes, bytes) : bytes;
     this.#fault = err;
     this.#o.rollback(failed.flatMap((p) => (p.undo ? [p.undo] : [])).reverse());
-    for (const p of failed) p.reject(err);
+    const failure = this.#o.failure ? this.#o.failure(err) : err;
+    for (const p of failed) p.reject(failure);
     this.#pendingSwitch?.fail(err);
     this.#pendingSwitch = null;
     this.#o.onFault?.(err);

@@ -8,9 +8,10 @@
  *    at once (so nothing can interleave), then queues a journal line; lines queued while a write is in flight go out together in
  *    one write + one fdatasync (group commit: journal-writer.ts).
  *  - A write that fails (disk full, I/O error) rolls its commits, and every commit
- *    queued behind them, back out of memory before rejecting them, so no request
- *    sees a record whose commit failed; health() reports the fault, and the next
- *    commit (or a retry every retryMs) tries again, so writes recover by themselves.
+ *    queued behind them, back out of memory before rejecting them (StoreUnavailable),
+ *    so no request sees a record whose commit failed; health() reports the fault, and
+ *    the next commit (or a retry every retryMs, as large as the write that failed:
+ *    an empty line padded with spaces) tries again, so writes recover by themselves.
  *  - Compaction writes only acknowledged commits: unacknowledged ones are undone
  *    in the copy it captures.
  *  - Compaction (journal too big, or idle with a non-empty journal) folds the
@@ -30,8 +31,14 @@ import { JournalWriter } from './journal-writer.js';
 import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { recover } from './recovery.js';
 import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
-import type { Change, ClaimRequest, Expectation, Store, StoreLogger } from './types.js';
+import { jsonHoldsNul, StoreUnavailable, StoreValueRefused, type Change, type ClaimRequest, type Expectation, type Store, type StoreLogger, type StoreReads } from './types.js';
 import { createLogger } from '../logger.js';
+
+/** What health() and every refused write say while the journal cannot be written. */
+function reasonOf(err: unknown): string {
+  const f = err as NodeJS.ErrnoException;
+  return `the store cannot write: ${f?.code ?? f?.name ?? 'error'} (${f?.message ?? String(err)})`;
+}
 
 export interface LowdbStoreOptions {
   dir: string;
@@ -56,6 +63,11 @@ export interface LowdbStoreOptions {
   retryMs?: number;
   /** The journal's file calls, for failure-injection tests only. */
   io?: Partial<StoreIo>;
+  /**
+   * Checks of what the files hold, run once they are read and before anything is written (a torn
+   * tail cut, the first journal created): what it throws refuses the open, every file unchanged.
+   */
+  beforeWrite?: (reads: StoreReads) => Promise<void>;
 }
 
 interface StoreStats {
@@ -78,7 +90,8 @@ export interface LowdbStore extends Store {
 export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStore> {
   const dir = path.resolve(opts.dir);
   const logger = opts.logger ?? createLogger();
-  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger });
+  const beforeWrite = opts.beforeWrite;
+  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger, ...(beforeWrite ? { beforeWrite: (t) => beforeWrite(tableReads(t)) } : {}) });
   const { tables } = recovered;
   let lastSeq = recovered.lastSeq;
   let closing = false;
@@ -100,9 +113,19 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
         lastSeq = u.seq - 1;
       }
     },
-    onFault: () => armRetry(),
+    onFault: (err) => {
+      if (!faultLogged) logger.warn('store: writes to the journal fail; every write is refused (503) until the disk takes them again', { reason: reasonOf(err) });
+      faultLogged = true;
+      armRetry();
+    },
+    onRecover: () => {
+      faultLogged = false;
+      (logger.info ?? logger.warn).call(logger, 'store: the journal takes writes again', {});
+    },
+    failure: (err) => new StoreUnavailable(reasonOf(err), { cause: err }),
     io: { ...nodeIo, ...opts.io },
   });
+  let faultLogged = false;
   // While faulty, an empty commit now and then finds out when the disk takes writes again.
   const retryMs = opts.retryMs ?? 1000;
   let retryTimer: NodeJS.Timeout | null = null;
@@ -111,7 +134,8 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
     retryTimer = setTimeout(() => {
       retryTimer = null;
       if (closing || !writer.fault) return;
-      store.commit([]).catch(() => {}); // a failure re-arms through onFault
+      // as large as the write that failed: a shorter one may fit where commits still do not
+      commitJson([], writer.faultBytes).catch(() => {}); // a failure re-arms through onFault
     }, retryMs);
     retryTimer.unref();
   };
@@ -138,8 +162,8 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
   const hits = new HitWindows();
   const channels = new LocalChannels();
 
-  /** Apply to memory now and queue the journal line; resolves when it is durable. */
-  const commitJson = (changes: JsonChange[]): Promise<void> => {
+  /** Apply to memory now and queue the journal line (padded with spaces to `minBytes`); resolves when it is durable. */
+  const commitJson = (changes: JsonChange[], minBytes = 0): Promise<void> => {
     const seq = lastSeq + 1;
     // The journal line is concatenated from the record strings: no second serialisation.
     let line = `{"seq":${seq},"changes":[`;
@@ -147,7 +171,9 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       const c = changes[i]!;
       line += `${i ? ',' : ''}{"table":${JSON.stringify(c.table)},"id":${JSON.stringify(c.id)},"value":${c.json ?? 'null'}}`;
     }
-    line += ']}\n';
+    line += ']}';
+    // JSON allows whitespace after the value: a padded line reads back as the same entry
+    line = (Buffer.byteLength(line) + 1 < minBytes ? line.padEnd(minBytes - 1, ' ') : line) + '\n';
     const undo = tables.applyWithUndo(++lastSeq, changes);
     commits++;
     lastCommitAt = Date.now();
@@ -168,6 +194,8 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
         // Serialise before touching memory: a value JSON cannot hold fails the
         // whole commit with nothing applied.
         json = toJsonChanges(changes);
+        // neither store keeps a NUL (PostgreSQL cannot): refused alike here
+        for (const c of json) if (c.id.includes('\u0000') || c.table.includes('\u0000') || (c.json !== null && jsonHoldsNul(c.json))) throw new StoreValueRefused();
         checkExpectations(tables, expect);
       } catch (err) {
         return Promise.reject(err);
@@ -196,10 +224,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       commits,
     }),
 
-    health: () => {
-      const f = writer.fault as NodeJS.ErrnoException | null;
-      return f ? { ok: false, reason: `the store cannot write: ${f.code ?? f.name ?? 'error'} (${f.message ?? String(f)})` } : { ok: true };
-    },
+    health: () => (writer.fault ? { ok: false, reason: reasonOf(writer.fault) } : { ok: true }),
 
     async compact() {
       if (closing) throw new Error('store is closed');

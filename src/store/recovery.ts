@@ -1,7 +1,8 @@
 /**
  * Opening a data directory: create it (0700) if needed, read and check the data
- * file and every journal, replay the journals into memory, and only then
- * touch a file (cut a torn journal tail, create the first journal).
+ * file and every journal, replay the journals into memory, let the caller check
+ * what was read, and only then touch a file (cut a torn journal tail, create the
+ * first journal).
  * Nothing is modified unless every file could be read and every check passed:
  * a damaged line, a gap in the journal's seqs, or a data directory that holds
  * state but lost its data file refuse with StoreCorruptError, files untouched.
@@ -34,6 +35,8 @@ interface RecoverOptions {
   /** More files whose existence means the directory held state (e.g. a key file that existed before this start). */
   stateFiles?: readonly string[];
   logger: StoreLogger;
+  /** Called with what was read, before any file is touched: whatever it throws refuses the open, every file unchanged. */
+  beforeWrite?: (tables: Tables) => Promise<void>;
 }
 
 /** Entries other parts of the daemon keep in the data directory once it has recorded anything. */
@@ -132,6 +135,9 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
       );
     }
   }
+
+  // the caller's own checks of what was read (the master key), while nothing is changed yet
+  await opts.beforeWrite?.(tables);
 
   // --- 3. prepare the active journal (cut a torn tail, or create the first file) ---
   const journalSizes = new Map<number, number>();

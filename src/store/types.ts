@@ -65,6 +65,46 @@ export class StoreConflict extends Error {
   }
 }
 
+/**
+ * The store cannot be reached (PostgreSQL down, its connection dropped) or cannot write (a full
+ * or failing disk): the call did not complete (a commit on the embedded store wrote nothing; on
+ * PostgreSQL a connection lost during a commit leaves it unknown, as for any database client), and
+ * may succeed once the store is back, which it notices by itself. `reason` is what health() says
+ * meanwhile; `code` is the underlying error's (ENOSPC, ECONNREFUSED…) when it has one.
+ */
+export class StoreUnavailable extends Error {
+  readonly code?: string;
+  constructor(readonly reason: string, options?: { cause?: unknown }) {
+    super(reason, options);
+    this.name = 'StoreUnavailable';
+    const code = (options?.cause as { code?: unknown } | undefined)?.code;
+    if (typeof code === 'string') this.code = code;
+  }
+}
+
+/**
+ * A commit that holds the character U+0000 (NUL) in a string (a value, an id): neither store keeps
+ * one (PostgreSQL's text and jsonb cannot hold it; the embedded store refuses it alike, so both
+ * behave the same). Nothing was written. It came from the caller's input: a bad request, not an outage.
+ * Reads need no such rule: no record holds a NUL, so a key or value with one finds nothing.
+ */
+export class StoreValueRefused extends Error {
+  constructor() {
+    super('a string holds the character U+0000 (NUL), which the store does not keep');
+    this.name = 'StoreValueRefused';
+  }
+}
+
+/** Whether JSON text holds an escaped NUL (`\u0000` whose backslash is not itself escaped): the check of every commit. */
+export function jsonHoldsNul(json: string): boolean {
+  for (let i = json.indexOf('\\u0000'); i !== -1; i = json.indexOf('\\u0000', i + 1)) {
+    let slashes = 1;
+    while (i - slashes >= 0 && json.charCodeAt(i - slashes) === 92) slashes++;
+    if (slashes % 2 === 1) return true;
+  }
+  return false;
+}
+
 /** What `claim` asks for: due records of a table, leased to one daemon. */
 export interface ClaimRequest {
   table: string;
@@ -165,7 +205,8 @@ export interface Store {
   /**
    * Apply the changes, all or none, once every expectation holds; resolve when they are durable
    * (fsynced, or committed on PostgreSQL). Rejects with StoreConflict, writing nothing, when an
-   * expectation does not hold; with another error when the store cannot write (nothing kept either).
+   * expectation does not hold; with StoreUnavailable when the store cannot be reached or cannot write
+   * (nothing kept either).
    */
   commit(changes: Change[], expect?: Expectation[]): Promise<void>;
   /**
@@ -191,17 +232,23 @@ export interface Store {
    */
   subscribe(channel: string, fn: Listener, onGap?: Gap): () => void;
   /**
-   * Whether writes reach the disk now. A commit that cannot be written rejects and is rolled
-   * back; until a later write succeeds this answers {ok: false, reason}.
+   * Whether the store can be used now. A commit that cannot be written rejects and is rolled
+   * back; from then until a write as large as the one that failed reaches the disk (the
+   * embedded store) or the database answers again (PostgreSQL) this answers {ok: false, reason},
+   * the reason every call refused meanwhile carries (StoreUnavailable).
    */
   health(): StoreHealth;
   /** Flush pending writes, compact (embedded), release files and connections. */
   close(): Promise<void>;
 }
 
-/** Where the store reports what it repaired by itself (a torn journal tail); the daemon's Logger fits. */
+/** The reads a check made before a store writes anything may use (start.ts's key check): both stores offer them before they open for writing. */
+export type StoreReads = Pick<Store, 'get' | 'all' | 'count'>;
+
+/** Where the store reports what it repaired by itself (a torn journal tail) and when it cannot write or can again; the daemon's Logger fits. */
 export interface StoreLogger {
   warn(msg: string, fields?: Record<string, unknown>): void;
+  info?(msg: string, fields?: Record<string, unknown>): void;
 }
 
 /** Whether the store can write: not while its last journal write (or the repair before the next) failed. */

@@ -70,6 +70,47 @@ t.test('CSRF: a POST needs the session\'s token, from this origin', async (t) =>
   }
 });
 
+t.test('the console takes forms only: another body is 415, an unreadable form or a bad field is a 400 page, never a 500', async (t) => {
+  const { installPlatformApp } = await import('../helpers/platform-client.js');
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const { cookie, csrf } = await signIn(d);
+  const home = { enabled: true, blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Home' }] }] }] };
+  const { app, bot } = await installPlatformApp(d, { manifest: { defaultHomeView: home } });
+  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id as string;
+  const appMessage = (await bot.postMessageToChannel(general, 'from the app')).body.id as string;
+  const channel = `/console/channels/${general}`;
+  const post = (path: string, body: BodyInit, type?: string) =>
+    fetch(d.url + path, { method: 'POST', body, headers: { cookie, 'x-csrf-token': csrf, ...(type ? { 'content-type': type } : {}) }, redirect: 'manual' });
+  const json = (v: unknown) => [JSON.stringify(v), 'application/json'] as const;
+  // what answered 500 (the CSRF token was taken from the header, and the handler found no form)
+  for (const [path, body] of [
+    [`${channel}/messages`, { text: 'hello', csrf }],
+    ['/console/deliveries', { csrf }],
+    [`${channel}/messages/${appMessage}/menu`, { onAction: 'x', csrf }],
+    ['/console/workspace', {}],
+  ] as const) {
+    const res = await post(path, ...json(body));
+    t.equal(res.status, 415, `${path} with JSON: 415`);
+    t.match(res.headers.get('content-type'), /text\/html/, 'a page');
+    t.match(await res.text(), /forms only/);
+  }
+  t.equal((await post(`${channel}/messages`, 'text=hi', 'text/plain')).status, 415, 'text/plain is not a form');
+  const broken = await post('/console/apps', '--b\r\nContent-Disposition: form-data; name="csrf"\r\n\r\nx', 'multipart/form-data; boundary=b');
+  t.equal(broken.status, 400, 'a multipart body cut short is a 400 page');
+  t.match(await broken.text(), /could not be read|not acceptable/);
+  const nullAct = await post(`${channel}/messages/${appMessage}/actions`, form({ csrf, act: 'null' }));
+  t.equal(nullAct.status, 400, 'act=null: the page with the error');
+  t.match(await nullAct.text(), /The action is not one of this message/);
+  const emptyTrigger = await post('/console/deliveries', form({ csrf }));
+  t.equal(emptyTrigger.status, 400, 'a trigger form without its fields: the page with the error');
+  const homeAct = await post(`/console/home/${app.id}/actions`, form({ csrf, act: 'null' }));
+  t.equal(homeAct.status, 400, 'a home view action with act=null: the page with the error');
+  t.match(await homeAct.text(), /The action is not one of this view/);
+  const messages = (await bot.fetchMessages(general)).body.messages as unknown[];
+  t.equal(messages.length, 1, 'nothing was posted by the refused requests');
+});
+
 t.test('sign-out ends the session: a copy of its cookie is refused from then on', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());

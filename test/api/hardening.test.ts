@@ -1,4 +1,5 @@
 /** Bad input never gets a 500 and anonymous callers cannot hold the daemon: one test per hole found. */
+import http from 'node:http';
 import net from 'node:net';
 import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
@@ -145,5 +146,94 @@ t.test('slow and idle connections', async (t) => {
     t.equal(res.status, 200, 'served');
     await new Promise((r) => setTimeout(r, 100));
     t.ok(idle.filter((s) => s.destroyed || s.readyState === 'closed' || !s.readable).length >= 1, 'idle connections were closed to make room');
+  });
+});
+
+/**
+ * `count` connections from `localAddress`, each sending one header line and then nothing (a
+ * client that holds connections by never finishing its headers). Resolves once the daemon has
+ * seen every one of them: its connection caps run when a connection arrives, so by then each
+ * one it refused or closed to make room is closed on its side.
+ */
+async function headerHolders(t: { teardown(fn: () => void): void }, d: TestDaemon, count: number, localAddress = '127.0.0.1') {
+  const sockets: net.Socket[] = [];
+  const atDaemon: net.Socket[] = [];
+  t.teardown(() => sockets.forEach((s) => s.destroy()));
+  let done: () => void = () => {};
+  const allSeen = new Promise<void>((r) => (done = r));
+  const seen = (s: net.Socket) => {
+    if (atDaemon.push(s) === count) done(); // nothing else connects meanwhile
+  };
+  d.server.on('connection', seen); // after the daemon's own listeners: its caps have decided
+  t.teardown(() => d.server.off('connection', seen));
+  for (let i = 0; i < count; i++) {
+    const s = net.connect({ port: d.port, host: '127.0.0.1', localAddress });
+    s.on('error', () => {});
+    s.once('connect', () => s.write('GET /healthz HTTP/1.1\r\nHost: x\r\n'));
+    sockets.push(s);
+  }
+  await allSeen;
+  d.server.off('connection', seen);
+  return { sockets, closedByDaemon: () => atDaemon.filter((s) => s.destroyed).length, atDaemon };
+}
+
+/** One request from `localAddress` (127.0.0.2: Linux routes all of 127/8 to loopback); its status and how long it took. */
+function requestFrom(d: TestDaemon, localAddress: string): Promise<{ status: number | string; ms: number }> {
+  const start = process.hrtime.bigint();
+  const ms = () => Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port: d.port, path: '/healthz', localAddress, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, ms: ms() }));
+    });
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ status: e.code ?? 'error', ms: ms() }));
+  });
+}
+
+t.test('one address cannot shut others out', async (t) => {
+  t.test('1,100 connections from 127.0.0.1 that never finish their headers: 256 are kept (the per-address cap), and 127.0.0.2 is answered', async (t) => {
+    const d = await startTestDaemon(); // maxConnections 1000, maxConnectionsPerAddress 256
+    t.teardown(() => d.stop());
+    const holders = await headerHolders(t, d, 1100);
+    t.equal(holders.closedByDaemon(), 1100 - 256, 'the connections beyond the per-address cap were refused, the others kept');
+    const other = await requestFrom(d, '127.0.0.2');
+    t.equal(other.status, 200, '127.0.0.2 is answered');
+    t.comment(`127.0.0.2 answered in ${other.ms} ms while 127.0.0.1 held 256 connections (the other ${holders.closedByDaemon()} were refused)`);
+    t.match(d.logs(), /maxConnectionsPerAddress reached/, 'the refusal is logged');
+  });
+
+  t.test('without the per-address cap, the global cap closes the oldest connections still sending headers before refusing anyone', async (t) => {
+    const d = await startTestDaemon({ config: { maxConnectionsPerAddress: 0 } }); // maxConnections 1000
+    t.teardown(() => d.stop());
+    const holders = await headerHolders(t, d, 1100);
+    t.equal(holders.closedByDaemon(), 100, '100 closed: 1,000 open, the cap');
+    t.ok(holders.atDaemon.slice(0, 100).every((s) => s.destroyed), 'the 100 oldest were closed to make room for the newer');
+    const other = await requestFrom(d, '127.0.0.2');
+    t.equal(other.status, 200, '127.0.0.2 is answered');
+    t.comment(`127.0.0.2 answered in ${other.ms} ms with 1,000 connections of 127.0.0.1 open and sending headers`);
+    t.equal(holders.closedByDaemon(), 101, 'one more of the oldest closed for it');
+  });
+
+  t.test('at an address’s cap its idle keep-alive connection is closed to let its new one in, not one still sending its headers', async (t) => {
+    const d = await startTestDaemon({ config: { maxConnectionsPerAddress: 2 } });
+    t.teardown(() => d.stop());
+    const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    t.teardown(() => keepAlive.destroy());
+    const first = await new Promise<net.Socket>((resolve) => {
+      const req = http.get({ host: '127.0.0.1', port: d.port, path: '/healthz', agent: keepAlive }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(req.socket!));
+      });
+    });
+    const busy = net.connect({ port: d.port, host: '127.0.0.1' });
+    t.teardown(() => busy.destroy());
+    busy.write('GET /healthz HTTP/1.1\r\nHost: x\r\n'); // still sending its headers: not idle
+    const connections = () => new Promise<number>((r) => d.server.getConnections((_e, n) => r(n)));
+    while ((await connections()) < 2) await new Promise((r) => setImmediate(r));
+    const second = await requestFrom(d, '127.0.0.1');
+    t.equal(second.status, 200, 'the new connection got in');
+    await new Promise((r) => (first.destroyed ? r(null) : first.once('close', r)));
+    t.pass('the idle keep-alive connection was closed for it');
+    t.notOk(busy.destroyed, 'the connection sending headers was not');
   });
 });

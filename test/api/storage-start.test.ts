@@ -70,3 +70,77 @@ t.test('a data directory whose key file is missing refuses to start rather than 
   await t.rejects(start(dir), { reason: 'key', message: /key file .* is missing/ });
   t.notOk(fs.existsSync(path.join(dir, 'secret.key')), 'no new key was written');
 });
+
+/** Every file under `dir` (sub-directories too), path → sha-256: "byte-for-byte unchanged" over the whole data directory. */
+function tree(dir: string, prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) Object.assign(out, tree(p, `${prefix}${e.name}/`), { [`${prefix}${e.name}/`]: 'dir' });
+    else out[prefix + e.name] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+  }
+  return out;
+}
+
+/**
+ * A data directory whose journal holds a commit the data file does not (a daemon that stopped
+ * without folding its journal in: a crash, a kill): a start replays it, and a clean stop folds it
+ * into appreg.json and removes the journal.
+ */
+async function dataDirWithJournal(): Promise<string> {
+  const dir = tempDir();
+  const d = await startTestDaemon({ dataDir: dir });
+  await d.stop();
+  const seq = (JSON.parse(fs.readFileSync(path.join(dir, 'appreg.json'), 'utf8')) as { journalSeq: number }).journalSeq;
+  const line = { seq: seq + 1, changes: [{ table: 'workspaces', id: 'ws_from_the_journal', value: { id: 'ws_from_the_journal', name: 'Only in the journal', createdAt: new Date().toISOString() } }] };
+  fs.writeFileSync(path.join(dir, 'appreg.journal.1'), JSON.stringify(line) + '\n', { mode: 0o600 });
+  return dir;
+}
+
+const outcome = (p: Promise<{ close(): Promise<void> }>) =>
+  p.then(
+    async (h) => {
+      await h.close();
+      return undefined;
+    },
+    (e: unknown) => e,
+  );
+
+/** A port another server holds. */
+async function takenPort(t: { teardown(fn: () => unknown): void }): Promise<number> {
+  const { createServer } = await import('node:net');
+  const holder = createServer();
+  await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => holder.close(() => r())));
+  return (holder.address() as { port: number }).port;
+}
+
+t.test('a wrong key with a journal to replay is refused before anything is written: the journal is not folded into appreg.json', async (t) => {
+  const dir = await dataDirWithJournal();
+  fs.writeFileSync(path.join(dir, 'secret.key'), crypto.randomBytes(32).toString('base64url') + '\n');
+  const before = tree(dir);
+  const err = await outcome(start(dir));
+  t.match(err, { reason: 'key', message: /not the key this data directory was made with/ });
+  t.same(tree(dir), before, 'every file byte-for-byte unchanged, the journal still there');
+});
+
+t.test('a taken port is refused before anything is written', async (t) => {
+  const port = await takenPort(t);
+  const startOn = (dataDir: string) => startDaemon({ ...loadConfig({ dataDir, port }, {}), logLevel: 'error' }, { logger: silentLogger });
+
+  t.test('an existing data directory with a journal: every file unchanged', async (t) => {
+    const dir = await dataDirWithJournal();
+    const before = tree(dir);
+    t.match(await outcome(startOn(dir)), { reason: 'port_in_use' });
+    t.same(tree(dir), before, 'nothing written, nothing folded, the lock given back');
+  });
+
+  t.test('a new data directory: not made, no key, no workspace; the first start that succeeds is the first start', async (t) => {
+    const dir = path.join(tempDir(), 'new', 'data');
+    t.match(await outcome(startOn(dir)), { reason: 'port_in_use' });
+    t.notOk(fs.existsSync(path.dirname(dir)), 'the directories the start made are gone again');
+    const ok = await start(dir);
+    t.teardown(() => ok.close());
+    t.ok(ok.bootstrapped, 'the next start that succeeds bootstraps the workspace (and serve prints the first-start hint)');
+  });
+});

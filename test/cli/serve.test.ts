@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tempDir, manifest } from '../helpers/daemon.js';
-import { BIN, runCli, runMain } from '../helpers/cli.js';
+import { BIN, runCli, runMain, serveInProcess } from '../helpers/cli.js';
 
 interface Served { child: ChildProcess; url: string; out: () => string; exited: Promise<number | null> }
 
@@ -112,4 +112,21 @@ t.test('a daemon killed with SIGKILL while 100 creates are in flight loses none 
   t.same(lost, [], 'every answered create survived');
   again.child.kill('SIGTERM');
   await again.exited;
+});
+
+t.test('serve on a taken port writes nothing; the first start that succeeds prints the first-start hint', async (t) => {
+  const { createServer } = await import('node:net');
+  const holder = createServer();
+  await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => holder.close(() => r())));
+  const port = String((holder.address() as { port: number }).port);
+  const dir = tempDir();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const taken = await runMain(['serve', '--port', port, '--data-dir', dir]);
+  t.equal(taken.code, 2, 'exit 2: the port is in use');
+  t.same(fs.readdirSync(dir), [], 'no key, no credentials, no workspace, no journal written');
+  const s = await serveInProcess(['--data-dir', dir]);
+  t.ok(s.url, 'then it starts on a free port');
+  t.match(s.out.stderr + s.out.stdout, /first start: created workspace/, 'and says it is the first start');
+  t.equal(await s.stop(), 0);
 });

@@ -171,6 +171,20 @@ void testWithPg(t, 'the log in the database is bounded: past the retention and p
   t.equal(await log.get('dlv_old'), undefined, 'past the retention');
 });
 
+void testWithPg(t, 'a delivery whose payload or answer holds a NUL is kept, the NUL as U+FFFD (the database keeps none)', async (t, url) => {
+  const store = await openPostgresStore({ url, logger, instanceId: 'nul' });
+  const log = openStoreDeliveryLog({ store, retentionDays: 1, clock, logger });
+  t.teardown(async () => {
+    await log.close();
+    await store.close();
+  });
+  log.put({ ...rec('dlv_nul'), payload: { text: 'a\u0000b', ['k\u0000']: ['\u0000'] }, response: 'x\u0000' });
+  await log.flush();
+  const kept = (await store.get<{ rec: DeliveryRecord }>('deliveryLog', 'dlv_nul'))?.rec;
+  t.same(kept?.payload, { text: 'a\ufffdb', ['k\ufffd']: ['\ufffd'] }, 'written, every NUL replaced');
+  t.equal(kept?.response, 'x\ufffd');
+});
+
 void testWithPg(t, "an app's connections are counted across daemons: each holder record says how many it holds", async (t, url) => {
   const a = await daemon(t, url, 'a');
   const b = await daemon(t, url, 'b');

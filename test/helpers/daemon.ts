@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { startDaemon, type DaemonHandle } from '../../src/server/start.js';
+import { startDaemon, type DaemonHandle, type StartOptions } from '../../src/server/start.js';
 import type { Clock } from '../../src/clock.js';
 import { startPgCluster } from './pg.js';
 
@@ -52,7 +52,7 @@ export function tempDir(prefix = 'appreg-test-'): string {
   return dir;
 }
 
-export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean } = {}): Promise<TestDaemon> {
+export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean; storeIo?: StartOptions['storeIo'] } = {}): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? tempDir();
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'debug' as const, ...opts.config };
   // The store matrix (test/run.mjs): the same test files again, each daemon on a fresh PostgreSQL database.
@@ -64,7 +64,7 @@ export async function startTestDaemon(opts: { dataDir?: string; config?: Partial
   }
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
-  const handle = await startDaemon(config, { logger, clock: opts.clock });
+  const handle = await startDaemon(config, { logger, clock: opts.clock, storeIo: opts.storeIo });
   const creds = handle.bootstrapped ?? JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
   const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
   const api = apiOf(handle.url, creds.authToken);

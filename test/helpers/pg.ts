@@ -26,6 +26,12 @@ interface PgCluster {
   /** A new, empty database; resolves to its URL. */
   createDatabase(): Promise<string>;
   stop(): Promise<void>;
+  /**
+   * Stop the server, keeping its data, and start it again on the same port (an outage): only for a
+   * cluster this process started (undefined under APPREG_TEST_PG_URL). Every database of the
+   * cluster goes down: a test file that uses it owns the process's cluster.
+   */
+  outage?: { stop(): void; start(): void };
 }
 
 /** Where initdb is: on PATH, else the newest /usr/lib/postgresql/<n>/bin. */
@@ -139,6 +145,10 @@ async function startLocalCluster(initdb: string): Promise<PgCluster> {
   const data = path.join(dir, 'data');
   let port = 0;
   let stopped = false;
+  const start = () => {
+    const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+    run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', o]);
+  };
   const stopSync = () => {
     if (stopped) return;
     stopped = true;
@@ -156,9 +166,8 @@ async function startLocalCluster(initdb: string): Promise<PgCluster> {
     // between (test files run in parallel, and each of their daemons listens on a free port too).
     for (let attempt = 1; ; attempt++) {
       port = await freePort();
-      const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
       try {
-        run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', o]);
+        start();
         break;
       } catch (err) {
         const log = fs.existsSync(path.join(dir, 'log')) ? fs.readFileSync(path.join(dir, 'log'), 'utf8') : '';
@@ -170,10 +179,12 @@ async function startLocalCluster(initdb: string): Promise<PgCluster> {
     stopSync();
     throw err;
   }
-  return clusterAt(`postgresql://postgres@127.0.0.1:${port}/postgres`, async () => {
+  const cluster = clusterAt(`postgresql://postgres@127.0.0.1:${port}/postgres`, async () => {
     process.off('exit', stopSync);
     stopSync();
   });
+  cluster.outage = { stop: () => run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']), start };
+  return cluster;
 }
 
 /**

@@ -150,6 +150,13 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal(again.res.status, 400);
     t.equal(again.body.code, 'invalid_grant');
     t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401);
+    t.match(first.body.botToken, /^abt_/, 'the exchange handed out a bot token');
+    t.equal((await me(d, first.body.botToken!, app.appKey)).status, 401, 'the bot token it handed out too');
+    // the log says what was revoked and how the app recovers (a reload of its redirect page does this)
+    const line = d.logs().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; revoked?: unknown; level: string }).find((l) => /authorization code reused/.test(l.msg));
+    t.match(line, { level: 'warn', revoked: { accessTokens: 1, botToken: true } });
+    t.match(line?.msg, /revoked the user's access token and the installation's bot token/, 'names what was revoked');
+    t.match(line?.msg, /authorize it again/, 'and how the app recovers');
   });
 
   t.test('a code reused after its own expiry and the sweep is still recognised and revokes; forgotten after a day', async (t) => {

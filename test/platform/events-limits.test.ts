@@ -93,8 +93,16 @@ t.test('rate limits: 80 messages a minute per app and workspace, 60 channels; 42
   t.equal(over.status, 429, 'the 81st message of the app (whatever its token) is refused');
   t.equal(over.body.code, 'rate_limited');
   t.ok(Number(over.headers.get('retry-after')) >= 1 && Number(over.headers.get('retry-after')) <= 60, 'Retry-After in seconds');
+  // Retry-After counts down to the end of the window, whichever token and however often asked
+  const left = Number(over.headers.get('retry-after'));
+  now += 20_000;
+  const later = await bot.postMessageToChannel(general, 'still too many');
+  t.equal(later.status, 429);
+  t.equal(Number(later.headers.get('retry-after')), left - 20, '20 s later, 20 s less');
+  now += (left - 20 - 1) * 1000; // one second before the window ends
+  t.equal((await user.postMessageToChannel(general, 'almost')).headers.get('retry-after'), '1', 'a second before the end: 1');
   t.equal((await bot.fetchMessages(general)).status, 200, 'reading is not limited by the message limit');
-  now += 61_000;
+  now += 1_000;
   t.equal((await bot.postMessageToChannel(general, 'next minute')).status, 200, 'a new window');
   const made = await Promise.all(Array.from({ length: 60 }, (_, i) => bot.createChannel(`c-${i}`).then((r) => r.status)));
   t.ok(made.every((s) => s === 200));

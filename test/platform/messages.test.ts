@@ -145,6 +145,13 @@ t.test('reactions and search', async (t) => {
   t.equal(all.body.content[0].text, 'deploy finished');
   t.equal((await user.searchMessages({ limit: 50 })).status, 400, 'limit is at most 20');
   t.same((await user.searchMessages({ fromHumanOnly: true })).body.content.map((m: any) => m.text), ['deploy finished'], 'fromHumanOnly leaves bots out');
+  // a `from` or `in` that is not a list is refused with its pointer (it was a 500: the validator went on to iterate it)
+  for (const body of [{ from: true }, { from: 1 }, { in: 0 }, { in: {} }, { from: 'wu_x' }]) {
+    const r = await user.searchMessages(body);
+    const key = Object.keys(body)[0];
+    t.equal(r.status, 400, `${JSON.stringify(body)} is 400`);
+    t.match(r.body, { code: 'invalid_request', details: [{ pointer: `/${key}` }] }, `${JSON.stringify(body)} names /${key}`);
+  }
 });
 
 t.test('a test trigger names the workspace’s general channel by default, so the app can answer there through the API', async (t) => {

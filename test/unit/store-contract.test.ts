@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openLowdbStore } from '../../src/store/lowdb-store.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
-import { StoreConflict, type Store } from '../../src/store/types.js';
+import { StoreConflict, StoreValueRefused, type Store } from '../../src/store/types.js';
 import { testWithPg } from '../helpers/pg.js';
 
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -334,6 +334,25 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.same(await a.hit('ip:2', 1000, 6299), { count: 1, resetAt: 7299 }, 'per key');
       t.same(await a.hit('ip:1', 1000, 6300), { count: 1, resetAt: 7300 }, 'the next hit after the end opens a new window');
       t.same(await a.hit('ip:1', 60_000, 6300), { count: 1, resetAt: 66_300 }, 'per window length');
+    });
+
+    await t.test('a NUL (U+0000) is kept by neither store: a commit holding one is refused, a read with one finds nothing', async (t) => {
+      await a.commit([{ table: 'apps', id: 'nul1', value: { id: 'nul1', ownerId: 'u-nul', text: 'fine' } }]);
+      for (const [what, change] of [
+        ['in a value', { table: 'apps', id: 'nul2', value: { text: 'a\u0000b' } }],
+        ['in a key of a value', { table: 'apps', id: 'nul2', value: { ['k\u0000']: 1 } }],
+        ['in an id', { table: 'apps', id: 'nul\u0000', value: {} }],
+      ] as const) {
+        await t.rejects(a.commit([{ table: 'apps', id: 'nul3', value: { ok: true } }, change]), StoreValueRefused, `${what}: refused`);
+      }
+      t.equal(await b.get('apps', 'nul3'), undefined, 'nothing of the refused commits was written');
+      await a.commit([{ table: 'apps', id: 'nul4', value: { text: 'a\\u0000 is six characters, not a NUL' } }]);
+      t.same(await b.get('apps', 'nul4'), { text: 'a\\u0000 is six characters, not a NUL' }, 'an escaped backslash before u0000 is no NUL');
+      t.equal(await b.get('apps', 'nul1\u0000'), undefined, 'get with a NUL in the id');
+      t.same(await b.getMany([{ table: 'apps', id: 'x\u0000' }, { table: 'apps', id: 'nul1' }]), [undefined, { id: 'nul1', ownerId: 'u-nul', text: 'fine' }], 'getMany: nothing for that key, the others answered');
+      t.same(await b.find('apps', 'ownerId', 'u-nul\u0000'), [], 'find');
+      t.equal(await b.countWhere('apps', 'ownerId', 'u-nul\u0000'), 0, 'countWhere');
+      t.same((await b.hit('key-with-\u0000', 60_000, 1_000_000)).count, 1, 'a rate-limit key with a NUL is counted');
     });
 
     await t.test('publish and subscribe', async (t) => {

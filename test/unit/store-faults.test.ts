@@ -24,14 +24,21 @@ const copyDir = (from: string) => {
 };
 const silent: StoreLogger = { warn: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Resolves once `cond` holds, looking again on every turn of the event loop (no fixed wait). */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setImmediate(r));
+}
 const errno = (code: string) => Object.assign(new Error(`${code}: injected`), { code });
 
 /** The real file calls, failing while a fault is armed. A 'partial' write fault first writes half the bytes. */
 function faultyIo() {
-  const armed = { write: null as string | null, datasync: null as string | null, partial: false, random: 0 };
+  // fits: a full disk with a few bytes left in the file's last block (writes up to that many succeed)
+  const armed = { write: null as string | null, datasync: null as string | null, partial: false, random: 0, fits: Infinity, writes: [] as number[] };
   const pick = (kind: 'write' | 'datasync') => armed[kind] ?? (armed.random > 0 && Math.random() < armed.random ? (Math.random() < 0.5 ? 'ENOSPC' : 'EIO') : null);
   const io: StoreIo = {
     async write(h: FileHandle, buf: Buffer, off: number, len: number) {
+      armed.writes.push(len);
+      if (len > armed.fits) throw errno('ENOSPC');
       const code = pick('write');
       if (code && armed.partial && len > 1) {
         armed.partial = false;
@@ -93,16 +100,18 @@ for (const c of cases) {
     t.same((await s1.all('apps')), [{ v: 1 }], 'crash copy holds only the acknowledged record');
     await s1.close();
 
-    // space is back: the next commit succeeds, and the store is healthy
+    // space is back: the next commit succeeds; the store is healthy once a write as large as the failed one passed
     armed[c.kind] = null;
     await store.commit([{ table: 'apps', id: 'f', value: { v: 6 } }]);
+    t.equal(store.health().ok, false, 'a write shorter than the one that failed proves nothing');
+    await store.commit([{ table: 'apps', id: 'g', value: { pad: 'x'.repeat(200) } }]);
     t.same(store.health(), { ok: true });
-    t.equal(store.stats().lastSeq, 2);
+    t.equal(store.stats().lastSeq, 3);
     await store.close();
     const s2 = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
     t.same(
       (await s2.all<object>('apps')).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
-      [{ v: 1 }, { v: 6 }],
+      [{ pad: 'x'.repeat(200) }, { v: 1 }, { v: 6 }],
       'after reopen: the acknowledged records, none of the failed ones',
     );
     await s2.close();
@@ -126,6 +135,30 @@ t.test('with no commit coming, the store retries by itself and turns healthy onc
   t.same((await s.all('k')), [{}]);
   t.equal(await s.get('k', 'x'), undefined);
   await s.close();
+});
+
+t.test('a full disk that still takes a short write: health stays not ok until a write as large as the failed one passes', async (t) => {
+  const dir = newDir();
+  const { io, armed } = faultyIo();
+  const store = await openLowdbStore({ dir, compactIdleMs: 0, retryMs: 1, logger: silent, io });
+  await store.commit([{ table: 'k', id: 'a', value: {} }]);
+  armed.fits = 60; // an empty commit's line (about 25 bytes) fits; a record does not
+  const record = { text: 'a message of ordinary size '.repeat(4) };
+  const err = await store.commit([{ table: 'k', id: 'b', value: record }]).then(() => null, (e: unknown) => e);
+  t.match(err, { name: 'StoreUnavailable', code: 'ENOSPC', reason: /the store cannot write: ENOSPC/ }, 'refused as unavailable, with health’s reason');
+  const failedBytes = armed.writes.at(-1)!;
+  // the store's own retries run (every 1 ms here): wait for three of them, each as large as the failed write
+  const tried = armed.writes.length;
+  await until(() => armed.writes.length >= tried + 3);
+  t.ok(armed.writes.slice(tried).every((n) => n >= failedBytes), `every retry wrote at least the ${failedBytes} bytes that failed: ${armed.writes.slice(tried, tried + 3).join(', ')}`);
+  t.equal(store.health().ok, false, 'still not ok: only short writes fit');
+  armed.fits = Infinity; // space is back
+  await until(() => store.health().ok);
+  t.pass('ok once a retry as large as the failed write passed, without any caller commit');
+  await store.close();
+  const s2 = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  t.same(await s2.all('k'), [{}], 'the padded retries read back as empty entries: only a is stored');
+  await s2.close();
 });
 
 t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and compactions: only acknowledged commits are ever visible', async (t) => {

@@ -1,9 +1,12 @@
 /**
  * One-time sign-in links (`appreg open`) for the daemon's browser pages (the console, at /).
  * The links are issued to an authenticated management caller, work once, for five minutes,
- * and sign the browser in as that caller.
+ * and sign the browser in as that caller. A browser already signed in as someone else is not
+ * switched without a word: it is shown who is signed in and who the link is for, and switches
+ * only when that page's form is sent (with the current session's token; the link stays unused
+ * until then).
  */
-import { Router, type Request } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import { whyNotAPage } from '../../console-pages.js';
 import { invalidRequest } from '../../errors.js';
 import type { Config } from '../../config.js';
@@ -12,6 +15,7 @@ import type { WebSessions } from '../../services/oauth/consent-sessions.js';
 import { jsonBody } from '../middleware.js';
 import { errorPage } from '../pages/error.js';
 import { cookieValue, redirect303, sendPage, setSessionCookie } from '../pages/send.js';
+import { switchAccountPage, type Person } from '../pages/sign-in.js';
 import { authed } from './auth.js';
 
 const SIGN_IN_PATH = '/web/sign-in';
@@ -57,12 +61,39 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   const r = Router();
   const secure = (req: Request) => req.secure || /^https:/i.test(deps.config.appUrl ?? deps.config.publicUrl ?? '');
 
-  r.get(SIGN_IN_PATH, async (req, res) => {
-    const link = await sessions.takeSignInLink(req.query.token);
-    if (!link) return sendPage(res, 403, errorPage('This sign-in link is not valid', 'It was already used or has expired (links work once, for five minutes). Run appreg open again.'));
+  const invalid = (res: Response) => sendPage(res, 403, errorPage('This sign-in link is not valid', 'It was already used or has expired (links work once, for five minutes). Run appreg open again.'));
+  /** The account's name and email as its first membership has them. */
+  const personOf = async (accountId: string): Promise<Person> => {
+    const m = (await deps.identity.membershipsOf(accountId)).find((u) => !u.isBot);
+    return { name: m?.name ?? 'someone else', email: m?.email ?? 'no workspace' };
+  };
+  /** Use the link: the browser is signed in as its account (a new session) and lands on its path. */
+  const signIn = async (req: Request, res: Response, token: unknown) => {
+    const link = await sessions.takeSignInLink(token);
+    if (!link) return invalid(res);
     const session = await sessions.login(cookieValue(req), link.accountId);
     setSessionCookie(res, session.token, secure(req));
     redirect303(res, link.path);
+  };
+
+  r.get(SIGN_IN_PATH, async (req, res) => {
+    const link = await sessions.peekSignInLink(req.query.token);
+    if (!link) return invalid(res);
+    const current = await sessions.get(cookieValue(req));
+    if (!current || current.accountId === link.accountId) return signIn(req, res, req.query.token);
+    // signed in as someone else: say so, and switch only if asked to
+    const [me, them] = await Promise.all([personOf(current.accountId), personOf(link.accountId)]);
+    sendPage(res, 200, switchAccountPage({ current: me, link: them, token: String(req.query.token), csrf: sessions.consoleToken(current.id) }));
+  });
+
+  /** The switch page's form: the current session's token, then the link is used. */
+  r.post(SIGN_IN_PATH, express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 4 }), async (req, res) => {
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    const current = await sessions.get(cookieValue(req));
+    if (!current || !sessions.checkConsoleToken(b.csrf, current.id)) {
+      return sendPage(res, 403, errorPage('This browser did not ask for the switch', 'The form was not sent from the page this daemon showed, or the session changed. Open the sign-in link again.'));
+    }
+    await signIn(req, res, b.token);
   });
 
   return r;

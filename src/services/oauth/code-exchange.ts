@@ -37,6 +37,19 @@ interface Related {
 /** A sweep reads at most this many minutes one by one (a day and an hour); after a longer gap it reads every code. */
 const MAX_MINUTES_PER_SWEEP = 25 * 60;
 
+/**
+ * The log line of a reused code: what was revoked, why that matters beyond this user (the bot
+ * token is shared by every request the app makes as its bot in the workspace) and how the app
+ * recovers. A reuse is often innocent: a browser that reloads the app's redirect page sends the
+ * code again.
+ */
+function reuseMessage(r: { accessTokens: number; botToken: boolean }): string {
+  const what = [r.accessTokens ? `the user's access token` : '', r.botToken ? `the installation's bot token (every request the app makes as its bot in this workspace fails until it has a new one)` : ''].filter(Boolean);
+  return what.length
+    ? `authorization code reused (RFC 6749 §4.1.2: a sign the code leaked; a reload of the app's redirect page does it too): revoked ${what.join(' and ')}; the app recovers by having the user authorize it again, which gives it new tokens`
+    : 'authorization code reused again: what it issued was already revoked; the app recovers by having the user authorize it again';
+}
+
 /** How long a consumed code is remembered so that its reuse revokes what it issued. */
 const CONSUMED_CODE_MEMORY_MS = 24 * 3600_000;
 
@@ -57,17 +70,24 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     return plain;
   }
 
-  /** Revoke whatever a reused code handed out (RFC 6749 §4.1.2, docs/security.md §2). */
-  const revokeIssued = (codeId: string): Promise<void> =>
+  /**
+   * Revoke whatever a reused code handed out (RFC 6749 §4.1.2, docs/security.md §2): the user's
+   * access token and, when the code's exchange got it, the installation's current bot token.
+   * Resolves what was revoked (nothing when an earlier reuse already did).
+   */
+  const revokeIssued = (codeId: string): Promise<{ accessTokens: number; botToken: boolean }> =>
     retryOnConflict(async () => {
+      const revoked = { accessTokens: 0, botToken: false };
       const rec = await store.get<StoredCodeRecord>(OT.codes, codeId);
-      if (!rec || !('consumedAt' in rec)) return;
+      if (!rec || !('consumedAt' in rec)) return revoked;
       const changes: Change[] = [];
       const expect: Expectation[] = [{ table: OT.codes, id: rec.id, value: rec }];
       const toks = await Promise.all((rec.issuedTokenIds ?? []).map((id) => store.get<TokenRecord>(OT.tokens, id)));
       for (const tok of toks) {
         if (!tok) continue;
         changes.push({ table: OT.tokens, id: tok.id, value: null });
+        if (tok.kind === 'bot') revoked.botToken = true;
+        else revoked.accessTokens++;
         if (tok.kind === 'bot') {
           const inst = await installationOf(tok.appId, tok.workspaceId);
           if (inst && inst.botTokenId === tok.id) {
@@ -80,6 +100,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       // keep the code record (consumed) so further reuses are recognised too, but forget what it issued
       changes.push({ table: OT.codes, id: rec.id, value: { ...rec, issuedTokenIds: [] } });
       await commit(changes, expect);
+      return revoked;
     });
 
   const DUMMY_SECRET = newSecret(PREFIX.clientSecret);
@@ -129,8 +150,8 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     for (let attempt = 1; ; attempt++) {
       if (!stored || stored.appId !== app.id) throw invalidGrant();
       if ('consumedAt' in stored) {
-        logger.warn('authorization code reused: tokens issued from it revoked', { appId: app.id, workspaceId: stored.workspaceId });
-        await revokeIssued(stored.id);
+        const revoked = await revokeIssued(stored.id);
+        logger.warn(reuseMessage(revoked), { appId: app.id, workspaceId: stored.workspaceId, revoked });
         throw invalidGrant();
       }
       try {

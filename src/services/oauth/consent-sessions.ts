@@ -143,6 +143,14 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
       const claims: LinkClaims = { a: accountId, p: path, e: expiresAt };
       return { token: sign('link', PREFIX.session, JSON.stringify(claims)), expiresAt };
     },
+    /** Who a sign-in link is for, without using it: undefined when forged, used or expired. */
+    async peekSignInLink(token: unknown): Promise<{ accountId: string; path: string } | undefined> {
+      const payload = open('link', token);
+      if (payload === undefined) return undefined;
+      const c = JSON.parse(payload) as LinkClaims;
+      if (!(c.e > clock.now()) || (await store.get(USED_TOKENS, sha256(token as string)))) return undefined;
+      return { accountId: c.a, path: c.p };
+    },
     /** Use a sign-in link: undefined when forged, used or expired. */
     async takeSignInLink(token: unknown): Promise<{ accountId: string; path: string } | undefined> {
       const payload = open('link', token);

@@ -53,7 +53,10 @@ export function createReactionsAndSearch(deps: { index: MessageIndex; messages: 
     const list = (k: string) => {
       const v = b[k];
       if (v === undefined || v === null) return undefined;
-      if (!Array.isArray(v) || v.length > 50 || v.some((x) => typeof x !== 'string')) details.push({ pointer: `/${k}`, message: 'must be a list of at most 50 ids' });
+      if (!Array.isArray(v) || v.length > 50 || v.some((x) => typeof x !== 'string')) {
+        details.push({ pointer: `/${k}`, message: 'must be a list of at most 50 ids' });
+        return undefined; // refused below, with every other problem
+      }
       return new Set(v as string[]);
     };
     const num = (k: string, min: number, max = Number.MAX_SAFE_INTEGER) => {

@@ -17,7 +17,7 @@ import { isConflict, retryOnConflict } from './conflict.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
-import type { Change, Expectation, Store } from '../../store/types.js';
+import { StoreUnavailable, type Change, type Expectation, type Store } from '../../store/types.js';
 import type { Channels } from './channels.js';
 import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
@@ -181,7 +181,8 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       const now = clock.now();
       due = await store.claim<ScheduledRecord>({ table: WT.scheduled, dueField: 'sendAt', now, owner: instanceId, leaseUntil: now + LEASE_MS, limit: CLAIM_LIMIT });
     } catch (e) {
-      logger.error('claiming scheduled messages failed', { error: (e as Error).message });
+      // while the store is down this repeats every poll; the store logs the outage itself
+      (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'claiming scheduled messages failed', { error: (e as Error).message });
       return true;
     }
     for (const s of due) {

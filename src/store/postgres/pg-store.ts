@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkHit, checkPayload, checkRecordKeys, deepFreeze, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger } from '../types.js';
+import { checkHit, checkPayload, checkRecordKeys, deepFreeze, jsonHoldsNul, StoreUnavailable, StoreValueRefused, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger, type StoreReads } from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -25,7 +25,15 @@ export interface PostgresStoreOptions {
   retryMs?: number;
   /** After the LISTEN connection drops, the first reconnect waits this long (ms; default 250), doubling up to 5 s. */
   listenRetryMs?: number;
+  /**
+   * Checks of what the database holds, run before this store writes anything to it (its
+   * migrations included): what it throws refuses the open, the database unchanged.
+   */
+  beforeWrite?: (reads: StoreReads) => Promise<void>;
 }
+
+/** A key no record has (no table is named ''): what a key holding a NUL is read as. */
+const NO_RECORD = { table: '', id: '' } as const;
 
 /** Old rate-limit windows are deleted after about this many hits. */
 const HIT_SWEEP_EVERY = 1000;
@@ -54,12 +62,14 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     }, retryMs);
     retryTimer.unref();
   };
-  const noteFault = (err: unknown) => {
-    if (!isConnectionError(err)) return;
-    if (!fault) opts.logger.warn('store: PostgreSQL is unreachable', { database: where, error: (err as Error).message });
+  const noteFault = (err: unknown): boolean => {
+    if (!isConnectionError(err)) return false;
+    if (!fault) opts.logger.warn('store: PostgreSQL is unreachable; every call that needs it is refused (503) until it answers again', { database: where, error: (err as Error).message });
     fault = err as Error;
     armProbe();
+    return true;
   };
+  const reason = (f: Error) => `the store cannot reach PostgreSQL: ${f.message}`;
   // An idle pooled connection that drops (server restart, pg_terminate_backend) is reported here, not to a query.
   pool.on('error', noteFault);
 
@@ -84,18 +94,22 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     if (closing) throw new Error('store is closed');
     try {
       const res = await pool.query<R>({ name: nameOf(text), text, values });
+      if (fault) (opts.logger.info ?? opts.logger.warn).call(opts.logger, 'store: PostgreSQL answers again', { database: where });
       fault = null;
       return res;
     } catch (err) {
-      noteFault(err);
+      // the connection, not the statement: the caller is told the store is unavailable, with health()'s reason
+      if (noteFault(err)) throw new StoreUnavailable(reason(err as Error), { cause: err });
       throw err;
     }
   }
 
-  // Schema first: a daemon never runs against a database it has not brought up to date.
+  // The caller's checks, then the schema: a daemon never runs against a database it has not
+  // brought up to date, and one that is refused changes nothing.
   try {
     const client = await pool.connect();
     try {
+      if (opts.beforeWrite) await opts.beforeWrite(readsBeforeMigrating(client));
       await migrateWith(client);
     } finally {
       client.release();
@@ -134,30 +148,35 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     kind: 'postgres',
 
     async get<T extends object>(table: string, id: string) {
+      if (id.includes('\u0000')) return undefined; // no record has one (and a text parameter cannot carry it)
       return (await reads.submit([{ table, id }]))[0] as T | undefined;
     },
 
     async getMany(keys, opts) {
       checkRecordKeys(keys);
       if (!keys.length) return [];
-      const found = await reads.submit(keys);
+      // a key with a NUL finds nothing: it is read as a key no record has (never sent, it would fail the whole batch)
+      const found = await reads.submit(keys.map((k) => ('id' in k && k.id.includes('\u0000') ? NO_RECORD : k)));
       // fresh objects, frozen as the embedded store's shared ones are: a caller that modifies one fails here too
       if (opts?.shared) for (const r of found) deepFreeze(r);
       return found;
     },
 
     async find<T extends object>(table: string, field: string, value: string) {
+      if (value.includes('\u0000')) return [];
       const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
       return r.rows.map((x) => track(x.data, x.v) as T);
     },
 
     async countWhere(table, field, value) {
+      if (value.includes('\u0000')) return 0;
       const r = await q<{ n: number }>(`SELECT count(*)::integer AS n FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
       return r.rows[0]?.n ?? 0;
     },
 
     async findPage<T extends object>(table: string, field: string, value: string, page: PageQuery) {
       if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
+      if (value.includes('\u0000')) return [];
       // A record whose orderBy is not a number has no key (NULL) and is left out, as on the embedded store;
       // ids compare in "C" collation (bytes), JavaScript's order for them.
       // spelled as the page index of (table, field, orderBy) is, when PAGE_ORDERS lists one
@@ -191,8 +210,11 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     async commit(changes: Change[], expect: Expectation[] = []) {
       validateChanges(changes);
       if (!changes.length && !expect.length) return;
-      // Stringified here: a value JSON cannot hold fails the commit before anything is sent.
-      await commits.submit(commitArgs(changes, expect, versions));
+      // Stringified here: a value JSON cannot hold fails the commit before anything is sent, as does
+      // a NUL (jsonb cannot hold one; sent in a batch it would fail the others' commits too).
+      const args = commitArgs(changes, expect, versions);
+      if (jsonHoldsNul(args.changes) || jsonHoldsNul(args.expect)) throw new StoreValueRefused();
+      await commits.submit(args);
     },
 
     async claim<T extends object>(req: ClaimRequest) {
@@ -222,7 +244,8 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     async hit(key, windowMs, now, n = 1) {
       checkHit(windowMs, n);
       // One row per key and window length: a window starts at the first hit after the last one ended.
-      const w = await hits.submit({ key, windowMs, now, n });
+      // a key is opaque: a NUL (from a caller's input) is counted as U+FFFD, which text can hold
+      const w = await hits.submit({ key: key.includes('\u0000') ? key.replace(/\u0000/g, '\ufffd') : key, windowMs, now, n });
       if (++hitsSinceSweep >= HIT_SWEEP_EVERY) {
         hitsSinceSweep = 0;
         q('DELETE FROM appreg_hit_windows WHERE window_end < $1', [now]).catch(() => {});
@@ -241,7 +264,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     subscribe: (channel, fn, onGap) => notifier.subscribe(channel, fn, onGap),
 
     health(): StoreHealth {
-      return fault ? { ok: false, reason: `the store cannot reach PostgreSQL: ${fault.message}` } : { ok: true };
+      return fault ? { ok: false, reason: reason(fault) } : { ok: true };
     },
 
     async close() {
@@ -253,6 +276,29 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     },
   };
   return store;
+}
+
+/**
+ * Reads on a database that may not be migrated yet (or not made at all): plain statements on
+ * appreg_records, whose (tbl, id, data) every schema version has; no table yet reads as empty.
+ */
+function readsBeforeMigrating(client: pg.PoolClient): StoreReads {
+  let exists: Promise<boolean> | undefined;
+  const made = () => (exists ??= client.query<{ t: string | null }>(`SELECT to_regclass('appreg_records')::text AS t`).then((r) => r.rows[0]?.t != null));
+  return {
+    async get<T extends object>(table: string, id: string) {
+      if (!(await made())) return undefined;
+      return (await client.query<{ data: T }>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id])).rows[0]?.data;
+    },
+    async all<T extends object>(table: string) {
+      if (!(await made())) return [];
+      return (await client.query<{ data: T }>('SELECT data FROM appreg_records WHERE tbl = $1', [table])).rows.map((r) => r.data);
+    },
+    async count(table: string) {
+      if (!(await made())) return 0;
+      return (await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM appreg_records WHERE tbl = $1', [table])).rows[0]?.n ?? 0;
+    },
+  };
 }
 
 /**

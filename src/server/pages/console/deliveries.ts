@@ -38,6 +38,8 @@ export interface ListView {
   apps: Array<{ id: string; displayName: string }>;
   kinds: readonly string[];
   error?: string;
+  /** The live stream's cursor: it sends what changed after the moment this page was rendered. */
+  since?: string;
 }
 
 function select(id: string, name: string, label: string, options: Array<[string, string]>, selected: string | undefined, anyLabel?: string): string {
@@ -53,7 +55,7 @@ function appField(id: string, name: string, label: string, apps: ListView['apps'
 
 export function deliveriesPage(shell: Shell, v: ListView): string {
   const f = v.filter;
-  const q = new URLSearchParams(Object.entries(f).filter(([, x]) => x) as Array<[string, string]>).toString();
+  const q = new URLSearchParams([...Object.entries(f), ['since', v.since]].filter(([, x]) => x) as Array<[string, string]>).toString();
   const filters = `<form class="filters" method="get" action="/console/deliveries" aria-label="Filter deliveries">${appField('f-app', 'app', 'App', v.apps, f.app, 'All apps')}${select(
     'f-kind',
     'kind',
@@ -148,7 +150,8 @@ function curlCard(c: CurlParts, edited: boolean): string {
 <p class="muted">Signed for this body at ${esc(when)} with the app's signing secret; the secret is not in it. An app that refuses old timestamps accepts it for as long as its window allows; ask again for a fresh one. The signature is over the body exactly as written here: change a byte and the app refuses it.</p></div>`;
 }
 
-export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: AttemptEntry) => Array<[string, string]>, notice?: { text: string; bad: boolean }, extra: { curl?: CurlParts; edited?: string } = {}): string {
+/** `extra.since`: the live stream's cursor, the version of the delivery this page shows. */
+export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: AttemptEntry) => Array<[string, string]>, notice?: { text: string; bad: boolean }, extra: { curl?: CurlParts; edited?: string; since?: string } = {}): string {
   const first = rec.attempts[0];
   const request =
     rec.transport === 'http'
@@ -164,7 +167,7 @@ export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: A
     shell,
     `${notice ? `<p class="${notice.bad ? 'error' : 'ok'}" role="status">${esc(notice.text)}</p>` : ''}${extra.curl ? curlCard(extra.curl, extra.edited !== undefined) : ''}<div class="card"><h1>${esc(title)}${editedMark(rec)}</h1>
 <dl><dt>Delivery</dt><dd><code>${esc(rec.id)}</code></dd>${rec.editedFrom ? `<dt>Edited replay of</dt><dd><a href="/console/deliveries/${esc(encodeURIComponent(rec.editedFrom))}"><code>${esc(rec.editedFrom)}</code></a></dd>` : ''}<dt>App</dt><dd><a href="/console/apps/${esc(rec.appId)}">${esc(rec.appName)}</a></dd><dt>Target</dt><dd>${target(rec)}</dd><dt>Created</dt><dd>${time(rec.createdAt)}</dd></dl>
-<p class="live" id="one-status" role="status"></p><div id="delivery" data-stream="/console/events?delivery=${esc(encodeURIComponent(rec.id))}">${deliveryLive(rec, shell.csrf, headersOf)}</div></div>
+<p class="live" id="one-status" role="status"></p><div id="delivery" data-stream="/console/events?delivery=${esc(encodeURIComponent(rec.id))}${extra.since ? `&amp;since=${esc(encodeURIComponent(extra.since))}` : ''}">${deliveryLive(rec, shell.csrf, headersOf)}</div></div>
 <div class="card"><h2>Request</h2>${request}<h2>Body</h2>${bodySection(rec)}${editForm(rec, shell.csrf, extra.edited)}</div>`,
   );
 }

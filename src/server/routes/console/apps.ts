@@ -11,7 +11,7 @@ import type { Grants } from '../../../services/oauth/grants.js';
 import type { Revocation } from '../../../services/oauth/revocation.js';
 import { appFormPage, appPage, appsListPage, confirmPage, type AppPageView } from '../../pages/console/apps.js';
 import { jsonParseProblem } from '../../pages/console/manifest-view.js';
-import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import { FORM_TYPE, handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 
 const PAGE_SIZE = 100;
 const SECRET_FIELDS = ['id', 'published', 'clientSecret', 'appKey', 'signingSecret'];
@@ -31,7 +31,7 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   const multipart = multer({ storage: multer.memoryStorage(), limits: { fileSize: deps.bodyLimitBytes, fieldSize: deps.bodyLimitBytes, files: 1, fields: 4, parts: 6 } }).single('file');
   const manifestForm = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes, parameterLimit: 4 });
   // the manifest form: multipart (a file chosen) or urlencoded (pasted)
-  const upload = base.parsedBy((req, res, next) => (req.is('multipart/form-data') ? multipart(req, res, next) : manifestForm(req, res, next)));
+  const upload = base.parsedBy([FORM_TYPE, 'multipart/form-data'], (req, res, next) => (req.is('multipart/form-data') ? multipart(req, res, next) : manifestForm(req, res, next)));
   const form = base.form('8kb', 20);
   const post = (path: string, parser: express.RequestHandler, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parser, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));

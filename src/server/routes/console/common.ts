@@ -3,12 +3,16 @@
  * workspace user it acts as (first membership, or the one the switcher chose), the page
  * headers and CSP, the CSRF check of every POST, and the one error path for pages.
  *
- * CSRF: every POST carries the session's console token (a hidden field, or the x-csrf-token
- * header), an HMAC of the session id checked on the server; SameSite=Lax alone is not relied
- * on. A POST whose Origin header names another origin is refused as well.
+ * CSRF: every POST carries the session's console token in its form (a hidden field), an HMAC
+ * of the session id checked on the server; SameSite=Lax alone is not relied on. A POST whose
+ * Origin header names another origin is refused as well.
+ *
+ * The console takes forms only: a POST whose body is not a form (JSON, anything else) is 415
+ * before its token is looked at, and a form the parser cannot read is a 400 page, so a handler
+ * always gets the fields of a form as strings.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { forbidden, invalidRequest } from '../../../errors.js';
+import { AppError, forbidden, invalidRequest, unsupportedMediaType } from '../../../errors.js';
 import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
 import type { IdentityService, Principal } from '../../../services/identity.js';
@@ -16,9 +20,11 @@ import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
 import { signedOutPage } from '../../pages/home.js';
 import { CONSOLE_CSP, plainPage, type Shell } from '../../pages/console/layout.js';
 import { clearSessionCookie, cookieValue, pageHeaders } from '../../pages/send.js';
-import { sendErrorPage } from '../../respond.js';
+import { asAppError, sendErrorPage } from '../../respond.js';
 
 const WORKSPACE_COOKIE = 'appreg_console_ws';
+/** The one body type of the console's forms (the manifest form may also be multipart, for a file). */
+export const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 export interface ConsoleBaseDeps {
   /** Where browsers reach the daemon when it is behind a proxy: a POST's Origin may be these too. */
@@ -119,10 +125,10 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     }
   }
 
-  /** After signedIn and the body parser: the session's token in the form (or header), and no foreign Origin. */
+  /** After signedIn and the body parser: the session's token in the form, and no foreign Origin. */
   async function csrf(req: Request, res: Response, next: NextFunction): Promise<void> {
     const s = signedOf(res);
-    const given = (req.body as Record<string, unknown> | undefined)?.csrf ?? req.get('x-csrf-token');
+    const given = (req.body as Record<string, unknown>).csrf;
     const origin = req.get('origin');
     const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
     if (!sameOrigin || !(await sessions.checkConsoleToken(given, s.sessionId))) return sendError(res, forbidden('The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
@@ -159,10 +165,22 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     return (await sessions.get(cookieValue(req))) !== undefined;
   }
 
-  /** `parser` whose errors (too large, malformed) are pages too, through the one error path. */
-  const parsedBy = (parser: RequestHandler) => (req: Request, res: Response, next: NextFunction) => parser(req, res, (err?: unknown) => (err ? sendError(res, err) : next()));
-  /** A form body (urlencoded) of at most `limit` and `parameterLimit` fields, parsed that way. */
-  const form = (limit: string | number, parameterLimit: number) => parsedBy(express.urlencoded({ extended: false, limit, parameterLimit }));
+  /**
+   * A form body, read by `parser` when its type is one of `types` (415 page otherwise); what the
+   * parser refuses (too large, malformed) is a page through the one error path: a parser's own
+   * error that is not classified as the client's is still a malformed form (400), never a 500.
+   * The handler gets an object of fields (an empty one for an empty form).
+   */
+  const parsedBy = (types: string[], parser: RequestHandler) => (req: Request, res: Response, next: NextFunction) => {
+    if (!req.is(types)) return sendError(res, unsupportedMediaType('The console takes forms only: send the page’s form (application/x-www-form-urlencoded).'));
+    parser(req, res, (err?: unknown) => {
+      if (err) return sendError(res, asAppError(err) instanceof AppError ? err : invalidRequest('The form could not be read.'));
+      if (!req.body || typeof req.body !== 'object') req.body = {};
+      next();
+    });
+  };
+  /** A urlencoded form of at most `limit` and `parameterLimit` fields. */
+  const form = (limit: string | number, parameterLimit: number) => parsedBy([FORM_TYPE], express.urlencoded({ extended: false, limit, parameterLimit }));
 
   return { signedIn, csrf, sendError, chooseWorkspace, signOut, stillSignedIn, parsedBy, form };
 }

@@ -7,15 +7,23 @@
 import { Router, type Request, type Response } from 'express';
 import { AppError, toErrorResponse } from '../../../errors.js';
 import type { AppsService } from '../../../services/apps.js';
+import type { Clock } from '../../../clock.js';
 import { headersAsSent, KINDS, type DeliveriesService, type DeliveryRecord, type TriggerInput } from '../../../services/deliveries.js';
 import { deliveriesPage, deliveryLive, deliveryPage, deliveryRow, STATES, type ListFilter } from '../../pages/console/deliveries.js';
 import { SCRIPT_PATH } from '../../pages/console/layout.js';
 import { CONSOLE_SCRIPT, SCRIPT_ETAG } from '../../pages/console/script.js';
-import { createLiveStreams } from './live.js';
+import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 
 const SHOWN = 100;
 const GATHER_MS = 200;
+/**
+ * A list's stream resumes with the deliveries changed since its cursor (a moment) less this much:
+ * the moment is this daemon's clock and a change is stamped by the daemon that made it (and
+ * announced once written), so a few seconds either side are sent again (a row sent twice is
+ * replaced by itself).
+ */
+const RESUME_MARGIN_MS = 5000;
 const NOTICES: Record<string, string> = {
   sent: 'Trigger sent.',
   replayed: 'Replayed: the new attempt is at the top.',
@@ -25,6 +33,7 @@ const NOTICES: Record<string, string> = {
 
 export interface ConsoleDeliveriesDeps {
   base: ConsoleBase;
+  clock: Clock;
   apps: Pick<AppsService, 'list'>;
   deliveries: DeliveriesService;
   /** The delivery log's change subscription; returns the unsubscribe. */
@@ -49,11 +58,16 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   const filterOf = (q: Record<string, unknown>): ListFilter => ({ app: one(q.app), kind: KINDS.includes(q.kind as never) ? (q.kind as string) : undefined, state: (STATES as readonly string[]).includes(q.state as string) ? (q.state as string) : undefined });
   const matches = (f: ListFilter, rec: DeliveryRecord) => (!f.app || rec.appId === f.app) && (!f.kind || rec.kind === f.kind) && (!f.state || rec.state === f.state);
 
+  /** The newest deliveries under the filter, newest first by creation: what the list shows. */
+  const shown = async (s: Signed, f: ListFilter) => (await deliveries.list(s.principal, { appId: f.app, limit: f.kind || f.state ? 20_000 : SHOWN })).filter((rec) => matches(f, rec)).slice(0, SHOWN);
   async function listPage(s: Signed, f: ListFilter, error?: string): Promise<string> {
-    const rows = (await deliveries.list(s.principal, { appId: f.app, limit: f.kind || f.state ? 20_000 : SHOWN })).filter((rec) => matches(f, rec)).slice(0, SHOWN);
+    const since = String(deps.clock.now()); // before the read: a change made meanwhile is sent again by the stream
+    const rows = await shown(s, f);
     const apps = (await deps.apps.list(s.principal)).map((a) => ({ id: a.id, displayName: String(a.displayName) }));
-    return deliveriesPage(shell(s), { filter: f, rows, apps, kinds: KINDS, error });
+    return deliveriesPage(shell(s), { filter: f, rows, apps, kinds: KINDS, error, since });
   }
+  /** What a delivery's page shows changes with these (the stream's cursor for the page). */
+  const versionOfDelivery = (rec: DeliveryRecord) => versionOf(JSON.stringify([rec.updatedAt, rec.state, rec.attempts.length, rec.outcome ?? null]));
 
   r.get(SCRIPT_PATH, (req, res) => {
     res.setHeader('x-content-type-options', 'nosniff');
@@ -85,7 +99,7 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     // the outcome of the attempt just made, in the notice's words and colour
     const failed = rec.state === 'failed' && done !== NOTICES.cancelled;
     const notice = done && { text: failed ? `${done.replace(/\.$/, '')}, and it failed: ${rec.outcome ?? 'no answer'}.` : done, bad: failed };
-    sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), notice || undefined));
+    sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), notice || undefined, { since: versionOfDelivery(rec) }));
   });
   /** Replay; with `body`, an edited replay (a new delivery). A body that is not JSON is the page again with the reason. */
   r.post('/console/deliveries/:deliveryId/replay', base.signedIn, edited, base.csrf, handled(base, async (req, res, s) => {
@@ -130,6 +144,10 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     if (deliveryId) await deliveries.get(s.principal, deliveryId); // 404 for another's delivery
     const f = filterOf(req.query);
     const changed = new Map<string, DeliveryRecord>();
+    const sendOne = (rec: DeliveryRecord) => res.write(sse('delivery', { id: rec.id, html: deliveryLive(rec, s.shell.csrf, headersOf(rec)) }, versionOfDelivery(rec)));
+    const sendRows = (recs: DeliveryRecord[], cursor: string) => {
+      for (const rec of recs) if (matches(f, rec)) res.write(sse('row', { id: rec.id, html: deliveryRow(rec) }, cursor));
+    };
     live.open(res, {
       subscribe: (wake) =>
         deps.onDeliveryChange((rec) => {
@@ -139,13 +157,25 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
         }),
       flush() {
         // a burst (a load test): the page shows at most SHOWN rows, so only the last SHOWN changes are sent
-        for (const rec of [...changed.values()].slice(-SHOWN)) {
-          if (deliveryId) res.write(`event: delivery\ndata: ${JSON.stringify({ id: rec.id, html: deliveryLive(rec, s.shell.csrf, headersOf(rec)) })}\n\n`);
-          else if (matches(f, rec)) res.write(`event: row\ndata: ${JSON.stringify({ id: rec.id, html: deliveryRow(rec) })}\n\n`);
-        }
+        const recs = [...changed.values()].slice(-SHOWN);
         changed.clear();
+        if (deliveryId) recs.forEach(sendOne);
+        else sendRows(recs, String(deps.clock.now()));
       },
-    }, () => base.stillSignedIn(req));
+      async resume(cursor) {
+        if (cursor === undefined) return;
+        if (deliveryId) {
+          const rec = await deliveries.get(s.principal, deliveryId);
+          if (versionOfDelivery(rec) !== cursor) sendOne(rec);
+          return;
+        }
+        const from = Number(cursor);
+        if (!Number.isFinite(from)) return;
+        const now = String(deps.clock.now());
+        // oldest first: each new row goes on top, so the newest ends up first
+        sendRows((await shown(s, f)).filter((rec) => Date.parse(rec.updatedAt) >= from - RESUME_MARGIN_MS).reverse(), now);
+      },
+    }, () => base.stillSignedIn(req), cursorOf(req));
   });
   return { router: r, endStreams: live.endAll };
 }

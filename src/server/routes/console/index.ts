@@ -5,6 +5,7 @@
  * the workspace switcher and sign-out.
  */
 import { Router } from 'express';
+import type { Clock } from '../../../clock.js';
 import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
 import type { AppsService } from '../../../services/apps.js';
@@ -23,6 +24,8 @@ import { consoleManageRoutes } from './workspace-manage.js';
 
 export interface ConsoleRoutesDeps {
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
+  /** The live lists' cursors are moments of this clock. */
+  clock: Clock;
   logger: Logger;
   /** Where the console keeps a person's notes and open views (any daemon may serve their next page). */
   store: PersonStateStore;
@@ -47,7 +50,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   r.post('/console/sign-out', base.signedIn, parsed, base.csrf, base.signOut(false));
   r.post('/console/sign-out-everywhere', base.signedIn, parsed, base.csrf, base.signOut(true));
   r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
-  const live = consoleDeliveryRoutes({ base, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
+  const live = consoleDeliveryRoutes({ base, clock: deps.clock, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
   r.use(live.router);
   const state = createPersonState(deps.store);
   const people = consoleWorkspaceRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state });

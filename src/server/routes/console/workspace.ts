@@ -10,7 +10,7 @@ import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../er
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import type { MessageRecord } from '../../../services/workspace/records.js';
 import { modalHtml, timeline, workspacePage, type TimelineItem } from '../../pages/console/workspace.js';
-import { createLiveStreams } from './live.js';
+import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
 import { stateOf } from './view-state.js';
@@ -69,10 +69,14 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     return { channel: t.channel, items: list };
   }
 
+  /** The stream's cursor for a timeline: a fingerprint of the items the page shows. */
+  const versionOfItems = (list: TimelineItem[]) => versionOf(JSON.stringify(list));
+
   async function page(res: Response, s: Signed, channelId: string, rootId?: string, error?: { status: number; message: string }) {
     const me = s.principal.workspaceUserId;
     const who = await people(s);
     const { channel, items: list } = await items(s, who, channelId, rootId);
+    const stream = new URLSearchParams({ ...(rootId ? { thread: rootId } : {}), since: versionOfItems(list) });
     const top = await state.top(me);
     const userName = who.name;
     const html = workspacePage(shell(s), {
@@ -81,7 +85,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       channel: { id: channel.id, label: label(channel, me, who) },
       ...(rootId ? { thread: { rootId, back: channelHref(channel.id) } } : {}),
       items: list,
-      stream: `${channelHref(channel.id)}/events${rootId ? `?thread=${enc(rootId)}` : ''}`,
+      stream: `${channelHref(channel.id)}/events?${stream}`,
       userName,
       error: error?.message,
       ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName, pickedIn(await state.picks(me), String(top.view.id))) } } : {}),
@@ -170,22 +174,28 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   get('/console/channels/:channelId/events', async (req, res, s) => {
     const ch = await ws.channels.visible(await actor(s), String(req.params.channelId));
     const rootId = one(req.query.thread);
+    /** The timeline as it is now, unless it is still the one the page shows (`shown`, its cursor). */
+    const send = async (shown?: string) => {
+      try {
+        const who = await people(s);
+        const { items: list } = await items(s, who, ch.id, rootId);
+        const version = versionOfItems(list);
+        if (version === shown) return;
+        const { messageShortcuts } = await menus(s);
+        res.write(sse('timeline', { html: timeline(list, { csrf: s.shell.csrf, userName: who.name, messageShortcuts }) }, version));
+      } catch {
+        res.end(); // the channel or thread is gone, or no longer visible
+      }
+    };
     live.open(res, {
       subscribe: (wake) =>
         ws.onMessageChange((m) => {
           if (m.channelId === ch.id && (!rootId || m.id === rootId || m.threadRootId === rootId)) wake();
         }, wake), // notices lost: the timeline is sent again whole, as after any change
-      async flush() {
-        try {
-          const who = await people(s);
-          const { items: list } = await items(s, who, ch.id, rootId);
-          const { messageShortcuts } = await menus(s);
-          res.write(`event: timeline\ndata: ${JSON.stringify({ html: timeline(list, { csrf: s.shell.csrf, userName: who.name, messageShortcuts }) })}\n\n`);
-        } catch {
-          res.end(); // the channel or thread is gone, or no longer visible
-        }
-      },
-    }, () => base.stillSignedIn(req));
+      flush: () => send(),
+      // what changed between the page's render (or the last timeline the browser got) and now
+      resume: (cursor) => (cursor === undefined ? undefined : send(cursor)),
+    }, () => base.stillSignedIn(req), cursorOf(req));
   });
 
   return { router: r, endStreams: live.endAll };

@@ -1,0 +1,22 @@
+/** The page a sign-in link shows in a browser already signed in as someone else: who is who, and a choice. */
+import { esc, page } from './layout.js';
+
+export interface Person {
+  name: string;
+  email: string;
+}
+
+/** Switch to the link's account only on confirmation (a POST carrying the current session's token); or stay. */
+export function switchAccountPage(v: { current: Person; link: Person; token: string; csrf: string }): string {
+  const who = (p: Person) => `<strong>${esc(p.name)}</strong> (${esc(p.email)})`;
+  return page(
+    'appreg · switch account?',
+    `<div class="card"><h1>Switch account?</h1>
+<p>This browser is signed in as ${who(v.current)}.</p>
+<p>The sign-in link you opened is for ${who(v.link)}.</p>
+<form method="post" action="/web/sign-in"><input type="hidden" name="token" value="${esc(v.token)}"><input type="hidden" name="csrf" value="${esc(v.csrf)}">
+<div class="buttons"><button type="submit" class="primary">Sign in as ${esc(v.link.name)}</button></div></form>
+<p><a href="/">Stay signed in as ${esc(v.current.name)}</a></p>
+<p class="muted">The link works once, for five minutes; staying leaves it unused.</p></div>`,
+  );
+}
