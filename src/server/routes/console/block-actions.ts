@@ -25,14 +25,15 @@ const isDate = (v: string) => DATE.test(v) && !Number.isNaN(Date.parse(`${v}T00:
 const listOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v === undefined ? [] : [String(v)]);
 
 /** The interaction a form sent; a malformed act or a missing choice is a clear 400. */
-export function interactionOf(form: Record<string, unknown>): Interaction {
+export function interactionOf(form: Record<string, unknown>, where: 'message' | 'view' = 'message'): Interaction {
+  const notOurs = () => invalidRequest(`The action is not one of this ${where}’s.`);
   let act: Record<string, unknown>;
   try {
     act = JSON.parse(String(form.act ?? '')) as Record<string, unknown>;
   } catch {
-    throw invalidRequest('The action is not one of this message’s.');
+    throw notOurs();
   }
-  if (!act || typeof act.onAction !== 'string' || typeof act.type !== 'string') throw invalidRequest('The action is not one of this message’s.');
+  if (!act || typeof act.onAction !== 'string' || typeof act.type !== 'string') throw notOurs();
   const base: Interaction = { onAction: act.onAction.slice(0, 200), actionType: act.type.slice(0, 40), ...(typeof act.h === 'string' ? { key: act.h.slice(0, 40) } : {}) };
   if (typeof act.from !== 'string') return { ...base, value: String(act.value ?? '').slice(0, MAX_VALUE) };
   const given = listOf(form[act.from]);

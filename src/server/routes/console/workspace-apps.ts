@@ -140,7 +140,7 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   r.post('/console/home/:appId/actions', base.signedIn, viewForm, base.csrf, handled(base, async (req, res, s) => {
     const { app, view } = await homeOf(s, String(req.params.appId));
     const b = req.body as Record<string, unknown>;
-    const used = interactionOf(b);
+    const used = interactionOf(b, 'view');
     const withState = { ...view, state: stateOf(view, b) };
     await state.keepHomeState(s.principal.workspaceUserId, String(view.id), withState.state);
     await ws.channels.ensureWorkspace(s.principal.workspaceId);

@@ -162,7 +162,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     if (b.act !== undefined) {
       // a choice not made (a date range with one date) is the page again, the modal open, with the reason
       return orPage(res, s, top.channelId, undefined, async () => {
-        const rec = await interactWith(s, top.appId, { sourceType: 'VIEW', sourceId: String(view.id), view, channelId: top.channelId }, interactionOf(b));
+        const rec = await interactWith(s, top.appId, { sourceType: 'VIEW', sourceId: String(view.id), view, channelId: top.channelId }, interactionOf(b, 'view'));
         seeOther(res, await follow(s, rec, ctx));
       });
     }
