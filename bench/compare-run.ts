@@ -82,6 +82,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
         }
       } catch (e) {
         for (const s of opened) if (!outcome[s.key] || !('rounds' in outcome[s.key]!)) outcome[s.key] = { error: message(e) };
+        if (!run) for (const b of builds) outcome[b.role] = { error: `setting up the path failed: ${message(e)}` };
       } finally {
         for (const s of opened) await s.side.close().catch((e) => o.log(`  closing ${s.key} failed: ${message(e)}`));
         await run?.close().catch((e) => o.log(`  closing ${p.id} failed: ${message(e)}`));

@@ -44,13 +44,19 @@ async function open(mode: 'echo' | 'daemon' | 'engine', sizes: { sockets: number
   const host = await openHost(path.join(here, 'socket-server.js'), mode === 'echo' ? ['echo'] : [mode, root!, String(sizes.apps)], { nodeArgs });
   const ready = host.info as unknown as SocketTargetInfo;
   const t0 = performance.now();
-  const clients = await inBatches(sizes.sockets, 50, async (i) => {
-    if (mode === 'echo') return openClient(ready.url);
-    const app = ready.apps![i % ready.apps!.length]!;
-    const res = await fetch(`${ready.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(app.appKey)}`);
-    if (res.status !== 200) throw new Error(`websocket-connection: ${res.status}`);
-    return openClient(((await res.json()) as { url: string }).url);
-  });
+  const clients: WebSocket[] = [];
+  try {
+    await inBatches(sizes.sockets, 50, async (i) => {
+      if (mode === 'echo') return clients.push(await openClient(ready.url));
+      const app = ready.apps![i % ready.apps!.length]!;
+      const res = await fetch(`${ready.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(app.appKey)}`);
+      if (res.status !== 200) throw new Error(`websocket-connection: ${res.status}`);
+      return clients.push(await openClient(((await res.json()) as { url: string }).url));
+    });
+  } catch (e) {
+    await close({ host, clients, connectMs: 0 });
+    throw e;
+  }
   const connectMs = Math.round(performance.now() - t0);
   console.error(`${mode}: ${clients.length} sockets open in ${connectMs} ms`);
   return { host, clients, connectMs };

@@ -222,6 +222,15 @@ t.test('a ref with another lockfile gets npm ci; a side that fails or is n/a lea
   await t.rejects(runCompare({ repo, ref: 'no-such-ref', paths: [], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} }), /"no-such-ref" names no commit/);
 });
 
+t.test('a path whose setup fails is an error of its sides, and the next path still runs', async (t) => {
+  const { repo } = tinyRepo();
+  const broken: HotPath = { ...spec, id: 'broken', setup: async () => { throw new Error('no receiver'); } };
+  const r = await runCompare({ repo, paths: [broken, speedPath([])], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} });
+  t.same(r.outcomes[0]!.wt, { error: 'setting up the path failed: no receiver' });
+  t.match(failed(r.outcomes[0]!), [/broken working tree: error: setting up the path failed: no receiver/]);
+  t.same(r.outcomes[1]!.wt, { rounds: [{ rps: 150, p99: 5 }] });
+});
+
 t.test('an interrupted run (Ctrl-C) removes the worktree on its way out', async (t) => {
   const { repo, ref } = tinyRepo();
   const child = spawn(process.execPath, [path.join(here, '../helpers/compare-child.js'), repo, ref], { stdio: ['ignore', 'pipe', 'inherit'] });
