@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { isMain, load, median, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
+import { isMain, load, median, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
 import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
 
 const CONC = 50;
@@ -151,9 +151,14 @@ function daemonSide(m: ManagedDaemon, plan: Plan): Side {
       await gets(m.pool, m.headers, (i) => m.getPath(i), { total: 2000 });
     },
     async round(): Promise<Figures> {
+      const pid = m.d.child.pid!;
+      const cpu0 = processCpuMs(pid);
       const c = await m.creates(plan.creates);
+      const cpu1 = processCpuMs(pid);
       const g = await gets(m.pool, m.headers, (i) => m.getPath(i), { seconds: plan.seconds });
-      return { getRps: g.rps, getP99: g.p99, createRps: c.rps, createP99: c.p99, errors: c.errors + g.errors };
+      const cpu2 = processCpuMs(pid);
+      const us = (ms: number, n: number) => Math.round((ms * 1000) / Math.max(1, n));
+      return { getRps: g.rps, getP99: g.p99, getCpuUs: us(cpu2 - cpu1, g.requests), createRps: c.rps, createP99: c.p99, createCpuUs: us(cpu1 - cpu0, c.requests), errors: c.errors + g.errors };
     },
     close: () => m.stop(),
   };
@@ -188,8 +193,10 @@ export const managementPath: HotPath = {
   figures: [
     { key: 'getRps', label: 'get/s', better: 'higher', target: { atLeastFloor: 0.3 } },
     { key: 'getP99', label: 'get p99 ms', better: 'lower' },
+    { key: 'getCpuUs', label: 'daemon CPU µs per get', better: 'lower' },
     { key: 'createRps', label: 'create/s', better: 'higher' },
     { key: 'createP99', label: 'create p99 ms', better: 'lower', target: { below: 15 } },
+    { key: 'createCpuUs', label: 'daemon CPU µs per create', better: 'lower' },
   ],
   async setup(o: RunOptions) {
     const plan = { seconds: o.seconds, creates: o.scale === 'quick' ? 300 : 1000 };
@@ -247,8 +254,8 @@ async function main() {
       appsHeld: m.ids.length,
       seedCreates: seed,
       rounds,
-      create: { perRound: plan.creates, rps: med('daemon', 'createRps'), p99: createP99 },
-      get: { seconds: plan.seconds, rps: getRps, p99: med('daemon', 'getP99') },
+      create: { perRound: plan.creates, rps: med('daemon', 'createRps'), p99: createP99, daemonCpuUs: med('daemon', 'createCpuUs') },
+      get: { seconds: plan.seconds, rps: getRps, p99: med('daemon', 'getP99'), daemonCpuUs: med('daemon', 'getCpuUs') },
       bareNodeHttp: { rps: med('bare', 'getRps'), p99: med('bare', 'getP99') },
       getRatioToBareHttp: getRatio,
       getRatioPerRound: perRound,

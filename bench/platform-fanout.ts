@@ -13,7 +13,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { isMain, percentile, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
+import { isMain, percentile, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
 import { NotInBuild, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
 
 const SCOPES = ['messages:read', 'messages:write', 'channels:list'];
@@ -115,8 +115,10 @@ class FanoutSide implements Side {
   pids = () => [this.d.child.pid!];
   warm = async () => { await this.posts(WARM); };
   async round(): Promise<Figures> {
+    const cpu0 = processCpuMs(this.d.child.pid!);
     const { fanout, post } = await this.posts(this.samples);
-    return { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), postP50: r2(percentile(post, 50)) };
+    const cpuUs = Math.round(((processCpuMs(this.d.child.pid!) - cpu0) * 1000) / this.samples);
+    return { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), postP50: r2(percentile(post, 50)), cpuUs };
   }
 
   async close() {
@@ -133,6 +135,7 @@ export const fanoutPath: HotPath = {
     { key: 'p50', label: 'p50 ms', better: 'lower' },
     { key: 'p99', label: 'p99 ms', better: 'lower', target: { below: 50 } },
     { key: 'postP50', label: 'post p50 ms', better: 'lower' },
+    { key: 'cpuUs', label: 'daemon CPU µs per post and its 100 deliveries', better: 'lower' },
   ],
   async setup(o: RunOptions) {
     const samplesPerRound = o.scale === 'quick' ? 30 : 100;
