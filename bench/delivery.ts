@@ -2,37 +2,30 @@
  * Delivery throughput and the 3 s budget's accuracy, side by side in one run.
  *
  *  A. through the daemon's delivery engine: trigger → build payload → sign → POST → await
- *     the answer → classify → delivery log (the daemon runs in this process, as `serve` does);
+ *     the answer → classify → delivery log (the daemon runs in-process, as `serve` does);
  *  B. the floor: a plain loop of signed POSTs with undici's Pool to the same receiver;
  *  C. the same loop with got (the card's client), to show why the hot path uses undici.
- * Rounds alternate (A, B, C, A, B, C, …) so the shared machine's noise hits all alike.
- * Then 200 concurrent triggers at an app that never answers: time to the offline message.
- * The receiver runs in its own process. Run: npm run bench:delivery
+ * Each runs in a process of its own with its load loop (bench/delivery-target.ts); rounds take
+ * turns (A, B, C, A, B, C, …) so the shared machine's noise hits all alike. Then 200 concurrent
+ * triggers at an app that never answers: time to the offline message. The receiver runs in its
+ * own process. `npm run bench:compare` runs A for two builds beside B (deliveryPath).
+ * Run: npm run bench:delivery    Env: BENCH_ROUNDS (3), BENCH_ROUND_SECONDS (3)
  */
 import { fork } from 'node:child_process';
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import got from 'got';
-import { Agent as HttpAgent } from 'node:http';
-import { Pool } from 'undici';
-import { load, percentile, writeResult } from './lib.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/logger.js';
-import { startDaemon } from '../src/server/start.js';
-import { signedHeaders } from '../src/delivery/sign.js';
+import { DELIVERY_CONCURRENCY, type BudgetResult } from './delivery-target.js';
+import { openHost, type Host, type HostResult } from './host.js';
+import { isMain, median, writeResult } from './lib.js';
+import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
 
-const CONC = 50;
-const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const HANGING = 200;
+const here = path.dirname(fileURLToPath(import.meta.url));
 
 function receiverChild(): Promise<{ url: string; stop(): void }> {
-  if (process.argv[2] === '--receiver') throw new Error('unreachable');
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(import.meta.url), ['--receiver'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    process.once('exit', () => child.kill('SIGKILL'));
     child.once('message', (m) => resolve({ url: String((m as { url: string }).url), stop: () => child.kill('SIGTERM') }));
     child.once('exit', (c) => reject(new Error(`receiver exited ${c}`)));
   });
@@ -53,76 +46,61 @@ async function runReceiver() {
   process.on('SIGTERM', () => process.exit(0));
 }
 
+const figures = (r: HostResult): Figures => ({ rps: r.rps, p99: r.p99, cpuUs: r.cpuUsPerRoundTrip, errors: r.errors });
+
+/** A side whose target is hosted by `host`: 1,000 round trips to warm, `seconds` per round. */
+function hostedSide(host: Host, seconds: number): Side {
+  return {
+    pids: () => [host.pid],
+    warm: async () => { await host.go({ concurrency: DELIVERY_CONCURRENCY, total: 1000 }); },
+    round: async () => figures(await host.go({ concurrency: DELIVERY_CONCURRENCY, seconds })),
+    close: () => host.stop(),
+  };
+}
+
+const target = (mode: string, args: string[], nodeArgs: string[] = []) => openHost(path.join(here, 'delivery-target.js'), [mode, ...args], { nodeArgs });
+
+export const deliveryPath: HotPath = {
+  id: 'delivery',
+  title: 'delivery, signed POST',
+  floor: 'plain undici loop',
+  figures: [
+    { key: 'rps', label: 'deliveries/s', better: 'higher', target: { atLeastFloor: 0.8 } },
+    { key: 'p99', label: 'p99 ms', better: 'lower' },
+    { key: 'cpuUs', label: 'CPU µs per delivery (with its load loop)', better: 'lower' },
+  ],
+  async setup(o: RunOptions) {
+    const rx = await receiverChild();
+    return {
+      open: async (build: Build) => hostedSide(await target('daemon', [build.root, rx.url], o.nodeArgs?.(build)), o.seconds),
+      floor: async () => hostedSide(await target('undici', [rx.url]), o.seconds),
+      close: async () => rx.stop(),
+    };
+  },
+};
+
 async function main() {
+  const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 3);
+  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
   const rx = await receiverChild();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-dlv-'));
-  const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'warn' as const, rateLimitManagementWrites: 0 };
-  const daemon = await startDaemon(config, { logger: createLogger({ level: 'warn' }) });
+  const hosts: Host[] = [];
   try {
-    const creds = daemon.bootstrapped!;
-    const principal = { workspaceId: creds.workspaceId, workspaceUserId: creds.workspaceUserId, jti: 'bench' };
-    const manifest = {
-      name: 'bench', displayName: 'Bench', bot: false, scopes: { botScopes: [], userScopes: [] }, shortcuts: [],
-      slashCommands: [{ command: '/ok', url: `${rx.url}/slash` }, { command: '/hang', url: `${rx.url}/hang` }],
-      eventSubscriptions: { url: '', events: [] }, redirectUrls: [], offlineMessage: 'Bench is offline',
+    const daemon = await target('daemon', [path.resolve(here, '../..'), rx.url]);
+    hosts.push(daemon);
+    hosts.push(await target('undici', [rx.url]));
+    hosts.push(await target('got', [rx.url]));
+    const [d, u, g] = hosts.map((h) => hostedSide(h, ROUND_SECONDS)) as [Side, Side, Side];
+    const turns = await takeTurns([['daemon', d], ['undici', u], ['got', g]], { rounds: ROUNDS, log: (l) => console.error(l) });
+    const summary = (k: string) => {
+      const rs = turns[k]!.rounds;
+      return { rps: median(rs.map((r) => r.rps!)), p99: median(rs.map((r) => r.p99!)), cpuUsPerDelivery: median(rs.map((r) => r.cpuUs!)), errors: rs.reduce((n, r) => n + r.errors!, 0) };
     };
-    const { app } = await daemon.parts.apps.create(principal, manifest);
-    const engine = daemon.parts.deliveries;
-    const secret = String(app.signingSecret);
-
-    const viaDaemon = async () => (await engine.trigger(principal, { appId: app.id, kind: 'slash-command', command: '/ok', text: 'hi' })).outcome === 'acked';
-    const pool = new Pool(rx.url, { connections: CONC, pipelining: 1 });
-    const body = () => JSON.stringify({ messageType: 'SLASH_COMMAND', slashCommand: '/ok', text: 'hi', userId: principal.workspaceUserId, channelId: 'ch_test', workspaceId: principal.workspaceId, triggerId: crypto.randomUUID() });
-    const plainUndici = async () => {
-      const b = body();
-      const r = await pool.request({ method: 'POST', path: '/slash', headers: { 'content-type': 'application/json', ...signedHeaders(secret, b, Date.now()) }, body: b });
-      await r.body.text();
-      return r.statusCode === 200;
-    };
-    const agent = new HttpAgent({ keepAlive: true, maxSockets: CONC });
-    const plainGot = async () => {
-      const b = body();
-      const r = await got.post(`${rx.url}/slash`, { body: b, headers: { 'content-type': 'application/json', ...signedHeaders(secret, b, Date.now()) }, agent: { http: agent }, retry: { limit: 0 }, timeout: { request: 3000 } });
-      return r.statusCode === 200;
-    };
-
-    if (process.env.BENCH_PROFILE_DAEMON) {
-      // for profiling: only path A
-      await load(viaDaemon, { concurrency: CONC, seconds: 5 });
-      return;
-    }
-    // warm-up
-    for (const f of [viaDaemon, plainUndici, plainGot]) await load(f, { concurrency: CONC, total: 1000 });
-    const rounds: Record<string, Array<{ rps: number; p50: number; p99: number; errors: number }>> = { daemon: [], undici: [], got: [] };
-    for (let i = 0; i < ROUNDS; i++) {
-      rounds.daemon!.push(await load(viaDaemon, { concurrency: CONC, seconds: ROUND_SECONDS }));
-      rounds.undici!.push(await load(plainUndici, { concurrency: CONC, seconds: ROUND_SECONDS }));
-      rounds.got!.push(await load(plainGot, { concurrency: CONC, seconds: ROUND_SECONDS }));
-    }
-    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const summary = (k: string) => ({ rps: med(rounds[k]!.map((r) => r.rps)), p50: med(rounds[k]!.map((r) => r.p50)), p99: med(rounds[k]!.map((r) => r.p99)), errors: rounds[k]!.reduce((n, r) => n + r.errors, 0) });
-    const daemonS = summary('daemon');
-    const undiciS = summary('undici');
-    const gotS = summary('got');
-    await pool.close();
-    agent.destroy();
-
+    const [daemonS, undiciS, gotS] = [summary('daemon'), summary('undici'), summary('got')];
     // The 3 s budget under load: 200 concurrent triggers to an app that never answers.
-    const times: number[] = [];
-    const outcomes = new Map<string, number>();
-    await Promise.all(
-      Array.from({ length: HANGING }, async () => {
-        const t0 = performance.now();
-        const rec = await engine.trigger(principal, { appId: app.id, kind: 'slash-command', command: '/hang' });
-        times.push(performance.now() - t0);
-        const key = `${rec.outcome}${rec.ephemeralMessage === 'Bench is offline' ? ' + offline message' : ''}`;
-        outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
-      }),
-    );
-    times.sort((a, b) => a - b);
-    const r1 = (x: number) => Math.round(x);
-    const result = {
-      benchmark: 'delivery: signed POST through the daemon vs a plain signed loop, same receiver (own process), 50 concurrent, median of alternating rounds',
+    const budget = await daemon.call<BudgetResult>('budget');
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+    writeResult('delivery', {
+      benchmark: 'delivery: signed POST through the daemon vs a plain signed loop, same receiver (own process), 50 concurrent, each in its own process with its load loop, median of alternating rounds',
       machine: `${os.cpus().length} cores, Node ${process.version}`,
       rounds: ROUNDS,
       roundSeconds: ROUND_SECONDS,
@@ -130,25 +108,23 @@ async function main() {
         daemon: daemonS,
         plainUndiciPool: undiciS,
         plainGot: gotS,
-        ratioDaemonToUndici: Math.round((daemonS.rps / undiciS.rps) * 100) / 100,
-        ratioGotToUndici: Math.round((gotS.rps / undiciS.rps) * 100) / 100,
-        perRound: rounds,
+        ratioDaemonToUndici: ratio(daemonS.rps, undiciS.rps),
+        ratioGotToUndici: ratio(gotS.rps, undiciS.rps),
+        perRound: { daemon: turns.daemon!.rounds, undici: turns.undici!.rounds, got: turns.got!.rounds },
       },
-      budget: { concurrent: HANGING, p50Ms: r1(percentile(times, 50)), p99Ms: r1(percentile(times, 99)), minMs: r1(times[0]!), maxMs: r1(times.at(-1)!), outcomes: Object.fromEntries(outcomes) },
-      targets: { ratio: 0.6, budgetP99Ms: 3100 },
-      met: { ratio: daemonS.rps / undiciS.rps >= 0.6, budget: percentile(times, 99) < 3100 },
+      budget,
+      targets: { ratio: 0.8, budgetP99Ms: 3100 },
+      met: { ratio: daemonS.rps / undiciS.rps >= 0.8, budget: budget.p99Ms < 3100 },
       at: new Date().toISOString(),
-    };
-    writeResult('delivery', result);
+    });
   } finally {
-    await daemon.close();
+    for (const h of hosts) await h.stop();
     rx.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-if (process.argv[2] === '--receiver') void runReceiver();
-else
+if (isMain(import.meta.url) && process.argv[2] === '--receiver') void runReceiver();
+else if (isMain(import.meta.url))
   main().catch((e) => {
     console.error(e);
     process.exit(1);

@@ -8,6 +8,16 @@ import { T, type WorkspaceUserRecord } from '../src/services/records.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** Whether the module at `metaUrl` (its import.meta.url) is the program node was asked to run, not an import. */
+export function isMain(metaUrl: string): boolean {
+  return !!process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(metaUrl);
+}
+
+/** The median (the upper one of an even count). */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -51,20 +61,23 @@ export interface DaemonProc { child: ChildProcess; url: string; startupMs: numbe
 
 let signalsHandled = false;
 /** SIGINT and SIGTERM end the process through process.exit, so its 'exit' handlers run. */
-function exitOnSignals(): void {
+export function exitOnSignals(): void {
   if (signalsHandled) return;
   signalsHandled = true;
   process.once('SIGINT', () => process.exit(130));
   process.once('SIGTERM', () => process.exit(143));
 }
 
-/** Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event loop). */
-export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], root = ROOT): Promise<DaemonProc> {
+/**
+ * Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event loop).
+ * `opts.nodeArgs`: node options for this daemon (e.g. --cpu-prof); `opts.env`: its environment (default: this process's).
+ */
+export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], root = ROOT, opts: { nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<DaemonProc> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     // BENCH_DAEMON_NODE_ARGS: node options for the daemons only (e.g. --cpu-prof --cpu-prof-dir=/tmp/p while tuning)
-    const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const child = spawn(process.execPath, [...nodeArgs, '--', path.join(root, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', '--json', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const nodeArgs = [...(process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(opts.nodeArgs ?? [])];
+    const child = spawn(process.execPath, [...nodeArgs, '--', path.join(root, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', '--json', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'], env: opts.env ?? process.env });
     // a benchmark that dies (an error, a timeout, Ctrl-C) takes its daemons with it instead of leaving them running
     exitOnSignals();
     const orphaned = () => child.kill('SIGKILL');
@@ -174,4 +187,26 @@ export function processCpuMs(pid: number, reaped = false): number {
   if (!f) return 0;
   const ticks = Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0);
   return (ticks * 1000) / TICKS_PER_S;
+}
+
+/**
+ * Wait until these processes are idle (together at most 20 ms of CPU in 250 ms, four times in a
+ * row, after 2.5 s: the embedded store compacts after 2 s without commits), so that one side's
+ * background work (compaction, garbage collection, a database's checkpoint) does not land in
+ * another side's round on this 2-core machine; gives up after 30 s (no wait for no process). With `reaped`, the CPU of
+ * the children each process waited for counts too (a postmaster's exited backends).
+ */
+export async function quiet(pids: () => number[], opts: { reaped?: boolean } = {}): Promise<void> {
+  if (!pids().length) return;
+  const cpu = () => pids().reduce((sum, p) => sum + processCpuMs(p, opts.reaped), 0);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, 2500));
+  let calm = 0;
+  let last = cpu();
+  while (calm < 4 && performance.now() - t0 < 30_000) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = cpu();
+    calm = now - last <= 20 ? calm + 1 : 0;
+    last = now;
+  }
 }

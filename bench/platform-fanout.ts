@@ -3,28 +3,31 @@
  * one local receiver) each get the event; time from the post to the last app's receipt, p50/p99
  * over the samples, with the post's own latency. Daemon in its own process, fsync on.
  * Posts are paced under the platform's limit of 80 messages a minute per app and workspace by
- * spreading them over several posting apps.
+ * spreading them over several posting apps. `npm run bench:compare` runs it for two builds in
+ * turns (fanoutPath); a build without the platform API is n/a there.
  * Run: npm run build && node dist/bench/platform-fanout.js   (about half a minute)
+ * Env: BENCH_LISTENERS (100), BENCH_SAMPLES (200)
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { percentile, startDaemonProcess, writeResult } from './lib.js';
+import { isMain, percentile, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
+import { NotInBuild, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
 
-const LISTENERS = Number(process.env.BENCH_LISTENERS ?? 100);
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
-const POSTERS = Math.ceil(SAMPLES / 70);
 const SCOPES = ['messages:read', 'messages:write', 'channels:list'];
+/** Posts per posting app, under the platform's 80 a minute whatever the pace. */
+const POSTS_PER_POSTER = 70;
+/** Samples before the timed ones (JIT, the daemon's connection pool to the receiver). */
+const WARM = 10;
+const r2 = (x: number) => Math.round(x * 100) / 100;
 
-async function main() {
-  process.env.APPREG_RATE_LIMIT_MANAGEMENT_WRITES = '0';
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-'));
-  // one receiver for every listening app: it notes when each message id has reached each app
+/** A receiver for every listening app: it notes when each message id has reached each app. */
+async function startReceiver(listeners: number) {
   const seen = new Map<string, { count: number; last: number }>();
   const waiters = new Map<string, () => void>();
-  const rx = http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
@@ -34,72 +37,139 @@ async function main() {
       s.count++;
       s.last = performance.now();
       seen.set(mId, s);
-      if (s.count === LISTENERS) waiters.get(mId)?.();
+      if (s.count === listeners) waiters.get(mId)?.();
     });
   });
-  await new Promise<void>((r) => rx.listen(0, '127.0.0.1', () => r()));
-  const rxUrl = `http://127.0.0.1:${(rx.address() as AddressInfo).port}`;
-  const d = await startDaemonProcess(dir);
-  try {
-    const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8'));
-    const base = `${d.url}/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
-    const mgmt = (p: string, init: RequestInit = {}) => fetch(base + p, { ...init, headers: { authtoken: creds.authToken, 'content-type': 'application/json' } });
-    async function install(name: string, events: string[]) {
-      const m = { name, displayName: name, bot: true, botTitle: 'bench', scopes: { botScopes: SCOPES, userScopes: SCOPES }, shortcuts: [], slashCommands: [], eventSubscriptions: { url: `${rxUrl}/events/${name}`, events }, redirectUrls: ['http://localhost:9/redirect'] };
-      const app = (await (await mgmt('/apps', { method: 'POST', body: JSON.stringify(m) })).json()) as { id: string; clientSecret: string; appKey: string };
-      const q = new URLSearchParams({ clientId: app.id, scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(','), redirectUrl: 'http://localhost:9/redirect' });
-      const { code } = (await (await mgmt(`/oauth2/grant?${q}`)).json()) as { code: string };
-      const form = new FormData();
-      for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code })) form.append(k, v);
-      const tok = (await (await fetch(`${d.url}/oauth2/access`, { method: "POST", body: form })).json()) as { botToken: string };
-      if (!tok.botToken) throw new Error(`install failed: ${JSON.stringify({ app, code, tok })}`);
-      return { headers: { token: tok.botToken, 'x-app-token': app.appKey, 'content-type': 'application/json' } };
-    }
-    for (let i = 0; i < LISTENERS; i++) await install(`listener-${i}`, ['NEW_MESSAGE']);
-    const posters = [];
-    for (let i = 0; i < POSTERS; i++) posters.push(await install(`poster-${i}`, []));
-    const chans = (await (await fetch(`${d.url}/v1/channels`, { headers: posters[0]!.headers })).json()) as Array<{ channel: { id: string; name: string } }>;
-    if (!Array.isArray(chans)) throw new Error(`listing channels failed: ${JSON.stringify(chans)}`);
-    const general = chans.find((c) => c.channel.name === 'general')!.channel.id;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    /** When the last of the listeners got message `id` (performance.now()). */
+    async lastReceipt(id: string): Promise<number> {
+      if ((seen.get(id)?.count ?? 0) < listeners) await new Promise<void>((res) => waiters.set(id, res));
+      waiters.delete(id);
+      return seen.get(id)!.last;
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
 
+/** The daemon of a build with `listeners` subscribed apps and the posting apps; posts one sample at a time. */
+class FanoutSide implements Side {
+  private posted = 0;
+  private constructor(readonly d: DaemonProc, readonly dir: string, readonly rx: Awaited<ReturnType<typeof startReceiver>>, readonly posters: Array<Record<string, string>>, readonly general: string, readonly samples: number) {}
+
+  static async open(root: string, o: { listeners: number; samplesPerRound: number; rounds: number; nodeArgs?: string[] }): Promise<FanoutSide> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-fanout-'));
+    const rx = await startReceiver(o.listeners);
+    const d = await startDaemonProcess(dir, [], root, { env: { ...process.env, APPREG_RATE_LIMIT_MANAGEMENT_WRITES: '0' }, nodeArgs: o.nodeArgs });
+    try {
+      const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8'));
+      const base = `${d.url}/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
+      const mgmt = (p: string, init: RequestInit = {}) => fetch(base + p, { ...init, headers: { authtoken: creds.authToken, 'content-type': 'application/json' } });
+      const install = async (name: string, events: string[]) => {
+        const m = { name, displayName: name, bot: true, botTitle: 'bench', scopes: { botScopes: SCOPES, userScopes: SCOPES }, shortcuts: [], slashCommands: [], eventSubscriptions: { url: `${rx.url}/events/${name}`, events }, redirectUrls: ['http://localhost:9/redirect'] };
+        const app = (await (await mgmt('/apps', { method: 'POST', body: JSON.stringify(m) })).json()) as { id: string; clientSecret: string; appKey: string };
+        const q = new URLSearchParams({ clientId: app.id, scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(','), redirectUrl: 'http://localhost:9/redirect' });
+        const { code } = (await (await mgmt(`/oauth2/grant?${q}`)).json()) as { code: string };
+        const form = new FormData();
+        for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code })) form.append(k, v);
+        const tok = (await (await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form })).json()) as { botToken: string };
+        if (!tok.botToken) throw new Error(`install failed: ${JSON.stringify({ app, code, tok })}`);
+        return { token: tok.botToken, 'x-app-token': app.appKey, 'content-type': 'application/json' };
+      };
+      const posters = [await install('poster-0', [])];
+      const listed = await fetch(`${d.url}/v1/channels`, { headers: posters[0] });
+      if (listed.status === 404) throw new NotInBuild('no platform API (GET /v1/channels answered 404)');
+      const chans = (await listed.json()) as Array<{ channel: { id: string; name: string } }>;
+      if (!Array.isArray(chans)) throw new Error(`listing channels failed: ${JSON.stringify(chans)}`);
+      const general = chans.find((c) => c.channel.name === 'general')!.channel.id;
+      for (let i = 0; i < o.listeners; i++) await install(`listener-${i}`, ['NEW_MESSAGE']);
+      const total = WARM + o.rounds * o.samplesPerRound;
+      for (let i = 1; i < Math.ceil(total / POSTS_PER_POSTER); i++) posters.push(await install(`poster-${i}`, []));
+      return new FanoutSide(d, dir, rx, posters, general, o.samplesPerRound);
+    } catch (e) {
+      await d.stop();
+      await rx.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  /** n posts one at a time: each one's time to its last receipt, and the post's own latency (ms). */
+  async posts(n: number): Promise<{ fanout: number[]; post: number[] }> {
     const fanout: number[] = [];
-    const postMs: number[] = [];
-    for (let i = 0; i < SAMPLES + 10; i++) {
+    const post: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const i = this.posted++;
       const t0 = performance.now();
-      const r = await fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: posters[i % POSTERS]!.headers, body: JSON.stringify({ text: `sample ${i}` }) });
+      const r = await fetch(`${this.d.url}/v1/channels/${this.general}/messages`, { method: 'POST', headers: this.posters[Math.floor(i / POSTS_PER_POSTER)], body: JSON.stringify({ text: `sample ${i}` }) });
       const t1 = performance.now();
       if (r.status !== 200) throw new Error(`post answered ${r.status}: ${await r.text()}`);
       const { id } = (await r.json()) as { id: string };
-      if ((seen.get(id)?.count ?? 0) < LISTENERS) await new Promise<void>((res) => waiters.set(id, res));
-      waiters.delete(id);
-      if (i >= 10) {
-        // the first ten warm up the JIT and the connection pool
-        fanout.push(seen.get(id)!.last - t0);
-        postMs.push(t1 - t0);
-      }
+      fanout.push((await this.rx.lastReceipt(id)) - t0);
+      post.push(t1 - t0);
     }
-    fanout.sort((a, b) => a - b);
-    postMs.sort((a, b) => a - b);
-    const r2 = (x: number) => Math.round(x * 100) / 100;
-    const result = {
-      benchmark: `NEW_MESSAGE fan-out to ${LISTENERS} subscribed HTTP apps, one post at a time, daemon in its own process, fsync on`,
-      machine: `${os.cpus().length} cores, Node ${process.version}`,
-      samples: fanout.length,
-      postToLastReceiptMs: { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), max: r2(fanout[fanout.length - 1]!) },
-      postLatencyMs: { p50: r2(percentile(postMs, 50)), p99: r2(percentile(postMs, 99)) },
-      targets: { fanoutP99Ms: 50 },
-      met: { fanoutP99: percentile(fanout, 99) < 50 },
-      at: new Date().toISOString(),
-    };
-    writeResult('platform-fanout', result);
-  } finally {
-    await d.stop();
-    rx.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    return { fanout: fanout.sort((a, b) => a - b), post: post.sort((a, b) => a - b) };
+  }
+
+  pids = () => [this.d.child.pid!];
+  warm = async () => { await this.posts(WARM); };
+  async round(): Promise<Figures> {
+    const cpu0 = processCpuMs(this.d.child.pid!);
+    const { fanout, post } = await this.posts(this.samples);
+    const cpuUs = Math.round(((processCpuMs(this.d.child.pid!) - cpu0) * 1000) / this.samples);
+    return { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), postP50: r2(percentile(post, 50)), cpuUs };
+  }
+
+  async close() {
+    await this.d.stop();
+    await this.rx.close();
+    fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+export const fanoutPath: HotPath = {
+  id: 'fanout',
+  title: 'NEW_MESSAGE fan-out to 100 apps, post to last receipt',
+  figures: [
+    { key: 'p50', label: 'p50 ms', better: 'lower' },
+    { key: 'p99', label: 'p99 ms', better: 'lower', target: { below: 50 } },
+    { key: 'postP50', label: 'post p50 ms', better: 'lower' },
+    { key: 'cpuUs', label: 'daemon CPU µs per post and its 100 deliveries', better: 'lower' },
+  ],
+  async setup(o: RunOptions) {
+    const samplesPerRound = o.scale === 'quick' ? 30 : 100;
+    return {
+      open: (build: Build) => FanoutSide.open(build.root, { listeners: 100, samplesPerRound, rounds: o.rounds, nodeArgs: o.nodeArgs?.(build) }),
+      async close() {},
+    };
+  },
+};
+
+async function main() {
+  const listeners = Number(process.env.BENCH_LISTENERS ?? 100);
+  const samples = Number(process.env.BENCH_SAMPLES ?? 200);
+  const side = await FanoutSide.open(ROOT, { listeners, samplesPerRound: samples, rounds: 1 });
+  try {
+    await side.warm();
+    const { fanout, post } = await side.posts(samples);
+    writeResult('platform-fanout', {
+      benchmark: `NEW_MESSAGE fan-out to ${listeners} subscribed HTTP apps, one post at a time, daemon in its own process, fsync on`,
+      machine: `${os.cpus().length} cores, Node ${process.version}`,
+      samples: fanout.length,
+      postToLastReceiptMs: { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), max: r2(fanout[fanout.length - 1]!) },
+      postLatencyMs: { p50: r2(percentile(post, 50)), p99: r2(percentile(post, 99)) },
+      targets: { fanoutP99Ms: 50 },
+      met: { fanoutP99: percentile(fanout, 99) < 50 },
+      at: new Date().toISOString(),
+    });
+  } finally {
+    await side.close();
+  }
+}
+
+if (isMain(import.meta.url))
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });

@@ -1,7 +1,7 @@
 /**
- * The server side of bench/socket.ts, run as a child process (forked, IPC) so the load loop
+ * The server side of bench/socket.ts, hosted in a child process (bench/host.ts) so the load loop
  * and the 1,000 client sockets do not share an event loop.
- *   mode "daemon": a real appreg daemon (startDaemon with the default extensions) holding
+ *   mode "daemon": a real appreg daemon of the build at <root> (bench/build.ts) holding
  *                  APPS socket-mode apps; a round trip = the socket transport's send() of one
  *                  delivery to an app (round robin over the apps, and over each app's
  *                  connections inside the transport) until the app's ack resolves it.
@@ -17,62 +17,54 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { load, type LoadResult } from './lib.js';
+import { startInProcess } from './build.js';
+import { serveTarget, type Target } from './host.js';
+import { isMain } from './lib.js';
 
 export const PAYLOAD = {
   messageType: 'SLASH_COMMAND', slashCommand: '/bench', text: 'hello from the benchmark', userId: 'wu_bench_user_000000000000',
   channelId: 'ch_bench_channel_00000000000', workspaceId: 'ws_bench_workspace_0000000000', triggerId: 'trg_0000000000000000000000',
 };
 
-export interface GoMessage { type: 'go'; concurrency: number; seconds: number; warmupSeconds: number }
-export type ChildMessage =
-  | { type: 'ready'; url: string; apps?: Array<{ id: string; appKey: string }>; engine?: boolean }
-  | { type: 'result'; result: LoadResult & { rss: number; cpuUsPerRoundTrip: number; cpuCoreShare: number } }
-  | { type: 'error'; message: string };
+/** What a ready target tells bench/socket.ts: where to connect, and (daemon modes) the apps to connect as. */
+export interface SocketTargetInfo { url: string; apps?: Array<{ id: string; appKey: string }> }
 
-const send = (m: ChildMessage) => process.send!(m);
-
-async function daemonMode(appsWanted: number, viaEngine = false): Promise<{ roundTrip: (i: number) => Promise<boolean>; close(): Promise<void> }> {
-  const { loadConfig } = await import('../src/config.js');
-  const { createLogger } = await import('../src/logger.js');
-  const { startDaemon } = await import('../src/server/start.js');
+async function daemonMode(root: string, appsWanted: number, viaEngine: boolean): Promise<Target> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-socket-'));
-  const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), logLevel: 'warn' as const, rateLimitManagementWrites: 0, socketPingIntervalMs: 20_000, maxConnectionsPerAddress: 0 };
-  const handle = await startDaemon(config, { logger: createLogger({ level: 'warn' }) });
-  const b = handle.bootstrapped!;
-  const principal = { workspaceId: b.workspaceId, workspaceUserId: b.workspaceUserId, jti: 'bench' };
+  // maxConnections: the default cap (1,000) counts the 1,000 sockets and the ticket requests' connections alike;
+  // maxConnectionsPerAddress: they all come from 127.0.0.1 (older builds ignore the setting)
+  const d = await startInProcess(root, dir, { rateLimitManagementWrites: 0, socketPingIntervalMs: 20_000, maxConnections: 4000, maxConnectionsPerAddress: 0 });
   const apps: Array<{ id: string; appKey: string }> = [];
   for (let i = 0; i < appsWanted; i++) {
-    const { app } = await handle.parts.apps.create(principal, {
+    const app = await d.createApp({
       name: `bench-socket-${i}`, displayName: `Bench ${i}`, bot: true, socketMode: true,
       scopes: { botScopes: ['messages:read'], userScopes: [] }, shortcuts: [],
       slashCommands: [{ command: '/bench', url: 'https://bench.example.com/slash' }],
       eventSubscriptions: { url: 'https://bench.example.com/events', events: [] }, redirectUrls: ['https://bench.example.com/redirect'],
     });
-    apps.push({ id: app.id, appKey: String(app.appKey) });
+    apps.push({ id: app.id, appKey: app.appKey });
   }
-  const sm = handle.parts.socket;
-  const records = await Promise.all(apps.map(async (a) => (await handle.parts.apps.byId(a.id))!));
-  const engine = handle.parts.deliveries;
-  send({ type: 'ready', url: handle.url, apps });
+  const records = await Promise.all(apps.map((a) => d.appById(a.id)));
+  const info: SocketTargetInfo = { url: d.url, apps };
   return {
+    info: { ...info },
     async roundTrip(i) {
       if (viaEngine) {
         // the whole delivery path: trigger → payload → socket transport → reply → classify → delivery log
-        const rec = await engine.trigger(principal, { appId: records[i % records.length]!.id, kind: 'slash-command', command: '/bench', text: 'bench' });
+        const rec = await d.trigger({ appId: records[i % records.length]!.id, kind: 'slash-command', command: '/bench', text: 'bench' });
         return rec.outcome === 'acked';
       }
-      const r = await sm.transport.send({ deliveryId: `dlv_${i}`, attemptId: `att_${i}`, app: records[i % records.length]!, payload: PAYLOAD, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '' });
+      const r = await d.socketTransport().send({ deliveryId: `dlv_${i}`, attemptId: `att_${i}`, app: records[i % records.length]!, payload: PAYLOAD, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '' });
       return r.outcome === 'acked';
     },
     async close() {
-      await handle.close();
+      await d.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-async function echoMode(): Promise<{ roundTrip: (i: number) => Promise<boolean>; close(): Promise<void> }> {
+async function echoMode(): Promise<Target> {
   const server = http.createServer();
   const wss = new WebSocketServer({ server });
   const conns: WebSocket[] = [];
@@ -94,8 +86,9 @@ async function echoMode(): Promise<{ roundTrip: (i: number) => Promise<boolean>;
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  send({ type: 'ready', url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+  const info: SocketTargetInfo = { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/` };
   return {
+    info: { ...info },
     roundTrip(i) {
       const ws = conns[i % conns.length]!;
       const cid = `cor_${i}`;
@@ -118,54 +111,12 @@ async function echoMode(): Promise<{ roundTrip: (i: number) => Promise<boolean>;
   };
 }
 
-/** BENCH_PROF_WINDOW=<dir>: a CPU profile of the measured window only (not start-up, connects or warm-up). */
-async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
-  const { Session } = await import('node:inspector/promises');
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    async stop(file) {
-      const { profile } = await session.post('Profiler.stop');
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}
-
-async function main() {
-  const mode = process.argv[2];
-  const target = mode === 'daemon' || mode === 'engine' ? await daemonMode(Number(process.argv[3] ?? 100), mode === 'engine') : await echoMode();
-  let n = 0;
-  process.on('message', async (m: GoMessage | { type: 'stop' }) => {
-    try {
-      if (m.type === 'go') {
-        if (m.warmupSeconds > 0) {
-          await load((i) => target.roundTrip(n + i), { concurrency: m.concurrency, seconds: m.warmupSeconds });
-          n += 1e9;
-        }
-        const prof = process.env.BENCH_PROF_WINDOW ? await startProfile() : undefined;
-        const cpu0 = process.cpuUsage();
-        const result = await load((i) => target.roundTrip(n + i), { concurrency: m.concurrency, seconds: m.seconds });
-        const cpu = process.cpuUsage(cpu0);
-        if (prof) await prof.stop(`${process.env.BENCH_PROF_WINDOW}/${mode}-c${m.concurrency}-${result.requests}.cpuprofile`);
-        n += 1e9;
-        // CPU of the server process per round trip (user + system, µs) and its share of one core.
-        const cpuUs = cpu.user + cpu.system;
-        send({ type: 'result', result: { ...result, cpuUsPerRoundTrip: Math.round((cpuUs / Math.max(1, result.requests)) * 10) / 10, cpuCoreShare: Math.round((cpuUs / 1e6 / result.seconds) * 100) / 100, rss: Math.round(process.memoryUsage().rss / 1048576) } });
-      } else if (m.type === 'stop') {
-        await target.close();
-        process.exit(0);
-      }
-    } catch (e) {
-      send({ type: 'error', message: (e as Error).stack ?? String(e) });
-    }
+// argv: echo | daemon <root> <apps> | engine <root> <apps>
+if (isMain(import.meta.url)) {
+  const [mode, root, apps] = process.argv.slice(2);
+  serveTarget(async () => {
+    if (mode === 'echo') return echoMode();
+    if (mode === 'daemon' || mode === 'engine') return daemonMode(root!, Number(apps ?? 100), mode === 'engine');
+    throw new Error(`unknown socket target "${mode}"`);
   });
 }
-
-main().catch((e) => {
-  send({ type: 'error', message: (e as Error).stack ?? String(e) });
-  process.exit(1);
-});

@@ -4,42 +4,25 @@
  * server driven the same way (the floor). The server side runs in a child process
  * (bench/socket-server.ts); this process holds the 1,000 client sockets, which answer every
  * frame as the official SDK does (binary JSON `{correlation_id, status: 200}`).
+ * `npm run bench:compare` runs the engine side for two builds beside the echo (socketPath).
  *
  * Run:  npm run build && node dist/bench/socket.js     (about a minute)
  * Env:  BENCH_SOCKETS (1000), BENCH_APPS (100: 10 connections each, the default per-app cap),
- *       BENCH_SECONDS (4 per round), BENCH_ROUNDS (3, alternating echo / daemon), BENCH_CONCURRENCY ("100,1000": in-flight round trips),
- *       BENCH_PROF_WINDOW=<dir> (a CPU profile of each measured window, named <mode>-c<concurrency>-<round trips>.cpuprofile).
+ *       BENCH_SECONDS (4 per round), BENCH_ROUNDS (3, alternating echo / daemon / engine), BENCH_CONCURRENCY ("100,1000": in-flight round trips).
  * File descriptors: this process holds 2 × BENCH_SOCKETS sockets, each server BENCH_SOCKETS; if `ulimit -n` is below ~2,500,
  * raise it first (`ulimit -n 4096`).
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
-import { writeResult } from './lib.js';
-import type { ChildMessage, GoMessage } from './socket-server.js';
+import { openHost, type Host, type HostResult } from './host.js';
+import { inBatches, isMain, median, writeResult } from './lib.js';
+import type { SocketTargetInfo } from './socket-server.js';
+import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
 
-const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
-const APPS = Number(process.env.BENCH_APPS ?? 100);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PATH_NOTE = "daemon: the socket transport's send() inside a real daemon process (ticketed connections through websocket-connection), reply matched by correlation id; engine: the same daemon, each round trip a slash-command trigger through the delivery engine (payload, transport, classification, delivery log)";
-const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '100,1000').split(',').map(Number);
 const here = path.dirname(fileURLToPath(import.meta.url));
-
-function next(child: ChildProcess): Promise<ChildMessage> {
-  return new Promise((resolve, reject) => {
-    const onMsg = (m: ChildMessage) => {
-      child.off('exit', onExit);
-      if (m.type === 'error') reject(new Error(m.message));
-      else resolve(m);
-    };
-    const onExit = (code: number) => reject(new Error(`bench server exited ${code}`));
-    child.once('message', onMsg);
-    child.once('exit', onExit);
-  });
-}
 
 /** A client as the official SDK answers: parse the frame, reply binary JSON with its correlation id. */
 function openClient(url: string): Promise<WebSocket> {
@@ -54,96 +37,124 @@ function openClient(url: string): Promise<WebSocket> {
   });
 }
 
-async function inBatches<T>(n: number, batch: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = [];
-  for (let i = 0; i < n; i += batch) out.push(...(await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, k) => fn(i + k)))));
-  return out;
-}
+interface Sockets { host: Host; clients: WebSocket[]; connectMs: number }
 
-interface Side { child: ChildProcess; clients: WebSocket[]; connectMs: number }
-
-async function open(mode: 'echo' | 'daemon' | 'engine'): Promise<Side> {
-  const child = fork(path.join(here, 'socket-server.js'), [mode, String(APPS)], { execArgv: process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sockprof'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ready = await next(child);
-  if (ready.type !== 'ready') throw new Error('unexpected message');
+/** Start a target (echo, or a build's daemon) and connect `sockets` clients to it, as apps do. */
+async function open(mode: 'echo' | 'daemon' | 'engine', sizes: { sockets: number; apps: number }, root?: string, nodeArgs: string[] = []): Promise<Sockets> {
+  const host = await openHost(path.join(here, 'socket-server.js'), mode === 'echo' ? ['echo'] : [mode, root!, String(sizes.apps)], { nodeArgs });
+  const ready = host.info as unknown as SocketTargetInfo;
   const t0 = performance.now();
-  const clients = await inBatches(SOCKETS, 50, async (i) => {
-    if (mode === 'echo') return openClient(ready.url);
-    const app = ready.apps![i % ready.apps!.length]!;
-    const res = await fetch(`${ready.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(app.appKey)}`);
-    if (res.status !== 200) throw new Error(`websocket-connection: ${res.status}`);
-    return openClient(((await res.json()) as { url: string }).url);
-  });
+  const clients: WebSocket[] = [];
+  try {
+    await inBatches(sizes.sockets, 50, async (i) => {
+      if (mode === 'echo') return clients.push(await openClient(ready.url));
+      const app = ready.apps![i % ready.apps!.length]!;
+      const res = await fetch(`${ready.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(app.appKey)}`);
+      if (res.status !== 200) throw new Error(`websocket-connection: ${res.status}`);
+      return clients.push(await openClient(((await res.json()) as { url: string }).url));
+    });
+  } catch (e) {
+    await close({ host, clients, connectMs: 0 });
+    throw e;
+  }
   const connectMs = Math.round(performance.now() - t0);
   console.error(`${mode}: ${clients.length} sockets open in ${connectMs} ms`);
-  return { child, clients, connectMs };
+  return { host, clients, connectMs };
 }
 
-async function close(side: Side) {
-  for (const ws of side.clients) ws.terminate();
-  side.child.send({ type: 'stop' });
-  await new Promise((r) => side.child.once('exit', r));
+async function close(s: Sockets) {
+  for (const ws of s.clients) ws.terminate();
+  await s.host.stop();
 }
 
-/** What one measured round reports (the load process's result message). */
-interface Measured { rps: number; p50: number; p99: number; errors: number; cpuUsPerRoundTrip: number; cpuCoreShare: number }
-
-async function measure(side: Side, concurrency: number, warmupSeconds: number): Promise<Measured> {
-  const go: GoMessage = { type: 'go', concurrency, seconds: SECONDS, warmupSeconds };
-  side.child.send(go);
-  const m = await next(side.child);
-  if (m.type !== 'result') throw new Error('unexpected message');
-  return m.result as unknown as Measured;
+/** A side measured at each in-flight count in turn, each round: rps<c>, p50_<c>, p99_<c>, cpuUs<c>. */
+function socketSide(s: Sockets, concurrency: number[], seconds: number): Side {
+  return {
+    pids: () => [s.host.pid],
+    async warm() {
+      for (const c of concurrency) await s.host.go({ concurrency: c, seconds: 2 });
+    },
+    async round() {
+      const out: Figures = { errors: 0 };
+      for (const c of concurrency) {
+        const r: HostResult = await s.host.go({ concurrency: c, seconds });
+        Object.assign(out, { [`rps${c}`]: r.rps, [`p50_${c}`]: r.p50, [`p99_${c}`]: r.p99, [`cpuUs${c}`]: r.cpuUsPerRoundTrip });
+        out.errors! += r.errors;
+      }
+      return out;
+    },
+    close: () => close(s),
+  };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** 1,000 sockets at every scale: the issue's figures are at 100 and 1,000 round trips in flight. */
+const SIZES = { sockets: 1000, apps: 100 };
+const COMPARED = [100, 1000];
+
+export const socketPath: HotPath = {
+  id: 'socket',
+  title: 'socket trigger through the engine, 1,000 sockets',
+  floor: 'bare ws echo',
+  figures: [
+    { key: 'rps100', label: 'round trips/s, 100 in flight', better: 'higher', target: { atLeastFloor: 0.5 } },
+    { key: 'rps1000', label: 'round trips/s, 1,000 in flight', better: 'higher', target: { atLeastFloor: 0.5 } },
+    { key: 'p99_1000', label: 'p99 ms, 1,000 in flight', better: 'lower', target: { below: 50 } },
+    { key: 'cpuUs1000', label: 'CPU µs per round trip (with its load loop)', better: 'lower' },
+  ],
+  async setup(o: RunOptions) {
+    return {
+      open: async (build: Build) => socketSide(await open('engine', SIZES, build.root, o.nodeArgs?.(build)), COMPARED, o.seconds),
+      floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
+      async close() {},
+    };
+  },
+};
 
 async function main() {
-  // Both servers hold their 1,000 sockets at once; rounds alternate echo / daemon so that the
-  // noise of a shared machine hits both alike. Each figure is the median over the rounds.
-  const echo = await open('echo');
-  const daemon = await open('daemon');
-  const engine = await open('engine');
-  const results: Record<string, unknown> = {};
+  const sizes = { sockets: Number(process.env.BENCH_SOCKETS ?? 1000), apps: Number(process.env.BENCH_APPS ?? 100) };
+  const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+  const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '100,1000').split(',').map(Number);
+  const root = path.resolve(here, '../..');
+  // All three hold their sockets at once; rounds take turns so that the noise of a shared
+  // machine hits them alike. Each figure is the median over the rounds.
+  const opened: Sockets[] = [];
   try {
+    for (const mode of ['echo', 'daemon', 'engine'] as const) opened.push(await open(mode, sizes, root));
+    const [echo, daemon, engine] = opened as [Sockets, Sockets, Sockets];
+    const turns = await takeTurns([['echo', socketSide(echo, CONCURRENCY, SECONDS)], ['daemon', socketSide(daemon, CONCURRENCY, SECONDS)], ['engine', socketSide(engine, CONCURRENCY, SECONDS)]], { rounds: ROUNDS, log: (l) => console.error(l) });
+    const results: Record<string, unknown> = {};
     for (const c of CONCURRENCY) {
-      const rounds: Record<'echo' | 'daemon' | 'engine', Measured[]> = { echo: [], daemon: [], engine: [] };
-      for (let r = 0; r < ROUNDS; r++) {
-        for (const [name, side] of [['echo', echo], ['daemon', daemon], ['engine', engine]] as const) {
-          const res = await measure(side, c, r === 0 ? 2 : 0);
-          rounds[name].push(res);
-          console.error(`round ${r + 1} ${name} c=${c}: ${res.rps} round trips/s, p50 ${res.p50} ms, p99 ${res.p99} ms, errors ${res.errors}, server cpu ${res.cpuUsPerRoundTrip} µs/rt (${res.cpuCoreShare} core)`);
-        }
-      }
-      const summary = (xs: Measured[]) => ({ rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), errors: xs.reduce((a, x) => a + x.errors, 0), serverCpuUsPerRoundTrip: median(xs.map((x) => x.cpuUsPerRoundTrip)) });
-      const e = summary(rounds.echo);
-      const d = summary(rounds.daemon);
-      const g = summary(rounds.engine);
-      results[`concurrency${c}`] = { echo: e, daemon: d, engine: g, ratio: Math.round((d.rps / e.rps) * 100) / 100, ratioEngine: Math.round((g.rps / e.rps) * 100) / 100, rounds };
+      const summary = (name: string) => {
+        const rs = turns[name]!.rounds;
+        return { rps: median(rs.map((r) => r[`rps${c}`]!)), p50: median(rs.map((r) => r[`p50_${c}`]!)), p99: median(rs.map((r) => r[`p99_${c}`]!)), serverCpuUsPerRoundTrip: median(rs.map((r) => r[`cpuUs${c}`]!)) };
+      };
+      const [e, d, g] = [summary('echo'), summary('daemon'), summary('engine')];
+      results[`concurrency${c}`] = { echo: e, daemon: d, engine: g, ratio: Math.round((d.rps / e.rps) * 100) / 100, ratioEngine: Math.round((g.rps / e.rps) * 100) / 100 };
     }
+    writeResult('socket', {
+      benchmark: 'socket',
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      path: PATH_NOTE,
+      sockets: sizes.sockets,
+      apps: sizes.apps,
+      connectMs: { echo: echo.connectMs, daemon: daemon.connectMs, engine: engine.connectMs },
+      secondsPerRound: SECONDS,
+      rounds: ROUNDS,
+      concurrency: CONCURRENCY,
+      results,
+      perRound: Object.fromEntries(Object.entries(turns).map(([k, v]) => [k, v.rounds])),
+      targets: { ratio: 0.5, p99Ms: 100, engineRatio: 0.5, engineP99MsAt1000: 50 },
+    });
   } finally {
-    await close(echo);
-    await close(daemon);
-    await close(engine);
+    for (const s of opened) await close(s);
   }
-  writeResult('socket', {
-    benchmark: 'socket',
-    date: new Date().toISOString(),
-    node: process.version,
-    cpus: os.cpus().length,
-    path: PATH_NOTE,
-    sockets: SOCKETS,
-    apps: APPS,
-    connectMs: { echo: echo.connectMs, daemon: daemon.connectMs },
-    secondsPerRound: SECONDS,
-    rounds: ROUNDS,
-    concurrency: CONCURRENCY,
-    results,
-    targets: { ratio: 0.5, p99Ms: 100 },
-  });
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+if (isMain(import.meta.url))
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { benchManifest, inBatches, seedBenchApps, load, processCpuMs, procStat, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
+import { benchManifest, inBatches, seedBenchApps, load, processCpuMs, procStat, quiet, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
@@ -161,20 +161,6 @@ async function startCluster(): Promise<Cluster> {
 const ppid = (pid: number) => Number(procStat(pid)?.[1] ?? -1);
 /** CPU (ms) of these processes, with the children each reaped so that exited backends still count. */
 const cpuMs = (pids: number[]) => pids.reduce((sum, p) => sum + processCpuMs(p, true), 0);
-
-/** Wait until the daemons and the database are idle (embedded compaction, checkpoints, autovacuum) before a round. */
-async function quiet(pids: () => number[]): Promise<void> {
-  const t0 = performance.now();
-  await new Promise((r) => setTimeout(r, 2500));
-  let calm = 0;
-  let last = cpuMs(pids());
-  while (calm < 4 && performance.now() - t0 < 30_000) {
-    await new Promise((r) => setTimeout(r, 250));
-    const now = cpuMs(pids());
-    calm = now - last <= 20 ? calm + 1 : 0; // at most 20 ms of CPU in 250 ms
-    last = now;
-  }
-}
 
 // ---- the rounds --------------------------------------------------------------------------------
 
@@ -343,9 +329,9 @@ async function main() {
     // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's leftovers
     const all = () => [...daemons.map((d) => d.child.pid!), ...cluster.pids()];
     for (const n of names) {
-      await quiet(all);
+      await quiet(all, { reaped: true });
       await round(setups[n]!, 'exchange', setups[n]!.codes('warm'), 3, false);
-      await quiet(all);
+      await quiet(all, { reaped: true });
       await round(setups[n]!, 'get', [], 2, false);
     }
     // A daemon's first sweep of expired codes, a minute after it started, reads every code once (later
@@ -356,19 +342,19 @@ async function main() {
     const gets: Record<string, Round[]> = Object.fromEntries(names.map((n) => [n, []]));
     for (let r = 0; r < ROUNDS; r++) {
       for (const n of names) {
-        await quiet(all);
+        await quiet(all, { reaped: true });
         exchanges[n]!.push(await round(setups[n]!, 'exchange', setups[n]!.codes(r), SECONDS));
       }
     }
     let checked: Awaited<ReturnType<typeof checks>> | undefined;
     let underLoad: Round | undefined;
     if (names.includes('postgres2')) {
-      await quiet(all);
+      await quiet(all, { reaped: true });
       [underLoad, checked] = await Promise.all([round(setups.postgres2!, 'exchange', pgSeed.codes.underLoad!, SECONDS), checks(setups.postgres2!)]);
     }
     for (let r = 0; r < ROUNDS; r++) {
       for (const n of names) {
-        await quiet(all);
+        await quiet(all, { reaped: true });
         gets[n]!.push(await round(setups[n]!, 'get', [], SECONDS));
       }
     }
