@@ -1,6 +1,6 @@
 /**
  * The delivery log: every delivery and each of its attempts. Two implementations behind one
- * interface, chosen by the store:
+ * interface; the composition root picks one with the store:
  * - embedded store (one daemon): kept out of the main data document (appending here never slows
  *   app and token writes): JSON lines under <data-dir>/deliveries/, one line per change of a
  *   delivery (the latest line of an id wins), files rotated by size, the oldest removed past
@@ -14,8 +14,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/types.js';
-import { openStoreDeliveryLog } from './store-log.js';
 import type { DeliveryKind, Outcome } from './types.js';
 
 export interface AttemptEntry {
@@ -95,14 +93,6 @@ export interface DeliveryLogOptions {
   retentionDays: number;
   clock: Clock;
   logger: Logger;
-  /** The daemon's store: on PostgreSQL the log lives there (shared by every daemon), else in `dir`. */
-  store?: Store;
-}
-
-/** The delivery log for this daemon: in the database on PostgreSQL, JSON lines in `dir` otherwise. */
-export function openDeliveryLog(opts: DeliveryLogOptions): DeliveryLog {
-  if (opts.store?.kind === 'postgres') return openStoreDeliveryLog({ store: opts.store, retentionDays: opts.retentionDays, clock: opts.clock, logger: opts.logger });
-  return openFileDeliveryLog(opts);
 }
 
 /** A delivered trigger is kept without its payload (a third of the bytes; the payload is null when read back). */
@@ -119,7 +109,8 @@ export function listed(r: DeliveryRecord, f: { ownerId: string; appId?: string; 
   return !f.failed || r.state === 'failed' || r.state === 'retrying';
 }
 
-function openFileDeliveryLog(opts: DeliveryLogOptions): DeliveryLog {
+/** The delivery log of a daemon that is its store's only one: JSON lines in `dir`. */
+export function openFileDeliveryLog(opts: DeliveryLogOptions): DeliveryLog {
   const { dir, clock, logger } = opts;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fileBytes = Math.max(64 * 1024, Math.floor(opts.maxBytes / 4));

@@ -64,11 +64,11 @@ export async function replacePending(
 }
 
 /**
- * Embedded store (one daemon): leases held by an earlier run of this daemon are void (it is gone);
- * the events it was attempting are due now, as they were before leases existed.
+ * For a store only one daemon uses (the embedded one; the composition root decides): leases held by
+ * an earlier run of this daemon are void (it is gone); the events it was attempting are due now, as
+ * they were before leases existed. Where daemons share the store, a lease runs out instead.
  */
 export async function takeOverDeadLeases(store: Store, owner: string, now: number): Promise<void> {
-  if (store.kind !== 'embedded') return;
   for (const p of await store.all<PendingDelivery>(PENDING_TABLE)) {
     if (leasedElsewhere(p, owner, now)) await replacePending(store, p, released(p, Math.min(p.nextAt, now)), () => false);
   }

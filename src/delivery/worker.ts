@@ -39,6 +39,11 @@ export interface WorkerDeps {
   socket: SocketTransport;
   /** This daemon, as the owner of the leases it takes. */
   instanceId: string;
+  /**
+   * Whether this daemon is the store's only one (the embedded store): then leases left by its earlier
+   * run are void at start and taken over at once, not when they run out (pending.ts takeOverDeadLeases).
+   */
+  soleDaemon: boolean;
 }
 
 export function createDeliveryWorker(deps: WorkerDeps) {
@@ -277,7 +282,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     cancelForApp,
     replay,
     start() {
-      takeOverDeadLeases(store, instanceId, clock.now())
+      (deps.soleDaemon ? takeOverDeadLeases(store, instanceId, clock.now()) : Promise.resolve())
         .catch((e) => logger.error('taking over pending events failed', { error: (e as Error).message }))
         .finally(() => !stopped && poller.start());
       unwatch = outbox.watch(() => poller.wakeAt(clock.now())); // an unauthorize or uninstall on any daemon

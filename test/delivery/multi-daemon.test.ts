@@ -11,7 +11,7 @@ import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
 import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import { SOCKET_HOLDERS_TABLE } from '../../src/delivery/socket-relay.js';
-import { openDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js';
+import type { DeliveryRecord } from '../../src/delivery/log.js';
 import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/services/records.js';
@@ -28,8 +28,8 @@ async function daemon(t: Tap.Test, url: string, name: string, listenRetryMs?: nu
   const store = await openPostgresStore({ url, logger, instanceId: name, listenRetryMs });
   const config = { ...defaults };
   const sessions = createSocketSessions({ store, clock, logger, config });
-  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: name });
-  const log = openDeliveryLog({ dir: '/nonexistent-not-used', maxBytes: 1 << 20, retentionDays: 7, clock, logger, store });
+  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: name, relay: true });
+  const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
   t.teardown(async () => {
     await transport.close();
     await log.close();

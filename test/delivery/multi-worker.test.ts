@@ -11,7 +11,7 @@ import type { AppsService } from '../../src/services/apps.js';
 import type { AppRecord } from '../../src/services/records.js';
 import { createDispatcher } from '../../src/delivery/dispatcher.js';
 import type { HttpTransport } from '../../src/delivery/http-transport.js';
-import { openDeliveryLog } from '../../src/delivery/log.js';
+import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
 import type { SocketTransport } from '../../src/delivery/socket-transport.js';
 import type { AttemptResult, SendRequest } from '../../src/delivery/types.js';
@@ -32,9 +32,9 @@ async function daemon(t: Tap.Test, url: string, name: string, send: (req: SendRe
   const store = await openPostgresStore({ url, logger, instanceId: name });
   const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '0.3,0.3,0.3', deliveryLeaseMs: 0 };
   const http = { send, post: send, close: async () => {} } as unknown as HttpTransport;
-  const log = openDeliveryLog({ dir: '/nonexistent-not-used', maxBytes: 1 << 20, retentionDays: 7, clock, logger, store });
+  const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket, log });
-  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket, instanceId: name });
+  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket, instanceId: name, soleDaemon: false });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

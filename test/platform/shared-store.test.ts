@@ -43,6 +43,7 @@ function daemon(store: Store, now: () => number, instanceId: string, perChannel 
     fileUrl: (id) => `http://x/${id}`,
     callUrl: (code) => `http://x/calls/${code}`,
     instanceId,
+    countEveryPost: store.kind !== 'postgres', // as the composition root decides
   });
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import t from 'tap';
 import { tempDir } from '../helpers/daemon.js';
 import { createLogger } from '../../src/logger.js';
-import { openDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js';
+import { openFileDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js';
 import { createEgressPolicy } from '../../src/delivery/egress.js';
 import { signature, signedHeaders } from '../../src/delivery/sign.js';
 import { classifyAnswer } from '../../src/delivery/http-transport.js';
@@ -19,7 +19,7 @@ t.test('delivery log: bounded in size, newest kept, read back after reopening, 0
   const dir = tempDir();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const clock = { now: () => Date.now() };
-  const log = openDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
+  const log = openFileDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
   const now = new Date().toISOString();
   for (let i = 0; i < 2000; i++) {
     log.put(rec(i, now), i % 3 ? JSON.stringify(rec(i, now).payload) : undefined);
@@ -31,7 +31,7 @@ t.test('delivery log: bounded in size, newest kept, read back after reopening, 0
   t.ok(total <= 256 * 1024 + 64 * 1024, `total ${total} bytes stays near the 256 KiB bound`);
   t.ok(files.length > 1, 'rotated into several files');
   for (const f of files) t.equal(fs.statSync(path.join(dir, f)).mode & 0o777, 0o600, `${f} is 0600`);
-  const again = openDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
+  const again = openFileDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
   t.match(await again.get('dlv_1999'), { id: 'dlv_1999', payload: { n: 1999 } }, 'the newest survives a reopen, payload intact');
   t.equal(await again.get('dlv_0'), undefined, 'the oldest were dropped');
   const failed = await again.list({ ownerId: 'wu_1', failed: true, limit: 5 });
@@ -44,12 +44,12 @@ t.test('delivery log: entries older than the retention are not read back', async
   const dir = tempDir();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const clock = { now: () => Date.now() };
-  const log = openDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
+  const log = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
   log.put(rec(1, new Date(Date.now() - 3 * 86_400_000).toISOString()));
   log.put(rec(2, new Date().toISOString()));
   await log.close();
   fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), '{"torn": ');
-  const again = openDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
+  const again = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
   t.equal(await again.get('dlv_1'), undefined);
   t.ok(await again.get('dlv_2'), 'a torn last line is skipped, the rest read');
   await again.close();

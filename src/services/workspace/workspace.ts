@@ -38,13 +38,15 @@ export interface WorkspaceDeps {
   callUrl: (code: string) => string;
   /** This daemon among those sharing the store (the owner of its leases on scheduled messages). */
   instanceId?: string;
+  /** The trim cadence of channels (message-index.ts): whether counting a channel is cheap enough to do at every post. */
+  countEveryPost: boolean;
 }
 
 export function createWorkspace(deps: WorkspaceDeps) {
   const { store, clock, logger, config, apps, grants, worker } = deps;
   const users = createWorkspaceUsers(store, clock);
   const events = createWorkspaceEvents({ store, logger, apps, grants, worker });
-  const index = createMessageIndex(store, clock);
+  const index = createMessageIndex(store, clock, { countEveryPost: deps.countEveryPost });
   const files = createFiles({ store, clock, logger, blobs: deps.blobs, fileUrl: deps.fileUrl, limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes } });
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
   const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events, files });
