@@ -7,26 +7,19 @@
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Store } from '../store/types.js';
 import type { AppsService } from '../services/apps.js';
-import type { AppRecord } from '../services/records.js';
 import { EVENTS_OUTBOX, OUTBOX_CHANNEL, type OutboxEventRecord } from '../services/oauth/records.js';
 import { eventPayload } from './payloads.js';
+import type { EnqueueOptions, EventToSend } from './worker.js';
 
 interface OutboxDeps {
   store: Store;
   logger: Logger;
   apps: AppsService;
-  enqueueEvent(
-    app: AppRecord,
-    workspaceId: string,
-    userId: string,
-    eventType: string,
-    payload: Record<string, unknown>,
-    opts: { extra: Array<{ table: string; id: string; value: null }>; expect: Array<{ table: string; id: string; value: object }> },
-  ): Promise<unknown>;
+  enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<unknown>;
 }
 
 export function createOutboxDrain(deps: OutboxDeps) {
-  const { store, logger, apps, enqueueEvent } = deps;
+  const { store, logger, apps, enqueueEvents } = deps;
   /** Outbox records this daemon is turning into events now (the next drain leaves them). */
   const taking = new Set<string>();
 
@@ -38,7 +31,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
       const subscribed = app?.manifest.eventSubscriptions?.events?.includes(ev.eventType);
       if (!app || !subscribed) return await store.commit(gone, still);
       const payload = eventPayload(ev.eventType, ev.workspaceId, ev.workspaceUserIds, ev.body);
-      await enqueueEvent(app, ev.workspaceId, ev.workspaceUserIds[0] ?? '', ev.eventType, payload, { extra: gone, expect: still });
+      await enqueueEvents([{ app, workspaceId: ev.workspaceId, userId: ev.workspaceUserIds[0] ?? '', eventType: ev.eventType, payload }], { extra: gone, expect: still });
     } catch (e) {
       if (e instanceof StoreConflict) return; // another daemon took it
       logger.error('event delivery failed', { error: (e as Error).message });

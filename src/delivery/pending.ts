@@ -15,8 +15,10 @@ export interface PendingDelivery {
   userId: string;
   eventType: string;
   payload: Record<string, unknown>;
-  /** Number of the next attempt (0 = first). */
+  /** Number of the next attempt of the schedule (0 = first). */
   retryNum: number;
+  /** Attempts replays made meanwhile (numbered among the event's attempts, outside its schedule). */
+  replays?: number;
   /** When the next attempt is due (ms); while leased, when the lease holder is presumed dead. */
   nextAt: number;
   createdAt: string;

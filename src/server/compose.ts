@@ -24,7 +24,7 @@ import { createSocketSessions } from '../services/socket-sessions.js';
 import { createDeliveriesService } from '../services/deliveries.js';
 import { createEgressPolicy } from '../delivery/egress.js';
 import { createHttpTransport } from '../delivery/http-transport.js';
-import { openFileDeliveryLog } from '../delivery/log.js';
+import { openFileDeliveryLog } from '../delivery/file-log.js';
 import { openStoreDeliveryLog } from '../delivery/store-log.js';
 import { createSocketTransport } from '../delivery/socket-transport.js';
 import { createDispatcher } from '../delivery/dispatcher.js';

@@ -27,6 +27,7 @@ export const INDEXED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   pendingDeliveries: ['appId'],
   socketEventQueue: ['appId'],
   deliveryLog: ['appId', 'ownerId'],
+  deliveryAttempts: ['deliveryId'],
   socketHolders: ['appId'],
 };
 

@@ -50,7 +50,7 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   const matches = (f: ListFilter, rec: DeliveryRecord) => (!f.app || rec.appId === f.app) && (!f.kind || rec.kind === f.kind) && (!f.state || rec.state === f.state);
 
   async function listPage(s: Signed, f: ListFilter, error?: string): Promise<string> {
-    const rows = (await deliveries.list(s.principal, { appId: f.app, limit: f.kind || f.state ? 20_000 : SHOWN })).filter((rec) => matches(f, rec)).slice(0, SHOWN);
+    const rows = await deliveries.list(s.principal, { appId: f.app, kind: f.kind as DeliveryRecord['kind'] | undefined, state: f.state as DeliveryRecord['state'] | undefined, limit: SHOWN });
     const apps = (await deps.apps.list(s.principal)).map((a) => ({ id: a.id, displayName: String(a.displayName) }));
     return deliveriesPage(shell(s), { filter: f, rows, apps, kinds: KINDS, error });
   }
