@@ -2,8 +2,9 @@
  * The delivery worker: events. An event is durable (a pending record) before its first attempt and
  * is retried on the schedule until delivered, refused for good or out of schedule. Each attempt is
  * made once across daemons: due records are leased (store.claim); the creating daemon writes its
- * event leased to itself and attempts at once. It also drains the OAuth events outbox and hears
- * from the socket-mode queue when a kept event was sent or dropped.
+ * event leased to itself and attempts at once. It also drains the events outbox (outbox.ts: the
+ * events of every change, fanned out to the apps they go to) as soon as it is told it was written,
+ * and hears from the socket-mode queue when a kept event was sent or dropped.
  */
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -13,7 +14,7 @@ import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
 import type { Dispatcher } from './dispatcher.js';
 import { applyEntry, type AttemptRecord, type DeliveryRecord, type LogEntry, type Outgoing, type StateChange } from './log.js';
-import { createOutboxDrain } from './outbox.js';
+import { createOutboxDrain, type EventAudience } from './outbox.js';
 import { createPoller } from './poller.js';
 import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases, type PendingDelivery } from './pending.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
@@ -44,6 +45,10 @@ export interface WorkerDeps {
    * run are void at start and taken over at once, not when they run out (pending.ts takeOverDeadLeases).
    */
   soleDaemon: boolean;
+  /** Who a workspace event in the outbox goes to (services/workspace/events.ts). */
+  audience: EventAudience;
+  /** Told whenever the events outbox may have been written, by this daemon or another (services/events-outbox.ts). */
+  outboxWritten(listener: () => void): () => void;
 }
 
 /** One event for one app: to whom it goes, and what. */
@@ -294,7 +299,25 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return applyEntry(rec, e)!;
   }
 
-  const outbox = createOutboxDrain({ store, logger, apps, enqueueEvents });
+  const outbox = createOutboxDrain({ store, logger, apps, audience: deps.audience, enqueueEvents });
+  let draining: Promise<void> | undefined;
+  let drainAgain = false;
+  /** Drain the outbox now (not at the next poll): a change was just committed with its events. One drain at a time; a hint during one runs another after it. */
+  function drainNow(): void {
+    if (stopped) return;
+    if (draining) {
+      drainAgain = true;
+      return;
+    }
+    draining = (async () => {
+      do {
+        drainAgain = false;
+        await outbox.drain();
+      } while (drainAgain && !stopped);
+    })()
+      .catch((e) => logger.error('draining the events outbox failed', { error: (e as Error).message }))
+      .finally(() => (draining = undefined));
+  }
 
   /** One poll: lease the due events and attempt them, drain the outbox; whether it found any. */
   async function tickOnce(): Promise<boolean> {
@@ -323,13 +346,14 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       (deps.soleDaemon ? takeOverDeadLeases(store, instanceId, clock.now()) : Promise.resolve())
         .catch((e) => logger.error('taking over pending events failed', { error: (e as Error).message }))
         .finally(() => !stopped && poller.start());
-      unwatch = outbox.watch(() => poller.wakeAt(clock.now())); // an unauthorize or uninstall on any daemon
+      unwatch = deps.outboxWritten(drainNow); // a change with events, on any daemon
     },
     /** No new attempts; resolves once those in flight have ended. */
     async stop() {
       stopped = true;
       unwatch?.();
       await poller.stop();
+      await draining;
       await d.idle();
     },
   };

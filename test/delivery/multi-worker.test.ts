@@ -34,7 +34,11 @@ async function daemon(t: Tap.Test, url: string, name: string, send: (req: SendRe
   const http = { send, post: send, close: async () => {} } as unknown as HttpTransport;
   const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket, log });
-  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket, instanceId: name, soleDaemon: false });
+  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket, instanceId: name, soleDaemon: false,
+    // app events only here (no workspace events), found by the poll (no hints)
+    audience: { recipientsOf: async (evs) => evs.map(() => []) },
+    outboxWritten: () => () => {},
+  });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
