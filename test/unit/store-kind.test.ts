@@ -8,16 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { ROOT } from '../helpers/cli.js';
+import { sourceFiles } from '../helpers/sources.js';
 
-function files(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...files(p));
-    else if (e.name.endsWith('.ts')) out.push(p);
-  }
-  return out;
-}
+const files = sourceFiles;
 
 const SRC = path.join(ROOT, 'src');
 /** A look at the store's kind: `store.kind`, `x.kind === 'postgres'`, `'embedded' !== y.kind`, `Store['kind']`. */
