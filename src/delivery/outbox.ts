@@ -29,7 +29,7 @@ interface OutboxDeps {
   apps: Pick<AppsService, 'byId'>;
   audience: EventAudience;
   /** Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their first attempts. */
-  enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<unknown>;
+  enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;
 }
 
 export function createOutboxDrain(deps: OutboxDeps) {
@@ -42,8 +42,12 @@ export function createOutboxDrain(deps: OutboxDeps) {
     const gone = [{ table: EVENTS_OUTBOX, id: ev.id, value: null }];
     const still = [{ table: EVENTS_OUTBOX, id: ev.id, value: ev }];
     try {
-      if (to.length === 0) await store.commit(gone, still);
-      else await enqueueEvents(to, { extra: gone, expect: still });
+      if (to.length === 0) return await store.commit(gone, still);
+      const { durable, attempts } = await enqueueEvents(to, { extra: gone, expect: still });
+      // an attempt's own failure is logged; a write that failed fails the attempts too, and is reported once, below
+      const failed = (e: unknown) => logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message });
+      for (const a of attempts) a.catch((e: unknown) => durable.then(() => failed(e), () => {}));
+      await durable;
     } catch (e) {
       if (e instanceof StoreConflict) return; // another daemon took it
       logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message }); // left in the outbox: the next drain tries again

@@ -187,8 +187,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    * one commit. Without `expect`, the first attempts are made while that write is under way (they do
    * not wait for the disk: a fan-out to many apps is as fast as their answers), and an attempt's
    * outcome is recorded only once the write is durable, so a retry is never scheduled for an event
-   * the store does not hold. With `expect` (the events outbox record still there), the attempts wait
-   * for the write, so they are made only by the daemon whose write won. Each record is written
+   * the store does not hold. With `expect` (the events outbox record still there) and daemons sharing
+   * the store, the attempts wait for the write, so they are made only by the daemon whose write won;
+   * a daemon alone on its store (soleDaemon) has no other daemon to lose to (and its own drains never
+   * take a record twice), so its attempts start at once there too. Each record is written
    * leased to this daemon and due only when the lease runs out, so no tick (of any daemon) starts
    * that attempt too; should this daemon die, another one makes it then (or this one, restarted,
    * at once: soleDaemon). `durable` rejects when the write failed; `attempts` resolve, each, to the
@@ -203,7 +205,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     });
     for (const m of made) inFlight.add(m.p.id);
     const durable = store.commit([...made.map((m) => ({ table: PENDING_TABLE, id: m.p.id, value: m.p })), ...(opts.extra ?? [])], opts.expect);
-    if (opts.expect) {
+    if (opts.expect && !deps.soleDaemon) {
       try {
         await durable;
       } catch (e) {
