@@ -1,9 +1,10 @@
 /**
  * One attempt of one delivery, for the worker (events) and the deliveries service (triggers,
- * replays) alike: pick the transport (HTTP, or the socket transport for socketMode apps),
- * send, record the attempt on the delivery record, and for interactive calls decide what the
- * user sees (the app's message, or its offlineMessage when it failed: docs/protocol.md §5).
- * Attempts in flight are counted so shutdown can wait for them.
+ * replays) alike: pick the transport (HTTP, or the socket transport for socketMode apps), send,
+ * and describe the attempt as the delivery log records it (a new entry: nothing is changed in
+ * place); for interactive calls decide what the user sees (the app's message, or its
+ * offlineMessage when it failed: docs/protocol.md §5) and log the call. Attempts in flight are
+ * counted so shutdown can wait for them.
  */
 import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
@@ -11,13 +12,10 @@ import type { Logger } from '../logger.js';
 import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
 import type { HttpTransport } from './http-transport.js';
-import type { AttemptEntry, DeliveryLog, DeliveryRecord } from './log.js';
+import { applyEntry, type AttemptRecord, type DeliveryLog, type DeliveryRecord, type LogEntry, type Outgoing, type StateChange } from './log.js';
 import type { SocketTransport } from './socket-transport.js';
 import { subjectOf } from './payloads.js';
 import type { AttemptResult, DeliveryKind } from './types.js';
-
-const RAW = Symbol('rawPayload');
-type Raw = DeliveryRecord & { [RAW]?: { of: object; text: string } };
 
 const FAILURES = new Set(['timeout', 'connection_error', 'http_error', 'redirect', 'signature_rejected', 'egress_denied', 'no_connection']);
 
@@ -34,7 +32,7 @@ function idSource(prefix: string) {
  * One readable log line per attempt, as a webhook listener shows them:
  * `slash-command /standup → standup: 200 acked in 3.2 ms`, `event NEW_MESSAGE → standup: connection_error in 1 ms (retry 2)`.
  */
-function attemptLine(rec: DeliveryRecord, a: AttemptEntry): string {
+function attemptLine(rec: Pick<DeliveryRecord, 'kind' | 'subject' | 'appName'>, a: AttemptRecord): string {
   const subject = rec.subject;
   const extra = a.replay ? ' (replay)' : a.retryNum > 0 ? ` (retry ${a.retryNum})` : '';
   return `${rec.kind}${subject ? ` ${subject}` : ''} → ${rec.appName}: ${a.status === undefined ? '' : `${a.status} `}${a.outcome} in ${a.latencyMs} ms${extra}`;
@@ -49,11 +47,22 @@ export interface DispatcherDeps {
   log: DeliveryLog;
 }
 
+/** How an attempt is made: `retryNum` is the number of attempts made before it; `replay` marks one a replay made. */
+export interface AttemptOptions {
+  interactive: boolean;
+  budgetMs: number;
+  retryNum: number;
+  replay?: boolean;
+}
+
+/** An attempt made: how it ended, and the attempt as the log records it. */
+export interface Attempted {
+  result: AttemptResult;
+  entry: AttemptRecord;
+}
+
 export function createDispatcher(deps: DispatcherDeps) {
-  const { clock, logger, apps, http, socket } = deps;
-  // The payload is serialised once: the same bytes are signed, sent and written to the log
-  // (kept under a symbol on the record: JSON.stringify skips it, and it is cheaper than a WeakMap).
-  const log: DeliveryLog = { ...deps.log, put: (rec) => deps.log.put(rec, (rec as Raw)[RAW]?.of === rec.payload ? (rec as Raw)[RAW]!.text : undefined) };
+  const { clock, logger, apps, http, socket, log } = deps;
   let running = 0;
   let idle: (() => void) | undefined;
   let isoAt = -1;
@@ -79,77 +88,89 @@ export function createDispatcher(deps: DispatcherDeps) {
     return p;
   };
 
-  function rawPayloadOf(rec: DeliveryRecord): string {
-    const r = rec as Raw;
-    const cached = r[RAW];
-    if (cached && cached.of === rec.payload) return cached.text;
-    const text = JSON.stringify(rec.payload);
-    r[RAW] = { of: rec.payload, text };
-    return text;
-  }
-
   const transportOf = (app: AppRecord) => (app.manifest.socketMode ? socket : http);
 
-  function recordAttempt(rec: DeliveryRecord, r: AttemptResult, attemptId: string, retryNum: number, replay = false): void {
-    const at = iso();
-    const entry: AttemptEntry = { id: attemptId, at, retryNum, latencyMs: r.latencyMs, outcome: r.outcome };
-    if (replay) entry.replay = true;
+  /**
+   * A new delivery of `payload` to `app`: what it is, and its payload serialised once (the same bytes
+   * are signed, sent and written to the log). `id`: the pending event's; `createdAt`: its creation.
+   */
+  function outgoing(app: AppRecord, kind: DeliveryKind, who: { workspaceId: string; userId: string }, url: string | undefined, payload: Record<string, unknown>, o: { id?: string; createdAt?: string; editedFrom?: string } = {}): Outgoing {
+    const head = {
+      id: o.id ?? nextDeliveryId(), kind, subject: subjectOf(kind, payload), ...(o.editedFrom ? { editedFrom: o.editedFrom } : {}), appId: app.id, appName: app.manifest.name, ownerId: app.ownerId, workspaceId: who.workspaceId, userId: who.userId,
+      transport: app.manifest.socketMode ? ('socket' as const) : ('http' as const), ...(app.manifest.socketMode ? {} : { url }), createdAt: o.createdAt ?? iso(),
+    };
+    return { head, payload, raw: JSON.stringify(payload) };
+  }
+
+  /** A delivery already made, to be sent again (a replay): as it is logged. */
+  function resend(rec: DeliveryRecord): Outgoing {
+    const { id, kind, subject, editedFrom, appId, appName, ownerId, workspaceId, userId, transport, url, createdAt } = rec;
+    const head = { id, kind, subject, ...(editedFrom ? { editedFrom } : {}), appId, appName, ownerId, workspaceId, userId, transport, ...(url !== undefined ? { url } : {}), createdAt };
+    return { head, payload: rec.payload, raw: JSON.stringify(rec.payload) };
+  }
+
+  /** The log's record of an attempt that ended with `r`. */
+  function entryOf(r: AttemptResult, retryNum: number, o: { id?: string; replay?: boolean; url?: string } = {}): AttemptRecord {
+    const entry: AttemptRecord = { id: o.id ?? nextAttemptId(), at: iso(), retryNum, latencyMs: r.latencyMs, outcome: r.outcome };
+    if (o.replay) entry.replay = true;
     if (r.status !== undefined) entry.status = r.status;
     if (r.excerpt) entry.excerpt = r.excerpt;
     if (r.error) entry.error = r.error;
     if (r.message) entry.message = r.message;
     if (r.signed) entry.signed = r.signed;
     if (r.answerHeaders?.length) entry.answerHeaders = r.answerHeaders;
-    rec.attempts.push(entry);
-    rec.outcome = r.outcome;
-    rec.updatedAt = at;
-    if (r.body !== undefined) rec.response = r.body;
-    logger.info(attemptLine(rec, entry), { deliveryId: rec.id, appId: rec.appId });
+    if (r.body !== undefined) entry.response = r.body;
+    if (o.url !== undefined) entry.url = o.url;
+    return entry;
   }
 
-  /** One attempt now; `replay` marks it as made by a replay rather than by the schedule. */
-  async function attempt(rec: DeliveryRecord, app: AppRecord, interactive: boolean, budgetMs: number, replay = false): Promise<AttemptResult> {
-    const retryNum = rec.attempts.length;
+  /** One attempt of `out` now. Nothing is logged: the caller appends the attempt with the state it leaves. */
+  async function attempt(out: Outgoing, app: AppRecord, o: AttemptOptions): Promise<Attempted> {
     const attemptId = nextAttemptId();
-    let r: AttemptResult;
+    const { id, url } = out.head;
+    let result: AttemptResult;
     try {
-      r = await transportOf(app).send({ deliveryId: rec.id, attemptId, app, url: rec.url, payload: rec.payload, rawPayload: rawPayloadOf(rec), interactive, budgetMs, retryNum, signingSecret: app.manifest.socketMode ? '' : (await apps.secretsOf(app)).signingSecret });
+      result = await transportOf(app).send({ deliveryId: id, attemptId, app, url, payload: out.payload, rawPayload: out.raw, interactive: o.interactive, budgetMs: o.budgetMs, retryNum: o.retryNum, signingSecret: app.manifest.socketMode ? '' : (await apps.secretsOf(app)).signingSecret });
     } catch (e) {
-      logger.error('delivery transport failed', { deliveryId: rec.id, error: (e as Error).message });
-      r = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };
+      logger.error('delivery transport failed', { deliveryId: id, error: (e as Error).message });
+      result = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };
     }
-    recordAttempt(rec, r, attemptId, retryNum, replay);
-    return r;
+    const entry = entryOf(result, o.retryNum, { id: attemptId, replay: o.replay, url });
+    logger.info(attemptLine(out.head, entry), { deliveryId: id, appId: app.id });
+    return { result, entry };
   }
 
-  /** An interactive call ended: delivered or failed, and the message the user sees. */
-  function settleInteractive(rec: DeliveryRecord, app: AppRecord, r: AttemptResult) {
-    rec.state = r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed';
-    if (r.outcome === 'acked' && r.message) rec.ephemeralMessage = r.message;
-    else if (r.outcome === 'nacked') rec.ephemeralMessage = r.message ?? app.manifest.offlineMessage ?? defaultOfflineMessage(app);
-    else if (FAILURES.has(r.outcome)) rec.ephemeralMessage = app.manifest.offlineMessage ?? defaultOfflineMessage(app);
-    else rec.ephemeralMessage = undefined; // (not `delete`: it would turn the record into a slow dictionary object)
-    log.put(rec);
+  /** What an interactive call ended as: delivered or failed, and the message the user sees. */
+  function interactiveState(app: AppRecord, r: AttemptResult): StateChange {
+    const state = r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed';
+    let shown: string | undefined;
+    if (r.outcome === 'acked' && r.message) shown = r.message;
+    else if (r.outcome === 'nacked') shown = r.message ?? app.manifest.offlineMessage ?? defaultOfflineMessage(app);
+    else if (FAILURES.has(r.outcome)) shown = app.manifest.offlineMessage ?? defaultOfflineMessage(app);
+    return { at: iso(), state, ...(shown !== undefined ? { ephemeralMessage: shown } : {}) };
   }
 
-  function newRecord(app: AppRecord, kind: DeliveryKind, who: { workspaceId: string; userId: string }, url: string | undefined, payload: Record<string, unknown>, id = nextDeliveryId()): DeliveryRecord {
-    const now = iso();
-    return {
-      id, kind, subject: subjectOf(kind, payload), appId: app.id, appName: app.manifest.name, ownerId: app.ownerId, workspaceId: who.workspaceId, userId: who.userId,
-      transport: app.manifest.socketMode ? 'socket' : 'http', ...(app.manifest.socketMode ? {} : { url }), createdAt: now, updatedAt: now, state: 'pending', payload, attempts: [],
-    };
+  /**
+   * An interactive call ended: logged (with the delivery itself when it is new, else after `prev`,
+   * the delivery as read), and the delivery as it now is.
+   */
+  function settleInteractive(out: Outgoing, app: AppRecord, a: Attempted, prev?: DeliveryRecord): DeliveryRecord {
+    const state = interactiveState(app, a.result);
+    const entry: LogEntry = { id: out.head.id, ...(prev ? {} : { begun: out }), attempt: a.entry, state };
+    log.append(entry);
+    return applyEntry(prev, entry)!;
   }
 
   return {
     log,
     iso,
     nextDeliveryId,
-    nextAttemptId,
     track,
+    outgoing,
+    resend,
+    entryOf,
     attempt,
-    recordAttempt,
     settleInteractive,
-    newRecord,
     /** Resolves once no attempt is in flight. */
     idle: (): Promise<void> => (running === 0 ? Promise.resolve() : new Promise<void>((r) => (idle = r))),
   };

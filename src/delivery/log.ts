@@ -1,21 +1,17 @@
 /**
- * The delivery log: every delivery and each of its attempts. Two implementations behind one
- * interface, chosen by the store:
- * - embedded store (one daemon): kept out of the main data document (appending here never slows
- *   app and token writes): JSON lines under <data-dir>/deliveries/, one line per change of a
- *   delivery (the latest line of an id wins), files rotated by size, the oldest removed past
- *   deliveryLogMaxBytes or deliveryLogRetentionDays. Recent deliveries are indexed in memory
- *   for list/show (that daemon is the only writer, so the index cannot go stale).
- * - PostgreSQL (several daemons): records in the database (store-log.ts), so every daemon
+ * The delivery log: every delivery and each of its attempts, as svix records them: what a
+ * delivery is and sends (written once, when it begins), each attempt as a new entry that is never
+ * changed afterwards, and the state changes (pending, retrying, delivered, failed, cancelled) as
+ * entries of their own. Nothing is read, changed and written back: a writer appends what
+ * happened, and what users see of a delivery (a DeliveryRecord: the API, `deliveries show`, the
+ * console) is assembled from its entries by `applyEntry`.
+ *
+ * Two backends behind one interface; the composition root picks one with the store:
+ * - the embedded store's daemon: JSON lines under <data-dir>/deliveries/ (file-log.ts);
+ * - PostgreSQL (several daemons): three tables in the database (store-log.ts), so every daemon
  *   shows every delivery.
  * Reads are async for both, so callers do not care which one they have.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
-import type { Store } from '../store/types.js';
-import { openStoreDeliveryLog } from './store-log.js';
 import type { DeliveryKind, Outcome } from './types.js';
 
 export interface AttemptEntry {
@@ -36,10 +32,19 @@ export interface AttemptEntry {
   answerHeaders?: Array<[string, string]>;
 }
 
+/** An attempt as the log keeps it: what users see of it, and what the delivery takes from it. */
+export interface AttemptRecord extends AttemptEntry {
+  /** The app's answer body (a modal, menu options, an ack's body): the delivery's `response` from then on. */
+  response?: unknown;
+  /** Where an HTTP attempt went (an event's URL is the manifest's at each attempt): the delivery's `url` from then on. */
+  url?: string;
+}
+
 /** `cancelled`: a retrying event ended by `deliveries cancel`, or because its app was deleted. */
 type DeliveryState = 'pending' | 'delivered' | 'failed' | 'retrying' | 'cancelled';
 
-export interface DeliveryRecord {
+/** What a delivery is: written once, when it begins. */
+export interface DeliveryHead {
   id: string;
   kind: DeliveryKind;
   /** What it is about: the command, shortcut, element, view action, menu or event type (payloads.ts subjectOf). */
@@ -55,6 +60,21 @@ export interface DeliveryRecord {
   transport: 'http' | 'socket';
   url?: string;
   createdAt: string;
+}
+
+/** The state a delivery is in from `at` on; each field not given is unset. */
+export interface StateChange {
+  at: string;
+  state: DeliveryState;
+  nextAttemptAt?: string;
+  /** Why a cancelled delivery was cancelled. */
+  cancelReason?: string;
+  /** An interactive call: what the triggering user sees (the app's message, or the offline message). */
+  ephemeralMessage?: string;
+}
+
+/** A delivery as users see it (the API, the CLI, the console): assembled from its entries. */
+export interface DeliveryRecord extends DeliveryHead {
   updatedAt: string;
   state: DeliveryState;
   outcome?: Outcome;
@@ -70,218 +90,110 @@ export interface DeliveryRecord {
   cancelReason?: string;
 }
 
+/** What a delivery is and sends; `raw` is JSON.stringify(payload), the very bytes signed and sent. */
+export interface Outgoing {
+  head: DeliveryHead;
+  payload: Record<string, unknown>;
+  raw: string;
+}
+
+/** One write to the log about one delivery: any of its beginning, an attempt, a state change (applied in that order). */
+export interface LogEntry {
+  id: string;
+  /** In the delivery's first entry only. */
+  begun?: Outgoing;
+  attempt?: AttemptRecord;
+  state?: StateChange;
+}
+
+/** Which deliveries a list shows. */
+export interface ListFilter {
+  ownerId: string;
+  appId?: string;
+  /** Failed or retrying only. */
+  failed?: boolean;
+  kind?: DeliveryKind;
+  state?: DeliveryState;
+  limit?: number;
+}
+
 export interface DeliveryLog {
-  /**
-   * Record the delivery's current state (written in the background: a get right after answers it);
-   * `rawPayload` is JSON.stringify(rec.payload) when the caller has it.
-   */
-  put(rec: DeliveryRecord, rawPayload?: string): void;
-  /** The record as last put (on PostgreSQL a copy: change it and put it again). */
+  /** Record what happened to a delivery (written in the background: a get right after answers it). */
+  append(entry: LogEntry): void;
+  /** The delivery as its entries make it. Never change what a read answers: it may be what the log holds. */
   get(id: string): Promise<DeliveryRecord | undefined>;
-  list(filter: { ownerId: string; appId?: string; failed?: boolean; limit?: number }): Promise<DeliveryRecord[]>;
-  /** Call `listener` after every put, by any daemon of the store (the console's live pages); returns the unsubscribe. */
+  /** Newest first by creation time. */
+  list(filter: ListFilter): Promise<DeliveryRecord[]>;
+  /** Call `listener` with the delivery after every entry, by any daemon of the store (the console's live pages); returns the unsubscribe. */
   onChange(listener: (rec: DeliveryRecord) => void): () => void;
-  /** Bytes written to disk so far (tests, benchmarks). */
+  /** Resolves once everything appended so far is written (tests, benchmarks). */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
 
-export const FILE_RE = /^log-(\d{8})\.jsonl$/;
+/** At most this many deliveries are kept in memory (the embedded log) or in the database (PostgreSQL). */
 export const MAX_INDEXED = 20_000;
 
-export interface DeliveryLogOptions {
-  dir: string;
-  maxBytes: number;
-  retentionDays: number;
-  clock: Clock;
-  logger: Logger;
-  /** The daemon's store: on PostgreSQL the log lives there (shared by every daemon), else in `dir`. */
-  store?: Store;
+/**
+ * The delivery after `entry`, given what it was before (`prev`; undefined when the entry begins
+ * it). An entry about a delivery not known (whose beginning was not read) makes nothing: undefined.
+ * `prev` is not changed: the answer is a new object.
+ */
+export function applyEntry(prev: DeliveryRecord | undefined, entry: LogEntry): DeliveryRecord | undefined {
+  let v: DeliveryRecord;
+  if (entry.begun) v = { ...entry.begun.head, updatedAt: entry.begun.head.createdAt, state: 'pending', payload: entry.begun.payload, attempts: [] };
+  else if (prev) v = { ...prev };
+  else return undefined;
+  const a = entry.attempt;
+  if (a) {
+    const { response, url, ...seen } = a;
+    v.attempts = [...v.attempts, seen];
+    v.outcome = a.outcome;
+    if (a.at > v.updatedAt) v.updatedAt = a.at;
+    if (response !== undefined) v.response = response;
+    if (url !== undefined) v.url = url;
+  }
+  const s = entry.state;
+  if (s) {
+    v.state = s.state;
+    v.nextAttemptAt = s.nextAttemptAt;
+    v.cancelReason = s.cancelReason;
+    v.ephemeralMessage = s.ephemeralMessage;
+    if (s.at > v.updatedAt) v.updatedAt = s.at;
+  }
+  return v;
 }
 
-/** The delivery log for this daemon: in the database on PostgreSQL, JSON lines in `dir` otherwise. */
-export function openDeliveryLog(opts: DeliveryLogOptions): DeliveryLog {
-  if (opts.store?.kind === 'postgres') return openStoreDeliveryLog({ store: opts.store, retentionDays: opts.retentionDays, clock: opts.clock, logger: opts.logger });
-  return openFileDeliveryLog(opts);
+/**
+ * The entries that make `rec` (applyEntry's inverse): its beginning, each attempt (the last one
+ * carrying the answer and the URL the delivery ended with), its state. For copying a log from one
+ * backend to the other (`appreg db import` and `db export`).
+ */
+export function entriesOf(rec: DeliveryRecord): LogEntry[] {
+  const { updatedAt, state, outcome, ephemeralMessage, response, payload, attempts, nextAttemptAt, cancelReason, ...head } = rec;
+  void outcome; // the last attempt's
+  const entries: LogEntry[] = [{ id: rec.id, begun: { head, payload, raw: JSON.stringify(payload) } }];
+  attempts.forEach((a, i) => {
+    const last = i === attempts.length - 1;
+    entries.push({ id: rec.id, attempt: { ...a, ...(last && response !== undefined ? { response } : {}) } });
+  });
+  const change: StateChange = { at: updatedAt, state };
+  if (nextAttemptAt !== undefined) change.nextAttemptAt = nextAttemptAt;
+  if (cancelReason !== undefined) change.cancelReason = cancelReason;
+  if (ephemeralMessage !== undefined) change.ephemeralMessage = ephemeralMessage;
+  entries.push({ id: rec.id, state: change });
+  return entries;
 }
-
-/** A delivered trigger is kept without its payload (a third of the bytes; the payload is null when read back). */
-const keepsPayload = (rec: DeliveryRecord): boolean => rec.kind === 'event' || rec.state !== 'delivered';
 
 /** Newest first by creation time (what the list shows); created in the same millisecond: the one recorded last first. */
 export const byCreationDesc = (a: { rec: DeliveryRecord; seq: number }, b: { rec: DeliveryRecord; seq: number }): number =>
   a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq;
 
-/** Whether `r` is listed under `filter`. */
-export function listed(r: DeliveryRecord, f: { ownerId: string; appId?: string; failed?: boolean }): boolean {
+/** Whether `r` is listed under `f`. */
+export function listed(r: DeliveryRecord, f: ListFilter): boolean {
   if (r.ownerId !== f.ownerId) return false;
   if (f.appId && r.appId !== f.appId) return false;
+  if (f.kind && r.kind !== f.kind) return false;
+  if (f.state && r.state !== f.state) return false;
   return !f.failed || r.state === 'failed' || r.state === 'retrying';
-}
-
-function openFileDeliveryLog(opts: DeliveryLogOptions): DeliveryLog {
-  const { dir, clock, logger } = opts;
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const fileBytes = Math.max(64 * 1024, Math.floor(opts.maxBytes / 4));
-  const retentionMs = opts.retentionDays * 86_400_000;
-  // id → latest state, plus the order of puts (newest last). A Map used as a queue
-  // (delete the first key on every put) makes V8 scan its deleted slots each time:
-  // measured at ~20 µs per put with 20,000 entries, so the order lives in an array.
-  const index = new Map<string, { rec: DeliveryRecord; seq: number }>();
-  let order: Array<{ id: string; seq: number }> = [];
-  let head = 0;
-  let seqNo = 0;
-  const remember = (rec: DeliveryRecord) => {
-    const seq = ++seqNo;
-    index.set(rec.id, { rec, seq });
-    order.push({ id: rec.id, seq });
-    while (index.size > MAX_INDEXED && head < order.length) {
-      const o = order[head++]!;
-      if (index.get(o.id)?.seq === o.seq) index.delete(o.id);
-    }
-    if (head > 4096 && head * 2 > order.length) {
-      order = order.slice(head).filter((o) => index.get(o.id)?.seq === o.seq);
-      head = 0;
-    }
-  };
-
-  const files = () =>
-    fs.readdirSync(dir).filter((f) => FILE_RE.test(f)).sort();
-
-  // Rebuild the index from what is on disk, oldest first; unreadable lines are skipped.
-  const cutoff = clock.now() - retentionMs;
-  for (const f of files()) {
-    let text: string;
-    try {
-      text = fs.readFileSync(path.join(dir, f), 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      try {
-        const rec = JSON.parse(line) as DeliveryRecord;
-        if (!rec || typeof rec.id !== 'string') continue;
-        if (Date.parse(rec.updatedAt) < cutoff) continue;
-        remember(rec);
-      } catch {
-        /* a torn line from a crash */
-      }
-    }
-  }
-
-  const listeners = new Set<(rec: DeliveryRecord) => void>();
-
-  let current = files().at(-1);
-  let currentSize = current ? fs.statSync(path.join(dir, current)).size : 0;
-  let queue: string[] = [];
-  let writing: Promise<void> | null = null;
-  // Lines are gathered for a few milliseconds and written together: at thousands of
-  // deliveries a second that is one write instead of hundreds. (The log is a record for
-  // people; what must survive a crash, pending retries, is in the main store.)
-  let scheduled: NodeJS.Timeout | undefined;
-  const GATHER_MS = 5;
-  const startDrain = () => {
-    scheduled = undefined;
-    writing ??= drain();
-  };
-  let handle: fs.promises.FileHandle | undefined;
-  let handleFor: string | undefined;
-
-  function prune() {
-    const list = files();
-    let total = list.reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
-    for (const f of list.slice(0, -1)) {
-      const p = path.join(dir, f);
-      const st = fs.statSync(p);
-      if (total > opts.maxBytes || st.mtimeMs < clock.now() - retentionMs) {
-        fs.rmSync(p, { force: true });
-        total -= st.size;
-      }
-    }
-  }
-
-  function rotate() {
-    const next = current ? Number(FILE_RE.exec(current)![1]) + 1 : 1;
-    current = `log-${String(next).padStart(8, '0')}.jsonl`;
-    currentSize = 0;
-    prune();
-  }
-
-  async function drain() {
-    while (queue.length) {
-      const batch = queue.join('');
-      queue = [];
-      if (!current || currentSize + batch.length > fileBytes) rotate();
-      try {
-        if (handleFor !== current) {
-          await handle?.close();
-          handle = await fs.promises.open(path.join(dir, current!), 'a', 0o600);
-          handleFor = current;
-        }
-        await handle!.write(batch);
-        currentSize += Buffer.byteLength(batch);
-      } catch (e) {
-        logger.error('delivery log write failed', { error: (e as Error).message });
-      }
-    }
-    writing = null;
-    if (queue.length && !scheduled) scheduled = setTimeout(startDrain, GATHER_MS);
-  }
-
-  async function flush() {
-    if (scheduled) {
-      clearTimeout(scheduled);
-      startDrain();
-    }
-    while (writing) await writing;
-  }
-
-  return {
-    put(rec, rawPayload) {
-      remember(rec);
-      let line: string | undefined;
-      // A trigger the app answered well is recorded without its payload (it stays in memory for
-      // show/replay until evicted): a third of the bytes, and the log is the delivery path's main cost.
-      const keepPayload = keepsPayload(rec);
-      if (!keepPayload || rawPayload !== undefined) {
-        // Serialise the record with a stand-in and splice the payload's JSON (or null) in.
-        // `,"payload":0` cannot occur inside a JSON string (a quote there is always escaped).
-        const payload = rec.payload;
-        (rec as { payload: unknown }).payload = 0;
-        const text = JSON.stringify(rec);
-        rec.payload = payload;
-        const at = text.indexOf(',"payload":0');
-        if (at !== -1) line = `${text.slice(0, at)},"payload":${keepPayload ? rawPayload : 'null'}${text.slice(at + 12)}\n`;
-      }
-      queue.push(line ?? JSON.stringify(rec) + '\n');
-      if (!writing && !scheduled) scheduled = setTimeout(startDrain, GATHER_MS);
-      for (const l of listeners) {
-        try {
-          l(rec);
-        } catch (e) {
-          logger.error('delivery log listener failed', { error: (e as Error).message });
-        }
-      }
-    },
-    onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    get: async (id) => index.get(id)?.rec,
-    /** Newest first by creation time (what the list shows), whatever was updated last. */
-    async list(filter) {
-      const out: Array<{ rec: DeliveryRecord; seq: number }> = [];
-      for (const e of index.values()) if (listed(e.rec, filter)) out.push(e);
-      out.sort(byCreationDesc);
-      return out.slice(0, filter.limit ?? 50).map((e) => e.rec);
-    },
-    flush,
-    async close() {
-      await flush();
-      await handle?.close();
-      handle = undefined;
-      handleFor = undefined;
-    },
-  };
 }

@@ -1,63 +1,101 @@
 /**
- * The events outbox the OAuth service writes (APP_UNAUTHORIZED, APP_UNINSTALLED): each record
- * becomes one event, exactly once across every daemon of the store. The outbox record is removed
- * in the same commit that writes the event's pending record, on condition that it is still there
- * as read: of two daemons draining at once one commit wins, the other conflicts and moves on.
+ * Draining the events outbox (services/events-outbox.ts): each record becomes its events exactly
+ * once across every daemon of the store. An app event goes to its app; a workspace event is fanned
+ * out here, to the apps `recipientsOf` names (installations, authorizations, scopes and who could
+ * see it: services/workspace/events.ts), read once for all the records of a drain. A record is
+ * removed in the same commit that writes its events' pending records, on condition that it is still
+ * there as read: of two daemons draining at once one commit wins, the other conflicts and moves on,
+ * so its events are attempted by the winner only. Records are taken in the order they were written.
  */
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Store } from '../store/types.js';
 import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
-import { EVENTS_OUTBOX, OUTBOX_CHANNEL, type OutboxEventRecord } from '../services/oauth/records.js';
+import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../services/events-outbox.js';
 import { eventPayload } from './payloads.js';
+import type { EnqueueOptions, EventToSend } from './worker.js';
+
+/** Records taken per round of a drain (each a commit; their fan-out reads are shared). */
+const ROUND = 100;
+
+/** Who a workspace event goes to: for each event given, the apps and the users it concerns there. */
+export interface EventAudience {
+  recipientsOf(events: readonly WorkspaceOutboxEvent[]): Promise<Array<Array<{ app: AppRecord; workspaceUserIds: string[] }>>>;
+}
 
 interface OutboxDeps {
   store: Store;
   logger: Logger;
-  apps: AppsService;
-  enqueueEvent(
-    app: AppRecord,
-    workspaceId: string,
-    userId: string,
-    eventType: string,
-    payload: Record<string, unknown>,
-    opts: { extra: Array<{ table: string; id: string; value: null }>; expect: Array<{ table: string; id: string; value: object }> },
-  ): Promise<unknown>;
+  apps: Pick<AppsService, 'byId'>;
+  audience: EventAudience;
+  /** Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their first attempts. */
+  enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;
 }
 
 export function createOutboxDrain(deps: OutboxDeps) {
-  const { store, logger, apps, enqueueEvent } = deps;
+  const { store, logger, apps, audience, enqueueEvents } = deps;
   /** Outbox records this daemon is turning into events now (the next drain leaves them). */
   const taking = new Set<string>();
 
-  async function take(ev: OutboxEventRecord): Promise<void> {
+  /** The events of one record, queued with its removal; a conflict means another daemon took it. */
+  async function take(ev: OutboxEventRecord, to: EventToSend[]): Promise<void> {
     const gone = [{ table: EVENTS_OUTBOX, id: ev.id, value: null }];
     const still = [{ table: EVENTS_OUTBOX, id: ev.id, value: ev }];
     try {
-      const app = await apps.byId(ev.appId);
-      const subscribed = app?.manifest.eventSubscriptions?.events?.includes(ev.eventType);
-      if (!app || !subscribed) return await store.commit(gone, still);
-      const payload = eventPayload(ev.eventType, ev.workspaceId, ev.workspaceUserIds, ev.body);
-      await enqueueEvent(app, ev.workspaceId, ev.workspaceUserIds[0] ?? '', ev.eventType, payload, { extra: gone, expect: still });
+      if (to.length === 0) return await store.commit(gone, still);
+      const { durable, attempts } = await enqueueEvents(to, { extra: gone, expect: still });
+      // an attempt's own failure is logged; a write that failed fails the attempts too, and is reported once, below
+      const failed = (e: unknown) => logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message });
+      for (const a of attempts) a.catch((e: unknown) => durable.then(() => failed(e), () => {}));
+      await durable;
     } catch (e) {
       if (e instanceof StoreConflict) return; // another daemon took it
-      logger.error('event delivery failed', { error: (e as Error).message });
+      logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message }); // left in the outbox: the next drain tries again
     }
   }
 
-  /** Start turning every outbox record into its event; resolves (to whether there were any) once each was taken (not delivered). */
+  /** The events of each record of a round: to whom, with what payload. */
+  async function eventsOf(round: OutboxEventRecord[]): Promise<EventToSend[][]> {
+    const forApps = await Promise.all(round.map((ev) => (isAppEvent(ev) ? apps.byId(ev.appId) : undefined)));
+    const inWorkspace = round.filter((ev): ev is WorkspaceOutboxEvent => !isAppEvent(ev));
+    const fanned = inWorkspace.length ? await audience.recipientsOf(inWorkspace) : [];
+    let w = 0;
+    return round.map((ev, i) => {
+      if (isAppEvent(ev)) {
+        const app = forApps[i];
+        if (!app?.manifest.eventSubscriptions?.events?.includes(ev.eventType)) return [];
+        return [{ app, workspaceId: ev.workspaceId, userId: ev.workspaceUserIds[0] ?? '', eventType: ev.eventType, payload: eventPayload(ev.eventType, ev.workspaceId, ev.workspaceUserIds, ev.body) }];
+      }
+      const body = JSON.stringify(ev.body); // encoded once for every app it goes to
+      return fanned[w++]!.map((r) => ({ app: r.app, workspaceId: ev.workspaceId, userId: r.workspaceUserIds[0]!, eventType: ev.eventType, payload: eventPayload(ev.eventType, ev.workspaceId, r.workspaceUserIds, body) }));
+    });
+  }
+
+  /**
+   * Turn every outbox record into its events, in the order they were written; resolves (to whether
+   * there were any) once each was taken (its events queued, not delivered).
+   */
   async function drain(): Promise<boolean> {
-    const evs = await store.all<OutboxEventRecord>(EVENTS_OUTBOX);
-    for (const ev of evs) {
-      if (taking.has(ev.id)) continue;
-      taking.add(ev.id);
-      void take(ev).finally(() => taking.delete(ev.id));
+    const all = await store.all<OutboxEventRecord>(EVENTS_OUTBOX);
+    const evs = all.filter((ev) => !taking.has(ev.id)).sort(outboxOrder);
+    for (const ev of evs) taking.add(ev.id);
+    try {
+      for (let i = 0; i < evs.length; i += ROUND) {
+        const round = evs.slice(i, i + ROUND);
+        let to: EventToSend[][];
+        try {
+          to = await eventsOf(round);
+        } catch (e) {
+          logger.error('reading who events go to failed', { error: (e as Error).message }); // left in the outbox for the next drain
+          return true;
+        }
+        await Promise.all(round.map((ev, j) => take(ev, to[j]!)));
+      }
+    } finally {
+      for (const ev of evs) taking.delete(ev.id);
     }
-    return evs.length > 0;
+    return all.length > 0;
   }
 
-  /** Call `wake` whenever the outbox may have been written (a hint, or hints lost); returns the unsubscribe. */
-  const watch = (wake: () => void) => store.subscribe(OUTBOX_CHANNEL, wake, wake);
-
-  return { drain, watch };
+  return { drain };
 }

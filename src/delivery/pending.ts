@@ -15,8 +15,10 @@ export interface PendingDelivery {
   userId: string;
   eventType: string;
   payload: Record<string, unknown>;
-  /** Number of the next attempt (0 = first). */
+  /** Number of the next attempt of the schedule (0 = first). */
   retryNum: number;
+  /** Attempts replays made meanwhile (numbered among the event's attempts, outside its schedule). */
+  replays?: number;
   /** When the next attempt is due (ms); while leased, when the lease holder is presumed dead. */
   nextAt: number;
   createdAt: string;
@@ -64,11 +66,11 @@ export async function replacePending(
 }
 
 /**
- * Embedded store (one daemon): leases held by an earlier run of this daemon are void (it is gone);
- * the events it was attempting are due now, as they were before leases existed.
+ * For a store only one daemon uses (the embedded one; the composition root decides): leases held by
+ * an earlier run of this daemon are void (it is gone); the events it was attempting are due now, as
+ * they were before leases existed. Where daemons share the store, a lease runs out instead.
  */
 export async function takeOverDeadLeases(store: Store, owner: string, now: number): Promise<void> {
-  if (store.kind !== 'embedded') return;
   for (const p of await store.all<PendingDelivery>(PENDING_TABLE)) {
     if (leasedElsewhere(p, owner, now)) await replacePending(store, p, released(p, Math.min(p.nextAt, now)), () => false);
   }

@@ -9,8 +9,8 @@
  * when given a store): the attempt still ends at once as `no_connection`, so the delivery
  * log says what happened, and the queue sends the event when the app connects.
  *
- * With a store, an app connected to another daemon of the store is reached through that daemon
- * (socket-relay.ts); only when no daemon holds a connection of it does the above apply.
+ * With a store several daemons share, an app connected to another daemon of the store is reached
+ * through that daemon (socket-relay.ts); only when no daemon holds a connection of it does the above apply.
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
@@ -92,7 +92,13 @@ class Attempt implements ReplyWaiter {
   }
 }
 
-export function createSocketTransport(sessions: SocketSessions, queueDeps?: SocketQueueDeps): SocketTransport {
+/**
+ * `queueDeps`: the store and what the queue needs (without it, no queue: an attempt without a
+ * connection fails). `relay`: other daemons share the store, so an app connected to one of them
+ * is reached through it (the composition root decides; one daemon alone has nobody to relay to,
+ * and no holder records to keep written).
+ */
+export function createSocketTransport(sessions: SocketSessions, queueDeps?: SocketQueueDeps & { relay: boolean }): SocketTransport {
   // Correlation ids need to be unique, not secret (the connection is already authenticated):
   // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
   const prefix = newId('cor', 9) + '_';
@@ -116,8 +122,7 @@ export function createSocketTransport(sessions: SocketSessions, queueDeps?: Sock
     return sendNow(req);
   }
 
-  // one daemon on the embedded store: nobody to relay to (and no holder records to keep written)
-  const relay = queueDeps?.store.kind === 'postgres' ? createSocketRelay({ ...queueDeps, sessions, sendLocal, onHeld: (appId) => void queue?.flush(appId) }) : undefined;
+  const relay = queueDeps?.relay ? createSocketRelay({ ...queueDeps, sessions, sendLocal, onHeld: (appId) => void queue?.flush(appId) }) : undefined;
 
   async function send(req: SendRequest): Promise<AttemptResult> {
     if (relay && sessions.openCount(req.app.id) === 0) {

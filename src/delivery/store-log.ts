@@ -1,41 +1,59 @@
 /**
  * The delivery log in the store, for PostgreSQL: several daemons share one database and any of
  * them may be asked to list or show a delivery another one made, so the log cannot live in one
- * daemon's files. One record per delivery in table 'deliveryLog' (indexed by appId), replaced on
- * every put; bounded by deliveryLogRetentionDays and a maximum count, pruned now and then by
- * whichever daemon writes. A put is written in the background (delivery never waits for the log,
- * as with the JSON lines); until it is written, this daemon answers gets from what it holds.
- * Every written put is announced on a channel so the live pages of every daemon hear it; when the
- * store says announcements were lost (its LISTEN connection dropped), the deliveries changed in
- * that time are read back and told as if announced.
+ * daemon's files. Three tables, as svix keeps message, destination state and attempts apart:
+ * - 'deliveryLog' (indexed by appId and ownerId): what a delivery is and sends, written once;
+ * - 'deliveryAttempts' (indexed by deliveryId): one record per attempt, written once;
+ * - 'deliveryStates': the state of each delivery, replaced by each state change (the latest wins).
+ * The entries of one delivery are written in order, those gathered meanwhile in one commit; all in
+ * the background (delivery never waits for the log, as with the JSON lines); until written, this
+ * daemon answers gets with them applied. Bounded by deliveryLogRetentionDays and a maximum count,
+ * pruned now and then by whichever daemon writes. A record an earlier appreg wrote to
+ * 'deliveryLog' (the whole delivery, `rec`) is read as such.
+ * Every write is announced on a channel so the live pages of every daemon hear it; when the store
+ * says announcements were lost (its LISTEN connection dropped), the deliveries changed in that
+ * time are read back and told as if announced.
  */
 import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { INDEXED_FIELDS } from '../store/indexes.js';
-import { StoreValueRefused, type Store } from '../store/types.js';
-import { byCreationDesc, listed, MAX_INDEXED, type DeliveryLog, type DeliveryRecord } from './log.js';
+import { StoreValueRefused, type Change, type Store } from '../store/types.js';
+import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type AttemptRecord, type DeliveryHead, type DeliveryLog, type DeliveryRecord, type LogEntry, type StateChange } from './log.js';
 
-export const DELIVERY_LOG_TABLE = 'deliveryLog';
+const HEADS = 'deliveryLog';
+const ATTEMPTS = 'deliveryAttempts';
+const STATES = 'deliveryStates';
 const CHANNEL = 'delivery_log';
-/** How often a daemon that writes prunes records past the retention or the count (ms). */
+/** How often a daemon that writes prunes deliveries past the retention or the count (ms). */
 const PRUNE_EVERY_MS = 60_000;
 const PRUNE_BATCH = 500;
 /** After lost announcements, deliveries changed this long before the loss began are read back too (other daemons' clocks may differ). */
 const GAP_MARGIN_MS = 10_000;
 /** Whether the store indexes the log by owner (the console's list of all one's deliveries); else it reads the table. */
-const BY_OWNER = INDEXED_FIELDS[DELIVERY_LOG_TABLE]?.includes('ownerId') ?? false;
+const BY_OWNER = INDEXED_FIELDS[HEADS]?.includes('ownerId') ?? false;
 
-/** What is stored: the delivery, plus what lists and prunes need at the top level. */
-export interface StoredDelivery {
+/** A delivery's beginning: what lists and prunes need at the top level. `rec`: a whole delivery, as an earlier appreg wrote it. */
+interface StoredHead {
   id: string;
   appId: string;
   ownerId: string;
   createdAt: string;
-  updatedAt: string;
-  /** Order of puts (the later put of two created in the same millisecond lists first). */
+  /** Order of beginnings (the later of two created in the same millisecond lists first). */
   seq: number;
-  rec: DeliveryRecord;
+  head?: DeliveryHead;
+  payload?: Record<string, unknown>;
+  rec?: DeliveryRecord;
+}
+interface StoredAttempt {
+  id: string;
+  deliveryId: string;
+  seq: number;
+  attempt: AttemptRecord;
+}
+interface StoredState {
+  id: string;
+  state: StateChange;
 }
 
 export interface StoreLogOptions {
@@ -47,7 +65,6 @@ export interface StoreLogOptions {
   maxRecords?: number;
 }
 
-const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 /** A copy (of JSON data) whose strings, keys too, have every NUL replaced by U+FFFD. */
 function withoutNul<T>(v: T): T {
   const nul = (x: string) => x.replace(/\u0000/g, '\ufffd');
@@ -57,18 +74,56 @@ function withoutNul<T>(v: T): T {
   return v;
 }
 
+/** The delivery as stored: its beginning, its attempts (in the order made) and its state. */
+function assemble(h: StoredHead, attempts: StoredAttempt[], s: StoredState | undefined): DeliveryRecord | undefined {
+  if (h.rec) return h.rec;
+  if (!h.head) return undefined;
+  let rec = applyEntry(undefined, { id: h.id, begun: { head: h.head, payload: h.payload ?? {}, raw: '' } });
+  for (const a of [...attempts].sort((x, y) => x.seq - y.seq)) rec = applyEntry(rec, { id: h.id, attempt: a.attempt });
+  return s ? applyEntry(rec, { id: h.id, state: s.state }) : rec;
+}
+
+/** The log's tables in the database: what each delivery is, its attempts, its state. */
+export const DELIVERY_LOG_TABLES = [HEADS, ATTEMPTS, STATES] as const;
+
+/** The records of the log's tables that hold `recs` (`appreg db import`), in that order (`seq`). */
+export function logRecordsOf(recs: DeliveryRecord[]): Map<string, Map<string, object>> {
+  const tables = new Map<string, Map<string, object>>(DELIVERY_LOG_TABLES.map((t) => [t, new Map()]));
+  let seq = 0;
+  for (const rec of recs) {
+    for (const e of entriesOf(rec)) {
+      if (e.begun) tables.get(HEADS)!.set(rec.id, { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, seq: seq++, head: e.begun.head, payload: e.begun.payload } satisfies StoredHead);
+      if (e.attempt) tables.get(ATTEMPTS)!.set(e.attempt.id, { id: e.attempt.id, deliveryId: rec.id, seq: seq++, attempt: e.attempt } satisfies StoredAttempt);
+      if (e.state) tables.get(STATES)!.set(rec.id, { id: rec.id, state: e.state } satisfies StoredState);
+    }
+  }
+  return tables;
+}
+
+/** The deliveries the log's tables hold (`appreg db export`), in the order they began. */
+export function deliveriesOfRecords(tables: Map<string, Map<string, object>>): DeliveryRecord[] {
+  const none = new Map<string, object>();
+  const attemptsOf = new Map<string, StoredAttempt[]>();
+  for (const a of (tables.get(ATTEMPTS) ?? none).values() as Iterable<StoredAttempt>) attemptsOf.set(a.deliveryId, [...(attemptsOf.get(a.deliveryId) ?? []), a]);
+  const states = tables.get(STATES) ?? none;
+  const heads = [...((tables.get(HEADS) ?? none).values() as Iterable<StoredHead>)].sort((a, b) => a.seq - b.seq);
+  return heads.flatMap((h) => assemble(h, attemptsOf.get(h.id) ?? [], states.get(h.id) as StoredState | undefined) ?? []);
+}
+
 export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   const { store, clock, logger } = opts;
   const maxRecords = opts.maxRecords ?? MAX_INDEXED;
   const retentionMs = opts.retentionDays * 86_400_000;
-  // who this log is on the channel: its own notices were already told to its listeners at put
+  // who this log is on the channel: its own notices were already told to its listeners
   const origin = newId('dlog', 9);
   let seqNo = 0;
   const nextSeq = () => clock.now() * 1024 + (seqNo++ & 1023);
 
-  /** Puts not yet written (latest per id), and the one being written per id: gets answer these first. */
-  const queued = new Map<string, StoredDelivery>();
-  const writing = new Map<string, StoredDelivery>();
+  /**
+   * Per delivery with entries not yet written: those entries (queued, and the batch being written)
+   * and, when this daemon knows it (it began the delivery, or read it), the delivery with them applied.
+   */
+  const unwritten = new Map<string, { queued: LogEntry[]; writing: LogEntry[]; rec?: DeliveryRecord }>();
   const loops = new Set<Promise<void>>();
   const listeners = new Set<(rec: DeliveryRecord) => void>();
   let lastPrune = clock.now();
@@ -84,23 +139,43 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     }
   }
 
-  /** Writes the puts of one id in order, one commit at a time (the latest put wins). */
+  /** The records that write `batch` (entries of one delivery, in order): its beginning, its attempts, its latest state. */
+  function changesOf(id: string, batch: LogEntry[]): Change[] {
+    const changes: Change[] = [];
+    let state: StateChange | undefined;
+    for (const e of batch) {
+      if (e.begun) {
+        const { head, payload } = e.begun;
+        changes.push({ table: HEADS, id, value: { id, appId: head.appId, ownerId: head.ownerId, createdAt: head.createdAt, seq: nextSeq(), head, payload } satisfies StoredHead });
+      }
+      if (e.attempt) changes.push({ table: ATTEMPTS, id: e.attempt.id, value: { id: e.attempt.id, deliveryId: id, seq: nextSeq(), attempt: e.attempt } satisfies StoredAttempt });
+      if (e.state) state = e.state;
+    }
+    if (state) changes.push({ table: STATES, id, value: { id, state } satisfies StoredState });
+    return changes;
+  }
+
+  /** Writes the entries of one delivery in order, those gathered meanwhile in one commit each time. */
   async function writeLoop(id: string): Promise<void> {
-    for (let v = queued.get(id); v; v = queued.get(id)) {
-      queued.delete(id);
-      writing.set(id, v);
+    const u = unwritten.get(id)!;
+    while (u.queued.length) {
+      u.writing = u.queued;
+      u.queued = [];
       try {
-        await store.commit([{ table: DELIVERY_LOG_TABLE, id, value: v }]).catch((e: unknown) => {
+        const changes = changesOf(id, u.writing);
+        await store.commit(changes).catch((e: unknown) => {
           // a NUL in what was sent or answered (the store keeps none): the log keeps it as U+FFFD
           if (!(e instanceof StoreValueRefused)) throw e;
-          return store.commit([{ table: DELIVERY_LOG_TABLE, id, value: withoutNul(v) }]);
+          return store.commit(changes.map((c) => ({ ...c, value: withoutNul(c.value) })));
         });
         await store.publish(CHANNEL, JSON.stringify({ id, from: origin }));
       } catch (e) {
         logger.error('delivery log write failed', { deliveryId: id, error: (e as Error).message });
       }
+      // an entry about a delivery this daemon did not know: its listeners hear it once it is written
+      if (!u.rec && listeners.size) void readBack(id);
     }
-    writing.delete(id);
+    unwritten.delete(id);
     if (clock.now() - lastPrune >= PRUNE_EVERY_MS && !pruning) {
       lastPrune = clock.now();
       pruning = prune()
@@ -109,19 +184,74 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     }
   }
 
-  /** Remove deliveries past the retention, then the oldest past the count. */
+  /** The delivery as written (undefined when its beginning is not in the store). */
+  async function stored(id: string): Promise<DeliveryRecord | undefined> {
+    const [[h, s], attempts] = await Promise.all([
+      store.getMany([{ table: HEADS, id }, { table: STATES, id }]) as Promise<[StoredHead | undefined, StoredState | undefined]>,
+      store.find<StoredAttempt>(ATTEMPTS, 'deliveryId', id),
+    ]);
+    return h ? assemble(h, attempts, s) : undefined;
+  }
+
+  /** This daemon's entries about `id` not yet written (or being written), in order. */
+  const pendingOf = (id: string): LogEntry[] => {
+    const u = unwritten.get(id);
+    return u ? [...u.writing, ...u.queued] : [];
+  };
+
+  /**
+   * `rec` (as read) with `entries` applied that it does not hold yet: an entry written while it was
+   * read may be in it already (an attempt is known by its id; a beginning once there is a delivery).
+   */
+  function withPending(rec: DeliveryRecord | undefined, entries: LogEntry[]): DeliveryRecord | undefined {
+    for (const e of entries) {
+      const has = rec && e.attempt && rec.attempts.some((x) => x.id === e.attempt!.id);
+      rec = applyEntry(rec, { ...e, ...(rec ? { begun: undefined } : {}), ...(has ? { attempt: undefined } : {}) });
+    }
+    return rec;
+  }
+
+  /** The delivery as written, with this daemon's entries not yet written applied. */
+  async function current(id: string): Promise<DeliveryRecord | undefined> {
+    const u = unwritten.get(id);
+    if (u?.rec) return u.rec;
+    const before = pendingOf(id);
+    const rec = await stored(id);
+    // entries written meanwhile may be in what was read, or not; those made meanwhile are not
+    const after = pendingOf(id);
+    return withPending(rec, [...before.filter((e) => !after.includes(e)), ...after]);
+  }
+
+  function readBack(id: string): Promise<void> {
+    return current(id)
+      .then((rec) => rec && tell(rec))
+      .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
+  }
+
+  /**
+   * Remove deliveries past the retention (by their last change), then the oldest past the count, with
+   * their attempts and states; and attempts and states left without a delivery.
+   */
   async function prune(): Promise<void> {
-    const all = await store.all<StoredDelivery>(DELIVERY_LOG_TABLE);
+    const [heads, states, attempts] = await Promise.all([store.all<StoredHead>(HEADS), store.all<StoredState>(STATES), store.all<StoredAttempt>(ATTEMPTS)]);
+    const stateOf = new Map(states.map((s) => [s.id, s]));
+    const changedAt = (h: StoredHead) => Date.parse(h.rec?.updatedAt ?? stateOf.get(h.id)?.state.at ?? h.createdAt);
     const cutoff = clock.now() - retentionMs;
-    const keep = all.filter((s) => Date.parse(s.updatedAt) >= cutoff);
-    const gone = all.filter((s) => Date.parse(s.updatedAt) < cutoff);
+    const keep = heads.filter((h) => changedAt(h) >= cutoff);
+    const gone = new Set(heads.filter((h) => changedAt(h) < cutoff).map((h) => h.id));
     if (keep.length > maxRecords) {
-      keep.sort((a, b) => byCreationDesc({ rec: a.rec, seq: a.seq }, { rec: b.rec, seq: b.seq }));
-      gone.push(...keep.slice(maxRecords));
+      const created = (h: StoredHead) => ({ rec: { createdAt: h.createdAt } as DeliveryRecord, seq: h.seq });
+      keep.sort((a, b) => byCreationDesc(created(a), created(b)));
+      for (const h of keep.slice(maxRecords)) gone.add(h.id);
     }
-    for (let i = 0; i < gone.length; i += PRUNE_BATCH) {
-      await store.commit(gone.slice(i, i + PRUNE_BATCH).map((s) => ({ table: DELIVERY_LOG_TABLE, id: s.id, value: null })));
-    }
+    const known = new Set(heads.map((h) => h.id));
+    const orphan = (deliveryId: string) => !known.has(deliveryId) && !unwritten.has(deliveryId);
+    const changes: Change[] = [
+      ...[...gone].map((id) => ({ table: HEADS, id, value: null })),
+      ...states.filter((s) => gone.has(s.id) || orphan(s.id)).map((s) => ({ table: STATES, id: s.id, value: null })),
+      ...attempts.filter((a) => gone.has(a.deliveryId) || orphan(a.deliveryId)).map((a) => ({ table: ATTEMPTS, id: a.id, value: null })),
+    ];
+    for (let i = 0; i < changes.length; i += PRUNE_BATCH) await store.commit(changes.slice(i, i + PRUNE_BATCH));
   }
 
   const unsubscribe = store.subscribe(CHANNEL, (payload) => {
@@ -133,25 +263,19 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
       return;
     }
     if (notice.from === origin || typeof notice.id !== 'string') return;
-    // another daemon's put: the notice is small, the record is read back
-    store
-      .get<StoredDelivery>(DELIVERY_LOG_TABLE, notice.id)
-      .then((s) => s && tell(s.rec))
-      .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
+    void readBack(notice.id); // another daemon's write: the notice is small, the delivery is read back
   }, (lostMs) => {
     if (!listeners.size) return;
     // announcements of the last lostMs were not heard: what changed since then is told now, oldest first
     const since = clock.now() - lostMs - GAP_MARGIN_MS;
     store
-      .all<StoredDelivery>(DELIVERY_LOG_TABLE)
-      .then((all) => {
-        const missed = all.filter((s) => Date.parse(s.updatedAt) >= since).sort((a, b) => a.seq - b.seq);
-        for (const s of missed) tell(s.rec);
+      .all<StoredState>(STATES)
+      .then(async (all) => {
+        const missed = all.filter((s) => Date.parse(s.state.at) >= since).sort((a, b) => (a.state.at < b.state.at ? -1 : a.state.at > b.state.at ? 1 : 0));
+        for (const s of missed) await readBack(s.id);
       })
       .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
   });
-
-  const local = (id: string) => queued.get(id) ?? writing.get(id);
 
   async function flush() {
     while (loops.size) await Promise.all([...loops]);
@@ -159,33 +283,46 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   }
 
   return {
-    put(rec) {
-      // a snapshot: the caller goes on changing its record (the next attempt) before this is written
-      const v: StoredDelivery = { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, updatedAt: rec.updatedAt, seq: nextSeq(), rec: clone(rec) };
-      queued.set(rec.id, v);
-      if (!writing.has(rec.id)) {
-        const loop = writeLoop(rec.id).finally(() => loops.delete(loop));
+    append(e) {
+      let u = unwritten.get(e.id);
+      const fresh = !u;
+      u ??= { queued: [], writing: [] };
+      u.rec = applyEntry(u.rec, e);
+      u.queued.push(e);
+      if (fresh) {
+        unwritten.set(e.id, u);
+        const loop = writeLoop(e.id).finally(() => loops.delete(loop));
         loops.add(loop);
       }
-      tell(rec);
+      if (u.rec) tell(u.rec);
     },
-    async get(id) {
-      const mine = local(id);
-      if (mine) return clone(mine.rec);
-      return (await store.get<StoredDelivery>(DELIVERY_LOG_TABLE, id))?.rec;
-    },
+    get: current,
     async list(filter) {
-      const rows = filter.appId
-        ? await store.find<StoredDelivery>(DELIVERY_LOG_TABLE, 'appId', filter.appId)
+      const heads = filter.appId
+        ? await store.find<StoredHead>(HEADS, 'appId', filter.appId)
         : BY_OWNER
-          ? await store.find<StoredDelivery>(DELIVERY_LOG_TABLE, 'ownerId', filter.ownerId)
-          : await store.all<StoredDelivery>(DELIVERY_LOG_TABLE);
-      const byId = new Map(rows.map((s) => [s.id, s]));
-      for (const m of [...writing.values(), ...queued.values()]) byId.set(m.id, clone(m));
-      const out: Array<{ rec: DeliveryRecord; seq: number }> = [];
-      for (const s of byId.values()) if (listed(s.rec, filter)) out.push({ rec: s.rec, seq: s.seq });
-      out.sort(byCreationDesc);
-      return out.slice(0, filter.limit ?? 50).map((e) => e.rec);
+          ? await store.find<StoredHead>(HEADS, 'ownerId', filter.ownerId)
+          : await store.all<StoredHead>(HEADS);
+      // what the list filters and sorts on is in the beginnings and the states: attempts are read only for those shown
+      const states = heads.length ? ((await store.getMany(heads.map((h) => ({ table: STATES, id: h.id })))) as Array<StoredState | undefined>) : [];
+      const rows = new Map<string, { rec: DeliveryRecord; seq: number; read?: { h: StoredHead; s: StoredState | undefined } }>();
+      heads.forEach((h, i) => {
+        const rec = assemble(h, [], states[i]);
+        if (rec) rows.set(h.id, { rec, seq: h.seq, read: { h, s: states[i] } });
+      });
+      for (const [id, u] of unwritten) {
+        const row = rows.get(id);
+        if (u.rec) rows.set(id, { rec: u.rec, seq: row?.seq ?? Number.MAX_SAFE_INTEGER }); // known here: as this daemon has it
+        else if (row) row.rec = withPending(row.rec, pendingOf(id)) ?? row.rec;
+      }
+      const shown = [...rows.values()].filter((r) => listed(r.rec, filter)).sort(byCreationDesc).slice(0, filter.limit ?? 50);
+      return Promise.all(
+        shown.map(async (r) => {
+          if (!r.read || r.read.h.rec) return r.rec;
+          const attempts = await store.find<StoredAttempt>(ATTEMPTS, 'deliveryId', r.rec.id);
+          return withPending(assemble(r.read.h, attempts, r.read.s), pendingOf(r.rec.id)) ?? r.rec;
+        }),
+      );
     },
     onChange(listener) {
       listeners.add(listener);

@@ -2,18 +2,19 @@
  * The delivery worker: events. An event is durable (a pending record) before its first attempt and
  * is retried on the schedule until delivered, refused for good or out of schedule. Each attempt is
  * made once across daemons: due records are leased (store.claim); the creating daemon writes its
- * event leased to itself and attempts at once. It also drains the OAuth events outbox and hears
- * from the socket-mode queue when a kept event was sent or dropped.
+ * event leased to itself and attempts at once. It also drains the events outbox (outbox.ts: the
+ * events of every change, fanned out to the apps they go to) as soon as it is told it was written,
+ * and hears from the socket-mode queue when a kept event was sent or dropped.
  */
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
-import { StoreUnavailable, type Store } from '../store/types.js';
+import { StoreUnavailable, type Change, type Expectation, type Store } from '../store/types.js';
 import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
 import type { Dispatcher } from './dispatcher.js';
-import type { DeliveryRecord } from './log.js';
-import { createOutboxDrain } from './outbox.js';
+import { applyEntry, type AttemptRecord, type DeliveryRecord, type LogEntry, type Outgoing, type StateChange } from './log.js';
+import { createOutboxDrain, type EventAudience } from './outbox.js';
 import { createPoller } from './poller.js';
 import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases, type PendingDelivery } from './pending.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
@@ -39,6 +40,32 @@ export interface WorkerDeps {
   socket: SocketTransport;
   /** This daemon, as the owner of the leases it takes. */
   instanceId: string;
+  /**
+   * Whether this daemon is the store's only one (the embedded store): then leases left by its earlier
+   * run are void at start and taken over at once, not when they run out (pending.ts takeOverDeadLeases).
+   */
+  soleDaemon: boolean;
+  /** Who a workspace event in the outbox goes to (services/workspace/events.ts). */
+  audience: EventAudience;
+  /** Told whenever the events outbox may have been written, by this daemon or another (services/events-outbox.ts). */
+  outboxWritten(listener: () => void): () => void;
+}
+
+/** One event for one app: to whom it goes, and what. */
+export interface EventToSend {
+  app: AppRecord;
+  workspaceId: string;
+  userId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+}
+
+/** Conditions of the write that queues events: `extra` changes in the same commit, if `expect` holds. */
+export interface EnqueueOptions {
+  extra?: Change[];
+  expect?: Expectation[];
+  /** The first attempt's timeout (deliver-test --timeout-ms); retries use the configured one. */
+  timeoutMs?: number;
 }
 
 export function createDeliveryWorker(deps: WorkerDeps) {
@@ -57,42 +84,52 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /** A record this daemon holds stays its own to change while the lease is its own (our claim may renew it). */
   const mine = (cur: PendingDelivery) => cur.leaseOwner === instanceId;
   const anyone = () => true;
+  /** Where an app's events go now (its manifest may change between attempts). */
+  const eventUrl = (app: AppRecord) => app.manifest.eventSubscriptions?.url || undefined;
+  /** The event as a delivery to send: built again from the pending record for each retry. */
+  const outgoingOf = (app: AppRecord, p: PendingDelivery) => d.outgoing(app, 'event', p, eventUrl(app), p.payload, { id: p.id, createdAt: p.createdAt });
 
   /**
-   * One attempt of an event this daemon holds (its id is in inFlight); releases it. `app` and
-   * `rec` are given by enqueueEvent (no read on the first attempt's path).
+   * One attempt of an event this daemon holds (its id is in inFlight); releases it. `given`: what
+   * enqueueEvents has at hand for a first attempt (no read on its path), with the delivery as
+   * begun, for the answer: the delivery after the attempt (undefined for a retry).
    */
-  async function runAttempt(p: PendingDelivery, timeoutMs: number, durable: Promise<void> = Promise.resolve(), given?: { app: AppRecord; rec: DeliveryRecord }): Promise<DeliveryRecord | undefined> {
+  async function runAttempt(p: PendingDelivery, timeoutMs: number, durable: Promise<void> = Promise.resolve(), given?: { app: AppRecord; out: Outgoing; rec: DeliveryRecord }): Promise<DeliveryRecord | undefined> {
     try {
       const app = given?.app ?? (await apps.byId(p.appId));
       if (!app) {
         await cancelPending(p, 'the app was deleted', mine);
-        return await log.get(p.id);
+        return undefined;
       }
-      const rec = given?.rec ?? (await log.get(p.id)) ?? d.newRecord(app, 'event', p, app.manifest.eventSubscriptions?.url || undefined, p.payload, p.id);
-      if (!app.manifest.socketMode) rec.url = app.manifest.eventSubscriptions?.url || undefined;
-      let r = await d.attempt(rec, app, false, timeoutMs);
+      const retryNum = attemptNumber(p);
+      const made = await d.attempt(given?.out ?? outgoingOf(app, p), app, { interactive: false, budgetMs: timeoutMs, retryNum });
+      const attempts = [made.entry];
+      let r = made.result;
       let final = false;
       const kept = keptWhileInFlight.get(p.id);
       if (kept) {
         // The socket-mode queue sent (or dropped) this event while the attempt was under way.
         keptWhileInFlight.delete(p.id);
         if (r.outcome !== 'acked') {
-          d.recordAttempt(rec, kept, d.nextAttemptId(), rec.attempts.length);
+          attempts.push(d.entryOf(kept, retryNum + 1));
           r = kept;
           final = true;
         }
       }
       await durable;
-      await finishEvent(p, rec, r, app, final, mine);
-      return rec;
+      const logged = await finishEvent(p, attempts, r, app, final, mine);
+      return given && logged ? logged.reduce<DeliveryRecord | undefined>(applyEntry, given.rec) : undefined;
     } finally {
       inFlight.delete(p.id);
     }
   }
 
-  /** After an event's attempt: schedule the next one, or end it (delivered or failed) and forget the pending record. */
-  async function finishEvent(p: PendingDelivery, rec: DeliveryRecord, r: AttemptResult, app: AppRecord, final: boolean, ours: (cur: PendingDelivery) => boolean): Promise<void> {
+  /**
+   * After an event's attempts: schedule the next one, or end it (delivered or failed) and forget the
+   * pending record; then log the attempts and the state they left. Resolves to the entries logged
+   * (undefined: the event was no longer ours, whoever has it logs what becomes of it).
+   */
+  async function finishEvent(p: PendingDelivery, attempts: AttemptRecord[], r: AttemptResult, app: AppRecord, final: boolean, ours: (cur: PendingDelivery) => boolean): Promise<LogEntry[] | undefined> {
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
     const delay = !final && !delivered && retryable(r) && !stopped ? nextRetryDelayMs(schedule, p.retryNum) : undefined;
     let kept: boolean;
@@ -110,11 +147,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     }
     // not ours any more (cancelled, or taken over after our lease ran out): whoever has it now writes the log
     if (!kept) return void logger.warn('delivery attempt outcome dropped: the event was ended or taken over meanwhile', { deliveryId: p.id, outcome: r.outcome });
-    // only now: the embedded log answers a get with this very object (set before the writes above, a reader saw "failed" while the queue still held the event)
-    rec.state = next ? 'retrying' : delivered ? 'delivered' : 'failed';
-    rec.nextAttemptAt = next ? new Date(next.nextAt).toISOString() : undefined;
-    log.put(rec);
+    // only now, once the pending record says so (a reader must not see "failed" while the queue still holds the event)
+    const state: StateChange = { at: d.iso(), state: next ? 'retrying' : delivered ? 'delivered' : 'failed', ...(next ? { nextAttemptAt: new Date(next.nextAt).toISOString() } : {}) };
+    const entries = attempts.map((attempt, i): LogEntry => (i === attempts.length - 1 ? { id: p.id, attempt, state } : { id: p.id, attempt }));
+    for (const e of entries) log.append(e);
+    return entries;
   }
+
+  /** The number of attempts made before the next scheduled one: the schedule's, and the replays'. */
+  const attemptNumber = (p: PendingDelivery) => p.retryNum + (p.replays ?? 0);
 
   /** A kept socket-mode event was sent from the queue, or dropped there: the log says so at once. */
   async function keptSettled(id: string, appId: string, result: AttemptResult): Promise<void> {
@@ -125,14 +166,13 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     inFlight.add(id);
     try {
       const [p, app, logged] = await Promise.all([store.get<PendingDelivery>(PENDING_TABLE, id), apps.byId(appId), log.get(id)]);
-      const rec = logged ?? (p && app ? d.newRecord(app, 'event', p, undefined, p.payload, p.id) : undefined);
-      if (!rec) return;
-      d.recordAttempt(rec, result, d.nextAttemptId(), rec.attempts.length);
-      if (p && app) await finishEvent(p, rec, result, app, true, anyone);
-      else {
+      if (p && app) {
+        // (a delivery the log lost, e.g. one older than what it keeps, begins again there)
+        if (!logged) log.append({ id, begun: outgoingOf(app, p), state: { at: d.iso(), state: 'pending' } });
+        await finishEvent(p, [d.entryOf(result, logged?.attempts.length ?? attemptNumber(p))], result, app, true, anyone);
+      } else if (logged) {
         // the worker had already ended it (e.g. before a restart): only the log learns the news
-        rec.state = result.outcome === 'acked' ? 'delivered' : 'failed';
-        log.put(rec);
+        log.append({ id, attempt: d.entryOf(result, logged.attempts.length), state: { at: d.iso(), state: result.outcome === 'acked' ? 'delivered' : 'failed' } });
       }
     } finally {
       inFlight.delete(id);
@@ -143,38 +183,49 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   });
 
   /**
-   * Queue an event for one app and make the first attempt, whose outcome the caller gets. The
-   * pending record is written while the first attempt is under way (the attempt does not wait
-   * for the disk: a fan-out to many apps is as fast as their answers), and the attempt's outcome
-   * is recorded only once the record is durable, so a retry is never scheduled for an event
-   * the store does not hold. The record is written leased to this daemon and due only when the
-   * lease runs out, so no tick (of any daemon) starts that attempt too; should this daemon die,
-   * another one makes it then. `expect`: conditions of that write (the outbox record still
-   * there); with them the attempt waits for the write, so it is made only by the daemon that won.
+   * Queue events and make their first attempts. The pending records (one per event) and `extra` are
+   * one commit. Without `expect`, the first attempts are made while that write is under way (they do
+   * not wait for the disk: a fan-out to many apps is as fast as their answers), and an attempt's
+   * outcome is recorded only once the write is durable, so a retry is never scheduled for an event
+   * the store does not hold. With `expect` (the events outbox record still there) and daemons sharing
+   * the store, the attempts wait for the write, so they are made only by the daemon whose write won;
+   * a daemon alone on its store (soleDaemon) has no other daemon to lose to (and its own drains never
+   * take a record twice), so its attempts start at once there too. Each record is written
+   * leased to this daemon and due only when the lease runs out, so no tick (of any daemon) starts
+   * that attempt too; should this daemon die, another one makes it then (or this one, restarted,
+   * at once: soleDaemon). `durable` rejects when the write failed; `attempts` resolve, each, to the
+   * delivery after its first attempt.
    */
-  async function enqueueEvent(
-    app: AppRecord,
-    workspaceId: string,
-    userId: string,
-    eventType: string,
-    payload: Record<string, unknown>,
-    opts: { extra?: Array<{ table: string; id: string; value: null }>; expect?: Array<{ table: string; id: string; value: object }>; timeoutMs?: number } = {},
-  ): Promise<DeliveryRecord | undefined> {
+  async function enqueueEvents(events: EventToSend[], opts: EnqueueOptions = {}): Promise<{ durable: Promise<void>; attempts: Array<Promise<DeliveryRecord | undefined>> }> {
     const now = clock.now();
-    const p: PendingDelivery = { id: d.nextDeliveryId(), appId: app.id, workspaceId, userId, eventType, payload, retryNum: 0, nextAt: now + leaseMs, createdAt: d.iso(), leaseOwner: instanceId, leaseUntil: now + leaseMs };
-    const rec = d.newRecord(app, 'event', { workspaceId, userId }, app.manifest.eventSubscriptions?.url || undefined, payload, p.id);
-    inFlight.add(p.id);
-    const durable = store.commit([{ table: PENDING_TABLE, id: p.id, value: p }, ...(opts.extra ?? [])], opts.expect);
-    if (opts.expect) {
+    const at = d.iso();
+    const made = events.map((ev) => {
+      const p: PendingDelivery = { id: d.nextDeliveryId(), appId: ev.app.id, workspaceId: ev.workspaceId, userId: ev.userId, eventType: ev.eventType, payload: ev.payload, retryNum: 0, nextAt: now + leaseMs, createdAt: at, leaseOwner: instanceId, leaseUntil: now + leaseMs };
+      return { p, app: ev.app, out: outgoingOf(ev.app, p) };
+    });
+    for (const m of made) inFlight.add(m.p.id);
+    const durable = store.commit([...made.map((m) => ({ table: PENDING_TABLE, id: m.p.id, value: m.p })), ...(opts.extra ?? [])], opts.expect);
+    if (opts.expect && !deps.soleDaemon) {
       try {
         await durable;
       } catch (e) {
-        inFlight.delete(p.id);
+        for (const m of made) inFlight.delete(m.p.id);
         throw e;
       }
     }
-    log.put(rec);
-    const attempted = d.track(runAttempt(p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app, rec }));
+    const attempts = made.map((m) => {
+      const begun: LogEntry = { id: m.p.id, begun: m.out, state: { at, state: 'pending' } };
+      log.append(begun);
+      const rec = applyEntry(undefined, begun)!;
+      return d.track(runAttempt(m.p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app: m.app, out: m.out, rec }));
+    });
+    return { durable, attempts };
+  }
+
+  /** One event (deliver-test): the delivery after its first attempt; rejects when it could not be queued. */
+  async function enqueueEvent(app: AppRecord, workspaceId: string, userId: string, eventType: string, payload: Record<string, unknown>, opts: EnqueueOptions = {}): Promise<DeliveryRecord | undefined> {
+    const { durable, attempts } = await enqueueEvents([{ app, workspaceId, userId, eventType, payload }], opts);
+    const attempted = attempts[0]!;
     try {
       await durable;
     } catch (e) {
@@ -189,13 +240,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     if (!(await replacePending(store, p, null, ours))) return false;
     await socket.discard(p.appId, p.id, reason); // gone before the log says cancelled
     logger.info('delivery cancelled', { deliveryId: p.id, appId: p.appId, reason });
-    const rec = await log.get(p.id);
-    if (!rec) return true;
-    rec.state = 'cancelled';
-    rec.nextAttemptAt = undefined;
-    rec.cancelReason = reason;
-    rec.updatedAt = d.iso();
-    log.put(rec);
+    log.append({ id: p.id, state: { at: d.iso(), state: 'cancelled', cancelReason: reason } });
     return true;
   }
 
@@ -233,25 +278,48 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   }
 
   /**
-   * A replay of an event: one attempt now, marked as a replay. A retrying event that the replay
-   * delivered is done; one it did not deliver keeps its schedule. An ended event takes the
-   * replay's outcome.
+   * A replay of an event (`rec`, as logged): one attempt now, marked as a replay. A retrying event
+   * that the replay delivered is done; one it did not deliver keeps its schedule (its next attempt
+   * counts the replay). An ended event takes the replay's outcome.
    */
   async function replay(rec: DeliveryRecord, app: AppRecord): Promise<DeliveryRecord> {
-    const r = await d.track(d.attempt(rec, app, false, config.deliveryEventTimeoutMs, true));
+    const { result: r, entry } = await d.track(d.attempt(d.resend(rec), app, { interactive: false, budgetMs: config.deliveryEventTimeoutMs, retryNum: rec.attempts.length, replay: true }));
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
     const p = await store.get<PendingDelivery>(PENDING_TABLE, rec.id);
+    const at = d.iso();
+    let state: StateChange;
     if (p && !inFlight.has(rec.id) && !leasedElsewhere(p, instanceId, clock.now())) {
-      if (delivered && (await replacePending(store, p, null, () => false))) {
-        rec.state = 'delivered';
-        rec.nextAttemptAt = undefined;
-      } else rec.state = 'retrying';
-    } else if (!p) rec.state = delivered ? 'delivered' : 'failed';
-    log.put(rec);
-    return rec;
+      if (delivered && (await replacePending(store, p, null, () => false))) state = { at, state: 'delivered' };
+      else {
+        state = { at, state: 'retrying', nextAttemptAt: new Date(p.nextAt).toISOString() };
+        if (!delivered) await replacePending(store, p, { ...p, replays: (p.replays ?? 0) + 1 }, () => false); // one try: only a number in a header
+      }
+    } else if (!p) state = { at, state: delivered ? 'delivered' : 'failed' };
+    else state = { at, state: rec.state, ...(rec.nextAttemptAt ? { nextAttemptAt: rec.nextAttemptAt } : {}) }; // an attempt of it runs now: it decides
+    const e: LogEntry = { id: rec.id, attempt: entry, state };
+    log.append(e);
+    return applyEntry(rec, e)!;
   }
 
-  const outbox = createOutboxDrain({ store, logger, apps, enqueueEvent });
+  const outbox = createOutboxDrain({ store, logger, apps, audience: deps.audience, enqueueEvents });
+  let draining: Promise<void> | undefined;
+  let drainAgain = false;
+  /** Drain the outbox now (not at the next poll): a change was just committed with its events. One drain at a time; a hint during one runs another after it. */
+  function drainNow(): void {
+    if (stopped) return;
+    if (draining) {
+      drainAgain = true;
+      return;
+    }
+    draining = (async () => {
+      do {
+        drainAgain = false;
+        await outbox.drain();
+      } while (drainAgain && !stopped);
+    })()
+      .catch((e) => logger.error('draining the events outbox failed', { error: (e as Error).message }))
+      .finally(() => (draining = undefined));
+  }
 
   /** One poll: lease the due events and attempt them, drain the outbox; whether it found any. */
   async function tickOnce(): Promise<boolean> {
@@ -284,16 +352,17 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     cancelForApp,
     replay,
     start() {
-      takeOverDeadLeases(store, instanceId, clock.now())
+      (deps.soleDaemon ? takeOverDeadLeases(store, instanceId, clock.now()) : Promise.resolve())
         .catch((e) => logger.error('taking over pending events failed', { error: (e as Error).message }))
         .finally(() => !stopped && poller.start());
-      unwatch = outbox.watch(() => poller.wakeAt(clock.now())); // an unauthorize or uninstall on any daemon
+      unwatch = deps.outboxWritten(drainNow); // a change with events, on any daemon
     },
     /** No new attempts; resolves once those in flight have ended. */
     async stop() {
       stopped = true;
       unwatch?.();
       await poller.stop();
+      await draining;
       await d.idle();
     },
   };

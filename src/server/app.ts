@@ -42,7 +42,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
   // Who the caller is (login, workspaces, users: the two info calls answer without an Authtoken), then
   // the management calls, the most frequent, ahead of the routers for other paths.
-  app.use(identityRoutes({ config, clock, store, identity, onUserJoined: (id) => void d.workspace.userJoined(id).catch((e: unknown) => d.logger.error('announcing a new workspace user failed', { error: String(e) })) }));
+  app.use(identityRoutes({ config, clock, store, identity }));
   // Management calls: the caller's own workspace user, authenticated once for every router below.
   app.use(
     MGMT_BASE,

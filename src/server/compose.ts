@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { createSealer, deriveKey } from '../crypto.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
+import { createEventsOutbox } from '../services/events-outbox.js';
 import { createIdentityService } from '../services/identity.js';
 import { createAppsService } from '../services/apps.js';
 import { createLeadLogin } from '../services/lead-login.js';
@@ -24,11 +25,13 @@ import { createSocketSessions } from '../services/socket-sessions.js';
 import { createDeliveriesService } from '../services/deliveries.js';
 import { createEgressPolicy } from '../delivery/egress.js';
 import { createHttpTransport } from '../delivery/http-transport.js';
-import { openDeliveryLog } from '../delivery/log.js';
+import { openFileDeliveryLog } from '../delivery/file-log.js';
+import { openStoreDeliveryLog } from '../delivery/store-log.js';
 import { createSocketTransport } from '../delivery/socket-transport.js';
 import { createDispatcher } from '../delivery/dispatcher.js';
 import { createDeliveryWorker } from '../delivery/worker.js';
 import { createWorkspace } from '../services/workspace/workspace.js';
+import { createEventRecipients } from '../services/workspace/events.js';
 import { createTriggerSources } from '../services/trigger-sources.js';
 import { openFileBlobs } from '../files/blob-store.js';
 import { storeFileBlobs } from '../files/store-blobs.js';
@@ -48,9 +51,17 @@ export interface Foundation {
 
 export function composeDaemon(base: Foundation) {
   const { config, logger, clock, store } = base;
+  // The one place that knows which store runs. The embedded store has one daemon: its delivery log
+  // and uploaded files live in the data dir, leases of its earlier run are void at start, nobody
+  // else holds socket-mode connections, and counting a channel is cheap. PostgreSQL is shared by
+  // several daemons: the log and the bytes live in the database, a lease runs out, a socket-mode
+  // attempt is relayed to the daemon holding the app's connection, and a count reads rows.
+  const shared = store.kind === 'postgres';
   const ctx: ServiceContext = { store, sealer: createSealer(deriveKey(base.masterKey, 'seal')), jwtKey: deriveKey(base.masterKey, 'jwt'), clock, logger, config };
 
-  const identity = createIdentityService(ctx);
+  // every event caused by a change is written to the outbox in the change's commit; the worker drains it
+  const outbox = createEventsOutbox({ store, clock, instanceId: base.instanceId });
+  const identity = createIdentityService(ctx, { outbox });
   const apps = createAppsService(ctx);
   const leads = createLeadLogin(ctx, { identity });
 
@@ -60,28 +71,33 @@ export function composeDaemon(base: Foundation) {
     requests: createAuthorizationRequests(ctx, { apps, identity, grants }),
     exchange: createCodeExchange(ctx, { apps, grants }),
     appTokens: createAppTokens(store, { apps, identity }),
-    revocation: createRevocation(ctx, { apps, identity, grants }),
+    revocation: createRevocation(ctx, { apps, identity, grants, outbox }),
     consentSessions: createWebSessions(clock, deriveKey(base.masterKey, 'consent-forms'), store),
   };
 
   const egress = createEgressPolicy(config);
   const http = createHttpTransport({ clock, egress, maxResponseBytes: config.deliveryMaxResponseBytes });
-  const log = openDeliveryLog({ dir: path.join(config.dataDir, 'deliveries'), maxBytes: config.deliveryLogMaxBytes, retentionDays: config.deliveryLogRetentionDays, clock, logger, store });
+  const log = shared
+    ? openStoreDeliveryLog({ store, retentionDays: config.deliveryLogRetentionDays, clock, logger })
+    : openFileDeliveryLog({ dir: path.join(config.dataDir, 'deliveries'), maxBytes: config.deliveryLogMaxBytes, retentionDays: config.deliveryLogRetentionDays, clock, logger });
 
   const socketSessions = createSocketSessions(ctx);
-  const socketTransport = createSocketTransport(socketSessions, { store, clock, logger, config, instanceId: base.instanceId });
+  const socketTransport = createSocketTransport(socketSessions, { store, clock, logger, config, instanceId: base.instanceId, relay: shared });
 
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket: socketTransport, log });
-  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket: socketTransport, instanceId: base.instanceId });
+  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket: socketTransport, instanceId: base.instanceId, soleDaemon: !shared,
+    audience: createEventRecipients(store),
+    outboxWritten: outbox.onWritten,
+  });
   const deliveries = createDeliveriesService({ config, clock, apps, grants, dispatcher, worker, http });
 
-  // the local workspace (channels, messages) the platform API works on; its changes make events through the worker
+  // the local workspace (channels, messages) the platform API works on; its changes write their events to the outbox
   // uploaded files: records in the store, bytes under <dataDir>/files (the workspace sees only FileBlobs)
   // on PostgreSQL the bytes are in the database too, so that every daemon serves every file
-  const blobs = store.kind === 'postgres' ? storeFileBlobs(store) : openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
+  const blobs = shared ? storeFileBlobs(store) : openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
   const fileUrl = (fileId: string) => `${base.baseUrl()}/files/${fileId}`;
   const callUrl = (code: string) => `${base.baseUrl()}/calls/${code}`;
-  const workspace = createWorkspace({ store, clock, logger, config, apps, grants, worker, blobs, fileUrl, callUrl, instanceId: base.instanceId });
+  const workspace = createWorkspace({ store, clock, logger, config, events: outbox, blobs, fileUrl, callUrl, instanceId: base.instanceId, countEveryPost: !shared });
   // a test block interaction's message or view, made real before it is sent (it needs the workspace)
   const triggerSources = createTriggerSources({ workspace, grants, apps });
 

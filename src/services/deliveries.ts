@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import type { HttpTransport } from '../delivery/http-transport.js';
-import type { AttemptEntry, DeliveryRecord } from '../delivery/log.js';
+import { applyEntry, type AttemptEntry, type DeliveryRecord, type ListFilter, type LogEntry } from '../delivery/log.js';
 import { buildPayload, KINDS, type TriggerFields } from '../delivery/payloads.js';
 import { withFieldEncoded } from '../delivery/encoded-fields.js';
 import { tooDeep } from '../json-depth.js';
@@ -22,7 +22,7 @@ import type { Principal } from './identity.js';
 import type { AppRecord } from './records.js';
 import type { Grants } from './oauth/grants.js';
 
-export type { AttemptEntry, DeliveryRecord };
+export type { AttemptEntry, DeliveryRecord, ListFilter };
 export { KINDS };
 
 /**
@@ -106,11 +106,9 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       if (!rec) throw notFound(`App ${app.id}`);
       return rec;
     }
-    // Logged once settled (at most the budget later): one log line per interactive call.
-    const rec = d.newRecord(app, input.kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
-    const r = await d.track(d.attempt(rec, app, true, budget));
-    d.settleInteractive(rec, app, r);
-    return rec;
+    // Logged once settled (at most the budget later): one log entry per interactive call.
+    const out = d.outgoing(app, input.kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
+    return d.settleInteractive(out, app, await d.track(d.attempt(out, app, { interactive: true, budgetMs: budget, retryNum: 0 })));
   }
 
   async function get(p: Principal, id: string): Promise<DeliveryRecord> {
@@ -124,8 +122,8 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     const app = await apps.owned(p, rec.appId);
     if (!rec.payload) throw payloadNotKept('This trigger succeeded before the daemon restarted and its payload is not kept on disk; send it again with deliver-test.');
     if (rec.kind === 'event') return worker.replay(rec, app);
-    d.settleInteractive(rec, app, await d.track(d.attempt(rec, app, true, config.deliveryBudgetMs, true)));
-    return rec;
+    const out = d.resend(rec);
+    return d.settleInteractive(out, app, await d.track(d.attempt(out, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: rec.attempts.length, replay: true })), rec);
   }
 
   /**
@@ -156,16 +154,12 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     const payload = editedBody(rec, text);
     // (compared as JSON, not as text: on PostgreSQL a stored body's keys come back in another order)
     if (rec.payload && isDeepStrictEqual(payload, rec.payload)) return replay(p, id);
-    const copy = d.newRecord(app, rec.kind, { workspaceId: rec.workspaceId, userId: rec.userId }, rec.url, payload);
-    copy.editedFrom = rec.id;
-    if (rec.kind !== 'event') {
-      d.settleInteractive(copy, app, await d.track(d.attempt(copy, app, true, config.deliveryBudgetMs, true)));
-      return copy;
-    }
-    const r = await d.track(d.attempt(copy, app, false, config.deliveryEventTimeoutMs, true));
-    copy.state = r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed';
-    log.put(copy);
-    return copy;
+    const copy = d.outgoing(app, rec.kind, { workspaceId: rec.workspaceId, userId: rec.userId }, rec.url, payload, { editedFrom: rec.id });
+    if (rec.kind !== 'event') return d.settleInteractive(copy, app, await d.track(d.attempt(copy, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0, replay: true })));
+    const { result: r, entry } = await d.track(d.attempt(copy, app, { interactive: false, budgetMs: config.deliveryEventTimeoutMs, retryNum: 0, replay: true }));
+    const logged: LogEntry = { id: copy.head.id, begun: copy, attempt: entry, state: { at: d.iso(), state: r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed' } };
+    log.append(logged);
+    return applyEntry(undefined, logged)!;
   }
 
   /**
@@ -230,9 +224,8 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
 
   async function asPerson(p: Principal, app: AppRecord, kind: DeliveryKind, input: TriggerFields): Promise<DeliveryRecord> {
     const built = buildPayload(kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input);
-    const rec = d.newRecord(app, kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
-    d.settleInteractive(rec, app, await d.track(d.attempt(rec, app, true, config.deliveryBudgetMs)));
-    return rec;
+    const out = d.outgoing(app, kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
+    return d.settleInteractive(out, app, await d.track(d.attempt(out, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0 })));
   }
 
   /**
@@ -248,7 +241,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   }
 
   /** The log, newest first; naming an app that is not the caller's (and has no deliveries listed) is 404, not an empty list. */
-  async function list(p: Principal, f: { appId?: string; failed?: boolean; limit?: number }) {
+  async function list(p: Principal, f: Omit<ListFilter, 'ownerId'>) {
     const found = await log.list({ ownerId: p.workspaceUserId, ...f });
     // a deleted app's deliveries stay listed under its id
     if (!found.length && f.appId) await apps.owned(p, f.appId);

@@ -3,6 +3,8 @@ import { newId, PREFIX, hashPassword, verifyPassword, generatePassword, signJwt,
 import { forbidden, invalidCredentials, invalidRequest, notFound, unauthenticated, userExists } from '../errors.js';
 import { StoreConflict, type Change, type Expectation } from '../store/types.js';
 import type { ServiceContext } from './context.js';
+import type { EventsOutbox } from './events-outbox.js';
+import { EVERYONE, userEventBody } from './workspace/events.js';
 import { T, META, accountId, retryOnConflict, type AccountRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from './records.js';
 
 export interface Principal { workspaceId: string; workspaceUserId: string; jti: string }
@@ -14,7 +16,7 @@ const ACT_AS_TTL_SECONDS = 10 * 60;
 /** The login of the owner the first start creates (no password: the local CLI acts as them through credentials.json). */
 const OWNER_EMAIL = 'owner@localhost';
 
-export function createIdentityService(ctx: ServiceContext) {
+export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<EventsOutbox, 'workspaceEvent' | 'written'> }) {
   const { store, clock } = ctx;
   const nowIso = () => new Date(clock.now()).toISOString();
   // Verified-signature cache: a pure function of the token (and the shared key), so it decides nothing on its
@@ -93,13 +95,18 @@ export function createIdentityService(ctx: ServiceContext) {
     };
   }
 
-  /** existingAccount: the email already had a login (another workspace); its password is kept, a given one is not used. */
+  /**
+   * A user joins a workspace: WORKSPACE_USER_JOINED, in the same commit, to the apps there with user:read.
+   * existingAccount: the email already had a login (another workspace); its password is kept, a given one is not used.
+   */
   async function createUser(input: NewUser): Promise<{ user: WorkspaceUserRecord; password?: string; existingAccount: boolean }> {
-    return retryOnConflict(async () => {
+    const made = await retryOnConflict(async () => {
       const plan = await planUser(input);
-      await store.commit(plan.changes, plan.expect);
+      await store.commit([...plan.changes, deps.outbox.workspaceEvent('WORKSPACE_USER_JOINED', plan.user.workspaceId, EVERYONE, userEventBody(plan.user))], plan.expect);
       return { user: plan.user, password: plan.password, existingAccount: plan.existingAccount };
     });
+    deps.outbox.written();
+    return made;
   }
 
   /** A management token's record and its value, not yet committed (a caller may commit it with more); `ttlSeconds` shortens its life. */

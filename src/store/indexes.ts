@@ -16,7 +16,7 @@ export const INDEXED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   loginLeads: ['email'],
   // OAuth
   oauthInstallations: ['workspaceId'],
-  oauthAuthorizations: ['appId', 'workspaceUserId'],
+  oauthAuthorizations: ['appId', 'workspaceUserId', 'workspaceId'],
   oauthTokens: ['appId'],
   oauthCodes: ['sweepMinute'],
   // the local workspace
@@ -27,6 +27,7 @@ export const INDEXED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   pendingDeliveries: ['appId'],
   socketEventQueue: ['appId'],
   deliveryLog: ['appId', 'ownerId'],
+  deliveryAttempts: ['deliveryId'],
   socketHolders: ['appId'],
 };
 

@@ -11,7 +11,7 @@ import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
 import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import { SOCKET_HOLDERS_TABLE } from '../../src/delivery/socket-relay.js';
-import { openDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js';
+import type { AttemptRecord, LogEntry } from '../../src/delivery/log.js';
 import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/services/records.js';
@@ -28,8 +28,8 @@ async function daemon(t: Tap.Test, url: string, name: string, listenRetryMs?: nu
   const store = await openPostgresStore({ url, logger, instanceId: name, listenRetryMs });
   const config = { ...defaults };
   const sessions = createSocketSessions({ store, clock, logger, config });
-  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: name });
-  const log = openDeliveryLog({ dir: '/nonexistent-not-used', maxBytes: 1 << 20, retentionDays: 7, clock, logger, store });
+  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: name, relay: true });
+  const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
   t.teardown(async () => {
     await transport.close();
     await log.close();
@@ -62,10 +62,12 @@ const req = (over: Partial<SendRequest> = {}): SendRequest => ({
   deliveryId: 'dlv_1', attemptId: 'att_1', app, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '',
   payload: { messageType: 'SLASH_COMMAND', slashCommand: '/go', text: 'hi' }, ...over,
 });
-const rec = (id: string): DeliveryRecord => {
-  const at = new Date().toISOString();
-  return { id, kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'socket', createdAt: at, updatedAt: at, state: 'pending', payload: { n: id }, attempts: [] };
+/** The entry that begins delivery `id` (created at `at`). */
+const begin = (id: string, at = new Date().toISOString()): LogEntry => {
+  const payload = { n: id };
+  return { id, begun: { head: { id, kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'socket', createdAt: at }, payload, raw: JSON.stringify(payload) }, state: { at, state: 'pending' } };
 };
+const attempt = (id: string, n: number): AttemptRecord => ({ id: `att_${id}_${n}`, at: new Date().toISOString(), retryNum: n, latencyMs: 1, outcome: 'acked', status: 200 });
 
 void testWithPg(t, 'the delivery log is shared: what one daemon puts, the other lists, shows and hears', async (t, url) => {
   const a = await daemon(t, url, 'a');
@@ -74,14 +76,17 @@ void testWithPg(t, 'the delivery log is shared: what one daemon puts, the other 
   b.log.onChange((r) => heard.push(`${r.id}:${r.state}`));
   // b's LISTEN is in place one round trip after it subscribed (a hint sent before is not heard, by design)
   await new Promise((r) => setTimeout(r, 300));
-  const r1 = rec('dlv_1');
-  a.log.put(r1);
-  r1.state = 'delivered';
-  a.log.put(r1);
-  a.log.put(rec('dlv_2'));
-  t.match(await a.log.get('dlv_1'), { state: 'delivered' }, 'a get right after a put answers it');
+  a.log.append(begin('dlv_1'));
+  a.log.append({ id: 'dlv_1', attempt: attempt('dlv_1', 0), state: { at: new Date().toISOString(), state: 'delivered' } });
+  a.log.append(begin('dlv_2'));
+  t.match(await a.log.get('dlv_1'), { state: 'delivered', attempts: [{ retryNum: 0 }] }, 'a get right after an entry answers it');
   await a.log.flush();
-  t.match(await b.log.get('dlv_1'), { id: 'dlv_1', state: 'delivered', payload: { n: 'dlv_1' } });
+  t.match(await b.log.get('dlv_1'), { id: 'dlv_1', state: 'delivered', outcome: 'acked', payload: { n: 'dlv_1' }, attempts: [{ id: 'att_dlv_1_0', outcome: 'acked', status: 200 }] });
+  // an attempt appended by the other daemon (an event it took over): both show the two attempts, in order
+  b.log.append({ id: 'dlv_1', attempt: attempt('dlv_1', 1), state: { at: new Date().toISOString(), state: 'delivered' } });
+  t.same((await b.log.get('dlv_1'))?.attempts.map((x) => x.id), ['att_dlv_1_0', 'att_dlv_1_1'], 'before it is written');
+  await b.log.flush();
+  t.same((await a.log.get('dlv_1'))?.attempts.map((x) => x.id), ['att_dlv_1_0', 'att_dlv_1_1'], 'and once written, on the other daemon');
   t.same((await b.log.list({ ownerId: 'wu_1' })).map((r) => r.id), ['dlv_2', 'dlv_1'], 'newest first');
   t.same(await b.log.list({ ownerId: 'wu_1', appId: 'app_1', failed: true }), []);
   await until(() => heard.includes('dlv_1:delivered') && heard.includes('dlv_2:pending'));
@@ -94,7 +99,7 @@ void testWithPg(t, "puts announced while a daemon's LISTEN connection was down a
   const heard: string[] = [];
   b.log.onChange((r) => heard.push(`${r.id}:${r.state}`));
   await new Promise((r) => setTimeout(r, 300));
-  a.log.put(rec('dlv_before'));
+  a.log.append(begin('dlv_before'));
   await a.log.flush();
   await until(() => heard.length === 1);
   t.same(heard, ['dlv_before:pending'], 'heard while connected');
@@ -102,7 +107,7 @@ void testWithPg(t, "puts announced while a daemon's LISTEN connection was down a
   const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'appreg-b' AND query LIKE 'LISTEN%'");
   t.same(cut, [{ ok: true }], "b's LISTEN connection was cut");
   await new Promise((r) => setTimeout(r, 200));
-  a.log.put(rec('dlv_gap'));
+  a.log.append(begin('dlv_gap'));
   await a.log.flush();
   await new Promise((r) => setTimeout(r, 200));
   t.same(heard, ['dlv_before:pending'], 'its announcement is not heard while the connection is down');
@@ -159,16 +164,26 @@ void testWithPg(t, 'the log in the database is bounded: past the retention and p
     await store.close();
   });
   const at = (ms: number) => new Date(ms).toISOString();
-  const old = { ...rec('dlv_old'), createdAt: at(now.v - 2 * 86_400_000), updatedAt: at(now.v - 2 * 86_400_000) };
-  log.put(old);
-  for (let i = 1; i <= 5; i++) log.put({ ...rec(`dlv_${i}`), createdAt: at(now.v + i), updatedAt: at(now.v + i) });
+  const withAttempt = (id: string, ms: number) => {
+    log.append(begin(id, at(ms)));
+    log.append({ id, attempt: { ...attempt(id, 0), at: at(ms) }, state: { at: at(ms), state: 'delivered' } });
+  };
+  withAttempt('dlv_old', now.v - 2 * 86_400_000);
+  // a whole delivery as an earlier appreg stored it, in its old shape: read, and pruned alike
+  const legacy = { id: 'dlv_legacy', kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'socket', createdAt: at(now.v), updatedAt: at(now.v), state: 'failed', payload: { n: 0 }, attempts: [attempt('dlv_legacy', 0)] };
+  await store.commit([{ table: 'deliveryLog', id: legacy.id, value: { id: legacy.id, appId: 'app_1', ownerId: 'wu_1', createdAt: legacy.createdAt, updatedAt: legacy.updatedAt, seq: 0, rec: legacy } }]);
+  t.match(await log.get('dlv_legacy'), { state: 'failed', attempts: [{ id: 'att_dlv_legacy_0' }] }, 'a delivery in the old shape is shown');
+  for (let i = 1; i <= 5; i++) withAttempt(`dlv_${i}`, now.v + i);
   await log.flush();
-  t.equal(await store.count('deliveryLog'), 6, 'nothing pruned within the minute');
+  t.equal(await store.count('deliveryLog'), 7, 'nothing pruned within the minute');
+  t.equal(await store.count('deliveryAttempts'), 6, 'each attempt a record of its own');
   now.v += 61_000;
-  log.put({ ...rec('dlv_6'), createdAt: at(now.v), updatedAt: at(now.v) });
+  withAttempt('dlv_6', now.v);
   await log.flush();
   t.same((await log.list({ ownerId: 'wu_1', limit: 10 })).map((r) => r.id), ['dlv_6', 'dlv_5', 'dlv_4'], 'the 3 newest are kept');
   t.equal(await log.get('dlv_old'), undefined, 'past the retention');
+  t.equal(await store.count('deliveryAttempts'), 3, 'the attempts of those pruned went with them');
+  t.equal(await store.count('deliveryStates'), 3, 'and their states');
 });
 
 void testWithPg(t, 'a delivery whose payload or answer holds a NUL is kept, the NUL as U+FFFD (the database keeps none)', async (t, url) => {
@@ -178,11 +193,18 @@ void testWithPg(t, 'a delivery whose payload or answer holds a NUL is kept, the 
     await log.close();
     await store.close();
   });
-  log.put({ ...rec('dlv_nul'), payload: { text: 'a\u0000b', ['k\u0000']: ['\u0000'] }, response: 'x\u0000' });
+  const payload = { text: 'a\u0000b', ['k\u0000']: ['\u0000'] };
+  const b = begin('dlv_nul');
+  log.append({ ...b, begun: { ...b.begun!, payload, raw: JSON.stringify(payload) } });
+  log.append({ id: 'dlv_nul', attempt: { ...attempt('dlv_nul', 0), response: 'x\u0000' }, state: { at: new Date().toISOString(), state: 'delivered' } });
   await log.flush();
-  const kept = (await store.get<{ rec: DeliveryRecord }>('deliveryLog', 'dlv_nul'))?.rec;
+  // read back by a second log on the same database: what was written, not this log's own copy
+  const other = openStoreDeliveryLog({ store, retentionDays: 1, clock, logger });
+  t.teardown(() => other.close());
+  const kept = await other.get('dlv_nul');
   t.same(kept?.payload, { text: 'a\ufffdb', ['k\ufffd']: ['\ufffd'] }, 'written, every NUL replaced');
   t.equal(kept?.response, 'x\ufffd');
+  t.equal(kept?.state, 'delivered');
 });
 
 void testWithPg(t, "an app's connections are counted across daemons: each holder record says how many it holds", async (t, url) => {

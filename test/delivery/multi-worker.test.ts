@@ -11,7 +11,7 @@ import type { AppsService } from '../../src/services/apps.js';
 import type { AppRecord } from '../../src/services/records.js';
 import { createDispatcher } from '../../src/delivery/dispatcher.js';
 import type { HttpTransport } from '../../src/delivery/http-transport.js';
-import { openDeliveryLog } from '../../src/delivery/log.js';
+import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
 import type { SocketTransport } from '../../src/delivery/socket-transport.js';
 import type { AttemptResult, SendRequest } from '../../src/delivery/types.js';
@@ -26,15 +26,21 @@ const until = async (pred: () => boolean | Promise<boolean>, ms = 5000) => {
 };
 const app = { id: 'app_1', ownerId: 'wu_1', manifest: { name: 'a', displayName: 'A', eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['NEW_MESSAGE'] } } } as unknown as AppRecord;
 const apps = { byId: async (id: string) => (id === app.id ? app : undefined), secretsOf: () => ({ signingSecret: 'sig' }) } as unknown as AppsService;
+/** The apps every workspace event in the outbox goes to (none unless a test says). */
+let fanOutTo: Array<{ app: AppRecord; workspaceUserIds: string[] }> = [];
 const socket: SocketTransport = { send: async () => ({ outcome: 'no_connection', latencyMs: 0 }), connections: async () => 0, queued: async () => 0, onKeptSettled() {}, discard: async () => false, close: async () => {} };
 
 async function daemon(t: Tap.Test, url: string, name: string, send: (req: SendRequest) => Promise<AttemptResult>) {
   const store = await openPostgresStore({ url, logger, instanceId: name });
   const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '0.3,0.3,0.3', deliveryLeaseMs: 0 };
   const http = { send, post: send, close: async () => {} } as unknown as HttpTransport;
-  const log = openDeliveryLog({ dir: '/nonexistent-not-used', maxBytes: 1 << 20, retentionDays: 7, clock, logger, store });
+  const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket, log });
-  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket, instanceId: name });
+  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket, instanceId: name, soleDaemon: false,
+    // who a workspace event goes to: as the test says; the outbox is found by the poll (no hints)
+    audience: { recipientsOf: async (evs) => evs.map(() => fanOutTo) },
+    outboxWritten: () => () => {},
+  });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -95,12 +101,21 @@ void testWithPg(t, 'the events outbox is drained once across daemons', async (t,
   const b = await daemon(t, url, 'b', sender('b'));
   const subscribed = { ...app, manifest: { ...app.manifest, eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['APP_UNINSTALLED'] } } };
   (apps as unknown as { byId: (id: string) => Promise<AppRecord | undefined> }).byId = async (id) => (id === app.id ? subscribed : undefined);
-  const evs = [1, 2, 3, 4, 5].map((n) => ({ id: `evt_${n}`, appId: app.id, workspaceId: 'ws_1', eventType: 'APP_UNINSTALLED', workspaceUserIds: ['wu_1'], body: { n }, createdAt: new Date().toISOString() }));
+  const subscribed2 = { ...subscribed, id: 'app_2' };
+  fanOutTo = [{ app: subscribed, workspaceUserIds: ['wu_1'] }, { app: subscribed2, workspaceUserIds: ['wu_1', 'wu_2'] }];
+  t.teardown(() => void (fanOutTo = []));
+  const at = new Date().toISOString();
+  const evs = [
+    ...[1, 2, 3, 4, 5].map((n) => ({ id: `evt_${n}`, appId: app.id, workspaceId: 'ws_1', eventType: 'APP_UNINSTALLED', workspaceUserIds: ['wu_1'], body: { n }, createdAt: at })),
+    // workspace events: each fanned out to two apps
+    ...[6, 7, 8].map((n) => ({ id: `evt_${n}`, workspaceId: 'ws_1', eventType: 'NEW_MESSAGE', audience: { everyone: true }, body: { n }, createdAt: at })),
+  ];
   await a.store.commit(evs.map((e) => ({ table: 'eventsOutbox', id: e.id, value: e })));
   a.worker.start();
   b.worker.start();
-  await until(async () => (await a.store.count('eventsOutbox')) === 0 && calls.length >= 5);
+  await until(async () => (await a.store.count('eventsOutbox')) === 0 && calls.length >= 11);
   await new Promise((r) => setTimeout(r, 500));
   t.equal(await a.store.count('eventsOutbox'), 0, 'consumed');
-  t.equal(calls.length, 5, `one event per outbox record (${calls.join(', ')})`);
+  t.equal(calls.length, 11, `one event per app record, one per app and workspace record (${calls.join(', ')})`);
+  t.equal(new Set(calls.map((c) => c.split(':')[1])).size, 11, 'each a delivery of its own');
 });

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN } from './cli.js';
 import { apiOf, tempDir, type TestDaemon } from './daemon.js';
 
-interface ServedDaemon {
+export interface ServedDaemon {
   url: string;
   dataDir: string;
   child: ChildProcess;
@@ -20,7 +20,8 @@ interface ServedDaemon {
 /** What the fixtures that take a TestDaemon use (url, the owner's token, api()), for a daemon of the group. */
 export type Client = Pick<TestDaemon, 'url' | 'token' | 'workspaceId' | 'workspaceUserId' | 'mgmt' | 'api'>;
 
-function serveProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<ServedDaemon> {
+/** One `appreg serve` process on `dataDir` (port 0, `env` added to this process's), resolved once it listens. */
+export function serveProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<ServedDaemon> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--', BIN, 'serve', '--port', '0', '--data-dir', dataDir], {
       env: { ...process.env, APPREG_LOG_LEVEL: 'info', ...env },
@@ -40,7 +41,8 @@ function serveProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<ServedDa
   });
 }
 
-function clientOf(url: string, creds: { authToken: string; workspaceId: string; workspaceUserId: string }): Client {
+/** A client of the daemon at `url`, signed in with `creds` (the workspace owner's, from its credentials.json). */
+export function clientOf(url: string, creds: { authToken: string; workspaceId: string; workspaceUserId: string }): Client {
   const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
   return {
     url,

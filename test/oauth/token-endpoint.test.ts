@@ -94,6 +94,54 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal(res.status, 400, 'field count capped');
   });
 
+  t.test('each invalid_grant refusal logs its reason and sends none: the client gets one message whatever was wrong', async (t) => {
+    const other = await createApp(d);
+    const send = (code: string, a = app) => exchange(d, { 'client-id': a.id, 'client-secret': a.clientSecret, code });
+    const generic = 'The authorization code is unknown, expired or already used.';
+    const cases: Array<[string, () => Promise<{ body: any }>]> = [
+      ['no such code', () => send('acd_never_issued')],
+      ['issued to another app', async () => send((await grant(d, app)).body.code, other)],
+      [
+        'already exchanged',
+        async () => {
+          const g = await grant(d, app);
+          await send(g.body.code);
+          return send(g.body.code);
+        },
+      ],
+      [
+        'has expired',
+        async () => {
+          const g = await grant(d, app);
+          now += d.parts.config.codeTtlSeconds * 1000 + 1;
+          try {
+            return await send(g.body.code);
+          } finally {
+            now = Date.now();
+          }
+        },
+      ],
+      [
+        'no longer exists',
+        async () => {
+          const g = await grant(d, app);
+          const rec = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;
+          await d.parts.store.commit([{ table: OT.codes, id: rec.id, value: { ...rec, workspaceUserId: 'wu_gone', authorizationId: undefined } }]);
+          return send(g.body.code);
+        },
+      ],
+    ];
+    for (const [reason, run] of cases) {
+      const before = d.logs().length;
+      const x = await run();
+      t.same(x.body, { code: 'invalid_grant', message: generic }, `${reason}: the wire body is the one message`);
+      const lines = d.logs().slice(before).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const refusal = lines.find((l) => l.msg === 'token exchange refused: invalid_grant');
+      t.match(refusal?.reason, new RegExp(reason), `${reason}: the log line says why`);
+      t.notMatch(JSON.stringify(x.body), String(refusal?.reason), `${reason}: the reason is not sent`);
+    }
+  });
+
   t.test('codes expire (configurable, ≤ 10 min) and are bound to app, user, workspace, scopes and redirect URL', async (t) => {
     const g = await grant(d, app, { scopes: 'messages:read,bot:messages:read' });
     const rec = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;

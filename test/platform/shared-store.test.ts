@@ -9,8 +9,7 @@ import { createMemoryStore } from '../../src/store/memory-store.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { sqlAt, testWithPg } from '../helpers/pg.js';
 import type { Store } from '../../src/store/types.js';
-import type { AppsService } from '../../src/services/apps.js';
-import type { Grants } from '../../src/services/oauth/grants.js';
+import { createEventsOutbox } from '../../src/services/events-outbox.js';
 import { createWorkspace } from '../../src/services/workspace/workspace.js';
 import type { MessageNotice } from '../../src/services/workspace/message-index.js';
 
@@ -36,13 +35,12 @@ function daemon(store: Store, now: () => number, instanceId: string, perChannel 
     clock: { now },
     logger: silentLogger,
     config: { workspaceMessagesPerChannel: perChannel, filesMaxBytes: 1000, filesTotalMaxBytes: 1500 },
-    apps: { byId: async () => undefined } as unknown as AppsService,
-    grants: { authorizedUsers: async () => [], authorizationOf: async () => undefined } as unknown as Grants,
-    worker: { enqueueEvent: async () => {} } as never,
+    events: createEventsOutbox({ store, clock: { now }, instanceId }), // no worker drains it here
     blobs: { write: async (_id, _data, max) => max, read: () => undefined, remove: async () => {}, removeExcept: async () => {} },
     fileUrl: (id) => `http://x/${id}`,
     callUrl: (code) => `http://x/calls/${code}`,
     instanceId,
+    countEveryPost: store.kind !== 'postgres', // as the composition root decides
   });
 }
 

@@ -18,7 +18,7 @@ function setup(opts: { store?: Store; config?: Partial<Config>; now?: { v: numbe
   const config = { ...defaults, ...opts.config };
   const store = opts.store ?? createMemoryStore();
   const sessions = createSocketSessions({ store, clock, logger, config });
-  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: 'test-daemon' });
+  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: 'test-daemon', relay: false });
   return { sessions, transport, store, now, logs: () => logText };
 }
 

@@ -3,7 +3,8 @@ import path from 'node:path';
 import t from 'tap';
 import { tempDir } from '../helpers/daemon.js';
 import { createLogger } from '../../src/logger.js';
-import { openDeliveryLog, type DeliveryRecord } from '../../src/delivery/log.js';
+import { openFileDeliveryLog } from '../../src/delivery/file-log.js';
+import type { LogEntry } from '../../src/delivery/log.js';
 import { createEgressPolicy } from '../../src/delivery/egress.js';
 import { signature, signedHeaders } from '../../src/delivery/sign.js';
 import { classifyAnswer } from '../../src/delivery/http-transport.js';
@@ -11,18 +12,25 @@ import { retryable, parseSchedule } from '../../src/delivery/retry-policy.js';
 
 const quiet = createLogger({ level: 'error', stream: { write: () => {} } });
 
-function rec(i: number, at: string): DeliveryRecord {
-  return { id: `dlv_${i}`, kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'http', createdAt: at, updatedAt: at, state: i % 2 ? 'failed' : 'delivered', payload: { n: i, pad: 'x'.repeat(500) }, attempts: [] };
+/** Delivery i, created and ended at `at` (odd ones failed), in one entry. */
+function rec(i: number, at: string): LogEntry {
+  const payload = { n: i, pad: 'x'.repeat(500) };
+  return {
+    id: `dlv_${i}`,
+    begun: { head: { id: `dlv_${i}`, kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'http', createdAt: at }, payload, raw: JSON.stringify(payload) },
+    attempt: { id: `att_${i}`, at, retryNum: 0, latencyMs: 1, outcome: i % 2 ? 'http_error' : 'acked' },
+    state: { at, state: i % 2 ? 'failed' : 'delivered' },
+  };
 }
 
 t.test('delivery log: bounded in size, newest kept, read back after reopening, 0600 files', async (t) => {
   const dir = tempDir();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const clock = { now: () => Date.now() };
-  const log = openDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
+  const log = openFileDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
   const now = new Date().toISOString();
   for (let i = 0; i < 2000; i++) {
-    log.put(rec(i, now), i % 3 ? JSON.stringify(rec(i, now).payload) : undefined);
+    log.append(rec(i, now));
     if (i % 100 === 0) await log.flush();
   }
   await log.close();
@@ -31,7 +39,7 @@ t.test('delivery log: bounded in size, newest kept, read back after reopening, 0
   t.ok(total <= 256 * 1024 + 64 * 1024, `total ${total} bytes stays near the 256 KiB bound`);
   t.ok(files.length > 1, 'rotated into several files');
   for (const f of files) t.equal(fs.statSync(path.join(dir, f)).mode & 0o777, 0o600, `${f} is 0600`);
-  const again = openDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
+  const again = openFileDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
   t.match(await again.get('dlv_1999'), { id: 'dlv_1999', payload: { n: 1999 } }, 'the newest survives a reopen, payload intact');
   t.equal(await again.get('dlv_0'), undefined, 'the oldest were dropped');
   const failed = await again.list({ ownerId: 'wu_1', failed: true, limit: 5 });
@@ -40,16 +48,53 @@ t.test('delivery log: bounded in size, newest kept, read back after reopening, 0
   await again.close();
 });
 
+t.test("delivery log: a delivery's beginning, each attempt and each state change are lines of their own, never rewritten; read back as the delivery they make", async (t) => {
+  const dir = tempDir();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const clock = { now: () => Date.now() };
+  const log = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 7, clock, logger: quiet });
+  const base = Date.now();
+  const at = (s: number) => new Date(base + s * 1000).toISOString();
+  const first = rec(2, at(0));
+  log.append({ id: first.id, begun: first.begun, state: { at: at(0), state: 'pending' } });
+  const begun = await log.get('dlv_2');
+  log.append({ id: 'dlv_2', attempt: { id: 'att_a', at: at(1), retryNum: 0, latencyMs: 3, outcome: 'http_error', status: 503, url: 'http://127.0.0.1:9/a' }, state: { at: at(1), state: 'retrying', nextAttemptAt: at(5) } });
+  log.append({ id: 'dlv_2', attempt: { id: 'att_b', at: at(5), retryNum: 1, latencyMs: 2, outcome: 'acked', status: 200, response: { ok: true }, url: 'http://127.0.0.1:9/b' }, state: { at: at(5), state: 'delivered' } });
+  t.match(begun, { state: 'pending', attempts: [] }, 'what a read answered is not changed by later entries');
+  const want = { id: 'dlv_2', state: 'delivered', outcome: 'acked', url: 'http://127.0.0.1:9/b', response: { ok: true }, updatedAt: at(5), payload: { n: 2 } };
+  const live = await log.get('dlv_2');
+  t.match(live, want);
+  t.same(live!.attempts.map((a) => [a.id, a.retryNum, a.outcome]), [['att_a', 0, 'http_error'], ['att_b', 1, 'acked']]);
+  t.equal(live!.nextAttemptAt, undefined, 'no next attempt once delivered');
+  t.notOk('response' in live!.attempts[1]! || 'url' in live!.attempts[1]!, 'an attempt shows what it showed before: the answer and the target are the delivery’s');
+  // an interactive call: one line, without its payload once delivered
+  const call = rec(4, at(0));
+  log.append({ ...call, begun: { ...call.begun!, head: { ...call.begun!.head, kind: 'slash-command' } } });
+  await log.close();
+  const lines = fs.readFileSync(path.join(dir, fs.readdirSync(dir)[0]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.same(lines.map((l) => Object.keys(l).join(',')), ['id,begun,state', 'id,attempt,state', 'id,attempt,state', 'id,begun,attempt,state'], 'one line per entry, appended');
+  t.equal(lines[3].begun.payload, null, 'a delivered trigger keeps no payload on disk');
+  t.equal(lines[0].begun.payload.n, 2, 'an event keeps its payload');
+  // a line an earlier appreg wrote (the whole delivery) is read as such, and later entries apply to it
+  fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), JSON.stringify({ id: 'dlv_9', kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'http', createdAt: at(0), updatedAt: at(0), state: 'retrying', payload: { n: 9 }, attempts: [{ id: 'att_old', at: at(0), retryNum: 0, latencyMs: 1, outcome: 'timeout' }] }) + '\n');
+  const again = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 7, clock, logger: quiet });
+  t.teardown(() => again.close());
+  t.match(await again.get('dlv_2'), want, 'read back as the entries make it');
+  t.match(await again.get('dlv_4'), { kind: 'slash-command', state: 'delivered', payload: null });
+  again.append({ id: 'dlv_9', state: { at: at(6), state: 'cancelled', cancelReason: 'cancelled by its owner' } });
+  t.match(await again.get('dlv_9'), { state: 'cancelled', cancelReason: 'cancelled by its owner', attempts: [{ id: 'att_old' }] });
+});
+
 t.test('delivery log: entries older than the retention are not read back', async (t) => {
   const dir = tempDir();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const clock = { now: () => Date.now() };
-  const log = openDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
-  log.put(rec(1, new Date(Date.now() - 3 * 86_400_000).toISOString()));
-  log.put(rec(2, new Date().toISOString()));
+  const log = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
+  log.append(rec(1, new Date(Date.now() - 3 * 86_400_000).toISOString()));
+  log.append(rec(2, new Date().toISOString()));
   await log.close();
   fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), '{"torn": ');
-  const again = openDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
+  const again = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
   t.equal(await again.get('dlv_1'), undefined);
   t.ok(await again.get('dlv_2'), 'a torn last line is skipped, the rest read');
   await again.close();

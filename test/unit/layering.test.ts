@@ -10,16 +10,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { ROOT } from '../helpers/cli.js';
+import { sourceFiles } from '../helpers/sources.js';
 
-function files(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...files(p));
-    else if (e.name.endsWith('.ts')) out.push(p);
-  }
-  return out;
-}
+const files = sourceFiles;
 
 function imports(file: string): string[] {
   const src = fs.readFileSync(file, 'utf8');

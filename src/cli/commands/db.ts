@@ -67,7 +67,13 @@ async function withLock<T>(dir: string, todo: (daemon: string) => string, fn: ()
 }
 
 /** What the tables kept outside the embedded store's data file hold, for people. */
-const KIND_OF: Record<string, string> = { deliveryLog: 'the delivery log', fileBlobs: 'uploaded files', fileBlobChunks: 'their bytes, in chunks' };
+const KIND_OF: Record<string, string> = {
+  deliveryLog: 'the delivery log',
+  deliveryAttempts: 'its attempts',
+  deliveryStates: 'its states',
+  fileBlobs: 'uploaded files',
+  fileBlobChunks: 'their bytes, in chunks',
+};
 
 function report(out: Out, data: Record<string, unknown> & { tables: TableSummary[]; records: number }, verb: string, note: string): void {
   out.print(data, (c) =>
@@ -84,10 +90,10 @@ function report(out: Out, data: Record<string, unknown> & { tables: TableSummary
  * them: the delivery log (deliveries/) and uploaded files' bytes (files/).
  */
 async function withOutside(dir: string, data: Map<string, Map<string, object>>): Promise<Map<string, Map<string, object>>> {
-  const { readLogDir, asStoreRecords, DELIVERY_LOG_TABLE } = await import('../../delivery/log-transfer.js');
+  const { readLogDir, logRecordsOf } = await import('../../delivery/log-transfer.js');
   const { readBlobDir, HEADS, CHUNKS } = await import('../../files/blob-transfer.js');
   const deliveries = readLogDir(dir);
-  if (deliveries.length) data.set(DELIVERY_LOG_TABLE, asStoreRecords(deliveries));
+  if (deliveries.length) for (const [table, records] of logRecordsOf(deliveries)) data.set(table, records);
   const blobs = readBlobDir(dir);
   if (blobs.heads.size) {
     data.set(HEADS, blobs.heads);
@@ -100,18 +106,18 @@ async function withOutside(dir: string, data: Map<string, Map<string, object>>):
 async function exportWithOutside(url: string, to: string, logger: { warn(msg: string): void }): Promise<TransferSummary> {
   const { exportToDataDir } = await import('../../store/postgres/transfer.js');
   const { summarize, differences } = await import('../../store/postgres/digest.js');
-  const { readLogDir, fromStoreRecords, writeLogDir, DELIVERY_LOG_TABLE } = await import('../../delivery/log-transfer.js');
+  const { readLogDir, deliveriesOfRecords, writeLogDir, DELIVERY_LOG_TABLES } = await import('../../delivery/log-transfer.js');
   const { readBlobDir, writeBlobDir, HEADS, CHUNKS } = await import('../../files/blob-transfer.js');
-  const r = await exportToDataDir(url, to, logger, [DELIVERY_LOG_TABLE, HEADS, CHUNKS]);
+  const r = await exportToDataDir(url, to, logger, [...DELIVERY_LOG_TABLES, HEADS, CHUNKS]);
   const none = new Map<string, object>();
-  const deliveries = fromStoreRecords(r.outside.get(DELIVERY_LOG_TABLE) ?? none);
+  const deliveries = deliveriesOfRecords(r.outside);
   writeLogDir(to, deliveries);
   writeBlobDir(to, r.outside.get(HEADS) ?? none, r.outside.get(CHUNKS) ?? none);
   // Read back: the deliveries (compared as deliveries: the order of puts is the database's own) and the blobs.
   const byId = (recs: Array<{ id: string }>) => new Map(recs.map((x) => [x.id, x as object]));
   const back = readBlobDir(to);
-  const wanted = summarize(new Map([[DELIVERY_LOG_TABLE, byId(deliveries)], [HEADS, r.outside.get(HEADS) ?? none], [CHUNKS, r.outside.get(CHUNKS) ?? none]]));
-  const got = summarize(new Map<string, Map<string, object>>([[DELIVERY_LOG_TABLE, byId(readLogDir(to))], [HEADS, back.heads], [CHUNKS, back.chunks]]));
+  const wanted = summarize(new Map([['deliveryLog', byId(deliveries)], [HEADS, r.outside.get(HEADS) ?? none], [CHUNKS, r.outside.get(CHUNKS) ?? none]]));
+  const got = summarize(new Map<string, Map<string, object>>([['deliveryLog', byId(readLogDir(to))], [HEADS, back.heads], [CHUNKS, back.chunks]]));
   const diff = differences(wanted, got);
   if (diff.length) throw new Error(`the copy does not match the database:\n  ${diff.join('\n  ')}`);
   const tables = [...r.tables, ...got].sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));

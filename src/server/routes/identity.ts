@@ -13,8 +13,6 @@ export interface IdentityRoutesDeps {
   clock: Clock;
   store: HitCounter;
   identity: IdentityService;
-  /** Told when a user joins a workspace (WORKSPACE_USER_JOINED for the apps installed there). */
-  onUserJoined?: (workspaceUserId: string) => void;
 }
 
 export function identityRoutes(deps: IdentityRoutesDeps): Router {
@@ -60,7 +58,6 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
       const ws = (await identity.membershipIn(p, workspace(req.params.workspaceId))).workspaceId;
       const b = req.body ?? {};
       const { user, password, existingAccount } = await identity.createUser({ workspaceId: ws, email: b.email, name: b.name, password: b.password });
-      deps.onUserJoined?.(user.id);
       res.setHeader('cache-control', 'no-store');
       res.status(201).json({ id: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, ...(password ? { password } : {}), ...(existingAccount ? { existingAccount: true } : {}) });
     }),

@@ -5,7 +5,7 @@
  * reused code issued. Also the sweep that forgets expired codes.
  */
 import { newId, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
-import { invalidClient, invalidGrant, invalidRequest } from '../../errors.js';
+import { invalidClient, invalidGrant, invalidRequest, type AppError } from '../../errors.js';
 import { StoreConflict, type Change, type Expectation } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
@@ -116,6 +116,16 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   }
 
   /**
+   * An invalid_grant refusal: `reason` (what was wrong with the code) is logged, never sent: the
+   * client gets the one message of docs/protocol.md §3, whatever the reason, so a guessed or stolen
+   * code learns nothing (never the code itself either: only its app and workspace).
+   */
+  function refuse(reason: string, fields: { appId: string; workspaceId?: string }): AppError {
+    logger.info('token exchange refused: invalid_grant', { reason, ...fields });
+    return invalidGrant();
+  }
+
+  /**
    * Endpoint 6. Steps in order: authenticate the client (constant time), consume the code, issue.
    * The code is consumed exactly once across every daemon of the store: the commit that issues
    * expects the code record as it was read, so of two exchanges of one code only one commits; the
@@ -148,11 +158,12 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     let stored = first;
     let withCode: Related | undefined = { user: read[2], inst: read[3], az: read[4] } as Related;
     for (let attempt = 1; ; attempt++) {
-      if (!stored || stored.appId !== app.id) throw invalidGrant();
+      if (!stored) throw refuse('no such code (never issued, or forgotten after its expiry)', { appId: app.id });
+      if (stored.appId !== app.id) throw refuse("the code was issued to another app", { appId: app.id });
       if ('consumedAt' in stored) {
         const revoked = await revokeIssued(stored.id);
         logger.warn(reuseMessage(revoked), { appId: app.id, workspaceId: stored.workspaceId, revoked });
-        throw invalidGrant();
+        throw refuse('the code was already exchanged (a reuse: what it issued is revoked)', { appId: app.id, workspaceId: stored.workspaceId });
       }
       try {
         return await issue(app, stored, withCode);
@@ -167,90 +178,96 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   }
 
   /**
-   * Issue the tokens of a live code in one commit that expects the code, installation and authorization
-   * as read. `related`: those records as read with the code, used when the code names the ids this
-   * exchange derives (a code minted before codes named them, or a retry, reads them here).
+   * Issue the tokens of a live code, in named steps: mint the bot token (or keep the installation's),
+   * issue the user token, merge the authorization, consume the code; then one commit that expects the
+   * code, installation and authorization as read. `related`: those records as read with the code,
+   * used when the code names the ids this exchange derives (a code minted before codes named them,
+   * or a retry, reads them here).
    */
   async function issue(app: AppRecord, rec: CodeRecord, related: Related | undefined): Promise<TokenResponse> {
     if (rec.expiresAt <= clock.now()) {
       await store.commit([{ table: OT.codes, id: rec.id, value: null }], [{ table: OT.codes, id: rec.id, value: rec }]);
-      throw invalidGrant('The authorization code has expired.');
+      throw refuse('the code has expired', { appId: app.id, workspaceId: rec.workspaceId });
     }
     // ids as grants.installationOf/authorizationOf make them
     const azId = authorizationId(app.id, rec.workspaceUserId);
     const instId = installationId(app.id, rec.workspaceId);
     const named = related && rec.installationId === instId && rec.authorizationId === azId;
     const { user, inst: instRead, az: prevAz } = named ? related : await relatedOf(rec.workspaceUserId, instId, azId);
-    if (!user) throw invalidGrant('The user who granted this code no longer exists.');
+    if (!user) throw refuse('the user who granted the code no longer exists', { appId: app.id, workspaceId: rec.workspaceId });
 
     const now = nowIso();
-    const changes: Change[] = [];
-    const issued: string[] = [];
-    let inst = instRead ?? { id: instId, appId: app.id, workspaceId: rec.workspaceId, installedBy: user.id, botScopes: [], createdAt: now, updatedAt: now };
-    let botToken: string | undefined;
-    let botId: string | undefined;
-    if (app.manifest.bot) {
-      // An installation's bot user lives as long as it does (an uninstall deletes both in one commit),
-      // so only a reinstall, which renames it, reads it; an exchange in an installed workspace need not.
-      let botUser: BotUserRecord | undefined = inst.botUserId && rec.reinstall ? await store.get<BotUserRecord>(T.workspaceUsers, inst.botUserId) : undefined;
-      const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
-      if (!inst.botUserId || rec.reinstall) {
-        const m = app.manifest;
-        botUser = {
-          ...(botUser ?? { id: newId(PREFIX.bot), workspaceId: rec.workspaceId, accountId: `bot:${app.id}`, email: `${app.id.toLowerCase()}@bots.appreg.invalid`, createdAt: now }),
-          name: m.displayName,
-          isBot: true,
-          appId: app.id,
-          ...(m.botTitle ? { title: m.botTitle } : {}),
-        } as BotUserRecord;
-        changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
-      }
-      const botUserId = botUser?.id ?? inst.botUserId!;
-      botId = botUserId;
-      if (mint) {
-        botToken = newSecret(PREFIX.botToken);
-        const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
-        const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botUserId, scopes, createdAt: now };
-        if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null }); // reinstall: the old one stops working now
-        changes.push({ table: OT.tokens, id: tok.id, value: tok });
-        inst = { ...inst, botUserId, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
-        issued.push(tok.id);
-        changes.push({ table: OT.installations, id: inst.id, value: inst });
-      } else {
-        botToken = openBotToken(inst.sealedBotToken!);
-        issued.push(inst.botTokenId!);
-      }
-    } else if (!instRead) {
-      changes.push({ table: OT.installations, id: inst.id, value: inst });
-    }
-
-    const accessToken = newSecret(PREFIX.accessToken);
-    const userTok: TokenRecord = { id: sha256(accessToken), kind: 'user', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, scopes: rec.userScopes, createdAt: now };
-    changes.push({ table: OT.tokens, id: userTok.id, value: userTok });
-    issued.unshift(userTok.id);
-
-    if (!prevAz) {
-      const az: AuthorizationRecord = { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };
-      changes.push({ table: OT.authorizations, id: az.id, value: az });
-    } else if (!rec.userScopes.every((s) => prevAz.userScopes.includes(s))) {
-      changes.push({ table: OT.authorizations, id: azId, value: { ...prevAz, userScopes: [...new Set([...prevAz.userScopes, ...rec.userScopes])], updatedAt: now } });
-    }
-    const forgetAt = clock.now() + CONSUMED_CODE_MEMORY_MS;
-    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, forgetAt, issuedTokenIds: issued, sweepMinute: sweepMinuteOf(forgetAt) };
-    changes.push({ table: OT.codes, id: rec.id, value: consumed });
+    const bot = await mintBotToken(app, rec, user, instRead ?? { id: instId, appId: app.id, workspaceId: rec.workspaceId, installedBy: user.id, botScopes: [], createdAt: now, updatedAt: now }, !instRead, now);
+    const userToken = issueUserToken(app, rec, user, now);
+    const authorization = mergeAuthorization(app, rec, user, azId, prevAz, now);
+    const code = consumeCode(rec, [userToken.change.id, ...bot.issued], now);
     // exactly once: the code as read; and no lost update of the installation (its one bot) or of the authorization
-    await commit(changes, [
+    await commit([...bot.changes, userToken.change, ...authorization, code], [
       { table: OT.codes, id: rec.id, value: rec },
-      { table: OT.installations, id: inst.id, value: instRead },
+      { table: OT.installations, id: instId, value: instRead },
       { table: OT.authorizations, id: azId, value: prevAz },
     ]);
+    return { accessToken: userToken.accessToken, userId: user.id, workspaceId: rec.workspaceId, ...(bot.botToken ? { botToken: bot.botToken, botId: bot.botId } : {}) };
+  }
 
-    const out: TokenResponse = { accessToken, userId: user.id, workspaceId: rec.workspaceId };
-    if (botToken) {
-      out.botToken = botToken;
-      out.botId = botId;
+  /**
+   * Step 1, the installation and its bot. A `bot: true` app's first install (or a reinstall, or an
+   * installation whose bot token was revoked) mints a new bot token, with the bot user made (or
+   * renamed) and the old token revoked; otherwise the installation's token is handed out again.
+   * `isNew`: the installation is not stored yet (it is written even for an app without a bot).
+   */
+  async function mintBotToken(app: AppRecord, rec: CodeRecord, user: WorkspaceUserRecord, inst: InstallationRecord, isNew: boolean, now: string): Promise<{ changes: Change[]; issued: string[]; botToken?: string; botId?: string }> {
+    if (!app.manifest.bot) return { changes: isNew ? [{ table: OT.installations, id: inst.id, value: inst }] : [], issued: [] };
+    const changes: Change[] = [];
+    // An installation's bot user lives as long as it does (an uninstall deletes both in one commit),
+    // so only a reinstall, which renames it, reads it; an exchange in an installed workspace need not.
+    let botUser: BotUserRecord | undefined = inst.botUserId && rec.reinstall ? await store.get<BotUserRecord>(T.workspaceUsers, inst.botUserId) : undefined;
+    const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
+    if (!inst.botUserId || rec.reinstall) {
+      const m = app.manifest;
+      botUser = {
+        ...(botUser ?? { id: newId(PREFIX.bot), workspaceId: rec.workspaceId, accountId: `bot:${app.id}`, email: `${app.id.toLowerCase()}@bots.appreg.invalid`, createdAt: now }),
+        name: m.displayName,
+        isBot: true,
+        appId: app.id,
+        ...(m.botTitle ? { title: m.botTitle } : {}),
+      } as BotUserRecord;
+      changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
     }
-    return out;
+    const botId = botUser?.id ?? inst.botUserId!;
+    if (!mint) return { changes, issued: [inst.botTokenId!], botToken: openBotToken(inst.sealedBotToken!), botId };
+    const botToken = newSecret(PREFIX.botToken);
+    const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
+    const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botId, scopes, createdAt: now };
+    if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null }); // reinstall: the old one stops working now
+    changes.push({ table: OT.tokens, id: tok.id, value: tok });
+    const next: InstallationRecord = { ...inst, botUserId: botId, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
+    changes.push({ table: OT.installations, id: next.id, value: next });
+    return { changes, issued: [tok.id], botToken, botId };
+  }
+
+  /** Step 2: a new user token with the code's user scopes (stored only as its digest). */
+  function issueUserToken(app: AppRecord, rec: CodeRecord, user: WorkspaceUserRecord, now: string): { accessToken: string; change: Change & { id: string } } {
+    const accessToken = newSecret(PREFIX.accessToken);
+    const tok: TokenRecord = { id: sha256(accessToken), kind: 'user', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, scopes: rec.userScopes, createdAt: now };
+    return { accessToken, change: { table: OT.tokens, id: tok.id, value: tok } };
+  }
+
+  /** Step 3: the user's authorization of the app, made on first use, with the code's user scopes added; nothing when it holds them already. */
+  function mergeAuthorization(app: AppRecord, rec: CodeRecord, user: WorkspaceUserRecord, azId: string, prev: AuthorizationRecord | undefined, now: string): Change[] {
+    if (!prev) {
+      const az: AuthorizationRecord = { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };
+      return [{ table: OT.authorizations, id: az.id, value: az }];
+    }
+    if (rec.userScopes.every((sc) => prev.userScopes.includes(sc))) return [];
+    return [{ table: OT.authorizations, id: azId, value: { ...prev, userScopes: [...new Set([...prev.userScopes, ...rec.userScopes])], updatedAt: now } }];
+  }
+
+  /** Step 4: the code, consumed: remembered with the ids of what it issued, so that a reuse revokes them. */
+  function consumeCode(rec: CodeRecord, issued: string[], now: string): Change {
+    const forgetAt = clock.now() + CONSUMED_CODE_MEMORY_MS;
+    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, forgetAt, issuedTokenIds: issued, sweepMinute: sweepMinuteOf(forgetAt) };
+    return { table: OT.codes, id: rec.id, value: consumed };
   }
 
   /**

@@ -7,25 +7,6 @@ export const OT = {
   tokens: 'oauthTokens',
 } as const;
 
-/** Events written by unauthorize/uninstall in the same commit as the revocation; the delivery engine consumes and deletes them. */
-export const EVENTS_OUTBOX = 'eventsOutbox';
-/** A hint on this store channel says the outbox was written: every daemon's worker drains it now, not at its next poll. */
-export const OUTBOX_CHANNEL = 'events_outbox';
-
-type AppEventType = 'APP_UNAUTHORIZED' | 'APP_UNINSTALLED';
-
-export interface OutboxEventRecord {
-  id: string; // evt_…
-  appId: string;
-  workspaceId: string;
-  eventType: AppEventType;
-  /** The users concerned who had authorized the app (for APP_UNAUTHORIZED, the user who unauthorized). */
-  workspaceUserIds: string[];
-  /** The docs/protocol.md §5 body object; the delivery worker JSON-encodes it. */
-  body: Record<string, unknown>;
-  createdAt: string;
-}
-
 /** One per (app, workspace): created by the first authorization; the bot lives here for `bot: true` apps. */
 export interface InstallationRecord {
   id: string; // ins_… (deterministic per app+workspace)

@@ -3,7 +3,6 @@
  * same commit that records APP_UNAUTHORIZED or APP_UNINSTALLED in the events outbox, which
  * the delivery worker drains to the app.
  */
-import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import { StoreConflict, type Change } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
@@ -12,19 +11,13 @@ import type { IdentityService, Principal } from '../identity.js';
 import { T } from '../records.js';
 import type { TokenOwner } from './app-tokens.js';
 import { authorizationId, type Grants } from './grants.js';
-import { EVENTS_OUTBOX, OT, OUTBOX_CHANNEL, type OutboxEventRecord, type TokenRecord } from './records.js';
+import type { EventsOutbox } from '../events-outbox.js';
+import { OT, type TokenRecord } from './records.js';
 
-export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService; identity: IdentityService; grants: Grants }) {
+export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService; identity: IdentityService; grants: Grants; outbox: EventsOutbox }) {
   const { store, clock, logger } = ctx;
-  const { apps, identity, grants } = deps;
+  const { apps, identity, grants, outbox } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
-
-  function outboxEvent(appId: string, workspaceId: string, eventType: OutboxEventRecord['eventType'], workspaceUserIds: string[], body: Record<string, unknown>): Change {
-    const ev: OutboxEventRecord = { id: newId('evt'), appId, workspaceId, eventType, workspaceUserIds, body, createdAt: nowIso() };
-    return { table: EVENTS_OUTBOX, id: ev.id, value: ev };
-  }
-  /** After the commit that wrote to the outbox: a hint only (a worker that misses it drains at its next poll). */
-  const outboxWritten = () => void store.publish(OUTBOX_CHANNEL, '').catch(() => {});
 
   /**
    * Tokens issued by an exchange that committed while a revocation was being read are not in what
@@ -48,7 +41,7 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
     const changes: Change[] = toks.filter(mine).map((t) => ({ table: OT.tokens, id: t.id, value: null }));
     if (az) changes.push({ table: OT.authorizations, id: az.id, value: null });
     changes.push(
-      outboxEvent(owner.appId, owner.workspaceId, 'APP_UNAUTHORIZED', [owner.workspaceUserId], {
+      outbox.appEvent(owner.appId, owner.workspaceId, 'APP_UNAUTHORIZED', [owner.workspaceUserId], {
         id: az?.id ?? authorizationId(owner.appId, owner.workspaceUserId),
         app: owner.appId,
         appInstallation: inst?.id ?? null,
@@ -60,7 +53,7 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
     );
     logger.info('app unauthorized', { appId: owner.appId, workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId });
     await grants.commit(changes);
-    outboxWritten();
+    outbox.written();
     await sweepLeftovers(owner.appId, owner.workspaceId, mine);
   }
 
@@ -73,7 +66,7 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
     changes.push({ table: OT.installations, id: inst.id, value: null });
     if (inst.botUserId && (await store.get(T.workspaceUsers, inst.botUserId))) changes.push({ table: T.workspaceUsers, id: inst.botUserId, value: null });
     changes.push(
-      outboxEvent(appId, workspaceId, 'APP_UNINSTALLED', users, {
+      outbox.appEvent(appId, workspaceId, 'APP_UNINSTALLED', users, {
         id: inst.id,
         app: appId,
         workspace: workspaceId,
@@ -90,7 +83,7 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
       if (e instanceof StoreConflict) return uninstall(appId, workspaceId);
       throw e;
     }
-    outboxWritten();
+    outbox.written();
     await sweepLeftovers(appId, workspaceId, () => true);
   }
 

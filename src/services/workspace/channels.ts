@@ -8,7 +8,7 @@ import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
 import { isConflict, retryOnConflict } from './conflict.js';
-import type { WorkspaceEvents } from './events.js';
+import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { MessageRecord } from './records.js';
 import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from './records.js';
 import type { Actor, WorkspaceUsers } from './users.js';
@@ -25,7 +25,7 @@ export interface ChannelsDeps {
   commit: (changes: Change[], expect?: Expectation[], removed?: readonly MessageRecord[]) => Promise<void>;
   clock: Clock;
   users: WorkspaceUsers;
-  events: Pick<WorkspaceEvents, 'emit'>;
+  events: WorkspaceEvents;
 }
 
 /** The order channels were made in: general, random, then the others (times are to the millisecond). */
@@ -150,12 +150,13 @@ export function createChannels(deps: ChannelsDeps) {
     const ch: ChannelRecord = { id: newId('ch', 12), workspaceId: a.workspaceId, channelType: type, name: name.trim(), ...(description ? { description } : {}), members: [a.userId], createdBy: a.userId, createdAt: nowIso() };
     // the name's claim record must still be absent: of two daemons creating the same name at once, one wins
     const key = nameKey(ch.workspaceId, ch.name!);
+    const event = events.workspaceEvent('CHANNEL_CREATED', ch.workspaceId, audienceOf(ch), await channelEventBody(ch));
     try {
-      await commit([{ table: WT.channels, id: ch.id, value: ch }, { table: NAMES, id: key, value: { id: key, channelId: ch.id } }], [{ table: NAMES, id: key, value: undefined }]);
+      await commit([{ table: WT.channels, id: ch.id, value: ch }, { table: NAMES, id: key, value: { id: key, channelId: ch.id } }, event], [{ table: NAMES, id: key, value: undefined }]);
     } catch (e) {
       throw isConflict(e) ? taken() : e;
     }
-    await events.emit('CHANNEL_CREATED', ch.workspaceId, (u) => canSee(ch, u), await channelEventBody(ch));
+    events.written();
     return view(ch, a);
   }
 
@@ -229,17 +230,17 @@ export function createChannels(deps: ChannelsDeps) {
 
   /** Archive a public or private channel (a member does it; general cannot be archived). CHANNEL_ARCHIVED. */
   async function archive(a: Actor, channelId: string): Promise<void> {
-    const ch = await retryOnConflict(async () => {
+    const archived = await retryOnConflict(async () => {
       const ch = await visible(a, channelId);
       if (ch.isMain || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be archived.');
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can archive it.');
-      if (ch.isArchived) return undefined;
+      if (ch.isArchived) return false;
       // as read: archived once, and one CHANNEL_ARCHIVED, however many ask at once
-      await commit([{ table: WT.channels, id: ch.id, value: { ...ch, isArchived: true } }], asRead(ch));
-      return ch;
+      const event = events.workspaceEvent('CHANNEL_ARCHIVED', ch.workspaceId, audienceOf(ch), { m: await membersOf(ch), wId: ch.workspaceId, cId: ch.id, v: true, ty: 'CHANNEL_ARCHIVED', uId: a.userId });
+      await commit([{ table: WT.channels, id: ch.id, value: { ...ch, isArchived: true } }, event], asRead(ch));
+      return true;
     });
-    if (!ch) return;
-    await events.emit('CHANNEL_ARCHIVED', ch.workspaceId, (u) => canSee(ch, u), { m: await membersOf(ch), wId: ch.workspaceId, cId: ch.id, v: true, ty: 'CHANNEL_ARCHIVED', uId: a.userId });
+    if (archived) events.written();
   }
 
   /**
@@ -247,18 +248,18 @@ export function createChannels(deps: ChannelsDeps) {
    * channels cannot be deleted). CHANNEL_DELETED goes to the apps whose users could see it.
    */
   async function remove(a: Actor, channelId: string, messagesOf: (channelId: string) => Promise<MessageRecord[]>): Promise<void> {
-    const before = await retryOnConflict(async () => {
+    await retryOnConflict(async () => {
       const ch = await visible(a, channelId);
       if (ch.isInitial || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be deleted.');
       if (ch.createdBy !== a.userId) throw forbidden('Only whoever created the channel can delete it.');
       const gone = await messagesOf(ch.id);
       // the channel as read: deleted (and CHANNEL_DELETED sent) once, however many ask at once (the others: 404)
       const name = ch.name !== undefined ? [{ table: NAMES, id: nameKey(ch.workspaceId, ch.name), value: null }] : [];
-      await commit([{ table: WT.channels, id: ch.id, value: null }, ...name, ...gone.map((m) => ({ table: WT.messages, id: m.id, value: null }))], asRead(ch), gone);
-      return ch;
+      // to the apps whose users could see the channel before it went
+      const event = events.workspaceEvent('CHANNEL_DELETED', ch.workspaceId, audienceOf(ch), { wId: ch.workspaceId, cId: ch.id, ty: 'CHANNEL_DELETED' });
+      await commit([{ table: WT.channels, id: ch.id, value: null }, ...name, ...gone.map((m) => ({ table: WT.messages, id: m.id, value: null })), event], asRead(ch), gone);
     });
-    const ch = before;
-    await events.emit('CHANNEL_DELETED', ch.workspaceId, (u) => canSee(before, u), { wId: ch.workspaceId, cId: ch.id, ty: 'CHANNEL_DELETED' });
+    events.written();
   }
 
   return { ensureWorkspace, byId, byName, listRecords, isMember, canSee, membersOf, visible, view, list, create, direct, addUsers, removeUser, archive, remove };

@@ -1,70 +1,83 @@
 /**
- * Workspace activity → events (docs/protocol.md §5.3): one copy per app that subscribes to the
- * event, holds its scope, and has an authorized user who can see what happened; handed to the
- * one delivery worker, which makes it durable before the first attempt and retries it.
+ * Workspace activity → events (docs/protocol.md §5.3). A change (a message posted or edited, a
+ * reaction, a channel made, archived or deleted, a user joined or changed, a group made or
+ * changed) writes its event to the events outbox in the same commit (events-outbox.ts), with who
+ * could see it then (`audienceOf`). When the delivery worker drains the outbox, `recipientsOf`
+ * decides which apps get it: one copy per app installed in the workspace that subscribes to the
+ * event and has an authorized user who could see it and for whom the app holds the event's scope
+ * (as its bot, or through that user's own grant), listing those users.
+ *
+ * Installations, authorizations and scopes are read when the event is fanned out, not when the
+ * change is made: an app uninstalled or a user who revoked meanwhile is sent nothing (its token
+ * no longer works, and APP_UNINSTALLED or APP_UNAUTHORIZED was its last event), and the post that
+ * caused the event did not wait for those reads. The reads are the same few whatever the number
+ * of apps: per workspace, its installations and authorizations (two finds), and the apps (one read).
  */
-import { eventPayload } from '../../delivery/payloads.js';
-import type { DeliveryWorker } from '../../delivery/worker.js';
-import type { Logger } from '../../logger.js';
 import type { Store } from '../../store/types.js';
 import { EVENT_SCOPES } from '../../validation/manifest.js';
-import type { AppsService } from '../apps.js';
-import type { Grants } from '../oauth/grants.js';
-import { OT, type InstallationRecord } from '../oauth/records.js';
+import type { Audience, EventsOutbox, WorkspaceOutboxEvent } from '../events-outbox.js';
+import type { AppRecord, WorkspaceUserRecord } from '../records.js';
+import { T } from '../records.js';
+import { OT, type AuthorizationRecord, type InstallationRecord } from '../oauth/records.js';
+import type { ChannelRecord } from './records.js';
 
-export type WorkspaceEventType =
-  | 'NEW_MESSAGE'
-  | 'UPDATED_MESSAGE'
-  | 'REACTION_ADDED'
-  | 'CHANNEL_CREATED'
-  | 'CHANNEL_ARCHIVED'
-  | 'CHANNEL_DELETED'
-  | 'WORKSPACE_USER_JOINED'
-  | 'WORKSPACE_USER_UPDATED'
-  | 'WORKSPACE_USER_GROUP_CREATED'
-  | 'WORKSPACE_USER_GROUP_UPDATED';
+/** What the workspace services need of the outbox: an event's record for their commit, and the hint after it. */
+export type WorkspaceEvents = Pick<EventsOutbox, 'workspaceEvent' | 'written'>;
 
-export interface WorkspaceEventsDeps {
-  store: Store;
-  logger: Logger;
-  apps: AppsService;
-  grants: Grants;
-  worker: Pick<DeliveryWorker, 'enqueueEvent'>;
+/** Who can see what happens in the channel, as it is now (channels.ts canSee: a public one, everyone in the workspace). */
+export const audienceOf = (ch: ChannelRecord): Audience => (ch.channelType === 'PUBLIC' || ch.everyone ? { everyone: true } : { members: [...ch.members] });
+
+/** Everyone in the workspace sees its users and groups. */
+export const EVERYONE: Audience = { everyone: true };
+
+/** The body of WORKSPACE_USER_JOINED for a user (WORKSPACE_USER_UPDATED starts from it). */
+export function userEventBody(u: WorkspaceUserRecord): Record<string, unknown> {
+  return { uN: u.name, uE: u.email, uId: u.id, afp: '', asp: '', wId: u.workspaceId, ty: 'WORKSPACE_USER_JOINED', tz: 'UTC', sts: '', pt: (u as { title?: string }).title ?? '', pp: '', cs: null, st: 'ACTIVE', ro: 'USER', au: '', ib: '' };
+}
+
+/** An app to send an event to, and the users it concerns (the payload's workspaceUserIds; the first is the delivery's user). */
+export interface Recipient {
+  app: AppRecord;
+  workspaceUserIds: string[];
 }
 
 /** The order records were made in (the store answers in no order). */
 const byCreation = (x: { createdAt: string; id: string }, y: { createdAt: string; id: string }) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
 
-export function createWorkspaceEvents(deps: WorkspaceEventsDeps) {
-  const { store, logger, apps, grants, worker } = deps;
-
-  /**
-   * Send `eventType` with `body` to every app installed in the workspace that qualifies;
-   * `canSee(userId)` says whether a workspace user can see the channel (or user) concerned.
-   * Returns the ids of the apps it went to. The attempts run in the background.
-   */
-  async function emit(eventType: WorkspaceEventType, workspaceId: string, canSee: (userId: string) => boolean | Promise<boolean>, body: Record<string, unknown>): Promise<string[]> {
-    const need = EVENT_SCOPES[eventType] ?? null;
-    const sent: string[] = [];
-    const installed = (await store.find<InstallationRecord>(OT.installations, 'workspaceId', workspaceId)).sort(byCreation);
-    for (const inst of installed) {
-      const app = await apps.byId(inst.appId);
-      if (!app || !app.manifest.eventSubscriptions?.events?.includes(eventType)) continue;
-      const botHas = !need || (!!inst.botTokenId && inst.botScopes.includes(need));
-      const users: string[] = [];
-      for (const u of await grants.authorizedUsers(app.id, workspaceId)) {
-        if ((await canSee(u)) && (botHas || !!(await grants.authorizationOf(app.id, u))?.userScopes.includes(need!))) users.push(u);
-      }
-      if (users.length === 0) continue;
-      sent.push(app.id);
-      worker
-        .enqueueEvent(app, workspaceId, users[0]!, eventType, eventPayload(eventType, workspaceId, users, body))
-        .catch((e) => logger.error('workspace event delivery failed', { appId: app.id, eventType, error: (e as Error).message }));
-    }
-    return sent;
+export function createEventRecipients(store: Store) {
+  /** What the fan-out of a workspace's events reads, once for all of them. */
+  async function grantsIn(workspaceId: string) {
+    const [installs, azs] = await Promise.all([
+      store.find<InstallationRecord>(OT.installations, 'workspaceId', workspaceId),
+      store.find<AuthorizationRecord>(OT.authorizations, 'workspaceId', workspaceId),
+    ]);
+    installs.sort(byCreation);
+    const apps = installs.length ? ((await store.getMany(installs.map((i) => ({ table: T.apps, id: i.appId })), { shared: true })) as Array<AppRecord | undefined>) : [];
+    const byApp = new Map<string, AuthorizationRecord[]>();
+    for (const az of azs.sort(byCreation)) byApp.set(az.appId, [...(byApp.get(az.appId) ?? []), az]);
+    return installs.map((inst, i) => ({ inst, app: apps[i], azs: byApp.get(inst.appId) ?? [] }));
   }
 
-  return { emit };
-}
+  /** For each event (in the order given), the apps it goes to. */
+  async function recipientsOf(events: readonly WorkspaceOutboxEvent[]): Promise<Recipient[][]> {
+    const read = new Map<string, ReturnType<typeof grantsIn>>();
+    for (const ev of events) if (!read.has(ev.workspaceId)) read.set(ev.workspaceId, grantsIn(ev.workspaceId));
+    const out: Recipient[][] = [];
+    for (const ev of events) {
+      const need = EVENT_SCOPES[ev.eventType] ?? null;
+      const sees = 'members' in ev.audience ? new Set(ev.audience.members) : undefined;
+      const to: Recipient[] = [];
+      for (const { inst, app, azs } of await read.get(ev.workspaceId)!) {
+        if (!app || !app.manifest.eventSubscriptions?.events?.includes(ev.eventType)) continue;
+        const botHas = !need || (!!inst.botTokenId && inst.botScopes.includes(need));
+        // an authorization is a user of this workspace: everyone there sees what everyone sees
+        const users = azs.filter((az) => (!sees || sees.has(az.workspaceUserId)) && (botHas || az.userScopes.includes(need!))).map((az) => az.workspaceUserId);
+        if (users.length) to.push({ app, workspaceUserIds: users });
+      }
+      out.push(to);
+    }
+    return out;
+  }
 
-export type WorkspaceEvents = ReturnType<typeof createWorkspaceEvents>;
+  return { recipientsOf };
+}

@@ -10,8 +10,8 @@
  * two daemons may get the same seq; the id settles their order, the same for every reader.
  *
  * The bound (workspaceMessagesPerChannel, thread replies included) is kept by counting: a post
- * counts the channel (the index's size; count(*) on PostgreSQL, at every slack/4-th post of a
- * daemon) and, once it holds more than the bound plus a slack of 1 % (at least 1), deletes the
+ * counts the channel (the index's size; count(*) on PostgreSQL, where the composition root asks
+ * for a count at every slack/4-th post of a daemon only: MessageIndexOptions) and, once it holds more than the bound plus a slack of 1 % (at least 1), deletes the
  * oldest down to the bound in one commit (a deleted thread root takes its replies). Readers cut to the newest `perChannel` records, so
  * nobody sees more than the bound while the slack waits to be trimmed.
  *
@@ -49,7 +49,15 @@ export interface Scan {
   keep: (m: MessageRecord) => boolean;
 }
 
-export function createMessageIndex(store: Store, clock: Clock) {
+export interface MessageIndexOptions {
+  /**
+   * The trim cadence: count the channel at every post (the store counts from an index in memory),
+   * or only at every slack/4-th post of this daemon (a count reads every row of the channel).
+   */
+  countEveryPost: boolean;
+}
+
+export function createMessageIndex(store: Store, clock: Clock, opts: MessageIndexOptions) {
   const listeners = new Set<(m: MessageNotice) => void>();
   /** Told when notices may have been lost (the store's LISTEN connection dropped): anything may have changed. */
   const lostListeners = new Set<() => void>();
@@ -58,10 +66,10 @@ export function createMessageIndex(store: Store, clock: Clock) {
   /** Channels whose newest seq this daemon has read (once: it only raises lastSeq). */
   const seeded = new Set<string>();
   /**
-   * Posts of this daemon per channel since it last counted the channel. On PostgreSQL a count reads
-   * every row of the channel, so a daemon counts at every slack/4-th post of its own only: the store
+   * Posts of this daemon per channel since it last counted the channel. Where a count reads every row
+   * of the channel (PostgreSQL), a daemon counts at every slack/4-th post of its own only: the store
    * may hold up to that many more per daemon beyond bound and slack until the next count (readers
-   * cut to the bound all the same). The embedded store counts from its index, at every post.
+   * cut to the bound all the same). Where it counts from an index in memory, at every post.
    */
   const uncounted = new Map<string, number>();
   /** Trims this daemon runs, per channel: posts arriving meanwhile leave it to the one running (it counts again when done). */
@@ -221,7 +229,7 @@ export function createMessageIndex(store: Store, clock: Clock) {
   async function add(draft: Omit<MessageRecord, 'seq'>, perChannel: number, extra: Change[] = [], expect: Expectation[] = []): Promise<MessageRecord> {
     const m = { ...draft, seq: await nextSeq(draft.channelId) } as MessageRecord;
     await commit([{ table: WT.messages, id: m.id, value: m }, ...extra], expect);
-    const every = store.kind === 'postgres' ? Math.max(1, Math.floor(trimSlack(perChannel) / 4)) : 1;
+    const every = opts.countEveryPost ? 1 : Math.max(1, Math.floor(trimSlack(perChannel) / 4));
     const since = (uncounted.get(m.channelId) ?? 0) + 1;
     if (since < every) uncounted.set(m.channelId, since);
     else {

@@ -82,7 +82,7 @@ export function messageView(m: MessageRecord, thread?: ThreadSummary, files: unk
 }
 
 /** The body of NEW_MESSAGE and UPDATED_MESSAGE (docs/protocol.md §5.3). */
-export function messageEventBody(m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE', files: unknown[] = []): Record<string, unknown> {
+export function messageEventBody(m: Omit<MessageRecord, 'seq'>, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE', files: unknown[] = []): Record<string, unknown> {
   return {
     mId: m.id,
     wId: m.workspaceId,

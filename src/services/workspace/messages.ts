@@ -10,7 +10,7 @@ import type { Clock } from '../../clock.js';
 import type { Change, Expectation } from '../../store/types.js';
 import { retryOnConflict } from './conflict.js';
 import type { Channels } from './channels.js';
-import type { WorkspaceEvents } from './events.js';
+import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { Files } from './files.js';
 import { postingOrder, type MessageIndex } from './message-index.js';
 import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
@@ -23,7 +23,7 @@ export interface MessagesDeps {
   index: MessageIndex;
   channels: Channels;
   users: WorkspaceUsers;
-  events: Pick<WorkspaceEvents, 'emit'>;
+  events: WorkspaceEvents;
   files: Pick<Files, 'attachable' | 'views'>;
 }
 
@@ -72,9 +72,9 @@ export function createMessages(deps: MessagesDeps) {
    */
   const views = (ms: MessageRecord[], o: PersonRead = {}) =>
     Promise.all(ms.map(async (m): Promise<Record<string, unknown>> => (o.forPerson && m.ephemeralTo ? { ...(await view(m)), ephemeral: true } : view(m))));
-  const emitMessage = async (ch: ChannelRecord, m: MessageRecord, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE') => {
-    if (!m.ephemeralTo) await events.emit(ty, ch.workspaceId, (u) => channels.canSee(ch, u), messageEventBody(m, ty, await files.views(m.files)));
-  };
+  /** The event of a message posted or changed, for the commit that posts or changes it (none for an ephemeral message). */
+  const eventOf = async (ch: ChannelRecord, m: Omit<MessageRecord, 'seq'>, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE'): Promise<Change[]> =>
+    m.ephemeralTo ? [] : [events.workspaceEvent(ty, ch.workspaceId, audienceOf(ch), messageEventBody(m, ty, await files.views(m.files)))];
   /** A change of a message as read: refused (StoreConflict) when it changed meanwhile. */
   const expectAsRead = (m: MessageRecord): Expectation[] => [{ table: WT.messages, id: m.id, value: m }];
 
@@ -115,8 +115,9 @@ export function createMessages(deps: MessagesDeps) {
       ...(a.appId ? { appId: a.appId } : {}),
       ...(input.files ? { files: input.files } : {}),
     };
-    const m = await index.add(draft, perChannel, extra, expect);
-    await emitMessage(ch, m, 'NEW_MESSAGE');
+    const event = await eventOf(ch, draft, 'NEW_MESSAGE');
+    const m = await index.add(draft, perChannel, [...extra, ...event], expect);
+    if (event.length) events.written();
     return view(m);
   }
 
@@ -211,14 +212,14 @@ export function createMessages(deps: MessagesDeps) {
   /** PUT /v1/channels/{c}/messages/{m}: new text, blocks and attachments. UPDATED_MESSAGE. */
   async function edit(a: Actor, channelId: string, messageId: string, body: unknown) {
     const input = parseMessageInput(body);
-    const { ch, next } = await retryOnConflict(async () => {
+    const { next } = await retryOnConflict(async () => {
       const { ch, m } = await visibleMessage(a, channelId, messageId);
       ownMessage(a, m);
       const next: MessageRecord = { ...m, text: input.text, blocks: input.blocks, attachments: input.attachments, edited: true };
-      await index.commit([{ table: WT.messages, id: m.id, value: next }], expectAsRead(m));
+      await index.commit([{ table: WT.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))], expectAsRead(m));
       return { ch, next };
     });
-    await emitMessage(ch, next, 'UPDATED_MESSAGE');
+    if (!next.ephemeralTo) events.written();
     return view(next);
   }
 
@@ -226,14 +227,14 @@ export function createMessages(deps: MessagesDeps) {
   async function editAttachments(a: Actor, channelId: string, messageId: string, body: unknown) {
     const atts = (body as { attachments?: unknown } | undefined)?.attachments;
     if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) throw invalidRequest('attachments must be an array of attachments.', [{ pointer: '/attachments', message: 'must be an array of objects' }]);
-    const { ch, next } = await retryOnConflict(async () => {
+    const { next } = await retryOnConflict(async () => {
       const { ch, m } = await visibleMessage(a, channelId, messageId);
       ownMessage(a, m);
       const next: MessageRecord = { ...m, attachments: atts, edited: true };
-      await index.commit([{ table: WT.messages, id: m.id, value: next }], expectAsRead(m));
+      await index.commit([{ table: WT.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))], expectAsRead(m));
       return { ch, next };
     });
-    await emitMessage(ch, next, 'UPDATED_MESSAGE');
+    if (!next.ephemeralTo) events.written();
     return view(next);
   }
 

@@ -9,7 +9,7 @@ import type { ErrorDetail } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
 import { isConflict, retryOnConflict } from './conflict.js';
-import type { WorkspaceEvents } from './events.js';
+import { EVERYONE, userEventBody, type WorkspaceEvents } from './events.js';
 import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from './records.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
@@ -19,13 +19,12 @@ const HANDLE = /^[a-z0-9_.-]{1,80}$/;
 const HANDLES = 'wsGroupHandles';
 const handleKey = (workspaceId: string, handle: string) => `${workspaceId}|${handle}`;
 
-export function createProfiles(deps: { store: Store; clock: Clock; users: WorkspaceUsers; events: Pick<WorkspaceEvents, 'emit'> }) {
+export function createProfiles(deps: { store: Store; clock: Clock; users: WorkspaceUsers; events: WorkspaceEvents }) {
   const { store, clock, users, events } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
 
   const groupView = (g: UserGroupRecord) => ({ id: g.id, workspaceId: g.workspaceId, createdBy: g.createdBy, disabled: g.disabled, name: g.name, handle: g.handle, description: g.description, workspaceUserIds: g.workspaceUserIds });
   const groupBody = (g: UserGroupRecord, ty: string) => ({ wId: g.workspaceId, cbId: g.createdBy, id: g.id, n: g.name, h: g.handle, d: g.description, di: g.disabled, uIds: g.workspaceUserIds, cIds: [], ty });
-  const everyone = (workspaceId: string) => async (u: string) => !!(await users.member(workspaceId, u));
   const groupsOf = async (workspaceId: string) => (await store.find<UserGroupRecord>(WT.groups, 'workspaceId', workspaceId)).sort((x, y) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : 1));
   const handleTaken = (handle: string) => invalidRequest(`A group with the handle ${handle} already exists.`, [{ pointer: '/handle', message: 'is taken' }]);
 
@@ -35,11 +34,13 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   }
 
   /**
-   * The commit of group `g` (`prev` as read, when it is a change): the record, and the claim of its
-   * handle expected absent when the handle is new (released when it changes). A taken handle: 400.
+   * The commit of group `g` (`prev` as read, when it is a change): the record, the claim of its
+   * handle expected absent when the handle is new (released when it changes), and the group's
+   * event (WORKSPACE_USER_GROUP_CREATED or _UPDATED). A taken handle: 400.
    */
   async function commitGroup(g: UserGroupRecord, prev?: UserGroupRecord): Promise<void> {
-    const changes: Change[] = [{ table: WT.groups, id: g.id, value: g }];
+    const ty = prev ? 'WORKSPACE_USER_GROUP_UPDATED' : 'WORKSPACE_USER_GROUP_CREATED';
+    const changes: Change[] = [{ table: WT.groups, id: g.id, value: g }, events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty))];
     const expect: Expectation[] = prev ? [{ table: WT.groups, id: g.id, value: prev }] : [{ table: WT.groups, id: g.id, value: undefined }];
     if (g.handle !== prev?.handle) {
       const key = handleKey(g.workspaceId, g.handle);
@@ -78,7 +79,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     } catch (e) {
       throw isConflict(e) ? handleTaken(g.handle) : e;
     }
-    await events.emit('WORKSPACE_USER_GROUP_CREATED', g.workspaceId, everyone(g.workspaceId), groupBody(g, 'WORKSPACE_USER_GROUP_CREATED'));
+    events.written();
     return groupView(g);
   }
 
@@ -91,7 +92,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       await commitGroup(g, prev);
       return g;
     });
-    await events.emit('WORKSPACE_USER_GROUP_UPDATED', g.workspaceId, everyone(g.workspaceId), groupBody(g, 'WORKSPACE_USER_GROUP_UPDATED'));
+    events.written();
     return groupView(g);
   }
 
@@ -109,16 +110,17 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     const u = await users.member(a.workspaceId, a.userId);
     if (!u) throw notFound('Workspace user');
     const rec: CustomStatusRecord = { id: u.id, code: code as string, status: status as string, expiration: expiration as string, expiresAt: expiresAt as number, pausedNotifications: pausedNotifications as boolean };
-    await store.commit([{ table: WT.statuses, id: u.id, value: rec }]);
-    const cs = await users.statusOf(u.id);
-    await events.emit('WORKSPACE_USER_UPDATED', u.workspaceId, everyone(u.workspaceId), {
-      ...users.joinedBody(u),
+    const cs = users.statusView(rec);
+    const event = events.workspaceEvent('WORKSPACE_USER_UPDATED', u.workspaceId, EVERYONE, {
+      ...userEventBody(u),
       ty: 'WORKSPACE_USER_UPDATED',
       cs: cs ? { st: cs.status, co: cs.code, ex: cs.expiration, ea: String(cs.expiresAt), su: cs.showUntil } : null,
       puE: u.email,
       cb: u.id,
       atz: true,
     });
+    await store.commit([{ table: WT.statuses, id: u.id, value: rec }, event]);
+    events.written();
     return users.view(u);
   }
 

@@ -2,7 +2,7 @@
 import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import type { Channels } from './channels.js';
-import type { WorkspaceEvents } from './events.js';
+import { audienceOf, type WorkspaceEvents } from './events.js';
 import { retryOnConflict } from './conflict.js';
 import { postingOrder, type MessageIndex } from './message-index.js';
 import type { Messages } from './messages.js';
@@ -17,7 +17,7 @@ function reactionCode(body: unknown): string {
   return code;
 }
 
-export function createReactionsAndSearch(deps: { index: MessageIndex; messages: Messages; channels: Channels; users: WorkspaceUsers; events: Pick<WorkspaceEvents, 'emit'> }) {
+export function createReactionsAndSearch(deps: { index: MessageIndex; messages: Messages; channels: Channels; users: WorkspaceUsers; events: WorkspaceEvents }) {
   const { index, messages, channels, users, events } = deps;
 
   /** POST /v1/messages/{m}/reactions {code}: REACTION_ADDED when it is new. */
@@ -27,13 +27,12 @@ export function createReactionsAndSearch(deps: { index: MessageIndex; messages: 
     const added = await retryOnConflict(async () => {
       const { ch, m } = await messages.visibleMessage(a, undefined, messageId);
       if (m.ephemeralTo) throw invalidRequest('An ephemeral message cannot be reacted to.');
-      if (m.reactions.some((r) => r.user === a.userId && r.code === code)) return undefined;
-      await index.commit([{ table: WT.messages, id: m.id, value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] } }], [{ table: WT.messages, id: m.id, value: m }]);
-      return { ch, m };
+      if (m.reactions.some((r) => r.user === a.userId && r.code === code)) return false;
+      const event = events.workspaceEvent('REACTION_ADDED', ch.workspaceId, audienceOf(ch), { wId: m.workspaceId, cId: m.channelId, mId: m.id, mat: m.author, uId: a.userId, rc: code, ty: 'REACTION_ADDED' });
+      await index.commit([{ table: WT.messages, id: m.id, value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] } }, event], [{ table: WT.messages, id: m.id, value: m }]);
+      return true;
     });
-    if (!added) return;
-    const { ch, m } = added;
-    await events.emit('REACTION_ADDED', ch.workspaceId, (u) => channels.canSee(ch, u), { wId: m.workspaceId, cId: m.channelId, mId: m.id, mat: m.author, uId: a.userId, rc: code, ty: 'REACTION_ADDED' });
+    if (added) events.written();
   }
 
   /** DELETE /v1/messages/{m}/reactions {code}: the actor's own reaction. */

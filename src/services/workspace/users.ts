@@ -19,11 +19,16 @@ const TIME_FORMAT = 24;
 const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'workspace';
 
 export function createWorkspaceUsers(store: Store, clock: Clock) {
+  /** A custom status as V1.CustomStatus, unless it has expired. */
+  function statusView(s: CustomStatusRecord) {
+    if (s.expiresAt > 0 && s.expiresAt <= clock.now()) return undefined;
+    return { code: s.code, status: s.status, expiration: s.expiration, expiresAt: s.expiresAt, showUntil: s.expiresAt > 0 };
+  }
+
   /** The user's custom status as V1.CustomStatus, unless none is set or it has expired. */
   async function statusOf(userId: string) {
     const s = await store.get<CustomStatusRecord>(WT.statuses, userId);
-    if (!s || (s.expiresAt > 0 && s.expiresAt <= clock.now())) return undefined;
-    return { code: s.code, status: s.status, expiration: s.expiration, expiresAt: s.expiresAt, showUntil: s.expiresAt > 0 };
+    return s ? statusView(s) : undefined;
   }
 
   /** The workspace's users in the order they joined (the store answers in no order). */
@@ -61,6 +66,7 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
     usersOf,
     member,
     view,
+    statusView,
     statusOf,
     byId: (id: string) => store.get<WorkspaceUserRecord>(T.workspaceUsers, id),
     /** GET /v1/workspaceUsers */
@@ -76,10 +82,6 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
       const ws = await store.get<WorkspaceRecord>(T.workspaces, a.workspaceId);
       if (!ws) throw notFound('Workspace');
       return { id: ws.id, name: ws.name, avatar: { fullPath: '', scaledPath: '' }, customStatusDefinitions: [], uniqueIdentifier: slug(ws.name) };
-    },
-    /** The body of WORKSPACE_USER_JOINED for a user. */
-    joinedBody(u: WorkspaceUserRecord) {
-      return { uN: u.name, uE: u.email, uId: u.id, afp: '', asp: '', wId: u.workspaceId, ty: 'WORKSPACE_USER_JOINED', tz: 'UTC', sts: '', pt: (u as { title?: string }).title ?? '', pp: '', cs: null, st: 'ACTIVE', ro: 'USER', au: '', ib: '' };
     },
   };
 }

@@ -5,16 +5,13 @@
  */
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import type { DeliveryWorker } from '../../delivery/worker.js';
 import type { Logger } from '../../logger.js';
 import { newId } from '../../crypto.js';
 import { notFound } from '../../errors.js';
 import type { Store } from '../../store/types.js';
-import type { AppsService } from '../apps.js';
-import type { Grants } from '../oauth/grants.js';
 import { createCalls } from './calls.js';
 import { createChannels } from './channels.js';
-import { createWorkspaceEvents } from './events.js';
+import type { WorkspaceEvents } from './events.js';
 import { createFiles, type FileBlobs } from './files.js';
 import { createMessageIndex } from './message-index.js';
 import { createMessages } from './messages.js';
@@ -28,9 +25,8 @@ export interface WorkspaceDeps {
   clock: Clock;
   logger: Logger;
   config: Pick<Config, 'workspaceMessagesPerChannel' | 'filesMaxBytes' | 'filesTotalMaxBytes'>;
-  apps: AppsService;
-  grants: Grants;
-  worker: Pick<DeliveryWorker, 'enqueueEvent'>;
+  /** Where the changes' events are written, in their commits (the events outbox). */
+  events: WorkspaceEvents;
   /** Where uploaded files' bytes are kept, and the URL each is served at. */
   blobs: FileBlobs;
   fileUrl: (fileId: string) => string;
@@ -38,13 +34,14 @@ export interface WorkspaceDeps {
   callUrl: (code: string) => string;
   /** This daemon among those sharing the store (the owner of its leases on scheduled messages). */
   instanceId?: string;
+  /** The trim cadence of channels (message-index.ts): whether counting a channel is cheap enough to do at every post. */
+  countEveryPost: boolean;
 }
 
 export function createWorkspace(deps: WorkspaceDeps) {
-  const { store, clock, logger, config, apps, grants, worker } = deps;
+  const { store, clock, logger, config, events } = deps;
   const users = createWorkspaceUsers(store, clock);
-  const events = createWorkspaceEvents({ store, logger, apps, grants, worker });
-  const index = createMessageIndex(store, clock);
+  const index = createMessageIndex(store, clock, { countEveryPost: deps.countEveryPost });
   const files = createFiles({ store, clock, logger, blobs: deps.blobs, fileUrl: deps.fileUrl, limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes } });
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
   const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events, files });
@@ -81,12 +78,6 @@ export function createWorkspace(deps: WorkspaceDeps) {
     async deleteChannel(workspaceUserId: string, channelId: string): Promise<void> {
       const a = await person(workspaceUserId);
       await channels.remove(a, channelId, messages.inChannel);
-    },
-    /** A user joined the workspace (called where users are created): WORKSPACE_USER_JOINED to apps with user:read. */
-    async userJoined(workspaceUserId: string): Promise<string[]> {
-      const u = await users.byId(workspaceUserId);
-      if (!u) return [];
-      return events.emit('WORKSPACE_USER_JOINED', u.workspaceId, async (id) => !!(await users.member(u.workspaceId, id)), users.joinedBody(u));
     },
   };
 }

@@ -1,0 +1,119 @@
+/**
+ * The events outbox: every event an app is sent because something happened (docs/protocol.md
+ * §5.3) is first a record of this table, written in the same commit as the change that caused it,
+ * so that nothing acknowledged can lose its events. The delivery worker drains it (delivery/outbox.ts):
+ * each record becomes its events exactly once across every daemon of the store.
+ *
+ * Two kinds of record:
+ * - an app event (APP_UNAUTHORIZED, APP_UNINSTALLED: services/oauth/revocation.ts), for one app and
+ *   the users concerned, decided when the revocation is made;
+ * - a workspace event (messages, reactions, channels, users, groups: services/workspace/), for every
+ *   app that qualifies, decided when the worker fans it out (services/workspace/events.ts), except who
+ *   could see what happened, which is decided here, at the change (`Audience`).
+ */
+import { newId } from '../crypto.js';
+import type { Clock } from '../clock.js';
+import type { Change, Store } from '../store/types.js';
+
+export const EVENTS_OUTBOX = 'eventsOutbox';
+/** A hint on this store channel says the outbox was written: every daemon's worker drains it now, not at its next poll. */
+const OUTBOX_CHANNEL = 'events_outbox';
+
+type AppEventType = 'APP_UNAUTHORIZED' | 'APP_UNINSTALLED';
+
+export type WorkspaceEventType =
+  | 'NEW_MESSAGE'
+  | 'UPDATED_MESSAGE'
+  | 'REACTION_ADDED'
+  | 'CHANNEL_CREATED'
+  | 'CHANNEL_ARCHIVED'
+  | 'CHANNEL_DELETED'
+  | 'WORKSPACE_USER_JOINED'
+  | 'WORKSPACE_USER_UPDATED'
+  | 'WORKSPACE_USER_GROUP_CREATED'
+  | 'WORKSPACE_USER_GROUP_UPDATED';
+
+/**
+ * Who could see what happened, as it was at the change: everyone in the workspace (a public channel,
+ * a user, a group), or the members of a private or direct channel then. Recorded with the event so
+ * that the apps reached do not depend on when the outbox is drained: a member removed from the
+ * channel a moment after a post was one of those who saw it, one added after was not, and a channel
+ * deleted by then can no longer be read.
+ */
+export type Audience = { everyone: true } | { members: string[] };
+
+interface OutboxRecordBase {
+  id: string; // evt_…
+  workspaceId: string;
+  /** The docs/protocol.md §5 body object; the delivery worker JSON-encodes it. */
+  body: Record<string, unknown>;
+  createdAt: string;
+  /** The order records were written in (ms, above every earlier one of this daemon); the id on ties. Older records lack it. */
+  seq?: number;
+}
+
+export interface AppOutboxEvent extends OutboxRecordBase {
+  appId: string;
+  eventType: AppEventType;
+  /** The users concerned who had authorized the app (for APP_UNAUTHORIZED, the user who unauthorized). */
+  workspaceUserIds: string[];
+}
+
+export interface WorkspaceOutboxEvent extends OutboxRecordBase {
+  eventType: WorkspaceEventType;
+  audience: Audience;
+}
+
+export type OutboxEventRecord = AppOutboxEvent | WorkspaceOutboxEvent;
+
+export const isAppEvent = (e: OutboxEventRecord): e is AppOutboxEvent => 'appId' in e;
+
+/** The order the outbox is drained in: the order its records were written in, as far as the daemons' clocks tell. */
+export const outboxOrder = (a: OutboxEventRecord, b: OutboxEventRecord): number => (a.seq ?? 0) - (b.seq ?? 0) || (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+export interface EventsOutboxDeps {
+  store: Store;
+  clock: Clock;
+  /** This daemon among those sharing the store: its own hints are heard directly, not through the store. */
+  instanceId: string;
+}
+
+export function createEventsOutbox(deps: EventsOutboxDeps) {
+  const { store, clock, instanceId } = deps;
+  const local = new Set<() => void>();
+  let lastSeq = 0;
+
+  function record(fields: Omit<AppOutboxEvent, keyof OutboxRecordBase | 'body'> | Omit<WorkspaceOutboxEvent, keyof OutboxRecordBase | 'body'>, workspaceId: string, body: Record<string, unknown>): Change {
+    const now = clock.now();
+    lastSeq = Math.max(now, lastSeq + 1);
+    const ev = { id: newId('evt'), ...fields, workspaceId, body, createdAt: new Date(now).toISOString(), seq: lastSeq } as OutboxEventRecord;
+    return { table: EVENTS_OUTBOX, id: ev.id, value: ev };
+  }
+
+  return {
+    /** The outbox record of an app event, to commit with the revocation that causes it. */
+    appEvent: (appId: string, workspaceId: string, eventType: AppEventType, workspaceUserIds: string[], body: Record<string, unknown>): Change =>
+      record({ appId, eventType, workspaceUserIds }, workspaceId, body),
+    /** The outbox record of a workspace event, to commit with the change that causes it. */
+    workspaceEvent: (eventType: WorkspaceEventType, workspaceId: string, audience: Audience, body: Record<string, unknown>): Change => record({ eventType, audience }, workspaceId, body),
+    /**
+     * After a commit that wrote to the outbox: a hint only (a worker that misses it drains at its
+     * next poll). This daemon's worker hears it at once; the others through the store.
+     */
+    written(): void {
+      for (const fn of local) queueMicrotask(fn);
+      void store.publish(OUTBOX_CHANNEL, instanceId).catch(() => {});
+    },
+    /** Call `fn` whenever the outbox may have been written (a hint from any daemon, or hints lost); returns the unsubscribe. */
+    onWritten(fn: () => void): () => void {
+      local.add(fn);
+      const stop = store.subscribe(OUTBOX_CHANNEL, (from) => from !== instanceId && fn(), fn);
+      return () => {
+        local.delete(fn);
+        stop();
+      };
+    },
+  };
+}
+
+export type EventsOutbox = ReturnType<typeof createEventsOutbox>;
