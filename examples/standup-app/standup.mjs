@@ -20,7 +20,8 @@ function readEnvFile(file) {
 
 /**
  * The app in folder `dir`: its manifest, its settings (it exits saying how to make them when
- * they are missing), and what it does, with its tokens kept in tokens.json beside it.
+ * they are missing), and what it does, with its tokens kept in tokens.json beside it, or in the
+ * file STANDUP_TOKENS_FILE names (its test suite keeps them in the run's own folder).
  */
 export function loadApp(dir) {
   const manifest = JSON.parse(fs.readFileSync(new URL('manifest.json', dir), 'utf8'));
@@ -31,7 +32,7 @@ export function loadApp(dir) {
     console.error(e.message);
     process.exit(2);
   }
-  return { manifest, config, standup: createStandup(config, new URL('tokens.json', dir)) };
+  return { manifest, config, standup: createStandup(config, process.env.STANDUP_TOKENS_FILE || new URL('tokens.json', dir)) };
 }
 
 /** The app's settings: the environment, else the .env beside the app. */
