@@ -92,14 +92,15 @@ function locator(text: string): (pointer: string) => { line: number; col: number
   return (pointer) => {
     let node: unknown = doc.contents;
     let last: Node | undefined = doc.contents ?? undefined;
-    for (const raw of pointer.split('/').slice(1)) {
+    const segs = pointer.split('/').slice(1);
+    for (const [i, raw] of segs.entries()) {
       const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
       if (isMap(node)) {
         const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === seg);
         if (!pair) break;
         node = pair.value;
-        if (pair.value) last = pair.value as Node;
-        else if (pair.key) last = pair.key as Node;
+        // a field is shown at its name; what is inside it, at its value
+        last = ((i === segs.length - 1 ? pair.key : pair.value) ?? pair.key) as Node;
       } else if (isSeq(node)) {
         const item = node.items[Number(seg)];
         if (!item) break;
@@ -154,7 +155,7 @@ function schemaProblems(input: unknown): Violation[] {
   const m = obj(input);
   if (m.install !== undefined && m.install !== false) {
     if (typeof m.install !== 'object' || m.install === null || Array.isArray(m.install)) out.push({ pointer: '/install', message: 'must be false (nobody authorizes the app) or an object {users, botScopes, userScopes}' });
-    else if (!v.part('install')(m.install)) out.push(...rebase(describeSchemaErrors(v.part('install').errors ?? [], suiteSchema, m.install), '/install'));
+    else if (!v.part('install')(m.install)) out.push(...rebase(describeSchemaErrors(v.part('install').errors ?? [], defOf('install'), m.install), '/install'));
   }
   arr(m.tests).forEach((test, ti) => {
     arr(obj(test).steps).forEach((step, si) => {
@@ -171,12 +172,14 @@ function schemaProblems(input: unknown): Violation[] {
         def = `expect-${kind}`;
       }
       const check = v.part(def);
-      if (!check(step)) out.push(...rebase(tidy(describeSchemaErrors(check.errors ?? [], suiteSchema, step)), at));
+      if (!check(step)) out.push(...rebase(tidy(describeSchemaErrors(check.errors ?? [], defOf(def), step)), at));
     });
   });
   return out;
 }
 
+/** A definition of the schema: what the errors of its own validator are relative to. */
+const defOf = (def: string) => (suiteSchema.$defs as Record<string, object>)[def]!;
 const rebase = (list: Violation[], base: string) => list.map((x) => ({ ...x, pointer: base + x.pointer }));
 
 /** Several "must be X" at one place (the branches of a oneOf) said once; oneOf's own line dropped where others speak. */

@@ -3,7 +3,7 @@ import { listOf } from './match.js';
 import type { Step } from './suite.js';
 
 const q = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v));
-const cut = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+const cut = (s: string, n = 120) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 export function stepTitle(s: Step): string {
   if (typeof s.name === 'string') return s.name;
