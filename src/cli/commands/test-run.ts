@@ -42,7 +42,12 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
   if (!tests) throw new CliError('the manifest has no slash command, shortcut, menu or event to test, and a socket-mode app has no signature to check: there is nothing to start a suite with', EXIT.invalidInput);
   const yaml = /\.ya?ml$/i.test(target);
   const text = yaml ? `# yaml-language-server: $schema=${suite.$schema as string}\n${(await import('yaml')).stringify({ ...suite, $schema: undefined })}` : JSON.stringify(suite, null, 2) + '\n';
-  fs.writeFileSync(target, text);
+  try {
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, text);
+  } catch (e) {
+    throw new CliError(`cannot write ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+  }
   out.print({ file: target, tests, start: guessed ?? null }, (c) =>
     `wrote ${path.relative(cwd, target) || target}: ${tests} test${tests === 1 ? '' : 's'}\n` +
     (guessed ? c.dim(`the app is started with "${guessed}" in ${path.relative(cwd, dir) || '.'}: check app.start.command`) : c.yellow(`set app.start.command: no package.json start script or main file was found in ${path.relative(cwd, dir) || '.'}`)) +
