@@ -89,7 +89,7 @@ async function elementAt(ctx: TestContext, s: Step, pick: (els: Element[]) => El
   return { el, source: { sourceId: m.id } };
 }
 
-export async function say(ctx: TestContext, s: Step): Promise<unknown> {
+async function say(ctx: TestContext, s: Step): Promise<unknown> {
   const text = String(s.say);
   const channel = typeof s.channel === 'string' ? s.channel : ctx.channelId;
   await ctx.beginAction(stepTitle(s), channel);
@@ -103,7 +103,7 @@ export async function say(ctx: TestContext, s: Step): Promise<unknown> {
   return r.delivery;
 }
 
-export async function click(ctx: TestContext, s: Step): Promise<unknown> {
+async function click(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const wanted = s.click as string | { onAction: string };
   const label = typeof wanted === 'string' ? matcher(wanted, true) : undefined;
@@ -113,7 +113,7 @@ export async function click(ctx: TestContext, s: Step): Promise<unknown> {
   return send(ctx, s, { kind: 'block-interaction', ...source, onAction: el.onAction, actionType: 'BUTTON', value: typeof s.value === 'string' ? s.value : String(el.el.value ?? '') }, `click ${what}`);
 }
 
-export async function select(ctx: TestContext, s: Step): Promise<unknown> {
+async function select(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const menu = typeof s.in === 'string' ? s.in : undefined;
   const pick = (els: Element[]) => {
@@ -137,7 +137,7 @@ export async function select(ctx: TestContext, s: Step): Promise<unknown> {
   return send(ctx, s, { kind: 'block-interaction', ...source, onAction: el.onAction, actionType: actionTypeOf(el), ...value }, `select in ${el.onAction}`);
 }
 
-export async function submit(ctx: TestContext, s: Step): Promise<unknown> {
+async function submit(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const modal = openModal(ctx, s.modal);
   const { state, problems } = stateFor(modal.view, s.submit as Record<string, unknown>);
@@ -145,7 +145,7 @@ export async function submit(ctx: TestContext, s: Step): Promise<unknown> {
   return send(ctx, s, { kind: 'view-action', viewActionType: 'SUBMIT', view: { ...modal.view, state }, channelId: modal.channelId }, 'the submit');
 }
 
-export async function close(ctx: TestContext, s: Step): Promise<unknown> {
+async function close(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const modal = openModal(ctx, s.close);
   if (modal.view.notifyOnClose !== true) {
@@ -156,7 +156,7 @@ export async function close(ctx: TestContext, s: Step): Promise<unknown> {
   return send(ctx, s, { kind: 'view-action', viewActionType: 'CLOSE', view: modal.view, channelId: modal.channelId }, 'the close');
 }
 
-export async function shortcut(ctx: TestContext, s: Step): Promise<unknown> {
+async function shortcut(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const name = String(s.shortcut);
   const all = (ctx.env.app as unknown as { shortcuts?: Array<{ name: string; displayName: string; shortcutType: string }> }).shortcuts ?? [];
@@ -174,21 +174,21 @@ export async function shortcut(ctx: TestContext, s: Step): Promise<unknown> {
   return send(ctx, s, body, `the shortcut ${sc.name}`);
 }
 
-export async function menu(ctx: TestContext, s: Step): Promise<unknown> {
+async function menu(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const body: Obj = { kind: 'dynamic-menu', onAction: String(s.menu), query: typeof s.query === 'string' ? s.query : '' };
   if (s.message !== undefined) Object.assign(body, { sourceType: 'MESSAGE', sourceId: (await namedMessage(ctx, s, s.message)).id });
   return send(ctx, s, body, `the menu ${String(s.menu)}`);
 }
 
-export async function event(ctx: TestContext, s: Step): Promise<unknown> {
+async function event(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const d = await refusedAs(`the event ${String(s.event)}`, ctx.env.api.trigger({ appId: ctx.env.app.id, kind: 'event', event: String(s.event), channelId: ctx.channelId, ...(s.body !== undefined ? { body: s.body } : {}) }));
   ctx.called(d);
   return d;
 }
 
-export async function react(ctx: TestContext, s: Step): Promise<unknown> {
+async function react(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const target = s.message !== undefined ? await namedMessage(ctx, s, s.message) : ctx.lastSaid;
   if (!target) throw new StepFailed('no message to react to: name one with message (nothing was said in this test yet)');

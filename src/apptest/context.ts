@@ -156,4 +156,4 @@ export class TestContext {
 }
 
 /** How many of the app's last lines a failure shows. */
-export const APP_LINES = 15;
+const APP_LINES = 15;

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const SUITE_FILE = /\.apptest\.(json|ya?ml)$/i;
+const SUITE_FILE = /\.apptest\.(json|ya?ml)$/i;
 
 export class NoSuchPath extends Error {}
 

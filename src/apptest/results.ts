@@ -29,7 +29,7 @@ export interface Failure {
   appOutput?: string[];
 }
 
-export type Status = 'passed' | 'failed' | 'skipped';
+type Status = 'passed' | 'failed' | 'skipped';
 
 export interface StepResult {
   index: number;

@@ -45,7 +45,7 @@ export function pointedAt(manifest: unknown, port: number): unknown {
 const displayName = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
 /** A setup that could not be done: the suite's tests fail with this (exit 6), unlike a refusal of the daemon (exit 4). */
-export class SetupFailed extends Error {
+class SetupFailed extends Error {
   constructor(message: string, public readonly appOutput?: string[]) {
     super(message);
   }

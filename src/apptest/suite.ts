@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { LineCounter, parseDocument, isMap, isSeq, isScalar, type Node } from 'yaml';
-import { describeSchemaErrors, escapePointer, type Violation } from '../validation/schema-errors.js';
+import { describeSchemaErrors, type Violation } from '../validation/schema-errors.js';
 import { didYouMean } from '../validation/did-you-mean.js';
 import type { Manifest } from '../validation/manifest.js';
 import { BUILTINS, RefError, refsIn, stringsIn } from './refs.js';
@@ -17,21 +17,19 @@ import { patternError } from './match.js';
 
 export const SUITE_SCHEMA_ID = 'https://appreg.dev/schemas/test-suite.schema.json';
 const schemaFile = new URL('../../../schemas/test-suite.schema.json', import.meta.url);
-export const suiteSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown>;
+const suiteSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown>;
 
 /** The actions a step may be (one each); an expectation is `expect: <kind>`. */
-export const ACTIONS = ['say', 'click', 'select', 'submit', 'close', 'shortcut', 'menu', 'event', 'react'] as const;
-export const EXPECTATIONS = ['answered', 'ack', 'nack', 'modal', 'message', 'no-message', 'updated', 'deleted', 'options', 'reaction', 'event', 'no-failed-deliveries', 'signature-check'] as const;
-export type Action = (typeof ACTIONS)[number];
-export type Expectation = (typeof EXPECTATIONS)[number];
+const ACTIONS = ['say', 'click', 'select', 'submit', 'close', 'shortcut', 'menu', 'event', 'react'] as const;
+const EXPECTATIONS = ['answered', 'ack', 'nack', 'modal', 'message', 'no-message', 'updated', 'deleted', 'options', 'reaction', 'event', 'no-failed-deliveries', 'signature-check'] as const;
 
 /** One step as written (after validation), with where it is. */
 export type Step = Record<string, unknown>;
 export interface TestSpec { name: string; steps: Step[]; within?: number; skip?: boolean | string; pointer: string }
 export interface ReadySpec { output?: string; url?: string; status?: number; timeoutMs?: number }
-export interface StartSpec { command: string; cwd?: string; env?: Record<string, string>; port?: number; ready?: ReadySpec; stopTimeoutMs?: number }
-export interface AppSpec { manifest?: string | { fromUrl: string }; start?: StartSpec; url?: string; id?: string }
-export interface InstallSpec { users: string[]; botScopes?: string[]; userScopes?: string[] }
+interface StartSpec { command: string; cwd?: string; env?: Record<string, string>; port?: number; ready?: ReadySpec; stopTimeoutMs?: number }
+interface AppSpec { manifest?: string | { fromUrl: string }; start?: StartSpec; url?: string; id?: string }
+interface InstallSpec { users: string[]; botScopes?: string[]; userScopes?: string[] }
 
 export interface Suite {
   file: string;
@@ -333,6 +331,3 @@ async function readManifest(file: string): Promise<{ manifest: Manifest } | { pr
   return { manifest: r.manifest };
 }
 
-/** A pointer to a step, for messages. */
-export const stepPointer = (test: TestSpec, index: number) => `${test.pointer}/steps/${index}`;
-export { escapePointer };

@@ -19,11 +19,11 @@ export interface ErrorWording {
   format?(pointer: string, format: string): string | undefined;
 }
 
-export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const unescape = (s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~');
 
 /** The value at a JSON pointer of `input`. */
-export function valueAt(input: unknown, pointer: string): unknown {
+function valueAt(input: unknown, pointer: string): unknown {
   let v = input;
   for (const seg of pointer.split('/').slice(1)) v = (v as Record<string, unknown> | undefined)?.[unescape(seg)];
   return v;
@@ -36,7 +36,7 @@ function allowedFields(schema: object, schemaPath: string): string[] {
   return Object.keys(((node as { properties?: object } | undefined)?.properties ?? {}) as object);
 }
 
-export function describeSchemaError(e: ErrorObject, schema: object, input: unknown, wording: ErrorWording = {}): Violation {
+function describeSchemaError(e: ErrorObject, schema: object, input: unknown, wording: ErrorWording = {}): Violation {
   const p = e.params as Record<string, unknown>;
   const at = e.instancePath;
   const say = (message: string | undefined, fallback: string): Violation => ({ pointer: at, message: message ?? fallback });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { failureOf, failureText, type RunResult, type TestResult } from '../results.js';
 
 /** Text for XML: escaped, and without the characters XML 1.0 cannot hold. */
-export const xml = (s: string) =>
+const xml = (s: string) =>
   s.replace(/[^\u0009\u000A\u000D\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const secs = (ms: number) => (ms / 1000).toFixed(3);
 

@@ -12,7 +12,7 @@ const ms = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`)
 const json = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
 const cut = (s: string, n = 400) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-export function failureLines(c: ChalkInstance, f: Failure, indent: string): string[] {
+function failureLines(c: ChalkInstance, f: Failure, indent: string): string[] {
   const out: string[] = [`${indent}${c.red(f.message)}`];
   const row = (k: string, v: string) => out.push(`${indent}${c.bold(k.padEnd(9))} ${v}`);
   if (f.expected) row('expected', f.expected);
@@ -52,7 +52,7 @@ export function testText(c: ChalkInstance, t: TestResult): string {
   return lines.join('\n');
 }
 
-export function summaryText(c: ChalkInstance, r: RunResult): string {
+function summaryText(c: ChalkInstance, r: RunResult): string {
   const { counts } = r;
   const parts = [counts.failed ? c.red(`${counts.passed} passed, ${counts.failed} failed`) : c.green(`${counts.passed} passed, ${counts.failed} failed`), `${counts.skipped} skipped`];
   const more = r.filteredOut ? c.dim(` (${r.filteredOut} left out by --grep)`) : '';
