@@ -39,8 +39,9 @@ export function givenDaemon(io: Io, g: GlobalOpts): Daemon {
 export async function ownDaemon(io: Io): Promise<Daemon> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-test-daemon-'));
   const remove = () => fs.rmSync(dir, { recursive: true, force: true });
-  // nothing of the caller's configuration: not its data dir, database, port or key
-  const env = Object.fromEntries(Object.entries(io.env).filter(([k, v]) => v !== undefined && !k.startsWith('APPREG_'))) as Record<string, string>;
+  // nothing of the caller's configuration: not its data dir, database, port or key; and no fsync,
+  // since a store thrown away at the end has nothing to keep through a power cut
+  const env = { ...Object.fromEntries(Object.entries(io.env).filter(([k, v]) => v !== undefined && !k.startsWith('APPREG_'))), APPREG_FSYNC: 'false' } as Record<string, string>;
   let child: ChildProcess;
   try {
     child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--log-format', 'json', '--json'], { env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });

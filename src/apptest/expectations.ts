@@ -277,7 +277,7 @@ async function event(ctx: TestContext, s: Step): Promise<unknown> {
   const within = ctx.within(s);
   let seen: Delivery[] = [];
   const found = await poll(within, async () => {
-    seen = (await ctx.env.api.deliveries({ appId: ctx.env.app.id })).filter((d) => d.kind === 'event' && d.subject === type && Date.parse(d.createdAt) >= ctx.actionAt - 1000 && ofThisTest(ctx, d));
+    seen = (await ctx.env.api.deliveries({ appId: ctx.env.app.id, limit: 50 })).filter((d) => d.kind === 'event' && d.subject === type && Date.parse(d.createdAt) >= ctx.actionAt - 1000 && ofThisTest(ctx, d));
     return seen.find((d) => d.state === 'delivered');
   });
   if (found) return found;

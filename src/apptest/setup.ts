@@ -136,13 +136,16 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
       if (installedBy.length) await api.uninstall(registered).catch(() => undefined);
       await api.deleteApp(registered).catch(() => undefined);
     }
-    await api.release();
+    // the run's own daemon goes with its store: its tokens need no revoking
+    if (!o.ownDaemon) await api.release();
     fs.rmSync(dir, { recursive: true, force: true });
   };
   const result: SuiteSetup = { env, teardown };
   try {
     const scope = appScope(env);
-    for (const [name, u] of Object.entries(suite.users)) users.set(name, await api.ensureUser(`${name}.appreg-test@example.invalid`, u.name ?? displayName(name)));
+    // the suite's users are made while the app starts (a password hash each: not nothing)
+    const made = Promise.all(Object.entries(suite.users).map(async ([name, u]) => users.set(name, await api.ensureUser(`${name}.appreg-test@example.invalid`, u.name ?? displayName(name)))));
+    made.catch(() => undefined);
 
     if (suite.app.start) {
       const start = suite.app.start;
@@ -154,6 +157,7 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
         PUMBLE_APP_ID: app.id, PUMBLE_APP_KEY: app.appKey!, PUMBLE_APP_CLIENT_SECRET: app.clientSecret!, PUMBLE_APP_SIGNING_SECRET: app.signingSecret!,
         PUMBLE_API_URL: o.daemonUrl, PUMBLE_CONSENT_SCREEN_URL: o.daemonUrl, PORT: String(port),
       };
+      if (JSON.stringify(start.env ?? {}).includes('${users.')) await made;
       const own = resolved(start.env ?? {}, scope, `${suite.file}: app.start.env`);
       const cwd = path.resolve(suite.dir, start.cwd ?? '.');
       const base = Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined));
@@ -165,7 +169,10 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
         ready: start.ready, port, appUrl: env.app.url!,
         connected: app.socketMode ? async () => ((await api.getApp(app.id)).connections ?? 0) > 0 : undefined,
       });
-      if (notReady) throw new SetupFailed(`the app did not start: ${notReady}`, proc.lines().slice(-20));
+      if (notReady) {
+        await made.catch(() => undefined);
+        throw new SetupFailed(`the app did not start: ${notReady}`, proc.lines().slice(-20));
+      }
       result.ready = `${Date.now() - t0} ms`;
     } else {
       const id = resolved(suite.app.id!, scope, `${suite.file}: app.id`);
@@ -175,13 +182,14 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
       env.app = { ...(await api.getApp(id)), url: url.replace(/\/+$/, '') };
       result.started = `already running at ${env.app.url}`;
     }
+    await made;
 
     if (suite.install) {
-      for (const name of suite.install.users) {
-        const u = users.get(name)!;
-        await authorize(api, await api.clientOf(u.id), env.app, suite, name);
+      // each user authorizes on their own, as people would: at the same time
+      await Promise.all(suite.install.users.map(async (name) => {
+        await authorize(api, await api.clientOf(users.get(name)!.id), env.app, suite, name);
         installedBy.push(name);
-      }
+      }));
       const first = users.get(suite.install.users[0]!)!;
       const auth = (await api.authorizations(await api.clientOf(first.id))).find((a) => a.app.id === env.app.id);
       env.app.botId = auth?.botId;

@@ -5,21 +5,17 @@ import { CliError, EXIT, type Out } from '../output.js';
 import { positiveInt, type GlobalOpts } from '../options.js';
 import type { Run } from '../run.js';
 import { REPORTERS } from './test.js';
-import { createApi } from '../../apptest/api.js';
 import { givenDaemon, ownDaemon, type Daemon } from '../../apptest/daemon.js';
 import { NoSuchPath, suiteFiles } from '../../apptest/files.js';
-import { guessStart, starterSuite } from '../../apptest/init.js';
-import { runSuites, type Reporter } from '../../apptest/runner.js';
-import { loadSuite, SuiteInvalid, SuiteUnreadable, type Suite } from '../../apptest/suite.js';
-import { prettyReporter } from '../../apptest/report/pretty.js';
-import { junitReport } from '../../apptest/report/junit.js';
-import { tapReport } from '../../apptest/report/tap.js';
+import type { Reporter } from '../../apptest/runner.js';
+import type { Suite } from '../../apptest/suite.js';
 import type { RunResult } from '../../apptest/results.js';
 
 type Opts = GlobalOpts & Record<string, unknown>;
 
 /** `--init`: the starter suite for --manifest, written beside it (or to --output). */
 async function init(run: Run, o: Opts, out: Out): Promise<void> {
+  const { guessStart, starterSuite } = await import('../../apptest/init.js');
   const cwd = run.io.cwd;
   const manifestFile = path.resolve(cwd, String(o.manifest ?? 'manifest.json'));
   let raw: unknown;
@@ -57,8 +53,9 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
 
 /** Every suite file, each checked; all the problems of all of them at once. */
 async function loadAll(files: string[]): Promise<Suite[]> {
+  const { loadSuite, SuiteInvalid, SuiteUnreadable } = await import('../../apptest/suite.js');
   const suites: Suite[] = [];
-  const invalid: SuiteInvalid[] = [];
+  const invalid: InstanceType<typeof SuiteInvalid>[] = [];
   for (const f of files) {
     try {
       suites.push(await loadSuite(f));
@@ -73,6 +70,15 @@ async function loadAll(files: string[]): Promise<Suite[]> {
     throw new CliError(`invalid suite file${invalid.length > 1 ? 's' : ''}:\n${invalid.map((i) => i.problems.map((p) => `  ${p.at} ${p.pointer || '/'}: ${p.message}`).join('\n')).join('\n')}`, EXIT.invalidInput, { code: 'invalid_suite', message: `${details.length} problem${details.length === 1 ? '' : 's'} in suite files`, details });
   }
   return suites;
+}
+
+/** What must hold of the suites before a run: a test to run, and a daemon for an app already running. */
+function check(o: Opts, suites: Suite[], grep: RegExp | undefined, url: string | undefined, cwd: string): void {
+  const total = suites.reduce((n, s) => n + s.tests.filter((t) => !grep || grep.test(`${s.name} › ${t.name}`)).length, 0);
+  if (!total) throw new CliError(`no test matches --grep ${String(o.grep)}`, EXIT.usage);
+  // an app already running talks to the daemon it was started with: that one must be given
+  const running = suites.find((s) => s.app.url !== undefined);
+  if (running && !url) throw new CliError(`${path.relative(cwd, running.file)}: the app is already running (app.url), so it talks to its own daemon: give that daemon with --url`, EXIT.usage);
 }
 
 export async function testCommand(run: Run, o: Opts, out: Out, paths: string[]): Promise<void> {
@@ -102,26 +108,33 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[]):
     throw e;
   }
   if (!files.length) throw new CliError(`no suite files (*.apptest.json, *.apptest.yaml, *.apptest.yml) in ${paths.length ? paths.join(', ') : 'this folder'}; appreg test --init --manifest manifest.json writes one`, EXIT.usage);
-  const suites = await loadAll(files);
-  const total = suites.reduce((n, s) => n + s.tests.filter((t) => !grep || grep.test(`${s.name} › ${t.name}`)).length, 0);
-  if (!total) throw new CliError(`no test matches --grep ${String(o.grep)}`, EXIT.usage);
-
-  // an app already running talks to the daemon it was started with: that one must be given
+  // a daemon of the run's own starts while the suites are read (it takes a moment)
   const url = o.url ?? io.env.APPREG_URL;
-  const running = suites.find((s) => s.app.url !== undefined);
-  if (running && !url) throw new CliError(`${path.relative(io.cwd, running.file)}: the app is already running (app.url), so it talks to its own daemon: give that daemon with --url`, EXIT.usage);
+  const starting = url ? undefined : ownDaemon(io);
+  starting?.catch(() => undefined);
+  let suites: Suite[];
+  try {
+    suites = await loadAll(files);
+    check(o, suites, grep, url, io.cwd);
+  } catch (e) {
+    await (await starting?.catch(() => undefined))?.stop();
+    throw e;
+  }
 
   // the report goes to --output, else stdout; the terminal gets the pretty one as tests end
   const toFile = o.output !== undefined ? path.resolve(io.cwd, String(o.output)) : undefined;
   const live = toFile !== undefined || reporter === 'pretty';
-  const pretty = prettyReporter(out.c, (s) => io.stdout.write(s));
   let stopped = false;
   void io.stopSignal().then(() => {
     stopped = true;
     io.stderr.write('appreg: stopping: no more tests start; cleaning up\n');
   });
 
-  const daemon: Daemon = url ? givenDaemon(io, o) : await ownDaemon(io);
+  const [{ createApi }, { runSuites }, { prettyReporter }, { junitReport }, { tapReport }] = await Promise.all([
+    import('../../apptest/api.js'), import('../../apptest/runner.js'), import('../../apptest/report/pretty.js'), import('../../apptest/report/junit.js'), import('../../apptest/report/tap.js'),
+  ]);
+  const pretty = prettyReporter(out.c, (s) => io.stdout.write(s));
+  const daemon: Daemon = starting ? await starting : givenDaemon(io, o);
   let result: RunResult;
   try {
     const api = createApi(io, daemon.client);
