@@ -21,6 +21,8 @@ export const CONSOLE_PAGES: ReadonlyArray<readonly [pattern: string, what: strin
   ['/console/channels/:channelId', 'a channel'],
   ['/console/channels/:channelId/threads/:rootId', 'a thread'],
   ['/console/home/:appId', 'an app\'s home view'],
+  ['/console/manage', 'channels and groups'],
+  ['/console/manage/channels/:channelId/delete', 'delete a channel'],
 ];
 
 const SEGMENT = /^[A-Za-z0-9_.~-]+$/;
