@@ -53,3 +53,45 @@ t.test('--jobs 4 runs the same suite in parallel, as well; pretty output without
   t.match(r.stdout, /\n\d+ passed, 0 failed, 0 skipped in /, 'the counts at the end');
   t.notMatch(r.stdout, /\u001b\[/, 'no colour codes');
 });
+
+t.test('a socket-mode app: ready once connected, every call over its websocket; no signature to check', async (t) => {
+  const root = copyExamples();
+  const dir = path.join(root, 'examples/standup-socket');
+  fs.writeFileSync(path.join(dir, 'socket.apptest.yaml'), `app:
+  manifest: manifest.json
+  start:
+    command: node app.mjs
+    env: { STANDUP_TOKENS_FILE: "\${run.dir}/tokens.json" }
+tests:
+  - name: /standup-socket over the websocket
+    steps:
+      - say: /standup-socket Socket sprint
+      - expect: ack
+      - expect: message
+        text: "Socket sprint: joined nobody yet"
+      - click: Join
+      - expect: updated
+        text: joined Owner
+  - name: a signature check
+    steps:
+      - expect: signature-check
+`);
+  const r = await runMain(['test', dir, '--reporter', 'json'], { cwd: root });
+  t.equal(r.code, 6, 'the signature check cannot pass');
+  const result = JSON.parse(r.stdout) as RunResult;
+  const [conversation, signature] = result.suites[0]!.tests;
+  t.equal(conversation!.status, 'passed', conversation!.status === 'passed' ? 'the conversation passed over the socket' : JSON.stringify(conversation));
+  t.match(result.suites[0]!.app, { started: /node app\.mjs/, ready: /ms$/ });
+  t.match(signature!.steps[0]!.failure, { message: 'a socket-mode app gets no signed requests: signature-check is for apps in HTTP mode' });
+});
+
+t.test('asked to stop before a test starts: none starts, the run fails and leaves nothing', async (t) => {
+  const root = copyExamples();
+  const r = await runMain(['test', 'examples/standup-app', '--reporter', 'json'], { cwd: root, stop: Promise.resolve('SIGINT') });
+  t.equal(r.code, 6);
+  t.match(r.stderr, /stopping: no more tests start/);
+  const result = JSON.parse(r.stdout) as RunResult;
+  t.equal(result.passed, false);
+  t.ok(result.suites[0]!.tests.every((x) => x.status === 'skipped' && x.skipReason === 'not run: the run was stopped'), 'every test reported as not run');
+  t.ok(await refused(Number(new URL(result.daemon.url).port)), 'the daemon is stopped');
+});
