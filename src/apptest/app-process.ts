@@ -115,7 +115,7 @@ export async function waitReady(app: AppProcess, o: { ready?: ReadySpec; port: n
     const exit = app.exit();
     if (exit !== undefined) return `it ended (${exit}) before it was ready`;
     if (Date.now() > end) {
-      const what = out ? `printed no line matching ${out.shown}` : url ? `${url} did not answer${o.ready?.status ? ` ${o.ready.status}` : ''}` : o.connected ? 'did not connect (socket mode)' : `did not accept connections on port ${o.port}`;
+      const what = out ? `printed no line matching ${out.shown}` : url ? `did not answer ${o.ready?.status ?? 'below 500'} at ${url}` : o.connected ? 'did not connect (socket mode)' : `did not accept connections on port ${o.port}`;
       return `it ${what} within ${timeoutMs} ms`;
     }
     await new Promise((r) => setTimeout(r, 25));
