@@ -67,7 +67,7 @@ t.test('an app whose buttons do nothing', async (t) => {
   t.match(c.failure![0]!.inner, /step 5: expect updated "joined Owner; skipped nobody yet"/, 'the failing step');
   t.match(c.failure![0]!.inner, /happened: it is unchanged: it reads "Sprint 13: joined nobody yet; skipped nobody yet" \[Join, Skip\]/);
   t.match(c.failure![0]!.inner, /the call: block-interaction standup_join \(MESSAGE\) .*: acked/, 'the click it was about, acked');
-  t.match(c['system-out']?.[0], /skipped 6\. click "Skip" on \$\{standup\} as dev \(0 ms\) - an earlier step failed/, 'the steps after it did not run');
+  t.match(c['system-out']?.[0], /skipped 6\. click onAction standup_skip on \$\{standup\} as dev \(0 ms\) - an earlier step failed/, 'the steps after it did not run');
 });
 
 t.test('--bail: after the first failure no other test starts', async (t) => {

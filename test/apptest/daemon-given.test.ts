@@ -48,6 +48,9 @@ t.test('an app already running: its registration is used as it is, and kept', as
   url: \${env.APP_URL}
   id: \${env.PUMBLE_APP_ID}
   manifest: { fromUrl: "\${env.APP_URL}" }
+install:
+  botScopes: [messages:write, messages:read, user:read]
+  userScopes: []
 tests:
   - name: signed calls only
     steps:
@@ -68,5 +71,7 @@ tests:
   t.equal(r.code, 0, r.code === 0 ? 'exit 0' : r.stdout + r.stderr);
   t.match(r.stdout, /^TAP version 14\n1\.\.2\nok 1 - running › signed calls only/, 'the TAP report');
   t.equal((await d.api(`${d.mgmt}/apps/mine/${app.appId}`)).status, 200, 'the app\'s registration is kept');
+  const auth = ((await (await d.api(`${d.mgmt}/apps/authorizations`)).json()) as Array<{ app: { id: string }; botScopes: string[]; userScopes: string[] }>).find((a) => a.app.id === app.appId);
+  t.match(auth, { botScopes: ['messages:write', 'messages:read', 'user:read'], userScopes: [] }, 'authorized with the scopes the install names, and kept');
   t.match(app.out(), /posted standup/, 'the running app got the command');
 });

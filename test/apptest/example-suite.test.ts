@@ -32,7 +32,7 @@ t.test('the example\'s suite passes, and the run leaves nothing running or on di
   t.equal(suite!.name, 'Standup');
   t.ok(suite!.tests.length >= 8, `${suite!.tests.length} tests`);
   const steps = suite!.tests.flatMap((x) => x.steps.map((s) => s.title)).join('\n');
-  for (const [what, re] of [['the command', /say \/standup/], ['the buttons, as another user', /click "Skip" .* as dev/], ['the menu', /menu pick_mood/], ['the select', /select "Great"/], ['the modal', /submit the modal/], ['closing it', /close the modal/], ['the thread reply', /expect message "Type \/standup" in the thread/], ['the signature check', /signature-check/]] as const) {
+  for (const [what, re] of [['the command', /say \/standup/], ['the buttons, by label and by onAction, as another user', /click onAction standup_skip .* as dev/], ['a reply in a thread', /say @standup are you still there\? in the thread of \$\{hello\} as dev/], ['the menu', /menu pick_mood/], ['the select', /select "Great"/], ['the modal', /submit the modal/], ['closing it', /close the modal/], ['the thread reply', /expect message "Type \/standup" in the thread/], ['the signature check', /signature-check/]] as const) {
     t.match(steps, re, `it covers ${what}`);
   }
   t.ok(suite!.tests.every((x) => x.status === 'passed' && x.steps.every((s) => s.status === 'passed')), 'every test and step passed');
