@@ -70,6 +70,10 @@ export function startAppProcess(o: { command: string; cwd: string; env: Record<s
       /* already gone */
     }
   };
+  // a runner that ends without stopping it takes the app's process group along
+  const orphaned = () => signal('SIGKILL');
+  process.once('exit', orphaned);
+  void exited.then(() => process.removeListener('exit', orphaned));
   return {
     lines: () => (partial.out || partial.err ? [...kept, ...[partial.out, partial.err].filter(Boolean)] : kept.slice()),
     printed: () => count,

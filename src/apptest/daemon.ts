@@ -58,6 +58,10 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
     if (log.length > LOG_LINES) log.splice(0, log.length - LOG_LINES);
   });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // a runner that ends without stopping it (an uncaught error, process.exit) takes it along
+  const orphaned = () => child.kill('SIGKILL');
+  process.once('exit', orphaned);
+  void exited.then(() => process.removeListener('exit', orphaned));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     const done = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000).unref())]);

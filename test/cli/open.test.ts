@@ -57,7 +57,7 @@ t.test('against a running daemon', async (t) => {
     for (const bad of ['https://evil.example/', '//evil.example/', 'apps', '/console/nope']) {
       const r = await runMain([...g, 'open', '--print', '--path', bad]);
       t.equal(r.code, 2, bad);
-      t.match(r.stderr, `appreg: --path ${bad} is not a page of the daemon's console; pages include /, /console/apps/new, /console/deliveries, /console/channels, /console/channels/:channelId (an id where a page names one)\n`);
+      t.match(r.stderr, `appreg: --path ${bad} is not a page of the daemon's console; pages include /, /console/apps/new, /console/deliveries, /console/channels, /console/channels/:channelId, /console/manage (an id where a page names one)\n`);
       t.equal(r.stdout, '');
     }
     const j = await runMain([...g, 'open', '--json', '--path', 'x']);
