@@ -74,6 +74,19 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
   return { name: test.name, status: failed ? 'failed' : 'passed', durationMs: Date.now() - t0, steps, channel: channel.name };
 }
 
+/** The time a test takes at least: the budgets its no-message steps wait out in full. */
+function leastTime(test: TestSpec, suite: Suite): number {
+  return test.steps.filter((s) => s.expect === 'no-message').reduce((sum, s) => sum + ((s.within as number | undefined) ?? test.within ?? suite.defaults.within ?? 3000), 0);
+}
+
+/**
+ * The order tests start in: the suite's, one at a time; side by side, those that must wait
+ * longest first (in the suite's order among equals), so that they do not end the run alone.
+ */
+export function startOrder(tests: TestSpec[], suite: Suite, jobs: number): TestSpec[] {
+  return jobs > 1 ? [...tests].sort((a, b) => leastTime(b, suite) - leastTime(a, suite)) : tests;
+}
+
 const skipped = (test: TestSpec, reason: string): TestResult => ({ name: test.name, status: 'skipped', durationMs: 0, skipReason: reason, steps: test.steps.map((s, index) => ({ index, title: stepTitle(s), status: 'skipped', durationMs: 0 })) });
 
 export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResult> {
@@ -109,7 +122,7 @@ export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResu
         }
         if (o.bail) bailed = true;
       } else if (setup) {
-        const queue = toRun.map((t) => ({ t, n: suite.tests.indexOf(t) }));
+        const queue = startOrder(toRun, suite, o.jobs).map((t) => ({ t, n: suite.tests.indexOf(t) }));
         const worker = async () => {
           for (let next = queue.shift(); next; next = queue.shift()) {
             let r: TestResult;

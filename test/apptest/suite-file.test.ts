@@ -9,6 +9,7 @@ import path from 'node:path';
 import { loadSuite, SuiteInvalid } from '../../src/apptest/suite.js';
 import { resolveDeep, resolveText, RefError } from '../../src/apptest/refs.js';
 import { pointedAt } from '../../src/apptest/setup.js';
+import { startOrder } from '../../src/apptest/runner.js';
 import { ROOT, runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 
@@ -157,4 +158,13 @@ t.test('the command: exit 7 for a bad suite, 2 for no suite, a missing path or b
   t.match(await runMain(['test', '--grep', 'nothing like it'], { cwd: ok }), { code: 2, stderr: /no test matches --grep/ });
   write(ok, 'y.apptest.json', JSON.stringify({ app: { url: 'http://127.0.0.1:9', id: 'app_1' }, tests: [{ name: 'x', steps: [{ expect: 'signature-check' }] }] }));
   t.match(await runMain(['test', 'y.apptest.json'], { cwd: ok }), { code: 2, stderr: /already running .*give that daemon with --url/ });
+});
+
+t.test('side by side, the tests that must wait longest start first; one at a time, in the suite\'s order', async (t) => {
+  const s = await loadSuite(path.join(ROOT, 'examples/standup-app/standup.apptest.yaml'));
+  const names = (list: typeof s.tests) => list.map((x) => x.name);
+  t.same(names(startOrder(s.tests, s, 1)), names(s.tests));
+  const side = names(startOrder(s.tests, s, 4));
+  t.same(side.slice(0, 2), ['closing the modal posts nothing', 'a message without the mention gets no reply'], 'the two that wait out a budget first');
+  t.same(side.slice(2), names(s.tests).filter((n) => !side.slice(0, 2).includes(n)), 'the others in the suite\'s order');
 });
