@@ -4,7 +4,9 @@
  * --jobs 1 and with --jobs 4, runs interleaved so that a busy moment of the machine hits both.
  * The suite is the example's 8 tests, repeated to 20 (the command, the buttons as two users, the
  * menu and the select, the modal, the thread reply, the signature check).
- * Run: npm run bench:app-test   (BENCH_RUNS=3 by default; about a minute)
+ * Run: npm run bench:app-test   (BENCH_RUNS=5 by default; about a minute)
+ * The machine is shared: the medians are recorded, and the fastest runs beside them (what the code
+ * does when nothing else runs).
  * Targets: a run under 10 s; --jobs 4 in less than half the time of --jobs 1.
  */
 import { spawnSync } from 'node:child_process';
@@ -14,7 +16,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { ROOT, percentile, writeResult } from './lib.js';
 
-const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
+const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5));
 const TESTS = 20;
 const BIN = path.join(ROOT, 'bin/appreg.js');
 
@@ -52,7 +54,7 @@ function main(): void {
     const round = (x: number) => Math.round(x);
     const median = (l: number[]) => percentile([...l].sort((a, b) => a - b), 50);
     const stats = Object.fromEntries(Object.entries(runs).map(([k, l]) => [k, {
-      wallMs: l.map((x) => round(x.wallMs)), medianWallMs: round(median(l.map((x) => x.wallMs))), medianRunMs: round(median(l.map((x) => x.runMs))),
+      wallMs: l.map((x) => round(x.wallMs)), medianWallMs: round(median(l.map((x) => x.wallMs))), fastestWallMs: round(Math.min(...l.map((x) => x.wallMs))), medianRunMs: round(median(l.map((x) => x.runMs))),
       passed: l.every((x) => x.passed === TESTS && x.failed === 0),
     }]));
     const j1 = stats['jobs 1']!.medianWallMs;
@@ -65,6 +67,8 @@ function main(): void {
       targets: { wallMs: 10_000, jobs4OverJobs1: 0.5 },
       results: stats,
       jobs4OverJobs1: Math.round((j4 / j1) * 100) / 100,
+      fastestJobs4OverJobs1: Math.round((stats['jobs 4']!.fastestWallMs / stats['jobs 1']!.fastestWallMs) * 100) / 100,
+      runnerJobs4OverJobs1: Math.round((stats['jobs 4']!.medianRunMs / stats['jobs 1']!.medianRunMs) * 100) / 100,
       met: { under10s: Math.max(j1, j4) < 10_000, halfWithJobs4: j4 / j1 < 0.5 },
     });
   } finally {
