@@ -20,7 +20,8 @@ function readEnvFile(file) {
 
 /**
  * The app in folder `dir`: its manifest, its settings (it exits saying how to make them when
- * they are missing), and what it does, with its tokens kept in tokens.json beside it.
+ * they are missing), and what it does, with its tokens kept in tokens.json beside it, or in the
+ * file STANDUP_TOKENS_FILE names (its test suite keeps them in the run's own folder).
  */
 export function loadApp(dir) {
   const manifest = JSON.parse(fs.readFileSync(new URL('manifest.json', dir), 'utf8'));
@@ -31,7 +32,7 @@ export function loadApp(dir) {
     console.error(e.message);
     process.exit(2);
   }
-  return { manifest, config, standup: createStandup(config, new URL('tokens.json', dir)) };
+  return { manifest, config, standup: createStandup(config, process.env.STANDUP_TOKENS_FILE || new URL('tokens.json', dir)) };
 }
 
 /** The app's settings: the environment, else the .env beside the app. */
@@ -96,8 +97,10 @@ function createStandup(config, tokensFile) {
     return names.get(userId);
   }
 
-  // The standups in progress, by the id of their message.
+  // The standups in progress, by the id of their message; and the posts of new ones still on their
+  // way: a click can come as soon as the message is there, before the post's answer has come back.
   const standups = new Map();
+  const posting = new Set();
   const MOODS = [['great', 'Great'], ['good', 'Good'], ['meh', 'Meh'], ['tired', 'Tired']];
   const plain = (text) => ({ type: 'plain_text', text });
 
@@ -130,14 +133,16 @@ function createStandup(config, tokensFile) {
       if (!tokens[p.workspaceId]) return reply(notInstalled());
       reply({});
       const s = { topic: p.text.trim() || 'Daily standup', channelId: p.channelId, joined: new Set(), skipped: new Set(), moods: new Map() };
-      const msg = await api(p.workspaceId, 'POST', `/v1/channels/${p.channelId}/messages`, standupMessage(s));
-      standups.set(msg.id, s);
+      const post = api(p.workspaceId, 'POST', `/v1/channels/${p.channelId}/messages`, standupMessage(s)).then((msg) => (standups.set(msg.id, s), msg));
+      posting.add(post);
+      const msg = await post.finally(() => posting.delete(post));
       console.log(`${p.slashCommand}: posted standup ${msg.id} in ${p.channelId}`);
     },
 
     // Join, Skip, or a mood picked: update the standup message.
     async BLOCK_INTERACTION(p, reply) {
       reply({});
+      if (!standups.has(p.sourceId)) await Promise.allSettled([...posting]);
       const s = standups.get(p.sourceId);
       if (!s) return;
       const who = await nameOf(p.workspaceId, p.userId);

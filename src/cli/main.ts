@@ -18,6 +18,7 @@ import { registerOpen } from './commands/open.js';
 import { registerMessages } from './commands/messages.js';
 import { registerSay } from './commands/say.js';
 import { registerGroups } from './commands/groups.js';
+import { registerTest } from './commands/test.js';
 
 /** The version in package.json, read as a file (dist/src/cli/main.js → ../../../package.json): no JSON module import at start. */
 function packageVersion(): string {
@@ -46,6 +47,8 @@ Examples:
   $ appreg authorize app_123 --exchange --json     authorize as you and print the tokens
   $ appreg deliver-test app_123 --kind slash-command --probe-signature
                                                    CI: fail unless the app answers in 3 s and checks signatures
+  $ appreg test --reporter junit --output report.xml
+                                                   CI: run the app's conversation tests (*.apptest.yaml) with a daemon of their own
   $ appreg say general /standup start              run a slash command as you and show what the app did
   $ appreg messages tail general                   follow a channel live
 ${EXIT_HELP}`);
@@ -66,6 +69,7 @@ ${EXIT_HELP}`);
   registerApps(program, run);
   registerAuthorize(program, run);
   registerDeliver(program, run);
+  registerTest(program, run);
   registerSay(program, run);
   registerMessages(program, run);
   registerGroups(program, run);
@@ -75,7 +79,7 @@ ${EXIT_HELP}`);
 
 /** `appreg --help` lists the commands by task, in the order a newcomer meets them. */
 export const HELP_GROUPS: ReadonlyArray<readonly [heading: string, commands: readonly string[]]> = [
-  ['Getting started:', ['serve', 'open', 'apps', 'authorize', 'deliver-test']],
+  ['Getting started:', ['serve', 'open', 'apps', 'authorize', 'deliver-test', 'test']],
   ['The workspace:', ['say', 'messages', 'channels', 'groups', 'react']],
   ['Accounts:', ['workspaces', 'users', 'login', 'logout', 'whoami', 'authorizations']],
   ['Operations:', ['deliveries', 'db']],

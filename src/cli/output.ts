@@ -6,7 +6,7 @@ import type { Io, Run } from './run.js';
 export const EXIT = { ok: 0, internal: 1, usage: 2, unreachable: 3, rejected: 4, daemonError: 5, deliveryFailed: 6, invalidInput: 7, dataDirLocked: 8 } as const;
 
 /** One line per code, for --help. */
-export const EXIT_HELP = 'Exit codes: 0 ok, 1 internal, 2 usage (also: the port is in use), 3 daemon not reachable, 4 rejected by the daemon, 5 daemon error, 6 a delivery test failed, 7 invalid manifest or input file (apps validate), 8 another daemon holds the data directory (serve).';
+export const EXIT_HELP = 'Exit codes: 0 ok, 1 internal, 2 usage (also: the port is in use), 3 daemon not reachable, 4 rejected by the daemon, 5 daemon error, 6 a delivery test failed (deliver-test, test), 7 invalid manifest or input file (apps validate, a test suite), 8 another daemon holds the data directory (serve).';
 
 /** An error the CLI reports in one line and turns into an exit code. */
 export class CliError extends Error {

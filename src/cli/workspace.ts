@@ -21,7 +21,7 @@ interface Page { messages: Message[]; hasMoreBefore: boolean; hasMoreAfter: bool
 export const messagesPath = (client: Client, channel: string) => `${client.base()}/channels/${encodeURIComponent(channel)}/messages`;
 
 /** A page of the channel's messages; `threads`: thread replies too, among them in posting order. */
-export function listMessages(client: Client, channel: string, q: { limit?: number; cursor?: string; strategy?: 'BEFORE' | 'AFTER'; threads?: boolean }): Promise<Page> {
+export function listMessages(client: Client, channel: string, q: { limit?: number; cursor?: string; strategy?: 'BEFORE' | 'AFTER' | 'AROUND'; threads?: boolean }): Promise<Page> {
   const searchParams: Record<string, string> = {};
   if (q.limit !== undefined) searchParams.limit = String(q.limit);
   if (q.cursor) searchParams.cursor = q.cursor;

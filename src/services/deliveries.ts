@@ -58,6 +58,8 @@ export interface TriggerInput extends TriggerFields {
   kind: DeliveryKind;
   /** Overrides the acknowledgement budget (ms) for this trigger. */
   timeoutMs?: number;
+  /** The person the trigger is by (checked by TriggerSources.prepare); the caller when absent. */
+  asUser?: string;
 }
 
 export interface DeliveriesDeps {
@@ -96,7 +98,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       const authorized = await grants.authorizedUsers(app.id, p.workspaceId);
       workspaceUserIds = authorized.length ? authorized : [p.workspaceUserId];
     }
-    const who = { workspaceId: p.workspaceId, userId: p.workspaceUserId, workspaceUserIds };
+    const who = { workspaceId: p.workspaceId, userId: input.asUser ?? p.workspaceUserId, workspaceUserIds };
     const built = buildPayload(input.kind, app, who, input);
     if (!built.interactive) {
       if (!app.manifest.socketMode && !built.url) throw invalidRequest('The app has no eventSubscriptions.url to send events to.');
@@ -107,7 +109,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       return rec;
     }
     // Logged once settled (at most the budget later): one log entry per interactive call.
-    const out = d.outgoing(app, input.kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
+    const out = d.outgoing(app, input.kind, { workspaceId: p.workspaceId, userId: who.userId }, built.url, built.payload);
     return d.settleInteractive(out, app, await d.track(d.attempt(out, app, { interactive: true, budgetMs: budget, retryNum: 0 })));
   }
 

@@ -38,16 +38,36 @@ export function createTriggerSources(deps: { workspace: Workspace; grants: Pick<
     return ws.messages.post(me, channelId, body);
   }
 
-  /** The trigger `input` of `kind` by `p`, with its source made real (block interactions; others as given). */
-  async function prepare<T extends TriggerFields & { appId: string; kind: string }>(p: Principal, input: T): Promise<T> {
+  /**
+   * Who the trigger is by: the caller, or `asUser`, a person of the caller's workspace (a bot
+   * user, or anyone else, is 400). The app's owner may already send any body (`payload`), so
+   * naming another user gives them nothing new: the body is built, and the source checked, as
+   * that user would have it.
+   */
+  async function actorOf(p: Principal, input: { kind: string; asUser?: unknown }): Promise<string> {
+    if (input.asUser === undefined || input.asUser === null) return p.workspaceUserId;
+    if (typeof input.asUser !== 'string' || !input.asUser) throw invalidRequest('asUser must be a workspace user id.', [{ pointer: '/asUser', message: 'must be a workspace user id' }]);
+    if (input.kind === 'event') throw invalidRequest('An event is sent by the workspace, not by a user: name the user in its body instead of asUser.', [{ pointer: '/asUser', message: 'is not for events' }]);
+    const u = await ws.users.member(p.workspaceId, input.asUser);
+    if (!u || u.isBot) throw invalidRequest(`asUser ${input.asUser} is not a person of your workspace.`, [{ pointer: '/asUser', message: 'is not a person of your workspace' }]);
+    return u.id;
+  }
+
+  /**
+   * The trigger `input` of `kind` by `p` (or by its `asUser`), with that user checked and its
+   * source made real (block interactions; others as given).
+   */
+  async function prepare<T extends TriggerFields & { appId: string; kind: string; asUser?: string }>(p: Principal, input: T): Promise<T> {
+    const userId = await actorOf(p, input);
+    if (input.asUser !== undefined && input.asUser !== null) input = { ...input, asUser: userId };
     if (input.kind !== 'block-interaction' || input.payload) return input;
     const sourceType = input.sourceType ?? 'MESSAGE';
     if (sourceType === 'VIEW') {
       if (input.view) return { ...input, view: { ...input.view, id: input.view.id ?? input.sourceId ?? newId('view', 8) } };
-      const home = await ws.profiles.homeView(input.appId, p.workspaceUserId);
+      const home = await ws.profiles.homeView(input.appId, userId);
       return home ? { ...input, view: home as Record<string, unknown> } : input;
     }
-    const me = await ws.person(p.workspaceUserId);
+    const me = await ws.person(userId);
     if (input.sourceId !== undefined) {
       const { m } = await ws.messages.visibleMessage(me, undefined, input.sourceId);
       if (input.channelId !== undefined && input.channelId !== m.channelId) throw invalidRequest(`Message ${m.id} is in another channel than channelId.`, [{ pointer: '/channelId', message: 'is not the message\'s channel' }]);
@@ -63,7 +83,7 @@ export function createTriggerSources(deps: { workspace: Workspace; grants: Pick<
     const posted = await postAs(bot ? { workspaceId: p.workspaceId, userId: bot, appId: app.id } : undefined, me, channelId, {
       text: `A message to click in, posted by appreg deliver-test for ${String(app.manifest.displayName ?? app.manifest.name)}`,
       blocks: [{ type: 'actions', elements: [{ type: 'button', onAction, value, text: { type: 'plain_text', text: value || onAction } }] }],
-      ...(sourceType === 'EPHEMERAL_MESSAGE' ? { ephemeral: { sendToUsers: [p.workspaceUserId] } } : {}),
+      ...(sourceType === 'EPHEMERAL_MESSAGE' ? { ephemeral: { sendToUsers: [userId] } } : {}),
     });
     return { ...input, channelId: String(posted.channelId), sourceId: String(posted.id), sourceType, onAction };
   }

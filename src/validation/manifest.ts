@@ -4,14 +4,12 @@
  * Every violation is reported at once as {pointer, message} (RFC 6901 pointers).
  */
 import fs from 'node:fs';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { checkRegisteredRedirect } from '../oauth/redirect-urls.js';
 import { didYouMean } from './did-you-mean.js';
+import { describeSchemaErrors, type ErrorWording, type Violation } from './schema-errors.js';
 
-export interface Violation {
-  pointer: string;
-  message: string;
-}
+export type { Violation };
 
 type ShortcutType = 'ON_MESSAGE' | 'GLOBAL';
 interface Shortcut { shortcutType: ShortcutType; url: string; name: string; displayName: string; description?: string | null }
@@ -82,55 +80,17 @@ ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
 ajv.addFormat('http-url-or-empty', { type: 'string', validate: (s: string) => s === '' || isHttpUrl(s) });
 const validateSchema = ajv.compile(manifestSchema);
 
-const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
-/** The fields the schema allows where an additionalProperties error was raised (its schemaPath's object). */
-function allowedFields(schemaPath: string): string[] {
-  let node: unknown = manifestSchema;
-  for (const seg of schemaPath.replace(/^#\//, '').split('/').slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
-  return Object.keys(((node as { properties?: object } | undefined)?.properties ?? {}) as object);
-}
-
-/** The value at an instance path of the input (for the scope or event that was misspelt). */
-function valueAt(input: unknown, pointer: string): unknown {
-  let v = input;
-  for (const seg of pointer.split('/').slice(1)) v = (v as Record<string, unknown> | undefined)?.[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
-  return v;
-}
-
-function describe(e: ErrorObject, input: unknown): Violation {
-  const p = e.params as Record<string, unknown>;
-  const at = e.instancePath;
-  switch (e.keyword) {
-    case 'required':
-      return { pointer: `${at}/${escapePointer(String(p.missingProperty))}`, message: 'is required' };
-    case 'additionalProperties':
-      return { pointer: `${at}/${escapePointer(String(p.additionalProperty))}`, message: `is not a known field${didYouMean(p.additionalProperty, allowedFields(e.schemaPath))}` };
-    case 'maxLength':
-      return { pointer: at, message: `must be at most ${p.limit} characters` };
-    case 'minLength':
-      return { pointer: at, message: Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${p.limit} characters` };
-    case 'maxItems':
-      return { pointer: at, message: `must have at most ${p.limit} entries` };
-    case 'uniqueItems':
-      return { pointer: at, message: `must not repeat an entry (entries ${p.j} and ${p.i} are the same)` };
-    case 'format':
-      return { pointer: at, message: 'must be a valid http(s) URL' };
-    case 'pattern':
-      return { pointer: at, message: at.endsWith('/command') ? 'must start with / and contain no spaces' : `must match ${p.pattern}` };
-    case 'const':
-      return { pointer: at, message: /\/defaultHomeView\/blocks\/\d+\/type$/.test(at) ? 'only blocks of type rich_text are allowed' : `must be ${JSON.stringify(p.allowedValue)}` };
-    case 'enum': {
-      if (/\/scopes\/(botScopes|userScopes)\/\d+$/.test(at)) return { pointer: at, message: `is not a known scope${didYouMean(valueAt(input, at), KNOWN_SCOPES)} (see docs/protocol.md §8 for the list)` };
-      if (/\/eventSubscriptions\/events\/\d+$/.test(at)) return { pointer: at, message: `is not a known event name${didYouMean(valueAt(input, at), Object.keys(EVENT_SCOPES))}` };
-      return { pointer: at, message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
-    }
-    case 'type':
-      return { pointer: at, message: `must be ${String(p.type).replace(',', ' or ')}` };
-    default:
-      return { pointer: at, message: e.message ?? 'is invalid' };
-  }
-}
+/** The manifest's own wording: a misspelt scope or event, a command, a home view block, a URL. */
+const wording: ErrorWording = {
+  enum(at, value) {
+    if (/\/scopes\/(botScopes|userScopes)\/\d+$/.test(at)) return `is not a known scope${didYouMean(value, KNOWN_SCOPES)} (see docs/protocol.md §8 for the list)`;
+    if (/\/eventSubscriptions\/events\/\d+$/.test(at)) return `is not a known event name${didYouMean(value, Object.keys(EVENT_SCOPES))}`;
+    return undefined;
+  },
+  pattern: (at) => (at.endsWith('/command') ? 'must start with / and contain no spaces' : undefined),
+  const: (at) => (/\/defaultHomeView\/blocks\/\d+\/type$/.test(at) ? 'only blocks of type rich_text are allowed' : undefined),
+  format: () => 'must be a valid http(s) URL',
+};
 
 type Loose = Record<string, unknown>;
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
@@ -175,17 +135,7 @@ export function validateManifest(input: unknown, opts: { allowInsecureRedirects?
   if (!input || typeof input !== 'object' || Array.isArray(input)) return { ok: false, violations: [{ pointer: '', message: 'the manifest must be a JSON object' }] };
   const violations: Violation[] = [];
   const warnings: Violation[] = [];
-  if (!validateSchema(input)) {
-    const seen = new Set<string>();
-    for (const e of validateSchema.errors ?? []) {
-      const v = describe(e, input);
-      const key = v.pointer + '\0' + v.message;
-      if (!seen.has(key)) {
-        seen.add(key);
-        violations.push(v);
-      }
-    }
-  }
+  if (!validateSchema(input)) violations.push(...describeSchemaErrors(validateSchema.errors ?? [], manifestSchema, input, wording));
   semanticChecks(input as Loose, opts, violations, warnings);
   if (violations.length) return { ok: false, violations };
   return { ok: true, manifest: input as Manifest, warnings };

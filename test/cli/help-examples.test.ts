@@ -30,7 +30,7 @@ t.test('appreg --help groups the commands by task; apps --help starts with init 
   const headings = out.stdout.split('\n').filter((l) => /^[A-Z][\w ]*:$/.test(l));
   t.same(headings, ['Options:', 'Getting started:', 'The workspace:', 'Accounts:', 'Operations:', 'Commands:', 'Examples:']);
   const section = (h: string) => out.stdout.split(`\n${h}\n`)[1]!.split('\n\n')[0]!.split('\n').filter((l) => /^ {2}\S/.test(l)).map((l) => l.trim().split(' ')[0]);
-  t.same(section('Getting started:'), ['serve', 'open', 'apps', 'authorize', 'deliver-test']);
+  t.same(section('Getting started:'), ['serve', 'open', 'apps', 'authorize', 'deliver-test', 'test']);
   t.same(section('The workspace:'), ['say', 'messages', 'channels', 'groups', 'react']);
   t.same(section('Operations:'), ['deliveries', 'db']);
   t.same(section('Commands:'), ['help'], 'no command left outside the groups but help itself');

@@ -3,7 +3,8 @@
  * the CLI talks to the daemon over HTTP only (only `serve`, and `db`, which works on the store
  * itself (migrate, import a data directory), may load the server or the store),
  * services never import express or ws, only the store touches stored data,
- * delivery never imports the server, routes reach neither the store, the keys nor ws, and only
+ * delivery never imports the server, routes reach neither the store, the keys nor ws, appreg
+ * test's runner (apptest/) is a client like the CLI, and only
  * store/postgres/ talks to the database driver.
  */
 import fs from 'node:fs';
@@ -46,6 +47,10 @@ for (const f of files(SRC)) {
     }
     if (r.startsWith('cli/') && r !== 'cli/commands/serve.ts' && r !== 'cli/commands/db.ts') {
       for (const d of deps) t.notOk(d.startsWith('server/') || d.startsWith('store/') || d === 'lowdb' || d.startsWith('lowdb/'), `the CLI must not import ${d}`);
+    }
+    if (r.startsWith('apptest/')) {
+      // appreg test's runner is a client of the daemon like the CLI: HTTP only, and no part of the daemon
+      for (const d of deps) t.notOk(/^(server|store|services|delivery|files)\//.test(d) || d === 'express' || d === 'ws', `the test runner must not import ${d}`);
     }
     if (!r.startsWith('store/')) {
       for (const d of deps) t.notOk(d === 'lowdb' || d.startsWith('lowdb/'), `only the store may import ${d}`);

@@ -1,0 +1,333 @@
+/**
+ * A suite file (docs/testing.md): read as JSON (.json) or YAML (.yaml, .yml), checked against
+ * schemas/test-suite.schema.json and the rules a schema cannot say (names used before they are
+ * saved, users that are not declared, unique test names, valid patterns), every problem at once
+ * with its JSON pointer and its line in the file. The app's manifest file is read and validated
+ * here too, so a bad suite stops before anything starts.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { LineCounter, parseDocument, isMap, isSeq, isScalar, type Node } from 'yaml';
+import { describeSchemaErrors, type Violation } from '../validation/schema-errors.js';
+import { didYouMean } from '../validation/did-you-mean.js';
+import type { Manifest } from '../validation/manifest.js';
+import { BUILTINS, RefError, refsIn, stringsIn } from './refs.js';
+import { patternError } from './match.js';
+
+export const SUITE_SCHEMA_ID = 'https://appreg.dev/schemas/test-suite.schema.json';
+const schemaFile = new URL('../../../schemas/test-suite.schema.json', import.meta.url);
+const suiteSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown>;
+
+/** The actions a step may be (one each); an expectation is `expect: <kind>`. */
+const ACTIONS = ['say', 'click', 'select', 'submit', 'close', 'shortcut', 'menu', 'event', 'react'] as const;
+const EXPECTATIONS = ['answered', 'ack', 'nack', 'modal', 'message', 'no-message', 'updated', 'deleted', 'options', 'reaction', 'event', 'no-failed-deliveries', 'signature-check'] as const;
+
+/** One step as written (after validation), with where it is. */
+export type Step = Record<string, unknown>;
+export interface TestSpec { name: string; steps: Step[]; within?: number; skip?: boolean | string; pointer: string }
+export interface ReadySpec { output?: string; url?: string; status?: number; timeoutMs?: number }
+interface StartSpec { command: string; cwd?: string; env?: Record<string, string>; port?: number; ready?: ReadySpec; stopTimeoutMs?: number }
+interface AppSpec { manifest?: string | { fromUrl: string }; start?: StartSpec; url?: string; id?: string }
+interface InstallSpec { users: string[]; botScopes?: string[]; userScopes?: string[] }
+
+export interface Suite {
+  file: string;
+  dir: string;
+  name: string;
+  app: AppSpec;
+  /** The manifest file's content (an app the runner starts). */
+  manifest?: Manifest;
+  manifestFile?: string;
+  users: Record<string, { name?: string }>;
+  install: InstallSpec | false;
+  defaults: { within?: number };
+  tests: TestSpec[];
+  /** `file:line:column` of a JSON pointer of the suite, as near as the file tells. */
+  where(pointer: string): string;
+}
+
+/** A suite file that cannot be used: every problem, each at its place. */
+export class SuiteInvalid extends Error {
+  constructor(public readonly file: string, public readonly problems: Array<Violation & { at: string }>) {
+    super(`${file}: ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n${problems.map((p) => `  ${p.at} ${p.pointer || '/'}: ${p.message}`).join('\n')}`);
+  }
+}
+
+/** A suite file that cannot be read at all (exit 2, as an unreadable file is for every command). */
+export class SuiteUnreadable extends Error {}
+
+let compiled: { whole: ValidateFunction; part(def: string): ValidateFunction } | undefined;
+function validators() {
+  if (compiled) return compiled;
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  ajv.addSchema(suiteSchema);
+  const parts = new Map<string, ValidateFunction>();
+  compiled = {
+    whole: ajv.getSchema(SUITE_SCHEMA_ID)!,
+    part(def) {
+      let v = parts.get(def);
+      if (!v) parts.set(def, (v = ajv.getSchema(`${SUITE_SCHEMA_ID}#/$defs/${def}`)!));
+      return v;
+    },
+  };
+  return compiled;
+}
+
+type Loose = Record<string, unknown>;
+const obj = (v: unknown): Loose => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : {});
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Where each JSON pointer of a YAML (or JSON) text is: line and column. */
+function locator(text: string): (pointer: string) => { line: number; col: number } | undefined {
+  const lineCounter = new LineCounter();
+  let doc;
+  try {
+    doc = parseDocument(text, { lineCounter, uniqueKeys: false });
+  } catch {
+    return () => undefined;
+  }
+  return (pointer) => {
+    let node: unknown = doc.contents;
+    let last: Node | undefined = doc.contents ?? undefined;
+    const segs = pointer.split('/').slice(1);
+    for (const [i, raw] of segs.entries()) {
+      const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      if (isMap(node)) {
+        const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === seg);
+        if (!pair) break;
+        node = pair.value;
+        // a field is shown at its name; what is inside it, at its value
+        last = ((i === segs.length - 1 ? pair.key : pair.value) ?? pair.key) as Node;
+      } else if (isSeq(node)) {
+        const item = node.items[Number(seg)];
+        if (!item) break;
+        node = item;
+        last = item as Node;
+      } else break;
+    }
+    const offset = last?.range?.[0];
+    return offset === undefined ? undefined : lineCounter.linePos(offset);
+  };
+}
+
+/** Parse the text of a suite file: JSON for .json, YAML otherwise (YAML 1.2 holds JSON too). */
+function parse(file: string, text: string): unknown {
+  if (file.toLowerCase().endsWith('.json')) {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw new SuiteInvalid(file, [{ at: `${file}:`, pointer: '', message: `is not valid JSON: ${(e as Error).message}` }]);
+    }
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length) {
+    throw new SuiteInvalid(file, doc.errors.map((e) => {
+      const pos = lineCounter.linePos(e.pos[0]);
+      return { at: `${file}:${pos.line}:${pos.col}`, pointer: '', message: `is not valid YAML: ${e.message.split('\n')[0]}` };
+    }));
+  }
+  return doc.toJS({ maxAliasCount: 1000 });
+}
+
+/** The verb of a step: its one action key, or `expect`. */
+export function verbOf(step: Loose): { verb?: string; problem?: string } {
+  const verbs = [...ACTIONS, 'expect'].filter((k) => k in step);
+  if (verbs.length === 1) return { verb: verbs[0] };
+  if (verbs.length > 1) return { problem: `has ${verbs.join(' and ')}: a step does one thing (split it in two steps)` };
+  const keys = Object.keys(step);
+  const near = keys.map((k) => didYouMean(k, [...ACTIONS, 'expect'])).find(Boolean) ?? '';
+  return { problem: `needs one of ${[...ACTIONS, 'expect'].join(', ')}${near}` };
+}
+
+/** The schema's errors, with steps and the install checked by their own definitions (clearer than oneOf's). */
+function schemaProblems(input: unknown): Violation[] {
+  const v = validators();
+  const stepPath = /^\/tests\/\d+\/steps\/\d+(\/|$)/;
+  const out: Violation[] = [];
+  if (!v.whole(input)) {
+    const kept = (v.whole.errors ?? []).filter((e) => !stepPath.test(e.instancePath) && !(e.instancePath === '/install' || e.instancePath.startsWith('/install/')));
+    out.push(...describeSchemaErrors(kept, suiteSchema, input));
+  }
+  const m = obj(input);
+  if (m.install !== undefined && m.install !== false) {
+    if (typeof m.install !== 'object' || m.install === null || Array.isArray(m.install)) out.push({ pointer: '/install', message: 'must be false (nobody authorizes the app) or an object {users, botScopes, userScopes}' });
+    else if (!v.part('install')(m.install)) out.push(...rebase(describeSchemaErrors(v.part('install').errors ?? [], defOf('install'), m.install), '/install'));
+  }
+  arr(m.tests).forEach((test, ti) => {
+    arr(obj(test).steps).forEach((step, si) => {
+      const at = `/tests/${ti}/steps/${si}`;
+      if (!step || typeof step !== 'object' || Array.isArray(step)) return void out.push({ pointer: at, message: 'must be an object: one action (say, click, …) or expect' });
+      const { verb, problem } = verbOf(step as Loose);
+      if (!verb) return void out.push({ pointer: at, message: problem! });
+      let def = `${verb}Step`;
+      if (verb === 'expect') {
+        const kind = (step as Loose).expect;
+        if (typeof kind !== 'string' || !(EXPECTATIONS as readonly string[]).includes(kind)) {
+          return void out.push({ pointer: `${at}/expect`, message: `must be one of ${EXPECTATIONS.join(', ')}${didYouMean(kind, EXPECTATIONS)}` });
+        }
+        def = `expect-${kind}`;
+      }
+      const check = v.part(def);
+      if (!check(step)) out.push(...rebase(tidy(describeSchemaErrors(check.errors ?? [], defOf(def), step)), at));
+    });
+  });
+  return out;
+}
+
+/** A definition of the schema: what the errors of its own validator are relative to. */
+const defOf = (def: string) => (suiteSchema.$defs as Record<string, object>)[def]!;
+const rebase = (list: Violation[], base: string) => list.map((x) => ({ ...x, pointer: base + x.pointer }));
+
+/** Several "must be X" at one place (the branches of a oneOf) said once; oneOf's own line dropped where others speak. */
+function tidy(list: Violation[]): Violation[] {
+  const byPointer = new Map<string, Violation[]>();
+  for (const x of list) byPointer.set(x.pointer, [...(byPointer.get(x.pointer) ?? []), x]);
+  const out: Violation[] = [];
+  for (const [pointer, here] of byPointer) {
+    const types = here.filter((x) => /^must be (string|object|array|boolean|integer|number)/.test(x.message) && !x.message.includes(' one of '));
+    const rest = here.filter((x) => !types.includes(x) && x.message !== 'must match exactly one schema in oneOf');
+    const deeper = list.some((x) => x.pointer.startsWith(pointer + '/'));
+    if (types.length > 1) out.push({ pointer, message: `must be ${types.map((x) => x.message.replace(/^must be /, '')).join(' or ')}` });
+    else out.push(...types);
+    out.push(...rest);
+    if (!types.length && !rest.length && !deeper) out.push({ pointer, message: 'does not have a shape this field takes (see schemas/test-suite.schema.json)' });
+  }
+  return out;
+}
+
+/** The fields of a step that name a user, and where user names are declared. */
+const USER_FIELDS = ['as', 'ephemeralTo', 'from'];
+const PATTERN_FIELDS = ['text', 'title', 'buttons', 'inputs', 'options', 'includes'];
+
+/** Rules beyond the schema, on whatever parts are well-formed. */
+function ruleProblems(m: Loose): Violation[] {
+  const out: Violation[] = [];
+  const users = obj(m.users);
+  const known = new Set(['owner', ...Object.keys(users)]);
+  const checkUser = (name: unknown, pointer: string, allowApp = false) => {
+    if (typeof name !== 'string' || known.has(name) || (allowApp && name === 'app')) return;
+    out.push({ pointer, message: `is not a user of this suite: owner${Object.keys(users).length ? `, ${Object.keys(users).join(', ')}` : ''}, or one declared under users${didYouMean(name, known)}` });
+  };
+  arr(obj(m.install).users).forEach((u, i) => checkUser(u, `/install/users/${i}`));
+
+  const checkRefs = (value: unknown, base: string, saved: Set<string> | undefined) => {
+    for (const [text, pointer] of stringsIn(value, base)) {
+      let refs;
+      try {
+        refs = refsIn(text);
+      } catch (e) {
+        if (e instanceof RefError) out.push({ pointer, message: e.message });
+        continue;
+      }
+      for (const r of refs) {
+        const builtin = BUILTINS[r.root];
+        if (builtin) {
+          if (!saved && r.root === 'test') out.push({ pointer, message: `\${${r.expr}}: there is no test here (only in steps)` });
+          else if (builtin !== 'any' && r.path[0] !== undefined && !builtin.includes(r.path[0])) out.push({ pointer, message: `\${${r.expr}}: ${r.root} has ${builtin.join(', ')}${didYouMean(r.path[0], builtin)}` });
+          else if (r.root === 'users' && r.path[0] !== undefined && !known.has(r.path[0])) out.push({ pointer, message: `\${${r.expr}}: no user ${r.path[0]} (owner, or one declared under users)` });
+          else if ((r.root === 'env' || r.root === 'users') && r.path.length === 0) out.push({ pointer, message: `\${${r.expr}}: name what of ${r.root}, e.g. \${${r.root === 'env' ? 'env.HOME' : 'users.owner.id'}}` });
+          continue;
+        }
+        if (!saved) out.push({ pointer, message: `\${${r.expr}}: here only env, run, daemon, app and users are known` });
+        else if (!saved.has(r.root)) out.push({ pointer, message: `\${${r.expr}}: no earlier step of this test saves ${r.root}${saved.size ? ` (saved before this step: ${[...saved].join(', ')})` : ''}${didYouMean(r.root, saved)}` });
+      }
+    }
+  };
+  checkRefs(m.app, '/app', undefined);
+
+  const names = new Map<string, number>();
+  arr(m.tests).forEach((test, ti) => {
+    const t = obj(test);
+    if (typeof t.name === 'string') {
+      const first = names.get(t.name);
+      if (first !== undefined) out.push({ pointer: `/tests/${ti}/name`, message: `must be unique in the suite (test ${first} is also named ${JSON.stringify(t.name)})` });
+      else names.set(t.name, ti);
+    }
+    const saved = new Set<string>();
+    arr(t.steps).forEach((raw, si) => {
+      const s = obj(raw);
+      const at = `/tests/${ti}/steps/${si}`;
+      checkRefs(s, at, saved);
+      for (const f of USER_FIELDS) if (f in s) checkUser(s[f], `${at}/${f}`, f === 'from');
+      for (const f of PATTERN_FIELDS) {
+        for (const [text, pointer] of stringsIn(s[f], `${at}/${f}`)) {
+          const why = patternError(text);
+          if (why) out.push({ pointer, message: why });
+        }
+      }
+      const click = s.click ?? s.select;
+      if (click !== undefined && s.modal === true && s.message !== undefined) out.push({ pointer: `${at}/message`, message: 'is for a message: with modal: true the element is in the open modal' });
+      if (typeof s.save === 'string') {
+        if (saved.has(s.save)) out.push({ pointer: `${at}/save`, message: `${s.save} is already saved by an earlier step of this test: choose another name` });
+        saved.add(s.save);
+      }
+    });
+  });
+
+  const app = obj(m.app);
+  const manifest = app.manifest;
+  if (app.start !== undefined && app.url !== undefined) out.push({ pointer: '/app/url', message: 'is for an app already running: with start, the runner starts the app itself (give one of start and url)' });
+  else if (app.start === undefined && app.url === undefined) out.push({ pointer: '/app', message: 'needs start (with manifest: the runner starts the app) or url and id (an app already running)' });
+  if (app.start !== undefined && typeof manifest !== 'string') {
+    out.push({ pointer: '/app/manifest', message: manifest === undefined ? 'is required with start: the manifest file the app is registered from' : 'must be a file with start: an app must be registered before it starts, so it cannot serve its manifest first (fromUrl is for an app already running)' });
+  }
+  if (app.url !== undefined) {
+    if (app.id === undefined) out.push({ pointer: '/app/id', message: 'is required with url: the registration the running app uses (its id and secrets are its own), e.g. ${env.PUMBLE_APP_ID}' });
+    if (typeof manifest === 'string') out.push({ pointer: '/app/manifest', message: 'cannot be a file for an app already running: its registration is its own (manifest: {fromUrl} updates it from the app)' });
+  }
+  return out;
+}
+
+/** Read, parse and check a suite file; SuiteInvalid lists every problem (exit 7), SuiteUnreadable says why not (exit 2). */
+export async function loadSuite(file: string): Promise<Suite> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new SuiteUnreadable(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const input = parse(file, text);
+  const locate = locator(text);
+  const where = (pointer: string) => {
+    const pos = locate(pointer);
+    return pos ? `${file}:${pos.line}:${pos.col}` : `${file}:`;
+  };
+  if (!input || typeof input !== 'object' || Array.isArray(input)) throw new SuiteInvalid(file, [{ at: `${file}:`, pointer: '', message: 'must be an object with app and tests' }]);
+  const problems = [...schemaProblems(input), ...ruleProblems(input as Loose)];
+  const dir = path.dirname(file);
+  const m = input as Loose;
+  const app = obj(m.app) as AppSpec;
+  let manifest: Manifest | undefined;
+  let manifestFile: string | undefined;
+  if (app.start && typeof app.manifest === 'string') {
+    manifestFile = path.resolve(dir, app.manifest);
+    const r = await readManifest(manifestFile);
+    if ('problem' in r) problems.push({ pointer: '/app/manifest', message: r.problem });
+    else manifest = r.manifest;
+  }
+  if (problems.length) throw new SuiteInvalid(file, problems.map((p) => ({ ...p, at: where(p.pointer) })));
+  const tests = (m.tests as Loose[]).map((t, i): TestSpec => ({ name: t.name as string, steps: t.steps as Step[], within: t.within as number | undefined, skip: t.skip as boolean | string | undefined, pointer: `/tests/${i}` }));
+  const install = m.install === false ? false : { users: ['owner'], ...obj(m.install) } as InstallSpec;
+  return {
+    file, dir, name: typeof m.name === 'string' ? m.name : path.basename(file).replace(/\.apptest\.(json|ya?ml)$/i, '').replace(/\.(json|ya?ml)$/i, ''),
+    app, manifest, manifestFile, users: obj(m.users) as Suite['users'], install, defaults: obj(m.defaults) as Suite['defaults'], tests, where,
+  };
+}
+
+/** The manifest file of an app the runner starts, validated as `apps validate` does. */
+async function readManifest(file: string): Promise<{ manifest: Manifest } | { problem: string }> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { problem: code ? `cannot read the manifest ${file}: ${code}` : `the manifest ${file} is not valid JSON: ${(e as Error).message}` };
+  }
+  const { validateManifest } = await import('../validation/manifest.js');
+  const r = validateManifest(raw);
+  if (!r.ok) return { problem: `the manifest ${file} is invalid: ${r.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}` };
+  return { manifest: r.manifest };
+}
+

@@ -1,0 +1,177 @@
+/** What `appreg test` does once its options are read (loaded when it runs, not at start): see test.ts and docs/testing.md. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { CliError, EXIT, type Out } from '../output.js';
+import { positiveInt, type GlobalOpts } from '../options.js';
+import type { Run } from '../run.js';
+import { REPORTERS } from './test.js';
+import { givenDaemon, ownDaemon, type Daemon } from '../../apptest/daemon.js';
+import { NoSuchPath, suiteFiles } from '../../apptest/files.js';
+import type { Reporter } from '../../apptest/runner.js';
+import type { Suite } from '../../apptest/suite.js';
+import type { RunResult } from '../../apptest/results.js';
+
+type Opts = GlobalOpts & Record<string, unknown>;
+
+/** `--init`: the starter suite for --manifest, written beside it (or to --output). */
+async function init(run: Run, o: Opts, out: Out): Promise<void> {
+  const { guessStart, starterSuite } = await import('../../apptest/init.js');
+  const cwd = run.io.cwd;
+  const manifestFile = path.resolve(cwd, String(o.manifest ?? 'manifest.json'));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(manifestFile, 'utf8'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code) throw new CliError(`cannot read the manifest ${path.relative(cwd, manifestFile) || manifestFile}: ${code}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`, EXIT.usage);
+    throw new CliError(`${manifestFile} is not valid JSON: ${(e as Error).message}`, EXIT.invalidInput);
+  }
+  const { validateManifest } = await import('../../validation/manifest.js');
+  const v = validateManifest(raw);
+  if (!v.ok) throw new CliError(`the manifest is invalid:\n${v.violations.map((x) => `  ${x.pointer || '/'}: ${x.message}`).join('\n')}`, EXIT.invalidInput, { code: 'invalid_manifest', message: 'the manifest is invalid', details: v.violations });
+  const dir = path.dirname(manifestFile);
+  const target = path.resolve(cwd, String(o.output ?? path.join(dir, `${v.manifest.name.replace(/[^A-Za-z0-9_-]+/g, '-')}.apptest.json`)));
+  if (fs.existsSync(target) && !o.force) throw new CliError(`${path.relative(cwd, target)} exists: give another --output, or --force to overwrite it`, EXIT.usage);
+  const guessed = guessStart(dir);
+  const suite = starterSuite(v.manifest, path.relative(path.dirname(target), manifestFile) || path.basename(manifestFile), guessed ?? 'node app.js');
+  const tests = (suite.tests as unknown[]).length;
+  if (!tests) throw new CliError('the manifest has no slash command, shortcut, menu or event to test, and a socket-mode app has no signature to check: there is nothing to start a suite with', EXIT.invalidInput);
+  const yaml = /\.ya?ml$/i.test(target);
+  const text = yaml ? `# yaml-language-server: $schema=${suite.$schema as string}\n${(await import('yaml')).stringify({ ...suite, $schema: undefined })}` : JSON.stringify(suite, null, 2) + '\n';
+  try {
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, text);
+  } catch (e) {
+    throw new CliError(`cannot write ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+  }
+  out.print({ file: target, tests, start: guessed ?? null }, (c) =>
+    `wrote ${path.relative(cwd, target) || target}: ${tests} test${tests === 1 ? '' : 's'}\n` +
+    (guessed ? c.dim(`the app is started with "${guessed}" in ${path.relative(cwd, dir) || '.'}: check app.start.command`) : c.yellow(`set app.start.command: no package.json start script or main file was found in ${path.relative(cwd, dir) || '.'}`)) +
+    `\nrun it: appreg test ${path.relative(cwd, target) || target}`,
+  );
+}
+
+/** Every suite file, each checked; all the problems of all of them at once. */
+async function loadAll(files: string[]): Promise<Suite[]> {
+  const { loadSuite, SuiteInvalid, SuiteUnreadable } = await import('../../apptest/suite.js');
+  const suites: Suite[] = [];
+  const invalid: InstanceType<typeof SuiteInvalid>[] = [];
+  for (const f of files) {
+    try {
+      suites.push(await loadSuite(f));
+    } catch (e) {
+      if (e instanceof SuiteUnreadable) throw new CliError(e.message, EXIT.usage);
+      if (e instanceof SuiteInvalid) invalid.push(e);
+      else throw e;
+    }
+  }
+  if (invalid.length) {
+    const details = invalid.flatMap((i) => i.problems.map((p) => ({ file: i.file, at: p.at, pointer: p.pointer, message: p.message })));
+    throw new CliError(`invalid suite file${invalid.length > 1 ? 's' : ''}:\n${invalid.map((i) => i.problems.map((p) => `  ${p.at} ${p.pointer || '/'}: ${p.message}`).join('\n')).join('\n')}`, EXIT.invalidInput, { code: 'invalid_suite', message: `${details.length} problem${details.length === 1 ? '' : 's'} in suite files`, details });
+  }
+  return suites;
+}
+
+/** What must hold of the suites before a run: a test to run, and a daemon for an app already running. */
+function check(o: Opts, suites: Suite[], grep: RegExp | undefined, url: string | undefined, cwd: string): void {
+  const total = suites.reduce((n, s) => n + s.tests.filter((t) => !grep || grep.test(`${s.name} › ${t.name}`)).length, 0);
+  if (!total) throw new CliError(`no test matches --grep ${String(o.grep)}`, EXIT.usage);
+  // an app already running talks to the daemon it was started with: that one must be given
+  const running = suites.find((s) => s.app.url !== undefined);
+  if (running && !url) throw new CliError(`${path.relative(cwd, running.file)}: the app is already running (app.url), so it talks to its own daemon: give that daemon with --url`, EXIT.usage);
+}
+
+export async function testCommand(run: Run, o: Opts, out: Out, paths: string[]): Promise<void> {
+  if (o.init) {
+    if (paths.length) throw new CliError('--init writes a suite: give the app\'s manifest with --manifest, not paths', EXIT.usage);
+    return init(run, o, out);
+  }
+  if (o.manifest !== undefined || o.force) throw new CliError(`${o.manifest !== undefined ? '--manifest' : '--force'} is for --init`, EXIT.usage);
+  const reporter = String(o.reporter ?? (o.json ? 'json' : 'pretty'));
+  if (!REPORTERS.includes(reporter)) throw new CliError(`--reporter must be one of ${REPORTERS.join(', ')}`, EXIT.usage);
+  if (o.json && o.reporter !== undefined && reporter !== 'json') throw new CliError('--json prints the json report: it cannot go with --reporter ' + reporter, EXIT.usage);
+  const jobs = positiveInt(o.jobs, '--jobs')!;
+  let grep: RegExp | undefined;
+  if (o.grep !== undefined) {
+    try {
+      grep = new RegExp(String(o.grep), 'i');
+    } catch (e) {
+      throw new CliError(`--grep is not a valid regular expression: ${(e as Error).message}`, EXIT.usage);
+    }
+  }
+  const io = run.io;
+  let files: string[];
+  try {
+    files = suiteFiles(io.cwd, paths);
+  } catch (e) {
+    if (e instanceof NoSuchPath) throw new CliError(e.message, EXIT.usage);
+    throw e;
+  }
+  if (!files.length) throw new CliError(`no suite files (*.apptest.json, *.apptest.yaml, *.apptest.yml) in ${paths.length ? paths.join(', ') : 'this folder'}; appreg test --init --manifest manifest.json writes one`, EXIT.usage);
+  // a daemon of the run's own starts while the suites are read (it takes a moment)
+  const url = o.url ?? io.env.APPREG_URL;
+  const starting = url ? undefined : ownDaemon(io);
+  starting?.catch(() => undefined);
+  let suites: Suite[];
+  try {
+    suites = await loadAll(files);
+    check(o, suites, grep, url, io.cwd);
+  } catch (e) {
+    await (await starting?.catch(() => undefined))?.stop();
+    throw e;
+  }
+
+  // the report goes to --output, else stdout; the terminal gets the pretty one as tests end
+  const toFile = o.output !== undefined ? path.resolve(io.cwd, String(o.output)) : undefined;
+  const live = toFile !== undefined || reporter === 'pretty';
+  let stopped = false;
+  void io.stopSignal().then(() => {
+    stopped = true;
+    io.stderr.write('appreg: stopping: no more tests start; cleaning up\n');
+  });
+
+  const [{ createApi }, { runSuites }, { prettyReporter }, { junitReport }, { tapReport }] = await Promise.all([
+    import('../../apptest/api.js'), import('../../apptest/runner.js'), import('../../apptest/report/pretty.js'), import('../../apptest/report/junit.js'), import('../../apptest/report/tap.js'),
+  ]);
+  const pretty = prettyReporter(out.c, (s) => io.stdout.write(s));
+  const daemon: Daemon = starting ? await starting : givenDaemon(io, o);
+  let result: RunResult;
+  try {
+    const api = createApi(io, daemon.client);
+    await api.whoami(); // the daemon answers, and the credentials are good, before anything starts
+    const quiet: Reporter = {};
+    result = await runSuites(suites, { api, daemon: { url: daemon.url, own: daemon.own }, env: io.env, jobs, bail: !!o.bail, grep, stopped: () => stopped, reporter: live ? pretty : quiet });
+  } finally {
+    await daemon.stop();
+  }
+  if (stopped) result.passed = false;
+  if (live) pretty.end(result);
+  const report = reporter === 'json' ? JSON.stringify(result, null, 2) + '\n' : reporter === 'junit' ? junitReport(result, io.cwd) : reporter === 'tap' ? tapReport(result) : undefined;
+  if (toFile) {
+    const { Chalk } = await import('chalk');
+    const plain = new Chalk({ level: 0 });
+    let text = report;
+    if (text === undefined) {
+      const buf: string[] = [];
+      const p = prettyReporter(plain, (s) => buf.push(s));
+      for (const s of result.suites) {
+        const suite = suites.find((x) => x.file === s.file)!;
+        p.suiteStart!(suite, { app: s.app, tests: s.tests.length });
+        for (const t of s.tests) p.testEnd!(suite, t);
+      }
+      p.end(result);
+      text = buf.join('');
+    }
+    try {
+      fs.mkdirSync(path.dirname(toFile), { recursive: true });
+      fs.writeFileSync(toFile, text);
+    } catch (e) {
+      throw new CliError(`cannot write the report to ${toFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+    }
+    io.stdout.write(out.c.dim(`${reporter} report written to ${path.relative(io.cwd, toFile) || toFile}\n`));
+  } else if (report !== undefined) {
+    io.stdout.write(report);
+    run.printedJson ||= reporter === 'json';
+  }
+  if (!result.passed) run.exitCode = EXIT.deliveryFailed;
+}
