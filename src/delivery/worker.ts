@@ -15,7 +15,7 @@ import type { AppRecord } from '../services/records.js';
 import type { Dispatcher } from './dispatcher.js';
 import { applyEntry, type AttemptRecord, type DeliveryRecord, type LogEntry, type Outgoing, type StateChange } from './log.js';
 import { createOutboxDrain, type EventAudience } from './outbox.js';
-import { createPoller } from './poller.js';
+import { createPoller } from '../poller.js';
 import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases, type PendingDelivery } from './pending.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';

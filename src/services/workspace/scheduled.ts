@@ -23,7 +23,7 @@ import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
 import { WT, type ScheduledRecord } from './records.js';
 import type { Actor } from './users.js';
-import { createPoller } from '../../delivery/poller.js';
+import { createPoller } from '../../poller.js';
 import { nextOccurrence, parseRecurrence } from './recurrence.js';
 
 /** A poll for due messages every TICK_MS while it finds some; idle, up to POLL_MAX_MS apart (a message is woken for at its time). */
