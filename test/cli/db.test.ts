@@ -10,6 +10,7 @@ import { runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 import { testWithPg } from '../helpers/pg.js';
 import { EXIT } from '../../src/cli/output.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { openLowdbStore } from '../../src/store/lowdb-store.js';
 import { acquireLock } from '../../src/server/data-dir.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
@@ -44,6 +45,30 @@ t.test('a URL that is not PostgreSQL: one line, exit 2', async (t) => {
   const none = await runMain(['db', 'migrate'], { env: { APPREG_DATABASE_URL: undefined } });
   t.equal(none.code, EXIT.usage);
   t.match(none.stderr, /--database-url \(or APPREG_DATABASE_URL\) is required/);
+});
+
+t.test('db takes exactly the database URLs serve takes', async (t) => {
+  // port 1 on loopback refuses at once: a URL db takes fails to connect (exit 1), one it refuses is a usage error (exit 2)
+  const urls = [
+    'postgres://appreg:secret@127.0.0.1:1/appreg',
+    'postgresql://127.0.0.1:1/appreg',
+    'postgres:///appreg?host=127.0.0.1&port=1',
+    'postgres:///appreg',
+    'postgresql:appreg',
+    'mysql://root@127.0.0.1:1/appreg',
+    'not a url',
+  ];
+  for (const url of urls) {
+    let serveTakes = true;
+    try {
+      loadConfig({ databaseUrl: url }, {});
+    } catch (e) {
+      t.ok(e instanceof ConfigError, url);
+      serveTakes = false;
+    }
+    const r = await runMain(['db', 'migrate', '--database-url', url]);
+    t.equal(r.code, serveTakes ? EXIT.internal : EXIT.usage, `${url}: ${serveTakes ? 'taken by both' : 'refused by both'} (${r.stderr.trim()})`);
+  }
 });
 
 t.test('an unreachable database: one line, exit 1, no password', async (t) => {
