@@ -3,7 +3,8 @@ import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
 import { appPublished, invalidClient, invalidManifest, notFound, type AppError } from '../errors.js';
 import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
-import { T, retryOnConflict, type AppRecord, type AppSecrets } from './records.js';
+import { T, type AppRecord, type AppSecrets } from './records.js';
+import { retryOnConflict } from './conflict.js';
 import type { Principal } from './identity.js';
 
 /** An app key nobody holds: an unknown app id costs the same comparison as a wrong key. */

@@ -1,6 +1,5 @@
 /** Shapes of the records kept in the store, one table each. */
 import type { Manifest } from '../validation/manifest.js';
-import { StoreConflict } from '../store/types.js';
 
 export const T = {
   workspaces: 'workspaces',
@@ -38,17 +37,3 @@ export const accountId = (email: string) => `acc_${normalizeEmail(email)}`;
 /** Singleton records (the key check, the first bootstrap), one table. */
 export const META = 'meta';
 
-/**
- * Run a read-check-write until its commit's expectations hold: another daemon (or request) that
- * changed what was read makes the commit reject with StoreConflict, and the whole step runs again
- * on fresh reads. For steps where a conflict is harmless; exactly-once steps handle it themselves.
- */
-export async function retryOnConflict<R>(step: () => Promise<R>, tries = 4): Promise<R> {
-  for (let i = 1; ; i++) {
-    try {
-      return await step();
-    } catch (e) {
-      if (!(e instanceof StoreConflict) || i >= tries) throw e;
-    }
-  }
-}

@@ -8,7 +8,7 @@ import { newId } from '../../crypto.js';
 import { notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
-import { isConflict } from './conflict.js';
+import { isConflict } from '../conflict.js';
 import { WT } from './records.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 

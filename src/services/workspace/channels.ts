@@ -7,7 +7,7 @@ import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
-import { isConflict, retryOnConflict } from './conflict.js';
+import { isConflict, retryOnConflict } from '../conflict.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { MessageRecord } from './records.js';
 import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from './records.js';

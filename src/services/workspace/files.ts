@@ -11,7 +11,7 @@ import { invalidRequest, notFound, payloadTooLarge, unauthenticated } from '../.
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
 import type { Store } from '../../store/types.js';
-import { retryOnConflict } from './conflict.js';
+import { retryOnConflict } from '../conflict.js';
 import { WT, type FileRecord } from './records.js';
 import type { Actor } from './users.js';
 

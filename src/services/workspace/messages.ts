@@ -8,7 +8,7 @@ import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation } from '../../store/types.js';
-import { retryOnConflict } from './conflict.js';
+import { retryOnConflict } from '../conflict.js';
 import type { Channels } from './channels.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { Files } from './files.js';

@@ -8,7 +8,7 @@ import { invalidRequest, notFound } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
-import { isConflict, retryOnConflict } from './conflict.js';
+import { isConflict, retryOnConflict } from '../conflict.js';
 import { EVERYONE, userEventBody, type WorkspaceEvents } from './events.js';
 import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from './records.js';
 import type { Actor, WorkspaceUsers } from './users.js';

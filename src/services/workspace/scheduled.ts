@@ -13,7 +13,7 @@
  * next occurrence, skipping those that went by while no daemon ran, until its end.
  */
 import { newId } from '../../crypto.js';
-import { isConflict, retryOnConflict } from './conflict.js';
+import { isConflict, retryOnConflict } from '../conflict.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
