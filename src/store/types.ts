@@ -26,7 +26,6 @@ export interface Change {
  */
 export type RecordKey = { table: string; id: string } | { table: string; idFrom: { key: number; field: string } };
 
-/** Throws TypeError unless every idFrom of `keys` names an earlier key. */
 /** Freeze `o` and everything in it (records are JSON: objects and arrays). */
 export function deepFreeze<T>(o: T): T {
   if (o !== null && typeof o === 'object' && !Object.isFrozen(o)) {
@@ -36,6 +35,7 @@ export function deepFreeze<T>(o: T): T {
   return o;
 }
 
+/** Throws TypeError unless every idFrom of `keys` names an earlier key. */
 export function checkRecordKeys(keys: readonly RecordKey[]): void {
   keys.forEach((k, i) => {
     if (!('idFrom' in k)) return;

@@ -20,8 +20,10 @@ export interface TokenOwner {
 export function createAppTokens(store: Store, deps: { apps: AppsService; identity: IdentityService }) {
   const { apps, identity } = deps;
 
-  /** The token's owner; 401 unless `appKey` is the key of the app the token belongs to. */
-  /** Reads the store on every call (no cache): a token revoked on any daemon is refused by all at once. */
+  /**
+   * The token's owner; 401 unless `appKey` is the key of the app the token belongs to. Reads the
+   * store on every call (no cache): a token revoked on any daemon is refused by all at once.
+   */
   async function authenticate(token: unknown, appKey: unknown): Promise<TokenOwner> {
     const rec = typeof token === 'string' && token && token.length <= 512 ? await store.get<TokenRecord>(OT.tokens, sha256(token)) : undefined;
     const app = rec ? await apps.byId(rec.appId) : undefined;

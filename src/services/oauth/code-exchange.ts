@@ -271,14 +271,14 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     return { table: OT.codes, id: rec.id, value: consumed };
   }
 
+  /** The last minute whose codes this daemon swept; undefined until its first sweep. */
+  let sweptThrough: number | undefined;
+
   /**
    * Drop expired codes. A consumed code is kept for CONSUMED_CODE_MEMORY_MS after its exchange, so a
    * replay long after the code's own expiry (a leaked code tried later) is still recognised and
    * revokes what the code issued (docs/security.md §2).
    */
-  /** The last minute whose codes this daemon swept; undefined until its first sweep. */
-  let sweptThrough: number | undefined;
-
   async function sweep(): Promise<number> {
     const now = clock.now();
     const minute = Math.floor(now / 60_000);
