@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { load, processCpuMs, writeResult } from './lib.js';
-import { openLowdbStore } from '../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../src/store/embedded-store.js';
 import { openPostgresStore } from '../src/store/postgres/pg-store.js';
 import type { Store } from '../src/store/types.js';
 import { sqlAt as sql, startPgCluster } from '../test/helpers/pg.js';
@@ -80,7 +80,7 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-pages-'));
   const setups: Setup[] = [];
   try {
-    const embedded = await openLowdbStore({ dir, fsync: false });
+    const embedded = await openEmbeddedStore({ dir, fsync: false });
     for (let i = 1; i <= MESSAGES; i += 500) {
       await embedded.commit(Array.from({ length: Math.min(500, MESSAGES - i + 1) }, (_, k) => ({ table: 'wsMessages', id: message(i + k, 'big').id, value: message(i + k, 'big') })));
     }

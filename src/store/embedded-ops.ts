@@ -1,5 +1,5 @@
 /**
- * The parts of the Store contract that the two in-process stores (lowdb-store.ts and
+ * The parts of the Store contract that the two in-process stores (embedded-store.ts and
  * memory-store.ts) share beyond plain reads: checking expectations, choosing what a claim
  * leases, fixed-window hit counters and in-process publish/subscribe. One process holds
  * the whole store here, so "across every daemon" is "in this process".
@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { JsonChange, Tables } from './tables.js';
 import { checkChannel, checkHit, checkPayload, StoreConflict, type ClaimRequest, type Expectation, type HitCount, type Listener, type Store } from './types.js';
 
-/** The reads of a Store over in-process tables: the same for the lowdb store and the memory store. */
+/** The reads of a Store over in-process tables: the same for the embedded store and the memory store. */
 export function tableReads(tables: Tables): Pick<Store, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
   return {
     get: async (table, id) => tables.get(table, id),

@@ -1,5 +1,5 @@
 /**
- * The in-memory table set shared by the lowdb store and the memory store, plus validation of a
+ * The in-memory table set shared by the embedded store and the memory store, plus validation of a
  * commit's changes.
  *
  * Each record is kept as its JSON string, not as an object: a one-byte string costs about a

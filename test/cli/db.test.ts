@@ -11,7 +11,7 @@ import { tempDir } from '../helpers/daemon.js';
 import { testWithPg } from '../helpers/pg.js';
 import { EXIT } from '../../src/cli/output.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { acquireLock } from '../../src/server/data-dir.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
 
@@ -22,7 +22,7 @@ const quiet = { warn() {} };
 /** A data directory with a few tables, written by the embedded store. */
 async function sampleDataDir(): Promise<string> {
   const dir = path.join(work, 'source');
-  const store = await openLowdbStore({ dir, logger: quiet, compactIdleMs: 0 });
+  const store = await openEmbeddedStore({ dir, logger: quiet, compactIdleMs: 0 });
   await store.commit([
     { table: 'apps', id: 'A1', value: { id: 'A1', ownerId: 'U1', name: 'Stand-up bot ✓', scopes: ['chat:write', 'commands'], nested: { a: 1, b: [null, true, 1.5] } } },
     { table: 'apps', id: 'A2', value: { id: 'A2', ownerId: 'U1', name: 'other' } },
@@ -112,8 +112,8 @@ void testWithPg(t, 'migrate, import, export', async (t, url) => {
   t.match(expJson.stderr, /is not empty/);
 
   // The round trip: the same records, read back through the embedded store.
-  const a = await openLowdbStore({ dir: path.join(work, 'source'), logger: quiet, compactIdleMs: 0 });
-  const b = await openLowdbStore({ dir: target, logger: quiet, compactIdleMs: 0 });
+  const a = await openEmbeddedStore({ dir: path.join(work, 'source'), logger: quiet, compactIdleMs: 0 });
+  const b = await openEmbeddedStore({ dir: target, logger: quiet, compactIdleMs: 0 });
   t.teardown(async () => {
     await a.close();
     await b.close();

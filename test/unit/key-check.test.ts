@@ -12,7 +12,7 @@ import { createSealer, deriveKey, signJwt } from '../../src/crypto.js';
 import { checkMasterKey } from '../../src/server/key-check.js';
 import { StartupError } from '../../src/server/data-dir.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import type { Store } from '../../src/store/types.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-key-check-'));
@@ -35,10 +35,10 @@ const withWorkspace = async (store: Store) => store.commit([{ table: 'workspaces
 
 t.test('first start records the check; the same key matches on every later start, another key is refused', async (t) => {
   const dir = path.join(tmpRoot, 'fresh');
-  const store = await openLowdbStore({ dir, compactIdleMs: 0 });
+  const store = await openEmbeddedStore({ dir, compactIdleMs: 0 });
   t.same(await checkMasterKey(store, keyA, { keyFile }), { how: 'new' });
   await store.close();
-  const again = await openLowdbStore({ dir, compactIdleMs: 0 });
+  const again = await openEmbeddedStore({ dir, compactIdleMs: 0 });
   t.same(await checkMasterKey(again, keyA, { keyFile }), { how: 'matched' }, 'kept in the data file across a restart');
   await refused(t, checkMasterKey(again, keyB, { keyFile }), /key-check value does not match/);
   const rec = await again.get<{ value: string }>('meta', 'keyCheck');

@@ -7,7 +7,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { StoreConflict, StoreValueRefused, type Store } from '../../src/store/types.js';
 import { testWithPg } from '../helpers/pg.js';
@@ -379,7 +379,7 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
 t.test('embedded store', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-contract-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const store = await openLowdbStore({ dir, logger: quietLogger, compactIdleMs: 0 });
+  const store = await openEmbeddedStore({ dir, logger: quietLogger, compactIdleMs: 0 });
   t.teardown(() => store.close());
   t.equal(store.kind, 'embedded');
   await contract(t, { a: store, b: store });

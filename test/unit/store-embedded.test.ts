@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { StoreConflict, type Store } from '../../src/store/types.js';
 
@@ -23,7 +23,7 @@ const ids = (rs: { id: string }[]) => rs.map((r) => r.id).sort();
 
 const kinds: Array<[string, () => Promise<Store>]> = [
   ['memory', async () => createMemoryStore()],
-  ['lowdb', () => openLowdbStore({ dir: newDir(), compactIdleMs: 0, logger: silent })],
+  ['embedded', () => openEmbeddedStore({ dir: newDir(), compactIdleMs: 0, logger: silent })],
 ];
 
 for (const [kind, open] of kinds) {
@@ -148,7 +148,7 @@ for (const [kind, open] of kinds) {
   });
 }
 
-t.test('lowdb: find and leases after rollback and reopen', async (t) => {
+t.test('embedded store: find and leases after rollback and reopen', async (t) => {
   const dir = newDir();
   let fail = false;
   const io = {
@@ -157,7 +157,7 @@ t.test('lowdb: find and leases after rollback and reopen', async (t) => {
       return (await h.write(buf, off, len)).bytesWritten;
     },
   };
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent, io, retryMs: 60_000 });
+  const s = await openEmbeddedStore({ dir, compactIdleMs: 0, logger: silent, io, retryMs: 60_000 });
   await s.commit([{ table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u1' } }, { table: 'jobs', id: 'j', value: { id: 'j', dueAt: 1 } }]);
   fail = true;
   const moved = s.commit([{ table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u2' } }, { table: 'apps', id: 'b', value: { id: 'b', ownerId: 'u2' } }]);
@@ -170,7 +170,7 @@ t.test('lowdb: find and leases after rollback and reopen', async (t) => {
   fail = false;
   t.same(ids(await s.claim<Job>({ table: 'jobs', dueField: 'dueAt', now: 10, owner: 'A', leaseUntil: 100, limit: 5 })), ['j']);
   await s.close();
-  const again = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const again = await openEmbeddedStore({ dir, compactIdleMs: 0, logger: silent });
   t.same(ids(await again.find<App>('apps', 'ownerId', 'u1')), ['a'], 'find after reopen (data file)');
   t.same(await again.claim({ table: 'jobs', dueField: 'dueAt', now: 50, owner: 'B', leaseUntil: 100, limit: 5 }), [], 'the lease survives reopen');
   await again.commit([{ table: 'apps', id: 'c', value: { id: 'c', ownerId: 'u1' } }]);
@@ -178,17 +178,17 @@ t.test('lowdb: find and leases after rollback and reopen', async (t) => {
   const copy = newDir();
   fs.cpSync(dir, copy, { recursive: true });
   await again.close();
-  const fromJournal = await openLowdbStore({ dir: copy, compactIdleMs: 0, logger: silent });
+  const fromJournal = await openEmbeddedStore({ dir: copy, compactIdleMs: 0, logger: silent });
   t.same(ids(await fromJournal.find<App>('apps', 'ownerId', 'u1')), ['a', 'c'], 'find after reopen (journal replay)');
   await fromJournal.close();
 });
 
-t.test('lowdb: a format-1 data file (lowdb, indented) opens, and is rewritten as format 2', async (t) => {
+t.test('embedded store: a format-1 data file (lowdb, indented) opens, and is rewritten as format 2', async (t) => {
   const dir = newDir();
   fs.mkdirSync(dir, { recursive: true });
   const doc = { formatVersion: 1, journalSeq: 3, tables: { apps: { a: { id: 'a', ownerId: 'u' }, __proto__x: { id: 'p' } }, k: { 'we"ird\\id\n': { v: 'é€😀' } } } };
   fs.writeFileSync(path.join(dir, 'appreg.json'), JSON.stringify(doc, null, 2));
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const s = await openEmbeddedStore({ dir, compactIdleMs: 0, logger: silent });
   t.same(ids(await s.find<App>('apps', 'ownerId', 'u')), ['a']);
   t.same(await s.get('k', 'we"ird\\id\n'), { v: 'é€😀' });
   await s.commit([{ table: 'apps', id: 'z', value: { id: 'z' } }]);
@@ -197,7 +197,7 @@ t.test('lowdb: a format-1 data file (lowdb, indented) opens, and is rewritten as
   const text = fs.readFileSync(path.join(dir, 'appreg.json'), 'utf8');
   t.match(text, /^\{"formatVersion":2,"journalSeq":4,"tables":\{\n/, 'format 2, one record per line');
   t.same(JSON.parse(text).tables, doc.tables, 'still one JSON document');
-  const again = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const again = await openEmbeddedStore({ dir, compactIdleMs: 0, logger: silent });
   t.same(await again.get('k', 'we"ird\\id\n'), { v: 'é€😀' }, 'format 2 read back (line reader)');
   t.equal(await again.count('apps'), 3);
   await again.close();

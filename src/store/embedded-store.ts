@@ -1,5 +1,5 @@
 /**
- * The durable store: a data file (appreg.json, once a lowdb document) as the store of record, plus
+ * The embedded store: a data file (appreg.json; lowdb wrote it once, nothing of lowdb is left) as the store of record, plus
  * append-only journal files (appreg.journal.<n>) that make each commit durable
  * with one small fdatasync instead of rewriting the whole document.
  *
@@ -40,7 +40,7 @@ function reasonOf(err: unknown): string {
   return `the store cannot write: ${f?.code ?? f?.name ?? 'error'} (${f?.message ?? String(err)})`;
 }
 
-export interface LowdbStoreOptions {
+export interface EmbeddedStoreOptions {
   dir: string;
   /** Compact when the active journal grows beyond this (default 4 MiB). */
   compactEveryBytes?: number;
@@ -81,13 +81,13 @@ interface StoreStats {
   commits: number;
 }
 
-export interface LowdbStore extends Store {
+export interface EmbeddedStore extends Store {
   stats(): StoreStats;
   /** Compact now (waits for a compaction already running, then runs one). */
   compact(): Promise<void>;
 }
 
-export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStore> {
+export async function openEmbeddedStore(opts: EmbeddedStoreOptions): Promise<EmbeddedStore> {
   const dir = path.resolve(opts.dir);
   const logger = opts.logger ?? createLogger();
   const beforeWrite = opts.beforeWrite;
@@ -181,7 +181,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
     return writer.enqueue(line, undo);
   };
 
-  const store: LowdbStore = {
+  const store: EmbeddedStore = {
     kind: 'embedded',
     ...tableReads(tables),
 
