@@ -13,7 +13,7 @@ import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
 import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../services/events-outbox.js';
 import { eventPayload } from './payloads.js';
-import type { EnqueueOptions, EventToSend } from './worker.js';
+import type { EnqueueOptions, EventToSend } from './types.js';
 
 /** Records taken per round of a drain (each a commit; their fan-out reads are shared). */
 const ROUND = 100;

@@ -5,6 +5,7 @@
  * the websocket transport for apps with `socketMode: true`.
  */
 import type { AppRecord } from '../services/records.js';
+import type { Change, Expectation } from '../store/types.js';
 
 export type DeliveryKind =
   | 'slash-command'
@@ -66,4 +67,21 @@ export interface AttemptResult {
 
 export interface Transport {
   send(req: SendRequest): Promise<AttemptResult>;
+}
+
+/** One event for one app: to whom it goes, and what. */
+export interface EventToSend {
+  app: AppRecord;
+  workspaceId: string;
+  userId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+}
+
+/** Conditions of the write that queues events: `extra` changes in the same commit, if `expect` holds. */
+export interface EnqueueOptions {
+  extra?: Change[];
+  expect?: Expectation[];
+  /** The first attempt's timeout (deliver-test --timeout-ms); retries use the configured one. */
+  timeoutMs?: number;
 }

@@ -9,7 +9,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
-import { StoreUnavailable, type Change, type Expectation, type Store } from '../store/types.js';
+import { StoreUnavailable, type Store } from '../store/types.js';
 import type { AppsService } from '../services/apps.js';
 import type { AppRecord } from '../services/records.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -19,7 +19,7 @@ import { createPoller } from '../poller.js';
 import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases, type PendingDelivery } from './pending.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';
-import type { AttemptResult } from './types.js';
+import type { AttemptResult, EnqueueOptions, EventToSend } from './types.js';
 
 export type { PendingDelivery } from './pending.js';
 
@@ -49,23 +49,6 @@ export interface WorkerDeps {
   audience: EventAudience;
   /** Told whenever the events outbox may have been written, by this daemon or another (services/events-outbox.ts). */
   outboxWritten(listener: () => void): () => void;
-}
-
-/** One event for one app: to whom it goes, and what. */
-export interface EventToSend {
-  app: AppRecord;
-  workspaceId: string;
-  userId: string;
-  eventType: string;
-  payload: Record<string, unknown>;
-}
-
-/** Conditions of the write that queues events: `extra` changes in the same commit, if `expect` holds. */
-export interface EnqueueOptions {
-  extra?: Change[];
-  expect?: Expectation[];
-  /** The first attempt's timeout (deliver-test --timeout-ms); retries use the configured one. */
-  timeoutMs?: number;
 }
 
 export function createDeliveryWorker(deps: WorkerDeps) {
