@@ -9,11 +9,10 @@
  */
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Store } from '../store/types.js';
-import type { AppsService } from '../services/apps.js';
-import type { AppRecord } from '../services/records.js';
-import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../services/events-outbox.js';
+import type { AppRecord } from '../model/identity.js';
+import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../model/events.js';
 import { eventPayload } from './payloads.js';
-import type { EnqueueOptions, EventToSend } from './types.js';
+import type { AppDirectory, EnqueueOptions, EventToSend } from './types.js';
 
 /** Records taken per round of a drain (each a commit; their fan-out reads are shared). */
 const ROUND = 100;
@@ -26,7 +25,7 @@ export interface EventAudience {
 interface OutboxDeps {
   store: Store;
   logger: Logger;
-  apps: Pick<AppsService, 'byId'>;
+  apps: Pick<AppDirectory, 'byId'>;
   audience: EventAudience;
   /** Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their first attempts. */
   enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;

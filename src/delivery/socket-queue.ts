@@ -17,7 +17,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Change, type Store } from '../store/types.js';
-import type { SocketConn, SocketSessions } from '../services/socket-sessions.js';
+import type { SocketConn, SocketConnections } from './socket-connections.js';
 import { retryHorizonMs } from './retry-policy.js';
 import type { AttemptResult, SendRequest } from './types.js';
 
@@ -40,7 +40,7 @@ export interface SocketQueueDeps {
 
 /** What the socket transport hands the queue: its sessions, its correlation ids and where settled events are reported. */
 interface QueueWiring {
-  sessions: SocketSessions;
+  sessions: SocketConnections;
   nextCorrelationId: () => string;
   settled: (deliveryId: string, appId: string, result: AttemptResult) => void;
 }

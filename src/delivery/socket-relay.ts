@@ -14,8 +14,8 @@ import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
-import type { SocketSessions } from '../services/socket-sessions.js';
-import type { AppRecord } from '../services/records.js';
+import type { SocketConnections } from './socket-connections.js';
+import type { AppRecord } from '../model/identity.js';
 import type { AttemptResult, SendRequest } from './types.js';
 
 export const SOCKET_HOLDERS_TABLE = 'socketHolders';
@@ -41,7 +41,7 @@ export interface SocketRelayDeps {
   clock: Clock;
   logger: Logger;
   instanceId: string;
-  sessions: SocketSessions;
+  sessions: SocketConnections;
   /** An attempt on this daemon's own connections (the queue first, for events). */
   sendLocal: (req: SendRequest) => Promise<AttemptResult>;
   /** Each heartbeat, for every app held here (the queue sends what another daemon kept meanwhile). */

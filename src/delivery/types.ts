@@ -4,7 +4,7 @@
  * delivery log, and hands one attempt at a time to a Transport: HTTP for ordinary apps,
  * the websocket transport for apps with `socketMode: true`.
  */
-import type { AppRecord } from '../services/records.js';
+import type { AppRecord, AppSecrets } from '../model/identity.js';
 import type { Change, Expectation } from '../store/types.js';
 
 export type DeliveryKind =
@@ -63,6 +63,15 @@ export interface AttemptResult {
   signed?: { timestamp: string; signature: string };
   /** HTTP: the headers of the app's answer (name, value), capped. */
   answerHeaders?: Array<[string, string]>;
+}
+
+/**
+ * The apps delivery reads (an event's app, a signing secret): defined here, implemented by
+ * services/apps.ts and handed in by the composition root, so delivery imports no service.
+ */
+export interface AppDirectory {
+  byId(id: string): Promise<AppRecord | undefined>;
+  secretsOf(app: AppRecord): AppSecrets;
 }
 
 export interface Transport {

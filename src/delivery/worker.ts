@@ -10,8 +10,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
 import { StoreUnavailable, type Store } from '../store/types.js';
-import type { AppsService } from '../services/apps.js';
-import type { AppRecord } from '../services/records.js';
+import type { AppRecord } from '../model/identity.js';
 import type { Dispatcher } from './dispatcher.js';
 import { applyEntry, type AttemptRecord, type DeliveryRecord, type LogEntry, type Outgoing, type StateChange } from './log.js';
 import { createOutboxDrain, type EventAudience } from './outbox.js';
@@ -19,7 +18,7 @@ import { createPoller } from '../poller.js';
 import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases, type PendingDelivery } from './pending.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';
-import type { AttemptResult, EnqueueOptions, EventToSend } from './types.js';
+import type { AppDirectory, AttemptResult, EnqueueOptions, EventToSend } from './types.js';
 
 export type { PendingDelivery } from './pending.js';
 
@@ -35,7 +34,7 @@ export interface WorkerDeps {
   clock: Clock;
   logger: Logger;
   config: Pick<Config, 'deliveryRetrySchedule' | 'deliveryEventTimeoutMs'> & Partial<Pick<Config, 'deliveryLeaseMs'>>;
-  apps: AppsService;
+  apps: AppDirectory;
   dispatcher: Dispatcher;
   socket: SocketTransport;
   /** This daemon, as the owner of the leases it takes. */

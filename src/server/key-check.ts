@@ -14,8 +14,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createSealer, deriveKey } from '../crypto.js';
 import { StoreConflict, type Store } from '../store/types.js';
-import { OT } from '../services/oauth/records.js';
-import { META, T } from '../services/records.js';
+import { OT } from '../model/oauth.js';
+import { META, T } from '../model/identity.js';
 import { StartupError } from './data-dir.js';
 
 const KEY_CHECK_ID = 'keyCheck';

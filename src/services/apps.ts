@@ -3,7 +3,7 @@ import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
 import { appPublished, invalidClient, invalidManifest, notFound, type AppError } from '../errors.js';
 import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
-import { T, type AppRecord, type AppSecrets } from './records.js';
+import { T, type AppRecord, type AppSecrets } from '../model/identity.js';
 import { retryOnConflict } from './conflict.js';
 import type { Principal } from './identity.js';
 

@@ -19,7 +19,7 @@ import type { AttemptResult, DeliveryKind } from '../delivery/types.js';
 import type { DeliveryWorker } from '../delivery/worker.js';
 import type { AppsService } from './apps.js';
 import type { Principal } from './identity.js';
-import type { AppRecord } from './records.js';
+import type { AppRecord } from '../model/identity.js';
 import type { Grants } from './oauth/grants.js';
 
 export type { AttemptEntry, DeliveryRecord, ListFilter };

@@ -5,7 +5,7 @@ import { StoreConflict, type Change, type Expectation } from '../store/types.js'
 import type { ServiceContext } from './context.js';
 import type { EventsOutbox } from './events-outbox.js';
 import { EVERYONE, userEventBody } from './workspace/events.js';
-import { T, META, accountId, type AccountRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from './records.js';
+import { T, META, accountId, type AccountRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from '../model/identity.js';
 import { retryOnConflict } from './conflict.js';
 
 export interface Principal { workspaceId: string; workspaceUserId: string; jti: string }

@@ -13,7 +13,7 @@ import { forbidden, invalidGrant, invalidLead, invalidLoginCode, invalidRequest,
 import { StoreConflict, type Change } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import type { IdentityService, Principal } from './identity.js';
-import { T, accountId, normalizeEmail, type WorkspaceUserRecord } from './records.js';
+import { T, accountId, normalizeEmail, type WorkspaceUserRecord } from '../model/identity.js';
 import { retryOnConflict } from './conflict.js';
 
 const LT = { leads: 'loginLeads', exchanges: 'loginExchanges', refresh: 'refreshTokens', families: 'loginFamilies' } as const;

@@ -9,29 +9,7 @@ import { tooDeep } from '../json-depth.js';
 import { newSecret, PREFIX, sha256 } from '../crypto.js';
 import type { ServiceContext } from './context.js';
 import { StoreConflict } from '../store/types.js';
-
-/** One open connection, as the server layer exposes it (no ws types here). */
-export interface SocketConn {
-  readonly id: string;
-  readonly appId: string;
-  /** Send a text frame; `cb` runs once the frame was handed to the OS (or failed). */
-  send(text: string, cb?: (err?: Error) => void): void;
-  close(code: number, reason: string): void;
-  /** False once a close began (the connection stays registered until it has closed). */
-  isOpen?(): boolean;
-}
-
-/** A reply of the app to a frame the daemon sent (§6.5). */
-export interface SocketReply {
-  correlationId: string;
-  status: number;
-  message?: string;
-  /** Present for "response" replies (modal / menu options). */
-  body?: unknown;
-  hasBody: boolean;
-  /** Capped text of the reply frame, as received, for the delivery log. */
-  excerpt: string;
-}
+import type { ReplyWaiter, SocketConn } from '../delivery/socket-connections.js';
 
 export type FrameVerdict =
   | { kind: 'pong' }
@@ -39,13 +17,6 @@ export type FrameVerdict =
   | { kind: 'ignored'; why: 'malformed' | 'unknown_correlation_id' | 'late_reply' | 'wrong_connection' }
   /** Too many bad frames in the window: the caller closes the connection with 1008. */
   | { kind: 'flood' };
-
-/** Who awaits the reply to one frame (one object per attempt: no closures on the hot path). */
-export interface ReplyWaiter {
-  readonly conn: SocketConn;
-  reply(r: SocketReply): void;
-  gone(why: string): void;
-}
 
 interface ConnState {
   conn: SocketConn;

@@ -8,13 +8,14 @@ import t from 'tap';
 import { defaults } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
-import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
+import { createSocketSessions } from '../../src/services/socket-sessions.js';
+import type { SocketConn } from '../../src/delivery/socket-connections.js';
 import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import { SOCKET_HOLDERS_TABLE } from '../../src/delivery/socket-relay.js';
 import type { AttemptRecord, LogEntry } from '../../src/delivery/log.js';
 import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import type { SendRequest } from '../../src/delivery/types.js';
-import type { AppRecord } from '../../src/services/records.js';
+import type { AppRecord } from '../../src/model/identity.js';
 import { sqlAt, testWithPg } from '../helpers/pg.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });

@@ -8,7 +8,7 @@ import { defaults } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import type { AppsService } from '../../src/services/apps.js';
-import type { AppRecord } from '../../src/services/records.js';
+import type { AppRecord } from '../../src/model/identity.js';
 import { createDispatcher } from '../../src/delivery/dispatcher.js';
 import type { HttpTransport } from '../../src/delivery/http-transport.js';
 import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';

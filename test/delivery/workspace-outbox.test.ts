@@ -9,7 +9,7 @@ import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
 import type { Change } from '../../src/store/types.js';
-import { EVENTS_OUTBOX, type WorkspaceOutboxEvent } from '../../src/services/events-outbox.js';
+import { EVENTS_OUTBOX, type WorkspaceOutboxEvent } from '../../src/model/events.js';
 
 t.test("a post's NEW_MESSAGE is written in the post's own commit, the post reads no installation or authorization, and an event left in the outbox is sent after a restart", async (t) => {
   const rx = await startReceiver();

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createApp, grant, authorize, me, secondUser } from '../fixtures/redirects-flow.js';
-import { EVENTS_OUTBOX, type AppOutboxEvent as OutboxEventRecord } from '../../src/services/events-outbox.js';
+import { EVENTS_OUTBOX, type AppOutboxEvent as OutboxEventRecord } from '../../src/model/events.js';
 
 t.test('unauthorize, uninstall and the grant API', async (t) => {
   const d = await startTestDaemon();

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startTestDaemon, storedText } from '../helpers/daemon.js';
 import { createApp, grant, exchange, authorize, me } from '../fixtures/redirects-flow.js';
-import { OT, type CodeRecord } from '../../src/services/oauth/records.js';
+import { OT, type CodeRecord } from '../../src/model/oauth.js';
 import { sha256 } from '../../src/crypto.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;

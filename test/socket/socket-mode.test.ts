@@ -4,7 +4,7 @@ import { WebSocket } from 'ws';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { createSdkSocketClient, type SdkSocketClient, type SdkSocketClientOptions } from '../helpers/sdk-socket-client.js';
 import type { SendRequest } from '../../src/delivery/types.js';
-import type { AppRecord } from '../../src/services/records.js';
+import type { AppRecord } from '../../src/model/identity.js';
 
 interface App { id: string; appKey: string; [k: string]: unknown }
 

@@ -7,9 +7,9 @@ import t from 'tap';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
 import { createEventRecipients } from '../../src/services/workspace/events.js';
-import type { WorkspaceOutboxEvent } from '../../src/services/events-outbox.js';
-import { authorizationId, installationId } from '../../src/services/oauth/grants.js';
-import { OT } from '../../src/services/oauth/records.js';
+import type { WorkspaceOutboxEvent } from '../../src/model/events.js';
+import { authorizationId, installationId } from '../../src/model/oauth.js';
+import { OT } from '../../src/model/oauth.js';
 
 const WS = 'ws_1';
 const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();

@@ -7,7 +7,7 @@ import { unauthenticated } from '../../errors.js';
 import type { Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService } from '../identity.js';
-import { OT, type TokenRecord } from './records.js';
+import { OT, type TokenRecord } from '../../model/oauth.js';
 
 export interface TokenOwner {
   appId: string;

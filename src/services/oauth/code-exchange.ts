@@ -9,10 +9,11 @@ import { invalidClient, invalidGrant, invalidRequest, type AppError } from '../.
 import { StoreConflict, type Change, type Expectation } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
-import { T, type AppRecord, type WorkspaceUserRecord } from '../records.js';
+import { T, type AppRecord, type WorkspaceUserRecord } from '../../model/identity.js';
 import { retryOnConflict } from '../conflict.js';
-import { authorizationId, installationId, type Grants } from './grants.js';
-import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type InstallationRecord, type StoredCodeRecord, type TokenRecord } from './records.js';
+import type { Grants } from './grants.js';
+import { authorizationId, installationId } from '../../model/oauth.js';
+import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type InstallationRecord, type StoredCodeRecord, type TokenRecord } from '../../model/oauth.js';
 
 export interface TokenResponse {
   accessToken: string;

@@ -5,13 +5,10 @@
  * those are single gets. The rest are store.find on indexed fields (src/store/indexes.ts):
  * nothing is kept in memory, so every daemon sharing the store sees the same grants.
  */
-import { PREFIX, sha256 } from '../../crypto.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
-import { OT, type AuthorizationRecord, type InstallationRecord, type TokenRecord } from './records.js';
+import { OT, authorizationId, installationId, type AuthorizationRecord, type InstallationRecord, type TokenRecord } from '../../model/oauth.js';
 
-export const installationId = (appId: string, workspaceId: string) => `${PREFIX.installation}_${sha256(`${appId}|${workspaceId}`).slice(0, 27)}`;
-export const authorizationId = (appId: string, workspaceUserId: string) => `${PREFIX.authorization}_${sha256(`${appId}|${workspaceUserId}`).slice(0, 27)}`;
 
 export function createGrants(store: Store, apps: AppsService) {
   function installationOf(appId: string, workspaceId: string): Promise<InstallationRecord | undefined> {

@@ -9,7 +9,7 @@ import { notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
 import { isConflict } from '../conflict.js';
-import { WT } from './records.js';
+import { WT } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 /** A user's permanent call, keyed by the workspace user's id. */

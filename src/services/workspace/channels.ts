@@ -9,8 +9,8 @@ import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
 import { isConflict, retryOnConflict } from '../conflict.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
-import type { MessageRecord } from './records.js';
-import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from './records.js';
+import type { MessageRecord } from '../../model/workspace.js';
+import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 const NAME = /^[\p{L}0-9_\-\s]{1,80}$/u;

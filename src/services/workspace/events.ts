@@ -15,11 +15,12 @@
  */
 import type { Store } from '../../store/types.js';
 import { EVENT_SCOPES } from '../../validation/manifest.js';
-import type { Audience, EventsOutbox, WorkspaceOutboxEvent } from '../events-outbox.js';
-import type { AppRecord, WorkspaceUserRecord } from '../records.js';
-import { T } from '../records.js';
-import { OT, type AuthorizationRecord, type InstallationRecord } from '../oauth/records.js';
-import type { ChannelRecord } from './records.js';
+import type { EventsOutbox } from '../events-outbox.js';
+import type { Audience, WorkspaceOutboxEvent } from '../../model/events.js';
+import type { AppRecord, WorkspaceUserRecord } from '../../model/identity.js';
+import { T } from '../../model/identity.js';
+import { OT, type AuthorizationRecord, type InstallationRecord } from '../../model/oauth.js';
+import type { ChannelRecord } from '../../model/workspace.js';
 
 /** What the workspace services need of the outbox: an event's record for their commit, and the hint after it. */
 export type WorkspaceEvents = Pick<EventsOutbox, 'workspaceEvent' | 'written'>;

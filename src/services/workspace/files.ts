@@ -12,7 +12,7 @@ import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
 import type { Store } from '../../store/types.js';
 import { retryOnConflict } from '../conflict.js';
-import { WT, type FileRecord } from './records.js';
+import { WT, type FileRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 
 /** Where the bytes are kept (src/files/blob-store.ts). */

@@ -20,7 +20,7 @@
  */
 import type { Clock } from '../../clock.js';
 import { StoreConflict, type Change, type Expectation, type Store } from '../../store/types.js';
-import { WT, type MessageRecord } from './records.js';
+import { WT, type MessageRecord } from '../../model/workspace.js';
 import type { ThreadSummary } from './message-view.js';
 
 /** What listeners hear of a message added, changed or removed. */

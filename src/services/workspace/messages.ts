@@ -14,7 +14,7 @@ import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { Files } from './files.js';
 import { postingOrder, type MessageIndex } from './message-index.js';
 import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
-import { WT, type ChannelRecord, type MessageRecord } from './records.js';
+import { WT, type ChannelRecord, type MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 export interface MessagesDeps {

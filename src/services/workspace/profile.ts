@@ -10,7 +10,7 @@ import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
 import { isConflict, retryOnConflict } from '../conflict.js';
 import { EVERYONE, userEventBody, type WorkspaceEvents } from './events.js';
-import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from './records.js';
+import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 const EXPIRATIONS = ['never', 'min30', 'hour1', 'hour4', 'today', 'thisWeek', 'custom'];

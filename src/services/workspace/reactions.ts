@@ -6,7 +6,7 @@ import { audienceOf, type WorkspaceEvents } from './events.js';
 import { retryOnConflict } from '../conflict.js';
 import { postingOrder, type MessageIndex } from './message-index.js';
 import type { Messages } from './messages.js';
-import { WT, type ChannelRecord, type MessageRecord } from './records.js';
+import { WT, type ChannelRecord, type MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 const CODE = /^:[^\s:]{1,198}:$/;

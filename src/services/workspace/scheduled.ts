@@ -21,7 +21,7 @@ import { StoreUnavailable, type Change, type Expectation, type Store } from '../
 import type { Channels } from './channels.js';
 import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
-import { WT, type ScheduledRecord } from './records.js';
+import { WT, type ScheduledRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import { createPoller } from '../../poller.js';
 import { nextOccurrence, parseRecurrence } from './recurrence.js';

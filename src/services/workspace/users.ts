@@ -2,8 +2,8 @@
 import { notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
-import { T, type WorkspaceRecord, type WorkspaceUserRecord } from '../records.js';
-import { WT, type CustomStatusRecord } from './records.js';
+import { T, type WorkspaceRecord, type WorkspaceUserRecord } from '../../model/identity.js';
+import { WT, type CustomStatusRecord } from '../../model/workspace.js';
 
 /** Who a platform call acts as: the token's user (the bot user for a bot token) in its workspace. */
 export interface Actor {

@@ -8,7 +8,7 @@
 import { Router, type Request, type Response } from 'express';
 import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
-import type { MessageRecord } from '../../../services/workspace/records.js';
+import type { MessageRecord } from '../../../model/workspace.js';
 import { modalHtml, timeline, workspacePage, type TimelineItem } from '../../pages/console/workspace.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';

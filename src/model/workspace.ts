@@ -4,8 +4,7 @@
  * workspace-wide channels (`general`, `random`) have every workspace user as a member, bots
  * of installed apps included, without listing them.
  */
-import { sha256 } from '../../crypto.js';
-import type { Recurrence } from './recurrence.js';
+import { sha256 } from '../crypto.js';
 
 export const WT = {
   channels: 'wsChannels',
@@ -18,6 +17,19 @@ export const WT = {
   calls: 'wsPermanentCalls',
   callCodes: 'wsCallCodes',
 } as const;
+
+/** How a scheduled message recurs (services/workspace/recurrence.ts computes when). */
+export const RECURRENCE_TYPES = ['DAILY', 'BUSINESSDAYS', 'WEEKLY', 'BIWEEKLY', 'MONTHLY_NTH_WEEKDAY', 'MONTHLY_LAST_WEEKDAY', 'QUARTERLY_NTH_WEEKDAY', 'QUARTERLY_LAST_WEEKDAY', 'ANNUALLY'] as const;
+export type RecurrenceType = (typeof RECURRENCE_TYPES)[number];
+
+/** A recurrence as kept: 0 in an end field means no such end. */
+export interface Recurrence {
+  recurrenceType: RecurrenceType;
+  /** Post at most this many times in all (the first included). */
+  endAfterOccurrences: number;
+  /** No occurrence after this time (epoch ms). */
+  endDate: number;
+}
 
 export type ChannelType = 'PUBLIC' | 'PRIVATE' | 'DIRECT' | 'SELF';
 export const CHANNEL_TYPES: readonly ChannelType[] = ['PUBLIC', 'PRIVATE', 'DIRECT', 'SELF'];
