@@ -8,7 +8,7 @@
  * so its events are attempted by the winner only. Records are taken in the order they were written.
  */
 import type { Logger } from '../logger.js';
-import { StoreConflict, type Store } from '../store/types.js';
+import { StoreConflict, type Change, type Expectation, type Store } from '../store/types.js';
 import type { AppRecord } from '../model/identity.js';
 import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../model/events.js';
 import { eventPayload } from './payloads.js';
@@ -38,8 +38,8 @@ export function createOutboxDrain(deps: OutboxDeps) {
 
   /** The events of one record, queued with its removal; a conflict means another daemon took it. */
   async function take(ev: OutboxEventRecord, to: EventToSend[]): Promise<void> {
-    const gone = [{ table: EVENTS_OUTBOX, id: ev.id, value: null }];
-    const still = [{ table: EVENTS_OUTBOX, id: ev.id, value: ev }];
+    const gone: Change[] = [{ table: EVENTS_OUTBOX, id: ev.id, value: null }];
+    const still: Expectation[] = [{ table: EVENTS_OUTBOX, id: ev.id, value: ev }];
     try {
       if (to.length === 0) return await store.commit(gone, still);
       const { durable, attempts } = await enqueueEvents(to, { extra: gone, expect: still });
@@ -75,7 +75,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
    * there were any) once each was taken (its events queued, not delivered).
    */
   async function drain(): Promise<boolean> {
-    const all = await store.all<OutboxEventRecord>(EVENTS_OUTBOX);
+    const all = await store.all(EVENTS_OUTBOX);
     const evs = all.filter((ev) => !taking.has(ev.id)).sort(outboxOrder);
     for (const ev of evs) taking.add(ev.id);
     try {

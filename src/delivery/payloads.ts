@@ -9,7 +9,7 @@ import type { AppRecord } from '../model/identity.js';
 import { initialChannelId } from '../model/workspace.js';
 import { authorizationId, installationId } from '../model/oauth.js';
 import { EVENT_SCOPES } from '../validation/manifest.js';
-import type { DeliveryKind } from './types.js';
+import type { DeliveryKind } from '../model/delivery.js';
 
 const triggerBase = newId('trg', 9);
 let triggerCount = 0;

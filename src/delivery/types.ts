@@ -6,28 +6,9 @@
  */
 import type { AppRecord, AppSecrets } from '../model/identity.js';
 import type { Change, Expectation } from '../store/types.js';
+import type { Outcome } from '../model/delivery.js';
 
-export type DeliveryKind =
-  | 'slash-command'
-  | 'global-shortcut'
-  | 'message-shortcut'
-  | 'block-interaction'
-  | 'view-action'
-  | 'dynamic-menu'
-  | 'event';
-
-/** How one attempt ended (docs/protocol.md §5). */
-export type Outcome =
-  | 'acked' // 2xx, `{}` or `{message}` (or text `ok` for events)
-  | 'nacked' // 4xx/5xx with `{message}` (socket: reply with status >= 400)
-  | 'response' // a modal (`{view, action…}`) or dynamic-menu options answer
-  | 'timeout' // no answer within the budget
-  | 'connection_error' // refused, reset, DNS failure, TLS failure
-  | 'http_error' // non-2xx without a usable message, 429, 5xx without message
-  | 'redirect' // a 3xx (never followed)
-  | 'signature_rejected' // 403 (the SDK's `Invalid signature!`)
-  | 'egress_denied' // the operator's egress policy refused the target
-  | 'no_connection'; // socket mode: no open connection for the app
+ // socket mode: no open connection for the app
 
 export interface SendRequest {
   deliveryId: string;

@@ -60,7 +60,7 @@ export function createAppsService(ctx: ServiceContext) {
 
   /** Any app by id, regardless of owner (for OAuth and delivery). */
   async function byId(id: string): Promise<AppRecord | undefined> {
-    return typeof id === 'string' ? store.get<AppRecord>(T.apps, id) : undefined;
+    return typeof id === 'string' ? store.get(T.apps, id) : undefined;
   }
 
   /** The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong key. */
@@ -118,7 +118,7 @@ export function createAppsService(ctx: ServiceContext) {
 
   /** The caller's apps, oldest first (the order they were created in). */
   async function list(p: Principal): Promise<AppView[]> {
-    const mine = await store.find<AppRecord>(T.apps, 'ownerId', p.workspaceUserId);
+    const mine = await store.find(T.apps, 'ownerId', p.workspaceUserId);
     mine.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
     return mine.map((app) => appView(app));
   }

@@ -10,6 +10,7 @@ import { newSecret, PREFIX, sha256 } from '../crypto.js';
 import type { ServiceContext } from './context.js';
 import { StoreConflict } from '../store/types.js';
 import type { ReplyWaiter, SocketConn } from '../delivery/socket-connections.js';
+import type { TicketRecord } from '../model/delivery.js';
 
 export type FrameVerdict =
   | { kind: 'pong' }
@@ -35,7 +36,6 @@ export type SocketSessionsContext = Pick<ServiceContext, 'store' | 'clock' | 'lo
 
 /** Websocket tickets handed out and not yet redeemed; `id` is the ticket's sha256 digest. */
 const TICKETS = 'socketTickets';
-interface TicketRecord { id: string; appId: string; exp: number }
 
 export function createSocketSessions(ctx: SocketSessionsContext) {
   const { store, clock, config } = ctx;
@@ -47,7 +47,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   let nextSweep = 0;
   async function sweepTickets(now: number): Promise<void> {
     nextSweep = now + 60_000;
-    const gone = (await store.all<TicketRecord>(TICKETS)).filter((t) => t.exp <= now);
+    const gone = (await store.all(TICKETS)).filter((t) => t.exp <= now);
     if (gone.length) await store.commit(gone.map((t) => ({ table: TICKETS, id: t.id, value: null })));
   }
   async function issueTicket(appId: string): Promise<{ ticket: string; expiresAt: number }> {
@@ -64,7 +64,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
    */
   async function redeemTicket(ticket: string | null | undefined): Promise<string | undefined> {
     if (typeof ticket !== 'string' || ticket.length === 0 || ticket.length > 200) return undefined;
-    const t = await store.get<TicketRecord>(TICKETS, sha256(ticket));
+    const t = await store.get(TICKETS, sha256(ticket));
     if (!t) return undefined;
     try {
       await store.commit([{ table: TICKETS, id: t.id, value: null }], [{ table: TICKETS, id: t.id, value: t }]);

@@ -14,6 +14,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { acquireLock } from '../../src/server/data-dir.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import type { TestTables } from '../helpers/test-tables.js';
 
 const work = tempDir('appreg-db-cli-');
 t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -22,7 +23,7 @@ const quiet = { warn() {} };
 /** A data directory with a few tables, written by the embedded store. */
 async function sampleDataDir(): Promise<string> {
   const dir = path.join(work, 'source');
-  const store = await openEmbeddedStore({ dir, logger: quiet, compactIdleMs: 0 });
+  const store = await openEmbeddedStore<TestTables>({ dir, logger: quiet, compactIdleMs: 0 });
   await store.commit([
     { table: 'apps', id: 'A1', value: { id: 'A1', ownerId: 'U1', name: 'Stand-up bot ✓', scopes: ['chat:write', 'commands'], nested: { a: 1, b: [null, true, 1.5] } } },
     { table: 'apps', id: 'A2', value: { id: 'A2', ownerId: 'U1', name: 'other' } },
@@ -112,8 +113,8 @@ void testWithPg(t, 'migrate, import, export', async (t, url) => {
   t.match(expJson.stderr, /is not empty/);
 
   // The round trip: the same records, read back through the embedded store.
-  const a = await openEmbeddedStore({ dir: path.join(work, 'source'), logger: quiet, compactIdleMs: 0 });
-  const b = await openEmbeddedStore({ dir: target, logger: quiet, compactIdleMs: 0 });
+  const a = await openEmbeddedStore<TestTables>({ dir: path.join(work, 'source'), logger: quiet, compactIdleMs: 0 });
+  const b = await openEmbeddedStore<TestTables>({ dir: target, logger: quiet, compactIdleMs: 0 });
   t.teardown(async () => {
     await a.close();
     await b.close();

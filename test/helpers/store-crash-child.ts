@@ -4,11 +4,12 @@
  * acknowledged (durable). The parent SIGKILLs it and checks every printed id.
  */
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
+import type { TestTables } from './test-tables.js';
 
 const dir = process.argv[2];
 const prefix = process.argv[3] ?? '';
 if (!dir) throw new Error('usage: store-crash-child <dir> [id-prefix]');
-const store = await openEmbeddedStore({ dir, compactEveryBytes: 16 * 1024, compactIdleMs: 20 });
+const store = await openEmbeddedStore<TestTables>({ dir, compactEveryBytes: 16 * 1024, compactIdleMs: 20 });
 process.stdout.write('ready\n');
 const writer = async (w: number) => {
   for (let i = 0; ; i++) {

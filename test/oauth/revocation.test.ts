@@ -86,7 +86,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
   t.test('the outbox event is in the same commit as the revocation (one durable write)', async (t) => {
     const app = await createApp(d);
     const a = await authorize(d, app);
-    const commits: Array<Array<{ table: string }>> = [];
+    const commits: Array<ReadonlyArray<{ table: string }>> = [];
     const orig = store.commit.bind(store);
     store.commit = (changes, expect) => {
       commits.push(changes);

@@ -14,7 +14,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { openEmbeddedStore } from '../embedded-store.js';
 import { DATA_FILE, JOURNAL_RE } from '../format.js';
-import type { Change, StoreLogger } from '../types.js';
+import type { AnyTables, Change, StoreLogger } from '../types.js';
 import { differences, summarize, type TableData, type TableSummary } from './digest.js';
 import { migrateWith, withClient } from './migrations.js';
 
@@ -132,9 +132,10 @@ export async function exportToDataDir(url: string, dir: string, logger: StoreLog
   const data: TableData = new Map();
   for (const [table, records] of all) (outsideTables.includes(table) ? outside : data).set(table, records);
   const source = summarize(data);
-  const store = await openEmbeddedStore({ dir, logger, compactIdleMs: 0 });
+  // whatever the database holds is copied as it is, table by table: records of any table
+  const store = await openEmbeddedStore<AnyTables>({ dir, logger, compactIdleMs: 0 });
   try {
-    let batch: Change[] = [];
+    let batch: Change<AnyTables>[] = [];
     for (const [table, records] of data) {
       for (const [id, value] of records) {
         batch.push({ table, id, value });

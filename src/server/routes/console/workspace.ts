@@ -16,7 +16,7 @@ import type { PersonState } from '../../person-state.js';
 import { stateOf } from './view-state.js';
 import { interactionOf } from './block-actions.js';
 import { channelHref, pickedIn, workspaceHelpers, type People, type Workspace } from './workspace-common.js';
-import type { Choice } from '../../person-state.js';
+import type { Choice } from '../../../model/workspace.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;
