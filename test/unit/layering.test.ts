@@ -99,24 +99,28 @@ t.test('every rule is shown to catch a breach', async (t) => {
   t.same([...new Set(BREACHES.map((b) => b.rule))].sort(), [...ruleNames].sort());
 });
 
+/** Cruise a tree of `files` (path → text) made in a temporary directory, checking it read every one. */
+async function checkTree(t: Tap.Test, files: Record<string, string>): Promise<ICruiseResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-layering-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (const [f, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    fs.writeFileSync(path.join(dir, f), text);
+  }
+  const out = await check(dir);
+  t.equal(out.modules.filter((m) => m.source.startsWith('src/')).length, Object.keys(files).length, 'every file of the tree read');
+  return out;
+}
+
 for (const b of BREACHES) {
   t.test(`${b.rule} catches its breach, and nothing else does`, async (t) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-layering-'));
-    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-    for (const [f, text] of Object.entries(b.files)) {
-      fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
-      fs.writeFileSync(path.join(dir, f), text);
-    }
-    const out = await check(dir);
-    t.equal(out.modules.filter((m) => m.source.startsWith('src/')).length, Object.keys(b.files).length, 'every file of the tree read');
+    const out = await checkTree(t, b.files);
     t.same([...new Set(out.summary.violations.map((v) => v.rule.name))], [b.rule], out.summary.violations.map(describe).join('\n'));
   });
 }
 
 t.test('what the rules allow is not caught: services use delivery, serve loads start.ts when it runs, the CLI reads the manifest schema', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-layering-'));
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const files: Record<string, string> = {
+  const out = await checkTree(t, {
     'src/services/deliveries.ts': "import { x } from '../delivery/dispatcher.js';\nexport const y = x;\n",
     'src/delivery/dispatcher.ts': "import type { AppRecord } from '../model/identity.js';\nexport const x = 1;\nexport type Z = AppRecord;\n",
     'src/model/identity.ts': 'export interface AppRecord { id: string }\n',
@@ -124,12 +128,6 @@ t.test('what the rules allow is not caught: services use delivery, serve loads s
     'src/server/start.ts': "import { y } from '../services/deliveries.js';\nexport const x = y;\n",
     'src/cli/commands/apps.ts': "export const validate = () => import('../../validation/manifest.js');\n",
     'src/validation/manifest.ts': EMPTY,
-  };
-  for (const [f, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
-    fs.writeFileSync(path.join(dir, f), text);
-  }
-  const out = await check(dir);
-  t.equal(out.modules.filter((m) => m.source.startsWith('src/')).length, Object.keys(files).length);
+  });
   t.same(out.summary.violations.map(describe), []);
 });
