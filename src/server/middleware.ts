@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import express, { type Request, type Response, type NextFunction, type RequestHandler } from 'express';
 import { invalidJson, noRoute, rateLimited, unsupportedMediaType } from '../errors.js';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
-import { normalizeEmail } from '../services/records.js';
+import { normalizeEmail } from '../model/identity.js';
 import { errorCodeOf, sendError } from './respond.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
