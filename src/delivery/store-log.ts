@@ -18,7 +18,9 @@ import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { INDEXED_FIELDS } from '../store/indexes.js';
-import { StoreValueRefused, type Change, type Store } from '../store/types.js';
+import { StoreValueRefused, UNSTORABLE_CHAR, type Change, type Store } from '../store/types.js';
+
+const UNSTORABLE_CHARS = new RegExp(UNSTORABLE_CHAR.source, 'g');
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
 import type { DeliveryRecord, StateChange, StoredAttempt, StoredHead, StoredState } from '../model/delivery.js';
 
@@ -46,9 +48,9 @@ export interface StoreLogOptions {
 /** The change with withoutNul applied to its record. */
 const scrubbed = <C extends Change>(c: C): C => ({ ...c, value: withoutNul(c.value) });
 
-/** A copy (of JSON data) whose strings, keys too, have every NUL replaced by U+FFFD. */
+/** A copy (of JSON data) whose strings, keys too, have every NUL and unpaired surrogate replaced by U+FFFD. */
 function withoutNul<T>(v: T): T {
-  const nul = (x: string) => x.replace(/\u0000/g, '\ufffd');
+  const nul = (x: string) => x.replace(UNSTORABLE_CHARS, '\ufffd');
   if (typeof v === 'string') return nul(v) as T;
   if (Array.isArray(v)) return v.map(withoutNul) as T;
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [nul(k), withoutNul(x)])) as T;
@@ -145,7 +147,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
       try {
         const changes = changesOf(id, u.writing);
         await store.commit(changes).catch((e: unknown) => {
-          // a NUL in what was sent or answered (the store keeps none): the log keeps it as U+FFFD
+          // a NUL or an unpaired surrogate in what was sent or answered (the store keeps none): the log keeps it as U+FFFD
           if (!(e instanceof StoreValueRefused)) throw e;
           return store.commit(changes.map(scrubbed));
         });

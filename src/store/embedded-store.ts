@@ -31,7 +31,7 @@ import { JournalWriter } from './journal-writer.js';
 import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { recover } from './recovery.js';
 import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
-import { jsonHoldsNul, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type Store, type StoreEngine, type StoreLogger, type StoreReads, type TableMap } from './types.js';
+import { idUnstorable, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type Store, type StoreEngine, type StoreLogger, type StoreReads, type TableMap } from './types.js';
 import type { Tables as DaemonTables } from '../model/tables.js';
 import { createLogger } from '../logger.js';
 
@@ -199,7 +199,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
         // whole commit with nothing applied.
         json = toJsonChanges(changes);
         // neither store keeps a NUL (PostgreSQL cannot): refused alike here
-        for (const c of json) if (c.id.includes('\u0000') || c.table.includes('\u0000') || (c.json !== null && jsonHoldsNul(c.json))) throw new StoreValueRefused();
+        for (const c of json) if (idUnstorable(c.id) || idUnstorable(c.table) || (c.json !== null && jsonHoldsUnstorable(c.json))) throw new StoreValueRefused();
         checkExpectations(tables, expect);
       } catch (err) {
         return Promise.reject(err);

@@ -97,27 +97,41 @@ export class StoreUnavailable extends Error {
 }
 
 /**
- * A commit that holds the character U+0000 (NUL) in a string (a value, an id): neither store keeps
- * one (PostgreSQL's text and jsonb cannot hold it; the embedded store refuses it alike, so both
- * behave the same). Nothing was written. It came from the caller's input: a bad request, not an outage.
- * Reads need no such rule: no record holds a NUL, so a key or value with one finds nothing.
+ * A commit that holds, in a string (a value, an id), the character U+0000 (NUL) or half of a
+ * surrogate pair without its other half (not a Unicode character at all): neither store keeps one
+ * (PostgreSQL's text and jsonb cannot hold them; the embedded store refuses them alike, so both
+ * behave the same). Nothing was written. It came from the caller's input: a bad request, not an
+ * outage. Reads need no such rule: no record holds one, so a key or value with one finds nothing.
  */
 export class StoreValueRefused extends Error {
   constructor() {
-    super('a string holds the character U+0000 (NUL), which the store does not keep');
+    super('a string holds the character U+0000 (NUL) or an unpaired surrogate, which the store does not keep');
     this.name = 'StoreValueRefused';
   }
 }
 
-/** Whether JSON text holds an escaped NUL (`\u0000` whose backslash is not itself escaped): the check of every commit. */
-export function jsonHoldsNul(json: string): boolean {
-  for (let i = json.indexOf('\\u0000'); i !== -1; i = json.indexOf('\\u0000', i + 1)) {
+/**
+ * Whether JSON text (as JSON.stringify writes it) holds what no store keeps: an escaped NUL, or an
+ * escaped surrogate — JSON.stringify writes a well-formed pair as the character itself and only a
+ * lone half as `\\udXXX`. An escape counts when its backslash is not itself escaped. The check of
+ * every commit: one scan for `\\u`, which JSON.stringify writes only for these and control characters.
+ */
+export function jsonHoldsUnstorable(json: string): boolean {
+  for (let i = json.indexOf('\\u'); i !== -1; i = json.indexOf('\\u', i + 2)) {
     let slashes = 1;
     while (i - slashes >= 0 && json.charCodeAt(i - slashes) === 92) slashes++;
-    if (slashes % 2 === 1) return true;
+    if (slashes % 2 === 0) continue; // an escaped backslash followed by a plain u
+    const hex = json.slice(i + 2, i + 6).toLowerCase();
+    if (hex === '0000' || (hex >= 'd800' && hex <= 'dfff')) return true;
   }
   return false;
 }
+
+/** A NUL, or half of a surrogate pair without its other half. */
+export const UNSTORABLE_CHAR = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether an id holds what no store keeps (a NUL, an unpaired surrogate). */
+export const idUnstorable = (id: string): boolean => UNSTORABLE_CHAR.test(id);
 
 /** What `claim` asks for: due records of a table, leased to one daemon. */
 export interface ClaimRequest<K extends string = string, R extends object = object> {

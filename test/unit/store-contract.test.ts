@@ -339,18 +339,23 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.same(await a.hit('ip:1', 60_000, 6300), { count: 1, resetAt: 66_300 }, 'per window length');
     });
 
-    await t.test('a NUL (U+0000) is kept by neither store: a commit holding one is refused, a read with one finds nothing', async (t) => {
+    await t.test('a NUL (U+0000) or an unpaired surrogate is kept by neither store: a commit holding one is refused, a read with one finds nothing', async (t) => {
       await a.commit([{ table: 'apps', id: 'nul1', value: { id: 'nul1', ownerId: 'u-nul', text: 'fine' } }]);
       for (const [what, change] of [
         ['in a value', { table: 'apps', id: 'nul2', value: { text: 'a\u0000b' } }],
         ['in a key of a value', { table: 'apps', id: 'nul2', value: { ['k\u0000']: 1 } }],
         ['in an id', { table: 'apps', id: 'nul\u0000', value: {} }],
+        ['an unpaired high surrogate in a value', { table: 'apps', id: 'nul2', value: { name: '\ud800' } }],
+        ['an unpaired low surrogate in a key of a value', { table: 'apps', id: 'nul2', value: { ['x\udc00']: 1 } }],
+        ['an unpaired surrogate in an id', { table: 'apps', id: 'nul\ud83d', value: {} }],
       ] as const) {
         await t.rejects(a.commit([{ table: 'apps', id: 'nul3', value: { ok: true } }, change]), StoreValueRefused, `${what}: refused`);
       }
       t.equal(await b.get('apps', 'nul3'), undefined, 'nothing of the refused commits was written');
       await a.commit([{ table: 'apps', id: 'nul4', value: { text: 'a\\u0000 is six characters, not a NUL' } }]);
       t.same(await b.get('apps', 'nul4'), { text: 'a\\u0000 is six characters, not a NUL' }, 'an escaped backslash before u0000 is no NUL');
+      await a.commit([{ table: 'apps', id: 'nul5', value: { text: 'a pair is kept: \ud83d\ude00', escaped: '\\ud800 is six characters' } }]);
+      t.same(await b.get('apps', 'nul5'), { text: 'a pair is kept: \ud83d\ude00', escaped: '\\ud800 is six characters' }, 'a whole surrogate pair, and an escaped backslash before ud800, are kept');
       t.equal(await b.get('apps', 'nul1\u0000'), undefined, 'get with a NUL in the id');
       t.same(await b.getMany([{ table: 'apps', id: 'x\u0000' }, { table: 'apps', id: 'nul1' }]), [undefined, { id: 'nul1', ownerId: 'u-nul', text: 'fine' }], 'getMany: nothing for that key, the others answered');
       t.same(await b.find('apps', 'ownerId', 'u-nul\u0000'), [], 'find');

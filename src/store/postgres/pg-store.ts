@@ -7,7 +7,7 @@ import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
 import type { Tables as DaemonTables } from '../../model/tables.js';
-import { checkHit, checkPayload, checkRecordKeys, deepFreeze, jsonHoldsNul, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type PageQuery, type EngineReads, type Store, type StoreEngine, type StoreHealth, type StoreLogger, type StoreReads, type TableMap } from '../types.js';
+import { checkHit, checkPayload, checkRecordKeys, deepFreeze, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type PageQuery, type EngineReads, type Store, type StoreEngine, type StoreHealth, type StoreLogger, type StoreReads, type TableMap } from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -212,9 +212,10 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
       validateChanges(changes);
       if (!changes.length && !expect.length) return;
       // Stringified here: a value JSON cannot hold fails the commit before anything is sent, as does
-      // a NUL (jsonb cannot hold one; sent in a batch it would fail the others' commits too).
+      // a NUL or an unpaired surrogate (jsonb cannot hold one; sent in a batch it would fail the
+      // others' commits too).
       const args = commitArgs(changes, expect, versions);
-      if (jsonHoldsNul(args.changes) || jsonHoldsNul(args.expect)) throw new StoreValueRefused();
+      if (jsonHoldsUnstorable(args.changes) || jsonHoldsUnstorable(args.expect)) throw new StoreValueRefused();
       await commits.submit(args);
     },
 
