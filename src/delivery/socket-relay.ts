@@ -11,7 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
-import type { Clock } from '../clock.js';
+import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import type { SocketSessions } from '../services/socket-sessions.js';
@@ -145,14 +145,13 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     return hold(appId);
   });
   // A connection opened or closed: the holder records say so within a moment, not at the next heartbeat.
-  let resync: NodeJS.Timeout | null = null;
+  let resync: Timer | null = null;
   const changed = () => {
     if (resync) return;
-    resync = setTimeout(() => {
+    resync = clock.setTimeout(() => {
       resync = null;
-      heartbeat().catch(fail);
+      return heartbeat().catch(fail);
     }, 100);
-    resync.unref();
   };
   const unwatch = [
     sessions.onAnyConnect((appId) => {
@@ -183,9 +182,9 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     const rid = newId('rel', 12);
     const left = () => req.budgetMs - (performance.now() - t0);
     const answer = new Promise<RelayReply | undefined>((resolve) => {
-      const timer = setTimeout(() => resolve(undefined), Math.max(0, left()));
+      const timer = clock.setTimeout(() => resolve(undefined), Math.max(0, left()));
       awaiting.set(rid, (r) => {
-        clearTimeout(timer);
+        clock.clear(timer);
         resolve(r);
       });
     });
@@ -201,16 +200,15 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     }
   }
 
-  const beat = setInterval(() => heartbeat().catch(fail), Math.max(50, Math.floor(ttlMs / 3)));
-  beat.unref();
+  const beat = clock.setInterval(() => heartbeat().catch(fail), Math.max(50, Math.floor(ttlMs / 3)));
 
   return {
     relay,
     connections,
     /** Stop relaying; this daemon's holder records go (the apps it held are no longer reachable here). */
     async close(): Promise<void> {
-      clearInterval(beat);
-      if (resync) clearTimeout(resync);
+      clock.clear(beat);
+      clock.clear(resync);
       unprepare();
       for (const u of unwatch) u();
       for (const u of unsubscribe) u();

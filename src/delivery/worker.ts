@@ -339,7 +339,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const poller = createPoller({
     minMs: TICK_MS,
     maxMs: POLL_MAX_MS,
-    now: () => clock.now(),
+    clock,
     run: tickOnce,
     // while the store is down this repeats every poll; the store logs the outage itself
     onError: (e) => (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'delivery worker tick failed', { error: (e as Error).message }),

@@ -5,6 +5,7 @@ import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const EVENTS = ['NEW_MESSAGE', 'UPDATED_MESSAGE', 'REACTION_ADDED', 'CHANNEL_CREATED', 'CHANNEL_ARCHIVED', 'CHANNEL_DELETED'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -82,8 +83,8 @@ t.test('channel events, and an app without the scope or the subscription gets no
 });
 
 t.test('rate limits: 80 messages a minute per app and workspace, 60 channels; 429 with Retry-After, then the window passes', async (t) => {
-  let now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const { bot, user } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
@@ -95,14 +96,14 @@ t.test('rate limits: 80 messages a minute per app and workspace, 60 channels; 42
   t.ok(Number(over.headers.get('retry-after')) >= 1 && Number(over.headers.get('retry-after')) <= 60, 'Retry-After in seconds');
   // Retry-After counts down to the end of the window, whichever token and however often asked
   const left = Number(over.headers.get('retry-after'));
-  now += 20_000;
+  clock.set(clock.now() + 20_000);
   const later = await bot.postMessageToChannel(general, 'still too many');
   t.equal(later.status, 429);
   t.equal(Number(later.headers.get('retry-after')), left - 20, '20 s later, 20 s less');
-  now += (left - 20 - 1) * 1000; // one second before the window ends
+  clock.set(clock.now() + (left - 20 - 1) * 1000); // one second before the window ends
   t.equal((await user.postMessageToChannel(general, 'almost')).headers.get('retry-after'), '1', 'a second before the end: 1');
   t.equal((await bot.fetchMessages(general)).status, 200, 'reading is not limited by the message limit');
-  now += 1_000;
+  clock.set(clock.now() + 1_000);
   t.equal((await bot.postMessageToChannel(general, 'next minute')).status, 200, 'a new window');
   const made = await Promise.all(Array.from({ length: 60 }, (_, i) => bot.createChannel(`c-${i}`).then((r) => r.status)));
   t.ok(made.every((s) => s === 200));
