@@ -63,13 +63,19 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   const holder = (appId: string): HolderRecord => ({ id: holderId(appId), appId, instanceId: me, expiresAt: clock.now() + ttlMs, connections: Math.max(1, sessions.count(appId)) });
   const fail = (e: unknown) => log.error('socket relay failed', { error: (e as Error).message });
 
-  /** Holder records being written, so that a second connection of the app waits for the first's. */
+  /**
+   * Holder records being written, so that a second connection of the app waits for the first's. A
+   * record is written once this daemon listens for relayed requests: another daemon that finds it
+   * may relay at once.
+   */
   const holding = new Map<string, Promise<void>>();
   function hold(appId: string): Promise<void> {
     const pending = holding.get(appId);
     if (pending) return pending;
     if (held.has(appId)) return Promise.resolve();
-    const p = store.commit([{ table: SOCKET_HOLDERS_TABLE, id: holderId(appId), value: holder(appId) }])
+    const p = store
+      .subscribed()
+      .then(() => store.commit([{ table: SOCKET_HOLDERS_TABLE, id: holderId(appId), value: holder(appId) }]))
       .then(() => {
         held.add(appId);
       })

@@ -219,6 +219,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
     hit: async (key, windowMs, now, n) => hits.hit(key, windowMs, now, n),
     publish: (channel, payload) => channels.publish(channel, payload),
     subscribe: (channel, fn) => channels.subscribe(channel, fn),
+    subscribed: () => Promise.resolve(),
 
     stats: () => ({
       journalBytes: writer.totalBytes(),

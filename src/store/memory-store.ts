@@ -33,6 +33,7 @@ export function createMemoryStore(): Store {
     hit: async (key, windowMs, now, n) => hits.hit(key, windowMs, now, n),
     publish: (channel, payload) => channels.publish(channel, payload),
     subscribe: (channel, fn) => channels.subscribe(channel, fn),
+    subscribed: () => Promise.resolve(),
     health: () => ({ ok: true }),
     async close() {
       closed = true;

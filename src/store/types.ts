@@ -232,6 +232,12 @@ export interface Store {
    */
   subscribe(channel: string, fn: Listener, onGap?: Gap): () => void;
   /**
+   * Resolves once every subscription made so far listens: a message published after that, by any
+   * daemon, is heard. On PostgreSQL a LISTEN goes out after subscribe returns; the embedded store
+   * listens at once.
+   */
+  subscribed(): Promise<void>;
+  /**
    * Whether the store can be used now. A commit that cannot be written rejects and is rolled
    * back; from then until a write as large as the one that failed reaches the disk (the
    * embedded store) or the database answers again (PostgreSQL) this answers {ok: false, reason},

@@ -30,6 +30,8 @@ async function daemon(t: Tap.Test, url: string, clock: TestClock, name: string, 
   const sessions = createSocketSessions({ store, clock, logger, config });
   const transport = createSocketTransport(sessions, clock, { store, clock, logger, config, instanceId: name, relay: true });
   const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
+  // the daemon hears the others once its LISTENs are in place (a hint sent before is lost, by design)
+  await store.subscribed();
   t.teardown(async () => {
     await transport.close();
     await log.close();

@@ -236,7 +236,7 @@ void testWithPg(t, "a daemon whose LISTEN connection dropped is told its message
   let lost = 0;
   const stop = two.onMessageChange((n) => heard.push(n.id), () => lost++);
   t.teardown(stop);
-  await new Promise((r) => setTimeout(r, 300)); // two's LISTEN is in place
+  await s2.subscribed(); // two's LISTEN is in place
   const m1 = await one.messages.post(a, general, { text: 'before' });
   await until(() => heard.length === 1);
   t.same(heard, [m1.id], 'heard while connected');

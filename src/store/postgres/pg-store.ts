@@ -266,6 +266,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
     },
 
     subscribe: (channel, fn, onGap) => notifier.subscribe(channel, fn, onGap),
+    subscribed: () => notifier.settled(),
 
     health(): StoreHealth {
       return fault ? { ok: false, reason: reason(fault) } : { ok: true };
