@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../../src/clock.js';
 
 interface Received {
   path: string;
@@ -13,6 +14,7 @@ interface Received {
   raw: string;
   body: any;
   signatureValid: boolean;
+  /** When it arrived, by the receiver's clock. */
   at: number;
 }
 
@@ -37,7 +39,8 @@ export function verify(secret: string, headers: http.IncomingHttpHeaders, raw: s
   return sig.length === want.length && crypto.timingSafeEqual(Buffer.from(sig), Buffer.from(want));
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/** `clock`: the time requests are stamped with and answers are delayed by (a test's, to follow the daemon's). */
+export async function startReceiver(clock: Clock = systemClock): Promise<Receiver> {
   const answers = new Map<string, Answer | ((r: Received) => Answer)>();
   const received: Received[] = [];
   const waiters: Array<{ n: number; resolve: (r: Received[]) => void }> = [];
@@ -54,7 +57,7 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         body = undefined;
       }
-      const rec: Received = { path: req.url ?? '', headers: req.headers, raw, body, signatureValid: verify(self.secret, req.headers, raw), at: Date.now() };
+      const rec: Received = { path: req.url ?? '', headers: req.headers, raw, body, signatureValid: verify(self.secret, req.headers, raw), at: clock.now() };
       received.push(rec);
       for (const w of [...waiters]) if (received.length >= w.n) {
         waiters.splice(waiters.indexOf(w), 1);
@@ -71,7 +74,7 @@ export async function startReceiver(): Promise<Receiver> {
         res.writeHead(ans.status ?? 200, { 'content-type': ans.text !== undefined ? 'text/plain' : 'application/json', ...ans.headers });
         res.end(ans.text !== undefined ? ans.text : JSON.stringify(ans.json ?? {}));
       };
-      if (ans.delayMs) setTimeout(send, ans.delayMs);
+      if (ans.delayMs) clock.setTimeout(send, ans.delayMs);
       else send();
     });
   });
