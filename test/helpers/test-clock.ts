@@ -11,7 +11,8 @@
  * - `set(t)`: the wall clock is put at t, as an operator setting it would; no time passes for the
  *   timers (they count elapsed time, as Node's do), so nothing runs.
  * - A timer set for 0 ms (or less) runs at the next turn of the event loop without any advance, as
- *   the system's would: "now" needs no test to move time.
+ *   the system's would: "now" needs no test to move time. An advance first waits for the work such
+ *   timers started (a daemon's first poll), then moves time.
  */
 import type { Clock, Timer } from '../../src/clock.js';
 
@@ -44,7 +45,7 @@ export function createTestClock(start: number = Date.now()): TestClock {
   const timers = new Set<TestTimer>();
   let advancing = false;
   let soonScheduled = false;
-  /** The work of timers the next turn ran during an advance, which the advance waits for too. */
+  /** The work of timers the next turn ran (0 ms ones), which an advance waits for before it moves time. */
   const work = new Set<Promise<unknown>>();
 
   const soonest = (limit: number): TestTimer | undefined => {
@@ -69,7 +70,7 @@ export function createTestClock(start: number = Date.now()): TestClock {
       soonScheduled = false;
       for (let t = soonest(elapsed); t; t = soonest(elapsed)) {
         const r = fire(t);
-        if (advancing && r instanceof Promise) {
+        if (r instanceof Promise) {
           const p: Promise<unknown> = r.finally(() => work.delete(p));
           work.add(p);
         }
@@ -107,6 +108,7 @@ export function createTestClock(start: number = Date.now()): TestClock {
       advancing = true;
       const target = elapsed + Math.max(0, ms);
       try {
+        await settle(); // the work of timers already run (a daemon's first poll at its start) ends first
         // one at a time, soonest first; what a timer's work arms within the span runs in it too
         for (let t = soonest(target); t; t = soonest(target)) {
           moveTo(t.at);
