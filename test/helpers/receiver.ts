@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../src/clock.js';
+import { CONDITION_MS } from './until.js';
 
 interface Received {
   path: string;
@@ -84,7 +85,7 @@ export async function startReceiver(clock: Clock = systemClock): Promise<Receive
     url,
     received,
     on: (path: string, a: Answer | ((r: Received) => Answer)) => void answers.set(path, a),
-    waitFor: (n: number, timeoutMs = 10_000) =>
+    waitFor: (n: number, timeoutMs = CONDITION_MS) =>
       new Promise<Received[]>((resolve, reject) => {
         if (received.length >= n) return resolve(received.slice());
         const w = { n, resolve };

@@ -24,7 +24,7 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   const general = (await a.bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
 
   const posted = await a.bot.postMessageToChannel(general, 'build #42 is green');
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.ok(ev!.signatureValid, 'signed with B’s signing secret');
   t.match(ev!.body, { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
   t.type(ev!.body.body, 'string', 'the body is a JSON string');
@@ -37,7 +37,7 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   await a.bot.editMessage(posted.body.id, general, 'build #42 is green (edited)');
   await a.user.addReaction(posted.body.id, ':rocket:');
   const reply = await a.user.reply(posted.body.id, general, 'nice');
-  const evs = await rx.waitFor(4, 5000);
+  const evs = await rx.waitFor(4);
   const byType = (ty: string) => evs.filter((e) => e.body.eventType === ty).map((e) => JSON.parse(e.body.body));
   t.match(byType('UPDATED_MESSAGE')[0], { mId: posted.body.id, tx: 'build #42 is green (edited)', e: true, ty: 'UPDATED_MESSAGE' });
   t.match(byType('REACTION_ADDED')[0], { wId: d.workspaceId, cId: general, mId: posted.body.id, mat: a.tokens.botId, uId: d.workspaceUserId, rc: ':rocket:', ty: 'REACTION_ADDED' });
@@ -49,7 +49,7 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   await o.user.postMessageToChannel(priv.body.channel.id, 'private note');
   // a person posting (what the CLI will use) is an event too
   await d.parts.workspace.postAsUser(other.id, '#random', { text: 'said by a person' });
-  const more = await rx.waitFor(5, 5000);
+  const more = await rx.waitFor(5);
   await sleep(300);
   t.equal(rx.received.length, 5, 'nothing about the private channel');
   t.match(JSON.parse(more[4]!.body.body), { aId: other.id, tx: 'said by a person', ty: 'NEW_MESSAGE' });
@@ -73,7 +73,7 @@ t.test('channel events, and an app without the scope or the subscription gets no
   const c = created.body.channel.id;
   await d.parts.workspace.archiveChannel(d.workspaceUserId, c);
   await d.parts.workspace.deleteChannel(d.workspaceUserId, c);
-  const evs = await rx.waitFor(3, 5000);
+  const evs = await rx.waitFor(3);
   const bodies = evs.filter((e) => e.path === '/events').map((e) => JSON.parse(e.body.body));
   t.match(bodies[0], { wId: d.workspaceId, cId: c, cN: 'ops', cU: [d.workspaceUserId], cT: 'PUBLIC', ty: 'CHANNEL_CREATED' });
   t.match(bodies[1], { cId: c, v: true, uId: d.workspaceUserId, m: [d.workspaceUserId], ty: 'CHANNEL_ARCHIVED' });
@@ -159,7 +159,7 @@ t.test('a user joining the workspace: WORKSPACE_USER_JOINED to apps subscribed w
   const b = await installPlatformApp(d, { events: ['WORKSPACE_USER_JOINED'], eventsUrl: `${rx.url}/events` });
   rx.secret = b.app.signingSecret;
   const other = await secondUser(d);
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.ok(ev!.signatureValid);
   t.match(ev!.body, { eventType: 'WORKSPACE_USER_JOINED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
   t.match(JSON.parse(ev!.body.body), { uId: other.id, uE: other.email, uN: 'Second User', wId: d.workspaceId, ty: 'WORKSPACE_USER_JOINED' });

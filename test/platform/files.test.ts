@@ -47,7 +47,7 @@ t.test('the SDK upload sequence, the file on a message and in NEW_MESSAGE, read 
   t.equal(posted.status, 200);
   t.match(posted.body.files, [{ id: fileId, owner: a.tokens.botId, name: 'report.csv', mimeType: 'text/csv', path: done.body.path }]);
   t.match((await a.user.fetchMessage(posted.body.id, general)).body.files, [{ id: fileId }], 'shown in the message view');
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.match(JSON.parse(ev!.body.body), { mId: posted.body.id, f: [{ id: fileId, name: 'report.csv', path: done.body.path }] }, 'and in NEW_MESSAGE’s f');
   const notMine = await a.user.postMessageToChannel(general, 'not my file', { files: [fileId] });
   t.equal(notMine.status, 400, 'only the uploader attaches a file');

@@ -67,7 +67,7 @@ t.test('/cmd typed by a person: the app acks, posts through the API, the message
   }
   const botMessage = listed.find((m) => /standup started \(hi\)/.test(m.text));
   t.ok(botMessage, 'the bot’s message is in #general');
-  const [ev] = await listener.waitFor(1, 5000);
+  const [ev] = await listener.waitFor(1);
   t.ok(ev!.signatureValid);
   t.match(JSON.parse(ev!.body.body), { mId: botMessage.id, tx: 'standup started (hi)', ty: 'NEW_MESSAGE' }, 'the second app heard of it');
 });

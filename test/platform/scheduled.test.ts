@@ -80,7 +80,7 @@ t.test('a scheduled message whose time passed while the daemon was stopped is po
   const again = platformClient(d.url, tokens.botToken!, app.appKey);
   const m = await until(async () => (await again.fetchMessages(general, undefined, 10)).body.messages.find((x: any) => x.text === 'posted after the restart'));
   t.equal(m.author, tokens.botId);
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.match(JSON.parse(ev!.body.body), { mId: m.id, tx: 'posted after the restart', aId: tokens.botId, ty: 'NEW_MESSAGE' });
   t.same((await again.fetchScheduledMessages()).body.scheduledMessages, []);
 });

@@ -103,7 +103,7 @@ t.test('with no connection: triggers fail at once with the offline message; even
   t.equal(e1.body.state, 'retrying', 'kept, not dropped');
   const c = connect(t, d, app);
   await c.start();
-  await c.waitFor(() => c.delivered.length >= 2, 5000, 'the queued events');
+  await c.waitFor(() => c.delivered.length >= 2, 'the queued events');
   t.same(c.delivered.map((x) => x.payload.eventType), ['NEW_MESSAGE', 'CHANNEL_CREATED'], 'in order');
   await new Promise((res) => setTimeout(res, 1000));
   t.equal(c.delivered.length, 2, 'each delivered once');
@@ -121,7 +121,7 @@ t.test('a kept event sent on reconnect is delivered in the log at once, not at t
   t.match(e.body, { state: 'retrying', outcome: 'no_connection' });
   const c = connect(t, d, app);
   await c.start();
-  await c.waitFor(() => c.delivered.length === 1, 5000, 'the kept event');
+  await c.waitFor(() => c.delivered.length === 1, 'the kept event');
   let shown: any;
   for (let i = 0; i < 100; i++) {
     shown = await (await d.api(`${d.mgmt}/deliveries/${e.body.id}`)).json();
