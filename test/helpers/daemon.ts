@@ -7,6 +7,9 @@ import { createLogger } from '../../src/logger.js';
 import { startDaemon, type DaemonHandle, type StartOptions } from '../../src/server/start.js';
 import type { Clock } from '../../src/clock.js';
 import { startPgCluster } from './pg.js';
+import { until } from './until.js';
+import { EVENTS_OUTBOX } from '../../src/services/events-outbox.js';
+import { PENDING_TABLE } from '../../src/delivery/pending.js';
 
 /** Whether this test process runs in the store matrix's PostgreSQL pass (APPREG_TEST_STORE=postgres). */
 export const onPostgres = () => process.env.APPREG_TEST_STORE === 'postgres';
@@ -119,4 +122,15 @@ export function manifest(overrides: Record<string, unknown> = {}): Record<string
     offlineMessage: 'Test App is offline',
     ...overrides,
   };
+}
+
+/**
+ * Resolves once the daemon's events are all sent: none left in the outbox, none pending, no attempt
+ * under way (an event is pending from the commit that takes it out of the outbox until its attempt
+ * ends). For "this change sent nothing to that app" checks; only while no event waits for a retry.
+ */
+export async function eventsSent(d: Pick<TestDaemon, 'parts'>): Promise<void> {
+  const { store } = d.parts;
+  await until(async () => (await store.count(EVENTS_OUTBOX)) + (await store.count(PENDING_TABLE)) === 0);
+  await d.parts.delivery.dispatcher.idle();
 }

@@ -1,14 +1,13 @@
 /** Actions make events for subscribed apps; rate limits; messages survive a restart and are bounded per channel. */
 import fs from 'node:fs';
 import t from 'tap';
-import { startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { eventsSent, startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { createTestClock } from '../helpers/test-clock.js';
 
 const EVENTS = ['NEW_MESSAGE', 'UPDATED_MESSAGE', 'REACTION_ADDED', 'CHANNEL_CREATED', 'CHANNEL_ARCHIVED', 'CHANNEL_DELETED'];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, signed, with the real body and the right users', async (t) => {
   const rx = await startReceiver();
@@ -50,7 +49,7 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   // a person posting (what the CLI will use) is an event too
   await d.parts.workspace.postAsUser(other.id, '#random', { text: 'said by a person' });
   const more = await rx.waitFor(5);
-  await sleep(300);
+  await eventsSent(d);
   t.equal(rx.received.length, 5, 'nothing about the private channel');
   t.match(JSON.parse(more[4]!.body.body), { aId: other.id, tx: 'said by a person', ty: 'NEW_MESSAGE' });
   t.ok(rx.received.every((r) => r.signatureValid));

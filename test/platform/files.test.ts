@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { until } from '../helpers/until.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient, PLATFORM_SCOPES, sdkUploadFile } from '../helpers/platform-client.js';
@@ -154,6 +155,5 @@ t.test('files survive a restart; an upload never completed does not', async (t) 
   t.equal(res.status, 200);
   t.equal(await res.text(), 'kept across restarts');
   t.equal((await again.completeFileUpload(half.body)).status, 404, 'an upload not completed before the restart is gone');
-  await new Promise((r) => setTimeout(r, 100));
-  t.same(blobsIn(dataDir), [file.body.id], 'and so are its bytes');
+  t.same(await until(() => blobsIn(dataDir), (b) => b.length === 1), [file.body.id], 'and so are its bytes');
 });
