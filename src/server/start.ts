@@ -46,6 +46,8 @@ export interface StartOptions {
   allowFresh?: boolean;
   /** The embedded store's journal file calls, for failure-injection tests only (a full disk). */
   storeIo?: Partial<StoreIo>;
+  /** How long the stop waits for HTTP requests in flight before it closes their connections (default 5000 ms). */
+  stopWaitMs?: number;
 }
 
 export async function startDaemon(config: Config, opts: StartOptions = {}): Promise<DaemonHandle> {
@@ -144,7 +146,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
         await parts.workspace.scheduled.stop();
         await parts.delivery.worker.stop();
         await parts.socket.transport.close(); // this daemon no longer holds any app's websockets for the others
-        await requests.drained(5000);
+        await requests.drained(opts.stopWaitMs ?? 5000);
         server.closeIdleConnections();
         await parts.delivery.log.close();
         await parts.delivery.http.close();

@@ -55,7 +55,7 @@ export function tempDir(prefix = 'appreg-test-'): string {
   return dir;
 }
 
-export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean; storeIo?: StartOptions['storeIo'] } = {}): Promise<TestDaemon> {
+export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean; storeIo?: StartOptions['storeIo']; stopWaitMs?: number } = {}): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? tempDir();
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'debug' as const, ...opts.config };
   // The store matrix (test/run.mjs): the same test files again, each daemon on a fresh PostgreSQL database.
@@ -67,7 +67,7 @@ export async function startTestDaemon(opts: { dataDir?: string; config?: Partial
   }
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
-  const handle = await startDaemon(config, { logger, clock: opts.clock, storeIo: opts.storeIo });
+  const handle = await startDaemon(config, { logger, clock: opts.clock, storeIo: opts.storeIo, stopWaitMs: opts.stopWaitMs });
   const creds = handle.bootstrapped ?? JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
   const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
   const api = apiOf(handle.url, creds.authToken);
