@@ -130,7 +130,17 @@ function runTap(list, env, label) {
   });
 }
 
-const runs = [await runTap(files, {}, '')];
+// One PostgreSQL cluster for the whole run (test/helpers/pg.ts): the test files make their databases
+// in it (APPREG_TEST_PG_SHARED) instead of each starting a cluster of its own. Not when
+// APPREG_TEST_PG_URL names one already, nor without the server binaries (the tests say what is missing).
+const env = {};
+let cluster;
+if (!process.env.APPREG_TEST_PG_URL && !process.env.APPREG_TEST_PG_SHARED && hasPostgres()) {
+  const { startRunCluster } = await import(path.join(root, 'dist/test/helpers/pg.js'));
+  cluster = await startRunCluster();
+  env.APPREG_TEST_PG_SHARED = cluster.url('postgres');
+}
+const runs = [await runTap(files, env, '')];
 const matrix = files.filter(inMatrix);
 const skipped = [];
 if (process.env.APPREG_TEST_MATRIX === '0' || matrix.length === 0) {
@@ -139,8 +149,9 @@ if (process.env.APPREG_TEST_MATRIX === '0' || matrix.length === 0) {
   skipped.push('store matrix on PostgreSQL: no PostgreSQL server binaries (initdb) found; install Debian\'s postgresql to run it');
 } else {
   console.log(`# store matrix: ${matrix.length} test files again on PostgreSQL`);
-  runs.push(await runTap(matrix, { APPREG_TEST_STORE: 'postgres' }, 'postgres'));
+  runs.push(await runTap(matrix, { ...env, APPREG_TEST_STORE: 'postgres' }, 'postgres'));
 }
+await cluster?.stop();
 const total = { passed: 0, failed: 0, skipped: skipped.length };
 for (const r of runs) {
   total.passed += r.counts.passed;

@@ -109,7 +109,7 @@ void testWithPg(t, "puts announced while a daemon's LISTEN connection was down a
   await until(() => heard.length === 1);
   t.same(heard, ['dlv_before:pending'], 'heard while connected');
   // only b's LISTEN connection is cut (its last statement is a LISTEN), as a network blip would
-  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'appreg-b' AND query LIKE 'LISTEN%'");
+  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'appreg-b' AND query LIKE 'LISTEN%'");
   t.same(cut, [{ ok: true }], "b's LISTEN connection was cut");
   await until(() => /LISTEN connection to PostgreSQL dropped/.test(warned)); // b knows: nothing more reaches it
   await clock.advance(1000);

@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startDaemon, type DaemonHandle, type StartOptions } from '../../src/server/start.js';
 import type { Clock } from '../../src/clock.js';
-import { startPgCluster } from './pg.js';
+import { createTestDatabase } from './pg.js';
 import { until } from './until.js';
 import { EVENTS_OUTBOX } from '../../src/services/events-outbox.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
@@ -62,7 +62,7 @@ export async function startTestDaemon(opts: { dataDir?: string; config?: Partial
   // A restart on the same data dir finds the same database, as an install would.
   if (onPostgres() && config.databaseUrl === undefined) {
     let url = databaseOf.get(dataDir);
-    if (!url) databaseOf.set(dataDir, (url = await (await startPgCluster()).createDatabase()));
+    if (!url) databaseOf.set(dataDir, (url = await createTestDatabase()));
     config.databaseUrl = url;
   }
   let logText = '';

@@ -237,7 +237,7 @@ void testWithPg(t, "a daemon whose LISTEN connection dropped is told its message
   const m1 = await one.messages.post(a, general, { text: 'before' });
   await until(() => heard.length === 1);
   t.same(heard, [m1.id], 'heard while connected');
-  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'appreg-d2' AND query LIKE 'LISTEN%'");
+  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'appreg-d2' AND query LIKE 'LISTEN%'");
   t.same(cut, [{ ok: true }], "two's LISTEN connection was cut");
   await until(() => /LISTEN connection to PostgreSQL dropped/.test(warned)); // two knows: nothing more reaches it
   await one.messages.post(a, general, { text: 'in the gap' });

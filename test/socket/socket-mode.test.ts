@@ -288,25 +288,24 @@ t.test('socket mode against a real daemon', async (t) => {
     const c = client(t, d, app, { reconnectDelayMs: 0 });
     await c.start();
     const sm = d.parts.socket;
-    let sending = true;
     let n = 0;
-    const producer = (async () => {
-      while (sending) {
-        const i = n++;
-        await sendVia(d, app.id, { deliveryId: `dlv_churn_${i}`, interactive: false, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i }) } });
-        await new Promise((r) => setImmediate(r));
-      }
-    })();
+    // events go one after another, each once the one before was handled (sent, or kept for the app)
+    let sending: Promise<unknown> = Promise.resolve();
+    const send = () => {
+      const i = n++;
+      sending = sending.then(() => sendVia(d, app.id, { deliveryId: `dlv_churn_${i}`, interactive: false, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i }) } }));
+    };
     for (let k = 0; k < 100; k++) {
       await c.waitOpen(k);
       const seen = c.delivered.length;
+      send();
       await c.waitFor(() => c.delivered.length > seen, 'an event on this connection'); // events stream while it is open
+      for (let j = 0; j < 3; j++) send(); // and while it closes and opens again
       if (k % 2) c.ws?.close(1000, 'client restart');
       else for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1012, 'churn');
     }
     await c.waitOpen(100);
-    sending = false;
-    await producer;
+    await sending;
     await c.waitFor(() => c.delivered.length >= n, `all ${n} events`).catch(() => {});
     const got = c.delivered.map((x) => JSON.parse(x.payload.body).i as number);
     t.equal(c.opens, 101);
