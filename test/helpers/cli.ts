@@ -62,6 +62,12 @@ export async function runMain(args: string[], opts: CliOptions = {}): Promise<Cl
   return { code, ...out };
 }
 
+/** runMain for a command that follows until stopped: what it wrote so far (`out`) while it runs, and its end (`done`). */
+export function startMain(args: string[], opts: CliOptions = {}): { out: { stdout: string; stderr: string }; done: Promise<CliResult> } {
+  const { io, out } = captureIo(opts);
+  return { out, done: main(['node', BIN, ...args], io).then((code) => ({ code, ...out })) };
+}
+
 /**
  * `appreg serve --port 0 …args` in this process until `stop` is called (which sends it SIGTERM and
  * resolves with its exit code); `url` once it listens, `out` what it wrote so far.
