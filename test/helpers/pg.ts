@@ -245,6 +245,7 @@ export async function createTestDatabase(): Promise<string> {
 /**
  * The cluster test/run.mjs starts for the whole run (its admin URL goes to the test files as
  * APPREG_TEST_PG_SHARED): room for the connections of every test file running at once.
+ * @public test/run.mjs loads it from dist/, which knip does not follow
  */
 export function startRunCluster(): Promise<PgCluster> {
   return startLocalCluster(POSTGRES_COMPONENT.path, 500);
@@ -276,8 +277,12 @@ export async function pgDatabaseOrSkip(t: TapTest): Promise<string | undefined> 
   return createTestDatabase();
 }
 
-/** t.test that gets a fresh database's URL; skipped (or failed under CI) without PostgreSQL. */
-export function testWithPg(t: TapTest, name: string, fn: (t: TapTest, url: string) => Promise<void>): Promise<unknown> {
-  if (process.env.APPREG_TEST_PG_URL || process.env.APPREG_TEST_PG_SHARED) return t.test(name, async (t) => fn(t, await createTestDatabase()));
-  return testNeeding(t, name, POSTGRES_COMPONENT, async (t) => fn(t, await createTestDatabase()));
+/**
+ * t.test that gets a fresh database's URL; skipped (or failed under CI) without PostgreSQL.
+ * `ownCluster`: the database is in the process's own cluster (a test that stops it), not the run's.
+ */
+export function testWithPg(t: TapTest, name: string, fn: (t: TapTest, url: string) => Promise<void>, o: { ownCluster?: boolean } = {}): Promise<unknown> {
+  const database = async () => (o.ownCluster ? (await startPgCluster()).createDatabase() : createTestDatabase());
+  if (process.env.APPREG_TEST_PG_URL || (process.env.APPREG_TEST_PG_SHARED && !o.ownCluster)) return t.test(name, async (t) => fn(t, await database()));
+  return testNeeding(t, name, POSTGRES_COMPONENT, async (t) => fn(t, await database()));
 }

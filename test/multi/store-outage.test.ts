@@ -150,4 +150,4 @@ void testWithPg(t, 'three daemons on PostgreSQL: while the database is stopped e
     const after = await Promise.all(Object.values(callsOf(d)).slice(0, 3).map(async (call) => (await call()).status));
     t.same(after, [200, 200, 200], `daemon ${i + 1} answers again`);
   }
-});
+}, { ownCluster: true });
