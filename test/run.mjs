@@ -103,19 +103,53 @@ function hasPostgres() {
   return onPath || debian || Boolean(process.env.APPREG_TEST_PG_URL);
 }
 
-// Test files spend most of their time waiting (daemons, sockets, timers, a browser), so twice as
-// many at once as there are cores keeps the cores busy; APPREG_TEST_JOBS overrides it.
+// Files run this many at once: about twice the cores, as a file waits for its daemons, browser and
+// database part of the time; APPREG_TEST_JOBS overrides it.
 const JOBS = Number(process.env.APPREG_TEST_JOBS) || Math.max(2, os.cpus().length * 2);
 
-/** One tap run over `list`, its TAP stream counted; resolves tap's exit code. */
-function runTap(list, env, label) {
+// The store matrix's files are run through a wrapper each (dist/matrix/…): the wrapper sets
+// APPREG_TEST_STORE=postgres and loads the test file, so both passes are one tap run whose files
+// overlap (a long PostgreSQL file starts early), not a second run after the first.
+const MATRIX_ROOT = path.join('dist', 'matrix');
+function matrixWrapper(file) {
+  const rel = path.relative(path.join('dist', 'test'), file);
+  const wrapper = path.join(MATRIX_ROOT, rel);
+  fs.mkdirSync(path.join(root, path.dirname(wrapper)), { recursive: true });
+  const target = path.relative(path.dirname(path.join(root, wrapper)), path.join(root, file)).split(path.sep).join('/');
+  fs.writeFileSync(path.join(root, wrapper), `// test/run.mjs: ${file} in the store matrix (every daemon on PostgreSQL)\nprocess.env.APPREG_TEST_STORE = 'postgres';\nawait import('${target.startsWith('.') ? target : './' + target}');\n`);
+  return wrapper;
+}
+/** A test's name as the closing lines give it: a wrapper's is its test file's, marked [postgres]. */
+const named = (s) => (s.startsWith(MATRIX_ROOT + path.sep) ? `[postgres] ${path.join('dist', 'test', s.slice(MATRIX_ROOT.length + 1))}` : s);
+
+// Longest first: each file's time in the last run (dist/.test-times.json) orders this one, so the
+// slow files do not start last and leave the other jobs idle at the end (a file not timed yet goes first).
+const TIMES_FILE = path.join(root, 'dist', '.test-times.json');
+let lastTimes = {};
+try {
+  lastTimes = JSON.parse(fs.readFileSync(TIMES_FILE, 'utf8'));
+} catch {
+  /* a first run */
+}
+const longestFirst = (list) => [...list].sort((a, b) => (lastTimes[b] ?? Infinity) - (lastTimes[a] ?? Infinity));
+
+/** One tap run over `list`, its TAP stream counted; resolves tap's exit code and each file's time (ms). */
+function runTap(list, env) {
   const { parser, counts, skips, failures } = testCounter();
+  const times = {};
+  let line = '';
   // -R tap: the raw TAP stream, whatever the terminal, so that it can be counted here.
   const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), '-R', 'tap', '-j', String(JOBS), ...list];
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   child.stdout.on('data', (chunk) => {
     process.stdout.write(chunk);
     parser.write(chunk);
+    const lines = (line + chunk).split('\n');
+    line = lines.pop();
+    for (const l of lines) {
+      const m = /^(?:not )?ok \d+ - (\S+) # time=([\d.]+)ms/.exec(l);
+      if (m) times[m[1]] = Number(m[2]);
+    }
   });
   return new Promise((resolve) => {
     child.on('close', (code) => {
@@ -124,8 +158,7 @@ function runTap(list, env, label) {
         counts.failed = 1; // tap failed where no test did (e.g. a file it could not load)
         failures.push(`tap exited with ${code ?? 'a signal'} where no test failed`);
       }
-      const named = (s) => (label ? `[${label}] ${s}` : s);
-      resolve({ code: code ?? 1, counts, skips: skips.map(named), failures: failures.map(named) });
+      resolve({ code: code ?? 1, counts, skips: skips.map(named), failures: failures.map(named), times });
     });
   });
 }
@@ -140,26 +173,24 @@ if (!process.env.APPREG_TEST_PG_URL && !process.env.APPREG_TEST_PG_SHARED && has
   cluster = await startRunCluster();
   env.APPREG_TEST_PG_SHARED = cluster.url('postgres');
 }
-const runs = [await runTap(files, env, '')];
 const matrix = files.filter(inMatrix);
 const skipped = [];
+let wrappers = [];
+fs.rmSync(path.join(root, MATRIX_ROOT), { recursive: true, force: true });
 if (process.env.APPREG_TEST_MATRIX === '0' || matrix.length === 0) {
   // asked for, or nothing of the matrix among the files given
 } else if (!hasPostgres() && process.env.CI !== 'true') {
   skipped.push('store matrix on PostgreSQL: no PostgreSQL server binaries (initdb) found; install Debian\'s postgresql to run it');
 } else {
   console.log(`# store matrix: ${matrix.length} test files again on PostgreSQL`);
-  runs.push(await runTap(matrix, { ...env, APPREG_TEST_STORE: 'postgres' }, 'postgres'));
+  wrappers = matrix.map(matrixWrapper);
 }
+const run = await runTap(longestFirst([...files, ...wrappers]), env);
 await cluster?.stop();
-const total = { passed: 0, failed: 0, skipped: skipped.length };
-for (const r of runs) {
-  total.passed += r.counts.passed;
-  total.failed += r.counts.failed;
-  total.skipped += r.counts.skipped;
-}
-for (const s of [...runs.flatMap((r) => r.skips), ...skipped]) console.log(`skipped: ${s}`);
+fs.writeFileSync(TIMES_FILE, JSON.stringify({ ...lastTimes, ...run.times }, null, 1) + '\n');
+const total = { passed: run.counts.passed, failed: run.counts.failed, skipped: run.counts.skipped + skipped.length };
+for (const s of [...run.skips, ...skipped]) console.log(`skipped: ${s}`);
 // the failed tests by name, last, where a reader of only the end of a long log finds them
-for (const f of runs.flatMap((r) => r.failures)) console.log(`failed: ${f}`);
+for (const f of run.failures) console.log(`failed: ${f}`);
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
-process.exit(runs.find((r) => r.code !== 0)?.code ?? 0);
+process.exit(run.code);
