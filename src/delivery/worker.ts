@@ -77,6 +77,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const schedule = parseSchedule(config.deliveryRetrySchedule);
   /** Events this daemon is attempting (or settling) now. */
   const inFlight = new Set<string>();
+  /**
+   * Events that left inFlight while a claim was under way: the claim may have renewed this daemon's
+   * lease on one of them just before its attempt ended (and the record went), and still return it.
+   */
+  let leftDuringClaim: Set<string> | undefined;
+  const settled = (id: string) => {
+    inFlight.delete(id);
+    leftDuringClaim?.add(id);
+  };
   /** How kept socket-mode events ended while an attempt of theirs was in flight (taken by that attempt). */
   const keptWhileInFlight = new Map<string, AttemptResult>();
   let stopped = false;
@@ -120,7 +129,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       const logged = await finishEvent(p, attempts, r, app, final, mine);
       return given && logged ? logged.reduce<DeliveryRecord | undefined>(applyEntry, given.rec) : undefined;
     } finally {
-      inFlight.delete(p.id);
+      settled(p.id);
     }
   }
 
@@ -175,7 +184,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         log.append({ id, attempt: d.entryOf(result, logged.attempts.length), state: { at: d.iso(), state: result.outcome === 'acked' ? 'delivered' : 'failed' } });
       }
     } finally {
-      inFlight.delete(id);
+      settled(id);
     }
   }
   socket.onKeptSettled((id, appId, result) => {
@@ -253,7 +262,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       // one try: a change meanwhile means an attempt started somewhere
       if (!(await cancelPending(p, reason, () => false))) return undefined;
     } finally {
-      inFlight.delete(id);
+      settled(id);
     }
     return log.get(id);
   }
@@ -266,7 +275,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       try {
         await cancelPending(p, reason, () => false);
       } finally {
-        inFlight.delete(p.id);
+        settled(p.id);
       }
     }
   }
@@ -324,9 +333,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /** One poll: lease the due events and attempt them, drain the outbox; whether it found any. */
   async function tickOnce(): Promise<boolean> {
     const now = clock.now();
-    const due = await store.claim<PendingDelivery>({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
+    const left = (leftDuringClaim = new Set());
+    let due: PendingDelivery[];
+    try {
+      due = await store.claim<PendingDelivery>({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
+    } finally {
+      leftDuringClaim = undefined;
+    }
     for (const p of due) {
-      if (inFlight.has(p.id) || stopped) continue; // our own attempt, its lease just renewed
+      if (inFlight.has(p.id) || left.has(p.id) || stopped) continue; // our own attempt, its lease just renewed (or since ended)
       inFlight.add(p.id);
       d.track(runAttempt(p, config.deliveryEventTimeoutMs)).catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
     }

@@ -129,3 +129,39 @@ void testWithPg(t, 'the events outbox is drained once across daemons', async (t,
   t.equal(calls.length, 11, `one event per app record, one per app and workspace record (${calls.join(', ')})`);
   t.equal(new Set(calls.map((c) => c.split(':')[1])).size, 11, 'each a delivery of its own');
 });
+
+void testWithPg(t, 'a poll that renewed the lease of an event whose attempt ended meanwhile does not make the attempt again', async (t, url) => {
+  const clock = createTestClock();
+  const sends: string[] = [];
+  let releaseRetry!: () => void;
+  const a = await daemon(t, url, clock, 'a', async (req) => {
+    sends.push(req.deliveryId);
+    if (sends.length === 1) return { outcome: 'http_error', status: 503, latencyMs: 1 };
+    if (sends.length === 2) await new Promise<void>((r) => (releaseRetry = r)); // the retry is under way until the test lets it end
+    return { outcome: 'acked', status: 200, latencyMs: 1 };
+  });
+  // the next poll's claim renews this daemon's lease on the event (its attempt still under way) and is
+  // answered only once that attempt has ended and the event is gone from the pending table
+  const claim = a.store.claim.bind(a.store);
+  let hold: ((due: object[]) => Promise<void>) | undefined;
+  a.store.claim = async <T extends object>(req: Parameters<typeof claim>[0]) => {
+    const due = await claim<T>(req);
+    await hold?.(due);
+    return due;
+  };
+  a.worker.start();
+  const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
+  const id = first!.id;
+  await clock.advance(410); // the retry's poll (0.3 s ± 20 %, on the 50 ms grain)
+  await until(() => sends.length === 2);
+  hold = async (due) => {
+    if (!due.some((p) => (p as { id: string }).id === id)) return;
+    hold = undefined;
+    releaseRetry();
+    await until(async () => (await a.store.get(PENDING_TABLE, id)) === undefined);
+  };
+  await clock.advance(200); // the next poll, a minimum interval later: it claims the event again
+  await a.idle();
+  t.equal(hold, undefined, 'the poll renewed the lease while the retry was under way');
+  t.same(sends, [id, id], 'the first attempt and the retry, and no third');
+});
