@@ -5,13 +5,18 @@
  * Work this daemon knows the time of (a retry it scheduled, a message it was given to post at a
  * time) does not wait for the backed-off poll: `wakeAt` runs the poll then. Only what another
  * daemon left (an event whose lease ran out, say) may be found up to `maxMs` late.
+ *
+ * Its timers are the clock's, and each one's callback returns the poll it started: a test clock
+ * waits for it, so a test that advances time has every poll of that time done.
  */
+import type { Clock, Timer } from './clock.js';
+
 export interface PollerOptions {
   minMs: number;
   maxMs: number;
   /** One poll; resolves to whether it found work (then the next comes after minMs). */
   run: () => Promise<boolean>;
-  now: () => number;
+  clock: Clock;
   /** A poll that failed (it is tried again after minMs). */
   onError?: (err: unknown) => void;
 }
@@ -29,10 +34,11 @@ export interface Poller {
 const WAKE_GRAIN_MS = 50;
 
 export function createPoller(opts: PollerOptions): Poller {
+  const { clock } = opts;
   let interval = opts.minMs;
   let pollAt = Infinity; // the next poll by the schedule
   const wakes = new Set<number>(); // and the times it was asked to poll
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let armedAt = Infinity;
   let running: Promise<void> | undefined;
   let again = false;
@@ -43,23 +49,23 @@ export function createPoller(opts: PollerOptions): Poller {
     let at = pollAt;
     for (const w of wakes) if (w < at) at = w;
     if (at === armedAt) return;
-    if (timer) clearTimeout(timer);
+    clock.clear(timer);
     timer = undefined;
     armedAt = at;
     if (at === Infinity) return;
-    timer = setTimeout(fire, Math.max(0, at - opts.now()));
-    timer.unref();
+    timer = clock.setTimeout(fire, Math.max(0, at - clock.now()));
   }
 
-  function fire(): void {
+  /** The poll due now; resolves once it ended and the next one is armed. */
+  function fire(): Promise<void> | undefined {
     timer = undefined;
     armedAt = Infinity;
-    if (stopped) return;
+    if (stopped) return undefined;
     if (running) {
       again = true; // woken during a poll: one more right after it, which sees what woke it
-      return;
+      return running;
     }
-    const t = opts.now();
+    const t = clock.now();
     for (const w of wakes) if (w <= t) wakes.delete(w);
     pollAt = Infinity;
     running = opts
@@ -71,21 +77,22 @@ export function createPoller(opts: PollerOptions): Poller {
       .then((found) => {
         running = undefined;
         interval = found ? opts.minMs : Math.min(opts.maxMs, interval * 2);
-        pollAt = opts.now() + (again ? 0 : interval);
+        pollAt = clock.now() + (again ? 0 : interval);
         again = false;
         arm();
       });
+    return running;
   }
 
   return {
     start() {
       stopped = false;
       interval = opts.minMs;
-      pollAt = opts.now();
+      pollAt = clock.now();
       arm();
     },
     wakeAt(at) {
-      if (running && at <= opts.now()) again = true;
+      if (running && at <= clock.now()) again = true;
       else {
         wakes.add(Math.ceil(at / WAKE_GRAIN_MS) * WAKE_GRAIN_MS);
         arm();
@@ -93,7 +100,7 @@ export function createPoller(opts: PollerOptions): Poller {
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      clock.clear(timer);
       timer = undefined;
       armedAt = Infinity;
       wakes.clear();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Test entry point (npm test): compile src and tests with tsc, run the emitted
-// JavaScript under tap, then print the closing line CI reads:
-// "N passed, N failed, N skipped". tap's own exit code is kept.
+// JavaScript (each file a process of its own, its tests written with tap), then print the
+// closing line CI reads: "N passed, N failed, N skipped"; the exit code is 1 when a file failed.
 //
 // What the closing line counts: TESTS, not assertions. A test is a t.test() block
 // that holds no t.test() block of its own (a leaf), or a test file that has no
@@ -26,7 +26,7 @@ if (tsc.status !== 0) {
   console.log('0 passed, 1 failed, 0 skipped');
   process.exit(tsc.status ?? 1);
 }
-// The compiled tests live in dist/ (git-ignored, which tap's own file search skips): list them here.
+// The compiled tests live in dist/: list them here.
 function testFiles(dir) {
   if (!fs.existsSync(dir)) return [];
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -39,7 +39,7 @@ const given = process.argv.slice(2);
 const hasSource = (f) => fs.existsSync(path.join(root, f.replace(/^dist[\\/]/, '').replace(/\.js$/, '.ts')));
 const files = given.length ? given : testFiles(path.join(root, 'dist/test')).filter(hasSource).sort();
 
-/** Counts tests (see the top of this file) from tap's TAP output. */
+/** Counts tests (see the top of this file) from the run's TAP stream. */
 function testCounter() {
   const counts = { passed: 0, failed: 0, skipped: 0 };
   const skips = [];
@@ -103,34 +103,106 @@ function hasPostgres() {
   return onPath || debian || Boolean(process.env.APPREG_TEST_PG_URL);
 }
 
-// Test files spend most of their time waiting (daemons, sockets, timers, a browser), so twice as
-// many at once as there are cores keeps the cores busy; APPREG_TEST_JOBS overrides it.
+// Files run this many at once: about twice the cores, as a file waits for its daemons, browser and
+// database part of the time; APPREG_TEST_JOBS overrides it.
 const JOBS = Number(process.env.APPREG_TEST_JOBS) || Math.max(2, os.cpus().length * 2);
+// tap's timeout per test file (package.json "tap"), in seconds.
+const TIMEOUT_S = Number(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).tap?.timeout) || 120;
 
-/** One tap run over `list`, its TAP stream counted; resolves tap's exit code. */
-function runTap(list, env, label) {
-  const { parser, counts, skips, failures } = testCounter();
-  // -R tap: the raw TAP stream, whatever the terminal, so that it can be counted here.
-  const args = [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), '-R', 'tap', '-j', String(JOBS), ...list];
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  child.stdout.on('data', (chunk) => {
-    process.stdout.write(chunk);
-    parser.write(chunk);
-  });
+// Longest first: each run's time in the last `npm test` (dist/.test-times.json) orders this one, so
+// the slow files do not start last and leave the other jobs idle at the end (one not timed yet goes first).
+const TIMES_FILE = path.join(root, 'dist', '.test-times.json');
+let lastTimes = {};
+try {
+  lastTimes = JSON.parse(fs.readFileSync(TIMES_FILE, 'utf8'));
+} catch {
+  /* a first run */
+}
+
+/**
+ * The files are run here, each a plain `node <file>` (its tests print TAP through the tap library),
+ * not through tap's runner: the runner loads two module loaders into every test process (tap's
+ * mocking, and process info for coverage, which this suite turns off), which doubled what a test
+ * process that starts a daemon cost (measured: 1.35 s of CPU against 0.67 s). Each file's TAP is
+ * printed as a subtest of one stream, as tap's runner prints it, and counted from that stream.
+ */
+function runFile(run) {
   return new Promise((resolve) => {
-    child.on('close', (code) => {
-      parser.end();
-      if (code !== 0 && counts.failed === 0) {
-        counts.failed = 1; // tap failed where no test did (e.g. a file it could not load)
-        failures.push(`tap exited with ${code ?? 'a signal'} where no test failed`);
-      }
-      const named = (s) => (label ? `[${label}] ${s}` : s);
-      resolve({ code: code ?? 1, counts, skips: skips.map(named), failures: failures.map(named) });
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['--enable-source-maps', run.file], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...run.env, TAP_TIMEOUT: String(TIMEOUT_S) },
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    let timedOut = false;
+    const kill = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+    }, (TIMEOUT_S + 30) * 1000);
+    child.on('close', (code, signal) => {
+      clearTimeout(kill);
+      resolve({ ...run, out, code, signal, timedOut, ms: performance.now() - t0 });
     });
   });
 }
 
-const runs = [await runTap(files, {}, '')];
+/** One file's TAP as a subtest of the whole stream, numbered `n`. */
+function asSubtest(r, n) {
+  const body = r.out.replace(/\n$/, '').split('\n').map((l) => (l ? `    ${l}` : l)).join('\n');
+  const skip = /^1\.\.0 # (.*)$/m.exec(r.out);
+  const time = ` # time=${r.ms.toFixed(3)}ms`;
+  const ok = r.code === 0 && !r.timedOut;
+  const why = r.timedOut ? ' (timed out)' : r.signal ? ` (ended by ${r.signal})` : r.code !== 0 ? ` (exit code ${r.code})` : '';
+  const result = skip && ok ? `ok ${n} - ${r.name} # SKIP ${skip[1]}` : `${ok ? 'ok' : 'not ok'} ${n} - ${r.name}${ok ? time : `${time}${why}`}`;
+  return `# Subtest: ${r.name}\n${body}\n${result}\n`;
+}
+
+/** Runs `runs` JOBS at a time, longest first; resolves what the stream counted, and each run's time. */
+async function runAll(runs) {
+  const { parser, counts, skips, failures } = testCounter();
+  const emit = (s) => {
+    process.stdout.write(s);
+    parser.write(s);
+  };
+  emit('TAP version 14\n');
+  const queue = [...runs].sort((a, b) => (lastTimes[b.name] ?? Infinity) - (lastTimes[a.name] ?? Infinity));
+  const times = {};
+  let n = 0;
+  let failed = false;
+  const worker = async () => {
+    for (let run = queue.shift(); run; run = queue.shift()) {
+      const r = await runFile(run);
+      times[r.name] = Math.round(r.ms);
+      if (r.code !== 0 || r.timedOut) failed = true;
+      emit(asSubtest(r, ++n));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(JOBS, runs.length) }, worker));
+  emit(`1..${n}\n`);
+  parser.end();
+  if (failed && counts.failed === 0) {
+    counts.failed = 1; // a file failed where no test did (e.g. it could not load)
+    failures.push('a test file failed where no test did');
+  }
+  return { code: failed ? 1 : 0, counts, skips, failures, times };
+}
+
+// One PostgreSQL cluster for the whole run (test/helpers/pg.ts): the test files make their databases
+// in it (APPREG_TEST_PG_SHARED) instead of each starting a cluster of its own. Not when
+// APPREG_TEST_PG_URL names one already, nor without the server binaries (the tests say what is missing).
+const env = {};
+let cluster;
+if (!process.env.APPREG_TEST_PG_URL && !process.env.APPREG_TEST_PG_SHARED && hasPostgres()) {
+  const { startRunCluster } = await import(path.join(root, 'dist/test/helpers/pg.js'));
+  cluster = await startRunCluster();
+  env.APPREG_TEST_PG_SHARED = cluster.url('postgres');
+}
+// Every file once, and the store matrix's again with every daemon on PostgreSQL, in the same
+// stream (a long PostgreSQL file starts early instead of in a second pass after the first).
+const runs = files.map((file) => ({ file, name: file, env }));
 const matrix = files.filter(inMatrix);
 const skipped = [];
 if (process.env.APPREG_TEST_MATRIX === '0' || matrix.length === 0) {
@@ -139,16 +211,14 @@ if (process.env.APPREG_TEST_MATRIX === '0' || matrix.length === 0) {
   skipped.push('store matrix on PostgreSQL: no PostgreSQL server binaries (initdb) found; install Debian\'s postgresql to run it');
 } else {
   console.log(`# store matrix: ${matrix.length} test files again on PostgreSQL`);
-  runs.push(await runTap(matrix, { APPREG_TEST_STORE: 'postgres' }, 'postgres'));
+  for (const file of matrix) runs.push({ file, name: `[postgres] ${file}`, env: { ...env, APPREG_TEST_STORE: 'postgres' } });
 }
-const total = { passed: 0, failed: 0, skipped: skipped.length };
-for (const r of runs) {
-  total.passed += r.counts.passed;
-  total.failed += r.counts.failed;
-  total.skipped += r.counts.skipped;
-}
-for (const s of [...runs.flatMap((r) => r.skips), ...skipped]) console.log(`skipped: ${s}`);
+const result = await runAll(runs);
+await cluster?.stop();
+fs.writeFileSync(TIMES_FILE, JSON.stringify({ ...lastTimes, ...result.times }, null, 1) + '\n');
+const total = { passed: result.counts.passed, failed: result.counts.failed, skipped: result.counts.skipped + skipped.length };
+for (const s of [...result.skips, ...skipped]) console.log(`skipped: ${s}`);
 // the failed tests by name, last, where a reader of only the end of a long log finds them
-for (const f of runs.flatMap((r) => r.failures)) console.log(`failed: ${f}`);
+for (const f of result.failures) console.log(`failed: ${f}`);
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
-process.exit(runs.find((r) => r.code !== 0)?.code ?? 0);
+process.exit(result.code);

@@ -1,8 +1,10 @@
 /**
  * What one run of the CLI may touch of the world outside it: output streams, environment, working
- * directory, standard input and the stop signals. bin/appreg.js hands in the process's own; tests
+ * directory, standard input, the stop signals and a clock. bin/appreg.js hands in the process's own; tests
  * hand in buffers, so a command runs in-process exactly as it runs from a shell.
  */
+
+import { systemClock, type Clock } from '../clock.js';
 
 interface Writer { write(s: string): unknown }
 
@@ -28,6 +30,8 @@ export interface Io {
    * Resolves once it started, to undefined, or to why it could not start (ENOENT: not installed).
    */
   startDetached(command: string, args: string[]): Promise<string | undefined>;
+  /** The time and timers of what the CLI shows while it waits (deliver-test's and say's waiting line). */
+  clock: Clock;
 }
 
 /** The state of one run, passed to every command: there is no module-level state in the CLI. */
@@ -60,6 +64,7 @@ export function processIo(): Io {
         process.once('SIGTERM', () => resolve('SIGTERM'));
       }),
     platform: process.platform,
+    clock: systemClock,
     startDetached: async (command, args) => {
       const { spawn } = await import('node:child_process');
       return new Promise((resolve) => {

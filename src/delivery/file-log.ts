@@ -21,7 +21,11 @@ import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type Delive
 import type { DeliveryHead, DeliveryRecord } from '../model/delivery.js';
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
-/** Lines are gathered this long and written together: at thousands of deliveries a second, one write instead of hundreds. */
+/**
+ * Lines are gathered this long and written together: at thousands of deliveries a second, one write
+ * instead of hundreds. On the runtime's timer, not the daemon's clock: it groups writes, it keeps no
+ * time anyone sees (reads come from memory; close and flush write what is gathered).
+ */
 const GATHER_MS = 5;
 
 export interface FileLogOptions {

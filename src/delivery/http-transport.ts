@@ -104,10 +104,10 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       const finish = (r: AttemptResult) => {
         if (done) return;
         done = true;
-        clearTimeout(timer);
+        opts.clock.clear(timer);
         resolve(answerHeaders ? { ...r, answerHeaders } : r);
       };
-      const timer = setTimeout(() => {
+      const timer = opts.clock.setTimeout(() => {
         timedOut = true;
         finish(failure('timeout', `no answer within ${budgetMs} ms`, t0)); // before abort: it reports synchronously
         controller?.abort(new Error('budget'));

@@ -71,8 +71,8 @@ function defaultView(callbackId = 'test_view'): Record<string, unknown> {
   return { id: newId('view', 8), type: 'MODAL', callbackId, title: { type: 'plain_text', text: 'Test' }, blocks: [], state: { values: {} } };
 }
 
-/** Build the body of one trigger for `app`, as `userId` in `workspaceId`. */
-export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspaceId: string; userId: string; workspaceUserIds?: string[] }, f: TriggerFields): Built {
+/** Build the body of one trigger for `app`, as `userId` in `workspaceId`; `now` (the daemon's clock) stamps an example event. */
+export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspaceId: string; userId: string; workspaceUserIds?: string[] }, f: TriggerFields, now: number): Built {
   const m = app.manifest;
   const base = { workspaceId: who.workspaceId, userId: who.userId };
   // by default the workspace's general channel, so an app that answers with ctx.say() posts somewhere real
@@ -142,7 +142,7 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const need = EVENT_SCOPES[ev];
       const scopes = new Set([...(m.scopes?.botScopes ?? []), ...(m.scopes?.userScopes ?? [])]);
       if (need && !scopes.has(need)) throw invalidRequest(`${ev} needs the scope ${need}, which the app does not have.`);
-      const body = f.body !== undefined ? f.body : defaultEventBody(ev, app, who, channelId);
+      const body = f.body !== undefined ? f.body : defaultEventBody(ev, app, who, channelId, new Date(now));
       return override({
         url: m.eventSubscriptions.url || undefined,
         interactive: false,
@@ -191,8 +191,7 @@ export function eventPayload(eventType: string, workspaceId: string, workspaceUs
   };
 }
 
-function defaultEventBody(ev: string, app: AppRecord, who: { workspaceId: string; userId: string }, channelId: string): Record<string, unknown> {
-  const now = new Date();
+function defaultEventBody(ev: string, app: AppRecord, who: { workspaceId: string; userId: string }, channelId: string, now: Date): Record<string, unknown> {
   // the shapes services/oauth/revocation.ts sends for real (docs/protocol.md §5.3), with the caller as the user concerned
   if (ev === 'APP_UNAUTHORIZED') {
     return { id: authorizationId(app.id, who.userId), app: app.id, appInstallation: installationId(app.id, who.workspaceId), workspaceUser: who.userId, workspace: who.workspaceId, grantedScopes: [], accessGranted: false };

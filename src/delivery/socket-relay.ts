@@ -11,7 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
-import type { Clock } from '../clock.js';
+import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Change, Store } from '../store/types.js';
 import type { SocketConnections } from './socket-connections.js';
@@ -61,13 +61,19 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   const holder = (appId: string): HolderRecord => ({ id: holderId(appId), appId, instanceId: me, expiresAt: clock.now() + ttlMs, connections: Math.max(1, sessions.count(appId)) });
   const fail = (e: unknown) => log.error('socket relay failed', { error: (e as Error).message });
 
-  /** Holder records being written, so that a second connection of the app waits for the first's. */
+  /**
+   * Holder records being written, so that a second connection of the app waits for the first's. A
+   * record is written once this daemon listens for relayed requests: another daemon that finds it
+   * may relay at once.
+   */
   const holding = new Map<string, Promise<void>>();
   function hold(appId: string): Promise<void> {
     const pending = holding.get(appId);
     if (pending) return pending;
     if (held.has(appId)) return Promise.resolve();
-    const p = store.commit([{ table: SOCKET_HOLDERS_TABLE, id: holderId(appId), value: holder(appId) }])
+    const p = store
+      .subscribed()
+      .then(() => store.commit([{ table: SOCKET_HOLDERS_TABLE, id: holderId(appId), value: holder(appId) }]))
       .then(() => {
         held.add(appId);
       })
@@ -144,14 +150,13 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     return hold(appId);
   });
   // A connection opened or closed: the holder records say so within a moment, not at the next heartbeat.
-  let resync: NodeJS.Timeout | null = null;
+  let resync: Timer | null = null;
   const changed = () => {
     if (resync) return;
-    resync = setTimeout(() => {
+    resync = clock.setTimeout(() => {
       resync = null;
-      heartbeat().catch(fail);
+      return heartbeat().catch(fail);
     }, 100);
-    resync.unref();
   };
   const unwatch = [
     sessions.onAnyConnect((appId) => {
@@ -182,9 +187,9 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     const rid = newId('rel', 12);
     const left = () => req.budgetMs - (performance.now() - t0);
     const answer = new Promise<RelayReply | undefined>((resolve) => {
-      const timer = setTimeout(() => resolve(undefined), Math.max(0, left()));
+      const timer = clock.setTimeout(() => resolve(undefined), Math.max(0, left()));
       awaiting.set(rid, (r) => {
-        clearTimeout(timer);
+        clock.clear(timer);
         resolve(r);
       });
     });
@@ -200,16 +205,15 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     }
   }
 
-  const beat = setInterval(() => heartbeat().catch(fail), Math.max(50, Math.floor(ttlMs / 3)));
-  beat.unref();
+  const beat = clock.setInterval(() => heartbeat().catch(fail), Math.max(50, Math.floor(ttlMs / 3)));
 
   return {
     relay,
     connections,
     /** Stop relaying; this daemon's holder records go (the apps it held are no longer reachable here). */
     async close(): Promise<void> {
-      clearInterval(beat);
-      if (resync) clearTimeout(resync);
+      clock.clear(beat);
+      clock.clear(resync);
       unprepare();
       for (const u of unwatch) u();
       for (const u of unsubscribe) u();

@@ -14,6 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
+import type { Clock, Timer } from '../clock.js';
 import type { ReplyWaiter, SocketConn, SocketConnections, SocketReply } from './socket-connections.js';
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 import { createSocketQueue, type SocketQueueDeps } from './socket-queue.js';
@@ -48,9 +49,10 @@ const WRITE_FAILED = 'the frame could not be written to the connection';
 /** One attempt on one connection: ends by the reply, the budget, a failed write or the connection closing. */
 class Attempt implements ReplyWaiter {
   private readonly t0 = performance.now();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private done = false;
   constructor(
+    private readonly clock: Clock,
     private readonly sessions: SocketConnections,
     readonly conn: SocketConn,
     private readonly correlationId: string,
@@ -60,7 +62,7 @@ class Attempt implements ReplyWaiter {
 
   start(): void {
     const { req } = this;
-    this.timer = setTimeout(() => this.finish({ outcome: 'timeout', error: `no answer within ${req.budgetMs} ms` }), Math.max(0, req.budgetMs));
+    this.timer = this.clock.setTimeout(() => this.finish({ outcome: 'timeout', error: `no answer within ${req.budgetMs} ms` }), Math.max(0, req.budgetMs));
     if (req.interactive) this.sessions.expectReply(this.correlationId, this);
     if (this.done) return;
     try {
@@ -85,7 +87,7 @@ class Attempt implements ReplyWaiter {
   private finish(r: Omit<AttemptResult, 'latencyMs'>): void {
     if (this.done) return;
     this.done = true;
-    clearTimeout(this.timer);
+    this.clock.clear(this.timer);
     if (this.req.interactive) this.sessions.forget(this.correlationId);
     (r as AttemptResult).latencyMs = Math.round((performance.now() - this.t0) * 10) / 10;
     this.resolve(r as AttemptResult);
@@ -93,12 +95,12 @@ class Attempt implements ReplyWaiter {
 }
 
 /**
- * `queueDeps`: the store and what the queue needs (without it, no queue: an attempt without a
+ * `clock`: the attempts' budgets. `queueDeps`: the store and what the queue needs (without it, no queue: an attempt without a
  * connection fails). `relay`: other daemons share the store, so an app connected to one of them
  * is reached through it (the composition root decides; one daemon alone has nobody to relay to,
  * and no holder records to keep written).
  */
-export function createSocketTransport(sessions: SocketConnections, queueDeps?: SocketQueueDeps & { relay: boolean }): SocketTransport {
+export function createSocketTransport(sessions: SocketConnections, clock: Clock, queueDeps?: SocketQueueDeps & { relay: boolean }): SocketTransport {
   // Correlation ids need to be unique, not secret (the connection is already authenticated):
   // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
   const prefix = newId('cor', 9) + '_';
@@ -110,7 +112,7 @@ export function createSocketTransport(sessions: SocketConnections, queueDeps?: S
   function sendNow(req: SendRequest): Promise<AttemptResult> {
     const conn = sessions.pick(req.app.id);
     if (!conn) return Promise.resolve({ outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection' });
-    return new Promise<AttemptResult>((resolve) => new Attempt(sessions, conn, nextCorrelationId(), req, resolve).start());
+    return new Promise<AttemptResult>((resolve) => new Attempt(clock, sessions, conn, nextCorrelationId(), req, resolve).start());
   }
 
   /** An attempt on this daemon's connections: events through the queue (kept ones go first). */

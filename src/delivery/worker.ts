@@ -60,6 +60,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const schedule = parseSchedule(config.deliveryRetrySchedule);
   /** Events this daemon is attempting (or settling) now. */
   const inFlight = new Set<string>();
+  /**
+   * Events that left inFlight while a claim was under way: the claim may have renewed this daemon's
+   * lease on one of them just before its attempt ended (and the record went), and still return it.
+   */
+  let leftDuringClaim: Set<string> | undefined;
+  const settled = (id: string) => {
+    inFlight.delete(id);
+    leftDuringClaim?.add(id);
+  };
   /** How kept socket-mode events ended while an attempt of theirs was in flight (taken by that attempt). */
   const keptWhileInFlight = new Map<string, AttemptResult>();
   let stopped = false;
@@ -103,7 +112,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       const logged = await finishEvent(p, attempts, r, app, final, mine);
       return given && logged ? logged.reduce<DeliveryRecord | undefined>(applyEntry, given.rec) : undefined;
     } finally {
-      inFlight.delete(p.id);
+      settled(p.id);
     }
   }
 
@@ -158,7 +167,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         log.append({ id, attempt: d.entryOf(result, logged.attempts.length), state: { at: d.iso(), state: result.outcome === 'acked' ? 'delivered' : 'failed' } });
       }
     } finally {
-      inFlight.delete(id);
+      settled(id);
     }
   }
   socket.onKeptSettled((id, appId, result) => {
@@ -236,7 +245,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       // one try: a change meanwhile means an attempt started somewhere
       if (!(await cancelPending(p, reason, () => false))) return undefined;
     } finally {
-      inFlight.delete(id);
+      settled(id);
     }
     return log.get(id);
   }
@@ -249,7 +258,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       try {
         await cancelPending(p, reason, () => false);
       } finally {
-        inFlight.delete(p.id);
+        settled(p.id);
       }
     }
   }
@@ -307,9 +316,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /** One poll: lease the due events and attempt them, drain the outbox; whether it found any. */
   async function tickOnce(): Promise<boolean> {
     const now = clock.now();
-    const due = await store.claim({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
+    const left = (leftDuringClaim = new Set());
+    let due: PendingDelivery[];
+    try {
+      due = await store.claim({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
+    } finally {
+      leftDuringClaim = undefined;
+    }
     for (const p of due) {
-      if (inFlight.has(p.id) || stopped) continue; // our own attempt, its lease just renewed
+      if (inFlight.has(p.id) || left.has(p.id) || stopped) continue; // our own attempt, its lease just renewed (or since ended)
       inFlight.add(p.id);
       d.track(runAttempt(p, config.deliveryEventTimeoutMs)).catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
     }
@@ -322,7 +337,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const poller = createPoller({
     minMs: TICK_MS,
     maxMs: POLL_MAX_MS,
-    now: () => clock.now(),
+    clock,
     run: tickOnce,
     // while the store is down this repeats every poll; the store logs the outage itself
     onError: (e) => (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'delivery worker tick failed', { error: (e as Error).message }),

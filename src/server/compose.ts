@@ -82,7 +82,7 @@ export function composeDaemon(base: Foundation) {
     : openFileDeliveryLog({ dir: path.join(config.dataDir, 'deliveries'), maxBytes: config.deliveryLogMaxBytes, retentionDays: config.deliveryLogRetentionDays, clock, logger });
 
   const socketSessions = createSocketSessions(ctx);
-  const socketTransport = createSocketTransport(socketSessions, { store, clock, logger, config, instanceId: base.instanceId, relay: shared });
+  const socketTransport = createSocketTransport(socketSessions, clock, { store, clock, logger, config, instanceId: base.instanceId, relay: shared });
 
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket: socketTransport, log });
   const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket: socketTransport, instanceId: base.instanceId, soleDaemon: !shared,

@@ -19,6 +19,7 @@ import type http from 'node:http';
 import type net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from '../logger.js';
+import type { Clock } from '../clock.js';
 
 interface Conn {
   key: string;
@@ -40,7 +41,8 @@ export function addressKey(remote: string | undefined): string {
   }
 }
 
-export function capConnections(server: http.Server, limits: { max: number; perAddress: number }, logger: Logger): void {
+/** `clock`: when the last warning of each kind was logged. */
+export function capConnections(server: http.Server, limits: { max: number; perAddress: number }, logger: Logger, clock: Pick<Clock, 'now'>): void {
   const { max, perAddress } = limits;
   if (!max && !perAddress) return;
   /** Every open connection, oldest first. */
@@ -53,7 +55,7 @@ export function capConnections(server: http.Server, limits: { max: number; perAd
   const warned = { refused: 0, evicted: 0 };
   /** At most one line every 10 s per kind: a flood must not flood the log. */
   const warn = (kind: keyof typeof warned, msg: string, fields: Record<string, unknown>) => {
-    const now = Date.now();
+    const now = clock.now();
     if (now - warned[kind] > 10_000) {
       warned[kind] = now;
       logger.warn(msg, fields);

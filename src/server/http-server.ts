@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Config } from '../config.js';
+import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { capConnections } from './connections.js';
 import { StartupError } from './data-dir.js';
@@ -25,7 +26,7 @@ export interface BoundServer {
   abandon(): Promise<void>;
 }
 
-export async function bindServer(config: Pick<Config, 'port' | 'host' | 'requestTimeoutMs' | 'maxConnections' | 'maxConnectionsPerAddress'>, logger: Logger): Promise<BoundServer> {
+export async function bindServer(config: Pick<Config, 'port' | 'host' | 'requestTimeoutMs' | 'maxConnections' | 'maxConnectionsPerAddress'>, logger: Logger, clock: Pick<Clock, 'now'>): Promise<BoundServer> {
   let onRequest: RequestHandler | undefined;
   let onUpgrade: UpgradeHandler | undefined;
   /** What arrived before `serve`: how to hand it on, and how to drop it. */
@@ -37,7 +38,7 @@ export async function bindServer(config: Pick<Config, 'port' | 'host' | 'request
   );
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError(logger));
-  capConnections(server, { max: config.maxConnections, perAddress: config.maxConnectionsPerAddress }, logger);
+  capConnections(server, { max: config.maxConnections, perAddress: config.maxConnectionsPerAddress }, logger, clock);
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
     onUpgrade ? onUpgrade(req, socket, head) : waiting.push({ go: () => onUpgrade!(req, socket, head), drop: () => socket.destroy() }),
   );

@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import { StoreConflict, type Store } from '../store/types.js';
 import type { Choice, Note, OpenView, PersonRecord } from '../model/workspace.js';
+import type { Clock } from '../clock.js';
 
 const NOTES_PER_CHANNEL = 20;
 /** Choices kept per person (the oldest go first). */
@@ -58,7 +59,8 @@ function apply(rec: PersonRecord, answer: unknown, ctx: Omit<OpenView, 'view'>):
 /** What the person state needs of the store. */
 export type PersonStateStore = Pick<Store, 'get' | 'commit'>;
 
-export function createPersonState(store: PersonStateStore, now: () => number = Date.now) {
+export function createPersonState(store: PersonStateStore, clock: Pick<Clock, 'now'>) {
+  const now = () => clock.now();
   const read = (userId: string) => store.get(PERSON_STATE_TABLE, userId);
 
   /** Read the person's record, let `fn` change a copy, write it if nothing else did meanwhile. */

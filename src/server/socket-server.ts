@@ -9,6 +9,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { newId } from '../crypto.js';
+import type { Clock, Timer } from '../clock.js';
 import type { Config } from '../config.js';
 import { invalidRequest, noRoute, shuttingDown, socketModeDisabled, unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -20,11 +21,16 @@ import { SOCKET_PATH } from './routes/socket.js';
 
 /** Close codes (RFC 6455). */
 const CLOSE = { goingAway: 1001, policy: 1008, internalError: 1011 } as const;
-/** How long shutdown waits for closing handshakes before cutting the sockets. */
+/**
+ * How long shutdown waits for closing handshakes before cutting the sockets: a bound on the stop,
+ * on the runtime's timer (a daemon on a test clock must stop without the test moving time).
+ */
 const SHUTDOWN_GRACE_MS = 1000;
 
 export interface SocketServerDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'socketPingIntervalMs'>;
+  /** The pings' timer. */
+  clock: Clock;
   logger: Logger;
   apps: AppsService;
   sessions: SocketSessions;
@@ -33,14 +39,14 @@ export interface SocketServerDeps {
 const textOf = (data: RawData) => (Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
 
 export function createSocketServer(deps: SocketServerDeps) {
-  const { config, apps, sessions } = deps;
+  const { config, clock, apps, sessions } = deps;
   const log = deps.logger.child({ component: 'socket' });
   const isSocketApp = async (appId: string) => (await apps.byId(appId))?.manifest.socketMode === true;
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes, clientTracking: true, perMessageDeflate: false });
   /** Whether each socket showed a sign of life (pong or any frame) since the last protocol ping. */
   const alive = new Map<WebSocket, { alive: boolean; appId: string }>();
   let stopping = false;
-  let pingTimer: NodeJS.Timeout | undefined;
+  let pingTimer: Timer | undefined;
 
   function attach(ws: WebSocket, appId: string) {
     const conn: SocketConn = {
@@ -144,19 +150,18 @@ export function createSocketServer(deps: SocketServerDeps) {
     handleUpgrade,
     start() {
       if (config.socketPingIntervalMs > 0) {
-        pingTimer = setInterval(() => void pingAll().catch((e: unknown) => log.warn('socket ping round failed', { error: String(e) })), config.socketPingIntervalMs);
-        pingTimer.unref();
+        pingTimer = clock.setInterval(() => pingAll().catch((e: unknown) => log.warn('socket ping round failed', { error: String(e) })), config.socketPingIntervalMs);
       }
     },
     /** Refuse new sockets (the open ones keep working until close). */
     stopAccepting(): void {
       stopping = true;
-      if (pingTimer) clearInterval(pingTimer);
+      clock.clear(pingTimer);
     },
     /** Close the open sockets with 1001 (cut after a grace period): apps reconnect to the next daemon. */
     async close(): Promise<void> {
       stopping = true;
-      if (pingTimer) clearInterval(pingTimer);
+      clock.clear(pingTimer);
       await Promise.all(
         [...wss.clients].map(
           (ws) =>

@@ -46,6 +46,8 @@ export interface StartOptions {
   allowFresh?: boolean;
   /** The embedded store's journal file calls, for failure-injection tests only (a full disk). */
   storeIo?: Partial<StoreIo>;
+  /** How long the stop waits for HTTP requests in flight before it closes their connections (default 5000 ms). */
+  stopWaitMs?: number;
 }
 
 export async function startDaemon(config: Config, opts: StartOptions = {}): Promise<DaemonHandle> {
@@ -71,11 +73,12 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     const keyFile = config.keyFile ?? path.join(config.dataDir, 'secret.key');
     const keyExisted = fs.existsSync(keyFile); // before this start: a key beside a lost data file betrays it
     const { key: masterKey, made: keyMade } = readOrMakeKey(keyFile, dataExists);
-    bound = await bindServer(config, logger);
+    bound = await bindServer(config, logger, clock);
     const { server, port } = bound;
     let verdict: KeyVerdict | undefined;
-    const keyOpts = { keyFile, credentialsFile, where: config.databaseUrl ? ('the database' as const) : ('this data directory' as const) };
+    const keyOpts = { keyFile, credentialsFile, now: () => new Date(clock.now()), where: config.databaseUrl ? ('the database' as const) : ('this data directory' as const) };
     store = await openStore(config, logger, instanceId, {
+      clock,
       allowFresh: opts.allowFresh,
       stateFiles: keyExisted ? [keyFile] : [],
       io: opts.storeIo,
@@ -98,7 +101,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     const app = createHttpApp(parts, () => baseUrl);
     const tokenEndpoint = createTokenHandler({ config, clock, logger, store, exchange: parts.oauth.exchange });
     const requests = inFlight();
-    const sockets = createSocketServer({ config, logger, apps: parts.apps, sessions: parts.socket.sessions });
+    const sockets = createSocketServer({ config, clock, logger, apps: parts.apps, sessions: parts.socket.sessions });
     // One request handler: the token endpoint is served ahead of express (measured: express's
     // per-request cost is most of an exchange's CPU), everything else by express.
     bound.serve((req, res) => {
@@ -114,11 +117,14 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     sockets.start();
     parts.delivery.worker.start();
     parts.workspace.scheduled.start();
-    const sweeper = setInterval(() => {
-      parts.oauth.consentSessions.sweep().catch((e) => logger.error('sweeping used sign-in tokens failed', { error: String(e) }));
-      parts.oauth.exchange.sweep().catch((e) => logger.error('sweeping expired codes failed', { error: String(e) }));
-    }, SWEEP_MS);
-    sweeper.unref();
+    const sweeper = clock.setInterval(
+      () =>
+        Promise.all([
+          parts.oauth.consentSessions.sweep().catch((e) => logger.error('sweeping used sign-in tokens failed', { error: String(e) })),
+          parts.oauth.exchange.sweep().catch((e) => logger.error('sweeping expired codes failed', { error: String(e) })),
+        ]),
+      SWEEP_MS,
+    );
 
     const daemonFile = path.join(config.dataDir, 'daemon.json');
     writeFile0600(daemonFile, JSON.stringify({ url: baseUrl, pid: process.pid, startedAt: new Date(clock.now()).toISOString() }, null, 2) + '\n');
@@ -136,11 +142,11 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
         sockets.stopAccepting();
         app.endLiveStreams();
         server.closeIdleConnections();
-        clearInterval(sweeper);
+        clock.clear(sweeper);
         await parts.workspace.scheduled.stop();
         await parts.delivery.worker.stop();
         await parts.socket.transport.close(); // this daemon no longer holds any app's websockets for the others
-        await requests.drained(5000);
+        await requests.drained(opts.stopWaitMs ?? 5000);
         server.closeIdleConnections();
         await parts.delivery.log.close();
         await parts.delivery.http.close();
@@ -168,18 +174,18 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
  * embedded store in the data dir. A damaged embedded store, or a database that cannot be reached or
  * migrated, refuses the start with one line (never the URL's password).
  */
-async function openStore(config: Config, logger: Logger, instanceId: string, o: { allowFresh?: boolean; stateFiles: string[]; io?: Partial<StoreIo>; beforeWrite: (reads: StoreReads) => Promise<void> }): Promise<Store> {
+async function openStore(config: Config, logger: Logger, instanceId: string, o: { clock: Clock; allowFresh?: boolean; stateFiles: string[]; io?: Partial<StoreIo>; beforeWrite: (reads: StoreReads) => Promise<void> }): Promise<Store> {
   if (config.databaseUrl) {
     const { openPostgresStore, redactUrl } = await import('../store/postgres/index.js');
     try {
-      return await openPostgresStore({ url: config.databaseUrl, logger, instanceId, poolSize: config.databasePoolSize, beforeWrite: o.beforeWrite });
+      return await openPostgresStore({ url: config.databaseUrl, logger, clock: o.clock, instanceId, poolSize: config.databasePoolSize, beforeWrite: o.beforeWrite });
     } catch (e) {
       if (e instanceof StartupError) throw e; // the key check's own refusal
       throw new StartupError(`refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${(e as Error).message}`, 'data');
     }
   }
   try {
-    return await openEmbeddedStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: o.allowFresh, stateFiles: o.stateFiles, io: o.io, beforeWrite: o.beforeWrite });
+    return await openEmbeddedStore({ dir: config.dataDir, fsync: config.fsync, logger, clock: o.clock, allowFresh: o.allowFresh, stateFiles: o.stateFiles, io: o.io, beforeWrite: o.beforeWrite });
   } catch (e) {
     if (e instanceof StoreCorruptError) throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
     throw e;
@@ -197,7 +203,10 @@ function inFlight() {
         if (--open === 0) idle?.();
       });
     },
-    /** Resolves when none is under way, or after `maxMs` at the most. */
+    /**
+     * Resolves when none is under way, or after `maxMs` at the most. A bound on the stop, not a
+     * time the daemon keeps: the runtime's timer, so a daemon on a test clock stops without one.
+     */
     drained(maxMs: number): Promise<void> {
       if (open === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {

@@ -16,7 +16,8 @@ export async function retryOnConflict<T>(step: () => Promise<T>, attempts = ATTE
       return await step();
     } catch (e) {
       if (!(e instanceof StoreConflict) || i >= attempts) throw e;
-      // a short random pause, so that steps which collided do not collide again in lockstep
+      // a short random pause, so that steps which collided do not collide again in lockstep (the
+      // runtime's timer, not the daemon's clock: it spaces writes, it keeps no time a test checks)
       await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 4 * i)));
     }
   }

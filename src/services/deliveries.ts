@@ -101,7 +101,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       workspaceUserIds = authorized.length ? authorized : [p.workspaceUserId];
     }
     const who = { workspaceId: p.workspaceId, userId: input.asUser ?? p.workspaceUserId, workspaceUserIds };
-    const built = buildPayload(input.kind, app, who, input);
+    const built = buildPayload(input.kind, app, who, input, clock.now());
     if (!built.interactive) {
       if (!app.manifest.socketMode && !built.url) throw invalidRequest('The app has no eventSubscriptions.url to send events to.');
       // the first attempt's timeout is the caller's (deliver-test --timeout-ms); retries use the configured one
@@ -193,7 +193,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   async function probeSignature(p: Principal, input: TriggerInput) {
     const app = await ownedApp(p, input.appId);
     if (app.manifest.socketMode) throw invalidRequest('Socket-mode frames are not signed; the signature probe applies to HTTP apps only.');
-    const built = buildPayload(input.kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input);
+    const built = buildPayload(input.kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input, clock.now());
     if (!built.url) throw invalidRequest('The app has no URL for this kind of call.');
     const budget = budgetOf(input.timeoutMs);
     const body = JSON.stringify(built.payload);
@@ -227,7 +227,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   }
 
   async function asPerson(p: Principal, app: AppRecord, kind: DeliveryKind, input: TriggerFields): Promise<DeliveryRecord> {
-    const built = buildPayload(kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input);
+    const built = buildPayload(kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input, clock.now());
     const out = d.outgoing(app, kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
     return d.settleInteractive(out, app, await d.track(d.attempt(out, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0 })));
   }

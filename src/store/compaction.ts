@@ -9,6 +9,7 @@
  * It runs when the active journal grows past a threshold, after a quiet spell with
  * a non-empty journal, on demand, and a last time at close.
  */
+import type { Clock, Timer } from '../clock.js';
 import type { SnapshotContent, SnapshotWriter } from './data-file.js';
 import { fsyncPath } from './fsync.js';
 import { openJournal } from './journal-file.js';
@@ -24,8 +25,10 @@ export interface CompactorOptions {
   everyBytes: number;
   /** Compact after this long without commits while a journal is non-empty (<= 0 or Infinity: never). */
   idleMs: number;
-  /** When the last commit was made (Date.now() time). */
+  /** When the last commit was made (a time of `clock`). */
   lastCommitAt: () => number;
+  /** The idle timer's. */
+  clock: Clock;
   /** True once the store is closing: nothing new starts. */
   closing: () => boolean;
   /** Told about background compaction failures (the journals still hold the data). */
@@ -36,7 +39,7 @@ export class Compactor {
   readonly #o: CompactorOptions;
   readonly #idleEnabled: boolean;
   #compacting: Promise<void> | null = null;
-  #idleTimer: NodeJS.Timeout | null = null;
+  #idleTimer: Timer | null = null;
   compactions = 0;
 
   constructor(opts: CompactorOptions) {
@@ -106,20 +109,21 @@ export class Compactor {
 
   /** Arm the idle timer (if enabled, not armed and not closing). */
   armIdle(): void {
-    const { idleMs, lastCommitAt, closing, writer } = this.#o;
+    const { idleMs, lastCommitAt, closing, writer, clock } = this.#o;
     if (!this.#idleEnabled || this.#idleTimer || closing()) return;
-    const wait = Math.max(1, lastCommitAt() + idleMs - Date.now());
-    this.#idleTimer = setTimeout(() => {
+    const wait = Math.max(1, lastCommitAt() + idleMs - clock.now());
+    this.#idleTimer = clock.setTimeout(() => {
       this.#idleTimer = null;
-      if (closing() || writer.fault) return;
-      if (Date.now() - lastCommitAt() < idleMs) return this.armIdle();
-      if (writer.totalBytes() > 0 && !this.#compacting) void this.start();
+      if (closing() || writer.fault) return undefined;
+      if (clock.now() - lastCommitAt() < idleMs) return this.armIdle();
+      // the compaction's promise, for a test clock to wait for (start's own never rejects: `running`)
+      if (writer.totalBytes() > 0 && !this.#compacting) return this.start().then(() => {}, () => {});
+      return undefined;
     }, wait);
-    this.#idleTimer.unref();
   }
 
   stopIdle(): void {
-    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    this.#o.clock.clear(this.#idleTimer);
     this.#idleTimer = null;
   }
 

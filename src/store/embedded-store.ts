@@ -34,6 +34,7 @@ import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from 
 import { idUnstorable, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type Store, type StoreEngine, type StoreLogger, type StoreReads, type TableMap } from './types.js';
 import type { Tables as DaemonTables } from '../model/tables.js';
 import { createLogger } from '../logger.js';
+import { systemClock, type Clock, type Timer } from '../clock.js';
 
 /** What health() and every refused write say while the journal cannot be written. */
 function reasonOf(err: unknown): string {
@@ -62,6 +63,8 @@ export interface EmbeddedStoreOptions {
   logger?: StoreLogger;
   /** While a write has failed, retry with an empty commit this often (ms; default 1000). */
   retryMs?: number;
+  /** Time and timers (idle compaction, the retry): the daemon's clock; default the system's. */
+  clock?: Clock;
   /** The journal's file calls, for failure-injection tests only. */
   io?: Partial<StoreIo>;
   /**
@@ -100,7 +103,8 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
   let lastSeq = recovered.lastSeq;
   let closing = false;
   let closePromise: Promise<void> | null = null;
-  let lastCommitAt = Date.now();
+  const clock = opts.clock ?? systemClock;
+  let lastCommitAt = clock.now();
   let commits = 0;
 
   const snapshot = new SnapshotWriter(dir, recovered.snapshot);
@@ -132,16 +136,15 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
   let faultLogged = false;
   // While faulty, an empty commit now and then finds out when the disk takes writes again.
   const retryMs = opts.retryMs ?? 1000;
-  let retryTimer: NodeJS.Timeout | null = null;
+  let retryTimer: Timer | null = null;
   const armRetry = () => {
     if (retryTimer || closing) return;
-    retryTimer = setTimeout(() => {
+    retryTimer = clock.setTimeout(() => {
       retryTimer = null;
       if (closing || !writer.fault) return;
       // as large as the write that failed: a shorter one may fit where commits still do not
-      commitJson([], writer.faultBytes).catch(() => {}); // a failure re-arms through onFault
+      return commitJson([], writer.faultBytes).catch(() => {}); // a failure re-arms through onFault
     }, retryMs);
-    retryTimer.unref();
   };
   const compactor: Compactor = new Compactor({
     dir,
@@ -158,6 +161,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
     everyBytes: opts.compactEveryBytes ?? 4 * 1024 * 1024,
     idleMs: opts.compactIdleMs ?? 2000,
     lastCommitAt: () => lastCommitAt,
+    clock,
     closing: () => closing,
     onError: opts.onError,
   });
@@ -180,7 +184,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
     line = (Buffer.byteLength(line) + 1 < minBytes ? line.padEnd(minBytes - 1, ' ') : line) + '\n';
     const undo = tables.applyWithUndo(++lastSeq, changes);
     commits++;
-    lastCommitAt = Date.now();
+    lastCommitAt = clock.now();
     compactor.armIdle();
     return writer.enqueue(line, undo);
   };
@@ -219,6 +223,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
     hit: async (key, windowMs, now, n) => hits.hit(key, windowMs, now, n),
     publish: (channel, payload) => channels.publish(channel, payload),
     subscribe: (channel, fn) => channels.subscribe(channel, fn),
+    subscribed: () => Promise.resolve(),
 
     stats: () => ({
       journalBytes: writer.totalBytes(),
@@ -241,7 +246,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
       if (closePromise) return closePromise;
       closing = true;
       compactor.stopIdle();
-      if (retryTimer) clearTimeout(retryTimer);
+      clock.clear(retryTimer);
       closePromise = (async () => {
         // Everything already committed reaches the journal first.
         await writer.enqueue('').catch(() => {});

@@ -34,6 +34,7 @@ export function createMemoryStore<TM extends TableMap = DaemonTables>(): Store<T
     hit: async (key, windowMs, now, n) => hits.hit(key, windowMs, now, n),
     publish: (channel, payload) => channels.publish(channel, payload),
     subscribe: (channel, fn) => channels.subscribe(channel, fn),
+    subscribed: () => Promise.resolve(),
     health: () => ({ ok: true }),
     async close() {
       closed = true;

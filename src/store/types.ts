@@ -260,6 +260,12 @@ export interface Store<TM extends TableMap = Tables> {
    */
   subscribe(channel: string, fn: Listener, onGap?: Gap): () => void;
   /**
+   * Resolves once every subscription made so far listens: a message published after that, by any
+   * daemon, is heard. On PostgreSQL a LISTEN goes out after subscribe returns; the embedded store
+   * listens at once.
+   */
+  subscribed(): Promise<void>;
+  /**
    * Whether the store can be used now. A commit that cannot be written rejects and is rolled
    * back; from then until a write as large as the one that failed reaches the disk (the
    * embedded store) or the database answers again (PostgreSQL) this answers {ok: false, reason},
@@ -274,7 +280,7 @@ export interface Store<TM extends TableMap = Tables> {
  * What a store implements: Store's contract over records of any table, untyped (a store keeps any
  * JSON object it is given). Callers hold it as a Store, through `typed`.
  */
-export interface StoreEngine extends Pick<Store, 'kind' | 'hit' | 'publish' | 'subscribe' | 'health' | 'close'> {
+export interface StoreEngine extends Pick<Store, 'kind' | 'hit' | 'publish' | 'subscribe' | 'subscribed' | 'health' | 'close'> {
   get(table: string, id: string): Promise<object | undefined>;
   getMany(keys: readonly RecordKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]>;
   find(table: string, field: string, value: string): Promise<object[]>;

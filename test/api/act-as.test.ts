@@ -3,10 +3,11 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 t.test('act-as: owner only, human users of the workspace only, ten minutes, revocable, no login touched', async (t) => {
-  let now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const dev = await secondUser(d);
   const { tokens } = await installPlatformApp(d);
@@ -17,7 +18,7 @@ t.test('act-as: owner only, human users of the workspace only, ten minutes, revo
   t.equal(res.headers.get('cache-control'), 'no-store');
   const issued = (await res.json()) as { authToken: string; exp: number; workspaceId: string; workspaceUserId: string };
   t.match(issued, { workspaceId: d.workspaceId, workspaceUserId: dev.id });
-  t.ok(issued.exp - Math.floor(now / 1000) <= 600, 'lives ten minutes at most');
+  t.ok(issued.exp - Math.floor(clock.now() / 1000) <= 600, 'lives ten minutes at most');
   const whoami = await d.api('/auth/whoami', { headers: { authtoken: issued.authToken } });
   t.match(await whoami.json(), { workspaceUserId: dev.id }, 'the token is dev\'s');
   t.notMatch(d.logs(), new RegExp(issued.authToken.slice(-20)), 'not logged');
@@ -32,6 +33,6 @@ t.test('act-as: owner only, human users of the workspace only, ten minutes, revo
   t.equal((await actAs(42)).status, 400);
   t.equal(d.logs().split('\n').filter((l) => /login code/.test(l)).length, 0, 'no login code was made');
 
-  now += 601_000;
+  clock.set(clock.now() + 601_000);
   t.equal((await d.api('/auth/whoami', { headers: { authtoken: issued.authToken } })).status, 401, 'expired after ten minutes');
 });

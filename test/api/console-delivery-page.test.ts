@@ -12,15 +12,16 @@ import { execFileSync } from 'node:child_process';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { startReceiver, verify } from '../helpers/receiver.js';
 import { signIn } from '../helpers/console.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const unescape = (s: string) => s.replace(/&#34;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
 
-async function setup(t: TapTest, now: { v: number }) {
+async function setup(t: TapTest, clock = createTestClock()) {
   const rx = await startReceiver();
   t.teardown(() => rx.close());
-  const d = await startTestDaemon({ clock: { now: () => now.v } });
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const app = (await (
     await d.api(`${d.mgmt}/apps`, {
@@ -47,7 +48,7 @@ async function setup(t: TapTest, now: { v: number }) {
 }
 
 t.test('an event’s body decoded and pretty-printed; the answer’s headers beside the request’s', async (t) => {
-  const { rx, page, trigger, record } = await setup(t, { v: Date.now() });
+  const { rx, page, trigger, record } = await setup(t);
   rx.on('/events', { text: 'ok', headers: { 'x-app-trace': 'trace-7' } });
   const ev = await trigger({ kind: 'event', event: 'NEW_MESSAGE', body: { tx: 'He said "hi"', cId: 'c_1' } });
   await rx.waitFor(1);
@@ -76,7 +77,7 @@ t.test('an event’s body decoded and pretty-printed; the answer’s headers bes
 });
 
 t.test('the list names the command, shortcut, element, view or event type, and the target', async (t) => {
-  const { rx, page, trigger, record } = await setup(t, { v: Date.now() });
+  const { rx, page, trigger, record } = await setup(t);
   const slash = await trigger({ kind: 'slash-command', command: '/standup' });
   const shortcut = await trigger({ kind: 'global-shortcut', shortcut: 'start_it' });
   const click = await trigger({ kind: 'block-interaction', onAction: 'approve', sourceType: 'EPHEMERAL_MESSAGE' });
@@ -95,8 +96,8 @@ t.test('the list names the command, shortcut, element, view or event type, and t
 });
 
 t.test('Replay with an edited body: a new delivery marked as an edited replay, signed afresh over the edited bytes', async (t) => {
-  const now = { v: Date.now() };
-  const { rx, app, page, post, trigger, record } = await setup(t, now);
+  const clock = createTestClock();
+  const { rx, app, page, post, trigger, record } = await setup(t, clock);
   rx.on('/slash', { json: { message: 'ok' } });
   const original = await trigger({ kind: 'slash-command', command: '/standup', text: 'as sent' });
   await rx.waitFor(1);
@@ -104,7 +105,7 @@ t.test('Replay with an edited body: a new delivery marked as an edited replay, s
   const prefilled = unescape(/<textarea id="edit-body" name="body"[^>]*>([^<]*)<\/textarea>/.exec(html)![1]!);
   t.same(JSON.parse(prefilled), original.payload, 'the editor starts from the body sent');
 
-  now.v += 60_000;
+  clock.set(clock.now() + 60_000);
   const edited = { ...original.payload, text: 'it\'s edited' };
   let res = await post(`/console/deliveries/${original.id}/replay`, { body: JSON.stringify(edited, null, 2) });
   t.equal(res.status, 303);
@@ -114,7 +115,7 @@ t.test('Replay with an edited body: a new delivery marked as an edited replay, s
   const sent = (await rx.waitFor(2))[1]!;
   t.equal(sent.raw, JSON.stringify(edited), 'the app got the edited body');
   t.ok(sent.signatureValid, 'signed over the edited bytes with the app’s secret');
-  t.equal(sent.headers['x-pumble-request-timestamp'], String(now.v), 'at the clock’s now: signed afresh');
+  t.equal(sent.headers['x-pumble-request-timestamp'], String(clock.now()), 'at the clock’s now: signed afresh');
   t.equal(sent.headers['x-appreg-delivery-id'], copyId);
   const copy = await record(copyId!);
   t.match(copy, { editedFrom: original.id, kind: 'slash-command', url: `${rx.url}/slash`, state: 'delivered', attempts: [{ replay: true }] }, 'marked in the log');
@@ -158,8 +159,8 @@ t.test('Replay with an edited body: a new delivery marked as an edited replay, s
 });
 
 t.test('Copy as curl: the exact body, signed at the clock’s now, never the secret; the shell’s reading of it reaches the app signed', async (t) => {
-  const now = { v: Date.now() };
-  const { rx, app, d, page, post, trigger } = await setup(t, now);
+  const clock = createTestClock();
+  const { rx, app, d, page, post, trigger } = await setup(t, clock);
   rx.on('/slash', { json: {} });
   const original = await trigger({ kind: 'slash-command', command: '/standup', text: "it's a 'quoted' test" });
   await rx.waitFor(1);
@@ -183,7 +184,7 @@ t.test('Copy as curl: the exact body, signed at the clock’s now, never the sec
     return { headers, body: args.at(-1)! };
   };
 
-  now.v += 5 * 60_000;
+  clock.set(clock.now() + 5 * 60_000);
   let res = await post(`/console/deliveries/${original.id}/curl`, {});
   t.equal(res.status, 200);
   let html = await res.text();
@@ -192,7 +193,7 @@ t.test('Copy as curl: the exact body, signed at the clock’s now, never the sec
   let { headers, body } = await send(argsOf(html));
   // (on PostgreSQL the stored body's keys come back in the database's order: the same JSON, the bytes the command signs)
   t.same(JSON.parse(body), original.payload, 'the body sent');
-  t.equal(headers['x-pumble-request-timestamp'], String(now.v), 'a fresh timestamp (the clock’s now, not the first attempt’s)');
+  t.equal(headers['x-pumble-request-timestamp'], String(clock.now()), 'a fresh timestamp (the clock’s now, not the first attempt’s)');
   t.ok(verify(app.signingSecret!, headers, body), 'a signature for that body and timestamp');
   const before = rx.received.length;
   await fetch(`${rx.url}/slash`, { method: 'POST', headers, body });

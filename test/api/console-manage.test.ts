@@ -43,7 +43,7 @@ t.test('channels and groups in the console', async (t) => {
   t.match(confirm, /Delete #launch\?/);
   t.match(confirm, new RegExp(`action="/console/manage/channels/${mine}/delete"`));
   t.equal((await post(`/console/manage/channels/${mine}/delete`, [])).status, 303);
-  await rx.waitFor(2, 5000);
+  await rx.waitFor(2);
   t.same(kinds(), ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED']);
   t.match(JSON.parse(rx.received[0]!.body.body), { cId: mine, uId: d.workspaceUserId, ty: 'CHANNEL_ARCHIVED' });
   t.same(JSON.parse(rx.received[1]!.body.body), { wId: d.workspaceId, cId: mine, ty: 'CHANNEL_DELETED' });
@@ -58,7 +58,7 @@ t.test('channels and groups in the console', async (t) => {
   const saved = await post(`/console/manage/groups/${group.id}`, [['name', 'Design crew'], ['handle', 'design'], ['description', 'pixels'], ['members', other.id], ['disabled', 'true']]);
   t.equal(saved.status, 303);
   t.match((await app.bot.listUserGroups()).body, [{ id: group.id, handle: 'design', disabled: true, workspaceUserIds: [other.id] }]);
-  await rx.waitFor(4, 5000);
+  await rx.waitFor(4);
   t.same(kinds().slice(2), ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
   t.match(JSON.parse(rx.received[3]!.body.body), { id: group.id, h: 'design', di: true, uIds: [other.id] });
 

@@ -3,6 +3,8 @@ import t from 'tap';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { signIn } from '../helpers/console.js';
+import { createTestClock } from '../helpers/test-clock.js';
+import { CONDITION_MS, until as untilHolds } from '../helpers/until.js';
 
 function rxManifest(rx: Receiver, extra: Record<string, unknown> = {}) {
   return manifest({
@@ -137,7 +139,8 @@ t.test('sign-out ends the session: a copy of its cookie is refused from then on'
 });
 
 t.test("sign-out everywhere ends every session of the account, other browsers' too", async (t) => {
-  const d = await startTestDaemon();
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const here = await signIn(d);
   const there = await signIn(d); // the same account in another browser
@@ -152,7 +155,7 @@ t.test("sign-out everywhere ends every session of the account, other browsers' t
   t.match(out.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')) ?? '', /^appreg_session=;/, 'the cookie is dropped');
   t.equal((await fetch(`${d.url}/`, { headers: { cookie: here.cookie } })).status, 401, 'this browser: signed out');
   t.equal((await fetch(`${d.url}/`, { headers: { cookie: there.cookie } })).status, 401, 'the other browser: signed out');
-  await new Promise((r) => setTimeout(r, 5)); // a new session is issued after the sign-out's moment
+  clock.set(clock.now() + 1); // a new session is issued after the sign-out's moment
   const again = await signIn(d);
   t.equal((await fetch(`${d.url}/`, { headers: { cookie: again.cookie } })).status, 200, 'signing in again works');
 });
@@ -160,7 +163,8 @@ t.test("sign-out everywhere ends every session of the account, other browsers' t
 t.test('a live page of a session signed out elsewhere ends at its next update, sending nothing', async (t) => {
   const rx = await startReceiver();
   t.teardown(() => rx.close());
-  const d = await startTestDaemon();
+  const clock = createTestClock(); // the live page's updates are gathered for 200 ms of it
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const app = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: rxManifest(rx) })).json()) as Record<string, string>;
   rx.secret = app.signingSecret!;
@@ -182,11 +186,13 @@ t.test('a live page of a session signed out elsewhere ends at its next update, s
     }
   };
   t.equal((await trigger()).status, 201);
+  await clock.advance(200);
   t.equal(await read(), 'row', 'signed in: the page gets the new delivery');
   // the copied cookie signs out (another browser, or another daemon: the check reads the store)
   t.equal((await fetch(`${d.url}/console/sign-out`, { method: 'POST', body: form({ csrf }), headers: { cookie }, redirect: 'manual' })).status, 303);
   streamed = '';
   t.equal((await trigger()).status, 201);
+  await clock.advance(200);
   t.equal(await read(), 'ended', 'signed out: the stream ends');
   t.notMatch(streamed, /event: row/, 'without the update');
 });
@@ -279,7 +285,8 @@ t.test('apps: create with problems shown at their pointers, then every action', 
 t.test('deliveries: trigger, the request as sent, replay, cancel, filters and the live stream', async (t) => {
   const rx = await startReceiver();
   t.teardown(() => rx.close());
-  const d = await startTestDaemon({ config: { deliveryRetrySchedule: '600' } });
+  const clock = createTestClock(); // the live streams gather 200 ms of it
+  const d = await startTestDaemon({ clock, config: { deliveryRetrySchedule: '600' } });
   t.teardown(() => d.stop());
   const created = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: rxManifest(rx) })).json()) as Record<string, string>;
   rx.secret = created.signingSecret!;
@@ -317,6 +324,7 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   t.ok(html.includes(`x-pumble-request-signature: ${sent.headers['x-pumble-request-signature']}`), 'the signature that was sent');
   t.ok(html.includes(`x-pumble-request-timestamp: ${sent.headers['x-pumble-request-timestamp']}`), 'the timestamp that was sent');
   t.match(html, /&#34;text&#34;: &#34;now&#34;/, 'the body, pretty-printed');
+  await clock.advance(200);
   await until(new RegExp(`event: row\\ndata: .*${id}`));
   t.pass('the new delivery came down the live stream');
 
@@ -328,6 +336,7 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   html = await page(res.headers.get('location')!);
   t.match(html, /Attempts \(2\)/);
   t.match(html, /<span class="badge">replay<\/span>/);
+  await clock.advance(200);
   const oneReader = one.body!.getReader();
   let oneText = '';
   while (!/event: delivery/.test(oneText)) oneText += new TextDecoder().decode((await oneReader.read()).value);
@@ -338,8 +347,7 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
 
   res = await post('/console/deliveries', { appId: created.id!, kind: 'event', event: 'NEW_MESSAGE' });
   const eventId = /\/console\/deliveries\/([^?]+)/.exec(res.headers.get('location')!)![1]!;
-  for (let i = 0; i < 50 && !/retrying/.test(await page(`/console/deliveries/${eventId}`)); i++) await new Promise((r) => setTimeout(r, 50));
-  html = await page(`/console/deliveries/${eventId}`);
+  html = await untilHolds(() => page(`/console/deliveries/${eventId}`), (h) => /retrying/.test(h));
   t.match(html, />Cancel<\/button>/, 'a retrying event can be cancelled');
   res = await post(`/console/deliveries/${eventId}/cancel`, {});
   t.equal(res.status, 303);
@@ -404,7 +412,8 @@ t.test('install through the consent screen\'s link, uninstall behind a confirmat
 });
 
 t.test('an open live page does not hold the daemon\'s stop', async (t) => {
-  const d = await startTestDaemon();
+  // requests in flight are waited for up to a minute here: a stream the stop did not end would hold it that long
+  const d = await startTestDaemon({ stopWaitMs: 60_000 });
   const { cookie } = await signIn(d);
   const stream = await fetch(`${d.url}/console/events`, { headers: { cookie } });
   t.equal(stream.status, 200);
@@ -412,7 +421,7 @@ t.test('an open live page does not hold the daemon\'s stop', async (t) => {
   await reader.read(); // the stream's first bytes (retry:)
   const t0 = Date.now();
   await d.stop();
-  t.ok(Date.now() - t0 < 2000, `stopped in ${Date.now() - t0} ms (in-flight requests are waited for up to 5 s)`);
+  t.ok(Date.now() - t0 < CONDITION_MS, `stopped in ${Date.now() - t0} ms, not after the minute in-flight requests are waited for`);
   const end = await reader.read().catch(() => ({ done: true }));
   t.ok(end.done, 'the stream was ended');
 });

@@ -3,19 +3,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const TTL = 3600; // managementTokenTtlSeconds for these tests
 
 t.test('an expired owner token in credentials.json is renewed on the next start', async (t) => {
   const dataDir = tempDir();
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const now = { v: Date.now() };
-  const clock = { now: () => now.v };
+  const clock = createTestClock();
   const first = await startTestDaemon({ dataDir, clock, config: { managementTokenTtlSeconds: TTL } });
   const credFile = path.join(dataDir, 'credentials.json');
   const before = JSON.parse(fs.readFileSync(credFile, 'utf8'));
   t.equal((await first.api(`${first.mgmt}/apps/mine`)).status, 200);
-  now.v += (TTL + 60) * 1000;
+  clock.set(clock.now() + (TTL + 60) * 1000);
   t.equal((await first.api(`${first.mgmt}/apps/mine`)).status, 401, 'the first token has expired');
   await first.stop();
 

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import t from 'tap';
 import { startTestDaemon, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 interface Item { workspace: { id: string; name: string }; workspaceUser: { id: string }; exchangeToken: string }
 interface Pair { token: string; refreshToken: string }
@@ -76,13 +77,9 @@ function codeFromLog(d: TestDaemon, email: string): string {
   return all[all.length - 1]![1]!;
 }
 
-const fakeClock = () => {
-  const now = { v: Date.now() };
-  return { now, clock: { now: () => now.v } };
-};
 
 t.test('the whole login as the official CLI runs it; the token is an Authtoken; refresh rotates; a spent refresh token revokes the family', async (t) => {
-  const { now, clock } = fakeClock();
+  const clock = createTestClock();
   const d = await startTestDaemon({ clock, config: { managementTokenTtlSeconds: 600 } });
   t.teardown(() => d.stop());
   const cli = new CliLikeClient(d, clock.now);
@@ -103,7 +100,7 @@ t.test('the whole login as the official CLI runs it; the token is an Authtoken; 
   t.match((await cli.exchange(d.workspaceId, items[0]!.exchangeToken)).body, { code: 'invalid_grant' }, 'an exchange token is used once');
 
   // the access token expires: the CLI's checkLogin refreshes with the refresh token
-  now.v += 601_000;
+  clock.set(clock.now() + 601_000);
   t.equal((await cli.mgmt('/apps/mine')).status, 401, 'the first access token has expired');
   t.equal(await cli.checkLogin(), 'refreshed');
   const second: Pair = { token: cli.accessToken!, refreshToken: cli.refreshToken! };
@@ -133,7 +130,7 @@ t.test('the whole login as the official CLI runs it; the token is an Authtoken; 
 });
 
 t.test('one refresh token presented twice at once rotates once; the other is a reuse that revokes the family', async (t) => {
-  const { clock } = fakeClock();
+  const clock = createTestClock();
   const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const cli = new CliLikeClient(d, clock.now);
@@ -172,13 +169,13 @@ t.test('the info calls answer without an Authtoken (404 for unknown ids) and are
 });
 
 t.test('codes expire after 10 minutes', async (t) => {
-  const { now, clock } = fakeClock();
+  const clock = createTestClock();
   const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const cli = new CliLikeClient(d, clock.now);
   const lead = await cli.lead('owner@localhost');
   const code = codeFromLog(d, 'owner@localhost');
-  now.v += 10 * 60_000 + 1000;
+  clock.set(clock.now() + 10 * 60_000 + 1000);
   const late = await cli.activate('owner@localhost', code, lead.body.id);
   t.equal(late.status, 400);
   t.match(late.body, { code: 'invalid_lead', message: /expired/ });
@@ -186,7 +183,7 @@ t.test('codes expire after 10 minutes', async (t) => {
   t.equal((await d.api(`${d.mgmt}/login-codes?email=owner@localhost`)).status, 404, 'no pending code is shown any more');
 
   const again = await cli.lead('owner@localhost');
-  now.v += 9 * 60_000;
+  clock.set(clock.now() + 9 * 60_000);
   t.equal((await cli.activate('owner@localhost', codeFromLog(d, 'owner@localhost'), again.body.id)).status, 200, 'within 10 minutes it works');
 });
 

@@ -14,13 +14,15 @@ import { errorHandler, leaseSize, rateLimit } from '../../src/server/middleware.
 import { createPersonState } from '../../src/server/person-state.js';
 import { createLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/types.js';
+import type { Clock } from '../../src/clock.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const silent = createLogger({ level: 'error', stream: { write: () => true } as unknown as NodeJS.WritableStream });
 
 /** One "daemon": an express app limited to `perMinute` requests per caller, on `store`. */
-async function limitedServer(t: Tap, store: Store, now: () => number, perMinute: number): Promise<string> {
+async function limitedServer(t: Tap, store: Store, clock: Clock, perMinute: number): Promise<string> {
   const app = express();
-  app.get('/x', rateLimit({ perMinute, clock: { now }, store, key: () => 'test|caller' }), (_req, res) => void res.json({ ok: true }));
+  app.get('/x', rateLimit({ perMinute, clock, store, key: () => 'test|caller' }), (_req, res) => void res.json({ ok: true }));
   app.use(errorHandler(silent));
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -30,18 +32,18 @@ async function limitedServer(t: Tap, store: Store, now: () => number, perMinute:
 
 t.test('two daemons on one store share a limiter window; Retry-After is the rest of it', async (t) => {
   const store = createMemoryStore();
-  let now = 1_000_000 * 60_000 + 15_000; // the window starts at the first request, 15 s past a whole minute
-  const a = await limitedServer(t, store, () => now, 4);
-  const b = await limitedServer(t, store, () => now, 4);
+  const clock = createTestClock(1_000_000 * 60_000 + 15_000); // the window starts at the first request, 15 s past a whole minute
+  const a = await limitedServer(t, store, clock, 4);
+  const b = await limitedServer(t, store, clock, 4);
   const statuses: number[] = [];
   for (let i = 0; i < 6; i++) statuses.push((await fetch(`${i % 2 ? b : a}/x`)).status);
   t.same(statuses, [200, 200, 200, 200, 429, 429], 'the fifth request is refused, whichever daemon gets it');
-  now += 45_000; // the turn of a whole minute is not the end of the window
+  clock.set(clock.now() + 45_000); // the turn of a whole minute is not the end of the window
   const over = await fetch(`${a}/x`);
   t.equal(over.status, 429);
   t.equal(over.headers.get('retry-after'), '15', 'seconds to the end of the window');
   t.equal(((await over.json()) as { code?: string }).code, 'rate_limited');
-  now += 15_000; // the next window
+  clock.set(clock.now() + 15_000); // the next window
   t.equal((await fetch(`${b}/x`)).status, 200, 'a new window starts afresh');
 });
 
@@ -49,7 +51,7 @@ t.test('a limit of 0 asks nothing of the store', async (t) => {
   const store = createMemoryStore();
   let hits = 0;
   const counting = { ...store, hit: (...args: Parameters<Store['hit']>) => (hits++, store.hit(...args)) } as Store;
-  const url = await limitedServer(t, counting, () => Date.now(), 0);
+  const url = await limitedServer(t, counting, createTestClock(), 0);
   for (let i = 0; i < 3; i++) t.equal((await fetch(`${url}/x`)).status, 200);
   t.equal(hits, 0);
 });
@@ -58,8 +60,8 @@ t.test('a limit of 200 or more is leased: the store is asked once per lease, and
   const store = createMemoryStore();
   let hits = 0;
   const counting = { ...store, hit: (...args: Parameters<Store['hit']>) => (hits++, store.hit(...args)) } as Store;
-  const now = 5_000_000;
-  const limiter = (perMinute: number, caller: string) => rateLimit({ perMinute, clock: { now: () => now }, store: counting, key: () => `test|${caller}` });
+  const clock = createTestClock(5_000_000);
+  const limiter = (perMinute: number, caller: string) => rateLimit({ perMinute, clock, store: counting, key: () => `test|${caller}` });
   /** 200 when the limiter lets the request through, else the error's status */
   const pass = (h: ReturnType<typeof rateLimit>) =>
     new Promise<number>((resolve) => h({} as never, {} as never, (err?: unknown) => resolve(err ? Number((err as { status?: number }).status) : 200)));
@@ -83,8 +85,8 @@ t.test('a limit of 200 or more is leased: the store is asked once per lease, and
 
 t.test("a person's notes and open views are read back through another daemon's console", async (t) => {
   const store = createMemoryStore();
-  const one = createPersonState(store);
-  const two = createPersonState(store);
+  const one = createPersonState(store, createTestClock());
+  const two = createPersonState(store, createTestClock());
   const rec = { appName: 'Poll', appId: 'app_1', state: 'delivered', ephemeralMessage: 'Only you can see this', response: { view: { type: 'MODAL', title: 'Vote' } } };
   const next = await one.follow('wu_1', rec, 'Poll', { channelId: 'ch_1', returnTo: '/console/channels/ch_1' });
   t.equal(next, '/console/channels/ch_1');
@@ -103,8 +105,8 @@ t.test("a person's notes and open views are read back through another daemon's c
 
 t.test('two pages of one person changing the state at once both count (no lost update)', async (t) => {
   const store = createMemoryStore();
-  const a = createPersonState(store);
-  const b = createPersonState(store);
+  const a = createPersonState(store, createTestClock());
+  const b = createPersonState(store, createTestClock());
   const note = (text: string) => ({ appName: 'A', appId: 'app_1', state: 'delivered', ephemeralMessage: text });
   await Promise.all([a.follow('wu_1', note('one'), 'A', { channelId: 'ch', returnTo: '/' }), b.follow('wu_1', note('two'), 'A', { channelId: 'ch', returnTo: '/' })]);
   t.same((await a.notes('wu_1', 'ch')).map((n) => n.text).sort(), ['one', 'two']);
@@ -112,7 +114,7 @@ t.test('two pages of one person changing the state at once both count (no lost u
 
 t.test('an answer that shows nothing writes nothing', async (t) => {
   const store = createMemoryStore();
-  const s = createPersonState(store);
+  const s = createPersonState(store, createTestClock());
   await s.follow('wu_1', { appName: 'A', appId: 'app_1', state: 'delivered', response: {} }, 'A', { channelId: 'ch', returnTo: '/back' });
   t.equal(await store.count('consolePersonState'), 0);
 });

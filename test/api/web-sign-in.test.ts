@@ -1,10 +1,11 @@
 /** appreg open's daemon side: one-time sign-in links and the signed-in home page. */
 import t from 'tap';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 t.test('a sign-in link signs the browser in once, lands on its path, and expires', async (t) => {
-  let now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ name: 'home-app', displayName: 'Home App' }) });
   const link = async (json: unknown = {}) => d.api(`${d.mgmt}/web/sign-in-links`, { method: 'POST', json });
@@ -17,7 +18,7 @@ t.test('a sign-in link signs the browser in once, lands on its path, and expires
   t.equal(res.headers.get('cache-control'), 'no-store');
   const { url, expiresAt } = (await res.json()) as { url: string; expiresAt: string };
   t.ok(url.startsWith(`${d.url}/web/sign-in?token=`), url);
-  t.equal(Date.parse(expiresAt) - now, 5 * 60_000, 'valid five minutes');
+  t.equal(Date.parse(expiresAt) - clock.now(), 5 * 60_000, 'valid five minutes');
 
   const signedOut = await fetch(`${d.url}/`);
   t.equal(signedOut.status, 401);
@@ -40,7 +41,7 @@ t.test('a sign-in link signs the browser in once, lands on its path, and expires
   t.equal(again.status, 403, 'a link works once');
 
   const late = (await (await link({ path: '/console/deliveries' })).json()) as { url: string };
-  now += 5 * 60_000 + 1;
+  clock.set(clock.now() + 5 * 60_000 + 1);
   t.equal((await fetch(late.url, { redirect: 'manual' })).status, 403, 'expired after five minutes');
 });
 

@@ -16,7 +16,7 @@ t.test('channels archive and delete', async (t) => {
   const archived = await runMain([...g, 'channels', 'archive', '#old-project']);
   t.equal(archived.code, 0, archived.stderr);
   t.equal(archived.stdout, `archived #old-project (${id})\n`);
-  const [a] = await rx.waitFor(1, 5000);
+  const [a] = await rx.waitFor(1);
   t.match(JSON.parse(a!.body.body), { cId: id, v: true, ty: 'CHANNEL_ARCHIVED', uId: d.workspaceUserId });
   t.match(JSON.parse((await runMain([...g, 'channels', 'list', '--json'])).stdout).find((c: any) => c.channel.id === id), { channel: { isArchived: true } });
 
@@ -28,7 +28,7 @@ t.test('channels archive and delete', async (t) => {
   const deleted = await runMain([...g, 'channels', 'delete', 'old-project', '--yes', '--json']);
   t.equal(deleted.code, 0, deleted.stderr);
   t.same(JSON.parse(deleted.stdout), { deleted: 'old-project' });
-  const evs = await rx.waitFor(2, 5000);
+  const evs = await rx.waitFor(2);
   t.same(JSON.parse(evs[1]!.body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
   t.notOk(JSON.parse((await runMain([...g, 'channels', 'list', '--json'])).stdout).some((c: any) => c.channel.id === id), 'gone');
 });
@@ -52,7 +52,7 @@ t.test('groups create, update and list', async (t) => {
   t.match(list.stdout, /ID\s+HANDLE\s+NAME\s+MEMBERS\s+STATE\s+DESCRIPTION\ngrp_\S+\s+@on-call\s+On call\s+1\s+disabled\s+nights/);
   const listed = (await app.bot.listUserGroups()).body;
   t.match(listed, [{ id: group.id, workspaceUserIds: [other.id], disabled: true }], 'apps list it');
-  const evs = await rx.waitFor(3, 5000);
+  const evs = await rx.waitFor(3);
   t.same(evs.map((e) => JSON.parse(e.body.body).ty), ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED', 'WORKSPACE_USER_GROUP_UPDATED']);
   t.match(JSON.parse(evs[2]!.body.body), { id: group.id, uIds: [other.id], di: true });
 

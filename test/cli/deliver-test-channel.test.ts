@@ -8,6 +8,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { until } from '../helpers/until.js';
 
 t.test('deliver-test watches the channel the trigger names', async (t) => {
   const d = await startTestDaemon();
@@ -23,17 +24,17 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
   });
   const app = installed.app;
   rx.secret = app.signingSecret;
-  // the app posts where the command was typed: at once (before its ack) for "now", 1 s after it otherwise
-  // (well past the one look a run without a wait takes, even on a loaded machine)
-  rx.on('/slash', (req) => {
+  // the app posts where the command was typed: before its ack for "now"; otherwise after it, when the
+  // test lets it (so a run that takes one look, however slow the machine, has looked before)
+  const later: Array<() => Promise<unknown>> = [];
+  rx.on('/slash', async (req) => {
     const b = req.body as { channelId: string; text: string };
-    const post = () => void installed.bot.postMessageToChannel(b.channelId, `posted: ${b.text}`);
+    const post = () => installed.bot.postMessageToChannel(b.channelId, `posted: ${b.text}`);
     if (b.text === 'now') {
-      post();
-      return { json: {}, delayMs: 150 };
+      await post();
+      return { json: {} };
     }
-    const timer = setTimeout(() => installed.bot.postMessageToChannel(b.channelId, `posted: ${b.text}`).catch(() => {}), 1000);
-    t.teardown(() => clearTimeout(timer)); // a post still due when the test ends is not made
+    later.push(post);
     return { json: { message: 'ok' } };
   });
   const dt = (...args: string[]) => runMain([...g, 'deliver-test', app.id, ...args]);
@@ -41,7 +42,10 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
   const standups = JSON.parse(made.stdout).channel.id as string;
 
   t.test('--channel by name; the app\'s message within the wait; --expect-message', async (t) => {
-    const r = await dt('--kind', 'slash-command', '--text', 'later', '--channel', '#standups', '--expect-message', '^posted: later$', '--json');
+    const watching = dt('--kind', 'slash-command', '--text', 'later', '--channel', '#standups', '--expect-message', '^posted: later$', '--wait-ms', '30000', '--json');
+    await until(() => later.length === 1);
+    await later.shift()!(); // posted while the run watches the channel
+    const r = await watching;
     t.equal(r.code, 0, r.stdout + r.stderr);
     const out = JSON.parse(r.stdout);
     t.equal(out.delivery.payload.channelId, standups, 'the name is sent as the channel id');
@@ -51,7 +55,8 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
     t.match(human.stdout, /the app posted\n\s+\d\d:\d\d:\d\d \S.*: posted: now msg_/, 'one look right after the answer, into #general by default');
     const quiet = await dt('--kind', 'slash-command', '--text', 'later', '--channel', standups);
     t.match(quiet.stdout, /no message posted in ch_\S+\)/, 'with no wait, a message made after the answer is not seen');
-    const miss = await dt('--kind', 'slash-command', '--text', 'x', '--expect-message', 'standup started', '--wait-ms', '500', '--json');
+    await later.shift()!(); // made after the run's one look
+    const miss = await dt('--kind', 'slash-command', '--text', 'x', '--expect-message', 'standup started', '--wait-ms', '0', '--json');
     t.equal(miss.code, 6, 'acked but said nothing matching');
     t.match(JSON.parse(miss.stdout), { passed: false, delivery: { outcome: 'acked' } });
     t.equal((await dt('--kind', 'slash-command', '--channel', 'nowhere')).code, 4);

@@ -8,7 +8,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, tempDir, type TestDaemon } from '../helpers/daemon.js';
-import { runMain } from '../helpers/cli.js';
+import { runMain, runWhileAppThinks, type CliOptions } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 async function appOn(t: Tap.Test, d: TestDaemon, rxUrl: string): Promise<{ id: string }> {
@@ -28,7 +28,7 @@ t.test('deliveries against a running daemon', async (t) => {
   t.teardown(() => d.stop());
   const g = ['--url', d.url, '--token', d.token];
   const app = await appOn(t, d, rx.url);
-  const dt = (args: string[], opts = {}) => runMain([...g, 'deliver-test', app.id, ...args], opts);
+  const dt = (args: string[], opts: CliOptions = {}) => runMain([...g, 'deliver-test', app.id, ...args], opts);
 
   t.test('an event honours --timeout-ms; a retrying event is cancelled with deliveries cancel', async (t) => {
     rx.on('/events', { hang: true });
@@ -87,15 +87,16 @@ t.test('deliveries against a running daemon', async (t) => {
   });
 
   t.test('on a terminal deliver-test says it is waiting once the wait passes a second; never on a pipe or with --json', async (t) => {
-    rx.on('/slash', { json: {}, delayMs: 1400 });
-    const tty = await dt(['--kind', 'slash-command'], { isTTY: true });
+    const tty = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command'], { ...o, isTTY: true }));
     t.equal(tty.code, 0, tty.stderr);
     t.equal(tty.stderr.match(/waiting for the app… \(budget 3000 ms\)\n/g)?.length, 1, 'one line on stderr');
     t.notMatch(tty.stdout, /waiting/);
-    const pipe = await dt(['--kind', 'slash-command']);
+    const pipe = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command'], o));
     t.notMatch(pipe.stderr, /waiting/);
-    const json = await dt(['--kind', 'slash-command', '--json'], { isTTY: true });
+    const json = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command', '--json'], { ...o, isTTY: true }));
     t.notMatch(json.stderr, /waiting/);
+    const early = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command'], { ...o, isTTY: true }), 999);
+    t.notMatch(early.stderr, /waiting/, 'not before a second');
     rx.on('/slash', { json: {} });
     const quick = await dt(['--kind', 'slash-command'], { isTTY: true });
     t.notMatch(quick.stderr, /waiting/, 'not for an answer within a second');

@@ -4,6 +4,7 @@
  * Everything else about the commands is tested in-process (cli.test.ts and the others).
  */
 import t from 'tap';
+import { until } from '../helpers/until.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -57,9 +58,9 @@ t.test('messages tail follows until Ctrl-C (SIGINT), then exits 0', async (t) =>
   let stderr = '';
   child.stdout.on('data', (c) => (stdout += c));
   child.stderr.on('data', (c) => (stderr += c));
-  for (let i = 0; i < 100 && !/following/.test(stderr); i++) await new Promise((r) => setTimeout(r, 50));
+  await until(() => /following/.test(stderr));
   await d.api(`${d.mgmt}/channels/general/messages`, { method: 'POST', json: { text: 'seen live' } });
-  for (let i = 0; i < 100 && !/seen live/.test(stdout); i++) await new Promise((r) => setTimeout(r, 50));
+  await until(() => /seen live/.test(stdout));
   child.kill('SIGINT');
   const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
   t.equal(code, 0, stderr);

@@ -10,14 +10,18 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
+import { createTestClock } from '../helpers/test-clock.js';
+import { until } from '../helpers/until.js';
 
 t.test('appreg say', async (t) => {
-  const d = await startTestDaemon();
+  const clock = createTestClock(); // the daemon's: an app too slow is too slow when the test advances 3 s
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const g = ['--url', d.url, '--token', d.token];
 
   // an SDK-like app: /standup acks, then its bot posts in the channel and ephemerally to the person
   const bot = { client: undefined as ReturnType<typeof platformClient> | undefined };
+  const slow: http.ServerResponse[] = [];
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
@@ -29,15 +33,17 @@ t.test('appreg say', async (t) => {
         res.statusCode = 400;
         return res.end(JSON.stringify({ message: 'unknown option bad' }));
       }
-      if (body.text === 'slow') return void setTimeout(() => res.end('{}'), 4000);
+      if (body.text === 'slow') return void slow.push(res); // answered when the test ends
       res.end(JSON.stringify({ message: `on it: ${body.text}` }));
-      setTimeout(() => {
-        void bot.client!.postMessageToChannel(body.channelId, `standup started (${body.text})`).then(() => bot.client!.postEphemeral(body.channelId, 'only you see this', body.userId));
-      }, 100);
+      // then its bot posts (after the ack, as an app does)
+      res.on('finish', () => void bot.client!.postMessageToChannel(body.channelId, `standup started (${body.text})`).then(() => bot.client!.postEphemeral(body.channelId, 'only you see this', body.userId)));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  t.teardown(() => new Promise<void>((r) => {
+    for (const res of slow) res.end('{}');
+    server.close(() => r());
+  }));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slash`;
   const app = await installPlatformApp(d, { name: 'standup', manifest: { displayName: 'Standup', slashCommands: [{ command: '/standup', url }], offlineMessage: 'Standup is offline' } });
   bot.client = app.bot;
@@ -48,17 +54,13 @@ t.test('appreg say', async (t) => {
   await installPlatformApp(d, { name: 'listener', events: ['NEW_MESSAGE'], eventsUrl: `${listener.url}/events` });
 
   t.test('end to end: say /standup hi → the app acks and posts → messages list shows it → the second app hears NEW_MESSAGE', async (t) => {
-    const said = await runMain([...g, 'say', 'general', '/standup hi', '--expect-message', 'standup started \\(hi\\)', '--json']);
+    const said = await runMain([...g, 'say', 'general', '/standup hi', '--wait-ms', '30000', '--expect-message', 'standup started \\(hi\\)', '--json']);
     t.equal(said.code, 0, said.stderr);
     const list = await runMain([...g, 'messages', 'list', 'general', '--json']);
     const botMessage = (JSON.parse(list.stdout).messages as Array<{ id: string; text: string; author: string }>).find((m) => m.text === 'standup started (hi)');
     t.ok(botMessage, 'messages list shows the bot’s message');
     t.match(botMessage!.author, /^bot_/);
-    let heard: unknown;
-    for (let i = 0; i < 100 && !heard; i++) {
-      heard = listener.received.map((r) => JSON.parse(r.body.body)).find((b: { mId?: string }) => b.mId === botMessage!.id);
-      if (!heard) await new Promise((r) => setTimeout(r, 50));
-    }
+    const heard = await until(() => listener.received.map((r) => JSON.parse(r.body.body)).find((b: { mId?: string }) => b.mId === botMessage!.id));
     t.match(heard, { ty: 'NEW_MESSAGE', tx: 'standup started (hi)', aId: botMessage!.author }, 'the second app heard of it');
   });
 
@@ -74,14 +76,14 @@ t.test('appreg say', async (t) => {
   });
 
   t.test('/standup: what the person sees, then what the app posted', async (t) => {
-    const r = await runMain([...g, 'say', 'general', '/standup', 'start', '--wait-ms', '3000']);
+    const r = await runMain([...g, 'say', 'general', '/standup', 'start', '--wait-ms', '30000']);
     t.equal(r.code, 0, r.stderr);
     t.match(r.stdout, /\/standup → standup \(app_\S+\): acked, [\d.]+ ms/);
     t.match(r.stdout, /standup \(only visible to you\): on it: start/);
     t.match(r.stdout, /then in the channel:\n\s+\d\d:\d\d:\d\d Standup: standup started \(start\)/, 'the bot’s message, by its name');
     t.match(r.stdout, /only you see this/, 'the ephemeral message to the person');
     t.match(r.stdout, /PASS/);
-    const j = await runMain([...g, 'say', 'general', '/standup go', '--expect-message', 'started \\(go\\)', '--json']);
+    const j = await runMain([...g, 'say', 'general', '/standup go', '--wait-ms', '30000', '--expect-message', 'started \\(go\\)', '--json']);
     t.equal(j.code, 0, j.stderr);
     const out = JSON.parse(j.stdout);
     t.match(out, { kind: 'slash-command', passed: true, outcome: 'acked', shown: 'on it: go', modal: null });
@@ -97,10 +99,13 @@ t.test('appreg say', async (t) => {
     t.equal(nack.code, 6);
     t.match(JSON.parse(nack.stdout), { passed: false, outcome: 'nacked', shown: 'unknown option bad' });
     t.equal((await runMain([...g, 'say', 'general', '/standup bad', '--wait-ms', '0', '--expect', 'nack'])).code, 0);
-    const slow = await runMain([...g, 'say', 'general', '/standup slow', '--wait-ms', '0']);
-    t.equal(slow.code, 6);
-    t.match(slow.stdout, /timeout[\s\S]*Standup is offline[\s\S]*FAIL: expected ok, got timeout/);
-    const miss = await runMain([...g, 'say', 'general', '/standup x', '--expect-message', 'never said', '--wait-ms', '600']);
+    const running = runMain([...g, 'say', 'general', '/standup slow', '--wait-ms', '0']);
+    await until(() => slow.length === 1); // the app has the command, and takes its time
+    await clock.advance(3000); // the 3 s budget
+    const late = await running;
+    t.equal(late.code, 6);
+    t.match(late.stdout, /timeout[\s\S]*Standup is offline[\s\S]*FAIL: expected ok, got timeout/);
+    const miss = await runMain([...g, 'say', 'general', '/standup x', '--expect-message', 'never said', '--wait-ms', '1']);
     t.equal(miss.code, 6, 'no matching message');
     t.match(miss.stdout, /FAIL: the app posted no message matching \/never said\//);
     t.equal((await runMain([...g, 'say', 'general', '/nosuchcommand'])).code, 4, 'no app has the command');

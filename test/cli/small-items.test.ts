@@ -8,7 +8,7 @@ import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
-import { runMain } from '../helpers/cli.js';
+import { runMain, runWhileAppThinks, type CliOptions } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 /** A port nothing listens on: one the system just gave out and took back. */
@@ -26,7 +26,7 @@ t.test('small things a newcomer hit', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const g = ['--url', d.url, '--token', d.token];
-  const cli = (args: string[], o = {}) => runMain([...g, ...args], o);
+  const cli = (args: string[], o: CliOptions = {}) => runMain([...g, ...args], o);
   const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ slashCommands: [{ command: '/slow', url: `${rx.url}/slash` }] }) });
   const app = (await res.json()) as { id: string };
 
@@ -74,22 +74,20 @@ t.test('small things a newcomer hit', async (t) => {
   });
 
   await t.test('say /command on a terminal: a waiting line on stderr while the app takes more than a second', async (t) => {
-    rx.on('/slash', { json: {}, delayMs: 1400 });
-    const tty = await cli(['say', 'general', '/slow', '--wait-ms', '0'], { isTTY: true });
+    const tty = await runWhileAppThinks(rx, '/slash', (o) => cli(['say', 'general', '/slow', '--wait-ms', '0'], { ...o, isTTY: true }));
     t.equal(tty.code, 0, tty.stderr);
     t.equal(tty.stderr, 'waiting for the app…\n');
-    const pipe = await cli(['say', 'general', '/slow', '--wait-ms', '0']);
+    const pipe = await runWhileAppThinks(rx, '/slash', (o) => cli(['say', 'general', '/slow', '--wait-ms', '0'], o));
     t.equal(pipe.stderr, '', 'not on a pipe');
-    const json = await cli(['say', 'general', '/slow', '--wait-ms', '0', '--json'], { isTTY: true });
+    const json = await runWhileAppThinks(rx, '/slash', (o) => cli(['say', 'general', '/slow', '--wait-ms', '0', '--json'], { ...o, isTTY: true }));
     t.equal(json.stderr, '', 'not with --json');
   });
 
   await t.test('deliver-test, its output piped: the waiting line still shows when stderr is a terminal, and only then', async (t) => {
-    rx.on('/slash', { json: {}, delayMs: 1400 });
-    const piped = await cli(['deliver-test', app.id, '--kind', 'slash-command'], { isTTY: false, stderrIsTTY: true });
+    const piped = await runWhileAppThinks(rx, '/slash', (o) => cli(['deliver-test', app.id, '--kind', 'slash-command'], { ...o, isTTY: false, stderrIsTTY: true }));
     t.equal(piped.code, 0, piped.stderr);
     t.equal(piped.stderr, 'waiting for the app… (budget 3000 ms)\n');
-    const noTerminal = await cli(['deliver-test', app.id, '--kind', 'slash-command'], { isTTY: true, stderrIsTTY: false });
+    const noTerminal = await runWhileAppThinks(rx, '/slash', (o) => cli(['deliver-test', app.id, '--kind', 'slash-command'], { ...o, isTTY: true, stderrIsTTY: false }));
     t.equal(noTerminal.stderr, '', 'stderr not a terminal: no line in a log file');
   });
 });

@@ -1,7 +1,8 @@
 /** appreg channels list|create, messages list|tail, react and users login-code against a real daemon. */
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { runMain } from '../helpers/cli.js';
+import { runMain, startMain } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
 
 t.test('channels, messages, reactions and login codes', async (t) => {
   const d = await startTestDaemon();
@@ -50,19 +51,23 @@ t.test('channels, messages, reactions and login codes', async (t) => {
   t.test('messages tail: the latest, then what is posted meanwhile, until stopped', async (t) => {
     let stop: (s: string) => void = () => {};
     const stopped = new Promise<string>((r) => (stop = r));
-    const tail = runMain([...g, 'messages', 'tail', 'random', '--limit', '2', '--interval-ms', '50', '--json'], { stop: stopped });
-    await new Promise((r) => setTimeout(r, 200));
+    t.equal((await cli('say', 'random', 'before')).code, 0);
+    const tail = startMain([...g, 'messages', 'tail', 'random', '--limit', '2', '--interval-ms', '50', '--json'], { stop: stopped });
+    await until(() => /"before"/.test(tail.out.stdout)); // the latest shown: it follows from here
     for (const text of ['live 1', 'live 2']) t.equal((await cli('say', 'random', text)).code, 0);
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => /"live 2"/.test(tail.out.stdout));
     t.equal((await cli('say', 'random', 'live 3')).code, 0);
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => /"live 3"/.test(tail.out.stdout));
     stop('SIGINT');
-    const r = await tail;
+    const r = await tail.done;
     t.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { text: string });
-    t.same(lines.map((m) => m.text), ['live 1', 'live 2', 'live 3'], 'each message once, in order');
-    const human = runMain([...g, 'messages', 'tail', 'random', '--limit', '1', '--interval-ms', '50'], { stop: new Promise((r) => setTimeout(() => r('SIGINT'), 300)) });
-    const h = await human;
+    t.same(lines.map((m) => m.text), ['before', 'live 1', 'live 2', 'live 3'], 'each message once, in order');
+    let stopHuman: (s: string) => void = () => {};
+    const human = startMain([...g, 'messages', 'tail', 'random', '--limit', '1', '--interval-ms', '50'], { stop: new Promise((r) => (stopHuman = r)) });
+    await until(() => /following/.test(human.out.stderr) && /: live 3 msg_/.test(human.out.stdout));
+    stopHuman('SIGINT');
+    const h = await human.done;
     t.equal(h.code, 0);
     t.match(h.stdout, /: live 3 msg_/);
     t.match(h.stderr, /following random \(Ctrl-C to stop\)/);

@@ -1,7 +1,9 @@
 /**
  * The delivery worker with several daemons on one PostgreSQL database, in one process: each
  * attempt of an event is made by one daemon, and a daemon that dies mid-attempt loses its events
- * to the others once its lease runs out.
+ * to the others once its lease runs out. Both run on one test clock: each step advances it, then
+ * waits for the attempts it started to be settled, so a lease never runs out under an attempt
+ * because the machine was slow.
  */
 import t from 'tap';
 import { defaults } from '../../src/config.js';
@@ -19,21 +21,18 @@ import { createDeliveryWorker } from '../../src/delivery/worker.js';
 import { testWithPg } from '../helpers/pg.js';
 import type { OutboxEventRecord } from '../../src/model/events.js';
 import type { Change } from '../../src/store/types.js';
+import { until } from '../helpers/until.js';
+import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
-const clock = { now: () => Date.now() };
-const until = async (pred: () => boolean | Promise<boolean>, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!(await pred()) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-};
 const app = { id: 'app_1', ownerId: 'wu_1', manifest: { name: 'a', displayName: 'A', eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['NEW_MESSAGE'] } } } as unknown as AppRecord;
 const apps = { byId: async (id: string) => (id === app.id ? app : undefined), secretsOf: () => ({ signingSecret: 'sig' }) } as unknown as AppsService;
 /** The apps every workspace event in the outbox goes to (none unless a test says). */
 let fanOutTo: Array<{ app: AppRecord; workspaceUserIds: string[] }> = [];
 const socket: SocketTransport = { send: async () => ({ outcome: 'no_connection', latencyMs: 0 }), connections: async () => 0, queued: async () => 0, onKeptSettled() {}, discard: async () => false, close: async () => {} };
 
-async function daemon(t: Tap.Test, url: string, name: string, send: (req: SendRequest) => Promise<AttemptResult>) {
-  const store = await openPostgresStore({ url, logger, instanceId: name });
+async function daemon(t: Tap.Test, url: string, clock: TestClock, name: string, send: (req: SendRequest) => Promise<AttemptResult>) {
+  const store = await openPostgresStore({ url, logger, instanceId: name, clock });
   const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '0.3,0.3,0.3', deliveryLeaseMs: 0 };
   const http = { send, post: send, close: async () => {} } as unknown as HttpTransport;
   const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
@@ -54,7 +53,13 @@ async function daemon(t: Tap.Test, url: string, name: string, send: (req: SendRe
     await log.close();
     await store.close();
   });
-  return { store, worker, log, stop };
+  return { store, worker, log, stop, idle: () => dispatcher.idle() };
+}
+
+/** Let `ms` pass on `clock`, then wait until the attempts the daemons started meanwhile are settled. */
+async function step(clock: TestClock, ms: number, ...daemons: Array<{ idle(): Promise<void> }>) {
+  await clock.advance(ms);
+  await Promise.all(daemons.map((d) => d.idle()));
 }
 
 void testWithPg(t, 'two workers: each attempt of a retried event is made once, by one of them', async (t, url) => {
@@ -63,15 +68,18 @@ void testWithPg(t, 'two workers: each attempt of a retried event is made once, b
     calls.push(`${who}:${req.deliveryId}`);
     return calls.length < 4 ? { outcome: 'http_error', status: 503, latencyMs: 1 } : { outcome: 'acked', status: 200, latencyMs: 1 };
   };
-  const a = await daemon(t, url, 'a', sender('a'));
-  const b = await daemon(t, url, 'b', sender('b'));
+  const clock = createTestClock();
+  const a = await daemon(t, url, clock, 'a', sender('a'));
+  const b = await daemon(t, url, clock, 'b', sender('b'));
   a.worker.start();
   b.worker.start();
   const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
   t.match(first, { state: 'retrying' });
   const id = first!.id;
-  await until(async () => (await a.store.get(PENDING_TABLE, id)) === undefined);
-  await new Promise((r) => setTimeout(r, 800)); // room for a duplicate attempt, were there one
+  // the retries are 0.3 s (±20 %) apart: three steps of 0.4 s make them all, a fourth would show a duplicate
+  for (let i = 0; i < 4; i++) await step(clock, 400, a, b);
+  t.equal(await a.store.get(PENDING_TABLE, id), undefined, 'delivered: nothing pending');
+  await step(clock, 5000, a, b); // polls enough to take the event again, were it there
   t.equal(calls.length, 4, `four attempts in all (${calls.join(', ')})`);
   await a.log.flush();
   await b.log.flush();
@@ -79,28 +87,30 @@ void testWithPg(t, 'two workers: each attempt of a retried event is made once, b
 });
 
 void testWithPg(t, "a daemon killed mid-attempt: another takes its event over when the lease runs out", async (t, url) => {
-  const a = await daemon(t, url, 'a', () => new Promise(() => {})); // its attempt never ends: it "died"
+  const clock = createTestClock();
+  const a = await daemon(t, url, clock, 'a', () => new Promise(() => {})); // its attempt never ends: it "died"
   const bCalls: string[] = [];
-  const b = await daemon(t, url, 'b', async (req) => (bCalls.push(req.deliveryId), { outcome: 'acked', status: 200, latencyMs: 1 }));
+  const b = await daemon(t, url, clock, 'b', async (req) => (bCalls.push(req.deliveryId), { outcome: 'acked', status: 200, latencyMs: 1 }));
   void a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
   await until(async () => (await a.store.all(PENDING_TABLE)).length === 1);
   const [p] = await a.store.all(PENDING_TABLE);
   t.equal(p?.leaseOwner, 'a', 'written leased to the daemon that made it');
+  t.equal((p?.leaseUntil ?? 0) - clock.now(), 1200, 'for the attempt timeout (200 ms) and a second');
   void a.stop(); // no more ticks from a (its attempt stays stuck, as in a killed process)
   b.worker.start();
-  const t0 = Date.now();
-  await until(() => bCalls.length > 0);
-  t.same(bCalls, [p!.id], 'b made the attempt');
-  t.ok(Date.now() - t0 >= 500, 'only once the lease ran out');
-  await until(async () => (await b.store.get(PENDING_TABLE, p!.id)) === undefined);
+  await step(clock, 1199, b);
+  t.same(bCalls, [], 'b polled meanwhile, but took nothing while the lease ran');
+  await step(clock, 2000, b); // b's backed-off poll comes within a second or two
+  t.same(bCalls, [p!.id], 'b made the attempt once the lease ran out');
   t.equal(await b.store.get(PENDING_TABLE, p!.id), undefined, 'delivered and done');
 });
 
 void testWithPg(t, 'the events outbox is drained once across daemons', async (t, url) => {
   const calls: string[] = [];
   const sender = (who: string) => async (req: SendRequest): Promise<AttemptResult> => (calls.push(`${who}:${req.deliveryId}`), { outcome: 'acked', status: 200, latencyMs: 1 });
-  const a = await daemon(t, url, 'a', sender('a'));
-  const b = await daemon(t, url, 'b', sender('b'));
+  const clock = createTestClock();
+  const a = await daemon(t, url, clock, 'a', sender('a'));
+  const b = await daemon(t, url, clock, 'b', sender('b'));
   const subscribed = { ...app, manifest: { ...app.manifest, eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['APP_UNINSTALLED'] } } };
   (apps as unknown as { byId: (id: string) => Promise<AppRecord | undefined> }).byId = async (id) => (id === app.id ? subscribed : undefined);
   const subscribed2 = { ...subscribed, id: 'app_2' };
@@ -115,9 +125,45 @@ void testWithPg(t, 'the events outbox is drained once across daemons', async (t,
   await a.store.commit(evs.map((e): Change => ({ table: 'eventsOutbox', id: e.id, value: e })));
   a.worker.start();
   b.worker.start();
-  await until(async () => (await a.store.count('eventsOutbox')) === 0 && calls.length >= 11);
-  await new Promise((r) => setTimeout(r, 500));
+  await step(clock, 0, a, b); // both poll at once: each drains what it can take
+  await step(clock, 5000, a, b); // and on, were anything left or taken twice
   t.equal(await a.store.count('eventsOutbox'), 0, 'consumed');
   t.equal(calls.length, 11, `one event per app record, one per app and workspace record (${calls.join(', ')})`);
   t.equal(new Set(calls.map((c) => c.split(':')[1])).size, 11, 'each a delivery of its own');
+});
+
+void testWithPg(t, 'a poll that renewed the lease of an event whose attempt ended meanwhile does not make the attempt again', async (t, url) => {
+  const clock = createTestClock();
+  const sends: string[] = [];
+  let releaseRetry!: () => void;
+  const a = await daemon(t, url, clock, 'a', async (req) => {
+    sends.push(req.deliveryId);
+    if (sends.length === 1) return { outcome: 'http_error', status: 503, latencyMs: 1 };
+    if (sends.length === 2) await new Promise<void>((r) => (releaseRetry = r)); // the retry is under way until the test lets it end
+    return { outcome: 'acked', status: 200, latencyMs: 1 };
+  });
+  // the next poll's claim renews this daemon's lease on the event (its attempt still under way) and is
+  // answered only once that attempt has ended and the event is gone from the pending table
+  const claim = a.store.claim.bind(a.store);
+  let hold: ((due: object[]) => Promise<void>) | undefined;
+  a.store.claim = (async (req: Parameters<typeof claim>[0]) => {
+    const due = await claim(req);
+    await hold?.(due);
+    return due;
+  }) as typeof claim;
+  a.worker.start();
+  const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
+  const id = first!.id;
+  await clock.advance(410); // the retry's poll (0.3 s ± 20 %, on the 50 ms grain)
+  await until(() => sends.length === 2);
+  hold = async (due) => {
+    if (!due.some((p) => (p as { id: string }).id === id)) return;
+    hold = undefined;
+    releaseRetry();
+    await until(async () => (await a.store.get(PENDING_TABLE, id)) === undefined);
+  };
+  await clock.advance(200); // the next poll, a minimum interval later: it claims the event again
+  await a.idle();
+  t.equal(hold, undefined, 'the poll renewed the lease while the retry was under way');
+  t.same(sends, [id, id], 'the first attempt and the retry, and no third');
 });

@@ -53,7 +53,7 @@ t.test("a post's NEW_MESSAGE is written in the post's own commit, the post reads
 
   d = await startTestDaemon({ dataDir });
   t.teardown(() => d.stop());
-  const got = await rx.waitFor(2, 20_000);
+  const got = await rx.waitFor(2);
   t.same(got.map((r) => r.body.eventType).sort(), ['NEW_MESSAGE', 'REACTION_ADDED'], 'sent once the daemon is back');
   t.equal(JSON.parse(got.find((r) => r.body.eventType === 'NEW_MESSAGE')!.body.body).mId, posted.body.id);
   t.ok(got.every((r) => r.signatureValid));
@@ -61,7 +61,7 @@ t.test("a post's NEW_MESSAGE is written in the post's own commit, the post reads
   // the platform API keeps working on the restarted daemon: the next post's event comes at once
   const again = platformClient(d.url, poster.tokens.botToken!, poster.app.appKey);
   const next = await again.postMessageToChannel(general, 'after the restart');
-  const [, , third] = await rx.waitFor(3, 20_000);
+  const [, , third] = await rx.waitFor(3);
   t.equal(JSON.parse(third!.body.body).mId, next.body.id);
   t.equal(await d.parts.store.count(EVENTS_OUTBOX), 0, 'the outbox is empty');
 });

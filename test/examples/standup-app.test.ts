@@ -53,7 +53,7 @@ t.test('the standup example app against a daemon', async (t) => {
 
   let standup: Message | undefined;
   await t.test('/standup acks, then posts a message with Join and Skip buttons and a mood menu', async (t) => {
-    const r = await app.cli(['say', 'general', '/standup', 'Sprint 12', '--expect-message', 'Sprint 12', '--json']);
+    const r = await app.cli(['say', 'general', '/standup', 'Sprint 12', '--wait-ms', '30000', '--expect-message', 'Sprint 12', '--json']);
     t.equal(r.code, 0, r.stderr);
     t.match(JSON.parse(r.stdout), { outcome: 'acked', passed: true });
     standup = (await messages(d)).find((m) => m.text.startsWith('Sprint 12'));
@@ -86,7 +86,7 @@ t.test('the standup example app against a daemon', async (t) => {
     t.match(view, { type: 'MODAL', callbackId: 'standup_answer', blocks: [{ type: 'input', blockId: 'answer', element: { onAction: 'text' } }] });
     const viewFile = path.join(app.dir, 'submitted.json');
     fs.writeFileSync(viewFile, JSON.stringify({ ...view, id: 'view_1', state: { values: { answer: { text: { type: 'plain_text_input', value: 'fixing the build' } } } } }));
-    const submit = await dt(['--kind', 'view-action', '--view-action', 'submit', '--view-file', viewFile, '--expect-message', "Owner's standup: fixing the build"]);
+    const submit = await dt(['--kind', 'view-action', '--view-action', 'submit', '--view-file', viewFile, '--wait-ms', '30000', '--expect-message', "Owner's standup: fixing the build"]);
     t.equal(submit.code, 0, submit.stderr);
     t.match(JSON.parse(submit.stdout), { passed: true, delivery: { outcome: 'acked' } });
   });

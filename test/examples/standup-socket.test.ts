@@ -26,7 +26,7 @@ for (const [variant, nodeArgs] of [['Node\'s own WebSocket', ['--experimental-we
     t.equal(auth.code, 0, auth.stderr);
     t.match(JSON.parse(auth.stdout), { status: 200, codeExchanged: true });
 
-    const say = await app.cli(['say', 'general', '/standup-socket', 'Socket sprint', '--expect-message', 'Socket sprint', '--json']);
+    const say = await app.cli(['say', 'general', '/standup-socket', 'Socket sprint', '--wait-ms', '30000', '--expect-message', 'Socket sprint', '--json']);
     t.equal(say.code, 0, say.stderr);
     const standup = (await messages(d)).find((m) => m.text.startsWith('Socket sprint'))!;
     t.equal(standup.text, 'Socket sprint: joined nobody yet; skipped nobody yet', 'acked over the socket, then posted');

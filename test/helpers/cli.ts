@@ -9,6 +9,10 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/run.js';
+import { systemClock, type Clock } from '../../src/clock.js';
+import type { Receiver } from './receiver.js';
+import { createTestClock } from './test-clock.js';
+import { until } from './until.js';
 
 // dist/test/helpers/cli.js → project root is three levels up
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -27,6 +31,8 @@ export interface CliOptions {
   startDetached?: Io['startDetached'];
   /** In-process only: resolves when the command is asked to stop (Ctrl-C); never by default. */
   stop?: Promise<string>;
+  /** In-process only: the CLI's clock (its waiting line's timer); the system's by default. */
+  clock?: Clock;
 }
 
 /** The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`. */
@@ -51,6 +57,7 @@ export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: strin
     platform: opts.platform ?? process.platform,
     // A test never starts a real browser.
     startDetached: opts.startDetached ?? (async () => 'ENOENT'),
+    clock: opts.clock ?? systemClock,
   };
   return { io, out };
 }
@@ -60,6 +67,12 @@ export async function runMain(args: string[], opts: CliOptions = {}): Promise<Cl
   const { io, out } = captureIo(opts);
   const code = await main(['node', BIN, ...args], io);
   return { code, ...out };
+}
+
+/** runMain for a command that follows until stopped: what it wrote so far (`out`) while it runs, and its end (`done`). */
+export function startMain(args: string[], opts: CliOptions = {}): { out: { stdout: string; stderr: string }; done: Promise<CliResult> } {
+  const { io, out } = captureIo(opts);
+  return { out, done: main(['node', BIN, ...args], io).then((code) => ({ code, ...out })) };
 }
 
 /**
@@ -100,4 +113,20 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     });
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/**
+ * A CLI run (in-process, on a test clock) while the app at `rx`'s `path` holds its answer: once the
+ * app has the request, the run's clock passes `ms` (the waiting line's second), then the app
+ * answers. What the run printed.
+ */
+export async function runWhileAppThinks(rx: Receiver, path: string, run: (opts: { clock: Clock }) => Promise<CliResult>, ms = 1000): Promise<CliResult> {
+  const clock = createTestClock();
+  let answer: (() => void) | undefined;
+  rx.on(path, () => new Promise((r) => (answer = () => r({ json: {} }))));
+  const running = run({ clock });
+  await until(() => answer !== undefined);
+  await clock.advance(ms);
+  answer!();
+  return running;
 }

@@ -6,7 +6,10 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startDaemon, type DaemonHandle, type StartOptions } from '../../src/server/start.js';
 import type { Clock } from '../../src/clock.js';
-import { startPgCluster } from './pg.js';
+import { createTestDatabase } from './pg.js';
+import { until } from './until.js';
+import { EVENTS_OUTBOX } from '../../src/model/events.js';
+import { PENDING_TABLE } from '../../src/delivery/pending.js';
 
 /** Whether this test process runs in the store matrix's PostgreSQL pass (APPREG_TEST_STORE=postgres). */
 export const onPostgres = () => process.env.APPREG_TEST_STORE === 'postgres';
@@ -52,19 +55,19 @@ export function tempDir(prefix = 'appreg-test-'): string {
   return dir;
 }
 
-export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean; storeIo?: StartOptions['storeIo'] } = {}): Promise<TestDaemon> {
+export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean; storeIo?: StartOptions['storeIo']; stopWaitMs?: number } = {}): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? tempDir();
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'debug' as const, ...opts.config };
   // The store matrix (test/run.mjs): the same test files again, each daemon on a fresh PostgreSQL database.
   // A restart on the same data dir finds the same database, as an install would.
   if (onPostgres() && config.databaseUrl === undefined) {
     let url = databaseOf.get(dataDir);
-    if (!url) databaseOf.set(dataDir, (url = await (await startPgCluster()).createDatabase()));
+    if (!url) databaseOf.set(dataDir, (url = await createTestDatabase()));
     config.databaseUrl = url;
   }
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
-  const handle = await startDaemon(config, { logger, clock: opts.clock, storeIo: opts.storeIo });
+  const handle = await startDaemon(config, { logger, clock: opts.clock, storeIo: opts.storeIo, stopWaitMs: opts.stopWaitMs });
   const creds = handle.bootstrapped ?? JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
   const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
   const api = apiOf(handle.url, creds.authToken);
@@ -119,4 +122,15 @@ export function manifest(overrides: Record<string, unknown> = {}): Record<string
     offlineMessage: 'Test App is offline',
     ...overrides,
   };
+}
+
+/**
+ * Resolves once the daemon's events are all sent: none left in the outbox, none pending, no attempt
+ * under way (an event is pending from the commit that takes it out of the outbox until its attempt
+ * ends). For "this change sent nothing to that app" checks; only while no event waits for a retry.
+ */
+export async function eventsSent(d: Pick<TestDaemon, 'parts'>): Promise<void> {
+  const { store } = d.parts;
+  await until(async () => (await store.count(EVENTS_OUTBOX)) + (await store.count(PENDING_TABLE)) === 0);
+  await d.parts.delivery.dispatcher.idle();
 }

@@ -7,6 +7,11 @@
  * APPREG_TEST_PG_URL (an existing cluster's admin URL, e.g. from the CI runner) is used instead
  * when set: databases are created there, nothing is started.
  *
+ * APPREG_TEST_PG_SHARED (set by test/run.mjs for the test files it runs: the admin URL of the one
+ * cluster it started for the whole run) is where the databases a test only uses are made
+ * (createTestDatabase: every daemon's, every testWithPg's), so that test files do not each start a
+ * cluster; a test that stops its cluster (an outage) or needs one of its own still starts one.
+ *
  * Without the binaries a test skips with one line (outside CI) or fails (CI): system-component.ts.
  */
 import fs from 'node:fs';
@@ -125,7 +130,7 @@ function stopOrphans(run: (dir: string, cmd: string, args: string[]) => void): v
   }
 }
 
-async function startLocalCluster(initdb: string): Promise<PgCluster> {
+async function startLocalCluster(initdb: string, maxConnections = 200): Promise<PgCluster> {
   const bin = path.dirname(initdb);
   const asRoot = process.getuid?.() === 0;
   const runIn = (cwd: string, cmd: string, args: string[]) => {
@@ -146,7 +151,7 @@ async function startLocalCluster(initdb: string): Promise<PgCluster> {
   let port = 0;
   let stopped = false;
   const start = () => {
-    const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+    const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${maxConnections}`;
     run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', o]);
   };
   const stopSync = () => {
@@ -227,6 +232,24 @@ export async function sqlAt<R extends pg.QueryResultRow>(url: string, text: stri
 }
 
 let shared: Promise<PgCluster> | null = null;
+let run: PgCluster | null = null;
+
+/** A new, empty database for a test: in the run's cluster (APPREG_TEST_PG_SHARED), else in the process's. */
+export async function createTestDatabase(): Promise<string> {
+  const url = process.env.APPREG_TEST_PG_SHARED;
+  if (!url) return (await startPgCluster()).createDatabase();
+  run ??= externalCluster(url);
+  return run.createDatabase();
+}
+
+/**
+ * The cluster test/run.mjs starts for the whole run (its admin URL goes to the test files as
+ * APPREG_TEST_PG_SHARED): room for the connections of every test file running at once.
+ * @public test/run.mjs loads it from dist/, which knip does not follow
+ */
+export function startRunCluster(): Promise<PgCluster> {
+  return startLocalCluster(POSTGRES_COMPONENT.path, 500);
+}
 
 /** The process's cluster: APPREG_TEST_PG_URL's, or one started here (throws when the binaries are missing). */
 export function startPgCluster(): Promise<PgCluster> {
@@ -243,7 +266,7 @@ export function startPgCluster(): Promise<PgCluster> {
  * is skipped with one line saying what to install, or fails under CI.
  */
 export async function pgDatabaseOrSkip(t: TapTest): Promise<string | undefined> {
-  if (!process.env.APPREG_TEST_PG_URL) {
+  if (!process.env.APPREG_TEST_PG_URL && !process.env.APPREG_TEST_PG_SHARED) {
     const a = findSystemComponent(POSTGRES_COMPONENT);
     if (!a.found) {
       if (a.underCi) t.fail(a.message);
@@ -251,11 +274,15 @@ export async function pgDatabaseOrSkip(t: TapTest): Promise<string | undefined> 
       return undefined;
     }
   }
-  return (await startPgCluster()).createDatabase();
+  return createTestDatabase();
 }
 
-/** t.test that gets a fresh database's URL; skipped (or failed under CI) without PostgreSQL. */
-export function testWithPg(t: TapTest, name: string, fn: (t: TapTest, url: string) => Promise<void>): Promise<unknown> {
-  if (process.env.APPREG_TEST_PG_URL) return t.test(name, async (t) => fn(t, await (await startPgCluster()).createDatabase()));
-  return testNeeding(t, name, POSTGRES_COMPONENT, async (t) => fn(t, await (await startPgCluster()).createDatabase()));
+/**
+ * t.test that gets a fresh database's URL; skipped (or failed under CI) without PostgreSQL.
+ * `ownCluster`: the database is in the process's own cluster (a test that stops it), not the run's.
+ */
+export function testWithPg(t: TapTest, name: string, fn: (t: TapTest, url: string) => Promise<void>, o: { ownCluster?: boolean } = {}): Promise<unknown> {
+  const database = async () => (o.ownCluster ? (await startPgCluster()).createDatabase() : createTestDatabase());
+  if (process.env.APPREG_TEST_PG_URL || (process.env.APPREG_TEST_PG_SHARED && !o.ownCluster)) return t.test(name, async (t) => fn(t, await database()));
+  return testNeeding(t, name, POSTGRES_COMPONENT, async (t) => fn(t, await database()));
 }

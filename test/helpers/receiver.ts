@@ -6,6 +6,8 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../../src/clock.js';
+import { CONDITION_MS } from './until.js';
 
 interface Received {
   path: string;
@@ -13,6 +15,7 @@ interface Received {
   raw: string;
   body: any;
   signatureValid: boolean;
+  /** When it arrived, by the receiver's clock. */
   at: number;
 }
 
@@ -22,8 +25,8 @@ export interface Receiver {
   url: string;
   received: Received[];
   secret: string;
-  /** Program the answer for a path (default: 200 {}). */
-  on(path: string, answer: Answer | ((r: Received) => Answer)): void;
+  /** Program the answer for a path (default: 200 {}); a function may answer once what it does is done (a promise). */
+  on(path: string, answer: Answer | ((r: Received) => Answer | Promise<Answer>)): void;
   /** Resolves when `n` requests have arrived. */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -37,8 +40,9 @@ export function verify(secret: string, headers: http.IncomingHttpHeaders, raw: s
   return sig.length === want.length && crypto.timingSafeEqual(Buffer.from(sig), Buffer.from(want));
 }
 
-export async function startReceiver(): Promise<Receiver> {
-  const answers = new Map<string, Answer | ((r: Received) => Answer)>();
+/** `clock`: the time requests are stamped with and answers are delayed by (a test's, to follow the daemon's). */
+export async function startReceiver(clock: Clock = systemClock): Promise<Receiver> {
+  const answers = new Map<string, Answer | ((r: Received) => Answer | Promise<Answer>)>();
   const received: Received[] = [];
   const waiters: Array<{ n: number; resolve: (r: Received[]) => void }> = [];
   const hanging = new Set<http.ServerResponse>();
@@ -54,34 +58,36 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         body = undefined;
       }
-      const rec: Received = { path: req.url ?? '', headers: req.headers, raw, body, signatureValid: verify(self.secret, req.headers, raw), at: Date.now() };
+      const rec: Received = { path: req.url ?? '', headers: req.headers, raw, body, signatureValid: verify(self.secret, req.headers, raw), at: clock.now() };
       received.push(rec);
       for (const w of [...waiters]) if (received.length >= w.n) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve(received.slice());
       }
       const a = answers.get(rec.path) ?? {};
-      const ans = typeof a === 'function' ? a(rec) : a;
-      if (ans.hang) {
-        hanging.add(res);
-        res.on('close', () => hanging.delete(res));
-        return;
-      }
-      const send = () => {
-        res.writeHead(ans.status ?? 200, { 'content-type': ans.text !== undefined ? 'text/plain' : 'application/json', ...ans.headers });
-        res.end(ans.text !== undefined ? ans.text : JSON.stringify(ans.json ?? {}));
-      };
-      if (ans.delayMs) setTimeout(send, ans.delayMs);
-      else send();
+      void Promise.resolve(typeof a === 'function' ? a(rec) : a).then((ans) => answer(res, ans));
     });
   });
+  function answer(res: http.ServerResponse, ans: Answer): void {
+    if (ans.hang) {
+      hanging.add(res);
+      res.on('close', () => hanging.delete(res));
+      return;
+    }
+    const send = () => {
+      res.writeHead(ans.status ?? 200, { 'content-type': ans.text !== undefined ? 'text/plain' : 'application/json', ...ans.headers });
+      res.end(ans.text !== undefined ? ans.text : JSON.stringify(ans.json ?? {}));
+    };
+    if (ans.delayMs) clock.setTimeout(send, ans.delayMs);
+    else send();
+  }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return Object.assign(self, {
     url,
     received,
-    on: (path: string, a: Answer | ((r: Received) => Answer)) => void answers.set(path, a),
-    waitFor: (n: number, timeoutMs = 10_000) =>
+    on: (path: string, a: Answer | ((r: Received) => Answer | Promise<Answer>)) => void answers.set(path, a),
+    waitFor: (n: number, timeoutMs = CONDITION_MS) =>
       new Promise<Received[]>((resolve, reject) => {
         if (received.length >= n) return resolve(received.slice());
         const w = { n, resolve };

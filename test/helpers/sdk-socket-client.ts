@@ -6,6 +6,8 @@
  * fetch a new URL and reconnect — and give up for good when that fetch fails.
  */
 import { WebSocket } from 'ws';
+import { systemClock, type Clock, type Timer } from '../../src/clock.js';
+import { CONDITION_MS } from './until.js';
 
 interface SdkReply {
   status?: number;
@@ -33,6 +35,8 @@ export interface SdkSocketClientOptions {
   autoReconnect?: boolean;
   /** Send replies as text frames instead of binary ones. */
   replyAsText?: boolean;
+  /** The app's own timers (its pings, its reconnect delay) and the time frames are stamped with: a test's, to control them. */
+  clock?: Clock;
 }
 
 export interface SdkSocketClient {
@@ -49,8 +53,9 @@ export interface SdkSocketClient {
   readonly gaveUp: boolean;
   isOpen(): boolean;
   /** Resolves once the client is open again (after `opens` exceeds `afterOpens`). */
-  waitOpen(afterOpens?: number, timeoutMs?: number): Promise<void>;
-  waitFor(pred: () => boolean, timeoutMs?: number, what?: string): Promise<void>;
+  waitOpen(afterOpens?: number): Promise<void>;
+  /** Resolves once `pred` holds (what the daemon does over the network; rejects after CONDITION_MS). */
+  waitFor(pred: () => boolean, what?: string): Promise<void>;
   sendRaw(data: string | Buffer, binary?: boolean): void;
   fetchUrl(): Promise<string>;
 }
@@ -59,10 +64,11 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
   const pingEvery = opts.pingIntervalMs ?? 25_000;
   const delay = opts.reconnectDelayMs ?? 2000;
   const autoReconnect = opts.autoReconnect ?? true;
+  const clock = opts.clock ?? systemClock;
   let ws: WebSocket | undefined;
   let stopped = false;
-  let pingTimer: NodeJS.Timeout | undefined;
-  let reconnectTimer: NodeJS.Timeout | undefined;
+  let pingTimer: Timer | undefined;
+  let reconnectTimer: Timer | undefined;
   const state = { opens: 0, pongs: 0, gaveUp: false, delivered: [] as Delivered[], closes: [] as Array<{ code: number; reason: string }> };
 
   async function fetchUrl(): Promise<string> {
@@ -83,8 +89,8 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
         opened = true;
         state.opens++;
         if (pingEvery > 0) {
-          clearInterval(pingTimer);
-          pingTimer = setInterval(() => sock.readyState === WebSocket.OPEN && sock.send('ping'), pingEvery);
+          clock.clear(pingTimer);
+          pingTimer = clock.setInterval(() => sock.readyState === WebSocket.OPEN && sock.send('ping'), pingEvery);
         }
         resolve();
       });
@@ -100,7 +106,7 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
         } catch {
           return;
         }
-        state.delivered.push({ payload: frame.payload, correlationId: frame.correlation_id, at: Date.now() });
+        state.delivered.push({ payload: frame.payload, correlationId: frame.correlation_id, at: clock.now() });
         void Promise.resolve(opts.handler?.(frame.payload)).then((reply) => {
           if (!reply || sock.readyState !== WebSocket.OPEN) return;
           const out = JSON.stringify({ correlation_id: frame.correlation_id, status: reply.status ?? 200, ...(reply.message !== undefined ? { message: reply.message } : {}), ...(reply.body !== undefined ? { body: reply.body } : {}) });
@@ -112,12 +118,12 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
         if (!opened) reject(e);
       });
       sock.on('close', (code, reason) => {
-        clearInterval(pingTimer);
+        clock.clear(pingTimer);
         state.closes.push({ code, reason: reason.toString() });
         if (ws === sock) ws = undefined;
         if (!opened) reject(new Error(`closed before open: ${code}`));
         if (stopped || !autoReconnect) return;
-        reconnectTimer = setTimeout(() => void reconnect(), delay);
+        reconnectTimer = clock.setTimeout(reconnect, delay);
       });
     });
   }
@@ -135,8 +141,8 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
     await connect(url).catch(() => {}); // a failed connect closes, and the close handler schedules the next try
   }
 
-  async function waitFor(pred: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-    const end = Date.now() + timeoutMs;
+  async function waitFor(pred: () => boolean, what = 'condition'): Promise<void> {
+    const end = Date.now() + CONDITION_MS;
     while (!pred()) {
       if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 5));
@@ -149,8 +155,8 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
     },
     async stop() {
       stopped = true;
-      clearTimeout(reconnectTimer);
-      clearInterval(pingTimer);
+      clock.clear(reconnectTimer);
+      clock.clear(pingTimer);
       const s = ws;
       if (s && s.readyState !== WebSocket.CLOSED) {
         await new Promise<void>((r) => {
@@ -183,8 +189,8 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
       return state.gaveUp;
     },
     isOpen: () => ws?.readyState === WebSocket.OPEN,
-    waitOpen(afterOpens = 0, timeoutMs = 5000) {
-      return waitFor(() => state.opens > afterOpens && ws?.readyState === WebSocket.OPEN, timeoutMs, 'the socket to open');
+    waitOpen(afterOpens = 0) {
+      return waitFor(() => state.opens > afterOpens && ws?.readyState === WebSocket.OPEN, 'the socket to open');
     },
     waitFor,
     sendRaw(data, binary = false) {

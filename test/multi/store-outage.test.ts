@@ -15,16 +15,8 @@ import { manifest, startTestDaemon, tempDir, type TestDaemon } from '../helpers/
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { createApp, grant } from '../fixtures/redirects-flow.js';
 import { startPgCluster, testWithPg } from '../helpers/pg.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
-/** Resolves once `cond` answers true, asking again every 20 ms; fails after `limitMs` (a bound for a failure, not a wait). */
-async function until(what: string, cond: () => Promise<boolean>, limitMs = 20_000): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await cond()) return Date.now() - start;
-    if (Date.now() - start > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const healthOf = async (d: { url: string }) => {
   const r = await fetch(`${d.url}/healthz`);
@@ -52,7 +44,8 @@ function fullDiskIo() {
 
 t.test('embedded store, full disk: writes answer 503 store_unavailable with Retry-After and the healthz reason; healthz stays 503 until a write of that size succeeds', async (t) => {
   const { io, disk } = fullDiskIo();
-  const d = await startTestDaemon({ storeIo: io });
+  const clock = createTestClock(); // the store's retry (every second) runs when the test advances it
+  const d = await startTestDaemon({ storeIo: io, clock });
   t.teardown(() => d.stop());
   const { app, tokens, bot } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
@@ -86,20 +79,22 @@ t.test('embedded store, full disk: writes answer 503 store_unavailable with Retr
   const journal = fs.readdirSync(d.dataDir).find((f) => f.startsWith('appreg.journal'))!;
   const sizeBefore = fs.statSync(path.join(d.dataDir, journal)).size;
   const tried = disk.writes;
-  await until('two retries of the store', async () => disk.writes >= tried + 2);
+  await clock.advance(2000);
+  t.equal(disk.writes - tried, 2, 'two retries in two seconds');
   t.equal((await healthOf(d)).status, 503, 'still 503 after two retries while only short writes fit');
   t.equal(fs.statSync(path.join(d.dataDir, journal)).size, sizeBefore, 'no retry line reached the journal');
 
   disk.full = false;
-  const ms = await until('healthz 200 again', async () => (await healthOf(d)).status === 200);
-  t.comment(`full disk over: /healthz 200 again ${ms} ms later, without a request`);
+  await clock.advance(1000);
+  t.equal((await healthOf(d)).status, 200, 'full disk over: /healthz 200 again at the next retry, without a request');
   t.equal((await calls['POST /v1/channels/{c}/messages (platform API)']!()).status, 200, 'posts work again');
 });
 
 void testWithPg(t, 'three daemons on PostgreSQL: while the database is stopped every call answers 503 store_unavailable; all recover by themselves', async (t, url) => {
   const cluster = await startPgCluster();
   if (!cluster.outage) return void t.plan(0, 'APPREG_TEST_PG_URL: the database is not this process’s to stop');
-  const first = await startTestDaemon({ config: { databaseUrl: url } });
+  const clock = createTestClock(); // the daemons': their stores probe the database every second of it
+  const first = await startTestDaemon({ clock, config: { databaseUrl: url } });
   t.teardown(() => first.stop());
   const keyFile = path.join(first.dataDir, 'secret.key');
   const daemons: TestDaemon[] = [first];
@@ -107,7 +102,7 @@ void testWithPg(t, 'three daemons on PostgreSQL: while the database is stopped e
     // the owner's credentials, as an operator copies them with the key (a later daemon writes none of its own)
     const dataDir = tempDir();
     fs.copyFileSync(path.join(first.dataDir, 'credentials.json'), path.join(dataDir, 'credentials.json'));
-    const d = await startTestDaemon({ dataDir, config: { databaseUrl: url, keyFile } });
+    const d = await startTestDaemon({ dataDir, clock, config: { databaseUrl: url, keyFile } });
     t.teardown(() => d.stop());
     daemons.push(d);
   }
@@ -149,10 +144,10 @@ void testWithPg(t, 'three daemons on PostgreSQL: while the database is stopped e
   t.comment(`error lines logged by the daemons during the outage: ${errors.length}${errors.length ? `: ${[...new Set(errors.map((l) => JSON.parse(l).msg))].join('; ')}` : ''}`);
   cluster.outage.start();
   restarted = true;
-  const ms = await until('every daemon healthy', async () => (await Promise.all(daemons.map(healthOf))).every((h) => h.status === 200));
-  t.comment(`PostgreSQL started again: every daemon's /healthz 200 ${ms} ms later`);
+  await clock.advance(1000);
+  t.same((await Promise.all(daemons.map(healthOf))).map((h) => h.status), [200, 200, 200], "PostgreSQL started again: every daemon's /healthz 200 at its next probe, without a request");
   for (const [i, d] of daemons.entries()) {
     const after = await Promise.all(Object.values(callsOf(d)).slice(0, 3).map(async (call) => (await call()).status));
     t.same(after, [200, 200, 200], `daemon ${i + 1} answers again`);
   }
-});
+}, { ownCluster: true });

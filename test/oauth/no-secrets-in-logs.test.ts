@@ -1,4 +1,5 @@
 import t from 'tap';
+import { until } from '../helpers/until.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createApp, exchange, me, secondUser, Jar, csrfOf } from '../fixtures/redirects-flow.js';
 
@@ -39,7 +40,7 @@ t.test('no token, code or secret appears in the daemon log during a whole flow',
   secrets.push(y.body.accessToken!, y.body.botToken!);
   await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: y.body.accessToken!, 'x-app-token': app.appKey } });
   await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: y.body.botToken!, 'x-app-token': app.appKey } });
-  await new Promise((r) => setTimeout(r, 50));
+  await until(() => /app uninstalled/.test(d.logs())); // logged as the uninstall's events are handled
 
   const logs = d.logs();
   t.match(logs, /"path":"\/oauth2\/access"/, 'requests were logged');

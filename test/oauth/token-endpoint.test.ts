@@ -4,12 +4,13 @@ import { createApp, grant, exchange, authorize, me } from '../fixtures/redirects
 import { OT } from '../../src/model/oauth.js';
 import { sha256 } from '../../src/crypto.js';
 import { engineOf } from '../helpers/test-tables.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
-  let now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const app = await createApp(d);
 
@@ -114,11 +115,12 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
         'has expired',
         async () => {
           const g = await grant(d, app);
-          now += d.parts.config.codeTtlSeconds * 1000 + 1;
+          const t0 = clock.now();
+          clock.set(t0 + d.parts.config.codeTtlSeconds * 1000 + 1);
           try {
             return await send(g.body.code);
           } finally {
-            now = Date.now();
+            clock.set(t0);
           }
         },
       ],
@@ -148,13 +150,14 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     const rec = await d.parts.store.get(OT.codes, sha256(g.body.code));
     if (!rec || 'consumedAt' in rec) return t.fail('stored under its digest, not exchanged');
     t.same([rec.appId, rec.workspaceId, rec.workspaceUserId, rec.userScopes, rec.botScopes, rec.redirectUrl], [app.id, d.workspaceId, d.workspaceUserId, ['messages:read'], ['messages:read'], 'http://localhost:9/redirect']);
-    t.equal(rec.expiresAt - now, d.parts.config.codeTtlSeconds * 1000);
+    const t0 = clock.now();
+    t.equal(rec.expiresAt - t0, d.parts.config.codeTtlSeconds * 1000);
     t.notMatch(JSON.stringify(rec), g.body.code, 'the code itself is not stored');
-    now += d.parts.config.codeTtlSeconds * 1000 + 1;
+    clock.set(t0 + d.parts.config.codeTtlSeconds * 1000 + 1);
     const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(x.res.status, 400);
     t.equal(x.body.code, 'invalid_grant');
-    now = Date.now();
+    clock.set(t0);
   });
 
   t.test('a code names the installation and authorization its exchange reads; one that does not is exchanged all the same', async (t) => {
@@ -213,13 +216,13 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(first.res.status, 200);
     const oauth = d.parts.oauth.exchange;
-    now += 15 * 60_000; // well past the 2-minute code lifetime
+    clock.set(clock.now() + 15 * 60_000); // well past the 2-minute code lifetime
     await oauth.sweep();
     t.ok(await d.parts.store.get(OT.codes, sha256(g.body.code)), 'the consumed code is still remembered');
     const again = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(again.body.code, 'invalid_grant');
     t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401, 'the late replay revoked the user token');
-    now += 24 * 3600_000;
+    clock.set(clock.now() + 24 * 3600_000);
     await oauth.sweep();
     t.equal(await d.parts.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
   });
@@ -242,7 +245,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.ok(await store.get(OT.codes, sha256(g.body.code)), 'an unused code is kept');
     await oauth.sweep();
     t.ok(await store.get(OT.codes, sha256(g.body.code)), 'not yet expired: kept');
-    now += 3 * 60_000; // past the 2-minute lifetime
+    clock.set(clock.now() + 3 * 60_000); // past the 2-minute lifetime
     t.ok((await oauth.sweep()) >= 1);
     t.equal(await store.get(OT.codes, sha256(g.body.code)), undefined, 'the expired code is gone');
     t.equal(full, 0, 'found by its sweep minute: no sweep read the whole table');
@@ -330,12 +333,12 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
   });
 
   t.test('a code never lives longer than 10 minutes, whatever the configuration says', async (t) => {
-    const d2 = await startTestDaemon({ config: { codeTtlSeconds: 3600 }, clock: { now: () => now } });
+    const d2 = await startTestDaemon({ config: { codeTtlSeconds: 3600 }, clock });
     t.teardown(() => d2.stop());
     const app2 = await createApp(d2);
     const g = await grant(d2, app2);
     const rec = (await d2.parts.store.get(OT.codes, sha256(g.body.code)))!;
-    t.equal(rec.expiresAt - now, 600_000);
+    t.equal(rec.expiresAt - clock.now(), 600_000);
   });
 
   t.test('the token endpoint is rate limited (429 + Retry-After)', async (t) => {

@@ -1,13 +1,13 @@
 /** Actions make events for subscribed apps; rate limits; messages survive a restart and are bounded per channel. */
 import fs from 'node:fs';
 import t from 'tap';
-import { startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { eventsSent, startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const EVENTS = ['NEW_MESSAGE', 'UPDATED_MESSAGE', 'REACTION_ADDED', 'CHANNEL_CREATED', 'CHANNEL_ARCHIVED', 'CHANNEL_DELETED'];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, signed, with the real body and the right users', async (t) => {
   const rx = await startReceiver();
@@ -23,7 +23,7 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   const general = (await a.bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
 
   const posted = await a.bot.postMessageToChannel(general, 'build #42 is green');
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.ok(ev!.signatureValid, 'signed with B’s signing secret');
   t.match(ev!.body, { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
   t.type(ev!.body.body, 'string', 'the body is a JSON string');
@@ -36,7 +36,7 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   await a.bot.editMessage(posted.body.id, general, 'build #42 is green (edited)');
   await a.user.addReaction(posted.body.id, ':rocket:');
   const reply = await a.user.reply(posted.body.id, general, 'nice');
-  const evs = await rx.waitFor(4, 5000);
+  const evs = await rx.waitFor(4);
   const byType = (ty: string) => evs.filter((e) => e.body.eventType === ty).map((e) => JSON.parse(e.body.body));
   t.match(byType('UPDATED_MESSAGE')[0], { mId: posted.body.id, tx: 'build #42 is green (edited)', e: true, ty: 'UPDATED_MESSAGE' });
   t.match(byType('REACTION_ADDED')[0], { wId: d.workspaceId, cId: general, mId: posted.body.id, mat: a.tokens.botId, uId: d.workspaceUserId, rc: ':rocket:', ty: 'REACTION_ADDED' });
@@ -48,8 +48,8 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   await o.user.postMessageToChannel(priv.body.channel.id, 'private note');
   // a person posting (what the CLI will use) is an event too
   await d.parts.workspace.postAsUser(other.id, '#random', { text: 'said by a person' });
-  const more = await rx.waitFor(5, 5000);
-  await sleep(300);
+  const more = await rx.waitFor(5);
+  await eventsSent(d);
   t.equal(rx.received.length, 5, 'nothing about the private channel');
   t.match(JSON.parse(more[4]!.body.body), { aId: other.id, tx: 'said by a person', ty: 'NEW_MESSAGE' });
   t.ok(rx.received.every((r) => r.signatureValid));
@@ -72,7 +72,7 @@ t.test('channel events, and an app without the scope or the subscription gets no
   const c = created.body.channel.id;
   await d.parts.workspace.archiveChannel(d.workspaceUserId, c);
   await d.parts.workspace.deleteChannel(d.workspaceUserId, c);
-  const evs = await rx.waitFor(3, 5000);
+  const evs = await rx.waitFor(3);
   const bodies = evs.filter((e) => e.path === '/events').map((e) => JSON.parse(e.body.body));
   t.match(bodies[0], { wId: d.workspaceId, cId: c, cN: 'ops', cU: [d.workspaceUserId], cT: 'PUBLIC', ty: 'CHANNEL_CREATED' });
   t.match(bodies[1], { cId: c, v: true, uId: d.workspaceUserId, m: [d.workspaceUserId], ty: 'CHANNEL_ARCHIVED' });
@@ -82,8 +82,8 @@ t.test('channel events, and an app without the scope or the subscription gets no
 });
 
 t.test('rate limits: 80 messages a minute per app and workspace, 60 channels; 429 with Retry-After, then the window passes', async (t) => {
-  let now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const { bot, user } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
@@ -95,14 +95,14 @@ t.test('rate limits: 80 messages a minute per app and workspace, 60 channels; 42
   t.ok(Number(over.headers.get('retry-after')) >= 1 && Number(over.headers.get('retry-after')) <= 60, 'Retry-After in seconds');
   // Retry-After counts down to the end of the window, whichever token and however often asked
   const left = Number(over.headers.get('retry-after'));
-  now += 20_000;
+  clock.set(clock.now() + 20_000);
   const later = await bot.postMessageToChannel(general, 'still too many');
   t.equal(later.status, 429);
   t.equal(Number(later.headers.get('retry-after')), left - 20, '20 s later, 20 s less');
-  now += (left - 20 - 1) * 1000; // one second before the window ends
+  clock.set(clock.now() + (left - 20 - 1) * 1000); // one second before the window ends
   t.equal((await user.postMessageToChannel(general, 'almost')).headers.get('retry-after'), '1', 'a second before the end: 1');
   t.equal((await bot.fetchMessages(general)).status, 200, 'reading is not limited by the message limit');
-  now += 1_000;
+  clock.set(clock.now() + 1_000);
   t.equal((await bot.postMessageToChannel(general, 'next minute')).status, 200, 'a new window');
   const made = await Promise.all(Array.from({ length: 60 }, (_, i) => bot.createChannel(`c-${i}`).then((r) => r.status)));
   t.ok(made.every((s) => s === 200));
@@ -158,7 +158,7 @@ t.test('a user joining the workspace: WORKSPACE_USER_JOINED to apps subscribed w
   const b = await installPlatformApp(d, { events: ['WORKSPACE_USER_JOINED'], eventsUrl: `${rx.url}/events` });
   rx.secret = b.app.signingSecret;
   const other = await secondUser(d);
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.ok(ev!.signatureValid);
   t.match(ev!.body, { eventType: 'WORKSPACE_USER_JOINED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
   t.match(JSON.parse(ev!.body.body), { uId: other.id, uE: other.email, uN: 'Second User', wId: d.workspaceId, ty: 'WORKSPACE_USER_JOINED' });

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { until } from '../helpers/until.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient, PLATFORM_SCOPES, sdkUploadFile } from '../helpers/platform-client.js';
@@ -47,7 +48,7 @@ t.test('the SDK upload sequence, the file on a message and in NEW_MESSAGE, read 
   t.equal(posted.status, 200);
   t.match(posted.body.files, [{ id: fileId, owner: a.tokens.botId, name: 'report.csv', mimeType: 'text/csv', path: done.body.path }]);
   t.match((await a.user.fetchMessage(posted.body.id, general)).body.files, [{ id: fileId }], 'shown in the message view');
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.match(JSON.parse(ev!.body.body), { mId: posted.body.id, f: [{ id: fileId, name: 'report.csv', path: done.body.path }] }, 'and in NEW_MESSAGE’s f');
   const notMine = await a.user.postMessageToChannel(general, 'not my file', { files: [fileId] });
   t.equal(notMine.status, 400, 'only the uploader attaches a file');
@@ -154,6 +155,5 @@ t.test('files survive a restart; an upload never completed does not', async (t) 
   t.equal(res.status, 200);
   t.equal(await res.text(), 'kept across restarts');
   t.equal((await again.completeFileUpload(half.body)).status, 404, 'an upload not completed before the restart is gone');
-  await new Promise((r) => setTimeout(r, 100));
-  t.same(blobsIn(dataDir), [file.body.id], 'and so are its bytes');
+  t.same(await until(() => blobsIn(dataDir), (b) => b.length === 1), [file.body.id], 'and so are its bytes');
 });

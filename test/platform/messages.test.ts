@@ -164,7 +164,7 @@ t.test('a test trigger names the workspace’s general channel by default, so th
   rx.on('/slash', { json: {} });
   const sent = await d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: { appId: app.id, kind: 'slash-command', command: '/standup', text: 'now' } });
   t.equal(sent.status, 201);
-  const [trigger] = await rx.waitFor(1, 5000);
+  const [trigger] = await rx.waitFor(1);
   const channelId = trigger!.body.channelId;
   const said = await bot.postEphemeral(channelId, 'Stand-up starts now', trigger!.body.userId);
   t.equal(said.status, 200, 'ctx.say() to the trigger’s channel works');

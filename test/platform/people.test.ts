@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { until } from '../helpers/until.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { authorize, createApp, secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
@@ -60,14 +61,10 @@ t.test('/cmd typed by a person: the app acks, posts through the API, the message
   t.match(said.body.delivery, { kind: 'slash-command', outcome: 'acked', ephemeralMessage: 'on it: hi' }, 'what the person sees');
   t.match(said.body.delivery.payload, { messageType: 'SLASH_COMMAND', slashCommand: '/cmd', text: 'hi', channelId: said.body.channelId });
 
-  let listed: any[] = [];
-  for (let i = 0; i < 50 && !listed.some((m) => /standup started/.test(m.text)); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    listed = (await me.get('/channels/general/messages')).body.messages;
-  }
+  const listed: any[] = await until(async () => (await me.get('/channels/general/messages')).body.messages as any[], (l) => l.some((m) => /standup started/.test(m.text)));
   const botMessage = listed.find((m) => /standup started \(hi\)/.test(m.text));
   t.ok(botMessage, 'the bot’s message is in #general');
-  const [ev] = await listener.waitFor(1, 5000);
+  const [ev] = await listener.waitFor(1);
   t.ok(ev!.signatureValid);
   t.match(JSON.parse(ev!.body.body), { mId: botMessage.id, tx: 'standup started (hi)', ty: 'NEW_MESSAGE' }, 'the second app heard of it');
 });

@@ -3,6 +3,7 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 t.test('user groups made by a person are listed to apps, with WORKSPACE_USER_GROUP_CREATED / _UPDATED', async (t) => {
   const rx = await startReceiver();
@@ -21,7 +22,7 @@ t.test('user groups made by a person are listed to apps, with WORKSPACE_USER_GRO
   const list = await b.bot.listUserGroups();
   t.equal(list.status, 200);
   t.same(list.body, [{ ...g, workspaceUserIds: [d.workspaceUserId, b.tokens.botId] }]);
-  const evs = await rx.waitFor(2, 5000);
+  const evs = await rx.waitFor(2);
   t.ok(evs.every((e) => e.signatureValid));
   t.match(JSON.parse(evs[0]!.body.body), { wId: d.workspaceId, cbId: d.workspaceUserId, id: g.id, n: 'Backend team', h: 'backend-team', di: false, uIds: [d.workspaceUserId], ty: 'WORKSPACE_USER_GROUP_CREATED' });
   t.match(JSON.parse(evs[1]!.body.body), { id: g.id, uIds: [d.workspaceUserId, b.tokens.botId], ty: 'WORKSPACE_USER_GROUP_UPDATED' });
@@ -31,19 +32,19 @@ t.test('custom status: the token user sets their own, it shows on the user, WORK
   const rx = await startReceiver();
   t.teardown(() => rx.close());
   rx.on('/events', { text: 'ok' });
-  let now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const b = await installPlatformApp(d, { events: ['WORKSPACE_USER_UPDATED'], eventsUrl: `${rx.url}/events` });
   rx.secret = b.app.signingSecret;
-  const set = await b.user.updateCustomStatus({ code: ':palm_tree:', status: 'On holiday', expiration: 'custom', expiresAt: now + 3_600_000, pausedNotifications: true });
+  const set = await b.user.updateCustomStatus({ code: ':palm_tree:', status: 'On holiday', expiration: 'custom', expiresAt: clock.now() + 3_600_000, pausedNotifications: true });
   t.equal(set.status, 200);
-  t.match(set.body, { id: d.workspaceUserId, customStatus: { code: ':palm_tree:', status: 'On holiday', expiration: 'custom', expiresAt: now + 3_600_000, showUntil: true } });
+  t.match(set.body, { id: d.workspaceUserId, customStatus: { code: ':palm_tree:', status: 'On holiday', expiration: 'custom', expiresAt: clock.now() + 3_600_000, showUntil: true } });
   t.match((await b.bot.userInfo(d.workspaceUserId)).body.customStatus, { code: ':palm_tree:' }, 'others see it');
   t.equal((await b.user.updateCustomStatus({ code: 'x' })).status, 400);
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.match(JSON.parse(ev!.body.body), { uId: d.workspaceUserId, ty: 'WORKSPACE_USER_UPDATED', cs: { st: 'On holiday', co: ':palm_tree:' }, puE: 'owner@localhost' });
-  now += 3_601_000;
+  clock.set(clock.now() + 3_601_000);
   t.notOk((await b.bot.userInfo(d.workspaceUserId)).body.customStatus, 'gone once expired');
   const noScope = await installPlatformApp(d, { userScopes: ['user:read'], botScopes: ['user:read'] });
   const refused = await noScope.user.updateCustomStatus({ code: ':x:' });

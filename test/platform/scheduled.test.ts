@@ -1,26 +1,34 @@
-/** Scheduled messages: kept until their time, posted by the daemon as their author, also when the time passed while it was stopped. */
+/**
+ * Scheduled messages: kept until their time, posted by the daemon as their author, also when the
+ * time passed while it was stopped. The daemons run on a test clock: a test advances it to a
+ * message's time (every poll of that span done when the advance resolves), or sets it later.
+ */
 import fs from 'node:fs';
 import t from 'tap';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
+import { until as untilHolds } from '../helpers/until.js';
+import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** What `f` gives once it gives something (what the daemon does once a poll leased a message: I/O only). */
+async function until<T>(f: () => Promise<T | undefined>): Promise<T> {
+  const v = await untilHolds(f, (x) => x !== undefined);
+  if (v === undefined) throw new Error('timed out');
+  return v;
+}
 
-async function until<T>(f: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await sleep(50);
-  }
+/** Let the daemon's clock jump to `at`, and a second pass: the backed-off polls (a second apart at most) run in it. */
+async function jumpTo(clock: TestClock, at: number) {
+  clock.set(at);
+  await clock.advance(1000);
 }
 
 t.test('create, list, get, edit, delete; only the author sees them; posted at their time', async (t) => {
-  let now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const now = clock.now();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const other = await secondUser(d);
   const { bot, tokens } = await installPlatformApp(d);
@@ -41,8 +49,12 @@ t.test('create, list, get, edit, delete; only the author sees them; posted at th
   t.equal((await bot.deleteScheduledMessage(b.body.id)).status, 204);
   t.equal((await bot.fetchScheduledMessage(b.body.id)).status, 404);
 
-  now += 61_000;
-  const posted = await until(async () => (await bot.fetchMessages(general, undefined, 10)).body.messages.find((m: any) => m.text === 'stand-up now'));
+  const postedNow = async () => (await bot.fetchMessages(general, undefined, 10)).body.messages.find((m: any) => m.text === 'stand-up now');
+  await clock.advance(60_000 - 1);
+  t.equal((await bot.fetchScheduledMessage(a.body.id)).status, 200, 'a millisecond before its time: still waiting (not leased by a poll)');
+  t.notOk(await postedNow(), 'and not posted');
+  await clock.advance(50); // its time (a wake is kept to a 50 ms grain)
+  const posted = await until(postedNow);
   t.match(posted, { author: tokens.botId, attachments: [{ title: 'Agenda' }] });
   t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'no longer pending');
   t.notOk((await bot.fetchMessages(general, undefined, 10)).body.messages.some((m: any) => m.text === 'never sent'), 'the deleted one was never posted');
@@ -54,29 +66,29 @@ t.test('a scheduled message whose time passed while the daemon was stopped is po
   rx.on('/events', { text: 'ok' });
   const dataDir = tempDir();
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  let now = Date.now();
-  const clock = { now: () => now };
+  const clock = createTestClock();
   let d = await startTestDaemon({ dataDir, clock });
   const { bot, app, tokens } = await installPlatformApp(d, { events: ['NEW_MESSAGE'], eventsUrl: `${rx.url}/events` });
   rx.secret = app.signingSecret;
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  const s = await bot.createScheduledMessage({ channelId: general, text: 'posted after the restart', sendAt: now + 3_600_000 });
+  const s = await bot.createScheduledMessage({ channelId: general, text: 'posted after the restart', sendAt: clock.now() + 3_600_000 });
   t.equal(s.status, 200);
   await d.stop();
-  now += 3_601_000;
+  clock.set(clock.now() + 3_601_000); // while no daemon runs
   d = await startTestDaemon({ dataDir, clock });
   t.teardown(() => d.stop());
   const again = platformClient(d.url, tokens.botToken!, app.appKey);
   const m = await until(async () => (await again.fetchMessages(general, undefined, 10)).body.messages.find((x: any) => x.text === 'posted after the restart'));
   t.equal(m.author, tokens.botId);
-  const [ev] = await rx.waitFor(1, 5000);
+  const [ev] = await rx.waitFor(1);
   t.match(JSON.parse(ev!.body.body), { mId: m.id, tx: 'posted after the restart', aId: tokens.botId, ty: 'NEW_MESSAGE' });
   t.same((await again.fetchScheduledMessages()).body.scheduledMessages, []);
 });
 
 t.test('limit: the soonest `limit` of them, and hasMore', async (t) => {
-  const now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const now = clock.now();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const { bot } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
@@ -93,18 +105,18 @@ t.test('limit: the soonest `limit` of them, and hasMore', async (t) => {
 });
 
 t.test('a recurring message (as the SDK sends it) is posted at each occurrence until its end, and shows its recurrence', async (t) => {
-  let now = Date.parse('2026-03-06T09:00:00.000Z'); // a Friday
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock(Date.parse('2026-03-06T09:00:00.000Z')); // a Friday
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const { bot } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  const sendAt = now + 3_600_000;
+  const sendAt = clock.now() + 3_600_000;
   const made = await bot.createScheduledMessage({ channelId: general, text: 'daily digest', sendAt, recurrence: { recurrenceType: 'BUSINESSDAYS', endAfterOccurrences: 2 } });
   t.equal(made.status, 200, JSON.stringify(made.body));
   t.same(made.body.recurrence, { recurrenceType: 'BUSINESSDAYS', endAfterOccurrences: 2, endDate: 0 }, 'V1.ScheduledMessageRecurrence: both ends numbers');
   t.equal(made.body.sentAt, sendAt);
   const posts = async () => (await bot.fetchMessages(general, undefined, 20)).body.messages.filter((m: any) => m.text === 'daily digest');
-  now = sendAt + 1000;
+  await jumpTo(clock, sendAt);
   await until(async () => ((await posts()).length === 1 ? true : undefined));
   // moved on to its next occurrence (while it is being posted its author does not see it: 404)
   const movedOn = async () => {
@@ -114,24 +126,24 @@ t.test('a recurring message (as the SDK sends it) is posted at each occurrence u
   const next = await until(movedOn);
   t.equal(new Date(next.sentAt).toISOString(), '2026-03-09T10:00:00.000Z', 'the next business day (Monday), same time');
   t.same(next.recurrence, made.body.recurrence);
-  now = next.sentAt + 1000;
+  await jumpTo(clock, next.sentAt);
   await until(async () => ((await posts()).length === 2 ? true : undefined));
   await until(async () => ((await bot.fetchScheduledMessage(made.body.id)).status === 404 ? true : undefined));
   t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'two occurrences, then it ends');
-  const bad = await bot.createScheduledMessage({ channelId: general, text: 'x', sendAt: now + 1000, recurrence: { recurrenceType: 'HOURLY' } });
+  const bad = await bot.createScheduledMessage({ channelId: general, text: 'x', sendAt: clock.now() + 1000, recurrence: { recurrenceType: 'HOURLY' } });
   t.equal(bad.status, 400);
   t.match(bad.body, { code: 'invalid_request', details: [{ pointer: '/recurrence/recurrenceType' }] });
 });
 
 t.test('occurrences that went by while no daemon posted are skipped, not posted in a burst', async (t) => {
-  let now = Date.parse('2026-03-06T09:00:00.000Z');
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock(Date.parse('2026-03-06T09:00:00.000Z'));
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const { bot } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  const sendAt = now + 60_000;
+  const sendAt = clock.now() + 60_000;
   const made = await bot.createScheduledMessage({ channelId: general, text: 'every day', sendAt, recurrence: { recurrenceType: 'DAILY' } });
-  now = sendAt + 3.5 * 86_400_000;
+  await jumpTo(clock, sendAt + 3.5 * 86_400_000);
   const next = await until(async () => {
     const s = await bot.fetchScheduledMessage(made.body.id);
     return s.status === 200 && s.body.sentAt !== sendAt ? s.body : undefined;

@@ -10,6 +10,7 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, PLATFORM_SCOPES, sdkUploadFile } from '../helpers/platform-client.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 /** A field's type: a primitive, one of some strings, an array, an object of fields, any object, or one of several. */
 type Shape = 'string' | 'number' | 'boolean' | 'object' | { oneOf: string[] } | { arrayOf: Shape } | { fields: Fields } | { anyOf: Shape[] };
@@ -104,8 +105,8 @@ t.test('the notation itself: it finds a missing field, a wrong type, a value out
 });
 
 t.test('every answer of the platform API has the shape of its V1 type', async (t) => {
-  const now = Date.now();
-  const d = await startTestDaemon({ clock: { now: () => now } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const other = await secondUser(d);
   const scopes = [...PLATFORM_SCOPES, 'files:write'];
@@ -124,7 +125,7 @@ t.test('every answer of the platform API has the shape of its V1 type', async (t
 
   await check('GET /oauth2/me', fetch(`${d.url}/oauth2/me`, { headers: { token: tokens.accessToken, 'x-app-token': app.appKey } }).then(async (r) => ({ status: r.status, body: await r.json() })), OAuthUserProfile);
   await check('GET /v1/workspaceUsers', bot.listWorkspaceUsers(), arr(WorkspaceUser));
-  await check('PUT /v1/workspaceUsers/customStatus', user.updateCustomStatus({ code: ':tea:', status: 'Break', expiration: 'custom', expiresAt: now + 60_000, pausedNotifications: false }), WorkspaceUser);
+  await check('PUT /v1/workspaceUsers/customStatus', user.updateCustomStatus({ code: ':tea:', status: 'Break', expiration: 'custom', expiresAt: clock.now() + 60_000, pausedNotifications: false }), WorkspaceUser);
   const me = await check('GET /v1/workspaceUsers/{u}', bot.userInfo(d.workspaceUserId), WorkspaceUser);
   t.ok(me.customStatus, 'with its custom status');
   await check('GET /v1/workspaceUsers/{bot}', bot.userInfo(tokens.botId!), WorkspaceUser);
@@ -162,8 +163,8 @@ t.test('every answer of the platform API has the shape of its V1 type', async (t
   await check('PUT /v1/channels/{c}/messages/{m}/attachments', user.editAttachments(root.id, general, [{ title: 'B' }]), Message);
   await check('POST /v1/messages/search', user.searchMessages({ text: 'root' }), PageMessageSearchResult);
 
-  const later = { channelId: general, text: 'later', sendAt: now + 3_600_000, attachments: [{ title: 'C' }] };
-  const sch = await check('POST /v1/messages/scheduled', bot.createScheduledMessage({ ...later, recurrence: { recurrenceType: 'WEEKLY', endDate: now + 30 * 86_400_000 } }), ScheduledMessage);
+  const later = { channelId: general, text: 'later', sendAt: clock.now() + 3_600_000, attachments: [{ title: 'C' }] };
+  const sch = await check('POST /v1/messages/scheduled', bot.createScheduledMessage({ ...later, recurrence: { recurrenceType: 'WEEKLY', endDate: clock.now() + 30 * 86_400_000 } }), ScheduledMessage);
   await check('POST /v1/messages/scheduled (once)', bot.createScheduledMessage(later), ScheduledMessage);
   await check('GET /v1/messages/scheduled/{id}', bot.fetchScheduledMessage(sch.id), ScheduledMessage);
   await check('PUT /v1/messages/scheduled/{id}', bot.editScheduledMessage(sch.id, { ...later, text: 'later, edited' }), ScheduledMessage);

@@ -9,15 +9,14 @@ import { createMemoryStore } from '../../src/store/memory-store.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { sqlAt, testWithPg } from '../helpers/pg.js';
 import type { Change, Store } from '../../src/store/types.js';
+import type { Clock } from '../../src/clock.js';
 import { createEventsOutbox } from '../../src/services/events-outbox.js';
 import { createWorkspace } from '../../src/services/workspace/workspace.js';
 import type { MessageNotice } from '../../src/services/workspace/message-index.js';
+import { createTestClock } from '../helpers/test-clock.js';
+import { until } from '../helpers/until.js';
 
 type Stores = [Store, Store];
-const until = async (pred: () => boolean, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-};
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
 const WS = 'ws_1';
 const users = ['wu_a', 'wu_b'];
@@ -29,13 +28,15 @@ async function seed(store: Store) {
   ]);
 }
 
-function daemon(store: Store, now: () => number, instanceId: string, perChannel = 100) {
+/** The workspace of one daemon on `store`; its time is `now`, its timers `timers`' (a test clock: nothing runs unless it is advanced). */
+function daemon(store: Store, now: () => number, instanceId: string, perChannel = 100, timers: Clock = createTestClock()) {
+  const clock: Clock = { ...timers, now };
   return createWorkspace({
     store,
-    clock: { now },
+    clock,
     logger: silentLogger,
     config: { workspaceMessagesPerChannel: perChannel, filesMaxBytes: 1000, filesTotalMaxBytes: 1500 },
-    events: createEventsOutbox({ store, clock: { now }, instanceId }), // no worker drains it here
+    events: createEventsOutbox({ store, clock, instanceId }), // no worker drains it here
     blobs: { write: async (_id, _data, max) => max, read: () => undefined, remove: async () => {}, removeExcept: async () => {} },
     fileUrl: (id) => `http://x/${id}`,
     callUrl: (code) => `http://x/calls/${code}`,
@@ -68,12 +69,9 @@ async function postingAcross(t: TapTest, [store, store2]: Stores) {
   t.same((await seen(two)).sort(), ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'f2', 'f3'], 'readers see the newest 10');
   await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? two : one).messages.post(a, general, { text: `d${i}` })));
   t.ok((await held()) <= 13, 'on two daemons at once (3 posts each), over by at most what the other posted meanwhile');
-  // A trim another daemon runs in the background can overlap a read and show it one short for that
-  // moment (a known glitch); once the trims are done, readers see the bound again.
-  for (let last = -1, n = await held(); n !== last; ) {
-    await new Promise((r) => setTimeout(r, 100));
-    [last, n] = [n, await held()];
-  }
+  // A trim another daemon runs can overlap a read and show it one short for that moment (a known
+  // glitch); each post waits for the trim it started (or the one under way), so once the posts are
+  // answered the trims are done and readers see the bound again.
   t.equal((await seen(one)).length, 10, 'readers still see 10');
   await two.messages.post(a, general, { text: 'next' });
   await two.messages.post(a, general, { text: 'and next' });
@@ -83,7 +81,7 @@ async function postingAcross(t: TapTest, [store, store2]: Stores) {
   await Promise.all([one, two, one, two].map((d) => d.reactions.react(a, target, { code: ':+1:' })));
   const m = await one.messages.get(a, general, target);
   t.same(m.reactions, [{ user: 'wu_a', code: ':+1:' }], 'the same reaction added four times at once counts once');
-  for (let i = 0; i < 100 && !heard.some((n) => n.id === target); i++) await new Promise((r) => setTimeout(r, 20));
+  await until(() => heard.some((n) => n.id === target));
   t.ok(heard.some((n) => n.id === target && n.channelId === general), 'the other daemon hears of the change');
   stop();
 }
@@ -105,21 +103,21 @@ async function namesAcross(t: TapTest, [store, store2]: Stores) {
 
 async function scheduledAcross(t: TapTest, [store, store2]: Stores) {
   await seed(store);
-  let at = Date.now();
-  const now = () => at;
-  const one = daemon(store, now, 'd1');
-  const two = daemon(store2, now, 'd2');
+  const clock = createTestClock();
+  const one = daemon(store, clock.now, 'd1', 100, clock);
+  const two = daemon(store2, clock.now, 'd2', 100, clock);
   const a = await one.person('wu_a');
   const general = (await one.channels.byName(WS, 'general'))?.id ?? (await one.channels.ensureWorkspace(WS), (await one.channels.byName(WS, 'general'))!.id);
-  await one.scheduled.create(a, { channelId: general, sendAt: at + 1000, text: 'later' });
+  await one.scheduled.create(a, { channelId: general, sendAt: clock.now() + 1000, text: 'later' });
   t.equal((await two.scheduled.list(a, {})).scheduledMessages.length, 1, 'seen by the other daemon');
-  at += 2000;
   one.scheduled.start();
   two.scheduled.start();
-  await new Promise((r) => setTimeout(r, 700));
+  const posted = async () => (await one.messages.inChannel(general)).filter((m) => m.text === 'later');
+  await clock.advance(1050); // both poll at once, then back off; at its time (on a 50 ms grain) a poll leases it
+  await until(async () => (await posted()).length > 0);
+  await clock.advance(5000); // and both go on polling
   await Promise.all([one.scheduled.stop(), two.scheduled.stop()]);
-  const posted = (await one.messages.inChannel(general)).filter((m) => m.text === 'later');
-  t.equal(posted.length, 1, 'posted exactly once');
+  t.equal((await posted()).length, 1, 'posted exactly once');
   t.equal((await one.scheduled.list(a, {})).scheduledMessages.length, 0, 'and forgotten');
 }
 
@@ -221,30 +219,31 @@ for (const [name, fn] of cases) {
 }
 
 void testWithPg(t, "a daemon whose LISTEN connection dropped is told its message notices were lost once it is back (PostgreSQL)", async (t, url) => {
-  const s1 = await openPostgresStore({ url, logger: silentLogger, instanceId: 'd1' });
-  const s2 = await openPostgresStore({ url, logger: silentLogger, instanceId: 'd2', listenRetryMs: 1500 }); // the gap lasts 1.5 s
+  const clock = createTestClock();
+  let warned = '';
+  const s1 = await openPostgresStore({ url, logger: silentLogger, clock, instanceId: 'd1' });
+  const s2 = await openPostgresStore({ url, logger: { warn: (m) => void (warned += m + '\n') }, clock, instanceId: 'd2', listenRetryMs: 1500 }); // the gap lasts 1.5 s
   t.teardown(() => Promise.all([s1.close(), s2.close()]));
   await seed(s1);
-  const now = () => Date.now();
-  const one = daemon(s1, now, 'd1');
-  const two = daemon(s2, now, 'd2');
+  const one = daemon(s1, clock.now, 'd1', 100, clock);
+  const two = daemon(s2, clock.now, 'd2', 100, clock);
   const a = await one.person('wu_a');
   const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
   const heard: string[] = [];
   let lost = 0;
   const stop = two.onMessageChange((n) => heard.push(n.id), () => lost++);
   t.teardown(stop);
-  await new Promise((r) => setTimeout(r, 300)); // two's LISTEN is in place
+  await s2.subscribed(); // two's LISTEN is in place
   const m1 = await one.messages.post(a, general, { text: 'before' });
   await until(() => heard.length === 1);
   t.same(heard, [m1.id], 'heard while connected');
-  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'appreg-d2' AND query LIKE 'LISTEN%'");
+  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'appreg-d2' AND query LIKE 'LISTEN%'");
   t.same(cut, [{ ok: true }], "two's LISTEN connection was cut");
-  await new Promise((r) => setTimeout(r, 200));
+  await until(() => /LISTEN connection to PostgreSQL dropped/.test(warned)); // two knows: nothing more reaches it
   await one.messages.post(a, general, { text: 'in the gap' });
-  await new Promise((r) => setTimeout(r, 200));
   t.same([heard.length, lost], [1, 0], 'not heard while the connection is down');
-  await until(() => lost > 0, 5000);
+  await clock.advance(1500); // two reconnects
+  await until(() => lost > 0);
   t.equal(lost, 1, 'told once, when the connection is back, that any message may have changed');
   t.equal(heard.length, 1, 'the lost notice itself is not made up');
 });

@@ -3,6 +3,8 @@ import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { connectTestClient } from '../helpers/sdk-socket-client.js';
+import { createTestClock, type TestClock } from '../helpers/test-clock.js';
+import { until } from '../helpers/until.js';
 
 interface App { id: string; appKey: string }
 const HOST = 'http://127.0.0.1:9'; // never called: socket-mode apps get everything over the socket
@@ -34,6 +36,17 @@ async function trigger(d: TestDaemon, body: Record<string, unknown>) {
   const res = await d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: body });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
+
+/** Let `ms` pass on the daemon's clock, `grain` at a time, each step's attempts settled before the next. */
+async function step(clock: TestClock, d: TestDaemon, ms: number, grain = ms) {
+  for (let done = 0; done < ms; done += grain) {
+    await clock.advance(Math.min(grain, ms - done));
+    await d.parts.delivery.dispatcher.idle();
+  }
+}
+
+/** The delivery as the API shows it. */
+const shown = async (d: TestDaemon, id: string) => (await (await d.api(`${d.mgmt}/deliveries/${id}`)).json()) as Record<string, any>;
 
 t.test('every kind over the socket, answered as the SDK answers, recorded in the delivery log', async (t) => {
   const d = await startTestDaemon();
@@ -76,24 +89,31 @@ t.test('every kind over the socket, answered as the SDK answers, recorded in the
 });
 
 t.test('no answer within the budget: the offline message, as in HTTP mode; deliver-test exits 6', async (t) => {
-  const d = await startTestDaemon();
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const app = await createApp(d);
   const c = connect(t, d, app, { handler: () => undefined });
   await c.start();
-  const t0 = performance.now();
-  const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
-  const ms = performance.now() - t0;
-  t.match(r.body, { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Socket App is offline' });
-  // not before the budget; after it by no more than a busy machine delays a timer
-  t.ok(ms >= 2990 && ms < 4500, `after ${Math.round(ms)} ms`);
-  const cli = await runMain(['--url', d.url, '--token', d.token, 'deliver-test', app.id, '--kind', 'global-shortcut', '--timeout-ms', '300', '--json']);
+  let r: Awaited<ReturnType<typeof trigger>> | undefined;
+  void trigger(d, { appId: app.id, kind: 'slash-command' }).then((x) => (r = x));
+  await c.waitFor(() => c.delivered.length === 1, 'the frame');
+  await clock.advance(2999);
+  t.equal(r, undefined, 'no answer a millisecond before the budget');
+  await clock.advance(1);
+  await until(() => r);
+  t.match(r!.body, { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Socket App is offline' }, 'the offline message at 3 s');
+  const running = runMain(['--url', d.url, '--token', d.token, 'deliver-test', app.id, '--kind', 'global-shortcut', '--timeout-ms', '300', '--json']);
+  await c.waitFor(() => c.delivered.length === 2, 'the second frame');
+  await clock.advance(300);
+  const cli = await running;
   t.equal(cli.code, 6);
   t.match(JSON.parse(cli.stdout), { passed: false, delivery: { outcome: 'timeout', transport: 'socket' } });
 });
 
 t.test('with no connection: triggers fail at once with the offline message; events wait and arrive on reconnect', async (t) => {
-  const d = await startTestDaemon({ config: { deliveryRetrySchedule: '0.2,0.2,0.2,0.2,0.2' } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock, config: { deliveryRetrySchedule: '0.2,0.2,0.2,0.2,0.2' } });
   t.teardown(() => d.stop());
   const app = await createApp(d);
   const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
@@ -101,16 +121,14 @@ t.test('with no connection: triggers fail at once with the offline message; even
   const e1 = await trigger(d, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE' });
   const e2 = await trigger(d, { appId: app.id, kind: 'event', event: 'CHANNEL_CREATED' });
   t.equal(e1.body.state, 'retrying', 'kept, not dropped');
+  await step(clock, d, 300); // a retry each, still without a connection
   const c = connect(t, d, app);
   await c.start();
-  await c.waitFor(() => c.delivered.length >= 2, 5000, 'the queued events');
+  await c.waitFor(() => c.delivered.length >= 2, 'the queued events');
   t.same(c.delivered.map((x) => x.payload.eventType), ['NEW_MESSAGE', 'CHANNEL_CREATED'], 'in order');
-  await new Promise((res) => setTimeout(res, 1000));
+  for (const id of [e1.body.id, e2.body.id]) t.equal((await until(() => shown(d, id), (s) => s.state !== 'retrying')).state, 'delivered', `${id} ends delivered in the log`);
+  await step(clock, d, 2000, 100); // the rest of the schedule, were anything still pending
   t.equal(c.delivered.length, 2, 'each delivered once');
-  for (const id of [e1.body.id, e2.body.id]) {
-    const shown = (await (await d.api(`${d.mgmt}/deliveries/${id}`)).json()) as any;
-    t.equal(shown.state, 'delivered', `${id} ends delivered in the log`);
-  }
 });
 
 t.test('a kept event sent on reconnect is delivered in the log at once, not at the next retry', async (t) => {
@@ -121,46 +139,51 @@ t.test('a kept event sent on reconnect is delivered in the log at once, not at t
   t.match(e.body, { state: 'retrying', outcome: 'no_connection' });
   const c = connect(t, d, app);
   await c.start();
-  await c.waitFor(() => c.delivered.length === 1, 5000, 'the kept event');
-  let shown: any;
-  for (let i = 0; i < 100; i++) {
-    shown = await (await d.api(`${d.mgmt}/deliveries/${e.body.id}`)).json();
-    if (shown.state !== 'retrying') break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  t.match(shown, { state: 'delivered', outcome: 'acked' }, 'delivered, although the next retry is 10 minutes away');
-  t.notOk(shown.nextAttemptAt);
-  t.match(shown.attempts, [{ outcome: 'no_connection' }, { outcome: 'acked', excerpt: /sent from the socket-mode queue/ }]);
+  await c.waitFor(() => c.delivered.length === 1, 'the kept event');
+  const after = await until(() => shown(d, e.body.id), (s) => s.state !== 'retrying');
+  t.match(after, { state: 'delivered', outcome: 'acked' }, 'delivered, although the next retry is 10 minutes away');
+  t.notOk(after.nextAttemptAt);
+  t.match(after.attempts, [{ outcome: 'no_connection' }, { outcome: 'acked', excerpt: /sent from the socket-mode queue/ }]);
   t.equal(await d.parts.store.get('pendingDeliveries', e.body.id), undefined, 'no retry left pending');
 });
 
 t.test('when the retry schedule runs out, the kept copy goes too: the log says failed and nothing arrives later', async (t) => {
-  const d = await startTestDaemon({ config: { deliveryRetrySchedule: '0.1,0.1' } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock, config: { deliveryRetrySchedule: '0.1,0.1' } });
   t.teardown(() => d.stop());
-  // the kept copy's removal takes a while: the log must not say failed before it is done
+  // the kept copy's removal is held until the test lets it go: the log must not say failed before it is done
   const store = d.parts.store;
   const commit = store.commit.bind(store);
+  let removing = false;
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
   store.commit = async (changes, expect) => {
-    if (changes.some((c) => c.table === 'socketEventQueue' && c.value === null)) await new Promise((r) => setTimeout(r, 400));
+    if (changes.some((c) => c.table === 'socketEventQueue' && c.value === null)) {
+      removing = true;
+      await released;
+    }
     return commit(changes, expect);
   };
   t.teardown(() => void (store.commit = commit));
   const app = await createApp(d);
   const e = await trigger(d, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE' });
-  let shown: any;
-  for (let i = 0; i < 200; i++) {
-    shown = await (await d.api(`${d.mgmt}/deliveries/${e.body.id}`)).json();
-    if (shown.state === 'failed') break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  t.match(shown, { state: 'failed', outcome: 'no_connection' });
-  t.equal(shown.attempts.length, 3, 'the first attempt and two retries');
+  await clock.advance(170); // the first retry (0.1 s ± 20 %, woken on a 50 ms grain)
+  await until(() => store.get('pendingDeliveries', e.body.id), (p) => p?.retryNum === 2); // retryNum: the number of the next attempt
+  await clock.advance(170); // the last one: then the kept copy goes
+  await until(() => removing);
+  t.match(await shown(d, e.body.id), { state: 'retrying' }, 'while the kept copy is being removed the log does not say failed');
+  release();
+  const ended = await until(() => shown(d, e.body.id), (s) => s.state === 'failed');
+  t.match(ended, { state: 'failed', outcome: 'no_connection' });
+  t.equal(ended.attempts.length, 3, 'the first attempt and two retries');
   const got = (await (await d.api(`${d.mgmt}/apps/mine/${app.id}`)).json()) as Record<string, unknown>;
   t.equal(got.queuedEvents, 0, 'no longer kept');
   const c = connect(t, d, app);
   await c.start();
-  await new Promise((r) => setTimeout(r, 500));
-  t.equal(c.delivered.length, 0, 'a failed event is not sent after all');
+  const later = await trigger(d, { appId: app.id, kind: 'event', event: 'CHANNEL_CREATED' });
+  t.equal(later.body.outcome, 'acked');
+  await c.waitFor(() => c.delivered.length > 0, 'the event sent once connected');
+  t.same(c.delivered.map((x) => x.payload.eventType), ['CHANNEL_CREATED'], 'a failed event is not sent after all: the next one is the first');
 });
 
 t.test('the signature probe is refused for socket-mode apps (frames are not signed)', async (t) => {

@@ -1,8 +1,13 @@
-/** Socket mode against a real daemon, with a client that speaks the protocol as the official SDK does. */
+/**
+ * Socket mode against a real daemon, with a client that speaks the protocol as the official SDK does.
+ * The daemon and the client's own timers (its reconnect delay, its pings) run on a test clock.
+ */
 import t from 'tap';
 import { WebSocket } from 'ws';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { createSdkSocketClient, type SdkSocketClient, type SdkSocketClientOptions } from '../helpers/sdk-socket-client.js';
+import { createTestClock } from '../helpers/test-clock.js';
+import { until } from '../helpers/until.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
 
@@ -15,7 +20,7 @@ async function createApp(d: TestDaemon, over: Record<string, unknown> = {}): Pro
 }
 
 function client(t: { teardown(fn: () => unknown): void }, d: TestDaemon, app: App, over: Partial<SdkSocketClientOptions> = {}): SdkSocketClient {
-  const c = createSdkSocketClient({ baseUrl: d.url, appId: app.id, appKey: app.appKey, reconnectDelayMs: 50, pingIntervalMs: 0, ...over });
+  const c = createSdkSocketClient({ baseUrl: d.url, appId: app.id, appKey: app.appKey, reconnectDelayMs: 50, pingIntervalMs: 0, clock: d.parts.clock, ...over });
   t.teardown(() => c.stop());
   return c;
 }
@@ -43,7 +48,8 @@ function rawConnect(url: string): Promise<{ ws?: WebSocket; status?: number }> {
 const closed = (ws: WebSocket) => new Promise<{ code: number; reason: string }>((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
 
 t.test('socket mode against a real daemon', async (t) => {
-  const d = await startTestDaemon({ config: { socketMaxConnectionsPerApp: 3, socketBadFrameLimit: 5 } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock, config: { socketMaxConnectionsPerApp: 3, socketBadFrameLimit: 5 } });
   t.teardown(() => d.stop());
 
   t.test('websocket-connection: a ws URL on the daemon port with a ticket; 401 for a wrong, missing or foreign key; 400 without socketMode', async (t) => {
@@ -88,15 +94,23 @@ t.test('socket mode against a real daemon', async (t) => {
   t.test('the upgrade is answered only once the work before accepting is done (on PostgreSQL: the holder record)', async (t) => {
     const app = await createApp(d);
     const c = client(t, d, app, { autoReconnect: false });
+    let reached = false;
     let prepared = false;
+    let release!: () => void;
     const off = d.parts.socket.sessions.beforeAccept(async () => {
-      await new Promise((r) => setTimeout(r, 200));
+      reached = true;
+      await new Promise<void>((r) => (release = r));
       prepared = true;
     });
     t.teardown(off);
-    const { ws } = await rawConnect(await c.fetchUrl());
+    let opened = false;
+    const connecting = rawConnect(await c.fetchUrl()).then((r) => ((opened = true), r));
+    await until(() => reached);
+    t.notOk(opened, 'not answered while the preparation runs');
+    release();
+    const { ws } = await connecting;
     t.ok(ws, 'opens');
-    t.ok(prepared, 'not before the slow preparation ended');
+    t.ok(prepared, 'once the preparation ended');
     if (d.parts.store.kind === 'postgres') {
       const holders = await d.parts.store.find('socketHolders', 'appId', app.id);
       t.equal(holders.length, 1, 'the daemon\'s holder record is there the moment the socket is open: another daemon can relay to it at once');
@@ -136,7 +150,7 @@ t.test('socket mode against a real daemon', async (t) => {
     for (const [i, [payload, interactive, expected]] of cases.entries()) {
       const r = await sendVia(d, app.id, { payload, interactive });
       t.match(r, expected, `${payload.messageType} → ${expected.outcome}`);
-      await c.waitFor(() => c.delivered.length > i, 2000, 'the frame'); // an event is acked once written
+      await c.waitFor(() => c.delivered.length > i, 'the frame'); // an event is acked once written
       t.same(c.delivered.at(-1)!.payload, payload, 'payload arrives unchanged');
     }
     t.ok(c.delivered.every((x) => /^cor_/.test(x.correlationId)));
@@ -147,7 +161,8 @@ t.test('socket mode against a real daemon', async (t) => {
     const c = client(t, d, app, { replyAsText: true, pingIntervalMs: 20, handler: () => ({ status: 200 }) });
     await c.start();
     t.match(await sendVia(d, app.id), { outcome: 'acked' });
-    await c.waitFor(() => c.pongs >= 2, 2000, 'pongs');
+    await clock.advance(40); // the client pings twice
+    await c.waitFor(() => c.pongs >= 2, 'pongs');
     t.pass('pongs arrive');
   });
 
@@ -156,22 +171,30 @@ t.test('socket mode against a real daemon', async (t) => {
   t.test('the budget: an app that never answers → timeout at the budget; its late reply is ignored and the connection stays', async (t) => {
     const app = await createApp(d);
     const budgetMs = 300;
-    let answerLate = false;
+    let answer: (() => void) | undefined;
     const c = client(t, d, app, {
       handler: async () => {
-        if (!answerLate) return undefined;
-        await new Promise((r) => setTimeout(r, budgetMs + 200));
+        if (!answer) return undefined;
+        await new Promise<void>((r) => (answer = r));
         return { status: 200, message: 'too late' };
       },
     });
     await c.start();
-    const r = await sendVia(d, app.id, { budgetMs });
-    t.equal(r.outcome, 'timeout');
-    t.ok(r.latencyMs >= budgetMs - 5 && r.latencyMs < budgetMs + 1500, `timeout after ${r.latencyMs} ms (at the 300 ms budget, not the default 3 s)`);
-    answerLate = true;
-    const r2 = await sendVia(d, app.id, { budgetMs });
-    t.equal(r2.outcome, 'timeout');
-    await c.waitFor(() => /after the budget/.test(d.logs()), 2000, 'the late reply to be logged');
+    let r: Awaited<ReturnType<typeof sendVia>> | undefined;
+    void sendVia(d, app.id, { budgetMs }).then((x) => (r = x));
+    await c.waitFor(() => c.delivered.length === 1, 'the frame');
+    await clock.advance(budgetMs - 1);
+    t.equal(r, undefined, 'no outcome a millisecond before the budget');
+    await clock.advance(1);
+    await until(() => r);
+    t.equal(r?.outcome, 'timeout', 'a timeout at the 300 ms budget, not the default 3 s');
+    answer = () => {};
+    const late = sendVia(d, app.id, { budgetMs });
+    await c.waitFor(() => c.delivered.length === 2, 'the second frame');
+    await clock.advance(budgetMs);
+    t.equal((await late).outcome, 'timeout');
+    answer(); // the app answers after the budget
+    await c.waitFor(() => /after the budget/.test(d.logs()), 'the late reply to be logged');
     t.ok(c.isOpen(), 'the connection stays open');
     t.equal(c.closes.length, 0);
   });
@@ -198,7 +221,7 @@ t.test('socket mode against a real daemon', async (t) => {
     for (const c of cs) await c.start();
     const extra = client(t, d, app, { autoReconnect: false });
     await extra.start();
-    await extra.waitFor(() => extra.closes.length > 0, 2000, 'the refusal');
+    await extra.waitFor(() => extra.closes.length > 0, 'the refusal');
     t.equal(extra.closes[0]!.code, 1008);
     t.match(extra.closes[0]!.reason, /at most 3 open connections per app/);
     for (let i = 0; i < 9; i++) t.match(await sendVia(d, app.id), { outcome: 'acked' });
@@ -216,7 +239,7 @@ t.test('socket mode against a real daemon', async (t) => {
     t.equal((await get()).connections, 2);
     t.equal((await get()).appKey, app.appKey, 'the core response is otherwise unchanged');
     await a.stop();
-    await a.waitFor(() => d.parts.socket.sessions.count(app.id) === 1, 2000);
+    await a.waitFor(() => d.parts.socket.sessions.count(app.id) === 1);
     t.equal((await get()).connections, 1);
     const http = await createApp(d, { socketMode: false });
     const httpView = (await (await d.api(`${d.mgmt}/apps/mine/${http.id}`)).json()) as object;
@@ -231,7 +254,9 @@ t.test('socket mode against a real daemon', async (t) => {
     const sm = d.parts.socket;
     // the daemon drops it (e.g. a half-open connection): the client comes back on its own with a new ticket
     for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1011, 'test');
-    await c.waitOpen(1, 3000);
+    await c.waitFor(() => c.closes.length === 1, 'the close');
+    await clock.advance(100); // the client's reconnect delay
+    await c.waitOpen(1);
     t.equal(c.opens, 2);
     t.match(await sendVia(d, app.id), { outcome: 'acked', message: 'back' });
   });
@@ -242,44 +267,46 @@ t.test('socket mode against a real daemon', async (t) => {
     await c.start();
     const sm = d.parts.socket;
     for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1012, 'restart');
-    await c.waitFor(() => sm.sessions.count(app.id) === 0, 2000, 'the disconnect');
+    await c.waitFor(() => sm.sessions.count(app.id) === 0, 'the disconnect');
     for (let i = 0; i < 5; i++) {
       const r = await sendVia(d, app.id, { deliveryId: `dlv_off_${i}`, interactive: false, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i }) } });
       t.equal(r.outcome, 'no_connection');
     }
     t.equal(((await (await d.api(`${d.mgmt}/apps/mine/${app.id}`)).json()) as Record<string, unknown>).queuedEvents, 5, 'apps get shows the kept events');
-    await c.waitFor(() => c.delivered.length === 5, 3000, 'the kept events');
+    await clock.advance(300); // the client's reconnect delay
+    await c.waitFor(() => c.delivered.length === 5, 'the kept events');
     t.same(c.delivered.map((x) => JSON.parse(x.payload.body).i), [0, 1, 2, 3, 4]);
     const retry = await sendVia(d, app.id, { deliveryId: 'dlv_off_3', interactive: false, retryNum: 1, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i: 3 }) } });
     t.equal(retry.outcome, 'acked', 'a later engine retry is acked');
-    await new Promise((r) => setTimeout(r, 50));
-    t.equal(c.delivered.length, 5, 'and not delivered twice');
+    t.equal((await sendVia(d, app.id, { deliveryId: 'dlv_off_5', interactive: false, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i: 5 }) } })).outcome, 'acked');
+    await c.waitFor(() => c.delivered.length >= 6, 'a new event, sent after the retry on the same socket');
+    t.same(c.delivered.map((x) => JSON.parse(x.payload.body).i), [0, 1, 2, 3, 4, 5], 'the retry was not delivered twice');
   });
 
   t.test('churn: 100 reconnects (daemon- and client-initiated) while events stream: every event arrives once, in order', async (t) => {
     const app = await createApp(d);
-    const c = client(t, d, app, { reconnectDelayMs: 1 });
+    const c = client(t, d, app, { reconnectDelayMs: 0 });
     await c.start();
     const sm = d.parts.socket;
-    let sending = true;
     let n = 0;
-    const producer = (async () => {
-      while (sending) {
-        const i = n++;
-        await sendVia(d, app.id, { deliveryId: `dlv_churn_${i}`, interactive: false, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i }) } });
-        await new Promise((r) => setTimeout(r, 1));
-      }
-    })();
+    // events go one after another, each once the one before was handled (sent, or kept for the app)
+    let sending: Promise<unknown> = Promise.resolve();
+    const send = () => {
+      const i = n++;
+      sending = sending.then(() => sendVia(d, app.id, { deliveryId: `dlv_churn_${i}`, interactive: false, payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', body: JSON.stringify({ i }) } }));
+    };
     for (let k = 0; k < 100; k++) {
-      await c.waitOpen(k, 5000);
-      await new Promise((r) => setTimeout(r, 5));
+      await c.waitOpen(k);
+      const seen = c.delivered.length;
+      send();
+      await c.waitFor(() => c.delivered.length > seen, 'an event on this connection'); // events stream while it is open
+      for (let j = 0; j < 3; j++) send(); // and while it closes and opens again
       if (k % 2) c.ws?.close(1000, 'client restart');
       else for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1012, 'churn');
     }
-    await c.waitOpen(100, 5000);
-    sending = false;
-    await producer;
-    await c.waitFor(() => c.delivered.length >= n, 5000, `all ${n} events`).catch(() => {});
+    await c.waitOpen(100);
+    await sending;
+    await c.waitFor(() => c.delivered.length >= n, `all ${n} events`).catch(() => {});
     const got = c.delivered.map((x) => JSON.parse(x.payload.body).i as number);
     t.equal(c.opens, 101);
     t.ok(n > 100, `${n} events sent during the churn`);
@@ -288,17 +315,17 @@ t.test('socket mode against a real daemon', async (t) => {
 
   t.test('churn: 100 reconnects, every interactive delivery made while connected is answered', async (t) => {
     const app = await createApp(d);
-    const c = client(t, d, app, { reconnectDelayMs: 1, handler: (p) => ({ status: 200, message: String(p.text) }) });
+    const c = client(t, d, app, { reconnectDelayMs: 0, handler: (p) => ({ status: 200, message: String(p.text) }) });
     await c.start();
     const sm = d.parts.socket;
     let answered = 0;
     for (let i = 0; i < 100; i++) {
-      await c.waitOpen(i, 5000);
+      await c.waitOpen(i);
       const r = await sendVia(d, app.id, { payload: { messageType: 'SLASH_COMMAND', slashCommand: '/test', text: `n${i}` } });
       if (r.outcome === 'acked' && r.message === `n${i}`) answered++;
       for (const conn of sm.sessions.all()) if (conn.appId === app.id) conn.close(1012, 'churn');
     }
-    await c.waitOpen(100, 5000);
+    await c.waitOpen(100);
     t.equal(answered, 100);
     t.equal(c.opens, 101);
     t.equal(sm.sessions.count(app.id), 1, 'no leaked registrations');
@@ -306,25 +333,37 @@ t.test('socket mode against a real daemon', async (t) => {
 });
 
 t.test('half-open connections are dropped within two ping intervals', async (t) => {
-  const d = await startTestDaemon({ config: { socketPingIntervalMs: 150 } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock, config: { socketPingIntervalMs: 150 } });
   t.teardown(() => d.stop());
   const app = await createApp(d);
   const c = client(t, d, app, { autoReconnect: false });
   await c.start();
   const sm = d.parts.socket;
-  await new Promise((r) => setTimeout(r, 400));
+  let pinged = 0;
+  c.ws!.on('ping', () => pinged++);
+  /** The daemon pings; the client pongs; a text ping after it is answered once the daemon read that pong (one ordered stream). */
+  const pingRound = async () => {
+    const [before, pongs] = [pinged, c.pongs];
+    await clock.advance(150);
+    await c.waitFor(() => pinged > before, 'the protocol ping');
+    c.sendRaw('ping');
+    await c.waitFor(() => c.pongs > pongs, 'the text pong');
+  };
+  for (let i = 0; i < 3; i++) await pingRound();
   t.equal(sm.sessions.count(app.id), 1, 'a live client answers protocol pings and stays');
   // Stop reading: the client no longer sees pings, so it never pongs (like a peer that vanished).
   (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-  const t0 = Date.now();
-  await c.waitFor(() => sm.sessions.count(app.id) === 0, 2000, 'the daemon to drop the connection');
-  // two intervals, and what a busy machine adds to the timers and the polling here
-  t.ok(Date.now() - t0 <= 2 * 150 + 600, `dropped after ${Date.now() - t0} ms`);
+  await clock.advance(150); // a ping goes unanswered
+  t.equal(sm.sessions.count(app.id), 1, 'one ping missed: not yet');
+  await clock.advance(150); // the next round finds no pong since the last
+  await c.waitFor(() => sm.sessions.count(app.id) === 0, 'the daemon to drop the connection');
   t.match(d.logs(), /no pong within the ping interval/);
 });
 
 t.test('the sockets of an app that is deleted or leaves socket mode are closed with 1008', async (t) => {
-  const d = await startTestDaemon({ config: { socketPingIntervalMs: 100 } });
+  const clock = createTestClock();
+  const d = await startTestDaemon({ clock, config: { socketPingIntervalMs: 100 } });
   t.teardown(() => d.stop());
   const gone = await createApp(d);
   const toHttp = await createApp(d, { name: 'to-http' });
@@ -334,11 +373,13 @@ t.test('the sockets of an app that is deleted or leaves socket mode are closed w
   await b.start();
   t.equal((await d.api(`${d.mgmt}/apps/${gone.id}`, { method: 'DELETE' })).status, 204);
   t.equal((await d.api(`${d.mgmt}/apps/${toHttp.id}`, { method: 'PUT', json: manifest({ name: 'to-http', socketMode: false }) })).status, 200);
+  await clock.advance(100); // the ping round finds both apps no longer in socket mode
+  for (const c of [a, b]) await c.waitFor(() => c.closes.length > 0, 'the close');
+  await clock.advance(20); // their reconnect delay: the URL fetch is refused
   for (const c of [a, b]) {
-    await c.waitFor(() => c.closes.length > 0, 2000, 'the close');
     t.equal(c.closes[0]!.code, 1008);
     t.match(c.closes[0]!.reason, /deleted or no longer uses socket mode/);
-    await c.waitFor(() => c.gaveUp, 2000, 'the SDK client to give up after the refused URL fetch');
+    await c.waitFor(() => c.gaveUp, 'the SDK client to give up after the refused URL fetch');
   }
   t.equal(a.opens + b.opens, 2, 'no reconnect loop');
 });

@@ -1,5 +1,6 @@
 /** The socket-mode event queue: events for a disconnected app are kept on disk and sent in order on reconnect, never twice. */
 import t from 'tap';
+import { until } from '../helpers/until.js';
 import { defaults, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
@@ -10,17 +11,17 @@ import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import { SOCKET_QUEUE_TABLE } from '../../src/delivery/socket-queue.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
+import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 
-function setup(opts: { store?: Store; config?: Partial<Config>; now?: { v: number } } = {}) {
-  const now = opts.now ?? { v: 1_700_000_000_000 };
-  const clock = { now: () => now.v };
+function setup(opts: { store?: Store; config?: Partial<Config>; clock?: TestClock } = {}) {
+  const clock = opts.clock ?? createTestClock(1_700_000_000_000);
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
   const config = { ...defaults, ...opts.config };
   const store = opts.store ?? createMemoryStore();
   const sessions = createSocketSessions({ store, clock, logger, config });
-  const transport = createSocketTransport(sessions, { store, clock, logger, config, instanceId: 'test-daemon', relay: false });
-  return { sessions, transport, store, now, logs: () => logText };
+  const transport = createSocketTransport(sessions, clock, { store, clock, logger, config, instanceId: 'test-daemon', relay: false });
+  return { sessions, transport, store, clock, logs: () => logText };
 }
 
 function conn(appId = 'app_1', writeDelayMs = 0) {
@@ -46,9 +47,6 @@ const event = (n: number, over: Partial<SendRequest> = {}): SendRequest => ({
   payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: 'ws', workspaceUserIds: [], body: JSON.stringify({ n }) }, ...over,
 });
 const ns = (c: { sent: any[] }) => c.sent.map((p) => JSON.parse(p.body).n);
-const until = async (pred: () => boolean | Promise<boolean>) => {
-  for (let i = 0; i < 400 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 5));
-};
 
 t.test('events while disconnected: no_connection at once, kept on disk, sent in order on reconnect', async (t) => {
   const { sessions, transport, store } = setup();
@@ -68,8 +66,9 @@ t.test('events while disconnected: no_connection at once, kept on disk, sent in 
   const retry = await transport.send(event(2, { retryNum: 1 }));
   t.equal(retry.outcome, 'acked', "the engine's later retry of a sent event is acked");
   t.match(retry.excerpt, /sent from the socket-mode queue/);
-  await new Promise((r) => setTimeout(r, 20));
-  t.same(ns(c), [1, 2, 3], 'and not sent twice');
+  t.equal((await transport.send(event(4))).outcome, 'acked');
+  await until(() => c.sent.length >= 4);
+  t.same(ns(c), [1, 2, 3, 4], 'and not sent twice: the next event is the next on the connection');
 });
 
 t.test('an engine retry while still disconnected keeps one copy', async (t) => {
@@ -108,23 +107,23 @@ t.test('kept events survive a restart', async (t) => {
 });
 
 t.test('bounded: too old or too many are dropped with a warning, never silently', async (t) => {
-  const now = { v: 1_700_000_000_000 };
-  const { sessions, transport, logs } = setup({ now, config: { socketQueueMaxAgeMs: 60_000, socketQueueMaxPerApp: 3 } });
+  const clock = createTestClock(1_700_000_000_000);
+  const { sessions, transport, logs } = setup({ clock, config: { socketQueueMaxAgeMs: 60_000, socketQueueMaxPerApp: 3 } });
   await transport.send(event(1));
-  now.v += 61_000;
+  clock.set(clock.now() + 61_000);
   for (const n of [2, 3, 4, 5]) await transport.send(event(n));
   t.equal(await transport.queued('app_1'), 3, 'the cap keeps the newest 3');
   t.match(logs(), /"deliveryId":"dlv_1".*more than 3 events kept/);
-  now.v += 30_000;
+  clock.set(clock.now() + 30_000);
   const c = conn();
   sessions.add(c);
   await until(() => c.sent.length === 3);
   t.same(ns(c), [3, 4, 5]);
   await transport.send(event(6));
-  now.v += 61_000;
+  clock.set(clock.now() + 61_000);
   sessions.remove(c);
   await transport.send(event(7));
-  now.v += 61_000;
+  clock.set(clock.now() + 61_000);
   const c2 = conn();
   sessions.add(c2);
   await until(() => /older than socketQueueMaxAgeMs/.test(logs()));
@@ -140,15 +139,15 @@ t.test('interactive kinds are never kept: no_connection, and the engine shows th
 });
 
 t.test("by default a kept event waits as long as the retry schedule runs, then is dropped and the engine told", async (t) => {
-  const now = { v: 1_700_000_000_000 };
+  const clock = createTestClock(1_700_000_000_000);
   // horizon: (10 s + 20 s) × 1.2 jitter + 3 × 1 s of attempt timeouts = 39 s, plus a minute's slack
-  const { sessions, transport, logs } = setup({ now, config: { socketQueueMaxAgeMs: 0, deliveryRetrySchedule: '10,20', deliveryEventTimeoutMs: 1000 } });
+  const { sessions, transport, logs } = setup({ clock, config: { socketQueueMaxAgeMs: 0, deliveryRetrySchedule: '10,20', deliveryEventTimeoutMs: 1000 } });
   const told: Array<{ id: string; outcome: string; error?: string }> = [];
   transport.onKeptSettled((id, _appId, r) => told.push({ id, outcome: r.outcome, error: r.error }));
   await transport.send(event(1));
-  now.v += 98_000;
+  clock.set(clock.now() + 98_000);
   await transport.send(event(2));
-  now.v += 2_000; // event 1 is now 100 s old: past 99 s; event 2 is 2 s old
+  clock.set(clock.now() + 2_000); // event 1 is now 100 s old: past 99 s; event 2 is 2 s old
   const c = conn();
   sessions.add(c);
   await until(() => c.sent.length === 1);

@@ -9,6 +9,7 @@ import { createEgressPolicy } from '../../src/delivery/egress.js';
 import { signature, signedHeaders } from '../../src/delivery/sign.js';
 import { classifyAnswer } from '../../src/delivery/http-transport.js';
 import { retryable, parseSchedule } from '../../src/delivery/retry-policy.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const quiet = createLogger({ level: 'error', stream: { write: () => {} } });
 
@@ -26,9 +27,9 @@ function rec(i: number, at: string): LogEntry {
 t.test('delivery log: bounded in size, newest kept, read back after reopening, 0600 files', async (t) => {
   const dir = tempDir();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const clock = { now: () => Date.now() };
+  const clock = createTestClock();
   const log = openFileDeliveryLog({ dir, maxBytes: 256 * 1024, retentionDays: 7, clock, logger: quiet });
-  const now = new Date().toISOString();
+  const now = new Date(clock.now()).toISOString();
   for (let i = 0; i < 2000; i++) {
     log.append(rec(i, now));
     if (i % 100 === 0) await log.flush();
@@ -51,9 +52,9 @@ t.test('delivery log: bounded in size, newest kept, read back after reopening, 0
 t.test("delivery log: a delivery's beginning, each attempt and each state change are lines of their own, never rewritten; read back as the delivery they make", async (t) => {
   const dir = tempDir();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const clock = { now: () => Date.now() };
+  const clock = createTestClock();
   const log = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 7, clock, logger: quiet });
-  const base = Date.now();
+  const base = clock.now();
   const at = (s: number) => new Date(base + s * 1000).toISOString();
   const first = rec(2, at(0));
   log.append({ id: first.id, begun: first.begun, state: { at: at(0), state: 'pending' } });
@@ -88,10 +89,10 @@ t.test("delivery log: a delivery's beginning, each attempt and each state change
 t.test('delivery log: entries older than the retention are not read back', async (t) => {
   const dir = tempDir();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const clock = { now: () => Date.now() };
+  const clock = createTestClock();
   const log = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
-  log.append(rec(1, new Date(Date.now() - 3 * 86_400_000).toISOString()));
-  log.append(rec(2, new Date().toISOString()));
+  log.append(rec(1, new Date(clock.now() - 3 * 86_400_000).toISOString()));
+  log.append(rec(2, new Date(clock.now()).toISOString()));
   await log.close();
   fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), '{"torn": ');
   const again = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });

@@ -1,90 +1,107 @@
 /**
  * The pollers' pace (src/poller.ts): often while they find work, backing off while they
- * find none, and woken at a known time whatever the backoff.
+ * find none, and woken at a known time whatever the backoff. Time is a test clock's: each test
+ * advances it, so the polls counted are the schedule's, not what a busy machine let run.
  */
 import t from 'tap';
 import { createPoller } from '../../src/poller.js';
+import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function counted(found: () => boolean, minMs = 20, maxMs = 160) {
+function counted(clock: TestClock, found: () => boolean, minMs = 20, maxMs = 160) {
   const runs: number[] = [];
-  const p = createPoller({ minMs, maxMs, now: Date.now, run: async () => {
-    runs.push(Date.now());
+  const p = createPoller({ minMs, maxMs, clock, run: async () => {
+    runs.push(clock.now());
     return found();
   } });
   return { p, runs };
 }
 
 t.test('while it finds work it polls every minMs; idle, it backs off to maxMs', async (t) => {
-  const busy = counted(() => true);
-  const idle = counted(() => false);
+  const clock = createTestClock(0);
+  const busy = counted(clock, () => true);
+  const idle = counted(clock, () => false);
   busy.p.start();
   idle.p.start();
-  await sleep(900);
+  await clock.advance(900);
   await Promise.all([busy.p.stop(), idle.p.stop()]);
-  t.ok(busy.runs.length >= 15, `busy: ${busy.runs.length} polls in 0.9 s`);
-  // at 0, 40, 120, 280, then every 160 ms: 7 in 0.9 s (a timer that fires late makes fewer)
-  t.ok(idle.runs.length >= 3 && idle.runs.length <= 9, `idle: ${idle.runs.length} polls in 0.9 s`);
-  const gaps = idle.runs.slice(1).map((x, i) => x - idle.runs[i]!);
-  t.ok(gaps.slice(3).every((g) => g >= 150), `after three doublings the polls are maxMs apart: ${gaps.join(', ')}`);
+  t.same(busy.runs, Array.from({ length: 46 }, (_, i) => i * 20), 'busy: every 20 ms from the start');
+  t.same(idle.runs, [0, 40, 120, 280, 440, 600, 760], 'idle: the gap doubles (40, 80, 160) up to 160 ms');
 });
 
 t.test('finding work again brings the pace back to minMs', async (t) => {
+  const clock = createTestClock(0);
   let work = false;
-  const c = counted(() => work);
+  const c = counted(clock, () => work);
   c.p.start();
-  await sleep(500); // backed off
+  await clock.advance(500); // backed off: polls at 0, 40, 120, 280, 440, the next at 600
   work = true;
-  c.p.wakeAt(Date.now());
-  const from = c.runs.length;
-  await sleep(300);
+  c.p.wakeAt(clock.now());
+  await clock.advance(100);
   await c.p.stop();
-  t.ok(c.runs.length - from >= 6, `${c.runs.length - from} polls in 0.3 s once there was work`);
+  t.same(c.runs.filter((x) => x > 440), [500, 520, 540, 560, 580, 600], 'woken at once, then every 20 ms while it finds work');
 });
 
 t.test('wakeAt polls at that time, long before the backed-off poll', async (t) => {
-  const c = counted(() => false, 20, 5000);
+  const clock = createTestClock(0);
+  const c = counted(clock, () => false, 20, 5000);
   c.p.start();
-  await sleep(400); // the next poll is now seconds away
+  await clock.advance(400); // the next poll is now seconds away
   const before = c.runs.length;
-  const at = Date.now() + 150;
-  c.p.wakeAt(at);
-  c.p.wakeAt(at + 10_000); // a later wake does not put off the earlier one
-  await sleep(400);
+  c.p.wakeAt(550);
+  c.p.wakeAt(10_550); // a later wake does not put off the earlier one
+  await clock.advance(400);
   await c.p.stop();
-  const woken = c.runs.slice(before);
-  t.equal(woken.length, 1, 'one poll, at the time asked');
-  t.ok(woken[0]! >= at - 50 && woken[0]! < at + 300, `at ${woken[0]! - at} ms from the time asked`);
+  t.same(c.runs.slice(before), [550], 'one poll, at the time asked (wakes are kept to a 50 ms grain)');
+  c.p.start(); // started again: at once, and the later wake was forgotten at the stop
+  await clock.advance(20_000);
+  await c.p.stop();
+  t.notOk(c.runs.includes(10_550), 'no poll for a wake asked before the stop');
+});
+
+t.test('wakes are kept to a 50 ms grain: many due within one grain need one poll, none before its time', async (t) => {
+  const clock = createTestClock(0);
+  const c = counted(clock, () => false, 20, 5000);
+  c.p.start();
+  await clock.advance(400);
+  const before = c.runs.length;
+  for (const at of [501, 520, 549, 550]) c.p.wakeAt(at);
+  await clock.advance(400);
+  await c.p.stop();
+  t.same(c.runs.slice(before), [550]);
 });
 
 t.test('a wake during a poll makes one more poll right after it', async (t) => {
+  const clock = createTestClock(0);
   let release!: () => void;
-  let n = 0;
+  const runs: number[] = [];
   const p = createPoller({
-    minMs: 20, maxMs: 5000, now: Date.now,
+    minMs: 20, maxMs: 5000, clock,
     run: async () => {
-      n++;
-      if (n === 2) await new Promise<void>((r) => (release = r));
+      runs.push(clock.now());
+      if (runs.length === 2) await new Promise<void>((r) => (release = r));
       return false;
     },
   });
   p.start();
-  await sleep(50); // the second poll (at 20 ms) is under way, held
-  t.equal(n, 2);
-  p.wakeAt(Date.now());
+  await clock.advance(0); // the first poll, at once; the next after 40 ms
+  const held = clock.advance(40); // the second poll starts, and is held
+  while (runs.length < 2) await new Promise((r) => setImmediate(r));
+  p.wakeAt(clock.now());
   release();
-  await sleep(100);
-  t.equal(n, 3, 'polled again at once, not after the 40 ms backoff, and only once');
+  await held;
+  t.same(runs, [0, 40, 40], 'polled again at once, at the same moment, not after the 80 ms backoff');
+  await clock.advance(200);
+  t.same(runs, [0, 40, 40, 200], 'and only once: the next one after the backoff (160 ms)');
   await p.stop();
 });
 
 t.test('stop: no poll after it, and it waits for the one under way', async (t) => {
+  const clock = createTestClock(0);
   let release!: () => void;
   let ended = false;
   let n = 0;
   const p = createPoller({
-    minMs: 10, maxMs: 10, now: Date.now,
+    minMs: 10, maxMs: 10, clock,
     run: async () => {
       n++;
       await new Promise<void>((r) => (release = r));
@@ -93,31 +110,36 @@ t.test('stop: no poll after it, and it waits for the one under way', async (t) =
     },
   });
   p.start();
-  await sleep(20);
-  const stopping = p.stop();
-  setTimeout(() => release(), 50);
+  await new Promise((r) => setImmediate(r)); // the first poll, at once, is under way
+  t.equal(n, 1);
+  let stopped = false;
+  const stopping = p.stop().then(() => (stopped = true));
+  await new Promise((r) => setImmediate(r));
+  t.notOk(stopped, 'stop waits while the poll is under way');
+  release();
   await stopping;
   t.ok(ended, 'stop resolved after the poll under way ended');
-  const at = n;
-  p.wakeAt(Date.now());
-  await sleep(100);
-  t.equal(n, at, 'nothing polls after stop');
+  p.wakeAt(clock.now());
+  await clock.advance(1000);
+  t.equal(n, 1, 'nothing polls after stop');
+  t.same(clock.pending(), [], 'and no timer is left armed');
 });
 
 t.test('a poll that fails is reported and tried again after minMs, not after a backoff', async (t) => {
+  const clock = createTestClock(0);
   const errors: unknown[] = [];
-  let n = 0;
+  const runs: number[] = [];
   const p = createPoller({
-    minMs: 20, maxMs: 5000, now: Date.now, onError: (e) => errors.push(e),
+    minMs: 20, maxMs: 5000, clock, onError: (e) => errors.push(e),
     run: async () => {
-      n++;
+      runs.push(clock.now());
       throw new Error('database away');
     },
   });
   p.start();
-  await sleep(200);
+  await clock.advance(200);
   await p.stop();
-  t.ok(n >= 5, `${n} polls in 0.2 s`);
-  t.equal(errors.length, n, 'each failure reported');
+  t.same(runs, [0, 20, 40, 60, 80, 100, 120, 140, 160, 180, 200]);
+  t.equal(errors.length, runs.length, 'each failure reported');
   t.match(errors[0], { message: 'database away' });
 });

@@ -12,6 +12,7 @@ import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { StoreConflict, StoreValueRefused, type PageQuery, type Store } from '../../src/store/types.js';
 import { testWithPg } from '../helpers/pg.js';
 import type { TestRecord, TestTables } from '../helpers/test-tables.js';
+import { until } from '../helpers/until.js';
 
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -22,17 +23,15 @@ interface Pair {
 }
 
 const quietLogger = { warn() {} };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Resolves with the first message `to` hears; publishes again every 50 ms until then (a peer's LISTEN may still be on its way). */
+/** Resolves with the message `to` hears of one publish, made once `to` says it listens (subscribed). */
 async function deliver(from: Store<TestTables>, to: Store<TestTables>, channel: string, payload: string): Promise<string> {
   let got: string | undefined;
   const off = to.subscribe(channel, (p) => (got ??= p));
   try {
-    for (let i = 0; i < 100 && got === undefined; i++) {
-      await from.publish(channel, payload);
-      for (let j = 0; j < 5 && got === undefined; j++) await sleep(10);
-    }
+    await to.subscribed();
+    await from.publish(channel, payload);
+    await until(() => got !== undefined);
   } finally {
     off();
   }
@@ -372,8 +371,8 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       const off = a.subscribe('quiet', (m) => heard.push(m));
       await deliver(b, a, 'quiet', 'one');
       off();
-      await b.publish('quiet', 'two');
-      await sleep(100);
+      // a listener still subscribed hears 'two': the one unsubscribed would have by then
+      t.equal(await deliver(b, a, 'quiet', 'two'), 'two');
       t.same(heard, ['one'], 'nothing after unsubscribe');
       // Both stores refuse what PostgreSQL cannot LISTEN on, so a bad name fails in embedded tests too.
       t.throws(() => a.subscribe('Bad-Name', () => {}), TypeError, 'channel names are [a-z0-9_]');

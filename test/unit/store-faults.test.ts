@@ -13,6 +13,7 @@ import { nodeIo, type StoreIo } from '../../src/store/fsync.js';
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import type { StoreLogger } from '../../src/store/types.js';
 import type { TestTables } from '../helpers/test-tables.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-faults-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -24,7 +25,6 @@ const copyDir = (from: string) => {
   return to;
 };
 const silent: StoreLogger = { warn: () => {} };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Resolves once `cond` holds, looking again on every turn of the event loop (no fixed wait). */
 async function until(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((r) => setImmediate(r));
@@ -122,14 +122,17 @@ for (const c of cases) {
 t.test('with no commit coming, the store retries by itself and turns healthy once the disk takes writes', async (t) => {
   const dir = newDir();
   const { io, armed } = faultyIo();
-  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 20, logger: silent, io });
+  const clock = createTestClock();
+  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 20, logger: silent, io, clock });
   armed.write = 'ENOSPC';
   await t.rejects(store.commit([{ table: 'k', id: 'x', value: {} }]), { code: 'ENOSPC' });
-  await sleep(80);
+  const tried = armed.writes.length;
+  await clock.advance(80);
+  t.equal(armed.writes.length - tried, 4, 'a retry every 20 ms');
   t.equal(store.health().ok, false, 'still failing while the disk is full');
   armed.write = null;
-  for (let i = 0; i < 100 && !store.health().ok; i++) await sleep(10);
-  t.same(store.health(), { ok: true }, 'healthy again without any caller commit');
+  await clock.advance(20);
+  t.same(store.health(), { ok: true }, 'healthy again at the next retry, without any caller commit');
   await store.commit([{ table: 'k', id: 'y', value: {} }]);
   await store.close();
   const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
@@ -141,21 +144,22 @@ t.test('with no commit coming, the store retries by itself and turns healthy onc
 t.test('a full disk that still takes a short write: health stays not ok until a write as large as the failed one passes', async (t) => {
   const dir = newDir();
   const { io, armed } = faultyIo();
-  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 1, logger: silent, io });
+  const clock = createTestClock();
+  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 1, logger: silent, io, clock });
   await store.commit([{ table: 'k', id: 'a', value: {} }]);
   armed.fits = 60; // an empty commit's line (about 25 bytes) fits; a record does not
   const record = { text: 'a message of ordinary size '.repeat(4) };
   const err = await store.commit([{ table: 'k', id: 'b', value: record }]).then(() => null, (e: unknown) => e);
   t.match(err, { name: 'StoreUnavailable', code: 'ENOSPC', reason: /the store cannot write: ENOSPC/ }, 'refused as unavailable, with health’s reason');
   const failedBytes = armed.writes.at(-1)!;
-  // the store's own retries run (every 1 ms here): wait for three of them, each as large as the failed write
+  // the store's own retries run (every 1 ms here): three of them, each as large as the failed write
   const tried = armed.writes.length;
-  await until(() => armed.writes.length >= tried + 3);
+  await clock.advance(3);
   t.ok(armed.writes.slice(tried).every((n) => n >= failedBytes), `every retry wrote at least the ${failedBytes} bytes that failed: ${armed.writes.slice(tried, tried + 3).join(', ')}`);
   t.equal(store.health().ok, false, 'still not ok: only short writes fit');
   armed.fits = Infinity; // space is back
-  await until(() => store.health().ok);
-  t.pass('ok once a retry as large as the failed write passed, without any caller commit');
+  await clock.advance(1);
+  t.same(store.health(), { ok: true }, 'ok once a retry as large as the failed write passed, without any caller commit');
   await store.close();
   const s2 = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   t.same(await s2.all('k'), [{}], 'the padded retries read back as empty entries: only a is stored');
@@ -201,7 +205,7 @@ t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and
     t.same(found, all.filter((r) => r.ownerId === `o${w}`).map((r) => r.id).sort(), `find(ownerId o${w}) equals memory, rollbacks included`);
   }
   const crash = copyDir(dir);
-  for (let i = 0; i < 100 && !store.health().ok; i++) await sleep(10);
+  await until(() => store.health().ok); // the store's retries (every 5 ms) find the disk taking writes
   t.same(store.health(), { ok: true });
   await store.close();
   for (const d of [crash, dir]) {

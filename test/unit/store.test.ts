@@ -9,6 +9,7 @@ import { openEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded-
 import { DATA_FORMAT_VERSION as FORMAT_VERSION } from '../../src/store/format.js';
 import { StoreCorruptError, type Store } from '../../src/store/types.js';
 import type { TestTables } from '../helpers/test-tables.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-test-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -40,7 +41,6 @@ const dirBytes = (dir: string) =>
       .map((f) => [f, fs.readFileSync(path.join(dir, f)).toString('base64')]),
   );
 const journals = (dir: string) => fs.readdirSync(dir).filter((f) => f.startsWith('appreg.journal.')).sort();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const noIdle = { compactIdleMs: 0 };
 
 type Asserts = Pick<typeof t, 'equal' | 'same' | 'rejects'>;
@@ -238,13 +238,14 @@ t.test('a damaged appreg.json: StoreCorruptError, file unchanged', async (t) => 
 
 t.test('compaction while 1000 commits race it; reopen sees everything', async (t) => {
   const dir = newDir();
-  const store = await openEmbeddedStore<TestTables>({ dir, compactEveryBytes: 8 * 1024, compactIdleMs: 5 });
+  const clock = createTestClock();
+  const store = await openEmbeddedStore<TestTables>({ dir, compactEveryBytes: 8 * 1024, compactIdleMs: 5, clock });
   const inflight: Promise<void>[] = [];
   for (let i = 0; i < 1000; i++) {
     inflight.push(store.commit([{ table: 'r', id: `id${i}`, value: { i, pad: 'p'.repeat(50) } }]));
     if (i % 10 === 9) await Promise.all(inflight.splice(0));
     if (i % 250 === 100) void store.compact(); // explicit ones too, racing the size trigger
-    if (i === 600) await sleep(20); // let the idle trigger fire once
+    if (i === 600) await clock.advance(5); // the idle trigger fires once, with commits still to come
   }
   await Promise.all(inflight);
   const st = store.stats();
@@ -285,17 +286,22 @@ t.test('snapshot holds later seqs than the old journal: replay skips them', asyn
 
 t.test('idle compaction folds the journal into the data file', async (t) => {
   const dir = newDir();
-  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 30 });
+  const clock = createTestClock();
+  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 30, clock });
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
-  t.equal(store.stats().compactions, 0);
-  for (let i = 0; i < 50 && store.stats().compactions === 0; i++) await sleep(20);
-  t.equal(store.stats().compactions, 1);
+  await clock.advance(29);
+  t.equal(store.stats().compactions, 0, 'not before 30 ms without a commit');
+  await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
+  await clock.advance(29);
+  t.equal(store.stats().compactions, 0, 'a commit starts the 30 ms again');
+  await clock.advance(1);
+  t.equal(store.stats().compactions, 1, 'then it compacts');
   t.equal(store.stats().journalBytes, 0);
   const doc = JSON.parse(fs.readFileSync(path.join(dir, 'appreg.json'), 'utf8'));
   t.same(doc.tables.k.a, { v: 1 });
-  t.equal(doc.journalSeq, 1);
+  t.equal(doc.journalSeq, 2);
   t.same(journals(dir), ['appreg.journal.2']);
-  await sleep(100);
+  await clock.advance(1000);
   t.equal(store.stats().compactions, 1, 'no compaction of an empty journal');
   await store.close();
 });
@@ -377,10 +383,12 @@ t.test('a commit that cannot be written rejects and fails the store', async (t) 
 t.test('SIGKILLed writer: every acknowledged commit survives (three crashes in a row)', async (t) => {
   const dir = newDir();
   const acked: string[] = [];
-  for (const round of ['a', 'b', 'c']) {
+  // killed once this many commits were acknowledged (not after a time: a busy machine made too few),
+  // at a different point of the compaction cycle each round (one every 100-odd commits)
+  for (const [round, commits] of [['a', 120], ['b', 250], ['c', 400]] as const) {
     const before = acked.length;
-    await runAndKill(dir, round, acked);
-    t.ok(acked.length - before > 50, `round ${round}: ${acked.length - before} commits acknowledged before the kill`);
+    await runAndKill(dir, round, acked, commits);
+    t.ok(acked.length - before >= commits, `round ${round}: ${acked.length - before} commits acknowledged before the kill`);
     // until the last round, check a copy: the next writer starts from the directory
     // exactly as the crash left it, and the checking store can be closed (a store left
     // open leaks its journal handle to the garbage collector)
@@ -393,24 +401,25 @@ t.test('SIGKILLed writer: every acknowledged commit survives (three crashes in a
   }
 });
 
-async function runAndKill(dir: string, prefix: string, acked: string[]): Promise<void> {
+/** Run the crash child on `dir` and SIGKILL it once it acknowledged `commits` commits (its writers still writing). */
+async function runAndKill(dir: string, prefix: string, acked: string[], commits: number): Promise<void> {
   const child = fileURLToPath(new URL('../helpers/store-crash-child.js', import.meta.url));
   await new Promise<void>((resolve, reject) => {
     const cp = spawn(process.execPath, [child, dir, prefix], { stdio: ['ignore', 'pipe', 'inherit'] });
     let buf = '';
-    let timer: NodeJS.Timeout | null = null;
+    let n = 0;
     cp.stdout.on('data', (chunk: Buffer) => {
       buf += chunk.toString();
       const lines = buf.split('\n');
       buf = lines.pop()!;
       for (const l of lines) {
-        if (l === 'ready') timer ??= setTimeout(() => cp.kill('SIGKILL'), 150);
-        else acked.push(l);
+        if (l === 'ready') continue;
+        acked.push(l);
+        if (++n === commits) cp.kill('SIGKILL');
       }
     });
     cp.on('error', reject);
     cp.on('exit', (code, signal) => {
-      if (timer) clearTimeout(timer);
       if (signal === 'SIGKILL') resolve();
       else reject(new Error(`child exited early: code ${code} signal ${signal}`));
     });

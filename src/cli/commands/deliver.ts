@@ -56,11 +56,11 @@ export function describe(c: Out['c'], d: Delivery): string {
 /** On a terminal (stderr, not with --json), one line on stderr once the wait passes a second, so a slow app does not look like a hang. */
 export async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number | undefined, pending: Promise<T>): Promise<T> {
   if (!(run.io.stderrIsTTY ?? run.io.isTTY) || json) return pending;
-  const timer = setTimeout(() => run.io.stderr.write(`waiting for the app…${budgetMs === undefined ? '' : ` (budget ${budgetMs} ms)`}\n`), WAIT_NOTICE_MS);
+  const timer = run.io.clock.setTimeout(() => run.io.stderr.write(`waiting for the app…${budgetMs === undefined ? '' : ` (budget ${budgetMs} ms)`}\n`), WAIT_NOTICE_MS);
   try {
     return await pending;
   } finally {
-    clearTimeout(timer);
+    run.io.clock.clear(timer);
   }
 }
 const WAIT_NOTICE_MS = 1000;

@@ -197,7 +197,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     }
     return due.length > 0;
   }
-  const poller = createPoller({ minMs: TICK_MS, maxMs: POLL_MAX_MS, now: () => clock.now(), run: tick });
+  const poller = createPoller({ minMs: TICK_MS, maxMs: POLL_MAX_MS, clock, run: tick });
 
   return {
     list,

@@ -9,6 +9,7 @@
  * how long the connection was down, so it can look at the store for what it missed.
  */
 import pg from 'pg';
+import type { Clock, Timer } from '../../clock.js';
 import { checkChannel, type Gap, type Listener, type StoreLogger } from '../types.js';
 
 /** Channel names are spelled into LISTEN as quoted identifiers: prefixed, and of checkChannel's characters only. */
@@ -22,6 +23,8 @@ interface NotifierOptions {
   logger: StoreLogger;
   /** After a drop, the first reconnect waits this long (ms; default 250), doubling up to 5 s. */
   retryMs?: number;
+  /** The reconnect's timer, and how long the connection was down. */
+  clock: Clock;
 }
 
 export class Notifier {
@@ -29,7 +32,7 @@ export class Notifier {
   readonly #listeners = new Map<string, Set<Listener>>();
   /** Each subscription's gap handler (keyed by its entry in #listeners). */
   readonly #gaps = new Map<Listener, Gap>();
-  /** When the connection dropped (performance.now()), until it is back and the gaps are told. */
+  /** When the connection dropped (the clock's time), until it is back and the gaps are told. */
   #droppedAt: number | null = null;
   #client: pg.Client | null = null;
   /** The connection being made (and the LISTENs after it); publish waits for it so its own listeners hear it. */
@@ -38,7 +41,7 @@ export class Notifier {
   #queue: Promise<void> = Promise.resolve();
   readonly #firstRetryMs: number;
   #retryMs: number;
-  #timer: NodeJS.Timeout | null = null;
+  #timer: Timer | null = null;
   #closed = false;
 
   constructor(opts: NotifierOptions) {
@@ -83,7 +86,7 @@ export class Notifier {
 
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#opts.clock.clear(this.#timer);
     this.#listeners.clear();
     this.#gaps.clear();
     await this.settled();
@@ -115,7 +118,7 @@ export class Notifier {
       c.removeAllListeners('notification');
       c.end().catch(() => {});
       if (this.#closed) return;
-      this.#droppedAt ??= performance.now();
+      this.#droppedAt ??= this.#opts.clock.now();
       this.#opts.logger.warn('store: the LISTEN connection to PostgreSQL dropped; reconnecting', { error: err?.message, retryMs: this.#retryMs });
       this.#scheduleReconnect();
     };
@@ -157,7 +160,7 @@ export class Notifier {
   /** After a reconnect: every subscription may have missed messages while the connection was down. */
   #tellGaps(): void {
     if (this.#droppedAt === null) return;
-    const lostMs = Math.ceil(performance.now() - this.#droppedAt);
+    const lostMs = Math.max(0, Math.ceil(this.#opts.clock.now() - this.#droppedAt));
     this.#droppedAt = null;
     for (const gap of [...this.#gaps.values()]) {
       try {
@@ -172,10 +175,10 @@ export class Notifier {
     if (this.#timer || this.#closed) return;
     const wait = this.#retryMs;
     this.#retryMs = Math.min(this.#retryMs * 2, 5000);
-    this.#timer = setTimeout(() => {
+    this.#timer = this.#opts.clock.setTimeout(() => {
       this.#timer = null;
       this.#connect();
+      return this.#ready?.catch(() => {}); // the reconnection, for a test clock to wait for
     }, wait);
-    this.#timer.unref();
   }
 }

@@ -4,6 +4,7 @@
  * Records are rows of appreg_records; find uses the partial expression index of its (table, field).
  */
 import pg from 'pg';
+import { systemClock, type Clock, type Timer } from '../../clock.js';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
 import type { Tables as DaemonTables } from '../../model/tables.js';
@@ -26,6 +27,8 @@ export interface PostgresStoreOptions {
   retryMs?: number;
   /** After the LISTEN connection drops, the first reconnect waits this long (ms; default 250), doubling up to 5 s. */
   listenRetryMs?: number;
+  /** The probe's and the reconnect's timers: the daemon's clock; default the system's. */
+  clock?: Clock;
   /**
    * Checks of what the database holds, run before this store writes anything to it (its
    * migrations included): what it throws refuses the open, the database unchanged.
@@ -50,18 +53,19 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
   const where = redactUrl(opts.url);
   let fault: Error | null = null;
   let closing = false;
-  let retryTimer: NodeJS.Timeout | null = null;
+  const clock = opts.clock ?? systemClock;
+  let retryTimer: Timer | null = null;
   const retryMs = opts.retryMs ?? 1000;
 
   // While the database is unreachable, a probe now and then notices when it is back, so health()
   // recovers without waiting for a request (the embedded store retries its journal the same way).
   const armProbe = () => {
     if (retryTimer || closing) return;
-    retryTimer = setTimeout(() => {
+    retryTimer = clock.setTimeout(() => {
       retryTimer = null;
-      if (!closing && fault) q('SELECT 1').catch(() => {});
+      if (!closing && fault) return q('SELECT 1').catch(() => {});
+      return undefined;
     }, retryMs);
-    retryTimer.unref();
   };
   const noteFault = (err: unknown): boolean => {
     if (!isConnectionError(err)) return false;
@@ -121,7 +125,7 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
     throw err;
   }
 
-  const notifier = new Notifier({ client: () => new pg.Client(config), logger: opts.logger, retryMs: opts.listenRetryMs });
+  const notifier = new Notifier({ client: () => new pg.Client(config), logger: opts.logger, retryMs: opts.listenRetryMs, clock });
   try {
     await notifier.start();
   } catch (err) {
@@ -264,6 +268,7 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
     },
 
     subscribe: (channel, fn, onGap) => notifier.subscribe(channel, fn, onGap),
+    subscribed: () => notifier.settled(),
 
     health(): StoreHealth {
       return fault ? { ok: false, reason: reason(fault) } : { ok: true };
@@ -272,7 +277,7 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
     async close() {
       if (closing) return;
       closing = true;
-      if (retryTimer) clearTimeout(retryTimer);
+      clock.clear(retryTimer);
       await notifier.close();
       await pool.end();
     },

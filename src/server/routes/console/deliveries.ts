@@ -138,7 +138,7 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=cancelled`);
   });
 
-  const live = createLiveStreams(GATHER_MS);
+  const live = createLiveStreams(GATHER_MS, deps.clock);
   get('/console/events', async (req, res, s) => {
     const deliveryId = one(req.query.delivery);
     if (deliveryId) await deliveries.get(s.principal, deliveryId); // 404 for another's delivery

@@ -14,6 +14,7 @@
  */
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
+import type { Clock, Timer } from '../../../clock.js';
 import { rateLimited } from '../../../errors.js';
 import { consoleHeaders } from './common.js';
 
@@ -41,7 +42,8 @@ export const sse = (event: string, data: unknown, id?: string) => `${id ? `id: $
 /** A short fingerprint of what a page shows (its cursor when nothing simpler orders its changes). */
 export const versionOf = (shown: string) => crypto.createHash('sha256').update(shown).digest('base64url').slice(0, 16);
 
-export function createLiveStreams(gatherMs: number) {
+/** `clock`: the gathering's and the keep-alive's timers. */
+export function createLiveStreams(gatherMs: number, clock: Clock) {
   const open = new Set<Response>();
   return {
     /**
@@ -55,31 +57,31 @@ export function createLiveStreams(gatherMs: number) {
       res.setHeader('x-accel-buffering', 'no');
       res.flushHeaders();
       open.add(res);
-      let timer: NodeJS.Timeout | undefined;
+      let timer: Timer | undefined;
       /** Run `then` while the session lasts; end the stream once it does not. */
       const whileSignedIn = (then: () => unknown) =>
-        void signedIn().then(
+        signedIn().then(
           (still) => (still ? then() : res.end()),
           () => then(), // the store could not say: the stream goes on, and asks again next time
         );
       const flush = () => {
         timer = undefined;
-        whileSignedIn(() => stream.flush());
+        return whileSignedIn(() => stream.flush());
       };
       const unsubscribe = stream.subscribe(() => {
-        timer ??= setTimeout(flush, gatherMs);
+        timer ??= clock.setTimeout(flush, gatherMs);
       });
       // subscribed first: a change made while the catch-up reads is flushed after it (sent twice at worst)
       void Promise.resolve()
         .then(() => stream.resume(cursor))
         .catch(() => {}) // the store could not say: the next change sends the page's state anyway
         .then(() => res.writableEnded || res.write('retry: 3000\n\n'));
-      const ping = setInterval(() => whileSignedIn(() => res.write(': ping\n\n')), PING_MS);
+      const ping = clock.setInterval(() => whileSignedIn(() => res.write(': ping\n\n')), PING_MS);
       res.on('close', () => {
         open.delete(res);
         unsubscribe();
-        clearInterval(ping);
-        if (timer) clearTimeout(timer);
+        clock.clear(ping);
+        clock.clear(timer);
       });
     },
     endAll(): void {

@@ -6,6 +6,7 @@
  * in their answers, submitted or closed with VIEW_ACTION. Every POST passes the CSRF check.
  */
 import { Router, type Request, type Response } from 'express';
+import type { Clock } from '../../../clock.js';
 import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import type { MessageRecord } from '../../../model/workspace.js';
@@ -27,6 +28,8 @@ export interface ConsoleWorkspaceDeps {
   workspace: Workspace;
   deliveries: Pick<DeliveriesService, 'invokeSlashCommand' | 'interact' | 'appsFor'>;
   state: PersonState;
+  /** The live timeline's gathering and keep-alive. */
+  clock: Clock;
 }
 
 const one = (v: unknown, max = 200): string | undefined => (typeof v === 'string' && v ? v.slice(0, max) : undefined);
@@ -170,7 +173,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     seeOther(res, await follow(s, rec, ctx, true));
   });
 
-  const live = createLiveStreams(GATHER_MS);
+  const live = createLiveStreams(GATHER_MS, deps.clock);
   get('/console/channels/:channelId/events', async (req, res, s) => {
     const ch = await ws.channels.visible(await actor(s), String(req.params.channelId));
     const rootId = one(req.query.thread);
