@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DaemonHandle } from '../src/server/start.js';
-import { T, type WorkspaceUserRecord } from '../src/services/records.js';
+import { T, type WorkspaceUserRecord } from '../src/model/identity.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

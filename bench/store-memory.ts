@@ -1,7 +1,7 @@
 /**
  * Embedded store memory: the token benchmark's data set (10,000 apps with a manifest and sealed
  * secrets, 110,000 tokens, 200,000 pending codes, installations and authorizations, ~430,000
- * records) built straight into a lowdb store in a temp dir, then opened in a FRESH child process
+ * records) built straight into an embedded store in a temp dir, then opened in a FRESH child process
  * that measures RSS after open (after a gc), and the peak RSS while it makes 20,000
  * exchange-like commits (consume a code, issue a token) and a forced compaction: sampled every
  * 20 ms, and the kernel's high-water mark (VmHWM) at the end, which also sees synchronous stalls.
@@ -16,8 +16,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { openLowdbStore } from '../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../src/store/embedded-store.js';
 import type { Change } from '../src/store/types.js';
+import type { TestTables } from '../test/helpers/test-tables.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 10_000);
 const USERS = 10;
@@ -60,8 +61,8 @@ function tokenRecord(app: string, u: number | 'bot') {
 /** Build the data set into `dir` (fsync off while seeding); returns the app and code ids the child uses. */
 async function build(dir: string, crashCopy: string): Promise<{ apps: string[]; codes: string[]; records: number; dataFileBytes: number; journalBytes: number }> {
   // No compaction while seeding: the crash copy taken before close holds everything in its journal.
-  const store = await openLowdbStore({ dir, fsync: false, compactIdleMs: 0, compactEveryBytes: Number.MAX_SAFE_INTEGER });
-  let batch: Change[] = [];
+  const store = await openEmbeddedStore<TestTables>({ dir, fsync: false, compactIdleMs: 0, compactEveryBytes: Number.MAX_SAFE_INTEGER });
+  let batch: Change<TestTables>[] = [];
   let records = 0;
   const put = async (table: string, id: string, value: object) => {
     batch.push({ table, id, value });
@@ -108,7 +109,7 @@ const gc = () => (globalThis as { gc?: () => void }).gc?.();
 /** The child after a crash: open a directory whose data is all in the journal (replay), measure. */
 async function journalChild(dir: string): Promise<void> {
   const t = performance.now();
-  await openLowdbStore({ dir, compactIdleMs: 0 });
+  await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0 });
   const openMs = performance.now() - t;
   const peak = vm('VmHWM');
   gc();
@@ -121,7 +122,7 @@ async function child(dir: string, idsFile: string): Promise<void> {
   const { apps, codes } = JSON.parse(fs.readFileSync(idsFile, 'utf8')) as { apps: string[]; codes: string[] };
   const rssBeforeOpen = process.memoryUsage().rss;
   let t = performance.now();
-  const store = await openLowdbStore({ dir, compactIdleMs: 0 });
+  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0 });
   const openMs = performance.now() - t;
   const hwmAfterOpen = vm('VmHWM');
   gc();
@@ -140,7 +141,7 @@ async function child(dir: string, idsFile: string): Promise<void> {
   await Promise.all(Array.from({ length: 50 }, async () => {
     while (next < COMMITS) {
       const k = next++;
-      const code = (await store.get<Record<string, unknown>>('oauthCodes', codes[k]!))!;
+      const code = (await store.get('oauthCodes', codes[k]!))!;
       const tok = tokenRecord(code.appId as string, k % USERS);
       await store.commit([
         { table: 'oauthCodes', id: codes[k]!, value: { id: codes[k], appId: code.appId, workspaceId: WS, expiresAt: code.expiresAt, consumedAt: ISO, issuedTokenIds: [tok.id] } },

@@ -14,10 +14,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { load, processCpuMs, writeResult } from './lib.js';
-import { openLowdbStore } from '../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../src/store/embedded-store.js';
 import { openPostgresStore } from '../src/store/postgres/pg-store.js';
 import type { Store } from '../src/store/types.js';
 import { sqlAt as sql, startPgCluster } from '../test/helpers/pg.js';
+import type { TestTables } from '../test/helpers/test-tables.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -28,7 +29,7 @@ const TEXT = 'A message of about the length people write in a team channel, give
 
 interface Setup {
   name: string;
-  store: Store;
+  store: Store<TestTables>;
   /** The database's backends serving `store` (none for the embedded store). */
   backends: () => Promise<number[]>;
 }
@@ -39,7 +40,7 @@ const message = (i: number, channelId: string) => ({ id: `msg_${String(i).padSta
 /** A PostgreSQL store on a new database of `cluster`, the channels in it; `layout` 'before' swaps the page index for the field's own. */
 async function pgSetup(cluster: Awaited<ReturnType<typeof startPgCluster>>, name: string, layout: 'now' | 'before'): Promise<Setup> {
   const url = await cluster.createDatabase();
-  const store = await openPostgresStore({ url, logger: { warn: () => {} }, instanceId: `pages-${layout}` });
+  const store = await openPostgresStore<TestTables>({ url, logger: { warn: () => {} }, instanceId: `pages-${layout}` });
   const rows = `SELECT 'wsMessages', 'msg_' || lpad(g::text, 6, '0'), jsonb_build_object('id', 'msg_' || lpad(g::text, 6, '0'), 'channelId', $1::text, 'seq', g, 'author', 'wu_' || (g % 40), 'text', $2::text, 'createdAt', 1760000000000 + g * 1000::bigint)`;
   await sql(url, `INSERT INTO appreg_records (tbl, id, data) ${rows} FROM generate_series(1, $3::int) g`, ['big', TEXT, MESSAGES]);
   await sql(url, `INSERT INTO appreg_records (tbl, id, data) ${rows.replace(/'msg_'/g, "'small_'")} FROM generate_series(1, 100) g`, ['small', TEXT]);
@@ -61,7 +62,7 @@ async function round(s: Setup) {
   const res = await load(async (i) => {
     const deep = i % 2 === 1;
     const at = PAGE + 1 + Math.floor(Math.random() * (MESSAGES - PAGE));
-    const got = await s.store.findPage<{ seq: number }>('wsMessages', 'channelId', 'big', { orderBy: 'seq', desc: true, limit: PAGE, ...(deep ? { after: { value: at, id: message(at, 'big').id } } : {}) });
+    const got = await s.store.findPage('wsMessages', 'channelId', 'big', { orderBy: 'seq', desc: true, limit: PAGE, ...(deep ? { after: { value: at, id: message(at, 'big').id } } : {}) });
     pages++;
     return got.length === PAGE && got[0]!.seq === (deep ? at - 1 : MESSAGES);
   }, { concurrency: CONC, seconds: SECONDS });
@@ -80,7 +81,7 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-pages-'));
   const setups: Setup[] = [];
   try {
-    const embedded = await openLowdbStore({ dir, fsync: false });
+    const embedded = await openEmbeddedStore<TestTables>({ dir, fsync: false });
     for (let i = 1; i <= MESSAGES; i += 500) {
       await embedded.commit(Array.from({ length: Math.min(500, MESSAGES - i + 1) }, (_, k) => ({ table: 'wsMessages', id: message(i + k, 'big').id, value: message(i + k, 'big') })));
     }

@@ -1,5 +1,5 @@
 /**
- * Store write benchmark: the journaled lowdb store against a naive
+ * Store<TestTables> write benchmark: the journaled embedded store against a naive
  * "change the lowdb document, await db.write()" loop, on a store holding
  * 10,000 records of ~1 KB. Prints a JSON result and writes it to
  * bench/results/store-write.json. Run: tsc, then node dist/bench/store-write.js
@@ -11,7 +11,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
-import { openLowdbStore, type LowdbStore } from '../src/store/lowdb-store.js';
+import { openEmbeddedStore, type EmbeddedStore } from '../src/store/embedded-store.js';
+import type { TestTables } from '../test/helpers/test-tables.js';
 
 const RECORDS = 10_000;
 const PAD = 'x'.repeat(900);
@@ -70,7 +71,7 @@ const rand = (n: number) => Math.floor(Math.random() * n);
 
 async function benchStore(root: string, fsync: boolean) {
   const dir = fs.mkdtempSync(path.join(root, 'store-'));
-  const store: LowdbStore = await openLowdbStore({ dir, fsync, compactIdleMs: 0 });
+  const store: EmbeddedStore<TestTables> = await openEmbeddedStore<TestTables>({ dir, fsync, compactIdleMs: 0 });
   for (let i = 0; i < RECORDS; i += 500) {
     const changes = [];
     for (let j = i; j < i + 500; j++) changes.push({ table: 'apps', id: `app-${j}`, value: record(j, 0) });

@@ -28,8 +28,8 @@ import { benchManifest, inBatches, seedBenchApps, load, processCpuMs, procStat, 
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
-import { T } from '../src/services/records.js';
-import { OT } from '../src/services/oauth/records.js';
+import { T } from '../src/model/identity.js';
+import { OT } from '../src/model/oauth.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 1_000);
 const USERS = Number(process.env.BENCH_USERS ?? 10); // tokens seeded = APPS * USERS (+ one bot token per app)

@@ -185,7 +185,12 @@ export function parseAddressList(spec: string, key = 'egressAllow'): AddressRang
   return out;
 }
 
-function isPostgresUrl(raw: string): boolean {
+/**
+ * Whether `raw` is a PostgreSQL URL the daemon can connect to: postgres: or postgresql:, naming a
+ * host (in the URL, or as its `host` parameter). The one rule for `databaseUrl` and for
+ * `appreg db --database-url`, so `db migrate` takes exactly the URLs `serve` takes.
+ */
+export function isPostgresUrl(raw: string): boolean {
   try {
     const u = new URL(raw);
     return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && (u.hostname !== '' || u.searchParams.has('host'));

@@ -66,12 +66,12 @@ export function safeEqual(a: string, b: string): boolean {
   return crypto.timingSafeEqual(ha, hb) && a.length === b.length;
 }
 
-/** Derive independent subkeys from the master key so one key file serves every purpose. */
 /** HMAC-SHA256 of `text`, base64url. */
 export function mac(key: Buffer, text: string): string {
   return crypto.createHmac('sha256', key).update(text).digest('base64url');
 }
 
+/** Derive independent subkeys from the master key so one key file serves every purpose. */
 export function deriveKey(master: Buffer, purpose: string): Buffer {
   return Buffer.from(crypto.hkdfSync('sha256', master, Buffer.alloc(0), `appreg:${purpose}`, 32));
 }

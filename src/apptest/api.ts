@@ -8,7 +8,7 @@
 import { CliError, EXIT } from '../cli/output.js';
 import { createClient, type Client } from '../cli/client.js';
 import { listMessages, messagesAfter, type Message } from '../cli/workspace.js';
-import type { Delivery } from '../cli/commands/deliver.js';
+import type { Delivery } from '../cli/delivery.js';
 import type { Io } from '../cli/run.js';
 
 export type { Message, Delivery };

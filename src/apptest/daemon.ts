@@ -11,8 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CliError, EXIT } from '../cli/output.js';
 import { createClient, type Client } from '../cli/client.js';
-import type { GlobalOpts } from '../cli/options.js';
-import type { Io } from '../cli/run.js';
+import type { GlobalOpts, Io } from '../cli/run.js';
 
 export interface Daemon {
   url: string;

@@ -6,8 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { CliError, EXIT } from './output.js';
 import { resolveCredentials, resolveUrl, type Credentials } from './credentials.js';
-import type { Io } from './run.js';
-import type { GlobalOpts } from './options.js';
+import type { GlobalOpts, Io } from './run.js';
 
 interface Answer { status: number; headers: IncomingHttpHeaders; text: string }
 interface Outgoing { method: string; headers: Record<string, string>; body?: string | Buffer }

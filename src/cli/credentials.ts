@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CliError, EXIT } from './output.js';
-import type { Io } from './run.js';
-import type { GlobalOpts } from './options.js';
+import type { GlobalOpts, Io } from './run.js';
 
 export interface Credentials { workspaceId: string; workspaceUserId: string; email?: string; authToken: string }
 

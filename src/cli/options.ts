@@ -5,15 +5,7 @@ import type { Command } from 'commander';
 import { CliError, EXIT, createOut, type Out } from './output.js';
 import { createClient, notReachable, unreachable, type Client } from './client.js';
 import { NotLoggedIn } from './credentials.js';
-import type { Run } from './run.js';
-
-/** The flags every command accepts (defined on the program by `globalOptions`). */
-export interface GlobalOpts {
-  url?: string;
-  dataDir?: string;
-  token?: string;
-  json?: boolean;
-}
+import type { GlobalOpts, Run } from './run.js';
 
 /** A command's own options merged with the global ones. */
 type Opts = GlobalOpts & Record<string, unknown>;

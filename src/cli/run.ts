@@ -79,3 +79,11 @@ export function processIo(): Io {
     },
   };
 }
+
+/** The flags every command accepts (defined on the program by options.ts `globalOptions`). */
+export interface GlobalOpts {
+  url?: string;
+  dataDir?: string;
+  token?: string;
+  json?: boolean;
+}

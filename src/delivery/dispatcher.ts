@@ -9,13 +9,14 @@
 import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { AppsService } from '../services/apps.js';
-import type { AppRecord } from '../services/records.js';
+import type { AppRecord } from '../model/identity.js';
 import type { HttpTransport } from './http-transport.js';
-import { applyEntry, type AttemptRecord, type DeliveryLog, type DeliveryRecord, type LogEntry, type Outgoing, type StateChange } from './log.js';
+import { applyEntry, type DeliveryLog, type LogEntry, type Outgoing } from './log.js';
+import type { AttemptRecord, DeliveryRecord, StateChange } from '../model/delivery.js';
 import type { SocketTransport } from './socket-transport.js';
 import { subjectOf } from './payloads.js';
-import type { AttemptResult, DeliveryKind } from './types.js';
+import type { AppDirectory, AttemptResult } from './types.js';
+import type { DeliveryKind } from '../model/delivery.js';
 
 const FAILURES = new Set(['timeout', 'connection_error', 'http_error', 'redirect', 'signature_rejected', 'egress_denied', 'no_connection']);
 
@@ -41,7 +42,7 @@ function attemptLine(rec: Pick<DeliveryRecord, 'kind' | 'subject' | 'appName'>, 
 export interface DispatcherDeps {
   clock: Clock;
   logger: Logger;
-  apps: AppsService;
+  apps: AppDirectory;
   http: HttpTransport;
   socket: SocketTransport;
   log: DeliveryLog;

@@ -100,10 +100,6 @@ function allowListed(list: AllowEntry[], ip: Address): boolean {
   return list.some(([base, bits]) => base.kind() === ip.kind() && ip.match(base, bits));
 }
 
-/**
- * `egressAllowLoopback` undefined means: allowed exactly when `host` (where the daemon listens)
- * is a loopback address. A caller that gives no host gets the refusing default.
- */
 /** The addresses of this machine's network interfaces, in ipaddr's canonical text. */
 function ownAddresses(): Set<string> {
   const out = new Set<string>();
@@ -121,6 +117,10 @@ function ownAddresses(): Set<string> {
 
 export type EgressConfig = Pick<Config, 'egressDenyPrivate' | 'egressAllowLoopback' | 'egressAllow'> & Partial<Pick<Config, 'host'>>;
 
+/**
+ * `egressAllowLoopback` undefined means: allowed exactly when `host` (where the daemon listens)
+ * is a loopback address. A caller that gives no host gets the refusing default.
+ */
 export function createEgressPolicy(config: EgressConfig): EgressPolicy {
   const allow = parseAllow(config.egressAllow);
   const loopbackOk = config.egressAllowLoopback ?? isLoopbackHost(config.host);

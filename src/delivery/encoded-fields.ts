@@ -4,7 +4,7 @@
  * string is unreadable), and a body edited there has it encoded again before it is sent.
  */
 import { tooDeep } from '../json-depth.js';
-import type { DeliveryKind } from './types.js';
+import type { DeliveryKind } from '../model/delivery.js';
 
 const ENCODED: Partial<Record<DeliveryKind, string>> = { event: 'body', 'block-interaction': 'payload' };
 

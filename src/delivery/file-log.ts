@@ -17,7 +17,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryHead, type DeliveryLog, type DeliveryRecord, type LogEntry } from './log.js';
+import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
+import type { DeliveryHead, DeliveryRecord } from '../model/delivery.js';
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
 /** Lines are gathered this long and written together: at thousands of deliveries a second, one write instead of hundreds. */

@@ -12,7 +12,8 @@ import { Agent, type Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { EgressDenied, type EgressPolicy } from './egress.js';
 import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, TIMESTAMP_HEADER } from './sign.js';
-import type { AttemptResult, Outcome, SendRequest, Transport } from './types.js';
+import type { AttemptResult, SendRequest, Transport } from './types.js';
+import type { Outcome } from '../model/delivery.js';
 
 const EXCERPT = 2048;
 /** The answer's headers kept on an attempt: at most this many, each value cut to VALUE_CAP characters. */

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { readAllLogFiles, writeLogFile } from './file-log.js';
 import { DELIVERY_LOG_TABLES, deliveriesOfRecords, logRecordsOf } from './store-log.js';
-import type { DeliveryRecord } from './log.js';
+import type { DeliveryRecord } from '../model/delivery.js';
 
 export { DELIVERY_LOG_TABLES, deliveriesOfRecords, logRecordsOf };
 

@@ -35,20 +35,23 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
     const why = egress.check(host);
     if (why) throw egressDenied(`Cannot fetch ${url.origin}: ${why}.`);
   }
-  let text = '';
+  let text: string;
   try {
     const stream = got.stream(url, { dnsLookup: egress.lookup as never, followRedirect: false, timeout: { request: timeoutMs }, retry: { limit: 0 }, throwHttpErrors: false, headers: { accept: 'application/json', 'user-agent': 'appreg' } });
     let status = 0;
     stream.on('response', (res: { statusCode: number }) => (status = res.statusCode));
     let size = 0;
+    const chunks: Buffer[] = [];
     for await (const chunk of stream) {
       size += (chunk as Buffer).length;
       if (size > MAX_BYTES) {
         stream.destroy();
         throw unreachable(`${url.href} answered more than 1 MiB.`);
       }
-      text += (chunk as Buffer).toString('utf8');
+      chunks.push(chunk as Buffer);
     }
+    // decoded once, whole: a character whose bytes arrive in two chunks is read as itself
+    text = Buffer.concat(chunks, size).toString('utf8');
     if (status >= 300 && status < 400) throw unreachable(`${url.href} answered a ${status} redirect (redirects are not followed).`);
     if (status !== 200) throw unreachable(`${url.href} answered status ${status}.`);
   } catch (e) {

@@ -8,12 +8,11 @@
  * so its events are attempted by the winner only. Records are taken in the order they were written.
  */
 import type { Logger } from '../logger.js';
-import { StoreConflict, type Store } from '../store/types.js';
-import type { AppsService } from '../services/apps.js';
-import type { AppRecord } from '../services/records.js';
-import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../services/events-outbox.js';
+import { StoreConflict, type Change, type Expectation, type Store } from '../store/types.js';
+import type { AppRecord } from '../model/identity.js';
+import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../model/events.js';
 import { eventPayload } from './payloads.js';
-import type { EnqueueOptions, EventToSend } from './worker.js';
+import type { AppDirectory, EnqueueOptions, EventToSend } from './types.js';
 
 /** Records taken per round of a drain (each a commit; their fan-out reads are shared). */
 const ROUND = 100;
@@ -26,7 +25,7 @@ export interface EventAudience {
 interface OutboxDeps {
   store: Store;
   logger: Logger;
-  apps: Pick<AppsService, 'byId'>;
+  apps: Pick<AppDirectory, 'byId'>;
   audience: EventAudience;
   /** Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their first attempts. */
   enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;
@@ -39,8 +38,8 @@ export function createOutboxDrain(deps: OutboxDeps) {
 
   /** The events of one record, queued with its removal; a conflict means another daemon took it. */
   async function take(ev: OutboxEventRecord, to: EventToSend[]): Promise<void> {
-    const gone = [{ table: EVENTS_OUTBOX, id: ev.id, value: null }];
-    const still = [{ table: EVENTS_OUTBOX, id: ev.id, value: ev }];
+    const gone: Change[] = [{ table: EVENTS_OUTBOX, id: ev.id, value: null }];
+    const still: Expectation[] = [{ table: EVENTS_OUTBOX, id: ev.id, value: ev }];
     try {
       if (to.length === 0) return await store.commit(gone, still);
       const { durable, attempts } = await enqueueEvents(to, { extra: gone, expect: still });
@@ -76,7 +75,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
    * there were any) once each was taken (its events queued, not delivered).
    */
   async function drain(): Promise<boolean> {
-    const all = await store.all<OutboxEventRecord>(EVENTS_OUTBOX);
+    const all = await store.all(EVENTS_OUTBOX);
     const evs = all.filter((ev) => !taking.has(ev.id)).sort(outboxOrder);
     for (const ev of evs) taking.add(ev.id);
     try {

@@ -5,11 +5,11 @@
  */
 import { newId } from '../crypto.js';
 import { invalidRequest } from '../errors.js';
-import type { AppRecord } from '../services/records.js';
-import { initialChannelId } from '../services/workspace/records.js';
-import { authorizationId, installationId } from '../services/oauth/grants.js';
+import type { AppRecord } from '../model/identity.js';
+import { initialChannelId } from '../model/workspace.js';
+import { authorizationId, installationId } from '../model/oauth.js';
 import { EVENT_SCOPES } from '../validation/manifest.js';
-import type { DeliveryKind } from './types.js';
+import type { DeliveryKind } from '../model/delivery.js';
 
 const triggerBase = newId('trg', 9);
 let triggerCount = 0;

@@ -5,27 +5,9 @@
  * itself); a daemon killed mid-attempt loses its lease when it runs out and another one takes over.
  */
 import { StoreConflict, type Change, type Store } from '../store/types.js';
+import type { PendingDelivery } from '../model/delivery.js';
 
 export const PENDING_TABLE = 'pendingDeliveries';
-
-export interface PendingDelivery {
-  id: string;
-  appId: string;
-  workspaceId: string;
-  userId: string;
-  eventType: string;
-  payload: Record<string, unknown>;
-  /** Number of the next attempt of the schedule (0 = first). */
-  retryNum: number;
-  /** Attempts replays made meanwhile (numbered among the event's attempts, outside its schedule). */
-  replays?: number;
-  /** When the next attempt is due (ms); while leased, when the lease holder is presumed dead. */
-  nextAt: number;
-  createdAt: string;
-  /** The daemon making the attempt now, and until when it may (set by store.claim). */
-  leaseOwner?: string;
-  leaseUntil?: number;
-}
 
 /** The record without its lease: any daemon may claim it once it is due. */
 export function released(p: PendingDelivery, nextAt = p.nextAt): PendingDelivery {
@@ -57,7 +39,7 @@ export async function replacePending(
       return true;
     } catch (e) {
       if (!(e instanceof StoreConflict)) throw e;
-      const current = await store.get<PendingDelivery>(PENDING_TABLE, held.id);
+      const current = await store.get(PENDING_TABLE, held.id);
       if (!current || !stillMine(current)) return false;
       expect = current;
     }
@@ -71,7 +53,7 @@ export async function replacePending(
  * they were before leases existed. Where daemons share the store, a lease runs out instead.
  */
 export async function takeOverDeadLeases(store: Store, owner: string, now: number): Promise<void> {
-  for (const p of await store.all<PendingDelivery>(PENDING_TABLE)) {
+  for (const p of await store.all(PENDING_TABLE)) {
     if (leasedElsewhere(p, owner, now)) await replacePending(store, p, released(p, Math.min(p.nextAt, now)), () => false);
   }
 }

@@ -17,17 +17,14 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Change, type Store } from '../store/types.js';
-import type { SocketConn, SocketSessions } from '../services/socket-sessions.js';
+import type { SocketConn, SocketConnections } from './socket-connections.js';
 import { retryHorizonMs } from './retry-policy.js';
 import type { AttemptResult, SendRequest } from './types.js';
+import type { QueuedEvent, SentMark } from '../model/delivery.js';
 
-/** Tables of the socket-mode queue (kept out of records.ts: they belong to this module). */
+/** Tables of the socket-mode queue (their records: model/delivery.ts). */
 export const SOCKET_QUEUE_TABLE = 'socketEventQueue';
 const SOCKET_SENT_TABLE = 'socketEventSent';
-
-export interface QueuedEvent { id: string; appId: string; seq: number; payload: Record<string, unknown>; queuedAt: number; expiresAt: number }
-/** A kept event that went out: a later engine retry of the same delivery id is acked without resending. */
-export interface SentMark { id: string; appId: string; sentAt: number; expiresAt: number }
 
 export interface SocketQueueDeps {
   store: Store;
@@ -40,7 +37,7 @@ export interface SocketQueueDeps {
 
 /** What the socket transport hands the queue: its sessions, its correlation ids and where settled events are reported. */
 interface QueueWiring {
-  sessions: SocketSessions;
+  sessions: SocketConnections;
   nextCorrelationId: () => string;
   settled: (deliveryId: string, appId: string, result: AttemptResult) => void;
 }
@@ -71,12 +68,12 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   const ageRule = config.socketQueueMaxAgeMs > 0 ? `older than socketQueueMaxAgeMs (${config.socketQueueMaxAgeMs} ms)` : `older than the retry schedule's horizon (${Math.round(maxAgeMs / 1000)} s)`;
 
   /** The app's kept events, oldest first. */
-  const kept = async (appId: string) => (await store.find<QueuedEvent>(SOCKET_QUEUE_TABLE, 'appId', appId)).sort((a, b) => a.seq - b.seq);
+  const kept = async (appId: string) => (await store.find(SOCKET_QUEUE_TABLE, 'appId', appId)).sort((a, b) => a.seq - b.seq);
 
   async function sweepSent(now: number) {
     if (now - lastSweep < 60_000) return;
     lastSweep = now;
-    const gone = (await store.all<SentMark>(SOCKET_SENT_TABLE)).filter((m) => m.expiresAt <= now);
+    const gone = (await store.all(SOCKET_SENT_TABLE)).filter((m) => m.expiresAt <= now);
     if (gone.length) await store.commit(gone.map((m) => ({ table: SOCKET_SENT_TABLE, id: m.id, value: null })));
   }
 
@@ -115,7 +112,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   /** Drop a kept event the engine gave up on; false when it was not kept, or could not be dropped (logged). */
   async function discard(appId: string, id: string, why: string): Promise<boolean> {
     try {
-      const e = await store.get<QueuedEvent>(SOCKET_QUEUE_TABLE, id);
+      const e = await store.get(SOCKET_QUEUE_TABLE, id);
       if (!e || e.appId !== appId) return false;
       return await drop(e, why, false);
     } catch (err) {
@@ -189,7 +186,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   /** Events only. undefined = nothing kept for the app and it is connected here: send directly. */
   async function handle(req: SendRequest): Promise<AttemptResult | undefined> {
     // a first attempt cannot have been sent from the queue yet: no read for a mark then
-    const [mark, list] = await Promise.all([req.retryNum > 0 ? store.get<SentMark>(SOCKET_SENT_TABLE, req.deliveryId) : undefined, kept(req.app.id)]);
+    const [mark, list] = await Promise.all([req.retryNum > 0 ? store.get(SOCKET_SENT_TABLE, req.deliveryId) : undefined, kept(req.app.id)]);
     if (mark && mark.appId === req.app.id) {
       return { outcome: 'acked', latencyMs: 0, body: {}, excerpt: `sent from the socket-mode queue at ${new Date(mark.sentAt).toISOString()}` };
     }

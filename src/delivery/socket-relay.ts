@@ -13,10 +13,11 @@ import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/types.js';
-import type { SocketSessions } from '../services/socket-sessions.js';
-import type { AppRecord } from '../services/records.js';
+import type { Change, Store } from '../store/types.js';
+import type { SocketConnections } from './socket-connections.js';
+import type { AppRecord } from '../model/identity.js';
 import type { AttemptResult, SendRequest } from './types.js';
+import type { HolderRecord } from '../model/delivery.js';
 
 export const SOCKET_HOLDERS_TABLE = 'socketHolders';
 /** Relay messages too big for a notification (deleted by their reader; swept when left behind). */
@@ -28,9 +29,6 @@ const ACCEPTING_MS = 10_000;
 /** Bytes a notification may carry (the store's limit is 7,000; the envelope needs some). */
 const INLINE_MAX = 6500;
 
-/** `connections`: the holder's open connections of the app when written (absent in records of older daemons: one). */
-export interface HolderRecord { id: string; appId: string; instanceId: string; expiresAt: number; connections?: number }
-
 interface RelayedRequest { rid: string; from: string; to: string; appId: string; deliveryId: string; attemptId: string; rawPayload: string; interactive: boolean; budgetMs: number; retryNum: number }
 interface RelayReply { rid: string; to: string; result?: AttemptResult; noSession?: true }
 /** On the channel: the message itself, or the id of the record holding it. */
@@ -41,7 +39,7 @@ export interface SocketRelayDeps {
   clock: Clock;
   logger: Logger;
   instanceId: string;
-  sessions: SocketSessions;
+  sessions: SocketConnections;
   /** An attempt on this daemon's own connections (the queue first, for events). */
   sendLocal: (req: SendRequest) => Promise<AttemptResult>;
   /** Each heartbeat, for every app held here (the queue sends what another daemon kept meanwhile). */
@@ -85,12 +83,12 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     for (const [a, until] of accepting) if (until <= now) accepting.delete(a); // upgrades that never connected
     const gone = [...held].filter((a) => sessions.count(a) === 0 && !((accepting.get(a) ?? 0) > now));
     for (const a of gone) held.delete(a);
-    const changes = [...held].map((a) => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: holder(a) as object | null }));
-    changes.push(...gone.map((a) => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: null })));
+    const changes = [...held].map((a): Change => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: holder(a) }));
+    changes.push(...gone.map((a): Change => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: null })));
     if (changes.length) await store.commit(changes);
     for (const a of held) deps.onHeld?.(a);
     // leftovers of relays whose reader never came (its daemon died)
-    const stale = (await store.all<{ id: string; expiresAt: number }>(RELAY_TABLE)).filter((r) => r.expiresAt <= now);
+    const stale = (await store.all(RELAY_TABLE)).filter((r) => r.expiresAt <= now);
     if (stale.length) await store.commit(stale.map((r) => ({ table: RELAY_TABLE, id: r.id, value: null })));
   }
 
@@ -108,9 +106,10 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     if (env.to !== me) return undefined;
     if (env.msg !== undefined) return env.msg;
     if (!env.ref) return undefined;
-    const rec = await store.get<{ msg: T }>(RELAY_TABLE, env.ref);
+    const rec = await store.get(RELAY_TABLE, env.ref);
     if (rec) await store.commit([{ table: RELAY_TABLE, id: env.ref, value: null }]);
-    return rec?.msg;
+    // a relay record holds the message its envelope was sent for, of the envelope's type
+    return rec?.msg as T | undefined;
   }
 
   /** A relayed attempt, on the holder: made on its own connections, answered on the reply channel. */
@@ -166,7 +165,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   /** The app's open connections on every daemon: this one's now, the others' as their live holder records say. */
   async function connections(appId: string): Promise<number> {
     const now = clock.now();
-    const others = (await store.find<HolderRecord>(SOCKET_HOLDERS_TABLE, 'appId', appId)).filter((h) => h.expiresAt > now && h.instanceId !== me);
+    const others = (await store.find(SOCKET_HOLDERS_TABLE, 'appId', appId)).filter((h) => h.expiresAt > now && h.instanceId !== me);
     return sessions.count(appId) + others.reduce((n, h) => n + (typeof h.connections === 'number' ? h.connections : 1), 0);
   }
 
@@ -177,7 +176,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   async function relay(req: SendRequest): Promise<AttemptResult | undefined> {
     const t0 = performance.now();
     const now = clock.now();
-    const live = (await store.find<HolderRecord>(SOCKET_HOLDERS_TABLE, 'appId', req.app.id)).filter((h) => h.expiresAt > now && h.instanceId !== me);
+    const live = (await store.find(SOCKET_HOLDERS_TABLE, 'appId', req.app.id)).filter((h) => h.expiresAt > now && h.instanceId !== me);
     if (!live.length) return undefined;
     const to = live[Math.floor(Math.random() * live.length)]!.instanceId;
     const rid = newId('rel', 12);
@@ -214,7 +213,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
       unprepare();
       for (const u of unwatch) u();
       for (const u of unsubscribe) u();
-      const mine = [...held].map((a) => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: null }));
+      const mine = [...held].map((a): Change => ({ table: SOCKET_HOLDERS_TABLE, id: holderId(a), value: null }));
       held.clear();
       if (mine.length) await store.commit(mine);
     },

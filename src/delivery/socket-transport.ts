@@ -14,7 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
-import type { ReplyWaiter, SocketConn, SocketReply, SocketSessions } from '../services/socket-sessions.js';
+import type { ReplyWaiter, SocketConn, SocketConnections, SocketReply } from './socket-connections.js';
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 import { createSocketQueue, type SocketQueueDeps } from './socket-queue.js';
 import { createSocketRelay } from './socket-relay.js';
@@ -52,7 +52,7 @@ class Attempt implements ReplyWaiter {
   private timer: NodeJS.Timeout | undefined;
   private done = false;
   constructor(
-    private readonly sessions: SocketSessions,
+    private readonly sessions: SocketConnections,
     readonly conn: SocketConn,
     private readonly correlationId: string,
     private readonly req: SendRequest,
@@ -99,7 +99,7 @@ class Attempt implements ReplyWaiter {
  * is reached through it (the composition root decides; one daemon alone has nobody to relay to,
  * and no holder records to keep written).
  */
-export function createSocketTransport(sessions: SocketSessions, queueDeps?: SocketQueueDeps & { relay: boolean }): SocketTransport {
+export function createSocketTransport(sessions: SocketConnections, queueDeps?: SocketQueueDeps & { relay: boolean }): SocketTransport {
   // Correlation ids need to be unique, not secret (the connection is already authenticated):
   // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
   const prefix = newId('cor', 9) + '_';

@@ -18,8 +18,11 @@ import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { INDEXED_FIELDS } from '../store/indexes.js';
-import { StoreValueRefused, type Change, type Store } from '../store/types.js';
-import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type AttemptRecord, type DeliveryHead, type DeliveryLog, type DeliveryRecord, type LogEntry, type StateChange } from './log.js';
+import { StoreValueRefused, UNSTORABLE_CHAR, type Change, type Store } from '../store/types.js';
+
+const UNSTORABLE_CHARS = new RegExp(UNSTORABLE_CHAR.source, 'g');
+import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
+import type { DeliveryRecord, StateChange, StoredAttempt, StoredHead, StoredState } from '../model/delivery.js';
 
 const HEADS = 'deliveryLog';
 const ATTEMPTS = 'deliveryAttempts';
@@ -33,29 +36,6 @@ const GAP_MARGIN_MS = 10_000;
 /** Whether the store indexes the log by owner (the console's list of all one's deliveries); else it reads the table. */
 const BY_OWNER = INDEXED_FIELDS[HEADS]?.includes('ownerId') ?? false;
 
-/** A delivery's beginning: what lists and prunes need at the top level. `rec`: a whole delivery, as an earlier appreg wrote it. */
-interface StoredHead {
-  id: string;
-  appId: string;
-  ownerId: string;
-  createdAt: string;
-  /** Order of beginnings (the later of two created in the same millisecond lists first). */
-  seq: number;
-  head?: DeliveryHead;
-  payload?: Record<string, unknown>;
-  rec?: DeliveryRecord;
-}
-interface StoredAttempt {
-  id: string;
-  deliveryId: string;
-  seq: number;
-  attempt: AttemptRecord;
-}
-interface StoredState {
-  id: string;
-  state: StateChange;
-}
-
 export interface StoreLogOptions {
   store: Store;
   retentionDays: number;
@@ -65,9 +45,12 @@ export interface StoreLogOptions {
   maxRecords?: number;
 }
 
-/** A copy (of JSON data) whose strings, keys too, have every NUL replaced by U+FFFD. */
+/** The change with withoutNul applied to its record. */
+const scrubbed = <C extends Change>(c: C): C => ({ ...c, value: withoutNul(c.value) });
+
+/** A copy (of JSON data) whose strings, keys too, have every NUL and unpaired surrogate replaced by U+FFFD. */
 function withoutNul<T>(v: T): T {
-  const nul = (x: string) => x.replace(/\u0000/g, '\ufffd');
+  const nul = (x: string) => x.replace(UNSTORABLE_CHARS, '\ufffd');
   if (typeof v === 'string') return nul(v) as T;
   if (Array.isArray(v)) return v.map(withoutNul) as T;
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [nul(k), withoutNul(x)])) as T;
@@ -164,9 +147,9 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
       try {
         const changes = changesOf(id, u.writing);
         await store.commit(changes).catch((e: unknown) => {
-          // a NUL in what was sent or answered (the store keeps none): the log keeps it as U+FFFD
+          // a NUL or an unpaired surrogate in what was sent or answered (the store keeps none): the log keeps it as U+FFFD
           if (!(e instanceof StoreValueRefused)) throw e;
-          return store.commit(changes.map((c) => ({ ...c, value: withoutNul(c.value) })));
+          return store.commit(changes.map(scrubbed));
         });
         await store.publish(CHANNEL, JSON.stringify({ id, from: origin }));
       } catch (e) {
@@ -187,8 +170,8 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   /** The delivery as written (undefined when its beginning is not in the store). */
   async function stored(id: string): Promise<DeliveryRecord | undefined> {
     const [[h, s], attempts] = await Promise.all([
-      store.getMany([{ table: HEADS, id }, { table: STATES, id }]) as Promise<[StoredHead | undefined, StoredState | undefined]>,
-      store.find<StoredAttempt>(ATTEMPTS, 'deliveryId', id),
+      store.getMany([{ table: HEADS, id }, { table: STATES, id }]),
+      store.find(ATTEMPTS, 'deliveryId', id),
     ]);
     return h ? assemble(h, attempts, s) : undefined;
   }
@@ -233,7 +216,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
    * their attempts and states; and attempts and states left without a delivery.
    */
   async function prune(): Promise<void> {
-    const [heads, states, attempts] = await Promise.all([store.all<StoredHead>(HEADS), store.all<StoredState>(STATES), store.all<StoredAttempt>(ATTEMPTS)]);
+    const [heads, states, attempts] = await Promise.all([store.all(HEADS), store.all(STATES), store.all(ATTEMPTS)]);
     const stateOf = new Map(states.map((s) => [s.id, s]));
     const changedAt = (h: StoredHead) => Date.parse(h.rec?.updatedAt ?? stateOf.get(h.id)?.state.at ?? h.createdAt);
     const cutoff = clock.now() - retentionMs;
@@ -247,9 +230,9 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     const known = new Set(heads.map((h) => h.id));
     const orphan = (deliveryId: string) => !known.has(deliveryId) && !unwritten.has(deliveryId);
     const changes: Change[] = [
-      ...[...gone].map((id) => ({ table: HEADS, id, value: null })),
-      ...states.filter((s) => gone.has(s.id) || orphan(s.id)).map((s) => ({ table: STATES, id: s.id, value: null })),
-      ...attempts.filter((a) => gone.has(a.deliveryId) || orphan(a.deliveryId)).map((a) => ({ table: ATTEMPTS, id: a.id, value: null })),
+      ...[...gone].map((id): Change => ({ table: HEADS, id, value: null })),
+      ...states.filter((s) => gone.has(s.id) || orphan(s.id)).map((s): Change => ({ table: STATES, id: s.id, value: null })),
+      ...attempts.filter((a) => gone.has(a.deliveryId) || orphan(a.deliveryId)).map((a): Change => ({ table: ATTEMPTS, id: a.id, value: null })),
     ];
     for (let i = 0; i < changes.length; i += PRUNE_BATCH) await store.commit(changes.slice(i, i + PRUNE_BATCH));
   }
@@ -269,7 +252,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     // announcements of the last lostMs were not heard: what changed since then is told now, oldest first
     const since = clock.now() - lostMs - GAP_MARGIN_MS;
     store
-      .all<StoredState>(STATES)
+      .all(STATES)
       .then(async (all) => {
         const missed = all.filter((s) => Date.parse(s.state.at) >= since).sort((a, b) => (a.state.at < b.state.at ? -1 : a.state.at > b.state.at ? 1 : 0));
         for (const s of missed) await readBack(s.id);
@@ -299,12 +282,12 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     get: current,
     async list(filter) {
       const heads = filter.appId
-        ? await store.find<StoredHead>(HEADS, 'appId', filter.appId)
+        ? await store.find(HEADS, 'appId', filter.appId)
         : BY_OWNER
-          ? await store.find<StoredHead>(HEADS, 'ownerId', filter.ownerId)
-          : await store.all<StoredHead>(HEADS);
+          ? await store.find(HEADS, 'ownerId', filter.ownerId)
+          : await store.all(HEADS);
       // what the list filters and sorts on is in the beginnings and the states: attempts are read only for those shown
-      const states = heads.length ? ((await store.getMany(heads.map((h) => ({ table: STATES, id: h.id })))) as Array<StoredState | undefined>) : [];
+      const states = heads.length ? await store.getMany(heads.map((h) => ({ table: STATES, id: h.id }))) : [];
       const rows = new Map<string, { rec: DeliveryRecord; seq: number; read?: { h: StoredHead; s: StoredState | undefined } }>();
       heads.forEach((h, i) => {
         const rec = assemble(h, [], states[i]);
@@ -319,7 +302,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
       return Promise.all(
         shown.map(async (r) => {
           if (!r.read || r.read.h.rec) return r.rec;
-          const attempts = await store.find<StoredAttempt>(ATTEMPTS, 'deliveryId', r.rec.id);
+          const attempts = await store.find(ATTEMPTS, 'deliveryId', r.rec.id);
           return withPending(assemble(r.read.h, attempts, r.read.s), pendingOf(r.rec.id)) ?? r.rec;
         }),
       );

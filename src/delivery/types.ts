@@ -4,29 +4,11 @@
  * delivery log, and hands one attempt at a time to a Transport: HTTP for ordinary apps,
  * the websocket transport for apps with `socketMode: true`.
  */
-import type { AppRecord } from '../services/records.js';
+import type { AppRecord, AppSecrets } from '../model/identity.js';
+import type { Change, Expectation } from '../store/types.js';
+import type { Outcome } from '../model/delivery.js';
 
-export type DeliveryKind =
-  | 'slash-command'
-  | 'global-shortcut'
-  | 'message-shortcut'
-  | 'block-interaction'
-  | 'view-action'
-  | 'dynamic-menu'
-  | 'event';
-
-/** How one attempt ended (docs/protocol.md §5). */
-export type Outcome =
-  | 'acked' // 2xx, `{}` or `{message}` (or text `ok` for events)
-  | 'nacked' // 4xx/5xx with `{message}` (socket: reply with status >= 400)
-  | 'response' // a modal (`{view, action…}`) or dynamic-menu options answer
-  | 'timeout' // no answer within the budget
-  | 'connection_error' // refused, reset, DNS failure, TLS failure
-  | 'http_error' // non-2xx without a usable message, 429, 5xx without message
-  | 'redirect' // a 3xx (never followed)
-  | 'signature_rejected' // 403 (the SDK's `Invalid signature!`)
-  | 'egress_denied' // the operator's egress policy refused the target
-  | 'no_connection'; // socket mode: no open connection for the app
+ // socket mode: no open connection for the app
 
 export interface SendRequest {
   deliveryId: string;
@@ -64,6 +46,32 @@ export interface AttemptResult {
   answerHeaders?: Array<[string, string]>;
 }
 
+/**
+ * The apps delivery reads (an event's app, a signing secret): defined here, implemented by
+ * services/apps.ts and handed in by the composition root, so delivery imports no service.
+ */
+export interface AppDirectory {
+  byId(id: string): Promise<AppRecord | undefined>;
+  secretsOf(app: AppRecord): AppSecrets;
+}
+
 export interface Transport {
   send(req: SendRequest): Promise<AttemptResult>;
+}
+
+/** One event for one app: to whom it goes, and what. */
+export interface EventToSend {
+  app: AppRecord;
+  workspaceId: string;
+  userId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+}
+
+/** Conditions of the write that queues events: `extra` changes in the same commit, if `expect` holds. */
+export interface EnqueueOptions {
+  extra?: Change[];
+  expect?: Expectation[];
+  /** The first attempt's timeout (deliver-test --timeout-ms); retries use the configured one. */
+  timeoutMs?: number;
 }

@@ -9,19 +9,19 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
-import { StoreUnavailable, type Change, type Expectation, type Store } from '../store/types.js';
-import type { AppsService } from '../services/apps.js';
-import type { AppRecord } from '../services/records.js';
+import { StoreUnavailable, type Change, type Store } from '../store/types.js';
+import type { AppRecord } from '../model/identity.js';
 import type { Dispatcher } from './dispatcher.js';
-import { applyEntry, type AttemptRecord, type DeliveryRecord, type LogEntry, type Outgoing, type StateChange } from './log.js';
+import { applyEntry, type LogEntry, type Outgoing } from './log.js';
+import type { AttemptRecord, DeliveryRecord, StateChange } from '../model/delivery.js';
 import { createOutboxDrain, type EventAudience } from './outbox.js';
-import { createPoller } from './poller.js';
-import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases, type PendingDelivery } from './pending.js';
+import { createPoller } from '../poller.js';
+import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases } from './pending.js';
+import type { PendingDelivery } from '../model/delivery.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';
-import type { AttemptResult } from './types.js';
+import type { AppDirectory, AttemptResult, EnqueueOptions, EventToSend } from './types.js';
 
-export type { PendingDelivery } from './pending.js';
 
 /** How often the worker looks for due events (and the outbox's) while it finds some; idle, up to POLL_MAX_MS apart (poller.ts). */
 const [TICK_MS, POLL_MAX_MS] = [200, 1000];
@@ -35,7 +35,7 @@ export interface WorkerDeps {
   clock: Clock;
   logger: Logger;
   config: Pick<Config, 'deliveryRetrySchedule' | 'deliveryEventTimeoutMs'> & Partial<Pick<Config, 'deliveryLeaseMs'>>;
-  apps: AppsService;
+  apps: AppDirectory;
   dispatcher: Dispatcher;
   socket: SocketTransport;
   /** This daemon, as the owner of the leases it takes. */
@@ -49,23 +49,6 @@ export interface WorkerDeps {
   audience: EventAudience;
   /** Told whenever the events outbox may have been written, by this daemon or another (services/events-outbox.ts). */
   outboxWritten(listener: () => void): () => void;
-}
-
-/** One event for one app: to whom it goes, and what. */
-export interface EventToSend {
-  app: AppRecord;
-  workspaceId: string;
-  userId: string;
-  eventType: string;
-  payload: Record<string, unknown>;
-}
-
-/** Conditions of the write that queues events: `extra` changes in the same commit, if `expect` holds. */
-export interface EnqueueOptions {
-  extra?: Change[];
-  expect?: Expectation[];
-  /** The first attempt's timeout (deliver-test --timeout-ms); retries use the configured one. */
-  timeoutMs?: number;
 }
 
 export function createDeliveryWorker(deps: WorkerDeps) {
@@ -165,7 +148,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     }
     inFlight.add(id);
     try {
-      const [p, app, logged] = await Promise.all([store.get<PendingDelivery>(PENDING_TABLE, id), apps.byId(appId), log.get(id)]);
+      const [p, app, logged] = await Promise.all([store.get(PENDING_TABLE, id), apps.byId(appId), log.get(id)]);
       if (p && app) {
         // (a delivery the log lost, e.g. one older than what it keeps, begins again there)
         if (!logged) log.append({ id, begun: outgoingOf(app, p), state: { at: d.iso(), state: 'pending' } });
@@ -204,7 +187,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       return { p, app: ev.app, out: outgoingOf(ev.app, p) };
     });
     for (const m of made) inFlight.add(m.p.id);
-    const durable = store.commit([...made.map((m) => ({ table: PENDING_TABLE, id: m.p.id, value: m.p })), ...(opts.extra ?? [])], opts.expect);
+    const durable = store.commit([...made.map((m): Change => ({ table: PENDING_TABLE, id: m.p.id, value: m.p })), ...(opts.extra ?? [])], opts.expect);
     if (opts.expect && !deps.soleDaemon) {
       try {
         await durable;
@@ -246,7 +229,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
 
   /** `deliveries cancel`: undefined when the event is not waiting for a retry (or an attempt of it runs now, here or elsewhere). */
   async function cancel(id: string, reason: string): Promise<DeliveryRecord | undefined> {
-    const p = await store.get<PendingDelivery>(PENDING_TABLE, id);
+    const p = await store.get(PENDING_TABLE, id);
     if (!p || inFlight.has(id) || leasedElsewhere(p, instanceId, clock.now())) return undefined;
     inFlight.add(id);
     try {
@@ -260,7 +243,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
 
   /** A deleted app's waiting events end at once, as cancelled (those in flight end at their next attempt). */
   async function cancelForApp(appId: string, reason = 'the app was deleted'): Promise<void> {
-    for (const p of await store.find<PendingDelivery>(PENDING_TABLE, 'appId', appId)) {
+    for (const p of await store.find(PENDING_TABLE, 'appId', appId)) {
       if (inFlight.has(p.id) || leasedElsewhere(p, instanceId, clock.now())) continue;
       inFlight.add(p.id);
       try {
@@ -273,7 +256,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
 
   /** Fallback for deletions that did not call cancelForApp: apps of pending events that are gone. */
   async function sweepDeletedApps(): Promise<void> {
-    const appIds = new Set((await store.all<PendingDelivery>(PENDING_TABLE)).map((p) => p.appId));
+    const appIds = new Set((await store.all(PENDING_TABLE)).map((p) => p.appId));
     for (const appId of appIds) if (!(await apps.byId(appId))) await cancelForApp(appId);
   }
 
@@ -285,7 +268,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   async function replay(rec: DeliveryRecord, app: AppRecord): Promise<DeliveryRecord> {
     const { result: r, entry } = await d.track(d.attempt(d.resend(rec), app, { interactive: false, budgetMs: config.deliveryEventTimeoutMs, retryNum: rec.attempts.length, replay: true }));
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
-    const p = await store.get<PendingDelivery>(PENDING_TABLE, rec.id);
+    const p = await store.get(PENDING_TABLE, rec.id);
     const at = d.iso();
     let state: StateChange;
     if (p && !inFlight.has(rec.id) && !leasedElsewhere(p, instanceId, clock.now())) {
@@ -324,7 +307,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /** One poll: lease the due events and attempt them, drain the outbox; whether it found any. */
   async function tickOnce(): Promise<boolean> {
     const now = clock.now();
-    const due = await store.claim<PendingDelivery>({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
+    const due = await store.claim({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
     for (const p of due) {
       if (inFlight.has(p.id) || stopped) continue; // our own attempt, its lease just renewed
       inFlight.add(p.id);

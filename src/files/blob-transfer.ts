@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CHUNK_BYTES, CHUNKS, HEADS, chunkId, type BlobChunk, type BlobHead } from './store-blobs.js';
+import { CHUNK_BYTES, CHUNKS, HEADS, chunkId } from './store-blobs.js';
+import type { BlobChunk, BlobHead } from '../model/workspace.js';
 
 export { CHUNKS, HEADS };
 

@@ -9,22 +9,13 @@
 import { Readable } from 'node:stream';
 import { payloadTooLarge } from '../errors.js';
 import type { Store } from '../store/types.js';
+import type { BlobChunk, BlobHead } from '../model/workspace.js';
 
 export const HEADS = 'fileBlobs';
 export const CHUNKS = 'fileBlobChunks';
 /** 192 KiB of bytes: 256 KiB of base64 per record, well inside what one commit should carry. */
 export const CHUNK_BYTES = 192 * 1024;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-export interface BlobHead {
-  id: string;
-  chunks: number;
-  size: number;
-}
-export interface BlobChunk {
-  id: string;
-  data: string;
-}
 
 export const chunkId = (id: string, n: number) => `${id}.${n}`;
 
@@ -85,10 +76,10 @@ export function storeFileBlobs(store: Store) {
       checkId(id);
       return Readable.from(
         (async function* () {
-          const head = await store.get<BlobHead>(HEADS, id);
+          const head = await store.get(HEADS, id);
           if (!head) throw new Error(`no blob ${id}`);
           for (let i = 0; i < head.chunks; i++) {
-            const c = await store.get<BlobChunk>(CHUNKS, chunkId(id, i));
+            const c = await store.get(CHUNKS, chunkId(id, i));
             if (!c) throw new Error(`blob ${id} lost its chunk ${i}`);
             yield Buffer.from(c.data, 'base64');
           }
@@ -97,7 +88,7 @@ export function storeFileBlobs(store: Store) {
     },
     async remove(id: string): Promise<void> {
       checkId(id);
-      const head = await store.get<BlobHead>(HEADS, id);
+      const head = await store.get(HEADS, id);
       if (!head) return;
       await store.commit([{ table: HEADS, id, value: null }]);
       await removeChunks(id, head.chunks);

@@ -14,23 +14,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createSealer, deriveKey } from '../crypto.js';
 import { StoreConflict, type Store } from '../store/types.js';
-import { OT } from '../services/oauth/records.js';
-import { META, T } from '../services/records.js';
+import { OT } from '../model/oauth.js';
+import { META, T } from '../model/identity.js';
 import { StartupError } from './data-dir.js';
+import type { KeyCheckBasis, KeyCheckRecord } from '../model/identity.js';
 
 const KEY_CHECK_ID = 'keyCheck';
 const LABEL = 'appreg key check v1';
-
-interface KeyCheckRecord {
-  id: string;
-  /** base64url HMAC-SHA256 of LABEL under deriveKey(master, 'key-check'). */
-  value: string;
-  createdAt: string;
-  /** How the key was known to be right when the value was first written. */
-  basis: KeyCheckBasis;
-}
-
-type KeyCheckBasis = 'new' | 'sealed-value' | 'credentials-token' | 'trust-on-first-use';
 
 const checkValue = (master: Buffer): string => crypto.createHmac('sha256', deriveKey(master, 'key-check')).update(LABEL).digest('base64url');
 
@@ -49,8 +39,8 @@ const wrongKey = (keyFile: string, why: string, where: string) =>
 
 /** One sealed value of the store, if any (read once per store: only while it has no key-check value yet). */
 async function firstSealed(store: Pick<Store, 'all'>): Promise<string | undefined> {
-  for (const app of await store.all<{ sealedSecrets?: unknown }>(T.apps)) if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
-  for (const inst of await store.all<{ sealedBotToken?: unknown }>(OT.installations)) if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
+  for (const app of await store.all(T.apps)) if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
+  for (const inst of await store.all(OT.installations)) if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
   return undefined;
 }
 
@@ -95,9 +85,10 @@ interface KeyOpts { keyFile: string; credentialsFile?: string; where?: 'the data
 export async function verifyMasterKey(store: KeyReads, master: Buffer, opts: KeyOpts): Promise<KeyVerdict> {
   const expected = checkValue(master);
   const where = opts.where ?? 'this data directory';
-  const rec = await store.get<KeyCheckRecord>(META, KEY_CHECK_ID);
+  const rec = await store.get(META, KEY_CHECK_ID);
   if (rec) {
-    if (typeof rec.value !== 'string' || !sameValue(rec.value, expected)) throw wrongKey(opts.keyFile, 'its key-check value does not match', where);
+    const value = 'value' in rec ? rec.value : undefined;
+    if (typeof value !== 'string' || !sameValue(value, expected)) throw wrongKey(opts.keyFile, 'its key-check value does not match', where);
     return { how: 'matched' };
   }
   let basis: KeyCheckBasis;

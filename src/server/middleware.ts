@@ -4,7 +4,7 @@ import type http from 'node:http';
 import express, { type Request, type Response, type NextFunction, type RequestHandler } from 'express';
 import { invalidJson, noRoute, rateLimited, unsupportedMediaType } from '../errors.js';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
-import { normalizeEmail } from '../services/records.js';
+import { normalizeEmail } from '../model/identity.js';
 import { errorCodeOf, sendError } from './respond.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';

@@ -10,6 +10,7 @@
  */
 import crypto from 'node:crypto';
 import { StoreConflict, type Store } from '../store/types.js';
+import type { Choice, Note, OpenView, PersonRecord } from '../model/workspace.js';
 
 const NOTES_PER_CHANNEL = 20;
 /** Choices kept per person (the oldest go first). */
@@ -19,44 +20,6 @@ const HOMES_KEPT = 20;
 /** Tries of one change when the person's record keeps changing under it (two tabs at once). */
 const TRIES = 5;
 const PERSON_STATE_TABLE = 'consolePersonState';
-
-export interface Note {
-  id: string;
-  channelId: string;
-  /** In a thread (a command typed in its composer). */
-  rootId?: string;
-  /** Who the note is from (the app's name). */
-  from: string;
-  text: string;
-  atMilli: number;
-}
-
-export interface OpenView {
-  appId: string;
-  channelId: string;
-  /** The page to come back to once the stack is empty. */
-  returnTo: string;
-  view: Record<string, unknown>;
-}
-
-/** What the person chose in one element: `source` is the message or view holding it, `key` the element as it was (see elementKey). */
-export interface Choice {
-  source: string;
-  onAction: string;
-  key: string;
-  value?: string;
-  values?: string[];
-}
-
-interface PersonRecord {
-  id: string;
-  notes: Note[];
-  views: OpenView[];
-  picks?: Choice[];
-  /** A home view's state, by the view's id. */
-  homes?: Record<string, unknown>;
-  updatedAt: number;
-}
 
 /** Ids of notes and views: unique across daemons without a shared counter. */
 const newId = (prefix: string) => `${prefix}-${crypto.randomBytes(6).toString('hex')}`;
@@ -96,7 +59,7 @@ function apply(rec: PersonRecord, answer: unknown, ctx: Omit<OpenView, 'view'>):
 export type PersonStateStore = Pick<Store, 'get' | 'commit'>;
 
 export function createPersonState(store: PersonStateStore, now: () => number = Date.now) {
-  const read = (userId: string) => store.get<PersonRecord>(PERSON_STATE_TABLE, userId);
+  const read = (userId: string) => store.get(PERSON_STATE_TABLE, userId);
 
   /** Read the person's record, let `fn` change a copy, write it if nothing else did meanwhile. */
   async function change<T>(userId: string, fn: (rec: PersonRecord) => T): Promise<{ rec: PersonRecord; out: T }> {

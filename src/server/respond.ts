@@ -31,7 +31,7 @@ export function asAppError(err: unknown): unknown {
   // an outage, not a bug: 503 with the store's reason (what /healthz says) and Retry-After
   if (err instanceof StoreUnavailable) return storeUnavailable(err.reason);
   // only a caller's input can bring a NUL into a commit
-  if (err instanceof StoreValueRefused) return invalidRequest('A text of the request holds the character U+0000 (NUL), which appreg does not store.');
+  if (err instanceof StoreValueRefused) return invalidRequest('A text of the request holds the character U+0000 (NUL) or an unpaired surrogate (half of a UTF-16 pair), which appreg does not store.');
   const e = err as ParserError;
   if (e.type === 'entity.parse.failed') return invalidJson();
   if (e.name === 'MulterError') {

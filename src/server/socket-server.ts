@@ -13,7 +13,8 @@ import type { Config } from '../config.js';
 import { invalidRequest, noRoute, shuttingDown, socketModeDisabled, unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AppsService } from '../services/apps.js';
-import type { SocketConn, SocketSessions } from '../services/socket-sessions.js';
+import type { SocketSessions } from '../services/socket-sessions.js';
+import type { SocketConn } from '../delivery/socket-connections.js';
 import { refuseUpgrade } from './respond.js';
 import { SOCKET_PATH } from './routes/socket.js';
 

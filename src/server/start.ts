@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { systemClock, type Clock } from '../clock.js';
-import { openLowdbStore } from '../store/lowdb-store.js';
+import { openEmbeddedStore } from '../store/embedded-store.js';
 import type { StoreIo } from '../store/fsync.js';
 import { StoreCorruptError, type Store, type StoreReads } from '../store/types.js';
 import { createHttpApp } from './app.js';
@@ -51,7 +51,7 @@ export interface StartOptions {
 export async function startDaemon(config: Config, opts: StartOptions = {}): Promise<DaemonHandle> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
-  process.umask(0o077); // every file we (and lowdb) create is 0600
+  process.umask(0o077); // every file we create is 0600
   /** Who this daemon is among those sharing a database (leases, socket-mode holders); new on every start. */
   const instanceId = `${os.hostname().slice(0, 32)}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
   const credentialsFile = path.join(config.dataDir, 'credentials.json');
@@ -181,7 +181,7 @@ async function openStore(config: Config, logger: Logger, instanceId: string, o: 
     }
   }
   try {
-    return await openLowdbStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: o.allowFresh, stateFiles: o.stateFiles, io: o.io, beforeWrite: o.beforeWrite });
+    return await openEmbeddedStore({ dir: config.dataDir, fsync: config.fsync, logger, allowFresh: o.allowFresh, stateFiles: o.stateFiles, io: o.io, beforeWrite: o.beforeWrite });
   } catch (e) {
     if (e instanceof StoreCorruptError) throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
     throw e;

@@ -3,7 +3,8 @@ import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
 import { appPublished, invalidClient, invalidManifest, notFound, type AppError } from '../errors.js';
 import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
-import { T, retryOnConflict, type AppRecord, type AppSecrets } from './records.js';
+import { T, type AppRecord, type AppSecrets } from '../model/identity.js';
+import { retryOnConflict } from './conflict.js';
 import type { Principal } from './identity.js';
 
 /** An app key nobody holds: an unknown app id costs the same comparison as a wrong key. */
@@ -63,7 +64,7 @@ export function createAppsService(ctx: ServiceContext) {
    * it (measured: parsing it again was 5 % of a socket-mode round trip).
    */
   async function byId(id: string): Promise<AppRecord | undefined> {
-    return typeof id === 'string' ? ((await store.getMany([{ table: T.apps, id }], { shared: true }))[0] as AppRecord | undefined) : undefined;
+    return typeof id === 'string' ? (await store.getMany([{ table: T.apps, id }], { shared: true }))[0] : undefined;
   }
 
   /** The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong key. */
@@ -121,7 +122,7 @@ export function createAppsService(ctx: ServiceContext) {
 
   /** The caller's apps, oldest first (the order they were created in). */
   async function list(p: Principal): Promise<AppView[]> {
-    const mine = await store.find<AppRecord>(T.apps, 'ownerId', p.workspaceUserId);
+    const mine = await store.find(T.apps, 'ownerId', p.workspaceUserId);
     mine.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
     return mine.map((app) => appView(app));
   }

@@ -14,62 +14,10 @@
 import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Change, Store } from '../store/types.js';
+import { EVENTS_OUTBOX, type AppEventType, type AppOutboxEvent, type Audience, type OutboxEventRecord, type OutboxRecordBase, type WorkspaceEventType, type WorkspaceOutboxEvent } from '../model/events.js';
 
-export const EVENTS_OUTBOX = 'eventsOutbox';
 /** A hint on this store channel says the outbox was written: every daemon's worker drains it now, not at its next poll. */
 const OUTBOX_CHANNEL = 'events_outbox';
-
-type AppEventType = 'APP_UNAUTHORIZED' | 'APP_UNINSTALLED';
-
-export type WorkspaceEventType =
-  | 'NEW_MESSAGE'
-  | 'UPDATED_MESSAGE'
-  | 'REACTION_ADDED'
-  | 'CHANNEL_CREATED'
-  | 'CHANNEL_ARCHIVED'
-  | 'CHANNEL_DELETED'
-  | 'WORKSPACE_USER_JOINED'
-  | 'WORKSPACE_USER_UPDATED'
-  | 'WORKSPACE_USER_GROUP_CREATED'
-  | 'WORKSPACE_USER_GROUP_UPDATED';
-
-/**
- * Who could see what happened, as it was at the change: everyone in the workspace (a public channel,
- * a user, a group), or the members of a private or direct channel then. Recorded with the event so
- * that the apps reached do not depend on when the outbox is drained: a member removed from the
- * channel a moment after a post was one of those who saw it, one added after was not, and a channel
- * deleted by then can no longer be read.
- */
-export type Audience = { everyone: true } | { members: string[] };
-
-interface OutboxRecordBase {
-  id: string; // evt_…
-  workspaceId: string;
-  /** The docs/protocol.md §5 body object; the delivery worker JSON-encodes it. */
-  body: Record<string, unknown>;
-  createdAt: string;
-  /** The order records were written in (ms, above every earlier one of this daemon); the id on ties. Older records lack it. */
-  seq?: number;
-}
-
-export interface AppOutboxEvent extends OutboxRecordBase {
-  appId: string;
-  eventType: AppEventType;
-  /** The users concerned who had authorized the app (for APP_UNAUTHORIZED, the user who unauthorized). */
-  workspaceUserIds: string[];
-}
-
-export interface WorkspaceOutboxEvent extends OutboxRecordBase {
-  eventType: WorkspaceEventType;
-  audience: Audience;
-}
-
-export type OutboxEventRecord = AppOutboxEvent | WorkspaceOutboxEvent;
-
-export const isAppEvent = (e: OutboxEventRecord): e is AppOutboxEvent => 'appId' in e;
-
-/** The order the outbox is drained in: the order its records were written in, as far as the daemons' clocks tell. */
-export const outboxOrder = (a: OutboxEventRecord, b: OutboxEventRecord): number => (a.seq ?? 0) - (b.seq ?? 0) || (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export interface EventsOutboxDeps {
   store: Store;

@@ -5,7 +5,8 @@ import { StoreConflict, type Change, type Expectation } from '../store/types.js'
 import type { ServiceContext } from './context.js';
 import type { EventsOutbox } from './events-outbox.js';
 import { EVERYONE, userEventBody } from './workspace/events.js';
-import { T, META, accountId, retryOnConflict, type AccountRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from './records.js';
+import { T, META, accountId, type AccountRecord, type BootstrapRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from '../model/identity.js';
+import { retryOnConflict } from './conflict.js';
 
 export interface Principal { workspaceId: string; workspaceUserId: string; jti: string }
 export interface IssuedToken { authToken: string; exp: number; workspaceId: string; workspaceUserId: string }
@@ -30,7 +31,7 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
 
   /** A new workspace whose first member is the caller, with the same login: one commit. */
   async function createWorkspaceFor(principal: Principal, name: unknown): Promise<WorkspaceRecord & { workspaceUserId: string }> {
-    const me = await store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
+    const me = await store.get(T.workspaceUsers, principal.workspaceUserId);
     if (!me) throw unauthenticated('The Authtoken has been revoked.');
     const ws = newWorkspace(name);
     const user: WorkspaceUserRecord = { id: newId(PREFIX.workspaceUser), workspaceId: ws.id, accountId: me.accountId, email: me.email, name: me.name, createdAt: nowIso() };
@@ -43,13 +44,13 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
 
   /** The caller's membership of `workspaceId` (their own workspace user there), or 403. */
   async function membershipIn(principal: Principal, workspaceId: string): Promise<WorkspaceUserRecord> {
-    const me = await store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
+    const me = await store.get(T.workspaceUsers, principal.workspaceUserId);
     const m = !me ? undefined : me.workspaceId === workspaceId ? me : (await membershipsOf(me.accountId)).find((u) => u.workspaceId === workspaceId);
     if (!m) throw forbidden('You are not a member of that workspace.');
     return m;
   }
 
-  const userRecord = (id: string) => store.get<WorkspaceUserRecord>(T.workspaceUsers, id);
+  const userRecord = (id: string) => store.get(T.workspaceUsers, id);
 
   type NewUser = { workspaceId: string; email: string; name: string; password?: string };
   interface UserPlan { user: WorkspaceUserRecord; password?: string; existingAccount: boolean; changes: Change[]; expect: Expectation[] }
@@ -70,8 +71,8 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
     const accId = accountId(email);
     const [ws, found, members] = await Promise.all([
       workspaceKnown ? true : store.get(T.workspaces, input.workspaceId),
-      store.get<AccountRecord>(T.accounts, accId),
-      store.find<WorkspaceUserRecord>(T.workspaceUsers, 'accountId', accId),
+      store.get(T.accounts, accId),
+      store.find(T.workspaceUsers, 'accountId', accId),
     ]);
     if (!ws) throw notFound('Workspace');
     if (members.some((wu) => wu.workspaceId === input.workspaceId)) throw userExists();
@@ -127,7 +128,7 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
   /** Workspace users that belong to the account with this email and password (null when the password is wrong). */
   async function checkPassword(email: unknown, password: unknown): Promise<WorkspaceUserRecord[] | null> {
     if (typeof email !== 'string' || typeof password !== 'string') return null;
-    const account = await store.get<AccountRecord>(T.accounts, accountId(email));
+    const account = await store.get(T.accounts, accountId(email));
     // Verify against a dummy hash when the account is unknown so timing does not reveal which emails exist.
     const ok = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
     if (!account || !ok) return null;
@@ -136,7 +137,7 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
 
   /** The account's workspace users, oldest first (the order they were added in). */
   async function membershipsOf(accId: string): Promise<WorkspaceUserRecord[]> {
-    const out = await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'accountId', accId);
+    const out = await store.find(T.workspaceUsers, 'accountId', accId);
     return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
   }
 
@@ -177,7 +178,7 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
   /** The workspace's owner: its first human member (who created it). */
   async function ownerOf(workspaceId: string): Promise<string | undefined> {
     let first: WorkspaceUserRecord | undefined;
-    for (const wu of await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'workspaceId', workspaceId)) {
+    for (const wu of await store.find(T.workspaceUsers, 'workspaceId', workspaceId)) {
       if (!wu.isBot && (!first || wu.createdAt < first.createdAt)) first = wu;
     }
     return first?.id;
@@ -190,7 +191,7 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    */
   async function actAs(principal: Principal, who: unknown): Promise<IssuedToken> {
     if (typeof who !== 'string' || !who || who.length > 254) throw invalidRequest('user must be the id or email of a user of your workspace.', [{ pointer: '/user', message: 'is required' }]);
-    const members = await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'workspaceId', principal.workspaceId);
+    const members = await store.find(T.workspaceUsers, 'workspaceId', principal.workspaceId);
     const target = members.find((u) => u.id === who) ?? members.find((u) => !u.isBot && u.email === who.trim().toLowerCase());
     if (!target) throw notFound('Workspace user');
     if (target.isBot) throw invalidRequest('An app\'s bot user acts through its app\'s bot token, not as a person.', [{ pointer: '/user', message: 'is a bot user' }]);
@@ -205,13 +206,13 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
   }
 
   async function workspaceInfo(id: string) {
-    const ws = await store.get<WorkspaceRecord>(T.workspaces, id);
+    const ws = await store.get(T.workspaces, id);
     if (!ws) throw notFound('Workspace');
     return { id: ws.id, name: ws.name };
   }
 
   async function userInfo(workspaceId: string, id: string) {
-    const wu = await store.get<WorkspaceUserRecord>(T.workspaceUsers, id);
+    const wu = await store.get(T.workspaceUsers, id);
     if (!wu || wu.workspaceId !== workspaceId) throw notFound('Workspace user');
     return { id: wu.id, name: wu.name, email: wu.email };
   }
@@ -226,7 +227,7 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
     const ws = newWorkspace('Local workspace');
     const plan = await planUser({ workspaceId: ws.id, email: OWNER_EMAIL, name: 'Owner' }, true);
     const tok = newToken(plan.user);
-    const mark = { id: 'bootstrap', workspaceId: ws.id, createdAt: ws.createdAt };
+    const mark: BootstrapRecord = { id: 'bootstrap', workspaceId: ws.id, createdAt: ws.createdAt };
     try {
       await store.commit(
         [{ table: T.workspaces, id: ws.id, value: ws }, ...plan.changes, tok.change, { table: META, id: mark.id, value: mark }],
@@ -248,7 +249,7 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
     if (!cur || typeof cur !== 'object') return undefined;
     const { workspaceUserId, authToken } = cur as { workspaceUserId?: unknown; authToken?: unknown };
     if (typeof workspaceUserId !== 'string') return undefined;
-    const user = await store.get<WorkspaceUserRecord>(T.workspaceUsers, workspaceUserId);
+    const user = await store.get(T.workspaceUsers, workspaceUserId);
     if (!user) return undefined;
     const nowS = Math.floor(clock.now() / 1000);
     const claims = typeof authToken === 'string' ? verifyJwt(authToken, ctx.jwtKey, nowS) : null;
@@ -264,16 +265,16 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    * credentials.json was removed. Undefined when the store has no such owner.
    */
   async function ownerCredentials(): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | undefined> {
-    const mark = await store.get<{ workspaceId: string }>(META, 'bootstrap');
-    if (!mark) return undefined;
-    const user = (await store.find<WorkspaceUserRecord>(T.workspaceUsers, 'accountId', accountId(OWNER_EMAIL))).find((u) => u.workspaceId === mark.workspaceId);
+    const mark = await store.get(META, 'bootstrap');
+    if (!mark || !('workspaceId' in mark)) return undefined;
+    const user = (await store.find(T.workspaceUsers, 'accountId', accountId(OWNER_EMAIL))).find((u) => u.workspaceId === mark.workspaceId);
     if (!user) return undefined;
     const tok = await issueToken(user);
     return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
   }
 
   async function listWorkspaces(principal: Principal) {
-    const wu = await store.get<WorkspaceUserRecord>(T.workspaceUsers, principal.workspaceUserId);
+    const wu = await store.get(T.workspaceUsers, principal.workspaceUserId);
     if (!wu) return [];
     return Promise.all((await membershipsOf(wu.accountId)).map(async (m) => ({ ...(await workspaceInfo(m.workspaceId)), workspaceUserId: m.id })));
   }

@@ -13,28 +13,11 @@ import { forbidden, invalidGrant, invalidLead, invalidLoginCode, invalidRequest,
 import { StoreConflict, type Change } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import type { IdentityService, Principal } from './identity.js';
-import { T, accountId, normalizeEmail, retryOnConflict, type WorkspaceUserRecord } from './records.js';
+import { T, accountId, normalizeEmail, type WorkspaceUserRecord } from '../model/identity.js';
+import { retryOnConflict } from './conflict.js';
+import type { ExchangeRecord, FamilyRecord, LeadRecord, RefreshRecord } from '../model/identity.js';
 
 const LT = { leads: 'loginLeads', exchanges: 'loginExchanges', refresh: 'refreshTokens', families: 'loginFamilies' } as const;
-
-/** A pending login; `id` is the digest of the lead id the client holds. */
-interface LeadRecord {
-  id: string;
-  email: string;
-  /** false: the email is no user's; the lead behaves the same but no code can ever match. */
-  known: boolean;
-  sealedCode?: string;
-  expiresAt: number;
-  attempts: number;
-  activatedAt?: string;
-  /** Set when a workspace owner other than the user was shown the code: the login reaches only these workspaces. */
-  limitTo?: string[];
-  createdAt: string;
-}
-interface ExchangeRecord { id: string; workspaceId: string; workspaceUserId: string; expiresAt: number }
-interface RefreshRecord { id: string; familyId: string; workspaceId: string; workspaceUserId: string; exp: number; spentAt?: string; createdAt: string }
-/** Everything issued from one exchange: revoked together when a spent refresh token comes back. */
-interface FamilyRecord { id: string; workspaceId: string; workspaceUserId: string; accessTokenIds: string[]; refreshTokenIds: string[]; createdAt: string }
 
 const LEAD_TTL_MS = 10 * 60_000;
 const EXCHANGE_TTL_MS = 10 * 60_000;
@@ -71,17 +54,17 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   };
   /** The human workspace users of this email's account ([] when there is no such account). */
   const membersOf = (email: string): Promise<WorkspaceUserRecord[]> => identity.membershipsOf(accountId(email));
-  const leadsOf = (email: string) => store.find<LeadRecord>(LT.leads, 'email', email);
+  const leadsOf = (email: string) => store.find(LT.leads, 'email', email);
 
   /** Expired leads, exchange tokens and refresh tokens, and families with nothing left. */
   async function expiredChanges(): Promise<Change[]> {
     const now = clock.now();
     const out: Change[] = [];
     const [leads, exchanges, refresh, families] = await Promise.all([
-      store.all<LeadRecord>(LT.leads),
-      store.all<ExchangeRecord>(LT.exchanges),
-      store.all<RefreshRecord>(LT.refresh),
-      store.all<FamilyRecord>(LT.families),
+      store.all(LT.leads),
+      store.all(LT.exchanges),
+      store.all(LT.refresh),
+      store.all(LT.families),
     ]);
     for (const l of leads) if (l.expiresAt <= now) out.push({ table: LT.leads, id: l.id, value: null });
     for (const x of exchanges) if (x.expiresAt <= now) out.push({ table: LT.exchanges, id: x.id, value: null });
@@ -117,7 +100,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   /** The lead a client names (its id, or for clients that send none, the newest of the email), or invalid_lead. */
   async function leadFor(leadId: unknown, email: string): Promise<LeadRecord> {
     let lead: LeadRecord | undefined;
-    if (leadId !== undefined && leadId !== null) lead = await store.get<LeadRecord>(LT.leads, sha256(stringField(leadId, 'leadId')));
+    if (leadId !== undefined && leadId !== null) lead = await store.get(LT.leads, sha256(stringField(leadId, 'leadId')));
     else for (const l of await leadsOf(email)) if (!lead || l.createdAt >= lead.createdAt) lead = l;
     if (!lead || lead.email !== email || lead.activatedAt) throw invalidLead();
     if (lead.expiresAt <= clock.now()) throw invalidLead('The login code has expired; start the login again.');
@@ -154,7 +137,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   /** POST /lead/login: an activated lead, used once, becomes one exchange token per workspace of the account. */
   async function login(leadIdIn: unknown): Promise<{ items: LoginItem[] }> {
     const unusable = () => invalidLead('The login request is unknown, expired, used or not yet activated with its code.');
-    const lead = await store.get<LeadRecord>(LT.leads, sha256(stringField(leadIdIn, 'leadId')));
+    const lead = await store.get(LT.leads, sha256(stringField(leadIdIn, 'leadId')));
     if (!lead || !lead.activatedAt || lead.expiresAt <= clock.now()) throw unusable();
     const changes: Change[] = [{ table: LT.leads, id: lead.id, value: null }];
     const items: LoginItem[] = [];
@@ -179,7 +162,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   /** POST /workspaces/{ws}/exchange: a single-use exchange token → the first pair of a new family. */
   async function exchange(workspaceId: string, tokenIn: unknown): Promise<TokenPair> {
     const unusable = () => invalidGrant('The exchange token is unknown, expired, used or for another workspace.');
-    const rec = await store.get<ExchangeRecord>(LT.exchanges, sha256(stringField(tokenIn, 'exchangeToken')));
+    const rec = await store.get(LT.exchanges, sha256(stringField(tokenIn, 'exchangeToken')));
     if (!rec || rec.workspaceId !== workspaceId || rec.expiresAt <= clock.now()) throw unusable();
     const consume = { table: LT.exchanges, id: rec.id, value: null };
     const asRead = [{ table: LT.exchanges, id: rec.id, value: rec }];
@@ -217,8 +200,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   };
 
   async function refreshOnce(workspaceId: string, id: string): Promise<TokenPair> {
-    const rec = await store.get<RefreshRecord>(LT.refresh, id);
-    const family = rec && (await store.get<FamilyRecord>(LT.families, rec.familyId));
+    const rec = await store.get(LT.refresh, id);
+    const family = rec && (await store.get(LT.families, rec.familyId));
     if (!rec || !family || rec.workspaceId !== workspaceId) throw invalidGrant('The refresh token is unknown, revoked or for another workspace.');
     if (rec.exp <= nowS()) throw invalidGrant('The refresh token has expired; log in again.');
     if (rec.spentAt) {
@@ -241,7 +224,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     // the family keeps only what is still live, so it does not grow with every rotation
     const [accessLive, refreshLive] = await Promise.all([
       Promise.all(family.accessTokenIds.map((t) => store.get(T.mgmtTokens, t))),
-      Promise.all(family.refreshTokenIds.map((r) => store.get<RefreshRecord>(LT.refresh, r))),
+      Promise.all(family.refreshTokenIds.map((r) => store.get(LT.refresh, r))),
     ]);
     const updated: FamilyRecord = {
       ...family,

@@ -9,29 +9,8 @@ import { tooDeep } from '../json-depth.js';
 import { newSecret, PREFIX, sha256 } from '../crypto.js';
 import type { ServiceContext } from './context.js';
 import { StoreConflict } from '../store/types.js';
-
-/** One open connection, as the server layer exposes it (no ws types here). */
-export interface SocketConn {
-  readonly id: string;
-  readonly appId: string;
-  /** Send a text frame; `cb` runs once the frame was handed to the OS (or failed). */
-  send(text: string, cb?: (err?: Error) => void): void;
-  close(code: number, reason: string): void;
-  /** False once a close began (the connection stays registered until it has closed). */
-  isOpen?(): boolean;
-}
-
-/** A reply of the app to a frame the daemon sent (§6.5). */
-export interface SocketReply {
-  correlationId: string;
-  status: number;
-  message?: string;
-  /** Present for "response" replies (modal / menu options). */
-  body?: unknown;
-  hasBody: boolean;
-  /** Capped text of the reply frame, as received, for the delivery log. */
-  excerpt: string;
-}
+import type { ReplyWaiter, SocketConn } from '../delivery/socket-connections.js';
+import type { TicketRecord } from '../model/delivery.js';
 
 export type FrameVerdict =
   | { kind: 'pong' }
@@ -39,13 +18,6 @@ export type FrameVerdict =
   | { kind: 'ignored'; why: 'malformed' | 'unknown_correlation_id' | 'late_reply' | 'wrong_connection' }
   /** Too many bad frames in the window: the caller closes the connection with 1008. */
   | { kind: 'flood' };
-
-/** Who awaits the reply to one frame (one object per attempt: no closures on the hot path). */
-export interface ReplyWaiter {
-  readonly conn: SocketConn;
-  reply(r: SocketReply): void;
-  gone(why: string): void;
-}
 
 interface ConnState {
   conn: SocketConn;
@@ -64,7 +36,6 @@ export type SocketSessionsContext = Pick<ServiceContext, 'store' | 'clock' | 'lo
 
 /** Websocket tickets handed out and not yet redeemed; `id` is the ticket's sha256 digest. */
 const TICKETS = 'socketTickets';
-interface TicketRecord { id: string; appId: string; exp: number }
 
 export function createSocketSessions(ctx: SocketSessionsContext) {
   const { store, clock, config } = ctx;
@@ -76,7 +47,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   let nextSweep = 0;
   async function sweepTickets(now: number): Promise<void> {
     nextSweep = now + 60_000;
-    const gone = (await store.all<TicketRecord>(TICKETS)).filter((t) => t.exp <= now);
+    const gone = (await store.all(TICKETS)).filter((t) => t.exp <= now);
     if (gone.length) await store.commit(gone.map((t) => ({ table: TICKETS, id: t.id, value: null })));
   }
   async function issueTicket(appId: string): Promise<{ ticket: string; expiresAt: number }> {
@@ -93,7 +64,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
    */
   async function redeemTicket(ticket: string | null | undefined): Promise<string | undefined> {
     if (typeof ticket !== 'string' || ticket.length === 0 || ticket.length > 200) return undefined;
-    const t = await store.get<TicketRecord>(TICKETS, sha256(ticket));
+    const t = await store.get(TICKETS, sha256(ticket));
     if (!t) return undefined;
     try {
       await store.commit([{ table: TICKETS, id: t.id, value: null }], [{ table: TICKETS, id: t.id, value: t }]);

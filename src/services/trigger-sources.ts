@@ -17,7 +17,7 @@ import { TEST_ON_ACTION, type TriggerFields } from '../delivery/payloads.js';
 import type { AppsService } from './apps.js';
 import type { Principal } from './identity.js';
 import type { Grants } from './oauth/grants.js';
-import { initialChannelId } from './workspace/records.js';
+import { initialChannelId } from '../model/workspace.js';
 import type { Actor } from './workspace/users.js';
 import type { createWorkspace } from './workspace/workspace.js';
 

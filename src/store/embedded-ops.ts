@@ -1,15 +1,15 @@
 /**
- * The parts of the Store contract that the two in-process stores (lowdb-store.ts and
+ * The parts of the Store contract that the two in-process stores (embedded-store.ts and
  * memory-store.ts) share beyond plain reads: checking expectations, choosing what a claim
  * leases, fixed-window hit counters and in-process publish/subscribe. One process holds
  * the whole store here, so "across every daemon" is "in this process".
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonChange, Tables } from './tables.js';
-import { checkChannel, checkHit, checkPayload, StoreConflict, type ClaimRequest, type Expectation, type HitCount, type Listener, type Store } from './types.js';
+import { checkChannel, checkHit, checkPayload, StoreConflict, type AnyTables, type ClaimRequest, type Expectation, type HitCount, type Listener, type StoreEngine } from './types.js';
 
-/** The reads of a Store over in-process tables: the same for the lowdb store and the memory store. */
-export function tableReads(tables: Tables): Pick<Store, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
+/** The reads of a Store over in-process tables: the same for the embedded store and the memory store. */
+export function tableReads(tables: Tables): Pick<StoreEngine, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
   return {
     get: async (table, id) => tables.get(table, id),
     getMany: async (keys, opts) => tables.getMany(keys, opts),
@@ -26,7 +26,7 @@ export function tableReads(tables: Tables): Pick<Store, 'get' | 'getMany' | 'fin
  * passes what it read (a parse of the stored string), so comparing strings is the fast path;
  * a differently ordered but equal object still matches (as jsonb equality does on PostgreSQL).
  */
-export function checkExpectations(tables: Tables, expect: readonly Expectation[] | undefined): void {
+export function checkExpectations(tables: Tables, expect: readonly Expectation<AnyTables>[] | undefined): void {
   if (!expect) return;
   for (const e of expect) {
     const stored = tables.getJson(e.table, e.id);
@@ -43,7 +43,7 @@ export function checkExpectations(tables: Tables, expect: readonly Expectation[]
 }
 
 /** Throws TypeError unless `expect` is undefined or an array of {table, id, value} conditions. */
-export function validateExpectations(expect: unknown): asserts expect is Expectation[] | undefined {
+export function validateExpectations(expect: unknown): asserts expect is Expectation<AnyTables>[] | undefined {
   if (expect === undefined) return;
   if (!Array.isArray(expect)) throw new TypeError('commit: expectations must be an array');
   expect.forEach((e: unknown, i) => {

@@ -18,7 +18,7 @@
  *  - appreg.journal.<n>: one JSON line `{ seq, changes }` per commit.
  */
 import path from 'node:path';
-import type { Change } from './types.js';
+import type { AnyTables, Change } from './types.js';
 
 export const DATA_FILE = 'appreg.json';
 /** The data file format written; every format up to it is read. */
@@ -37,7 +37,7 @@ export const journalPath = (dir: string, n: number): string => path.join(dir, JO
 /** One journal line. */
 export interface JournalEntry {
   seq: number;
-  changes: Change[];
+  changes: Change<AnyTables>[];
 }
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> =>

@@ -1,14 +1,19 @@
+import type { Tables } from '../model/tables.js';
+
+/** What an index list may hold: for some tables of `TM`, fields of their records. */
+export type IndexedFieldsOf<TM> = { readonly [K in keyof TM]?: readonly (keyof TM[K] & string)[] };
+
 /**
  * The fields `Store.find` can look records up by, per table: only fields a lookup uses, since
  * every write of a record keeps an entry in each index of its table. The embedded store keeps an
  * index in memory for each; PostgreSQL has a partial expression index for each, made at start
  * (under the migration lock) from this list. A find on a field not listed here is a programming error
- * (TypeError). Index values are strings: the field of the record, as a string, when it is a
- * string or a number; a record without the field is not indexed under it.
- *
- * Table names are spelled out (not imported) so that the store depends on no service.
+ * (TypeError), and a compile error: Store.find takes only the fields listed for its table, and each
+ * field listed must be a field of the table's records (model/tables.ts). Index values are strings:
+ * the field of the record, as a string, when it is a string or a number; a record without the field
+ * is not indexed under it.
  */
-export const INDEXED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+const INDEXED = {
   // identity and apps
   workspaceUsers: ['workspaceId', 'accountId'],
   apps: ['ownerId'],
@@ -29,7 +34,15 @@ export const INDEXED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   deliveryLog: ['appId', 'ownerId'],
   deliveryAttempts: ['deliveryId'],
   socketHolders: ['appId'],
-};
+} as const satisfies IndexedFieldsOf<Tables>;
+
+/** INDEXED as the stores and migrations read it at run time, by any table name. */
+export const INDEXED_FIELDS: Readonly<Record<string, readonly string[]>> = INDEXED;
+
+/** The tables `find` can be used on. */
+export type IndexedTable = keyof typeof INDEXED;
+/** The fields `find` can look records of `K` up by. */
+export type IndexedField<K> = K extends IndexedTable ? (typeof INDEXED)[K][number] : never;
 
 /**
  * Fields an earlier appreg indexed and no lookup uses any more: every write of such a record kept

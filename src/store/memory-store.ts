@@ -1,17 +1,18 @@
 /** A Store that keeps everything in memory: for unit tests of other modules. Same semantics as the embedded store. */
 import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { Tables, toJsonChanges, validateChanges } from './tables.js';
-import type { Change, ClaimRequest, Expectation, Store } from './types.js';
+import { typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type Store, type StoreEngine, type TableMap } from './types.js';
+import type { Tables as DaemonTables } from '../model/tables.js';
 
-export function createMemoryStore(): Store {
+export function createMemoryStore<TM extends TableMap = DaemonTables>(): Store<TM> {
   const tables = new Tables();
   const hits = new HitWindows();
   const channels = new LocalChannels();
   let closed = false;
-  const store: Store = {
+  const store: StoreEngine = {
     kind: 'embedded',
     ...tableReads(tables),
-    commit(changes: Change[], expect?: Expectation[]): Promise<void> {
+    commit(changes: readonly Change<AnyTables>[], expect?: readonly Expectation<AnyTables>[]): Promise<void> {
       if (closed) return Promise.reject(new Error('store is closed'));
       try {
         validateChanges(changes);
@@ -24,11 +25,11 @@ export function createMemoryStore(): Store {
       }
       return Promise.resolve();
     },
-    async claim<T extends object>(req: ClaimRequest): Promise<T[]> {
+    async claim(req: ClaimRequest): Promise<object[]> {
       if (closed) throw new Error('store is closed');
       const { changes, records } = chooseClaims(tables, req);
       tables.apply(changes);
-      return records as T[];
+      return records;
     },
     hit: async (key, windowMs, now, n) => hits.hit(key, windowMs, now, n),
     publish: (channel, payload) => channels.publish(channel, payload),
@@ -38,5 +39,5 @@ export function createMemoryStore(): Store {
       closed = true;
     },
   };
-  return store;
+  return typed<TM>(store);
 }

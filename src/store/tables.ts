@@ -1,5 +1,5 @@
 /**
- * The in-memory table set shared by the lowdb store and the memory store, plus validation of a
+ * The in-memory table set shared by the embedded store and the memory store, plus validation of a
  * commit's changes.
  *
  * Each record is kept as its JSON string, not as an object: a one-byte string costs about a
@@ -10,7 +10,7 @@
  */
 import { INDEXED_FIELDS, assertIndexed, indexKey } from './indexes.js';
 import { OrderedLists, pageOf } from './ordered.js';
-import { checkRecordKeys, deepFreeze, type Change, type PageQuery, type ReadOptions, type RecordKey } from './types.js';
+import { checkRecordKeys, deepFreeze, type AnyTables, type Change, type PageQuery, type ReadOptions, type RecordKey } from './types.js';
 
 /** Text the shared reads keep parsed at most (characters): about 4,000 app records of 2.5 KB, some 30 MB of objects. */
 const SHARED_CHARS = 10_000_000;
@@ -21,7 +21,7 @@ const SHARED_NOTES = 100_000;
 export type TableSnapshot = Map<string, Map<string, string>>;
 
 /** Throws TypeError unless `changes` is an array of well-formed Change objects. */
-export function validateChanges(changes: unknown): asserts changes is Change[] {
+export function validateChanges(changes: unknown): asserts changes is Change<AnyTables>[] {
   if (!Array.isArray(changes)) throw new TypeError('commit: changes must be an array');
   changes.forEach((c: unknown, i) => {
     if (c === null || typeof c !== 'object') throw new TypeError(`commit: change ${i} is not an object`);
@@ -49,7 +49,7 @@ export interface JsonChange {
 }
 
 /** Serialise a commit's values (throws on a value JSON cannot hold: a BigInt, a cycle). */
-export function toJsonChanges(changes: readonly Change[]): JsonChange[] {
+export function toJsonChanges(changes: readonly Change<AnyTables>[]): JsonChange[] {
   return changes.map(({ table, id, value }) => ({ table, id, json: value === null ? null : JSON.stringify(value), value }));
 }
 
@@ -70,8 +70,8 @@ export class Tables {
    */
   readonly #sources = new WeakMap<object, string>();
 
-  #read<T extends object>(s: string): T {
-    const o = JSON.parse(s) as T;
+  #read(s: string): object {
+    const o: object = JSON.parse(s);
     this.#sources.set(o, s);
     return o;
   }
@@ -143,13 +143,13 @@ export class Tables {
     return this.#tables.get(table)?.get(id);
   }
 
-  get<T extends object>(table: string, id: string): T | undefined {
+  get(table: string, id: string): object | undefined {
     const s = this.#tables.get(table)?.get(id);
-    return s === undefined ? undefined : this.#read<T>(s);
+    return s === undefined ? undefined : this.#read(s);
   }
 
   /** Store.getMany: in the order asked; an idFrom key reads the id from the answer of its earlier key. */
-  getMany(keys: readonly RecordKey[], opts?: ReadOptions): (object | undefined)[] {
+  getMany(keys: readonly RecordKey<AnyTables>[], opts?: ReadOptions): (object | undefined)[] {
     checkRecordKeys(keys);
     const out: (object | undefined)[] = [];
     for (const k of keys) {
@@ -160,13 +160,13 @@ export class Tables {
     return out;
   }
 
-  find<T extends object>(table: string, field: string, value: string): T[] {
+  find(table: string, field: string, value: string): object[] {
     assertIndexed(table, field);
     const ids = this.#indexes.get(table)?.[INDEXED_FIELDS[table]!.indexOf(field)]?.get(value);
     if (!ids) return [];
     const t = this.#tables.get(table)!;
-    const out: T[] = [];
-    for (const id of ids) out.push(this.#read<T>(t.get(id)!));
+    const out: object[] = [];
+    for (const id of ids) out.push(this.#read(t.get(id)!));
     return out;
   }
 
@@ -177,7 +177,7 @@ export class Tables {
   }
 
   /** One page of `find(table, field, value)` in order of `page.orderBy`, then id (see Store.findPage). */
-  findPage<T extends object>(table: string, field: string, value: string, page: PageQuery): T[] {
+  findPage(table: string, field: string, value: string, page: PageQuery): object[] {
     assertIndexed(table, field);
     if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
     const ids = this.#indexes.get(table)?.[INDEXED_FIELDS[table]!.indexOf(field)]?.get(value);
@@ -189,14 +189,14 @@ export class Tables {
       for (const id of ids) yield [id, JSON.parse(t.get(id)!) as object];
     });
     const after = page.after && { k: page.after.value, id: page.after.id };
-    return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read<T>(t.get(p.id)!));
+    return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read(t.get(p.id)!));
   }
 
-  all<T extends object>(table: string): T[] {
+  all(table: string): object[] {
     const t = this.#tables.get(table);
     if (!t) return [];
-    const out: T[] = [];
-    for (const s of t.values()) out.push(this.#read<T>(s));
+    const out: object[] = [];
+    for (const s of t.values()) out.push(this.#read(s));
     return out;
   }
 

@@ -10,13 +10,28 @@
  * still be exactly what the caller read (or still be absent). If any of them changed, nothing is
  * written and the commit rejects with StoreConflict; the caller decides (retry, or refuse).
  * Records returned by reads are the caller's own copies: changing them changes nothing stored.
+ *
+ * The contract is typed by a map of table names to the type of their records (model/tables.ts
+ * Tables, the default): a read of `apps` gives AppRecords, a change of `apps` must hold one, and
+ * a find takes only a field store/indexes.ts lists for its table. The types cost nothing at run
+ * time; the store itself keeps any JSON object (AnyTables: its implementations, and tests of it).
  */
-export interface Change {
-  table: string;
-  id: string;
-  /** The new record, or null to delete it. */
-  value: object | null;
-}
+import type { Tables } from '../model/tables.js';
+import type { IndexedField, IndexedTable } from './indexes.js';
+
+/** A map of table names to the type of their records. */
+export type TableMap = object;
+/** The table map of a store that keeps records of any table, as objects: what the stores implement. */
+export type AnyTables = Record<string, object>;
+/** The table names of a map. */
+type TableOf<TM extends TableMap> = keyof TM & string;
+/** The type of one of TM's records of any table (a union by table name, so that `table` tells which). */
+type PerTable<TM extends TableMap, F> = { [K in TableOf<TM>]: F & { table: K } }[TableOf<TM>];
+
+/** A change of a commit: `value`, the new record of `table`, or null to delete it. */
+export type Change<TM extends TableMap = Tables> = { [K in TableOf<TM>]: { table: K; id: string; value: TM[K] | null } }[TableOf<TM>];
+/** A change of the daemon's table `K`. */
+export type ChangeOf<K extends keyof Tables> = Extract<Change, { table: K }>;
 
 /**
  * Where a record is, for getMany: its id; or (idFrom) the string in `field` of the record answered
@@ -24,9 +39,11 @@ export interface Change {
  * that names another (an installation its bot user) read with it in one round trip. No record
  * there, or no string in the field: undefined.
  */
-export type RecordKey = { table: string; id: string } | { table: string; idFrom: { key: number; field: string } };
+export type RecordKey<TM extends TableMap = Tables> = PerTable<TM, { id: string } | { idFrom: { key: number; field: string } }>;
 
-/** Throws TypeError unless every idFrom of `keys` names an earlier key. */
+/** The record getMany answers for `Key` (undefined where there is none). */
+type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> } ? TM[K] | undefined : never;
+
 /** Freeze `o` and everything in it (records are JSON: objects and arrays). */
 export function deepFreeze<T>(o: T): T {
   if (o !== null && typeof o === 'object' && !Object.isFrozen(o)) {
@@ -36,7 +53,8 @@ export function deepFreeze<T>(o: T): T {
   return o;
 }
 
-export function checkRecordKeys(keys: readonly RecordKey[]): void {
+/** Throws TypeError unless every idFrom of `keys` names an earlier key. */
+export function checkRecordKeys(keys: readonly RecordKey<AnyTables>[]): void {
   keys.forEach((k, i) => {
     if (!('idFrom' in k)) return;
     const j = k.idFrom.key;
@@ -51,11 +69,7 @@ export function checkRecordKeys(keys: readonly RecordKey[]): void {
  * a write of exactly what it held does not change it. Either way a caller that gets a conflict
  * reads again and decides again.
  */
-export interface Expectation {
-  table: string;
-  id: string;
-  value: object | undefined;
-}
+export type Expectation<TM extends TableMap = Tables> = { [K in TableOf<TM>]: { table: K; id: string; value: TM[K] | undefined } }[TableOf<TM>];
 
 /** A commit whose expectations did not hold: nothing of it was written. */
 export class StoreConflict extends Error {
@@ -83,33 +97,47 @@ export class StoreUnavailable extends Error {
 }
 
 /**
- * A commit that holds the character U+0000 (NUL) in a string (a value, an id): neither store keeps
- * one (PostgreSQL's text and jsonb cannot hold it; the embedded store refuses it alike, so both
- * behave the same). Nothing was written. It came from the caller's input: a bad request, not an outage.
- * Reads need no such rule: no record holds a NUL, so a key or value with one finds nothing.
+ * A commit that holds, in a string (a value, an id), the character U+0000 (NUL) or half of a
+ * surrogate pair without its other half (not a Unicode character at all): neither store keeps one
+ * (PostgreSQL's text and jsonb cannot hold them; the embedded store refuses them alike, so both
+ * behave the same). Nothing was written. It came from the caller's input: a bad request, not an
+ * outage. Reads need no such rule: no record holds one, so a key or value with one finds nothing.
  */
 export class StoreValueRefused extends Error {
   constructor() {
-    super('a string holds the character U+0000 (NUL), which the store does not keep');
+    super('a string holds the character U+0000 (NUL) or an unpaired surrogate, which the store does not keep');
     this.name = 'StoreValueRefused';
   }
 }
 
-/** Whether JSON text holds an escaped NUL (`\u0000` whose backslash is not itself escaped): the check of every commit. */
-export function jsonHoldsNul(json: string): boolean {
-  for (let i = json.indexOf('\\u0000'); i !== -1; i = json.indexOf('\\u0000', i + 1)) {
+/**
+ * Whether JSON text (as JSON.stringify writes it) holds what no store keeps: an escaped NUL, or an
+ * escaped surrogate — JSON.stringify writes a well-formed pair as the character itself and only a
+ * lone half as `\\udXXX`. An escape counts when its backslash is not itself escaped. The check of
+ * every commit: one scan for `\\u`, which JSON.stringify writes only for these and control characters.
+ */
+export function jsonHoldsUnstorable(json: string): boolean {
+  for (let i = json.indexOf('\\u'); i !== -1; i = json.indexOf('\\u', i + 2)) {
     let slashes = 1;
     while (i - slashes >= 0 && json.charCodeAt(i - slashes) === 92) slashes++;
-    if (slashes % 2 === 1) return true;
+    if (slashes % 2 === 0) continue; // an escaped backslash followed by a plain u
+    const hex = json.slice(i + 2, i + 6).toLowerCase();
+    if (hex === '0000' || (hex >= 'd800' && hex <= 'dfff')) return true;
   }
   return false;
 }
 
+/** A NUL, or half of a surrogate pair without its other half. */
+export const UNSTORABLE_CHAR = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether an id holds what no store keeps (a NUL, an unpaired surrogate). */
+export const idUnstorable = (id: string): boolean => UNSTORABLE_CHAR.test(id);
+
 /** What `claim` asks for: due records of a table, leased to one daemon. */
-export interface ClaimRequest {
-  table: string;
+export interface ClaimRequest<K extends string = string, R extends object = object> {
+  table: K;
   /** Numeric field holding when the record is due (ms since epoch); records with field <= now are due. */
-  dueField: string;
+  dueField: keyof R & string;
   now: number;
   /** Who claims (the daemon's instance id) and until when (ms since epoch). */
   owner: string;
@@ -122,9 +150,9 @@ export interface ClaimRequest {
  * Ids compare as JavaScript strings (code units) on the embedded store and in "C" collation (bytes)
  * on PostgreSQL: the same order for ids without characters beyond U+FFFF.
  */
-export interface PageQuery {
+export interface PageQuery<R extends object = object> {
   /** A numeric field; records without a finite number in it are left out. */
-  orderBy: string;
+  orderBy: keyof R & string;
   /** Largest first (default: smallest first). */
   desc?: boolean;
   /** At most this many records (1 or more). */
@@ -180,41 +208,41 @@ export interface ReadOptions {
   shared?: boolean;
 }
 
-export interface Store {
+export interface Store<TM extends TableMap = Tables> {
   /** 'embedded' (files in the data dir, one daemon) or 'postgres' (shared by several daemons). */
   readonly kind: 'embedded' | 'postgres';
-  get<T extends object>(table: string, id: string): Promise<T | undefined>;
+  get<K extends TableOf<TM>>(table: K, id: string): Promise<TM[K] | undefined>;
   /**
    * Several records of any tables at once, in the order asked (undefined where there is none): one
    * round trip on PostgreSQL where a get per record costs one each. A key asked twice is answered twice.
    */
-  getMany(keys: readonly RecordKey[], opts?: ReadOptions): Promise<(object | undefined)[]>;
+  getMany<const Keys extends readonly RecordKey<TM>[]>(keys: Keys, opts?: ReadOptions): Promise<{ -readonly [I in keyof Keys]: RecordAt<TM, Keys[I]> }>;
   /** Records of `table` whose `field` (one of INDEXED_FIELDS[table]) equals `value`, in no order. */
-  find<T extends object>(table: string, field: string, value: string): Promise<T[]>;
+  find<K extends TableOf<TM> & IndexedTable>(table: K, field: IndexedField<K>, value: string): Promise<TM[K][]>;
   /** Every record of a table, in no order: for sweeps and tables that stay small. */
-  all<T extends object>(table: string): Promise<T[]>;
-  count(table: string): Promise<number>;
+  all<K extends TableOf<TM>>(table: K): Promise<TM[K][]>;
+  count(table: TableOf<TM>): Promise<number>;
   /** How many records `find(table, field, value)` would return, without reading them (the index's size; count(*) on PostgreSQL). */
-  countWhere(table: string, field: string, value: string): Promise<number>;
+  countWhere<K extends TableOf<TM> & IndexedTable>(table: K, field: IndexedField<K>, value: string): Promise<number>;
   /**
    * One page of `find(table, field, value)`, ordered by `page.orderBy` then id: a channel's newest
    * messages without reading the channel. Each page is read at one moment; pages read one after
    * the other see the store as it is at each.
    */
-  findPage<T extends object>(table: string, field: string, value: string, page: PageQuery): Promise<T[]>;
+  findPage<K extends TableOf<TM> & IndexedTable>(table: K, field: IndexedField<K>, value: string, page: PageQuery<TM[K] & object>): Promise<TM[K][]>;
   /**
    * Apply the changes, all or none, once every expectation holds; resolve when they are durable
    * (fsynced, or committed on PostgreSQL). Rejects with StoreConflict, writing nothing, when an
    * expectation does not hold; with StoreUnavailable when the store cannot be reached or cannot write
    * (nothing kept either).
    */
-  commit(changes: Change[], expect?: Expectation[]): Promise<void>;
+  commit(changes: readonly Change<TM>[], expect?: readonly Expectation<TM>[]): Promise<void>;
   /**
    * Lease due records: those of `table` whose `dueField` <= now and that no other owner holds a live
    * lease on (`leaseOwner`/`leaseUntil` fields, set here and returned). A record is leased to exactly one
    * claimer at a time, across every daemon of the store; SKIP LOCKED on PostgreSQL.
    */
-  claim<T extends object>(req: ClaimRequest): Promise<T[]>;
+  claim<K extends TableOf<TM>>(req: ClaimRequest<K, TM[K] & object>): Promise<TM[K][]>;
   /**
    * Count `n` hits of `key` (default 1; a whole number of 1 or more): a window of `windowMs` starts
    * at the key's first hit (and at its first hit after a window ended); resolves the window's hits
@@ -242,8 +270,39 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/**
+ * What a store implements: Store's contract over records of any table, untyped (a store keeps any
+ * JSON object it is given). Callers hold it as a Store, through `typed`.
+ */
+export interface StoreEngine extends Pick<Store, 'kind' | 'hit' | 'publish' | 'subscribe' | 'health' | 'close'> {
+  get(table: string, id: string): Promise<object | undefined>;
+  getMany(keys: readonly RecordKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]>;
+  find(table: string, field: string, value: string): Promise<object[]>;
+  all(table: string): Promise<object[]>;
+  count(table: string): Promise<number>;
+  countWhere(table: string, field: string, value: string): Promise<number>;
+  findPage(table: string, field: string, value: string, page: PageQuery): Promise<object[]>;
+  commit(changes: readonly Change<AnyTables>[], expect?: readonly Expectation<AnyTables>[]): Promise<void>;
+  claim(req: ClaimRequest): Promise<object[]>;
+}
+
+/** The reads of a StoreEngine a check before the first write may use (StoreReads, untyped). */
+export type EngineReads = Pick<StoreEngine, 'get' | 'all' | 'count'>;
+
+/**
+ * A store, or the reads of one, seen with the record types of `TM` (the daemon's Tables unless
+ * told): the same object, retyped at no cost. A store keeps whatever JSON objects it is given; the
+ * daemon's own are checked against Tables where it commits them, so what it reads back has their
+ * types. This is where each store hands itself out, and the only place that asserts it.
+ */
+export function typed<TM extends TableMap = Tables, X extends object = object>(store: StoreEngine & NoInfer<X>): Store<TM> & X;
+export function typed<TM extends TableMap = Tables>(reads: EngineReads): StoreReads<TM>;
+export function typed(store: unknown): unknown {
+  return store;
+}
+
 /** The reads a check made before a store writes anything may use (start.ts's key check): both stores offer them before they open for writing. */
-export type StoreReads = Pick<Store, 'get' | 'all' | 'count'>;
+export type StoreReads<TM extends TableMap = Tables> = Pick<Store<TM>, 'get' | 'all' | 'count'>;
 
 /** Where the store reports what it repaired by itself (a torn journal tail) and when it cannot write or can again; the daemon's Logger fits. */
 export interface StoreLogger {

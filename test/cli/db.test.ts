@@ -10,9 +10,11 @@ import { runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 import { testWithPg } from '../helpers/pg.js';
 import { EXIT } from '../../src/cli/output.js';
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { acquireLock } from '../../src/server/data-dir.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import type { TestTables } from '../helpers/test-tables.js';
 
 const work = tempDir('appreg-db-cli-');
 t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -21,7 +23,7 @@ const quiet = { warn() {} };
 /** A data directory with a few tables, written by the embedded store. */
 async function sampleDataDir(): Promise<string> {
   const dir = path.join(work, 'source');
-  const store = await openLowdbStore({ dir, logger: quiet, compactIdleMs: 0 });
+  const store = await openEmbeddedStore<TestTables>({ dir, logger: quiet, compactIdleMs: 0 });
   await store.commit([
     { table: 'apps', id: 'A1', value: { id: 'A1', ownerId: 'U1', name: 'Stand-up bot ✓', scopes: ['chat:write', 'commands'], nested: { a: 1, b: [null, true, 1.5] } } },
     { table: 'apps', id: 'A2', value: { id: 'A2', ownerId: 'U1', name: 'other' } },
@@ -44,6 +46,30 @@ t.test('a URL that is not PostgreSQL: one line, exit 2', async (t) => {
   const none = await runMain(['db', 'migrate'], { env: { APPREG_DATABASE_URL: undefined } });
   t.equal(none.code, EXIT.usage);
   t.match(none.stderr, /--database-url \(or APPREG_DATABASE_URL\) is required/);
+});
+
+t.test('db takes exactly the database URLs serve takes', async (t) => {
+  // port 1 on loopback refuses at once: a URL db takes fails to connect (exit 1), one it refuses is a usage error (exit 2)
+  const urls = [
+    'postgres://appreg:secret@127.0.0.1:1/appreg',
+    'postgresql://127.0.0.1:1/appreg',
+    'postgres:///appreg?host=127.0.0.1&port=1',
+    'postgres:///appreg',
+    'postgresql:appreg',
+    'mysql://root@127.0.0.1:1/appreg',
+    'not a url',
+  ];
+  for (const url of urls) {
+    let serveTakes = true;
+    try {
+      loadConfig({ databaseUrl: url }, {});
+    } catch (e) {
+      t.ok(e instanceof ConfigError, url);
+      serveTakes = false;
+    }
+    const r = await runMain(['db', 'migrate', '--database-url', url]);
+    t.equal(r.code, serveTakes ? EXIT.internal : EXIT.usage, `${url}: ${serveTakes ? 'taken by both' : 'refused by both'} (${r.stderr.trim()})`);
+  }
 });
 
 t.test('an unreachable database: one line, exit 1, no password', async (t) => {
@@ -87,8 +113,8 @@ void testWithPg(t, 'migrate, import, export', async (t, url) => {
   t.match(expJson.stderr, /is not empty/);
 
   // The round trip: the same records, read back through the embedded store.
-  const a = await openLowdbStore({ dir: path.join(work, 'source'), logger: quiet, compactIdleMs: 0 });
-  const b = await openLowdbStore({ dir: target, logger: quiet, compactIdleMs: 0 });
+  const a = await openEmbeddedStore<TestTables>({ dir: path.join(work, 'source'), logger: quiet, compactIdleMs: 0 });
+  const b = await openEmbeddedStore<TestTables>({ dir: target, logger: quiet, compactIdleMs: 0 });
   t.teardown(async () => {
     await a.close();
     await b.close();

@@ -2,7 +2,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { startTestDaemon, manifest, onPostgres, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, verify, type Receiver } from '../helpers/receiver.js';
-import { EVENTS_OUTBOX } from '../../src/services/events-outbox.js';
+import { EVENTS_OUTBOX } from '../../src/model/events.js';
 
 async function setup(t: Test, config: Record<string, unknown> = {}, overrides: (url: string) => Record<string, unknown> = () => ({})) {
   const rx = await startReceiver();

@@ -8,14 +8,17 @@ import t from 'tap';
 import { defaults } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
-import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
+import { createSocketSessions } from '../../src/services/socket-sessions.js';
+import type { SocketConn } from '../../src/delivery/socket-connections.js';
 import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import { SOCKET_HOLDERS_TABLE } from '../../src/delivery/socket-relay.js';
-import type { AttemptRecord, LogEntry } from '../../src/delivery/log.js';
+import type { LogEntry } from '../../src/delivery/log.js';
+import type { AttemptRecord } from '../../src/model/delivery.js';
 import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import type { SendRequest } from '../../src/delivery/types.js';
-import type { AppRecord } from '../../src/services/records.js';
+import type { AppRecord } from '../../src/model/identity.js';
 import { sqlAt, testWithPg } from '../helpers/pg.js';
+import { engineOf } from '../helpers/test-tables.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
 const clock = { now: () => Date.now() };
@@ -171,7 +174,7 @@ void testWithPg(t, 'the log in the database is bounded: past the retention and p
   withAttempt('dlv_old', now.v - 2 * 86_400_000);
   // a whole delivery as an earlier appreg stored it, in its old shape: read, and pruned alike
   const legacy = { id: 'dlv_legacy', kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'socket', createdAt: at(now.v), updatedAt: at(now.v), state: 'failed', payload: { n: 0 }, attempts: [attempt('dlv_legacy', 0)] };
-  await store.commit([{ table: 'deliveryLog', id: legacy.id, value: { id: legacy.id, appId: 'app_1', ownerId: 'wu_1', createdAt: legacy.createdAt, updatedAt: legacy.updatedAt, seq: 0, rec: legacy } }]);
+  await engineOf(store).commit([{ table: 'deliveryLog', id: legacy.id, value: { id: legacy.id, appId: 'app_1', ownerId: 'wu_1', createdAt: legacy.createdAt, updatedAt: legacy.updatedAt, seq: 0, rec: legacy } }]);
   t.match(await log.get('dlv_legacy'), { state: 'failed', attempts: [{ id: 'att_dlv_legacy_0' }] }, 'a delivery in the old shape is shown');
   for (let i = 1; i <= 5; i++) withAttempt(`dlv_${i}`, now.v + i);
   await log.flush();
@@ -226,5 +229,5 @@ void testWithPg(t, "an app's connections are counted across daemons: each holder
   b.sessions.remove(one);
   await until(async () => (await count()) === 1, 2000);
   t.equal(await count(), 1, 'b holds none now');
-  t.same((await a.store.find<{ instanceId: string }>(SOCKET_HOLDERS_TABLE, 'appId', 'app_1')).map((h) => h.instanceId), ['a'], "and b's holder record is gone");
+  t.same((await a.store.find(SOCKET_HOLDERS_TABLE, 'appId', 'app_1')).map((h) => h.instanceId), ['a'], "and b's holder record is gone");
 });

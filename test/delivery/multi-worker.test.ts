@@ -8,7 +8,7 @@ import { defaults } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import type { AppsService } from '../../src/services/apps.js';
-import type { AppRecord } from '../../src/services/records.js';
+import type { AppRecord } from '../../src/model/identity.js';
 import { createDispatcher } from '../../src/delivery/dispatcher.js';
 import type { HttpTransport } from '../../src/delivery/http-transport.js';
 import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
@@ -17,6 +17,8 @@ import type { SocketTransport } from '../../src/delivery/socket-transport.js';
 import type { AttemptResult, SendRequest } from '../../src/delivery/types.js';
 import { createDeliveryWorker } from '../../src/delivery/worker.js';
 import { testWithPg } from '../helpers/pg.js';
+import type { OutboxEventRecord } from '../../src/model/events.js';
+import type { Change } from '../../src/store/types.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
 const clock = { now: () => Date.now() };
@@ -82,7 +84,7 @@ void testWithPg(t, "a daemon killed mid-attempt: another takes its event over wh
   const b = await daemon(t, url, 'b', async (req) => (bCalls.push(req.deliveryId), { outcome: 'acked', status: 200, latencyMs: 1 }));
   void a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
   await until(async () => (await a.store.all(PENDING_TABLE)).length === 1);
-  const [p] = await a.store.all<{ id: string; leaseOwner: string }>(PENDING_TABLE);
+  const [p] = await a.store.all(PENDING_TABLE);
   t.equal(p?.leaseOwner, 'a', 'written leased to the daemon that made it');
   void a.stop(); // no more ticks from a (its attempt stays stuck, as in a killed process)
   b.worker.start();
@@ -105,12 +107,12 @@ void testWithPg(t, 'the events outbox is drained once across daemons', async (t,
   fanOutTo = [{ app: subscribed, workspaceUserIds: ['wu_1'] }, { app: subscribed2, workspaceUserIds: ['wu_1', 'wu_2'] }];
   t.teardown(() => void (fanOutTo = []));
   const at = new Date().toISOString();
-  const evs = [
-    ...[1, 2, 3, 4, 5].map((n) => ({ id: `evt_${n}`, appId: app.id, workspaceId: 'ws_1', eventType: 'APP_UNINSTALLED', workspaceUserIds: ['wu_1'], body: { n }, createdAt: at })),
+  const evs: OutboxEventRecord[] = [
+    ...[1, 2, 3, 4, 5].map((n): OutboxEventRecord => ({ id: `evt_${n}`, appId: app.id, workspaceId: 'ws_1', eventType: 'APP_UNINSTALLED', workspaceUserIds: ['wu_1'], body: { n }, createdAt: at })),
     // workspace events: each fanned out to two apps
-    ...[6, 7, 8].map((n) => ({ id: `evt_${n}`, workspaceId: 'ws_1', eventType: 'NEW_MESSAGE', audience: { everyone: true }, body: { n }, createdAt: at })),
+    ...[6, 7, 8].map((n): OutboxEventRecord => ({ id: `evt_${n}`, workspaceId: 'ws_1', eventType: 'NEW_MESSAGE', audience: { everyone: true }, body: { n }, createdAt: at })),
   ];
-  await a.store.commit(evs.map((e) => ({ table: 'eventsOutbox', id: e.id, value: e })));
+  await a.store.commit(evs.map((e): Change => ({ table: 'eventsOutbox', id: e.id, value: e })));
   a.worker.start();
   b.worker.start();
   await until(async () => (await a.store.count('eventsOutbox')) === 0 && calls.length >= 11);

@@ -8,8 +8,9 @@ import t from 'tap';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
-import type { Change } from '../../src/store/types.js';
-import { EVENTS_OUTBOX, type WorkspaceOutboxEvent } from '../../src/services/events-outbox.js';
+import type { AnyTables, Change } from '../../src/store/types.js';
+import { engineOf } from '../helpers/test-tables.js';
+import { EVENTS_OUTBOX, type WorkspaceOutboxEvent } from '../../src/model/events.js';
 
 t.test("a post's NEW_MESSAGE is written in the post's own commit, the post reads no installation or authorization, and an event left in the outbox is sent after a restart", async (t) => {
   const rx = await startReceiver();
@@ -25,13 +26,14 @@ t.test("a post's NEW_MESSAGE is written in the post's own commit, the post reads
 
   // nothing drains the outbox from here on: what the post itself reads and writes is all there is
   await d.parts.delivery.worker.stop();
-  const store = d.parts.store;
-  const commits: Change[][] = [];
+  // the daemon's store, instrumented: its methods replaced by ones that note each call (records of any table)
+  const store = engineOf(d.parts.store);
+  const commits: (readonly Change<AnyTables>[])[] = [];
   const reads: string[] = [];
   const { commit, find, get, getMany } = store;
   store.commit = (changes, expect) => (commits.push(changes), commit.call(store, changes, expect));
-  store.find = ((table: string, field: string, value: string) => (reads.push(table), find.call(store, table, field, value))) as typeof find;
-  store.get = ((table: string, id: string) => (reads.push(table), get.call(store, table, id))) as typeof get;
+  store.find = (table, field, value) => (reads.push(table), find.call(store, table, field, value));
+  store.get = (table, id) => (reads.push(table), get.call(store, table, id));
   store.getMany = (keys, opts) => (reads.push(...keys.map((k) => k.table)), getMany.call(store, keys, opts));
   const posted = await poster.bot.postMessageToChannel(general, 'in the same commit');
   const reacted = await poster.user.addReaction(posted.body.id, ':tada:');

@@ -3,12 +3,13 @@
  * forever from several concurrent writers, printing each id once its commit is
  * acknowledged (durable). The parent SIGKILLs it and checks every printed id.
  */
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
+import type { TestTables } from './test-tables.js';
 
 const dir = process.argv[2];
 const prefix = process.argv[3] ?? '';
 if (!dir) throw new Error('usage: store-crash-child <dir> [id-prefix]');
-const store = await openLowdbStore({ dir, compactEveryBytes: 16 * 1024, compactIdleMs: 20 });
+const store = await openEmbeddedStore<TestTables>({ dir, compactEveryBytes: 16 * 1024, compactIdleMs: 20 });
 process.stdout.write('ready\n');
 const writer = async (w: number) => {
   for (let i = 0; ; i++) {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createApp, grant, authorize, me, secondUser } from '../fixtures/redirects-flow.js';
-import { EVENTS_OUTBOX, type AppOutboxEvent as OutboxEventRecord } from '../../src/services/events-outbox.js';
+import { EVENTS_OUTBOX, type AppOutboxEvent as OutboxEventRecord } from '../../src/model/events.js';
 
 t.test('unauthorize, uninstall and the grant API', async (t) => {
   const d = await startTestDaemon();
@@ -86,7 +86,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
   t.test('the outbox event is in the same commit as the revocation (one durable write)', async (t) => {
     const app = await createApp(d);
     const a = await authorize(d, app);
-    const commits: Array<Array<{ table: string }>> = [];
+    const commits: Array<ReadonlyArray<{ table: string }>> = [];
     const orig = store.commit.bind(store);
     store.commit = (changes, expect) => {
       commits.push(changes);

@@ -1,8 +1,9 @@
 import t from 'tap';
 import { startTestDaemon, storedText } from '../helpers/daemon.js';
 import { createApp, grant, exchange, authorize, me } from '../fixtures/redirects-flow.js';
-import { OT, type CodeRecord } from '../../src/services/oauth/records.js';
+import { OT } from '../../src/model/oauth.js';
 import { sha256 } from '../../src/crypto.js';
+import { engineOf } from '../helpers/test-tables.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -201,7 +202,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
         'no longer exists',
         async () => {
           const g = await grant(d, app);
-          const rec = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;
+          const rec = (await d.parts.store.get(OT.codes, sha256(g.body.code)))!;
           await d.parts.store.commit([{ table: OT.codes, id: rec.id, value: { ...rec, workspaceUserId: 'wu_gone', authorizationId: undefined } }]);
           return send(g.body.code);
         },
@@ -220,8 +221,8 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
 
   t.test('codes expire (configurable, ≤ 10 min) and are bound to app, user, workspace, scopes and redirect URL', async (t) => {
     const g = await grant(d, app, { scopes: 'messages:read,bot:messages:read' });
-    const rec = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;
-    t.ok(rec, 'stored under its digest');
+    const rec = await d.parts.store.get(OT.codes, sha256(g.body.code));
+    if (!rec || 'consumedAt' in rec) return t.fail('stored under its digest, not exchanged');
     t.same([rec.appId, rec.workspaceId, rec.workspaceUserId, rec.userScopes, rec.botScopes, rec.redirectUrl], [app.id, d.workspaceId, d.workspaceUserId, ['messages:read'], ['messages:read'], 'http://localhost:9/redirect']);
     t.equal(rec.expiresAt - now, d.parts.config.codeTtlSeconds * 1000);
     t.notMatch(JSON.stringify(rec), g.body.code, 'the code itself is not stored');
@@ -234,14 +235,14 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
 
   t.test('a code names the installation and authorization its exchange reads; one that does not is exchanged all the same', async (t) => {
     const g = await grant(d, app);
-    const rec = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;
+    const rec = (await d.parts.store.get(OT.codes, sha256(g.body.code)))!;
     t.match(rec, { installationId: /^\w+_/, authorizationId: /^\w+_/ }, 'read with the code, in one round trip');
     const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(first.res.status, 200);
     // a code minted before codes named them (or naming ids that are not this exchange's): read them apart
     for (const strip of [{ installationId: undefined, authorizationId: undefined }, { installationId: 'ins_x', authorizationId: 'az_x' }]) {
       const g2 = await grant(d, app);
-      const r2 = (await d.parts.store.get<CodeRecord>(OT.codes, sha256(g2.body.code)))!;
+      const r2 = (await d.parts.store.get(OT.codes, sha256(g2.body.code)))!;
       await d.parts.store.commit([{ table: OT.codes, id: r2.id, value: { ...r2, ...strip } }]);
       const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g2.body.code });
       t.equal(x.res.status, 200);
@@ -303,14 +304,15 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     const oauth = d.parts.oauth.exchange;
     const store = d.parts.store;
     await oauth.sweep(); // the first sweep of this daemon may read every code
-    const all = store.all.bind(store);
+    const engine = engineOf(store);
+    const all = engine.all.bind(engine);
     let full = 0;
-    store.all = ((table: string) => {
+    engine.all = (table) => {
       if (table === OT.codes) full++;
       return all(table);
-    }) as typeof store.all;
+    };
     t.teardown(() => {
-      store.all = all;
+      engine.all = all;
     });
     const g = await grant(d, app);
     t.ok(await store.get(OT.codes, sha256(g.body.code)), 'an unused code is kept');
@@ -408,7 +410,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.teardown(() => d2.stop());
     const app2 = await createApp(d2);
     const g = await grant(d2, app2);
-    const rec = (await d2.parts.store.get<CodeRecord>(OT.codes, sha256(g.body.code)))!;
+    const rec = (await d2.parts.store.get(OT.codes, sha256(g.body.code)))!;
     t.equal(rec.expiresAt - now, 600_000);
   });
 

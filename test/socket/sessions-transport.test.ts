@@ -3,10 +3,11 @@ import t from 'tap';
 import { defaults, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createSocketSessions, type SocketConn } from '../../src/services/socket-sessions.js';
+import { createSocketSessions } from '../../src/services/socket-sessions.js';
+import type { SocketConn } from '../../src/delivery/socket-connections.js';
 import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import type { SendRequest } from '../../src/delivery/types.js';
-import type { AppRecord } from '../../src/services/records.js';
+import type { AppRecord } from '../../src/model/identity.js';
 
 function setup(config: Partial<Config> = {}) {
   let now = 1_700_000_000_000;

@@ -4,7 +4,7 @@ import { WebSocket } from 'ws';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { createSdkSocketClient, type SdkSocketClient, type SdkSocketClientOptions } from '../helpers/sdk-socket-client.js';
 import type { SendRequest } from '../../src/delivery/types.js';
-import type { AppRecord } from '../../src/services/records.js';
+import type { AppRecord } from '../../src/model/identity.js';
 
 interface App { id: string; appKey: string; [k: string]: unknown }
 
@@ -98,7 +98,7 @@ t.test('socket mode against a real daemon', async (t) => {
     t.ok(ws, 'opens');
     t.ok(prepared, 'not before the slow preparation ended');
     if (d.parts.store.kind === 'postgres') {
-      const holders = await d.parts.store.find<{ instanceId: string }>('socketHolders', 'appId', app.id);
+      const holders = await d.parts.store.find('socketHolders', 'appId', app.id);
       t.equal(holders.length, 1, 'the daemon\'s holder record is there the moment the socket is open: another daemon can relay to it at once');
     }
     const failing = d.parts.socket.sessions.beforeAccept(() => Promise.reject(new Error('store unreachable')));

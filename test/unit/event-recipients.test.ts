@@ -6,10 +6,11 @@
 import t from 'tap';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
+import { engineOf } from '../helpers/test-tables.js';
 import { createEventRecipients } from '../../src/services/workspace/events.js';
-import type { WorkspaceOutboxEvent } from '../../src/services/events-outbox.js';
-import { authorizationId, installationId } from '../../src/services/oauth/grants.js';
-import { OT } from '../../src/services/oauth/records.js';
+import type { WorkspaceOutboxEvent } from '../../src/model/events.js';
+import { authorizationId, installationId } from '../../src/model/oauth.js';
+import { OT } from '../../src/model/oauth.js';
 
 const WS = 'ws_1';
 const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();
@@ -42,7 +43,7 @@ function counted(store: Store) {
 
 t.test('an event goes to the apps subscribed to it, for the users who could see it and for whom the app holds its scope', async (t) => {
   const store = createMemoryStore();
-  await store.commit([
+  await engineOf(store).commit([
     ...appChanges('app_bot', 1, { botScopes: ['messages:read'], users: ['wu_a', 'wu_b'] }), // its bot holds the scope: every user who could see it
     ...appChanges('app_user', 2, { userScopes: ['messages:read'], users: ['wu_b'] }), // only through its user's own grant
     ...appChanges('app_noscope', 3, { users: ['wu_a'] }), // subscribed, but neither bot nor user holds messages:read
@@ -62,7 +63,7 @@ t.test('an event goes to the apps subscribed to it, for the users who could see 
 
 t.test('the fan-out reads the same few things whatever the number of apps or events: no read per app', async (t) => {
   const base = createMemoryStore();
-  for (let i = 0; i < 100; i++) await base.commit(appChanges(`app_${i}`, i, { botScopes: ['messages:read'], users: ['wu_a', 'wu_b'] }));
+  for (let i = 0; i < 100; i++) await engineOf(base).commit(appChanges(`app_${i}`, i, { botScopes: ['messages:read'], users: ['wu_a', 'wu_b'] }));
   const { store, reads } = counted(base);
   const { recipientsOf } = createEventRecipients(store);
   const out = await recipientsOf(Array.from({ length: 20 }, (_, i) => ({ ...event('NEW_MESSAGE', { everyone: true }), id: `evt_${i}` })));

@@ -10,6 +10,7 @@ import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
 import { redactUrl, withJitOff } from '../../src/store/postgres/url.js';
 import { INDEXED_FIELDS, PAGE_ORDERS } from '../../src/store/indexes.js';
 import { sqlAt as sql, startPgCluster, testWithPg } from '../helpers/pg.js';
+import type { TestTables } from '../helpers/test-tables.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -115,14 +116,14 @@ void testWithPg(t, 'keys and indexed values compare as bytes, whatever collation
   t.same(defs.filter((d) => !IN_C.test(d)), [], 'each holds its field\'s values in "C"');
 
   // a find reads only its key's entries of the index: its comparison is in the index's collation
-  const store = await openPostgresStore({ url: other, logger: captureLogger(), instanceId: 'collation' });
+  const store = await openPostgresStore<TestTables>({ url: other, logger: captureLogger(), instanceId: 'collation' });
   await store.commit(Array.from({ length: 40 }, (_, i) => ({ table: 'apps', id: `a${i}`, value: { id: `a${i}`, ownerId: i < 3 ? 'u1' : `u${i}` } })));
   const scans = async () => (await sql<{ n: string }>(other, `SELECT (idx_scan * 1000000 + idx_tup_read)::text AS n FROM pg_stat_user_indexes WHERE indexrelname = 'appreg_ix_apps_ownerId'`))[0]!.n;
   const settled = () => settledCount(other, async () => Number(await scans()));
   await store.close();
   const before = await settled();
-  const reading = await openPostgresStore({ url: other, logger: captureLogger(), instanceId: 'collation' });
-  t.same((await reading.find<{ id: string }>('apps', 'ownerId', 'u1')).map((r) => r.id).sort(), ['a0', 'a1', 'a2']);
+  const reading = await openPostgresStore<TestTables>({ url: other, logger: captureLogger(), instanceId: 'collation' });
+  t.same((await reading.find('apps', 'ownerId', 'u1')).map((r) => r.id).sort(), ['a0', 'a1', 'a2']);
   await reading.close();
   const used = (await settled()) - before;
   t.equal(Math.floor(used / 1000000), 1, 'one scan of the find index');
@@ -130,7 +131,7 @@ void testWithPg(t, 'keys and indexed values compare as bytes, whatever collation
 });
 
 void testWithPg(t, 'a database an earlier appreg made gets its keys in "C" at the next start, its records kept', async (t, url) => {
-  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'upgrade' });
+  const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'upgrade' });
   await store.commit([{ table: 'apps', id: 'a1', value: { id: 'a1', ownerId: 'u1' } }, { table: 'wsMessages', id: 'm1', value: { id: 'm1', channelId: 'c1', seq: 1 } }]);
   await store.close();
   // schema version 5, as it was: the default collation, the indexes spelled without one
@@ -147,7 +148,7 @@ void testWithPg(t, 'a database an earlier appreg made gets its keys in "C" at th
   t.same(await collations(url, 'appreg_records'), { tbl: 'C', id: 'C' });
   t.same(await collations(url, 'appreg_hit_windows'), { key: 'C' });
   t.same((await findIndexDefs(url)).filter((d) => !IN_C.test(d)), [], 'every index made again in "C"');
-  const again = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'upgrade' });
+  const again = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'upgrade' });
   t.same(await again.find('apps', 'ownerId', 'u1'), [{ id: 'a1', ownerId: 'u1' }], 'records kept, found by their index');
   t.same((await again.findPage('wsMessages', 'channelId', 'c1', { orderBy: 'seq', limit: 10 })).length, 1);
   await again.close();
@@ -162,7 +163,7 @@ void testWithPg(t, 'every test database is a new, empty one', async (t, url) => 
 });
 
 void testWithPg(t, 'three stores opening a new database at once', async (t, url) => {
-  const stores = await Promise.all(['x', 'y', 'z'].map((id) => openPostgresStore({ url, logger: captureLogger(), instanceId: id })));
+  const stores = await Promise.all(['x', 'y', 'z'].map((id) => openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: id })));
   t.teardown(() => Promise.all(stores.map((s) => s.close())));
   await stores[0]!.commit([{ table: 't', id: '1', value: { a: 1 } }]);
   t.same(await stores[2]!.get('t', '1'), { a: 1 });
@@ -173,7 +174,7 @@ void testWithPg(t, 'the password never reaches the log', async (t, url) => {
   u.username = 'nobody';
   u.password = 'hunter2-secret';
   const logger = captureLogger();
-  const err = await openPostgresStore({ url: u.toString(), logger, instanceId: 'p' }).catch((e: Error) => e);
+  const err = await openPostgresStore<TestTables>({ url: u.toString(), logger, instanceId: 'p' }).catch((e: Error) => e);
   t.ok(err instanceof Error, 'a role that does not exist: open fails');
   t.notMatch((err as Error).message, /hunter2/, 'not in the error');
   t.match((err as Error).message, /nobody/, "the database's own reason");
@@ -182,7 +183,7 @@ void testWithPg(t, 'the password never reaches the log', async (t, url) => {
 
 void testWithPg(t, 'a dropped connection: health not ok, then ok again', async (t, url) => {
   const logger = captureLogger();
-  const store = await openPostgresStore({ url, logger, instanceId: 'health-test', retryMs: 50 });
+  const store = await openPostgresStore<TestTables>({ url, logger, instanceId: 'health-test', retryMs: 50 });
   t.teardown(() => store.close());
   let heard = 0;
   const gaps: number[] = [];
@@ -215,7 +216,7 @@ void testWithPg(t, 'a dropped connection: health not ok, then ok again', async (
 });
 
 void testWithPg(t, 'timings', async (t, url) => {
-  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'timing' });
+  const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'timing' });
   t.teardown(() => store.close());
   const n = 300;
   await store.commit([{ table: 't', id: 'warm', value: { v: 0 } }]);
@@ -230,20 +231,20 @@ void testWithPg(t, 'timings', async (t, url) => {
 });
 
 void testWithPg(t, 'an expectation on a record read names its row version', async (t, url) => {
-  const a = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'ver-a' });
+  const a = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'ver-a' });
   t.teardown(() => a.close());
-  const b = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'ver-b' });
+  const b = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'ver-b' });
   t.teardown(() => b.close());
   await a.commit([{ table: 't', id: 'r', value: { v: 1 } }]);
-  const read = (await a.get<{ v: number }>('t', 'r'))!;
+  const read = (await a.get('t', 'r'))!;
   read.v = 5; // the caller's copy: changing it changes neither the record nor what was read
   await a.commit([{ table: 't', id: 'r', value: { v: 2 } }], [{ table: 't', id: 'r', value: read }]);
   t.same(await b.get('t', 'r'), { v: 2 }, 'unchanged since read: lands');
-  const again = (await a.get<object>('t', 'r'))!;
+  const again = (await a.get('t', 'r'))!;
   await b.commit([{ table: 't', id: 'r', value: { v: 3 } }]);
   await b.commit([{ table: 't', id: 'r', value: { v: 2 } }]);
   await t.rejects(a.commit([{ table: 't', id: 'r', value: { v: 9 } }], [{ table: 't', id: 'r', value: again }]), StoreConflict, 'rewritten, even back to the same value: a conflict');
-  const same = (await a.get<object>('t', 'r'))!;
+  const same = (await a.get('t', 'r'))!;
   await b.commit([{ table: 't', id: 'r', value: { v: 2 } }]);
   await a.commit([{ table: 't', id: 'r', value: { v: 2, by: 'a' } }], [{ table: 't', id: 'r', value: same }]);
   t.same(await b.get('t', 'r'), { v: 2, by: 'a' }, 'a write of what the record already holds changes nothing, its version neither');
@@ -255,13 +256,13 @@ void testWithPg(t, 'an expectation on a record read names its row version', asyn
   await a.commit([{ table: 't', id: 'r', value: null }], [{ table: 't', id: 'r', value: seen! }]);
   t.equal(await b.get('t', 'r'), undefined, 'getMany records carry their version too');
   await a.commit([{ table: 'q', id: 'e', value: { id: 'e', dueAt: 1 } }]);
-  const [claimed] = await a.claim<{ id: string }>({ table: 'q', dueField: 'dueAt', now: 10, leaseUntil: 100, limit: 1, owner: 'A' });
+  const [claimed] = await a.claim({ table: 'q', dueField: 'dueAt', now: 10, leaseUntil: 100, limit: 1, owner: 'A' });
   await a.commit([{ table: 'q', id: 'e', value: null }], [{ table: 'q', id: 'e', value: claimed! }]);
   t.equal(await b.get('q', 'e'), undefined, 'a claimed record is expected as claimed');
 });
 
 void testWithPg(t, 'commits made at once go to the database together', async (t, url) => {
-  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'batch' });
+  const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'batch' });
   t.teardown(() => store.close());
   // what each of the store's connections ran last (pg_stat_activity keeps it while the connection is idle)
   const last = async () => (await sql<{ query: string }>(url, `SELECT query FROM pg_stat_activity WHERE application_name = 'appreg-batch'`)).map((r) => r.query);
@@ -276,7 +277,7 @@ void testWithPg(t, 'commits made at once go to the database together', async (t,
 });
 
 void testWithPg(t, 'reading a whole table is planned for that table: a small one is not found by scanning every record', async (t, url) => {
-  const seeding = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'plans' });
+  const seeding = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'plans' });
   await sql(url, `INSERT INTO appreg_records (tbl, id, data) SELECT 'big', 'b' || g, jsonb_build_object('id', 'b' || g) FROM generate_series(1, 5000) g`);
   await seeding.commit([{ table: 'tiny', id: 't1', value: { id: 't1' } }]);
   await sql(url, 'ANALYZE appreg_records');
@@ -284,7 +285,7 @@ void testWithPg(t, 'reading a whole table is planned for that table: a small one
   const scans = async () => Number((await sql<{ n: string }>(url, `SELECT seq_scan::text AS n FROM pg_stat_user_tables WHERE relname = 'appreg_records'`))[0]?.n);
   const settled = () => settledCount(url, scans);
   const before = await settled();
-  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'plans' });
+  const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'plans' });
   // a prepared statement turns generic after five runs: the whole-table plan the big table needs would then serve the tiny one too
   for (let i = 0; i < 6; i++) t.equal((await store.all('big')).length, 5000);
   for (let i = 0; i < 10; i++) t.equal((await store.all('tiny')).length, 1);
@@ -294,7 +295,7 @@ void testWithPg(t, 'reading a whole table is planned for that table: a small one
 });
 
 void testWithPg(t, 'appreg_commit_batch decides each commit of a batch on its own, in the database', async (t, url) => {
-  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'batch-sql' });
+  const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'batch-sql' });
   await store.commit([{ table: 't', id: 'there', value: { v: 1 } }]);
   await store.close();
   const batch = (commits: unknown[]) => sql<{ out: unknown[] }>(url, 'SELECT appreg_commit_batch($1::jsonb) AS out', [JSON.stringify(commits)]).then((r) => r[0]!.out);
@@ -313,7 +314,7 @@ void testWithPg(t, 'appreg_commit_batch decides each commit of a batch on its ow
 });
 
 void testWithPg(t, "a page of a channel's messages reads that page from an index, not the whole channel", async (t, url) => {
-  const seeding = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'pages' });
+  const seeding = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'pages' });
   await sql(url, `INSERT INTO appreg_records (tbl, id, data)
     SELECT 'wsMessages', 'm' || g, jsonb_build_object('id', 'm' || g, 'channelId', CASE WHEN g % 100 = 0 THEN 'other' ELSE 'big' END, 'seq', g / 2) FROM generate_series(1, 6000) g`);
   await seeding.commit([{ table: 'wsMessages', id: 'unordered', value: { id: 'unordered', channelId: 'big', seq: 'not a number' } }]);
@@ -324,14 +325,14 @@ void testWithPg(t, "a page of a channel's messages reads that page from an index
   t.ok(Number.isFinite(await stat('idx_scan')()), 'the page index is made at start');
   const [scans0, read0] = [await settledCount(url, stat('idx_scan')), await stat('idx_tup_read')()];
 
-  const store = await openPostgresStore({ url, logger: captureLogger(), instanceId: 'pages' });
+  const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'pages' });
   type M = { id: string; seq: number };
   const seqs = (ms: M[]) => ms.map((m) => `${m.seq}/${m.id}`);
   // more than five calls: the prepared statement's generic plan must use the index too
   let after: { value: number; id: string } | undefined;
   const seen: string[] = [];
   for (let i = 0; i < 8; i++) {
-    const ms = await store.findPage<M>('wsMessages', 'channelId', 'big', { orderBy: 'seq', desc: true, limit: 5, ...(after ? { after } : {}) });
+    const ms = await store.findPage('wsMessages', 'channelId', 'big', { orderBy: 'seq', desc: true, limit: 5, ...(after ? { after } : {}) });
     seen.push(...seqs(ms));
     after = { value: ms.at(-1)!.seq, id: ms.at(-1)!.id };
   }
@@ -339,7 +340,7 @@ void testWithPg(t, "a page of a channel's messages reads that page from an index
   t.same(seen.slice(0, 6), ['2999/m5999', '2999/m5998', '2998/m5997', '2998/m5996', '2997/m5995', '2997/m5994']);
   t.equal(seen.length, 40);
   t.notOk(seen.some((s) => s.endsWith('/m5900')), 'another channel\'s message is on no page');
-  const oldest = await store.findPage<M>('wsMessages', 'channelId', 'big', { orderBy: 'seq', limit: 3 });
+  const oldest = await store.findPage('wsMessages', 'channelId', 'big', { orderBy: 'seq', limit: 3 });
   t.same(seqs(oldest), ['0/m1', '1/m2', '1/m3'], 'oldest first too; a record whose order value is not a number is on no page');
   await store.close();
 

@@ -1,9 +1,9 @@
 /**
- * The pollers' pace (src/delivery/poller.ts): often while they find work, backing off while they
+ * The pollers' pace (src/poller.ts): often while they find work, backing off while they
  * find none, and woken at a known time whatever the backoff.
  */
 import t from 'tap';
-import { createPoller } from '../../src/delivery/poller.js';
+import { createPoller } from '../../src/poller.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

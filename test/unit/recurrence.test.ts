@@ -1,6 +1,7 @@
 /** Recurring scheduled messages (src/services/workspace/recurrence.ts): each recurrence type the SDK sends, its ends, its checks. */
 import t from 'tap';
-import { RECURRENCE_TYPES, nextOccurrence, occurrenceAt, parseRecurrence, type RecurrenceType } from '../../src/services/workspace/recurrence.js';
+import { nextOccurrence, occurrenceAt, parseRecurrence } from '../../src/services/workspace/recurrence.js';
+import { RECURRENCE_TYPES, type RecurrenceType } from '../../src/model/workspace.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());

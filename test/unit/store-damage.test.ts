@@ -9,8 +9,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { StoreCorruptError, type StoreLogger } from '../../src/store/types.js';
+import type { TestTables } from '../helpers/test-tables.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-damage-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -39,7 +40,7 @@ const write = (dir: string, name: string, content: string) => fs.writeFileSync(p
 
 async function refuses(t: Tap.Test, dir: string, file: string, problem: RegExp, opts: { allowFresh?: boolean; stateFiles?: string[] } = {}) {
   const before = hashes(dir);
-  const err = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent, ...opts }).then(
+  const err = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent, ...opts }).then(
     async (s) => {
       await s.close();
       return null;
@@ -67,7 +68,7 @@ t.test('a torn final line without its newline is cut, and that is logged at warn
   const dir = newDir();
   write(dir, 'appreg.journal.1', line(1, 'a') + line(2, 'b') + line(3, 'c').slice(0, 20));
   const warnings: [string, Record<string, unknown> | undefined][] = [];
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: { warn: (m, f) => warnings.push([m, f]) } });
+  const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: { warn: (m, f) => warnings.push([m, f]) } });
   t.equal(await s.count('k'), 2);
   t.equal(fs.readFileSync(path.join(dir, 'appreg.journal.1'), 'utf8'), line(1, 'a') + line(2, 'b'), 'the torn tail alone was cut');
   t.equal(warnings.length, 1, 'one warning');
@@ -89,7 +90,7 @@ t.test('a deleted middle line (a gap in seq) refuses, naming the file and line',
 
 t.test('a journal that does not continue the data file refuses', async (t) => {
   const dir = newDir();
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   for (let i = 0; i < 3; i++) await s.commit([{ table: 'k', id: `r${i}`, value: { i } }]);
   await s.compact(); // appreg.json holds seqs 1..3, appends go to appreg.journal.2
   for (let i = 3; i < 6; i++) await s.commit([{ table: 'k', id: `r${i}`, value: { i } }]);
@@ -105,7 +106,7 @@ t.test('a journal that does not continue the data file refuses', async (t) => {
 
 t.test('a lost appreg.json beside a journal, the key and credentials.json refuses; allowFresh starts anew', async (t) => {
   const dir = newDir();
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   await s.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   await s.compact(); // appreg.json + an empty appreg.journal.2, as a running daemon leaves it
   const copy = path.join(tmpRoot, `copy${++n}`);
@@ -134,7 +135,7 @@ t.test('a lost appreg.json beside a journal, the key and credentials.json refuse
   await refuses(t, newDir(), 'appreg.json', new RegExp(`holds state \\(${elsewhere}\\)`), { stateFiles: [elsewhere] });
 
   // on purpose: a new empty store; credentials.json is not the store's to touch
-  const fresh = await openLowdbStore({ dir: copy, compactIdleMs: 0, logger: silent, allowFresh: true });
+  const fresh = await openEmbeddedStore<TestTables>({ dir: copy, compactIdleMs: 0, logger: silent, allowFresh: true });
   t.equal(await fresh.count('k'), 0);
   await fresh.commit([{ table: 'k', id: 'new', value: {} }]);
   await fresh.close();
@@ -152,14 +153,14 @@ t.test('what a first start leaves before its first commit opens as a new store',
   write(dir, 'secret.key', 'k'.repeat(43) + '\n');
   write(dir, 'appreg.journal.1', '');
   fs.mkdirSync(path.join(dir, 'deliveries'));
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   t.equal(await s.count('k'), 0);
   await s.close();
   // and a journal holding every seq from 1 with no data file is a crash before the first compaction
   const d2 = newDir();
   write(d2, 'credentials.json', '{}\n');
   write(d2, 'appreg.journal.1', line(1, 'a') + line(2, 'b'));
-  const s2 = await openLowdbStore({ dir: d2, compactIdleMs: 0, logger: silent });
+  const s2 = await openEmbeddedStore<TestTables>({ dir: d2, compactIdleMs: 0, logger: silent });
   t.equal(await s2.count('k'), 2);
   await s2.close();
 });

@@ -1,5 +1,5 @@
 /**
- * The parts of the Store contract added for several daemons, on both in-process stores:
+ * The parts of the Store<TestTables> contract added for several daemons, on both in-process stores:
  * expectations, find through the secondary indexes (after commits, rollbacks and reopen),
  * claim leases, hit windows, publish/subscribe, and reads that return copies.
  */
@@ -7,9 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { StoreConflict, type Store } from '../../src/store/types.js';
+import type { TestTables } from '../helpers/test-tables.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-contract-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -17,13 +18,11 @@ let n = 0;
 const newDir = () => path.join(tmpRoot, `d${++n}`);
 const silent = { warn: () => {} };
 
-interface App { id: string; ownerId?: string; workspaceId?: string; n?: number }
-interface Job { id: string; dueAt: number; leaseOwner?: string; leaseUntil?: number }
 const ids = (rs: { id: string }[]) => rs.map((r) => r.id).sort();
 
-const kinds: Array<[string, () => Promise<Store>]> = [
-  ['memory', async () => createMemoryStore()],
-  ['lowdb', () => openLowdbStore({ dir: newDir(), compactIdleMs: 0, logger: silent })],
+const kinds: Array<[string, () => Promise<Store<TestTables>>]> = [
+  ['memory', async () => createMemoryStore<TestTables>()],
+  ['embedded', () => openEmbeddedStore<TestTables>({ dir: newDir(), compactIdleMs: 0, logger: silent })],
 ];
 
 for (const [kind, open] of kinds) {
@@ -31,7 +30,7 @@ for (const [kind, open] of kinds) {
     const s = await open();
     t.equal(s.kind, 'embedded');
     await s.commit([{ table: 'apps', id: 'a', value: { id: 'a', n: 1 } }]);
-    const read = await s.get<App>('apps', 'a');
+    const read = await s.get('apps', 'a');
     await s.commit([{ table: 'apps', id: 'a', value: { id: 'a', n: 2 } }], [{ table: 'apps', id: 'a', value: read }]);
     t.same(await s.get('apps', 'a'), { id: 'a', n: 2 }, 'holds: written');
     // what was read before is stale now: nothing of the commit is written
@@ -62,10 +61,10 @@ for (const [kind, open] of kinds) {
     const value = { id: 'a', n: 1, nested: { x: 1 } };
     await s.commit([{ table: 'apps', id: 'a', value, }]);
     value.nested.x = 99; // the caller's object after commit
-    const r1 = await s.get<typeof value>('apps', 'a');
+    const r1 = await s.get('apps', 'a');
     t.equal(r1!.nested.x, 1, 'commit stored a copy');
     r1!.nested.x = 2;
-    const [f] = await s.find<typeof value>('apps', 'ownerId', 'nobody').then(() => s.all<typeof value>('apps'));
+    const [f] = await s.find('apps', 'ownerId', 'nobody').then(() => s.all('apps'));
     f!.n = 5;
     t.same(await s.get('apps', 'a'), { id: 'a', n: 1, nested: { x: 1 } }, 'changing what get/all returned changes nothing');
     t.not(await s.get('apps', 'a'), await s.get('apps', 'a'), 'two reads, two objects');
@@ -79,12 +78,13 @@ for (const [kind, open] of kinds) {
       { table: 'deliveryLog', id: 'b', value: { id: 'b', ownerId: 'u1', appId: 'w' } },
       { table: 'deliveryLog', id: 'c', value: { id: 'c', ownerId: 'u2' } },
     ]);
-    t.same(ids(await s.find<App>('deliveryLog', 'ownerId', 'u1')), ['a', 'b']);
-    t.same(ids(await s.find<App>('deliveryLog', 'appId', 'w')), ['a', 'b']);
+    t.same(ids(await s.find('deliveryLog', 'ownerId', 'u1')), ['a', 'b']);
+    t.same(ids(await s.find('deliveryLog', 'appId', 'w')), ['a', 'b']);
     await s.commit([{ table: 'deliveryLog', id: 'b', value: { id: 'b', ownerId: 'u2' } }, { table: 'deliveryLog', id: 'a', value: null }]);
-    t.same(ids(await s.find<App>('deliveryLog', 'ownerId', 'u1')), [], 'moved and deleted records leave the old key');
-    t.same(ids(await s.find<App>('deliveryLog', 'ownerId', 'u2')), ['b', 'c']);
-    t.same(ids(await s.find<App>('deliveryLog', 'appId', 'w')), []);
+    t.same(ids(await s.find('deliveryLog', 'ownerId', 'u1')), [], 'moved and deleted records leave the old key');
+    t.same(ids(await s.find('deliveryLog', 'ownerId', 'u2')), ['b', 'c']);
+    t.same(ids(await s.find('deliveryLog', 'appId', 'w')), []);
+    // @ts-expect-error -- not an indexed field
     await t.rejects(s.find('deliveryLog', 'name', 'x'), TypeError, 'a field without an index is a programming error');
     await s.close();
   });
@@ -97,16 +97,16 @@ for (const [kind, open] of kinds) {
       { table: 'jobs', id: 'j3', value: { id: 'j3', dueAt: 1600 } },
     ]);
     const req = { table: 'jobs', dueField: 'dueAt', now: 500, leaseUntil: 1500, limit: 10 };
-    const [a, b] = await Promise.all([s.claim<Job>({ ...req, owner: 'A' }), s.claim<Job>({ ...req, owner: 'B' })]);
+    const [a, b] = await Promise.all([s.claim({ ...req, owner: 'A' }), s.claim({ ...req, owner: 'B' })]);
     t.same(ids(a), ['j1', 'j2'], 'the first claimer leases the due records');
     t.same(b, [], 'the second claimer gets none of them');
     t.same(a.map((r) => [r.leaseOwner, r.leaseUntil]), [['A', 1500], ['A', 1500]], 'returned with the lease');
     t.same(await s.get('jobs', 'j1'), { id: 'j1', dueAt: 100, leaseOwner: 'A', leaseUntil: 1500 }, 'lease stored');
-    t.same(ids(await s.claim<Job>({ ...req, owner: 'A' })), ['j1', 'j2'], 'the owner may claim its own again');
-    t.same(await s.claim<Job>({ ...req, owner: 'B', now: 1499 }), [], 'live lease until leaseUntil');
-    const expired = await s.claim<Job>({ ...req, owner: 'B', now: 1500, leaseUntil: 3000, limit: 2 });
+    t.same(ids(await s.claim({ ...req, owner: 'A' })), ['j1', 'j2'], 'the owner may claim its own again');
+    t.same(await s.claim({ ...req, owner: 'B', now: 1499 }), [], 'live lease until leaseUntil');
+    const expired = await s.claim({ ...req, owner: 'B', now: 1500, leaseUntil: 3000, limit: 2 });
     t.same(ids(expired), ['j1', 'j2'], 'an expired lease is claimable (limit honoured: j3 waits)');
-    t.same(ids(await s.claim<Job>({ ...req, owner: 'C', now: 1600, limit: 1 })), ['j3']);
+    t.same(ids(await s.claim({ ...req, owner: 'C', now: 1600, limit: 1 })), ['j3']);
     await s.close();
   });
 
@@ -148,7 +148,7 @@ for (const [kind, open] of kinds) {
   });
 }
 
-t.test('lowdb: find and leases after rollback and reopen', async (t) => {
+t.test('embedded store: find and leases after rollback and reopen', async (t) => {
   const dir = newDir();
   let fail = false;
   const io = {
@@ -157,39 +157,39 @@ t.test('lowdb: find and leases after rollback and reopen', async (t) => {
       return (await h.write(buf, off, len)).bytesWritten;
     },
   };
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent, io, retryMs: 60_000 });
+  const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent, io, retryMs: 60_000 });
   await s.commit([{ table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u1' } }, { table: 'jobs', id: 'j', value: { id: 'j', dueAt: 1 } }]);
   fail = true;
   const moved = s.commit([{ table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u2' } }, { table: 'apps', id: 'b', value: { id: 'b', ownerId: 'u2' } }]);
-  t.same(ids(await s.find<App>('apps', 'ownerId', 'u2')), ['a', 'b'], 'visible before the write');
+  t.same(ids(await s.find('apps', 'ownerId', 'u2')), ['a', 'b'], 'visible before the write');
   await t.rejects(moved);
-  t.same(ids(await s.find<App>('apps', 'ownerId', 'u2')), [], 'rolled back out of the index');
-  t.same(ids(await s.find<App>('apps', 'ownerId', 'u1')), ['a'], 'the old key is back');
+  t.same(ids(await s.find('apps', 'ownerId', 'u2')), [], 'rolled back out of the index');
+  t.same(ids(await s.find('apps', 'ownerId', 'u1')), ['a'], 'the old key is back');
   await t.rejects(s.claim({ table: 'jobs', dueField: 'dueAt', now: 10, owner: 'A', leaseUntil: 100, limit: 5 }));
   t.same(await s.get('jobs', 'j'), { id: 'j', dueAt: 1 }, 'a claim that could not be written leases nothing');
   fail = false;
-  t.same(ids(await s.claim<Job>({ table: 'jobs', dueField: 'dueAt', now: 10, owner: 'A', leaseUntil: 100, limit: 5 })), ['j']);
+  t.same(ids(await s.claim({ table: 'jobs', dueField: 'dueAt', now: 10, owner: 'A', leaseUntil: 100, limit: 5 })), ['j']);
   await s.close();
-  const again = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
-  t.same(ids(await again.find<App>('apps', 'ownerId', 'u1')), ['a'], 'find after reopen (data file)');
+  const again = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
+  t.same(ids(await again.find('apps', 'ownerId', 'u1')), ['a'], 'find after reopen (data file)');
   t.same(await again.claim({ table: 'jobs', dueField: 'dueAt', now: 50, owner: 'B', leaseUntil: 100, limit: 5 }), [], 'the lease survives reopen');
   await again.commit([{ table: 'apps', id: 'c', value: { id: 'c', ownerId: 'u1' } }]);
   // reopen a copy while the commit is only in the journal
   const copy = newDir();
   fs.cpSync(dir, copy, { recursive: true });
   await again.close();
-  const fromJournal = await openLowdbStore({ dir: copy, compactIdleMs: 0, logger: silent });
-  t.same(ids(await fromJournal.find<App>('apps', 'ownerId', 'u1')), ['a', 'c'], 'find after reopen (journal replay)');
+  const fromJournal = await openEmbeddedStore<TestTables>({ dir: copy, compactIdleMs: 0, logger: silent });
+  t.same(ids(await fromJournal.find('apps', 'ownerId', 'u1')), ['a', 'c'], 'find after reopen (journal replay)');
   await fromJournal.close();
 });
 
-t.test('lowdb: a format-1 data file (lowdb, indented) opens, and is rewritten as format 2', async (t) => {
+t.test('embedded store: a format-1 data file (lowdb, indented) opens, and is rewritten as format 2', async (t) => {
   const dir = newDir();
   fs.mkdirSync(dir, { recursive: true });
   const doc = { formatVersion: 1, journalSeq: 3, tables: { apps: { a: { id: 'a', ownerId: 'u' }, __proto__x: { id: 'p' } }, k: { 'we"ird\\id\n': { v: 'é€😀' } } } };
   fs.writeFileSync(path.join(dir, 'appreg.json'), JSON.stringify(doc, null, 2));
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
-  t.same(ids(await s.find<App>('apps', 'ownerId', 'u')), ['a']);
+  const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
+  t.same(ids(await s.find('apps', 'ownerId', 'u')), ['a']);
   t.same(await s.get('k', 'we"ird\\id\n'), { v: 'é€😀' });
   await s.commit([{ table: 'apps', id: 'z', value: { id: 'z' } }]);
   await s.close();
@@ -197,14 +197,14 @@ t.test('lowdb: a format-1 data file (lowdb, indented) opens, and is rewritten as
   const text = fs.readFileSync(path.join(dir, 'appreg.json'), 'utf8');
   t.match(text, /^\{"formatVersion":2,"journalSeq":4,"tables":\{\n/, 'format 2, one record per line');
   t.same(JSON.parse(text).tables, doc.tables, 'still one JSON document');
-  const again = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const again = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   t.same(await again.get('k', 'we"ird\\id\n'), { v: 'é€😀' }, 'format 2 read back (line reader)');
   t.equal(await again.count('apps'), 3);
   await again.close();
 });
 
 t.test('a shared read keeps its parse until the record changes (no parse per read of a hot record)', async (t) => {
-  const store = createMemoryStore();
+  const store = createMemoryStore<TestTables>();
   await store.commit([{ table: 'apps', id: 'a1', value: { id: 'a1', n: 1 } }]);
   const [once] = await store.getMany([{ table: 'apps', id: 'a1' }], { shared: true });
   const [x] = await store.getMany([{ table: 'apps', id: 'a1' }], { shared: true });

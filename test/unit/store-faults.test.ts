@@ -10,8 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import { nodeIo, type StoreIo } from '../../src/store/fsync.js';
-import { openLowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import type { StoreLogger } from '../../src/store/types.js';
+import type { TestTables } from '../helpers/test-tables.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-faults-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -68,7 +69,7 @@ for (const c of cases) {
   t.test(`${c.name}: failed commits are rolled back, health says why, writes recover`, async (t) => {
     const dir = newDir();
     const { io, armed } = faultyIo();
-    const store = await openLowdbStore({ dir, compactIdleMs: 0, retryMs: 60_000, logger: silent, io });
+    const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 60_000, logger: silent, io });
     await store.commit([{ table: 'apps', id: 'a', value: { v: 1 } }]);
     t.same(store.health(), { ok: true });
 
@@ -96,7 +97,7 @@ for (const c of cases) {
     await t.rejects(store.commit([{ table: 'apps', id: 'e', value: {} }]), { code: c.code });
     t.equal(await store.get('apps', 'e'), undefined);
     const crash = copyDir(dir); // a crash now: nothing unacknowledged may come back
-    const s1 = await openLowdbStore({ dir: crash, compactIdleMs: 0, logger: silent });
+    const s1 = await openEmbeddedStore<TestTables>({ dir: crash, compactIdleMs: 0, logger: silent });
     t.same((await s1.all('apps')), [{ v: 1 }], 'crash copy holds only the acknowledged record');
     await s1.close();
 
@@ -108,9 +109,9 @@ for (const c of cases) {
     t.same(store.health(), { ok: true });
     t.equal(store.stats().lastSeq, 3);
     await store.close();
-    const s2 = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+    const s2 = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
     t.same(
-      (await s2.all<object>('apps')).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
+      (await s2.all('apps')).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
       [{ pad: 'x'.repeat(200) }, { v: 1 }, { v: 6 }],
       'after reopen: the acknowledged records, none of the failed ones',
     );
@@ -121,7 +122,7 @@ for (const c of cases) {
 t.test('with no commit coming, the store retries by itself and turns healthy once the disk takes writes', async (t) => {
   const dir = newDir();
   const { io, armed } = faultyIo();
-  const store = await openLowdbStore({ dir, compactIdleMs: 0, retryMs: 20, logger: silent, io });
+  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 20, logger: silent, io });
   armed.write = 'ENOSPC';
   await t.rejects(store.commit([{ table: 'k', id: 'x', value: {} }]), { code: 'ENOSPC' });
   await sleep(80);
@@ -131,7 +132,7 @@ t.test('with no commit coming, the store retries by itself and turns healthy onc
   t.same(store.health(), { ok: true }, 'healthy again without any caller commit');
   await store.commit([{ table: 'k', id: 'y', value: {} }]);
   await store.close();
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   t.same((await s.all('k')), [{}]);
   t.equal(await s.get('k', 'x'), undefined);
   await s.close();
@@ -140,7 +141,7 @@ t.test('with no commit coming, the store retries by itself and turns healthy onc
 t.test('a full disk that still takes a short write: health stays not ok until a write as large as the failed one passes', async (t) => {
   const dir = newDir();
   const { io, armed } = faultyIo();
-  const store = await openLowdbStore({ dir, compactIdleMs: 0, retryMs: 1, logger: silent, io });
+  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 1, logger: silent, io });
   await store.commit([{ table: 'k', id: 'a', value: {} }]);
   armed.fits = 60; // an empty commit's line (about 25 bytes) fits; a record does not
   const record = { text: 'a message of ordinary size '.repeat(4) };
@@ -156,7 +157,7 @@ t.test('a full disk that still takes a short write: health stays not ok until a 
   await until(() => store.health().ok);
   t.pass('ok once a retry as large as the failed write passed, without any caller commit');
   await store.close();
-  const s2 = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const s2 = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   t.same(await s2.all('k'), [{}], 'the padded retries read back as empty entries: only a is stored');
   await s2.close();
 });
@@ -164,7 +165,7 @@ t.test('a full disk that still takes a short write: health stays not ok until a 
 t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and compactions: only acknowledged commits are ever visible', async (t) => {
   const dir = newDir();
   const { io, armed } = faultyIo();
-  const store = await openLowdbStore({ dir, compactEveryBytes: 4096, compactIdleMs: 5, retryMs: 5, logger: silent, io });
+  const store = await openEmbeddedStore<TestTables>({ dir, compactEveryBytes: 4096, compactIdleMs: 5, retryMs: 5, logger: silent, io });
   armed.random = 0.15;
   const acked = new Set<string>();
   const rejected = new Set<string>();
@@ -194,9 +195,9 @@ t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and
   t.ok(store.stats().compactions > 0, `${store.stats().compactions} compactions ran between the faults`);
   t.equal(violations, 0, 'memory never showed a rejected commit, nor missed an acknowledged one');
   // the secondary index (find) follows commits and rollbacks: it equals a scan of memory
-  const all = await store.all<{ id: string; ownerId: string }>('apps');
+  const all = await store.all('apps');
   for (const w of [0, 1, 2, 3, 4, 5]) {
-    const found = (await store.find<{ id: string }>('apps', 'ownerId', `o${w}`)).map((r) => r.id).sort();
+    const found = (await store.find('apps', 'ownerId', `o${w}`)).map((r) => r.id).sort();
     t.same(found, all.filter((r) => r.ownerId === `o${w}`).map((r) => r.id).sort(), `find(ownerId o${w}) equals memory, rollbacks included`);
   }
   const crash = copyDir(dir);
@@ -204,8 +205,8 @@ t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and
   t.same(store.health(), { ok: true });
   await store.close();
   for (const d of [crash, dir]) {
-    const s = await openLowdbStore({ dir: d, compactIdleMs: 0, logger: silent });
-    const ids = new Set((await s.all<{ id: string }>('apps')).map((r) => r.id));
+    const s = await openEmbeddedStore<TestTables>({ dir: d, compactIdleMs: 0, logger: silent });
+    const ids = new Set((await s.all('apps')).map((r) => r.id));
     t.same([...acked].filter((id) => !ids.has(id)), [], `${d === dir ? 'after close' : 'crash copy'}: every acknowledged commit present`);
     t.same([...ids].filter((id) => !acked.has(id)), [], `${d === dir ? 'after close' : 'crash copy'}: no commit that failed`);
     await s.close();
@@ -215,14 +216,14 @@ t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and
 t.test('closing while the disk still fails: close resolves, the journal keeps every acknowledged commit', async (t) => {
   const dir = newDir();
   const { io, armed } = faultyIo();
-  const store = await openLowdbStore({ dir, compactIdleMs: 0, retryMs: 60_000, logger: silent, io });
+  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 60_000, logger: silent, io });
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   armed.write = 'ENOSPC'; // the file is cut back at once (truncate works on a full disk): nothing left to repair
   await t.rejects(store.commit([{ table: 'k', id: 'b', value: { v: 2 } }]), { code: 'ENOSPC' });
   await t.resolves(store.close(), 'close does not fold a failing store into appreg.json, and does not throw');
   t.equal(store.health().ok, false, 'an empty barrier at close does not count as a successful write');
   t.notOk(fs.existsSync(path.join(dir, 'appreg.json')), 'no snapshot written');
-  const s = await openLowdbStore({ dir, compactIdleMs: 0, logger: silent });
+  const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   t.same((await s.all('k')), [{ v: 1 }]);
   await s.close();
 });

@@ -5,9 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { openLowdbStore, type LowdbStore } from '../../src/store/lowdb-store.js';
+import { openEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded-store.js';
 import { DATA_FORMAT_VERSION as FORMAT_VERSION } from '../../src/store/format.js';
 import { StoreCorruptError, type Store } from '../../src/store/types.js';
+import type { TestTables } from '../helpers/test-tables.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-test-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -42,11 +43,9 @@ const journals = (dir: string) => fs.readdirSync(dir).filter((f) => f.startsWith
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const noIdle = { compactIdleMs: 0 };
 
-type Rec = { id: string; n: number };
-
 type Asserts = Pick<typeof t, 'equal' | 'same' | 'rejects'>;
 
-async function exerciseBasics(t: Asserts, store: Store) {
+async function exerciseBasics(t: Asserts, store: Store<TestTables>) {
   t.equal(await store.count('apps'), 0);
   t.equal(await store.get('apps', 'a'), undefined);
   t.same((await store.all('apps')), []);
@@ -56,10 +55,10 @@ async function exerciseBasics(t: Asserts, store: Store) {
     { table: 'users', id: 'u', value: { id: 'u', n: 3 } },
   ]);
   // applied to memory before the promise settles
-  t.same(await store.get<Rec>('apps', 'a'), { id: 'a', n: 1 });
+  t.same(await store.get('apps', 'a'), { id: 'a', n: 1 });
   await p;
   t.equal(await store.count('apps'), 2);
-  t.same((await store.all<Rec>('apps')).map((r) => r.id).sort(), ['a', 'b']);
+  t.same((await store.all('apps')).map((r) => r.id).sort(), ['a', 'b']);
   await store.commit([
     { table: 'apps', id: 'a', value: { id: 'a', n: 10 } },
     { table: 'apps', id: 'b', value: null },
@@ -78,15 +77,15 @@ async function exerciseBasics(t: Asserts, store: Store) {
 }
 
 t.test('memory store: put/get/delete/values/count', async (t) => {
-  const store = createMemoryStore();
+  const store = createMemoryStore<TestTables>();
   await exerciseBasics(t, store);
   await store.close();
   await t.rejects(store.commit([]));
 });
 
-t.test('lowdb store: put/get/delete/values/count, then persisted across close/reopen', async (t) => {
+t.test('embedded store: put/get/delete/values/count, then persisted across close/reopen', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, ...noIdle });
+  const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   await exerciseBasics(t, store);
   // a value JSON cannot hold fails the whole commit, nothing applied
   await t.rejects(store.commit([{ table: 'apps', id: 'big', value: { n: 1n } }]));
@@ -94,13 +93,13 @@ t.test('lowdb store: put/get/delete/values/count, then persisted across close/re
   await store.close();
   await store.close(); // idempotent
   await t.rejects(store.commit([{ table: 'apps', id: 'z', value: {} }]), /closed/);
-  t.same(fs.readdirSync(dir).sort(), ['appreg.json'], 'after close the lowdb file alone holds everything');
+  t.same(fs.readdirSync(dir).sort(), ['appreg.json'], 'after close the data file alone holds everything');
   const doc = JSON.parse(fs.readFileSync(path.join(dir, 'appreg.json'), 'utf8'));
   t.equal(doc.formatVersion, FORMAT_VERSION);
   t.equal(doc.journalSeq, 2);
   t.same(doc.tables.apps, { a: { id: 'a', n: 10 } });
 
-  const again = await openLowdbStore({ dir, ...noIdle });
+  const again = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   t.same(await again.get('apps', 'a'), { id: 'a', n: 10 });
   t.equal(await again.get('apps', 'b'), undefined);
   t.same(await again.get('odd', '__proto__'), { id: '__proto__', n: 0 });
@@ -108,18 +107,18 @@ t.test('lowdb store: put/get/delete/values/count, then persisted across close/re
   await again.commit([{ table: 'apps', id: 'c', value: { id: 'c', n: 3 } }]);
   t.equal(again.stats().lastSeq, 3);
   await again.close();
-  const third = await openLowdbStore({ dir, ...noIdle });
+  const third = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   t.equal(await third.count('apps'), 2);
   await third.close();
 });
 
 t.test('persisted across a crash: a copy of the directory taken right after the commit resolves', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, ...noIdle });
+  const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   for (let i = 0; i < 20; i++) await store.commit([{ table: 'k', id: `i${i}`, value: { i } }]);
   const copy = copyDir(dir);
   t.notOk(fs.existsSync(path.join(copy, 'appreg.json')), 'only the journal holds the data');
-  const reopened = await openLowdbStore({ dir: copy, ...noIdle });
+  const reopened = await openEmbeddedStore<TestTables>({ dir: copy, ...noIdle });
   t.equal(await reopened.count('k'), 20);
   t.same(await reopened.get('k', 'i19'), { i: 19 });
   await reopened.close();
@@ -128,7 +127,7 @@ t.test('persisted across a crash: a copy of the directory taken right after the 
 
 t.test('a torn last journal line is ignored and cut away before appending', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, ...noIdle });
+  const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   await store.commit([{ table: 'k', id: 'b', value: { v: 2 } }]);
   const copy = copyDir(dir);
@@ -138,7 +137,7 @@ t.test('a torn last journal line is ignored and cut away before appending', asyn
   const jf = path.join(copy, j);
   const good = fs.readFileSync(jf);
   fs.appendFileSync(jf, '{"seq":3,"changes":[{"table":"k","id":"c","val');
-  const s2 = await openLowdbStore({ dir: copy, ...noIdle });
+  const s2 = await openEmbeddedStore<TestTables>({ dir: copy, ...noIdle });
   t.same(await s2.get('k', 'b'), { v: 2 });
   t.equal(await s2.get('k', 'c'), undefined);
   t.same(fs.readFileSync(jf), good, 'torn tail truncated');
@@ -146,7 +145,7 @@ t.test('a torn last journal line is ignored and cut away before appending', asyn
   t.equal(s2.stats().lastSeq, 3);
   const copy2 = copyDir(copy); // crash again: the journal must now be clean
   await s2.close();
-  const s3 = await openLowdbStore({ dir: copy2, ...noIdle });
+  const s3 = await openEmbeddedStore<TestTables>({ dir: copy2, ...noIdle });
   t.same(await s3.get('k', 'd'), { v: 4 });
   t.equal(await s3.count('k'), 3);
   await s3.close();
@@ -155,7 +154,7 @@ t.test('a torn last journal line is ignored and cut away before appending', asyn
   const copy3 = newDir();
   fs.mkdirSync(copy3, { mode: 0o700 });
   fs.writeFileSync(path.join(copy3, 'appreg.journal.1'), good.toString() + '\u0000\u0000\u0000\n');
-  const s4 = await openLowdbStore({ dir: copy3, ...noIdle });
+  const s4 = await openEmbeddedStore<TestTables>({ dir: copy3, ...noIdle });
   t.equal(await s4.count('k'), 2);
   await s4.close();
 });
@@ -166,28 +165,28 @@ t.test('a torn tail followed only by an empty journal (crash right after a compa
   const line = (seq: number, id: string) => JSON.stringify({ seq, changes: [{ table: 'k', id, value: { seq } }] }) + '\n';
   fs.writeFileSync(path.join(dir, 'appreg.journal.4'), line(1, 'a') + line(2, 'b') + '{"seq":3,"ch', { mode: 0o600 });
   fs.writeFileSync(path.join(dir, 'appreg.journal.5'), '', { mode: 0o600 });
-  const s = await openLowdbStore({ dir, ...noIdle });
+  const s = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   t.equal(await s.count('k'), 2);
   t.equal(fs.readFileSync(path.join(dir, 'appreg.journal.4'), 'utf8'), line(1, 'a') + line(2, 'b'));
   await s.commit([{ table: 'k', id: 'c', value: { seq: 3 } }]);
   t.equal(fs.readFileSync(path.join(dir, 'appreg.journal.5'), 'utf8'), line(3, 'c'), 'appends go to the newest journal');
   const copy = copyDir(dir);
   await s.close();
-  const s2 = await openLowdbStore({ dir: copy, ...noIdle });
+  const s2 = await openEmbeddedStore<TestTables>({ dir: copy, ...noIdle });
   t.equal(await s2.count('k'), 3);
   await s2.close();
 });
 
 t.test('garbage in the middle of a journal: StoreCorruptError, files unchanged', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, ...noIdle });
+  const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   const copy = copyDir(dir);
   await store.close();
   const jf = path.join(copy, 'appreg.journal.1');
   fs.appendFileSync(jf, 'garbage!\n' + JSON.stringify({ seq: 5, changes: [] }) + '\n');
   const before = dirBytes(copy);
-  const err = await openLowdbStore({ dir: copy, ...noIdle }).then(
+  const err = await openEmbeddedStore<TestTables>({ dir: copy, ...noIdle }).then(
     () => null,
     (e: unknown) => e,
   );
@@ -201,13 +200,13 @@ t.test('garbage in the middle of a journal: StoreCorruptError, files unchanged',
   fs.appendFileSync(path.join(copy2, 'appreg.journal.1'), '{"seq":2,"chan');
   fs.writeFileSync(path.join(copy2, 'appreg.journal.2'), JSON.stringify({ seq: 3, changes: [] }) + '\n');
   const before2 = dirBytes(copy2);
-  await t.rejects(openLowdbStore({ dir: copy2, ...noIdle }), StoreCorruptError);
+  await t.rejects(openEmbeddedStore<TestTables>({ dir: copy2, ...noIdle }), StoreCorruptError);
   t.same(dirBytes(copy2), before2);
 });
 
 t.test('a damaged appreg.json: StoreCorruptError, file unchanged', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, ...noIdle });
+  const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   await store.close();
   const file = path.join(dir, 'appreg.json');
@@ -226,7 +225,7 @@ t.test('a damaged appreg.json: StoreCorruptError, file unchanged', async (t) => 
     fs.writeFileSync(path.join(d, 'appreg.json'), content, { mode: 0o600 });
     fs.writeFileSync(path.join(d, 'appreg.journal.3'), JSON.stringify({ seq: 1, changes: [] }) + '\n', { mode: 0o600 });
     const before = dirBytes(d);
-    const err = await openLowdbStore({ dir: d }).then(
+    const err = await openEmbeddedStore<TestTables>({ dir: d }).then(
       () => null,
       (e: unknown) => e,
     );
@@ -239,7 +238,7 @@ t.test('a damaged appreg.json: StoreCorruptError, file unchanged', async (t) => 
 
 t.test('compaction while 1000 commits race it; reopen sees everything', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, compactEveryBytes: 8 * 1024, compactIdleMs: 5 });
+  const store = await openEmbeddedStore<TestTables>({ dir, compactEveryBytes: 8 * 1024, compactIdleMs: 5 });
   const inflight: Promise<void>[] = [];
   for (let i = 0; i < 1000; i++) {
     inflight.push(store.commit([{ table: 'r', id: `id${i}`, value: { i, pad: 'p'.repeat(50) } }]));
@@ -250,16 +249,16 @@ t.test('compaction while 1000 commits race it; reopen sees everything', async (t
   await Promise.all(inflight);
   const st = store.stats();
   t.ok(st.compactions >= 3, `compacted ${st.compactions} times`);
-  t.ok(fs.existsSync(path.join(dir, 'appreg.json')), 'lowdb file written');
+  t.ok(fs.existsSync(path.join(dir, 'appreg.json')), 'data file written');
   t.ok(journals(dir).length <= 2, `old journals removed (${journals(dir).join(',')})`);
   const crashCopy = copyDir(dir); // state without a final close
   await store.close();
   t.same(fs.readdirSync(dir), ['appreg.json']);
   for (const d of [crashCopy, dir]) {
-    const s = await openLowdbStore({ dir: d, ...noIdle });
+    const s = await openEmbeddedStore<TestTables>({ dir: d, ...noIdle });
     t.equal(await s.count('r'), 1000, d === dir ? 'after close' : 'after crash');
     let ok = true;
-    for (let i = 0; i < 1000; i++) ok &&= (await s.get<{ i: number }>('r', `id${i}`))?.i === i;
+    for (let i = 0; i < 1000; i++) ok &&= (await s.get('r', `id${i}`))?.i === i;
     t.ok(ok, 'every record present');
     await s.close();
   }
@@ -267,7 +266,7 @@ t.test('compaction while 1000 commits race it; reopen sees everything', async (t
 
 t.test('snapshot holds later seqs than the old journal: replay skips them', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, ...noIdle });
+  const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   const c = store.compact();
   // committed after compaction began: may be in the snapshot and the new journal both
@@ -277,16 +276,16 @@ t.test('snapshot holds later seqs than the old journal: replay skips them', asyn
   await store.commit([{ table: 'k', id: 'b', value: null }]);
   const copy = copyDir(dir);
   await store.close();
-  const s = await openLowdbStore({ dir: copy, ...noIdle });
+  const s = await openEmbeddedStore<TestTables>({ dir: copy, ...noIdle });
   t.same(await s.get('k', 'a'), { v: 2 });
   t.equal(await s.get('k', 'b'), undefined);
   t.equal(s.stats().lastSeq, 4);
   await s.close();
 });
 
-t.test('idle compaction folds the journal into the lowdb file', async (t) => {
+t.test('idle compaction folds the journal into the data file', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, compactIdleMs: 30 });
+  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 30 });
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   t.equal(store.stats().compactions, 0);
   for (let i = 0; i < 50 && store.stats().compactions === 0; i++) await sleep(20);
@@ -303,7 +302,7 @@ t.test('idle compaction folds the journal into the lowdb file', async (t) => {
 
 t.test('group commit: 200 concurrent commits share few writes', async (t) => {
   const dir = newDir();
-  const store = await openLowdbStore({ dir, ...noIdle });
+  const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   await store.commit([{ table: 'g', id: 'warm', value: {} }]);
   const before = store.stats().batches;
   const all: Promise<void>[] = [];
@@ -322,7 +321,7 @@ t.test('group commit: 200 concurrent commits share few writes', async (t) => {
   await Promise.all(staggered);
   t.ok(store.stats().batches - st.batches < 100, `${store.stats().batches - st.batches} batches for 200 staggered commits`);
   await store.close();
-  const s = await openLowdbStore({ dir, ...noIdle });
+  const s = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   t.equal(await s.count('g'), 401);
   await s.close();
 });
@@ -331,13 +330,13 @@ t.test('files are 0600 and a new directory 0700, even with a permissive umask', 
   const old = process.umask(0o000);
   t.teardown(() => void process.umask(old));
   const dir = path.join(newDir(), 'nested', 'data');
-  const store = await openLowdbStore({ dir, ...noIdle });
+  const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   const mode = (p: string) => fs.statSync(p).mode & 0o777;
   t.equal(mode(dir), 0o700, 'dir');
   t.equal(mode(path.join(dir, 'appreg.journal.1')), 0o600, 'journal');
   await store.compact();
-  t.equal(mode(path.join(dir, 'appreg.json')), 0o600, 'lowdb file after compaction');
+  t.equal(mode(path.join(dir, 'appreg.json')), 0o600, 'data file after compaction');
   t.equal(mode(path.join(dir, 'appreg.journal.2')), 0o600, 'new journal');
   // a leftover steno temp file with a loose mode does not leak it
   fs.writeFileSync(path.join(dir, '.appreg.json.tmp'), '', { mode: 0o644 });
@@ -345,12 +344,12 @@ t.test('files are 0600 and a new directory 0700, even with a permissive umask', 
   await store.commit([{ table: 'k', id: 'b', value: { v: 2 } }]);
   await store.close();
   t.same(fs.readdirSync(dir), ['appreg.json']);
-  t.equal(mode(path.join(dir, 'appreg.json')), 0o600, 'lowdb file after close');
+  t.equal(mode(path.join(dir, 'appreg.json')), 0o600, 'data file after close');
 });
 
 t.test('a commit that cannot be written rejects and fails the store', async (t) => {
   const dir = newDir();
-  const store = (await openLowdbStore({ dir, ...noIdle })) as LowdbStore;
+  const store = (await openEmbeddedStore<TestTables>({ dir, ...noIdle })) as EmbeddedStore<TestTables>;
   await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
   // Pull the journal's descriptor out from under the store (test-only sabotage).
   const fdDir = '/proc/self/fd';
@@ -369,7 +368,7 @@ t.test('a commit that cannot be written rejects and fails the store', async (t) 
   await t.rejects(store.commit([{ table: 'k', id: 'b', value: { v: 2 } }]));
   await t.rejects(store.commit([{ table: 'k', id: 'c', value: { v: 3 } }]));
   await store.close(); // does not compact a failed store
-  const s = await openLowdbStore({ dir: dir, ...noIdle });
+  const s = await openEmbeddedStore<TestTables>({ dir: dir, ...noIdle });
   t.same(await s.get('k', 'a'), { v: 1 });
   t.equal(await s.get('k', 'c'), undefined);
   await s.close();
@@ -385,7 +384,7 @@ t.test('SIGKILLed writer: every acknowledged commit survives (three crashes in a
     // until the last round, check a copy: the next writer starts from the directory
     // exactly as the crash left it, and the checking store can be closed (a store left
     // open leaks its journal handle to the garbage collector)
-    const s = await openLowdbStore({ dir: round === 'c' ? dir : copyDir(dir), ...noIdle });
+    const s = await openEmbeddedStore<TestTables>({ dir: round === 'c' ? dir : copyDir(dir), ...noIdle });
     const missing: string[] = [];
     for (const id of acked) if ((await s.get('items', id)) === undefined) missing.push(id);
     t.same(missing, [], `round ${round}: no acknowledged commit lost`);

@@ -24,7 +24,7 @@ interface TableSummary {
 async function databaseUrl(run: Run, given: unknown): Promise<{ url: string; shown: string }> {
   const url = typeof given === 'string' ? given : run.io.env.APPREG_DATABASE_URL;
   if (!url) throw new CliError('--database-url (or APPREG_DATABASE_URL) is required', EXIT.usage);
-  const { isPostgresUrl, redactUrl } = await import('../../store/postgres/url.js');
+  const [{ isPostgresUrl }, { redactUrl }] = await Promise.all([import('../../config.js'), import('../../store/postgres/url.js')]);
   if (!isPostgresUrl(url)) throw new CliError(`--database-url must be a PostgreSQL URL such as postgres://appreg:secret@127.0.0.1:5432/appreg, not ${redactUrl(url)}`, EXIT.usage);
   return { url, shown: redactUrl(url) };
 }

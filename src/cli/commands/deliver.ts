@@ -5,6 +5,7 @@ import { action, examples, nonNegativeInt, positiveInt, readJsonFile } from '../
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
 import type { Message } from '../workspace.js';
+import type { Attempt, Delivery } from '../delivery.js';
 import { registerDeliveriesTail } from './deliveries-tail.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
@@ -13,11 +14,6 @@ type Workspace = typeof import('../workspace.js');
 const KINDS = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
 export const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
 
-interface Attempt { id: string; at: string; retryNum: number; status?: number; latencyMs: number; outcome: string; excerpt?: string; error?: string; message?: string; replay?: boolean }
-export interface Delivery {
-  id: string; kind: string; subject?: string; appId: string; appName: string; url?: string; transport: string; state: string; outcome?: string; ephemeralMessage?: string;
-  response?: unknown; payload: unknown; attempts: Attempt[]; createdAt: string; nextAttemptAt?: string; cancelReason?: string;
-}
 interface ProbeResult { outcome: string; status?: number; latencyMs: number; error?: string; refused: boolean }
 interface Probe { wrongSignature: ProbeResult; unsigned: ProbeResult; refusedBoth: boolean }
 

@@ -3,9 +3,8 @@ import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { action, examples, positiveInt } from '../options.js';
 import type { Run } from '../run.js';
-import type { Delivery } from './deliver.js';
+import type { Attempt, Delivery } from '../delivery.js';
 
-type Attempt = Delivery['attempts'][number];
 
 /** `12:00:01 slash-command /standup → standup: 200 acked in 3 ms  dlv_…`, a retry or replay marked. */
 function attemptLine(c: ChalkInstance, d: Delivery, a: Attempt): string {

@@ -1,9 +1,10 @@
 /** What `appreg say` does once its options are read (loaded when it runs, not at start): see say.ts. */
 import { createClient, type Client } from '../client.js';
 import { CliError, EXIT, type Out } from '../output.js';
-import { nonNegativeInt, type GlobalOpts } from '../options.js';
-import type { Run } from '../run.js';
-import { EXPECT, meets, waitingNotice, type Delivery } from './deliver.js';
+import { nonNegativeInt } from '../options.js';
+import type { GlobalOpts, Run } from '../run.js';
+import { EXPECT, meets, waitingNotice } from './deliver.js';
+import type { Delivery } from '../delivery.js';
 import { formatMessage, markOf, messagesPath, nameCache, regexOption, watch, type Message } from '../workspace.js';
 
 type SayAnswer = { kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery };

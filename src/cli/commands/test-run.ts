@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CliError, EXIT, type Out } from '../output.js';
-import { positiveInt, type GlobalOpts } from '../options.js';
+import { positiveInt } from '../options.js';
+import type { GlobalOpts } from '../run.js';
 import type { Run } from '../run.js';
-import { REPORTERS } from './test.js';
 import { givenDaemon, ownDaemon, type Daemon } from '../../apptest/daemon.js';
 import { NoSuchPath, suiteFiles } from '../../apptest/files.js';
 import type { Reporter } from '../../apptest/runner.js';
@@ -81,14 +81,15 @@ function check(o: Opts, suites: Suite[], grep: RegExp | undefined, url: string |
   if (running && !url) throw new CliError(`${path.relative(cwd, running.file)}: the app is already running (app.url), so it talks to its own daemon: give that daemon with --url`, EXIT.usage);
 }
 
-export async function testCommand(run: Run, o: Opts, out: Out, paths: string[]): Promise<void> {
+/** `reporters`: the names --reporter takes (test.ts lists them in its help without loading this module). */
+export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], reporters: readonly string[]): Promise<void> {
   if (o.init) {
     if (paths.length) throw new CliError('--init writes a suite: give the app\'s manifest with --manifest, not paths', EXIT.usage);
     return init(run, o, out);
   }
   if (o.manifest !== undefined || o.force) throw new CliError(`${o.manifest !== undefined ? '--manifest' : '--force'} is for --init`, EXIT.usage);
   const reporter = String(o.reporter ?? (o.json ? 'json' : 'pretty'));
-  if (!REPORTERS.includes(reporter)) throw new CliError(`--reporter must be one of ${REPORTERS.join(', ')}`, EXIT.usage);
+  if (!reporters.includes(reporter)) throw new CliError(`--reporter must be one of ${reporters.join(', ')}`, EXIT.usage);
   if (o.json && o.reporter !== undefined && reporter !== 'json') throw new CliError('--json prints the json report: it cannot go with --reporter ' + reporter, EXIT.usage);
   const jobs = positiveInt(o.jobs, '--jobs')!;
   let grep: RegExp | undefined;

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
 
-export const REPORTERS = ['pretty', 'tap', 'junit', 'json'];
+const REPORTERS = ['pretty', 'tap', 'junit', 'json'] as const;
 
 export function registerTest(program: Command, run: Run): void {
   program
@@ -36,6 +36,6 @@ Examples:
     .action(action(run, async (x, ...args) => {
       const paths = (args[0] as unknown as string[] | undefined) ?? [];
       const { testCommand } = await import('./test-run.js');
-      await testCommand(run, x.o, x.out, paths);
+      await testCommand(run, x.o, x.out, paths, REPORTERS);
     }));
 }

@@ -10,7 +10,7 @@ import type { Logger } from '../../logger.js';
 import type { IdentityService } from '../../services/identity.js';
 import type { AuthorizationRequests, AuthRequest } from '../../services/oauth/authorization-request.js';
 import { newVisitorToken, type WebSessions } from '../../services/oauth/consent-sessions.js';
-import type { WorkspaceUserRecord } from '../../services/records.js';
+import type { WorkspaceUserRecord } from '../../model/identity.js';
 import { loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
 import { cookieValue, pageHeaders, redirect303, sendPage, setSessionCookie as writeSessionCookie } from '../pages/send.js';

@@ -7,7 +7,7 @@ import { unauthenticated } from '../../errors.js';
 import type { Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService } from '../identity.js';
-import { OT, type TokenRecord } from './records.js';
+import { OT } from '../../model/oauth.js';
 
 export interface TokenOwner {
   appId: string;
@@ -20,10 +20,12 @@ export interface TokenOwner {
 export function createAppTokens(store: Store, deps: { apps: AppsService; identity: IdentityService }) {
   const { apps, identity } = deps;
 
-  /** The token's owner; 401 unless `appKey` is the key of the app the token belongs to. */
-  /** Reads the store on every call (no cache): a token revoked on any daemon is refused by all at once. */
+  /**
+   * The token's owner; 401 unless `appKey` is the key of the app the token belongs to. Reads the
+   * store on every call (no cache): a token revoked on any daemon is refused by all at once.
+   */
   async function authenticate(token: unknown, appKey: unknown): Promise<TokenOwner> {
-    const rec = typeof token === 'string' && token && token.length <= 512 ? await store.get<TokenRecord>(OT.tokens, sha256(token)) : undefined;
+    const rec = typeof token === 'string' && token && token.length <= 512 ? await store.get(OT.tokens, sha256(token)) : undefined;
     const app = rec ? await apps.byId(rec.appId) : undefined;
     if (!rec || !app || typeof appKey !== 'string' || !appKey || !safeEqual(appKey, apps.secretsOf(app).appKey)) {
       throw unauthenticated('A valid token header and the x-app-token of the same app are required.');

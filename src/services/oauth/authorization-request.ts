@@ -10,9 +10,10 @@ import { matchRedirect, withParams } from '../../oauth/redirect-urls.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService } from '../identity.js';
-import type { AppRecord, WorkspaceUserRecord } from '../records.js';
-import { authorizationId, installationId, type Grants } from './grants.js';
-import { OT, sweepMinuteOf, type CodeRecord } from './records.js';
+import type { AppRecord, WorkspaceUserRecord } from '../../model/identity.js';
+import type { Grants } from './grants.js';
+import { authorizationId, installationId } from '../../model/oauth.js';
+import { OT, sweepMinuteOf, type CodeRecord } from '../../model/oauth.js';
 
 /** Codes never live longer than this, whatever the configuration says (docs/security.md §2). */
 const MAX_CODE_TTL_SECONDS = 600;

@@ -9,9 +9,11 @@ import { invalidClient, invalidGrant, invalidRequest, type AppError } from '../.
 import { StoreConflict, type Change, type Expectation } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
-import { T, retryOnConflict, type AppRecord, type WorkspaceUserRecord } from '../records.js';
-import { authorizationId, installationId, type Grants } from './grants.js';
-import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type InstallationRecord, type StoredCodeRecord, type TokenRecord } from './records.js';
+import { T, type AppRecord, type WorkspaceUserRecord } from '../../model/identity.js';
+import { retryOnConflict } from '../conflict.js';
+import type { Grants } from './grants.js';
+import { authorizationId, installationId } from '../../model/oauth.js';
+import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type InstallationRecord, type StoredCodeRecord, type TokenRecord } from '../../model/oauth.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -21,11 +23,6 @@ export interface TokenResponse {
   workspaceId: string;
 }
 
-interface BotUserRecord extends WorkspaceUserRecord {
-  isBot: true;
-  appId: string;
-  title?: string;
-}
 
 /** What an exchange reads besides the app and the code. */
 interface Related {
@@ -78,11 +75,11 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   const revokeIssued = (codeId: string): Promise<{ accessTokens: number; botToken: boolean }> =>
     retryOnConflict(async () => {
       const revoked = { accessTokens: 0, botToken: false };
-      const rec = await store.get<StoredCodeRecord>(OT.codes, codeId);
+      const rec = await store.get(OT.codes, codeId);
       if (!rec || !('consumedAt' in rec)) return revoked;
       const changes: Change[] = [];
       const expect: Expectation[] = [{ table: OT.codes, id: rec.id, value: rec }];
-      const toks = await Promise.all((rec.issuedTokenIds ?? []).map((id) => store.get<TokenRecord>(OT.tokens, id)));
+      const toks = await Promise.all((rec.issuedTokenIds ?? []).map((id) => store.get(OT.tokens, id)));
       for (const tok of toks) {
         if (!tok) continue;
         changes.push({ table: OT.tokens, id: tok.id, value: null });
@@ -112,7 +109,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       { table: OT.installations, id: instId },
       { table: OT.authorizations, id: azId },
     ], { shared: true });
-    return { user: read[0], inst: read[1], az: read[2] } as Related;
+    return { user: read[0], inst: read[1], az: read[2] };
   }
 
   /**
@@ -150,13 +147,12 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       { table: OT.installations, idFrom: { key: 1, field: 'installationId' } },
       { table: OT.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
     ], { shared: true }); // only read: new records are built from them
-    const app = read[0] as AppRecord | undefined;
-    const first = read[1] as StoredCodeRecord | undefined;
+    const [app, first] = read;
     const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;
     if (!safeEqual(input.clientSecret as string, expected) || !app) throw invalidClient();
 
     let stored = first;
-    let withCode: Related | undefined = { user: read[2], inst: read[3], az: read[4] } as Related;
+    let withCode: Related | undefined = { user: read[2], inst: read[3], az: read[4] };
     for (let attempt = 1; ; attempt++) {
       if (!stored) throw refuse('no such code (never issued, or forgotten after its expiry)', { appId: app.id });
       if (stored.appId !== app.id) throw refuse("the code was issued to another app", { appId: app.id });
@@ -171,7 +167,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         // something read changed meanwhile: the code (consumed by another exchange: a reuse, next turn)
         // or the installation or authorization (another exchange in the workspace: issue again on fresh reads)
         if (!(e instanceof StoreConflict) || attempt >= 4) throw e;
-        stored = await store.get<StoredCodeRecord>(OT.codes, codeId);
+        stored = await store.get(OT.codes, codeId);
         withCode = undefined;
       }
     }
@@ -221,7 +217,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     const changes: Change[] = [];
     // An installation's bot user lives as long as it does (an uninstall deletes both in one commit),
     // so only a reinstall, which renames it, reads it; an exchange in an installed workspace need not.
-    let botUser: BotUserRecord | undefined = inst.botUserId && rec.reinstall ? await store.get<BotUserRecord>(T.workspaceUsers, inst.botUserId) : undefined;
+    let botUser: WorkspaceUserRecord | undefined = inst.botUserId && rec.reinstall ? await store.get(T.workspaceUsers, inst.botUserId) : undefined;
     const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
     if (!inst.botUserId || rec.reinstall) {
       const m = app.manifest;
@@ -231,7 +227,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         isBot: true,
         appId: app.id,
         ...(m.botTitle ? { title: m.botTitle } : {}),
-      } as BotUserRecord;
+      };
       changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
     }
     const botId = botUser?.id ?? inst.botUserId!;
@@ -270,14 +266,14 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     return { table: OT.codes, id: rec.id, value: consumed };
   }
 
+  /** The last minute whose codes this daemon swept; undefined until its first sweep. */
+  let sweptThrough: number | undefined;
+
   /**
    * Drop expired codes. A consumed code is kept for CONSUMED_CODE_MEMORY_MS after its exchange, so a
    * replay long after the code's own expiry (a leaked code tried later) is still recognised and
    * revokes what the code issued (docs/security.md §2).
    */
-  /** The last minute whose codes this daemon swept; undefined until its first sweep. */
-  let sweptThrough: number | undefined;
-
   async function sweep(): Promise<number> {
     const now = clock.now();
     const minute = Math.floor(now / 60_000);
@@ -285,10 +281,10 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     let seen: StoredCodeRecord[];
     // The first sweep (or one after a long gap) reads every code: records written before codes carried
     // their sweep minute have none. Later sweeps read only the minutes that ended since the last one.
-    if (sweptThrough === undefined || minute - sweptThrough > MAX_MINUTES_PER_SWEEP) seen = await store.all<StoredCodeRecord>(OT.codes);
+    if (sweptThrough === undefined || minute - sweptThrough > MAX_MINUTES_PER_SWEEP) seen = await store.all(OT.codes);
     else {
       seen = [];
-      for (let m = sweptThrough + 1; m <= minute; m++) seen.push(...(await store.find<StoredCodeRecord>(OT.codes, 'sweepMinute', String(m))));
+      for (let m = sweptThrough + 1; m <= minute; m++) seen.push(...(await store.find(OT.codes, 'sweepMinute', String(m))));
     }
     // the current minute is read again next time: its codes are not all due yet
     sweptThrough = minute - 1;
@@ -303,7 +299,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    */
   async function codeState(code: unknown): Promise<'exchanged' | 'waiting' | 'unknown'> {
     if (typeof code !== 'string' || !code || code.length > 512) return 'unknown';
-    const rec = await store.get<StoredCodeRecord>(OT.codes, sha256(code));
+    const rec = await store.get(OT.codes, sha256(code));
     if (!rec) return 'unknown';
     if ('consumedAt' in rec) return 'exchanged';
     return rec.expiresAt > clock.now() ? 'waiting' : 'unknown';

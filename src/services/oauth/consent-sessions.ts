@@ -176,8 +176,8 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
     async sweep(): Promise<number> {
       const now = clock.now();
       let n = 0;
-      for (const table of [USED_TOKENS, ENDED_SESSIONS, ACCOUNT_SIGN_OUTS]) {
-        const gone = (await store.all<{ id: string; expiresAt: number }>(table)).filter((u) => u.expiresAt <= now);
+      for (const table of [USED_TOKENS, ENDED_SESSIONS, ACCOUNT_SIGN_OUTS] as const) {
+        const gone = (await store.all(table)).filter((u) => u.expiresAt <= now);
         if (gone.length) await store.commit(gone.map((u) => ({ table, id: u.id, value: null })));
         n += gone.length;
       }

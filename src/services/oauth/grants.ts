@@ -5,22 +5,19 @@
  * those are single gets. The rest are store.find on indexed fields (src/store/indexes.ts):
  * nothing is kept in memory, so every daemon sharing the store sees the same grants.
  */
-import { PREFIX, sha256 } from '../../crypto.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
-import { OT, type AuthorizationRecord, type InstallationRecord, type TokenRecord } from './records.js';
+import { OT, authorizationId, installationId, type AuthorizationRecord, type InstallationRecord, type TokenRecord } from '../../model/oauth.js';
 
-export const installationId = (appId: string, workspaceId: string) => `${PREFIX.installation}_${sha256(`${appId}|${workspaceId}`).slice(0, 27)}`;
-export const authorizationId = (appId: string, workspaceUserId: string) => `${PREFIX.authorization}_${sha256(`${appId}|${workspaceUserId}`).slice(0, 27)}`;
 
 export function createGrants(store: Store, apps: AppsService) {
   function installationOf(appId: string, workspaceId: string): Promise<InstallationRecord | undefined> {
-    return store.get<InstallationRecord>(OT.installations, installationId(appId, workspaceId));
+    return store.get(OT.installations, installationId(appId, workspaceId));
   }
 
   /** Every token the app holds in the workspace (found by app, then narrowed to the workspace). */
   async function tokensOf(appId: string, workspaceId: string): Promise<TokenRecord[]> {
-    return (await store.find<TokenRecord>(OT.tokens, 'appId', appId)).filter((t) => t.workspaceId === workspaceId);
+    return (await store.find(OT.tokens, 'appId', appId)).filter((t) => t.workspaceId === workspaceId);
   }
 
   return {
@@ -28,15 +25,15 @@ export function createGrants(store: Store, apps: AppsService) {
     tokensOf,
     commit: (changes: Change[], expect?: Expectation[]): Promise<void> => store.commit(changes, expect),
     authorizationOf(appId: string, workspaceUserId: string): Promise<AuthorizationRecord | undefined> {
-      return store.get<AuthorizationRecord>(OT.authorizations, authorizationId(appId, workspaceUserId));
+      return store.get(OT.authorizations, authorizationId(appId, workspaceUserId));
     },
     /** Ids of the apps installed in the workspace. */
     async installedApps(workspaceId: string): Promise<string[]> {
-      return (await store.find<InstallationRecord>(OT.installations, 'workspaceId', workspaceId)).map((inst) => inst.appId);
+      return (await store.find(OT.installations, 'workspaceId', workspaceId)).map((inst) => inst.appId);
     },
     /** Workspace users who authorized the app in the workspace (delivery uses it for events). */
     async authorizedUsers(appId: string, workspaceId: string): Promise<string[]> {
-      return (await store.find<AuthorizationRecord>(OT.authorizations, 'appId', appId)).filter((a) => a.workspaceId === workspaceId).map((a) => a.workspaceUserId);
+      return (await store.find(OT.authorizations, 'appId', appId)).filter((a) => a.workspaceId === workspaceId).map((a) => a.workspaceUserId);
     },
     /** Ids of every token the app holds in the workspace. */
     async tokenIds(appId: string, workspaceId: string): Promise<string[]> {
@@ -45,7 +42,7 @@ export function createGrants(store: Store, apps: AppsService) {
     /** GET …/apps/authorizations: the apps a user has authorized. */
     async authorizationsOf(workspaceUserId: string) {
       // find answers in no order: oldest first, as before
-      const azs = (await store.find<AuthorizationRecord>(OT.authorizations, 'workspaceUserId', workspaceUserId)).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+      const azs = (await store.find(OT.authorizations, 'workspaceUserId', workspaceUserId)).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
       const rows = await Promise.all(
         azs.map(async (az) => {
           const [app, inst] = await Promise.all([apps.byId(az.appId), installationOf(az.appId, az.workspaceId)]);

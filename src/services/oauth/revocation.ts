@@ -8,11 +8,12 @@ import { StoreConflict, type Change } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService, Principal } from '../identity.js';
-import { T } from '../records.js';
+import { T } from '../../model/identity.js';
 import type { TokenOwner } from './app-tokens.js';
-import { authorizationId, type Grants } from './grants.js';
+import type { Grants } from './grants.js';
+import { authorizationId } from '../../model/oauth.js';
 import type { EventsOutbox } from '../events-outbox.js';
-import { OT, type TokenRecord } from './records.js';
+import { OT, type TokenRecord } from '../../model/oauth.js';
 
 export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService; identity: IdentityService; grants: Grants; outbox: EventsOutbox }) {
   const { store, clock, logger } = ctx;

@@ -8,14 +8,10 @@ import { newId } from '../../crypto.js';
 import { notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
-import { isConflict } from './conflict.js';
-import { WT } from './records.js';
+import { isConflict } from '../conflict.js';
+import { WT } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
-
-/** A user's permanent call, keyed by the workspace user's id. */
-interface PermanentCallRecord { id: string; callId: string; code: string; workspaceId: string; createdAt: string }
-/** The code → the user whose call it is. */
-interface CallCodeRecord { id: string; workspaceUserId: string }
+import type { CallCodeRecord, PermanentCallRecord } from '../../model/workspace.js';
 
 export function createCalls(deps: { store: Store; clock: Clock; users: Pick<WorkspaceUsers, 'byId'>; callUrl: (code: string) => string }) {
   const { store, clock, users, callUrl } = deps;
@@ -23,7 +19,7 @@ export function createCalls(deps: { store: Store; clock: Clock; users: Pick<Work
 
   /** POST /v1/calls/permanent: the actor's permanent call (V1.PermanentCall), made on first use. */
   async function permanent(a: Actor) {
-    const have = await store.get<PermanentCallRecord>(WT.calls, a.userId);
+    const have = await store.get(WT.calls, a.userId);
     if (have) return view(have);
     const rec: PermanentCallRecord = { id: a.userId, callId: newId('call', 12), code: newId('pcl', 12), workspaceId: a.workspaceId, createdAt: new Date(clock.now()).toISOString() };
     const code: CallCodeRecord = { id: rec.code, workspaceUserId: a.userId };
@@ -31,7 +27,7 @@ export function createCalls(deps: { store: Store; clock: Clock; users: Pick<Work
       await store.commit([{ table: WT.calls, id: rec.id, value: rec }, { table: WT.callCodes, id: code.id, value: code }], [{ table: WT.calls, id: rec.id, value: undefined }]);
     } catch (e) {
       if (!isConflict(e)) throw e;
-      const made = await store.get<PermanentCallRecord>(WT.calls, a.userId); // made at the same moment elsewhere
+      const made = await store.get(WT.calls, a.userId); // made at the same moment elsewhere
       if (!made) throw e;
       return view(made);
     }
@@ -40,8 +36,8 @@ export function createCalls(deps: { store: Store; clock: Clock; users: Pick<Work
 
   /** The call a link's code names, with its user's name and workspace (the link's page); 404 for an unknown code. */
   async function byCode(code: string) {
-    const c = await store.get<CallCodeRecord>(WT.callCodes, code);
-    const rec = c && (await store.get<PermanentCallRecord>(WT.calls, c.workspaceUserId));
+    const c = await store.get(WT.callCodes, code);
+    const rec = c && (await store.get(WT.calls, c.workspaceUserId));
     const user = rec && (await users.byId(rec.id));
     if (!rec || !user) throw notFound('Call');
     return { ...view(rec), userName: user.name };

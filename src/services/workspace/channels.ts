@@ -7,10 +7,10 @@ import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
-import { isConflict, retryOnConflict } from './conflict.js';
+import { isConflict, retryOnConflict } from '../conflict.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
-import type { MessageRecord } from './records.js';
-import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from './records.js';
+import type { MessageRecord } from '../../model/workspace.js';
+import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 const NAME = /^[\p{L}0-9_\-\s]{1,80}$/u;
@@ -59,9 +59,9 @@ export function createChannels(deps: ChannelsDeps) {
     }
   }
 
-  const byId = async (id: unknown) => (typeof id === 'string' ? store.get<ChannelRecord>(WT.channels, id) : undefined);
+  const byId = async (id: unknown) => (typeof id === 'string' ? store.get(WT.channels, id) : undefined);
 
-  const listRecords = (workspaceId: string) => store.find<ChannelRecord>(WT.channels, 'workspaceId', workspaceId);
+  const listRecords = (workspaceId: string) => store.find(WT.channels, 'workspaceId', workspaceId);
 
   /** A named channel of the workspace: `general` or `#general`. */
   async function byName(workspaceId: string, name: string): Promise<ChannelRecord | undefined> {
@@ -254,7 +254,7 @@ export function createChannels(deps: ChannelsDeps) {
       if (ch.createdBy !== a.userId) throw forbidden('Only whoever created the channel can delete it.');
       const gone = await messagesOf(ch.id);
       // the channel as read: deleted (and CHANNEL_DELETED sent) once, however many ask at once (the others: 404)
-      const name = ch.name !== undefined ? [{ table: NAMES, id: nameKey(ch.workspaceId, ch.name), value: null }] : [];
+      const name: Change[] = ch.name !== undefined ? [{ table: NAMES, id: nameKey(ch.workspaceId, ch.name), value: null }] : [];
       // to the apps whose users could see the channel before it went
       const event = events.workspaceEvent('CHANNEL_DELETED', ch.workspaceId, audienceOf(ch), { wId: ch.workspaceId, cId: ch.id, ty: 'CHANNEL_DELETED' });
       await commit([{ table: WT.channels, id: ch.id, value: null }, ...name, ...gone.map((m) => ({ table: WT.messages, id: m.id, value: null })), event], asRead(ch), gone);

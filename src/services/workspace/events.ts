@@ -15,11 +15,12 @@
  */
 import type { Store } from '../../store/types.js';
 import { EVENT_SCOPES } from '../../validation/manifest.js';
-import type { Audience, EventsOutbox, WorkspaceOutboxEvent } from '../events-outbox.js';
-import type { AppRecord, WorkspaceUserRecord } from '../records.js';
-import { T } from '../records.js';
-import { OT, type AuthorizationRecord, type InstallationRecord } from '../oauth/records.js';
-import type { ChannelRecord } from './records.js';
+import type { EventsOutbox } from '../events-outbox.js';
+import type { Audience, WorkspaceOutboxEvent } from '../../model/events.js';
+import type { AppRecord, WorkspaceUserRecord } from '../../model/identity.js';
+import { T } from '../../model/identity.js';
+import { OT, type AuthorizationRecord } from '../../model/oauth.js';
+import type { ChannelRecord } from '../../model/workspace.js';
 
 /** What the workspace services need of the outbox: an event's record for their commit, and the hint after it. */
 export type WorkspaceEvents = Pick<EventsOutbox, 'workspaceEvent' | 'written'>;
@@ -48,11 +49,11 @@ export function createEventRecipients(store: Store) {
   /** What the fan-out of a workspace's events reads, once for all of them. */
   async function grantsIn(workspaceId: string) {
     const [installs, azs] = await Promise.all([
-      store.find<InstallationRecord>(OT.installations, 'workspaceId', workspaceId),
-      store.find<AuthorizationRecord>(OT.authorizations, 'workspaceId', workspaceId),
+      store.find(OT.installations, 'workspaceId', workspaceId),
+      store.find(OT.authorizations, 'workspaceId', workspaceId),
     ]);
     installs.sort(byCreation);
-    const apps = installs.length ? ((await store.getMany(installs.map((i) => ({ table: T.apps, id: i.appId })), { shared: true })) as Array<AppRecord | undefined>) : [];
+    const apps = installs.length ? await store.getMany(installs.map((i) => ({ table: T.apps, id: i.appId })), { shared: true }) : [];
     const byApp = new Map<string, AuthorizationRecord[]>();
     for (const az of azs.sort(byCreation)) byApp.set(az.appId, [...(byApp.get(az.appId) ?? []), az]);
     return installs.map((inst, i) => ({ inst, app: apps[i], azs: byApp.get(inst.appId) ?? [] }));

@@ -11,9 +11,10 @@ import { invalidRequest, notFound, payloadTooLarge, unauthenticated } from '../.
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
 import type { Store } from '../../store/types.js';
-import { retryOnConflict } from './conflict.js';
-import { WT, type FileRecord } from './records.js';
+import { retryOnConflict } from '../conflict.js';
+import { WT, type FileRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
+import type { FileTotalsRecord } from '../../model/workspace.js';
 
 /** Where the bytes are kept (src/files/blob-store.ts). */
 export interface FileBlobs {
@@ -45,10 +46,6 @@ export const MAX_FILES_PER_MESSAGE = 20;
  */
 const TOTALS = 'wsFileTotals';
 const TOTALS_ID = 'all';
-interface TotalsRecord {
-  id: string;
-  bytes: number;
-}
 const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
 
 interface Owner {
@@ -74,7 +71,7 @@ export function createFiles(deps: FilesDeps) {
   const reserved = new Map<string, number>(); // fileId → bytes being received
   // bytes of uploads a restart cut off before "complete"
   store
-    .all<FileRecord>(WT.files)
+    .all(WT.files)
     .then((files) => {
       const ids = new Set(files.map((f) => f.id));
       return blobs.removeExcept((id) => ids.has(id));
@@ -82,10 +79,10 @@ export function createFiles(deps: FilesDeps) {
     .catch((e) => logger.warn('could not remove unfinished uploads', { error: String(e) }));
 
   /** The totals record as stored (undefined when missing) and the bytes it stands for. */
-  async function totals(): Promise<{ stored: TotalsRecord | undefined; bytes: number }> {
-    const stored = await store.get<TotalsRecord>(TOTALS, TOTALS_ID);
+  async function totals(): Promise<{ stored: FileTotalsRecord | undefined; bytes: number }> {
+    const stored = await store.get(TOTALS, TOTALS_ID);
     if (stored) return { stored, bytes: stored.bytes };
-    return { stored, bytes: (await store.all<FileRecord>(WT.files)).reduce((n, f) => n + f.size, 0) };
+    return { stored, bytes: (await store.all(WT.files)).reduce((n, f) => n + f.size, 0) };
   }
 
   /** Completed files (every daemon's) plus this daemon's uploads not completed yet. */
@@ -182,7 +179,7 @@ export function createFiles(deps: FilesDeps) {
       // the file and the total in one commit, the total as read: two daemons completing at once both count
       await retryOnConflict(async () => {
         const { stored, bytes } = await totals();
-        const next: TotalsRecord = { id: TOTALS_ID, bytes: bytes + rec.size };
+        const next: FileTotalsRecord = { id: TOTALS_ID, bytes: bytes + rec.size };
         await store.commit([{ table: WT.files, id, value: rec }, { table: TOTALS, id: TOTALS_ID, value: next }], [{ table: TOTALS, id: TOTALS_ID, value: stored }]);
       }, 20);
     } catch (e) {
@@ -194,7 +191,7 @@ export function createFiles(deps: FilesDeps) {
 
   /** Files a message may carry: each a file its author uploaded in this workspace (400 otherwise). */
   async function attachable(a: Actor, ids: readonly string[]): Promise<void> {
-    const files = await Promise.all(ids.map((id) => store.get<FileRecord>(WT.files, id)));
+    const files = await Promise.all(ids.map((id) => store.get(WT.files, id)));
     ids.forEach((id, i) => {
       const f = files[i];
       if (!f || f.workspaceId !== a.workspaceId || f.owner !== a.userId) throw invalidRequest(`${id} is not a file you uploaded.`, [{ pointer: `/files/${i}`, message: 'unknown file' }]);
@@ -205,7 +202,7 @@ export function createFiles(deps: FilesDeps) {
   async function views(ids: readonly string[] | undefined) {
     const out: Record<string, unknown>[] = [];
     if (!ids?.length) return out; // most messages carry none: no read
-    for (const f of await Promise.all(ids.map((id) => store.get<FileRecord>(WT.files, id)))) {
+    for (const f of await Promise.all(ids.map((id) => store.get(WT.files, id)))) {
       if (f) out.push({ id: f.id, owner: f.owner, name: f.name, mimeType: f.mimeType, path: fileUrl(f.id), thumbnails: [], uploadedAtMilli: f.uploadedAtMilli });
     }
     return out;
@@ -213,7 +210,7 @@ export function createFiles(deps: FilesDeps) {
 
   /** A file's record and bytes for a reader of `workspaceId`; 404 for another workspace's file. */
   async function open(workspaceId: string, fileId: string): Promise<{ file: FileRecord; data: Readable }> {
-    const file = await store.get<FileRecord>(WT.files, fileId);
+    const file = await store.get(WT.files, fileId);
     const data = file && file.workspaceId === workspaceId ? blobs.read(file.id) : undefined;
     if (!file || !data) throw notFound('File');
     return { file, data };

@@ -20,7 +20,7 @@
  */
 import type { Clock } from '../../clock.js';
 import { StoreConflict, type Change, type Expectation, type Store } from '../../store/types.js';
-import { WT, type MessageRecord } from './records.js';
+import { WT, type MessageRecord } from '../../model/workspace.js';
 import type { ThreadSummary } from './message-view.js';
 
 /** What listeners hear of a message added, changed or removed. */
@@ -75,12 +75,12 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
   /** Trims this daemon runs, per channel: posts arriving meanwhile leave it to the one running (it counts again when done). */
   const trimming = new Map<string, Promise<void>>();
 
-  const get = (id: string) => store.get<MessageRecord>(WT.messages, id);
-  const inChannel = async (channelId: string) => (await store.find<MessageRecord>(WT.messages, 'channelId', channelId)).sort(postingOrder);
-  const repliesOf = async (rootId: string) => (await store.find<MessageRecord>(WT.messages, 'threadRootId', rootId)).sort(postingOrder);
+  const get = (id: string) => store.get(WT.messages, id);
+  const inChannel = async (channelId: string) => (await store.find(WT.messages, 'channelId', channelId)).sort(postingOrder);
+  const repliesOf = async (rootId: string) => (await store.find(WT.messages, 'threadRootId', rootId)).sort(postingOrder);
   const held = (channelId: string) => store.countWhere(WT.messages, 'channelId', channelId);
   const page = (channelId: string, desc: boolean, limit: number, after?: MessageRecord) =>
-    store.findPage<MessageRecord>(WT.messages, 'channelId', channelId, { orderBy: 'seq', desc, limit, ...(after ? { after: { value: after.seq, id: after.id } } : {}) });
+    store.findPage(WT.messages, 'channelId', channelId, { orderBy: 'seq', desc, limit, ...(after ? { after: { value: after.seq, id: after.id } } : {}) });
 
   /**
    * The newest record of the channel that readers no longer see (the oldest beyond the newest
@@ -159,7 +159,7 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
     const notices: MessageNotice[] = [];
     for (const c of changes) {
       if (c.table !== WT.messages) continue;
-      const m = (c.value as MessageRecord | null) ?? was.get(c.id);
+      const m = c.value ?? was.get(c.id);
       if (m) notices.push(notice(m));
     }
     announce(notices);

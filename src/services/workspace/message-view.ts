@@ -2,7 +2,7 @@
 import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import { MAX_FILES_PER_MESSAGE } from './files.js';
-import type { MessageRecord } from './records.js';
+import type { MessageRecord } from '../../model/workspace.js';
 
 const MAX_TEXT = 100_000;
 

@@ -8,13 +8,13 @@ import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation } from '../../store/types.js';
-import { retryOnConflict } from './conflict.js';
+import { retryOnConflict } from '../conflict.js';
 import type { Channels } from './channels.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { Files } from './files.js';
 import { postingOrder, type MessageIndex } from './message-index.js';
 import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
-import { WT, type ChannelRecord, type MessageRecord } from './records.js';
+import { WT, type ChannelRecord, type MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 export interface MessagesDeps {

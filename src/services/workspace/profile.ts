@@ -8,9 +8,9 @@ import { invalidRequest, notFound } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
-import { isConflict, retryOnConflict } from './conflict.js';
+import { isConflict, retryOnConflict } from '../conflict.js';
 import { EVERYONE, userEventBody, type WorkspaceEvents } from './events.js';
-import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from './records.js';
+import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 const EXPIRATIONS = ['never', 'min30', 'hour1', 'hour4', 'today', 'thisWeek', 'custom'];
@@ -25,7 +25,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
 
   const groupView = (g: UserGroupRecord) => ({ id: g.id, workspaceId: g.workspaceId, createdBy: g.createdBy, disabled: g.disabled, name: g.name, handle: g.handle, description: g.description, workspaceUserIds: g.workspaceUserIds });
   const groupBody = (g: UserGroupRecord, ty: string) => ({ wId: g.workspaceId, cbId: g.createdBy, id: g.id, n: g.name, h: g.handle, d: g.description, di: g.disabled, uIds: g.workspaceUserIds, cIds: [], ty });
-  const groupsOf = async (workspaceId: string) => (await store.find<UserGroupRecord>(WT.groups, 'workspaceId', workspaceId)).sort((x, y) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : 1));
+  const groupsOf = async (workspaceId: string) => (await store.find(WT.groups, 'workspaceId', workspaceId)).sort((x, y) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : 1));
   const handleTaken = (handle: string) => invalidRequest(`A group with the handle ${handle} already exists.`, [{ pointer: '/handle', message: 'is taken' }]);
 
   /** GET /v1/workspaceUsers/groups */
@@ -86,7 +86,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   /** A person changes a group (name, handle, description, members, disabled): WORKSPACE_USER_GROUP_UPDATED. */
   async function updateGroup(a: Actor, id: string, body: Record<string, unknown>) {
     const g = await retryOnConflict(async () => {
-      const prev = await store.get<UserGroupRecord>(WT.groups, id);
+      const prev = await store.get(WT.groups, id);
       if (!prev || prev.workspaceId !== a.workspaceId) throw notFound('User group');
       const g: UserGroupRecord = { ...prev, ...(await parseGroup(a, body, prev)) };
       await commitGroup(g, prev);
@@ -136,7 +136,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
 
   /** The home view an app published for a user, as a V1 HOME view. */
   async function homeView(appId: string, userId: string) {
-    const v = await store.get<HomeViewRecord>(WT.homeViews, `${appId}|${userId}`);
+    const v = await store.get(WT.homeViews, `${appId}|${userId}`);
     return v ? { id: v.id, type: 'HOME', blocks: v.blocks, ...(v.title !== undefined ? { title: v.title } : {}), ...(v.state !== undefined ? { state: v.state } : {}) } : undefined;
   }
 

@@ -3,10 +3,10 @@ import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import type { Channels } from './channels.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
-import { retryOnConflict } from './conflict.js';
+import { retryOnConflict } from '../conflict.js';
 import { postingOrder, type MessageIndex } from './message-index.js';
 import type { Messages } from './messages.js';
-import { WT, type ChannelRecord, type MessageRecord } from './records.js';
+import { WT, type ChannelRecord, type MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 
 const CODE = /^:[^\s:]{1,198}:$/;

@@ -5,18 +5,8 @@
  * no 29 February moves that one occurrence only, not every later one.
  */
 import { invalidRequest } from '../../errors.js';
+import { RECURRENCE_TYPES, type Recurrence, type RecurrenceType } from '../../model/workspace.js';
 
-export const RECURRENCE_TYPES = ['DAILY', 'BUSINESSDAYS', 'WEEKLY', 'BIWEEKLY', 'MONTHLY_NTH_WEEKDAY', 'MONTHLY_LAST_WEEKDAY', 'QUARTERLY_NTH_WEEKDAY', 'QUARTERLY_LAST_WEEKDAY', 'ANNUALLY'] as const;
-export type RecurrenceType = (typeof RECURRENCE_TYPES)[number];
-
-/** A recurrence as kept: 0 in an end field means no such end. */
-export interface Recurrence {
-  recurrenceType: RecurrenceType;
-  /** Post at most this many times in all (the first included). */
-  endAfterOccurrences: number;
-  /** No occurrence after this time (epoch ms). */
-  endDate: number;
-}
 
 const DAY_MS = 86_400_000;
 const MAX_TIME = 4_000_000_000_000;

@@ -13,17 +13,17 @@
  * next occurrence, skipping those that went by while no daemon ran, until its end.
  */
 import { newId } from '../../crypto.js';
-import { isConflict, retryOnConflict } from './conflict.js';
+import { isConflict, retryOnConflict } from '../conflict.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
-import { StoreUnavailable, type Change, type Expectation, type Store } from '../../store/types.js';
+import { StoreUnavailable, type ChangeOf, type Expectation, type Store } from '../../store/types.js';
 import type { Channels } from './channels.js';
 import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
-import { WT, type ScheduledRecord } from './records.js';
+import { WT, type ScheduledRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
-import { createPoller } from '../../delivery/poller.js';
+import { createPoller } from '../../poller.js';
 import { nextOccurrence, parseRecurrence } from './recurrence.js';
 
 /** A poll for due messages every TICK_MS while it finds some; idle, up to POLL_MAX_MS apart (a message is woken for at its time). */
@@ -62,7 +62,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   });
 
   async function own(a: Actor, id: string): Promise<ScheduledRecord> {
-    const s = await store.get<ScheduledRecord>(WT.scheduled, id);
+    const s = await store.get(WT.scheduled, id);
     if (!s || s.workspaceId !== a.workspaceId || s.author !== a.userId || sending(s)) throw notFound('Scheduled message');
     return s;
   }
@@ -86,7 +86,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     const limit = q.limit === undefined || q.limit === '' ? LIST_MAX : Number(q.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX) throw invalidRequest(`limit must be a whole number from 1 to ${LIST_MAX}.`, [{ pointer: '/limit', message: `must be 1 to ${LIST_MAX}` }]);
     const out: ScheduledRecord[] = [];
-    for (const s of await store.all<ScheduledRecord>(WT.scheduled)) {
+    for (const s of await store.all(WT.scheduled)) {
       if (s.workspaceId === a.workspaceId && s.author === a.userId && !sending(s) && (q.channelId === undefined || s.channelId === q.channelId)) out.push(s);
     }
     out.sort((x, y) => x.sendAt - y.sendAt || (x.id < y.id ? -1 : 1));
@@ -140,7 +140,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
    * What follows the post of `s`: forgetting it, or for a recurring one, the record at its next
    * occurrence still to come (released from the lease), as long as the recurrence runs.
    */
-  function afterPost(s: ScheduledRecord): Change {
+  function afterPost(s: ScheduledRecord): ChangeOf<'wsScheduledMessages'> {
     if (!s.recurrence) return { table: WT.scheduled, id: s.id, value: null };
     const anchorAt = s.anchorAt ?? s.sendAt;
     let occurrences = (s.occurrences ?? 0) + 1;
@@ -163,8 +163,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     try {
       // only while the record is as leased: a lease that ran out and was taken by another daemon posts nothing here
       await messages.postScheduled({ workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) }, s.channelId, { text: s.text, blocks: s.blocks, attachments: s.attachments }, [then], asRead(s));
-      const next = then.value as ScheduledRecord | null;
-      if (next) poller.wakeAt(next.sendAt);
+      if (then.value) poller.wakeAt(then.value.sendAt);
     } catch (e) {
       if (isConflict(e)) return;
       logger.warn('scheduled message dropped', { id: s.id, channelId: s.channelId, reason: (e as Error).message });
@@ -179,7 +178,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     let due: ScheduledRecord[];
     try {
       const now = clock.now();
-      due = await store.claim<ScheduledRecord>({ table: WT.scheduled, dueField: 'sendAt', now, owner: instanceId, leaseUntil: now + LEASE_MS, limit: CLAIM_LIMIT });
+      due = await store.claim({ table: WT.scheduled, dueField: 'sendAt', now, owner: instanceId, leaseUntil: now + LEASE_MS, limit: CLAIM_LIMIT });
     } catch (e) {
       // while the store is down this repeats every poll; the store logs the outage itself
       (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'claiming scheduled messages failed', { error: (e as Error).message });

@@ -4,7 +4,7 @@
  * alone, as if the calls had run one after another in the order they were made.
  */
 import type pg from 'pg';
-import { StoreConflict, type RecordKey } from '../types.js';
+import { StoreConflict, type AnyTables, type RecordKey } from '../types.js';
 import { createBatcher, type Settled } from './batcher.js';
 import { DEADLOCK_SQLSTATE, conflictOf, isConnectionError } from './errors.js';
 
@@ -40,9 +40,9 @@ export type Track = (data: object, version: string) => object;
 
 /** Reads by key in one statement: the keys of every call in a row, idFrom indexes moved along. */
 export function batchedReads(q: Query, maxInFlight: number, track: Track) {
-  return createBatcher<readonly RecordKey[], (object | undefined)[]>(
+  return createBatcher<readonly RecordKey<AnyTables>[], (object | undefined)[]>(
     async (calls) => {
-      const keys: RecordKey[] = [];
+      const keys: RecordKey<AnyTables>[] = [];
       for (const call of calls) {
         const base = keys.length;
         for (const k of call) keys.push('idFrom' in k ? { table: k.table, idFrom: { key: k.idFrom.key + base, field: k.idFrom.field } } : k);

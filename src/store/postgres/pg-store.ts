@@ -6,7 +6,8 @@
 import pg from 'pg';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
-import { checkHit, checkPayload, checkRecordKeys, deepFreeze, jsonHoldsNul, StoreUnavailable, StoreValueRefused, type Change, type ClaimRequest, type Expectation, type PageQuery, type Store, type StoreHealth, type StoreLogger, type StoreReads } from '../types.js';
+import type { Tables as DaemonTables } from '../../model/tables.js';
+import { checkHit, checkPayload, checkRecordKeys, deepFreeze, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type PageQuery, type EngineReads, type Store, type StoreEngine, type StoreHealth, type StoreLogger, type StoreReads, type TableMap } from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -40,7 +41,7 @@ const HIT_SWEEP_EVERY = 1000;
 
 type Row = { data: object; v: string };
 
-export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Store> {
+export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts: PostgresStoreOptions): Promise<Store<TM>> {
   const applicationName = `appreg-${opts.instanceId}`.slice(0, 63);
   const config: pg.ClientConfig = { connectionString: withJitOff(opts.url), application_name: applicationName, keepAlive: true };
   // A database that does not answer fails a request after 10 s instead of holding it forever;
@@ -109,7 +110,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
   try {
     const client = await pool.connect();
     try {
-      if (opts.beforeWrite) await opts.beforeWrite(readsBeforeMigrating(client));
+      if (opts.beforeWrite) await opts.beforeWrite(typed(readsBeforeMigrating(client)));
       await migrateWith(client);
     } finally {
       client.release();
@@ -144,12 +145,12 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
   const commits = batchedCommits(q, inFlight);
   const hits = batchedHits(q, inFlight);
 
-  const store: Store = {
+  const store: StoreEngine = {
     kind: 'postgres',
 
-    async get<T extends object>(table: string, id: string) {
+    async get(table: string, id: string) {
       if (id.includes('\u0000')) return undefined; // no record has one (and a text parameter cannot carry it)
-      return (await reads.submit([{ table, id }]))[0] as T | undefined;
+      return (await reads.submit([{ table, id }]))[0];
     },
 
     async getMany(keys, opts) {
@@ -162,10 +163,10 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       return found;
     },
 
-    async find<T extends object>(table: string, field: string, value: string) {
+    async find(table: string, field: string, value: string) {
       if (value.includes('\u0000')) return [];
       const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
-      return r.rows.map((x) => track(x.data, x.v) as T);
+      return r.rows.map((x) => track(x.data, x.v));
     },
 
     async countWhere(table, field, value) {
@@ -174,7 +175,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       return r.rows[0]?.n ?? 0;
     },
 
-    async findPage<T extends object>(table: string, field: string, value: string, page: PageQuery) {
+    async findPage(table: string, field: string, value: string, page: PageQuery) {
       if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
       if (value.includes('\u0000')) return [];
       // A record whose orderBy is not a number has no key (NULL) and is left out, as on the embedded store;
@@ -192,13 +193,13 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
         `SELECT data, xmin::text AS v FROM appreg_records WHERE ${indexed(table, field)} AND ${key} IS NOT NULL${beyond} ORDER BY ${key} ${dir}, id COLLATE "C" ${dir} LIMIT $2`,
         values,
       );
-      return r.rows.map((x) => track(x.data, x.v) as T);
+      return r.rows.map((x) => track(x.data, x.v));
     },
 
-    async all<T extends object>(table: string) {
+    async all(table: string) {
       assertSafeName(table);
       const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE tbl = '${table}'`);
-      return r.rows.map((x) => track(x.data, x.v) as T);
+      return r.rows.map((x) => track(x.data, x.v));
     },
 
     async count(table) {
@@ -207,17 +208,18 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       return r.rows[0]?.n ?? 0;
     },
 
-    async commit(changes: Change[], expect: Expectation[] = []) {
+    async commit(changes: readonly Change<AnyTables>[], expect: readonly Expectation<AnyTables>[] = []) {
       validateChanges(changes);
       if (!changes.length && !expect.length) return;
       // Stringified here: a value JSON cannot hold fails the commit before anything is sent, as does
-      // a NUL (jsonb cannot hold one; sent in a batch it would fail the others' commits too).
+      // a NUL or an unpaired surrogate (jsonb cannot hold one; sent in a batch it would fail the
+      // others' commits too).
       const args = commitArgs(changes, expect, versions);
-      if (jsonHoldsNul(args.changes) || jsonHoldsNul(args.expect)) throw new StoreValueRefused();
+      if (jsonHoldsUnstorable(args.changes) || jsonHoldsUnstorable(args.expect)) throw new StoreValueRefused();
       await commits.submit(args);
     },
 
-    async claim<T extends object>(req: ClaimRequest) {
+    async claim(req: ClaimRequest) {
       assertSafeName(req.table);
       assertSafeName(req.dueField);
       const due = `CASE WHEN jsonb_typeof(data->'${req.dueField}') = 'number' THEN (data->>'${req.dueField}')::float8 END`;
@@ -238,7 +240,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
          RETURNING r.data, r.xmin::text AS v`,
         [req.now, req.owner, String(req.leaseUntil), req.limit],
       );
-      return r.rows.map((x) => track(x.data, x.v) as T);
+      return r.rows.map((x) => track(x.data, x.v));
     },
 
     async hit(key, windowMs, now, n = 1) {
@@ -275,24 +277,24 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
       await pool.end();
     },
   };
-  return store;
+  return typed<TM>(store);
 }
 
 /**
  * Reads on a database that may not be migrated yet (or not made at all): plain statements on
  * appreg_records, whose (tbl, id, data) every schema version has; no table yet reads as empty.
  */
-function readsBeforeMigrating(client: pg.PoolClient): StoreReads {
+function readsBeforeMigrating(client: pg.PoolClient): EngineReads {
   let exists: Promise<boolean> | undefined;
   const made = () => (exists ??= client.query<{ t: string | null }>(`SELECT to_regclass('appreg_records')::text AS t`).then((r) => r.rows[0]?.t != null));
   return {
-    async get<T extends object>(table: string, id: string) {
+    async get(table: string, id: string) {
       if (!(await made())) return undefined;
-      return (await client.query<{ data: T }>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id])).rows[0]?.data;
+      return (await client.query<{ data: object }>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id])).rows[0]?.data;
     },
-    async all<T extends object>(table: string) {
+    async all(table: string) {
       if (!(await made())) return [];
-      return (await client.query<{ data: T }>('SELECT data FROM appreg_records WHERE tbl = $1', [table])).rows.map((r) => r.data);
+      return (await client.query<{ data: object }>('SELECT data FROM appreg_records WHERE tbl = $1', [table])).rows.map((r) => r.data);
     },
     async count(table: string) {
       if (!(await made())) return 0;
@@ -319,9 +321,9 @@ function indexed(table: string, field: string): string {
  * them in order leaves), sorted, as are expectations. An expectation on a record this store read
  * names the row version it read (commit-sql.ts); one on a record the caller built carries it.
  */
-function commitArgs(changes: Change[], expect: Expectation[], versions: WeakMap<object, string>): CommitArgs {
+function commitArgs(changes: readonly Change<AnyTables>[], expect: readonly Expectation<AnyTables>[], versions: WeakMap<object, string>): CommitArgs {
   const key = (x: { table: string; id: string }) => `${x.table}\u0000${x.id}`;
-  const byKey = <T extends { table: string; id: string }>(xs: T[]) =>
+  const byKey = <T extends { table: string; id: string }>(xs: readonly T[]) =>
     [...new Map(xs.map((x) => [key(x), x])).values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   const ex = byKey(expect).map((e) => {
     if (e.value === undefined) return { table: e.table, id: e.id };

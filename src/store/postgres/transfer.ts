@@ -12,9 +12,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { openLowdbStore } from '../lowdb-store.js';
+import { openEmbeddedStore } from '../embedded-store.js';
 import { DATA_FILE, JOURNAL_RE } from '../format.js';
-import type { Change, StoreLogger } from '../types.js';
+import type { AnyTables, Change, StoreLogger } from '../types.js';
 import { differences, summarize, type TableData, type TableSummary } from './digest.js';
 import { migrateWith, withClient } from './migrations.js';
 
@@ -46,7 +46,7 @@ export async function readDataDir(dir: string, logger: StoreLogger): Promise<Tab
   const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-import-'));
   try {
     for (const f of names) fs.copyFileSync(path.join(dir, f), path.join(copy, f));
-    const store = await openLowdbStore({ dir: copy, logger, compactIdleMs: 0, fsync: false });
+    const store = await openEmbeddedStore({ dir: copy, logger, compactIdleMs: 0, fsync: false });
     await store.close();
     return readDataFileTables(copy);
   } finally {
@@ -132,9 +132,10 @@ export async function exportToDataDir(url: string, dir: string, logger: StoreLog
   const data: TableData = new Map();
   for (const [table, records] of all) (outsideTables.includes(table) ? outside : data).set(table, records);
   const source = summarize(data);
-  const store = await openLowdbStore({ dir, logger, compactIdleMs: 0 });
+  // whatever the database holds is copied as it is, table by table: records of any table
+  const store = await openEmbeddedStore<AnyTables>({ dir, logger, compactIdleMs: 0 });
   try {
-    let batch: Change[] = [];
+    let batch: Change<AnyTables>[] = [];
     for (const [table, records] of data) {
       for (const [id, value] of records) {
         batch.push({ table, id, value });

@@ -17,16 +17,6 @@ export function redactUrl(raw: string): string {
   return u.toString();
 }
 
-/** Whether `raw` is a postgres: or postgresql: URL (what --database-url accepts). */
-export function isPostgresUrl(raw: string): boolean {
-  try {
-    const u = new URL(raw);
-    return u.protocol === 'postgres:' || u.protocol === 'postgresql:';
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The URL with `-c jit=off` added to its `options` parameter (the settings a connection starts
  * with; the driver takes the URL's over its own config, so it goes here). The store's statements

@@ -3,7 +3,8 @@ import type { DeliveriesService, DeliveryRecord } from '../../../services/delive
 import type { createWorkspace } from '../../../services/workspace/workspace.js';
 import type { ShortcutChoice } from '../../pages/console/workspace.js';
 import type { Signed } from './common.js';
-import type { Choice, PersonState } from '../../person-state.js';
+import type { PersonState } from '../../person-state.js';
+import type { Choice } from '../../../model/workspace.js';
 import { pickOf, type Interaction } from './block-actions.js';
 
 export type Workspace = ReturnType<typeof createWorkspace>;

@@ -8,7 +8,7 @@
 import { Router, type Request, type Response } from 'express';
 import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
-import type { MessageRecord } from '../../../services/workspace/records.js';
+import type { MessageRecord } from '../../../model/workspace.js';
 import { modalHtml, timeline, workspacePage, type TimelineItem } from '../../pages/console/workspace.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
@@ -16,7 +16,7 @@ import type { PersonState } from '../../person-state.js';
 import { stateOf } from './view-state.js';
 import { interactionOf } from './block-actions.js';
 import { channelHref, pickedIn, workspaceHelpers, type People, type Workspace } from './workspace-common.js';
-import type { Choice } from '../../person-state.js';
+import type { Choice } from '../../../model/workspace.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;

@@ -4,8 +4,7 @@
  * workspace-wide channels (`general`, `random`) have every workspace user as a member, bots
  * of installed apps included, without listing them.
  */
-import { sha256 } from '../../crypto.js';
-import type { Recurrence } from './recurrence.js';
+import { sha256 } from '../crypto.js';
 
 export const WT = {
   channels: 'wsChannels',
@@ -18,6 +17,19 @@ export const WT = {
   calls: 'wsPermanentCalls',
   callCodes: 'wsCallCodes',
 } as const;
+
+/** How a scheduled message recurs (services/workspace/recurrence.ts computes when). */
+export const RECURRENCE_TYPES = ['DAILY', 'BUSINESSDAYS', 'WEEKLY', 'BIWEEKLY', 'MONTHLY_NTH_WEEKDAY', 'MONTHLY_LAST_WEEKDAY', 'QUARTERLY_NTH_WEEKDAY', 'QUARTERLY_LAST_WEEKDAY', 'ANNUALLY'] as const;
+export type RecurrenceType = (typeof RECURRENCE_TYPES)[number];
+
+/** A recurrence as kept: 0 in an end field means no such end. */
+export interface Recurrence {
+  recurrenceType: RecurrenceType;
+  /** Post at most this many times in all (the first included). */
+  endAfterOccurrences: number;
+  /** No occurrence after this time (epoch ms). */
+  endDate: number;
+}
 
 export type ChannelType = 'PUBLIC' | 'PRIVATE' | 'DIRECT' | 'SELF';
 export const CHANNEL_TYPES: readonly ChannelType[] = ['PUBLIC', 'PRIVATE', 'DIRECT', 'SELF'];
@@ -149,3 +161,68 @@ export const initialChannelId = (workspaceId: string, name: string) => `ch_${sha
 
 /** A direct (or self) channel is found by its members: its id is derived from them. */
 export const directChannelId = (workspaceId: string, members: readonly string[]) => `dm_${sha256(`${workspaceId}|${[...members].sort().join(',')}`).slice(0, 22)}`;
+
+/** A user's permanent call, keyed by the workspace user's id. */
+export interface PermanentCallRecord { id: string; callId: string; code: string; workspaceId: string; createdAt: string }
+/** The code → the user whose call it is. */
+export interface CallCodeRecord { id: string; workspaceUserId: string }
+
+/** A channel name taken in a workspace (keyed by channels.ts nameKey): claiming it is what makes names unique across daemons. */
+export interface ChannelNameRecord { id: string; channelId: string }
+/** A user group's handle taken in a workspace (keyed by profile.ts handleKey), likewise. */
+export interface GroupHandleRecord { id: string; groupId: string }
+
+/** The bytes of every uploaded file, one record (id 'all'): the files total, counted in the commit of each upload. */
+export interface FileTotalsRecord {
+  id: string;
+  bytes: number;
+}
+
+// ---- an uploaded file's bytes on PostgreSQL (files/store-blobs.ts): a head and its chunks ----
+
+export interface BlobHead {
+  id: string;
+  chunks: number;
+  size: number;
+}
+export interface BlobChunk {
+  id: string;
+  data: string;
+}
+
+// ---- what a person sees of the apps' answers in the console (server/person-state.ts) ----
+
+export interface Note {
+  id: string;
+  channelId: string;
+  /** In a thread (a command typed in its composer). */
+  rootId?: string;
+  /** Who the note is from (the app's name). */
+  from: string;
+  text: string;
+  atMilli: number;
+}
+export interface OpenView {
+  appId: string;
+  channelId: string;
+  /** The page to come back to once the stack is empty. */
+  returnTo: string;
+  view: Record<string, unknown>;
+}
+/** What the person chose in one element: `source` is the message or view holding it, `key` the element as it was (see elementKey). */
+export interface Choice {
+  source: string;
+  onAction: string;
+  key: string;
+  value?: string;
+  values?: string[];
+}
+export interface PersonRecord {
+  id: string;
+  notes: Note[];
+  views: OpenView[];
+  picks?: Choice[];
+  /** A home view's state, by the view's id. */
+  homes?: Record<string, unknown>;
+  updatedAt: number;
+}

@@ -1,9 +1,11 @@
 /**
  * Read, check, write with several daemons on one store: a commit names what it read as
  * expectations; when another daemon (or another request of this one) changed it meanwhile the
- * store refuses with StoreConflict, and the whole step runs again on fresh reads.
+ * store refuses with StoreConflict, and the whole step runs again on fresh reads. For steps where
+ * running again is harmless; exactly-once steps (consuming a code, taking an outbox record) handle a
+ * conflict themselves. Every service retries the same way, with this one function.
  */
-import { StoreConflict } from '../../store/types.js';
+import { StoreConflict } from '../store/types.js';
 
 const ATTEMPTS = 8;
 

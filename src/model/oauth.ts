@@ -1,4 +1,5 @@
 /** Tables and record shapes of the authorization flow (docs/protocol.md §3). */
+import { PREFIX, sha256 } from '../crypto.js';
 
 export const OT = {
   installations: 'oauthInstallations',
@@ -6,6 +7,10 @@ export const OT = {
   codes: 'oauthCodes',
   tokens: 'oauthTokens',
 } as const;
+
+/** Installations and authorizations have ids derived from (app, workspace) and (app, user): each is one get, and creating one twice is the same write. */
+export const installationId = (appId: string, workspaceId: string) => `${PREFIX.installation}_${sha256(`${appId}|${workspaceId}`).slice(0, 27)}`;
+export const authorizationId = (appId: string, workspaceUserId: string) => `${PREFIX.authorization}_${sha256(`${appId}|${workspaceUserId}`).slice(0, 27)}`;
 
 /** One per (app, workspace): created by the first authorization; the bot lives here for `bot: true` apps. */
 export interface InstallationRecord {

@@ -1,5 +1,5 @@
 /**
- * The durable store: a data file (appreg.json, once a lowdb document) as the store of record, plus
+ * The embedded store: a data file (appreg.json; lowdb wrote it once, nothing of lowdb is left) as the store of record, plus
  * append-only journal files (appreg.journal.<n>) that make each commit durable
  * with one small fdatasync instead of rewriting the whole document.
  *
@@ -31,7 +31,8 @@ import { JournalWriter } from './journal-writer.js';
 import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
 import { recover } from './recovery.js';
 import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
-import { jsonHoldsNul, StoreUnavailable, StoreValueRefused, type Change, type ClaimRequest, type Expectation, type Store, type StoreLogger, type StoreReads } from './types.js';
+import { idUnstorable, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type Store, type StoreEngine, type StoreLogger, type StoreReads, type TableMap } from './types.js';
+import type { Tables as DaemonTables } from '../model/tables.js';
 import { createLogger } from '../logger.js';
 
 /** What health() and every refused write say while the journal cannot be written. */
@@ -40,7 +41,7 @@ function reasonOf(err: unknown): string {
   return `the store cannot write: ${f?.code ?? f?.name ?? 'error'} (${f?.message ?? String(err)})`;
 }
 
-export interface LowdbStoreOptions {
+export interface EmbeddedStoreOptions {
   dir: string;
   /** Compact when the active journal grows beyond this (default 4 MiB). */
   compactEveryBytes?: number;
@@ -81,17 +82,20 @@ interface StoreStats {
   commits: number;
 }
 
-export interface LowdbStore extends Store {
+/** What the embedded store offers beside the Store contract. */
+interface EmbeddedExtras {
   stats(): StoreStats;
   /** Compact now (waits for a compaction already running, then runs one). */
   compact(): Promise<void>;
 }
 
-export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStore> {
+export type EmbeddedStore<TM extends TableMap = DaemonTables> = Store<TM> & EmbeddedExtras;
+
+export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts: EmbeddedStoreOptions): Promise<EmbeddedStore<TM>> {
   const dir = path.resolve(opts.dir);
   const logger = opts.logger ?? createLogger();
   const beforeWrite = opts.beforeWrite;
-  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger, ...(beforeWrite ? { beforeWrite: (t) => beforeWrite(tableReads(t)) } : {}) });
+  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger, ...(beforeWrite ? { beforeWrite: (t) => beforeWrite(typed(tableReads(t))) } : {}) });
   const { tables } = recovered;
   let lastSeq = recovered.lastSeq;
   let closing = false;
@@ -181,11 +185,11 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
     return writer.enqueue(line, undo);
   };
 
-  const store: LowdbStore = {
+  const store: StoreEngine & EmbeddedExtras = {
     kind: 'embedded',
     ...tableReads(tables),
 
-    commit(changes: Change[], expect?: Expectation[]): Promise<void> {
+    commit(changes: readonly Change<AnyTables>[], expect?: readonly Expectation<AnyTables>[]): Promise<void> {
       if (closing) return Promise.reject(new Error('store is closed'));
       let json: JsonChange[];
       try {
@@ -195,7 +199,7 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
         // whole commit with nothing applied.
         json = toJsonChanges(changes);
         // neither store keeps a NUL (PostgreSQL cannot): refused alike here
-        for (const c of json) if (c.id.includes('\u0000') || c.table.includes('\u0000') || (c.json !== null && jsonHoldsNul(c.json))) throw new StoreValueRefused();
+        for (const c of json) if (idUnstorable(c.id) || idUnstorable(c.table) || (c.json !== null && jsonHoldsUnstorable(c.json))) throw new StoreValueRefused();
         checkExpectations(tables, expect);
       } catch (err) {
         return Promise.reject(err);
@@ -203,13 +207,13 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       return commitJson(json);
     },
 
-    async claim<T extends object>(req: ClaimRequest): Promise<T[]> {
+    async claim(req: ClaimRequest): Promise<object[]> {
       if (closing) throw new Error('store is closed');
       // Chosen and applied in one tick: no other commit can lease the same records in between.
       const { changes, records } = chooseClaims(tables, req);
       if (!changes.length) return [];
       await commitJson(changes);
-      return records as T[];
+      return records;
     },
 
     hit: async (key, windowMs, now, n) => hits.hit(key, windowMs, now, n),
@@ -247,5 +251,5 @@ export async function openLowdbStore(opts: LowdbStoreOptions): Promise<LowdbStor
       return closePromise;
     },
   };
-  return store;
+  return typed<TM, EmbeddedExtras>(store);
 }

@@ -1,0 +1,142 @@
+// The layers of docs/architecture.md, checked by dependency-cruiser over the TypeScript sources
+// (parsed by swc, so type-only imports count as well). npm test runs it (test/unit/layering.test.ts),
+// which also shows that each rule catches what it forbids; by hand:
+//   npx depcruise src
+// A package is matched by its resolved path (node_modules/<name>/) or, when it cannot be resolved,
+// by its bare name.
+const pkg = (...names) => names.map((n) => `(^|/)node_modules/${n}/|^${n}$`).join('|');
+const core = (...names) => names.map((n) => `^(node:)?${n}$`).join('|');
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment: 'Imports run one way: no module reaches itself again through its imports (type-only ones included).',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'cli-talks-http',
+      comment:
+        'The CLI talks to the daemon over HTTP only. Besides its own modules it reads the manifest schema (apps validate, offline) and the list of console pages (open --path); serve and db are the exceptions below.',
+      severity: 'error',
+      from: { path: '^src/cli/', pathNot: '^src/cli/commands/(serve|db)\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(cli/|apptest/|validation/|console-pages\\.ts$)' },
+    },
+    {
+      name: 'apptest-is-a-client',
+      comment:
+        "appreg test's runner is a client of the daemon like the CLI: it starts `appreg serve` as a child process (or uses the daemon given) and talks to it over HTTP, so it imports no part of the daemon.",
+      severity: 'error',
+      from: { path: '^src/apptest/' },
+      to: { path: [pkg('express', 'ws'), '^src/(server|store|services|delivery|files|model)/'].join('|') },
+    },
+    {
+      name: 'cli-loads-daemon-code-lazily',
+      comment:
+        'serve loads the server, db the store, the data directory lock and the transfers, only when the command runs (a dynamic import), so no other command pays for them.',
+      severity: 'error',
+      from: { path: '^src/cli/commands/(serve|db)\\.ts$' },
+      to: { path: '^src/(server|store|services|delivery|files|model)/', dynamic: false },
+    },
+    {
+      name: 'cli-serve-loads-start-only',
+      comment: 'serve starts the daemon through server/start.ts and touches nothing else of it.',
+      severity: 'error',
+      from: { path: '^src/cli/commands/serve\\.ts$' },
+      to: { path: '^src/(server|store|services|delivery|files|model)/', pathNot: '^src/server/start\\.ts$' },
+    },
+    {
+      name: 'cli-db-loads-storage-only',
+      comment: 'db works on the stored data itself: the PostgreSQL schema and transfers, the delivery log and file bytes it copies, and the data directory lock (server/data-dir.ts). No service, no daemon.',
+      severity: 'error',
+      from: { path: '^src/cli/commands/db\\.ts$' },
+      to: {
+        path: '^src/(server|store|services|delivery|files|model)/',
+        pathNot: '^src/(server/data-dir\\.ts|store/postgres/|delivery/log-transfer\\.ts|files/blob-transfer\\.ts)',
+      },
+    },
+    {
+      name: 'services-no-transport',
+      comment: 'Services are use-cases: no express, ws or multer, no file system (file bytes go through FileBlobs), nothing of the server.',
+      severity: 'error',
+      from: { path: '^src/services/' },
+      to: { path: [pkg('express', 'ws', 'multer'), core('fs', 'fs/promises'), '^src/(server|cli)/'].join('|') },
+    },
+    {
+      name: 'delivery-no-services-or-server',
+      comment:
+        'Delivery imports neither services nor the server (nor express): what it needs of them (an app directory, the socket connections) it defines as interfaces, and compose.ts hands in the implementations.',
+      severity: 'error',
+      from: { path: '^src/delivery/' },
+      to: { path: [pkg('express'), '^src/(services|server|cli)/'].join('|') },
+    },
+    {
+      name: 'routes-through-services',
+      comment:
+        'Routes speak HTTP and call services: no store, no keys (crypto.ts), no websockets, nothing of delivery; they receive what they need as typed dependencies.',
+      severity: 'error',
+      from: { path: '^src/server/routes/' },
+      to: { path: [pkg('ws'), '^src/(store|delivery)/', '^src/crypto\\.ts$'].join('|') },
+    },
+    {
+      name: 'pg-only-in-store-postgres',
+      comment: 'One door to the database: only store/postgres/ imports the driver.',
+      severity: 'error',
+      from: { pathNot: '^src/store/postgres/' },
+      to: { path: pkg('pg', 'pg-[a-z-]+') },
+    },
+    {
+      name: 'store-postgres-loaded-lazily',
+      comment: 'The PostgreSQL store (and with it pg) is loaded only when a database URL is configured: start.ts and db import it dynamically.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/store/postgres/' },
+      to: { path: '^src/store/postgres/', dynamic: false },
+    },
+    {
+      name: 'store-below-everything',
+      comment: 'The store knows no service, delivery, server, CLI or file bytes: only its contract and the model of what it keeps.',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: '^src/(services|delivery|server|cli|files)/' },
+    },
+    {
+      name: 'model-is-a-leaf',
+      comment: 'The model (record shapes, table names, ids derived from keys) reads nothing but leaf modules and the manifest type.',
+      severity: 'error',
+      from: { path: '^src/model/' },
+      to: { path: '^src/(services|delivery|server|cli|files|store)/' },
+    },
+    {
+      name: 'files-below-services',
+      comment: 'File bytes (blob stores) are storage: they know no service, delivery, server or CLI.',
+      severity: 'error',
+      from: { path: '^src/files/' },
+      to: { path: '^src/(services|delivery|server|cli)/' },
+    },
+    {
+      name: 'leaf-modules-are-leaves',
+      comment: 'The modules at the top of src/ (errors, config, logger, clock, crypto, the poller…) import only one another.',
+      severity: 'error',
+      from: { path: '^src/[^/]+\\.ts$' },
+      to: { path: '^src/[^/]+/' },
+    },
+    {
+      name: 'lowdb-only-in-bench',
+      comment: 'lowdb is only the yardstick of bench/store-write.ts (a devDependency): the daemon never loads it.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: pkg('lowdb') },
+    },
+  ],
+  options: {
+    // swc parses TypeScript here: TypeScript 7 has no JavaScript API for dependency-cruiser to use.
+    parser: 'swc',
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    // got, and other ESM-only packages, export under "import" only
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};
