@@ -66,11 +66,11 @@ export function createAppGetHandler(deps: AppGetDeps) {
       (token ? deps.identity.authenticate(token) : Promise.reject(unauthenticated()))
         .then((p) => {
           if (m[1] !== p.workspaceId || m[2] !== p.workspaceUserId) throw forbidden();
-          return appShown(deps, p, m[3]!);
+          return deps.apps.getJson(p, m[3]!);
         })
+        .then(async ({ app, json }) => (app.manifest.socketMode === true ? JSON.stringify(Object.assign(JSON.parse(json) as object, await deps.socketStatus(app.id))) : json))
         .then(
-          (shown) => {
-            const json = JSON.stringify(shown);
+          (json) => {
             res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
             res.end(json);
             done(200);
