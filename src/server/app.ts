@@ -3,7 +3,7 @@ import express from 'express';
 import { fetchManifest } from '../delivery/manifest-fetch.js';
 import type { Daemon } from './compose.js';
 import { accessLog, errorHandler, notFoundHandler, requestId } from './middleware.js';
-import { appsRoutes } from './routes/apps.js';
+import { appsRoutes, createAppGetHandler } from './routes/apps.js';
 import { MGMT_BASE, requireAuth, requireSelf } from './routes/auth.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { actAsRoutes, identityRoutes } from './routes/identity.js';
@@ -85,5 +85,9 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
   // shutdown ends the console's live streams first: an open page must not hold the stop
-  return Object.assign(app, { endLiveStreams: webConsole.endStreams });
+  return Object.assign(app, {
+    endLiveStreams: webConsole.endStreams,
+    /** The app get ahead of express (routes/apps.ts); the route above answers the other forms of its path. */
+    appGet: createAppGetHandler({ identity, apps, socketStatus, logger }),
+  });
 }

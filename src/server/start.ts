@@ -102,15 +102,17 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     const tokenEndpoint = createTokenHandler({ config, clock, logger, store, exchange: parts.oauth.exchange });
     const requests = inFlight();
     const sockets = createSocketServer({ config, clock, logger, apps: parts.apps, sessions: parts.socket.sessions });
-    // One request handler: the token endpoint is served ahead of express (measured: express's
-    // per-request cost is most of an exchange's CPU), everything else by express.
+    // One request handler: the token endpoint and the app get are served ahead of express
+    // (measured: express's per-request cost is most of their CPU), everything else by express.
     bound.serve((req, res) => {
       requests.started(res);
+      let get: RegExpExecArray | null;
       if (closing) {
         // a kept-alive connection asking again while the daemon stops
         res.setHeader('connection', 'close');
         sendError(res, shuttingDown('The daemon is shutting down; try again in a moment.'), logger, { method: req.method, path: '(any)' });
       } else if (isTokenRequest(req)) tokenEndpoint(req, res);
+      else if ((get = app.appGet.match(req))) app.appGet.serve(req, res, get);
       else app(req, res);
     }, sockets.handleUpgrade);
 

@@ -128,6 +128,41 @@ t.test('management endpoints 1–5', async (t) => {
     t.equal((await d.api(`${other.mgmt}/apps/mine`, { headers: { authtoken: other.token } })).status, 401, 'revoked');
   });
 
+  t.test('the app get served ahead of express answers as the express route does (its path with a trailing slash)', async (t) => {
+    const { body: app } = await createApp(d);
+    const { body: sock } = await createApp(d, { socketMode: true, name: 'sock-get' });
+    const other = await secondUser(d);
+    const [h, c] = d.token.split('.');
+    const cases: Array<[string, string, { noAuth?: boolean; headers?: Record<string, string> }]> = [
+      ['own app', `${d.mgmt}/apps/mine/${app.id}`, {}],
+      ['own app, a query', `${d.mgmt}/apps/mine/${app.id}|?fields=all`, {}],
+      ['socket-mode app with its figures', `${d.mgmt}/apps/mine/${sock.id}`, {}],
+      ['unknown app', `${d.mgmt}/apps/mine/app_missing`, {}],
+      ['a bad id (not an app id)', `${d.mgmt}/apps/mine/-`, {}],
+      ['a bad id (too long)', `${d.mgmt}/apps/mine/${'a'.repeat(300)}`, {}],
+      ['an empty Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: '' } }],
+      ["another user's path", `${other.mgmt}/apps/mine/${app.id}`, {}],
+      ["another user's app", `${other.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: other.token } }],
+      ['no Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { noAuth: true }],
+      ['forged Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: `${h}.${c}.AAAA` } }],
+    ];
+    const shown = (res: Response) => ({
+      status: res.status,
+      // every header but the ones that differ by request (date, id) or by connection
+      headers: [...res.headers].filter(([k]) => !['date', 'x-request-id', 'connection', 'keep-alive'].includes(k)),
+      requestId: /^[0-9a-f]{16}$/.test(res.headers.get('x-request-id') ?? ''),
+    });
+    for (const [name, p, init] of cases) {
+      const [base, query = ''] = p.split('|');
+      const fast = await d.api(base + query, init);
+      const viaExpress = await d.api(`${base}/${query}`, init);
+      t.same(shown(fast), shown(viaExpress), `${name}: status and headers`);
+      t.same(await fast.json(), await viaExpress.json(), `${name}: body`);
+    }
+    const got = (await (await d.api(`${d.mgmt}/apps/mine/${sock.id}`)).json()) as Record<string, unknown>;
+    t.match(got, { id: sock.id, connections: 0, queuedEvents: 0, signingSecret: String }, 'a socket-mode app with its live figures and its secrets');
+  });
+
   t.test('the management token is JWT-shaped with a numeric exp', async (t) => {
     const claims = JSON.parse(Buffer.from(d.token.split('.')[1]!, 'base64url').toString());
     t.type(claims.exp, 'number');

@@ -48,6 +48,82 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal(again.status, 400);
   });
 
+  t.test('a multipart form of any shape multer reads is read alike (the plain shape is parsed at once, others by multer)', async (t) => {
+    const part = (name: string, value: string, extra = '') => `Content-Disposition: form-data; name="${name}"\r\n${extra}\r\n${value}`;
+    const body = (b: string, parts: string[], preamble = '') => `${preamble}${parts.map((p) => `--${b}\r\n${p}\r\n`).join('')}--${b}--\r\n`;
+    const post = async (type: string, payload: string | ReadableStream<Uint8Array>) => {
+      const res = await fetch(`${d.url}/oauth2/access`, { method: 'POST', headers: { 'content-type': type }, body: payload, ...(typeof payload === 'string' ? {} : { duplex: 'half' }) } as RequestInit);
+      return { status: res.status, body: (await res.json()) as { accessToken?: string; code?: string } };
+    };
+    const fields = async () => {
+      const g = await grant(d, app);
+      return { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code as string };
+    };
+    const plain = (f: Record<string, string>, extra = '') => Object.entries(f).map(([k, v]) => part(k, v, extra));
+
+    let f = await fields();
+    let x = await post('multipart/form-data; boundary="b-1"', body('b-1', plain(f)));
+    t.equal(x.status, 200, 'a quoted boundary');
+    t.match(x.body.accessToken, /^aut_/);
+    f = await fields();
+    x = await post('multipart/form-data; boundary=b2', body('b2', plain(f, 'Content-Type: text/plain; charset=utf-8\r\n')));
+    t.equal(x.status, 200, 'parts with a Content-Type of their own (multer)');
+    f = await fields();
+    // streamed (no content-length): 63,000 bytes of preamble, then the form, so that the first 64 KiB
+    // read hold its start and multer is handed them, then the rest
+    const chunked = (text: string, size: number) => {
+      const bytes = new TextEncoder().encode(text);
+      return new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.subarray(i, i + size));
+          c.close();
+        },
+      });
+    };
+    x = await post('multipart/form-data; boundary=b3', chunked(body('b3', [...plain(f), part('pad', 'p'.repeat(3000))], 'x'.repeat(63_000) + '\r\n'), 16_384));
+    t.equal(x.status, 200, 'a streamed body larger than is read whole');
+    f = await fields();
+    x = await post('multipart/form-data; boundary=b3', body('b3', [...plain(f), part('pad', 'p'.repeat(3000))], 'x'.repeat(63_000) + '\r\n'));
+    t.equal(x.status, 200, 'a body whose length is over what is read whole (multer reads it all)');
+    f = await fields();
+    x = await post('multipart/form-data; boundary=b4', chunked(body('b4', plain(f)), 7));
+    t.equal(x.status, 200, 'a body sent in small chunks');
+    f = await fields();
+    x = await post('multipart/form-data; boundary=b5', body('b5', [...plain(f), part('code', f.code)]));
+    t.equal(x.status, 400, 'a field given twice');
+    t.equal(x.body.code, 'invalid_request');
+    x = await post('multipart/form-data; boundary=b6', body('b6', Array.from({ length: 16 }, (_, i) => part(`f${i}`, 'y'.repeat(4096)))));
+    t.equal(x.status, 400, 'too many fields, in a body larger than is read whole');
+    x = await post('multipart/form-data; boundary=b7', body('b7', [part('code', 'z'.repeat(4097))]));
+    t.equal(x.status, 413, 'a field one byte over the limit');
+    f = await fields();
+    x = await post('multipart/form-data; boundary=b8', body('b8', plain({ ...f, code: f.code + 'é' })));
+    t.equal(x.status, 400, 'a value that is not ASCII (multer): no such code');
+    t.equal(x.body.code, 'invalid_grant');
+  });
+
+  t.test('simpleForm takes only the plain shape, else leaves the body to multer', async (t) => {
+    const { simpleForm } = await import('../../src/server/routes/oauth.js');
+    const B = 'zz';
+    const form = (s: string) => simpleForm(Buffer.from(s, 'latin1'), B);
+    const p = (n: string, v: string) => `--${B}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`;
+    t.same(form(`${p('a', '1')}${p('b', '')}--${B}--\r\n`), { a: '1', b: '' });
+    t.same(form(`${p('a', 'x\r\n--z')}--${B}--`), { a: 'x\r\n--z' }, 'a value holding the start of the delimiter');
+    for (const [why, s] of [
+      ['a preamble', `x\r\n${p('a', '1')}--${B}--`],
+      ['an epilogue', `${p('a', '1')}--${B}--\r\nmore`],
+      ['a file', `--${B}\r\nContent-Disposition: form-data; name="a"; filename="f"\r\n\r\n1\r\n--${B}--`],
+      ['a second header', `--${B}\r\nContent-Disposition: form-data; name="a"\r\nContent-Type: text/plain\r\n\r\n1\r\n--${B}--`],
+      ['a name twice', `${p('a', '1')}${p('a', '2')}--${B}--`],
+      ['a bracketed name', `${p('a[b]', '1')}--${B}--`],
+      ['a byte over 127', `${p('a', '\u00e9')}--${B}--`],
+      ['a value over 4,096 bytes', `${p('a', 'v'.repeat(4097))}--${B}--`],
+      ['eleven fields', `${Array.from({ length: 11 }, (_, i) => p(`f${i}`, '1')).join('')}--${B}--`],
+      ['no closing delimiter', `${p('a', '1')}`],
+      ['text after a delimiter', `--${B}\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--${B}x\r\n--${B}--`],
+    ] as const) t.equal(form(s), undefined, why);
+  });
+
   t.test('urlencoded with the same names works too', async (t) => {
     const g = await grant(d, app);
     const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code }, 'urlencoded');

@@ -1,10 +1,14 @@
 /** App management (docs/protocol.md §2, endpoints 1–5), mounted at MGMT_BASE. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type Request, type Response } from 'express';
-import { invalidRequest } from '../../errors.js';
+import { forbidden, invalidRequest, unauthenticated } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
 import type { AppsService } from '../../services/apps.js';
-import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
+import type { IdentityService, Principal } from '../../services/identity.js';
+import { jsonBody, logRequest, rateLimit, startAnswer, type HitCounter } from '../middleware.js';
+import { errorCodeOf, sendError } from '../respond.js';
 import { authed, principalOf } from './auth.js';
 
 export interface AppsRoutesDeps {
@@ -25,6 +29,58 @@ function sendApp(res: Response, status: number, out: { app: unknown; warnings: u
   res.status(status).json(out.app);
 }
 
+/** GET …/apps/mine/{appId}'s answer: the app with its secrets; a socket-mode app with its live figures. */
+async function appShown(deps: Pick<AppsRoutesDeps, 'apps' | 'socketStatus'>, p: Principal, appId: string): Promise<unknown> {
+  const app = await deps.apps.get(p, appId);
+  return app.socketMode === true ? Object.assign({}, app, await deps.socketStatus(app.id)) : app;
+}
+
+/** GET …/apps/mine/{appId} in its plain form: ids of letters, digits, `_` and `-`, any query. */
+const APP_GET = /^\/workspaces\/([\w-]+)\/workspaceUsers\/([\w-]+)\/apps\/mine\/([\w-]+)(?:\?|$)/;
+
+export interface AppGetDeps extends Pick<AppsRoutesDeps, 'apps' | 'socketStatus'> {
+  identity: IdentityService;
+  logger: Logger;
+}
+
+/**
+ * GET …/apps/mine/{appId}, the most frequent management call, on plain node:http: the daemon's
+ * request handler sends it here before express, as it does the token endpoint (measured: express's
+ * routing and middleware were most of a get's CPU). The same steps as the express route, which
+ * answers every other form of the path (HEAD, a trailing slash, percent-encoding, another case):
+ * the headers of every answer, the Authtoken (401), the path's user is the caller's (403), the app
+ * (404), its JSON; errors through the one error path (respond.ts); one log line.
+ */
+export function createAppGetHandler(deps: AppGetDeps) {
+  const { logger } = deps;
+  return {
+    /** The path's workspace, user and app when `req` is such a get, else null. */
+    match: (req: IncomingMessage): RegExpExecArray | null => (req.method === 'GET' && req.url ? APP_GET.exec(req.url) : null),
+    serve(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
+      const start = process.hrtime.bigint();
+      const reqId = startAnswer(res);
+      const path = req.url!.split('?', 1)[0]!;
+      const done = (status: number) => logRequest(logger, { reqId, method: 'GET', path, status, ms: Number(process.hrtime.bigint() - start) / 1e6, code: errorCodeOf(res) });
+      const header = req.headers['authtoken'];
+      const token = Array.isArray(header) ? header[0] : header;
+      (token ? deps.identity.authenticate(token) : Promise.reject(unauthenticated()))
+        .then((p) => {
+          if (m[1] !== p.workspaceId || m[2] !== p.workspaceUserId) throw forbidden();
+          return deps.apps.getJson(p, m[3]!);
+        })
+        .then(async ({ app, json }) => (app.manifest.socketMode === true ? JSON.stringify(Object.assign(JSON.parse(json) as object, await deps.socketStatus(app.id))) : json))
+        .then(
+          (json) => {
+            res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+            res.end(json);
+            done(200);
+          },
+          (e: unknown) => done(sendError(res, e, logger, { reqId, method: 'GET', path })),
+        );
+    },
+  };
+}
+
 export function appsRoutes(deps: AppsRoutesDeps): Router {
   const { apps, config } = deps;
   const r = Router({ mergeParams: true });
@@ -37,8 +93,7 @@ export function appsRoutes(deps: AppsRoutesDeps): Router {
     '/apps/mine/:appId',
     authed(async (req, res, p) => {
       res.setHeader('cache-control', 'no-store');
-      const app = await apps.get(p, param(req, 'appId'));
-      res.json(app.socketMode === true ? { ...app, ...(await deps.socketStatus(app.id)) } : app);
+      res.json(await appShown(deps, p, param(req, 'appId')));
     }),
   );
   r.put(
