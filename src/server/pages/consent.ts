@@ -1,5 +1,44 @@
+/** The OAuth consent screen's pages: sign-in, then the app's request with its scopes described in plain words. */
 import { esc, monogram, page } from './layout.js';
-import { describeScope } from './scopes.js';
+
+/** Plain-language descriptions of the known scopes (docs/protocol.md §8) for the consent screen. */
+const DESCRIPTIONS: Record<string, string> = {
+  'messages:read': 'Read messages in channels and conversations',
+  'messages:write': 'Send messages',
+  'messages:edit': 'Edit messages',
+  'messages:delete': 'Delete messages',
+  'attachments:write': 'Add attachments to messages',
+  'user:read': 'See people in the workspace and their profiles',
+  'status:write': 'Set the status',
+  'reaction:read': 'See reactions to messages',
+  'reaction:write': 'Add and remove reactions',
+  'channels:list': 'List channels',
+  'channels:read': 'See channels and their details',
+  'channels:write': 'Create and manage channels',
+  'users:list': 'List the people in the workspace',
+  'workspace:read': 'See the workspace details',
+  'calls:write': 'Start and manage calls',
+  'files:write': 'Upload files',
+  'group:read': 'See user groups',
+};
+
+function describeScope(scope: string): string {
+  return DESCRIPTIONS[scope] ?? `Use the "${scope}" permission`;
+}
+
+export function loginPage(opts: { appName: string; appId: string; csrf: string; email?: string; error?: string }): string {
+  return page(`Sign in · ${opts.appName}`, `<div class="card">
+<div class="app">${monogram(opts.appName, opts.appId)}<div><h1>Sign in to continue</h1><p class="muted">${esc(opts.appName)} is asking for access to your workspace.</p></div></div>
+${opts.error ? `<p class="error" role="alert">${esc(opts.error)}</p>` : ''}
+<form method="post" action="/access-request/login">
+<input type="hidden" name="csrf" value="${esc(opts.csrf)}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${esc(opts.email ?? '')}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<div class="buttons"><button class="primary" type="submit" id="sign-in">Sign in</button></div>
+</form></div>`);
+}
 
 export interface ConsentView {
   appId: string;

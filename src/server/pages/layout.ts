@@ -1,5 +1,5 @@
 /**
- * The HTML shell of the consent screen's pages: server-rendered, no external assets,
+ * The HTML shell of the consent screen's and the sign-in link's pages (and their error page): server-rendered, no external assets,
  * one inline stylesheet allowed by its hash in the Content-Security-Policy, a viewport
  * meta so it reads well on a phone.
  */
@@ -68,4 +68,10 @@ export function monogram(name: string, id: string): string {
   let h = 0;
   for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
   return `<div class="avatar c${h % 8}" aria-hidden="true">${esc(letter)}</div>`;
+}
+
+/** The error page of the consent screen and of a sign-in link: never a redirect (docs/security.md §1 M7). */
+export function errorPage(title: string, message: string): string {
+  return page(title, `<div class="card" role="alert"><h1>${esc(title)}</h1><p class="error">${esc(message)}</p>
+<p class="muted">Nothing was shared with the app. You can close this page.</p></div>`);
 }

@@ -1,5 +1,14 @@
-/** The page a sign-in link shows in a browser already signed in as someone else: who is who, and a choice. */
+/**
+ * The pages of signing a browser in: the one for a browser not signed in, and the one a sign-in link
+ * shows in a browser already signed in as someone else (who is who, and a choice).
+ */
 import { esc, page } from './layout.js';
+
+/** For a browser that is not signed in. */
+export function signedOutPage(): string {
+  return page('appreg · sign in', `<div class="card"><h1>Not signed in</h1>
+<p>Run <code>appreg open</code> on the machine where appreg runs: it prints (and opens) a one-time link that signs this browser in.</p></div>`);
+}
 
 export interface Person {
   name: string;

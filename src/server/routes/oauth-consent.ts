@@ -14,9 +14,8 @@ import type { WorkspaceUserRecord } from '../../model/identity.js';
 import { loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
 import { cookieValue, pageHeaders, redirect303, sendPage, setSessionCookie as writeSessionCookie } from '../pages/send.js';
-import { errorPage } from '../pages/error.js';
-import { loginPage } from '../pages/login.js';
-import { consentPage } from '../pages/consent.js';
+import { errorPage } from '../pages/layout.js';
+import { consentPage, loginPage } from '../pages/consent.js';
 
 export const CONSENT_PATH = '/access-request';
 

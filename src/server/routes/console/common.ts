@@ -17,7 +17,7 @@ import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
 import type { IdentityService, Principal } from '../../../services/identity.js';
 import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
-import { signedOutPage } from '../../pages/home.js';
+import { signedOutPage } from '../../pages/sign-in.js';
 import { CONSOLE_CSP, plainPage, type Shell } from '../../pages/console/layout.js';
 import { clearSessionCookie, cookieValue, pageHeaders } from '../../pages/send.js';
 import { asAppError, sendErrorPage } from '../../respond.js';

@@ -14,8 +14,8 @@ import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
 import { stateOf } from './view-state.js';
-import { interactionOf } from './block-actions.js';
-import { channelHref, pickedIn, workspaceHelpers, type People, type Workspace } from './workspace-common.js';
+import { channelHref, workspaceView, type People, type Workspace } from './workspace-view.js';
+import { appInteractions, interactionOf, pickedIn } from './interactions.js';
 import type { Choice } from '../../../model/workspace.js';
 
 const SHOWN = 100;
@@ -38,7 +38,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
-  const { actor, people, label, channels: channelsOf, menus, follow, interactWith } = workspaceHelpers(ws, deliveries, state);
+  const { actor, people, label, channels: channelsOf, menus } = workspaceView(ws, deliveries);
+  const { follow, interactWith } = appInteractions(deliveries, state);
   const enc = encodeURIComponent;
 
   function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean, who: People, picks: Choice[]): TimelineItem {

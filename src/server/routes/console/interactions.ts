@@ -1,11 +1,18 @@
 /**
- * A use of an interactive element, read from the console's form (see
+ * A person's use of an app from the console. An interactive element's use is read from the console's form (see
  * pages/console/block-elements.ts): `act` names the element ({onAction, type, value?, from?, h?}),
  * `from` the field holding what was chosen. The result is what BLOCK_INTERACTION carries, in the
  * shape the SDK's apps read from its `payload`: `{value}` for a button, a select, a date or a
  * text, `{values}` for checkboxes (every box now ticked) and a date range (`[start, end]`).
+ *
+ * It is sent to the app (BLOCK_INTERACTION), what was chosen is kept so that pages show it again,
+ * and the app's answer to it (or to a command or shortcut) is followed to the page it opens.
  */
 import { invalidRequest } from '../../../errors.js';
+import type { DeliveriesService, DeliveryRecord } from '../../../services/deliveries.js';
+import type { Choice } from '../../../model/workspace.js';
+import type { PersonState } from '../../person-state.js';
+import type { Signed } from './common.js';
 
 export interface Interaction {
   onAction: string;
@@ -59,7 +66,32 @@ export function interactionOf(form: Record<string, unknown>, where: 'message' | 
 }
 
 /** What the page keeps of an interaction to show again: the choice of a select, checkboxes, dates or a text (not a button). */
-export function pickOf(i: Interaction): { value?: string; values?: string[] } | undefined {
+function pickOf(i: Interaction): { value?: string; values?: string[] } | undefined {
   if (i.actionType === 'BUTTON' || !i.key) return undefined;
   return i.values ? { values: i.values } : { value: i.value ?? '' };
+}
+
+/** What the person chose in the elements of `source` (a message, a view), for the page to show again. */
+export const pickedIn = (picks: Choice[], source: string) => (onAction: string, key: string) => {
+  const p = picks.find((x) => x.source === source && x.onAction === onAction && x.key === key);
+  return p && (p.values ? { values: p.values } : { value: p.value ?? '' });
+};
+
+/** Sending a person's uses of an app and following its answers. */
+export function appInteractions(deliveries: Pick<DeliveriesService, 'interact' | 'appsFor'>, state: PersonState) {
+  /** What the person sees of an app's answer (see PersonState.follow); the page to go to. */
+  const follow = async (s: Signed, rec: DeliveryRecord, ctx: { channelId: string; returnTo: string; rootId?: string }, closeOnAck = false) =>
+    state.follow(s.principal.workspaceUserId, rec, String((await deliveries.appsFor(s.principal)).find((a) => a.id === rec.appId)?.manifest.displayName ?? rec.appName), ctx, closeOnAck);
+
+  /**
+   * A use of an element of the app's message or view: BLOCK_INTERACTION to the app; what was
+   * chosen is kept first, so a page drawn while the app answers already shows it.
+   */
+  async function interactWith(s: Signed, appId: string, source: { sourceType: 'MESSAGE' | 'EPHEMERAL_MESSAGE' | 'VIEW'; sourceId: string; channelId: string; view?: Record<string, unknown> }, i: Interaction): Promise<DeliveryRecord> {
+    const pick = pickOf(i);
+    if (pick) await state.pick(s.principal.workspaceUserId, { source: source.sourceId, onAction: i.onAction, key: i.key!, ...pick });
+    return deliveries.interact(s.principal, appId, 'block-interaction', { ...source, onAction: i.onAction, actionType: i.actionType, ...(i.values ? { values: i.values } : { value: i.value ?? '' }) });
+  }
+
+  return { follow, interactWith };
 }
