@@ -1,5 +1,8 @@
 /** The web console over HTTP: sign-in, headers, CSRF, and each action. */
+import fs from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
+import { ROOT } from '../helpers/cli.js';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { signIn } from '../helpers/console.js';
@@ -43,7 +46,10 @@ t.test('the console needs a signed-in browser; its pages carry the strict header
   t.equal(js.status, 200);
   t.match(js.headers.get('content-type'), /javascript/);
   t.equal(js.headers.get('x-content-type-options'), 'nosniff');
-  const again = await fetch(`${d.url}/console/console.js`, { headers: { 'if-none-match': js.headers.get('etag')! } });
+  t.equal(js.headers.get('cache-control'), 'no-cache', 'revalidated at each use, so a new version is never missed');
+  t.equal(await js.text(), fs.readFileSync(path.join(ROOT, 'public/console/console.js'), 'utf8'), 'the file public/console/console.js, as it is');
+  // as a browser revalidates (fetch() would add `cache-control: no-cache`, an end-to-end reload, without one)
+  const again = await fetch(`${d.url}/console/console.js`, { headers: { 'if-none-match': js.headers.get('etag')!, 'cache-control': 'max-age=0' } });
   t.equal(again.status, 304, 'the script revalidates by its ETag');
 });
 

@@ -10,8 +10,6 @@ import type { AppsService } from '../../../services/apps.js';
 import type { Clock } from '../../../clock.js';
 import { headersAsSent, KINDS, type DeliveriesService, type DeliveryRecord, type TriggerInput } from '../../../services/deliveries.js';
 import { deliveriesPage, deliveryLive, deliveryPage, deliveryRow, STATES, type ListFilter } from '../../pages/console/deliveries.js';
-import { SCRIPT_PATH } from '../../pages/console/layout.js';
-import { CONSOLE_SCRIPT, SCRIPT_ETAG } from '../../pages/console/script.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 
@@ -68,14 +66,6 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   }
   /** What a delivery's page shows changes with these (the stream's cursor for the page). */
   const versionOfDelivery = (rec: DeliveryRecord) => versionOf(JSON.stringify([rec.updatedAt, rec.state, rec.attempts.length, rec.outcome ?? null]));
-
-  r.get(SCRIPT_PATH, (req, res) => {
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('cache-control', 'no-cache');
-    res.setHeader('etag', SCRIPT_ETAG);
-    if (req.get('if-none-match') === SCRIPT_ETAG) return void res.status(304).end();
-    res.type('application/javascript').send(CONSOLE_SCRIPT);
-  });
 
   get('/console/deliveries', async (req, res, s) => sendConsolePage(res, 200, await listPage(s, filterOf(req.query))));
 
