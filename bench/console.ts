@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { Pool } from 'undici';
 import { load, percentile, startDaemonProcess, writeResult } from './lib.js';
+import { must } from '../src/must.js';
 
 const APPS = Number(process.env.BENCH_CONSOLE_APPS ?? 1_000);
 const DELIVERIES = Number(process.env.BENCH_CONSOLE_DELIVERIES ?? 10_000);
@@ -91,8 +92,8 @@ async function main() {
           new Promise<Omit<Sample, 'bytes'>>((resolve) => {
             new PerformanceObserver((list) => {
               const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-              const fcp = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? list.getEntries().at(-1)!.startTime;
-              resolve({ fcp, lcp: list.getEntries().at(-1)!.startTime, domContentLoaded: nav.domContentLoadedEventEnd });
+              const fcp = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? must(list.getEntries().at(-1)).startTime;
+              resolve({ fcp, lcp: must(list.getEntries().at(-1)).startTime, domContentLoaded: nav.domContentLoadedEventEnd });
             }).observe({ type: 'largest-contentful-paint', buffered: true });
           }),
       );

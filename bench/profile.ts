@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { must } from '../src/must.js';
 
 interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
 export interface CpuProfile {
@@ -51,7 +52,7 @@ export function topFrames(p: CpuProfile, windows: Array<[number, number]>, n: nu
     if (!inside(t)) continue;
     // a sample stands for the time until the next one
     const dt = p.timeDeltas[i + 1] ?? 0;
-    const cf = byId.get(p.samples[i]!);
+    const cf = byId.get(must(p.samples[i]));
     if (!cf) continue;
     counted++;
     if (cf.functionName === '(idle)') continue;

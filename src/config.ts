@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { LogFormat } from './logger.js';
+import { must } from './must.js';
 
 export interface Config {
   host: string;
@@ -177,7 +178,7 @@ export function parseAddressList(spec: string, key = 'egressAllow'): AddressRang
     const family = net.isIP(address);
     const max = family === 6 ? 128 : 32;
     const bits = bitsText === undefined ? undefined : Number(bitsText);
-    if (!family || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(bitsText!) || bits > max))) {
+    if (!family || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(must(bitsText)) || bits > max))) {
       throw new ConfigError(`${key}: "${raw}" is not an IP address or CIDR range (for example 10.0.0.5 or 10.0.0.0/8)`);
     }
     out.push({ address, bits, type: family === 6 ? 'ipv6' : 'ipv4' });

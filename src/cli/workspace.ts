@@ -6,6 +6,7 @@
 import type { ChalkInstance } from 'chalk';
 import { CliError, EXIT } from './output.js';
 import type { Client } from './client.js';
+import { must } from '../must.js';
 
 export interface Message {
   id: string; channelId: string; author: string; text: string; timestamp: string; timestampMilli: number;
@@ -57,7 +58,7 @@ export async function messagesAfter(client: Client, channel: string, mark: strin
     const page = await listMessages(client, channel, { limit: 100, cursor, strategy: 'AFTER', threads });
     out.push(...page.messages);
     if (!page.hasMoreAfter || !page.messages.length) return out;
-    cursor = page.messages.at(-1)!.id;
+    cursor = must(page.messages.at(-1)).id;
   }
 }
 

@@ -17,6 +17,7 @@ import type { SocketTransport } from './socket-transport.js';
 import { subjectOf } from './payloads.js';
 import type { AppDirectory, AttemptResult } from './types.js';
 import type { DeliveryKind } from '../model/delivery.js';
+import { must } from '../must.js';
 
 const FAILURES = new Set(['timeout', 'connection_error', 'http_error', 'redirect', 'signature_rejected', 'egress_denied', 'no_connection']);
 
@@ -159,7 +160,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const state = interactiveState(app, a.result);
     const entry: LogEntry = { id: out.head.id, ...(prev ? {} : { begun: out }), attempt: a.entry, state };
     log.append(entry);
-    return applyEntry(prev, entry)!;
+    return must(applyEntry(prev, entry));
   }
 
   return {

@@ -19,6 +19,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
 import type { DeliveryHead, DeliveryRecord } from '../model/delivery.js';
+import { must } from '../must.js';
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
 /** Lines are gathered this long and written together: at thousands of deliveries a second, one write instead of hundreds. */
@@ -134,7 +135,7 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
     index.set(rec.id, { rec: Object.freeze(rec), seq });
     order.push({ id: rec.id, seq });
     while (index.size > MAX_INDEXED && head < order.length) {
-      const o = order[head++]!;
+      const o = must(order[head++]);
       if (index.get(o.id)?.seq === o.seq) index.delete(o.id);
     }
     if (head > 4096 && head * 2 > order.length) {
@@ -179,7 +180,7 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
   }
 
   function rotate() {
-    const next = current ? Number(FILE_RE.exec(current)![1]) + 1 : 1;
+    const next = current ? Number(must(FILE_RE.exec(current))[1]) + 1 : 1;
     current = `log-${String(next).padStart(8, '0')}.jsonl`;
     currentSize = 0;
     prune();
@@ -193,10 +194,10 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
       try {
         if (handleFor !== current) {
           await handle?.close();
-          handle = await fs.promises.open(path.join(dir, current!), 'a', 0o600);
+          handle = await fs.promises.open(path.join(dir, must(current)), 'a', 0o600);
           handleFor = current;
         }
-        await handle!.write(batch);
+        await must(handle).write(batch);
         currentSize += Buffer.byteLength(batch);
       } catch (e) {
         logger.error('delivery log write failed', { error: (e as Error).message });

@@ -14,6 +14,7 @@ import { EgressDenied, type EgressPolicy } from './egress.js';
 import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, TIMESTAMP_HEADER } from './sign.js';
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 import type { Outcome } from '../model/delivery.js';
+import { must } from '../must.js';
 
 const EXCERPT = 2048;
 /** The answer's headers kept on an attempt: at most this many, each value cut to VALUE_CAP characters. */
@@ -137,7 +138,7 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
             }
           },
           onResponseEnd() {
-            const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+            const text = chunks.length === 1 ? must(chunks[0]).toString('utf8') : Buffer.concat(chunks).toString('utf8');
             finish({ ...classifyAnswer(status, text, true), latencyMs: Math.round((performance.now() - t0) * 10) / 10 });
           },
           onResponseError(_c, e) {
@@ -163,7 +164,7 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       if (req.retryNum > 0) headers[RETRY_NUM_HEADER] = String(req.retryNum);
       const r = await post(req.url, body, headers, req.budgetMs);
       // kept on the attempt so the console shows the request exactly as sent
-      r.signed = { timestamp: sig[TIMESTAMP_HEADER]!, signature: sig[SIGNATURE_HEADER]! };
+      r.signed = { timestamp: must(sig[TIMESTAMP_HEADER]), signature: must(sig[SIGNATURE_HEADER]) };
       // Events: any 2xx is an ack (the SDK answers `ok`); modal/menu shapes only matter for interactive calls.
       if (!req.interactive && r.outcome === 'response') return { ...r, outcome: 'acked' };
       return r;

@@ -21,6 +21,7 @@ import type { SocketConn, SocketConnections } from './socket-connections.js';
 import { retryHorizonMs } from './retry-policy.js';
 import type { AttemptResult, SendRequest } from './types.js';
 import type { QueuedEvent, SentMark } from '../model/delivery.js';
+import { must } from '../must.js';
 
 /** Tables of the socket-mode queue (their records: model/delivery.ts). */
 export const SOCKET_QUEUE_TABLE = 'socketEventQueue';
@@ -135,7 +136,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       throw err;
     }
     const all = [...list, e];
-    while (all.length > config.socketQueueMaxPerApp) await drop(all.shift()!, `more than ${config.socketQueueMaxPerApp} events kept for the app`);
+    while (all.length > config.socketQueueMaxPerApp) await drop(must(all.shift()), `more than ${config.socketQueueMaxPerApp} events kept for the app`);
   }
 
   /** Send the app's kept events in order, while it has an open connection here. */

@@ -23,6 +23,7 @@ import { StoreValueRefused, UNSTORABLE_CHAR, type Change, type Store } from '../
 const UNSTORABLE_CHARS = new RegExp(UNSTORABLE_CHAR.source, 'g');
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
 import type { DeliveryRecord, StateChange, StoredAttempt, StoredHead, StoredState } from '../model/delivery.js';
+import { must } from '../must.js';
 
 const HEADS = 'deliveryLog';
 const ATTEMPTS = 'deliveryAttempts';
@@ -75,9 +76,9 @@ export function logRecordsOf(recs: DeliveryRecord[]): Map<string, Map<string, ob
   let seq = 0;
   for (const rec of recs) {
     for (const e of entriesOf(rec)) {
-      if (e.begun) tables.get(HEADS)!.set(rec.id, { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, seq: seq++, head: e.begun.head, payload: e.begun.payload } satisfies StoredHead);
-      if (e.attempt) tables.get(ATTEMPTS)!.set(e.attempt.id, { id: e.attempt.id, deliveryId: rec.id, seq: seq++, attempt: e.attempt } satisfies StoredAttempt);
-      if (e.state) tables.get(STATES)!.set(rec.id, { id: rec.id, state: e.state } satisfies StoredState);
+      if (e.begun) must(tables.get(HEADS)).set(rec.id, { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, seq: seq++, head: e.begun.head, payload: e.begun.payload } satisfies StoredHead);
+      if (e.attempt) must(tables.get(ATTEMPTS)).set(e.attempt.id, { id: e.attempt.id, deliveryId: rec.id, seq: seq++, attempt: e.attempt } satisfies StoredAttempt);
+      if (e.state) must(tables.get(STATES)).set(rec.id, { id: rec.id, state: e.state } satisfies StoredState);
     }
   }
   return tables;
@@ -140,7 +141,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
 
   /** Writes the entries of one delivery in order, those gathered meanwhile in one commit each time. */
   async function writeLoop(id: string): Promise<void> {
-    const u = unwritten.get(id)!;
+    const u = must(unwritten.get(id));
     while (u.queued.length) {
       u.writing = u.queued;
       u.queued = [];
@@ -188,7 +189,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
    */
   function withPending(rec: DeliveryRecord | undefined, entries: LogEntry[]): DeliveryRecord | undefined {
     for (const e of entries) {
-      const has = rec && e.attempt && rec.attempts.some((x) => x.id === e.attempt!.id);
+      const has = rec && e.attempt && rec.attempts.some((x) => x.id === must(e.attempt).id);
       rec = applyEntry(rec, { ...e, ...(rec ? { begun: undefined } : {}), ...(has ? { attempt: undefined } : {}) });
     }
     return rec;

@@ -21,6 +21,7 @@ import type { PendingDelivery } from '../model/delivery.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';
 import type { AppDirectory, AttemptResult, EnqueueOptions, EventToSend } from './types.js';
+import { must } from '../must.js';
 
 
 /** How often the worker looks for due events (and the outbox's) while it finds some; idle, up to POLL_MAX_MS apart (poller.ts). */
@@ -199,7 +200,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const attempts = made.map((m) => {
       const begun: LogEntry = { id: m.p.id, begun: m.out, state: { at, state: 'pending' } };
       log.append(begun);
-      const rec = applyEntry(undefined, begun)!;
+      const rec = must(applyEntry(undefined, begun));
       return d.track(runAttempt(m.p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app: m.app, out: m.out, rec }));
     });
     return { durable, attempts };
@@ -208,7 +209,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /** One event (deliver-test): the delivery after its first attempt; rejects when it could not be queued. */
   async function enqueueEvent(app: AppRecord, workspaceId: string, userId: string, eventType: string, payload: Record<string, unknown>, opts: EnqueueOptions = {}): Promise<DeliveryRecord | undefined> {
     const { durable, attempts } = await enqueueEvents([{ app, workspaceId, userId, eventType, payload }], opts);
-    const attempted = attempts[0]!;
+    const attempted = must(attempts[0]);
     try {
       await durable;
     } catch (e) {
@@ -281,7 +282,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     else state = { at, state: rec.state, ...(rec.nextAttemptAt ? { nextAttemptAt: rec.nextAttemptAt } : {}) }; // an attempt of it runs now: it decides
     const e: LogEntry = { id: rec.id, attempt: entry, state };
     log.append(e);
-    return applyEntry(rec, e)!;
+    return must(applyEntry(rec, e));
   }
 
   const outbox = createOutboxDrain({ store, logger, apps, audience: deps.audience, enqueueEvents });

@@ -34,6 +34,7 @@ import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from 
 import { idUnstorable, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type Store, type StoreEngine, type StoreLogger, type StoreReads, type TableMap } from './types.js';
 import type { Tables as DaemonTables } from '../model/tables.js';
 import { createLogger } from '../logger.js';
+import { must } from '../must.js';
 
 /** What health() and every refused write say while the journal cannot be written. */
 function reasonOf(err: unknown): string {
@@ -153,7 +154,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
       const snap = tables.snapshot();
       const pending = writer.unacknowledged();
       undoOnSnapshot(snap, pending);
-      return { seq: pending.length ? pending[0]!.seq - 1 : lastSeq, tables: snap };
+      return { seq: pending.length ? must(pending[0]).seq - 1 : lastSeq, tables: snap };
     },
     everyBytes: opts.compactEveryBytes ?? 4 * 1024 * 1024,
     idleMs: opts.compactIdleMs ?? 2000,
@@ -172,7 +173,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
     // The journal line is concatenated from the record strings: no second serialisation.
     let line = `{"seq":${seq},"changes":[`;
     for (let i = 0; i < changes.length; i++) {
-      const c = changes[i]!;
+      const c = must(changes[i]);
       line += `${i ? ',' : ''}{"table":${JSON.stringify(c.table)},"id":${JSON.stringify(c.id)},"value":${c.json ?? 'null'}}`;
     }
     line += ']}';

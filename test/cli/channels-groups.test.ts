@@ -7,6 +7,7 @@ import t from 'tap';
 import { runMain } from '../helpers/cli.js';
 import { daemonWithListener } from '../helpers/listening-app.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 t.test('channels archive and delete', async (t) => {
   const { rx, d } = await daemonWithListener(t, ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED']);
@@ -17,7 +18,7 @@ t.test('channels archive and delete', async (t) => {
   t.equal(archived.code, 0, archived.stderr);
   t.equal(archived.stdout, `archived #old-project (${id})\n`);
   const [a] = await rx.waitFor(1, 5000);
-  t.match(JSON.parse(a!.body.body), { cId: id, v: true, ty: 'CHANNEL_ARCHIVED', uId: d.workspaceUserId });
+  t.match(JSON.parse(must(a).body.body), { cId: id, v: true, ty: 'CHANNEL_ARCHIVED', uId: d.workspaceUserId });
   t.match(JSON.parse((await runMain([...g, 'channels', 'list', '--json'])).stdout).find((c: any) => c.channel.id === id), { channel: { isArchived: true } });
 
   const unconfirmed = await runMain([...g, 'channels', 'delete', 'old-project']);
@@ -29,7 +30,7 @@ t.test('channels archive and delete', async (t) => {
   t.equal(deleted.code, 0, deleted.stderr);
   t.same(JSON.parse(deleted.stdout), { deleted: 'old-project' });
   const evs = await rx.waitFor(2, 5000);
-  t.same(JSON.parse(evs[1]!.body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
+  t.same(JSON.parse(must(evs[1]).body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
   t.notOk(JSON.parse((await runMain([...g, 'channels', 'list', '--json'])).stdout).some((c: any) => c.channel.id === id), 'gone');
 });
 
@@ -54,7 +55,7 @@ t.test('groups create, update and list', async (t) => {
   t.match(listed, [{ id: group.id, workspaceUserIds: [other.id], disabled: true }], 'apps list it');
   const evs = await rx.waitFor(3, 5000);
   t.same(evs.map((e) => JSON.parse(e.body.body).ty), ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED', 'WORKSPACE_USER_GROUP_UPDATED']);
-  t.match(JSON.parse(evs[2]!.body.body), { id: group.id, uIds: [other.id], di: true });
+  t.match(JSON.parse(must(evs[2]).body.body), { id: group.id, uIds: [other.id], di: true });
 
   const taken = await runMain([...g, 'groups', 'create', 'Other', '--handle', 'on-call']);
   t.equal(taken.code, 4);

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
+import { must } from '../../src/must.js';
 
 interface App { id: string; appKey: string; clientSecret: string; signingSecret: string }
 
@@ -40,7 +41,7 @@ t.test('--env-out and --env-file write the same file', async (t) => {
       t.equal(fs.statSync(file).mode & 0o777, 0o600, `${cmd} ${flag}: 0600`);
     }
     const shape = (s: string) => s.replace(/=(app|apk|acs|ass)_\S+/g, '=$1_…');
-    t.equal(shape(files['--env-out']!), shape(files['--env-file']!), `${cmd}: the same content from either flag`);
+    t.equal(shape(must(files['--env-out'])), shape(must(files['--env-file'])), `${cmd}: the same content from either flag`);
   }
 
   t.test('human output names the file; both flags naming different files is a usage error', async (t) => {

@@ -10,6 +10,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 t.test('appreg say', async (t) => {
   const d = await startTestDaemon();
@@ -32,7 +33,7 @@ t.test('appreg say', async (t) => {
       if (body.text === 'slow') return void setTimeout(() => res.end('{}'), 4000);
       res.end(JSON.stringify({ message: `on it: ${body.text}` }));
       setTimeout(() => {
-        void bot.client!.postMessageToChannel(body.channelId, `standup started (${body.text})`).then(() => bot.client!.postEphemeral(body.channelId, 'only you see this', body.userId));
+        void must(bot.client).postMessageToChannel(body.channelId, `standup started (${body.text})`).then(() => must(bot.client).postEphemeral(body.channelId, 'only you see this', body.userId));
       }, 100);
     });
   });
@@ -53,13 +54,13 @@ t.test('appreg say', async (t) => {
     const list = await runMain([...g, 'messages', 'list', 'general', '--json']);
     const botMessage = (JSON.parse(list.stdout).messages as Array<{ id: string; text: string; author: string }>).find((m) => m.text === 'standup started (hi)');
     t.ok(botMessage, 'messages list shows the bot’s message');
-    t.match(botMessage!.author, /^bot_/);
+    t.match(must(botMessage).author, /^bot_/);
     let heard: unknown;
     for (let i = 0; i < 100 && !heard; i++) {
-      heard = listener.received.map((r) => JSON.parse(r.body.body)).find((b: { mId?: string }) => b.mId === botMessage!.id);
+      heard = listener.received.map((r) => JSON.parse(r.body.body)).find((b: { mId?: string }) => b.mId === must(botMessage).id);
       if (!heard) await new Promise((r) => setTimeout(r, 50));
     }
-    t.match(heard, { ty: 'NEW_MESSAGE', tx: 'standup started (hi)', aId: botMessage!.author }, 'the second app heard of it');
+    t.match(heard, { ty: 'NEW_MESSAGE', tx: 'standup started (hi)', aId: must(botMessage).author }, 'the second app heard of it');
   });
 
   t.test('a plain message, then a thread reply to it', async (t) => {

@@ -4,6 +4,7 @@ import type { Test } from 'tap';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { authorize, type CreatedApp } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 t.test('APP_UNAUTHORIZED and APP_UNINSTALLED reach the app as signed APP_EVENTs after the tokens stop working', async (t) => {
   const rx = await startReceiver();
@@ -22,16 +23,16 @@ t.test('APP_UNAUTHORIZED and APP_UNINSTALLED reach the app as signed APP_EVENTs 
   const del = await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
   t.equal(del.status, 204);
   const [first] = await rx.waitFor(1, 5000);
-  t.ok(first!.signatureValid, 'signed');
-  t.match(first!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNAUTHORIZED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
-  t.match(JSON.parse(first!.body.body), { app: app.id, workspaceUser: d.workspaceUserId, accessGranted: false });
+  t.ok(must(first).signatureValid, 'signed');
+  t.match(must(first).body, { messageType: 'APP_EVENT', eventType: 'APP_UNAUTHORIZED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
+  t.match(JSON.parse(must(first).body.body), { app: app.id, workspaceUser: d.workspaceUserId, accessGranted: false });
 
   const b = await authorize(d, app);
-  const un = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: b.botToken!, 'x-app-token': app.appKey } });
+  const un = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: must(b.botToken), 'x-app-token': app.appKey } });
   t.equal(un.status, 204);
   const all = await rx.waitFor(2, 5000);
-  t.match(all[1]!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceId: d.workspaceId });
-  t.match(JSON.parse(all[1]!.body.body), { app: app.id, workspace: d.workspaceId });
+  t.match(must(all[1]).body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceId: d.workspaceId });
+  t.match(JSON.parse(must(all[1]).body.body), { app: app.id, workspace: d.workspaceId });
   // the app has them; the log says delivered once the daemon has read the app's answers and recorded them
   const delivered = async () => ((await (await d.api(`${d.mgmt}/deliveries?appId=${app.id}`)).json()) as Array<{ kind: string; state: string }>).filter((x) => x.kind === 'event' && x.state === 'delivered').length;
   let n = await delivered();

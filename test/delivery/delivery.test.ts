@@ -3,6 +3,7 @@ import type { Test } from 'tap';
 import { startTestDaemon, manifest, onPostgres, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, verify, type Receiver } from '../helpers/receiver.js';
 import { EVENTS_OUTBOX } from '../../src/model/events.js';
+import { must } from '../../src/must.js';
 
 async function setup(t: Test, config: Record<string, unknown> = {}, overrides: (url: string) => Record<string, unknown> = () => ({})) {
   const rx = await startReceiver();
@@ -61,7 +62,7 @@ t.test('every kind: payload shape, headers and a signature the receiver verifies
     const r = await trigger(d, { appId: app.id, ...body });
     t.equal(r.status, 201, `${body.kind}: accepted`);
     t.equal(r.body.outcome, 'acked', `${body.kind}: acked`);
-    const got = rx.received[i]!;
+    const got = must(rx.received[i]);
     t.equal(got.path, path, `${body.kind}: sent to the manifest's URL`);
     t.ok(got.signatureValid, `${body.kind}: signature verifies`);
     t.equal(got.headers['content-type'], 'application/json');
@@ -71,7 +72,7 @@ t.test('every kind: payload shape, headers and a signature the receiver verifies
     t.match(got.body, shape, `${body.kind}: body shape`);
     t.same(r.body.payload, got.body, 'the log holds exactly what was sent');
   }
-  const ev = rx.received[6]!.body;
+  const ev = must(rx.received[6]).body;
   t.type(ev.body, 'string', 'an event body is a JSON string');
   t.match(JSON.parse(ev.body), { ty: 'NEW_MESSAGE', tx: String, wId: d.workspaceId });
 });
@@ -181,7 +182,7 @@ t.test('an idle daemon polls about once a second, yet makes a retry at its time'
     const before = rx.received.length;
     await trigger(d, { appId: app.id, kind: 'event', event: 'CHANNEL_CREATED' });
     const got = (await rx.waitFor(before + 2)).slice(before);
-    gaps.push(got[1]!.at - got[0]!.at);
+    gaps.push(must(got[1]).at - must(got[0]).at);
   }
   t.ok(gaps.every((g) => g >= 200 && g < 650), `the retries came ${gaps.join(', ')} ms after the first attempts`);
 });
@@ -200,9 +201,9 @@ t.test('a retry pending across a daemon restart still arrives', async (t) => {
   d = await startTestDaemon({ dataDir, config: { deliveryRetrySchedule: '1' } });
   t.teardown(() => d.stop());
   const got = await rx.waitFor(2, 5000);
-  t.equal(got[1]!.headers['x-appreg-delivery-id'], r.body.id, 'the same delivery, after the restart');
-  t.ok(got[1]!.signatureValid);
-  t.equal(got[1]!.headers['x-appreg-retry-num'], '1');
+  t.equal(must(got[1]).headers['x-appreg-delivery-id'], r.body.id, 'the same delivery, after the restart');
+  t.ok(must(got[1]).signatureValid);
+  t.equal(must(got[1]).headers['x-appreg-retry-num'], '1');
   await new Promise((res) => setTimeout(res, 200));
   const shown = (await (await d.api(`${d.mgmt}/deliveries/${r.body.id}`)).json()) as any;
   t.match(shown, { id: r.body.id, state: 'delivered', payload: { eventType: 'NEW_MESSAGE' } }, 'the delivery log was read back from disk after the restart');
@@ -213,9 +214,9 @@ t.test('APP_UNINSTALLED written to the outbox is delivered as an APP_EVENT and r
   const { d, rx, app } = await setup(t);
   await d.parts.store.commit([{ table: EVENTS_OUTBOX, id: 'evt_1', value: { id: 'evt_1', appId: app.id, workspaceId: d.workspaceId, eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId], body: { id: 'x', app: app.id }, createdAt: new Date().toISOString() } }]);
   const [got] = await rx.waitFor(1, 3000);
-  t.match(got!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId] });
-  t.same(JSON.parse(got!.body.body), { id: 'x', app: app.id });
-  t.ok(got!.signatureValid);
+  t.match(must(got).body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId] });
+  t.same(JSON.parse(must(got).body.body), { id: 'x', app: app.id });
+  t.ok(must(got).signatureValid);
   await new Promise((res) => setTimeout(res, 300));
   t.equal(await d.parts.store.count(EVENTS_OUTBOX), 0, 'outbox emptied');
 });
@@ -235,8 +236,8 @@ t.test('deliveries: list (--failed, by app), show, replay (a new, re-signed atte
   t.match(replayed, { id: failed.body.id, state: 'delivered', outcome: 'acked' });
   t.equal(replayed.attempts.length, 2);
   const slashCalls = rx.received.filter((x) => x.path === '/slash');
-  t.not(slashCalls[0]!.headers['x-pumble-request-timestamp'], slashCalls[1]!.headers['x-pumble-request-timestamp']);
-  t.ok(slashCalls[1]!.signatureValid);
+  t.not(must(slashCalls[0]).headers['x-pumble-request-timestamp'], must(slashCalls[1]).headers['x-pumble-request-timestamp']);
+  t.ok(must(slashCalls[1]).signatureValid);
   t.equal((await d.api(`${d.mgmt}/deliveries/dlv_nope`)).status, 404);
 });
 

@@ -19,6 +19,7 @@ import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
 import { sqlAt, testWithPg } from '../helpers/pg.js';
 import { engineOf } from '../helpers/test-tables.js';
+import { must } from '../../src/must.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
 const clock = { now: () => Date.now() };
@@ -198,7 +199,7 @@ void testWithPg(t, 'a delivery whose payload or answer holds a NUL is kept, the 
   });
   const payload = { text: 'a\u0000b', ['k\u0000']: ['\u0000'] };
   const b = begin('dlv_nul');
-  log.append({ ...b, begun: { ...b.begun!, payload, raw: JSON.stringify(payload) } });
+  log.append({ ...b, begun: { ...must(b.begun), payload, raw: JSON.stringify(payload) } });
   log.append({ id: 'dlv_nul', attempt: { ...attempt('dlv_nul', 0), response: 'x\u0000' }, state: { at: new Date().toISOString(), state: 'delivered' } });
   await log.flush();
   // read back by a second log on the same database: what was written, not this log's own copy

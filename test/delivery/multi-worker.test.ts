@@ -19,6 +19,7 @@ import { createDeliveryWorker } from '../../src/delivery/worker.js';
 import { testWithPg } from '../helpers/pg.js';
 import type { OutboxEventRecord } from '../../src/model/events.js';
 import type { Change } from '../../src/store/types.js';
+import { must } from '../../src/must.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
 const clock = { now: () => Date.now() };
@@ -69,7 +70,7 @@ void testWithPg(t, 'two workers: each attempt of a retried event is made once, b
   b.worker.start();
   const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
   t.match(first, { state: 'retrying' });
-  const id = first!.id;
+  const id = must(first).id;
   await until(async () => (await a.store.get(PENDING_TABLE, id)) === undefined);
   await new Promise((r) => setTimeout(r, 800)); // room for a duplicate attempt, were there one
   t.equal(calls.length, 4, `four attempts in all (${calls.join(', ')})`);
@@ -90,10 +91,10 @@ void testWithPg(t, "a daemon killed mid-attempt: another takes its event over wh
   b.worker.start();
   const t0 = Date.now();
   await until(() => bCalls.length > 0);
-  t.same(bCalls, [p!.id], 'b made the attempt');
+  t.same(bCalls, [must(p).id], 'b made the attempt');
   t.ok(Date.now() - t0 >= 500, 'only once the lease ran out');
-  await until(async () => (await b.store.get(PENDING_TABLE, p!.id)) === undefined);
-  t.equal(await b.store.get(PENDING_TABLE, p!.id), undefined, 'delivered and done');
+  await until(async () => (await b.store.get(PENDING_TABLE, must(p).id)) === undefined);
+  t.equal(await b.store.get(PENDING_TABLE, must(p).id), undefined, 'delivered and done');
 });
 
 void testWithPg(t, 'the events outbox is drained once across daemons', async (t, url) => {

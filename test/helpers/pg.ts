@@ -255,7 +255,7 @@ export async function pgDatabaseOrSkip(t: TapTest): Promise<string | undefined> 
 }
 
 /** t.test that gets a fresh database's URL; skipped (or failed under CI) without PostgreSQL. */
-export function testWithPg(t: TapTest, name: string, fn: (t: TapTest, url: string) => Promise<void>): Promise<unknown> {
+export function testWithPg(t: TapTest, name: string, fn: (t: TapTest, url: string) => Promise<void>): ReturnType<TapTest['test']> {
   if (process.env.APPREG_TEST_PG_URL) return t.test(name, async (t) => fn(t, await (await startPgCluster()).createDatabase()));
   return testNeeding(t, name, POSTGRES_COMPONENT, async (t) => fn(t, await (await startPgCluster()).createDatabase()));
 }

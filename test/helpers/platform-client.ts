@@ -5,6 +5,7 @@
  */
 import type { TestDaemon } from './daemon.js';
 import { authorize, createApp } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 export interface PlatformAnswer<T = any> {
   status: number;
@@ -116,5 +117,5 @@ export async function installPlatformApp(
     ...opts.manifest,
   });
   const tokens = await authorize(d, app, { scopes: scopeString(userScopes, botScopes), ...(opts.as ? { token: opts.as.token, mgmt: opts.as.mgmt } : {}) });
-  return { app, tokens, user: platformClient(d.url, tokens.accessToken, app.appKey), bot: platformClient(d.url, tokens.botToken!, app.appKey) };
+  return { app, tokens, user: platformClient(d.url, tokens.accessToken, app.appKey), bot: platformClient(d.url, must(tokens.botToken), app.appKey) };
 }

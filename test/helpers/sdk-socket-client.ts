@@ -6,6 +6,7 @@
  * fetch a new URL and reconnect — and give up for good when that fetch fails.
  */
 import { WebSocket } from 'ws';
+import { must } from '../../src/must.js';
 
 interface SdkReply {
   status?: number;
@@ -188,7 +189,7 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
     },
     waitFor,
     sendRaw(data, binary = false) {
-      ws!.send(data, { binary });
+      must(ws).send(data, { binary });
     },
     fetchUrl,
   };

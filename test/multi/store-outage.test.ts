@@ -15,6 +15,7 @@ import { manifest, startTestDaemon, tempDir, type TestDaemon } from '../helpers/
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { createApp, grant } from '../fixtures/redirects-flow.js';
 import { startPgCluster, testWithPg } from '../helpers/pg.js';
+import { must } from '../../src/must.js';
 
 /** Resolves once `cond` answers true, asking again every 20 ms; fails after `limitMs` (a bound for a failure, not a wait). */
 async function until(what: string, cond: () => Promise<boolean>, limitMs = 20_000): Promise<number> {
@@ -61,7 +62,7 @@ t.test('embedded store, full disk: writes answer 503 store_unavailable with Retr
 
   disk.full = true;
   const calls: Record<string, () => Promise<Response>> = {
-    'POST /v1/channels/{c}/messages (platform API)': () => fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: { token: tokens.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'while the disk is full' }) }),
+    'POST /v1/channels/{c}/messages (platform API)': () => fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: { token: must(tokens.botToken), 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'while the disk is full' }) }),
     'POST …/apps (management)': () => d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ name: 'during-the-outage' }) }),
     'POST /oauth2/access (token endpoint)': () => fetch(`${d.url}/oauth2/access`, { method: 'POST', body: new URLSearchParams({ 'client-id': otherApp.id, 'client-secret': otherApp.clientSecret, code }) }),
   };
@@ -83,7 +84,7 @@ t.test('embedded store, full disk: writes answer 503 store_unavailable with Retr
 
   // The store retries every second with a write as large as the failed one: while only short
   // writes fit, it stays 503 (before, an empty retry line fitted and /healthz went back to 200).
-  const journal = fs.readdirSync(d.dataDir).find((f) => f.startsWith('appreg.journal'))!;
+  const journal = must(fs.readdirSync(d.dataDir).find((f) => f.startsWith('appreg.journal')));
   const sizeBefore = fs.statSync(path.join(d.dataDir, journal)).size;
   const tried = disk.writes;
   await until('two retries of the store', async () => disk.writes >= tried + 2);
@@ -93,7 +94,7 @@ t.test('embedded store, full disk: writes answer 503 store_unavailable with Retr
   disk.full = false;
   const ms = await until('healthz 200 again', async () => (await healthOf(d)).status === 200);
   t.comment(`full disk over: /healthz 200 again ${ms} ms later, without a request`);
-  t.equal((await calls['POST /v1/channels/{c}/messages (platform API)']!()).status, 200, 'posts work again');
+  t.equal((await must(calls['POST /v1/channels/{c}/messages (platform API)'])()).status, 200, 'posts work again');
 });
 
 void testWithPg(t, 'three daemons on PostgreSQL: while the database is stopped every call answers 503 store_unavailable; all recover by themselves', async (t, url) => {
@@ -116,15 +117,15 @@ void testWithPg(t, 'three daemons on PostgreSQL: while the database is stopped e
   const otherApp = await createApp(first);
   const code = (await grant(first, otherApp)).body.code;
   const callsOf = (d: TestDaemon): Record<string, () => Promise<Response>> => ({
-    'GET /v1/channels': () => fetch(`${d.url}/v1/channels`, { headers: { token: tokens.botToken!, 'x-app-token': app.appKey } }),
-    'POST /v1/channels/{c}/messages': () => fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: { token: tokens.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hello' }) }),
+    'GET /v1/channels': () => fetch(`${d.url}/v1/channels`, { headers: { token: must(tokens.botToken), 'x-app-token': app.appKey } }),
+    'POST /v1/channels/{c}/messages': () => fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: { token: must(tokens.botToken), 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hello' }) }),
     'GET …/apps/mine': () => fetch(`${d.url}${first.mgmt}/apps/mine`, { headers: { authtoken: first.token } }),
     'POST /oauth2/access': () => fetch(`${d.url}/oauth2/access`, { method: 'POST', body: new URLSearchParams({ 'client-id': otherApp.id, 'client-secret': otherApp.clientSecret, code }) }),
   });
 
   cluster.outage.stop();
   let restarted = false;
-  t.teardown(() => (restarted ? undefined : cluster.outage!.start()));
+  t.teardown(() => (restarted ? undefined : must(cluster.outage).start()));
   const statuses = new Map<string, number>();
   for (const [i, d] of daemons.entries()) {
     for (const [name, call] of Object.entries(callsOf(d))) {

@@ -5,6 +5,7 @@ import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 const EVENTS = ['NEW_MESSAGE', 'UPDATED_MESSAGE', 'REACTION_ADDED', 'CHANNEL_CREATED', 'CHANNEL_ARCHIVED', 'CHANNEL_DELETED'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -24,10 +25,10 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
 
   const posted = await a.bot.postMessageToChannel(general, 'build #42 is green');
   const [ev] = await rx.waitFor(1, 5000);
-  t.ok(ev!.signatureValid, 'signed with B’s signing secret');
-  t.match(ev!.body, { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
-  t.type(ev!.body.body, 'string', 'the body is a JSON string');
-  const body = JSON.parse(ev!.body.body);
+  t.ok(must(ev).signatureValid, 'signed with B’s signing secret');
+  t.match(must(ev).body, { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
+  t.type(must(ev).body.body, 'string', 'the body is a JSON string');
+  const body = JSON.parse(must(ev).body.body);
   t.same(body, {
     mId: posted.body.id, wId: d.workspaceId, cId: general, aId: a.tokens.botId, tx: 'build #42 is green', bl: [], ty: 'NEW_MESSAGE',
     ts: posted.body.timestamp, tsm: posted.body.timestampMilli, f: [], att: [], e: false, eph: false,
@@ -51,7 +52,7 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   const more = await rx.waitFor(5, 5000);
   await sleep(300);
   t.equal(rx.received.length, 5, 'nothing about the private channel');
-  t.match(JSON.parse(more[4]!.body.body), { aId: other.id, tx: 'said by a person', ty: 'NEW_MESSAGE' });
+  t.match(JSON.parse(must(more[4]).body.body), { aId: other.id, tx: 'said by a person', ty: 'NEW_MESSAGE' });
   t.ok(rx.received.every((r) => r.signatureValid));
   const log = (await (await d.api(`${d.mgmt}/deliveries?appId=${b.app.id}`)).json()) as Array<{ kind: string; state: string }>;
   t.equal(log.filter((x) => x.kind === 'event' && x.state === 'delivered').length, 5, 'through the one delivery engine and its log');
@@ -128,17 +129,17 @@ t.test('messages survive a restart; a channel keeps at most workspaceMessagesPer
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
   const ids: string[] = [];
   for (let i = 1; i <= 4; i++) ids.push((await bot.postMessageToChannel(general, `m${i}`)).body.id);
-  const root = ids[3]!;
+  const root = must(ids[3]);
   await bot.reply(root, general, 'r1');
   const kept = await bot.fetchMessages(general, undefined, 10);
   t.same(kept.body.messages.map((m: any) => m.text), ['m3', 'm4'], 'the oldest go first (the reply counts in the bound)');
-  t.equal((await bot.fetchMessage(ids[0]!, general)).status, 404);
+  t.equal((await bot.fetchMessage(must(ids[0]), general)).status, 404);
   await d.stop();
 
   d = await startTestDaemon({ dataDir, config: { workspaceMessagesPerChannel: 3 } });
   t.teardown(() => d.stop());
   const { platformClient } = await import('../helpers/platform-client.js');
-  const again = platformClient(d.url, tokens.botToken!, app.appKey);
+  const again = platformClient(d.url, must(tokens.botToken), app.appKey);
   const after = await again.fetchMessages(general, undefined, 10);
   t.same(after.body.messages.map((m: any) => m.text), ['m3', 'm4'], 'the same messages after a restart');
   t.match(after.body.messages[1].threadRootInfo, { repliesCount: 1 });
@@ -159,7 +160,7 @@ t.test('a user joining the workspace: WORKSPACE_USER_JOINED to apps subscribed w
   rx.secret = b.app.signingSecret;
   const other = await secondUser(d);
   const [ev] = await rx.waitFor(1, 5000);
-  t.ok(ev!.signatureValid);
-  t.match(ev!.body, { eventType: 'WORKSPACE_USER_JOINED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
-  t.match(JSON.parse(ev!.body.body), { uId: other.id, uE: other.email, uN: 'Second User', wId: d.workspaceId, ty: 'WORKSPACE_USER_JOINED' });
+  t.ok(must(ev).signatureValid);
+  t.match(must(ev).body, { eventType: 'WORKSPACE_USER_JOINED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
+  t.match(JSON.parse(must(ev).body.body), { uId: other.id, uE: other.email, uN: 'Second User', wId: d.workspaceId, ty: 'WORKSPACE_USER_JOINED' });
 });

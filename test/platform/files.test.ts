@@ -6,6 +6,7 @@ import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient, PLATFORM_SCOPES, sdkUploadFile } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 const WITH_FILES = [...PLATFORM_SCOPES, 'files:write'];
 const blobsIn = (dataDir: string) => fs.readdirSync(path.join(dataDir, 'files'));
@@ -48,7 +49,7 @@ t.test('the SDK upload sequence, the file on a message and in NEW_MESSAGE, read 
   t.match(posted.body.files, [{ id: fileId, owner: a.tokens.botId, name: 'report.csv', mimeType: 'text/csv', path: done.body.path }]);
   t.match((await a.user.fetchMessage(posted.body.id, general)).body.files, [{ id: fileId }], 'shown in the message view');
   const [ev] = await rx.waitFor(1, 5000);
-  t.match(JSON.parse(ev!.body.body), { mId: posted.body.id, f: [{ id: fileId, name: 'report.csv', path: done.body.path }] }, 'and in NEW_MESSAGE’s f');
+  t.match(JSON.parse(must(ev).body.body), { mId: posted.body.id, f: [{ id: fileId, name: 'report.csv', path: done.body.path }] }, 'and in NEW_MESSAGE’s f');
   const notMine = await a.user.postMessageToChannel(general, 'not my file', { files: [fileId] });
   t.equal(notMine.status, 400, 'only the uploader attaches a file');
   t.equal((await a.bot.postMessageToChannel(general, 'x', { files: ['file_nope'] })).status, 400);
@@ -147,7 +148,7 @@ t.test('files survive a restart; an upload never completed does not', async (t) 
 
   d = await startTestDaemon({ dataDir });
   t.teardown(() => d.stop());
-  const again = platformClient(d.url, tokens.botToken!, app.appKey);
+  const again = platformClient(d.url, must(tokens.botToken), app.appKey);
   const m = await again.fetchMessage(posted.body.id, general);
   t.match(m.body.files, [{ id: file.body.id, name: 'notes.txt', path: `${d.url}/files/${file.body.id}` }]);
   const res = await again.fetchFile(m.body.files[0].path);

@@ -3,6 +3,7 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 t.test('messages: post, list with a cursor, get, edit, delete', async (t) => {
   const d = await startTestDaemon();
@@ -165,8 +166,8 @@ t.test('a test trigger names the workspace’s general channel by default, so th
   const sent = await d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: { appId: app.id, kind: 'slash-command', command: '/standup', text: 'now' } });
   t.equal(sent.status, 201);
   const [trigger] = await rx.waitFor(1, 5000);
-  const channelId = trigger!.body.channelId;
-  const said = await bot.postEphemeral(channelId, 'Stand-up starts now', trigger!.body.userId);
+  const channelId = must(trigger).body.channelId;
+  const said = await bot.postEphemeral(channelId, 'Stand-up starts now', must(trigger).body.userId);
   t.equal(said.status, 200, 'ctx.say() to the trigger’s channel works');
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
   t.equal(channelId, general);

@@ -8,6 +8,7 @@ import t from 'tap';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { daemonWithListener } from '../helpers/listening-app.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 const person = (d: TestDaemon, token = d.token, mgmt = d.mgmt) => async (method: string, path: string, json?: unknown) => {
   const res = await d.api(`${mgmt}${path}`, { method, json, headers: { authtoken: token } });
@@ -23,9 +24,9 @@ t.test('channels archived and deleted by a person reach the subscribed apps', as
   t.equal(archived.status, 200, JSON.stringify(archived.body));
   t.match(archived.body, { channel: { id, name: 'old-project', isArchived: true } }, 'the channel, archived (by #name)');
   const [a] = await rx.waitFor(1, 5000);
-  t.ok(a!.signatureValid);
-  t.match(a!.body, { messageType: 'PUMBLE_EVENT', eventType: 'CHANNEL_ARCHIVED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
-  t.same(JSON.parse(a!.body.body), { m: [d.workspaceUserId], wId: d.workspaceId, cId: id, v: true, ty: 'CHANNEL_ARCHIVED', uId: d.workspaceUserId });
+  t.ok(must(a).signatureValid);
+  t.match(must(a).body, { messageType: 'PUMBLE_EVENT', eventType: 'CHANNEL_ARCHIVED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
+  t.same(JSON.parse(must(a).body.body), { m: [d.workspaceUserId], wId: d.workspaceId, cId: id, v: true, ty: 'CHANNEL_ARCHIVED', uId: d.workspaceUserId });
   t.equal((await app.bot.postMessageToChannel(id, 'too late')).status, 400, 'nothing is posted in an archived channel');
   t.equal((await me('POST', `/channels/${id}/archive`)).status, 200, 'archiving again changes nothing');
 
@@ -37,8 +38,8 @@ t.test('channels archived and deleted by a person reach the subscribed apps', as
   t.equal((await me('DELETE', '/channels/nowhere')).status, 404);
   t.equal((await me('DELETE', `/channels/${id}`)).status, 204);
   const evs = await rx.waitFor(2, 5000);
-  t.same(JSON.parse(evs[1]!.body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
-  t.equal(evs[1]!.body.eventType, 'CHANNEL_DELETED');
+  t.same(JSON.parse(must(evs[1]).body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
+  t.equal(must(evs[1]).body.eventType, 'CHANNEL_DELETED');
   t.equal((await app.user.getChannelDetails(id)).status, 404, 'gone for apps too');
   t.equal(rx.received.length, 2, 'one event each');
 });
@@ -58,8 +59,8 @@ t.test('user groups made and changed by a person are listed to apps, with their 
   t.same((await app.bot.listUserGroups()).body, [changed.body], 'GET /v1/workspaceUsers/groups lists it');
   const evs = await rx.waitFor(2, 5000);
   t.same(evs.map((e) => e.body.eventType), ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
-  t.same(JSON.parse(evs[0]!.body.body), { wId: d.workspaceId, cbId: d.workspaceUserId, id: made.body.id, n: 'On call', h: 'on-call', d: 'pages at night', di: false, uIds: [d.workspaceUserId], cIds: [], ty: 'WORKSPACE_USER_GROUP_CREATED' });
-  t.match(JSON.parse(evs[1]!.body.body), { id: made.body.id, di: true, uIds: [d.workspaceUserId, other.id], ty: 'WORKSPACE_USER_GROUP_UPDATED' });
+  t.same(JSON.parse(must(evs[0]).body.body), { wId: d.workspaceId, cbId: d.workspaceUserId, id: made.body.id, n: 'On call', h: 'on-call', d: 'pages at night', di: false, uIds: [d.workspaceUserId], cIds: [], ty: 'WORKSPACE_USER_GROUP_CREATED' });
+  t.match(JSON.parse(must(evs[1]).body.body), { id: made.body.id, di: true, uIds: [d.workspaceUserId, other.id], ty: 'WORKSPACE_USER_GROUP_UPDATED' });
 
   t.match(await me('POST', '/groups', { name: 'Other', handle: 'on-call' }), { status: 400, body: { code: 'invalid_request', details: [{ pointer: '/handle' }] } }, 'a handle is unique');
   t.match(await me('POST', '/groups', { name: '' }), { status: 400, body: { details: [{ pointer: '/name' }] } });

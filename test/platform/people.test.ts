@@ -10,6 +10,7 @@ import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { authorize, createApp, secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 const SCOPES = ['messages:read', 'messages:write', 'channels:read', 'channels:list'];
 
@@ -51,7 +52,7 @@ t.test('/cmd typed by a person: the app acks, posts through the API, the message
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slash`;
   const a = await createApp(d, { name: 'standup', slashCommands: [{ command: '/cmd', url }], scopes: { botScopes: SCOPES, userScopes: SCOPES } });
   appKey = a.appKey;
-  botToken = (await authorize(d, a, { scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(',') })).botToken!;
+  botToken = must((await authorize(d, a, { scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(',') })).botToken);
 
   const me = person(d);
   const said = await me.post('/channels/%23general/messages', { text: '/cmd hi' });
@@ -68,8 +69,8 @@ t.test('/cmd typed by a person: the app acks, posts through the API, the message
   const botMessage = listed.find((m) => /standup started \(hi\)/.test(m.text));
   t.ok(botMessage, 'the bot’s message is in #general');
   const [ev] = await listener.waitFor(1, 5000);
-  t.ok(ev!.signatureValid);
-  t.match(JSON.parse(ev!.body.body), { mId: botMessage.id, tx: 'standup started (hi)', ty: 'NEW_MESSAGE' }, 'the second app heard of it');
+  t.ok(must(ev).signatureValid);
+  t.match(JSON.parse(must(ev).body.body), { mId: botMessage.id, tx: 'standup started (hi)', ty: 'NEW_MESSAGE' }, 'the second app heard of it');
 });
 
 t.test('a person lists and creates channels, posts, replies in a thread and reacts; private channels stay private', async (t) => {

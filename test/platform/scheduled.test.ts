@@ -5,6 +5,7 @@ import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -66,11 +67,11 @@ t.test('a scheduled message whose time passed while the daemon was stopped is po
   now += 3_601_000;
   d = await startTestDaemon({ dataDir, clock });
   t.teardown(() => d.stop());
-  const again = platformClient(d.url, tokens.botToken!, app.appKey);
+  const again = platformClient(d.url, must(tokens.botToken), app.appKey);
   const m = await until(async () => (await again.fetchMessages(general, undefined, 10)).body.messages.find((x: any) => x.text === 'posted after the restart'));
   t.equal(m.author, tokens.botId);
   const [ev] = await rx.waitFor(1, 5000);
-  t.match(JSON.parse(ev!.body.body), { mId: m.id, tx: 'posted after the restart', aId: tokens.botId, ty: 'NEW_MESSAGE' });
+  t.match(JSON.parse(must(ev).body.body), { mId: m.id, tx: 'posted after the restart', aId: tokens.botId, ty: 'NEW_MESSAGE' });
   t.same((await again.fetchScheduledMessages()).body.scheduledMessages, []);
 });
 
@@ -80,7 +81,7 @@ t.test('limit: the soonest `limit` of them, and hasMore', async (t) => {
   t.teardown(() => d.stop());
   const { bot } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  for (const [i, text] of ['third', 'first', 'second'].entries()) await bot.createScheduledMessage({ channelId: general, text, sendAt: now + [30, 10, 20][i]! * 60_000 });
+  for (const [i, text] of ['third', 'first', 'second'].entries()) await bot.createScheduledMessage({ channelId: general, text, sendAt: now + must([30, 10, 20][i]) * 60_000 });
   const one = await bot.fetchScheduledMessages(undefined, 1);
   t.equal(one.status, 200);
   t.same(one.body.scheduledMessages.map((s: any) => s.text), ['first']);

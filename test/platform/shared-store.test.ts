@@ -12,6 +12,7 @@ import type { Change, Store } from '../../src/store/types.js';
 import { createEventsOutbox } from '../../src/services/events-outbox.js';
 import { createWorkspace } from '../../src/services/workspace/workspace.js';
 import type { MessageNotice } from '../../src/services/workspace/message-index.js';
+import { must } from '../../src/must.js';
 
 type Stores = [Store, Store];
 const until = async (pred: () => boolean, ms = 3000) => {
@@ -55,7 +56,7 @@ async function postingAcross(t: TapTest, [store, store2]: Stores) {
   const a = await one.person('wu_a');
   const heard: MessageNotice[] = [];
   const stop = two.onMessageChange((n) => heard.push(n));
-  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
   for (let i = 0; i < 6; i++) await (i % 2 ? two : one).messages.post(a, general, { text: `m${i}` });
   const listed = await two.messages.list(a, general, { limit: 20 });
   t.same(listed.messages.map((m) => m.text), ['m0', 'm1', 'm2', 'm3', 'm4', 'm5'], 'in posting order, whichever daemon took each');
@@ -98,7 +99,7 @@ async function namesAcross(t: TapTest, [store, store2]: Stores) {
   t.ok(results.every((r) => r.status === 'fulfilled' || (r.reason as { code?: string }).code === 'invalid_request'), 'the others: invalid_request');
   const names = (await two.channels.list(a)).map((c) => c.channel.name);
   t.same(names.map((n) => String(n).toLowerCase()), ['general', 'random', 'ops'], 'general and random once each, then the one ops that won');
-  const ops = (await one.channels.byName(WS, '#ops'))!;
+  const ops = must((await one.channels.byName(WS, '#ops')));
   await one.deleteChannel('wu_a', ops.id);
   t.ok(await two.channels.create(a, { name: 'ops' }), 'a deleted channel frees its name');
 }
@@ -110,7 +111,7 @@ async function scheduledAcross(t: TapTest, [store, store2]: Stores) {
   const one = daemon(store, now, 'd1');
   const two = daemon(store2, now, 'd2');
   const a = await one.person('wu_a');
-  const general = (await one.channels.byName(WS, 'general'))?.id ?? (await one.channels.ensureWorkspace(WS), (await one.channels.byName(WS, 'general'))!.id);
+  const general = (await one.channels.byName(WS, 'general'))?.id ?? (await one.channels.ensureWorkspace(WS), must((await one.channels.byName(WS, 'general'))).id);
   await one.scheduled.create(a, { channelId: general, sendAt: at + 1000, text: 'later' });
   t.equal((await two.scheduled.list(a, {})).scheduledMessages.length, 1, 'seen by the other daemon');
   at += 2000;
@@ -172,7 +173,7 @@ async function trimsAcross(t: TapTest, [store, store2]: Stores) {
   const one = daemon(store, now, 'd1', 10);
   const two = daemon(slow, now, 'd2', 10);
   const a = await one.person('wu_a');
-  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
   const held = () => store.countWhere('wsMessages', 'channelId', general);
   for (let i = 0; i < 11; i++) await one.messages.post(a, general, { text: `m${i}` });
   t.equal(await held(), 11, 'the bound and its slack: no trim yet');
@@ -229,7 +230,7 @@ void testWithPg(t, "a daemon whose LISTEN connection dropped is told its message
   const one = daemon(s1, now, 'd1');
   const two = daemon(s2, now, 'd2');
   const a = await one.person('wu_a');
-  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
   const heard: string[] = [];
   let lost = 0;
   const stop = two.onMessageChange((n) => heard.push(n.id), () => lost++);

@@ -5,6 +5,7 @@ import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js
 import { createSdkSocketClient, type SdkSocketClient, type SdkSocketClientOptions } from '../helpers/sdk-socket-client.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
+import { must } from '../../src/must.js';
 
 interface App { id: string; appKey: string; [k: string]: unknown }
 
@@ -69,7 +70,7 @@ t.test('socket mode against a real daemon', async (t) => {
     t.equal(r400.status, 400);
     t.match(await r400.json(), { code: 'socket_mode_disabled', message: /socketMode/ });
     t.notOk(d.logs().includes(app.appKey), 'the appKey never reaches the log');
-    t.notOk(d.logs().includes(u.searchParams.get('ticket')!), 'nor the ticket');
+    t.notOk(d.logs().includes(must(u.searchParams.get('ticket'))), 'nor the ticket');
   });
 
   t.test('tickets are single-use; a made-up ticket is refused with 401', async (t) => {
@@ -82,7 +83,7 @@ t.test('socket mode against a real daemon', async (t) => {
     t.equal(second.status, 401, 'second use refused');
     t.equal((await rawConnect(url.replace(/ticket=[^&]+/, 'ticket=awt_forged'))).status, 401);
     t.equal((await rawConnect(`ws://127.0.0.1:${d.port}/socket`)).status, 401, 'no ticket');
-    first.ws!.close();
+    must(first.ws).close();
   });
 
   t.test('the upgrade is answered only once the work before accepting is done (on PostgreSQL: the holder record)', async (t) => {
@@ -106,7 +107,7 @@ t.test('socket mode against a real daemon', async (t) => {
     const refused = await rawConnect(await c.fetchUrl());
     t.notOk(refused.ws, 'a preparation that fails refuses the connection');
     t.ok(refused.status && refused.status >= 500, `with an error status (${refused.status})`);
-    ws!.close();
+    must(ws).close();
   });
 
   t.test('every kind is delivered and answered over the socket (binary JSON replies)', async (t) => {
@@ -137,7 +138,7 @@ t.test('socket mode against a real daemon', async (t) => {
       const r = await sendVia(d, app.id, { payload, interactive });
       t.match(r, expected, `${payload.messageType} → ${expected.outcome}`);
       await c.waitFor(() => c.delivered.length > i, 2000, 'the frame'); // an event is acked once written
-      t.same(c.delivered.at(-1)!.payload, payload, 'payload arrives unchanged');
+      t.same(must(c.delivered.at(-1)).payload, payload, 'payload arrives unchanged');
     }
     t.ok(c.delivered.every((x) => /^cor_/.test(x.correlationId)));
   });
@@ -184,7 +185,7 @@ t.test('socket mode against a real daemon', async (t) => {
     c.sendRaw(Buffer.from(JSON.stringify({ correlation_id: 'cor_unknown', status: 200 })), true);
     t.match(await sendVia(d, app.id), { outcome: 'acked' }, 'still healthy after bad frames');
     t.match(d.logs(), /socket frame ignored/);
-    const ended = closed(c.ws!);
+    const ended = closed(must(c.ws));
     for (let i = 0; i < 10; i++) c.sendRaw('garbage');
     const { code, reason } = await ended;
     t.equal(code, 1008);
@@ -199,8 +200,8 @@ t.test('socket mode against a real daemon', async (t) => {
     const extra = client(t, d, app, { autoReconnect: false });
     await extra.start();
     await extra.waitFor(() => extra.closes.length > 0, 2000, 'the refusal');
-    t.equal(extra.closes[0]!.code, 1008);
-    t.match(extra.closes[0]!.reason, /at most 3 open connections per app/);
+    t.equal(must(extra.closes[0]).code, 1008);
+    t.match(must(extra.closes[0]).reason, /at most 3 open connections per app/);
     for (let i = 0; i < 9; i++) t.match(await sendVia(d, app.id), { outcome: 'acked' });
     t.same([seen.get(0), seen.get(1), seen.get(2)], [3, 3, 3], 'round robin');
   });
@@ -336,8 +337,8 @@ t.test('the sockets of an app that is deleted or leaves socket mode are closed w
   t.equal((await d.api(`${d.mgmt}/apps/${toHttp.id}`, { method: 'PUT', json: manifest({ name: 'to-http', socketMode: false }) })).status, 200);
   for (const c of [a, b]) {
     await c.waitFor(() => c.closes.length > 0, 2000, 'the close');
-    t.equal(c.closes[0]!.code, 1008);
-    t.match(c.closes[0]!.reason, /deleted or no longer uses socket mode/);
+    t.equal(must(c.closes[0]).code, 1008);
+    t.match(must(c.closes[0]).reason, /deleted or no longer uses socket mode/);
     await c.waitFor(() => c.gaveUp, 2000, 'the SDK client to give up after the refused URL fetch');
   }
   t.equal(a.opens + b.opens, 2, 'no reconnect loop');
@@ -362,7 +363,7 @@ t.test('graceful shutdown closes every socket with 1001', async (t) => {
   const b = client(t, d, app, { autoReconnect: false });
   await a.start();
   await b.start();
-  const ends = [closed(a.ws!), closed(b.ws!)];
+  const ends = [closed(must(a.ws)), closed(must(b.ws))];
   await d.stop();
   stopped = true;
   for (const e of await Promise.all(ends)) {

@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import { createPoller } from '../../src/poller.js';
+import { must } from '../../src/must.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -26,7 +27,7 @@ t.test('while it finds work it polls every minMs; idle, it backs off to maxMs', 
   t.ok(busy.runs.length >= 15, `busy: ${busy.runs.length} polls in 0.9 s`);
   // at 0, 40, 120, 280, then every 160 ms: 7 in 0.9 s (a timer that fires late makes fewer)
   t.ok(idle.runs.length >= 3 && idle.runs.length <= 9, `idle: ${idle.runs.length} polls in 0.9 s`);
-  const gaps = idle.runs.slice(1).map((x, i) => x - idle.runs[i]!);
+  const gaps = idle.runs.slice(1).map((x, i) => x - must(idle.runs[i]));
   t.ok(gaps.slice(3).every((g) => g >= 150), `after three doublings the polls are maxMs apart: ${gaps.join(', ')}`);
 });
 
@@ -55,7 +56,7 @@ t.test('wakeAt polls at that time, long before the backed-off poll', async (t) =
   await c.p.stop();
   const woken = c.runs.slice(before);
   t.equal(woken.length, 1, 'one poll, at the time asked');
-  t.ok(woken[0]! >= at - 50 && woken[0]! < at + 300, `at ${woken[0]! - at} ms from the time asked`);
+  t.ok(must(woken[0]) >= at - 50 && must(woken[0]) < at + 300, `at ${must(woken[0]) - at} ms from the time asked`);
 });
 
 t.test('a wake during a poll makes one more poll right after it', async (t) => {

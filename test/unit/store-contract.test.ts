@@ -12,6 +12,7 @@ import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { StoreConflict, StoreValueRefused, type PageQuery, type Store } from '../../src/store/types.js';
 import { testWithPg } from '../helpers/pg.js';
 import type { TestRecord, TestTables } from '../helpers/test-tables.js';
+import { must } from '../../src/must.js';
 
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -196,7 +197,7 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
           const rs = await b.findPage('wsMessages', 'channelId', 'ch_r', { orderBy: 'seq', desc: true, limit: 3, ...(after ? { after } : {}) });
           got.push(...rs.map((r) => r.id));
           if (rs.length < 3) break;
-          after = { value: rs[2]!.seq, id: rs[2]!.id };
+          after = { value: must(rs[2]).seq, id: must(rs[2]).id };
         }
         t.same(got.reverse(), wanted, `round ${round}: pages of 3, newest first, join up to every record in order`);
         t.equal(await b.countWhere('wsMessages', 'channelId', 'ch_r'), wanted.length);
@@ -226,9 +227,9 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       value.nested.x = 99;
       const r1 = await a.get('copies', 'c1');
       t.same(r1, { id: 'c1', nested: { x: 1 } }, 'changing the committed object changes nothing stored');
-      r1!.nested.x = 5;
+      must(r1).nested.x = 5;
       const all = await a.all('copies');
-      all[0]!.nested.x = 6;
+      must(all[0]).nested.x = 6;
       t.same(await a.get('copies', 'c1'), { id: 'c1', nested: { x: 1 } }, 'changing a read changes nothing stored');
     });
 
@@ -270,14 +271,14 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       const read = await a.get('race', 'r');
       const stores = [a, b];
       const results = await Promise.allSettled(
-        Array.from({ length: 50 }, (_, i) => stores[i % 2]!.commit([{ table: 'race', id: 'r', value: { v: i + 1 } }], [{ table: 'race', id: 'r', value: read }])),
+        Array.from({ length: 50 }, (_, i) => must(stores[i % 2]).commit([{ table: 'race', id: 'r', value: { v: i + 1 } }], [{ table: 'race', id: 'r', value: read }])),
       );
       const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
       t.equal(won.length, 1, 'one winner');
       t.ok(results.every((r) => r.status === 'fulfilled' || r.reason instanceof StoreConflict), 'the others are conflicts');
       t.same(await b.get('race', 'r'), { v: (won[0] ?? -1) + 1 }, "the winner's value");
       const created = await Promise.allSettled(
-        Array.from({ length: 50 }, (_, i) => stores[i % 2]!.commit([{ table: 'race', id: 'new', value: { by: i } }], [{ table: 'race', id: 'new', value: undefined }])),
+        Array.from({ length: 50 }, (_, i) => must(stores[i % 2]).commit([{ table: 'race', id: 'new', value: { by: i } }], [{ table: 'race', id: 'new', value: undefined }])),
       );
       t.equal(created.filter((r) => r.status === 'fulfilled').length, 1, 'one creator of an absent record');
     });

@@ -13,6 +13,7 @@ import { nodeIo, type StoreIo } from '../../src/store/fsync.js';
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import type { StoreLogger } from '../../src/store/types.js';
 import type { TestTables } from '../helpers/test-tables.js';
+import { must } from '../../src/must.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-faults-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -147,7 +148,7 @@ t.test('a full disk that still takes a short write: health stays not ok until a 
   const record = { text: 'a message of ordinary size '.repeat(4) };
   const err = await store.commit([{ table: 'k', id: 'b', value: record }]).then(() => null, (e: unknown) => e);
   t.match(err, { name: 'StoreUnavailable', code: 'ENOSPC', reason: /the store cannot write: ENOSPC/ }, 'refused as unavailable, with health’s reason');
-  const failedBytes = armed.writes.at(-1)!;
+  const failedBytes = must(armed.writes.at(-1));
   // the store's own retries run (every 1 ms here): wait for three of them, each as large as the failed write
   const tried = armed.writes.length;
   await until(() => armed.writes.length >= tried + 3);

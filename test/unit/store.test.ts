@@ -9,6 +9,7 @@ import { openEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded-
 import { DATA_FORMAT_VERSION as FORMAT_VERSION } from '../../src/store/format.js';
 import { StoreCorruptError, type Store } from '../../src/store/types.js';
 import type { TestTables } from '../helpers/test-tables.js';
+import { must } from '../../src/must.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-test-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -402,7 +403,7 @@ async function runAndKill(dir: string, prefix: string, acked: string[]): Promise
     cp.stdout.on('data', (chunk: Buffer) => {
       buf += chunk.toString();
       const lines = buf.split('\n');
-      buf = lines.pop()!;
+      buf = must(lines.pop());
       for (const l of lines) {
         if (l === 'ready') timer ??= setTimeout(() => cp.kill('SIGKILL'), 150);
         else acked.push(l);

@@ -3,6 +3,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ACCOUNT_SIGN_OUTS, createWebSessions, ENDED_SESSIONS, SESSION_TTL_MS } from '../../src/services/oauth/consent-sessions.js';
+import { must } from '../../src/must.js';
 
 t.test('a signed-out session is refused until its expiry, then its record is swept', async (t) => {
   let now = 1_000_000;
@@ -17,7 +18,7 @@ t.test('a signed-out session is refused until its expiry, then its record is swe
   t.equal(await sessions.get(token.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))), undefined, 'a changed token is not a session');
   t.equal(await createWebSessions({ now: () => now }, randomBytes(32), store).get(token), undefined, 'nor one signed under another key');
 
-  await sessions.end(s!);
+  await sessions.end(must(s));
   t.equal(await sessions.get(token), undefined, 'signed out');
   t.ok(await sessions.get(other), "the account's other session goes on");
   t.equal(await sessions.sweep(), 0, 'kept while the session could still be used');

@@ -7,6 +7,7 @@ import { envOutOptions, envOutTarget, tryWriteEnvFile } from '../env-file.js';
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
 import { registerAppsInit } from './apps-init.js';
+import { must } from '../../must.js';
 
 type App = Record<string, unknown> & { id: string; name?: string; displayName?: string; published?: boolean; clientSecret?: string; appKey?: string; signingSecret?: string };
 const SECRET_FIELDS = ['clientSecret', 'appKey', 'signingSecret'] as const;
@@ -267,7 +268,7 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
     .addHelpText('after', examples('appreg apps uninstall app_123', 'appreg apps uninstall app_123 --workspace ws_456 --json'))
     .action(action(run, async (x, appId) => {
       const client = x.client();
-      const ws = (x.o.workspace as string | undefined) ?? client.creds!.workspaceId;
+      const ws = (x.o.workspace as string | undefined) ?? must(client.creds).workspaceId;
       await client.request('DELETE', appPath(client, appId, `/installations/${encodeURIComponent(ws)}`));
       x.out.print({ uninstalled: appId, workspaceId: ws }, () => `uninstalled ${appId} from ${ws}`);
     }));

@@ -4,6 +4,7 @@ import { CliError, EXIT, kv, table } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 import type { Client } from '../client.js';
+import { must } from '../../must.js';
 
 interface AppWithSecrets { id: string; redirectUrls?: string[]; scopes?: { userScopes?: string[]; botScopes?: string[] }; bot?: boolean; clientSecret?: string }
 interface Authorization { app: { id: string; name?: string; displayName?: string }; workspaceId: string; userScopes: string[]; botScopes: string[]; botId?: string; updatedAt?: string }
@@ -100,7 +101,7 @@ Examples:
       }
       const redirectUrl = (o.redirectUrl as string | undefined) ?? app?.redirectUrls?.[0];
       if (!redirectUrl) throw new CliError('the app has no redirect URL; give --redirect-url', EXIT.usage);
-      const params: Record<string, string> = { clientId: appId, scopes: (o.scopes as string | undefined) ?? scopesParam(app!), redirectUrl };
+      const params: Record<string, string> = { clientId: appId, scopes: (o.scopes as string | undefined) ?? scopesParam(must(app)), redirectUrl };
       if (o.reinstall) params.isReinstall = 'true';
       if (o.state) params.state = String(o.state);
       const workspace = o.workspace as string | undefined;
@@ -111,7 +112,7 @@ Examples:
         return out.print({ url }, () => url);
       }
       // another workspace of the same login: the daemon checks the membership (403 otherwise)
-      if (workspace && workspace !== client.creds!.workspaceId) params.workspaceId = workspace;
+      if (workspace && workspace !== must(client.creds).workspaceId) params.workspaceId = workspace;
       const granted = await client.request<{ code: string; redirectUrl: string }>('GET', `${client.base()}/oauth2/grant`, { searchParams: params });
 
       if (o.follow) {

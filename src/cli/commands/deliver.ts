@@ -7,6 +7,7 @@ import type { Run } from '../run.js';
 import type { Message } from '../workspace.js';
 import type { Attempt, Delivery } from '../delivery.js';
 import { registerDeliveriesTail } from './deliveries-tail.js';
+import { must } from '../../must.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
 type Workspace = typeof import('../workspace.js');
@@ -126,7 +127,7 @@ Examples:
       if (!KINDS.includes(kind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}`, EXIT.usage);
       const expect = String(o.expect);
       if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
-      const timeoutMs = positiveInt(o.timeoutMs, '--timeout-ms')!;
+      const timeoutMs = must(positiveInt(o.timeoutMs, '--timeout-ms'));
       const body: Record<string, unknown> = { appId, kind, timeoutMs };
       const map: Array<[string, string]> = [['command', 'command'], ['text', 'text'], ['shortcut', 'shortcut'], ['messageId', 'messageId'], ['onAction', 'onAction'], ['value', 'value'], ['query', 'query'], ['event', 'event']];
       for (const [opt, field] of map) if (o[opt] !== undefined) body[field] = String(o[opt]);

@@ -10,6 +10,7 @@ import { NoSuchPath, suiteFiles } from '../../apptest/files.js';
 import type { Reporter } from '../../apptest/runner.js';
 import type { Suite } from '../../apptest/suite.js';
 import type { RunResult } from '../../apptest/results.js';
+import { must } from '../../must.js';
 
 type Opts = GlobalOpts & Record<string, unknown>;
 
@@ -91,7 +92,7 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], 
   const reporter = String(o.reporter ?? (o.json ? 'json' : 'pretty'));
   if (!reporters.includes(reporter)) throw new CliError(`--reporter must be one of ${reporters.join(', ')}`, EXIT.usage);
   if (o.json && o.reporter !== undefined && reporter !== 'json') throw new CliError('--json prints the json report: it cannot go with --reporter ' + reporter, EXIT.usage);
-  const jobs = positiveInt(o.jobs, '--jobs')!;
+  const jobs = must(positiveInt(o.jobs, '--jobs'));
   let grep: RegExp | undefined;
   if (o.grep !== undefined) {
     try {
@@ -156,9 +157,9 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], 
       const buf: string[] = [];
       const p = prettyReporter(plain, (s) => buf.push(s));
       for (const s of result.suites) {
-        const suite = suites.find((x) => x.file === s.file)!;
-        p.suiteStart!(suite, { app: s.app, tests: s.tests.length });
-        for (const t of s.tests) p.testEnd!(suite, t);
+        const suite = must(suites.find((x) => x.file === s.file));
+        must(p.suiteStart)(suite, { app: s.app, tests: s.tests.length });
+        for (const t of s.tests) must(p.testEnd)(suite, t);
       }
       p.end(result);
       text = buf.join('');

@@ -14,6 +14,7 @@ import { retryOnConflict } from '../conflict.js';
 import type { Grants } from './grants.js';
 import { authorizationId, installationId } from '../../model/oauth.js';
 import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type InstallationRecord, type StoredCodeRecord, type TokenRecord } from '../../model/oauth.js';
+import { must } from '../../must.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -230,8 +231,8 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       };
       changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
     }
-    const botId = botUser?.id ?? inst.botUserId!;
-    if (!mint) return { changes, issued: [inst.botTokenId!], botToken: openBotToken(inst.sealedBotToken!), botId };
+    const botId = botUser?.id ?? must(inst.botUserId);
+    if (!mint) return { changes, issued: [must(inst.botTokenId)], botToken: openBotToken(must(inst.sealedBotToken)), botId };
     const botToken = newSecret(PREFIX.botToken);
     const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
     const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botId, scopes, createdAt: now };

@@ -17,6 +17,7 @@ import { mac, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
 import { StoreConflict, type Store } from '../../store/types.js';
 import type { AuthRequestParams } from './authorization-request.js';
+import { must } from '../../must.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 const CSRF_TTL_MS = 15 * 60_000;
@@ -81,7 +82,7 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
     if (payload === undefined) return undefined;
     const [accountId, exp] = JSON.parse(payload) as [string, number];
     if (typeof accountId !== 'string' || typeof exp !== 'number' || exp <= clock.now()) return undefined;
-    const id = sha256(token!);
+    const id = sha256(must(token));
     const [ended, everywhere] = await store.getMany([{ table: ENDED_SESSIONS, id }, { table: ACCOUNT_SIGN_OUTS, id: accountId }]);
     if (ended || (everywhere && exp - SESSION_TTL_MS <= (everywhere as { before: number }).before)) return undefined;
     return { accountId, expiresAt: exp, id };

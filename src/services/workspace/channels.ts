@@ -12,6 +12,7 @@ import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { MessageRecord } from '../../model/workspace.js';
 import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
+import { must } from '../../must.js';
 
 const NAME = /^[\p{L}0-9_\-\s]{1,80}$/u;
 const MAX_DIRECT = 8;
@@ -149,7 +150,7 @@ export function createChannels(deps: ChannelsDeps) {
     if (await byName(a.workspaceId, name.trim())) throw taken();
     const ch: ChannelRecord = { id: newId('ch', 12), workspaceId: a.workspaceId, channelType: type, name: name.trim(), ...(description ? { description } : {}), members: [a.userId], createdBy: a.userId, createdAt: nowIso() };
     // the name's claim record must still be absent: of two daemons creating the same name at once, one wins
-    const key = nameKey(ch.workspaceId, ch.name!);
+    const key = nameKey(ch.workspaceId, must(ch.name));
     const event = events.workspaceEvent('CHANNEL_CREATED', ch.workspaceId, audienceOf(ch), await channelEventBody(ch));
     try {
       await commit([{ table: WT.channels, id: ch.id, value: ch }, { table: NAMES, id: key, value: { id: key, channelId: ch.id } }, event], [{ table: NAMES, id: key, value: undefined }]);

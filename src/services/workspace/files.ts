@@ -15,6 +15,7 @@ import { retryOnConflict } from '../conflict.js';
 import { WT, type FileRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import type { FileTotalsRecord } from '../../model/workspace.js';
+import { must } from '../../must.js';
 
 /** Where the bytes are kept (src/files/blob-store.ts). */
 export interface FileBlobs {
@@ -120,7 +121,7 @@ export function createFiles(deps: FilesDeps) {
     if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) throw invalidRequest('length must be the size of the file in bytes.', [{ pointer: '/length', message: 'must be a whole number of bytes' }]);
     sweep();
     await tooLarge(length, length);
-    if (tokens.size >= MAX_PENDING) tokens.delete(tokens.keys().next().value!);
+    if (tokens.size >= MAX_PENDING) tokens.delete(must(tokens.keys().next().value));
     const token = newSecret('upl');
     tokens.set(sha256(token), { workspaceId: a.workspaceId, userId: a.userId, ...(a.appId ? { appId: a.appId } : {}), fileId: newId('file', 12), name: filename, length, expiresAt: clock.now() + UPLOAD_TTL_MS });
     return { token };

@@ -3,6 +3,7 @@ import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import { MAX_FILES_PER_MESSAGE } from './files.js';
 import type { MessageRecord } from '../../model/workspace.js';
+import { must } from '../../must.js';
 
 const MAX_TEXT = 100_000;
 
@@ -39,7 +40,7 @@ export function parseMessageInput(body: unknown): MessageInput {
   const blocks = (Array.isArray(b.blocks) ? b.blocks : []) as unknown[];
   const attachments = (Array.isArray(b.attachments) ? b.attachments : []) as unknown[];
   if (!details.length && typeof text === 'string' && text.trim() === '' && blocks.length === 0 && attachments.length === 0 && (files as unknown[]).length === 0) details.push({ pointer: '/text', message: 'a message needs text, blocks, attachments or files' });
-  if (details.length) throw invalidRequest(`The message is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
+  if (details.length) throw invalidRequest(`The message is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
   return { text: text as string, blocks, attachments, ...(sendToUsers ? { sendToUsers } : {}), ...(b.alsoSendToChannel === true ? { alsoSendToChannel: true } : {}), ...((files as string[]).length ? { files: [...new Set(files as string[])] } : {}) };
 }
 
@@ -73,7 +74,7 @@ export function messageView(m: MessageRecord, thread?: ThreadSummary, files: unk
     out.threadRootInfo = {
       repliesCount: thread.count,
       repliers: thread.repliers,
-      lastReplyTimestamp: new Date(thread.lastMilli!).toISOString(),
+      lastReplyTimestamp: new Date(must(thread.lastMilli)).toISOString(),
       lastReplyTimestampMilli: thread.lastMilli,
       isFollowing: false,
     };

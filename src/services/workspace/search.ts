@@ -5,6 +5,7 @@ import { postingOrder } from './message-index.js';
 import type { Messages } from './messages.js';
 import type { ChannelRecord, MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
+import { must } from '../../must.js';
 
 export function createMessageSearch(deps: { messages: Messages; channels: Channels; users: WorkspaceUsers }) {
   const { messages, channels, users } = deps;
@@ -38,14 +39,14 @@ export function createMessageSearch(deps: { messages: Messages; channels: Channe
     const afterTs = num('afterTs', 1);
     const skip = num('skip', 0) ?? 0;
     const limit = num('limit', 1, 20) ?? 10;
-    if (details.length) throw invalidRequest(`The search is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
+    if (details.length) throw invalidRequest(`The search is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
     const needle = typeof text === 'string' ? text.trim().toLowerCase() : '';
     await channels.ensureWorkspace(a.workspaceId);
     const canRead = async (ch: ChannelRecord) => (await channels.canSee(ch, a.userId)) && (!b.fromMyChannelsOnly || (await channels.isMember(ch, a.userId)));
     const bots = new Map<string, boolean>(); // author → is a bot, read once per search
     const isBot = async (id: string) => {
       if (!bots.has(id)) bots.set(id, !!(await users.byId(id))?.isBot);
-      return bots.get(id)!;
+      return must(bots.get(id));
     };
     const hits: MessageRecord[] = [];
     for (const ch of await channels.listRecords(a.workspaceId)) {

@@ -2,6 +2,7 @@
 import { html } from 'ghtml';
 import { actionForm, consolePage, csrfField, type Shell } from './layout.js';
 import { annotatedManifest, type Problem } from './manifest-view.js';
+import { must } from '../../../must.js';
 
 export interface AppRow {
   id: string;
@@ -55,7 +56,7 @@ export function appFormPage(shell: Shell, v: FormView): string {
   if (v.parseProblem) problems = html`<div class="error" role="alert" id="problems"><strong>The manifest is not JSON.</strong> ${v.parseProblem}</div>`;
   else if (n || v.message) {
     problems = html`<div class="error" role="alert" id="problems"><strong>${n ? `The manifest has ${n} problem${n === 1 ? '' : 's'}` : v.message}</strong>!${
-      n ? html`<ul>!${v.errors!.map((e) => html`<li><code>${e.pointer || '/'}</code> ${e.message}</li>`).join('')}</ul>` : ''
+      n ? html`<ul>!${must(v.errors).map((e) => html`<li><code>${e.pointer || '/'}</code> ${e.message}</li>`).join('')}</ul>` : ''
     }</div>!${v.parsed !== undefined && n ? html`<h2>Where</h2>!${annotatedManifest(v.parsed, v.errors ?? [], v.warnings ?? [])}` : ''}`;
   }
   return consolePage(

@@ -16,6 +16,7 @@
  */
 import { html } from 'ghtml';
 import crypto from 'node:crypto';
+import { must } from '../../../must.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -138,7 +139,7 @@ function control(el: Obj, c: ElementContext, field: string, now: Picked | undefi
       return html`<span class="pick">!${srLabel(txt(el.placeholder) || 'Date')}<input type="date" id="${id}" name="${name}" value="${value}"!${req}!${autofocus}!${off}>!${send('Choose', 'DATE_PICKER')}</span>`;
     }
     case 'date_range_picker': {
-      const [start, end] = now?.values?.length === 2 ? [now.values[0]!, now.values[1]!] : initialRange(el);
+      const [start, end] = now?.values?.length === 2 ? [must(now.values[0]), must(now.values[1])] : initialRange(el);
       const what = txt(el.placeholder) || o.label || 'Dates';
       return html`<span class="pick range"><label for="${id}-s" class="small">From<span class="sr"> (${what})</span></label><input type="date" id="${id}-s" name="${name}" value="${start}"!${req}!${autofocus}!${off}><label for="${id}-e" class="small">to<span class="sr"> (${what})</span></label><input type="date" id="${id}-e" name="${name}" value="${end}"!${req}!${off}>!${send('Choose', 'DATE_RANGE_PICKER')}</span>`;
     }

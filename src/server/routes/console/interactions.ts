@@ -13,6 +13,7 @@ import type { DeliveriesService, DeliveryRecord } from '../../../services/delive
 import type { Choice } from '../../../model/workspace.js';
 import type { PersonState } from '../../person-state.js';
 import type { Signed } from './common.js';
+import { must } from '../../../must.js';
 
 export interface Interaction {
   onAction: string;
@@ -55,8 +56,8 @@ export function interactionOf(form: Record<string, unknown>, where: 'message' | 
       return { ...base, values: [start, end] };
     }
     case 'DATE_PICKER':
-      if (given.length !== 1 || !isDate(given[0]!)) throw invalidRequest('Choose a date first.');
-      return { ...base, value: given[0]! };
+      if (given.length !== 1 || !isDate(must(given[0]))) throw invalidRequest('Choose a date first.');
+      return { ...base, value: must(given[0]) };
     case 'PLAIN_TEXT_INPUT':
       return { ...base, value: given[0] ?? '' };
     default:
@@ -89,7 +90,7 @@ export function appInteractions(deliveries: Pick<DeliveriesService, 'interact' |
    */
   async function interactWith(s: Signed, appId: string, source: { sourceType: 'MESSAGE' | 'EPHEMERAL_MESSAGE' | 'VIEW'; sourceId: string; channelId: string; view?: Record<string, unknown> }, i: Interaction): Promise<DeliveryRecord> {
     const pick = pickOf(i);
-    if (pick) await state.pick(s.principal.workspaceUserId, { source: source.sourceId, onAction: i.onAction, key: i.key!, ...pick });
+    if (pick) await state.pick(s.principal.workspaceUserId, { source: source.sourceId, onAction: i.onAction, key: must(i.key), ...pick });
     return deliveries.interact(s.principal, appId, 'block-interaction', { ...source, onAction: i.onAction, actionType: i.actionType, ...(i.values ? { values: i.values } : { value: i.value ?? '' }) });
   }
 

@@ -17,6 +17,7 @@ import { stateOf } from './view-state.js';
 import { channelHref, workspaceView, type People, type Workspace } from './workspace-view.js';
 import { appInteractions, interactionOf, pickedIn } from './interactions.js';
 import type { Choice } from '../../../model/workspace.js';
+import { must } from '../../../must.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;
@@ -127,7 +128,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
         return seeOther(res, back);
       }
       const ch = await ws.channels.visible(await actor(s), channelId);
-      const rec = await deliveries.invokeSlashCommand(s.principal, { command: slash[1]!, text: slash[2] ?? '', channelId: ch.id, ...(rootId ? { threadRootId: rootId } : {}) });
+      const rec = await deliveries.invokeSlashCommand(s.principal, { command: must(slash[1]), text: slash[2] ?? '', channelId: ch.id, ...(rootId ? { threadRootId: rootId } : {}) });
       seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: back, ...(rootId ? { rootId } : {}) }));
     });
   });
