@@ -92,7 +92,10 @@ export function rowsOf(o: PathOutcome): Row[] {
   });
 }
 
-/** Each side that ran, with its checked rounds (or why there are none); the floor is checked on the figures with a ratio target. */
+/**
+ * Each side that ran, with its checked rounds (or why there are none); the floor is checked on the figures with a ratio
+ * target.
+ */
 function checkedSides(o: PathOutcome, labels: { ref?: string; wt: string }): Array<{ name: string; side: SideOutcome; rounds: Figures[] | string }> {
   const all = o.spec.figures.map((f) => f.key);
   const floorKeys = o.spec.figures.filter((f) => f.target && 'atLeastFloor' in f.target).map((f) => f.key);

@@ -1,7 +1,7 @@
 /**
- * The console's first load against a daemon holding 1,000 apps and 10,000 deliveries: in headless Chromium with the cache off, the bytes transferred for a
- * page (HTML + script + the inline CSS) and its first contentful and largest contentful paint,
- * from the browser's own performance timing. Pages: / (the apps list), the delivery inspector,
+ * The console's first load against a daemon holding 1,000 apps and 10,000 deliveries: in headless Chromium with the
+ * cache off, the bytes transferred for a page (HTML + script + the inline CSS) and its first contentful and largest
+ * contentful paint, from the browser's own performance timing. Pages: / (the apps list), the delivery inspector,
  * and a delivery's page. Budget: < 150 KB and < 500 ms. Result in bench/results/console.json.
  *   npm run build && node dist/bench/console.js   (about a minute; needs /usr/bin/chromium)
  */

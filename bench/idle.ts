@@ -29,7 +29,9 @@ const B_ROOT = process.env.BENCH_B_ROOT;
 interface Idle {
   name: string;
   daemon: DaemonProc;
-  /** The processes whose CPU is the database's part, and whether exited children count (the postmaster's reaped time). */
+  /**
+   * The processes whose CPU is the database's part, and whether exited children count (the postmaster's reaped time).
+   */
   dbPids: () => Promise<{ pids: number[]; reaped: boolean }>;
 }
 

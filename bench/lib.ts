@@ -70,8 +70,9 @@ export function exitOnSignals(): void {
 }
 
 /**
- * Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event loop).
- * `opts.nodeArgs`: node options for this daemon (e.g. --cpu-prof); `opts.env`: its environment (default: this process's).
+ * Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event
+ * loop). `opts.nodeArgs`: node options for this daemon (e.g. --cpu-prof); `opts.env`: its environment (default: this
+ * process's).
  */
 export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], root = ROOT, opts: { nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<DaemonProc> {
   const t0 = performance.now();

@@ -14,7 +14,8 @@
  *    1,000 entries, which would evict the pre-minted codes); it is not durable.
  *
  * Run: npm run build && node dist/bench/oauth-exchange.js   (several minutes)
- * Env: BENCH_APPS (10,000), BENCH_USERS (10), BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CODES (50,000 per server per round)
+ * Env: BENCH_APPS (10,000), BENCH_USERS (10), BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CODES (50,000 per server per
+ * round)
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';

@@ -35,7 +35,10 @@ const tokenJson = `jsonb_build_object('id', 't' || g, 'appId', 'app' || (g % 100
 interface Layout {
   name: string;
   url: string;
-  /** Exchanges' writes in one statement: $1 the codes' ids (text[]), $2 the consumed mark, $3 the new tokens (a jsonb array of {id, data}). */
+  /**
+   * Exchanges' writes in one statement: $1 the codes' ids (text[]), $2 the consumed mark, $3 the new tokens (a jsonb
+   * array of {id, data}).
+   */
   write: string;
 }
 

@@ -39,7 +39,10 @@ function frameName(cf: CallFrame, root: string): string {
   return `${cf.functionName || '(anonymous)'}${rel ? ` ${rel}:${cf.lineNumber + 1}` : ''}`;
 }
 
-/** The `n` frames of most self time in the samples inside `windows` ([start, end] µs); throws when no sample falls inside. */
+/**
+ * The `n` frames of most self time in the samples inside `windows` ([start, end] µs); throws when no sample falls
+ * inside.
+ */
 export function topFrames(p: CpuProfile, windows: Array<[number, number]>, n: number, root = ''): TopFrames {
   const byId = new Map(p.nodes.map((node) => [node.id, node.callFrame]));
   const self = new Map<string, number>();

@@ -8,9 +8,9 @@
  *
  * Run:  npm run build && node dist/bench/socket.js     (about a minute)
  * Env:  BENCH_SOCKETS (1000), BENCH_APPS (100: 10 connections each, the default per-app cap),
- *       BENCH_SECONDS (4 per round), BENCH_ROUNDS (3, alternating echo / daemon / engine), BENCH_CONCURRENCY ("100,1000": in-flight round trips).
- * File descriptors: this process holds 2 × BENCH_SOCKETS sockets, each server BENCH_SOCKETS; if `ulimit -n` is below ~2,500,
- * raise it first (`ulimit -n 4096`).
+ * BENCH_SECONDS (4 per round), BENCH_ROUNDS (3, alternating echo / daemon / engine), BENCH_CONCURRENCY ("100,1000":
+ * in-flight round trips). File descriptors: this process holds 2 × BENCH_SOCKETS sockets, each server BENCH_SOCKETS; if
+ * `ulimit -n` is below ~2,500, raise it first (`ulimit -n 4096`).
  */
 import os from 'node:os';
 import path from 'node:path';

@@ -38,7 +38,10 @@ interface Setup {
 const message = (i: number, channelId: string) => ({ id: `msg_${String(i).padStart(6, '0')}`, channelId, seq: i, author: `wu_${i % 40}`, text: TEXT, createdAt: 1_760_000_000_000 + i * 1000 });
 
 
-/** A PostgreSQL store on a new database of `cluster`, the channels in it; `layout` 'before' swaps the page index for the field's own. */
+/**
+ * A PostgreSQL store on a new database of `cluster`, the channels in it; `layout` 'before' swaps the page index for the
+ * field's own.
+ */
 async function pgSetup(cluster: Awaited<ReturnType<typeof startPgCluster>>, name: string, layout: 'now' | 'before'): Promise<Setup> {
   const url = await cluster.createDatabase();
   const store = await openPostgresStore<TestTables>({ url, logger: { warn: () => {} }, instanceId: `pages-${layout}` });

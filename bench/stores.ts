@@ -44,7 +44,10 @@ const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 10_000);
 const WARM = Number(process.env.BENCH_WARM ?? 6_000);
 const CONC = 50;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
-/** BENCH_ONLY=postgres1 measures only that setup (or a comma-separated list) and prints it, recording nothing (a quick look while tuning). */
+/**
+ * BENCH_ONLY=postgres1 measures only that setup (or a comma-separated list) and prints it, recording nothing (a quick
+ * look while tuning).
+ */
 const ONLY = process.env.BENCH_ONLY;
 /**
  * BENCH_B_ROOT=<another checkout, built>: daemon B runs that code, and the run measures "postgres1"
@@ -72,7 +75,10 @@ interface Seeded { dir: string; clients: Client[]; codes: Record<string, Code[]>
 
 const manifest = benchManifest;
 
-/** Apps, users, tokens and the named code sets, through an in-process daemon on `databaseUrl` or the embedded store in `dir`. */
+/**
+ * Apps, users, tokens and the named code sets, through an in-process daemon on `databaseUrl` or the embedded store in
+ * `dir`.
+ */
 async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?: string): Promise<Seeded> {
   const t0 = performance.now();
   const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), databaseUrl, fsync: false, codeTtlSeconds: 600, logLevel: 'warn' as const };
@@ -327,7 +333,8 @@ async function main() {
       postgresB: { name: 'postgres, daemon B', seeded: pgSeed, daemons: [b.d], pools: [b.p], ...onPg, codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]) },
       postgres2: { name: 'postgres, 2 daemons', seeded: pgSeed, daemons: [a.d, b.d], pools: [a.p, b.p], ...onPg, codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]) },
     };
-    // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's leftovers
+    // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's
+    // leftovers
     const all = () => [...daemons.map((d) => must(d.child.pid)), ...cluster.pids()];
     for (const n of names) {
       await quiet(all, { reaped: true });

@@ -52,19 +52,30 @@ export interface Config {
   /** Requests per minute per key; 0 disables. */
   rateLimitTokenEndpoint: number;
   rateLimitLogin: number;
-  /** Consent screen pages per minute per caller address (the screen keeps nothing for visitors, this bounds their CPU). */
+  /**
+   * Consent screen pages per minute per caller address (the screen keeps nothing for visitors, this bounds their CPU).
+   */
   rateLimitConsent: number;
-  /** The platform API's documented rate limits (docs/protocol.md §9); false switches them off for load tests and benchmarks. */
+  /**
+   * The platform API's documented rate limits (docs/protocol.md §9); false switches them off for load tests and
+   * benchmarks.
+   */
   platformRateLimits: boolean;
   rateLimitManagementWrites: number;
   fsync: boolean;
-  /** Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2 periods). */
+  /**
+   * Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2
+   * periods).
+   */
   socketPingIntervalMs: number;
   /** Socket mode: open connections per app; one more is refused with close code 1008. */
   socketMaxConnectionsPerApp: number;
   /** Socket mode: lifetime of the single-use ticket in the URL handed out by websocket-connection. */
   socketTicketTtlMs: number;
-  /** Socket mode: more than this many bad frames (malformed, unknown correlation id) in socketBadFrameWindowMs closes with 1008. */
+  /**
+   * Socket mode: more than this many bad frames (malformed, unknown correlation id) in socketBadFrameWindowMs closes
+   * with 1008.
+   */
   socketBadFrameLimit: number;
   socketBadFrameWindowMs: number;
   /**
@@ -86,7 +97,10 @@ export interface Config {
   deliveryLogMaxBytes: number;
   /** Delivery log: entries older than this many days are dropped. */
   deliveryLogRetentionDays: number;
-  /** Egress: refuse every special-purpose address (private, link-local, CGNAT, documentation, multicast, unique-local…; docs/security.md §5), loopback governed separately. */
+  /**
+   * Egress: refuse every special-purpose address (private, link-local, CGNAT, documentation, multicast, unique-local…;
+   * docs/security.md §5), loopback governed separately.
+   */
   egressDenyPrivate: boolean;
   /**
    * Egress: loopback targets (127.0.0.0/8, ::1 and their IPv4-mapped, -compatible, NAT64 and 6to4 forms).
@@ -96,9 +110,14 @@ export interface Config {
   egressAllowLoopback?: boolean;
   /** Egress: comma-separated addresses or CIDR ranges allowed even when the rules above deny them. */
   egressAllow: string;
-  /** Workspace: messages kept per channel (thread replies included); beyond, the oldest are removed as new ones are posted. */
+  /**
+   * Workspace: messages kept per channel (thread replies included); beyond, the oldest are removed as new ones are
+   * posted.
+   */
   workspaceMessagesPerChannel: number;
-  /** Files: the largest file an app may upload (POST /v1/files/upload/token, /upload/files), in bytes; larger is 413. */
+  /**
+   * Files: the largest file an app may upload (POST /v1/files/upload/token, /upload/files), in bytes; larger is 413.
+   */
   filesMaxBytes: number;
   /** Files: the bytes of every kept file together (under <data-dir>/files); an upload beyond is 413. */
   filesTotalMaxBytes: number;

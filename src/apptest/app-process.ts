@@ -127,7 +127,10 @@ export async function waitReady(app: AppProcess, o: { ready?: ReadySpec; port: n
   }
 }
 
-/** The status a GET of `url` answers (no redirect followed), or undefined when nothing answers. (Not fetch: it refuses ports such as 6000.) */
+/**
+ * The status a GET of `url` answers (no redirect followed), or undefined when nothing answers. (Not fetch: it refuses
+ * ports such as 6000.)
+ */
 function statusOf(url: string): Promise<number | undefined> {
   return new Promise((resolve) => {
     const get = url.startsWith('https:') ? https.get : http.get;

@@ -45,7 +45,9 @@ export function pointedAt(manifest: unknown, port: number): unknown {
 /** A name of the suite's as a display name: dev → Dev. */
 const displayName = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-/** A setup that could not be done: the suite's tests fail with this (exit 6), unlike a refusal of the daemon (exit 4). */
+/**
+ * A setup that could not be done: the suite's tests fail with this (exit 6), unlike a refusal of the daemon (exit 4).
+ */
 class SetupFailed extends Error {
   constructor(message: string, public readonly appOutput?: string[]) {
     super(message);
@@ -93,7 +95,9 @@ function scopesParam(app: AppRecord, suite: Suite): string {
   return [...user, ...bot.map((s) => `bot:${s}`)].join(',');
 }
 
-/** Authorize the app as `client`'s user and send the code to the app's redirect page; fails unless the app exchanged it. */
+/**
+ * Authorize the app as `client`'s user and send the code to the app's redirect page; fails unless the app exchanged it.
+ */
 async function authorize(api: Api, client: Client, app: AppRecord, suite: Suite, who: string): Promise<void> {
   const redirectUrl = app.redirectUrls[0];
   if (!redirectUrl) throw new SetupFailed(`the app has no redirect URL: ${who} cannot authorize it (or write install: false)`);

@@ -181,7 +181,9 @@ function schemaProblems(input: unknown): Violation[] {
 const defOf = (def: string) => must((suiteSchema.$defs as Record<string, object>)[def]);
 const rebase = (list: Violation[], base: string) => list.map((x) => ({ ...x, pointer: base + x.pointer }));
 
-/** Several "must be X" at one place (the branches of a oneOf) said once; oneOf's own line dropped where others speak. */
+/**
+ * Several "must be X" at one place (the branches of a oneOf) said once; oneOf's own line dropped where others speak.
+ */
 function tidy(list: Violation[]): Violation[] {
   const byPointer = new Map<string, Violation[]>();
   for (const x of list) byPointer.set(x.pointer, [...(byPointer.get(x.pointer) ?? []), x]);
@@ -281,7 +283,9 @@ function ruleProblems(m: Loose): Violation[] {
   return out;
 }
 
-/** Read, parse and check a suite file; SuiteInvalid lists every problem (exit 7), SuiteUnreadable says why not (exit 2). */
+/**
+ * Read, parse and check a suite file; SuiteInvalid lists every problem (exit 7), SuiteUnreadable says why not (exit 2).
+ */
 export async function loadSuite(file: string): Promise<Suite> {
   let text: string;
   try {

@@ -32,7 +32,8 @@ function idSource(prefix: string) {
 
 /**
  * One readable log line per attempt, as a webhook listener shows them:
- * `slash-command /standup → standup: 200 acked in 3.2 ms`, `event NEW_MESSAGE → standup: connection_error in 1 ms (retry 2)`.
+ * `slash-command /standup → standup: 200 acked in 3.2 ms`, `event NEW_MESSAGE → standup: connection_error in 1 ms
+ * (retry 2)`.
  */
 function attemptLine(rec: Pick<DeliveryRecord, 'kind' | 'subject' | 'appName'>, a: AttemptRecord): string {
   const subject = rec.subject;

@@ -22,7 +22,10 @@ import type { DeliveryHead, DeliveryRecord } from '../model/delivery.js';
 import { must } from '../must.js';
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
-/** Lines are gathered this long and written together: at thousands of deliveries a second, one write instead of hundreds. */
+/**
+ * Lines are gathered this long and written together: at thousands of deliveries a second, one write instead of
+ * hundreds.
+ */
 const GATHER_MS = 5;
 
 export interface FileLogOptions {
@@ -110,7 +113,10 @@ export function readAllLogFiles(dir: string): DeliveryRecord[] {
   return [...all.values()];
 }
 
-/** Write `recs` as a new log in `dir` (which holds none): their entries, one line each, oldest first; 0600 in a 0700 folder. */
+/**
+ * Write `recs` as a new log in `dir` (which holds none): their entries, one line each, oldest first; 0600 in a 0700
+ * folder.
+ */
 export function writeLogFile(dir: string, recs: DeliveryRecord[]): void {
   if (!recs.length) return;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -28,7 +28,10 @@ interface OutboxDeps {
   logger: Logger;
   apps: Pick<AppDirectory, 'byId'>;
   audience: EventAudience;
-  /** Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their first attempts. */
+  /**
+   * Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their
+   * first attempts.
+   */
   enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;
 }
 

@@ -36,7 +36,9 @@ export interface SocketQueueDeps {
   instanceId: string;
 }
 
-/** What the socket transport hands the queue: its sessions, its correlation ids and where settled events are reported. */
+/**
+ * What the socket transport hands the queue: its sessions, its correlation ids and where settled events are reported.
+ */
 interface QueueWiring {
   sessions: SocketConnections;
   nextCorrelationId: () => string;
@@ -78,7 +80,10 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     if (gone.length) await store.commit(gone.map((m) => ({ table: SOCKET_SENT_TABLE, id: m.id, value: null })));
   }
 
-  /** Take `e` out of the queue (with `extra` changes) if it is still there as read; false when another daemon or call did. */
+  /**
+   * Take `e` out of the queue (with `extra` changes) if it is still there as read; false when another daemon or call
+   * did.
+   */
   async function remove(e: QueuedEvent, extra: Change[] = []): Promise<boolean> {
     try {
       await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: null }, ...extra], [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }]);

@@ -32,7 +32,10 @@ const CHANNEL = 'delivery_log';
 /** How often a daemon that writes prunes deliveries past the retention or the count (ms). */
 const PRUNE_EVERY_MS = 60_000;
 const PRUNE_BATCH = 500;
-/** After lost announcements, deliveries changed this long before the loss began are read back too (other daemons' clocks may differ). */
+/**
+ * After lost announcements, deliveries changed this long before the loss began are read back too (other daemons' clocks
+ * may differ).
+ */
 const GAP_MARGIN_MS = 10_000;
 /** Whether the store indexes the log by owner (the console's list of all one's deliveries); else it reads the table. */
 const BY_OWNER = INDEXED_FIELDS[HEADS]?.includes('ownerId') ?? false;
@@ -123,7 +126,9 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     }
   }
 
-  /** The records that write `batch` (entries of one delivery, in order): its beginning, its attempts, its latest state. */
+  /**
+   * The records that write `batch` (entries of one delivery, in order): its beginning, its attempts, its latest state.
+   */
   function changesOf(id: string, batch: LogEntry[]): Change[] {
     const changes: Change[] = [];
     let state: StateChange | undefined;
@@ -148,7 +153,8 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
       try {
         const changes = changesOf(id, u.writing);
         await store.commit(changes).catch((e: unknown) => {
-          // a NUL or an unpaired surrogate in what was sent or answered (the store keeps none): the log keeps it as U+FFFD
+          // a NUL or an unpaired surrogate in what was sent or answered (the store keeps none): the log keeps it as
+          // U+FFFD
           if (!(e instanceof StoreValueRefused)) throw e;
           return store.commit(changes.map(scrubbed));
         });

@@ -24,7 +24,10 @@ import type { AppDirectory, AttemptResult, EnqueueOptions, EventToSend } from '.
 import { must } from '../must.js';
 
 
-/** How often the worker looks for due events (and the outbox's) while it finds some; idle, up to POLL_MAX_MS apart (poller.ts). */
+/**
+ * How often the worker looks for due events (and the outbox's) while it finds some; idle, up to POLL_MAX_MS apart
+ * (poller.ts).
+ */
 const [TICK_MS, POLL_MAX_MS] = [200, 1000];
 /** How often it looks for events of deleted apps (a fallback: cancelForApp ends them at once). */
 const SWEEP_MS = 1000;
@@ -219,7 +222,9 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return attempted;
   }
 
-  /** End a retrying event now: no further attempt, the log says cancelled and why. False: it was no longer ours to end. */
+  /**
+   * End a retrying event now: no further attempt, the log says cancelled and why. False: it was no longer ours to end.
+   */
   async function cancelPending(p: PendingDelivery, reason: string, ours: (cur: PendingDelivery) => boolean): Promise<boolean> {
     if (!(await replacePending(store, p, null, ours))) return false;
     await socket.discard(p.appId, p.id, reason); // gone before the log says cancelled
@@ -228,7 +233,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return true;
   }
 
-  /** `deliveries cancel`: undefined when the event is not waiting for a retry (or an attempt of it runs now, here or elsewhere). */
+  /**
+   * `deliveries cancel`: undefined when the event is not waiting for a retry (or an attempt of it runs now, here or
+   * elsewhere).
+   */
   async function cancel(id: string, reason: string): Promise<DeliveryRecord | undefined> {
     const p = await store.get(PENDING_TABLE, id);
     if (!p || inFlight.has(id) || leasedElsewhere(p, instanceId, clock.now())) return undefined;
@@ -288,7 +296,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const outbox = createOutboxDrain({ store, logger, apps, audience: deps.audience, enqueueEvents });
   let draining: Promise<void> | undefined;
   let drainAgain = false;
-  /** Drain the outbox now (not at the next poll): a change was just committed with its events. One drain at a time; a hint during one runs another after it. */
+  /**
+   * Drain the outbox now (not at the next poll): a change was just committed with its events. One drain at a time; a
+   * hint during one runs another after it.
+   */
   function drainNow(): void {
     if (stopped) return;
     if (draining) {

@@ -64,7 +64,10 @@ export function createAppsService(ctx: ServiceContext) {
     return typeof id === 'string' ? store.get(T.apps, id) : undefined;
   }
 
-  /** The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong key. */
+  /**
+   * The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong
+   * key.
+   */
   async function byAppKey(appId: string, appKey: unknown): Promise<AppRecord> {
     const app = await byId(appId);
     const given = typeof appKey === 'string' ? appKey : '';

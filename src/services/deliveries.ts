@@ -245,7 +245,10 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return asPerson(p, app, kind, input);
   }
 
-  /** The log, newest first; naming an app that is not the caller's (and has no deliveries listed) is 404, not an empty list. */
+  /**
+   * The log, newest first; naming an app that is not the caller's (and has no deliveries listed) is 404, not an empty
+   * list.
+   */
   async function list(p: Principal, f: Omit<ListFilter, 'ownerId'>) {
     const found = await log.list({ ownerId: p.workspaceUserId, ...f });
     // a deleted app's deliveries stay listed under its id

@@ -1,12 +1,12 @@
 /**
- * The embedded store: a data file (appreg.json; lowdb wrote it once, nothing of lowdb is left) as the store of record, plus
- * append-only journal files (appreg.journal.<n>) that make each commit durable
+ * The embedded store: a data file (appreg.json; lowdb wrote it once, nothing of lowdb is left) as the store of record,
+ * plus append-only journal files (appreg.journal.<n>) that make each commit durable
  * with one small fdatasync instead of rewriting the whole document.
  *
  *  - Reads come from memory (records are kept as JSON strings: tables.ts) and return
  *    fresh parses. commit() checks its expectations against memory, applies to memory
- *    at once (so nothing can interleave), then queues a journal line; lines queued while a write is in flight go out together in
- *    one write + one fdatasync (group commit: journal-writer.ts).
+ * at once (so nothing can interleave), then queues a journal line; lines queued while a write is in flight go out
+ * together in    one write + one fdatasync (group commit: journal-writer.ts).
  *  - A write that fails (disk full, I/O error) rolls its commits, and every commit
  *    queued behind them, back out of memory before rejecting them (StoreUnavailable),
  *    so no request sees a record whose commit failed; health() reports the fault, and

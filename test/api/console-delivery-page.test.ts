@@ -191,7 +191,8 @@ t.test('Copy as curl: the exact body, signed at the clock’s now, never the sec
   t.notOk(html.includes(must(app.signingSecret)), 'the signing secret is not on the page');
   t.match(html, /the secret is not in it/);
   let { headers, body } = await send(argsOf(html));
-  // (on PostgreSQL the stored body's keys come back in the database's order: the same JSON, the bytes the command signs)
+  // (on PostgreSQL the stored body's keys come back in the database's order: the same JSON, the bytes the command
+  // signs)
   t.same(JSON.parse(body), original.payload, 'the body sent');
   t.equal(headers['x-pumble-request-timestamp'], String(now.v), 'a fresh timestamp (the clock’s now, not the first attempt’s)');
   t.ok(verify(must(app.signingSecret), headers, body), 'a signature for that body and timestamp');

@@ -178,7 +178,9 @@ async function headerHolders(t: { teardown(fn: () => void): void }, d: TestDaemo
   return { sockets, closedByDaemon: () => atDaemon.filter((s) => s.destroyed).length, atDaemon };
 }
 
-/** One request from `localAddress` (127.0.0.2: Linux routes all of 127/8 to loopback); its status and how long it took. */
+/**
+ * One request from `localAddress` (127.0.0.2: Linux routes all of 127/8 to loopback); its status and how long it took.
+ */
 function requestFrom(d: TestDaemon, localAddress: string): Promise<{ status: number | string; ms: number }> {
   const start = process.hrtime.bigint();
   const ms = () => Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;

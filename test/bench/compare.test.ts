@@ -100,7 +100,8 @@ t.test('the costliest frames count only samples inside the timed windows', async
     nodes: [{ id: 1, callFrame: cf('(root)') }, { id: 2, callFrame: cf('(idle)') }, { id: 3, callFrame: cf('parse', 'file:///b/dist/src/store.js', 9) }, { id: 4, callFrame: cf('startUp', 'file:///b/dist/src/start.js', 1) }, { id: 5, callFrame: cf('writev') }],
     startTime: 1000,
     endTime: 2000,
-    // at 1100 startUp, 1200 startUp (outside); 1500 parse, 1600 parse, 1700 writev, 1800 idle (inside 1450–1850); 1900 parse (outside)
+    // at 1100 startUp, 1200 startUp (outside); 1500 parse, 1600 parse, 1700 writev, 1800 idle (inside 1450–1850); 1900
+    // parse (outside)
     samples: [4, 4, 3, 3, 5, 2, 3],
     timeDeltas: [100, 100, 300, 100, 100, 100, 100],
   };

@@ -4,8 +4,8 @@
  * shapes the SDK's apps read (BLOCK_INTERACTION `payload` `{values}` / `{value}`, VIEW_ACTION
  * `state`, an empty date range left out); the next tick sends every box ticked; an attachment's
  * button works; a button with a confirmation asks first; a link button opens its page and tells
- * the app; an app's home view sends its state and keeps it. Waits are on conditions (what arrived at the app, what the page shows), never on time.
- * Skipped without Chromium, except under CI (see consent-browser.test.ts).
+ * the app; an app's home view sends its state and keeps it. Waits are on conditions (what arrived at the app, what the
+ * page shows), never on time. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
 import type { Browser } from 'playwright-core';

@@ -2,8 +2,8 @@
  * The console's workspace in headless Chromium: `/task` typed in the composer and
  * the app's message appearing; a button in it clicked, BLOCK_INTERACTION reaching the app
  * (signature checked) and its update shown live; a modal opened by a command, filled and
- * submitted, and the app receiving the state; the same from the Shortcuts menu. The app is a local receiver that answers and
- * posts back through the platform API with its bot token. Screenshots at 1280 and 390 px under
+ * submitted, and the app receiving the state; the same from the Shortcuts menu. The app is a local receiver that
+ * answers and posts back through the platform API with its bot token. Screenshots at 1280 and 390 px under
  * dist/screenshots/. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';

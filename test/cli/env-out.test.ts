@@ -12,7 +12,10 @@ import { must } from '../../src/must.js';
 interface App { id: string; appKey: string; clientSecret: string; signingSecret: string }
 
 const BEFORE = '# my app\nPORT=5000\nPUMBLE_APP_KEY=apk_old\n';
-/** The file an env option should leave from BEFORE: other lines kept, the four set, and the daemon's URL (what the app calls). */
+/**
+ * The file an env option should leave from BEFORE: other lines kept, the four set, and the daemon's URL (what the app
+ * calls).
+ */
 const expected = (a: App, url: string) =>
   `# my app\nPORT=5000\nPUMBLE_APP_KEY=${a.appKey}\nPUMBLE_APP_ID=${a.id}\nPUMBLE_APP_CLIENT_SECRET=${a.clientSecret}\nPUMBLE_APP_SIGNING_SECRET=${a.signingSecret}\nPUMBLE_API_URL=${url}\n`;
 

@@ -15,7 +15,8 @@ t.test('replies in threads are watched for', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const app = { bot: undefined as ReturnType<typeof platformClient> | undefined, root: '' };
-  // an SDK-like app: a message shortcut answers in the message's thread (ctx.say(…, true)); /ask answers in the thread of an older message
+  // an SDK-like app: a message shortcut answers in the message's thread (ctx.say(…, true)); /ask answers in the thread
+  // of an older message
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));

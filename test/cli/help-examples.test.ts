@@ -23,7 +23,10 @@ t.test('every leaf command shows an example in its help', async (t) => {
   }
 });
 
-/** Issue 22 §4: `appreg --help` lists the commands by task, the getting-started ones first, and every command in a group. */
+/**
+ * Issue 22 §4: `appreg --help` lists the commands by task, the getting-started ones first, and every command in a
+ * group.
+ */
 t.test('appreg --help groups the commands by task; apps --help starts with init and validate', async (t) => {
   const { io, out } = captureIo();
   const program = buildProgram(createRun(io));

@@ -204,7 +204,8 @@ async function send(d: TestDaemon, w: World, route: Route, input: Input): Promis
   const filled = route.path.replace(/:(\w+)/g, (_m, n: string) => encodeURIComponent(input.params[n] ?? 'x'));
   const url = new URL(d.url + filled);
   for (const [k, v] of Object.entries(input.query)) url.searchParams.set(k, v);
-  // every credential on every request (each route takes its own); the console's token as a header too, which it must not take
+  // every credential on every request (each route takes its own); the console's token as a header too, which it must
+  // not take
   const headers: Record<string, string> = { cookie: w.cookie, authtoken: w.authtoken, token: input.asBot ? w.botToken : w.userToken, 'x-app-token': w.appKey, 'x-csrf-token': w.csrf };
   let body: string | undefined;
   const b = input.body;

@@ -40,7 +40,10 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 
 const trigger = (c: Client, body: Record<string, unknown>) => c.api(`${c.mgmt}/deliveries`, { method: 'POST', json: body });
 
-/** The test cluster trusts local connections, so a password in the URL is ignored by the server: it is there to be kept out of every log. */
+/**
+ * The test cluster trusts local connections, so a password in the URL is ignored by the server: it is there to be kept
+ * out of every log.
+ */
 const PASSWORD = 'pw-must-not-be-logged';
 const withPassword = (url: string) => {
   const u = new URL(url);

@@ -17,7 +17,10 @@ import { createApp, grant } from '../fixtures/redirects-flow.js';
 import { startPgCluster, testWithPg } from '../helpers/pg.js';
 import { must } from '../../src/must.js';
 
-/** Resolves once `cond` answers true, asking again every 20 ms; fails after `limitMs` (a bound for a failure, not a wait). */
+/**
+ * Resolves once `cond` answers true, asking again every 20 ms; fails after `limitMs` (a bound for a failure, not a
+ * wait).
+ */
 async function until(what: string, cond: () => Promise<boolean>, limitMs = 20_000): Promise<number> {
   const start = Date.now();
   for (;;) {
@@ -38,7 +41,10 @@ async function answer(r: Response) {
   return { status: r.status, code: body.code, retryAfter: r.headers.get('retry-after'), message: body.message ?? '' };
 }
 
-/** The journal's file calls: while `full`, a write longer than `fits` bytes fails with ENOSPC (a full disk still takes a few bytes). */
+/**
+ * The journal's file calls: while `full`, a write longer than `fits` bytes fails with ENOSPC (a full disk still takes a
+ * few bytes).
+ */
 function fullDiskIo() {
   const disk = { full: false, fits: 40, writes: 0 };
   const io: Partial<StoreIo> = {

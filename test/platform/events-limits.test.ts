@@ -67,7 +67,8 @@ t.test('channel events, and an app without the scope or the subscription gets no
   t.teardown(() => d.stop());
   const b = await installPlatformApp(d, { events: EVENTS, eventsUrl: `${rx.url}/events` });
   rx.secret = b.app.signingSecret;
-  // subscribes to REACTION_ADDED and holds reaction:read in its manifest, but the user granted it without it and it has no bot scopes for it
+  // subscribes to REACTION_ADDED and holds reaction:read in its manifest, but the user granted it without it and it has
+  // no bot scopes for it
   await installPlatformApp(d, { userScopes: ['reaction:read', 'messages:read'], botScopes: ['messages:read'], events: ['NEW_MESSAGE'], eventsUrl: `${rx.url}/no-scope` });
   const created = await b.user.createChannel('ops');
   const c = created.body.channel.id;

@@ -1,4 +1,7 @@
-/** Files as the official SDK uploads them: token, bytes to the upload host, complete; on messages; read back; limits; scope; restarts. */
+/**
+ * Files as the official SDK uploads them: token, bytes to the upload host, complete; on messages; read back; limits;
+ * scope; restarts.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';

@@ -1,4 +1,7 @@
-/** Scheduled messages: kept until their time, posted by the daemon as their author, also when the time passed while it was stopped. */
+/**
+ * Scheduled messages: kept until their time, posted by the daemon as their author, also when the time passed while it
+ * was stopped.
+ */
 import fs from 'node:fs';
 import t from 'tap';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';

@@ -189,7 +189,10 @@ async function trimsAcross(t: TapTest, [store, store2]: Stores) {
   t.same((await two.messages.list(a, general, { limit: 20 })).messages.map((m) => m.text), ['m3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'from two', 'from one']);
 }
 
-/** Asked for at once through two daemons, a user's permanent call is made once: both answers are the same call, and its link's code finds it. */
+/**
+ * Asked for at once through two daemons, a user's permanent call is made once: both answers are the same call, and its
+ * link's code finds it.
+ */
 async function callsAcross(t: TapTest, [store, store2]: Stores) {
   await seed(store);
   const one = daemon(store, Date.now, 'd1');

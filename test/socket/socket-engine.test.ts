@@ -1,4 +1,6 @@
-/** Socket mode through the delivery engine: triggers, events, the budget, the log and deliver-test, as for HTTP apps. */
+/**
+ * Socket mode through the delivery engine: triggers, events, the budget, the log and deliver-test, as for HTTP apps.
+ */
 import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';

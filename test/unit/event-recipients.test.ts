@@ -16,7 +16,10 @@ import { must } from '../../src/must.js';
 const WS = 'ws_1';
 const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();
 
-/** App `id` installed in WS (its bot holding `botScopes`), authorized by `users` with `userScopes`, subscribed to `events`. */
+/**
+ * App `id` installed in WS (its bot holding `botScopes`), authorized by `users` with `userScopes`, subscribed to
+ * `events`.
+ */
 function appChanges(id: string, n: number, o: { events?: string[]; botScopes?: string[]; userScopes?: string[]; users?: string[]; botToken?: boolean } = {}) {
   const inst = { id: installationId(id, WS), appId: id, workspaceId: WS, installedBy: 'wu_a', botScopes: o.botScopes ?? [], ...(o.botToken === false ? {} : { botTokenId: `tok_${id}` }), createdAt: at(n), updatedAt: at(n) };
   const app = { id, ownerId: 'wu_a', manifest: { name: id, eventSubscriptions: { url: 'http://127.0.0.1:9/e', events: o.events ?? ['NEW_MESSAGE'] } } };

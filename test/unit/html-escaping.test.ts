@@ -18,7 +18,10 @@ import { managePage } from '../../src/server/pages/console/manage.js';
 import { plainPage, type Shell } from '../../src/server/pages/console/layout.js';
 
 const BAD = `x"'><b id=injected>`;
-/** What a hostile value would leave in the page if it were not escaped: an element of its own, or an attribute closed early. */
+/**
+ * What a hostile value would leave in the page if it were not escaped: an element of its own, or an attribute closed
+ * early.
+ */
 const broken = (html: string) => html.includes('<b id=injected>') || /"'>/.test(html);
 
 const shell: Shell = { section: 'apps', userName: BAD, csrf: BAD, workspaces: [{ id: BAD, name: BAD, selected: true }, { id: 'w2', name: BAD, selected: false }] };

@@ -82,7 +82,8 @@ void testWithPg(t, 'migrations', async (t, url) => {
   const own = Object.entries(INDEXED_FIELDS).flatMap(([table, fields]) => fields.filter((f) => !PAGE_ORDERS[table]?.[f]).map((f) => `appreg_ix_${table}_${f}`));
   t.ok(paged.length > 0);
   t.same(await names(), [...own, ...paged].sort(), 'one index per indexed field, and one per page order in place of its field\'s own');
-  // a database an earlier appreg made: the index of a field with a page order, and one of a field no lookup uses any more
+  // a database an earlier appreg made: the index of a field with a page order, and one of a field no lookup uses any
+  // more
   await sql(url, `CREATE INDEX "appreg_ix_wsMessages_channelId" ON appreg_records ((data->>'channelId')) WHERE tbl = 'wsMessages'`);
   await sql(url, `CREATE INDEX "appreg_ix_oauthTokens_workspaceUserId" ON appreg_records ((data->>'workspaceUserId')) WHERE tbl = 'oauthTokens'`);
   t.same(await migrate(url), { applied: [], indexes: [] });
@@ -287,7 +288,8 @@ void testWithPg(t, 'reading a whole table is planned for that table: a small one
   const settled = () => settledCount(url, scans);
   const before = await settled();
   const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'plans' });
-  // a prepared statement turns generic after five runs: the whole-table plan the big table needs would then serve the tiny one too
+  // a prepared statement turns generic after five runs: the whole-table plan the big table needs would then serve the
+  // tiny one too
   for (let i = 0; i < 6; i++) t.equal((await store.all('big')).length, 5000);
   for (let i = 0; i < 10; i++) t.equal((await store.all('tiny')).length, 1);
   t.equal(await store.count('tiny'), 1);

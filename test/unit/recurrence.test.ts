@@ -1,4 +1,7 @@
-/** Recurring scheduled messages (src/services/workspace/recurrence.ts): each recurrence type the SDK sends, its ends, its checks. */
+/**
+ * Recurring scheduled messages (src/services/workspace/recurrence.ts): each recurrence type the SDK sends, its ends,
+ * its checks.
+ */
 import t from 'tap';
 import { nextOccurrence, occurrenceAt, parseRecurrence } from '../../src/services/workspace/recurrence.js';
 import { RECURRENCE_TYPES, type RecurrenceType } from '../../src/model/workspace.js';

@@ -25,7 +25,10 @@ interface Pair {
 const quietLogger = { warn() {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Resolves with the first message `to` hears; publishes again every 50 ms until then (a peer's LISTEN may still be on its way). */
+/**
+ * Resolves with the first message `to` hears; publishes again every 50 ms until then (a peer's LISTEN may still be on
+ * its way).
+ */
 async function deliver(from: Store<TestTables>, to: Store<TestTables>, channel: string, payload: string): Promise<string> {
   let got: string | undefined;
   const off = to.subscribe(channel, (p) => (got ??= p));
@@ -61,7 +64,8 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.equal(await b.count('nosuchtable'), 0);
       t.same((await b.all('apps')).map((r) => r.id).sort(), ['a1', 'a2', 'a3', 'a4']);
       t.same(await b.all('nosuchtable'), []);
-      // @ts-expect-error -- not an indexed field: a compile error, and a TypeError for a caller that gets past the types
+      // @ts-expect-error -- not an indexed field: a compile error, and a TypeError for a caller that gets past the
+      // types
       await t.rejects(async () => b.find('apps', 'n', '1'), TypeError, 'find on a field that is not indexed');
       await a.commit([{ table: 'apps', id: 'a4', value: null }, { table: 'apps', id: 'a3', value: { id: 'a3', ownerId: 'u1' } }]);
       t.equal(await b.get('apps', 'a4'), undefined, 'deleted');

@@ -1,4 +1,7 @@
-/** Browser sessions: signed, expiring, and ended by sign-out (one, or all of an account) until their expiry, then forgotten. */
+/**
+ * Browser sessions: signed, expiring, and ended by sign-out (one, or all of an account) until their expiry, then
+ * forgotten.
+ */
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { createMemoryStore } from '../../src/store/memory-store.js';

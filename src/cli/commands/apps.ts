@@ -19,7 +19,8 @@ function secretsHidden(app: App): App {
   return copy;
 }
 
-// The human view of an app for `apps get`: everything the manifest routes (URLs, commands, shortcuts, scopes, redirects).
+// The human view of an app for `apps get`: everything the manifest routes (URLs, commands, shortcuts, scopes,
+// redirects).
 type C = Out['c'];
 interface Url { url?: string }
 interface Shortcut extends Url { name?: string; shortcutType?: string }
@@ -99,7 +100,10 @@ function writeEnvOrFail(run: Run, envOut: string, app: App, apiUrl: string, done
   if (envError) throw new CliError(`the app ${app.id} was ${done}, but ${envError}`, EXIT.usage);
 }
 
-/** A new app with its secrets (shown only now), and the env file; the secrets are printed even when the file cannot be written. */
+/**
+ * A new app with its secrets (shown only now), and the env file; the secrets are printed even when the file cannot be
+ * written.
+ */
 function printCreated(run: Run, out: Out, app: App, envOut: string | undefined, apiUrl: string): void {
   const envError = envOut ? tryWriteEnvFile(run.io, envOut, app, apiUrl) : undefined;
   out.print(app, (c) => (app.action ? `created ${app.id} (${app.name})\n` : '') + summary(c, app, true) + (envOut && !envError ? `\n${c.dim(`secrets written to ${envOut}`)}` : ''));
@@ -126,7 +130,8 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
       const r = validateManifest(manifest, { allowInsecureRedirects: !!o.allowInsecureRedirects });
       if (!r.ok) {
         const n = r.violations.length;
-        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a daemon.
+        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a
+        // daemon.
         throw new CliError(`${o.file} is not a valid manifest:\n` + r.violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n'), EXIT.invalidInput, {
           code: 'invalid_manifest', message: `${o.file} is not a valid manifest: ${n} problem${n === 1 ? '' : 's'}`, details: r.violations,
         });

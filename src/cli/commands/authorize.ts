@@ -1,4 +1,7 @@
-/** appreg authorize and appreg authorizations list: the authorization flow from a terminal or CI. (`apps uninstall` is in apps.ts.) */
+/**
+ * appreg authorize and appreg authorizations list: the authorization flow from a terminal or CI. (`apps uninstall` is
+ * in apps.ts.)
+ */
 import type { Command } from 'commander';
 import { CliError, EXIT, kv, table } from '../output.js';
 import { action, examples } from '../options.js';

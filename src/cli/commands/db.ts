@@ -103,7 +103,10 @@ async function withOutside(dir: string, data: Map<string, Map<string, object>>):
   return data;
 }
 
-/** db export, with the delivery log and the files' bytes written as the embedded store keeps them, and verified by reading them back. */
+/**
+ * db export, with the delivery log and the files' bytes written as the embedded store keeps them, and verified by
+ * reading them back.
+ */
 async function exportWithOutside(url: string, to: string, logger: { warn(msg: string): void }): Promise<TransferSummary> {
   const { exportToDataDir } = await import('../../store/postgres/transfer.js');
   const { summarize, differences } = await import('../../store/postgres/digest.js');

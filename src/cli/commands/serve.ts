@@ -7,7 +7,10 @@ import { action } from '../options.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';
 
-/** StartupError reasons → exit codes: 8 another daemon holds the data dir, 2 the port is taken (choose another --port); key, data → 1. */
+/**
+ * StartupError reasons → exit codes: 8 another daemon holds the data dir, 2 the port is taken (choose another --port);
+ * key, data → 1.
+ */
 const EXIT_OF_STARTUP: Record<string, number> = { locked: EXIT.dataDirLocked, port_in_use: EXIT.usage };
 
 /** A path as one shell word: bare when it is plain, else single-quoted. */

@@ -1,4 +1,7 @@
-/** What `appreg test` does once its options are read (loaded when it runs, not at start): see test.ts and docs/testing.md. */
+/**
+ * What `appreg test` does once its options are read (loaded when it runs, not at start): see test.ts and
+ * docs/testing.md.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { CliError, EXIT, type Out } from '../output.js';

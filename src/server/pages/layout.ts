@@ -1,6 +1,6 @@
 /**
- * The HTML shell of the consent screen's and the sign-in link's pages (and their error page): server-rendered, no external assets,
- * one inline stylesheet allowed by its hash in the Content-Security-Policy, a viewport
+ * The HTML shell of the consent screen's and the sign-in link's pages (and their error page): server-rendered, no
+ * external assets, one inline stylesheet allowed by its hash in the Content-Security-Policy, a viewport
  * meta so it reads well on a phone.
  */
 import { html } from 'ghtml';
@@ -33,7 +33,10 @@ button.primary{background:#2563eb;border-color:#2563eb;color:#fff}
 
 const STYLE_HASH = `'sha256-${crypto.createHash('sha256').update(CSS).digest('base64')}'`;
 
-/** The CSP of every page; `formTargets` are the origins a form on the page may end up at (Chrome applies form-action to redirects). */
+/**
+ * The CSP of every page; `formTargets` are the origins a form on the page may end up at (Chrome applies form-action to
+ * redirects).
+ */
 export function contentSecurityPolicy(formTargets: string[] = []): string {
   return [
     "default-src 'none'",

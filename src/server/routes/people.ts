@@ -26,7 +26,10 @@ export interface PeopleRoutesDeps {
 
 const SLASH = /^(\/[A-Za-z0-9_-]{1,32})(?:\s+([\s\S]*))?$/;
 
-/** A channel as a person writes it: its id, `general` or `#general` (the channel's id; the text as given when no name matches). */
+/**
+ * A channel as a person writes it: its id, `general` or `#general` (the channel's id; the text as given when no name
+ * matches).
+ */
 export async function channelIdOf(ws: Workspace, workspaceId: string, channel: string): Promise<string> {
   await ws.channels.ensureWorkspace(workspaceId);
   return (await ws.channels.byName(workspaceId, channel))?.id ?? channel;

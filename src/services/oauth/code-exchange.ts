@@ -250,7 +250,10 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     return { accessToken, change: { table: OT.tokens, id: tok.id, value: tok } };
   }
 
-  /** Step 3: the user's authorization of the app, made on first use, with the code's user scopes added; nothing when it holds them already. */
+  /**
+   * Step 3: the user's authorization of the app, made on first use, with the code's user scopes added; nothing when it
+   * holds them already.
+   */
   function mergeAuthorization(app: AppRecord, rec: CodeRecord, user: WorkspaceUserRecord, azId: string, prev: AuthorizationRecord | undefined, now: string): Change[] {
     if (!prev) {
       const az: AuthorizationRecord = { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };

@@ -16,7 +16,9 @@ import { must } from '../../must.js';
 
 const NAME = /^[\p{L}0-9_\-\s]{1,80}$/u;
 const MAX_DIRECT = 8;
-/** A claimed channel name, `${workspaceId}|${lower-case name}` → the channel: two daemons cannot create the same name. */
+/**
+ * A claimed channel name, `${workspaceId}|${lower-case name}` → the channel: two daemons cannot create the same name.
+ */
 const NAMES = 'wsChannelNames';
 const nameKey = (workspaceId: string, name: string) => `${workspaceId}|${name.toLowerCase()}`;
 
@@ -161,7 +163,10 @@ export function createChannels(deps: ChannelsDeps) {
     return view(ch, a);
   }
 
-  /** GET (create: false) and POST (create: true) /v1/channels/direct: found by its members; GET also creates it when missing, so a first DM works. */
+  /**
+   * GET (create: false) and POST (create: true) /v1/channels/direct: found by its members; GET also creates it when
+   * missing, so a first DM works.
+   */
   async function direct(a: Actor, participantIds: unknown) {
     const ids = typeof participantIds === 'string' ? participantIds.split(',') : participantIds;
     if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string')) throw invalidRequest('participantIds must list workspace user ids.', [{ pointer: '/participantIds', message: 'must be a list of ids' }]);

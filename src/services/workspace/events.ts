@@ -26,7 +26,9 @@ import { must } from '../../must.js';
 /** What the workspace services need of the outbox: an event's record for their commit, and the hint after it. */
 export type WorkspaceEvents = Pick<EventsOutbox, 'workspaceEvent' | 'written'>;
 
-/** Who can see what happens in the channel, as it is now (channels.ts canSee: a public one, everyone in the workspace). */
+/**
+ * Who can see what happens in the channel, as it is now (channels.ts canSee: a public one, everyone in the workspace).
+ */
 export const audienceOf = (ch: ChannelRecord): Audience => (ch.channelType === 'PUBLIC' || ch.everyone ? { everyone: true } : { members: [...ch.members] });
 
 /** Everyone in the workspace sees its users and groups. */
@@ -37,7 +39,10 @@ export function userEventBody(u: WorkspaceUserRecord): Record<string, unknown> {
   return { uN: u.name, uE: u.email, uId: u.id, afp: '', asp: '', wId: u.workspaceId, ty: 'WORKSPACE_USER_JOINED', tz: 'UTC', sts: '', pt: (u as { title?: string }).title ?? '', pp: '', cs: null, st: 'ACTIVE', ro: 'USER', au: '', ib: '' };
 }
 
-/** An app to send an event to, and the users it concerns (the payload's workspaceUserIds; the first is the delivery's user). */
+/**
+ * An app to send an event to, and the users it concerns (the payload's workspaceUserIds; the first is the delivery's
+ * user).
+ */
 export interface Recipient {
   app: AppRecord;
   workspaceUserIds: string[];

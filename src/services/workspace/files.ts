@@ -108,7 +108,10 @@ export function createFiles(deps: FilesDeps) {
     if ((await used()) + extra > limits.totalMaxBytes) throw payloadTooLarge(`The workspace files would exceed filesTotalMaxBytes (${limits.totalMaxBytes} bytes).`);
   };
 
-  /** The `signature` of an upload's answer: a digest of what was received (id, size, type), which complete checks when it is sent back. */
+  /**
+   * The `signature` of an upload's answer: a digest of what was received (id, size, type), which complete checks when
+   * it is sent back.
+   */
   const signatureOf = (fileId: string, size: number, mimeType: string) => sha256(`appreg-upload|${fileId}|${size}|${mimeType}`);
 
   /** POST /v1/files/upload/token {filename, length} → V1.FileUploadToken. */
@@ -127,7 +130,9 @@ export function createFiles(deps: FilesDeps) {
     return { token };
   }
 
-  /** The upload token (the `authtoken` header of the upload) → the upload it allows, once; 413 when it no longer fits. */
+  /**
+   * The upload token (the `authtoken` header of the upload) → the upload it allows, once; 413 when it no longer fits.
+   */
   async function beginUpload(token: string | undefined): Promise<Ticket> {
     sweep();
     const key = typeof token === 'string' && token ? sha256(token) : '';

@@ -20,7 +20,10 @@ export interface MessageInput {
 
 const isObjectArray = (v: unknown) => Array.isArray(v) && v.every((x) => x !== null && typeof x === 'object' && !Array.isArray(x));
 
-/** V1.MessagePostRequestBody / ThreadMessagePostRequestBody / MessageUpdateRequestBody → MessageInput; 400 with every problem. */
+/**
+ * V1.MessagePostRequestBody / ThreadMessagePostRequestBody / MessageUpdateRequestBody → MessageInput; 400 with every
+ * problem.
+ */
 export function parseMessageInput(body: unknown): MessageInput {
   const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
   const details: ErrorDetail[] = [];

@@ -1,4 +1,6 @@
-/** Reactions on messages: a person's or an app's emoji codes, REACTION_ADDED when one is new (docs/protocol.md §9.2). */
+/**
+ * Reactions on messages: a person's or an app's emoji codes, REACTION_ADDED when one is new (docs/protocol.md §9.2).
+ */
 import { invalidRequest } from '../../errors.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import { retryOnConflict } from '../conflict.js';

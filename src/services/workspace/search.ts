@@ -1,4 +1,7 @@
-/** Message search (POST /v1/messages/search, docs/protocol.md §9.2): over the messages of the channels the actor can read. */
+/**
+ * Message search (POST /v1/messages/search, docs/protocol.md §9.2): over the messages of the channels the actor can
+ * read.
+ */
 import { invalidRequest, type ErrorDetail } from '../../errors.js';
 import type { Channels } from './channels.js';
 import { postingOrder } from './message-index.js';

@@ -35,7 +35,9 @@ export interface WorkspaceDeps {
   callUrl: (code: string) => string;
   /** This daemon among those sharing the store (the owner of its leases on scheduled messages). */
   instanceId?: string;
-  /** The trim cadence of channels (message-index.ts): whether counting a channel is cheap enough to do at every post. */
+  /**
+   * The trim cadence of channels (message-index.ts): whether counting a channel is cheap enough to do at every post.
+   */
   countEveryPost: boolean;
 }
 
@@ -69,7 +71,10 @@ export function createWorkspace(deps: WorkspaceDeps) {
     profiles,
     files,
     calls,
-    /** Every message added, changed or removed, by any daemon (its id, channel and thread root); returns the unsubscribe. */
+    /**
+     * Every message added, changed or removed, by any daemon (its id, channel and thread root); returns the
+     * unsubscribe.
+     */
     onMessageChange: index.onChange,
     /** A workspace user (a person) as the actor of channel and message calls. */
     person,

@@ -149,7 +149,8 @@ function control(el: Obj, c: ElementContext, field: string, now: Picked | undefi
       const min = Number.isInteger(el.min_length) ? html` minlength="!${el.min_length as number}"` : '';
       const ph = txt(el.placeholder) ? html` placeholder="${txt(el.placeholder)}"` : '';
       const triggers = arr(el.interaction_triggers);
-      // Enter sends (on_enter_pressed, or in a message where there is nothing else to do); on_input is sent on Enter too
+      // Enter sends (on_enter_pressed, or in a message where there is nothing else to do); on_input is sent on Enter
+      // too
       const enter = o.dispatch && !off && (!c.inView || triggers.length > 0) ? html` data-enter="${id}-go"` : '';
       const multiline = el.line_mode === 'multiline' || el.multiline === true;
       const field = multiline

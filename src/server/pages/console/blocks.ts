@@ -80,7 +80,8 @@ function block(b: Obj, c: BlockContext, state: Obj): string {
     case 'section': {
       const fields = arr(b.fields).map((f) => html`<div>${txt(f)}</div>`).join('');
       const accessory = obj(b.accessory);
-      // docs/blocks.md: the accessory is an input block (part of the view's state); an element alone acts like one in an actions block
+      // docs/blocks.md: the accessory is an input block (part of the view's state); an element alone acts like one in
+      // an actions block
       const acc = !b.accessory ? '' : accessory.type === 'input' ? inputBlock(accessory, c, state) : html`<div class="row actions">!${actionElement(accessory, c)}</div>`;
       const text = html`<p>${txt(b.text)}</p>!${fields ? html`<div class="fields">!${fields}</div>` : ''}`;
       return html`<div class="section${acc ? ' with-accessory' : ''}">!${(b.text_position ?? b.textPosition) === 'right' ? html`!${acc}!${text}` : html`!${text}!${acc}`}</div>`;
@@ -116,7 +117,10 @@ function stamp(ts: unknown): string {
   return html`<time datetime="${iso}">!${iso.slice(0, 16).replace('T', ' ')}</time>`;
 }
 
-/** A message's attachments (V1.MessageAttachment): text, fields, and blocks (`blocks`, or the older `actions`) that work as the message's own. */
+/**
+ * A message's attachments (V1.MessageAttachment): text, fields, and blocks (`blocks`, or the older `actions`) that work
+ * as the message's own.
+ */
 export function renderAttachments(atts: unknown, c: BlockContext): string {
   return arr(atts)
     .map((x) => {

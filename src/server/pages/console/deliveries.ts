@@ -24,7 +24,10 @@ const time = (iso: string) => html`<time datetime="${iso}">${iso.replace('T', ' 
 const target = (r: DeliveryRecord) => (r.transport === 'socket' ? '<span class="muted">socket mode</span>' : r.url ? html`<code>${r.url}</code>` : '<span class="muted">no URL</span>');
 const editedMark = (r: DeliveryRecord) => (r.editedFrom ? ' <span class="badge">edited replay</span>' : '');
 
-/** One row of the list (also sent by the live stream): when, the app, the kind and what it is about, where it went, how it ended. */
+/**
+ * One row of the list (also sent by the live stream): when, the app, the kind and what it is about, where it went, how
+ * it ended.
+ */
 export function deliveryRow(r: DeliveryRecord): string {
   const last = r.attempts.at(-1);
   return html`<tr id="d-${r.id}"><td><a href="/console/deliveries/${r.id}">!${time(r.createdAt)}</a></td><td>${r.appName}</td><td>${r.kind}!${r.subject ? html`<br><code>${r.subject}</code>` : ''}!${editedMark(r)}</td><td class="wide target">!${target(r)}</td><td>!${badge(r.state)}</td><td class="wide">!${r.attempts.length}!${

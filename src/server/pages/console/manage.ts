@@ -53,7 +53,9 @@ function channelsCard(shell: Shell, channels: ManagedChannel[]): string {
 <div class="scroll"><table><caption class="sr">Channels you can see</caption><thead><tr><th scope="col">Channel</th><th scope="col">Type</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>!${rows.join('')}</tbody></table></div></section>`;
 }
 
-/** The fields of one group's form (`g` the group, or what a refused form held); `key` makes the ids unique on the page. */
+/**
+ * The fields of one group's form (`g` the group, or what a refused form held); `key` makes the ids unique on the page.
+ */
 function groupFields(key: string, g: Partial<ManagedGroup>, people: ManageView['people']): string {
   const id = (f: string) => `g-${key}-${f}`;
   const members = new Set(g.workspaceUserIds ?? []);

@@ -91,7 +91,9 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     const notice = done && { text: failed ? `${done.replace(/\.$/, '')}, and it failed: ${rec.outcome ?? 'no answer'}.` : done, bad: failed };
     sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), notice || undefined, { since: versionOfDelivery(rec) }));
   });
-  /** Replay; with `body`, an edited replay (a new delivery). A body that is not JSON is the page again with the reason. */
+  /**
+   * Replay; with `body`, an edited replay (a new delivery). A body that is not JSON is the page again with the reason.
+   */
   r.post('/console/deliveries/:deliveryId/replay', base.signedIn, edited, base.csrf, handled(base, async (req, res, s) => {
     const text = (req.body as Record<string, unknown>).body;
     if (typeof text !== 'string') {
@@ -112,7 +114,10 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), undefined, { curl, ...(given !== undefined ? { edited: given } : {}) }));
   }));
 
-  /** Run `fn`; a refusal (4xx: the body is not JSON, too large, …) is the delivery's page with the reason and the body as edited. */
+  /**
+   * Run `fn`; a refusal (4xx: the body is not JSON, too large, …) is the delivery's page with the reason and the body
+   * as edited.
+   */
   async function onPage<T>(res: Response, s: Signed, text: string | undefined, fn: () => Promise<T>): Promise<T | undefined> {
     try {
       return await fn();

@@ -17,7 +17,10 @@ import { must } from '../../../must.js';
 
 export interface Interaction {
   onAction: string;
-  /** BLOCK_INTERACTION's actionType: BUTTON, STATIC_SELECT_MENU, DYNAMIC_SELECT_MENU, CHECKBOXES, DATE_PICKER, DATE_RANGE_PICKER, PLAIN_TEXT_INPUT. */
+  /**
+   * BLOCK_INTERACTION's actionType: BUTTON, STATIC_SELECT_MENU, DYNAMIC_SELECT_MENU, CHECKBOXES, DATE_PICKER,
+   * DATE_RANGE_PICKER, PLAIN_TEXT_INPUT.
+   */
   actionType: string;
   value?: string;
   values?: string[];
@@ -66,7 +69,10 @@ export function interactionOf(form: Record<string, unknown>, where: 'message' | 
   }
 }
 
-/** What the page keeps of an interaction to show again: the choice of a select, checkboxes, dates or a text (not a button). */
+/**
+ * What the page keeps of an interaction to show again: the choice of a select, checkboxes, dates or a text (not a
+ * button).
+ */
 function pickOf(i: Interaction): { value?: string; values?: string[] } | undefined {
   if (i.actionType === 'BUTTON' || !i.key) return undefined;
   return i.values ? { values: i.values } : { value: i.value ?? '' };

@@ -20,7 +20,9 @@ function publicDir(): string {
   }
 }
 
-/** The files under public/ by their path (routed for SCRIPT_PATH only: no index, no dotfiles, no directory redirect). */
+/**
+ * The files under public/ by their path (routed for SCRIPT_PATH only: no index, no dotfiles, no directory redirect).
+ */
 export function consoleStaticFiles(): RequestHandler {
   return express.static(publicDir(), {
     index: false,

@@ -1,4 +1,7 @@
-/** The workspace as the console shows it to the signed-in person: themself as an actor, the names of its people, the channels they see (labelled, with links), the apps' menus. */
+/**
+ * The workspace as the console shows it to the signed-in person: themself as an actor, the names of its people, the
+ * channels they see (labelled, with links), the apps' menus.
+ */
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import type { createWorkspace } from '../../../services/workspace/workspace.js';
 import type { ShortcutChoice } from '../../pages/console/workspace.js';

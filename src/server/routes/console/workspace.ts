@@ -147,7 +147,10 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     });
   });
 
-  /** The modal on top: Submit (VIEW_ACTION SUBMIT with its state), Close (VIEW_ACTION CLOSE when the view asks), or one of its buttons. */
+  /**
+   * The modal on top: Submit (VIEW_ACTION SUBMIT with its state), Close (VIEW_ACTION CLOSE when the view asks), or one
+   * of its buttons.
+   */
   post('/console/views/:viewId', async (req, res, s) => {
     const me = s.principal.workspaceUserId;
     const top = await state.top(me);
