@@ -24,7 +24,16 @@ export function percentile(sorted: number[], p: number): number {
   return must(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
 }
 
-export interface LoadResult { requests: number; errors: number; seconds: number; rps: number; p50: number; p99: number; /** CPU of this process per call (µs): the load generator's own cost, or the daemon's when it runs in-process. */ cpuUsPerCall: number }
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** CPU of this process per call (µs): the load generator's own cost, or the daemon's when it runs in-process. */
+  cpuUsPerCall: number;
+}
 
 /** Run `fn` with `concurrency` workers until `total` calls or `seconds` elapse; latencies in ms. */
 export async function load(fn: (i: number) => Promise<boolean>, opts: { concurrency: number; total?: number; seconds?: number }): Promise<LoadResult> {

@@ -119,7 +119,8 @@ async function main() {
   try {
     const layouts = [await oneTable(await cluster.createDatabase()), await tablePerKind(await cluster.createDatabase()), await partitioned(await cluster.createDatabase())];
     for (const l of layouts) {
-      const pool = new pg.Pool({ connectionString: l.url, max: CONC, idleTimeoutMillis: 0 }); // the same backends all run long (their CPU is read by pid)
+      // the same backends all run long (their CPU is read by pid)
+      const pool = new pg.Pool({ connectionString: l.url, max: CONC, idleTimeoutMillis: 0 });
       pools.push(pool);
       await Promise.all(Array.from({ length: CONC }, () => pool.query('SELECT 1'))); // every connection open before the first round
       for (const b of BATCHES) await round(l, pool, b); // warm-up

@@ -284,10 +284,12 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       if (delivered && (await replacePending(store, p, null, () => false))) state = { at, state: 'delivered' };
       else {
         state = { at, state: 'retrying', nextAttemptAt: new Date(p.nextAt).toISOString() };
-        if (!delivered) await replacePending(store, p, { ...p, replays: (p.replays ?? 0) + 1 }, () => false); // one try: only a number in a header
+        // one try: only a number in a header
+        if (!delivered) await replacePending(store, p, { ...p, replays: (p.replays ?? 0) + 1 }, () => false);
       }
     } else if (!p) state = { at, state: delivered ? 'delivered' : 'failed' };
-    else state = { at, state: rec.state, ...(rec.nextAttemptAt ? { nextAttemptAt: rec.nextAttemptAt } : {}) }; // an attempt of it runs now: it decides
+    // an attempt of it runs now: it decides
+    else state = { at, state: rec.state, ...(rec.nextAttemptAt ? { nextAttemptAt: rec.nextAttemptAt } : {}) };
     const e: LogEntry = { id: rec.id, attempt: entry, state };
     log.append(e);
     return must(applyEntry(rec, e));

@@ -53,8 +53,8 @@ t.test('a daemon killed at random points of a burst of posts: every acknowledged
     ...(databaseUrl ? { APPREG_DATABASE_URL: databaseUrl } : {}),
     APPREG_PLATFORM_RATE_LIMITS: 'false',
     APPREG_DELIVERY_EVENT_TIMEOUT_MS: '2000',
-    // a killed daemon's events are taken over once their lease runs out (PostgreSQL; the embedded store's restart takes
-    // them at once)
+    // a killed daemon's events are taken over once their lease runs out (PostgreSQL; the embedded
+    // store's restart takes them at once)
     APPREG_DELIVERY_LEASE_MS: '3000',
     APPREG_DELIVERY_RETRY_SCHEDULE: '0.2,0.5,1,2,4',
   };

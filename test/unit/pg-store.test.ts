@@ -339,7 +339,8 @@ void testWithPg(t, "a page of a channel's messages reads that page from an index
     seen.push(...seqs(ms));
     after = { value: must(ms.at(-1)).seq, id: must(ms.at(-1)).id };
   }
-  // seq = g / 2, so two messages share each seq (then ids in byte order, largest first); m6000 is in the other channel
+  // seq = g / 2, so two messages share each seq (then ids in byte order, largest first); m6000 is
+  // in the other channel
   t.same(seen.slice(0, 6), ['2999/m5999', '2999/m5998', '2998/m5997', '2998/m5996', '2997/m5995', '2997/m5994']);
   t.equal(seen.length, 40);
   t.notOk(seen.some((s) => s.endsWith('/m5900')), 'another channel\'s message is on no page');

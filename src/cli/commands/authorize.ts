@@ -91,7 +91,8 @@ Examples:
       const modes = ['printUrl', 'follow', 'exchange'].filter((k) => o[k]);
       if (modes.length > 1) throw new CliError('choose one of --print-url, --follow and --exchange', EXIT.usage);
       const client = x.client();
-      // own app: defaults and the client secret come from its manifest; anyone else's: give --scopes and --redirect-url
+      // own app: defaults and the client secret come from its manifest; anyone else's: give
+      // --scopes and --redirect-url
       let app: AppWithSecrets | undefined;
       if (!o.scopes || !o.redirectUrl || (o.exchange && !o.clientSecret && !env.APPREG_CLIENT_SECRET)) {
         try {

@@ -65,7 +65,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       try {
         handle = await startDaemon(config, { logger, allowFresh: own.allowFresh === true });
       } catch (e) {
-        // A documented exit code per reason the daemon gives, and one line for the two a user fixes by choosing again.
+        // A documented exit code per reason the daemon gives, and one line for the two a user fixes
+        // by choosing again.
         if (e instanceof StartupError) {
           const exit = EXIT_OF_STARTUP[e.reason];
           throw new CliError(exit === undefined ? e.message : must(e.message.split('\n')[0]), exit ?? EXIT.internal, { code: `startup_${e.reason}`, message: e.message });

@@ -236,7 +236,8 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     const botToken = newSecret(PREFIX.botToken);
     const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
     const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botId, scopes, createdAt: now };
-    if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null }); // reinstall: the old one stops working now
+    // reinstall: the old one stops working now
+    if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null });
     changes.push({ table: OT.tokens, id: tok.id, value: tok });
     const next: InstallationRecord = { ...inst, botUserId: botId, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
     changes.push({ table: OT.installations, id: next.id, value: next });

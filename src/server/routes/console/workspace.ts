@@ -163,7 +163,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       if (view.notifyOnClose === true) await follow(s, await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'CLOSE', view, channelId: top.channelId }), ctx);
       return seeOther(res, (await state.top(me))?.returnTo ?? top.returnTo);
     }
-    await state.keepState(me, String(top.view.id), view.state); // what was typed stays when the app answers without a new view
+    // what was typed stays when the app answers without a new view
+    await state.keepState(me, String(top.view.id), view.state);
     if (b.act !== undefined) {
       // a choice not made (a date range with one date) is the page again, the modal open, with the reason
       return orPage(res, s, top.channelId, undefined, async () => {
