@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { ROOT, percentile, writeResult } from './lib.js';
+import { must } from '../src/must.js';
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5));
 const TESTS = 20;
@@ -25,7 +26,7 @@ function prepare(): string {
   const dir = fs.mkdtempSync(path.join(ROOT, 'bench/.tmp', 'app-test-'));
   fs.cpSync(path.join(ROOT, 'examples/standup-app'), dir, { recursive: true, filter: (src) => !/(^|\/)(\.env|tokens\.json|[^/]*\.apptest\.[a-z]+)$/.test(src) });
   const example = parse(fs.readFileSync(path.join(ROOT, 'examples/standup-app/standup.apptest.yaml'), 'utf8')) as { tests: Array<{ name: string }> };
-  const tests = Array.from({ length: TESTS }, (_x, i) => ({ ...example.tests[i % example.tests.length]!, name: `${example.tests[i % example.tests.length]!.name} (${i + 1})` }));
+  const tests = Array.from({ length: TESTS }, (_x, i) => ({ ...must(example.tests[i % example.tests.length]), name: `${must(example.tests[i % example.tests.length]).name} (${i + 1})` }));
   fs.writeFileSync(path.join(dir, 'bench.apptest.json'), JSON.stringify({ ...example, name: 'Standup ×20', tests }, null, 2));
   return dir;
 }
@@ -48,8 +49,8 @@ function main(): void {
     once(dir, 4); // warm the file system cache; not counted
     const runs: Record<string, Once[]> = { 'jobs 1': [], 'jobs 4': [] };
     for (let i = 0; i < RUNS; i++) {
-      runs['jobs 1']!.push(once(dir, 1));
-      runs['jobs 4']!.push(once(dir, 4));
+      must(runs['jobs 1']).push(once(dir, 1));
+      must(runs['jobs 4']).push(once(dir, 4));
     }
     const round = (x: number) => Math.round(x);
     const median = (l: number[]) => percentile([...l].sort((a, b) => a - b), 50);
@@ -57,8 +58,8 @@ function main(): void {
       wallMs: l.map((x) => round(x.wallMs)), medianWallMs: round(median(l.map((x) => x.wallMs))), fastestWallMs: round(Math.min(...l.map((x) => x.wallMs))), medianRunMs: round(median(l.map((x) => x.runMs))),
       passed: l.every((x) => x.passed === TESTS && x.failed === 0),
     }]));
-    const j1 = stats['jobs 1']!.medianWallMs;
-    const j4 = stats['jobs 4']!.medianWallMs;
+    const j1 = must(stats['jobs 1']).medianWallMs;
+    const j4 = must(stats['jobs 4']).medianWallMs;
     writeResult('app-test', {
       benchmark: `appreg test: a ${TESTS}-test suite against examples/standup-app, daemon and app started by the runner; wall time of the whole command, ${RUNS} interleaved runs each`,
       date: new Date().toISOString(),
@@ -67,8 +68,8 @@ function main(): void {
       targets: { wallMs: 10_000, jobs4OverJobs1: 0.5 },
       results: stats,
       jobs4OverJobs1: Math.round((j4 / j1) * 100) / 100,
-      fastestJobs4OverJobs1: Math.round((stats['jobs 4']!.fastestWallMs / stats['jobs 1']!.fastestWallMs) * 100) / 100,
-      runnerJobs4OverJobs1: Math.round((stats['jobs 4']!.medianRunMs / stats['jobs 1']!.medianRunMs) * 100) / 100,
+      fastestJobs4OverJobs1: Math.round((must(stats['jobs 4']).fastestWallMs / must(stats['jobs 1']).fastestWallMs) * 100) / 100,
+      runnerJobs4OverJobs1: Math.round((must(stats['jobs 4']).medianRunMs / must(stats['jobs 1']).medianRunMs) * 100) / 100,
       met: { under10s: Math.max(j1, j4) < 10_000, halfWithJobs4: j4 / j1 < 0.5 },
     });
   } finally {

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, percentile, writeResult } from './lib.js';
+import { must } from '../src/must.js';
 
 const RUNS = Math.max(20, Number(process.env.BENCH_RUNS ?? 20));
 const BIN = path.join(ROOT, 'bin/appreg.js');
@@ -28,7 +29,7 @@ function once(args: string[]): number {
 function main(): void {
   const times = new Map(cases.map((c) => [c.name, [] as number[]]));
   for (const c of cases) once(c.args); // warm the file system cache; not counted
-  for (let i = 0; i < RUNS; i++) for (const c of cases) times.get(c.name)!.push(once(c.args));
+  for (let i = 0; i < RUNS; i++) for (const c of cases) must(times.get(c.name)).push(once(c.args));
   const round = (x: number) => Math.round(x * 10) / 10;
   const stats = Object.fromEntries([...times].map(([name, list]) => {
     const sorted = [...list].sort((a, b) => a - b);

@@ -11,6 +11,7 @@ import type { PathOutcome, SideOutcome } from './compare-table.js';
 import { readProfile, topFrames, type TopFrames } from './profile.js';
 import { buildRef, type RefBuild } from './ref-build.js';
 import { NotInBuild, takeTurns, type Build, type HotPath, type PathRun, type RunOptions, type Side } from './sides.js';
+import { must } from '../src/must.js';
 
 export interface CompareOptions extends Omit<RunOptions, 'nodeArgs'> {
   /** The working tree (a git checkout, built). */
@@ -52,9 +53,9 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   let ref: RefBuild | undefined;
   try {
     if (o.ref) ref = await buildRef(o.repo, o.ref, o.log);
-    const builds: Build[] = [...(ref ? [{ role: 'ref' as const, root: ref.root, label: o.ref! }] : []), { role: 'wt', root: o.repo, label: 'working tree' }];
+    const builds: Build[] = [...(ref ? [{ role: 'ref' as const, root: ref.root, label: must(o.ref) }] : []), { role: 'wt', root: o.repo, label: 'working tree' }];
     const result: CompareResult = { ref: ref && { given: ref.given, sha: ref.sha, subject: ref.subject, nodeModules: ref.nodeModules }, outcomes: [], profiles: [], profileErrors: [] };
-    const profileDir = (p: HotPath, b: Build) => path.join(o.profileDir!, `${p.id}-${b.role}`);
+    const profileDir = (p: HotPath, b: Build) => path.join(must(o.profileDir), `${p.id}-${b.role}`);
     for (const p of o.paths) {
       o.log(`${p.id}: ${p.title}`);
       const runOpts: RunOptions = { ...o, nodeArgs: o.profileDir ? (b) => ['--cpu-prof', `--cpu-prof-dir=${profileDir(p, b)}`] : undefined };
@@ -64,7 +65,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       try {
         run = await p.setup(runOpts);
         for (const b of builds) {
-          const s = await tryOpen(() => run!.open(b));
+          const s = await tryOpen(() => must(run).open(b));
           if ('round' in s) opened.push({ key: b.role, side: s, build: b, pid: s.pids()[0] });
           else outcome[b.role] = s;
         }
@@ -76,12 +77,12 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
         if (opened.length) {
           const turns = await takeTurns(opened.map((s) => [s.key, s.side]), o);
           for (const s of opened) {
-            outcome[s.key] = { rounds: turns[s.key]!.rounds };
-            s.windows = turns[s.key]!.windows;
+            outcome[s.key] = { rounds: must(turns[s.key]).rounds };
+            s.windows = must(turns[s.key]).windows;
           }
         }
       } catch (e) {
-        for (const s of opened) if (!outcome[s.key] || !('rounds' in outcome[s.key]!)) outcome[s.key] = { error: message(e) };
+        for (const s of opened) if (!outcome[s.key] || !('rounds' in must(outcome[s.key]))) outcome[s.key] = { error: message(e) };
         if (!run) for (const b of builds) outcome[b.role] = { error: `setting up the path failed: ${message(e)}` };
       } finally {
         for (const s of opened) await s.side.close().catch((e) => o.log(`  closing ${s.key} failed: ${message(e)}`));

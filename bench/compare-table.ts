@@ -6,6 +6,7 @@
  * error, never a ratio: the comparison cannot silently read nothing.
  */
 import type { Figures, FigureSpec, PathSpec } from './sides.js';
+import { must } from '../src/must.js';
 
 /** What one side of a path came to: its rounds, or why there are none. */
 export type SideOutcome = { rounds: Figures[] } | { na: string } | { error: string };
@@ -37,7 +38,7 @@ export interface Row {
 function stat(xs: number[]): Stat {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length / 2;
-  return { median: s.length % 2 ? s[Math.floor(mid)]! : (s[mid - 1]! + s[mid]!) / 2, min: s[0]!, max: s.at(-1)! };
+  return { median: s.length % 2 ? must(s[Math.floor(mid)]) : (must(s[mid - 1]) + must(s[mid])) / 2, min: must(s[0]), max: must(s.at(-1)) };
 }
 
 /** The side's rounds if every round gave every one of `keys` as a positive finite number; else why not. */
@@ -55,12 +56,12 @@ function checkedRounds(side: SideOutcome | undefined, keys: string[]): Figures[]
   return side.rounds;
 }
 
-const perRound = (a: Figures[], b: Figures[], key: string) => a.slice(0, b.length).map((r, i) => r[key]! / b[i]![key]!);
+const perRound = (a: Figures[], b: Figures[], key: string) => a.slice(0, b.length).map((r, i) => must(r[key]) / must(must(b[i])[key]));
 
 function targetText(f: FigureSpec, spec: PathSpec, floor: Figures[] | string): string | undefined {
   if (!f.target) return undefined;
   if ('below' in f.target) return `< ${f.target.below}`;
-  const at = typeof floor === 'string' ? ` (${floor})` : ` (${fmt(stat(floor.map((r) => r[f.key]!)).median)})`;
+  const at = typeof floor === 'string' ? ` (${floor})` : ` (${fmt(stat(floor.map((r) => must(r[f.key]))).median)})`;
   return `≥ ${f.target.atLeastFloor}× ${spec.floor ?? 'floor'}${at}`;
 }
 
@@ -72,13 +73,13 @@ export function rowsOf(o: PathOutcome): Row[] {
   const floorKeys = o.spec.figures.filter((f) => f.target && 'atLeastFloor' in f.target).map((f) => f.key);
   const floor = floorKeys.length ? checkedRounds(o.floor, floorKeys) : 'not run';
   return o.spec.figures.map((f) => {
-    const side = (s: Figures[] | string) => (typeof s === 'string' ? s : stat(s.map((r) => r[f.key]!)));
+    const side = (s: Figures[] | string) => (typeof s === 'string' ? s : stat(s.map((r) => must(r[f.key]))));
     const row: Row = { path: o.spec.id, figure: f.label, better: f.better, ref: o.ref ? side(ref) : undefined, wt: side(wt), target: targetText(f, o.spec, floor) };
     if (o.ref) row.ratio = typeof ref === 'string' ? ref.replace(/^error: .*/, 'error') : typeof wt === 'string' ? wt.replace(/^error: .*/, 'error') : stat(perRound(wt, ref, f.key));
     const at = (s: Figures[] | string) => {
       if (!f.target || typeof s === 'string') return undefined;
       if ('below' in f.target) {
-        const v = stat(s.map((r) => r[f.key]!));
+        const v = stat(s.map((r) => must(r[f.key])));
         return { value: v, met: v.median < f.target.below };
       }
       if (typeof floor === 'string') return undefined;
@@ -91,7 +92,10 @@ export function rowsOf(o: PathOutcome): Row[] {
   });
 }
 
-/** Each side that ran, with its checked rounds (or why there are none); the floor is checked on the figures with a ratio target. */
+/**
+ * Each side that ran, with its checked rounds (or why there are none); the floor is checked on the figures with a ratio
+ * target.
+ */
 function checkedSides(o: PathOutcome, labels: { ref?: string; wt: string }): Array<{ name: string; side: SideOutcome; rounds: Figures[] | string }> {
   const all = o.spec.figures.map((f) => f.key);
   const floorKeys = o.spec.figures.filter((f) => f.target && 'atLeastFloor' in f.target).map((f) => f.key);

@@ -18,6 +18,7 @@ import { fanoutPath } from './platform-fanout.js';
 import { UnknownRef } from './ref-build.js';
 import type { HotPath, Scale } from './sides.js';
 import { socketPath } from './socket.js';
+import { must } from '../src/must.js';
 
 const PATHS: HotPath[] = [exchangePath, deliveryPath, socketPath, managementPath, fanoutPath];
 
@@ -147,14 +148,14 @@ async function main(argv: string[]): Promise<number> {
   if (a.json) console.log(JSON.stringify(record, null, 2));
   else console.log([table, ...profileLines(r)].join('\n'));
   if (a.cpuProf) {
-    console.error(`profiled: nothing recorded; profiles under ${path.relative(ROOT, profileDir!)}`);
+    console.error(`profiled: nothing recorded; profiles under ${path.relative(ROOT, must(profileDir))}`);
   } else if (errors.length) {
-    const file = path.join(ROOT, 'bench/.tmp', `compare-${a.ref!.replace(/[^\w.-]/g, '_')}.failed.json`);
+    const file = path.join(ROOT, 'bench/.tmp', `compare-${must(a.ref).replace(/[^\w.-]/g, '_')}.failed.json`);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
     console.error(`${errors.length} failed: ${errors.join('; ')}\nnot recorded in bench/results (kept in ${path.relative(ROOT, file)})`);
   } else {
-    const file = path.join(ROOT, 'bench/results', `compare-${a.ref!.replace(/[^\w.-]/g, '_')}.json`);
+    const file = path.join(ROOT, 'bench/results', `compare-${must(a.ref).replace(/[^\w.-]/g, '_')}.json`);
     fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
     console.error(`recorded in ${path.relative(ROOT, file)}`);
   }

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { load, startDaemonProcess, writeResult } from './lib.js';
+import { must } from '../src/must.js';
 
 const REQUESTS = Number(process.env.BENCH_CONSENT_REQUESTS ?? 200_000);
 const CONCURRENCY = 50;
@@ -43,10 +44,10 @@ async function main() {
 
     // a user signs in before the flood
     let res = await fetch(daemon.url + consentPath);
-    const visitor = /appreg_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())![1]!;
+    const visitor = must(must(/appreg_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? ''))[1]);
+    const csrf = must(must(/name="csrf" value="([^"]+)"/.exec(await res.text()))[1]);
     res = await fetch(`${daemon.url}/access-request/login`, { method: 'POST', redirect: 'manual', headers: { cookie: `appreg_session=${visitor}`, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, email: 'bench@example.com', password }) });
-    const session = /appreg_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
+    const session = must(must(/appreg_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? ''))[1]);
     const signedIn = async () => /Allow/.test(await (await fetch(daemon.url + consentPath, { headers: { cookie: `appreg_session=${session}` } })).text());
     if (!(await signedIn())) throw new Error('the bench user could not sign in');
 

@@ -1,7 +1,7 @@
 /**
- * The console's first load against a daemon holding 1,000 apps and 10,000 deliveries: in headless Chromium with the cache off, the bytes transferred for a
- * page (HTML + script + the inline CSS) and its first contentful and largest contentful paint,
- * from the browser's own performance timing. Pages: / (the apps list), the delivery inspector,
+ * The console's first load against a daemon holding 1,000 apps and 10,000 deliveries: in headless Chromium with the
+ * cache off, the bytes transferred for a page (HTML + script + the inline CSS) and its first contentful and largest
+ * contentful paint, from the browser's own performance timing. Pages: / (the apps list), the delivery inspector,
  * and a delivery's page. Budget: < 150 KB and < 500 ms. Result in bench/results/console.json.
  *   npm run build && node dist/bench/console.js   (about a minute; needs /usr/bin/chromium)
  */
@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { Pool } from 'undici';
 import { load, percentile, startDaemonProcess, writeResult } from './lib.js';
+import { must } from '../src/must.js';
 
 const APPS = Number(process.env.BENCH_CONSOLE_APPS ?? 1_000);
 const DELIVERIES = Number(process.env.BENCH_CONSOLE_DELIVERIES ?? 10_000);
@@ -91,8 +92,8 @@ async function main() {
           new Promise<Omit<Sample, 'bytes'>>((resolve) => {
             new PerformanceObserver((list) => {
               const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-              const fcp = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? list.getEntries().at(-1)!.startTime;
-              resolve({ fcp, lcp: list.getEntries().at(-1)!.startTime, domContentLoaded: nav.domContentLoadedEventEnd });
+              const fcp = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? must(list.getEntries().at(-1)).startTime;
+              resolve({ fcp, lcp: must(list.getEntries().at(-1)).startTime, domContentLoaded: nav.domContentLoadedEventEnd });
             }).observe({ type: 'largest-contentful-paint', buffered: true });
           }),
       );

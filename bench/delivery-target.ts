@@ -18,6 +18,7 @@ import { startInProcess } from './build.js';
 import { serveTarget, type Target } from './host.js';
 import { isMain, percentile } from './lib.js';
 import { signedHeaders } from '../src/delivery/sign.js';
+import { must } from '../src/must.js';
 
 /** In-flight requests of every target. */
 export const DELIVERY_CONCURRENCY = 50;
@@ -49,7 +50,7 @@ async function daemonTarget(root: string, receiver: string): Promise<Target> {
           outcomes[key] = (outcomes[key] ?? 0) + 1;
         }));
         times.sort((a, b) => a - b);
-        return { concurrent: HANGING, p50Ms: Math.round(percentile(times, 50)), p99Ms: Math.round(percentile(times, 99)), minMs: Math.round(times[0]!), maxMs: Math.round(times.at(-1)!), outcomes };
+        return { concurrent: HANGING, p50Ms: Math.round(percentile(times, 50)), p99Ms: Math.round(percentile(times, 99)), minMs: Math.round(must(times[0])), maxMs: Math.round(must(times.at(-1))), outcomes };
       },
     },
     async close() {
@@ -93,9 +94,9 @@ function gotTarget(receiver: string): Target {
 if (isMain(import.meta.url)) {
   const [mode, ...args] = process.argv.slice(2);
   serveTarget(async () => {
-    if (mode === 'daemon') return daemonTarget(args[0]!, args[1]!);
-    if (mode === 'undici') return undiciTarget(args[0]!);
-    if (mode === 'got') return gotTarget(args[0]!);
+    if (mode === 'daemon') return daemonTarget(must(args[0]), must(args[1]));
+    if (mode === 'undici') return undiciTarget(must(args[0]));
+    if (mode === 'got') return gotTarget(must(args[0]));
     throw new Error(`unknown delivery target "${mode}"`);
   });
 }

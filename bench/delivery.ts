@@ -19,6 +19,7 @@ import { DELIVERY_CONCURRENCY, type BudgetResult } from './delivery-target.js';
 import { openHost, type Host, type HostResult } from './host.js';
 import { isMain, median, writeResult } from './lib.js';
 import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import { must } from '../src/must.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -42,7 +43,7 @@ async function runReceiver() {
     });
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => process.send!({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+  server.listen(0, '127.0.0.1', () => must(process.send)({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
   process.on('SIGTERM', () => process.exit(0));
 }
 
@@ -92,8 +93,8 @@ async function main() {
     const [d, u, g] = hosts.map((h) => hostedSide(h, ROUND_SECONDS)) as [Side, Side, Side];
     const turns = await takeTurns([['daemon', d], ['undici', u], ['got', g]], { rounds: ROUNDS, log: (l) => console.error(l) });
     const summary = (k: string) => {
-      const rs = turns[k]!.rounds;
-      return { rps: median(rs.map((r) => r.rps!)), p99: median(rs.map((r) => r.p99!)), cpuUsPerDelivery: median(rs.map((r) => r.cpuUs!)), errors: rs.reduce((n, r) => n + r.errors!, 0) };
+      const rs = must(turns[k]).rounds;
+      return { rps: median(rs.map((r) => must(r.rps))), p99: median(rs.map((r) => must(r.p99))), cpuUsPerDelivery: median(rs.map((r) => must(r.cpuUs))), errors: rs.reduce((n, r) => n + must(r.errors), 0) };
     };
     const [daemonS, undiciS, gotS] = [summary('daemon'), summary('undici'), summary('got')];
     // The 3 s budget under load: 200 concurrent triggers to an app that never answers.
@@ -110,7 +111,7 @@ async function main() {
         plainGot: gotS,
         ratioDaemonToUndici: ratio(daemonS.rps, undiciS.rps),
         ratioGotToUndici: ratio(gotS.rps, undiciS.rps),
-        perRound: { daemon: turns.daemon!.rounds, undici: turns.undici!.rounds, got: turns.got!.rounds },
+        perRound: { daemon: must(turns.daemon).rounds, undici: must(turns.undici).rounds, got: must(turns.got).rounds },
       },
       budget,
       targets: { ratio: 0.8, budgetP99Ms: 3100 },

@@ -10,6 +10,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { exitOnSignals, load, type LoadResult } from './lib.js';
+import { must } from '../src/must.js';
 
 export interface Target {
   /** Sent to the parent with `ready` (a URL, the apps made, …). */
@@ -41,11 +42,11 @@ type ChildMessage =
 
 /** Start the target `make` builds and serve the parent's requests until it says stop. */
 export function serveTarget(make: () => Promise<Target>): void {
-  const send = (m: ChildMessage) => process.send!(m);
+  const send = (m: ChildMessage) => must(process.send)(m);
   const fail = (e: unknown) => send({ type: 'error', message: (e as Error).stack ?? String(e) });
   make().then((target) => {
     let n = 0;
-    process.on('message', async (m: ParentMessage) => {
+    process.on('message', (m: ParentMessage) => void (async () => {
       try {
         if (m.type === 'go') {
           const cpu0 = process.cpuUsage();
@@ -66,7 +67,7 @@ export function serveTarget(make: () => Promise<Target>): void {
       } catch (e) {
         fail(e);
       }
-    });
+    })().catch(fail));
     send({ type: 'ready', info: target.info ?? {} });
   }, (e) => {
     fail(e);
@@ -111,7 +112,7 @@ export async function openHost(script: string, args: string[], opts: { nodeArgs?
   const ready = await next();
   if (ready.type !== 'ready') throw new Error(`expected ready from ${script}, got ${ready.type}`);
   return {
-    pid: child.pid!,
+    pid: must(child.pid),
     info: ready.info,
     go: async (o) => (await ask({ type: 'go', ...o }, 'result')).result,
     call: async <T>(name: string) => (await ask({ type: 'call', name }, 'called')).value as T,

@@ -18,6 +18,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { processCpuMs, procStat, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
 import { startPgCluster } from '../test/helpers/pg.js';
+import { must } from '../src/must.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -28,7 +29,9 @@ const B_ROOT = process.env.BENCH_B_ROOT;
 interface Idle {
   name: string;
   daemon: DaemonProc;
-  /** The processes whose CPU is the database's part, and whether exited children count (the postmaster's reaped time). */
+  /**
+   * The processes whose CPU is the database's part, and whether exited children count (the postmaster's reaped time).
+   */
   dbPids: () => Promise<{ pids: number[]; reaped: boolean }>;
 }
 
@@ -36,7 +39,7 @@ const ppid = (pid: number) => Number(procStat(pid)?.[1] ?? -1);
 /** CPU (ms) of each pid now; a pid that is gone is left out. */
 const cpuOf = (pids: number[], reaped: boolean) => new Map(pids.filter((p) => procStat(p)).map((p) => [p, processCpuMs(p, reaped)]));
 /** CPU spent between two readings by the processes present in both. */
-const spent = (a: Map<number, number>, b: Map<number, number>) => [...b].reduce((n, [p, ms]) => n + (a.has(p) ? ms - a.get(p)! : 0), 0);
+const spent = (a: Map<number, number>, b: Map<number, number>) => [...b].reduce((n, [p, ms]) => n + (a.has(p) ? ms - must(a.get(p)) : 0), 0);
 
 async function main() {
   const cluster = await startPgCluster();
@@ -58,7 +61,7 @@ async function main() {
       const daemon = await startDaemonProcess(dir(name), ['--database-url', url], from);
       const backends = async () =>
         (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`)).rows.map((r) => r.pid);
-      const dataDir = (await admin.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
+      const dataDir = must((await admin.query<{ data_directory: string }>('SHOW data_directory')).rows[0]).data_directory;
       const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
       const wholeCluster = async () => ({ pids: [postmaster, ...fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => ppid(p) === postmaster)], reaped: true });
       setups.push({ name, daemon, dbPids: B_ROOT ? async () => ({ pids: await backends(), reaped: false }) : wholeCluster });
@@ -71,7 +74,7 @@ async function main() {
     for (let r = 0; r < ROUNDS; r++) {
       const cpu = async () => Promise.all(setups.map(async (s) => {
         const db = await s.dbPids();
-        return { daemon: processCpuMs(s.daemon.child.pid!), database: cpuOf(db.pids, db.reaped) };
+        return { daemon: processCpuMs(must(s.daemon.child.pid)), database: cpuOf(db.pids, db.reaped) };
       }));
       const before = await cpu();
       const t0 = performance.now();
@@ -80,13 +83,13 @@ async function main() {
       const secs = (performance.now() - t0) / 1000;
       setups.forEach((s, i) => {
         const per = (a: number, b: number) => Math.round(((a - b) / secs) * 100) / 100;
-        const w = { daemon: per(after[i]!.daemon, before[i]!.daemon), database: per(spent(before[i]!.database, after[i]!.database), 0), total: 0 };
+        const w = { daemon: per(must(after[i]).daemon, must(before[i]).daemon), database: per(spent(must(before[i]).database, must(after[i]).database), 0), total: 0 };
         w.total = Math.round((w.daemon + w.database) * 100) / 100;
-        windows[s.name]!.push(w);
+        must(windows[s.name]).push(w);
         console.error(`${s.name}: ${JSON.stringify(w)} ms of CPU per second`);
       });
     }
-    const median = (ws: Array<{ total: number }>) => [...ws].sort((a, b) => a.total - b.total)[Math.floor(ws.length / 2)]!;
+    const median = (ws: Array<{ total: number }>) => must([...ws].sort((a, b) => a.total - b.total)[Math.floor(ws.length / 2)]);
     const results = Object.fromEntries(Object.entries(windows).map(([n, ws]) => [n, { ...median(ws), windowsTotal: ws.map((w) => w.total) }]));
     if (B_ROOT) {
       console.error(JSON.stringify(results));

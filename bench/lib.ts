@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DaemonHandle } from '../src/server/start.js';
 import { T, type WorkspaceUserRecord } from '../src/model/identity.js';
+import { must } from '../src/must.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -15,15 +16,24 @@ export function isMain(metaUrl: string): boolean {
 
 /** The median (the upper one of an even count). */
 export function median(xs: number[]): number {
-  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return must([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
 }
 
 export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+  return must(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
 }
 
-export interface LoadResult { requests: number; errors: number; seconds: number; rps: number; p50: number; p99: number; /** CPU of this process per call (µs): the load generator's own cost, or the daemon's when it runs in-process. */ cpuUsPerCall: number }
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** CPU of this process per call (µs): the load generator's own cost, or the daemon's when it runs in-process. */
+  cpuUsPerCall: number;
+}
 
 /** Run `fn` with `concurrency` workers until `total` calls or `seconds` elapse; latencies in ms. */
 export async function load(fn: (i: number) => Promise<boolean>, opts: { concurrency: number; total?: number; seconds?: number }): Promise<LoadResult> {
@@ -69,8 +79,9 @@ export function exitOnSignals(): void {
 }
 
 /**
- * Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event loop).
- * `opts.nodeArgs`: node options for this daemon (e.g. --cpu-prof); `opts.env`: its environment (default: this process's).
+ * Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event
+ * loop). `opts.nodeArgs`: node options for this daemon (e.g. --cpu-prof); `opts.env`: its environment (default: this
+ * process's).
  */
 export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], root = ROOT, opts: { nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<DaemonProc> {
   const t0 = performance.now();
@@ -85,7 +96,7 @@ export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], ro
     child.once('exit', () => process.removeListener('exit', orphaned));
     let out = '';
     child.on('exit', (code) => reject(new Error(`daemon exited ${code}: ${out}`)));
-    child.stdout!.on('data', (c) => {
+    must(child.stdout).on('data', (c) => {
       out += c;
       // --json: the daemon prints {url, dataDir, pid} once it listens (its log is at warn)
       const m = /"url": "(http:\/\/[^"]+)"/.exec(out);
@@ -93,7 +104,7 @@ export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], ro
         const startupMs = Math.round(performance.now() - t0);
         resolve({
           child,
-          url: m[1]!,
+          url: must(m[1]),
           startupMs,
           stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => { process.removeListener('exit', orphaned); r(); }); child.kill('SIGTERM'); }),
           rssMb() {
@@ -151,7 +162,7 @@ export interface BenchSeed {
 
 /** Seed `users` workspace users and `apps` apps into an in-process daemon that just bootstrapped, `width` at a time. */
 export async function seedBenchApps(d: DaemonHandle, counts: { apps: number; users: number; width: number }): Promise<BenchSeed> {
-  const owner = d.bootstrapped!;
+  const owner = must(d.bootstrapped);
   const principal = { workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId, jti: '' };
   const users: WorkspaceUserRecord[] = Array.from({ length: counts.users }, (_, i) => ({
     id: `wu_bench${i}`, workspaceId: owner.workspaceId, accountId: `acc_bench${i}@example.com`, email: `bench${i}@example.com`, name: `Bench ${i}`, createdAt: new Date().toISOString(),
@@ -172,7 +183,7 @@ const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf
 /** The fields of /proc/<pid>/stat after the command name (state first), or undefined once the process is gone. */
 export function procStat(pid: number): string[] | undefined {
   try {
-    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return must(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]).split(' ');
   } catch {
     return undefined;
   }

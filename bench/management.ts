@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { isMain, load, median, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
 import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import { must } from '../src/must.js';
 
 const CONC = 50;
 
@@ -120,7 +121,7 @@ function startBareJson(answers: Record<string, string>): Promise<{ url: string; 
       fs.rmSync(path.dirname(file), { recursive: true, force: true });
       resolve({
         url: String((m as { url: string }).url),
-        pid: child.pid!,
+        pid: must(child.pid),
         stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }),
       });
     });
@@ -136,7 +137,7 @@ function runBareJson(file: string) {
     res.end(body);
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => process.send!({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+  server.listen(0, '127.0.0.1', () => must(process.send)({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
   process.on('SIGTERM', () => process.exit(0));
 }
 
@@ -145,13 +146,13 @@ interface Plan { seconds: number; creates: number }
 /** The daemon's side: each round `creates` creates, then gets for `seconds`. */
 function daemonSide(m: ManagedDaemon, plan: Plan): Side {
   return {
-    pids: () => [m.d.child.pid!],
+    pids: () => [must(m.d.child.pid)],
     async warm() {
       await m.creates(500);
       await gets(m.pool, m.headers, (i) => m.getPath(i), { total: 2000 });
     },
     async round(): Promise<Figures> {
-      const pid = m.d.child.pid!;
+      const pid = must(m.d.child.pid);
       const cpu0 = processCpuMs(pid);
       const c = await m.creates(plan.creates);
       const cpu1 = processCpuMs(pid);
@@ -243,8 +244,8 @@ async function main() {
     const mem = m.d.rssMb();
     // a restart as an operator does it (SIGTERM, then serve again): socket-mode apps reconnect 2 s after the close
     const restart = await m.restart();
-    const med = (side: string, k: string) => median(turns[side]!.rounds.map((r) => r[k]!));
-    const perRound = turns.daemon!.rounds.map((r, i) => Math.round((r.getRps! / turns.bare!.rounds[i]!.getRps!) * 100) / 100);
+    const med = (side: string, k: string) => median(must(turns[side]).rounds.map((r) => must(r[k])));
+    const perRound = must(turns.daemon).rounds.map((r, i) => Math.round((must(r.getRps) / must(must(must(turns.bare).rounds[i]).getRps)) * 100) / 100);
     const getRatio = median(perRound);
     const createP99 = med('daemon', 'createP99');
     const getRps = med('daemon', 'getRps');
@@ -259,7 +260,7 @@ async function main() {
       bareNodeHttp: { rps: med('bare', 'getRps'), p99: med('bare', 'getP99') },
       getRatioToBareHttp: getRatio,
       getRatioPerRound: perRound,
-      perRound: { daemon: turns.daemon!.rounds, bare: turns.bare!.rounds },
+      perRound: { daemon: must(turns.daemon).rounds, bare: must(turns.bare).rounds },
       startupMsWith10kApps: startupMs,
       restartWith10kApps: { ...restart, targetMs: 1500 },
       memoryMb: { afterStart: rssAfterStart.rss, afterLoad: mem.rss, peak: mem.hwm },
@@ -274,7 +275,7 @@ async function main() {
   }
 }
 
-if (isMain(import.meta.url) && process.argv[2] === '--bare-json') runBareJson(process.argv[3]!);
+if (isMain(import.meta.url) && process.argv[2] === '--bare-json') runBareJson(must(process.argv[3]));
 else if (isMain(import.meta.url))
   main().catch((e) => {
     console.error(e);

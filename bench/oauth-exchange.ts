@@ -14,7 +14,8 @@
  *    1,000 entries, which would evict the pre-minted codes); it is not durable.
  *
  * Run: npm run build && node dist/bench/oauth-exchange.js   (several minutes)
- * Env: BENCH_APPS (10,000), BENCH_USERS (10), BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CODES (50,000 per server per round)
+ * Env: BENCH_APPS (10,000), BENCH_USERS (10), BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CODES (50,000 per server per
+ * round)
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -25,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { BENCH_REDIRECT, benchManifest, inBatches, isMain, load, median, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
 import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import { must } from '../src/must.js';
 
 const CONC = 50;
 const REDIRECT = BENCH_REDIRECT;
@@ -87,14 +89,14 @@ async function seedOverHttp(root: string, dir: string, sizes: Sizes, sets: numbe
       return { id: app.id, secret: app.clientSecret };
     });
     const grant = async (client: number, user: number): Promise<Code> => {
-      const u = users[user]!;
-      const q = new URLSearchParams({ clientId: clients[client]!.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT });
+      const u = must(users[user]);
+      const q = new URLSearchParams({ clientId: must(clients[client]).id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT });
       return { client, code: (await call<{ code: string }>(pool, 'GET', `${u.base}/oauth2/grant?${q}`, { authtoken: u.authtoken }, 200)).code };
     };
     console.error(`  seeded ${clients.length} apps and ${users.length} users in ${Math.round(performance.now() - t0)} ms`);
     await inBatches(sizes.apps * sizes.users, CONC, async (k) => {
       const c = await grant(k % sizes.apps, Math.floor(k / sizes.apps));
-      if (!(await exchange(pool, clients[c.client]!, c.code))) throw new Error('a seeding exchange failed');
+      if (!(await exchange(pool, must(clients[c.client]), c.code))) throw new Error('a seeding exchange failed');
     });
     console.error(`  seeded ${sizes.apps * sizes.users} exchanges in ${Math.round(performance.now() - t0)} ms`);
     const codes: Code[][] = [];
@@ -129,17 +131,17 @@ class AppregSide implements Side {
   private exchanges(codes: Code[], seconds: number) {
     return load(async (i) => {
       const c = codes[i];
-      return !!c && exchange(this.pool, this.seed.clients[c.client]!, c.code);
+      return !!c && exchange(this.pool, must(this.seed.clients[c.client]), c.code);
     }, { concurrency: CONC, seconds, total: codes.length });
   }
 
-  pids = () => [this.daemon.child.pid!];
+  pids = () => [must(this.daemon.child.pid)];
   // warm-up (JIT, connections) from the spare code set
-  warm = async () => { await this.exchanges(this.seed.codes.at(-1)!, this.seconds); };
+  warm = async () => { await this.exchanges(must(this.seed.codes.at(-1)), this.seconds); };
   async round(r: number): Promise<Figures> {
-    const cpu0 = processCpuMs(this.daemon.child.pid!);
-    const a = await this.exchanges(this.seed.codes[r]!, this.seconds);
-    const cpuUs = Math.round(((processCpuMs(this.daemon.child.pid!) - cpu0) * 1000) / Math.max(1, a.requests));
+    const cpu0 = processCpuMs(must(this.daemon.child.pid));
+    const a = await this.exchanges(must(this.seed.codes[r]), this.seconds);
+    const cpuUs = Math.round(((processCpuMs(must(this.daemon.child.pid)) - cpu0) * 1000) / Math.max(1, a.requests));
     return { rps: a.rps, p99: a.p99, cpuUs, rssPeakMb: this.daemon.rssMb().hwm, errors: a.errors };
   }
 
@@ -221,10 +223,10 @@ function startOidc(codesFile: string, n: number): Promise<{ url: string; pid: nu
     process.once('exit', () => child.kill('SIGKILL'));
     let out = '';
     child.on('exit', (c) => reject(new Error(`oidc-provider child exited ${c}`)));
-    child.stdout!.on('data', (c) => {
+    must(child.stdout).on('data', (c) => {
       out += c;
       const m = /ready (\S+)/.exec(out);
-      if (m) resolve({ url: m[1]!, pid: child.pid!, stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }) });
+      if (m) resolve({ url: must(m[1]), pid: must(child.pid), stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }) });
     });
   });
 }
@@ -297,9 +299,9 @@ async function main() {
     oidc = await oidcSide(sizes.codesPerRound, ROUNDS, SECONDS);
     const turns = await takeTurns([['appreg', appreg], ['oidcProvider', oidc]], { rounds: ROUNDS, log: (l) => console.error(l) });
     const mem = appreg.daemon.rssMb();
-    const a = turns.appreg!.rounds;
-    const ref = turns.oidcProvider!.rounds;
-    const perRound = a.map((r, i) => Math.round((r.rps! / ref[i]!.rps!) * 100) / 100);
+    const a = must(turns.appreg).rounds;
+    const ref = must(turns.oidcProvider).rounds;
+    const perRound = a.map((r, i) => Math.round((must(r.rps) / must(must(ref[i]).rps)) * 100) / 100);
     const ratio = median(perRound);
     writeResult('oauth-exchange', {
       benchmark: 'authorization-code exchange, a fresh code per request, 50 concurrent connections, each server in its own process, load generator in a third',
@@ -319,7 +321,7 @@ async function main() {
       },
       method: 'warm-up of one round each, then rounds taking turns; before every round the bench waits until both server processes are idle, so background work (appreg compacting its data file, the reference collecting garbage) does not land in the other\'s round',
       rounds: { appreg: a, oidcProvider: ref },
-      medianRps: { appreg: median(a.map((r) => r.rps!)), oidcProvider: median(ref.map((r) => r.rps!)) },
+      medianRps: { appreg: median(a.map((r) => must(r.rps))), oidcProvider: median(ref.map((r) => must(r.rps))) },
       ratio,
       ratioPerRound: perRound,
       target: 2.5,
@@ -333,7 +335,7 @@ async function main() {
 }
 
 if (isMain(import.meta.url) && process.argv[2] === '--oidc-child') {
-  oidcChild(process.argv[3]!, Number(process.argv[4])).catch((e) => {
+  oidcChild(must(process.argv[3]), Number(process.argv[4])).catch((e) => {
     console.error(e);
     process.exit(1);
   });

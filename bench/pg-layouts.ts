@@ -19,6 +19,7 @@ import pg from 'pg';
 import { load, processCpuMs, writeResult } from './lib.js';
 import { openPostgresStore } from '../src/store/postgres/pg-store.js';
 import { sqlAt as sql, startPgCluster } from '../test/helpers/pg.js';
+import { must } from '../src/must.js';
 
 const CODES = Number(process.env.BENCH_CODES ?? 200_000);
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 110_000);
@@ -34,7 +35,10 @@ const tokenJson = `jsonb_build_object('id', 't' || g, 'appId', 'app' || (g % 100
 interface Layout {
   name: string;
   url: string;
-  /** Exchanges' writes in one statement: $1 the codes' ids (text[]), $2 the consumed mark, $3 the new tokens (a jsonb array of {id, data}). */
+  /**
+   * Exchanges' writes in one statement: $1 the codes' ids (text[]), $2 the consumed mark, $3 the new tokens (a jsonb
+   * array of {id, data}).
+   */
   write: string;
 }
 
@@ -115,7 +119,8 @@ async function main() {
   try {
     const layouts = [await oneTable(await cluster.createDatabase()), await tablePerKind(await cluster.createDatabase()), await partitioned(await cluster.createDatabase())];
     for (const l of layouts) {
-      const pool = new pg.Pool({ connectionString: l.url, max: CONC, idleTimeoutMillis: 0 }); // the same backends all run long (their CPU is read by pid)
+      // the same backends all run long (their CPU is read by pid)
+      const pool = new pg.Pool({ connectionString: l.url, max: CONC, idleTimeoutMillis: 0 });
       pools.push(pool);
       await Promise.all(Array.from({ length: CONC }, () => pool.query('SELECT 1'))); // every connection open before the first round
       for (const b of BATCHES) await round(l, pool, b); // warm-up
@@ -123,17 +128,17 @@ async function main() {
     type Round = Awaited<ReturnType<typeof round>>;
     const median = (rs: Round[]) => {
       const sorted = [...rs].sort((a, b) => a.databaseCpuUsPerWrite - b.databaseCpuUsPerWrite);
-      return { ...sorted[Math.floor(sorted.length / 2)]!, roundsCpuUsPerWrite: rs.map((x) => x.databaseCpuUsPerWrite) };
+      return { ...must(sorted[Math.floor(sorted.length / 2)]), roundsCpuUsPerWrite: rs.map((x) => x.databaseCpuUsPerWrite) };
     };
     const byBatch: Record<string, unknown> = {};
     const rounds: Record<string, Record<string, Round[]>> = Object.fromEntries(BATCHES.map((b) => [b, Object.fromEntries(layouts.map((l) => [l.name, [] as Round[]]))]));
-    for (let r = 0; r < ROUNDS; r++) for (const b of BATCHES) for (const [i, l] of layouts.entries()) rounds[b]![l.name]!.push(await round(l, pools[i]!, b));
+    for (let r = 0; r < ROUNDS; r++) for (const b of BATCHES) for (const [i, l] of layouts.entries()) must(must(rounds[b])[l.name]).push(await round(l, must(pools[i]), b));
     for (const b of BATCHES) {
-      const rs = rounds[b]!;
+      const rs = must(rounds[b]);
       const results = Object.fromEntries(Object.entries(rs).map(([n, x]) => [n, median(x)]));
-      const ratio = (a: string) => Math.round((results[a]!.databaseCpuUsPerWrite / results.oneTable!.databaseCpuUsPerWrite) * 100) / 100;
+      const ratio = (a: string) => Math.round((must(results[a]).databaseCpuUsPerWrite / must(results.oneTable).databaseCpuUsPerWrite) * 100) / 100;
       // the same comparison round by round (the machine's speed drifts between rounds, less within one)
-      const perRound = (a: string) => rs[a]!.map((x, i) => Math.round((x.databaseCpuUsPerWrite / rs.oneTable![i]!.databaseCpuUsPerWrite) * 100) / 100);
+      const perRound = (a: string) => must(rs[a]).map((x, i) => Math.round((x.databaseCpuUsPerWrite / must(must(rs.oneTable)[i]).databaseCpuUsPerWrite) * 100) / 100);
       byBatch[`${b} per statement`] = {
         results,
         cpuVsOneTable: { tablePerKind: ratio('tablePerKind'), partitioned: ratio('partitioned') },

@@ -15,6 +15,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { isMain, percentile, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
 import { NotInBuild, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import { must } from '../src/must.js';
 
 const SCOPES = ['messages:read', 'messages:write', 'channels:list'];
 /** Posts per posting app, under the platform's 80 a minute whatever the pace. */
@@ -47,7 +48,7 @@ async function startReceiver(listeners: number) {
     async lastReceipt(id: string): Promise<number> {
       if ((seen.get(id)?.count ?? 0) < listeners) await new Promise<void>((res) => waiters.set(id, res));
       waiters.delete(id);
-      return seen.get(id)!.last;
+      return must(seen.get(id)).last;
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
@@ -82,7 +83,7 @@ class FanoutSide implements Side {
       if (listed.status === 404) throw new NotInBuild('no platform API (GET /v1/channels answered 404)');
       const chans = (await listed.json()) as Array<{ channel: { id: string; name: string } }>;
       if (!Array.isArray(chans)) throw new Error(`listing channels failed: ${JSON.stringify(chans)}`);
-      const general = chans.find((c) => c.channel.name === 'general')!.channel.id;
+      const general = must(chans.find((c) => c.channel.name === 'general')).channel.id;
       for (let i = 0; i < o.listeners; i++) await install(`listener-${i}`, ['NEW_MESSAGE']);
       const total = WARM + o.rounds * o.samplesPerRound;
       for (let i = 1; i < Math.ceil(total / POSTS_PER_POSTER); i++) posters.push(await install(`poster-${i}`, []));
@@ -112,12 +113,12 @@ class FanoutSide implements Side {
     return { fanout: fanout.sort((a, b) => a - b), post: post.sort((a, b) => a - b) };
   }
 
-  pids = () => [this.d.child.pid!];
+  pids = () => [must(this.d.child.pid)];
   warm = async () => { await this.posts(WARM); };
   async round(): Promise<Figures> {
-    const cpu0 = processCpuMs(this.d.child.pid!);
+    const cpu0 = processCpuMs(must(this.d.child.pid));
     const { fanout, post } = await this.posts(this.samples);
-    const cpuUs = Math.round(((processCpuMs(this.d.child.pid!) - cpu0) * 1000) / this.samples);
+    const cpuUs = Math.round(((processCpuMs(must(this.d.child.pid)) - cpu0) * 1000) / this.samples);
     return { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), postP50: r2(percentile(post, 50)), cpuUs };
   }
 
@@ -157,7 +158,7 @@ async function main() {
       benchmark: `NEW_MESSAGE fan-out to ${listeners} subscribed HTTP apps, one post at a time, daemon in its own process, fsync on`,
       machine: `${os.cpus().length} cores, Node ${process.version}`,
       samples: fanout.length,
-      postToLastReceiptMs: { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), max: r2(fanout[fanout.length - 1]!) },
+      postToLastReceiptMs: { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), max: r2(must(fanout[fanout.length - 1])) },
       postLatencyMs: { p50: r2(percentile(post, 50)), p99: r2(percentile(post, 99)) },
       targets: { fanoutP99Ms: 50 },
       met: { fanoutP99: percentile(fanout, 99) < 50 },

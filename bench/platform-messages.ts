@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { load, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
+import { must } from '../src/must.js';
 
 const CONC = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -33,7 +34,7 @@ async function main() {
     const { botToken } = (await (await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form })).json()) as { botToken: string };
     const sdk = { token: botToken, 'x-app-token': app.appKey, 'content-type': 'application/json' };
     const channels = (await (await fetch(`${d.url}/v1/channels`, { headers: sdk })).json()) as Array<{ channel: { id: string; name: string } }>;
-    const general = channels.find((c) => c.channel.name === 'general')!.channel.id;
+    const general = must(channels.find((c) => c.channel.name === 'general')).channel.id;
 
     const pool = new Pool(d.url, { connections: CONC, pipelining: 1 });
     const post = async (i: number) => {

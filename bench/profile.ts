@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { must } from '../src/must.js';
 
 interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
 export interface CpuProfile {
@@ -38,7 +39,10 @@ function frameName(cf: CallFrame, root: string): string {
   return `${cf.functionName || '(anonymous)'}${rel ? ` ${rel}:${cf.lineNumber + 1}` : ''}`;
 }
 
-/** The `n` frames of most self time in the samples inside `windows` ([start, end] µs); throws when no sample falls inside. */
+/**
+ * The `n` frames of most self time in the samples inside `windows` ([start, end] µs); throws when no sample falls
+ * inside.
+ */
 export function topFrames(p: CpuProfile, windows: Array<[number, number]>, n: number, root = ''): TopFrames {
   const byId = new Map(p.nodes.map((node) => [node.id, node.callFrame]));
   const self = new Map<string, number>();
@@ -51,7 +55,7 @@ export function topFrames(p: CpuProfile, windows: Array<[number, number]>, n: nu
     if (!inside(t)) continue;
     // a sample stands for the time until the next one
     const dt = p.timeDeltas[i + 1] ?? 0;
-    const cf = byId.get(p.samples[i]!);
+    const cf = byId.get(must(p.samples[i]));
     if (!cf) continue;
     counted++;
     if (cf.functionName === '(idle)') continue;

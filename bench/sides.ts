@@ -8,6 +8,7 @@
  * the shared machine's drift hits all of them alike.
  */
 import { quiet } from './lib.js';
+import { must } from '../src/must.js';
 
 /** The named figures one timed round of one side gives (e.g. rps, p99). */
 export type Figures = Record<string, number>;
@@ -104,8 +105,8 @@ export async function takeTurns(sides: Array<[string, Side]>, o: Pick<RunOptions
       await quiet(pids);
       const t0 = nowUs();
       const figures = await side.round(r).catch((e: Error) => { throw new Error(`${name}: round ${r + 1} failed: ${e.message}`); });
-      out[name]!.windows.push([t0, nowUs()]);
-      out[name]!.rounds.push(figures);
+      must(out[name]).windows.push([t0, nowUs()]);
+      must(out[name]).rounds.push(figures);
       o.log(`  round ${r + 1} ${name}: ${Object.entries(figures).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     }
   }

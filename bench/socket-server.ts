@@ -20,6 +20,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { startInProcess } from './build.js';
 import { serveTarget, type Target } from './host.js';
 import { isMain } from './lib.js';
+import { must } from '../src/must.js';
 
 export const PAYLOAD = {
   messageType: 'SLASH_COMMAND', slashCommand: '/bench', text: 'hello from the benchmark', userId: 'wu_bench_user_000000000000',
@@ -51,10 +52,10 @@ async function daemonMode(root: string, appsWanted: number, viaEngine: boolean):
     async roundTrip(i) {
       if (viaEngine) {
         // the whole delivery path: trigger → payload → socket transport → reply → classify → delivery log
-        const rec = await d.trigger({ appId: records[i % records.length]!.id, kind: 'slash-command', command: '/bench', text: 'bench' });
+        const rec = await d.trigger({ appId: must(records[i % records.length]).id, kind: 'slash-command', command: '/bench', text: 'bench' });
         return rec.outcome === 'acked';
       }
-      const r = await d.socketTransport().send({ deliveryId: `dlv_${i}`, attemptId: `att_${i}`, app: records[i % records.length]!, payload: PAYLOAD, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '' });
+      const r = await d.socketTransport().send({ deliveryId: `dlv_${i}`, attemptId: `att_${i}`, app: must(records[i % records.length]), payload: PAYLOAD, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '' });
       return r.outcome === 'acked';
     },
     async close() {
@@ -80,7 +81,7 @@ async function echoMode(): Promise<Target> {
       }
       const done = m.correlation_id ? pending.get(m.correlation_id) : undefined;
       if (done) {
-        pending.delete(m.correlation_id!);
+        pending.delete(must(m.correlation_id));
         done();
       }
     });
@@ -90,7 +91,7 @@ async function echoMode(): Promise<Target> {
   return {
     info: { ...info },
     roundTrip(i) {
-      const ws = conns[i % conns.length]!;
+      const ws = must(conns[i % conns.length]);
       const cid = `cor_${i}`;
       return new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => {
@@ -116,7 +117,7 @@ if (isMain(import.meta.url)) {
   const [mode, root, apps] = process.argv.slice(2);
   serveTarget(async () => {
     if (mode === 'echo') return echoMode();
-    if (mode === 'daemon' || mode === 'engine') return daemonMode(root!, Number(apps ?? 100), mode === 'engine');
+    if (mode === 'daemon' || mode === 'engine') return daemonMode(must(root), Number(apps ?? 100), mode === 'engine');
     throw new Error(`unknown socket target "${mode}"`);
   });
 }

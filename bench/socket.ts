@@ -8,9 +8,9 @@
  *
  * Run:  npm run build && node dist/bench/socket.js     (about a minute)
  * Env:  BENCH_SOCKETS (1000), BENCH_APPS (100: 10 connections each, the default per-app cap),
- *       BENCH_SECONDS (4 per round), BENCH_ROUNDS (3, alternating echo / daemon / engine), BENCH_CONCURRENCY ("100,1000": in-flight round trips).
- * File descriptors: this process holds 2 × BENCH_SOCKETS sockets, each server BENCH_SOCKETS; if `ulimit -n` is below ~2,500,
- * raise it first (`ulimit -n 4096`).
+ * BENCH_SECONDS (4 per round), BENCH_ROUNDS (3, alternating echo / daemon / engine), BENCH_CONCURRENCY ("100,1000":
+ * in-flight round trips). File descriptors: this process holds 2 × BENCH_SOCKETS sockets, each server BENCH_SOCKETS; if
+ * `ulimit -n` is below ~2,500, raise it first (`ulimit -n 4096`).
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { openHost, type Host, type HostResult } from './host.js';
 import { inBatches, isMain, median, writeResult } from './lib.js';
 import type { SocketTargetInfo } from './socket-server.js';
 import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import { must } from '../src/must.js';
 
 const PATH_NOTE = "daemon: the socket transport's send() inside a real daemon process (ticketed connections through websocket-connection), reply matched by correlation id; engine: the same daemon, each round trip a slash-command trigger through the delivery engine (payload, transport, classification, delivery log)";
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -41,14 +42,14 @@ interface Sockets { host: Host; clients: WebSocket[]; connectMs: number }
 
 /** Start a target (echo, or a build's daemon) and connect `sockets` clients to it, as apps do. */
 async function open(mode: 'echo' | 'daemon' | 'engine', sizes: { sockets: number; apps: number }, root?: string, nodeArgs: string[] = []): Promise<Sockets> {
-  const host = await openHost(path.join(here, 'socket-server.js'), mode === 'echo' ? ['echo'] : [mode, root!, String(sizes.apps)], { nodeArgs });
+  const host = await openHost(path.join(here, 'socket-server.js'), mode === 'echo' ? ['echo'] : [mode, must(root), String(sizes.apps)], { nodeArgs });
   const ready = host.info as unknown as SocketTargetInfo;
   const t0 = performance.now();
   const clients: WebSocket[] = [];
   try {
     await inBatches(sizes.sockets, 50, async (i) => {
       if (mode === 'echo') return clients.push(await openClient(ready.url));
-      const app = ready.apps![i % ready.apps!.length]!;
+      const app = must(must(ready.apps)[i % must(ready.apps).length]);
       const res = await fetch(`${ready.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(app.appKey)}`);
       if (res.status !== 200) throw new Error(`websocket-connection: ${res.status}`);
       return clients.push(await openClient(((await res.json()) as { url: string }).url));
@@ -79,7 +80,7 @@ function socketSide(s: Sockets, concurrency: number[], seconds: number): Side {
       for (const c of concurrency) {
         const r: HostResult = await s.host.go({ concurrency: c, seconds });
         Object.assign(out, { [`rps${c}`]: r.rps, [`p50_${c}`]: r.p50, [`p99_${c}`]: r.p99, [`cpuUs${c}`]: r.cpuUsPerRoundTrip });
-        out.errors! += r.errors;
+        out.errors = must(out.errors) + r.errors;
       }
       return out;
     },
@@ -126,8 +127,8 @@ async function main() {
     const results: Record<string, unknown> = {};
     for (const c of CONCURRENCY) {
       const summary = (name: string) => {
-        const rs = turns[name]!.rounds;
-        return { rps: median(rs.map((r) => r[`rps${c}`]!)), p50: median(rs.map((r) => r[`p50_${c}`]!)), p99: median(rs.map((r) => r[`p99_${c}`]!)), serverCpuUsPerRoundTrip: median(rs.map((r) => r[`cpuUs${c}`]!)) };
+        const rs = must(turns[name]).rounds;
+        return { rps: median(rs.map((r) => must(r[`rps${c}`]))), p50: median(rs.map((r) => must(r[`p50_${c}`]))), p99: median(rs.map((r) => must(r[`p99_${c}`]))), serverCpuUsPerRoundTrip: median(rs.map((r) => must(r[`cpuUs${c}`]))) };
       };
       const [e, d, g] = [summary('echo'), summary('daemon'), summary('engine')];
       results[`concurrency${c}`] = { echo: e, daemon: d, engine: g, ratio: Math.round((d.rps / e.rps) * 100) / 100, ratioEngine: Math.round((g.rps / e.rps) * 100) / 100 };

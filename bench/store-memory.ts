@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { openEmbeddedStore } from '../src/store/embedded-store.js';
 import type { Change } from '../src/store/types.js';
 import type { TestTables } from '../test/helpers/test-tables.js';
+import { must } from '../src/must.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 10_000);
 const USERS = 10;
@@ -91,7 +92,7 @@ async function build(dir: string, crashCopy: string): Promise<{ apps: string[]; 
   }
   const codes: string[] = [];
   for (let k = 0; k < CODES; k++) {
-    const c = codeRecord(apps[k % APPS]!, k % USERS);
+    const c = codeRecord(must(apps[k % APPS]), k % USERS);
     codes.push(c.id);
     await put('oauthCodes', c.id, c);
   }
@@ -128,10 +129,10 @@ async function child(dir: string, idsFile: string): Promise<void> {
   gc();
   const afterOpen = process.memoryUsage();
   // get of a ~3 KB app record (a parse per get)
-  const appBytes = JSON.stringify(await store.get('apps', apps[0]!)).length;
+  const appBytes = JSON.stringify(await store.get('apps', must(apps[0]))).length;
   t = performance.now();
   const GETS = 20_000;
-  for (let i = 0; i < GETS; i++) await store.get('apps', apps[(i * 7919) % apps.length]!);
+  for (let i = 0; i < GETS; i++) await store.get('apps', must(apps[(i * 7919) % apps.length]));
   const getUs = ((performance.now() - t) * 1000) / GETS;
 
   let peakSampled = 0;
@@ -141,10 +142,10 @@ async function child(dir: string, idsFile: string): Promise<void> {
   await Promise.all(Array.from({ length: 50 }, async () => {
     while (next < COMMITS) {
       const k = next++;
-      const code = (await store.get('oauthCodes', codes[k]!))!;
+      const code = must((await store.get('oauthCodes', must(codes[k]))));
       const tok = tokenRecord(code.appId as string, k % USERS);
       await store.commit([
-        { table: 'oauthCodes', id: codes[k]!, value: { id: codes[k], appId: code.appId, workspaceId: WS, expiresAt: code.expiresAt, consumedAt: ISO, issuedTokenIds: [tok.id] } },
+        { table: 'oauthCodes', id: must(codes[k]), value: { id: codes[k], appId: code.appId, workspaceId: WS, expiresAt: code.expiresAt, consumedAt: ISO, issuedTokenIds: [tok.id] } },
         { table: 'oauthTokens', id: tok.id, value: tok },
       ]);
     }
@@ -207,6 +208,6 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'child') await child(process.argv[3]!, process.argv[4]!);
-else if (process.argv[2] === 'journal') await journalChild(process.argv[3]!);
+if (process.argv[2] === 'child') await child(must(process.argv[3]), must(process.argv[4]));
+else if (process.argv[2] === 'journal') await journalChild(must(process.argv[3]));
 else await main();

@@ -19,6 +19,7 @@ import { openPostgresStore } from '../src/store/postgres/pg-store.js';
 import type { Store } from '../src/store/types.js';
 import { sqlAt as sql, startPgCluster } from '../test/helpers/pg.js';
 import type { TestTables } from '../test/helpers/test-tables.js';
+import { must } from '../src/must.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -37,7 +38,10 @@ interface Setup {
 const message = (i: number, channelId: string) => ({ id: `msg_${String(i).padStart(6, '0')}`, channelId, seq: i, author: `wu_${i % 40}`, text: TEXT, createdAt: 1_760_000_000_000 + i * 1000 });
 
 
-/** A PostgreSQL store on a new database of `cluster`, the channels in it; `layout` 'before' swaps the page index for the field's own. */
+/**
+ * A PostgreSQL store on a new database of `cluster`, the channels in it; `layout` 'before' swaps the page index for the
+ * field's own.
+ */
 async function pgSetup(cluster: Awaited<ReturnType<typeof startPgCluster>>, name: string, layout: 'now' | 'before'): Promise<Setup> {
   const url = await cluster.createDatabase();
   const store = await openPostgresStore<TestTables>({ url, logger: { warn: () => {} }, instanceId: `pages-${layout}` });
@@ -64,7 +68,7 @@ async function round(s: Setup) {
     const at = PAGE + 1 + Math.floor(Math.random() * (MESSAGES - PAGE));
     const got = await s.store.findPage('wsMessages', 'channelId', 'big', { orderBy: 'seq', desc: true, limit: PAGE, ...(deep ? { after: { value: at, id: message(at, 'big').id } } : {}) });
     pages++;
-    return got.length === PAGE && got[0]!.seq === (deep ? at - 1 : MESSAGES);
+    return got.length === PAGE && must(got[0]).seq === (deep ? at - 1 : MESSAGES);
   }, { concurrency: CONC, seconds: SECONDS });
   const me = process.cpuUsage(me0);
   // the pool's connections are the same before and after (none is opened during a round)
@@ -91,10 +95,10 @@ async function main() {
     setups.push(await pgSetup(cluster, 'postgresBefore', 'before'));
     for (const s of setups) await load(async () => (await s.store.findPage('wsMessages', 'channelId', 'big', { orderBy: 'seq', desc: true, limit: PAGE })).length === PAGE, { concurrency: CONC, total: 300 });
     const rounds: Record<string, Awaited<ReturnType<typeof round>>[]> = Object.fromEntries(setups.map((s) => [s.name, []]));
-    for (let r = 0; r < ROUNDS; r++) for (const s of setups) rounds[s.name]!.push(await round(s));
+    for (let r = 0; r < ROUNDS; r++) for (const s of setups) must(rounds[s.name]).push(await round(s));
     const median = (rs: Awaited<ReturnType<typeof round>>[]) => {
       const sorted = [...rs].sort((a, b) => a.cpuUsPerPage.total - b.cpuUsPerPage.total);
-      return { ...sorted[Math.floor(sorted.length / 2)]!, roundsCpuUsPerPage: rs.map((x) => x.cpuUsPerPage.total) };
+      return { ...must(sorted[Math.floor(sorted.length / 2)]), roundsCpuUsPerPage: rs.map((x) => x.cpuUsPerPage.total) };
     };
     const results = Object.fromEntries(Object.entries(rounds).map(([n, rs]) => [n, median(rs)]));
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
@@ -104,8 +108,8 @@ async function main() {
       settings: { messages: MESSAGES, page: PAGE, concurrency: CONC, seconds: SECONDS, rounds: ROUNDS },
       method: 'the three setups take turns, round after round; each result is the round of median CPU. CPU = this process (store and driver) plus the database backends serving the store (/proc/<pid>/stat), over pages. postgresBefore: the page index dropped and the field\'s own index made, as a database was laid out before page orders',
       results,
-      cpuVsEmbedded: { postgres: ratio(results.postgres!.cpuUsPerPage.total, results.embedded!.cpuUsPerPage.total), postgresBefore: ratio(results.postgresBefore!.cpuUsPerPage.total, results.embedded!.cpuUsPerPage.total) },
-      pageIndexSpeedup: ratio(results.postgres!.pagesPerSecond, results.postgresBefore!.pagesPerSecond),
+      cpuVsEmbedded: { postgres: ratio(must(results.postgres).cpuUsPerPage.total, must(results.embedded).cpuUsPerPage.total), postgresBefore: ratio(must(results.postgresBefore).cpuUsPerPage.total, must(results.embedded).cpuUsPerPage.total) },
+      pageIndexSpeedup: ratio(must(results.postgres).pagesPerSecond, must(results.postgresBefore).pagesPerSecond),
     });
   } finally {
     await Promise.all(setups.map((s) => s.store.close()));

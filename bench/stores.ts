@@ -30,6 +30,7 @@ import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
 import { T } from '../src/model/identity.js';
 import { OT } from '../src/model/oauth.js';
+import { must } from '../src/must.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 1_000);
 const USERS = Number(process.env.BENCH_USERS ?? 10); // tokens seeded = APPS * USERS (+ one bot token per app)
@@ -43,7 +44,10 @@ const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 10_000);
 const WARM = Number(process.env.BENCH_WARM ?? 6_000);
 const CONC = 50;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
-/** BENCH_ONLY=postgres1 measures only that setup (or a comma-separated list) and prints it, recording nothing (a quick look while tuning). */
+/**
+ * BENCH_ONLY=postgres1 measures only that setup (or a comma-separated list) and prints it, recording nothing (a quick
+ * look while tuning).
+ */
 const ONLY = process.env.BENCH_ONLY;
 /**
  * BENCH_B_ROOT=<another checkout, built>: daemon B runs that code, and the run measures "postgres1"
@@ -71,26 +75,29 @@ interface Seeded { dir: string; clients: Client[]; codes: Record<string, Code[]>
 
 const manifest = benchManifest;
 
-/** Apps, users, tokens and the named code sets, through an in-process daemon on `databaseUrl` or the embedded store in `dir`. */
+/**
+ * Apps, users, tokens and the named code sets, through an in-process daemon on `databaseUrl` or the embedded store in
+ * `dir`.
+ */
 async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?: string): Promise<Seeded> {
   const t0 = performance.now();
   const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), databaseUrl, fsync: false, codeTtlSeconds: 600, logLevel: 'warn' as const };
   const d = await startDaemon(config, { logger: silentLogger });
   try {
-    const owner = d.bootstrapped!;
+    const owner = must(d.bootstrapped);
     const { store } = d.parts;
     const { exchange } = d.parts.oauth;
     const { users, clients, grant } = await seedBenchApps(d, { apps: APPS, users: USERS, width: 100 });
     await inBatches(APPS * USERS, 200, async (k) => {
-      const c = clients[k % APPS]!;
-      await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code: await grant(c, users[Math.floor(k / APPS)]!) });
+      const c = must(clients[k % APPS]);
+      await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code: await grant(c, must(users[Math.floor(k / APPS)])) });
     });
     const codes: Record<string, Code[]> = {};
     for (const [name, n] of Object.entries(codeSets)) {
       const salt = name.length * 104729;
       codes[name] = await inBatches(n, 200, async (i) => {
         const client = (i * 7919 + salt) % APPS;
-        return { client, code: await grant(clients[client]!, users[i % USERS]!) };
+        return { client, code: await grant(must(clients[client]), must(users[i % USERS])) };
       });
     }
     const held = { apps: await store.count(T.apps), tokens: await store.count(OT.tokens), codes: await store.count(OT.codes) };
@@ -151,7 +158,7 @@ async function startCluster(): Promise<Cluster> {
     // a backend reports its counters when idle, at most every second and at the latest after 10 s
     await new Promise((r) => setTimeout(r, 10_500));
     const [row] = (await sql("SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'appreg_bench')::float8 AS xacts, (SELECT wal_sync FROM pg_stat_wal)::float8 AS syncs, (SELECT wal_bytes FROM pg_stat_wal)::float8 AS bytes, (SELECT wal_fpi FROM pg_stat_wal)::float8 AS fpi")) as Array<{ xacts: number; syncs: number; bytes: number; fpi: number }>;
-    return { xacts: row!.xacts, walSyncs: row!.syncs, walBytes: row!.bytes, walFpi: row!.fpi };
+    return { xacts: must(row).xacts, walSyncs: must(row).syncs, walBytes: must(row).bytes, walFpi: must(row).fpi };
   };
   // BENCH_PG_SOCKET=unix: the daemons reach the database through its unix socket instead of TCP on 127.0.0.1
   const url = process.env.BENCH_PG_SOCKET === 'unix' ? `postgresql://postgres@localhost/appreg_bench?host=${encodeURIComponent(dir)}&port=${port}` : `postgresql://postgres@127.0.0.1:${port}/appreg_bench`;
@@ -174,7 +181,7 @@ function multipart(parts: Record<string, string>): { body: string; type: string 
 interface Setup { name: string; seeded: Seeded; daemons: DaemonProc[]; pools: Pool[]; dbPids: () => number[]; dbStats?: () => Promise<DbStats>; sql?: (q: string) => Promise<unknown[]> }
 
 const exchangeOn = (s: Setup, pool: Pool, c: Code) => {
-  const cl = s.seeded.clients[c.client]!;
+  const cl = must(s.seeded.clients[c.client]);
   const { body, type } = multipart({ 'client-id': cl.id, 'client-secret': cl.secret, code: c.code });
   return pool.request({ method: 'POST', path: '/oauth2/access', headers: { 'content-type': type }, body });
 };
@@ -186,15 +193,15 @@ async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds:
     ? async (i: number) => {
       const c = codes[i];
       if (!c) return false;
-      const r = await exchangeOn(s, s.pools[i % s.pools.length]!, c);
+      const r = await exchangeOn(s, must(s.pools[i % s.pools.length]), c);
       return r.statusCode === 200 && !!((await r.body.json()) as { accessToken?: string }).accessToken;
     }
     : async (i: number) => {
-      const r = await s.pools[i % s.pools.length]!.request({ method: 'GET', path: `${s.seeded.creds.base}/apps/mine/${ids[(i * 7) % ids.length]}`, headers: { authtoken: s.seeded.creds.authToken } });
+      const r = await must(s.pools[i % s.pools.length]).request({ method: 'GET', path: `${s.seeded.creds.base}/apps/mine/${ids[(i * 7) % ids.length]}`, headers: { authtoken: s.seeded.creds.authToken } });
       await r.body.dump();
       return r.statusCode === 200;
     };
-  const daemonPids = s.daemons.map((d) => d.child.pid!);
+  const daemonPids = s.daemons.map((d) => must(d.child.pid));
   const st0 = timedStats ? await s.dbStats?.() : undefined;
   if (timedStats && PG_STATEMENTS && s.sql) await s.sql('SELECT pg_stat_statements_reset()');
   const d0 = cpuMs(daemonPids);
@@ -204,7 +211,7 @@ async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds:
   const dbMs = cpuMs(s.dbPids()) - p0;
   const per = (ms: number) => Math.round((ms * 1000) / Math.max(1, res.requests));
   const cpuUsPerRequest = { daemons: per(daemonMs), database: per(dbMs), total: per(daemonMs + dbMs) };
-  const st1 = st0 ? await s.dbStats!() : undefined;
+  const st1 = st0 ? await must(s.dbStats)() : undefined;
   const r2 = (x: number) => Math.round((x / Math.max(1, res.requests)) * 100) / 100;
   const database = st0 && st1
     ? { transactionsPerRequest: r2(st1.xacts - st0.xacts), walFsyncsPerRequest: r2(st1.walSyncs - st0.walSyncs), walBytesPerRequest: Math.round((st1.walBytes - st0.walBytes) / Math.max(1, res.requests)), walFullPagesPerRequest: r2(st1.walFpi - st0.walFpi) }
@@ -221,7 +228,7 @@ async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds:
 async function checks(s: Setup) {
   const [a, b] = s.pools as [Pool, Pool];
   const once: number[] = [];
-  for (const c of s.seeded.codes.checkOnce!) {
+  for (const c of must(s.seeded.codes.checkOnce)) {
     const statuses = await Promise.all(Array.from({ length: 10 }, async (_, k) => {
       const r = await exchangeOn(s, k % 2 ? b : a, c);
       await r.body.dump();
@@ -230,10 +237,10 @@ async function checks(s: Setup) {
     once.push(statuses.filter((x) => x === 200).length);
   }
   const revoked: Array<{ before: number; revoke: number; after: number }> = [];
-  for (const c of s.seeded.codes.checkRevoke!) {
+  for (const c of must(s.seeded.codes.checkRevoke)) {
     const r = await exchangeOn(s, a, c);
     const tok = ((await r.body.json()) as { accessToken: string }).accessToken;
-    const headers = { token: tok, 'x-app-token': s.seeded.clients[c.client]!.appKey };
+    const headers = { token: tok, 'x-app-token': must(s.seeded.clients[c.client]).appKey };
     const me = async (p: Pool) => { const x = await p.request({ method: 'GET', path: '/oauth2/me', headers }); await x.body.dump(); return x.statusCode; };
     const before = await me(b);
     const del = await a.request({ method: 'DELETE', path: '/v1/app/authorization', headers });
@@ -256,7 +263,7 @@ type Round = Awaited<ReturnType<typeof round>>;
 /** The round of median CPU per request, with every round's total beside it. */
 function median(rounds: Round[]): Round & { roundsCpuUsPerRequest: number[] } {
   const sorted = [...rounds].sort((a, b) => a.cpuUsPerRequest.total - b.cpuUsPerRequest.total);
-  return { ...sorted[Math.floor(sorted.length / 2)]!, roundsCpuUsPerRequest: rounds.map((r) => r.cpuUsPerRequest.total) };
+  return { ...must(sorted[Math.floor(sorted.length / 2)]), roundsCpuUsPerRequest: rounds.map((r) => r.cpuUsPerRequest.total) };
 }
 
 async function main() {
@@ -321,18 +328,19 @@ async function main() {
     const allUp = performance.now();
     const onPg = { dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql };
     const setups: Record<string, Setup & { codes: (r: number | 'warm') => Code[] }> = {
-      ...(emb && e ? { embedded: { name: 'embedded', seeded: emb, daemons: [e.d], pools: [e.p], dbPids: () => [], codes: (r: number | 'warm') => emb.codes[r === 'warm' ? 'warm' : `e-${r}`]! } } : {}),
-      postgres1: { name: 'postgres, 1 daemon', seeded: pgSeed, daemons: [a.d], pools: [a.p], ...onPg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm1' : `p1-${r}`]! },
-      postgresB: { name: 'postgres, daemon B', seeded: pgSeed, daemons: [b.d], pools: [b.p], ...onPg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
-      postgres2: { name: 'postgres, 2 daemons', seeded: pgSeed, daemons: [a.d, b.d], pools: [a.p, b.p], ...onPg, codes: (r) => pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]! },
+      ...(emb && e ? { embedded: { name: 'embedded', seeded: emb, daemons: [e.d], pools: [e.p], dbPids: () => [], codes: (r: number | 'warm') => must(emb.codes[r === 'warm' ? 'warm' : `e-${r}`]) } } : {}),
+      postgres1: { name: 'postgres, 1 daemon', seeded: pgSeed, daemons: [a.d], pools: [a.p], ...onPg, codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm1' : `p1-${r}`]) },
+      postgresB: { name: 'postgres, daemon B', seeded: pgSeed, daemons: [b.d], pools: [b.p], ...onPg, codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]) },
+      postgres2: { name: 'postgres, 2 daemons', seeded: pgSeed, daemons: [a.d, b.d], pools: [a.p, b.p], ...onPg, codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]) },
     };
-    // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's leftovers
-    const all = () => [...daemons.map((d) => d.child.pid!), ...cluster.pids()];
+    // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's
+    // leftovers
+    const all = () => [...daemons.map((d) => must(d.child.pid)), ...cluster.pids()];
     for (const n of names) {
       await quiet(all, { reaped: true });
-      await round(setups[n]!, 'exchange', setups[n]!.codes('warm'), 3, false);
+      await round(must(setups[n]), 'exchange', must(setups[n]).codes('warm'), 3, false);
       await quiet(all, { reaped: true });
-      await round(setups[n]!, 'get', [], 2, false);
+      await round(must(setups[n]), 'get', [], 2, false);
     }
     // A daemon's first sweep of expired codes, a minute after it started, reads every code once (later
     // sweeps read the codes of the minutes that ended): start-up work, so the timed rounds begin after it.
@@ -343,28 +351,28 @@ async function main() {
     for (let r = 0; r < ROUNDS; r++) {
       for (const n of names) {
         await quiet(all, { reaped: true });
-        exchanges[n]!.push(await round(setups[n]!, 'exchange', setups[n]!.codes(r), SECONDS));
+        must(exchanges[n]).push(await round(must(setups[n]), 'exchange', must(setups[n]).codes(r), SECONDS));
       }
     }
     let checked: Awaited<ReturnType<typeof checks>> | undefined;
     let underLoad: Round | undefined;
     if (names.includes('postgres2')) {
       await quiet(all, { reaped: true });
-      [underLoad, checked] = await Promise.all([round(setups.postgres2!, 'exchange', pgSeed.codes.underLoad!, SECONDS), checks(setups.postgres2!)]);
+      [underLoad, checked] = await Promise.all([round(must(setups.postgres2), 'exchange', must(pgSeed.codes.underLoad), SECONDS), checks(must(setups.postgres2))]);
     }
     for (let r = 0; r < ROUNDS; r++) {
       for (const n of names) {
         await quiet(all, { reaped: true });
-        gets[n]!.push(await round(setups[n]!, 'get', [], SECONDS));
+        must(gets[n]).push(await round(must(setups[n]), 'get', [], SECONDS));
       }
     }
-    const results = Object.fromEntries(names.map((n) => [n, { daemons: setups[n]!.daemons.length, exchange: median(exchanges[n]!), get: median(gets[n]!), memoryMb: setups[n]!.daemons.map((d) => d.rssMb()) }]));
+    const results = Object.fromEntries(names.map((n) => [n, { daemons: must(setups[n]).daemons.length, exchange: median(must(exchanges[n])), get: median(must(gets[n])), memoryMb: must(setups[n]).daemons.map((d) => d.rssMb()) }]));
     await down();
-    for (const n of names) console.error(`${n}: exchange ${JSON.stringify(results[n]!.exchange.roundsCpuUsPerRequest)} µs/request, get ${JSON.stringify(results[n]!.get.roundsCpuUsPerRequest)}`);
+    for (const n of names) console.error(`${n}: exchange ${JSON.stringify(must(results[n]).exchange.roundsCpuUsPerRequest)} µs/request, get ${JSON.stringify(must(results[n]).get.roundsCpuUsPerRequest)}`);
     if (ONLY || B_ROOT) return; // a look while tuning, or two builds compared: nothing recorded
 
     const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
-    const [embedded, pgOne, pgTwo] = [results.embedded!, results.postgres1!, results.postgres2!];
+    const [embedded, pgOne, pgTwo] = [must(results.embedded), must(results.postgres1), must(results.postgres2)];
     const cpuVsEmbedded = (r: typeof pgOne) => ({ exchange: ratio(r.exchange.cpuUsPerRequest.total, embedded.exchange.cpuUsPerRequest.total), get: ratio(r.get.cpuUsPerRequest.total, embedded.get.cpuUsPerRequest.total) });
     const cpu = { postgres1: cpuVsEmbedded(pgOne), postgres2: cpuVsEmbedded(pgTwo) };
     writeResult('stores', {

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { LogFormat } from './logger.js';
+import { must } from './must.js';
 
 export interface Config {
   host: string;
@@ -51,19 +52,30 @@ export interface Config {
   /** Requests per minute per key; 0 disables. */
   rateLimitTokenEndpoint: number;
   rateLimitLogin: number;
-  /** Consent screen pages per minute per caller address (the screen keeps nothing for visitors, this bounds their CPU). */
+  /**
+   * Consent screen pages per minute per caller address (the screen keeps nothing for visitors, this bounds their CPU).
+   */
   rateLimitConsent: number;
-  /** The platform API's documented rate limits (docs/protocol.md §9); false switches them off for load tests and benchmarks. */
+  /**
+   * The platform API's documented rate limits (docs/protocol.md §9); false switches them off for load tests and
+   * benchmarks.
+   */
   platformRateLimits: boolean;
   rateLimitManagementWrites: number;
   fsync: boolean;
-  /** Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2 periods). */
+  /**
+   * Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2
+   * periods).
+   */
   socketPingIntervalMs: number;
   /** Socket mode: open connections per app; one more is refused with close code 1008. */
   socketMaxConnectionsPerApp: number;
   /** Socket mode: lifetime of the single-use ticket in the URL handed out by websocket-connection. */
   socketTicketTtlMs: number;
-  /** Socket mode: more than this many bad frames (malformed, unknown correlation id) in socketBadFrameWindowMs closes with 1008. */
+  /**
+   * Socket mode: more than this many bad frames (malformed, unknown correlation id) in socketBadFrameWindowMs closes
+   * with 1008.
+   */
   socketBadFrameLimit: number;
   socketBadFrameWindowMs: number;
   /**
@@ -85,7 +97,10 @@ export interface Config {
   deliveryLogMaxBytes: number;
   /** Delivery log: entries older than this many days are dropped. */
   deliveryLogRetentionDays: number;
-  /** Egress: refuse every special-purpose address (private, link-local, CGNAT, documentation, multicast, unique-local…; docs/security.md §5), loopback governed separately. */
+  /**
+   * Egress: refuse every special-purpose address (private, link-local, CGNAT, documentation, multicast, unique-local…;
+   * docs/security.md §5), loopback governed separately.
+   */
   egressDenyPrivate: boolean;
   /**
    * Egress: loopback targets (127.0.0.0/8, ::1 and their IPv4-mapped, -compatible, NAT64 and 6to4 forms).
@@ -95,9 +110,14 @@ export interface Config {
   egressAllowLoopback?: boolean;
   /** Egress: comma-separated addresses or CIDR ranges allowed even when the rules above deny them. */
   egressAllow: string;
-  /** Workspace: messages kept per channel (thread replies included); beyond, the oldest are removed as new ones are posted. */
+  /**
+   * Workspace: messages kept per channel (thread replies included); beyond, the oldest are removed as new ones are
+   * posted.
+   */
   workspaceMessagesPerChannel: number;
-  /** Files: the largest file an app may upload (POST /v1/files/upload/token, /upload/files), in bytes; larger is 413. */
+  /**
+   * Files: the largest file an app may upload (POST /v1/files/upload/token, /upload/files), in bytes; larger is 413.
+   */
   filesMaxBytes: number;
   /** Files: the bytes of every kept file together (under <data-dir>/files); an upload beyond is 413. */
   filesTotalMaxBytes: number;
@@ -177,7 +197,7 @@ export function parseAddressList(spec: string, key = 'egressAllow'): AddressRang
     const family = net.isIP(address);
     const max = family === 6 ? 128 : 32;
     const bits = bitsText === undefined ? undefined : Number(bitsText);
-    if (!family || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(bitsText!) || bits > max))) {
+    if (!family || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(must(bitsText)) || bits > max))) {
       throw new ConfigError(`${key}: "${raw}" is not an IP address or CIDR range (for example 10.0.0.5 or 10.0.0.0/8)`);
     }
     out.push({ address, bits, type: family === 6 ? 'ipv6' : 'ipv4' });

@@ -5,6 +5,7 @@
  * A leaf module: the CLI loads it without the server. (test/api/console-pages.test.ts checks that
  * every GET page of the console is listed here.)
  */
+import { must } from './must.js';
 
 /** Each page: its pattern (`:x` is one path segment) and what it shows, for the help and errors. */
 export const CONSOLE_PAGES: ReadonlyArray<readonly [pattern: string, what: string]> = [
@@ -31,12 +32,12 @@ function matches(pattern: string, pathname: string): boolean {
   if (pattern === '/') return pathname === '/';
   const want = pattern.split('/');
   const got = pathname.replace(/\/$/, '').split('/');
-  return want.length === got.length && want.every((w, i) => (w.startsWith(':') ? SEGMENT.test(got[i]!) : w === got[i]));
+  return want.length === got.length && want.every((w, i) => (w.startsWith(':') ? SEGMENT.test(must(got[i])) : w === got[i]));
 }
 
 /** Whether `path` (with an optional query) is a page of the console. */
 function isConsolePage(path: string): boolean {
-  const pathname = path.split('?')[0]!;
+  const pathname = must(path.split('?')[0]);
   return CONSOLE_PAGES.some(([p]) => matches(p, pathname));
 }
 

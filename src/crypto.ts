@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
+import { must } from './must.js';
 
 const scrypt = promisify(crypto.scrypt) as (pw: string, salt: Buffer, len: number, opts: crypto.ScryptOptions) => Promise<Buffer>;
 
@@ -122,13 +123,13 @@ export function verifyJwt(token: string, key: Buffer, nowSeconds: number): JwtCl
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== JWT_HEADER) return null;
   const expected = crypto.createHmac('sha256', key).update(`${parts[0]}.${parts[1]}`).digest();
-  const given = Buffer.from(parts[2]!, 'base64url');
+  const given = Buffer.from(must(parts[2]), 'base64url');
   // only the canonical encoding: a trailing '=' or other bits in the last character are another token
   if (given.toString('base64url') !== parts[2]) return null;
   if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return null;
   let claims: JwtClaims;
   try {
-    claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+    claims = JSON.parse(Buffer.from(must(parts[1]), 'base64url').toString('utf8'));
   } catch {
     return null;
   }

@@ -3,6 +3,7 @@
  * 100,000-level body would otherwise overflow the stack when it is parsed or written back
  * out (docs/protocol.md §1). One pass, strings skipped, no allocation.
  */
+import { must } from './must.js';
 
 /** The deepest nesting of objects and arrays accepted anywhere JSON enters the daemon. */
 export const MAX_JSON_DEPTH = 64;
@@ -16,7 +17,7 @@ const BACKSLASH = 0x5c;
 
 /** Whether `text` (a string or UTF-8 bytes) nests objects and arrays deeper than `limit`. */
 export function tooDeep(text: string | Uint8Array, limit = MAX_JSON_DEPTH): boolean {
-  const at = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i]!;
+  const at = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => must(text[i]);
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

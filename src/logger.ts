@@ -21,7 +21,8 @@ const SECRET_VALUE = /\b(acs|apk|ass|aut|abt|acd|awt|asn|acf|ald|axt)_[A-Za-z0-9
 
 /**
  * An error code or errno (`manifest_unavailable`, `ECONNREFUSED`) under a `code` key is not a secret:
- * lower-case words joined by `_`, or E and capitals. (An OAuth code is neither, and its acd_ prefix is scrubbed anyway.)
+ * lower-case words joined by `_`, or E and capitals. (An OAuth code is neither, and its acd_ prefix is scrubbed
+ * anyway.)
  */
 const ERROR_CODE = /^(?:[a-z]+(?:_[a-z]+)*|E[A-Z]+)$/;
 const isSecretField = (k: string, v: unknown) =>
@@ -40,13 +41,18 @@ export function redact(value: unknown, depth = 0): unknown {
 
 export type LogFormat = 'json' | 'pretty';
 
-/** A field value on a pretty line: bare when it has no space, quote or `=`, else JSON; a multi-line string (a stack) is indented below. */
+/**
+ * A field value on a pretty line: bare when it has no space, quote or `=`, else JSON; a multi-line string (a stack) is
+ * indented below.
+ */
 function prettyValue(v: unknown): string {
   if (typeof v === 'string') return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
   return JSON.stringify(v);
 }
 
-/** `12:34:56.789 WARN  message key=value …`; a field holding several lines (a stack) follows on its own indented lines. */
+/**
+ * `12:34:56.789 WARN  message key=value …`; a field holding several lines (a stack) follows on its own indented lines.
+ */
 function prettyLine(time: string, level: Level, msg: string, fields: Record<string, unknown>): string {
   const blocks: string[] = [];
   const pairs: string[] = [];

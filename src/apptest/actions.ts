@@ -13,6 +13,7 @@ import { listOf, matcher } from './match.js';
 import { idOf } from './refs.js';
 import { stepTitle } from './titles.js';
 import type { Step } from './suite.js';
+import { must } from '../must.js';
 
 type Obj = Record<string, unknown>;
 
@@ -29,7 +30,7 @@ async function refusedAs<T>(what: string, p: Promise<T>): Promise<T> {
 /** A trigger as the step's user: the call, recorded as this test's. */
 async function send(ctx: TestContext, s: Step, body: Obj, what: string): Promise<Delivery> {
   const user = ctx.user(s.as);
-  const owner = ctx.env.users.get('owner')!;
+  const owner = must(ctx.env.users.get('owner'));
   const d = await refusedAs(what, ctx.env.api.trigger({ appId: ctx.env.app.id, ...body, ...(user.id !== owner.id ? { asUser: user.id } : {}) }));
   ctx.called(d);
   return d;
@@ -126,14 +127,14 @@ async function select(ctx: TestContext, s: Step): Promise<unknown> {
   let options = optionsOf(el.el);
   if (el.type === 'dynamic_select_menu') {
     // what the console does: ask the app for the options (what the user typed is the query), then choose one
-    const asked = await send(ctx, s, { kind: 'dynamic-menu', onAction: el.onAction, query: typeof s.query === 'string' ? s.query : '', ...('sourceId' in source ? { sourceType: 'MESSAGE', sourceId: source.sourceId } : { sourceType: 'VIEW', sourceId: String(source.view!.id), view: source.view }) }, `the options of ${el.onAction}`);
+    const asked = await send(ctx, s, { kind: 'dynamic-menu', onAction: el.onAction, query: typeof s.query === 'string' ? s.query : '', ...('sourceId' in source ? { sourceType: 'MESSAGE', sourceId: source.sourceId } : { sourceType: 'VIEW', sourceId: String(must(source.view).id), view: source.view }) }, `the options of ${el.onAction}`);
     if (asked.outcome !== 'response') throw new StepFailed(`the app did not answer the dynamic select ${el.onAction} with options`, { happened: `it answered ${asked.outcome}`, call: asked });
     options = optionsOf(asked.response as Obj);
   }
   const chosen = wanted.map((w) => optionNamed(options, w, (l) => matcher(w, true).test(l)));
   const missing = wanted.filter((_w, i) => !chosen[i]);
   if (missing.length) throw new StepFailed(`the select ${el.onAction} has no option ${missing.map((x) => JSON.stringify(x)).join(', ')}`, { happened: `it offers ${options.map((o) => JSON.stringify(o.label)).join(', ') || 'nothing'}` });
-  const value = el.type === 'checkboxes' ? { values: chosen.map((o) => o!.value) } : { value: chosen[0]!.value };
+  const value = el.type === 'checkboxes' ? { values: chosen.map((o) => must(o).value) } : { value: must(chosen[0]).value };
   return send(ctx, s, { kind: 'block-interaction', ...source, onAction: el.onAction, actionType: actionTypeOf(el), ...value }, `select in ${el.onAction}`);
 }
 

@@ -10,6 +10,7 @@ import https from 'node:https';
 import net from 'node:net';
 import type { ReadySpec } from './suite.js';
 import { matcher } from './match.js';
+import { must } from '../must.js';
 
 export interface AppProcess {
   /** The lines it printed (stdout and stderr, in order), the last OUTPUT_LINES of them. */
@@ -43,13 +44,13 @@ export function startAppProcess(o: { command: string; cwd: string; env: Record<s
   const partial = { out: '', err: '' };
   const take = (which: 'out' | 'err') => (s: string) => {
     const lines = (partial[which] + s).split('\n');
-    partial[which] = lines.pop()!;
+    partial[which] = must(lines.pop());
     for (const l of lines) kept.push(l.replace(/\r$/, ''));
     count += lines.length;
     if (kept.length > OUTPUT_LINES) kept.splice(0, kept.length - OUTPUT_LINES);
   };
-  child.stdout!.setEncoding('utf8').on('data', take('out'));
-  child.stderr!.setEncoding('utf8').on('data', take('err'));
+  must(child.stdout).setEncoding('utf8').on('data', take('out'));
+  must(child.stderr).setEncoding('utf8').on('data', take('err'));
   const exited = new Promise<void>((resolve) => {
     child.once('error', (e) => {
       exit = `could not start: ${e.message}`;
@@ -126,7 +127,10 @@ export async function waitReady(app: AppProcess, o: { ready?: ReadySpec; port: n
   }
 }
 
-/** The status a GET of `url` answers (no redirect followed), or undefined when nothing answers. (Not fetch: it refuses ports such as 6000.) */
+/**
+ * The status a GET of `url` answers (no redirect followed), or undefined when nothing answers. (Not fetch: it refuses
+ * ports such as 6000.)
+ */
 function statusOf(url: string): Promise<number | undefined> {
   return new Promise((resolve) => {
     const get = url.startsWith('https:') ? https.get : http.get;

@@ -4,6 +4,7 @@
  * blockId or onAction, and the view state a filled modal is submitted with
  * (`values[blockId][onAction] = {type, value}` or `{type, values}`, docs/protocol.md §5.2).
  */
+import { must } from '../must.js';
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
@@ -95,10 +96,10 @@ export function stateFor(view: Obj, fields: Record<string, unknown>): { state: {
         problems.push(`${JSON.stringify(inputName(input))} has no option ${missing.map((v) => JSON.stringify(v)).join(', ')} (it has ${opts.map((o) => JSON.stringify(o.label)).join(', ') || 'none'})`);
         continue;
       }
-      entry = input.type === 'checkboxes' ? { type: input.type, values: picked.map((o) => o!.value) } : { type: input.type, value: picked[0]!.value };
+      entry = input.type === 'checkboxes' ? { type: input.type, values: picked.map((o) => must(o).value) } : { type: input.type, value: must(picked[0]).value };
     } else if (input.type === 'date_range_picker') entry = { type: input.type, values: list.slice(0, 2) };
     else entry = { type: input.type, value: list.join('\n') };
-    (values[input.blockId!] ??= {})[input.onAction] = entry;
+    (values[must(input.blockId)] ??= {})[input.onAction] = entry;
   }
   return { state: { values }, problems };
 }

@@ -10,6 +10,7 @@ import type { AppProcess } from './app-process.js';
 import type { CallShown, Failure } from './results.js';
 import type { Suite, TestSpec } from './suite.js';
 import { envScope, resolveDeep, type Scope } from './refs.js';
+import { must } from '../must.js';
 
 /** A suite's run: the app, its users, what every test shares. */
 export interface SuiteEnv {
@@ -99,7 +100,7 @@ export class TestContext {
 
   /** An action begins: what the app posts from now on counts for the expectations after it. */
   async beginAction(title: string, channel = this.channelId): Promise<void> {
-    const owner = await this.env.api.clientOf(this.env.users.get('owner')!.id);
+    const owner = await this.env.api.clientOf(must(this.env.users.get('owner')).id);
     const newest = await this.env.api.newest(owner, channel);
     this.mark = { channel, cursor: newest?.id, latest: newest?.timestampMilli ?? 0 };
     this.actionAt = Date.now();

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { CliError, EXIT } from '../cli/output.js';
 import { createClient, type Client } from '../cli/client.js';
 import type { GlobalOpts, Io } from '../cli/run.js';
+import { must } from '../must.js';
 
 export interface Daemon {
   url: string;
@@ -50,9 +51,9 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
   }
   const log: string[] = [];
   let partial = '';
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => {
+  must(child.stderr).setEncoding('utf8').on('data', (s: string) => {
     const lines = (partial + s).split('\n');
-    partial = lines.pop()!;
+    partial = must(lines.pop());
     log.push(...lines);
     if (log.length > LOG_LINES) log.splice(0, log.length - LOG_LINES);
   });
@@ -71,10 +72,10 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
     remove();
   };
   let out = '';
-  child.stdout!.setEncoding('utf8');
+  must(child.stdout).setEncoding('utf8');
   const url = await new Promise<string | undefined>((resolve) => {
     const timer = setTimeout(() => resolve(undefined), START_TIMEOUT_MS);
-    child.stdout!.on('data', (s: string) => {
+    must(child.stdout).on('data', (s: string) => {
       out += s;
       try {
         const started = JSON.parse(out) as { url?: unknown };

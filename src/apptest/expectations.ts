@@ -258,7 +258,10 @@ function options(ctx: TestContext, s: Step): unknown {
   return got;
 }
 
-/** Whether a delivery is this test's: a call one of its steps made, or an event about its channel (else made since the last action). */
+/**
+ * Whether a delivery is this test's: a call one of its steps made, or an event about its channel (else made since the
+ * last action).
+ */
 function ofThisTest(ctx: TestContext, d: Delivery): boolean {
   // every call a step makes is recorded: another call is another test's
   if (ctx.calls.has(d.id) || d.kind !== 'event') return ctx.calls.has(d.id);

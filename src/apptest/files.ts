@@ -1,4 +1,7 @@
-/** Which files a run reads: the files given, and in each folder given every *.apptest.json, *.apptest.yaml and *.apptest.yml (node_modules and hidden folders left out). */
+/**
+ * Which files a run reads: the files given, and in each folder given every *.apptest.json, *.apptest.yaml and
+ * *.apptest.yml (node_modules and hidden folders left out).
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 

@@ -3,6 +3,7 @@
  * written (anywhere in a message's text; as the whole of a label), and `/…/flags` is a regular
  * expression.
  */
+import { must } from '../must.js';
 const REGEX = /^\/([\s\S]+)\/([dgimsuyv]*)$/;
 
 export interface Matcher {
@@ -16,7 +17,7 @@ export function patternError(text: string): string | undefined {
   const m = REGEX.exec(text);
   if (!m) return undefined;
   try {
-    new RegExp(m[1]!, m[2]);
+    new RegExp(must(m[1]), m[2]);
     return undefined;
   } catch (e) {
     return `is not a valid regular expression: ${(e as Error).message}`;
@@ -27,7 +28,7 @@ export function patternError(text: string): string | undefined {
 export function matcher(pattern: string, whole: boolean): Matcher {
   const m = REGEX.exec(pattern);
   if (m) {
-    const re = new RegExp(m[1]!, m[2]!.replace(/[gy]/g, ''));
+    const re = new RegExp(must(m[1]), must(m[2]).replace(/[gy]/g, ''));
     return { test: (s) => s !== undefined && re.test(s), shown: pattern };
   }
   return { test: (s) => s !== undefined && (whole ? s.trim() === pattern.trim() : s.includes(pattern)), shown: JSON.stringify(pattern) };

@@ -5,6 +5,7 @@
  * reference and nothing else takes the value itself (an object, a number); inside other text, the
  * value is written in (a message or any object with an id: its id). `$${` is a literal `${`.
  */
+import { must } from '../must.js';
 
 /** The names the runner provides; every other name is a result saved by an earlier step. */
 export const BUILTINS: Readonly<Record<string, readonly string[] | 'any'>> = {
@@ -33,7 +34,7 @@ export function refsIn(text: string): Ref[] {
   const out: Ref[] = [];
   for (const m of text.matchAll(REF)) {
     if (m[1]) continue;
-    out.push(parseRef(m[2]!));
+    out.push(parseRef(must(m[2])));
   }
   return out;
 }
@@ -41,7 +42,7 @@ export function refsIn(text: string): Ref[] {
 function parseRef(expr: string): Ref {
   const m = EXPR.exec(expr.trim());
   if (!m) throw new RefError(`\${${expr}} is not a reference: write \${name}, \${name.field} or \${env.VAR}`);
-  return { expr: expr.trim(), root: m[1]!, path: m[2] ? m[2].slice(1).split('.') : [] };
+  return { expr: expr.trim(), root: must(m[1]), path: m[2] ? m[2].slice(1).split('.') : [] };
 }
 
 /** Every string inside a value (object fields and array items, deeply), with its JSON pointer. */
@@ -60,7 +61,7 @@ export function envScope(env: Readonly<Record<string, string | undefined>>): Rec
 
 function lookup(scope: Scope, ref: Ref): unknown {
   if (ref.root === 'env' && ref.path.length === 1) {
-    const v = (scope('env') as Record<string, string> | undefined)?.[ref.path[0]!];
+    const v = (scope('env') as Record<string, string> | undefined)?.[must(ref.path[0])];
     if (v === undefined) throw new RefError(`\${${ref.expr}}: ${ref.path[0]} is not set in the environment`);
     return v;
   }
@@ -90,7 +91,7 @@ function asText(v: unknown): string {
 /** `text` with its references resolved; a string that is exactly one reference gives the value itself. */
 export function resolveText(text: string, scope: Scope): unknown {
   const whole = /^\$\{([^}]*)\}$/.exec(text);
-  if (whole) return lookup(scope, parseRef(whole[1]!));
+  if (whole) return lookup(scope, parseRef(must(whole[1])));
   return text.replace(REF, (_all, escaped: string | undefined, expr: string) => (escaped ? `\${${expr}}` : asText(lookup(scope, parseRef(expr)))));
 }
 

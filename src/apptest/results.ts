@@ -1,4 +1,5 @@
 /** What a run found, as every reporter reads it (the json reporter prints it as it is). */
+import { must } from '../must.js';
 
 /** The call a failing step is about: what was sent to the app, and what it answered. */
 export interface CallShown {
@@ -89,7 +90,7 @@ export function countsOf(suites: SuiteResult[]): RunResult['counts'] {
 export function failureOf(t: TestResult): { step?: StepResult; failure: Failure } | undefined {
   if (t.failure) return { failure: t.failure };
   const step = t.steps.find((s) => s.status === 'failed' && s.failure);
-  return step ? { step, failure: step.failure! } : undefined;
+  return step ? { step, failure: must(step.failure) } : undefined;
 }
 
 /** A failure as plain text: what JUnit's failure element, TAP's diagnostics and the terminal show. */

@@ -14,6 +14,7 @@ import { countsOf, type RunResult, type StepResult, type SuiteResult, type TestR
 import { setUpSuite } from './setup.js';
 import { verbOf, type Suite, type TestSpec } from './suite.js';
 import { stepTitle } from './titles.js';
+import { must } from '../must.js';
 
 export interface Reporter {
   suiteStart?(suite: Suite, info: { app?: SuiteResult['app']; tests: number }): void;
@@ -48,7 +49,7 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
   const ctx = new TestContext(env, test, channel.id, channel.name);
   let failed = false;
   for (const [i, raw] of test.steps.entries()) {
-    const r = steps[i]!;
+    const r = must(steps[i]);
     if (failed) {
       r.skipReason = 'an earlier step failed';
       continue;
@@ -57,7 +58,7 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
     try {
       const step = ctx.resolve(raw);
       const { verb } = verbOf(step);
-      const run = verb === 'expect' ? EXPECTATION_RUNNERS[String(step.expect)]! : ACTION_RUNNERS[verb!]!;
+      const run = verb === 'expect' ? must(EXPECTATION_RUNNERS[String(step.expect)]) : must(ACTION_RUNNERS[must(verb)]);
       const out = await run(ctx, step);
       if (typeof step.save === 'string') ctx.saved.set(step.save, out);
       r.status = 'passed';
@@ -113,7 +114,7 @@ export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResu
     try {
       if (setup) result.app = { id: setup.env.app?.id, name: setup.env.app?.name, started: setup.started, ready: setup.ready };
       o.reporter.suiteStart?.(suite, { app: result.app, tests: tests.length });
-      for (const t of tests) if (byIndex.has(t)) o.reporter.testEnd?.(suite, byIndex.get(t)!);
+      for (const t of tests) if (byIndex.has(t)) o.reporter.testEnd?.(suite, must(byIndex.get(t)));
       if (setup?.failed) {
         for (const t of toRun) {
           const r: TestResult = { ...skipped(t, ''), status: 'failed', skipReason: undefined, failure: { message: setup.failed.message, ...(setup.failed.appOutput?.length ? { appOutput: setup.failed.appOutput } : {}) } };
@@ -141,7 +142,7 @@ export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResu
     } finally {
       await setup?.teardown();
     }
-    result.tests = tests.map((t) => byIndex.get(t)!);
+    result.tests = tests.map((t) => must(byIndex.get(t)));
     result.durationMs = Date.now() - s0;
     o.reporter.suiteEnd?.(suite, result);
   }

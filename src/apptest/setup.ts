@@ -16,6 +16,7 @@ import { freePort, startAppProcess, waitReady, type AppProcess } from './app-pro
 import type { SuiteEnv } from './context.js';
 import { envScope, resolveDeep, RefError, type Scope } from './refs.js';
 import type { Suite } from './suite.js';
+import { must } from '../must.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
@@ -44,7 +45,9 @@ export function pointedAt(manifest: unknown, port: number): unknown {
 /** A name of the suite's as a display name: dev → Dev. */
 const displayName = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-/** A setup that could not be done: the suite's tests fail with this (exit 6), unlike a refusal of the daemon (exit 4). */
+/**
+ * A setup that could not be done: the suite's tests fail with this (exit 6), unlike a refusal of the daemon (exit 4).
+ */
 class SetupFailed extends Error {
   constructor(message: string, public readonly appOutput?: string[]) {
     super(message);
@@ -92,7 +95,9 @@ function scopesParam(app: AppRecord, suite: Suite): string {
   return [...user, ...bot.map((s) => `bot:${s}`)].join(',');
 }
 
-/** Authorize the app as `client`'s user and send the code to the app's redirect page; fails unless the app exchanged it. */
+/**
+ * Authorize the app as `client`'s user and send the code to the app's redirect page; fails unless the app exchanged it.
+ */
 async function authorize(api: Api, client: Client, app: AppRecord, suite: Suite, who: string): Promise<void> {
   const redirectUrl = app.redirectUrls[0];
   if (!redirectUrl) throw new SetupFailed(`the app has no redirect URL: ${who} cannot authorize it (or write install: false)`);
@@ -154,7 +159,7 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
       registered = app.id;
       env.app = { ...(await api.getApp(app.id)), url: `http://127.0.0.1:${port}`, port };
       const settings: Record<string, string> = {
-        PUMBLE_APP_ID: app.id, PUMBLE_APP_KEY: app.appKey!, PUMBLE_APP_CLIENT_SECRET: app.clientSecret!, PUMBLE_APP_SIGNING_SECRET: app.signingSecret!,
+        PUMBLE_APP_ID: app.id, PUMBLE_APP_KEY: must(app.appKey), PUMBLE_APP_CLIENT_SECRET: must(app.clientSecret), PUMBLE_APP_SIGNING_SECRET: must(app.signingSecret),
         PUMBLE_API_URL: o.daemonUrl, PUMBLE_CONSENT_SCREEN_URL: o.daemonUrl, PORT: String(port),
       };
       if (JSON.stringify(start.env ?? {}).includes('${users.')) await made;
@@ -166,7 +171,7 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
       result.started = `${start.command} (port ${port})`;
       const t0 = Date.now();
       const notReady = await waitReady(proc, {
-        ready: start.ready, port, appUrl: env.app.url!,
+        ready: start.ready, port, appUrl: must(env.app.url),
         connected: app.socketMode ? async () => ((await api.getApp(app.id)).connections ?? 0) > 0 : undefined,
       });
       if (notReady) {
@@ -175,8 +180,8 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
       }
       result.ready = `${Date.now() - t0} ms`;
     } else {
-      const id = resolved(suite.app.id!, scope, `${suite.file}: app.id`);
-      const url = resolved(suite.app.url!, scope, `${suite.file}: app.url`);
+      const id = resolved(must(suite.app.id), scope, `${suite.file}: app.id`);
+      const url = resolved(must(suite.app.url), scope, `${suite.file}: app.url`);
       const from = typeof suite.app.manifest === 'object' ? resolved(suite.app.manifest.fromUrl, scope, `${suite.file}: app.manifest.fromUrl`) : undefined;
       if (from) await api.syncFromUrl(id, from);
       env.app = { ...(await api.getApp(id)), url: url.replace(/\/+$/, '') };
@@ -187,10 +192,10 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
     if (suite.install) {
       // each user authorizes on their own, as people would: at the same time
       await Promise.all(suite.install.users.map(async (name) => {
-        await authorize(api, await api.clientOf(users.get(name)!.id), env.app, suite, name);
+        await authorize(api, await api.clientOf(must(users.get(name)).id), env.app, suite, name);
         installedBy.push(name);
       }));
-      const first = users.get(suite.install.users[0]!)!;
+      const first = must(users.get(must(suite.install.users[0])));
       const auth = (await api.authorizations(await api.clientOf(first.id))).find((a) => a.app.id === env.app.id);
       env.app.botId = auth?.botId;
     }

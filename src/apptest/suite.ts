@@ -14,6 +14,7 @@ import { didYouMean } from '../validation/did-you-mean.js';
 import type { Manifest } from '../validation/manifest.js';
 import { BUILTINS, RefError, refsIn, stringsIn } from './refs.js';
 import { patternError } from './match.js';
+import { must } from '../must.js';
 
 export const SUITE_SCHEMA_ID = 'https://appreg.dev/schemas/test-suite.schema.json';
 const schemaFile = new URL('../../../schemas/test-suite.schema.json', import.meta.url);
@@ -64,10 +65,10 @@ function validators() {
   ajv.addSchema(suiteSchema);
   const parts = new Map<string, ValidateFunction>();
   compiled = {
-    whole: ajv.getSchema(SUITE_SCHEMA_ID)!,
+    whole: must(ajv.getSchema(SUITE_SCHEMA_ID)),
     part(def) {
       let v = parts.get(def);
-      if (!v) parts.set(def, (v = ajv.getSchema(`${SUITE_SCHEMA_ID}#/$defs/${def}`)!));
+      if (!v) parts.set(def, (v = must(ajv.getSchema(`${SUITE_SCHEMA_ID}#/$defs/${def}`))));
       return v;
     },
   };
@@ -160,7 +161,7 @@ function schemaProblems(input: unknown): Violation[] {
       const at = `/tests/${ti}/steps/${si}`;
       if (!step || typeof step !== 'object' || Array.isArray(step)) return void out.push({ pointer: at, message: 'must be an object: one action (say, click, …) or expect' });
       const { verb, problem } = verbOf(step as Loose);
-      if (!verb) return void out.push({ pointer: at, message: problem! });
+      if (!verb) return void out.push({ pointer: at, message: must(problem) });
       let def = `${verb}Step`;
       if (verb === 'expect') {
         const kind = (step as Loose).expect;
@@ -177,10 +178,12 @@ function schemaProblems(input: unknown): Violation[] {
 }
 
 /** A definition of the schema: what the errors of its own validator are relative to. */
-const defOf = (def: string) => (suiteSchema.$defs as Record<string, object>)[def]!;
+const defOf = (def: string) => must((suiteSchema.$defs as Record<string, object>)[def]);
 const rebase = (list: Violation[], base: string) => list.map((x) => ({ ...x, pointer: base + x.pointer }));
 
-/** Several "must be X" at one place (the branches of a oneOf) said once; oneOf's own line dropped where others speak. */
+/**
+ * Several "must be X" at one place (the branches of a oneOf) said once; oneOf's own line dropped where others speak.
+ */
 function tidy(list: Violation[]): Violation[] {
   const byPointer = new Map<string, Violation[]>();
   for (const x of list) byPointer.set(x.pointer, [...(byPointer.get(x.pointer) ?? []), x]);
@@ -280,7 +283,9 @@ function ruleProblems(m: Loose): Violation[] {
   return out;
 }
 
-/** Read, parse and check a suite file; SuiteInvalid lists every problem (exit 7), SuiteUnreadable says why not (exit 2). */
+/**
+ * Read, parse and check a suite file; SuiteInvalid lists every problem (exit 7), SuiteUnreadable says why not (exit 2).
+ */
 export async function loadSuite(file: string): Promise<Suite> {
   let text: string;
   try {

@@ -1,4 +1,6 @@
-/** Which daemon the CLI talks to and as whom: --url / --data-dir / --token, saved logins, the first start's credentials. */
+/**
+ * Which daemon the CLI talks to and as whom: --url / --data-dir / --token, saved logins, the first start's credentials.
+ */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,7 +68,10 @@ function decodeClaims(token: string): { sub: string; ws: string } | null {
 /** Where credentials come from: which one a command uses, and what is left after `logout`. */
 type Source = { creds: Credentials; from: 'token' | 'saved' | 'owner'; file?: string };
 
-/** --token/APPREG_TOKEN, then a login saved for this daemon, then <data-dir>/credentials.json of the first start; undefined when none. */
+/**
+ * --token/APPREG_TOKEN, then a login saved for this daemon, then <data-dir>/credentials.json of the first start;
+ * undefined when none.
+ */
 function findCredentials(io: Io, g: GlobalOpts, url: string, opts: { saved?: boolean } = {}): Source | undefined {
   const token = g.token ?? io.env.APPREG_TOKEN;
   if (token) {

@@ -20,7 +20,10 @@ import { registerSay } from './commands/say.js';
 import { registerGroups } from './commands/groups.js';
 import { registerTest } from './commands/test.js';
 
-/** The version in package.json, read as a file (dist/src/cli/main.js → ../../../package.json): no JSON module import at start. */
+/**
+ * The version in package.json, read as a file (dist/src/cli/main.js → ../../../package.json): no JSON module import at
+ * start.
+ */
 function packageVersion(): string {
   try {
     const pkg = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
@@ -98,7 +101,9 @@ function groupByTask(program: Command): void {
   (program.commands as Command[]).sort((a, b) => rank(a) - rank(b));
 }
 
-/** Run the CLI once with `argv` as process.argv would hold it; resolves to the exit code (it never exits the process). */
+/**
+ * Run the CLI once with `argv` as process.argv would hold it; resolves to the exit code (it never exits the process).
+ */
 export async function main(argv: string[], io: Io): Promise<number> {
   const run = createRun(io);
   const program = buildProgram(run);
@@ -128,7 +133,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
 
 const CODE_OF_EXIT: Record<number, string> = { [EXIT.internal]: 'internal_error', [EXIT.usage]: 'usage_error', [EXIT.unreachable]: 'daemon_unreachable', [EXIT.rejected]: 'rejected', [EXIT.daemonError]: 'daemon_error', [EXIT.deliveryFailed]: 'delivery_failed', [EXIT.invalidInput]: 'invalid_input', [EXIT.dataDirLocked]: 'data_dir_locked' };
 
-/** With --json a failure is also a JSON object on stdout, so scripts parsing stdout get something: {error: {code, message, details?}, exitCode}. */
+/**
+ * With --json a failure is also a JSON object on stdout, so scripts parsing stdout get something: {error: {code,
+ * message, details?}, exitCode}.
+ */
 function writeJsonError(run: Run, exitCode: number, message: string, body?: unknown): void {
   if (run.printedJson) return; // stdout already holds the command's own JSON (e.g. created, then the env file failed)
   const b = (body && typeof body === 'object' ? body : {}) as { code?: unknown; message?: unknown; details?: unknown };

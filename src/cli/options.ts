@@ -1,4 +1,7 @@
-/** What every command shares: the global flags, the way an action gets its options, output and client, and file/number options. */
+/**
+ * What every command shares: the global flags, the way an action gets its options, output and client, and file/number
+ * options.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';

@@ -3,6 +3,7 @@
  * directory, standard input, the stop signals and a clock. bin/appreg.js hands in the process's own; tests
  * hand in buffers, so a command runs in-process exactly as it runs from a shell.
  */
+import { must } from '../must.js';
 
 import { systemClock, type Clock } from '../clock.js';
 
@@ -77,7 +78,7 @@ export function processIo(): Io {
         }
         child.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
         child.once('spawn', () => {
-          child!.unref();
+          must(child).unref();
           resolve(undefined);
         });
       });

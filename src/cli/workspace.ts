@@ -6,6 +6,7 @@
 import type { ChalkInstance } from 'chalk';
 import { CliError, EXIT } from './output.js';
 import type { Client } from './client.js';
+import { must } from '../must.js';
 
 export interface Message {
   id: string; channelId: string; author: string; text: string; timestamp: string; timestampMilli: number;
@@ -44,12 +45,18 @@ export async function resolveChannelId(client: Client, channel: string): Promise
   return found.channel.id;
 }
 
-/** The newest message of the channel now (with `threads`, thread replies counted): what an app posts later comes after it. */
+/**
+ * The newest message of the channel now (with `threads`, thread replies counted): what an app posts later comes after
+ * it.
+ */
 export async function markOf(client: Client, channel: string, threads = false): Promise<string | undefined> {
   return (await listMessages(client, channel, { limit: 1, threads })).messages.at(-1)?.id;
 }
 
-/** Every message shown in the channel after `mark` (from the first one without a mark), oldest first; `threads`: replies in threads too. */
+/**
+ * Every message shown in the channel after `mark` (from the first one without a mark), oldest first; `threads`: replies
+ * in threads too.
+ */
 export async function messagesAfter(client: Client, channel: string, mark: string | undefined, threads = false): Promise<Message[]> {
   const out: Message[] = [];
   let cursor = mark;
@@ -57,7 +64,7 @@ export async function messagesAfter(client: Client, channel: string, mark: strin
     const page = await listMessages(client, channel, { limit: 100, cursor, strategy: 'AFTER', threads });
     out.push(...page.messages);
     if (!page.hasMoreAfter || !page.messages.length) return out;
-    cursor = page.messages.at(-1)!.id;
+    cursor = must(page.messages.at(-1)).id;
   }
 }
 
@@ -91,7 +98,10 @@ export async function watch(client: Client, channel: string, mark: string | unde
   }
 }
 
-/** Display names of workspace users by id, asked once each (GET /workspaces/{ws}/workspaceUsers/{wu}); the id when unknown. */
+/**
+ * Display names of workspace users by id, asked once each (GET /workspaces/{ws}/workspaceUsers/{wu}); the id when
+ * unknown.
+ */
 export function nameCache(client: Client): (ids: string[]) => Promise<Map<string, string>> {
   const names = new Map<string, string>();
   return async (ids) => {

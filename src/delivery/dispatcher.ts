@@ -17,6 +17,7 @@ import type { SocketTransport } from './socket-transport.js';
 import { subjectOf } from './payloads.js';
 import type { AppDirectory, AttemptResult } from './types.js';
 import type { DeliveryKind } from '../model/delivery.js';
+import { must } from '../must.js';
 
 const FAILURES = new Set(['timeout', 'connection_error', 'http_error', 'redirect', 'signature_rejected', 'egress_denied', 'no_connection']);
 
@@ -31,7 +32,8 @@ function idSource(prefix: string) {
 
 /**
  * One readable log line per attempt, as a webhook listener shows them:
- * `slash-command /standup → standup: 200 acked in 3.2 ms`, `event NEW_MESSAGE → standup: connection_error in 1 ms (retry 2)`.
+ * `slash-command /standup → standup: 200 acked in 3.2 ms`, `event NEW_MESSAGE → standup: connection_error in 1 ms
+ * (retry 2)`.
  */
 function attemptLine(rec: Pick<DeliveryRecord, 'kind' | 'subject' | 'appName'>, a: AttemptRecord): string {
   const subject = rec.subject;
@@ -159,7 +161,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const state = interactiveState(app, a.result);
     const entry: LogEntry = { id: out.head.id, ...(prev ? {} : { begun: out }), attempt: a.entry, state };
     log.append(entry);
-    return applyEntry(prev, entry)!;
+    return must(applyEntry(prev, entry));
   }
 
   return {

@@ -17,6 +17,7 @@ import net from 'node:net';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { parseAddressList, type Config } from '../config.js';
+import { must } from '../must.js';
 
 export class EgressDenied extends Error {}
 
@@ -54,8 +55,8 @@ function v4At(parts: number[], i: number): ipaddr.IPv4 {
 function parseAddress(text: string): Address {
   const compat = /^::(\d{1,3}(?:\.\d{1,3}){3})(?:%.*)?$/.exec(text);
   if (compat) {
-    const o = ipaddr.IPv4.parse(compat[1]!).octets;
-    return new ipaddr.IPv6([0, 0, 0, 0, 0, 0, (o[0]! << 8) | o[1]!, (o[2]! << 8) | o[3]!]);
+    const o = ipaddr.IPv4.parse(must(compat[1])).octets;
+    return new ipaddr.IPv6([0, 0, 0, 0, 0, 0, (must(o[0]) << 8) | must(o[1]), (must(o[2]) << 8) | must(o[3])]);
   }
   return ipaddr.parse(text);
 }
@@ -173,7 +174,7 @@ export function createEgressPolicy(config: EgressConfig): EgressPolicy {
         return (callback as One)(new EgressDenied(`${hostname}: ${why}`), '', 4);
       }
       if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
-      (callback as One)(null, ok[0]!.address, ok[0]!.family);
+      (callback as One)(null, must(ok[0]).address, must(ok[0]).family);
     });
   };
   return { check, lookup };

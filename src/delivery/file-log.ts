@@ -19,12 +19,13 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
 import type { DeliveryHead, DeliveryRecord } from '../model/delivery.js';
+import { must } from '../must.js';
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
 /**
- * Lines are gathered this long and written together: at thousands of deliveries a second, one write
- * instead of hundreds. On the runtime's timer, not the daemon's clock: it groups writes, it keeps no
- * time anyone sees (reads come from memory; close and flush write what is gathered).
+ * Lines are gathered this long and written together: at thousands of deliveries a second, one write instead of
+ * hundreds. On the runtime's timer, not the daemon's clock: it groups writes, it keeps no time anyone sees (reads
+ * come from memory; close and flush write what is gathered).
  */
 const GATHER_MS = 5;
 
@@ -113,7 +114,10 @@ export function readAllLogFiles(dir: string): DeliveryRecord[] {
   return [...all.values()];
 }
 
-/** Write `recs` as a new log in `dir` (which holds none): their entries, one line each, oldest first; 0600 in a 0700 folder. */
+/**
+ * Write `recs` as a new log in `dir` (which holds none): their entries, one line each, oldest first; 0600 in a 0700
+ * folder.
+ */
 export function writeLogFile(dir: string, recs: DeliveryRecord[]): void {
   if (!recs.length) return;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -138,7 +142,7 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
     index.set(rec.id, { rec: Object.freeze(rec), seq });
     order.push({ id: rec.id, seq });
     while (index.size > MAX_INDEXED && head < order.length) {
-      const o = order[head++]!;
+      const o = must(order[head++]);
       if (index.get(o.id)?.seq === o.seq) index.delete(o.id);
     }
     if (head > 4096 && head * 2 > order.length) {
@@ -183,7 +187,7 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
   }
 
   function rotate() {
-    const next = current ? Number(FILE_RE.exec(current)![1]) + 1 : 1;
+    const next = current ? Number(must(FILE_RE.exec(current))[1]) + 1 : 1;
     current = `log-${String(next).padStart(8, '0')}.jsonl`;
     currentSize = 0;
     prune();
@@ -197,10 +201,10 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
       try {
         if (handleFor !== current) {
           await handle?.close();
-          handle = await fs.promises.open(path.join(dir, current!), 'a', 0o600);
+          handle = await fs.promises.open(path.join(dir, must(current)), 'a', 0o600);
           handleFor = current;
         }
-        await handle!.write(batch);
+        await must(handle).write(batch);
         currentSize += Buffer.byteLength(batch);
       } catch (e) {
         logger.error('delivery log write failed', { error: (e as Error).message });

@@ -14,6 +14,7 @@ import { EgressDenied, type EgressPolicy } from './egress.js';
 import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, TIMESTAMP_HEADER } from './sign.js';
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 import type { Outcome } from '../model/delivery.js';
+import { must } from '../must.js';
 
 const EXCERPT = 2048;
 /** The answer's headers kept on an attempt: at most this many, each value cut to VALUE_CAP characters. */
@@ -159,7 +160,7 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
             }
           },
           onResponseEnd() {
-            const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+            const text = chunks.length === 1 ? must(chunks[0]).toString('utf8') : Buffer.concat(chunks).toString('utf8');
             finish(timed(classifyAnswer(status, text, true), t0));
           },
           onResponseError(_c, e) {
@@ -185,7 +186,7 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       if (req.retryNum > 0) headers[RETRY_NUM_HEADER] = String(req.retryNum);
       const r = await post(req.url, body, headers, req.budgetMs);
       // kept on the attempt so the console shows the request exactly as sent
-      r.signed = { timestamp: sig[TIMESTAMP_HEADER]!, signature: sig[SIGNATURE_HEADER]! };
+      r.signed = { timestamp: must(sig[TIMESTAMP_HEADER]), signature: must(sig[SIGNATURE_HEADER]) };
       // Events: any 2xx is an ack (the SDK answers `ok`); modal/menu shapes only matter for interactive calls.
       if (!req.interactive && r.outcome === 'response') r.outcome = 'acked';
       return r;

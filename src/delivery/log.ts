@@ -21,7 +21,9 @@ export interface Outgoing {
   raw: string;
 }
 
-/** One write to the log about one delivery: any of its beginning, an attempt, a state change (applied in that order). */
+/**
+ * One write to the log about one delivery: any of its beginning, an attempt, a state change (applied in that order).
+ */
 export interface LogEntry {
   id: string;
   /** In the delivery's first entry only. */
@@ -48,7 +50,10 @@ export interface DeliveryLog {
   get(id: string): Promise<DeliveryRecord | undefined>;
   /** Newest first by creation time. */
   list(filter: ListFilter): Promise<DeliveryRecord[]>;
-  /** Call `listener` with the delivery after every entry, by any daemon of the store (the console's live pages); returns the unsubscribe. */
+  /**
+   * Call `listener` with the delivery after every entry, by any daemon of the store (the console's live pages); returns
+   * the unsubscribe.
+   */
   onChange(listener: (rec: DeliveryRecord) => void): () => void;
   /** Resolves once everything appended so far is written (tests, benchmarks). */
   flush(): Promise<void>;
@@ -116,7 +121,9 @@ export function entriesOf(rec: DeliveryRecord): LogEntry[] {
   return entries;
 }
 
-/** Newest first by creation time (what the list shows); created in the same millisecond: the one recorded last first. */
+/**
+ * Newest first by creation time (what the list shows); created in the same millisecond: the one recorded last first.
+ */
 export const byCreationDesc = (a: { rec: DeliveryRecord; seq: number }, b: { rec: DeliveryRecord; seq: number }): number =>
   a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq;
 

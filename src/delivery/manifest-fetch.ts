@@ -1,6 +1,6 @@
 /**
- * Fetch an app's own manifest from `<APP_HOST_URL>/manifest` (docs/protocol.md §7) with got: a one-off GET, so the user's HTTP client of choice,
- * under the same egress policy, no redirects, a size cap and a timeout.
+ * Fetch an app's own manifest from `<APP_HOST_URL>/manifest` (docs/protocol.md §7) with got: a one-off GET, so the
+ * user's HTTP client of choice, under the same egress policy, no redirects, a size cap and a timeout.
  */
 import net from 'node:net';
 import got from 'got';

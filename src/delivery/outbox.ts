@@ -13,6 +13,7 @@ import type { AppRecord } from '../model/identity.js';
 import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../model/events.js';
 import { eventPayload } from './payloads.js';
 import type { AppDirectory, EnqueueOptions, EventToSend } from './types.js';
+import { must } from '../must.js';
 
 /** Records taken per round of a drain (each a commit; their fan-out reads are shared). */
 const ROUND = 100;
@@ -27,7 +28,10 @@ interface OutboxDeps {
   logger: Logger;
   apps: Pick<AppDirectory, 'byId'>;
   audience: EventAudience;
-  /** Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their first attempts. */
+  /**
+   * Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their
+   * first attempts.
+   */
   enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;
 }
 
@@ -66,7 +70,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
         return [{ app, workspaceId: ev.workspaceId, userId: ev.workspaceUserIds[0] ?? '', eventType: ev.eventType, payload: eventPayload(ev.eventType, ev.workspaceId, ev.workspaceUserIds, ev.body) }];
       }
       const body = JSON.stringify(ev.body); // encoded once for every app it goes to
-      return fanned[w++]!.map((r) => ({ app: r.app, workspaceId: ev.workspaceId, userId: r.workspaceUserIds[0]!, eventType: ev.eventType, payload: eventPayload(ev.eventType, ev.workspaceId, r.workspaceUserIds, body) }));
+      return must(fanned[w++]).map((r) => ({ app: r.app, workspaceId: ev.workspaceId, userId: must(r.workspaceUserIds[0]), eventType: ev.eventType, payload: eventPayload(ev.eventType, ev.workspaceId, r.workspaceUserIds, body) }));
     });
   }
 
@@ -88,7 +92,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
           logger.error('reading who events go to failed', { error: (e as Error).message }); // left in the outbox for the next drain
           return true;
         }
-        await Promise.all(round.map((ev, j) => take(ev, to[j]!)));
+        await Promise.all(round.map((ev, j) => take(ev, must(to[j]))));
       }
     } finally {
       for (const ev of evs) taking.delete(ev.id);

@@ -61,7 +61,9 @@ const strs = (v: unknown, name: string): string[] | undefined => {
   return v as string[];
 };
 
-/** What a BLOCK_INTERACTION's `payload` (a JSON string) says: `{values}` for checkboxes and date ranges, else `{value}`. */
+/**
+ * What a BLOCK_INTERACTION's `payload` (a JSON string) says: `{values}` for checkboxes and date ranges, else `{value}`.
+ */
 function interactionPayload(f: TriggerFields): string {
   const values = strs(f.values, 'values');
   return JSON.stringify(values ? { values } : { value: str(f.value, 'value') ?? '' });
@@ -192,7 +194,8 @@ export function eventPayload(eventType: string, workspaceId: string, workspaceUs
 }
 
 function defaultEventBody(ev: string, app: AppRecord, who: { workspaceId: string; userId: string }, channelId: string, now: Date): Record<string, unknown> {
-  // the shapes services/oauth/revocation.ts sends for real (docs/protocol.md §5.3), with the caller as the user concerned
+  // the shapes services/oauth/revocation.ts sends for real (docs/protocol.md §5.3), with the caller as the user
+  // concerned
   if (ev === 'APP_UNAUTHORIZED') {
     return { id: authorizationId(app.id, who.userId), app: app.id, appInstallation: installationId(app.id, who.workspaceId), workspaceUser: who.userId, workspace: who.workspaceId, grantedScopes: [], accessGranted: false };
   }

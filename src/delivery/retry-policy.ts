@@ -27,7 +27,10 @@ export function nextRetryDelayMs(schedule: readonly number[], retryNum: number, 
   return Math.round(base * 1000 * (1 - JITTER + random() * 2 * JITTER));
 }
 
-/** The longest an event can stay with the daemon: every retry delay at its jittered maximum, plus each attempt's timeout. */
+/**
+ * The longest an event can stay with the daemon: every retry delay at its jittered maximum, plus each attempt's
+ * timeout.
+ */
 export function retryHorizonMs(config: { deliveryRetrySchedule: string; deliveryEventTimeoutMs: number }): number {
   const schedule = parseSchedule(config.deliveryRetrySchedule);
   return Math.ceil(schedule.reduce((sum, s) => sum + s * 1000 * (1 + JITTER), 0) + (schedule.length + 1) * config.deliveryEventTimeoutMs);

@@ -21,6 +21,7 @@ import type { SocketConn, SocketConnections } from './socket-connections.js';
 import { retryHorizonMs } from './retry-policy.js';
 import type { AttemptResult, SendRequest } from './types.js';
 import type { QueuedEvent, SentMark } from '../model/delivery.js';
+import { must } from '../must.js';
 
 /** Tables of the socket-mode queue (their records: model/delivery.ts). */
 export const SOCKET_QUEUE_TABLE = 'socketEventQueue';
@@ -35,7 +36,9 @@ export interface SocketQueueDeps {
   instanceId: string;
 }
 
-/** What the socket transport hands the queue: its sessions, its correlation ids and where settled events are reported. */
+/**
+ * What the socket transport hands the queue: its sessions, its correlation ids and where settled events are reported.
+ */
 interface QueueWiring {
   sessions: SocketConnections;
   nextCorrelationId: () => string;
@@ -77,7 +80,10 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     if (gone.length) await store.commit(gone.map((m) => ({ table: SOCKET_SENT_TABLE, id: m.id, value: null })));
   }
 
-  /** Take `e` out of the queue (with `extra` changes) if it is still there as read; false when another daemon or call did. */
+  /**
+   * Take `e` out of the queue (with `extra` changes) if it is still there as read; false when another daemon or call
+   * did.
+   */
   async function remove(e: QueuedEvent, extra: Change[] = []): Promise<boolean> {
     try {
       await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: null }, ...extra], [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }]);
@@ -135,7 +141,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       throw err;
     }
     const all = [...list, e];
-    while (all.length > config.socketQueueMaxPerApp) await drop(all.shift()!, `more than ${config.socketQueueMaxPerApp} events kept for the app`);
+    while (all.length > config.socketQueueMaxPerApp) await drop(must(all.shift()), `more than ${config.socketQueueMaxPerApp} events kept for the app`);
   }
 
   /** Send the app's kept events in order, while it has an open connection here. */

@@ -18,6 +18,7 @@ import type { SocketConnections } from './socket-connections.js';
 import type { AppRecord } from '../model/identity.js';
 import type { AttemptResult, SendRequest } from './types.js';
 import type { HolderRecord } from '../model/delivery.js';
+import { must } from '../must.js';
 
 export const SOCKET_HOLDERS_TABLE = 'socketHolders';
 /** Relay messages too big for a notification (deleted by their reader; swept when left behind). */
@@ -183,7 +184,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     const now = clock.now();
     const live = (await store.find(SOCKET_HOLDERS_TABLE, 'appId', req.app.id)).filter((h) => h.expiresAt > now && h.instanceId !== me);
     if (!live.length) return undefined;
-    const to = live[Math.floor(Math.random() * live.length)]!.instanceId;
+    const to = must(live[Math.floor(Math.random() * live.length)]).instanceId;
     const rid = newId('rel', 12);
     const left = () => req.budgetMs - (performance.now() - t0);
     const answer = new Promise<RelayReply | undefined>((resolve) => {

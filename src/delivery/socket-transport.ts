@@ -27,7 +27,10 @@ export interface SocketTransport extends Transport {
   queued(appId: string): Promise<number>;
   /** Called when a kept event leaves the queue on its own: sent (acked) or dropped (no_connection). */
   onKeptSettled(cb: (deliveryId: string, appId: string, result: AttemptResult) => void): void;
-  /** Drop a kept event the engine gave up on (its retry schedule ran out); false if it was not kept or could not be dropped (logged: never rejects). */
+  /**
+   * Drop a kept event the engine gave up on (its retry schedule ran out); false if it was not kept or could not be
+   * dropped (logged: never rejects).
+   */
   discard(appId: string, deliveryId: string, why: string): Promise<boolean>;
   /** Stop relaying for other daemons and withdraw this daemon's holder records (at daemon stop). */
   close(): Promise<void>;

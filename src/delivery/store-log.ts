@@ -23,6 +23,7 @@ import { StoreValueRefused, UNSTORABLE_CHAR, type Change, type Store } from '../
 const UNSTORABLE_CHARS = new RegExp(UNSTORABLE_CHAR.source, 'g');
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
 import type { DeliveryRecord, StateChange, StoredAttempt, StoredHead, StoredState } from '../model/delivery.js';
+import { must } from '../must.js';
 
 const HEADS = 'deliveryLog';
 const ATTEMPTS = 'deliveryAttempts';
@@ -31,7 +32,10 @@ const CHANNEL = 'delivery_log';
 /** How often a daemon that writes prunes deliveries past the retention or the count (ms). */
 const PRUNE_EVERY_MS = 60_000;
 const PRUNE_BATCH = 500;
-/** After lost announcements, deliveries changed this long before the loss began are read back too (other daemons' clocks may differ). */
+/**
+ * After lost announcements, deliveries changed this long before the loss began are read back too (other daemons' clocks
+ * may differ).
+ */
 const GAP_MARGIN_MS = 10_000;
 /** Whether the store indexes the log by owner (the console's list of all one's deliveries); else it reads the table. */
 const BY_OWNER = INDEXED_FIELDS[HEADS]?.includes('ownerId') ?? false;
@@ -75,9 +79,9 @@ export function logRecordsOf(recs: DeliveryRecord[]): Map<string, Map<string, ob
   let seq = 0;
   for (const rec of recs) {
     for (const e of entriesOf(rec)) {
-      if (e.begun) tables.get(HEADS)!.set(rec.id, { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, seq: seq++, head: e.begun.head, payload: e.begun.payload } satisfies StoredHead);
-      if (e.attempt) tables.get(ATTEMPTS)!.set(e.attempt.id, { id: e.attempt.id, deliveryId: rec.id, seq: seq++, attempt: e.attempt } satisfies StoredAttempt);
-      if (e.state) tables.get(STATES)!.set(rec.id, { id: rec.id, state: e.state } satisfies StoredState);
+      if (e.begun) must(tables.get(HEADS)).set(rec.id, { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, seq: seq++, head: e.begun.head, payload: e.begun.payload } satisfies StoredHead);
+      if (e.attempt) must(tables.get(ATTEMPTS)).set(e.attempt.id, { id: e.attempt.id, deliveryId: rec.id, seq: seq++, attempt: e.attempt } satisfies StoredAttempt);
+      if (e.state) must(tables.get(STATES)).set(rec.id, { id: rec.id, state: e.state } satisfies StoredState);
     }
   }
   return tables;
@@ -122,7 +126,9 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     }
   }
 
-  /** The records that write `batch` (entries of one delivery, in order): its beginning, its attempts, its latest state. */
+  /**
+   * The records that write `batch` (entries of one delivery, in order): its beginning, its attempts, its latest state.
+   */
   function changesOf(id: string, batch: LogEntry[]): Change[] {
     const changes: Change[] = [];
     let state: StateChange | undefined;
@@ -140,14 +146,15 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
 
   /** Writes the entries of one delivery in order, those gathered meanwhile in one commit each time. */
   async function writeLoop(id: string): Promise<void> {
-    const u = unwritten.get(id)!;
+    const u = must(unwritten.get(id));
     while (u.queued.length) {
       u.writing = u.queued;
       u.queued = [];
       try {
         const changes = changesOf(id, u.writing);
         await store.commit(changes).catch((e: unknown) => {
-          // a NUL or an unpaired surrogate in what was sent or answered (the store keeps none): the log keeps it as U+FFFD
+          // a NUL or an unpaired surrogate in what was sent or answered (the store keeps none): the log keeps it as
+          // U+FFFD
           if (!(e instanceof StoreValueRefused)) throw e;
           return store.commit(changes.map(scrubbed));
         });
@@ -188,7 +195,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
    */
   function withPending(rec: DeliveryRecord | undefined, entries: LogEntry[]): DeliveryRecord | undefined {
     for (const e of entries) {
-      const has = rec && e.attempt && rec.attempts.some((x) => x.id === e.attempt!.id);
+      const has = rec && e.attempt && rec.attempts.some((x) => x.id === must(e.attempt).id);
       rec = applyEntry(rec, { ...e, ...(rec ? { begun: undefined } : {}), ...(has ? { attempt: undefined } : {}) });
     }
     return rec;

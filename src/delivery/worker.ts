@@ -21,9 +21,13 @@ import type { PendingDelivery } from '../model/delivery.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';
 import type { AppDirectory, AttemptResult, EnqueueOptions, EventToSend } from './types.js';
+import { must } from '../must.js';
 
 
-/** How often the worker looks for due events (and the outbox's) while it finds some; idle, up to POLL_MAX_MS apart (poller.ts). */
+/**
+ * How often the worker looks for due events (and the outbox's) while it finds some; idle, up to POLL_MAX_MS apart
+ * (poller.ts).
+ */
 const [TICK_MS, POLL_MAX_MS] = [200, 1000];
 /** How often it looks for events of deleted apps (a fallback: cancelForApp ends them at once). */
 const SWEEP_MS = 1000;
@@ -208,7 +212,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const attempts = made.map((m) => {
       const begun: LogEntry = { id: m.p.id, begun: m.out, state: { at, state: 'pending' } };
       log.append(begun);
-      const rec = applyEntry(undefined, begun)!;
+      const rec = must(applyEntry(undefined, begun));
       return d.track(runAttempt(m.p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app: m.app, out: m.out, rec }));
     });
     return { durable, attempts };
@@ -217,7 +221,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /** One event (deliver-test): the delivery after its first attempt; rejects when it could not be queued. */
   async function enqueueEvent(app: AppRecord, workspaceId: string, userId: string, eventType: string, payload: Record<string, unknown>, opts: EnqueueOptions = {}): Promise<DeliveryRecord | undefined> {
     const { durable, attempts } = await enqueueEvents([{ app, workspaceId, userId, eventType, payload }], opts);
-    const attempted = attempts[0]!;
+    const attempted = must(attempts[0]);
     try {
       await durable;
     } catch (e) {
@@ -227,7 +231,9 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return attempted;
   }
 
-  /** End a retrying event now: no further attempt, the log says cancelled and why. False: it was no longer ours to end. */
+  /**
+   * End a retrying event now: no further attempt, the log says cancelled and why. False: it was no longer ours to end.
+   */
   async function cancelPending(p: PendingDelivery, reason: string, ours: (cur: PendingDelivery) => boolean): Promise<boolean> {
     if (!(await replacePending(store, p, null, ours))) return false;
     await socket.discard(p.appId, p.id, reason); // gone before the log says cancelled
@@ -236,7 +242,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return true;
   }
 
-  /** `deliveries cancel`: undefined when the event is not waiting for a retry (or an attempt of it runs now, here or elsewhere). */
+  /**
+   * `deliveries cancel`: undefined when the event is not waiting for a retry (or an attempt of it runs now, here or
+   * elsewhere).
+   */
   async function cancel(id: string, reason: string): Promise<DeliveryRecord | undefined> {
     const p = await store.get(PENDING_TABLE, id);
     if (!p || inFlight.has(id) || leasedElsewhere(p, instanceId, clock.now())) return undefined;
@@ -284,19 +293,24 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       if (delivered && (await replacePending(store, p, null, () => false))) state = { at, state: 'delivered' };
       else {
         state = { at, state: 'retrying', nextAttemptAt: new Date(p.nextAt).toISOString() };
-        if (!delivered) await replacePending(store, p, { ...p, replays: (p.replays ?? 0) + 1 }, () => false); // one try: only a number in a header
+        // one try: only a number in a header
+        if (!delivered) await replacePending(store, p, { ...p, replays: (p.replays ?? 0) + 1 }, () => false);
       }
     } else if (!p) state = { at, state: delivered ? 'delivered' : 'failed' };
-    else state = { at, state: rec.state, ...(rec.nextAttemptAt ? { nextAttemptAt: rec.nextAttemptAt } : {}) }; // an attempt of it runs now: it decides
+    // an attempt of it runs now: it decides
+    else state = { at, state: rec.state, ...(rec.nextAttemptAt ? { nextAttemptAt: rec.nextAttemptAt } : {}) };
     const e: LogEntry = { id: rec.id, attempt: entry, state };
     log.append(e);
-    return applyEntry(rec, e)!;
+    return must(applyEntry(rec, e));
   }
 
   const outbox = createOutboxDrain({ store, logger, apps, audience: deps.audience, enqueueEvents });
   let draining: Promise<void> | undefined;
   let drainAgain = false;
-  /** Drain the outbox now (not at the next poll): a change was just committed with its events. One drain at a time; a hint during one runs another after it. */
+  /**
+   * Drain the outbox now (not at the next poll): a change was just committed with its events. One drain at a time; a
+   * hint during one runs another after it.
+   */
   function drainNow(): void {
     if (stopped) return;
     if (draining) {

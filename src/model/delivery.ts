@@ -49,7 +49,9 @@ export interface AttemptEntry {
 export interface AttemptRecord extends AttemptEntry {
   /** The app's answer body (a modal, menu options, an ack's body): the delivery's `response` from then on. */
   response?: unknown;
-  /** Where an HTTP attempt went (an event's URL is the manifest's at each attempt): the delivery's `url` from then on. */
+  /**
+   * Where an HTTP attempt went (an event's URL is the manifest's at each attempt): the delivery's `url` from then on.
+   */
   url?: string;
 }
 /** `cancelled`: a retrying event ended by `deliveries cancel`, or because its app was deleted. */
@@ -101,7 +103,10 @@ export interface DeliveryRecord extends DeliveryHead {
 
 // ---- the log's tables on PostgreSQL (delivery/store-log.ts) ----
 
-/** A delivery's beginning: what lists and prunes need at the top level. `rec`: a whole delivery, as an earlier appreg wrote it. */
+/**
+ * A delivery's beginning: what lists and prunes need at the top level. `rec`: a whole delivery, as an earlier appreg
+ * wrote it.
+ */
 export interface StoredHead {
   id: string;
   appId: string;
@@ -153,5 +158,7 @@ export interface QueuedEvent { id: string; appId: string; seq: number; payload: 
 export interface SentMark { id: string; appId: string; sentAt: number; expiresAt: number }
 /** `connections`: the holder's open connections of the app when written (absent in records of older daemons: one). */
 export interface HolderRecord { id: string; appId: string; instanceId: string; expiresAt: number; connections?: number }
-/** A relayed attempt's payload or reply too large for a store hint (socket-relay.ts): read once by the daemon it is for. */
+/**
+ * A relayed attempt's payload or reply too large for a store hint (socket-relay.ts): read once by the daemon it is for.
+ */
 export interface RelayRecord { id: string; msg: unknown; expiresAt: number }

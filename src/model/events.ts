@@ -35,7 +35,10 @@ export interface OutboxRecordBase {
   /** The docs/protocol.md §5 body object; the delivery worker JSON-encodes it. */
   body: Record<string, unknown>;
   createdAt: string;
-  /** The order records were written in (ms, above every earlier one of this daemon); the id on ties. Older records lack it. */
+  /**
+   * The order records were written in (ms, above every earlier one of this daemon); the id on ties. Older records lack
+   * it.
+   */
   seq?: number;
 }
 

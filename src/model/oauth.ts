@@ -8,7 +8,10 @@ export const OT = {
   tokens: 'oauthTokens',
 } as const;
 
-/** Installations and authorizations have ids derived from (app, workspace) and (app, user): each is one get, and creating one twice is the same write. */
+/**
+ * Installations and authorizations have ids derived from (app, workspace) and (app, user): each is one get, and
+ * creating one twice is the same write.
+ */
 export const installationId = (appId: string, workspaceId: string) => `${PREFIX.installation}_${sha256(`${appId}|${workspaceId}`).slice(0, 27)}`;
 export const authorizationId = (appId: string, workspaceUserId: string) => `${PREFIX.authorization}_${sha256(`${appId}|${workspaceUserId}`).slice(0, 27)}`;
 
@@ -77,7 +80,10 @@ export interface ConsumedCodeRecord {
   workspaceId: string;
   expiresAt: number;
   consumedAt: string;
-  /** When the sweep may forget it (ms): a reuse is recognised, and revokes, until then. Older records lack it (expiresAt applies). */
+  /**
+   * When the sweep may forget it (ms): a reuse is recognised, and revokes, until then. Older records lack it (expiresAt
+   * applies).
+   */
   forgetAt?: number;
   /** Ids (digests) of the tokens handed out in the response to this code. */
   issuedTokenIds: string[];

@@ -167,7 +167,10 @@ export interface PermanentCallRecord { id: string; callId: string; code: string;
 /** The code → the user whose call it is. */
 export interface CallCodeRecord { id: string; workspaceUserId: string }
 
-/** A channel name taken in a workspace (keyed by channels.ts nameKey): claiming it is what makes names unique across daemons. */
+/**
+ * A channel name taken in a workspace (keyed by channels.ts nameKey): claiming it is what makes names unique across
+ * daemons.
+ */
 export interface ChannelNameRecord { id: string; channelId: string }
 /** A user group's handle taken in a workspace (keyed by profile.ts handleKey), likewise. */
 export interface GroupHandleRecord { id: string; groupId: string }
@@ -209,7 +212,10 @@ export interface OpenView {
   returnTo: string;
   view: Record<string, unknown>;
 }
-/** What the person chose in one element: `source` is the message or view holding it, `key` the element as it was (see elementKey). */
+/**
+ * What the person chose in one element: `source` is the message or view holding it, `key` the element as it was (see
+ * elementKey).
+ */
 export interface Choice {
   source: string;
   onAction: string;

@@ -69,7 +69,7 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const platform = platformGate({ appTokens: oauth.appTokens, clock, store, limits: config.platformRateLimits });
   const ws = d.workspace;
   app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
-  app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, search: ws.search, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformChannelRoutes({ platform, channels: ws.channels, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformFileRoutes({ platform, files: ws.files, identity, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }));

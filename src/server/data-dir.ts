@@ -27,7 +27,10 @@ export function ensureDataDir(dir: string): string | undefined {
   return created;
 }
 
-/** Remove `dir` and the directories between it and `top` (the first one ensureDataDir created), each only if it is empty. */
+/**
+ * Remove `dir` and the directories between it and `top` (the first one ensureDataDir created), each only if it is
+ * empty.
+ */
 export function removeIfEmpty(dir: string, top: string): void {
   for (let d = path.resolve(dir); ; d = path.dirname(d)) {
     try {

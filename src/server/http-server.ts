@@ -13,6 +13,7 @@ import type { Logger } from '../logger.js';
 import { capConnections } from './connections.js';
 import { StartupError } from './data-dir.js';
 import { answerClientError } from './respond.js';
+import { must } from '../must.js';
 
 type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 type UpgradeHandler = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -34,13 +35,13 @@ export async function bindServer(config: Pick<Config, 'port' | 'host' | 'request
   const server = http.createServer(
     // timeouts are checked every second rather than Node's 30 s, so a slow request ends near requestTimeoutMs
     { requestTimeout: config.requestTimeoutMs, headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
-    (req, res) => (onRequest ? onRequest(req, res) : waiting.push({ go: () => onRequest!(req, res), drop: () => res.destroy() })),
+    (req, res) => (onRequest ? onRequest(req, res) : waiting.push({ go: () => must(onRequest)(req, res), drop: () => res.destroy() })),
   );
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError(logger));
   capConnections(server, { max: config.maxConnections, perAddress: config.maxConnectionsPerAddress }, logger, clock);
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
-    onUpgrade ? onUpgrade(req, socket, head) : waiting.push({ go: () => onUpgrade!(req, socket, head), drop: () => socket.destroy() }),
+    onUpgrade ? onUpgrade(req, socket, head) : waiting.push({ go: () => must(onUpgrade)(req, socket, head), drop: () => socket.destroy() }),
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>

@@ -67,13 +67,19 @@ interface KeyCheckOutcome {
   how: 'matched' | KeyCheckBasis;
 }
 
-/** What `verifyMasterKey` found: the key matched the stored value, or it is right on `basis` and the value is still to be written. */
+/**
+ * What `verifyMasterKey` found: the key matched the stored value, or it is right on `basis` and the value is still to
+ * be written.
+ */
 export type KeyVerdict = { how: 'matched' } | { how: KeyCheckBasis; record: KeyCheckRecord };
 
 /** The reads the check makes (a store, or the embedded store's files read before anything is written). */
 type KeyReads = Pick<Store, 'get' | 'all' | 'count'>;
 
-/** The key file (named in a refusal), credentials.json (its token may verify the key), and where the value lives, for the refusal's words. */
+/**
+ * The key file (named in a refusal), credentials.json (its token may verify the key), and where the value lives, for
+ * the refusal's words.
+ */
 interface KeyOpts { keyFile: string; credentialsFile?: string; where?: 'the database' | 'this data directory'; now?: () => Date }
 
 /**

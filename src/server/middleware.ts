@@ -11,7 +11,6 @@ import type { Clock } from '../clock.js';
 import type { Store } from '../store/types.js';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       /** Set by requestId(); also sent back as x-request-id. */

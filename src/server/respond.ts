@@ -106,7 +106,10 @@ export function sendErrorPage(res: ServerResponse, err: unknown, logger: Logger,
   res.end(html);
 }
 
-/** Answer on the bare socket with the same JSON body, then close it: a refused websocket upgrade, or a request Node could not parse. */
+/**
+ * Answer on the bare socket with the same JSON body, then close it: a refused websocket upgrade, or a request Node
+ * could not parse.
+ */
 export function refuseUpgrade(socket: Duplex, err: unknown, logger: Logger, info: RequestInfo): void {
   const { status, body } = toErrorResponse(asAppError(err));
   report(logger, err, status, info);

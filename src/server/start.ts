@@ -23,6 +23,7 @@ import { createTokenHandler, isTokenRequest } from './routes/oauth.js';
 import { createSocketServer } from './socket-server.js';
 import { sendError } from './respond.js';
 import { shuttingDown } from '../errors.js';
+import { must } from '../must.js';
 
 export { StartupError };
 
@@ -89,7 +90,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     //    credentials (first start: the workspace too), then serving, then daemon.json.
     writing = true;
     if (keyMade) writeKey(keyFile, masterKey);
-    const keyCheck = await recordMasterKey(store, verdict!, masterKey, keyOpts);
+    const keyCheck = await recordMasterKey(store, must(verdict), masterKey, keyOpts);
     if (keyCheck.how === 'trust-on-first-use') logger.warn('recorded a key-check value for the key file by trust on first use: nothing in the data directory could verify it', { keyFile });
     else if (keyCheck.how !== 'matched' && keyCheck.how !== 'new') logger.info('recorded a key-check value for the key file', { keyFile, verifiedBy: keyCheck.how });
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -152,7 +153,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
         server.closeIdleConnections();
         await parts.delivery.log.close();
         await parts.delivery.http.close();
-        await store!.close();
+        await must(store).close();
         fs.rmSync(daemonFile, { force: true });
         unlock();
         await sockets.close();

@@ -6,6 +6,7 @@ import type { ServiceContext } from './context.js';
 import { T, type AppRecord, type AppSecrets } from '../model/identity.js';
 import { retryOnConflict } from './conflict.js';
 import type { Principal } from './identity.js';
+import { must } from '../must.js';
 
 /** An app key nobody holds: an unknown app id costs the same comparison as a wrong key. */
 const DUMMY_APP_KEY = 'apk_' + 'x'.repeat(43);
@@ -14,7 +15,7 @@ export type AppView = Record<string, unknown> & { id: string; published: boolean
 
 function manifestError(violations: Violation[]): AppError {
   const n = violations.length;
-  return invalidManifest(`The manifest has ${n} problem${n === 1 ? '' : 's'}: ${violations[0]!.pointer || '/'} ${violations[0]!.message}${n > 1 ? ' (and more in details)' : ''}.`, violations);
+  return invalidManifest(`The manifest has ${n} problem${n === 1 ? '' : 's'}: ${must(violations[0]).pointer || '/'} ${must(violations[0]).message}${n > 1 ? ' (and more in details)' : ''}.`, violations);
 }
 
 /** The full app object of docs/protocol.md §2: arrays and objects always present, unset optionals left out. */
@@ -67,7 +68,10 @@ export function createAppsService(ctx: ServiceContext) {
     return typeof id === 'string' ? (await store.getMany([{ table: T.apps, id }], { shared: true }))[0] : undefined;
   }
 
-  /** The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong key. */
+  /**
+   * The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong
+   * key.
+   */
   async function byAppKey(appId: string, appKey: unknown): Promise<AppRecord> {
     const app = await byId(appId);
     const given = typeof appKey === 'string' ? appKey : '';

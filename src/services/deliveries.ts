@@ -23,6 +23,7 @@ import type { AppsService } from './apps.js';
 import type { Principal } from './identity.js';
 import type { AppRecord } from '../model/identity.js';
 import type { Grants } from './oauth/grants.js';
+import { must } from '../must.js';
 
 export type { AttemptEntry, DeliveryRecord, ListFilter };
 export { KINDS };
@@ -163,7 +164,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     const { result: r, entry } = await d.track(d.attempt(copy, app, { interactive: false, budgetMs: config.deliveryEventTimeoutMs, retryNum: 0, replay: true }));
     const logged: LogEntry = { id: copy.head.id, begun: copy, attempt: entry, state: { at: d.iso(), state: r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed' } };
     log.append(logged);
-    return applyEntry(undefined, logged)!;
+    return must(applyEntry(undefined, logged));
   }
 
   /**
@@ -178,7 +179,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     if (!payload) throw payloadNotKept('This trigger succeeded before the daemon restarted and its payload is not kept on disk; edit a body to copy instead.');
     const body = JSON.stringify(payload);
     const signed = signedHeaders((await apps.secretsOf(app)).signingSecret, body, clock.now());
-    return { url: rec.url, headers: [['content-type', 'application/json'], [TIMESTAMP_HEADER, signed[TIMESTAMP_HEADER]!], [SIGNATURE_HEADER, signed[SIGNATURE_HEADER]!]], body };
+    return { url: rec.url, headers: [['content-type', 'application/json'], [TIMESTAMP_HEADER, must(signed[TIMESTAMP_HEADER])], [SIGNATURE_HEADER, must(signed[SIGNATURE_HEADER])]], body };
   }
 
   /** End a retrying event: no further attempt. */
@@ -244,7 +245,10 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return asPerson(p, app, kind, input);
   }
 
-  /** The log, newest first; naming an app that is not the caller's (and has no deliveries listed) is 404, not an empty list. */
+  /**
+   * The log, newest first; naming an app that is not the caller's (and has no deliveries listed) is 404, not an empty
+   * list.
+   */
   async function list(p: Principal, f: Omit<ListFilter, 'ownerId'>) {
     const found = await log.list({ ownerId: p.workspaceUserId, ...f });
     // a deleted app's deliveries stay listed under its id

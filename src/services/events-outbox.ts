@@ -16,7 +16,9 @@ import type { Clock } from '../clock.js';
 import type { Change, Store } from '../store/types.js';
 import { EVENTS_OUTBOX, type AppEventType, type AppOutboxEvent, type Audience, type OutboxEventRecord, type OutboxRecordBase, type WorkspaceEventType, type WorkspaceOutboxEvent } from '../model/events.js';
 
-/** A hint on this store channel says the outbox was written: every daemon's worker drains it now, not at its next poll. */
+/**
+ * A hint on this store channel says the outbox was written: every daemon's worker drains it now, not at its next poll.
+ */
 const OUTBOX_CHANNEL = 'events_outbox';
 
 export interface EventsOutboxDeps {
@@ -52,7 +54,10 @@ export function createEventsOutbox(deps: EventsOutboxDeps) {
       for (const fn of local) queueMicrotask(fn);
       void store.publish(OUTBOX_CHANNEL, instanceId).catch(() => {});
     },
-    /** Call `fn` whenever the outbox may have been written (a hint from any daemon, or hints lost); returns the unsubscribe. */
+    /**
+     * Call `fn` whenever the outbox may have been written (a hint from any daemon, or hints lost); returns the
+     * unsubscribe.
+     */
     onWritten(fn: () => void): () => void {
       local.add(fn);
       const stop = store.subscribe(OUTBOX_CHANNEL, (from) => from !== instanceId && fn(), fn);

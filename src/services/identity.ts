@@ -14,7 +14,9 @@ export interface IssuedToken { authToken: string; exp: number; workspaceId: stri
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** How long a token of `actAs` lives: one command's worth (the CLI revokes it when done). */
 const ACT_AS_TTL_SECONDS = 10 * 60;
-/** The login of the owner the first start creates (no password: the local CLI acts as them through credentials.json). */
+/**
+ * The login of the owner the first start creates (no password: the local CLI acts as them through credentials.json).
+ */
 const OWNER_EMAIL = 'owner@localhost';
 
 export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<EventsOutbox, 'workspaceEvent' | 'written'> }) {
@@ -110,7 +112,10 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
     return made;
   }
 
-  /** A management token's record and its value, not yet committed (a caller may commit it with more); `ttlSeconds` shortens its life. */
+  /**
+   * A management token's record and its value, not yet committed (a caller may commit it with more); `ttlSeconds`
+   * shortens its life.
+   */
   function newToken(user: WorkspaceUserRecord, ttlSeconds = ctx.config.managementTokenTtlSeconds): { change: Change; issued: IssuedToken; jti: string } {
     const iat = Math.floor(clock.now() / 1000);
     const exp = iat + Math.min(ttlSeconds, ctx.config.managementTokenTtlSeconds);

@@ -11,6 +11,7 @@ import type { ServiceContext } from './context.js';
 import { StoreConflict } from '../store/types.js';
 import type { ReplyWaiter, SocketConn } from '../delivery/socket-connections.js';
 import type { TicketRecord } from '../model/delivery.js';
+import { must } from '../must.js';
 
 export type FrameVerdict =
   | { kind: 'pong' }
@@ -139,7 +140,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     const start = rr.get(appId) ?? 0;
     for (let k = 0; k < list.length; k++) {
       const i = (start + k) % list.length;
-      const conn = list[i]!.conn;
+      const conn = must(list[i]).conn;
       if (conn.isOpen?.() === false) continue; // closing: a frame sent now would be lost
       rr.set(appId, i + 1);
       return conn;
@@ -211,7 +212,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     const now = clock.now();
     const since = now - config.socketBadFrameWindowMs;
     st.badFrames.push(now);
-    while (st.badFrames.length && st.badFrames[0]! <= since) st.badFrames.shift();
+    while (st.badFrames.length && must(st.badFrames[0]) <= since) st.badFrames.shift();
     if (st.badFrames.length > config.socketBadFrameLimit) {
       log.warn('socket closed: flood of bad frames', { appId: conn.appId, connId: conn.id, badFrames: st.badFrames.length, windowMs: config.socketBadFrameWindowMs });
       return { kind: 'flood' };

@@ -32,7 +32,8 @@ export function createTriggerSources(deps: { workspace: Workspace; grants: Pick<
       try {
         return await ws.messages.post(bot, channelId, body);
       } catch (e) {
-        if (!(e instanceof AppError) || e.status !== 404) throw e; // the bot does not see that channel: the caller posts it
+        // the bot does not see that channel: the caller posts it
+        if (!(e instanceof AppError) || e.status !== 404) throw e;
       }
     }
     return ws.messages.post(me, channelId, body);

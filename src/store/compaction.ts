@@ -100,7 +100,8 @@ export class Compactor {
     }
     await writer.switchTo(h, n);
     await writer.closeRetired();
-    // The writer is faulty (a full or failing disk): the snapshot would most likely fail too; retry once writes succeed.
+    // The writer is faulty (a full or failing disk): the snapshot would most likely fail too; retry once writes
+    // succeed.
     if (writer.fault) throw writer.fault;
     await snapshot.write(this.#o.capture);
     await writer.deleteJournals((k) => k >= n);

@@ -1,12 +1,12 @@
 /**
- * The embedded store: a data file (appreg.json; lowdb wrote it once, nothing of lowdb is left) as the store of record, plus
- * append-only journal files (appreg.journal.<n>) that make each commit durable
+ * The embedded store: a data file (appreg.json; lowdb wrote it once, nothing of lowdb is left) as the store of record,
+ * plus append-only journal files (appreg.journal.<n>) that make each commit durable
  * with one small fdatasync instead of rewriting the whole document.
  *
  *  - Reads come from memory (records are kept as JSON strings: tables.ts) and return
  *    fresh parses. commit() checks its expectations against memory, applies to memory
- *    at once (so nothing can interleave), then queues a journal line; lines queued while a write is in flight go out together in
- *    one write + one fdatasync (group commit: journal-writer.ts).
+ * at once (so nothing can interleave), then queues a journal line; lines queued while a write is in flight go out
+ * together in    one write + one fdatasync (group commit: journal-writer.ts).
  *  - A write that fails (disk full, I/O error) rolls its commits, and every commit
  *    queued behind them, back out of memory before rejecting them (StoreUnavailable),
  *    so no request sees a record whose commit failed; health() reports the fault, and
@@ -35,6 +35,7 @@ import { idUnstorable, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused,
 import type { Tables as DaemonTables } from '../model/tables.js';
 import { createLogger } from '../logger.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
+import { must } from '../must.js';
 
 /** What health() and every refused write say while the journal cannot be written. */
 function reasonOf(err: unknown): string {
@@ -156,7 +157,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
       const snap = tables.snapshot();
       const pending = writer.unacknowledged();
       undoOnSnapshot(snap, pending);
-      return { seq: pending.length ? pending[0]!.seq - 1 : lastSeq, tables: snap };
+      return { seq: pending.length ? must(pending[0]).seq - 1 : lastSeq, tables: snap };
     },
     everyBytes: opts.compactEveryBytes ?? 4 * 1024 * 1024,
     idleMs: opts.compactIdleMs ?? 2000,
@@ -176,7 +177,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
     // The journal line is concatenated from the record strings: no second serialisation.
     let line = `{"seq":${seq},"changes":[`;
     for (let i = 0; i < changes.length; i++) {
-      const c = changes[i]!;
+      const c = must(changes[i]);
       line += `${i ? ',' : ''}{"table":${JSON.stringify(c.table)},"id":${JSON.stringify(c.id)},"value":${c.json ?? 'null'}}`;
     }
     line += ']}';

@@ -66,8 +66,8 @@ export const RETIRED_FIELDS: Readonly<Record<string, readonly string[]>> = {
  * messages newest first, say. PostgreSQL has a composite index for each (the field, the order
  * value, the id), so a page is a range of that index, read from where the previous page ended,
  * instead of a sort of every record under the key; it serves the field's finds too (the field
- * has no index of its own there). Each field listed must be in INDEXED_FIELDS. The embedded store keeps a sorted list per
- * key for any order it is asked (ordered.ts); a findPage in an order not listed here still works
+ * has no index of its own there). Each field listed must be in INDEXED_FIELDS. The embedded store keeps a sorted list
+ * per key for any order it is asked (ordered.ts); a findPage in an order not listed here still works
  * on PostgreSQL, by sorting.
  */
 export const PAGE_ORDERS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {

@@ -130,7 +130,9 @@ export class JournalWriter {
     }
   }
 
-  /** Resolves once appends go to journal n (between two batches, never during one); rejects while the writer is faulty. */
+  /**
+   * Resolves once appends go to journal n (between two batches, never during one); rejects while the writer is faulty.
+   */
   switchTo(h: FileHandle, n: number): Promise<void> {
     return new Promise<void>((done, fail) => {
       this.#pendingSwitch = { h, n, done, fail };

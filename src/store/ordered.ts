@@ -8,6 +8,7 @@
  * key has no record left. Records whose orderBy is not a finite number are in no list.
  */
 import { indexKey } from './indexes.js';
+import { must } from '../must.js';
 
 /** A record's place in a list: its orderBy value and id. */
 export interface Place {
@@ -30,7 +31,7 @@ function bound(list: readonly Place[], p: Place, inclusive: boolean): number {
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const c = comparePlaces(list[mid]!, p);
+    const c = comparePlaces(must(list[mid]), p);
     if (c < 0 || (c === 0 && !inclusive)) lo = mid + 1;
     else hi = mid;
   }
@@ -74,7 +75,7 @@ export class OrderedLists {
       if (old && oldK !== undefined) {
         const i = bound(old, { k: oldK, id }, true);
         if (old[i]?.id === id) old.splice(i, 1);
-        if (!old.length) lists.delete(oldKey!);
+        if (!old.length) lists.delete(must(oldKey));
       }
       const newKey = after && indexKey(after, field);
       const newK = after && orderValue(after, orderBy);

@@ -35,7 +35,9 @@ interface RecoverOptions {
   /** More files whose existence means the directory held state (e.g. a key file that existed before this start). */
   stateFiles?: readonly string[];
   logger: StoreLogger;
-  /** Called with what was read, before any file is touched: whatever it throws refuses the open, every file unchanged. */
+  /**
+   * Called with what was read, before any file is touched: whatever it throws refuses the open, every file unchanged.
+   */
   beforeWrite?: (tables: Tables) => Promise<void>;
 }
 

@@ -11,6 +11,7 @@
 import { INDEXED_FIELDS, assertIndexed, indexKey } from './indexes.js';
 import { OrderedLists, pageOf } from './ordered.js';
 import { checkRecordKeys, deepFreeze, type AnyTables, type Change, type PageQuery, type ReadOptions, type RecordKey } from './types.js';
+import { must } from '../must.js';
 
 /** Text the shared reads keep parsed at most (characters): about 4,000 app records of 2.5 KB, some 30 MB of objects. */
 const SHARED_CHARS = 10_000_000;
@@ -162,34 +163,34 @@ export class Tables {
 
   find(table: string, field: string, value: string): object[] {
     assertIndexed(table, field);
-    const ids = this.#indexes.get(table)?.[INDEXED_FIELDS[table]!.indexOf(field)]?.get(value);
+    const ids = this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value);
     if (!ids) return [];
-    const t = this.#tables.get(table)!;
+    const t = must(this.#tables.get(table));
     const out: object[] = [];
-    for (const id of ids) out.push(this.#read(t.get(id)!));
+    for (const id of ids) out.push(this.#read(must(t.get(id))));
     return out;
   }
 
   /** The number of records `find` would return. */
   countWhere(table: string, field: string, value: string): number {
     assertIndexed(table, field);
-    return this.#indexes.get(table)?.[INDEXED_FIELDS[table]!.indexOf(field)]?.get(value)?.size ?? 0;
+    return this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value)?.size ?? 0;
   }
 
   /** One page of `find(table, field, value)` in order of `page.orderBy`, then id (see Store.findPage). */
   findPage(table: string, field: string, value: string, page: PageQuery): object[] {
     assertIndexed(table, field);
     if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
-    const ids = this.#indexes.get(table)?.[INDEXED_FIELDS[table]!.indexOf(field)]?.get(value);
+    const ids = this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value);
     if (!ids) return [];
-    const t = this.#tables.get(table)!;
+    const t = must(this.#tables.get(table));
     let ordered = this.#ordered.get(table);
     if (!ordered) this.#ordered.set(table, (ordered = new OrderedLists()));
     const list = ordered.list(page.orderBy, field, value, function* () {
-      for (const id of ids) yield [id, JSON.parse(t.get(id)!) as object];
+      for (const id of ids) yield [id, JSON.parse(must(t.get(id))) as object];
     });
     const after = page.after && { k: page.after.value, id: page.after.id };
-    return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read(t.get(p.id)!));
+    return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read(must(t.get(p.id))));
   }
 
   all(table: string): object[] {
@@ -224,7 +225,7 @@ export class Tables {
   /** Undo one commit (what applyWithUndo returned); undo several newest first. */
   restore(undo: CommitUndo): void {
     for (let j = undo.prev.length - 1; j >= 0; j--) {
-      const { table, id, json } = undo.prev[j]!;
+      const { table, id, json } = must(undo.prev[j]);
       this.#set(table, id, json ?? null);
     }
   }
@@ -277,9 +278,9 @@ export class Tables {
 
   #index(ix: TableIndex, fields: readonly string[], id: string, rec: object): void {
     for (let i = 0; i < fields.length; i++) {
-      const k = indexKey(rec, fields[i]!);
+      const k = indexKey(rec, must(fields[i]));
       if (k === undefined) continue;
-      const idx = ix[i]!;
+      const idx = must(ix[i]);
       let ids = idx.get(k);
       if (!ids) idx.set(k, (ids = new Set()));
       ids.add(id);
@@ -288,9 +289,9 @@ export class Tables {
 
   #unindex(ix: TableIndex, fields: readonly string[], id: string, rec: object): void {
     for (let i = 0; i < fields.length; i++) {
-      const k = indexKey(rec, fields[i]!);
+      const k = indexKey(rec, must(fields[i]));
       if (k === undefined) continue;
-      const idx = ix[i]!;
+      const idx = must(ix[i]);
       const ids = idx.get(k);
       if (!ids) continue;
       ids.delete(id);
@@ -302,9 +303,9 @@ export class Tables {
 /** Apply undo records, newest first, to a snapshot (a copy taken from Tables.snapshot()). */
 export function undoOnSnapshot(snap: TableSnapshot, undos: readonly CommitUndo[]): void {
   for (let i = undos.length - 1; i >= 0; i--) {
-    const { prev } = undos[i]!;
+    const { prev } = must(undos[i]);
     for (let j = prev.length - 1; j >= 0; j--) {
-      const { table, id, json } = prev[j]!;
+      const { table, id, json } = must(prev[j]);
       let t = snap.get(table);
       if (json === undefined) {
         t?.delete(id);

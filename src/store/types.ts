@@ -157,7 +157,10 @@ export interface PageQuery<R extends object = object> {
   desc?: boolean;
   /** At most this many records (1 or more). */
   limit: number;
-  /** Only records beyond this position in the page's direction (the last record of the previous page: its orderBy value and id). */
+  /**
+   * Only records beyond this position in the page's direction (the last record of the previous page: its orderBy value
+   * and id).
+   */
   after?: { value: number; id: string };
 }
 
@@ -222,7 +225,10 @@ export interface Store<TM extends TableMap = Tables> {
   /** Every record of a table, in no order: for sweeps and tables that stay small. */
   all<K extends TableOf<TM>>(table: K): Promise<TM[K][]>;
   count(table: TableOf<TM>): Promise<number>;
-  /** How many records `find(table, field, value)` would return, without reading them (the index's size; count(*) on PostgreSQL). */
+  /**
+   * How many records `find(table, field, value)` would return, without reading them (the index's size; count(*) on
+   * PostgreSQL).
+   */
   countWhere<K extends TableOf<TM> & IndexedTable>(table: K, field: IndexedField<K>, value: string): Promise<number>;
   /**
    * One page of `find(table, field, value)`, ordered by `page.orderBy` then id: a channel's newest
@@ -250,7 +256,10 @@ export interface Store<TM extends TableMap = Tables> {
    * behind a balancer).
    */
   hit(key: string, windowMs: number, now: number, n?: number): Promise<HitCount>;
-  /** Send `payload` (a string up to 7,000 bytes) to every listener of `channel` in every daemon of the store, this one included. */
+  /**
+   * Send `payload` (a string up to 7,000 bytes) to every listener of `channel` in every daemon of the store, this one
+   * included.
+   */
   publish(channel: string, payload: string): Promise<void>;
   /**
    * Listen on `channel`; returns the unsubscribe. `onGap` is called when messages on the channel may
@@ -307,10 +316,16 @@ export function typed(store: unknown): unknown {
   return store;
 }
 
-/** The reads a check made before a store writes anything may use (start.ts's key check): both stores offer them before they open for writing. */
+/**
+ * The reads a check made before a store writes anything may use (start.ts's key check): both stores offer them before
+ * they open for writing.
+ */
 export type StoreReads<TM extends TableMap = Tables> = Pick<Store<TM>, 'get' | 'all' | 'count'>;
 
-/** Where the store reports what it repaired by itself (a torn journal tail) and when it cannot write or can again; the daemon's Logger fits. */
+/**
+ * Where the store reports what it repaired by itself (a torn journal tail) and when it cannot write or can again; the
+ * daemon's Logger fits.
+ */
 export interface StoreLogger {
   warn(msg: string, fields?: Record<string, unknown>): void;
   info?(msg: string, fields?: Record<string, unknown>): void;

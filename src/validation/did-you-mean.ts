@@ -1,4 +1,5 @@
 /** "Did you mean …?" for a misspelt manifest field, scope or event: the closest known word, when it is close. */
+import { must } from '../must.js';
 
 /** Edits (insert, delete, replace, swap two neighbours) from `a` to `b`, ignoring case. */
 function distance(a: string, b: string): number {
@@ -8,12 +9,12 @@ function distance(a: string, b: string): number {
   for (let i = 1; i <= x.length; i++) {
     for (let j = 1; j <= y.length; j++) {
       const cost = x[i - 1] === y[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
+      let v = Math.min(must(must(d[i - 1])[j]) + 1, must(must(d[i])[j - 1]) + 1, must(must(d[i - 1])[j - 1]) + cost);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) v = Math.min(v, must(must(d[i - 2])[j - 2]) + 1);
+      must(d[i])[j] = v;
     }
   }
-  return d[x.length]![y.length]!;
+  return must(must(d[x.length])[y.length]);
 }
 
 /** The known word closest to `word`, if it is within a third of its length (at least 1 edit, at most 3). */

@@ -1,4 +1,7 @@
-/** POST …/act-as: the workspace owner's short-lived token of another user (appreg say --as), which touches none of that user's logins. */
+/**
+ * POST …/act-as: the workspace owner's short-lived token of another user (appreg say --as), which touches none of that
+ * user's logins.
+ */
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { installPlatformApp } from '../helpers/platform-client.js';

@@ -2,6 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, onPostgres, storedText, type TestDaemon } from '../helpers/daemon.js';
+import { must } from '../../src/must.js';
 
 const SECRET_KEYS = ['clientSecret', 'appKey', 'signingSecret'];
 
@@ -164,7 +165,7 @@ t.test('management endpoints 1–5', async (t) => {
   });
 
   t.test('the management token is JWT-shaped with a numeric exp', async (t) => {
-    const claims = JSON.parse(Buffer.from(d.token.split('.')[1]!, 'base64url').toString());
+    const claims = JSON.parse(Buffer.from(must(d.token.split('.')[1]), 'base64url').toString());
     t.type(claims.exp, 'number');
     t.ok(claims.exp > Date.now() / 1000);
   });
@@ -223,7 +224,7 @@ t.test('data directory: files 0600, daemon.json, lock, bootstrap credentials', a
   const created = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() })).json()) as Record<string, string>;
   const stored = await storedText(d);
   t.match(stored, created.id, 'the app is stored (on disk, or in the database) before the response');
-  for (const k of ['clientSecret', 'appKey', 'signingSecret']) t.notOk(stored.includes(created[k]!), `${k} is encrypted at rest`);
+  for (const k of ['clientSecret', 'appKey', 'signingSecret']) t.notOk(stored.includes(must(created[k])), `${k} is encrypted at rest`);
   const daemonJson = JSON.parse(fs.readFileSync(path.join(d.dataDir, 'daemon.json'), 'utf8'));
   t.equal(daemonJson.url, d.url);
   t.equal(daemonJson.pid, process.pid);

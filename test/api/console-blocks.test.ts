@@ -12,6 +12,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { signIn } from '../helpers/console.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
 const plain = (text: string) => ({ type: 'plain_text', text });
@@ -22,7 +23,7 @@ const unescape = (s: string) => s.replace(/&#34;/g, '"').replace(/&amp;/g, '&').
 function actOf(html: string, onAction: string): Record<string, string> {
   const m = new RegExp(`name="act" value="([^"]*&#34;onAction&#34;:&#34;${onAction}&#34;[^"]*)"`).exec(html);
   if (!m) throw new Error(`no element ${onAction} on the page`);
-  return JSON.parse(unescape(m[1]!)) as Record<string, string>;
+  return JSON.parse(unescape(must(m[1]))) as Record<string, string>;
 }
 
 /** A form body: repeated fields for arrays (ticked boxes, the two dates of a range). */
@@ -50,15 +51,15 @@ async function setup(t: TapTest) {
   const { cookie, csrf } = await signIn(d);
   const get = async (path: string) => (await fetch(d.url + path, { headers: { cookie } })).text();
   const post = (path: string, fields: Record<string, string | string[]>) => fetch(d.url + path, { method: 'POST', headers: { cookie }, body: body({ csrf, ...fields }), redirect: 'manual' });
-  const channelPath = (await fetch(`${d.url}/console/channels`, { headers: { cookie }, redirect: 'manual' })).headers.get('location')!;
-  const channelId = decodeURIComponent(channelPath.split('/').pop()!);
-  const me = ((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')!.id;
+  const channelPath = must((await fetch(`${d.url}/console/channels`, { headers: { cookie }, redirect: 'manual' })).headers.get('location'));
+  const channelId = decodeURIComponent(must(channelPath.split('/').pop()));
+  const me = must(((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')).id;
   /** The next BLOCK_INTERACTION or VIEW_ACTION the app receives after `fn`. */
   const sent = async (fn: () => Promise<Response>, status = 303) => {
     const before = rx.received.length;
     const res = await fn();
     t.equal(res.status, status, `answered ${status}`);
-    return status === 303 ? (await rx.waitFor(before + 1))[before]! : undefined;
+    return status === 303 ? must((await rx.waitFor(before + 1))[before]) : undefined;
   };
   return { d, rx, app, bot, get, post, channelPath, channelId, me, sent };
 }
@@ -82,30 +83,30 @@ t.test('a message: checkboxes, a date, a date range, a text input and an attachm
   t.match(html, /In the attachment[^]*>Attached button<\/button>/, 'the attachment’s blocks, its button included');
 
   const ticked = await sent(() => post(actions, { act: JSON.stringify(actOf(html, 'cb')), v: ['1', '3'] }));
-  t.ok(ticked!.signatureValid);
-  t.match(ticked!.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', sourceId: messageId, channelId, onAction: 'cb', actionType: 'CHECKBOXES' });
-  t.same(JSON.parse(ticked!.body.payload), { values: ['1', '3'] }, 'every box ticked, as the SDK’s example reads it');
+  t.ok(must(ticked).signatureValid);
+  t.match(must(ticked).body, { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', sourceId: messageId, channelId, onAction: 'cb', actionType: 'CHECKBOXES' });
+  t.same(JSON.parse(must(ticked).body.payload), { values: ['1', '3'] }, 'every box ticked, as the SDK’s example reads it');
   html = await get(channelPath);
   t.match(html, /value="1" id="[^"]+" checked[^]*value="2" id="[^"]+" data-submit[^]*value="3" id="[^"]+" checked/, 'the boxes stay as the person ticked them');
   const none = await sent(() => post(actions, { act: JSON.stringify(actOf(html, 'cb')) }));
-  t.same(JSON.parse(none!.body.payload), { values: [] }, 'no box ticked: an empty list');
+  t.same(JSON.parse(must(none).body.payload), { values: [] }, 'no box ticked: an empty list');
 
   const day = await sent(() => post(actions, { act: JSON.stringify(actOf(html, 'dp')), v: '2026-03-15' }));
-  t.match(day!.body, { onAction: 'dp', actionType: 'DATE_PICKER' });
-  t.same(JSON.parse(day!.body.payload), { value: '2026-03-15' });
+  t.match(must(day).body, { onAction: 'dp', actionType: 'DATE_PICKER' });
+  t.same(JSON.parse(must(day).body.payload), { value: '2026-03-15' });
   t.match(await get(channelPath), /<input type="date" id="[^"]+" name="v" value="2026-03-15">/, 'the date chosen stays shown');
 
   const range = await sent(() => post(actions, { act: JSON.stringify(actOf(html, 'dr')), v: ['2026-03-01', '2026-03-09'] }));
-  t.match(range!.body, { onAction: 'dr', actionType: 'DATE_RANGE_PICKER' });
-  t.same(JSON.parse(range!.body.payload), { values: ['2026-03-01', '2026-03-09'] }, 'a range is [start, end]');
+  t.match(must(range).body, { onAction: 'dr', actionType: 'DATE_RANGE_PICKER' });
+  t.same(JSON.parse(must(range).body.payload), { values: ['2026-03-01', '2026-03-09'] }, 'a range is [start, end]');
 
   const text = await sent(() => post(actions, { act: JSON.stringify(actOf(html, 'pt')), v: 'hello there' }));
-  t.match(text!.body, { onAction: 'pt', actionType: 'PLAIN_TEXT_INPUT' });
-  t.same(JSON.parse(text!.body.payload), { value: 'hello there' });
+  t.match(must(text).body, { onAction: 'pt', actionType: 'PLAIN_TEXT_INPUT' });
+  t.same(JSON.parse(must(text).body.payload), { value: 'hello there' });
 
   const attached = await sent(() => post(actions, { act: JSON.stringify(actOf(html, 'att_btn')) }));
-  t.match(attached!.body, { onAction: 'att_btn', actionType: 'BUTTON', sourceType: 'MESSAGE', sourceId: messageId });
-  t.same(JSON.parse(attached!.body.payload), { value: 'a1' }, 'the attachment’s button works');
+  t.match(must(attached).body, { onAction: 'att_btn', actionType: 'BUTTON', sourceType: 'MESSAGE', sourceId: messageId });
+  t.same(JSON.parse(must(attached).body.payload), { value: 'a1' }, 'the attachment’s button works');
 
   // a choice not made is the page again with the reason, and nothing is sent
   const count = rx.received.length;
@@ -133,10 +134,10 @@ t.test('a message: checkboxes, a date, a date range, a text input and an attachm
   html = await get(channelPath);
   const ephActions = `${channelPath}/messages/${eph.body.id}/actions`;
   const ephTick = await sent(() => post(ephActions, { act: JSON.stringify(actOf(html, 'eph_cb')), v: 'y' }));
-  t.match(ephTick!.body, { sourceType: 'EPHEMERAL_MESSAGE', sourceId: eph.body.id, actionType: 'CHECKBOXES' });
-  t.same(JSON.parse(ephTick!.body.payload), { values: ['y'] });
+  t.match(must(ephTick).body, { sourceType: 'EPHEMERAL_MESSAGE', sourceId: eph.body.id, actionType: 'CHECKBOXES' });
+  t.same(JSON.parse(must(ephTick).body.payload), { values: ['y'] });
   const ephDay = await sent(() => post(ephActions, { act: JSON.stringify(actOf(html, 'eph_dp')), v: '2026-05-05' }));
-  t.same(JSON.parse(ephDay!.body.payload), { value: '2026-05-05' });
+  t.same(JSON.parse(must(ephDay).body.payload), { value: '2026-05-05' });
 });
 
 t.test('a modal: checkboxes, a date, a date range and a section’s input accessory make the state the SDK reads; dispatchAction and an actions block send at once', async (t) => {
@@ -153,7 +154,7 @@ t.test('a modal: checkboxes, a date, a date range and a section’s input access
   rx.on('/block', { json: {} });
   t.equal((await post(`${channelPath}/messages`, { text: '/form' })).status, 303);
   let html = await get(channelPath);
-  const viewId = /action="\/console\/views\/([^"]+)"/.exec(html)![1]!;
+  const viewId = must(must(/action="\/console\/views\/([^"]+)"/.exec(html))[1]);
   t.match(html, /<legend>Pick <span class="muted">\(optional\)<\/span><\/legend>/, 'the checkboxes, labelled');
   t.match(html, /<input type="date" id="[^"]+" name="s\.day\.d" value="" required>/, 'the date picker, required');
   t.equal((html.match(/name="s\.span\.r"/g) ?? []).length, 2, 'the range: two dates');
@@ -161,33 +162,33 @@ t.test('a modal: checkboxes, a date, a date range and a section’s input access
 
   // dispatchAction: ticking sends BLOCK_INTERACTION from the VIEW, with the view's state as it is
   const dispatched = await sent(() => post(`/console/views/${viewId}`, { act: JSON.stringify(actOf(html, 'cbx')), 's.cb.cbx': ['a', 'c'], 's.day.d': '2026-04-01', 's.span.r': ['', ''], 's.note.n': '' }));
-  t.match(dispatched!.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'VIEW', sourceId: viewId, onAction: 'cbx', actionType: 'CHECKBOXES', view: { callbackId: 'cb_form' } });
-  t.same(JSON.parse(dispatched!.body.payload), { values: ['a', 'c'] });
-  t.same(dispatched!.body.view.state, { values: { cb: { cbx: { type: 'checkboxes', values: ['a', 'c'] } }, day: { d: { type: 'date_picker', value: '2026-04-01' } } } }, 'the state: no empty range, no empty note');
+  t.match(must(dispatched).body, { messageType: 'BLOCK_INTERACTION', sourceType: 'VIEW', sourceId: viewId, onAction: 'cbx', actionType: 'CHECKBOXES', view: { callbackId: 'cb_form' } });
+  t.same(JSON.parse(must(dispatched).body.payload), { values: ['a', 'c'] });
+  t.same(must(dispatched).body.view.state, { values: { cb: { cbx: { type: 'checkboxes', values: ['a', 'c'] } }, day: { d: { type: 'date_picker', value: '2026-04-01' } } } }, 'the state: no empty range, no empty note');
   html = await get(channelPath);
   t.match(html, /name="s\.cb\.cbx" value="a" id="[^"]+" checked[^]*name="s\.cb\.cbx" value="c" id="[^"]+" checked/, 'the modal keeps what was ticked');
   t.match(html, /name="s\.day\.d" value="2026-04-01"/, 'and the date');
 
   // an actions block in the modal: its own field, sent at once, shown again
   const tags = actOf(html, 'tags');
-  const tagged = await sent(() => post(`/console/views/${viewId}`, { act: JSON.stringify(tags), [tags.from!]: 'y', 's.day.d': '2026-04-01' }));
-  t.match(tagged!.body, { sourceType: 'VIEW', onAction: 'tags', actionType: 'CHECKBOXES' });
-  t.same(JSON.parse(tagged!.body.payload), { values: ['y'] });
-  t.notOk('tags' in tagged!.body.view.state.values, 'an actions block is not part of the state');
+  const tagged = await sent(() => post(`/console/views/${viewId}`, { act: JSON.stringify(tags), [must(tags.from)]: 'y', 's.day.d': '2026-04-01' }));
+  t.match(must(tagged).body, { sourceType: 'VIEW', onAction: 'tags', actionType: 'CHECKBOXES' });
+  t.same(JSON.parse(must(tagged).body.payload), { values: ['y'] });
+  t.notOk('tags' in must(tagged).body.view.state.values, 'an actions block is not part of the state');
   t.match(await get(channelPath), /value="y" id="[^"]+" checked/, 'the tick stays shown');
 
   // submit with one date of the optional range: left out; the app answers with an error at it
   rx.on('/view', (r) => ({ json: { view: { ...r.body.view, blocks: r.body.view.blocks.map((b: Record<string, unknown>) => (b.blockId === 'span' ? { ...b, validationError: 'Give both dates' } : b)) }, action: 'UPDATE' } }));
   const first = await sent(() => post(`/console/views/${viewId}`, { do: 'submit', 's.cb.cbx': 'b', 's.day.d': '2026-04-02', 's.span.r': ['2026-04-03', ''], 's.note.n': 'hi' }));
-  t.match(first!.body, { messageType: 'VIEW_ACTION', viewActionType: 'SUBMIT' });
-  t.same(first!.body.view.state, { values: { cb: { cbx: { type: 'checkboxes', values: ['b'] } }, day: { d: { type: 'date_picker', value: '2026-04-02' } }, note: { n: { type: 'plain_text_input', value: 'hi' } } } }, 'a range with one date is left out, never values: [""]');
+  t.match(must(first).body, { messageType: 'VIEW_ACTION', viewActionType: 'SUBMIT' });
+  t.same(must(first).body.view.state, { values: { cb: { cbx: { type: 'checkboxes', values: ['b'] } }, day: { d: { type: 'date_picker', value: '2026-04-02' } }, note: { n: { type: 'plain_text_input', value: 'hi' } } } }, 'a range with one date is left out, never values: [""]');
   html = await get(channelPath);
   t.match(html, /name="s\.span\.r" value="" aria-describedby="([^"]+)" aria-invalid="true"[^]*<p class="error" id="\1">Give both dates<\/p>/, 'the app’s validation error at its field');
 
   rx.on('/view', { json: {} });
   const second = await sent(() => post(`/console/views/${viewId}`, { do: 'submit', 's.day.d': '2026-04-02', 's.span.r': ['2026-04-03', '2026-04-05'], 's.note.n': 'hi' }));
-  t.same(second!.body.view.state.values.span, { r: { type: 'date_range_picker', values: ['2026-04-03', '2026-04-05'] } }, 'both dates: the range');
-  t.same(second!.body.view.state.values.cb, { cbx: { type: 'checkboxes', values: [] } }, 'no box ticked: an empty list');
+  t.same(must(second).body.view.state.values.span, { r: { type: 'date_range_picker', values: ['2026-04-03', '2026-04-05'] } }, 'both dates: the range');
+  t.same(must(second).body.view.state.values.cb, { cbx: { type: 'checkboxes', values: [] } }, 'no box ticked: an empty list');
   t.notMatch(await get(channelPath), /role="dialog"/, 'the acknowledged submit closed the modal');
 });
 
@@ -205,10 +206,10 @@ t.test('a home view: its input blocks are its state, its checkboxes send at once
   let html = await get(`/console/home/${app.id}`);
   t.match(html, /<form method="post" action="\/console\/home\/[^"]+\/actions" class="msg">/, 'the home view is one form');
   const prefs = actOf(html, 'prefs');
-  const ticked = await sent(() => post(`/console/home/${app.id}/actions`, { act: JSON.stringify(prefs), [prefs.from!]: 'chat', 's.when.w': '2026-06-01' }));
-  t.match(ticked!.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'VIEW', onAction: 'prefs', actionType: 'CHECKBOXES', view: { type: 'HOME' } });
-  t.same(JSON.parse(ticked!.body.payload), { values: ['chat'] });
-  t.same(ticked!.body.view.state, { values: { when: { w: { type: 'date_picker', value: '2026-06-01' } } } }, 'the home view’s state');
+  const ticked = await sent(() => post(`/console/home/${app.id}/actions`, { act: JSON.stringify(prefs), [must(prefs.from)]: 'chat', 's.when.w': '2026-06-01' }));
+  t.match(must(ticked).body, { messageType: 'BLOCK_INTERACTION', sourceType: 'VIEW', onAction: 'prefs', actionType: 'CHECKBOXES', view: { type: 'HOME' } });
+  t.same(JSON.parse(must(ticked).body.payload), { values: ['chat'] });
+  t.same(must(ticked).body.view.state, { values: { when: { w: { type: 'date_picker', value: '2026-06-01' } } } }, 'the home view’s state');
   html = await get(`/console/home/${app.id}`);
   t.match(html, /name="s\.when\.w" value="2026-06-01"/, 'the date typed stays');
   t.match(html, /value="chat" id="[^"]+" checked/, 'the box ticked stays');

@@ -13,6 +13,7 @@ import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { startReceiver, verify } from '../helpers/receiver.js';
 import { signIn } from '../helpers/console.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const unescape = (s: string) => s.replace(/&#34;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 
@@ -38,7 +39,7 @@ async function setup(t: TapTest, clock = createTestClock()) {
       }),
     })
   ).json()) as Record<string, string>;
-  rx.secret = app.signingSecret!;
+  rx.secret = must(app.signingSecret);
   const { cookie, csrf } = await signIn(d);
   const page = async (path: string) => (await fetch(d.url + path, { headers: { cookie } })).text();
   const post = (path: string, fields: Record<string, string>) => fetch(d.url + path, { method: 'POST', body: new URLSearchParams({ csrf, ...fields }), headers: { cookie }, redirect: 'manual' });
@@ -53,26 +54,26 @@ t.test('an event’s body decoded and pretty-printed; the answer’s headers bes
   const ev = await trigger({ kind: 'event', event: 'NEW_MESSAGE', body: { tx: 'He said "hi"', cId: 'c_1' } });
   await rx.waitFor(1);
   let html = await page(`/console/deliveries/${ev.id}`);
-  const shown = unescape(/<pre aria-label="Body">([^<]*)<\/pre>/.exec(html)![1]!);
+  const shown = unescape(must(must(/<pre aria-label="Body">([^<]*)<\/pre>/.exec(html))[1]));
   t.same(JSON.parse(shown).body, { tx: 'He said "hi"', cId: 'c_1' }, 'the body shown is the decoded object');
   t.match(shown, /\n {2}"body": \{\n {4}"tx": "He said \\"hi\\"",/, 'pretty-printed, one field a line');
   t.match(html, /<code>body<\/code> is sent as a JSON-encoded string; it is shown decoded\./);
-  const exact = unescape(/<pre class="wrap" aria-label="Body as sent">([^<]*)<\/pre>/.exec(html)![1]!);
-  t.same(JSON.parse(exact), JSON.parse(rx.received[0]!.raw), 'the JSON sent, under it');
+  const exact = unescape(must(must(/<pre class="wrap" aria-label="Body as sent">([^<]*)<\/pre>/.exec(html))[1]));
+  t.same(JSON.parse(exact), JSON.parse(must(rx.received[0]).raw), 'the JSON sent, under it');
   t.notMatch(exact, /\n/, 'on one line, its body still a JSON-encoded string');
 
   // the answer's headers, kept on the attempt and shown beside the ones sent
   const answered = unescape(/<pre aria-label="Headers answered">([^<]*)<\/pre>/.exec(html)?.[1] ?? '');
   t.match(answered, /^x-app-trace: trace-7$/m, 'the app’s own header');
   t.match(answered, /^content-type: text\/plain$/m);
-  t.match(unescape(/<pre aria-label="Headers sent">([^<]*)<\/pre>/.exec(html)![1]!), new RegExp(`^x-pumble-request-signature: ${rx.received[0]!.headers['x-pumble-request-signature']}$`, 'm'));
+  t.match(unescape(must(must(/<pre aria-label="Headers sent">([^<]*)<\/pre>/.exec(html))[1])), new RegExp(`^x-pumble-request-signature: ${must(rx.received[0]).headers['x-pumble-request-signature']}$`, 'm'));
   const rec = await record(ev.id);
   t.ok((rec.attempts[0].answerHeaders as Array<[string, string]>).some(([k, v]) => k === 'x-app-trace' && v === 'trace-7'), 'the delivery record has them (answerHeaders)');
 
   // a block interaction's payload is decoded as well
   const bi = await trigger({ kind: 'block-interaction', onAction: 'pick', values: ['a', 'b'] });
   html = await page(`/console/deliveries/${bi.id}`);
-  t.same(JSON.parse(unescape(/<pre aria-label="Body">([^<]*)<\/pre>/.exec(html)![1]!)).payload, { values: ['a', 'b'] }, 'payload decoded');
+  t.same(JSON.parse(unescape(must(must(/<pre aria-label="Body">([^<]*)<\/pre>/.exec(html))[1]))).payload, { values: ['a', 'b'] }, 'payload decoded');
   t.match(html, /<code>payload<\/code> is sent as a JSON-encoded string/);
 });
 
@@ -102,22 +103,22 @@ t.test('Replay with an edited body: a new delivery marked as an edited replay, s
   const original = await trigger({ kind: 'slash-command', command: '/standup', text: 'as sent' });
   await rx.waitFor(1);
   let html = await page(`/console/deliveries/${original.id}`);
-  const prefilled = unescape(/<textarea id="edit-body" name="body"[^>]*>([^<]*)<\/textarea>/.exec(html)![1]!);
+  const prefilled = unescape(must(must(/<textarea id="edit-body" name="body"[^>]*>([^<]*)<\/textarea>/.exec(html))[1]));
   t.same(JSON.parse(prefilled), original.payload, 'the editor starts from the body sent');
 
   clock.set(clock.now() + 60_000);
   const edited = { ...original.payload, text: 'it\'s edited' };
   let res = await post(`/console/deliveries/${original.id}/replay`, { body: JSON.stringify(edited, null, 2) });
   t.equal(res.status, 303);
-  const location = res.headers.get('location')!;
+  const location = must(res.headers.get('location'));
   const copyId = /\/console\/deliveries\/([^?]+)\?done=edited$/.exec(location)?.[1];
   t.ok(copyId && copyId !== original.id, 'a new delivery');
-  const sent = (await rx.waitFor(2))[1]!;
+  const sent = must((await rx.waitFor(2))[1]);
   t.equal(sent.raw, JSON.stringify(edited), 'the app got the edited body');
   t.ok(sent.signatureValid, 'signed over the edited bytes with the app’s secret');
   t.equal(sent.headers['x-pumble-request-timestamp'], String(clock.now()), 'at the clock’s now: signed afresh');
   t.equal(sent.headers['x-appreg-delivery-id'], copyId);
-  const copy = await record(copyId!);
+  const copy = await record(must(copyId));
   t.match(copy, { editedFrom: original.id, kind: 'slash-command', url: `${rx.url}/slash`, state: 'delivered', attempts: [{ replay: true }] }, 'marked in the log');
   t.equal((await record(original.id)).attempts.length, 1, 'the original is as it was');
   html = await page(location);
@@ -150,8 +151,8 @@ t.test('Replay with an edited body: a new delivery marked as an edited replay, s
   const evPayload = (await record(ev.id)).payload;
   res = await post(`/console/deliveries/${ev.id}/replay`, { body: JSON.stringify({ ...evPayload, body: { tx: 'second' } }) });
   t.equal(res.status, 303);
-  const evCopy = /\/console\/deliveries\/([^?]+)\?done=edited$/.exec(res.headers.get('location')!)![1]!;
-  const got = rx.received.at(-1)!;
+  const evCopy = must(must(/\/console\/deliveries\/([^?]+)\?done=edited$/.exec(must(res.headers.get('location'))))[1]);
+  const got = must(rx.received.at(-1));
   t.equal(got.body.body, JSON.stringify({ tx: 'second' }), 'the event’s body went JSON-encoded, as the platform sends it');
   t.match(await record(evCopy), { editedFrom: ev.id, state: 'failed', attempts: [{ replay: true, status: 500 }] });
   t.notOk((await record(evCopy)).nextAttemptAt, 'an edited replay is not retried');
@@ -168,7 +169,7 @@ t.test('Copy as curl: the exact body, signed at the clock’s now, never the sec
 
   /** The command on the page, read by /bin/sh with `curl` a function that prints its arguments. */
   const argsOf = (html: string): string[] => {
-    const command = unescape(/<pre class="wrap" id="curl" aria-label="curl command">([^<]*)<\/pre>/.exec(html)![1]!);
+    const command = unescape(must(must(/<pre class="wrap" id="curl" aria-label="curl command">([^<]*)<\/pre>/.exec(html))[1]));
     const out = execFileSync('/bin/sh', ['-c', `curl() { printf '%s\\0' "$@"; }\n${command}`]);
     return out.toString('utf8').split('\0').slice(0, -1);
   };
@@ -177,27 +178,28 @@ t.test('Copy as curl: the exact body, signed at the clock’s now, never the sec
     const headers: Record<string, string> = {};
     for (let i = 3; i < args.length - 2; i += 2) {
       t.equal(args[i], '-H');
-      const [k, ...v] = args[i + 1]!.split(': ');
-      headers[k!] = v.join(': ');
+      const [k, ...v] = must(args[i + 1]).split(': ');
+      headers[must(k)] = v.join(': ');
     }
     t.equal(args.at(-2), '--data-binary');
-    return { headers, body: args.at(-1)! };
+    return { headers, body: must(args.at(-1)) };
   };
 
   clock.set(clock.now() + 5 * 60_000);
   let res = await post(`/console/deliveries/${original.id}/curl`, {});
   t.equal(res.status, 200);
   let html = await res.text();
-  t.notOk(html.includes(app.signingSecret!), 'the signing secret is not on the page');
+  t.notOk(html.includes(must(app.signingSecret)), 'the signing secret is not on the page');
   t.match(html, /the secret is not in it/);
   let { headers, body } = await send(argsOf(html));
-  // (on PostgreSQL the stored body's keys come back in the database's order: the same JSON, the bytes the command signs)
+  // (on PostgreSQL the stored body's keys come back in the database's order: the same JSON, the bytes the command
+  // signs)
   t.same(JSON.parse(body), original.payload, 'the body sent');
   t.equal(headers['x-pumble-request-timestamp'], String(clock.now()), 'a fresh timestamp (the clock’s now, not the first attempt’s)');
   t.ok(verify(app.signingSecret!, headers, body), 'a signature for that body and timestamp');
   const before = rx.received.length;
   await fetch(`${rx.url}/slash`, { method: 'POST', headers, body });
-  const arrived = (await rx.waitFor(before + 1))[before]!;
+  const arrived = must((await rx.waitFor(before + 1))[before]);
   t.ok(arrived.signatureValid, 'sent as the command says, the app accepts the signature');
   t.equal(arrived.raw, body);
 
@@ -208,7 +210,7 @@ t.test('Copy as curl: the exact body, signed at the clock’s now, never the sec
   t.match(html, /As a curl command \(the body as edited\)/);
   ({ headers, body } = await send(argsOf(html)));
   t.equal(body, edited);
-  t.ok(verify(app.signingSecret!, headers, body), 'signed over the edited body');
+  t.ok(verify(must(app.signingSecret), headers, body), 'signed over the edited body');
   t.equal((await post(`/console/deliveries/${original.id}/curl`, { body: 'nope' })).status, 400, 'an edited body that is not JSON: the reason');
-  t.notOk(d.logs().includes(app.signingSecret!), 'nor is it in the daemon’s log');
+  t.notOk(d.logs().includes(must(app.signingSecret)), 'nor is it in the daemon’s log');
 });

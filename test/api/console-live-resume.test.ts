@@ -10,13 +10,14 @@ import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { signIn } from '../helpers/console.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { must } from '../../src/must.js';
 
 type Tap = { teardown(fn: () => unknown): void };
 
 /** The stream URL a page rendered (data-stream, HTML-decoded). */
 const streamOf = (html: string) =>
-  /data-stream="([^"]+)"/
-    .exec(html)![1]!
+  must(must(/data-stream="([^"]+)"/
+    .exec(html))[1])
     .replace(/&#(\d+);/g, (_m, n: string) => String.fromCharCode(Number(n)))
     .replace(/&amp;/g, '&');
 
@@ -26,7 +27,7 @@ async function catchUp(t: Tap, d: TestDaemon, cookie: string, url: string, heade
   t.teardown(() => ac.abort());
   const res = await fetch(d.url + url, { headers: { cookie, ...headers }, signal: ac.signal });
   if (res.status !== 200) throw new Error(`stream ${url}: ${res.status}`);
-  const reader = res.body!.getReader();
+  const reader = must(res.body).getReader();
   let text = '';
   while (!/^retry: /m.test(text)) {
     const { value, done } = await reader.read();
@@ -38,7 +39,7 @@ async function catchUp(t: Tap, d: TestDaemon, cookie: string, url: string, heade
   return before
     .split('\n\n')
     .filter((b) => /^event: /m.test(b))
-    .map((b) => ({ id: /^id: (.*)$/m.exec(b)?.[1], event: /^event: (.*)$/m.exec(b)![1]!, data: JSON.parse(/^data: (.*)$/m.exec(b)![1]!) as { id?: string; html: string } }));
+    .map((b) => ({ id: /^id: (.*)$/m.exec(b)?.[1], event: must(must(/^event: (.*)$/m.exec(b))[1]), data: JSON.parse(must(must(/^data: (.*)$/m.exec(b))[1])) as { id?: string; html: string } }));
 }
 
 t.test('a channel page: a message posted while the page loads is sent as the stream opens; a reconnection resumes', async (t) => {
@@ -56,16 +57,16 @@ t.test('a channel page: a message posted while the page loads is sent as the str
   await bot.postMessageToChannel(general, 'posted while the page loads'); // after the render, before the stream
   const got = await catchUp(t, d, cookie, url);
   t.equal(got.length, 1, 'the timeline is sent as soon as the stream opens');
-  t.equal(got[0]!.event, 'timeline');
-  t.match(got[0]!.data.html, /posted while the page loads/);
-  t.ok(got[0]!.id, 'with the cursor it brings the page to');
+  t.equal(must(got[0]).event, 'timeline');
+  t.match(must(got[0]).data.html, /posted while the page loads/);
+  t.ok(must(got[0]).id, 'with the cursor it brings the page to');
 
   // the browser reconnects with the last event's id: what was posted while it was away comes first
   await bot.postMessageToChannel(general, 'posted while the stream was down');
-  const again = await catchUp(t, d, cookie, url, { 'last-event-id': got[0]!.id! });
+  const again = await catchUp(t, d, cookie, url, { 'last-event-id': must(must(got[0]).id) });
   t.equal(again.length, 1);
-  t.match(again[0]!.data.html, /posted while the stream was down/);
-  t.same(await catchUp(t, d, cookie, url, { 'last-event-id': again[0]!.id! }), [], 'up to date: nothing');
+  t.match(must(again[0]).data.html, /posted while the stream was down/);
+  t.same(await catchUp(t, d, cookie, url, { 'last-event-id': must(must(again[0]).id) }), [], 'up to date: nothing');
 });
 
 t.test('the delivery list and a delivery’s page: what changed after the render is sent as the stream opens', async (t) => {
@@ -94,6 +95,6 @@ t.test('the delivery list and a delivery’s page: what changed after the render
   t.equal((await d.api(`${d.mgmt}/deliveries/${made}/replay`, { method: 'POST' })).status, 200, 'replayed after the page was rendered');
   const after = await catchUp(t, d, cookie, one);
   t.equal(after.length, 1, 'the delivery as it is now is sent as the stream opens');
-  t.equal(after[0]!.event, 'delivery');
-  t.match(after[0]!.data.html, /Attempts \(2\)/);
+  t.equal(must(after[0]).event, 'delivery');
+  t.match(must(after[0]).data.html, /Attempts \(2\)/);
 });

@@ -8,6 +8,7 @@ import { daemonWithListener } from '../helpers/listening-app.js';
 import { signIn } from '../helpers/console.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 t.test('channels and groups in the console', async (t) => {
   const { rx, d, app } = await daemonWithListener(t, ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED', 'WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
@@ -45,8 +46,8 @@ t.test('channels and groups in the console', async (t) => {
   t.equal((await post(`/console/manage/channels/${mine}/delete`, [])).status, 303);
   await rx.waitFor(2);
   t.same(kinds(), ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED']);
-  t.match(JSON.parse(rx.received[0]!.body.body), { cId: mine, uId: d.workspaceUserId, ty: 'CHANNEL_ARCHIVED' });
-  t.same(JSON.parse(rx.received[1]!.body.body), { wId: d.workspaceId, cId: mine, ty: 'CHANNEL_DELETED' });
+  t.match(JSON.parse(must(rx.received[0]).body.body), { cId: mine, uId: d.workspaceUserId, ty: 'CHANNEL_ARCHIVED' });
+  t.same(JSON.parse(must(rx.received[1]).body.body), { wId: d.workspaceId, cId: mine, ty: 'CHANNEL_DELETED' });
 
   html = await (await get('/console/manage')).text();
   t.match(html, /No groups yet/);
@@ -60,7 +61,7 @@ t.test('channels and groups in the console', async (t) => {
   t.match((await app.bot.listUserGroups()).body, [{ id: group.id, handle: 'design', disabled: true, workspaceUserIds: [other.id] }]);
   await rx.waitFor(4);
   t.same(kinds().slice(2), ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
-  t.match(JSON.parse(rx.received[3]!.body.body), { id: group.id, h: 'design', di: true, uIds: [other.id] });
+  t.match(JSON.parse(must(rx.received[3]).body.body), { id: group.id, h: 'design', di: true, uIds: [other.id] });
 
   const taken = await post('/console/manage/groups', [['name', 'Copycats'], ['handle', 'design']]);
   t.equal(taken.status, 400, 'a taken handle');

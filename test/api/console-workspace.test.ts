@@ -10,6 +10,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { signIn } from '../helpers/console.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
 
@@ -44,8 +45,8 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
 
   const start = await get('/console/channels');
   t.equal(start.status, 303);
-  const channelPath = start.headers.get('location')!;
-  const channelId = decodeURIComponent(channelPath.split('/').pop()!);
+  const channelPath = must(start.headers.get('location'));
+  const channelId = decodeURIComponent(must(channelPath.split('/').pop()));
   let html = await (await get(channelPath)).text();
   t.match(html, /<h1 id="channel-title">#general<\/h1>/);
   t.match(html, /#random/, 'the channels the person sees');
@@ -57,7 +58,7 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
   t.teardown(() => ac.abort());
   const live = await fetch(`${d.url}${channelPath}/events`, { headers: { cookie }, signal: ac.signal });
   t.equal(live.status, 200);
-  const reader = live.body!.getReader();
+  const reader = must(live.body).getReader();
   let streamed = '';
   const waitStream = async (re: RegExp) => {
     while (!re.test(streamed)) {
@@ -78,8 +79,8 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
   const said = await post(`${channelPath}/messages`, { text: '/task write tests' });
   t.equal(said.status, 303);
   const [slash] = await rx.waitFor(1);
-  t.ok(slash!.signatureValid);
-  t.match(slash!.body, { messageType: 'SLASH_COMMAND', slashCommand: '/task', text: 'write tests', channelId });
+  t.ok(must(slash).signatureValid);
+  t.match(must(slash).body, { messageType: 'SLASH_COMMAND', slashCommand: '/task', text: 'write tests', channelId });
   html = await (await get(channelPath)).text();
   t.match(html, /Task noted\.<\/p><\/li>/);
   t.match(html, /class="msg eph"[^]*Only visible to you[^]*Task noted/, 'marked as seen only by the person');
@@ -109,23 +110,23 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
   rx.on('/block', (r) => (r.body.onAction === 'open_form' ? { json: { triggerId: r.body.triggerId, view: VIEW, action: 'OPEN' } } : {}));
   const clicked = await post(actionPath, { act: JSON.stringify({ onAction: 'open_form', type: 'BUTTON', value: 'v1' }) });
   t.equal(clicked.status, 303);
-  const block = (await rx.waitFor(2))[1]!;
+  const block = must((await rx.waitFor(2))[1]);
   t.ok(block.signatureValid);
   t.match(block.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', sourceId: posted.body.id, channelId, onAction: 'open_form', actionType: 'BUTTON' });
   t.same(JSON.parse(block.body.payload), { value: 'v1' });
   const chose = await post(actionPath, { act: JSON.stringify({ onAction: 'pick', type: 'STATIC_SELECT_MENU', from: 'sel.pick' }), 'sel.pick': 's' });
   t.equal(chose.status, 303);
-  const pick = (await rx.waitFor(3))[2]!;
+  const pick = must((await rx.waitFor(3))[2]);
   t.same(JSON.parse(pick.body.payload), { value: 's' }, 'the chosen option');
 
   html = await (await get(channelPath)).text();
   t.match(html, /role="dialog" aria-modal="true"[^]*New task[^]*<label for="[^"]+">Title<\/label>[^]*Priority/, 'the modal with its inputs');
-  const viewId = /action="\/console\/views\/([^"]+)"/.exec(html)![1]!;
+  const viewId = must(must(/action="\/console\/views\/([^"]+)"/.exec(html))[1]);
 
   rx.on('/view', {});
   const submitted = await post(`/console/views/${viewId}`, { do: 'submit', 's.title.title_input': 'Ship it', 's.prio.prio_pick': 'high' });
   t.equal(submitted.status, 303);
-  const va = (await rx.waitFor(4))[3]!;
+  const va = must((await rx.waitFor(4))[3]);
   t.ok(va.signatureValid);
   t.match(va.body, { messageType: 'VIEW_ACTION', viewActionType: 'SUBMIT', channelId, view: { callbackId: 'new_task' } });
   t.same(va.body.view.state, { values: { title: { title_input: { type: 'plain_text_input', value: 'Ship it' } }, prio: { prio_pick: { type: 'static_select_menu', value: 'high' } } } }, 'the state in the shape the SDK reads');
@@ -144,7 +145,7 @@ t.test('channels, the composer, an app’s blocks, a click, a modal and the live
   t.match(html, /name="threadRootId" value="[^"]+"/, 'the thread’s composer replies in it');
   const inThread = await post(`${channelPath}/messages`, { text: '/task from the thread', threadRootId: posted.body.id });
   t.equal(inThread.headers.get('location'), threadPath, 'a command typed in a thread comes back to it');
-  t.match(rx.received.at(-1)!.body, { messageType: 'SLASH_COMMAND', threadRootId: posted.body.id });
+  t.match(must(rx.received.at(-1)).body, { messageType: 'SLASH_COMMAND', threadRootId: posted.body.id });
   t.match(await (await get(threadPath)).text(), /Only visible to you[^]*Task noted\./, 'with the answer shown in the thread');
 
   // the app's update of its message appears in the stream
@@ -176,8 +177,8 @@ t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s ho
   const { cookie, csrf } = await signIn(d);
   const get = (path: string) => fetch(d.url + path, { headers: { cookie }, redirect: 'manual' });
   const post = (path: string, fields: Record<string, string>) => fetch(d.url + path, { method: 'POST', headers: { cookie }, body: form({ csrf, ...fields }), redirect: 'manual' });
-  const channelPath = (await get('/console/channels')).headers.get('location')!;
-  const channelId = decodeURIComponent(channelPath.split('/').pop()!);
+  const channelPath = must((await get('/console/channels')).headers.get('location'));
+  const channelId = decodeURIComponent(must(channelPath.split('/').pop()));
 
   let html = await (await get(channelPath)).text();
   t.match(html, /<summary>Shortcuts<\/summary>[^]*New note \(Helper\)/, 'the global shortcuts menu');
@@ -185,11 +186,11 @@ t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s ho
   const value = JSON.stringify({ appId: app.id, name: 'new_note' });
   t.equal((await post(`${channelPath}/shortcuts`, { shortcut: value })).status, 303);
   const [global] = await rx.waitFor(1);
-  t.ok(global!.signatureValid);
-  t.match(global!.body, { messageType: 'SHORTCUT', type: 'GLOBAL', shortcut: 'new_note', channelId });
+  t.ok(must(global).signatureValid);
+  t.match(must(global).body, { messageType: 'SHORTCUT', type: 'GLOBAL', shortcut: 'new_note', channelId });
   html = await (await get(channelPath)).text();
   t.match(html, /role="dialog"[^]*>Note</, 'the shortcut’s modal');
-  const viewId = /action="\/console\/views\/([^"]+)"/.exec(html)![1]!;
+  const viewId = must(must(/action="\/console\/views\/([^"]+)"/.exec(html))[1]);
   t.equal((await post(`/console/views/${viewId}`, { do: 'close' })).status, 303);
   t.notMatch(await (await get(channelPath)).text(), /role="dialog"/, 'Close closes it');
 
@@ -198,7 +199,7 @@ t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s ho
   html = await (await get(channelPath)).text();
   t.match(html, /<span class="sr">Message actions<\/span>[^]*Save message \(Helper\)/, 'the message’s menu');
   t.equal((await post(`${channelPath}/messages/${posted.body.id}/shortcuts`, { shortcut: JSON.stringify({ appId: app.id, name: 'save_it' }) })).status, 303);
-  const onMsg = (await rx.waitFor(2))[1]!;
+  const onMsg = must((await rx.waitFor(2))[1]);
   t.match(onMsg.body, { messageType: 'SHORTCUT', type: 'ON_MESSAGE', shortcut: 'save_it', messageId: posted.body.id, channelId });
 
   // the dynamic select: the app's options
@@ -207,10 +208,10 @@ t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s ho
   const menu = await post(`${channelPath}/messages/${posted.body.id}/menu`, { onAction: 'who', query: '' });
   t.equal(menu.status, 200);
   t.same(await menu.json(), { options: [{ label: 'Ana', value: 'u1' }, { label: 'Bo', value: 'u2' }] });
-  const dyn = (await rx.waitFor(3))[2]!;
+  const dyn = must((await rx.waitFor(3))[2]);
   t.match(dyn.body, { messageType: 'DYNAMIC_MENU', onAction: 'who', sourceType: 'MESSAGE', sourceId: posted.body.id });
 
-  const me = ((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')!;
+  const me = must(((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner'));
   // an app's ephemeral messages: shown, marked, to their recipients only
   const other = await secondUser(d);
   await bot.postEphemeral(channelId, 'just for you', me.id);
@@ -227,7 +228,7 @@ t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s ho
   html = await (await get(`/console/home/${app.id}`)).text();
   t.match(html, /Welcome home/);
   t.equal((await post(`/console/home/${app.id}/actions`, { act: JSON.stringify({ onAction: 'refresh', type: 'BUTTON', value: 'r' }) })).status, 303);
-  const home = (await rx.waitFor(4))[3]!;
+  const home = must((await rx.waitFor(4))[3]);
   t.match(home.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'VIEW', onAction: 'refresh', view: { type: 'HOME' } });
 });
 
@@ -244,40 +245,40 @@ t.test('views follow the app’s answers: PUSH, a button in the view, UPDATE, CL
   const { cookie, csrf } = await signIn(d);
   const get = (path: string) => fetch(d.url + path, { headers: { cookie }, redirect: 'manual' });
   const post = (path: string, fields: Record<string, string>) => fetch(d.url + path, { method: 'POST', headers: { cookie }, body: form({ csrf, ...fields }), redirect: 'manual' });
-  const channelPath = (await get('/console/channels')).headers.get('location')!;
+  const channelPath = must((await get('/console/channels')).headers.get('location'));
   const modal = async () => {
     const html = await (await get(channelPath)).text();
     const m = /aria-labelledby="modal-title" id="modal"><form method="post" action="\/console\/views\/([^"]+)"[^]*?<h2 id="modal-title">([^<]*)<\/h2>/.exec(html);
-    return m ? { id: m[1]!, title: m[2]!, html } : undefined;
+    return m ? { id: must(m[1]), title: must(m[2]), html } : undefined;
   };
   const step = (title: string, blocks: unknown[] = []) => ({ type: 'MODAL', callbackId: title, title: { type: 'plain_text', text: title }, blocks });
 
   rx.on('/slash', { json: { view: step('Step 1', [{ type: 'input', blockId: 'name', label: { type: 'plain_text', text: 'Name' }, element: { type: 'plain_text_input', onAction: 'name_in' } }]), action: 'OPEN' } });
   await post(`${channelPath}/messages`, { text: '/wiz' });
-  const one = (await modal())!;
+  const one = must((await modal()));
   t.equal(one.title, 'Step 1');
 
   rx.on('/view', () => ({ json: { view: step('Step 2', [{ type: 'actions', elements: [{ type: 'button', onAction: 'more', value: 'm', text: { type: 'plain_text', text: 'More' } }] }]), action: 'PUSH' } }));
   await post(`/console/views/${one.id}`, { do: 'submit', 's.name.name_in': 'Ada' });
-  const two = (await modal())!;
+  const two = must((await modal()));
   t.equal(two.title, 'Step 2', 'the pushed view is on top');
   t.match(two.html, /<button type="submit" id="[^"]+" name="act" value="[^"]*more[^"]*" formnovalidate>More<\/button>/, 'a button of the view, sent even when a required field is empty');
 
   rx.on('/block', (r) => ({ json: { view: { ...r.body.view, title: { type: 'plain_text', text: 'Step 2, updated' } }, action: 'UPDATE' } }));
   await post(`/console/views/${two.id}`, { act: JSON.stringify({ onAction: 'more', type: 'BUTTON', value: 'm' }) });
-  const block = rx.received.find((r) => r.body?.messageType === 'BLOCK_INTERACTION')!;
+  const block = must(rx.received.find((r) => r.body?.messageType === 'BLOCK_INTERACTION'));
   t.match(block.body, { sourceType: 'VIEW', sourceId: two.id, onAction: 'more', view: { id: two.id, callbackId: 'Step 2' } });
-  const updated = (await modal())!;
+  const updated = must((await modal()));
   t.equal(updated.title, 'Step 2, updated', 'the view updated in place');
   t.equal(updated.id, two.id);
 
   await post(`/console/views/${updated.id}`, { do: 'close' });
   t.equal((await post(`/console/views/${updated.id}/menu`, { onAction: 'x' })).status, 404, 'a closed view has no menus');
-  const back = (await modal())!;
+  const back = must((await modal()));
   t.equal(back.title, 'Step 1', 'Close goes back to the view under it');
   t.match(back.html, /value="Ada"/, 'with what was typed in it');
   t.equal((await post(`/console/views/${back.id}/menu`, { onAction: 'x' })).status, 200, 'the view on top asks its app for a menu’s options');
-  t.match(rx.received.at(-1)!.body, { messageType: 'DYNAMIC_MENU', onAction: 'x', sourceType: 'VIEW', sourceId: back.id });
+  t.match(must(rx.received.at(-1)).body, { messageType: 'DYNAMIC_MENU', onAction: 'x', sourceType: 'VIEW', sourceId: back.id });
   rx.on('/view', { json: { action: 'CLOSE' } });
   await post(`/console/views/${back.id}`, { do: 'submit', 's.name.name_in': 'Ada' });
   t.equal(await modal(), undefined, 'the app’s CLOSE closes the last view');

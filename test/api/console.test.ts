@@ -1,10 +1,14 @@
 /** The web console over HTTP: sign-in, headers, CSRF, and each action. */
+import fs from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
+import { ROOT } from '../helpers/cli.js';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { signIn } from '../helpers/console.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { CONDITION_MS, until as untilHolds } from '../helpers/until.js';
+import { must } from '../../src/must.js';
 
 function rxManifest(rx: Receiver, extra: Record<string, unknown> = {}) {
   return manifest({
@@ -34,7 +38,7 @@ t.test('the console needs a signed-in browser; its pages carry the strict header
   const { cookie } = await signIn(d);
   const res = await fetch(`${d.url}/`, { headers: { cookie } });
   t.equal(res.status, 200);
-  const csp = res.headers.get('content-security-policy')!;
+  const csp = must(res.headers.get('content-security-policy'));
   for (const part of ["default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "form-action 'self'", "base-uri 'none'", "img-src 'none'"]) t.match(csp, part);
   t.notMatch(csp, /unsafe/);
   t.equal(res.headers.get('cache-control'), 'no-store');
@@ -45,7 +49,10 @@ t.test('the console needs a signed-in browser; its pages carry the strict header
   t.equal(js.status, 200);
   t.match(js.headers.get('content-type'), /javascript/);
   t.equal(js.headers.get('x-content-type-options'), 'nosniff');
-  const again = await fetch(`${d.url}/console/console.js`, { headers: { 'if-none-match': js.headers.get('etag')! } });
+  t.equal(js.headers.get('cache-control'), 'no-cache', 'revalidated at each use, so a new version is never missed');
+  t.equal(await js.text(), fs.readFileSync(path.join(ROOT, 'public/console/console.js'), 'utf8'), 'the file public/console/console.js, as it is');
+  // as a browser revalidates (fetch() would add `cache-control: no-cache`, an end-to-end reload, without one)
+  const again = await fetch(`${d.url}/console/console.js`, { headers: { 'if-none-match': must(js.headers.get('etag')), 'cache-control': 'max-age=0' } });
   t.equal(again.status, 304, 'the script revalidates by its ETag');
 });
 
@@ -167,7 +174,7 @@ t.test('a live page of a session signed out elsewhere ends at its next update, s
   const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const app = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: rxManifest(rx) })).json()) as Record<string, string>;
-  rx.secret = app.signingSecret!;
+  rx.secret = must(app.signingSecret);
   rx.on('/slash', { json: { message: 'ok' } });
   const { cookie, csrf } = await signIn(d);
   const trigger = () => d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: { appId: app.id, kind: 'slash-command', command: '/standup', text: 'x' } });
@@ -175,7 +182,7 @@ t.test('a live page of a session signed out elsewhere ends at its next update, s
   t.teardown(() => ac.abort());
   const stream = await fetch(`${d.url}/console/events`, { headers: { cookie }, signal: ac.signal });
   t.equal(stream.status, 200);
-  const reader = stream.body!.getReader();
+  const reader = must(stream.body).getReader();
   let streamed = '';
   const read = async () => {
     for (;;) {
@@ -240,7 +247,7 @@ t.test('apps: create with problems shown at their pointers, then every action', 
   html = await res.text();
   t.match(html, /App created/);
   t.match(html, /<strong>Warnings<\/strong><ul><li><code>\/redirectUrls\/1<\/code> a path of \/ matches every page/, 'the warnings are shown');
-  const appId = /<dt>Id<\/dt><dd><code>([^<]+)<\/code>/.exec(html)![1]!;
+  const appId = must(must(/<dt>Id<\/dt><dd><code>([^<]+)<\/code>/.exec(html))[1]);
   for (const s of ['/standup', 'Start it', `${rx.url}/events`, 'http://localhost:9/redirect', 'messages:write']) t.ok(html.includes(s), `the app page shows ${s}`);
   t.notMatch(html, /ssk_|sign_|Signing secret<\/dt>/, 'secrets are not on the page until asked for');
   t.match(html, /href="\/access-request\?clientId&#61;app_/, 'an install link through the consent screen');
@@ -251,13 +258,13 @@ t.test('apps: create with problems shown at their pointers, then every action', 
 
   const api = (await (await d.api(`${d.mgmt}/apps/mine/${appId}`)).json()) as Record<string, string>;
   html = await (await post(`/console/apps/${appId}/secrets`, {})).text();
-  t.ok(html.includes(api.signingSecret!) && html.includes(api.clientSecret!) && html.includes(api.appKey!), 'Show secrets reveals the current ones');
+  t.ok(html.includes(must(api.signingSecret)) && html.includes(must(api.clientSecret)) && html.includes(must(api.appKey)), 'Show secrets reveals the current ones');
 
   t.match((await page(`/console/apps/${appId}/rotate`)).html, /Rotate the secrets of Console App\?/);
   html = await (await post(`/console/apps/${appId}/rotate`, {})).text();
   const after = (await (await d.api(`${d.mgmt}/apps/mine/${appId}`)).json()) as Record<string, string>;
   t.not(after.signingSecret, api.signingSecret);
-  t.ok(html.includes(after.signingSecret!), 'the new secrets are shown once rotated');
+  t.ok(html.includes(must(after.signingSecret)), 'the new secrets are shown once rotated');
 
   res = await post(`/console/apps/${appId}/publish`, {});
   t.equal(res.status, 303);
@@ -289,7 +296,7 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   const d = await startTestDaemon({ clock, config: { deliveryRetrySchedule: '600' } });
   t.teardown(() => d.stop());
   const created = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: rxManifest(rx) })).json()) as Record<string, string>;
-  rx.secret = created.signingSecret!;
+  rx.secret = must(created.signingSecret);
   rx.on('/slash', { json: { message: 'Standup started' } });
   rx.on('/events', { status: 500, text: 'down' });
   const { cookie, csrf } = await signIn(d);
@@ -302,7 +309,7 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   const stream = await fetch(`${d.url}/console/events?kind=slash-command`, { headers: { cookie }, signal: ac.signal });
   t.equal(stream.status, 200);
   t.match(stream.headers.get('content-type'), /text\/event-stream/);
-  const reader = stream.body!.getReader();
+  const reader = must(stream.body).getReader();
   let streamed = '';
   const until = async (re: RegExp) => {
     while (!re.test(streamed)) {
@@ -312,14 +319,14 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
     }
   };
 
-  let res = await post('/console/deliveries', { appId: created.id!, kind: 'slash-command', command: '/standup', text: 'now' });
+  let res = await post('/console/deliveries', { appId: must(created.id), kind: 'slash-command', command: '/standup', text: 'now' });
   t.equal(res.status, 303);
-  const location = res.headers.get('location')!;
-  const id = /\/console\/deliveries\/([^?]+)/.exec(location)![1]!;
+  const location = must(res.headers.get('location'));
+  const id = must(must(/\/console\/deliveries\/([^?]+)/.exec(location))[1]);
   let html = await page(location);
   t.match(html, /Trigger sent/);
   t.match(html, /Standup started/, 'the message the user saw');
-  const sent = rx.received[0]!;
+  const sent = must(rx.received[0]);
   t.ok(sent.signatureValid);
   t.ok(html.includes(`x-pumble-request-signature: ${sent.headers['x-pumble-request-signature']}`), 'the signature that was sent');
   t.ok(html.includes(`x-pumble-request-timestamp: ${sent.headers['x-pumble-request-timestamp']}`), 'the timestamp that was sent');
@@ -333,7 +340,7 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   const one = await fetch(`${d.url}/console/events?delivery=${id}`, { headers: { cookie }, signal: detail.signal });
   res = await post(`/console/deliveries/${id}/replay`, {});
   t.equal(res.status, 303);
-  html = await page(res.headers.get('location')!);
+  html = await page(must(res.headers.get('location')));
   t.match(html, /Attempts \(2\)/);
   t.match(html, /<span class="badge">replay<\/span>/);
   await clock.advance(200);
@@ -351,14 +358,14 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   t.match(html, />Cancel<\/button>/, 'a retrying event can be cancelled');
   res = await post(`/console/deliveries/${eventId}/cancel`, {});
   t.equal(res.status, 303);
-  t.match(await page(res.headers.get('location')!), /s-cancelled/);
+  t.match(await page(must(res.headers.get('location'))), /s-cancelled/);
 
   const filtered = await page('/console/deliveries?kind=event');
   t.ok(filtered.includes(`id="d-${eventId}"`) && !filtered.includes(`id="d-${id}"`), 'filtered by kind');
   const byState = await page('/console/deliveries?state=delivered');
   t.ok(byState.includes(`id="d-${id}"`) && !byState.includes(`id="d-${eventId}"`), 'filtered by state');
 
-  res = await post('/console/deliveries', { appId: created.id!, kind: 'message-shortcut', shortcut: 'nope' });
+  res = await post('/console/deliveries', { appId: must(created.id), kind: 'message-shortcut', shortcut: 'nope' });
   t.equal(res.status, 400);
   t.match(await res.text(), /The trigger was not sent/);
 });
@@ -373,7 +380,7 @@ t.test('another user\'s app and deliveries are not found; the workspace switcher
   t.match(html, /<option value="[^"]+">Second Space<\/option>/, 'a switcher with both workspaces');
   const res = await fetch(`${d.url}/console/workspace`, { method: 'POST', body: form({ csrf, workspaceId: ws.id }), headers: { cookie }, redirect: 'manual' });
   t.equal(res.status, 303);
-  const chosen = res.headers.getSetCookie().find((c) => c.startsWith('appreg_console_ws='))!.split(';')[0]!;
+  const chosen = must(must(res.headers.getSetCookie().find((c) => c.startsWith('appreg_console_ws='))).split(';')[0]);
   html = await (await fetch(`${d.url}/`, { headers: { cookie: `${cookie}; ${chosen}` } })).text();
   t.match(html, /selected>Second Space/);
   t.match(html, /No apps yet/, 'the apps of the workspace user chosen');
@@ -392,7 +399,7 @@ t.test('install through the consent screen\'s link, uninstall behind a confirmat
   const page = async (path: string) => (await fetch(d.url + path, { headers: { cookie } })).text();
   let html = await page(`/console/apps/${app.id}`);
   t.match(html, /no workspace yet/);
-  const href = /href="(\/access-request\?[^"]+)">Install in a workspace/.exec(html)![1]!.replace(/&#(\d+);/g, (_m, n: string) => String.fromCharCode(Number(n)));
+  const href = must(must(/href="(\/access-request\?[^"]+)">Install in a workspace/.exec(html))[1]).replace(/&#(\d+);/g, (_m, n: string) => String.fromCharCode(Number(n)));
   const consent = await fetch(d.url + href, { headers: { cookie } });
   t.equal(consent.status, 200, 'the install link is a valid consent link');
   t.match(await consent.text(), /Installed App wants access/);
@@ -417,7 +424,7 @@ t.test('an open live page does not hold the daemon\'s stop', async (t) => {
   const { cookie } = await signIn(d);
   const stream = await fetch(`${d.url}/console/events`, { headers: { cookie } });
   t.equal(stream.status, 200);
-  const reader = stream.body!.getReader();
+  const reader = must(stream.body).getReader();
   await reader.read(); // the stream's first bytes (retry:)
   const t0 = Date.now();
   await d.stop();
@@ -445,14 +452,14 @@ t.test('the trigger form sends every kind, as deliver-test does', async (t) => {
       }),
     })
   ).json()) as Record<string, string>;
-  rx.secret = created.signingSecret!;
+  rx.secret = must(created.signingSecret);
   const { cookie, csrf } = await signIn(d);
   const formHtml = await (await fetch(`${d.url}/console/deliveries`, { headers: { cookie } })).text();
-  const kinds = [...formHtml.matchAll(/<select id="t-kind" name="kind">(.*?)<\/select>/g)][0]![1]!.match(/value="[^"]+"/g)!.map((v) => v.slice(7, -1));
+  const kinds = must(must(must([...formHtml.matchAll(/<select id="t-kind" name="kind">(.*?)<\/select>/g)][0])[1]).match(/value="[^"]+"/g)).map((v) => v.slice(7, -1));
   t.same(kinds, ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'], 'every kind is offered');
   const fields: Record<string, Record<string, string>> = { 'message-shortcut': { shortcut: 'remind' }, 'block-interaction': { onAction: 'go', value: 'v1', sourceType: 'EPHEMERAL_MESSAGE' }, 'view-action': { viewActionType: 'CLOSE' }, 'dynamic-menu': { onAction: 'pick', query: 'gen' } };
   for (const kind of kinds) {
-    const res = await fetch(`${d.url}/console/deliveries`, { method: 'POST', body: form({ csrf, appId: created.id!, kind, ...(fields[kind] ?? {}) }), headers: { cookie }, redirect: 'manual' });
+    const res = await fetch(`${d.url}/console/deliveries`, { method: 'POST', body: form({ csrf, appId: must(created.id), kind, ...(fields[kind] ?? {}) }), headers: { cookie }, redirect: 'manual' });
     t.equal(res.status, 303, kind);
   }
   const got = await rx.waitFor(kinds.length);

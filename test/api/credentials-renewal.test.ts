@@ -1,4 +1,6 @@
-/** credentials.json keeps the local CLI working with no login: an expired or revoked owner token is renewed on start. */
+/**
+ * credentials.json keeps the local CLI working with no login: an expired or revoked owner token is renewed on start.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';

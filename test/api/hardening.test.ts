@@ -4,6 +4,7 @@ import net from 'node:net';
 import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 /** Raw bytes to the daemon, the whole answer back (for what fetch cannot send). */
 function raw(d: TestDaemon, bytes: string | Buffer, opts: { endAfterWrite?: boolean; timeoutMs?: number } = {}): Promise<string> {
@@ -177,14 +178,16 @@ async function headerHolders(t: { teardown(fn: () => void): void }, d: TestDaemo
   return { sockets, closedByDaemon: () => atDaemon.filter((s) => s.destroyed).length, atDaemon };
 }
 
-/** One request from `localAddress` (127.0.0.2: Linux routes all of 127/8 to loopback); its status and how long it took. */
+/**
+ * One request from `localAddress` (127.0.0.2: Linux routes all of 127/8 to loopback); its status and how long it took.
+ */
 function requestFrom(d: TestDaemon, localAddress: string): Promise<{ status: number | string; ms: number }> {
   const start = process.hrtime.bigint();
   const ms = () => Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port: d.port, path: '/healthz', localAddress, agent: false }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, ms: ms() }));
+      res.on('end', () => resolve({ status: must(res.statusCode), ms: ms() }));
     });
     req.on('error', (e: NodeJS.ErrnoException) => resolve({ status: e.code ?? 'error', ms: ms() }));
   });
@@ -222,7 +225,7 @@ t.test('one address cannot shut others out', async (t) => {
     const first = await new Promise<net.Socket>((resolve) => {
       const req = http.get({ host: '127.0.0.1', port: d.port, path: '/healthz', agent: keepAlive }, (res) => {
         res.resume();
-        res.on('end', () => resolve(req.socket!));
+        res.on('end', () => resolve(must(req.socket)));
       });
     });
     const busy = net.connect({ port: d.port, host: '127.0.0.1' });

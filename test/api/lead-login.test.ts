@@ -9,6 +9,7 @@ import t from 'tap';
 import { startTestDaemon, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 interface Item { workspace: { id: string; name: string }; workspaceUser: { id: string }; exchangeToken: string }
 interface Pair { token: string; refreshToken: string }
@@ -33,7 +34,7 @@ class CliLikeClient {
   refresh = (ws: string, refreshToken: string) => this.post(`/workspaces/${ws}/refresh`, { refreshToken });
 
   /** The whole login as `pumble-cli login` runs it; `codeOf` plays the person typing the code. */
-  async login(email: string, codeOf: (email: string) => Promise<string> | string, pick: (items: Item[]) => Item = (i) => i[0]!) {
+  async login(email: string, codeOf: (email: string) => Promise<string> | string, pick: (items: Item[]) => Item = (i) => must(i[0])) {
     const lead = await this.lead(email);
     if (lead.status !== 200) throw new Error(`lead ${lead.status}`);
     const act = await this.activate(email, await codeOf(email), lead.body.id);
@@ -51,21 +52,21 @@ class CliLikeClient {
   /** The CLI decodes the middle part of both tokens and reads `exp` (seconds); a token it cannot read is expired. */
   expired(token: string): boolean {
     try {
-      return this.now() > JSON.parse(Buffer.from(token.split('.')[1]!, 'base64').toString()).exp * 1000;
+      return this.now() > JSON.parse(Buffer.from(must(token.split('.')[1]), 'base64').toString()).exp * 1000;
     } catch {
       return true;
     }
   }
   /** Its checkLogin(): refresh an expired access token while the refresh token is not expired. */
   async checkLogin(): Promise<'fresh' | 'refreshed'> {
-    if (!this.expired(this.accessToken!)) return 'fresh';
-    if (this.expired(this.refreshToken!)) throw new Error('the CLI would log in again');
-    const r = await this.refresh(this.workspaceId!, this.refreshToken!);
+    if (!this.expired(must(this.accessToken))) return 'fresh';
+    if (this.expired(must(this.refreshToken))) throw new Error('the CLI would log in again');
+    const r = await this.refresh(must(this.workspaceId), must(this.refreshToken));
     if (r.status !== 200) throw new Error(`refresh ${r.status}`);
     this.store(r.body);
     return 'refreshed';
   }
-  mgmt = (path: string, token = this.accessToken!) => fetch(`${this.d.url}/workspaces/${this.workspaceId}/workspaceUsers/${this.workspaceUserId}${path}`, { headers: { authtoken: token } });
+  mgmt = (path: string, token = must(this.accessToken)) => fetch(`${this.d.url}/workspaces/${this.workspaceId}/workspaceUsers/${this.workspaceUserId}${path}`, { headers: { authtoken: token } });
   info = () => fetch(`${this.d.url}/workspaces/${this.workspaceId}/info`);
   userInfo = () => fetch(`${this.d.url}/workspaces/${this.workspaceId}/workspaceUsers/${this.workspaceUserId}`);
 }
@@ -74,7 +75,7 @@ class CliLikeClient {
 function codeFromLog(d: TestDaemon, email: string): string {
   const all = [...d.logs().matchAll(/login code (\d{6}) for (\S+) /g)].filter((m) => m[2] === email);
   if (!all.length) throw new Error(`no login code for ${email} in the log`);
-  return all[all.length - 1]![1]!;
+  return must(must(all[all.length - 1])[1]);
 }
 
 
@@ -97,13 +98,13 @@ t.test('the whole login as the official CLI runs it; the token is an Authtoken; 
   t.match(await who.json(), { workspaceUserId: d.workspaceUserId, email });
   t.equal((await cli.mgmt('/apps/mine', tokens.refreshToken)).status, 401, 'a refresh token is not an Authtoken');
   t.equal((await cli.leadLogin(leadId)).status, 400, 'a lead logs in once');
-  t.match((await cli.exchange(d.workspaceId, items[0]!.exchangeToken)).body, { code: 'invalid_grant' }, 'an exchange token is used once');
+  t.match((await cli.exchange(d.workspaceId, must(items[0]).exchangeToken)).body, { code: 'invalid_grant' }, 'an exchange token is used once');
 
   // the access token expires: the CLI's checkLogin refreshes with the refresh token
   clock.set(clock.now() + 601_000);
   t.equal((await cli.mgmt('/apps/mine')).status, 401, 'the first access token has expired');
   t.equal(await cli.checkLogin(), 'refreshed');
-  const second: Pair = { token: cli.accessToken!, refreshToken: cli.refreshToken! };
+  const second: Pair = { token: must(cli.accessToken), refreshToken: must(cli.refreshToken) };
   t.not(second.refreshToken, tokens.refreshToken, 'the refresh token rotates');
   t.equal((await cli.mgmt('/apps/mine')).status, 200, 'the refreshed token works');
   const third = await cli.refresh(d.workspaceId, second.refreshToken);
@@ -122,11 +123,11 @@ t.test('the whole login as the official CLI runs it; the token is an Authtoken; 
   t.equal((await cli.mgmt('/apps/mine', second.token)).status, 401, 'and the one before');
   t.match((await cli.refresh(d.workspaceId, third.body.refreshToken)).body, { code: 'invalid_grant' }, 'the newest refresh token is revoked');
   t.equal((await other.mgmt('/apps/mine')).status, 200, 'another login of the same user is untouched');
-  t.equal(await other.refresh(d.workspaceId, other.refreshToken!).then((r) => r.status), 200, 'and so is its refresh token');
+  t.equal(await other.refresh(d.workspaceId, must(other.refreshToken)).then((r) => r.status), 200, 'and so is its refresh token');
   t.match(d.logs(), /spent refresh token was presented again/);
 
   const logs = d.logs();
-  for (const secret of [leadId, items[0]!.exchangeToken, tokens.token, tokens.refreshToken, second.refreshToken, third.body.token]) t.notOk(logs.includes(secret), 'no lead id or token in the log');
+  for (const secret of [leadId, must(items[0]).exchangeToken, tokens.token, tokens.refreshToken, second.refreshToken, third.body.token]) t.notOk(logs.includes(secret), 'no lead id or token in the log');
 });
 
 t.test('one refresh token presented twice at once rotates once; the other is a reuse that revokes the family', async (t) => {
@@ -199,7 +200,7 @@ t.test('five wrong codes void the lead; the answers count down', async (t) => {
   t.same(answers.map((a) => a.status), [400, 400, 400, 400, 400]);
   t.same(answers.slice(0, 4).map((a) => a.body.message), ['The code is wrong; 4 tries left.', 'The code is wrong; 3 tries left.', 'The code is wrong; 2 tries left.', 'The code is wrong; 1 try left.']);
   t.same(answers.slice(0, 4).map((a) => a.body.code), Array(4).fill('invalid_login_code'));
-  t.match(answers[4]!.body, { code: 'invalid_lead', message: /5 times.*void/ });
+  t.match(must(answers[4]).body, { code: 'invalid_lead', message: /5 times.*void/ });
   t.match((await cli.activate('owner@localhost', right, lead.body.id)).body, { code: 'invalid_lead' }, 'the right code no longer helps');
   t.match((await cli.leadLogin(lead.body.id)).body, { code: 'invalid_lead' });
 });

@@ -1,4 +1,7 @@
-/** No input gives a 500: the platform API (/v1, /oauth2/me, the file routes), fed by fast-check (test/helpers/no-500.ts). */
+/**
+ * No input gives a 500: the platform API (/v1, /oauth2/me, the file routes), fed by fast-check
+ * (test/helpers/no-500.ts).
+ */
 import t from 'tap';
 import { feedEveryRoute } from '../helpers/no-500.js';
 

@@ -1,4 +1,7 @@
-/** No input gives a 500: every other route: management, the token endpoint, the consent screen, login, fed by fast-check (test/helpers/no-500.ts). */
+/**
+ * No input gives a 500: every other route: management, the token endpoint, the consent screen, login, fed by fast-check
+ * (test/helpers/no-500.ts).
+ */
 import t from 'tap';
 import { feedEveryRoute } from '../helpers/no-500.js';
 

@@ -16,6 +16,7 @@ import { createLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/types.js';
 import type { Clock } from '../../src/clock.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const silent = createLogger({ level: 'error', stream: { write: () => true } as unknown as NodeJS.WritableStream });
 
@@ -92,11 +93,11 @@ t.test("a person's notes and open views are read back through another daemon's c
   t.equal(next, '/console/channels/ch_1');
   const notes = await two.notes('wu_1', 'ch_1');
   t.equal(notes.length, 1);
-  t.equal(notes[0]!.text, 'Only you can see this');
+  t.equal(must(notes[0]).text, 'Only you can see this');
   const top = await two.top('wu_1');
   t.equal(top?.view.title, 'Vote', 'the modal is open on the other daemon too');
   t.match(String(top?.view.id), /^view-[0-9a-f]{12}$/);
-  await two.keepState('wu_1', String(top!.view.id), { values: { b: { a: { type: 'plain_text_input', value: 'typed' } } } });
+  await two.keepState('wu_1', String(must(top).view.id), { values: { b: { a: { type: 'plain_text_input', value: 'typed' } } } });
   t.same((await one.top('wu_1'))?.view.state, { values: { b: { a: { type: 'plain_text_input', value: 'typed' } } } }, 'what was typed stays');
   t.equal(await one.close('wu_1'), undefined, 'closing the only view leaves none');
   t.equal(await two.top('wu_1'), undefined);

@@ -71,7 +71,10 @@ t.test('a data directory whose key file is missing refuses to start rather than 
   t.notOk(fs.existsSync(path.join(dir, 'secret.key')), 'no new key was written');
 });
 
-/** Every file under `dir` (sub-directories too), path → sha-256: "byte-for-byte unchanged" over the whole data directory. */
+/**
+ * Every file under `dir` (sub-directories too), path → sha-256: "byte-for-byte unchanged" over the whole data
+ * directory.
+ */
 function tree(dir: string, prefix = ''): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {

@@ -9,6 +9,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { createApp, secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 t.test('a trigger as another person of the workspace', async (t) => {
   const d = await startTestDaemon();
@@ -30,9 +31,9 @@ t.test('a trigger as another person of the workspace', async (t) => {
     t.equal(res.status, 201);
     const rec = (await res.json()) as { userId: string; outcome: string };
     t.match(rec, { userId: dev.id, outcome: 'acked' });
-    t.match(rx.received.at(-1)!.body, { messageType: 'SHORTCUT', userId: dev.id, workspaceId: d.workspaceId });
+    t.match(must(rx.received.at(-1)).body, { messageType: 'SHORTCUT', userId: dev.id, workspaceId: d.workspaceId });
     const mine = await trigger({ kind: 'global-shortcut' });
-    t.match(rx.received.at(-1)!.body, { userId: d.workspaceUserId }, 'without asUser: the caller');
+    t.match(must(rx.received.at(-1)).body, { userId: d.workspaceUserId }, 'without asUser: the caller');
     t.equal(mine.status, 201);
   });
 
@@ -41,7 +42,7 @@ t.test('a trigger as another person of the workspace', async (t) => {
     const msg = ((await posted.json()) as { message: { id: string; channelId: string } }).message;
     const res = await trigger({ kind: 'block-interaction', asUser: dev.id, sourceId: msg.id, onAction: 'ok', value: 'yes' });
     t.equal(res.status, 201);
-    t.match(rx.received.at(-1)!.body, { messageType: 'BLOCK_INTERACTION', userId: dev.id, sourceId: msg.id, channelId: msg.channelId, sourceType: 'MESSAGE' });
+    t.match(must(rx.received.at(-1)).body, { messageType: 'BLOCK_INTERACTION', userId: dev.id, sourceId: msg.id, channelId: msg.channelId, sourceType: 'MESSAGE' });
     // an ephemeral message of the owner's is not one dev sees
     const eph = await trigger({ kind: 'block-interaction', sourceType: 'EPHEMERAL_MESSAGE', onAction: 'ok' });
     const ephSource = ((await eph.json()) as { payload: { sourceId: string } }).payload.sourceId;

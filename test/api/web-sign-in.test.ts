@@ -2,6 +2,7 @@
 import t from 'tap';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 t.test('a sign-in link signs the browser in once, lands on its path, and expires', async (t) => {
   const clock = createTestClock();
@@ -27,9 +28,9 @@ t.test('a sign-in link signs the browser in once, lands on its path, and expires
   res = await fetch(url, { redirect: 'manual' });
   t.equal(res.status, 303);
   t.equal(res.headers.get('location'), '/');
-  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('appreg_session='))!;
+  const cookie = must(res.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')));
   t.match(cookie, /HttpOnly/i);
-  const session = cookie.split(';')[0]!;
+  const session = must(cookie.split(';')[0]);
   const home = await fetch(`${d.url}/`, { headers: { cookie: session } });
   t.equal(home.status, 200);
   t.match(home.headers.get('content-security-policy'), /default-src 'none'/);
@@ -66,7 +67,7 @@ t.test('a link for another account, opened in a browser already signed in: who i
   const linkFor = async (token: string, mgmt: string) =>
     ((await (await d.api(`${mgmt}/web/sign-in-links`, { method: 'POST', json: { path: '/console/deliveries' }, headers: { authtoken: token } })).json()) as { url: string }).url;
   const cookieOf = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('appreg_session='))?.split(';')[0];
-  const owner = cookieOf(await fetch(await linkFor(d.token, d.mgmt), { redirect: 'manual' }))!;
+  const owner = must(cookieOf(await fetch(await linkFor(d.token, d.mgmt), { redirect: 'manual' })));
   const bob = await secondUser(d);
   const bobsLink = await linkFor(bob.token, bob.mgmt);
 
@@ -79,15 +80,15 @@ t.test('a link for another account, opened in a browser already signed in: who i
   t.match(asked.headers.get('content-security-policy'), /form-action 'self'/);
   t.match(await (await fetch(`${d.url}/`, { headers: { cookie: owner } })).text(), /Signed in as Owner/, 'still the owner');
 
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-  const token = new URL(bobsLink).searchParams.get('token')!;
+  const csrf = must(must(/name="csrf" value="([^"]+)"/.exec(page))[1]);
+  const token = must(new URL(bobsLink).searchParams.get('token'));
   const confirm = (fields: Record<string, string>, cookie = owner) => fetch(`${d.url}/web/sign-in`, { method: 'POST', headers: { cookie }, body: new URLSearchParams(fields), redirect: 'manual' });
   t.equal((await confirm({ token, csrf: 'x' + csrf })).status, 403, 'a forged confirmation (another token) is refused');
   t.equal((await confirm({ token })).status, 403, 'so is one without the token');
   const switched = await confirm({ token, csrf });
   t.equal(switched.status, 303, 'confirmed: switched');
   t.equal(switched.headers.get('location'), '/console/deliveries', 'to the link’s path');
-  const now = cookieOf(switched)!;
+  const now = must(cookieOf(switched));
   t.match(await (await fetch(`${d.url}/`, { headers: { cookie: now } })).text(), /Signed in as Second User/);
   t.equal((await confirm({ token, csrf })).status, 403, 'the link worked once');
 

@@ -13,6 +13,7 @@ import { runCli, runMain } from '../helpers/cli.js';
 import { copyExamples } from '../helpers/example-app.js';
 import { tempDir } from '../helpers/daemon.js';
 import type { RunResult } from '../../src/apptest/results.js';
+import { must } from '../../src/must.js';
 
 const refused = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -29,17 +30,17 @@ t.test('the example\'s suite passes, and the run leaves nothing running or on di
   const result = JSON.parse(r.stdout) as RunResult;
   t.match(result, { passed: true, counts: { failed: 0, skipped: 0 }, daemon: { own: true } }, 'the run passed, on a daemon of its own');
   const [suite] = result.suites;
-  t.equal(suite!.name, 'Standup');
-  t.ok(suite!.tests.length >= 8, `${suite!.tests.length} tests`);
-  const steps = suite!.tests.flatMap((x) => x.steps.map((s) => s.title)).join('\n');
+  t.equal(must(suite).name, 'Standup');
+  t.ok(must(suite).tests.length >= 8, `${must(suite).tests.length} tests`);
+  const steps = must(suite).tests.flatMap((x) => x.steps.map((s) => s.title)).join('\n');
   for (const [what, re] of [['the command', /say \/standup/], ['the buttons, by label and by onAction, as another user', /click onAction standup_skip .* as dev/], ['a reply in a thread', /say @standup are you still there\? in the thread of \$\{hello\} as dev/], ['the menu', /menu pick_mood/], ['the select', /select "Great"/], ['the modal', /submit the modal/], ['closing it', /close the modal/], ['the thread reply', /expect message "Type \/standup" in the thread/], ['the signature check', /signature-check/]] as const) {
     t.match(steps, re, `it covers ${what}`);
   }
-  t.ok(suite!.tests.every((x) => x.status === 'passed' && x.steps.every((s) => s.status === 'passed')), 'every test and step passed');
+  t.ok(must(suite).tests.every((x) => x.status === 'passed' && x.steps.every((s) => s.status === 'passed')), 'every test and step passed');
   t.same(fs.readdirSync(tmp), [], 'the daemon\'s data dir and the run\'s folder are gone');
   const daemonPort = Number(new URL(result.daemon.url).port);
   t.ok(await refused(daemonPort), 'the daemon is stopped');
-  const appPort = Number(/port (\d+)/.exec(suite!.app!.started!)![1]);
+  const appPort = Number(must(/port (\d+)/.exec(must(must(must(suite).app).started)))[1]);
   t.ok(await refused(appPort), 'the app is stopped');
   t.notOk(fs.existsSync(path.join(root, 'examples/standup-app/tokens.json')), 'the app kept its tokens in the run\'s folder, not beside it');
 });
@@ -79,10 +80,10 @@ tests:
   const r = await runMain(['test', dir, '--reporter', 'json'], { cwd: root });
   t.equal(r.code, 6, 'the signature check cannot pass');
   const result = JSON.parse(r.stdout) as RunResult;
-  const [conversation, signature] = result.suites[0]!.tests;
-  t.equal(conversation!.status, 'passed', conversation!.status === 'passed' ? 'the conversation passed over the socket' : JSON.stringify(conversation));
-  t.match(result.suites[0]!.app, { started: /node app\.mjs/, ready: /ms$/ });
-  t.match(signature!.steps[0]!.failure, { message: 'a socket-mode app gets no signed requests: signature-check is for apps in HTTP mode' });
+  const [conversation, signature] = must(result.suites[0]).tests;
+  t.equal(must(conversation).status, 'passed', must(conversation).status === 'passed' ? 'the conversation passed over the socket' : JSON.stringify(conversation));
+  t.match(must(result.suites[0]).app, { started: /node app\.mjs/, ready: /ms$/ });
+  t.match(must(must(signature).steps[0]).failure, { message: 'a socket-mode app gets no signed requests: signature-check is for apps in HTTP mode' });
 });
 
 t.test('asked to stop before a test starts: none starts, the run fails and leaves nothing', async (t) => {
@@ -92,6 +93,6 @@ t.test('asked to stop before a test starts: none starts, the run fails and leave
   t.match(r.stderr, /stopping: no more tests start/);
   const result = JSON.parse(r.stdout) as RunResult;
   t.equal(result.passed, false);
-  t.ok(result.suites[0]!.tests.every((x) => x.status === 'skipped' && x.skipReason === 'not run: the run was stopped'), 'every test reported as not run');
+  t.ok(must(result.suites[0]).tests.every((x) => x.status === 'skipped' && x.skipReason === 'not run: the run was stopped'), 'every test reported as not run');
   t.ok(await refused(Number(new URL(result.daemon.url).port)), 'the daemon is stopped');
 });

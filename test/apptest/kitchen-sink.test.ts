@@ -12,6 +12,7 @@ import path from 'node:path';
 import { ROOT, runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 import type { RunResult } from '../../src/apptest/results.js';
+import { must } from '../../src/must.js';
 
 const FIXTURE = path.join(ROOT, 'test/fixtures/apptest-app');
 
@@ -27,10 +28,10 @@ function appDir(suite?: unknown): string {
 t.test('every action and expectation, against an app that meets them', async (t) => {
   const r = await runMain(['test', appDir(), '--reporter', 'json', '--jobs', '3']);
   const result = JSON.parse(r.stdout) as RunResult;
-  const failed = result.suites[0]!.tests.filter((x) => x.status !== 'passed');
+  const failed = must(result.suites[0]).tests.filter((x) => x.status !== 'passed');
   t.equal(r.code, 0, failed.length ? JSON.stringify(failed, null, 2) : 'exit 0');
   t.equal(result.counts.passed, 5);
-  t.match(result.suites[0]!.app, { ready: /ms$/ }, 'ready once its /health answered 204');
+  t.match(must(result.suites[0]).app, { ready: /ms$/ }, 'ready once its /health answered 204');
 });
 
 t.test('expectations the app does not meet fail, each saying what happened', async (t) => {
@@ -57,9 +58,9 @@ t.test('expectations the app does not meet fail, each saying what happened', asy
   };
   const r = await runMain(['test', appDir(suite), '--reporter', 'json', '--jobs', '4']);
   t.equal(r.code, 6);
-  const tests = new Map((JSON.parse(r.stdout) as RunResult).suites[0]!.tests.map((x) => [x.name, x]));
+  const tests = new Map(must((JSON.parse(r.stdout) as RunResult).suites[0]).tests.map((x) => [x.name, x]));
   const failure = (name: string) => {
-    const x = tests.get(name)!;
+    const x = must(tests.get(name));
     t.equal(x.status, 'failed', `${name}: failed`);
     return x.steps.find((s) => s.status === 'failed')?.failure;
   };

@@ -11,6 +11,7 @@ import { junitReport } from '../../src/apptest/report/junit.js';
 import { tapReport } from '../../src/apptest/report/tap.js';
 import { prettyReporter, testText } from '../../src/apptest/report/pretty.js';
 import type { RunResult } from '../../src/apptest/results.js';
+import { must } from '../../src/must.js';
 
 const result: RunResult = {
   passed: false,
@@ -44,19 +45,19 @@ t.test('JUnit: one testcase per test, the failure with expected, happened, the c
   const r = (await parse(xml)) as { tests: number; failures: number; skipped: number; testsuite: Array<{ name: string; file: string; testcase: Array<{ name: string; classname: string; time: number; failure?: Array<{ message: string; inner: string }>; skipped?: unknown[]; 'system-out'?: string[] }> }> };
   t.match(r, { tests: 3, failures: 1, skipped: 1 }, 'the counts');
   const [suite] = r.testsuite;
-  t.equal(suite!.name, 'App <&> "suite"', 'names escaped and read back');
-  t.equal(suite!.file, 'app/app.apptest.yaml', 'the file relative to the working directory');
-  t.same(suite!.testcase.map((c) => c.name), ['passes', 'fails # badly', 'skipped']);
-  t.equal(suite!.testcase[1]!.classname, 'App <&> "suite"');
-  t.equal(suite!.testcase[1]!.time, 3.012);
-  const f = suite!.testcase[1]!.failure![0]!;
+  t.equal(must(suite).name, 'App <&> "suite"', 'names escaped and read back');
+  t.equal(must(suite).file, 'app/app.apptest.yaml', 'the file relative to the working directory');
+  t.same(must(suite).testcase.map((c) => c.name), ['passes', 'fails # badly', 'skipped']);
+  t.equal(must(must(suite).testcase[1]).classname, 'App <&> "suite"');
+  t.equal(must(must(suite).testcase[1]).time, 3.012);
+  const f = must(must(must(must(suite).testcase[1]).failure)[0]);
   t.equal(f.message, 'the app did not update the message within 3000 ms');
   t.match(f.inner, 'step 2: expect updated "joined"\nthe app did not update the message within 3000 ms\nexpected: message msg_1 changed to hold "joined"\nhappened: it is unchanged: it reads "<b>"');
   t.match(f.inner, 'the call: block-interaction join (MESSAGE) (dlv_1) → http://127.0.0.1:2/blocks: acked, 200 in 3 ms');
   t.match(f.inner, '  sent: {"messageType":"BLOCK_INTERACTION"}\n  answer: {}\nthe app printed (last 2 lines):\n  | started\n  | join: Owner');
   t.notMatch(xml, /\u0007/, 'a character XML cannot hold is left out');
-  t.ok(suite!.testcase[2]!.skipped, 'a skipped test is marked skipped');
-  t.match(suite!.testcase[1]!['system-out']![0], 'ok 1. click "Join" (9 ms)\nFAILED 2. expect updated "joined" (3003 ms)\nskipped 3. click "Skip" (0 ms) - an earlier step failed');
+  t.ok(must(must(suite).testcase[2]).skipped, 'a skipped test is marked skipped');
+  t.match(must(must(must(suite).testcase[1])['system-out'])[0], 'ok 1. click "Join" (9 ms)\nFAILED 2. expect updated "joined" (3003 ms)\nskipped 3. click "Skip" (0 ms) - an earlier step failed');
 });
 
 t.test('TAP 14: a point per test, a skip, and the failure as YAML diagnostics', async (t) => {
@@ -67,13 +68,13 @@ t.test('TAP 14: a point per test, a skip, and the failure as YAML diagnostics', 
   p.end(tapReport(result));
   const summary = await done;
   t.match(summary, { ok: false, count: 3, pass: 2, fail: 1, skip: 1 });
-  t.equal(results[1]!.name, 'App <&> "suite" › fails # badly', 'a # in a name is escaped');
-  t.match(results[1]!.diag, { message: 'the app did not update the message within 3000 ms', step: '2. expect updated "joined"', expected: /changed to hold/, appOutput: 'started\njoin: Owner' });
-  t.equal(results[2]!.skip, 'not ready');
+  t.equal(must(results[1]).name, 'App <&> "suite" › fails # badly', 'a # in a name is escaped');
+  t.match(must(results[1]).diag, { message: 'the app did not update the message within 3000 ms', step: '2. expect updated "joined"', expected: /changed to hold/, appOutput: 'started\njoin: Owner' });
+  t.equal(must(results[2]).skip, 'not ready');
 });
 
 t.test('pretty: steps with their times, the failure in full, colour only when chalk has it', async (t) => {
-  const plain = testText(new Chalk({ level: 0 }), result.suites[0]!.tests[1]!);
+  const plain = testText(new Chalk({ level: 0 }), must(must(result.suites[0]).tests[1]));
   t.notMatch(plain, /\u001b\[/, 'no escape codes at level 0 (off a terminal, or NO_COLOR)');
   t.match(plain, /✗ fails # badly 3\.0 s\n {4}✓ click "Join" 9 ms\n {4}✗ expect updated "joined" 3\.0 s\n {8}the app did not update/);
   t.match(plain, /expected {2}message msg_1 changed/);
@@ -81,7 +82,7 @@ t.test('pretty: steps with their times, the failure in full, colour only when ch
   t.match(plain, /the call {2}block-interaction join \(MESSAGE\) → http:\/\/127\.0\.0\.1:2\/blocks: acked \(200\) in 3 ms/);
   t.match(plain, /\| join: Owner/);
   t.match(plain, /- click "Skip" \(an earlier step failed\)/);
-  t.match(testText(new Chalk({ level: 1 }), result.suites[0]!.tests[1]!), /\u001b\[31m/, 'red on a terminal');
+  t.match(testText(new Chalk({ level: 1 }), must(must(result.suites[0]).tests[1])), /\u001b\[31m/, 'red on a terminal');
   let out = '';
   prettyReporter(new Chalk({ level: 0 }), (s) => (out += s)).end(result);
   t.equal(out, '\n1 passed, 1 failed, 1 skipped (2 left out by --grep) in 4.2 s\n');

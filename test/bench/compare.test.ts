@@ -18,6 +18,7 @@ import { runCompare } from '../../bench/compare-run.js';
 import { parse } from '../../bench/compare.js';
 import { topFrames, type CpuProfile } from '../../bench/profile.js';
 import { NotInBuild, type HotPath, type PathSpec } from '../../bench/sides.js';
+import { must } from '../../src/must.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-compare-test-'));
@@ -41,30 +42,30 @@ t.test('the table: medians, spreads, per-round ratios and targets', async (t) =>
     floor: { rounds: [{ rps: 100 }, { rps: 100 }, { rps: 100 }] },
   };
   const [rps, p99] = rowsOf(o);
-  t.same(rps!.ref, { median: 100, min: 90, max: 110 });
-  t.same(rps!.wt, { median: 150, min: 150, max: 150 });
+  t.same(must(rps).ref, { median: 100, min: 90, max: 110 });
+  t.same(must(rps).wt, { median: 150, min: 150, max: 150 });
   // per round: 150/100, 150/110, 150/90
-  t.same(rps!.ratio, { median: 1.5, min: 150 / 110, max: 150 / 90 });
-  t.equal(rps!.target, '≥ 1.2× the fake floor (100)');
-  t.same(rps!.refAtTarget, { value: { median: 1, min: 0.9, max: 1.1 }, met: false });
-  t.same(rps!.wtAtTarget, { value: { median: 1.5, min: 1.5, max: 1.5 }, met: true });
-  t.same(p99!.ratio, { median: 0.5, min: 0.5, max: 5 / 9 }); // 4/8, 6/12, 5/9
-  t.equal(p99!.target, '< 10');
-  t.equal(p99!.refAtTarget!.met, true); // median 9
+  t.same(must(rps).ratio, { median: 1.5, min: 150 / 110, max: 150 / 90 });
+  t.equal(must(rps).target, '≥ 1.2× the fake floor (100)');
+  t.same(must(rps).refAtTarget, { value: { median: 1, min: 0.9, max: 1.1 }, met: false });
+  t.same(must(rps).wtAtTarget, { value: { median: 1.5, min: 1.5, max: 1.5 }, met: true });
+  t.same(must(p99).ratio, { median: 0.5, min: 0.5, max: 5 / 9 }); // 4/8, 6/12, 5/9
+  t.equal(must(p99).target, '< 10');
+  t.equal(must(must(p99).refAtTarget).met, true); // median 9
   t.same(failed(o), []);
   const table = renderTable([o], { ref: 'abc1234', wt: 'working tree' });
   t.match(table, '| path | figure | abc1234 | working tree | wt / ref | target | ref at target | wt at target |');
   t.match(table, '| fake | calls/s (higher is better) | 100 (90.0–110) | 150 (150–150) | 1.50 (1.36–1.67) | ≥ 1.2× the fake floor (100) | 1.00× not met | 1.50× met |');
   t.match(table, '| fake | p99 ms (lower is better) | 9.00 (8.00–12.0) | 5.00 (4.00–6.00) | 0.50 (0.50–0.56) | < 10 | 9.00 met | 5.00 met |');
   // an even count of rounds: the median is the mean of the middle two
-  t.same(rowsOf({ spec, wt: { rounds: [{ rps: 10, p99: 1 }, { rps: 20, p99: 1 }] } })[0]!.wt, { median: 15, min: 10, max: 20 });
+  t.same(must(rowsOf({ spec, wt: { rounds: [{ rps: 10, p99: 1 }, { rps: 20, p99: 1 }] } })[0]).wt, { median: 15, min: 10, max: 20 });
 });
 
 t.test('a side the ref does not have is n/a, not an error', async (t) => {
   const o: PathOutcome = { spec, ref: { na: 'no platform API' }, wt: { rounds: [{ rps: 5, p99: 1 }] } };
   const [rps] = rowsOf(o);
-  t.equal(rps!.ref, 'n/a: no platform API');
-  t.equal(rps!.ratio, 'n/a: no platform API');
+  t.equal(must(rps).ref, 'n/a: no platform API');
+  t.equal(must(rps).ratio, 'n/a: no platform API');
   t.same(failed(o), []);
   t.match(renderTable([o], { ref: 'old', wt: 'working tree' }), 'fake: old n/a: no platform API');
 });
@@ -90,7 +91,7 @@ t.test('a side that read nothing is an error, never a ratio', async (t) => {
   // the floor is checked on the figures with a ratio target
   const noFloor: PathOutcome = { spec, ref: wt, wt, floor: { rounds: [{ rps: NaN }] } };
   t.match(failed(noFloor), [/fake floor: error: round 1 gave no rps/]);
-  t.equal(rowsOf(noFloor)[0]!.wtAtTarget, undefined);
+  t.equal(must(rowsOf(noFloor)[0]).wtAtTarget, undefined);
 });
 
 t.test('the costliest frames count only samples inside the timed windows', async (t) => {
@@ -99,7 +100,8 @@ t.test('the costliest frames count only samples inside the timed windows', async
     nodes: [{ id: 1, callFrame: cf('(root)') }, { id: 2, callFrame: cf('(idle)') }, { id: 3, callFrame: cf('parse', 'file:///b/dist/src/store.js', 9) }, { id: 4, callFrame: cf('startUp', 'file:///b/dist/src/start.js', 1) }, { id: 5, callFrame: cf('writev') }],
     startTime: 1000,
     endTime: 2000,
-    // at 1100 startUp, 1200 startUp (outside); 1500 parse, 1600 parse, 1700 writev, 1800 idle (inside 1450–1850); 1900 parse (outside)
+    // at 1100 startUp, 1200 startUp (outside); 1500 parse, 1600 parse, 1700 writev, 1800 idle (inside 1450–1850); 1900
+    // parse (outside)
     samples: [4, 4, 3, 3, 5, 2, 3],
     timeDeltas: [100, 100, 300, 100, 100, 100, 100],
   };
@@ -188,16 +190,16 @@ t.test('the ref is built in a worktree that reuses node_modules, runs its own co
   const { repo, ref } = tinyRepo();
   const seen: Array<{ role: string; root: string; modules?: string }> = [];
   const r = await runCompare({ repo, ref, paths: [speedPath(seen)], rounds: 2, seconds: 1, scale: 'quick', floors: true, log: () => {} });
-  t.equal(r.ref!.sha, ref);
-  t.equal(r.ref!.subject, 'speed 100');
-  t.equal(r.ref!.nodeModules, 'reused');
-  const refSide = seen.find((s) => s.role === 'ref')!;
+  t.equal(must(r.ref).sha, ref);
+  t.equal(must(r.ref).subject, 'speed 100');
+  t.equal(must(r.ref).nodeModules, 'reused');
+  const refSide = must(seen.find((s) => s.role === 'ref'));
   t.not(refSide.root, repo, 'the ref ran from its own worktree');
   t.equal(refSide.modules, fs.realpathSync(path.join(repo, 'node_modules')), 'with the working tree\'s node_modules');
-  t.same(r.outcomes[0]!.ref, { rounds: [{ rps: 100, p99: 5 }, { rps: 101, p99: 5 }] });
-  t.same(r.outcomes[0]!.wt, { rounds: [{ rps: 150, p99: 5 }, { rps: 151, p99: 5 }] });
-  t.same(r.outcomes[0]!.floor, { rounds: [{ rps: 100 }, { rps: 100 }] });
-  t.same(rowsOf(r.outcomes[0]!)[0]!.ratio, { median: (1.5 + 151 / 101) / 2, min: 151 / 101, max: 1.5 });
+  t.same(must(r.outcomes[0]).ref, { rounds: [{ rps: 100, p99: 5 }, { rps: 101, p99: 5 }] });
+  t.same(must(r.outcomes[0]).wt, { rounds: [{ rps: 150, p99: 5 }, { rps: 151, p99: 5 }] });
+  t.same(must(r.outcomes[0]).floor, { rounds: [{ rps: 100 }, { rps: 100 }] });
+  t.same(must(rowsOf(must(r.outcomes[0]))[0]).ratio, { median: (1.5 + 151 / 101) / 2, min: 151 / 101, max: 1.5 });
   t.notOk(fs.existsSync(refSide.root), 'the worktree is gone');
   t.equal(worktrees(repo), 1, 'and git no longer lists it');
   t.equal(fs.readFileSync(path.join(repo, 'node_modules/marker.txt'), 'utf8'), 'the working tree\'s modules', 'the reused node_modules are intact');
@@ -208,15 +210,15 @@ t.test('a ref with another lockfile gets npm ci; a side that fails or is n/a lea
   const seen: Array<{ role: string; root: string; modules?: string }> = [];
   const logs: string[] = [];
   const na = await runCompare({ repo, ref: old, paths: [speedPath(seen, (role) => (role === 'ref' ? new NotInBuild('not in this build') : undefined))], rounds: 1, seconds: 1, scale: 'quick', floors: true, log: (l) => logs.push(l) });
-  t.equal(na.ref!.nodeModules, 'installed');
+  t.equal(must(na.ref).nodeModules, 'installed');
   t.match(logs.join('\n'), /package-lock\.json differs, npm ci/);
-  t.same(na.outcomes[0]!.ref, { na: 'not in this build' });
-  t.same(na.outcomes[0]!.wt, { rounds: [{ rps: 150, p99: 5 }] });
-  t.same(failed(na.outcomes[0]!), []);
+  t.same(must(na.outcomes[0]).ref, { na: 'not in this build' });
+  t.same(must(na.outcomes[0]).wt, { rounds: [{ rps: 150, p99: 5 }] });
+  t.same(failed(must(na.outcomes[0])), []);
 
   const broken = await runCompare({ repo, ref: old, paths: [speedPath(seen, (role) => (role === 'ref' ? new Error('boom') : undefined))], rounds: 1, seconds: 1, scale: 'quick', floors: true, log: () => {} });
-  t.same(broken.outcomes[0]!.ref, { error: 'could not start: boom' });
-  t.match(failed(broken.outcomes[0]!), [/fake ref: error: could not start: boom/]);
+  t.same(must(broken.outcomes[0]).ref, { error: 'could not start: boom' });
+  t.match(failed(must(broken.outcomes[0])), [/fake ref: error: could not start: boom/]);
   t.equal(worktrees(repo), 1, 'no worktree left after either run');
   t.same(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(`appreg-compare-${old.slice(0, 7)}-`)), [], 'nor its directory');
   await t.rejects(runCompare({ repo, ref: 'no-such-ref', paths: [], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} }), /"no-such-ref" names no commit/);
@@ -226,9 +228,9 @@ t.test('a path whose setup fails is an error of its sides, and the next path sti
   const { repo } = tinyRepo();
   const broken: HotPath = { ...spec, id: 'broken', setup: async () => { throw new Error('no receiver'); } };
   const r = await runCompare({ repo, paths: [broken, speedPath([])], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} });
-  t.same(r.outcomes[0]!.wt, { error: 'setting up the path failed: no receiver' });
-  t.match(failed(r.outcomes[0]!), [/broken working tree: error: setting up the path failed: no receiver/]);
-  t.same(r.outcomes[1]!.wt, { rounds: [{ rps: 150, p99: 5 }] });
+  t.same(must(r.outcomes[0]).wt, { error: 'setting up the path failed: no receiver' });
+  t.match(failed(must(r.outcomes[0])), [/broken working tree: error: setting up the path failed: no receiver/]);
+  t.same(must(r.outcomes[1]).wt, { rounds: [{ rps: 150, p99: 5 }] });
 });
 
 t.test('an interrupted run (Ctrl-C) removes the worktree on its way out', async (t) => {
@@ -237,10 +239,10 @@ t.test('an interrupted run (Ctrl-C) removes the worktree on its way out', async 
   t.teardown(() => child.kill('SIGKILL'));
   let out = '';
   const running = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (c) => {
+    must(child.stdout).on('data', (c) => {
       out += c;
       const m = /RUNNING (\S+)/.exec(out);
-      if (m) resolve(m[1]!);
+      if (m) resolve(must(m[1]));
     });
     child.once('exit', (code) => reject(new Error(`the run ended (${code}) before its ref side started: ${out}`)));
   });

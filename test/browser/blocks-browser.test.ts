@@ -4,13 +4,14 @@
  * shapes the SDK's apps read (BLOCK_INTERACTION `payload` `{values}` / `{value}`, VIEW_ACTION
  * `state`, an empty date range left out); the next tick sends every box ticked; an attachment's
  * button works; a button with a confirmation asks first; a link button opens its page and tells
- * the app; an app's home view sends its state and keeps it. Waits are on conditions (what arrived at the app, what the page shows), never on time.
- * Skipped without Chromium, except under CI (see consent-browser.test.ts).
+ * the app; an app's home view sends its state and keeps it. Waits are on conditions (what arrived at the app, what the
+ * page shows), never on time. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
 import type { Browser } from 'playwright-core';
 import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
 import { screenshotter } from '../helpers/screenshots.js';
+import { must } from '../../src/must.js';
 
 const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -78,13 +79,13 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
   /** The first request the app got (or, waiting for each next one, gets) that `pred` accepts. */
   const arrival = async (pred: (r: (typeof rx.received)[number]) => boolean) => {
     while (!rx.received.some(pred)) await rx.waitFor(rx.received.length + 1);
-    return rx.received.find(pred)!;
+    return must(rx.received.find(pred));
   };
   const interactions = (onAction: string) => rx.received.filter((r) => r.body?.messageType === 'BLOCK_INTERACTION' && r.body.onAction === onAction);
   /** The `nth` BLOCK_INTERACTION for `onAction`, once it has arrived. */
   const interaction = async (onAction: string, nth = 1) => {
     while (interactions(onAction).length < nth) await rx.waitFor(rx.received.length + 1);
-    return interactions(onAction)[nth - 1]!;
+    return must(interactions(onAction)[nth - 1]);
   };
 
   const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
@@ -187,7 +188,7 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
   });
 
   await t.test('an app’s home view: a tick goes with the view’s state; Enter in a field presses no button', async (t) => {
-    const me = ((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')!.id;
+    const me = must(((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')).id;
     const published = await bot.call('POST', `/v1/app/homeView/workspaceUsers/${me}`, {
       data: {
         blocks: [

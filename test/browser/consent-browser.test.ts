@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
+import { must } from '../../src/must.js';
 
 const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -28,8 +29,8 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
   // the app's receiver: gets the redirect, exchanges the code (multipart, as the SDK does), shows a page
   const received: Received[] = [];
   let app: Awaited<ReturnType<typeof createApp>>;
-  const receiver = http.createServer(async (req, res) => {
-    const url = new URL(req.url!, 'http://127.0.0.1');
+  const receiver = http.createServer((req, res) => void (async () => {
+    const url = new URL(must(req.url), 'http://127.0.0.1');
     if (url.pathname !== '/callback') {
       res.statusCode = 404; // e.g. the browser asking for /favicon.ico
       return res.end();
@@ -47,7 +48,7 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
     }
     res.setHeader('content-type', 'text/html');
     res.end(r.query.code ? `<h1 id="done">Installed (${r.status})</h1>` : `<h1 id="done">Not installed: ${r.query.error}</h1>`);
-  });
+  })().catch((e: unknown) => setImmediate(() => { throw e; })));
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => receiver.close(() => r())));
   const port = (receiver.address() as AddressInfo).port;
@@ -83,15 +84,15 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
     t.ok(overflow <= 0, 'no horizontal scrolling on a phone-sized screen');
     await Promise.all([page.waitForURL(new RegExp(`^http://127\\.0\\.0\\.1:${port}/callback`)), page.click('#allow')]);
     t.match(await page.textContent('#done'), /Installed \(200\)/);
-    const r = received.at(-1)!;
+    const r = must(received.at(-1));
     t.equal(r.query.state, 'browser-state');
     t.match(r.query.code, /^acd_/);
     t.equal(r.status, 200);
-    t.match(r.tokens!.accessToken, /^aut_/);
-    t.match(r.tokens!.botToken, /^abt_/);
-    t.equal(r.tokens!.userId, user.id);
-    t.equal((await me(d, r.tokens!.accessToken!, app.appKey)).status, 200, 'the access token works');
-    t.equal((await me(d, r.tokens!.botToken!, app.appKey)).status, 200, 'the bot token works');
+    t.match(must(r.tokens).accessToken, /^aut_/);
+    t.match(must(r.tokens).botToken, /^abt_/);
+    t.equal(must(r.tokens).userId, user.id);
+    t.equal((await me(d, must(must(r.tokens).accessToken), app.appKey)).status, 200, 'the access token works');
+    t.equal((await me(d, must(must(r.tokens).botToken), app.appKey)).status, 200, 'the bot token works');
   });
 
   t.test('Cancel sends the user back with error=access_denied and no code', async (t) => {
@@ -99,7 +100,7 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
     t.match(await page.textContent('body'), /wants access/, 'already signed in: straight to consent');
     await Promise.all([page.waitForURL(new RegExp(`^http://127\\.0\\.0\\.1:${port}/callback`)), page.click('#cancel')]);
     t.match(await page.textContent('#done'), /Not installed: access_denied/);
-    const r = received.at(-1)!;
+    const r = must(received.at(-1));
     t.same(r.query, { error: 'access_denied', state: 'browser-state' });
   });
 
@@ -107,7 +108,7 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
     const bad = new URLSearchParams(q);
     bad.set('redirectUrl', `http://127.0.0.1:${port}/callback/../evil`);
     const resp = await page.goto(`${d.url}/access-request?${bad}`);
-    t.equal(resp!.status(), 400);
+    t.equal(must(resp).status(), 400);
     t.ok(page.url().startsWith(d.url), 'still on the daemon');
     t.match(await page.textContent('body'), /redirectUrl/);
   });

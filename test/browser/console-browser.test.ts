@@ -10,6 +10,7 @@ import t from 'tap';
 import type { Browser } from 'playwright-core';
 import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
 import { screenshotter } from '../helpers/screenshots.js';
+import { must } from '../../src/must.js';
 
 const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -69,7 +70,7 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     }
     await Promise.all([page.waitForLoadState('load'), page.keyboard.press('Enter')]);
     t.match(await page.textContent('[role=status]'), /App created/);
-    appId = (await page.locator('dt:text-is("Id") + dd code').textContent())!;
+    appId = must((await page.locator('dt:text-is("Id") + dd code').textContent()));
     t.match(appId, /^app_/);
     await shoot(page, 'app');
     await page.getByRole('button', { name: 'Show secrets' }).click();
@@ -140,8 +141,8 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     await editor.fill(JSON.stringify({ ...body, text: 'edited in the browser' }, null, 2));
     await Promise.all([page.waitForURL(/done=edited$/), page.getByRole('button', { name: 'Send edited replay' }).click()]);
     t.match(await page.textContent('h1'), /slash-command \/standup to browser-app\s*edited replay/, 'the new delivery, marked as an edited replay');
-    t.equal(rx.received.at(-1)!.body.text, 'edited in the browser', 'the app got the edited body');
-    t.ok(rx.received.at(-1)!.signatureValid, 'signed afresh');
+    t.equal(must(rx.received.at(-1)).body.text, 'edited in the browser', 'the app got the edited body');
+    t.ok(must(rx.received.at(-1)).signatureValid, 'signed afresh');
     await shoot(page, 'delivery-edited');
 
     await page.getByRole('link', { name: 'Deliveries' }).click();
@@ -158,7 +159,7 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const p = await other.newPage();
     const res = await p.goto(`${d.url}/console/deliveries`);
-    t.equal(res!.status(), 401);
+    t.equal(must(res).status(), 401);
     t.match(await p.textContent('h1'), /Not signed in/);
     await shoot(p, 'signed-out');
     await other.close();

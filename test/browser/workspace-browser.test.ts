@@ -2,14 +2,15 @@
  * The console's workspace in headless Chromium: `/task` typed in the composer and
  * the app's message appearing; a button in it clicked, BLOCK_INTERACTION reaching the app
  * (signature checked) and its update shown live; a modal opened by a command, filled and
- * submitted, and the app receiving the state; the same from the Shortcuts menu. The app is a local receiver that answers and
- * posts back through the platform API with its bot token. Screenshots at 1280 and 390 px under
+ * submitted, and the app receiving the state; the same from the Shortcuts menu. The app is a local receiver that
+ * answers and posts back through the platform API with its bot token. Screenshots at 1280 and 390 px under
  * dist/screenshots/. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
 import type { Browser } from 'playwright-core';
 import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
 import { screenshotter } from '../helpers/screenshots.js';
+import { must } from '../../src/must.js';
 
 const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -102,8 +103,8 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     t.match(await note.textContent(), /Tasks.*Only visible to you.*Creating the task…/);
     await page.locator('#timeline li', { hasText: 'write the report' }).getByRole('button', { name: 'Mark done' }).waitFor({ timeout: 5000 });
     const [slash] = rx.received;
-    t.ok(slash!.signatureValid);
-    t.match(slash!.body, { messageType: 'SLASH_COMMAND', slashCommand: '/task', text: 'write the report' });
+    t.ok(must(slash).signatureValid);
+    t.match(must(slash).body, { messageType: 'SLASH_COMMAND', slashCommand: '/task', text: 'write the report' });
     await page.waitForSelector('#ws-status[data-state=open]', { state: 'attached' });
     await composer.fill('and a plain message');
     await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Send' }).click()]);
@@ -127,22 +128,22 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
       return undefined;
     })();
     t.ok(chose, 'the choice reached the app');
-    t.same(JSON.parse(chose!.body.payload), { value: 'l' });
+    t.same(JSON.parse(must(chose).body.payload), { value: 'l' });
     // a dynamic select asks the app for its options, then sends the choice
     await page.waitForSelector('#ws-status[data-state=open]', { state: 'attached' });
     const assignee = page.locator('#timeline li', { hasText: 'write the report' }).getByLabel('Assignee');
     await assignee.focus();
     await page.waitForFunction(() => Array.from(document.querySelectorAll('select[data-menu=assignee] option')).some((o) => o.textContent === 'Bo'));
-    t.match(rx.received.find((x) => x.body?.messageType === 'DYNAMIC_MENU')!.body, { onAction: 'assignee', sourceType: 'MESSAGE' }, 'DYNAMIC_MENU reached the app');
+    t.match(must(rx.received.find((x) => x.body?.messageType === 'DYNAMIC_MENU')).body, { onAction: 'assignee', sourceType: 'MESSAGE' }, 'DYNAMIC_MENU reached the app');
     await Promise.all([page.waitForLoadState('load'), assignee.selectOption('u2')]);
     for (let i = 0; i < 50 && !rx.received.some((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION'); i++) await new Promise((res) => setTimeout(res, 50));
-    const chosen = rx.received.find((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION')!;
+    const chosen = must(rx.received.find((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION'));
     t.match(chosen.body, { actionType: 'DYNAMIC_SELECT_MENU' });
     t.same(JSON.parse(chosen.body.payload), { value: 'u2' }, 'the option chosen from the app’s menu');
     await page.waitForSelector('#ws-status[data-state=open]', { state: 'attached' });
     await page.locator('#timeline li', { hasText: 'write the report' }).getByRole('button', { name: 'Mark done' }).click();
     await page.locator('#timeline li', { hasText: 'Done: write the report' }).waitFor({ timeout: 5000 });
-    const block = rx.received.find((x) => x.body?.onAction === 'done')!;
+    const block = must(rx.received.find((x) => x.body?.onAction === 'done'));
     t.ok(block.signatureValid, 'signed');
     t.match(block.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', actionType: 'BUTTON', onAction: 'done' });
     t.same(JSON.parse(block.body.payload), { value: 'write the report' });
@@ -161,7 +162,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     await dialog.getByLabel('Priority').selectOption('high');
     await Promise.all([page.waitForLoadState('load'), dialog.getByRole('button', { name: 'Create' }).click()]);
     await page.getByRole('dialog').waitFor({ state: 'detached' });
-    const submit = rx.received.find((x) => x.body?.messageType === 'VIEW_ACTION')!;
+    const submit = must(rx.received.find((x) => x.body?.messageType === 'VIEW_ACTION'));
     t.ok(submit.signatureValid);
     t.match(submit.body, { viewActionType: 'SUBMIT', view: { callbackId: 'new_task' } });
     t.same(submit.body.view.state, { values: { title: { title_input: { type: 'plain_text_input', value: 'Plan the launch' } }, prio: { prio_pick: { type: 'static_select_menu', value: 'high' } } } });
@@ -170,7 +171,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     await page.getByText('Shortcuts', { exact: true }).click();
     await shoot(page, 'workspace-shortcuts-menu');
     await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'New task (Tasks)' }).click()]);
-    const shortcut = rx.received.find((x) => x.body?.messageType === 'SHORTCUT')!;
+    const shortcut = must(rx.received.find((x) => x.body?.messageType === 'SHORTCUT'));
     t.ok(shortcut.signatureValid);
     t.match(shortcut.body, { type: 'GLOBAL', shortcut: 'new_task' });
     const again = page.getByRole('dialog', { name: 'New task' });
@@ -178,7 +179,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     await again.getByLabel('Priority').selectOption('low');
     await Promise.all([page.waitForLoadState('load'), again.getByRole('button', { name: 'Create' }).click()]);
     await page.getByRole('dialog').waitFor({ state: 'detached' });
-    const second = rx.received.filter((x) => x.body?.messageType === 'VIEW_ACTION')[1]!;
+    const second = must(rx.received.filter((x) => x.body?.messageType === 'VIEW_ACTION')[1]);
     t.same(second.body.view.state.values.title, { title_input: { type: 'plain_text_input', value: 'From the shortcut' } }, 'the shortcut’s modal state reached the app');
 
     // Escape closes the modal (no VIEW_ACTION: the view does not ask for notifyOnClose)

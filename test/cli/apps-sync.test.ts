@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
+import { must } from '../../src/must.js';
 
 t.test('apps create warns about a second app of the same name; apps sync --file creates or updates by name', async (t) => {
   const d = await startTestDaemon();
@@ -33,11 +34,11 @@ t.test('apps create warns about a second app of the same name; apps sync --file 
     fs.writeFileSync(file, JSON.stringify(manifest({ name: 'standup', displayName: 'Standup v2' })));
     const r = await runMain([...g, 'apps', 'sync', '--file', file, '--json']);
     t.equal(r.code, 0, r.stderr);
-    t.match(JSON.parse(r.stdout), { action: 'updated', id: before!.id, displayName: 'Standup v2' });
+    t.match(JSON.parse(r.stdout), { action: 'updated', id: must(before).id, displayName: 'Standup v2' });
     t.notMatch(r.stdout, /secret/i, 'an update shows no secret');
     const human = await runMain([...g, 'apps', 'sync', '--file', file]);
-    t.match(human.stdout, new RegExp(`^updated ${before!.id} \\(standup\\) from ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\n`));
-    t.same((await list()).map((a) => [a.id, a.displayName]), [[before!.id, 'Standup v2']]);
+    t.match(human.stdout, new RegExp(`^updated ${must(before).id} \\(standup\\) from ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\n`));
+    t.same((await list()).map((a) => [a.id, a.displayName]), [[must(before).id, 'Standup v2']]);
   });
 
   await t.test('apps create with the same name again: created, with a warning naming the existing app', async (t) => {
@@ -45,8 +46,8 @@ t.test('apps create warns about a second app of the same name; apps sync --file 
     const r = await runMain([...g, 'apps', 'create', '--file', file, '--json']);
     t.equal(r.code, 0, r.stderr);
     const second = JSON.parse(r.stdout) as { id: string };
-    t.not(second.id, first!.id);
-    t.match(r.stderr, `warning: you already had an app named "standup": ${first!.id}; ${second.id} is another one (appreg apps sync --file ${file} updates an existing app instead)`);
+    t.not(second.id, must(first).id);
+    t.match(r.stderr, `warning: you already had an app named "standup": ${must(first).id}; ${second.id} is another one (appreg apps sync --file ${file} updates an existing app instead)`);
     const other = path.join(work, 'other.json');
     fs.writeFileSync(other, JSON.stringify(manifest({ name: 'other' })));
     const quiet = await runMain([...g, 'apps', 'create', '--file', other]);
@@ -58,9 +59,9 @@ t.test('apps create warns about a second app of the same name; apps sync --file 
     const r = await runMain([...g, 'apps', 'sync', '--file', file]);
     t.equal(r.code, 2);
     t.match(r.stderr, `you have 2 apps named "standup" (${both.map((a) => a.id).join(', ')}): give the one to update`);
-    const one = await runMain([...g, 'apps', 'sync', both[1]!.id, '--file', file, '--json']);
+    const one = await runMain([...g, 'apps', 'sync', must(both[1]).id, '--file', file, '--json']);
     t.equal(one.code, 0, one.stderr);
-    t.match(JSON.parse(one.stdout), { action: 'updated', id: both[1]!.id });
+    t.match(JSON.parse(one.stdout), { action: 'updated', id: must(both[1]).id });
   });
 
   await t.test('--from-url needs the app id; --file and --from-url are one or the other', async (t) => {

@@ -7,6 +7,7 @@ import t from 'tap';
 import { runMain } from '../helpers/cli.js';
 import { daemonWithListener } from '../helpers/listening-app.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 t.test('channels archive and delete', async (t) => {
   const { rx, d } = await daemonWithListener(t, ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED']);
@@ -54,7 +55,7 @@ t.test('groups create, update and list', async (t) => {
   t.match(listed, [{ id: group.id, workspaceUserIds: [other.id], disabled: true }], 'apps list it');
   const evs = await rx.waitFor(3);
   t.same(evs.map((e) => JSON.parse(e.body.body).ty), ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED', 'WORKSPACE_USER_GROUP_UPDATED']);
-  t.match(JSON.parse(evs[2]!.body.body), { id: group.id, uIds: [other.id], di: true });
+  t.match(JSON.parse(must(evs[2]).body.body), { id: group.id, uIds: [other.id], di: true });
 
   const taken = await runMain([...g, 'groups', 'create', 'Other', '--handle', 'on-call']);
   t.equal(taken.code, 4);

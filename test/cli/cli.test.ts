@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
+import { must } from '../../src/must.js';
 
 t.test('appreg CLI against a running daemon', async (t) => {
   const d = await startTestDaemon();
@@ -46,7 +47,7 @@ t.test('appreg CLI against a running daemon', async (t) => {
     const s = JSON.parse(rot.stdout);
     const after = fs.readFileSync(env, 'utf8');
     t.match(after, new RegExp(`^PUMBLE_APP_SIGNING_SECRET=${s.signingSecret}$`, 'm'));
-    t.equal(after.match(/PUMBLE_APP_SIGNING_SECRET=/g)!.length, 1);
+    t.equal(must(after.match(/PUMBLE_APP_SIGNING_SECRET=/g)).length, 1);
     t.match(after, /^PORT=5000$/m);
   });
 

@@ -49,7 +49,8 @@ t.test('a URL that is not PostgreSQL: one line, exit 2', async (t) => {
 });
 
 t.test('db takes exactly the database URLs serve takes', async (t) => {
-  // port 1 on loopback refuses at once: a URL db takes fails to connect (exit 1), one it refuses is a usage error (exit 2)
+  // port 1 on loopback refuses at once: a URL db takes fails to connect (exit 1), one it refuses is a usage error (exit
+  // 2)
   const urls = [
     'postgres://appreg:secret@127.0.0.1:1/appreg',
     'postgresql://127.0.0.1:1/appreg',

@@ -10,6 +10,7 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { installPlatformApp, type platformClient } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 t.test('a block interaction the app can fetch', async (t) => {
   const d = await startTestDaemon();
@@ -20,16 +21,16 @@ t.test('a block interaction the app can fetch', async (t) => {
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
-    req.on('end', async () => {
+    req.on('end', () => void (async () => {
       const body = JSON.parse(raw);
       seen.push(body);
       res.setHeader('content-type', 'application/json');
       if (body.sourceType === 'VIEW') return res.end('{}');
-      const got = await app.bot!.fetchMessage(body.sourceId, body.channelId);
+      const got = await must(app.bot).fetchMessage(body.sourceId, body.channelId);
       seen.at(-1).fetched = got;
       if (got.status !== 200) res.statusCode = 500;
       res.end(JSON.stringify(got.status === 200 ? {} : { message: `fetchMessage: ${got.status}` }));
-    });
+    })().catch((e: unknown) => setImmediate(() => { throw e; })));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
@@ -66,7 +67,7 @@ t.test('a block interaction the app can fetch', async (t) => {
 
   t.test('--message-id: that message, in its own channel', async (t) => {
     const made = JSON.parse((await runMain([...g, 'channels', 'create', 'approvals', '--json'])).stdout).channel.id as string;
-    await installed.user.addUsersToChannel(made, [installed.tokens.botId!]);
+    await installed.user.addUsersToChannel(made, [must(installed.tokens.botId)]);
     const m = (await installed.bot.postMessageToChannel(made, 'Approve the release?', { blocks: [{ type: 'actions', elements: [{ type: 'button', onAction: 'approve', text: { type: 'plain_text', text: 'Approve' } }] }] })).body;
     const r = await dt('--message-id', m.id, '--on-action', 'approve');
     t.equal(r.code, 0, r.stdout + r.stderr);

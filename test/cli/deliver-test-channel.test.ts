@@ -9,6 +9,7 @@ import { runMain } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { until } from '../helpers/until.js';
+import { must } from '../../src/must.js';
 
 t.test('deliver-test watches the channel the trigger names', async (t) => {
   const d = await startTestDaemon();
@@ -82,13 +83,13 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
   t.test('APP_UNAUTHORIZED and APP_UNINSTALLED test bodies have the shapes the daemon sends for real', async (t) => {
     rx.on('/events', { text: 'ok' });
     t.equal((await dt('--kind', 'event', '--event', 'APP_UNAUTHORIZED')).code, 0);
-    const unauth = rx.received.at(-1)!.body;
+    const unauth = must(rx.received.at(-1)).body;
     t.equal(unauth.messageType, 'APP_EVENT');
     const ub = JSON.parse(unauth.body);
     t.same(Object.keys(ub).sort(), ['accessGranted', 'app', 'appInstallation', 'grantedScopes', 'id', 'workspace', 'workspaceUser']);
     t.match(ub, { app: app.id, workspace: d.workspaceId, workspaceUser: d.workspaceUserId, grantedScopes: [], accessGranted: false });
     t.equal((await dt('--kind', 'event', '--event', 'APP_UNINSTALLED')).code, 0);
-    const ib = JSON.parse(rx.received.at(-1)!.body.body);
+    const ib = JSON.parse(must(rx.received.at(-1)).body.body);
     t.same(Object.keys(ib).sort(), ['app', 'botUser', 'id', 'installedBy', 'uninstalledAt', 'workspace']);
     t.match(ib, { app: app.id, workspace: d.workspaceId, installedBy: d.workspaceUserId, botUser: /^bot_/, uninstalledAt: /^\d{4}-\d\d-\d\dT/ });
     t.equal(ib.id, ub.appInstallation, 'one installation id in both');

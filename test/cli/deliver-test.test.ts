@@ -4,6 +4,7 @@ import path from 'node:path';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { startReceiver, verify } from '../helpers/receiver.js';
+import { must } from '../../src/must.js';
 
 t.test('appreg deliver-test: exit codes per outcome, the signature probe, deliveries, apps sync', async (t) => {
   const rx = await startReceiver();
@@ -74,7 +75,7 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
     fs.writeFileSync(body, JSON.stringify({ tx: 'from a file' }));
     const r = await dt('--kind', 'event', '--event', 'NEW_MESSAGE', '--body-file', body);
     t.equal(r.code, 0, r.stderr);
-    const last = rx.received.at(-1)!;
+    const last = must(rx.received.at(-1));
     t.equal(last.body.body, '{"tx":"from a file"}');
   });
 
@@ -105,13 +106,13 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
     t.ok(failed.every((x) => x.state === 'failed' || x.state === 'retrying'));
     const human = await runMain([...g, 'deliveries', 'list']);
     t.match(human.stdout, /ID\s+KIND\s+APP/);
-    const show = await runMain([...g, 'deliveries', 'show', failed[0]!.id]);
+    const show = await runMain([...g, 'deliveries', 'show', must(failed[0]).id]);
     t.equal(show.code, 0);
     t.match(show.stdout, /attempts/);
     rx.on('/shortcut', { json: {} });
     rx.on('/slash', { json: {} });
     rx.on('/menus', { json: {} });
-    const replay = await runMain([...g, 'deliveries', 'replay', failed[0]!.id, '--json']);
+    const replay = await runMain([...g, 'deliveries', 'replay', must(failed[0]).id, '--json']);
     t.equal(replay.code, 0, replay.stderr);
     t.equal(JSON.parse(replay.stdout).state, 'delivered');
   });

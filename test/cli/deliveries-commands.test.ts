@@ -10,6 +10,7 @@ import path from 'node:path';
 import { startTestDaemon, manifest, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { runMain, runWhileAppThinks, type CliOptions } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { must } from '../../src/must.js';
 
 async function appOn(t: Tap.Test, d: TestDaemon, rxUrl: string): Promise<{ id: string }> {
   const m = manifest({
@@ -76,13 +77,13 @@ t.test('deliveries against a running daemon', async (t) => {
     t.equal((await dt(['--kind', 'slash-command'])).code, 0);
     const list = JSON.parse((await runMain([...g, 'deliveries', 'list', '--json'])).stdout) as Array<{ createdAt: string; kind: string }>;
     t.ok(list.length >= 3);
-    t.equal(list[0]!.kind, 'slash-command', 'the newest is first although older ones were updated later (replay, cancel)');
+    t.equal(must(list[0]).kind, 'slash-command', 'the newest is first although older ones were updated later (replay, cancel)');
     const created = list.map((x) => x.createdAt);
     t.same(created, [...created].sort().reverse(), 'ordered by createdAt, newest first');
     const human = await runMain([...g, 'deliveries', 'list']);
     const lines = human.stdout.trimEnd().split('\n');
     t.match(lines[0], /^CREATED\s+ID\s+KIND/);
-    t.equal(lines[1]!.split(/\s+/)[0], created[0], 'the first row shows the newest creation time');
+    t.equal(must(lines[1]).split(/\s+/)[0], created[0], 'the first row shows the newest creation time');
     t.match(lines.at(-1), /newest first by creation time/);
   });
 

@@ -1,4 +1,7 @@
-/** Issue 22 §4: `appreg deliveries tail [--app] [--json]`: the latest deliveries, then every new attempt as it happens, until Ctrl-C. */
+/**
+ * Issue 22 §4: `appreg deliveries tail [--app] [--json]`: the latest deliveries, then every new attempt as it happens,
+ * until Ctrl-C.
+ */
 import t from 'tap';
 import { until } from '../helpers/until.js';
 import { startTestDaemon, manifest } from '../helpers/daemon.js';

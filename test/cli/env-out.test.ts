@@ -7,11 +7,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
+import { must } from '../../src/must.js';
 
 interface App { id: string; appKey: string; clientSecret: string; signingSecret: string }
 
 const BEFORE = '# my app\nPORT=5000\nPUMBLE_APP_KEY=apk_old\n';
-/** The file an env option should leave from BEFORE: other lines kept, the four set, and the daemon's URL (what the app calls). */
+/**
+ * The file an env option should leave from BEFORE: other lines kept, the four set, and the daemon's URL (what the app
+ * calls).
+ */
 const expected = (a: App, url: string) =>
   `# my app\nPORT=5000\nPUMBLE_APP_KEY=${a.appKey}\nPUMBLE_APP_ID=${a.id}\nPUMBLE_APP_CLIENT_SECRET=${a.clientSecret}\nPUMBLE_APP_SIGNING_SECRET=${a.signingSecret}\nPUMBLE_API_URL=${url}\n`;
 
@@ -40,7 +44,7 @@ t.test('--env-out and --env-file write the same file', async (t) => {
       t.equal(fs.statSync(file).mode & 0o777, 0o600, `${cmd} ${flag}: 0600`);
     }
     const shape = (s: string) => s.replace(/=(app|apk|acs|ass)_\S+/g, '=$1_…');
-    t.equal(shape(files['--env-out']!), shape(files['--env-file']!), `${cmd}: the same content from either flag`);
+    t.equal(shape(must(files['--env-out'])), shape(must(files['--env-file'])), `${cmd}: the same content from either flag`);
   }
 
   t.test('human output names the file; both flags naming different files is a usage error', async (t) => {

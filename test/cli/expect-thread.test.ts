@@ -9,22 +9,24 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { installPlatformApp, type platformClient } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 t.test('replies in threads are watched for', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const app = { bot: undefined as ReturnType<typeof platformClient> | undefined, root: '' };
-  // an SDK-like app: a message shortcut answers in the message's thread (ctx.say(…, true)); /ask answers in the thread of an older message
+  // an SDK-like app: a message shortcut answers in the message's thread (ctx.say(…, true)); /ask answers in the thread
+  // of an older message
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
-    req.on('end', async () => {
+    req.on('end', () => void (async () => {
       const b = JSON.parse(raw);
       res.setHeader('content-type', 'application/json');
-      if (b.messageType === 'SHORTCUT') await app.bot!.reply(b.messageId, b.channelId, 'summarised in the thread');
-      if (b.messageType === 'SLASH_COMMAND') await app.bot!.reply(app.root, b.channelId, `answer to ${b.text}`);
+      if (b.messageType === 'SHORTCUT') await must(app.bot).reply(b.messageId, b.channelId, 'summarised in the thread');
+      if (b.messageType === 'SLASH_COMMAND') await must(app.bot).reply(app.root, b.channelId, `answer to ${b.text}`);
       res.end('{}');
-    });
+    })().catch((e: unknown) => setImmediate(() => { throw e; })));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));

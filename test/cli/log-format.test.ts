@@ -1,4 +1,7 @@
-/** The daemon's log format: `serve --log-format` beats APPREG_LOG_FORMAT beats `logFormat` in the config file beats the terminal. */
+/**
+ * The daemon's log format: `serve --log-format` beats APPREG_LOG_FORMAT beats `logFormat` in the config file beats the
+ * terminal.
+ */
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';

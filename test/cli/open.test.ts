@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { runCli, runMain, serveInProcess } from '../helpers/cli.js';
+import { must } from '../../src/must.js';
 
 /** A stand-in for the browser opener that records what it was asked to start; `fail` answers as a missing program. */
 function fakeOpener(fail?: string) {
@@ -34,7 +35,7 @@ t.test('against a running daemon', async (t) => {
     t.equal(res.headers.get('location'), '/');
     const cookie = res.headers.get('set-cookie');
     t.ok(cookie, 'a session cookie');
-    const home = await fetch(`${d.url}/`, { headers: { cookie: cookie!.split(';')[0]! } });
+    const home = await fetch(`${d.url}/`, { headers: { cookie: must(must(cookie).split(';')[0]) } });
     t.equal(home.status, 200);
     t.match(await home.text(), /Signed in as Owner/);
     t.equal((await fetch(link, { redirect: 'manual' })).status, 403, 'the link works once');
@@ -50,7 +51,7 @@ t.test('against a running daemon', async (t) => {
     const res = await fetch(j.url, { redirect: 'manual' });
     t.equal(res.status, 303);
     t.equal(res.headers.get('location'), '/?from=cli');
-    const home = await fetch(`${d.url}/`, { headers: { cookie: res.headers.get('set-cookie')!.split(';')[0]! } });
+    const home = await fetch(`${d.url}/`, { headers: { cookie: must(must(res.headers.get('set-cookie')).split(';')[0]) } });
     t.match(await home.text(), /Signed in as/);
   });
 
@@ -98,9 +99,9 @@ t.test('against a running daemon', async (t) => {
         t.match(r.stdout, /^open it in your browser:\n {2}http:\/\/\S+\n\(the link works once, for 5 minutes\)\n$/);
       } else {
         t.equal(opener.calls.length, 1, `${command} started (${what})`);
-        t.equal(opener.calls[0]!.command, command);
-        t.equal(opener.calls[0]!.args.at(-1), url, 'with the link');
-        if (command === 'cmd') t.same(opener.calls[0]!.args, ['/c', 'start', '""', url]);
+        t.equal(must(opener.calls[0]).command, command);
+        t.equal(must(opener.calls[0]).args.at(-1), url, 'with the link');
+        if (command === 'cmd') t.same(must(opener.calls[0]).args, ['/c', 'start', '""', url]);
         t.match(r.stdout, /^opened your browser at http:\/\/\S+\n/);
       }
     }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tempDir, manifest } from '../helpers/daemon.js';
 import { BIN, runCli, runMain, serveInProcess } from '../helpers/cli.js';
+import { must } from '../../src/must.js';
 
 interface Served { child: ChildProcess; url: string; out: () => string; exited: Promise<number | null> }
 
@@ -16,11 +17,11 @@ function serve(dataDir: string, extra: string[] = [], env: NodeJS.ProcessEnv = {
     const look = (c: Buffer) => {
       out += c;
       const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
-      if (m) resolve({ child, url: m[1]!, out: () => out, exited });
+      if (m) resolve({ child, url: must(m[1]), out: () => out, exited });
     };
-    child.stdout!.on('data', look);
-    child.stderr!.on('data', look);
-    exited.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
+    must(child.stdout).on('data', look);
+    must(child.stderr).on('data', look);
+    void exited.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
   });
 }
 

@@ -7,11 +7,12 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../helpers/cli.js';
+import { must } from '../../src/must.js';
 
 /** Static `import … from '…'` and `export … from '…'` specifiers of a compiled module (not `import()`). */
 function staticImports(file: string): string[] {
   const src = fs.readFileSync(file, 'utf8');
-  return [...src.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm), ...src.matchAll(/^\s*import\s+'([^']+)'/gm)].map((m) => m[1]!);
+  return [...src.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm), ...src.matchAll(/^\s*import\s+'([^']+)'/gm)].map((m) => must(m[1]));
 }
 
 t.test('the CLI at start loads commander and its own modules, nothing else', async (t) => {
@@ -20,7 +21,7 @@ t.test('the CLI at start loads commander and its own modules, nothing else', asy
   const packages = new Set<string>();
   const queue = [entry];
   while (queue.length) {
-    const file = queue.pop()!;
+    const file = must(queue.pop());
     if (seen.has(file)) continue;
     seen.add(file);
     for (const spec of staticImports(file)) {

@@ -6,6 +6,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { authorize, type CreatedApp } from '../fixtures/redirects-flow.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
+import { must } from '../../src/must.js';
 
 t.test('APP_UNAUTHORIZED and APP_UNINSTALLED reach the app as signed APP_EVENTs after the tokens stop working', async (t) => {
   const rx = await startReceiver();
@@ -29,7 +30,7 @@ t.test('APP_UNAUTHORIZED and APP_UNINSTALLED reach the app as signed APP_EVENTs 
   t.match(JSON.parse(first!.body.body), { app: app.id, workspaceUser: d.workspaceUserId, accessGranted: false });
 
   const b = await authorize(d, app);
-  const un = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: b.botToken!, 'x-app-token': app.appKey } });
+  const un = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: must(b.botToken), 'x-app-token': app.appKey } });
   t.equal(un.status, 204);
   const all = await rx.waitFor(2);
   t.match(all[1]!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceId: d.workspaceId });

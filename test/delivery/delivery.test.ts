@@ -6,6 +6,7 @@ import { EVENTS_OUTBOX } from '../../src/model/events.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
+import { must } from '../../src/must.js';
 
 /** A receiver, a daemon (on `clock`, if given: the receiver stamps requests with it too) and an app of the receiver's. */
 async function setup(t: Test, config: Record<string, unknown> = {}, overrides: (url: string) => Record<string, unknown> = () => ({}), clock?: TestClock) {
@@ -80,7 +81,7 @@ t.test('every kind: payload shape, headers and a signature the receiver verifies
     const r = await trigger(d, { appId: app.id, ...body });
     t.equal(r.status, 201, `${body.kind}: accepted`);
     t.equal(r.body.outcome, 'acked', `${body.kind}: acked`);
-    const got = rx.received[i]!;
+    const got = must(rx.received[i]);
     t.equal(got.path, path, `${body.kind}: sent to the manifest's URL`);
     t.ok(got.signatureValid, `${body.kind}: signature verifies`);
     t.equal(got.headers['content-type'], 'application/json');
@@ -90,7 +91,7 @@ t.test('every kind: payload shape, headers and a signature the receiver verifies
     t.match(got.body, shape, `${body.kind}: body shape`);
     t.same(r.body.payload, got.body, 'the log holds exactly what was sent');
   }
-  const ev = rx.received[6]!.body;
+  const ev = must(rx.received[6]).body;
   t.type(ev.body, 'string', 'an event body is a JSON string');
   t.match(JSON.parse(ev.body), { ty: 'NEW_MESSAGE', tx: String, wId: d.workspaceId });
 });
@@ -269,8 +270,8 @@ t.test('deliveries: list (--failed, by app), show, replay (a new, re-signed atte
   t.match(replayed, { id: failed.body.id, state: 'delivered', outcome: 'acked' });
   t.equal(replayed.attempts.length, 2);
   const slashCalls = rx.received.filter((x) => x.path === '/slash');
-  t.not(slashCalls[0]!.headers['x-pumble-request-timestamp'], slashCalls[1]!.headers['x-pumble-request-timestamp']);
-  t.ok(slashCalls[1]!.signatureValid);
+  t.not(must(slashCalls[0]).headers['x-pumble-request-timestamp'], must(slashCalls[1]).headers['x-pumble-request-timestamp']);
+  t.ok(must(slashCalls[1]).signatureValid);
   t.equal((await d.api(`${d.mgmt}/deliveries/dlv_nope`)).status, 404);
 });
 

@@ -1,4 +1,7 @@
-/** Events from trigger to end: the first attempt's outcome, its timeout, cancel, replay, an app's deletion, the list's order. */
+/**
+ * Events from trigger to end: the first attempt's outcome, its timeout, cancel, replay, an app's deletion, the list's
+ * order.
+ */
 import t from 'tap';
 import type { Test } from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';

@@ -16,6 +16,7 @@ import { onPostgres, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { pgDatabaseOrSkip } from '../helpers/pg.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 const ROUNDS = 4;
 const POSTERS = 6;
@@ -52,7 +53,8 @@ t.test('a daemon killed at random points of a burst of posts: every acknowledged
     ...(databaseUrl ? { APPREG_DATABASE_URL: databaseUrl } : {}),
     APPREG_PLATFORM_RATE_LIMITS: 'false',
     APPREG_DELIVERY_EVENT_TIMEOUT_MS: '2000',
-    // a killed daemon's events are taken over once their lease runs out (PostgreSQL; the embedded store's restart takes them at once)
+    // a killed daemon's events are taken over once their lease runs out (PostgreSQL; the embedded
+    // store's restart takes them at once)
     APPREG_DELIVERY_LEASE_MS: '3000',
     APPREG_DELIVERY_RETRY_SCHEDULE: '0.2,0.5,1,2,4',
   };
@@ -87,9 +89,9 @@ t.test('a daemon killed at random points of a burst of posts: every acknowledged
   const listener = await installPlatformApp(as(d.url), { name: 'listener', events: ['NEW_MESSAGE'], eventsUrl: `${rx.url}/events` });
   rx.secret = listener.app.signingSecret;
   const poster = await installPlatformApp(as(d.url), { name: 'poster' });
-  const headers = { token: poster.tokens.botToken!, 'x-app-token': poster.app.appKey, 'content-type': 'application/json' };
+  const headers = { token: must(poster.tokens.botToken), 'x-app-token': poster.app.appKey, 'content-type': 'application/json' };
   const channels = (await (await fetch(`${d.url}/v1/channels`, { headers })).json()) as Array<{ channel: { id: string; name: string } }>;
-  const general = channels.find((c) => c.channel.name === 'general')!.channel.id;
+  const general = must(channels.find((c) => c.channel.name === 'general')).channel.id;
 
   const acked = new Set<string>();
   for (let round = 0; round < ROUNDS; round++) {

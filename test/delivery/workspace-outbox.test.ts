@@ -11,6 +11,7 @@ import { installPlatformApp, platformClient } from '../helpers/platform-client.j
 import type { AnyTables, Change } from '../../src/store/types.js';
 import { engineOf } from '../helpers/test-tables.js';
 import { EVENTS_OUTBOX, type WorkspaceOutboxEvent } from '../../src/model/events.js';
+import { must } from '../../src/must.js';
 
 t.test("a post's NEW_MESSAGE is written in the post's own commit, the post reads no installation or authorization, and an event left in the outbox is sent after a restart", async (t) => {
   const rx = await startReceiver();
@@ -41,7 +42,7 @@ t.test("a post's NEW_MESSAGE is written in the post's own commit, the post reads
   t.equal(posted.status, 200);
   t.equal(reacted.status, 204);
 
-  const withMessage = commits.find((cs) => cs.some((c) => c.table === 'wsMessages' && c.id === posted.body.id))!;
+  const withMessage = must(commits.find((cs) => cs.some((c) => c.table === 'wsMessages' && c.id === posted.body.id)));
   const event = withMessage.find((c) => c.table === EVENTS_OUTBOX)?.value as WorkspaceOutboxEvent | undefined;
   t.match(event, { eventType: 'NEW_MESSAGE', workspaceId: d.workspaceId, audience: { everyone: true }, body: { mId: posted.body.id, tx: 'in the same commit' } }, 'the event rides in the commit of the message');
   t.ok(commits.some((cs) => cs.some((c) => c.table === 'wsMessages') && cs.some((c) => c.table === EVENTS_OUTBOX && (c.value as WorkspaceOutboxEvent).eventType === 'REACTION_ADDED')), 'and the reaction’s in the commit of the reaction');
@@ -55,11 +56,11 @@ t.test("a post's NEW_MESSAGE is written in the post's own commit, the post reads
   t.teardown(() => d.stop());
   const got = await rx.waitFor(2);
   t.same(got.map((r) => r.body.eventType).sort(), ['NEW_MESSAGE', 'REACTION_ADDED'], 'sent once the daemon is back');
-  t.equal(JSON.parse(got.find((r) => r.body.eventType === 'NEW_MESSAGE')!.body.body).mId, posted.body.id);
+  t.equal(JSON.parse(must(got.find((r) => r.body.eventType === 'NEW_MESSAGE')).body.body).mId, posted.body.id);
   t.ok(got.every((r) => r.signatureValid));
-  t.same(got[0]!.body.workspaceUserIds, [d.workspaceUserId]);
+  t.same(must(got[0]).body.workspaceUserIds, [d.workspaceUserId]);
   // the platform API keeps working on the restarted daemon: the next post's event comes at once
-  const again = platformClient(d.url, poster.tokens.botToken!, poster.app.appKey);
+  const again = platformClient(d.url, must(poster.tokens.botToken), poster.app.appKey);
   const next = await again.postMessageToChannel(general, 'after the restart');
   const [, , third] = await rx.waitFor(3);
   t.equal(JSON.parse(third!.body.body).mId, next.body.id);

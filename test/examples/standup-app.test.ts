@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startExample, type ExampleApp } from '../helpers/example-app.js';
+import { must } from '../../src/must.js';
 
 interface Message { id: string; text: string; blocks?: Array<{ type: string; elements?: Array<{ type: string; onAction?: string; text?: { text: string } }> }>; threadRootInfo?: { repliesCount: number } }
 
@@ -58,19 +59,19 @@ t.test('the standup example app against a daemon', async (t) => {
     t.match(JSON.parse(r.stdout), { outcome: 'acked', passed: true });
     standup = (await messages(d)).find((m) => m.text.startsWith('Sprint 12'));
     t.ok(standup, 'the message is in #general');
-    const elements = standup!.blocks!.find((b) => b.type === 'actions')!.elements!;
+    const elements = must(must(must(must(standup).blocks).find((b) => b.type === 'actions')).elements);
     t.same(elements.map((e) => [e.type, e.onAction]), [['button', 'standup_join'], ['button', 'standup_skip'], ['dynamic_select_menu', 'pick_mood']]);
-    t.equal(standup!.text, 'Sprint 12: joined nobody yet; skipped nobody yet');
+    t.equal(must(standup).text, 'Sprint 12: joined nobody yet; skipped nobody yet');
   });
 
   await t.test('a click on Join, then on Skip, updates the message', async (t) => {
-    const click = (onAction: string, value: string) => dt(['--kind', 'block-interaction', '--source-type', 'message', '--message-id', standup!.id, '--on-action', onAction, '--value', value]);
+    const click = (onAction: string, value: string) => dt(['--kind', 'block-interaction', '--source-type', 'message', '--message-id', must(standup).id, '--on-action', onAction, '--value', value]);
     t.equal((await click('standup_join', 'join')).code, 0);
-    const joined = await until(() => messages(d), (l) => l.some((m) => m.id === standup!.id && m.text.includes('joined Owner')));
-    t.equal(joined.find((m) => m.id === standup!.id)!.text, 'Sprint 12: joined Owner; skipped nobody yet');
+    const joined = await until(() => messages(d), (l) => l.some((m) => m.id === must(standup).id && m.text.includes('joined Owner')));
+    t.equal(must(joined.find((m) => m.id === must(standup).id)).text, 'Sprint 12: joined Owner; skipped nobody yet');
     t.equal((await click('standup_skip', 'skip')).code, 0);
-    const skipped = await until(() => messages(d), (l) => l.some((m) => m.id === standup!.id && m.text.includes('skipped Owner')));
-    t.equal(skipped.find((m) => m.id === standup!.id)!.text, 'Sprint 12: joined nobody yet; skipped Owner');
+    const skipped = await until(() => messages(d), (l) => l.some((m) => m.id === must(standup).id && m.text.includes('skipped Owner')));
+    t.equal(must(skipped.find((m) => m.id === must(standup).id)).text, 'Sprint 12: joined nobody yet; skipped Owner');
   });
 
   await t.test('the dynamic menu answers the moods matching what was typed', async (t) => {
@@ -96,9 +97,9 @@ t.test('the standup example app against a daemon', async (t) => {
     const mention = await app.cli(['say', 'general', 'good morning @standup', '--json']);
     const [plainId, mentionId] = [plain, mention].map((r) => JSON.parse(r.stdout).message.id as string);
     const after = await until(() => messages(d), (l) => l.some((m) => m.id === mentionId && m.threadRootInfo?.repliesCount === 1));
-    t.equal(after.find((m) => m.id === mentionId)!.threadRootInfo?.repliesCount, 1, 'one reply in the thread');
+    t.equal(must(after.find((m) => m.id === mentionId)).threadRootInfo?.repliesCount, 1, 'one reply in the thread');
     const replies = (await (await d.api(`${d.mgmt}/channels/general/messages/${mentionId}/replies`)).json()) as Message[];
     t.match(replies, [{ text: /Type \/standup/ }]);
-    t.notOk(after.find((m) => m.id === plainId)!.threadRootInfo, 'no reply to a message without the mention');
+    t.notOk(must(after.find((m) => m.id === plainId)).threadRootInfo, 'no reply to a message without the mention');
   });
 });

@@ -8,6 +8,7 @@ import t from 'tap';
 import { until } from '../helpers/until.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startExample } from '../helpers/example-app.js';
+import { must } from '../../src/must.js';
 
 interface Message { id: string; text: string; threadRootInfo?: { repliesCount: number } }
 
@@ -28,12 +29,12 @@ for (const [variant, nodeArgs] of [['Node\'s own WebSocket', ['--experimental-we
 
     const say = await app.cli(['say', 'general', '/standup-socket', 'Socket sprint', '--wait-ms', '30000', '--expect-message', 'Socket sprint', '--json']);
     t.equal(say.code, 0, say.stderr);
-    const standup = (await messages(d)).find((m) => m.text.startsWith('Socket sprint'))!;
+    const standup = must((await messages(d)).find((m) => m.text.startsWith('Socket sprint')));
     t.equal(standup.text, 'Socket sprint: joined nobody yet; skipped nobody yet', 'acked over the socket, then posted');
 
     t.equal((await dt(['--kind', 'block-interaction', '--source-type', 'message', '--message-id', standup.id, '--on-action', 'standup_join', '--value', 'join'])).code, 0);
     const joined = await until(() => messages(d), (l) => l.some((m) => m.id === standup.id && m.text.includes('joined Owner')));
-    t.equal(joined.find((m) => m.id === standup.id)!.text, 'Socket sprint: joined Owner; skipped nobody yet', 'a click updates it');
+    t.equal(must(joined.find((m) => m.id === standup.id)).text, 'Socket sprint: joined Owner; skipped nobody yet', 'a click updates it');
 
     const menu = await dt(['--kind', 'dynamic-menu', '--on-action', 'pick_mood', '--query', 'tir', '--expect', 'response']);
     t.equal(menu.code, 0, menu.stderr);
@@ -43,6 +44,6 @@ for (const [variant, nodeArgs] of [['Node\'s own WebSocket', ['--experimental-we
 
     const mention = JSON.parse((await app.cli(['say', 'general', 'hi @standup', '--json'])).stdout).message.id as string;
     const after = await until(() => messages(d), (l) => l.some((m) => m.id === mention && m.threadRootInfo?.repliesCount === 1));
-    t.equal(after.find((m) => m.id === mention)!.threadRootInfo?.repliesCount, 1, 'an event over the socket, answered in the thread');
+    t.equal(must(after.find((m) => m.id === mention)).threadRootInfo?.repliesCount, 1, 'an event over the socket, answered in the thread');
   });
 }

@@ -27,7 +27,10 @@ export interface CliOptions {
   stderrIsTTY?: boolean;
   /** In-process only: the operating system the CLI sees (default: this one's). */
   platform?: NodeJS.Platform;
-  /** In-process only: stands in for starting a detached program (the browser opener); by default nothing starts and ENOENT is answered. */
+  /**
+   * In-process only: stands in for starting a detached program (the browser opener); by default nothing starts and
+   * ENOENT is answered.
+   */
   startDetached?: Io['startDetached'];
   /** In-process only: resolves when the command is asked to stop (Ctrl-C); never by default. */
   stop?: Promise<string>;
@@ -35,13 +38,18 @@ export interface CliOptions {
   clock?: Clock;
 }
 
-/** The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`. */
+/**
+ * The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`.
+ */
 function cliEnv(extra: NodeJS.ProcessEnv = {}): Record<string, string> {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: undefined, APPREG_URL: undefined, APPREG_TOKEN: undefined, APPREG_DATA_DIR: undefined, ...extra };
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
-/** An Io for main() that keeps what the CLI writes: not a terminal unless `isTTY`, the test's env, `input` on stdin; never asked to stop. */
+/**
+ * An Io for main() that keeps what the CLI writes: not a terminal unless `isTTY`, the test's env, `input` on stdin;
+ * never asked to stop.
+ */
 export function captureIo(opts: CliOptions = {}): { io: Io; out: { stdout: string; stderr: string } } {
   const out = { stdout: '', stderr: '' };
   const io: Io = {

@@ -5,6 +5,7 @@
  */
 import { runCompare } from '../../bench/compare-run.js';
 import type { HotPath } from '../../bench/sides.js';
+import { must } from '../../src/must.js';
 
 const [repo, ref] = process.argv.slice(2);
 
@@ -30,4 +31,4 @@ const forever: HotPath = {
   },
 };
 
-await runCompare({ repo: repo!, ref, paths: [forever], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} });
+await runCompare({ repo: must(repo), ref, paths: [forever], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} });

@@ -29,7 +29,10 @@ export interface TestDaemon extends DaemonHandle {
   stop(): Promise<void>;
 }
 
-/** fetch against a daemon at `url`, with `authToken` unless the headers name another or `noAuth`; `json` sends a JSON body. */
+/**
+ * fetch against a daemon at `url`, with `authToken` unless the headers name another or `noAuth`; `json` sends a JSON
+ * body.
+ */
 export function apiOf(url: string, authToken: string): TestDaemon['api'] {
   return (pathname, init = {}) => {
     const headers = new Headers(init.headers);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN } from './cli.js';
 import { apiOf, tempDir, type TestDaemon } from './daemon.js';
+import { must } from '../../src/must.js';
 
 export interface ServedDaemon {
   url: string;
@@ -33,10 +34,10 @@ export function serveProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<S
     const look = (c: Buffer) => {
       out += c;
       const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
-      if (m) resolve({ url: m[1]!, dataDir, child, out: () => out, exited });
+      if (m) resolve({ url: must(m[1]), dataDir, child, out: () => out, exited });
     };
-    child.stdout!.on('data', look);
-    child.stderr!.on('data', look);
+    must(child.stdout).on('data', look);
+    must(child.stderr).on('data', look);
     void exited.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
   });
 }
@@ -86,7 +87,7 @@ export async function startDaemons(t: { teardown(fn: () => unknown): void }, n: 
   };
   const group: DaemonGroup = {
     daemons,
-    client: (i) => clientOf(daemons[i]!.url, creds),
+    client: (i) => clientOf(must(daemons[i]).url, creds),
     output: () => daemons.map((d) => d.out()).join('\n'),
     add,
     async stop() {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { ROOT, runMain } from './cli.js';
 import { tempDir, type TestDaemon } from './daemon.js';
+import { must } from '../../src/must.js';
 
 export interface ExampleApp {
   dir: string;
@@ -60,7 +61,7 @@ export async function startExample(t: Tap.Test, d: TestDaemon, name: string, o: 
   const ready = await new Promise<string>((resolve, reject) => {
     const look = () => {
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m && (!socketMode || /connected to/.test(out))) resolve(m[1]!);
+      if (m && (!socketMode || /connected to/.test(out))) resolve(must(m[1]));
     };
     child.stdout.on('data', look);
     void exited.then((code) => reject(new Error(`the example exited (${code}) before it was ready:\n${out}`)));

@@ -1,4 +1,7 @@
-/** A daemon with an app installed that listens for events at a receiver (signatures checked), everything stopped when the test ends. */
+/**
+ * A daemon with an app installed that listens for events at a receiver (signatures checked), everything stopped when
+ * the test ends.
+ */
 import { startTestDaemon } from './daemon.js';
 import { startReceiver } from './receiver.js';
 import { installPlatformApp } from './platform-client.js';

@@ -20,6 +20,7 @@ import { platformClient, sdkUploadFile, PLATFORM_SCOPES } from './platform-clien
 import { authorize, createApp, secondUser } from '../fixtures/redirects-flow.js';
 import { ROOT } from './cli.js';
 import { routesOf, type Route } from './routes.js';
+import { must } from '../../src/must.js';
 
 type TapTest = Parameters<Parameters<typeof tap.test>[0]>[0];
 
@@ -68,7 +69,7 @@ async function world(d: TestDaemon): Promise<World> {
   const scopes = [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(',');
   const tokens = await authorize(d, app, { scopes, token: u.token, mgmt: u.mgmt });
   const user = platformClient(d.url, tokens.accessToken, app.appKey);
-  const bot = platformClient(d.url, tokens.botToken!, app.appKey);
+  const bot = platformClient(d.url, must(tokens.botToken), app.appKey);
   const general = (await user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id as string;
   const appMessage = (await bot.postMessageToChannel(general, 'from the app', { blocks: [{ type: 'actions', elements: [{ type: 'button', onAction: 'click', value: 'v', text: { type: 'plain_text', text: 'Click' } }] }] })).body.id as string;
   const userMessage = (await user.postMessageToChannel(general, 'from the user')).body.id as string;
@@ -77,8 +78,8 @@ async function world(d: TestDaemon): Promise<World> {
   const trigger = await d.api(`${u.mgmt}/deliveries`, { method: 'POST', json: { appId: app.id, kind: 'slash-command', command: '/fuzz' }, headers: { authtoken: u.token } });
   const delivery = ((await trigger.json()) as { id: string }).id;
   const link = ((await (await d.api(`${u.mgmt}/web/sign-in-links`, { method: 'POST', json: {}, headers: { authtoken: u.token } })).json()) as { url: string }).url;
-  const cookie = (await fetch(link, { redirect: 'manual' })).headers.getSetCookie().find((c) => c.startsWith('appreg_session='))!.split(';')[0]!;
-  const csrf = /<meta name="csrf" content="([^"]+)">/.exec(await (await fetch(`${d.url}/`, { headers: { cookie } })).text())![1]!;
+  const cookie = must(must((await fetch(link, { redirect: 'manual' })).headers.getSetCookie().find((c) => c.startsWith('appreg_session='))).split(';')[0]);
+  const csrf = must(must(/<meta name="csrf" content="([^"]+)">/.exec(await (await fetch(`${d.url}/`, { headers: { cookie } })).text()))[1]);
   for (const [what, v] of Object.entries({ general, appMessage, userMessage, scheduled, file, delivery })) if (typeof v !== 'string') throw new Error(`world: no ${what}`);
   const bots = (await user.listWorkspaceUsers()).body as Array<{ id: string }>;
   const messages = [appMessage, userMessage];
@@ -91,7 +92,7 @@ async function world(d: TestDaemon): Promise<World> {
     appKey: app.appKey,
     clientSecret: app.clientSecret,
     userToken: tokens.accessToken,
-    botToken: tokens.botToken!,
+    botToken: must(tokens.botToken),
     cookie,
     csrf,
     valid: {
@@ -122,13 +123,13 @@ function fieldNames(): { read: string[]; schema: string[] } {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) scan(p);
-      else if (e.name.endsWith('.ts')) for (const m of fs.readFileSync(p, 'utf8').matchAll(/\b(?:b|body|input|req\.body|req\.query|q)\.([a-zA-Z][a-zA-Z0-9_]{1,30})\b/g)) read.add(m[1]!);
+      else if (e.name.endsWith('.ts')) for (const m of fs.readFileSync(p, 'utf8').matchAll(/\b(?:b|body|input|req\.body|req\.query|q)\.([a-zA-Z][a-zA-Z0-9_]{1,30})\b/g)) read.add(must(m[1]));
     }
   };
   scan(path.join(ROOT, 'src/server/routes'));
   scan(path.join(ROOT, 'src/services'));
   const schema = new Set<string>();
-  for (const m of fs.readFileSync(path.join(ROOT, 'schemas/app-manifest.schema.json'), 'utf8').matchAll(/"([a-zA-Z][a-zA-Z0-9]{1,30})"\s*:\s*\{/g)) if (!read.has(m[1]!)) schema.add(m[1]!);
+  for (const m of fs.readFileSync(path.join(ROOT, 'schemas/app-manifest.schema.json'), 'utf8').matchAll(/"([a-zA-Z][a-zA-Z0-9]{1,30})"\s*:\s*\{/g)) if (!read.has(must(m[1]))) schema.add(must(m[1]));
   for (const skip of ['length', 'map', 'filter', 'trim', 'slice', 'toString', 'properties', 'definitions', 'items']) schema.delete(skip);
   return { read: [...read].sort(), schema: [...schema].sort() };
 }
@@ -147,9 +148,9 @@ const isConsole = (r: Route) => r.path === '/' || r.path.startsWith('/console') 
 const ends = (r: Route) => r.method === 'DELETE' || /sign-out|logout|rotate|delete|uninstall|publish|\/v1\/app\/(authorization|installation)$/.test(r.path);
 
 function inputOf(route: Route, w: World, fields: ReturnType<typeof fieldNames>): fc.Arbitrary<Input> {
-  const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+  const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => must(m[1]));
   const anyString = fc.string({ minLength: 1, maxLength: 24 });
-  const param = (n: string) => (w.valid[n]?.length ? fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...w.valid[n]!) }, { weight: 1, arbitrary: anyString }) : anyString);
+  const param = (n: string) => (w.valid[n]?.length ? fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...must(w.valid[n])) }, { weight: 1, arbitrary: anyString }) : anyString);
   // strings that trip code and stores: NUL (PostgreSQL's jsonb refuses it), a lone surrogate, long, empty
   const nasty = fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x'.repeat(5000), '', ' ', '..', '%', '%00', '<b>', '__proto__', 'constructor');
   const value = fc.oneof({ weight: 5, arbitrary: fc.jsonValue({ maxDepth: 2 }) }, { weight: 1, arbitrary: nasty });
@@ -203,7 +204,8 @@ async function send(d: TestDaemon, w: World, route: Route, input: Input): Promis
   const filled = route.path.replace(/:(\w+)/g, (_m, n: string) => encodeURIComponent(input.params[n] ?? 'x'));
   const url = new URL(d.url + filled);
   for (const [k, v] of Object.entries(input.query)) url.searchParams.set(k, v);
-  // every credential on every request (each route takes its own); the console's token as a header too, which it must not take
+  // every credential on every request (each route takes its own); the console's token as a header too, which it must
+  // not take
   const headers: Record<string, string> = { cookie: w.cookie, authtoken: w.authtoken, token: input.asBot ? w.botToken : w.userToken, 'x-app-token': w.appKey, 'x-csrf-token': w.csrf };
   let body: string | undefined;
   const b = input.body;

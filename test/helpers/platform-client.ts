@@ -5,6 +5,7 @@
  */
 import type { TestDaemon } from './daemon.js';
 import { authorize, createApp } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 export interface PlatformAnswer<T = any> {
   status: number;
@@ -86,7 +87,10 @@ async function answer(p: Promise<Response>): Promise<PlatformAnswer> {
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
 }
 
-/** The SDK's uploadFile: token for the name and length, the bytes, then complete → V1.File (or the first failing answer). */
+/**
+ * The SDK's uploadFile: token for the name and length, the bytes, then complete → V1.File (or the first failing
+ * answer).
+ */
 export async function sdkUploadFile(c: ReturnType<typeof platformClient>, bytes: Buffer, name: string, mimeType?: string): Promise<PlatformAnswer> {
   const tok = await c.getUploadToken(name, bytes.length);
   if (tok.status !== 200) return tok;
@@ -102,7 +106,10 @@ export const PLATFORM_SCOPES = ['messages:read', 'messages:write', 'messages:edi
 /** The consent-screen scope string granting `user` scopes to the user and `bot` scopes to the bot. */
 const scopeString = (user: string[], bot: string[]) => [...user, ...bot.map((s) => `bot:${s}`)].join(',');
 
-/** Create an app with the given scopes (all platform scopes by default), authorize it as the daemon's owner (or `as`), and return SDK-like clients for its user and bot tokens. */
+/**
+ * Create an app with the given scopes (all platform scopes by default), authorize it as the daemon's owner (or `as`),
+ * and return SDK-like clients for its user and bot tokens.
+ */
 export async function installPlatformApp(
   d: TestDaemon,
   opts: { userScopes?: string[]; botScopes?: string[]; events?: string[]; eventsUrl?: string; as?: { token: string; mgmt: string }; name?: string; manifest?: Record<string, unknown> } = {},
@@ -116,5 +123,5 @@ export async function installPlatformApp(
     ...opts.manifest,
   });
   const tokens = await authorize(d, app, { scopes: scopeString(userScopes, botScopes), ...(opts.as ? { token: opts.as.token, mgmt: opts.as.mgmt } : {}) });
-  return { app, tokens, user: platformClient(d.url, tokens.accessToken, app.appKey), bot: platformClient(d.url, tokens.botToken!, app.appKey) };
+  return { app, tokens, user: platformClient(d.url, tokens.accessToken, app.appKey), bot: platformClient(d.url, must(tokens.botToken), app.appKey) };
 }

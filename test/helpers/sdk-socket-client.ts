@@ -8,6 +8,7 @@
 import { WebSocket } from 'ws';
 import { systemClock, type Clock, type Timer } from '../../src/clock.js';
 import { CONDITION_MS } from './until.js';
+import { must } from '../../src/must.js';
 
 interface SdkReply {
   status?: number;
@@ -194,7 +195,7 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
     },
     waitFor,
     sendRaw(data, binary = false) {
-      ws!.send(data, { binary });
+      must(ws).send(data, { binary });
     },
     fetchUrl,
   };

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { must } from '../../src/must.js';
 
 interface Ran { code: number; stdout: string; stderr: string }
 
@@ -42,7 +43,7 @@ export function shellSession(o: { cwd: string; env: Record<string, string>; logD
       if (!m) break;
       pending = pending.slice(m.index + m[0].length);
       waiters.shift();
-      w.resolve(m[1]!);
+      w.resolve(must(m[1]));
     }
   });
   let bashErr = '';

@@ -62,7 +62,7 @@ export function testNeeding(
   component: SystemComponent,
   fn: (t: TapTest, path: string) => Promise<void>,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<unknown> {
+): ReturnType<TapTest['test']> {
   const a = findSystemComponent(component, env);
   if (a.found) return t.test(name, (t) => fn(t, a.path));
   if (!a.underCi) return t.test(name, { skip: a.message }, async () => {});

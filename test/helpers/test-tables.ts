@@ -6,7 +6,6 @@ import type { Store, StoreEngine, TableMap } from '../../src/store/types.js';
  * record types are src/model/tables.ts.
  */
 // a test record is whatever JSON the test wrote, read as it likes
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type TestRecord = any;
 export type TestTables = Record<string, TestRecord>;
 

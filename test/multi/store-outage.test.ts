@@ -16,6 +16,7 @@ import { installPlatformApp } from '../helpers/platform-client.js';
 import { createApp, grant } from '../fixtures/redirects-flow.js';
 import { startPgCluster, testWithPg } from '../helpers/pg.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 
 const healthOf = async (d: { url: string }) => {
@@ -29,7 +30,10 @@ async function answer(r: Response) {
   return { status: r.status, code: body.code, retryAfter: r.headers.get('retry-after'), message: body.message ?? '' };
 }
 
-/** The journal's file calls: while `full`, a write longer than `fits` bytes fails with ENOSPC (a full disk still takes a few bytes). */
+/**
+ * The journal's file calls: while `full`, a write longer than `fits` bytes fails with ENOSPC (a full disk still takes a
+ * few bytes).
+ */
 function fullDiskIo() {
   const disk = { full: false, fits: 40, writes: 0 };
   const io: Partial<StoreIo> = {
@@ -54,7 +58,7 @@ t.test('embedded store, full disk: writes answer 503 store_unavailable with Retr
 
   disk.full = true;
   const calls: Record<string, () => Promise<Response>> = {
-    'POST /v1/channels/{c}/messages (platform API)': () => fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: { token: tokens.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'while the disk is full' }) }),
+    'POST /v1/channels/{c}/messages (platform API)': () => fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: { token: must(tokens.botToken), 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'while the disk is full' }) }),
     'POST …/apps (management)': () => d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ name: 'during-the-outage' }) }),
     'POST /oauth2/access (token endpoint)': () => fetch(`${d.url}/oauth2/access`, { method: 'POST', body: new URLSearchParams({ 'client-id': otherApp.id, 'client-secret': otherApp.clientSecret, code }) }),
   };
@@ -76,7 +80,7 @@ t.test('embedded store, full disk: writes answer 503 store_unavailable with Retr
 
   // The store retries every second with a write as large as the failed one: while only short
   // writes fit, it stays 503 (before, an empty retry line fitted and /healthz went back to 200).
-  const journal = fs.readdirSync(d.dataDir).find((f) => f.startsWith('appreg.journal'))!;
+  const journal = must(fs.readdirSync(d.dataDir).find((f) => f.startsWith('appreg.journal')));
   const sizeBefore = fs.statSync(path.join(d.dataDir, journal)).size;
   const tried = disk.writes;
   await clock.advance(2000);
@@ -111,15 +115,15 @@ void testWithPg(t, 'three daemons on PostgreSQL: while the database is stopped e
   const otherApp = await createApp(first);
   const code = (await grant(first, otherApp)).body.code;
   const callsOf = (d: TestDaemon): Record<string, () => Promise<Response>> => ({
-    'GET /v1/channels': () => fetch(`${d.url}/v1/channels`, { headers: { token: tokens.botToken!, 'x-app-token': app.appKey } }),
-    'POST /v1/channels/{c}/messages': () => fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: { token: tokens.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hello' }) }),
+    'GET /v1/channels': () => fetch(`${d.url}/v1/channels`, { headers: { token: must(tokens.botToken), 'x-app-token': app.appKey } }),
+    'POST /v1/channels/{c}/messages': () => fetch(`${d.url}/v1/channels/${general}/messages`, { method: 'POST', headers: { token: must(tokens.botToken), 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hello' }) }),
     'GET …/apps/mine': () => fetch(`${d.url}${first.mgmt}/apps/mine`, { headers: { authtoken: first.token } }),
     'POST /oauth2/access': () => fetch(`${d.url}/oauth2/access`, { method: 'POST', body: new URLSearchParams({ 'client-id': otherApp.id, 'client-secret': otherApp.clientSecret, code }) }),
   });
 
   cluster.outage.stop();
   let restarted = false;
-  t.teardown(() => (restarted ? undefined : cluster.outage!.start()));
+  t.teardown(() => (restarted ? undefined : must(cluster.outage).start()));
   const statuses = new Map<string, number>();
   for (const [i, d] of daemons.entries()) {
     for (const [name, call] of Object.entries(callsOf(d))) {

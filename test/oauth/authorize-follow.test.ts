@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { createApp } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 t.test('authorize --follow and the code exchange', async (t) => {
   const d = await startTestDaemon();
@@ -19,16 +20,16 @@ t.test('authorize --follow and the code exchange', async (t) => {
   let behaviour: 'hang' | 'reset' | 'no-exchange' = 'hang';
   let app: Awaited<ReturnType<typeof createApp>>;
   const hanging = new Set<http.ServerResponse>();
-  const page = http.createServer(async (req, res) => {
+  const page = http.createServer((req, res) => void (async () => {
     if (behaviour === 'no-exchange') return void res.end('hello');
     const form = new FormData();
     form.append('client-id', app.id);
     form.append('client-secret', app.clientSecret);
-    form.append('code', new URL(req.url!, 'http://x').searchParams.get('code') ?? '');
+    form.append('code', new URL(must(req.url), 'http://x').searchParams.get('code') ?? '');
     await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form });
     if (behaviour === 'reset') return void req.socket.destroy();
     hanging.add(res); // never answers
-  });
+  })().catch((e: unknown) => setImmediate(() => { throw e; })));
   await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
   t.teardown(() => {
     for (const res of hanging) res.destroy();

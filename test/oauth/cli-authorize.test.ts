@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { createApp, me, secondUser } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
   const d = await startTestDaemon();
@@ -12,8 +13,8 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
 
   // a running app: receives the redirect and exchanges the code itself
   let app: Awaited<ReturnType<typeof createApp>>;
-  const receiver = http.createServer(async (req, res) => {
-    const code = new URL(req.url!, 'http://x').searchParams.get('code');
+  const receiver = http.createServer((req, res) => void (async () => {
+    const code = new URL(must(req.url), 'http://x').searchParams.get('code');
     const form = new FormData();
     form.append('client-id', app.id);
     form.append('client-secret', app.clientSecret);
@@ -21,7 +22,7 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
     const x = await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form });
     res.statusCode = x.status === 200 ? 200 : 500;
     res.end(x.status === 200 ? 'installed' : 'exchange failed');
-  });
+  })().catch((e: unknown) => setImmediate(() => { throw e; })));
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => receiver.close(() => r())));
   const port = (receiver.address() as AddressInfo).port;

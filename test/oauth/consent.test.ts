@@ -3,6 +3,7 @@ import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { createApp, exchange, me, secondUser, Jar, csrfOf, ALL_SCOPES, type CreatedApp } from '../fixtures/redirects-flow.js';
 import { REGISTERED, REDIRECT_CASES } from '../fixtures/redirects.js';
 import { USED_TOKENS } from '../../src/services/oauth/consent-sessions.js';
+import { must } from '../../src/must.js';
 
 function consentUrl(d: TestDaemon, q: Record<string, string>) {
   return `${d.url}/access-request?${new URLSearchParams(q)}`;
@@ -85,7 +86,7 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     t.match(html, /name="viewport" content="width=device-width/);
     t.notMatch(html, /<(script|link|img)\b/i, 'no scripts, external stylesheets or images');
     t.notMatch(html, /https?:\/\/(?!app\.example)/, 'no external asset URLs');
-    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('appreg_session='))!;
+    const cookie = must(res.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')));
     t.ok(cookie);
     t.match(cookie, /HttpOnly/i);
     t.match(cookie, /SameSite=Lax/i);
@@ -127,15 +128,15 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     });
     t.equal(res2.status, 303);
     assertPageHeaders(t, res2);
-    const loc = new URL(res2.headers.get('location')!);
+    const loc = new URL(must(res2.headers.get('location')));
     t.equal(loc.origin + loc.pathname, 'https://app.example.com/cb');
     t.equal(loc.searchParams.get('state'), 'st-123');
-    const code = loc.searchParams.get('code')!;
+    const code = must(loc.searchParams.get('code'));
     t.match(code, /^acd_/);
     const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code });
     t.equal(x.res.status, 200);
     t.equal(x.body.userId, user.id);
-    t.equal((await me(d, x.body.accessToken!, app.appKey)).status, 200);
+    t.equal((await me(d, must(x.body.accessToken), app.appKey)).status, 200);
   });
 
   t.test('Cancel โ’ 303 with error=access_denied and state', async (t) => {
@@ -246,7 +247,7 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     t.teardown(() => d2.stop());
     const app2 = await createApp(d2);
     const res = await fetch(consentUrl(d2, { clientId: app2.id, scopes: ALL_SCOPES, redirectUrl: 'http://localhost:9/redirect' }));
-    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('appreg_session='))!;
+    const cookie = must(res.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')));
     t.match(cookie, /;\s*Secure/i);
     t.match(cookie, /HttpOnly/i);
     t.match(cookie, /SameSite=Lax/i);
@@ -265,9 +266,9 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
       last = r.res;
     }
     t.same(statuses, [401, 401, 429, 429]);
-    t.ok(Number(last!.headers.get('retry-after')) >= 1);
-    t.match(last!.headers.get('content-type'), /text\/html/, 'a page, like every answer of the consent screen');
-    t.match(await last!.text(), /Too many attempts/);
+    t.ok(Number(must(last).headers.get('retry-after')) >= 1);
+    t.match(must(last).headers.get('content-type'), /text\/html/, 'a page, like every answer of the consent screen');
+    t.match(await must(last).text(), /Too many attempts/);
   });
 });
 

@@ -2,6 +2,7 @@ import t from 'tap';
 import { until } from '../helpers/until.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createApp, exchange, me, secondUser, Jar, csrfOf } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 t.test('no token, code or secret appears in the daemon log during a whole flow', async (t) => {
   const d = await startTestDaemon(); // logs at debug level
@@ -15,24 +16,24 @@ t.test('no token, code or secret appears in the daemon log during a whole flow',
   let res = await fetch(`${d.url}/access-request?${q}`);
   jar.take(res);
   const loginCsrf = csrfOf(await res.text());
-  secrets.push(loginCsrf, jar.cookies.get('appreg_session')!);
+  secrets.push(loginCsrf, must(jar.cookies.get('appreg_session')));
   res = await fetch(`${d.url}/access-request/login`, { method: 'POST', redirect: 'manual', headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf: loginCsrf, email: user.email, password: user.password }) });
   jar.take(res);
-  secrets.push(jar.cookies.get('appreg_session')!);
+  secrets.push(must(jar.cookies.get('appreg_session')));
   const html = await (await fetch(`${d.url}/access-request?${q}`, { headers: { cookie: jar.header() } })).text();
   const csrf = csrfOf(html);
   secrets.push(csrf);
   res = await fetch(`${d.url}/access-request/decision`, { method: 'POST', redirect: 'manual', headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, workspaceId: d.workspaceId, decision: 'allow' }) });
-  const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
+  const code = must(new URL(must(res.headers.get('location'))).searchParams.get('code'));
   secrets.push(code);
 
   // failures that carry secrets in the request
   await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret + 'x', code });
   const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code });
   t.equal(x.res.status, 200);
-  secrets.push(x.body.accessToken!, x.body.botToken!);
-  await me(d, x.body.accessToken!, app.appKey);
-  await me(d, x.body.accessToken!, 'apk_wrong_key_that_is_long_enough');
+  secrets.push(must(x.body.accessToken), must(x.body.botToken));
+  await me(d, must(x.body.accessToken), app.appKey);
+  await me(d, must(x.body.accessToken), 'apk_wrong_key_that_is_long_enough');
   await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code }); // reuse → revocation, logged as a warning
   const g = (await (await d.api(`${d.mgmt}/oauth2/grant?${q}`)).json()) as { code: string };
   secrets.push(g.code);

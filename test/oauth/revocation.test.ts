@@ -2,6 +2,7 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createApp, grant, authorize, me, secondUser } from '../fixtures/redirects-flow.js';
 import { EVENTS_OUTBOX, type AppOutboxEvent as OutboxEventRecord } from '../../src/model/events.js';
+import { must } from '../../src/must.js';
 
 t.test('unauthorize, uninstall and the grant API', async (t) => {
   const d = await startTestDaemon();
@@ -30,18 +31,18 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     t.same((await oauth.authorizedUsers(app.id, d.workspaceId)).sort(), [d.workspaceUserId, user.id].sort());
     const before = outbox().length;
     const del = (tok: string, key = app.appKey) => fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: tok, 'x-app-token': key } });
-    t.equal((await del(owner.botToken!)).status, 400, 'needs a user token');
+    t.equal((await del(must(owner.botToken))).status, 400, 'needs a user token');
     t.equal((await del(owner.accessToken, 'apk_wrong')).status, 401);
     const res = await del(owner.accessToken);
     t.equal(res.status, 204);
     t.equal((await me(d, owner.accessToken, app.appKey)).status, 401);
     t.equal((await me(d, owner2.accessToken, app.appKey)).status, 401, 'every token of that user');
     t.equal((await me(d, other.accessToken, app.appKey)).status, 200, 'other users unaffected');
-    t.equal((await me(d, owner.botToken!, app.appKey)).status, 200, 'the bot stays installed');
+    t.equal((await me(d, must(owner.botToken), app.appKey)).status, 200, 'the bot stays installed');
     t.same(await oauth.authorizedUsers(app.id, d.workspaceId), [user.id]);
     const evs = outbox().slice(before);
     t.equal(evs.length, 1);
-    const ev = evs[0]!;
+    const ev = must(evs[0]);
     t.match(ev.id, /^evt_/);
     t.equal(ev.eventType, 'APP_UNAUTHORIZED');
     t.equal(ev.appId, app.id);
@@ -59,20 +60,20 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     const a = await authorize(d, app);
     const b = await authorize(d, app, { token: user.token, mgmt: user.mgmt });
     const before = outbox().length;
-    const res = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: a.botToken!, 'x-app-token': app.appKey } });
+    const res = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: must(a.botToken), 'x-app-token': app.appKey } });
     t.equal(res.status, 204);
-    for (const tok of [a.accessToken, a.botToken!, b.accessToken]) t.equal((await me(d, tok, app.appKey)).status, 401);
+    for (const tok of [a.accessToken, must(a.botToken), b.accessToken]) t.equal((await me(d, tok, app.appKey)).status, 401);
     t.same(await oauth.authorizedUsers(app.id, d.workspaceId), []);
-    const ev = outbox().slice(before)[0]!;
+    const ev = must(outbox().slice(before)[0]);
     t.equal(ev.eventType, 'APP_UNINSTALLED');
     t.same(ev.workspaceUserIds.sort(), [d.workspaceUserId, user.id].sort());
     t.same(Object.keys(ev.body).sort(), ['app', 'botUser', 'id', 'installedBy', 'uninstalledAt', 'workspace']);
     t.match(ev.body, { app: app.id, workspace: d.workspaceId, installedBy: d.workspaceUserId, botUser: a.botId });
-    t.equal(await store.get('workspaceUsers', a.botId!), undefined, 'the bot user is gone');
+    t.equal(await store.get('workspaceUsers', must(a.botId)), undefined, 'the bot user is gone');
     // installing again gives a new bot
     const again = await authorize(d, app);
     t.not(again.botId, a.botId);
-    t.equal((await me(d, again.botToken!, app.appKey)).status, 200);
+    t.equal((await me(d, must(again.botToken), app.appKey)).status, 200);
   });
 
   t.test('uninstall with a user token works too', async (t) => {
@@ -80,7 +81,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     const a = await authorize(d, app);
     const res = await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: a.accessToken, 'x-app-token': app.appKey } });
     t.equal(res.status, 204);
-    t.equal((await me(d, a.botToken!, app.appKey)).status, 401);
+    t.equal((await me(d, must(a.botToken), app.appKey)).status, 401);
   });
 
   t.test('the outbox event is in the same commit as the revocation (one durable write)', async (t) => {
@@ -100,9 +101,9 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     // the commit that revoked the tokens: it must carry the outbox event too.
     const revoking = commits.filter((changes) => changes.some((c) => c.table === 'oauthTokens'));
     t.equal(revoking.length, 1, 'the revocation is one commit');
-    const tables = revoking[0]!.map((c) => c.table);
+    const tables = must(revoking[0]).map((c) => c.table);
     t.ok(tables.includes(EVENTS_OUTBOX), 'the outbox event rides in the revoking commit');
-    const ev = revoking[0]!.find((c) => c.table === EVENTS_OUTBOX) as unknown as { value: OutboxEventRecord };
+    const ev = must(revoking[0]).find((c) => c.table === EVENTS_OUTBOX) as unknown as { value: OutboxEventRecord };
     t.match(ev.value, { eventType: 'APP_UNAUTHORIZED', appId: app.id, workspaceUserIds: [d.workspaceUserId] });
   });
 
@@ -128,7 +129,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     const res = await d.api(`${user.mgmt}/apps/authorizations`, { headers: { authtoken: user.token } });
     t.equal(res.status, 200);
     const list = (await res.json()) as Array<{ app: { id: string; displayName: string }; userScopes: string[] }>;
-    const item = list.find((x) => x.app.id === app.id)!;
+    const item = must(list.find((x) => x.app.id === app.id));
     t.ok(item);
     t.equal(item.app.displayName, 'Listed');
     t.same(item.userScopes, ['messages:read']);
@@ -145,7 +146,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     t.equal(res.status, 403, 'not a member');
     res = await d.api(`${d.mgmt}/apps/${app.id}/installations/${d.workspaceId}`, { method: 'DELETE' });
     t.equal(res.status, 204);
-    t.equal((await me(d, a.botToken!, app.appKey)).status, 401);
+    t.equal((await me(d, must(a.botToken), app.appKey)).status, 401);
     res = await d.api(`${d.mgmt}/apps/${app.id}/installations/${d.workspaceId}`, { method: 'DELETE' });
     t.equal(res.status, 404);
   });
@@ -154,10 +155,10 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
     const app = await createApp(d);
     const a = await authorize(d, app);
     const body = { channelId: 'ch1', sourceId: 'm1', sourceType: 'MESSAGE', triggerId: 'tr1' };
-    let res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { token: a.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    let res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { token: must(a.botToken), 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     t.equal(res.status, 200);
     t.match(d.logs(), new RegExp(`"msg":"interaction complete".*"appId":"${app.id}".*"triggerId":"tr1"`), 'acknowledged and logged');
-    res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { token: a.botToken!, 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: '{}' });
+    res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { token: must(a.botToken), 'x-app-token': app.appKey, 'content-type': 'application/json' }, body: '{}' });
     t.equal(res.status, 400);
     res = await fetch(`${d.url}/v1/interactions/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     t.equal(res.status, 401);
@@ -175,7 +176,7 @@ t.test('unauthorize, uninstall and the grant API', async (t) => {
       (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
     });
     t.equal((await me(d2, a.accessToken, app.appKey)).status, 200);
-    t.equal((await me(d2, a.botToken!, app.appKey)).status, 200);
+    t.equal((await me(d2, must(a.botToken), app.appKey)).status, 200);
     t.same(await d2.parts.oauth.grants.authorizedUsers(app.id, d2.workspaceId), [d2.workspaceUserId]);
     const again = await authorize(d2, app);
     t.equal(again.botToken, a.botToken, 'the sealed bot token is recovered after restart');

@@ -5,6 +5,7 @@ import { OT } from '../../src/model/oauth.js';
 import { sha256 } from '../../src/crypto.js';
 import { engineOf } from '../helpers/test-tables.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -28,9 +29,9 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal(x.res.headers.get('cache-control'), 'no-store');
     t.same(Object.keys(x.body).sort(), ['accessToken', 'botId', 'botToken', 'userId', 'workspaceId']);
     t.match(x.body.accessToken, /^aut_/);
-    t.match(x.body.accessToken!.slice(4), TOKEN);
+    t.match(must(x.body.accessToken).slice(4), TOKEN);
     t.match(x.body.botToken, /^abt_/);
-    t.match(x.body.botToken!.slice(4), TOKEN);
+    t.match(must(x.body.botToken).slice(4), TOKEN);
     t.equal(x.body.userId, d.workspaceUserId);
     t.equal(x.body.workspaceId, d.workspaceId);
     t.match(x.body.botId, /^bot_/);
@@ -204,7 +205,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
         'no longer exists',
         async () => {
           const g = await grant(d, app);
-          const rec = (await d.parts.store.get(OT.codes, sha256(g.body.code)))!;
+          const rec = must((await d.parts.store.get(OT.codes, sha256(g.body.code))));
           await d.parts.store.commit([{ table: OT.codes, id: rec.id, value: { ...rec, workspaceUserId: 'wu_gone', authorizationId: undefined } }]);
           return send(g.body.code);
         },
@@ -238,20 +239,20 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
 
   t.test('a code names the installation and authorization its exchange reads; one that does not is exchanged all the same', async (t) => {
     const g = await grant(d, app);
-    const rec = (await d.parts.store.get(OT.codes, sha256(g.body.code)))!;
+    const rec = must((await d.parts.store.get(OT.codes, sha256(g.body.code))));
     t.match(rec, { installationId: /^\w+_/, authorizationId: /^\w+_/ }, 'read with the code, in one round trip');
     const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(first.res.status, 200);
     // a code minted before codes named them (or naming ids that are not this exchange's): read them apart
     for (const strip of [{ installationId: undefined, authorizationId: undefined }, { installationId: 'ins_x', authorizationId: 'az_x' }]) {
       const g2 = await grant(d, app);
-      const r2 = (await d.parts.store.get(OT.codes, sha256(g2.body.code)))!;
+      const r2 = must((await d.parts.store.get(OT.codes, sha256(g2.body.code))));
       await d.parts.store.commit([{ table: OT.codes, id: r2.id, value: { ...r2, ...strip } }]);
       const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g2.body.code });
       t.equal(x.res.status, 200);
       t.equal(x.body.botId, first.body.botId, 'the same installation and bot user');
       t.equal(x.body.botToken, first.body.botToken, 'its bot token kept');
-      t.equal((await me(d, x.body.accessToken!, app.appKey)).status, 200);
+      t.equal((await me(d, must(x.body.accessToken), app.appKey)).status, 200);
     }
   });
 
@@ -262,24 +263,24 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal(ok.length, 1, 'exactly one 200');
     t.ok(results.filter((r) => r.res.status === 400).every((r) => r.body.code === 'invalid_grant'));
     t.equal(results.filter((r) => r.res.status === 400).length, 49);
-    t.equal((await me(d, ok[0]!.body.accessToken!, app.appKey)).status, 401, 'user token from the reused code revoked');
-    t.equal((await me(d, ok[0]!.body.botToken!, app.appKey)).status, 401, 'bot token delivered for the reused code revoked');
+    t.equal((await me(d, must(must(ok[0]).body.accessToken), app.appKey)).status, 401, 'user token from the reused code revoked');
+    t.equal((await me(d, must(must(ok[0]).body.botToken), app.appKey)).status, 401, 'bot token delivered for the reused code revoked');
     // the installation recovers: the next authorization mints a fresh bot token
     const next = await authorize(d, app);
-    t.not(next.botToken, ok[0]!.body.botToken);
-    t.equal((await me(d, next.botToken!, app.appKey)).status, 200);
+    t.not(next.botToken, must(ok[0]).body.botToken);
+    t.equal((await me(d, must(next.botToken), app.appKey)).status, 200);
   });
 
   t.test('a reused code (sequential) is refused and revokes what it issued', async (t) => {
     const g = await grant(d, app);
     const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
-    t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 200);
+    t.equal((await me(d, must(first.body.accessToken), app.appKey)).status, 200);
     const again = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
     t.equal(again.res.status, 400);
     t.equal(again.body.code, 'invalid_grant');
-    t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401);
+    t.equal((await me(d, must(first.body.accessToken), app.appKey)).status, 401);
     t.match(first.body.botToken, /^abt_/, 'the exchange handed out a bot token');
-    t.equal((await me(d, first.body.botToken!, app.appKey)).status, 401, 'the bot token it handed out too');
+    t.equal((await me(d, must(first.body.botToken), app.appKey)).status, 401, 'the bot token it handed out too');
     // the log says what was revoked and how the app recovers (a reload of its redirect page does this)
     const line = d.logs().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; revoked?: unknown; level: string }).find((l) => /authorization code reused/.test(l.msg));
     t.match(line, { level: 'warn', revoked: { accessTokens: 1, botToken: true } });
@@ -334,13 +335,13 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.equal(b.botToken, a.botToken, 'current bot token returned again');
     t.equal(b.botId, a.botId);
     t.not(b.accessToken, a.accessToken);
-    const meBot = (await (await me(d, a.botToken!, app2.appKey)).json()) as Record<string, string>;
+    const meBot = (await (await me(d, must(a.botToken), app2.appKey)).json()) as Record<string, string>;
     t.same(meBot, { workspaceId: d.workspaceId, workspaceName: 'Local workspace', workspaceUserId: a.botId, workspaceUserName: 'Test App' });
     const r = await authorize(d, app2, { isReinstall: true });
     t.not(r.botToken, a.botToken);
     t.equal(r.botId, a.botId, 'same bot user');
-    t.equal((await me(d, a.botToken!, app2.appKey)).status, 401, 'old bot token fails at once');
-    t.equal((await me(d, r.botToken!, app2.appKey)).status, 200, 'new bot token works');
+    t.equal((await me(d, must(a.botToken), app2.appKey)).status, 401, 'old bot token fails at once');
+    t.equal((await me(d, must(r.botToken), app2.appKey)).status, 200, 'new bot token works');
     t.equal((await me(d, a.accessToken, app2.appKey)).status, 200, 'user tokens survive a reinstall');
   });
 
@@ -394,7 +395,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     const all = await storedText(d);
     t.ok(all.includes(sha256(x.accessToken)), 'the digest is stored');
     t.notOk(all.includes(x.accessToken), 'the access token is not');
-    t.notOk(all.includes(x.botToken!), 'the bot token is not in clear');
+    t.notOk(all.includes(must(x.botToken)), 'the bot token is not in clear');
     t.notOk(all.includes(x.code), 'the code is not');
   });
 
@@ -423,6 +424,6 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await exchange(d2, { 'client-id': 'app_x', 'client-secret': 's', code: 'c' })).res);
     t.same(statuses.map((r) => r.status), [401, 401, 401, 429, 429]);
-    t.ok(Number(statuses[3]!.headers.get('retry-after')) >= 1);
+    t.ok(Number(must(statuses[3]).headers.get('retry-after')) >= 1);
   });
 });

@@ -1,4 +1,7 @@
-/** Permanent calls: POST /v1/calls/permanent as the SDK's createPermanentCall sends it, and the link of the daemon's own. */
+/**
+ * Permanent calls: POST /v1/calls/permanent as the SDK's createPermanentCall sends it, and the link of the daemon's
+ * own.
+ */
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';

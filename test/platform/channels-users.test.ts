@@ -3,6 +3,7 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 t.test('channels: create, details, members, direct and self channels, types filter', async (t) => {
   const d = await startTestDaemon();
@@ -15,7 +16,7 @@ t.test('channels: create, details, members, direct and self channels, types filt
   const c = created.body.channel.id;
   t.equal((await user.createChannel('Release-Train')).status, 400, 'names are unique, whatever their case');
   t.equal((await user.createChannel('bad/name')).status, 400);
-  const added = await user.addUsersToChannel(c, [other.id, tokens.botId!]);
+  const added = await user.addUsersToChannel(c, [other.id, must(tokens.botId)]);
   t.same(added.body, { channelId: c, addedUserIds: [other.id, tokens.botId] });
   t.same((await user.addUsersToChannel(c, [other.id])).body.addedUserIds, [], 'adding a member again adds nobody');
   t.equal((await user.addUsersToChannel(c, ['wu_nobody'])).status, 400);
@@ -59,7 +60,7 @@ t.test('visibility: a private channel is not found by a non-member user token no
     }
     t.equal((await client.searchMessages({ text: 'plan' })).body.totalElements, 0, `${who} does not find it by search`);
   }
-  await owner.addUsersToChannel(c, [tokens.botId!]);
+  await owner.addUsersToChannel(c, [must(tokens.botId)]);
   t.equal((await bot.fetchMessages(c)).status, 200, 'once added, the bot reads it');
   t.equal((await bot.postMessageToChannel(c, 'bot here')).status, 200, 'and writes in it');
   t.equal((await outsider.getChannelDetails(c)).status, 404, 'still hidden from the other user');

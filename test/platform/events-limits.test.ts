@@ -6,6 +6,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const EVENTS = ['NEW_MESSAGE', 'UPDATED_MESSAGE', 'REACTION_ADDED', 'CHANNEL_CREATED', 'CHANNEL_ARCHIVED', 'CHANNEL_DELETED'];
 
@@ -51,7 +52,7 @@ t.test('app A posts through the API; subscribed app B receives NEW_MESSAGE, sign
   const more = await rx.waitFor(5);
   await eventsSent(d);
   t.equal(rx.received.length, 5, 'nothing about the private channel');
-  t.match(JSON.parse(more[4]!.body.body), { aId: other.id, tx: 'said by a person', ty: 'NEW_MESSAGE' });
+  t.match(JSON.parse(must(more[4]).body.body), { aId: other.id, tx: 'said by a person', ty: 'NEW_MESSAGE' });
   t.ok(rx.received.every((r) => r.signatureValid));
   const log = (await (await d.api(`${d.mgmt}/deliveries?appId=${b.app.id}`)).json()) as Array<{ kind: string; state: string }>;
   t.equal(log.filter((x) => x.kind === 'event' && x.state === 'delivered').length, 5, 'through the one delivery engine and its log');
@@ -66,7 +67,8 @@ t.test('channel events, and an app without the scope or the subscription gets no
   t.teardown(() => d.stop());
   const b = await installPlatformApp(d, { events: EVENTS, eventsUrl: `${rx.url}/events` });
   rx.secret = b.app.signingSecret;
-  // subscribes to REACTION_ADDED and holds reaction:read in its manifest, but the user granted it without it and it has no bot scopes for it
+  // subscribes to REACTION_ADDED and holds reaction:read in its manifest, but the user granted it without it and it has
+  // no bot scopes for it
   await installPlatformApp(d, { userScopes: ['reaction:read', 'messages:read'], botScopes: ['messages:read'], events: ['NEW_MESSAGE'], eventsUrl: `${rx.url}/no-scope` });
   const created = await b.user.createChannel('ops');
   const c = created.body.channel.id;
@@ -128,17 +130,17 @@ t.test('messages survive a restart; a channel keeps at most workspaceMessagesPer
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
   const ids: string[] = [];
   for (let i = 1; i <= 4; i++) ids.push((await bot.postMessageToChannel(general, `m${i}`)).body.id);
-  const root = ids[3]!;
+  const root = must(ids[3]);
   await bot.reply(root, general, 'r1');
   const kept = await bot.fetchMessages(general, undefined, 10);
   t.same(kept.body.messages.map((m: any) => m.text), ['m3', 'm4'], 'the oldest go first (the reply counts in the bound)');
-  t.equal((await bot.fetchMessage(ids[0]!, general)).status, 404);
+  t.equal((await bot.fetchMessage(must(ids[0]), general)).status, 404);
   await d.stop();
 
   d = await startTestDaemon({ dataDir, config: { workspaceMessagesPerChannel: 3 } });
   t.teardown(() => d.stop());
   const { platformClient } = await import('../helpers/platform-client.js');
-  const again = platformClient(d.url, tokens.botToken!, app.appKey);
+  const again = platformClient(d.url, must(tokens.botToken), app.appKey);
   const after = await again.fetchMessages(general, undefined, 10);
   t.same(after.body.messages.map((m: any) => m.text), ['m3', 'm4'], 'the same messages after a restart');
   t.match(after.body.messages[1].threadRootInfo, { repliesCount: 1 });

@@ -1,4 +1,7 @@
-/** Files as the official SDK uploads them: token, bytes to the upload host, complete; on messages; read back; limits; scope; restarts. */
+/**
+ * Files as the official SDK uploads them: token, bytes to the upload host, complete; on messages; read back; limits;
+ * scope; restarts.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -7,6 +10,7 @@ import { until } from '../helpers/until.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient, PLATFORM_SCOPES, sdkUploadFile } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 const WITH_FILES = [...PLATFORM_SCOPES, 'files:write'];
 const blobsIn = (dataDir: string) => fs.readdirSync(path.join(dataDir, 'files'));
@@ -148,7 +152,7 @@ t.test('files survive a restart; an upload never completed does not', async (t) 
 
   d = await startTestDaemon({ dataDir });
   t.teardown(() => d.stop());
-  const again = platformClient(d.url, tokens.botToken!, app.appKey);
+  const again = platformClient(d.url, must(tokens.botToken), app.appKey);
   const m = await again.fetchMessage(posted.body.id, general);
   t.match(m.body.files, [{ id: file.body.id, name: 'notes.txt', path: `${d.url}/files/${file.body.id}` }]);
   const res = await again.fetchFile(m.body.files[0].path);

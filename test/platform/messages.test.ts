@@ -1,4 +1,7 @@
-/** Messages through the platform API as the official SDK calls it: post, list, get, edit, delete, threads, ephemeral, reactions, search. */
+/**
+ * Messages through the platform API as the official SDK calls it: post, list, get, edit, delete, threads, ephemeral,
+ * reactions, search.
+ */
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';

@@ -8,6 +8,7 @@ import t from 'tap';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { daemonWithListener } from '../helpers/listening-app.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
+import { must } from '../../src/must.js';
 
 const person = (d: TestDaemon, token = d.token, mgmt = d.mgmt) => async (method: string, path: string, json?: unknown) => {
   const res = await d.api(`${mgmt}${path}`, { method, json, headers: { authtoken: token } });
@@ -58,8 +59,8 @@ t.test('user groups made and changed by a person are listed to apps, with their 
   t.same((await app.bot.listUserGroups()).body, [changed.body], 'GET /v1/workspaceUsers/groups lists it');
   const evs = await rx.waitFor(2);
   t.same(evs.map((e) => e.body.eventType), ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
-  t.same(JSON.parse(evs[0]!.body.body), { wId: d.workspaceId, cbId: d.workspaceUserId, id: made.body.id, n: 'On call', h: 'on-call', d: 'pages at night', di: false, uIds: [d.workspaceUserId], cIds: [], ty: 'WORKSPACE_USER_GROUP_CREATED' });
-  t.match(JSON.parse(evs[1]!.body.body), { id: made.body.id, di: true, uIds: [d.workspaceUserId, other.id], ty: 'WORKSPACE_USER_GROUP_UPDATED' });
+  t.same(JSON.parse(must(evs[0]).body.body), { wId: d.workspaceId, cbId: d.workspaceUserId, id: made.body.id, n: 'On call', h: 'on-call', d: 'pages at night', di: false, uIds: [d.workspaceUserId], cIds: [], ty: 'WORKSPACE_USER_GROUP_CREATED' });
+  t.match(JSON.parse(must(evs[1]).body.body), { id: made.body.id, di: true, uIds: [d.workspaceUserId, other.id], ty: 'WORKSPACE_USER_GROUP_UPDATED' });
 
   t.match(await me('POST', '/groups', { name: 'Other', handle: 'on-call' }), { status: 400, body: { code: 'invalid_request', details: [{ pointer: '/handle' }] } }, 'a handle is unique');
   t.match(await me('POST', '/groups', { name: '' }), { status: 400, body: { details: [{ pointer: '/name' }] } });

@@ -11,6 +11,7 @@ import { until } from '../helpers/until.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { authorize, createApp, secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 const SCOPES = ['messages:read', 'messages:write', 'channels:read', 'channels:list'];
 
@@ -52,7 +53,7 @@ t.test('/cmd typed by a person: the app acks, posts through the API, the message
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slash`;
   const a = await createApp(d, { name: 'standup', slashCommands: [{ command: '/cmd', url }], scopes: { botScopes: SCOPES, userScopes: SCOPES } });
   appKey = a.appKey;
-  botToken = (await authorize(d, a, { scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(',') })).botToken!;
+  botToken = must((await authorize(d, a, { scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(',') })).botToken);
 
   const me = person(d);
   const said = await me.post('/channels/%23general/messages', { text: '/cmd hi' });

@@ -4,6 +4,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 t.test('user groups made by a person are listed to apps, with WORKSPACE_USER_GROUP_CREATED / _UPDATED', async (t) => {
   const rx = await startReceiver();
@@ -18,14 +19,14 @@ t.test('user groups made by a person are listed to apps, with WORKSPACE_USER_GRO
   const g = await ws.profiles.createGroup(me, { name: 'Backend team', workspaceUserIds: [d.workspaceUserId] });
   t.match(g, { name: 'Backend team', handle: 'backend-team', disabled: false, createdBy: d.workspaceUserId, workspaceUserIds: [d.workspaceUserId] });
   await t.rejects(ws.profiles.createGroup(me, { name: 'Other', handle: 'backend-team' }), { code: 'invalid_request' }, 'handles are unique');
-  await ws.profiles.updateGroup(me, g.id, { workspaceUserIds: [d.workspaceUserId, b.tokens.botId!] });
+  await ws.profiles.updateGroup(me, g.id, { workspaceUserIds: [d.workspaceUserId, must(b.tokens.botId)] });
   const list = await b.bot.listUserGroups();
   t.equal(list.status, 200);
   t.same(list.body, [{ ...g, workspaceUserIds: [d.workspaceUserId, b.tokens.botId] }]);
   const evs = await rx.waitFor(2);
   t.ok(evs.every((e) => e.signatureValid));
-  t.match(JSON.parse(evs[0]!.body.body), { wId: d.workspaceId, cbId: d.workspaceUserId, id: g.id, n: 'Backend team', h: 'backend-team', di: false, uIds: [d.workspaceUserId], ty: 'WORKSPACE_USER_GROUP_CREATED' });
-  t.match(JSON.parse(evs[1]!.body.body), { id: g.id, uIds: [d.workspaceUserId, b.tokens.botId], ty: 'WORKSPACE_USER_GROUP_UPDATED' });
+  t.match(JSON.parse(must(evs[0]).body.body), { wId: d.workspaceId, cbId: d.workspaceUserId, id: g.id, n: 'Backend team', h: 'backend-team', di: false, uIds: [d.workspaceUserId], ty: 'WORKSPACE_USER_GROUP_CREATED' });
+  t.match(JSON.parse(must(evs[1]).body.body), { id: g.id, uIds: [d.workspaceUserId, b.tokens.botId], ty: 'WORKSPACE_USER_GROUP_UPDATED' });
 });
 
 t.test('custom status: the token user sets their own, it shows on the user, WORKSPACE_USER_UPDATED; it expires', async (t) => {

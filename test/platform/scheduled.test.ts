@@ -11,6 +11,7 @@ import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
 import { until as untilHolds } from '../helpers/until.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 /** What `f` gives once it gives something (what the daemon does once a poll leased a message: I/O only). */
 async function until<T>(f: () => Promise<T | undefined>): Promise<T> {
@@ -77,7 +78,7 @@ t.test('a scheduled message whose time passed while the daemon was stopped is po
   clock.set(clock.now() + 3_601_000); // while no daemon runs
   d = await startTestDaemon({ dataDir, clock });
   t.teardown(() => d.stop());
-  const again = platformClient(d.url, tokens.botToken!, app.appKey);
+  const again = platformClient(d.url, must(tokens.botToken), app.appKey);
   const m = await until(async () => (await again.fetchMessages(general, undefined, 10)).body.messages.find((x: any) => x.text === 'posted after the restart'));
   t.equal(m.author, tokens.botId);
   const [ev] = await rx.waitFor(1);
@@ -92,7 +93,7 @@ t.test('limit: the soonest `limit` of them, and hasMore', async (t) => {
   t.teardown(() => d.stop());
   const { bot } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  for (const [i, text] of ['third', 'first', 'second'].entries()) await bot.createScheduledMessage({ channelId: general, text, sendAt: now + [30, 10, 20][i]! * 60_000 });
+  for (const [i, text] of ['third', 'first', 'second'].entries()) await bot.createScheduledMessage({ channelId: general, text, sendAt: now + must([30, 10, 20][i]) * 60_000 });
   const one = await bot.fetchScheduledMessages(undefined, 1);
   t.equal(one.status, 200);
   t.same(one.body.scheduledMessages.map((s: any) => s.text), ['first']);

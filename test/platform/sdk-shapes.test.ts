@@ -11,6 +11,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, PLATFORM_SCOPES, sdkUploadFile } from '../helpers/platform-client.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 /** A field's type: a primitive, one of some strings, an array, an object of fields, any object, or one of several. */
 type Shape = 'string' | 'number' | 'boolean' | 'object' | { oneOf: string[] } | { arrayOf: Shape } | { fields: Fields } | { anyOf: Shape[] };
@@ -128,7 +129,7 @@ t.test('every answer of the platform API has the shape of its V1 type', async (t
   await check('PUT /v1/workspaceUsers/customStatus', user.updateCustomStatus({ code: ':tea:', status: 'Break', expiration: 'custom', expiresAt: clock.now() + 60_000, pausedNotifications: false }), WorkspaceUser);
   const me = await check('GET /v1/workspaceUsers/{u}', bot.userInfo(d.workspaceUserId), WorkspaceUser);
   t.ok(me.customStatus, 'with its custom status');
-  await check('GET /v1/workspaceUsers/{bot}', bot.userInfo(tokens.botId!), WorkspaceUser);
+  await check('GET /v1/workspaceUsers/{bot}', bot.userInfo(must(tokens.botId)), WorkspaceUser);
   await check('GET /v1/workspaceUsers/groups', bot.listUserGroups(), arr(UserGroup));
   await check('GET /v1/workspace', bot.getWorkspaceInfo(), Workspace);
 
@@ -137,7 +138,7 @@ t.test('every answer of the platform API has the shape of its V1 type', async (t
   const made = await check('POST /v1/channels', user.createChannel('shapes', 'PRIVATE', 'for the shape test'), ChannelInfo);
   await check('GET /v1/channels/{c}', user.getChannelDetails(made.channel.id), ChannelInfo);
   await check('POST /v1/channels/{c}/users', user.addUsersToChannel(made.channel.id, [other.id]), UsersAddedToChannel);
-  await check('GET /v1/channels/direct', bot.getDirectChannel(tokens.botId!, [d.workspaceUserId]), ChannelInfo);
+  await check('GET /v1/channels/direct', bot.getDirectChannel(must(tokens.botId), [d.workspaceUserId]), ChannelInfo);
   await check('POST /v1/channels/direct', bot.createDirectChannel([d.workspaceUserId, other.id]), ChannelInfo);
 
   const upload = await user.getUploadToken('notes.txt', 5);

@@ -15,6 +15,7 @@ import { createWorkspace } from '../../src/services/workspace/workspace.js';
 import type { MessageNotice } from '../../src/services/workspace/message-index.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
+import { must } from '../../src/must.js';
 
 type Stores = [Store, Store];
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -56,7 +57,7 @@ async function postingAcross(t: TapTest, [store, store2]: Stores) {
   const a = await one.person('wu_a');
   const heard: MessageNotice[] = [];
   const stop = two.onMessageChange((n) => heard.push(n));
-  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
   for (let i = 0; i < 6; i++) await (i % 2 ? two : one).messages.post(a, general, { text: `m${i}` });
   const listed = await two.messages.list(a, general, { limit: 20 });
   t.same(listed.messages.map((m) => m.text), ['m0', 'm1', 'm2', 'm3', 'm4', 'm5'], 'in posting order, whichever daemon took each');
@@ -96,7 +97,7 @@ async function namesAcross(t: TapTest, [store, store2]: Stores) {
   t.ok(results.every((r) => r.status === 'fulfilled' || (r.reason as { code?: string }).code === 'invalid_request'), 'the others: invalid_request');
   const names = (await two.channels.list(a)).map((c) => c.channel.name);
   t.same(names.map((n) => String(n).toLowerCase()), ['general', 'random', 'ops'], 'general and random once each, then the one ops that won');
-  const ops = (await one.channels.byName(WS, '#ops'))!;
+  const ops = must((await one.channels.byName(WS, '#ops')));
   await one.deleteChannel('wu_a', ops.id);
   t.ok(await two.channels.create(a, { name: 'ops' }), 'a deleted channel frees its name');
 }
@@ -170,7 +171,7 @@ async function trimsAcross(t: TapTest, [store, store2]: Stores) {
   const one = daemon(store, now, 'd1', 10);
   const two = daemon(slow, now, 'd2', 10);
   const a = await one.person('wu_a');
-  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
   const held = () => store.countWhere('wsMessages', 'channelId', general);
   for (let i = 0; i < 11; i++) await one.messages.post(a, general, { text: `m${i}` });
   t.equal(await held(), 11, 'the bound and its slack: no trim yet');
@@ -186,7 +187,10 @@ async function trimsAcross(t: TapTest, [store, store2]: Stores) {
   t.same((await two.messages.list(a, general, { limit: 20 })).messages.map((m) => m.text), ['m3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'from two', 'from one']);
 }
 
-/** Asked for at once through two daemons, a user's permanent call is made once: both answers are the same call, and its link's code finds it. */
+/**
+ * Asked for at once through two daemons, a user's permanent call is made once: both answers are the same call, and its
+ * link's code finds it.
+ */
 async function callsAcross(t: TapTest, [store, store2]: Stores) {
   await seed(store);
   const one = daemon(store, Date.now, 'd1');
@@ -228,7 +232,7 @@ void testWithPg(t, "a daemon whose LISTEN connection dropped is told its message
   const one = daemon(s1, clock.now, 'd1', 100, clock);
   const two = daemon(s2, clock.now, 'd2', 100, clock);
   const a = await one.person('wu_a');
-  const general = (await one.channels.list(a)).find((c) => c.channel.name === 'general')!.channel.id as string;
+  const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
   const heard: string[] = [];
   let lost = 0;
   const stop = two.onMessageChange((n) => heard.push(n.id), () => lost++);

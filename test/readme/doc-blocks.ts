@@ -5,6 +5,7 @@
  * a line starting with `$ ` is a command and the lines after it, up to the next one, are what it
  * prints, `…` standing for anything.
  */
+import { must } from '../../src/must.js';
 
 export interface Step {
   /** The command as the document writes it. */
@@ -26,19 +27,19 @@ export function docSteps(markdown: string, o: { from?: string; until?: string } 
   let block = 0;
   let on = o.from === undefined;
   for (let i = 0; i < lines.length; i++) {
-    const heading = /^#{1,4} (.*)$/.exec(lines[i]!);
+    const heading = /^#{1,4} (.*)$/.exec(must(lines[i]));
     if (heading) {
-      section = heading[1]!;
+      section = must(heading[1]);
       if (o.from !== undefined && section.startsWith(o.from)) on = true;
       else if (o.until !== undefined && section.startsWith(o.until)) on = false;
       continue;
     }
-    const fence = /^```(sh|console)\s*$/.exec(lines[i]!);
+    const fence = /^```(sh|console)\s*$/.exec(must(lines[i]));
     if (!fence) continue;
     const illustration = /<!--\s*illustration\b/.test(lines[i - 1] ?? '') || /<!--\s*illustration\b/.test(lines[i - 2] ?? '');
     const start = i;
     const body: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
+    for (i++; i < lines.length && !/^```\s*$/.test(must(lines[i])); i++) body.push(must(lines[i]));
     if (!on || illustration) continue;
     block++;
     if (fence[1] === 'sh') {
@@ -48,7 +49,7 @@ export function docSteps(markdown: string, o: { from?: string; until?: string } 
     } else {
       body.forEach((l, k) => {
         if (l.startsWith('$ ')) steps.push({ command: l.slice(2).trim(), shows: [], section, block, line: start + 2 + k });
-        else if (steps.length && steps.at(-1)!.block === block) steps.at(-1)!.shows.push(l);
+        else if (steps.length && must(steps.at(-1)).block === block) must(steps.at(-1)).shows.push(l);
       });
     }
   }
@@ -59,7 +60,7 @@ export function docSteps(markdown: string, o: { from?: string; until?: string } 
 export function withoutComment(command: string): string {
   let quote: string | undefined;
   for (let i = 0; i < command.length; i++) {
-    const ch = command[i]!;
+    const ch = must(command[i]);
     if (quote) {
       if (ch === quote) quote = undefined;
     } else if (ch === '"' || ch === "'") quote = ch;
@@ -78,7 +79,7 @@ export function missingShape(shows: string[], output: string): string | undefine
   let at = 0;
   for (const want of shows) {
     const re = new RegExp(`^${want.trimEnd().split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ +/g, '\\s+')).join('.*')}$`);
-    while (at < got.length && !re.test(got[at]!)) at++;
+    while (at < got.length && !re.test(must(got[at]))) at++;
     if (at >= got.length) return want;
     at++;
   }

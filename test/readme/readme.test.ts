@@ -36,6 +36,7 @@ import { tempDir } from '../helpers/daemon.js';
 import { shellSession, type Background, type ShellSession } from '../helpers/shell-session.js';
 import { startPgCluster, testWithPg } from '../helpers/pg.js';
 import { docSteps, missingShape, withoutComment, type Step } from './doc-blocks.js';
+import { must } from '../../src/must.js';
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -68,7 +69,7 @@ t.teardown(() => shell.close());
 /** The ids seen in what commands printed, by kind. */
 const seen = new Map<string, string>();
 const remember = (text: string) => {
-  for (const m of text.matchAll(/\b(app|dlv|msg|ws)_[A-Za-z0-9_-]+/g)) seen.set(m[1]!, m[0]);
+  for (const m of text.matchAll(/\b(app|dlv|msg|ws)_[A-Za-z0-9_-]+/g)) seen.set(must(m[1]), m[0]);
 };
 let daemonUrl = '';
 let appPort = 0;

@@ -12,6 +12,7 @@ import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 function setup(config: Partial<Config> = {}) {
   const clock = createTestClock(1_700_000_000_000);
@@ -60,7 +61,7 @@ const req = (over: Partial<SendRequest> = {}): SendRequest => ({
 /** Wait until the fake connection saw `n` frames, then reply to the last one. */
 async function lastFrame(conn: ReturnType<typeof fakeConn>, n = 1) {
   while (conn.sent.length < n) await new Promise((r) => setImmediate(r));
-  return conn.sent[n - 1]!;
+  return must(conn.sent[n - 1]);
 }
 
 t.test('tickets are single-use and short-lived', async (t) => {
@@ -132,7 +133,7 @@ t.test('events: no reply expected, acked once the frame is written; a failed wri
   const ev = { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: 'ws', workspaceUserIds: [], body: '{}' };
   const r = await transport.send(req({ interactive: false, payload: ev, budgetMs: 10_000 }));
   t.equal(r.outcome, 'acked');
-  t.same(c.sent[0]!.payload, ev);
+  t.same(must(c.sent[0]).payload, ev);
   c.failWrites(true);
   const r2 = await transport.send(req({ interactive: false, payload: ev }));
   t.equal(r2.outcome, 'connection_error');
@@ -161,7 +162,7 @@ t.test('connections are capped per app and deliveries go round robin', async (t)
   const ev = { messageType: 'PUMBLE_EVENT' };
   for (let i = 0; i < 9; i++) await transport.send(req({ interactive: false, payload: ev }));
   t.same(conns.map((c) => c.sent.length), [3, 3, 3], 'spread evenly');
-  sessions.remove(conns[1]!);
+  sessions.remove(must(conns[1]));
   t.equal(await transport.connections('app_1'), 2);
   for (let i = 0; i < 4; i++) await transport.send(req({ interactive: false, payload: ev }));
   t.same(conns.map((c) => c.sent.length), [5, 3, 5], 'a closed connection gets nothing more');

@@ -1,10 +1,13 @@
-/** Socket mode through the delivery engine: triggers, events, the budget, the log and deliver-test, as for HTTP apps. */
+/**
+ * Socket mode through the delivery engine: triggers, events, the budget, the log and deliver-test, as for HTTP apps.
+ */
 import t from 'tap';
 import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { connectTestClient } from '../helpers/sdk-socket-client.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
+import { must } from '../../src/must.js';
 
 interface App { id: string; appKey: string }
 const HOST = 'http://127.0.0.1:9'; // never called: socket-mode apps get everything over the socket
@@ -82,7 +85,7 @@ t.test('every kind over the socket, answered as the SDK answers, recorded in the
   }
   t.equal(c.delivered.length, cases.length, 'every kind arrived over the socket');
   t.same(c.delivered.map((x) => x.payload.messageType), ['SLASH_COMMAND', 'SHORTCUT', 'SHORTCUT', 'BLOCK_INTERACTION', 'VIEW_ACTION', 'DYNAMIC_MENU', 'PUMBLE_EVENT']);
-  t.type(c.delivered[6]!.payload.body, 'string', 'the event body is a JSON string, as over HTTP');
+  t.type(must(c.delivered[6]).payload.body, 'string', 'the event body is a JSON string, as over HTTP');
   const list = (await (await d.api(`${d.mgmt}/deliveries?appId=${app.id}`)).json()) as any[];
   t.equal(list.length, cases.length);
   t.ok(list.every((x) => x.transport === 'socket'));

@@ -10,6 +10,7 @@ import { createTestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
+import { must } from '../../src/must.js';
 
 interface App { id: string; appKey: string; [k: string]: unknown }
 
@@ -75,7 +76,7 @@ t.test('socket mode against a real daemon', async (t) => {
     t.equal(r400.status, 400);
     t.match(await r400.json(), { code: 'socket_mode_disabled', message: /socketMode/ });
     t.notOk(d.logs().includes(app.appKey), 'the appKey never reaches the log');
-    t.notOk(d.logs().includes(u.searchParams.get('ticket')!), 'nor the ticket');
+    t.notOk(d.logs().includes(must(u.searchParams.get('ticket'))), 'nor the ticket');
   });
 
   t.test('tickets are single-use; a made-up ticket is refused with 401', async (t) => {
@@ -88,7 +89,7 @@ t.test('socket mode against a real daemon', async (t) => {
     t.equal(second.status, 401, 'second use refused');
     t.equal((await rawConnect(url.replace(/ticket=[^&]+/, 'ticket=awt_forged'))).status, 401);
     t.equal((await rawConnect(`ws://127.0.0.1:${d.port}/socket`)).status, 401, 'no ticket');
-    first.ws!.close();
+    must(first.ws).close();
   });
 
   t.test('the upgrade is answered only once the work before accepting is done (on PostgreSQL: the holder record)', async (t) => {
@@ -120,7 +121,7 @@ t.test('socket mode against a real daemon', async (t) => {
     const refused = await rawConnect(await c.fetchUrl());
     t.notOk(refused.ws, 'a preparation that fails refuses the connection');
     t.ok(refused.status && refused.status >= 500, `with an error status (${refused.status})`);
-    ws!.close();
+    must(ws).close();
   });
 
   t.test('every kind is delivered and answered over the socket (binary JSON replies)', async (t) => {
@@ -207,7 +208,7 @@ t.test('socket mode against a real daemon', async (t) => {
     c.sendRaw(Buffer.from(JSON.stringify({ correlation_id: 'cor_unknown', status: 200 })), true);
     t.match(await sendVia(d, app.id), { outcome: 'acked' }, 'still healthy after bad frames');
     t.match(d.logs(), /socket frame ignored/);
-    const ended = closed(c.ws!);
+    const ended = closed(must(c.ws));
     for (let i = 0; i < 10; i++) c.sendRaw('garbage');
     const { code, reason } = await ended;
     t.equal(code, 1008);
@@ -403,7 +404,7 @@ t.test('graceful shutdown closes every socket with 1001', async (t) => {
   const b = client(t, d, app, { autoReconnect: false });
   await a.start();
   await b.start();
-  const ends = [closed(a.ws!), closed(b.ws!)];
+  const ends = [closed(must(a.ws)), closed(must(b.ws))];
   await d.stop();
   stopped = true;
   for (const e of await Promise.all(ends)) {

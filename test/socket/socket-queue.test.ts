@@ -1,4 +1,7 @@
-/** The socket-mode event queue: events for a disconnected app are kept on disk and sent in order on reconnect, never twice. */
+/**
+ * The socket-mode event queue: events for a disconnected app are kept on disk and sent in order on reconnect, never
+ * twice.
+ */
 import t from 'tap';
 import { until } from '../helpers/until.js';
 import { defaults, type Config } from '../../src/config.js';

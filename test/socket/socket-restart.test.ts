@@ -4,6 +4,7 @@ import path from 'node:path';
 import t from 'tap';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { createSdkSocketClient } from '../helpers/sdk-socket-client.js';
+import { must } from '../../src/must.js';
 
 t.test('a restart: the sockets close last, after the data is durable, and the SDK reconnects to the new daemon', async (t) => {
   const dataDir = tempDir();
@@ -19,7 +20,7 @@ t.test('a restart: the sockets close last, after the data is durable, and the SD
 
   const lock = path.join(dataDir, 'daemon.lock');
   let lockAtClose: boolean | undefined;
-  c.ws!.once('close', () => (lockAtClose = fs.existsSync(lock)));
+  must(c.ws).once('close', () => (lockAtClose = fs.existsSync(lock)));
   const t0 = Date.now();
   await d1.stop();
   t.equal(lockAtClose, false, 'the data directory was released (store closed) before the socket closed');

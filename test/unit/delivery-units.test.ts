@@ -10,6 +10,7 @@ import { signature, signedHeaders } from '../../src/delivery/sign.js';
 import { classifyAnswer } from '../../src/delivery/http-transport.js';
 import { retryable, parseSchedule } from '../../src/delivery/retry-policy.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const quiet = createLogger({ level: 'error', stream: { write: () => {} } });
 
@@ -65,19 +66,19 @@ t.test("delivery log: a delivery's beginning, each attempt and each state change
   const want = { id: 'dlv_2', state: 'delivered', outcome: 'acked', url: 'http://127.0.0.1:9/b', response: { ok: true }, updatedAt: at(5), payload: { n: 2 } };
   const live = await log.get('dlv_2');
   t.match(live, want);
-  t.same(live!.attempts.map((a) => [a.id, a.retryNum, a.outcome]), [['att_a', 0, 'http_error'], ['att_b', 1, 'acked']]);
-  t.equal(live!.nextAttemptAt, undefined, 'no next attempt once delivered');
-  t.notOk('response' in live!.attempts[1]! || 'url' in live!.attempts[1]!, 'an attempt shows what it showed before: the answer and the target are the delivery’s');
+  t.same(must(live).attempts.map((a) => [a.id, a.retryNum, a.outcome]), [['att_a', 0, 'http_error'], ['att_b', 1, 'acked']]);
+  t.equal(must(live).nextAttemptAt, undefined, 'no next attempt once delivered');
+  t.notOk('response' in must(must(live).attempts[1]) || 'url' in must(must(live).attempts[1]), 'an attempt shows what it showed before: the answer and the target are the delivery’s');
   // an interactive call: one line, without its payload once delivered
   const call = rec(4, at(0));
-  log.append({ ...call, begun: { ...call.begun!, head: { ...call.begun!.head, kind: 'slash-command' } } });
+  log.append({ ...call, begun: { ...must(call.begun), head: { ...must(call.begun).head, kind: 'slash-command' } } });
   await log.close();
-  const lines = fs.readFileSync(path.join(dir, fs.readdirSync(dir)[0]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = fs.readFileSync(path.join(dir, must(fs.readdirSync(dir)[0])), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   t.same(lines.map((l) => Object.keys(l).join(',')), ['id,begun,state', 'id,attempt,state', 'id,attempt,state', 'id,begun,attempt,state'], 'one line per entry, appended');
   t.equal(lines[3].begun.payload, null, 'a delivered trigger keeps no payload on disk');
   t.equal(lines[0].begun.payload.n, 2, 'an event keeps its payload');
   // a line an earlier appreg wrote (the whole delivery) is read as such, and later entries apply to it
-  fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), JSON.stringify({ id: 'dlv_9', kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'http', createdAt: at(0), updatedAt: at(0), state: 'retrying', payload: { n: 9 }, attempts: [{ id: 'att_old', at: at(0), retryNum: 0, latencyMs: 1, outcome: 'timeout' }] }) + '\n');
+  fs.appendFileSync(path.join(dir, must(fs.readdirSync(dir)[0])), JSON.stringify({ id: 'dlv_9', kind: 'event', appId: 'app_1', appName: 'a', ownerId: 'wu_1', workspaceId: 'ws_1', userId: 'wu_1', transport: 'http', createdAt: at(0), updatedAt: at(0), state: 'retrying', payload: { n: 9 }, attempts: [{ id: 'att_old', at: at(0), retryNum: 0, latencyMs: 1, outcome: 'timeout' }] }) + '\n');
   const again = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 7, clock, logger: quiet });
   t.teardown(() => again.close());
   t.match(await again.get('dlv_2'), want, 'read back as the entries make it');
@@ -94,7 +95,7 @@ t.test('delivery log: entries older than the retention are not read back', async
   log.append(rec(1, new Date(clock.now() - 3 * 86_400_000).toISOString()));
   log.append(rec(2, new Date(clock.now()).toISOString()));
   await log.close();
-  fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), '{"torn": ');
+  fs.appendFileSync(path.join(dir, must(fs.readdirSync(dir)[0])), '{"torn": ');
   const again = openFileDeliveryLog({ dir, maxBytes: 1 << 20, retentionDays: 1, clock, logger: quiet });
   t.equal(await again.get('dlv_1'), undefined);
   t.ok(await again.get('dlv_2'), 'a torn last line is skipped, the rest read');

@@ -6,6 +6,7 @@ import { validateManifest } from '../../src/validation/manifest.js';
 import { closest } from '../../src/validation/did-you-mean.js';
 import { ROOT, runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
+import { must } from '../../src/must.js';
 
 const base = JSON.parse(fs.readFileSync(path.join(ROOT, 'examples/standup-app/manifest.json'), 'utf8')) as Record<string, unknown>;
 const problems = (m: unknown) => {
@@ -17,7 +18,7 @@ t.test('fields, at the top and inside, scopes and events', async (t) => {
   const { slashCommands, ...rest } = base;
   t.match(problems({ ...rest, slashcommands: slashCommands }), [{ pointer: '/slashCommands', message: 'is required' }, { pointer: '/slashcommands', message: 'is not a known field; did you mean "slashCommands"?' }]);
   t.match(problems({ ...base, redirectUrl: [] }), [{ pointer: '/redirectUrl', message: 'is not a known field; did you mean "redirectUrls"?' }]);
-  const shortcut = (base.shortcuts as object[])[0]!;
+  const shortcut = must((base.shortcuts as object[])[0]);
   t.match(problems({ ...base, shortcuts: [{ ...shortcut, displayname: 'x' }] }), [{ pointer: '/shortcuts/0/displayname', message: 'is not a known field; did you mean "displayName"?' }]);
   t.match(problems({ ...base, scopes: { botScopes: ['messages:wirte', 'messages:read', 'messages:edit', 'user:read'], userScopes: ['chanels:read'] } }), [
     { pointer: '/scopes/botScopes/0', message: 'is not a known scope; did you mean "messages:write"? (see docs/protocol.md §8 for the list)' },

@@ -7,12 +7,13 @@ import path from 'node:path';
 import t from 'tap';
 import { ROOT } from '../helpers/cli.js';
 import { sourceFiles } from '../helpers/sources.js';
+import { must } from '../../src/must.js';
 
 /** The lines (1-based) where a doc comment starts right after another one ended. */
 function docAfterDoc(text: string): number[] {
   const lines = text.split('\n');
   const out: number[] = [];
-  for (let i = 1; i < lines.length; i++) if (/\*\/\s*$/.test(lines[i - 1]!) && /^\s*\/\*\*/.test(lines[i]!)) out.push(i + 1);
+  for (let i = 1; i < lines.length; i++) if (/\*\/\s*$/.test(must(lines[i - 1])) && /^\s*\/\*\*/.test(must(lines[i]))) out.push(i + 1);
   return out;
 }
 

@@ -1,4 +1,7 @@
-/** The one error path: a status per code, parser errors mapped by their fields, config checked before anything is written. */
+/**
+ * The one error path: a status per code, parser errors mapped by their fields, config checked before anything is
+ * written.
+ */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

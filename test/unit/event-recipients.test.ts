@@ -11,11 +11,15 @@ import { createEventRecipients } from '../../src/services/workspace/events.js';
 import type { WorkspaceOutboxEvent } from '../../src/model/events.js';
 import { authorizationId, installationId } from '../../src/model/oauth.js';
 import { OT } from '../../src/model/oauth.js';
+import { must } from '../../src/must.js';
 
 const WS = 'ws_1';
 const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();
 
-/** App `id` installed in WS (its bot holding `botScopes`), authorized by `users` with `userScopes`, subscribed to `events`. */
+/**
+ * App `id` installed in WS (its bot holding `botScopes`), authorized by `users` with `userScopes`, subscribed to
+ * `events`.
+ */
 function appChanges(id: string, n: number, o: { events?: string[]; botScopes?: string[]; userScopes?: string[]; users?: string[]; botToken?: boolean } = {}) {
   const inst = { id: installationId(id, WS), appId: id, workspaceId: WS, installedBy: 'wu_a', botScopes: o.botScopes ?? [], ...(o.botToken === false ? {} : { botTokenId: `tok_${id}` }), createdAt: at(n), updatedAt: at(n) };
   const app = { id, ownerId: 'wu_a', manifest: { name: id, eventSubscriptions: { url: 'http://127.0.0.1:9/e', events: o.events ?? ['NEW_MESSAGE'] } } };
@@ -53,12 +57,12 @@ t.test('an event goes to the apps subscribed to it, for the users who could see 
   const { recipientsOf } = createEventRecipients(store);
   const names = (rs: Awaited<ReturnType<typeof recipientsOf>>[number]) => rs.map((r) => `${r.app.id}:${r.workspaceUserIds.join('+')}`);
   const [everyone, members, created] = await recipientsOf([event('NEW_MESSAGE', { everyone: true }), event('NEW_MESSAGE', { members: ['wu_b', 'wu_x'] }), event('CHANNEL_CREATED', { members: ['wu_a'] })]);
-  t.same(names(everyone!), ['app_bot:wu_a+wu_b', 'app_user:wu_b'], 'a public channel: every authorized user, in the order the apps were installed');
-  t.same(names(members!), ['app_bot:wu_b', 'app_user:wu_b'], "a private channel: only its members at the change (wu_a was not one)");
-  t.same(names(created!), ['app_other:wu_a']);
+  t.same(names(must(everyone)), ['app_bot:wu_a+wu_b', 'app_user:wu_b'], 'a public channel: every authorized user, in the order the apps were installed');
+  t.same(names(must(members)), ['app_bot:wu_b', 'app_user:wu_b'], "a private channel: only its members at the change (wu_a was not one)");
+  t.same(names(must(created)), ['app_other:wu_a']);
   // an app uninstalled before the drain (installation and authorizations gone) gets nothing
   await store.commit([{ table: OT.installations, id: installationId('app_user', WS), value: null }, { table: OT.authorizations, id: authorizationId('app_user', 'wu_b'), value: null }]);
-  t.same(names((await recipientsOf([event('NEW_MESSAGE', { everyone: true })]))[0]!), ['app_bot:wu_a+wu_b'], 'the grants are read at the drain');
+  t.same(names(must((await recipientsOf([event('NEW_MESSAGE', { everyone: true })]))[0])), ['app_bot:wu_a+wu_b'], 'the grants are read at the drain');
 });
 
 t.test('the fan-out reads the same few things whatever the number of apps or events: no read per app', async (t) => {

@@ -10,9 +10,10 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { cruise, type IConfiguration, type ICruiseResult } from 'dependency-cruiser';
 import { ROOT } from '../helpers/cli.js';
+import { must } from '../../src/must.js';
 
 const { default: config } = (await import(pathToFileURL(path.join(ROOT, '.dependency-cruiser.mjs')).href)) as { default: IConfiguration };
-const ruleNames = (config.forbidden ?? []).map((r) => r.name!);
+const ruleNames = (config.forbidden ?? []).map((r) => must(r.name));
 
 /** Cruise `src` under `baseDir` with the project's rules. */
 async function check(baseDir: string): Promise<ICruiseResult> {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { acquireLock, StartupError } from '../../src/server/data-dir.js';
+import { must } from '../../src/must.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-lock-'));
 const children = new Set<ChildProcess>();
@@ -26,7 +27,7 @@ const hasProc = fs.existsSync('/proc/self/stat');
 const lockFile = (dir: string) => path.join(dir, 'daemon.lock');
 const startOf = (pid: number) => {
   const raw = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return raw.slice(raw.lastIndexOf(')') + 2).split(' ')[19]!;
+  return must(raw.slice(raw.lastIndexOf(')') + 2).split(' ')[19]);
 };
 const stateOf = (pid: number) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -67,12 +68,12 @@ t.test('a lock whose pid now belongs to an unrelated live process (another start
   const dir = newDir();
   const sl = spawnSleep();
   await sleep(50);
-  fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: sl.pid, start: String(Number(startOf(sl.pid!)) - 1) }) + '\n');
+  fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: sl.pid, start: String(Number(startOf(must(sl.pid))) - 1) }) + '\n');
   const release = acquireLock(dir);
   t.match(JSON.parse(fs.readFileSync(lockFile(dir), 'utf8')), { pid: process.pid }, 'taken over');
   release();
   // the same pid with its real start time is a live owner: refused
-  fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: sl.pid, start: startOf(sl.pid!) }) + '\n');
+  fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: sl.pid, start: startOf(must(sl.pid)) }) + '\n');
   refusedWith(t, () => acquireLock(dir), 'live owner');
   sl.kill('SIGKILL');
   await exited(sl);
@@ -100,7 +101,7 @@ t.test('a lock naming a zombie (with its true start time) is taken over', { skip
   // `sleep 0.3` exits after its parent (sh) was exec'd into `sleep 30`, which never reaps it. (With
   // `sleep 0`, a busy machine let the child end while sh still ran, and sh reaped it: no zombie.)
   const sh = track(spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] }));
-  const zombie = await new Promise<number>((r) => sh.stdout!.once('data', (b: Buffer) => r(Number(b.toString().trim()))));
+  const zombie = await new Promise<number>((r) => must(sh.stdout).once('data', (b: Buffer) => r(Number(b.toString().trim()))));
   for (let i = 0; i < 300 && stateOf(zombie) !== 'Z'; i++) await sleep(10);
   t.equal(stateOf(zombie), 'Z', 'a zombie');
   fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: zombie, start: startOf(zombie) }) + '\n');
@@ -129,7 +130,7 @@ function lockChild(dir: string): { cp: ChildProcess; ready: Promise<void>; resul
   let onResult!: (s: string) => void;
   const ready = new Promise<void>((r) => (onReady = r));
   const result = new Promise<string>((r) => (onResult = r));
-  cp.stdout!.on('data', (b: Buffer) => {
+  must(cp.stdout).on('data', (b: Buffer) => {
     buf += b.toString();
     for (let i = buf.indexOf('\n'); i !== -1; i = buf.indexOf('\n')) {
       const l = buf.slice(0, i);
@@ -145,7 +146,7 @@ t.test("a running daemon's lock is refused; once it is gone, taken over", async 
   const dir = newDir();
   const d = lockChild(dir);
   await d.ready;
-  d.cp.stdin!.write('go\n');
+  must(d.cp.stdin).write('go\n');
   t.equal(await d.result, 'won');
   refusedWith(t, () => acquireLock(dir), 'live daemon');
   d.cp.kill('SIGKILL'); // dies holding the lock
@@ -163,11 +164,11 @@ t.test('simultaneous starts on a stale lock: exactly one wins', { skip: !hasProc
     fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: sl.pid, start: '1' }) + '\n');
     const starters = Array.from({ length: 8 }, () => lockChild(dir));
     await Promise.all(starters.map((s) => s.ready));
-    for (const s of starters) s.cp.stdin!.write('go\n');
+    for (const s of starters) must(s.cp.stdin).write('go\n');
     const results = await Promise.all(starters.map((s) => s.result));
     t.equal(results.filter((r) => r === 'won').length, 1, `round ${round}: exactly one of 8 won (${results.join(',')})`);
     t.same(results.filter((r) => r !== 'won' && r !== 'locked'), [], 'the others were refused as locked');
-    for (const s of starters) s.cp.stdin!.end();
+    for (const s of starters) must(s.cp.stdin).end();
     await Promise.all(starters.map((s) => exited(s.cp)));
     sl.kill('SIGKILL');
     await exited(sl);

@@ -12,12 +12,12 @@ const egress = createEgressPolicy({ host: '127.0.0.1', egressDenyPrivate: true, 
 
 /** A server on a free loopback port answering GET /manifest with `chunks`, each written on its own. */
 async function serve(t: Tap.Test, chunks: Buffer[]): Promise<string> {
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer((req, res) => void (async () => {
     if (req.url !== '/manifest') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'application/json' });
     for (const c of chunks) if (!res.write(c)) await new Promise((r) => res.once('drain', r));
     res.end();
-  });
+  })().catch((e: unknown) => setImmediate(() => { throw e; })));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -7,6 +7,7 @@ import t from 'tap';
 import { createBatcher, type Settled } from '../../src/store/postgres/batcher.js';
 import { batchedCommits, type CommitArgs } from '../../src/store/postgres/batched-ops.js';
 import { StoreConflict } from '../../src/store/types.js';
+import { must } from '../../src/must.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -142,7 +143,7 @@ t.test('commits: a batch never holds a commit that expects what an earlier one w
   ].map((c) => db.b.submit(c));
   await tick();
   await tick();
-  const ids = () => db.sent.map((batch) => batch.map((c) => ((c as unknown[][])[1]![0] as { value: { by: string } }).value.by));
+  const ids = () => db.sent.map((batch) => batch.map((c) => (must((c as unknown[][])[1])[0] as { value: { by: string } }).value.by));
   t.same(ids(), [['a'], ['b', 'c']], 'd and e wait while x is being written');
   db.release();
   await Promise.all([a, ...rest]);

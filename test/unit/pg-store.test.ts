@@ -12,6 +12,7 @@ import { INDEXED_FIELDS, PAGE_ORDERS } from '../../src/store/indexes.js';
 import { createTestDatabase, sqlAt as sql, testWithPg } from '../helpers/pg.js';
 import type { TestTables } from '../helpers/test-tables.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -86,7 +87,8 @@ void testWithPg(t, 'migrations', async (t, url) => {
   const own = Object.entries(INDEXED_FIELDS).flatMap(([table, fields]) => fields.filter((f) => !PAGE_ORDERS[table]?.[f]).map((f) => `appreg_ix_${table}_${f}`));
   t.ok(paged.length > 0);
   t.same(await names(), [...own, ...paged].sort(), 'one index per indexed field, and one per page order in place of its field\'s own');
-  // a database an earlier appreg made: the index of a field with a page order, and one of a field no lookup uses any more
+  // a database an earlier appreg made: the index of a field with a page order, and one of a field no lookup uses any
+  // more
   await sql(url, `CREATE INDEX "appreg_ix_wsMessages_channelId" ON appreg_records ((data->>'channelId')) WHERE tbl = 'wsMessages'`);
   await sql(url, `CREATE INDEX "appreg_ix_oauthTokens_workspaceUserId" ON appreg_records ((data->>'workspaceUserId')) WHERE tbl = 'oauthTokens'`);
   t.same(await migrate(url), { applied: [], indexes: [] });
@@ -112,7 +114,7 @@ void testWithPg(t, 'keys and indexed values compare as bytes, whatever collation
   const other = Object.assign(new URL(url), { pathname: `/${name}` }).toString();
   await sql(url, `CREATE DATABASE "${name}" LOCALE 'C.UTF-8' TEMPLATE template0`);
   t.teardown(() => sql(url, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  t.equal((await sql<{ c: string }>(other, 'SELECT datcollate AS c FROM pg_database WHERE datname = current_database()'))[0]!.c, 'C.UTF-8');
+  t.equal(must((await sql<{ c: string }>(other, 'SELECT datcollate AS c FROM pg_database WHERE datname = current_database()'))[0]).c, 'C.UTF-8');
   await migrate(other);
   t.same(await collations(other, 'appreg_records'), { tbl: 'C', id: 'C' }, 'table names and ids in "C"');
   t.same(await collations(other, 'appreg_hit_windows'), { key: 'C' }, 'rate-limit keys too');
@@ -123,7 +125,7 @@ void testWithPg(t, 'keys and indexed values compare as bytes, whatever collation
   // a find reads only its key's entries of the index: its comparison is in the index's collation
   const store = await openPostgresStore<TestTables>({ url: other, logger: captureLogger(), instanceId: 'collation' });
   await store.commit(Array.from({ length: 40 }, (_, i) => ({ table: 'apps', id: `a${i}`, value: { id: `a${i}`, ownerId: i < 3 ? 'u1' : `u${i}` } })));
-  const scans = async () => (await sql<{ n: string }>(other, `SELECT (idx_scan * 1000000 + idx_tup_read)::text AS n FROM pg_stat_user_indexes WHERE indexrelname = 'appreg_ix_apps_ownerId'`))[0]!.n;
+  const scans = async () => must((await sql<{ n: string }>(other, `SELECT (idx_scan * 1000000 + idx_tup_read)::text AS n FROM pg_stat_user_indexes WHERE indexrelname = 'appreg_ix_apps_ownerId'`))[0]).n;
   const settled = () => settledCount(other, async () => Number(await scans()));
   await store.close();
   const before = await settled();
@@ -141,7 +143,7 @@ void testWithPg(t, 'a database an earlier appreg made gets its keys in "C" at th
   await store.close();
   // schema version 5, as it was: the default collation, the indexes spelled without one
   await sql(url, `DELETE FROM appreg_migrations WHERE version = 6`);
-  for (const def of await findIndexDefs(url)) await sql(url, `DROP INDEX "${/INDEX (\S+) ON/.exec(def)![1]!.replace(/"/g, '')}"`);
+  for (const def of await findIndexDefs(url)) await sql(url, `DROP INDEX "${must(must(/INDEX (\S+) ON/.exec(def))[1]).replace(/"/g, '')}"`);
   await sql(url, `ALTER TABLE appreg_records ALTER COLUMN tbl TYPE text COLLATE "default", ALTER COLUMN id TYPE text COLLATE "default"`);
   await sql(url, `ALTER TABLE appreg_hit_windows ALTER COLUMN key TYPE text COLLATE "default"`);
   await sql(url, `CREATE INDEX "appreg_ix_apps_ownerId" ON appreg_records ((data->>'ownerId')) WHERE tbl = 'apps'`);
@@ -164,14 +166,14 @@ void testWithPg(t, 'every test database is a new, empty one', async (t, url) => 
   t.not(other, url);
   await migrate(url);
   const tables = await sql<{ n: number }>(other, `SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'appreg_%'`);
-  t.equal(tables[0]!.n, 0);
+  t.equal(must(tables[0]).n, 0);
 });
 
 void testWithPg(t, 'three stores opening a new database at once', async (t, url) => {
   const stores = await Promise.all(['x', 'y', 'z'].map((id) => openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: id })));
   t.teardown(() => Promise.all(stores.map((s) => s.close())));
-  await stores[0]!.commit([{ table: 't', id: '1', value: { a: 1 } }]);
-  t.same(await stores[2]!.get('t', '1'), { a: 1 });
+  await must(stores[0]).commit([{ table: 't', id: '1', value: { a: 1 } }]);
+  t.same(await must(stores[2]).get('t', '1'), { a: 1 });
 });
 
 void testWithPg(t, 'the password never reaches the log', async (t, url) => {
@@ -239,15 +241,15 @@ void testWithPg(t, 'an expectation on a record read names its row version', asyn
   const b = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'ver-b' });
   t.teardown(() => b.close());
   await a.commit([{ table: 't', id: 'r', value: { v: 1 } }]);
-  const read = (await a.get('t', 'r'))!;
+  const read = must((await a.get('t', 'r')));
   read.v = 5; // the caller's copy: changing it changes neither the record nor what was read
   await a.commit([{ table: 't', id: 'r', value: { v: 2 } }], [{ table: 't', id: 'r', value: read }]);
   t.same(await b.get('t', 'r'), { v: 2 }, 'unchanged since read: lands');
-  const again = (await a.get('t', 'r'))!;
+  const again = must((await a.get('t', 'r')));
   await b.commit([{ table: 't', id: 'r', value: { v: 3 } }]);
   await b.commit([{ table: 't', id: 'r', value: { v: 2 } }]);
   await t.rejects(a.commit([{ table: 't', id: 'r', value: { v: 9 } }], [{ table: 't', id: 'r', value: again }]), StoreConflict, 'rewritten, even back to the same value: a conflict');
-  const same = (await a.get('t', 'r'))!;
+  const same = must((await a.get('t', 'r')));
   await b.commit([{ table: 't', id: 'r', value: { v: 2 } }]);
   await a.commit([{ table: 't', id: 'r', value: { v: 2, by: 'a' } }], [{ table: 't', id: 'r', value: same }]);
   t.same(await b.get('t', 'r'), { v: 2, by: 'a' }, 'a write of what the record already holds changes nothing, its version neither');
@@ -256,11 +258,11 @@ void testWithPg(t, 'an expectation on a record read names its row version', asyn
   t.same(await b.get('t', 'r'), { v: 4 }, 'a value the caller built is compared as a value');
   const [seen] = await a.getMany([{ table: 't', id: 'r' }]);
   await t.rejects(a.commit([], [{ table: 't', id: 'r', value: { v: 2 } }]), StoreConflict, 'and fails when it differs');
-  await a.commit([{ table: 't', id: 'r', value: null }], [{ table: 't', id: 'r', value: seen! }]);
+  await a.commit([{ table: 't', id: 'r', value: null }], [{ table: 't', id: 'r', value: must(seen) }]);
   t.equal(await b.get('t', 'r'), undefined, 'getMany records carry their version too');
   await a.commit([{ table: 'q', id: 'e', value: { id: 'e', dueAt: 1 } }]);
   const [claimed] = await a.claim({ table: 'q', dueField: 'dueAt', now: 10, leaseUntil: 100, limit: 1, owner: 'A' });
-  await a.commit([{ table: 'q', id: 'e', value: null }], [{ table: 'q', id: 'e', value: claimed! }]);
+  await a.commit([{ table: 'q', id: 'e', value: null }], [{ table: 'q', id: 'e', value: must(claimed) }]);
   t.equal(await b.get('q', 'e'), undefined, 'a claimed record is expected as claimed');
 });
 
@@ -289,7 +291,8 @@ void testWithPg(t, 'reading a whole table is planned for that table: a small one
   const settled = () => settledCount(url, scans);
   const before = await settled();
   const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'plans' });
-  // a prepared statement turns generic after five runs: the whole-table plan the big table needs would then serve the tiny one too
+  // a prepared statement turns generic after five runs: the whole-table plan the big table needs would then serve the
+  // tiny one too
   for (let i = 0; i < 6; i++) t.equal((await store.all('big')).length, 5000);
   for (let i = 0; i < 10; i++) t.equal((await store.all('tiny')).length, 1);
   t.equal(await store.count('tiny'), 1);
@@ -301,8 +304,8 @@ void testWithPg(t, 'appreg_commit_batch decides each commit of a batch on its ow
   const store = await openPostgresStore<TestTables>({ url, logger: captureLogger(), instanceId: 'batch-sql' });
   await store.commit([{ table: 't', id: 'there', value: { v: 1 } }]);
   await store.close();
-  const batch = (commits: unknown[]) => sql<{ out: unknown[] }>(url, 'SELECT appreg_commit_batch($1::jsonb) AS out', [JSON.stringify(commits)]).then((r) => r[0]!.out);
-  const v = (await sql<{ v: string }>(url, `SELECT xmin::text AS v FROM appreg_records WHERE tbl = 't' AND id = 'there'`))[0]!.v;
+  const batch = (commits: unknown[]) => sql<{ out: unknown[] }>(url, 'SELECT appreg_commit_batch($1::jsonb) AS out', [JSON.stringify(commits)]).then((r) => must(r[0]).out);
+  const v = must((await sql<{ v: string }>(url, `SELECT xmin::text AS v FROM appreg_records WHERE tbl = 't' AND id = 'there'`))[0]).v;
   const out = await batch([
     [[{ table: 't', id: 'new1' }], [{ table: 't', id: 'new1', value: { n: 1 } }]], // expects absent: lands
     [[{ table: 't', id: 'there' }], [{ table: 't', id: 'x', value: { n: 2 } }]], // expects absent, but it is there
@@ -337,9 +340,10 @@ void testWithPg(t, "a page of a channel's messages reads that page from an index
   for (let i = 0; i < 8; i++) {
     const ms = await store.findPage('wsMessages', 'channelId', 'big', { orderBy: 'seq', desc: true, limit: 5, ...(after ? { after } : {}) });
     seen.push(...seqs(ms));
-    after = { value: ms.at(-1)!.seq, id: ms.at(-1)!.id };
+    after = { value: must(ms.at(-1)).seq, id: must(ms.at(-1)).id };
   }
-  // seq = g / 2, so two messages share each seq (then ids in byte order, largest first); m6000 is in the other channel
+  // seq = g / 2, so two messages share each seq (then ids in byte order, largest first); m6000 is
+  // in the other channel
   t.same(seen.slice(0, 6), ['2999/m5999', '2999/m5998', '2998/m5997', '2998/m5996', '2997/m5995', '2997/m5994']);
   t.equal(seen.length, 40);
   t.notOk(seen.some((s) => s.endsWith('/m5900')), 'another channel\'s message is on no page');

@@ -1,7 +1,11 @@
-/** Recurring scheduled messages (src/services/workspace/recurrence.ts): each recurrence type the SDK sends, its ends, its checks. */
+/**
+ * Recurring scheduled messages (src/services/workspace/recurrence.ts): each recurrence type the SDK sends, its ends,
+ * its checks.
+ */
 import t from 'tap';
 import { nextOccurrence, occurrenceAt, parseRecurrence } from '../../src/services/workspace/recurrence.js';
 import { RECURRENCE_TYPES, type RecurrenceType } from '../../src/model/workspace.js';
+import { must } from '../../src/must.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -12,7 +16,7 @@ function series(type: RecurrenceType, anchor: string, n: number): string[] {
   let prev = at(anchor);
   for (let k = 1; k <= n; k++) {
     prev = occurrenceAt(type, at(anchor), k, prev);
-    out.push(iso(prev)!);
+    out.push(must(iso(prev)));
   }
   return out;
 }
@@ -51,7 +55,7 @@ t.test('the request is checked field by field, as the SDK sends it', async (t) =
   const sendAt = at('2026-03-02T10:00:00.000Z');
   t.equal(parseRecurrence(undefined, sendAt), undefined);
   t.same(parseRecurrence({ recurrenceType: 'WEEKLY' }, sendAt), { recurrenceType: 'WEEKLY', endAfterOccurrences: 0, endDate: 0 });
-  for (const type of RECURRENCE_TYPES) t.equal(parseRecurrence({ recurrenceType: type, endAfterOccurrences: 3 }, sendAt)!.recurrenceType, type);
+  for (const type of RECURRENCE_TYPES) t.equal(must(parseRecurrence({ recurrenceType: type, endAfterOccurrences: 3 }, sendAt)).recurrenceType, type);
   const refused: Array<[unknown, string]> = [
     [{ recurrenceType: 'HOURLY' }, '/recurrence/recurrenceType'],
     [{ recurrenceType: 'DAILY', endAfterOccurrences: -1 }, '/recurrence/endAfterOccurrences'],

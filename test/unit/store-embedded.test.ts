@@ -11,6 +11,7 @@ import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { StoreConflict, type Store } from '../../src/store/types.js';
 import type { TestTables } from '../helpers/test-tables.js';
+import { must } from '../../src/must.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-contract-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -62,10 +63,10 @@ for (const [kind, open] of kinds) {
     await s.commit([{ table: 'apps', id: 'a', value, }]);
     value.nested.x = 99; // the caller's object after commit
     const r1 = await s.get('apps', 'a');
-    t.equal(r1!.nested.x, 1, 'commit stored a copy');
-    r1!.nested.x = 2;
+    t.equal(must(r1).nested.x, 1, 'commit stored a copy');
+    must(r1).nested.x = 2;
     const [f] = await s.find('apps', 'ownerId', 'nobody').then(() => s.all('apps'));
-    f!.n = 5;
+    must(f).n = 5;
     t.same(await s.get('apps', 'a'), { id: 'a', n: 1, nested: { x: 1 } }, 'changing what get/all returned changes nothing');
     t.not(await s.get('apps', 'a'), await s.get('apps', 'a'), 'two reads, two objects');
     await s.close();

@@ -10,6 +10,7 @@ import { DATA_FORMAT_VERSION as FORMAT_VERSION } from '../../src/store/format.js
 import { StoreCorruptError, type Store } from '../../src/store/types.js';
 import type { TestTables } from '../helpers/test-tables.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-test-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -411,7 +412,7 @@ async function runAndKill(dir: string, prefix: string, acked: string[], commits:
     cp.stdout.on('data', (chunk: Buffer) => {
       buf += chunk.toString();
       const lines = buf.split('\n');
-      buf = lines.pop()!;
+      buf = must(lines.pop());
       for (const l of lines) {
         if (l === 'ready') continue;
         acked.push(l);

@@ -1,9 +1,13 @@
-/** Browser sessions: signed, expiring, and ended by sign-out (one, or all of an account) until their expiry, then forgotten. */
+/**
+ * Browser sessions: signed, expiring, and ended by sign-out (one, or all of an account) until their expiry, then
+ * forgotten.
+ */
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ACCOUNT_SIGN_OUTS, createWebSessions, ENDED_SESSIONS, SESSION_TTL_MS } from '../../src/services/oauth/consent-sessions.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 t.test('a signed-out session is refused until its expiry, then its record is swept', async (t) => {
   const clock = createTestClock(1_000_000);
@@ -18,7 +22,7 @@ t.test('a signed-out session is refused until its expiry, then its record is swe
   t.equal(await sessions.get(token.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))), undefined, 'a changed token is not a session');
   t.equal(await createWebSessions(clock, randomBytes(32), store).get(token), undefined, 'nor one signed under another key');
 
-  await sessions.end(s!);
+  await sessions.end(must(s));
   t.equal(await sessions.get(token), undefined, 'signed out');
   t.ok(await sessions.get(other), "the account's other session goes on");
   t.equal(await sessions.sweep(), 0, 'kept while the session could still be used');

@@ -6,10 +6,16 @@ import { CliError, EXIT } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 
-/** The schema's `$id` (schemas/app-manifest.schema.json): editors fetch it; the daemon and `apps validate` accept and ignore it. */
+/**
+ * The schema's `$id` (schemas/app-manifest.schema.json): editors fetch it; the daemon and `apps validate` accept and
+ * ignore it.
+ */
 const MANIFEST_SCHEMA_URL = 'https://appreg.dev/schemas/app-manifest.schema.json';
 
-/** The starter: one slash command, one global shortcut, one event, a local redirect. Socket mode routes everything over the websocket. */
+/**
+ * The starter: one slash command, one global shortcut, one event, a local redirect. Socket mode routes everything over
+ * the websocket.
+ */
 function starterManifest(name: string, socket: boolean): Record<string, unknown> {
   const host = 'http://localhost:5000';
   // The command is at most 32 characters with its slash (the schema's limit).

@@ -6,8 +6,8 @@ import { action, examples, readJsonFile } from '../options.js';
 import { envOutOptions, envOutTarget, tryWriteEnvFile } from '../env-file.js';
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
-import { appDetails } from './apps-view.js';
 import { registerAppsInit } from './apps-init.js';
+import { must } from '../../must.js';
 
 type App = Record<string, unknown> & { id: string; name?: string; displayName?: string; published?: boolean; clientSecret?: string; appKey?: string; signingSecret?: string };
 const SECRET_FIELDS = ['clientSecret', 'appKey', 'signingSecret'] as const;
@@ -17,6 +17,44 @@ function secretsHidden(app: App): App {
   const copy = { ...app };
   for (const k of SECRET_FIELDS) delete copy[k];
   return copy;
+}
+
+// The human view of an app for `apps get`: everything the manifest routes (URLs, commands, shortcuts, scopes,
+// redirects).
+type C = Out['c'];
+interface Url { url?: string }
+interface Shortcut extends Url { name?: string; shortcutType?: string }
+interface Slash extends Url { command?: string; usageHint?: string | null }
+interface Menu extends Url { onAction?: string }
+
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** A titled section of indented lines; "(none)" when empty. */
+function section(c: C, title: string, lines: string[]): string {
+  return `${c.bold(title)}\n${lines.length ? lines.map((l) => `  ${l}`).join('\n') : `  ${c.dim('(none)')}`}`;
+}
+
+/** The routing part of an app, below its summary. */
+function appDetails(c: C, app: Record<string, unknown>): string {
+  const socket = app.socketMode === true;
+  const arrow = (url: string | undefined) => (socket ? c.dim('(socket mode)') : url || c.dim('(no URL)'));
+  const ev = (app.eventSubscriptions ?? {}) as { url?: string; events?: string[] };
+  const scopes = (app.scopes ?? {}) as { botScopes?: string[]; userScopes?: string[] };
+  const urls: string[] = [];
+  if (ev.events?.length || ev.url) urls.push(`events            ${arrow(ev.url)}  ${c.dim((ev.events ?? []).join(', ') || '(no events)')}`);
+  for (const [k, label] of [['blockInteraction', 'block interaction'], ['viewAction', 'view action']] as const) {
+    const v = app[k] as Url | null | undefined;
+    if (v?.url) urls.push(`${label.padEnd(18)}${arrow(v.url)}`);
+  }
+  for (const m of list(app.dynamicMenus) as Menu[]) urls.push(`${`menu ${m.onAction ?? ''}`.padEnd(18)}${arrow(m.url)}`);
+  for (const k of ['helpUrl', 'avatarUrl', 'listingUrl'] as const) if (typeof app[k] === 'string') urls.push(`${k.padEnd(18)}${String(app[k])}`);
+  return [
+    section(c, 'URLs', urls),
+    section(c, 'slash commands', (list(app.slashCommands) as Slash[]).map((s) => `${s.command ?? ''}${s.usageHint ? ` ${s.usageHint}` : ''}  ${arrow(s.url)}`)),
+    section(c, 'shortcuts', (list(app.shortcuts) as Shortcut[]).map((s) => `${s.name ?? ''} (${s.shortcutType === 'ON_MESSAGE' ? 'message' : 'global'})  ${arrow(s.url)}`)),
+    section(c, 'scopes', [`bot:  ${(scopes.botScopes ?? []).join(', ') || c.dim('(none)')}`, `user: ${(scopes.userScopes ?? []).join(', ') || c.dim('(none)')}`]),
+    section(c, 'redirect URLs', list(app.redirectUrls).map(String)),
+  ].join('\n');
 }
 
 function summary(c: Out['c'], app: App, withSecrets: boolean): string {
@@ -62,7 +100,10 @@ function writeEnvOrFail(run: Run, envOut: string, app: App, apiUrl: string, done
   if (envError) throw new CliError(`the app ${app.id} was ${done}, but ${envError}`, EXIT.usage);
 }
 
-/** A new app with its secrets (shown only now), and the env file; the secrets are printed even when the file cannot be written. */
+/**
+ * A new app with its secrets (shown only now), and the env file; the secrets are printed even when the file cannot be
+ * written.
+ */
 function printCreated(run: Run, out: Out, app: App, envOut: string | undefined, apiUrl: string): void {
   const envError = envOut ? tryWriteEnvFile(run.io, envOut, app, apiUrl) : undefined;
   out.print(app, (c) => (app.action ? `created ${app.id} (${app.name})\n` : '') + summary(c, app, true) + (envOut && !envError ? `\n${c.dim(`secrets written to ${envOut}`)}` : ''));
@@ -89,7 +130,8 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
       const r = validateManifest(manifest, { allowInsecureRedirects: !!o.allowInsecureRedirects });
       if (!r.ok) {
         const n = r.violations.length;
-        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a daemon.
+        // The daemon's own code for the same problem (invalid_manifest, with details), exit 7: found here, not by a
+        // daemon.
         throw new CliError(`${o.file} is not a valid manifest:\n` + r.violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n'), EXIT.invalidInput, {
           code: 'invalid_manifest', message: `${o.file} is not a valid manifest: ${n} problem${n === 1 ? '' : 's'}`, details: r.violations,
         });
@@ -231,7 +273,7 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
     .addHelpText('after', examples('appreg apps uninstall app_123', 'appreg apps uninstall app_123 --workspace ws_456 --json'))
     .action(action(run, async (x, appId) => {
       const client = x.client();
-      const ws = (x.o.workspace as string | undefined) ?? client.creds!.workspaceId;
+      const ws = (x.o.workspace as string | undefined) ?? must(client.creds).workspaceId;
       await client.request('DELETE', appPath(client, appId, `/installations/${encodeURIComponent(ws)}`));
       x.out.print({ uninstalled: appId, workspaceId: ws }, () => `uninstalled ${appId} from ${ws}`);
     }));

@@ -1,9 +1,13 @@
-/** appreg authorize and appreg authorizations list: the authorization flow from a terminal or CI. (`apps uninstall` is in apps.ts.) */
+/**
+ * appreg authorize and appreg authorizations list: the authorization flow from a terminal or CI. (`apps uninstall` is
+ * in apps.ts.)
+ */
 import type { Command } from 'commander';
 import { CliError, EXIT, kv, table } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 import type { Client } from '../client.js';
+import { must } from '../../must.js';
 
 interface AppWithSecrets { id: string; redirectUrls?: string[]; scopes?: { userScopes?: string[]; botScopes?: string[] }; bot?: boolean; clientSecret?: string }
 interface Authorization { app: { id: string; name?: string; displayName?: string }; workspaceId: string; userScopes: string[]; botScopes: string[]; botId?: string; updatedAt?: string }
@@ -87,7 +91,8 @@ Examples:
       const modes = ['printUrl', 'follow', 'exchange'].filter((k) => o[k]);
       if (modes.length > 1) throw new CliError('choose one of --print-url, --follow and --exchange', EXIT.usage);
       const client = x.client();
-      // own app: defaults and the client secret come from its manifest; anyone else's: give --scopes and --redirect-url
+      // own app: defaults and the client secret come from its manifest; anyone else's: give
+      // --scopes and --redirect-url
       let app: AppWithSecrets | undefined;
       if (!o.scopes || !o.redirectUrl || (o.exchange && !o.clientSecret && !env.APPREG_CLIENT_SECRET)) {
         try {
@@ -100,7 +105,7 @@ Examples:
       }
       const redirectUrl = (o.redirectUrl as string | undefined) ?? app?.redirectUrls?.[0];
       if (!redirectUrl) throw new CliError('the app has no redirect URL; give --redirect-url', EXIT.usage);
-      const params: Record<string, string> = { clientId: appId, scopes: (o.scopes as string | undefined) ?? scopesParam(app!), redirectUrl };
+      const params: Record<string, string> = { clientId: appId, scopes: (o.scopes as string | undefined) ?? scopesParam(must(app)), redirectUrl };
       if (o.reinstall) params.isReinstall = 'true';
       if (o.state) params.state = String(o.state);
       const workspace = o.workspace as string | undefined;
@@ -111,7 +116,7 @@ Examples:
         return out.print({ url }, () => url);
       }
       // another workspace of the same login: the daemon checks the membership (403 otherwise)
-      if (workspace && workspace !== client.creds!.workspaceId) params.workspaceId = workspace;
+      if (workspace && workspace !== must(client.creds).workspaceId) params.workspaceId = workspace;
       const granted = await client.request<{ code: string; redirectUrl: string }>('GET', `${client.base()}/oauth2/grant`, { searchParams: params });
 
       if (o.follow) {

@@ -4,6 +4,7 @@ import { CliError, EXIT } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 import type { ChannelInfo } from '../workspace.js';
+import { must } from '../../must.js';
 
 /** A channel as the daemon's path takes it: id, name or #name (the # encoded). */
 const channelPath = (base: string, channel: string) => `${base}/channels/${encodeURIComponent(channel)}`;
@@ -16,7 +17,7 @@ export function registerChannelManagement(channels: Command, run: Run): void {
     .addHelpText('after', examples('appreg channels archive old-project', 'appreg channels archive "#old-project" --json'))
     .action(action(run, async ({ out, client: connect }, channel) => {
       const client = connect();
-      const res = await client.request<ChannelInfo>('POST', `${channelPath(client.base(), channel!)}/archive`);
+      const res = await client.request<ChannelInfo>('POST', `${channelPath(client.base(), must(channel))}/archive`);
       out.print(res, () => `archived #${res.channel.name} (${res.channel.id})`);
     }));
   channels
@@ -30,7 +31,7 @@ ${examples('appreg channels delete old-project --yes', 'appreg channels delete c
     .action(action(run, async ({ o, out, client: connect }, channel) => {
       if (!o.yes) throw new CliError(`deleting ${channel} removes it and all its messages for good: add --yes to confirm`, EXIT.usage);
       const client = connect();
-      await client.request('DELETE', channelPath(client.base(), channel!));
+      await client.request('DELETE', channelPath(client.base(), must(channel)));
       out.print({ deleted: channel }, () => `deleted ${channel}`);
     }));
 }

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { CliError, EXIT, table, type Out } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
+import { must } from '../../must.js';
 
 const URL_OPTION = ['--database-url <url>', 'PostgreSQL URL, e.g. postgres://appreg:secret@127.0.0.1:5432/appreg [APPREG_DATABASE_URL]'] as const;
 
@@ -38,7 +39,7 @@ async function oneLine<T>(what: string, shown: string, fn: () => Promise<T>): Pr
   } catch (e) {
     if (e instanceof CliError) throw e;
     if (e instanceof TransferRefused) throw new CliError(e.message, EXIT.usage);
-    if (e instanceof StartupError && e.reason === 'locked') throw new CliError(e.message.split('\n')[0]!, EXIT.dataDirLocked);
+    if (e instanceof StartupError && e.reason === 'locked') throw new CliError(must(e.message.split('\n')[0]), EXIT.dataDirLocked);
     const msg = ((e as Error)?.message ?? String(e)).split('\n');
     const detail = msg.length > 1 ? `: ${msg.slice(1).map((l) => l.trim()).join('; ')}` : '';
     throw new CliError(`${what} failed (${shown}): ${msg[0]}${detail}`, EXIT.internal);
@@ -102,7 +103,10 @@ async function withOutside(dir: string, data: Map<string, Map<string, object>>):
   return data;
 }
 
-/** db export, with the delivery log and the files' bytes written as the embedded store keeps them, and verified by reading them back. */
+/**
+ * db export, with the delivery log and the files' bytes written as the embedded store keeps them, and verified by
+ * reading them back.
+ */
 async function exportWithOutside(url: string, to: string, logger: { warn(msg: string): void }): Promise<TransferSummary> {
   const { exportToDataDir } = await import('../../store/postgres/transfer.js');
   const { summarize, differences } = await import('../../store/postgres/digest.js');

@@ -1,4 +1,7 @@
-/** appreg deliver-test and appreg deliveries list|show|replay|cancel: send triggers and events to an app, and the delivery log. */
+/**
+ * appreg deliver-test and appreg deliveries list|show|replay|cancel: send triggers and events to an app, and the
+ * delivery log.
+ */
 import type { Command } from 'commander';
 import { CliError, EXIT, kv, table, type Out } from '../output.js';
 import { action, examples, nonNegativeInt, positiveInt, readJsonFile } from '../options.js';
@@ -7,6 +10,7 @@ import type { Run } from '../run.js';
 import type { Message } from '../workspace.js';
 import type { Attempt, Delivery } from '../delivery.js';
 import { registerDeliveriesTail } from './deliveries-tail.js';
+import { must } from '../../must.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
 type Workspace = typeof import('../workspace.js');
@@ -53,7 +57,10 @@ export function describe(c: Out['c'], d: Delivery): string {
   return s;
 }
 
-/** On a terminal (stderr, not with --json), one line on stderr once the wait passes a second, so a slow app does not look like a hang. */
+/**
+ * On a terminal (stderr, not with --json), one line on stderr once the wait passes a second, so a slow app does not
+ * look like a hang.
+ */
 export async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number | undefined, pending: Promise<T>): Promise<T> {
   if (!(run.io.stderrIsTTY ?? run.io.isTTY) || json) return pending;
   const timer = run.io.clock.setTimeout(() => run.io.stderr.write(`waiting for the app…${budgetMs === undefined ? '' : ` (budget ${budgetMs} ms)`}\n`), WAIT_NOTICE_MS);
@@ -68,14 +75,20 @@ const WAIT_NOTICE_MS = 1000;
 const SOURCE_TYPES: Record<string, string> = { message: 'MESSAGE', ephemeral: 'EPHEMERAL_MESSAGE', view: 'VIEW' };
 const VIEW_ACTIONS: Record<string, string> = { submit: 'SUBMIT', close: 'CLOSE' };
 
-/** The channel whose messages tell what the app did: --channel, the event body's cId, else #general (the trigger's default). */
+/**
+ * The channel whose messages tell what the app did: --channel, the event body's cId, else #general (the trigger's
+ * default).
+ */
 function channelToWatch(body: Record<string, unknown>): string {
   if (typeof body.channelId === 'string') return body.channelId;
   const cId = (body.body as { cId?: unknown } | undefined)?.cId;
   return typeof cId === 'string' ? cId : 'general';
 }
 
-/** The mark before a trigger; undefined when the channel cannot be read (a made-up id in --payload): then nothing is watched. */
+/**
+ * The mark before a trigger; undefined when the channel cannot be read (a made-up id in --payload): then nothing is
+ * watched.
+ */
 async function markBefore(w: Workspace, client: Client, channel: string, needed: boolean): Promise<{ mark?: string } | undefined> {
   try {
     return { mark: await w.markOf(client, channel, true) };
@@ -126,7 +139,7 @@ Examples:
       if (!KINDS.includes(kind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}`, EXIT.usage);
       const expect = String(o.expect);
       if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
-      const timeoutMs = positiveInt(o.timeoutMs, '--timeout-ms')!;
+      const timeoutMs = must(positiveInt(o.timeoutMs, '--timeout-ms'));
       const body: Record<string, unknown> = { appId, kind, timeoutMs };
       const map: Array<[string, string]> = [['command', 'command'], ['text', 'text'], ['shortcut', 'shortcut'], ['messageId', 'messageId'], ['onAction', 'onAction'], ['value', 'value'], ['query', 'query'], ['event', 'event']];
       for (const [opt, field] of map) if (o[opt] !== undefined) body[field] = String(o[opt]);

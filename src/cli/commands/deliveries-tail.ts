@@ -4,6 +4,7 @@ import type { ChalkInstance } from 'chalk';
 import { action, examples, positiveInt } from '../options.js';
 import type { Run } from '../run.js';
 import type { Attempt, Delivery } from '../delivery.js';
+import { must } from '../../must.js';
 
 
 /** `12:00:01 slash-command /standup → standup: 200 acked in 3 ms  dlv_…`, a retry or replay marked. */
@@ -26,8 +27,8 @@ export function registerDeliveriesTail(deliveries: Command, run: Run): void {
     .addHelpText('after', examples('appreg deliveries tail', 'appreg deliveries tail --app app_123 --json | jq -r .outcome'))
     .action(action(run, async ({ o, out, client: connect }) => {
       const client = connect();
-      const interval = positiveInt(o.intervalMs, '--interval-ms')!;
-      const limit = positiveInt(o.limit, '--limit')!;
+      const interval = must(positiveInt(o.intervalMs, '--interval-ms'));
+      const limit = must(positiveInt(o.limit, '--limit'));
       const read = (n: number) => client.request<Delivery[]>('GET', `${client.base()}/deliveries`, { searchParams: { limit: String(n), ...(o.app ? { appId: String(o.app) } : {}) } });
       // attempts already shown, per delivery
       const shown = new Map<string, number>();

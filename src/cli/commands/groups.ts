@@ -4,6 +4,7 @@ import { CliError, EXIT, table } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
+import { must } from '../../must.js';
 
 interface Group { id: string; name: string; handle: string; description: string; disabled: boolean; createdBy: string; workspaceUserIds: string[] }
 
@@ -71,7 +72,7 @@ export function registerGroups(program: Command, run: Run): void {
       if (o.enable) body.disabled = false;
       if (o.members !== undefined) body.workspaceUserIds = ids(o.members);
       const client = connect();
-      const g = await groupOf(client, which!);
+      const g = await groupOf(client, must(which));
       if (o.add !== undefined || o.remove !== undefined) {
         const gone = new Set(o.remove === undefined ? [] : ids(o.remove));
         body.workspaceUserIds = [...new Set([...g.workspaceUserIds, ...(o.add === undefined ? [] : ids(o.add))])].filter((id) => !gone.has(id));

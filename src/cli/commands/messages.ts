@@ -5,6 +5,7 @@ import { action, examples, positiveInt } from '../options.js';
 import type { Run } from '../run.js';
 import type { ChannelInfo, Message } from '../workspace.js';
 import { registerChannelManagement } from './channels-manage.js';
+import { must } from '../../must.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
 const workspace = () => import('../workspace.js');
@@ -38,7 +39,7 @@ export function registerMessages(program: Command, run: Run): void {
     .addHelpText('after', examples('appreg channels create standups', 'appreg channels create "team only" --private --json'))
     .action(action(run, async ({ o, out, client: connect }, name) => {
       const client = connect();
-      const body: Record<string, unknown> = { name: name!.replace(/^#/, ''), type: o.private ? 'PRIVATE' : 'PUBLIC' };
+      const body: Record<string, unknown> = { name: must(name).replace(/^#/, ''), type: o.private ? 'PRIVATE' : 'PUBLIC' };
       if (o.description !== undefined) body.description = String(o.description);
       const res = await client.request<ChannelInfo>('POST', `${client.base()}/channels`, { json: body });
       out.print(res, () => `created #${res.channel.name} (${res.channel.id}, ${res.channel.channelType.toLowerCase()})`);
@@ -58,11 +59,11 @@ export function registerMessages(program: Command, run: Run): void {
       const limit = positiveInt(o.limit, '--limit');
       const names = nameCache(client);
       if (o.thread !== undefined) {
-        const replies = await listReplies(client, channel!, String(o.thread), limit);
+        const replies = await listReplies(client, must(channel), String(o.thread), limit);
         const known = out.json ? new Map<string, string>() : await names(replies.map((m) => m.author));
         return out.print(replies, (c) => (replies.length ? replies.map((m) => formatMessage(c, m, known)).join('\n') : c.dim('(no replies)')));
       }
-      const page = await listMessages(client, channel!, { limit });
+      const page = await listMessages(client, must(channel), { limit });
       const known = out.json ? new Map<string, string>() : await names(page.messages.map((m) => m.author));
       out.print(page, (c) => (page.messages.length ? page.messages.map((m) => formatMessage(c, m, known)).join('\n') : c.dim('(no messages)')) + (page.hasMoreBefore ? `\n${c.dim('(older messages not shown: raise --limit)')}` : ''));
     }));
@@ -75,7 +76,7 @@ export function registerMessages(program: Command, run: Run): void {
     .action(action(run, async ({ o, out, client: connect }, channel) => {
       const { formatMessage, listMessages, markOf, messagesAfter, nameCache } = await workspace();
       const client = connect();
-      const interval = positiveInt(o.intervalMs, '--interval-ms')!;
+      const interval = must(positiveInt(o.intervalMs, '--interval-ms'));
       const names = nameCache(client);
       let stopped = false;
       let wake: () => void = () => {};
@@ -92,7 +93,7 @@ export function registerMessages(program: Command, run: Run): void {
         const known = await names(list.map((m) => m.author));
         for (const m of list) run.io.stdout.write(formatMessage(out.c, m, known) + '\n');
       };
-      const first = await listMessages(client, channel!, { limit: positiveInt(o.limit, '--limit') });
+      const first = await listMessages(client, must(channel), { limit: positiveInt(o.limit, '--limit') });
       await show(first.messages);
       let cursor = first.messages.at(-1)?.id;
       if (!out.json) run.io.stderr.write(`following ${channel} (Ctrl-C to stop)\n`);
@@ -104,11 +105,11 @@ export function registerMessages(program: Command, run: Run): void {
         if (stopped) break;
         let fresh: Message[];
         try {
-          fresh = await messagesAfter(client, channel!, cursor);
+          fresh = await messagesAfter(client, must(channel), cursor);
         } catch (e) {
           // the message the cursor names is gone (deleted, or beyond the channel's bound): carry on from the newest
           if (e instanceof CliError && e.exitCode === EXIT.rejected && cursor) {
-            cursor = await markOf(client, channel!);
+            cursor = await markOf(client, must(channel));
             continue;
           }
           throw e;
@@ -124,8 +125,8 @@ export function registerMessages(program: Command, run: Run): void {
     .addHelpText('after', examples('appreg react msg_123 tada', 'appreg react msg_123 :white_check_mark: --json'))
     .action(action(run, async ({ out, client: connect }, messageId, emoji) => {
       const client = connect();
-      const code = reactionCode(emoji!);
-      await client.request('POST', `${client.base()}/messages/${encodeURIComponent(messageId!)}/reactions`, { json: { code } });
+      const code = reactionCode(must(emoji));
+      await client.request('POST', `${client.base()}/messages/${encodeURIComponent(must(messageId))}/reactions`, { json: { code } });
       out.print({ messageId, code }, () => `reacted ${code} to ${messageId}`);
     }));
 }

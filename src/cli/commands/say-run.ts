@@ -6,6 +6,7 @@ import type { GlobalOpts, Run } from '../run.js';
 import { EXPECT, meets, waitingNotice } from './deliver.js';
 import type { Delivery } from '../delivery.js';
 import { formatMessage, markOf, messagesPath, nameCache, regexOption, watch, type Message } from '../workspace.js';
+import { must } from '../../must.js';
 
 type SayAnswer = { kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery };
 interface Acting { client: Client; userId: string; release(): Promise<void> }
@@ -61,7 +62,7 @@ function describeReaction(c: Out['c'], d: Delivery, seen: Message[], names: Map<
 /** appreg say <channel> <text...> with its options `o`. */
 export async function say(run: Run, o: GlobalOpts & Record<string, unknown>, out: Out, connect: () => Client, channel: string, words: string[]): Promise<void> {
   const text = words.join(' ');
-  const waitMs = nonNegativeInt(o.waitMs, '--wait-ms')!;
+  const waitMs = must(nonNegativeInt(o.waitMs, '--wait-ms'));
   const expect = String(o.expect);
   if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
   const re = regexOption(o.expectMessage, '--expect-message');

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
 import { EXPECT } from './deliver.js';
+import { must } from '../../must.js';
 
 export function registerSay(program: Command, run: Run): void {
   program
@@ -28,6 +29,6 @@ Examples:
   $ appreg say general "looks good" --thread msg_123 --as dev@example.com`)
     .action(action(run, async ({ o, out, client }, channel, words) => {
       const { say } = await import('./say-run.js');
-      await say(run, o, out, () => client(), channel!, words as unknown as string[]);
+      await say(run, o, out, () => client(), must(channel), words as unknown as string[]);
     }));
 }

@@ -5,8 +5,12 @@ import { loadConfig, ConfigError, DEFAULT_PORT } from '../../config.js';
 import { CliError, EXIT } from '../output.js';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
+import { must } from '../../must.js';
 
-/** StartupError reasons → exit codes: 8 another daemon holds the data dir, 2 the port is taken (choose another --port); key, data → 1. */
+/**
+ * StartupError reasons → exit codes: 8 another daemon holds the data dir, 2 the port is taken (choose another --port);
+ * key, data → 1.
+ */
 const EXIT_OF_STARTUP: Record<string, number> = { locked: EXIT.dataDirLocked, port_in_use: EXIT.usage };
 
 /** A path as one shell word: bare when it is plain, else single-quoted. */
@@ -61,10 +65,11 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
       try {
         handle = await startDaemon(config, { logger, allowFresh: own.allowFresh === true });
       } catch (e) {
-        // A documented exit code per reason the daemon gives, and one line for the two a user fixes by choosing again.
+        // A documented exit code per reason the daemon gives, and one line for the two a user fixes
+        // by choosing again.
         if (e instanceof StartupError) {
           const exit = EXIT_OF_STARTUP[e.reason];
-          throw new CliError(exit === undefined ? e.message : e.message.split('\n')[0]!, exit ?? EXIT.internal, { code: `startup_${e.reason}`, message: e.message });
+          throw new CliError(exit === undefined ? e.message : must(e.message.split('\n')[0]), exit ?? EXIT.internal, { code: `startup_${e.reason}`, message: e.message });
         }
         throw e;
       }

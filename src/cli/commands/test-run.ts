@@ -1,4 +1,7 @@
-/** What `appreg test` does once its options are read (loaded when it runs, not at start): see test.ts and docs/testing.md. */
+/**
+ * What `appreg test` does once its options are read (loaded when it runs, not at start): see test.ts and
+ * docs/testing.md.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { CliError, EXIT, type Out } from '../output.js';
@@ -10,6 +13,7 @@ import { NoSuchPath, suiteFiles } from '../../apptest/files.js';
 import type { Reporter } from '../../apptest/runner.js';
 import type { Suite } from '../../apptest/suite.js';
 import type { RunResult } from '../../apptest/results.js';
+import { must } from '../../must.js';
 
 type Opts = GlobalOpts & Record<string, unknown>;
 
@@ -91,7 +95,7 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], 
   const reporter = String(o.reporter ?? (o.json ? 'json' : 'pretty'));
   if (!reporters.includes(reporter)) throw new CliError(`--reporter must be one of ${reporters.join(', ')}`, EXIT.usage);
   if (o.json && o.reporter !== undefined && reporter !== 'json') throw new CliError('--json prints the json report: it cannot go with --reporter ' + reporter, EXIT.usage);
-  const jobs = positiveInt(o.jobs, '--jobs')!;
+  const jobs = must(positiveInt(o.jobs, '--jobs'));
   let grep: RegExp | undefined;
   if (o.grep !== undefined) {
     try {
@@ -156,9 +160,9 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], 
       const buf: string[] = [];
       const p = prettyReporter(plain, (s) => buf.push(s));
       for (const s of result.suites) {
-        const suite = suites.find((x) => x.file === s.file)!;
-        p.suiteStart!(suite, { app: s.app, tests: s.tests.length });
-        for (const t of s.tests) p.testEnd!(suite, t);
+        const suite = must(suites.find((x) => x.file === s.file));
+        must(p.suiteStart)(suite, { app: s.app, tests: s.tests.length });
+        for (const t of s.tests) must(p.testEnd)(suite, t);
       }
       p.end(result);
       text = buf.join('');

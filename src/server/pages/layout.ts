@@ -1,13 +1,10 @@
 /**
- * The HTML shell of the consent screen's pages: server-rendered, no external assets,
- * one inline stylesheet allowed by its hash in the Content-Security-Policy, a viewport
+ * The HTML shell of the consent screen's and the sign-in link's pages (and their error page): server-rendered, no
+ * external assets, one inline stylesheet allowed by its hash in the Content-Security-Policy, a viewport
  * meta so it reads well on a phone.
  */
+import { html } from 'ghtml';
 import crypto from 'node:crypto';
-
-export function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 const CSS = `
 *{box-sizing:border-box}
@@ -36,7 +33,10 @@ button.primary{background:#2563eb;border-color:#2563eb;color:#fff}
 
 const STYLE_HASH = `'sha256-${crypto.createHash('sha256').update(CSS).digest('base64')}'`;
 
-/** The CSP of every page; `formTargets` are the origins a form on the page may end up at (Chrome applies form-action to redirects). */
+/**
+ * The CSP of every page; `formTargets` are the origins a form on the page may end up at (Chrome applies form-action to
+ * redirects).
+ */
 export function contentSecurityPolicy(formTargets: string[] = []): string {
   return [
     "default-src 'none'",
@@ -49,16 +49,16 @@ export function contentSecurityPolicy(formTargets: string[] = []): string {
 }
 
 export function page(title: string, body: string): string {
-  return `<!doctype html>
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${esc(title)}</title>
-<style>${CSS}</style>
+<title>${title}</title>
+<style>!${CSS}</style>
 </head>
-<body><main>${body}</main></body>
+<body><main>!${body}</main></body>
 </html>`;
 }
 
@@ -67,5 +67,11 @@ export function monogram(name: string, id: string): string {
   const letter = (name.trim()[0] ?? '?').toUpperCase();
   let h = 0;
   for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-  return `<div class="avatar c${h % 8}" aria-hidden="true">${esc(letter)}</div>`;
+  return html`<div class="avatar c${h % 8}" aria-hidden="true">${letter}</div>`;
+}
+
+/** The error page of the consent screen and of a sign-in link: never a redirect (docs/security.md §1 M7). */
+export function errorPage(title: string, message: string): string {
+  return page(title, html`<div class="card" role="alert"><h1>${title}</h1><p class="error">${message}</p>
+<p class="muted">Nothing was shared with the app. You can close this page.</p></div>`);
 }

@@ -8,7 +8,10 @@ export const MGMT_BASE = '/workspaces/:workspaceId/workspaceUsers/:workspaceUser
 
 const PRINCIPAL = 'principal';
 
-/** Authtoken → principal; 401 when missing, invalid, expired or revoked (express 5 passes a rejection to the error handler). */
+/**
+ * Authtoken → principal; 401 when missing, invalid, expired or revoked (express 5 passes a rejection to the error
+ * handler).
+ */
 export function requireAuth(identity: IdentityService): RequestHandler {
   return async (req, res, next) => {
     const header = req.headers['authtoken'];

@@ -14,9 +14,9 @@ import type { WorkspaceUserRecord } from '../../model/identity.js';
 import { loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
 import { cookieValue, pageHeaders, redirect303, sendPage, setSessionCookie as writeSessionCookie } from '../pages/send.js';
-import { errorPage } from '../pages/error.js';
-import { loginPage } from '../pages/login.js';
-import { consentPage } from '../pages/consent.js';
+import { errorPage } from '../pages/layout.js';
+import { consentPage, loginPage } from '../pages/consent.js';
+import { must } from '../../must.js';
 
 export const CONSENT_PATH = '/access-request';
 
@@ -67,7 +67,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   }
 
   async function renderConsent(res: Response, sessionId: string, req: AuthRequest, users: WorkspaceUserRecord[]) {
-    const preselect = users.find((u) => u.workspaceId === req.defaultWorkspaceId) ?? users[0]!;
+    const preselect = users.find((u) => u.workspaceId === req.defaultWorkspaceId) ?? must(users[0]);
     const context = await oauth.consentContext(req, preselect.workspaceId);
     const names = await Promise.all(users.map((u) => safeWorkspaceName(u.workspaceId)));
     const csrf = await sessions.issueCsrf(sessionId, { kind: 'consent', params: req.params, workspaceIds: users.map((u) => u.workspaceId) });
@@ -86,7 +86,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
         newBotScopes: context.installed ? context.newBotScopes : [],
         botScopesGranted: context.botScopesGranted,
         reinstall: req.reinstall,
-        workspaces: users.map((u, i) => ({ id: u.workspaceId, name: names[i]!, selected: u === preselect })),
+        workspaces: users.map((u, i) => ({ id: u.workspaceId, name: must(names[i]), selected: u === preselect })),
         userName: preselect.name,
         csrf,
       }),
@@ -139,11 +139,11 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     }
     const users = await identity.checkPassword(req.body?.email, req.body?.password);
     if (!users || !users.length) {
-      const csrf = await sessions.loginToken(token!, query);
+      const csrf = await sessions.loginToken(must(token), query);
       const email = typeof req.body?.email === 'string' ? req.body.email.slice(0, 254) : '';
       return sendPage(res, 401, loginPage({ appName: authReq.app.manifest.displayName, appId: authReq.app.id, csrf, email, error: 'Email or password is wrong.' }));
     }
-    const next = await sessions.login(token, users[0]!.accountId);
+    const next = await sessions.login(token, must(users[0]).accountId);
     setSessionCookie(req, res, next.token);
     logger.info('consent screen sign-in', { workspaceUserIds: users.map((u) => u.id) }); // ids, not the email address
     redirect303(res, `${CONSENT_PATH}?${query}`);

@@ -1,4 +1,7 @@
-/** Grant without a browser, the consent link, and the caller's authorizations (docs/protocol.md §2–§3), mounted at MGMT_BASE. */
+/**
+ * Grant without a browser, the consent link, and the caller's authorizations (docs/protocol.md §2–§3), mounted at
+ * MGMT_BASE.
+ */
 import { Router } from 'express';
 import { invalidRequest } from '../../errors.js';
 import type { IdentityService } from '../../services/identity.js';

@@ -253,7 +253,8 @@ export function appCallRoutes(deps: AppCallDeps): Router {
     await revocation.uninstall(o.appId, o.workspaceId);
     res.status(204).end();
   });
-  // The SDK reports that it finished handling an interaction; the daemon has no loading state to clear, so it only checks and logs it.
+  // The SDK reports that it finished handling an interaction; the daemon has no loading state to clear, so it only
+  // checks and logs it.
   r.post('/v1/interactions/complete', appAuth, jsonBody(16 * 1024), (req, res) => {
     const b = req.body as Record<string, unknown> | undefined;
     const bad = ['sourceId', 'sourceType', 'triggerId'].filter((k) => typeof b?.[k] !== 'string' || !(b[k] as string));

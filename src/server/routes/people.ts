@@ -14,6 +14,7 @@ import type { createWorkspace } from '../../services/workspace/workspace.js';
 type Workspace = ReturnType<typeof createWorkspace>;
 import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
 import { authed, principalOf } from './auth.js';
+import { must } from '../../must.js';
 
 export interface PeopleRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
@@ -25,7 +26,10 @@ export interface PeopleRoutesDeps {
 
 const SLASH = /^(\/[A-Za-z0-9_-]{1,32})(?:\s+([\s\S]*))?$/;
 
-/** A channel as a person writes it: its id, `general` or `#general` (the channel's id; the text as given when no name matches). */
+/**
+ * A channel as a person writes it: its id, `general` or `#general` (the channel's id; the text as given when no name
+ * matches).
+ */
 export async function channelIdOf(ws: Workspace, workspaceId: string, channel: string): Promise<string> {
   await ws.channels.ensureWorkspace(workspaceId);
   return (await ws.channels.byName(workspaceId, channel))?.id ?? channel;
@@ -74,7 +78,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
       if (slash) {
         // the person must be able to see the channel the command is typed in
         const ch = await ws.channels.visible(await ws.person(p.workspaceUserId), channelId);
-        const delivery = await deps.deliveries.invokeSlashCommand(p, { command: slash[1]!, text: slash[2] ?? '', channelId: ch.id, threadRootId: b.threadRootId });
+        const delivery = await deps.deliveries.invokeSlashCommand(p, { command: must(slash[1]), text: slash[2] ?? '', channelId: ch.id, threadRootId: b.threadRootId });
         res.status(201).json({ kind: 'slash-command', channelId: ch.id, delivery });
         return;
       }

@@ -16,7 +16,9 @@ export const PLATFORM_LIMITS = { perApp: 3000, perUser: 1000, messages: 80, repl
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 const OWNER = 'platformOwner';
 
-/** @param limits false switches the platform's rate limits off (platformRateLimits: load tests of an app, benchmarks) */
+/**
+ * @param limits false switches the platform's rate limits off (platformRateLimits: load tests of an app, benchmarks)
+ */
 export function platformGate(deps: { appTokens: AppTokens; clock: Clock; store: HitCounter; limits?: boolean }) {
   const { appTokens, clock, store } = deps;
   const perMinute = (name: keyof typeof PLATFORM_LIMITS) => (deps.limits === false ? 0 : PLATFORM_LIMITS[name]);
@@ -36,7 +38,10 @@ export function platformGate(deps: { appTokens: AppTokens; clock: Clock; store: 
       (scope: string): RequestHandler =>
       (_req, res, next) =>
         next(owner(res).scopes.includes(scope) ? undefined : missingScope(scope)),
-    /** A call's own limit, per app and workspace, or per app and what `by` names (a new bucket per call of this function). */
+    /**
+     * A call's own limit, per app and workspace, or per app and what `by` names (a new bucket per call of this
+     * function).
+     */
     limit: (name: keyof typeof PLATFORM_LIMITS, by?: (req: Request) => string) =>
       rateLimit({ perMinute: perMinute(name), clock, store, key: (req, res) => `${name}|${owner(res).appId}|${by ? by(req) : owner(res).workspaceId}` }),
     /** The token's user (the bot user for a bot token) as the actor of a workspace call. */

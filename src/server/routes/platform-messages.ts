@@ -1,21 +1,23 @@
 /** The platform API's message calls (docs/protocol.md §9.2): HTTP ↔ the workspace's messages service. */
 import { Router } from 'express';
 import type { Messages } from '../../services/workspace/messages.js';
-import type { ReactionsAndSearch } from '../../services/workspace/reactions.js';
+import type { Reactions } from '../../services/workspace/reactions.js';
+import type { MessageSearch } from '../../services/workspace/search.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
 
 export interface PlatformMessagesDeps {
   platform: PlatformGate;
   messages: Messages;
-  reactions: ReactionsAndSearch;
+  reactions: Reactions;
+  search: MessageSearch;
   bodyLimitBytes: number;
 }
 
 const M = '/v1/channels/:channelId/messages';
 
 export function platformMessageRoutes(deps: PlatformMessagesDeps): Router {
-  const { platform: p, messages, reactions } = deps;
+  const { platform: p, messages, reactions, search } = deps;
   const { gate, need } = p;
   const body = jsonBody(deps.bodyLimitBytes);
   const postLimit = p.limit('messages');
@@ -53,7 +55,7 @@ export function platformMessageRoutes(deps: PlatformMessagesDeps): Router {
     res.json(await messages.editAttachments(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.body));
   });
   r.post('/v1/messages/search', gate, need('messages:read'), need('channels:list'), body, async (req, res) => {
-    res.json(await reactions.search(p.actor(res), req.body));
+    res.json(await search.search(p.actor(res), req.body));
   });
   r.post('/v1/messages/:messageId/reactions', gate, need('reaction:write'), reactionLimit, body, async (req, res) => {
     await reactions.react(p.actor(res), String(req.params.messageId), req.body);

@@ -4,6 +4,7 @@ import type { Profiles } from '../../services/workspace/profile.js';
 import type { WorkspaceUsers } from '../../services/workspace/users.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
+import { must } from '../../must.js';
 
 export function platformUserRoutes(deps: { platform: PlatformGate; users: WorkspaceUsers; profiles: Profiles; bodyLimitBytes: number }): Router {
   const { platform: p, users, profiles } = deps;
@@ -28,7 +29,7 @@ export function platformUserRoutes(deps: { platform: PlatformGate; users: Worksp
   });
   r.post('/v1/app/homeView/workspaceUsers/:userId', gate, need('channels:write'), homeViewLimit, body, async (req, res) => {
     const a = p.actor(res);
-    res.json(await profiles.publishHomeView({ ...a, appId: a.appId! }, String(req.params.userId), req.body));
+    res.json(await profiles.publishHomeView({ ...a, appId: must(a.appId) }, String(req.params.userId), req.body));
   });
   return r;
 }

@@ -1,4 +1,7 @@
-/** GET /apps/:appId/websocket-connection?appKey=… → {url} carrying a single-use, short-lived ticket (docs/protocol.md §6). */
+/**
+ * GET /apps/:appId/websocket-connection?appKey=… → {url} carrying a single-use, short-lived ticket (docs/protocol.md
+ * §6).
+ */
 import { Router } from 'express';
 import { socketModeDisabled } from '../../errors.js';
 import type { AppsService } from '../../services/apps.js';

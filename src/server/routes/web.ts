@@ -13,7 +13,7 @@ import type { Config } from '../../config.js';
 import type { IdentityService } from '../../services/identity.js';
 import type { WebSessions } from '../../services/oauth/consent-sessions.js';
 import { jsonBody } from '../middleware.js';
-import { errorPage } from '../pages/error.js';
+import { errorPage } from '../pages/layout.js';
 import { cookieValue, redirect303, sendPage, setSessionCookie } from '../pages/send.js';
 import { switchAccountPage, type Person } from '../pages/sign-in.js';
 import { authed } from './auth.js';

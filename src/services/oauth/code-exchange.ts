@@ -14,6 +14,7 @@ import { retryOnConflict } from '../conflict.js';
 import type { Grants } from './grants.js';
 import { authorizationId, installationId } from '../../model/oauth.js';
 import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type InstallationRecord, type StoredCodeRecord, type TokenRecord } from '../../model/oauth.js';
+import { must } from '../../must.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -230,12 +231,13 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       };
       changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
     }
-    const botId = botUser?.id ?? inst.botUserId!;
-    if (!mint) return { changes, issued: [inst.botTokenId!], botToken: openBotToken(inst.sealedBotToken!), botId };
+    const botId = botUser?.id ?? must(inst.botUserId);
+    if (!mint) return { changes, issued: [must(inst.botTokenId)], botToken: openBotToken(must(inst.sealedBotToken)), botId };
     const botToken = newSecret(PREFIX.botToken);
     const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
     const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botId, scopes, createdAt: now };
-    if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null }); // reinstall: the old one stops working now
+    // reinstall: the old one stops working now
+    if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null });
     changes.push({ table: OT.tokens, id: tok.id, value: tok });
     const next: InstallationRecord = { ...inst, botUserId: botId, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
     changes.push({ table: OT.installations, id: next.id, value: next });
@@ -249,7 +251,10 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     return { accessToken, change: { table: OT.tokens, id: tok.id, value: tok } };
   }
 
-  /** Step 3: the user's authorization of the app, made on first use, with the code's user scopes added; nothing when it holds them already. */
+  /**
+   * Step 3: the user's authorization of the app, made on first use, with the code's user scopes added; nothing when it
+   * holds them already.
+   */
   function mergeAuthorization(app: AppRecord, rec: CodeRecord, user: WorkspaceUserRecord, azId: string, prev: AuthorizationRecord | undefined, now: string): Change[] {
     if (!prev) {
       const az: AuthorizationRecord = { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };

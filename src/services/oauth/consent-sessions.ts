@@ -17,6 +17,7 @@ import { mac, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
 import { StoreConflict, type Store } from '../../store/types.js';
 import type { AuthRequestParams } from './authorization-request.js';
+import { must } from '../../must.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 const CSRF_TTL_MS = 15 * 60_000;
@@ -26,7 +27,9 @@ const SIGN_IN_LINK_TTL_MS = 5 * 60_000;
 export const USED_TOKENS = 'webTokensUsed';
 /** Sessions signed out before their expiry: { id: the session's id, expiresAt }. */
 export const ENDED_SESSIONS = 'webSessionsEnded';
-/** Accounts signed out everywhere: { id: the account's id, before: sessions issued until then are refused, expiresAt }. */
+/**
+ * Accounts signed out everywhere: { id: the account's id, before: sessions issued until then are refused, expiresAt }.
+ */
 export const ACCOUNT_SIGN_OUTS = 'webAccountSignOuts';
 /** Longer tokens are refused unread (a consent form's token carries the authorization request). */
 const MAX_TOKEN_CHARS = 16_384;
@@ -81,7 +84,7 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
     if (payload === undefined) return undefined;
     const [accountId, exp] = JSON.parse(payload) as [string, number];
     if (typeof accountId !== 'string' || typeof exp !== 'number' || exp <= clock.now()) return undefined;
-    const id = sha256(token!);
+    const id = sha256(must(token));
     const [ended, everywhere] = await store.getMany([{ table: ENDED_SESSIONS, id }, { table: ACCOUNT_SIGN_OUTS, id: accountId }]);
     if (ended || (everywhere && exp - SESSION_TTL_MS <= (everywhere as { before: number }).before)) return undefined;
     return { accountId, expiresAt: exp, id };
@@ -99,7 +102,9 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
       const token = sign('session', PREFIX.session, JSON.stringify([accountId, clock.now() + SESSION_TTL_MS]));
       return { token, id: sha256(token) };
     },
-    /** The sign-in form's token for this browser (its cookie value) and consent link: carries the query, stores nothing. */
+    /**
+     * The sign-in form's token for this browser (its cookie value) and consent link: carries the query, stores nothing.
+     */
     loginToken(visitor: string, query: string): string {
       const exp = (clock.now() + CSRF_TTL_MS).toString(36);
       return `${Buffer.from(query).toString('base64url')}.${exp}.${loginMac(visitor, query, exp)}`;
@@ -113,12 +118,18 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
       if (!safeEqual(given, loginMac(visitor, query, exp))) return undefined;
       return parseInt(exp, 36) > clock.now() ? query : undefined;
     },
-    /** A single-use anti-CSRF token bound to the session, carrying what the form's POST will act on (signed, not stored). */
+    /**
+     * A single-use anti-CSRF token bound to the session, carrying what the form's POST will act on (signed, not
+     * stored).
+     */
     issueCsrf(sessionId: string, purpose: CsrfPurpose): string {
       const claims: CsrfClaims = { s: sessionId, p: purpose, e: clock.now() + CSRF_TTL_MS };
       return sign('csrf', PREFIX.csrf, JSON.stringify(claims));
     },
-    /** Consume it: undefined when forged, expired, used, for another session or another kind of form (those do not consume it). */
+    /**
+     * Consume it: undefined when forged, expired, used, for another session or another kind of form (those do not
+     * consume it).
+     */
     async takeCsrf<K extends CsrfPurpose['kind']>(token: unknown, sessionId: string | undefined, kind: K): Promise<Extract<CsrfPurpose, { kind: K }> | undefined> {
       if (!sessionId) return undefined;
       const payload = open('csrf', token);
@@ -159,7 +170,10 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
       if (!(c.e > clock.now()) || !(await useOnce(token as string, c.e))) return undefined;
       return { accountId: c.a, path: c.p };
     },
-    /** Sign a session out on every daemon of the store, from when this resolves (its cookie value is refused from then on). */
+    /**
+     * Sign a session out on every daemon of the store, from when this resolves (its cookie value is refused from then
+     * on).
+     */
     async end(session: { id: string; expiresAt: number }): Promise<void> {
       await store.commit([{ table: ENDED_SESSIONS, id: session.id, value: { id: session.id, expiresAt: session.expiresAt } }]);
     },
@@ -172,7 +186,10 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
       const before = clock.now();
       await store.commit([{ table: ACCOUNT_SIGN_OUTS, id: accountId, value: { id: accountId, before, expiresAt: before + SESSION_TTL_MS } }]);
     },
-    /** Forget used tokens and signed-out sessions once they have expired (they are refused by their expiry from then on). */
+    /**
+     * Forget used tokens and signed-out sessions once they have expired (they are refused by their expiry from then
+     * on).
+     */
     async sweep(): Promise<number> {
       const now = clock.now();
       let n = 0;

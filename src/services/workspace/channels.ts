@@ -12,10 +12,13 @@ import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { MessageRecord } from '../../model/workspace.js';
 import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
+import { must } from '../../must.js';
 
 const NAME = /^[\p{L}0-9_\-\s]{1,80}$/u;
 const MAX_DIRECT = 8;
-/** A claimed channel name, `${workspaceId}|${lower-case name}` → the channel: two daemons cannot create the same name. */
+/**
+ * A claimed channel name, `${workspaceId}|${lower-case name}` → the channel: two daemons cannot create the same name.
+ */
 const NAMES = 'wsChannelNames';
 const nameKey = (workspaceId: string, name: string) => `${workspaceId}|${name.toLowerCase()}`;
 
@@ -149,7 +152,7 @@ export function createChannels(deps: ChannelsDeps) {
     if (await byName(a.workspaceId, name.trim())) throw taken();
     const ch: ChannelRecord = { id: newId('ch', 12), workspaceId: a.workspaceId, channelType: type, name: name.trim(), ...(description ? { description } : {}), members: [a.userId], createdBy: a.userId, createdAt: nowIso() };
     // the name's claim record must still be absent: of two daemons creating the same name at once, one wins
-    const key = nameKey(ch.workspaceId, ch.name!);
+    const key = nameKey(ch.workspaceId, must(ch.name));
     const event = events.workspaceEvent('CHANNEL_CREATED', ch.workspaceId, audienceOf(ch), await channelEventBody(ch));
     try {
       await commit([{ table: WT.channels, id: ch.id, value: ch }, { table: NAMES, id: key, value: { id: key, channelId: ch.id } }, event], [{ table: NAMES, id: key, value: undefined }]);
@@ -160,7 +163,10 @@ export function createChannels(deps: ChannelsDeps) {
     return view(ch, a);
   }
 
-  /** GET (create: false) and POST (create: true) /v1/channels/direct: found by its members; GET also creates it when missing, so a first DM works. */
+  /**
+   * GET (create: false) and POST (create: true) /v1/channels/direct: found by its members; GET also creates it when
+   * missing, so a first DM works.
+   */
   async function direct(a: Actor, participantIds: unknown) {
     const ids = typeof participantIds === 'string' ? participantIds.split(',') : participantIds;
     if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string')) throw invalidRequest('participantIds must list workspace user ids.', [{ pointer: '/participantIds', message: 'must be a list of ids' }]);

@@ -21,11 +21,14 @@ import type { AppRecord, WorkspaceUserRecord } from '../../model/identity.js';
 import { T } from '../../model/identity.js';
 import { OT, type AuthorizationRecord } from '../../model/oauth.js';
 import type { ChannelRecord } from '../../model/workspace.js';
+import { must } from '../../must.js';
 
 /** What the workspace services need of the outbox: an event's record for their commit, and the hint after it. */
 export type WorkspaceEvents = Pick<EventsOutbox, 'workspaceEvent' | 'written'>;
 
-/** Who can see what happens in the channel, as it is now (channels.ts canSee: a public one, everyone in the workspace). */
+/**
+ * Who can see what happens in the channel, as it is now (channels.ts canSee: a public one, everyone in the workspace).
+ */
 export const audienceOf = (ch: ChannelRecord): Audience => (ch.channelType === 'PUBLIC' || ch.everyone ? { everyone: true } : { members: [...ch.members] });
 
 /** Everyone in the workspace sees its users and groups. */
@@ -36,7 +39,10 @@ export function userEventBody(u: WorkspaceUserRecord): Record<string, unknown> {
   return { uN: u.name, uE: u.email, uId: u.id, afp: '', asp: '', wId: u.workspaceId, ty: 'WORKSPACE_USER_JOINED', tz: 'UTC', sts: '', pt: (u as { title?: string }).title ?? '', pp: '', cs: null, st: 'ACTIVE', ro: 'USER', au: '', ib: '' };
 }
 
-/** An app to send an event to, and the users it concerns (the payload's workspaceUserIds; the first is the delivery's user). */
+/**
+ * An app to send an event to, and the users it concerns (the payload's workspaceUserIds; the first is the delivery's
+ * user).
+ */
 export interface Recipient {
   app: AppRecord;
   workspaceUserIds: string[];
@@ -68,11 +74,11 @@ export function createEventRecipients(store: Store) {
       const need = EVENT_SCOPES[ev.eventType] ?? null;
       const sees = 'members' in ev.audience ? new Set(ev.audience.members) : undefined;
       const to: Recipient[] = [];
-      for (const { inst, app, azs } of await read.get(ev.workspaceId)!) {
+      for (const { inst, app, azs } of await must(read.get(ev.workspaceId))) {
         if (!app || !app.manifest.eventSubscriptions?.events?.includes(ev.eventType)) continue;
         const botHas = !need || (!!inst.botTokenId && inst.botScopes.includes(need));
         // an authorization is a user of this workspace: everyone there sees what everyone sees
-        const users = azs.filter((az) => (!sees || sees.has(az.workspaceUserId)) && (botHas || az.userScopes.includes(need!))).map((az) => az.workspaceUserId);
+        const users = azs.filter((az) => (!sees || sees.has(az.workspaceUserId)) && (botHas || az.userScopes.includes(must(need)))).map((az) => az.workspaceUserId);
         if (users.length) to.push({ app, workspaceUserIds: users });
       }
       out.push(to);

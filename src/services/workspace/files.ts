@@ -15,6 +15,7 @@ import { retryOnConflict } from '../conflict.js';
 import { WT, type FileRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import type { FileTotalsRecord } from '../../model/workspace.js';
+import { must } from '../../must.js';
 
 /** Where the bytes are kept (src/files/blob-store.ts). */
 export interface FileBlobs {
@@ -107,7 +108,10 @@ export function createFiles(deps: FilesDeps) {
     if ((await used()) + extra > limits.totalMaxBytes) throw payloadTooLarge(`The workspace files would exceed filesTotalMaxBytes (${limits.totalMaxBytes} bytes).`);
   };
 
-  /** The `signature` of an upload's answer: a digest of what was received (id, size, type), which complete checks when it is sent back. */
+  /**
+   * The `signature` of an upload's answer: a digest of what was received (id, size, type), which complete checks when
+   * it is sent back.
+   */
   const signatureOf = (fileId: string, size: number, mimeType: string) => sha256(`appreg-upload|${fileId}|${size}|${mimeType}`);
 
   /** POST /v1/files/upload/token {filename, length} → V1.FileUploadToken. */
@@ -120,13 +124,15 @@ export function createFiles(deps: FilesDeps) {
     if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) throw invalidRequest('length must be the size of the file in bytes.', [{ pointer: '/length', message: 'must be a whole number of bytes' }]);
     sweep();
     await tooLarge(length, length);
-    if (tokens.size >= MAX_PENDING) tokens.delete(tokens.keys().next().value!);
+    if (tokens.size >= MAX_PENDING) tokens.delete(must(tokens.keys().next().value));
     const token = newSecret('upl');
     tokens.set(sha256(token), { workspaceId: a.workspaceId, userId: a.userId, ...(a.appId ? { appId: a.appId } : {}), fileId: newId('file', 12), name: filename, length, expiresAt: clock.now() + UPLOAD_TTL_MS });
     return { token };
   }
 
-  /** The upload token (the `authtoken` header of the upload) → the upload it allows, once; 413 when it no longer fits. */
+  /**
+   * The upload token (the `authtoken` header of the upload) → the upload it allows, once; 413 when it no longer fits.
+   */
   async function beginUpload(token: string | undefined): Promise<Ticket> {
     sweep();
     const key = typeof token === 'string' && token ? sha256(token) : '';

@@ -11,9 +11,10 @@
  *
  * The bound (workspaceMessagesPerChannel, thread replies included) is kept by counting: a post
  * counts the channel (the index's size; count(*) on PostgreSQL, where the composition root asks
- * for a count at every slack/4-th post of a daemon only: MessageIndexOptions) and, once it holds more than the bound plus a slack of 1 % (at least 1), deletes the
- * oldest down to the bound in one commit (a deleted thread root takes its replies). Readers cut to the newest `perChannel` records, so
- * nobody sees more than the bound while the slack waits to be trimmed.
+ * for a count at every slack/4-th post of a daemon only: MessageIndexOptions) and, once it holds more than the bound
+ * plus a slack of 1 % (at least 1), deletes the oldest down to the bound in one commit (a deleted thread root takes its
+ * replies). Readers cut to the newest `perChannel` records, so nobody sees more than the bound while the slack waits to
+ * be trimmed.
  *
  * Every change is announced on the store's 'ws_messages' channel (id, channel, thread root), so
  * that listeners (the console's live pages) in every daemon hear it and read again.
@@ -72,7 +73,10 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
    * cut to the bound all the same). Where it counts from an index in memory, at every post.
    */
   const uncounted = new Map<string, number>();
-  /** Trims this daemon runs, per channel: posts arriving meanwhile leave it to the one running (it counts again when done). */
+  /**
+   * Trims this daemon runs, per channel: posts arriving meanwhile leave it to the one running (it counts again when
+   * done).
+   */
   const trimming = new Map<string, Promise<void>>();
 
   const get = (id: string) => store.get(WT.messages, id);

@@ -3,6 +3,7 @@ import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import { MAX_FILES_PER_MESSAGE } from './files.js';
 import type { MessageRecord } from '../../model/workspace.js';
+import { must } from '../../must.js';
 
 const MAX_TEXT = 100_000;
 
@@ -19,7 +20,10 @@ export interface MessageInput {
 
 const isObjectArray = (v: unknown) => Array.isArray(v) && v.every((x) => x !== null && typeof x === 'object' && !Array.isArray(x));
 
-/** V1.MessagePostRequestBody / ThreadMessagePostRequestBody / MessageUpdateRequestBody → MessageInput; 400 with every problem. */
+/**
+ * V1.MessagePostRequestBody / ThreadMessagePostRequestBody / MessageUpdateRequestBody → MessageInput; 400 with every
+ * problem.
+ */
 export function parseMessageInput(body: unknown): MessageInput {
   const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
   const details: ErrorDetail[] = [];
@@ -39,7 +43,7 @@ export function parseMessageInput(body: unknown): MessageInput {
   const blocks = (Array.isArray(b.blocks) ? b.blocks : []) as unknown[];
   const attachments = (Array.isArray(b.attachments) ? b.attachments : []) as unknown[];
   if (!details.length && typeof text === 'string' && text.trim() === '' && blocks.length === 0 && attachments.length === 0 && (files as unknown[]).length === 0) details.push({ pointer: '/text', message: 'a message needs text, blocks, attachments or files' });
-  if (details.length) throw invalidRequest(`The message is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
+  if (details.length) throw invalidRequest(`The message is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
   return { text: text as string, blocks, attachments, ...(sendToUsers ? { sendToUsers } : {}), ...(b.alsoSendToChannel === true ? { alsoSendToChannel: true } : {}), ...((files as string[]).length ? { files: [...new Set(files as string[])] } : {}) };
 }
 
@@ -73,7 +77,7 @@ export function messageView(m: MessageRecord, thread?: ThreadSummary, files: unk
     out.threadRootInfo = {
       repliesCount: thread.count,
       repliers: thread.repliers,
-      lastReplyTimestamp: new Date(thread.lastMilli!).toISOString(),
+      lastReplyTimestamp: new Date(must(thread.lastMilli)).toISOString(),
       lastReplyTimestampMilli: thread.lastMilli,
       isFollowing: false,
     };

@@ -63,7 +63,10 @@ export function createMessages(deps: MessagesDeps) {
   const perChannel = Math.max(1, deps.perChannel);
 
   const seenBy = (m: MessageRecord, userId: string) => !m.ephemeralTo || m.ephemeralTo.includes(userId) || m.author === userId;
-  /** What the actor sees in the channel's own list: messages (not thread replies, unless also sent to the channel) it may see. */
+  /**
+   * What the actor sees in the channel's own list: messages (not thread replies, unless also sent to the channel) it
+   * may see.
+   */
   const inChannelView = (a: Actor) => (m: MessageRecord) => (!m.threadRootId || !!m.alsoSentToChannel) && seenBy(m, a.userId);
   const view = async (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : await index.thread(m.id), await files.views(m.files));
   /**
@@ -72,7 +75,9 @@ export function createMessages(deps: MessagesDeps) {
    */
   const views = (ms: MessageRecord[], o: PersonRead = {}) =>
     Promise.all(ms.map(async (m): Promise<Record<string, unknown>> => (o.forPerson && m.ephemeralTo ? { ...(await view(m)), ephemeral: true } : view(m))));
-  /** The event of a message posted or changed, for the commit that posts or changes it (none for an ephemeral message). */
+  /**
+   * The event of a message posted or changed, for the commit that posts or changes it (none for an ephemeral message).
+   */
   const eventOf = async (ch: ChannelRecord, m: Omit<MessageRecord, 'seq'>, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE'): Promise<Change[]> =>
     m.ephemeralTo ? [] : [events.workspaceEvent(ty, ch.workspaceId, audienceOf(ch), messageEventBody(m, ty, await files.views(m.files)))];
   /** A change of a message as read: refused (StoreConflict) when it changed meanwhile. */
@@ -259,7 +264,10 @@ export function createMessages(deps: MessagesDeps) {
     });
   }
 
-  /** A scheduled message's turn: posted as its author, and `extra` (forgetting the schedule) in the same commit, if `expect` holds. */
+  /**
+   * A scheduled message's turn: posted as its author, and `extra` (forgetting the schedule) in the same commit, if
+   * `expect` holds.
+   */
   async function postScheduled(a: Actor, channelId: string, input: MessageInput, extra: Change[], expect: Expectation[] = []) {
     return postIn(a, await channels.visible(a, channelId), input, undefined, extra, expect);
   }

@@ -12,6 +12,7 @@ import { isConflict, retryOnConflict } from '../conflict.js';
 import { EVERYONE, userEventBody, type WorkspaceEvents } from './events.js';
 import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
+import { must } from '../../must.js';
 
 const EXPIRATIONS = ['never', 'min30', 'hour1', 'hour4', 'today', 'thisWeek', 'custom'];
 const HANDLE = /^[a-z0-9_.-]{1,80}$/;
@@ -66,7 +67,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     };
     if (!Array.isArray(ids) || !(await known(ids))) details.push({ pointer: '/workspaceUserIds', message: 'must list users of the workspace' });
     if (b.disabled !== undefined && typeof b.disabled !== 'boolean') details.push({ pointer: '/disabled', message: 'must be true or false' });
-    if (details.length) throw invalidRequest(`The group is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
+    if (details.length) throw invalidRequest(`The group is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
     if ((await groupsOf(a.workspaceId)).some((g) => g.handle === handle && g.id !== prev?.id)) throw handleTaken(handle as string);
     return { name: (name as string).trim(), handle: handle as string, description: description as string, workspaceUserIds: [...new Set(ids as string[])], disabled: typeof b.disabled === 'boolean' ? b.disabled : (prev?.disabled ?? false) };
   }
@@ -106,7 +107,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     if (typeof expiration !== 'string' || !EXPIRATIONS.includes(expiration)) details.push({ pointer: '/expiration', message: `must be one of ${EXPIRATIONS.join(', ')}` });
     if (typeof expiresAt !== 'number' || !Number.isInteger(expiresAt) || expiresAt < 0) details.push({ pointer: '/expiresAt', message: 'must be epoch milliseconds (0: never)' });
     if (typeof pausedNotifications !== 'boolean') details.push({ pointer: '/pausedNotifications', message: 'must be true or false' });
-    if (details.length) throw invalidRequest(`The status is not valid: ${details[0]!.pointer} ${details[0]!.message}.`, details);
+    if (details.length) throw invalidRequest(`The status is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
     const u = await users.member(a.workspaceId, a.userId);
     if (!u) throw notFound('Workspace user');
     const rec: CustomStatusRecord = { id: u.id, code: code as string, status: status as string, expiration: expiration as string, expiresAt: expiresAt as number, pausedNotifications: pausedNotifications as boolean };
@@ -131,7 +132,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     if (!(await users.member(a.workspaceId, userId))) throw notFound('Workspace user');
     const rec: HomeViewRecord = { id: `${a.appId}|${userId}`, appId: a.appId, workspaceId: a.workspaceId, workspaceUserId: userId, blocks: b.blocks, ...(b.title !== undefined ? { title: b.title } : {}), ...(b.state !== undefined ? { state: b.state } : {}), updatedAt: nowIso() };
     await store.commit([{ table: WT.homeViews, id: rec.id, value: rec }]);
-    return (await homeView(a.appId, userId))!;
+    return must((await homeView(a.appId, userId)));
   }
 
   /** The home view an app published for a user, as a V1 HOME view. */

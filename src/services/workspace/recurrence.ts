@@ -25,11 +25,16 @@ export function parseRecurrence(raw: unknown, sendAt: number): Recurrence | unde
   return { recurrenceType: r.recurrenceType as RecurrenceType, endAfterOccurrences: (r.endAfterOccurrences as number | undefined) ?? 0, endDate };
 }
 
-/** The same time of day as `anchor`, on day `day` (1-based) of month `month` (may overflow into later years) of `year`. */
+/**
+ * The same time of day as `anchor`, on day `day` (1-based) of month `month` (may overflow into later years) of `year`.
+ */
 const on = (anchor: Date, year: number, month: number, day: number) => Date.UTC(year, month, day, anchor.getUTCHours(), anchor.getUTCMinutes(), anchor.getUTCSeconds(), anchor.getUTCMilliseconds());
 const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
 
-/** The anchor's weekday in month `month` (of the anchor's year, may overflow): the nth one (the last when there are fewer), or the last. */
+/**
+ * The anchor's weekday in month `month` (of the anchor's year, may overflow): the nth one (the last when there are
+ * fewer), or the last.
+ */
 function weekdayIn(anchor: Date, month: number, nth: number | 'last'): number {
   const year = anchor.getUTCFullYear();
   const first = new Date(Date.UTC(year, month, 1));
@@ -75,7 +80,10 @@ export function occurrenceAt(type: RecurrenceType, anchorAt: number, k: number, 
   }
 }
 
-/** After occurrence `posted` (1 = the first) at `postedAt`: when to post next, or undefined when the recurrence has ended. */
+/**
+ * After occurrence `posted` (1 = the first) at `postedAt`: when to post next, or undefined when the recurrence has
+ * ended.
+ */
 export function nextOccurrence(r: Recurrence, anchorAt: number, posted: number, postedAt: number): number | undefined {
   if (r.endAfterOccurrences > 0 && posted >= r.endAfterOccurrences) return undefined;
   const next = occurrenceAt(r.recurrenceType, anchorAt, posted, postedAt);

@@ -26,7 +26,10 @@ import type { Actor } from './users.js';
 import { createPoller } from '../../poller.js';
 import { nextOccurrence, parseRecurrence } from './recurrence.js';
 
-/** A poll for due messages every TICK_MS while it finds some; idle, up to POLL_MAX_MS apart (a message is woken for at its time). */
+/**
+ * A poll for due messages every TICK_MS while it finds some; idle, up to POLL_MAX_MS apart (a message is woken for at
+ * its time).
+ */
 const [TICK_MS, POLL_MAX_MS] = [250, 1000];
 const LEASE_MS = 30_000;
 const CLAIM_LIMIT = 50;
@@ -81,7 +84,10 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     return { channelId: ch.id, sendAt, text: input.text, blocks: input.blocks, attachments: input.attachments, recurrence: rec, anchorAt: rec ? sendAt : undefined };
   }
 
-  /** GET /v1/messages/scheduled: the actor's pending ones, soonest first (query channelId filters), at most `limit` (1–100, default 100). */
+  /**
+   * GET /v1/messages/scheduled: the actor's pending ones, soonest first (query channelId filters), at most `limit`
+   * (1–100, default 100).
+   */
   async function list(a: Actor, q: { channelId?: unknown; limit?: unknown }) {
     const limit = q.limit === undefined || q.limit === '' ? LIST_MAX : Number(q.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX) throw invalidRequest(`limit must be a whole number from 1 to ${LIST_MAX}.`, [{ pointer: '/limit', message: `must be 1 to ${LIST_MAX}` }]);
@@ -156,7 +162,10 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     return { table: WT.scheduled, id: s.id, value: next };
   }
 
-  /** Post one that is due; one its author can no longer post (channel gone or hidden, author gone) is dropped with a warning. */
+  /**
+   * Post one that is due; one its author can no longer post (channel gone or hidden, author gone) is dropped with a
+   * warning.
+   */
   async function fire(s: ScheduledRecord): Promise<void> {
     const forget = [{ table: WT.scheduled, id: s.id, value: null }];
     const then = afterPost(s);
@@ -208,7 +217,10 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     remove,
     /** Start posting what is due (at once: what fell due while the daemon was stopped). */
     start: () => poller.start(),
-    /** No new posts; resolves when those under way are written (a poll under way from its claim on: what it leases is posted, not left leased). */
+    /**
+     * No new posts; resolves when those under way are written (a poll under way from its claim on: what it leases is
+     * posted, not left leased).
+     */
     async stop() {
       await poller.stop();
       await Promise.all([...running]);

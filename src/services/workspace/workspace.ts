@@ -15,7 +15,8 @@ import type { WorkspaceEvents } from './events.js';
 import { createFiles, type FileBlobs } from './files.js';
 import { createMessageIndex } from './message-index.js';
 import { createMessages } from './messages.js';
-import { createReactionsAndSearch } from './reactions.js';
+import { createReactions } from './reactions.js';
+import { createMessageSearch } from './search.js';
 import { createScheduledMessages } from './scheduled.js';
 import { createProfiles } from './profile.js';
 import { createWorkspaceUsers, type Actor } from './users.js';
@@ -34,7 +35,9 @@ export interface WorkspaceDeps {
   callUrl: (code: string) => string;
   /** This daemon among those sharing the store (the owner of its leases on scheduled messages). */
   instanceId?: string;
-  /** The trim cadence of channels (message-index.ts): whether counting a channel is cheap enough to do at every post. */
+  /**
+   * The trim cadence of channels (message-index.ts): whether counting a channel is cheap enough to do at every post.
+   */
   countEveryPost: boolean;
 }
 
@@ -45,7 +48,8 @@ export function createWorkspace(deps: WorkspaceDeps) {
   const files = createFiles({ store, clock, logger, blobs: deps.blobs, fileUrl: deps.fileUrl, limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes } });
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
   const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events, files });
-  const reactions = createReactionsAndSearch({ index, messages, channels, users, events });
+  const reactions = createReactions({ index, messages, events });
+  const search = createMessageSearch({ messages, channels, users });
   const scheduled = createScheduledMessages({ store, clock, logger, channels, messages, instanceId: deps.instanceId ?? newId('daemon', 12) });
   const profiles = createProfiles({ store, clock, users, events });
   const calls = createCalls({ store, clock, users, callUrl: deps.callUrl });
@@ -62,11 +66,15 @@ export function createWorkspace(deps: WorkspaceDeps) {
     channels,
     messages,
     reactions,
+    search,
     scheduled,
     profiles,
     files,
     calls,
-    /** Every message added, changed or removed, by any daemon (its id, channel and thread root); returns the unsubscribe. */
+    /**
+     * Every message added, changed or removed, by any daemon (its id, channel and thread root); returns the
+     * unsubscribe.
+     */
     onMessageChange: index.onChange,
     /** A workspace user (a person) as the actor of channel and message calls. */
     person,

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { StoreConflict, type AnyTables, type RecordKey } from '../types.js';
 import { createBatcher, type Settled } from './batcher.js';
 import { DEADLOCK_SQLSTATE, conflictOf, isConnectionError } from './errors.js';
+import { must } from '../../must.js';
 
 export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
@@ -100,9 +101,9 @@ export function batchedHits(q: Query, maxInFlight: number) {
       const after = new Map(r.rows.map((row) => [`${row.window_ms}|${row.key}`, row]));
       return calls.map((c, i) => {
         // the hits of the calls before this one on its window, then its own
-        const { id, before } = slot[i]!;
+        const { id, before } = must(slot[i]);
         const row = after.get(id);
-        const total = windows.get(id)!.n;
+        const total = must(windows.get(id)).n;
         return { ok: true as const, value: row ? { count: row.count - total + before + c.n, resetAt: Number(row.reset_at) } : { count: before + c.n, resetAt: c.now + c.windowMs } };
       });
     },

@@ -10,6 +10,7 @@
  * in the next batch once one returns. So an idle daemon sends each call alone, at once, and a busy
  * one sends fewer, fuller statements.
  */
+import { must } from '../../must.js';
 
 /** The answer for one call of a batch: its value, or the error that call (alone) gets. */
 export type Settled<O> = { ok: true; value: O } | { ok: false; error: unknown };
@@ -68,7 +69,7 @@ export function createBatcher<I, O>(run: (items: I[]) => Promise<Settled<O>[]>, 
       let weight = 0;
       let n = 0;
       while (n < queue.length) {
-        const item = queue[n]!.item;
+        const item = must(queue[n]).item;
         const w = weightOf(item);
         if (n > 0 && weight + w > opts.maxWeight) break;
         if (goes && !goes(item)) {

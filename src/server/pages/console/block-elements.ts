@@ -14,8 +14,9 @@
  * `act` is JSON: {onAction, type (the BLOCK_INTERACTION actionType), value? (a button's),
  * from? (the field holding the value), h (the element's key, see elementKey)}.
  */
+import { html } from 'ghtml';
 import crypto from 'node:crypto';
-import { esc } from '../layout.js';
+import { must } from '../../../must.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -73,7 +74,7 @@ function selectOptions(el: Obj, selected: string | undefined): string {
   // a dynamic menu's options come from the app; its initial option is shown until they do
   if (chosen !== undefined && !opts.some((o) => o.value === chosen) && typeof initial.value === 'string' && initial.value === chosen) opts.unshift({ label: txt(initial.text) || chosen, value: chosen });
   const label = (o: Option) => `${o.group ? `${o.group}: ` : ''}${o.label}${o.description ? ` — ${o.description}` : ''}`;
-  return `<option value="">${esc(txt(el.placeholder) || 'Choose…')}</option>${opts.map((o) => `<option value="${esc(o.value)}"${o.value === chosen ? ' selected' : ''}>${esc(label(o))}</option>`).join('')}`;
+  return html`<option value="">${txt(el.placeholder) || 'Choose…'}</option>!${opts.map((o) => html`<option value="${o.value}"${o.value === chosen ? ' selected' : ''}>${label(o)}</option>`).join('')}`;
 }
 
 const isDate = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v);
@@ -87,16 +88,16 @@ const buttonClass = (style: unknown) => (style === 'primary' ? 'primary' : style
  * The button that sends an element's interaction. With a `confirm` dialog it only opens the
  * dialog (a popover: no script needed), whose confirm button sends it.
  */
-function sendButton(el: Obj, c: ElementContext, id: string, label: string, act: string, cls = '', labelHtml = esc(label)): string {
+function sendButton(el: Obj, c: ElementContext, id: string, label: string, act: string, cls = '', labelHtml = html`${label}`): string {
   const novalidate = c.inView ? ' formnovalidate' : '';
-  const klass = cls ? ` class="${cls}"` : '';
+  const klass = cls ? html` class="${cls}"` : '';
   const confirm = obj(el.confirm);
-  if (!Object.keys(confirm).length) return `<button type="submit" id="${id}" name="act" value="${esc(act)}"${klass}${novalidate}>${labelHtml}</button>`;
+  if (!Object.keys(confirm).length) return html`<button type="submit" id="${id}" name="act" value="${act}"!${klass}!${novalidate}>!${labelHtml}</button>`;
   const dialog = `${id}-confirm`;
   const ok = buttonClass(confirm.style) || 'primary';
-  return `<button type="button" id="${id}" popovertarget="${dialog}"${klass}>${labelHtml}</button><div popover id="${dialog}" class="confirm card" role="alertdialog" aria-labelledby="${dialog}-t"><p id="${dialog}-t"><strong>${esc(txt(confirm.title) || 'Are you sure?')}</strong></p>${
-    txt(confirm.text) ? `<p>${esc(txt(confirm.text))}</p>` : ''
-  }<div class="row"><button type="submit" name="act" value="${esc(act)}" class="${ok}"${novalidate}>${esc(txt(confirm.confirm) || txt(confirm.accept) || 'Confirm')}</button><button type="button" popovertarget="${dialog}" popovertargetaction="hide">${esc(txt(confirm.deny) || 'Cancel')}</button></div></div>`;
+  return html`<button type="button" id="${id}" popovertarget="${dialog}"!${klass}>!${labelHtml}</button><div popover id="${dialog}" class="confirm card" role="alertdialog" aria-labelledby="${dialog}-t"><p id="${dialog}-t"><strong>${txt(confirm.title) || 'Are you sure?'}</strong></p>!${
+    txt(confirm.text) ? html`<p>${txt(confirm.text)}</p>` : ''
+  }<div class="row"><button type="submit" name="act" value="${act}" class="${ok}"!${novalidate}>${txt(confirm.confirm) || txt(confirm.accept) || 'Confirm'}</button><button type="button" popovertarget="${dialog}" popovertargetaction="hide">${txt(confirm.deny) || 'Cancel'}</button></div></div>`;
 }
 
 /** The act of an element: what the server reads to build the BLOCK_INTERACTION. */
@@ -104,60 +105,61 @@ const actOf = (el: Obj, type: string, extra: Obj = {}) => JSON.stringify({ onAct
 
 /** The control of one element and its send button; `field` names the control, `now` is what it shows. */
 function control(el: Obj, c: ElementContext, field: string, now: Picked | undefined, o: { label?: string; required?: boolean; dispatch: boolean; describedBy?: string }, id = nextId(c)): string {
-  const name = esc(field);
-  const req = `${o.required ? ' required' : ''}${o.describedBy ? ` aria-describedby="${esc(o.describedBy)}" aria-invalid="true"` : ''}`;
+  const name = field;
+  const req = `${o.required ? ' required' : ''}${o.describedBy ? html` aria-describedby="${o.describedBy}" aria-invalid="true"` : ''}`;
   const off = !c.action && !c.inView ? ' disabled' : '';
   const autofocus = c.inView && el.autofocused === true ? ' autofocus' : '';
-  const srLabel = (text: string, forId = id) => (o.label === undefined ? `<label for="${forId}" class="sr">${esc(text)}</label>` : '');
-  const send = (label: string, type: string, cls = '') => (o.dispatch && !off ? sendButton(el, c, `${id}-go`, label, actOf(el, type, { from: field }), cls, `${esc(label)}${o.label ? `<span class="sr"> ${esc(o.label)}</span>` : ''}`) : '');
-  const submitsAtOnce = o.dispatch && !off ? ` data-submit="${id}-go"` : '';
+  const srLabel = (text: string, forId = id) => (o.label === undefined ? html`<label for="${forId}" class="sr">${text}</label>` : '');
+  const send = (label: string, type: string, cls = '') => (o.dispatch && !off ? sendButton(el, c, `${id}-go`, label, actOf(el, type, { from: field }), cls, html`${label}!${o.label ? html`<span class="sr"> ${o.label}</span>` : ''}`) : '');
+  const submitsAtOnce = o.dispatch && !off ? html` data-submit="${id}-go"` : '';
   switch (el.type) {
     case 'button': {
       const text = txt(el.text) || onActionOf(el);
       const url = safeUrl(el.url);
       // a link button opens its URL; the script also sends the interaction when it has an onAction
-      if (url) return `<a class="button" href="${esc(url)}" rel="noopener noreferrer" target="_blank"${onActionOf(el) && !off ? ` data-act="${esc(actOf(el, 'BUTTON', { value: el.value ?? '' }))}"` : ''}>${esc(text)}</a>`;
-      if (off) return `<button type="button" disabled>${esc(text)}</button>`;
+      if (url) return html`<a class="button" href="${url}" rel="noopener noreferrer" target="_blank"!${onActionOf(el) && !off ? html` data-act="${actOf(el, 'BUTTON', { value: el.value ?? '' })}"` : ''}>${text}</a>`;
+      if (off) return html`<button type="button" disabled>${text}</button>`;
       return sendButton(el, c, id, text, actOf(el, 'BUTTON', { value: el.value ?? '' }), buttonClass(el.style));
     }
     case 'static_select_menu':
     case 'dynamic_select_menu': {
       const dynamic = el.type === 'dynamic_select_menu';
       const label = txt(el.placeholder) || onActionOf(el);
-      return `<span class="pick">${srLabel(label)}<select id="${id}" name="${name}"${c.inView && o.label !== undefined ? ' class="wide"' : ''}${dynamic ? ` data-menu="${esc(onActionOf(el))}"` : ''}${submitsAtOnce}${req}${autofocus}${off}>${selectOptions(el, dynamic ? undefined : now?.value)}</select>${send('Choose', dynamic ? 'DYNAMIC_SELECT_MENU' : 'STATIC_SELECT_MENU')}</span>`;
+      return html`<span class="pick">!${srLabel(label)}<select id="${id}" name="${name}"!${c.inView && o.label !== undefined ? ' class="wide"' : ''}!${dynamic ? html` data-menu="${onActionOf(el)}"` : ''}!${submitsAtOnce}!${req}!${autofocus}!${off}>!${selectOptions(el, dynamic ? undefined : now?.value)}</select>!${send('Choose', dynamic ? 'DYNAMIC_SELECT_MENU' : 'STATIC_SELECT_MENU')}</span>`;
     }
     case 'checkboxes': {
       const on = new Set((now?.values ?? arr(el.initial_options).map((x) => String(obj(x).value ?? ''))).map(String));
       const boxes = optionsOf(el)
-        .map((x, i) => `<label class="check"><input type="checkbox" name="${name}" value="${esc(x.value)}" id="${id}-${i}"${on.has(x.value) ? ' checked' : ''}${submitsAtOnce}${i === 0 ? autofocus : ''}${off}> ${esc(x.label)}${x.description ? ` <span class="muted">${esc(x.description)}</span>` : ''}</label>`)
+        .map((x, i) => html`<label class="check"><input type="checkbox" name="${name}" value="${x.value}" id="${id}-${i}"${on.has(x.value) ? ' checked' : ''}!${submitsAtOnce}!${i === 0 ? autofocus : ''}!${off}> ${x.label}!${x.description ? html` <span class="muted">${x.description}</span>` : ''}</label>`)
         .join('');
-      return `<fieldset class="checks"><legend${o.label === undefined ? ' class="sr"' : ''}>${esc(o.label ?? (txt(el.placeholder) || 'Options'))}${o.label !== undefined && !o.required ? ' <span class="muted">(optional)</span>' : ''}</legend>${boxes}</fieldset>${send('Apply', 'CHECKBOXES')}`;
+      return html`<fieldset class="checks"><legend!${o.label === undefined ? ' class="sr"' : ''}>${o.label ?? (txt(el.placeholder) || 'Options')}!${o.label !== undefined && !o.required ? ' <span class="muted">(optional)</span>' : ''}</legend>!${boxes}</fieldset>!${send('Apply', 'CHECKBOXES')}`;
     }
     case 'date_picker': {
       const value = now?.value ?? (isDate(el.initial_date) ? el.initial_date : '');
-      return `<span class="pick">${srLabel(txt(el.placeholder) || 'Date')}<input type="date" id="${id}" name="${name}" value="${esc(value)}"${req}${autofocus}${off}>${send('Choose', 'DATE_PICKER')}</span>`;
+      return html`<span class="pick">!${srLabel(txt(el.placeholder) || 'Date')}<input type="date" id="${id}" name="${name}" value="${value}"!${req}!${autofocus}!${off}>!${send('Choose', 'DATE_PICKER')}</span>`;
     }
     case 'date_range_picker': {
-      const [start, end] = now?.values?.length === 2 ? [now.values[0]!, now.values[1]!] : initialRange(el);
+      const [start, end] = now?.values?.length === 2 ? [must(now.values[0]), must(now.values[1])] : initialRange(el);
       const what = txt(el.placeholder) || o.label || 'Dates';
-      return `<span class="pick range"><label for="${id}-s" class="small">From<span class="sr"> (${esc(what)})</span></label><input type="date" id="${id}-s" name="${name}" value="${esc(start)}"${req}${autofocus}${off}><label for="${id}-e" class="small">to<span class="sr"> (${esc(what)})</span></label><input type="date" id="${id}-e" name="${name}" value="${esc(end)}"${req}${off}>${send('Choose', 'DATE_RANGE_PICKER')}</span>`;
+      return html`<span class="pick range"><label for="${id}-s" class="small">From<span class="sr"> (${what})</span></label><input type="date" id="${id}-s" name="${name}" value="${start}"!${req}!${autofocus}!${off}><label for="${id}-e" class="small">to<span class="sr"> (${what})</span></label><input type="date" id="${id}-e" name="${name}" value="${end}"!${req}!${off}>!${send('Choose', 'DATE_RANGE_PICKER')}</span>`;
     }
     case 'plain_text_input': {
       const value = now?.value ?? String(el.initial_value ?? '');
-      const max = Number.isInteger(el.max_length) ? ` maxlength="${el.max_length as number}"` : '';
-      const min = Number.isInteger(el.min_length) ? ` minlength="${el.min_length as number}"` : '';
-      const ph = txt(el.placeholder) ? ` placeholder="${esc(txt(el.placeholder))}"` : '';
+      const max = Number.isInteger(el.max_length) ? html` maxlength="!${el.max_length as number}"` : '';
+      const min = Number.isInteger(el.min_length) ? html` minlength="!${el.min_length as number}"` : '';
+      const ph = txt(el.placeholder) ? html` placeholder="${txt(el.placeholder)}"` : '';
       const triggers = arr(el.interaction_triggers);
-      // Enter sends (on_enter_pressed, or in a message where there is nothing else to do); on_input is sent on Enter too
-      const enter = o.dispatch && !off && (!c.inView || triggers.length > 0) ? ` data-enter="${id}-go"` : '';
+      // Enter sends (on_enter_pressed, or in a message where there is nothing else to do); on_input is sent on Enter
+      // too
+      const enter = o.dispatch && !off && (!c.inView || triggers.length > 0) ? html` data-enter="${id}-go"` : '';
       const multiline = el.line_mode === 'multiline' || el.multiline === true;
       const field = multiline
-        ? `<textarea id="${id}" name="${name}" class="short"${ph}${max}${min}${req}${autofocus}${off}>${esc(value)}</textarea>`
-        : `<input type="text" id="${id}" name="${name}" value="${esc(value)}"${ph}${max}${min}${req}${autofocus}${enter}${off}>`;
-      return `<span class="pick text">${srLabel(txt(el.placeholder) || onActionOf(el) || 'Text')}${field}${send('Send', 'PLAIN_TEXT_INPUT')}</span>`;
+        ? html`<textarea id="${id}" name="${name}" class="short"!${ph}!${max}!${min}!${req}!${autofocus}!${off}>${value}</textarea>`
+        : html`<input type="text" id="${id}" name="${name}" value="${value}"!${ph}!${max}!${min}!${req}!${autofocus}!${enter}!${off}>`;
+      return html`<span class="pick text">!${srLabel(txt(el.placeholder) || onActionOf(el) || 'Text')}!${field}!${send('Send', 'PLAIN_TEXT_INPUT')}</span>`;
     }
     default:
-      return `<span class="muted">(${esc(el.type)})</span>`;
+      return html`<span class="muted">(${el.type})</span>`;
   }
 }
 
@@ -165,8 +167,8 @@ function control(el: Obj, c: ElementContext, field: string, now: Picked | undefi
 export function actionElement(el: Obj, c: ElementContext): string {
   const key = elementKey(el);
   const now = c.picked?.(onActionOf(el), key);
-  if (c.action) return `<form method="post" action="${esc(c.action)}" class="el"><input type="hidden" name="csrf" value="${esc(c.csrf)}">${control(el, c, 'v', now, { dispatch: true })}</form>`;
-  return `<span class="el">${control(el, c, `a.${nextId(c)}`, now, { dispatch: true })}</span>`;
+  if (c.action) return html`<form method="post" action="${c.action}" class="el"><input type="hidden" name="csrf" value="${c.csrf}">!${control(el, c, 'v', now, { dispatch: true })}</form>`;
+  return html`<span class="el">!${control(el, c, `a.${nextId(c)}`, now, { dispatch: true })}</span>`;
 }
 
 /**
@@ -181,8 +183,8 @@ export function inputElement(blockId: string, el: Obj, c: ElementContext, label:
   const now = obj(obj(state[blockId])[onActionOf(el)]);
   const shown: Picked | undefined = Array.isArray(now.values) ? { values: now.values.map(String) } : typeof now.value === 'string' ? { value: now.value } : undefined;
   const id = nextId(c);
-  const html = control(el, inView, field, shown, { label, required: !optional, dispatch, ...(describedBy ? { describedBy } : {}) }, id);
-  if (el.type === 'checkboxes') return html; // its fieldset's legend is the label
+  const rendered = control(el, inView, field, shown, { label, required: !optional, dispatch, ...(describedBy ? { describedBy } : {}) }, id);
+  if (el.type === 'checkboxes') return rendered; // its fieldset's legend is the label
   const forId = el.type === 'date_range_picker' ? `${id}-s` : id;
-  return `<label for="${forId}">${esc(label)}${optional ? ' <span class="muted">(optional)</span>' : ''}</label>${html}`;
+  return html`<label for="${forId}">${label}!${optional ? ' <span class="muted">(optional)</span>' : ''}</label>!${rendered}`;
 }

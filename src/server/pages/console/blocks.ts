@@ -6,7 +6,7 @@
  * block-elements.ts: in a message each is a small form of its own, in a view (a modal, an app's
  * home) they are all part of the view's one form and input blocks are read back as its state.
  */
-import { esc } from '../layout.js';
+import { html } from 'ghtml';
 import { actionElement, arr, inputElement, nextId, obj, safeUrl, txt, type ElementContext, type Obj } from './block-elements.js';
 
 export interface BlockContext extends ElementContext {
@@ -16,15 +16,15 @@ export interface BlockContext extends ElementContext {
 
 const link = (url: unknown, label: string) => {
   const u = safeUrl(url);
-  return u ? `<a href="${esc(u)}" rel="noopener noreferrer" target="_blank">${esc(label || u)}</a>` : esc(label);
+  return u ? html`<a href="${u}" rel="noopener noreferrer" target="_blank">${label || u}</a>` : html`${label}`;
 };
 
 function styled(text: string, style: Obj): string {
-  let out = esc(text);
-  if (style.code) out = `<code>${out}</code>`;
-  if (style.bold) out = `<strong>${out}</strong>`;
-  if (style.italic) out = `<em>${out}</em>`;
-  if (style.strike) out = `<s>${out}</s>`;
+  let out = html`${text}`;
+  if (style.code) out = html`<code>!${out}</code>`;
+  if (style.bold) out = html`<strong>!${out}</strong>`;
+  if (style.italic) out = html`<em>!${out}</em>`;
+  if (style.strike) out = html`<s>!${out}</s>`;
   return out;
 }
 
@@ -35,17 +35,17 @@ function inline(e: Obj, c: BlockContext): string {
     case 'link':
       return link(e.url, String(e.text ?? e.url ?? ''));
     case 'emoji':
-      return `<span class="emoji">:${esc(e.name)}:</span>`;
+      return html`<span class="emoji">:${e.name}:</span>`;
     case 'user':
-      return `<span class="mention">@${esc(c.userName(String(e.user_id ?? '')))}</span>`;
+      return html`<span class="mention">@${c.userName(String(e.user_id ?? ''))}</span>`;
     case 'channel':
-      return `<span class="mention">#${esc(e.channel_id)}</span>`;
+      return html`<span class="mention">#${e.channel_id}</span>`;
     case 'usergroup':
-      return `<span class="mention">@${esc(e.usergroup_id)}</span>`;
+      return html`<span class="mention">@${e.usergroup_id}</span>`;
     case 'broadcast':
-      return `<span class="mention">@${esc(e.range)}</span>`;
+      return html`<span class="mention">@${e.range}</span>`;
     default:
-      return esc(e.text ?? '');
+      return html`${e.text ?? ''}`;
   }
 }
 
@@ -53,15 +53,15 @@ function richSection(s: Obj, c: BlockContext): string {
   const inner = arr(s.elements).map((e) => inline(obj(e), c)).join('');
   switch (s.type) {
     case 'rich_text_preformatted':
-      return `<pre>${arr(s.elements).map((e) => esc(obj(e).text)).join('')}</pre>`;
+      return html`<pre>!${arr(s.elements).map((e) => html`${obj(e).text}`).join('')}</pre>`;
     case 'rich_text_quote':
-      return `<blockquote>${inner}</blockquote>`;
+      return html`<blockquote>!${inner}</blockquote>`;
     case 'rich_text_list': {
       const tag = s.style === 'ordered' ? 'ol' : 'ul';
-      return `<${tag}>${arr(s.elements).map((x) => `<li>${richSection({ ...obj(x), type: 'rich_text_section' }, c)}</li>`).join('')}</${tag}>`;
+      return html`<!${tag}>!${arr(s.elements).map((x) => html`<li>!${richSection({ ...obj(x), type: 'rich_text_section' }, c)}</li>`).join('')}</!${tag}>`;
     }
     default:
-      return `<p>${inner}</p>`;
+      return html`<p>!${inner}</p>`;
   }
 }
 
@@ -70,35 +70,36 @@ function inputBlock(b: Obj, c: BlockContext, state: Obj): string {
   const blockId = String(b.blockId ?? b.block_id ?? '');
   const problem = typeof b.validationError === 'string' && b.validationError ? b.validationError : '';
   const problemId = problem ? nextId(c) : undefined;
-  return `<div class="input">${inputElement(blockId, obj(b.element), c, txt(b.label), b.optional === true, state, b.dispatchAction === true, problemId)}${problem ? `<p class="error" id="${problemId}">${esc(problem)}</p>` : ''}${txt(b.hint) ? `<p class="muted">${esc(txt(b.hint))}</p>` : ''}</div>`;
+  return html`<div class="input">!${inputElement(blockId, obj(b.element), c, txt(b.label), b.optional === true, state, b.dispatchAction === true, problemId)}!${problem ? html`<p class="error" id="${problemId}">${problem}</p>` : ''}!${txt(b.hint) ? html`<p class="muted">${txt(b.hint)}</p>` : ''}</div>`;
 }
 
 function block(b: Obj, c: BlockContext, state: Obj): string {
   switch (b.type) {
     case 'rich_text':
-      return `<div class="rich">${arr(b.elements).map((s) => richSection(obj(s), c)).join('')}</div>`;
+      return html`<div class="rich">!${arr(b.elements).map((s) => richSection(obj(s), c)).join('')}</div>`;
     case 'section': {
-      const fields = arr(b.fields).map((f) => `<div>${esc(txt(f))}</div>`).join('');
+      const fields = arr(b.fields).map((f) => html`<div>${txt(f)}</div>`).join('');
       const accessory = obj(b.accessory);
-      // docs/blocks.md: the accessory is an input block (part of the view's state); an element alone acts like one in an actions block
-      const acc = !b.accessory ? '' : accessory.type === 'input' ? inputBlock(accessory, c, state) : `<div class="row actions">${actionElement(accessory, c)}</div>`;
-      const text = `<p>${esc(txt(b.text))}</p>${fields ? `<div class="fields">${fields}</div>` : ''}`;
-      return `<div class="section${acc ? ' with-accessory' : ''}">${(b.text_position ?? b.textPosition) === 'right' ? `${acc}${text}` : `${text}${acc}`}</div>`;
+      // docs/blocks.md: the accessory is an input block (part of the view's state); an element alone acts like one in
+      // an actions block
+      const acc = !b.accessory ? '' : accessory.type === 'input' ? inputBlock(accessory, c, state) : html`<div class="row actions">!${actionElement(accessory, c)}</div>`;
+      const text = html`<p>${txt(b.text)}</p>!${fields ? html`<div class="fields">!${fields}</div>` : ''}`;
+      return html`<div class="section${acc ? ' with-accessory' : ''}">!${(b.text_position ?? b.textPosition) === 'right' ? html`!${acc}!${text}` : html`!${text}!${acc}`}</div>`;
     }
     case 'header':
-      return `<p><strong>${esc(txt(b.text))}</strong></p>`;
+      return html`<p><strong>${txt(b.text)}</strong></p>`;
     case 'divider':
       return '<hr>';
     case 'image':
-      return `<p>${link(b.image_url ?? b.imageUrl, `Image: ${txt(b.title) || String(b.alt_text ?? b.image_url ?? '')}`)}</p>`;
+      return html`<p>!${link(b.image_url ?? b.imageUrl, `Image: ${txt(b.title) || String(b.alt_text ?? b.image_url ?? '')}`)}</p>`;
     case 'context':
-      return `<p class="muted">${arr(b.elements).map((e) => (obj(e).type === 'image' ? link(obj(e).image_url, `Image: ${String(obj(e).alt_text ?? '')}`) : esc(txt(e)))).join(' · ')}</p>`;
+      return html`<p class="muted">!${arr(b.elements).map((e) => (obj(e).type === 'image' ? link(obj(e).image_url, `Image: ${String(obj(e).alt_text ?? '')}`) : html`${txt(e)}`)).join(' · ')}</p>`;
     case 'actions':
-      return `<div class="row actions">${arr(b.elements).map((e) => actionElement(obj(e), c)).join('')}</div>`;
+      return html`<div class="row actions">!${arr(b.elements).map((e) => actionElement(obj(e), c)).join('')}</div>`;
     case 'input':
       return inputBlock(b, c, state);
     default:
-      return `<p class="muted">(a ${esc(b.type)} block)</p>`;
+      return html`<p class="muted">(a ${b.type} block)</p>`;
   }
 }
 
@@ -113,20 +114,23 @@ function stamp(ts: unknown): string {
   const d = new Date(ts < 1e11 ? ts * 1000 : ts);
   if (Number.isNaN(d.getTime())) return '';
   const iso = d.toISOString();
-  return `<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')}</time>`;
+  return html`<time datetime="${iso}">!${iso.slice(0, 16).replace('T', ' ')}</time>`;
 }
 
-/** A message's attachments (V1.MessageAttachment): text, fields, and blocks (`blocks`, or the older `actions`) that work as the message's own. */
+/**
+ * A message's attachments (V1.MessageAttachment): text, fields, and blocks (`blocks`, or the older `actions`) that work
+ * as the message's own.
+ */
 export function renderAttachments(atts: unknown, c: BlockContext): string {
   return arr(atts)
     .map((x) => {
       const a = obj(x);
       const color = typeof a.color === 'string' && /^#?[0-9a-f]{3,8}$/i.test(a.color) ? a.color.replace(/^#?/, '#') : '';
       const ts = stamp(a.ts);
-      const fields = arr(a.fields).map((f) => `<div${obj(f).short ? '' : ' class="long"'}><strong>${esc(obj(f).title)}</strong><br>${esc(obj(f).value)}</div>`).join('');
-      return `<div class="attachment"${color ? ` data-color="${esc(color)}"` : ''}>${a.pretext ? `<p>${esc(a.pretext)}</p>` : ''}${a.author_name ? `<p class="muted">${link(a.author_link, String(a.author_name))}</p>` : ''}${
-        a.title ? `<p><strong>${link(a.title_link, String(a.title))}</strong></p>` : ''
-      }${a.text ? `<p>${esc(a.text)}</p>` : ''}${fields ? `<div class="fields">${fields}</div>` : ''}${renderBlocks(a.blocks, c)}${a.actions ? renderBlocks([{ type: 'actions', ...obj(a.actions) }], c) : ''}${a.footer || ts ? `<p class="muted">${[a.footer ? esc(a.footer) : '', ts].filter(Boolean).join(' · ')}</p>` : ''}</div>`;
+      const fields = arr(a.fields).map((f) => html`<div!${obj(f).short ? '' : ' class="long"'}><strong>${obj(f).title}</strong><br>${obj(f).value}</div>`).join('');
+      return html`<div class="attachment"!${color ? html` data-color="${color}"` : ''}>!${a.pretext ? html`<p>${a.pretext}</p>` : ''}!${a.author_name ? html`<p class="muted">!${link(a.author_link, String(a.author_name))}</p>` : ''}!${
+        a.title ? html`<p><strong>!${link(a.title_link, String(a.title))}</strong></p>` : ''
+      }!${a.text ? html`<p>${a.text}</p>` : ''}!${fields ? html`<div class="fields">!${fields}</div>` : ''}!${renderBlocks(a.blocks, c)}!${a.actions ? renderBlocks([{ type: 'actions', ...obj(a.actions) }], c) : ''}!${a.footer || ts ? html`<p class="muted">!${[a.footer ? html`${a.footer}` : '', ts].filter(Boolean).join(' · ')}</p>` : ''}</div>`;
     })
     .join('');
 }

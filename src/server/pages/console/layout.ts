@@ -3,8 +3,9 @@
  * small script served by the daemon at SCRIPT_PATH (script-src 'self'), nothing from elsewhere.
  * Light and dark follow prefers-color-scheme; the layout reads at 360 px wide.
  */
+import { html } from 'ghtml';
 import crypto from 'node:crypto';
-import { esc, page } from '../layout.js';
+import { page } from '../layout.js';
 
 export const SCRIPT_PATH = '/console/console.js';
 
@@ -137,37 +138,37 @@ export interface Shell {
 }
 
 export function consolePage(title: string, shell: Shell, body: string): string {
-  const nav = (href: string, label: string, on: boolean) => `<a href="${href}"${on ? ' aria-current="page"' : ''}>${label}</a>`;
+  const nav = (href: string, label: string, on: boolean) => html`<a href="${href}"!${on ? ' aria-current="page"' : ''}>!${label}</a>`;
   const switcher =
     shell.workspaces.length > 1
-      ? `<form method="post" action="/console/workspace"><input type="hidden" name="csrf" value="${esc(shell.csrf)}"><label for="ws" class="who">Workspace</label><select id="ws" name="workspaceId">${shell.workspaces
-          .map((w) => `<option value="${esc(w.id)}"${w.selected ? ' selected' : ''}>${esc(w.name)}</option>`)
+      ? html`<form method="post" action="/console/workspace"><input type="hidden" name="csrf" value="${shell.csrf}"><label for="ws" class="who">Workspace</label><select id="ws" name="workspaceId">!${shell.workspaces
+          .map((w) => html`<option value="${w.id}"${w.selected ? ' selected' : ''}>${w.name}</option>`)
           .join('')}</select><button type="submit">Switch</button></form>`
-      : `<span class="who">${esc(shell.workspaces[0]?.name ?? '')}</span>`;
-  return `<!doctype html>
+      : html`<span class="who">${shell.workspaces[0]?.name ?? ''}</span>`;
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
-<meta name="csrf" content="${esc(shell.csrf)}">
-<title>${esc(title)} · appreg</title>
-<style>${CSS}</style>
+<meta name="csrf" content="${shell.csrf}">
+<title>${title} · appreg</title>
+<style>!${CSS}</style>
 <script src="${SCRIPT_PATH}" defer></script>
 </head>
 <body>
-<header><span class="brand">appreg</span><nav aria-label="Console">${nav('/', 'Apps', shell.section === 'apps')}${nav('/console/deliveries', 'Deliveries', shell.section === 'deliveries')}${nav('/console/channels', 'Workspace', shell.section === 'workspace')}</nav><span class="who">Signed in as ${esc(shell.userName)}</span>${switcher}<form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="${esc(shell.csrf)}"><button type="submit">Sign out</button><button type="submit" formaction="/console/sign-out-everywhere" title="Every browser signed in to your account, this one included">Sign out everywhere</button></form></header>
-<main id="main">${body}</main>
+<header><span class="brand">appreg</span><nav aria-label="Console">!${nav('/', 'Apps', shell.section === 'apps')}!${nav('/console/deliveries', 'Deliveries', shell.section === 'deliveries')}!${nav('/console/channels', 'Workspace', shell.section === 'workspace')}</nav><span class="who">Signed in as ${shell.userName}</span>!${switcher}<form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="${shell.csrf}"><button type="submit">Sign out</button><button type="submit" formaction="/console/sign-out-everywhere" title="Every browser signed in to your account, this one included">Sign out everywhere</button></form></header>
+<main id="main">!${body}</main>
 </body>
 </html>`;
 }
 
 /** A hidden CSRF field for a form of the console. */
-export const csrfField = (token: string) => `<input type="hidden" name="csrf" value="${esc(token)}">`;
+export const csrfField = (token: string) => html`<input type="hidden" name="csrf" value="${token}">`;
 
 /** A one-button POST form (Publish, Replay, …): the button's text is its accessible name. */
 export function actionForm(action: string, csrf: string, label: string, cls = ''): string {
-  return `<form method="post" action="${esc(action)}">${csrfField(csrf)}<button type="submit"${cls ? ` class="${cls}"` : ''}>${esc(label)}</button></form>`;
+  return html`<form method="post" action="${action}">!${csrfField(csrf)}<button type="submit"!${cls ? html` class="${cls}"` : ''}>${label}</button></form>`;
 }
 
 /**
@@ -175,5 +176,5 @@ export function actionForm(action: string, csrf: string, label: string, cls = ''
  * whose style hash is that shell's), with a way back to the console.
  */
 export function plainPage(title: string, message: string): string {
-  return page(title, `<div class="card" role="alert"><h1>${esc(title)}</h1><p class="error">${esc(message)}</p><p><a href="/">Back to the console</a></p></div>`);
+  return page(title, html`<div class="card" role="alert"><h1>${title}</h1><p class="error">${message}</p><p><a href="/">Back to the console</a></p></div>`);
 }

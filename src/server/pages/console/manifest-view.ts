@@ -3,7 +3,7 @@
  * line knowing the JSON pointer of the value it starts, and every error or warning written
  * under the line of its pointer (or of its nearest parent that exists, for a missing member).
  */
-import { esc } from '../layout.js';
+import { html } from 'ghtml';
 
 export interface Problem {
   pointer: string;
@@ -54,13 +54,13 @@ export function annotatedManifest(parsed: unknown, errors: Problem[], warnings: 
   const add = (p: Problem, kind: 'Error' | 'Warning') => {
     const i = lineOf(all, p.pointer);
     const list = notes.get(i) ?? [];
-    list.push(`<li class="msg" role="note">${kind} at <code>${esc(p.pointer || '/')}</code>: ${esc(p.message)}</li>`);
+    list.push(html`<li class="msg" role="note">!${kind} at <code>${p.pointer || '/'}</code>: ${p.message}</li>`);
     notes.set(i, list);
   };
   for (const e of errors) add(e, 'Error');
   for (const w of warnings) add(w, 'Warning');
-  return `<ol class="json" aria-label="The manifest with its problems">${all
-    .map((l, i) => `<li${notes.has(i) ? ' class="bad"' : ''}>${esc(l.text)}</li>${(notes.get(i) ?? []).join('')}`)
+  return html`<ol class="json" aria-label="The manifest with its problems">!${all
+    .map((l, i) => html`<li!${notes.has(i) ? ' class="bad"' : ''}>${l.text}</li>!${(notes.get(i) ?? []).join('')}`)
     .join('')}</ol>`;
 }
 

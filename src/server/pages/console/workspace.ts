@@ -3,7 +3,7 @@
  * thread), the composer, an app's messages rendered from their blocks, and the view (modal) an
  * app opened. The timeline is rendered by the same function for the page and the live stream.
  */
-import { esc } from '../layout.js';
+import { html } from 'ghtml';
 import type { Picked } from './block-elements.js';
 import { renderAttachments, renderBlocks, type BlockContext } from './blocks.js';
 import { consolePage, csrfField, type Shell } from './layout.js';
@@ -42,24 +42,24 @@ export interface TimelineContext extends Omit<BlockContext, 'idPrefix' | 'action
 }
 
 function menu(summary: string, action: string, csrf: string, choices: ShortcutChoice[], cls: string): string {
-  return `<details class="${cls}"><summary>${summary}</summary><form method="post" action="${esc(action)}"><input type="hidden" name="csrf" value="${esc(csrf)}"><ul class="plain">${choices
-    .map((c) => `<li><button type="submit" name="shortcut" value="${esc(c.value)}">${esc(c.label)}</button></li>`)
+  return html`<details class="${cls}"><summary>!${summary}</summary><form method="post" action="${action}"><input type="hidden" name="csrf" value="${csrf}"><ul class="plain">!${choices
+    .map((c) => html`<li><button type="submit" name="shortcut" value="${c.value}">${c.label}</button></li>`)
     .join('')}</ul></form></details>`;
 }
 
 const time = (ms: number) => {
   const iso = new Date(ms).toISOString();
-  return `<time datetime="${esc(iso)}">${esc(iso.slice(11, 16))}</time>`;
+  return html`<time datetime="${iso}">${iso.slice(11, 16)}</time>`;
 };
 
 function item(m: TimelineItem, c: BlockContext, t: TimelineContext): string {
   const ctx: BlockContext = { ...c, action: m.actionUrl, idPrefix: `m-${m.id}`, ...(m.picked ? { picked: m.picked } : {}) };
-  const body = Array.isArray(m.blocks) && m.blocks.length ? renderBlocks(m.blocks, ctx) : `<p>${esc(m.text)}</p>`;
-  const files = m.files.length ? `<ul class="plain files" aria-label="Files">${m.files.map((f) => `<li>File: ${esc(f.name)} <span class="muted">${esc(f.mimeType)}</span></li>`).join('')}</ul>` : '';
-  const more = m.shortcutUrl && t.messageShortcuts.length ? menu(`<span class="sr">Message actions</span><span aria-hidden="true">⋯</span>`, m.shortcutUrl, c.csrf, t.messageShortcuts, 'more') : '';
-  return `<li id="m-${esc(m.id)}" class="msg${m.ephemeral ? ' eph' : ''}">${more}<div class="meta"><strong>${esc(m.author)}</strong>${m.app ? ' <span class="badge">app</span>' : ''} ${time(m.atMilli)}${m.edited ? ' <span class="muted">(edited)</span>' : ''}${
+  const body = Array.isArray(m.blocks) && m.blocks.length ? renderBlocks(m.blocks, ctx) : html`<p>${m.text}</p>`;
+  const files = m.files.length ? html`<ul class="plain files" aria-label="Files">!${m.files.map((f) => html`<li>File: ${f.name} <span class="muted">${f.mimeType}</span></li>`).join('')}</ul>` : '';
+  const more = m.shortcutUrl && t.messageShortcuts.length ? menu(html`<span class="sr">Message actions</span><span aria-hidden="true">⋯</span>`, m.shortcutUrl, c.csrf, t.messageShortcuts, 'more') : '';
+  return html`<li id="m-${m.id}" class="msg${m.ephemeral ? ' eph' : ''}">!${more}<div class="meta"><strong>${m.author}</strong>!${m.app ? ' <span class="badge">app</span>' : ''} !${time(m.atMilli)}!${m.edited ? ' <span class="muted">(edited)</span>' : ''}!${
     m.ephemeral ? ' <span class="badge eph-mark">Only visible to you</span>' : ''
-  }</div>${body}${renderAttachments(m.attachments, ctx)}${files}${m.replies ? `<p class="muted"><a href="${esc(m.replies.href)}">${m.replies.count ? `${m.replies.count} ${m.replies.count === 1 ? 'reply' : 'replies'}` : 'Reply in thread'}</a></p>` : ''}</li>`;
+  }</div>!${body}!${renderAttachments(m.attachments, ctx)}!${files}!${m.replies ? html`<p class="muted"><a href="${m.replies.href}">${m.replies.count ? `${m.replies.count} ${m.replies.count === 1 ? 'reply' : 'replies'}` : 'Reply in thread'}</a></p>` : ''}</li>`;
 }
 
 /** The list of messages (also sent by the live stream). */
@@ -87,29 +87,29 @@ export interface WorkspaceView {
 }
 
 export function workspacePage(shell: Shell, v: WorkspaceView): string {
-  const nav = `<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">${v.channels
-    .map((ch) => `<li><a href="/console/channels/${esc(encodeURIComponent(ch.id))}"${ch.id === v.channel.id ? ' aria-current="page"' : ''}>${esc(ch.label)}</a></li>`)
-    .join('')}</ul>${homesNav(v.homes)}<p><a href="/console/manage">Channels and groups</a></p></nav>`;
-  const action = `/console/channels/${esc(encodeURIComponent(v.channel.id))}/messages`;
-  const composer = `<form method="post" action="${action}" class="composer" aria-label="Composer">${csrfField(shell.csrf)}${v.thread ? `<input type="hidden" name="threadRootId" value="${esc(v.thread.rootId)}">` : ''}
-<label for="message" class="sr">Message</label><input type="text" id="message" name="text" autocomplete="off" required placeholder="${v.thread ? 'Reply in the thread' : `Message ${esc(v.channel.label)}`}, or /command" aria-describedby="composer-hint"><button type="submit" class="primary">Send</button></form>
-<p class="muted" id="composer-hint">${v.commands.length ? `Commands: ${v.commands.map((c) => esc(c.command)).join(', ')}.` : 'No app with a command is installed here.'}</p>
-<div id="suggest" class="row" role="group" aria-label="Commands" hidden>${v.commands.map((c) => `<button type="button" data-command="${esc(c.command)}">${esc(c.command)}${c.hint ? ` <span class="muted">${esc(c.hint)}</span>` : ''}</button>`).join('')}</div>`;
+  const nav = html`<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">!${v.channels
+    .map((ch) => html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}"!${ch.id === v.channel.id ? ' aria-current="page"' : ''}>${ch.label}</a></li>`)
+    .join('')}</ul>!${homesNav(v.homes)}<p><a href="/console/manage">Channels and groups</a></p></nav>`;
+  const action = `/console/channels/${encodeURIComponent(v.channel.id)}/messages`;
+  const composer = html`<form method="post" action="${action}" class="composer" aria-label="Composer">!${csrfField(shell.csrf)}!${v.thread ? html`<input type="hidden" name="threadRootId" value="${v.thread.rootId}">` : ''}
+<label for="message" class="sr">Message</label><input type="text" id="message" name="text" autocomplete="off" required placeholder="${v.thread ? 'Reply in the thread' : `Message ${v.channel.label}`}, or /command" aria-describedby="composer-hint"><button type="submit" class="primary">Send</button></form>
+<p class="muted" id="composer-hint">${v.commands.length ? `Commands: ${v.commands.map((c) => c.command).join(', ')}.` : 'No app with a command is installed here.'}</p>
+<div id="suggest" class="row" role="group" aria-label="Commands" hidden>!${v.commands.map((c) => html`<button type="button" data-command="${c.command}">${c.command}!${c.hint ? html` <span class="muted">${c.hint}</span>` : ''}</button>`).join('')}</div>`;
   const title = v.thread ? `Thread in ${v.channel.label}` : v.channel.label;
   const c = { csrf: shell.csrf, userName: v.userName, messageShortcuts: v.messageShortcuts };
   const shortcuts = v.shortcuts.length ? menu('Shortcuts', `/console/channels/${encodeURIComponent(v.channel.id)}/shortcuts`, shell.csrf, v.shortcuts, 'menu') : '';
   return consolePage(
     title,
     shell,
-    `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="channel-title"><div class="row"><h1 id="channel-title">${esc(title)}</h1>${shortcuts}</div>${v.thread ? `<p><a href="${esc(v.thread.back)}">Back to ${esc(v.channel.label)}</a></p>` : ''}
-${v.error ? `<p class="error" role="alert">${esc(v.error)}</p>` : ''}<p class="live" id="ws-status" role="status" aria-live="polite"></p>
-<ol class="plain timeline" id="timeline" aria-label="Messages" data-stream="${esc(v.stream)}">${timeline(v.items, c)}</ol>${composer}</section></div>${v.modal ? v.modal.html : ''}`,
+    html`<div class="workspace"${v.modal ? ' inert' : ''}>!${nav}<section class="card channel" aria-labelledby="channel-title"><div class="row"><h1 id="channel-title">${title}</h1>!${shortcuts}</div>!${v.thread ? html`<p><a href="${v.thread.back}">Back to ${v.channel.label}</a></p>` : ''}
+!${v.error ? html`<p class="error" role="alert">${v.error}</p>` : ''}<p class="live" id="ws-status" role="status" aria-live="polite"></p>
+<ol class="plain timeline" id="timeline" aria-label="Messages" data-stream="${v.stream}">!${timeline(v.items, c)}</ol>!${composer}</section></div>!${v.modal ? v.modal.html : ''}`,
   );
 }
 
 function homesNav(homes: WorkspaceView['homes']): string {
   if (!homes.length) return '';
-  return `<h2>Apps</h2><ul class="plain">${homes.map((h) => `<li><a href="/console/home/${esc(encodeURIComponent(h.appId))}"${h.current ? ' aria-current="page"' : ''}>${esc(h.label)}</a></li>`).join('')}</ul>`;
+  return html`<h2>Apps</h2><ul class="plain">!${homes.map((h) => html`<li><a href="/console/home/${encodeURIComponent(h.appId)}"!${h.current ? ' aria-current="page"' : ''}>${h.label}</a></li>`).join('')}</ul>`;
 }
 
 /**
@@ -119,12 +119,12 @@ function homesNav(homes: WorkspaceView['homes']): string {
  * pressing some block's button.
  */
 export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'homes' | 'userName' | 'modal'> & { title: string; view: Record<string, unknown>; action: string; picked?: TimelineItem['picked'] }): string {
-  const nav = `<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">${v.channels.map((ch) => `<li><a href="/console/channels/${esc(encodeURIComponent(ch.id))}">${esc(ch.label)}</a></li>`).join('')}</ul>${homesNav(v.homes)}</nav>`;
+  const nav = html`<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">!${v.channels.map((ch) => html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}">${ch.label}</a></li>`).join('')}</ul>!${homesNav(v.homes)}</nav>`;
   const body = renderBlocks(v.view.blocks, { csrf: shell.csrf, idPrefix: 'home', userName: v.userName, inView: true, ...(v.picked ? { picked: v.picked } : {}) }, v.view.state);
   return consolePage(
     v.title,
     shell,
-    `<div class="workspace"${v.modal ? ' inert' : ''}>${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${esc(v.title)}</h1><form method="post" action="${esc(v.action)}" class="msg">${csrfField(shell.csrf)}<button type="submit" hidden disabled tabindex="-1"></button>${body}</form></section></div>${v.modal ? v.modal.html : ''}`,
+    html`<div class="workspace"${v.modal ? ' inert' : ''}>!${nav}<section class="card channel" aria-labelledby="home-title"><h1 id="home-title">${v.title}</h1><form method="post" action="${v.action}" class="msg">!${csrfField(shell.csrf)}<button type="submit" hidden disabled tabindex="-1"></button>!${body}</form></section></div>!${v.modal ? v.modal.html : ''}`,
   );
 }
 
@@ -137,7 +137,7 @@ export function modalHtml(view: Record<string, unknown>, csrf: string, userName:
   const title = typeof view.title === 'object' && view.title ? String((view.title as Record<string, unknown>).text ?? '') : String(view.title ?? '');
   const label = (v: unknown, dflt: string) => (v && typeof v === 'object' ? String((v as Record<string, unknown>).text ?? dflt) : dflt);
   const c: BlockContext = { csrf, idPrefix: `v-${id}`, userName, inView: true, ...(picked ? { picked } : {}) };
-  return `<div class="backdrop"><div class="modal card" role="dialog" aria-modal="true" aria-labelledby="modal-title" id="modal"><form method="post" action="/console/views/${esc(encodeURIComponent(id))}">${csrfField(csrf)}<button type="submit" name="do" value="submit" hidden tabindex="-1"></button>
-<h2 id="modal-title">${esc(title || 'App')}</h2>${renderBlocks(view.blocks, c, view.state)}
-<div class="row"><button type="submit" name="do" value="submit" class="primary">${esc(label(view.submit, 'Submit'))}</button><button type="submit" name="do" value="close" formnovalidate>${esc(label(view.close, 'Close'))}</button></div></form></div></div>`;
+  return html`<div class="backdrop"><div class="modal card" role="dialog" aria-modal="true" aria-labelledby="modal-title" id="modal"><form method="post" action="/console/views/${encodeURIComponent(id)}">!${csrfField(csrf)}<button type="submit" name="do" value="submit" hidden tabindex="-1"></button>
+<h2 id="modal-title">${title || 'App'}</h2>!${renderBlocks(view.blocks, c, view.state)}
+<div class="row"><button type="submit" name="do" value="submit" class="primary">${label(view.submit, 'Submit')}</button><button type="submit" name="do" value="close" formnovalidate>${label(view.close, 'Close')}</button></div></form></div></div>`;
 }

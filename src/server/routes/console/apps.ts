@@ -12,6 +12,7 @@ import type { Revocation } from '../../../services/oauth/revocation.js';
 import { appFormPage, appPage, appsListPage, confirmPage, type AppPageView } from '../../pages/console/apps.js';
 import { jsonParseProblem } from '../../pages/console/manifest-view.js';
 import { FORM_TYPE, handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import { must } from '../../../must.js';
 
 const PAGE_SIZE = 100;
 const SECRET_FIELDS = ['id', 'published', 'clientSecret', 'appKey', 'signingSecret'];
@@ -55,7 +56,7 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
       installUrl = `/access-request?${q}`;
     }
     for (const k of SECRET_FIELDS.slice(2)) delete (app as Record<string, unknown>)[k];
-    const secrets = reveal ? { clientSecret: clientSecret!, appKey: appKey!, signingSecret: signingSecret! } : undefined;
+    const secrets = reveal ? { clientSecret: must(clientSecret), appKey: must(appKey), signingSecret: must(signingSecret) } : undefined;
     return { app, installedIn: await installedIn(s, appId), connections: status.connections, queuedEvents: status.queuedEvents, installUrl, secrets, ...extra };
   }
 

@@ -17,10 +17,11 @@ import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
 import type { IdentityService, Principal } from '../../../services/identity.js';
 import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
-import { signedOutPage } from '../../pages/home.js';
+import { signedOutPage } from '../../pages/sign-in.js';
 import { CONSOLE_CSP, plainPage, type Shell } from '../../pages/console/layout.js';
 import { clearSessionCookie, cookieValue, pageHeaders } from '../../pages/send.js';
 import { asAppError, sendErrorPage } from '../../respond.js';
+import { must } from '../../../must.js';
 
 const WORKSPACE_COOKIE = 'appreg_console_ws';
 /** The one body type of the console's forms (the manifest form may also be multipart, for a file). */
@@ -108,7 +109,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
       if (!me) return sendError(res, forbidden('Your account is not a member of any workspace.'));
       const csrf = await sessions.consoleToken(session.id);
       const names = await Promise.all(members.map((m) => workspaceName(m.workspaceId)));
-      const workspaces = members.map((m, i) => ({ id: m.workspaceId, name: names[i]!, selected: m === me }));
+      const workspaces = members.map((m, i) => ({ id: m.workspaceId, name: must(names[i]), selected: m === me }));
       signed = { sessionId: session.id, sessionExpiresAt: session.expiresAt, accountId: session.accountId, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
     } catch (e) {
       return sendError(res, e); // the store could not be read: a page, like every other console error

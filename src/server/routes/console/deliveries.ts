@@ -10,8 +10,6 @@ import type { AppsService } from '../../../services/apps.js';
 import type { Clock } from '../../../clock.js';
 import { headersAsSent, KINDS, type DeliveriesService, type DeliveryRecord, type TriggerInput } from '../../../services/deliveries.js';
 import { deliveriesPage, deliveryLive, deliveryPage, deliveryRow, STATES, type ListFilter } from '../../pages/console/deliveries.js';
-import { SCRIPT_PATH } from '../../pages/console/layout.js';
-import { CONSOLE_SCRIPT, SCRIPT_ETAG } from '../../pages/console/script.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 
@@ -69,14 +67,6 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   /** What a delivery's page shows changes with these (the stream's cursor for the page). */
   const versionOfDelivery = (rec: DeliveryRecord) => versionOf(JSON.stringify([rec.updatedAt, rec.state, rec.attempts.length, rec.outcome ?? null]));
 
-  r.get(SCRIPT_PATH, (req, res) => {
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('cache-control', 'no-cache');
-    res.setHeader('etag', SCRIPT_ETAG);
-    if (req.get('if-none-match') === SCRIPT_ETAG) return void res.status(304).end();
-    res.type('application/javascript').send(CONSOLE_SCRIPT);
-  });
-
   get('/console/deliveries', async (req, res, s) => sendConsolePage(res, 200, await listPage(s, filterOf(req.query))));
 
   post('/console/deliveries', async (req, res, s) => {
@@ -101,7 +91,9 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     const notice = done && { text: failed ? `${done.replace(/\.$/, '')}, and it failed: ${rec.outcome ?? 'no answer'}.` : done, bad: failed };
     sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), notice || undefined, { since: versionOfDelivery(rec) }));
   });
-  /** Replay; with `body`, an edited replay (a new delivery). A body that is not JSON is the page again with the reason. */
+  /**
+   * Replay; with `body`, an edited replay (a new delivery). A body that is not JSON is the page again with the reason.
+   */
   r.post('/console/deliveries/:deliveryId/replay', base.signedIn, edited, base.csrf, handled(base, async (req, res, s) => {
     const text = (req.body as Record<string, unknown>).body;
     if (typeof text !== 'string') {
@@ -122,7 +114,10 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), undefined, { curl, ...(given !== undefined ? { edited: given } : {}) }));
   }));
 
-  /** Run `fn`; a refusal (4xx: the body is not JSON, too large, …) is the delivery's page with the reason and the body as edited. */
+  /**
+   * Run `fn`; a refusal (4xx: the body is not JSON, too large, …) is the delivery's page with the reason and the body
+   * as edited.
+   */
   async function onPage<T>(res: Response, s: Signed, text: string | undefined, fn: () => Promise<T>): Promise<T | undefined> {
     try {
       return await fn();

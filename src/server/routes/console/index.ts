@@ -17,6 +17,8 @@ import type { Revocation } from '../../../services/oauth/revocation.js';
 import { consoleAppsRoutes } from './apps.js';
 import { consoleBase } from './common.js';
 import { consoleDeliveryRoutes } from './deliveries.js';
+import { consoleStaticFiles } from './static.js';
+import { SCRIPT_PATH } from '../../pages/console/layout.js';
 import { createPersonState, type PersonStateStore } from '../../person-state.js';
 import { consoleWorkspaceRoutes, type ConsoleWorkspaceDeps } from './workspace.js';
 import { consoleWorkspaceAppsRoutes } from './workspace-apps.js';
@@ -45,6 +47,7 @@ export interface ConsoleRoutesDeps {
 export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStreams(): void } {
   const base = consoleBase(deps);
   const r = Router();
+  r.get(SCRIPT_PATH, consoleStaticFiles());
   const parsed = base.form('2kb', 5);
   r.post('/console/workspace', base.signedIn, parsed, base.csrf, base.chooseWorkspace);
   r.post('/console/sign-out', base.signedIn, parsed, base.csrf, base.signOut(false));

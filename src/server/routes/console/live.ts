@@ -30,7 +30,10 @@ export interface LiveStream {
   resume(cursor: string | undefined): void | Promise<void>;
 }
 
-/** The cursor a stream resumes from: the browser's Last-Event-ID on a reconnection, else the one the page rendered (`since`). */
+/**
+ * The cursor a stream resumes from: the browser's Last-Event-ID on a reconnection, else the one the page rendered
+ * (`since`).
+ */
 export function cursorOf(req: Request): string | undefined {
   const v = req.get('last-event-id') ?? (typeof req.query.since === 'string' ? req.query.since : undefined);
   return v && v.length <= 100 ? v : undefined;

@@ -6,6 +6,7 @@
  * section's accessory when it is an input block; an empty field, and a date range without both
  * of its dates, are left out (never `values: [""]`).
  */
+import { must } from '../../../must.js';
 type Obj = Record<string, unknown>;
 
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -35,7 +36,7 @@ export function stateOf(view: Obj, form: Obj): { values: Record<string, Record<s
     let entry: Obj | undefined;
     if (type === 'checkboxes') entry = { type, values: list.filter((v) => v !== '') };
     else if (type === 'date_range_picker') {
-      if (list.length === 2 && isDate(list[0]!) && isDate(list[1]!)) entry = { type, values: list };
+      if (list.length === 2 && isDate(must(list[0])) && isDate(must(list[1]))) entry = { type, values: list };
     } else if (typeof given === 'string' && given !== '') entry = { type, value: given };
     if (entry) (values[blockId] ??= {})[onAction] = entry;
   }

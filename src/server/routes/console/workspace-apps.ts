@@ -11,8 +11,8 @@ import type { DeliveriesService } from '../../../services/deliveries.js';
 import { homePage, modalHtml } from '../../pages/console/workspace.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
-import { channelHref, pickedIn, workspaceHelpers, type Workspace } from './workspace-common.js';
-import { interactionOf } from './block-actions.js';
+import { channelHref, workspaceView, type Workspace } from './workspace-view.js';
+import { appInteractions, interactionOf, pickedIn } from './interactions.js';
 import { stateOf } from './view-state.js';
 
 export interface ConsoleWorkspaceAppsDeps {
@@ -56,7 +56,8 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   const viewForm = base.form('64kb', 200); // a home view is a form of many inputs
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
-  const { actor, people, channels, menus, follow, interactWith } = workspaceHelpers(ws, deliveries, state);
+  const { actor, people, channels, menus } = workspaceView(ws, deliveries);
+  const { follow, interactWith } = appInteractions(deliveries, state);
 
   post('/console/channels/:channelId/shortcuts', async (req, res, s) => {
     const ch = await ws.channels.visible(await actor(s), String(req.params.channelId));

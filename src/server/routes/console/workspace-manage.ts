@@ -9,7 +9,7 @@ import { AppError, toErrorResponse } from '../../../errors.js';
 import { confirmPage } from '../../pages/console/apps.js';
 import { MANAGE_PATH, managePage, type ManagedChannel, type ManageView } from '../../pages/console/manage.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
-import type { Workspace } from './workspace-common.js';
+import type { Workspace } from './workspace-view.js';
 
 const NOTICES: Record<string, string> = {
   archived: 'The channel is archived.',

@@ -15,9 +15,10 @@ import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
 import { stateOf } from './view-state.js';
-import { interactionOf } from './block-actions.js';
-import { channelHref, pickedIn, workspaceHelpers, type People, type Workspace } from './workspace-common.js';
+import { channelHref, workspaceView, type People, type Workspace } from './workspace-view.js';
+import { appInteractions, interactionOf, pickedIn } from './interactions.js';
 import type { Choice } from '../../../model/workspace.js';
+import { must } from '../../../must.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;
@@ -41,7 +42,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
-  const { actor, people, label, channels: channelsOf, menus, follow, interactWith } = workspaceHelpers(ws, deliveries, state);
+  const { actor, people, label, channels: channelsOf, menus } = workspaceView(ws, deliveries);
+  const { follow, interactWith } = appInteractions(deliveries, state);
   const enc = encodeURIComponent;
 
   function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean, who: People, picks: Choice[]): TimelineItem {
@@ -129,7 +131,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
         return seeOther(res, back);
       }
       const ch = await ws.channels.visible(await actor(s), channelId);
-      const rec = await deliveries.invokeSlashCommand(s.principal, { command: slash[1]!, text: slash[2] ?? '', channelId: ch.id, ...(rootId ? { threadRootId: rootId } : {}) });
+      const rec = await deliveries.invokeSlashCommand(s.principal, { command: must(slash[1]), text: slash[2] ?? '', channelId: ch.id, ...(rootId ? { threadRootId: rootId } : {}) });
       seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: back, ...(rootId ? { rootId } : {}) }));
     });
   });
@@ -148,7 +150,10 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     });
   });
 
-  /** The modal on top: Submit (VIEW_ACTION SUBMIT with its state), Close (VIEW_ACTION CLOSE when the view asks), or one of its buttons. */
+  /**
+   * The modal on top: Submit (VIEW_ACTION SUBMIT with its state), Close (VIEW_ACTION CLOSE when the view asks), or one
+   * of its buttons.
+   */
   post('/console/views/:viewId', async (req, res, s) => {
     const me = s.principal.workspaceUserId;
     const top = await state.top(me);
@@ -161,7 +166,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       if (view.notifyOnClose === true) await follow(s, await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'CLOSE', view, channelId: top.channelId }), ctx);
       return seeOther(res, (await state.top(me))?.returnTo ?? top.returnTo);
     }
-    await state.keepState(me, String(top.view.id), view.state); // what was typed stays when the app answers without a new view
+    // what was typed stays when the app answers without a new view
+    await state.keepState(me, String(top.view.id), view.state);
     if (b.act !== undefined) {
       // a choice not made (a date range with one date) is the page again, the modal open, with the reason
       return orPage(res, s, top.channelId, undefined, async () => {

@@ -1,5 +1,5 @@
 /**
- * The console's one script, served by the daemon from memory at SCRIPT_PATH (script-src 'self').
+ * The console's one script, served as a static file at /console/console.js (script-src 'self'; src/server/static-files.ts).
  * Everything works without it; with it: the delivery list and a delivery's page follow the live
  * stream (server-sent events whose data is HTML rendered by the server, escaped there), a
  * manifest file chosen is shown in the text area, the problems of a form get the focus; in the
@@ -8,9 +8,7 @@
  * Enter, a link button also tells the app, and a modal gets the focus (Escape closes it); Copy
  * puts a delivery's curl command on the clipboard.
  */
-import crypto from 'node:crypto';
-
-export const CONSOLE_SCRIPT = `'use strict';
+'use strict';
 (function () {
   function stream(url, name, onData, status) {
     if (!window.EventSource) return;
@@ -176,6 +174,3 @@ export const CONSOLE_SCRIPT = `'use strict';
     problems.focus();
   }
 })();
-`;
-
-export const SCRIPT_ETAG = `"${crypto.createHash('sha256').update(CONSOLE_SCRIPT).digest('base64url').slice(0, 22)}"`;
