@@ -10,10 +10,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-interface Principal { workspaceId: string; workspaceUserId: string; jti: string }
+interface Principal {
+  workspaceId: string;
+  workspaceUserId: string;
+  jti: string;
+}
 /** What a benchmark gives engine.trigger (a slash command here). */
-interface Trigger { appId: string; kind: 'slash-command'; command: string; text?: string }
-interface AppRecordLike { id: string; appKey?: unknown; signingSecret?: unknown }
+interface Trigger {
+  appId: string;
+  kind: 'slash-command';
+  command: string;
+  text?: string;
+}
+interface AppRecordLike {
+  id: string;
+  appKey?: unknown;
+  signingSecret?: unknown;
+}
 
 export interface InProcessDaemon {
   url: string;
@@ -28,27 +41,58 @@ export interface InProcessDaemon {
 }
 
 type Module = Record<string, unknown>;
-interface Handle { url: string; bootstrapped: { workspaceId: string; workspaceUserId: string } | null; close(): Promise<void>; parts?: Parts; deps?: Deps }
-interface AppsService { create(p: Principal, m: Record<string, unknown>): Promise<{ app: AppRecordLike }>; byId(id: string): AppRecordLike | undefined | Promise<AppRecordLike | undefined> }
-interface Engine { trigger(p: Principal, t: Trigger): Promise<{ outcome: string; ephemeralMessage?: string }> }
-interface SocketHandle { transport: { send(input: Record<string, unknown>): Promise<{ outcome: string }> } }
-interface Parts { apps: AppsService; deliveries: Engine; socket: SocketHandle }
-interface Deps { apps: AppsService }
+interface Handle {
+  url: string;
+  bootstrapped: { workspaceId: string; workspaceUserId: string } | null;
+  close(): Promise<void>;
+  parts?: Parts;
+  deps?: Deps;
+}
+interface AppsService {
+  create(p: Principal, m: Record<string, unknown>): Promise<{ app: AppRecordLike }>;
+  byId(id: string): AppRecordLike | undefined | Promise<AppRecordLike | undefined>;
+}
+interface Engine {
+  trigger(p: Principal, t: Trigger): Promise<{ outcome: string; ephemeralMessage?: string }>;
+}
+interface SocketHandle {
+  transport: { send(input: Record<string, unknown>): Promise<{ outcome: string }> };
+}
+interface Parts {
+  apps: AppsService;
+  deliveries: Engine;
+  socket: SocketHandle;
+}
+interface Deps {
+  apps: AppsService;
+}
 
 /** Start the daemon of the build at `root` on `dataDir` (bootstrapping it), with these settings over the defaults. */
-export async function startInProcess(root: string, dataDir: string, settings: Record<string, unknown>): Promise<InProcessDaemon> {
+export async function startInProcess(
+  root: string,
+  dataDir: string,
+  settings: Record<string, unknown>,
+): Promise<InProcessDaemon> {
   const dist = path.join(root, 'dist/src');
-  if (!fs.existsSync(path.join(dist, 'server/start.js'))) throw new Error(`${root} is not built: no dist/src/server/start.js`);
+  if (!fs.existsSync(path.join(dist, 'server/start.js')))
+    throw new Error(`${root} is not built: no dist/src/server/start.js`);
   const mod = (p: string): Promise<Module> => import(pathToFileURL(path.join(dist, p)).href) as Promise<Module>;
-  const { loadConfig } = (await mod('config.js')) as { loadConfig(flags: Record<string, unknown>, env: Record<string, string>): Record<string, unknown> };
+  const { loadConfig } = (await mod('config.js')) as {
+    loadConfig(flags: Record<string, unknown>, env: Record<string, string>): Record<string, unknown>;
+  };
   const { createLogger } = (await mod('logger.js')) as { createLogger(o: { level: string }): unknown };
-  const { startDaemon } = (await mod('server/start.js')) as { startDaemon(config: unknown, opts: Record<string, unknown>): Promise<Handle> };
+  const { startDaemon } = (await mod('server/start.js')) as {
+    startDaemon(config: unknown, opts: Record<string, unknown>): Promise<Handle>;
+  };
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'warn', ...settings };
   const opts: Record<string, unknown> = { logger: createLogger({ level: 'warn' }) };
   // the generation before the composition root mounted OAuth, delivery and socket mode as extensions
   const extensionsFile = path.join(dist, 'server/extensions.js');
   const older = fs.existsSync(extensionsFile);
-  if (older) opts.extensions = ((await mod('server/extensions.js')) as { defaultExtensions(c: unknown): unknown }).defaultExtensions(config);
+  if (older)
+    opts.extensions = (
+      (await mod('server/extensions.js')) as { defaultExtensions(c: unknown): unknown }
+    ).defaultExtensions(config);
   const handle = await startDaemon(config, opts);
   try {
     const b = handle.bootstrapped;
@@ -68,10 +112,18 @@ export async function startInProcess(root: string, dataDir: string, settings: Re
       const found = getDelivery(deps);
       if (!found) throw new Error('the build published no delivery engine');
       engine = found;
-      const { getSocketMode } = (await mod('server/socket-extension.js')) as { getSocketMode(d: unknown): SocketHandle | undefined };
-      socket = () => getSocketMode(deps) ?? (() => { throw new Error('the build published no socket mode'); })();
+      const { getSocketMode } = (await mod('server/socket-extension.js')) as {
+        getSocketMode(d: unknown): SocketHandle | undefined;
+      };
+      socket = () =>
+        getSocketMode(deps) ??
+        (() => {
+          throw new Error('the build published no socket mode');
+        })();
     } else {
-      throw new Error(`the benchmarks do not know this build's daemon: startDaemon returned neither parts nor deps (${root})`);
+      throw new Error(
+        `the benchmarks do not know this build's daemon: startDaemon returned neither parts nor deps (${root})`,
+      );
     }
     const principal = { workspaceId: b.workspaceId, workspaceUserId: b.workspaceUserId, jti: 'bench' };
     return {

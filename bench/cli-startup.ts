@@ -31,10 +31,19 @@ function main(): void {
   for (const c of cases) once(c.args); // warm the file system cache; not counted
   for (let i = 0; i < RUNS; i++) for (const c of cases) must(times.get(c.name)).push(once(c.args));
   const round = (x: number) => Math.round(x * 10) / 10;
-  const stats = Object.fromEntries([...times].map(([name, list]) => {
-    const sorted = [...list].sort((a, b) => a - b);
-    return [name, { medianMs: round(percentile(sorted, 50)), p90Ms: round(percentile(sorted, 90)), minMs: round(sorted[0] ?? NaN) }];
-  }));
+  const stats = Object.fromEntries(
+    [...times].map(([name, list]) => {
+      const sorted = [...list].sort((a, b) => a - b);
+      return [
+        name,
+        {
+          medianMs: round(percentile(sorted, 50)),
+          p90Ms: round(percentile(sorted, 90)),
+          minMs: round(sorted[0] ?? NaN),
+        },
+      ];
+    }),
+  );
   const median = (name: string) => stats[name]?.medianMs ?? NaN;
   const base = median('node -e 0');
   writeResult('cli-startup', {

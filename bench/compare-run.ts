@@ -25,7 +25,12 @@ export interface CompareOptions extends Omit<RunOptions, 'nodeArgs'> {
   profileDir?: string;
 }
 
-interface Profiled { path: string; side: string; file: string; top: TopFrames }
+interface Profiled {
+  path: string;
+  side: string;
+  file: string;
+  top: TopFrames;
+}
 
 export interface CompareResult {
   ref?: Omit<RefBuild, 'remove' | 'root'>;
@@ -36,7 +41,13 @@ export interface CompareResult {
 }
 
 /** A side that started, and when its timed rounds ran. */
-interface Opened { key: 'ref' | 'wt' | 'floor'; side: Side; build?: Build; pid?: number; windows?: Array<[number, number]> }
+interface Opened {
+  key: 'ref' | 'wt' | 'floor';
+  side: Side;
+  build?: Build;
+  pid?: number;
+  windows?: Array<[number, number]>;
+}
 
 const message = (e: unknown) => (e as Error).message ?? String(e);
 
@@ -53,12 +64,23 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   let ref: RefBuild | undefined;
   try {
     if (o.ref) ref = await buildRef(o.repo, o.ref, o.log);
-    const builds: Build[] = [...(ref ? [{ role: 'ref' as const, root: ref.root, label: must(o.ref) }] : []), { role: 'wt', root: o.repo, label: 'working tree' }];
-    const result: CompareResult = { ref: ref && { given: ref.given, sha: ref.sha, subject: ref.subject, nodeModules: ref.nodeModules }, outcomes: [], profiles: [], profileErrors: [] };
+    const builds: Build[] = [
+      ...(ref ? [{ role: 'ref' as const, root: ref.root, label: must(o.ref) }] : []),
+      { role: 'wt', root: o.repo, label: 'working tree' },
+    ];
+    const result: CompareResult = {
+      ref: ref && { given: ref.given, sha: ref.sha, subject: ref.subject, nodeModules: ref.nodeModules },
+      outcomes: [],
+      profiles: [],
+      profileErrors: [],
+    };
     const profileDir = (p: HotPath, b: Build) => path.join(must(o.profileDir), `${p.id}-${b.role}`);
     for (const p of o.paths) {
       o.log(`${p.id}: ${p.title}`);
-      const runOpts: RunOptions = { ...o, nodeArgs: o.profileDir ? (b) => ['--cpu-prof', `--cpu-prof-dir=${profileDir(p, b)}`] : undefined };
+      const runOpts: RunOptions = {
+        ...o,
+        nodeArgs: o.profileDir ? (b) => ['--cpu-prof', `--cpu-prof-dir=${profileDir(p, b)}`] : undefined,
+      };
       const outcome: PathOutcome = { spec: p, wt: { error: 'not run' } };
       const opened: Opened[] = [];
       let run: PathRun | undefined;
@@ -75,14 +97,18 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
           else outcome.floor = s;
         }
         if (opened.length) {
-          const turns = await takeTurns(opened.map((s) => [s.key, s.side]), o);
+          const turns = await takeTurns(
+            opened.map((s) => [s.key, s.side]),
+            o,
+          );
           for (const s of opened) {
             outcome[s.key] = { rounds: must(turns[s.key]).rounds };
             s.windows = must(turns[s.key]).windows;
           }
         }
       } catch (e) {
-        for (const s of opened) if (!outcome[s.key] || !('rounds' in must(outcome[s.key]))) outcome[s.key] = { error: message(e) };
+        for (const s of opened)
+          if (!outcome[s.key] || !('rounds' in must(outcome[s.key]))) outcome[s.key] = { error: message(e) };
         if (!run) for (const b of builds) outcome[b.role] = { error: `setting up the path failed: ${message(e)}` };
       } finally {
         for (const s of opened) await s.side.close().catch((e) => o.log(`  closing ${s.key} failed: ${message(e)}`));
@@ -95,7 +121,12 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
           const dir = profileDir(p, s.build);
           try {
             const profile = readProfile(dir, s.pid);
-            result.profiles.push({ path: p.id, side: s.build.label, file: profile.file, top: topFrames(profile.profile, s.windows, 5, s.build.root) });
+            result.profiles.push({
+              path: p.id,
+              side: s.build.label,
+              file: profile.file,
+              top: topFrames(profile.profile, s.windows, 5, s.build.root),
+            });
           } catch (e) {
             result.profileErrors.push(`${p.id} ${s.build.label}: ${message(e)}`);
           }

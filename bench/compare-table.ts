@@ -19,7 +19,11 @@ export interface PathOutcome {
 }
 
 /** Median and spread (min–max) over rounds. */
-interface Stat { median: number; min: number; max: number }
+interface Stat {
+  median: number;
+  min: number;
+  max: number;
+}
 
 export interface Row {
   path: string;
@@ -38,7 +42,11 @@ export interface Row {
 function stat(xs: number[]): Stat {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length / 2;
-  return { median: s.length % 2 ? must(s[Math.floor(mid)]) : (must(s[mid - 1]) + must(s[mid])) / 2, min: must(s[0]), max: must(s.at(-1)) };
+  return {
+    median: s.length % 2 ? must(s[Math.floor(mid)]) : (must(s[mid - 1]) + must(s[mid])) / 2,
+    min: must(s[0]),
+    max: must(s.at(-1)),
+  };
 }
 
 /** The side's rounds if every round gave every one of `keys` as a positive finite number; else why not. */
@@ -50,13 +58,15 @@ function checkedRounds(side: SideOutcome | undefined, keys: string[]): Figures[]
   for (const [i, r] of side.rounds.entries()) {
     for (const k of keys) {
       const v = r[k];
-      if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return `error: round ${i + 1} gave no ${k} (${String(v)})`;
+      if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+        return `error: round ${i + 1} gave no ${k} (${String(v)})`;
     }
   }
   return side.rounds;
 }
 
-const perRound = (a: Figures[], b: Figures[], key: string) => a.slice(0, b.length).map((r, i) => must(r[key]) / must(must(b[i])[key]));
+const perRound = (a: Figures[], b: Figures[], key: string) =>
+  a.slice(0, b.length).map((r, i) => must(r[key]) / must(must(b[i])[key]));
 
 function targetText(f: FigureSpec, spec: PathSpec, floor: Figures[] | string): string | undefined {
   if (!f.target) return undefined;
@@ -74,8 +84,21 @@ export function rowsOf(o: PathOutcome): Row[] {
   const floor = floorKeys.length ? checkedRounds(o.floor, floorKeys) : 'not run';
   return o.spec.figures.map((f) => {
     const side = (s: Figures[] | string) => (typeof s === 'string' ? s : stat(s.map((r) => must(r[f.key]))));
-    const row: Row = { path: o.spec.id, figure: f.label, better: f.better, ref: o.ref ? side(ref) : undefined, wt: side(wt), target: targetText(f, o.spec, floor) };
-    if (o.ref) row.ratio = typeof ref === 'string' ? ref.replace(/^error: .*/, 'error') : typeof wt === 'string' ? wt.replace(/^error: .*/, 'error') : stat(perRound(wt, ref, f.key));
+    const row: Row = {
+      path: o.spec.id,
+      figure: f.label,
+      better: f.better,
+      ref: o.ref ? side(ref) : undefined,
+      wt: side(wt),
+      target: targetText(f, o.spec, floor),
+    };
+    if (o.ref)
+      row.ratio =
+        typeof ref === 'string'
+          ? ref.replace(/^error: .*/, 'error')
+          : typeof wt === 'string'
+            ? wt.replace(/^error: .*/, 'error')
+            : stat(perRound(wt, ref, f.key));
     const at = (s: Figures[] | string) => {
       if (!f.target || typeof s === 'string') return undefined;
       if ('below' in f.target) {
@@ -96,16 +119,25 @@ export function rowsOf(o: PathOutcome): Row[] {
  * Each side that ran, with its checked rounds (or why there are none); the floor is checked on the figures with a ratio
  * target.
  */
-function checkedSides(o: PathOutcome, labels: { ref?: string; wt: string }): Array<{ name: string; side: SideOutcome; rounds: Figures[] | string }> {
+function checkedSides(
+  o: PathOutcome,
+  labels: { ref?: string; wt: string },
+): Array<{ name: string; side: SideOutcome; rounds: Figures[] | string }> {
   const all = o.spec.figures.map((f) => f.key);
   const floorKeys = o.spec.figures.filter((f) => f.target && 'atLeastFloor' in f.target).map((f) => f.key);
-  const sides: Array<[string, SideOutcome | undefined, string[]]> = [[labels.ref ?? 'ref', o.ref, all], [labels.wt, o.wt, all], ['floor', o.floor, floorKeys]];
+  const sides: Array<[string, SideOutcome | undefined, string[]]> = [
+    [labels.ref ?? 'ref', o.ref, all],
+    [labels.wt, o.wt, all],
+    ['floor', o.floor, floorKeys],
+  ];
   return sides.flatMap(([name, side, keys]) => (side ? [{ name, side, rounds: checkedRounds(side, keys) }] : []));
 }
 
 /** The errors of a path's outcome, one line each (an n/a is not one). */
 export function failed(o: PathOutcome): string[] {
-  return checkedSides(o, { wt: 'working tree' }).flatMap((s) => (typeof s.rounds === 'string' && s.rounds.startsWith('error') ? [`${o.spec.id} ${s.name}: ${s.rounds}`] : []));
+  return checkedSides(o, { wt: 'working tree' }).flatMap((s) =>
+    typeof s.rounds === 'string' && s.rounds.startsWith('error') ? [`${o.spec.id} ${s.name}: ${s.rounds}`] : [],
+  );
 }
 
 function fmt(x: number): string {
@@ -114,19 +146,43 @@ function fmt(x: number): string {
   return x.toFixed(2);
 }
 
-const statText = (s: Stat | string | undefined) => (s === undefined ? '' : typeof s === 'string' ? s.replace(/^(n\/a|error): .*/, '$1') : `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`);
-const atText = (a: Row['refAtTarget'], ratio: boolean) => (a ? `${fmt(a.value.median)}${ratio ? '×' : ''} ${a.met ? 'met' : 'not met'}` : '');
+const statText = (s: Stat | string | undefined) =>
+  s === undefined
+    ? ''
+    : typeof s === 'string'
+      ? s.replace(/^(n\/a|error): .*/, '$1')
+      : `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`;
+const atText = (a: Row['refAtTarget'], ratio: boolean) =>
+  a ? `${fmt(a.value.median)}${ratio ? '×' : ''} ${a.met ? 'met' : 'not met'}` : '';
 
 /** The table as Markdown, then a line for each side that is n/a or failed and for failed requests. */
 export function renderTable(outcomes: PathOutcome[], labels: { ref?: string; wt: string }): string {
   const withRef = outcomes.some((o) => o.ref);
-  const head = ['path', 'figure', ...(withRef ? [labels.ref ?? 'ref'] : []), labels.wt, ...(withRef ? ['wt / ref'] : []), 'target', ...(withRef ? ['ref at target'] : []), 'wt at target'];
+  const head = [
+    'path',
+    'figure',
+    ...(withRef ? [labels.ref ?? 'ref'] : []),
+    labels.wt,
+    ...(withRef ? ['wt / ref'] : []),
+    'target',
+    ...(withRef ? ['ref at target'] : []),
+    'wt at target',
+  ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   const notes: string[] = [];
   for (const o of outcomes) {
     for (const r of rowsOf(o)) {
       const ratio = r.target?.startsWith('≥') ?? false;
-      const cells = [r.path, `${r.figure} (${r.better} is better)`, ...(withRef ? [statText(r.ref)] : []), statText(r.wt), ...(withRef ? [statText(r.ratio)] : []), r.target ?? '—', ...(withRef ? [atText(r.refAtTarget, ratio)] : []), atText(r.wtAtTarget, ratio)];
+      const cells = [
+        r.path,
+        `${r.figure} (${r.better} is better)`,
+        ...(withRef ? [statText(r.ref)] : []),
+        statText(r.wt),
+        ...(withRef ? [statText(r.ratio)] : []),
+        r.target ?? '—',
+        ...(withRef ? [atText(r.refAtTarget, ratio)] : []),
+        atText(r.wtAtTarget, ratio),
+      ];
       lines.push(`| ${cells.join(' | ')} |`);
     }
     for (const s of checkedSides(o, labels)) {

@@ -57,12 +57,34 @@ Exit codes: 0 done, 1 a path failed (the table says which; nothing recorded), 2 
 
 class Usage extends Error {}
 
-interface Parsed { ref?: string; paths: HotPath[]; rounds: number; seconds: number; scale: Scale; cpuProf: boolean; json: boolean; help: boolean }
+interface Parsed {
+  ref?: string;
+  paths: HotPath[];
+  rounds: number;
+  seconds: number;
+  scale: Scale;
+  cpuProf: boolean;
+  json: boolean;
+  help: boolean;
+}
 
 export function parse(argv: string[]): Parsed {
   let v;
   try {
-    v = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { paths: { type: 'string' }, rounds: { type: 'string' }, seconds: { type: 'string' }, quick: { type: 'boolean' }, 'cpu-prof': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    v = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        paths: { type: 'string' },
+        rounds: { type: 'string' },
+        seconds: { type: 'string' },
+        quick: { type: 'boolean' },
+        'cpu-prof': { type: 'boolean' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
   } catch (e) {
     throw new Usage((e as Error).message);
   }
@@ -71,13 +93,22 @@ export function parse(argv: string[]): Parsed {
   if (positionals.length > 1) throw new Usage(`one ref at most, got ${positionals.join(' ')}`);
   const ref = positionals[0];
   if (!ref && !o['cpu-prof']) throw new Usage('name the commit to compare with, e.g. npm run bench:compare -- 9d121e6');
-  const ids = o.paths ? o.paths.split(',').map((s) => s.trim()).filter(Boolean) : PATHS.map((p) => p.id);
+  const ids = o.paths
+    ? o.paths
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : PATHS.map((p) => p.id);
   const unknown = ids.filter((id) => !PATHS.some((p) => p.id === id));
-  if (unknown.length || !ids.length) throw new Usage(`unknown path ${unknown.join(', ') || '(none given)'}; the paths are ${PATHS.map((p) => p.id).join(', ')}`);
+  if (unknown.length || !ids.length)
+    throw new Usage(
+      `unknown path ${unknown.join(', ') || '(none given)'}; the paths are ${PATHS.map((p) => p.id).join(', ')}`,
+    );
   const num = (name: string, raw: string | undefined, dflt: number, integer: boolean) => {
     if (raw === undefined) return dflt;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new Usage(`--${name} takes a positive ${integer ? 'whole ' : ''}number, got "${raw}"`);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+      throw new Usage(`--${name} takes a positive ${integer ? 'whole ' : ''}number, got "${raw}"`);
     return n;
   };
   const quick = !!o.quick;
@@ -101,8 +132,15 @@ function git(args: string[]): string {
 function profileLines(r: CompareResult): string[] {
   const out: string[] = [];
   for (const p of r.profiles) {
-    out.push('', `${p.path}, ${p.side}: ${p.top.busyMs.toLocaleString('en-US')} ms busy in ${p.top.windowMs.toLocaleString('en-US')} ms of timed rounds (${path.relative(ROOT, p.file)})`);
-    p.top.frames.forEach((f, i) => out.push(`  ${i + 1}. ${f.share.toFixed(1).padStart(5)} %  ${f.selfMs.toLocaleString('en-US').padStart(8)} ms  ${f.frame}`));
+    out.push(
+      '',
+      `${p.path}, ${p.side}: ${p.top.busyMs.toLocaleString('en-US')} ms busy in ${p.top.windowMs.toLocaleString('en-US')} ms of timed rounds (${path.relative(ROOT, p.file)})`,
+    );
+    p.top.frames.forEach((f, i) =>
+      out.push(
+        `  ${i + 1}. ${f.share.toFixed(1).padStart(5)} %  ${f.selfMs.toLocaleString('en-US').padStart(8)} ms  ${f.frame}`,
+      ),
+    );
   }
   for (const e of r.profileErrors) out.push(`profile unreadable: ${e}`);
   return out;
@@ -125,7 +163,17 @@ async function main(argv: string[]): Promise<number> {
   const profileDir = a.cpuProf ? path.join(ROOT, 'bench/.tmp/profiles', stamp) : undefined;
   let r: CompareResult;
   try {
-    r = await runCompare({ repo: ROOT, ref: a.ref, paths: a.paths, rounds: a.rounds, seconds: a.seconds, scale: a.scale, floors: !a.cpuProf, profileDir, log: (l) => console.error(l) });
+    r = await runCompare({
+      repo: ROOT,
+      ref: a.ref,
+      paths: a.paths,
+      rounds: a.rounds,
+      seconds: a.seconds,
+      scale: a.scale,
+      floors: !a.cpuProf,
+      profileDir,
+      log: (l) => console.error(l),
+    });
   } catch (e) {
     if (!(e instanceof UnknownRef)) throw e;
     console.error(`bench:compare: ${e.message}`);
@@ -135,12 +183,31 @@ async function main(argv: string[]): Promise<number> {
   const table = renderTable(r.outcomes, labels);
   const errors = r.outcomes.flatMap(failed);
   const record = {
-    benchmark: 'bench:compare: hot paths of a ref and of the working tree, side by side in one run, rounds taking turns',
+    benchmark:
+      'bench:compare: hot paths of a ref and of the working tree, side by side in one run, rounds taking turns',
     ref: r.ref,
-    workingTree: { head: git(['rev-parse', 'HEAD']), changed: git(['status', '--porcelain']).split('\n').filter(Boolean).length },
-    machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`,
-    options: { rounds: a.rounds, seconds: a.seconds, scale: a.scale, paths: a.paths.map((p) => p.id), cpuProf: a.cpuProf },
-    paths: r.outcomes.map((o) => ({ id: o.spec.id, title: o.spec.title, floor: o.spec.floor, sides: { ref: o.ref, workingTree: o.wt, floor: o.floor }, rows: rowsOf(o) })),
+    workingTree: {
+      head: git(['rev-parse', 'HEAD']),
+      changed: git(['status', '--porcelain']).split('\n').filter(Boolean).length,
+    },
+    machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, load ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+    options: {
+      rounds: a.rounds,
+      seconds: a.seconds,
+      scale: a.scale,
+      paths: a.paths.map((p) => p.id),
+      cpuProf: a.cpuProf,
+    },
+    paths: r.outcomes.map((o) => ({
+      id: o.spec.id,
+      title: o.spec.title,
+      floor: o.spec.floor,
+      sides: { ref: o.ref, workingTree: o.wt, floor: o.floor },
+      rows: rowsOf(o),
+    })),
     profiles: r.profiles.map((p) => ({ ...p, file: path.relative(ROOT, p.file) })),
     table,
     at: new Date().toISOString(),
@@ -153,7 +220,9 @@ async function main(argv: string[]): Promise<number> {
     const file = path.join(ROOT, 'bench/.tmp', `compare-${must(a.ref).replace(/[^\w.-]/g, '_')}.failed.json`);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
-    console.error(`${errors.length} failed: ${errors.join('; ')}\nnot recorded in bench/results (kept in ${path.relative(ROOT, file)})`);
+    console.error(
+      `${errors.length} failed: ${errors.join('; ')}\nnot recorded in bench/results (kept in ${path.relative(ROOT, file)})`,
+    );
   } else {
     const file = path.join(ROOT, 'bench/results', `compare-${must(a.ref).replace(/[^\w.-]/g, '_')}.json`);
     fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
@@ -163,7 +232,10 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (isMain(import.meta.url))
-  main(process.argv.slice(2)).then((code) => process.exit(code), (e) => {
-    console.error(e);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );

@@ -19,12 +19,24 @@ const WARMUP = 10_000;
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-consent-'));
   // the per-address page limit is a separate defence; here the memory of the screen itself is measured
-  fs.writeFileSync(path.join(dataDir, 'config.json'), JSON.stringify({ rateLimitConsent: 0, rateLimitLogin: 0, rateLimitManagementWrites: 0 }));
+  fs.writeFileSync(
+    path.join(dataDir, 'config.json'),
+    JSON.stringify({ rateLimitConsent: 0, rateLimitLogin: 0, rateLimitManagementWrites: 0 }),
+  );
   const daemon = await startDaemonProcess(dataDir);
   try {
-    const creds = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8')) as { workspaceId: string; workspaceUserId: string; authToken: string };
+    const creds = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8')) as {
+      workspaceId: string;
+      workspaceUserId: string;
+      authToken: string;
+    };
     const mgmt = `${daemon.url}/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
-    const api = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { authtoken: creds.authToken, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const api = (url: string, body: unknown) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { authtoken: creds.authToken, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const created = await api(`${mgmt}/apps`, {
       name: 'bench-consent',
       displayName: 'Bench Consent',
@@ -38,17 +50,34 @@ async function main() {
     if (created.status !== 201) throw new Error(`creating the app failed: ${created.status} ${await created.text()}`);
     const app = (await created.json()) as { id: string };
     const password = 'bench password 1';
-    await api(`${daemon.url}/workspaces/${creds.workspaceId}/workspaceUsers`, { email: 'bench@example.com', name: 'Bench', password });
-    const query = new URLSearchParams({ clientId: app.id, scopes: 'messages:read', redirectUrl: 'http://localhost:9/cb', state: 'bench' }).toString();
+    await api(`${daemon.url}/workspaces/${creds.workspaceId}/workspaceUsers`, {
+      email: 'bench@example.com',
+      name: 'Bench',
+      password,
+    });
+    const query = new URLSearchParams({
+      clientId: app.id,
+      scopes: 'messages:read',
+      redirectUrl: 'http://localhost:9/cb',
+      state: 'bench',
+    }).toString();
     const consentPath = `/access-request?${query}`;
 
     // a user signs in before the flood
     let res = await fetch(daemon.url + consentPath);
     const visitor = must(must(/appreg_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? ''))[1]);
     const csrf = must(must(/name="csrf" value="([^"]+)"/.exec(await res.text()))[1]);
-    res = await fetch(`${daemon.url}/access-request/login`, { method: 'POST', redirect: 'manual', headers: { cookie: `appreg_session=${visitor}`, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, email: 'bench@example.com', password }) });
+    res = await fetch(`${daemon.url}/access-request/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: `appreg_session=${visitor}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, email: 'bench@example.com', password }),
+    });
     const session = must(must(/appreg_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? ''))[1]);
-    const signedIn = async () => /Allow/.test(await (await fetch(daemon.url + consentPath, { headers: { cookie: `appreg_session=${session}` } })).text());
+    const signedIn = async () =>
+      /Allow/.test(
+        await (await fetch(daemon.url + consentPath, { headers: { cookie: `appreg_session=${session}` } })).text(),
+      );
     if (!(await signedIn())) throw new Error('the bench user could not sign in');
 
     const pool = new Pool(daemon.url, { connections: CONCURRENCY, pipelining: 1 });

@@ -21,8 +21,12 @@ const LOADS = 7;
 const BUDGET = { bytes: 150 * 1024, paintMs: 500 };
 const CHROMIUM = process.env.APPREG_CHROMIUM ?? '/usr/bin/chromium';
 
-interface Sample { bytes: number; fcp: number; lcp: number; domContentLoaded: number }
-
+interface Sample {
+  bytes: number;
+  fcp: number;
+  lcp: number;
+  domContentLoaded: number;
+}
 
 async function main() {
   process.env.APPREG_RATE_LIMIT_MANAGEMENT_WRITES = '0';
@@ -38,9 +42,17 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-console-'));
   const d = await startDaemonProcess(dir);
   const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
   try {
-    const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as { workspaceId: string; workspaceUserId: string; authToken: string };
+    const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as {
+      workspaceId: string;
+      workspaceUserId: string;
+      authToken: string;
+    };
     const base = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
     const headers = { authtoken: creds.authToken, 'content-type': 'application/json' };
     const pool = new Pool(d.url, { connections: 50, pipelining: 1 });
@@ -48,7 +60,10 @@ async function main() {
     await load(
       async (i) => {
         const body = JSON.stringify({
-          name: `bench-console-${i}`, displayName: `Bench Console App ${i}`, bot: true, botTitle: 'Benchmark bot',
+          name: `bench-console-${i}`,
+          displayName: `Bench Console App ${i}`,
+          bot: true,
+          botTitle: 'Benchmark bot',
           scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
           shortcuts: [{ shortcutType: 'GLOBAL', url: `${rxUrl}/shortcut`, name: 'go', displayName: 'Go' }],
           slashCommands: [{ command: '/bench', url: `${rxUrl}/slash`, usageHint: '[text]' }],
@@ -65,7 +80,12 @@ async function main() {
     let lastDelivery = '';
     const seeded = await load(
       async (i) => {
-        const r = await pool.request({ method: 'POST', path: `${base}/deliveries`, headers, body: JSON.stringify({ appId: ids[i % ids.length], kind: 'slash-command', command: '/bench', text: `n${i}` }) });
+        const r = await pool.request({
+          method: 'POST',
+          path: `${base}/deliveries`,
+          headers,
+          body: JSON.stringify({ appId: ids[i % ids.length], kind: 'slash-command', command: '/bench', text: `n${i}` }),
+        });
         const b = (await r.body.json()) as { id: string; state: string };
         lastDelivery = b.id;
         return r.statusCode === 201 && b.state === 'delivered';
@@ -92,8 +112,14 @@ async function main() {
           new Promise<Omit<Sample, 'bytes'>>((resolve) => {
             new PerformanceObserver((list) => {
               const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-              const fcp = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? must(list.getEntries().at(-1)).startTime;
-              resolve({ fcp, lcp: must(list.getEntries().at(-1)).startTime, domContentLoaded: nav.domContentLoadedEventEnd });
+              const fcp =
+                performance.getEntriesByName('first-contentful-paint')[0]?.startTime ??
+                must(list.getEntries().at(-1)).startTime;
+              resolve({
+                fcp,
+                lcp: must(list.getEntries().at(-1)).startTime,
+                domContentLoaded: nav.domContentLoadedEventEnd,
+              });
             }).observe({ type: 'largest-contentful-paint', buffered: true });
           }),
       );
@@ -126,13 +152,30 @@ async function main() {
       return { ...s, bytes: tabNet.bytes() };
     }
 
-    const pages: Record<string, string> = { apps: '/', deliveries: '/console/deliveries', delivery: `/console/deliveries/${lastDelivery}` };
+    const pages: Record<string, string> = {
+      apps: '/',
+      deliveries: '/console/deliveries',
+      delivery: `/console/deliveries/${lastDelivery}`,
+    };
     const result: Record<string, unknown> = {};
     let withinBudget = true;
     const summary = (samples: Sample[]) => {
-      const med = (k: keyof Sample) => Math.round(percentile(samples.map((s) => s[k]).sort((a, b) => a - b), 50) * 10) / 10;
+      const med = (k: keyof Sample) =>
+        Math.round(
+          percentile(
+            samples.map((s) => s[k]).sort((a, b) => a - b),
+            50,
+          ) * 10,
+        ) / 10;
       const max = (k: keyof Sample) => Math.round(Math.max(...samples.map((s) => s[k])) * 10) / 10;
-      return { bytes: max('bytes'), fcpMsMedian: med('fcp'), fcpMsMax: max('fcp'), lcpMsMedian: med('lcp'), lcpMsMax: max('lcp'), domContentLoadedMsMedian: med('domContentLoaded') };
+      return {
+        bytes: max('bytes'),
+        fcpMsMedian: med('fcp'),
+        fcpMsMax: max('fcp'),
+        lcpMsMedian: med('lcp'),
+        lcpMsMax: max('lcp'),
+        domContentLoadedMsMedian: med('domContentLoaded'),
+      };
     };
     for (const [name, p] of Object.entries(pages)) {
       await coldLoad(p); // warm-up (the daemon's JIT)
@@ -140,7 +183,11 @@ async function main() {
       const warm: Sample[] = [];
       for (let i = 0; i < LOADS; i++) cold.push(await coldLoad(p));
       for (let i = 0; i < LOADS; i++) warm.push(await warmLoad(p));
-      const r = { path: p === pages.delivery ? '/console/deliveries/:id' : p, newTab: summary(cold), openTab: summary(warm) };
+      const r = {
+        path: p === pages.delivery ? '/console/deliveries/:id' : p,
+        newTab: summary(cold),
+        openTab: summary(warm),
+      };
       // the budget: under 150 KB, and the median first paint of a new tab under 500 ms
       withinBudget &&= r.newTab.bytes < BUDGET.bytes && r.newTab.lcpMsMedian < BUDGET.paintMs;
       result[name] = r;

@@ -25,32 +25,58 @@ export const DELIVERY_CONCURRENCY = 50;
 const HANGING = 200;
 
 /** What the budget call answers: the time to each trigger's outcome (ms), and the outcomes. */
-export interface BudgetResult { concurrent: number; p50Ms: number; p99Ms: number; minMs: number; maxMs: number; outcomes: Record<string, number> }
+export interface BudgetResult {
+  concurrent: number;
+  p50Ms: number;
+  p99Ms: number;
+  minMs: number;
+  maxMs: number;
+  outcomes: Record<string, number>;
+}
 
 async function daemonTarget(root: string, receiver: string): Promise<Target> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-dlv-'));
   const d = await startInProcess(root, dataDir, { rateLimitManagementWrites: 0 });
   const app = await d.createApp({
-    name: 'bench', displayName: 'Bench', bot: false, scopes: { botScopes: [], userScopes: [] }, shortcuts: [],
-    slashCommands: [{ command: '/ok', url: `${receiver}/slash` }, { command: '/hang', url: `${receiver}/hang` }],
-    eventSubscriptions: { url: '', events: [] }, redirectUrls: [], offlineMessage: 'Bench is offline',
+    name: 'bench',
+    displayName: 'Bench',
+    bot: false,
+    scopes: { botScopes: [], userScopes: [] },
+    shortcuts: [],
+    slashCommands: [
+      { command: '/ok', url: `${receiver}/slash` },
+      { command: '/hang', url: `${receiver}/hang` },
+    ],
+    eventSubscriptions: { url: '', events: [] },
+    redirectUrls: [],
+    offlineMessage: 'Bench is offline',
   });
   return {
     info: { signingSecret: app.signingSecret },
-    roundTrip: async () => (await d.trigger({ appId: app.id, kind: 'slash-command', command: '/ok', text: 'hi' })).outcome === 'acked',
+    roundTrip: async () =>
+      (await d.trigger({ appId: app.id, kind: 'slash-command', command: '/ok', text: 'hi' })).outcome === 'acked',
     calls: {
       async budget(): Promise<BudgetResult> {
         const times: number[] = [];
         const outcomes: Record<string, number> = {};
-        await Promise.all(Array.from({ length: HANGING }, async () => {
-          const t0 = performance.now();
-          const rec = await d.trigger({ appId: app.id, kind: 'slash-command', command: '/hang' });
-          times.push(performance.now() - t0);
-          const key = `${rec.outcome}${rec.ephemeralMessage === 'Bench is offline' ? ' + offline message' : ''}`;
-          outcomes[key] = (outcomes[key] ?? 0) + 1;
-        }));
+        await Promise.all(
+          Array.from({ length: HANGING }, async () => {
+            const t0 = performance.now();
+            const rec = await d.trigger({ appId: app.id, kind: 'slash-command', command: '/hang' });
+            times.push(performance.now() - t0);
+            const key = `${rec.outcome}${rec.ephemeralMessage === 'Bench is offline' ? ' + offline message' : ''}`;
+            outcomes[key] = (outcomes[key] ?? 0) + 1;
+          }),
+        );
         times.sort((a, b) => a - b);
-        return { concurrent: HANGING, p50Ms: Math.round(percentile(times, 50)), p99Ms: Math.round(percentile(times, 99)), minMs: Math.round(must(times[0])), maxMs: Math.round(must(times.at(-1))), outcomes };
+        return {
+          concurrent: HANGING,
+          p50Ms: Math.round(percentile(times, 50)),
+          p99Ms: Math.round(percentile(times, 99)),
+          minMs: Math.round(must(times[0])),
+          maxMs: Math.round(must(times.at(-1))),
+          outcomes,
+        };
       },
     },
     async close() {
@@ -61,7 +87,16 @@ async function daemonTarget(root: string, receiver: string): Promise<Target> {
 }
 
 /** The body the plain loops sign and POST: a slash command as the daemon builds it. */
-const body = () => JSON.stringify({ messageType: 'SLASH_COMMAND', slashCommand: '/ok', text: 'hi', userId: 'wu_bench', channelId: 'ch_test', workspaceId: 'ws_bench', triggerId: crypto.randomUUID() });
+const body = () =>
+  JSON.stringify({
+    messageType: 'SLASH_COMMAND',
+    slashCommand: '/ok',
+    text: 'hi',
+    userId: 'wu_bench',
+    channelId: 'ch_test',
+    workspaceId: 'ws_bench',
+    triggerId: crypto.randomUUID(),
+  });
 const SECRET = crypto.randomBytes(32).toString('base64url');
 
 function undiciTarget(receiver: string): Target {
@@ -69,7 +104,12 @@ function undiciTarget(receiver: string): Target {
   return {
     async roundTrip() {
       const b = body();
-      const r = await pool.request({ method: 'POST', path: '/slash', headers: { 'content-type': 'application/json', ...signedHeaders(SECRET, b, Date.now()) }, body: b });
+      const r = await pool.request({
+        method: 'POST',
+        path: '/slash',
+        headers: { 'content-type': 'application/json', ...signedHeaders(SECRET, b, Date.now()) },
+        body: b,
+      });
       await r.body.text();
       return r.statusCode === 200;
     },
@@ -82,7 +122,13 @@ function gotTarget(receiver: string): Target {
   return {
     async roundTrip() {
       const b = body();
-      const r = await got.post(`${receiver}/slash`, { body: b, headers: { 'content-type': 'application/json', ...signedHeaders(SECRET, b, Date.now()) }, agent: { http: agent }, retry: { limit: 0 }, timeout: { request: 3000 } });
+      const r = await got.post(`${receiver}/slash`, {
+        body: b,
+        headers: { 'content-type': 'application/json', ...signedHeaders(SECRET, b, Date.now()) },
+        agent: { http: agent },
+        retry: { limit: 0 },
+        timeout: { request: 3000 },
+      });
       return r.statusCode === 200;
     },
     async close() {

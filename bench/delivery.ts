@@ -25,9 +25,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 function receiverChild(): Promise<{ url: string; stop(): void }> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ['--receiver'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(fileURLToPath(import.meta.url), ['--receiver'], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     process.once('exit', () => child.kill('SIGKILL'));
-    child.once('message', (m) => resolve({ url: String((m as { url: string }).url), stop: () => child.kill('SIGTERM') }));
+    child.once('message', (m) =>
+      resolve({ url: String((m as { url: string }).url), stop: () => child.kill('SIGTERM') }),
+    );
     child.once('exit', (c) => reject(new Error(`receiver exited ${c}`)));
   });
 }
@@ -43,7 +47,9 @@ async function runReceiver() {
     });
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => must(process.send)({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+  server.listen(0, '127.0.0.1', () =>
+    must(process.send)({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }),
+  );
   process.on('SIGTERM', () => process.exit(0));
 }
 
@@ -53,13 +59,16 @@ const figures = (r: HostResult): Figures => ({ rps: r.rps, p99: r.p99, cpuUs: r.
 function hostedSide(host: Host, seconds: number): Side {
   return {
     pids: () => [host.pid],
-    warm: async () => { await host.go({ concurrency: DELIVERY_CONCURRENCY, total: 1000 }); },
+    warm: async () => {
+      await host.go({ concurrency: DELIVERY_CONCURRENCY, total: 1000 });
+    },
     round: async () => figures(await host.go({ concurrency: DELIVERY_CONCURRENCY, seconds })),
     close: () => host.stop(),
   };
 }
 
-const target = (mode: string, args: string[], nodeArgs: string[] = []) => openHost(path.join(here, 'delivery-target.js'), [mode, ...args], { nodeArgs });
+const target = (mode: string, args: string[], nodeArgs: string[] = []) =>
+  openHost(path.join(here, 'delivery-target.js'), [mode, ...args], { nodeArgs });
 
 export const deliveryPath: HotPath = {
   id: 'delivery',
@@ -73,7 +82,8 @@ export const deliveryPath: HotPath = {
   async setup(o: RunOptions) {
     const rx = await receiverChild();
     return {
-      open: async (build: Build) => hostedSide(await target('daemon', [build.root, rx.url], o.nodeArgs?.(build)), o.seconds),
+      open: async (build: Build) =>
+        hostedSide(await target('daemon', [build.root, rx.url], o.nodeArgs?.(build)), o.seconds),
       floor: async () => hostedSide(await target('undici', [rx.url]), o.seconds),
       close: async () => rx.stop(),
     };
@@ -91,17 +101,30 @@ async function main() {
     hosts.push(await target('undici', [rx.url]));
     hosts.push(await target('got', [rx.url]));
     const [d, u, g] = hosts.map((h) => hostedSide(h, ROUND_SECONDS)) as [Side, Side, Side];
-    const turns = await takeTurns([['daemon', d], ['undici', u], ['got', g]], { rounds: ROUNDS, log: (l) => console.error(l) });
+    const turns = await takeTurns(
+      [
+        ['daemon', d],
+        ['undici', u],
+        ['got', g],
+      ],
+      { rounds: ROUNDS, log: (l) => console.error(l) },
+    );
     const summary = (k: string) => {
       const rs = must(turns[k]).rounds;
-      return { rps: median(rs.map((r) => must(r.rps))), p99: median(rs.map((r) => must(r.p99))), cpuUsPerDelivery: median(rs.map((r) => must(r.cpuUs))), errors: rs.reduce((n, r) => n + must(r.errors), 0) };
+      return {
+        rps: median(rs.map((r) => must(r.rps))),
+        p99: median(rs.map((r) => must(r.p99))),
+        cpuUsPerDelivery: median(rs.map((r) => must(r.cpuUs))),
+        errors: rs.reduce((n, r) => n + must(r.errors), 0),
+      };
     };
     const [daemonS, undiciS, gotS] = [summary('daemon'), summary('undici'), summary('got')];
     // The 3 s budget under load: 200 concurrent triggers to an app that never answers.
     const budget = await daemon.call<BudgetResult>('budget');
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     writeResult('delivery', {
-      benchmark: 'delivery: signed POST through the daemon vs a plain signed loop, same receiver (own process), 50 concurrent, each in its own process with its load loop, median of alternating rounds',
+      benchmark:
+        'delivery: signed POST through the daemon vs a plain signed loop, same receiver (own process), 50 concurrent, each in its own process with its load loop, median of alternating rounds',
       machine: `${os.cpus().length} cores, Node ${process.version}`,
       rounds: ROUNDS,
       roundSeconds: ROUND_SECONDS,

@@ -30,7 +30,12 @@ export interface HostResult extends LoadResult {
   rss: number;
 }
 
-interface GoMessage { type: 'go'; concurrency: number; seconds?: number; total?: number }
+interface GoMessage {
+  type: 'go';
+  concurrency: number;
+  seconds?: number;
+  total?: number;
+}
 type ParentMessage = GoMessage | { type: 'call'; name: string } | { type: 'stop' };
 type ChildMessage =
   | { type: 'ready'; info: Record<string, unknown> }
@@ -44,35 +49,54 @@ type ChildMessage =
 export function serveTarget(make: () => Promise<Target>): void {
   const send = (m: ChildMessage) => must(process.send)(m);
   const fail = (e: unknown) => send({ type: 'error', message: (e as Error).stack ?? String(e) });
-  make().then((target) => {
-    let n = 0;
-    process.on('message', (m: ParentMessage) => void (async () => {
-      try {
-        if (m.type === 'go') {
-          const cpu0 = process.cpuUsage();
-          const base = n;
-          const result = await load((i) => target.roundTrip(base + i), { concurrency: m.concurrency, seconds: m.seconds, total: m.total });
-          n += result.requests + m.concurrency;
-          const cpu = process.cpuUsage(cpu0);
-          const cpuUs = cpu.user + cpu.system;
-          send({ type: 'result', result: { ...result, cpuUsPerRoundTrip: Math.round((cpuUs / Math.max(1, result.requests)) * 10) / 10, cpuCoreShare: Math.round((cpuUs / 1e6 / result.seconds) * 100) / 100, rss: Math.round(process.memoryUsage().rss / 1048576) } });
-        } else if (m.type === 'call') {
-          const fn = target.calls?.[m.name];
-          if (!fn) throw new Error(`the target has no call "${m.name}"`);
-          send({ type: 'called', value: await fn() });
-        } else if (m.type === 'stop') {
-          await target.close();
-          process.exit(0); // a --cpu-prof profile is written on the way out
-        }
-      } catch (e) {
-        fail(e);
-      }
-    })().catch(fail));
-    send({ type: 'ready', info: target.info ?? {} });
-  }, (e) => {
-    fail(e);
-    process.exit(1);
-  });
+  make().then(
+    (target) => {
+      let n = 0;
+      process.on(
+        'message',
+        (m: ParentMessage) =>
+          void (async () => {
+            try {
+              if (m.type === 'go') {
+                const cpu0 = process.cpuUsage();
+                const base = n;
+                const result = await load((i) => target.roundTrip(base + i), {
+                  concurrency: m.concurrency,
+                  seconds: m.seconds,
+                  total: m.total,
+                });
+                n += result.requests + m.concurrency;
+                const cpu = process.cpuUsage(cpu0);
+                const cpuUs = cpu.user + cpu.system;
+                send({
+                  type: 'result',
+                  result: {
+                    ...result,
+                    cpuUsPerRoundTrip: Math.round((cpuUs / Math.max(1, result.requests)) * 10) / 10,
+                    cpuCoreShare: Math.round((cpuUs / 1e6 / result.seconds) * 100) / 100,
+                    rss: Math.round(process.memoryUsage().rss / 1048576),
+                  },
+                });
+              } else if (m.type === 'call') {
+                const fn = target.calls?.[m.name];
+                if (!fn) throw new Error(`the target has no call "${m.name}"`);
+                send({ type: 'called', value: await fn() });
+              } else if (m.type === 'stop') {
+                await target.close();
+                process.exit(0); // a --cpu-prof profile is written on the way out
+              }
+            } catch (e) {
+              fail(e);
+            }
+          })().catch(fail),
+      );
+      send({ type: 'ready', info: target.info ?? {} });
+    },
+    (e) => {
+      fail(e);
+      process.exit(1);
+    },
+  );
 }
 
 // ---- in the parent ---------------------------------------------------------------------------
@@ -87,22 +111,35 @@ export interface Host {
 
 /** Fork `script` (a module that calls serveTarget) with `args`; resolves once its target is ready. */
 export async function openHost(script: string, args: string[], opts: { nodeArgs?: string[] } = {}): Promise<Host> {
-  const child: ChildProcess = fork(script, args, { execArgv: opts.nodeArgs ?? [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(script, args, {
+    execArgv: opts.nodeArgs ?? [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   // a benchmark that dies takes its hosts with it
   exitOnSignals();
   const orphaned = () => child.kill('SIGKILL');
   process.once('exit', orphaned);
-  const exited = new Promise<void>((r) => child.once('exit', () => { process.removeListener('exit', orphaned); r(); }));
-  const next = () => new Promise<ChildMessage>((resolve, reject) => {
-    const onExit = (code: number | null, signal: string | null) => reject(new Error(`${script} ${args.join(' ')} exited (${code ?? signal})`));
-    child.once('exit', onExit);
-    child.once('message', (m: ChildMessage) => {
-      child.off('exit', onExit);
-      if (m.type === 'error') reject(new Error(m.message));
-      else resolve(m);
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      process.removeListener('exit', orphaned);
+      r();
+    }),
+  );
+  const next = () =>
+    new Promise<ChildMessage>((resolve, reject) => {
+      const onExit = (code: number | null, signal: string | null) =>
+        reject(new Error(`${script} ${args.join(' ')} exited (${code ?? signal})`));
+      child.once('exit', onExit);
+      child.once('message', (m: ChildMessage) => {
+        child.off('exit', onExit);
+        if (m.type === 'error') reject(new Error(m.message));
+        else resolve(m);
+      });
     });
-  });
-  const ask = async <K extends ChildMessage['type']>(m: ParentMessage, want: K): Promise<Extract<ChildMessage, { type: K }>> => {
+  const ask = async <K extends ChildMessage['type']>(
+    m: ParentMessage,
+    want: K,
+  ): Promise<Extract<ChildMessage, { type: K }>> => {
     const answer = next();
     child.send(m);
     const got = await answer;

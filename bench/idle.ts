@@ -37,9 +37,11 @@ interface Idle {
 
 const ppid = (pid: number) => Number(procStat(pid)?.[1] ?? -1);
 /** CPU (ms) of each pid now; a pid that is gone is left out. */
-const cpuOf = (pids: number[], reaped: boolean) => new Map(pids.filter((p) => procStat(p)).map((p) => [p, processCpuMs(p, reaped)]));
+const cpuOf = (pids: number[], reaped: boolean) =>
+  new Map(pids.filter((p) => procStat(p)).map((p) => [p, processCpuMs(p, reaped)]));
 /** CPU spent between two readings by the processes present in both. */
-const spent = (a: Map<number, number>, b: Map<number, number>) => [...b].reduce((n, [p, ms]) => n + (a.has(p) ? ms - must(a.get(p)) : 0), 0);
+const spent = (a: Map<number, number>, b: Map<number, number>) =>
+  [...b].reduce((n, [p, ms]) => n + (a.has(p) ? ms - must(a.get(p)) : 0), 0);
 
 async function main() {
   const cluster = await startPgCluster();
@@ -52,7 +54,11 @@ async function main() {
       fs.mkdirSync(d, { mode: 0o700 });
       return d;
     };
-    setups.push({ name: 'embedded', daemon: await startDaemonProcess(dir('embedded')), dbPids: async () => ({ pids: [], reaped: false }) });
+    setups.push({
+      name: 'embedded',
+      daemon: await startDaemonProcess(dir('embedded')),
+      dbPids: async () => ({ pids: [], reaped: false }),
+    });
     const onPg = async (name: string, from?: string) => {
       const url = await cluster.createDatabase();
       const admin = new pg.Client({ connectionString: url });
@@ -60,22 +66,47 @@ async function main() {
       admins.push(admin);
       const daemon = await startDaemonProcess(dir(name), ['--database-url', url], from);
       const backends = async () =>
-        (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`)).rows.map((r) => r.pid);
-      const dataDir = must((await admin.query<{ data_directory: string }>('SHOW data_directory')).rows[0]).data_directory;
+        (
+          await admin.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+          )
+        ).rows.map((r) => r.pid);
+      const dataDir = must(
+        (await admin.query<{ data_directory: string }>('SHOW data_directory')).rows[0],
+      ).data_directory;
       const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      const wholeCluster = async () => ({ pids: [postmaster, ...fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => ppid(p) === postmaster)], reaped: true });
-      setups.push({ name, daemon, dbPids: B_ROOT ? async () => ({ pids: await backends(), reaped: false }) : wholeCluster });
+      const wholeCluster = async () => ({
+        pids: [
+          postmaster,
+          ...fs
+            .readdirSync('/proc')
+            .filter((p) => /^\d+$/.test(p))
+            .map(Number)
+            .filter((p) => ppid(p) === postmaster),
+        ],
+        reaped: true,
+      });
+      setups.push({
+        name,
+        daemon,
+        dbPids: B_ROOT ? async () => ({ pids: await backends(), reaped: false }) : wholeCluster,
+      });
     };
     await onPg('postgres');
     if (B_ROOT) await onPg('postgresB', B_ROOT);
     await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
 
-    const windows: Record<string, Array<{ daemon: number; database: number; total: number }>> = Object.fromEntries(setups.map((s) => [s.name, []]));
+    const windows: Record<string, Array<{ daemon: number; database: number; total: number }>> = Object.fromEntries(
+      setups.map((s) => [s.name, []]),
+    );
     for (let r = 0; r < ROUNDS; r++) {
-      const cpu = async () => Promise.all(setups.map(async (s) => {
-        const db = await s.dbPids();
-        return { daemon: processCpuMs(must(s.daemon.child.pid)), database: cpuOf(db.pids, db.reaped) };
-      }));
+      const cpu = async () =>
+        Promise.all(
+          setups.map(async (s) => {
+            const db = await s.dbPids();
+            return { daemon: processCpuMs(must(s.daemon.child.pid)), database: cpuOf(db.pids, db.reaped) };
+          }),
+        );
       const before = await cpu();
       const t0 = performance.now();
       await new Promise((res) => setTimeout(res, SECONDS * 1000));
@@ -83,23 +114,32 @@ async function main() {
       const secs = (performance.now() - t0) / 1000;
       setups.forEach((s, i) => {
         const per = (a: number, b: number) => Math.round(((a - b) / secs) * 100) / 100;
-        const w = { daemon: per(must(after[i]).daemon, must(before[i]).daemon), database: per(spent(must(before[i]).database, must(after[i]).database), 0), total: 0 };
+        const w = {
+          daemon: per(must(after[i]).daemon, must(before[i]).daemon),
+          database: per(spent(must(before[i]).database, must(after[i]).database), 0),
+          total: 0,
+        };
         w.total = Math.round((w.daemon + w.database) * 100) / 100;
         must(windows[s.name]).push(w);
         console.error(`${s.name}: ${JSON.stringify(w)} ms of CPU per second`);
       });
     }
-    const median = (ws: Array<{ total: number }>) => must([...ws].sort((a, b) => a.total - b.total)[Math.floor(ws.length / 2)]);
-    const results = Object.fromEntries(Object.entries(windows).map(([n, ws]) => [n, { ...median(ws), windowsTotal: ws.map((w) => w.total) }]));
+    const median = (ws: Array<{ total: number }>) =>
+      must([...ws].sort((a, b) => a.total - b.total)[Math.floor(ws.length / 2)]);
+    const results = Object.fromEntries(
+      Object.entries(windows).map(([n, ws]) => [n, { ...median(ws), windowsTotal: ws.map((w) => w.total) }]),
+    );
     if (B_ROOT) {
       console.error(JSON.stringify(results));
       return;
     }
     writeResult('idle', {
-      benchmark: 'CPU of an idle daemon (no requests): its pollers, sweeps and heartbeats, in ms of CPU per second of wall time',
+      benchmark:
+        'CPU of an idle daemon (no requests): its pollers, sweeps and heartbeats, in ms of CPU per second of wall time',
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.version}`,
       settings: { rounds: ROUNDS, secondsPerWindow: SECONDS, settleSeconds: SETTLE_S },
-      method: 'both daemons up at once, CPU (/proc/<pid>/stat) read over the same windows after start-up settled; the median window is kept. On PostgreSQL the database part is the CPU of every process of the cluster (the postmaster with its reaped children, the backends and the background processes)',
+      method:
+        'both daemons up at once, CPU (/proc/<pid>/stat) read over the same windows after start-up settled; the median window is kept. On PostgreSQL the database part is the CPU of every process of the cluster (the postmaster with its reaped children, the backends and the background processes)',
       results,
     });
   } finally {

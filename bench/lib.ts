@@ -36,7 +36,10 @@ export interface LoadResult {
 }
 
 /** Run `fn` with `concurrency` workers until `total` calls or `seconds` elapse; latencies in ms. */
-export async function load(fn: (i: number) => Promise<boolean>, opts: { concurrency: number; total?: number; seconds?: number }): Promise<LoadResult> {
+export async function load(
+  fn: (i: number) => Promise<boolean>,
+  opts: { concurrency: number; total?: number; seconds?: number },
+): Promise<LoadResult> {
   const lat: number[] = [];
   let next = 0;
   let errors = 0;
@@ -64,10 +67,24 @@ export async function load(fn: (i: number) => Promise<boolean>, opts: { concurre
   const cpu = process.cpuUsage(cpu0);
   lat.sort((a, b) => a - b);
   const r = (x: number) => Math.round(x * 100) / 100;
-  return { requests: lat.length, errors, seconds: r(seconds), rps: Math.round(lat.length / seconds), p50: r(percentile(lat, 50)), p99: r(percentile(lat, 99)), cpuUsPerCall: r((cpu.user + cpu.system) / Math.max(1, lat.length)) };
+  return {
+    requests: lat.length,
+    errors,
+    seconds: r(seconds),
+    rps: Math.round(lat.length / seconds),
+    p50: r(percentile(lat, 50)),
+    p99: r(percentile(lat, 99)),
+    cpuUsPerCall: r((cpu.user + cpu.system) / Math.max(1, lat.length)),
+  };
 }
 
-export interface DaemonProc { child: ChildProcess; url: string; startupMs: number; stop(): Promise<void>; rssMb(): { rss: number; hwm: number } }
+export interface DaemonProc {
+  child: ChildProcess;
+  url: string;
+  startupMs: number;
+  stop(): Promise<void>;
+  rssMb(): { rss: number; hwm: number };
+}
 
 let signalsHandled = false;
 /** SIGINT and SIGTERM end the process through process.exit, so its 'exit' handlers run. */
@@ -83,12 +100,37 @@ export function exitOnSignals(): void {
  * loop). `opts.nodeArgs`: node options for this daemon (e.g. --cpu-prof); `opts.env`: its environment (default: this
  * process's).
  */
-export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], root = ROOT, opts: { nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<DaemonProc> {
+export function startDaemonProcess(
+  dataDir: string,
+  extraArgs: string[] = [],
+  root = ROOT,
+  opts: { nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<DaemonProc> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     // BENCH_DAEMON_NODE_ARGS: node options for the daemons only (e.g. --cpu-prof --cpu-prof-dir=/tmp/p while tuning)
-    const nodeArgs = [...(process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(opts.nodeArgs ?? [])];
-    const child = spawn(process.execPath, [...nodeArgs, '--', path.join(root, 'bin/appreg.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', '--json', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'], env: opts.env ?? process.env });
+    const nodeArgs = [
+      ...(process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      ...(opts.nodeArgs ?? []),
+    ];
+    const child = spawn(
+      process.execPath,
+      [
+        ...nodeArgs,
+        '--',
+        path.join(root, 'bin/appreg.js'),
+        'serve',
+        '--port',
+        '0',
+        '--data-dir',
+        dataDir,
+        '--log-level',
+        'warn',
+        '--json',
+        ...extraArgs,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'], env: opts.env ?? process.env },
+    );
     // a benchmark that dies (an error, a timeout, Ctrl-C) takes its daemons with it instead of leaving them running
     exitOnSignals();
     const orphaned = () => child.kill('SIGKILL');
@@ -106,7 +148,15 @@ export function startDaemonProcess(dataDir: string, extraArgs: string[] = [], ro
           child,
           url: must(m[1]),
           startupMs,
-          stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => { process.removeListener('exit', orphaned); r(); }); child.kill('SIGTERM'); }),
+          stop: () =>
+            new Promise((r) => {
+              child.removeAllListeners('exit');
+              child.once('exit', () => {
+                process.removeListener('exit', orphaned);
+                r();
+              });
+              child.kill('SIGTERM');
+            }),
           rssMb() {
             const s = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
             const kb = (k: string) => Number((new RegExp(`${k}:\\s+(\\d+)`).exec(s) || [])[1] || 0);
@@ -131,11 +181,16 @@ export const BENCH_REDIRECT = 'https://bench.example.com/cb';
 /** The manifest of the token benchmarks' app number i: a bot app with the scopes an exchange grants. */
 export function benchManifest(i: number) {
   return {
-    name: `bench-app-${i}`, displayName: `Bench App ${i}`, bot: true, botTitle: 'Benchmark bot',
+    name: `bench-app-${i}`,
+    displayName: `Bench App ${i}`,
+    bot: true,
+    botTitle: 'Benchmark bot',
     scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
-    shortcuts: [], slashCommands: [],
+    shortcuts: [],
+    slashCommands: [],
     eventSubscriptions: { url: 'https://bench.example.com/events', events: ['NEW_MESSAGE'] },
-    redirectUrls: [BENCH_REDIRECT], offlineMessage: 'offline',
+    redirectUrls: [BENCH_REDIRECT],
+    offlineMessage: 'offline',
   };
 }
 
@@ -143,12 +198,14 @@ export function benchManifest(i: number) {
 export async function inBatches<T>(n: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = new Array(n);
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) {
-      const i = next++;
-      out[i] = await fn(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        const i = next++;
+        out[i] = await fn(i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -161,11 +218,19 @@ export interface BenchSeed {
 }
 
 /** Seed `users` workspace users and `apps` apps into an in-process daemon that just bootstrapped, `width` at a time. */
-export async function seedBenchApps(d: DaemonHandle, counts: { apps: number; users: number; width: number }): Promise<BenchSeed> {
+export async function seedBenchApps(
+  d: DaemonHandle,
+  counts: { apps: number; users: number; width: number },
+): Promise<BenchSeed> {
   const owner = must(d.bootstrapped);
   const principal = { workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId, jti: '' };
   const users: WorkspaceUserRecord[] = Array.from({ length: counts.users }, (_, i) => ({
-    id: `wu_bench${i}`, workspaceId: owner.workspaceId, accountId: `acc_bench${i}@example.com`, email: `bench${i}@example.com`, name: `Bench ${i}`, createdAt: new Date().toISOString(),
+    id: `wu_bench${i}`,
+    workspaceId: owner.workspaceId,
+    accountId: `acc_bench${i}@example.com`,
+    email: `bench${i}@example.com`,
+    name: `Bench ${i}`,
+    createdAt: new Date().toISOString(),
   }));
   await d.parts.store.commit(users.map((u) => ({ table: T.workspaceUsers, id: u.id, value: u })));
   const clients = await inBatches(counts.apps, counts.width, async (i) => {
@@ -174,7 +239,16 @@ export async function seedBenchApps(d: DaemonHandle, counts: { apps: number; use
   });
   const { requests } = d.parts.oauth;
   const grant = async (c: { id: string }, u: WorkspaceUserRecord) =>
-    (await requests.grant(await requests.validate({ clientId: c.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: BENCH_REDIRECT }), u)).code;
+    (
+      await requests.grant(
+        await requests.validate({
+          clientId: c.id,
+          scopes: 'messages:read,bot:messages:read,bot:messages:write',
+          redirectUrl: BENCH_REDIRECT,
+        }),
+        u,
+      )
+    ).code;
   return { users, clients, grant };
 }
 

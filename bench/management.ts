@@ -23,12 +23,16 @@ const CONC = 50;
 
 function manifest(i: number) {
   return JSON.stringify({
-    name: `bench-app-${i}`, displayName: `Bench App ${i}`, bot: true, botTitle: 'Benchmark bot',
+    name: `bench-app-${i}`,
+    displayName: `Bench App ${i}`,
+    bot: true,
+    botTitle: 'Benchmark bot',
     scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
     shortcuts: [{ shortcutType: 'GLOBAL', url: 'https://bench.example.com/shortcut', name: 'go', displayName: 'Go' }],
     slashCommands: [{ command: '/bench', url: 'https://bench.example.com/slash', usageHint: '[text]' }],
     eventSubscriptions: { url: 'https://bench.example.com/events', events: ['NEW_MESSAGE'] },
-    redirectUrls: ['https://bench.example.com/redirect'], offlineMessage: 'offline',
+    redirectUrls: ['https://bench.example.com/redirect'],
+    offlineMessage: 'offline',
   });
 }
 
@@ -43,7 +47,11 @@ class ManagedDaemon {
   readonly base: string;
   private created = 0;
 
-  constructor(public d: DaemonProc, readonly dir: string, readonly root: string) {
+  constructor(
+    public d: DaemonProc,
+    readonly dir: string,
+    readonly root: string,
+  ) {
     const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8'));
     this.base = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
     this.headers = { authtoken: creds.authToken };
@@ -68,12 +76,20 @@ class ManagedDaemon {
 
   /** `total` creates, 50 at a time. */
   creates(total: number) {
-    return load(async () => {
-      const r = await this.pool.request({ method: 'POST', path: `${this.base}/apps`, headers: { ...this.headers, 'content-type': 'application/json' }, body: manifest(this.created++) });
-      const b = (await r.body.json()) as { id: string };
-      if (r.statusCode === 201) this.ids.push(b.id);
-      return r.statusCode === 201;
-    }, { concurrency: CONC, total });
+    return load(
+      async () => {
+        const r = await this.pool.request({
+          method: 'POST',
+          path: `${this.base}/apps`,
+          headers: { ...this.headers, 'content-type': 'application/json' },
+          body: manifest(this.created++),
+        });
+        const b = (await r.body.json()) as { id: string };
+        if (r.statusCode === 201) this.ids.push(b.id);
+        return r.statusCode === 201;
+      },
+      { concurrency: CONC, total },
+    );
   }
 
   /** The path of a get of the i-th app (round robin over those created). */
@@ -84,12 +100,15 @@ class ManagedDaemon {
   /** Each app's GET answer, as the floor serves it. */
   async answers(): Promise<Record<string, string>> {
     const out: Record<string, string> = {};
-    await load(async (i) => {
-      if (i >= this.ids.length) return true;
-      const r = await this.pool.request({ method: 'GET', path: this.getPath(i), headers: this.headers });
-      out[this.getPath(i)] = await r.body.text();
-      return r.statusCode === 200;
-    }, { concurrency: CONC, total: this.ids.length });
+    await load(
+      async (i) => {
+        if (i >= this.ids.length) return true;
+        const r = await this.pool.request({ method: 'GET', path: this.getPath(i), headers: this.headers });
+        out[this.getPath(i)] = await r.body.text();
+        return r.statusCode === 200;
+      },
+      { concurrency: CONC, total: this.ids.length },
+    );
     return out;
   }
 
@@ -101,12 +120,20 @@ class ManagedDaemon {
 }
 
 /** GETs of `paths(i)` with the management token, 50 connections at a time. */
-function gets(pool: Pool, headers: Record<string, string>, paths: (i: number) => string, o: { seconds?: number; total?: number }) {
-  return load(async (i) => {
-    const r = await pool.request({ method: 'GET', path: paths(i), headers });
-    await r.body.dump();
-    return r.statusCode === 200;
-  }, { concurrency: CONC, ...o });
+function gets(
+  pool: Pool,
+  headers: Record<string, string>,
+  paths: (i: number) => string,
+  o: { seconds?: number; total?: number },
+) {
+  return load(
+    async (i) => {
+      const r = await pool.request({ method: 'GET', path: paths(i), headers });
+      await r.body.dump();
+      return r.statusCode === 200;
+    },
+    { concurrency: CONC, ...o },
+  );
 }
 
 /** The floor: a bare node:http server in its own process answering `answers` (path → JSON) from a Map. */
@@ -114,7 +141,9 @@ function startBareJson(answers: Record<string, string>): Promise<{ url: string; 
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-bare-')), 'answers.json');
   fs.writeFileSync(file, JSON.stringify(answers));
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ['--bare-json', file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(fileURLToPath(import.meta.url), ['--bare-json', file], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     process.once('exit', () => child.kill('SIGKILL'));
     child.once('exit', (c) => reject(new Error(`bare node:http server exited ${c}`)));
     child.once('message', (m) => {
@@ -122,7 +151,12 @@ function startBareJson(answers: Record<string, string>): Promise<{ url: string; 
       resolve({
         url: String((m as { url: string }).url),
         pid: must(child.pid),
-        stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+        stop: () =>
+          new Promise((r) => {
+            child.removeAllListeners('exit');
+            child.once('exit', () => r());
+            child.kill('SIGTERM');
+          }),
       });
     });
   });
@@ -133,15 +167,23 @@ function runBareJson(file: string) {
   const server = http.createServer((req, res) => {
     const body = answers.get(req.url ?? '');
     if (body === undefined) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(body);
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => must(process.send)({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+  server.listen(0, '127.0.0.1', () =>
+    must(process.send)({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }),
+  );
   process.on('SIGTERM', () => process.exit(0));
 }
 
-interface Plan { seconds: number; creates: number }
+interface Plan {
+  seconds: number;
+  creates: number;
+}
 
 /** The daemon's side: each round `creates` creates, then gets for `seconds`. */
 function daemonSide(m: ManagedDaemon, plan: Plan): Side {
@@ -159,7 +201,15 @@ function daemonSide(m: ManagedDaemon, plan: Plan): Side {
       const g = await gets(m.pool, m.headers, (i) => m.getPath(i), { seconds: plan.seconds });
       const cpu2 = processCpuMs(pid);
       const us = (ms: number, n: number) => Math.round((ms * 1000) / Math.max(1, n));
-      return { getRps: g.rps, getP99: g.p99, getCpuUs: us(cpu2 - cpu1, g.requests), createRps: c.rps, createP99: c.p99, createCpuUs: us(cpu1 - cpu0, c.requests), errors: c.errors + g.errors };
+      return {
+        getRps: g.rps,
+        getP99: g.p99,
+        getCpuUs: us(cpu2 - cpu1, g.requests),
+        createRps: c.rps,
+        createP99: c.p99,
+        createCpuUs: us(cpu1 - cpu0, c.requests),
+        errors: c.errors + g.errors,
+      };
     },
     close: () => m.stop(),
   };
@@ -173,7 +223,9 @@ async function floorSide(source: ManagedDaemon, plan: Plan): Promise<Side> {
   const path = (i: number) => `${source.base}/apps/mine/${paths[i % paths.length]}`;
   return {
     pids: () => [bare.pid],
-    warm: async () => { await gets(pool, source.headers, path, { total: 2000 }); },
+    warm: async () => {
+      await gets(pool, source.headers, path, { total: 2000 });
+    },
     async round(): Promise<Figures> {
       const g = await gets(pool, source.headers, path, { seconds: plan.seconds });
       return { getRps: g.rps, getP99: g.p99, errors: g.errors };
@@ -218,7 +270,7 @@ export const managementPath: HotPath = {
       // the working tree's answers (the ref's, when it is measured alone)
       async floor() {
         const source = opened.get('wt') ?? opened.get('ref');
-        if (!source) throw new Error('the floor serves a daemon\'s answers: open a build first');
+        if (!source) throw new Error("the floor serves a daemon's answers: open a build first");
         return floorSide(source, plan);
       },
       async close() {},
@@ -240,22 +292,36 @@ async function main() {
     const startupMs = m.d.startupMs;
     const rssAfterStart = m.d.rssMb();
     floor = await floorSide(m, plan);
-    const turns = await takeTurns([['daemon', daemonSide(m, plan)], ['bare', floor]], { rounds, log: (l) => console.error(l) });
+    const turns = await takeTurns(
+      [
+        ['daemon', daemonSide(m, plan)],
+        ['bare', floor],
+      ],
+      { rounds, log: (l) => console.error(l) },
+    );
     const mem = m.d.rssMb();
     // a restart as an operator does it (SIGTERM, then serve again): socket-mode apps reconnect 2 s after the close
     const restart = await m.restart();
     const med = (side: string, k: string) => median(must(turns[side]).rounds.map((r) => must(r[k])));
-    const perRound = must(turns.daemon).rounds.map((r, i) => Math.round((must(r.getRps) / must(must(must(turns.bare).rounds[i]).getRps)) * 100) / 100);
+    const perRound = must(turns.daemon).rounds.map(
+      (r, i) => Math.round((must(r.getRps) / must(must(must(turns.bare).rounds[i]).getRps)) * 100) / 100,
+    );
     const getRatio = median(perRound);
     const createP99 = med('daemon', 'createP99');
     const getRps = med('daemon', 'getRps');
     writeResult('management', {
-      benchmark: 'management API, 50 concurrent connections, daemon in its own process, fsync on; rounds take turns with a bare node:http server answering the same JSON from a Map (own process)',
+      benchmark:
+        'management API, 50 concurrent connections, daemon in its own process, fsync on; rounds take turns with a bare node:http server answering the same JSON from a Map (own process)',
       machine: `${os.cpus().length} cores, Node ${process.version}`,
       appsHeld: m.ids.length,
       seedCreates: seed,
       rounds,
-      create: { perRound: plan.creates, rps: med('daemon', 'createRps'), p99: createP99, daemonCpuUs: med('daemon', 'createCpuUs') },
+      create: {
+        perRound: plan.creates,
+        rps: med('daemon', 'createRps'),
+        p99: createP99,
+        daemonCpuUs: med('daemon', 'createCpuUs'),
+      },
       get: { seconds: plan.seconds, rps: getRps, p99: med('daemon', 'getP99'), daemonCpuUs: med('daemon', 'getCpuUs') },
       bareNodeHttp: { rps: med('bare', 'getRps'), p99: med('bare', 'getP99') },
       getRatioToBareHttp: getRatio,
@@ -266,7 +332,13 @@ async function main() {
       memoryMb: { afterStart: rssAfterStart.rss, afterLoad: mem.rss, peak: mem.hwm },
       dataFileMb: Math.round((fs.statSync(path.join(m.dir, 'appreg.json')).size / 1048576) * 10) / 10,
       targets: { createP99Ms: 15, getRatioToBareHttp: 0.3, getRps: 3000, startupMs: 1000 },
-      met: { createP99: createP99 < 15, getRatio: getRatio >= 0.3, getRps: getRps >= 3000, startup: startupMs < 1000, restart: restart.stopAndStartMs < 1500 },
+      met: {
+        createP99: createP99 < 15,
+        getRatio: getRatio >= 0.3,
+        getRps: getRps >= 3000,
+        startup: startupMs < 1000,
+        restart: restart.stopAndStartMs < 1500,
+      },
       at: new Date().toISOString(),
     });
   } finally {

@@ -24,7 +24,19 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { BENCH_REDIRECT, benchManifest, inBatches, isMain, load, median, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
+import {
+  BENCH_REDIRECT,
+  benchManifest,
+  inBatches,
+  isMain,
+  load,
+  median,
+  processCpuMs,
+  ROOT,
+  startDaemonProcess,
+  writeResult,
+  type DaemonProc,
+} from './lib.js';
 import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
 import { must } from '../src/must.js';
 
@@ -33,26 +45,62 @@ const REDIRECT = BENCH_REDIRECT;
 /** Codes must outlive the seeding of every side and all their rounds. */
 const CODE_TTL_SECONDS = '7200';
 
-interface Sizes { apps: number; users: number; codesPerRound: number }
-const SIZES: Record<'quick' | 'compare', Sizes> = { quick: { apps: 200, users: 2, codesPerRound: 6000 }, compare: { apps: 1000, users: 3, codesPerRound: 20_000 } };
-const fullSizes = (): Sizes => ({ apps: Number(process.env.BENCH_APPS ?? 10_000), users: Number(process.env.BENCH_USERS ?? 10), codesPerRound: Number(process.env.BENCH_CODES ?? 50_000) });
+interface Sizes {
+  apps: number;
+  users: number;
+  codesPerRound: number;
+}
+const SIZES: Record<'quick' | 'compare', Sizes> = {
+  quick: { apps: 200, users: 2, codesPerRound: 6000 },
+  compare: { apps: 1000, users: 3, codesPerRound: 20_000 },
+};
+const fullSizes = (): Sizes => ({
+  apps: Number(process.env.BENCH_APPS ?? 10_000),
+  users: Number(process.env.BENCH_USERS ?? 10),
+  codesPerRound: Number(process.env.BENCH_CODES ?? 50_000),
+});
 
-interface Client { id: string; secret: string }
-interface Code { client: number; code: string }
-interface Seeded { clients: Client[]; codes: Code[][]; held: { apps: number; users: number; tokensIssued: number; codesPending: number }; seedSeconds: number }
+interface Client {
+  id: string;
+  secret: string;
+}
+interface Code {
+  client: number;
+  code: string;
+}
+interface Seeded {
+  clients: Client[];
+  codes: Code[][];
+  held: { apps: number; users: number; tokensIssued: number; codesPending: number };
+  seedSeconds: number;
+}
 
 function multipart(parts: Record<string, string>): { body: string; type: string } {
   const b = `----bench${crypto.randomBytes(8).toString('hex')}`;
   let body = '';
-  for (const [k, v] of Object.entries(parts)) body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
+  for (const [k, v] of Object.entries(parts))
+    body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
   return { body: body + `--${b}--\r\n`, type: `multipart/form-data; boundary=${b}` };
 }
 
 /** A JSON call to the daemon; throws unless it answers `want`. */
-async function call<T>(pool: Pool, method: 'GET' | 'POST', p: string, headers: Record<string, string>, want: number, body?: unknown): Promise<T> {
-  const r = await pool.request({ method, path: p, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function call<T>(
+  pool: Pool,
+  method: 'GET' | 'POST',
+  p: string,
+  headers: Record<string, string>,
+  want: number,
+  body?: unknown,
+): Promise<T> {
+  const r = await pool.request({
+    method,
+    path: p,
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await r.body.text();
-  if (r.statusCode !== want) throw new Error(`${method} ${p.replace(/\?.*/, '')} answered ${r.statusCode}: ${text.slice(0, 300)}`);
+  if (r.statusCode !== want)
+    throw new Error(`${method} ${p.replace(/\?.*/, '')} answered ${r.statusCode}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as T;
 }
 
@@ -71,37 +119,86 @@ async function exchange(pool: Pool, client: Client, code: string): Promise<boole
  */
 async function seedOverHttp(root: string, dir: string, sizes: Sizes, sets: number): Promise<Seeded> {
   const t0 = performance.now();
-  const d = await startDaemonProcess(dir, [], root, { env: { ...process.env, APPREG_FSYNC: 'false', APPREG_CODE_TTL_SECONDS: CODE_TTL_SECONDS, APPREG_RATE_LIMIT_MANAGEMENT_WRITES: '0' } });
+  const d = await startDaemonProcess(dir, [], root, {
+    env: {
+      ...process.env,
+      APPREG_FSYNC: 'false',
+      APPREG_CODE_TTL_SECONDS: CODE_TTL_SECONDS,
+      APPREG_RATE_LIMIT_MANAGEMENT_WRITES: '0',
+    },
+  });
   const pool = new Pool(d.url, { connections: CONC, pipelining: 1 });
   try {
-    const owner = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as { workspaceId: string; workspaceUserId: string; authToken: string };
+    const owner = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as {
+      workspaceId: string;
+      workspaceUserId: string;
+      authToken: string;
+    };
     const ownerBase = `/workspaces/${owner.workspaceId}/workspaceUsers/${owner.workspaceUserId}`;
     const users: Array<{ base: string; authtoken: string }> = [];
     for (let u = 0; u < sizes.users; u++) {
       const email = `bench${u}@example.com`;
       const password = 'bench-password-0123456789';
-      const made = await call<{ id: string }>(pool, 'POST', `/workspaces/${owner.workspaceId}/workspaceUsers`, { authtoken: owner.authToken }, 201, { email, name: `Bench ${u}`, password });
+      const made = await call<{ id: string }>(
+        pool,
+        'POST',
+        `/workspaces/${owner.workspaceId}/workspaceUsers`,
+        { authtoken: owner.authToken },
+        201,
+        { email, name: `Bench ${u}`, password },
+      );
       const login = await call<{ authToken: string }>(pool, 'POST', '/auth/login', {}, 200, { email, password });
       users.push({ base: `/workspaces/${owner.workspaceId}/workspaceUsers/${made.id}`, authtoken: login.authToken });
     }
     const clients = await inBatches(sizes.apps, CONC, async (i) => {
-      const app = await call<{ id: string; clientSecret: string }>(pool, 'POST', `${ownerBase}/apps`, { authtoken: owner.authToken }, 201, benchManifest(i));
+      const app = await call<{ id: string; clientSecret: string }>(
+        pool,
+        'POST',
+        `${ownerBase}/apps`,
+        { authtoken: owner.authToken },
+        201,
+        benchManifest(i),
+      );
       return { id: app.id, secret: app.clientSecret };
     });
     const grant = async (client: number, user: number): Promise<Code> => {
       const u = must(users[user]);
-      const q = new URLSearchParams({ clientId: must(clients[client]).id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: REDIRECT });
-      return { client, code: (await call<{ code: string }>(pool, 'GET', `${u.base}/oauth2/grant?${q}`, { authtoken: u.authtoken }, 200)).code };
+      const q = new URLSearchParams({
+        clientId: must(clients[client]).id,
+        scopes: 'messages:read,bot:messages:read,bot:messages:write',
+        redirectUrl: REDIRECT,
+      });
+      return {
+        client,
+        code: (
+          await call<{ code: string }>(pool, 'GET', `${u.base}/oauth2/grant?${q}`, { authtoken: u.authtoken }, 200)
+        ).code,
+      };
     };
-    console.error(`  seeded ${clients.length} apps and ${users.length} users in ${Math.round(performance.now() - t0)} ms`);
+    console.error(
+      `  seeded ${clients.length} apps and ${users.length} users in ${Math.round(performance.now() - t0)} ms`,
+    );
     await inBatches(sizes.apps * sizes.users, CONC, async (k) => {
       const c = await grant(k % sizes.apps, Math.floor(k / sizes.apps));
       if (!(await exchange(pool, must(clients[c.client]), c.code))) throw new Error('a seeding exchange failed');
     });
     console.error(`  seeded ${sizes.apps * sizes.users} exchanges in ${Math.round(performance.now() - t0)} ms`);
     const codes: Code[][] = [];
-    for (let r = 0; r < sets; r++) codes.push(await inBatches(sizes.codesPerRound, CONC, (i) => grant((i * 7919 + r * 104729) % sizes.apps, i % sizes.users)));
-    return { clients, codes, held: { apps: clients.length, users: users.length, tokensIssued: sizes.apps * sizes.users, codesPending: sets * sizes.codesPerRound }, seedSeconds: Math.round((performance.now() - t0) / 100) / 10 };
+    for (let r = 0; r < sets; r++)
+      codes.push(
+        await inBatches(sizes.codesPerRound, CONC, (i) => grant((i * 7919 + r * 104729) % sizes.apps, i % sizes.users)),
+      );
+    return {
+      clients,
+      codes,
+      held: {
+        apps: clients.length,
+        users: users.length,
+        tokensIssued: sizes.apps * sizes.users,
+        codesPending: sets * sizes.codesPerRound,
+      },
+      seedSeconds: Math.round((performance.now() - t0) / 100) / 10,
+    };
   } finally {
     await pool.close();
     await d.stop();
@@ -111,11 +208,22 @@ async function seedOverHttp(root: string, dir: string, sizes: Sizes, sets: numbe
 /** appreg's side: the daemon of the build at `root` serving the seeded data, fsync on. */
 class AppregSide implements Side {
   private pool: Pool;
-  constructor(readonly daemon: DaemonProc, readonly seed: Seeded, readonly dir: string, readonly seconds: number) {
+  constructor(
+    readonly daemon: DaemonProc,
+    readonly seed: Seeded,
+    readonly dir: string,
+    readonly seconds: number,
+  ) {
     this.pool = new Pool(daemon.url, { connections: CONC, pipelining: 1 });
   }
 
-  static async open(root: string, sizes: Sizes, rounds: number, seconds: number, nodeArgs?: string[]): Promise<AppregSide> {
+  static async open(
+    root: string,
+    sizes: Sizes,
+    rounds: number,
+    seconds: number,
+    nodeArgs?: string[],
+  ): Promise<AppregSide> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-oauth-'));
     try {
       const seed = await seedOverHttp(root, dir, sizes, rounds + 1);
@@ -129,15 +237,20 @@ class AppregSide implements Side {
   }
 
   private exchanges(codes: Code[], seconds: number) {
-    return load(async (i) => {
-      const c = codes[i];
-      return !!c && exchange(this.pool, must(this.seed.clients[c.client]), c.code);
-    }, { concurrency: CONC, seconds, total: codes.length });
+    return load(
+      async (i) => {
+        const c = codes[i];
+        return !!c && exchange(this.pool, must(this.seed.clients[c.client]), c.code);
+      },
+      { concurrency: CONC, seconds, total: codes.length },
+    );
   }
 
   pids = () => [must(this.daemon.child.pid)];
   // warm-up (JIT, connections) from the spare code set
-  warm = async () => { await this.exchanges(must(this.seed.codes.at(-1)), this.seconds); };
+  warm = async () => {
+    await this.exchanges(must(this.seed.codes.at(-1)), this.seconds);
+  };
   async round(r: number): Promise<Figures> {
     const cpu0 = processCpuMs(must(this.daemon.child.pid));
     const a = await this.exchanges(must(this.seed.codes[r]), this.seconds);
@@ -161,7 +274,9 @@ async function oidcChild(codesFile: string, n: number): Promise<void> {
   const grants = new Map<string, Set<string>>();
   class MapAdapter {
     constructor(private name: string) {}
-    key(id: string) { return `${this.name}:${id}`; }
+    key(id: string) {
+      return `${this.name}:${id}`;
+    }
     async upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
       store.set(this.key(id), { payload, exp: expiresIn ? Date.now() + expiresIn * 1000 : undefined });
       const g = payload.grantId as string | undefined;
@@ -180,12 +295,16 @@ async function oidcChild(codesFile: string, n: number): Promise<void> {
       for (const e of store.values()) if (e.payload.uid === uid) return e.payload;
       return undefined;
     }
-    async findByUserCode() { return undefined; }
+    async findByUserCode() {
+      return undefined;
+    }
     async consume(id: string) {
       const e = store.get(this.key(id));
       if (e) e.payload.consumed = Math.floor(Date.now() / 1000);
     }
-    async destroy(id: string) { store.delete(this.key(id)); }
+    async destroy(id: string) {
+      store.delete(this.key(id));
+    }
     async revokeByGrantId(grantId: string) {
       for (const k of grants.get(grantId) ?? []) store.delete(k);
       grants.delete(grantId);
@@ -194,7 +313,17 @@ async function oidcChild(codesFile: string, n: number): Promise<void> {
   const jwk = crypto.generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
   const provider = new Provider('http://127.0.0.1', {
     adapter: MapAdapter as never,
-    clients: [{ client_id: 'bench', client_secret: 'bench-secret-0123456789abcdef0123456789abcdef', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post', id_token_signed_response_alg: 'EdDSA' }],
+    clients: [
+      {
+        client_id: 'bench',
+        client_secret: 'bench-secret-0123456789abcdef0123456789abcdef',
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_post',
+        id_token_signed_response_alg: 'EdDSA',
+      },
+    ],
     jwks: { keys: [{ ...jwk, kid: 'k1', alg: 'EdDSA', use: 'sig' }] as never },
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => false },
@@ -206,7 +335,14 @@ async function oidcChild(codesFile: string, n: number): Promise<void> {
     const grant = new provider.Grant({ accountId: `user-${i % 10}`, clientId: 'bench' });
     grant.addOIDCScope('openid');
     const grantId = await grant.save();
-    const code = new provider.AuthorizationCode({ accountId: `user-${i % 10}`, client, grantId, redirectUri: REDIRECT, scope: 'openid', authTime: Math.floor(Date.now() / 1000) } as never);
+    const code = new provider.AuthorizationCode({
+      accountId: `user-${i % 10}`,
+      client,
+      grantId,
+      redirectUri: REDIRECT,
+      scope: 'openid',
+      authTime: Math.floor(Date.now() / 1000),
+    } as never);
     codes.push(await code.save());
   }
   fs.writeFileSync(codesFile, codes.join('\n'));
@@ -219,14 +355,26 @@ async function oidcChild(codesFile: string, n: number): Promise<void> {
 
 function startOidc(codesFile: string, n: number): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--oidc-child', codesFile, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--oidc-child', codesFile, String(n)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     process.once('exit', () => child.kill('SIGKILL'));
     let out = '';
     child.on('exit', (c) => reject(new Error(`oidc-provider child exited ${c}`)));
     must(child.stdout).on('data', (c) => {
       out += c;
       const m = /ready (\S+)/.exec(out);
-      if (m) resolve({ url: must(m[1]), pid: must(child.pid), stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }) });
+      if (m)
+        resolve({
+          url: must(m[1]),
+          pid: must(child.pid),
+          stop: () =>
+            new Promise((r) => {
+              child.removeAllListeners('exit');
+              child.once('exit', () => r());
+              child.kill('SIGTERM');
+            }),
+        });
     });
   });
 }
@@ -243,18 +391,34 @@ async function oidcSide(perRound: number, rounds: number, seconds: number): Prom
   const exchanges = () => {
     const start = next;
     next += perRound;
-    return load(async (i) => {
-      const code = codes[start + i];
-      if (!code) return false;
-      const body = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: 'bench', client_secret: 'bench-secret-0123456789abcdef0123456789abcdef' }).toString();
-      const r = await pool.request({ method: 'POST', path: '/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
-      const j = (await r.body.json()) as { access_token?: string };
-      return r.statusCode === 200 && !!j.access_token;
-    }, { concurrency: CONC, seconds, total: perRound });
+    return load(
+      async (i) => {
+        const code = codes[start + i];
+        if (!code) return false;
+        const body = new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT,
+          client_id: 'bench',
+          client_secret: 'bench-secret-0123456789abcdef0123456789abcdef',
+        }).toString();
+        const r = await pool.request({
+          method: 'POST',
+          path: '/token',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        });
+        const j = (await r.body.json()) as { access_token?: string };
+        return r.statusCode === 200 && !!j.access_token;
+      },
+      { concurrency: CONC, seconds, total: perRound },
+    );
   };
   return {
     pids: () => [oidc.pid],
-    warm: async () => { await exchanges(); },
+    warm: async () => {
+      await exchanges();
+    },
     async round(): Promise<Figures> {
       const o = await exchanges();
       return { rps: o.rps, p99: o.p99, errors: o.errors };
@@ -297,14 +461,21 @@ async function main() {
   try {
     const rssAfterStart = appreg.daemon.rssMb();
     oidc = await oidcSide(sizes.codesPerRound, ROUNDS, SECONDS);
-    const turns = await takeTurns([['appreg', appreg], ['oidcProvider', oidc]], { rounds: ROUNDS, log: (l) => console.error(l) });
+    const turns = await takeTurns(
+      [
+        ['appreg', appreg],
+        ['oidcProvider', oidc],
+      ],
+      { rounds: ROUNDS, log: (l) => console.error(l) },
+    );
     const mem = appreg.daemon.rssMb();
     const a = must(turns.appreg).rounds;
     const ref = must(turns.oidcProvider).rounds;
     const perRound = a.map((r, i) => Math.round((must(r.rps) / must(must(ref[i]).rps)) * 100) / 100);
     const ratio = median(perRound);
     writeResult('oauth-exchange', {
-      benchmark: 'authorization-code exchange, a fresh code per request, 50 concurrent connections, each server in its own process, load generator in a third',
+      benchmark:
+        'authorization-code exchange, a fresh code per request, 50 concurrent connections, each server in its own process, load generator in a third',
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`,
       appreg: {
         endpoint: 'POST /oauth2/access (multipart/form-data, as the official SDK sends it)',
@@ -316,10 +487,12 @@ async function main() {
       },
       reference: {
         name: 'oidc-provider 9 (panva/node-oidc-provider)',
-        endpoint: 'POST /token (client_secret_post, grant_type=authorization_code, openid scope → access_token + EdDSA id_token)',
+        endpoint:
+          'POST /token (client_secret_post, grant_type=authorization_code, openid scope → access_token + EdDSA id_token)',
         durable: 'no: in-memory adapter',
       },
-      method: 'warm-up of one round each, then rounds taking turns; before every round the bench waits until both server processes are idle, so background work (appreg compacting its data file, the reference collecting garbage) does not land in the other\'s round',
+      method:
+        "warm-up of one round each, then rounds taking turns; before every round the bench waits until both server processes are idle, so background work (appreg compacting its data file, the reference collecting garbage) does not land in the other's round",
       rounds: { appreg: a, oidcProvider: ref },
       medianRps: { appreg: median(a.map((r) => must(r.rps))), oidcProvider: median(ref.map((r) => must(r.rps))) },
       ratio,

@@ -57,24 +57,59 @@ async function startReceiver(listeners: number) {
 /** The daemon of a build with `listeners` subscribed apps and the posting apps; posts one sample at a time. */
 class FanoutSide implements Side {
   private posted = 0;
-  private constructor(readonly d: DaemonProc, readonly dir: string, readonly rx: Awaited<ReturnType<typeof startReceiver>>, readonly posters: Array<Record<string, string>>, readonly general: string, readonly samples: number) {}
+  private constructor(
+    readonly d: DaemonProc,
+    readonly dir: string,
+    readonly rx: Awaited<ReturnType<typeof startReceiver>>,
+    readonly posters: Array<Record<string, string>>,
+    readonly general: string,
+    readonly samples: number,
+  ) {}
 
-  static async open(root: string, o: { listeners: number; samplesPerRound: number; rounds: number; nodeArgs?: string[] }): Promise<FanoutSide> {
+  static async open(
+    root: string,
+    o: { listeners: number; samplesPerRound: number; rounds: number; nodeArgs?: string[] },
+  ): Promise<FanoutSide> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-fanout-'));
     const rx = await startReceiver(o.listeners);
-    const d = await startDaemonProcess(dir, [], root, { env: { ...process.env, APPREG_RATE_LIMIT_MANAGEMENT_WRITES: '0' }, nodeArgs: o.nodeArgs });
+    const d = await startDaemonProcess(dir, [], root, {
+      env: { ...process.env, APPREG_RATE_LIMIT_MANAGEMENT_WRITES: '0' },
+      nodeArgs: o.nodeArgs,
+    });
     try {
       const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8'));
       const base = `${d.url}/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
-      const mgmt = (p: string, init: RequestInit = {}) => fetch(base + p, { ...init, headers: { authtoken: creds.authToken, 'content-type': 'application/json' } });
+      const mgmt = (p: string, init: RequestInit = {}) =>
+        fetch(base + p, { ...init, headers: { authtoken: creds.authToken, 'content-type': 'application/json' } });
       const install = async (name: string, events: string[]) => {
-        const m = { name, displayName: name, bot: true, botTitle: 'bench', scopes: { botScopes: SCOPES, userScopes: SCOPES }, shortcuts: [], slashCommands: [], eventSubscriptions: { url: `${rx.url}/events/${name}`, events }, redirectUrls: ['http://localhost:9/redirect'] };
-        const app = (await (await mgmt('/apps', { method: 'POST', body: JSON.stringify(m) })).json()) as { id: string; clientSecret: string; appKey: string };
-        const q = new URLSearchParams({ clientId: app.id, scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(','), redirectUrl: 'http://localhost:9/redirect' });
+        const m = {
+          name,
+          displayName: name,
+          bot: true,
+          botTitle: 'bench',
+          scopes: { botScopes: SCOPES, userScopes: SCOPES },
+          shortcuts: [],
+          slashCommands: [],
+          eventSubscriptions: { url: `${rx.url}/events/${name}`, events },
+          redirectUrls: ['http://localhost:9/redirect'],
+        };
+        const app = (await (await mgmt('/apps', { method: 'POST', body: JSON.stringify(m) })).json()) as {
+          id: string;
+          clientSecret: string;
+          appKey: string;
+        };
+        const q = new URLSearchParams({
+          clientId: app.id,
+          scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(','),
+          redirectUrl: 'http://localhost:9/redirect',
+        });
         const { code } = (await (await mgmt(`/oauth2/grant?${q}`)).json()) as { code: string };
         const form = new FormData();
-        for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code })) form.append(k, v);
-        const tok = (await (await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form })).json()) as { botToken: string };
+        for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code }))
+          form.append(k, v);
+        const tok = (await (await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form })).json()) as {
+          botToken: string;
+        };
         if (!tok.botToken) throw new Error(`install failed: ${JSON.stringify({ app, code, tok })}`);
         return { token: tok.botToken, 'x-app-token': app.appKey, 'content-type': 'application/json' };
       };
@@ -103,7 +138,11 @@ class FanoutSide implements Side {
     for (let k = 0; k < n; k++) {
       const i = this.posted++;
       const t0 = performance.now();
-      const r = await fetch(`${this.d.url}/v1/channels/${this.general}/messages`, { method: 'POST', headers: this.posters[Math.floor(i / POSTS_PER_POSTER)], body: JSON.stringify({ text: `sample ${i}` }) });
+      const r = await fetch(`${this.d.url}/v1/channels/${this.general}/messages`, {
+        method: 'POST',
+        headers: this.posters[Math.floor(i / POSTS_PER_POSTER)],
+        body: JSON.stringify({ text: `sample ${i}` }),
+      });
       const t1 = performance.now();
       if (r.status !== 200) throw new Error(`post answered ${r.status}: ${await r.text()}`);
       const { id } = (await r.json()) as { id: string };
@@ -114,12 +153,19 @@ class FanoutSide implements Side {
   }
 
   pids = () => [must(this.d.child.pid)];
-  warm = async () => { await this.posts(WARM); };
+  warm = async () => {
+    await this.posts(WARM);
+  };
   async round(): Promise<Figures> {
     const cpu0 = processCpuMs(must(this.d.child.pid));
     const { fanout, post } = await this.posts(this.samples);
     const cpuUs = Math.round(((processCpuMs(must(this.d.child.pid)) - cpu0) * 1000) / this.samples);
-    return { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), postP50: r2(percentile(post, 50)), cpuUs };
+    return {
+      p50: r2(percentile(fanout, 50)),
+      p99: r2(percentile(fanout, 99)),
+      postP50: r2(percentile(post, 50)),
+      cpuUs,
+    };
   }
 
   async close() {
@@ -141,7 +187,13 @@ export const fanoutPath: HotPath = {
   async setup(o: RunOptions) {
     const samplesPerRound = o.scale === 'quick' ? 30 : 100;
     return {
-      open: (build: Build) => FanoutSide.open(build.root, { listeners: 100, samplesPerRound, rounds: o.rounds, nodeArgs: o.nodeArgs?.(build) }),
+      open: (build: Build) =>
+        FanoutSide.open(build.root, {
+          listeners: 100,
+          samplesPerRound,
+          rounds: o.rounds,
+          nodeArgs: o.nodeArgs?.(build),
+        }),
       async close() {},
     };
   },
@@ -158,7 +210,11 @@ async function main() {
       benchmark: `NEW_MESSAGE fan-out to ${listeners} subscribed HTTP apps, one post at a time, daemon in its own process, fsync on`,
       machine: `${os.cpus().length} cores, Node ${process.version}`,
       samples: fanout.length,
-      postToLastReceiptMs: { p50: r2(percentile(fanout, 50)), p99: r2(percentile(fanout, 99)), max: r2(must(fanout[fanout.length - 1])) },
+      postToLastReceiptMs: {
+        p50: r2(percentile(fanout, 50)),
+        p99: r2(percentile(fanout, 99)),
+        max: r2(must(fanout[fanout.length - 1])),
+      },
       postLatencyMs: { p50: r2(percentile(post, 50)), p99: r2(percentile(post, 99)) },
       targets: { fanoutP99Ms: 50 },
       met: { fanoutP99: percentile(fanout, 99) < 50 },

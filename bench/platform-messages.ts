@@ -19,31 +19,71 @@ const SCOPES = ['messages:read', 'messages:write', 'channels:list'];
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-'));
-  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ platformRateLimits: false, rateLimitManagementWrites: 0 }));
+  fs.writeFileSync(
+    path.join(dir, 'config.json'),
+    JSON.stringify({ platformRateLimits: false, rateLimitManagementWrites: 0 }),
+  );
   const d = await startDaemonProcess(dir);
   try {
-    const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as { workspaceId: string; workspaceUserId: string; authToken: string };
+    const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as {
+      workspaceId: string;
+      workspaceUserId: string;
+      authToken: string;
+    };
     const base = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
-    const mgmt = (p: string, init: RequestInit = {}) => fetch(d.url + base + p, { ...init, headers: { authtoken: creds.authToken, 'content-type': 'application/json' } });
-    const m = { name: 'bench-say', displayName: 'Bench', bot: true, botTitle: 'bench', scopes: { botScopes: SCOPES, userScopes: SCOPES }, shortcuts: [], slashCommands: [], eventSubscriptions: { url: '', events: [] }, redirectUrls: ['http://localhost:9/redirect'] };
-    const app = (await (await mgmt('/apps', { method: 'POST', body: JSON.stringify(m) })).json()) as { id: string; clientSecret: string; appKey: string };
-    const q = new URLSearchParams({ clientId: app.id, scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(','), redirectUrl: 'http://localhost:9/redirect' });
+    const mgmt = (p: string, init: RequestInit = {}) =>
+      fetch(d.url + base + p, { ...init, headers: { authtoken: creds.authToken, 'content-type': 'application/json' } });
+    const m = {
+      name: 'bench-say',
+      displayName: 'Bench',
+      bot: true,
+      botTitle: 'bench',
+      scopes: { botScopes: SCOPES, userScopes: SCOPES },
+      shortcuts: [],
+      slashCommands: [],
+      eventSubscriptions: { url: '', events: [] },
+      redirectUrls: ['http://localhost:9/redirect'],
+    };
+    const app = (await (await mgmt('/apps', { method: 'POST', body: JSON.stringify(m) })).json()) as {
+      id: string;
+      clientSecret: string;
+      appKey: string;
+    };
+    const q = new URLSearchParams({
+      clientId: app.id,
+      scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(','),
+      redirectUrl: 'http://localhost:9/redirect',
+    });
     const { code } = (await (await mgmt(`/oauth2/grant?${q}`)).json()) as { code: string };
     const form = new FormData();
-    for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code })) form.append(k, v);
-    const { botToken } = (await (await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form })).json()) as { botToken: string };
+    for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code }))
+      form.append(k, v);
+    const { botToken } = (await (await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form })).json()) as {
+      botToken: string;
+    };
     const sdk = { token: botToken, 'x-app-token': app.appKey, 'content-type': 'application/json' };
-    const channels = (await (await fetch(`${d.url}/v1/channels`, { headers: sdk })).json()) as Array<{ channel: { id: string; name: string } }>;
+    const channels = (await (await fetch(`${d.url}/v1/channels`, { headers: sdk })).json()) as Array<{
+      channel: { id: string; name: string };
+    }>;
     const general = must(channels.find((c) => c.channel.name === 'general')).channel.id;
 
     const pool = new Pool(d.url, { connections: CONC, pipelining: 1 });
     const post = async (i: number) => {
-      const r = await pool.request({ method: 'POST', path: `/v1/channels/${general}/messages`, headers: sdk, body: JSON.stringify({ text: `message ${i}`, blocks: [], attachments: [], files: [] }) });
+      const r = await pool.request({
+        method: 'POST',
+        path: `/v1/channels/${general}/messages`,
+        headers: sdk,
+        body: JSON.stringify({ text: `message ${i}`, blocks: [], attachments: [], files: [] }),
+      });
       await r.body.dump();
       return r.statusCode === 200;
     };
     const get = async () => {
-      const r = await pool.request({ method: 'GET', path: `${base}/apps/mine/${app.id}`, headers: { authtoken: creds.authToken } });
+      const r = await pool.request({
+        method: 'GET',
+        path: `${base}/apps/mine/${app.id}`,
+        headers: { authtoken: creds.authToken },
+      });
       await r.body.dump();
       return r.statusCode === 200;
     };
@@ -54,7 +94,9 @@ async function main() {
       const p = await load(post, { concurrency: CONC, seconds: SECONDS });
       const g = await load(get, { concurrency: CONC, seconds: SECONDS });
       rounds.push({ post: p, get: g });
-      console.error(`round ${r + 1}: post ${p.rps}/s p99 ${p.p99} ms (${p.errors} errors) | get ${g.rps}/s p99 ${g.p99} ms`);
+      console.error(
+        `round ${r + 1}: post ${p.rps}/s p99 ${p.p99} ms (${p.errors} errors) | get ${g.rps}/s p99 ${g.p99} ms`,
+      );
     }
     await pool.close();
     const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
@@ -62,7 +104,8 @@ async function main() {
     const getRps = mean(rounds.map((x) => x.get.rps));
     const ratio = Math.round((postRps / getRps) * 100) / 100;
     writeResult('platform-messages', {
-      benchmark: 'POST /v1/channels/{c}/messages (bot token, as the SDK sends it) vs GET …/apps/mine/{id}, 50 connections, alternating rounds, daemon in its own process, fsync on, platform rate limits off',
+      benchmark:
+        'POST /v1/channels/{c}/messages (bot token, as the SDK sends it) vs GET …/apps/mine/{id}, 50 connections, alternating rounds, daemon in its own process, fsync on, platform rate limits off',
       machine: `${os.cpus().length} cores, Node ${process.version}`,
       meanRps: { post: postRps, get: getRps },
       ratio,

@@ -8,7 +8,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { must } from '../src/must.js';
 
-interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
 export interface CpuProfile {
   nodes: Array<{ id: number; callFrame: CallFrame }>;
   startTime: number;
@@ -63,15 +68,25 @@ export function topFrames(p: CpuProfile, windows: Array<[number, number]>, n: nu
     const key = frameName(cf, root);
     self.set(key, (self.get(key) ?? 0) + dt);
   }
-  if (!counted) throw new Error(`the profile has no sample inside the timed rounds (profile ${p.startTime}–${p.endTime} µs)`);
-  const frames = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([frame, us]) => ({ frame, selfMs: Math.round(us / 100) / 10, share: Math.round((us / Math.max(1, busy)) * 1000) / 10 }));
+  if (!counted)
+    throw new Error(`the profile has no sample inside the timed rounds (profile ${p.startTime}–${p.endTime} µs)`);
+  const frames = [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([frame, us]) => ({
+      frame,
+      selfMs: Math.round(us / 100) / 10,
+      share: Math.round((us / Math.max(1, busy)) * 1000) / 10,
+    }));
   const windowMs = windows.reduce((sum, [a, b]) => sum + (b - a), 0) / 1000;
   return { frames, windowMs: Math.round(windowMs), busyMs: Math.round(busy / 1000), samples: counted };
 }
 
 /** The profile `node --cpu-prof --cpu-prof-dir=<dir>` wrote for process `pid`, and its file. */
 export function readProfile(dir: string, pid: number): { file: string; profile: CpuProfile } {
-  const name = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && f.split('.').includes(String(pid))) : undefined;
+  const name = fs.existsSync(dir)
+    ? fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && f.split('.').includes(String(pid)))
+    : undefined;
   if (!name) throw new Error(`no CPU profile of process ${pid} in ${dir}`);
   const file = path.join(dir, name);
   return { file, profile: JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile };

@@ -35,7 +35,9 @@ function run(cmd: string, args: string[], cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd, stdio: ['ignore', 2, 2] });
     child.once('error', reject);
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed in ${cwd} (${code ?? signal})`))));
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed in ${cwd} (${code ?? signal})`)),
+    );
   });
 }
 
@@ -63,7 +65,10 @@ export async function buildRef(repo: string, ref: string, log: (line: string) =>
   try {
     const added = git(repo, ['worktree', 'add', '--detach', '--quiet', root, sha]);
     if (!added.ok) throw new Error(`git worktree add failed: ${added.out}`);
-    const lock = (dir: string) => (fs.existsSync(path.join(dir, 'package-lock.json')) ? fs.readFileSync(path.join(dir, 'package-lock.json')) : undefined);
+    const lock = (dir: string) =>
+      fs.existsSync(path.join(dir, 'package-lock.json'))
+        ? fs.readFileSync(path.join(dir, 'package-lock.json'))
+        : undefined;
     const mine = lock(repo);
     const theirs = lock(root);
     let nodeModules: RefBuild['nodeModules'];

@@ -93,21 +93,34 @@ const nowUs = () => Number(process.hrtime.bigint() / 1000n);
  * Warm every side, then run `rounds` timed rounds taking turns in the order given, each once all
  * sides' processes are idle. A round that throws ends the run (its error names the side).
  */
-export async function takeTurns(sides: Array<[string, Side]>, o: Pick<RunOptions, 'rounds' | 'log'>): Promise<Record<string, SideRounds>> {
+export async function takeTurns(
+  sides: Array<[string, Side]>,
+  o: Pick<RunOptions, 'rounds' | 'log'>,
+): Promise<Record<string, SideRounds>> {
   const pids = () => sides.flatMap(([, s]) => s.pids());
-  const out: Record<string, SideRounds> = Object.fromEntries(sides.map(([name]) => [name, { rounds: [], windows: [] }]));
+  const out: Record<string, SideRounds> = Object.fromEntries(
+    sides.map(([name]) => [name, { rounds: [], windows: [] }]),
+  );
   for (const [name, side] of sides) {
     await quiet(pids);
-    await side.warm().catch((e: Error) => { throw new Error(`${name}: warm-up failed: ${e.message}`); });
+    await side.warm().catch((e: Error) => {
+      throw new Error(`${name}: warm-up failed: ${e.message}`);
+    });
   }
   for (let r = 0; r < o.rounds; r++) {
     for (const [name, side] of sides) {
       await quiet(pids);
       const t0 = nowUs();
-      const figures = await side.round(r).catch((e: Error) => { throw new Error(`${name}: round ${r + 1} failed: ${e.message}`); });
+      const figures = await side.round(r).catch((e: Error) => {
+        throw new Error(`${name}: round ${r + 1} failed: ${e.message}`);
+      });
       must(out[name]).windows.push([t0, nowUs()]);
       must(out[name]).rounds.push(figures);
-      o.log(`  round ${r + 1} ${name}: ${Object.entries(figures).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+      o.log(
+        `  round ${r + 1} ${name}: ${Object.entries(figures)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      );
     }
   }
   return out;

@@ -23,25 +23,43 @@ import { isMain } from './lib.js';
 import { must } from '../src/must.js';
 
 export const PAYLOAD = {
-  messageType: 'SLASH_COMMAND', slashCommand: '/bench', text: 'hello from the benchmark', userId: 'wu_bench_user_000000000000',
-  channelId: 'ch_bench_channel_00000000000', workspaceId: 'ws_bench_workspace_0000000000', triggerId: 'trg_0000000000000000000000',
+  messageType: 'SLASH_COMMAND',
+  slashCommand: '/bench',
+  text: 'hello from the benchmark',
+  userId: 'wu_bench_user_000000000000',
+  channelId: 'ch_bench_channel_00000000000',
+  workspaceId: 'ws_bench_workspace_0000000000',
+  triggerId: 'trg_0000000000000000000000',
 };
 
 /** What a ready target tells bench/socket.ts: where to connect, and (daemon modes) the apps to connect as. */
-export interface SocketTargetInfo { url: string; apps?: Array<{ id: string; appKey: string }> }
+export interface SocketTargetInfo {
+  url: string;
+  apps?: Array<{ id: string; appKey: string }>;
+}
 
 async function daemonMode(root: string, appsWanted: number, viaEngine: boolean): Promise<Target> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-socket-'));
   // maxConnections: the default cap (1,000) counts the 1,000 sockets and the ticket requests' connections alike;
   // maxConnectionsPerAddress: they all come from 127.0.0.1 (older builds ignore the setting)
-  const d = await startInProcess(root, dir, { rateLimitManagementWrites: 0, socketPingIntervalMs: 20_000, maxConnections: 4000, maxConnectionsPerAddress: 0 });
+  const d = await startInProcess(root, dir, {
+    rateLimitManagementWrites: 0,
+    socketPingIntervalMs: 20_000,
+    maxConnections: 4000,
+    maxConnectionsPerAddress: 0,
+  });
   const apps: Array<{ id: string; appKey: string }> = [];
   for (let i = 0; i < appsWanted; i++) {
     const app = await d.createApp({
-      name: `bench-socket-${i}`, displayName: `Bench ${i}`, bot: true, socketMode: true,
-      scopes: { botScopes: ['messages:read'], userScopes: [] }, shortcuts: [],
+      name: `bench-socket-${i}`,
+      displayName: `Bench ${i}`,
+      bot: true,
+      socketMode: true,
+      scopes: { botScopes: ['messages:read'], userScopes: [] },
+      shortcuts: [],
       slashCommands: [{ command: '/bench', url: 'https://bench.example.com/slash' }],
-      eventSubscriptions: { url: 'https://bench.example.com/events', events: [] }, redirectUrls: ['https://bench.example.com/redirect'],
+      eventSubscriptions: { url: 'https://bench.example.com/events', events: [] },
+      redirectUrls: ['https://bench.example.com/redirect'],
     });
     apps.push({ id: app.id, appKey: app.appKey });
   }
@@ -52,10 +70,24 @@ async function daemonMode(root: string, appsWanted: number, viaEngine: boolean):
     async roundTrip(i) {
       if (viaEngine) {
         // the whole delivery path: trigger → payload → socket transport → reply → classify → delivery log
-        const rec = await d.trigger({ appId: must(records[i % records.length]).id, kind: 'slash-command', command: '/bench', text: 'bench' });
+        const rec = await d.trigger({
+          appId: must(records[i % records.length]).id,
+          kind: 'slash-command',
+          command: '/bench',
+          text: 'bench',
+        });
         return rec.outcome === 'acked';
       }
-      const r = await d.socketTransport().send({ deliveryId: `dlv_${i}`, attemptId: `att_${i}`, app: must(records[i % records.length]), payload: PAYLOAD, interactive: true, budgetMs: 3000, retryNum: 0, signingSecret: '' });
+      const r = await d.socketTransport().send({
+        deliveryId: `dlv_${i}`,
+        attemptId: `att_${i}`,
+        app: must(records[i % records.length]),
+        payload: PAYLOAD,
+        interactive: true,
+        budgetMs: 3000,
+        retryNum: 0,
+        signingSecret: '',
+      });
       return r.outcome === 'acked';
     },
     async close() {

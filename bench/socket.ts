@@ -22,7 +22,8 @@ import type { SocketTargetInfo } from './socket-server.js';
 import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
 import { must } from '../src/must.js';
 
-const PATH_NOTE = "daemon: the socket transport's send() inside a real daemon process (ticketed connections through websocket-connection), reply matched by correlation id; engine: the same daemon, each round trip a slash-command trigger through the delivery engine (payload, transport, classification, delivery log)";
+const PATH_NOTE =
+  "daemon: the socket transport's send() inside a real daemon process (ticketed connections through websocket-connection), reply matched by correlation id; engine: the same daemon, each round trip a slash-command trigger through the delivery engine (payload, transport, classification, delivery log)";
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** A client as the official SDK answers: parse the frame, reply binary JSON with its correlation id. */
@@ -38,11 +39,24 @@ function openClient(url: string): Promise<WebSocket> {
   });
 }
 
-interface Sockets { host: Host; clients: WebSocket[]; connectMs: number }
+interface Sockets {
+  host: Host;
+  clients: WebSocket[];
+  connectMs: number;
+}
 
 /** Start a target (echo, or a build's daemon) and connect `sockets` clients to it, as apps do. */
-async function open(mode: 'echo' | 'daemon' | 'engine', sizes: { sockets: number; apps: number }, root?: string, nodeArgs: string[] = []): Promise<Sockets> {
-  const host = await openHost(path.join(here, 'socket-server.js'), mode === 'echo' ? ['echo'] : [mode, must(root), String(sizes.apps)], { nodeArgs });
+async function open(
+  mode: 'echo' | 'daemon' | 'engine',
+  sizes: { sockets: number; apps: number },
+  root?: string,
+  nodeArgs: string[] = [],
+): Promise<Sockets> {
+  const host = await openHost(
+    path.join(here, 'socket-server.js'),
+    mode === 'echo' ? ['echo'] : [mode, must(root), String(sizes.apps)],
+    { nodeArgs },
+  );
   const ready = host.info as unknown as SocketTargetInfo;
   const t0 = performance.now();
   const clients: WebSocket[] = [];
@@ -50,7 +64,9 @@ async function open(mode: 'echo' | 'daemon' | 'engine', sizes: { sockets: number
     await inBatches(sizes.sockets, 50, async (i) => {
       if (mode === 'echo') return clients.push(await openClient(ready.url));
       const app = must(must(ready.apps)[i % must(ready.apps).length]);
-      const res = await fetch(`${ready.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(app.appKey)}`);
+      const res = await fetch(
+        `${ready.url}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(app.appKey)}`,
+      );
       if (res.status !== 200) throw new Error(`websocket-connection: ${res.status}`);
       return clients.push(await openClient(((await res.json()) as { url: string }).url));
     });
@@ -79,7 +95,12 @@ function socketSide(s: Sockets, concurrency: number[], seconds: number): Side {
       const out: Figures = { errors: 0 };
       for (const c of concurrency) {
         const r: HostResult = await s.host.go({ concurrency: c, seconds });
-        Object.assign(out, { [`rps${c}`]: r.rps, [`p50_${c}`]: r.p50, [`p99_${c}`]: r.p99, [`cpuUs${c}`]: r.cpuUsPerRoundTrip });
+        Object.assign(out, {
+          [`rps${c}`]: r.rps,
+          [`p50_${c}`]: r.p50,
+          [`p99_${c}`]: r.p99,
+          [`cpuUs${c}`]: r.cpuUsPerRoundTrip,
+        });
         out.errors = must(out.errors) + r.errors;
       }
       return out;
@@ -104,7 +125,8 @@ export const socketPath: HotPath = {
   ],
   async setup(o: RunOptions) {
     return {
-      open: async (build: Build) => socketSide(await open('engine', SIZES, build.root, o.nodeArgs?.(build)), COMPARED, o.seconds),
+      open: async (build: Build) =>
+        socketSide(await open('engine', SIZES, build.root, o.nodeArgs?.(build)), COMPARED, o.seconds),
       floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
       async close() {},
     };
@@ -123,15 +145,33 @@ async function main() {
   try {
     for (const mode of ['echo', 'daemon', 'engine'] as const) opened.push(await open(mode, sizes, root));
     const [echo, daemon, engine] = opened as [Sockets, Sockets, Sockets];
-    const turns = await takeTurns([['echo', socketSide(echo, CONCURRENCY, SECONDS)], ['daemon', socketSide(daemon, CONCURRENCY, SECONDS)], ['engine', socketSide(engine, CONCURRENCY, SECONDS)]], { rounds: ROUNDS, log: (l) => console.error(l) });
+    const turns = await takeTurns(
+      [
+        ['echo', socketSide(echo, CONCURRENCY, SECONDS)],
+        ['daemon', socketSide(daemon, CONCURRENCY, SECONDS)],
+        ['engine', socketSide(engine, CONCURRENCY, SECONDS)],
+      ],
+      { rounds: ROUNDS, log: (l) => console.error(l) },
+    );
     const results: Record<string, unknown> = {};
     for (const c of CONCURRENCY) {
       const summary = (name: string) => {
         const rs = must(turns[name]).rounds;
-        return { rps: median(rs.map((r) => must(r[`rps${c}`]))), p50: median(rs.map((r) => must(r[`p50_${c}`]))), p99: median(rs.map((r) => must(r[`p99_${c}`]))), serverCpuUsPerRoundTrip: median(rs.map((r) => must(r[`cpuUs${c}`]))) };
+        return {
+          rps: median(rs.map((r) => must(r[`rps${c}`]))),
+          p50: median(rs.map((r) => must(r[`p50_${c}`]))),
+          p99: median(rs.map((r) => must(r[`p99_${c}`]))),
+          serverCpuUsPerRoundTrip: median(rs.map((r) => must(r[`cpuUs${c}`]))),
+        };
       };
       const [e, d, g] = [summary('echo'), summary('daemon'), summary('engine')];
-      results[`concurrency${c}`] = { echo: e, daemon: d, engine: g, ratio: Math.round((d.rps / e.rps) * 100) / 100, ratioEngine: Math.round((g.rps / e.rps) * 100) / 100 };
+      results[`concurrency${c}`] = {
+        echo: e,
+        daemon: d,
+        engine: g,
+        ratio: Math.round((d.rps / e.rps) * 100) / 100,
+        ratioEngine: Math.round((g.rps / e.rps) * 100) / 100,
+      };
     }
     writeResult('socket', {
       benchmark: 'socket',

@@ -32,20 +32,43 @@ const ISO = new Date(1_790_000_000_000).toISOString();
 
 const hex = (n: number) => crypto.randomBytes(n).toString('hex');
 /** What sealing {clientSecret, appKey, signingSecret} (AES-256-GCM, base64url) yields: ~250 bytes. */
-const sealed = (plainBytes: number) => `v1.${crypto.randomBytes(12).toString('base64url')}.${crypto.randomBytes(plainBytes + 16).toString('base64url')}`;
+const sealed = (plainBytes: number) =>
+  `v1.${crypto.randomBytes(12).toString('base64url')}.${crypto.randomBytes(plainBytes + 16).toString('base64url')}`;
 
 function manifest(i: number) {
-  const cmd = (k: number) => ({ command: `/bench${k}`, description: `Runs benchmark step ${k} for app ${i}`, usageHint: '[what] [when]', url: `https://bench.example.com/cmd/${k}` });
-  const sc = (k: number) => ({ name: `Shortcut ${k}`, callbackId: `shortcut_${k}`, description: `Quick action ${k} of bench app ${i}`, type: k % 2 ? 'message' : 'global' });
+  const cmd = (k: number) => ({
+    command: `/bench${k}`,
+    description: `Runs benchmark step ${k} for app ${i}`,
+    usageHint: '[what] [when]',
+    url: `https://bench.example.com/cmd/${k}`,
+  });
+  const sc = (k: number) => ({
+    name: `Shortcut ${k}`,
+    callbackId: `shortcut_${k}`,
+    description: `Quick action ${k} of bench app ${i}`,
+    type: k % 2 ? 'message' : 'global',
+  });
   return {
-    name: `bench-app-${i}`, displayName: `Bench App ${i}`, description: `A benchmark app (number ${i}) that reads and writes messages.`,
+    name: `bench-app-${i}`,
+    displayName: `Bench App ${i}`,
+    description: `A benchmark app (number ${i}) that reads and writes messages.`,
     longDescription: 'This app exists to load the registry the way a real directory of apps does. '.repeat(6),
-    bot: true, botTitle: 'Benchmark bot', homepageUrl: `https://bench.example.com/apps/${i}`,
-    scopes: { botScopes: ['messages:read', 'messages:write', 'channels:read', 'users:read'], userScopes: ['messages:read'] },
-    shortcuts: [sc(1), sc(2), sc(3)], slashCommands: [cmd(1), cmd(2), cmd(3), cmd(4)],
-    eventSubscriptions: { url: 'https://bench.example.com/events', events: ['NEW_MESSAGE', 'MESSAGE_EDITED', 'APP_MENTION', 'MEMBER_JOINED'] },
+    bot: true,
+    botTitle: 'Benchmark bot',
+    homepageUrl: `https://bench.example.com/apps/${i}`,
+    scopes: {
+      botScopes: ['messages:read', 'messages:write', 'channels:read', 'users:read'],
+      userScopes: ['messages:read'],
+    },
+    shortcuts: [sc(1), sc(2), sc(3)],
+    slashCommands: [cmd(1), cmd(2), cmd(3), cmd(4)],
+    eventSubscriptions: {
+      url: 'https://bench.example.com/events',
+      events: ['NEW_MESSAGE', 'MESSAGE_EDITED', 'APP_MENTION', 'MEMBER_JOINED'],
+    },
     interactivity: { url: 'https://bench.example.com/interact', optionsLoadUrl: 'https://bench.example.com/options' },
-    redirectUrls: [REDIRECT, `https://bench.example.com/cb/${i}`], offlineMessage: 'offline',
+    redirectUrls: [REDIRECT, `https://bench.example.com/cb/${i}`],
+    offlineMessage: 'offline',
   };
 }
 
@@ -53,16 +76,43 @@ const appId = (i: number) => `app_${String(i).padStart(8, '0')}${hex(4)}`;
 const userId = (u: number) => `wu_bench${u}`;
 
 function codeRecord(app: string, u: number) {
-  return { id: hex(32), appId: app, workspaceId: WS, workspaceUserId: userId(u), userScopes: ['messages:read'], botScopes: ['messages:read', 'messages:write'], redirectUrl: REDIRECT, reinstall: false, expiresAt: 1_790_000_600_000, createdAt: ISO };
+  return {
+    id: hex(32),
+    appId: app,
+    workspaceId: WS,
+    workspaceUserId: userId(u),
+    userScopes: ['messages:read'],
+    botScopes: ['messages:read', 'messages:write'],
+    redirectUrl: REDIRECT,
+    reinstall: false,
+    expiresAt: 1_790_000_600_000,
+    createdAt: ISO,
+  };
 }
 function tokenRecord(app: string, u: number | 'bot') {
-  return { id: hex(32), kind: u === 'bot' ? 'bot' : 'user', appId: app, workspaceId: WS, workspaceUserId: u === 'bot' ? `wu_bot_${app}` : userId(u), scopes: u === 'bot' ? ['messages:read', 'messages:write'] : ['messages:read'], createdAt: ISO };
+  return {
+    id: hex(32),
+    kind: u === 'bot' ? 'bot' : 'user',
+    appId: app,
+    workspaceId: WS,
+    workspaceUserId: u === 'bot' ? `wu_bot_${app}` : userId(u),
+    scopes: u === 'bot' ? ['messages:read', 'messages:write'] : ['messages:read'],
+    createdAt: ISO,
+  };
 }
 
 /** Build the data set into `dir` (fsync off while seeding); returns the app and code ids the child uses. */
-async function build(dir: string, crashCopy: string): Promise<{ apps: string[]; codes: string[]; records: number; dataFileBytes: number; journalBytes: number }> {
+async function build(
+  dir: string,
+  crashCopy: string,
+): Promise<{ apps: string[]; codes: string[]; records: number; dataFileBytes: number; journalBytes: number }> {
   // No compaction while seeding: the crash copy taken before close holds everything in its journal.
-  const store = await openEmbeddedStore<TestTables>({ dir, fsync: false, compactIdleMs: 0, compactEveryBytes: Number.MAX_SAFE_INTEGER });
+  const store = await openEmbeddedStore<TestTables>({
+    dir,
+    fsync: false,
+    compactIdleMs: 0,
+    compactEveryBytes: Number.MAX_SAFE_INTEGER,
+  });
   let batch: Change<TestTables>[] = [];
   let records = 0;
   const put = async (table: string, id: string, value: object) => {
@@ -75,19 +125,55 @@ async function build(dir: string, crashCopy: string): Promise<{ apps: string[]; 
     batch = [];
     if (b.length) await store.commit(b);
   };
-  for (let u = 0; u < USERS; u++) await put('workspaceUsers', userId(u), { id: userId(u), workspaceId: WS, accountId: `acc_bench${u}`, email: `bench${u}@example.com`, name: `Bench ${u}`, createdAt: ISO });
+  for (let u = 0; u < USERS; u++)
+    await put('workspaceUsers', userId(u), {
+      id: userId(u),
+      workspaceId: WS,
+      accountId: `acc_bench${u}`,
+      email: `bench${u}@example.com`,
+      name: `Bench ${u}`,
+      createdAt: ISO,
+    });
   const apps: string[] = [];
   for (let i = 0; i < APPS; i++) {
     const id = appId(i);
     apps.push(id);
-    await put('apps', id, { id, workspaceId: WS, ownerId: 'wu_owner', manifest: manifest(i), published: false, sealedSecrets: sealed(180), createdAt: ISO, updatedAt: ISO });
+    await put('apps', id, {
+      id,
+      workspaceId: WS,
+      ownerId: 'wu_owner',
+      manifest: manifest(i),
+      published: false,
+      sealedSecrets: sealed(180),
+      createdAt: ISO,
+      updatedAt: ISO,
+    });
     const tok = tokenRecord(id, 'bot');
     await put('oauthTokens', tok.id, tok);
-    await put('oauthInstallations', `ins_${id}`, { id: `ins_${id}`, appId: id, workspaceId: WS, installedBy: userId(0), botUserId: `wu_bot_${id}`, botScopes: ['messages:read', 'messages:write'], sealedBotToken: sealed(60), botTokenId: tok.id, createdAt: ISO, updatedAt: ISO });
+    await put('oauthInstallations', `ins_${id}`, {
+      id: `ins_${id}`,
+      appId: id,
+      workspaceId: WS,
+      installedBy: userId(0),
+      botUserId: `wu_bot_${id}`,
+      botScopes: ['messages:read', 'messages:write'],
+      sealedBotToken: sealed(60),
+      botTokenId: tok.id,
+      createdAt: ISO,
+      updatedAt: ISO,
+    });
     for (let u = 0; u < USERS; u++) {
       const t = tokenRecord(id, u);
       await put('oauthTokens', t.id, t);
-      await put('oauthAuthorizations', `auz_${id}_${u}`, { id: `auz_${id}_${u}`, appId: id, workspaceId: WS, workspaceUserId: userId(u), userScopes: ['messages:read'], createdAt: ISO, updatedAt: ISO });
+      await put('oauthAuthorizations', `auz_${id}_${u}`, {
+        id: `auz_${id}_${u}`,
+        appId: id,
+        workspaceId: WS,
+        workspaceUserId: userId(u),
+        userScopes: ['messages:read'],
+        createdAt: ISO,
+        updatedAt: ISO,
+      });
     }
   }
   const codes: string[] = [];
@@ -104,7 +190,9 @@ async function build(dir: string, crashCopy: string): Promise<{ apps: string[]; 
 }
 
 const mb = (b: number) => Math.round(b / 1024 / 1024);
-const vm = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) * 1024;
+const vm = (field: string) =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) *
+  1024;
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
 
 /** The child after a crash: open a directory whose data is all in the journal (replay), measure. */
@@ -114,7 +202,13 @@ async function journalChild(dir: string): Promise<void> {
   const openMs = performance.now() - t;
   const peak = vm('VmHWM');
   gc();
-  process.stdout.write(JSON.stringify({ openMs: Math.round(openMs), rssAfterOpenMB: mb(process.memoryUsage().rss), peakDuringOpenMB: mb(peak) }));
+  process.stdout.write(
+    JSON.stringify({
+      openMs: Math.round(openMs),
+      rssAfterOpenMB: mb(process.memoryUsage().rss),
+      peakDuringOpenMB: mb(peak),
+    }),
+  );
   process.exit(0); // no close: it would compact
 }
 
@@ -139,17 +233,30 @@ async function child(dir: string, idsFile: string): Promise<void> {
   const sampler = setInterval(() => (peakSampled = Math.max(peakSampled, process.memoryUsage().rss)), 20);
   t = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: 50 }, async () => {
-    while (next < COMMITS) {
-      const k = next++;
-      const code = must((await store.get('oauthCodes', must(codes[k]))));
-      const tok = tokenRecord(code.appId as string, k % USERS);
-      await store.commit([
-        { table: 'oauthCodes', id: must(codes[k]), value: { id: codes[k], appId: code.appId, workspaceId: WS, expiresAt: code.expiresAt, consumedAt: ISO, issuedTokenIds: [tok.id] } },
-        { table: 'oauthTokens', id: tok.id, value: tok },
-      ]);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (next < COMMITS) {
+        const k = next++;
+        const code = must(await store.get('oauthCodes', must(codes[k])));
+        const tok = tokenRecord(code.appId as string, k % USERS);
+        await store.commit([
+          {
+            table: 'oauthCodes',
+            id: must(codes[k]),
+            value: {
+              id: codes[k],
+              appId: code.appId,
+              workspaceId: WS,
+              expiresAt: code.expiresAt,
+              consumedAt: ISO,
+              issuedTokenIds: [tok.id],
+            },
+          },
+          { table: 'oauthTokens', id: tok.id, value: tok },
+        ]);
+      }
+    }),
+  );
   const commitsMs = performance.now() - t;
   t = performance.now();
   await store.compact();
@@ -158,11 +265,22 @@ async function child(dir: string, idsFile: string): Promise<void> {
   peakSampled = Math.max(peakSampled, process.memoryUsage().rss);
   await store.close();
   const r = (x: number) => Math.round(x * 10) / 10;
-  process.stdout.write(JSON.stringify({
-    openMs: r(openMs), rssBeforeOpenMB: mb(rssBeforeOpen), rssAfterOpenMB: mb(afterOpen.rss), heapUsedAfterOpenMB: mb(afterOpen.heapUsed),
-    peakDuringOpenMB: mb(hwmAfterOpen), peakSampledMB: mb(peakSampled), peakVmHWMMB: mb(vm('VmHWM')),
-    appRecordBytes: appBytes, getAppUs: r(getUs), commits: COMMITS, commitsPerSecond: Math.round(COMMITS / (commitsMs / 1000)), compactMs: r(compactMs),
-  }));
+  process.stdout.write(
+    JSON.stringify({
+      openMs: r(openMs),
+      rssBeforeOpenMB: mb(rssBeforeOpen),
+      rssAfterOpenMB: mb(afterOpen.rss),
+      heapUsedAfterOpenMB: mb(afterOpen.heapUsed),
+      peakDuringOpenMB: mb(hwmAfterOpen),
+      peakSampledMB: mb(peakSampled),
+      peakVmHWMMB: mb(vm('VmHWM')),
+      appRecordBytes: appBytes,
+      getAppUs: r(getUs),
+      commits: COMMITS,
+      commitsPerSecond: Math.round(COMMITS / (commitsMs / 1000)),
+      compactMs: r(compactMs),
+    }),
+  );
 }
 
 function projectRoot(): string {
@@ -181,17 +299,26 @@ async function main(): Promise<void> {
     const buildSeconds = Math.round(performance.now() - t) / 1000;
     const idsFile = path.join(tmp, 'ids.json');
     fs.writeFileSync(idsFile, JSON.stringify({ apps: built.apps, codes: built.codes.slice(0, COMMITS) }));
-    const runChild = (...args: string[]) => new Promise<string>((resolve, reject) => {
-      const p = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let s = '';
-      p.stdout.on('data', (d: Buffer) => (s += d.toString()));
-      p.on('exit', (code) => (code === 0 ? resolve(s) : reject(new Error(`child exited ${code}`))));
-    });
-    const measured = JSON.parse(await runChild('child', dir, idsFile)) as { rssAfterOpenMB: number; peakVmHWMMB: number };
+    const runChild = (...args: string[]) =>
+      new Promise<string>((resolve, reject) => {
+        const p = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...args], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        let s = '';
+        p.stdout.on('data', (d: Buffer) => (s += d.toString()));
+        p.on('exit', (code) => (code === 0 ? resolve(s) : reject(new Error(`child exited ${code}`))));
+      });
+    const measured = JSON.parse(await runChild('child', dir, idsFile)) as {
+      rssAfterOpenMB: number;
+      peakVmHWMMB: number;
+    };
     const afterCrash = JSON.parse(await runChild('journal', crashDir)) as object;
     const result = {
-      benchmark: 'store-memory', date: new Date().toISOString(), node: process.version,
-      platform: `${os.platform()} ${os.release()} ${os.arch()}`, cpus: os.cpus().length,
+      benchmark: 'store-memory',
+      date: new Date().toISOString(),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+      cpus: os.cpus().length,
       dataSet: { apps: APPS, users: USERS, records: built.records, dataFileMB: mb(built.dataFileBytes), buildSeconds },
       ...measured,
       openFromJournalAfterCrash: { journalMB: mb(built.journalBytes), ...afterCrash },

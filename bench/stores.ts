@@ -24,7 +24,19 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { benchManifest, inBatches, seedBenchApps, load, processCpuMs, procStat, quiet, startDaemonProcess, writeResult, type DaemonProc, type LoadResult } from './lib.js';
+import {
+  benchManifest,
+  inBatches,
+  seedBenchApps,
+  load,
+  processCpuMs,
+  procStat,
+  quiet,
+  startDaemonProcess,
+  writeResult,
+  type DaemonProc,
+  type LoadResult,
+} from './lib.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
@@ -69,9 +81,23 @@ const PG_LOCALE = process.env.BENCH_PG_LOCALE;
 /** BENCH_PG_STATEMENTS=1 loads pg_stat_statements and prints where the database's time went, per statement. */
 const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 
-interface Client { id: string; secret: string; appKey: string }
-interface Code { client: number; code: string }
-interface Seeded { dir: string; clients: Client[]; codes: Record<string, Code[]>; creds: { authToken: string; base: string }; held: Record<string, number>; seconds: number }
+interface Client {
+  id: string;
+  secret: string;
+  appKey: string;
+}
+interface Code {
+  client: number;
+  code: string;
+}
+interface Seeded {
+  dir: string;
+  clients: Client[];
+  codes: Record<string, Code[]>;
+  creds: { authToken: string; base: string };
+  held: Record<string, number>;
+  seconds: number;
+}
 
 const manifest = benchManifest;
 
@@ -81,7 +107,13 @@ const manifest = benchManifest;
  */
 async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?: string): Promise<Seeded> {
   const t0 = performance.now();
-  const config = { ...loadConfig({ dataDir: dir, port: 0 }, {}), databaseUrl, fsync: false, codeTtlSeconds: 600, logLevel: 'warn' as const };
+  const config = {
+    ...loadConfig({ dataDir: dir, port: 0 }, {}),
+    databaseUrl,
+    fsync: false,
+    codeTtlSeconds: 600,
+    logLevel: 'warn' as const,
+  };
   const d = await startDaemon(config, { logger: silentLogger });
   try {
     const owner = must(d.bootstrapped);
@@ -90,7 +122,11 @@ async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?:
     const { users, clients, grant } = await seedBenchApps(d, { apps: APPS, users: USERS, width: 100 });
     await inBatches(APPS * USERS, 200, async (k) => {
       const c = must(clients[k % APPS]);
-      await exchange.exchange({ clientId: c.id, clientSecret: c.secret, code: await grant(c, must(users[Math.floor(k / APPS)])) });
+      await exchange.exchange({
+        clientId: c.id,
+        clientSecret: c.secret,
+        code: await grant(c, must(users[Math.floor(k / APPS)])),
+      });
     });
     const codes: Record<string, Code[]> = {};
     for (const [name, n] of Object.entries(codeSets)) {
@@ -100,9 +136,20 @@ async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?:
         return { client, code: await grant(must(clients[client]), must(users[i % USERS])) };
       });
     }
-    const held = { apps: await store.count(T.apps), tokens: await store.count(OT.tokens), codes: await store.count(OT.codes) };
+    const held = {
+      apps: await store.count(T.apps),
+      tokens: await store.count(OT.tokens),
+      codes: await store.count(OT.codes),
+    };
     const base = `/workspaces/${owner.workspaceId}/workspaceUsers/${owner.workspaceUserId}`;
-    return { dir, clients, codes, creds: { authToken: owner.authToken, base }, held, seconds: Math.round((performance.now() - t0) / 100) / 10 };
+    return {
+      dir,
+      clients,
+      codes,
+      creds: { authToken: owner.authToken, base },
+      held,
+      seconds: Math.round((performance.now() - t0) / 100) / 10,
+    };
   } finally {
     await d.close();
   }
@@ -110,23 +157,46 @@ async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?:
 
 // ---- PostgreSQL: a throwaway cluster, run as the postgres user when we are root -------------
 
-interface Cluster { url: string; pgDir: string; pids(): number[]; sql(q: string): Promise<unknown[]>; stats(): Promise<DbStats>; stop(): void }
+interface Cluster {
+  url: string;
+  pgDir: string;
+  pids(): number[];
+  sql(q: string): Promise<unknown[]>;
+  stats(): Promise<DbStats>;
+  stop(): void;
+}
 /** Transactions in the bench database (each autocommit statement is one) and WAL fsyncs of the cluster. */
-interface DbStats { xacts: number; walSyncs: number; walBytes: number; walFpi: number }
+interface DbStats {
+  xacts: number;
+  walSyncs: number;
+  walBytes: number;
+  walFpi: number;
+}
 
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-    const port = (s.address() as net.AddressInfo).port;
-    s.close(() => resolve(port));
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net
+      .createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const port = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(port));
+      });
   });
-});
 
 async function startCluster(): Promise<Cluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-pg-'));
   const asRoot = process.getuid?.() === 0;
-  if (asRoot) fs.chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
+  if (asRoot)
+    fs.chownSync(
+      dir,
+      Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+      Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+    );
   const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(PG_BIN, cmd), ...args]] : [path.join(PG_BIN, cmd), args];
+    const [file, argv] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', path.join(PG_BIN, cmd), ...args]]
+      : [path.join(PG_BIN, cmd), args];
     const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir });
     if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`);
   };
@@ -137,31 +207,66 @@ async function startCluster(): Promise<Cluster> {
   const stop = () => {
     if (stopped) return;
     stopped = true;
-    try { run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']); } catch { /* not running */ }
+    try {
+      run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']);
+    } catch {
+      /* not running */
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', stop);
   // fsync and synchronous_commit on (the defaults, spelled out); default shared_buffers
-  run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=on -c synchronous_commit=on${PG_STATEMENTS ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all' : ''}`]);
+  run('pg_ctl', [
+    'start',
+    '-D',
+    data,
+    '-w',
+    '-t',
+    '60',
+    '-l',
+    path.join(dir, 'log'),
+    '-o',
+    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=on -c synchronous_commit=on${PG_STATEMENTS ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all' : ''}`,
+  ]);
   const admin = `postgresql://postgres@127.0.0.1:${port}/postgres`;
   const sql = async (q: string) => {
     const c = new pg.Client({ connectionString: admin });
     await c.connect();
-    try { return (await c.query(q)).rows; } finally { await c.end(); }
+    try {
+      return (await c.query(q)).rows;
+    } finally {
+      await c.end();
+    }
   };
-  await sql(PG_LOCALE ? `CREATE DATABASE appreg_bench LOCALE '${PG_LOCALE.replace(/'/g, '')}' TEMPLATE template0` : 'CREATE DATABASE appreg_bench');
+  await sql(
+    PG_LOCALE
+      ? `CREATE DATABASE appreg_bench LOCALE '${PG_LOCALE.replace(/'/g, '')}' TEMPLATE template0`
+      : 'CREATE DATABASE appreg_bench',
+  );
   if (PG_STATEMENTS) await sql('CREATE EXTENSION pg_stat_statements');
   const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
   // the postmaster and its children (backends, checkpointer, walwriter, autovacuum, …)
-  const pids = () => [postmaster, ...fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => ppid(p) === postmaster)];
+  const pids = () => [
+    postmaster,
+    ...fs
+      .readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .map(Number)
+      .filter((p) => ppid(p) === postmaster),
+  ];
   const stats = async () => {
     // a backend reports its counters when idle, at most every second and at the latest after 10 s
     await new Promise((r) => setTimeout(r, 10_500));
-    const [row] = (await sql("SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'appreg_bench')::float8 AS xacts, (SELECT wal_sync FROM pg_stat_wal)::float8 AS syncs, (SELECT wal_bytes FROM pg_stat_wal)::float8 AS bytes, (SELECT wal_fpi FROM pg_stat_wal)::float8 AS fpi")) as Array<{ xacts: number; syncs: number; bytes: number; fpi: number }>;
+    const [row] = (await sql(
+      "SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'appreg_bench')::float8 AS xacts, (SELECT wal_sync FROM pg_stat_wal)::float8 AS syncs, (SELECT wal_bytes FROM pg_stat_wal)::float8 AS bytes, (SELECT wal_fpi FROM pg_stat_wal)::float8 AS fpi",
+    )) as Array<{ xacts: number; syncs: number; bytes: number; fpi: number }>;
     return { xacts: must(row).xacts, walSyncs: must(row).syncs, walBytes: must(row).bytes, walFpi: must(row).fpi };
   };
   // BENCH_PG_SOCKET=unix: the daemons reach the database through its unix socket instead of TCP on 127.0.0.1
-  const url = process.env.BENCH_PG_SOCKET === 'unix' ? `postgresql://postgres@localhost/appreg_bench?host=${encodeURIComponent(dir)}&port=${port}` : `postgresql://postgres@127.0.0.1:${port}/appreg_bench`;
+  const url =
+    process.env.BENCH_PG_SOCKET === 'unix'
+      ? `postgresql://postgres@localhost/appreg_bench?host=${encodeURIComponent(dir)}&port=${port}`
+      : `postgresql://postgres@127.0.0.1:${port}/appreg_bench`;
   return { url, pgDir: dir, pids, sql, stats, stop };
 }
 
@@ -174,11 +279,20 @@ const cpuMs = (pids: number[]) => pids.reduce((sum, p) => sum + processCpuMs(p, 
 function multipart(parts: Record<string, string>): { body: string; type: string } {
   const b = '----benchstores0123456789';
   let body = '';
-  for (const [k, v] of Object.entries(parts)) body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
+  for (const [k, v] of Object.entries(parts))
+    body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
   return { body: body + `--${b}--\r\n`, type: `multipart/form-data; boundary=${b}` };
 }
 
-interface Setup { name: string; seeded: Seeded; daemons: DaemonProc[]; pools: Pool[]; dbPids: () => number[]; dbStats?: () => Promise<DbStats>; sql?: (q: string) => Promise<unknown[]> }
+interface Setup {
+  name: string;
+  seeded: Seeded;
+  daemons: DaemonProc[];
+  pools: Pool[];
+  dbPids: () => number[];
+  dbStats?: () => Promise<DbStats>;
+  sql?: (q: string) => Promise<unknown[]>;
+}
 
 const exchangeOn = (s: Setup, pool: Pool, c: Code) => {
   const cl = must(s.seeded.clients[c.client]);
@@ -189,38 +303,57 @@ const exchangeOn = (s: Setup, pool: Pool, c: Code) => {
 /** One timed round, with the CPU of the daemons and of the database per request. */
 async function round(s: Setup, kind: 'exchange' | 'get', codes: Code[], seconds: number, timedStats = true) {
   const ids = s.seeded.clients.map((c) => c.id);
-  const fn = kind === 'exchange'
-    ? async (i: number) => {
-      const c = codes[i];
-      if (!c) return false;
-      const r = await exchangeOn(s, must(s.pools[i % s.pools.length]), c);
-      return r.statusCode === 200 && !!((await r.body.json()) as { accessToken?: string }).accessToken;
-    }
-    : async (i: number) => {
-      const r = await must(s.pools[i % s.pools.length]).request({ method: 'GET', path: `${s.seeded.creds.base}/apps/mine/${ids[(i * 7) % ids.length]}`, headers: { authtoken: s.seeded.creds.authToken } });
-      await r.body.dump();
-      return r.statusCode === 200;
-    };
+  const fn =
+    kind === 'exchange'
+      ? async (i: number) => {
+          const c = codes[i];
+          if (!c) return false;
+          const r = await exchangeOn(s, must(s.pools[i % s.pools.length]), c);
+          return r.statusCode === 200 && !!((await r.body.json()) as { accessToken?: string }).accessToken;
+        }
+      : async (i: number) => {
+          const r = await must(s.pools[i % s.pools.length]).request({
+            method: 'GET',
+            path: `${s.seeded.creds.base}/apps/mine/${ids[(i * 7) % ids.length]}`,
+            headers: { authtoken: s.seeded.creds.authToken },
+          });
+          await r.body.dump();
+          return r.statusCode === 200;
+        };
   const daemonPids = s.daemons.map((d) => must(d.child.pid));
   const st0 = timedStats ? await s.dbStats?.() : undefined;
   if (timedStats && PG_STATEMENTS && s.sql) await s.sql('SELECT pg_stat_statements_reset()');
   const d0 = cpuMs(daemonPids);
   const p0 = cpuMs(s.dbPids());
-  const res: LoadResult = await load(fn, { concurrency: CONC, seconds, total: kind === 'exchange' ? codes.length : undefined });
+  const res: LoadResult = await load(fn, {
+    concurrency: CONC,
+    seconds,
+    total: kind === 'exchange' ? codes.length : undefined,
+  });
   const daemonMs = cpuMs(daemonPids) - d0;
   const dbMs = cpuMs(s.dbPids()) - p0;
   const per = (ms: number) => Math.round((ms * 1000) / Math.max(1, res.requests));
   const cpuUsPerRequest = { daemons: per(daemonMs), database: per(dbMs), total: per(daemonMs + dbMs) };
   const st1 = st0 ? await must(s.dbStats)() : undefined;
   const r2 = (x: number) => Math.round((x / Math.max(1, res.requests)) * 100) / 100;
-  const database = st0 && st1
-    ? { transactionsPerRequest: r2(st1.xacts - st0.xacts), walFsyncsPerRequest: r2(st1.walSyncs - st0.walSyncs), walBytesPerRequest: Math.round((st1.walBytes - st0.walBytes) / Math.max(1, res.requests)), walFullPagesPerRequest: r2(st1.walFpi - st0.walFpi) }
-    : undefined;
+  const database =
+    st0 && st1
+      ? {
+          transactionsPerRequest: r2(st1.xacts - st0.xacts),
+          walFsyncsPerRequest: r2(st1.walSyncs - st0.walSyncs),
+          walBytesPerRequest: Math.round((st1.walBytes - st0.walBytes) / Math.max(1, res.requests)),
+          walFullPagesPerRequest: r2(st1.walFpi - st0.walFpi),
+        }
+      : undefined;
   if (timedStats && PG_STATEMENTS && s.sql) {
-    const top = (await s.sql(`SELECT calls, round((total_exec_time * 1000 / ${Math.max(1, res.requests)})::numeric) AS us_per_request, round((total_exec_time * 1000 / calls)::numeric) AS us_per_call, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query FROM pg_stat_statements WHERE calls > 0 ORDER BY total_exec_time DESC LIMIT 12`)) as unknown[];
+    const top = (await s.sql(
+      `SELECT calls, round((total_exec_time * 1000 / ${Math.max(1, res.requests)})::numeric) AS us_per_request, round((total_exec_time * 1000 / calls)::numeric) AS us_per_call, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query FROM pg_stat_statements WHERE calls > 0 ORDER BY total_exec_time DESC LIMIT 12`,
+    )) as unknown[];
     console.error(top.map((r) => JSON.stringify(r)).join('\n'));
   }
-  console.error(`${s.name} ${kind}: ${res.rps}/s p99 ${res.p99} ms, ${res.errors} errors, CPU ${cpuUsPerRequest.total} µs/request (daemons ${cpuUsPerRequest.daemons}, database ${cpuUsPerRequest.database}) ${JSON.stringify(database ?? {})}`);
+  console.error(
+    `${s.name} ${kind}: ${res.rps}/s p99 ${res.p99} ms, ${res.errors} errors, CPU ${cpuUsPerRequest.total} µs/request (daemons ${cpuUsPerRequest.daemons}, database ${cpuUsPerRequest.database}) ${JSON.stringify(database ?? {})}`,
+  );
   return { ...res, cpuUsPerRequest, database };
 }
 
@@ -229,11 +362,13 @@ async function checks(s: Setup) {
   const [a, b] = s.pools as [Pool, Pool];
   const once: number[] = [];
   for (const c of must(s.seeded.codes.checkOnce)) {
-    const statuses = await Promise.all(Array.from({ length: 10 }, async (_, k) => {
-      const r = await exchangeOn(s, k % 2 ? b : a, c);
-      await r.body.dump();
-      return r.statusCode;
-    }));
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, async (_, k) => {
+        const r = await exchangeOn(s, k % 2 ? b : a, c);
+        await r.body.dump();
+        return r.statusCode;
+      }),
+    );
     once.push(statuses.filter((x) => x === 200).length);
   }
   const revoked: Array<{ before: number; revoke: number; after: number }> = [];
@@ -241,20 +376,41 @@ async function checks(s: Setup) {
     const r = await exchangeOn(s, a, c);
     const tok = ((await r.body.json()) as { accessToken: string }).accessToken;
     const headers = { token: tok, 'x-app-token': must(s.seeded.clients[c.client]).appKey };
-    const me = async (p: Pool) => { const x = await p.request({ method: 'GET', path: '/oauth2/me', headers }); await x.body.dump(); return x.statusCode; };
+    const me = async (p: Pool) => {
+      const x = await p.request({ method: 'GET', path: '/oauth2/me', headers });
+      await x.body.dump();
+      return x.statusCode;
+    };
     const before = await me(b);
     const del = await a.request({ method: 'DELETE', path: '/v1/app/authorization', headers });
     await del.body.dump();
     revoked.push({ before, revoke: del.statusCode, after: await me(b) });
   }
-  const made = await a.request({ method: 'POST', path: `${s.seeded.creds.base}/apps`, headers: { authtoken: s.seeded.creds.authToken, 'content-type': 'application/json' }, body: JSON.stringify(manifest(APPS + 1)) });
+  const made = await a.request({
+    method: 'POST',
+    path: `${s.seeded.creds.base}/apps`,
+    headers: { authtoken: s.seeded.creds.authToken, 'content-type': 'application/json' },
+    body: JSON.stringify(manifest(APPS + 1)),
+  });
   const id = ((await made.body.json()) as { id: string }).id;
-  const read = await b.request({ method: 'GET', path: `${s.seeded.creds.base}/apps/mine/${id}`, headers: { authtoken: s.seeded.creds.authToken } });
+  const read = await b.request({
+    method: 'GET',
+    path: `${s.seeded.creds.base}/apps/mine/${id}`,
+    headers: { authtoken: s.seeded.creds.authToken },
+  });
   const readBody = (await read.body.json()) as { id?: string };
   return {
     codeOnceAcrossDaemons: { runs: once.length, successesPerRun: once, ok: once.every((n) => n === 1) },
-    revokeOnOneRefusedByOther: { runs: revoked.length, statuses: revoked, ok: revoked.every((x) => x.before === 200 && x.revoke === 204 && x.after === 401) },
-    createdOnOneReadOnOther: { create: made.statusCode, read: read.statusCode, ok: made.statusCode === 201 && read.statusCode === 200 && readBody.id === id },
+    revokeOnOneRefusedByOther: {
+      runs: revoked.length,
+      statuses: revoked,
+      ok: revoked.every((x) => x.before === 200 && x.revoke === 204 && x.after === 401),
+    },
+    createdOnOneReadOnOther: {
+      create: made.statusCode,
+      read: read.statusCode,
+      ok: made.statusCode === 201 && read.statusCode === 200 && readBody.id === id,
+    },
   };
 }
 
@@ -263,7 +419,10 @@ type Round = Awaited<ReturnType<typeof round>>;
 /** The round of median CPU per request, with every round's total beside it. */
 function median(rounds: Round[]): Round & { roundsCpuUsPerRequest: number[] } {
   const sorted = [...rounds].sort((a, b) => a.cpuUsPerRequest.total - b.cpuUsPerRequest.total);
-  return { ...must(sorted[Math.floor(sorted.length / 2)]), roundsCpuUsPerRequest: rounds.map((r) => r.cpuUsPerRequest.total) };
+  return {
+    ...must(sorted[Math.floor(sorted.length / 2)]),
+    roundsCpuUsPerRequest: rounds.map((r) => r.cpuUsPerRequest.total),
+  };
 }
 
 async function main() {
@@ -282,8 +441,11 @@ async function main() {
     await Promise.all(pools.splice(0).map((p) => p.close()));
     await Promise.all(daemons.splice(0).map((d) => d.stop()));
   };
-  const names = B_ROOT ? ['postgres1', 'postgresB'] : ['embedded', 'postgres1', 'postgres2'].filter((n) => !ONLY || ONLY.split(',').includes(n));
-  const timedSets = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: ROUNDS }, (_, r) => [`${prefix}${r}`, n]));
+  const names = B_ROOT
+    ? ['postgres1', 'postgresB']
+    : ['embedded', 'postgres1', 'postgres2'].filter((n) => !ONLY || ONLY.split(',').includes(n));
+  const timedSets = (prefix: string, n: number) =>
+    Object.fromEntries(Array.from({ length: ROUNDS }, (_, r) => [`${prefix}${r}`, n]));
   try {
     const load0 = os.loadavg();
     delete process.env.APPREG_FSYNC; // the measured daemons run with the default: fsync on
@@ -291,7 +453,19 @@ async function main() {
     // them (all exchange rounds, then the checks) must end before the first seeded expire
     await cluster.sql('ALTER SYSTEM SET synchronous_commit = off'); // seeding only
     await cluster.sql('SELECT pg_reload_conf()');
-    const pgSeed = await seed(path.join(root, 'pg-seed'), { warm1: WARM, warm2: WARM, ...timedSets('p1-', PG_CODES), ...timedSets('p2-', PG_CODES), underLoad: PG_CODES, checkOnce: 20, checkRevoke: 20 }, cluster.url);
+    const pgSeed = await seed(
+      path.join(root, 'pg-seed'),
+      {
+        warm1: WARM,
+        warm2: WARM,
+        ...timedSets('p1-', PG_CODES),
+        ...timedSets('p2-', PG_CODES),
+        underLoad: PG_CODES,
+        checkOnce: 20,
+        checkRevoke: 20,
+      },
+      cluster.url,
+    );
     console.error(`PostgreSQL seeded in ${pgSeed.seconds} s: ${JSON.stringify(pgSeed.held)}`);
     await cluster.sql('ALTER SYSTEM RESET synchronous_commit');
     await cluster.sql('SELECT pg_reload_conf()');
@@ -299,9 +473,18 @@ async function main() {
     // pgbench does before its runs, so that it does not land in a timed round; then a checkpoint
     await cluster.sql('VACUUM ANALYZE');
     await cluster.sql('CHECKPOINT');
-    const pgSettings = Object.fromEntries(((await cluster.sql("SELECT name, setting FROM pg_settings WHERE name IN ('fsync','synchronous_commit','shared_buffers','wal_sync_method','max_connections','jit')")) as Array<{ name: string; setting: string }>).map((r) => [r.name, r.setting]));
-    if (pgSettings.fsync !== 'on' || pgSettings.synchronous_commit !== 'on') throw new Error(`PostgreSQL is not durable: ${JSON.stringify(pgSettings)}`);
-    const emb = names.includes('embedded') ? await seed(path.join(root, 'embedded'), { warm: WARM, ...timedSets('e-', CODES) }) : undefined;
+    const pgSettings = Object.fromEntries(
+      (
+        (await cluster.sql(
+          "SELECT name, setting FROM pg_settings WHERE name IN ('fsync','synchronous_commit','shared_buffers','wal_sync_method','max_connections','jit')",
+        )) as Array<{ name: string; setting: string }>
+      ).map((r) => [r.name, r.setting]),
+    );
+    if (pgSettings.fsync !== 'on' || pgSettings.synchronous_commit !== 'on')
+      throw new Error(`PostgreSQL is not durable: ${JSON.stringify(pgSettings)}`);
+    const emb = names.includes('embedded')
+      ? await seed(path.join(root, 'embedded'), { warm: WARM, ...timedSets('e-', CODES) })
+      : undefined;
     if (emb) console.error(`embedded store seeded in ${emb.seconds} s: ${JSON.stringify(emb.held)}`);
 
     // every daemon on the database has its own data dir with the seeding daemon's key file
@@ -319,7 +502,11 @@ async function main() {
       const bUrl = cluster.url.replace(/appreg_bench/, 'appreg_bench_b');
       const c = new pg.Client({ connectionString: bUrl });
       await c.connect();
-      try { await c.query(fs.readFileSync(B_DATABASE_SQL, 'utf8')); } finally { await c.end(); }
+      try {
+        await c.query(fs.readFileSync(B_DATABASE_SQL, 'utf8'));
+      } finally {
+        await c.end();
+      }
       bArgs = ['--database-url', bUrl];
     }
     const e = emb ? await up(emb.dir) : undefined;
@@ -328,10 +515,42 @@ async function main() {
     const allUp = performance.now();
     const onPg = { dbPids: cluster.pids, dbStats: cluster.stats, sql: cluster.sql };
     const setups: Record<string, Setup & { codes: (r: number | 'warm') => Code[] }> = {
-      ...(emb && e ? { embedded: { name: 'embedded', seeded: emb, daemons: [e.d], pools: [e.p], dbPids: () => [], codes: (r: number | 'warm') => must(emb.codes[r === 'warm' ? 'warm' : `e-${r}`]) } } : {}),
-      postgres1: { name: 'postgres, 1 daemon', seeded: pgSeed, daemons: [a.d], pools: [a.p], ...onPg, codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm1' : `p1-${r}`]) },
-      postgresB: { name: 'postgres, daemon B', seeded: pgSeed, daemons: [b.d], pools: [b.p], ...onPg, codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]) },
-      postgres2: { name: 'postgres, 2 daemons', seeded: pgSeed, daemons: [a.d, b.d], pools: [a.p, b.p], ...onPg, codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]) },
+      ...(emb && e
+        ? {
+            embedded: {
+              name: 'embedded',
+              seeded: emb,
+              daemons: [e.d],
+              pools: [e.p],
+              dbPids: () => [],
+              codes: (r: number | 'warm') => must(emb.codes[r === 'warm' ? 'warm' : `e-${r}`]),
+            },
+          }
+        : {}),
+      postgres1: {
+        name: 'postgres, 1 daemon',
+        seeded: pgSeed,
+        daemons: [a.d],
+        pools: [a.p],
+        ...onPg,
+        codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm1' : `p1-${r}`]),
+      },
+      postgresB: {
+        name: 'postgres, daemon B',
+        seeded: pgSeed,
+        daemons: [b.d],
+        pools: [b.p],
+        ...onPg,
+        codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]),
+      },
+      postgres2: {
+        name: 'postgres, 2 daemons',
+        seeded: pgSeed,
+        daemons: [a.d, b.d],
+        pools: [a.p, b.p],
+        ...onPg,
+        codes: (r) => must(pgSeed.codes[r === 'warm' ? 'warm2' : `p2-${r}`]),
+      },
     };
     // every process of every setup is idle before any round, so a setup's rounds never share the machine with another's
     // leftovers
@@ -358,7 +577,10 @@ async function main() {
     let underLoad: Round | undefined;
     if (names.includes('postgres2')) {
       await quiet(all, { reaped: true });
-      [underLoad, checked] = await Promise.all([round(must(setups.postgres2), 'exchange', must(pgSeed.codes.underLoad), SECONDS), checks(must(setups.postgres2))]);
+      [underLoad, checked] = await Promise.all([
+        round(must(setups.postgres2), 'exchange', must(pgSeed.codes.underLoad), SECONDS),
+        checks(must(setups.postgres2)),
+      ]);
     }
     for (let r = 0; r < ROUNDS; r++) {
       for (const n of names) {
@@ -366,25 +588,67 @@ async function main() {
         must(gets[n]).push(await round(must(setups[n]), 'get', [], SECONDS));
       }
     }
-    const results = Object.fromEntries(names.map((n) => [n, { daemons: must(setups[n]).daemons.length, exchange: median(must(exchanges[n])), get: median(must(gets[n])), memoryMb: must(setups[n]).daemons.map((d) => d.rssMb()) }]));
+    const results = Object.fromEntries(
+      names.map((n) => [
+        n,
+        {
+          daemons: must(setups[n]).daemons.length,
+          exchange: median(must(exchanges[n])),
+          get: median(must(gets[n])),
+          memoryMb: must(setups[n]).daemons.map((d) => d.rssMb()),
+        },
+      ]),
+    );
     await down();
-    for (const n of names) console.error(`${n}: exchange ${JSON.stringify(must(results[n]).exchange.roundsCpuUsPerRequest)} µs/request, get ${JSON.stringify(must(results[n]).get.roundsCpuUsPerRequest)}`);
+    for (const n of names)
+      console.error(
+        `${n}: exchange ${JSON.stringify(must(results[n]).exchange.roundsCpuUsPerRequest)} µs/request, get ${JSON.stringify(must(results[n]).get.roundsCpuUsPerRequest)}`,
+      );
     if (ONLY || B_ROOT) return; // a look while tuning, or two builds compared: nothing recorded
 
     const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
     const [embedded, pgOne, pgTwo] = [must(results.embedded), must(results.postgres1), must(results.postgres2)];
-    const cpuVsEmbedded = (r: typeof pgOne) => ({ exchange: ratio(r.exchange.cpuUsPerRequest.total, embedded.exchange.cpuUsPerRequest.total), get: ratio(r.get.cpuUsPerRequest.total, embedded.get.cpuUsPerRequest.total) });
+    const cpuVsEmbedded = (r: typeof pgOne) => ({
+      exchange: ratio(r.exchange.cpuUsPerRequest.total, embedded.exchange.cpuUsPerRequest.total),
+      get: ratio(r.get.cpuUsPerRequest.total, embedded.get.cpuUsPerRequest.total),
+    });
     const cpu = { postgres1: cpuVsEmbedded(pgOne), postgres2: cpuVsEmbedded(pgTwo) };
     writeResult('stores', {
-      benchmark: 'token exchange and management get: embedded store vs PostgreSQL with one and two daemons (round-robin), 50 connections, each daemon its own `appreg serve` process, load generator in this process',
+      benchmark:
+        'token exchange and management get: embedded store vs PostgreSQL with one and two daemons (round-robin), 50 connections, each daemon its own `appreg serve` process, load generator in this process',
       machine: `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, PostgreSQL ${String(((await cluster.sql('SHOW server_version')) as Array<{ server_version: string }>)[0]?.server_version)}`,
-      load: { loadavgAtStart: load0.map((x) => Math.round(x * 100) / 100), loadavgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-      settings: { apps: APPS, users: USERS, seconds: SECONDS, rounds: ROUNDS, warmUpExchanges: WARM, codesPerRound: { embedded: CODES, postgres: PG_CODES }, concurrency: CONC, embeddedFsync: true, postgres: { ...pgSettings, databaseLocale: PG_LOCALE ?? 'C' }, seeding: 'through an in-process daemon, PostgreSQL then the embedded store, before any round (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round; PostgreSQL then VACUUM ANALYZE and CHECKPOINT', held: { embedded: emb?.held, postgres: pgSeed.held } },
+      load: {
+        loadavgAtStart: load0.map((x) => Math.round(x * 100) / 100),
+        loadavgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100),
+      },
+      settings: {
+        apps: APPS,
+        users: USERS,
+        seconds: SECONDS,
+        rounds: ROUNDS,
+        warmUpExchanges: WARM,
+        codesPerRound: { embedded: CODES, postgres: PG_CODES },
+        concurrency: CONC,
+        embeddedFsync: true,
+        postgres: { ...pgSettings, databaseLocale: PG_LOCALE ?? 'C' },
+        seeding:
+          'through an in-process daemon, PostgreSQL then the embedded store, before any round (codes live 600 s at most); embedded with fsync off, PostgreSQL with synchronous_commit off, both switched back before any round; PostgreSQL then VACUUM ANALYZE and CHECKPOINT',
+        held: { embedded: emb?.held, postgres: pgSeed.held },
+      },
       method: `all three setups up at once (the embedded daemon, PostgreSQL daemons A and B; "postgres1" loads A, "postgres2" A and B); a warm-up per setup (the same number of exchanges for each, then 2 s of gets); the timed rounds start once every daemon made its first sweep of expired codes (a minute after its start; it reads every code once); then ${ROUNDS} rounds of exchanges with the setups taking turns in each, the checks under exchange load on two daemons, ${ROUNDS} rounds of gets taking turns; each result is the round of median CPU (every round's total in roundsCpuUsPerRequest). Before every round, wait until every daemon and the database are idle. CPU = /proc/<pid>/stat utime+stime (+cutime+cstime of the postmaster) of the setup's daemons and of every process of the cluster, before/after the round, over requests; on PostgreSQL also transactions (pg_stat_database) and WAL fsyncs, bytes and full-page images (pg_stat_wal) per request, read 10.5 s after the cluster went idle so every backend has reported`,
       results: { embedded, postgres1: pgOne, postgres2: pgTwo, postgres2WhileChecking: underLoad },
       cpuPerRequestVsEmbedded: cpu,
       cpuTargetMet: Object.values(cpu).every((c) => c.exchange <= 2 && c.get <= 2),
-      throughputVsEmbedded: { postgres1: { exchange: ratio(pgOne.exchange.rps, embedded.exchange.rps), get: ratio(pgOne.get.rps, embedded.get.rps) }, postgres2: { exchange: ratio(pgTwo.exchange.rps, embedded.exchange.rps), get: ratio(pgTwo.get.rps, embedded.get.rps) } },
+      throughputVsEmbedded: {
+        postgres1: {
+          exchange: ratio(pgOne.exchange.rps, embedded.exchange.rps),
+          get: ratio(pgOne.get.rps, embedded.get.rps),
+        },
+        postgres2: {
+          exchange: ratio(pgTwo.exchange.rps, embedded.exchange.rps),
+          get: ratio(pgTwo.get.rps, embedded.get.rps),
+        },
+      },
       checks: checked,
       checksOk: Object.values(checked ?? {}).every((c) => c.ok),
       at: new Date().toISOString(),

@@ -167,14 +167,49 @@ export const defaults: Config = {
 
 type Kind = 'string' | 'number' | 'boolean';
 const kinds: Record<keyof Config, Kind> = {
-  host: 'string', port: 'number', dataDir: 'string', databaseUrl: 'string', databasePoolSize: 'number', deliveryLeaseMs: 'number', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
-  logLevel: 'string', logFormat: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', maxConnectionsPerAddress: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
-  codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', platformRateLimits: 'boolean', rateLimitManagementWrites: 'number', fsync: 'boolean',
-  socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
-  socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
-  deliveryBudgetMs: 'number', deliveryEventTimeoutMs: 'number', deliveryRetrySchedule: 'string', deliveryMaxResponseBytes: 'number',
-  deliveryLogMaxBytes: 'number', deliveryLogRetentionDays: 'number', egressDenyPrivate: 'boolean', egressAllowLoopback: 'boolean', egressAllow: 'string',
-  workspaceMessagesPerChannel: 'number', filesMaxBytes: 'number', filesTotalMaxBytes: 'number',
+  host: 'string',
+  port: 'number',
+  dataDir: 'string',
+  databaseUrl: 'string',
+  databasePoolSize: 'number',
+  deliveryLeaseMs: 'number',
+  publicUrl: 'string',
+  appUrl: 'string',
+  keyFile: 'string',
+  logLevel: 'string',
+  logFormat: 'string',
+  bodyLimitBytes: 'number',
+  requestTimeoutMs: 'number',
+  maxConnections: 'number',
+  maxConnectionsPerAddress: 'number',
+  allowInsecureRedirects: 'boolean',
+  managementTokenTtlSeconds: 'number',
+  codeTtlSeconds: 'number',
+  rateLimitTokenEndpoint: 'number',
+  rateLimitLogin: 'number',
+  rateLimitConsent: 'number',
+  platformRateLimits: 'boolean',
+  rateLimitManagementWrites: 'number',
+  fsync: 'boolean',
+  socketPingIntervalMs: 'number',
+  socketMaxConnectionsPerApp: 'number',
+  socketTicketTtlMs: 'number',
+  socketBadFrameLimit: 'number',
+  socketBadFrameWindowMs: 'number',
+  socketQueueMaxAgeMs: 'number',
+  socketQueueMaxPerApp: 'number',
+  deliveryBudgetMs: 'number',
+  deliveryEventTimeoutMs: 'number',
+  deliveryRetrySchedule: 'string',
+  deliveryMaxResponseBytes: 'number',
+  deliveryLogMaxBytes: 'number',
+  deliveryLogRetentionDays: 'number',
+  egressDenyPrivate: 'boolean',
+  egressAllowLoopback: 'boolean',
+  egressAllow: 'string',
+  workspaceMessagesPerChannel: 'number',
+  filesMaxBytes: 'number',
+  filesTotalMaxBytes: 'number',
 };
 
 /** dataDir ↔ APPREG_DATA_DIR */
@@ -192,7 +227,10 @@ export interface AddressRange {
 /** "10.1.2.3, 192.168.0.0/16, fd00::/8" → ranges; a ConfigError names the entry that is not one. */
 export function parseAddressList(spec: string, key = 'egressAllow'): AddressRange[] {
   const out: AddressRange[] = [];
-  for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [address = '', bitsText, extra] = raw.split('/');
     const family = net.isIP(address);
     const max = family === 6 ? 128 : 32;
@@ -213,7 +251,9 @@ export function parseAddressList(spec: string, key = 'egressAllow'): AddressRang
 export function isPostgresUrl(raw: string): boolean {
   try {
     const u = new URL(raw);
-    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && (u.hostname !== '' || u.searchParams.has('host'));
+    return (
+      (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && (u.hostname !== '' || u.searchParams.has('host'))
+    );
   } catch {
     return false;
   }
@@ -223,7 +263,8 @@ function coerce(key: keyof Config, raw: unknown, source: string): unknown {
   const kind = kinds[key];
   if (kind === 'number') {
     const n = typeof raw === 'number' ? raw : Number(raw);
-    if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${source}: ${key} must be a non-negative number, got ${JSON.stringify(raw)}`);
+    if (!Number.isFinite(n) || n < 0)
+      throw new ConfigError(`${source}: ${key} must be a non-negative number, got ${JSON.stringify(raw)}`);
     return n;
   }
   if (kind === 'boolean') {
@@ -240,23 +281,35 @@ function coerce(key: keyof Config, raw: unknown, source: string): unknown {
     }
     return raw;
   }
-  if (key === 'deliveryRetrySchedule' && (typeof raw !== 'string' || !/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/.test(raw))) {
+  if (
+    key === 'deliveryRetrySchedule' &&
+    (typeof raw !== 'string' || !/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/.test(raw))
+  ) {
     throw new ConfigError(`${source}: deliveryRetrySchedule must be comma-separated seconds, e.g. "1,5,30"`);
   }
   if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${source}: ${key} must be a non-empty string`);
-  if (key === 'logLevel' && !['debug', 'info', 'warn', 'error'].includes(raw)) throw new ConfigError(`${source}: logLevel must be debug, info, warn or error`);
-  if (key === 'logFormat' && raw !== 'pretty' && raw !== 'json') throw new ConfigError(`${source}: logFormat must be pretty or json, got ${JSON.stringify(raw)}`);
+  if (key === 'logLevel' && !['debug', 'info', 'warn', 'error'].includes(raw))
+    throw new ConfigError(`${source}: logLevel must be debug, info, warn or error`);
+  if (key === 'logFormat' && raw !== 'pretty' && raw !== 'json')
+    throw new ConfigError(`${source}: logFormat must be pretty or json, got ${JSON.stringify(raw)}`);
   if (key === 'databaseUrl' && !isPostgresUrl(raw)) {
     // the value may hold a password: it is not repeated in the message
-    throw new ConfigError(`${source}: databaseUrl must be a PostgreSQL URL such as postgres://appreg:secret@127.0.0.1:5432/appreg`);
+    throw new ConfigError(
+      `${source}: databaseUrl must be a PostgreSQL URL such as postgres://appreg:secret@127.0.0.1:5432/appreg`,
+    );
   }
   if ((key === 'publicUrl' || key === 'appUrl') && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(raw)) {
-    throw new ConfigError(`${source}: ${key} must be an http(s) URL such as https://appreg.example.com, got ${JSON.stringify(raw)}`);
+    throw new ConfigError(
+      `${source}: ${key} must be an http(s) URL such as https://appreg.example.com, got ${JSON.stringify(raw)}`,
+    );
   }
   return raw;
 }
 
-export function loadConfig(flags: Partial<Record<keyof Config, unknown>> & { config?: string } = {}, env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(
+  flags: Partial<Record<keyof Config, unknown>> & { config?: string } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Config {
   const out: Record<string, unknown> = { ...defaults };
   const dataDir = (flags.dataDir as string | undefined) ?? env.APPREG_DATA_DIR ?? defaults.dataDir;
   const file = flags.config ?? env.APPREG_CONFIG ?? path.join(dataDir, 'config.json');
@@ -267,7 +320,8 @@ export function loadConfig(flags: Partial<Record<keyof Config, unknown>> & { con
     } catch (e) {
       throw new ConfigError(`config file ${file} is not valid JSON: ${(e as Error).message}`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`config file ${file} must hold a JSON object`);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new ConfigError(`config file ${file} must hold a JSON object`);
     for (const [k, v] of Object.entries(parsed)) {
       if (!(k in kinds)) throw new ConfigError(`config file ${file}: unknown key "${k}"`);
       out[k] = coerce(k as keyof Config, v, `config file ${file}`);
@@ -283,7 +337,8 @@ export function loadConfig(flags: Partial<Record<keyof Config, unknown>> & { con
     if (flags[k] !== undefined) out[k] = coerce(k, flags[k], `--${k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())}`);
   }
   const cfg = out as unknown as Config;
-  if (!Number.isInteger(cfg.port) || cfg.port > 65535) throw new ConfigError(`port must be an integer from 0 to 65535, got ${cfg.port}`);
+  if (!Number.isInteger(cfg.port) || cfg.port > 65535)
+    throw new ConfigError(`port must be an integer from 0 to 65535, got ${cfg.port}`);
   cfg.dataDir = path.resolve(cfg.dataDir);
   return cfg;
 }

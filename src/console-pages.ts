@@ -12,8 +12,8 @@ export const CONSOLE_PAGES: ReadonlyArray<readonly [pattern: string, what: strin
   ['/', 'your apps'],
   ['/console/apps/new', 'register an app'],
   ['/console/apps/:appId', 'one app'],
-  ['/console/apps/:appId/edit', 'edit an app\'s manifest'],
-  ['/console/apps/:appId/rotate', 'rotate an app\'s secrets'],
+  ['/console/apps/:appId/edit', "edit an app's manifest"],
+  ['/console/apps/:appId/rotate', "rotate an app's secrets"],
   ['/console/apps/:appId/delete', 'delete an app'],
   ['/console/apps/:appId/installations/:workspaceId/uninstall', 'uninstall an app'],
   ['/console/deliveries', 'the delivery log'],
@@ -21,7 +21,7 @@ export const CONSOLE_PAGES: ReadonlyArray<readonly [pattern: string, what: strin
   ['/console/channels', 'the workspace: channels'],
   ['/console/channels/:channelId', 'a channel'],
   ['/console/channels/:channelId/threads/:rootId', 'a thread'],
-  ['/console/home/:appId', 'an app\'s home view'],
+  ['/console/home/:appId', "an app's home view"],
   ['/console/manage', 'the workspace: archive and delete channels, user groups'],
   ['/console/manage/channels/:channelId/delete', 'delete a channel'],
 ];
@@ -32,7 +32,9 @@ function matches(pattern: string, pathname: string): boolean {
   if (pattern === '/') return pathname === '/';
   const want = pattern.split('/');
   const got = pathname.replace(/\/$/, '').split('/');
-  return want.length === got.length && want.every((w, i) => (w.startsWith(':') ? SEGMENT.test(must(got[i])) : w === got[i]));
+  return (
+    want.length === got.length && want.every((w, i) => (w.startsWith(':') ? SEGMENT.test(must(got[i])) : w === got[i]))
+  );
 }
 
 /** Whether `path` (with an optional query) is a page of the console. */

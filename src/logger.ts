@@ -17,7 +17,8 @@ export interface Logger {
 }
 
 const SECRET_KEY = /(secret|token|password|authorization|signature|code|appkey|app-key|cookie|ticket|key$)/i;
-const SECRET_VALUE = /\b(acs|apk|ass|aut|abt|acd|awt|asn|acf|ald|axt)_[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g;
+const SECRET_VALUE =
+  /\b(acs|apk|ass|aut|abt|acd|awt|asn|acf|ald|axt)_[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g;
 
 /**
  * An error code or errno (`manifest_unavailable`, `ECONNREFUSED`) under a `code` key is not a secret:
@@ -26,7 +27,12 @@ const SECRET_VALUE = /\b(acs|apk|ass|aut|abt|acd|awt|asn|acf|ald|axt)_[A-Za-z0-9
  */
 const ERROR_CODE = /^(?:[a-z]+(?:_[a-z]+)*|E[A-Z]+)$/;
 const isSecretField = (k: string, v: unknown) =>
-  SECRET_KEY.test(k) && v !== undefined && v !== null && typeof v !== 'boolean' && typeof v !== 'number' && !(k === 'code' && typeof v === 'string' && v.length <= 40 && ERROR_CODE.test(v));
+  SECRET_KEY.test(k) &&
+  v !== undefined &&
+  v !== null &&
+  typeof v !== 'boolean' &&
+  typeof v !== 'number' &&
+  !(k === 'code' && typeof v === 'string' && v.length <= 40 && ERROR_CODE.test(v));
 
 export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return value.replace(SECRET_VALUE, '[redacted]');
@@ -65,7 +71,14 @@ function prettyLine(time: string, level: Level, msg: string, fields: Record<stri
   return [head, ...blocks].join('\n') + '\n';
 }
 
-export function createLogger(opts: { level?: Level; stream?: { write(s: string): unknown }; base?: Record<string, unknown>; format?: LogFormat } = {}): Logger {
+export function createLogger(
+  opts: {
+    level?: Level;
+    stream?: { write(s: string): unknown };
+    base?: Record<string, unknown>;
+    format?: LogFormat;
+  } = {},
+): Logger {
   const min = order[opts.level ?? 'info'];
   const stream = opts.stream ?? process.stderr;
   const base = opts.base ?? {};

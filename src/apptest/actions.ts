@@ -7,7 +7,17 @@
  */
 import { CliError } from '../cli/output.js';
 import type { Delivery, Message } from './api.js';
-import { actionTypeOf, buttonLabels, elementsOf, isSelect, optionNamed, optionsOf, stateFor, textOf, type Element } from './blocks.js';
+import {
+  actionTypeOf,
+  buttonLabels,
+  elementsOf,
+  isSelect,
+  optionNamed,
+  optionsOf,
+  stateFor,
+  textOf,
+  type Element,
+} from './blocks.js';
 import { StepFailed, type TestContext } from './context.js';
 import { listOf, matcher } from './match.js';
 import { idOf } from './refs.js';
@@ -22,7 +32,8 @@ async function refusedAs<T>(what: string, p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (e) {
-    if (e instanceof CliError && (e.exitCode === 4 || e.exitCode === 5)) throw new StepFailed(`${what}: the daemon refused it: ${e.message}`);
+    if (e instanceof CliError && (e.exitCode === 4 || e.exitCode === 5))
+      throw new StepFailed(`${what}: the daemon refused it: ${e.message}`);
     throw e;
   }
 }
@@ -31,7 +42,10 @@ async function refusedAs<T>(what: string, p: Promise<T>): Promise<T> {
 async function send(ctx: TestContext, s: Step, body: Obj, what: string): Promise<Delivery> {
   const user = ctx.user(s.as);
   const owner = must(ctx.env.users.get('owner'));
-  const d = await refusedAs(what, ctx.env.api.trigger({ appId: ctx.env.app.id, ...body, ...(user.id !== owner.id ? { asUser: user.id } : {}) }));
+  const d = await refusedAs(
+    what,
+    ctx.env.api.trigger({ appId: ctx.env.app.id, ...body, ...(user.id !== owner.id ? { asUser: user.id } : {}) }),
+  );
   ctx.called(d);
   return d;
 }
@@ -40,21 +54,36 @@ async function send(ctx: TestContext, s: Step, body: Obj, what: string): Promise
 async function namedMessage(ctx: TestContext, s: Step, ref: unknown): Promise<Message> {
   const id = idOf(ref);
   if (!id) throw new StepFailed(`message must name a message (a saved one, or its id); it is ${JSON.stringify(ref)}`);
-  const channel = (ref && typeof ref === 'object' && typeof (ref as { channelId?: unknown }).channelId === 'string' ? (ref as { channelId: string }).channelId : undefined) ?? ctx.channelId;
+  const channel =
+    (ref && typeof ref === 'object' && typeof (ref as { channelId?: unknown }).channelId === 'string'
+      ? (ref as { channelId: string }).channelId
+      : undefined) ?? ctx.channelId;
   const m = await ctx.env.api.message(await ctx.clientOf(s.as), channel, id);
-  if (!m) throw new StepFailed(`message ${id} is not in ${channel === ctx.channelId ? 'the test\'s channel' : channel} (or ${typeof s.as === 'string' ? s.as : 'owner'} does not see it)`);
+  if (!m)
+    throw new StepFailed(
+      `message ${id} is not in ${channel === ctx.channelId ? "the test's channel" : channel} (or ${typeof s.as === 'string' ? s.as : 'owner'} does not see it)`,
+    );
   return m;
 }
 
 /** The newest message of the test's channel (threads included) holding an element that `pick` finds. */
-async function latestWith(ctx: TestContext, s: Step, pick: (m: Message) => Element | undefined, what: string): Promise<{ m: Message; el: Element }> {
+async function latestWith(
+  ctx: TestContext,
+  s: Step,
+  pick: (m: Message) => Element | undefined,
+  what: string,
+): Promise<{ m: Message; el: Element }> {
   const seen = await ctx.env.api.messagesAfter(await ctx.clientOf(s.as), ctx.channelId, undefined);
   for (const m of [...seen].reverse()) {
     const el = pick(m);
     if (el) return { m, el };
   }
   const offered = seen.flatMap((m) => buttonLabels(m.blocks)).map((l) => JSON.stringify(l));
-  throw new StepFailed(`no message of the test's channel has ${what}`, { happened: seen.length ? `${seen.length} message${seen.length === 1 ? '' : 's'}${offered.length ? `, with buttons ${[...new Set(offered)].join(', ')}` : ', without buttons'}` : 'the channel has no message' });
+  throw new StepFailed(`no message of the test's channel has ${what}`, {
+    happened: seen.length
+      ? `${seen.length} message${seen.length === 1 ? '' : 's'}${offered.length ? `, with buttons ${[...new Set(offered)].join(', ')}` : ', without buttons'}`
+      : 'the channel has no message',
+  });
 }
 
 /** The modal a step is about: a saved one (`ref`), else the one the app opened last in this test. */
@@ -62,7 +91,10 @@ function openModal(ctx: TestContext, ref?: unknown) {
   if (ref !== undefined && ref !== true) {
     const id = idOf(ref) ?? idOf((ref as { view?: unknown })?.view);
     const found = ctx.modals.find((x) => x.view.id === id);
-    if (!found) throw new StepFailed(`modal ${String(id)} is not open (${ctx.modals.length ? `open: ${ctx.modals.map((x) => x.view.id).join(', ')}` : 'no modal is open'})`);
+    if (!found)
+      throw new StepFailed(
+        `modal ${String(id)} is not open (${ctx.modals.length ? `open: ${ctx.modals.map((x) => x.view.id).join(', ')}` : 'no modal is open'})`,
+      );
     return found;
   }
   const top = ctx.modals.at(-1);
@@ -75,7 +107,14 @@ async function elementAt(ctx: TestContext, s: Step, pick: (els: Element[]) => El
   if (s.modal === true) {
     const modal = openModal(ctx);
     const el = pick(elementsOf(modal.view.blocks));
-    if (!el) throw new StepFailed(`the open modal has no ${what}`, { happened: `its buttons: ${buttonLabels(modal.view.blocks).map((l) => JSON.stringify(l)).join(', ') || 'none'}` });
+    if (!el)
+      throw new StepFailed(`the open modal has no ${what}`, {
+        happened: `its buttons: ${
+          buttonLabels(modal.view.blocks)
+            .map((l) => JSON.stringify(l))
+            .join(', ') || 'none'
+        }`,
+      });
     return { el, source: { sourceType: 'VIEW', view: modal.view, channelId: modal.channelId } };
   }
   let m: Message;
@@ -83,7 +122,14 @@ async function elementAt(ctx: TestContext, s: Step, pick: (els: Element[]) => El
   if (s.message !== undefined) {
     m = await namedMessage(ctx, s, s.message);
     el = pick(elementsOf(m.blocks));
-    if (!el) throw new StepFailed(`message ${m.id} has no ${what}`, { happened: `it reads ${JSON.stringify(m.text)}; its buttons: ${buttonLabels(m.blocks).map((l) => JSON.stringify(l)).join(', ') || 'none'}` });
+    if (!el)
+      throw new StepFailed(`message ${m.id} has no ${what}`, {
+        happened: `it reads ${JSON.stringify(m.text)}; its buttons: ${
+          buttonLabels(m.blocks)
+            .map((l) => JSON.stringify(l))
+            .join(', ') || 'none'
+        }`,
+      });
   } else ({ m, el } = await latestWith(ctx, s, (x) => pick(elementsOf(x.blocks)), what));
   ctx.snapshots.set(m.id, m);
   ctx.lastSource = m;
@@ -108,10 +154,28 @@ async function click(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const wanted = s.click as string | { onAction: string };
   const label = typeof wanted === 'string' ? matcher(wanted, true) : undefined;
-  const pick = (els: Element[]) => els.find((e) => e.type === 'button' && (label ? label.test(textOf(e.el.text)) : e.onAction === (wanted as { onAction: string }).onAction));
-  const what = label ? `a button ${label.shown}` : `a button with onAction ${(wanted as { onAction: string }).onAction}`;
+  const pick = (els: Element[]) =>
+    els.find(
+      (e) =>
+        e.type === 'button' &&
+        (label ? label.test(textOf(e.el.text)) : e.onAction === (wanted as { onAction: string }).onAction),
+    );
+  const what = label
+    ? `a button ${label.shown}`
+    : `a button with onAction ${(wanted as { onAction: string }).onAction}`;
   const { el, source } = await elementAt(ctx, s, pick, what);
-  return send(ctx, s, { kind: 'block-interaction', ...source, onAction: el.onAction, actionType: 'BUTTON', value: typeof s.value === 'string' ? s.value : String(el.el.value ?? '') }, `click ${what}`);
+  return send(
+    ctx,
+    s,
+    {
+      kind: 'block-interaction',
+      ...source,
+      onAction: el.onAction,
+      actionType: 'BUTTON',
+      value: typeof s.value === 'string' ? s.value : String(el.el.value ?? ''),
+    },
+    `click ${what}`,
+  );
 }
 
 async function select(ctx: TestContext, s: Step): Promise<unknown> {
@@ -122,20 +186,51 @@ async function select(ctx: TestContext, s: Step): Promise<unknown> {
     if (!menu) return selects.length === 1 ? selects[0] : undefined;
     return selects.find((e) => e.onAction === menu || textOf(e.el.placeholder) === menu || e.label === menu);
   };
-  const { el, source } = await elementAt(ctx, s, pick, menu ? `a select ${JSON.stringify(menu)}` : 'exactly one select (name it with in)');
+  const { el, source } = await elementAt(
+    ctx,
+    s,
+    pick,
+    menu ? `a select ${JSON.stringify(menu)}` : 'exactly one select (name it with in)',
+  );
   const wanted = listOf(s.select);
   let options = optionsOf(el.el);
   if (el.type === 'dynamic_select_menu') {
     // what the console does: ask the app for the options (what the user typed is the query), then choose one
-    const asked = await send(ctx, s, { kind: 'dynamic-menu', onAction: el.onAction, query: typeof s.query === 'string' ? s.query : '', ...('sourceId' in source ? { sourceType: 'MESSAGE', sourceId: source.sourceId } : { sourceType: 'VIEW', sourceId: String(must(source.view).id), view: source.view }) }, `the options of ${el.onAction}`);
-    if (asked.outcome !== 'response') throw new StepFailed(`the app did not answer the dynamic select ${el.onAction} with options`, { happened: `it answered ${asked.outcome}`, call: asked });
+    const asked = await send(
+      ctx,
+      s,
+      {
+        kind: 'dynamic-menu',
+        onAction: el.onAction,
+        query: typeof s.query === 'string' ? s.query : '',
+        ...('sourceId' in source
+          ? { sourceType: 'MESSAGE', sourceId: source.sourceId }
+          : { sourceType: 'VIEW', sourceId: String(must(source.view).id), view: source.view }),
+      },
+      `the options of ${el.onAction}`,
+    );
+    if (asked.outcome !== 'response')
+      throw new StepFailed(`the app did not answer the dynamic select ${el.onAction} with options`, {
+        happened: `it answered ${asked.outcome}`,
+        call: asked,
+      });
     options = optionsOf(asked.response as Obj);
   }
   const chosen = wanted.map((w) => optionNamed(options, w, (l) => matcher(w, true).test(l)));
   const missing = wanted.filter((_w, i) => !chosen[i]);
-  if (missing.length) throw new StepFailed(`the select ${el.onAction} has no option ${missing.map((x) => JSON.stringify(x)).join(', ')}`, { happened: `it offers ${options.map((o) => JSON.stringify(o.label)).join(', ') || 'nothing'}` });
-  const value = el.type === 'checkboxes' ? { values: chosen.map((o) => must(o).value) } : { value: must(chosen[0]).value };
-  return send(ctx, s, { kind: 'block-interaction', ...source, onAction: el.onAction, actionType: actionTypeOf(el), ...value }, `select in ${el.onAction}`);
+  if (missing.length)
+    throw new StepFailed(
+      `the select ${el.onAction} has no option ${missing.map((x) => JSON.stringify(x)).join(', ')}`,
+      { happened: `it offers ${options.map((o) => JSON.stringify(o.label)).join(', ') || 'nothing'}` },
+    );
+  const value =
+    el.type === 'checkboxes' ? { values: chosen.map((o) => must(o).value) } : { value: must(chosen[0]).value };
+  return send(
+    ctx,
+    s,
+    { kind: 'block-interaction', ...source, onAction: el.onAction, actionType: actionTypeOf(el), ...value },
+    `select in ${el.onAction}`,
+  );
 }
 
 async function submit(ctx: TestContext, s: Step): Promise<unknown> {
@@ -143,7 +238,12 @@ async function submit(ctx: TestContext, s: Step): Promise<unknown> {
   const modal = openModal(ctx, s.modal);
   const { state, problems } = stateFor(modal.view, s.submit as Record<string, unknown>);
   if (problems.length) throw new StepFailed(problems.join('; '));
-  return send(ctx, s, { kind: 'view-action', viewActionType: 'SUBMIT', view: { ...modal.view, state }, channelId: modal.channelId }, 'the submit');
+  return send(
+    ctx,
+    s,
+    { kind: 'view-action', viewActionType: 'SUBMIT', view: { ...modal.view, state }, channelId: modal.channelId },
+    'the submit',
+  );
 }
 
 async function close(ctx: TestContext, s: Step): Promise<unknown> {
@@ -154,20 +254,40 @@ async function close(ctx: TestContext, s: Step): Promise<unknown> {
     ctx.modals.splice(ctx.modals.indexOf(modal), 1);
     return { sent: false, view: modal.view };
   }
-  return send(ctx, s, { kind: 'view-action', viewActionType: 'CLOSE', view: modal.view, channelId: modal.channelId }, 'the close');
+  return send(
+    ctx,
+    s,
+    { kind: 'view-action', viewActionType: 'CLOSE', view: modal.view, channelId: modal.channelId },
+    'the close',
+  );
 }
 
 async function shortcut(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const name = String(s.shortcut);
-  const all = (ctx.env.app as unknown as { shortcuts?: Array<{ name: string; displayName: string; shortcutType: string }> }).shortcuts ?? [];
+  const all =
+    (ctx.env.app as unknown as { shortcuts?: Array<{ name: string; displayName: string; shortcutType: string }> })
+      .shortcuts ?? [];
   const type = s.message !== undefined ? 'ON_MESSAGE' : 'GLOBAL';
   const sc = all.find((x) => x.shortcutType === type && (x.name === name || x.displayName === name));
   if (!sc) {
     const other = all.find((x) => x.name === name || x.displayName === name);
-    throw new StepFailed(other ? `${name} is a ${other.shortcutType === 'GLOBAL' ? 'global shortcut: leave message out' : 'message shortcut: say which message with message'}` : `the app has no ${type === 'GLOBAL' ? 'global' : 'message'} shortcut ${JSON.stringify(name)} (it has ${all.filter((x) => x.shortcutType === type).map((x) => x.name).join(', ') || 'none'})`);
+    throw new StepFailed(
+      other
+        ? `${name} is a ${other.shortcutType === 'GLOBAL' ? 'global shortcut: leave message out' : 'message shortcut: say which message with message'}`
+        : `the app has no ${type === 'GLOBAL' ? 'global' : 'message'} shortcut ${JSON.stringify(name)} (it has ${
+            all
+              .filter((x) => x.shortcutType === type)
+              .map((x) => x.name)
+              .join(', ') || 'none'
+          })`,
+    );
   }
-  const body: Obj = { kind: type === 'GLOBAL' ? 'global-shortcut' : 'message-shortcut', shortcut: sc.name, channelId: ctx.channelId };
+  const body: Obj = {
+    kind: type === 'GLOBAL' ? 'global-shortcut' : 'message-shortcut',
+    shortcut: sc.name,
+    channelId: ctx.channelId,
+  };
   if (s.message !== undefined) {
     const m = await namedMessage(ctx, s, s.message);
     Object.assign(body, { messageId: m.id, channelId: m.channelId });
@@ -177,14 +297,28 @@ async function shortcut(ctx: TestContext, s: Step): Promise<unknown> {
 
 async function menu(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
-  const body: Obj = { kind: 'dynamic-menu', onAction: String(s.menu), query: typeof s.query === 'string' ? s.query : '' };
-  if (s.message !== undefined) Object.assign(body, { sourceType: 'MESSAGE', sourceId: (await namedMessage(ctx, s, s.message)).id });
+  const body: Obj = {
+    kind: 'dynamic-menu',
+    onAction: String(s.menu),
+    query: typeof s.query === 'string' ? s.query : '',
+  };
+  if (s.message !== undefined)
+    Object.assign(body, { sourceType: 'MESSAGE', sourceId: (await namedMessage(ctx, s, s.message)).id });
   return send(ctx, s, body, `the menu ${String(s.menu)}`);
 }
 
 async function event(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
-  const d = await refusedAs(`the event ${String(s.event)}`, ctx.env.api.trigger({ appId: ctx.env.app.id, kind: 'event', event: String(s.event), channelId: ctx.channelId, ...(s.body !== undefined ? { body: s.body } : {}) }));
+  const d = await refusedAs(
+    `the event ${String(s.event)}`,
+    ctx.env.api.trigger({
+      appId: ctx.env.app.id,
+      kind: 'event',
+      event: String(s.event),
+      channelId: ctx.channelId,
+      ...(s.body !== undefined ? { body: s.body } : {}),
+    }),
+  );
   ctx.called(d);
   return d;
 }
@@ -192,10 +326,21 @@ async function event(ctx: TestContext, s: Step): Promise<unknown> {
 async function react(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const target = s.message !== undefined ? await namedMessage(ctx, s, s.message) : ctx.lastSaid;
-  if (!target) throw new StepFailed('no message to react to: name one with message (nothing was said in this test yet)');
+  if (!target)
+    throw new StepFailed('no message to react to: name one with message (nothing was said in this test yet)');
   const code = String(s.react).replace(/^:?([^:]+):?$/, ':$1:');
   await refusedAs('the reaction', ctx.env.api.react(await ctx.clientOf(s.as), target.id, code));
   return { message: target, code };
 }
 
-export const ACTION_RUNNERS: Record<string, (ctx: TestContext, s: Step) => Promise<unknown>> = { say, click, select, submit, close, shortcut, menu, event, react };
+export const ACTION_RUNNERS: Record<string, (ctx: TestContext, s: Step) => Promise<unknown>> = {
+  say,
+  click,
+  select,
+  submit,
+  close,
+  shortcut,
+  menu,
+  event,
+  react,
+};

@@ -12,9 +12,30 @@ import type { Delivery } from '../cli/delivery.js';
 import type { Io } from '../cli/run.js';
 
 export type { Message, Delivery };
-export interface AppRecord { id: string; name: string; displayName: string; clientSecret?: string; appKey?: string; signingSecret?: string; redirectUrls: string[]; socketMode?: boolean; connections?: number; scopes: { botScopes: string[]; userScopes: string[] }; bot: boolean; offlineMessage?: string }
-export interface Person { id: string; name: string; email: string }
-interface Probe { wrongSignature: { status?: number; outcome: string; refused: boolean; error?: string }; unsigned: { status?: number; outcome: string; refused: boolean; error?: string }; refusedBoth: boolean }
+export interface AppRecord {
+  id: string;
+  name: string;
+  displayName: string;
+  clientSecret?: string;
+  appKey?: string;
+  signingSecret?: string;
+  redirectUrls: string[];
+  socketMode?: boolean;
+  connections?: number;
+  scopes: { botScopes: string[]; userScopes: string[] };
+  bot: boolean;
+  offlineMessage?: string;
+}
+export interface Person {
+  id: string;
+  name: string;
+  email: string;
+}
+interface Probe {
+  wrongSignature: { status?: number; outcome: string; refused: boolean; error?: string };
+  unsigned: { status?: number; outcome: string; refused: boolean; error?: string };
+  refusedBoth: boolean;
+}
 
 /** An act-as token is good for ten minutes: ask for a new one after eight. */
 const ACT_AS_RENEW_MS = 8 * 60_000;
@@ -23,14 +44,22 @@ const RETRIES_429 = 5;
 export function createApi(io: Io, owner: Client) {
   const enc = encodeURIComponent;
   const tokens = new Map<string, { client: Client; at: number }>();
-  let me: Person & { workspaceId: string } | undefined;
+  let me: (Person & { workspaceId: string }) | undefined;
 
   /** A request, a 429 waited out and sent again (at most RETRIES_429 times). */
-  async function call<T>(client: Client, method: string, pathname: string, o: Parameters<Client['request']>[2] = {}): Promise<T> {
+  async function call<T>(
+    client: Client,
+    method: string,
+    pathname: string,
+    o: Parameters<Client['request']>[2] = {},
+  ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       let retryAfter: string | undefined;
       try {
-        return await client.request<T>(method, pathname, { ...o, onHeaders: (h) => void (retryAfter = h['retry-after'] as string | undefined) });
+        return await client.request<T>(method, pathname, {
+          ...o,
+          onHeaders: (h) => void (retryAfter = h['retry-after'] as string | undefined),
+        });
       } catch (e) {
         const code = (e as CliError).body && ((e as CliError).body as { code?: string }).code;
         if (!(e instanceof CliError) || code !== 'rate_limited' || attempt >= RETRIES_429) throw e;
@@ -43,7 +72,11 @@ export function createApi(io: Io, owner: Client) {
 
   async function whoami(): Promise<Person & { workspaceId: string }> {
     if (!me) {
-      const w = await call<{ workspaceId: string; workspaceUserId: string; name: string; email: string }>(owner, 'GET', '/auth/whoami');
+      const w = await call<{ workspaceId: string; workspaceUserId: string; name: string; email: string }>(
+        owner,
+        'GET',
+        '/auth/whoami',
+      );
       me = { id: w.workspaceUserId, name: w.name, email: w.email, workspaceId: w.workspaceId };
     }
     return me;
@@ -54,9 +87,15 @@ export function createApi(io: Io, owner: Client) {
     if (userId === (await whoami()).id) return owner;
     const had = tokens.get(userId);
     if (had && Date.now() - had.at < ACT_AS_RENEW_MS) return had.client;
-    const issued = await call<{ authToken: string }>(owner, 'POST', `${base()}/act-as`, { json: { user: userId } }).catch((e: unknown) => {
+    const issued = await call<{ authToken: string }>(owner, 'POST', `${base()}/act-as`, {
+      json: { user: userId },
+    }).catch((e: unknown) => {
       if (e instanceof CliError && (e.body as { code?: string } | undefined)?.code === 'forbidden') {
-        throw new CliError('only the owner of the workspace can act as other users: run appreg test with the owner\'s token, or keep the suite to owner', EXIT.rejected, e.body);
+        throw new CliError(
+          "only the owner of the workspace can act as other users: run appreg test with the owner's token, or keep the suite to owner",
+          EXIT.rejected,
+          e.body,
+        );
       }
       throw e;
     });
@@ -79,41 +118,62 @@ export function createApi(io: Io, owner: Client) {
 
     createApp: (manifest: unknown) => call<AppRecord>(owner, 'POST', `${base()}/apps`, { json: manifest }),
     getApp: (id: string) => call<AppRecord>(owner, 'GET', `${base()}/apps/mine/${enc(id)}`),
-    syncFromUrl: (id: string, url: string) => call<AppRecord>(owner, 'POST', `${base()}/apps/from-url`, { json: { url, appId: id } }),
+    syncFromUrl: (id: string, url: string) =>
+      call<AppRecord>(owner, 'POST', `${base()}/apps/from-url`, { json: { url, appId: id } }),
     deleteApp: (id: string) => call(owner, 'DELETE', `${base()}/apps/${enc(id)}`),
-    uninstall: async (id: string) => call(owner, 'DELETE', `${base()}/apps/${enc(id)}/installations/${enc((await whoami()).workspaceId)}`),
+    uninstall: async (id: string) =>
+      call(owner, 'DELETE', `${base()}/apps/${enc(id)}/installations/${enc((await whoami()).workspaceId)}`),
 
     users: () => call<Person[]>(owner, 'GET', `${base()}/users`),
     /** A user of the workspace made for the run; one of that email already there is used as it is. */
     async ensureUser(email: string, name: string): Promise<Person> {
       const ws = (await whoami()).workspaceId;
       try {
-        const u = await call<{ id: string; name: string; email: string }>(owner, 'POST', `/workspaces/${enc(ws)}/workspaceUsers`, { json: { email, name } });
+        const u = await call<{ id: string; name: string; email: string }>(
+          owner,
+          'POST',
+          `/workspaces/${enc(ws)}/workspaceUsers`,
+          { json: { email, name } },
+        );
         return { id: u.id, name: u.name, email: u.email };
       } catch (e) {
         if (!(e instanceof CliError) || (e.body as { code?: string } | undefined)?.code !== 'user_exists') throw e;
-        const found = (await call<Person[]>(owner, 'GET', `${base()}/users`)).find((u) => u.email.toLowerCase() === email.toLowerCase());
+        const found = (await call<Person[]>(owner, 'GET', `${base()}/users`)).find(
+          (u) => u.email.toLowerCase() === email.toLowerCase(),
+        );
         if (!found) throw e;
         return found;
       }
     },
 
     /** Allow on the consent screen as `client`'s user: the code and where it goes. */
-    grant: (client: Client, q: Record<string, string>) => call<{ code: string; redirectUrl: string }>(client, 'GET', `${client.base()}/oauth2/grant`, { searchParams: q }),
-    codeState: (client: Client, code: string) => call<{ state: string }>(client, 'POST', `${client.base()}/oauth2/code-state`, { json: { code } }),
-    authorizations: (client: Client) => call<Array<{ app: { id: string }; botId?: string }>>(client, 'GET', `${client.base()}/apps/authorizations`),
+    grant: (client: Client, q: Record<string, string>) =>
+      call<{ code: string; redirectUrl: string }>(client, 'GET', `${client.base()}/oauth2/grant`, { searchParams: q }),
+    codeState: (client: Client, code: string) =>
+      call<{ state: string }>(client, 'POST', `${client.base()}/oauth2/code-state`, { json: { code } }),
+    authorizations: (client: Client) =>
+      call<Array<{ app: { id: string }; botId?: string }>>(client, 'GET', `${client.base()}/apps/authorizations`),
 
-    createChannel: (name: string) => call<{ channel: { id: string; name: string } }>(owner, 'POST', `${base()}/channels`, { json: { name } }),
+    createChannel: (name: string) =>
+      call<{ channel: { id: string; name: string } }>(owner, 'POST', `${base()}/channels`, { json: { name } }),
     deleteChannel: (id: string) => call(owner, 'DELETE', `${base()}/channels/${enc(id)}`),
 
     /** A person types `text` in a channel (a /command runs it). */
     say: (client: Client, channel: string, text: string, threadRootId?: string) =>
-      call<{ kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery }>(client, 'POST', `${client.base()}/channels/${enc(channel)}/messages`, { json: { text, ...(threadRootId ? { threadRootId } : {}) }, timeoutMs: 120_000 }),
-    react: (client: Client, messageId: string, code: string) => call(client, 'POST', `${client.base()}/messages/${enc(messageId)}/reactions`, { json: { code } }),
+      call<{ kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery }>(
+        client,
+        'POST',
+        `${client.base()}/channels/${enc(channel)}/messages`,
+        { json: { text, ...(threadRootId ? { threadRootId } : {}) }, timeoutMs: 120_000 },
+      ),
+    react: (client: Client, messageId: string, code: string) =>
+      call(client, 'POST', `${client.base()}/messages/${enc(messageId)}/reactions`, { json: { code } }),
     /** What `client`'s user sees in the channel after `mark`, thread replies included. */
-    messagesAfter: (client: Client, channel: string, mark: string | undefined) => messagesAfter(client, channel, mark, true),
+    messagesAfter: (client: Client, channel: string, mark: string | undefined) =>
+      messagesAfter(client, channel, mark, true),
     /** The newest message of the channel as `client`'s user sees it (thread replies counted). */
-    newest: async (client: Client, channel: string) => (await listMessages(client, channel, { limit: 1, threads: true })).messages.at(-1),
+    newest: async (client: Client, channel: string) =>
+      (await listMessages(client, channel, { limit: 1, threads: true })).messages.at(-1),
     /** One message of the channel as `client`'s user sees it; undefined once it is gone. */
     async message(client: Client, channel: string, id: string): Promise<Message | undefined> {
       try {
@@ -126,10 +186,14 @@ export function createApi(io: Io, owner: Client) {
       }
     },
 
-    trigger: (body: Record<string, unknown>) => call<Delivery>(owner, 'POST', `${base()}/deliveries`, { json: body, timeoutMs: 120_000 }),
-    probe: (body: Record<string, unknown>) => call<Probe>(owner, 'POST', `${base()}/deliveries/probe-signature`, { json: body, timeoutMs: 120_000 }),
+    trigger: (body: Record<string, unknown>) =>
+      call<Delivery>(owner, 'POST', `${base()}/deliveries`, { json: body, timeoutMs: 120_000 }),
+    probe: (body: Record<string, unknown>) =>
+      call<Probe>(owner, 'POST', `${base()}/deliveries/probe-signature`, { json: body, timeoutMs: 120_000 }),
     deliveries: (q: { appId: string; failed?: boolean; limit?: number }) =>
-      call<Delivery[]>(owner, 'GET', `${base()}/deliveries`, { searchParams: { appId: q.appId, limit: String(q.limit ?? 200), ...(q.failed ? { failed: 'true' } : {}) } }),
+      call<Delivery[]>(owner, 'GET', `${base()}/deliveries`, {
+        searchParams: { appId: q.appId, limit: String(q.limit ?? 200), ...(q.failed ? { failed: 'true' } : {}) },
+      }),
   };
 }
 

@@ -36,8 +36,19 @@ export function freePort(): Promise<number> {
   });
 }
 
-export function startAppProcess(o: { command: string; cwd: string; env: Record<string, string>; stopTimeoutMs: number }): AppProcess {
-  const child: ChildProcess = spawn(o.command, { cwd: o.cwd, env: o.env, shell: true, detached: process.platform !== 'win32', stdio: ['ignore', 'pipe', 'pipe'] });
+export function startAppProcess(o: {
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  stopTimeoutMs: number;
+}): AppProcess {
+  const child: ChildProcess = spawn(o.command, {
+    cwd: o.cwd,
+    env: o.env,
+    shell: true,
+    detached: process.platform !== 'win32',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const kept: string[] = [];
   let count = 0;
   let exit: string | undefined;
@@ -82,7 +93,10 @@ export function startAppProcess(o: { command: string; cwd: string; env: Record<s
     async stop() {
       if (exit === undefined) {
         signal('SIGTERM');
-        const stopped = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), o.stopTimeoutMs).unref())]);
+        const stopped = await Promise.race([
+          exited.then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), o.stopTimeoutMs).unref()),
+        ]);
         if (!stopped) signal('SIGKILL');
         await exited;
       }
@@ -97,7 +111,10 @@ export function startAppProcess(o: { command: string; cwd: string; env: Record<s
  * (with `status`, else below 500), or else `port` accepts connections, or `connected()` (socket
  * mode). Resolves to undefined when ready, else to why not (it exited, or the time ran out).
  */
-export async function waitReady(app: AppProcess, o: { ready?: ReadySpec; port: number; appUrl: string; connected?: () => Promise<boolean> }): Promise<string | undefined> {
+export async function waitReady(
+  app: AppProcess,
+  o: { ready?: ReadySpec; port: number; appUrl: string; connected?: () => Promise<boolean> },
+): Promise<string | undefined> {
   const timeoutMs = o.ready?.timeoutMs ?? 30_000;
   const end = Date.now() + timeoutMs;
   const out = o.ready?.output !== undefined ? matcher(o.ready.output, false) : undefined;
@@ -120,7 +137,13 @@ export async function waitReady(app: AppProcess, o: { ready?: ReadySpec; port: n
     const exit = app.exit();
     if (exit !== undefined) return `it ended (${exit}) before it was ready`;
     if (Date.now() > end) {
-      const what = out ? `printed no line matching ${out.shown}` : url ? `did not answer ${o.ready?.status ?? 'below 500'} at ${url}` : o.connected ? 'did not connect (socket mode)' : `did not accept connections on port ${o.port}`;
+      const what = out
+        ? `printed no line matching ${out.shown}`
+        : url
+          ? `did not answer ${o.ready?.status ?? 'below 500'} at ${url}`
+          : o.connected
+            ? 'did not connect (socket mode)'
+            : `did not accept connections on port ${o.port}`;
       return `it ${what} within ${timeoutMs} ms`;
     }
     await new Promise((r) => setTimeout(r, 25));

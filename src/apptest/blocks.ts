@@ -9,7 +9,8 @@ type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** A text object ({type, text}) or a string. */
-export const textOf = (v: unknown): string => (typeof v === 'string' ? v : typeof obj(v).text === 'string' ? (obj(v).text as string) : '');
+export const textOf = (v: unknown): string =>
+  typeof v === 'string' ? v : typeof obj(v).text === 'string' ? (obj(v).text as string) : '';
 
 export interface Element {
   type: string;
@@ -19,7 +20,10 @@ export interface Element {
   label?: string;
   blockId?: string;
 }
-export interface Option { label: string; value: string }
+export interface Option {
+  label: string;
+  value: string;
+}
 
 /** Every interactive element of these blocks: actions blocks, section accessories, input blocks. */
 export function elementsOf(blocks: unknown): Element[] {
@@ -34,17 +38,23 @@ export function elementsOf(blocks: unknown): Element[] {
     if (b.type === 'actions') arr(b.elements).forEach((e) => add(e));
     else if (b.type === 'section' && b.accessory) {
       const acc = obj(b.accessory);
-      if (acc.type === 'input') add(acc.element, { label: textOf(acc.label), blockId: String(acc.blockId ?? acc.block_id ?? '') });
+      if (acc.type === 'input')
+        add(acc.element, { label: textOf(acc.label), blockId: String(acc.blockId ?? acc.block_id ?? '') });
       else add(acc);
-    } else if (b.type === 'input') add(b.element, { label: textOf(b.label), blockId: String(b.blockId ?? b.block_id ?? '') });
+    } else if (b.type === 'input')
+      add(b.element, { label: textOf(b.label), blockId: String(b.blockId ?? b.block_id ?? '') });
   }
   return out;
 }
 
-export const isSelect = (e: Element) => e.type === 'static_select_menu' || e.type === 'dynamic_select_menu' || e.type === 'checkboxes';
+export const isSelect = (e: Element) =>
+  e.type === 'static_select_menu' || e.type === 'dynamic_select_menu' || e.type === 'checkboxes';
 
 /** The buttons' labels, for "the message has buttons …" and for saying what a message offers. */
-export const buttonLabels = (blocks: unknown): string[] => elementsOf(blocks).filter((e) => e.type === 'button').map((e) => textOf(e.el.text));
+export const buttonLabels = (blocks: unknown): string[] =>
+  elementsOf(blocks)
+    .filter((e) => e.type === 'button')
+    .map((e) => textOf(e.el.text));
 
 /** A select's (or checkbox group's) own options, groups included; a dynamic select has none until the app answers. */
 export function optionsOf(el: Obj): Option[] {
@@ -54,7 +64,11 @@ export function optionsOf(el: Obj): Option[] {
 }
 
 /** The option a step names, by its label or its value. */
-export const optionNamed = (opts: Option[], name: string, test: (s: string) => boolean = (s) => s === name): Option | undefined => opts.find((o) => test(o.label)) ?? opts.find((o) => o.value === name);
+export const optionNamed = (
+  opts: Option[],
+  name: string,
+  test: (s: string) => boolean = (s) => s === name,
+): Option | undefined => opts.find((o) => test(o.label)) ?? opts.find((o) => o.value === name);
 
 /** BLOCK_INTERACTION's actionType for an element: its type in capitals. */
 export const actionTypeOf = (e: Element) => e.type.toUpperCase();
@@ -63,10 +77,12 @@ export const actionTypeOf = (e: Element) => e.type.toUpperCase();
 export const titleOf = (view: Obj): string => textOf(view.title);
 
 /** The inputs of a view (input blocks, and a section's input accessory). */
-export const inputsOf = (view: Obj): Element[] => elementsOf(view.blocks).filter((e) => e.blockId !== undefined && e.type !== 'button');
+export const inputsOf = (view: Obj): Element[] =>
+  elementsOf(view.blocks).filter((e) => e.blockId !== undefined && e.type !== 'button');
 
 /** Whether an input is the one `name` means: its label, its blockId or its onAction. */
-export const inputNamed = (e: Element, name: string) => e.label?.trim() === name.trim() || e.blockId === name || e.onAction === name;
+export const inputNamed = (e: Element, name: string) =>
+  e.label?.trim() === name.trim() || e.blockId === name || e.onAction === name;
 
 /** How an input is named in messages: its label, else its blockId. */
 export const inputName = (e: Element) => e.label || e.blockId || e.onAction;
@@ -76,14 +92,19 @@ export const inputName = (e: Element) => e.label || e.blockId || e.onAction;
  * select's option by label or value, checkboxes as a list. Fields that name no input, and values
  * that name no option, are returned as problems.
  */
-export function stateFor(view: Obj, fields: Record<string, unknown>): { state: { values: Record<string, Record<string, Obj>> }; problems: string[] } {
+export function stateFor(
+  view: Obj,
+  fields: Record<string, unknown>,
+): { state: { values: Record<string, Record<string, Obj>> }; problems: string[] } {
   const values: Record<string, Record<string, Obj>> = {};
   const problems: string[] = [];
   const inputs = inputsOf(view);
   for (const [name, given] of Object.entries(fields)) {
     const input = inputs.find((e) => inputNamed(e, name));
     if (!input) {
-      problems.push(`the modal has no input ${JSON.stringify(name)} (it has ${inputs.map((e) => JSON.stringify(inputName(e))).join(', ') || 'none'})`);
+      problems.push(
+        `the modal has no input ${JSON.stringify(name)} (it has ${inputs.map((e) => JSON.stringify(inputName(e))).join(', ') || 'none'})`,
+      );
       continue;
     }
     const list = (Array.isArray(given) ? given : [given]).map(String);
@@ -93,10 +114,15 @@ export function stateFor(view: Obj, fields: Record<string, unknown>): { state: {
       const picked = list.map((v) => optionNamed(opts, v));
       const missing = list.filter((_v, i) => !picked[i]);
       if (missing.length) {
-        problems.push(`${JSON.stringify(inputName(input))} has no option ${missing.map((v) => JSON.stringify(v)).join(', ')} (it has ${opts.map((o) => JSON.stringify(o.label)).join(', ') || 'none'})`);
+        problems.push(
+          `${JSON.stringify(inputName(input))} has no option ${missing.map((v) => JSON.stringify(v)).join(', ')} (it has ${opts.map((o) => JSON.stringify(o.label)).join(', ') || 'none'})`,
+        );
         continue;
       }
-      entry = input.type === 'checkboxes' ? { type: input.type, values: picked.map((o) => must(o).value) } : { type: input.type, value: must(picked[0]).value };
+      entry =
+        input.type === 'checkboxes'
+          ? { type: input.type, values: picked.map((o) => must(o).value) }
+          : { type: input.type, value: must(picked[0]).value };
     } else if (input.type === 'date_range_picker') entry = { type: input.type, values: list.slice(0, 2) };
     else entry = { type: input.type, value: list.join('\n') };
     (values[must(input.blockId)] ??= {})[input.onAction] = entry;

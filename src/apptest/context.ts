@@ -26,15 +26,25 @@ export interface SuiteEnv {
 }
 
 export class StepFailed extends Error {
-  constructor(message: string, public readonly detail: { expected?: string; happened?: string; call?: Delivery } = {}) {
+  constructor(
+    message: string,
+    public readonly detail: { expected?: string; happened?: string; call?: Delivery } = {},
+  ) {
     super(message);
   }
 }
 
 /** Where "what the app posted since" starts: the newest message then (as the owner saw it). */
-export interface Mark { channel: string; cursor?: string; latest: number }
+export interface Mark {
+  channel: string;
+  cursor?: string;
+  latest: number;
+}
 
-export interface Modal { view: Record<string, unknown>; channelId: string }
+export interface Modal {
+  view: Record<string, unknown>;
+  channelId: string;
+}
 
 export class TestContext {
   readonly saved = new Map<string, unknown>();
@@ -54,7 +64,12 @@ export class TestContext {
   /** When the last action began (this machine's clock): events after it count. */
   actionAt = Date.now();
 
-  constructor(public readonly env: SuiteEnv, public readonly test: TestSpec, public readonly channelId: string, public readonly channelName: string) {}
+  constructor(
+    public readonly env: SuiteEnv,
+    public readonly test: TestSpec,
+    public readonly channelId: string,
+    public readonly channelName: string,
+  ) {}
 
   scope(): Scope {
     return (root) => {
@@ -120,7 +135,8 @@ export class TestContext {
   /** The app answered with a view: the modal stack changes as the platform's client changes it. */
   private followModal(d: Delivery): void {
     const r = d.response as { view?: Record<string, unknown>; action?: string } | undefined;
-    const channelId = ((d.payload as { channelId?: unknown } | null)?.channelId as string | undefined) ?? this.channelId;
+    const channelId =
+      ((d.payload as { channelId?: unknown } | null)?.channelId as string | undefined) ?? this.channelId;
     if (d.outcome === 'response' && r?.view && typeof r.view === 'object') {
       const view = { ...r.view };
       if (typeof view.id !== 'string') view.id = `view_${Math.random().toString(36).slice(2, 12)}`;
@@ -138,9 +154,17 @@ export class TestContext {
   static shown(d: Delivery): CallShown {
     const last = d.attempts.at(-1);
     return {
-      id: d.id, kind: d.kind, subject: d.subject, target: d.transport === 'socket' ? 'socket mode' : d.url, outcome: d.outcome,
-      status: last?.status, latencyMs: last?.latencyMs, shown: d.ephemeralMessage, error: last?.error,
-      request: d.payload, answer: d.response !== undefined ? d.response : last?.excerpt,
+      id: d.id,
+      kind: d.kind,
+      subject: d.subject,
+      target: d.transport === 'socket' ? 'socket mode' : d.url,
+      outcome: d.outcome,
+      status: last?.status,
+      latencyMs: last?.latencyMs,
+      shown: d.ephemeralMessage,
+      error: last?.error,
+      request: d.payload,
+      answer: d.response !== undefined ? d.response : last?.excerpt,
     };
   }
 
@@ -150,7 +174,13 @@ export class TestContext {
     const appOutput = lines?.length ? lines : undefined;
     if (e instanceof StepFailed) {
       const call = e.detail.call ?? this.lastCall;
-      return { message: e.message, expected: e.detail.expected, happened: e.detail.happened, ...(call ? { call: TestContext.shown(call) } : {}), ...(appOutput ? { appOutput } : {}) };
+      return {
+        message: e.message,
+        expected: e.detail.expected,
+        happened: e.detail.happened,
+        ...(call ? { call: TestContext.shown(call) } : {}),
+        ...(appOutput ? { appOutput } : {}),
+      };
     }
     return { message: (e as Error)?.message ?? String(e), ...(appOutput ? { appOutput } : {}) };
   }

@@ -41,22 +41,31 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
   const remove = () => fs.rmSync(dir, { recursive: true, force: true });
   // nothing of the caller's configuration: not its data dir, database, port or key; and no fsync,
   // since a store thrown away at the end has nothing to keep through a power cut
-  const env = { ...Object.fromEntries(Object.entries(io.env).filter(([k, v]) => v !== undefined && !k.startsWith('APPREG_'))), APPREG_FSYNC: 'false' } as Record<string, string>;
+  const env = {
+    ...Object.fromEntries(Object.entries(io.env).filter(([k, v]) => v !== undefined && !k.startsWith('APPREG_'))),
+    APPREG_FSYNC: 'false',
+  } as Record<string, string>;
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--log-format', 'json', '--json'], { env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--log-format', 'json', '--json'],
+      { env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
   } catch (e) {
     remove();
     throw new CliError(`could not start a daemon for the run: ${(e as Error).message}`, EXIT.internal);
   }
   const log: string[] = [];
   let partial = '';
-  must(child.stderr).setEncoding('utf8').on('data', (s: string) => {
-    const lines = (partial + s).split('\n');
-    partial = must(lines.pop());
-    log.push(...lines);
-    if (log.length > LOG_LINES) log.splice(0, log.length - LOG_LINES);
-  });
+  must(child.stderr)
+    .setEncoding('utf8')
+    .on('data', (s: string) => {
+      const lines = (partial + s).split('\n');
+      partial = must(lines.pop());
+      log.push(...lines);
+      if (log.length > LOG_LINES) log.splice(0, log.length - LOG_LINES);
+    });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   // a runner that ends without stopping it (an uncaught error, process.exit) takes it along
   const orphaned = () => child.kill('SIGKILL');
@@ -64,7 +73,10 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
   void exited.then(() => process.removeListener('exit', orphaned));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const done = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000).unref())]);
+    const done = await Promise.race([
+      exited.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 10_000).unref()),
+    ]);
     if (!done) {
       child.kill('SIGKILL');
       await exited;
@@ -94,7 +106,10 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
   });
   if (!url) {
     await stop();
-    throw new CliError(`the daemon for the run did not start:\n${[...log, partial].filter(Boolean).slice(-10).join('\n')}`, EXIT.internal);
+    throw new CliError(
+      `the daemon for the run did not start:\n${[...log, partial].filter(Boolean).slice(-10).join('\n')}`,
+      EXIT.internal,
+    );
   }
   let creds: { authToken: string };
   try {

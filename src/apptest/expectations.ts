@@ -39,8 +39,11 @@ const cut = (s: string, n = 200) => (s.length > n ? `${s.slice(0, n - 1)}…` : 
 /** The call the last action made; expectations about an answer need one. */
 function lastCall(ctx: TestContext, kind: string): Delivery {
   if (ctx.lastCall) return ctx.lastCall;
-  if (!ctx.lastActionTitle) throw new StepFailed(`expect ${kind} is about the last action's call, and no action came before it`);
-  throw new StepFailed(`the last action (${ctx.lastActionTitle}) made no call to the app: expect ${kind} is about a /command, click, choice, submit, shortcut, menu or event`);
+  if (!ctx.lastActionTitle)
+    throw new StepFailed(`expect ${kind} is about the last action's call, and no action came before it`);
+  throw new StepFailed(
+    `the last action (${ctx.lastActionTitle}) made no call to the app: expect ${kind} is about a /command, click, choice, submit, shortcut, menu or event`,
+  );
 }
 
 const answerText = (d: Delivery) => {
@@ -48,15 +51,36 @@ const answerText = (d: Delivery) => {
   return `${d.outcome ?? 'no outcome'}${last?.status !== undefined ? ` (${last.status})` : ''}${last ? ` after ${last.latencyMs} ms` : ''}${d.ephemeralMessage ? `, showing ${quote(d.ephemeralMessage)}` : ''}${last?.error ? `: ${last.error}` : ''}`;
 };
 
-function outcome(ctx: TestContext, s: Step, kind: 'answered' | 'ack' | 'nack', want: (o: string | undefined) => boolean, expected: string): Delivery {
+function outcome(
+  ctx: TestContext,
+  s: Step,
+  kind: 'answered' | 'ack' | 'nack',
+  want: (o: string | undefined) => boolean,
+  expected: string,
+): Delivery {
   const d = lastCall(ctx, kind);
   const within = ctx.within(s);
   const latency = d.attempts.at(-1)?.latencyMs ?? 0;
-  if (!want(d.outcome)) throw new StepFailed(`the app did not ${expected.replace(/^an? /, '')}`, { expected: `${expected} within ${within} ms`, happened: whatHappened(d), call: d });
-  if (latency > within) throw new StepFailed(`the app answered, but after ${latency} ms`, { expected: `${expected} within ${within} ms`, happened: answerText(d), call: d });
+  if (!want(d.outcome))
+    throw new StepFailed(`the app did not ${expected.replace(/^an? /, '')}`, {
+      expected: `${expected} within ${within} ms`,
+      happened: whatHappened(d),
+      call: d,
+    });
+  if (latency > within)
+    throw new StepFailed(`the app answered, but after ${latency} ms`, {
+      expected: `${expected} within ${within} ms`,
+      happened: answerText(d),
+      call: d,
+    });
   if (typeof s.text === 'string') {
     const m = matcher(s.text, false);
-    if (!m.test(d.ephemeralMessage)) throw new StepFailed(`the app ${kind === 'nack' ? 'nacked' : 'answered'} without the message expected`, { expected: `the user is shown ${m.shown}`, happened: d.ephemeralMessage ? `the user is shown ${quote(d.ephemeralMessage)}` : 'no message is shown', call: d });
+    if (!m.test(d.ephemeralMessage))
+      throw new StepFailed(`the app ${kind === 'nack' ? 'nacked' : 'answered'} without the message expected`, {
+        expected: `the user is shown ${m.shown}`,
+        happened: d.ephemeralMessage ? `the user is shown ${quote(d.ephemeralMessage)}` : 'no message is shown',
+        call: d,
+      });
   }
   return d;
 }
@@ -64,16 +88,28 @@ function outcome(ctx: TestContext, s: Step, kind: 'answered' | 'ack' | 'nack', w
 /** An outcome in words: what a person reading a CI log needs to know. */
 function whatHappened(d: Delivery): string {
   switch (d.outcome) {
-    case 'timeout': return `it did not answer within its budget (timeout after ${d.attempts.at(-1)?.latencyMs ?? '?'} ms)`;
-    case 'connection_error': return `it could not be reached (${d.attempts.at(-1)?.error ?? 'connection error'}): is it running?`;
-    case 'no_connection': return 'it has no socket-mode connection open';
-    case 'signature_rejected': return 'it answered 403: it refused the signature (is it using this app\'s signing secret?)';
-    default: return `it answered ${answerText(d)}`;
+    case 'timeout':
+      return `it did not answer within its budget (timeout after ${d.attempts.at(-1)?.latencyMs ?? '?'} ms)`;
+    case 'connection_error':
+      return `it could not be reached (${d.attempts.at(-1)?.error ?? 'connection error'}): is it running?`;
+    case 'no_connection':
+      return 'it has no socket-mode connection open';
+    case 'signature_rejected':
+      return "it answered 403: it refused the signature (is it using this app's signing secret?)";
+    default:
+      return `it answered ${answerText(d)}`;
   }
 }
 
 /** What a list of messages holds, in a few words each. */
-const listed = (ms: Message[]) => ms.slice(-5).map((m) => `${quote(cut(m.text, 100))}${m.threadReplyInfo ? ' (in a thread)' : ''}${m.ephemeral ? ' (ephemeral)' : ''}${buttonLabels(m.blocks).length ? ` [${buttonLabels(m.blocks).join(', ')}]` : ''}`).join('; ');
+const listed = (ms: Message[]) =>
+  ms
+    .slice(-5)
+    .map(
+      (m) =>
+        `${quote(cut(m.text, 100))}${m.threadReplyInfo ? ' (in a thread)' : ''}${m.ephemeral ? ' (ephemeral)' : ''}${buttonLabels(m.blocks).length ? ` [${buttonLabels(m.blocks).join(', ')}]` : ''}`,
+    )
+    .join('; ');
 
 /** Who a `from` means: the app's bot (by default), or a user of the suite. */
 function authorTest(ctx: TestContext, from: unknown): { test(m: Message): boolean; shown: string } {
@@ -86,7 +122,13 @@ function authorTest(ctx: TestContext, from: unknown): { test(m: Message): boolea
   return { test: (m) => m.author === u.id, shown: String(from) };
 }
 
-interface MessageWant { text?: Matcher; buttons: Matcher[]; thread?: boolean | string; ephemeral: boolean; author: { test(m: Message): boolean; shown: string } }
+interface MessageWant {
+  text?: Matcher;
+  buttons: Matcher[];
+  thread?: boolean | string;
+  ephemeral: boolean;
+  author: { test(m: Message): boolean; shown: string };
+}
 
 function wantOf(ctx: TestContext, s: Step): MessageWant {
   return {
@@ -134,11 +176,13 @@ async function since(ctx: TestContext, s: Step, channel: string): Promise<Messag
     throw new StepFailed(`the messages of ${channel} could not be read: ${(e as Error).message}`);
   }
   // seen by another user, the owner's mark may not be theirs: newer than it, and not it
-  return viewer === 'owner' ? list : list.filter((m) => m.id !== mark?.cursor && m.timestampMilli >= (mark?.latest ?? 0));
+  return viewer === 'owner'
+    ? list
+    : list.filter((m) => m.id !== mark?.cursor && m.timestampMilli >= (mark?.latest ?? 0));
 }
 
 async function message(ctx: TestContext, s: Step): Promise<unknown> {
-  const channel = typeof s.channel === 'string' ? s.channel : ctx.mark?.channel ?? ctx.channelId;
+  const channel = typeof s.channel === 'string' ? s.channel : (ctx.mark?.channel ?? ctx.channelId);
   const w = wantOf(ctx, s);
   const within = ctx.within(s);
   let seen: Message[] = [];
@@ -150,22 +194,36 @@ async function message(ctx: TestContext, s: Step): Promise<unknown> {
     ctx.snapshots.set(found.id, found);
     return found;
   }
-  const happened = seen.length ? `${seen.length} message${seen.length === 1 ? ' was' : 's were'} posted, none like that: ${listed(seen)}` : `nothing was posted${ctx.lastActionTitle ? ` after "${ctx.lastActionTitle}"` : ''}`;
-  throw new StepFailed(`the app posted no such message within ${within} ms`, { expected: `${describeWant(w, s)}, within ${within} ms`, happened });
+  const happened = seen.length
+    ? `${seen.length} message${seen.length === 1 ? ' was' : 's were'} posted, none like that: ${listed(seen)}`
+    : `nothing was posted${ctx.lastActionTitle ? ` after "${ctx.lastActionTitle}"` : ''}`;
+  throw new StepFailed(`the app posted no such message within ${within} ms`, {
+    expected: `${describeWant(w, s)}, within ${within} ms`,
+    happened,
+  });
 }
 
 async function noMessage(ctx: TestContext, s: Step): Promise<unknown> {
-  const channel = typeof s.channel === 'string' ? s.channel : ctx.mark?.channel ?? ctx.channelId;
+  const channel = typeof s.channel === 'string' ? s.channel : (ctx.mark?.channel ?? ctx.channelId);
   const w = wantOf(ctx, s);
   const within = ctx.within(s);
   const found = await poll(within, async () => (await since(ctx, s, channel)).find((m) => matches(w, m)) ?? undefined);
   // poll stops at the first match; without one it has waited the whole budget
-  if (found) throw new StepFailed('the app posted a message it should not have', { expected: `no ${describeWant(w, s).replace(/^a /, '')} within ${within} ms`, happened: `it posted ${listed([found])}` });
+  if (found)
+    throw new StepFailed('the app posted a message it should not have', {
+      expected: `no ${describeWant(w, s).replace(/^a /, '')} within ${within} ms`,
+      happened: `it posted ${listed([found])}`,
+    });
   return null;
 }
 
 /** The message an expectation is about: `message`, else the one the last click or choice was in. */
-function targetOf(ctx: TestContext, s: Step, fallback: Message | undefined, what: string): { id: string; before?: Message; channel: string } {
+function targetOf(
+  ctx: TestContext,
+  s: Step,
+  fallback: Message | undefined,
+  what: string,
+): { id: string; before?: Message; channel: string } {
   if (s.message !== undefined) {
     const id = idOf(s.message);
     if (!id) throw new StepFailed(`message must name a message; it is ${JSON.stringify(s.message)}`);
@@ -173,7 +231,11 @@ function targetOf(ctx: TestContext, s: Step, fallback: Message | undefined, what
     return { id, before: ctx.snapshots.get(id) ?? saved, channel: saved?.channelId ?? ctx.channelId };
   }
   if (!fallback) throw new StepFailed(`no message to check: name it with message (${what})`);
-  return { id: fallback.id, before: ctx.snapshots.get(fallback.id) ?? fallback, channel: fallback.channelId ?? ctx.channelId };
+  return {
+    id: fallback.id,
+    before: ctx.snapshots.get(fallback.id) ?? fallback,
+    channel: fallback.channelId ?? ctx.channelId,
+  };
 }
 
 const content = (m: Message) => JSON.stringify([m.text, m.blocks ?? [], m.attachments ?? []]);
@@ -186,7 +248,9 @@ async function updated(ctx: TestContext, s: Step): Promise<unknown> {
   const owner = await ctx.clientOf('owner');
   let now: Message | undefined;
   const ok = (m: Message) =>
-    (t.before ? content(m) !== content(t.before) : m.edited === true) && (!text || text.test(m.text)) && buttons.every((b) => buttonLabels(m.blocks).some((l) => b.test(l)));
+    (t.before ? content(m) !== content(t.before) : m.edited === true) &&
+    (!text || text.test(m.text)) &&
+    buttons.every((b) => buttonLabels(m.blocks).some((l) => b.test(l)));
   const found = await poll(within, async () => {
     now = await ctx.env.api.message(owner, t.channel, t.id);
     return now && ok(now) ? now : undefined;
@@ -198,10 +262,15 @@ async function updated(ctx: TestContext, s: Step): Promise<unknown> {
   const expected = `message ${t.id} changed${text ? ` to hold ${text.shown}` : ''}${buttons.length ? ` with buttons ${buttons.map((b) => b.shown).join(', ')}` : ''}, within ${within} ms`;
   if (!now) throw new StepFailed('the message is gone', { expected, happened: `message ${t.id} was deleted` });
   const same = t.before && content(now) === content(t.before);
-  throw new StepFailed(same ? `the app did not update the message within ${within} ms` : `the message was not updated as expected within ${within} ms`, {
-    expected,
-    happened: `${same ? 'it is unchanged' : 'it changed'}: it reads ${quote(cut(now.text))}${buttonLabels(now.blocks).length ? ` [${buttonLabels(now.blocks).join(', ')}]` : ''}`,
-  });
+  throw new StepFailed(
+    same
+      ? `the app did not update the message within ${within} ms`
+      : `the message was not updated as expected within ${within} ms`,
+    {
+      expected,
+      happened: `${same ? 'it is unchanged' : 'it changed'}: it reads ${quote(cut(now.text))}${buttonLabels(now.blocks).length ? ` [${buttonLabels(now.blocks).join(', ')}]` : ''}`,
+    },
+  );
 }
 
 async function deleted(ctx: TestContext, s: Step): Promise<unknown> {
@@ -209,7 +278,11 @@ async function deleted(ctx: TestContext, s: Step): Promise<unknown> {
   const within = ctx.within(s);
   const owner = await ctx.clientOf('owner');
   const gone = await poll(within, async () => ((await ctx.env.api.message(owner, t.channel, t.id)) ? undefined : true));
-  if (!gone) throw new StepFailed(`the app did not delete the message within ${within} ms`, { expected: `message ${t.id} deleted within ${within} ms`, happened: 'it is still there' });
+  if (!gone)
+    throw new StepFailed(`the app did not delete the message within ${within} ms`, {
+      expected: `message ${t.id} deleted within ${within} ms`,
+      happened: 'it is still there',
+    });
   return { id: t.id, deleted: true };
 }
 
@@ -226,35 +299,79 @@ async function reaction(ctx: TestContext, s: Step): Promise<unknown> {
   });
   if (found) return found;
   const had = now?.reactions?.map((r) => `${r.code} by ${r.user}`).join(', ');
-  throw new StepFailed(`no reaction${code ? ` ${code}` : ''} from ${who.shown} within ${within} ms`, { expected: `${who.shown} reacts${code ? ` with ${code}` : ''} to ${t.id} within ${within} ms`, happened: now ? `its reactions: ${had || 'none'}` : 'the message is gone' });
+  throw new StepFailed(`no reaction${code ? ` ${code}` : ''} from ${who.shown} within ${within} ms`, {
+    expected: `${who.shown} reacts${code ? ` with ${code}` : ''} to ${t.id} within ${within} ms`,
+    happened: now ? `its reactions: ${had || 'none'}` : 'the message is gone',
+  });
 }
 
 function modal(ctx: TestContext, s: Step): unknown {
   const d = lastCall(ctx, 'modal');
   const view = (d.response as { view?: Obj } | undefined)?.view;
-  if (d.outcome !== 'response' || !view) throw new StepFailed('the app did not open a modal', { expected: 'an answer with a view (a modal)', happened: whatHappened(d), call: d });
-  const open = ctx.modals.find((m) => m.view.callbackId === view.callbackId && titleOf(m.view) === titleOf(view)) ?? { view };
+  if (d.outcome !== 'response' || !view)
+    throw new StepFailed('the app did not open a modal', {
+      expected: 'an answer with a view (a modal)',
+      happened: whatHappened(d),
+      call: d,
+    });
+  const open = ctx.modals.find((m) => m.view.callbackId === view.callbackId && titleOf(m.view) === titleOf(view)) ?? {
+    view,
+  };
   const problems: string[] = [];
-  if (typeof s.title === 'string' && !matcher(s.title, true).test(titleOf(view))) problems.push(`its title is ${quote(titleOf(view))}, not ${matcher(s.title, true).shown}`);
-  if (typeof s.callbackId === 'string' && view.callbackId !== s.callbackId) problems.push(`its callbackId is ${quote(String(view.callbackId ?? ''))}, not ${quote(s.callbackId)}`);
+  if (typeof s.title === 'string' && !matcher(s.title, true).test(titleOf(view)))
+    problems.push(`its title is ${quote(titleOf(view))}, not ${matcher(s.title, true).shown}`);
+  if (typeof s.callbackId === 'string' && view.callbackId !== s.callbackId)
+    problems.push(`its callbackId is ${quote(String(view.callbackId ?? ''))}, not ${quote(s.callbackId)}`);
   const inputs = inputsOf(view);
-  for (const name of listOf(s.inputs)) if (!inputs.some((e) => inputNamed(e, name))) problems.push(`it has no input ${quote(name)} (its inputs: ${inputs.map((e) => quote(inputName(e))).join(', ') || 'none'})`);
-  if (problems.length) throw new StepFailed('the modal is not the one expected', { expected: [s.title && `titled ${String(s.title)}`, s.inputs && `with inputs ${listOf(s.inputs).join(', ')}`, s.callbackId && `callbackId ${String(s.callbackId)}`].filter(Boolean).join(', '), happened: problems.join('; '), call: d });
+  for (const name of listOf(s.inputs))
+    if (!inputs.some((e) => inputNamed(e, name)))
+      problems.push(
+        `it has no input ${quote(name)} (its inputs: ${inputs.map((e) => quote(inputName(e))).join(', ') || 'none'})`,
+      );
+  if (problems.length)
+    throw new StepFailed('the modal is not the one expected', {
+      expected: [
+        s.title && `titled ${String(s.title)}`,
+        s.inputs && `with inputs ${listOf(s.inputs).join(', ')}`,
+        s.callbackId && `callbackId ${String(s.callbackId)}`,
+      ]
+        .filter(Boolean)
+        .join(', '),
+      happened: problems.join('; '),
+      call: d,
+    });
   return open.view;
 }
 
 function options(ctx: TestContext, s: Step): unknown {
   const d = lastCall(ctx, 'options');
   const got = optionsOf((d.response ?? {}) as Obj);
-  if (d.outcome !== 'response' || !Array.isArray((d.response as Obj | undefined)?.options)) throw new StepFailed('the app did not answer with menu options', { expected: 'an answer with options', happened: whatHappened(d), call: d });
+  if (d.outcome !== 'response' || !Array.isArray((d.response as Obj | undefined)?.options))
+    throw new StepFailed('the app did not answer with menu options', {
+      expected: 'an answer with options',
+      happened: whatHappened(d),
+      call: d,
+    });
   const labels = got.map((o) => o.label);
   const shown = labels.map((l) => quote(l)).join(', ') || 'no option';
   if (Array.isArray(s.options)) {
     const want = listOf(s.options).map((o) => matcher(o, true));
-    if (want.length !== labels.length || !want.every((m, i) => m.test(labels[i]))) throw new StepFailed('the menu options are not the ones expected', { expected: `exactly ${want.map((m) => m.shown).join(', ') || 'no option'}`, happened: `it offered ${shown}`, call: d });
+    if (want.length !== labels.length || !want.every((m, i) => m.test(labels[i])))
+      throw new StepFailed('the menu options are not the ones expected', {
+        expected: `exactly ${want.map((m) => m.shown).join(', ') || 'no option'}`,
+        happened: `it offered ${shown}`,
+        call: d,
+      });
   }
-  const missing = listOf(s.includes).map((o) => matcher(o, true)).filter((m) => !labels.some((l) => m.test(l)));
-  if (missing.length) throw new StepFailed('the menu lacks options', { expected: `options including ${missing.map((m) => m.shown).join(', ')}`, happened: `it offered ${shown}`, call: d });
+  const missing = listOf(s.includes)
+    .map((o) => matcher(o, true))
+    .filter((m) => !labels.some((l) => m.test(l)));
+  if (missing.length)
+    throw new StepFailed('the menu lacks options', {
+      expected: `options including ${missing.map((m) => m.shown).join(', ')}`,
+      happened: `it offered ${shown}`,
+      call: d,
+    });
   return got;
 }
 
@@ -281,17 +398,35 @@ async function event(ctx: TestContext, s: Step): Promise<unknown> {
   const within = ctx.within(s);
   let seen: Delivery[] = [];
   const found = await poll(within, async () => {
-    seen = (await ctx.env.api.deliveries({ appId: ctx.env.app.id, limit: 50 })).filter((d) => d.kind === 'event' && d.subject === type && Date.parse(d.createdAt) >= ctx.actionAt - 1000 && ofThisTest(ctx, d));
+    seen = (await ctx.env.api.deliveries({ appId: ctx.env.app.id, limit: 50 })).filter(
+      (d) =>
+        d.kind === 'event' &&
+        d.subject === type &&
+        Date.parse(d.createdAt) >= ctx.actionAt - 1000 &&
+        ofThisTest(ctx, d),
+    );
     return seen.find((d) => d.state === 'delivered');
   });
   if (found) return found;
   const failed = seen.find((d) => d.state === 'failed' || d.state === 'retrying');
-  if (failed) throw new StepFailed(`the ${type} event reached the app, which did not accept it`, { expected: `the app acks a ${type} event within ${within} ms`, happened: whatHappened(failed), call: failed });
-  throw new StepFailed(`no ${type} event reached the app within ${within} ms`, { expected: `a ${type} event${ctx.lastActionTitle ? ` after "${ctx.lastActionTitle}"` : ''}, within ${within} ms`, happened: seen.length ? `${seen.length} still on the way (${seen.map((d) => d.state).join(', ')})` : 'none was sent: does the app subscribe to it, with its scope, and did someone it can see it make it?' });
+  if (failed)
+    throw new StepFailed(`the ${type} event reached the app, which did not accept it`, {
+      expected: `the app acks a ${type} event within ${within} ms`,
+      happened: whatHappened(failed),
+      call: failed,
+    });
+  throw new StepFailed(`no ${type} event reached the app within ${within} ms`, {
+    expected: `a ${type} event${ctx.lastActionTitle ? ` after "${ctx.lastActionTitle}"` : ''}, within ${within} ms`,
+    happened: seen.length
+      ? `${seen.length} still on the way (${seen.map((d) => d.state).join(', ')})`
+      : 'none was sent: does the app subscribe to it, with its scope, and did someone it can see it make it?',
+  });
 }
 
 async function noFailedDeliveries(ctx: TestContext): Promise<unknown> {
-  const failed = (await ctx.env.api.deliveries({ appId: ctx.env.app.id, failed: true })).filter((d) => ofThisTest(ctx, d));
+  const failed = (await ctx.env.api.deliveries({ appId: ctx.env.app.id, failed: true })).filter((d) =>
+    ofThisTest(ctx, d),
+  );
   if (failed.length) {
     throw new StepFailed(`${failed.length} call${failed.length === 1 ? '' : 's'} to the app failed`, {
       expected: 'every call of this test answered well',
@@ -305,7 +440,14 @@ async function noFailedDeliveries(ctx: TestContext): Promise<unknown> {
 /** The kind of call to probe: `kind`, else the first URL the app has. */
 function probeKind(ctx: TestContext, s: Step): string {
   if (typeof s.kind === 'string') return s.kind;
-  const a = ctx.env.app as unknown as { slashCommands?: unknown[]; shortcuts?: Array<{ shortcutType: string }>; blockInteraction?: unknown; viewAction?: unknown; dynamicMenus?: unknown[]; eventSubscriptions?: { url?: string } };
+  const a = ctx.env.app as unknown as {
+    slashCommands?: unknown[];
+    shortcuts?: Array<{ shortcutType: string }>;
+    blockInteraction?: unknown;
+    viewAction?: unknown;
+    dynamicMenus?: unknown[];
+    eventSubscriptions?: { url?: string };
+  };
   if (a.slashCommands?.length) return 'slash-command';
   if (a.shortcuts?.some((x) => x.shortcutType === 'GLOBAL')) return 'global-shortcut';
   if (a.shortcuts?.length) return 'message-shortcut';
@@ -317,20 +459,33 @@ function probeKind(ctx: TestContext, s: Step): string {
 }
 
 async function signatureCheck(ctx: TestContext, s: Step): Promise<unknown> {
-  if (ctx.env.app.socketMode) throw new StepFailed('a socket-mode app gets no signed requests: signature-check is for apps in HTTP mode');
+  if (ctx.env.app.socketMode)
+    throw new StepFailed('a socket-mode app gets no signed requests: signature-check is for apps in HTTP mode');
   const kind = probeKind(ctx, s);
-  const p = await ctx.env.api.probe({ appId: ctx.env.app.id, kind, timeoutMs: ctx.within(s), ...(kind === 'event' ? { channelId: ctx.channelId } : {}) });
-  if (p.refusedBoth) return p;
-  const one = (name: string, r: typeof p.unsigned) => `${name}: ${r.refused ? 'refused' : 'ACCEPTED'} (${r.status ?? r.outcome}${r.error ? `, ${r.error}` : ''})`;
-  const accepted = [!p.wrongSignature.refused && 'a wrong signature', !p.unsigned.refused && 'no signature'].filter(Boolean).join(' and ');
-  throw new StepFailed(`the app accepted a ${kind} request with ${accepted}: it does not check the signature (x-pumble-request-signature)`, {
-    expected: 'a 4xx answer to a request with a wrong signature and to an unsigned one',
-    happened: `${one('wrong signature', p.wrongSignature)}; ${one('unsigned', p.unsigned)}`,
+  const p = await ctx.env.api.probe({
+    appId: ctx.env.app.id,
+    kind,
+    timeoutMs: ctx.within(s),
+    ...(kind === 'event' ? { channelId: ctx.channelId } : {}),
   });
+  if (p.refusedBoth) return p;
+  const one = (name: string, r: typeof p.unsigned) =>
+    `${name}: ${r.refused ? 'refused' : 'ACCEPTED'} (${r.status ?? r.outcome}${r.error ? `, ${r.error}` : ''})`;
+  const accepted = [!p.wrongSignature.refused && 'a wrong signature', !p.unsigned.refused && 'no signature']
+    .filter(Boolean)
+    .join(' and ');
+  throw new StepFailed(
+    `the app accepted a ${kind} request with ${accepted}: it does not check the signature (x-pumble-request-signature)`,
+    {
+      expected: 'a 4xx answer to a request with a wrong signature and to an unsigned one',
+      happened: `${one('wrong signature', p.wrongSignature)}; ${one('unsigned', p.unsigned)}`,
+    },
+  );
 }
 
 export const EXPECTATION_RUNNERS: Record<string, (ctx: TestContext, s: Step) => Promise<unknown> | unknown> = {
-  answered: (ctx, s) => outcome(ctx, s, 'answered', (o) => o === 'acked' || o === 'response', 'an answer (an ack, a modal or options)'),
+  answered: (ctx, s) =>
+    outcome(ctx, s, 'answered', (o) => o === 'acked' || o === 'response', 'an answer (an ack, a modal or options)'),
   ack: (ctx, s) => outcome(ctx, s, 'ack', (o) => o === 'acked', 'an ack'),
   nack: (ctx, s) => outcome(ctx, s, 'nack', (o) => o === 'nacked', 'a nack'),
   modal,

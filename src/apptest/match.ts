@@ -31,7 +31,10 @@ export function matcher(pattern: string, whole: boolean): Matcher {
     const re = new RegExp(must(m[1]), must(m[2]).replace(/[gy]/g, ''));
     return { test: (s) => s !== undefined && re.test(s), shown: pattern };
   }
-  return { test: (s) => s !== undefined && (whole ? s.trim() === pattern.trim() : s.includes(pattern)), shown: JSON.stringify(pattern) };
+  return {
+    test: (s) => s !== undefined && (whole ? s.trim() === pattern.trim() : s.includes(pattern)),
+    shown: JSON.stringify(pattern),
+  };
 }
 
 /** A string or a list of them, as a list. */

@@ -49,7 +49,9 @@ function parseRef(expr: string): Ref {
 export function* stringsIn(value: unknown, pointer = ''): Generator<[string, string]> {
   if (typeof value === 'string') yield [value, pointer];
   else if (Array.isArray(value)) for (let i = 0; i < value.length; i++) yield* stringsIn(value[i], `${pointer}/${i}`);
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) yield* stringsIn(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+  else if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value))
+      yield* stringsIn(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
 }
 
 export type Scope = (root: string) => unknown;
@@ -69,11 +71,14 @@ function lookup(scope: Scope, ref: Ref): unknown {
   if (v === undefined) throw new RefError(`\${${ref.expr}}: nothing is named ${ref.root}`);
   const walked: string[] = [ref.root];
   for (const seg of ref.path) {
-    if (v === null || typeof v !== 'object') throw new RefError(`\${${ref.expr}}: ${walked.join('.')} has no field ${seg}`);
+    if (v === null || typeof v !== 'object')
+      throw new RefError(`\${${ref.expr}}: ${walked.join('.')} has no field ${seg}`);
     const next = (v as Record<string, unknown>)[seg];
     if (next === undefined) {
       const has = Object.keys(v as object).slice(0, 12);
-      throw new RefError(`\${${ref.expr}}: ${walked.join('.')} has no field ${seg}${has.length ? ` (it has ${has.join(', ')})` : ''}`);
+      throw new RefError(
+        `\${${ref.expr}}: ${walked.join('.')} has no field ${seg}${has.length ? ` (it has ${has.join(', ')})` : ''}`,
+      );
     }
     v = next;
     walked.push(seg);
@@ -92,14 +97,17 @@ function asText(v: unknown): string {
 export function resolveText(text: string, scope: Scope): unknown {
   const whole = /^\$\{([^}]*)\}$/.exec(text);
   if (whole) return lookup(scope, parseRef(must(whole[1])));
-  return text.replace(REF, (_all, escaped: string | undefined, expr: string) => (escaped ? `\${${expr}}` : asText(lookup(scope, parseRef(expr)))));
+  return text.replace(REF, (_all, escaped: string | undefined, expr: string) =>
+    escaped ? `\${${expr}}` : asText(lookup(scope, parseRef(expr))),
+  );
 }
 
 /** `value` with every reference in its strings resolved (objects and arrays copied). */
 export function resolveDeep<T>(value: T, scope: Scope): T {
   if (typeof value === 'string') return resolveText(value, scope) as T;
   if (Array.isArray(value)) return value.map((v) => resolveDeep(v, scope)) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveDeep(v, scope)])) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveDeep(v, scope)])) as T;
   return value;
 }
 

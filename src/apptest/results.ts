@@ -102,12 +102,16 @@ export function failureText(f: Failure, step?: StepResult): string {
   if (f.happened) lines.push(`happened: ${f.happened}`);
   if (f.call) {
     const c = f.call;
-    lines.push(`the call: ${c.kind}${c.subject ? ` ${c.subject}` : ''} (${c.id}) → ${c.target ?? '?'}: ${c.outcome ?? 'no outcome'}${c.status !== undefined ? `, ${c.status}` : ''}${c.latencyMs !== undefined ? ` in ${c.latencyMs} ms` : ''}`);
+    lines.push(
+      `the call: ${c.kind}${c.subject ? ` ${c.subject}` : ''} (${c.id}) → ${c.target ?? '?'}: ${c.outcome ?? 'no outcome'}${c.status !== undefined ? `, ${c.status}` : ''}${c.latencyMs !== undefined ? ` in ${c.latencyMs} ms` : ''}`,
+    );
     if (c.shown) lines.push(`  shown to the user: ${c.shown}`);
     if (c.error) lines.push(`  error: ${c.error}`);
     lines.push(`  sent: ${JSON.stringify(c.request)}`);
-    if (c.answer !== undefined) lines.push(`  answer: ${typeof c.answer === 'string' ? c.answer : JSON.stringify(c.answer)}`);
+    if (c.answer !== undefined)
+      lines.push(`  answer: ${typeof c.answer === 'string' ? c.answer : JSON.stringify(c.answer)}`);
   }
-  if (f.appOutput?.length) lines.push(`the app printed (last ${f.appOutput.length} lines):`, ...f.appOutput.map((l) => `  | ${l}`));
+  if (f.appOutput?.length)
+    lines.push(`the app printed (last ${f.appOutput.length} lines):`, ...f.appOutput.map((l) => `  | ${l}`));
   return lines.join('\n');
 }

@@ -34,17 +34,34 @@ export interface RunOptions {
   reporter: Reporter;
 }
 
-const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 
 /** One test in its own channel; a step that fails ends it, the steps after it are skipped. */
 async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: boolean): Promise<TestResult> {
   const t0 = Date.now();
-  const steps: StepResult[] = test.steps.map((s, index) => ({ index, title: stepTitle(s), status: 'skipped', durationMs: 0 }));
+  const steps: StepResult[] = test.steps.map((s, index) => ({
+    index,
+    title: stepTitle(s),
+    status: 'skipped',
+    durationMs: 0,
+  }));
   let channel: { id: string; name: string };
   try {
-    channel = (await env.api.createChannel(`${`t${env.run.id}-${n}-${slug(test.name)}`.slice(0, 80).replace(/-+$/, '')}`)).channel;
+    channel = (
+      await env.api.createChannel(`${`t${env.run.id}-${n}-${slug(test.name)}`.slice(0, 80).replace(/-+$/, '')}`)
+    ).channel;
   } catch (e) {
-    return { name: test.name, status: 'failed', durationMs: Date.now() - t0, steps, failure: { message: `the test's channel could not be made: ${(e as Error).message}` } };
+    return {
+      name: test.name,
+      status: 'failed',
+      durationMs: Date.now() - t0,
+      steps,
+      failure: { message: `the test's channel could not be made: ${(e as Error).message}` },
+    };
   }
   const ctx = new TestContext(env, test, channel.id, channel.name);
   let failed = false;
@@ -72,12 +89,20 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
   }
   // the run's own daemon goes with its store; on a shared daemon the channel is deleted with its messages
   if (!ownDaemon) await env.api.deleteChannel(channel.id).catch(() => undefined);
-  return { name: test.name, status: failed ? 'failed' : 'passed', durationMs: Date.now() - t0, steps, channel: channel.name };
+  return {
+    name: test.name,
+    status: failed ? 'failed' : 'passed',
+    durationMs: Date.now() - t0,
+    steps,
+    channel: channel.name,
+  };
 }
 
 /** The time a test takes at least: the budgets its no-message steps wait out in full. */
 function leastTime(test: TestSpec, suite: Suite): number {
-  return test.steps.filter((s) => s.expect === 'no-message').reduce((sum, s) => sum + ((s.within as number | undefined) ?? test.within ?? suite.defaults.within ?? 3000), 0);
+  return test.steps
+    .filter((s) => s.expect === 'no-message')
+    .reduce((sum, s) => sum + ((s.within as number | undefined) ?? test.within ?? suite.defaults.within ?? 3000), 0);
 }
 
 /**
@@ -88,7 +113,13 @@ export function startOrder(tests: TestSpec[], suite: Suite, jobs: number): TestS
   return jobs > 1 ? [...tests].sort((a, b) => leastTime(b, suite) - leastTime(a, suite)) : tests;
 }
 
-const skipped = (test: TestSpec, reason: string): TestResult => ({ name: test.name, status: 'skipped', durationMs: 0, skipReason: reason, steps: test.steps.map((s, index) => ({ index, title: stepTitle(s), status: 'skipped', durationMs: 0 })) });
+const skipped = (test: TestSpec, reason: string): TestResult => ({
+  name: test.name,
+  status: 'skipped',
+  durationMs: 0,
+  skipReason: reason,
+  steps: test.steps.map((s, index) => ({ index, title: stepTitle(s), status: 'skipped', durationMs: 0 })),
+});
 
 export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResult> {
   const t0 = Date.now();
@@ -102,22 +133,40 @@ export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResu
     filteredOut += suite.tests.length - tests.length;
     if (!tests.length) continue;
     const s0 = Date.now();
-    const result: SuiteResult = { file: suite.file, name: suite.name, tests: [], durationMs: 0, startedAt: new Date().toISOString() };
+    const result: SuiteResult = {
+      file: suite.file,
+      name: suite.name,
+      tests: [],
+      durationMs: 0,
+      startedAt: new Date().toISOString(),
+    };
     results.push(result);
     const byIndex = new Map<TestSpec, TestResult>();
     const toRun = tests.filter((t) => {
       if (t.skip) byIndex.set(t, skipped(t, typeof t.skip === 'string' ? t.skip : 'skip: true'));
-      else if (bailed || o.stopped()) byIndex.set(t, skipped(t, bailed ? 'not run: --bail after a failure' : 'not run: the run was stopped'));
+      else if (bailed || o.stopped())
+        byIndex.set(t, skipped(t, bailed ? 'not run: --bail after a failure' : 'not run: the run was stopped'));
       return !byIndex.has(t);
     });
-    const setup = toRun.length ? await setUpSuite({ api: o.api, suite, daemonUrl: o.daemon.url, runId, env: o.env, ownDaemon: o.daemon.own }) : undefined;
+    const setup = toRun.length
+      ? await setUpSuite({ api: o.api, suite, daemonUrl: o.daemon.url, runId, env: o.env, ownDaemon: o.daemon.own })
+      : undefined;
     try {
-      if (setup) result.app = { id: setup.env.app?.id, name: setup.env.app?.name, started: setup.started, ready: setup.ready };
+      if (setup)
+        result.app = { id: setup.env.app?.id, name: setup.env.app?.name, started: setup.started, ready: setup.ready };
       o.reporter.suiteStart?.(suite, { app: result.app, tests: tests.length });
       for (const t of tests) if (byIndex.has(t)) o.reporter.testEnd?.(suite, must(byIndex.get(t)));
       if (setup?.failed) {
         for (const t of toRun) {
-          const r: TestResult = { ...skipped(t, ''), status: 'failed', skipReason: undefined, failure: { message: setup.failed.message, ...(setup.failed.appOutput?.length ? { appOutput: setup.failed.appOutput } : {}) } };
+          const r: TestResult = {
+            ...skipped(t, ''),
+            status: 'failed',
+            skipReason: undefined,
+            failure: {
+              message: setup.failed.message,
+              ...(setup.failed.appOutput?.length ? { appOutput: setup.failed.appOutput } : {}),
+            },
+          };
           byIndex.set(t, r);
           o.reporter.testEnd?.(suite, r);
         }
@@ -127,7 +176,8 @@ export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResu
         const worker = async () => {
           for (let next = queue.shift(); next; next = queue.shift()) {
             let r: TestResult;
-            if (bailed || o.stopped()) r = skipped(next.t, bailed ? 'not run: --bail after a failure' : 'not run: the run was stopped');
+            if (bailed || o.stopped())
+              r = skipped(next.t, bailed ? 'not run: --bail after a failure' : 'not run: the run was stopped');
             else {
               r = await runTest(setup.env, next.t, next.n, o.daemon.own);
               if (r.status === 'failed' && o.bail) bailed = true;
@@ -147,5 +197,13 @@ export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResu
     o.reporter.suiteEnd?.(suite, result);
   }
   const counts = countsOf(results);
-  return { passed: counts.failed === 0, counts, durationMs: Date.now() - t0, startedAt, daemon: o.daemon, suites: results, filteredOut };
+  return {
+    passed: counts.failed === 0,
+    counts,
+    durationMs: Date.now() - t0,
+    startedAt,
+    daemon: o.daemon,
+    suites: results,
+    filteredOut,
+  };
 }

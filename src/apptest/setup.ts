@@ -36,7 +36,8 @@ export function pointedAt(manifest: unknown, port: number): unknown {
       return v;
     }
     if (Array.isArray(v)) return v.map(fix);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === '$schema' ? x : fix(x)]));
+    if (v && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === '$schema' ? x : fix(x)]));
     return v;
   };
   return fix(manifest);
@@ -49,7 +50,10 @@ const displayName = (name: string) => name.charAt(0).toUpperCase() + name.slice(
  * A setup that could not be done: the suite's tests fail with this (exit 6), unlike a refusal of the daemon (exit 4).
  */
 class SetupFailed extends Error {
-  constructor(message: string, public readonly appOutput?: string[]) {
+  constructor(
+    message: string,
+    public readonly appOutput?: string[],
+  ) {
     super(message);
   }
 }
@@ -68,12 +72,18 @@ export interface SuiteSetup {
 function appScope(env: SuiteEnv): Scope {
   return (root) => {
     switch (root) {
-      case 'env': return envScope(env.env);
-      case 'run': return env.run;
-      case 'daemon': return { url: env.daemonUrl };
-      case 'app': return { id: env.app.id, name: env.app.name, url: env.app.url, port: env.app.port, botId: env.app.botId };
-      case 'users': return Object.fromEntries(env.users);
-      default: return undefined;
+      case 'env':
+        return envScope(env.env);
+      case 'run':
+        return env.run;
+      case 'daemon':
+        return { url: env.daemonUrl };
+      case 'app':
+        return { id: env.app.id, name: env.app.name, url: env.app.url, port: env.app.port, botId: env.app.botId };
+      case 'users':
+        return Object.fromEntries(env.users);
+      default:
+        return undefined;
     }
   };
 }
@@ -91,7 +101,7 @@ function resolved<T>(v: T, scope: Scope, what: string): T {
 function scopesParam(app: AppRecord, suite: Suite): string {
   const install = suite.install || undefined;
   const user = install?.userScopes ?? app.scopes.userScopes;
-  const bot = app.bot === false ? [] : install?.botScopes ?? app.scopes.botScopes;
+  const bot = app.bot === false ? [] : (install?.botScopes ?? app.scopes.botScopes);
   return [...user, ...bot.map((s) => `bot:${s}`)].join(',');
 }
 
@@ -100,12 +110,14 @@ function scopesParam(app: AppRecord, suite: Suite): string {
  */
 async function authorize(api: Api, client: Client, app: AppRecord, suite: Suite, who: string): Promise<void> {
   const redirectUrl = app.redirectUrls[0];
-  if (!redirectUrl) throw new SetupFailed(`the app has no redirect URL: ${who} cannot authorize it (or write install: false)`);
+  if (!redirectUrl)
+    throw new SetupFailed(`the app has no redirect URL: ${who} cannot authorize it (or write install: false)`);
   let granted;
   try {
     granted = await api.grant(client, { clientId: app.id, scopes: scopesParam(app, suite), redirectUrl });
   } catch (e) {
-    if (e instanceof CliError && e.exitCode === EXIT.rejected) throw new SetupFailed(`${who} could not authorize the app: ${e.message}`);
+    if (e instanceof CliError && e.exitCode === EXIT.rejected)
+      throw new SetupFailed(`${who} could not authorize the app: ${e.message}`);
     throw e;
   }
   let page: string | undefined;
@@ -115,22 +127,39 @@ async function authorize(api: Api, client: Client, app: AppRecord, suite: Suite,
     (e: unknown) => void ((page = (e as Error).message), (pageAt = Date.now())),
   );
   // the app exchanges the code while (or after) its page answers: once it has answered, 2 s more
-  for (const end = Date.now() + 15_000; Date.now() < end && !(pageAt && Date.now() - pageAt > 2000); ) {
+  for (const end = Date.now() + 15_000; Date.now() < end && !(pageAt && Date.now() - pageAt > 2000);) {
     if ((await api.codeState(client, granted.code)).state === 'exchanged') return;
     const pause = new Promise((r) => setTimeout(r, 25));
     await (pageAt ? pause : Promise.race([visit, pause]));
   }
   if ((await api.codeState(client, granted.code)).state === 'exchanged') return;
-  throw new SetupFailed(`${who} authorized the app, but it did not exchange the code sent to ${new URL(redirectUrl).origin}${new URL(redirectUrl).pathname}${page !== undefined ? ` (its page answered ${page})` : ' (its page did not answer)'}`);
+  throw new SetupFailed(
+    `${who} authorized the app, but it did not exchange the code sent to ${new URL(redirectUrl).origin}${new URL(redirectUrl).pathname}${page !== undefined ? ` (its page answered ${page})` : ' (its page did not answer)'}`,
+  );
 }
 
 /** Everything a suite's tests need; a setup that the app failed comes back as `failed`, not thrown. */
-export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string; runId: string; env: SuiteEnv['env']; ownDaemon: boolean }): Promise<SuiteSetup> {
+export async function setUpSuite(o: {
+  api: Api;
+  suite: Suite;
+  daemonUrl: string;
+  runId: string;
+  env: SuiteEnv['env'];
+  ownDaemon: boolean;
+}): Promise<SuiteSetup> {
   const { api, suite } = o;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-test-run-'));
   const me = await api.whoami();
   const users = new Map<string, Person>([['owner', { id: me.id, name: me.name, email: me.email }]]);
-  const env: SuiteEnv = { api, suite, app: undefined as unknown as SuiteEnv['app'], users, run: { dir, id: o.runId }, daemonUrl: o.daemonUrl, env: o.env };
+  const env: SuiteEnv = {
+    api,
+    suite,
+    app: undefined as unknown as SuiteEnv['app'],
+    users,
+    run: { dir, id: o.runId },
+    daemonUrl: o.daemonUrl,
+    env: o.env,
+  };
   let proc: AppProcess | undefined;
   let registered: string | undefined;
   const installedBy: string[] = [];
@@ -149,7 +178,11 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
   try {
     const scope = appScope(env);
     // the suite's users are made while the app starts (a password hash each: not nothing)
-    const made = Promise.all(Object.entries(suite.users).map(async ([name, u]) => users.set(name, await api.ensureUser(`${name}.appreg-test@example.invalid`, u.name ?? displayName(name)))));
+    const made = Promise.all(
+      Object.entries(suite.users).map(async ([name, u]) =>
+        users.set(name, await api.ensureUser(`${name}.appreg-test@example.invalid`, u.name ?? displayName(name))),
+      ),
+    );
     made.catch(() => undefined);
 
     if (suite.app.start) {
@@ -159,19 +192,31 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
       registered = app.id;
       env.app = { ...(await api.getApp(app.id)), url: `http://127.0.0.1:${port}`, port };
       const settings: Record<string, string> = {
-        PUMBLE_APP_ID: app.id, PUMBLE_APP_KEY: must(app.appKey), PUMBLE_APP_CLIENT_SECRET: must(app.clientSecret), PUMBLE_APP_SIGNING_SECRET: must(app.signingSecret),
-        PUMBLE_API_URL: o.daemonUrl, PUMBLE_CONSENT_SCREEN_URL: o.daemonUrl, PORT: String(port),
+        PUMBLE_APP_ID: app.id,
+        PUMBLE_APP_KEY: must(app.appKey),
+        PUMBLE_APP_CLIENT_SECRET: must(app.clientSecret),
+        PUMBLE_APP_SIGNING_SECRET: must(app.signingSecret),
+        PUMBLE_API_URL: o.daemonUrl,
+        PUMBLE_CONSENT_SCREEN_URL: o.daemonUrl,
+        PORT: String(port),
       };
       if (JSON.stringify(start.env ?? {}).includes('${users.')) await made;
       const own = resolved(start.env ?? {}, scope, `${suite.file}: app.start.env`);
       const cwd = path.resolve(suite.dir, start.cwd ?? '.');
       const base = Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined));
-      proc = startAppProcess({ command: start.command, cwd, env: { ...base, ...settings, ...own }, stopTimeoutMs: start.stopTimeoutMs ?? 5000 });
+      proc = startAppProcess({
+        command: start.command,
+        cwd,
+        env: { ...base, ...settings, ...own },
+        stopTimeoutMs: start.stopTimeoutMs ?? 5000,
+      });
       env.proc = proc;
       result.started = `${start.command} (port ${port})`;
       const t0 = Date.now();
       const notReady = await waitReady(proc, {
-        ready: start.ready, port, appUrl: must(env.app.url),
+        ready: start.ready,
+        port,
+        appUrl: must(env.app.url),
         connected: app.socketMode ? async () => ((await api.getApp(app.id)).connections ?? 0) > 0 : undefined,
       });
       if (notReady) {
@@ -182,7 +227,10 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
     } else {
       const id = resolved(must(suite.app.id), scope, `${suite.file}: app.id`);
       const url = resolved(must(suite.app.url), scope, `${suite.file}: app.url`);
-      const from = typeof suite.app.manifest === 'object' ? resolved(suite.app.manifest.fromUrl, scope, `${suite.file}: app.manifest.fromUrl`) : undefined;
+      const from =
+        typeof suite.app.manifest === 'object'
+          ? resolved(suite.app.manifest.fromUrl, scope, `${suite.file}: app.manifest.fromUrl`)
+          : undefined;
       if (from) await api.syncFromUrl(id, from);
       env.app = { ...(await api.getApp(id)), url: url.replace(/\/+$/, '') };
       result.started = `already running at ${env.app.url}`;
@@ -191,10 +239,12 @@ export async function setUpSuite(o: { api: Api; suite: Suite; daemonUrl: string;
 
     if (suite.install) {
       // each user authorizes on their own, as people would: at the same time
-      await Promise.all(suite.install.users.map(async (name) => {
-        await authorize(api, await api.clientOf(must(users.get(name)).id), env.app, suite, name);
-        installedBy.push(name);
-      }));
+      await Promise.all(
+        suite.install.users.map(async (name) => {
+          await authorize(api, await api.clientOf(must(users.get(name)).id), env.app, suite, name);
+          installedBy.push(name);
+        }),
+      );
       const first = must(users.get(must(suite.install.users[0])));
       const auth = (await api.authorizations(await api.clientOf(first.id))).find((a) => a.app.id === env.app.id);
       env.app.botId = auth?.botId;

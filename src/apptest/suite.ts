@@ -22,15 +22,56 @@ const suiteSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<st
 
 /** The actions a step may be (one each); an expectation is `expect: <kind>`. */
 const ACTIONS = ['say', 'click', 'select', 'submit', 'close', 'shortcut', 'menu', 'event', 'react'] as const;
-const EXPECTATIONS = ['answered', 'ack', 'nack', 'modal', 'message', 'no-message', 'updated', 'deleted', 'options', 'reaction', 'event', 'no-failed-deliveries', 'signature-check'] as const;
+const EXPECTATIONS = [
+  'answered',
+  'ack',
+  'nack',
+  'modal',
+  'message',
+  'no-message',
+  'updated',
+  'deleted',
+  'options',
+  'reaction',
+  'event',
+  'no-failed-deliveries',
+  'signature-check',
+] as const;
 
 /** One step as written (after validation), with where it is. */
 export type Step = Record<string, unknown>;
-export interface TestSpec { name: string; steps: Step[]; within?: number; skip?: boolean | string; pointer: string }
-export interface ReadySpec { output?: string; url?: string; status?: number; timeoutMs?: number }
-interface StartSpec { command: string; cwd?: string; env?: Record<string, string>; port?: number; ready?: ReadySpec; stopTimeoutMs?: number }
-interface AppSpec { manifest?: string | { fromUrl: string }; start?: StartSpec; url?: string; id?: string }
-interface InstallSpec { users: string[]; botScopes?: string[]; userScopes?: string[] }
+export interface TestSpec {
+  name: string;
+  steps: Step[];
+  within?: number;
+  skip?: boolean | string;
+  pointer: string;
+}
+export interface ReadySpec {
+  output?: string;
+  url?: string;
+  status?: number;
+  timeoutMs?: number;
+}
+interface StartSpec {
+  command: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  port?: number;
+  ready?: ReadySpec;
+  stopTimeoutMs?: number;
+}
+interface AppSpec {
+  manifest?: string | { fromUrl: string };
+  start?: StartSpec;
+  url?: string;
+  id?: string;
+}
+interface InstallSpec {
+  users: string[];
+  botScopes?: string[];
+  userScopes?: string[];
+}
 
 export interface Suite {
   file: string;
@@ -50,8 +91,13 @@ export interface Suite {
 
 /** A suite file that cannot be used: every problem, each at its place. */
 export class SuiteInvalid extends Error {
-  constructor(public readonly file: string, public readonly problems: Array<Violation & { at: string }>) {
-    super(`${file}: ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n${problems.map((p) => `  ${p.at} ${p.pointer || '/'}: ${p.message}`).join('\n')}`);
+  constructor(
+    public readonly file: string,
+    public readonly problems: Array<Violation & { at: string }>,
+  ) {
+    super(
+      `${file}: ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n${problems.map((p) => `  ${p.at} ${p.pointer || '/'}: ${p.message}`).join('\n')}`,
+    );
   }
 }
 
@@ -118,16 +164,25 @@ function parse(file: string, text: string): unknown {
     try {
       return JSON.parse(text);
     } catch (e) {
-      throw new SuiteInvalid(file, [{ at: `${file}:`, pointer: '', message: `is not valid JSON: ${(e as Error).message}` }]);
+      throw new SuiteInvalid(file, [
+        { at: `${file}:`, pointer: '', message: `is not valid JSON: ${(e as Error).message}` },
+      ]);
     }
   }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length) {
-    throw new SuiteInvalid(file, doc.errors.map((e) => {
-      const pos = lineCounter.linePos(e.pos[0]);
-      return { at: `${file}:${pos.line}:${pos.col}`, pointer: '', message: `is not valid YAML: ${e.message.split('\n')[0]}` };
-    }));
+    throw new SuiteInvalid(
+      file,
+      doc.errors.map((e) => {
+        const pos = lineCounter.linePos(e.pos[0]);
+        return {
+          at: `${file}:${pos.line}:${pos.col}`,
+          pointer: '',
+          message: `is not valid YAML: ${e.message.split('\n')[0]}`,
+        };
+      }),
+    );
   }
   return doc.toJS({ maxAliasCount: 1000 });
 }
@@ -148,25 +203,39 @@ function schemaProblems(input: unknown): Violation[] {
   const stepPath = /^\/tests\/\d+\/steps\/\d+(\/|$)/;
   const out: Violation[] = [];
   if (!v.whole(input)) {
-    const kept = (v.whole.errors ?? []).filter((e) => !stepPath.test(e.instancePath) && !(e.instancePath === '/install' || e.instancePath.startsWith('/install/')));
+    const kept = (v.whole.errors ?? []).filter(
+      (e) =>
+        !stepPath.test(e.instancePath) && !(e.instancePath === '/install' || e.instancePath.startsWith('/install/')),
+    );
     out.push(...describeSchemaErrors(kept, suiteSchema, input));
   }
   const m = obj(input);
   if (m.install !== undefined && m.install !== false) {
-    if (typeof m.install !== 'object' || m.install === null || Array.isArray(m.install)) out.push({ pointer: '/install', message: 'must be false (nobody authorizes the app) or an object {users, botScopes, userScopes}' });
-    else if (!v.part('install')(m.install)) out.push(...rebase(describeSchemaErrors(v.part('install').errors ?? [], defOf('install'), m.install), '/install'));
+    if (typeof m.install !== 'object' || m.install === null || Array.isArray(m.install))
+      out.push({
+        pointer: '/install',
+        message: 'must be false (nobody authorizes the app) or an object {users, botScopes, userScopes}',
+      });
+    else if (!v.part('install')(m.install))
+      out.push(
+        ...rebase(describeSchemaErrors(v.part('install').errors ?? [], defOf('install'), m.install), '/install'),
+      );
   }
   arr(m.tests).forEach((test, ti) => {
     arr(obj(test).steps).forEach((step, si) => {
       const at = `/tests/${ti}/steps/${si}`;
-      if (!step || typeof step !== 'object' || Array.isArray(step)) return void out.push({ pointer: at, message: 'must be an object: one action (say, click, …) or expect' });
+      if (!step || typeof step !== 'object' || Array.isArray(step))
+        return void out.push({ pointer: at, message: 'must be an object: one action (say, click, …) or expect' });
       const { verb, problem } = verbOf(step as Loose);
       if (!verb) return void out.push({ pointer: at, message: must(problem) });
       let def = `${verb}Step`;
       if (verb === 'expect') {
         const kind = (step as Loose).expect;
         if (typeof kind !== 'string' || !(EXPECTATIONS as readonly string[]).includes(kind)) {
-          return void out.push({ pointer: `${at}/expect`, message: `must be one of ${EXPECTATIONS.join(', ')}${didYouMean(kind, EXPECTATIONS)}` });
+          return void out.push({
+            pointer: `${at}/expect`,
+            message: `must be one of ${EXPECTATIONS.join(', ')}${didYouMean(kind, EXPECTATIONS)}`,
+          });
         }
         def = `expect-${kind}`;
       }
@@ -189,13 +258,17 @@ function tidy(list: Violation[]): Violation[] {
   for (const x of list) byPointer.set(x.pointer, [...(byPointer.get(x.pointer) ?? []), x]);
   const out: Violation[] = [];
   for (const [pointer, here] of byPointer) {
-    const types = here.filter((x) => /^must be (string|object|array|boolean|integer|number)/.test(x.message) && !x.message.includes(' one of '));
+    const types = here.filter(
+      (x) => /^must be (string|object|array|boolean|integer|number)/.test(x.message) && !x.message.includes(' one of '),
+    );
     const rest = here.filter((x) => !types.includes(x) && x.message !== 'must match exactly one schema in oneOf');
     const deeper = list.some((x) => x.pointer.startsWith(pointer + '/'));
-    if (types.length > 1) out.push({ pointer, message: `must be ${types.map((x) => x.message.replace(/^must be /, '')).join(' or ')}` });
+    if (types.length > 1)
+      out.push({ pointer, message: `must be ${types.map((x) => x.message.replace(/^must be /, '')).join(' or ')}` });
     else out.push(...types);
     out.push(...rest);
-    if (!types.length && !rest.length && !deeper) out.push({ pointer, message: 'does not have a shape this field takes (see schemas/test-suite.schema.json)' });
+    if (!types.length && !rest.length && !deeper)
+      out.push({ pointer, message: 'does not have a shape this field takes (see schemas/test-suite.schema.json)' });
   }
   return out;
 }
@@ -211,7 +284,10 @@ function ruleProblems(m: Loose): Violation[] {
   const known = new Set(['owner', ...Object.keys(users)]);
   const checkUser = (name: unknown, pointer: string, allowApp = false) => {
     if (typeof name !== 'string' || known.has(name) || (allowApp && name === 'app')) return;
-    out.push({ pointer, message: `is not a user of this suite: owner${Object.keys(users).length ? `, ${Object.keys(users).join(', ')}` : ''}, or one declared under users${didYouMean(name, known)}` });
+    out.push({
+      pointer,
+      message: `is not a user of this suite: owner${Object.keys(users).length ? `, ${Object.keys(users).join(', ')}` : ''}, or one declared under users${didYouMean(name, known)}`,
+    });
   };
   arr(obj(m.install).users).forEach((u, i) => checkUser(u, `/install/users/${i}`));
 
@@ -227,14 +303,29 @@ function ruleProblems(m: Loose): Violation[] {
       for (const r of refs) {
         const builtin = BUILTINS[r.root];
         if (builtin) {
-          if (!saved && r.root === 'test') out.push({ pointer, message: `\${${r.expr}}: there is no test here (only in steps)` });
-          else if (builtin !== 'any' && r.path[0] !== undefined && !builtin.includes(r.path[0])) out.push({ pointer, message: `\${${r.expr}}: ${r.root} has ${builtin.join(', ')}${didYouMean(r.path[0], builtin)}` });
-          else if (r.root === 'users' && r.path[0] !== undefined && !known.has(r.path[0])) out.push({ pointer, message: `\${${r.expr}}: no user ${r.path[0]} (owner, or one declared under users)` });
-          else if ((r.root === 'env' || r.root === 'users') && r.path.length === 0) out.push({ pointer, message: `\${${r.expr}}: name what of ${r.root}, e.g. \${${r.root === 'env' ? 'env.HOME' : 'users.owner.id'}}` });
+          if (!saved && r.root === 'test')
+            out.push({ pointer, message: `\${${r.expr}}: there is no test here (only in steps)` });
+          else if (builtin !== 'any' && r.path[0] !== undefined && !builtin.includes(r.path[0]))
+            out.push({
+              pointer,
+              message: `\${${r.expr}}: ${r.root} has ${builtin.join(', ')}${didYouMean(r.path[0], builtin)}`,
+            });
+          else if (r.root === 'users' && r.path[0] !== undefined && !known.has(r.path[0]))
+            out.push({ pointer, message: `\${${r.expr}}: no user ${r.path[0]} (owner, or one declared under users)` });
+          else if ((r.root === 'env' || r.root === 'users') && r.path.length === 0)
+            out.push({
+              pointer,
+              message: `\${${r.expr}}: name what of ${r.root}, e.g. \${${r.root === 'env' ? 'env.HOME' : 'users.owner.id'}}`,
+            });
           continue;
         }
-        if (!saved) out.push({ pointer, message: `\${${r.expr}}: here only env, run, daemon, app and users are known` });
-        else if (!saved.has(r.root)) out.push({ pointer, message: `\${${r.expr}}: no earlier step of this test saves ${r.root}${saved.size ? ` (saved before this step: ${[...saved].join(', ')})` : ''}${didYouMean(r.root, saved)}` });
+        if (!saved)
+          out.push({ pointer, message: `\${${r.expr}}: here only env, run, daemon, app and users are known` });
+        else if (!saved.has(r.root))
+          out.push({
+            pointer,
+            message: `\${${r.expr}}: no earlier step of this test saves ${r.root}${saved.size ? ` (saved before this step: ${[...saved].join(', ')})` : ''}${didYouMean(r.root, saved)}`,
+          });
       }
     }
   };
@@ -245,7 +336,11 @@ function ruleProblems(m: Loose): Violation[] {
     const t = obj(test);
     if (typeof t.name === 'string') {
       const first = names.get(t.name);
-      if (first !== undefined) out.push({ pointer: `/tests/${ti}/name`, message: `must be unique in the suite (test ${first} is also named ${JSON.stringify(t.name)})` });
+      if (first !== undefined)
+        out.push({
+          pointer: `/tests/${ti}/name`,
+          message: `must be unique in the suite (test ${first} is also named ${JSON.stringify(t.name)})`,
+        });
       else names.set(t.name, ti);
     }
     const saved = new Set<string>();
@@ -261,9 +356,17 @@ function ruleProblems(m: Loose): Violation[] {
         }
       }
       const click = s.click ?? s.select;
-      if (click !== undefined && s.modal === true && s.message !== undefined) out.push({ pointer: `${at}/message`, message: 'is for a message: with modal: true the element is in the open modal' });
+      if (click !== undefined && s.modal === true && s.message !== undefined)
+        out.push({
+          pointer: `${at}/message`,
+          message: 'is for a message: with modal: true the element is in the open modal',
+        });
       if (typeof s.save === 'string') {
-        if (saved.has(s.save)) out.push({ pointer: `${at}/save`, message: `${s.save} is already saved by an earlier step of this test: choose another name` });
+        if (saved.has(s.save))
+          out.push({
+            pointer: `${at}/save`,
+            message: `${s.save} is already saved by an earlier step of this test: choose another name`,
+          });
         saved.add(s.save);
       }
     });
@@ -271,14 +374,39 @@ function ruleProblems(m: Loose): Violation[] {
 
   const app = obj(m.app);
   const manifest = app.manifest;
-  if (app.start !== undefined && app.url !== undefined) out.push({ pointer: '/app/url', message: 'is for an app already running: with start, the runner starts the app itself (give one of start and url)' });
-  else if (app.start === undefined && app.url === undefined) out.push({ pointer: '/app', message: 'needs start (with manifest: the runner starts the app) or url and id (an app already running)' });
+  if (app.start !== undefined && app.url !== undefined)
+    out.push({
+      pointer: '/app/url',
+      message:
+        'is for an app already running: with start, the runner starts the app itself (give one of start and url)',
+    });
+  else if (app.start === undefined && app.url === undefined)
+    out.push({
+      pointer: '/app',
+      message: 'needs start (with manifest: the runner starts the app) or url and id (an app already running)',
+    });
   if (app.start !== undefined && typeof manifest !== 'string') {
-    out.push({ pointer: '/app/manifest', message: manifest === undefined ? 'is required with start: the manifest file the app is registered from' : 'must be a file with start: an app must be registered before it starts, so it cannot serve its manifest first (fromUrl is for an app already running)' });
+    out.push({
+      pointer: '/app/manifest',
+      message:
+        manifest === undefined
+          ? 'is required with start: the manifest file the app is registered from'
+          : 'must be a file with start: an app must be registered before it starts, so it cannot serve its manifest first (fromUrl is for an app already running)',
+    });
   }
   if (app.url !== undefined) {
-    if (app.id === undefined) out.push({ pointer: '/app/id', message: 'is required with url: the registration the running app uses (its id and secrets are its own), e.g. ${env.PUMBLE_APP_ID}' });
-    if (typeof manifest === 'string') out.push({ pointer: '/app/manifest', message: 'cannot be a file for an app already running: its registration is its own (manifest: {fromUrl} updates it from the app)' });
+    if (app.id === undefined)
+      out.push({
+        pointer: '/app/id',
+        message:
+          'is required with url: the registration the running app uses (its id and secrets are its own), e.g. ${env.PUMBLE_APP_ID}',
+      });
+    if (typeof manifest === 'string')
+      out.push({
+        pointer: '/app/manifest',
+        message:
+          'cannot be a file for an app already running: its registration is its own (manifest: {fromUrl} updates it from the app)',
+      });
   }
   return out;
 }
@@ -299,7 +427,8 @@ export async function loadSuite(file: string): Promise<Suite> {
     const pos = locate(pointer);
     return pos ? `${file}:${pos.line}:${pos.col}` : `${file}:`;
   };
-  if (!input || typeof input !== 'object' || Array.isArray(input)) throw new SuiteInvalid(file, [{ at: `${file}:`, pointer: '', message: 'must be an object with app and tests' }]);
+  if (!input || typeof input !== 'object' || Array.isArray(input))
+    throw new SuiteInvalid(file, [{ at: `${file}:`, pointer: '', message: 'must be an object with app and tests' }]);
   const problems = [...schemaProblems(input), ...ruleProblems(input as Loose)];
   const dir = path.dirname(file);
   const m = input as Loose;
@@ -312,12 +441,37 @@ export async function loadSuite(file: string): Promise<Suite> {
     if ('problem' in r) problems.push({ pointer: '/app/manifest', message: r.problem });
     else manifest = r.manifest;
   }
-  if (problems.length) throw new SuiteInvalid(file, problems.map((p) => ({ ...p, at: where(p.pointer) })));
-  const tests = (m.tests as Loose[]).map((t, i): TestSpec => ({ name: t.name as string, steps: t.steps as Step[], within: t.within as number | undefined, skip: t.skip as boolean | string | undefined, pointer: `/tests/${i}` }));
-  const install = m.install === false ? false : { users: ['owner'], ...obj(m.install) } as InstallSpec;
+  if (problems.length)
+    throw new SuiteInvalid(
+      file,
+      problems.map((p) => ({ ...p, at: where(p.pointer) })),
+    );
+  const tests = (m.tests as Loose[]).map((t, i): TestSpec => ({
+    name: t.name as string,
+    steps: t.steps as Step[],
+    within: t.within as number | undefined,
+    skip: t.skip as boolean | string | undefined,
+    pointer: `/tests/${i}`,
+  }));
+  const install = m.install === false ? false : ({ users: ['owner'], ...obj(m.install) } as InstallSpec);
   return {
-    file, dir, name: typeof m.name === 'string' ? m.name : path.basename(file).replace(/\.apptest\.(json|ya?ml)$/i, '').replace(/\.(json|ya?ml)$/i, ''),
-    app, manifest, manifestFile, users: obj(m.users) as Suite['users'], install, defaults: obj(m.defaults) as Suite['defaults'], tests, where,
+    file,
+    dir,
+    name:
+      typeof m.name === 'string'
+        ? m.name
+        : path
+            .basename(file)
+            .replace(/\.apptest\.(json|ya?ml)$/i, '')
+            .replace(/\.(json|ya?ml)$/i, ''),
+    app,
+    manifest,
+    manifestFile,
+    users: obj(m.users) as Suite['users'],
+    install,
+    defaults: obj(m.defaults) as Suite['defaults'],
+    tests,
+    where,
   };
 }
 
@@ -328,11 +482,17 @@ async function readManifest(file: string): Promise<{ manifest: Manifest } | { pr
     raw = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    return { problem: code ? `cannot read the manifest ${file}: ${code}` : `the manifest ${file} is not valid JSON: ${(e as Error).message}` };
+    return {
+      problem: code
+        ? `cannot read the manifest ${file}: ${code}`
+        : `the manifest ${file} is not valid JSON: ${(e as Error).message}`,
+    };
   }
   const { validateManifest } = await import('../validation/manifest.js');
   const r = validateManifest(raw);
-  if (!r.ok) return { problem: `the manifest ${file} is invalid: ${r.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}` };
+  if (!r.ok)
+    return {
+      problem: `the manifest ${file} is invalid: ${r.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`,
+    };
   return { manifest: r.manifest };
 }
-

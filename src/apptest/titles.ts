@@ -9,10 +9,24 @@ export function stepTitle(s: Step): string {
   if (typeof s.name === 'string') return s.name;
   const as = typeof s.as === 'string' && s.as !== 'owner' ? ` as ${s.as}` : '';
   const on = typeof s.message === 'string' ? ` on ${s.message}` : s.modal === true ? ' in the modal' : '';
-  if (s.say !== undefined) return cut(`say ${String(s.say)}${s.thread ? ` in the thread of ${String(s.thread)}` : ''}${s.channel ? ` in ${String(s.channel)}` : ''}${as}`);
-  if (s.click !== undefined) return `click ${typeof s.click === 'string' ? q(s.click) : `onAction ${String((s.click as { onAction?: unknown }).onAction)}`}${on}${as}`;
-  if (s.select !== undefined) return `select ${listOf(s.select).map(q).join(', ')}${s.in ? ` in ${String(s.in)}` : ''}${on}${as}`;
-  if (s.submit !== undefined) return cut(`submit the modal${Object.keys(s.submit as object).length ? ` with ${Object.entries(s.submit as Record<string, unknown>).map(([k, v]) => `${k}: ${q(v)}`).join(', ')}` : ''}${as}`);
+  if (s.say !== undefined)
+    return cut(
+      `say ${String(s.say)}${s.thread ? ` in the thread of ${String(s.thread)}` : ''}${s.channel ? ` in ${String(s.channel)}` : ''}${as}`,
+    );
+  if (s.click !== undefined)
+    return `click ${typeof s.click === 'string' ? q(s.click) : `onAction ${String((s.click as { onAction?: unknown }).onAction)}`}${on}${as}`;
+  if (s.select !== undefined)
+    return `select ${listOf(s.select).map(q).join(', ')}${s.in ? ` in ${String(s.in)}` : ''}${on}${as}`;
+  if (s.submit !== undefined)
+    return cut(
+      `submit the modal${
+        Object.keys(s.submit as object).length
+          ? ` with ${Object.entries(s.submit as Record<string, unknown>)
+              .map(([k, v]) => `${k}: ${q(v)}`)
+              .join(', ')}`
+          : ''
+      }${as}`,
+    );
   if (s.close !== undefined) return `close the modal${as}`;
   if (s.shortcut !== undefined) return `shortcut ${String(s.shortcut)}${on}${as}`;
   if (s.menu !== undefined) return `menu ${String(s.menu)}${s.query !== undefined ? ` typing ${q(s.query)}` : ''}${as}`;

@@ -8,8 +8,16 @@ import { CliError, EXIT } from './output.js';
 import { resolveCredentials, resolveUrl, type Credentials } from './credentials.js';
 import type { GlobalOpts, Io } from './run.js';
 
-interface Answer { status: number; headers: IncomingHttpHeaders; text: string }
-interface Outgoing { method: string; headers: Record<string, string>; body?: string | Buffer }
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+interface Outgoing {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
 
 /** Thrown when no HTTP answer came back at all (refused, reset, timed out, not a URL). */
 class NoAnswer extends Error {}
@@ -28,12 +36,15 @@ async function send(url: string, req: Outgoing, timeoutMs: number): Promise<Answ
   const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const signal = AbortSignal.timeout(timeoutMs);
   return new Promise((resolve, reject) => {
-    const fail = (e: NodeJS.ErrnoException) => reject(new NoAnswer(signal.aborted ? 'ETIMEDOUT' : (e.code ?? e.message)));
+    const fail = (e: NodeJS.ErrnoException) =>
+      reject(new NoAnswer(signal.aborted ? 'ETIMEDOUT' : (e.code ?? e.message)));
     const r = request(target, { method: req.method, headers: req.headers, agent: false, signal }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', fail);
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+      );
     });
     r.on('error', fail);
     r.end(req.body);
@@ -52,13 +63,19 @@ export async function unreachable(url: string): Promise<string | undefined> {
 }
 
 /** The error for a daemon that does not answer: exit 3. */
-export const notReachable = (url: string, why: string) => new CliError(`cannot reach the daemon at ${url}: ${why}. Is "appreg serve" running?`, EXIT.unreachable);
+export const notReachable = (url: string, why: string) =>
+  new CliError(`cannot reach the daemon at ${url}: ${why}. Is "appreg serve" running?`, EXIT.unreachable);
 
 /** The token endpoint's format: multipart/form-data with plain text fields. */
 function multipart(fields: Record<string, string>): { body: Buffer; type: string } {
   const boundary = `appreg-${globalThis.crypto.randomUUID()}`;
-  const parts = Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
-  return { body: Buffer.from(parts.join('') + `--${boundary}--\r\n`), type: `multipart/form-data; boundary=${boundary}` };
+  const parts = Object.entries(fields).map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+  );
+  return {
+    body: Buffer.from(parts.join('') + `--${boundary}--\r\n`),
+    type: `multipart/form-data; boundary=${boundary}`,
+  };
 }
 
 function parseBody(text: string): unknown {
@@ -76,10 +93,15 @@ function parseBody(text: string): unknown {
  * request's fault, not the daemon's: exit 4.
  */
 function rejection(status: number, body: unknown): CliError {
-  const b = body as { code?: string; message?: string; details?: Array<{ pointer: string; message: string }> } | undefined;
+  const b = body as
+    { code?: string; message?: string; details?: Array<{ pointer: string; message: string }> } | undefined;
   const lines = [`${b?.message ?? `the daemon answered ${status}`}${b?.code ? ` (${b.code})` : ''}`];
   for (const d of b?.details ?? []) lines.push(`  ${d.pointer || '/'}: ${d.message}`);
-  return new CliError(lines.join('\n'), status >= 500 && b?.code !== 'manifest_unavailable' ? EXIT.daemonError : EXIT.rejected, body);
+  return new CliError(
+    lines.join('\n'),
+    status >= 500 && b?.code !== 'manifest_unavailable' ? EXIT.daemonError : EXIT.rejected,
+    body,
+  );
 }
 
 interface RequestOptions {
@@ -144,7 +166,11 @@ export function createClient(io: Io, g: GlobalOpts, opts: { auth?: boolean } = {
       try {
         res = await send(appUrl, { method: 'GET', headers: {} }, 15_000);
       } catch (e) {
-        if (e instanceof NoAnswer) throw new CliError(`the app at ${new URL(appUrl).origin} did not answer: ${e.message}. Is it running?`, EXIT.rejected);
+        if (e instanceof NoAnswer)
+          throw new CliError(
+            `the app at ${new URL(appUrl).origin} did not answer: ${e.message}. Is it running?`,
+            EXIT.rejected,
+          );
         throw e;
       }
       return { status: res.status, location: res.headers.location, body: res.text.slice(0, 4000) };

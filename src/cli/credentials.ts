@@ -7,7 +7,12 @@ import path from 'node:path';
 import { CliError, EXIT } from './output.js';
 import type { GlobalOpts, Io } from './run.js';
 
-export interface Credentials { workspaceId: string; workspaceUserId: string; email?: string; authToken: string }
+export interface Credentials {
+  workspaceId: string;
+  workspaceUserId: string;
+  email?: string;
+  authToken: string;
+}
 
 const dataDirOf = (io: Io, g: GlobalOpts) => path.resolve(io.cwd, g.dataDir ?? io.env.APPREG_DATA_DIR ?? './data');
 const trimSlashes = (url: string) => url.replace(/\/+$/, '');
@@ -29,12 +34,17 @@ export function resolveUrl(io: Io, g: GlobalOpts): string {
   const local = localDaemonUrl(io, g);
   if (local !== undefined) return local;
   const file = path.join(dataDirOf(io, g), 'daemon.json');
-  throw new CliError(`no running daemon found: ${file} does not exist. Start one with "appreg serve", or pass --url / set APPREG_URL.`, EXIT.unreachable);
+  throw new CliError(
+    `no running daemon found: ${file} does not exist. Start one with "appreg serve", or pass --url / set APPREG_URL.`,
+    EXIT.unreachable,
+  );
 }
 
 function userConfigDir(io: Io): string {
   const env = io.env;
-  return env.APPREG_CONFIG_DIR ?? path.join(env.XDG_CONFIG_HOME ?? path.join(env.HOME ?? os.homedir(), '.config'), 'appreg');
+  return (
+    env.APPREG_CONFIG_DIR ?? path.join(env.XDG_CONFIG_HOME ?? path.join(env.HOME ?? os.homedir(), '.config'), 'appreg')
+  );
 }
 
 /** Logins saved by `appreg login`, by daemon URL. */
@@ -98,7 +108,10 @@ function findCredentials(io: Io, g: GlobalOpts, url: string, opts: { saved?: boo
 /** No credentials for `url`; the command then checks whether a daemon answers there at all (options.ts). */
 export class NotLoggedIn extends CliError {
   constructor(readonly url: string) {
-    super(`not logged in to ${url}: run "appreg login --email … " (the data dir's credentials.json is used only for the daemon that data dir runs).`, EXIT.usage);
+    super(
+      `not logged in to ${url}: run "appreg login --email … " (the data dir's credentials.json is used only for the daemon that data dir runs).`,
+      EXIT.usage,
+    );
   }
 }
 
@@ -113,6 +126,7 @@ export function fallbackAfterLogout(io: Io, g: GlobalOpts, url: string): string 
   const next = findCredentials(io, g, url, { saved: false });
   if (!next) return `no credentials left for ${url}`;
   const who = next.creds.email ? `${next.creds.email}, ` : '';
-  if (next.from === 'token') return `now using the token from ${g.token ? '--token' : 'APPREG_TOKEN'} (${who}user ${next.creds.workspaceUserId})`;
+  if (next.from === 'token')
+    return `now using the token from ${g.token ? '--token' : 'APPREG_TOKEN'} (${who}user ${next.creds.workspaceUserId})`;
   return `now using the owner credentials of ${next.file} (${who}user ${next.creds.workspaceUserId})`;
 }

@@ -13,18 +13,30 @@ import type { Io } from './run.js';
 export function envOutOptions(cmd: Command, what: string): Command {
   return cmd
     .option('--env-out <path>', `also write ${what} there (0600); other lines of an existing file are kept`)
-    .option('--env-file <path>', 'the same as --env-out (with npx on Node 20, Node takes --env-file itself: use --env-out)');
+    .option(
+      '--env-file <path>',
+      'the same as --env-out (with npx on Node 20, Node takes --env-file itself: use --env-out)',
+    );
 }
 
 /** The file named by --env-out or --env-file; both naming different files is a usage error. */
 export function envOutTarget(o: Record<string, unknown>): string | undefined {
   const out = o.envOut === undefined ? undefined : String(o.envOut);
   const file = o.envFile === undefined ? undefined : String(o.envFile);
-  if (out !== undefined && file !== undefined && out !== file) throw new CliError('--env-out and --env-file are one option and name different files here: give one of them', EXIT.usage);
+  if (out !== undefined && file !== undefined && out !== file)
+    throw new CliError(
+      '--env-out and --env-file are one option and name different files here: give one of them',
+      EXIT.usage,
+    );
   return out ?? file;
 }
 
-interface AppSecrets { id: string; appKey?: unknown; clientSecret?: unknown; signingSecret?: unknown }
+interface AppSecrets {
+  id: string;
+  appKey?: unknown;
+  clientSecret?: unknown;
+  signingSecret?: unknown;
+}
 
 /**
  * PUMBLE_APP_* lines and PUMBLE_API_URL (the daemon the secrets belong to), the names the
@@ -45,7 +57,8 @@ function writeEnvFile(io: Io, file: string, app: AppSecrets, apiUrl: string): vo
   try {
     existing = fs.readFileSync(target, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
   }
   const done = new Set<string>();
   const lines = existing === '' ? [] : existing.replace(/\r?\n$/, '').split(/\r?\n/);

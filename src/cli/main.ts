@@ -26,7 +26,9 @@ import { registerTest } from './commands/test.js';
  */
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    const pkg = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version?: unknown;
+    };
     return typeof pkg.version === 'string' ? pkg.version : 'unknown';
   } catch {
     return 'unknown';
@@ -39,7 +41,9 @@ export function buildProgram(run: Run): Command {
     .description('Register, authorize and exercise team-messaging workspace apps against a self-hosted daemon.')
     .version(packageVersion(), '-V, --version', 'print the version of appreg')
     .showHelpAfterError('(run with --help for usage)')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ appreg serve                                   start the daemon (first start creates a workspace and credentials)
   $ appreg apps init --name "Standup Bot"          a starter manifest.json; then appreg apps validate --file manifest.json
@@ -54,7 +58,8 @@ Examples:
                                                    CI: run the app's conversation tests (*.apptest.yaml) with a daemon of their own
   $ appreg say general /standup start              run a slash command as you and show what the app did
   $ appreg messages tail general                   follow a channel live
-${EXIT_HELP}`);
+${EXIT_HELP}`,
+    );
   // Set before any command is added: subcommands copy these settings when they are created.
   program.exitOverride();
   program.configureOutput({
@@ -113,7 +118,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return run.exitCode;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help')
+        return EXIT.ok;
       if (json) writeJsonError(run, EXIT.usage, e.message.replace(/^error: /, ''));
       return EXIT.usage;
     }
@@ -131,7 +137,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
-const CODE_OF_EXIT: Record<number, string> = { [EXIT.internal]: 'internal_error', [EXIT.usage]: 'usage_error', [EXIT.unreachable]: 'daemon_unreachable', [EXIT.rejected]: 'rejected', [EXIT.daemonError]: 'daemon_error', [EXIT.deliveryFailed]: 'delivery_failed', [EXIT.invalidInput]: 'invalid_input', [EXIT.dataDirLocked]: 'data_dir_locked' };
+const CODE_OF_EXIT: Record<number, string> = {
+  [EXIT.internal]: 'internal_error',
+  [EXIT.usage]: 'usage_error',
+  [EXIT.unreachable]: 'daemon_unreachable',
+  [EXIT.rejected]: 'rejected',
+  [EXIT.daemonError]: 'daemon_error',
+  [EXIT.deliveryFailed]: 'delivery_failed',
+  [EXIT.invalidInput]: 'invalid_input',
+  [EXIT.dataDirLocked]: 'data_dir_locked',
+};
 
 /**
  * With --json a failure is also a JSON object on stdout, so scripts parsing stdout get something: {error: {code,
@@ -140,7 +155,10 @@ const CODE_OF_EXIT: Record<number, string> = { [EXIT.internal]: 'internal_error'
 function writeJsonError(run: Run, exitCode: number, message: string, body?: unknown): void {
   if (run.printedJson) return; // stdout already holds the command's own JSON (e.g. created, then the env file failed)
   const b = (body && typeof body === 'object' ? body : {}) as { code?: unknown; message?: unknown; details?: unknown };
-  const error: Record<string, unknown> = { code: typeof b.code === 'string' ? b.code : CODE_OF_EXIT[exitCode] ?? 'error', message: typeof b.message === 'string' ? b.message : message };
+  const error: Record<string, unknown> = {
+    code: typeof b.code === 'string' ? b.code : (CODE_OF_EXIT[exitCode] ?? 'error'),
+    message: typeof b.message === 'string' ? b.message : message,
+  };
   if (Array.isArray(b.details)) error.details = b.details;
   run.io.stdout.write(JSON.stringify({ error, exitCode }) + '\n');
 }

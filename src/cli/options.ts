@@ -36,11 +36,20 @@ interface Invocation {
  * A commander action: `fn` gets the invocation, then the command's positional arguments.
  * Options are read with the global ones, so `--json` and `--url` work before or after the command.
  */
-export function action(run: Run, fn: (x: Invocation, ...args: string[]) => Promise<void> | void): (...params: unknown[]) => Promise<void> {
+export function action(
+  run: Run,
+  fn: (x: Invocation, ...args: string[]) => Promise<void> | void,
+): (...params: unknown[]) => Promise<void> {
   return async (...params) => {
     const cmd = params[params.length - 1] as Command;
     const o = cmd.optsWithGlobals() as Opts;
-    const x: Invocation = { o, cmd, run, out: await createOut(run, !!o.json), client: (opts) => createClient(run.io, o, opts) };
+    const x: Invocation = {
+      o,
+      cmd,
+      run,
+      out: await createOut(run, !!o.json),
+      client: (opts) => createClient(run.io, o, opts),
+    };
     try {
       await fn(x, ...(params.slice(0, -2) as string[]));
     } catch (e) {
@@ -74,7 +83,11 @@ export function readJsonFile(run: Run, file: string, what?: string, invalidExit:
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new CliError(`${name} is not valid JSON: ${(e as Error).message}`, invalidExit, invalidExit === EXIT.usage ? undefined : { code: 'invalid_json' });
+    throw new CliError(
+      `${name} is not valid JSON: ${(e as Error).message}`,
+      invalidExit,
+      invalidExit === EXIT.usage ? undefined : { code: 'invalid_json' },
+    );
   }
 }
 

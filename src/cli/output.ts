@@ -3,14 +3,29 @@ import type { ChalkInstance } from 'chalk';
 import type { Io, Run } from './run.js';
 
 /** The exit codes (README "Exit codes"); 0–6 keep their meaning, new ones are added at the end. */
-export const EXIT = { ok: 0, internal: 1, usage: 2, unreachable: 3, rejected: 4, daemonError: 5, deliveryFailed: 6, invalidInput: 7, dataDirLocked: 8 } as const;
+export const EXIT = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  unreachable: 3,
+  rejected: 4,
+  daemonError: 5,
+  deliveryFailed: 6,
+  invalidInput: 7,
+  dataDirLocked: 8,
+} as const;
 
 /** One line per code, for --help. */
-export const EXIT_HELP = 'Exit codes: 0 ok, 1 internal, 2 usage (also: the port is in use), 3 daemon not reachable, 4 rejected by the daemon, 5 daemon error, 6 a delivery test failed (deliver-test, test), 7 invalid manifest or input file (apps validate, a test suite), 8 another daemon holds the data directory (serve).';
+export const EXIT_HELP =
+  'Exit codes: 0 ok, 1 internal, 2 usage (also: the port is in use), 3 daemon not reachable, 4 rejected by the daemon, 5 daemon error, 6 a delivery test failed (deliver-test, test), 7 invalid manifest or input file (apps validate, a test suite), 8 another daemon holds the data directory (serve).';
 
 /** An error the CLI reports in one line and turns into an exit code. */
 export class CliError extends Error {
-  constructor(message: string, public readonly exitCode: number, public readonly body?: unknown) {
+  constructor(
+    message: string,
+    public readonly exitCode: number,
+    public readonly body?: unknown,
+  ) {
     super(message);
   }
 }
@@ -55,14 +70,16 @@ export async function createOut(run: Run, json: boolean): Promise<Out> {
 export function kv(c: ChalkInstance, rows: Array<[string, unknown]>): string {
   const shown = rows.filter(([, v]) => v !== undefined);
   const w = Math.max(...shown.map(([k]) => k.length));
-  return shown
-    .map(([k, v]) => `${c.bold(k.padEnd(w))}  ${typeof v === 'string' ? v : JSON.stringify(v)}`)
-    .join('\n');
+  return shown.map(([k, v]) => `${c.bold(k.padEnd(w))}  ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('\n');
 }
 
 export function table(c: ChalkInstance, headers: string[], rows: string[][]): string {
   if (!rows.length) return c.dim('(none)');
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((s, i) => (s ?? '').padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((s, i) => (s ?? '').padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [c.bold(line(headers)), ...rows.map(line)].join('\n');
 }

@@ -7,7 +7,9 @@ import { must } from '../must.js';
 
 import { systemClock, type Clock } from '../clock.js';
 
-interface Writer { write(s: string): unknown }
+interface Writer {
+  write(s: string): unknown;
+}
 
 export interface Io {
   stdout: Writer;
@@ -72,7 +74,12 @@ export function processIo(): Io {
         let child;
         try {
           // Verbatim on Windows: `cmd /c start "" <url>` needs its empty title as two bare quotes.
-          child = spawn(command, args, { detached: true, stdio: 'ignore', windowsHide: true, windowsVerbatimArguments: process.platform === 'win32' });
+          child = spawn(command, args, {
+            detached: true,
+            stdio: 'ignore',
+            windowsHide: true,
+            windowsVerbatimArguments: process.platform === 'win32',
+          });
         } catch (e) {
           return resolve((e as NodeJS.ErrnoException).code ?? (e as Error).message);
         }

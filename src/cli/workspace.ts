@@ -9,20 +9,49 @@ import type { Client } from './client.js';
 import { must } from '../must.js';
 
 export interface Message {
-  id: string; channelId: string; author: string; text: string; timestamp: string; timestampMilli: number;
-  reactions?: Array<{ user: string; code: string }>; blocks?: unknown[]; attachments?: unknown[]; edited?: boolean;
-  threadRootInfo?: { repliesCount: number }; threadReplyInfo?: { rootId: string };
+  id: string;
+  channelId: string;
+  author: string;
+  text: string;
+  timestamp: string;
+  timestampMilli: number;
+  reactions?: Array<{ user: string; code: string }>;
+  blocks?: unknown[];
+  attachments?: unknown[];
+  edited?: boolean;
+  threadRootInfo?: { repliesCount: number };
+  threadReplyInfo?: { rootId: string };
   /** Not in the platform's V1.Message; shown when the daemon marks a message only some users see. */
   ephemeral?: unknown;
 }
-export interface ChannelInfo { channel: { id: string; name?: string; channelType: string; description?: string; isMember?: boolean; isArchived?: boolean; isMain?: boolean }; users?: string[] }
-interface Page { messages: Message[]; hasMoreBefore: boolean; hasMoreAfter: boolean }
+export interface ChannelInfo {
+  channel: {
+    id: string;
+    name?: string;
+    channelType: string;
+    description?: string;
+    isMember?: boolean;
+    isArchived?: boolean;
+    isMain?: boolean;
+  };
+  users?: string[];
+}
+interface Page {
+  messages: Message[];
+  hasMoreBefore: boolean;
+  hasMoreAfter: boolean;
+}
 
 /** The path of a channel's messages: the daemon takes an id, a name or `#name` (the `#` encoded). */
-export const messagesPath = (client: Client, channel: string) => `${client.base()}/channels/${encodeURIComponent(channel)}/messages`;
+export const messagesPath = (client: Client, channel: string) =>
+  `${client.base()}/channels/${encodeURIComponent(channel)}/messages`;
 
 /** A page of the channel's messages; `threads`: thread replies too, among them in posting order. */
-export function listMessages(client: Client, channel: string, q: { limit?: number; cursor?: string; strategy?: 'BEFORE' | 'AFTER' | 'AROUND'; threads?: boolean }): Promise<Page> {
+export function listMessages(
+  client: Client,
+  channel: string,
+  q: { limit?: number; cursor?: string; strategy?: 'BEFORE' | 'AFTER' | 'AROUND'; threads?: boolean },
+): Promise<Page> {
   const searchParams: Record<string, string> = {};
   if (q.limit !== undefined) searchParams.limit = String(q.limit);
   if (q.cursor) searchParams.cursor = q.cursor;
@@ -33,7 +62,9 @@ export function listMessages(client: Client, channel: string, q: { limit?: numbe
 
 /** The replies in the thread of `rootId`, oldest first. */
 export function listReplies(client: Client, channel: string, rootId: string, limit?: number): Promise<Message[]> {
-  return client.request<Message[]>('GET', `${messagesPath(client, channel)}/${encodeURIComponent(rootId)}/replies`, { searchParams: limit === undefined ? {} : { limit: String(limit) } });
+  return client.request<Message[]>('GET', `${messagesPath(client, channel)}/${encodeURIComponent(rootId)}/replies`, {
+    searchParams: limit === undefined ? {} : { limit: String(limit) },
+  });
 }
 
 /** The channel's id, from an id, `name` or `#name`, among the channels the caller sees; exit 4 when there is none. */
@@ -41,7 +72,11 @@ export async function resolveChannelId(client: Client, channel: string): Promise
   const list = await client.request<ChannelInfo[]>('GET', `${client.base()}/channels`);
   const name = channel.replace(/^#/, '').toLowerCase();
   const found = list.find((c) => c.channel.id === channel) ?? list.find((c) => c.channel.name?.toLowerCase() === name);
-  if (!found) throw new CliError(`no channel ${channel} that you can see (appreg channels list shows them)`, EXIT.rejected, { code: 'not_found', message: `no channel ${channel}` });
+  if (!found)
+    throw new CliError(`no channel ${channel} that you can see (appreg channels list shows them)`, EXIT.rejected, {
+      code: 'not_found',
+      message: `no channel ${channel}`,
+    });
   return found.channel.id;
 }
 
@@ -57,7 +92,12 @@ export async function markOf(client: Client, channel: string, threads = false): 
  * Every message shown in the channel after `mark` (from the first one without a mark), oldest first; `threads`: replies
  * in threads too.
  */
-export async function messagesAfter(client: Client, channel: string, mark: string | undefined, threads = false): Promise<Message[]> {
+export async function messagesAfter(
+  client: Client,
+  channel: string,
+  mark: string | undefined,
+  threads = false,
+): Promise<Message[]> {
   const out: Message[] = [];
   let cursor = mark;
   for (;;) {
@@ -83,7 +123,12 @@ export interface WatchOptions {
  * What is posted in the channel after `mark` (a mark of markOf(…, true)), replies in any of its
  * threads included, polled until the wait ends (one look at least).
  */
-export async function watch(client: Client, channel: string, mark: string | undefined, o: WatchOptions): Promise<Message[]> {
+export async function watch(
+  client: Client,
+  channel: string,
+  mark: string | undefined,
+  o: WatchOptions,
+): Promise<Message[]> {
   const start = Date.now();
   let seen: Message[] = [];
   let lastNew = start;
@@ -109,7 +154,11 @@ export function nameCache(client: Client): (ids: string[]) => Promise<Map<string
     for (const id of new Set(ids)) {
       if (names.has(id) || !ws) continue;
       try {
-        const u = await client.request<{ name?: string }>('GET', `/workspaces/${encodeURIComponent(ws)}/workspaceUsers/${encodeURIComponent(id)}`, { auth: false });
+        const u = await client.request<{ name?: string }>(
+          'GET',
+          `/workspaces/${encodeURIComponent(ws)}/workspaceUsers/${encodeURIComponent(id)}`,
+          { auth: false },
+        );
         names.set(id, u.name || id);
       } catch {
         names.set(id, id);
@@ -125,7 +174,8 @@ export function formatMessage(c: ChalkInstance, m: Message, names: Map<string, s
   const who = names.get(m.author) ?? m.author;
   const extra: string[] = [];
   if (m.threadReplyInfo) extra.push(`reply in thread ${m.threadReplyInfo.rootId}`);
-  if (m.threadRootInfo?.repliesCount) extra.push(`${m.threadRootInfo.repliesCount} repl${m.threadRootInfo.repliesCount === 1 ? 'y' : 'ies'}`);
+  if (m.threadRootInfo?.repliesCount)
+    extra.push(`${m.threadRootInfo.repliesCount} repl${m.threadRootInfo.repliesCount === 1 ? 'y' : 'ies'}`);
   if (m.blocks?.length) extra.push(`${m.blocks.length} block${m.blocks.length === 1 ? '' : 's'}`);
   if (m.attachments?.length) extra.push(`${m.attachments.length} attachment${m.attachments.length === 1 ? '' : 's'}`);
   if (m.edited) extra.push('edited');

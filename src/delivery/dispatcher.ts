@@ -19,9 +19,18 @@ import type { AppDirectory, AttemptResult } from './types.js';
 import type { DeliveryKind } from '../model/delivery.js';
 import { must } from '../must.js';
 
-const FAILURES = new Set(['timeout', 'connection_error', 'http_error', 'redirect', 'signature_rejected', 'egress_denied', 'no_connection']);
+const FAILURES = new Set([
+  'timeout',
+  'connection_error',
+  'http_error',
+  'redirect',
+  'signature_rejected',
+  'egress_denied',
+  'no_connection',
+]);
 
-const defaultOfflineMessage = (app: AppRecord): string => `${app.manifest.displayName} is not responding right now. Please try again later.`;
+const defaultOfflineMessage = (app: AppRecord): string =>
+  `${app.manifest.displayName} is not responding right now. Please try again later.`;
 
 /** Unique, unguessable-enough ids without a CSPRNG call per delivery: a random per-process prefix and a counter. */
 function idSource(prefix: string) {
@@ -97,24 +106,65 @@ export function createDispatcher(deps: DispatcherDeps) {
    * A new delivery of `payload` to `app`: what it is, and its payload serialised once (the same bytes
    * are signed, sent and written to the log). `id`: the pending event's; `createdAt`: its creation.
    */
-  function outgoing(app: AppRecord, kind: DeliveryKind, who: { workspaceId: string; userId: string }, url: string | undefined, payload: Record<string, unknown>, o: { id?: string; createdAt?: string; editedFrom?: string } = {}): Outgoing {
+  function outgoing(
+    app: AppRecord,
+    kind: DeliveryKind,
+    who: { workspaceId: string; userId: string },
+    url: string | undefined,
+    payload: Record<string, unknown>,
+    o: { id?: string; createdAt?: string; editedFrom?: string } = {},
+  ): Outgoing {
     const head = {
-      id: o.id ?? nextDeliveryId(), kind, subject: subjectOf(kind, payload), ...(o.editedFrom ? { editedFrom: o.editedFrom } : {}), appId: app.id, appName: app.manifest.name, ownerId: app.ownerId, workspaceId: who.workspaceId, userId: who.userId,
-      transport: app.manifest.socketMode ? ('socket' as const) : ('http' as const), ...(app.manifest.socketMode ? {} : { url }), createdAt: o.createdAt ?? iso(),
+      id: o.id ?? nextDeliveryId(),
+      kind,
+      subject: subjectOf(kind, payload),
+      ...(o.editedFrom ? { editedFrom: o.editedFrom } : {}),
+      appId: app.id,
+      appName: app.manifest.name,
+      ownerId: app.ownerId,
+      workspaceId: who.workspaceId,
+      userId: who.userId,
+      transport: app.manifest.socketMode ? ('socket' as const) : ('http' as const),
+      ...(app.manifest.socketMode ? {} : { url }),
+      createdAt: o.createdAt ?? iso(),
     };
     return { head, payload, raw: JSON.stringify(payload) };
   }
 
   /** A delivery already made, to be sent again (a replay): as it is logged. */
   function resend(rec: DeliveryRecord): Outgoing {
-    const { id, kind, subject, editedFrom, appId, appName, ownerId, workspaceId, userId, transport, url, createdAt } = rec;
-    const head = { id, kind, subject, ...(editedFrom ? { editedFrom } : {}), appId, appName, ownerId, workspaceId, userId, transport, ...(url !== undefined ? { url } : {}), createdAt };
+    const { id, kind, subject, editedFrom, appId, appName, ownerId, workspaceId, userId, transport, url, createdAt } =
+      rec;
+    const head = {
+      id,
+      kind,
+      subject,
+      ...(editedFrom ? { editedFrom } : {}),
+      appId,
+      appName,
+      ownerId,
+      workspaceId,
+      userId,
+      transport,
+      ...(url !== undefined ? { url } : {}),
+      createdAt,
+    };
     return { head, payload: rec.payload, raw: JSON.stringify(rec.payload) };
   }
 
   /** The log's record of an attempt that ended with `r`. */
-  function entryOf(r: AttemptResult, retryNum: number, o: { id?: string; replay?: boolean; url?: string } = {}): AttemptRecord {
-    const entry: AttemptRecord = { id: o.id ?? nextAttemptId(), at: iso(), retryNum, latencyMs: r.latencyMs, outcome: r.outcome };
+  function entryOf(
+    r: AttemptResult,
+    retryNum: number,
+    o: { id?: string; replay?: boolean; url?: string } = {},
+  ): AttemptRecord {
+    const entry: AttemptRecord = {
+      id: o.id ?? nextAttemptId(),
+      at: iso(),
+      retryNum,
+      latencyMs: r.latencyMs,
+      outcome: r.outcome,
+    };
     if (o.replay) entry.replay = true;
     if (r.status !== undefined) entry.status = r.status;
     if (r.excerpt) entry.excerpt = r.excerpt;
@@ -133,7 +183,18 @@ export function createDispatcher(deps: DispatcherDeps) {
     const { id, url } = out.head;
     let result: AttemptResult;
     try {
-      result = await transportOf(app).send({ deliveryId: id, attemptId, app, url, payload: out.payload, rawPayload: out.raw, interactive: o.interactive, budgetMs: o.budgetMs, retryNum: o.retryNum, signingSecret: app.manifest.socketMode ? '' : (await apps.secretsOf(app)).signingSecret });
+      result = await transportOf(app).send({
+        deliveryId: id,
+        attemptId,
+        app,
+        url,
+        payload: out.payload,
+        rawPayload: out.raw,
+        interactive: o.interactive,
+        budgetMs: o.budgetMs,
+        retryNum: o.retryNum,
+        signingSecret: app.manifest.socketMode ? '' : (await apps.secretsOf(app)).signingSecret,
+      });
     } catch (e) {
       logger.error('delivery transport failed', { deliveryId: id, error: (e as Error).message });
       result = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };

@@ -66,7 +66,11 @@ function classify(ip: Address): Classified {
   const v6 = ip as ipaddr.IPv6;
   const p = v6.parts;
   const range: string = v6.range();
-  const embedded = (form: NonNullable<Classified['form']>, v4: ipaddr.IPv4): Classified => ({ range: v4.range(), v4, form });
+  const embedded = (form: NonNullable<Classified['form']>, v4: ipaddr.IPv4): Classified => ({
+    range: v4.range(),
+    v4,
+    form,
+  });
   if (range === 'ipv4Mapped') return embedded('IPv4-mapped', v6.toIPv4Address());
   if (range === 'rfc6052') {
     // 64:ff9b::/96 carries the IPv4 address in its last 32 bits. In the local-use 64:ff9b:1::/48
@@ -94,7 +98,10 @@ function isLoopbackHost(host: string | undefined): boolean {
 type AllowEntry = [Address, number];
 
 function parseAllow(spec: string): AllowEntry[] {
-  return parseAddressList(spec).map(({ address, bits, type }) => [parseAddress(address), bits ?? (type === 'ipv4' ? 32 : 128)]);
+  return parseAddressList(spec).map(({ address, bits, type }) => [
+    parseAddress(address),
+    bits ?? (type === 'ipv4' ? 32 : 128),
+  ]);
 }
 
 function allowListed(list: AllowEntry[], ip: Address): boolean {
@@ -116,7 +123,8 @@ function ownAddresses(): Set<string> {
   return out;
 }
 
-export type EgressConfig = Pick<Config, 'egressDenyPrivate' | 'egressAllowLoopback' | 'egressAllow'> & Partial<Pick<Config, 'host'>>;
+export type EgressConfig = Pick<Config, 'egressDenyPrivate' | 'egressAllowLoopback' | 'egressAllow'> &
+  Partial<Pick<Config, 'host'>>;
 
 /**
  * `egressAllowLoopback` undefined means: allowed exactly when `host` (where the daemon listens)
@@ -153,7 +161,8 @@ export function createEgressPolicy(config: EgressConfig): EgressPolicy {
       if (loopbackOk) return undefined;
       return `loopback address ${raw}${via ? ` (${via})` : ''} ${loopbackWhy}; allow it with egressAllowLoopback=true`;
     }
-    if (own.has(ip.toString())) return `${raw} is an address of this host, and loopback ${loopbackWhy}; allow it with egressAllowLoopback=true`;
+    if (own.has(ip.toString()))
+      return `${raw} is an address of this host, and loopback ${loopbackWhy}; allow it with egressAllowLoopback=true`;
     if (c.range === 'unspecified' && !config.egressDenyPrivate && !loopbackOk) {
       // connecting to 0.0.0.0 or :: reaches this host, so it stays under the loopback rule
       return `unspecified address ${raw}${via ? ` (${via})` : ''} connects to this host, and loopback ${loopbackWhy}; allow it with egressAllowLoopback=true`;
@@ -173,7 +182,8 @@ export function createEgressPolicy(config: EgressConfig): EgressPolicy {
         const why = (list[0] && check(list[0].address)) ?? 'no permitted address';
         return (callback as One)(new EgressDenied(`${hostname}: ${why}`), '', 4);
       }
-      if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
+      if ((options as dns.LookupOptions).all)
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
       (callback as One)(null, must(ok[0]).address, must(ok[0]).family);
     });
   };

@@ -9,7 +9,10 @@ import type { DeliveryKind } from '../model/delivery.js';
 const ENCODED: Partial<Record<DeliveryKind, string>> = { event: 'body', 'block-interaction': 'payload' };
 
 /** The body with its encoded field decoded (when it holds a JSON object or array), and that field's name. */
-export function withFieldDecoded(kind: DeliveryKind, payload: Record<string, unknown>): { body: Record<string, unknown>; decoded?: string } {
+export function withFieldDecoded(
+  kind: DeliveryKind,
+  payload: Record<string, unknown>,
+): { body: Record<string, unknown>; decoded?: string } {
   const field = ENCODED[kind];
   const text = field ? payload[field] : undefined;
   if (!field || typeof text !== 'string' || tooDeep(text)) return { body: payload };

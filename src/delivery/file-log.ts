@@ -66,14 +66,21 @@ function parseLine(line: string): LogEntry | DeliveryRecord | undefined {
 
 const isEntry = (x: LogEntry | DeliveryRecord): x is LogEntry => !('attempts' in x);
 
-const logFiles = (dir: string) => fs.readdirSync(dir).filter((f) => FILE_RE.test(f)).sort();
+const logFiles = (dir: string) =>
+  fs
+    .readdirSync(dir)
+    .filter((f) => FILE_RE.test(f))
+    .sort();
 
 /**
  * Read the log files in `dir`, oldest first, each line applied to the delivery `keep` holds of its
  * id and the result handed back to `keep`; unreadable files and lines (a torn one from a crash) are
  * skipped. The log keeps the newest MAX_INDEXED so; `readAllLogFiles` keeps every one.
  */
-function readLogFiles(dir: string, keep: { get(id: string): DeliveryRecord | undefined; set(rec: DeliveryRecord): void }): void {
+function readLogFiles(
+  dir: string,
+  keep: { get(id: string): DeliveryRecord | undefined; set(rec: DeliveryRecord): void },
+): void {
   let names: string[];
   try {
     names = logFiles(dir);
@@ -121,7 +128,10 @@ export function readAllLogFiles(dir: string): DeliveryRecord[] {
 export function writeLogFile(dir: string, recs: DeliveryRecord[]): void {
   if (!recs.length) return;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(path.join(dir, 'log-00000001.jsonl'), recs.flatMap(entriesOf).map(lineOf).join(''), { mode: 0o600, flag: 'wx' });
+  fs.writeFileSync(path.join(dir, 'log-00000001.jsonl'), recs.flatMap(entriesOf).map(lineOf).join(''), {
+    mode: 0o600,
+    flag: 'wx',
+  });
 }
 
 export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {

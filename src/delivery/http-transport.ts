@@ -49,8 +49,14 @@ export function classifyAnswer(status: number, text: string, interactive: boolea
   // a new hidden class on Node 20 (see log.ts applyEntry)
   const out: Omit<AttemptResult, 'latencyMs'> = { status, excerpt, outcome: 'http_error' };
   if (body !== undefined) out.body = body;
-  if (status >= 300 && status < 400) return withOutcome(out, 'redirect', `the app answered a ${status} redirect (redirects are not followed)`);
-  if (status === 403) return withOutcome(out, 'signature_rejected', 'the app refused the request (403), usually a signature check failing');
+  if (status >= 300 && status < 400)
+    return withOutcome(out, 'redirect', `the app answered a ${status} redirect (redirects are not followed)`);
+  if (status === 403)
+    return withOutcome(
+      out,
+      'signature_rejected',
+      'the app refused the request (403), usually a signature check failing',
+    );
   if (status >= 200 && status < 300) {
     if (interactive && obj && ('view' in obj || 'options' in obj)) return withOutcome(out, 'response');
     out.outcome = 'acked';
@@ -101,7 +107,12 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
     bodyTimeout: 0,
   });
 
-  async function post(url: string, body: string, headers: Record<string, string>, budgetMs: number): Promise<AttemptResult> {
+  async function post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    budgetMs: number,
+  ): Promise<AttemptResult> {
     const t0 = performance.now();
     let target: URL;
     try {
@@ -109,7 +120,8 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
     } catch {
       return failure('connection_error', 'the target URL is not valid', t0);
     }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return failure('connection_error', `the ${target.protocol} scheme is not delivered to`, t0);
+    if (target.protocol !== 'http:' && target.protocol !== 'https:')
+      return failure('connection_error', `the ${target.protocol} scheme is not delivered to`, t0);
     const host = target.hostname.replace(/^\[|\]$/g, '');
     if (net.isIP(host)) {
       const why = opts.egress.check(host);
@@ -137,7 +149,13 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       }, budgetMs);
       // undici's low-level dispatch: no stream or promise wrapper per call (the hot path of delivery).
       agent.dispatch(
-        { origin: target.origin, path: target.pathname + target.search, method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'appreg', ...headers }, body },
+        {
+          origin: target.origin,
+          path: target.pathname + target.search,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'user-agent': 'appreg', ...headers },
+          body,
+        },
         {
           onRequestStart(c) {
             controller = c;
@@ -160,17 +178,26 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
             }
           },
           onResponseEnd() {
-            const text = chunks.length === 1 ? must(chunks[0]).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+            const text =
+              chunks.length === 1 ? must(chunks[0]).toString('utf8') : Buffer.concat(chunks).toString('utf8');
             finish(timed(classifyAnswer(status, text, true), t0));
           },
           onResponseError(_c, e) {
             if (done) return;
             const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
             const cause = err.cause ?? err;
-            if (cause instanceof EgressDenied || err instanceof EgressDenied) return finish(failure('egress_denied', (cause as Error).message, t0));
+            if (cause instanceof EgressDenied || err instanceof EgressDenied)
+              return finish(failure('egress_denied', (cause as Error).message, t0));
             const code = cause.code ?? err.code ?? '';
-            if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code)) return finish(failure('connection_error', `TLS verification failed (${code})`, t0));
-            finish(failure('connection_error', code ? `could not reach the app (${code})` : `could not reach the app (${err.message})`, t0));
+            if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code))
+              return finish(failure('connection_error', `TLS verification failed (${code})`, t0));
+            finish(
+              failure(
+                'connection_error',
+                code ? `could not reach the app (${code})` : `could not reach the app (${err.message})`,
+                t0,
+              ),
+            );
           },
         },
       );
@@ -179,10 +206,15 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
 
   return {
     async send(req: SendRequest): Promise<AttemptResult> {
-      if (!req.url) return { outcome: 'connection_error', error: 'the app has no URL for this kind of call', latencyMs: 0 };
+      if (!req.url)
+        return { outcome: 'connection_error', error: 'the app has no URL for this kind of call', latencyMs: 0 };
       const body = req.rawPayload ?? JSON.stringify(req.payload);
       const sig = signedHeaders(req.signingSecret, body, opts.clock.now());
-      const headers: Record<string, string> = { [TIMESTAMP_HEADER]: sig[TIMESTAMP_HEADER]!, [SIGNATURE_HEADER]: sig[SIGNATURE_HEADER]!, [DELIVERY_ID_HEADER]: req.deliveryId };
+      const headers: Record<string, string> = {
+        [TIMESTAMP_HEADER]: sig[TIMESTAMP_HEADER]!,
+        [SIGNATURE_HEADER]: sig[SIGNATURE_HEADER]!,
+        [DELIVERY_ID_HEADER]: req.deliveryId,
+      };
       if (req.retryNum > 0) headers[RETRY_NUM_HEADER] = String(req.retryNum);
       const r = await post(req.url, body, headers, req.budgetMs);
       // kept on the attempt so the console shows the request exactly as sent

@@ -16,4 +16,5 @@ export { DELIVERY_LOG_TABLES, deliveriesOfRecords, logRecordsOf };
 export const readLogDir = (dataDir: string): DeliveryRecord[] => readAllLogFiles(path.join(dataDir, 'deliveries'));
 
 /** Write the deliveries as the embedded store's log under `<dataDir>/deliveries/` (which must hold none). */
-export const writeLogDir = (dataDir: string, recs: DeliveryRecord[]): void => writeLogFile(path.join(dataDir, 'deliveries'), recs);
+export const writeLogDir = (dataDir: string, recs: DeliveryRecord[]): void =>
+  writeLogFile(path.join(dataDir, 'deliveries'), recs);

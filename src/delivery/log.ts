@@ -12,7 +12,14 @@
  *   shows every delivery.
  * Reads are async for both, so callers do not care which one they have.
  */
-import type { AttemptRecord, DeliveryHead, DeliveryKind, DeliveryRecord, DeliveryState, StateChange } from '../model/delivery.js';
+import type {
+  AttemptRecord,
+  DeliveryHead,
+  DeliveryKind,
+  DeliveryRecord,
+  DeliveryState,
+  StateChange,
+} from '../model/delivery.js';
 
 /** What a delivery is and sends; `raw` is JSON.stringify(payload), the very bytes signed and sent. */
 export interface Outgoing {
@@ -106,7 +113,18 @@ export function applyEntry(prev: DeliveryRecord | undefined, entry: LogEntry): D
  * backend to the other (`appreg db import` and `db export`).
  */
 export function entriesOf(rec: DeliveryRecord): LogEntry[] {
-  const { updatedAt, state, outcome, ephemeralMessage, response, payload, attempts, nextAttemptAt, cancelReason, ...head } = rec;
+  const {
+    updatedAt,
+    state,
+    outcome,
+    ephemeralMessage,
+    response,
+    payload,
+    attempts,
+    nextAttemptAt,
+    cancelReason,
+    ...head
+  } = rec;
   void outcome; // the last attempt's
   const entries: LogEntry[] = [{ id: rec.id, begun: { head, payload, raw: JSON.stringify(payload) } }];
   attempts.forEach((a, i) => {
@@ -124,8 +142,10 @@ export function entriesOf(rec: DeliveryRecord): LogEntry[] {
 /**
  * Newest first by creation time (what the list shows); created in the same millisecond: the one recorded last first.
  */
-export const byCreationDesc = (a: { rec: DeliveryRecord; seq: number }, b: { rec: DeliveryRecord; seq: number }): number =>
-  a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq;
+export const byCreationDesc = (
+  a: { rec: DeliveryRecord; seq: number },
+  b: { rec: DeliveryRecord; seq: number },
+): number => (a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq);
 
 /** Whether `r` is listed under `f`. */
 export function listed(r: DeliveryRecord, f: ListFilter): boolean {

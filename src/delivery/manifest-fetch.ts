@@ -37,7 +37,14 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
   }
   let text: string;
   try {
-    const stream = got.stream(url, { dnsLookup: egress.lookup as never, followRedirect: false, timeout: { request: timeoutMs }, retry: { limit: 0 }, throwHttpErrors: false, headers: { accept: 'application/json', 'user-agent': 'appreg' } });
+    const stream = got.stream(url, {
+      dnsLookup: egress.lookup as never,
+      followRedirect: false,
+      timeout: { request: timeoutMs },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      headers: { accept: 'application/json', 'user-agent': 'appreg' },
+    });
     let status = 0;
     stream.on('response', (res: { statusCode: number }) => (status = res.statusCode));
     let size = 0;
@@ -52,7 +59,8 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
     }
     // decoded once, whole: a character whose bytes arrive in two chunks is read as itself
     text = Buffer.concat(chunks, size).toString('utf8');
-    if (status >= 300 && status < 400) throw unreachable(`${url.href} answered a ${status} redirect (redirects are not followed).`);
+    if (status >= 300 && status < 400)
+      throw unreachable(`${url.href} answered a ${status} redirect (redirects are not followed).`);
     if (status !== 200) throw unreachable(`${url.href} answered status ${status}.`);
   } catch (e) {
     if (e instanceof AppError) throw e;

@@ -10,7 +10,13 @@
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Change, type Expectation, type Store } from '../store/types.js';
 import type { AppRecord } from '../model/identity.js';
-import { EVENTS_OUTBOX, isAppEvent, outboxOrder, type OutboxEventRecord, type WorkspaceOutboxEvent } from '../model/events.js';
+import {
+  EVENTS_OUTBOX,
+  isAppEvent,
+  outboxOrder,
+  type OutboxEventRecord,
+  type WorkspaceOutboxEvent,
+} from '../model/events.js';
 import { eventPayload } from './payloads.js';
 import type { AppDirectory, EnqueueOptions, EventToSend } from './types.js';
 import { must } from '../must.js';
@@ -20,7 +26,9 @@ const ROUND = 100;
 
 /** Who a workspace event goes to: for each event given, the apps and the users it concerns there. */
 export interface EventAudience {
-  recipientsOf(events: readonly WorkspaceOutboxEvent[]): Promise<Array<Array<{ app: AppRecord; workspaceUserIds: string[] }>>>;
+  recipientsOf(
+    events: readonly WorkspaceOutboxEvent[],
+  ): Promise<Array<Array<{ app: AppRecord; workspaceUserIds: string[] }>>>;
 }
 
 interface OutboxDeps {
@@ -32,7 +40,10 @@ interface OutboxDeps {
    * Queue the events (their pending records and `opts.extra` in one commit, if `opts.expect` holds) and start their
    * first attempts.
    */
-  enqueueEvents(events: EventToSend[], opts: EnqueueOptions): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;
+  enqueueEvents(
+    events: EventToSend[],
+    opts: EnqueueOptions,
+  ): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;
 }
 
 export function createOutboxDrain(deps: OutboxDeps) {
@@ -48,8 +59,15 @@ export function createOutboxDrain(deps: OutboxDeps) {
       if (to.length === 0) return await store.commit(gone, still);
       const { durable, attempts } = await enqueueEvents(to, { extra: gone, expect: still });
       // an attempt's own failure is logged; a write that failed fails the attempts too, and is reported once, below
-      const failed = (e: unknown) => logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message });
-      for (const a of attempts) a.catch((e: unknown) => durable.then(() => failed(e), () => {}));
+      const failed = (e: unknown) =>
+        logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message });
+      for (const a of attempts)
+        a.catch((e: unknown) =>
+          durable.then(
+            () => failed(e),
+            () => {},
+          ),
+        );
       await durable;
     } catch (e) {
       if (e instanceof StoreConflict) return; // another daemon took it
@@ -67,10 +85,24 @@ export function createOutboxDrain(deps: OutboxDeps) {
       if (isAppEvent(ev)) {
         const app = forApps[i];
         if (!app?.manifest.eventSubscriptions?.events?.includes(ev.eventType)) return [];
-        return [{ app, workspaceId: ev.workspaceId, userId: ev.workspaceUserIds[0] ?? '', eventType: ev.eventType, payload: eventPayload(ev.eventType, ev.workspaceId, ev.workspaceUserIds, ev.body) }];
+        return [
+          {
+            app,
+            workspaceId: ev.workspaceId,
+            userId: ev.workspaceUserIds[0] ?? '',
+            eventType: ev.eventType,
+            payload: eventPayload(ev.eventType, ev.workspaceId, ev.workspaceUserIds, ev.body),
+          },
+        ];
       }
       const body = JSON.stringify(ev.body); // encoded once for every app it goes to
-      return must(fanned[w++]).map((r) => ({ app: r.app, workspaceId: ev.workspaceId, userId: must(r.workspaceUserIds[0]), eventType: ev.eventType, payload: eventPayload(ev.eventType, ev.workspaceId, r.workspaceUserIds, body) }));
+      return must(fanned[w++]).map((r) => ({
+        app: r.app,
+        workspaceId: ev.workspaceId,
+        userId: must(r.workspaceUserIds[0]),
+        eventType: ev.eventType,
+        payload: eventPayload(ev.eventType, ev.workspaceId, r.workspaceUserIds, body),
+      }));
     });
   }
 

@@ -15,7 +15,15 @@ const triggerBase = newId('trg', 9);
 let triggerCount = 0;
 const nextTriggerId = () => `${triggerBase}${(triggerCount++).toString(36)}`;
 
-export const KINDS: readonly DeliveryKind[] = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
+export const KINDS: readonly DeliveryKind[] = [
+  'slash-command',
+  'global-shortcut',
+  'message-shortcut',
+  'block-interaction',
+  'view-action',
+  'dynamic-menu',
+  'event',
+];
 const APP_EVENTS = new Set(['APP_UNINSTALLED', 'APP_UNAUTHORIZED']);
 /** The onAction of a test block interaction when none is named. */
 export const TEST_ON_ACTION = 'test_action';
@@ -57,7 +65,8 @@ const str = (v: unknown, name: string): string | undefined => {
 };
 const strs = (v: unknown, name: string): string[] | undefined => {
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.length > 100 || v.some((x) => typeof x !== 'string')) throw invalidRequest(`${name} must be an array of at most 100 strings.`);
+  if (!Array.isArray(v) || v.length > 100 || v.some((x) => typeof x !== 'string'))
+    throw invalidRequest(`${name} must be an array of at most 100 strings.`);
   return v as string[];
 };
 
@@ -70,11 +79,24 @@ function interactionPayload(f: TriggerFields): string {
 }
 
 function defaultView(callbackId = 'test_view'): Record<string, unknown> {
-  return { id: newId('view', 8), type: 'MODAL', callbackId, title: { type: 'plain_text', text: 'Test' }, blocks: [], state: { values: {} } };
+  return {
+    id: newId('view', 8),
+    type: 'MODAL',
+    callbackId,
+    title: { type: 'plain_text', text: 'Test' },
+    blocks: [],
+    state: { values: {} },
+  };
 }
 
 /** Build the body of one trigger for `app`, as `userId` in `workspaceId`; `now` (the daemon's clock) stamps an example event. */
-export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspaceId: string; userId: string; workspaceUserIds?: string[] }, f: TriggerFields, now: number): Built {
+export function buildPayload(
+  kind: DeliveryKind,
+  app: AppRecord,
+  who: { workspaceId: string; userId: string; workspaceUserIds?: string[] },
+  f: TriggerFields,
+  now: number,
+): Built {
   const m = app.manifest;
   const base = { workspaceId: who.workspaceId, userId: who.userId };
   // by default the workspace's general channel, so an app that answers with ctx.say() posts somewhere real
@@ -86,8 +108,25 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const cmds = m.slashCommands ?? [];
       const name = str(f.command, 'command') ?? cmds[0]?.command;
       const cmd = cmds.find((c) => c.command === name);
-      if (!cmd) throw invalidRequest(name ? `The app has no slash command ${name} (it has: ${cmds.map((c) => c.command).join(', ') || 'none'}).` : 'The app has no slash commands.');
-      return override({ url: cmd.url, interactive: true, payload: { messageType: 'SLASH_COMMAND', slashCommand: cmd.command, text: str(f.text, 'text') ?? '', ...base, channelId, ...(f.threadRootId ? { threadRootId: str(f.threadRootId, 'threadRootId') } : {}), triggerId } });
+      if (!cmd)
+        throw invalidRequest(
+          name
+            ? `The app has no slash command ${name} (it has: ${cmds.map((c) => c.command).join(', ') || 'none'}).`
+            : 'The app has no slash commands.',
+        );
+      return override({
+        url: cmd.url,
+        interactive: true,
+        payload: {
+          messageType: 'SLASH_COMMAND',
+          slashCommand: cmd.command,
+          text: str(f.text, 'text') ?? '',
+          ...base,
+          channelId,
+          ...(f.threadRootId ? { threadRootId: str(f.threadRootId, 'threadRootId') } : {}),
+          triggerId,
+        },
+      });
     }
     case 'global-shortcut':
     case 'message-shortcut': {
@@ -95,23 +134,43 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const list = (m.shortcuts ?? []).filter((s) => s.shortcutType === type);
       const name = str(f.shortcut, 'shortcut') ?? list[0]?.name;
       const sc = list.find((s) => s.name === name);
-      if (!sc) throw invalidRequest(name ? `The app has no ${type} shortcut named ${name} (it has: ${list.map((s) => s.name).join(', ') || 'none'}).` : `The app has no ${type} shortcuts.`);
-      const payload: Record<string, unknown> = { messageType: 'SHORTCUT', type, shortcut: sc.name, ...base, channelId, triggerId };
+      if (!sc)
+        throw invalidRequest(
+          name
+            ? `The app has no ${type} shortcut named ${name} (it has: ${list.map((s) => s.name).join(', ') || 'none'}).`
+            : `The app has no ${type} shortcuts.`,
+        );
+      const payload: Record<string, unknown> = {
+        messageType: 'SHORTCUT',
+        type,
+        shortcut: sc.name,
+        ...base,
+        channelId,
+        triggerId,
+      };
       if (type === 'ON_MESSAGE') payload.messageId = str(f.messageId, 'messageId') ?? newId('msg', 12);
       return override({ url: sc.url, interactive: true, payload });
     }
     case 'block-interaction': {
       if (!m.blockInteraction?.url) throw invalidRequest('The app has no blockInteraction URL in its manifest.');
       const sourceType = f.sourceType ?? 'MESSAGE';
-      if (!['VIEW', 'MESSAGE', 'EPHEMERAL_MESSAGE'].includes(sourceType)) throw invalidRequest('sourceType must be VIEW, MESSAGE or EPHEMERAL_MESSAGE.');
+      if (!['VIEW', 'MESSAGE', 'EPHEMERAL_MESSAGE'].includes(sourceType))
+        throw invalidRequest('sourceType must be VIEW, MESSAGE or EPHEMERAL_MESSAGE.');
       const onAction = str(f.onAction, 'onAction') ?? TEST_ON_ACTION;
       // on a view, the source is the view: its id (given, or the view's own)
       const view = sourceType === 'VIEW' ? { ...(f.view ?? defaultView()) } : undefined;
       if (view && view.id === undefined) view.id = str(f.sourceId, 'sourceId') ?? newId('view', 8);
       const payload: Record<string, unknown> = {
-        messageType: 'BLOCK_INTERACTION', ...base, channelId, sourceType, sourceId: view ? String(view.id) : (str(f.sourceId, 'sourceId') ?? newId('msg', 12)),
-        actionType: str(f.actionType, 'actionType') ?? 'BUTTON', onAction,
-        payload: interactionPayload(f), triggerId, loadingTimeout: 3,
+        messageType: 'BLOCK_INTERACTION',
+        ...base,
+        channelId,
+        sourceType,
+        sourceId: view ? String(view.id) : (str(f.sourceId, 'sourceId') ?? newId('msg', 12)),
+        actionType: str(f.actionType, 'actionType') ?? 'BUTTON',
+        onAction,
+        payload: interactionPayload(f),
+        triggerId,
+        loadingTimeout: 3,
       };
       if (view) payload.view = view;
       return override({ url: m.blockInteraction.url, interactive: true, payload });
@@ -121,14 +180,28 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const t = f.viewActionType ?? 'SUBMIT';
       if (t !== 'SUBMIT' && t !== 'CLOSE') throw invalidRequest('viewActionType must be SUBMIT or CLOSE.');
       const view = { ...defaultView(), ...(f.view ?? {}) };
-      return override({ url: m.viewAction.url, interactive: true, payload: { messageType: 'VIEW_ACTION', ...base, channelId, viewActionType: t, view, triggerId } });
+      return override({
+        url: m.viewAction.url,
+        interactive: true,
+        payload: { messageType: 'VIEW_ACTION', ...base, channelId, viewActionType: t, view, triggerId },
+      });
     }
     case 'dynamic-menu': {
       const menus = m.dynamicMenus ?? [];
       const onAction = str(f.onAction, 'onAction') ?? menus[0]?.onAction;
       const menu = menus.find((x) => x.onAction === onAction);
-      if (!menu) throw invalidRequest(onAction ? `The app has no dynamic menu with onAction ${onAction} (it has: ${menus.map((x) => x.onAction).join(', ') || 'none'}).` : 'The app has no dynamic menus.');
-      const payload: Record<string, unknown> = { messageType: 'DYNAMIC_MENU', onAction: menu.onAction, ...base, triggerId };
+      if (!menu)
+        throw invalidRequest(
+          onAction
+            ? `The app has no dynamic menu with onAction ${onAction} (it has: ${menus.map((x) => x.onAction).join(', ') || 'none'}).`
+            : 'The app has no dynamic menus.',
+        );
+      const payload: Record<string, unknown> = {
+        messageType: 'DYNAMIC_MENU',
+        onAction: menu.onAction,
+        ...base,
+        triggerId,
+      };
       if (f.query !== undefined) payload.query = str(f.query, 'query');
       if (f.value !== undefined) payload.value = str(f.value, 'value');
       if (f.sourceType) payload.sourceType = f.sourceType;
@@ -140,10 +213,14 @@ export function buildPayload(kind: DeliveryKind, app: AppRecord, who: { workspac
       const ev = str(f.event, 'event') ?? m.eventSubscriptions?.events?.[0];
       if (!ev) throw invalidRequest('The app subscribes to no events; name one with event.');
       if (!(ev in EVENT_SCOPES)) throw invalidRequest(`${ev} is not a known event.`);
-      if (!(m.eventSubscriptions?.events ?? []).includes(ev)) throw invalidRequest(`The app does not subscribe to ${ev}; events are only sent to apps that subscribe to them.`);
+      if (!(m.eventSubscriptions?.events ?? []).includes(ev))
+        throw invalidRequest(
+          `The app does not subscribe to ${ev}; events are only sent to apps that subscribe to them.`,
+        );
       const need = EVENT_SCOPES[ev];
       const scopes = new Set([...(m.scopes?.botScopes ?? []), ...(m.scopes?.userScopes ?? [])]);
-      if (need && !scopes.has(need)) throw invalidRequest(`${ev} needs the scope ${need}, which the app does not have.`);
+      if (need && !scopes.has(need))
+        throw invalidRequest(`${ev} needs the scope ${need}, which the app does not have.`);
       const body = f.body !== undefined ? f.body : defaultEventBody(ev, app, who, channelId, new Date(now));
       return override({
         url: m.eventSubscriptions.url || undefined,
@@ -183,7 +260,12 @@ export function subjectOf(kind: DeliveryKind, p: Record<string, unknown>): strin
 }
 
 /** The event envelope: `body` is a JSON-encoded string (an object makes the official SDK answer 500). */
-export function eventPayload(eventType: string, workspaceId: string, workspaceUserIds: string[], body: unknown): Record<string, unknown> {
+export function eventPayload(
+  eventType: string,
+  workspaceId: string,
+  workspaceUserIds: string[],
+  body: unknown,
+): Record<string, unknown> {
   return {
     messageType: APP_EVENTS.has(eventType) ? 'APP_EVENT' : 'PUMBLE_EVENT',
     eventType,
@@ -193,17 +275,52 @@ export function eventPayload(eventType: string, workspaceId: string, workspaceUs
   };
 }
 
-function defaultEventBody(ev: string, app: AppRecord, who: { workspaceId: string; userId: string }, channelId: string, now: Date): Record<string, unknown> {
+function defaultEventBody(
+  ev: string,
+  app: AppRecord,
+  who: { workspaceId: string; userId: string },
+  channelId: string,
+  now: Date,
+): Record<string, unknown> {
   // the shapes services/oauth/revocation.ts sends for real (docs/protocol.md §5.3), with the caller as the user
   // concerned
   if (ev === 'APP_UNAUTHORIZED') {
-    return { id: authorizationId(app.id, who.userId), app: app.id, appInstallation: installationId(app.id, who.workspaceId), workspaceUser: who.userId, workspace: who.workspaceId, grantedScopes: [], accessGranted: false };
+    return {
+      id: authorizationId(app.id, who.userId),
+      app: app.id,
+      appInstallation: installationId(app.id, who.workspaceId),
+      workspaceUser: who.userId,
+      workspace: who.workspaceId,
+      grantedScopes: [],
+      accessGranted: false,
+    };
   }
   if (ev === 'APP_UNINSTALLED') {
-    return { id: installationId(app.id, who.workspaceId), app: app.id, workspace: who.workspaceId, installedBy: who.userId, botUser: app.manifest.bot ? newId('bot', 12) : null, uninstalledAt: now.toISOString() };
+    return {
+      id: installationId(app.id, who.workspaceId),
+      app: app.id,
+      workspace: who.workspaceId,
+      installedBy: who.userId,
+      botUser: app.manifest.bot ? newId('bot', 12) : null,
+      uninstalledAt: now.toISOString(),
+    };
   }
   if (ev === 'NEW_MESSAGE' || ev === 'UPDATED_MESSAGE') {
-    return { mId: newId('msg', 12), wId: who.workspaceId, cId: channelId, aId: who.userId, tx: 'Hello from appreg', bl: [], ty: ev, ts: now.toISOString(), tsm: now.getTime(), f: [], att: [], e: ev === 'UPDATED_MESSAGE', eph: false };
+    return {
+      mId: newId('msg', 12),
+      wId: who.workspaceId,
+      cId: channelId,
+      aId: who.userId,
+      tx: 'Hello from appreg',
+      bl: [],
+      ty: ev,
+      ts: now.toISOString(),
+      tsm: now.getTime(),
+      f: [],
+      att: [],
+      e: ev === 'UPDATED_MESSAGE',
+      eph: false,
+    };
   }
   return { wId: who.workspaceId, aId: who.userId, ty: ev, ts: now.toISOString(), tsm: now.getTime() };
 }

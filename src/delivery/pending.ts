@@ -16,7 +16,8 @@ export function released(p: PendingDelivery, nextAt = p.nextAt): PendingDelivery
 }
 
 /** Whether another daemon holds a live lease on `p` (an attempt of it runs there now). */
-export const leasedElsewhere = (p: PendingDelivery, owner: string, now: number): boolean => p.leaseOwner !== undefined && p.leaseOwner !== owner && (p.leaseUntil ?? 0) > now;
+export const leasedElsewhere = (p: PendingDelivery, owner: string, now: number): boolean =>
+  p.leaseOwner !== undefined && p.leaseOwner !== owner && (p.leaseUntil ?? 0) > now;
 
 /**
  * Replace `held` (the record as this daemon read or wrote it) by `next` (null: delete), with
@@ -35,7 +36,10 @@ export async function replacePending(
   let expect = held;
   for (let i = 0; i < 4; i++) {
     try {
-      await store.commit([{ table: PENDING_TABLE, id: held.id, value: next }, ...extra], [{ table: PENDING_TABLE, id: held.id, value: expect }]);
+      await store.commit(
+        [{ table: PENDING_TABLE, id: held.id, value: next }, ...extra],
+        [{ table: PENDING_TABLE, id: held.id, value: expect }],
+      );
       return true;
     } catch (e) {
       if (!(e instanceof StoreConflict)) throw e;
@@ -54,6 +58,7 @@ export async function replacePending(
  */
 export async function takeOverDeadLeases(store: Store, owner: string, now: number): Promise<void> {
   for (const p of await store.all(PENDING_TABLE)) {
-    if (leasedElsewhere(p, owner, now)) await replacePending(store, p, released(p, Math.min(p.nextAt, now)), () => false);
+    if (leasedElsewhere(p, owner, now))
+      await replacePending(store, p, released(p, Math.min(p.nextAt, now)), () => false);
   }
 }

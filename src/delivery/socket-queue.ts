@@ -31,7 +31,10 @@ export interface SocketQueueDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  config: Pick<Config, 'socketQueueMaxAgeMs' | 'socketQueueMaxPerApp' | 'deliveryRetrySchedule' | 'deliveryEventTimeoutMs'>;
+  config: Pick<
+    Config,
+    'socketQueueMaxAgeMs' | 'socketQueueMaxPerApp' | 'deliveryRetrySchedule' | 'deliveryEventTimeoutMs'
+  >;
   /** This daemon, as a holder of socket-mode connections (socket-relay.ts). */
   instanceId: string;
 }
@@ -68,10 +71,14 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   // A kept event waits as long as the engine would go on retrying it (plus a minute's slack:
   // the engine's own give-up normally discards it first), unless the operator set a shorter age.
   const maxAgeMs = config.socketQueueMaxAgeMs > 0 ? config.socketQueueMaxAgeMs : retryHorizonMs(config) + 60_000;
-  const ageRule = config.socketQueueMaxAgeMs > 0 ? `older than socketQueueMaxAgeMs (${config.socketQueueMaxAgeMs} ms)` : `older than the retry schedule's horizon (${Math.round(maxAgeMs / 1000)} s)`;
+  const ageRule =
+    config.socketQueueMaxAgeMs > 0
+      ? `older than socketQueueMaxAgeMs (${config.socketQueueMaxAgeMs} ms)`
+      : `older than the retry schedule's horizon (${Math.round(maxAgeMs / 1000)} s)`;
 
   /** The app's kept events, oldest first. */
-  const kept = async (appId: string) => (await store.find(SOCKET_QUEUE_TABLE, 'appId', appId)).sort((a, b) => a.seq - b.seq);
+  const kept = async (appId: string) =>
+    (await store.find(SOCKET_QUEUE_TABLE, 'appId', appId)).sort((a, b) => a.seq - b.seq);
 
   async function sweepSent(now: number) {
     if (now - lastSweep < 60_000) return;
@@ -86,18 +93,31 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
    */
   async function remove(e: QueuedEvent, extra: Change[] = []): Promise<boolean> {
     try {
-      await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: null }, ...extra], [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }]);
+      await store.commit(
+        [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: null }, ...extra],
+        [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }],
+      );
       return true;
     } catch (err) {
-      if (!(err instanceof StoreConflict)) log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message });
+      if (!(err instanceof StoreConflict))
+        log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message });
       return false;
     }
   }
 
   async function drop(e: QueuedEvent, why: string, tellEngine = true): Promise<boolean> {
     if (!(await remove(e))) return false;
-    log.warn('socket-mode event dropped from the queue', { appId: e.appId, deliveryId: e.id, why, queuedAt: new Date(e.queuedAt).toISOString() });
-    settle(e, { outcome: 'no_connection', latencyMs: 0, error: `dropped from the socket-mode queue: ${why}` }, tellEngine);
+    log.warn('socket-mode event dropped from the queue', {
+      appId: e.appId,
+      deliveryId: e.id,
+      why,
+      queuedAt: new Date(e.queuedAt).toISOString(),
+    });
+    settle(
+      e,
+      { outcome: 'no_connection', latencyMs: 0, error: `dropped from the socket-mode queue: ${why}` },
+      tellEngine,
+    );
     return true;
   }
 
@@ -122,7 +142,12 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       if (!e || e.appId !== appId) return false;
       return await drop(e, why, false);
     } catch (err) {
-      log.warn('socket-mode event could not be dropped from the queue', { appId, deliveryId: id, why, error: (err as Error).message });
+      log.warn('socket-mode event could not be dropped from the queue', {
+        appId,
+        deliveryId: id,
+        why,
+        error: (err as Error).message,
+      });
       return false;
     }
   }
@@ -133,15 +158,26 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     const now = clock.now();
     // after every event already kept for the app, whatever the clocks of the daemons that kept them
     const seq = Math.max(nextSeq(), (list.at(-1)?.seq ?? 0) + 1);
-    const e: QueuedEvent = { id: req.deliveryId, appId: req.app.id, seq, payload: req.payload, queuedAt: now, expiresAt: now + maxAgeMs };
+    const e: QueuedEvent = {
+      id: req.deliveryId,
+      appId: req.app.id,
+      seq,
+      payload: req.payload,
+      queuedAt: now,
+      expiresAt: now + maxAgeMs,
+    };
     try {
-      await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }], [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: undefined }]);
+      await store.commit(
+        [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }],
+        [{ table: SOCKET_QUEUE_TABLE, id: e.id, value: undefined }],
+      );
     } catch (err) {
       if (err instanceof StoreConflict) return; // kept meanwhile by another attempt of it
       throw err;
     }
     const all = [...list, e];
-    while (all.length > config.socketQueueMaxPerApp) await drop(must(all.shift()), `more than ${config.socketQueueMaxPerApp} events kept for the app`);
+    while (all.length > config.socketQueueMaxPerApp)
+      await drop(must(all.shift()), `more than ${config.socketQueueMaxPerApp} events kept for the app`);
   }
 
   /** Send the app's kept events in order, while it has an open connection here. */
@@ -164,21 +200,52 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
           if (!conn) break;
           const sentAt = clock.now();
           // out of the queue before the frame is written: of two daemons holding the app's connections, one sends it
-          if (!(await remove(e, [{ table: SOCKET_SENT_TABLE, id: e.id, value: { id: e.id, appId, sentAt, expiresAt: e.expiresAt } satisfies SentMark }]))) continue;
+          if (
+            !(await remove(e, [
+              {
+                table: SOCKET_SENT_TABLE,
+                id: e.id,
+                value: { id: e.id, appId, sentAt, expiresAt: e.expiresAt } satisfies SentMark,
+              },
+            ]))
+          )
+            continue;
           const t0 = performance.now();
           if (!(await writeFrame(conn, JSON.stringify({ payload: e.payload, correlation_id: nextCorrelationId() })))) {
             // the connection is going: the event goes back to its place; the next connection to open resumes here
-            await store.commit([{ table: SOCKET_QUEUE_TABLE, id: e.id, value: e }, { table: SOCKET_SENT_TABLE, id: e.id, value: null }]).catch((err) => log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message }));
+            await store
+              .commit([
+                { table: SOCKET_QUEUE_TABLE, id: e.id, value: e },
+                { table: SOCKET_SENT_TABLE, id: e.id, value: null },
+              ])
+              .catch((err) =>
+                log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message }),
+              );
             more = false;
             break;
           }
           log.info('socket-mode event sent from the queue', { appId, deliveryId: e.id, keptMs: sentAt - e.queuedAt });
-          settle(e, { outcome: 'acked', latencyMs: Math.round((performance.now() - t0) * 10) / 10, body: {}, excerpt: 'sent from the socket-mode queue' });
+          settle(e, {
+            outcome: 'acked',
+            latencyMs: Math.round((performance.now() - t0) * 10) / 10,
+            body: {},
+            excerpt: 'sent from the socket-mode queue',
+          });
           more = true; // events kept meanwhile go out in the same flush
         }
       }
       // Whatever is still kept waits for the next connection.
-      for (const e of await kept(appId)) if (waiters.has(e.id)) settle(e, { outcome: 'no_connection', latencyMs: 0, error: 'kept in the socket-mode queue; sent in order when the app reconnects' }, false);
+      for (const e of await kept(appId))
+        if (waiters.has(e.id))
+          settle(
+            e,
+            {
+              outcome: 'no_connection',
+              latencyMs: 0,
+              error: 'kept in the socket-mode queue; sent in order when the app reconnects',
+            },
+            false,
+          );
     } finally {
       flushing.delete(appId);
     }
@@ -192,20 +259,34 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   /** Events only. undefined = nothing kept for the app and it is connected here: send directly. */
   async function handle(req: SendRequest): Promise<AttemptResult | undefined> {
     // a first attempt cannot have been sent from the queue yet: no read for a mark then
-    const [mark, list] = await Promise.all([req.retryNum > 0 ? store.get(SOCKET_SENT_TABLE, req.deliveryId) : undefined, kept(req.app.id)]);
+    const [mark, list] = await Promise.all([
+      req.retryNum > 0 ? store.get(SOCKET_SENT_TABLE, req.deliveryId) : undefined,
+      kept(req.app.id),
+    ]);
     if (mark && mark.appId === req.app.id) {
-      return { outcome: 'acked', latencyMs: 0, body: {}, excerpt: `sent from the socket-mode queue at ${new Date(mark.sentAt).toISOString()}` };
+      return {
+        outcome: 'acked',
+        latencyMs: 0,
+        body: {},
+        excerpt: `sent from the socket-mode queue at ${new Date(mark.sentAt).toISOString()}`,
+      };
     }
     const open = sessions.openCount(req.app.id) > 0;
     // (while a flush runs here, an event taken out of the queue may still be on its way: this one waits its turn)
     if (!list.length && open && !flushing.has(req.app.id)) return undefined;
     if (!open) {
       await enqueue(req, list);
-      return { outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection; the event is kept and sent in order when it reconnects' } satisfies AttemptResult;
+      return {
+        outcome: 'no_connection',
+        latencyMs: 0,
+        error: 'the app has no open socket-mode connection; the event is kept and sent in order when it reconnects',
+      } satisfies AttemptResult;
     }
     // Connected, but older events are still kept: this one goes after them (waited for before it is
     // kept, so a flush already running cannot send it unheard).
-    const result = new Promise<AttemptResult>((resolve) => waiters.set(req.deliveryId, [...(waiters.get(req.deliveryId) ?? []), resolve]));
+    const result = new Promise<AttemptResult>((resolve) =>
+      waiters.set(req.deliveryId, [...(waiters.get(req.deliveryId) ?? []), resolve]),
+    );
     await enqueue(req, list);
     void flush(req.app.id);
     return result;

@@ -30,8 +30,24 @@ const ACCEPTING_MS = 10_000;
 /** Bytes a notification may carry (the store's limit is 7,000; the envelope needs some). */
 const INLINE_MAX = 6500;
 
-interface RelayedRequest { rid: string; from: string; to: string; appId: string; deliveryId: string; attemptId: string; rawPayload: string; interactive: boolean; budgetMs: number; retryNum: number }
-interface RelayReply { rid: string; to: string; result?: AttemptResult; noSession?: true }
+interface RelayedRequest {
+  rid: string;
+  from: string;
+  to: string;
+  appId: string;
+  deliveryId: string;
+  attemptId: string;
+  rawPayload: string;
+  interactive: boolean;
+  budgetMs: number;
+  retryNum: number;
+}
+interface RelayReply {
+  rid: string;
+  to: string;
+  result?: AttemptResult;
+  noSession?: true;
+}
 /** On the channel: the message itself, or the id of the record holding it. */
 type Envelope<T> = { to: string; msg?: T; ref?: string };
 
@@ -59,7 +75,13 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   const awaiting = new Map<string, (r: RelayReply) => void>();
   const holderId = (appId: string) => `${appId}:${me}`;
   // before its first connection is registered the count is still 0: the record is written for that one
-  const holder = (appId: string): HolderRecord => ({ id: holderId(appId), appId, instanceId: me, expiresAt: clock.now() + ttlMs, connections: Math.max(1, sessions.count(appId)) });
+  const holder = (appId: string): HolderRecord => ({
+    id: holderId(appId),
+    appId,
+    instanceId: me,
+    expiresAt: clock.now() + ttlMs,
+    connections: Math.max(1, sessions.count(appId)),
+  });
   const fail = (e: unknown) => log.error('socket relay failed', { error: (e as Error).message });
 
   /**
@@ -103,7 +125,9 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     const inline = JSON.stringify({ to, msg } satisfies Envelope<T>);
     if (Buffer.byteLength(inline) <= INLINE_MAX) return store.publish(channel, inline);
     const ref = newId('rly', 12);
-    await store.commit([{ table: RELAY_TABLE, id: ref, value: { id: ref, msg, expiresAt: clock.now() + ttl + 60_000 } }]);
+    await store.commit([
+      { table: RELAY_TABLE, id: ref, value: { id: ref, msg, expiresAt: clock.now() + ttl + 60_000 } },
+    ]);
     await store.publish(channel, JSON.stringify({ to, ref } satisfies Envelope<T>));
   }
 
@@ -121,11 +145,22 @@ export function createSocketRelay(deps: SocketRelayDeps) {
 
   /** A relayed attempt, on the holder: made on its own connections, answered on the reply channel. */
   async function serve(m: RelayedRequest): Promise<void> {
-    const reply = async (r: Omit<RelayReply, 'rid' | 'to'>) => post<RelayReply>(REPLIES, m.from, { rid: m.rid, to: m.from, ...r }, m.budgetMs);
+    const reply = async (r: Omit<RelayReply, 'rid' | 'to'>) =>
+      post<RelayReply>(REPLIES, m.from, { rid: m.rid, to: m.from, ...r }, m.budgetMs);
     if (sessions.openCount(m.appId) === 0) return reply({ noSession: true });
     // the transport only needs the app's id (socket mode: no URL, no signing secret)
     const app = { id: m.appId } as AppRecord;
-    const req: SendRequest = { deliveryId: m.deliveryId, attemptId: m.attemptId, app, payload: JSON.parse(m.rawPayload) as Record<string, unknown>, rawPayload: m.rawPayload, interactive: m.interactive, budgetMs: m.budgetMs, retryNum: m.retryNum, signingSecret: '' };
+    const req: SendRequest = {
+      deliveryId: m.deliveryId,
+      attemptId: m.attemptId,
+      app,
+      payload: JSON.parse(m.rawPayload) as Record<string, unknown>,
+      rawPayload: m.rawPayload,
+      interactive: m.interactive,
+      budgetMs: m.budgetMs,
+      retryNum: m.retryNum,
+      signingSecret: '',
+    };
     return reply({ result: await sendLocal(req) });
   }
 
@@ -171,8 +206,12 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   /** The app's open connections on every daemon: this one's now, the others' as their live holder records say. */
   async function connections(appId: string): Promise<number> {
     const now = clock.now();
-    const others = (await store.find(SOCKET_HOLDERS_TABLE, 'appId', appId)).filter((h) => h.expiresAt > now && h.instanceId !== me);
-    return sessions.count(appId) + others.reduce((n, h) => n + (typeof h.connections === 'number' ? h.connections : 1), 0);
+    const others = (await store.find(SOCKET_HOLDERS_TABLE, 'appId', appId)).filter(
+      (h) => h.expiresAt > now && h.instanceId !== me,
+    );
+    return (
+      sessions.count(appId) + others.reduce((n, h) => n + (typeof h.connections === 'number' ? h.connections : 1), 0)
+    );
   }
 
   /**
@@ -182,7 +221,9 @@ export function createSocketRelay(deps: SocketRelayDeps) {
   async function relay(req: SendRequest): Promise<AttemptResult | undefined> {
     const t0 = performance.now();
     const now = clock.now();
-    const live = (await store.find(SOCKET_HOLDERS_TABLE, 'appId', req.app.id)).filter((h) => h.expiresAt > now && h.instanceId !== me);
+    const live = (await store.find(SOCKET_HOLDERS_TABLE, 'appId', req.app.id)).filter(
+      (h) => h.expiresAt > now && h.instanceId !== me,
+    );
     if (!live.length) return undefined;
     const to = must(live[Math.floor(Math.random() * live.length)]).instanceId;
     const rid = newId('rel', 12);
@@ -194,13 +235,26 @@ export function createSocketRelay(deps: SocketRelayDeps) {
         resolve(r);
       });
     });
-    const msg: RelayedRequest = { rid, from: me, to, appId: req.app.id, deliveryId: req.deliveryId, attemptId: req.attemptId, rawPayload: req.rawPayload ?? JSON.stringify(req.payload), interactive: req.interactive, budgetMs: Math.max(0, left() - 50), retryNum: req.retryNum };
+    const msg: RelayedRequest = {
+      rid,
+      from: me,
+      to,
+      appId: req.app.id,
+      deliveryId: req.deliveryId,
+      attemptId: req.attemptId,
+      rawPayload: req.rawPayload ?? JSON.stringify(req.payload),
+      interactive: req.interactive,
+      budgetMs: Math.max(0, left() - 50),
+      retryNum: req.retryNum,
+    };
     try {
       await post(REQUESTS, to, msg, req.budgetMs);
       const r = await answer;
       if (r?.noSession) return undefined;
       const latencyMs = Math.round((performance.now() - t0) * 10) / 10;
-      return r?.result ? { ...r.result, latencyMs } : { outcome: 'timeout', latencyMs, error: `no answer within ${req.budgetMs} ms` };
+      return r?.result
+        ? { ...r.result, latencyMs }
+        : { outcome: 'timeout', latencyMs, error: `no answer within ${req.budgetMs} ms` };
     } finally {
       awaiting.delete(rid);
     }

@@ -42,9 +42,14 @@ function classifyReply(r: SocketReply): Omit<AttemptResult, 'latencyMs'> {
   const { status, excerpt } = r;
   if (status >= 200 && status < 300) {
     if (r.hasBody) return { status, excerpt, outcome: 'response', body: r.body };
-    return r.message ? { status, excerpt, outcome: 'acked', message: r.message, body: { message: r.message } } : { status, excerpt, outcome: 'acked', body: {} };
+    return r.message
+      ? { status, excerpt, outcome: 'acked', message: r.message, body: { message: r.message } }
+      : { status, excerpt, outcome: 'acked', body: {} };
   }
-  if (status >= 400) return r.message ? { status, excerpt, outcome: 'nacked', message: r.message, body: { message: r.message } } : { status, excerpt, outcome: 'nacked', error: `the app answered status ${status} without a message` };
+  if (status >= 400)
+    return r.message
+      ? { status, excerpt, outcome: 'nacked', message: r.message, body: { message: r.message } }
+      : { status, excerpt, outcome: 'nacked', error: `the app answered status ${status} without a message` };
   return { status, excerpt, outcome: 'http_error', error: `the app answered status ${status}` };
 }
 
@@ -66,15 +71,21 @@ class Attempt implements ReplyWaiter {
 
   start(): void {
     const { req } = this;
-    this.timer = this.clock.setTimeout(() => this.finish({ outcome: 'timeout', error: `no answer within ${req.budgetMs} ms` }), Math.max(0, req.budgetMs));
+    this.timer = this.clock.setTimeout(
+      () => this.finish({ outcome: 'timeout', error: `no answer within ${req.budgetMs} ms` }),
+      Math.max(0, req.budgetMs),
+    );
     if (req.interactive) this.sessions.expectReply(this.correlationId, this);
     if (this.done) return;
     try {
       // the engine's serialised payload is reused: the frame is `{"payload": …, "correlation_id": …}`
-      this.conn.send(`{"payload":${req.rawPayload ?? JSON.stringify(req.payload)},"correlation_id":${JSON.stringify(this.correlationId)}}`, (err) => {
-        if (err) this.finish({ outcome: 'connection_error', error: WRITE_FAILED });
-        else if (!req.interactive) this.finish({ outcome: 'acked', body: {} });
-      });
+      this.conn.send(
+        `{"payload":${req.rawPayload ?? JSON.stringify(req.payload)},"correlation_id":${JSON.stringify(this.correlationId)}}`,
+        (err) => {
+          if (err) this.finish({ outcome: 'connection_error', error: WRITE_FAILED });
+          else if (!req.interactive) this.finish({ outcome: 'acked', body: {} });
+        },
+      );
     } catch {
       this.finish({ outcome: 'connection_error', error: WRITE_FAILED });
     }
@@ -104,19 +115,37 @@ class Attempt implements ReplyWaiter {
  * is reached through it (the composition root decides; one daemon alone has nobody to relay to,
  * and no holder records to keep written).
  */
-export function createSocketTransport(sessions: SocketConnections, clock: Clock, queueDeps?: SocketQueueDeps & { relay: boolean }): SocketTransport {
+export function createSocketTransport(
+  sessions: SocketConnections,
+  clock: Clock,
+  queueDeps?: SocketQueueDeps & { relay: boolean },
+): SocketTransport {
   // Correlation ids need to be unique, not secret (the connection is already authenticated):
   // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
   const prefix = newId('cor', 9) + '_';
   let seq = 0;
   const nextCorrelationId = () => prefix + (++seq).toString(36);
   let keptSettled: ((deliveryId: string, appId: string, result: AttemptResult) => void) | undefined;
-  const queue = queueDeps ? createSocketQueue({ ...queueDeps, sessions, nextCorrelationId, settled: (id, appId, r) => keptSettled?.(id, appId, r) }) : undefined;
+  const queue = queueDeps
+    ? createSocketQueue({
+        ...queueDeps,
+        sessions,
+        nextCorrelationId,
+        settled: (id, appId, r) => keptSettled?.(id, appId, r),
+      })
+    : undefined;
 
   function sendNow(req: SendRequest): Promise<AttemptResult> {
     const conn = sessions.pick(req.app.id);
-    if (!conn) return Promise.resolve({ outcome: 'no_connection', latencyMs: 0, error: 'the app has no open socket-mode connection' });
-    return new Promise<AttemptResult>((resolve) => new Attempt(clock, sessions, conn, nextCorrelationId(), req, resolve).start());
+    if (!conn)
+      return Promise.resolve({
+        outcome: 'no_connection',
+        latencyMs: 0,
+        error: 'the app has no open socket-mode connection',
+      });
+    return new Promise<AttemptResult>((resolve) =>
+      new Attempt(clock, sessions, conn, nextCorrelationId(), req, resolve).start(),
+    );
   }
 
   /** An attempt on this daemon's connections: events through the queue (kept ones go first). */
@@ -128,7 +157,9 @@ export function createSocketTransport(sessions: SocketConnections, clock: Clock,
     return sendNow(req);
   }
 
-  const relay = queueDeps?.relay ? createSocketRelay({ ...queueDeps, sessions, sendLocal, onHeld: (appId) => void queue?.flush(appId) }) : undefined;
+  const relay = queueDeps?.relay
+    ? createSocketRelay({ ...queueDeps, sessions, sendLocal, onHeld: (appId) => void queue?.flush(appId) })
+    : undefined;
 
   async function send(req: SendRequest): Promise<AttemptResult> {
     if (relay && sessions.openCount(req.app.id) === 0) {

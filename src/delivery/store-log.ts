@@ -57,7 +57,8 @@ function withoutNul<T>(v: T): T {
   const nul = (x: string) => x.replace(UNSTORABLE_CHARS, '\ufffd');
   if (typeof v === 'string') return nul(v) as T;
   if (Array.isArray(v)) return v.map(withoutNul) as T;
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [nul(k), withoutNul(x)])) as T;
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [nul(k), withoutNul(x)])) as T;
   return v;
 }
 
@@ -79,8 +80,23 @@ export function logRecordsOf(recs: DeliveryRecord[]): Map<string, Map<string, ob
   let seq = 0;
   for (const rec of recs) {
     for (const e of entriesOf(rec)) {
-      if (e.begun) must(tables.get(HEADS)).set(rec.id, { id: rec.id, appId: rec.appId, ownerId: rec.ownerId, createdAt: rec.createdAt, seq: seq++, head: e.begun.head, payload: e.begun.payload } satisfies StoredHead);
-      if (e.attempt) must(tables.get(ATTEMPTS)).set(e.attempt.id, { id: e.attempt.id, deliveryId: rec.id, seq: seq++, attempt: e.attempt } satisfies StoredAttempt);
+      if (e.begun)
+        must(tables.get(HEADS)).set(rec.id, {
+          id: rec.id,
+          appId: rec.appId,
+          ownerId: rec.ownerId,
+          createdAt: rec.createdAt,
+          seq: seq++,
+          head: e.begun.head,
+          payload: e.begun.payload,
+        } satisfies StoredHead);
+      if (e.attempt)
+        must(tables.get(ATTEMPTS)).set(e.attempt.id, {
+          id: e.attempt.id,
+          deliveryId: rec.id,
+          seq: seq++,
+          attempt: e.attempt,
+        } satisfies StoredAttempt);
       if (e.state) must(tables.get(STATES)).set(rec.id, { id: rec.id, state: e.state } satisfies StoredState);
     }
   }
@@ -91,10 +107,13 @@ export function logRecordsOf(recs: DeliveryRecord[]): Map<string, Map<string, ob
 export function deliveriesOfRecords(tables: Map<string, Map<string, object>>): DeliveryRecord[] {
   const none = new Map<string, object>();
   const attemptsOf = new Map<string, StoredAttempt[]>();
-  for (const a of (tables.get(ATTEMPTS) ?? none).values() as Iterable<StoredAttempt>) attemptsOf.set(a.deliveryId, [...(attemptsOf.get(a.deliveryId) ?? []), a]);
+  for (const a of (tables.get(ATTEMPTS) ?? none).values() as Iterable<StoredAttempt>)
+    attemptsOf.set(a.deliveryId, [...(attemptsOf.get(a.deliveryId) ?? []), a]);
   const states = tables.get(STATES) ?? none;
   const heads = [...((tables.get(HEADS) ?? none).values() as Iterable<StoredHead>)].sort((a, b) => a.seq - b.seq);
-  return heads.flatMap((h) => assemble(h, attemptsOf.get(h.id) ?? [], states.get(h.id) as StoredState | undefined) ?? []);
+  return heads.flatMap(
+    (h) => assemble(h, attemptsOf.get(h.id) ?? [], states.get(h.id) as StoredState | undefined) ?? [],
+  );
 }
 
 export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
@@ -135,9 +154,26 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     for (const e of batch) {
       if (e.begun) {
         const { head, payload } = e.begun;
-        changes.push({ table: HEADS, id, value: { id, appId: head.appId, ownerId: head.ownerId, createdAt: head.createdAt, seq: nextSeq(), head, payload } satisfies StoredHead });
+        changes.push({
+          table: HEADS,
+          id,
+          value: {
+            id,
+            appId: head.appId,
+            ownerId: head.ownerId,
+            createdAt: head.createdAt,
+            seq: nextSeq(),
+            head,
+            payload,
+          } satisfies StoredHead,
+        });
       }
-      if (e.attempt) changes.push({ table: ATTEMPTS, id: e.attempt.id, value: { id: e.attempt.id, deliveryId: id, seq: nextSeq(), attempt: e.attempt } satisfies StoredAttempt });
+      if (e.attempt)
+        changes.push({
+          table: ATTEMPTS,
+          id: e.attempt.id,
+          value: { id: e.attempt.id, deliveryId: id, seq: nextSeq(), attempt: e.attempt } satisfies StoredAttempt,
+        });
       if (e.state) state = e.state;
     }
     if (state) changes.push({ table: STATES, id, value: { id, state } satisfies StoredState });
@@ -177,7 +213,10 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   /** The delivery as written (undefined when its beginning is not in the store). */
   async function stored(id: string): Promise<DeliveryRecord | undefined> {
     const [[h, s], attempts] = await Promise.all([
-      store.getMany([{ table: HEADS, id }, { table: STATES, id }]),
+      store.getMany([
+        { table: HEADS, id },
+        { table: STATES, id },
+      ]),
       store.find(ATTEMPTS, 'deliveryId', id),
     ]);
     return h ? assemble(h, attempts, s) : undefined;
@@ -238,34 +277,44 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     const orphan = (deliveryId: string) => !known.has(deliveryId) && !unwritten.has(deliveryId);
     const changes: Change[] = [
       ...[...gone].map((id): Change => ({ table: HEADS, id, value: null })),
-      ...states.filter((s) => gone.has(s.id) || orphan(s.id)).map((s): Change => ({ table: STATES, id: s.id, value: null })),
-      ...attempts.filter((a) => gone.has(a.deliveryId) || orphan(a.deliveryId)).map((a): Change => ({ table: ATTEMPTS, id: a.id, value: null })),
+      ...states
+        .filter((s) => gone.has(s.id) || orphan(s.id))
+        .map((s): Change => ({ table: STATES, id: s.id, value: null })),
+      ...attempts
+        .filter((a) => gone.has(a.deliveryId) || orphan(a.deliveryId))
+        .map((a): Change => ({ table: ATTEMPTS, id: a.id, value: null })),
     ];
     for (let i = 0; i < changes.length; i += PRUNE_BATCH) await store.commit(changes.slice(i, i + PRUNE_BATCH));
   }
 
-  const unsubscribe = store.subscribe(CHANNEL, (payload) => {
-    if (!listeners.size) return;
-    let notice: { id?: unknown; from?: unknown };
-    try {
-      notice = JSON.parse(payload) as typeof notice;
-    } catch {
-      return;
-    }
-    if (notice.from === origin || typeof notice.id !== 'string') return;
-    void readBack(notice.id); // another daemon's write: the notice is small, the delivery is read back
-  }, (lostMs) => {
-    if (!listeners.size) return;
-    // announcements of the last lostMs were not heard: what changed since then is told now, oldest first
-    const since = clock.now() - lostMs - GAP_MARGIN_MS;
-    store
-      .all(STATES)
-      .then(async (all) => {
-        const missed = all.filter((s) => Date.parse(s.state.at) >= since).sort((a, b) => (a.state.at < b.state.at ? -1 : a.state.at > b.state.at ? 1 : 0));
-        for (const s of missed) await readBack(s.id);
-      })
-      .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
-  });
+  const unsubscribe = store.subscribe(
+    CHANNEL,
+    (payload) => {
+      if (!listeners.size) return;
+      let notice: { id?: unknown; from?: unknown };
+      try {
+        notice = JSON.parse(payload) as typeof notice;
+      } catch {
+        return;
+      }
+      if (notice.from === origin || typeof notice.id !== 'string') return;
+      void readBack(notice.id); // another daemon's write: the notice is small, the delivery is read back
+    },
+    (lostMs) => {
+      if (!listeners.size) return;
+      // announcements of the last lostMs were not heard: what changed since then is told now, oldest first
+      const since = clock.now() - lostMs - GAP_MARGIN_MS;
+      store
+        .all(STATES)
+        .then(async (all) => {
+          const missed = all
+            .filter((s) => Date.parse(s.state.at) >= since)
+            .sort((a, b) => (a.state.at < b.state.at ? -1 : a.state.at > b.state.at ? 1 : 0));
+          for (const s of missed) await readBack(s.id);
+        })
+        .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
+    },
+  );
 
   async function flush() {
     while (loops.size) await Promise.all([...loops]);
@@ -295,17 +344,24 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
           : await store.all(HEADS);
       // what the list filters and sorts on is in the beginnings and the states: attempts are read only for those shown
       const states = heads.length ? await store.getMany(heads.map((h) => ({ table: STATES, id: h.id }))) : [];
-      const rows = new Map<string, { rec: DeliveryRecord; seq: number; read?: { h: StoredHead; s: StoredState | undefined } }>();
+      const rows = new Map<
+        string,
+        { rec: DeliveryRecord; seq: number; read?: { h: StoredHead; s: StoredState | undefined } }
+      >();
       heads.forEach((h, i) => {
         const rec = assemble(h, [], states[i]);
         if (rec) rows.set(h.id, { rec, seq: h.seq, read: { h, s: states[i] } });
       });
       for (const [id, u] of unwritten) {
         const row = rows.get(id);
-        if (u.rec) rows.set(id, { rec: u.rec, seq: row?.seq ?? Number.MAX_SAFE_INTEGER }); // known here: as this daemon has it
+        if (u.rec)
+          rows.set(id, { rec: u.rec, seq: row?.seq ?? Number.MAX_SAFE_INTEGER }); // known here: as this daemon has it
         else if (row) row.rec = withPending(row.rec, pendingOf(id)) ?? row.rec;
       }
-      const shown = [...rows.values()].filter((r) => listed(r.rec, filter)).sort(byCreationDesc).slice(0, filter.limit ?? 50);
+      const shown = [...rows.values()]
+        .filter((r) => listed(r.rec, filter))
+        .sort(byCreationDesc)
+        .slice(0, filter.limit ?? 50);
       return Promise.all(
         shown.map(async (r) => {
           if (!r.read || r.read.h.rec) return r.rec;

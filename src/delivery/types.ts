@@ -8,7 +8,7 @@ import type { AppRecord, AppSecrets } from '../model/identity.js';
 import type { Change, Expectation } from '../store/types.js';
 import type { Outcome } from '../model/delivery.js';
 
- // socket mode: no open connection for the app
+// socket mode: no open connection for the app
 
 export interface SendRequest {
   deliveryId: string;

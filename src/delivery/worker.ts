@@ -23,7 +23,6 @@ import type { SocketTransport } from './socket-transport.js';
 import type { AppDirectory, AttemptResult, EnqueueOptions, EventToSend } from './types.js';
 import { must } from '../must.js';
 
-
 /**
  * How often the worker looks for due events (and the outbox's) while it finds some; idle, up to POLL_MAX_MS apart
  * (poller.ts).
@@ -83,14 +82,20 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /** Where an app's events go now (its manifest may change between attempts). */
   const eventUrl = (app: AppRecord) => app.manifest.eventSubscriptions?.url || undefined;
   /** The event as a delivery to send: built again from the pending record for each retry. */
-  const outgoingOf = (app: AppRecord, p: PendingDelivery) => d.outgoing(app, 'event', p, eventUrl(app), p.payload, { id: p.id, createdAt: p.createdAt });
+  const outgoingOf = (app: AppRecord, p: PendingDelivery) =>
+    d.outgoing(app, 'event', p, eventUrl(app), p.payload, { id: p.id, createdAt: p.createdAt });
 
   /**
    * One attempt of an event this daemon holds (its id is in inFlight); releases it. `given`: what
    * enqueueEvents has at hand for a first attempt (no read on its path), with the delivery as
    * begun, for the answer: the delivery after the attempt (undefined for a retry).
    */
-  async function runAttempt(p: PendingDelivery, timeoutMs: number, durable: Promise<void> = Promise.resolve(), given?: { app: AppRecord; out: Outgoing; rec: DeliveryRecord }): Promise<DeliveryRecord | undefined> {
+  async function runAttempt(
+    p: PendingDelivery,
+    timeoutMs: number,
+    durable: Promise<void> = Promise.resolve(),
+    given?: { app: AppRecord; out: Outgoing; rec: DeliveryRecord },
+  ): Promise<DeliveryRecord | undefined> {
     try {
       const app = given?.app ?? (await apps.byId(p.appId));
       if (!app) {
@@ -98,7 +103,11 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         return undefined;
       }
       const retryNum = attemptNumber(p);
-      const made = await d.attempt(given?.out ?? outgoingOf(app, p), app, { interactive: false, budgetMs: timeoutMs, retryNum });
+      const made = await d.attempt(given?.out ?? outgoingOf(app, p), app, {
+        interactive: false,
+        budgetMs: timeoutMs,
+        retryNum,
+      });
       const attempts = [made.entry];
       let r = made.result;
       let final = false;
@@ -125,7 +134,14 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    * pending record; then log the attempts and the state they left. Resolves to the entries logged
    * (undefined: the event was no longer ours, whoever has it logs what becomes of it).
    */
-  async function finishEvent(p: PendingDelivery, attempts: AttemptRecord[], r: AttemptResult, app: AppRecord, final: boolean, ours: (cur: PendingDelivery) => boolean): Promise<LogEntry[] | undefined> {
+  async function finishEvent(
+    p: PendingDelivery,
+    attempts: AttemptRecord[],
+    r: AttemptResult,
+    app: AppRecord,
+    final: boolean,
+    ours: (cur: PendingDelivery) => boolean,
+  ): Promise<LogEntry[] | undefined> {
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
     const delay = !final && !delivered && retryable(r) && !stopped ? nextRetryDelayMs(schedule, p.retryNum) : undefined;
     let kept: boolean;
@@ -139,13 +155,24 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       // stopping: the event stays pending, free for the next daemon (or this one's restart) at once
       else kept = await replacePending(store, p, released(p, clock.now()), ours);
       // The worker gave up: a socket-mode app's copy in the queue goes too, before the log says failed.
-      if (kept && !delivered && !final && !stopped && app.manifest.socketMode) await socket.discard(app.id, p.id, 'the retry schedule ran out before the app connected');
+      if (kept && !delivered && !final && !stopped && app.manifest.socketMode)
+        await socket.discard(app.id, p.id, 'the retry schedule ran out before the app connected');
     }
     // not ours any more (cancelled, or taken over after our lease ran out): whoever has it now writes the log
-    if (!kept) return void logger.warn('delivery attempt outcome dropped: the event was ended or taken over meanwhile', { deliveryId: p.id, outcome: r.outcome });
+    if (!kept)
+      return void logger.warn('delivery attempt outcome dropped: the event was ended or taken over meanwhile', {
+        deliveryId: p.id,
+        outcome: r.outcome,
+      });
     // only now, once the pending record says so (a reader must not see "failed" while the queue still holds the event)
-    const state: StateChange = { at: d.iso(), state: next ? 'retrying' : delivered ? 'delivered' : 'failed', ...(next ? { nextAttemptAt: new Date(next.nextAt).toISOString() } : {}) };
-    const entries = attempts.map((attempt, i): LogEntry => (i === attempts.length - 1 ? { id: p.id, attempt, state } : { id: p.id, attempt }));
+    const state: StateChange = {
+      at: d.iso(),
+      state: next ? 'retrying' : delivered ? 'delivered' : 'failed',
+      ...(next ? { nextAttemptAt: new Date(next.nextAt).toISOString() } : {}),
+    };
+    const entries = attempts.map((attempt, i): LogEntry =>
+      i === attempts.length - 1 ? { id: p.id, attempt, state } : { id: p.id, attempt },
+    );
     for (const e of entries) log.append(e);
     return entries;
   }
@@ -165,17 +192,30 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       if (p && app) {
         // (a delivery the log lost, e.g. one older than what it keeps, begins again there)
         if (!logged) log.append({ id, begun: outgoingOf(app, p), state: { at: d.iso(), state: 'pending' } });
-        await finishEvent(p, [d.entryOf(result, logged?.attempts.length ?? attemptNumber(p))], result, app, true, anyone);
+        await finishEvent(
+          p,
+          [d.entryOf(result, logged?.attempts.length ?? attemptNumber(p))],
+          result,
+          app,
+          true,
+          anyone,
+        );
       } else if (logged) {
         // the worker had already ended it (e.g. before a restart): only the log learns the news
-        log.append({ id, attempt: d.entryOf(result, logged.attempts.length), state: { at: d.iso(), state: result.outcome === 'acked' ? 'delivered' : 'failed' } });
+        log.append({
+          id,
+          attempt: d.entryOf(result, logged.attempts.length),
+          state: { at: d.iso(), state: result.outcome === 'acked' ? 'delivered' : 'failed' },
+        });
       }
     } finally {
       settled(id);
     }
   }
   socket.onKeptSettled((id, appId, result) => {
-    d.track(keptSettled(id, appId, result)).catch((e) => logger.error('socket-mode queue update failed', { deliveryId: id, error: (e as Error).message }));
+    d.track(keptSettled(id, appId, result)).catch((e) =>
+      logger.error('socket-mode queue update failed', { deliveryId: id, error: (e as Error).message }),
+    );
   });
 
   /**
@@ -192,15 +232,33 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    * at once: soleDaemon). `durable` rejects when the write failed; `attempts` resolve, each, to the
    * delivery after its first attempt.
    */
-  async function enqueueEvents(events: EventToSend[], opts: EnqueueOptions = {}): Promise<{ durable: Promise<void>; attempts: Array<Promise<DeliveryRecord | undefined>> }> {
+  async function enqueueEvents(
+    events: EventToSend[],
+    opts: EnqueueOptions = {},
+  ): Promise<{ durable: Promise<void>; attempts: Array<Promise<DeliveryRecord | undefined>> }> {
     const now = clock.now();
     const at = d.iso();
     const made = events.map((ev) => {
-      const p: PendingDelivery = { id: d.nextDeliveryId(), appId: ev.app.id, workspaceId: ev.workspaceId, userId: ev.userId, eventType: ev.eventType, payload: ev.payload, retryNum: 0, nextAt: now + leaseMs, createdAt: at, leaseOwner: instanceId, leaseUntil: now + leaseMs };
+      const p: PendingDelivery = {
+        id: d.nextDeliveryId(),
+        appId: ev.app.id,
+        workspaceId: ev.workspaceId,
+        userId: ev.userId,
+        eventType: ev.eventType,
+        payload: ev.payload,
+        retryNum: 0,
+        nextAt: now + leaseMs,
+        createdAt: at,
+        leaseOwner: instanceId,
+        leaseUntil: now + leaseMs,
+      };
       return { p, app: ev.app, out: outgoingOf(ev.app, p) };
     });
     for (const m of made) inFlight.add(m.p.id);
-    const durable = store.commit([...made.map((m): Change => ({ table: PENDING_TABLE, id: m.p.id, value: m.p })), ...(opts.extra ?? [])], opts.expect);
+    const durable = store.commit(
+      [...made.map((m): Change => ({ table: PENDING_TABLE, id: m.p.id, value: m.p })), ...(opts.extra ?? [])],
+      opts.expect,
+    );
     if (opts.expect && !deps.soleDaemon) {
       try {
         await durable;
@@ -213,13 +271,22 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       const begun: LogEntry = { id: m.p.id, begun: m.out, state: { at, state: 'pending' } };
       log.append(begun);
       const rec = must(applyEntry(undefined, begun));
-      return d.track(runAttempt(m.p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app: m.app, out: m.out, rec }));
+      return d.track(
+        runAttempt(m.p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app: m.app, out: m.out, rec }),
+      );
     });
     return { durable, attempts };
   }
 
   /** One event (deliver-test): the delivery after its first attempt; rejects when it could not be queued. */
-  async function enqueueEvent(app: AppRecord, workspaceId: string, userId: string, eventType: string, payload: Record<string, unknown>, opts: EnqueueOptions = {}): Promise<DeliveryRecord | undefined> {
+  async function enqueueEvent(
+    app: AppRecord,
+    workspaceId: string,
+    userId: string,
+    eventType: string,
+    payload: Record<string, unknown>,
+    opts: EnqueueOptions = {},
+  ): Promise<DeliveryRecord | undefined> {
     const { durable, attempts } = await enqueueEvents([{ app, workspaceId, userId, eventType, payload }], opts);
     const attempted = must(attempts[0]);
     try {
@@ -234,7 +301,11 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /**
    * End a retrying event now: no further attempt, the log says cancelled and why. False: it was no longer ours to end.
    */
-  async function cancelPending(p: PendingDelivery, reason: string, ours: (cur: PendingDelivery) => boolean): Promise<boolean> {
+  async function cancelPending(
+    p: PendingDelivery,
+    reason: string,
+    ours: (cur: PendingDelivery) => boolean,
+  ): Promise<boolean> {
     if (!(await replacePending(store, p, null, ours))) return false;
     await socket.discard(p.appId, p.id, reason); // gone before the log says cancelled
     logger.info('delivery cancelled', { deliveryId: p.id, appId: p.appId, reason });
@@ -284,7 +355,14 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    * counts the replay). An ended event takes the replay's outcome.
    */
   async function replay(rec: DeliveryRecord, app: AppRecord): Promise<DeliveryRecord> {
-    const { result: r, entry } = await d.track(d.attempt(d.resend(rec), app, { interactive: false, budgetMs: config.deliveryEventTimeoutMs, retryNum: rec.attempts.length, replay: true }));
+    const { result: r, entry } = await d.track(
+      d.attempt(d.resend(rec), app, {
+        interactive: false,
+        budgetMs: config.deliveryEventTimeoutMs,
+        retryNum: rec.attempts.length,
+        replay: true,
+      }),
+    );
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
     const p = await store.get(PENDING_TABLE, rec.id);
     const at = d.iso();
@@ -333,14 +411,23 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const left = (leftDuringClaim = new Set());
     let due: PendingDelivery[];
     try {
-      due = await store.claim({ table: PENDING_TABLE, dueField: 'nextAt', now, owner: instanceId, leaseUntil: now + leaseMs, limit: CLAIM_LIMIT });
+      due = await store.claim({
+        table: PENDING_TABLE,
+        dueField: 'nextAt',
+        now,
+        owner: instanceId,
+        leaseUntil: now + leaseMs,
+        limit: CLAIM_LIMIT,
+      });
     } finally {
       leftDuringClaim = undefined;
     }
     for (const p of due) {
       if (inFlight.has(p.id) || left.has(p.id) || stopped) continue; // our own attempt, its lease just renewed (or since ended)
       inFlight.add(p.id);
-      d.track(runAttempt(p, config.deliveryEventTimeoutMs)).catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
+      d.track(runAttempt(p, config.deliveryEventTimeoutMs)).catch((e) =>
+        logger.error('event retry failed', { error: (e as Error).message }),
+      );
     }
     if (now - lastSweep >= SWEEP_MS) {
       lastSweep = now;
@@ -354,7 +441,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     clock,
     run: tickOnce,
     // while the store is down this repeats every poll; the store logs the outage itself
-    onError: (e) => (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'delivery worker tick failed', { error: (e as Error).message }),
+    onError: (e) =>
+      (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'delivery worker tick failed', {
+        error: (e as Error).message,
+      }),
   });
   let unwatch: (() => void) | undefined;
 

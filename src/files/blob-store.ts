@@ -60,7 +60,8 @@ export function openFileBlobs(dir: string, opts: { fsync: boolean }) {
     },
     /** Remove every blob whose id `keep` refuses (uploads never completed before a restart). */
     async removeExcept(keep: (id: string) => boolean): Promise<void> {
-      for (const f of await fs.promises.readdir(dir)) if (ID.test(f) && !keep(f)) await fs.promises.rm(path.join(dir, f), { force: true });
+      for (const f of await fs.promises.readdir(dir))
+        if (ID.test(f) && !keep(f)) await fs.promises.rm(path.join(dir, f), { force: true });
     },
   };
 }

@@ -26,7 +26,8 @@ export function readBlobDir(dataDir: string): { heads: Map<string, BlobHead>; ch
   for (const id of names.sort()) {
     const bytes = fs.readFileSync(path.join(dir, id));
     let n = 0;
-    for (let at = 0; at < bytes.length; at += CHUNK_BYTES, n++) chunks.set(chunkId(id, n), { id: chunkId(id, n), data: bytes.subarray(at, at + CHUNK_BYTES).toString('base64') });
+    for (let at = 0; at < bytes.length; at += CHUNK_BYTES, n++)
+      chunks.set(chunkId(id, n), { id: chunkId(id, n), data: bytes.subarray(at, at + CHUNK_BYTES).toString('base64') });
     heads.set(id, { id, chunks: n, size: bytes.length });
   }
   return { heads, chunks };

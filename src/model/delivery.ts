@@ -152,13 +152,39 @@ export interface PendingDelivery {
 
 // ---- socket mode ----
 
-export interface TicketRecord { id: string; appId: string; exp: number }
-export interface QueuedEvent { id: string; appId: string; seq: number; payload: Record<string, unknown>; queuedAt: number; expiresAt: number }
+export interface TicketRecord {
+  id: string;
+  appId: string;
+  exp: number;
+}
+export interface QueuedEvent {
+  id: string;
+  appId: string;
+  seq: number;
+  payload: Record<string, unknown>;
+  queuedAt: number;
+  expiresAt: number;
+}
 /** A kept event that went out: a later engine retry of the same delivery id is acked without resending. */
-export interface SentMark { id: string; appId: string; sentAt: number; expiresAt: number }
+export interface SentMark {
+  id: string;
+  appId: string;
+  sentAt: number;
+  expiresAt: number;
+}
 /** `connections`: the holder's open connections of the app when written (absent in records of older daemons: one). */
-export interface HolderRecord { id: string; appId: string; instanceId: string; expiresAt: number; connections?: number }
+export interface HolderRecord {
+  id: string;
+  appId: string;
+  instanceId: string;
+  expiresAt: number;
+  connections?: number;
+}
 /**
  * A relayed attempt's payload or reply too large for a store hint (socket-relay.ts): read once by the daemon it is for.
  */
-export interface RelayRecord { id: string; msg: unknown; expiresAt: number }
+export interface RelayRecord {
+  id: string;
+  msg: unknown;
+  expiresAt: number;
+}

@@ -59,4 +59,7 @@ export type OutboxEventRecord = AppOutboxEvent | WorkspaceOutboxEvent;
 export const isAppEvent = (e: OutboxEventRecord): e is AppOutboxEvent => 'appId' in e;
 
 /** The order the outbox is drained in: the order its records were written in, as far as the daemons' clocks tell. */
-export const outboxOrder = (a: OutboxEventRecord, b: OutboxEventRecord): number => (a.seq ?? 0) - (b.seq ?? 0) || (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+export const outboxOrder = (a: OutboxEventRecord, b: OutboxEventRecord): number =>
+  (a.seq ?? 0) - (b.seq ?? 0) ||
+  (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) ||
+  (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

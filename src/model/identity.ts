@@ -13,12 +13,22 @@ export const T = {
   apps: 'apps',
 } as const;
 
-export interface WorkspaceRecord { id: string; name: string; createdAt: string }
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  createdAt: string;
+}
 /**
  * A login identity (email + password); it is a member of workspaces through WorkspaceUserRecord.
  * `rev` changes with every membership added, so two daemons adding the same login to one workspace conflict.
  */
-export interface AccountRecord { id: string; email: string; passwordHash: string; createdAt: string; rev?: number }
+export interface AccountRecord {
+  id: string;
+  email: string;
+  passwordHash: string;
+  createdAt: string;
+  rev?: number;
+}
 export interface WorkspaceUserRecord {
   id: string;
   workspaceId: string;
@@ -31,7 +41,13 @@ export interface WorkspaceUserRecord {
   title?: string;
   createdAt: string;
 }
-export interface MgmtTokenRecord { id: string; workspaceId: string; workspaceUserId: string; exp: number; createdAt: string }
+export interface MgmtTokenRecord {
+  id: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  exp: number;
+  createdAt: string;
+}
 export interface AppRecord {
   id: string;
   workspaceId: string;
@@ -43,7 +59,11 @@ export interface AppRecord {
   createdAt: string;
   updatedAt: string;
 }
-export interface AppSecrets { clientSecret: string; appKey: string; signingSecret: string }
+export interface AppSecrets {
+  clientSecret: string;
+  appKey: string;
+  signingSecret: string;
+}
 
 /** The one normal form of an email address: what logins are looked up and rate-limited by. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -68,19 +88,49 @@ export interface LeadRecord {
   limitTo?: string[];
   createdAt: string;
 }
-export interface ExchangeRecord { id: string; workspaceId: string; workspaceUserId: string; expiresAt: number }
-export interface RefreshRecord { id: string; familyId: string; workspaceId: string; workspaceUserId: string; exp: number; spentAt?: string; createdAt: string }
+export interface ExchangeRecord {
+  id: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  expiresAt: number;
+}
+export interface RefreshRecord {
+  id: string;
+  familyId: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  exp: number;
+  spentAt?: string;
+  createdAt: string;
+}
 /** Everything issued from one exchange: revoked together when a spent refresh token comes back. */
-export interface FamilyRecord { id: string; workspaceId: string; workspaceUserId: string; accessTokenIds: string[]; refreshTokenIds: string[]; createdAt: string }
+export interface FamilyRecord {
+  id: string;
+  workspaceId: string;
+  workspaceUserId: string;
+  accessTokenIds: string[];
+  refreshTokenIds: string[];
+  createdAt: string;
+}
 
 // ---- the browser console's sessions (services/oauth/consent-sessions.ts): what a signed token cannot say itself ----
 
 /** A one-time token (a sign-in link, a form's CSRF token) that was used, until it expires; keyed by its digest. */
-export interface UsedTokenRecord { id: string; expiresAt: number }
+export interface UsedTokenRecord {
+  id: string;
+  expiresAt: number;
+}
 /** A session signed out before it expired, until then; keyed by the session's id. */
-export interface EndedSessionRecord { id: string; expiresAt: number }
+export interface EndedSessionRecord {
+  id: string;
+  expiresAt: number;
+}
 /** An account signed out everywhere: its sessions issued before `before` (ms) are over. */
-export interface AccountSignOutRecord { id: string; before: number; expiresAt: number }
+export interface AccountSignOutRecord {
+  id: string;
+  before: number;
+  expiresAt: number;
+}
 
 // ---- the meta table's singletons ----
 
@@ -95,6 +145,10 @@ export interface KeyCheckRecord {
 export type KeyCheckBasis = 'new' | 'sealed-value' | 'credentials-token' | 'trust-on-first-use';
 
 /** Written once, by the daemon that set up an empty store (identity.ts bootstrap): the workspace it made. */
-export interface BootstrapRecord { id: 'bootstrap'; workspaceId: string; createdAt: string }
+export interface BootstrapRecord {
+  id: 'bootstrap';
+  workspaceId: string;
+  createdAt: string;
+}
 
 export type MetaRecord = KeyCheckRecord | BootstrapRecord;

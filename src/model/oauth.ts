@@ -12,8 +12,10 @@ export const OT = {
  * Installations and authorizations have ids derived from (app, workspace) and (app, user): each is one get, and
  * creating one twice is the same write.
  */
-export const installationId = (appId: string, workspaceId: string) => `${PREFIX.installation}_${sha256(`${appId}|${workspaceId}`).slice(0, 27)}`;
-export const authorizationId = (appId: string, workspaceUserId: string) => `${PREFIX.authorization}_${sha256(`${appId}|${workspaceUserId}`).slice(0, 27)}`;
+export const installationId = (appId: string, workspaceId: string) =>
+  `${PREFIX.installation}_${sha256(`${appId}|${workspaceId}`).slice(0, 27)}`;
+export const authorizationId = (appId: string, workspaceUserId: string) =>
+  `${PREFIX.authorization}_${sha256(`${appId}|${workspaceUserId}`).slice(0, 27)}`;
 
 /** One per (app, workspace): created by the first authorization; the bot lives here for `bot: true` apps. */
 export interface InstallationRecord {

@@ -4,7 +4,17 @@
  * wrong shape or a find on a field that is not indexed is a compile error, not a cast. The types
  * are what the daemon writes; the store checks none of them at run time (it keeps any JSON object).
  */
-import type { StoredAttempt, StoredHead, StoredState, HolderRecord, PendingDelivery, QueuedEvent, RelayRecord, SentMark, TicketRecord } from './delivery.js';
+import type {
+  StoredAttempt,
+  StoredHead,
+  StoredState,
+  HolderRecord,
+  PendingDelivery,
+  QueuedEvent,
+  RelayRecord,
+  SentMark,
+  TicketRecord,
+} from './delivery.js';
 import type { OutboxEventRecord } from './events.js';
 import type {
   AccountRecord,

@@ -19,7 +19,17 @@ export const WT = {
 } as const;
 
 /** How a scheduled message recurs (services/workspace/recurrence.ts computes when). */
-export const RECURRENCE_TYPES = ['DAILY', 'BUSINESSDAYS', 'WEEKLY', 'BIWEEKLY', 'MONTHLY_NTH_WEEKDAY', 'MONTHLY_LAST_WEEKDAY', 'QUARTERLY_NTH_WEEKDAY', 'QUARTERLY_LAST_WEEKDAY', 'ANNUALLY'] as const;
+export const RECURRENCE_TYPES = [
+  'DAILY',
+  'BUSINESSDAYS',
+  'WEEKLY',
+  'BIWEEKLY',
+  'MONTHLY_NTH_WEEKDAY',
+  'MONTHLY_LAST_WEEKDAY',
+  'QUARTERLY_NTH_WEEKDAY',
+  'QUARTERLY_LAST_WEEKDAY',
+  'ANNUALLY',
+] as const;
 export type RecurrenceType = (typeof RECURRENCE_TYPES)[number];
 
 /** A recurrence as kept: 0 in an end field means no such end. */
@@ -53,7 +63,10 @@ export interface ChannelRecord {
   createdAt: string;
 }
 
-interface ReactionRecord { user: string; code: string }
+interface ReactionRecord {
+  user: string;
+  code: string;
+}
 
 export interface MessageRecord {
   id: string;
@@ -157,23 +170,40 @@ export interface HomeViewRecord {
 }
 
 /** general and random have ids derived from the workspace, so creating them twice is the same write. */
-export const initialChannelId = (workspaceId: string, name: string) => `ch_${sha256(`${workspaceId}|initial|${name}`).slice(0, 22)}`;
+export const initialChannelId = (workspaceId: string, name: string) =>
+  `ch_${sha256(`${workspaceId}|initial|${name}`).slice(0, 22)}`;
 
 /** A direct (or self) channel is found by its members: its id is derived from them. */
-export const directChannelId = (workspaceId: string, members: readonly string[]) => `dm_${sha256(`${workspaceId}|${[...members].sort().join(',')}`).slice(0, 22)}`;
+export const directChannelId = (workspaceId: string, members: readonly string[]) =>
+  `dm_${sha256(`${workspaceId}|${[...members].sort().join(',')}`).slice(0, 22)}`;
 
 /** A user's permanent call, keyed by the workspace user's id. */
-export interface PermanentCallRecord { id: string; callId: string; code: string; workspaceId: string; createdAt: string }
+export interface PermanentCallRecord {
+  id: string;
+  callId: string;
+  code: string;
+  workspaceId: string;
+  createdAt: string;
+}
 /** The code → the user whose call it is. */
-export interface CallCodeRecord { id: string; workspaceUserId: string }
+export interface CallCodeRecord {
+  id: string;
+  workspaceUserId: string;
+}
 
 /**
  * A channel name taken in a workspace (keyed by channels.ts nameKey): claiming it is what makes names unique across
  * daemons.
  */
-export interface ChannelNameRecord { id: string; channelId: string }
+export interface ChannelNameRecord {
+  id: string;
+  channelId: string;
+}
 /** A user group's handle taken in a workspace (keyed by profile.ts handleKey), likewise. */
-export interface GroupHandleRecord { id: string; groupId: string }
+export interface GroupHandleRecord {
+  id: string;
+  groupId: string;
+}
 
 /** The bytes of every uploaded file, one record (id 'all'): the files total, counted in the commit of each upload. */
 export interface FileTotalsRecord {

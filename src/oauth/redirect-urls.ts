@@ -68,7 +68,8 @@ export function matchRedirect(requested: unknown, registered: readonly string[])
   const problem = rawProblem(requested);
   if (problem) return { ok: false, reason: `redirectUrl ${problem}` };
   const relative = requested.startsWith('/');
-  if (!relative && !/^https?:\/\//i.test(requested)) return { ok: false, reason: 'redirectUrl must be an https URL (or a path starting with /)' };
+  if (!relative && !/^https?:\/\//i.test(requested))
+    return { ok: false, reason: 'redirectUrl must be an https URL (or a path starting with /)' };
   let firstReason = 'redirectUrl does not match any registered redirect URL';
   for (const r of registered) {
     const reg = parse(r);
@@ -110,7 +111,8 @@ export interface RedirectCheck {
 
 /** R1–R3 for one registered redirect URL. */
 export function checkRegisteredRedirect(raw: string, opts: { allowInsecureRedirects?: boolean } = {}): RedirectCheck {
-  if (/[\u0000-\u0020\u007f-\uffff]/.test(raw)) return { error: 'must not contain spaces, control or non-ASCII characters (write the host in punycode)' };
+  if (/[\u0000-\u0020\u007f-\uffff]/.test(raw))
+    return { error: 'must not contain spaces, control or non-ASCII characters (write the host in punycode)' };
   if (raw.includes('*')) return { error: 'must not contain a wildcard (*)' };
   let url: URL;
   try {
@@ -118,14 +120,21 @@ export function checkRegisteredRedirect(raw: string, opts: { allowInsecureRedire
   } catch {
     return { error: 'must be an absolute URL (https://host/path)' };
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: `must use https (the ${url.protocol.replace(':', '')} scheme is not allowed)` };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return { error: `must use https (the ${url.protocol.replace(':', '')} scheme is not allowed)` };
   if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname) && !opts.allowInsecureRedirects) {
-    return { error: 'must use https; http is allowed only to localhost, 127.0.0.1 or [::1] (the operator can allow insecure redirect URLs for development)' };
+    return {
+      error:
+        'must use https; http is allowed only to localhost, 127.0.0.1 or [::1] (the operator can allow insecure redirect URLs for development)',
+    };
   }
-  if (url.username || url.password || /^[a-z]+:\/\/[^/?#]*@/i.test(raw)) return { error: 'must not contain a user name or password' };
+  if (url.username || url.password || /^[a-z]+:\/\/[^/?#]*@/i.test(raw))
+    return { error: 'must not contain a user name or password' };
   if (raw.includes('#')) return { error: 'must not contain a fragment (#)' };
   if (url.href !== raw) return { error: `must be written in canonical form: ${url.href}` };
-  for (const key of RESERVED_KEYS) if (url.searchParams.has(key)) return { error: `must not carry the query parameter "${key}" (the daemon adds it)` };
-  if (url.pathname === '/') return { warning: 'a path of / matches every page of the site; register the exact callback path instead' };
+  for (const key of RESERVED_KEYS)
+    if (url.searchParams.has(key)) return { error: `must not carry the query parameter "${key}" (the daemon adds it)` };
+  if (url.pathname === '/')
+    return { warning: 'a path of / matches every page of the site; register the exact callback path instead' };
   return {};
 }

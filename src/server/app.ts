@@ -26,7 +26,10 @@ import { consoleRoutes } from './routes/console/index.js';
 
 export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const { config, clock, logger, identity, apps, oauth, store } = d;
-  const socketStatus = async (appId: string) => ({ connections: await d.socket.transport.connections(appId), queuedEvents: await d.socket.transport.queued(appId) });
+  const socketStatus = async (appId: string) => ({
+    connections: await d.socket.transport.connections(appId),
+    queuedEvents: await d.socket.transport.queued(appId),
+  });
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -60,7 +63,15 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     signInLinkRoutes(web),
     loginCodeRoutes({ leads: d.leads }),
     actAsRoutes({ config, clock, store, identity, logger }),
-    oauthManagementRoutes({ identity, requests: oauth.requests, grants: oauth.grants, revocation: oauth.revocation, appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, ''), codeState: oauth.exchange.codeState, bodyLimitBytes: config.bodyLimitBytes }),
+    oauthManagementRoutes({
+      identity,
+      requests: oauth.requests,
+      grants: oauth.grants,
+      revocation: oauth.revocation,
+      appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, ''),
+      codeState: oauth.exchange.codeState,
+      bodyLimitBytes: config.bodyLimitBytes,
+    }),
     peopleRoutes({ config, clock, store, workspace: d.workspace, deliveries: d.deliveries }),
     peopleManageRoutes({ config, clock, store, workspace: d.workspace }),
   );
@@ -69,18 +80,53 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   const platform = platformGate({ appTokens: oauth.appTokens, clock, store, limits: config.platformRateLimits });
   const ws = d.workspace;
   app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
-  app.use(platformMessageRoutes({ platform, messages: ws.messages, reactions: ws.reactions, search: ws.search, bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(
+    platformMessageRoutes({
+      platform,
+      messages: ws.messages,
+      reactions: ws.reactions,
+      search: ws.search,
+      bodyLimitBytes: config.bodyLimitBytes,
+    }),
+  );
   app.use(platformChannelRoutes({ platform, channels: ws.channels, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(platformFileRoutes({ platform, files: ws.files, identity, bodyLimitBytes: config.bodyLimitBytes }));
-  app.use(platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(
+    platformUserRoutes({ platform, users: ws.users, profiles: ws.profiles, bodyLimitBytes: config.bodyLimitBytes }),
+  );
   app.use(platformCallRoutes({ platform, calls: ws.calls }));
-  app.use(oauthConsentRoutes({ config, clock, store, logger, identity, requests: oauth.requests, sessions: oauth.consentSessions }));
+  app.use(
+    oauthConsentRoutes({
+      config,
+      clock,
+      store,
+      logger,
+      identity,
+      requests: oauth.requests,
+      sessions: oauth.consentSessions,
+    }),
+  );
   app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
   app.use(webRoutes(web));
   // The official CLI's login (no Authtoken; its paths are not under the management base path).
   app.use(leadRoutes({ config, clock, store, leads: d.leads }));
   // The web console (GET / and /console/…), for browsers signed in with the session cookie.
-  const webConsole = consoleRoutes({ config, clock, logger, store, identity, sessions: oauth.consentSessions, apps, grants: oauth.grants, revocation: oauth.revocation, deliveries: d.deliveries, onDeliveryChange: d.delivery.log.onChange, socketStatus, bodyLimitBytes: config.bodyLimitBytes, workspace: d.workspace });
+  const webConsole = consoleRoutes({
+    config,
+    clock,
+    logger,
+    store,
+    identity,
+    sessions: oauth.consentSessions,
+    apps,
+    grants: oauth.grants,
+    revocation: oauth.revocation,
+    deliveries: d.deliveries,
+    onDeliveryChange: d.delivery.log.onChange,
+    socketStatus,
+    bodyLimitBytes: config.bodyLimitBytes,
+    workspace: d.workspace,
+  });
   app.use(webConsole.router);
   app.use(notFoundHandler());
   app.use(errorHandler(logger));

@@ -57,7 +57,14 @@ export function composeDaemon(base: Foundation) {
   // several daemons: the log and the bytes live in the database, a lease runs out, a socket-mode
   // attempt is relayed to the daemon holding the app's connection, and a count reads rows.
   const shared = store.kind === 'postgres';
-  const ctx: ServiceContext = { store, sealer: createSealer(deriveKey(base.masterKey, 'seal')), jwtKey: deriveKey(base.masterKey, 'jwt'), clock, logger, config };
+  const ctx: ServiceContext = {
+    store,
+    sealer: createSealer(deriveKey(base.masterKey, 'seal')),
+    jwtKey: deriveKey(base.masterKey, 'jwt'),
+    clock,
+    logger,
+    config,
+  };
 
   // every event caused by a change is written to the outbox in the change's commit; the worker drains it
   const outbox = createEventsOutbox({ store, clock, instanceId: base.instanceId });
@@ -79,13 +86,35 @@ export function composeDaemon(base: Foundation) {
   const http = createHttpTransport({ clock, egress, maxResponseBytes: config.deliveryMaxResponseBytes });
   const log = shared
     ? openStoreDeliveryLog({ store, retentionDays: config.deliveryLogRetentionDays, clock, logger })
-    : openFileDeliveryLog({ dir: path.join(config.dataDir, 'deliveries'), maxBytes: config.deliveryLogMaxBytes, retentionDays: config.deliveryLogRetentionDays, clock, logger });
+    : openFileDeliveryLog({
+        dir: path.join(config.dataDir, 'deliveries'),
+        maxBytes: config.deliveryLogMaxBytes,
+        retentionDays: config.deliveryLogRetentionDays,
+        clock,
+        logger,
+      });
 
   const socketSessions = createSocketSessions(ctx);
-  const socketTransport = createSocketTransport(socketSessions, clock, { store, clock, logger, config, instanceId: base.instanceId, relay: shared });
+  const socketTransport = createSocketTransport(socketSessions, clock, {
+    store,
+    clock,
+    logger,
+    config,
+    instanceId: base.instanceId,
+    relay: shared,
+  });
 
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket: socketTransport, log });
-  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket: socketTransport, instanceId: base.instanceId, soleDaemon: !shared,
+  const worker = createDeliveryWorker({
+    store,
+    clock,
+    logger,
+    config,
+    apps,
+    dispatcher,
+    socket: socketTransport,
+    instanceId: base.instanceId,
+    soleDaemon: !shared,
     audience: createEventRecipients(store),
     outboxWritten: outbox.onWritten,
   });
@@ -94,10 +123,23 @@ export function composeDaemon(base: Foundation) {
   // the local workspace (channels, messages) the platform API works on; its changes write their events to the outbox
   // uploaded files: records in the store, bytes under <dataDir>/files (the workspace sees only FileBlobs)
   // on PostgreSQL the bytes are in the database too, so that every daemon serves every file
-  const blobs = shared ? storeFileBlobs(store) : openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
+  const blobs = shared
+    ? storeFileBlobs(store)
+    : openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
   const fileUrl = (fileId: string) => `${base.baseUrl()}/files/${fileId}`;
   const callUrl = (code: string) => `${base.baseUrl()}/calls/${code}`;
-  const workspace = createWorkspace({ store, clock, logger, config, events: outbox, blobs, fileUrl, callUrl, instanceId: base.instanceId, countEveryPost: !shared });
+  const workspace = createWorkspace({
+    store,
+    clock,
+    logger,
+    config,
+    events: outbox,
+    blobs,
+    fileUrl,
+    callUrl,
+    instanceId: base.instanceId,
+    countEveryPost: !shared,
+  });
   // a test block interaction's message or view, made real before it is sent (it needs the workspace)
   const triggerSources = createTriggerSources({ workspace, grants, apps });
 

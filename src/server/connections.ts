@@ -35,14 +35,22 @@ export function addressKey(remote: string | undefined): string {
     let a = ipaddr.parse(remote);
     if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) a = (a as ipaddr.IPv6).toIPv4Address();
     if (a.kind() === 'ipv4') return a.toString();
-    return `${(a as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+    return `${(a as ipaddr.IPv6).parts
+      .slice(0, 4)
+      .map((p) => p.toString(16))
+      .join(':')}::/64`;
   } catch {
     return remote;
   }
 }
 
 /** `clock`: when the last warning of each kind was logged. */
-export function capConnections(server: http.Server, limits: { max: number; perAddress: number }, logger: Logger, clock: Pick<Clock, 'now'>): void {
+export function capConnections(
+  server: http.Server,
+  limits: { max: number; perAddress: number },
+  logger: Logger,
+  clock: Pick<Clock, 'now'>,
+): void {
   const { max, perAddress } = limits;
   if (!max && !perAddress) return;
   /** Every open connection, oldest first. */
@@ -106,7 +114,11 @@ export function capConnections(server: http.Server, limits: { max: number; perAd
       const mine = firstOf(idle, (s) => open.get(s)?.key === key);
       if (!mine) {
         socket.destroy();
-        warn('refused', 'connection refused: maxConnectionsPerAddress reached for this address and none of its connections idle', { address: key, maxConnectionsPerAddress: perAddress });
+        warn(
+          'refused',
+          'connection refused: maxConnectionsPerAddress reached for this address and none of its connections idle',
+          { address: key, maxConnectionsPerAddress: perAddress },
+        );
         return;
       }
       drop(mine);
@@ -118,7 +130,11 @@ export function capConnections(server: http.Server, limits: { max: number; perAd
     if (!max || open.size <= max) return;
     const victim = firstOf(idle) ?? firstOf(awaitingHeaders, (s) => s !== socket);
     if (victim) {
-      if (awaitingHeaders.has(victim)) warn('evicted', 'maxConnections reached: closed the oldest connection still sending its request headers', { maxConnections: max, address: open.get(victim)?.key });
+      if (awaitingHeaders.has(victim))
+        warn('evicted', 'maxConnections reached: closed the oldest connection still sending its request headers', {
+          maxConnections: max,
+          address: open.get(victim)?.key,
+        });
       drop(victim);
       return;
     }

@@ -18,7 +18,11 @@ export interface LocalCredentials {
 const write = (file: string, creds: LocalCredentials) => writeFile0600(file, JSON.stringify(creds, null, 2) + '\n');
 
 /** Bootstrap or renew; returns the credentials created on first start (null on a later start). */
-export async function refreshCredentials(identity: IdentityService, file: string, logger: Logger): Promise<LocalCredentials | null> {
+export async function refreshCredentials(
+  identity: IdentityService,
+  file: string,
+  logger: Logger,
+): Promise<LocalCredentials | null> {
   const bootstrapped = await identity.bootstrap();
   if (bootstrapped) {
     write(file, bootstrapped);
@@ -28,7 +32,10 @@ export async function refreshCredentials(identity: IdentityService, file: string
     const owner = await identity.ownerCredentials();
     if (owner) {
       write(file, owner);
-      logger.info(`wrote ${file} for the workspace's owner ${owner.email}: the CLI on this machine works with no login`, { workspaceId: owner.workspaceId });
+      logger.info(
+        `wrote ${file} for the workspace's owner ${owner.email}: the CLI on this machine works with no login`,
+        { workspaceId: owner.workspaceId },
+      );
     }
     return null;
   }
@@ -42,7 +49,10 @@ export async function refreshCredentials(identity: IdentityService, file: string
   const renewed = await identity.renewLocalCredentials(cur);
   if (renewed) {
     write(file, renewed);
-    logger.info('renewed the management token in credentials.json (it had expired, was revoked or was close to expiry)', { file });
+    logger.info(
+      'renewed the management token in credentials.json (it had expired, was revoked or was close to expiry)',
+      { file },
+    );
   }
   return null;
 }

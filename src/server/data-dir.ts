@@ -103,7 +103,8 @@ function parseOwner(text: string): LockOwner | null {
   if (/^[1-9][0-9]{0,9}$/.test(t)) return { pid: Number(t) };
   try {
     const v = JSON.parse(t) as Record<string, unknown>;
-    if (Number.isSafeInteger(v.pid) && (v.pid as number) > 0) return { pid: v.pid as number, ...(typeof v.start === 'string' ? { start: v.start } : {}) };
+    if (Number.isSafeInteger(v.pid) && (v.pid as number) > 0)
+      return { pid: v.pid as number, ...(typeof v.start === 'string' ? { start: v.start } : {}) };
   } catch {
     /* not ours */
   }
@@ -208,7 +209,10 @@ function removeStale(file: string, judged: string): boolean {
 }
 
 const lockedError = (pid: number, dir: string) =>
-  new StartupError(`another appreg daemon (pid ${pid}) is already running on ${dir}; stop it first or use another --data-dir`, 'locked');
+  new StartupError(
+    `another appreg daemon (pid ${pid}) is already running on ${dir}; stop it first or use another --data-dir`,
+    'locked',
+  );
 
 /**
  * One daemon per data dir. The lock file names its owner (pid + start time); a lock whose owner
@@ -251,7 +255,11 @@ export function readOrMakeKey(keyFile: string, dataExists: boolean): { key: Buff
     if (key.length !== 32) throw new StartupError(`key file ${keyFile} is not a 32-byte base64url key`, 'key');
     return { key, made: false };
   }
-  if (dataExists) throw new StartupError(`key file ${keyFile} is missing but the data directory holds data encrypted with it; restore the key file`, 'key');
+  if (dataExists)
+    throw new StartupError(
+      `key file ${keyFile} is missing but the data directory holds data encrypted with it; restore the key file`,
+      'key',
+    );
   return { key: crypto.randomBytes(32), made: true };
 }
 

@@ -27,25 +27,45 @@ export interface BoundServer {
   abandon(): Promise<void>;
 }
 
-export async function bindServer(config: Pick<Config, 'port' | 'host' | 'requestTimeoutMs' | 'maxConnections' | 'maxConnectionsPerAddress'>, logger: Logger, clock: Pick<Clock, 'now'>): Promise<BoundServer> {
+export async function bindServer(
+  config: Pick<Config, 'port' | 'host' | 'requestTimeoutMs' | 'maxConnections' | 'maxConnectionsPerAddress'>,
+  logger: Logger,
+  clock: Pick<Clock, 'now'>,
+): Promise<BoundServer> {
   let onRequest: RequestHandler | undefined;
   let onUpgrade: UpgradeHandler | undefined;
   /** What arrived before `serve`: how to hand it on, and how to drop it. */
   const waiting: Array<{ go(): void; drop(): void }> = [];
   const server = http.createServer(
     // timeouts are checked every second rather than Node's 30 s, so a slow request ends near requestTimeoutMs
-    { requestTimeout: config.requestTimeoutMs, headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
-    (req, res) => (onRequest ? onRequest(req, res) : waiting.push({ go: () => must(onRequest)(req, res), drop: () => res.destroy() })),
+    {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) =>
+      onRequest
+        ? onRequest(req, res)
+        : waiting.push({ go: () => must(onRequest)(req, res), drop: () => res.destroy() }),
   );
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError(logger));
   capConnections(server, { max: config.maxConnections, perAddress: config.maxConnectionsPerAddress }, logger, clock);
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
-    onUpgrade ? onUpgrade(req, socket, head) : waiting.push({ go: () => must(onUpgrade)(req, socket, head), drop: () => socket.destroy() }),
+    onUpgrade
+      ? onUpgrade(req, socket, head)
+      : waiting.push({ go: () => must(onUpgrade)(req, socket, head), drop: () => socket.destroy() }),
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(e.code === 'EADDRINUSE' ? new StartupError(`port ${config.port} on ${config.host} is already in use; pick another with --port (0 picks a free one)`, 'port_in_use') : e),
+      reject(
+        e.code === 'EADDRINUSE'
+          ? new StartupError(
+              `port ${config.port} on ${config.host} is already in use; pick another with --port (0 picks a free one)`,
+              'port_in_use',
+            )
+          : e,
+      ),
     );
     server.listen(config.port, config.host, () => resolve());
   });

@@ -22,7 +22,8 @@ import type { KeyCheckBasis, KeyCheckRecord } from '../model/identity.js';
 const KEY_CHECK_ID = 'keyCheck';
 const LABEL = 'appreg key check v1';
 
-const checkValue = (master: Buffer): string => crypto.createHmac('sha256', deriveKey(master, 'key-check')).update(LABEL).digest('base64url');
+const checkValue = (master: Buffer): string =>
+  crypto.createHmac('sha256', deriveKey(master, 'key-check')).update(LABEL).digest('base64url');
 
 function sameValue(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -40,7 +41,8 @@ const wrongKey = (keyFile: string, why: string, where: string) =>
 /** One sealed value of the store, if any (read once per store: only while it has no key-check value yet). */
 async function firstSealed(store: Pick<Store, 'all'>): Promise<string | undefined> {
   for (const app of await store.all(T.apps)) if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
-  for (const inst of await store.all(OT.installations)) if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
+  for (const inst of await store.all(OT.installations))
+    if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
   return undefined;
 }
 
@@ -80,7 +82,12 @@ type KeyReads = Pick<Store, 'get' | 'all' | 'count'>;
  * The key file (named in a refusal), credentials.json (its token may verify the key), and where the value lives, for
  * the refusal's words.
  */
-interface KeyOpts { keyFile: string; credentialsFile?: string; where?: 'the database' | 'this data directory'; now?: () => Date }
+interface KeyOpts {
+  keyFile: string;
+  credentialsFile?: string;
+  where?: 'the database' | 'this data directory';
+  now?: () => Date;
+}
 
 /**
  * Compare the master key with the store's key-check value, reading only: a wrong key throws
@@ -94,7 +101,8 @@ export async function verifyMasterKey(store: KeyReads, master: Buffer, opts: Key
   const rec = await store.get(META, KEY_CHECK_ID);
   if (rec) {
     const value = 'value' in rec ? rec.value : undefined;
-    if (typeof value !== 'string' || !sameValue(value, expected)) throw wrongKey(opts.keyFile, 'its key-check value does not match', where);
+    if (typeof value !== 'string' || !sameValue(value, expected))
+      throw wrongKey(opts.keyFile, 'its key-check value does not match', where);
     return { how: 'matched' };
   }
   let basis: KeyCheckBasis;
@@ -108,12 +116,16 @@ export async function verifyMasterKey(store: KeyReads, master: Buffer, opts: Key
     }
     basis = 'sealed-value';
   } else if (token !== undefined && workspaces > 0) {
-    if (!signedWith(token, master)) throw wrongKey(opts.keyFile, 'it did not sign the management token in credentials.json', where);
+    if (!signedWith(token, master))
+      throw wrongKey(opts.keyFile, 'it did not sign the management token in credentials.json', where);
     basis = 'credentials-token';
   } else {
     basis = workspaces > 0 ? 'trust-on-first-use' : 'new';
   }
-  return { how: basis, record: { id: KEY_CHECK_ID, value: expected, createdAt: (opts.now?.() ?? new Date()).toISOString(), basis } };
+  return {
+    how: basis,
+    record: { id: KEY_CHECK_ID, value: expected, createdAt: (opts.now?.() ?? new Date()).toISOString(), basis },
+  };
 }
 
 /**
@@ -121,10 +133,18 @@ export async function verifyMasterKey(store: KeyReads, master: Buffer, opts: Key
  * once on a new database with different keys, all but the first compare with the value it wrote
  * (and refuse to start).
  */
-export async function recordMasterKey(store: Store, verdict: KeyVerdict, master: Buffer, opts: KeyOpts): Promise<KeyCheckOutcome> {
+export async function recordMasterKey(
+  store: Store,
+  verdict: KeyVerdict,
+  master: Buffer,
+  opts: KeyOpts,
+): Promise<KeyCheckOutcome> {
   if (!('record' in verdict)) return verdict;
   try {
-    await store.commit([{ table: META, id: KEY_CHECK_ID, value: verdict.record }], [{ table: META, id: KEY_CHECK_ID, value: undefined }]);
+    await store.commit(
+      [{ table: META, id: KEY_CHECK_ID, value: verdict.record }],
+      [{ table: META, id: KEY_CHECK_ID, value: undefined }],
+    );
   } catch (e) {
     // another daemon wrote the value first: compare with it
     if (e instanceof StoreConflict) return checkMasterKey(store, master, opts);

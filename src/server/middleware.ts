@@ -50,14 +50,30 @@ const LOGIN_PER_ADDRESS_FACTOR = 5;
  * email address in its normal form, whatever its case or spaces, and five times that per
  * caller address. `name` keeps each form's windows apart (the API login, the consent screen's form…).
  */
-export function loginLimits(opts: { name: string; perMinute: number; clock: Clock; store: HitCounter; emailOf: (req: Request) => unknown }): RequestHandler[] {
+export function loginLimits(opts: {
+  name: string;
+  perMinute: number;
+  clock: Clock;
+  store: HitCounter;
+  emailOf: (req: Request) => unknown;
+}): RequestHandler[] {
   const email = (req: Request) => {
     const e = opts.emailOf(req);
     return typeof e === 'string' ? normalizeEmail(e).slice(0, 254) : '';
   };
   return [
-    rateLimit({ perMinute: opts.perMinute * LOGIN_PER_ADDRESS_FACTOR, clock: opts.clock, store: opts.store, key: (req) => `${opts.name}|login-address|${req.ip}` }),
-    rateLimit({ perMinute: opts.perMinute, clock: opts.clock, store: opts.store, key: (req) => `${opts.name}|login-email|${email(req)}` }),
+    rateLimit({
+      perMinute: opts.perMinute * LOGIN_PER_ADDRESS_FACTOR,
+      clock: opts.clock,
+      store: opts.store,
+      key: (req) => `${opts.name}|login-address|${req.ip}`,
+    }),
+    rateLimit({
+      perMinute: opts.perMinute,
+      clock: opts.clock,
+      store: opts.store,
+      key: (req) => `${opts.name}|login-email|${email(req)}`,
+    }),
   ];
 }
 
@@ -66,9 +82,13 @@ export function loginLimits(opts: { name: string; perMinute: number; clock: Cloc
  * on its own: `POST /v1/channels/x/messages → 403 missing_scope`. The path never carries the query
  * string (it may carry an appKey).
  */
-export function logRequest(logger: Logger, r: { reqId: unknown; method?: string; path: string; status: number; ms: number; code?: string }): void {
+export function logRequest(
+  logger: Logger,
+  r: { reqId: unknown; method?: string; path: string; status: number; ms: number; code?: string },
+): void {
   const ms = Math.round(r.ms * 10) / 10;
-  if (r.status < 400) return logger.debug('request', { reqId: r.reqId, method: r.method, path: r.path, status: r.status, ms });
+  if (r.status < 400)
+    return logger.debug('request', { reqId: r.reqId, method: r.method, path: r.path, status: r.status, ms });
   logger.info(`${r.method} ${r.path} → ${r.status}${r.code ? ` ${r.code}` : ''}`, { reqId: r.reqId, ms });
 }
 
@@ -77,13 +97,21 @@ export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      logRequest(logger, { reqId: req.id, method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - start) / 1e6, code: errorCodeOf(res) });
+      logRequest(logger, {
+        reqId: req.id,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - start) / 1e6,
+        code: errorCodeOf(res),
+      });
     });
     next();
   };
 }
 
-const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+const hasBody = (req: Request) =>
+  Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
 /** JSON bodies only: 415 for another content type, 413 over the limit, 400 when unparsable or nested too deeply. */
 export function jsonBody(limitBytes: number): RequestHandler {
@@ -144,7 +172,12 @@ export function leaseSize(perMinute: number): number {
  * map before). Works on express's requests and on plain node:http ones (the token endpoint):
  * it answers through `next` only, never by throwing.
  */
-export function rateLimit(opts: { perMinute: number; clock: Clock; store: HitCounter; key: (req: Request, res: Response) => string }): RequestHandler {
+export function rateLimit(opts: {
+  perMinute: number;
+  clock: Clock;
+  store: HitCounter;
+  key: (req: Request, res: Response) => string;
+}): RequestHandler {
   const size = leaseSize(opts.perMinute);
   /** Requests this daemon counted in the store and has not let through yet, per caller and window. */
   const leases = new Map<string, { end: number; left: number }>();

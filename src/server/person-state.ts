@@ -74,7 +74,10 @@ export function createPersonState(store: PersonStateStore, clock: Pick<Clock, 'n
       if (JSON.stringify(rec) === untouched) return { rec, out };
       rec.updatedAt = now();
       try {
-        await store.commit([{ table: PERSON_STATE_TABLE, id: userId, value: rec }], [{ table: PERSON_STATE_TABLE, id: userId, value: before }]);
+        await store.commit(
+          [{ table: PERSON_STATE_TABLE, id: userId, value: rec }],
+          [{ table: PERSON_STATE_TABLE, id: userId, value: before }],
+        );
         return { rec, out };
       } catch (e) {
         if (!(e instanceof StoreConflict) || attempt >= TRIES) throw e;
@@ -105,7 +108,11 @@ export function createPersonState(store: PersonStateStore, clock: Pick<Clock, 'n
       await change(userId, (rec) => {
         const homes = { ...rec.homes };
         delete homes[viewId]; // (re-added last: the most recent are kept)
-        rec.homes = Object.fromEntries(Object.entries(homes).concat([[viewId, state]]).slice(-HOMES_KEPT));
+        rec.homes = Object.fromEntries(
+          Object.entries(homes)
+            .concat([[viewId, state]])
+            .slice(-HOMES_KEPT),
+        );
       });
     },
     /** The view on top of the person's stack, if any. */
@@ -124,10 +131,23 @@ export function createPersonState(store: PersonStateStore, clock: Pick<Clock, 'n
      * view as the modal on top (or, `closeOnAck`, an acknowledged submit closes the top view).
      * Returns the page to go to.
      */
-    async follow(userId: string, d: { appName: string; state: string; ephemeralMessage?: string; response?: unknown; appId: string }, from: string, ctx: { channelId: string; returnTo: string; rootId?: string }, closeOnAck = false): Promise<string> {
+    async follow(
+      userId: string,
+      d: { appName: string; state: string; ephemeralMessage?: string; response?: unknown; appId: string },
+      from: string,
+      ctx: { channelId: string; returnTo: string; rootId?: string },
+      closeOnAck = false,
+    ): Promise<string> {
       const { rec } = await change(userId, (rec) => {
-        if (d.ephemeralMessage) addNote(rec, { channelId: ctx.channelId, ...(ctx.rootId ? { rootId: ctx.rootId } : {}), from, text: d.ephemeralMessage }, now());
-        const shown = d.state === 'delivered' && apply(rec, d.response, { appId: d.appId, channelId: ctx.channelId, returnTo: ctx.returnTo });
+        if (d.ephemeralMessage)
+          addNote(
+            rec,
+            { channelId: ctx.channelId, ...(ctx.rootId ? { rootId: ctx.rootId } : {}), from, text: d.ephemeralMessage },
+            now(),
+          );
+        const shown =
+          d.state === 'delivered' &&
+          apply(rec, d.response, { appId: d.appId, channelId: ctx.channelId, returnTo: ctx.returnTo });
         if (!shown && closeOnAck && d.state === 'delivered') rec.views.pop();
       });
       return rec.views.at(-1)?.returnTo ?? ctx.returnTo;

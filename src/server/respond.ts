@@ -7,7 +7,17 @@
 import http from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, headersTooLarge, invalidJson, invalidRequest, payloadTooLarge, requestTimeout, storeUnavailable, toErrorResponse, unsupportedMediaType } from '../errors.js';
+import {
+  AppError,
+  headersTooLarge,
+  invalidJson,
+  invalidRequest,
+  payloadTooLarge,
+  requestTimeout,
+  storeUnavailable,
+  toErrorResponse,
+  unsupportedMediaType,
+} from '../errors.js';
 import { StoreUnavailable, StoreValueRefused } from '../store/types.js';
 import type { Logger } from '../logger.js';
 
@@ -31,12 +41,17 @@ export function asAppError(err: unknown): unknown {
   // an outage, not a bug: 503 with the store's reason (what /healthz says) and Retry-After
   if (err instanceof StoreUnavailable) return storeUnavailable(err.reason);
   // only a caller's input can bring a NUL into a commit
-  if (err instanceof StoreValueRefused) return invalidRequest('A text of the request holds the character U+0000 (NUL) or an unpaired surrogate (half of a UTF-16 pair), which appreg does not store.');
+  if (err instanceof StoreValueRefused)
+    return invalidRequest(
+      'A text of the request holds the character U+0000 (NUL) or an unpaired surrogate (half of a UTF-16 pair), which appreg does not store.',
+    );
   const e = err as ParserError;
   if (e.type === 'entity.parse.failed') return invalidJson();
   if (e.name === 'MulterError') {
     // multer's messages are its own fixed sentences ("Too many fields"), never the client's input
-    return MULTER_TOO_LARGE.has(String(e.code)) ? payloadTooLarge('A form field is larger than the limit.') : invalidRequest(`The form is not acceptable: ${String((err as Error).message)}.`);
+    return MULTER_TOO_LARGE.has(String(e.code))
+      ? payloadTooLarge('A form field is larger than the limit.')
+      : invalidRequest(`The form is not acceptable: ${String((err as Error).message)}.`);
   }
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) {
     if (e.status === 413) return payloadTooLarge();
@@ -44,7 +59,8 @@ export function asAppError(err: unknown): unknown {
     if (e.type === 'parameters.too.many') return invalidRequest('The form has too many fields.');
     return invalidRequest('The body could not be read.');
   }
-  if (typeof e.code === 'string' && e.code.startsWith('Z_')) return invalidRequest('The body is not valid for its Content-Encoding.');
+  if (typeof e.code === 'string' && e.code.startsWith('Z_'))
+    return invalidRequest('The body is not valid for its Content-Encoding.');
   if (clientAborted(err)) return invalidRequest('The request ended before its body was complete.');
   if (err instanceof URIError) return invalidRequest('The request path is not valid percent-encoding.');
   return err;
@@ -90,13 +106,22 @@ export function sendError(res: ServerResponse, err: unknown, logger: Logger, inf
   if (res.headersSent) return status;
   const json = JSON.stringify(body);
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+  });
   res.end(json);
   return status;
 }
 
 /** Write `err` as an HTML page: `render(status, title, message)` gives the page. */
-export function sendErrorPage(res: ServerResponse, err: unknown, logger: Logger, info: RequestInfo, render: (status: number, message: string) => string): void {
+export function sendErrorPage(
+  res: ServerResponse,
+  err: unknown,
+  logger: Logger,
+  info: RequestInfo,
+  render: (status: number, message: string) => string,
+): void {
   const { status, body, headers } = toErrorResponse(asAppError(err));
   report(logger, err, status, info);
   if (res.headersSent) return;
@@ -115,7 +140,9 @@ export function refuseUpgrade(socket: Duplex, err: unknown, logger: Logger, info
   report(logger, err, status, info);
   const json = JSON.stringify(body);
   const reason = http.STATUS_CODES[status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+  );
 }
 
 /**

@@ -36,13 +36,23 @@ export interface SocketServerDeps {
   sessions: SocketSessions;
 }
 
-const textOf = (data: RawData) => (Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
+const textOf = (data: RawData) =>
+  Buffer.isBuffer(data)
+    ? data.toString('utf8')
+    : Array.isArray(data)
+      ? Buffer.concat(data).toString('utf8')
+      : Buffer.from(data).toString('utf8');
 
 export function createSocketServer(deps: SocketServerDeps) {
   const { config, clock, apps, sessions } = deps;
   const log = deps.logger.child({ component: 'socket' });
   const isSocketApp = async (appId: string) => (await apps.byId(appId))?.manifest.socketMode === true;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes, clientTracking: true, perMessageDeflate: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: config.bodyLimitBytes,
+    clientTracking: true,
+    perMessageDeflate: false,
+  });
   /** Whether each socket showed a sign of life (pong or any frame) since the last protocol ping. */
   const alive = new Map<WebSocket, { alive: boolean; appId: string }>();
   let stopping = false;
@@ -71,7 +81,8 @@ export function createSocketServer(deps: SocketServerDeps) {
       ws.close(CLOSE.internalError, 'the daemon could not register the connection; reconnect');
       return (ok = false);
     });
-    const failed = (what: string) => (e: unknown) => log.warn(`socket ${what} failed`, { appId, connId: conn.id, error: String(e) });
+    const failed = (what: string) => (e: unknown) =>
+      log.warn(`socket ${what} failed`, { appId, connId: conn.id, error: String(e) });
     const frame = async (text: string) => {
       const v = await sessions.handleFrame(conn, text);
       if (v.kind === 'pong') ws.send('pong');
@@ -98,7 +109,9 @@ export function createSocketServer(deps: SocketServerDeps) {
 
   /** The server's 'upgrade' listener. */
   function handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
-    upgrade(req, socket, head).catch((e: unknown) => refuseUpgrade(socket, e, deps.logger, { method: 'GET', path: SOCKET_PATH }));
+    upgrade(req, socket, head).catch((e: unknown) =>
+      refuseUpgrade(socket, e, deps.logger, { method: 'GET', path: SOCKET_PATH }),
+    );
   }
 
   async function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -110,12 +123,18 @@ export function createSocketServer(deps: SocketServerDeps) {
       return refuse(invalidRequest('Bad request target.'), '/');
     }
     if (url.pathname !== SOCKET_PATH) return refuse(noRoute('GET (websocket)', url.pathname), url.pathname);
-    if (stopping) return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
+    if (stopping)
+      return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
     const appId = await sessions.redeemTicket(url.searchParams.get('ticket'));
-    if (!appId) return refuse(unauthenticated('The ticket is unknown, expired or already used; fetch a new URL from websocket-connection.'), SOCKET_PATH);
+    if (!appId)
+      return refuse(
+        unauthenticated('The ticket is unknown, expired or already used; fetch a new URL from websocket-connection.'),
+        SOCKET_PATH,
+      );
     if (!(await isSocketApp(appId))) return refuse(socketModeDisabled(), SOCKET_PATH);
     await sessions.prepare(appId); // the app is reachable through every daemon once the upgrade is answered
-    if (stopping || socket.destroyed) return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
+    if (stopping || socket.destroyed)
+      return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
     wss.handleUpgrade(req, socket, head, (ws) => attach(ws, appId));
   }
 
@@ -123,7 +142,11 @@ export function createSocketServer(deps: SocketServerDeps) {
   async function pingAll() {
     const asked = new Set([...alive.values()].map((l) => l.appId));
     const appIds = [...asked];
-    const socketApps = new Set((await Promise.all(appIds.map(async (id) => ((await isSocketApp(id)) ? id : undefined)))).filter((id) => id !== undefined));
+    const socketApps = new Set(
+      (await Promise.all(appIds.map(async (id) => ((await isSocketApp(id)) ? id : undefined)))).filter(
+        (id) => id !== undefined,
+      ),
+    );
     for (const [ws, life] of alive) {
       if (!asked.has(life.appId)) continue; // connected while the apps were read: next round
       if (!socketApps.has(life.appId)) {
@@ -150,7 +173,10 @@ export function createSocketServer(deps: SocketServerDeps) {
     handleUpgrade,
     start() {
       if (config.socketPingIntervalMs > 0) {
-        pingTimer = clock.setInterval(() => pingAll().catch((e: unknown) => log.warn('socket ping round failed', { error: String(e) })), config.socketPingIntervalMs);
+        pingTimer = clock.setInterval(
+          () => pingAll().catch((e: unknown) => log.warn('socket ping round failed', { error: String(e) })),
+          config.socketPingIntervalMs,
+        );
       }
     },
     /** Refuse new sockets (the open ones keep working until close). */
@@ -183,4 +209,3 @@ export function createSocketServer(deps: SocketServerDeps) {
     },
   };
 }
-

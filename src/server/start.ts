@@ -15,7 +15,15 @@ import type { StoreIo } from '../store/fsync.js';
 import { StoreCorruptError, type Store, type StoreReads } from '../store/types.js';
 import { createHttpApp } from './app.js';
 import { composeDaemon, type Daemon } from './compose.js';
-import { acquireLock, ensureDataDir, readOrMakeKey, removeIfEmpty, StartupError, writeFile0600, writeKey } from './data-dir.js';
+import {
+  acquireLock,
+  ensureDataDir,
+  readOrMakeKey,
+  removeIfEmpty,
+  StartupError,
+  writeFile0600,
+  writeKey,
+} from './data-dir.js';
 import { refreshCredentials, type LocalCredentials } from './credentials.js';
 import { recordMasterKey, verifyMasterKey, type KeyVerdict } from './key-check.js';
 import { bindServer, type BoundServer } from './http-server.js';
@@ -70,14 +78,21 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
   let writing = false;
   try {
     releaseLock = acquireLock(config.dataDir);
-    const dataExists = fs.existsSync(path.join(config.dataDir, 'appreg.json')) || fs.readdirSync(config.dataDir).some((f) => f.startsWith('appreg.journal'));
+    const dataExists =
+      fs.existsSync(path.join(config.dataDir, 'appreg.json')) ||
+      fs.readdirSync(config.dataDir).some((f) => f.startsWith('appreg.journal'));
     const keyFile = config.keyFile ?? path.join(config.dataDir, 'secret.key');
     const keyExisted = fs.existsSync(keyFile); // before this start: a key beside a lost data file betrays it
     const { key: masterKey, made: keyMade } = readOrMakeKey(keyFile, dataExists);
     bound = await bindServer(config, logger, clock);
     const { server, port } = bound;
     let verdict: KeyVerdict | undefined;
-    const keyOpts = { keyFile, credentialsFile, now: () => new Date(clock.now()), where: config.databaseUrl ? ('the database' as const) : ('this data directory' as const) };
+    const keyOpts = {
+      keyFile,
+      credentialsFile,
+      now: () => new Date(clock.now()),
+      where: config.databaseUrl ? ('the database' as const) : ('this data directory' as const),
+    };
     store = await openStore(config, logger, instanceId, {
       clock,
       allowFresh: opts.allowFresh,
@@ -91,10 +106,18 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     writing = true;
     if (keyMade) writeKey(keyFile, masterKey);
     const keyCheck = await recordMasterKey(store, must(verdict), masterKey, keyOpts);
-    if (keyCheck.how === 'trust-on-first-use') logger.warn('recorded a key-check value for the key file by trust on first use: nothing in the data directory could verify it', { keyFile });
-    else if (keyCheck.how !== 'matched' && keyCheck.how !== 'new') logger.info('recorded a key-check value for the key file', { keyFile, verifiedBy: keyCheck.how });
+    if (keyCheck.how === 'trust-on-first-use')
+      logger.warn(
+        'recorded a key-check value for the key file by trust on first use: nothing in the data directory could verify it',
+        { keyFile },
+      );
+    else if (keyCheck.how !== 'matched' && keyCheck.how !== 'new')
+      logger.info('recorded a key-check value for the key file', { keyFile, verifiedBy: keyCheck.how });
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const baseUrl = (config.publicUrl ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(/\/+$/, '');
+    const baseUrl = (config.publicUrl ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(
+      /\/+$/,
+      '',
+    );
     const parts = composeDaemon({ config, logger, clock, store, masterKey, instanceId, baseUrl: () => baseUrl });
     const bootstrapped = await refreshCredentials(parts.identity, credentialsFile, logger);
 
@@ -111,7 +134,10 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
       if (closing) {
         // a kept-alive connection asking again while the daemon stops
         res.setHeader('connection', 'close');
-        sendError(res, shuttingDown('The daemon is shutting down; try again in a moment.'), logger, { method: req.method, path: '(any)' });
+        sendError(res, shuttingDown('The daemon is shutting down; try again in a moment.'), logger, {
+          method: req.method,
+          path: '(any)',
+        });
       } else if (isTokenRequest(req)) tokenEndpoint(req, res);
       else if ((get = app.appGet.match(req))) app.appGet.serve(req, res, get);
       else app(req, res);
@@ -123,14 +149,22 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     const sweeper = clock.setInterval(
       () =>
         Promise.all([
-          parts.oauth.consentSessions.sweep().catch((e) => logger.error('sweeping used sign-in tokens failed', { error: String(e) })),
-          parts.oauth.exchange.sweep().catch((e) => logger.error('sweeping expired codes failed', { error: String(e) })),
+          parts.oauth.consentSessions
+            .sweep()
+            .catch((e) => logger.error('sweeping used sign-in tokens failed', { error: String(e) })),
+          parts.oauth.exchange
+            .sweep()
+            .catch((e) => logger.error('sweeping expired codes failed', { error: String(e) })),
         ]),
       SWEEP_MS,
     );
 
     const daemonFile = path.join(config.dataDir, 'daemon.json');
-    writeFile0600(daemonFile, JSON.stringify({ url: baseUrl, pid: process.pid, startedAt: new Date(clock.now()).toISOString() }, null, 2) + '\n');
+    writeFile0600(
+      daemonFile,
+      JSON.stringify({ url: baseUrl, pid: process.pid, startedAt: new Date(clock.now()).toISOString() }, null, 2) +
+        '\n',
+    );
 
     /**
      * The stop order: take nothing new; let attempts and HTTP requests in flight finish; make
@@ -177,20 +211,51 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
  * embedded store in the data dir. A damaged embedded store, or a database that cannot be reached or
  * migrated, refuses the start with one line (never the URL's password).
  */
-async function openStore(config: Config, logger: Logger, instanceId: string, o: { clock: Clock; allowFresh?: boolean; stateFiles: string[]; io?: Partial<StoreIo>; beforeWrite: (reads: StoreReads) => Promise<void> }): Promise<Store> {
+async function openStore(
+  config: Config,
+  logger: Logger,
+  instanceId: string,
+  o: {
+    clock: Clock;
+    allowFresh?: boolean;
+    stateFiles: string[];
+    io?: Partial<StoreIo>;
+    beforeWrite: (reads: StoreReads) => Promise<void>;
+  },
+): Promise<Store> {
   if (config.databaseUrl) {
     const { openPostgresStore, redactUrl } = await import('../store/postgres/index.js');
     try {
-      return await openPostgresStore({ url: config.databaseUrl, logger, clock: o.clock, instanceId, poolSize: config.databasePoolSize, beforeWrite: o.beforeWrite });
+      return await openPostgresStore({
+        url: config.databaseUrl,
+        logger,
+        clock: o.clock,
+        instanceId,
+        poolSize: config.databasePoolSize,
+        beforeWrite: o.beforeWrite,
+      });
     } catch (e) {
       if (e instanceof StartupError) throw e; // the key check's own refusal
-      throw new StartupError(`refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${(e as Error).message}`, 'data');
+      throw new StartupError(
+        `refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${(e as Error).message}`,
+        'data',
+      );
     }
   }
   try {
-    return await openEmbeddedStore({ dir: config.dataDir, fsync: config.fsync, logger, clock: o.clock, allowFresh: o.allowFresh, stateFiles: o.stateFiles, io: o.io, beforeWrite: o.beforeWrite });
+    return await openEmbeddedStore({
+      dir: config.dataDir,
+      fsync: config.fsync,
+      logger,
+      clock: o.clock,
+      allowFresh: o.allowFresh,
+      stateFiles: o.stateFiles,
+      io: o.io,
+      beforeWrite: o.beforeWrite,
+    });
   } catch (e) {
-    if (e instanceof StoreCorruptError) throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
+    if (e instanceof StoreCorruptError)
+      throw new StartupError(`refusing to start: ${e.message} (the file was left unchanged)`);
     throw e;
   }
 }

@@ -15,14 +15,18 @@ export type AppView = Record<string, unknown> & { id: string; published: boolean
 
 function manifestError(violations: Violation[]): AppError {
   const n = violations.length;
-  return invalidManifest(`The manifest has ${n} problem${n === 1 ? '' : 's'}: ${must(violations[0]).pointer || '/'} ${must(violations[0]).message}${n > 1 ? ' (and more in details)' : ''}.`, violations);
+  return invalidManifest(
+    `The manifest has ${n} problem${n === 1 ? '' : 's'}: ${must(violations[0]).pointer || '/'} ${must(violations[0]).message}${n > 1 ? ' (and more in details)' : ''}.`,
+    violations,
+  );
 }
 
 /** The full app object of docs/protocol.md §2: arrays and objects always present, unset optionals left out. */
 function appView(app: AppRecord, secrets?: AppSecrets): AppView {
   const m = app.manifest as Manifest & Record<string, unknown>;
   const out: Record<string, unknown> = { id: app.id };
-  for (const [k, v] of Object.entries(m)) if (v !== undefined && v !== null && k !== '$schema' && k !== 'id') out[k] = v;
+  for (const [k, v] of Object.entries(m))
+    if (v !== undefined && v !== null && k !== '$schema' && k !== 'id') out[k] = v;
   out.redirectUrls = m.redirectUrls ?? [];
   out.slashCommands = m.slashCommands ?? [];
   out.shortcuts = m.shortcuts ?? [];
@@ -75,7 +79,8 @@ export function createAppsService(ctx: ServiceContext) {
   async function byAppKey(appId: string, appKey: unknown): Promise<AppRecord> {
     const app = await byId(appId);
     const given = typeof appKey === 'string' ? appKey : '';
-    if (!safeEqual(given, app ? secretsOf(app).appKey : DUMMY_APP_KEY) || !app || given === '') throw invalidClient('The appKey does not match this app.');
+    if (!safeEqual(given, app ? secretsOf(app).appKey : DUMMY_APP_KEY) || !app || given === '')
+      throw invalidClient('The appKey does not match this app.');
     return app;
   }
 
@@ -87,14 +92,27 @@ export function createAppsService(ctx: ServiceContext) {
   }
 
   function newSecrets(): AppSecrets {
-    return { clientSecret: newSecret(PREFIX.clientSecret), appKey: newSecret(PREFIX.appKey), signingSecret: newSecret(PREFIX.signingSecret) };
+    return {
+      clientSecret: newSecret(PREFIX.clientSecret),
+      appKey: newSecret(PREFIX.appKey),
+      signingSecret: newSecret(PREFIX.signingSecret),
+    };
   }
 
   async function create(p: Principal, input: unknown) {
     const { manifest, warnings } = parse(input);
     const secrets = newSecrets();
     const now = nowIso();
-    const app: AppRecord = { id: newId(PREFIX.app, 32), workspaceId: p.workspaceId, ownerId: p.workspaceUserId, manifest, published: false, sealedSecrets: sealer.seal(JSON.stringify(secrets)), createdAt: now, updatedAt: now };
+    const app: AppRecord = {
+      id: newId(PREFIX.app, 32),
+      workspaceId: p.workspaceId,
+      ownerId: p.workspaceUserId,
+      manifest,
+      published: false,
+      sealedSecrets: sealer.seal(JSON.stringify(secrets)),
+      createdAt: now,
+      updatedAt: now,
+    };
     await store.commit([{ table: T.apps, id: app.id, value: app }]);
     return { app: appView(app, secrets), warnings };
   }
@@ -104,7 +122,11 @@ export function createAppsService(ctx: ServiceContext) {
    * change (a publish on another daemon while this one deletes) makes the step run again on
    * what is stored now, and its check sees the change.
    */
-  const change = <R>(p: Principal, id: string, step: (app: AppRecord) => { next: AppRecord | null; out: R }): Promise<R> =>
+  const change = <R>(
+    p: Principal,
+    id: string,
+    step: (app: AppRecord) => { next: AppRecord | null; out: R },
+  ): Promise<R> =>
     retryOnConflict(async () => {
       const app = await owned(p, id);
       const { next, out } = step(app);
@@ -118,7 +140,8 @@ export function createAppsService(ctx: ServiceContext) {
       if (app.published) throw appPublished();
       const { manifest, warnings } = parse(input);
       // docs/protocol.md §2, endpoint 2: when avatarUrl is omitted, the current avatar is left unchanged.
-      if (manifest.avatarUrl === undefined && app.manifest.avatarUrl !== undefined) manifest.avatarUrl = app.manifest.avatarUrl;
+      if (manifest.avatarUrl === undefined && app.manifest.avatarUrl !== undefined)
+        manifest.avatarUrl = app.manifest.avatarUrl;
       const next: AppRecord = { ...app, manifest, updatedAt: nowIso() };
       return { next, out: { app: appView(next), warnings } };
     });
@@ -163,7 +186,10 @@ export function createAppsService(ctx: ServiceContext) {
   async function rotateSecrets(p: Principal, id: string): Promise<AppSecrets> {
     return change(p, id, (app) => {
       const secrets = newSecrets();
-      return { next: { ...app, sealedSecrets: sealer.seal(JSON.stringify(secrets)), updatedAt: nowIso() }, out: secrets };
+      return {
+        next: { ...app, sealedSecrets: sealer.seal(JSON.stringify(secrets)), updatedAt: nowIso() },
+        out: secrets,
+      };
     });
   }
 

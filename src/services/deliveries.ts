@@ -15,7 +15,13 @@ import type { AttemptEntry, DeliveryRecord } from '../model/delivery.js';
 import { buildPayload, KINDS, type TriggerFields } from '../delivery/payloads.js';
 import { withFieldEncoded } from '../delivery/encoded-fields.js';
 import { tooDeep } from '../json-depth.js';
-import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, TIMESTAMP_HEADER } from '../delivery/sign.js';
+import {
+  DELIVERY_ID_HEADER,
+  RETRY_NUM_HEADER,
+  SIGNATURE_HEADER,
+  signedHeaders,
+  TIMESTAMP_HEADER,
+} from '../delivery/sign.js';
 import type { AttemptResult } from '../delivery/types.js';
 import type { DeliveryKind } from '../model/delivery.js';
 import type { DeliveryWorker } from '../delivery/worker.js';
@@ -87,7 +93,8 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   function budgetOf(timeoutMs: unknown): number {
     if (timeoutMs === undefined || timeoutMs === null) return config.deliveryBudgetMs;
     const n = Number(timeoutMs);
-    if (!Number.isInteger(n) || n < 1 || n > 60_000) throw invalidRequest('timeoutMs must be an integer from 1 to 60000.');
+    if (!Number.isInteger(n) || n < 1 || n > 60_000)
+      throw invalidRequest('timeoutMs must be an integer from 1 to 60000.');
     return n;
   }
 
@@ -104,16 +111,34 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     const who = { workspaceId: p.workspaceId, userId: input.asUser ?? p.workspaceUserId, workspaceUserIds };
     const built = buildPayload(input.kind, app, who, input, clock.now());
     if (!built.interactive) {
-      if (!app.manifest.socketMode && !built.url) throw invalidRequest('The app has no eventSubscriptions.url to send events to.');
+      if (!app.manifest.socketMode && !built.url)
+        throw invalidRequest('The app has no eventSubscriptions.url to send events to.');
       // the first attempt's timeout is the caller's (deliver-test --timeout-ms); retries use the configured one
       const timeoutMs = input.timeoutMs === undefined || input.timeoutMs === null ? undefined : budget;
-      const rec = await worker.enqueueEvent(app, p.workspaceId, p.workspaceUserId, String(built.payload.eventType), built.payload, { timeoutMs });
+      const rec = await worker.enqueueEvent(
+        app,
+        p.workspaceId,
+        p.workspaceUserId,
+        String(built.payload.eventType),
+        built.payload,
+        { timeoutMs },
+      );
       if (!rec) throw notFound(`App ${app.id}`);
       return rec;
     }
     // Logged once settled (at most the budget later): one log entry per interactive call.
-    const out = d.outgoing(app, input.kind, { workspaceId: p.workspaceId, userId: who.userId }, built.url, built.payload);
-    return d.settleInteractive(out, app, await d.track(d.attempt(out, app, { interactive: true, budgetMs: budget, retryNum: 0 })));
+    const out = d.outgoing(
+      app,
+      input.kind,
+      { workspaceId: p.workspaceId, userId: who.userId },
+      built.url,
+      built.payload,
+    );
+    return d.settleInteractive(
+      out,
+      app,
+      await d.track(d.attempt(out, app, { interactive: true, budgetMs: budget, retryNum: 0 })),
+    );
   }
 
   async function get(p: Principal, id: string): Promise<DeliveryRecord> {
@@ -125,10 +150,25 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   async function replay(p: Principal, id: string): Promise<DeliveryRecord> {
     const rec = await get(p, id);
     const app = await apps.owned(p, rec.appId);
-    if (!rec.payload) throw payloadNotKept('This trigger succeeded before the daemon restarted and its payload is not kept on disk; send it again with deliver-test.');
+    if (!rec.payload)
+      throw payloadNotKept(
+        'This trigger succeeded before the daemon restarted and its payload is not kept on disk; send it again with deliver-test.',
+      );
     if (rec.kind === 'event') return worker.replay(rec, app);
     const out = d.resend(rec);
-    return d.settleInteractive(out, app, await d.track(d.attempt(out, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: rec.attempts.length, replay: true })), rec);
+    return d.settleInteractive(
+      out,
+      app,
+      await d.track(
+        d.attempt(out, app, {
+          interactive: true,
+          budgetMs: config.deliveryBudgetMs,
+          retryNum: rec.attempts.length,
+          replay: true,
+        }),
+      ),
+      rec,
+    );
   }
 
   /**
@@ -136,7 +176,8 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
    * interaction's `payload` given as an object is encoded again, as the platform sends it).
    */
   function editedBody(rec: DeliveryRecord, text: string): Record<string, unknown> {
-    if (Buffer.byteLength(text) > MAX_EDITED_BYTES) throw payloadTooLarge(`The edited body is larger than ${MAX_EDITED_BYTES} bytes.`);
+    if (Buffer.byteLength(text) > MAX_EDITED_BYTES)
+      throw payloadTooLarge(`The edited body is larger than ${MAX_EDITED_BYTES} bytes.`);
     if (tooDeep(text)) throw invalidRequest('The edited body nests too deeply.');
     let parsed: unknown;
     try {
@@ -144,7 +185,8 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     } catch (e) {
       throw invalidRequest(`The edited body is not valid JSON: ${(e as Error).message}`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidRequest('The edited body must be a JSON object.');
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw invalidRequest('The edited body must be a JSON object.');
     return withFieldEncoded(rec.kind, parsed as Record<string, unknown>);
   }
 
@@ -159,10 +201,26 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     const payload = editedBody(rec, text);
     // (compared as JSON, not as text: on PostgreSQL a stored body's keys come back in another order)
     if (rec.payload && isDeepStrictEqual(payload, rec.payload)) return replay(p, id);
-    const copy = d.outgoing(app, rec.kind, { workspaceId: rec.workspaceId, userId: rec.userId }, rec.url, payload, { editedFrom: rec.id });
-    if (rec.kind !== 'event') return d.settleInteractive(copy, app, await d.track(d.attempt(copy, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0, replay: true })));
-    const { result: r, entry } = await d.track(d.attempt(copy, app, { interactive: false, budgetMs: config.deliveryEventTimeoutMs, retryNum: 0, replay: true }));
-    const logged: LogEntry = { id: copy.head.id, begun: copy, attempt: entry, state: { at: d.iso(), state: r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed' } };
+    const copy = d.outgoing(app, rec.kind, { workspaceId: rec.workspaceId, userId: rec.userId }, rec.url, payload, {
+      editedFrom: rec.id,
+    });
+    if (rec.kind !== 'event')
+      return d.settleInteractive(
+        copy,
+        app,
+        await d.track(
+          d.attempt(copy, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0, replay: true }),
+        ),
+      );
+    const { result: r, entry } = await d.track(
+      d.attempt(copy, app, { interactive: false, budgetMs: config.deliveryEventTimeoutMs, retryNum: 0, replay: true }),
+    );
+    const logged: LogEntry = {
+      id: copy.head.id,
+      begun: copy,
+      attempt: entry,
+      state: { at: d.iso(), state: r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed' },
+    };
     log.append(logged);
     return must(applyEntry(undefined, logged));
   }
@@ -174,27 +232,49 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   async function curlOf(p: Principal, id: string, text?: string): Promise<CurlParts> {
     const rec = await get(p, id);
     const app = await apps.owned(p, rec.appId);
-    if (rec.transport !== 'http' || !rec.url) throw invalidRequest('This delivery went to a socket-mode connection: there is no URL to send it to with curl.');
+    if (rec.transport !== 'http' || !rec.url)
+      throw invalidRequest('This delivery went to a socket-mode connection: there is no URL to send it to with curl.');
     const payload = text === undefined ? rec.payload : editedBody(rec, text);
-    if (!payload) throw payloadNotKept('This trigger succeeded before the daemon restarted and its payload is not kept on disk; edit a body to copy instead.');
+    if (!payload)
+      throw payloadNotKept(
+        'This trigger succeeded before the daemon restarted and its payload is not kept on disk; edit a body to copy instead.',
+      );
     const body = JSON.stringify(payload);
     const signed = signedHeaders((await apps.secretsOf(app)).signingSecret, body, clock.now());
-    return { url: rec.url, headers: [['content-type', 'application/json'], [TIMESTAMP_HEADER, must(signed[TIMESTAMP_HEADER])], [SIGNATURE_HEADER, must(signed[SIGNATURE_HEADER])]], body };
+    return {
+      url: rec.url,
+      headers: [
+        ['content-type', 'application/json'],
+        [TIMESTAMP_HEADER, must(signed[TIMESTAMP_HEADER])],
+        [SIGNATURE_HEADER, must(signed[SIGNATURE_HEADER])],
+      ],
+      body,
+    };
   }
 
   /** End a retrying event: no further attempt. */
   async function cancel(p: Principal, id: string): Promise<DeliveryRecord> {
     const rec = await get(p, id);
     const out = rec.kind === 'event' ? await worker.cancel(id, 'cancelled by its owner') : undefined;
-    if (!out) throw deliveryNotRetrying(`Delivery ${id} is ${rec.state}; only an event waiting for its next retry can be cancelled.`);
+    if (!out)
+      throw deliveryNotRetrying(
+        `Delivery ${id} is ${rec.state}; only an event waiting for its next retry can be cancelled.`,
+      );
     return out;
   }
 
   /** Send the trigger once with a wrong signature and once unsigned; a safe app refuses both. */
   async function probeSignature(p: Principal, input: TriggerInput) {
     const app = await ownedApp(p, input.appId);
-    if (app.manifest.socketMode) throw invalidRequest('Socket-mode frames are not signed; the signature probe applies to HTTP apps only.');
-    const built = buildPayload(input.kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input, clock.now());
+    if (app.manifest.socketMode)
+      throw invalidRequest('Socket-mode frames are not signed; the signature probe applies to HTTP apps only.');
+    const built = buildPayload(
+      input.kind,
+      app,
+      { workspaceId: p.workspaceId, userId: p.workspaceUserId },
+      input,
+      clock.now(),
+    );
     if (!built.url) throw invalidRequest('The app has no URL for this kind of call.');
     const budget = budgetOf(input.timeoutMs);
     const body = JSON.stringify(built.payload);
@@ -205,7 +285,11 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       http.post(built.url, body, { [DELIVERY_ID_HEADER]: id }, budget),
     ]);
     const refused = (r: AttemptResult) => r.status !== undefined && r.status >= 400 && r.status < 500;
-    return { wrongSignature: { ...wrongSignature, refused: refused(wrongSignature) }, unsigned: { ...unsigned, refused: refused(unsigned) }, refusedBoth: refused(wrongSignature) && refused(unsigned) };
+    return {
+      wrongSignature: { ...wrongSignature, refused: refused(wrongSignature) },
+      unsigned: { ...unsigned, refused: refused(unsigned) },
+      refusedBoth: refused(wrongSignature) && refused(unsigned),
+    };
   }
 
   /**
@@ -213,8 +297,13 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
    * caller's workspace (or, for development, owned by the caller) that has the command gets
    * SLASH_COMMAND within the budget; the record says what the person sees.
    */
-  async function invokeSlashCommand(p: Principal, input: { command: string; text: string; channelId: string; threadRootId?: string }): Promise<DeliveryRecord> {
-    const app = (await appsFor(p)).find((a) => (a.manifest.slashCommands ?? []).some((c) => c.command === input.command));
+  async function invokeSlashCommand(
+    p: Principal,
+    input: { command: string; text: string; channelId: string; threadRootId?: string },
+  ): Promise<DeliveryRecord> {
+    const app = (await appsFor(p)).find((a) =>
+      (a.manifest.slashCommands ?? []).some((c) => c.command === input.command),
+    );
     if (!app) throw notFound(`An app with the command ${input.command} in this workspace`);
     return asPerson(p, app, 'slash-command', input);
   }
@@ -227,10 +316,31 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return found.filter((a): a is AppRecord => !!a);
   }
 
-  async function asPerson(p: Principal, app: AppRecord, kind: DeliveryKind, input: TriggerFields): Promise<DeliveryRecord> {
-    const built = buildPayload(kind, app, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, input, clock.now());
-    const out = d.outgoing(app, kind, { workspaceId: p.workspaceId, userId: p.workspaceUserId }, built.url, built.payload);
-    return d.settleInteractive(out, app, await d.track(d.attempt(out, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0 })));
+  async function asPerson(
+    p: Principal,
+    app: AppRecord,
+    kind: DeliveryKind,
+    input: TriggerFields,
+  ): Promise<DeliveryRecord> {
+    const built = buildPayload(
+      kind,
+      app,
+      { workspaceId: p.workspaceId, userId: p.workspaceUserId },
+      input,
+      clock.now(),
+    );
+    const out = d.outgoing(
+      app,
+      kind,
+      { workspaceId: p.workspaceId, userId: p.workspaceUserId },
+      built.url,
+      built.payload,
+    );
+    return d.settleInteractive(
+      out,
+      app,
+      await d.track(d.attempt(out, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0 })),
+    );
   }
 
   /**
@@ -239,7 +349,12 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
    * menu. The app must be installed in the person's workspace (or owned by them); the record
    * holds the app's answer (a view to show, menu options) and what the person sees.
    */
-  async function interact(p: Principal, appId: string, kind: Exclude<DeliveryKind, 'event' | 'slash-command'>, input: TriggerFields): Promise<DeliveryRecord> {
+  async function interact(
+    p: Principal,
+    appId: string,
+    kind: Exclude<DeliveryKind, 'event' | 'slash-command'>,
+    input: TriggerFields,
+  ): Promise<DeliveryRecord> {
     const app = (await appsFor(p)).find((a) => a.id === appId);
     if (!app) throw notFound('App in this workspace');
     return asPerson(p, app, kind, input);
@@ -256,7 +371,19 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return found;
   }
 
-  return { trigger, replay, replayEdited, curlOf, cancel, invokeSlashCommand, interact, appsFor, probeSignature, get, list };
+  return {
+    trigger,
+    replay,
+    replayEdited,
+    curlOf,
+    cancel,
+    invokeSlashCommand,
+    interact,
+    appsFor,
+    probeSignature,
+    get,
+    list,
+  };
 }
 
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

@@ -14,7 +14,16 @@
 import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Change, Store } from '../store/types.js';
-import { EVENTS_OUTBOX, type AppEventType, type AppOutboxEvent, type Audience, type OutboxEventRecord, type OutboxRecordBase, type WorkspaceEventType, type WorkspaceOutboxEvent } from '../model/events.js';
+import {
+  EVENTS_OUTBOX,
+  type AppEventType,
+  type AppOutboxEvent,
+  type Audience,
+  type OutboxEventRecord,
+  type OutboxRecordBase,
+  type WorkspaceEventType,
+  type WorkspaceOutboxEvent,
+} from '../model/events.js';
 
 /**
  * A hint on this store channel says the outbox was written: every daemon's worker drains it now, not at its next poll.
@@ -33,19 +42,42 @@ export function createEventsOutbox(deps: EventsOutboxDeps) {
   const local = new Set<() => void>();
   let lastSeq = 0;
 
-  function record(fields: Omit<AppOutboxEvent, keyof OutboxRecordBase | 'body'> | Omit<WorkspaceOutboxEvent, keyof OutboxRecordBase | 'body'>, workspaceId: string, body: Record<string, unknown>): Change {
+  function record(
+    fields:
+      | Omit<AppOutboxEvent, keyof OutboxRecordBase | 'body'>
+      | Omit<WorkspaceOutboxEvent, keyof OutboxRecordBase | 'body'>,
+    workspaceId: string,
+    body: Record<string, unknown>,
+  ): Change {
     const now = clock.now();
     lastSeq = Math.max(now, lastSeq + 1);
-    const ev = { id: newId('evt'), ...fields, workspaceId, body, createdAt: new Date(now).toISOString(), seq: lastSeq } as OutboxEventRecord;
+    const ev = {
+      id: newId('evt'),
+      ...fields,
+      workspaceId,
+      body,
+      createdAt: new Date(now).toISOString(),
+      seq: lastSeq,
+    } as OutboxEventRecord;
     return { table: EVENTS_OUTBOX, id: ev.id, value: ev };
   }
 
   return {
     /** The outbox record of an app event, to commit with the revocation that causes it. */
-    appEvent: (appId: string, workspaceId: string, eventType: AppEventType, workspaceUserIds: string[], body: Record<string, unknown>): Change =>
-      record({ appId, eventType, workspaceUserIds }, workspaceId, body),
+    appEvent: (
+      appId: string,
+      workspaceId: string,
+      eventType: AppEventType,
+      workspaceUserIds: string[],
+      body: Record<string, unknown>,
+    ): Change => record({ appId, eventType, workspaceUserIds }, workspaceId, body),
     /** The outbox record of a workspace event, to commit with the change that causes it. */
-    workspaceEvent: (eventType: WorkspaceEventType, workspaceId: string, audience: Audience, body: Record<string, unknown>): Change => record({ eventType, audience }, workspaceId, body),
+    workspaceEvent: (
+      eventType: WorkspaceEventType,
+      workspaceId: string,
+      audience: Audience,
+      body: Record<string, unknown>,
+    ): Change => record({ eventType, audience }, workspaceId, body),
     /**
      * After a commit that wrote to the outbox: a hint only (a worker that misses it drains at its
      * next poll). This daemon's worker hears it at once; the others through the store.

@@ -5,11 +5,29 @@ import { StoreConflict, type Change, type Expectation } from '../store/types.js'
 import type { ServiceContext } from './context.js';
 import type { EventsOutbox } from './events-outbox.js';
 import { EVERYONE, userEventBody } from './workspace/events.js';
-import { T, META, accountId, type AccountRecord, type BootstrapRecord, type MgmtTokenRecord, type WorkspaceRecord, type WorkspaceUserRecord } from '../model/identity.js';
+import {
+  T,
+  META,
+  accountId,
+  type AccountRecord,
+  type BootstrapRecord,
+  type MgmtTokenRecord,
+  type WorkspaceRecord,
+  type WorkspaceUserRecord,
+} from '../model/identity.js';
 import { retryOnConflict } from './conflict.js';
 
-export interface Principal { workspaceId: string; workspaceUserId: string; jti: string }
-export interface IssuedToken { authToken: string; exp: number; workspaceId: string; workspaceUserId: string }
+export interface Principal {
+  workspaceId: string;
+  workspaceUserId: string;
+  jti: string;
+}
+export interface IssuedToken {
+  authToken: string;
+  exp: number;
+  workspaceId: string;
+  workspaceUserId: string;
+}
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** How long a token of `actAs` lives: one command's worth (the CLI revokes it when done). */
@@ -19,7 +37,10 @@ const ACT_AS_TTL_SECONDS = 10 * 60;
  */
 const OWNER_EMAIL = 'owner@localhost';
 
-export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<EventsOutbox, 'workspaceEvent' | 'written'> }) {
+export function createIdentityService(
+  ctx: ServiceContext,
+  deps: { outbox: Pick<EventsOutbox, 'workspaceEvent' | 'written'> },
+) {
   const { store, clock } = ctx;
   const nowIso = () => new Date(clock.now()).toISOString();
   // Verified-signature cache: a pure function of the token (and the shared key), so it decides nothing on its
@@ -27,16 +48,29 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
   const verified = new Map<string, { claims: Principal; exp: number }>();
 
   function newWorkspace(name: unknown): WorkspaceRecord {
-    if (typeof name !== 'string' || !name.trim() || name.length > 80) throw invalidRequest('A workspace name of 1 to 80 characters is required.', [{ pointer: '/name', message: 'must be 1 to 80 characters' }]);
+    if (typeof name !== 'string' || !name.trim() || name.length > 80)
+      throw invalidRequest('A workspace name of 1 to 80 characters is required.', [
+        { pointer: '/name', message: 'must be 1 to 80 characters' },
+      ]);
     return { id: newId(PREFIX.workspace), name: name.trim(), createdAt: nowIso() };
   }
 
   /** A new workspace whose first member is the caller, with the same login: one commit. */
-  async function createWorkspaceFor(principal: Principal, name: unknown): Promise<WorkspaceRecord & { workspaceUserId: string }> {
+  async function createWorkspaceFor(
+    principal: Principal,
+    name: unknown,
+  ): Promise<WorkspaceRecord & { workspaceUserId: string }> {
     const me = await store.get(T.workspaceUsers, principal.workspaceUserId);
     if (!me) throw unauthenticated('The Authtoken has been revoked.');
     const ws = newWorkspace(name);
-    const user: WorkspaceUserRecord = { id: newId(PREFIX.workspaceUser), workspaceId: ws.id, accountId: me.accountId, email: me.email, name: me.name, createdAt: nowIso() };
+    const user: WorkspaceUserRecord = {
+      id: newId(PREFIX.workspaceUser),
+      workspaceId: ws.id,
+      accountId: me.accountId,
+      email: me.email,
+      name: me.name,
+      createdAt: nowIso(),
+    };
     await store.commit([
       { table: T.workspaces, id: ws.id, value: ws },
       { table: T.workspaceUsers, id: user.id, value: user },
@@ -47,7 +81,11 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
   /** The caller's membership of `workspaceId` (their own workspace user there), or 403. */
   async function membershipIn(principal: Principal, workspaceId: string): Promise<WorkspaceUserRecord> {
     const me = await store.get(T.workspaceUsers, principal.workspaceUserId);
-    const m = !me ? undefined : me.workspaceId === workspaceId ? me : (await membershipsOf(me.accountId)).find((u) => u.workspaceId === workspaceId);
+    const m = !me
+      ? undefined
+      : me.workspaceId === workspaceId
+        ? me
+        : (await membershipsOf(me.accountId)).find((u) => u.workspaceId === workspaceId);
     if (!m) throw forbidden('You are not a member of that workspace.');
     return m;
   }
@@ -55,7 +93,13 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
   const userRecord = (id: string) => store.get(T.workspaceUsers, id);
 
   type NewUser = { workspaceId: string; email: string; name: string; password?: string };
-  interface UserPlan { user: WorkspaceUserRecord; password?: string; existingAccount: boolean; changes: Change[]; expect: Expectation[] }
+  interface UserPlan {
+    user: WorkspaceUserRecord;
+    password?: string;
+    existingAccount: boolean;
+    changes: Change[];
+    expect: Expectation[];
+  }
 
   /**
    * The records that add a user, and what they rest on: the account is written in the same commit
@@ -65,9 +109,15 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    */
   async function planUser(input: NewUser, workspaceKnown = false): Promise<UserPlan> {
     const details = [];
-    if (typeof input.email !== 'string' || !EMAIL.test(input.email) || input.email.length > 254) details.push({ pointer: '/email', message: 'must be an email address' });
-    if (typeof input.name !== 'string' || !input.name.trim() || input.name.length > 80) details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
-    if (input.password !== undefined && (typeof input.password !== 'string' || input.password.length < 8 || input.password.length > 200)) details.push({ pointer: '/password', message: 'must be 8 to 200 characters' });
+    if (typeof input.email !== 'string' || !EMAIL.test(input.email) || input.email.length > 254)
+      details.push({ pointer: '/email', message: 'must be an email address' });
+    if (typeof input.name !== 'string' || !input.name.trim() || input.name.length > 80)
+      details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
+    if (
+      input.password !== undefined &&
+      (typeof input.password !== 'string' || input.password.length < 8 || input.password.length > 200)
+    )
+      details.push({ pointer: '/password', message: 'must be 8 to 200 characters' });
     if (details.length) throw invalidRequest('The user is not valid.', details);
     const email = input.email.trim().toLowerCase();
     const accId = accountId(email);
@@ -85,7 +135,14 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
       const password = input.password ?? (generated = generatePassword());
       account = { id: accId, email, passwordHash: await hashPassword(password), createdAt: nowIso() };
     }
-    const user: WorkspaceUserRecord = { id: newId(PREFIX.workspaceUser), workspaceId: input.workspaceId, accountId: accId, email, name: input.name.trim(), createdAt: nowIso() };
+    const user: WorkspaceUserRecord = {
+      id: newId(PREFIX.workspaceUser),
+      workspaceId: input.workspaceId,
+      accountId: accId,
+      email,
+      name: input.name.trim(),
+      createdAt: nowIso(),
+    };
     return {
       user,
       password: generated,
@@ -102,10 +159,23 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    * A user joins a workspace: WORKSPACE_USER_JOINED, in the same commit, to the apps there with user:read.
    * existingAccount: the email already had a login (another workspace); its password is kept, a given one is not used.
    */
-  async function createUser(input: NewUser): Promise<{ user: WorkspaceUserRecord; password?: string; existingAccount: boolean }> {
+  async function createUser(
+    input: NewUser,
+  ): Promise<{ user: WorkspaceUserRecord; password?: string; existingAccount: boolean }> {
     const made = await retryOnConflict(async () => {
       const plan = await planUser(input);
-      await store.commit([...plan.changes, deps.outbox.workspaceEvent('WORKSPACE_USER_JOINED', plan.user.workspaceId, EVERYONE, userEventBody(plan.user))], plan.expect);
+      await store.commit(
+        [
+          ...plan.changes,
+          deps.outbox.workspaceEvent(
+            'WORKSPACE_USER_JOINED',
+            plan.user.workspaceId,
+            EVERYONE,
+            userEventBody(plan.user),
+          ),
+        ],
+        plan.expect,
+      );
       return { user: plan.user, password: plan.password, existingAccount: plan.existingAccount };
     });
     deps.outbox.written();
@@ -116,12 +186,25 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    * A management token's record and its value, not yet committed (a caller may commit it with more); `ttlSeconds`
    * shortens its life.
    */
-  function newToken(user: WorkspaceUserRecord, ttlSeconds = ctx.config.managementTokenTtlSeconds): { change: Change; issued: IssuedToken; jti: string } {
+  function newToken(
+    user: WorkspaceUserRecord,
+    ttlSeconds = ctx.config.managementTokenTtlSeconds,
+  ): { change: Change; issued: IssuedToken; jti: string } {
     const iat = Math.floor(clock.now() / 1000);
     const exp = iat + Math.min(ttlSeconds, ctx.config.managementTokenTtlSeconds);
-    const rec: MgmtTokenRecord = { id: newId('mtk'), workspaceId: user.workspaceId, workspaceUserId: user.id, exp, createdAt: nowIso() };
+    const rec: MgmtTokenRecord = {
+      id: newId('mtk'),
+      workspaceId: user.workspaceId,
+      workspaceUserId: user.id,
+      exp,
+      createdAt: nowIso(),
+    };
     const authToken = signJwt({ sub: user.id, ws: user.workspaceId, jti: rec.id, iat, exp }, ctx.jwtKey);
-    return { change: { table: T.mgmtTokens, id: rec.id, value: rec }, issued: { authToken, exp, workspaceId: user.workspaceId, workspaceUserId: user.id }, jti: rec.id };
+    return {
+      change: { table: T.mgmtTokens, id: rec.id, value: rec },
+      issued: { authToken, exp, workspaceId: user.workspaceId, workspaceUserId: user.id },
+      jti: rec.id,
+    };
   }
 
   async function issueToken(user: WorkspaceUserRecord): Promise<IssuedToken> {
@@ -149,10 +232,19 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
   async function login(input: { email?: unknown; password?: unknown; workspaceId?: unknown }): Promise<IssuedToken> {
     const users = await checkPassword(input.email, input.password);
     if (!users) throw invalidCredentials();
-    const pick = input.workspaceId ? users.find((u) => u.workspaceId === input.workspaceId) : users.length === 1 ? users[0] : undefined;
+    const pick = input.workspaceId
+      ? users.find((u) => u.workspaceId === input.workspaceId)
+      : users.length === 1
+        ? users[0]
+        : undefined;
     if (!pick) {
       if (users.length === 0) throw invalidCredentials('This account is not a member of any workspace.');
-      throw invalidRequest(input.workspaceId ? 'This account is not a member of that workspace.' : `This account is in ${users.length} workspaces; name one with workspaceId.`, [{ pointer: '/workspaceId', message: 'choose one of: ' + users.map((u) => u.workspaceId).join(', ') }]);
+      throw invalidRequest(
+        input.workspaceId
+          ? 'This account is not a member of that workspace.'
+          : `This account is in ${users.length} workspaces; name one with workspaceId.`,
+        [{ pointer: '/workspaceId', message: 'choose one of: ' + users.map((u) => u.workspaceId).join(', ') }],
+      );
     }
     return issueToken(pick);
   }
@@ -172,7 +264,13 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
       verified.delete(token);
       throw unauthenticated('The Authtoken has expired.');
     }
-    const [tok, user] = await store.getMany([{ table: T.mgmtTokens, id: hit.claims.jti }, { table: T.workspaceUsers, id: hit.claims.workspaceUserId }], { shared: true });
+    const [tok, user] = await store.getMany(
+      [
+        { table: T.mgmtTokens, id: hit.claims.jti },
+        { table: T.workspaceUsers, id: hit.claims.workspaceUserId },
+      ],
+      { shared: true },
+    );
     if (!tok || !user) {
       verified.delete(token);
       throw unauthenticated('The Authtoken has been revoked.');
@@ -195,12 +293,20 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    * logins is touched: no lead is made or voided, no login code is issued.
    */
   async function actAs(principal: Principal, who: unknown): Promise<IssuedToken> {
-    if (typeof who !== 'string' || !who || who.length > 254) throw invalidRequest('user must be the id or email of a user of your workspace.', [{ pointer: '/user', message: 'is required' }]);
+    if (typeof who !== 'string' || !who || who.length > 254)
+      throw invalidRequest('user must be the id or email of a user of your workspace.', [
+        { pointer: '/user', message: 'is required' },
+      ]);
     const members = await store.find(T.workspaceUsers, 'workspaceId', principal.workspaceId);
-    const target = members.find((u) => u.id === who) ?? members.find((u) => !u.isBot && u.email === who.trim().toLowerCase());
+    const target =
+      members.find((u) => u.id === who) ?? members.find((u) => !u.isBot && u.email === who.trim().toLowerCase());
     if (!target) throw notFound('Workspace user');
-    if (target.isBot) throw invalidRequest('An app\'s bot user acts through its app\'s bot token, not as a person.', [{ pointer: '/user', message: 'is a bot user' }]);
-    if (target.id !== principal.workspaceUserId && (await ownerOf(principal.workspaceId)) !== principal.workspaceUserId) throw forbidden('Only the owner of the workspace can act as another user.');
+    if (target.isBot)
+      throw invalidRequest("An app's bot user acts through its app's bot token, not as a person.", [
+        { pointer: '/user', message: 'is a bot user' },
+      ]);
+    if (target.id !== principal.workspaceUserId && (await ownerOf(principal.workspaceId)) !== principal.workspaceUserId)
+      throw forbidden('Only the owner of the workspace can act as another user.');
     const t = newToken(target, ACT_AS_TTL_SECONDS);
     await store.commit([t.change]);
     return t.issued;
@@ -227,7 +333,12 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    * login. Once per store, even when several daemons start at once on an empty database: the commit
    * expects the `meta/bootstrap` record absent, and the daemon that loses gets null like a later start.
    */
-  async function bootstrap(): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | null> {
+  async function bootstrap(): Promise<{
+    workspaceId: string;
+    workspaceUserId: string;
+    email: string;
+    authToken: string;
+  } | null> {
     if ((await store.count(T.workspaces)) > 0) return null;
     const ws = newWorkspace('Local workspace');
     const plan = await planUser({ workspaceId: ws.id, email: OWNER_EMAIL, name: 'Owner' }, true);
@@ -235,14 +346,24 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
     const mark: BootstrapRecord = { id: 'bootstrap', workspaceId: ws.id, createdAt: ws.createdAt };
     try {
       await store.commit(
-        [{ table: T.workspaces, id: ws.id, value: ws }, ...plan.changes, tok.change, { table: META, id: mark.id, value: mark }],
+        [
+          { table: T.workspaces, id: ws.id, value: ws },
+          ...plan.changes,
+          tok.change,
+          { table: META, id: mark.id, value: mark },
+        ],
         [...plan.expect, { table: META, id: mark.id, value: undefined }],
       );
     } catch (e) {
       if (e instanceof StoreConflict) return null;
       throw e;
     }
-    return { workspaceId: ws.id, workspaceUserId: plan.user.id, email: plan.user.email, authToken: tok.issued.authToken };
+    return {
+      workspaceId: ws.id,
+      workspaceUserId: plan.user.id,
+      email: plan.user.email,
+      authToken: tok.issued.authToken,
+    };
   }
 
   /**
@@ -250,7 +371,9 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    * has expired, was revoked, or has less than a quarter of its lifetime left, a new one is issued
    * for the same owner (undefined: nothing to renew, or its user no longer exists).
    */
-  async function renewLocalCredentials(cur: unknown): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | undefined> {
+  async function renewLocalCredentials(
+    cur: unknown,
+  ): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | undefined> {
     if (!cur || typeof cur !== 'object') return undefined;
     const { workspaceUserId, authToken } = cur as { workspaceUserId?: unknown; authToken?: unknown };
     if (typeof workspaceUserId !== 'string') return undefined;
@@ -258,7 +381,11 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
     if (!user) return undefined;
     const nowS = Math.floor(clock.now() / 1000);
     const claims = typeof authToken === 'string' ? verifyJwt(authToken, ctx.jwtKey, nowS) : null;
-    const fresh = claims && claims.sub === user.id && claims.exp - nowS > ctx.config.managementTokenTtlSeconds / 4 && (await store.get(T.mgmtTokens, claims.jti));
+    const fresh =
+      claims &&
+      claims.sub === user.id &&
+      claims.exp - nowS > ctx.config.managementTokenTtlSeconds / 4 &&
+      (await store.get(T.mgmtTokens, claims.jti));
     if (fresh) return undefined;
     const tok = await issueToken(user);
     return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
@@ -269,10 +396,14 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
    * on a store that has that owner: a second daemon of a PostgreSQL database, or a data dir whose
    * credentials.json was removed. Undefined when the store has no such owner.
    */
-  async function ownerCredentials(): Promise<{ workspaceId: string; workspaceUserId: string; email: string; authToken: string } | undefined> {
+  async function ownerCredentials(): Promise<
+    { workspaceId: string; workspaceUserId: string; email: string; authToken: string } | undefined
+  > {
     const mark = await store.get(META, 'bootstrap');
     if (!mark || !('workspaceId' in mark)) return undefined;
-    const user = (await store.find(T.workspaceUsers, 'accountId', accountId(OWNER_EMAIL))).find((u) => u.workspaceId === mark.workspaceId);
+    const user = (await store.find(T.workspaceUsers, 'accountId', accountId(OWNER_EMAIL))).find(
+      (u) => u.workspaceId === mark.workspaceId,
+    );
     if (!user) return undefined;
     const tok = await issueToken(user);
     return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
@@ -281,10 +412,35 @@ export function createIdentityService(ctx: ServiceContext, deps: { outbox: Pick<
   async function listWorkspaces(principal: Principal) {
     const wu = await store.get(T.workspaceUsers, principal.workspaceUserId);
     if (!wu) return [];
-    return Promise.all((await membershipsOf(wu.accountId)).map(async (m) => ({ ...(await workspaceInfo(m.workspaceId)), workspaceUserId: m.id })));
+    return Promise.all(
+      (await membershipsOf(wu.accountId)).map(async (m) => ({
+        ...(await workspaceInfo(m.workspaceId)),
+        workspaceUserId: m.id,
+      })),
+    );
   }
 
-  return { createWorkspaceFor, membershipIn, userRecord, createUser, newToken, checkPassword, membershipsOf, login, issueToken, authenticate, revoke, workspaceInfo, userInfo, bootstrap, renewLocalCredentials, ownerCredentials, listWorkspaces, ownerOf, actAs };
+  return {
+    createWorkspaceFor,
+    membershipIn,
+    userRecord,
+    createUser,
+    newToken,
+    checkPassword,
+    membershipsOf,
+    login,
+    issueToken,
+    authenticate,
+    revoke,
+    workspaceInfo,
+    userInfo,
+    bootstrap,
+    renewLocalCredentials,
+    ownerCredentials,
+    listWorkspaces,
+    ownerOf,
+    actAs,
+  };
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;

@@ -17,7 +17,12 @@ import { T, accountId, normalizeEmail, type WorkspaceUserRecord } from '../model
 import { retryOnConflict } from './conflict.js';
 import type { ExchangeRecord, FamilyRecord, LeadRecord, RefreshRecord } from '../model/identity.js';
 
-const LT = { leads: 'loginLeads', exchanges: 'loginExchanges', refresh: 'refreshTokens', families: 'loginFamilies' } as const;
+const LT = {
+  leads: 'loginLeads',
+  exchanges: 'loginExchanges',
+  refresh: 'refreshTokens',
+  families: 'loginFamilies',
+} as const;
 
 const LEAD_TTL_MS = 10 * 60_000;
 const EXCHANGE_TTL_MS = 10 * 60_000;
@@ -34,8 +39,15 @@ async function refuseOnConflict(commit: Promise<void>, refusal: () => Error): Pr
   }
 }
 
-export interface LoginItem { workspace: { id: string; name: string }; workspaceUser: { id: string }; exchangeToken: string }
-export interface TokenPair { token: string; refreshToken: string }
+export interface LoginItem {
+  workspace: { id: string; name: string };
+  workspaceUser: { id: string };
+  exchangeToken: string;
+}
+export interface TokenPair {
+  token: string;
+  refreshToken: string;
+}
 
 export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityService }) {
   const { store, clock, logger, sealer } = ctx;
@@ -45,11 +57,13 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   const nowS = () => Math.floor(clock.now() / 1000);
 
   const emailOf = (v: unknown): string => {
-    if (typeof v !== 'string' || v.length > 254 || !EMAIL.test(v.trim())) throw invalidRequest('A valid email is required.', [{ pointer: '/email', message: 'must be an email address' }]);
+    if (typeof v !== 'string' || v.length > 254 || !EMAIL.test(v.trim()))
+      throw invalidRequest('A valid email is required.', [{ pointer: '/email', message: 'must be an email address' }]);
     return normalizeEmail(v);
   };
   const stringField = (v: unknown, name: string): string => {
-    if (typeof v !== 'string' || !v || v.length > 512) throw invalidRequest(`${name} is required.`, [{ pointer: `/${name}`, message: 'is required' }]);
+    if (typeof v !== 'string' || !v || v.length > 512)
+      throw invalidRequest(`${name} is required.`, [{ pointer: `/${name}`, message: 'is required' }]);
     return v;
   };
   /** The human workspace users of this email's account ([] when there is no such account). */
@@ -86,13 +100,25 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     const leadId = newSecret('ald');
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const expiresAt = clock.now() + LEAD_TTL_MS;
-    const lead: LeadRecord = { id: sha256(leadId), email, known, expiresAt, attempts: 0, createdAt: nowIso(), ...(known ? { sealedCode: sealer.seal(code) } : {}) };
+    const lead: LeadRecord = {
+      id: sha256(leadId),
+      email,
+      known,
+      expiresAt,
+      attempts: 0,
+      createdAt: nowIso(),
+      ...(known ? { sealedCode: sealer.seal(code) } : {}),
+    };
     const mine = new Set(older.map((l) => l.id));
     const changes = expired.filter((c) => c.table !== LT.leads || !mine.has(c.id));
     for (const l of older) changes.push({ table: LT.leads, id: l.id, value: null });
     changes.push({ table: LT.leads, id: lead.id, value: lead });
     await store.commit(changes);
-    if (known) logger.info(`login code ${code} for ${email} (valid 10 minutes; also shown by: appreg users login-code --email ${email})`, { expiresAt: new Date(expiresAt).toISOString() });
+    if (known)
+      logger.info(
+        `login code ${code} for ${email} (valid 10 minutes; also shown by: appreg users login-code --email ${email})`,
+        { expiresAt: new Date(expiresAt).toISOString() },
+      );
     else logger.info(`login requested for ${email}, which is no user's: no code issued`);
     return { id: leadId };
   }
@@ -100,7 +126,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   /** The lead a client names (its id, or for clients that send none, the newest of the email), or invalid_lead. */
   async function leadFor(leadId: unknown, email: string): Promise<LeadRecord> {
     let lead: LeadRecord | undefined;
-    if (leadId !== undefined && leadId !== null) lead = await store.get(LT.leads, sha256(stringField(leadId, 'leadId')));
+    if (leadId !== undefined && leadId !== null)
+      lead = await store.get(LT.leads, sha256(stringField(leadId, 'leadId')));
     else for (const l of await leadsOf(email)) if (!lead || l.createdAt >= lead.createdAt) lead = l;
     if (!lead || lead.email !== email || lead.activatedAt) throw invalidLead();
     if (lead.expiresAt <= clock.now()) throw invalidLead('The login code has expired; start the login again.');
@@ -114,7 +141,10 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
    */
   async function activate(input: { email?: unknown; code?: unknown; leadId?: unknown }): Promise<void> {
     const email = emailOf(input.email);
-    const given = typeof input.code === 'number' && Number.isInteger(input.code) ? String(input.code).padStart(6, '0') : stringField(input.code, 'code').trim();
+    const given =
+      typeof input.code === 'number' && Number.isInteger(input.code)
+        ? String(input.code).padStart(6, '0')
+        : stringField(input.code, 'code').trim();
     return retryOnConflict(async () => {
       const lead = await leadFor(input.leadId, email);
       const asRead = [{ table: LT.leads, id: lead.id, value: lead }];
@@ -136,7 +166,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
 
   /** POST /lead/login: an activated lead, used once, becomes one exchange token per workspace of the account. */
   async function login(leadIdIn: unknown): Promise<{ items: LoginItem[] }> {
-    const unusable = () => invalidLead('The login request is unknown, expired, used or not yet activated with its code.');
+    const unusable = () =>
+      invalidLead('The login request is unknown, expired, used or not yet activated with its code.');
     const lead = await store.get(LT.leads, sha256(stringField(leadIdIn, 'leadId')));
     if (!lead || !lead.activatedAt || lead.expiresAt <= clock.now()) throw unusable();
     const changes: Change[] = [{ table: LT.leads, id: lead.id, value: null }];
@@ -144,9 +175,18 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     for (const wu of await membersOf(lead.email)) {
       if (lead.limitTo && !lead.limitTo.includes(wu.workspaceId)) continue;
       const exchangeToken = newSecret('axt');
-      const rec: ExchangeRecord = { id: sha256(exchangeToken), workspaceId: wu.workspaceId, workspaceUserId: wu.id, expiresAt: clock.now() + EXCHANGE_TTL_MS };
+      const rec: ExchangeRecord = {
+        id: sha256(exchangeToken),
+        workspaceId: wu.workspaceId,
+        workspaceUserId: wu.id,
+        expiresAt: clock.now() + EXCHANGE_TTL_MS,
+      };
       changes.push({ table: LT.exchanges, id: rec.id, value: rec });
-      items.push({ workspace: await identity.workspaceInfo(wu.workspaceId), workspaceUser: { id: wu.id }, exchangeToken });
+      items.push({
+        workspace: await identity.workspaceInfo(wu.workspaceId),
+        workspaceUser: { id: wu.id },
+        exchangeToken,
+      });
     }
     // used once across every daemon: the lead as read (a concurrent use deleted it)
     await refuseOnConflict(store.commit(changes, [{ table: LT.leads, id: lead.id, value: lead }]), unusable);
@@ -155,8 +195,28 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
 
   function newRefresh(familyId: string, user: WorkspaceUserRecord): { token: string; rec: RefreshRecord } {
     const iat = nowS();
-    const token = signJwt({ typ: 'refresh', sub: user.id, ws: user.workspaceId, jti: newId('rft', 32), iat, exp: iat + REFRESH_TTL_SECONDS }, refreshKey);
-    return { token, rec: { id: sha256(token), familyId, workspaceId: user.workspaceId, workspaceUserId: user.id, exp: iat + REFRESH_TTL_SECONDS, createdAt: nowIso() } };
+    const token = signJwt(
+      {
+        typ: 'refresh',
+        sub: user.id,
+        ws: user.workspaceId,
+        jti: newId('rft', 32),
+        iat,
+        exp: iat + REFRESH_TTL_SECONDS,
+      },
+      refreshKey,
+    );
+    return {
+      token,
+      rec: {
+        id: sha256(token),
+        familyId,
+        workspaceId: user.workspaceId,
+        workspaceUserId: user.id,
+        exp: iat + REFRESH_TTL_SECONDS,
+        createdAt: nowIso(),
+      },
+    };
   }
 
   /** POST /workspaces/{ws}/exchange: a single-use exchange token → the first pair of a new family. */
@@ -173,9 +233,21 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     }
     const access = identity.newToken(user);
     const refresh = newRefresh(newId('lfm'), user);
-    const family: FamilyRecord = { id: refresh.rec.familyId, workspaceId, workspaceUserId: user.id, accessTokenIds: [access.jti], refreshTokenIds: [refresh.rec.id], createdAt: nowIso() };
+    const family: FamilyRecord = {
+      id: refresh.rec.familyId,
+      workspaceId,
+      workspaceUserId: user.id,
+      accessTokenIds: [access.jti],
+      refreshTokenIds: [refresh.rec.id],
+      createdAt: nowIso(),
+    };
     // one commit, used once across every daemon: the exchange token as read (a concurrent use deleted it)
-    const changes: Change[] = [consume, access.change, { table: LT.refresh, id: refresh.rec.id, value: refresh.rec }, { table: LT.families, id: family.id, value: family }];
+    const changes: Change[] = [
+      consume,
+      access.change,
+      { table: LT.refresh, id: refresh.rec.id, value: refresh.rec },
+      { table: LT.families, id: family.id, value: family },
+    ];
     await refuseOnConflict(store.commit(changes, asRead), unusable);
     return { token: access.issued.authToken, refreshToken: refresh.token };
   }
@@ -202,12 +274,18 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   async function refreshOnce(workspaceId: string, id: string): Promise<TokenPair> {
     const rec = await store.get(LT.refresh, id);
     const family = rec && (await store.get(LT.families, rec.familyId));
-    if (!rec || !family || rec.workspaceId !== workspaceId) throw invalidGrant('The refresh token is unknown, revoked or for another workspace.');
+    if (!rec || !family || rec.workspaceId !== workspaceId)
+      throw invalidGrant('The refresh token is unknown, revoked or for another workspace.');
     if (rec.exp <= nowS()) throw invalidGrant('The refresh token has expired; log in again.');
     if (rec.spentAt) {
-      logger.warn('a spent refresh token was presented again: every token of its login is revoked', { workspaceId, workspaceUserId: rec.workspaceUserId });
+      logger.warn('a spent refresh token was presented again: every token of its login is revoked', {
+        workspaceId,
+        workspaceUserId: rec.workspaceUserId,
+      });
       await store.commit(revokeFamily(family));
-      throw invalidGrant('This refresh token was already used; every token of its login has been revoked. Log in again.');
+      throw invalidGrant(
+        'This refresh token was already used; every token of its login has been revoked. Log in again.',
+      );
     }
     const spent: Change = { table: LT.refresh, id: rec.id, value: { ...rec, spentAt: nowIso() } };
     const asRead = [
@@ -231,7 +309,15 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
       accessTokenIds: [...family.accessTokenIds.filter((_t, i) => accessLive[i] !== undefined), access.jti],
       refreshTokenIds: [...family.refreshTokenIds.filter((_r, i) => (refreshLive[i]?.exp ?? 0) > nowS()), next.rec.id],
     };
-    await store.commit([spent, access.change, { table: LT.refresh, id: next.rec.id, value: next.rec }, { table: LT.families, id: updated.id, value: updated }], asRead);
+    await store.commit(
+      [
+        spent,
+        access.change,
+        { table: LT.refresh, id: next.rec.id, value: next.rec },
+        { table: LT.families, id: updated.id, value: updated },
+      ],
+      asRead,
+    );
     return { token: access.issued.authToken, refreshToken: next.token };
   }
 
@@ -240,21 +326,35 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
    * member or the workspace's owner. When the owner reads another user's code, the login it
    * makes reaches only this workspace (never the user's other workspaces).
    */
-  async function pendingCode(p: Principal, emailIn: unknown): Promise<{ email: string; code: string; expiresAt: string; attemptsLeft: number }> {
+  async function pendingCode(
+    p: Principal,
+    emailIn: unknown,
+  ): Promise<{ email: string; code: string; expiresAt: string; attemptsLeft: number }> {
     const email = emailOf(emailIn);
     const me = await identity.userRecord(p.workspaceUserId);
     const self = me?.email === email;
-    if (!self && (await identity.ownerOf(p.workspaceId)) !== p.workspaceUserId) throw forbidden('Only the workspace owner or that user can see a login code.');
+    if (!self && (await identity.ownerOf(p.workspaceId)) !== p.workspaceUserId)
+      throw forbidden('Only the workspace owner or that user can see a login code.');
     if (!(await membersOf(email)).some((wu) => wu.workspaceId === p.workspaceId)) throw notFound('Workspace user');
     return retryOnConflict(async () => {
       let lead: LeadRecord | undefined;
-      for (const l of await leadsOf(email)) if (l.known && !l.activatedAt && l.expiresAt > clock.now() && (!lead || l.createdAt >= lead.createdAt)) lead = l;
+      for (const l of await leadsOf(email))
+        if (l.known && !l.activatedAt && l.expiresAt > clock.now() && (!lead || l.createdAt >= lead.createdAt))
+          lead = l;
       if (!lead?.sealedCode) throw notFound('Pending login code');
       if (!self && !lead.limitTo?.includes(p.workspaceId)) {
         // expects the lead as read: a limit added on another daemon at once is not lost
-        await store.commit([{ table: LT.leads, id: lead.id, value: { ...lead, limitTo: [...(lead.limitTo ?? []), p.workspaceId] } }], [{ table: LT.leads, id: lead.id, value: lead }]);
+        await store.commit(
+          [{ table: LT.leads, id: lead.id, value: { ...lead, limitTo: [...(lead.limitTo ?? []), p.workspaceId] } }],
+          [{ table: LT.leads, id: lead.id, value: lead }],
+        );
       }
-      return { email, code: sealer.open(lead.sealedCode), expiresAt: new Date(lead.expiresAt).toISOString(), attemptsLeft: MAX_WRONG_CODES - lead.attempts };
+      return {
+        email,
+        code: sealer.open(lead.sealedCode),
+        expiresAt: new Date(lead.expiresAt).toISOString(),
+        attemptsLeft: MAX_WRONG_CODES - lead.attempts,
+      };
     });
   }
 

@@ -53,7 +53,8 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   }
   async function issueTicket(appId: string): Promise<{ ticket: string; expiresAt: number }> {
     const now = clock.now();
-    if (now >= nextSweep) await sweepTickets(now).catch((e: unknown) => log.warn('socket ticket sweep failed', { error: String(e) }));
+    if (now >= nextSweep)
+      await sweepTickets(now).catch((e: unknown) => log.warn('socket ticket sweep failed', { error: String(e) }));
     const ticket = newSecret(PREFIX.wsTicket);
     const rec: TicketRecord = { id: sha256(ticket), appId, exp: now + config.socketTicketTtlMs };
     await store.commit([{ table: TICKETS, id: rec.id, value: rec }]);
@@ -131,7 +132,8 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
 
   const count = (appId: string): number => byApp.get(appId)?.length ?? 0;
   /** Connections of the app that can take a frame now (not closing). */
-  const openCount = (appId: string): number => (byApp.get(appId) ?? []).reduce((n, s) => (s.conn.isOpen?.() === false ? n : n + 1), 0);
+  const openCount = (appId: string): number =>
+    (byApp.get(appId) ?? []).reduce((n, s) => (s.conn.isOpen?.() === false ? n : n + 1), 0);
 
   /** The next connection of the app, round robin; undefined when it has none. */
   function pick(appId: string): SocketConn | undefined {
@@ -206,7 +208,12 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     if (waiters.delete(correlationId)) rememberLate(correlationId);
   }
 
-  function bad(st: ConnState | undefined, conn: SocketConn, why: 'malformed' | 'unknown_correlation_id' | 'wrong_connection', bytes: number): FrameVerdict {
+  function bad(
+    st: ConnState | undefined,
+    conn: SocketConn,
+    why: 'malformed' | 'unknown_correlation_id' | 'wrong_connection',
+    bytes: number,
+  ): FrameVerdict {
     log.warn('socket frame ignored', { appId: conn.appId, connId: conn.id, why, bytes });
     if (!st) return { kind: 'ignored', why };
     const now = clock.now();
@@ -214,7 +221,12 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     st.badFrames.push(now);
     while (st.badFrames.length && must(st.badFrames[0]) <= since) st.badFrames.shift();
     if (st.badFrames.length > config.socketBadFrameLimit) {
-      log.warn('socket closed: flood of bad frames', { appId: conn.appId, connId: conn.id, badFrames: st.badFrames.length, windowMs: config.socketBadFrameWindowMs });
+      log.warn('socket closed: flood of bad frames', {
+        appId: conn.appId,
+        connId: conn.id,
+        badFrames: st.badFrames.length,
+        windowMs: config.socketBadFrameWindowMs,
+      });
       return { kind: 'flood' };
     }
     return { kind: 'ignored', why };
@@ -235,13 +247,22 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     const m = msg as Record<string, unknown>;
     const cid = m.correlation_id;
     const status = m.status === undefined ? 200 : m.status;
-    if (typeof cid !== 'string' || cid.length === 0 || typeof status !== 'number' || !Number.isInteger(status) || (m.message !== undefined && m.message !== null && typeof m.message !== 'string')) {
+    if (
+      typeof cid !== 'string' ||
+      cid.length === 0 ||
+      typeof status !== 'number' ||
+      !Number.isInteger(status) ||
+      (m.message !== undefined && m.message !== null && typeof m.message !== 'string')
+    ) {
       return bad(st, conn, 'malformed', text.length);
     }
     const w = waiters.get(cid);
     if (!w) {
       if (late.has(cid)) {
-        log.info('socket reply ignored: it came after the budget ran out or the delivery ended', { appId: conn.appId, connId: conn.id });
+        log.info('socket reply ignored: it came after the budget ran out or the delivery ended', {
+          appId: conn.appId,
+          connId: conn.id,
+        });
         return { kind: 'ignored', why: 'late_reply' };
       }
       return bad(st, conn, 'unknown_correlation_id', text.length);
@@ -249,7 +270,14 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     if (w.conn.appId !== conn.appId) return bad(st, conn, 'wrong_connection', text.length);
     waiters.delete(cid);
     const excerpt = text.length > EXCERPT_CHARS ? text.slice(0, EXCERPT_CHARS) + '…' : text;
-    w.reply({ correlationId: cid, status, message: typeof m.message === 'string' ? m.message : undefined, body: m.body, hasBody: m.body !== undefined && m.body !== null, excerpt });
+    w.reply({
+      correlationId: cid,
+      status,
+      message: typeof m.message === 'string' ? m.message : undefined,
+      body: m.body,
+      hasBody: m.body !== undefined && m.body !== null,
+      excerpt,
+    });
     return REPLY;
   }
 
@@ -263,7 +291,25 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     return out;
   }
 
-  return { issueTicket, redeemTicket, add, remove, count, openCount, counts, pick, all, onConnect, onAnyConnect, onAnyClose, beforeAccept, prepare, expectReply, forget, handleFrame };
+  return {
+    issueTicket,
+    redeemTicket,
+    add,
+    remove,
+    count,
+    openCount,
+    counts,
+    pick,
+    all,
+    onConnect,
+    onAnyConnect,
+    onAnyClose,
+    beforeAccept,
+    prepare,
+    expectReply,
+    forget,
+    handleFrame,
+  };
 }
 
 export type SocketSessions = ReturnType<typeof createSocketSessions>;

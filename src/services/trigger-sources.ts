@@ -23,7 +23,11 @@ import type { createWorkspace } from './workspace/workspace.js';
 
 type Workspace = ReturnType<typeof createWorkspace>;
 
-export function createTriggerSources(deps: { workspace: Workspace; grants: Pick<Grants, 'installationOf'>; apps: Pick<AppsService, 'owned'> }) {
+export function createTriggerSources(deps: {
+  workspace: Workspace;
+  grants: Pick<Grants, 'installationOf'>;
+  apps: Pick<AppsService, 'owned'>;
+}) {
   const { workspace: ws, grants, apps } = deps;
 
   /** Post, as the app's bot when it can see the channel, else as `me`. */
@@ -47,10 +51,20 @@ export function createTriggerSources(deps: { workspace: Workspace; grants: Pick<
    */
   async function actorOf(p: Principal, input: { kind: string; asUser?: unknown }): Promise<string> {
     if (input.asUser === undefined || input.asUser === null) return p.workspaceUserId;
-    if (typeof input.asUser !== 'string' || !input.asUser) throw invalidRequest('asUser must be a workspace user id.', [{ pointer: '/asUser', message: 'must be a workspace user id' }]);
-    if (input.kind === 'event') throw invalidRequest('An event is sent by the workspace, not by a user: name the user in its body instead of asUser.', [{ pointer: '/asUser', message: 'is not for events' }]);
+    if (typeof input.asUser !== 'string' || !input.asUser)
+      throw invalidRequest('asUser must be a workspace user id.', [
+        { pointer: '/asUser', message: 'must be a workspace user id' },
+      ]);
+    if (input.kind === 'event')
+      throw invalidRequest(
+        'An event is sent by the workspace, not by a user: name the user in its body instead of asUser.',
+        [{ pointer: '/asUser', message: 'is not for events' }],
+      );
     const u = await ws.users.member(p.workspaceId, input.asUser);
-    if (!u || u.isBot) throw invalidRequest(`asUser ${input.asUser} is not a person of your workspace.`, [{ pointer: '/asUser', message: 'is not a person of your workspace' }]);
+    if (!u || u.isBot)
+      throw invalidRequest(`asUser ${input.asUser} is not a person of your workspace.`, [
+        { pointer: '/asUser', message: 'is not a person of your workspace' },
+      ]);
     return u.id;
   }
 
@@ -58,20 +72,27 @@ export function createTriggerSources(deps: { workspace: Workspace; grants: Pick<
    * The trigger `input` of `kind` by `p` (or by its `asUser`), with that user checked and its
    * source made real (block interactions; others as given).
    */
-  async function prepare<T extends TriggerFields & { appId: string; kind: string; asUser?: string }>(p: Principal, input: T): Promise<T> {
+  async function prepare<T extends TriggerFields & { appId: string; kind: string; asUser?: string }>(
+    p: Principal,
+    input: T,
+  ): Promise<T> {
     const userId = await actorOf(p, input);
     if (input.asUser !== undefined && input.asUser !== null) input = { ...input, asUser: userId };
     if (input.kind !== 'block-interaction' || input.payload) return input;
     const sourceType = input.sourceType ?? 'MESSAGE';
     if (sourceType === 'VIEW') {
-      if (input.view) return { ...input, view: { ...input.view, id: input.view.id ?? input.sourceId ?? newId('view', 8) } };
+      if (input.view)
+        return { ...input, view: { ...input.view, id: input.view.id ?? input.sourceId ?? newId('view', 8) } };
       const home = await ws.profiles.homeView(input.appId, userId);
       return home ? { ...input, view: home as Record<string, unknown> } : input;
     }
     const me = await ws.person(userId);
     if (input.sourceId !== undefined) {
       const { m } = await ws.messages.visibleMessage(me, undefined, input.sourceId);
-      if (input.channelId !== undefined && input.channelId !== m.channelId) throw invalidRequest(`Message ${m.id} is in another channel than channelId.`, [{ pointer: '/channelId', message: 'is not the message\'s channel' }]);
+      if (input.channelId !== undefined && input.channelId !== m.channelId)
+        throw invalidRequest(`Message ${m.id} is in another channel than channelId.`, [
+          { pointer: '/channelId', message: "is not the message's channel" },
+        ]);
       return { ...input, channelId: m.channelId, sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE' };
     }
     const app = await apps.owned(p, input.appId);
@@ -81,11 +102,21 @@ export function createTriggerSources(deps: { workspace: Workspace; grants: Pick<
     const onAction = input.onAction ?? TEST_ON_ACTION;
     const value = input.value ?? '';
     const bot = (await grants.installationOf(app.id, p.workspaceId))?.botUserId;
-    const posted = await postAs(bot ? { workspaceId: p.workspaceId, userId: bot, appId: app.id } : undefined, me, channelId, {
-      text: `A message to click in, posted by appreg deliver-test for ${String(app.manifest.displayName ?? app.manifest.name)}`,
-      blocks: [{ type: 'actions', elements: [{ type: 'button', onAction, value, text: { type: 'plain_text', text: value || onAction } }] }],
-      ...(sourceType === 'EPHEMERAL_MESSAGE' ? { ephemeral: { sendToUsers: [userId] } } : {}),
-    });
+    const posted = await postAs(
+      bot ? { workspaceId: p.workspaceId, userId: bot, appId: app.id } : undefined,
+      me,
+      channelId,
+      {
+        text: `A message to click in, posted by appreg deliver-test for ${String(app.manifest.displayName ?? app.manifest.name)}`,
+        blocks: [
+          {
+            type: 'actions',
+            elements: [{ type: 'button', onAction, value, text: { type: 'plain_text', text: value || onAction } }],
+          },
+        ],
+        ...(sourceType === 'EPHEMERAL_MESSAGE' ? { ephemeral: { sendToUsers: [userId] } } : {}),
+      },
+    );
     return { ...input, channelId: String(posted.channelId), sourceId: String(posted.id), sourceType, onAction };
   }
 

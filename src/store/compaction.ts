@@ -118,7 +118,11 @@ export class Compactor {
       if (closing() || writer.fault) return undefined;
       if (clock.now() - lastCommitAt() < idleMs) return this.armIdle();
       // the compaction's promise, for a test clock to wait for (start's own never rejects: `running`)
-      if (writer.totalBytes() > 0 && !this.#compacting) return this.start().then(() => {}, () => {});
+      if (writer.totalBytes() > 0 && !this.#compacting)
+        return this.start().then(
+          () => {},
+          () => {},
+        );
       return undefined;
     }, wait);
   }

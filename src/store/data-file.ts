@@ -121,7 +121,10 @@ async function readWhole(file: string): Promise<DataFileContent> {
     throw new StoreCorruptError(file, 'formatVersion is missing or not a positive integer');
   }
   if ((formatVersion as number) > DATA_FORMAT_VERSION) {
-    throw new StoreCorruptError(file, `formatVersion ${formatVersion} is newer than the supported ${DATA_FORMAT_VERSION}`);
+    throw new StoreCorruptError(
+      file,
+      `formatVersion ${formatVersion} is newer than the supported ${DATA_FORMAT_VERSION}`,
+    );
   }
   if (!isSeq(journalSeq)) throw new StoreCorruptError(file, 'journalSeq is missing or not a non-negative integer');
   const all = raw.tables;
@@ -137,7 +140,8 @@ async function readWhole(file: string): Promise<DataFileContent> {
   }
   const tables = new Tables();
   for (const name of Object.keys(all)) {
-    for (const [id, rec] of Object.entries(all[name] as Record<string, object>)) tables.load(name, id, JSON.stringify(rec), rec);
+    for (const [id, rec] of Object.entries(all[name] as Record<string, object>))
+      tables.load(name, id, JSON.stringify(rec), rec);
     all[name] = null; // let this table's objects go before the next one is converted
   }
   return { journalSeq, tables };
@@ -191,7 +195,7 @@ export class SnapshotWriter {
       const flush = async () => {
         const buf = Buffer.from(chunk, 'utf8');
         chunk = '';
-        for (let off = 0; off < buf.length; ) off += (await h.write(buf, off, buf.length - off)).bytesWritten;
+        for (let off = 0; off < buf.length;) off += (await h.write(buf, off, buf.length - off)).bytesWritten;
         bytes += buf.length;
       };
       let firstTable = true;

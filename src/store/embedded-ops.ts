@@ -6,10 +6,23 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonChange, Tables } from './tables.js';
-import { checkChannel, checkHit, checkPayload, StoreConflict, type AnyTables, type ClaimRequest, type Expectation, type HitCount, type Listener, type StoreEngine } from './types.js';
+import {
+  checkChannel,
+  checkHit,
+  checkPayload,
+  StoreConflict,
+  type AnyTables,
+  type ClaimRequest,
+  type Expectation,
+  type HitCount,
+  type Listener,
+  type StoreEngine,
+} from './types.js';
 
 /** The reads of a Store over in-process tables: the same for the embedded store and the memory store. */
-export function tableReads(tables: Tables): Pick<StoreEngine, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
+export function tableReads(
+  tables: Tables,
+): Pick<StoreEngine, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
   return {
     get: async (table, id) => tables.get(table, id),
     getMany: async (keys, opts) => tables.getMany(keys, opts),
@@ -38,7 +51,8 @@ export function checkExpectations(tables: Tables, expect: readonly Expectation<A
     // the record as read, and nothing has replaced its text since (a commit stores a new string)
     if (tables.sourceOf(e.value) === stored) continue;
     const want = JSON.stringify(e.value);
-    if (want !== stored && !isDeepStrictEqual(JSON.parse(want), JSON.parse(stored))) throw new StoreConflict(e.table, e.id);
+    if (want !== stored && !isDeepStrictEqual(JSON.parse(want), JSON.parse(stored)))
+      throw new StoreConflict(e.table, e.id);
   }
 }
 
@@ -48,7 +62,8 @@ export function validateExpectations(expect: unknown): asserts expect is Expecta
   if (!Array.isArray(expect)) throw new TypeError('commit: expectations must be an array');
   expect.forEach((e: unknown, i) => {
     const { table, id, value } = (e ?? {}) as Record<string, unknown>;
-    if (typeof table !== 'string' || typeof id !== 'string') throw new TypeError(`commit: expectation ${i} has no table or id`);
+    if (typeof table !== 'string' || typeof id !== 'string')
+      throw new TypeError(`commit: expectation ${i} has no table or id`);
     if (value !== undefined && (value === null || typeof value !== 'object')) {
       throw new TypeError(`commit: expectation ${i} value must be an object or undefined`);
     }

@@ -28,10 +28,32 @@ import { Compactor } from './compaction.js';
 import { SnapshotWriter } from './data-file.js';
 import { nodeIo, type StoreIo } from './fsync.js';
 import { JournalWriter } from './journal-writer.js';
-import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
+import {
+  LocalChannels,
+  HitWindows,
+  checkExpectations,
+  chooseClaims,
+  tableReads,
+  validateExpectations,
+} from './embedded-ops.js';
 import { recover } from './recovery.js';
 import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
-import { idUnstorable, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type Store, type StoreEngine, type StoreLogger, type StoreReads, type TableMap } from './types.js';
+import {
+  idUnstorable,
+  jsonHoldsUnstorable,
+  StoreUnavailable,
+  StoreValueRefused,
+  typed,
+  type AnyTables,
+  type Change,
+  type ClaimRequest,
+  type Expectation,
+  type Store,
+  type StoreEngine,
+  type StoreLogger,
+  type StoreReads,
+  type TableMap,
+} from './types.js';
 import type { Tables as DaemonTables } from '../model/tables.js';
 import { createLogger } from '../logger.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
@@ -95,11 +117,18 @@ interface EmbeddedExtras {
 
 export type EmbeddedStore<TM extends TableMap = DaemonTables> = Store<TM> & EmbeddedExtras;
 
-export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts: EmbeddedStoreOptions): Promise<EmbeddedStore<TM>> {
+export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
+  opts: EmbeddedStoreOptions,
+): Promise<EmbeddedStore<TM>> {
   const dir = path.resolve(opts.dir);
   const logger = opts.logger ?? createLogger();
   const beforeWrite = opts.beforeWrite;
-  const recovered = await recover(dir, { allowFresh: opts.allowFresh, stateFiles: opts.stateFiles, logger, ...(beforeWrite ? { beforeWrite: (t) => beforeWrite(typed(tableReads(t))) } : {}) });
+  const recovered = await recover(dir, {
+    allowFresh: opts.allowFresh,
+    stateFiles: opts.stateFiles,
+    logger,
+    ...(beforeWrite ? { beforeWrite: (t) => beforeWrite(typed(tableReads(t))) } : {}),
+  });
   const { tables } = recovered;
   let lastSeq = recovered.lastSeq;
   let closing = false;
@@ -123,7 +152,10 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
       }
     },
     onFault: (err) => {
-      if (!faultLogged) logger.warn('store: writes to the journal fail; every write is refused (503) until the disk takes them again', { reason: reasonOf(err) });
+      if (!faultLogged)
+        logger.warn('store: writes to the journal fail; every write is refused (503) until the disk takes them again', {
+          reason: reasonOf(err),
+        });
       faultLogged = true;
       armRetry();
     },
@@ -204,7 +236,9 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(opts
         // whole commit with nothing applied.
         json = toJsonChanges(changes);
         // neither store keeps a NUL (PostgreSQL cannot): refused alike here
-        for (const c of json) if (idUnstorable(c.id) || idUnstorable(c.table) || (c.json !== null && jsonHoldsUnstorable(c.json))) throw new StoreValueRefused();
+        for (const c of json)
+          if (idUnstorable(c.id) || idUnstorable(c.table) || (c.json !== null && jsonHoldsUnstorable(c.json)))
+            throw new StoreValueRefused();
         checkExpectations(tables, expect);
       } catch (err) {
         return Promise.reject(err);

@@ -84,5 +84,6 @@ export function indexKey(record: object, field: string): string | undefined {
 
 /** Throws TypeError unless `field` is an indexed field of `table`. */
 export function assertIndexed(table: string, field: string): void {
-  if (!INDEXED_FIELDS[table]?.includes(field)) throw new TypeError(`store.find: ${table}.${field} is not an indexed field`);
+  if (!INDEXED_FIELDS[table]?.includes(field))
+    throw new TypeError(`store.find: ${table}.${field} is not an indexed field`);
 }

@@ -58,7 +58,12 @@ const allNul = (buf: Buffer, from: number, to: number): boolean => {
  * a complete final line included — is damage and throws StoreCorruptError naming the line.
  * Entries go to `onEntry` as they are read and are not kept: a journal may be as big as the data file.
  */
-export async function scanJournal(file: string, num: number, last: boolean, onEntry: (e: ScannedEntry) => void): Promise<JournalScan> {
+export async function scanJournal(
+  file: string,
+  num: number,
+  last: boolean,
+  onEntry: (e: ScannedEntry) => void,
+): Promise<JournalScan> {
   // Read in chunks, not whole: after a crash a journal can be as big as the data file.
   const size = (await stat(file)).size;
   let entries = 0;
@@ -73,7 +78,11 @@ export async function scanJournal(file: string, num: number, last: boolean, onEn
       lineNo++;
       const isFinal = base + nl === size - 1;
       if (last && isFinal && allNul(buf, pos, nl)) {
-        torn = { line: lineNo, bytes: size - (base + pos), why: 'only NUL bytes: a region the file system never wrote' };
+        torn = {
+          line: lineNo,
+          bytes: size - (base + pos),
+          why: 'only NUL bytes: a region the file system never wrote',
+        };
         break;
       }
       const parsed = parseJournalLine(buf.toString('utf8', pos, nl));
@@ -91,7 +100,11 @@ export async function scanJournal(file: string, num: number, last: boolean, onEn
   }
   if (carry && !torn) {
     lineNo++;
-    if (!last) throw new StoreCorruptError(file, `line ${lineNo} is incomplete (no newline) and is not the last line of the last journal`);
+    if (!last)
+      throw new StoreCorruptError(
+        file,
+        `line ${lineNo} is incomplete (no newline) and is not the last line of the last journal`,
+      );
     torn = { line: lineNo, bytes: size - base, why: 'no newline: a write that did not finish' };
   }
   return { num, file, entries, goodBytes: base, size, torn };

@@ -1,7 +1,23 @@
 /** A Store that keeps everything in memory: for unit tests of other modules. Same semantics as the embedded store. */
-import { LocalChannels, HitWindows, checkExpectations, chooseClaims, tableReads, validateExpectations } from './embedded-ops.js';
+import {
+  LocalChannels,
+  HitWindows,
+  checkExpectations,
+  chooseClaims,
+  tableReads,
+  validateExpectations,
+} from './embedded-ops.js';
 import { Tables, toJsonChanges, validateChanges } from './tables.js';
-import { typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type Store, type StoreEngine, type TableMap } from './types.js';
+import {
+  typed,
+  type AnyTables,
+  type Change,
+  type ClaimRequest,
+  type Expectation,
+  type Store,
+  type StoreEngine,
+  type TableMap,
+} from './types.js';
 import type { Tables as DaemonTables } from '../model/tables.js';
 
 export function createMemoryStore<TM extends TableMap = DaemonTables>(): Store<TM> {

@@ -42,11 +42,22 @@ interface RecoverOptions {
 }
 
 /** Entries other parts of the daemon keep in the data directory once it has recorded anything. */
-async function stateEntries(dir: string, nums: number[], sizes: number[], stateFiles: readonly string[]): Promise<string[]> {
+async function stateEntries(
+  dir: string,
+  nums: number[],
+  sizes: number[],
+  stateFiles: readonly string[],
+): Promise<string[]> {
   const found: string[] = [];
   for (const f of stateFiles) {
     const p = path.resolve(dir, f);
-    if (await stat(p).then(() => true, () => false)) found.push(path.dirname(p) === dir ? path.basename(p) : p);
+    if (
+      await stat(p).then(
+        () => true,
+        () => false,
+      )
+    )
+      found.push(path.dirname(p) === dir ? path.basename(p) : p);
   }
   for (const name of STATE_ENTRIES) {
     try {
@@ -67,16 +78,27 @@ async function stateEntries(dir: string, nums: number[], sizes: number[], stateF
  * Checks that every journal seq follows the one before it by one, the first one following the
  * data file's journalSeq; fed the entries in file order as they are read.
  */
-function seqChecker(dataFile: string, snapshot: { seq: number; exists: boolean }): (file: string, e: ScannedEntry) => void {
+function seqChecker(
+  dataFile: string,
+  snapshot: { seq: number; exists: boolean },
+): (file: string, e: ScannedEntry) => void {
   let prev: number | null = null;
   return (file, e) => {
     if (prev === null) {
       if (e.seq > snapshot.seq + 1) {
-        const base = snapshot.exists ? `${DATA_FILE} holds seqs up to ${snapshot.seq}` : `there is no ${DATA_FILE} (${dataFile})`;
-        throw new StoreCorruptError(file, `line ${e.line}: seq ${e.seq} is the first journal entry but ${base}: seqs ${snapshot.seq + 1}..${e.seq - 1} are missing`);
+        const base = snapshot.exists
+          ? `${DATA_FILE} holds seqs up to ${snapshot.seq}`
+          : `there is no ${DATA_FILE} (${dataFile})`;
+        throw new StoreCorruptError(
+          file,
+          `line ${e.line}: seq ${e.seq} is the first journal entry but ${base}: seqs ${snapshot.seq + 1}..${e.seq - 1} are missing`,
+        );
       }
     } else if (e.seq !== prev + 1) {
-      const why = e.seq <= prev ? `does not follow ${prev}` : `follows ${prev}: seqs ${prev + 1}..${e.seq - 1} are missing (a deleted or lost line)`;
+      const why =
+        e.seq <= prev
+          ? `does not follow ${prev}`
+          : `follows ${prev}: seqs ${prev + 1}..${e.seq - 1} are missing (a deleted or lost line)`;
       throw new StoreCorruptError(file, `line ${e.line}: seq ${e.seq} ${why}`);
     }
     prev = e.seq;
@@ -147,12 +169,15 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
   for (const s of scans) {
     // Cut the torn tail away so that appends start on a fresh line.
     if (s.torn) {
-      opts.logger.warn('store: cut a torn final journal line left by an interrupted write (it was never acknowledged)', {
-        file: s.file,
-        line: s.torn.line,
-        bytes: s.torn.bytes,
-        why: s.torn.why,
-      });
+      opts.logger.warn(
+        'store: cut a torn final journal line left by an interrupted write (it was never acknowledged)',
+        {
+          file: s.file,
+          line: s.torn.line,
+          bytes: s.torn.bytes,
+          why: s.torn.why,
+        },
+      );
       await truncateDurably(s.file, s.goodBytes);
     }
   }

@@ -10,7 +10,15 @@
  */
 import { INDEXED_FIELDS, assertIndexed, indexKey } from './indexes.js';
 import { OrderedLists, pageOf } from './ordered.js';
-import { checkRecordKeys, deepFreeze, type AnyTables, type Change, type PageQuery, type ReadOptions, type RecordKey } from './types.js';
+import {
+  checkRecordKeys,
+  deepFreeze,
+  type AnyTables,
+  type Change,
+  type PageQuery,
+  type ReadOptions,
+  type RecordKey,
+} from './types.js';
 import { must } from '../must.js';
 
 /** Text the shared reads keep parsed at most (characters): about 4,000 app records of 2.5 KB, some 30 MB of objects. */
@@ -51,7 +59,12 @@ export interface JsonChange {
 
 /** Serialise a commit's values (throws on a value JSON cannot hold: a BigInt, a cycle). */
 export function toJsonChanges(changes: readonly Change<AnyTables>[]): JsonChange[] {
-  return changes.map(({ table, id, value }) => ({ table, id, json: value === null ? null : JSON.stringify(value), value }));
+  return changes.map(({ table, id, value }) => ({
+    table,
+    id,
+    json: value === null ? null : JSON.stringify(value),
+    value,
+  }));
 }
 
 /** The indexes of one table: per field (in INDEXED_FIELDS order), key → ids. */
@@ -156,7 +169,13 @@ export class Tables {
     for (const k of keys) {
       const id = 'idFrom' in k ? (out[k.idFrom.key] as Record<string, unknown> | undefined)?.[k.idFrom.field] : k.id;
       const text = typeof id === 'string' ? this.#tables.get(k.table)?.get(id) : undefined;
-      out.push(text === undefined ? undefined : opts?.shared ? this.#readShared(k.table, id as string, text) : this.#read(text));
+      out.push(
+        text === undefined
+          ? undefined
+          : opts?.shared
+            ? this.#readShared(k.table, id as string, text)
+            : this.#read(text),
+      );
     }
     return out;
   }
@@ -180,7 +199,8 @@ export class Tables {
   /** One page of `find(table, field, value)` in order of `page.orderBy`, then id (see Store.findPage). */
   findPage(table: string, field: string, value: string, page: PageQuery): object[] {
     assertIndexed(table, field);
-    if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
+    if (!Number.isInteger(page.limit) || page.limit < 1)
+      throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
     const ids = this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value);
     if (!ids) return [];
     const t = must(this.#tables.get(table));

@@ -29,7 +29,9 @@ type TableOf<TM extends TableMap> = keyof TM & string;
 type PerTable<TM extends TableMap, F> = { [K in TableOf<TM>]: F & { table: K } }[TableOf<TM>];
 
 /** A change of a commit: `value`, the new record of `table`, or null to delete it. */
-export type Change<TM extends TableMap = Tables> = { [K in TableOf<TM>]: { table: K; id: string; value: TM[K] | null } }[TableOf<TM>];
+export type Change<TM extends TableMap = Tables> = {
+  [K in TableOf<TM>]: { table: K; id: string; value: TM[K] | null };
+}[TableOf<TM>];
 /** A change of the daemon's table `K`. */
 export type ChangeOf<K extends keyof Tables> = Extract<Change, { table: K }>;
 
@@ -39,10 +41,15 @@ export type ChangeOf<K extends keyof Tables> = Extract<Change, { table: K }>;
  * that names another (an installation its bot user) read with it in one round trip. No record
  * there, or no string in the field: undefined.
  */
-export type RecordKey<TM extends TableMap = Tables> = PerTable<TM, { id: string } | { idFrom: { key: number; field: string } }>;
+export type RecordKey<TM extends TableMap = Tables> = PerTable<
+  TM,
+  { id: string } | { idFrom: { key: number; field: string } }
+>;
 
 /** The record getMany answers for `Key` (undefined where there is none). */
-type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> } ? TM[K] | undefined : never;
+type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> }
+  ? TM[K] | undefined
+  : never;
 
 /** Freeze `o` and everything in it (records are JSON: objects and arrays). */
 export function deepFreeze<T>(o: T): T {
@@ -58,7 +65,8 @@ export function checkRecordKeys(keys: readonly RecordKey<AnyTables>[]): void {
   keys.forEach((k, i) => {
     if (!('idFrom' in k)) return;
     const j = k.idFrom.key;
-    if (!(Number.isInteger(j) && j >= 0 && j < i)) throw new TypeError(`store.getMany: key ${i} must take its id from an earlier key`);
+    if (!(Number.isInteger(j) && j >= 0 && j < i))
+      throw new TypeError(`store.getMany: key ${i} must take its id from an earlier key`);
   });
 }
 
@@ -69,11 +77,16 @@ export function checkRecordKeys(keys: readonly RecordKey<AnyTables>[]): void {
  * a write of exactly what it held does not change it. Either way a caller that gets a conflict
  * reads again and decides again.
  */
-export type Expectation<TM extends TableMap = Tables> = { [K in TableOf<TM>]: { table: K; id: string; value: TM[K] | undefined } }[TableOf<TM>];
+export type Expectation<TM extends TableMap = Tables> = {
+  [K in TableOf<TM>]: { table: K; id: string; value: TM[K] | undefined };
+}[TableOf<TM>];
 
 /** A commit whose expectations did not hold: nothing of it was written. */
 export class StoreConflict extends Error {
-  constructor(public readonly table: string, public readonly id: string) {
+  constructor(
+    public readonly table: string,
+    public readonly id: string,
+  ) {
     super(`store conflict on ${table}/${id}`);
     this.name = 'StoreConflict';
   }
@@ -88,7 +101,10 @@ export class StoreConflict extends Error {
  */
 export class StoreUnavailable extends Error {
   readonly code?: string;
-  constructor(readonly reason: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
     super(reason, options);
     this.name = 'StoreUnavailable';
     const code = (options?.cause as { code?: unknown } | undefined)?.code;
@@ -172,7 +188,8 @@ const PUBLISH_MAX_BYTES = 7000;
  * it into LISTEN as an identifier; the embedded store refuses the same so a bad name fails in tests).
  */
 export function checkChannel(channel: string): void {
-  if (!/^[a-z0-9_]{1,50}$/.test(channel)) throw new TypeError(`store channel ${JSON.stringify(channel)} must be 1-50 of [a-z0-9_]`);
+  if (!/^[a-z0-9_]{1,50}$/.test(channel))
+    throw new TypeError(`store channel ${JSON.stringify(channel)} must be 1-50 of [a-z0-9_]`);
 }
 
 /** Throws unless `payload` is a string `publish` can carry. */
@@ -219,7 +236,10 @@ export interface Store<TM extends TableMap = Tables> {
    * Several records of any tables at once, in the order asked (undefined where there is none): one
    * round trip on PostgreSQL where a get per record costs one each. A key asked twice is answered twice.
    */
-  getMany<const Keys extends readonly RecordKey<TM>[]>(keys: Keys, opts?: ReadOptions): Promise<{ -readonly [I in keyof Keys]: RecordAt<TM, Keys[I]> }>;
+  getMany<const Keys extends readonly RecordKey<TM>[]>(
+    keys: Keys,
+    opts?: ReadOptions,
+  ): Promise<{ -readonly [I in keyof Keys]: RecordAt<TM, Keys[I]> }>;
   /** Records of `table` whose `field` (one of INDEXED_FIELDS[table]) equals `value`, in no order. */
   find<K extends TableOf<TM> & IndexedTable>(table: K, field: IndexedField<K>, value: string): Promise<TM[K][]>;
   /** Every record of a table, in no order: for sweeps and tables that stay small. */
@@ -235,7 +255,12 @@ export interface Store<TM extends TableMap = Tables> {
    * messages without reading the channel. Each page is read at one moment; pages read one after
    * the other see the store as it is at each.
    */
-  findPage<K extends TableOf<TM> & IndexedTable>(table: K, field: IndexedField<K>, value: string, page: PageQuery<TM[K] & object>): Promise<TM[K][]>;
+  findPage<K extends TableOf<TM> & IndexedTable>(
+    table: K,
+    field: IndexedField<K>,
+    value: string,
+    page: PageQuery<TM[K] & object>,
+  ): Promise<TM[K][]>;
   /**
    * Apply the changes, all or none, once every expectation holds; resolve when they are durable
    * (fsynced, or committed on PostgreSQL). Rejects with StoreConflict, writing nothing, when an
@@ -289,7 +314,10 @@ export interface Store<TM extends TableMap = Tables> {
  * What a store implements: Store's contract over records of any table, untyped (a store keeps any
  * JSON object it is given). Callers hold it as a Store, through `typed`.
  */
-export interface StoreEngine extends Pick<Store, 'kind' | 'hit' | 'publish' | 'subscribe' | 'subscribed' | 'health' | 'close'> {
+export interface StoreEngine extends Pick<
+  Store,
+  'kind' | 'hit' | 'publish' | 'subscribe' | 'subscribed' | 'health' | 'close'
+> {
   get(table: string, id: string): Promise<object | undefined>;
   getMany(keys: readonly RecordKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]>;
   find(table: string, field: string, value: string): Promise<object[]>;
@@ -310,7 +338,9 @@ export type EngineReads = Pick<StoreEngine, 'get' | 'all' | 'count'>;
  * daemon's own are checked against Tables where it commits them, so what it reads back has their
  * types. This is where each store hands itself out, and the only place that asserts it.
  */
-export function typed<TM extends TableMap = Tables, X extends object = object>(store: StoreEngine & NoInfer<X>): Store<TM> & X;
+export function typed<TM extends TableMap = Tables, X extends object = object>(
+  store: StoreEngine & NoInfer<X>,
+): Store<TM> & X;
 export function typed<TM extends TableMap = Tables>(reads: EngineReads): StoreReads<TM>;
 export function typed(store: unknown): unknown {
   return store;
@@ -339,9 +369,11 @@ export type StoreHealth = { ok: true } | { ok: false; reason: string };
  * a lost data file): the daemon must refuse to start. Files are left byte-for-byte unchanged.
  */
 export class StoreCorruptError extends Error {
-  constructor(public readonly file: string, public readonly problem: string) {
+  constructor(
+    public readonly file: string,
+    public readonly problem: string,
+  ) {
     super(`store file ${file}: ${problem}`);
     this.name = 'StoreCorruptError';
   }
 }
-

@@ -5,12 +5,15 @@ import { must } from '../must.js';
 function distance(a: string, b: string): number {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
-  const d: number[][] = Array.from({ length: x.length + 1 }, (_r, i) => Array.from({ length: y.length + 1 }, (_c, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: x.length + 1 }, (_r, i) =>
+    Array.from({ length: y.length + 1 }, (_c, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= x.length; i++) {
     for (let j = 1; j <= y.length; j++) {
       const cost = x[i - 1] === y[j - 1] ? 0 : 1;
       let v = Math.min(must(must(d[i - 1])[j]) + 1, must(must(d[i])[j - 1]) + 1, must(must(d[i - 1])[j - 1]) + cost);
-      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) v = Math.min(v, must(must(d[i - 2])[j - 2]) + 1);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1])
+        v = Math.min(v, must(must(d[i - 2])[j - 2]) + 1);
       must(d[i])[j] = v;
     }
   }

@@ -12,10 +12,28 @@ import { describeSchemaErrors, type ErrorWording, type Violation } from './schem
 export type { Violation };
 
 type ShortcutType = 'ON_MESSAGE' | 'GLOBAL';
-interface Shortcut { shortcutType: ShortcutType; url: string; name: string; displayName: string; description?: string | null }
-interface SlashCommand { command: string; url: string; description?: string | null; usageHint?: string | null }
-interface DynamicMenu { url: string; onAction: string }
-interface RichTextBlock { type: 'rich_text'; elements: Array<Record<string, unknown>>; block_id?: string }
+interface Shortcut {
+  shortcutType: ShortcutType;
+  url: string;
+  name: string;
+  displayName: string;
+  description?: string | null;
+}
+interface SlashCommand {
+  command: string;
+  url: string;
+  description?: string | null;
+  usageHint?: string | null;
+}
+interface DynamicMenu {
+  url: string;
+  onAction: string;
+}
+interface RichTextBlock {
+  type: 'rich_text';
+  elements: Array<Record<string, unknown>>;
+  block_id?: string;
+}
 export interface Manifest {
   name: string;
   displayName: string;
@@ -39,12 +57,13 @@ export interface Manifest {
 }
 
 export type ValidationResult =
-  | { ok: true; manifest: Manifest; warnings: Violation[] }
-  | { ok: false; violations: Violation[] };
+  { ok: true; manifest: Manifest; warnings: Violation[] } | { ok: false; violations: Violation[] };
 
 export const SCHEMA_ID = 'https://appreg.dev/schemas/app-manifest.schema.json';
 const schemaFile = new URL('../../../schemas/app-manifest.schema.json', import.meta.url);
-export const manifestSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown> & { $defs: { scope: { enum: string[] } } };
+export const manifestSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown> & {
+  $defs: { scope: { enum: string[] } };
+};
 
 /** docs/protocol.md §8, read from the schema so there is one list. */
 export const KNOWN_SCOPES: readonly string[] = manifestSchema.$defs.scope.enum;
@@ -83,12 +102,15 @@ const validateSchema = ajv.compile(manifestSchema);
 /** The manifest's own wording: a misspelt scope or event, a command, a home view block, a URL. */
 const wording: ErrorWording = {
   enum(at, value) {
-    if (/\/scopes\/(botScopes|userScopes)\/\d+$/.test(at)) return `is not a known scope${didYouMean(value, KNOWN_SCOPES)} (see docs/protocol.md §8 for the list)`;
-    if (/\/eventSubscriptions\/events\/\d+$/.test(at)) return `is not a known event name${didYouMean(value, Object.keys(EVENT_SCOPES))}`;
+    if (/\/scopes\/(botScopes|userScopes)\/\d+$/.test(at))
+      return `is not a known scope${didYouMean(value, KNOWN_SCOPES)} (see docs/protocol.md §8 for the list)`;
+    if (/\/eventSubscriptions\/events\/\d+$/.test(at))
+      return `is not a known event name${didYouMean(value, Object.keys(EVENT_SCOPES))}`;
     return undefined;
   },
   pattern: (at) => (at.endsWith('/command') ? 'must start with / and contain no spaces' : undefined),
-  const: (at) => (/\/defaultHomeView\/blocks\/\d+\/type$/.test(at) ? 'only blocks of type rich_text are allowed' : undefined),
+  const: (at) =>
+    /\/defaultHomeView\/blocks\/\d+\/type$/.test(at) ? 'only blocks of type rich_text are allowed' : undefined,
   format: () => 'must be a valid http(s) URL',
 };
 
@@ -104,7 +126,11 @@ function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, ou
       const v = obj(item)[field];
       if (typeof v !== 'string') return;
       const key = v.toLowerCase();
-      if (seen.has(key)) out.push({ pointer: `${base}/${i}/${field}`, message: `must be unique within the app (${what} ${JSON.stringify(v)} is also at ${base}/${seen.get(key)})` });
+      if (seen.has(key))
+        out.push({
+          pointer: `${base}/${i}/${field}`,
+          message: `must be unique within the app (${what} ${JSON.stringify(v)} is also at ${base}/${seen.get(key)})`,
+        });
       else seen.set(key, i);
     });
   };
@@ -113,15 +139,22 @@ function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, ou
   unique(arr(m.dynamicMenus), 'onAction', '/dynamicMenus', 'onAction');
 
   const scopes = obj(m.scopes);
-  const granted = new Set([...arr(scopes.botScopes), ...arr(scopes.userScopes)].filter((s): s is string => typeof s === 'string'));
+  const granted = new Set(
+    [...arr(scopes.botScopes), ...arr(scopes.userScopes)].filter((s): s is string => typeof s === 'string'),
+  );
   const subs = obj(m.eventSubscriptions);
   const events = arr(subs.events);
   events.forEach((ev, i) => {
     if (typeof ev !== 'string' || !(ev in EVENT_SCOPES)) return;
     const need = EVENT_SCOPES[ev];
-    if (need && !granted.has(need)) out.push({ pointer: `/eventSubscriptions/events/${i}`, message: `needs the scope ${need} in scopes.botScopes or scopes.userScopes` });
+    if (need && !granted.has(need))
+      out.push({
+        pointer: `/eventSubscriptions/events/${i}`,
+        message: `needs the scope ${need} in scopes.botScopes or scopes.userScopes`,
+      });
   });
-  if (events.length > 0 && subs.url === '') out.push({ pointer: '/eventSubscriptions/url', message: 'is required when events are subscribed' });
+  if (events.length > 0 && subs.url === '')
+    out.push({ pointer: '/eventSubscriptions/url', message: 'is required when events are subscribed' });
 
   arr(m.redirectUrls).forEach((u, i) => {
     if (typeof u !== 'string' || u === '') return;
@@ -132,10 +165,12 @@ function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, ou
 }
 
 export function validateManifest(input: unknown, opts: { allowInsecureRedirects?: boolean } = {}): ValidationResult {
-  if (!input || typeof input !== 'object' || Array.isArray(input)) return { ok: false, violations: [{ pointer: '', message: 'the manifest must be a JSON object' }] };
+  if (!input || typeof input !== 'object' || Array.isArray(input))
+    return { ok: false, violations: [{ pointer: '', message: 'the manifest must be a JSON object' }] };
   const violations: Violation[] = [];
   const warnings: Violation[] = [];
-  if (!validateSchema(input)) violations.push(...describeSchemaErrors(validateSchema.errors ?? [], manifestSchema, input, wording));
+  if (!validateSchema(input))
+    violations.push(...describeSchemaErrors(validateSchema.errors ?? [], manifestSchema, input, wording));
   semanticChecks(input as Loose, opts, violations, warnings);
   if (violations.length) return { ok: false, violations };
   return { ok: true, manifest: input as Manifest, warnings };

@@ -32,19 +32,26 @@ function valueAt(input: unknown, pointer: string): unknown {
 /** The fields the schema allows where an additionalProperties error was raised (its schemaPath's object). */
 function allowedFields(schema: object, schemaPath: string): string[] {
   let node: unknown = schema;
-  for (const seg of schemaPath.replace(/^#\//, '').split('/').slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[unescape(seg)];
+  for (const seg of schemaPath.replace(/^#\//, '').split('/').slice(0, -1))
+    node = (node as Record<string, unknown> | undefined)?.[unescape(seg)];
   return Object.keys(((node as { properties?: object } | undefined)?.properties ?? {}) as object);
 }
 
 function describeSchemaError(e: ErrorObject, schema: object, input: unknown, wording: ErrorWording = {}): Violation {
   const p = e.params as Record<string, unknown>;
   const at = e.instancePath;
-  const say = (message: string | undefined, fallback: string): Violation => ({ pointer: at, message: message ?? fallback });
+  const say = (message: string | undefined, fallback: string): Violation => ({
+    pointer: at,
+    message: message ?? fallback,
+  });
   switch (e.keyword) {
     case 'required':
       return { pointer: `${at}/${escapePointer(String(p.missingProperty))}`, message: 'is required' };
     case 'additionalProperties':
-      return { pointer: `${at}/${escapePointer(String(p.additionalProperty))}`, message: `is not a known field${didYouMean(p.additionalProperty, allowedFields(schema, e.schemaPath))}` };
+      return {
+        pointer: `${at}/${escapePointer(String(p.additionalProperty))}`,
+        message: `is not a known field${didYouMean(p.additionalProperty, allowedFields(schema, e.schemaPath))}`,
+      };
     case 'maxLength':
       return say(undefined, `must be at most ${p.limit} characters`);
     case 'minLength':
@@ -65,7 +72,10 @@ function describeSchemaError(e: ErrorObject, schema: object, input: unknown, wor
     case 'const':
       return say(wording.const?.(at, p.allowedValue), `must be ${JSON.stringify(p.allowedValue)}`);
     case 'enum':
-      return say(wording.enum?.(at, valueAt(input, at), p.allowedValues as unknown[]), `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${didYouMean(valueAt(input, at), (p.allowedValues as unknown[]).map(String))}`);
+      return say(
+        wording.enum?.(at, valueAt(input, at), p.allowedValues as unknown[]),
+        `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${didYouMean(valueAt(input, at), (p.allowedValues as unknown[]).map(String))}`,
+      );
     case 'type':
       return say(undefined, `must be ${String(p.type).replace(',', ' or ')}`);
     default:
@@ -74,7 +84,12 @@ function describeSchemaError(e: ErrorObject, schema: object, input: unknown, wor
 }
 
 /** Every error described, each (pointer, message) once. */
-export function describeSchemaErrors(errors: ErrorObject[], schema: object, input: unknown, wording?: ErrorWording): Violation[] {
+export function describeSchemaErrors(
+  errors: ErrorObject[],
+  schema: object,
+  input: unknown,
+  wording?: ErrorWording,
+): Violation[] {
   const seen = new Set<string>();
   const out: Violation[] = [];
   for (const e of errors) {

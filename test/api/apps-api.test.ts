@@ -13,9 +13,16 @@ async function createApp(d: TestDaemon, overrides: Record<string, unknown> = {})
 
 async function secondUser(d: TestDaemon) {
   const email = `u${Math.random().toString(36).slice(2)}@example.com`;
-  const res = await d.api(`/workspaces/${d.workspaceId}/workspaceUsers`, { method: 'POST', json: { email, name: 'Second', password: 'correct horse battery' } });
+  const res = await d.api(`/workspaces/${d.workspaceId}/workspaceUsers`, {
+    method: 'POST',
+    json: { email, name: 'Second', password: 'correct horse battery' },
+  });
   const user = (await res.json()) as { id: string };
-  const login = await d.api('/auth/login', { method: 'POST', noAuth: true, json: { email, password: 'correct horse battery' } });
+  const login = await d.api('/auth/login', {
+    method: 'POST',
+    noAuth: true,
+    json: { email, password: 'correct horse battery' },
+  });
   const tok = (await login.json()) as { authToken: string };
   return { id: user.id, token: tok.authToken, mgmt: `/workspaces/${d.workspaceId}/workspaceUsers/${user.id}` };
 }
@@ -32,7 +39,8 @@ t.test('management endpoints 1–5', async (t) => {
     t.match(body.appKey, /^apk_[A-Za-z0-9_-]{43}$/);
     t.match(body.signingSecret, /^ass_[A-Za-z0-9_-]{43}$/);
     t.equal(body.published, false);
-    for (const k of ['redirectUrls', 'slashCommands', 'shortcuts', 'dynamicMenus']) t.ok(Array.isArray(body[k]), `${k} is an array`);
+    for (const k of ['redirectUrls', 'slashCommands', 'shortcuts', 'dynamicMenus'])
+      t.ok(Array.isArray(body[k]), `${k} is an array`);
     t.same(body.scopes, manifest().scopes);
     t.same(body.eventSubscriptions, manifest().eventSubscriptions);
     t.notOk('helpUrl' in body, 'unset optional fields are left out, not null');
@@ -48,7 +56,10 @@ t.test('management endpoints 1–5', async (t) => {
     const list = (await listRes.json()) as Record<string, any>[];
     t.ok(list.length >= 2);
     for (const app of list) for (const k of SECRET_KEYS) t.notOk(k in app, `list has no ${k}`);
-    const upd = await d.api(`${d.mgmt}/apps/${created.id}`, { method: 'PUT', json: manifest({ name: 'second-app', displayName: 'Renamed' }) });
+    const upd = await d.api(`${d.mgmt}/apps/${created.id}`, {
+      method: 'PUT',
+      json: manifest({ name: 'second-app', displayName: 'Renamed' }),
+    });
     t.equal(upd.status, 200);
     const updBody = (await upd.json()) as Record<string, any>;
     t.equal(updBody.displayName, 'Renamed');
@@ -62,15 +73,28 @@ t.test('management endpoints 1–5', async (t) => {
     const avatar = 'https://cdn.example.com/avatar.png';
     const { body: created } = await createApp(d, { name: 'avatar-app', avatarUrl: avatar });
     t.equal(created.avatarUrl, avatar);
-    const upd = await d.api(`${d.mgmt}/apps/${created.id}`, { method: 'PUT', json: manifest({ name: 'avatar-app', displayName: 'No avatar field' }) });
+    const upd = await d.api(`${d.mgmt}/apps/${created.id}`, {
+      method: 'PUT',
+      json: manifest({ name: 'avatar-app', displayName: 'No avatar field' }),
+    });
     t.equal(upd.status, 200);
     t.equal(((await upd.json()) as Record<string, any>).avatarUrl, avatar, 'the update response keeps it');
     const got = (await (await d.api(`${d.mgmt}/apps/mine/${created.id}`)).json()) as Record<string, any>;
     t.equal(got.avatarUrl, avatar, 'and so does the stored app');
     const other = 'https://cdn.example.com/other.png';
-    const changed = (await (await d.api(`${d.mgmt}/apps/${created.id}`, { method: 'PUT', json: manifest({ name: 'avatar-app', avatarUrl: other }) })).json()) as Record<string, any>;
+    const changed = (await (
+      await d.api(`${d.mgmt}/apps/${created.id}`, {
+        method: 'PUT',
+        json: manifest({ name: 'avatar-app', avatarUrl: other }),
+      })
+    ).json()) as Record<string, any>;
     t.equal(changed.avatarUrl, other, 'a given avatarUrl replaces it');
-    const cleared = (await (await d.api(`${d.mgmt}/apps/${created.id}`, { method: 'PUT', json: manifest({ name: 'avatar-app', avatarUrl: null }) })).json()) as Record<string, any>;
+    const cleared = (await (
+      await d.api(`${d.mgmt}/apps/${created.id}`, {
+        method: 'PUT',
+        json: manifest({ name: 'avatar-app', avatarUrl: null }),
+      })
+    ).json()) as Record<string, any>;
     t.notOk(cleared.avatarUrl, 'an explicit null removes it');
   });
 
@@ -108,7 +132,10 @@ t.test('management endpoints 1–5', async (t) => {
     const other = await secondUser(d);
     const h = { authtoken: other.token };
     t.equal((await d.api(`${other.mgmt}/apps/mine/${mine.id}`, { headers: h })).status, 404);
-    t.equal((await d.api(`${other.mgmt}/apps/${mine.id}`, { method: 'PUT', headers: h, json: manifest() })).status, 404);
+    t.equal(
+      (await d.api(`${other.mgmt}/apps/${mine.id}`, { method: 'PUT', headers: h, json: manifest() })).status,
+      404,
+    );
     t.equal((await d.api(`${other.mgmt}/apps/${mine.id}`, { method: 'DELETE', headers: h })).status, 404);
     const list = (await (await d.api(`${other.mgmt}/apps/mine`, { headers: h })).json()) as unknown[];
     t.same(list, [], 'the other user sees none of my apps');
@@ -123,46 +150,57 @@ t.test('management endpoints 1–5', async (t) => {
     t.match(await noTok.json(), { code: 'unauthenticated', message: String });
     t.equal((await d.api(`${d.mgmt}/apps/mine`, { headers: { authtoken: 'nope' } })).status, 401);
     const [h, c] = d.token.split('.');
-    t.equal((await d.api(`${d.mgmt}/apps/mine`, { headers: { authtoken: `${h}.${c}.AAAA` } })).status, 401, 'forged signature');
+    t.equal(
+      (await d.api(`${d.mgmt}/apps/mine`, { headers: { authtoken: `${h}.${c}.AAAA` } })).status,
+      401,
+      'forged signature',
+    );
     const other = await secondUser(d);
     t.equal((await d.api('/auth/logout', { method: 'POST', headers: { authtoken: other.token } })).status, 204);
     t.equal((await d.api(`${other.mgmt}/apps/mine`, { headers: { authtoken: other.token } })).status, 401, 'revoked');
   });
 
-  t.test('the app get served ahead of express answers as the express route does (its path with a trailing slash)', async (t) => {
-    const { body: app } = await createApp(d);
-    const { body: sock } = await createApp(d, { socketMode: true, name: 'sock-get' });
-    const other = await secondUser(d);
-    const [h, c] = d.token.split('.');
-    const cases: Array<[string, string, { noAuth?: boolean; headers?: Record<string, string> }]> = [
-      ['own app', `${d.mgmt}/apps/mine/${app.id}`, {}],
-      ['own app, a query', `${d.mgmt}/apps/mine/${app.id}|?fields=all`, {}],
-      ['socket-mode app with its figures', `${d.mgmt}/apps/mine/${sock.id}`, {}],
-      ['unknown app', `${d.mgmt}/apps/mine/app_missing`, {}],
-      ['a bad id (not an app id)', `${d.mgmt}/apps/mine/-`, {}],
-      ['a bad id (too long)', `${d.mgmt}/apps/mine/${'a'.repeat(300)}`, {}],
-      ['an empty Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: '' } }],
-      ["another user's path", `${other.mgmt}/apps/mine/${app.id}`, {}],
-      ["another user's app", `${other.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: other.token } }],
-      ['no Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { noAuth: true }],
-      ['forged Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: `${h}.${c}.AAAA` } }],
-    ];
-    const shown = (res: Response) => ({
-      status: res.status,
-      // every header but the ones that differ by request (date, id) or by connection
-      headers: [...res.headers].filter(([k]) => !['date', 'x-request-id', 'connection', 'keep-alive'].includes(k)),
-      requestId: /^[0-9a-f]{16}$/.test(res.headers.get('x-request-id') ?? ''),
-    });
-    for (const [name, p, init] of cases) {
-      const [base, query = ''] = p.split('|');
-      const fast = await d.api(base + query, init);
-      const viaExpress = await d.api(`${base}/${query}`, init);
-      t.same(shown(fast), shown(viaExpress), `${name}: status and headers`);
-      t.same(await fast.json(), await viaExpress.json(), `${name}: body`);
-    }
-    const got = (await (await d.api(`${d.mgmt}/apps/mine/${sock.id}`)).json()) as Record<string, unknown>;
-    t.match(got, { id: sock.id, connections: 0, queuedEvents: 0, signingSecret: String }, 'a socket-mode app with its live figures and its secrets');
-  });
+  t.test(
+    'the app get served ahead of express answers as the express route does (its path with a trailing slash)',
+    async (t) => {
+      const { body: app } = await createApp(d);
+      const { body: sock } = await createApp(d, { socketMode: true, name: 'sock-get' });
+      const other = await secondUser(d);
+      const [h, c] = d.token.split('.');
+      const cases: Array<[string, string, { noAuth?: boolean; headers?: Record<string, string> }]> = [
+        ['own app', `${d.mgmt}/apps/mine/${app.id}`, {}],
+        ['own app, a query', `${d.mgmt}/apps/mine/${app.id}|?fields=all`, {}],
+        ['socket-mode app with its figures', `${d.mgmt}/apps/mine/${sock.id}`, {}],
+        ['unknown app', `${d.mgmt}/apps/mine/app_missing`, {}],
+        ['a bad id (not an app id)', `${d.mgmt}/apps/mine/-`, {}],
+        ['a bad id (too long)', `${d.mgmt}/apps/mine/${'a'.repeat(300)}`, {}],
+        ['an empty Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: '' } }],
+        ["another user's path", `${other.mgmt}/apps/mine/${app.id}`, {}],
+        ["another user's app", `${other.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: other.token } }],
+        ['no Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { noAuth: true }],
+        ['forged Authtoken', `${d.mgmt}/apps/mine/${app.id}`, { headers: { authtoken: `${h}.${c}.AAAA` } }],
+      ];
+      const shown = (res: Response) => ({
+        status: res.status,
+        // every header but the ones that differ by request (date, id) or by connection
+        headers: [...res.headers].filter(([k]) => !['date', 'x-request-id', 'connection', 'keep-alive'].includes(k)),
+        requestId: /^[0-9a-f]{16}$/.test(res.headers.get('x-request-id') ?? ''),
+      });
+      for (const [name, p, init] of cases) {
+        const [base, query = ''] = p.split('|');
+        const fast = await d.api(base + query, init);
+        const viaExpress = await d.api(`${base}/${query}`, init);
+        t.same(shown(fast), shown(viaExpress), `${name}: status and headers`);
+        t.same(await fast.json(), await viaExpress.json(), `${name}: body`);
+      }
+      const got = (await (await d.api(`${d.mgmt}/apps/mine/${sock.id}`)).json()) as Record<string, unknown>;
+      t.match(
+        got,
+        { id: sock.id, connections: 0, queuedEvents: 0, signingSecret: String },
+        'a socket-mode app with its live figures and its secrets',
+      );
+    },
+  );
 
   t.test('the management token is JWT-shaped with a numeric exp', async (t) => {
     const claims = JSON.parse(Buffer.from(must(d.token.split('.')[1]), 'base64url').toString());
@@ -172,18 +210,40 @@ t.test('management endpoints 1–5', async (t) => {
 
   t.test('bad input gets the §1 error body and changes nothing', async (t) => {
     const before = ((await (await d.api(`${d.mgmt}/apps/mine`)).json()) as unknown[]).length;
-    const badJson = await d.api(`${d.mgmt}/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' });
+    const badJson = await d.api(`${d.mgmt}/apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"name": ',
+    });
     t.equal(badJson.status, 400);
     t.match(await badJson.json(), { code: 'invalid_json', message: String });
-    const big = await d.api(`${d.mgmt}/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...manifest(), welcomeMessage: 'x'.repeat(1024 * 1024 + 10) }) });
+    const big = await d.api(`${d.mgmt}/apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...manifest(), welcomeMessage: 'x'.repeat(1024 * 1024 + 10) }),
+    });
     t.equal(big.status, 413);
     t.equal(((await big.json()) as any).code, 'payload_too_large');
-    const wrongType = await d.api(`${d.mgmt}/apps`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(manifest()) });
+    const wrongType = await d.api(`${d.mgmt}/apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify(manifest()),
+    });
     t.equal(wrongType.status, 415);
     t.equal(((await wrongType.json()) as any).code, 'unsupported_media_type');
-    const invalid = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ name: undefined, shortcuts: [{ shortcutType: 'GLOBAL', url: 'http://127.0.0.1:9/s', name: 'x'.repeat(33), displayName: 'X' }] }) });
+    const invalid = await d.api(`${d.mgmt}/apps`, {
+      method: 'POST',
+      json: manifest({
+        name: undefined,
+        shortcuts: [{ shortcutType: 'GLOBAL', url: 'http://127.0.0.1:9/s', name: 'x'.repeat(33), displayName: 'X' }],
+      }),
+    });
     t.equal(invalid.status, 400);
-    const ib = (await invalid.json()) as { code: string; message: string; details: { pointer: string; message: string }[] };
+    const ib = (await invalid.json()) as {
+      code: string;
+      message: string;
+      details: { pointer: string; message: string }[];
+    };
     t.equal(ib.code, 'invalid_manifest');
     const pointers = ib.details.map((x) => x.pointer);
     t.ok(pointers.includes('/name'), 'missing name pointed at /name');
@@ -221,10 +281,14 @@ t.test('management endpoints 1–5', async (t) => {
 
 t.test('data directory: files 0600, daemon.json, lock, bootstrap credentials', async (t) => {
   const d = await startTestDaemon({ keep: true });
-  const created = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() })).json()) as Record<string, string>;
+  const created = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() })).json()) as Record<
+    string,
+    string
+  >;
   const stored = await storedText(d);
   t.match(stored, created.id, 'the app is stored (on disk, or in the database) before the response');
-  for (const k of ['clientSecret', 'appKey', 'signingSecret']) t.notOk(stored.includes(must(created[k])), `${k} is encrypted at rest`);
+  for (const k of ['clientSecret', 'appKey', 'signingSecret'])
+    t.notOk(stored.includes(must(created[k])), `${k} is encrypted at rest`);
   const daemonJson = JSON.parse(fs.readFileSync(path.join(d.dataDir, 'daemon.json'), 'utf8'));
   t.equal(daemonJson.url, d.url);
   t.equal(daemonJson.pid, process.pid);
@@ -235,7 +299,11 @@ t.test('data directory: files 0600, daemon.json, lock, bootstrap credentials', a
     const st = fs.statSync(path.join(d.dataDir, f));
     if (st.isFile()) t.equal(st.mode & 0o777, 0o600, `${f} is 0600`);
   }
-  await t.rejects(startTestDaemon({ dataDir: d.dataDir }), /already running/, 'a second daemon on the same data dir refuses');
+  await t.rejects(
+    startTestDaemon({ dataDir: d.dataDir }),
+    /already running/,
+    'a second daemon on the same data dir refuses',
+  );
   await d.stop();
   t.notOk(fs.existsSync(path.join(d.dataDir, 'daemon.json')), 'daemon.json removed on shutdown');
   for (const f of fs.readdirSync(d.dataDir)) {
@@ -262,23 +330,25 @@ t.test('an existing, group-readable data directory is tightened to 0700', async 
 });
 
 // About the embedded store's own file: not part of the PostgreSQL pass of the store matrix.
-if (!onPostgres()) t.test('a truncated data file stops start-up and is left byte-for-byte unchanged', async (t) => {
-  const d = await startTestDaemon({ keep: true });
-  await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() });
-  await d.stop();
-  const file = path.join(d.dataDir, 'appreg.json');
-  const full = fs.readFileSync(file);
-  fs.writeFileSync(file, full.subarray(0, Math.floor(full.length / 2)));
-  const before = fs.readFileSync(file);
-  await t.rejects(startTestDaemon({ dataDir: d.dataDir }), /appreg\.json/);
-  t.same(fs.readFileSync(file), before, 'unchanged');
-  fs.rmSync(d.dataDir, { recursive: true, force: true });
-});
+if (!onPostgres())
+  t.test('a truncated data file stops start-up and is left byte-for-byte unchanged', async (t) => {
+    const d = await startTestDaemon({ keep: true });
+    await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() });
+    await d.stop();
+    const file = path.join(d.dataDir, 'appreg.json');
+    const full = fs.readFileSync(file);
+    fs.writeFileSync(file, full.subarray(0, Math.floor(full.length / 2)));
+    const before = fs.readFileSync(file);
+    await t.rejects(startTestDaemon({ dataDir: d.dataDir }), /appreg\.json/);
+    t.same(fs.readFileSync(file), before, 'unchanged');
+    fs.rmSync(d.dataDir, { recursive: true, force: true });
+  });
 
 t.test('management writes over the per-user rate limit get 429 with Retry-After and change nothing', async (t) => {
   const d = await startTestDaemon({ config: { rateLimitManagementWrites: 3 } });
   t.teardown(() => d.stop());
-  for (let i = 0; i < 3; i++) t.equal((await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() })).status, 201);
+  for (let i = 0; i < 3; i++)
+    t.equal((await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() })).status, 201);
   const over = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest() });
   t.equal(over.status, 429);
   t.match(await over.json(), { code: 'rate_limited', message: String });

@@ -8,7 +8,10 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { createHttpApp } from '../../src/server/app.js';
 import { CONSOLE_PAGES } from '../../src/console-pages.js';
 
-interface Layer { route?: { path: string; methods?: Record<string, boolean> }; handle?: { stack?: Layer[] } }
+interface Layer {
+  route?: { path: string; methods?: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+}
 
 function getRoutes(stack: Layer[], out: string[] = []): string[] {
   for (const l of stack) {
@@ -21,11 +24,13 @@ function getRoutes(stack: Layer[], out: string[] = []): string[] {
 /** Not pages a person lands on: the console's script and its live streams (server-sent events). */
 const NOT_PAGES = /^\/console\/console\.js$|\/events$/;
 
-t.test('the console pages open --path accepts are exactly the console\'s GET pages', async (t) => {
+t.test("the console pages open --path accepts are exactly the console's GET pages", async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const app = createHttpApp(d.parts, () => d.url) as unknown as { router: { stack: Layer[] } };
-  const pages = getRoutes(app.router.stack).filter((p) => (p === '/' || p.startsWith('/console/')) && !NOT_PAGES.test(p));
+  const pages = getRoutes(app.router.stack).filter(
+    (p) => (p === '/' || p.startsWith('/console/')) && !NOT_PAGES.test(p),
+  );
   t.ok(pages.length >= 10, `found the console's routes (${pages.length})`);
   t.same([...new Set(pages)].sort(), CONSOLE_PAGES.map(([p]) => p).sort());
 });

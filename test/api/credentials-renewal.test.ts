@@ -64,7 +64,10 @@ t.test('an unreadable credentials.json is left as it is, with a warning', async 
   const { loadConfig } = await import('../../src/config.js');
   const { createLogger } = await import('../../src/logger.js');
   let logs = '';
-  const h = await startDaemon({ ...loadConfig({ dataDir, port: 0 }, {}), databaseUrl: first.parts.config.databaseUrl }, { logger: createLogger({ level: 'debug', stream: { write: (s: string) => (logs += s) } }) });
+  const h = await startDaemon(
+    { ...loadConfig({ dataDir, port: 0 }, {}), databaseUrl: first.parts.config.databaseUrl },
+    { logger: createLogger({ level: 'debug', stream: { write: (s: string) => (logs += s) } }) },
+  );
   await h.close();
   t.equal(fs.readFileSync(credFile, 'utf8'), '{not json', 'not overwritten');
   t.match(logs, /credentials\.json is unreadable/);

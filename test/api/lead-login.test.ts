@@ -11,30 +11,49 @@ import { secondUser } from '../fixtures/redirects-flow.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
 
-interface Item { workspace: { id: string; name: string }; workspaceUser: { id: string }; exchangeToken: string }
-interface Pair { token: string; refreshToken: string }
+interface Item {
+  workspace: { id: string; name: string };
+  workspaceUser: { id: string };
+  exchangeToken: string;
+}
+interface Pair {
+  token: string;
+  refreshToken: string;
+}
 
 /** What the official CLI does, call by call, with its bodies; every answer is kept for the test to check. */
 class CliLikeClient {
-  constructor(private readonly d: TestDaemon, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly d: TestDaemon,
+    private readonly now: () => number = Date.now,
+  ) {}
   accessToken?: string;
   refreshToken?: string;
   workspaceId?: string;
   workspaceUserId?: string;
 
   async post(path: string, json: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(this.d.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(json) });
+    const res = await fetch(this.d.url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(json),
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
   }
   lead = (email: string) => this.post('/lead', { email });
-  activate = (email: string, code: string, leadId?: string) => this.post('/lead/activate', leadId === undefined ? { email, code } : { email, code, leadId });
+  activate = (email: string, code: string, leadId?: string) =>
+    this.post('/lead/activate', leadId === undefined ? { email, code } : { email, code, leadId });
   leadLogin = (leadId: string) => this.post('/lead/login', { leadId });
   exchange = (ws: string, exchangeToken: string) => this.post(`/workspaces/${ws}/exchange`, { exchangeToken });
   refresh = (ws: string, refreshToken: string) => this.post(`/workspaces/${ws}/refresh`, { refreshToken });
 
   /** The whole login as `pumble-cli login` runs it; `codeOf` plays the person typing the code. */
-  async login(email: string, codeOf: (email: string) => Promise<string> | string, pick: (items: Item[]) => Item = (i) => must(i[0])) {
+  async login(
+    email: string,
+    codeOf: (email: string) => Promise<string> | string,
+    pick: (items: Item[]) => Item = (i) => must(i[0]),
+  ) {
     const lead = await this.lead(email);
     if (lead.status !== 200) throw new Error(`lead ${lead.status}`);
     const act = await this.activate(email, await codeOf(email), lead.body.id);
@@ -66,7 +85,10 @@ class CliLikeClient {
     this.store(r.body);
     return 'refreshed';
   }
-  mgmt = (path: string, token = must(this.accessToken)) => fetch(`${this.d.url}/workspaces/${this.workspaceId}/workspaceUsers/${this.workspaceUserId}${path}`, { headers: { authtoken: token } });
+  mgmt = (path: string, token = must(this.accessToken)) =>
+    fetch(`${this.d.url}/workspaces/${this.workspaceId}/workspaceUsers/${this.workspaceUserId}${path}`, {
+      headers: { authtoken: token },
+    });
   info = () => fetch(`${this.d.url}/workspaces/${this.workspaceId}/info`);
   userInfo = () => fetch(`${this.d.url}/workspaces/${this.workspaceId}/workspaceUsers/${this.workspaceUserId}`);
 }
@@ -78,96 +100,148 @@ function codeFromLog(d: TestDaemon, email: string): string {
   return must(must(all[all.length - 1])[1]);
 }
 
+t.test(
+  'the whole login as the official CLI runs it; the token is an Authtoken; refresh rotates; a spent refresh token revokes the family',
+  async (t) => {
+    const clock = createTestClock();
+    const d = await startTestDaemon({ clock, config: { managementTokenTtlSeconds: 600 } });
+    t.teardown(() => d.stop());
+    const cli = new CliLikeClient(d, clock.now);
+    const email = 'owner@localhost';
 
-t.test('the whole login as the official CLI runs it; the token is an Authtoken; refresh rotates; a spent refresh token revokes the family', async (t) => {
-  const clock = createTestClock();
-  const d = await startTestDaemon({ clock, config: { managementTokenTtlSeconds: 600 } });
-  t.teardown(() => d.stop());
-  const cli = new CliLikeClient(d, clock.now);
-  const email = 'owner@localhost';
+    const { leadId, items, tokens } = await cli.login(email, (e) => codeFromLog(d, e));
+    t.match(leadId, /^ald_[A-Za-z0-9_-]{43}$/, 'the lead id is a 256-bit secret');
+    t.same(
+      items.map((i) => ({ ...i, exchangeToken: typeof i.exchangeToken })),
+      [
+        {
+          workspace: { id: d.workspaceId, name: 'Local workspace' },
+          workspaceUser: { id: d.workspaceUserId },
+          exchangeToken: 'string',
+        },
+      ],
+    );
+    t.same(Object.keys(tokens).sort(), ['refreshToken', 'token']);
+    t.notOk(cli.expired(tokens.token), 'the access token carries a readable, future exp');
+    t.notOk(cli.expired(tokens.refreshToken), 'so does the refresh token (the CLI decodes it too)');
 
-  const { leadId, items, tokens } = await cli.login(email, (e) => codeFromLog(d, e));
-  t.match(leadId, /^ald_[A-Za-z0-9_-]{43}$/, 'the lead id is a 256-bit secret');
-  t.same(items.map((i) => ({ ...i, exchangeToken: typeof i.exchangeToken })), [{ workspace: { id: d.workspaceId, name: 'Local workspace' }, workspaceUser: { id: d.workspaceUserId }, exchangeToken: 'string' }]);
-  t.same(Object.keys(tokens).sort(), ['refreshToken', 'token']);
-  t.notOk(cli.expired(tokens.token), 'the access token carries a readable, future exp');
-  t.notOk(cli.expired(tokens.refreshToken), 'so does the refresh token (the CLI decodes it too)');
+    t.equal((await cli.mgmt('/apps/mine')).status, 200, 'the token works as Authtoken on a management call');
+    const who = await fetch(`${d.url}/auth/whoami`, { headers: { authtoken: tokens.token } });
+    t.match(await who.json(), { workspaceUserId: d.workspaceUserId, email });
+    t.equal((await cli.mgmt('/apps/mine', tokens.refreshToken)).status, 401, 'a refresh token is not an Authtoken');
+    t.equal((await cli.leadLogin(leadId)).status, 400, 'a lead logs in once');
+    t.match(
+      (await cli.exchange(d.workspaceId, must(items[0]).exchangeToken)).body,
+      { code: 'invalid_grant' },
+      'an exchange token is used once',
+    );
 
-  t.equal((await cli.mgmt('/apps/mine')).status, 200, 'the token works as Authtoken on a management call');
-  const who = await fetch(`${d.url}/auth/whoami`, { headers: { authtoken: tokens.token } });
-  t.match(await who.json(), { workspaceUserId: d.workspaceUserId, email });
-  t.equal((await cli.mgmt('/apps/mine', tokens.refreshToken)).status, 401, 'a refresh token is not an Authtoken');
-  t.equal((await cli.leadLogin(leadId)).status, 400, 'a lead logs in once');
-  t.match((await cli.exchange(d.workspaceId, must(items[0]).exchangeToken)).body, { code: 'invalid_grant' }, 'an exchange token is used once');
+    // the access token expires: the CLI's checkLogin refreshes with the refresh token
+    clock.set(clock.now() + 601_000);
+    t.equal((await cli.mgmt('/apps/mine')).status, 401, 'the first access token has expired');
+    t.equal(await cli.checkLogin(), 'refreshed');
+    const second: Pair = { token: must(cli.accessToken), refreshToken: must(cli.refreshToken) };
+    t.not(second.refreshToken, tokens.refreshToken, 'the refresh token rotates');
+    t.equal((await cli.mgmt('/apps/mine')).status, 200, 'the refreshed token works');
+    const third = await cli.refresh(d.workspaceId, second.refreshToken);
+    t.equal(third.status, 200, 'the new refresh token refreshes once more');
+    t.equal((await cli.mgmt('/apps/mine', third.body.token)).status, 200);
+    t.equal(
+      (await cli.mgmt('/apps/mine', second.token)).status,
+      200,
+      'an earlier access token of the family lives until its exp',
+    );
 
-  // the access token expires: the CLI's checkLogin refreshes with the refresh token
-  clock.set(clock.now() + 601_000);
-  t.equal((await cli.mgmt('/apps/mine')).status, 401, 'the first access token has expired');
-  t.equal(await cli.checkLogin(), 'refreshed');
-  const second: Pair = { token: must(cli.accessToken), refreshToken: must(cli.refreshToken) };
-  t.not(second.refreshToken, tokens.refreshToken, 'the refresh token rotates');
-  t.equal((await cli.mgmt('/apps/mine')).status, 200, 'the refreshed token works');
-  const third = await cli.refresh(d.workspaceId, second.refreshToken);
-  t.equal(third.status, 200, 'the new refresh token refreshes once more');
-  t.equal((await cli.mgmt('/apps/mine', third.body.token)).status, 200);
-  t.equal((await cli.mgmt('/apps/mine', second.token)).status, 200, 'an earlier access token of the family lives until its exp');
+    const other = new CliLikeClient(d, clock.now);
+    await other.login(email, (e) => codeFromLog(d, e));
 
-  const other = new CliLikeClient(d, clock.now);
-  await other.login(email, (e) => codeFromLog(d, e));
+    // the first refresh token again: everything descended from this login stops working
+    const reuse = await cli.refresh(d.workspaceId, tokens.refreshToken);
+    t.equal(reuse.status, 400);
+    t.match(reuse.body, { code: 'invalid_grant', message: /already used.*revoked/ });
+    t.equal((await cli.mgmt('/apps/mine', third.body.token)).status, 401, 'the newest access token is revoked');
+    t.equal((await cli.mgmt('/apps/mine', second.token)).status, 401, 'and the one before');
+    t.match(
+      (await cli.refresh(d.workspaceId, third.body.refreshToken)).body,
+      { code: 'invalid_grant' },
+      'the newest refresh token is revoked',
+    );
+    t.equal((await other.mgmt('/apps/mine')).status, 200, 'another login of the same user is untouched');
+    t.equal(
+      await other.refresh(d.workspaceId, must(other.refreshToken)).then((r) => r.status),
+      200,
+      'and so is its refresh token',
+    );
+    t.match(d.logs(), /spent refresh token was presented again/);
 
-  // the first refresh token again: everything descended from this login stops working
-  const reuse = await cli.refresh(d.workspaceId, tokens.refreshToken);
-  t.equal(reuse.status, 400);
-  t.match(reuse.body, { code: 'invalid_grant', message: /already used.*revoked/ });
-  t.equal((await cli.mgmt('/apps/mine', third.body.token)).status, 401, 'the newest access token is revoked');
-  t.equal((await cli.mgmt('/apps/mine', second.token)).status, 401, 'and the one before');
-  t.match((await cli.refresh(d.workspaceId, third.body.refreshToken)).body, { code: 'invalid_grant' }, 'the newest refresh token is revoked');
-  t.equal((await other.mgmt('/apps/mine')).status, 200, 'another login of the same user is untouched');
-  t.equal(await other.refresh(d.workspaceId, must(other.refreshToken)).then((r) => r.status), 200, 'and so is its refresh token');
-  t.match(d.logs(), /spent refresh token was presented again/);
+    const logs = d.logs();
+    for (const secret of [
+      leadId,
+      must(items[0]).exchangeToken,
+      tokens.token,
+      tokens.refreshToken,
+      second.refreshToken,
+      third.body.token,
+    ])
+      t.notOk(logs.includes(secret), 'no lead id or token in the log');
+  },
+);
 
-  const logs = d.logs();
-  for (const secret of [leadId, must(items[0]).exchangeToken, tokens.token, tokens.refreshToken, second.refreshToken, third.body.token]) t.notOk(logs.includes(secret), 'no lead id or token in the log');
-});
+t.test(
+  'one refresh token presented twice at once rotates once; the other is a reuse that revokes the family',
+  async (t) => {
+    const clock = createTestClock();
+    const d = await startTestDaemon({ clock });
+    t.teardown(() => d.stop());
+    const cli = new CliLikeClient(d, clock.now);
+    const { tokens } = await cli.login('owner@localhost', (e) => codeFromLog(d, e));
+    const both = await Promise.all([
+      cli.refresh(d.workspaceId, tokens.refreshToken),
+      cli.refresh(d.workspaceId, tokens.refreshToken),
+    ]);
+    const won = both.filter((r) => r.status === 200);
+    t.ok(won.length <= 1, 'never two rotations of one token');
+    t.equal(both.filter((r) => r.status === 400).length, 2 - won.length, 'the other is invalid_grant');
+    for (const r of won)
+      t.equal(
+        (await cli.refresh(d.workspaceId, r.body.refreshToken)).status,
+        400,
+        'the family was revoked by the reuse',
+      );
+    t.equal((await cli.mgmt('/apps/mine', tokens.token)).status, 401, 'the first access token too');
+  },
+);
 
-t.test('one refresh token presented twice at once rotates once; the other is a reuse that revokes the family', async (t) => {
-  const clock = createTestClock();
-  const d = await startTestDaemon({ clock });
-  t.teardown(() => d.stop());
-  const cli = new CliLikeClient(d, clock.now);
-  const { tokens } = await cli.login('owner@localhost', (e) => codeFromLog(d, e));
-  const both = await Promise.all([cli.refresh(d.workspaceId, tokens.refreshToken), cli.refresh(d.workspaceId, tokens.refreshToken)]);
-  const won = both.filter((r) => r.status === 200);
-  t.ok(won.length <= 1, 'never two rotations of one token');
-  t.equal(both.filter((r) => r.status === 400).length, 2 - won.length, 'the other is invalid_grant');
-  for (const r of won) t.equal((await cli.refresh(d.workspaceId, r.body.refreshToken)).status, 400, 'the family was revoked by the reuse');
-  t.equal((await cli.mgmt('/apps/mine', tokens.token)).status, 401, 'the first access token too');
-});
-
-t.test('the info calls answer without an Authtoken (404 for unknown ids) and are rate limited per address', async (t) => {
-  const d = await startTestDaemon({ config: { rateLimitConsent: 5 } });
-  t.teardown(() => d.stop());
-  const user = await secondUser(d);
-  const cli = new CliLikeClient(d);
-  cli.workspaceId = d.workspaceId;
-  cli.workspaceUserId = user.id;
-  const ws = await cli.info();
-  t.equal(ws.status, 200);
-  t.same(await ws.json(), { id: d.workspaceId, name: 'Local workspace' });
-  const me = await cli.userInfo();
-  t.equal(me.status, 200);
-  t.same(await me.json(), { id: user.id, name: 'Second User', email: user.email });
-  t.equal((await fetch(`${d.url}/workspaces/ws_nope/info`)).status, 404, 'unknown workspace');
-  t.equal((await fetch(`${d.url}/workspaces/${d.workspaceId}/workspaceUsers/wu_nope`)).status, 404, 'unknown user');
-  const other = (await (await d.api('/workspaces', { method: 'POST', json: { name: 'Other' } })).json()) as { id: string; workspaceUserId: string };
-  const cross = await fetch(`${d.url}/workspaces/${d.workspaceId}/workspaceUsers/${other.workspaceUserId}`);
-  t.equal(cross.status, 404, 'a user is found only under their own workspace');
-  t.match(await cross.json(), { code: 'not_found' });
-  const limited = await cli.info();
-  t.equal(limited.status, 429, 'the sixth call this minute from this address');
-  t.ok(Number(limited.headers.get('retry-after')) >= 1);
-  t.equal((await d.api(`${d.mgmt}/apps/mine`)).status, 200, 'management calls are not affected');
-});
+t.test(
+  'the info calls answer without an Authtoken (404 for unknown ids) and are rate limited per address',
+  async (t) => {
+    const d = await startTestDaemon({ config: { rateLimitConsent: 5 } });
+    t.teardown(() => d.stop());
+    const user = await secondUser(d);
+    const cli = new CliLikeClient(d);
+    cli.workspaceId = d.workspaceId;
+    cli.workspaceUserId = user.id;
+    const ws = await cli.info();
+    t.equal(ws.status, 200);
+    t.same(await ws.json(), { id: d.workspaceId, name: 'Local workspace' });
+    const me = await cli.userInfo();
+    t.equal(me.status, 200);
+    t.same(await me.json(), { id: user.id, name: 'Second User', email: user.email });
+    t.equal((await fetch(`${d.url}/workspaces/ws_nope/info`)).status, 404, 'unknown workspace');
+    t.equal((await fetch(`${d.url}/workspaces/${d.workspaceId}/workspaceUsers/wu_nope`)).status, 404, 'unknown user');
+    const other = (await (await d.api('/workspaces', { method: 'POST', json: { name: 'Other' } })).json()) as {
+      id: string;
+      workspaceUserId: string;
+    };
+    const cross = await fetch(`${d.url}/workspaces/${d.workspaceId}/workspaceUsers/${other.workspaceUserId}`);
+    t.equal(cross.status, 404, 'a user is found only under their own workspace');
+    t.match(await cross.json(), { code: 'not_found' });
+    const limited = await cli.info();
+    t.equal(limited.status, 429, 'the sixth call this minute from this address');
+    t.ok(Number(limited.headers.get('retry-after')) >= 1);
+    t.equal((await d.api(`${d.mgmt}/apps/mine`)).status, 200, 'management calls are not affected');
+  },
+);
 
 t.test('codes expire after 10 minutes', async (t) => {
   const clock = createTestClock();
@@ -181,11 +255,19 @@ t.test('codes expire after 10 minutes', async (t) => {
   t.equal(late.status, 400);
   t.match(late.body, { code: 'invalid_lead', message: /expired/ });
   t.match((await cli.leadLogin(lead.body.id)).body, { code: 'invalid_lead' });
-  t.equal((await d.api(`${d.mgmt}/login-codes?email=owner@localhost`)).status, 404, 'no pending code is shown any more');
+  t.equal(
+    (await d.api(`${d.mgmt}/login-codes?email=owner@localhost`)).status,
+    404,
+    'no pending code is shown any more',
+  );
 
   const again = await cli.lead('owner@localhost');
   clock.set(clock.now() + 9 * 60_000);
-  t.equal((await cli.activate('owner@localhost', codeFromLog(d, 'owner@localhost'), again.body.id)).status, 200, 'within 10 minutes it works');
+  t.equal(
+    (await cli.activate('owner@localhost', codeFromLog(d, 'owner@localhost'), again.body.id)).status,
+    200,
+    'within 10 minutes it works',
+  );
 });
 
 t.test('five wrong codes void the lead; the answers count down', async (t) => {
@@ -197,11 +279,29 @@ t.test('five wrong codes void the lead; the answers count down', async (t) => {
   const wrong = right === '000000' ? '000001' : '000000';
   const answers = [];
   for (let i = 0; i < 5; i++) answers.push(await cli.activate('owner@localhost', wrong, lead.body.id));
-  t.same(answers.map((a) => a.status), [400, 400, 400, 400, 400]);
-  t.same(answers.slice(0, 4).map((a) => a.body.message), ['The code is wrong; 4 tries left.', 'The code is wrong; 3 tries left.', 'The code is wrong; 2 tries left.', 'The code is wrong; 1 try left.']);
-  t.same(answers.slice(0, 4).map((a) => a.body.code), Array(4).fill('invalid_login_code'));
+  t.same(
+    answers.map((a) => a.status),
+    [400, 400, 400, 400, 400],
+  );
+  t.same(
+    answers.slice(0, 4).map((a) => a.body.message),
+    [
+      'The code is wrong; 4 tries left.',
+      'The code is wrong; 3 tries left.',
+      'The code is wrong; 2 tries left.',
+      'The code is wrong; 1 try left.',
+    ],
+  );
+  t.same(
+    answers.slice(0, 4).map((a) => a.body.code),
+    Array(4).fill('invalid_login_code'),
+  );
   t.match(must(answers[4]).body, { code: 'invalid_lead', message: /5 times.*void/ });
-  t.match((await cli.activate('owner@localhost', right, lead.body.id)).body, { code: 'invalid_lead' }, 'the right code no longer helps');
+  t.match(
+    (await cli.activate('owner@localhost', right, lead.body.id)).body,
+    { code: 'invalid_lead' },
+    'the right code no longer helps',
+  );
   t.match((await cli.leadLogin(lead.body.id)).body, { code: 'invalid_lead' });
 });
 
@@ -218,9 +318,16 @@ t.test('an unknown email gets the same answers, and no code is issued', async (t
   t.notMatch(d.logs(), /login code \d{6} for nobody@example.com/, 'no code in the log');
   t.match(d.logs(), /login requested for nobody@example.com, which is no user's: no code issued/);
   const wrong = codeFromLog(d, 'owner@localhost') === '123456' ? '654321' : '123456';
-  for (const [lead, email] of [[known, 'owner@localhost'], [unknown, 'nobody@example.com']] as const) {
+  for (const [lead, email] of [
+    [known, 'owner@localhost'],
+    [unknown, 'nobody@example.com'],
+  ] as const) {
     const a = await cli.activate(email, wrong, lead.body.id);
-    t.same([a.status, a.body.code, a.body.message], [400, 'invalid_login_code', 'The code is wrong; 4 tries left.'], `wrong code for ${email}`);
+    t.same(
+      [a.status, a.body.code, a.body.message],
+      [400, 'invalid_login_code', 'The code is wrong; 4 tries left.'],
+      `wrong code for ${email}`,
+    );
   }
   t.match((await cli.leadLogin(unknown.body.id)).body, { code: 'invalid_lead' });
   t.equal((await d.api(`${d.mgmt}/login-codes?email=nobody@example.com`)).status, 404);
@@ -233,7 +340,8 @@ t.test('starting a login is rate limited per email', async (t) => {
   t.teardown(() => d.stop());
   const cli = new CliLikeClient(d);
   const statuses = [];
-  for (const e of ['owner@localhost', 'OWNER@localhost', ' owner@localhost', 'owner@localhost']) statuses.push((await cli.lead(e)).status);
+  for (const e of ['owner@localhost', 'OWNER@localhost', ' owner@localhost', 'owner@localhost'])
+    statuses.push((await cli.lead(e)).status);
   t.same(statuses, [200, 200, 200, 429], 'the fourth in a minute, whatever the spelling');
   const limited = await cli.lead('owner@localhost');
   t.match(limited.body, { code: 'rate_limited' });
@@ -241,41 +349,66 @@ t.test('starting a login is rate limited per email', async (t) => {
   t.equal((await cli.lead('someone@example.com')).status, 200, 'another email is not held up');
 });
 
-t.test('the login code endpoint: the user and the workspace owner see it; an owner-read code logs in to that workspace only', async (t) => {
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const cli = new CliLikeClient(d);
-  const user = await secondUser(d);
-  const codes = (token: string, mgmt: string, email: string) => fetch(`${d.url}${mgmt}/login-codes?email=${encodeURIComponent(email)}`, { headers: { authtoken: token } });
+t.test(
+  'the login code endpoint: the user and the workspace owner see it; an owner-read code logs in to that workspace only',
+  async (t) => {
+    const d = await startTestDaemon();
+    t.teardown(() => d.stop());
+    const cli = new CliLikeClient(d);
+    const user = await secondUser(d);
+    const codes = (token: string, mgmt: string, email: string) =>
+      fetch(`${d.url}${mgmt}/login-codes?email=${encodeURIComponent(email)}`, { headers: { authtoken: token } });
 
-  // the second user is also in a workspace of their own
-  const own = (await (await fetch(`${d.url}/workspaces`, { method: 'POST', headers: { authtoken: user.token, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Their own' }) })).json()) as { id: string; workspaceUserId: string };
+    // the second user is also in a workspace of their own
+    const own = (await (
+      await fetch(`${d.url}/workspaces`, {
+        method: 'POST',
+        headers: { authtoken: user.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Their own' }),
+      })
+    ).json()) as { id: string; workspaceUserId: string };
 
-  const byUser = await cli.login(user.email, async (e) => {
-    const res = await codes(user.token, user.mgmt, e);
-    t.equal(res.status, 200, 'the user reads their own code');
-    const body = (await res.json()) as Record<string, unknown>;
-    t.same(Object.keys(body).sort(), ['attemptsLeft', 'code', 'email', 'expiresAt']);
-    t.match(body, { email: user.email, code: codeFromLog(d, user.email), attemptsLeft: 5 });
-    return String(body.code);
-  });
-  t.same(byUser.items.map((i) => i.workspace.id).sort(), [d.workspaceId, own.id].sort(), 'their own code: every workspace of the account');
+    const byUser = await cli.login(user.email, async (e) => {
+      const res = await codes(user.token, user.mgmt, e);
+      t.equal(res.status, 200, 'the user reads their own code');
+      const body = (await res.json()) as Record<string, unknown>;
+      t.same(Object.keys(body).sort(), ['attemptsLeft', 'code', 'email', 'expiresAt']);
+      t.match(body, { email: user.email, code: codeFromLog(d, user.email), attemptsLeft: 5 });
+      return String(body.code);
+    });
+    t.same(
+      byUser.items.map((i) => i.workspace.id).sort(),
+      [d.workspaceId, own.id].sort(),
+      'their own code: every workspace of the account',
+    );
 
-  const byOwner = await cli.login(user.email, async (e) => {
-    const res = await codes(d.token, d.mgmt, e);
-    t.equal(res.status, 200, 'the workspace owner reads it');
-    return String(((await res.json()) as { code: string }).code);
-  });
-  t.same(byOwner.items.map((i) => i.workspace.id), [d.workspaceId], 'read by the owner: only the owner\'s workspace');
+    const byOwner = await cli.login(user.email, async (e) => {
+      const res = await codes(d.token, d.mgmt, e);
+      t.equal(res.status, 200, 'the workspace owner reads it');
+      return String(((await res.json()) as { code: string }).code);
+    });
+    t.same(
+      byOwner.items.map((i) => i.workspace.id),
+      [d.workspaceId],
+      "read by the owner: only the owner's workspace",
+    );
 
-  await cli.lead('owner@localhost');
-  t.equal((await codes(user.token, user.mgmt, 'owner@localhost')).status, 403, 'a member who is not the owner cannot read the owner\'s code');
-  t.equal((await fetch(`${d.url}${d.mgmt}/login-codes?email=owner@localhost`)).status, 401, 'Authtoken required');
-  t.equal((await codes(d.token, d.mgmt, 'not an email')).status, 400);
-  t.equal((await codes(d.token, d.mgmt, user.email)).status, 404, 'no pending code (the last one was used)');
-  const ownerOfOther = await fetch(`${d.url}/workspaces/${own.id}/workspaceUsers/${own.workspaceUserId}/login-codes?email=owner@localhost`, { headers: { authtoken: user.token } });
-  t.equal(ownerOfOther.status, 403, 'the token is for another workspace user (requireSelf)');
-});
+    await cli.lead('owner@localhost');
+    t.equal(
+      (await codes(user.token, user.mgmt, 'owner@localhost')).status,
+      403,
+      "a member who is not the owner cannot read the owner's code",
+    );
+    t.equal((await fetch(`${d.url}${d.mgmt}/login-codes?email=owner@localhost`)).status, 401, 'Authtoken required');
+    t.equal((await codes(d.token, d.mgmt, 'not an email')).status, 400);
+    t.equal((await codes(d.token, d.mgmt, user.email)).status, 404, 'no pending code (the last one was used)');
+    const ownerOfOther = await fetch(
+      `${d.url}/workspaces/${own.id}/workspaceUsers/${own.workspaceUserId}/login-codes?email=owner@localhost`,
+      { headers: { authtoken: user.token } },
+    );
+    t.equal(ownerOfOther.status, 403, 'the token is for another workspace user (requireSelf)');
+  },
+);
 
 t.test('older CLI: activate without a leadId; leads and refresh tokens survive a restart', async (t) => {
   const dataDir = tempDir();
@@ -283,7 +416,11 @@ t.test('older CLI: activate without a leadId; leads and refresh tokens survive a
   const d = await startTestDaemon({ dataDir });
   const cli = new CliLikeClient(d);
   const lead = await cli.lead('owner@localhost');
-  t.equal((await cli.activate('owner@localhost', codeFromLog(d, 'owner@localhost'))).status, 200, '{email, code} as earlier CLI versions send it');
+  t.equal(
+    (await cli.activate('owner@localhost', codeFromLog(d, 'owner@localhost'))).status,
+    200,
+    '{email, code} as earlier CLI versions send it',
+  );
   await d.stop();
 
   const d2 = await startTestDaemon({ dataDir });
@@ -295,7 +432,11 @@ t.test('older CLI: activate without a leadId; leads and refresh tokens survive a
   t.equal(first.status, 200);
   const rotated = await cli2.refresh(item.workspace.id, first.body.refreshToken);
   t.equal(rotated.status, 200);
-  t.match((await cli2.refresh(`ws_other`, rotated.body.refreshToken)).body, { code: 'invalid_grant' }, 'a refresh token works only for its workspace');
+  t.match(
+    (await cli2.refresh(`ws_other`, rotated.body.refreshToken)).body,
+    { code: 'invalid_grant' },
+    'a refresh token works only for its workspace',
+  );
   await d2.stop();
 
   const d3 = await startTestDaemon({ dataDir });
@@ -304,7 +445,11 @@ t.test('older CLI: activate without a leadId; leads and refresh tokens survive a
   cli3.workspaceId = item.workspace.id;
   cli3.workspaceUserId = item.workspaceUser.id;
   t.equal((await cli3.mgmt('/apps/mine', rotated.body.token)).status, 200, 'the access token works after a restart');
-  t.match((await cli3.refresh(item.workspace.id, first.body.refreshToken)).body, { code: 'invalid_grant' }, 'the spent one is still recognised after a restart');
+  t.match(
+    (await cli3.refresh(item.workspace.id, first.body.refreshToken)).body,
+    { code: 'invalid_grant' },
+    'the spent one is still recognised after a restart',
+  );
   t.equal((await cli3.mgmt('/apps/mine', rotated.body.token)).status, 401, 'and revokes the family');
   t.equal((await cli3.refresh(item.workspace.id, rotated.body.refreshToken)).status, 400);
 });

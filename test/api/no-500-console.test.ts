@@ -2,4 +2,10 @@
 import t from 'tap';
 import { feedEveryRoute } from '../helpers/no-500.js';
 
-t.test('every route of this part, fed values of the wrong type, missing and extra fields: never a 5xx', (t) => feedEveryRoute(t, 'console', ['POST /console/channels/:channelId/messages', 'POST /console/apps', 'GET /web/sign-in']));
+t.test('every route of this part, fed values of the wrong type, missing and extra fields: never a 5xx', (t) =>
+  feedEveryRoute(t, 'console', [
+    'POST /console/channels/:channelId/messages',
+    'POST /console/apps',
+    'GET /web/sign-in',
+  ]),
+);

@@ -5,4 +5,6 @@
 import t from 'tap';
 import { feedEveryRoute } from '../helpers/no-500.js';
 
-t.test('every route of this part, fed values of the wrong type, missing and extra fields: never a 5xx', (t) => feedEveryRoute(t, 'platform', ['POST /v1/messages/search', 'POST /v1/channels/:channelId/messages']));
+t.test('every route of this part, fed values of the wrong type, missing and extra fields: never a 5xx', (t) =>
+  feedEveryRoute(t, 'platform', ['POST /v1/messages/search', 'POST /v1/channels/:channelId/messages']),
+);

@@ -5,4 +5,10 @@
 import t from 'tap';
 import { feedEveryRoute } from '../helpers/no-500.js';
 
-t.test('every route of this part, fed values of the wrong type, missing and extra fields: never a 5xx', (t) => feedEveryRoute(t, 'rest', ['POST /oauth2/access', 'POST /workspaces/:workspaceId/workspaceUsers/:workspaceUserId/apps', 'GET /access-request']));
+t.test('every route of this part, fed values of the wrong type, missing and extra fields: never a 5xx', (t) =>
+  feedEveryRoute(t, 'rest', [
+    'POST /oauth2/access',
+    'POST /workspaces/:workspaceId/workspaceUsers/:workspaceUserId/apps',
+    'GET /access-request',
+  ]),
+);

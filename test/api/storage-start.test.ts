@@ -8,8 +8,21 @@ import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { startDaemon, StartupError } from '../../src/server/start.js';
 
-const hashes = (dir: string) => Object.fromEntries(fs.readdirSync(dir).filter((f) => fs.statSync(path.join(dir, f)).isFile()).map((f) => [f, crypto.createHash('sha256').update(fs.readFileSync(path.join(dir, f))).digest('hex')]));
-const start = (dataDir: string, allowFresh?: boolean) => startDaemon({ ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'error' }, { logger: silentLogger, allowFresh });
+const hashes = (dir: string) =>
+  Object.fromEntries(
+    fs
+      .readdirSync(dir)
+      .filter((f) => fs.statSync(path.join(dir, f)).isFile())
+      .map((f) => [
+        f,
+        crypto
+          .createHash('sha256')
+          .update(fs.readFileSync(path.join(dir, f)))
+          .digest('hex'),
+      ]),
+  );
+const start = (dataDir: string, allowFresh?: boolean) =>
+  startDaemon({ ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'error' }, { logger: silentLogger, allowFresh });
 
 t.test('another valid key in secret.key is refused at start, every file unchanged', async (t) => {
   const dir = tempDir();
@@ -39,7 +52,11 @@ t.test('a data directory that lost appreg.json refuses to start, unless started 
   await d.stop();
   for (const f of fs.readdirSync(dir)) if (f.startsWith('appreg.')) fs.rmSync(path.join(dir, f));
   const creds = fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8');
-  await t.rejects(start(dir), { reason: 'data', message: /appreg.json: is missing but the directory holds state/ }, 'refused, naming what is missing');
+  await t.rejects(
+    start(dir),
+    { reason: 'data', message: /appreg.json: is missing but the directory holds state/ },
+    'refused, naming what is missing',
+  );
   t.equal(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8'), creds, 'credentials.json was not overwritten');
   const fresh = await start(dir, true);
   t.teardown(() => fresh.close());
@@ -95,7 +112,16 @@ async function dataDirWithJournal(): Promise<string> {
   const d = await startTestDaemon({ dataDir: dir });
   await d.stop();
   const seq = (JSON.parse(fs.readFileSync(path.join(dir, 'appreg.json'), 'utf8')) as { journalSeq: number }).journalSeq;
-  const line = { seq: seq + 1, changes: [{ table: 'workspaces', id: 'ws_from_the_journal', value: { id: 'ws_from_the_journal', name: 'Only in the journal', createdAt: new Date().toISOString() } }] };
+  const line = {
+    seq: seq + 1,
+    changes: [
+      {
+        table: 'workspaces',
+        id: 'ws_from_the_journal',
+        value: { id: 'ws_from_the_journal', name: 'Only in the journal', createdAt: new Date().toISOString() },
+      },
+    ],
+  };
   fs.writeFileSync(path.join(dir, 'appreg.journal.1'), JSON.stringify(line) + '\n', { mode: 0o600 });
   return dir;
 }
@@ -118,18 +144,22 @@ async function takenPort(t: { teardown(fn: () => unknown): void }): Promise<numb
   return (holder.address() as { port: number }).port;
 }
 
-t.test('a wrong key with a journal to replay is refused before anything is written: the journal is not folded into appreg.json', async (t) => {
-  const dir = await dataDirWithJournal();
-  fs.writeFileSync(path.join(dir, 'secret.key'), crypto.randomBytes(32).toString('base64url') + '\n');
-  const before = tree(dir);
-  const err = await outcome(start(dir));
-  t.match(err, { reason: 'key', message: /not the key this data directory was made with/ });
-  t.same(tree(dir), before, 'every file byte-for-byte unchanged, the journal still there');
-});
+t.test(
+  'a wrong key with a journal to replay is refused before anything is written: the journal is not folded into appreg.json',
+  async (t) => {
+    const dir = await dataDirWithJournal();
+    fs.writeFileSync(path.join(dir, 'secret.key'), crypto.randomBytes(32).toString('base64url') + '\n');
+    const before = tree(dir);
+    const err = await outcome(start(dir));
+    t.match(err, { reason: 'key', message: /not the key this data directory was made with/ });
+    t.same(tree(dir), before, 'every file byte-for-byte unchanged, the journal still there');
+  },
+);
 
 t.test('a taken port is refused before anything is written', async (t) => {
   const port = await takenPort(t);
-  const startOn = (dataDir: string) => startDaemon({ ...loadConfig({ dataDir, port }, {}), logLevel: 'error' }, { logger: silentLogger });
+  const startOn = (dataDir: string) =>
+    startDaemon({ ...loadConfig({ dataDir, port }, {}), logLevel: 'error' }, { logger: silentLogger });
 
   t.test('an existing data directory with a journal: every file unchanged', async (t) => {
     const dir = await dataDirWithJournal();
@@ -138,12 +168,18 @@ t.test('a taken port is refused before anything is written', async (t) => {
     t.same(tree(dir), before, 'nothing written, nothing folded, the lock given back');
   });
 
-  t.test('a new data directory: not made, no key, no workspace; the first start that succeeds is the first start', async (t) => {
-    const dir = path.join(tempDir(), 'new', 'data');
-    t.match(await outcome(startOn(dir)), { reason: 'port_in_use' });
-    t.notOk(fs.existsSync(path.dirname(dir)), 'the directories the start made are gone again');
-    const ok = await start(dir);
-    t.teardown(() => ok.close());
-    t.ok(ok.bootstrapped, 'the next start that succeeds bootstraps the workspace (and serve prints the first-start hint)');
-  });
+  t.test(
+    'a new data directory: not made, no key, no workspace; the first start that succeeds is the first start',
+    async (t) => {
+      const dir = path.join(tempDir(), 'new', 'data');
+      t.match(await outcome(startOn(dir)), { reason: 'port_in_use' });
+      t.notOk(fs.existsSync(path.dirname(dir)), 'the directories the start made are gone again');
+      const ok = await start(dir);
+      t.teardown(() => ok.close());
+      t.ok(
+        ok.bootstrapped,
+        'the next start that succeeds bootstraps the workspace (and serve prints the first-start hint)',
+      );
+    },
+  );
 });

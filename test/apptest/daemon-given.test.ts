@@ -16,9 +16,14 @@ t.test('a run on a daemon given with --url leaves nothing but the delivery log',
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const get = async <T>(p: string) => (await (await d.api(`${d.mgmt}${p}`)).json()) as T;
-  const channelsBefore = (await get<Array<{ channel: { name: string } }>>('/channels')).map((c) => c.channel.name).sort();
+  const channelsBefore = (await get<Array<{ channel: { name: string } }>>('/channels'))
+    .map((c) => c.channel.name)
+    .sort();
   const root = copyExamples();
-  const run = () => runMain(['test', 'examples/standup-app', '--url', d.url, '--token', d.token, '--reporter', 'json', '--jobs', '2'], { cwd: root });
+  const run = () =>
+    runMain(['test', 'examples/standup-app', '--url', d.url, '--token', d.token, '--reporter', 'json', '--jobs', '2'], {
+      cwd: root,
+    });
   const r = await run();
   t.equal(r.code, 0, r.code === 0 ? 'exit 0' : r.stdout.slice(0, 3000) + r.stderr);
   const result = JSON.parse(r.stdout) as RunResult;
@@ -26,16 +31,31 @@ t.test('a run on a daemon given with --url leaves nothing but the delivery log',
 
   t.same(await get('/apps/mine'), [], 'the app it registered is deleted');
   t.same(await get('/apps/authorizations'), [], 'and its authorizations with its installation');
-  t.same((await get<Array<{ channel: { name: string } }>>('/channels')).map((c) => c.channel.name).sort(), channelsBefore, 'each test\'s channel is deleted');
+  t.same(
+    (await get<Array<{ channel: { name: string } }>>('/channels')).map((c) => c.channel.name).sort(),
+    channelsBefore,
+    "each test's channel is deleted",
+  );
   const users = await get<Array<{ email: string; isAddonBot: boolean }>>('/users');
   t.equal(users.filter((u) => u.isAddonBot).length, 0, 'no bot user is left');
-  t.equal(users.filter((u) => u.email === 'dev.appreg-test@example.invalid').length, 1, 'the suite\'s user dev is kept (appreg cannot remove a user)');
+  t.equal(
+    users.filter((u) => u.email === 'dev.appreg-test@example.invalid').length,
+    1,
+    "the suite's user dev is kept (appreg cannot remove a user)",
+  );
   const log = await get<Array<{ kind: string }>>('/deliveries?limit=1000');
-  t.ok(log.some((x) => x.kind === 'slash-command') && log.some((x) => x.kind === 'block-interaction'), 'the delivery log keeps what was sent');
+  t.ok(
+    log.some((x) => x.kind === 'slash-command') && log.some((x) => x.kind === 'block-interaction'),
+    'the delivery log keeps what was sent',
+  );
 
   const again = await run();
   t.equal(again.code, 0, 'a second run passes too');
-  t.equal((await get<Array<{ email: string }>>('/users')).filter((u) => u.email === 'dev.appreg-test@example.invalid').length, 1, 'and uses the same dev');
+  t.equal(
+    (await get<Array<{ email: string }>>('/users')).filter((u) => u.email === 'dev.appreg-test@example.invalid').length,
+    1,
+    'and uses the same dev',
+  );
 });
 
 t.test('an app already running: its registration is used as it is, and kept', async (t) => {
@@ -44,7 +64,9 @@ t.test('an app already running: its registration is used as it is, and kept', as
   const app = await startExample(t, d, 'standup-app');
   const dir = path.join(app.dir, 'ci');
   fs.mkdirSync(dir);
-  fs.writeFileSync(path.join(dir, 'running.apptest.yaml'), `app:
+  fs.writeFileSync(
+    path.join(dir, 'running.apptest.yaml'),
+    `app:
   url: \${env.APP_URL}
   id: \${env.PUMBLE_APP_ID}
   manifest: { fromUrl: "\${env.APP_URL}" }
@@ -61,17 +83,37 @@ tests:
       - expect: ack
       - expect: message
         text: From CI
-`);
+`,
+  );
   // the app serves no manifest of its own: fromUrl is refused by the daemon, and the run says so
-  const refused = await runMain(['test', dir, '--url', d.url, '--token', d.token], { cwd: app.dir, env: { APP_URL: app.url, PUMBLE_APP_ID: app.appId } });
+  const refused = await runMain(['test', dir, '--url', d.url, '--token', d.token], {
+    cwd: app.dir,
+    env: { APP_URL: app.url, PUMBLE_APP_ID: app.appId },
+  });
   t.equal(refused.code, 4, 'a registration the daemon could not update: rejected');
   t.match(refused.stderr, /manifest/);
-  fs.writeFileSync(path.join(dir, 'running.apptest.yaml'), fs.readFileSync(path.join(dir, 'running.apptest.yaml'), 'utf8').replace(/ {2}manifest: .*\n/, ''));
-  const r = await runMain(['test', dir, '--url', d.url, '--token', d.token, '--reporter', 'tap'], { cwd: app.dir, env: { APP_URL: app.url, PUMBLE_APP_ID: app.appId } });
+  fs.writeFileSync(
+    path.join(dir, 'running.apptest.yaml'),
+    fs.readFileSync(path.join(dir, 'running.apptest.yaml'), 'utf8').replace(/ {2}manifest: .*\n/, ''),
+  );
+  const r = await runMain(['test', dir, '--url', d.url, '--token', d.token, '--reporter', 'tap'], {
+    cwd: app.dir,
+    env: { APP_URL: app.url, PUMBLE_APP_ID: app.appId },
+  });
   t.equal(r.code, 0, r.code === 0 ? 'exit 0' : r.stdout + r.stderr);
   t.match(r.stdout, /^TAP version 14\n1\.\.2\nok 1 - running › signed calls only/, 'the TAP report');
-  t.equal((await d.api(`${d.mgmt}/apps/mine/${app.appId}`)).status, 200, 'the app\'s registration is kept');
-  const auth = ((await (await d.api(`${d.mgmt}/apps/authorizations`)).json()) as Array<{ app: { id: string }; botScopes: string[]; userScopes: string[] }>).find((a) => a.app.id === app.appId);
-  t.match(auth, { botScopes: ['messages:write', 'messages:read', 'user:read'], userScopes: [] }, 'authorized with the scopes the install names, and kept');
+  t.equal((await d.api(`${d.mgmt}/apps/mine/${app.appId}`)).status, 200, "the app's registration is kept");
+  const auth = (
+    (await (await d.api(`${d.mgmt}/apps/authorizations`)).json()) as Array<{
+      app: { id: string };
+      botScopes: string[];
+      userScopes: string[];
+    }>
+  ).find((a) => a.app.id === app.appId);
+  t.match(
+    auth,
+    { botScopes: ['messages:write', 'messages:read', 'user:read'], userScopes: [] },
+    'authorized with the scopes the install names, and kept',
+  );
   t.match(app.out(), /posted standup/, 'the running app got the command');
 });

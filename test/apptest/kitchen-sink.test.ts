@@ -43,16 +43,35 @@ t.test('expectations the app does not meet fail, each saying what happened', asy
     tests: [
       test('nack text', [{ say: '/kit nack' }, { expect: 'nack', text: 'Sorry' }]),
       test('ack of a nack', [{ say: '/kit nack' }, { expect: 'ack' }]),
-      test('ephemeral to another', [{ say: '/kit secret', as: 'ana' }, { expect: 'message', ephemeralTo: 'owner', text: 'psst' }]),
+      test('ephemeral to another', [
+        { say: '/kit secret', as: 'ana' },
+        { expect: 'message', ephemeralTo: 'owner', text: 'psst' },
+      ]),
       test('a message it posts', [{ say: '/kit secret' }, { expect: 'no-message', ephemeralTo: 'owner' }]),
       test('buttons it lacks', [{ say: '/kit' }, { expect: 'message', buttons: ['Join'] }]),
-      test('an option it lacks', [{ say: '/kit' }, { expect: 'message', text: 'pick' }, { select: 'Blue', in: 'color' }]),
-      test('a reaction it does not add', [{ say: 'hi', save: 'hi' }, { shortcut: 'look', message: '${hi}' }, { expect: 'reaction', code: 'thumbsup' }]),
-      test('a deletion that does not come', [{ say: '/kit' }, { expect: 'message', text: 'pick' }, { select: 'Red', in: 'Color' }, { expect: 'deleted' }]),
+      test('an option it lacks', [
+        { say: '/kit' },
+        { expect: 'message', text: 'pick' },
+        { select: 'Blue', in: 'color' },
+      ]),
+      test('a reaction it does not add', [
+        { say: 'hi', save: 'hi' },
+        { shortcut: 'look', message: '${hi}' },
+        { expect: 'reaction', code: 'thumbsup' },
+      ]),
+      test('a deletion that does not come', [
+        { say: '/kit' },
+        { expect: 'message', text: 'pick' },
+        { select: 'Red', in: 'Color' },
+        { expect: 'deleted' },
+      ]),
       test('a modal input it lacks', [{ shortcut: 'open_form' }, { expect: 'modal', inputs: ['Email'] }]),
       test('a submit of an input it lacks', [{ shortcut: 'open_form' }, { submit: { Email: 'x' } }]),
       test('a modal from a command', [{ say: '/kit nack' }, { expect: 'modal' }]),
-      test('an event that does not come', [{ say: 'nothing to react to' }, { expect: 'event', type: 'REACTION_ADDED' }]),
+      test('an event that does not come', [
+        { say: 'nothing to react to' },
+        { expect: 'event', type: 'REACTION_ADDED' },
+      ]),
       test('an answer after a plain message', [{ say: 'hello' }, { expect: 'answered' }]),
     ],
   };
@@ -64,17 +83,41 @@ t.test('expectations the app does not meet fail, each saying what happened', asy
     t.equal(x.status, 'failed', `${name}: failed`);
     return x.steps.find((s) => s.status === 'failed')?.failure;
   };
-  t.match(failure('nack text'), { message: 'the app nacked without the message expected', expected: 'the user is shown "Sorry"', happened: 'the user is shown "No can do"' });
-  t.match(failure('ack of a nack'), { message: 'the app did not ack', happened: /it answered nacked \(400\)/, call: { kind: 'slash-command', status: 400 } });
+  t.match(failure('nack text'), {
+    message: 'the app nacked without the message expected',
+    expected: 'the user is shown "Sorry"',
+    happened: 'the user is shown "No can do"',
+  });
+  t.match(failure('ack of a nack'), {
+    message: 'the app did not ack',
+    happened: /it answered nacked \(400\)/,
+    call: { kind: 'slash-command', status: 400 },
+  });
   t.match(failure('ephemeral to another'), { message: /posted no such message/, happened: /nothing was posted/ });
-  t.match(failure('a message it posts'), { message: 'the app posted a message it should not have', happened: /"psst, only you" \(ephemeral\)/ });
+  t.match(failure('a message it posts'), {
+    message: 'the app posted a message it should not have',
+    happened: /"psst, only you" \(ephemeral\)/,
+  });
   t.match(failure('buttons it lacks'), { expected: /with buttons "Join"/, happened: /"pick things" \[Delete me\]/ });
-  t.match(failure('an option it lacks'), { message: 'the select color has no option "Blue"', happened: 'it offers "Red", "Green"' });
-  t.match(failure('a reaction it does not add'), { message: /no reaction :thumbsup: from the app/, happened: /its reactions: :eyes: by bot_/ });
-  t.match(failure('a deletion that does not come'), { message: /did not delete the message/, happened: 'it is still there' });
-  t.match(failure('a modal input it lacks'), { happened: /it has no input "Email" \(its inputs: "Your name", "Size"\)/ });
+  t.match(failure('an option it lacks'), {
+    message: 'the select color has no option "Blue"',
+    happened: 'it offers "Red", "Green"',
+  });
+  t.match(failure('a reaction it does not add'), {
+    message: /no reaction :thumbsup: from the app/,
+    happened: /its reactions: :eyes: by bot_/,
+  });
+  t.match(failure('a deletion that does not come'), {
+    message: /did not delete the message/,
+    happened: 'it is still there',
+  });
+  t.match(failure('a modal input it lacks'), {
+    happened: /it has no input "Email" \(its inputs: "Your name", "Size"\)/,
+  });
   t.match(failure('a submit of an input it lacks'), { message: /the modal has no input "Email"/ });
   t.match(failure('a modal from a command'), { message: 'the app did not open a modal', expected: /a view/ });
   t.match(failure('an event that does not come'), { message: /no REACTION_ADDED event reached the app within 800 ms/ });
-  t.match(failure('an answer after a plain message'), { message: /the last action \(say hello\) made no call to the app/ });
+  t.match(failure('an answer after a plain message'), {
+    message: /the last action \(say hello\) made no call to the app/,
+  });
 });

@@ -37,8 +37,20 @@ const spec: PathSpec = {
 t.test('the table: medians, spreads, per-round ratios and targets', async (t) => {
   const o: PathOutcome = {
     spec,
-    ref: { rounds: [{ rps: 100, p99: 8 }, { rps: 110, p99: 12 }, { rps: 90, p99: 9 }] },
-    wt: { rounds: [{ rps: 150, p99: 4 }, { rps: 150, p99: 6 }, { rps: 150, p99: 5 }] },
+    ref: {
+      rounds: [
+        { rps: 100, p99: 8 },
+        { rps: 110, p99: 12 },
+        { rps: 90, p99: 9 },
+      ],
+    },
+    wt: {
+      rounds: [
+        { rps: 150, p99: 4 },
+        { rps: 150, p99: 6 },
+        { rps: 150, p99: 5 },
+      ],
+    },
     floor: { rounds: [{ rps: 100 }, { rps: 100 }, { rps: 100 }] },
   };
   const [rps, p99] = rowsOf(o);
@@ -55,10 +67,29 @@ t.test('the table: medians, spreads, per-round ratios and targets', async (t) =>
   t.same(failed(o), []);
   const table = renderTable([o], { ref: 'abc1234', wt: 'working tree' });
   t.match(table, '| path | figure | abc1234 | working tree | wt / ref | target | ref at target | wt at target |');
-  t.match(table, '| fake | calls/s (higher is better) | 100 (90.0–110) | 150 (150–150) | 1.50 (1.36–1.67) | ≥ 1.2× the fake floor (100) | 1.00× not met | 1.50× met |');
-  t.match(table, '| fake | p99 ms (lower is better) | 9.00 (8.00–12.0) | 5.00 (4.00–6.00) | 0.50 (0.50–0.56) | < 10 | 9.00 met | 5.00 met |');
+  t.match(
+    table,
+    '| fake | calls/s (higher is better) | 100 (90.0–110) | 150 (150–150) | 1.50 (1.36–1.67) | ≥ 1.2× the fake floor (100) | 1.00× not met | 1.50× met |',
+  );
+  t.match(
+    table,
+    '| fake | p99 ms (lower is better) | 9.00 (8.00–12.0) | 5.00 (4.00–6.00) | 0.50 (0.50–0.56) | < 10 | 9.00 met | 5.00 met |',
+  );
   // an even count of rounds: the median is the mean of the middle two
-  t.same(must(rowsOf({ spec, wt: { rounds: [{ rps: 10, p99: 1 }, { rps: 20, p99: 1 }] } })[0]).wt, { median: 15, min: 10, max: 20 });
+  t.same(
+    must(
+      rowsOf({
+        spec,
+        wt: {
+          rounds: [
+            { rps: 10, p99: 1 },
+            { rps: 20, p99: 1 },
+          ],
+        },
+      })[0],
+    ).wt,
+    { median: 15, min: 10, max: 20 },
+  );
 });
 
 t.test('a side the ref does not have is n/a, not an error', async (t) => {
@@ -83,7 +114,10 @@ t.test('a side that read nothing is an error, never a ratio', async (t) => {
   for (const [name, ref, why] of cases) {
     const o: PathOutcome = { spec, ref, wt };
     const rows = rowsOf(o);
-    t.ok(rows.every((r) => r.ratio === 'error'), `${name}: no ratio`);
+    t.ok(
+      rows.every((r) => r.ratio === 'error'),
+      `${name}: no ratio`,
+    );
     t.equal(failed(o).length, 1, `${name}: one failure`);
     t.match(failed(o)[0], why, name);
     t.match(renderTable([o], { ref: 'r', wt: 'working tree' }), why, `${name}: said under the table`);
@@ -97,7 +131,13 @@ t.test('a side that read nothing is an error, never a ratio', async (t) => {
 t.test('the costliest frames count only samples inside the timed windows', async (t) => {
   const cf = (functionName: string, url = '', lineNumber = 0) => ({ functionName, url, lineNumber, columnNumber: 0 });
   const profile: CpuProfile = {
-    nodes: [{ id: 1, callFrame: cf('(root)') }, { id: 2, callFrame: cf('(idle)') }, { id: 3, callFrame: cf('parse', 'file:///b/dist/src/store.js', 9) }, { id: 4, callFrame: cf('startUp', 'file:///b/dist/src/start.js', 1) }, { id: 5, callFrame: cf('writev') }],
+    nodes: [
+      { id: 1, callFrame: cf('(root)') },
+      { id: 2, callFrame: cf('(idle)') },
+      { id: 3, callFrame: cf('parse', 'file:///b/dist/src/store.js', 9) },
+      { id: 4, callFrame: cf('startUp', 'file:///b/dist/src/start.js', 1) },
+      { id: 5, callFrame: cf('writev') },
+    ],
     startTime: 1000,
     endTime: 2000,
     // at 1100 startUp, 1200 startUp (outside); 1500 parse, 1600 parse, 1700 writev, 1800 idle (inside 1450–1850); 1900
@@ -106,9 +146,18 @@ t.test('the costliest frames count only samples inside the timed windows', async
     timeDeltas: [100, 100, 300, 100, 100, 100, 100],
   };
   const top = topFrames(profile, [[1450, 1850]], 5, '/b');
-  t.same(top.frames.map((f) => f.frame), ['parse dist/src/store.js:10', 'writev']);
-  t.same(top.frames.map((f) => f.selfMs), [0.2, 0.1]);
-  t.same(top.frames.map((f) => f.share), [66.7, 33.3]);
+  t.same(
+    top.frames.map((f) => f.frame),
+    ['parse dist/src/store.js:10', 'writev'],
+  );
+  t.same(
+    top.frames.map((f) => f.selfMs),
+    [0.2, 0.1],
+  );
+  t.same(
+    top.frames.map((f) => f.share),
+    [66.7, 33.3],
+  );
   t.equal(top.samples, 4);
   t.equal(top.busyMs, 0); // 300 µs, rounded to ms
   t.throws(() => topFrames(profile, [[5000, 6000]], 5), /no sample inside the timed rounds/);
@@ -121,14 +170,19 @@ t.test('the command line', async (t) => {
   t.throws(() => parse(['main', '--bogus']), /bogus/);
   t.throws(() => parse(['a', 'b']), /one ref at most/);
   const p = parse(['main', '--paths', 'delivery,socket', '--quick']);
-  t.same([p.ref, p.paths.map((x) => x.id), p.rounds, p.seconds, p.scale], ['main', ['delivery', 'socket'], 3, 2, 'quick']);
+  t.same(
+    [p.ref, p.paths.map((x) => x.id), p.rounds, p.seconds, p.scale],
+    ['main', ['delivery', 'socket'], 3, 2, 'quick'],
+  );
   t.equal(parse(['--cpu-prof']).ref, undefined);
 });
 
 // ---- the ref's worktree, on a tiny repository ------------------------------------------------
 
 function git(repo: string, args: string[]): string {
-  const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { encoding: 'utf8' });
+  const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -140,13 +194,25 @@ function git(repo: string, args: string[]): string {
 function tinyRepo(): { repo: string; old: string; ref: string } {
   const repo = fs.mkdtempSync(path.join(tmpRoot, 'repo-'));
   const write = (f: string, s: string) => fs.writeFileSync(path.join(repo, f), s);
-  const lock = (version: string) => JSON.stringify({ name: 'tiny', version, lockfileVersion: 3, requires: true, packages: { '': { name: 'tiny', version } } }, null, 2) + '\n';
+  const lock = (version: string) =>
+    JSON.stringify(
+      { name: 'tiny', version, lockfileVersion: 3, requires: true, packages: { '': { name: 'tiny', version } } },
+      null,
+      2,
+    ) + '\n';
   git(repo, ['init', '-q', '-b', 'main']);
   write('.gitignore', 'node_modules/\ndist/\n');
-  write('build.mjs', "import fs from 'node:fs';\nfs.mkdirSync('dist/src', { recursive: true });\nfs.copyFileSync('src/speed.js', 'dist/src/speed.js');\n");
+  write(
+    'build.mjs',
+    "import fs from 'node:fs';\nfs.mkdirSync('dist/src', { recursive: true });\nfs.copyFileSync('src/speed.js', 'dist/src/speed.js');\n",
+  );
   fs.mkdirSync(path.join(repo, 'src'));
   const commit = (speed: number, version: string) => {
-    write('package.json', JSON.stringify({ name: 'tiny', version, private: true, type: 'module', scripts: { build: 'node build.mjs' } }) + '\n');
+    write(
+      'package.json',
+      JSON.stringify({ name: 'tiny', version, private: true, type: 'module', scripts: { build: 'node build.mjs' } }) +
+        '\n',
+    );
     write('package-lock.json', lock(version));
     write('src/speed.js', `export const speed = ${speed};\n`);
     git(repo, ['add', '-A']);
@@ -158,15 +224,21 @@ function tinyRepo(): { repo: string; old: string; ref: string } {
   commit(150, '1.0.0');
   // the working tree: built, with node_modules of its own (untracked)
   fs.mkdirSync(path.join(repo, 'node_modules'));
-  write('node_modules/marker.txt', 'the working tree\'s modules');
+  write('node_modules/marker.txt', "the working tree's modules");
   spawnSync(process.execPath, ['build.mjs'], { cwd: repo });
   return { repo, old, ref };
 }
 
-const worktrees = (repo: string) => git(repo, ['worktree', 'list', '--porcelain']).split('\n').filter((l) => l.startsWith('worktree ')).length;
+const worktrees = (repo: string) =>
+  git(repo, ['worktree', 'list', '--porcelain'])
+    .split('\n')
+    .filter((l) => l.startsWith('worktree ')).length;
 
 /** A path whose figure is the build's own src/speed.js, read from its dist; notes where each side ran. */
-function speedPath(seen: Array<{ role: string; root: string; modules?: string }>, fail?: (role: string) => Error | undefined): HotPath {
+function speedPath(
+  seen: Array<{ role: string; root: string; modules?: string }>,
+  fail?: (role: string) => Error | undefined,
+): HotPath {
   return {
     ...spec,
     async setup() {
@@ -174,12 +246,28 @@ function speedPath(seen: Array<{ role: string; root: string; modules?: string }>
         async open(build) {
           const broken = fail?.(build.role);
           if (broken) throw broken;
-          const { speed } = (await import(pathToFileURL(path.join(build.root, 'dist/src/speed.js')).href)) as { speed: number };
+          const { speed } = (await import(pathToFileURL(path.join(build.root, 'dist/src/speed.js')).href)) as {
+            speed: number;
+          };
           const nm = path.join(build.root, 'node_modules');
-          seen.push({ role: build.role, root: build.root, modules: fs.existsSync(nm) ? fs.realpathSync(nm) : undefined });
-          return { pids: () => [], warm: async () => {}, round: async (r) => ({ rps: speed + r, p99: 5 }), close: async () => {} };
+          seen.push({
+            role: build.role,
+            root: build.root,
+            modules: fs.existsSync(nm) ? fs.realpathSync(nm) : undefined,
+          });
+          return {
+            pids: () => [],
+            warm: async () => {},
+            round: async (r) => ({ rps: speed + r, p99: 5 }),
+            close: async () => {},
+          };
         },
-        floor: async () => ({ pids: () => [], warm: async () => {}, round: async () => ({ rps: 100 }), close: async () => {} }),
+        floor: async () => ({
+          pids: () => [],
+          warm: async () => {},
+          round: async () => ({ rps: 100 }),
+          close: async () => {},
+        }),
         async close() {},
       };
     },
@@ -189,45 +277,116 @@ function speedPath(seen: Array<{ role: string; root: string; modules?: string }>
 t.test('the ref is built in a worktree that reuses node_modules, runs its own code, and is removed', async (t) => {
   const { repo, ref } = tinyRepo();
   const seen: Array<{ role: string; root: string; modules?: string }> = [];
-  const r = await runCompare({ repo, ref, paths: [speedPath(seen)], rounds: 2, seconds: 1, scale: 'quick', floors: true, log: () => {} });
+  const r = await runCompare({
+    repo,
+    ref,
+    paths: [speedPath(seen)],
+    rounds: 2,
+    seconds: 1,
+    scale: 'quick',
+    floors: true,
+    log: () => {},
+  });
   t.equal(must(r.ref).sha, ref);
   t.equal(must(r.ref).subject, 'speed 100');
   t.equal(must(r.ref).nodeModules, 'reused');
   const refSide = must(seen.find((s) => s.role === 'ref'));
   t.not(refSide.root, repo, 'the ref ran from its own worktree');
-  t.equal(refSide.modules, fs.realpathSync(path.join(repo, 'node_modules')), 'with the working tree\'s node_modules');
-  t.same(must(r.outcomes[0]).ref, { rounds: [{ rps: 100, p99: 5 }, { rps: 101, p99: 5 }] });
-  t.same(must(r.outcomes[0]).wt, { rounds: [{ rps: 150, p99: 5 }, { rps: 151, p99: 5 }] });
+  t.equal(refSide.modules, fs.realpathSync(path.join(repo, 'node_modules')), "with the working tree's node_modules");
+  t.same(must(r.outcomes[0]).ref, {
+    rounds: [
+      { rps: 100, p99: 5 },
+      { rps: 101, p99: 5 },
+    ],
+  });
+  t.same(must(r.outcomes[0]).wt, {
+    rounds: [
+      { rps: 150, p99: 5 },
+      { rps: 151, p99: 5 },
+    ],
+  });
   t.same(must(r.outcomes[0]).floor, { rounds: [{ rps: 100 }, { rps: 100 }] });
   t.same(must(rowsOf(must(r.outcomes[0]))[0]).ratio, { median: (1.5 + 151 / 101) / 2, min: 151 / 101, max: 1.5 });
   t.notOk(fs.existsSync(refSide.root), 'the worktree is gone');
   t.equal(worktrees(repo), 1, 'and git no longer lists it');
-  t.equal(fs.readFileSync(path.join(repo, 'node_modules/marker.txt'), 'utf8'), 'the working tree\'s modules', 'the reused node_modules are intact');
+  t.equal(
+    fs.readFileSync(path.join(repo, 'node_modules/marker.txt'), 'utf8'),
+    "the working tree's modules",
+    'the reused node_modules are intact',
+  );
 });
 
 t.test('a ref with another lockfile gets npm ci; a side that fails or is n/a leaves no worktree behind', async (t) => {
   const { repo, old } = tinyRepo();
   const seen: Array<{ role: string; root: string; modules?: string }> = [];
   const logs: string[] = [];
-  const na = await runCompare({ repo, ref: old, paths: [speedPath(seen, (role) => (role === 'ref' ? new NotInBuild('not in this build') : undefined))], rounds: 1, seconds: 1, scale: 'quick', floors: true, log: (l) => logs.push(l) });
+  const na = await runCompare({
+    repo,
+    ref: old,
+    paths: [speedPath(seen, (role) => (role === 'ref' ? new NotInBuild('not in this build') : undefined))],
+    rounds: 1,
+    seconds: 1,
+    scale: 'quick',
+    floors: true,
+    log: (l) => logs.push(l),
+  });
   t.equal(must(na.ref).nodeModules, 'installed');
   t.match(logs.join('\n'), /package-lock\.json differs, npm ci/);
   t.same(must(na.outcomes[0]).ref, { na: 'not in this build' });
   t.same(must(na.outcomes[0]).wt, { rounds: [{ rps: 150, p99: 5 }] });
   t.same(failed(must(na.outcomes[0])), []);
 
-  const broken = await runCompare({ repo, ref: old, paths: [speedPath(seen, (role) => (role === 'ref' ? new Error('boom') : undefined))], rounds: 1, seconds: 1, scale: 'quick', floors: true, log: () => {} });
+  const broken = await runCompare({
+    repo,
+    ref: old,
+    paths: [speedPath(seen, (role) => (role === 'ref' ? new Error('boom') : undefined))],
+    rounds: 1,
+    seconds: 1,
+    scale: 'quick',
+    floors: true,
+    log: () => {},
+  });
   t.same(must(broken.outcomes[0]).ref, { error: 'could not start: boom' });
   t.match(failed(must(broken.outcomes[0])), [/fake ref: error: could not start: boom/]);
   t.equal(worktrees(repo), 1, 'no worktree left after either run');
-  t.same(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(`appreg-compare-${old.slice(0, 7)}-`)), [], 'nor its directory');
-  await t.rejects(runCompare({ repo, ref: 'no-such-ref', paths: [], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} }), /"no-such-ref" names no commit/);
+  t.same(
+    fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(`appreg-compare-${old.slice(0, 7)}-`)),
+    [],
+    'nor its directory',
+  );
+  await t.rejects(
+    runCompare({
+      repo,
+      ref: 'no-such-ref',
+      paths: [],
+      rounds: 1,
+      seconds: 1,
+      scale: 'quick',
+      floors: false,
+      log: () => {},
+    }),
+    /"no-such-ref" names no commit/,
+  );
 });
 
 t.test('a path whose setup fails is an error of its sides, and the next path still runs', async (t) => {
   const { repo } = tinyRepo();
-  const broken: HotPath = { ...spec, id: 'broken', setup: async () => { throw new Error('no receiver'); } };
-  const r = await runCompare({ repo, paths: [broken, speedPath([])], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} });
+  const broken: HotPath = {
+    ...spec,
+    id: 'broken',
+    setup: async () => {
+      throw new Error('no receiver');
+    },
+  };
+  const r = await runCompare({
+    repo,
+    paths: [broken, speedPath([])],
+    rounds: 1,
+    seconds: 1,
+    scale: 'quick',
+    floors: false,
+    log: () => {},
+  });
   t.same(must(r.outcomes[0]).wt, { error: 'setting up the path failed: no receiver' });
   t.match(failed(must(r.outcomes[0])), [/broken working tree: error: setting up the path failed: no receiver/]);
   t.same(must(r.outcomes[1]).wt, { rounds: [{ rps: 150, p99: 5 }] });
@@ -235,7 +394,9 @@ t.test('a path whose setup fails is an error of its sides, and the next path sti
 
 t.test('an interrupted run (Ctrl-C) removes the worktree on its way out', async (t) => {
   const { repo, ref } = tinyRepo();
-  const child = spawn(process.execPath, [path.join(here, '../helpers/compare-child.js'), repo, ref], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(here, '../helpers/compare-child.js'), repo, ref], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   t.teardown(() => child.kill('SIGKILL'));
   let out = '';
   const running = await new Promise<string>((resolve, reject) => {

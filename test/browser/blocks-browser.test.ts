@@ -13,8 +13,20 @@ import { testNeeding, type SystemComponent } from '../helpers/system-component.j
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
-const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM: SystemComponent = {
+  path: '/usr/bin/chromium',
+  envVar: 'APPREG_CHROMIUM',
+  install: 'apt-get install chromium',
+};
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 const plain = (text: string) => ({ type: 'plain_text', text });
 const opt = (text: string, value: string) => ({ text: plain(text), value });
@@ -47,9 +59,26 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
     submit: plain('Save'),
     close: plain('Cancel'),
     blocks: [
-      { type: 'input', blockId: 'langs', label: plain('Languages'), optional: true, element: { type: 'checkboxes', onAction: 'langs_pick', options: [opt('English', 'en'), opt('French', 'fr')] } },
-      { type: 'input', blockId: 'start', label: plain('Start day'), element: { type: 'date_picker', onAction: 'start_pick' } },
-      { type: 'input', blockId: 'trip', label: plain('Trip'), optional: true, element: { type: 'date_range_picker', onAction: 'trip_pick' } },
+      {
+        type: 'input',
+        blockId: 'langs',
+        label: plain('Languages'),
+        optional: true,
+        element: { type: 'checkboxes', onAction: 'langs_pick', options: [opt('English', 'en'), opt('French', 'fr')] },
+      },
+      {
+        type: 'input',
+        blockId: 'start',
+        label: plain('Start day'),
+        element: { type: 'date_picker', onAction: 'start_pick' },
+      },
+      {
+        type: 'input',
+        blockId: 'trip',
+        label: plain('Trip'),
+        optional: true,
+        element: { type: 'date_range_picker', onAction: 'trip_pick' },
+      },
       { type: 'actions', elements: [{ type: 'checkboxes', onAction: 'notify', options: [opt('Notify me', 'yes')] }] },
     ],
   };
@@ -57,18 +86,51 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
     if (r.body.text === 'form') return { json: { view: FORM, action: 'OPEN' } };
     void bot.postMessageToChannel(r.body.channelId, 'Elements', {
       blocks: [
-        { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Choose your options' }] }] },
+        {
+          type: 'rich_text',
+          elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Choose your options' }] }],
+        },
         {
           type: 'actions',
           elements: [
-            { type: 'checkboxes', onAction: 'sizes', options: [opt('Small', 's'), opt('Medium', 'm'), opt('Large', 'l')] },
+            {
+              type: 'checkboxes',
+              onAction: 'sizes',
+              options: [opt('Small', 's'), opt('Medium', 'm'), opt('Large', 'l')],
+            },
             { type: 'date_picker', onAction: 'due', placeholder: plain('Due date') },
-            { type: 'button', onAction: 'wipe', value: 'all', style: 'danger', text: plain('Delete all'), confirm: { title: plain('Delete everything?'), text: plain('This cannot be undone.'), confirm: plain('Yes, delete'), deny: plain('Keep it') } },
+            {
+              type: 'button',
+              onAction: 'wipe',
+              value: 'all',
+              style: 'danger',
+              text: plain('Delete all'),
+              confirm: {
+                title: plain('Delete everything?'),
+                text: plain('This cannot be undone.'),
+                confirm: plain('Yes, delete'),
+                deny: plain('Keep it'),
+              },
+            },
             { type: 'button', onAction: 'docs', value: 'd', url: `${rx.url}/landing`, text: plain('Read the docs') },
           ],
         },
       ],
-      attachments: [{ color: '#2563eb', blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Weekly report' }] }] }, { type: 'actions', elements: [{ type: 'button', onAction: 'open_report', value: 'r-42', text: plain('Open the report') }] }] }],
+      attachments: [
+        {
+          color: '#2563eb',
+          blocks: [
+            {
+              type: 'rich_text',
+              elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Weekly report' }] }],
+            },
+            {
+              type: 'actions',
+              elements: [{ type: 'button', onAction: 'open_report', value: 'r-42', text: plain('Open the report') }],
+            },
+          ],
+        },
+      ],
     });
     return { json: {} };
   });
@@ -81,7 +143,8 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
     while (!rx.received.some(pred)) await rx.waitFor(rx.received.length + 1);
     return must(rx.received.find(pred));
   };
-  const interactions = (onAction: string) => rx.received.filter((r) => r.body?.messageType === 'BLOCK_INTERACTION' && r.body.onAction === onAction);
+  const interactions = (onAction: string) =>
+    rx.received.filter((r) => r.body?.messageType === 'BLOCK_INTERACTION' && r.body.onAction === onAction);
   /** The `nth` BLOCK_INTERACTION for `onAction`, once it has arrived. */
   const interaction = async (onAction: string, nth = 1) => {
     while (interactions(onAction).length < nth) await rx.waitFor(rx.received.length + 1);
@@ -116,7 +179,11 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
     t.ok(await message.getByLabel('Medium').isChecked(), 'the page drawn again shows the tick');
     await Promise.all([page.waitForEvent('load'), message.getByLabel('Large').click()]);
     const second = await interaction('sizes', 2);
-    t.same(JSON.parse(second.body.payload), { values: ['m', 'l'] }, 'the second tick sends both boxes, as the platform does');
+    t.same(
+      JSON.parse(second.body.payload),
+      { values: ['m', 'l'] },
+      'the second tick sends both boxes, as the platform does',
+    );
     t.ok(await message.getByLabel('Large').isChecked());
     await shoot(page, 'blocks-message');
   });
@@ -132,7 +199,10 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
   });
 
   await t.test('an attachment’s button works', async (t) => {
-    await Promise.all([page.waitForEvent('load'), message.locator('.attachment').getByRole('button', { name: 'Open the report' }).click()]);
+    await Promise.all([
+      page.waitForEvent('load'),
+      message.locator('.attachment').getByRole('button', { name: 'Open the report' }).click(),
+    ]);
     const clicked = await interaction('open_report');
     t.match(clicked.body, { sourceType: 'MESSAGE', actionType: 'BUTTON' });
     t.same(JSON.parse(clicked.body.payload), { value: 'r-42' });
@@ -153,7 +223,10 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
   });
 
   await t.test('a link button opens its page and tells the app', async (t) => {
-    const [popup] = await Promise.all([context.waitForEvent('page'), message.getByRole('link', { name: 'Read the docs' }).click()]);
+    const [popup] = await Promise.all([
+      context.waitForEvent('page'),
+      message.getByRole('link', { name: 'Read the docs' }).click(),
+    ]);
     const told = await interaction('docs');
     t.ok(told.signatureValid);
     t.same(JSON.parse(told.body.payload), { value: 'd' });
@@ -174,7 +247,11 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
     const notify = await interaction('notify');
     t.match(notify.body, { sourceType: 'VIEW', actionType: 'CHECKBOXES', view: { callbackId: 'prefs' } });
     t.same(JSON.parse(notify.body.payload), { values: ['yes'] });
-    t.same(notify.body.view.state.values.start, { start_pick: { type: 'date_picker', value: '2026-04-02' } }, 'with the view’s state as filled');
+    t.same(
+      notify.body.view.state.values.start,
+      { start_pick: { type: 'date_picker', value: '2026-04-02' } },
+      'with the view’s state as filled',
+    );
     t.ok(await dialog.getByLabel('Notify me').isChecked(), 'the modal drawn again shows the tick');
     t.equal(await dialog.getByLabel('Start day').inputValue(), '2026-04-02', 'and what was filled');
     t.ok(await dialog.getByLabel('French').isChecked());
@@ -183,34 +260,64 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
     const submitted = await arrival((r) => r.body?.messageType === 'VIEW_ACTION');
     t.ok(submitted.signatureValid);
     t.match(submitted.body, { viewActionType: 'SUBMIT', view: { callbackId: 'prefs' } });
-    t.same(submitted.body.view.state, { values: { langs: { langs_pick: { type: 'checkboxes', values: ['fr'] } }, start: { start_pick: { type: 'date_picker', value: '2026-04-02' } } } }, 'the empty date range is left out (not values: [""])');
+    t.same(
+      submitted.body.view.state,
+      {
+        values: {
+          langs: { langs_pick: { type: 'checkboxes', values: ['fr'] } },
+          start: { start_pick: { type: 'date_picker', value: '2026-04-02' } },
+        },
+      },
+      'the empty date range is left out (not values: [""])',
+    );
     await page.getByRole('dialog').waitFor({ state: 'detached' });
   });
 
-  await t.test('an app’s home view: a tick goes with the view’s state; Enter in a field presses no button', async (t) => {
-    const me = must(((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner')).id;
-    const published = await bot.call('POST', `/v1/app/homeView/workspaceUsers/${me}`, {
-      data: {
-        blocks: [
-          { type: 'actions', elements: [{ type: 'button', onAction: 'home_btn', value: 'h', text: plain('Refresh') }] },
-          { type: 'input', blockId: 'note', label: plain('Note'), optional: true, element: { type: 'plain_text_input', onAction: 'note_in' } },
-          { type: 'actions', elements: [{ type: 'checkboxes', onAction: 'digest', options: [opt('Weekly digest', 'weekly')] }] },
-        ],
-      },
-    });
-    t.equal(published.status, 200);
-    await page.goto(`${d.url}/console/home/${app.id}`);
-    await page.getByLabel('Note').fill('remember me');
-    await page.getByLabel('Note').press('Enter');
-    await Promise.all([page.waitForEvent('load'), page.getByLabel('Weekly digest').click()]);
-    const ticked = await interaction('digest');
-    t.match(ticked.body, { sourceType: 'VIEW', actionType: 'CHECKBOXES', view: { type: 'HOME' } });
-    t.same(JSON.parse(ticked.body.payload), { values: ['weekly'] });
-    t.same(ticked.body.view.state, { values: { note: { note_in: { type: 'plain_text_input', value: 'remember me' } } } }, 'with the home view’s state');
-    t.equal(interactions('home_btn').length, 0, 'Enter in the field pressed no button');
-    t.equal(await page.getByLabel('Note').inputValue(), 'remember me', 'the home view keeps what was typed');
-    t.ok(await page.getByLabel('Weekly digest').isChecked(), 'and the tick');
-  });
+  await t.test(
+    'an app’s home view: a tick goes with the view’s state; Enter in a field presses no button',
+    async (t) => {
+      const me = must(
+        ((await bot.listWorkspaceUsers()).body as Array<{ id: string; name: string }>).find((u) => u.name === 'Owner'),
+      ).id;
+      const published = await bot.call('POST', `/v1/app/homeView/workspaceUsers/${me}`, {
+        data: {
+          blocks: [
+            {
+              type: 'actions',
+              elements: [{ type: 'button', onAction: 'home_btn', value: 'h', text: plain('Refresh') }],
+            },
+            {
+              type: 'input',
+              blockId: 'note',
+              label: plain('Note'),
+              optional: true,
+              element: { type: 'plain_text_input', onAction: 'note_in' },
+            },
+            {
+              type: 'actions',
+              elements: [{ type: 'checkboxes', onAction: 'digest', options: [opt('Weekly digest', 'weekly')] }],
+            },
+          ],
+        },
+      });
+      t.equal(published.status, 200);
+      await page.goto(`${d.url}/console/home/${app.id}`);
+      await page.getByLabel('Note').fill('remember me');
+      await page.getByLabel('Note').press('Enter');
+      await Promise.all([page.waitForEvent('load'), page.getByLabel('Weekly digest').click()]);
+      const ticked = await interaction('digest');
+      t.match(ticked.body, { sourceType: 'VIEW', actionType: 'CHECKBOXES', view: { type: 'HOME' } });
+      t.same(JSON.parse(ticked.body.payload), { values: ['weekly'] });
+      t.same(
+        ticked.body.view.state,
+        { values: { note: { note_in: { type: 'plain_text_input', value: 'remember me' } } } },
+        'with the home view’s state',
+      );
+      t.equal(interactions('home_btn').length, 0, 'Enter in the field pressed no button');
+      t.equal(await page.getByLabel('Note').inputValue(), 'remember me', 'the home view keeps what was typed');
+      t.ok(await page.getByLabel('Weekly digest').isChecked(), 'and the tick');
+    },
+  );
 
   t.same(consoleErrors, [], 'no console errors (no CSP violations)');
 });

@@ -12,10 +12,26 @@ import type { Browser } from 'playwright-core';
 import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
 import { must } from '../../src/must.js';
 
-const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM: SystemComponent = {
+  path: '/usr/bin/chromium',
+  envVar: 'APPREG_CHROMIUM',
+  install: 'apt-get install chromium',
+};
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
-interface Received { query: Record<string, string>; tokens?: Record<string, string>; status?: number }
+interface Received {
+  query: Record<string, string>;
+  tokens?: Record<string, string>;
+  status?: number;
+}
 
 testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, executablePath) => {
   // loaded only when Chromium is there, so that the skip costs no second of loading
@@ -29,30 +45,45 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
   // the app's receiver: gets the redirect, exchanges the code (multipart, as the SDK does), shows a page
   const received: Received[] = [];
   let app: Awaited<ReturnType<typeof createApp>>;
-  const receiver = http.createServer((req, res) => void (async () => {
-    const url = new URL(must(req.url), 'http://127.0.0.1');
-    if (url.pathname !== '/callback') {
-      res.statusCode = 404; // e.g. the browser asking for /favicon.ico
-      return res.end();
-    }
-    const r: Received = { query: Object.fromEntries(url.searchParams) };
-    received.push(r);
-    if (r.query.code) {
-      const form = new FormData();
-      form.append('client-id', app.id);
-      form.append('client-secret', app.clientSecret);
-      form.append('code', r.query.code);
-      const x = await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form });
-      r.status = x.status;
-      r.tokens = (await x.json()) as Record<string, string>;
-    }
-    res.setHeader('content-type', 'text/html');
-    res.end(r.query.code ? `<h1 id="done">Installed (${r.status})</h1>` : `<h1 id="done">Not installed: ${r.query.error}</h1>`);
-  })().catch((e: unknown) => setImmediate(() => { throw e; })));
+  const receiver = http.createServer(
+    (req, res) =>
+      void (async () => {
+        const url = new URL(must(req.url), 'http://127.0.0.1');
+        if (url.pathname !== '/callback') {
+          res.statusCode = 404; // e.g. the browser asking for /favicon.ico
+          return res.end();
+        }
+        const r: Received = { query: Object.fromEntries(url.searchParams) };
+        received.push(r);
+        if (r.query.code) {
+          const form = new FormData();
+          form.append('client-id', app.id);
+          form.append('client-secret', app.clientSecret);
+          form.append('code', r.query.code);
+          const x = await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form });
+          r.status = x.status;
+          r.tokens = (await x.json()) as Record<string, string>;
+        }
+        res.setHeader('content-type', 'text/html');
+        res.end(
+          r.query.code
+            ? `<h1 id="done">Installed (${r.status})</h1>`
+            : `<h1 id="done">Not installed: ${r.query.error}</h1>`,
+        );
+      })().catch((e: unknown) =>
+        setImmediate(() => {
+          throw e;
+        }),
+      ),
+  );
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => receiver.close(() => r())));
   const port = (receiver.address() as AddressInfo).port;
-  app = await createApp(d, { displayName: 'Browser App', botTitle: 'Reports things', redirectUrls: [`http://127.0.0.1:${port}/callback`] });
+  app = await createApp(d, {
+    displayName: 'Browser App',
+    botTitle: 'Reports things',
+    redirectUrls: [`http://127.0.0.1:${port}/callback`],
+  });
 
   const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
   t.teardown(() => browser.close());
@@ -63,7 +94,13 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
     if (m.type() === 'error') consoleErrors.push(m.text());
   });
 
-  const q = new URLSearchParams({ clientId: app.id, scopes: 'messages:read,bot:messages:read,bot:messages:write', redirectUrl: `http://127.0.0.1:${port}/callback`, state: 'browser-state', defaultWorkspaceId: d.workspaceId });
+  const q = new URLSearchParams({
+    clientId: app.id,
+    scopes: 'messages:read,bot:messages:read,bot:messages:write',
+    redirectUrl: `http://127.0.0.1:${port}/callback`,
+    state: 'browser-state',
+    defaultWorkspaceId: d.workspaceId,
+  });
 
   t.test('sign in, see the scopes, Allow, land on the receiver with a code that exchanges for tokens', async (t) => {
     await page.goto(`${d.url}/access-request?${q}`);
@@ -123,5 +160,9 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
     await framer.close();
   });
 
-  t.same(consoleErrors.filter((e) => !/frame|Refused to display/i.test(e)), [], 'no console errors (no CSP violations)');
+  t.same(
+    consoleErrors.filter((e) => !/frame|Refused to display/i.test(e)),
+    [],
+    'no console errors (no CSP violations)',
+  );
 });

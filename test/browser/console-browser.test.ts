@@ -12,8 +12,20 @@ import { testNeeding, type SystemComponent } from '../helpers/system-component.j
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
-const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM: SystemComponent = {
+  path: '/usr/bin/chromium',
+  envVar: 'APPREG_CHROMIUM',
+  install: 'apt-get install chromium',
+};
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executablePath) => {
   const { chromium } = await import('playwright-core');
@@ -41,7 +53,9 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
   const good = manifest({
     name: 'browser-app',
     displayName: 'Browser App',
-    slashCommands: [{ command: '/standup', url: `${rx.url}/slash`, usageHint: '[start]', description: 'Start a standup' }],
+    slashCommands: [
+      { command: '/standup', url: `${rx.url}/slash`, usageHint: '[start]', description: 'Start a standup' },
+    ],
     eventSubscriptions: { url: `${rx.url}/events`, events: ['NEW_MESSAGE'] },
   });
   let appId = '';
@@ -70,7 +84,7 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     }
     await Promise.all([page.waitForLoadState('load'), page.keyboard.press('Enter')]);
     t.match(await page.textContent('[role=status]'), /App created/);
-    appId = must((await page.locator('dt:text-is("Id") + dd code').textContent()));
+    appId = must(await page.locator('dt:text-is("Id") + dd code').textContent());
     t.match(appId, /^app_/);
     await shoot(page, 'app');
     await page.getByRole('button', { name: 'Show secrets' }).click();
@@ -97,7 +111,10 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     await page.getByRole('link', { name: 'Deliveries' }).click();
     await page.waitForURL(/\/console\/deliveries$/);
     await page.waitForSelector('#live[data-state=open]');
-    const res = await d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: { appId, kind: 'slash-command', command: '/standup', text: 'live' } });
+    const res = await d.api(`${d.mgmt}/deliveries`, {
+      method: 'POST',
+      json: { appId, kind: 'slash-command', command: '/standup', text: 'live' },
+    });
     const { id } = (await res.json()) as { id: string };
     const row = page.locator(`#d-${id}`);
     await row.waitFor({ timeout: 5000 });
@@ -114,13 +131,21 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     await page.getByRole('button', { name: 'Replay' }).click();
     await page.waitForURL(/done=replayed/);
     t.match(await page.textContent('#delivery'), /Attempts \(2\)/);
-    t.equal(await page.locator('#delivery .badge', { hasText: 'replay' }).count(), 1, 'the new attempt is marked as a replay');
+    t.equal(
+      await page.locator('#delivery .badge', { hasText: 'replay' }).count(),
+      1,
+      'the new attempt is marked as a replay',
+    );
     t.equal(rx.received.length, 2, 'the app got the replay');
 
     // the page also follows changes made elsewhere (the CLI's replay)
     await page.waitForSelector('#delivery[data-state=open]');
     await d.api(`${d.mgmt}/deliveries/${id}/replay`, { method: 'POST' });
-    await page.waitForFunction(() => /Attempts \(3\)/.test(document.getElementById('delivery')?.textContent ?? ''), undefined, { timeout: 5000 });
+    await page.waitForFunction(
+      () => /Attempts \(3\)/.test(document.getElementById('delivery')?.textContent ?? ''),
+      undefined,
+      { timeout: 5000 },
+    );
     t.pass('a replay from the API shows up on the open page');
     await shoot(page, 'delivery-replayed');
 
@@ -139,8 +164,15 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     const editor = page.getByLabel('Body (JSON)');
     const body = JSON.parse(await editor.inputValue()) as Record<string, unknown>;
     await editor.fill(JSON.stringify({ ...body, text: 'edited in the browser' }, null, 2));
-    await Promise.all([page.waitForURL(/done=edited$/), page.getByRole('button', { name: 'Send edited replay' }).click()]);
-    t.match(await page.textContent('h1'), /slash-command \/standup to browser-app\s*edited replay/, 'the new delivery, marked as an edited replay');
+    await Promise.all([
+      page.waitForURL(/done=edited$/),
+      page.getByRole('button', { name: 'Send edited replay' }).click(),
+    ]);
+    t.match(
+      await page.textContent('h1'),
+      /slash-command \/standup to browser-app\s*edited replay/,
+      'the new delivery, marked as an edited replay',
+    );
     t.equal(must(rx.received.at(-1)).body.text, 'edited in the browser', 'the app got the edited body');
     t.ok(must(rx.received.at(-1)).signatureValid, 'signed afresh');
     await shoot(page, 'delivery-edited');
@@ -151,7 +183,11 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     await page.locator('#t-kind').selectOption('global-shortcut');
     await Promise.all([page.waitForURL(/done=sent/), page.getByRole('button', { name: 'Send trigger' }).click()]);
     t.match(await page.textContent('h1'), /global-shortcut \S+ to browser-app/, 'the kind, the shortcut and the app');
-    t.match(await page.textContent('[role=status]'), /Trigger sent, and it failed: connection_error/, 'the result of the trigger (the shortcut URL is closed)');
+    t.match(
+      await page.textContent('[role=status]'),
+      /Trigger sent, and it failed: connection_error/,
+      'the result of the trigger (the shortcut URL is closed)',
+    );
     await shoot(page, 'delivery-trigger-result');
   });
 
@@ -166,5 +202,9 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
   });
 
   // a 400 page (the manifest with problems) is logged as a failed load: not an error of the page
-  t.same(consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of 400/.test(e)), [], 'no console errors (no CSP violations)');
+  t.same(
+    consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of 400/.test(e)),
+    [],
+    'no console errors (no CSP violations)',
+  );
 });

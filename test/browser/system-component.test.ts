@@ -43,25 +43,37 @@ t.test('a missing component under CI is marked as a failure, with the reason', a
   t.match(a.message, /under CI a missing system component is a failure/);
 });
 
-t.test('the environment variable names another path; a file that cannot run or a directory is not the component', async (t) => {
-  t.same(findSystemComponent(component, { APPREG_TEST_COMPONENT: process.execPath }), { found: true, path: process.execPath });
-  t.same(findSystemComponent({ ...component, path: process.execPath }, {}), { found: true, path: process.execPath });
-  const plain = path.join(tmp, 'not-executable');
-  fs.writeFileSync(plain, '#!/bin/sh\n', { mode: 0o644 });
-  const a = findSystemComponent(component, { APPREG_TEST_COMPONENT: plain });
-  t.equal(a.found, false);
-  if (!a.found) t.match(a.message, `${plain} is not executable`);
-  const b = findSystemComponent(component, { APPREG_TEST_COMPONENT: tmp });
-  t.equal(b.found, false);
-  if (!b.found) t.match(b.message, `${tmp} is not a file`);
-});
+t.test(
+  'the environment variable names another path; a file that cannot run or a directory is not the component',
+  async (t) => {
+    t.same(findSystemComponent(component, { APPREG_TEST_COMPONENT: process.execPath }), {
+      found: true,
+      path: process.execPath,
+    });
+    t.same(findSystemComponent({ ...component, path: process.execPath }, {}), { found: true, path: process.execPath });
+    const plain = path.join(tmp, 'not-executable');
+    fs.writeFileSync(plain, '#!/bin/sh\n', { mode: 0o644 });
+    const a = findSystemComponent(component, { APPREG_TEST_COMPONENT: plain });
+    t.equal(a.found, false);
+    if (!a.found) t.match(a.message, `${plain} is not executable`);
+    const b = findSystemComponent(component, { APPREG_TEST_COMPONENT: tmp });
+    t.equal(b.found, false);
+    if (!b.found) t.match(b.message, `${tmp} is not a file`);
+  },
+);
 
 t.test('a present component: the test runs and gets its path', async (t) => {
   let got: string | null = null;
-  await testNeeding(t, 'uses the component', { path: process.execPath, install: 'none' }, async (t, p) => {
-    got = p;
-    t.pass('ran');
-  }, {});
+  await testNeeding(
+    t,
+    'uses the component',
+    { path: process.execPath, install: 'none' },
+    async (t, p) => {
+      got = p;
+      t.pass('ran');
+    },
+    {},
+  );
   t.equal(got, process.execPath);
 });
 
@@ -88,7 +100,9 @@ t.test('the browser test without Chromium: skipped with one line, exit 0', async
   const r = await withoutCi;
   t.equal(r.code, 0);
   const skips = r.stdout.split('\n').filter((l) => l.includes('# SKIP'));
-  t.same(skips, [`ok 1 - authorize an app in headless Chromium # SKIP ${missing} not found (apt-get install chromium); .ci/run installs it`]);
+  t.same(skips, [
+    `ok 1 - authorize an app in headless Chromium # SKIP ${missing} not found (apt-get install chromium); .ci/run installs it`,
+  ]);
   t.notMatch(r.stdout, /not ok/);
 });
 

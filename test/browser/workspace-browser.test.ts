@@ -12,8 +12,20 @@ import { testNeeding, type SystemComponent } from '../helpers/system-component.j
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
-const CHROMIUM: SystemComponent = { path: '/usr/bin/chromium', envVar: 'APPREG_CHROMIUM', install: 'apt-get install chromium' };
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM: SystemComponent = {
+  path: '/usr/bin/chromium',
+  envVar: 'APPREG_CHROMIUM',
+  install: 'apt-get install chromium',
+};
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 const plain = (text: string) => ({ type: 'plain_text', text });
 const FORM = {
@@ -23,9 +35,30 @@ const FORM = {
   submit: plain('Create'),
   close: plain('Cancel'),
   blocks: [
-    { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'What needs doing?' }] }] },
-    { type: 'input', blockId: 'title', label: plain('Title'), element: { type: 'plain_text_input', onAction: 'title_input', placeholder: plain('A short title') } },
-    { type: 'input', blockId: 'prio', label: plain('Priority'), element: { type: 'static_select_menu', onAction: 'prio_pick', placeholder: plain('Pick one'), options: [{ text: plain('High'), value: 'high' }, { text: plain('Low'), value: 'low' }] } },
+    {
+      type: 'rich_text',
+      elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'What needs doing?' }] }],
+    },
+    {
+      type: 'input',
+      blockId: 'title',
+      label: plain('Title'),
+      element: { type: 'plain_text_input', onAction: 'title_input', placeholder: plain('A short title') },
+    },
+    {
+      type: 'input',
+      blockId: 'prio',
+      label: plain('Priority'),
+      element: {
+        type: 'static_select_menu',
+        onAction: 'prio_pick',
+        placeholder: plain('Pick one'),
+        options: [
+          { text: plain('High'), value: 'high' },
+          { text: plain('Low'), value: 'low' },
+        ],
+      },
+    },
   ],
 };
 
@@ -43,7 +76,9 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     name: 'tasks',
     manifest: {
       displayName: 'Tasks',
-      slashCommands: [{ command: '/task', url: `${rx.url}/slash`, usageHint: '[title|form]', description: 'Make a task' }],
+      slashCommands: [
+        { command: '/task', url: `${rx.url}/slash`, usageHint: '[title|form]', description: 'Make a task' },
+      ],
       shortcuts: [{ shortcutType: 'GLOBAL', url: `${rx.url}/global`, name: 'new_task', displayName: 'New task' }],
       blockInteraction: { url: `${rx.url}/block` },
       viewAction: { url: `${rx.url}/view` },
@@ -55,9 +90,39 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
   // the app: /task <title> posts a card with buttons; /task form opens a modal; "Done" edits the card
   const card = (title: string, done = false) => ({
     blocks: [
-      { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: done ? 'Done: ' : 'Task: ', style: { bold: true } }, { type: 'text', text: title }] }] },
+      {
+        type: 'rich_text',
+        elements: [
+          {
+            type: 'rich_text_section',
+            elements: [
+              { type: 'text', text: done ? 'Done: ' : 'Task: ', style: { bold: true } },
+              { type: 'text', text: title },
+            ],
+          },
+        ],
+      },
       { type: 'divider' },
-      ...(done ? [] : [{ type: 'actions', elements: [{ type: 'button', onAction: 'done', value: title, style: 'primary', text: plain('Mark done') }, { type: 'static_select_menu', onAction: 'size', placeholder: plain('Size'), options: [{ text: plain('Small'), value: 's' }, { text: plain('Large'), value: 'l' }] }, { type: 'dynamic_select_menu', onAction: 'assignee', placeholder: plain('Assignee') }] }]),
+      ...(done
+        ? []
+        : [
+            {
+              type: 'actions',
+              elements: [
+                { type: 'button', onAction: 'done', value: title, style: 'primary', text: plain('Mark done') },
+                {
+                  type: 'static_select_menu',
+                  onAction: 'size',
+                  placeholder: plain('Size'),
+                  options: [
+                    { text: plain('Small'), value: 's' },
+                    { text: plain('Large'), value: 'l' },
+                  ],
+                },
+                { type: 'dynamic_select_menu', onAction: 'assignee', placeholder: plain('Assignee') },
+              ],
+            },
+          ]),
     ],
   });
   rx.on('/slash', (r) => {
@@ -66,11 +131,21 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     return { json: { message: 'Creating the task…' } };
   });
   rx.on('/block', (r) => {
-    if (r.body.onAction === 'done') void bot.editMessage(r.body.sourceId, r.body.channelId, `Done: ${JSON.parse(r.body.payload).value}`);
+    if (r.body.onAction === 'done')
+      void bot.editMessage(r.body.sourceId, r.body.channelId, `Done: ${JSON.parse(r.body.payload).value}`);
     return { json: {} };
   });
   rx.on('/view', { json: {} });
-  rx.on('/menu', (r) => ({ json: { onAction: 'assignee', triggerId: r.body.triggerId, options: [{ text: plain('Ana'), value: 'u1' }, { text: plain('Bo'), value: 'u2' }] } }));
+  rx.on('/menu', (r) => ({
+    json: {
+      onAction: 'assignee',
+      triggerId: r.body.triggerId,
+      options: [
+        { text: plain('Ana'), value: 'u1' },
+        { text: plain('Bo'), value: 'u2' },
+      ],
+    },
+  }));
   rx.on('/global', (r) => ({ json: { triggerId: r.body.triggerId, view: FORM, action: 'OPEN' } }));
 
   const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
@@ -101,7 +176,10 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     const note = page.locator('#timeline li.eph');
     await note.waitFor();
     t.match(await note.textContent(), /Tasks.*Only visible to you.*Creating the task…/);
-    await page.locator('#timeline li', { hasText: 'write the report' }).getByRole('button', { name: 'Mark done' }).waitFor({ timeout: 5000 });
+    await page
+      .locator('#timeline li', { hasText: 'write the report' })
+      .getByRole('button', { name: 'Mark done' })
+      .waitFor({ timeout: 5000 });
     const [slash] = rx.received;
     t.ok(must(slash).signatureValid);
     t.match(must(slash).body, { messageType: 'SLASH_COMMAND', slashCommand: '/task', text: 'write the report' });
@@ -133,21 +211,47 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     await page.waitForSelector('#ws-status[data-state=open]', { state: 'attached' });
     const assignee = page.locator('#timeline li', { hasText: 'write the report' }).getByLabel('Assignee');
     await assignee.focus();
-    await page.waitForFunction(() => Array.from(document.querySelectorAll('select[data-menu=assignee] option')).some((o) => o.textContent === 'Bo'));
-    t.match(must(rx.received.find((x) => x.body?.messageType === 'DYNAMIC_MENU')).body, { onAction: 'assignee', sourceType: 'MESSAGE' }, 'DYNAMIC_MENU reached the app');
+    await page.waitForFunction(() =>
+      Array.from(document.querySelectorAll('select[data-menu=assignee] option')).some((o) => o.textContent === 'Bo'),
+    );
+    t.match(
+      must(rx.received.find((x) => x.body?.messageType === 'DYNAMIC_MENU')).body,
+      { onAction: 'assignee', sourceType: 'MESSAGE' },
+      'DYNAMIC_MENU reached the app',
+    );
     await Promise.all([page.waitForLoadState('load'), assignee.selectOption('u2')]);
-    for (let i = 0; i < 50 && !rx.received.some((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION'); i++) await new Promise((res) => setTimeout(res, 50));
-    const chosen = must(rx.received.find((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION'));
+    for (
+      let i = 0;
+      i < 50 &&
+      !rx.received.some((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION');
+      i++
+    )
+      await new Promise((res) => setTimeout(res, 50));
+    const chosen = must(
+      rx.received.find((x) => x.body?.onAction === 'assignee' && x.body?.messageType === 'BLOCK_INTERACTION'),
+    );
     t.match(chosen.body, { actionType: 'DYNAMIC_SELECT_MENU' });
     t.same(JSON.parse(chosen.body.payload), { value: 'u2' }, 'the option chosen from the app’s menu');
     await page.waitForSelector('#ws-status[data-state=open]', { state: 'attached' });
-    await page.locator('#timeline li', { hasText: 'write the report' }).getByRole('button', { name: 'Mark done' }).click();
+    await page
+      .locator('#timeline li', { hasText: 'write the report' })
+      .getByRole('button', { name: 'Mark done' })
+      .click();
     await page.locator('#timeline li', { hasText: 'Done: write the report' }).waitFor({ timeout: 5000 });
     const block = must(rx.received.find((x) => x.body?.onAction === 'done'));
     t.ok(block.signatureValid, 'signed');
-    t.match(block.body, { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', actionType: 'BUTTON', onAction: 'done' });
+    t.match(block.body, {
+      messageType: 'BLOCK_INTERACTION',
+      sourceType: 'MESSAGE',
+      actionType: 'BUTTON',
+      onAction: 'done',
+    });
     t.same(JSON.parse(block.body.payload), { value: 'write the report' });
-    t.equal(await page.locator('#timeline').getByRole('button', { name: 'Mark done' }).count(), 0, 'the update replaced the card');
+    t.equal(
+      await page.locator('#timeline').getByRole('button', { name: 'Mark done' }).count(),
+      0,
+      'the update replaced the card',
+    );
     await shoot(page, 'workspace-updated');
   });
 
@@ -156,7 +260,11 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     await Promise.all([page.waitForLoadState('load'), composer.press('Enter')]);
     const dialog = page.getByRole('dialog', { name: 'New task' });
     await dialog.waitFor();
-    t.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 's.title.title_input', 'the first input has the focus');
+    t.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute('name')),
+      's.title.title_input',
+      'the first input has the focus',
+    );
     await shoot(page, 'workspace-modal');
     await dialog.getByLabel('Title').fill('Plan the launch');
     await dialog.getByLabel('Priority').selectOption('high');
@@ -165,7 +273,12 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     const submit = must(rx.received.find((x) => x.body?.messageType === 'VIEW_ACTION'));
     t.ok(submit.signatureValid);
     t.match(submit.body, { viewActionType: 'SUBMIT', view: { callbackId: 'new_task' } });
-    t.same(submit.body.view.state, { values: { title: { title_input: { type: 'plain_text_input', value: 'Plan the launch' } }, prio: { prio_pick: { type: 'static_select_menu', value: 'high' } } } });
+    t.same(submit.body.view.state, {
+      values: {
+        title: { title_input: { type: 'plain_text_input', value: 'Plan the launch' } },
+        prio: { prio_pick: { type: 'static_select_menu', value: 'high' } },
+      },
+    });
 
     // the same form from the Shortcuts menu
     await page.getByText('Shortcuts', { exact: true }).click();
@@ -180,7 +293,11 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     await Promise.all([page.waitForLoadState('load'), again.getByRole('button', { name: 'Create' }).click()]);
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     const second = must(rx.received.filter((x) => x.body?.messageType === 'VIEW_ACTION')[1]);
-    t.same(second.body.view.state.values.title, { title_input: { type: 'plain_text_input', value: 'From the shortcut' } }, 'the shortcut’s modal state reached the app');
+    t.same(
+      second.body.view.state.values.title,
+      { title_input: { type: 'plain_text_input', value: 'From the shortcut' } },
+      'the shortcut’s modal state reached the app',
+    );
 
     // Escape closes the modal (no VIEW_ACTION: the view does not ask for notifyOnClose)
     await composer.fill('/task form');

@@ -32,15 +32,29 @@ t.test('appreg CLI against a running daemon', async (t) => {
 
   t.test('--env-file keeps the other lines of an existing .env and replaces only the PUMBLE_APP_* ones', async (t) => {
     const env = path.join(work, 'merge.env');
-    fs.writeFileSync(env, '# my app\nPORT=5000\nPUMBLE_APP_ID=app_old\nexport PUMBLE_APP_KEY=apk_old\nDATABASE_URL=postgres://localhost/x\n', { mode: 0o644 });
+    fs.writeFileSync(
+      env,
+      '# my app\nPORT=5000\nPUMBLE_APP_ID=app_old\nexport PUMBLE_APP_KEY=apk_old\nDATABASE_URL=postgres://localhost/x\n',
+      { mode: 0o644 },
+    );
     const r = await runMain([...g, 'apps', 'create', '--file', file, '--env-file', env, '--json']);
     t.equal(r.code, 0, r.stderr);
     const app = JSON.parse(r.stdout);
     const lines = fs.readFileSync(env, 'utf8').trimEnd().split('\n');
-    t.same(lines, [
-      '# my app', 'PORT=5000', `PUMBLE_APP_ID=${app.id}`, `PUMBLE_APP_KEY=${app.appKey}`, 'DATABASE_URL=postgres://localhost/x',
-      `PUMBLE_APP_CLIENT_SECRET=${app.clientSecret}`, `PUMBLE_APP_SIGNING_SECRET=${app.signingSecret}`, `PUMBLE_API_URL=${d.url}`,
-    ], 'other lines and their order kept, the four and the daemon\'s URL set once each');
+    t.same(
+      lines,
+      [
+        '# my app',
+        'PORT=5000',
+        `PUMBLE_APP_ID=${app.id}`,
+        `PUMBLE_APP_KEY=${app.appKey}`,
+        'DATABASE_URL=postgres://localhost/x',
+        `PUMBLE_APP_CLIENT_SECRET=${app.clientSecret}`,
+        `PUMBLE_APP_SIGNING_SECRET=${app.signingSecret}`,
+        `PUMBLE_API_URL=${d.url}`,
+      ],
+      "other lines and their order kept, the four and the daemon's URL set once each",
+    );
     t.equal(fs.statSync(env).mode & 0o777, 0o600, 'tightened to 0600');
     const rot = await runMain([...g, 'apps', 'rotate-secrets', app.id, '--env-file', env, '--json']);
     t.equal(rot.code, 0, rot.stderr);
@@ -52,7 +66,16 @@ t.test('appreg CLI against a running daemon', async (t) => {
   });
 
   t.test('an env file that cannot be written: the new secrets are still printed, exit 2', async (t) => {
-    const r = await runMain([...g, 'apps', 'create', '--file', file, '--env-file', path.join(work, 'no-such-dir', '.env'), '--json']);
+    const r = await runMain([
+      ...g,
+      'apps',
+      'create',
+      '--file',
+      file,
+      '--env-file',
+      path.join(work, 'no-such-dir', '.env'),
+      '--json',
+    ]);
     t.equal(r.code, 2);
     const app = JSON.parse(r.stdout);
     t.match(app, { id: /^app_/, clientSecret: /^acs_/ }, 'the secrets are not lost');
@@ -102,13 +125,16 @@ t.test('appreg CLI against a running daemon', async (t) => {
 
   t.test('an invalid manifest is rejected with every pointer, exit 4 (7 offline)', async (t) => {
     const bad = path.join(work, 'bad.json');
-    fs.writeFileSync(bad, JSON.stringify(manifest({ slashCommands: [{ command: 'nope', url: 'http://127.0.0.1:9/x' }], nmae: 'typo' })));
+    fs.writeFileSync(
+      bad,
+      JSON.stringify(manifest({ slashCommands: [{ command: 'nope', url: 'http://127.0.0.1:9/x' }], nmae: 'typo' })),
+    );
     const r = await runMain([...g, 'apps', 'create', '--file', bad]);
     t.equal(r.code, 4);
     t.match(r.stderr, /\/slashCommands\/0\/command/);
     t.match(r.stderr, /\/nmae/);
     const v = await runMain(['apps', 'validate', '--file', bad]);
-    t.equal(v.code, 7, 'offline validate: exit 7, invalid input (4 is for the daemon\'s refusals)');
+    t.equal(v.code, 7, "offline validate: exit 7, invalid input (4 is for the daemon's refusals)");
     t.match(v.stderr, /\/slashCommands\/0\/command/);
     const ok = await runMain(['apps', 'validate', '--file', file]);
     t.equal(ok.code, 0, ok.stderr);
@@ -128,13 +154,20 @@ t.test('appreg CLI against a running daemon', async (t) => {
   t.test('--json failures are a JSON object on stdout too: {error: {code, message, details?}, exitCode}', async (t) => {
     const rejected = await runMain([...g, 'apps', 'get', 'app_missing', '--json']);
     t.equal(rejected.code, 4);
-    t.match(JSON.parse(rejected.stdout), { error: { code: 'not_found', message: String }, exitCode: 4 }, "the daemon's own code");
+    t.match(
+      JSON.parse(rejected.stdout),
+      { error: { code: 'not_found', message: String }, exitCode: 4 },
+      "the daemon's own code",
+    );
     t.match(rejected.stderr, /^appreg: /, 'and the one line on stderr as before');
     const bad = path.join(work, 'bad-manifest.json');
     fs.writeFileSync(bad, JSON.stringify(manifest({ name: undefined })));
     const invalid = await runMain([...g, 'apps', 'create', '--file', bad, '--json']);
     t.equal(invalid.code, 4);
-    t.match(JSON.parse(invalid.stdout), { error: { code: 'invalid_manifest', details: [{ pointer: '/name' }] }, exitCode: 4 });
+    t.match(JSON.parse(invalid.stdout), {
+      error: { code: 'invalid_manifest', details: [{ pointer: '/name' }] },
+      exitCode: 4,
+    });
     const unreachable = await runMain(['--url', 'http://127.0.0.1:9', '--token', d.token, 'apps', 'list', '--json']);
     t.match(JSON.parse(unreachable.stdout), { error: { code: 'daemon_unreachable' }, exitCode: 3 });
     const usage = await runMain(['apps', 'frobnicate', '--json']);
@@ -155,13 +188,29 @@ t.test('appreg CLI against a running daemon', async (t) => {
     const cfg = tempDir('appreg-cfg-');
     t.teardown(() => fs.rmSync(cfg, { recursive: true, force: true }));
     const env = { APPREG_CONFIG_DIR: cfg };
-    const u = await runMain([...g, 'users', 'create', '--workspace', d.workspaceId, '--email', 'cli@example.com', '--name', 'Cli', '--json']);
+    const u = await runMain([
+      ...g,
+      'users',
+      'create',
+      '--workspace',
+      d.workspaceId,
+      '--email',
+      'cli@example.com',
+      '--name',
+      'Cli',
+      '--json',
+    ]);
     t.equal(u.code, 0, u.stderr);
     const user = JSON.parse(u.stdout);
     t.match(user.password, /^[A-Za-z0-9_-]{20}$/, 'generated password shown once');
-    const bad = await runMain(['--url', d.url, 'login', '--email', 'cli@example.com', '--password', 'wrong-password'], { env });
+    const bad = await runMain(['--url', d.url, 'login', '--email', 'cli@example.com', '--password', 'wrong-password'], {
+      env,
+    });
     t.equal(bad.code, 4);
-    const li = await runMain(['--url', d.url, 'login', '--email', 'cli@example.com', '--password-stdin'], { env, input: user.password + '\n' });
+    const li = await runMain(['--url', d.url, 'login', '--email', 'cli@example.com', '--password-stdin'], {
+      env,
+      input: user.password + '\n',
+    });
     t.equal(li.code, 0, li.stderr);
     const credFile = path.join(cfg, 'credentials.json');
     t.equal(fs.statSync(credFile).mode & 0o777, 0o600, 'stored token file is 0600');
@@ -180,12 +229,43 @@ t.test('appreg CLI against a running daemon', async (t) => {
     const l = await runMain([...g, 'workspaces', 'list', '--json']);
     t.ok(JSON.parse(l.stdout).some((w: { id: string }) => w.id === ws.id));
     // the same person added to a second workspace keeps their login: a given password is not used, and the CLI says so
-    const first = JSON.parse((await runMain([...g, 'users', 'create', '--workspace', d.workspaceId, '--email', 'two@example.com', '--name', 'Two', '--json'])).stdout);
+    const first = JSON.parse(
+      (
+        await runMain([
+          ...g,
+          'users',
+          'create',
+          '--workspace',
+          d.workspaceId,
+          '--email',
+          'two@example.com',
+          '--name',
+          'Two',
+          '--json',
+        ])
+      ).stdout,
+    );
     t.notOk(first.existingAccount);
-    const again = await runMain([...g, 'users', 'create', '--workspace', ws.id, '--email', 'two@example.com', '--name', 'Two', '--password', 'another-password']);
+    const again = await runMain([
+      ...g,
+      'users',
+      'create',
+      '--workspace',
+      ws.id,
+      '--email',
+      'two@example.com',
+      '--name',
+      'Two',
+      '--password',
+      'another-password',
+    ]);
     t.equal(again.code, 0, again.stderr);
     t.match(again.stdout, /existing login kept \(the --password given was not used\)/);
-    const login = await d.api('/auth/login', { method: 'POST', noAuth: true, json: { email: 'two@example.com', password: first.password, workspaceId: d.workspaceId } });
+    const login = await d.api('/auth/login', {
+      method: 'POST',
+      noAuth: true,
+      json: { email: 'two@example.com', password: first.password, workspaceId: d.workspaceId },
+    });
     t.equal(login.status, 200, 'the original password still logs in');
   });
 });

@@ -12,14 +12,24 @@ import { startReceiver } from '../helpers/receiver.js';
 import { testWithPg } from '../helpers/pg.js';
 
 const ids = async (d: { api: (p: string) => Promise<Response>; mgmt: string }) =>
-  ((await (await d.api(`${d.mgmt}/deliveries?limit=100`)).json()) as Array<{ id: string; state: string }>).map((x) => `${x.id} ${x.state}`).sort();
+  ((await (await d.api(`${d.mgmt}/deliveries?limit=100`)).json()) as Array<{ id: string; state: string }>)
+    .map((x) => `${x.id} ${x.state}`)
+    .sort();
 
 testWithPg(t, 'the delivery log and the files go to the database and back', async (t, url) => {
   const rx = await startReceiver();
   t.teardown(() => rx.close());
   const source = tempDir();
   const d = await startTestDaemon({ dataDir: source });
-  const app = (await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ slashCommands: [{ command: '/a', url: `${rx.url}/slash` }], eventSubscriptions: { url: `${rx.url}/events`, events: ['NEW_MESSAGE'] } }) })).json()) as { id: string };
+  const app = (await (
+    await d.api(`${d.mgmt}/apps`, {
+      method: 'POST',
+      json: manifest({
+        slashCommands: [{ command: '/a', url: `${rx.url}/slash` }],
+        eventSubscriptions: { url: `${rx.url}/events`, events: ['NEW_MESSAGE'] },
+      }),
+    })
+  ).json()) as { id: string };
   const g = ['--url', d.url, '--token', d.token];
   rx.on('/slash', { json: { message: 'ok' } });
   rx.on('/events', { status: 410 });
@@ -31,7 +41,12 @@ testWithPg(t, 'the delivery log and the files go to the database and back', asyn
   // While the daemon runs on it, the import says what to do.
   const busy = await runMain(['db', 'import', '--from', source, '--database-url', url]);
   t.equal(busy.code, 8);
-  t.match(busy.stderr, new RegExp(`^appreg: a daemon \\(pid ${process.pid}\\) is running on ${source.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: stop it first \\(Ctrl-C in its terminal\\), then run appreg db import again`));
+  t.match(
+    busy.stderr,
+    new RegExp(
+      `^appreg: a daemon \\(pid ${process.pid}\\) is running on ${source.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: stop it first \\(Ctrl-C in its terminal\\), then run appreg db import again`,
+    ),
+  );
   t.notMatch(busy.stderr, /--data-dir/);
   await d.stop();
 
@@ -56,9 +71,11 @@ testWithPg(t, 'the delivery log and the files go to the database and back', asyn
   const target = path.join(tempDir(), 'exported');
   const exp = await runMain(['db', 'export', '--to', target, '--database-url', url, '--json']);
   t.equal(exp.code, 0, exp.stderr);
-  const tables = Object.fromEntries((JSON.parse(exp.stdout).tables as Array<{ table: string; records: number }>).map((x) => [x.table, x.records]));
+  const tables = Object.fromEntries(
+    (JSON.parse(exp.stdout).tables as Array<{ table: string; records: number }>).map((x) => [x.table, x.records]),
+  );
   t.match(tables, { deliveryLog: 4, fileBlobs: 1, fileBlobChunks: 2 });
-  t.same(fs.readFileSync(path.join(target, 'files', 'file_one')), bytes, 'the file\'s bytes');
+  t.same(fs.readFileSync(path.join(target, 'files', 'file_one')), bytes, "the file's bytes");
   t.equal(fs.statSync(path.join(target, 'deliveries', 'log-00000001.jsonl')).mode & 0o777, 0o600);
   fs.copyFileSync(path.join(source, 'secret.key'), path.join(target, 'secret.key'));
   const back = await startTestDaemon({ dataDir: target });

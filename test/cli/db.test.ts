@@ -25,11 +25,25 @@ async function sampleDataDir(): Promise<string> {
   const dir = path.join(work, 'source');
   const store = await openEmbeddedStore<TestTables>({ dir, logger: quiet, compactIdleMs: 0 });
   await store.commit([
-    { table: 'apps', id: 'A1', value: { id: 'A1', ownerId: 'U1', name: 'Stand-up bot ✓', scopes: ['chat:write', 'commands'], nested: { a: 1, b: [null, true, 1.5] } } },
+    {
+      table: 'apps',
+      id: 'A1',
+      value: {
+        id: 'A1',
+        ownerId: 'U1',
+        name: 'Stand-up bot ✓',
+        scopes: ['chat:write', 'commands'],
+        nested: { a: 1, b: [null, true, 1.5] },
+      },
+    },
     { table: 'apps', id: 'A2', value: { id: 'A2', ownerId: 'U1', name: 'other' } },
     { table: 'accounts', id: 'U1', value: { id: 'U1', email: 'o@example.com', createdAt: 1_700_000_000_000 } },
   ]);
-  const many = Array.from({ length: 1200 }, (_, i) => ({ table: 'wsMessages', id: `M${i}`, value: { id: `M${i}`, channelId: 'C1', text: `message ${i}`, ts: i } }));
+  const many = Array.from({ length: 1200 }, (_, i) => ({
+    table: 'wsMessages',
+    id: `M${i}`,
+    value: { id: `M${i}`, channelId: 'C1', text: `message ${i}`, ts: i },
+  }));
   await store.commit(many);
   await store.commit([{ table: 'apps', id: 'A2', value: null }]); // a deletion in the journal
   await store.close();
@@ -69,7 +83,11 @@ t.test('db takes exactly the database URLs serve takes', async (t) => {
       serveTakes = false;
     }
     const r = await runMain(['db', 'migrate', '--database-url', url]);
-    t.equal(r.code, serveTakes ? EXIT.internal : EXIT.usage, `${url}: ${serveTakes ? 'taken by both' : 'refused by both'} (${r.stderr.trim()})`);
+    t.equal(
+      r.code,
+      serveTakes ? EXIT.internal : EXIT.usage,
+      `${url}: ${serveTakes ? 'taken by both' : 'refused by both'} (${r.stderr.trim()})`,
+    );
   }
 });
 
@@ -84,20 +102,40 @@ t.test('an unreachable database: one line, exit 1, no password', async (t) => {
 void testWithPg(t, 'migrate, import, export', async (t, url) => {
   const m1 = await runMain(['db', 'migrate', '--json'], { env: { APPREG_DATABASE_URL: url } });
   t.equal(m1.code, 0, m1.stderr);
-  t.same(JSON.parse(m1.stdout).applied, MIGRATIONS.map((m) => m.version));
+  t.same(
+    JSON.parse(m1.stdout).applied,
+    MIGRATIONS.map((m) => m.version),
+  );
   const m2 = await runMain(['db', 'migrate', '--database-url', url]);
   t.equal(m2.code, 0);
   t.match(m2.stdout, /is up to date/);
 
   const source = await sampleDataDir();
-  const before = fs.readdirSync(source).sort().map((f) => [f, fs.readFileSync(path.join(source, f), 'utf8')]);
+  const before = fs
+    .readdirSync(source)
+    .sort()
+    .map((f) => [f, fs.readFileSync(path.join(source, f), 'utf8')]);
   const imp = await runMain(['db', 'import', '--from', source, '--database-url', url, '--json']);
   t.equal(imp.code, 0, imp.stderr);
   const imported = JSON.parse(imp.stdout);
   t.equal(imported.records, 1202);
-  t.same(imported.tables.map((x: { table: string; records: number }) => [x.table, x.records]), [['accounts', 1], ['apps', 1], ['wsMessages', 1200]]);
+  t.same(
+    imported.tables.map((x: { table: string; records: number }) => [x.table, x.records]),
+    [
+      ['accounts', 1],
+      ['apps', 1],
+      ['wsMessages', 1200],
+    ],
+  );
   t.match(imported.keyFile, /secret\.key/);
-  t.same(fs.readdirSync(source).sort().map((f) => [f, fs.readFileSync(path.join(source, f), 'utf8')]), before, 'the source is left as it was');
+  t.same(
+    fs
+      .readdirSync(source)
+      .sort()
+      .map((f) => [f, fs.readFileSync(path.join(source, f), 'utf8')]),
+    before,
+    'the source is left as it was',
+  );
 
   const again = await runMain(['db', 'import', '--from', source, '--database-url', url]);
   t.equal(again.code, EXIT.usage, 'never into a database that holds records');

@@ -21,16 +21,24 @@ t.test('a block interaction the app can fetch', async (t) => {
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
-    req.on('end', () => void (async () => {
-      const body = JSON.parse(raw);
-      seen.push(body);
-      res.setHeader('content-type', 'application/json');
-      if (body.sourceType === 'VIEW') return res.end('{}');
-      const got = await must(app.bot).fetchMessage(body.sourceId, body.channelId);
-      seen.at(-1).fetched = got;
-      if (got.status !== 200) res.statusCode = 500;
-      res.end(JSON.stringify(got.status === 200 ? {} : { message: `fetchMessage: ${got.status}` }));
-    })().catch((e: unknown) => setImmediate(() => { throw e; })));
+    req.on(
+      'end',
+      () =>
+        void (async () => {
+          const body = JSON.parse(raw);
+          seen.push(body);
+          res.setHeader('content-type', 'application/json');
+          if (body.sourceType === 'VIEW') return res.end('{}');
+          const got = await must(app.bot).fetchMessage(body.sourceId, body.channelId);
+          seen.at(-1).fetched = got;
+          if (got.status !== 200) res.statusCode = 500;
+          res.end(JSON.stringify(got.status === 200 ? {} : { message: `fetchMessage: ${got.status}` }));
+        })().catch((e: unknown) =>
+          setImmediate(() => {
+            throw e;
+          }),
+        ),
+    );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
@@ -43,14 +51,25 @@ t.test('a block interaction the app can fetch', async (t) => {
     return { ...r, out: r.stdout ? JSON.parse(r.stdout) : undefined };
   };
 
-  t.test('without --message-id: a real message carrying the button, posted by the app\'s bot', async (t) => {
+  t.test("without --message-id: a real message carrying the button, posted by the app's bot", async (t) => {
     const r = await dt('--on-action', 'approve', '--value', 'yes');
     t.equal(r.code, 0, r.stdout + r.stderr);
     const p = r.out.delivery.payload;
-    t.match(p, { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', sourceId: /^msg_/, onAction: 'approve', payload: '{"value":"yes"}' });
+    t.match(p, {
+      messageType: 'BLOCK_INTERACTION',
+      sourceType: 'MESSAGE',
+      sourceId: /^msg_/,
+      onAction: 'approve',
+      payload: '{"value":"yes"}',
+    });
     const fetched = seen.at(-1).fetched;
     t.equal(fetched.status, 200, 'the app fetched it');
-    t.match(fetched.body, { id: p.sourceId, channelId: p.channelId, author: installed.tokens.botId, blocks: [{ type: 'actions', elements: [{ type: 'button', onAction: 'approve', value: 'yes' }] }] });
+    t.match(fetched.body, {
+      id: p.sourceId,
+      channelId: p.channelId,
+      author: installed.tokens.botId,
+      blocks: [{ type: 'actions', elements: [{ type: 'button', onAction: 'approve', value: 'yes' }] }],
+    });
     const general = (await installed.bot.listChannels()).body.find((c: any) => c.channel.name === 'general').channel.id;
     t.equal(p.channelId, general, 'in #general by default');
   });
@@ -62,16 +81,34 @@ t.test('a block interaction the app can fetch', async (t) => {
     t.equal(p.sourceType, 'EPHEMERAL_MESSAGE');
     t.equal(seen.at(-1).fetched.status, 200);
     const others = await installPlatformApp(d);
-    t.equal((await others.bot.fetchMessage(p.sourceId, p.channelId)).status, 404, 'seen by the caller (and its author) only');
+    t.equal(
+      (await others.bot.fetchMessage(p.sourceId, p.channelId)).status,
+      404,
+      'seen by the caller (and its author) only',
+    );
   });
 
   t.test('--message-id: that message, in its own channel', async (t) => {
-    const made = JSON.parse((await runMain([...g, 'channels', 'create', 'approvals', '--json'])).stdout).channel.id as string;
+    const made = JSON.parse((await runMain([...g, 'channels', 'create', 'approvals', '--json'])).stdout).channel
+      .id as string;
     await installed.user.addUsersToChannel(made, [must(installed.tokens.botId)]);
-    const m = (await installed.bot.postMessageToChannel(made, 'Approve the release?', { blocks: [{ type: 'actions', elements: [{ type: 'button', onAction: 'approve', text: { type: 'plain_text', text: 'Approve' } }] }] })).body;
+    const m = (
+      await installed.bot.postMessageToChannel(made, 'Approve the release?', {
+        blocks: [
+          {
+            type: 'actions',
+            elements: [{ type: 'button', onAction: 'approve', text: { type: 'plain_text', text: 'Approve' } }],
+          },
+        ],
+      })
+    ).body;
     const r = await dt('--message-id', m.id, '--on-action', 'approve');
     t.equal(r.code, 0, r.stdout + r.stderr);
-    t.match(r.out.delivery.payload, { sourceType: 'MESSAGE', sourceId: m.id, channelId: made }, 'the channel is the message\'s');
+    t.match(
+      r.out.delivery.payload,
+      { sourceType: 'MESSAGE', sourceId: m.id, channelId: made },
+      "the channel is the message's",
+    );
     t.equal(seen.at(-1).fetched.body.text, 'Approve the release?');
     const missing = await dt('--message-id', 'msg_nope');
     t.equal(missing.code, 4, 'a message that is not there');
@@ -81,15 +118,26 @@ t.test('a block interaction the app can fetch', async (t) => {
     t.match(elsewhere.out, { error: { code: 'invalid_request', details: [{ pointer: '/channelId' }] } });
   });
 
-  t.test('--source-type view: the view\'s own id; the home view the app published when no view is given', async (t) => {
+  t.test("--source-type view: the view's own id; the home view the app published when no view is given", async (t) => {
     const bare = await dt('--source-type', 'view');
     t.equal(bare.code, 0, bare.stderr);
     const p = bare.out.delivery.payload;
     t.match(p, { sourceType: 'VIEW', sourceId: /^view_/, view: { type: 'MODAL' } });
     t.equal(p.sourceId, p.view.id, 'the source is the view');
-    const home = await installed.bot.publishHomeView(d.workspaceUserId, { blocks: [{ type: 'actions', elements: [{ type: 'button', onAction: 'refresh', text: { type: 'plain_text', text: 'Refresh' } }] }] });
+    const home = await installed.bot.publishHomeView(d.workspaceUserId, {
+      blocks: [
+        {
+          type: 'actions',
+          elements: [{ type: 'button', onAction: 'refresh', text: { type: 'plain_text', text: 'Refresh' } }],
+        },
+      ],
+    });
     const onHome = await dt('--source-type', 'view', '--on-action', 'refresh');
-    t.match(onHome.out.delivery.payload, { sourceType: 'VIEW', sourceId: home.body.id, view: { id: home.body.id, type: 'HOME' } });
+    t.match(onHome.out.delivery.payload, {
+      sourceType: 'VIEW',
+      sourceId: home.body.id,
+      view: { id: home.body.id, type: 'HOME' },
+    });
     t.equal((await dt('--source-type', 'view', '--message-id', 'msg_x')).code, 2, '--message-id is not for a view');
   });
 });

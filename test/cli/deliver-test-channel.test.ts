@@ -21,7 +21,11 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
     name: 'poster',
     events: ['APP_UNAUTHORIZED', 'APP_UNINSTALLED'],
     eventsUrl: `${rx.url}/events`,
-    manifest: { slashCommands: [{ command: '/post', url: `${rx.url}/slash` }], blockInteraction: { url: `${rx.url}/blocks` }, viewAction: { url: `${rx.url}/views` } },
+    manifest: {
+      slashCommands: [{ command: '/post', url: `${rx.url}/slash` }],
+      blockInteraction: { url: `${rx.url}/blocks` },
+      viewAction: { url: `${rx.url}/views` },
+    },
   });
   const app = installed.app;
   rx.secret = app.signingSecret;
@@ -42,22 +46,51 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
   const made = await runMain([...g, 'channels', 'create', 'standups', '--json']);
   const standups = JSON.parse(made.stdout).channel.id as string;
 
-  t.test('--channel by name; the app\'s message within the wait; --expect-message', async (t) => {
-    const watching = dt('--kind', 'slash-command', '--text', 'later', '--channel', '#standups', '--expect-message', '^posted: later$', '--wait-ms', '30000', '--json');
+  t.test("--channel by name; the app's message within the wait; --expect-message", async (t) => {
+    const watching = dt(
+      '--kind',
+      'slash-command',
+      '--text',
+      'later',
+      '--channel',
+      '#standups',
+      '--expect-message',
+      '^posted: later$',
+      '--wait-ms',
+      '30000',
+      '--json',
+    );
     await until(() => later.length === 1);
     await later.shift()!(); // posted while the run watches the channel
     const r = await watching;
     t.equal(r.code, 0, r.stdout + r.stderr);
     const out = JSON.parse(r.stdout);
     t.equal(out.delivery.payload.channelId, standups, 'the name is sent as the channel id');
-    t.same(out.messages.map((m: { text: string }) => m.text), ['posted: later']);
+    t.same(
+      out.messages.map((m: { text: string }) => m.text),
+      ['posted: later'],
+    );
     const human = await dt('--kind', 'slash-command', '--text', 'now');
     t.equal(human.code, 0, human.stderr);
-    t.match(human.stdout, /the app posted\n\s+\d\d:\d\d:\d\d \S.*: posted: now msg_/, 'one look right after the answer, into #general by default');
+    t.match(
+      human.stdout,
+      /the app posted\n\s+\d\d:\d\d:\d\d \S.*: posted: now msg_/,
+      'one look right after the answer, into #general by default',
+    );
     const quiet = await dt('--kind', 'slash-command', '--text', 'later', '--channel', standups);
     t.match(quiet.stdout, /no message posted in ch_\S+\)/, 'with no wait, a message made after the answer is not seen');
     await later.shift()!(); // made after the run's one look
-    const miss = await dt('--kind', 'slash-command', '--text', 'x', '--expect-message', 'standup started', '--wait-ms', '0', '--json');
+    const miss = await dt(
+      '--kind',
+      'slash-command',
+      '--text',
+      'x',
+      '--expect-message',
+      'standup started',
+      '--wait-ms',
+      '0',
+      '--json',
+    );
     t.equal(miss.code, 6, 'acked but said nothing matching');
     t.match(JSON.parse(miss.stdout), { passed: false, delivery: { outcome: 'acked' } });
     t.equal((await dt('--kind', 'slash-command', '--channel', 'nowhere')).code, 4);
@@ -66,9 +99,25 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
 
   t.test('--source-type and --view-action', async (t) => {
     const clicked = (await installed.bot.postEphemeral(standups, 'approve?', d.workspaceUserId)).body.id as string;
-    const e = await dt('--kind', 'block-interaction', '--source-type', 'ephemeral', '--message-id', clicked, '--on-action', 'approve', '--json');
+    const e = await dt(
+      '--kind',
+      'block-interaction',
+      '--source-type',
+      'ephemeral',
+      '--message-id',
+      clicked,
+      '--on-action',
+      'approve',
+      '--json',
+    );
     t.equal(e.code, 0, e.stderr);
-    t.match(JSON.parse(e.stdout).delivery.payload, { messageType: 'BLOCK_INTERACTION', sourceType: 'EPHEMERAL_MESSAGE', sourceId: clicked, channelId: standups, onAction: 'approve' });
+    t.match(JSON.parse(e.stdout).delivery.payload, {
+      messageType: 'BLOCK_INTERACTION',
+      sourceType: 'EPHEMERAL_MESSAGE',
+      sourceId: clicked,
+      channelId: standups,
+      onAction: 'approve',
+    });
     const v = await dt('--kind', 'block-interaction', '--source-type', 'view', '--json');
     t.match(JSON.parse(v.stdout).delivery.payload, { sourceType: 'VIEW', view: { type: 'MODAL' } });
     const close = await dt('--kind', 'view-action', '--view-action', 'close', '--json');
@@ -86,12 +135,32 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
     const unauth = must(rx.received.at(-1)).body;
     t.equal(unauth.messageType, 'APP_EVENT');
     const ub = JSON.parse(unauth.body);
-    t.same(Object.keys(ub).sort(), ['accessGranted', 'app', 'appInstallation', 'grantedScopes', 'id', 'workspace', 'workspaceUser']);
-    t.match(ub, { app: app.id, workspace: d.workspaceId, workspaceUser: d.workspaceUserId, grantedScopes: [], accessGranted: false });
+    t.same(Object.keys(ub).sort(), [
+      'accessGranted',
+      'app',
+      'appInstallation',
+      'grantedScopes',
+      'id',
+      'workspace',
+      'workspaceUser',
+    ]);
+    t.match(ub, {
+      app: app.id,
+      workspace: d.workspaceId,
+      workspaceUser: d.workspaceUserId,
+      grantedScopes: [],
+      accessGranted: false,
+    });
     t.equal((await dt('--kind', 'event', '--event', 'APP_UNINSTALLED')).code, 0);
     const ib = JSON.parse(must(rx.received.at(-1)).body.body);
     t.same(Object.keys(ib).sort(), ['app', 'botUser', 'id', 'installedBy', 'uninstalledAt', 'workspace']);
-    t.match(ib, { app: app.id, workspace: d.workspaceId, installedBy: d.workspaceUserId, botUser: /^bot_/, uninstalledAt: /^\d{4}-\d\d-\d\dT/ });
+    t.match(ib, {
+      app: app.id,
+      workspace: d.workspaceId,
+      installedBy: d.workspaceUserId,
+      botUser: /^bot_/,
+      uninstalledAt: /^\d{4}-\d\d-\d\dT/,
+    });
     t.equal(ib.id, ub.appInstallation, 'one installation id in both');
   });
 });

@@ -51,7 +51,10 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
     rx.on('/shortcut', { hang: true });
     const r = await dt('--kind', 'global-shortcut', '--timeout-ms', '500', '--json');
     t.equal(r.code, 6);
-    t.match(JSON.parse(r.stdout), { passed: false, delivery: { outcome: 'timeout', ephemeralMessage: 'CLI app is offline' } });
+    t.match(JSON.parse(r.stdout), {
+      passed: false,
+      delivery: { outcome: 'timeout', ephemeralMessage: 'CLI app is offline' },
+    });
   });
 
   t.test('http error, redirect, refused connection → 6', async (t) => {
@@ -79,16 +82,21 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
     t.equal(last.body.body, '{"tx":"from a file"}');
   });
 
-  t.test('--probe-signature fails against a receiver that accepts anything, passes against a checking one', async (t) => {
-    rx.on('/slash', { json: {} });
-    const loose = await dt('--kind', 'slash-command', '--probe-signature', '--json');
-    t.equal(loose.code, 6, 'an app that accepts unsigned calls fails the pipeline');
-    t.match(JSON.parse(loose.stdout), { passed: false, probe: { refusedBoth: false } });
-    rx.on('/slash', (req) => (verify(rx.secret, req.headers, req.raw) ? { json: {} } : { status: 403, text: 'Invalid signature!' }));
-    const strict = await dt('--kind', 'slash-command', '--probe-signature');
-    t.equal(strict.code, 0, strict.stdout + strict.stderr);
-    t.match(strict.stdout, /wrong signature: refused/);
-  });
+  t.test(
+    '--probe-signature fails against a receiver that accepts anything, passes against a checking one',
+    async (t) => {
+      rx.on('/slash', { json: {} });
+      const loose = await dt('--kind', 'slash-command', '--probe-signature', '--json');
+      t.equal(loose.code, 6, 'an app that accepts unsigned calls fails the pipeline');
+      t.match(JSON.parse(loose.stdout), { passed: false, probe: { refusedBoth: false } });
+      rx.on('/slash', (req) =>
+        verify(rx.secret, req.headers, req.raw) ? { json: {} } : { status: 403, text: 'Invalid signature!' },
+      );
+      const strict = await dt('--kind', 'slash-command', '--probe-signature');
+      t.equal(strict.code, 0, strict.stdout + strict.stderr);
+      t.match(strict.stdout, /wrong signature: refused/);
+    },
+  );
 
   t.test('usage errors exit 2, unknown app exits 4', async (t) => {
     t.equal((await dt('--kind', 'fax')).code, 2);
@@ -127,7 +135,11 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
     const s = await runMain([...g, 'apps', 'sync', made.id, '--from-url', rx.url, '--json']);
     t.equal(s.code, 0, s.stderr);
     t.equal(JSON.parse(s.stdout).displayName, 'Synced');
-    t.equal((await runMain([...g, 'apps', 'create', '--from-url', rx.url, '--file', 'x.json'])).code, 2, 'one of --file and --from-url');
+    t.equal(
+      (await runMain([...g, 'apps', 'create', '--from-url', rx.url, '--file', 'x.json'])).code,
+      2,
+      'one of --file and --from-url',
+    );
   });
 
   t.test('--help shows examples', async (t) => {

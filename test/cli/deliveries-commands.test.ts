@@ -75,9 +75,16 @@ t.test('deliveries against a running daemon', async (t) => {
   t.test('deliveries list: newest first by creation time, CREATED first, and says so', async (t) => {
     rx.on('/slash', { json: {} });
     t.equal((await dt(['--kind', 'slash-command'])).code, 0);
-    const list = JSON.parse((await runMain([...g, 'deliveries', 'list', '--json'])).stdout) as Array<{ createdAt: string; kind: string }>;
+    const list = JSON.parse((await runMain([...g, 'deliveries', 'list', '--json'])).stdout) as Array<{
+      createdAt: string;
+      kind: string;
+    }>;
     t.ok(list.length >= 3);
-    t.equal(must(list[0]).kind, 'slash-command', 'the newest is first although older ones were updated later (replay, cancel)');
+    t.equal(
+      must(list[0]).kind,
+      'slash-command',
+      'the newest is first although older ones were updated later (replay, cancel)',
+    );
     const created = list.map((x) => x.createdAt);
     t.same(created, [...created].sort().reverse(), 'ordered by createdAt, newest first');
     const human = await runMain([...g, 'deliveries', 'list']);
@@ -87,21 +94,31 @@ t.test('deliveries against a running daemon', async (t) => {
     t.match(lines.at(-1), /newest first by creation time/);
   });
 
-  t.test('on a terminal deliver-test says it is waiting once the wait passes a second; never on a pipe or with --json', async (t) => {
-    const tty = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command'], { ...o, isTTY: true }));
-    t.equal(tty.code, 0, tty.stderr);
-    t.equal(tty.stderr.match(/waiting for the app… \(budget 3000 ms\)\n/g)?.length, 1, 'one line on stderr');
-    t.notMatch(tty.stdout, /waiting/);
-    const pipe = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command'], o));
-    t.notMatch(pipe.stderr, /waiting/);
-    const json = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command', '--json'], { ...o, isTTY: true }));
-    t.notMatch(json.stderr, /waiting/);
-    const early = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command'], { ...o, isTTY: true }), 999);
-    t.notMatch(early.stderr, /waiting/, 'not before a second');
-    rx.on('/slash', { json: {} });
-    const quick = await dt(['--kind', 'slash-command'], { isTTY: true });
-    t.notMatch(quick.stderr, /waiting/, 'not for an answer within a second');
-  });
+  t.test(
+    'on a terminal deliver-test says it is waiting once the wait passes a second; never on a pipe or with --json',
+    async (t) => {
+      const tty = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command'], { ...o, isTTY: true }));
+      t.equal(tty.code, 0, tty.stderr);
+      t.equal(tty.stderr.match(/waiting for the app… \(budget 3000 ms\)\n/g)?.length, 1, 'one line on stderr');
+      t.notMatch(tty.stdout, /waiting/);
+      const pipe = await runWhileAppThinks(rx, '/slash', (o) => dt(['--kind', 'slash-command'], o));
+      t.notMatch(pipe.stderr, /waiting/);
+      const json = await runWhileAppThinks(rx, '/slash', (o) =>
+        dt(['--kind', 'slash-command', '--json'], { ...o, isTTY: true }),
+      );
+      t.notMatch(json.stderr, /waiting/);
+      const early = await runWhileAppThinks(
+        rx,
+        '/slash',
+        (o) => dt(['--kind', 'slash-command'], { ...o, isTTY: true }),
+        999,
+      );
+      t.notMatch(early.stderr, /waiting/, 'not before a second');
+      rx.on('/slash', { json: {} });
+      const quick = await dt(['--kind', 'slash-command'], { isTTY: true });
+      t.notMatch(quick.stderr, /waiting/, 'not for an answer within a second');
+    },
+  );
 });
 
 t.test('after a restart, a trigger that succeeded shows "payload not kept", not null', async (t) => {
@@ -112,7 +129,17 @@ t.test('after a restart, a trigger that succeeded shows "payload not kept", not 
   const d = await startTestDaemon({ dataDir: dir });
   const app = await appOn(t, d, rx.url);
   rx.on('/slash', { json: { message: 'hi' } });
-  const r = await runMain(['--url', d.url, '--token', d.token, 'deliver-test', app.id, '--kind', 'slash-command', '--json']);
+  const r = await runMain([
+    '--url',
+    d.url,
+    '--token',
+    d.token,
+    'deliver-test',
+    app.id,
+    '--kind',
+    'slash-command',
+    '--json',
+  ]);
   t.equal(r.code, 0, r.stderr);
   const id = JSON.parse(r.stdout).delivery.id as string;
   await d.stop();
@@ -123,5 +150,10 @@ t.test('after a restart, a trigger that succeeded shows "payload not kept", not 
   t.equal(show.code, 0, show.stderr);
   t.match(show.stdout, /sent\n\(payload not kept/);
   t.notMatch(show.stdout, /^null$/m);
-  t.equal(JSON.parse((await runMain(['--url', again.url, '--token', again.token, 'deliveries', 'show', id, '--json'])).stdout).payload, null, '--json unchanged');
+  t.equal(
+    JSON.parse((await runMain(['--url', again.url, '--token', again.token, 'deliveries', 'show', id, '--json'])).stdout)
+      .payload,
+    null,
+    '--json unchanged',
+  );
 });

@@ -17,14 +17,21 @@ function running(args: string[]) {
   return { out, stop: async () => (stop('SIGINT'), await code) };
 }
 
-
 t.test('deliveries tail', async (t) => {
   const rx = await startReceiver();
   t.teardown(() => rx.close());
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const g = ['--url', d.url, '--token', d.token];
-  const create = async (name: string) => ((await (await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ name, slashCommands: [{ command: `/${name}`, url: `${rx.url}/slash` }] }) })).json()) as { id: string }).id;
+  const create = async (name: string) =>
+    (
+      (await (
+        await d.api(`${d.mgmt}/apps`, {
+          method: 'POST',
+          json: manifest({ name, slashCommands: [{ command: `/${name}`, url: `${rx.url}/slash` }] }),
+        })
+      ).json()) as { id: string }
+    ).id;
   const [a, b] = [await create('first'), await create('second')];
   rx.on('/slash', { json: {} });
   await runMain([...g, 'deliver-test', a, '--kind', 'slash-command']);
@@ -33,13 +40,21 @@ t.test('deliveries tail', async (t) => {
     const all = running([...g, 'deliveries', 'tail', '--interval-ms', '50']);
     const onlyB = running([...g, 'deliveries', 'tail', '--app', b, '--interval-ms', '50']);
     await until(() => all.out.stdout.includes('→ first'));
-    t.match(all.out.stdout, /^\d\d:\d\d:\d\d slash-command \/first → first: 200 acked in [\d.]+ ms {2}dlv_\S+\n/, 'the latest first');
+    t.match(
+      all.out.stdout,
+      /^\d\d:\d\d:\d\d slash-command \/first → first: 200 acked in [\d.]+ ms {2}dlv_\S+\n/,
+      'the latest first',
+    );
     t.equal(all.out.stderr, 'following the deliveries (Ctrl-C to stop)\n');
 
     rx.on('/slash', { status: 500, json: { message: 'down' } });
     await runMain([...g, 'deliver-test', b, '--kind', 'slash-command']);
     await until(() => all.out.stdout.includes('→ second') && onlyB.out.stdout.includes('→ second'));
-    t.match(all.out.stdout, /slash-command \/second → second: 500 nacked in [\d.]+ ms {2}dlv_/, 'a new attempt as it happens');
+    t.match(
+      all.out.stdout,
+      /slash-command \/second → second: 500 nacked in [\d.]+ ms {2}dlv_/,
+      'a new attempt as it happens',
+    );
     t.equal(await all.stop(), 0, 'Ctrl-C ends it');
     t.equal(await onlyB.stop(), 0);
     t.notMatch(onlyB.out.stdout, /→ first/, '--app: only that app');
@@ -52,9 +67,15 @@ t.test('deliveries tail', async (t) => {
     await runMain([...g, 'deliver-test', a, '--kind', 'slash-command']);
     await until(() => tail.out.stdout.trim().split('\n').length >= 2);
     t.equal(await tail.stop(), 0);
-    const lines = tail.out.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = tail.out.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     t.equal(lines.length, 2);
-    t.match(lines, [{ appId: a, kind: 'slash-command', subject: '/first', attempt: { outcome: 'acked', status: 200 } }, { appId: a, attempt: { outcome: 'acked' } }]);
+    t.match(lines, [
+      { appId: a, kind: 'slash-command', subject: '/first', attempt: { outcome: 'acked', status: 200 } },
+      { appId: a, attempt: { outcome: 'acked' } },
+    ]);
     t.equal(tail.out.stderr, '', 'nothing but JSON lines');
   });
 

@@ -9,7 +9,12 @@ import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { must } from '../../src/must.js';
 
-interface App { id: string; appKey: string; clientSecret: string; signingSecret: string }
+interface App {
+  id: string;
+  appKey: string;
+  clientSecret: string;
+  signingSecret: string;
+}
 
 const BEFORE = '# my app\nPORT=5000\nPUMBLE_APP_KEY=apk_old\n';
 /**
@@ -34,7 +39,8 @@ t.test('--env-out and --env-file write the same file', async (t) => {
       const file = path.join(work, `${cmd}${flag}.env`);
       fs.writeFileSync(file, BEFORE, { mode: 0o644 });
       let args = ['apps', 'create', '--file', mf];
-      if (cmd === 'rotate-secrets') args = ['apps', 'rotate-secrets', JSON.parse((await runMain([...g, ...args, '--json'])).stdout).id];
+      if (cmd === 'rotate-secrets')
+        args = ['apps', 'rotate-secrets', JSON.parse((await runMain([...g, ...args, '--json'])).stdout).id];
       const r = await runMain([...g, ...args, flag, file, '--json']);
       t.equal(r.code, 0, `${cmd} ${flag}: ${r.stderr}`);
       const app = JSON.parse(r.stdout) as App;
@@ -44,7 +50,11 @@ t.test('--env-out and --env-file write the same file', async (t) => {
       t.equal(fs.statSync(file).mode & 0o777, 0o600, `${cmd} ${flag}: 0600`);
     }
     const shape = (s: string) => s.replace(/=(app|apk|acs|ass)_\S+/g, '=$1_…');
-    t.equal(shape(must(files['--env-out'])), shape(must(files['--env-file'])), `${cmd}: the same content from either flag`);
+    t.equal(
+      shape(must(files['--env-out'])),
+      shape(must(files['--env-file'])),
+      `${cmd}: the same content from either flag`,
+    );
   }
 
   t.test('human output names the file; both flags naming different files is a usage error', async (t) => {
@@ -54,7 +64,17 @@ t.test('--env-out and --env-file write the same file', async (t) => {
     t.match(r.stdout, `secrets written to ${file}`);
     const same = await runMain([...g, 'apps', 'create', '--file', mf, '--env-out', file, '--env-file', file, '--json']);
     t.equal(same.code, 0, 'the same file twice is fine');
-    const both = await runMain([...g, 'apps', 'create', '--file', mf, '--env-out', file, '--env-file', path.join(work, 'other.env')]);
+    const both = await runMain([
+      ...g,
+      'apps',
+      'create',
+      '--file',
+      mf,
+      '--env-out',
+      file,
+      '--env-file',
+      path.join(work, 'other.env'),
+    ]);
     t.equal(both.code, 2);
     t.match(both.stderr, /--env-out and --env-file/);
   });
@@ -65,7 +85,10 @@ t.test('--help of both commands offers --env-out and says why', async (t) => {
     const h = await runMain(['apps', cmd, '--help']);
     t.equal(h.code, 0);
     t.match(h.stdout, /--env-out <path>/, `apps ${cmd}`);
-    t.match(h.stdout.replace(/\s+/g, ' '), '--env-file <path> the same as --env-out (with npx on Node 20, Node takes --env-file itself: use --env-out)');
+    t.match(
+      h.stdout.replace(/\s+/g, ' '),
+      '--env-file <path> the same as --env-out (with npx on Node 20, Node takes --env-file itself: use --env-out)',
+    );
     t.match(h.stdout, /\$ .*appreg apps .* --env-out \.env/, 'the example uses --env-out');
   }
 });

@@ -32,8 +32,20 @@ t.test('appreg --help groups the commands by task; apps --help starts with init 
   const program = buildProgram(createRun(io));
   program.outputHelp();
   const headings = out.stdout.split('\n').filter((l) => /^[A-Z][\w ]*:$/.test(l));
-  t.same(headings, ['Options:', 'Getting started:', 'The workspace:', 'Accounts:', 'Operations:', 'Commands:', 'Examples:']);
-  const section = (h: string) => must(must(out.stdout.split(`\n${h}\n`)[1]).split('\n\n')[0]).split('\n').filter((l) => /^ {2}\S/.test(l)).map((l) => l.trim().split(' ')[0]);
+  t.same(headings, [
+    'Options:',
+    'Getting started:',
+    'The workspace:',
+    'Accounts:',
+    'Operations:',
+    'Commands:',
+    'Examples:',
+  ]);
+  const section = (h: string) =>
+    must(must(out.stdout.split(`\n${h}\n`)[1]).split('\n\n')[0])
+      .split('\n')
+      .filter((l) => /^ {2}\S/.test(l))
+      .map((l) => l.trim().split(' ')[0]);
   t.same(section('Getting started:'), ['serve', 'open', 'apps', 'authorize', 'deliver-test', 'test']);
   t.same(section('The workspace:'), ['say', 'messages', 'channels', 'groups', 'react']);
   t.same(section('Operations:'), ['deliveries', 'db']);

@@ -33,7 +33,10 @@ t.test('logFormat: flag beats env beats config file beats the terminal', async (
   ];
   for (const c of cases) {
     fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(c.file ? { logFormat: c.file } : {}));
-    const s = await serveInProcess(['--data-dir', dir, '--log-level', 'debug', ...(c.flag ? ['--log-format', c.flag] : [])], { tty: c.tty, env: { APPREG_LOG_FORMAT: c.env } });
+    const s = await serveInProcess(
+      ['--data-dir', dir, '--log-level', 'debug', ...(c.flag ? ['--log-format', c.flag] : [])],
+      { tty: c.tty, env: { APPREG_LOG_FORMAT: c.env } },
+    );
     t.ok(s.url, 'listening');
     await fetch(`${s.url}/healthz`);
     await fetch(`${s.url}/nope`);

@@ -25,7 +25,11 @@ t.test('against a running daemon', async (t) => {
 
   t.test('--print prints only the link; following it signs the browser in and lands on /', async (t) => {
     const opener = fakeOpener();
-    const r = await runMain([...g, 'open', '--print'], { env: { DISPLAY: ':0' }, platform: 'linux', startDetached: opener.startDetached });
+    const r = await runMain([...g, 'open', '--print'], {
+      env: { DISPLAY: ':0' },
+      platform: 'linux',
+      startDetached: opener.startDetached,
+    });
     t.equal(r.code, 0, r.stderr);
     t.match(r.stdout, /^http:\/\/127\.0\.0\.1:\d+\/web\/sign-in\?token=\S+\n$/, 'one line: the URL');
     t.same(opener.calls, [], '--print opens nothing, even with a display');
@@ -51,26 +55,43 @@ t.test('against a running daemon', async (t) => {
     const res = await fetch(j.url, { redirect: 'manual' });
     t.equal(res.status, 303);
     t.equal(res.headers.get('location'), '/?from=cli');
-    const home = await fetch(`${d.url}/`, { headers: { cookie: must(must(res.headers.get('set-cookie')).split(';')[0]) } });
+    const home = await fetch(`${d.url}/`, {
+      headers: { cookie: must(must(res.headers.get('set-cookie')).split(';')[0]) },
+    });
     t.match(await home.text(), /Signed in as/);
   });
 
-  t.test('a --path that is not a page of the console: exit 2 before any link is made, with the pages to give', async (t) => {
-    for (const bad of ['https://evil.example/', '//evil.example/', 'apps', '/console/nope']) {
-      const r = await runMain([...g, 'open', '--print', '--path', bad]);
-      t.equal(r.code, 2, bad);
-      t.match(r.stderr, `appreg: --path ${bad} is not a page of the daemon's console; pages include /, /console/apps/new, /console/deliveries, /console/channels, /console/channels/:channelId, /console/manage (an id where a page names one)\n`);
-      t.equal(r.stdout, '');
-    }
-    const j = await runMain([...g, 'open', '--json', '--path', 'x']);
-    t.match(JSON.parse(j.stdout), { error: { code: 'usage_error' }, exitCode: 2 });
-  });
+  t.test(
+    'a --path that is not a page of the console: exit 2 before any link is made, with the pages to give',
+    async (t) => {
+      for (const bad of ['https://evil.example/', '//evil.example/', 'apps', '/console/nope']) {
+        const r = await runMain([...g, 'open', '--print', '--path', bad]);
+        t.equal(r.code, 2, bad);
+        t.match(
+          r.stderr,
+          `appreg: --path ${bad} is not a page of the daemon's console; pages include /, /console/apps/new, /console/deliveries, /console/channels, /console/channels/:channelId, /console/manage (an id where a page names one)\n`,
+        );
+        t.equal(r.stdout, '');
+      }
+      const j = await runMain([...g, 'open', '--json', '--path', 'x']);
+      t.match(JSON.parse(j.stdout), { error: { code: 'usage_error' }, exitCode: 2 });
+    },
+  );
 
-  t.test('--path /deliveries suggests the console\'s /console/deliveries; every console page is accepted', async (t) => {
+  t.test("--path /deliveries suggests the console's /console/deliveries; every console page is accepted", async (t) => {
     const r = await runMain([...g, 'open', '--print', '--path', '/deliveries']);
     t.equal(r.code, 2);
-    t.match(r.stderr, /--path \/deliveries is not a page of the daemon's console; did you mean \/console\/deliveries\?/);
-    for (const ok of ['/console/deliveries', '/console/deliveries?app=app_1', '/console/channels/ch_1/threads/msg_2', '/console/apps/app_1/edit', '/?from=cli']) {
+    t.match(
+      r.stderr,
+      /--path \/deliveries is not a page of the daemon's console; did you mean \/console\/deliveries\?/,
+    );
+    for (const ok of [
+      '/console/deliveries',
+      '/console/deliveries?app=app_1',
+      '/console/channels/ch_1/threads/msg_2',
+      '/console/apps/app_1/edit',
+      '/?from=cli',
+    ]) {
       const link = await runMain([...g, 'open', '--print', '--json', '--path', ok]);
       t.equal(link.code, 0, `${ok}: ${link.stderr}`);
       const res = await fetch(JSON.parse(link.stdout).url, { redirect: 'manual' });
@@ -109,37 +130,58 @@ t.test('against a running daemon', async (t) => {
 
   t.test('a missing opener does not fail the command', async (t) => {
     const opener = fakeOpener('ENOENT');
-    const r = await runMain([...g, 'open'], { env: { DISPLAY: ':0' }, platform: 'linux', startDetached: opener.startDetached });
+    const r = await runMain([...g, 'open'], {
+      env: { DISPLAY: ':0' },
+      platform: 'linux',
+      startDetached: opener.startDetached,
+    });
     t.equal(r.code, 0, r.stderr);
     t.equal(opener.calls.length, 1);
-    t.match(r.stdout, /^could not run xdg-open \(ENOENT\); open it in your browser:\n {2}http:\/\/\S+\/web\/sign-in\?token=\S+\n/);
-    const j = await runMain([...g, 'open', '--json'], { env: { DISPLAY: ':0' }, platform: 'linux', startDetached: fakeOpener('ENOENT').startDetached });
+    t.match(
+      r.stdout,
+      /^could not run xdg-open \(ENOENT\); open it in your browser:\n {2}http:\/\/\S+\/web\/sign-in\?token=\S+\n/,
+    );
+    const j = await runMain([...g, 'open', '--json'], {
+      env: { DISPLAY: ':0' },
+      platform: 'linux',
+      startDetached: fakeOpener('ENOENT').startDetached,
+    });
     t.equal(j.code, 0);
     t.same(Object.keys(JSON.parse(j.stdout)).sort(), ['expiresAt', 'url'], '--json stays one document');
   });
 
-  t.test('as a real process: a fake xdg-open on PATH is started with the link, and only with a display', { skip: process.platform !== 'linux' && 'xdg-open is the Linux opener' }, async (t) => {
-    const bin = tempDir('appreg-bin-');
-    t.teardown(() => fs.rmSync(bin, { recursive: true, force: true }));
-    const marker = path.join(bin, 'opened');
-    fs.writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$1" >> '${marker}'\n`, { mode: 0o755 });
-    const env = { ...noDisplay, PATH: bin };
+  t.test(
+    'as a real process: a fake xdg-open on PATH is started with the link, and only with a display',
+    { skip: process.platform !== 'linux' && 'xdg-open is the Linux opener' },
+    async (t) => {
+      const bin = tempDir('appreg-bin-');
+      t.teardown(() => fs.rmSync(bin, { recursive: true, force: true }));
+      const marker = path.join(bin, 'opened');
+      fs.writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$1" >> '${marker}'\n`, { mode: 0o755 });
+      const env = { ...noDisplay, PATH: bin };
 
-    const none = await runCli([...g, 'open'], { env });
-    t.equal(none.code, 0, none.stderr);
-    t.match(none.stdout, /^open it in your browser:/);
+      const none = await runCli([...g, 'open'], { env });
+      t.equal(none.code, 0, none.stderr);
+      t.match(none.stdout, /^open it in your browser:/);
 
-    const shown = await runCli([...g, 'open'], { env: { ...env, DISPLAY: ':0' } });
-    t.equal(shown.code, 0, shown.stderr);
-    const url = /(http:\/\/\S+)/.exec(shown.stdout)?.[1];
-    await until(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').includes(`${url}\n`));
-    // the opener appends each link it gets: the run without DISPLAY, earlier, would have added its own
-    t.equal(fs.readFileSync(marker, 'utf8'), `${url}\n`, 'xdg-open got the link, and only from the run with a display');
+      const shown = await runCli([...g, 'open'], { env: { ...env, DISPLAY: ':0' } });
+      t.equal(shown.code, 0, shown.stderr);
+      const url = /(http:\/\/\S+)/.exec(shown.stdout)?.[1];
+      await until(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').includes(`${url}\n`));
+      // the opener appends each link it gets: the run without DISPLAY, earlier, would have added its own
+      t.equal(
+        fs.readFileSync(marker, 'utf8'),
+        `${url}\n`,
+        'xdg-open got the link, and only from the run with a display',
+      );
 
-    const missing = await runCli([...g, 'open'], { env: { ...noDisplay, PATH: path.join(bin, 'none'), DISPLAY: ':0' } });
-    t.equal(missing.code, 0, 'an opener that is not installed does not fail the command');
-    t.match(missing.stdout, /^could not run xdg-open \(ENOENT\); open it in your browser:\n {2}http:\/\/\S+\n/);
-  });
+      const missing = await runCli([...g, 'open'], {
+        env: { ...noDisplay, PATH: path.join(bin, 'none'), DISPLAY: ':0' },
+      });
+      t.equal(missing.code, 0, 'an opener that is not installed does not fail the command');
+      t.match(missing.stdout, /^could not run xdg-open \(ENOENT\); open it in your browser:\n {2}http:\/\/\S+\n/);
+    },
+  );
 });
 
 t.test('serve: the first start says to run appreg open', async (t) => {
@@ -148,13 +190,23 @@ t.test('serve: the first start says to run appreg open', async (t) => {
   const s = await serveInProcess(['--data-dir', dir]);
   t.equal(await s.stop(), 0, s.out.stderr);
   const esc = dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const logged = s.out.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string });
+  const logged = s.out.stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { msg: string });
   const first = logged.findIndex((l) => /^first start: created workspace/.test(l.msg));
   t.ok(first >= 0, 'the first start is said in the log');
-  t.match(logged[first + 1]?.msg, new RegExp(`^to sign a browser in as the owner \\(who has no password\\): appreg open --data-dir ${esc}$`));
+  t.match(
+    logged[first + 1]?.msg,
+    new RegExp(`^to sign a browser in as the owner \\(who has no password\\): appreg open --data-dir ${esc}$`),
+  );
   const dir2 = tempDir();
   t.teardown(() => fs.rmSync(dir2, { recursive: true, force: true }));
   const s2 = await serveInProcess([], { env: { APPREG_DATA_DIR: dir2 } });
   t.equal(await s2.stop(), 0, s2.out.stderr);
-  t.match(s2.out.stderr, /\(who has no password\): appreg open"/, 'no --data-dir when the CLI finds the data dir by itself');
+  t.match(
+    s2.out.stderr,
+    /\(who has no password\): appreg open"/,
+    'no --data-dir when the CLI finds the data dir by itself',
+  );
 });

@@ -20,12 +20,19 @@ t.test('a data dir that lost credentials.json gets it back at the next start', a
   t.teardown(() => again.stop());
   const file = path.join(dir, 'credentials.json');
   t.equal(fs.statSync(file).mode & 0o777, 0o600);
-  t.match(JSON.parse(fs.readFileSync(file, 'utf8')), { workspaceId: first.workspaceId, workspaceUserId: first.workspaceUserId, email: 'owner@localhost' });
-  t.match(again.logs(), /wrote .*credentials\.json for the workspace's owner owner@localhost: the CLI on this machine works with no login/);
+  t.match(JSON.parse(fs.readFileSync(file, 'utf8')), {
+    workspaceId: first.workspaceId,
+    workspaceUserId: first.workspaceUserId,
+    email: 'owner@localhost',
+  });
+  t.match(
+    again.logs(),
+    /wrote .*credentials\.json for the workspace's owner owner@localhost: the CLI on this machine works with no login/,
+  );
   t.equal((await runMain(['--data-dir', dir, 'apps', 'list'])).code, 0, 'the CLI works with no login');
 });
 
-testWithPg(t, 'PostgreSQL: the owner\'s CLI works on every daemon; a wrong key names --key-file', async (t, url) => {
+testWithPg(t, "PostgreSQL: the owner's CLI works on every daemon; a wrong key names --key-file", async (t, url) => {
   const a = tempDir();
   const one = await serveInProcess(['--data-dir', a, '--database-url', url]);
   t.teardown(async () => void (await one.stop()));
@@ -35,7 +42,10 @@ testWithPg(t, 'PostgreSQL: the owner\'s CLI works on every daemon; a wrong key n
   const b = tempDir();
   const refused = await runMain(['serve', '--port', '0', '--data-dir', b, '--database-url', url]);
   t.equal(refused.code, 1);
-  t.match(refused.stderr, /refusing to start: the key file .*secret\.key is not the key the database was made with \(.*\); restore the secret\.key that belongs to it, or give its path with appreg serve --key-file <file> \(every daemon of a database needs the key of the first\)/);
+  t.match(
+    refused.stderr,
+    /refusing to start: the key file .*secret\.key is not the key the database was made with \(.*\); restore the secret\.key that belongs to it, or give its path with appreg serve --key-file <file> \(every daemon of a database needs the key of the first\)/,
+  );
   fs.rmSync(b, { recursive: true, force: true });
 
   // The same daemon given the first one's key with --key-file: starts, and writes the owner's credentials.
@@ -47,5 +57,9 @@ testWithPg(t, 'PostgreSQL: the owner\'s CLI works on every daemon; a wrong key n
   const onTwo = await runMain(['--data-dir', b, 'whoami', '--json']);
   t.equal(onTwo.code, 0, onTwo.stderr);
   const onOne = await runMain(['--data-dir', a, 'whoami', '--json']);
-  t.equal(JSON.parse(onTwo.stdout).workspaceUserId, JSON.parse(onOne.stdout).workspaceUserId, 'the same owner on both daemons');
+  t.equal(
+    JSON.parse(onTwo.stdout).workspaceUserId,
+    JSON.parse(onOne.stdout).workspaceUserId,
+    'the same owner on both daemons',
+  );
 });

@@ -23,7 +23,15 @@ t.test('the exit code of main() is the exit status of the process', async (t) =>
   const usage = await runCli(['apps', 'frobnicate']);
   t.equal(usage.code, 2, 'usage error');
   t.match(usage.stderr, /unknown command/);
-  const unreachable = await runCli(['--url', 'http://127.0.0.1:9', '--token', 'x.eyJzdWIiOiJ1Iiwid3MiOiJ3In0.x', 'apps', 'list', '--json']);
+  const unreachable = await runCli([
+    '--url',
+    'http://127.0.0.1:9',
+    '--token',
+    'x.eyJzdWIiOiJ1Iiwid3MiOiJ3In0.x',
+    'apps',
+    'list',
+    '--json',
+  ]);
   t.equal(unreachable.code, 3, 'daemon not reachable');
   t.match(JSON.parse(unreachable.stdout), { error: { code: 'daemon_unreachable' }, exitCode: 3 });
 });
@@ -53,7 +61,11 @@ t.test('messages tail follows until Ctrl-C (SIGINT), then exits 0', async (t) =>
   const { startTestDaemon } = await import('../helpers/daemon.js');
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
-  const child = spawn(process.execPath, ['--', BIN, '--url', d.url, '--token', d.token, 'messages', 'tail', 'general', '--interval-ms', '50'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(
+    process.execPath,
+    ['--', BIN, '--url', d.url, '--token', d.token, 'messages', 'tail', 'general', '--interval-ms', '50'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c) => (stdout += c));

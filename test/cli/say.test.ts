@@ -26,9 +26,28 @@ t.test('appreg say', async (t) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
-      const body = JSON.parse(raw) as { slashCommand: string; channelId: string; text: string; userId: string; threadRootId?: string };
+      const body = JSON.parse(raw) as {
+        slashCommand: string;
+        channelId: string;
+        text: string;
+        userId: string;
+        threadRootId?: string;
+      };
       res.setHeader('content-type', 'application/json');
-      if (body.text === 'modal') return res.end(JSON.stringify({ triggerId: 't', viewType: 'MODAL', action: 'OPEN', view: { type: 'MODAL', callbackId: 'standup_form', title: { type: 'plain_text', text: 'Standup' }, blocks: [{ type: 'input' }] } }));
+      if (body.text === 'modal')
+        return res.end(
+          JSON.stringify({
+            triggerId: 't',
+            viewType: 'MODAL',
+            action: 'OPEN',
+            view: {
+              type: 'MODAL',
+              callbackId: 'standup_form',
+              title: { type: 'plain_text', text: 'Standup' },
+              blocks: [{ type: 'input' }],
+            },
+          }),
+        );
       if (body.text === 'bad') {
         res.statusCode = 400;
         return res.end(JSON.stringify({ message: 'unknown option bad' }));
@@ -36,16 +55,32 @@ t.test('appreg say', async (t) => {
       if (body.text === 'slow') return void slow.push(res); // answered when the test ends
       res.end(JSON.stringify({ message: `on it: ${body.text}` }));
       // then its bot posts (after the ack, as an app does)
-      res.on('finish', () => void bot.client!.postMessageToChannel(body.channelId, `standup started (${body.text})`).then(() => bot.client!.postEphemeral(body.channelId, 'only you see this', body.userId)));
+      res.on(
+        'finish',
+        () =>
+          void bot
+            .client!.postMessageToChannel(body.channelId, `standup started (${body.text})`)
+            .then(() => bot.client!.postEphemeral(body.channelId, 'only you see this', body.userId)),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => {
-    for (const res of slow) res.end('{}');
-    server.close(() => r());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        for (const res of slow) res.end('{}');
+        server.close(() => r());
+      }),
+  );
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slash`;
-  const app = await installPlatformApp(d, { name: 'standup', manifest: { displayName: 'Standup', slashCommands: [{ command: '/standup', url }], offlineMessage: 'Standup is offline' } });
+  const app = await installPlatformApp(d, {
+    name: 'standup',
+    manifest: {
+      displayName: 'Standup',
+      slashCommands: [{ command: '/standup', url }],
+      offlineMessage: 'Standup is offline',
+    },
+  });
   bot.client = app.bot;
   // a second app, subscribed to NEW_MESSAGE
   const listener = await startReceiver();
@@ -53,16 +88,37 @@ t.test('appreg say', async (t) => {
   listener.on('/events', { text: 'ok' });
   await installPlatformApp(d, { name: 'listener', events: ['NEW_MESSAGE'], eventsUrl: `${listener.url}/events` });
 
-  t.test('end to end: say /standup hi → the app acks and posts → messages list shows it → the second app hears NEW_MESSAGE', async (t) => {
-    const said = await runMain([...g, 'say', 'general', '/standup hi', '--wait-ms', '30000', '--expect-message', 'standup started \\(hi\\)', '--json']);
-    t.equal(said.code, 0, said.stderr);
-    const list = await runMain([...g, 'messages', 'list', 'general', '--json']);
-    const botMessage = (JSON.parse(list.stdout).messages as Array<{ id: string; text: string; author: string }>).find((m) => m.text === 'standup started (hi)');
-    t.ok(botMessage, 'messages list shows the bot’s message');
-    t.match(botMessage!.author, /^bot_/);
-    const heard = await until(() => listener.received.map((r) => JSON.parse(r.body.body)).find((b: { mId?: string }) => b.mId === botMessage!.id));
-    t.match(heard, { ty: 'NEW_MESSAGE', tx: 'standup started (hi)', aId: botMessage!.author }, 'the second app heard of it');
-  });
+  t.test(
+    'end to end: say /standup hi → the app acks and posts → messages list shows it → the second app hears NEW_MESSAGE',
+    async (t) => {
+      const said = await runMain([
+        ...g,
+        'say',
+        'general',
+        '/standup hi',
+        '--wait-ms',
+        '30000',
+        '--expect-message',
+        'standup started \\(hi\\)',
+        '--json',
+      ]);
+      t.equal(said.code, 0, said.stderr);
+      const list = await runMain([...g, 'messages', 'list', 'general', '--json']);
+      const botMessage = (JSON.parse(list.stdout).messages as Array<{ id: string; text: string; author: string }>).find(
+        (m) => m.text === 'standup started (hi)',
+      );
+      t.ok(botMessage, 'messages list shows the bot’s message');
+      t.match(botMessage!.author, /^bot_/);
+      const heard = await until(() =>
+        listener.received.map((r) => JSON.parse(r.body.body)).find((b: { mId?: string }) => b.mId === botMessage!.id),
+      );
+      t.match(
+        heard,
+        { ty: 'NEW_MESSAGE', tx: 'standup started (hi)', aId: botMessage!.author },
+        'the second app heard of it',
+      );
+    },
+  );
 
   t.test('a plain message, then a thread reply to it', async (t) => {
     const r = await runMain([...g, 'say', 'general', 'hello', 'there', '--json']);
@@ -80,10 +136,24 @@ t.test('appreg say', async (t) => {
     t.equal(r.code, 0, r.stderr);
     t.match(r.stdout, /\/standup → standup \(app_\S+\): acked, [\d.]+ ms/);
     t.match(r.stdout, /standup \(only visible to you\): on it: start/);
-    t.match(r.stdout, /then in the channel:\n\s+\d\d:\d\d:\d\d Standup: standup started \(start\)/, 'the bot’s message, by its name');
+    t.match(
+      r.stdout,
+      /then in the channel:\n\s+\d\d:\d\d:\d\d Standup: standup started \(start\)/,
+      'the bot’s message, by its name',
+    );
     t.match(r.stdout, /only you see this/, 'the ephemeral message to the person');
     t.match(r.stdout, /PASS/);
-    const j = await runMain([...g, 'say', 'general', '/standup go', '--wait-ms', '30000', '--expect-message', 'started \\(go\\)', '--json']);
+    const j = await runMain([
+      ...g,
+      'say',
+      'general',
+      '/standup go',
+      '--wait-ms',
+      '30000',
+      '--expect-message',
+      'started \\(go\\)',
+      '--json',
+    ]);
     t.equal(j.code, 0, j.stderr);
     const out = JSON.parse(j.stdout);
     t.match(out, { kind: 'slash-command', passed: true, outcome: 'acked', shown: 'on it: go', modal: null });
@@ -105,7 +175,16 @@ t.test('appreg say', async (t) => {
     const late = await running;
     t.equal(late.code, 6);
     t.match(late.stdout, /timeout[\s\S]*Standup is offline[\s\S]*FAIL: expected ok, got timeout/);
-    const miss = await runMain([...g, 'say', 'general', '/standup x', '--expect-message', 'never said', '--wait-ms', '1']);
+    const miss = await runMain([
+      ...g,
+      'say',
+      'general',
+      '/standup x',
+      '--expect-message',
+      'never said',
+      '--wait-ms',
+      '1',
+    ]);
     t.equal(miss.code, 6, 'no matching message');
     t.match(miss.stdout, /FAIL: the app posted no message matching \/never said\//);
     t.equal((await runMain([...g, 'say', 'general', '/nosuchcommand'])).code, 4, 'no app has the command');
@@ -113,12 +192,29 @@ t.test('appreg say', async (t) => {
   });
 
   t.test('--as another user of the workspace (the owner signs them in for the command)', async (t) => {
-    const made = await runMain([...g, 'users', 'create', '--workspace', d.workspaceId, '--email', 'dev@example.com', '--name', 'Dev', '--json']);
+    const made = await runMain([
+      ...g,
+      'users',
+      'create',
+      '--workspace',
+      d.workspaceId,
+      '--email',
+      'dev@example.com',
+      '--name',
+      'Dev',
+      '--json',
+    ]);
     t.equal(made.code, 0, made.stderr);
     const dev = JSON.parse(made.stdout) as { id: string };
     // dev is in the middle of an official-CLI login: acting as dev must leave it alone
-    const lead = (await (await d.api('/lead', { method: 'POST', noAuth: true, json: { email: 'dev@example.com' } })).json()) as { id: string };
-    const codeLines = () => d.logs().split('\n').filter((l) => /login code \d{6} for dev@example\.com/.test(l)).length;
+    const lead = (await (
+      await d.api('/lead', { method: 'POST', noAuth: true, json: { email: 'dev@example.com' } })
+    ).json()) as { id: string };
+    const codeLines = () =>
+      d
+        .logs()
+        .split('\n')
+        .filter((l) => /login code \d{6} for dev@example\.com/.test(l)).length;
     t.equal(codeLines(), 1);
     const r = await runMain([...g, 'say', 'general', 'hi from dev', '--as', 'dev@example.com', '--json']);
     t.equal(r.code, 0, r.stderr);
@@ -130,17 +226,35 @@ t.test('appreg say', async (t) => {
     t.equal(JSON.parse(me.stdout).message.author, d.workspaceUserId);
     t.equal(codeLines(), 1, 'acting as dev logged no login code');
     const code = (await (await d.api(`${d.mgmt}/login-codes?email=dev%40example.com`)).json()) as { code: string };
-    const activated = await d.api('/lead/activate', { method: 'POST', noAuth: true, json: { email: 'dev@example.com', code: code.code, leadId: lead.id } });
-    t.equal(activated.status, 200, 'dev\'s pending login still activates');
+    const activated = await d.api('/lead/activate', {
+      method: 'POST',
+      noAuth: true,
+      json: { email: 'dev@example.com', code: code.code, leadId: lead.id },
+    });
+    t.equal(activated.status, 200, "dev's pending login still activates");
     const loggedIn = await d.api('/lead/login', { method: 'POST', noAuth: true, json: { leadId: lead.id } });
     t.equal(loggedIn.status, 200, 'and logs in');
     t.match(d.logs(), /acting as another user of the workspace/);
     t.equal((await runMain([...g, 'say', 'general', 'x', '--as', 'wu_nobody'])).code, 4);
     t.equal((await runMain([...g, 'say', 'general', 'x', '--as', 'nobody@example.com'])).code, 4);
     // a user who does not own the workspace cannot act as someone else
-    const login = await d.api('/auth/login', { method: 'POST', noAuth: true, json: { email: 'dev@example.com', password: JSON.parse(made.stdout).password } });
+    const login = await d.api('/auth/login', {
+      method: 'POST',
+      noAuth: true,
+      json: { email: 'dev@example.com', password: JSON.parse(made.stdout).password },
+    });
     const devToken = ((await login.json()) as { authToken: string }).authToken;
-    const refused = await runMain(['--url', d.url, '--token', devToken, 'say', 'general', 'x', '--as', d.workspaceUserId]);
+    const refused = await runMain([
+      '--url',
+      d.url,
+      '--token',
+      devToken,
+      'say',
+      'general',
+      'x',
+      '--as',
+      d.workspaceUserId,
+    ]);
     t.equal(refused.code, 4);
     t.match(refused.stderr, /only the owner of the workspace/);
   });

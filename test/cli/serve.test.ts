@@ -6,11 +6,19 @@ import { tempDir, manifest } from '../helpers/daemon.js';
 import { BIN, runCli, runMain, serveInProcess } from '../helpers/cli.js';
 import { must } from '../../src/must.js';
 
-interface Served { child: ChildProcess; url: string; out: () => string; exited: Promise<number | null> }
+interface Served {
+  child: ChildProcess;
+  url: string;
+  out: () => string;
+  exited: Promise<number | null>;
+}
 
 function serve(dataDir: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--', BIN, 'serve', '--port', '0', '--data-dir', dataDir, ...extra], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--', BIN, 'serve', '--port', '0', '--data-dir', dataDir, ...extra], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     // stdout and stderr together: the log (stderr) says where it listens
@@ -86,7 +94,11 @@ t.test('a daemon killed with SIGKILL while 100 creates are in flight loses none 
   const body = JSON.stringify(manifest());
   const requests = Array.from({ length: 100 }, async () => {
     try {
-      const res = await fetch(`${base}/apps`, { method: 'POST', headers: { authtoken: creds.authToken, 'content-type': 'application/json' }, body });
+      const res = await fetch(`${base}/apps`, {
+        method: 'POST',
+        headers: { authtoken: creds.authToken, 'content-type': 'application/json' },
+        body,
+      });
       if (res.status === 201) {
         const app = (await res.json()) as { id: string };
         if (!killed) answered.push(app.id);
@@ -107,7 +119,11 @@ t.test('a daemon killed with SIGKILL while 100 creates are in flight loses none 
   fs.rmSync(path.join(dir, 'daemon.json'), { force: true });
   const again = await serve(dir);
   t.teardown(() => again.child.kill('SIGKILL'));
-  const list = (await (await fetch(`${again.url}/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}/apps/mine`, { headers: { authtoken: creds.authToken } })).json()) as Array<{ id: string }>;
+  const list = (await (
+    await fetch(`${again.url}/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}/apps/mine`, {
+      headers: { authtoken: creds.authToken },
+    })
+  ).json()) as Array<{ id: string }>;
   const ids = new Set(list.map((a) => a.id));
   const lost = answered.filter((id) => !ids.has(id));
   t.same(lost, [], 'every answered create survived');

@@ -27,7 +27,10 @@ t.test('small things a newcomer hit', async (t) => {
   t.teardown(() => d.stop());
   const g = ['--url', d.url, '--token', d.token];
   const cli = (args: string[], o: CliOptions = {}) => runMain([...g, ...args], o);
-  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ slashCommands: [{ command: '/slow', url: `${rx.url}/slash` }] }) });
+  const res = await d.api(`${d.mgmt}/apps`, {
+    method: 'POST',
+    json: manifest({ slashCommands: [{ command: '/slow', url: `${rx.url}/slash` }] }),
+  });
   const app = (await res.json()) as { id: string };
 
   await t.test('"App not found" names the app', async (t) => {
@@ -38,19 +41,23 @@ t.test('small things a newcomer hit', async (t) => {
     t.match(JSON.parse(dt.stdout), { error: { code: 'not_found', message: 'App app_nope not found.' }, exitCode: 4 });
   });
 
-  await t.test('deliveries list --app: an app that is not yours is an error; yours with no delivery yet is an empty list', async (t) => {
-    const r = await cli(['deliveries', 'list', '--app', 'app_nope']);
-    t.equal(r.code, 4);
-    t.match(r.stderr, 'App app_nope not found');
-    t.notMatch(r.stdout, /\(none\)/);
-    const mine = await cli(['deliveries', 'list', '--app', app.id]);
-    t.equal(mine.code, 0, mine.stderr);
-    t.match(mine.stdout, /\(none\)/);
-  });
+  await t.test(
+    'deliveries list --app: an app that is not yours is an error; yours with no delivery yet is an empty list',
+    async (t) => {
+      const r = await cli(['deliveries', 'list', '--app', 'app_nope']);
+      t.equal(r.code, 4);
+      t.match(r.stderr, 'App app_nope not found');
+      t.notMatch(r.stdout, /\(none\)/);
+      const mine = await cli(['deliveries', 'list', '--app', app.id]);
+      t.equal(mine.code, 0, mine.stderr);
+      t.match(mine.stdout, /\(none\)/);
+    },
+  );
 
   await t.test('deliveries get is deliveries show', async (t) => {
     rx.on('/slash', { json: {} });
-    const sent = JSON.parse((await cli(['deliver-test', app.id, '--kind', 'slash-command', '--json'])).stdout).delivery as { id: string };
+    const sent = JSON.parse((await cli(['deliver-test', app.id, '--kind', 'slash-command', '--json'])).stdout)
+      .delivery as { id: string };
     const get = await cli(['deliveries', 'get', sent.id]);
     const show = await cli(['deliveries', 'show', sent.id]);
     t.equal(get.code, 0, get.stderr);
@@ -73,21 +80,35 @@ t.test('small things a newcomer hit', async (t) => {
     t.match(live.stderr, /not logged in to/);
   });
 
-  await t.test('say /command on a terminal: a waiting line on stderr while the app takes more than a second', async (t) => {
-    const tty = await runWhileAppThinks(rx, '/slash', (o) => cli(['say', 'general', '/slow', '--wait-ms', '0'], { ...o, isTTY: true }));
-    t.equal(tty.code, 0, tty.stderr);
-    t.equal(tty.stderr, 'waiting for the app…\n');
-    const pipe = await runWhileAppThinks(rx, '/slash', (o) => cli(['say', 'general', '/slow', '--wait-ms', '0'], o));
-    t.equal(pipe.stderr, '', 'not on a pipe');
-    const json = await runWhileAppThinks(rx, '/slash', (o) => cli(['say', 'general', '/slow', '--wait-ms', '0', '--json'], { ...o, isTTY: true }));
-    t.equal(json.stderr, '', 'not with --json');
-  });
+  await t.test(
+    'say /command on a terminal: a waiting line on stderr while the app takes more than a second',
+    async (t) => {
+      const tty = await runWhileAppThinks(rx, '/slash', (o) =>
+        cli(['say', 'general', '/slow', '--wait-ms', '0'], { ...o, isTTY: true }),
+      );
+      t.equal(tty.code, 0, tty.stderr);
+      t.equal(tty.stderr, 'waiting for the app…\n');
+      const pipe = await runWhileAppThinks(rx, '/slash', (o) => cli(['say', 'general', '/slow', '--wait-ms', '0'], o));
+      t.equal(pipe.stderr, '', 'not on a pipe');
+      const json = await runWhileAppThinks(rx, '/slash', (o) =>
+        cli(['say', 'general', '/slow', '--wait-ms', '0', '--json'], { ...o, isTTY: true }),
+      );
+      t.equal(json.stderr, '', 'not with --json');
+    },
+  );
 
-  await t.test('deliver-test, its output piped: the waiting line still shows when stderr is a terminal, and only then', async (t) => {
-    const piped = await runWhileAppThinks(rx, '/slash', (o) => cli(['deliver-test', app.id, '--kind', 'slash-command'], { ...o, isTTY: false, stderrIsTTY: true }));
-    t.equal(piped.code, 0, piped.stderr);
-    t.equal(piped.stderr, 'waiting for the app… (budget 3000 ms)\n');
-    const noTerminal = await runWhileAppThinks(rx, '/slash', (o) => cli(['deliver-test', app.id, '--kind', 'slash-command'], { ...o, isTTY: true, stderrIsTTY: false }));
-    t.equal(noTerminal.stderr, '', 'stderr not a terminal: no line in a log file');
-  });
+  await t.test(
+    'deliver-test, its output piped: the waiting line still shows when stderr is a terminal, and only then',
+    async (t) => {
+      const piped = await runWhileAppThinks(rx, '/slash', (o) =>
+        cli(['deliver-test', app.id, '--kind', 'slash-command'], { ...o, isTTY: false, stderrIsTTY: true }),
+      );
+      t.equal(piped.code, 0, piped.stderr);
+      t.equal(piped.stderr, 'waiting for the app… (budget 3000 ms)\n');
+      const noTerminal = await runWhileAppThinks(rx, '/slash', (o) =>
+        cli(['deliver-test', app.id, '--kind', 'slash-command'], { ...o, isTTY: true, stderrIsTTY: false }),
+      );
+      t.equal(noTerminal.stderr, '', 'stderr not a terminal: no line in a log file');
+    },
+  );
 });

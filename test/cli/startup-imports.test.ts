@@ -12,7 +12,10 @@ import { must } from '../../src/must.js';
 /** Static `import … from '…'` and `export … from '…'` specifiers of a compiled module (not `import()`). */
 function staticImports(file: string): string[] {
   const src = fs.readFileSync(file, 'utf8');
-  return [...src.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm), ...src.matchAll(/^\s*import\s+'([^']+)'/gm)].map((m) => must(m[1]));
+  return [
+    ...src.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm),
+    ...src.matchAll(/^\s*import\s+'([^']+)'/gm),
+  ].map((m) => must(m[1]));
 }
 
 t.test('the CLI at start loads commander and its own modules, nothing else', async (t) => {
@@ -31,9 +34,12 @@ t.test('the CLI at start loads commander and its own modules, nothing else', asy
   }
   t.same([...packages].sort(), ['commander'], 'packages loaded at start');
   // besides the CLI's own: two leaf modules that import nothing (the configuration's names, the clock)
-  const outside = [...seen].map((f) => path.relative(path.join(ROOT, 'dist/src'), f)).filter((f) => !f.startsWith('cli/') && f !== 'config.js' && f !== 'clock.js');
+  const outside = [...seen]
+    .map((f) => path.relative(path.join(ROOT, 'dist/src'), f))
+    .filter((f) => !f.startsWith('cli/') && f !== 'config.js' && f !== 'clock.js');
   t.same(outside, [], 'no module of the server, store or services is loaded at start');
   t.ok(seen.size >= 8, `followed ${seen.size} modules`);
   const inCli = [...seen].map((f) => path.relative(path.join(ROOT, 'dist/src/cli'), f));
-  for (const lazy of ['workspace.js', 'commands/say-run.js', 'commands/test-run.js']) t.notOk(inCli.includes(lazy), `${lazy} is loaded when a command runs, not at start`);
+  for (const lazy of ['workspace.js', 'commands/say-run.js', 'commands/test-run.js'])
+    t.notOk(inCli.includes(lazy), `${lazy} is loaded when a command runs, not at start`);
 });

@@ -13,10 +13,17 @@ t.test('channels, messages, reactions and login codes', async (t) => {
   t.test('channels list and create', async (t) => {
     const list = await cli('channels', 'list', '--json');
     t.equal(list.code, 0, list.stderr);
-    t.same(JSON.parse(list.stdout).map((c: { channel: { name: string } }) => c.channel.name).sort(), ['general', 'random']);
+    t.same(
+      JSON.parse(list.stdout)
+        .map((c: { channel: { name: string } }) => c.channel.name)
+        .sort(),
+      ['general', 'random'],
+    );
     const made = await cli('channels', 'create', 'team-only', '--private', '--description', 'just us', '--json');
     t.equal(made.code, 0, made.stderr);
-    t.match(JSON.parse(made.stdout), { channel: { name: 'team-only', channelType: 'PRIVATE', description: 'just us' } });
+    t.match(JSON.parse(made.stdout), {
+      channel: { name: 'team-only', channelType: 'PRIVATE', description: 'just us' },
+    });
     const human = await cli('channels', 'list', '--types', 'private');
     t.match(human.stdout, /ID\s+NAME\s+TYPE/);
     t.match(human.stdout, /#team-only\s+PRIVATE\s+1\s+member\s+just us/);
@@ -30,7 +37,11 @@ t.test('channels, messages, reactions and login codes', async (t) => {
     const j = await cli('messages', 'list', '#general', '--limit', '2', '--json');
     t.equal(j.code, 0, j.stderr);
     const page = JSON.parse(j.stdout);
-    t.same(page.messages.map((m: { text: string }) => m.text), ['two', 'three'], 'the latest, oldest first');
+    t.same(
+      page.messages.map((m: { text: string }) => m.text),
+      ['two', 'three'],
+      'the latest, oldest first',
+    );
     t.equal(page.hasMoreBefore, true);
     const id = page.messages[0].channelId as string;
     const byId = await cli('messages', 'list', id);
@@ -52,7 +63,9 @@ t.test('channels, messages, reactions and login codes', async (t) => {
     let stop: (s: string) => void = () => {};
     const stopped = new Promise<string>((r) => (stop = r));
     t.equal((await cli('say', 'random', 'before')).code, 0);
-    const tail = startMain([...g, 'messages', 'tail', 'random', '--limit', '2', '--interval-ms', '50', '--json'], { stop: stopped });
+    const tail = startMain([...g, 'messages', 'tail', 'random', '--limit', '2', '--interval-ms', '50', '--json'], {
+      stop: stopped,
+    });
     await until(() => /"before"/.test(tail.out.stdout)); // the latest shown: it follows from here
     for (const text of ['live 1', 'live 2']) t.equal((await cli('say', 'random', text)).code, 0);
     await until(() => /"live 2"/.test(tail.out.stdout));
@@ -61,10 +74,19 @@ t.test('channels, messages, reactions and login codes', async (t) => {
     stop('SIGINT');
     const r = await tail.done;
     t.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { text: string });
-    t.same(lines.map((m) => m.text), ['before', 'live 1', 'live 2', 'live 3'], 'each message once, in order');
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { text: string });
+    t.same(
+      lines.map((m) => m.text),
+      ['before', 'live 1', 'live 2', 'live 3'],
+      'each message once, in order',
+    );
     let stopHuman: (s: string) => void = () => {};
-    const human = startMain([...g, 'messages', 'tail', 'random', '--limit', '1', '--interval-ms', '50'], { stop: new Promise((r) => (stopHuman = r)) });
+    const human = startMain([...g, 'messages', 'tail', 'random', '--limit', '1', '--interval-ms', '50'], {
+      stop: new Promise((r) => (stopHuman = r)),
+    });
     await until(() => /following/.test(human.out.stderr) && /: live 3 msg_/.test(human.out.stdout));
     stopHuman('SIGINT');
     const h = await human.done;
@@ -85,7 +107,11 @@ t.test('channels, messages, reactions and login codes', async (t) => {
     const human = await cli('users', 'login-code', '--email', me.email);
     t.match(human.stdout, new RegExp(`code\\s+${code.code}`));
     t.match(human.stdout, /tries left\s+5/);
-    const activated = await d.api('/lead/activate', { method: 'POST', noAuth: true, json: { email: me.email, code: code.code, leadId: ((await lead.json()) as { id: string }).id } });
+    const activated = await d.api('/lead/activate', {
+      method: 'POST',
+      noAuth: true,
+      json: { email: me.email, code: code.code, leadId: ((await lead.json()) as { id: string }).id },
+    });
     t.equal(activated.status, 200, 'the code shown is the one the login takes');
     t.equal((await cli('users', 'login-code')).code, 2, '--email is required');
   });

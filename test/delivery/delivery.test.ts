@@ -9,7 +9,12 @@ import { until } from '../helpers/until.js';
 import { must } from '../../src/must.js';
 
 /** A receiver, a daemon (on `clock`, if given: the receiver stamps requests with it too) and an app of the receiver's. */
-async function setup(t: Test, config: Record<string, unknown> = {}, overrides: (url: string) => Record<string, unknown> = () => ({}), clock?: TestClock) {
+async function setup(
+  t: Test,
+  config: Record<string, unknown> = {},
+  overrides: (url: string) => Record<string, unknown> = () => ({}),
+  clock?: TestClock,
+) {
   const rx = await startReceiver(clock);
   t.teardown(() => rx.close());
   const d = await startTestDaemon({ config, clock });
@@ -31,8 +36,8 @@ async function step(clock: TestClock, d: TestDaemon, ms: number, grain = ms) {
 }
 
 /** The delivery as the API shows it. */
-const shown = async (d: TestDaemon, id: string) => (await (await d.api(`${d.mgmt}/deliveries/${id}`)).json()) as Record<string, any>;
-
+const shown = async (d: TestDaemon, id: string) =>
+  (await (await d.api(`${d.mgmt}/deliveries/${id}`)).json()) as Record<string, any>;
 
 function appManifest(url: string, extra: Record<string, unknown> = {}) {
   return manifest({
@@ -44,7 +49,10 @@ function appManifest(url: string, extra: Record<string, unknown> = {}) {
       { shortcutType: 'ON_MESSAGE', url: `${url}/msg-shortcut`, name: 'remind', displayName: 'Remind' },
     ],
     slashCommands: [{ command: '/standup', url: `${url}/slash`, usageHint: '[start]' }],
-    eventSubscriptions: { url: `${url}/events`, events: ['NEW_MESSAGE', 'CHANNEL_CREATED', 'APP_UNINSTALLED', 'APP_UNAUTHORIZED'] },
+    eventSubscriptions: {
+      url: `${url}/events`,
+      events: ['NEW_MESSAGE', 'CHANNEL_CREATED', 'APP_UNINSTALLED', 'APP_UNAUTHORIZED'],
+    },
     blockInteraction: { url: `${url}/blocks` },
     viewAction: { url: `${url}/views` },
     dynamicMenus: [{ url: `${url}/menus`, onAction: 'pick_channel' }],
@@ -69,13 +77,77 @@ t.test('every kind: payload shape, headers and a signature the receiver verifies
   const { d, rx, app } = await setup(t);
   const common = { workspaceId: d.workspaceId, userId: d.workspaceUserId };
   const cases: Array<[Record<string, unknown>, string, Record<string, unknown>]> = [
-    [{ kind: 'slash-command', command: '/standup', text: 'start now' }, '/slash', { messageType: 'SLASH_COMMAND', slashCommand: '/standup', text: 'start now', channelId: String, triggerId: String, ...common }],
-    [{ kind: 'global-shortcut', shortcut: 'start' }, '/shortcut', { messageType: 'SHORTCUT', type: 'GLOBAL', shortcut: 'start', channelId: String, triggerId: String, ...common }],
-    [{ kind: 'message-shortcut', shortcut: 'remind', messageId: 'msg_1' }, '/msg-shortcut', { messageType: 'SHORTCUT', type: 'ON_MESSAGE', shortcut: 'remind', messageId: 'msg_1', triggerId: String, ...common }],
-    [{ kind: 'block-interaction', onAction: 'approve', value: 'yes' }, '/blocks', { messageType: 'BLOCK_INTERACTION', sourceType: 'MESSAGE', sourceId: String, actionType: String, onAction: 'approve', payload: '{"value":"yes"}', triggerId: String, loadingTimeout: Number, ...common }],
-    [{ kind: 'view-action', view: { callbackId: 'cb_1' } }, '/views', { messageType: 'VIEW_ACTION', viewActionType: 'SUBMIT', view: { type: 'MODAL', callbackId: 'cb_1', id: String, blocks: [], state: Object }, triggerId: String, ...common }],
-    [{ kind: 'dynamic-menu', onAction: 'pick_channel', query: 'gen' }, '/menus', { messageType: 'DYNAMIC_MENU', onAction: 'pick_channel', query: 'gen', triggerId: String, ...common }],
-    [{ kind: 'event', event: 'NEW_MESSAGE' }, '/events', { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId], body: String }],
+    [
+      { kind: 'slash-command', command: '/standup', text: 'start now' },
+      '/slash',
+      {
+        messageType: 'SLASH_COMMAND',
+        slashCommand: '/standup',
+        text: 'start now',
+        channelId: String,
+        triggerId: String,
+        ...common,
+      },
+    ],
+    [
+      { kind: 'global-shortcut', shortcut: 'start' },
+      '/shortcut',
+      { messageType: 'SHORTCUT', type: 'GLOBAL', shortcut: 'start', channelId: String, triggerId: String, ...common },
+    ],
+    [
+      { kind: 'message-shortcut', shortcut: 'remind', messageId: 'msg_1' },
+      '/msg-shortcut',
+      {
+        messageType: 'SHORTCUT',
+        type: 'ON_MESSAGE',
+        shortcut: 'remind',
+        messageId: 'msg_1',
+        triggerId: String,
+        ...common,
+      },
+    ],
+    [
+      { kind: 'block-interaction', onAction: 'approve', value: 'yes' },
+      '/blocks',
+      {
+        messageType: 'BLOCK_INTERACTION',
+        sourceType: 'MESSAGE',
+        sourceId: String,
+        actionType: String,
+        onAction: 'approve',
+        payload: '{"value":"yes"}',
+        triggerId: String,
+        loadingTimeout: Number,
+        ...common,
+      },
+    ],
+    [
+      { kind: 'view-action', view: { callbackId: 'cb_1' } },
+      '/views',
+      {
+        messageType: 'VIEW_ACTION',
+        viewActionType: 'SUBMIT',
+        view: { type: 'MODAL', callbackId: 'cb_1', id: String, blocks: [], state: Object },
+        triggerId: String,
+        ...common,
+      },
+    ],
+    [
+      { kind: 'dynamic-menu', onAction: 'pick_channel', query: 'gen' },
+      '/menus',
+      { messageType: 'DYNAMIC_MENU', onAction: 'pick_channel', query: 'gen', triggerId: String, ...common },
+    ],
+    [
+      { kind: 'event', event: 'NEW_MESSAGE' },
+      '/events',
+      {
+        messageType: 'PUMBLE_EVENT',
+        eventType: 'NEW_MESSAGE',
+        workspaceId: d.workspaceId,
+        workspaceUserIds: [d.workspaceUserId],
+        body: String,
+      },
+    ],
   ];
   for (const [i, [body, path, shape]] of cases.entries()) {
     const r = await trigger(d, { appId: app.id, ...body });
@@ -104,13 +176,19 @@ t.test('interactive outcomes: ack message, nack message, modal response, offline
 
   rx.on('/slash', { status: 400, json: { message: 'Unknown option' } });
   r = await trigger(d, { appId: app.id, kind: 'slash-command' });
-  t.match(r.body, { outcome: 'nacked', state: 'failed', ephemeralMessage: 'Unknown option' }, "a nack's message is shown to the user");
+  t.match(
+    r.body,
+    { outcome: 'nacked', state: 'failed', ephemeralMessage: 'Unknown option' },
+    "a nack's message is shown to the user",
+  );
 
   rx.on('/shortcut', { json: { triggerId: 'trg', view: { type: 'MODAL' }, viewType: 'MODAL', action: 'OPEN' } });
   r = await trigger(d, { appId: app.id, kind: 'global-shortcut' });
   t.match(r.body, { outcome: 'response', state: 'delivered', response: { action: 'OPEN' } });
 
-  rx.on('/menus', { json: { onAction: 'pick_channel', options: [{ text: 'general', value: 'c1' }], triggerId: 'x', value: '' } });
+  rx.on('/menus', {
+    json: { onAction: 'pick_channel', options: [{ text: 'general', value: 'c1' }], triggerId: 'x', value: '' },
+  });
   r = await trigger(d, { appId: app.id, kind: 'dynamic-menu' });
   t.match(r.body, { outcome: 'response', response: { options: [{ value: 'c1' }] } });
 
@@ -142,17 +220,27 @@ t.test('an app that hangs: the offline message at the 3 s budget', async (t) => 
   t.equal(r, undefined, 'no answer a millisecond before the budget');
   await clock.advance(1);
   await until(() => r);
-  t.match(r!.body, { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Receiver App is offline' }, 'the offline message at 3 s');
+  t.match(
+    r!.body,
+    { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Receiver App is offline' },
+    'the offline message at 3 s',
+  );
 });
 
-t.test('without an offlineMessage, a default sentence names the app; a refused connection is a connection_error', async (t) => {
-  const { d, app } = await setup(t, {}, () => ({ offlineMessage: undefined }));
-  const put = await d.api(`${d.mgmt}/apps/${app.id}`, { method: 'PUT', json: appManifest('http://127.0.0.1:9', { offlineMessage: undefined }) });
-  t.equal(put.status, 200);
-  const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
-  t.equal(r.body.outcome, 'connection_error');
-  t.match(r.body.ephemeralMessage, /Receiver App is not responding/);
-});
+t.test(
+  'without an offlineMessage, a default sentence names the app; a refused connection is a connection_error',
+  async (t) => {
+    const { d, app } = await setup(t, {}, () => ({ offlineMessage: undefined }));
+    const put = await d.api(`${d.mgmt}/apps/${app.id}`, {
+      method: 'PUT',
+      json: appManifest('http://127.0.0.1:9', { offlineMessage: undefined }),
+    });
+    t.equal(put.status, 200);
+    const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
+    t.equal(r.body.outcome, 'connection_error');
+    t.match(r.body.ephemeralMessage, /Receiver App is not responding/);
+  },
+);
 
 t.test('events are retried, re-signed, with a stable delivery id; 410 stops', async (t) => {
   const clock = createTestClock();
@@ -165,9 +253,19 @@ t.test('events are retried, re-signed, with a stable delivery id; 410 stops', as
   await step(clock, d, 12_050);
   const got = await rx.waitFor(3);
   t.equal(new Set(got.map((x) => x.headers['x-appreg-delivery-id'])).size, 1, 'one delivery id across retries');
-  t.ok(got.every((x) => x.signatureValid), 'every retry signed validly');
-  t.equal(new Set(got.map((x) => x.headers['x-pumble-request-timestamp'])).size, 3, 'each retry re-signed with a fresh timestamp');
-  t.same(got.map((x) => x.headers['x-appreg-retry-num']), [undefined, '1', '2']);
+  t.ok(
+    got.every((x) => x.signatureValid),
+    'every retry signed validly',
+  );
+  t.equal(
+    new Set(got.map((x) => x.headers['x-pumble-request-timestamp'])).size,
+    3,
+    'each retry re-signed with a fresh timestamp',
+  );
+  t.same(
+    got.map((x) => x.headers['x-appreg-retry-num']),
+    [undefined, '1', '2'],
+  );
   const done = await shown(d, r.body.id);
   t.match(done, { state: 'delivered', outcome: 'acked' });
   t.equal(done.attempts.length, 3);
@@ -213,7 +311,10 @@ t.test('an idle daemon polls about once a second, yet makes a retry at its time'
     gaps.push(got[1]!.at - got[0]!.at);
   }
   // 240-360 ms, woken on a 50 ms grain, seen within the 10 ms step; the next idle poll was up to a second away
-  t.ok(gaps.every((g) => g >= 240 && g < 420), `the retries came ${gaps.join(', ')} ms after the first attempts`);
+  t.ok(
+    gaps.every((g) => g >= 240 && g < 420),
+    `the retries came ${gaps.join(', ')} ms after the first attempts`,
+  );
 });
 
 t.test('a retry pending across a daemon restart still arrives', async (t) => {
@@ -237,7 +338,11 @@ t.test('a retry pending across a daemon restart still arrives', async (t) => {
   t.ok(got[1]!.signatureValid);
   t.equal(got[1]!.headers['x-appreg-retry-num'], '1');
   const after = await shown(d, r.body.id);
-  t.match(after, { id: r.body.id, state: 'delivered', payload: { eventType: 'NEW_MESSAGE' } }, 'the delivery log was read back from disk after the restart');
+  t.match(
+    after,
+    { id: r.body.id, state: 'delivered', payload: { eventType: 'NEW_MESSAGE' } },
+    'the delivery log was read back from disk after the restart',
+  );
   t.equal(after.attempts.length, 2, 'both attempts, across the restart');
 });
 
@@ -245,7 +350,21 @@ t.test('APP_UNINSTALLED written to the outbox is delivered as an APP_EVENT and r
   const clock = createTestClock();
   const { d, rx, app } = await setup(t, {}, undefined, clock);
   // written without the hint a change gives: the worker's poll finds it (idle, once a second)
-  await d.parts.store.commit([{ table: EVENTS_OUTBOX, id: 'evt_1', value: { id: 'evt_1', appId: app.id, workspaceId: d.workspaceId, eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId], body: { id: 'x', app: app.id }, createdAt: new Date(clock.now()).toISOString() } }]);
+  await d.parts.store.commit([
+    {
+      table: EVENTS_OUTBOX,
+      id: 'evt_1',
+      value: {
+        id: 'evt_1',
+        appId: app.id,
+        workspaceId: d.workspaceId,
+        eventType: 'APP_UNINSTALLED',
+        workspaceUserIds: [d.workspaceUserId],
+        body: { id: 'x', app: app.id },
+        createdAt: new Date(clock.now()).toISOString(),
+      },
+    },
+  ]);
   await step(clock, d, 1000);
   t.equal(rx.received.length, 1);
   const [got] = rx.received;
@@ -255,25 +374,36 @@ t.test('APP_UNINSTALLED written to the outbox is delivered as an APP_EVENT and r
   t.equal(await d.parts.store.count(EVENTS_OUTBOX), 0, 'outbox emptied');
 });
 
-t.test('deliveries: list (--failed, by app), show, replay (a new, re-signed attempt); other users see nothing', async (t) => {
-  const { d, rx, app } = await setup(t);
-  rx.on('/slash', { status: 500 });
-  const failed = await trigger(d, { appId: app.id, kind: 'slash-command' });
-  rx.on('/slash', { json: {} });
-  await trigger(d, { appId: app.id, kind: 'global-shortcut' });
-  const all = (await (await d.api(`${d.mgmt}/deliveries?appId=${app.id}`)).json()) as any[];
-  t.equal(all.length, 2);
-  t.equal(all[0].kind, 'global-shortcut', 'newest first');
-  const onlyFailed = (await (await d.api(`${d.mgmt}/deliveries?failed=true`)).json()) as any[];
-  t.same(onlyFailed.map((x) => x.id), [failed.body.id]);
-  const replayed = (await (await d.api(`${d.mgmt}/deliveries/${failed.body.id}/replay`, { method: 'POST' })).json()) as any;
-  t.match(replayed, { id: failed.body.id, state: 'delivered', outcome: 'acked' });
-  t.equal(replayed.attempts.length, 2);
-  const slashCalls = rx.received.filter((x) => x.path === '/slash');
-  t.not(must(slashCalls[0]).headers['x-pumble-request-timestamp'], must(slashCalls[1]).headers['x-pumble-request-timestamp']);
-  t.ok(must(slashCalls[1]).signatureValid);
-  t.equal((await d.api(`${d.mgmt}/deliveries/dlv_nope`)).status, 404);
-});
+t.test(
+  'deliveries: list (--failed, by app), show, replay (a new, re-signed attempt); other users see nothing',
+  async (t) => {
+    const { d, rx, app } = await setup(t);
+    rx.on('/slash', { status: 500 });
+    const failed = await trigger(d, { appId: app.id, kind: 'slash-command' });
+    rx.on('/slash', { json: {} });
+    await trigger(d, { appId: app.id, kind: 'global-shortcut' });
+    const all = (await (await d.api(`${d.mgmt}/deliveries?appId=${app.id}`)).json()) as any[];
+    t.equal(all.length, 2);
+    t.equal(all[0].kind, 'global-shortcut', 'newest first');
+    const onlyFailed = (await (await d.api(`${d.mgmt}/deliveries?failed=true`)).json()) as any[];
+    t.same(
+      onlyFailed.map((x) => x.id),
+      [failed.body.id],
+    );
+    const replayed = (await (
+      await d.api(`${d.mgmt}/deliveries/${failed.body.id}/replay`, { method: 'POST' })
+    ).json()) as any;
+    t.match(replayed, { id: failed.body.id, state: 'delivered', outcome: 'acked' });
+    t.equal(replayed.attempts.length, 2);
+    const slashCalls = rx.received.filter((x) => x.path === '/slash');
+    t.not(
+      must(slashCalls[0]).headers['x-pumble-request-timestamp'],
+      must(slashCalls[1]).headers['x-pumble-request-timestamp'],
+    );
+    t.ok(must(slashCalls[1]).signatureValid);
+    t.equal((await d.api(`${d.mgmt}/deliveries/dlv_nope`)).status, 404);
+  },
+);
 
 t.test('bad triggers are refused with a clear error and nothing is sent', async (t) => {
   const { d, rx, app } = await setup(t);
@@ -307,15 +437,30 @@ t.test('egress policy: loopback can be denied; private ranges are denied by defa
   t.match(p.body.attempts[0].error, /private/);
 });
 
-t.test('signature probe: a receiver that checks signatures refuses both; one that accepts anything does not', async (t) => {
-  const { d, rx, app } = await setup(t);
-  rx.on('/slash', (req) => (verify(rx.secret, req.headers, req.raw) ? { json: {} } : { status: 403, text: 'Invalid signature!' }));
-  let r = await d.api(`${d.mgmt}/deliveries/probe-signature`, { method: 'POST', json: { appId: app.id, kind: 'slash-command' } });
-  t.match(await r.json(), { refusedBoth: true, wrongSignature: { status: 403, refused: true }, unsigned: { status: 403, refused: true } });
-  rx.on('/slash', { json: {} });
-  r = await d.api(`${d.mgmt}/deliveries/probe-signature`, { method: 'POST', json: { appId: app.id, kind: 'slash-command' } });
-  t.match(await r.json(), { refusedBoth: false, wrongSignature: { status: 200, refused: false } });
-});
+t.test(
+  'signature probe: a receiver that checks signatures refuses both; one that accepts anything does not',
+  async (t) => {
+    const { d, rx, app } = await setup(t);
+    rx.on('/slash', (req) =>
+      verify(rx.secret, req.headers, req.raw) ? { json: {} } : { status: 403, text: 'Invalid signature!' },
+    );
+    let r = await d.api(`${d.mgmt}/deliveries/probe-signature`, {
+      method: 'POST',
+      json: { appId: app.id, kind: 'slash-command' },
+    });
+    t.match(await r.json(), {
+      refusedBoth: true,
+      wrongSignature: { status: 403, refused: true },
+      unsigned: { status: 403, refused: true },
+    });
+    rx.on('/slash', { json: {} });
+    r = await d.api(`${d.mgmt}/deliveries/probe-signature`, {
+      method: 'POST',
+      json: { appId: app.id, kind: 'slash-command' },
+    });
+    t.match(await r.json(), { refusedBoth: false, wrongSignature: { status: 200, refused: false } });
+  },
+);
 
 t.test('an app from its own /manifest: create, then sync; bad answers are clear errors', async (t) => {
   const { d, rx } = await setup(t);
@@ -351,34 +496,48 @@ t.test('an answer is read only up to the cap (deliveryMaxResponseBytes)', async 
   t.ok(r.body.attempts[0].excerpt.length <= 1000, `excerpt of ${r.body.attempts[0].excerpt.length} characters`);
 });
 
-t.test('after a restart: failed triggers keep their payload (replayable), succeeded ones are kept without it (embedded) or with it (PostgreSQL)', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  const dataDir = tempDir();
-  let d = await startTestDaemon({ dataDir });
-  const app = await createApp(d, rx);
-  rx.on('/slash', { json: {} });
-  const ok = await trigger(d, { appId: app.id, kind: 'slash-command' });
-  rx.on('/slash', { status: 500 });
-  const bad = await trigger(d, { appId: app.id, kind: 'slash-command' });
-  await d.stop();
-  d = await startTestDaemon({ dataDir });
-  t.teardown(() => d.stop());
-  const okShown = (await (await d.api(`${d.mgmt}/deliveries/${ok.body.id}`)).json()) as any;
-  const okReplay = await d.api(`${d.mgmt}/deliveries/${ok.body.id}/replay`, { method: 'POST' });
-  if (onPostgres()) {
-    // the database's delivery log keeps every payload: a succeeded trigger is replayable too
-    t.match(okShown, { state: 'delivered', outcome: 'acked', payload: { messageType: 'SLASH_COMMAND' }, attempts: [{ status: 200 }] });
-    t.equal(okReplay.status, 200);
-  } else {
-    t.match(okShown, { state: 'delivered', outcome: 'acked', payload: null, attempts: [{ status: 200 }] });
-    t.equal(okReplay.status, 409);
-    t.match(await okReplay.json(), { code: 'payload_not_kept' });
-  }
-  rx.on('/slash', { json: {} });
-  const badReplay = (await (await d.api(`${d.mgmt}/deliveries/${bad.body.id}/replay`, { method: 'POST' })).json()) as any;
-  t.match(badReplay, { state: 'delivered', payload: { messageType: 'SLASH_COMMAND' } }, 'a failed trigger is replayable after a restart');
-});
+t.test(
+  'after a restart: failed triggers keep their payload (replayable), succeeded ones are kept without it (embedded) or with it (PostgreSQL)',
+  async (t) => {
+    const rx = await startReceiver();
+    t.teardown(() => rx.close());
+    const dataDir = tempDir();
+    let d = await startTestDaemon({ dataDir });
+    const app = await createApp(d, rx);
+    rx.on('/slash', { json: {} });
+    const ok = await trigger(d, { appId: app.id, kind: 'slash-command' });
+    rx.on('/slash', { status: 500 });
+    const bad = await trigger(d, { appId: app.id, kind: 'slash-command' });
+    await d.stop();
+    d = await startTestDaemon({ dataDir });
+    t.teardown(() => d.stop());
+    const okShown = (await (await d.api(`${d.mgmt}/deliveries/${ok.body.id}`)).json()) as any;
+    const okReplay = await d.api(`${d.mgmt}/deliveries/${ok.body.id}/replay`, { method: 'POST' });
+    if (onPostgres()) {
+      // the database's delivery log keeps every payload: a succeeded trigger is replayable too
+      t.match(okShown, {
+        state: 'delivered',
+        outcome: 'acked',
+        payload: { messageType: 'SLASH_COMMAND' },
+        attempts: [{ status: 200 }],
+      });
+      t.equal(okReplay.status, 200);
+    } else {
+      t.match(okShown, { state: 'delivered', outcome: 'acked', payload: null, attempts: [{ status: 200 }] });
+      t.equal(okReplay.status, 409);
+      t.match(await okReplay.json(), { code: 'payload_not_kept' });
+    }
+    rx.on('/slash', { json: {} });
+    const badReplay = (await (
+      await d.api(`${d.mgmt}/deliveries/${bad.body.id}/replay`, { method: 'POST' })
+    ).json()) as any;
+    t.match(
+      badReplay,
+      { state: 'delivered', payload: { messageType: 'SLASH_COMMAND' } },
+      'a failed trigger is replayable after a restart',
+    );
+  },
+);
 
 t.test('TLS is verified: an app behind a self-signed certificate is a connection error, not a call', async (t) => {
   const https = await import('node:https');
@@ -387,7 +546,10 @@ t.test('TLS is verified: an app behind a self-signed certificate is a connection
   const { ROOT } = await import('../helpers/cli.js');
   let reached = 0;
   const server = https.createServer(
-    { key: fs.readFileSync(path.join(ROOT, 'test/fixtures/tls/self-signed.key')), cert: fs.readFileSync(path.join(ROOT, 'test/fixtures/tls/self-signed.crt')) },
+    {
+      key: fs.readFileSync(path.join(ROOT, 'test/fixtures/tls/self-signed.key')),
+      cert: fs.readFileSync(path.join(ROOT, 'test/fixtures/tls/self-signed.crt')),
+    },
     (_req, res) => {
       reached++;
       res.end('{}');
@@ -397,7 +559,10 @@ t.test('TLS is verified: an app behind a self-signed certificate is a connection
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   const port = (server.address() as import('node:net').AddressInfo).port;
   const { d, app } = await setup(t);
-  const put = await d.api(`${d.mgmt}/apps/${app.id}`, { method: 'PUT', json: appManifest(`https://127.0.0.1:${port}`) });
+  const put = await d.api(`${d.mgmt}/apps/${app.id}`, {
+    method: 'PUT',
+    json: appManifest(`https://127.0.0.1:${port}`),
+  });
   t.equal(put.status, 200);
   const r = await trigger(d, { appId: app.id, kind: 'slash-command' });
   t.match(r.body, { outcome: 'connection_error', ephemeralMessage: 'Receiver App is offline' });

@@ -18,7 +18,12 @@ async function setup(t: Test, config: Record<string, unknown> = {}) {
   t.teardown(() => d.stop());
   const res = await d.api(`${d.mgmt}/apps`, {
     method: 'POST',
-    json: manifest({ name: 'ev-app', displayName: 'Event App', eventSubscriptions: { url: `${rx.url}/events`, events: ['NEW_MESSAGE'] }, slashCommands: [{ command: '/go', url: `${rx.url}/slash` }] }),
+    json: manifest({
+      name: 'ev-app',
+      displayName: 'Event App',
+      eventSubscriptions: { url: `${rx.url}/events`, events: ['NEW_MESSAGE'] },
+      slashCommands: [{ command: '/go', url: `${rx.url}/slash` }],
+    }),
   });
   const app = (await res.json()) as { id: string; signingSecret: string };
   rx.secret = app.signingSecret;
@@ -29,7 +34,8 @@ const trigger = async (d: TestDaemon, body: Record<string, unknown>) => {
   const res = await d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: body });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 };
-const show = async (d: TestDaemon, id: string) => (await (await d.api(`${d.mgmt}/deliveries/${id}`)).json()) as Record<string, any>;
+const show = async (d: TestDaemon, id: string) =>
+  (await (await d.api(`${d.mgmt}/deliveries/${id}`)).json()) as Record<string, any>;
 const post = async (d: TestDaemon, path: string) => {
   const res = await d.api(`${d.mgmt}${path}`, { method: 'POST' });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -46,7 +52,7 @@ t.test('an event trigger always reports the outcome of its own first attempt (20
   t.equal(rx.received.length, 200, 'and each event arrived once');
 });
 
-t.test('timeoutMs applies to an event trigger\'s first attempt', async (t) => {
+t.test("timeoutMs applies to an event trigger's first attempt", async (t) => {
   const { d, rx, app, clock } = await setup(t, { deliveryEventTimeoutMs: 10_000 });
   rx.on('/events', { hang: true });
   let r: Awaited<ReturnType<typeof trigger>> | undefined;
@@ -85,7 +91,10 @@ t.test('deleting an app ends its retrying events as cancelled, not retrying fore
   t.equal(r.body.state, 'retrying');
   t.equal((await d.api(`${d.mgmt}/apps/${app.id}`, { method: 'DELETE' })).status, 204);
   await clock.advance(2000); // the worker looks for events of deleted apps at a poll a second or more after its last look
-  const rec = await until(() => d.parts.delivery.log.get(r.body.id), (x) => x?.state === 'cancelled');
+  const rec = await until(
+    () => d.parts.delivery.log.get(r.body.id),
+    (x) => x?.state === 'cancelled',
+  );
   t.match(rec, { state: 'cancelled', cancelReason: 'the app was deleted' });
   t.equal(rec?.nextAttemptAt, undefined);
   t.equal(await d.parts.store.get('pendingDeliveries', r.body.id), undefined);
@@ -101,7 +110,10 @@ t.test('a replay is an attempt marked as a replay; a retrying event keeps its sc
   t.equal(p.status, 200);
   t.equal(p.body.state, 'retrying', 'still retrying, not failed');
   t.equal(p.body.nextAttemptAt, next, 'on its own schedule');
-  t.same(p.body.attempts.map((a: { replay?: boolean }) => a.replay ?? false), [false, true]);
+  t.same(
+    p.body.attempts.map((a: { replay?: boolean }) => a.replay ?? false),
+    [false, true],
+  );
   rx.on('/events', { status: 200, json: {} });
   p = await post(d, `/deliveries/${r.body.id}/replay`);
   t.equal(p.body.state, 'delivered', 'a replay that delivered ends it');
@@ -109,7 +121,11 @@ t.test('a replay is an attempt marked as a replay; a retrying event keeps its sc
   t.equal(await d.parts.store.get('pendingDeliveries', r.body.id), undefined);
   const s = await trigger(d, { appId: app.id, kind: 'slash-command', command: '/go' });
   const sp = await post(d, `/deliveries/${s.body.id}/replay`);
-  t.same(sp.body.attempts.map((a: { replay?: boolean }) => a.replay ?? false), [false, true], 'triggers too');
+  t.same(
+    sp.body.attempts.map((a: { replay?: boolean }) => a.replay ?? false),
+    [false, true],
+    'triggers too',
+  );
 });
 
 t.test('the list is newest first by creation time, whatever was updated last', async (t) => {
@@ -120,6 +136,9 @@ t.test('the list is newest first by creation time, whatever was updated last', a
   const second = await trigger(d, { appId: app.id, kind: 'slash-command', command: '/go' });
   await post(d, `/deliveries/${first.body.id}/replay`); // updates the older one last
   const list = (await (await d.api(`${d.mgmt}/deliveries`)).json()) as Array<{ id: string }>;
-  t.same(list.map((x) => x.id), [second.body.id, first.body.id]);
+  t.same(
+    list.map((x) => x.id),
+    [second.body.id, first.body.id],
+  );
   t.equal((await show(d, first.body.id)).attempts.length, 2);
 });

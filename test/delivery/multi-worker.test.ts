@@ -25,19 +25,52 @@ import { until } from '../helpers/until.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
-const app = { id: 'app_1', ownerId: 'wu_1', manifest: { name: 'a', displayName: 'A', eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['NEW_MESSAGE'] } } } as unknown as AppRecord;
-const apps = { byId: async (id: string) => (id === app.id ? app : undefined), secretsOf: () => ({ signingSecret: 'sig' }) } as unknown as AppsService;
+const app = {
+  id: 'app_1',
+  ownerId: 'wu_1',
+  manifest: {
+    name: 'a',
+    displayName: 'A',
+    eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['NEW_MESSAGE'] },
+  },
+} as unknown as AppRecord;
+const apps = {
+  byId: async (id: string) => (id === app.id ? app : undefined),
+  secretsOf: () => ({ signingSecret: 'sig' }),
+} as unknown as AppsService;
 /** The apps every workspace event in the outbox goes to (none unless a test says). */
 let fanOutTo: Array<{ app: AppRecord; workspaceUserIds: string[] }> = [];
-const socket: SocketTransport = { send: async () => ({ outcome: 'no_connection', latencyMs: 0 }), connections: async () => 0, queued: async () => 0, onKeptSettled() {}, discard: async () => false, close: async () => {} };
+const socket: SocketTransport = {
+  send: async () => ({ outcome: 'no_connection', latencyMs: 0 }),
+  connections: async () => 0,
+  queued: async () => 0,
+  onKeptSettled() {},
+  discard: async () => false,
+  close: async () => {},
+};
 
-async function daemon(t: Tap.Test, url: string, clock: TestClock, name: string, send: (req: SendRequest) => Promise<AttemptResult>) {
+async function daemon(
+  t: Tap.Test,
+  url: string,
+  clock: TestClock,
+  name: string,
+  send: (req: SendRequest) => Promise<AttemptResult>,
+) {
   const store = await openPostgresStore({ url, logger, instanceId: name, clock });
   const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '0.3,0.3,0.3', deliveryLeaseMs: 0 };
   const http = { send, post: send, close: async () => {} } as unknown as HttpTransport;
   const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket, log });
-  const worker = createDeliveryWorker({ store, clock, logger, config, apps, dispatcher, socket, instanceId: name, soleDaemon: false,
+  const worker = createDeliveryWorker({
+    store,
+    clock,
+    logger,
+    config,
+    apps,
+    dispatcher,
+    socket,
+    instanceId: name,
+    soleDaemon: false,
     // who a workspace event goes to: as the test says; the outbox is found by the poll (no hints)
     audience: { recipientsOf: async (evs) => evs.map(() => fanOutTo) },
     outboxWritten: () => () => {},
@@ -64,10 +97,14 @@ async function step(clock: TestClock, ms: number, ...daemons: Array<{ idle(): Pr
 
 void testWithPg(t, 'two workers: each attempt of a retried event is made once, by one of them', async (t, url) => {
   const calls: string[] = [];
-  const sender = (who: string) => async (req: SendRequest): Promise<AttemptResult> => {
-    calls.push(`${who}:${req.deliveryId}`);
-    return calls.length < 4 ? { outcome: 'http_error', status: 503, latencyMs: 1 } : { outcome: 'acked', status: 200, latencyMs: 1 };
-  };
+  const sender =
+    (who: string) =>
+    async (req: SendRequest): Promise<AttemptResult> => {
+      calls.push(`${who}:${req.deliveryId}`);
+      return calls.length < 4
+        ? { outcome: 'http_error', status: 503, latencyMs: 1 }
+        : { outcome: 'acked', status: 200, latencyMs: 1 };
+    };
   const clock = createTestClock();
   const a = await daemon(t, url, clock, 'a', sender('a'));
   const b = await daemon(t, url, clock, 'b', sender('b'));
@@ -86,41 +123,81 @@ void testWithPg(t, 'two workers: each attempt of a retried event is made once, b
   t.match(await b.log.get(id), { state: 'delivered' });
 });
 
-void testWithPg(t, "a daemon killed mid-attempt: another takes its event over when the lease runs out", async (t, url) => {
-  const clock = createTestClock();
-  const a = await daemon(t, url, clock, 'a', () => new Promise(() => {})); // its attempt never ends: it "died"
-  const bCalls: string[] = [];
-  const b = await daemon(t, url, clock, 'b', async (req) => (bCalls.push(req.deliveryId), { outcome: 'acked', status: 200, latencyMs: 1 }));
-  void a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
-  await until(async () => (await a.store.all(PENDING_TABLE)).length === 1);
-  const [p] = await a.store.all(PENDING_TABLE);
-  t.equal(p?.leaseOwner, 'a', 'written leased to the daemon that made it');
-  t.equal((p?.leaseUntil ?? 0) - clock.now(), 1200, 'for the attempt timeout (200 ms) and a second');
-  void a.stop(); // no more ticks from a (its attempt stays stuck, as in a killed process)
-  b.worker.start();
-  await step(clock, 1199, b);
-  t.same(bCalls, [], 'b polled meanwhile, but took nothing while the lease ran');
-  await step(clock, 2000, b); // b's backed-off poll comes within a second or two
-  t.same(bCalls, [p!.id], 'b made the attempt once the lease ran out');
-  t.equal(await b.store.get(PENDING_TABLE, p!.id), undefined, 'delivered and done');
-});
+void testWithPg(
+  t,
+  'a daemon killed mid-attempt: another takes its event over when the lease runs out',
+  async (t, url) => {
+    const clock = createTestClock();
+    const a = await daemon(t, url, clock, 'a', () => new Promise(() => {})); // its attempt never ends: it "died"
+    const bCalls: string[] = [];
+    const b = await daemon(
+      t,
+      url,
+      clock,
+      'b',
+      async (req) => (bCalls.push(req.deliveryId), { outcome: 'acked', status: 200, latencyMs: 1 }),
+    );
+    void a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
+    await until(async () => (await a.store.all(PENDING_TABLE)).length === 1);
+    const [p] = await a.store.all(PENDING_TABLE);
+    t.equal(p?.leaseOwner, 'a', 'written leased to the daemon that made it');
+    t.equal((p?.leaseUntil ?? 0) - clock.now(), 1200, 'for the attempt timeout (200 ms) and a second');
+    void a.stop(); // no more ticks from a (its attempt stays stuck, as in a killed process)
+    b.worker.start();
+    await step(clock, 1199, b);
+    t.same(bCalls, [], 'b polled meanwhile, but took nothing while the lease ran');
+    await step(clock, 2000, b); // b's backed-off poll comes within a second or two
+    t.same(bCalls, [p!.id], 'b made the attempt once the lease ran out');
+    t.equal(await b.store.get(PENDING_TABLE, p!.id), undefined, 'delivered and done');
+  },
+);
 
 void testWithPg(t, 'the events outbox is drained once across daemons', async (t, url) => {
   const calls: string[] = [];
-  const sender = (who: string) => async (req: SendRequest): Promise<AttemptResult> => (calls.push(`${who}:${req.deliveryId}`), { outcome: 'acked', status: 200, latencyMs: 1 });
+  const sender =
+    (who: string) =>
+    async (req: SendRequest): Promise<AttemptResult> => (
+      calls.push(`${who}:${req.deliveryId}`),
+      { outcome: 'acked', status: 200, latencyMs: 1 }
+    );
   const clock = createTestClock();
   const a = await daemon(t, url, clock, 'a', sender('a'));
   const b = await daemon(t, url, clock, 'b', sender('b'));
-  const subscribed = { ...app, manifest: { ...app.manifest, eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['APP_UNINSTALLED'] } } };
-  (apps as unknown as { byId: (id: string) => Promise<AppRecord | undefined> }).byId = async (id) => (id === app.id ? subscribed : undefined);
+  const subscribed = {
+    ...app,
+    manifest: {
+      ...app.manifest,
+      eventSubscriptions: { url: 'http://127.0.0.1:9/events', events: ['APP_UNINSTALLED'] },
+    },
+  };
+  (apps as unknown as { byId: (id: string) => Promise<AppRecord | undefined> }).byId = async (id) =>
+    id === app.id ? subscribed : undefined;
   const subscribed2 = { ...subscribed, id: 'app_2' };
-  fanOutTo = [{ app: subscribed, workspaceUserIds: ['wu_1'] }, { app: subscribed2, workspaceUserIds: ['wu_1', 'wu_2'] }];
+  fanOutTo = [
+    { app: subscribed, workspaceUserIds: ['wu_1'] },
+    { app: subscribed2, workspaceUserIds: ['wu_1', 'wu_2'] },
+  ];
   t.teardown(() => void (fanOutTo = []));
   const at = new Date().toISOString();
   const evs: OutboxEventRecord[] = [
-    ...[1, 2, 3, 4, 5].map((n): OutboxEventRecord => ({ id: `evt_${n}`, appId: app.id, workspaceId: 'ws_1', eventType: 'APP_UNINSTALLED', workspaceUserIds: ['wu_1'], body: { n }, createdAt: at })),
+    ...[1, 2, 3, 4, 5].map((n): OutboxEventRecord => ({
+      id: `evt_${n}`,
+      appId: app.id,
+      workspaceId: 'ws_1',
+      eventType: 'APP_UNINSTALLED',
+      workspaceUserIds: ['wu_1'],
+      body: { n },
+      createdAt: at,
+    })),
     // workspace events: each fanned out to two apps
-    ...[6, 7, 8].map((n): OutboxEventRecord => ({ id: `evt_${n}`, workspaceId: 'ws_1', eventType: 'NEW_MESSAGE', audience: { everyone: true }, body: { n }, createdAt: at })),
+    ...[6, 7, 8].map((n): OutboxEventRecord => ({
+      id: `evt_${n}`,
+      workspaceId: 'ws_1',
+      eventType: 'NEW_MESSAGE',
+      audience: { everyone: true },
+      body: { n },
+      createdAt: at,
+    })),
   ];
   await a.store.commit(evs.map((e): Change => ({ table: 'eventsOutbox', id: e.id, value: e })));
   a.worker.start();
@@ -132,38 +209,42 @@ void testWithPg(t, 'the events outbox is drained once across daemons', async (t,
   t.equal(new Set(calls.map((c) => c.split(':')[1])).size, 11, 'each a delivery of its own');
 });
 
-void testWithPg(t, 'a poll that renewed the lease of an event whose attempt ended meanwhile does not make the attempt again', async (t, url) => {
-  const clock = createTestClock();
-  const sends: string[] = [];
-  let releaseRetry!: () => void;
-  const a = await daemon(t, url, clock, 'a', async (req) => {
-    sends.push(req.deliveryId);
-    if (sends.length === 1) return { outcome: 'http_error', status: 503, latencyMs: 1 };
-    if (sends.length === 2) await new Promise<void>((r) => (releaseRetry = r)); // the retry is under way until the test lets it end
-    return { outcome: 'acked', status: 200, latencyMs: 1 };
-  });
-  // the next poll's claim renews this daemon's lease on the event (its attempt still under way) and is
-  // answered only once that attempt has ended and the event is gone from the pending table
-  const claim = a.store.claim.bind(a.store);
-  let hold: ((due: object[]) => Promise<void>) | undefined;
-  a.store.claim = (async (req: Parameters<typeof claim>[0]) => {
-    const due = await claim(req);
-    await hold?.(due);
-    return due;
-  }) as typeof claim;
-  a.worker.start();
-  const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
-  const id = first!.id;
-  await clock.advance(410); // the retry's poll (0.3 s ± 20 %, on the 50 ms grain)
-  await until(() => sends.length === 2);
-  hold = async (due) => {
-    if (!due.some((p) => (p as { id: string }).id === id)) return;
-    hold = undefined;
-    releaseRetry();
-    await until(async () => (await a.store.get(PENDING_TABLE, id)) === undefined);
-  };
-  await clock.advance(200); // the next poll, a minimum interval later: it claims the event again
-  await a.idle();
-  t.equal(hold, undefined, 'the poll renewed the lease while the retry was under way');
-  t.same(sends, [id, id], 'the first attempt and the retry, and no third');
-});
+void testWithPg(
+  t,
+  'a poll that renewed the lease of an event whose attempt ended meanwhile does not make the attempt again',
+  async (t, url) => {
+    const clock = createTestClock();
+    const sends: string[] = [];
+    let releaseRetry!: () => void;
+    const a = await daemon(t, url, clock, 'a', async (req) => {
+      sends.push(req.deliveryId);
+      if (sends.length === 1) return { outcome: 'http_error', status: 503, latencyMs: 1 };
+      if (sends.length === 2) await new Promise<void>((r) => (releaseRetry = r)); // the retry is under way until the test lets it end
+      return { outcome: 'acked', status: 200, latencyMs: 1 };
+    });
+    // the next poll's claim renews this daemon's lease on the event (its attempt still under way) and is
+    // answered only once that attempt has ended and the event is gone from the pending table
+    const claim = a.store.claim.bind(a.store);
+    let hold: ((due: object[]) => Promise<void>) | undefined;
+    a.store.claim = (async (req: Parameters<typeof claim>[0]) => {
+      const due = await claim(req);
+      await hold?.(due);
+      return due;
+    }) as typeof claim;
+    a.worker.start();
+    const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
+    const id = first!.id;
+    await clock.advance(410); // the retry's poll (0.3 s ± 20 %, on the 50 ms grain)
+    await until(() => sends.length === 2);
+    hold = async (due) => {
+      if (!due.some((p) => (p as { id: string }).id === id)) return;
+      hold = undefined;
+      releaseRetry();
+      await until(async () => (await a.store.get(PENDING_TABLE, id)) === undefined);
+    };
+    await clock.advance(200); // the next poll, a minimum interval later: it claims the event again
+    await a.idle();
+    t.equal(hold, undefined, 'the poll renewed the lease while the retry was under way');
+    t.same(sends, [id, id], 'the first attempt and the retry, and no third');
+  },
+);

@@ -10,12 +10,19 @@ import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startExample } from '../helpers/example-app.js';
 import { must } from '../../src/must.js';
 
-interface Message { id: string; text: string; threadRootInfo?: { repliesCount: number } }
+interface Message {
+  id: string;
+  text: string;
+  threadRootInfo?: { repliesCount: number };
+}
 
-const messages = async (d: TestDaemon): Promise<Message[]> => ((await (await d.api(`${d.mgmt}/channels/general/messages?limit=20`)).json()) as { messages: Message[] }).messages;
+const messages = async (d: TestDaemon): Promise<Message[]> =>
+  ((await (await d.api(`${d.mgmt}/channels/general/messages?limit=20`)).json()) as { messages: Message[] }).messages;
 
-
-for (const [variant, nodeArgs] of [['Node\'s own WebSocket', ['--experimental-websocket']], ['the ws package on Node 20', []]] as const) {
+for (const [variant, nodeArgs] of [
+  ["Node's own WebSocket", ['--experimental-websocket']],
+  ['the ws package on Node 20', []],
+] as const) {
   t.test(`the socket-mode example, with ${variant}`, async (t) => {
     const d = await startTestDaemon();
     t.teardown(() => d.stop());
@@ -27,23 +34,77 @@ for (const [variant, nodeArgs] of [['Node\'s own WebSocket', ['--experimental-we
     t.equal(auth.code, 0, auth.stderr);
     t.match(JSON.parse(auth.stdout), { status: 200, codeExchanged: true });
 
-    const say = await app.cli(['say', 'general', '/standup-socket', 'Socket sprint', '--wait-ms', '30000', '--expect-message', 'Socket sprint', '--json']);
+    const say = await app.cli([
+      'say',
+      'general',
+      '/standup-socket',
+      'Socket sprint',
+      '--wait-ms',
+      '30000',
+      '--expect-message',
+      'Socket sprint',
+      '--json',
+    ]);
     t.equal(say.code, 0, say.stderr);
     const standup = must((await messages(d)).find((m) => m.text.startsWith('Socket sprint')));
     t.equal(standup.text, 'Socket sprint: joined nobody yet; skipped nobody yet', 'acked over the socket, then posted');
 
-    t.equal((await dt(['--kind', 'block-interaction', '--source-type', 'message', '--message-id', standup.id, '--on-action', 'standup_join', '--value', 'join'])).code, 0);
-    const joined = await until(() => messages(d), (l) => l.some((m) => m.id === standup.id && m.text.includes('joined Owner')));
-    t.equal(must(joined.find((m) => m.id === standup.id)).text, 'Socket sprint: joined Owner; skipped nobody yet', 'a click updates it');
+    t.equal(
+      (
+        await dt([
+          '--kind',
+          'block-interaction',
+          '--source-type',
+          'message',
+          '--message-id',
+          standup.id,
+          '--on-action',
+          'standup_join',
+          '--value',
+          'join',
+        ])
+      ).code,
+      0,
+    );
+    const joined = await until(
+      () => messages(d),
+      (l) => l.some((m) => m.id === standup.id && m.text.includes('joined Owner')),
+    );
+    t.equal(
+      must(joined.find((m) => m.id === standup.id)).text,
+      'Socket sprint: joined Owner; skipped nobody yet',
+      'a click updates it',
+    );
 
-    const menu = await dt(['--kind', 'dynamic-menu', '--on-action', 'pick_mood', '--query', 'tir', '--expect', 'response']);
+    const menu = await dt([
+      '--kind',
+      'dynamic-menu',
+      '--on-action',
+      'pick_mood',
+      '--query',
+      'tir',
+      '--expect',
+      'response',
+    ]);
     t.equal(menu.code, 0, menu.stderr);
-    t.same(JSON.parse(menu.stdout).delivery.response.options, [{ text: { type: 'plain_text', text: 'Tired' }, value: 'tired' }], 'menu options as the body of the reply');
+    t.same(
+      JSON.parse(menu.stdout).delivery.response.options,
+      [{ text: { type: 'plain_text', text: 'Tired' }, value: 'tired' }],
+      'menu options as the body of the reply',
+    );
     const modal = await dt(['--kind', 'global-shortcut', '--expect', 'response']);
     t.match(JSON.parse(modal.stdout).delivery.response, { view: { callbackId: 'standup_answer' } });
 
-    const mention = JSON.parse((await app.cli(['say', 'general', 'hi @standup', '--json'])).stdout).message.id as string;
-    const after = await until(() => messages(d), (l) => l.some((m) => m.id === mention && m.threadRootInfo?.repliesCount === 1));
-    t.equal(must(after.find((m) => m.id === mention)).threadRootInfo?.repliesCount, 1, 'an event over the socket, answered in the thread');
+    const mention = JSON.parse((await app.cli(['say', 'general', 'hi @standup', '--json'])).stdout).message
+      .id as string;
+    const after = await until(
+      () => messages(d),
+      (l) => l.some((m) => m.id === mention && m.threadRootInfo?.repliesCount === 1),
+    );
+    t.equal(
+      must(after.find((m) => m.id === mention)).threadRootInfo?.repliesCount,
+      1,
+      'an event over the socket, answered in the thread',
+    );
   });
 }

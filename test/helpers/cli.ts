@@ -18,9 +18,16 @@ import { until } from './until.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const BIN = path.join(ROOT, 'bin/appreg.js');
 
-export interface CliResult { code: number | null; stdout: string; stderr: string }
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 export interface CliOptions {
-  env?: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  cwd?: string;
+  timeoutMs?: number;
   /** In-process only: pretend stdout (and stderr) are a terminal. */
   isTTY?: boolean;
   /** In-process only: pretend stderr is (or is not) a terminal, whatever stdout is. */
@@ -42,7 +49,14 @@ export interface CliOptions {
  * The environment a command sees: this process's, without the variables that would point it elsewhere, plus `extra`.
  */
 function cliEnv(extra: NodeJS.ProcessEnv = {}): Record<string, string> {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: undefined, APPREG_URL: undefined, APPREG_TOKEN: undefined, APPREG_DATA_DIR: undefined, ...extra };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NO_COLOR: undefined,
+    APPREG_URL: undefined,
+    APPREG_TOKEN: undefined,
+    APPREG_DATA_DIR: undefined,
+    ...extra,
+  };
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
@@ -78,7 +92,10 @@ export async function runMain(args: string[], opts: CliOptions = {}): Promise<Cl
 }
 
 /** runMain for a command that follows until stopped: what it wrote so far (`out`) while it runs, and its end (`done`). */
-export function startMain(args: string[], opts: CliOptions = {}): { out: { stdout: string; stderr: string }; done: Promise<CliResult> } {
+export function startMain(
+  args: string[],
+  opts: CliOptions = {},
+): { out: { stdout: string; stderr: string }; done: Promise<CliResult> } {
   const { io, out } = captureIo(opts);
   return { out, done: main(['node', BIN, ...args], io).then((code) => ({ code, ...out })) };
 }
@@ -128,7 +145,12 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
  * app has the request, the run's clock passes `ms` (the waiting line's second), then the app
  * answers. What the run printed.
  */
-export async function runWhileAppThinks(rx: Receiver, path: string, run: (opts: { clock: Clock }) => Promise<CliResult>, ms = 1000): Promise<CliResult> {
+export async function runWhileAppThinks(
+  rx: Receiver,
+  path: string,
+  run: (opts: { clock: Clock }) => Promise<CliResult>,
+  ms = 1000,
+): Promise<CliResult> {
   const clock = createTestClock();
   let answer: (() => void) | undefined;
   rx.on(path, () => new Promise((r) => (answer = () => r({ json: {} }))));

@@ -31,4 +31,13 @@ const forever: HotPath = {
   },
 };
 
-await runCompare({ repo: must(repo), ref, paths: [forever], rounds: 1, seconds: 1, scale: 'quick', floors: false, log: () => {} });
+await runCompare({
+  repo: must(repo),
+  ref,
+  paths: [forever],
+  rounds: 1,
+  seconds: 1,
+  scale: 'quick',
+  floors: false,
+  log: () => {},
+});

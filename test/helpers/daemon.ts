@@ -58,7 +58,16 @@ export function tempDir(prefix = 'appreg-test-'): string {
   return dir;
 }
 
-export async function startTestDaemon(opts: { dataDir?: string; config?: Partial<Config>; clock?: Clock; keep?: boolean; storeIo?: StartOptions['storeIo']; stopWaitMs?: number } = {}): Promise<TestDaemon> {
+export async function startTestDaemon(
+  opts: {
+    dataDir?: string;
+    config?: Partial<Config>;
+    clock?: Clock;
+    keep?: boolean;
+    storeIo?: StartOptions['storeIo'];
+    stopWaitMs?: number;
+  } = {},
+): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? tempDir();
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'debug' as const, ...opts.config };
   // The store matrix (test/run.mjs): the same test files again, each daemon on a fresh PostgreSQL database.
@@ -70,7 +79,12 @@ export async function startTestDaemon(opts: { dataDir?: string; config?: Partial
   }
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
-  const handle = await startDaemon(config, { logger, clock: opts.clock, storeIo: opts.storeIo, stopWaitMs: opts.stopWaitMs });
+  const handle = await startDaemon(config, {
+    logger,
+    clock: opts.clock,
+    storeIo: opts.storeIo,
+    stopWaitMs: opts.stopWaitMs,
+  });
   const creds = handle.bootstrapped ?? JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
   const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
   const api = apiOf(handle.url, creds.authToken);
@@ -98,13 +112,19 @@ export async function startTestDaemon(opts: { dataDir?: string; config?: Partial
 export async function storedText(d: { dataDir: string; parts: { config: Config } }): Promise<string> {
   const url = d.parts.config.databaseUrl;
   if (!url) {
-    return fs.readdirSync(d.dataDir).filter((f) => f.startsWith('appreg.')).map((f) => fs.readFileSync(path.join(d.dataDir, f), 'utf8')).join('\n');
+    return fs
+      .readdirSync(d.dataDir)
+      .filter((f) => f.startsWith('appreg.'))
+      .map((f) => fs.readFileSync(path.join(d.dataDir, f), 'utf8'))
+      .join('\n');
   }
   const { default: pg } = await import('pg');
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const r = await c.query<{ line: string }>(`SELECT tbl || ' ' || id || ' ' || data::text AS line FROM appreg_records`);
+    const r = await c.query<{ line: string }>(
+      `SELECT tbl || ' ' || id || ' ' || data::text AS line FROM appreg_records`,
+    );
     return r.rows.map((x) => x.line).join('\n');
   } finally {
     await c.end();

@@ -43,7 +43,10 @@ export function serveProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<S
 }
 
 /** A client of the daemon at `url`, signed in with `creds` (the workspace owner's, from its credentials.json). */
-export function clientOf(url: string, creds: { authToken: string; workspaceId: string; workspaceUserId: string }): Client {
+export function clientOf(
+  url: string,
+  creds: { authToken: string; workspaceId: string; workspaceUserId: string },
+): Client {
   const mgmt = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
   return {
     url,
@@ -67,14 +70,23 @@ export interface DaemonGroup {
 }
 
 /** Start `n` daemons on `databaseUrl`; the first bootstraps the workspace and makes the key the others copy. */
-export async function startDaemons(t: { teardown(fn: () => unknown): void }, n: number, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<DaemonGroup> {
+export async function startDaemons(
+  t: { teardown(fn: () => unknown): void },
+  n: number,
+  databaseUrl: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<DaemonGroup> {
   const daemons: ServedDaemon[] = [];
   const dirs: string[] = [];
   const allEnv = { APPREG_DATABASE_URL: databaseUrl, ...env };
   const first = tempDir('appreg-multi-');
   dirs.push(first);
   daemons.push(await serveProcess(first, allEnv));
-  const creds = JSON.parse(fs.readFileSync(path.join(first, 'credentials.json'), 'utf8')) as { authToken: string; workspaceId: string; workspaceUserId: string };
+  const creds = JSON.parse(fs.readFileSync(path.join(first, 'credentials.json'), 'utf8')) as {
+    authToken: string;
+    workspaceId: string;
+    workspaceUserId: string;
+  };
   const key = fs.readFileSync(path.join(first, 'secret.key'));
   const add = async (o: { ownKey?: boolean } = {}) => {
     const dir = tempDir('appreg-multi-');

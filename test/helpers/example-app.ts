@@ -29,17 +29,33 @@ export interface ExampleApp {
  */
 export function copyExamples(): string {
   const dir = tempDir('appreg-example-');
-  fs.cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), { recursive: true, filter: (src) => !/(^|\/)(\.env|tokens\.json)$/.test(src) });
+  fs.cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), {
+    recursive: true,
+    filter: (src) => !/(^|\/)(\.env|tokens\.json)$/.test(src),
+  });
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   return dir;
 }
 
-export async function startExample(t: Tap.Test, d: TestDaemon, name: string, o: { env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}): Promise<ExampleApp> {
+export async function startExample(
+  t: Tap.Test,
+  d: TestDaemon,
+  name: string,
+  o: { env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {},
+): Promise<ExampleApp> {
   const root = copyExamples();
   const dir = path.join(root, 'examples', name);
   const g = ['--url', d.url, '--token', d.token];
   const cli: ExampleApp['cli'] = (args, opts) => runMain([...g, ...args], opts);
-  const created = await cli(['apps', 'create', '--file', path.join(dir, 'manifest.json'), '--env-out', path.join(dir, '.env'), '--json']);
+  const created = await cli([
+    'apps',
+    'create',
+    '--file',
+    path.join(dir, 'manifest.json'),
+    '--env-out',
+    path.join(dir, '.env'),
+    '--json',
+  ]);
   if (created.code !== 0) throw new Error(`apps create failed: ${created.stderr}`);
   const appId = (JSON.parse(created.stdout) as { id: string }).id;
 
@@ -57,7 +73,9 @@ export async function startExample(t: Tap.Test, d: TestDaemon, name: string, o: 
     await exited;
   });
   // ready once it listens (HTTP mode), and in socket mode once it is connected too
-  const socketMode = (JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { socketMode?: boolean }).socketMode === true;
+  const socketMode =
+    (JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { socketMode?: boolean }).socketMode ===
+    true;
   const ready = await new Promise<string>((resolve, reject) => {
     const look = () => {
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
@@ -71,7 +89,10 @@ export async function startExample(t: Tap.Test, d: TestDaemon, name: string, o: 
   const manifestFile = path.join(dir, 'manifest.json');
   const port = /:(\d+)$/.exec(ready)?.[1];
   if (port) {
-    fs.writeFileSync(manifestFile, fs.readFileSync(manifestFile, 'utf8').replace(/127\.0\.0\.1:\d+/g, `127.0.0.1:${port}`));
+    fs.writeFileSync(
+      manifestFile,
+      fs.readFileSync(manifestFile, 'utf8').replace(/127\.0\.0\.1:\d+/g, `127.0.0.1:${port}`),
+    );
     const updated = await cli(['apps', 'update', appId, '--file', manifestFile]);
     if (updated.code !== 0) throw new Error(`apps update failed: ${updated.stderr}`);
   }

@@ -46,7 +46,12 @@ interface World {
 }
 
 const SCOPES = [...PLATFORM_SCOPES, 'files:write'];
-const HOME = { enabled: true, blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Home' }] }] }] };
+const HOME = {
+  enabled: true,
+  blocks: [
+    { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Home' }] }] },
+  ],
+};
 
 async function world(d: TestDaemon): Promise<World> {
   const u = await secondUser(d);
@@ -56,7 +61,10 @@ async function world(d: TestDaemon): Promise<World> {
     {
       scopes: { botScopes: SCOPES, userScopes: SCOPES },
       slashCommands: [{ command: '/fuzz', url: `${dead}/slash`, description: 'Fuzz' }],
-      shortcuts: [{ shortcutType: 'GLOBAL', url: `${dead}/shortcut`, name: 'go', displayName: 'Go' }, { shortcutType: 'ON_MESSAGE', url: `${dead}/shortcut`, name: 'msg', displayName: 'Msg' }],
+      shortcuts: [
+        { shortcutType: 'GLOBAL', url: `${dead}/shortcut`, name: 'go', displayName: 'Go' },
+        { shortcutType: 'ON_MESSAGE', url: `${dead}/shortcut`, name: 'msg', displayName: 'Msg' },
+      ],
       blockInteraction: { url: `${dead}/block` },
       viewAction: { url: `${dead}/view` },
       dynamicMenus: [{ url: `${dead}/menu`, onAction: 'pick' }],
@@ -71,16 +79,44 @@ async function world(d: TestDaemon): Promise<World> {
   const user = platformClient(d.url, tokens.accessToken, app.appKey);
   const bot = platformClient(d.url, must(tokens.botToken), app.appKey);
   const general = (await user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id as string;
-  const appMessage = (await bot.postMessageToChannel(general, 'from the app', { blocks: [{ type: 'actions', elements: [{ type: 'button', onAction: 'click', value: 'v', text: { type: 'plain_text', text: 'Click' } }] }] })).body.id as string;
+  const appMessage = (
+    await bot.postMessageToChannel(general, 'from the app', {
+      blocks: [
+        {
+          type: 'actions',
+          elements: [{ type: 'button', onAction: 'click', value: 'v', text: { type: 'plain_text', text: 'Click' } }],
+        },
+      ],
+    })
+  ).body.id as string;
   const userMessage = (await user.postMessageToChannel(general, 'from the user')).body.id as string;
-  const scheduled = (await user.createScheduledMessage({ channelId: general, text: 'later', sendAt: Date.now() + 3_600_000 })).body.id as string;
+  const scheduled = (
+    await user.createScheduledMessage({ channelId: general, text: 'later', sendAt: Date.now() + 3_600_000 })
+  ).body.id as string;
   const file = (await sdkUploadFile(bot, Buffer.from('hello'), 'a.txt', 'text/plain')).body.id as string;
-  const trigger = await d.api(`${u.mgmt}/deliveries`, { method: 'POST', json: { appId: app.id, kind: 'slash-command', command: '/fuzz' }, headers: { authtoken: u.token } });
+  const trigger = await d.api(`${u.mgmt}/deliveries`, {
+    method: 'POST',
+    json: { appId: app.id, kind: 'slash-command', command: '/fuzz' },
+    headers: { authtoken: u.token },
+  });
   const delivery = ((await trigger.json()) as { id: string }).id;
-  const link = ((await (await d.api(`${u.mgmt}/web/sign-in-links`, { method: 'POST', json: {}, headers: { authtoken: u.token } })).json()) as { url: string }).url;
-  const cookie = must(must((await fetch(link, { redirect: 'manual' })).headers.getSetCookie().find((c) => c.startsWith('appreg_session='))).split(';')[0]);
-  const csrf = must(must(/<meta name="csrf" content="([^"]+)">/.exec(await (await fetch(`${d.url}/`, { headers: { cookie } })).text()))[1]);
-  for (const [what, v] of Object.entries({ general, appMessage, userMessage, scheduled, file, delivery })) if (typeof v !== 'string') throw new Error(`world: no ${what}`);
+  const link = (
+    (await (
+      await d.api(`${u.mgmt}/web/sign-in-links`, { method: 'POST', json: {}, headers: { authtoken: u.token } })
+    ).json()) as { url: string }
+  ).url;
+  const cookie = must(
+    must(
+      (await fetch(link, { redirect: 'manual' })).headers.getSetCookie().find((c) => c.startsWith('appreg_session=')),
+    ).split(';')[0],
+  );
+  const csrf = must(
+    must(
+      /<meta name="csrf" content="([^"]+)">/.exec(await (await fetch(`${d.url}/`, { headers: { cookie } })).text()),
+    )[1],
+  );
+  for (const [what, v] of Object.entries({ general, appMessage, userMessage, scheduled, file, delivery }))
+    if (typeof v !== 'string') throw new Error(`world: no ${what}`);
   const bots = (await user.listWorkspaceUsers()).body as Array<{ id: string }>;
   const messages = [appMessage, userMessage];
   return {
@@ -118,23 +154,62 @@ async function world(d: TestDaemon): Promise<World> {
  * a field added later is used too) with a few every API has, and, less often, the manifest schema's.
  */
 function fieldNames(): { read: string[]; schema: string[] } {
-  const read = new Set(['text', 'blocks', 'attachments', 'files', 'channelId', 'userId', 'userIds', 'participantIds', 'name', 'type', 'description', 'from', 'in', 'code', 'csrf', 'act', 'token', 'threadRootId', 'sendAt', 'ephemeral', 'manifest', 'path', 'email', 'password', 'client-id', 'client-secret']);
+  const read = new Set([
+    'text',
+    'blocks',
+    'attachments',
+    'files',
+    'channelId',
+    'userId',
+    'userIds',
+    'participantIds',
+    'name',
+    'type',
+    'description',
+    'from',
+    'in',
+    'code',
+    'csrf',
+    'act',
+    'token',
+    'threadRootId',
+    'sendAt',
+    'ephemeral',
+    'manifest',
+    'path',
+    'email',
+    'password',
+    'client-id',
+    'client-secret',
+  ]);
   const scan = (dir: string) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) scan(p);
-      else if (e.name.endsWith('.ts')) for (const m of fs.readFileSync(p, 'utf8').matchAll(/\b(?:b|body|input|req\.body|req\.query|q)\.([a-zA-Z][a-zA-Z0-9_]{1,30})\b/g)) read.add(must(m[1]));
+      else if (e.name.endsWith('.ts'))
+        for (const m of fs
+          .readFileSync(p, 'utf8')
+          .matchAll(/\b(?:b|body|input|req\.body|req\.query|q)\.([a-zA-Z][a-zA-Z0-9_]{1,30})\b/g))
+          read.add(must(m[1]));
     }
   };
   scan(path.join(ROOT, 'src/server/routes'));
   scan(path.join(ROOT, 'src/services'));
   const schema = new Set<string>();
-  for (const m of fs.readFileSync(path.join(ROOT, 'schemas/app-manifest.schema.json'), 'utf8').matchAll(/"([a-zA-Z][a-zA-Z0-9]{1,30})"\s*:\s*\{/g)) if (!read.has(must(m[1]))) schema.add(must(m[1]));
-  for (const skip of ['length', 'map', 'filter', 'trim', 'slice', 'toString', 'properties', 'definitions', 'items']) schema.delete(skip);
+  for (const m of fs
+    .readFileSync(path.join(ROOT, 'schemas/app-manifest.schema.json'), 'utf8')
+    .matchAll(/"([a-zA-Z][a-zA-Z0-9]{1,30})"\s*:\s*\{/g))
+    if (!read.has(must(m[1]))) schema.add(must(m[1]));
+  for (const skip of ['length', 'map', 'filter', 'trim', 'slice', 'toString', 'properties', 'definitions', 'items'])
+    schema.delete(skip);
   return { read: [...read].sort(), schema: [...schema].sort() };
 }
 
-type Body = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'form'; fields: Record<string, string> } | { kind: 'raw'; type: string; text: string };
+type Body =
+  | { kind: 'none' }
+  | { kind: 'json'; value: unknown }
+  | { kind: 'form'; fields: Record<string, string> }
+  | { kind: 'raw'; type: string; text: string };
 interface Input {
   params: Record<string, string>;
   query: Record<string, string>;
@@ -145,28 +220,67 @@ interface Input {
 
 const isConsole = (r: Route) => r.path === '/' || r.path.startsWith('/console') || r.path.startsWith('/web/');
 /** Routes that end what later calls need: run last, each on a user of its own. */
-const ends = (r: Route) => r.method === 'DELETE' || /sign-out|logout|rotate|delete|uninstall|publish|\/v1\/app\/(authorization|installation)$/.test(r.path);
+const ends = (r: Route) =>
+  r.method === 'DELETE' ||
+  /sign-out|logout|rotate|delete|uninstall|publish|\/v1\/app\/(authorization|installation)$/.test(r.path);
 
 function inputOf(route: Route, w: World, fields: ReturnType<typeof fieldNames>): fc.Arbitrary<Input> {
   const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => must(m[1]));
   const anyString = fc.string({ minLength: 1, maxLength: 24 });
-  const param = (n: string) => (w.valid[n]?.length ? fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...must(w.valid[n])) }, { weight: 1, arbitrary: anyString }) : anyString);
+  const param = (n: string) =>
+    w.valid[n]?.length
+      ? fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...must(w.valid[n])) }, { weight: 1, arbitrary: anyString })
+      : anyString;
   // strings that trip code and stores: NUL (PostgreSQL's jsonb refuses it), a lone surrogate, long, empty
-  const nasty = fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x'.repeat(5000), '', ' ', '..', '%', '%00', '<b>', '__proto__', 'constructor');
+  const nasty = fc.constantFrom(
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    'x'.repeat(5000),
+    '',
+    ' ',
+    '..',
+    '%',
+    '%00',
+    '<b>',
+    '__proto__',
+    'constructor',
+  );
   const value = fc.oneof({ weight: 5, arbitrary: fc.jsonValue({ maxDepth: 2 }) }, { weight: 1, arbitrary: nasty });
-  const field = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fields.read) }, { weight: 1, arbitrary: fc.constantFrom(...fields.schema) });
+  const field = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...fields.read) },
+    { weight: 1, arbitrary: fc.constantFrom(...fields.schema) },
+  );
   // every field a route or service reads, each there or missing, each of any JSON type: a handler
   // that trusts one field's type fails whatever the others hold (validators look at each)
   const everyField = fc.record(Object.fromEntries(fields.read.map((f) => [f, value])), { requiredKeys: [] });
   const named = fc.dictionary(field, value, { maxKeys: 5 });
   const extra = fc.dictionary(fc.string({ maxLength: 8 }), value, { maxKeys: 2 });
   const json: fc.Arbitrary<Body> = fc.oneof(
-    { weight: 4, arbitrary: fc.tuple(everyField, extra).map(([a, b]) => ({ kind: 'json' as const, value: { ...b, ...a } })) },
-    { weight: 2, arbitrary: fc.tuple(named, extra).map(([a, b]) => ({ kind: 'json' as const, value: { ...b, ...a } })) },
+    {
+      weight: 4,
+      arbitrary: fc.tuple(everyField, extra).map(([a, b]) => ({ kind: 'json' as const, value: { ...b, ...a } })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(named, extra).map(([a, b]) => ({ kind: 'json' as const, value: { ...b, ...a } })),
+    },
     { weight: 1, arbitrary: value.map((v) => ({ kind: 'json' as const, value: v })) },
   );
   // a form's fields are strings: JSON of any type (a field the handler parses), ids, anything
-  const confusing = fc.constantFrom('null', 'true', '0', '-1', '1e309', '[]', '{}', '""', '[null]', '{"onAction":null,"type":null}', '{"appId":null,"name":1}');
+  const confusing = fc.constantFrom(
+    'null',
+    'true',
+    '0',
+    '-1',
+    '1e309',
+    '[]',
+    '{}',
+    '""',
+    '[null]',
+    '{"onAction":null,"type":null}',
+    '{"appId":null,"name":1}',
+  );
   const formValue = fc.oneof(
     { weight: 3, arbitrary: confusing },
     { weight: 2, arbitrary: fc.string({ maxLength: 30 }) },
@@ -176,10 +290,23 @@ function inputOf(route: Route, w: World, fields: ReturnType<typeof fieldNames>):
   );
   const everyFormField = fc.record(Object.fromEntries(fields.read.map((f) => [f, formValue])), { requiredKeys: [] });
   const form: fc.Arbitrary<Body> = fc
-    .tuple(fc.oneof({ weight: 3, arbitrary: everyFormField }, { weight: 1, arbitrary: fc.dictionary(field, formValue, { maxKeys: 6 }) }), fc.nat(9))
-    .map(([fieldsOf, n]) => ({ kind: 'form' as const, fields: { ...(fieldsOf as Record<string, string>), ...(n > 0 ? { csrf: w.csrf } : {}) } }));
+    .tuple(
+      fc.oneof(
+        { weight: 3, arbitrary: everyFormField },
+        { weight: 1, arbitrary: fc.dictionary(field, formValue, { maxKeys: 6 }) },
+      ),
+      fc.nat(9),
+    )
+    .map(([fieldsOf, n]) => ({
+      kind: 'form' as const,
+      fields: { ...(fieldsOf as Record<string, string>), ...(n > 0 ? { csrf: w.csrf } : {}) },
+    }));
   const raw: fc.Arbitrary<Body> = fc.constantFrom<Body>(
-    { kind: 'raw', type: 'multipart/form-data; boundary=x', text: '--x\r\nContent-Disposition: form-data; name="csrf"\r\n\r\nx' },
+    {
+      kind: 'raw',
+      type: 'multipart/form-data; boundary=x',
+      text: '--x\r\nContent-Disposition: form-data; name="csrf"\r\n\r\nx',
+    },
     { kind: 'raw', type: 'multipart/form-data', text: 'no boundary' },
     { kind: 'raw', type: 'text/plain', text: 'plain text' },
     { kind: 'raw', type: 'application/json', text: '{"cut": ' },
@@ -189,11 +316,25 @@ function inputOf(route: Route, w: World, fields: ReturnType<typeof fieldNames>):
     route.method === 'GET'
       ? fc.constant({ kind: 'none' })
       : isConsole(route) || route.path === '/oauth2/access' || route.path.startsWith('/access-request')
-        ? fc.oneof({ weight: 6, arbitrary: form }, { weight: 1, arbitrary: json }, { weight: 1, arbitrary: raw }, { weight: 1, arbitrary: fc.constant<Body>({ kind: 'none' }) })
-        : fc.oneof({ weight: 6, arbitrary: json }, { weight: 1, arbitrary: raw }, { weight: 1, arbitrary: form }, { weight: 1, arbitrary: fc.constant<Body>({ kind: 'none' }) });
+        ? fc.oneof(
+            { weight: 6, arbitrary: form },
+            { weight: 1, arbitrary: json },
+            { weight: 1, arbitrary: raw },
+            { weight: 1, arbitrary: fc.constant<Body>({ kind: 'none' }) },
+          )
+        : fc.oneof(
+            { weight: 6, arbitrary: json },
+            { weight: 1, arbitrary: raw },
+            { weight: 1, arbitrary: form },
+            { weight: 1, arbitrary: fc.constant<Body>({ kind: 'none' }) },
+          );
   return fc.record({
     params: fc.record(Object.fromEntries(names.map((n) => [n, param(n)]))) as fc.Arbitrary<Record<string, string>>,
-    query: fc.dictionary(field, fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom(...Object.values(w.valid).flat())), { maxKeys: 3 }),
+    query: fc.dictionary(
+      field,
+      fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom(...Object.values(w.valid).flat())),
+      { maxKeys: 3 },
+    ),
     body,
     asBot: fc.boolean(),
   });
@@ -206,14 +347,27 @@ async function send(d: TestDaemon, w: World, route: Route, input: Input): Promis
   for (const [k, v] of Object.entries(input.query)) url.searchParams.set(k, v);
   // every credential on every request (each route takes its own); the console's token as a header too, which it must
   // not take
-  const headers: Record<string, string> = { cookie: w.cookie, authtoken: w.authtoken, token: input.asBot ? w.botToken : w.userToken, 'x-app-token': w.appKey, 'x-csrf-token': w.csrf };
+  const headers: Record<string, string> = {
+    cookie: w.cookie,
+    authtoken: w.authtoken,
+    token: input.asBot ? w.botToken : w.userToken,
+    'x-app-token': w.appKey,
+    'x-csrf-token': w.csrf,
+  };
   let body: string | undefined;
   const b = input.body;
   if (b.kind === 'json') [headers['content-type'], body] = ['application/json', JSON.stringify(b.value)];
-  else if (b.kind === 'form') [headers['content-type'], body] = ['application/x-www-form-urlencoded', new URLSearchParams(b.fields).toString()];
+  else if (b.kind === 'form')
+    [headers['content-type'], body] = ['application/x-www-form-urlencoded', new URLSearchParams(b.fields).toString()];
   else if (b.kind === 'raw') [headers['content-type'], body] = [b.type, b.text];
   const ac = new AbortController();
-  const res = await fetch(url, { method: route.method, headers, body: route.method === 'GET' ? undefined : body, redirect: 'manual', signal: ac.signal });
+  const res = await fetch(url, {
+    method: route.method,
+    headers,
+    body: route.method === 'GET' ? undefined : body,
+    redirect: 'manual',
+    signal: ac.signal,
+  });
   if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) ac.abort();
   else await res.arrayBuffer();
   return res.status;
@@ -228,12 +382,24 @@ export const PARTS = {
 
 /** Feed every route of `part`: fails on any 5xx, naming the route and the input. */
 export async function feedEveryRoute(t: TapTest, part: keyof typeof PARTS, mustInclude: string[]): Promise<void> {
-  const d = await startTestDaemon({ config: { platformRateLimits: false, rateLimitManagementWrites: 0, rateLimitConsent: 0, rateLimitLogin: 0, rateLimitTokenEndpoint: 0 } });
+  const d = await startTestDaemon({
+    config: {
+      platformRateLimits: false,
+      rateLimitManagementWrites: 0,
+      rateLimitConsent: 0,
+      rateLimitLogin: 0,
+      rateLimitTokenEndpoint: 0,
+    },
+  });
   t.teardown(() => d.stop());
   const all = routesOf(d);
   t.ok(all.length >= 100, `${all.length} routes read from the daemon's router`);
   const routes = all.filter(PARTS[part]);
-  for (const must of mustInclude) t.ok(routes.some((r) => `${r.method} ${r.path}` === must), `${must} is among them`);
+  for (const must of mustInclude)
+    t.ok(
+      routes.some((r) => `${r.method} ${r.path}` === must),
+      `${must} is among them`,
+    );
   const fields = fieldNames();
   const failures: string[] = [];
   let requests = 0;
@@ -251,8 +417,16 @@ export async function feedEveryRoute(t: TapTest, part: keyof typeof PARTS, mustI
       }),
       { numRuns: route.method === 'GET' ? Math.ceil(RUNS / 5) : RUNS, seed: SEED, endOnFailure: false },
     );
-    if (out.failed) failures.push(`${route.method} ${route.path}: ${fc.stringify(out.counterexample)}${out.errorInstance ? ` (${String(out.errorInstance)})` : ''}`);
-    t.comment(`${route.method} ${route.path}: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    if (out.failed)
+      failures.push(
+        `${route.method} ${route.path}: ${fc.stringify(out.counterexample)}${out.errorInstance ? ` (${String(out.errorInstance)})` : ''}`,
+      );
+    t.comment(
+      `${route.method} ${route.path}: ${[...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}`,
+    );
   }
   t.comment(`${requests} requests to ${routes.length} routes, seed ${SEED}`);
   t.same(failures, [], 'no route answered a 5xx');

@@ -134,7 +134,9 @@ async function startLocalCluster(initdb: string, maxConnections = 200): Promise<
   const bin = path.dirname(initdb);
   const asRoot = process.getuid?.() === 0;
   const runIn = (cwd: string, cmd: string, args: string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
+    const [file, argv] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]]
+      : [path.join(bin, cmd), args];
     const r = spawnSync(file, argv, { encoding: 'utf8', cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout || r.error?.message}`);
   };
@@ -281,8 +283,14 @@ export async function pgDatabaseOrSkip(t: TapTest): Promise<string | undefined> 
  * t.test that gets a fresh database's URL; skipped (or failed under CI) without PostgreSQL.
  * `ownCluster`: the database is in the process's own cluster (a test that stops it), not the run's.
  */
-export function testWithPg(t: TapTest, name: string, fn: (t: TapTest, url: string) => Promise<void>, o: { ownCluster?: boolean } = {}): Promise<unknown> {
+export function testWithPg(
+  t: TapTest,
+  name: string,
+  fn: (t: TapTest, url: string) => Promise<void>,
+  o: { ownCluster?: boolean } = {},
+): Promise<unknown> {
   const database = async () => (o.ownCluster ? (await startPgCluster()).createDatabase() : createTestDatabase());
-  if (process.env.APPREG_TEST_PG_URL || (process.env.APPREG_TEST_PG_SHARED && !o.ownCluster)) return t.test(name, async (t) => fn(t, await database()));
+  if (process.env.APPREG_TEST_PG_URL || (process.env.APPREG_TEST_PG_SHARED && !o.ownCluster))
+    return t.test(name, async (t) => fn(t, await database()));
   return testNeeding(t, name, POSTGRES_COMPONENT, async (t) => fn(t, await database()));
 }

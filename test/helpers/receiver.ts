@@ -19,7 +19,14 @@ interface Received {
   at: number;
 }
 
-type Answer = { status?: number; json?: unknown; text?: string; headers?: Record<string, string>; delayMs?: number; hang?: boolean };
+type Answer = {
+  status?: number;
+  json?: unknown;
+  text?: string;
+  headers?: Record<string, string>;
+  delayMs?: number;
+  hang?: boolean;
+};
 
 export interface Receiver {
   url: string;
@@ -58,12 +65,20 @@ export async function startReceiver(clock: Clock = systemClock): Promise<Receive
       } catch {
         body = undefined;
       }
-      const rec: Received = { path: req.url ?? '', headers: req.headers, raw, body, signatureValid: verify(self.secret, req.headers, raw), at: clock.now() };
+      const rec: Received = {
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        body,
+        signatureValid: verify(self.secret, req.headers, raw),
+        at: clock.now(),
+      };
       received.push(rec);
-      for (const w of [...waiters]) if (received.length >= w.n) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(received.slice());
-      }
+      for (const w of [...waiters])
+        if (received.length >= w.n) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(received.slice());
+        }
       const a = answers.get(rec.path) ?? {};
       void Promise.resolve(typeof a === 'function' ? a(rec) : a).then((ans) => answer(res, ans));
     });
@@ -75,7 +90,10 @@ export async function startReceiver(clock: Clock = systemClock): Promise<Receive
       return;
     }
     const send = () => {
-      res.writeHead(ans.status ?? 200, { 'content-type': ans.text !== undefined ? 'text/plain' : 'application/json', ...ans.headers });
+      res.writeHead(ans.status ?? 200, {
+        'content-type': ans.text !== undefined ? 'text/plain' : 'application/json',
+        ...ans.headers,
+      });
       res.end(ans.text !== undefined ? ans.text : JSON.stringify(ans.json ?? {}));
     };
     if (ans.delayMs) clock.setTimeout(send, ans.delayMs);

@@ -29,9 +29,11 @@ export function routesOf(d: Pick<DaemonHandle, 'parts' | 'url'>): Route[] {
   const walk = (stack: Layer[], prefix: string) => {
     for (const layer of stack) {
       if (layer.route) {
-        for (const m of Object.keys(layer.route.methods)) if (m !== '_all') out.push({ method: m.toUpperCase(), path: prefix + layer.route.path });
+        for (const m of Object.keys(layer.route.methods))
+          if (m !== '_all') out.push({ method: m.toUpperCase(), path: prefix + layer.route.path });
       } else if (layer.handle?.stack) {
-        if (layer.rawPath === undefined) throw new Error('cannot read the mount path of a router: express changed its Layer');
+        if (layer.rawPath === undefined)
+          throw new Error('cannot read the mount path of a router: express changed its Layer');
         walk(layer.handle.stack, prefix + (layer.slash ? '' : layer.rawPath));
       }
     }

@@ -70,7 +70,13 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
   let stopped = false;
   let pingTimer: Timer | undefined;
   let reconnectTimer: Timer | undefined;
-  const state = { opens: 0, pongs: 0, gaveUp: false, delivered: [] as Delivered[], closes: [] as Array<{ code: number; reason: string }> };
+  const state = {
+    opens: 0,
+    pongs: 0,
+    gaveUp: false,
+    delivered: [] as Delivered[],
+    closes: [] as Array<{ code: number; reason: string }>,
+  };
 
   async function fetchUrl(): Promise<string> {
     const u = new URL(`/apps/${encodeURIComponent(opts.appId)}/websocket-connection`, opts.baseUrl);
@@ -110,7 +116,12 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
         state.delivered.push({ payload: frame.payload, correlationId: frame.correlation_id, at: clock.now() });
         void Promise.resolve(opts.handler?.(frame.payload)).then((reply) => {
           if (!reply || sock.readyState !== WebSocket.OPEN) return;
-          const out = JSON.stringify({ correlation_id: frame.correlation_id, status: reply.status ?? 200, ...(reply.message !== undefined ? { message: reply.message } : {}), ...(reply.body !== undefined ? { body: reply.body } : {}) });
+          const out = JSON.stringify({
+            correlation_id: frame.correlation_id,
+            status: reply.status ?? 200,
+            ...(reply.message !== undefined ? { message: reply.message } : {}),
+            ...(reply.body !== undefined ? { body: reply.body } : {}),
+          });
           if (opts.replyAsText) sock.send(out);
           else sock.send(Buffer.from(out), { binary: true });
         });
@@ -202,8 +213,20 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
 }
 
 /** A client for `app` on a test daemon, fast to reconnect and without pings, stopped at teardown. */
-export function connectTestClient(t: { teardown(fn: () => unknown): void }, d: { url: string }, app: { id: string; appKey: string }, over: Partial<SdkSocketClientOptions> = {}): SdkSocketClient {
-  const c = createSdkSocketClient({ baseUrl: d.url, appId: app.id, appKey: app.appKey, reconnectDelayMs: 50, pingIntervalMs: 0, ...over });
+export function connectTestClient(
+  t: { teardown(fn: () => unknown): void },
+  d: { url: string },
+  app: { id: string; appKey: string },
+  over: Partial<SdkSocketClientOptions> = {},
+): SdkSocketClient {
+  const c = createSdkSocketClient({
+    baseUrl: d.url,
+    appId: app.id,
+    appKey: app.appKey,
+    reconnectDelayMs: 50,
+    pingIntervalMs: 0,
+    ...over,
+  });
   t.teardown(() => c.stop());
   return c;
 }

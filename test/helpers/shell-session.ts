@@ -10,7 +10,11 @@ import path from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { must } from '../../src/must.js';
 
-interface Ran { code: number; stdout: string; stderr: string }
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export interface Background {
   pid: number;
@@ -33,7 +37,11 @@ export interface ShellSession {
 let seq = 0;
 
 export function shellSession(o: { cwd: string; env: Record<string, string>; logDir: string }): ShellSession {
-  const bash: ChildProcessWithoutNullStreams = spawn('bash', ['--norc', '--noprofile'], { cwd: o.cwd, env: o.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const bash: ChildProcessWithoutNullStreams = spawn('bash', ['--norc', '--noprofile'], {
+    cwd: o.cwd,
+    env: o.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let pending = '';
   const waiters: Array<{ marker: string; resolve: (v: string) => void }> = [];
   bash.stdout.on('data', (c: Buffer) => {
@@ -53,7 +61,10 @@ export function shellSession(o: { cwd: string; env: Record<string, string>; logD
 
   const ask = (script: string, marker: string, timeoutMs: number) =>
     new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms (bash said: ${bashErr.slice(-500)})`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no answer within ${timeoutMs} ms (bash said: ${bashErr.slice(-500)})`)),
+        timeoutMs,
+      );
       waiters.push({ marker, resolve: (v) => (clearTimeout(timer), resolve(v)) });
       bash.stdin.write(script);
     });
@@ -77,13 +88,19 @@ export function shellSession(o: { cwd: string; env: Record<string, string>; logD
       const f = files();
       const marker = `__appreg_done_${seq}__`;
       // a command on a line of its own (it may end with a comment), its streams to its files
-      const code = await ask(`{\n${command}\n} > ${f.out} 2> ${f.err} < /dev/null\necho "${marker}:$?"\n`, marker, timeoutMs);
+      const code = await ask(
+        `{\n${command}\n} > ${f.out} 2> ${f.err} < /dev/null\necho "${marker}:$?"\n`,
+        marker,
+        timeoutMs,
+      );
       return { code: Number(code), stdout: read(f.out), stderr: read(f.err) };
     },
     async background(command) {
       const f = files();
       const marker = `__appreg_bg_${seq}__`;
-      const pid = Number(await ask(`${command} > ${f.out} 2> ${f.err} < /dev/null &\necho "${marker}:$!"\n`, marker, 10_000));
+      const pid = Number(
+        await ask(`${command} > ${f.out} 2> ${f.err} < /dev/null &\necho "${marker}:$!"\n`, marker, 10_000),
+      );
       let status: number | null | undefined;
       const bg: Background = {
         pid,

@@ -21,9 +21,7 @@ export interface SystemComponent {
   install: string;
 }
 
-export type Availability =
-  | { found: true; path: string }
-  | { found: false; underCi: boolean; message: string };
+export type Availability = { found: true; path: string } | { found: false; underCi: boolean; message: string };
 
 /** CI=true (or any value other than "", "0", "false") means we run under CI. */
 export function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -48,7 +46,11 @@ export function findSystemComponent(c: SystemComponent, env: NodeJS.ProcessEnv =
   const what = `${p} ${problem} (${c.install})`;
   const underCi = isCi(env);
   return underCi
-    ? { found: false, underCi, message: `${what}: under CI a missing system component is a failure; .ci/run should have installed it` }
+    ? {
+        found: false,
+        underCi,
+        message: `${what}: under CI a missing system component is a failure; .ci/run should have installed it`,
+      }
     : { found: false, underCi, message: `${what}; .ci/run installs it` };
 }
 

@@ -50,7 +50,8 @@ export function createTestClock(start: number = Date.now()): TestClock {
 
   const soonest = (limit: number): TestTimer | undefined => {
     let best: TestTimer | undefined;
-    for (const t of timers) if (t.at <= limit && (!best || t.at < best.at || (t.at === best.at && t.seq < best.seq))) best = t;
+    for (const t of timers)
+      if (t.at <= limit && (!best || t.at < best.at || (t.at === best.at && t.seq < best.seq))) best = t;
     return best;
   };
   /** Run one timer at its moment (the clocks moved there already); re-arm an interval. Its promise, if any. */

@@ -19,9 +19,18 @@ import { ROOT } from '../helpers/cli.js';
 
 const MAX_LEN = '@stylistic/max-len';
 
-interface Message { ruleId: string | null; line: number; message: string }
-interface LintResult { filePath: string; messages: Message[] }
-interface ESLintLike { lintFiles(patterns: string[]): Promise<LintResult[]> }
+interface Message {
+  ruleId: string | null;
+  line: number;
+  message: string;
+}
+interface LintResult {
+  filePath: string;
+  messages: Message[];
+}
+interface ESLintLike {
+  lintFiles(patterns: string[]): Promise<LintResult[]>;
+}
 
 t.setTimeout(300_000);
 
@@ -40,10 +49,19 @@ t.test('every file of src/, bin/, bench/ and test/ passes the lint rules', async
   const results = await eslint.lintFiles(['src', 'bin', 'bench', 'test']);
   t.comment(`linted ${results.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   t.ok(results.length > 350, `linted ${results.length} files`);
-  t.ok(results.some((r) => r.filePath.endsWith(path.join('src', 'server', 'start.ts'))), 'src/ was read');
-  t.ok(results.some((r) => r.filePath.endsWith(path.join('bin', 'appreg.js'))), 'bin/ was read');
+  t.ok(
+    results.some((r) => r.filePath.endsWith(path.join('src', 'server', 'start.ts'))),
+    'src/ was read',
+  );
+  t.ok(
+    results.some((r) => r.filePath.endsWith(path.join('bin', 'appreg.js'))),
+    'bin/ was read',
+  );
 
-  const allowed = JSON.parse(fs.readFileSync(path.join(ROOT, 'tools/lint/long-lines.json'), 'utf8')) as Record<string, number>;
+  const allowed = JSON.parse(fs.readFileSync(path.join(ROOT, 'tools/lint/long-lines.json'), 'utf8')) as Record<
+    string,
+    number
+  >;
   const findings: string[] = [];
   const longLines: Record<string, number> = {};
   for (const r of results) {
@@ -54,8 +72,12 @@ t.test('every file of src/, bin/, bench/ and test/ passes the lint rules', async
     }
   }
   t.same(findings, [], 'no finding');
-  const grown = Object.entries(longLines).filter(([f, n]) => n > (allowed[f] ?? 0)).map(([f, n]) => `${f}: ${n} lines over 120 characters (${allowed[f] ?? 0} allowed)`);
+  const grown = Object.entries(longLines)
+    .filter(([f, n]) => n > (allowed[f] ?? 0))
+    .map(([f, n]) => `${f}: ${n} lines over 120 characters (${allowed[f] ?? 0} allowed)`);
   t.same(grown, [], 'no file has more lines over 120 characters than tools/lint/long-lines.json allows');
-  const shrunk = Object.entries(allowed).filter(([f, n]) => (longLines[f] ?? 0) < n).map(([f, n]) => `${f}: ${longLines[f] ?? 0} (was ${n})`);
+  const shrunk = Object.entries(allowed)
+    .filter(([f, n]) => (longLines[f] ?? 0) < n)
+    .map(([f, n]) => `${f}: ${longLines[f] ?? 0} (was ${n})`);
   t.same(shrunk, [], 'tools/lint/long-lines.json is lowered where lines were shortened');
 });

@@ -25,7 +25,8 @@ t.test('every source file is formatted', async (t) => {
   for (const file of all) {
     const options = await prettier.resolveConfig(file);
     if (options?.printWidth !== 120) unconfigured.push(path.relative(ROOT, file));
-    if (!(await prettier.check(fs.readFileSync(file, 'utf8'), { ...options, filepath: file }))) unformatted.push(path.relative(ROOT, file));
+    if (!(await prettier.check(fs.readFileSync(file, 'utf8'), { ...options, filepath: file })))
+      unformatted.push(path.relative(ROOT, file));
   }
   t.comment(`checked ${all.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   t.same(unconfigured, [], '.prettierrc.json applies to every file');

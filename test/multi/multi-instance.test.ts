@@ -8,7 +8,16 @@ import { startDaemons, type Client } from '../helpers/daemons.js';
 import { pgDatabaseOrSkip, sqlAt } from '../helpers/pg.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { connectTestClient } from '../helpers/sdk-socket-client.js';
-import { createApp, grant, exchange, me, Jar, csrfOf, ALL_SCOPES, type CreatedApp } from '../fixtures/redirects-flow.js';
+import {
+  createApp,
+  grant,
+  exchange,
+  me,
+  Jar,
+  csrfOf,
+  ALL_SCOPES,
+  type CreatedApp,
+} from '../fixtures/redirects-flow.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { manifest } from '../helpers/daemon.js';
 import { signIn } from '../helpers/console.js';
@@ -39,7 +48,8 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   }
 }
 
-const trigger = (c: Client, body: Record<string, unknown>) => c.api(`${c.mgmt}/deliveries`, { method: 'POST', json: body });
+const trigger = (c: Client, body: Record<string, unknown>) =>
+  c.api(`${c.mgmt}/deliveries`, { method: 'POST', json: body });
 
 /**
  * The test cluster trusts local connections, so a password in the URL is ignored by the server: it is there to be kept
@@ -70,7 +80,11 @@ t.test('three daemons on one database', async (t) => {
       }
       const del = await must(d[(i + 1) % 3]).api(`${must(d[i]).mgmt}/apps/${app.id}`, { method: 'DELETE' });
       t.equal(del.status, 204, 'deleted through another');
-      t.equal((await must(d[(i + 2) % 3]).api(`${must(d[i]).mgmt}/apps/mine/${app.id}`)).status, 404, 'and gone on the third');
+      t.equal(
+        (await must(d[(i + 2) % 3]).api(`${must(d[i]).mgmt}/apps/mine/${app.id}`)).status,
+        404,
+        'and gone on the third',
+      );
     }
   });
 
@@ -82,9 +96,13 @@ t.test('three daemons on one database', async (t) => {
     const answers = await Promise.all(Array.from({ length: 50 }, (_x, i) => exchange(as(must(d[i % 3])), parts)));
     const ok = answers.filter((a) => a.res.status === 200);
     t.equal(ok.length, 1, 'exactly one of 50 concurrent exchanges on 3 daemons succeeds');
-    t.same([...new Set(answers.filter((a) => a.res.status !== 200).map((a) => `${a.res.status} ${a.body.code}`))], ['400 invalid_grant']);
+    t.same(
+      [...new Set(answers.filter((a) => a.res.status !== 200).map((a) => `${a.res.status} ${a.body.code}`))],
+      ['400 invalid_grant'],
+    );
     const issued = must(must(ok[0]).body.accessToken);
-    for (let j = 0; j < 3; j++) t.equal((await me(as(must(d[j])), issued, app.appKey)).status, 401, `the reuses revoked the token (daemon ${j})`);
+    for (let j = 0; j < 3; j++)
+      t.equal((await me(as(must(d[j])), issued, app.appKey)).status, 401, `the reuses revoked the token (daemon ${j})`);
   });
 
   t.test('a revoked token is refused by every daemon as soon as the revoking call answered', async (t) => {
@@ -92,39 +110,80 @@ t.test('three daemons on one database', async (t) => {
     const tokens = [];
     for (let i = 0; i < 3; i++) {
       const gr = await grant(as(must(d[i])), app);
-      const x = await exchange(as(must(d[(i + 1) % 3])), { 'client-id': app.id, 'client-secret': app.clientSecret, code: gr.body.code });
+      const x = await exchange(as(must(d[(i + 1) % 3])), {
+        'client-id': app.id,
+        'client-secret': app.clientSecret,
+        code: gr.body.code,
+      });
       t.equal(x.res.status, 200);
       tokens.push(x.body);
     }
-    for (let j = 0; j < 3; j++) t.equal((await me(as(must(d[j])), must(must(tokens[0]).accessToken), app.appKey)).status, 200);
+    for (let j = 0; j < 3; j++)
+      t.equal((await me(as(must(d[j])), must(must(tokens[0]).accessToken), app.appKey)).status, 200);
     // unauthorize on daemon 1, then ask daemons 0, 1, 2 straight away
-    const del = await fetch(`${must(d[1]).url}/v1/app/authorization`, { method: 'DELETE', headers: { token: must(must(tokens[0]).accessToken), 'x-app-token': app.appKey } });
+    const del = await fetch(`${must(d[1]).url}/v1/app/authorization`, {
+      method: 'DELETE',
+      headers: { token: must(must(tokens[0]).accessToken), 'x-app-token': app.appKey },
+    });
     t.equal(del.status, 204);
-    for (let j = 0; j < 3; j++) t.equal((await me(as(must(d[j])), must(must(tokens[2]).accessToken), app.appKey)).status, 401, `unauthorize: refused on daemon ${j}`);
+    for (let j = 0; j < 3; j++)
+      t.equal(
+        (await me(as(must(d[j])), must(must(tokens[2]).accessToken), app.appKey)).status,
+        401,
+        `unauthorize: refused on daemon ${j}`,
+      );
     // reinstall on daemon 2: the old bot token stops working everywhere
     const oldBot = must(must(tokens[0]).botToken);
     for (let j = 0; j < 3; j++) t.equal((await me(as(must(d[j])), oldBot, app.appKey)).status, 200);
     const gr = await grant(as(must(d[2])), app, { isReinstall: true });
-    const x = await exchange(as(must(d[2])), { 'client-id': app.id, 'client-secret': app.clientSecret, code: gr.body.code });
+    const x = await exchange(as(must(d[2])), {
+      'client-id': app.id,
+      'client-secret': app.clientSecret,
+      code: gr.body.code,
+    });
     t.equal(x.res.status, 200);
     for (let j = 0; j < 3; j++) {
-      t.equal((await me(as(must(d[j])), oldBot, app.appKey)).status, 401, `reinstall: the old bot token refused on daemon ${j}`);
-      t.equal((await me(as(must(d[j])), must(x.body.botToken), app.appKey)).status, 200, `the new one works on daemon ${j}`);
+      t.equal(
+        (await me(as(must(d[j])), oldBot, app.appKey)).status,
+        401,
+        `reinstall: the old bot token refused on daemon ${j}`,
+      );
+      t.equal(
+        (await me(as(must(d[j])), must(x.body.botToken), app.appKey)).status,
+        200,
+        `the new one works on daemon ${j}`,
+      );
     }
     // uninstall through daemon 0 with the new bot token: everything of the app refused everywhere
-    const un = await fetch(`${must(d[0]).url}/v1/app/installation`, { method: 'DELETE', headers: { token: must(x.body.botToken), 'x-app-token': app.appKey } });
+    const un = await fetch(`${must(d[0]).url}/v1/app/installation`, {
+      method: 'DELETE',
+      headers: { token: must(x.body.botToken), 'x-app-token': app.appKey },
+    });
     if (un.status === 204) {
-      for (let j = 0; j < 3; j++) t.equal((await me(as(must(d[j])), must(x.body.botToken), app.appKey)).status, 401, `uninstall: refused on daemon ${j}`);
+      for (let j = 0; j < 3; j++)
+        t.equal(
+          (await me(as(must(d[j])), must(x.body.botToken), app.appKey)).status,
+          401,
+          `uninstall: refused on daemon ${j}`,
+        );
     } else t.fail(`uninstall answered ${un.status}`);
   });
 
   t.test('the consent screen works when every request goes to the next daemon', async (t) => {
     const app: CreatedApp = await createApp(as(must(d[0])), { redirectUrls: ['https://app.example.com/cb'] });
-    const q = new URLSearchParams({ clientId: app.id, scopes: ALL_SCOPES, redirectUrl: 'https://app.example.com/cb', state: 's1' });
+    const q = new URLSearchParams({
+      clientId: app.id,
+      scopes: ALL_SCOPES,
+      redirectUrl: 'https://app.example.com/cb',
+      state: 's1',
+    });
     const jar = new Jar();
     // a new user to sign in with (the owner has no password)
     const email = `rr${Date.now()}@example.com`;
-    const made = await must(d[1]).api(`/workspaces/${must(d[1]).workspaceId}/workspaceUsers`, { method: 'POST', json: { email, name: 'Round Robin', password: 'correct horse battery' } });
+    const made = await must(d[1]).api(`/workspaces/${must(d[1]).workspaceId}/workspaceUsers`, {
+      method: 'POST',
+      json: { email, name: 'Round Robin', password: 'correct horse battery' },
+    });
     t.equal(made.status, 201);
     let res = await fetch(`${must(d[0]).url}/access-request?${q}`, { redirect: 'manual' });
     jar.take(res);
@@ -137,7 +196,10 @@ t.test('three daemons on one database', async (t) => {
     });
     t.ok(res.status === 303 || res.status === 302, `signed in through daemon 1 (${res.status})`);
     jar.take(res);
-    res = await fetch(`${must(d[2]).url}/access-request?${q}`, { headers: { cookie: jar.header() }, redirect: 'manual' });
+    res = await fetch(`${must(d[2]).url}/access-request?${q}`, {
+      headers: { cookie: jar.header() },
+      redirect: 'manual',
+    });
     t.equal(res.status, 200, 'the consent page on daemon 2 knows the session');
     const html = await res.text();
     t.match(html, /Allow/);
@@ -155,29 +217,60 @@ t.test('three daemons on one database', async (t) => {
 
   t.test('a browser signed out on one daemon is signed out on every daemon at once', async (t) => {
     const { cookie, csrf } = await signIn(as(must(d[0])));
-    for (let j = 0; j < 3; j++) t.equal((await fetch(`${must(d[j]).url}/`, { headers: { cookie } })).status, 200, `signed in on daemon ${j}`);
-    const out = await fetch(`${must(d[1]).url}/console/sign-out`, { method: 'POST', body: new URLSearchParams({ csrf }), headers: { cookie }, redirect: 'manual' });
+    for (let j = 0; j < 3; j++)
+      t.equal((await fetch(`${must(d[j]).url}/`, { headers: { cookie } })).status, 200, `signed in on daemon ${j}`);
+    const out = await fetch(`${must(d[1]).url}/console/sign-out`, {
+      method: 'POST',
+      body: new URLSearchParams({ csrf }),
+      headers: { cookie },
+      redirect: 'manual',
+    });
     t.equal(out.status, 303, 'signed out through daemon 1');
-    for (let j = 0; j < 3; j++) t.equal((await fetch(`${must(d[j]).url}/`, { headers: { cookie } })).status, 401, `the same cookie is refused on daemon ${j}`);
+    for (let j = 0; j < 3; j++)
+      t.equal(
+        (await fetch(`${must(d[j]).url}/`, { headers: { cookie } })).status,
+        401,
+        `the same cookie is refused on daemon ${j}`,
+      );
   });
 
-  t.test("an account signed out everywhere through one daemon: its sessions from every daemon are refused by all", async (t) => {
-    const here = await signIn(as(must(d[0])));
-    const there = await signIn(as(must(d[2])));
-    const out = await fetch(`${must(d[1]).url}/console/sign-out-everywhere`, { method: 'POST', body: new URLSearchParams({ csrf: here.csrf }), headers: { cookie: here.cookie }, redirect: 'manual' });
-    t.equal(out.status, 303, 'signed out everywhere through daemon 1');
-    for (let j = 0; j < 3; j++) {
-      t.equal((await fetch(`${must(d[j]).url}/`, { headers: { cookie: here.cookie } })).status, 401, `this browser's cookie is refused on daemon ${j}`);
-      t.equal((await fetch(`${must(d[j]).url}/`, { headers: { cookie: there.cookie } })).status, 401, `the other browser's too, on daemon ${j}`);
-    }
-  });
+  t.test(
+    'an account signed out everywhere through one daemon: its sessions from every daemon are refused by all',
+    async (t) => {
+      const here = await signIn(as(must(d[0])));
+      const there = await signIn(as(must(d[2])));
+      const out = await fetch(`${must(d[1]).url}/console/sign-out-everywhere`, {
+        method: 'POST',
+        body: new URLSearchParams({ csrf: here.csrf }),
+        headers: { cookie: here.cookie },
+        redirect: 'manual',
+      });
+      t.equal(out.status, 303, 'signed out everywhere through daemon 1');
+      for (let j = 0; j < 3; j++) {
+        t.equal(
+          (await fetch(`${must(d[j]).url}/`, { headers: { cookie: here.cookie } })).status,
+          401,
+          `this browser's cookie is refused on daemon ${j}`,
+        );
+        t.equal(
+          (await fetch(`${must(d[j]).url}/`, { headers: { cookie: there.cookie } })).status,
+          401,
+          `the other browser's too, on daemon ${j}`,
+        );
+      }
+    },
+  );
 
   t.test('the login limit counts attempts on every daemon together', async (t) => {
     // the window opens at the email's first attempt, so seven attempts in a row share it
     const email = `limit${Date.now()}@example.com`;
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) {
-      const res = await must(d[i % 3]).api('/auth/login', { method: 'POST', noAuth: true, json: { email, password: 'wrong password!' } });
+      const res = await must(d[i % 3]).api('/auth/login', {
+        method: 'POST',
+        noAuth: true,
+        json: { email, password: 'wrong password!' },
+      });
       statuses.push(res.status);
     }
     t.same(statuses.slice(0, 6), [401, 401, 401, 401, 401, 401], 'six attempts (the limit) answered');
@@ -185,7 +278,12 @@ t.test('three daemons on one database', async (t) => {
   });
 
   t.test('a login code made on one daemon signs the official CLI in on the others', async (t) => {
-    const post = (i: number, path: string, body: unknown) => fetch(`${must(d[i]).url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await json(r) }));
+    const post = (i: number, path: string, body: unknown) =>
+      fetch(`${must(d[i]).url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: await json(r) }));
     const lead = await post(0, '/lead', { email: 'owner@localhost' });
     t.equal(lead.status, 200);
     const codeRes = await must(d[1]).api(`${must(d[1]).mgmt}/login-codes?email=owner@localhost`);
@@ -199,12 +297,16 @@ t.test('three daemons on one database', async (t) => {
     const pair = await post(1, `/workspaces/${item.workspace.id}/exchange`, { exchangeToken: item.exchangeToken });
     t.equal(pair.status, 200);
     // a refresh token rotates once: two daemons racing with the same one → one new pair
-    const both = await Promise.all([1, 2].map((i) => post(i, `/workspaces/${item.workspace.id}/refresh`, { refreshToken: pair.body.refreshToken })));
+    const both = await Promise.all(
+      [1, 2].map((i) => post(i, `/workspaces/${item.workspace.id}/refresh`, { refreshToken: pair.body.refreshToken })),
+    );
     t.equal(both.filter((b) => b.status === 200).length, 1, 'one refresh of two concurrent ones succeeds');
   });
 
   t.test('each attempt of a retrying event happens once, whichever daemon claims it', async (t) => {
-    const app = await createApp(as(must(d[0])), { eventSubscriptions: { url: `${rx.url}/ev-once`, events: ['NEW_MESSAGE'] } });
+    const app = await createApp(as(must(d[0])), {
+      eventSubscriptions: { url: `${rx.url}/ev-once`, events: ['NEW_MESSAGE'] },
+    });
     rx.secret = app.signingSecret;
     const tries = new Map<string, number>();
     rx.on('/ev-once', (r) => {
@@ -222,9 +324,13 @@ t.test('three daemons on one database', async (t) => {
     await until('every event delivered', async () => (ids.every((id) => tries.get(id) === 3) ? true : undefined));
     // none is left pending: an attempt is made only of an event claimed (leased) from the pending table
     const pending = `SELECT count(*)::int AS n FROM appreg_records WHERE tbl = 'pendingDeliveries' AND id = ANY($1)`;
-    await until('nothing left pending', async () => ((await sqlAt<{ n: number }>(bare, pending, [ids]))[0]!.n === 0 ? true : undefined));
+    await until('nothing left pending', async () =>
+      (await sqlAt<{ n: number }>(bare, pending, [ids]))[0]!.n === 0 ? true : undefined,
+    );
     t.notMatch(g.output(), /outcome dropped/, 'no daemon made an attempt of an event another one had ended');
-    const attempts = rx.received.filter((r) => r.path === '/ev-once').map((r) => `${r.headers['x-appreg-delivery-id']}#${r.headers['x-appreg-retry-num'] ?? 0}`);
+    const attempts = rx.received
+      .filter((r) => r.path === '/ev-once')
+      .map((r) => `${r.headers['x-appreg-delivery-id']}#${r.headers['x-appreg-retry-num'] ?? 0}`);
     t.equal(attempts.length, 36, 'three attempts per event, no more');
     t.equal(new Set(attempts).size, 36, 'no attempt made twice');
     for (const id of ids) {
@@ -234,10 +340,15 @@ t.test('three daemons on one database', async (t) => {
   });
 
   t.test('a socket-mode app connected to one daemon gets triggers and events sent through the others', async (t) => {
-    const res = await must(d[0]).api(`${must(d[0]).mgmt}/apps`, { method: 'POST', json: manifest({ socketMode: true, name: 'multi-' + Math.random().toString(36).slice(2, 8) }) });
+    const res = await must(d[0]).api(`${must(d[0]).mgmt}/apps`, {
+      method: 'POST',
+      json: manifest({ socketMode: true, name: 'multi-' + Math.random().toString(36).slice(2, 8) }),
+    });
     t.equal(res.status, 201);
     const app = await json<{ id: string; appKey: string }>(res);
-    const client = connectTestClient(t, must(d[2]), app, { handler: (p) => (JSON.stringify(p).includes('NEW_MESSAGE') ? undefined : { status: 200, body: { text: 'pong' } }) });
+    const client = connectTestClient(t, must(d[2]), app, {
+      handler: (p) => (JSON.stringify(p).includes('NEW_MESSAGE') ? undefined : { status: 200, body: { text: 'pong' } }),
+    });
     await client.start();
     const shown = await json<{ connections: number }>(await must(d[0]).api(`${must(d[0]).mgmt}/apps/mine/${app.id}`));
     t.equal(shown.connections, 1, 'apps get through daemon 0 counts the connection daemon 2 holds');
@@ -245,11 +356,16 @@ t.test('three daemons on one database', async (t) => {
       const tr = await trigger(d[i]!, { appId: app.id, kind: 'slash-command', command: '/test' });
       const body = await json(tr);
       t.equal(tr.status, 201, JSON.stringify(body));
-      t.ok(['acked', 'response'].includes(body.outcome), `trigger through daemon ${i} reached the app on daemon 2 within the 3 s budget: ${body.outcome}`);
+      t.ok(
+        ['acked', 'response'].includes(body.outcome),
+        `trigger through daemon ${i} reached the app on daemon 2 within the 3 s budget: ${body.outcome}`,
+      );
     }
     const ev = await trigger(must(d[1]), { appId: app.id, kind: 'event', event: 'NEW_MESSAGE' });
     t.equal(ev.status, 201);
-    await until('the event on the socket', async () => (client.delivered.some((x) => JSON.stringify(x.payload).includes('NEW_MESSAGE')) ? true : undefined));
+    await until('the event on the socket', async () =>
+      client.delivered.some((x) => JSON.stringify(x.payload).includes('NEW_MESSAGE')) ? true : undefined,
+    );
     t.pass('the event reached the app');
   });
 
@@ -257,41 +373,54 @@ t.test('three daemons on one database', async (t) => {
     await t.rejects(g.add({ ownKey: true }), /not the key/, 'refused at start');
   });
 
-  t.test('the connection string\'s password is in no daemon\'s output', async (t) => {
+  t.test("the connection string's password is in no daemon's output", async (t) => {
     t.ok(g.output().length > 0);
     t.notOk(g.output().includes(PASSWORD));
   });
 });
 
-t.test('a daemon killed with SIGKILL loses nothing acknowledged; its claimed event is taken over when the lease runs out', async (t) => {
-  const url = await pgDatabaseOrSkip(t);
-  if (!url) return;
-  const g = await startDaemons(t, 1, url, { ...ENV, APPREG_DELIVERY_RETRY_SCHEDULE: '0.5,0.5,0.5', APPREG_DELIVERY_EVENT_TIMEOUT_MS: '3000' });
-  const a = g.client(0);
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  const app = await createApp(as(a), { eventSubscriptions: { url: `${rx.url}/ev-kill`, events: ['NEW_MESSAGE'] } });
-  let phase: 'hang' | 'ok' = 'hang';
-  rx.on('/ev-kill', () => (phase === 'hang' ? { hang: true } : { status: 200 }));
-  // the first attempt is cut at 300 ms; the retry 0.5 s later is claimed by the only daemon, and hangs
-  const tr = await trigger(a, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE', timeoutMs: 300 });
-  const first = await json(tr);
-  t.equal(first.state, 'retrying');
-  await until('the retry under way', async () => (rx.received.filter((r) => r.path === '/ev-kill').length >= 2 ? true : undefined));
-  const appB = await createApp(as(a)); // acknowledged just before the kill
-  must(g.daemons[0]).child.kill('SIGKILL');
-  await must(g.daemons[0]).exited;
-  const killedAt = Date.now();
-  phase = 'ok';
-  await g.add();
-  await g.add();
-  const b = g.client(1);
-  t.equal((await b.api(`${b.mgmt}/apps/mine/${appB.id}`)).status, 200, 'the app acknowledged before the kill is there');
-  const rec = await until('the event taken over', async () => {
-    const r = await json(await b.api(`${b.mgmt}/deliveries/${first.id}`));
-    return r.state === 'delivered' ? r : undefined;
-  });
-  const takeover = rx.received.filter((r) => r.path === '/ev-kill').at(-1)!;
-  t.ok(takeover.at - killedAt >= 0, 'tried again after the kill');
-  t.equal(rec.state, 'delivered', 'delivered by another daemon after the lease ran out');
-});
+t.test(
+  'a daemon killed with SIGKILL loses nothing acknowledged; its claimed event is taken over when the lease runs out',
+  async (t) => {
+    const url = await pgDatabaseOrSkip(t);
+    if (!url) return;
+    const g = await startDaemons(t, 1, url, {
+      ...ENV,
+      APPREG_DELIVERY_RETRY_SCHEDULE: '0.5,0.5,0.5',
+      APPREG_DELIVERY_EVENT_TIMEOUT_MS: '3000',
+    });
+    const a = g.client(0);
+    const rx = await startReceiver();
+    t.teardown(() => rx.close());
+    const app = await createApp(as(a), { eventSubscriptions: { url: `${rx.url}/ev-kill`, events: ['NEW_MESSAGE'] } });
+    let phase: 'hang' | 'ok' = 'hang';
+    rx.on('/ev-kill', () => (phase === 'hang' ? { hang: true } : { status: 200 }));
+    // the first attempt is cut at 300 ms; the retry 0.5 s later is claimed by the only daemon, and hangs
+    const tr = await trigger(a, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE', timeoutMs: 300 });
+    const first = await json(tr);
+    t.equal(first.state, 'retrying');
+    await until('the retry under way', async () =>
+      rx.received.filter((r) => r.path === '/ev-kill').length >= 2 ? true : undefined,
+    );
+    const appB = await createApp(as(a)); // acknowledged just before the kill
+    must(g.daemons[0]).child.kill('SIGKILL');
+    await must(g.daemons[0]).exited;
+    const killedAt = Date.now();
+    phase = 'ok';
+    await g.add();
+    await g.add();
+    const b = g.client(1);
+    t.equal(
+      (await b.api(`${b.mgmt}/apps/mine/${appB.id}`)).status,
+      200,
+      'the app acknowledged before the kill is there',
+    );
+    const rec = await until('the event taken over', async () => {
+      const r = await json(await b.api(`${b.mgmt}/deliveries/${first.id}`));
+      return r.state === 'delivered' ? r : undefined;
+    });
+    const takeover = rx.received.filter((r) => r.path === '/ev-kill').at(-1)!;
+    t.ok(takeover.at - killedAt >= 0, 'tried again after the kill');
+    t.equal(rec.state, 'delivered', 'delivered by another daemon after the lease ran out');
+  },
+);

@@ -20,16 +20,23 @@ t.test('authorize --follow and the code exchange', async (t) => {
   let behaviour: 'hang' | 'reset' | 'no-exchange' = 'hang';
   let app: Awaited<ReturnType<typeof createApp>>;
   const hanging = new Set<http.ServerResponse>();
-  const page = http.createServer((req, res) => void (async () => {
-    if (behaviour === 'no-exchange') return void res.end('hello');
-    const form = new FormData();
-    form.append('client-id', app.id);
-    form.append('client-secret', app.clientSecret);
-    form.append('code', new URL(must(req.url), 'http://x').searchParams.get('code') ?? '');
-    await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form });
-    if (behaviour === 'reset') return void req.socket.destroy();
-    hanging.add(res); // never answers
-  })().catch((e: unknown) => setImmediate(() => { throw e; })));
+  const page = http.createServer(
+    (req, res) =>
+      void (async () => {
+        if (behaviour === 'no-exchange') return void res.end('hello');
+        const form = new FormData();
+        form.append('client-id', app.id);
+        form.append('client-secret', app.clientSecret);
+        form.append('code', new URL(must(req.url), 'http://x').searchParams.get('code') ?? '');
+        await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form });
+        if (behaviour === 'reset') return void req.socket.destroy();
+        hanging.add(res); // never answers
+      })().catch((e: unknown) =>
+        setImmediate(() => {
+          throw e;
+        }),
+      ),
+  );
   await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
   t.teardown(() => {
     for (const res of hanging) res.destroy();
@@ -54,15 +61,23 @@ t.test('authorize --follow and the code exchange', async (t) => {
     t.match(JSON.parse(r.stdout), { status: null, codeExchanged: true, error: /within 2 s of the exchange/ });
   });
 
-  await t.test('a page that answers without exchanging: said on stderr; the daemon tells the code\'s state', async (t) => {
-    behaviour = 'no-exchange';
-    const r = await runMain([...g, 'authorize', app.id, '--follow', '--json']);
-    t.equal(r.code, 0, r.stderr);
-    t.match(JSON.parse(r.stdout), { status: 200, body: 'hello', codeExchanged: false });
-    t.match(r.stderr, /the app answered, but has not exchanged the code/);
-    const state = async (code: string) => ((await (await d.api(`${d.mgmt}/oauth2/code-state`, { method: 'POST', json: { code } })).json()) as { state: string }).state;
-    t.equal(await state('acd_not_a_code'), 'unknown');
-    const granted = JSON.parse((await runMain([...g, 'authorize', app.id, '--json'])).stdout) as { code: string };
-    t.equal(await state(granted.code), 'waiting');
-  });
+  await t.test(
+    "a page that answers without exchanging: said on stderr; the daemon tells the code's state",
+    async (t) => {
+      behaviour = 'no-exchange';
+      const r = await runMain([...g, 'authorize', app.id, '--follow', '--json']);
+      t.equal(r.code, 0, r.stderr);
+      t.match(JSON.parse(r.stdout), { status: 200, body: 'hello', codeExchanged: false });
+      t.match(r.stderr, /the app answered, but has not exchanged the code/);
+      const state = async (code: string) =>
+        (
+          (await (await d.api(`${d.mgmt}/oauth2/code-state`, { method: 'POST', json: { code } })).json()) as {
+            state: string;
+          }
+        ).state;
+      t.equal(await state('acd_not_a_code'), 'unknown');
+      const granted = JSON.parse((await runMain([...g, 'authorize', app.id, '--json'])).stdout) as { code: string };
+      t.equal(await state(granted.code), 'waiting');
+    },
+  );
 });

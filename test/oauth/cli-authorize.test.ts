@@ -13,16 +13,23 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
 
   // a running app: receives the redirect and exchanges the code itself
   let app: Awaited<ReturnType<typeof createApp>>;
-  const receiver = http.createServer((req, res) => void (async () => {
-    const code = new URL(must(req.url), 'http://x').searchParams.get('code');
-    const form = new FormData();
-    form.append('client-id', app.id);
-    form.append('client-secret', app.clientSecret);
-    form.append('code', code ?? '');
-    const x = await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form });
-    res.statusCode = x.status === 200 ? 200 : 500;
-    res.end(x.status === 200 ? 'installed' : 'exchange failed');
-  })().catch((e: unknown) => setImmediate(() => { throw e; })));
+  const receiver = http.createServer(
+    (req, res) =>
+      void (async () => {
+        const code = new URL(must(req.url), 'http://x').searchParams.get('code');
+        const form = new FormData();
+        form.append('client-id', app.id);
+        form.append('client-secret', app.clientSecret);
+        form.append('code', code ?? '');
+        const x = await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form });
+        res.statusCode = x.status === 200 ? 200 : 500;
+        res.end(x.status === 200 ? 'installed' : 'exchange failed');
+      })().catch((e: unknown) =>
+        setImmediate(() => {
+          throw e;
+        }),
+      ),
+  );
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => receiver.close(() => r())));
   const port = (receiver.address() as AddressInfo).port;
@@ -37,7 +44,14 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
     t.equal(u.searchParams.get('scopes'), 'messages:read,bot:messages:read,bot:messages:write');
     t.equal(u.searchParams.get('redirectUrl'), `http://127.0.0.1:${port}/redirect`);
     t.equal(u.searchParams.get('defaultWorkspaceId'), d.workspaceId);
-    const bad = await runMain([...g, 'authorize', app.id, '--print-url', '--redirect-url', 'https://evil.com/redirect']);
+    const bad = await runMain([
+      ...g,
+      'authorize',
+      app.id,
+      '--print-url',
+      '--redirect-url',
+      'https://evil.com/redirect',
+    ]);
     t.equal(bad.code, 4);
     t.match(bad.stderr, /redirectUrl is not acceptable/);
   });
@@ -46,19 +60,35 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
     const r = await runMain([...g, 'authorize', app.id, '--exchange', '--json']);
     t.equal(r.code, 0, r.stderr);
     const tok = JSON.parse(r.stdout);
-    t.match(tok, { accessToken: /^aut_/, botToken: /^abt_/, userId: d.workspaceUserId, workspaceId: d.workspaceId, botId: /^bot_/ });
+    t.match(tok, {
+      accessToken: /^aut_/,
+      botToken: /^abt_/,
+      userId: d.workspaceUserId,
+      workspaceId: d.workspaceId,
+      botId: /^bot_/,
+    });
     t.equal((await me(d, tok.accessToken, app.appKey)).status, 200);
     const re = JSON.parse((await runMain([...g, 'authorize', app.id, '--exchange', '--reinstall', '--json'])).stdout);
     t.not(re.botToken, tok.botToken);
-    t.equal((await me(d, tok.botToken, app.appKey)).status, 401, 'reinstall from the CLI invalidates the old bot token');
+    t.equal(
+      (await me(d, tok.botToken, app.appKey)).status,
+      401,
+      'reinstall from the CLI invalidates the old bot token',
+    );
   });
 
   t.test('--workspace: another workspace of the same login installs there; a foreign one is refused', async (t) => {
-    const ws2 = (await (await d.api('/workspaces', { method: 'POST', json: { name: 'Second for authorize' } })).json()) as { id: string; workspaceUserId: string };
+    const ws2 = (await (
+      await d.api('/workspaces', { method: 'POST', json: { name: 'Second for authorize' } })
+    ).json()) as { id: string; workspaceUserId: string };
     const r = await runMain([...g, 'authorize', app.id, '--workspace', ws2.id, '--exchange', '--json']);
     t.equal(r.code, 0, r.stderr);
     const tok = JSON.parse(r.stdout);
-    t.match(tok, { workspaceId: ws2.id, userId: ws2.workspaceUserId }, 'installed in the chosen workspace, as the membership there');
+    t.match(
+      tok,
+      { workspaceId: ws2.id, userId: ws2.workspaceUserId },
+      'installed in the chosen workspace, as the membership there',
+    );
     t.equal((await me(d, tok.accessToken, app.appKey)).status, 200);
     const foreign = await runMain([...g, 'authorize', app.id, '--workspace', 'ws_notamember', '--exchange']);
     t.equal(foreign.code, 4);
@@ -115,7 +145,11 @@ t.test('appreg authorize / authorizations list / apps uninstall', async (t) => {
   });
 
   t.test('--help has examples', async (t) => {
-    for (const args of [['authorize', '--help'], ['authorizations', 'list', '--help'], ['apps', 'uninstall', '--help']]) {
+    for (const args of [
+      ['authorize', '--help'],
+      ['authorizations', 'list', '--help'],
+      ['apps', 'uninstall', '--help'],
+    ]) {
       const r = await runMain(args);
       t.equal(r.code, 0);
       t.match(r.stdout, /Example/);

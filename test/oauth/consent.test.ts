@@ -1,6 +1,15 @@
 import t, { type Test } from 'tap';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { createApp, exchange, me, secondUser, Jar, csrfOf, ALL_SCOPES, type CreatedApp } from '../fixtures/redirects-flow.js';
+import {
+  createApp,
+  exchange,
+  me,
+  secondUser,
+  Jar,
+  csrfOf,
+  ALL_SCOPES,
+  type CreatedApp,
+} from '../fixtures/redirects-flow.js';
 import { REGISTERED, REDIRECT_CASES } from '../fixtures/redirects.js';
 import { USED_TOKENS } from '../../src/services/oauth/consent-sessions.js';
 import { must } from '../../src/must.js';
@@ -37,12 +46,15 @@ async function login(d: TestDaemon, url: string, email: string, password: string
   return { jar, res, anonSession: anon };
 }
 
-
 t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ยง1 and ยง3)', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const user = await secondUser(d);
-  const app: CreatedApp = await createApp(d, { redirectUrls: REGISTERED, displayName: 'Consent <Test> App', botTitle: 'Posts <b>reports</b>' });
+  const app: CreatedApp = await createApp(d, {
+    redirectUrls: REGISTERED,
+    displayName: 'Consent <Test> App',
+    botTitle: 'Posts <b>reports</b>',
+  });
   const base = { clientId: app.id, scopes: ALL_SCOPES, redirectUrl: 'https://app.example.com/cb' };
 
   t.test('every corpus case that must be refused gets an error page, never a redirect (M7)', async (t) => {
@@ -78,25 +90,28 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     }
   });
 
-  t.test('no session: a login form; session cookie HttpOnly, SameSite=Lax, path-scoped; rotated on login', async (t) => {
-    const res = await fetch(consentUrl(d, base), { redirect: 'manual' });
-    assertPageHeaders(t, res);
-    const html = await res.text();
-    t.match(html, /<form method="post" action="\/access-request\/login">/);
-    t.match(html, /name="viewport" content="width=device-width/);
-    t.notMatch(html, /<(script|link|img)\b/i, 'no scripts, external stylesheets or images');
-    t.notMatch(html, /https?:\/\/(?!app\.example)/, 'no external asset URLs');
-    const cookie = must(res.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')));
-    t.ok(cookie);
-    t.match(cookie, /HttpOnly/i);
-    t.match(cookie, /SameSite=Lax/i);
-    t.match(cookie, /Path=\/(;|$)/, 'one session for every page of the daemon');
-    t.notMatch(cookie, /Secure/, 'not Secure over plain http');
-    const { res: after, anonSession, jar } = await login(d, consentUrl(d, base), user.email, user.password);
-    t.equal(after.status, 303);
-    t.equal(after.headers.get('location'), `/access-request?${new URLSearchParams(base)}`);
-    t.not(jar.cookies.get('appreg_session'), anonSession, 'a new session value after login');
-  });
+  t.test(
+    'no session: a login form; session cookie HttpOnly, SameSite=Lax, path-scoped; rotated on login',
+    async (t) => {
+      const res = await fetch(consentUrl(d, base), { redirect: 'manual' });
+      assertPageHeaders(t, res);
+      const html = await res.text();
+      t.match(html, /<form method="post" action="\/access-request\/login">/);
+      t.match(html, /name="viewport" content="width=device-width/);
+      t.notMatch(html, /<(script|link|img)\b/i, 'no scripts, external stylesheets or images');
+      t.notMatch(html, /https?:\/\/(?!app\.example)/, 'no external asset URLs');
+      const cookie = must(res.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')));
+      t.ok(cookie);
+      t.match(cookie, /HttpOnly/i);
+      t.match(cookie, /SameSite=Lax/i);
+      t.match(cookie, /Path=\/(;|$)/, 'one session for every page of the daemon');
+      t.notMatch(cookie, /Secure/, 'not Secure over plain http');
+      const { res: after, anonSession, jar } = await login(d, consentUrl(d, base), user.email, user.password);
+      t.equal(after.status, 303);
+      t.equal(after.headers.get('location'), `/access-request?${new URLSearchParams(base)}`);
+      t.not(jar.cookies.get('appreg_session'), anonSession, 'a new session value after login');
+    },
+  );
 
   t.test('wrong password: the form again with an error, 401', async (t) => {
     const { res } = await login(d, consentUrl(d, base), user.email, 'wrong password');
@@ -104,40 +119,43 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     t.match(await res.text(), /Email or password is wrong/);
   });
 
-  t.test('the consent page shows the app, every requested scope and only the user\'s workspaces; Allow โ’ 303 with code and state', async (t) => {
-    const q = { ...base, state: 'st-123', defaultWorkspaceId: d.workspaceId };
-    const { jar } = await login(d, consentUrl(d, q), user.email, user.password);
-    const res = await fetch(consentUrl(d, q), { headers: { cookie: jar.header() }, redirect: 'manual' });
-    t.equal(res.status, 200);
-    assertPageHeaders(t, res);
-    t.match(res.headers.get('content-security-policy'), /form-action 'self' https:\/\/app\.example\.com/);
-    const html = await res.text();
-    t.match(html, /Consent &#60;Test&#62; App/, 'display name, escaped');
-    t.match(html, /Posts &#60;b&#62;reports&#60;\/b&#62;/, 'bot title, escaped');
-    t.match(html, /class="avatar/);
-    for (const s of ['messages:read', 'messages:write']) t.match(html, `<code>${s}</code>`);
-    t.match(html, /Read messages in channels/);
-    t.match(html, /Send messages/);
-    t.match(html, new RegExp(`<option value="${d.workspaceId}" selected>Local workspace</option>`));
-    t.equal((html.match(/<option /g) ?? []).length, 1, 'only the user\'s own workspace');
-    const res2 = await fetch(`${d.url}/access-request/decision`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf: csrfOf(html), workspaceId: d.workspaceId, decision: 'allow' }),
-    });
-    t.equal(res2.status, 303);
-    assertPageHeaders(t, res2);
-    const loc = new URL(must(res2.headers.get('location')));
-    t.equal(loc.origin + loc.pathname, 'https://app.example.com/cb');
-    t.equal(loc.searchParams.get('state'), 'st-123');
-    const code = must(loc.searchParams.get('code'));
-    t.match(code, /^acd_/);
-    const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code });
-    t.equal(x.res.status, 200);
-    t.equal(x.body.userId, user.id);
-    t.equal((await me(d, must(x.body.accessToken), app.appKey)).status, 200);
-  });
+  t.test(
+    "the consent page shows the app, every requested scope and only the user's workspaces; Allow โ’ 303 with code and state",
+    async (t) => {
+      const q = { ...base, state: 'st-123', defaultWorkspaceId: d.workspaceId };
+      const { jar } = await login(d, consentUrl(d, q), user.email, user.password);
+      const res = await fetch(consentUrl(d, q), { headers: { cookie: jar.header() }, redirect: 'manual' });
+      t.equal(res.status, 200);
+      assertPageHeaders(t, res);
+      t.match(res.headers.get('content-security-policy'), /form-action 'self' https:\/\/app\.example\.com/);
+      const html = await res.text();
+      t.match(html, /Consent &#60;Test&#62; App/, 'display name, escaped');
+      t.match(html, /Posts &#60;b&#62;reports&#60;\/b&#62;/, 'bot title, escaped');
+      t.match(html, /class="avatar/);
+      for (const s of ['messages:read', 'messages:write']) t.match(html, `<code>${s}</code>`);
+      t.match(html, /Read messages in channels/);
+      t.match(html, /Send messages/);
+      t.match(html, new RegExp(`<option value="${d.workspaceId}" selected>Local workspace</option>`));
+      t.equal((html.match(/<option /g) ?? []).length, 1, "only the user's own workspace");
+      const res2 = await fetch(`${d.url}/access-request/decision`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf: csrfOf(html), workspaceId: d.workspaceId, decision: 'allow' }),
+      });
+      t.equal(res2.status, 303);
+      assertPageHeaders(t, res2);
+      const loc = new URL(must(res2.headers.get('location')));
+      t.equal(loc.origin + loc.pathname, 'https://app.example.com/cb');
+      t.equal(loc.searchParams.get('state'), 'st-123');
+      const code = must(loc.searchParams.get('code'));
+      t.match(code, /^acd_/);
+      const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code });
+      t.equal(x.res.status, 200);
+      t.equal(x.body.userId, user.id);
+      t.equal((await me(d, must(x.body.accessToken), app.appKey)).status, 200);
+    },
+  );
 
   t.test('Cancel โ’ 303 with error=access_denied and state', async (t) => {
     const q = { ...base, state: 'st-9' };
@@ -153,29 +171,44 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     t.equal(res.headers.get('location'), 'https://app.example.com/cb?error=access_denied&state=st-9');
   });
 
-  t.test('CSRF: the Allow form needs its single-use token bound to this session; hidden fields cannot change app, scopes or redirect', async (t) => {
-    const { jar } = await login(d, consentUrl(d, base), user.email, user.password);
-    const html = await (await fetch(consentUrl(d, base), { headers: { cookie: jar.header() } })).text();
-    const csrf = csrfOf(html);
-    const post = (body: Record<string, string>, cookie = jar.header()) =>
-      fetch(`${d.url}/access-request/decision`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
-    let res = await post({ workspaceId: d.workspaceId, decision: 'allow' });
-    t.equal(res.status, 403, 'no token');
-    t.equal(res.headers.get('location'), null);
-    res = await post({ csrf: csrf + 'x', workspaceId: d.workspaceId, decision: 'allow' });
-    t.equal(res.status, 403, 'wrong token');
-    const other = await login(d, consentUrl(d, base), user.email, user.password);
-    res = await post({ csrf, workspaceId: d.workspaceId, decision: 'allow' }, other.jar.header());
-    t.equal(res.status, 403, "another session's token");
-    res = await post({ csrf, workspaceId: d.workspaceId, decision: 'allow' }, '');
-    t.equal(res.status, 403, 'no session cookie (cross-site POST without cookies)');
-    // the failed attempts above did not consume it; extra hidden fields are ignored
-    res = await post({ csrf, workspaceId: d.workspaceId, decision: 'allow', redirectUrl: 'https://evil.com/', clientId: 'app_other', scopes: 'bot:files:write' });
-    t.equal(res.status, 303);
-    t.match(res.headers.get('location'), /^https:\/\/app\.example\.com\/cb\?code=acd_/);
-    res = await post({ csrf, workspaceId: d.workspaceId, decision: 'allow' });
-    t.equal(res.status, 403, 'single use');
-  });
+  t.test(
+    'CSRF: the Allow form needs its single-use token bound to this session; hidden fields cannot change app, scopes or redirect',
+    async (t) => {
+      const { jar } = await login(d, consentUrl(d, base), user.email, user.password);
+      const html = await (await fetch(consentUrl(d, base), { headers: { cookie: jar.header() } })).text();
+      const csrf = csrfOf(html);
+      const post = (body: Record<string, string>, cookie = jar.header()) =>
+        fetch(`${d.url}/access-request/decision`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(body),
+        });
+      let res = await post({ workspaceId: d.workspaceId, decision: 'allow' });
+      t.equal(res.status, 403, 'no token');
+      t.equal(res.headers.get('location'), null);
+      res = await post({ csrf: csrf + 'x', workspaceId: d.workspaceId, decision: 'allow' });
+      t.equal(res.status, 403, 'wrong token');
+      const other = await login(d, consentUrl(d, base), user.email, user.password);
+      res = await post({ csrf, workspaceId: d.workspaceId, decision: 'allow' }, other.jar.header());
+      t.equal(res.status, 403, "another session's token");
+      res = await post({ csrf, workspaceId: d.workspaceId, decision: 'allow' }, '');
+      t.equal(res.status, 403, 'no session cookie (cross-site POST without cookies)');
+      // the failed attempts above did not consume it; extra hidden fields are ignored
+      res = await post({
+        csrf,
+        workspaceId: d.workspaceId,
+        decision: 'allow',
+        redirectUrl: 'https://evil.com/',
+        clientId: 'app_other',
+        scopes: 'bot:files:write',
+      });
+      t.equal(res.status, 303);
+      t.match(res.headers.get('location'), /^https:\/\/app\.example\.com\/cb\?code=acd_/);
+      res = await post({ csrf, workspaceId: d.workspaceId, decision: 'allow' });
+      t.equal(res.status, 403, 'single use');
+    },
+  );
 
   t.test('the login form is CSRF-protected too', async (t) => {
     const res = await fetch(`${d.url}/access-request/login`, {
@@ -192,7 +225,8 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     const { jar } = await login(d, consentUrl(d, base), user.email, user.password);
     const html = await (await fetch(consentUrl(d, base), { headers: { cookie: jar.header() } })).text();
     const res = await fetch(`${d.url}/access-request/decision`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ csrf: csrfOf(html), workspaceId: 'ws_someone_else', decision: 'allow' }),
     });
@@ -205,7 +239,8 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     const { jar } = await login(d, consentUrl(d, q), user.email, user.password);
     const html = await (await fetch(consentUrl(d, q), { headers: { cookie: jar.header() } })).text();
     const res = await fetch(`${d.url}/access-request/decision`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ csrf: csrfOf(html), workspaceId: d.workspaceId, decision: 'allow' }),
     });
@@ -213,17 +248,27 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
   });
 
   t.test('reinstall that adds bot scopes shows them as new and asks again', async (t) => {
-    const app3 = await createApp(d, { scopes: { userScopes: ['messages:read'], botScopes: ['messages:read', 'messages:write', 'files:write'] } });
-    const g = await d.api(`${d.mgmt}/oauth2/grant?${new URLSearchParams({ clientId: app3.id, scopes: 'messages:read,bot:messages:read', redirectUrl: 'http://localhost:9/redirect' })}`);
+    const app3 = await createApp(d, {
+      scopes: { userScopes: ['messages:read'], botScopes: ['messages:read', 'messages:write', 'files:write'] },
+    });
+    const g = await d.api(
+      `${d.mgmt}/oauth2/grant?${new URLSearchParams({ clientId: app3.id, scopes: 'messages:read,bot:messages:read', redirectUrl: 'http://localhost:9/redirect' })}`,
+    );
     const { code } = (await g.json()) as { code: string };
     t.equal((await exchange(d, { 'client-id': app3.id, 'client-secret': app3.clientSecret, code })).res.status, 200);
-    const q = { clientId: app3.id, scopes: 'messages:read,bot:messages:read,bot:files:write', redirectUrl: 'http://localhost:9/redirect' };
+    const q = {
+      clientId: app3.id,
+      scopes: 'messages:read,bot:messages:read,bot:files:write',
+      redirectUrl: 'http://localhost:9/redirect',
+    };
     // the owner (bootstrap account) has no password we know; use the second user in the same workspace
     const { jar } = await login(d, consentUrl(d, q), user.email, user.password);
     const plain = await (await fetch(consentUrl(d, q), { headers: { cookie: jar.header() } })).text();
     t.match(plain, /<code>files:write<\/code>/, 'every requested scope is shown');
     t.match(plain, /new bot permissions need a reinstall/i);
-    const re = await (await fetch(consentUrl(d, { ...q, isReinstall: 'true' }), { headers: { cookie: jar.header() } })).text();
+    const re = await (
+      await fetch(consentUrl(d, { ...q, isReinstall: 'true' }), { headers: { cookie: jar.header() } })
+    ).text();
     t.match(re, /asks to be reinstalled/);
     t.match(re, /Upload files<span class="new">new<\/span>/);
     t.notMatch(re, /need a reinstall/);
@@ -238,7 +283,9 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     t.match(await res.text(), /socket mode/);
     const own = await d.api(`${d.mgmt}/oauth2/grant?${new URLSearchParams(q)}`);
     t.equal(own.status, 200, 'the owner can');
-    const theirs = await d.api(`${user.mgmt}/oauth2/grant?${new URLSearchParams(q)}`, { headers: { authtoken: user.token } });
+    const theirs = await d.api(`${user.mgmt}/oauth2/grant?${new URLSearchParams(q)}`, {
+      headers: { authtoken: user.token },
+    });
     t.equal(theirs.status, 403);
   });
 
@@ -246,7 +293,9 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     const d2 = await startTestDaemon({ config: { appUrl: 'https://consent.example.com' } });
     t.teardown(() => d2.stop());
     const app2 = await createApp(d2);
-    const res = await fetch(consentUrl(d2, { clientId: app2.id, scopes: ALL_SCOPES, redirectUrl: 'http://localhost:9/redirect' }));
+    const res = await fetch(
+      consentUrl(d2, { clientId: app2.id, scopes: ALL_SCOPES, redirectUrl: 'http://localhost:9/redirect' }),
+    );
     const cookie = must(res.headers.getSetCookie().find((c) => c.startsWith('appreg_session=')));
     t.match(cookie, /;\s*Secure/i);
     t.match(cookie, /HttpOnly/i);
@@ -272,29 +321,33 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
   });
 });
 
-t.test('visitors, sessions and forms cost the daemon no memory and no record; a used form is marked used in the store', async (t) => {
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const user = await secondUser(d);
-  const app = await createApp(d);
-  const url = consentUrl(d, { clientId: app.id, scopes: ALL_SCOPES, redirectUrl: 'http://localhost:9/redirect' });
-  const { jar } = await login(d, url, user.email, user.password);
-  const kept = () => d.parts.store.count(USED_TOKENS);
-  t.equal(await kept(), 0);
-  for (let i = 0; i < 300; i++) {
-    const res = await fetch(url); // no cookie: a new visitor every time
-    t.equal(res.status, 200);
-    await res.arrayBuffer();
-  }
-  t.equal(await kept(), 0, 'nothing was stored for 300 visitors');
-  const html = await (await fetch(url, { headers: { cookie: jar.header() } })).text();
-  t.match(html, /Allow/, 'the signed-in user is still signed in');
-  t.equal(await kept(), 0, 'nor for the consent form shown');
-  const res = await fetch(`${d.url}/access-request/decision`, {
-    method: 'POST', redirect: 'manual',
-    headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ csrf: csrfOf(html), workspaceId: d.workspaceId, decision: 'allow' }),
-  });
-  t.equal(res.status, 303);
-  t.equal(await kept(), 1, 'the used form token is the only record, until it expires');
-});
+t.test(
+  'visitors, sessions and forms cost the daemon no memory and no record; a used form is marked used in the store',
+  async (t) => {
+    const d = await startTestDaemon();
+    t.teardown(() => d.stop());
+    const user = await secondUser(d);
+    const app = await createApp(d);
+    const url = consentUrl(d, { clientId: app.id, scopes: ALL_SCOPES, redirectUrl: 'http://localhost:9/redirect' });
+    const { jar } = await login(d, url, user.email, user.password);
+    const kept = () => d.parts.store.count(USED_TOKENS);
+    t.equal(await kept(), 0);
+    for (let i = 0; i < 300; i++) {
+      const res = await fetch(url); // no cookie: a new visitor every time
+      t.equal(res.status, 200);
+      await res.arrayBuffer();
+    }
+    t.equal(await kept(), 0, 'nothing was stored for 300 visitors');
+    const html = await (await fetch(url, { headers: { cookie: jar.header() } })).text();
+    t.match(html, /Allow/, 'the signed-in user is still signed in');
+    t.equal(await kept(), 0, 'nor for the consent form shown');
+    const res = await fetch(`${d.url}/access-request/decision`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: csrfOf(html), workspaceId: d.workspaceId, decision: 'allow' }),
+    });
+    t.equal(res.status, 303);
+    t.equal(await kept(), 1, 'the used form token is the only record, until it expires');
+  },
+);

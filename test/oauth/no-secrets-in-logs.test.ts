@@ -11,19 +11,34 @@ t.test('no token, code or secret appears in the daemon log during a whole flow',
   const app = await createApp(d);
   const secrets: string[] = [app.clientSecret, app.appKey, app.signingSecret, user.password, user.token, d.token];
 
-  const q = new URLSearchParams({ clientId: app.id, scopes: 'messages:read,bot:messages:read', redirectUrl: 'http://localhost:9/redirect', state: 'state-value-1' });
+  const q = new URLSearchParams({
+    clientId: app.id,
+    scopes: 'messages:read,bot:messages:read',
+    redirectUrl: 'http://localhost:9/redirect',
+    state: 'state-value-1',
+  });
   const jar = new Jar();
   let res = await fetch(`${d.url}/access-request?${q}`);
   jar.take(res);
   const loginCsrf = csrfOf(await res.text());
   secrets.push(loginCsrf, must(jar.cookies.get('appreg_session')));
-  res = await fetch(`${d.url}/access-request/login`, { method: 'POST', redirect: 'manual', headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf: loginCsrf, email: user.email, password: user.password }) });
+  res = await fetch(`${d.url}/access-request/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf: loginCsrf, email: user.email, password: user.password }),
+  });
   jar.take(res);
   secrets.push(must(jar.cookies.get('appreg_session')));
   const html = await (await fetch(`${d.url}/access-request?${q}`, { headers: { cookie: jar.header() } })).text();
   const csrf = csrfOf(html);
   secrets.push(csrf);
-  res = await fetch(`${d.url}/access-request/decision`, { method: 'POST', redirect: 'manual', headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, workspaceId: d.workspaceId, decision: 'allow' }) });
+  res = await fetch(`${d.url}/access-request/decision`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf, workspaceId: d.workspaceId, decision: 'allow' }),
+  });
   const code = must(new URL(must(res.headers.get('location'))).searchParams.get('code'));
   secrets.push(code);
 
@@ -39,8 +54,14 @@ t.test('no token, code or secret appears in the daemon log during a whole flow',
   secrets.push(g.code);
   const y = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.code });
   secrets.push(y.body.accessToken!, y.body.botToken!);
-  await fetch(`${d.url}/v1/app/authorization`, { method: 'DELETE', headers: { token: y.body.accessToken!, 'x-app-token': app.appKey } });
-  await fetch(`${d.url}/v1/app/installation`, { method: 'DELETE', headers: { token: y.body.botToken!, 'x-app-token': app.appKey } });
+  await fetch(`${d.url}/v1/app/authorization`, {
+    method: 'DELETE',
+    headers: { token: y.body.accessToken!, 'x-app-token': app.appKey },
+  });
+  await fetch(`${d.url}/v1/app/installation`, {
+    method: 'DELETE',
+    headers: { token: y.body.botToken!, 'x-app-token': app.appKey },
+  });
   await until(() => /app uninstalled/.test(d.logs())); // logged as the uninstall's events are handled
 
   const logs = d.logs();

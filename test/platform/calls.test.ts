@@ -13,17 +13,21 @@ t.test('each user has one permanent call, the same every time, whose link opens 
   const { user, bot, tokens } = await installPlatformApp(d);
   const first = await user.createPermanentCall();
   t.equal(first.status, 200, JSON.stringify(first.body));
-  t.same(Object.keys(first.body).sort(), ['code', 'id', 'permanentLink', 'workspaceId', 'workspaceUserId'], 'V1.PermanentCall');
+  t.same(
+    Object.keys(first.body).sort(),
+    ['code', 'id', 'permanentLink', 'workspaceId', 'workspaceUserId'],
+    'V1.PermanentCall',
+  );
   t.match(first.body, { id: /^call_/, code: /^pcl_/, workspaceId: d.workspaceId, workspaceUserId: d.workspaceUserId });
   t.equal(first.body.permanentLink, `${d.url}/calls/${first.body.code}`, 'a link of the daemon');
   t.same((await user.createPermanentCall()).body, first.body, 'permanent: the same call again');
   const botCall = await bot.createPermanentCall();
-  t.equal(botCall.body.workspaceUserId, tokens.botId, 'a bot token: the bot user\'s own');
+  t.equal(botCall.body.workspaceUserId, tokens.botId, "a bot token: the bot user's own");
   t.not(botCall.body.code, first.body.code);
   const other = await secondUser(d);
   const others = await (await installPlatformApp(d, { as: other })).user.createPermanentCall();
   t.equal(others.body.workspaceUserId, other.id);
-  t.not(others.body.code, first.body.code, 'another user\'s call is another');
+  t.not(others.body.code, first.body.code, "another user's call is another");
 
   const page = await fetch(first.body.permanentLink);
   t.equal(page.status, 200);

@@ -12,7 +12,16 @@ t.test('channels: create, details, members, direct and self channels, types filt
   const { user, tokens } = await installPlatformApp(d);
   const created = await user.createChannel('release-train', 'PUBLIC', 'Where releases are announced');
   t.equal(created.status, 200);
-  t.match(created.body, { channel: { name: 'release-train', channelType: 'PUBLIC', description: 'Where releases are announced', isMember: true, addedById: d.workspaceUserId }, users: [d.workspaceUserId] });
+  t.match(created.body, {
+    channel: {
+      name: 'release-train',
+      channelType: 'PUBLIC',
+      description: 'Where releases are announced',
+      isMember: true,
+      addedById: d.workspaceUserId,
+    },
+    users: [d.workspaceUserId],
+  });
   const c = created.body.channel.id;
   t.equal((await user.createChannel('Release-Train')).status, 400, 'names are unique, whatever their case');
   t.equal((await user.createChannel('bad/name')).status, 400);
@@ -35,7 +44,11 @@ t.test('channels: create, details, members, direct and self channels, types filt
   t.equal(again.body.channel.id, dm.body.channel.id, 'the same members are the same direct channel');
   const self = await user.getDirectChannel(d.workspaceUserId, []);
   t.equal(self.body.channel.channelType, 'SELF');
-  t.equal((await user.postMessageToChannel(dm.body.channel.id, 'hi')).status, 200, 'a DM can be written to (the SDK dmUser path)');
+  t.equal(
+    (await user.postMessageToChannel(dm.body.channel.id, 'hi')).status,
+    200,
+    'a DM can be written to (the SDK dmUser path)',
+  );
 
   const direct = await user.listChannels('DIRECT,SELF');
   t.same(direct.body.map((x: any) => x.channel.channelType).sort(), ['DIRECT', 'SELF']);
@@ -51,10 +64,22 @@ t.test('visibility: a private channel is not found by a non-member user token no
   const priv = await owner.createChannel('secret-plans', 'PRIVATE');
   const c = priv.body.channel.id;
   const m = await owner.postMessageToChannel(c, 'the plan');
-  for (const [who, client] of [['another user', outsider], ['the bot', bot]] as const) {
+  for (const [who, client] of [
+    ['another user', outsider],
+    ['the bot', bot],
+  ] as const) {
     const list = await client.listChannels();
-    t.notOk(list.body.some((x: any) => x.channel.id === c), `${who} does not list it`);
-    for (const res of [await client.getChannelDetails(c), await client.fetchMessages(c), await client.fetchMessage(m.body.id, c), await client.postMessageToChannel(c, 'hi'), await client.addReaction(m.body.id, ':eyes:')]) {
+    t.notOk(
+      list.body.some((x: any) => x.channel.id === c),
+      `${who} does not list it`,
+    );
+    for (const res of [
+      await client.getChannelDetails(c),
+      await client.fetchMessages(c),
+      await client.fetchMessage(m.body.id, c),
+      await client.postMessageToChannel(c, 'hi'),
+      await client.addReaction(m.body.id, ':eyes:'),
+    ]) {
       t.equal(res.status, 404, `${who}: 404, not 403`);
       t.equal(res.body.code, 'not_found');
     }
@@ -77,16 +102,32 @@ t.test('users and the workspace', async (t) => {
   const bot = list.body.find((u: any) => u.id === tokens.botId);
   t.match(bot, { isAddonBot: true, workspaceId: d.workspaceId, status: 'ACTIVE' });
   const one = await user.userInfo(other.id);
-  t.match(one.body, { id: other.id, email: other.email, name: 'Second User', workspaceId: d.workspaceId, role: 'USER', avatar: { fullPath: '', scaledPath: '' }, isAddonBot: false });
+  t.match(one.body, {
+    id: other.id,
+    email: other.email,
+    name: 'Second User',
+    workspaceId: d.workspaceId,
+    role: 'USER',
+    avatar: { fullPath: '', scaledPath: '' },
+    isAddonBot: false,
+  });
   t.equal((await user.userInfo('wu_nobody')).status, 404);
   const ws = await user.getWorkspaceInfo();
-  t.match(ws.body, { id: d.workspaceId, name: 'Local workspace', uniqueIdentifier: 'local-workspace', customStatusDefinitions: [] });
+  t.match(ws.body, {
+    id: d.workspaceId,
+    name: 'Local workspace',
+    uniqueIdentifier: 'local-workspace',
+    customStatusDefinitions: [],
+  });
 });
 
 t.test('scopes: a call without its scope is 403 missing_scope naming it; bad credentials are 401', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
-  const { user, bot } = await installPlatformApp(d, { userScopes: ['messages:read'], botScopes: ['messages:write', 'channels:list'] });
+  const { user, bot } = await installPlatformApp(d, {
+    userScopes: ['messages:read'],
+    botScopes: ['messages:write', 'channels:list'],
+  });
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
   const cases: Array<[string, Promise<any>]> = [
     ['messages:write', user.postMessageToChannel(general, 'x')],
@@ -116,24 +157,41 @@ t.test('scopes: a call without its scope is 403 missing_scope naming it; bad cre
   t.equal(((await noKey.json()) as any).code, 'unauthenticated');
 });
 
-t.test('a token acts in its own workspace only: another workspace’s channels, messages and users are not found', async (t) => {
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const other = await secondUser(d);
-  const made = await d.api('/workspaces', { method: 'POST', json: { name: 'Second workspace' }, headers: { authtoken: other.token } });
-  const ws2 = (await made.json()) as { id: string; workspaceUserId: string };
-  const login = await d.api('/auth/login', { method: 'POST', noAuth: true, json: { email: other.email, password: other.password, workspaceId: ws2.id } });
-  const tok2 = ((await login.json()) as { authToken: string }).authToken;
-  const here = await installPlatformApp(d);
-  const there = await installPlatformApp(d, { as: { token: tok2, mgmt: `/workspaces/${ws2.id}/workspaceUsers/${ws2.workspaceUserId}` } });
-  const general1 = (await here.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  const general2 = (await there.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  t.not(general1, general2, 'each workspace has its own general');
-  const m = await here.user.postMessageToChannel(general1, 'workspace one only');
-  t.equal((await there.user.getChannelDetails(general1)).status, 404);
-  t.equal((await there.bot.fetchMessage(m.body.id, general1)).status, 404);
-  t.equal((await there.bot.addReaction(m.body.id, ':eyes:')).status, 404);
-  t.equal((await there.user.userInfo(d.workspaceUserId)).status, 404);
-  t.equal((await there.user.searchMessages({ text: 'workspace one' })).body.totalElements, 0);
-  t.same((await there.user.listWorkspaceUsers()).body.map((u: any) => u.workspaceId).filter((w: string) => w !== ws2.id), [], 'only its own users');
-});
+t.test(
+  'a token acts in its own workspace only: another workspace’s channels, messages and users are not found',
+  async (t) => {
+    const d = await startTestDaemon();
+    t.teardown(() => d.stop());
+    const other = await secondUser(d);
+    const made = await d.api('/workspaces', {
+      method: 'POST',
+      json: { name: 'Second workspace' },
+      headers: { authtoken: other.token },
+    });
+    const ws2 = (await made.json()) as { id: string; workspaceUserId: string };
+    const login = await d.api('/auth/login', {
+      method: 'POST',
+      noAuth: true,
+      json: { email: other.email, password: other.password, workspaceId: ws2.id },
+    });
+    const tok2 = ((await login.json()) as { authToken: string }).authToken;
+    const here = await installPlatformApp(d);
+    const there = await installPlatformApp(d, {
+      as: { token: tok2, mgmt: `/workspaces/${ws2.id}/workspaceUsers/${ws2.workspaceUserId}` },
+    });
+    const general1 = (await here.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+    const general2 = (await there.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+    t.not(general1, general2, 'each workspace has its own general');
+    const m = await here.user.postMessageToChannel(general1, 'workspace one only');
+    t.equal((await there.user.getChannelDetails(general1)).status, 404);
+    t.equal((await there.bot.fetchMessage(m.body.id, general1)).status, 404);
+    t.equal((await there.bot.addReaction(m.body.id, ':eyes:')).status, 404);
+    t.equal((await there.user.userInfo(d.workspaceUserId)).status, 404);
+    t.equal((await there.user.searchMessages({ text: 'workspace one' })).body.totalElements, 0);
+    t.same(
+      (await there.user.listWorkspaceUsers()).body.map((u: any) => u.workspaceId).filter((w: string) => w !== ws2.id),
+      [],
+      'only its own users',
+    );
+  },
+);

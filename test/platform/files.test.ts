@@ -15,69 +15,102 @@ import { must } from '../../src/must.js';
 const WITH_FILES = [...PLATFORM_SCOPES, 'files:write'];
 const blobsIn = (dataDir: string) => fs.readdirSync(path.join(dataDir, 'files'));
 
-t.test('the SDK upload sequence, the file on a message and in NEW_MESSAGE, read back by tokens of the workspace', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  rx.on('/events', { text: 'ok' });
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const a = await installPlatformApp(d, { name: 'uploader', userScopes: WITH_FILES, botScopes: WITH_FILES });
-  const b = await installPlatformApp(d, { name: 'listener', events: ['NEW_MESSAGE'], eventsUrl: `${rx.url}/events` });
-  rx.secret = b.app.signingSecret;
-  const general = (await a.bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  const bytes = Buffer.from('week,builds\n47,12\n');
+t.test(
+  'the SDK upload sequence, the file on a message and in NEW_MESSAGE, read back by tokens of the workspace',
+  async (t) => {
+    const rx = await startReceiver();
+    t.teardown(() => rx.close());
+    rx.on('/events', { text: 'ok' });
+    const d = await startTestDaemon();
+    t.teardown(() => d.stop());
+    const a = await installPlatformApp(d, { name: 'uploader', userScopes: WITH_FILES, botScopes: WITH_FILES });
+    const b = await installPlatformApp(d, { name: 'listener', events: ['NEW_MESSAGE'], eventsUrl: `${rx.url}/events` });
+    rx.secret = b.app.signingSecret;
+    const general = (await a.bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+    const bytes = Buffer.from('week,builds\n47,12\n');
 
-  // step by step, as FilesApiClientV1 and FileuploadApiClientV1 do it
-  const tok = await a.bot.getUploadToken('report.csv', bytes.length);
-  t.equal(tok.status, 200);
-  t.type(tok.body.token, 'string');
-  const up = await a.bot.postUpload(tok.body, bytes, 'report.csv', 'text/csv');
-  t.equal(up.status, 200);
-  t.match(up.body, { original: { mimeType: 'text/csv', size: bytes.length, requestedFileUploadId: /^file_/, waveform: [] }, thumbs: [] });
-  t.equal((await a.bot.postUpload(tok.body, bytes, 'report.csv')).status, 401, 'an upload token is used once');
-  t.type(up.body.signature, 'string', 'V1.CompleteFileUpload.signature');
-  const altered = await a.bot.completeFileUpload({ ...up.body, original: { ...up.body.original }, signature: 'made-up' });
-  t.equal(altered.status, 400, 'an altered answer is refused');
-  t.match(altered.body, { code: 'invalid_request', details: [{ pointer: '/signature' }] });
-  const done = await a.bot.completeFileUpload(up.body);
-  t.equal(done.status, 200, 'the unchanged one completes after it');
-  t.match(done.body, { id: up.body.original.requestedFileUploadId, name: 'report.csv', path: `${d.url}/files/${up.body.original.requestedFileUploadId}` });
-  t.equal((await a.bot.completeFileUpload(up.body)).status, 404, 'an upload is completed once');
-  const fileId = done.body.id;
-  t.same(blobsIn(d.dataDir), [fileId], 'the bytes are kept under the file id, not the client’s name');
-  t.equal(fs.statSync(path.join(d.dataDir, 'files', fileId)).mode & 0o777, 0o600);
+    // step by step, as FilesApiClientV1 and FileuploadApiClientV1 do it
+    const tok = await a.bot.getUploadToken('report.csv', bytes.length);
+    t.equal(tok.status, 200);
+    t.type(tok.body.token, 'string');
+    const up = await a.bot.postUpload(tok.body, bytes, 'report.csv', 'text/csv');
+    t.equal(up.status, 200);
+    t.match(up.body, {
+      original: { mimeType: 'text/csv', size: bytes.length, requestedFileUploadId: /^file_/, waveform: [] },
+      thumbs: [],
+    });
+    t.equal((await a.bot.postUpload(tok.body, bytes, 'report.csv')).status, 401, 'an upload token is used once');
+    t.type(up.body.signature, 'string', 'V1.CompleteFileUpload.signature');
+    const altered = await a.bot.completeFileUpload({
+      ...up.body,
+      original: { ...up.body.original },
+      signature: 'made-up',
+    });
+    t.equal(altered.status, 400, 'an altered answer is refused');
+    t.match(altered.body, { code: 'invalid_request', details: [{ pointer: '/signature' }] });
+    const done = await a.bot.completeFileUpload(up.body);
+    t.equal(done.status, 200, 'the unchanged one completes after it');
+    t.match(done.body, {
+      id: up.body.original.requestedFileUploadId,
+      name: 'report.csv',
+      path: `${d.url}/files/${up.body.original.requestedFileUploadId}`,
+    });
+    t.equal((await a.bot.completeFileUpload(up.body)).status, 404, 'an upload is completed once');
+    const fileId = done.body.id;
+    t.same(blobsIn(d.dataDir), [fileId], 'the bytes are kept under the file id, not the client’s name');
+    t.equal(fs.statSync(path.join(d.dataDir, 'files', fileId)).mode & 0o777, 0o600);
 
-  // attached to a message (MessageRequest.files: ids)
-  const posted = await a.bot.postMessageToChannel(general, 'the weekly report', { files: [fileId] });
-  t.equal(posted.status, 200);
-  t.match(posted.body.files, [{ id: fileId, owner: a.tokens.botId, name: 'report.csv', mimeType: 'text/csv', path: done.body.path }]);
-  t.match((await a.user.fetchMessage(posted.body.id, general)).body.files, [{ id: fileId }], 'shown in the message view');
-  const [ev] = await rx.waitFor(1);
-  t.match(JSON.parse(ev!.body.body), { mId: posted.body.id, f: [{ id: fileId, name: 'report.csv', path: done.body.path }] }, 'and in NEW_MESSAGE’s f');
-  const notMine = await a.user.postMessageToChannel(general, 'not my file', { files: [fileId] });
-  t.equal(notMine.status, 400, 'only the uploader attaches a file');
-  t.equal((await a.bot.postMessageToChannel(general, 'x', { files: ['file_nope'] })).status, 400);
-  const scheduled = await a.bot.createScheduledMessage({ channelId: general, text: 'later', sendAt: Date.now() + 60_000, files: [fileId] });
-  t.equal(scheduled.status, 400, 'scheduled messages carry no files yet');
+    // attached to a message (MessageRequest.files: ids)
+    const posted = await a.bot.postMessageToChannel(general, 'the weekly report', { files: [fileId] });
+    t.equal(posted.status, 200);
+    t.match(posted.body.files, [
+      { id: fileId, owner: a.tokens.botId, name: 'report.csv', mimeType: 'text/csv', path: done.body.path },
+    ]);
+    t.match(
+      (await a.user.fetchMessage(posted.body.id, general)).body.files,
+      [{ id: fileId }],
+      'shown in the message view',
+    );
+    const [ev] = await rx.waitFor(1);
+    t.match(
+      JSON.parse(ev!.body.body),
+      { mId: posted.body.id, f: [{ id: fileId, name: 'report.csv', path: done.body.path }] },
+      'and in NEW_MESSAGE’s f',
+    );
+    const notMine = await a.user.postMessageToChannel(general, 'not my file', { files: [fileId] });
+    t.equal(notMine.status, 400, 'only the uploader attaches a file');
+    t.equal((await a.bot.postMessageToChannel(general, 'x', { files: ['file_nope'] })).status, 400);
+    const scheduled = await a.bot.createScheduledMessage({
+      channelId: general,
+      text: 'later',
+      sendAt: Date.now() + 60_000,
+      files: [fileId],
+    });
+    t.equal(scheduled.status, 400, 'scheduled messages carry no files yet');
 
-  // read back: the SDK's files.fetchFile (token + x-app-token), another app of the workspace, a person's Authtoken
-  for (const [who, res] of [
-    ['the uploader', await a.bot.fetchFile(done.body.path)],
-    ['another app', await b.user.fetchFile(done.body.path)],
-    ['a person', await fetch(done.body.path, { headers: { authtoken: d.token } })],
-  ] as const) {
-    t.equal(res.status, 200, who);
-    t.same(Buffer.from(await res.arrayBuffer()), bytes, `${who} reads the bytes`);
-    t.equal(res.headers.get('content-type'), 'text/csv');
-    t.match(res.headers.get('content-disposition'), /^attachment; filename\*=UTF-8''report\.csv$/);
-  }
-  t.equal((await fetch(done.body.path)).status, 401, 'no token, no file');
-  const noRead = await installPlatformApp(d, { name: 'no-read', userScopes: ['channels:list'], botScopes: ['channels:list'] });
-  const denied = await noRead.user.fetchFile(done.body.path);
-  t.equal(denied.status, 403);
-  t.equal(((await denied.json()) as any).code, 'missing_scope');
-  t.equal((await a.bot.fetchFile(`${d.url}/files/file_nope`)).status, 404);
-});
+    // read back: the SDK's files.fetchFile (token + x-app-token), another app of the workspace, a person's Authtoken
+    for (const [who, res] of [
+      ['the uploader', await a.bot.fetchFile(done.body.path)],
+      ['another app', await b.user.fetchFile(done.body.path)],
+      ['a person', await fetch(done.body.path, { headers: { authtoken: d.token } })],
+    ] as const) {
+      t.equal(res.status, 200, who);
+      t.same(Buffer.from(await res.arrayBuffer()), bytes, `${who} reads the bytes`);
+      t.equal(res.headers.get('content-type'), 'text/csv');
+      t.match(res.headers.get('content-disposition'), /^attachment; filename\*=UTF-8''report\.csv$/);
+    }
+    t.equal((await fetch(done.body.path)).status, 401, 'no token, no file');
+    const noRead = await installPlatformApp(d, {
+      name: 'no-read',
+      userScopes: ['channels:list'],
+      botScopes: ['channels:list'],
+    });
+    const denied = await noRead.user.fetchFile(done.body.path);
+    t.equal(denied.status, 403);
+    t.equal(((await denied.json()) as any).code, 'missing_scope');
+    t.equal((await a.bot.fetchFile(`${d.url}/files/file_nope`)).status, 404);
+  },
+);
 
 t.test('a token of another workspace gets 404 for the file', async (t) => {
   const d = await startTestDaemon();
@@ -86,11 +119,21 @@ t.test('a token of another workspace gets 404 for the file', async (t) => {
   const file = await sdkUploadFile(a.user, Buffer.from('secret plans'), 'plans.txt', 'text/plain');
   t.equal(file.status, 200);
   const other = await secondUser(d);
-  const made = await d.api('/workspaces', { method: 'POST', json: { name: 'Second workspace' }, headers: { authtoken: other.token } });
+  const made = await d.api('/workspaces', {
+    method: 'POST',
+    json: { name: 'Second workspace' },
+    headers: { authtoken: other.token },
+  });
   const ws2 = (await made.json()) as { id: string; workspaceUserId: string };
-  const login = await d.api('/auth/login', { method: 'POST', noAuth: true, json: { email: other.email, password: other.password, workspaceId: ws2.id } });
+  const login = await d.api('/auth/login', {
+    method: 'POST',
+    noAuth: true,
+    json: { email: other.email, password: other.password, workspaceId: ws2.id },
+  });
   const tok2 = ((await login.json()) as { authToken: string }).authToken;
-  const there = await installPlatformApp(d, { as: { token: tok2, mgmt: `/workspaces/${ws2.id}/workspaceUsers/${ws2.workspaceUserId}` } });
+  const there = await installPlatformApp(d, {
+    as: { token: tok2, mgmt: `/workspaces/${ws2.id}/workspaceUsers/${ws2.workspaceUserId}` },
+  });
   const res = await there.user.fetchFile(file.body.path);
   t.equal(res.status, 404, 'an app token of another workspace');
   t.equal(((await res.json()) as any).code, 'not_found');
@@ -123,9 +166,17 @@ t.test('limits: over-size is 413 and nothing is kept; a missing scope is 403 mis
   const wrongField = new FormData();
   wrongField.append('upload', new Blob(['x']), 'x.txt');
   const t2 = await a.bot.getUploadToken('x.txt', 1);
-  const bad = await fetch(`${d.url}/upload/files`, { method: 'POST', headers: { authtoken: t2.body.token }, body: wrongField });
+  const bad = await fetch(`${d.url}/upload/files`, {
+    method: 'POST',
+    headers: { authtoken: t2.body.token },
+    body: wrongField,
+  });
   t.equal(bad.status, 400, 'the part must be named file');
-  t.equal((await fetch(`${d.url}/upload/files`, { method: 'POST', headers: { authtoken: 'upl_nope' }, body: wrongField })).status, 401);
+  t.equal(
+    (await fetch(`${d.url}/upload/files`, { method: 'POST', headers: { authtoken: 'upl_nope' }, body: wrongField }))
+      .status,
+    401,
+  );
 
   const noScope = await installPlatformApp(d, { name: 'no-files' });
   const denied = await noScope.bot.getUploadToken('a.txt', 1);
@@ -158,6 +209,17 @@ t.test('files survive a restart; an upload never completed does not', async (t) 
   const res = await again.fetchFile(m.body.files[0].path);
   t.equal(res.status, 200);
   t.equal(await res.text(), 'kept across restarts');
-  t.equal((await again.completeFileUpload(half.body)).status, 404, 'an upload not completed before the restart is gone');
-  t.same(await until(() => blobsIn(dataDir), (b) => b.length === 1), [file.body.id], 'and so are its bytes');
+  t.equal(
+    (await again.completeFileUpload(half.body)).status,
+    404,
+    'an upload not completed before the restart is gone',
+  );
+  t.same(
+    await until(
+      () => blobsIn(dataDir),
+      (b) => b.length === 1,
+    ),
+    [file.body.id],
+    'and so are its bytes',
+  );
 });

@@ -10,10 +10,12 @@ import { daemonWithListener } from '../helpers/listening-app.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { must } from '../../src/must.js';
 
-const person = (d: TestDaemon, token = d.token, mgmt = d.mgmt) => async (method: string, path: string, json?: unknown) => {
-  const res = await d.api(`${mgmt}${path}`, { method, json, headers: { authtoken: token } });
-  return { status: res.status, body: res.status === 204 ? undefined : ((await res.json()) as any) };
-};
+const person =
+  (d: TestDaemon, token = d.token, mgmt = d.mgmt) =>
+  async (method: string, path: string, json?: unknown) => {
+    const res = await d.api(`${mgmt}${path}`, { method, json, headers: { authtoken: token } });
+    return { status: res.status, body: res.status === 204 ? undefined : ((await res.json()) as any) };
+  };
 
 t.test('channels archived and deleted by a person reach the subscribed apps', async (t) => {
   const { rx, d, app } = await daemonWithListener(t, ['CHANNEL_ARCHIVED', 'CHANNEL_DELETED']);
@@ -22,11 +24,27 @@ t.test('channels archived and deleted by a person reach the subscribed apps', as
   const id = made.body.channel.id as string;
   const archived = await me('POST', '/channels/%23old-project/archive');
   t.equal(archived.status, 200, JSON.stringify(archived.body));
-  t.match(archived.body, { channel: { id, name: 'old-project', isArchived: true } }, 'the channel, archived (by #name)');
+  t.match(
+    archived.body,
+    { channel: { id, name: 'old-project', isArchived: true } },
+    'the channel, archived (by #name)',
+  );
   const [a] = await rx.waitFor(1);
   t.ok(a!.signatureValid);
-  t.match(a!.body, { messageType: 'PUMBLE_EVENT', eventType: 'CHANNEL_ARCHIVED', workspaceId: d.workspaceId, workspaceUserIds: [d.workspaceUserId] });
-  t.same(JSON.parse(a!.body.body), { m: [d.workspaceUserId], wId: d.workspaceId, cId: id, v: true, ty: 'CHANNEL_ARCHIVED', uId: d.workspaceUserId });
+  t.match(a!.body, {
+    messageType: 'PUMBLE_EVENT',
+    eventType: 'CHANNEL_ARCHIVED',
+    workspaceId: d.workspaceId,
+    workspaceUserIds: [d.workspaceUserId],
+  });
+  t.same(JSON.parse(a!.body.body), {
+    m: [d.workspaceUserId],
+    wId: d.workspaceId,
+    cId: id,
+    v: true,
+    ty: 'CHANNEL_ARCHIVED',
+    uId: d.workspaceUserId,
+  });
   t.equal((await app.bot.postMessageToChannel(id, 'too late')).status, 400, 'nothing is posted in an archived channel');
   t.equal((await me('POST', `/channels/${id}/archive`)).status, 200, 'archiving again changes nothing');
 
@@ -49,23 +67,72 @@ t.test('user groups made and changed by a person are listed to apps, with their 
   const other = await secondUser(d);
   const me = person(d);
   t.same((await app.bot.listUserGroups()).body, [], 'none yet');
-  const made = await me('POST', '/groups', { name: 'On call', description: 'pages at night', workspaceUserIds: [d.workspaceUserId] });
+  const made = await me('POST', '/groups', {
+    name: 'On call',
+    description: 'pages at night',
+    workspaceUserIds: [d.workspaceUserId],
+  });
   t.equal(made.status, 201, JSON.stringify(made.body));
-  t.match(made.body, { id: /^grp_/, workspaceId: d.workspaceId, createdBy: d.workspaceUserId, name: 'On call', handle: 'on-call', description: 'pages at night', disabled: false, workspaceUserIds: [d.workspaceUserId] });
-  const changed = await me('PATCH', `/groups/${made.body.id}`, { workspaceUserIds: [d.workspaceUserId, other.id], disabled: true });
+  t.match(made.body, {
+    id: /^grp_/,
+    workspaceId: d.workspaceId,
+    createdBy: d.workspaceUserId,
+    name: 'On call',
+    handle: 'on-call',
+    description: 'pages at night',
+    disabled: false,
+    workspaceUserIds: [d.workspaceUserId],
+  });
+  const changed = await me('PATCH', `/groups/${made.body.id}`, {
+    workspaceUserIds: [d.workspaceUserId, other.id],
+    disabled: true,
+  });
   t.equal(changed.status, 200);
-  t.match(changed.body, { name: 'On call', handle: 'on-call', disabled: true, workspaceUserIds: [d.workspaceUserId, other.id] }, 'what is not sent stays');
+  t.match(
+    changed.body,
+    { name: 'On call', handle: 'on-call', disabled: true, workspaceUserIds: [d.workspaceUserId, other.id] },
+    'what is not sent stays',
+  );
   t.same((await me('GET', '/groups')).body, [changed.body]);
   t.same((await app.bot.listUserGroups()).body, [changed.body], 'GET /v1/workspaceUsers/groups lists it');
   const evs = await rx.waitFor(2);
-  t.same(evs.map((e) => e.body.eventType), ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED']);
-  t.same(JSON.parse(must(evs[0]).body.body), { wId: d.workspaceId, cbId: d.workspaceUserId, id: made.body.id, n: 'On call', h: 'on-call', d: 'pages at night', di: false, uIds: [d.workspaceUserId], cIds: [], ty: 'WORKSPACE_USER_GROUP_CREATED' });
-  t.match(JSON.parse(must(evs[1]).body.body), { id: made.body.id, di: true, uIds: [d.workspaceUserId, other.id], ty: 'WORKSPACE_USER_GROUP_UPDATED' });
+  t.same(
+    evs.map((e) => e.body.eventType),
+    ['WORKSPACE_USER_GROUP_CREATED', 'WORKSPACE_USER_GROUP_UPDATED'],
+  );
+  t.same(JSON.parse(must(evs[0]).body.body), {
+    wId: d.workspaceId,
+    cbId: d.workspaceUserId,
+    id: made.body.id,
+    n: 'On call',
+    h: 'on-call',
+    d: 'pages at night',
+    di: false,
+    uIds: [d.workspaceUserId],
+    cIds: [],
+    ty: 'WORKSPACE_USER_GROUP_CREATED',
+  });
+  t.match(JSON.parse(must(evs[1]).body.body), {
+    id: made.body.id,
+    di: true,
+    uIds: [d.workspaceUserId, other.id],
+    ty: 'WORKSPACE_USER_GROUP_UPDATED',
+  });
 
-  t.match(await me('POST', '/groups', { name: 'Other', handle: 'on-call' }), { status: 400, body: { code: 'invalid_request', details: [{ pointer: '/handle' }] } }, 'a handle is unique');
+  t.match(
+    await me('POST', '/groups', { name: 'Other', handle: 'on-call' }),
+    { status: 400, body: { code: 'invalid_request', details: [{ pointer: '/handle' }] } },
+    'a handle is unique',
+  );
   t.match(await me('POST', '/groups', { name: '' }), { status: 400, body: { details: [{ pointer: '/name' }] } });
-  t.match(await me('POST', '/groups', { name: 'x', workspaceUserIds: ['wu_nobody'] }), { status: 400, body: { details: [{ pointer: '/workspaceUserIds' }] } });
-  t.match(await me('PATCH', `/groups/${made.body.id}`, { disabled: 'yes' }), { status: 400, body: { details: [{ pointer: '/disabled' }] } });
+  t.match(await me('POST', '/groups', { name: 'x', workspaceUserIds: ['wu_nobody'] }), {
+    status: 400,
+    body: { details: [{ pointer: '/workspaceUserIds' }] },
+  });
+  t.match(await me('PATCH', `/groups/${made.body.id}`, { disabled: 'yes' }), {
+    status: 400,
+    body: { details: [{ pointer: '/disabled' }] },
+  });
   t.equal((await me('PATCH', '/groups/grp_nope', { name: 'x' })).status, 404);
   t.equal(rx.received.length, 2, 'refused changes make no event');
 });

@@ -38,53 +38,102 @@ t.test('create, list, get, edit, delete; only the author sees them; posted at th
 
   const a = await bot.createScheduledMessage({ channelId: general, text: 'stand-up in 5', sendAt: now + 60_000 });
   t.equal(a.status, 200);
-  t.match(a.body, { workspaceId: d.workspaceId, author: tokens.botId, channelId: general, text: 'stand-up in 5', sentAt: now + 60_000, files: [], attachments: [] });
+  t.match(a.body, {
+    workspaceId: d.workspaceId,
+    author: tokens.botId,
+    channelId: general,
+    text: 'stand-up in 5',
+    sentAt: now + 60_000,
+    files: [],
+    attachments: [],
+  });
   const b = await bot.createScheduledMessage({ channelId: general, text: 'never sent', sendAt: now + 30_000 });
-  t.equal((await bot.createScheduledMessage({ channelId: general, text: 'past', sendAt: now - 1 })).status, 400, 'sendAt must be in the future');
-  t.same((await bot.fetchScheduledMessages()).body.scheduledMessages.map((s: any) => s.text), ['never sent', 'stand-up in 5'], 'soonest first');
+  t.equal(
+    (await bot.createScheduledMessage({ channelId: general, text: 'past', sendAt: now - 1 })).status,
+    400,
+    'sendAt must be in the future',
+  );
+  t.same(
+    (await bot.fetchScheduledMessages()).body.scheduledMessages.map((s: any) => s.text),
+    ['never sent', 'stand-up in 5'],
+    'soonest first',
+  );
   t.equal((await otherClient.fetchScheduledMessage(a.body.id)).status, 404, 'another user does not see it');
   t.same((await otherClient.fetchScheduledMessages()).body, { scheduledMessages: [], hasMore: false });
-  const edited = await bot.editScheduledMessage(a.body.id, { channelId: general, text: 'stand-up now', sendAt: now + 60_000 });
+  const edited = await bot.editScheduledMessage(a.body.id, {
+    channelId: general,
+    text: 'stand-up now',
+    sendAt: now + 60_000,
+  });
   t.equal(edited.body.text, 'stand-up now');
-  t.same((await bot.editScheduledMessageAttachments(a.body.id, [{ title: 'Agenda' }])).body.attachments, [{ title: 'Agenda' }]);
+  t.same((await bot.editScheduledMessageAttachments(a.body.id, [{ title: 'Agenda' }])).body.attachments, [
+    { title: 'Agenda' },
+  ]);
   t.equal((await bot.deleteScheduledMessage(b.body.id)).status, 204);
   t.equal((await bot.fetchScheduledMessage(b.body.id)).status, 404);
 
-  const postedNow = async () => (await bot.fetchMessages(general, undefined, 10)).body.messages.find((m: any) => m.text === 'stand-up now');
+  const postedNow = async () =>
+    (await bot.fetchMessages(general, undefined, 10)).body.messages.find((m: any) => m.text === 'stand-up now');
   await clock.advance(60_000 - 1);
-  t.equal((await bot.fetchScheduledMessage(a.body.id)).status, 200, 'a millisecond before its time: still waiting (not leased by a poll)');
+  t.equal(
+    (await bot.fetchScheduledMessage(a.body.id)).status,
+    200,
+    'a millisecond before its time: still waiting (not leased by a poll)',
+  );
   t.notOk(await postedNow(), 'and not posted');
   await clock.advance(50); // its time (a wake is kept to a 50 ms grain)
   const posted = await until(postedNow);
   t.match(posted, { author: tokens.botId, attachments: [{ title: 'Agenda' }] });
   t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'no longer pending');
-  t.notOk((await bot.fetchMessages(general, undefined, 10)).body.messages.some((m: any) => m.text === 'never sent'), 'the deleted one was never posted');
+  t.notOk(
+    (await bot.fetchMessages(general, undefined, 10)).body.messages.some((m: any) => m.text === 'never sent'),
+    'the deleted one was never posted',
+  );
 });
 
-t.test('a scheduled message whose time passed while the daemon was stopped is posted on start, with its NEW_MESSAGE', async (t) => {
-  const rx = await startReceiver();
-  t.teardown(() => rx.close());
-  rx.on('/events', { text: 'ok' });
-  const dataDir = tempDir();
-  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const clock = createTestClock();
-  let d = await startTestDaemon({ dataDir, clock });
-  const { bot, app, tokens } = await installPlatformApp(d, { events: ['NEW_MESSAGE'], eventsUrl: `${rx.url}/events` });
-  rx.secret = app.signingSecret;
-  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  const s = await bot.createScheduledMessage({ channelId: general, text: 'posted after the restart', sendAt: clock.now() + 3_600_000 });
-  t.equal(s.status, 200);
-  await d.stop();
-  clock.set(clock.now() + 3_601_000); // while no daemon runs
-  d = await startTestDaemon({ dataDir, clock });
-  t.teardown(() => d.stop());
-  const again = platformClient(d.url, must(tokens.botToken), app.appKey);
-  const m = await until(async () => (await again.fetchMessages(general, undefined, 10)).body.messages.find((x: any) => x.text === 'posted after the restart'));
-  t.equal(m.author, tokens.botId);
-  const [ev] = await rx.waitFor(1);
-  t.match(JSON.parse(ev!.body.body), { mId: m.id, tx: 'posted after the restart', aId: tokens.botId, ty: 'NEW_MESSAGE' });
-  t.same((await again.fetchScheduledMessages()).body.scheduledMessages, []);
-});
+t.test(
+  'a scheduled message whose time passed while the daemon was stopped is posted on start, with its NEW_MESSAGE',
+  async (t) => {
+    const rx = await startReceiver();
+    t.teardown(() => rx.close());
+    rx.on('/events', { text: 'ok' });
+    const dataDir = tempDir();
+    t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const clock = createTestClock();
+    let d = await startTestDaemon({ dataDir, clock });
+    const { bot, app, tokens } = await installPlatformApp(d, {
+      events: ['NEW_MESSAGE'],
+      eventsUrl: `${rx.url}/events`,
+    });
+    rx.secret = app.signingSecret;
+    const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+    const s = await bot.createScheduledMessage({
+      channelId: general,
+      text: 'posted after the restart',
+      sendAt: clock.now() + 3_600_000,
+    });
+    t.equal(s.status, 200);
+    await d.stop();
+    clock.set(clock.now() + 3_601_000); // while no daemon runs
+    d = await startTestDaemon({ dataDir, clock });
+    t.teardown(() => d.stop());
+    const again = platformClient(d.url, must(tokens.botToken), app.appKey);
+    const m = await until(async () =>
+      (await again.fetchMessages(general, undefined, 10)).body.messages.find(
+        (x: any) => x.text === 'posted after the restart',
+      ),
+    );
+    t.equal(m.author, tokens.botId);
+    const [ev] = await rx.waitFor(1);
+    t.match(JSON.parse(ev!.body.body), {
+      mId: m.id,
+      tx: 'posted after the restart',
+      aId: tokens.botId,
+      ty: 'NEW_MESSAGE',
+    });
+    t.same((await again.fetchScheduledMessages()).body.scheduledMessages, []);
+  },
+);
 
 t.test('limit: the soonest `limit` of them, and hasMore', async (t) => {
   const clock = createTestClock();
@@ -93,48 +142,82 @@ t.test('limit: the soonest `limit` of them, and hasMore', async (t) => {
   t.teardown(() => d.stop());
   const { bot } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  for (const [i, text] of ['third', 'first', 'second'].entries()) await bot.createScheduledMessage({ channelId: general, text, sendAt: now + must([30, 10, 20][i]) * 60_000 });
+  for (const [i, text] of ['third', 'first', 'second'].entries())
+    await bot.createScheduledMessage({ channelId: general, text, sendAt: now + must([30, 10, 20][i]) * 60_000 });
   const one = await bot.fetchScheduledMessages(undefined, 1);
   t.equal(one.status, 200);
-  t.same(one.body.scheduledMessages.map((s: any) => s.text), ['first']);
+  t.same(
+    one.body.scheduledMessages.map((s: any) => s.text),
+    ['first'],
+  );
   t.equal(one.body.hasMore, true);
   const all = await bot.fetchScheduledMessages(undefined, 3);
-  t.same(all.body.scheduledMessages.map((s: any) => s.text), ['first', 'second', 'third']);
+  t.same(
+    all.body.scheduledMessages.map((s: any) => s.text),
+    ['first', 'second', 'third'],
+  );
   t.equal(all.body.hasMore, false);
   t.equal((await bot.fetchScheduledMessages()).body.scheduledMessages.length, 3, 'without limit: up to 100');
-  for (const bad of [0, 101, 'x']) t.match((await bot.fetchScheduledMessages(undefined, bad as number)).body, { code: 'invalid_request', details: [{ pointer: '/limit' }] }, `limit=${bad}`);
+  for (const bad of [0, 101, 'x'])
+    t.match(
+      (await bot.fetchScheduledMessages(undefined, bad as number)).body,
+      { code: 'invalid_request', details: [{ pointer: '/limit' }] },
+      `limit=${bad}`,
+    );
 });
 
-t.test('a recurring message (as the SDK sends it) is posted at each occurrence until its end, and shows its recurrence', async (t) => {
-  const clock = createTestClock(Date.parse('2026-03-06T09:00:00.000Z')); // a Friday
-  const d = await startTestDaemon({ clock });
-  t.teardown(() => d.stop());
-  const { bot } = await installPlatformApp(d);
-  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
-  const sendAt = clock.now() + 3_600_000;
-  const made = await bot.createScheduledMessage({ channelId: general, text: 'daily digest', sendAt, recurrence: { recurrenceType: 'BUSINESSDAYS', endAfterOccurrences: 2 } });
-  t.equal(made.status, 200, JSON.stringify(made.body));
-  t.same(made.body.recurrence, { recurrenceType: 'BUSINESSDAYS', endAfterOccurrences: 2, endDate: 0 }, 'V1.ScheduledMessageRecurrence: both ends numbers');
-  t.equal(made.body.sentAt, sendAt);
-  const posts = async () => (await bot.fetchMessages(general, undefined, 20)).body.messages.filter((m: any) => m.text === 'daily digest');
-  await jumpTo(clock, sendAt);
-  await until(async () => ((await posts()).length === 1 ? true : undefined));
-  // moved on to its next occurrence (while it is being posted its author does not see it: 404)
-  const movedOn = async () => {
-    const s = await bot.fetchScheduledMessage(made.body.id);
-    return s.status === 200 && s.body.sentAt !== sendAt ? s.body : undefined;
-  };
-  const next = await until(movedOn);
-  t.equal(new Date(next.sentAt).toISOString(), '2026-03-09T10:00:00.000Z', 'the next business day (Monday), same time');
-  t.same(next.recurrence, made.body.recurrence);
-  await jumpTo(clock, next.sentAt);
-  await until(async () => ((await posts()).length === 2 ? true : undefined));
-  await until(async () => ((await bot.fetchScheduledMessage(made.body.id)).status === 404 ? true : undefined));
-  t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'two occurrences, then it ends');
-  const bad = await bot.createScheduledMessage({ channelId: general, text: 'x', sendAt: clock.now() + 1000, recurrence: { recurrenceType: 'HOURLY' } });
-  t.equal(bad.status, 400);
-  t.match(bad.body, { code: 'invalid_request', details: [{ pointer: '/recurrence/recurrenceType' }] });
-});
+t.test(
+  'a recurring message (as the SDK sends it) is posted at each occurrence until its end, and shows its recurrence',
+  async (t) => {
+    const clock = createTestClock(Date.parse('2026-03-06T09:00:00.000Z')); // a Friday
+    const d = await startTestDaemon({ clock });
+    t.teardown(() => d.stop());
+    const { bot } = await installPlatformApp(d);
+    const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+    const sendAt = clock.now() + 3_600_000;
+    const made = await bot.createScheduledMessage({
+      channelId: general,
+      text: 'daily digest',
+      sendAt,
+      recurrence: { recurrenceType: 'BUSINESSDAYS', endAfterOccurrences: 2 },
+    });
+    t.equal(made.status, 200, JSON.stringify(made.body));
+    t.same(
+      made.body.recurrence,
+      { recurrenceType: 'BUSINESSDAYS', endAfterOccurrences: 2, endDate: 0 },
+      'V1.ScheduledMessageRecurrence: both ends numbers',
+    );
+    t.equal(made.body.sentAt, sendAt);
+    const posts = async () =>
+      (await bot.fetchMessages(general, undefined, 20)).body.messages.filter((m: any) => m.text === 'daily digest');
+    await jumpTo(clock, sendAt);
+    await until(async () => ((await posts()).length === 1 ? true : undefined));
+    // moved on to its next occurrence (while it is being posted its author does not see it: 404)
+    const movedOn = async () => {
+      const s = await bot.fetchScheduledMessage(made.body.id);
+      return s.status === 200 && s.body.sentAt !== sendAt ? s.body : undefined;
+    };
+    const next = await until(movedOn);
+    t.equal(
+      new Date(next.sentAt).toISOString(),
+      '2026-03-09T10:00:00.000Z',
+      'the next business day (Monday), same time',
+    );
+    t.same(next.recurrence, made.body.recurrence);
+    await jumpTo(clock, next.sentAt);
+    await until(async () => ((await posts()).length === 2 ? true : undefined));
+    await until(async () => ((await bot.fetchScheduledMessage(made.body.id)).status === 404 ? true : undefined));
+    t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'two occurrences, then it ends');
+    const bad = await bot.createScheduledMessage({
+      channelId: general,
+      text: 'x',
+      sendAt: clock.now() + 1000,
+      recurrence: { recurrenceType: 'HOURLY' },
+    });
+    t.equal(bad.status, 400);
+    t.match(bad.body, { code: 'invalid_request', details: [{ pointer: '/recurrence/recurrenceType' }] });
+  },
+);
 
 t.test('occurrences that went by while no daemon posted are skipped, not posted in a burst', async (t) => {
   const clock = createTestClock(Date.parse('2026-03-06T09:00:00.000Z'));
@@ -143,12 +226,21 @@ t.test('occurrences that went by while no daemon posted are skipped, not posted 
   const { bot } = await installPlatformApp(d);
   const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
   const sendAt = clock.now() + 60_000;
-  const made = await bot.createScheduledMessage({ channelId: general, text: 'every day', sendAt, recurrence: { recurrenceType: 'DAILY' } });
+  const made = await bot.createScheduledMessage({
+    channelId: general,
+    text: 'every day',
+    sendAt,
+    recurrence: { recurrenceType: 'DAILY' },
+  });
   await jumpTo(clock, sendAt + 3.5 * 86_400_000);
   const next = await until(async () => {
     const s = await bot.fetchScheduledMessage(made.body.id);
     return s.status === 200 && s.body.sentAt !== sendAt ? s.body : undefined;
   });
   t.equal(next.sentAt, sendAt + 4 * 86_400_000, 'the next occurrence still to come');
-  t.equal((await bot.fetchMessages(general, undefined, 20)).body.messages.filter((m: any) => m.text === 'every day').length, 1, 'posted once');
+  t.equal(
+    (await bot.fetchMessages(general, undefined, 20)).body.messages.filter((m: any) => m.text === 'every day').length,
+    1,
+    'posted once',
+  );
 });

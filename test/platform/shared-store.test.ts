@@ -25,12 +25,29 @@ const users = ['wu_a', 'wu_b'];
 async function seed(store: Store) {
   await store.commit([
     { table: 'workspaces', id: WS, value: { id: WS, name: 'Test', createdAt: '2026-01-01T00:00:00.000Z' } },
-    ...users.map((id): Change => ({ table: 'workspaceUsers', id, value: { id, workspaceId: WS, accountId: `acc_${id}`, email: `${id}@x.test`, name: id, createdAt: '2026-01-01T00:00:00.000Z' } })),
+    ...users.map((id): Change => ({
+      table: 'workspaceUsers',
+      id,
+      value: {
+        id,
+        workspaceId: WS,
+        accountId: `acc_${id}`,
+        email: `${id}@x.test`,
+        name: id,
+        createdAt: '2026-01-01T00:00:00.000Z',
+      },
+    })),
   ]);
 }
 
 /** The workspace of one daemon on `store`; its time is `now`, its timers `timers`' (a test clock: nothing runs unless it is advanced). */
-function daemon(store: Store, now: () => number, instanceId: string, perChannel = 100, timers: Clock = createTestClock()) {
+function daemon(
+  store: Store,
+  now: () => number,
+  instanceId: string,
+  perChannel = 100,
+  timers: Clock = createTestClock(),
+) {
   const clock: Clock = { ...timers, now };
   return createWorkspace({
     store,
@@ -38,7 +55,12 @@ function daemon(store: Store, now: () => number, instanceId: string, perChannel 
     logger: silentLogger,
     config: { workspaceMessagesPerChannel: perChannel, filesMaxBytes: 1000, filesTotalMaxBytes: 1500 },
     events: createEventsOutbox({ store, clock, instanceId }), // no worker drains it here
-    blobs: { write: async (_id, _data, max) => max, read: () => undefined, remove: async () => {}, removeExcept: async () => {} },
+    blobs: {
+      write: async (_id, _data, max) => max,
+      read: () => undefined,
+      remove: async () => {},
+      removeExcept: async () => {},
+    },
     fileUrl: (id) => `http://x/${id}`,
     callUrl: (code) => `http://x/calls/${code}`,
     instanceId,
@@ -60,15 +82,25 @@ async function postingAcross(t: TapTest, [store, store2]: Stores) {
   const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
   for (let i = 0; i < 6; i++) await (i % 2 ? two : one).messages.post(a, general, { text: `m${i}` });
   const listed = await two.messages.list(a, general, { limit: 20 });
-  t.same(listed.messages.map((m) => m.text), ['m0', 'm1', 'm2', 'm3', 'm4', 'm5'], 'in posting order, whichever daemon took each');
+  t.same(
+    listed.messages.map((m) => m.text),
+    ['m0', 'm1', 'm2', 'm3', 'm4', 'm5'],
+    'in posting order, whichever daemon took each',
+  );
   for (let i = 0; i < 4; i++) await two.messages.post(a, general, { text: `f${i}` }); // the channel is full
   // the store may hold the bound and its slack (1 here) until a post trims; readers see the newest 10
   const held = () => store.countWhere('wsMessages', 'channelId', general);
   const seen = async (d: typeof one) => (await d.messages.list(a, general, { limit: 100 })).messages.map((m) => m.text);
   await Promise.all(Array.from({ length: 8 }, (_, i) => one.messages.post(a, general, { text: `c${i}` })));
   t.ok((await held()) <= 11, 'posts made at once on one daemon keep the per-channel bound (and its slack)');
-  t.same((await seen(two)).sort(), ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'f2', 'f3'], 'readers see the newest 10');
-  await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? two : one).messages.post(a, general, { text: `d${i}` })));
+  t.same(
+    (await seen(two)).sort(),
+    ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'f2', 'f3'],
+    'readers see the newest 10',
+  );
+  await Promise.all(
+    Array.from({ length: 6 }, (_, i) => (i % 2 ? two : one).messages.post(a, general, { text: `d${i}` })),
+  );
   t.ok((await held()) <= 13, 'on two daemons at once (3 posts each), over by at most what the other posted meanwhile');
   // A trim another daemon runs can overlap a read and show it one short for that moment (a known
   // glitch); each post waits for the trim it started (or the one under way), so once the posts are
@@ -77,13 +109,20 @@ async function postingAcross(t: TapTest, [store, store2]: Stores) {
   await two.messages.post(a, general, { text: 'next' });
   await two.messages.post(a, general, { text: 'and next' });
   t.ok((await held()) <= 11, 'and the next posts trim back to the bound');
-  t.match((await one.messages.timeline(a, general, { limit: 3 })).messages.map((m) => m.record.text), [/^d\d$/, 'next', 'and next'], 'the console timeline: the newest');
+  t.match(
+    (await one.messages.timeline(a, general, { limit: 3 })).messages.map((m) => m.record.text),
+    [/^d\d$/, 'next', 'and next'],
+    'the console timeline: the newest',
+  );
   const target = (await one.messages.post(a, general, { text: 'react to me' })).id as string;
   await Promise.all([one, two, one, two].map((d) => d.reactions.react(a, target, { code: ':+1:' })));
   const m = await one.messages.get(a, general, target);
   t.same(m.reactions, [{ user: 'wu_a', code: ':+1:' }], 'the same reaction added four times at once counts once');
   await until(() => heard.some((n) => n.id === target));
-  t.ok(heard.some((n) => n.id === target && n.channelId === general), 'the other daemon hears of the change');
+  t.ok(
+    heard.some((n) => n.id === target && n.channelId === general),
+    'the other daemon hears of the change',
+  );
   stop();
 }
 
@@ -92,12 +131,23 @@ async function namesAcross(t: TapTest, [store, store2]: Stores) {
   const one = daemon(store, Date.now, 'd1');
   const two = daemon(store2, Date.now, 'd2');
   const a = await one.person('wu_a');
-  const results = await Promise.allSettled([one.channels.create(a, { name: 'ops' }), two.channels.create(a, { name: 'Ops' }), one.channels.create(a, { name: 'OPS' })]);
+  const results = await Promise.allSettled([
+    one.channels.create(a, { name: 'ops' }),
+    two.channels.create(a, { name: 'Ops' }),
+    one.channels.create(a, { name: 'OPS' }),
+  ]);
   t.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one of three creations wins');
-  t.ok(results.every((r) => r.status === 'fulfilled' || (r.reason as { code?: string }).code === 'invalid_request'), 'the others: invalid_request');
+  t.ok(
+    results.every((r) => r.status === 'fulfilled' || (r.reason as { code?: string }).code === 'invalid_request'),
+    'the others: invalid_request',
+  );
   const names = (await two.channels.list(a)).map((c) => c.channel.name);
-  t.same(names.map((n) => String(n).toLowerCase()), ['general', 'random', 'ops'], 'general and random once each, then the one ops that won');
-  const ops = must((await one.channels.byName(WS, '#ops')));
+  t.same(
+    names.map((n) => String(n).toLowerCase()),
+    ['general', 'random', 'ops'],
+    'general and random once each, then the one ops that won',
+  );
+  const ops = must(await one.channels.byName(WS, '#ops'));
   await one.deleteChannel('wu_a', ops.id);
   t.ok(await two.channels.create(a, { name: 'ops' }), 'a deleted channel frees its name');
 }
@@ -108,7 +158,9 @@ async function scheduledAcross(t: TapTest, [store, store2]: Stores) {
   const one = daemon(store, clock.now, 'd1', 100, clock);
   const two = daemon(store2, clock.now, 'd2', 100, clock);
   const a = await one.person('wu_a');
-  const general = (await one.channels.byName(WS, 'general'))?.id ?? (await one.channels.ensureWorkspace(WS), (await one.channels.byName(WS, 'general'))!.id);
+  const general =
+    (await one.channels.byName(WS, 'general'))?.id ??
+    (await one.channels.ensureWorkspace(WS), (await one.channels.byName(WS, 'general'))!.id);
   await one.scheduled.create(a, { channelId: general, sendAt: clock.now() + 1000, text: 'later' });
   t.equal((await two.scheduled.list(a, {})).scheduledMessages.length, 1, 'seen by the other daemon');
   one.scheduled.start();
@@ -136,7 +188,11 @@ async function filesAcross(t: TapTest, [store, store2]: Stores) {
   await Promise.all([up(one, 600), up(two, 600)]);
   t.equal((await store.get('wsFileTotals', 'all'))?.bytes, 1200, 'one total, advanced by both');
   t.equal(await store.count('wsFiles'), 2);
-  await t.rejects(two.files.requestToken(a, { filename: 'g.bin', length: 400 }), { code: 'payload_too_large' } as never, 'the other daemon counts them against filesTotalMaxBytes');
+  await t.rejects(
+    two.files.requestToken(a, { filename: 'g.bin', length: 400 }),
+    { code: 'payload_too_large' } as never,
+    'the other daemon counts them against filesTotalMaxBytes',
+  );
 }
 
 /**
@@ -184,7 +240,10 @@ async function trimsAcross(t: TapTest, [store, store2]: Stores) {
   release();
   await posting;
   t.equal(await held(), 10, 'two counted before one trimmed: it deletes nothing more');
-  t.same((await two.messages.list(a, general, { limit: 20 })).messages.map((m) => m.text), ['m3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'from two', 'from one']);
+  t.same(
+    (await two.messages.list(a, general, { limit: 20 })).messages.map((m) => m.text),
+    ['m3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'from two', 'from one'],
+  );
 }
 
 /**
@@ -216,38 +275,57 @@ for (const [name, fn] of cases) {
     await fn(t, [store, store]);
   });
   void testWithPg(t, `${name} (PostgreSQL)`, async (t, url) => {
-    const stores: Stores = [await openPostgresStore({ url, logger: silentLogger, instanceId: 'd1' }), await openPostgresStore({ url, logger: silentLogger, instanceId: 'd2' })];
+    const stores: Stores = [
+      await openPostgresStore({ url, logger: silentLogger, instanceId: 'd1' }),
+      await openPostgresStore({ url, logger: silentLogger, instanceId: 'd2' }),
+    ];
     t.teardown(() => Promise.all(stores.map((s) => s.close())));
     await fn(t, stores);
   });
 }
 
-void testWithPg(t, "a daemon whose LISTEN connection dropped is told its message notices were lost once it is back (PostgreSQL)", async (t, url) => {
-  const clock = createTestClock();
-  let warned = '';
-  const s1 = await openPostgresStore({ url, logger: silentLogger, clock, instanceId: 'd1' });
-  const s2 = await openPostgresStore({ url, logger: { warn: (m) => void (warned += m + '\n') }, clock, instanceId: 'd2', listenRetryMs: 1500 }); // the gap lasts 1.5 s
-  t.teardown(() => Promise.all([s1.close(), s2.close()]));
-  await seed(s1);
-  const one = daemon(s1, clock.now, 'd1', 100, clock);
-  const two = daemon(s2, clock.now, 'd2', 100, clock);
-  const a = await one.person('wu_a');
-  const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
-  const heard: string[] = [];
-  let lost = 0;
-  const stop = two.onMessageChange((n) => heard.push(n.id), () => lost++);
-  t.teardown(stop);
-  await s2.subscribed(); // two's LISTEN is in place
-  const m1 = await one.messages.post(a, general, { text: 'before' });
-  await until(() => heard.length === 1);
-  t.same(heard, [m1.id], 'heard while connected');
-  const cut = await sqlAt<{ ok: boolean }>(url, "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'appreg-d2' AND query LIKE 'LISTEN%'");
-  t.same(cut, [{ ok: true }], "two's LISTEN connection was cut");
-  await until(() => /LISTEN connection to PostgreSQL dropped/.test(warned)); // two knows: nothing more reaches it
-  await one.messages.post(a, general, { text: 'in the gap' });
-  t.same([heard.length, lost], [1, 0], 'not heard while the connection is down');
-  await clock.advance(1500); // two reconnects
-  await until(() => lost > 0);
-  t.equal(lost, 1, 'told once, when the connection is back, that any message may have changed');
-  t.equal(heard.length, 1, 'the lost notice itself is not made up');
-});
+void testWithPg(
+  t,
+  'a daemon whose LISTEN connection dropped is told its message notices were lost once it is back (PostgreSQL)',
+  async (t, url) => {
+    const clock = createTestClock();
+    let warned = '';
+    const s1 = await openPostgresStore({ url, logger: silentLogger, clock, instanceId: 'd1' });
+    const s2 = await openPostgresStore({
+      url,
+      logger: { warn: (m) => void (warned += m + '\n') },
+      clock,
+      instanceId: 'd2',
+      listenRetryMs: 1500,
+    }); // the gap lasts 1.5 s
+    t.teardown(() => Promise.all([s1.close(), s2.close()]));
+    await seed(s1);
+    const one = daemon(s1, clock.now, 'd1', 100, clock);
+    const two = daemon(s2, clock.now, 'd2', 100, clock);
+    const a = await one.person('wu_a');
+    const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
+    const heard: string[] = [];
+    let lost = 0;
+    const stop = two.onMessageChange(
+      (n) => heard.push(n.id),
+      () => lost++,
+    );
+    t.teardown(stop);
+    await s2.subscribed(); // two's LISTEN is in place
+    const m1 = await one.messages.post(a, general, { text: 'before' });
+    await until(() => heard.length === 1);
+    t.same(heard, [m1.id], 'heard while connected');
+    const cut = await sqlAt<{ ok: boolean }>(
+      url,
+      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'appreg-d2' AND query LIKE 'LISTEN%'",
+    );
+    t.same(cut, [{ ok: true }], "two's LISTEN connection was cut");
+    await until(() => /LISTEN connection to PostgreSQL dropped/.test(warned)); // two knows: nothing more reaches it
+    await one.messages.post(a, general, { text: 'in the gap' });
+    t.same([heard.length, lost], [1, 0], 'not heard while the connection is down');
+    await clock.advance(1500); // two reconnects
+    await until(() => lost > 0);
+    t.equal(lost, 1, 'told once, when the connection is back, that any message may have changed');
+    t.equal(heard.length, 1, 'the lost notice itself is not made up');
+  },
+);

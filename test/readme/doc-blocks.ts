@@ -36,7 +36,8 @@ export function docSteps(markdown: string, o: { from?: string; until?: string } 
     }
     const fence = /^```(sh|console)\s*$/.exec(must(lines[i]));
     if (!fence) continue;
-    const illustration = /<!--\s*illustration\b/.test(lines[i - 1] ?? '') || /<!--\s*illustration\b/.test(lines[i - 2] ?? '');
+    const illustration =
+      /<!--\s*illustration\b/.test(lines[i - 1] ?? '') || /<!--\s*illustration\b/.test(lines[i - 2] ?? '');
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && !/^```\s*$/.test(must(lines[i])); i++) body.push(must(lines[i]));
@@ -44,11 +45,13 @@ export function docSteps(markdown: string, o: { from?: string; until?: string } 
     block++;
     if (fence[1] === 'sh') {
       body.forEach((l, k) => {
-        if (l.trim() && !l.trim().startsWith('#')) steps.push({ command: l.trim(), shows: [], section, block, line: start + 2 + k });
+        if (l.trim() && !l.trim().startsWith('#'))
+          steps.push({ command: l.trim(), shows: [], section, block, line: start + 2 + k });
       });
     } else {
       body.forEach((l, k) => {
-        if (l.startsWith('$ ')) steps.push({ command: l.slice(2).trim(), shows: [], section, block, line: start + 2 + k });
+        if (l.startsWith('$ '))
+          steps.push({ command: l.slice(2).trim(), shows: [], section, block, line: start + 2 + k });
         else if (steps.length && must(steps.at(-1)).block === block) must(steps.at(-1)).shows.push(l);
       });
     }
@@ -78,7 +81,13 @@ export function missingShape(shows: string[], output: string): string | undefine
   const got = output.split('\n').map((l) => l.trimEnd());
   let at = 0;
   for (const want of shows) {
-    const re = new RegExp(`^${want.trimEnd().split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ +/g, '\\s+')).join('.*')}$`);
+    const re = new RegExp(
+      `^${want
+        .trimEnd()
+        .split('…')
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ +/g, '\\s+'))
+        .join('.*')}$`,
+    );
     while (at < got.length && !re.test(must(got[at]))) at++;
     if (at >= got.length) return want;
     at++;

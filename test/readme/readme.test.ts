@@ -89,12 +89,14 @@ function mapped(step: Step): string | undefined {
 
 /** The shape a command's output is shown with, in this run's addresses. */
 const shapeOf = (shows: string[]) =>
-  shows.map((l) => l.replaceAll('http://127.0.0.1:8740', daemonUrl).replaceAll('127.0.0.1:8750', `127.0.0.1:${appPort}`));
+  shows.map((l) =>
+    l.replaceAll('http://127.0.0.1:8740', daemonUrl).replaceAll('127.0.0.1:8750', `127.0.0.1:${appPort}`),
+  );
 
 const longRunning = (c: string) => /&$/.test(c) || /\btail\b/.test(c);
 
 async function until(ok: () => boolean, what: string, ms = 30_000): Promise<void> {
-  for (const end = Date.now() + ms; !ok(); ) {
+  for (const end = Date.now() + ms; !ok();) {
     if (Date.now() > end) throw new Error(`${what}: nothing within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -123,14 +125,20 @@ async function runSteps(t: Tap.Test, steps: Step[], keep: Background[], doc: str
     if (longRunning(command)) {
       const bg = await shell.background(command.replace(/\s*&$/, ''));
       const serve = /\bappreg\b.*\bserve\b/.test(command);
-      await until(() => (serve ? /listening on|"url"/.test(bg.output()) : bg.output().trim().length > 0) || !bg.running(), where);
+      await until(
+        () => (serve ? /listening on|"url"/.test(bg.output()) : bg.output().trim().length > 0) || !bg.running(),
+        where,
+      );
       t.ok(bg.running(), `${where}: started${bg.running() ? '' : `, but exited: ${bg.output()}`}`);
       if (serve && !daemonUrl) daemonUrl = /listening on (http:\/\/[^\s"]+)/.exec(bg.output())?.[1] ?? '';
       (/\btail\b/.test(command) ? following : keep).push(bg);
       remember(bg.output());
       if (step.shows.length) {
         const missing = missingShape(shapeOf(step.shows), bg.output());
-        t.notOk(missing, `${where}: prints ${missing === undefined ? 'what the document shows' : `a line like "${missing}"; it printed:\n${bg.output()}`}`);
+        t.notOk(
+          missing,
+          `${where}: prints ${missing === undefined ? 'what the document shows' : `a line like "${missing}"; it printed:\n${bg.output()}`}`,
+        );
       }
       continue;
     }
@@ -138,7 +146,10 @@ async function runSteps(t: Tap.Test, steps: Step[], keep: Background[], doc: str
     t.equal(r.code, 0, `${where}${r.code ? `\n${r.stderr || r.stdout}` : ''}`);
     if (step.shows.length) {
       const missing = missingShape(shapeOf(step.shows), r.stdout + r.stderr);
-      t.notOk(missing, `${where}: prints ${missing === undefined ? 'what the document shows' : `a line like "${missing}"; it printed:\n${r.stdout}${r.stderr}`}`);
+      t.notOk(
+        missing,
+        `${where}: prints ${missing === undefined ? 'what the document shows' : `a line like "${missing}"; it printed:\n${r.stdout}${r.stderr}`}`,
+      );
     }
     remember(r.stdout + r.stderr);
   }
@@ -154,7 +165,11 @@ t.test('README.md: every command, in order, from a fresh clone', async (t) => {
   fs.writeFileSync(manifest, fs.readFileSync(manifest, 'utf8').replaceAll('127.0.0.1:8750', `127.0.0.1:${appPort}`));
   const steps = docSteps(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
   t.ok(steps.length >= 40, `the README has its commands (${steps.length})`);
-  t.match(steps.map((s) => s.command).join('\n'), /npm start[\s\S]*apps create --file examples\/standup-app\/manifest\.json --env-out[\s\S]*app\.mjs &[\s\S]*authorize \$PUMBLE_APP_ID --follow[\s\S]*say general \/standup[\s\S]*open[\s\S]*deliver-test .*--probe-signature/, 'the quickstart in its order');
+  t.match(
+    steps.map((s) => s.command).join('\n'),
+    /npm start[\s\S]*apps create --file examples\/standup-app\/manifest\.json --env-out[\s\S]*app\.mjs &[\s\S]*authorize \$PUMBLE_APP_ID --follow[\s\S]*say general \/standup[\s\S]*open[\s\S]*deliver-test .*--probe-signature/,
+    'the quickstart in its order',
+  );
   await runSteps(t, steps, keep, 'README.md');
   for (const bg of keep) t.ok(bg.running(), `${bg.command}: still running at the end`);
   // stopped in reverse order: the daemons after the apps that call them
@@ -163,17 +178,28 @@ t.test('README.md: every command, in order, from a fresh clone', async (t) => {
 });
 
 void testWithPg(t, 'docs/postgresql.md: the how-to, after the README, on a throwaway cluster', async (t) => {
-  if (process.env.APPREG_TEST_PG_URL) return void t.plan(0, 'the how-to creates the role and database appreg: it runs on a throwaway cluster only (APPREG_TEST_PG_URL is set)');
+  if (process.env.APPREG_TEST_PG_URL)
+    return void t.plan(
+      0,
+      'the how-to creates the role and database appreg: it runs on a throwaway cluster only (APPREG_TEST_PG_URL is set)',
+    );
   const admin = new URL((await startPgCluster()).url('postgres'));
   const asRoot = process.getuid?.() === 0;
   const srv = path.join(work, 'srv');
-  const steps = docSteps(fs.readFileSync(path.join(ROOT, 'docs/postgresql.md'), 'utf8'), { from: 'How to set it up', until: 'How it works' });
+  const steps = docSteps(fs.readFileSync(path.join(ROOT, 'docs/postgresql.md'), 'utf8'), {
+    from: 'How to set it up',
+    until: 'How it works',
+  });
   t.ok(steps.length >= 8, `the how-to has its commands (${steps.length})`);
   // the documents' names for the cluster and the folders
   const local = steps.map((s) => ({
     ...s,
     command: s.command
-      .replace(/^sudo -u postgres (.*)$/, (_a, rest: string) => `PGHOST=${admin.hostname} PGPORT=${admin.port} ${asRoot ? 'runuser -u postgres -- ' : 'PGUSER=postgres '}${rest}`)
+      .replace(
+        /^sudo -u postgres (.*)$/,
+        (_a, rest: string) =>
+          `PGHOST=${admin.hostname} PGPORT=${admin.port} ${asRoot ? 'runuser -u postgres -- ' : 'PGUSER=postgres '}${rest}`,
+      )
       .replace(/^sudo /, '')
       .replaceAll('/srv/', `${srv}/`)
       .replaceAll('127.0.0.1:5432', `${admin.hostname}:${admin.port}`),

@@ -18,7 +18,12 @@ function setup(config: Partial<Config> = {}) {
   const clock = createTestClock(1_700_000_000_000);
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
-  const sessions = createSocketSessions({ store: createMemoryStore(), clock, logger, config: { ...defaults, ...config } });
+  const sessions = createSocketSessions({
+    store: createMemoryStore(),
+    clock,
+    logger,
+    config: { ...defaults, ...config },
+  });
   const transport = createSocketTransport(sessions, clock);
   return { sessions, transport, clock, logs: () => logText };
 }
@@ -90,10 +95,19 @@ t.test('ack, ack with message, nack, response, over text JSON', async (t) => {
   sessions.add(c);
   const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
     [{ status: 200 }, { outcome: 'acked', status: 200 }],
-    [{ status: 200, message: 'done!' }, { outcome: 'acked', message: 'done!' }],
-    [{ status: 500, message: 'nope' }, { outcome: 'nacked', status: 500, message: 'nope' }],
+    [
+      { status: 200, message: 'done!' },
+      { outcome: 'acked', message: 'done!' },
+    ],
+    [
+      { status: 500, message: 'nope' },
+      { outcome: 'nacked', status: 500, message: 'nope' },
+    ],
     [{ status: 400 }, { outcome: 'nacked', status: 400 }],
-    [{ status: 200, message: 'ok', body: { triggerId: 't', view: { id: 'v' }, action: 'OPEN' } }, { outcome: 'response', body: { triggerId: 't', action: 'OPEN' } }],
+    [
+      { status: 200, message: 'ok', body: { triggerId: 't', view: { id: 'v' }, action: 'OPEN' } },
+      { outcome: 'response', body: { triggerId: 't', action: 'OPEN' } },
+    ],
   ];
   let n = 0;
   for (const [reply, expected] of cases) {
@@ -101,10 +115,13 @@ t.test('ack, ack with message, nack, response, over text JSON', async (t) => {
     const frame = await lastFrame(c, ++n);
     t.same(frame.payload, req().payload, 'the frame carries exactly the payload');
     t.match(frame.correlation_id, /^cor_/);
-    t.same(sessions.handleFrame(c, JSON.stringify({ correlation_id: frame.correlation_id, ...reply })), { kind: 'reply' });
+    t.same(sessions.handleFrame(c, JSON.stringify({ correlation_id: frame.correlation_id, ...reply })), {
+      kind: 'reply',
+    });
     const r = await p;
     t.match(r, expected, `${JSON.stringify(reply)} → ${expected.outcome}`);
-    if (expected.outcome === 'response') t.equal(r.message, undefined, 'a response\'s "ok" is not an ephemeral message');
+    if (expected.outcome === 'response')
+      t.equal(r.message, undefined, 'a response\'s "ok" is not an ephemeral message');
     t.type(r.latencyMs, 'number');
     t.ok(r.excerpt && r.excerpt.includes(String(reply.status)), 'an excerpt of the reply for the log');
   }
@@ -126,18 +143,27 @@ t.test('the budget: no answer → timeout; the late reply is ignored, not counte
   t.match(logs(), /after the budget/);
 });
 
-t.test('events: no reply expected, acked once the frame is written; a failed write is a connection error', async (t) => {
-  const { sessions, transport } = setup();
-  const c = fakeConn('app_1');
-  sessions.add(c);
-  const ev = { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: 'ws', workspaceUserIds: [], body: '{}' };
-  const r = await transport.send(req({ interactive: false, payload: ev, budgetMs: 10_000 }));
-  t.equal(r.outcome, 'acked');
-  t.same(must(c.sent[0]).payload, ev);
-  c.failWrites(true);
-  const r2 = await transport.send(req({ interactive: false, payload: ev }));
-  t.equal(r2.outcome, 'connection_error');
-});
+t.test(
+  'events: no reply expected, acked once the frame is written; a failed write is a connection error',
+  async (t) => {
+    const { sessions, transport } = setup();
+    const c = fakeConn('app_1');
+    sessions.add(c);
+    const ev = {
+      messageType: 'PUMBLE_EVENT',
+      eventType: 'NEW_MESSAGE',
+      workspaceId: 'ws',
+      workspaceUserIds: [],
+      body: '{}',
+    };
+    const r = await transport.send(req({ interactive: false, payload: ev, budgetMs: 10_000 }));
+    t.equal(r.outcome, 'acked');
+    t.same(must(c.sent[0]).payload, ev);
+    c.failWrites(true);
+    const r2 = await transport.send(req({ interactive: false, payload: ev }));
+    t.equal(r2.outcome, 'connection_error');
+  },
+);
 
 t.test('a connection that closes while a reply is awaited fails the attempt at once', async (t) => {
   const { sessions, transport } = setup();
@@ -161,14 +187,26 @@ t.test('connections are capped per app and deliveries go round robin', async (t)
   t.equal(sessions.count('app_1'), 3);
   const ev = { messageType: 'PUMBLE_EVENT' };
   for (let i = 0; i < 9; i++) await transport.send(req({ interactive: false, payload: ev }));
-  t.same(conns.map((c) => c.sent.length), [3, 3, 3], 'spread evenly');
+  t.same(
+    conns.map((c) => c.sent.length),
+    [3, 3, 3],
+    'spread evenly',
+  );
   sessions.remove(must(conns[1]));
   t.equal(await transport.connections('app_1'), 2);
   for (let i = 0; i < 4; i++) await transport.send(req({ interactive: false, payload: ev }));
-  t.same(conns.map((c) => c.sent.length), [5, 3, 5], 'a closed connection gets nothing more');
+  t.same(
+    conns.map((c) => c.sent.length),
+    [5, 3, 5],
+    'a closed connection gets nothing more',
+  );
   (conns[0] as SocketConn).isOpen = () => false;
   for (let i = 0; i < 3; i++) await transport.send(req({ interactive: false, payload: ev }));
-  t.same(conns.map((c) => c.sent.length), [5, 3, 8], 'a closing connection is skipped');
+  t.same(
+    conns.map((c) => c.sent.length),
+    [5, 3, 8],
+    'a closing connection is skipped',
+  );
   (conns[2] as SocketConn).isOpen = () => false;
   t.match(await transport.send(req()), { outcome: 'no_connection' }, 'only closing connections left: no_connection');
 });
@@ -180,9 +218,20 @@ t.test('frames: ping → pong; malformed and unknown ids are ignored; a flood is
   t.same(sessions.handleFrame(c, 'ping'), { kind: 'pong' });
   t.same(sessions.handleFrame(c, '{not json'), { kind: 'ignored', why: 'malformed' });
   t.same(sessions.handleFrame(c, '[1,2]'), { kind: 'ignored', why: 'malformed' });
-  t.same(sessions.handleFrame(c, JSON.stringify({ status: 200 })), { kind: 'ignored', why: 'malformed' }, 'no correlation id');
-  t.same(sessions.handleFrame(c, JSON.stringify({ correlation_id: 'cor_x', status: '200' })), { kind: 'ignored', why: 'malformed' }, 'status not a number');
-  t.same(sessions.handleFrame(c, JSON.stringify({ correlation_id: 'cor_nobody', status: 200 })), { kind: 'ignored', why: 'unknown_correlation_id' });
+  t.same(
+    sessions.handleFrame(c, JSON.stringify({ status: 200 })),
+    { kind: 'ignored', why: 'malformed' },
+    'no correlation id',
+  );
+  t.same(
+    sessions.handleFrame(c, JSON.stringify({ correlation_id: 'cor_x', status: '200' })),
+    { kind: 'ignored', why: 'malformed' },
+    'status not a number',
+  );
+  t.same(sessions.handleFrame(c, JSON.stringify({ correlation_id: 'cor_nobody', status: 200 })), {
+    kind: 'ignored',
+    why: 'unknown_correlation_id',
+  });
   await clock.advance(10_001);
   t.same(sessions.handleFrame(c, 'x'), { kind: 'ignored', why: 'malformed' }, 'old bad frames leave the window');
   for (let i = 0; i < 4; i++) sessions.handleFrame(c, 'x');

@@ -4,10 +4,16 @@ import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js
 import { runMain } from '../helpers/cli.js';
 import { connectTestClient } from '../helpers/sdk-socket-client.js';
 
-interface App { id: string; appKey: string }
+interface App {
+  id: string;
+  appKey: string;
+}
 
 async function createApp(d: TestDaemon, over: Record<string, unknown> = {}): Promise<App> {
-  const res = await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ socketMode: true, name: 'e2e-' + Math.random().toString(36).slice(2, 8), ...over }) });
+  const res = await d.api(`${d.mgmt}/apps`, {
+    method: 'POST',
+    json: manifest({ socketMode: true, name: 'e2e-' + Math.random().toString(36).slice(2, 8), ...over }),
+  });
   if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
   return (await res.json()) as App;
 }

@@ -23,7 +23,14 @@ function setup(opts: { store?: Store; config?: Partial<Config>; clock?: TestCloc
   const config = { ...defaults, ...opts.config };
   const store = opts.store ?? createMemoryStore();
   const sessions = createSocketSessions({ store, clock, logger, config });
-  const transport = createSocketTransport(sessions, clock, { store, clock, logger, config, instanceId: 'test-daemon', relay: false });
+  const transport = createSocketTransport(sessions, clock, {
+    store,
+    clock,
+    logger,
+    config,
+    instanceId: 'test-daemon',
+    relay: false,
+  });
   return { sessions, transport, store, clock, logs: () => logText };
 }
 
@@ -46,8 +53,21 @@ function conn(appId = 'app_1', writeDelayMs = 0) {
 
 const app = { id: 'app_1', manifest: { socketMode: true } } as unknown as AppRecord;
 const event = (n: number, over: Partial<SendRequest> = {}): SendRequest => ({
-  deliveryId: `dlv_${n}`, attemptId: `att_${n}`, app, interactive: false, budgetMs: 10_000, retryNum: 0, signingSecret: '',
-  payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: 'ws', workspaceUserIds: [], body: JSON.stringify({ n }) }, ...over,
+  deliveryId: `dlv_${n}`,
+  attemptId: `att_${n}`,
+  app,
+  interactive: false,
+  budgetMs: 10_000,
+  retryNum: 0,
+  signingSecret: '',
+  payload: {
+    messageType: 'PUMBLE_EVENT',
+    eventType: 'NEW_MESSAGE',
+    workspaceId: 'ws',
+    workspaceUserIds: [],
+    body: JSON.stringify({ n }),
+  },
+  ...over,
 });
 const ns = (c: { sent: any[] }) => c.sent.map((p) => JSON.parse(p.body).n);
 
@@ -111,7 +131,10 @@ t.test('kept events survive a restart', async (t) => {
 
 t.test('bounded: too old or too many are dropped with a warning, never silently', async (t) => {
   const clock = createTestClock(1_700_000_000_000);
-  const { sessions, transport, logs } = setup({ clock, config: { socketQueueMaxAgeMs: 60_000, socketQueueMaxPerApp: 3 } });
+  const { sessions, transport, logs } = setup({
+    clock,
+    config: { socketQueueMaxAgeMs: 60_000, socketQueueMaxPerApp: 3 },
+  });
   await transport.send(event(1));
   clock.set(clock.now() + 61_000);
   for (const n of [2, 3, 4, 5]) await transport.send(event(n));
@@ -141,24 +164,37 @@ t.test('interactive kinds are never kept: no_connection, and the engine shows th
   t.equal(await transport.queued('app_1'), 0);
 });
 
-t.test("by default a kept event waits as long as the retry schedule runs, then is dropped and the engine told", async (t) => {
-  const clock = createTestClock(1_700_000_000_000);
-  // horizon: (10 s + 20 s) × 1.2 jitter + 3 × 1 s of attempt timeouts = 39 s, plus a minute's slack
-  const { sessions, transport, logs } = setup({ clock, config: { socketQueueMaxAgeMs: 0, deliveryRetrySchedule: '10,20', deliveryEventTimeoutMs: 1000 } });
-  const told: Array<{ id: string; outcome: string; error?: string }> = [];
-  transport.onKeptSettled((id, _appId, r) => told.push({ id, outcome: r.outcome, error: r.error }));
-  await transport.send(event(1));
-  clock.set(clock.now() + 98_000);
-  await transport.send(event(2));
-  clock.set(clock.now() + 2_000); // event 1 is now 100 s old: past 99 s; event 2 is 2 s old
-  const c = conn();
-  sessions.add(c);
-  await until(() => c.sent.length === 1);
-  await until(() => told.length === 2);
-  t.same(ns(c), [2], 'the event past the horizon is not sent');
-  t.match(logs(), /"deliveryId":"dlv_1".*older than the retry schedule's horizon \(99 s\)/);
-  t.match(told, [{ id: 'dlv_1', outcome: 'no_connection', error: /dropped from the socket-mode queue/ }, { id: 'dlv_2', outcome: 'acked' }], 'the engine hears of both, in order');
-});
+t.test(
+  'by default a kept event waits as long as the retry schedule runs, then is dropped and the engine told',
+  async (t) => {
+    const clock = createTestClock(1_700_000_000_000);
+    // horizon: (10 s + 20 s) × 1.2 jitter + 3 × 1 s of attempt timeouts = 39 s, plus a minute's slack
+    const { sessions, transport, logs } = setup({
+      clock,
+      config: { socketQueueMaxAgeMs: 0, deliveryRetrySchedule: '10,20', deliveryEventTimeoutMs: 1000 },
+    });
+    const told: Array<{ id: string; outcome: string; error?: string }> = [];
+    transport.onKeptSettled((id, _appId, r) => told.push({ id, outcome: r.outcome, error: r.error }));
+    await transport.send(event(1));
+    clock.set(clock.now() + 98_000);
+    await transport.send(event(2));
+    clock.set(clock.now() + 2_000); // event 1 is now 100 s old: past 99 s; event 2 is 2 s old
+    const c = conn();
+    sessions.add(c);
+    await until(() => c.sent.length === 1);
+    await until(() => told.length === 2);
+    t.same(ns(c), [2], 'the event past the horizon is not sent');
+    t.match(logs(), /"deliveryId":"dlv_1".*older than the retry schedule's horizon \(99 s\)/);
+    t.match(
+      told,
+      [
+        { id: 'dlv_1', outcome: 'no_connection', error: /dropped from the socket-mode queue/ },
+        { id: 'dlv_2', outcome: 'acked' },
+      ],
+      'the engine hears of both, in order',
+    );
+  },
+);
 
 t.test('discard: the engine gave up, so the kept copy goes (logged, and not reported back)', async (t) => {
   const { sessions, transport, store, logs } = setup();

@@ -1,5 +1,16 @@
 import t from 'tap';
-import { newSecret, newId, safeEqual, createSealer, deriveKey, signJwt, verifyJwt, hashPassword, verifyPassword, sha256 } from '../../src/crypto.js';
+import {
+  newSecret,
+  newId,
+  safeEqual,
+  createSealer,
+  deriveKey,
+  signJwt,
+  verifyJwt,
+  hashPassword,
+  verifyPassword,
+  sha256,
+} from '../../src/crypto.js';
 import crypto from 'node:crypto';
 
 t.test('secrets carry their prefix and 256 bits of randomness', async (t) => {

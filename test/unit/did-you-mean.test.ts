@@ -8,7 +8,10 @@ import { ROOT, runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 import { must } from '../../src/must.js';
 
-const base = JSON.parse(fs.readFileSync(path.join(ROOT, 'examples/standup-app/manifest.json'), 'utf8')) as Record<string, unknown>;
+const base = JSON.parse(fs.readFileSync(path.join(ROOT, 'examples/standup-app/manifest.json'), 'utf8')) as Record<
+  string,
+  unknown
+>;
 const problems = (m: unknown) => {
   const r = validateManifest(m);
   return r.ok ? [] : r.violations;
@@ -16,15 +19,39 @@ const problems = (m: unknown) => {
 
 t.test('fields, at the top and inside, scopes and events', async (t) => {
   const { slashCommands, ...rest } = base;
-  t.match(problems({ ...rest, slashcommands: slashCommands }), [{ pointer: '/slashCommands', message: 'is required' }, { pointer: '/slashcommands', message: 'is not a known field; did you mean "slashCommands"?' }]);
-  t.match(problems({ ...base, redirectUrl: [] }), [{ pointer: '/redirectUrl', message: 'is not a known field; did you mean "redirectUrls"?' }]);
-  const shortcut = must((base.shortcuts as object[])[0]);
-  t.match(problems({ ...base, shortcuts: [{ ...shortcut, displayname: 'x' }] }), [{ pointer: '/shortcuts/0/displayname', message: 'is not a known field; did you mean "displayName"?' }]);
-  t.match(problems({ ...base, scopes: { botScopes: ['messages:wirte', 'messages:read', 'messages:edit', 'user:read'], userScopes: ['chanels:read'] } }), [
-    { pointer: '/scopes/botScopes/0', message: 'is not a known scope; did you mean "messages:write"? (see docs/protocol.md §8 for the list)' },
-    { pointer: '/scopes/userScopes/0', message: 'is not a known scope; did you mean "channels:read"? (see docs/protocol.md §8 for the list)' },
+  t.match(problems({ ...rest, slashcommands: slashCommands }), [
+    { pointer: '/slashCommands', message: 'is required' },
+    { pointer: '/slashcommands', message: 'is not a known field; did you mean "slashCommands"?' },
   ]);
-  t.match(problems({ ...base, eventSubscriptions: { url: 'http://127.0.0.1:8750/events', events: ['NEW_MESAGE'] } }), [{ pointer: '/eventSubscriptions/events/0', message: 'is not a known event name; did you mean "NEW_MESSAGE"?' }]);
+  t.match(problems({ ...base, redirectUrl: [] }), [
+    { pointer: '/redirectUrl', message: 'is not a known field; did you mean "redirectUrls"?' },
+  ]);
+  const shortcut = must((base.shortcuts as object[])[0]);
+  t.match(problems({ ...base, shortcuts: [{ ...shortcut, displayname: 'x' }] }), [
+    { pointer: '/shortcuts/0/displayname', message: 'is not a known field; did you mean "displayName"?' },
+  ]);
+  t.match(
+    problems({
+      ...base,
+      scopes: {
+        botScopes: ['messages:wirte', 'messages:read', 'messages:edit', 'user:read'],
+        userScopes: ['chanels:read'],
+      },
+    }),
+    [
+      {
+        pointer: '/scopes/botScopes/0',
+        message: 'is not a known scope; did you mean "messages:write"? (see docs/protocol.md §8 for the list)',
+      },
+      {
+        pointer: '/scopes/userScopes/0',
+        message: 'is not a known scope; did you mean "channels:read"? (see docs/protocol.md §8 for the list)',
+      },
+    ],
+  );
+  t.match(problems({ ...base, eventSubscriptions: { url: 'http://127.0.0.1:8750/events', events: ['NEW_MESAGE'] } }), [
+    { pointer: '/eventSubscriptions/events/0', message: 'is not a known event name; did you mean "NEW_MESSAGE"?' },
+  ]);
 });
 
 t.test('no guess for a word close to nothing', async (t) => {

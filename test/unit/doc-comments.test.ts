@@ -13,7 +13,8 @@ import { must } from '../../src/must.js';
 function docAfterDoc(text: string): number[] {
   const lines = text.split('\n');
   const out: number[] = [];
-  for (let i = 1; i < lines.length; i++) if (/\*\/\s*$/.test(must(lines[i - 1])) && /^\s*\/\*\*/.test(must(lines[i]))) out.push(i + 1);
+  for (let i = 1; i < lines.length; i++)
+    if (/\*\/\s*$/.test(must(lines[i - 1])) && /^\s*\/\*\*/.test(must(lines[i]))) out.push(i + 1);
   return out;
 }
 
@@ -25,6 +26,8 @@ t.test('the check finds a doc comment left above another', async (t) => {
 t.test('no doc comment of src/ follows another', async (t) => {
   const files = sourceFiles(path.join(ROOT, 'src'));
   t.ok(files.length > 100, `read ${files.length} files`);
-  const found = files.flatMap((f) => docAfterDoc(fs.readFileSync(f, 'utf8')).map((l) => `${path.relative(ROOT, f)}:${l}`));
+  const found = files.flatMap((f) =>
+    docAfterDoc(fs.readFileSync(f, 'utf8')).map((l) => `${path.relative(ROOT, f)}:${l}`),
+  );
   t.same(found, []);
 });

@@ -10,7 +10,8 @@ import t from 'tap';
 import { createEgressPolicy, EgressDenied, type EgressConfig, type EgressPolicy } from '../../src/delivery/egress.js';
 import { loadConfig } from '../../src/config.js';
 
-const policy = (over: Partial<EgressConfig> = {}) => createEgressPolicy({ host: '127.0.0.1', egressDenyPrivate: true, egressAllow: '', ...over });
+const policy = (over: Partial<EgressConfig> = {}) =>
+  createEgressPolicy({ host: '127.0.0.1', egressDenyPrivate: true, egressAllow: '', ...over });
 
 /** A sample address in every special-purpose range, with the range name the refusal gives. */
 const SPECIAL_V4: Array<[string, string, string]> = [
@@ -71,8 +72,22 @@ const SPECIAL_V6: Array<[string, string, string]> = [
 ];
 
 const GLOBAL = [
-  '8.8.8.8', '1.1.1.1', '93.184.216.34', '192.0.3.1', '100.128.0.1', '172.32.0.1', '169.255.0.1', '198.20.0.1', '223.255.255.254', '126.255.255.255', '128.0.0.1',
-  '2606:4700:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001::1', '2001:200::1', '2c0f:f248::1',
+  '8.8.8.8',
+  '1.1.1.1',
+  '93.184.216.34',
+  '192.0.3.1',
+  '100.128.0.1',
+  '172.32.0.1',
+  '169.255.0.1',
+  '198.20.0.1',
+  '223.255.255.254',
+  '126.255.255.255',
+  '128.0.0.1',
+  '2606:4700:4700::1111',
+  '2001:4860:4860::8888',
+  '2a00:1450:4001::1',
+  '2001:200::1',
+  '2c0f:f248::1',
 ];
 
 /** The IPv4 address inside every form that embeds one. */
@@ -99,7 +114,11 @@ const proposed = (why: string | undefined) => /egressAllow=(\S+)$/.exec(why ?? '
 t.test('every IPv4 and IPv6 special-purpose range is refused, naming the range and the setting', async (t) => {
   const p = policy();
   for (const [ip, range, what] of [...SPECIAL_V4, ...SPECIAL_V6]) {
-    t.equal(p.check(ip), `${range === 'private' ? 'private' : 'special-purpose'} address ${ip} (range ${range}) is not allowed by the egress policy; allow it with egressAllow=${ip}`, `${ip}: ${what}`);
+    t.equal(
+      p.check(ip),
+      `${range === 'private' ? 'private' : 'special-purpose'} address ${ip} (range ${range}) is not allowed by the egress policy; allow it with egressAllow=${ip}`,
+      `${ip}: ${what}`,
+    );
   }
 });
 
@@ -109,10 +128,23 @@ t.test('ordinary global unicast is allowed', async (t) => {
 });
 
 t.test('the refusal names the setting (item 30): the exact sentences', async (t) => {
-  t.equal(policy().check('10.0.0.5'), 'private address 10.0.0.5 (range private) is not allowed by the egress policy; allow it with egressAllow=10.0.0.5');
-  t.equal(policy({ host: '0.0.0.0' }).check('127.0.0.1'), 'loopback address 127.0.0.1 is not allowed when the daemon listens on 0.0.0.0; allow it with egressAllowLoopback=true');
-  t.equal(policy({ egressAllowLoopback: false }).check('::1'), 'loopback address ::1 is not allowed (egressAllowLoopback=false); allow it with egressAllowLoopback=true');
-  t.equal(policy().check('intranet.example'), 'intranet.example is not an IP address', 'a name given to check() is refused, not waved through');
+  t.equal(
+    policy().check('10.0.0.5'),
+    'private address 10.0.0.5 (range private) is not allowed by the egress policy; allow it with egressAllow=10.0.0.5',
+  );
+  t.equal(
+    policy({ host: '0.0.0.0' }).check('127.0.0.1'),
+    'loopback address 127.0.0.1 is not allowed when the daemon listens on 0.0.0.0; allow it with egressAllowLoopback=true',
+  );
+  t.equal(
+    policy({ egressAllowLoopback: false }).check('::1'),
+    'loopback address ::1 is not allowed (egressAllowLoopback=false); allow it with egressAllowLoopback=true',
+  );
+  t.equal(
+    policy().check('intranet.example'),
+    'intranet.example is not an IP address',
+    'a name given to check() is refused, not waved through',
+  );
 });
 
 t.test('following the advice works: the proposed egressAllow entry allows exactly that address', async (t) => {
@@ -126,8 +158,15 @@ t.test('following the advice works: the proposed egressAllow entry allows exactl
 
 t.test('embedded IPv4 forms are judged by the IPv4 address they carry', async (t) => {
   const p = policy();
-  for (const [v4, range] of [['10.0.0.1', 'private'], ['169.254.169.254', 'linkLocal'], ['192.0.0.8', 'reserved'], ['100.64.1.1', 'carrierGradeNat'], ['0.0.0.7', 'unspecified']] as const) {
-    for (const [form, ip] of embeddings(v4)) t.match(p.check(ip), `(range ${range}, ${form} form of ${v4}) is not allowed`, `${form} ${ip}`);
+  for (const [v4, range] of [
+    ['10.0.0.1', 'private'],
+    ['169.254.169.254', 'linkLocal'],
+    ['192.0.0.8', 'reserved'],
+    ['100.64.1.1', 'carrierGradeNat'],
+    ['0.0.0.7', 'unspecified'],
+  ] as const) {
+    for (const [form, ip] of embeddings(v4))
+      t.match(p.check(ip), `(range ${range}, ${form} form of ${v4}) is not allowed`, `${form} ${ip}`);
   }
   for (const v4 of ['8.8.8.8', '93.184.216.34']) {
     for (const [form, ip] of embeddings(v4)) t.equal(p.check(ip), undefined, `${form} ${ip} of a public address`);
@@ -142,14 +181,21 @@ t.test('embedded loopback forms follow the loopback rule', async (t) => {
   const shared = policy({ host: '0.0.0.0' });
   const laptop = policy({ host: '127.0.0.1' });
   for (const [form, ip] of embeddings('127.0.0.1')) {
-    t.match(shared.check(ip), `loopback address ${ip} (${form} form of 127.0.0.1) is not allowed when the daemon listens on 0.0.0.0; allow it with egressAllowLoopback=true`, `${form} ${ip} refused on a shared host`);
+    t.match(
+      shared.check(ip),
+      `loopback address ${ip} (${form} form of 127.0.0.1) is not allowed when the daemon listens on 0.0.0.0; allow it with egressAllowLoopback=true`,
+      `${form} ${ip} refused on a shared host`,
+    );
     t.equal(laptop.check(ip), undefined, `${form} ${ip} allowed on a laptop`);
   }
   t.match(shared.check('127.8.9.10'), /^loopback address 127\.8\.9\.10 /, 'all of 127.0.0.0/8');
 });
 
 t.test('egressAllow: single addresses and CIDR ranges, IPv4 and IPv6', async (t) => {
-  const p = policy({ host: '0.0.0.0', egressAllow: '10.0.0.5, 192.168.0.0/16, fd00::5, fe80::/64, 100.64.0.0/10, 127.0.0.1' });
+  const p = policy({
+    host: '0.0.0.0',
+    egressAllow: '10.0.0.5, 192.168.0.0/16, fd00::5, fe80::/64, 100.64.0.0/10, 127.0.0.1',
+  });
   t.equal(p.check('10.0.0.5'), undefined, 'IPv4 address');
   t.match(p.check('10.0.0.6'), /range private/, 'its neighbour');
   t.equal(p.check('192.168.200.1'), undefined, 'IPv4 CIDR');
@@ -167,16 +213,27 @@ t.test('egressAllow: single addresses and CIDR ranges, IPv4 and IPv6', async (t)
 
 t.test('egressDenyPrivate=false turns the special-range refusal off, not the loopback rule', async (t) => {
   const p = policy({ host: '0.0.0.0', egressDenyPrivate: false });
-  for (const [ip, range] of [...SPECIAL_V4, ...SPECIAL_V6]) if (range !== 'unspecified') t.equal(p.check(ip), undefined, ip);
+  for (const [ip, range] of [...SPECIAL_V4, ...SPECIAL_V6])
+    if (range !== 'unspecified') t.equal(p.check(ip), undefined, ip);
   t.equal(p.check('64:ff9b::a9fe:a9fe'), undefined, 'NAT64 of the metadata address');
   t.match(p.check('127.0.0.1'), /egressAllowLoopback=true/);
   t.match(p.check('::1'), /egressAllowLoopback=true/);
   // connecting to 0.0.0.0 or :: reaches this host: the loopback rule still holds for them
-  t.equal(p.check('0.0.0.0'), 'unspecified address 0.0.0.0 connects to this host, and loopback is not allowed when the daemon listens on 0.0.0.0; allow it with egressAllowLoopback=true');
+  t.equal(
+    p.check('0.0.0.0'),
+    'unspecified address 0.0.0.0 connects to this host, and loopback is not allowed when the daemon listens on 0.0.0.0; allow it with egressAllowLoopback=true',
+  );
   t.match(p.check('::'), /^unspecified address :: connects to this host/);
-  t.match(p.check('::ffff:0.0.0.0'), /^unspecified address ::ffff:0\.0\.0\.0 \(IPv4-mapped form of 0\.0\.0\.0\) connects to this host/);
+  t.match(
+    p.check('::ffff:0.0.0.0'),
+    /^unspecified address ::ffff:0\.0\.0\.0 \(IPv4-mapped form of 0\.0\.0\.0\) connects to this host/,
+  );
   const laptop = policy({ host: 'localhost', egressDenyPrivate: false });
-  t.same([laptop.check('0.0.0.0'), laptop.check('::')], [undefined, undefined], 'on a loopback daemon they are allowed');
+  t.same(
+    [laptop.check('0.0.0.0'), laptop.check('::')],
+    [undefined, undefined],
+    'on a loopback daemon they are allowed',
+  );
 });
 
 t.test('loopback default: allowed only when the daemon listens on a loopback address', async (t) => {
@@ -186,14 +243,30 @@ t.test('loopback default: allowed only when the daemon listens on a loopback add
   }
   for (const host of ['0.0.0.0', '::', '192.168.1.10', '10.0.0.2', 'fe80::1', 'appreg.example.com']) {
     const p = policy({ host });
-    t.same([p.check('127.0.0.1'), p.check('::1')], [
-      `loopback address 127.0.0.1 is not allowed when the daemon listens on ${host}; allow it with egressAllowLoopback=true`,
-      `loopback address ::1 is not allowed when the daemon listens on ${host}; allow it with egressAllowLoopback=true`,
-    ], `listening on ${host}: refused`);
+    t.same(
+      [p.check('127.0.0.1'), p.check('::1')],
+      [
+        `loopback address 127.0.0.1 is not allowed when the daemon listens on ${host}; allow it with egressAllowLoopback=true`,
+        `loopback address ::1 is not allowed when the daemon listens on ${host}; allow it with egressAllowLoopback=true`,
+      ],
+      `listening on ${host}: refused`,
+    );
   }
-  t.equal(policy({ host: '0.0.0.0', egressAllowLoopback: true }).check('127.0.0.1'), undefined, 'explicit true on a shared host');
-  t.match(policy({ host: '127.0.0.1', egressAllowLoopback: false }).check('127.0.0.1'), /\(egressAllowLoopback=false\)/, 'explicit false on a laptop');
-  t.match(createEgressPolicy({ egressDenyPrivate: true, egressAllow: '' }).check('127.0.0.1'), /listens on an unknown address/, 'no host given: refused');
+  t.equal(
+    policy({ host: '0.0.0.0', egressAllowLoopback: true }).check('127.0.0.1'),
+    undefined,
+    'explicit true on a shared host',
+  );
+  t.match(
+    policy({ host: '127.0.0.1', egressAllowLoopback: false }).check('127.0.0.1'),
+    /\(egressAllowLoopback=false\)/,
+    'explicit false on a laptop',
+  );
+  t.match(
+    createEgressPolicy({ egressDenyPrivate: true, egressAllow: '' }).check('127.0.0.1'),
+    /listens on an unknown address/,
+    'no host given: refused',
+  );
 });
 
 t.test('egressAllowLoopback loads from file, environment and flags; unset by default', async (t) => {
@@ -202,22 +275,44 @@ t.test('egressAllowLoopback loads from file, environment and flags; unset by def
   const def = loadConfig({ dataDir: dir }, {});
   t.equal(def.egressAllowLoopback, undefined);
   t.equal(createEgressPolicy(def).check('127.0.0.1'), undefined, 'the default host 127.0.0.1 allows loopback');
-  t.match(createEgressPolicy(loadConfig({ dataDir: dir, host: '0.0.0.0' }, {})).check('127.0.0.1'), /listens on 0\.0\.0\.0/);
+  t.match(
+    createEgressPolicy(loadConfig({ dataDir: dir, host: '0.0.0.0' }, {})).check('127.0.0.1'),
+    /listens on 0\.0\.0\.0/,
+  );
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ host: '0.0.0.0', egressAllowLoopback: true }));
   t.equal(loadConfig({ dataDir: dir }, {}).egressAllowLoopback, true, 'file');
-  t.equal(loadConfig({ dataDir: dir }, { APPREG_EGRESS_ALLOW_LOOPBACK: 'false' }).egressAllowLoopback, false, 'env over file');
-  t.equal(loadConfig({ dataDir: dir, egressAllowLoopback: 'true' }, { APPREG_EGRESS_ALLOW_LOOPBACK: 'false' }).egressAllowLoopback, true, 'flag over env');
-  t.throws(() => loadConfig({ dataDir: dir }, { APPREG_EGRESS_ALLOW_LOOPBACK: 'maybe' }), /egressAllowLoopback must be true or false/);
+  t.equal(
+    loadConfig({ dataDir: dir }, { APPREG_EGRESS_ALLOW_LOOPBACK: 'false' }).egressAllowLoopback,
+    false,
+    'env over file',
+  );
+  t.equal(
+    loadConfig({ dataDir: dir, egressAllowLoopback: 'true' }, { APPREG_EGRESS_ALLOW_LOOPBACK: 'false' })
+      .egressAllowLoopback,
+    true,
+    'flag over env',
+  );
+  t.throws(
+    () => loadConfig({ dataDir: dir }, { APPREG_EGRESS_ALLOW_LOOPBACK: 'maybe' }),
+    /egressAllowLoopback must be true or false/,
+  );
 });
 
-function resolve(p: EgressPolicy, name: string, options: dns.LookupOptions = {}): Promise<{ err: Error | null; address: unknown; family?: number }> {
+function resolve(
+  p: EgressPolicy,
+  name: string,
+  options: dns.LookupOptions = {},
+): Promise<{ err: Error | null; address: unknown; family?: number }> {
   return new Promise((done) => p.lookup(name, options, (err, address, family) => done({ err, address, family })));
 }
 
 t.test('lookup: localhost under a 0.0.0.0 daemon is refused, under a loopback daemon allowed', async (t) => {
   const shared = await resolve(policy({ host: '0.0.0.0' }), 'localhost');
   t.ok(shared.err instanceof EgressDenied, 'EgressDenied');
-  t.match(shared.err?.message, /^localhost: loopback address (127\.0\.0\.1|::1) is not allowed when the daemon listens on 0\.0\.0\.0; allow it with egressAllowLoopback=true$/);
+  t.match(
+    shared.err?.message,
+    /^localhost: loopback address (127\.0\.0\.1|::1) is not allowed when the daemon listens on 0\.0\.0\.0; allow it with egressAllowLoopback=true$/,
+  );
   const laptop = await resolve(policy({ host: '127.0.0.1' }), 'localhost');
   t.equal(laptop.err, null);
   t.match(String(laptop.address), /^(127\.0\.0\.1|::1)$/);
@@ -225,18 +320,34 @@ t.test('lookup: localhost under a 0.0.0.0 daemon is refused, under a loopback da
 
 t.test('lookup: resolved once, every address checked, only a checked address is handed to connect', async (t) => {
   const answers: Record<string, dns.LookupAddress[]> = {
-    'mixed.test': [{ address: '10.0.0.1', family: 4 }, { address: '64:ff9b::a9fe:a9fe', family: 6 }, { address: '93.184.216.34', family: 4 }, { address: '2606:4700::1', family: 6 }],
-    'metadata.test': [{ address: '169.254.169.254', family: 4 }, { address: '::ffff:169.254.169.254', family: 6 }],
+    'mixed.test': [
+      { address: '10.0.0.1', family: 4 },
+      { address: '64:ff9b::a9fe:a9fe', family: 6 },
+      { address: '93.184.216.34', family: 4 },
+      { address: '2606:4700::1', family: 6 },
+    ],
+    'metadata.test': [
+      { address: '169.254.169.254', family: 4 },
+      { address: '::ffff:169.254.169.254', family: 6 },
+    ],
     'sixtofour.test': [{ address: '2002:c0a8:101::1', family: 6 }],
   };
   const calls: Array<[string, unknown]> = [];
   const real = dns.lookup;
   // never the network: answers come from the table above
-  (dns as { lookup: unknown }).lookup = (name: string, opts: dns.LookupAllOptions, cb: (e: NodeJS.ErrnoException | null, a: dns.LookupAddress[]) => void) => {
+  (dns as { lookup: unknown }).lookup = (
+    name: string,
+    opts: dns.LookupAllOptions,
+    cb: (e: NodeJS.ErrnoException | null, a: dns.LookupAddress[]) => void,
+  ) => {
     calls.push([name, opts]);
     const list = answers[name];
     const fam = opts.family;
-    process.nextTick(() => (list ? cb(null, fam ? list.filter((a) => a.family === fam) : list) : cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' }), [])));
+    process.nextTick(() =>
+      list
+        ? cb(null, fam ? list.filter((a) => a.family === fam) : list)
+        : cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' }), []),
+    );
   };
   t.teardown(() => void ((dns as { lookup: unknown }).lookup = real));
   const p = policy({ host: '0.0.0.0' });
@@ -245,15 +356,28 @@ t.test('lookup: resolved once, every address checked, only a checked address is 
   t.same([one.err, one.address, one.family], [null, '93.184.216.34', 4], 'the first permitted address');
   t.same(calls, [['mixed.test', { all: true, family: 0 }]], 'one resolution, all addresses asked for');
   const all = await resolve(p, 'mixed.test', { all: true });
-  t.same(all.address, [{ address: '93.184.216.34', family: 4 }, { address: '2606:4700::1', family: 6 }], 'all: only the permitted addresses');
+  t.same(
+    all.address,
+    [
+      { address: '93.184.216.34', family: 4 },
+      { address: '2606:4700::1', family: 6 },
+    ],
+    'all: only the permitted addresses',
+  );
   const v6 = await resolve(p, 'mixed.test', { family: 6 });
   t.same([v6.address, v6.family], ['2606:4700::1', 6], 'the family option is passed through');
 
   const meta = await resolve(p, 'metadata.test');
   t.ok(meta.err instanceof EgressDenied, 'every address refused: EgressDenied');
-  t.equal(meta.err?.message, 'metadata.test: special-purpose address 169.254.169.254 (range linkLocal) is not allowed by the egress policy; allow it with egressAllow=169.254.169.254');
+  t.equal(
+    meta.err?.message,
+    'metadata.test: special-purpose address 169.254.169.254 (range linkLocal) is not allowed by the egress policy; allow it with egressAllow=169.254.169.254',
+  );
   const sixtofour = await resolve(p, 'sixtofour.test');
-  t.match(sixtofour.err?.message, 'sixtofour.test: private address 2002:c0a8:101::1 (range private, 6to4 form of 192.168.1.1)');
+  t.match(
+    sixtofour.err?.message,
+    'sixtofour.test: private address 2002:c0a8:101::1 (range private, 6to4 form of 192.168.1.1)',
+  );
   const missing = await resolve(p, 'missing.test');
   t.ok(missing.err && !(missing.err instanceof EgressDenied), 'a DNS failure is passed on as it is');
   t.match(missing.err?.message, /ENOTFOUND/);
@@ -261,7 +385,9 @@ t.test('lookup: resolved once, every address checked, only a checked address is 
 
 t.test("the machine's own interface addresses follow the loopback rule", async (t) => {
   const { networkInterfaces } = await import('node:os');
-  const mine = Object.values(networkInterfaces()).flatMap((l) => l ?? []).map((a) => a.address.replace(/%.*$/, ''));
+  const mine = Object.values(networkInterfaces())
+    .flatMap((l) => l ?? [])
+    .map((a) => a.address.replace(/%.*$/, ''));
   const outside = createEgressPolicy({ egressDenyPrivate: false, egressAllow: '', host: '0.0.0.0' });
   for (const a of mine) t.match(outside.check(a), /loopback|this host/, `${a} refused when listening on 0.0.0.0`);
   const laptop = createEgressPolicy({ egressDenyPrivate: false, egressAllow: '', host: '127.0.0.1' });

@@ -24,33 +24,93 @@ const BAD = `x"'><b id=injected>`;
  */
 const broken = (html: string) => html.includes('<b id=injected>') || /"'>/.test(html);
 
-const shell: Shell = { section: 'apps', userName: BAD, csrf: BAD, workspaces: [{ id: BAD, name: BAD, selected: true }, { id: 'w2', name: BAD, selected: false }] };
+const shell: Shell = {
+  section: 'apps',
+  userName: BAD,
+  csrf: BAD,
+  workspaces: [
+    { id: BAD, name: BAD, selected: true },
+    { id: 'w2', name: BAD, selected: false },
+  ],
+};
 
 const pages: Record<string, () => string> = {
-  consent: () => consentPage({ appId: BAD, displayName: BAD, botTitle: BAD, hasBot: true, redirectOrigin: BAD, userScopes: [BAD], botScopes: [BAD], newBotScopes: [BAD], botScopesGranted: false, reinstall: false, workspaces: [{ id: BAD, name: BAD, selected: true }], userName: BAD, csrf: BAD }),
+  consent: () =>
+    consentPage({
+      appId: BAD,
+      displayName: BAD,
+      botTitle: BAD,
+      hasBot: true,
+      redirectOrigin: BAD,
+      userScopes: [BAD],
+      botScopes: [BAD],
+      newBotScopes: [BAD],
+      botScopesGranted: false,
+      reinstall: false,
+      workspaces: [{ id: BAD, name: BAD, selected: true }],
+      userName: BAD,
+      csrf: BAD,
+    }),
   login: () => loginPage({ appName: BAD, appId: BAD, csrf: BAD, email: BAD, error: BAD }),
   error: () => errorPage(BAD, BAD),
   'signed out': () => signedOutPage(),
-  'switch account': () => switchAccountPage({ current: { name: BAD, email: BAD }, link: { name: BAD, email: BAD }, token: BAD, csrf: BAD }),
+  'switch account': () =>
+    switchAccountPage({ current: { name: BAD, email: BAD }, link: { name: BAD, email: BAD }, token: BAD, csrf: BAD }),
   call: () => callPage({ code: BAD, userName: BAD }),
-  'apps list': () => appsListPage(shell, { rows: [{ id: BAD, displayName: BAD, name: BAD, socketMode: false, published: true, installedIn: [BAD], connections: 0 }], page: 1, pages: 2, total: 1 }),
+  'apps list': () =>
+    appsListPage(shell, {
+      rows: [
+        {
+          id: BAD,
+          displayName: BAD,
+          name: BAD,
+          socketMode: false,
+          published: true,
+          installedIn: [BAD],
+          connections: 0,
+        },
+      ],
+      page: 1,
+      pages: 2,
+      total: 1,
+    }),
   app: () =>
     appPage(shell, {
       app: {
-        id: BAD, name: BAD, displayName: BAD, published: false, bot: true, botTitle: BAD, socketMode: false,
-        eventSubscriptions: { url: BAD, events: [BAD] }, blockInteraction: { url: BAD }, viewAction: { url: BAD }, helpUrl: BAD, listingUrl: BAD,
-        slashCommands: [{ command: BAD, usageHint: BAD, description: BAD, url: BAD }], shortcuts: [{ name: BAD, displayName: BAD, shortcutType: 'GLOBAL', url: BAD }],
-        dynamicMenus: [{ onAction: BAD, url: BAD }], scopes: { botScopes: [BAD], userScopes: [BAD] }, redirectUrls: [BAD],
+        id: BAD,
+        name: BAD,
+        displayName: BAD,
+        published: false,
+        bot: true,
+        botTitle: BAD,
+        socketMode: false,
+        eventSubscriptions: { url: BAD, events: [BAD] },
+        blockInteraction: { url: BAD },
+        viewAction: { url: BAD },
+        helpUrl: BAD,
+        listingUrl: BAD,
+        slashCommands: [{ command: BAD, usageHint: BAD, description: BAD, url: BAD }],
+        shortcuts: [{ name: BAD, displayName: BAD, shortcutType: 'GLOBAL', url: BAD }],
+        dynamicMenus: [{ onAction: BAD, url: BAD }],
+        scopes: { botScopes: [BAD], userScopes: [BAD] },
+        redirectUrls: [BAD],
       },
-      installedIn: [{ workspaceId: BAD, name: BAD }], connections: 0, queuedEvents: 0, secrets: { clientSecret: BAD, appKey: BAD, signingSecret: BAD },
-      notice: BAD, warnings: [{ pointer: BAD, message: BAD }], installUrl: BAD,
+      installedIn: [{ workspaceId: BAD, name: BAD }],
+      connections: 0,
+      queuedEvents: 0,
+      secrets: { clientSecret: BAD, appKey: BAD, signingSecret: BAD },
+      notice: BAD,
+      warnings: [{ pointer: BAD, message: BAD }],
+      installUrl: BAD,
     }),
   confirm: () => confirmPage(shell, { title: BAD, message: BAD, action: BAD, label: BAD, cancelHref: BAD }),
   manage: () =>
     managePage(shell, {
       channels: [{ id: BAD, name: BAD, type: 'PUBLIC', archived: false, canArchive: true, canDelete: true }],
       groups: [{ id: BAD, name: BAD, handle: BAD, description: BAD, disabled: false, workspaceUserIds: [BAD] }],
-      people: [{ id: BAD, name: BAD }], notice: BAD, error: BAD,
+      people: [{ id: BAD, name: BAD }],
+      notice: BAD,
+      error: BAD,
     }),
   'console error': () => plainPage(BAD, BAD),
 };
@@ -73,6 +133,11 @@ t.test('a raw interpolation holds markup built by the tag, never an untagged tem
   // `!${`…`}` would put an untagged template, and whatever it interpolates, into the page unescaped
   const files = sourceFiles(path.join(ROOT, 'src/server/pages'));
   t.ok(files.length > 10, `read ${files.length} files`);
-  const found = files.flatMap((f) => fs.readFileSync(f, 'utf8').split('\n').flatMap((l, i) => (/!\$\{[^}]*\?\s*`|!\$\{\s*`/.test(l) ? [`${path.relative(ROOT, f)}:${i + 1}`] : [])));
+  const found = files.flatMap((f) =>
+    fs
+      .readFileSync(f, 'utf8')
+      .split('\n')
+      .flatMap((l, i) => (/!\$\{[^}]*\?\s*`|!\$\{\s*`/.test(l) ? [`${path.relative(ROOT, f)}:${i + 1}`] : [])),
+  );
   t.same(found, []);
 });

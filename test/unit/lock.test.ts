@@ -37,7 +37,8 @@ function track(cp: ChildProcess): ChildProcess {
   cp.on('exit', () => children.delete(cp));
   return cp;
 }
-const exited = (cp: ChildProcess) => new Promise<void>((r) => (cp.exitCode !== null || cp.signalCode !== null ? r() : cp.once('exit', () => r())));
+const exited = (cp: ChildProcess) =>
+  new Promise<void>((r) => (cp.exitCode !== null || cp.signalCode !== null ? r() : cp.once('exit', () => r())));
 /** A live process unrelated to appreg. */
 function spawnSleep(): ChildProcess {
   return track(spawn('sleep', ['30'], { stdio: 'ignore' }));
@@ -64,53 +65,72 @@ t.test('a lock is taken, refused to a second start in the same process, and rele
   t.same(fs.readdirSync(dir), [], 'no temp or guard file left');
 });
 
-t.test('a lock whose pid now belongs to an unrelated live process (another start time) is taken over', { skip: !hasProc && 'needs /proc' }, async (t) => {
-  const dir = newDir();
-  const sl = spawnSleep();
-  await sleep(50);
-  fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: sl.pid, start: String(Number(startOf(must(sl.pid))) - 1) }) + '\n');
-  const release = acquireLock(dir);
-  t.match(JSON.parse(fs.readFileSync(lockFile(dir), 'utf8')), { pid: process.pid }, 'taken over');
-  release();
-  // the same pid with its real start time is a live owner: refused
-  fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: sl.pid, start: startOf(must(sl.pid)) }) + '\n');
-  refusedWith(t, () => acquireLock(dir), 'live owner');
-  sl.kill('SIGKILL');
-  await exited(sl);
-});
+t.test(
+  'a lock whose pid now belongs to an unrelated live process (another start time) is taken over',
+  { skip: !hasProc && 'needs /proc' },
+  async (t) => {
+    const dir = newDir();
+    const sl = spawnSleep();
+    await sleep(50);
+    fs.writeFileSync(
+      lockFile(dir),
+      JSON.stringify({ pid: sl.pid, start: String(Number(startOf(must(sl.pid))) - 1) }) + '\n',
+    );
+    const release = acquireLock(dir);
+    t.match(JSON.parse(fs.readFileSync(lockFile(dir), 'utf8')), { pid: process.pid }, 'taken over');
+    release();
+    // the same pid with its real start time is a live owner: refused
+    fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: sl.pid, start: startOf(must(sl.pid)) }) + '\n');
+    refusedWith(t, () => acquireLock(dir), 'live owner');
+    sl.kill('SIGKILL');
+    await exited(sl);
+  },
+);
 
-t.test('an old bare-pid lock: a process that started after the lock was written is not its owner', { skip: !hasProc && 'needs /proc' }, async (t) => {
-  const dir = newDir();
-  const sl = spawnSleep();
-  await sleep(50);
-  fs.writeFileSync(lockFile(dir), String(sl.pid));
-  const hourAgo = new Date(Date.now() - 3600_000);
-  fs.utimesSync(lockFile(dir), hourAgo, hourAgo);
-  const release = acquireLock(dir);
-  t.match(JSON.parse(fs.readFileSync(lockFile(dir), 'utf8')), { pid: process.pid }, 'taken over');
-  release();
-  // a process running since before the lock was written may be its owner: refused
-  fs.writeFileSync(lockFile(dir), String(process.ppid));
-  refusedWith(t, () => acquireLock(dir), 'old lock of a process older than it');
-  sl.kill('SIGKILL');
-  await exited(sl);
-});
+t.test(
+  'an old bare-pid lock: a process that started after the lock was written is not its owner',
+  { skip: !hasProc && 'needs /proc' },
+  async (t) => {
+    const dir = newDir();
+    const sl = spawnSleep();
+    await sleep(50);
+    fs.writeFileSync(lockFile(dir), String(sl.pid));
+    const hourAgo = new Date(Date.now() - 3600_000);
+    fs.utimesSync(lockFile(dir), hourAgo, hourAgo);
+    const release = acquireLock(dir);
+    t.match(JSON.parse(fs.readFileSync(lockFile(dir), 'utf8')), { pid: process.pid }, 'taken over');
+    release();
+    // a process running since before the lock was written may be its owner: refused
+    fs.writeFileSync(lockFile(dir), String(process.ppid));
+    refusedWith(t, () => acquireLock(dir), 'old lock of a process older than it');
+    sl.kill('SIGKILL');
+    await exited(sl);
+  },
+);
 
-t.test('a lock naming a zombie (with its true start time) is taken over', { skip: !hasProc && 'needs /proc' }, async (t) => {
-  const dir = newDir();
-  // `sleep 0.3` exits after its parent (sh) was exec'd into `sleep 30`, which never reaps it. (With
-  // `sleep 0`, a busy machine let the child end while sh still ran, and sh reaped it: no zombie.)
-  const sh = track(spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] }));
-  const zombie = await new Promise<number>((r) => must(sh.stdout).once('data', (b: Buffer) => r(Number(b.toString().trim()))));
-  for (let i = 0; i < 300 && stateOf(zombie) !== 'Z'; i++) await sleep(10);
-  t.equal(stateOf(zombie), 'Z', 'a zombie');
-  fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: zombie, start: startOf(zombie) }) + '\n');
-  const release = acquireLock(dir);
-  t.match(JSON.parse(fs.readFileSync(lockFile(dir), 'utf8')), { pid: process.pid }, 'taken over');
-  release();
-  sh.kill('SIGKILL');
-  await exited(sh);
-});
+t.test(
+  'a lock naming a zombie (with its true start time) is taken over',
+  { skip: !hasProc && 'needs /proc' },
+  async (t) => {
+    const dir = newDir();
+    // `sleep 0.3` exits after its parent (sh) was exec'd into `sleep 30`, which never reaps it. (With
+    // `sleep 0`, a busy machine let the child end while sh still ran, and sh reaped it: no zombie.)
+    const sh = track(
+      spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] }),
+    );
+    const zombie = await new Promise<number>((r) =>
+      must(sh.stdout).once('data', (b: Buffer) => r(Number(b.toString().trim()))),
+    );
+    for (let i = 0; i < 300 && stateOf(zombie) !== 'Z'; i++) await sleep(10);
+    t.equal(stateOf(zombie), 'Z', 'a zombie');
+    fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: zombie, start: startOf(zombie) }) + '\n');
+    const release = acquireLock(dir);
+    t.match(JSON.parse(fs.readFileSync(lockFile(dir), 'utf8')), { pid: process.pid }, 'taken over');
+    release();
+    sh.kill('SIGKILL');
+    await exited(sh);
+  },
+);
 
 const dataDirModule = new URL('../../src/server/data-dir.js', import.meta.url).href;
 /** A process that takes the lock on "go" and reports, then holds it until its stdin ends. */
@@ -124,7 +144,9 @@ function lockChild(dir: string): { cp: ChildProcess; ready: Promise<void>; resul
     });
     process.stdin.on('end', () => process.exit(0));
     process.stdout.write('ready\\n');`;
-  const cp = track(spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const cp = track(
+    spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] }),
+  );
   let buf = '';
   let onReady!: () => void;
   let onResult!: (s: string) => void;
@@ -166,12 +188,24 @@ t.test('simultaneous starts on a stale lock: exactly one wins', { skip: !hasProc
     await Promise.all(starters.map((s) => s.ready));
     for (const s of starters) must(s.cp.stdin).write('go\n');
     const results = await Promise.all(starters.map((s) => s.result));
-    t.equal(results.filter((r) => r === 'won').length, 1, `round ${round}: exactly one of 8 won (${results.join(',')})`);
-    t.same(results.filter((r) => r !== 'won' && r !== 'locked'), [], 'the others were refused as locked');
+    t.equal(
+      results.filter((r) => r === 'won').length,
+      1,
+      `round ${round}: exactly one of 8 won (${results.join(',')})`,
+    );
+    t.same(
+      results.filter((r) => r !== 'won' && r !== 'locked'),
+      [],
+      'the others were refused as locked',
+    );
     for (const s of starters) must(s.cp.stdin).end();
     await Promise.all(starters.map((s) => exited(s.cp)));
     sl.kill('SIGKILL');
     await exited(sl);
-    t.same(fs.readdirSync(dir).filter((f) => f !== 'daemon.lock'), [], 'no temp or guard file left');
+    t.same(
+      fs.readdirSync(dir).filter((f) => f !== 'daemon.lock'),
+      [],
+      'no temp or guard file left',
+    );
   }
 });

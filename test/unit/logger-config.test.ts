@@ -10,13 +10,18 @@ t.test('the logger redacts secret-looking fields and values', async (t) => {
   let out = '';
   const log = createLogger({ level: 'debug', stream: { write: (s: string) => (out += s) } });
   const secret = newSecret('acs');
-  log.info(`oops ${secret}`, { authtoken: 'eyJhbGciOi.eyJzdWIiOiJ3.dTAifQsig', nested: { clientSecret: 'x', ok: 1 }, note: `key ${newSecret('apk')}` });
+  log.info(`oops ${secret}`, {
+    authtoken: 'eyJhbGciOi.eyJzdWIiOiJ3.dTAifQsig',
+    nested: { clientSecret: 'x', ok: 1 },
+    note: `key ${newSecret('apk')}`,
+  });
   t.notMatch(out, secret);
   t.notMatch(out, /apk_/);
   t.notMatch(out, /eyJhbGciOi/);
   t.match(out, /"ok":1/);
   t.same(redact({ signature: 'abc', count: 3 }), { signature: '[redacted]', count: 3 });
-  for (const prefix of ['ald', 'axt']) t.equal(redact(`lead ${newSecret(prefix)}`), 'lead [redacted]', `${prefix}_ values (login leads, exchange tokens)`);
+  for (const prefix of ['ald', 'axt'])
+    t.equal(redact(`lead ${newSecret(prefix)}`), 'lead [redacted]', `${prefix}_ values (login leads, exchange tokens)`);
 });
 
 t.test('config: defaults < file < env < flags, and clear errors', async (t) => {
@@ -30,13 +35,16 @@ t.test('config: defaults < file < env < flags, and clear errors', async (t) => {
   t.equal(loadConfig({ dataDir: dir, port: '9003' }, { APPREG_PORT: '9002' }).port, 9003);
   t.equal(loadConfig({ dataDir: dir }, {}).host, '0.0.0.0');
   t.throws(() => loadConfig({ dataDir: dir, port: 'x' }, {}), /--port: port must be a non-negative number/);
-  t.ok((() => {
-    try {
-      loadConfig({ dataDir: dir, port: 'x' }, {});
-    } catch (e) {
-      return e instanceof ConfigError;
-    }
-  })(), 'a ConfigError');
+  t.ok(
+    (() => {
+      try {
+        loadConfig({ dataDir: dir, port: 'x' }, {});
+      } catch (e) {
+        return e instanceof ConfigError;
+      }
+    })(),
+    'a ConfigError',
+  );
   t.throws(() => loadConfig({ dataDir: dir, port: 70000 }, {}), /port/);
   t.throws(() => loadConfig({ dataDir: dir }, { APPREG_FSYNC: 'maybe' }), /APPREG_FSYNC/);
   t.throws(() => loadConfig({ config: path.join(dir, 'nope.json') }, {}), /does not exist/);

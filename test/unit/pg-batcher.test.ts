@@ -11,17 +11,37 @@ import { must } from '../../src/must.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-function fakeDb(opts: { maxInFlight: number; maxWeight?: number; weight?: (n: number) => number; joinable?: () => (n: number) => boolean }) {
+function fakeDb(opts: {
+  maxInFlight: number;
+  maxWeight?: number;
+  weight?: (n: number) => number;
+  joinable?: () => (n: number) => boolean;
+}) {
   const batches: number[][] = [];
   const gates: Array<() => void> = [];
   let held = false;
   const run = async (items: number[]): Promise<Settled<number>[]> => {
     batches.push(items);
     if (held) await new Promise<void>((r) => gates.push(r));
-    return items.map((x) => (x < 0 ? { ok: false as const, error: new Error(`bad ${x}`) } : { ok: true as const, value: x * 10 }));
+    return items.map((x) =>
+      x < 0 ? { ok: false as const, error: new Error(`bad ${x}`) } : { ok: true as const, value: x * 10 },
+    );
   };
-  const b = createBatcher<number, number>(run, { maxInFlight: opts.maxInFlight, maxWeight: opts.maxWeight ?? 100, weight: opts.weight, joinable: opts.joinable });
-  return { b, batches, hold: () => (held = true), release: () => { held = false; gates.splice(0).forEach((g) => g()); } };
+  const b = createBatcher<number, number>(run, {
+    maxInFlight: opts.maxInFlight,
+    maxWeight: opts.maxWeight ?? 100,
+    weight: opts.weight,
+    joinable: opts.joinable,
+  });
+  return {
+    b,
+    batches,
+    hold: () => (held = true),
+    release: () => {
+      held = false;
+      gates.splice(0).forEach((g) => g());
+    },
+  };
 }
 
 t.test('calls made in one turn go in one batch, each with its own answer', async (t) => {
@@ -41,16 +61,22 @@ t.test('a lone call goes alone', async (t) => {
 t.test('one call failing fails only that call', async (t) => {
   const { b } = fakeDb({ maxInFlight: 1 });
   const r = await Promise.allSettled([b.submit(1), b.submit(-1), b.submit(2)]);
-  t.same(r.map((x) => x.status), ['fulfilled', 'rejected', 'fulfilled']);
+  t.same(
+    r.map((x) => x.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   t.match((r[1] as PromiseRejectedResult).reason, { message: 'bad -1' });
 });
 
 t.test('a batch that throws rejects its calls only, and the batcher goes on', async (t) => {
   let fail = true;
-  const b = createBatcher<number, number>(async (items) => {
-    if (fail) throw new Error('connection lost');
-    return items.map((x) => ({ ok: true as const, value: x }));
-  }, { maxInFlight: 1, maxWeight: 10 });
+  const b = createBatcher<number, number>(
+    async (items) => {
+      if (fail) throw new Error('connection lost');
+      return items.map((x) => ({ ok: true as const, value: x }));
+    },
+    { maxInFlight: 1, maxWeight: 10 },
+  );
   const r = await Promise.allSettled([b.submit(1), b.submit(2)]);
   t.ok(r.every((x) => x.status === 'rejected' && (x.reason as Error).message === 'connection lost'));
   fail = false;
@@ -127,7 +153,16 @@ function fakeCommits(answer: (commits: unknown[]) => unknown[]) {
     expectKeys: expects.map((e) => `t\u0000${e}`),
     writeKeys: writes.map((w) => `t\u0000${w}`),
   });
-  return { b, sent, commit, hold: () => (held = true), release: () => { held = false; gates.splice(0).forEach((g) => g()); } };
+  return {
+    b,
+    sent,
+    commit,
+    hold: () => (held = true),
+    release: () => {
+      held = false;
+      gates.splice(0).forEach((g) => g());
+    },
+  };
 }
 
 t.test('commits: a batch never holds a commit that expects what an earlier one writes', async (t) => {
@@ -143,17 +178,25 @@ t.test('commits: a batch never holds a commit that expects what an earlier one w
   ].map((c) => db.b.submit(c));
   await tick();
   await tick();
-  const ids = () => db.sent.map((batch) => batch.map((c) => (must((c as unknown[][])[1])[0] as { value: { by: string } }).value.by));
+  const ids = () =>
+    db.sent.map((batch) => batch.map((c) => (must((c as unknown[][])[1])[0] as { value: { by: string } }).value.by));
   t.same(ids(), [['a'], ['b', 'c']], 'd and e wait while x is being written');
   db.release();
   await Promise.all([a, ...rest]);
   t.same(ids(), [['a'], ['b', 'c'], ['d', 'e']], 'and go once it is written');
 });
 
-t.test('commits: the database\'s answer is each commit\'s own', async (t) => {
+t.test("commits: the database's answer is each commit's own", async (t) => {
   const db = fakeCommits((cs) => cs.map((_c, i) => (i === 1 ? { table: 't', id: 'y' } : null)));
-  const r = await Promise.allSettled([db.b.submit(db.commit('a', ['x'], ['x'])), db.b.submit(db.commit('b', ['y'], ['y'])), db.b.submit(db.commit('c', [], ['z']))]);
-  t.same(r.map((x) => x.status), ['fulfilled', 'rejected', 'fulfilled']);
+  const r = await Promise.allSettled([
+    db.b.submit(db.commit('a', ['x'], ['x'])),
+    db.b.submit(db.commit('b', ['y'], ['y'])),
+    db.b.submit(db.commit('c', [], ['z'])),
+  ]);
+  t.same(
+    r.map((x) => x.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   const err = (r[1] as PromiseRejectedResult).reason as StoreConflict;
   t.ok(err instanceof StoreConflict, 'a conflict');
   t.same([err.table, err.id], ['t', 'y'], 'naming the record');

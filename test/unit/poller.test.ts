@@ -9,10 +9,15 @@ import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 
 function counted(clock: TestClock, found: () => boolean, minMs = 20, maxMs = 160) {
   const runs: number[] = [];
-  const p = createPoller({ minMs, maxMs, clock, run: async () => {
-    runs.push(clock.now());
-    return found();
-  } });
+  const p = createPoller({
+    minMs,
+    maxMs,
+    clock,
+    run: async () => {
+      runs.push(clock.now());
+      return found();
+    },
+  });
   return { p, runs };
 }
 
@@ -24,7 +29,11 @@ t.test('while it finds work it polls every minMs; idle, it backs off to maxMs', 
   idle.p.start();
   await clock.advance(900);
   await Promise.all([busy.p.stop(), idle.p.stop()]);
-  t.same(busy.runs, Array.from({ length: 46 }, (_, i) => i * 20), 'busy: every 20 ms from the start');
+  t.same(
+    busy.runs,
+    Array.from({ length: 46 }, (_, i) => i * 20),
+    'busy: every 20 ms from the start',
+  );
   t.same(idle.runs, [0, 40, 120, 280, 440, 600, 760], 'idle: the gap doubles (40, 80, 160) up to 160 ms');
 });
 
@@ -38,7 +47,11 @@ t.test('finding work again brings the pace back to minMs', async (t) => {
   c.p.wakeAt(clock.now());
   await clock.advance(100);
   await c.p.stop();
-  t.same(c.runs.filter((x) => x > 440), [500, 520, 540, 560, 580, 600], 'woken at once, then every 20 ms while it finds work');
+  t.same(
+    c.runs.filter((x) => x > 440),
+    [500, 520, 540, 560, 580, 600],
+    'woken at once, then every 20 ms while it finds work',
+  );
 });
 
 t.test('wakeAt polls at that time, long before the backed-off poll', async (t) => {
@@ -75,7 +88,9 @@ t.test('a wake during a poll makes one more poll right after it', async (t) => {
   let release!: () => void;
   const runs: number[] = [];
   const p = createPoller({
-    minMs: 20, maxMs: 5000, clock,
+    minMs: 20,
+    maxMs: 5000,
+    clock,
     run: async () => {
       runs.push(clock.now());
       if (runs.length === 2) await new Promise<void>((r) => (release = r));
@@ -101,7 +116,9 @@ t.test('stop: no poll after it, and it waits for the one under way', async (t) =
   let ended = false;
   let n = 0;
   const p = createPoller({
-    minMs: 10, maxMs: 10, clock,
+    minMs: 10,
+    maxMs: 10,
+    clock,
     run: async () => {
       n++;
       await new Promise<void>((r) => (release = r));
@@ -130,7 +147,10 @@ t.test('a poll that fails is reported and tried again after minMs, not after a b
   const errors: unknown[] = [];
   const runs: number[] = [];
   const p = createPoller({
-    minMs: 20, maxMs: 5000, clock, onError: (e) => errors.push(e),
+    minMs: 20,
+    maxMs: 5000,
+    clock,
+    onError: (e) => errors.push(e),
     run: async () => {
       runs.push(clock.now());
       throw new Error('database away');

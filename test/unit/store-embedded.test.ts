@@ -36,23 +36,34 @@ for (const [kind, open] of kinds) {
     t.same(await s.get('apps', 'a'), { id: 'a', n: 2 }, 'holds: written');
     // what was read before is stale now: nothing of the commit is written
     const stale = s.commit(
-      [{ table: 'apps', id: 'b', value: { id: 'b' } }, { table: 'apps', id: 'a', value: { id: 'a', n: 3 } }],
+      [
+        { table: 'apps', id: 'b', value: { id: 'b' } },
+        { table: 'apps', id: 'a', value: { id: 'a', n: 3 } },
+      ],
       [{ table: 'apps', id: 'a', value: read }],
     );
     await t.rejects(stale, StoreConflict);
     t.same(await s.get('apps', 'a'), { id: 'a', n: 2 }, 'conflict: a unchanged');
     t.equal(await s.get('apps', 'b'), undefined, 'conflict: b not written');
     // absent-expectation: claims a name exactly once
-    const claimName = () => s.commit([{ table: 'names', id: 'x', value: { id: 'x' } }], [{ table: 'names', id: 'x', value: undefined }]);
+    const claimName = () =>
+      s.commit([{ table: 'names', id: 'x', value: { id: 'x' } }], [{ table: 'names', id: 'x', value: undefined }]);
     const results = await Promise.allSettled([claimName(), claimName()]);
-    t.same(results.map((r) => r.status), ['fulfilled', 'rejected'], 'absent-expectation: the second claim conflicts');
+    t.same(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected'],
+      'absent-expectation: the second claim conflicts',
+    );
     t.ok((results[1] as PromiseRejectedResult).reason instanceof StoreConflict);
     // an expectation on a record that was deleted
     await s.commit([{ table: 'apps', id: 'a', value: null }]);
     await t.rejects(s.commit([], [{ table: 'apps', id: 'a', value: { id: 'a', n: 2 } }]), StoreConflict);
     // equal as JSON: key order does not matter
     await s.commit([{ table: 'apps', id: 'c', value: { id: 'c', n: 1 } }]);
-    await s.commit([{ table: 'apps', id: 'c', value: { id: 'c', n: 2 } }], [{ table: 'apps', id: 'c', value: { n: 1, id: 'c' } }]);
+    await s.commit(
+      [{ table: 'apps', id: 'c', value: { id: 'c', n: 2 } }],
+      [{ table: 'apps', id: 'c', value: { n: 1, id: 'c' } }],
+    );
     t.same(await s.get('apps', 'c'), { id: 'c', n: 2 });
     await s.close();
   });
@@ -60,14 +71,18 @@ for (const [kind, open] of kinds) {
   t.test(`${kind}: reads return copies`, async (t) => {
     const s = await open();
     const value = { id: 'a', n: 1, nested: { x: 1 } };
-    await s.commit([{ table: 'apps', id: 'a', value, }]);
+    await s.commit([{ table: 'apps', id: 'a', value }]);
     value.nested.x = 99; // the caller's object after commit
     const r1 = await s.get('apps', 'a');
     t.equal(must(r1).nested.x, 1, 'commit stored a copy');
     must(r1).nested.x = 2;
     const [f] = await s.find('apps', 'ownerId', 'nobody').then(() => s.all('apps'));
     must(f).n = 5;
-    t.same(await s.get('apps', 'a'), { id: 'a', n: 1, nested: { x: 1 } }, 'changing what get/all returned changes nothing');
+    t.same(
+      await s.get('apps', 'a'),
+      { id: 'a', n: 1, nested: { x: 1 } },
+      'changing what get/all returned changes nothing',
+    );
     t.not(await s.get('apps', 'a'), await s.get('apps', 'a'), 'two reads, two objects');
     await s.close();
   });
@@ -81,7 +96,10 @@ for (const [kind, open] of kinds) {
     ]);
     t.same(ids(await s.find('deliveryLog', 'ownerId', 'u1')), ['a', 'b']);
     t.same(ids(await s.find('deliveryLog', 'appId', 'w')), ['a', 'b']);
-    await s.commit([{ table: 'deliveryLog', id: 'b', value: { id: 'b', ownerId: 'u2' } }, { table: 'deliveryLog', id: 'a', value: null }]);
+    await s.commit([
+      { table: 'deliveryLog', id: 'b', value: { id: 'b', ownerId: 'u2' } },
+      { table: 'deliveryLog', id: 'a', value: null },
+    ]);
     t.same(ids(await s.find('deliveryLog', 'ownerId', 'u1')), [], 'moved and deleted records leave the old key');
     t.same(ids(await s.find('deliveryLog', 'ownerId', 'u2')), ['b', 'c']);
     t.same(ids(await s.find('deliveryLog', 'appId', 'w')), []);
@@ -101,7 +119,14 @@ for (const [kind, open] of kinds) {
     const [a, b] = await Promise.all([s.claim({ ...req, owner: 'A' }), s.claim({ ...req, owner: 'B' })]);
     t.same(ids(a), ['j1', 'j2'], 'the first claimer leases the due records');
     t.same(b, [], 'the second claimer gets none of them');
-    t.same(a.map((r) => [r.leaseOwner, r.leaseUntil]), [['A', 1500], ['A', 1500]], 'returned with the lease');
+    t.same(
+      a.map((r) => [r.leaseOwner, r.leaseUntil]),
+      [
+        ['A', 1500],
+        ['A', 1500],
+      ],
+      'returned with the lease',
+    );
     t.same(await s.get('jobs', 'j1'), { id: 'j1', dueAt: 100, leaseOwner: 'A', leaseUntil: 1500 }, 'lease stored');
     t.same(ids(await s.claim({ ...req, owner: 'A' })), ['j1', 'j2'], 'the owner may claim its own again');
     t.same(await s.claim({ ...req, owner: 'B', now: 1499 }), [], 'live lease until leaseUntil');
@@ -143,7 +168,11 @@ for (const [kind, open] of kinds) {
     await new Promise((r) => setImmediate(r));
     t.same(got, ['1:hello'], 'unsubscribed');
     await t.rejects(s.publish('ch', 'x'.repeat(7001)), RangeError, 'payload over 7,000 bytes');
-    t.throws(() => s.subscribe('Bad-Name', () => {}), TypeError, 'channel names are [a-z0-9_] (what PostgreSQL can LISTEN on)');
+    t.throws(
+      () => s.subscribe('Bad-Name', () => {}),
+      TypeError,
+      'channel names are [a-z0-9_] (what PostgreSQL can LISTEN on)',
+    );
     await t.rejects(s.publish('Bad-Name', 'x'), TypeError);
     await s.close();
   });
@@ -159,9 +188,15 @@ t.test('embedded store: find and leases after rollback and reopen', async (t) =>
     },
   };
   const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent, io, retryMs: 60_000 });
-  await s.commit([{ table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u1' } }, { table: 'jobs', id: 'j', value: { id: 'j', dueAt: 1 } }]);
+  await s.commit([
+    { table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u1' } },
+    { table: 'jobs', id: 'j', value: { id: 'j', dueAt: 1 } },
+  ]);
   fail = true;
-  const moved = s.commit([{ table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u2' } }, { table: 'apps', id: 'b', value: { id: 'b', ownerId: 'u2' } }]);
+  const moved = s.commit([
+    { table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u2' } },
+    { table: 'apps', id: 'b', value: { id: 'b', ownerId: 'u2' } },
+  ]);
   t.same(ids(await s.find('apps', 'ownerId', 'u2')), ['a', 'b'], 'visible before the write');
   await t.rejects(moved);
   t.same(ids(await s.find('apps', 'ownerId', 'u2')), [], 'rolled back out of the index');
@@ -169,11 +204,17 @@ t.test('embedded store: find and leases after rollback and reopen', async (t) =>
   await t.rejects(s.claim({ table: 'jobs', dueField: 'dueAt', now: 10, owner: 'A', leaseUntil: 100, limit: 5 }));
   t.same(await s.get('jobs', 'j'), { id: 'j', dueAt: 1 }, 'a claim that could not be written leases nothing');
   fail = false;
-  t.same(ids(await s.claim({ table: 'jobs', dueField: 'dueAt', now: 10, owner: 'A', leaseUntil: 100, limit: 5 })), ['j']);
+  t.same(ids(await s.claim({ table: 'jobs', dueField: 'dueAt', now: 10, owner: 'A', leaseUntil: 100, limit: 5 })), [
+    'j',
+  ]);
   await s.close();
   const again = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   t.same(ids(await again.find('apps', 'ownerId', 'u1')), ['a'], 'find after reopen (data file)');
-  t.same(await again.claim({ table: 'jobs', dueField: 'dueAt', now: 50, owner: 'B', leaseUntil: 100, limit: 5 }), [], 'the lease survives reopen');
+  t.same(
+    await again.claim({ table: 'jobs', dueField: 'dueAt', now: 50, owner: 'B', leaseUntil: 100, limit: 5 }),
+    [],
+    'the lease survives reopen',
+  );
   await again.commit([{ table: 'apps', id: 'c', value: { id: 'c', ownerId: 'u1' } }]);
   // reopen a copy while the commit is only in the journal
   const copy = newDir();
@@ -187,7 +228,11 @@ t.test('embedded store: find and leases after rollback and reopen', async (t) =>
 t.test('embedded store: a format-1 data file (lowdb, indented) opens, and is rewritten as format 2', async (t) => {
   const dir = newDir();
   fs.mkdirSync(dir, { recursive: true });
-  const doc = { formatVersion: 1, journalSeq: 3, tables: { apps: { a: { id: 'a', ownerId: 'u' }, __proto__x: { id: 'p' } }, k: { 'we"ird\\id\n': { v: 'é€😀' } } } };
+  const doc = {
+    formatVersion: 1,
+    journalSeq: 3,
+    tables: { apps: { a: { id: 'a', ownerId: 'u' }, __proto__x: { id: 'p' } }, k: { 'we"ird\\id\n': { v: 'é€😀' } } },
+  };
   fs.writeFileSync(path.join(dir, 'appreg.json'), JSON.stringify(doc, null, 2));
   const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
   t.same(ids(await s.find('apps', 'ownerId', 'u')), ['a']);

@@ -34,8 +34,16 @@ const errno = (code: string) => Object.assign(new Error(`${code}: injected`), { 
 /** The real file calls, failing while a fault is armed. A 'partial' write fault first writes half the bytes. */
 function faultyIo() {
   // fits: a full disk with a few bytes left in the file's last block (writes up to that many succeed)
-  const armed = { write: null as string | null, datasync: null as string | null, partial: false, random: 0, fits: Infinity, writes: [] as number[] };
-  const pick = (kind: 'write' | 'datasync') => armed[kind] ?? (armed.random > 0 && Math.random() < armed.random ? (Math.random() < 0.5 ? 'ENOSPC' : 'EIO') : null);
+  const armed = {
+    write: null as string | null,
+    datasync: null as string | null,
+    partial: false,
+    random: 0,
+    fits: Infinity,
+    writes: [] as number[],
+  };
+  const pick = (kind: 'write' | 'datasync') =>
+    armed[kind] ?? (armed.random > 0 && Math.random() < armed.random ? (Math.random() < 0.5 ? 'ENOSPC' : 'EIO') : null);
   const io: StoreIo = {
     async write(h: FileHandle, buf: Buffer, off: number, len: number) {
       armed.writes.push(len);
@@ -76,7 +84,10 @@ for (const c of cases) {
     armed[c.kind] = c.code;
     armed.partial = c.partial;
     const seen: string[] = [];
-    const b = store.commit([{ table: 'apps', id: 'b', value: { v: 2 } }, { table: 'apps', id: 'a', value: { v: 'changed' } }]);
+    const b = store.commit([
+      { table: 'apps', id: 'b', value: { v: 2 } },
+      { table: 'apps', id: 'a', value: { v: 'changed' } },
+    ]);
     const d = store.commit([{ table: 'apps', id: 'a', value: null }]); // queued behind b, depends on it
     const onReject = (id: string) => async (e: NodeJS.ErrnoException) => {
       seen.push(`${id}:${e.code}`);
@@ -84,7 +95,10 @@ for (const c of cases) {
       t.same(await store.get('apps', 'a'), { v: 1 }, `${id}: a restored when the rejection arrives`);
       t.equal(await store.get('apps', 'b'), undefined, `${id}: b not visible when the rejection arrives`);
     };
-    await Promise.all([b.then(() => t.fail('b acknowledged'), onReject('b')), d.then(() => t.fail('d acknowledged'), onReject('d'))]);
+    await Promise.all([
+      b.then(() => t.fail('b acknowledged'), onReject('b')),
+      d.then(() => t.fail('d acknowledged'), onReject('d')),
+    ]);
     t.same(seen, [`b:${c.code}`, `d:${c.code}`]);
     t.equal(await store.count('apps'), 1);
     t.equal(store.stats().lastSeq, 1, 'seqs of failed commits are given back');
@@ -98,7 +112,7 @@ for (const c of cases) {
     t.equal(await store.get('apps', 'e'), undefined);
     const crash = copyDir(dir); // a crash now: nothing unacknowledged may come back
     const s1 = await openEmbeddedStore<TestTables>({ dir: crash, compactIdleMs: 0, logger: silent });
-    t.same((await s1.all('apps')), [{ v: 1 }], 'crash copy holds only the acknowledged record');
+    t.same(await s1.all('apps'), [{ v: 1 }], 'crash copy holds only the acknowledged record');
     await s1.close();
 
     // space is back: the next commit succeeds; the store is healthy once a write as large as the failed one passed
@@ -136,86 +150,128 @@ t.test('with no commit coming, the store retries by itself and turns healthy onc
   await store.commit([{ table: 'k', id: 'y', value: {} }]);
   await store.close();
   const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
-  t.same((await s.all('k')), [{}]);
+  t.same(await s.all('k'), [{}]);
   t.equal(await s.get('k', 'x'), undefined);
   await s.close();
 });
 
-t.test('a full disk that still takes a short write: health stays not ok until a write as large as the failed one passes', async (t) => {
-  const dir = newDir();
-  const { io, armed } = faultyIo();
-  const clock = createTestClock();
-  const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 1, logger: silent, io, clock });
-  await store.commit([{ table: 'k', id: 'a', value: {} }]);
-  armed.fits = 60; // an empty commit's line (about 25 bytes) fits; a record does not
-  const record = { text: 'a message of ordinary size '.repeat(4) };
-  const err = await store.commit([{ table: 'k', id: 'b', value: record }]).then(() => null, (e: unknown) => e);
-  t.match(err, { name: 'StoreUnavailable', code: 'ENOSPC', reason: /the store cannot write: ENOSPC/ }, 'refused as unavailable, with health’s reason');
-  const failedBytes = armed.writes.at(-1)!;
-  // the store's own retries run (every 1 ms here): three of them, each as large as the failed write
-  const tried = armed.writes.length;
-  await clock.advance(3);
-  t.ok(armed.writes.slice(tried).every((n) => n >= failedBytes), `every retry wrote at least the ${failedBytes} bytes that failed: ${armed.writes.slice(tried, tried + 3).join(', ')}`);
-  t.equal(store.health().ok, false, 'still not ok: only short writes fit');
-  armed.fits = Infinity; // space is back
-  await clock.advance(1);
-  t.same(store.health(), { ok: true }, 'ok once a retry as large as the failed write passed, without any caller commit');
-  await store.close();
-  const s2 = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
-  t.same(await s2.all('k'), [{}], 'the padded retries read back as empty entries: only a is stored');
-  await s2.close();
-});
+t.test(
+  'a full disk that still takes a short write: health stays not ok until a write as large as the failed one passes',
+  async (t) => {
+    const dir = newDir();
+    const { io, armed } = faultyIo();
+    const clock = createTestClock();
+    const store = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, retryMs: 1, logger: silent, io, clock });
+    await store.commit([{ table: 'k', id: 'a', value: {} }]);
+    armed.fits = 60; // an empty commit's line (about 25 bytes) fits; a record does not
+    const record = { text: 'a message of ordinary size '.repeat(4) };
+    const err = await store.commit([{ table: 'k', id: 'b', value: record }]).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    t.match(
+      err,
+      { name: 'StoreUnavailable', code: 'ENOSPC', reason: /the store cannot write: ENOSPC/ },
+      'refused as unavailable, with health’s reason',
+    );
+    const failedBytes = armed.writes.at(-1)!;
+    // the store's own retries run (every 1 ms here): three of them, each as large as the failed write
+    const tried = armed.writes.length;
+    await clock.advance(3);
+    t.ok(
+      armed.writes.slice(tried).every((n) => n >= failedBytes),
+      `every retry wrote at least the ${failedBytes} bytes that failed: ${armed.writes.slice(tried, tried + 3).join(', ')}`,
+    );
+    t.equal(store.health().ok, false, 'still not ok: only short writes fit');
+    armed.fits = Infinity; // space is back
+    await clock.advance(1);
+    t.same(
+      store.health(),
+      { ok: true },
+      'ok once a retry as large as the failed write passed, without any caller commit',
+    );
+    await store.close();
+    const s2 = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
+    t.same(await s2.all('k'), [{}], 'the padded retries read back as empty entries: only a is stored');
+    await s2.close();
+  },
+);
 
-t.test('random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and compactions: only acknowledged commits are ever visible', async (t) => {
-  const dir = newDir();
-  const { io, armed } = faultyIo();
-  const store = await openEmbeddedStore<TestTables>({ dir, compactEveryBytes: 4096, compactIdleMs: 5, retryMs: 5, logger: silent, io });
-  armed.random = 0.15;
-  const acked = new Set<string>();
-  const rejected = new Set<string>();
-  let violations = 0;
-  let failures = 0;
-  const writer = async (w: number) => {
-    for (let i = 0; i < 150; i++) {
-      const id = `w${w}-${i}`;
-      try {
-        await store.commit([{ table: 'apps', id, value: { id, ownerId: `o${w}`, pad: 'p'.repeat(40) } }]);
-        acked.add(id);
-        if (!await store.get('apps', id)) violations++;
-      } catch {
-        failures++;
-        rejected.add(id);
-        if (await store.get('apps', id)) violations++;
+t.test(
+  'random ENOSPC/EIO on writes and fdatasyncs during concurrent commits and compactions: only acknowledged commits are ever visible',
+  async (t) => {
+    const dir = newDir();
+    const { io, armed } = faultyIo();
+    const store = await openEmbeddedStore<TestTables>({
+      dir,
+      compactEveryBytes: 4096,
+      compactIdleMs: 5,
+      retryMs: 5,
+      logger: silent,
+      io,
+    });
+    armed.random = 0.15;
+    const acked = new Set<string>();
+    const rejected = new Set<string>();
+    let violations = 0;
+    let failures = 0;
+    const writer = async (w: number) => {
+      for (let i = 0; i < 150; i++) {
+        const id = `w${w}-${i}`;
+        try {
+          await store.commit([{ table: 'apps', id, value: { id, ownerId: `o${w}`, pad: 'p'.repeat(40) } }]);
+          acked.add(id);
+          if (!(await store.get('apps', id))) violations++;
+        } catch {
+          failures++;
+          rejected.add(id);
+          if (await store.get('apps', id)) violations++;
+        }
+        // no rejected record is visible at any point
+        if (i % 10 === 0) for (const r of rejected) if (await store.get('apps', r)) violations++;
+        if (i % 50 === 25) void store.compact().catch(() => {});
       }
-      // no rejected record is visible at any point
-      if (i % 10 === 0) for (const r of rejected) if (await store.get('apps', r)) violations++;
-      if (i % 50 === 25) void store.compact().catch(() => {});
+    };
+    await Promise.all([0, 1, 2, 3, 4, 5].map(writer));
+    armed.random = 0;
+    t.ok(failures > 20, `${failures} commits failed`);
+    t.ok(acked.size > 200, `${acked.size} commits acknowledged`);
+    t.ok(store.stats().compactions > 0, `${store.stats().compactions} compactions ran between the faults`);
+    t.equal(violations, 0, 'memory never showed a rejected commit, nor missed an acknowledged one');
+    // the secondary index (find) follows commits and rollbacks: it equals a scan of memory
+    const all = await store.all('apps');
+    for (const w of [0, 1, 2, 3, 4, 5]) {
+      const found = (await store.find('apps', 'ownerId', `o${w}`)).map((r) => r.id).sort();
+      t.same(
+        found,
+        all
+          .filter((r) => r.ownerId === `o${w}`)
+          .map((r) => r.id)
+          .sort(),
+        `find(ownerId o${w}) equals memory, rollbacks included`,
+      );
     }
-  };
-  await Promise.all([0, 1, 2, 3, 4, 5].map(writer));
-  armed.random = 0;
-  t.ok(failures > 20, `${failures} commits failed`);
-  t.ok(acked.size > 200, `${acked.size} commits acknowledged`);
-  t.ok(store.stats().compactions > 0, `${store.stats().compactions} compactions ran between the faults`);
-  t.equal(violations, 0, 'memory never showed a rejected commit, nor missed an acknowledged one');
-  // the secondary index (find) follows commits and rollbacks: it equals a scan of memory
-  const all = await store.all('apps');
-  for (const w of [0, 1, 2, 3, 4, 5]) {
-    const found = (await store.find('apps', 'ownerId', `o${w}`)).map((r) => r.id).sort();
-    t.same(found, all.filter((r) => r.ownerId === `o${w}`).map((r) => r.id).sort(), `find(ownerId o${w}) equals memory, rollbacks included`);
-  }
-  const crash = copyDir(dir);
-  await until(() => store.health().ok); // the store's retries (every 5 ms) find the disk taking writes
-  t.same(store.health(), { ok: true });
-  await store.close();
-  for (const d of [crash, dir]) {
-    const s = await openEmbeddedStore<TestTables>({ dir: d, compactIdleMs: 0, logger: silent });
-    const ids = new Set((await s.all('apps')).map((r) => r.id));
-    t.same([...acked].filter((id) => !ids.has(id)), [], `${d === dir ? 'after close' : 'crash copy'}: every acknowledged commit present`);
-    t.same([...ids].filter((id) => !acked.has(id)), [], `${d === dir ? 'after close' : 'crash copy'}: no commit that failed`);
-    await s.close();
-  }
-});
+    const crash = copyDir(dir);
+    await until(() => store.health().ok); // the store's retries (every 5 ms) find the disk taking writes
+    t.same(store.health(), { ok: true });
+    await store.close();
+    for (const d of [crash, dir]) {
+      const s = await openEmbeddedStore<TestTables>({ dir: d, compactIdleMs: 0, logger: silent });
+      const ids = new Set((await s.all('apps')).map((r) => r.id));
+      t.same(
+        [...acked].filter((id) => !ids.has(id)),
+        [],
+        `${d === dir ? 'after close' : 'crash copy'}: every acknowledged commit present`,
+      );
+      t.same(
+        [...ids].filter((id) => !acked.has(id)),
+        [],
+        `${d === dir ? 'after close' : 'crash copy'}: no commit that failed`,
+      );
+      await s.close();
+    }
+  },
+);
 
 t.test('closing while the disk still fails: close resolves, the journal keeps every acknowledged commit', async (t) => {
   const dir = newDir();
@@ -228,6 +284,6 @@ t.test('closing while the disk still fails: close resolves, the journal keeps ev
   t.equal(store.health().ok, false, 'an empty barrier at close does not count as a successful write');
   t.notOk(fs.existsSync(path.join(dir, 'appreg.json')), 'no snapshot written');
   const s = await openEmbeddedStore<TestTables>({ dir, compactIdleMs: 0, logger: silent });
-  t.same((await s.all('k')), [{ v: 1 }]);
+  t.same(await s.all('k'), [{ v: 1 }]);
   await s.close();
 });

@@ -41,7 +41,11 @@ const dirBytes = (dir: string) =>
       .sort()
       .map((f) => [f, fs.readFileSync(path.join(dir, f)).toString('base64')]),
   );
-const journals = (dir: string) => fs.readdirSync(dir).filter((f) => f.startsWith('appreg.journal.')).sort();
+const journals = (dir: string) =>
+  fs
+    .readdirSync(dir)
+    .filter((f) => f.startsWith('appreg.journal.'))
+    .sort();
 const noIdle = { compactIdleMs: 0 };
 
 type Asserts = Pick<typeof t, 'equal' | 'same' | 'rejects'>;
@@ -49,7 +53,7 @@ type Asserts = Pick<typeof t, 'equal' | 'same' | 'rejects'>;
 async function exerciseBasics(t: Asserts, store: Store<TestTables>) {
   t.equal(await store.count('apps'), 0);
   t.equal(await store.get('apps', 'a'), undefined);
-  t.same((await store.all('apps')), []);
+  t.same(await store.all('apps'), []);
   const p = store.commit([
     { table: 'apps', id: 'a', value: { id: 'a', n: 1 } },
     { table: 'apps', id: 'b', value: { id: 'b', n: 2 } },
@@ -72,7 +76,12 @@ async function exerciseBasics(t: Asserts, store: Store<TestTables>) {
   t.equal(await store.count('users'), 1);
   t.same(await store.get('odd', '__proto__'), { id: '__proto__', n: 0 });
   // invalid changes reject and apply nothing
-  await t.rejects(store.commit([{ table: 'apps', id: 'c', value: {} }, { table: '', id: 'x', value: {} }]));
+  await t.rejects(
+    store.commit([
+      { table: 'apps', id: 'c', value: {} },
+      { table: '', id: 'x', value: {} },
+    ]),
+  );
   await t.rejects(store.commit([{ table: 'apps', id: 'c', value: 5 as unknown as object }]));
   t.equal(await store.get('apps', 'c'), undefined);
 }
@@ -163,14 +172,19 @@ t.test('a torn last journal line is ignored and cut away before appending', asyn
 t.test('a torn tail followed only by an empty journal (crash right after a compaction switched files)', async (t) => {
   const dir = newDir();
   fs.mkdirSync(dir, { mode: 0o700 });
-  const line = (seq: number, id: string) => JSON.stringify({ seq, changes: [{ table: 'k', id, value: { seq } }] }) + '\n';
+  const line = (seq: number, id: string) =>
+    JSON.stringify({ seq, changes: [{ table: 'k', id, value: { seq } }] }) + '\n';
   fs.writeFileSync(path.join(dir, 'appreg.journal.4'), line(1, 'a') + line(2, 'b') + '{"seq":3,"ch', { mode: 0o600 });
   fs.writeFileSync(path.join(dir, 'appreg.journal.5'), '', { mode: 0o600 });
   const s = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   t.equal(await s.count('k'), 2);
   t.equal(fs.readFileSync(path.join(dir, 'appreg.journal.4'), 'utf8'), line(1, 'a') + line(2, 'b'));
   await s.commit([{ table: 'k', id: 'c', value: { seq: 3 } }]);
-  t.equal(fs.readFileSync(path.join(dir, 'appreg.journal.5'), 'utf8'), line(3, 'c'), 'appends go to the newest journal');
+  t.equal(
+    fs.readFileSync(path.join(dir, 'appreg.journal.5'), 'utf8'),
+    line(3, 'c'),
+    'appends go to the newest journal',
+  );
   const copy = copyDir(dir);
   await s.close();
   const s2 = await openEmbeddedStore<TestTables>({ dir: copy, ...noIdle });
@@ -326,7 +340,10 @@ t.test('group commit: 200 concurrent commits share few writes', async (t) => {
     if (i % 20 === 0) await new Promise((r) => setImmediate(r));
   }
   await Promise.all(staggered);
-  t.ok(store.stats().batches - st.batches < 100, `${store.stats().batches - st.batches} batches for 200 staggered commits`);
+  t.ok(
+    store.stats().batches - st.batches < 100,
+    `${store.stats().batches - st.batches} batches for 200 staggered commits`,
+  );
   await store.close();
   const s = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
   t.equal(await s.count('g'), 401);
@@ -386,10 +403,17 @@ t.test('SIGKILLed writer: every acknowledged commit survives (three crashes in a
   const acked: string[] = [];
   // killed once this many commits were acknowledged (not after a time: a busy machine made too few),
   // at a different point of the compaction cycle each round (one every 100-odd commits)
-  for (const [round, commits] of [['a', 120], ['b', 250], ['c', 400]] as const) {
+  for (const [round, commits] of [
+    ['a', 120],
+    ['b', 250],
+    ['c', 400],
+  ] as const) {
     const before = acked.length;
     await runAndKill(dir, round, acked, commits);
-    t.ok(acked.length - before >= commits, `round ${round}: ${acked.length - before} commits acknowledged before the kill`);
+    t.ok(
+      acked.length - before >= commits,
+      `round ${round}: ${acked.length - before} commits acknowledged before the kill`,
+    );
     // until the last round, check a copy: the next writer starts from the directory
     // exactly as the crash left it, and the checking store can be closed (a store left
     // open leaks its journal handle to the garbage collector)
@@ -397,7 +421,7 @@ t.test('SIGKILLed writer: every acknowledged commit survives (three crashes in a
     const missing: string[] = [];
     for (const id of acked) if ((await s.get('items', id)) === undefined) missing.push(id);
     t.same(missing, [], `round ${round}: no acknowledged commit lost`);
-    t.ok(await s.count('items') >= acked.length);
+    t.ok((await s.count('items')) >= acked.length);
     await s.close();
   }
 });

@@ -36,7 +36,10 @@ async function mistakes(): Promise<void> {
   const app = await store.get('apps', 'a1');
   // @ts-expect-error -- an AppRecord has no email
   void app?.email;
-  const [user, installation] = await store.getMany([{ table: 'workspaceUsers', id: 'u1' }, { table: 'oauthInstallations', id: 'i1' }]);
+  const [user, installation] = await store.getMany([
+    { table: 'workspaceUsers', id: 'u1' },
+    { table: 'oauthInstallations', id: 'i1' },
+  ]);
   void installation?.botScopes; // an installation's
   // @ts-expect-error -- a workspace user has none
   void user?.botScopes;
@@ -47,10 +50,17 @@ async function mistakes(): Promise<void> {
 }
 void mistakes;
 
-t.test('the same mistakes at run time: a misspelled table reads as empty, only a find on an unindexed field is caught', async (t) => {
-  const loose = engineOf(store); // the store as it is at run time: tables and fields by any name
-  await loose.commit([{ table: 'apps', id: 'a1', value: { id: 'a1', workspaceId: 'w1', ownerId: 'u1' } }]);
-  t.equal(await loose.get('app', 'a1'), undefined, 'no such table: nothing, silently');
-  t.same(await loose.find('apps', 'ownerID', 'u1').catch((e: unknown) => (e as Error).name), 'TypeError', 'an unindexed field: a TypeError at the call');
-  t.equal((await store.get('apps', 'a1'))?.ownerId, 'u1', 'spelled right, typed right');
-});
+t.test(
+  'the same mistakes at run time: a misspelled table reads as empty, only a find on an unindexed field is caught',
+  async (t) => {
+    const loose = engineOf(store); // the store as it is at run time: tables and fields by any name
+    await loose.commit([{ table: 'apps', id: 'a1', value: { id: 'a1', workspaceId: 'w1', ownerId: 'u1' } }]);
+    t.equal(await loose.get('app', 'a1'), undefined, 'no such table: nothing, silently');
+    t.same(
+      await loose.find('apps', 'ownerID', 'u1').catch((e: unknown) => (e as Error).name),
+      'TypeError',
+      'an unindexed field: a TypeError at the call',
+    );
+    t.equal((await store.get('apps', 'a1'))?.ownerId, 'u1', 'spelled right, typed right');
+  },
+);

@@ -16,12 +16,20 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const KNIP = path.join(ROOT, 'node_modules/knip/bin/knip.js');
 
-interface KnipRun { code: number | null; stdout: string; stderr: string; ms: number }
+interface KnipRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
 
 function knip(dir: string): Promise<KnipRun> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [KNIP, '--reporter', 'json', '--no-progress'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [KNIP, '--reporter', 'json', '--no-progress'], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
@@ -60,11 +68,20 @@ function findings(run: KnipRun): string[] {
 // what it should (a knip that silently analysed nothing would pass the real check).
 const fixture = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-knip-'));
 t.teardown(() => fs.rmSync(fixture, { recursive: true, force: true }));
-fs.writeFileSync(path.join(fixture, 'package.json'), JSON.stringify({ name: 'knip-fixture', type: 'module', private: true }));
-fs.writeFileSync(path.join(fixture, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', strict: true } }));
+fs.writeFileSync(
+  path.join(fixture, 'package.json'),
+  JSON.stringify({ name: 'knip-fixture', type: 'module', private: true }),
+);
+fs.writeFileSync(
+  path.join(fixture, 'tsconfig.json'),
+  JSON.stringify({ compilerOptions: { module: 'NodeNext', strict: true } }),
+);
 fs.writeFileSync(path.join(fixture, 'knip.json'), JSON.stringify({ entry: ['main.ts'], project: ['**/*.ts'] }));
 fs.writeFileSync(path.join(fixture, 'main.ts'), "import { used } from './lib.js';\nconsole.log(used());\n");
-fs.writeFileSync(path.join(fixture, 'lib.ts'), 'export const used = () => 1;\nexport const forgotten = () => 2;\nexport type Forgotten = number;\n');
+fs.writeFileSync(
+  path.join(fixture, 'lib.ts'),
+  'export const used = () => 1;\nexport const forgotten = () => 2;\nexport type Forgotten = number;\n',
+);
 fs.writeFileSync(path.join(fixture, 'orphan.ts'), 'export const alone = 3;\n');
 
 // both at once: each is a second or two of mostly parsing
@@ -72,7 +89,11 @@ const project = knip(ROOT);
 const small = knip(fixture);
 
 t.test('the check finds an unused export, an unused exported type and an unused file', async (t) => {
-  t.same(findings(await small), ['lib.ts:2:14 exports forgotten', 'lib.ts:3:13 types Forgotten', 'orphan.ts files orphan.ts']);
+  t.same(findings(await small), [
+    'lib.ts:2:14 exports forgotten',
+    'lib.ts:3:13 types Forgotten',
+    'orphan.ts files orphan.ts',
+  ]);
 });
 
 t.test('nothing in src, test or bench is exported or kept without being used (knip.jsonc)', async (t) => {

@@ -9,15 +9,28 @@ import { failureOf, failureText, type RunResult, type TestResult } from '../resu
 
 /** Text for XML: escaped, and without the characters XML 1.0 cannot hold. */
 const xml = (s: string) =>
-  s.replace(/[^\u0009\u000A\u000D\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  s
+    .replace(/[^\u0009\u000A\u000D\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
 const secs = (ms: number) => (ms / 1000).toFixed(3);
 
 function testcase(t: TestResult, suite: string, file: string): string {
   const attrs = `name="${xml(t.name)}" classname="${xml(suite)}" time="${secs(t.durationMs)}" file="${xml(file)}"`;
-  const steps = t.steps.map((s) => `${s.status === 'passed' ? 'ok' : s.status === 'failed' ? 'FAILED' : 'skipped'} ${s.index + 1}. ${s.title} (${s.durationMs} ms)${s.skipReason ? ` - ${s.skipReason}` : ''}`).join('\n');
-  if (t.status === 'skipped') return `    <testcase ${attrs}>\n      <skipped message="${xml(t.skipReason ?? 'skipped')}"/>\n    </testcase>`;
+  const steps = t.steps
+    .map(
+      (s) =>
+        `${s.status === 'passed' ? 'ok' : s.status === 'failed' ? 'FAILED' : 'skipped'} ${s.index + 1}. ${s.title} (${s.durationMs} ms)${s.skipReason ? ` - ${s.skipReason}` : ''}`,
+    )
+    .join('\n');
+  if (t.status === 'skipped')
+    return `    <testcase ${attrs}>\n      <skipped message="${xml(t.skipReason ?? 'skipped')}"/>\n    </testcase>`;
   const f = failureOf(t);
-  const failure = f ? `\n      <failure message="${xml(f.failure.message)}" type="${f.step ? 'StepFailed' : 'SetupFailed'}">${xml(failureText(f.failure, f.step))}</failure>` : '';
+  const failure = f
+    ? `\n      <failure message="${xml(f.failure.message)}" type="${f.step ? 'StepFailed' : 'SetupFailed'}">${xml(failureText(f.failure, f.step))}</failure>`
+    : '';
   return `    <testcase ${attrs}>${failure}\n      <system-out>${xml(steps)}</system-out>\n    </testcase>`;
 }
 

@@ -19,7 +19,10 @@ function failureLines(c: ChalkInstance, f: Failure, indent: string): string[] {
   if (f.happened) row('happened', f.happened);
   if (f.call) {
     const x = f.call;
-    row('the call', `${x.kind}${x.subject ? ` ${x.subject}` : ''} → ${x.target ?? '?'}: ${x.outcome ?? 'no outcome'}${x.status !== undefined ? ` (${x.status})` : ''}${x.latencyMs !== undefined ? ` in ${x.latencyMs} ms` : ''} ${c.dim(x.id)}`);
+    row(
+      'the call',
+      `${x.kind}${x.subject ? ` ${x.subject}` : ''} → ${x.target ?? '?'}: ${x.outcome ?? 'no outcome'}${x.status !== undefined ? ` (${x.status})` : ''}${x.latencyMs !== undefined ? ` in ${x.latencyMs} ms` : ''} ${c.dim(x.id)}`,
+    );
     if (x.shown) row('  shown', x.shown);
     if (x.error) row('  error', x.error);
     row('  sent', cut(json(x.request)));
@@ -39,7 +42,8 @@ function stepLine(c: ChalkInstance, s: StepResult): string {
 }
 
 export function testText(c: ChalkInstance, t: TestResult): string {
-  if (t.status === 'skipped') return `  ${c.yellow('-')} ${t.name} ${c.dim(`(skipped${t.skipReason ? `: ${t.skipReason}` : ''})`)}`;
+  if (t.status === 'skipped')
+    return `  ${c.yellow('-')} ${t.name} ${c.dim(`(skipped${t.skipReason ? `: ${t.skipReason}` : ''})`)}`;
   const mark = t.status === 'passed' ? c.green('✓') : c.red('✗');
   const lines = [`  ${mark} ${c.bold(t.name)} ${c.dim(ms(t.durationMs))}`];
   if (t.failure) lines.push(...failureLines(c, t.failure, '      '));
@@ -54,7 +58,12 @@ export function testText(c: ChalkInstance, t: TestResult): string {
 
 function summaryText(c: ChalkInstance, r: RunResult): string {
   const { counts } = r;
-  const parts = [counts.failed ? c.red(`${counts.passed} passed, ${counts.failed} failed`) : c.green(`${counts.passed} passed, ${counts.failed} failed`), `${counts.skipped} skipped`];
+  const parts = [
+    counts.failed
+      ? c.red(`${counts.passed} passed, ${counts.failed} failed`)
+      : c.green(`${counts.passed} passed, ${counts.failed} failed`),
+    `${counts.skipped} skipped`,
+  ];
   const more = r.filteredOut ? c.dim(` (${r.filteredOut} left out by --grep)`) : '';
   return `${parts.join(', ')}${more} ${c.dim(`in ${ms(r.durationMs)}`)}`;
 }
@@ -63,8 +72,14 @@ function summaryText(c: ChalkInstance, r: RunResult): string {
 export function prettyReporter(c: ChalkInstance, write: (s: string) => void): Reporter & { end(r: RunResult): void } {
   return {
     suiteStart(suite, info) {
-      const app = info.app?.started ? c.dim(`  app ${info.app.name ?? ''} ${info.app.id ?? ''}: ${info.app.started}${info.app.ready ? `, ready in ${info.app.ready}` : ''}`) : '';
-      write(`${c.bold(suite.name)} ${c.dim(`(${suite.file}, ${info.tests} test${info.tests === 1 ? '' : 's'})`)}\n${app ? `${app}\n` : ''}`);
+      const app = info.app?.started
+        ? c.dim(
+            `  app ${info.app.name ?? ''} ${info.app.id ?? ''}: ${info.app.started}${info.app.ready ? `, ready in ${info.app.ready}` : ''}`,
+          )
+        : '';
+      write(
+        `${c.bold(suite.name)} ${c.dim(`(${suite.file}, ${info.tests} test${info.tests === 1 ? '' : 's'})`)}\n${app ? `${app}\n` : ''}`,
+      );
     },
     testEnd: (_suite, t) => write(testText(c, t) + '\n'),
     end: (r) => write(`\n${summaryText(c, r)}\n`),

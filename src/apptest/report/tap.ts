@@ -6,7 +6,13 @@
 import { failureOf, type RunResult } from '../results.js';
 
 /** A YAML scalar that holds any text: a block literal for several lines, a quoted string for one. */
-const scalar = (s: string, indent: string) => (s.includes('\n') ? `|-\n${s.split('\n').map((l) => `${indent}  ${l}`).join('\n')}` : JSON.stringify(s));
+const scalar = (s: string, indent: string) =>
+  s.includes('\n')
+    ? `|-\n${s
+        .split('\n')
+        .map((l) => `${indent}  ${l}`)
+        .join('\n')}`
+    : JSON.stringify(s);
 const desc = (s: string) => s.replace(/#/g, '\\#').replace(/\n/g, ' ');
 
 export function tapReport(r: RunResult): string {
@@ -14,7 +20,8 @@ export function tapReport(r: RunResult): string {
   const lines = ['TAP version 14', `1..${tests.length}`];
   tests.forEach(({ s, t }, i) => {
     const name = desc(`${s.name} › ${t.name}`);
-    if (t.status === 'skipped') return void lines.push(`ok ${i + 1} - ${name} # SKIP ${desc(t.skipReason ?? '')}`.trimEnd());
+    if (t.status === 'skipped')
+      return void lines.push(`ok ${i + 1} - ${name} # SKIP ${desc(t.skipReason ?? '')}`.trimEnd());
     if (t.status === 'passed') return void lines.push(`ok ${i + 1} - ${name} # time=${t.durationMs}ms`);
     lines.push(`not ok ${i + 1} - ${name} # time=${t.durationMs}ms`);
     const f = failureOf(t);

@@ -19,7 +19,12 @@ const MANIFEST_SCHEMA_URL = 'https://appreg.dev/schemas/app-manifest.schema.json
 function starterManifest(name: string, socket: boolean): Record<string, unknown> {
   const host = 'http://localhost:5000';
   // The command is at most 32 characters with its slash (the schema's limit).
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 31).replace(/^-+|-+$/g, '') || 'my-app';
+  const slug =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .slice(0, 31)
+      .replace(/^-+|-+$/g, '') || 'my-app';
   return {
     $schema: MANIFEST_SCHEMA_URL,
     name: slug,
@@ -28,7 +33,9 @@ function starterManifest(name: string, socket: boolean): Record<string, unknown>
     botTitle: `${name} bot`,
     ...(socket ? { socketMode: true } : {}),
     scopes: { botScopes: ['messages:read', 'messages:write'], userScopes: ['messages:read'] },
-    slashCommands: [{ command: `/${slug}`, url: `${host}/slash/${slug}`, description: `Talk to ${name}`, usageHint: '[text]' }],
+    slashCommands: [
+      { command: `/${slug}`, url: `${host}/slash/${slug}`, description: `Talk to ${name}`, usageHint: '[text]' },
+    ],
     shortcuts: [{ shortcutType: 'GLOBAL', url: `${host}/shortcut`, name: 'start', displayName: `Start ${name}` }],
     eventSubscriptions: { url: `${host}/hook`, events: ['NEW_MESSAGE'] },
     redirectUrls: [`${host}/redirect`],
@@ -46,20 +53,34 @@ export function registerAppsInit(apps: Command, run: Run): void {
     .option('--name <name>', 'display name of the app', 'My App')
     .option('--out <file>', 'where to write it', 'manifest.json')
     .option('--force', 'overwrite the file if it exists')
-    .addHelpText('after', examples('appreg apps init --name "Standup Bot" && appreg apps validate --file manifest.json', 'appreg apps init --socket --out socket-app.json'))
-    .action(action(run, async ({ o, out }) => {
-      const name = String(o.name).trim();
-      // Within the manifest's limits (80 for display names, with room for "Start …" on the shortcut).
-      if (!name || name.length > MAX_NAME) throw new CliError(`--name must be 1 to ${MAX_NAME} characters`, EXIT.usage);
-      const file = path.resolve(run.io.cwd, String(o.out));
-      const manifest = starterManifest(name, !!o.socket);
-      try {
-        fs.writeFileSync(file, JSON.stringify(manifest, null, 2) + '\n', { flag: o.force ? 'w' : 'wx' });
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EEXIST') throw new CliError(`${o.out} already exists; give --force to overwrite it, or --out <file>`, EXIT.usage);
-        throw new CliError(`cannot write ${o.out}: ${code ?? (e as Error).message}`, EXIT.usage);
-      }
-      out.print({ file, manifest }, (c) => `wrote ${c.bold(String(o.out))}: edit the URLs (${o.socket ? 'socket mode: only the redirect URL is used' : 'your app host'}), then\n  appreg apps validate --file ${o.out}\n  appreg apps create --file ${o.out} --env-out .env`);
-    }));
+    .addHelpText(
+      'after',
+      examples(
+        'appreg apps init --name "Standup Bot" && appreg apps validate --file manifest.json',
+        'appreg apps init --socket --out socket-app.json',
+      ),
+    )
+    .action(
+      action(run, async ({ o, out }) => {
+        const name = String(o.name).trim();
+        // Within the manifest's limits (80 for display names, with room for "Start …" on the shortcut).
+        if (!name || name.length > MAX_NAME)
+          throw new CliError(`--name must be 1 to ${MAX_NAME} characters`, EXIT.usage);
+        const file = path.resolve(run.io.cwd, String(o.out));
+        const manifest = starterManifest(name, !!o.socket);
+        try {
+          fs.writeFileSync(file, JSON.stringify(manifest, null, 2) + '\n', { flag: o.force ? 'w' : 'wx' });
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'EEXIST')
+            throw new CliError(`${o.out} already exists; give --force to overwrite it, or --out <file>`, EXIT.usage);
+          throw new CliError(`cannot write ${o.out}: ${code ?? (e as Error).message}`, EXIT.usage);
+        }
+        out.print(
+          { file, manifest },
+          (c) =>
+            `wrote ${c.bold(String(o.out))}: edit the URLs (${o.socket ? 'socket mode: only the redirect URL is used' : 'your app host'}), then\n  appreg apps validate --file ${o.out}\n  appreg apps create --file ${o.out} --env-out .env`,
+        );
+      }),
+    );
 }

@@ -13,7 +13,10 @@ import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';
 
-const URL_OPTION = ['--database-url <url>', 'PostgreSQL URL, e.g. postgres://appreg:secret@127.0.0.1:5432/appreg [APPREG_DATABASE_URL]'] as const;
+const URL_OPTION = [
+  '--database-url <url>',
+  'PostgreSQL URL, e.g. postgres://appreg:secret@127.0.0.1:5432/appreg [APPREG_DATABASE_URL]',
+] as const;
 
 interface TableSummary {
   table: string;
@@ -25,8 +28,15 @@ interface TableSummary {
 async function databaseUrl(run: Run, given: unknown): Promise<{ url: string; shown: string }> {
   const url = typeof given === 'string' ? given : run.io.env.APPREG_DATABASE_URL;
   if (!url) throw new CliError('--database-url (or APPREG_DATABASE_URL) is required', EXIT.usage);
-  const [{ isPostgresUrl }, { redactUrl }] = await Promise.all([import('../../config.js'), import('../../store/postgres/url.js')]);
-  if (!isPostgresUrl(url)) throw new CliError(`--database-url must be a PostgreSQL URL such as postgres://appreg:secret@127.0.0.1:5432/appreg, not ${redactUrl(url)}`, EXIT.usage);
+  const [{ isPostgresUrl }, { redactUrl }] = await Promise.all([
+    import('../../config.js'),
+    import('../../store/postgres/url.js'),
+  ]);
+  if (!isPostgresUrl(url))
+    throw new CliError(
+      `--database-url must be a PostgreSQL URL such as postgres://appreg:secret@127.0.0.1:5432/appreg, not ${redactUrl(url)}`,
+      EXIT.usage,
+    );
   return { url, shown: redactUrl(url) };
 }
 
@@ -39,9 +49,16 @@ async function oneLine<T>(what: string, shown: string, fn: () => Promise<T>): Pr
   } catch (e) {
     if (e instanceof CliError) throw e;
     if (e instanceof TransferRefused) throw new CliError(e.message, EXIT.usage);
-    if (e instanceof StartupError && e.reason === 'locked') throw new CliError(must(e.message.split('\n')[0]), EXIT.dataDirLocked);
+    if (e instanceof StartupError && e.reason === 'locked')
+      throw new CliError(must(e.message.split('\n')[0]), EXIT.dataDirLocked);
     const msg = ((e as Error)?.message ?? String(e)).split('\n');
-    const detail = msg.length > 1 ? `: ${msg.slice(1).map((l) => l.trim()).join('; ')}` : '';
+    const detail =
+      msg.length > 1
+        ? `: ${msg
+            .slice(1)
+            .map((l) => l.trim())
+            .join('; ')}`
+        : '';
     throw new CliError(`${what} failed (${shown}): ${msg[0]}${detail}`, EXIT.internal);
   }
 }
@@ -76,10 +93,23 @@ const KIND_OF: Record<string, string> = {
   fileBlobChunks: 'their bytes, in chunks',
 };
 
-function report(out: Out, data: Record<string, unknown> & { tables: TableSummary[]; records: number }, verb: string, note: string): void {
+function report(
+  out: Out,
+  data: Record<string, unknown> & { tables: TableSummary[]; records: number },
+  verb: string,
+  note: string,
+): void {
   out.print(data, (c) =>
     [
-      table(c, ['TABLE', 'RECORDS', 'DIGEST (sha256)'], data.tables.map((s) => [`${s.table}${KIND_OF[s.table] ? ` (${KIND_OF[s.table]})` : ''}`, String(s.records), s.digest.slice(0, 16)])),
+      table(
+        c,
+        ['TABLE', 'RECORDS', 'DIGEST (sha256)'],
+        data.tables.map((s) => [
+          `${s.table}${KIND_OF[s.table] ? ` (${KIND_OF[s.table]})` : ''}`,
+          String(s.records),
+          s.digest.slice(0, 16),
+        ]),
+      ),
       `${verb} ${data.records} records in ${data.tables.length} tables; verified: the same records and digests on both sides.`,
       c.yellow(note),
     ].join('\n'),
@@ -90,7 +120,10 @@ function report(out: Out, data: Record<string, unknown> & { tables: TableSummary
  * What the data directory keeps outside its data file, added to its records as the database keeps
  * them: the delivery log (deliveries/) and uploaded files' bytes (files/).
  */
-async function withOutside(dir: string, data: Map<string, Map<string, object>>): Promise<Map<string, Map<string, object>>> {
+async function withOutside(
+  dir: string,
+  data: Map<string, Map<string, object>>,
+): Promise<Map<string, Map<string, object>>> {
   const { readLogDir, logRecordsOf } = await import('../../delivery/log-transfer.js');
   const { readBlobDir, HEADS, CHUNKS } = await import('../../files/blob-transfer.js');
   const deliveries = readLogDir(dir);
@@ -107,10 +140,15 @@ async function withOutside(dir: string, data: Map<string, Map<string, object>>):
  * db export, with the delivery log and the files' bytes written as the embedded store keeps them, and verified by
  * reading them back.
  */
-async function exportWithOutside(url: string, to: string, logger: { warn(msg: string): void }): Promise<TransferSummary> {
+async function exportWithOutside(
+  url: string,
+  to: string,
+  logger: { warn(msg: string): void },
+): Promise<TransferSummary> {
   const { exportToDataDir } = await import('../../store/postgres/transfer.js');
   const { summarize, differences } = await import('../../store/postgres/digest.js');
-  const { readLogDir, deliveriesOfRecords, writeLogDir, DELIVERY_LOG_TABLES } = await import('../../delivery/log-transfer.js');
+  const { readLogDir, deliveriesOfRecords, writeLogDir, DELIVERY_LOG_TABLES } =
+    await import('../../delivery/log-transfer.js');
   const { readBlobDir, writeBlobDir, HEADS, CHUNKS } = await import('../../files/blob-transfer.js');
   const r = await exportToDataDir(url, to, logger, [...DELIVERY_LOG_TABLES, HEADS, CHUNKS]);
   const none = new Map<string, object>();
@@ -120,79 +158,137 @@ async function exportWithOutside(url: string, to: string, logger: { warn(msg: st
   // Read back: the deliveries (compared as deliveries: the order of puts is the database's own) and the blobs.
   const byId = (recs: Array<{ id: string }>) => new Map(recs.map((x) => [x.id, x as object]));
   const back = readBlobDir(to);
-  const wanted = summarize(new Map([['deliveryLog', byId(deliveries)], [HEADS, r.outside.get(HEADS) ?? none], [CHUNKS, r.outside.get(CHUNKS) ?? none]]));
-  const got = summarize(new Map<string, Map<string, object>>([['deliveryLog', byId(readLogDir(to))], [HEADS, back.heads], [CHUNKS, back.chunks]]));
+  const wanted = summarize(
+    new Map([
+      ['deliveryLog', byId(deliveries)],
+      [HEADS, r.outside.get(HEADS) ?? none],
+      [CHUNKS, r.outside.get(CHUNKS) ?? none],
+    ]),
+  );
+  const got = summarize(
+    new Map<string, Map<string, object>>([
+      ['deliveryLog', byId(readLogDir(to))],
+      [HEADS, back.heads],
+      [CHUNKS, back.chunks],
+    ]),
+  );
   const diff = differences(wanted, got);
   if (diff.length) throw new Error(`the copy does not match the database:\n  ${diff.join('\n  ')}`);
   const tables = [...r.tables, ...got].sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
   return { tables, records: tables.reduce((n, x) => n + x.records, 0) };
 }
 
-interface TransferSummary { tables: TableSummary[]; records: number }
+interface TransferSummary {
+  tables: TableSummary[];
+  records: number;
+}
 
 export function registerDb(program: Command, run: Run): void {
-  const db = program.command('db').description('the PostgreSQL database of daemons that share one: schema, import from and export to a data directory');
+  const db = program
+    .command('db')
+    .description(
+      'the PostgreSQL database of daemons that share one: schema, import from and export to a data directory',
+    );
   const storeLogger = { warn: (msg: string) => void run.io.stderr.write(`warning: ${msg}\n`) };
 
   db.command('migrate')
     .description('create or update the schema of the database (daemons also do it when they start)')
     .option(...URL_OPTION)
-    .addHelpText('after', examples('appreg db migrate --database-url postgres://appreg:secret@db:5432/appreg', 'APPREG_DATABASE_URL=postgres://appreg@db/appreg appreg db migrate --json'))
-    .action(action(run, async ({ cmd, out }) => {
-      const { url, shown } = await databaseUrl(run, cmd.opts().databaseUrl);
-      const { migrate } = await import('../../store/postgres/migrations.js');
-      const r = await oneLine('migrate', shown, () => migrate(url));
-      out.print({ database: shown, applied: r.applied, indexesCreated: r.indexes }, () =>
-        r.applied.length || r.indexes.length
-          ? `migrated ${shown}: applied ${r.applied.length ? `version ${r.applied.join(', ')}` : 'no migration'}, created ${r.indexes.length} indexes`
-          : `${shown} is up to date`,
-      );
-    }));
+    .addHelpText(
+      'after',
+      examples(
+        'appreg db migrate --database-url postgres://appreg:secret@db:5432/appreg',
+        'APPREG_DATABASE_URL=postgres://appreg@db/appreg appreg db migrate --json',
+      ),
+    )
+    .action(
+      action(run, async ({ cmd, out }) => {
+        const { url, shown } = await databaseUrl(run, cmd.opts().databaseUrl);
+        const { migrate } = await import('../../store/postgres/migrations.js');
+        const r = await oneLine('migrate', shown, () => migrate(url));
+        out.print({ database: shown, applied: r.applied, indexesCreated: r.indexes }, () =>
+          r.applied.length || r.indexes.length
+            ? `migrated ${shown}: applied ${r.applied.length ? `version ${r.applied.join(', ')}` : 'no migration'}, created ${r.indexes.length} indexes`
+            : `${shown} is up to date`,
+        );
+      }),
+    );
 
   db.command('import')
     .description('copy every record of a data directory (no daemon running on it) into an empty database')
     .requiredOption('--from <data-dir>', 'the data directory to copy from; it is not modified')
     .option(...URL_OPTION)
-    .addHelpText('after', `${examples('appreg db import --from ./data --database-url postgres://appreg:secret@db:5432/appreg')}
+    .addHelpText(
+      'after',
+      `${examples('appreg db import --from ./data --database-url postgres://appreg:secret@db:5432/appreg')}
 
 Refuses when the database already holds records, or a daemon runs on the data directory (exit 8).
-Then give every daemon on the database the key file of the data directory (secret.key).`)
-    .action(action(run, async ({ cmd, out }) => {
-      const own = cmd.opts();
-      const { url, shown } = await databaseUrl(run, own.databaseUrl);
-      const from = path.resolve(run.io.cwd, String(own.from));
-      const { readDataDir, importIntoDatabase } = await import('../../store/postgres/transfer.js');
-      const running = (daemon: string) => `${daemon} is running on ${from}: stop it first (Ctrl-C in its terminal), then run appreg db import again; the import reads the data directory while nothing changes it`;
-      const r = await oneLine('import', shown, () => withLock(from, running, async () => importIntoDatabase(url, await withOutside(from, await readDataDir(from, storeLogger)))));
-      const note = `the key file is not in the database: give every daemon on it a copy of ${path.join(from, 'secret.key')} (or the keyFile it used)`;
-      report(out, { database: shown, from, records: r.records, tables: r.tables, keyFile: note }, `imported into ${shown}:`, note);
-    }));
+Then give every daemon on the database the key file of the data directory (secret.key).`,
+    )
+    .action(
+      action(run, async ({ cmd, out }) => {
+        const own = cmd.opts();
+        const { url, shown } = await databaseUrl(run, own.databaseUrl);
+        const from = path.resolve(run.io.cwd, String(own.from));
+        const { readDataDir, importIntoDatabase } = await import('../../store/postgres/transfer.js');
+        const running = (daemon: string) =>
+          `${daemon} is running on ${from}: stop it first (Ctrl-C in its terminal), then run appreg db import again; the import reads the data directory while nothing changes it`;
+        const r = await oneLine('import', shown, () =>
+          withLock(from, running, async () =>
+            importIntoDatabase(url, await withOutside(from, await readDataDir(from, storeLogger))),
+          ),
+        );
+        const note = `the key file is not in the database: give every daemon on it a copy of ${path.join(from, 'secret.key')} (or the keyFile it used)`;
+        report(
+          out,
+          { database: shown, from, records: r.records, tables: r.tables, keyFile: note },
+          `imported into ${shown}:`,
+          note,
+        );
+      }),
+    );
 
   db.command('export')
     .description('copy every record of the database into a new, empty data directory (the embedded store)')
     .requiredOption('--to <data-dir>', 'the data directory to create; it must not exist or be empty')
     .option(...URL_OPTION)
-    .addHelpText('after', `${examples('appreg db export --to ./data-copy --database-url postgres://appreg:secret@db:5432/appreg')}
+    .addHelpText(
+      'after',
+      `${examples('appreg db export --to ./data-copy --database-url postgres://appreg:secret@db:5432/appreg')}
 
 Refuses to write into a directory that holds anything. The key file is not exported: copy the daemons'
-secret.key into the new directory before running appreg serve on it.`)
-    .action(action(run, async ({ cmd, out }) => {
-      const own = cmd.opts();
-      const { url, shown } = await databaseUrl(run, own.databaseUrl);
-      const to = path.resolve(run.io.cwd, String(own.to));
-      const { occupied } = await import('../../store/postgres/transfer.js');
-      const { ensureDataDir } = await import('../../server/data-dir.js');
-      const found = occupied(to);
-      if (found.length) throw new CliError(`${to} is not empty (${found.slice(0, 3).join(', ')}${found.length > 3 ? ', …' : ''}): export only into a new or empty directory`, EXIT.usage);
-      const created = !fs.existsSync(to);
-      ensureDataDir(to);
-      const running = (daemon: string) => `${daemon} is running on ${to}: export into another directory`;
-      const r = await oneLine('export', shown, () => withLock(to, running, () => exportWithOutside(url, to, storeLogger))).catch((e: unknown) => {
-        // A failed export leaves nothing behind in a directory it made (a retry would find it not empty).
-        if (created) fs.rmSync(to, { recursive: true, force: true });
-        throw e;
-      });
-      const note = `the key file is not in the database: copy the daemons' secret.key to ${path.join(to, 'secret.key')} before appreg serve --data-dir ${to}`;
-      report(out, { database: shown, to, records: r.records, tables: r.tables, keyFile: note }, `exported to ${to}:`, note);
-    }));
+secret.key into the new directory before running appreg serve on it.`,
+    )
+    .action(
+      action(run, async ({ cmd, out }) => {
+        const own = cmd.opts();
+        const { url, shown } = await databaseUrl(run, own.databaseUrl);
+        const to = path.resolve(run.io.cwd, String(own.to));
+        const { occupied } = await import('../../store/postgres/transfer.js');
+        const { ensureDataDir } = await import('../../server/data-dir.js');
+        const found = occupied(to);
+        if (found.length)
+          throw new CliError(
+            `${to} is not empty (${found.slice(0, 3).join(', ')}${found.length > 3 ? ', …' : ''}): export only into a new or empty directory`,
+            EXIT.usage,
+          );
+        const created = !fs.existsSync(to);
+        ensureDataDir(to);
+        const running = (daemon: string) => `${daemon} is running on ${to}: export into another directory`;
+        const r = await oneLine('export', shown, () =>
+          withLock(to, running, () => exportWithOutside(url, to, storeLogger)),
+        ).catch((e: unknown) => {
+          // A failed export leaves nothing behind in a directory it made (a retry would find it not empty).
+          if (created) fs.rmSync(to, { recursive: true, force: true });
+          throw e;
+        });
+        const note = `the key file is not in the database: copy the daemons' secret.key to ${path.join(to, 'secret.key')} before appreg serve --data-dir ${to}`;
+        report(
+          out,
+          { database: shown, to, records: r.records, tables: r.tables, keyFile: note },
+          `exported to ${to}:`,
+          note,
+        );
+      }),
+    );
 }

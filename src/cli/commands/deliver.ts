@@ -15,34 +15,73 @@ import { must } from '../../must.js';
 /** The workspace helpers, loaded when a command runs (not at start). */
 type Workspace = typeof import('../workspace.js');
 
-const KINDS = ['slash-command', 'global-shortcut', 'message-shortcut', 'block-interaction', 'view-action', 'dynamic-menu', 'event'];
+const KINDS = [
+  'slash-command',
+  'global-shortcut',
+  'message-shortcut',
+  'block-interaction',
+  'view-action',
+  'dynamic-menu',
+  'event',
+];
 export const EXPECT = ['ok', 'ack', 'nack', 'response', 'any'];
 
-interface ProbeResult { outcome: string; status?: number; latencyMs: number; error?: string; refused: boolean }
-interface Probe { wrongSignature: ProbeResult; unsigned: ProbeResult; refusedBoth: boolean }
+interface ProbeResult {
+  outcome: string;
+  status?: number;
+  latencyMs: number;
+  error?: string;
+  refused: boolean;
+}
+interface Probe {
+  wrongSignature: ProbeResult;
+  unsigned: ProbeResult;
+  refusedBoth: boolean;
+}
 
 /** Whether the outcome is what the user asked for. */
 export function meets(expect: string, outcome: string | undefined): boolean {
   switch (expect) {
-    case 'ack': return outcome === 'acked';
-    case 'nack': return outcome === 'nacked';
-    case 'response': return outcome === 'response';
-    case 'any': return outcome === 'acked' || outcome === 'nacked' || outcome === 'response';
-    default: return outcome === 'acked' || outcome === 'response';
+    case 'ack':
+      return outcome === 'acked';
+    case 'nack':
+      return outcome === 'nacked';
+    case 'response':
+      return outcome === 'response';
+    case 'any':
+      return outcome === 'acked' || outcome === 'nacked' || outcome === 'response';
+    default:
+      return outcome === 'acked' || outcome === 'response';
   }
 }
 
 function attemptsTable(c: Out['c'], attempts: Attempt[]): string {
   // A replay (deliveries replay) is marked: it is not one of the schedule's retries.
-  return table(c, ['#', 'AT', 'OUTCOME', 'STATUS', 'LATENCY', 'DETAIL'], attempts.map((a) => [a.replay ? `${a.retryNum} (replay)` : String(a.retryNum), a.at, a.outcome, a.status === undefined ? '-' : String(a.status), `${a.latencyMs} ms`, a.message ?? a.error ?? '']));
+  return table(
+    c,
+    ['#', 'AT', 'OUTCOME', 'STATUS', 'LATENCY', 'DETAIL'],
+    attempts.map((a) => [
+      a.replay ? `${a.retryNum} (replay)` : String(a.retryNum),
+      a.at,
+      a.outcome,
+      a.status === undefined ? '-' : String(a.status),
+      `${a.latencyMs} ms`,
+      a.message ?? a.error ?? '',
+    ]),
+  );
 }
 
 export function describe(c: Out['c'], d: Delivery): string {
   const last = d.attempts.at(-1);
   const rows: Array<[string, unknown]> = [
-    ['delivery', d.id], ['kind', d.kind], ['app', `${d.appName} (${d.appId})`], ['target', d.transport === 'socket' ? 'socket mode' : d.url],
+    ['delivery', d.id],
+    ['kind', d.kind],
+    ['app', `${d.appName} (${d.appId})`],
+    ['target', d.transport === 'socket' ? 'socket mode' : d.url],
     ['state', d.state === 'cancelled' && d.cancelReason ? `cancelled (${d.cancelReason})` : d.state],
-    ['outcome', d.outcome], ['status', last?.status ?? '-'], ['latency', last ? `${last.latencyMs} ms` : '-'],
+    ['outcome', d.outcome],
+    ['status', last?.status ?? '-'],
+    ['latency', last ? `${last.latencyMs} ms` : '-'],
   ];
   if (d.ephemeralMessage) rows.push(['shown to the user', d.ephemeralMessage]);
   // A next attempt exists only while the schedule still holds one.
@@ -51,7 +90,8 @@ export function describe(c: Out['c'], d: Delivery): string {
   let s = kv(c, rows);
   // The log keeps no payload for a trigger the app answered well: after a restart it reads back null.
   s += `\n${c.bold('sent')}\n${d.payload === null || d.payload === undefined ? c.dim('(payload not kept: a trigger that succeeded is logged without it)') : JSON.stringify(d.payload, null, 2)}`;
-  if (d.response !== undefined) s += `\n${c.bold('answer')}\n${typeof d.response === 'string' ? d.response : JSON.stringify(d.response, null, 2)}`;
+  if (d.response !== undefined)
+    s += `\n${c.bold('answer')}\n${typeof d.response === 'string' ? d.response : JSON.stringify(d.response, null, 2)}`;
   else if (last?.excerpt) s += `\n${c.bold('answer')}\n${last.excerpt}`;
   if (d.attempts.length > 1) s += `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}`;
   return s;
@@ -61,9 +101,17 @@ export function describe(c: Out['c'], d: Delivery): string {
  * On a terminal (stderr, not with --json), one line on stderr once the wait passes a second, so a slow app does not
  * look like a hang.
  */
-export async function waitingNotice<T>(run: Run, json: boolean, budgetMs: number | undefined, pending: Promise<T>): Promise<T> {
+export async function waitingNotice<T>(
+  run: Run,
+  json: boolean,
+  budgetMs: number | undefined,
+  pending: Promise<T>,
+): Promise<T> {
   if (!(run.io.stderrIsTTY ?? run.io.isTTY) || json) return pending;
-  const timer = run.io.clock.setTimeout(() => run.io.stderr.write(`waiting for the app…${budgetMs === undefined ? '' : ` (budget ${budgetMs} ms)`}\n`), WAIT_NOTICE_MS);
+  const timer = run.io.clock.setTimeout(
+    () => run.io.stderr.write(`waiting for the app…${budgetMs === undefined ? '' : ` (budget ${budgetMs} ms)`}\n`),
+    WAIT_NOTICE_MS,
+  );
   try {
     return await pending;
   } finally {
@@ -89,7 +137,12 @@ function channelToWatch(body: Record<string, unknown>): string {
  * The mark before a trigger; undefined when the channel cannot be read (a made-up id in --payload): then nothing is
  * watched.
  */
-async function markBefore(w: Workspace, client: Client, channel: string, needed: boolean): Promise<{ mark?: string } | undefined> {
+async function markBefore(
+  w: Workspace,
+  client: Client,
+  channel: string,
+  needed: boolean,
+): Promise<{ mark?: string } | undefined> {
   try {
     return { mark: await w.markOf(client, channel, true) };
   } catch (e) {
@@ -101,28 +154,51 @@ async function markBefore(w: Workspace, client: Client, channel: string, needed:
 export function registerDeliver(program: Command, run: Run): void {
   program
     .command('deliver-test <appId>')
-    .description('send a signed trigger or event to an app, wait for its answer, and fail unless it answered as expected')
+    .description(
+      'send a signed trigger or event to an app, wait for its answer, and fail unless it answered as expected',
+    )
     .requiredOption('--kind <kind>', KINDS.join('|'))
-    .option('--command <command>', 'slash command (default: the app\'s first)')
+    .option('--command <command>', "slash command (default: the app's first)")
     .option('--text <text>', 'text after the slash command')
-    .option('--shortcut <name>', 'shortcut name (default: the app\'s first of that kind)')
-    .option('--message-id <id>', 'the message of a message shortcut, or whose block is clicked (block-interaction; default: a message carrying the block is posted first)')
+    .option('--shortcut <name>', "shortcut name (default: the app's first of that kind)")
+    .option(
+      '--message-id <id>',
+      'the message of a message shortcut, or whose block is clicked (block-interaction; default: a message carrying the block is posted first)',
+    )
     .option('--on-action <id>', 'onAction of a block interaction or dynamic menu')
     .option('--value <value>', 'value of a block interaction or dynamic menu')
     .option('--query <text>', 'what the user typed in a dynamic menu')
-    .option('--view-file <view.json>', 'view object for view-action, or the view whose block is clicked (block-interaction; default: your home view of the app, if it published one)')
+    .option(
+      '--view-file <view.json>',
+      'view object for view-action, or the view whose block is clicked (block-interaction; default: your home view of the app, if it published one)',
+    )
     .option('--event <type>', 'event type, e.g. NEW_MESSAGE (default: the first subscribed)')
     .option('--body-file <body.json>', 'event body (sent JSON-encoded as the platform does)')
     .option('--payload <file.json>', 'send this exact body instead of the built one')
     .option('--timeout-ms <ms>', 'acknowledgement budget', '3000')
-    .option('--expect <what>', `${EXPECT.join('|')}: ok = an ack or a modal/menu response; any = any answer in time`, 'ok')
+    .option(
+      '--expect <what>',
+      `${EXPECT.join('|')}: ok = an ack or a modal/menu response; any = any answer in time`,
+      'ok',
+    )
     .option('--channel <channel>', 'the channel the trigger happens in (id, name or #name; default #general)')
     .option('--source-type <type>', 'block-interaction: message|ephemeral|view (what holds the clicked block)')
     .option('--view-action <action>', 'view-action: submit|close')
-    .option('--wait-ms <ms>', 'after the answer, how long to watch the channel for messages the app posts (default 0: one look; 3000 with --expect-message)')
-    .option('--expect-message <regex>', 'fail unless the app posts a message matching this in the channel (or a reply in one of its threads) within the wait')
-    .option('--probe-signature', 'also send one request with a wrong signature and one unsigned; fail unless the app refuses both')
-    .addHelpText('after', `
+    .option(
+      '--wait-ms <ms>',
+      'after the answer, how long to watch the channel for messages the app posts (default 0: one look; 3000 with --expect-message)',
+    )
+    .option(
+      '--expect-message <regex>',
+      'fail unless the app posts a message matching this in the channel (or a reply in one of its threads) within the wait',
+    )
+    .option(
+      '--probe-signature',
+      'also send one request with a wrong signature and one unsigned; fail unless the app refuses both',
+    )
+    .addHelpText(
+      'after',
+      `
 Exit codes: 0 the app answered as expected within the budget; 6 it did not (timeout, error,
 wrong answer, or it accepted a badly signed request); 2-5 as for every command.
 
@@ -133,69 +209,128 @@ Examples:
   $ appreg deliver-test app_123 --kind event --event NEW_MESSAGE --body-file message.json --json
   $ appreg deliver-test app_123 --kind slash-command --command /standup --channel standups --expect-message "standup started"
   $ appreg deliver-test app_123 --kind block-interaction --source-type ephemeral --on-action approve --value yes
-  $ appreg deliver-test app_123 --kind view-action --view-action close --view-file view.json`)
-    .action(action(run, async ({ o, out, client: connect }, appId) => {
-      const kind = String(o.kind);
-      if (!KINDS.includes(kind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}`, EXIT.usage);
-      const expect = String(o.expect);
-      if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
-      const timeoutMs = must(positiveInt(o.timeoutMs, '--timeout-ms'));
-      const body: Record<string, unknown> = { appId, kind, timeoutMs };
-      const map: Array<[string, string]> = [['command', 'command'], ['text', 'text'], ['shortcut', 'shortcut'], ['messageId', 'messageId'], ['onAction', 'onAction'], ['value', 'value'], ['query', 'query'], ['event', 'event']];
-      for (const [opt, field] of map) if (o[opt] !== undefined) body[field] = String(o[opt]);
-      if (o.viewFile) {
-        body.view = readJsonFile(run, String(o.viewFile), 'view file');
-        if (kind === 'block-interaction') body.sourceType = 'VIEW';
-      }
-      if (o.sourceType !== undefined) {
-        const st = SOURCE_TYPES[String(o.sourceType).toLowerCase()];
-        if (!st) throw new CliError(`--source-type must be one of ${Object.keys(SOURCE_TYPES).join(', ')}`, EXIT.usage);
-        if (kind !== 'block-interaction' && kind !== 'dynamic-menu') throw new CliError('--source-type is for --kind block-interaction (or dynamic-menu)', EXIT.usage);
-        body.sourceType = st;
-      }
-      if (kind === 'block-interaction' && o.messageId !== undefined) {
-        if (body.sourceType === 'VIEW') throw new CliError('--message-id names a message: a block interaction on a view is about the view (--view-file, else your home view of the app)', EXIT.usage);
-        body.sourceId = String(o.messageId);
-      }
-      if (o.viewAction !== undefined) {
-        const va = VIEW_ACTIONS[String(o.viewAction).toLowerCase()];
-        if (!va) throw new CliError(`--view-action must be one of ${Object.keys(VIEW_ACTIONS).join(', ')}`, EXIT.usage);
-        if (kind !== 'view-action') throw new CliError('--view-action is for --kind view-action', EXIT.usage);
-        body.viewActionType = va;
-      }
-      if (o.bodyFile) body.body = readJsonFile(run, String(o.bodyFile), 'body file');
-      if (o.payload) body.payload = readJsonFile(run, String(o.payload), 'payload file');
-      const w = await import('../workspace.js');
-      const re = w.regexOption(o.expectMessage, '--expect-message');
-      const waitMs = nonNegativeInt(o.waitMs, '--wait-ms') ?? (re ? 3000 : 0);
-      const client = connect();
-      if (o.channel !== undefined) body.channelId = await w.resolveChannelId(client, String(o.channel));
-      const watched = channelToWatch(body);
-      const before = await markBefore(w, client, watched, !!re);
-      const d = await waitingNotice(run, out.json, timeoutMs, client.request<Delivery>('POST', `${client.base()}/deliveries`, { json: body, timeoutMs: timeoutMs + 60_000 }));
-      // the message a block interaction was made about is the daemon's, not the app's answer
-      const source = kind === 'block-interaction' && o.messageId === undefined ? (d.payload as { sourceId?: unknown } | null)?.sourceId : undefined;
-      const skip = new Set(typeof source === 'string' ? [source] : []);
-      const posted: Message[] | undefined = before ? await w.watch(client, watched, before.mark, { waitMs, skip, until: re ? (s) => s.some((m) => re.test(m.text)) : undefined }) : undefined;
-      const names = posted?.length && !out.json ? await w.nameCache(client)(posted.map((m) => m.author)) : new Map<string, string>();
-      let probe: Probe | undefined;
-      if (o.probeSignature) probe = await client.request<Probe>('POST', `${client.base()}/deliveries/probe-signature`, { json: body, timeoutMs: timeoutMs + 60_000 });
-      const answered = meets(expect, d.outcome);
-      const matched = !re || !!posted?.some((m) => re.test(m.text));
-      const passed = answered && (!probe || probe.refusedBoth) && matched;
-      out.print({ passed, expected: expect, delivery: d, ...(probe ? { probe } : {}), ...(posted ? { messages: posted } : {}) }, (c) => {
-        let s = describe(c, d);
-        if (posted?.length) s += `\n${c.bold('the app posted')}\n${posted.map((m) => `  ${w.formatMessage(c, m, names)}`).join('\n')}`;
-        else if (posted) s += `\n${c.dim(`(no message posted in ${watched}${waitMs ? ` within ${waitMs} ms` : ''})`)}`;
-        if (probe) {
-          const line = (name: string, r: ProbeResult) => `${name}: ${r.refused ? c.green('refused') : c.red('ACCEPTED')} (${r.status ?? r.outcome}${r.error ? `, ${r.error}` : ''})`;
-          s += `\n${c.bold('signature probe')}\n  ${line('wrong signature', probe.wrongSignature)}\n  ${line('unsigned', probe.unsigned)}`;
+  $ appreg deliver-test app_123 --kind view-action --view-action close --view-file view.json`,
+    )
+    .action(
+      action(run, async ({ o, out, client: connect }, appId) => {
+        const kind = String(o.kind);
+        if (!KINDS.includes(kind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}`, EXIT.usage);
+        const expect = String(o.expect);
+        if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
+        const timeoutMs = must(positiveInt(o.timeoutMs, '--timeout-ms'));
+        const body: Record<string, unknown> = { appId, kind, timeoutMs };
+        const map: Array<[string, string]> = [
+          ['command', 'command'],
+          ['text', 'text'],
+          ['shortcut', 'shortcut'],
+          ['messageId', 'messageId'],
+          ['onAction', 'onAction'],
+          ['value', 'value'],
+          ['query', 'query'],
+          ['event', 'event'],
+        ];
+        for (const [opt, field] of map) if (o[opt] !== undefined) body[field] = String(o[opt]);
+        if (o.viewFile) {
+          body.view = readJsonFile(run, String(o.viewFile), 'view file');
+          if (kind === 'block-interaction') body.sourceType = 'VIEW';
         }
-        const why = !answered ? `expected ${expect}, got ${d.outcome}` : probe && !probe.refusedBoth ? 'the app accepted a request that was not properly signed' : `the app posted no message matching ${re} in ${watched} within ${waitMs} ms`;
-        return s + '\n' + (passed ? c.green('PASS') : c.red(`FAIL: ${why}`));
-      });
-      if (!passed) run.exitCode = EXIT.deliveryFailed;
-    }));
+        if (o.sourceType !== undefined) {
+          const st = SOURCE_TYPES[String(o.sourceType).toLowerCase()];
+          if (!st)
+            throw new CliError(`--source-type must be one of ${Object.keys(SOURCE_TYPES).join(', ')}`, EXIT.usage);
+          if (kind !== 'block-interaction' && kind !== 'dynamic-menu')
+            throw new CliError('--source-type is for --kind block-interaction (or dynamic-menu)', EXIT.usage);
+          body.sourceType = st;
+        }
+        if (kind === 'block-interaction' && o.messageId !== undefined) {
+          if (body.sourceType === 'VIEW')
+            throw new CliError(
+              '--message-id names a message: a block interaction on a view is about the view (--view-file, else your home view of the app)',
+              EXIT.usage,
+            );
+          body.sourceId = String(o.messageId);
+        }
+        if (o.viewAction !== undefined) {
+          const va = VIEW_ACTIONS[String(o.viewAction).toLowerCase()];
+          if (!va)
+            throw new CliError(`--view-action must be one of ${Object.keys(VIEW_ACTIONS).join(', ')}`, EXIT.usage);
+          if (kind !== 'view-action') throw new CliError('--view-action is for --kind view-action', EXIT.usage);
+          body.viewActionType = va;
+        }
+        if (o.bodyFile) body.body = readJsonFile(run, String(o.bodyFile), 'body file');
+        if (o.payload) body.payload = readJsonFile(run, String(o.payload), 'payload file');
+        const w = await import('../workspace.js');
+        const re = w.regexOption(o.expectMessage, '--expect-message');
+        const waitMs = nonNegativeInt(o.waitMs, '--wait-ms') ?? (re ? 3000 : 0);
+        const client = connect();
+        if (o.channel !== undefined) body.channelId = await w.resolveChannelId(client, String(o.channel));
+        const watched = channelToWatch(body);
+        const before = await markBefore(w, client, watched, !!re);
+        const d = await waitingNotice(
+          run,
+          out.json,
+          timeoutMs,
+          client.request<Delivery>('POST', `${client.base()}/deliveries`, {
+            json: body,
+            timeoutMs: timeoutMs + 60_000,
+          }),
+        );
+        // the message a block interaction was made about is the daemon's, not the app's answer
+        const source =
+          kind === 'block-interaction' && o.messageId === undefined
+            ? (d.payload as { sourceId?: unknown } | null)?.sourceId
+            : undefined;
+        const skip = new Set(typeof source === 'string' ? [source] : []);
+        const posted: Message[] | undefined = before
+          ? await w.watch(client, watched, before.mark, {
+              waitMs,
+              skip,
+              until: re ? (s) => s.some((m) => re.test(m.text)) : undefined,
+            })
+          : undefined;
+        const names =
+          posted?.length && !out.json
+            ? await w.nameCache(client)(posted.map((m) => m.author))
+            : new Map<string, string>();
+        let probe: Probe | undefined;
+        if (o.probeSignature)
+          probe = await client.request<Probe>('POST', `${client.base()}/deliveries/probe-signature`, {
+            json: body,
+            timeoutMs: timeoutMs + 60_000,
+          });
+        const answered = meets(expect, d.outcome);
+        const matched = !re || !!posted?.some((m) => re.test(m.text));
+        const passed = answered && (!probe || probe.refusedBoth) && matched;
+        out.print(
+          {
+            passed,
+            expected: expect,
+            delivery: d,
+            ...(probe ? { probe } : {}),
+            ...(posted ? { messages: posted } : {}),
+          },
+          (c) => {
+            let s = describe(c, d);
+            if (posted?.length)
+              s += `\n${c.bold('the app posted')}\n${posted.map((m) => `  ${w.formatMessage(c, m, names)}`).join('\n')}`;
+            else if (posted)
+              s += `\n${c.dim(`(no message posted in ${watched}${waitMs ? ` within ${waitMs} ms` : ''})`)}`;
+            if (probe) {
+              const line = (name: string, r: ProbeResult) =>
+                `${name}: ${r.refused ? c.green('refused') : c.red('ACCEPTED')} (${r.status ?? r.outcome}${r.error ? `, ${r.error}` : ''})`;
+              s += `\n${c.bold('signature probe')}\n  ${line('wrong signature', probe.wrongSignature)}\n  ${line('unsigned', probe.unsigned)}`;
+            }
+            const why = !answered
+              ? `expected ${expect}, got ${d.outcome}`
+              : probe && !probe.refusedBoth
+                ? 'the app accepted a request that was not properly signed'
+                : `the app posted no message matching ${re} in ${watched} within ${waitMs} ms`;
+            return s + '\n' + (passed ? c.green('PASS') : c.red(`FAIL: ${why}`));
+          },
+        );
+        if (!passed) run.exitCode = EXIT.deliveryFailed;
+      }),
+    );
 
   const deliveries = program.command('deliveries').description('the delivery log: every trigger, event and attempt');
   deliveries
@@ -205,50 +340,91 @@ Examples:
     .option('--failed', 'only failed or retrying deliveries')
     .option('--limit <n>', 'how many (1-1000)', '50')
     .addHelpText('after', examples('appreg deliveries list --failed', 'appreg deliveries list --app app_123 --json'))
-    .action(action(run, async ({ o, out, client: connect }) => {
-      const client = connect();
-      const searchParams: Record<string, string> = { limit: String(positiveInt(o.limit, '--limit')) };
-      if (o.app) searchParams.appId = String(o.app);
-      if (o.failed) searchParams.failed = 'true';
-      const list = await client.request<Delivery[]>('GET', `${client.base()}/deliveries`, { searchParams });
-      // The daemon sorts by createdAt, newest first: the CREATED column is the order's key.
-      out.print(list, (c) =>
-        table(c, ['CREATED', 'ID', 'KIND', 'APP', 'STATE', 'OUTCOME', 'STATUS', 'LATENCY'], list.map((d) => {
-          const a = d.attempts.at(-1);
-          return [d.createdAt, d.id, d.kind, d.appName, d.state, d.outcome ?? '-', a?.status === undefined ? '-' : String(a.status), a ? `${a.latencyMs} ms` : '-'];
-        })) + (list.length ? `\n${c.dim(`${list.length} deliver${list.length === 1 ? 'y' : 'ies'}, newest first by creation time`)}` : ''),
-      );
-    }));
+    .action(
+      action(run, async ({ o, out, client: connect }) => {
+        const client = connect();
+        const searchParams: Record<string, string> = { limit: String(positiveInt(o.limit, '--limit')) };
+        if (o.app) searchParams.appId = String(o.app);
+        if (o.failed) searchParams.failed = 'true';
+        const list = await client.request<Delivery[]>('GET', `${client.base()}/deliveries`, { searchParams });
+        // The daemon sorts by createdAt, newest first: the CREATED column is the order's key.
+        out.print(
+          list,
+          (c) =>
+            table(
+              c,
+              ['CREATED', 'ID', 'KIND', 'APP', 'STATE', 'OUTCOME', 'STATUS', 'LATENCY'],
+              list.map((d) => {
+                const a = d.attempts.at(-1);
+                return [
+                  d.createdAt,
+                  d.id,
+                  d.kind,
+                  d.appName,
+                  d.state,
+                  d.outcome ?? '-',
+                  a?.status === undefined ? '-' : String(a.status),
+                  a ? `${a.latencyMs} ms` : '-',
+                ];
+              }),
+            ) +
+            (list.length
+              ? `\n${c.dim(`${list.length} deliver${list.length === 1 ? 'y' : 'ies'}, newest first by creation time`)}`
+              : ''),
+        );
+      }),
+    );
   registerDeliveriesTail(deliveries, run);
   deliveries
     .command('show <deliveryId>')
     .alias('get')
     .description('one delivery: what was sent, every attempt, what came back')
     .addHelpText('after', examples('appreg deliveries show dlv_123'))
-    .action(action(run, async ({ out, client: connect }, id) => {
-      const client = connect();
-      const d = await client.request<Delivery>('GET', `${client.base()}/deliveries/${encodeURIComponent(id)}`);
-      out.print(d, (c) => describe(c, d) + (d.attempts.length === 1 ? `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}` : ''));
-    }));
+    .action(
+      action(run, async ({ out, client: connect }, id) => {
+        const client = connect();
+        const d = await client.request<Delivery>('GET', `${client.base()}/deliveries/${encodeURIComponent(id)}`);
+        out.print(
+          d,
+          (c) =>
+            describe(c, d) +
+            (d.attempts.length === 1 ? `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}` : ''),
+        );
+      }),
+    );
   deliveries
     .command('replay <deliveryId>')
     .description('send a delivery again (signed afresh, recorded as a new attempt); exit 6 if it fails')
     .addHelpText('after', examples('appreg deliveries replay dlv_123'))
-    .action(action(run, async ({ out, client: connect }, id) => {
-      const client = connect();
-      const d = await client.request<Delivery>('POST', `${client.base()}/deliveries/${encodeURIComponent(id)}/replay`, { timeoutMs: 120_000 });
-      out.print(d, (c) => describe(c, d));
-      if (d.state !== 'delivered') run.exitCode = EXIT.deliveryFailed;
-    }));
+    .action(
+      action(run, async ({ out, client: connect }, id) => {
+        const client = connect();
+        const d = await client.request<Delivery>(
+          'POST',
+          `${client.base()}/deliveries/${encodeURIComponent(id)}/replay`,
+          { timeoutMs: 120_000 },
+        );
+        out.print(d, (c) => describe(c, d));
+        if (d.state !== 'delivered') run.exitCode = EXIT.deliveryFailed;
+      }),
+    );
   deliveries
     .command('cancel <deliveryId>')
     .description('stop the retries of an event that is waiting for its next attempt (state becomes cancelled)')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Exit codes: 0 cancelled; 4 the delivery is unknown or not an event waiting for a retry (delivery_not_retrying).
-${examples('appreg deliveries cancel dlv_123', 'appreg deliveries list --failed --json | jq -r \'.[] | select(.state=="retrying") | .id\' | xargs -n1 appreg deliveries cancel')}`)
-    .action(action(run, async ({ out, client: connect }, id) => {
-      const client = connect();
-      const d = await client.request<Delivery>('POST', `${client.base()}/deliveries/${encodeURIComponent(id)}/cancel`);
-      out.print(d, (c) => `cancelled ${d.id}${d.cancelReason ? ` (${d.cancelReason})` : ''}\n${describe(c, d)}`);
-    }));
+${examples('appreg deliveries cancel dlv_123', 'appreg deliveries list --failed --json | jq -r \'.[] | select(.state=="retrying") | .id\' | xargs -n1 appreg deliveries cancel')}`,
+    )
+    .action(
+      action(run, async ({ out, client: connect }, id) => {
+        const client = connect();
+        const d = await client.request<Delivery>(
+          'POST',
+          `${client.base()}/deliveries/${encodeURIComponent(id)}/cancel`,
+        );
+        out.print(d, (c) => `cancelled ${d.id}${d.cancelReason ? ` (${d.cancelReason})` : ''}\n${describe(c, d)}`);
+      }),
+    );
 }

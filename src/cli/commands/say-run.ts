@@ -8,8 +8,13 @@ import type { Delivery } from '../delivery.js';
 import { formatMessage, markOf, messagesPath, nameCache, regexOption, watch, type Message } from '../workspace.js';
 import { must } from '../../must.js';
 
-type SayAnswer = { kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery };
-interface Acting { client: Client; userId: string; release(): Promise<void> }
+type SayAnswer =
+  { kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery };
+interface Acting {
+  client: Client;
+  userId: string;
+  release(): Promise<void>;
+}
 
 /** Outcomes where the app never got the command: nothing to wait for. */
 const NEVER_RECEIVED = new Set(['connection_error', 'egress_denied']);
@@ -20,15 +25,25 @@ const NEVER_RECEIVED = new Set(['connection_error', 'egress_denied']);
  * user (POST …/act-as), revoked when the command is done. The user's own logins are not touched.
  */
 async function actAs(run: Run, o: GlobalOpts, me: Client, who: string): Promise<Acting> {
-  const self = await me.request<{ workspaceId: string; workspaceUserId: string; email?: string }>('GET', '/auth/whoami');
+  const self = await me.request<{ workspaceId: string; workspaceUserId: string; email?: string }>(
+    'GET',
+    '/auth/whoami',
+  );
   const keep: Acting = { client: me, userId: self.workspaceUserId, release: async () => {} };
   if (who === self.workspaceUserId || who.toLowerCase() === self.email?.toLowerCase()) return keep;
-  const issued = await me.request<{ authToken: string; workspaceUserId: string }>('POST', `${me.base()}/act-as`, { json: { user: who } }).catch((e: unknown) => {
-    if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
-    const code = (e.body as { code?: string } | undefined)?.code;
-    const why = code === 'forbidden' ? 'only the owner of the workspace can post as another user; log in as them with "appreg login"' : code === 'not_found' ? 'no such user in your workspace' : e.message;
-    throw new CliError(`--as ${who}: ${why}`, EXIT.rejected, e.body);
-  });
+  const issued = await me
+    .request<{ authToken: string; workspaceUserId: string }>('POST', `${me.base()}/act-as`, { json: { user: who } })
+    .catch((e: unknown) => {
+      if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
+      const code = (e.body as { code?: string } | undefined)?.code;
+      const why =
+        code === 'forbidden'
+          ? 'only the owner of the workspace can post as another user; log in as them with "appreg login"'
+          : code === 'not_found'
+            ? 'no such user in your workspace'
+            : e.message;
+      throw new CliError(`--as ${who}: ${why}`, EXIT.rejected, e.body);
+    });
   const client = createClient(run.io, { ...o, token: issued.authToken });
   return {
     client,
@@ -43,16 +58,28 @@ function modalOf(response: unknown): { title?: string; callbackId?: string; bloc
   return v && typeof v === 'object' ? (v as { title?: string; callbackId?: string; blocks?: unknown[] }) : undefined;
 }
 
-const titleOf = (t: unknown) => (typeof t === 'string' ? t : typeof (t as { text?: unknown })?.text === 'string' ? (t as { text: string }).text : '');
+const titleOf = (t: unknown) =>
+  typeof t === 'string' ? t : typeof (t as { text?: unknown })?.text === 'string' ? (t as { text: string }).text : '';
 
 /** What a slash command did, for people: the answer shown, a modal, the messages that followed, PASS or FAIL. */
-function describeReaction(c: Out['c'], d: Delivery, seen: Message[], names: Map<string, string>, o: { waitMs: number; passed: boolean; why: string }): string {
+function describeReaction(
+  c: Out['c'],
+  d: Delivery,
+  seen: Message[],
+  names: Map<string, string>,
+  o: { waitMs: number; passed: boolean; why: string },
+): string {
   const last = d.attempts.at(-1);
-  const lines = [`${String((d.payload as { slashCommand?: string } | null)?.slashCommand ?? d.kind)} → ${d.appName} (${d.appId}): ${d.outcome}${last ? `, ${last.latencyMs} ms` : ''}`];
+  const lines = [
+    `${String((d.payload as { slashCommand?: string } | null)?.slashCommand ?? d.kind)} → ${d.appName} (${d.appId}): ${d.outcome}${last ? `, ${last.latencyMs} ms` : ''}`,
+  ];
   if (d.ephemeralMessage) lines.push(`${c.bold(d.appName)} ${c.dim('(only visible to you)')}: ${d.ephemeralMessage}`);
   const modal = modalOf(d.response);
   const n = modal?.blocks?.length ?? 0;
-  if (modal) lines.push(`modal opened: "${titleOf(modal.title)}" (${modal.callbackId ? `callbackId ${modal.callbackId}, ` : ''}${n} block${n === 1 ? '' : 's'})`);
+  if (modal)
+    lines.push(
+      `modal opened: "${titleOf(modal.title)}" (${modal.callbackId ? `callbackId ${modal.callbackId}, ` : ''}${n} block${n === 1 ? '' : 's'})`,
+    );
   if (seen.length) lines.push(c.bold('then in the channel:'), ...seen.map((m) => `  ${formatMessage(c, m, names)}`));
   else if (o.waitMs > 0) lines.push(c.dim(`(nothing posted in the channel within ${o.waitMs} ms)`));
   lines.push(o.passed ? c.green('PASS') : c.red(`FAIL: ${o.why}`));
@@ -60,14 +87,22 @@ function describeReaction(c: Out['c'], d: Delivery, seen: Message[], names: Map<
 }
 
 /** appreg say <channel> <text...> with its options `o`. */
-export async function say(run: Run, o: GlobalOpts & Record<string, unknown>, out: Out, connect: () => Client, channel: string, words: string[]): Promise<void> {
+export async function say(
+  run: Run,
+  o: GlobalOpts & Record<string, unknown>,
+  out: Out,
+  connect: () => Client,
+  channel: string,
+  words: string[],
+): Promise<void> {
   const text = words.join(' ');
   const waitMs = must(nonNegativeInt(o.waitMs, '--wait-ms'));
   const expect = String(o.expect);
   if (!EXPECT.includes(expect)) throw new CliError(`--expect must be one of ${EXPECT.join(', ')}`, EXIT.usage);
   const re = regexOption(o.expectMessage, '--expect-message');
   const base = connect();
-  const actor = o.as === undefined ? { client: base, release: async () => {} } : await actAs(run, o, base, String(o.as));
+  const actor =
+    o.as === undefined ? { client: base, release: async () => {} } : await actAs(run, o, base, String(o.as));
   try {
     const { client } = actor;
     const slash = text.trimStart().startsWith('/');
@@ -78,21 +113,42 @@ export async function say(run: Run, o: GlobalOpts & Record<string, unknown>, out
     // a slash command waits for the app (up to the daemon's budget)
     const res = await (slash ? waitingNotice(run, out.json, undefined, sent) : sent);
     if (res.kind === 'message') {
-      out.print(res, () => `posted ${res.message.id} in ${channel}${res.message.threadReplyInfo ? ` (thread ${res.message.threadReplyInfo.rootId})` : ''}`);
+      out.print(
+        res,
+        () =>
+          `posted ${res.message.id} in ${channel}${res.message.threadReplyInfo ? ` (thread ${res.message.threadReplyInfo.rootId})` : ''}`,
+      );
       return;
     }
     const d = res.delivery;
     const watchMs = Math.max(waitMs, re ? waitMs || 3000 : 0);
-    const seen = watchMs > 0 && !NEVER_RECEIVED.has(d.outcome ?? '')
-      ? await watch(client, res.channelId, mark, { waitMs: watchMs, until: re ? (s) => s.some((m) => re.test(m.text)) : undefined, quietMs: re ? undefined : 1000 })
-      : [];
+    const seen =
+      watchMs > 0 && !NEVER_RECEIVED.has(d.outcome ?? '')
+        ? await watch(client, res.channelId, mark, {
+            waitMs: watchMs,
+            until: re ? (s) => s.some((m) => re.test(m.text)) : undefined,
+            quietMs: re ? undefined : 1000,
+          })
+        : [];
     const answered = meets(expect, d.outcome);
     const matched = !re || seen.some((m) => re.test(m.text));
     const passed = answered && matched;
-    const why = !answered ? `expected ${expect}, got ${d.outcome}` : `the app posted no message matching ${re} within ${watchMs} ms`;
+    const why = !answered
+      ? `expected ${expect}, got ${d.outcome}`
+      : `the app posted no message matching ${re} within ${watchMs} ms`;
     const names = out.json ? new Map<string, string>() : await nameCache(client)(seen.map((m) => m.author));
     out.print(
-      { kind: res.kind, channelId: res.channelId, passed, expected: expect, outcome: d.outcome, shown: d.ephemeralMessage ?? null, modal: modalOf(d.response) ?? null, messages: seen, delivery: d },
+      {
+        kind: res.kind,
+        channelId: res.channelId,
+        passed,
+        expected: expect,
+        outcome: d.outcome,
+        shown: d.ephemeralMessage ?? null,
+        modal: modalOf(d.response) ?? null,
+        messages: seen,
+        delivery: d,
+      },
       (c) => describeReaction(c, d, seen, names, { waitMs: watchMs, passed, why }),
     );
     if (!passed) run.exitCode = EXIT.deliveryFailed;

@@ -19,19 +19,35 @@ const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace
 export function registerServe(program: Command, run: Run): void {
   program
     .command('serve')
-    .description('run the daemon (HTTP API, consent screen, deliveries, websockets) on the data directory, or on PostgreSQL shared by several daemons')
+    .description(
+      'run the daemon (HTTP API, consent screen, deliveries, websockets) on the data directory, or on PostgreSQL shared by several daemons',
+    )
     .option('--host <host>', 'address to listen on [APPREG_HOST] (default 127.0.0.1)')
     .option('--port <port>', `port to listen on, 0 picks a free one [APPREG_PORT] (default ${DEFAULT_PORT})`)
     .option('--data-dir <dir>', 'data directory [APPREG_DATA_DIR] (default ./data)')
-    .option('--database-url <url>', 'PostgreSQL instead of the embedded store; any number of daemons may share it [APPREG_DATABASE_URL]')
-    .option('--key-file <file>', 'the key that encrypts secrets at rest [APPREG_KEY_FILE] (default <data-dir>/secret.key; every daemon of a database needs the same one)')
+    .option(
+      '--database-url <url>',
+      'PostgreSQL instead of the embedded store; any number of daemons may share it [APPREG_DATABASE_URL]',
+    )
+    .option(
+      '--key-file <file>',
+      'the key that encrypts secrets at rest [APPREG_KEY_FILE] (default <data-dir>/secret.key; every daemon of a database needs the same one)',
+    )
     .option('--public-url <url>', 'URL the daemon is reached at, used in URLs it hands out [APPREG_PUBLIC_URL]')
     .option('--config <file>', 'JSON config file [APPREG_CONFIG] (default <data-dir>/config.json)')
     .option('--log-level <level>', 'debug, info, warn or error [APPREG_LOG_LEVEL]')
-    .option('--log-format <format>', 'pretty (human lines) or json (JSON lines) [APPREG_LOG_FORMAT] (default: pretty when stderr is a terminal, else json)')
+    .option(
+      '--log-format <format>',
+      'pretty (human lines) or json (JSON lines) [APPREG_LOG_FORMAT] (default: pretty when stderr is a terminal, else json)',
+    )
     .option('--allow-insecure-redirects', 'accept http: redirect URLs on hosts other than localhost (development only)')
-    .option('--allow-fresh', 'start a new, empty workspace in a data directory that holds state (a key, credentials, journals) but lost appreg.json')
-    .addHelpText('after', `
+    .option(
+      '--allow-fresh',
+      'start a new, empty workspace in a data directory that holds state (a key, credentials, journals) but lost appreg.json',
+    )
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ appreg serve                          # 127.0.0.1:${DEFAULT_PORT}, data in ./data
   $ appreg serve --port 0 --data-dir /tmp/appreg-ci
@@ -40,57 +56,77 @@ Examples:
   $ APPREG_DATABASE_URL=postgres://appreg:secret@db:5432/appreg appreg serve --public-url https://appreg.example.com
 
 Exit codes: 0 stopped by SIGINT/SIGTERM; 2 bad configuration, or the port is in use; 8 another daemon
-holds the data directory; 1 any other start failure (damaged data, wrong key file).`)
-    .action(action(run, async ({ o, out, cmd }) => {
-      // `serve --data-dir` wins over the global `--data-dir` (the merged options would prefer the global one).
-      const own = cmd.opts();
-      const dataDir = (own.dataDir ?? o.dataDir) as string | undefined;
-      let config;
-      try {
-        config = loadConfig({
-          host: own.host, port: own.port, dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir), databaseUrl: own.databaseUrl,
-          keyFile: own.keyFile === undefined ? undefined : path.resolve(run.io.cwd, String(own.keyFile)), publicUrl: own.publicUrl, logLevel: own.logLevel, logFormat: own.logFormat,
-          allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined, config: own.config as string | undefined,
-        }, { ...run.io.env });
-      } catch (e) {
-        if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
-        throw e;
-      }
-      // --log-format, else APPREG_LOG_FORMAT, else the config file, else whether stderr is a terminal.
-      const format = config.logFormat ?? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json');
-      const { startDaemon, StartupError } = await import('../../server/start.js');
-      const { createLogger } = await import('../../logger.js');
-      const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
-      let handle;
-      try {
-        handle = await startDaemon(config, { logger, allowFresh: own.allowFresh === true });
-      } catch (e) {
-        // A documented exit code per reason the daemon gives, and one line for the two a user fixes
-        // by choosing again.
-        if (e instanceof StartupError) {
-          const exit = EXIT_OF_STARTUP[e.reason];
-          throw new CliError(exit === undefined ? e.message : must(e.message.split('\n')[0]), exit ?? EXIT.internal, { code: `startup_${e.reason}`, message: e.message });
+holds the data directory; 1 any other start failure (damaged data, wrong key file).`,
+    )
+    .action(
+      action(run, async ({ o, out, cmd }) => {
+        // `serve --data-dir` wins over the global `--data-dir` (the merged options would prefer the global one).
+        const own = cmd.opts();
+        const dataDir = (own.dataDir ?? o.dataDir) as string | undefined;
+        let config;
+        try {
+          config = loadConfig(
+            {
+              host: own.host,
+              port: own.port,
+              dataDir: dataDir === undefined ? undefined : path.resolve(run.io.cwd, dataDir),
+              databaseUrl: own.databaseUrl,
+              keyFile: own.keyFile === undefined ? undefined : path.resolve(run.io.cwd, String(own.keyFile)),
+              publicUrl: own.publicUrl,
+              logLevel: own.logLevel,
+              logFormat: own.logFormat,
+              allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined,
+              config: own.config as string | undefined,
+            },
+            { ...run.io.env },
+          );
+        } catch (e) {
+          if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
+          throw e;
         }
-        throw e;
-      }
-      // Start-up messages go through the log, like everything the daemon says (a JSON line each with
-      // --log-format json); stdout carries only --json's one document, for scripts.
-      if (handle.bootstrapped) {
-        logger.info(`first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email}; the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed`);
-        // The data dir the CLI would find by itself (global --data-dir, APPREG_DATA_DIR, ./data); else say it.
-        const found = path.resolve(run.io.cwd, run.io.env.APPREG_DATA_DIR ?? './data') === config.dataDir;
-        logger.info(`to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`);
-      }
-      // Last, so that whoever waits for this line has seen everything before it.
-      logger.info(`appreg listening on ${handle.url} (data: ${config.dataDir})`, { pid: process.pid });
-      if (out.json) out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid });
-      const signal = await run.io.stopSignal();
-      logger.info(`${signal}: shutting down`);
-      try {
-        await handle.close();
-      } catch (e) {
-        logger.error('shutdown failed', { error: (e as Error).message });
-        run.exitCode = EXIT.internal;
-      }
-    }));
+        // --log-format, else APPREG_LOG_FORMAT, else the config file, else whether stderr is a terminal.
+        const format = config.logFormat ?? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json');
+        const { startDaemon, StartupError } = await import('../../server/start.js');
+        const { createLogger } = await import('../../logger.js');
+        const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
+        let handle;
+        try {
+          handle = await startDaemon(config, { logger, allowFresh: own.allowFresh === true });
+        } catch (e) {
+          // A documented exit code per reason the daemon gives, and one line for the two a user fixes
+          // by choosing again.
+          if (e instanceof StartupError) {
+            const exit = EXIT_OF_STARTUP[e.reason];
+            throw new CliError(exit === undefined ? e.message : must(e.message.split('\n')[0]), exit ?? EXIT.internal, {
+              code: `startup_${e.reason}`,
+              message: e.message,
+            });
+          }
+          throw e;
+        }
+        // Start-up messages go through the log, like everything the daemon says (a JSON line each with
+        // --log-format json); stdout carries only --json's one document, for scripts.
+        if (handle.bootstrapped) {
+          logger.info(
+            `first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email}; the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed`,
+          );
+          // The data dir the CLI would find by itself (global --data-dir, APPREG_DATA_DIR, ./data); else say it.
+          const found = path.resolve(run.io.cwd, run.io.env.APPREG_DATA_DIR ?? './data') === config.dataDir;
+          logger.info(
+            `to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`,
+          );
+        }
+        // Last, so that whoever waits for this line has seen everything before it.
+        logger.info(`appreg listening on ${handle.url} (data: ${config.dataDir})`, { pid: process.pid });
+        if (out.json) out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid });
+        const signal = await run.io.stopSignal();
+        logger.info(`${signal}: shutting down`);
+        try {
+          await handle.close();
+        } catch (e) {
+          logger.error('shutdown failed', { error: (e as Error).message });
+          run.exitCode = EXIT.internal;
+        }
+      }),
+    );
 }

@@ -27,31 +27,66 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
     raw = JSON.parse(fs.readFileSync(manifestFile, 'utf8'));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code) throw new CliError(`cannot read the manifest ${path.relative(cwd, manifestFile) || manifestFile}: ${code}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`, EXIT.usage);
+    if (code)
+      throw new CliError(
+        `cannot read the manifest ${path.relative(cwd, manifestFile) || manifestFile}: ${code}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`,
+        EXIT.usage,
+      );
     throw new CliError(`${manifestFile} is not valid JSON: ${(e as Error).message}`, EXIT.invalidInput);
   }
   const { validateManifest } = await import('../../validation/manifest.js');
   const v = validateManifest(raw);
-  if (!v.ok) throw new CliError(`the manifest is invalid:\n${v.violations.map((x) => `  ${x.pointer || '/'}: ${x.message}`).join('\n')}`, EXIT.invalidInput, { code: 'invalid_manifest', message: 'the manifest is invalid', details: v.violations });
+  if (!v.ok)
+    throw new CliError(
+      `the manifest is invalid:\n${v.violations.map((x) => `  ${x.pointer || '/'}: ${x.message}`).join('\n')}`,
+      EXIT.invalidInput,
+      { code: 'invalid_manifest', message: 'the manifest is invalid', details: v.violations },
+    );
   const dir = path.dirname(manifestFile);
-  const target = path.resolve(cwd, String(o.output ?? path.join(dir, `${v.manifest.name.replace(/[^A-Za-z0-9_-]+/g, '-')}.apptest.json`)));
-  if (fs.existsSync(target) && !o.force) throw new CliError(`${path.relative(cwd, target)} exists: give another --output, or --force to overwrite it`, EXIT.usage);
+  const target = path.resolve(
+    cwd,
+    String(o.output ?? path.join(dir, `${v.manifest.name.replace(/[^A-Za-z0-9_-]+/g, '-')}.apptest.json`)),
+  );
+  if (fs.existsSync(target) && !o.force)
+    throw new CliError(
+      `${path.relative(cwd, target)} exists: give another --output, or --force to overwrite it`,
+      EXIT.usage,
+    );
   const guessed = guessStart(dir);
-  const suite = starterSuite(v.manifest, path.relative(path.dirname(target), manifestFile) || path.basename(manifestFile), guessed ?? 'node app.js');
+  const suite = starterSuite(
+    v.manifest,
+    path.relative(path.dirname(target), manifestFile) || path.basename(manifestFile),
+    guessed ?? 'node app.js',
+  );
   const tests = (suite.tests as unknown[]).length;
-  if (!tests) throw new CliError('the manifest has no slash command, shortcut, menu or event to test, and a socket-mode app has no signature to check: there is nothing to start a suite with', EXIT.invalidInput);
+  if (!tests)
+    throw new CliError(
+      'the manifest has no slash command, shortcut, menu or event to test, and a socket-mode app has no signature to check: there is nothing to start a suite with',
+      EXIT.invalidInput,
+    );
   const yaml = /\.ya?ml$/i.test(target);
-  const text = yaml ? `# yaml-language-server: $schema=${suite.$schema as string}\n${(await import('yaml')).stringify({ ...suite, $schema: undefined })}` : JSON.stringify(suite, null, 2) + '\n';
+  const text = yaml
+    ? `# yaml-language-server: $schema=${suite.$schema as string}\n${(await import('yaml')).stringify({ ...suite, $schema: undefined })}`
+    : JSON.stringify(suite, null, 2) + '\n';
   try {
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.writeFileSync(target, text);
   } catch (e) {
-    throw new CliError(`cannot write ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+    throw new CliError(
+      `cannot write ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      EXIT.usage,
+    );
   }
-  out.print({ file: target, tests, start: guessed ?? null }, (c) =>
-    `wrote ${path.relative(cwd, target) || target}: ${tests} test${tests === 1 ? '' : 's'}\n` +
-    (guessed ? c.dim(`the app is started with "${guessed}" in ${path.relative(cwd, dir) || '.'}: check app.start.command`) : c.yellow(`set app.start.command: no package.json start script or main file was found in ${path.relative(cwd, dir) || '.'}`)) +
-    `\nrun it: appreg test ${path.relative(cwd, target) || target}`,
+  out.print(
+    { file: target, tests, start: guessed ?? null },
+    (c) =>
+      `wrote ${path.relative(cwd, target) || target}: ${tests} test${tests === 1 ? '' : 's'}\n` +
+      (guessed
+        ? c.dim(`the app is started with "${guessed}" in ${path.relative(cwd, dir) || '.'}: check app.start.command`)
+        : c.yellow(
+            `set app.start.command: no package.json start script or main file was found in ${path.relative(cwd, dir) || '.'}`,
+          )) +
+      `\nrun it: appreg test ${path.relative(cwd, target) || target}`,
   );
 }
 
@@ -70,31 +105,58 @@ async function loadAll(files: string[]): Promise<Suite[]> {
     }
   }
   if (invalid.length) {
-    const details = invalid.flatMap((i) => i.problems.map((p) => ({ file: i.file, at: p.at, pointer: p.pointer, message: p.message })));
-    throw new CliError(`invalid suite file${invalid.length > 1 ? 's' : ''}:\n${invalid.map((i) => i.problems.map((p) => `  ${p.at} ${p.pointer || '/'}: ${p.message}`).join('\n')).join('\n')}`, EXIT.invalidInput, { code: 'invalid_suite', message: `${details.length} problem${details.length === 1 ? '' : 's'} in suite files`, details });
+    const details = invalid.flatMap((i) =>
+      i.problems.map((p) => ({ file: i.file, at: p.at, pointer: p.pointer, message: p.message })),
+    );
+    throw new CliError(
+      `invalid suite file${invalid.length > 1 ? 's' : ''}:\n${invalid.map((i) => i.problems.map((p) => `  ${p.at} ${p.pointer || '/'}: ${p.message}`).join('\n')).join('\n')}`,
+      EXIT.invalidInput,
+      {
+        code: 'invalid_suite',
+        message: `${details.length} problem${details.length === 1 ? '' : 's'} in suite files`,
+        details,
+      },
+    );
   }
   return suites;
 }
 
 /** What must hold of the suites before a run: a test to run, and a daemon for an app already running. */
 function check(o: Opts, suites: Suite[], grep: RegExp | undefined, url: string | undefined, cwd: string): void {
-  const total = suites.reduce((n, s) => n + s.tests.filter((t) => !grep || grep.test(`${s.name} › ${t.name}`)).length, 0);
+  const total = suites.reduce(
+    (n, s) => n + s.tests.filter((t) => !grep || grep.test(`${s.name} › ${t.name}`)).length,
+    0,
+  );
   if (!total) throw new CliError(`no test matches --grep ${String(o.grep)}`, EXIT.usage);
   // an app already running talks to the daemon it was started with: that one must be given
   const running = suites.find((s) => s.app.url !== undefined);
-  if (running && !url) throw new CliError(`${path.relative(cwd, running.file)}: the app is already running (app.url), so it talks to its own daemon: give that daemon with --url`, EXIT.usage);
+  if (running && !url)
+    throw new CliError(
+      `${path.relative(cwd, running.file)}: the app is already running (app.url), so it talks to its own daemon: give that daemon with --url`,
+      EXIT.usage,
+    );
 }
 
 /** `reporters`: the names --reporter takes (test.ts lists them in its help without loading this module). */
-export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], reporters: readonly string[]): Promise<void> {
+export async function testCommand(
+  run: Run,
+  o: Opts,
+  out: Out,
+  paths: string[],
+  reporters: readonly string[],
+): Promise<void> {
   if (o.init) {
-    if (paths.length) throw new CliError('--init writes a suite: give the app\'s manifest with --manifest, not paths', EXIT.usage);
+    if (paths.length)
+      throw new CliError("--init writes a suite: give the app's manifest with --manifest, not paths", EXIT.usage);
     return init(run, o, out);
   }
-  if (o.manifest !== undefined || o.force) throw new CliError(`${o.manifest !== undefined ? '--manifest' : '--force'} is for --init`, EXIT.usage);
+  if (o.manifest !== undefined || o.force)
+    throw new CliError(`${o.manifest !== undefined ? '--manifest' : '--force'} is for --init`, EXIT.usage);
   const reporter = String(o.reporter ?? (o.json ? 'json' : 'pretty'));
-  if (!reporters.includes(reporter)) throw new CliError(`--reporter must be one of ${reporters.join(', ')}`, EXIT.usage);
-  if (o.json && o.reporter !== undefined && reporter !== 'json') throw new CliError('--json prints the json report: it cannot go with --reporter ' + reporter, EXIT.usage);
+  if (!reporters.includes(reporter))
+    throw new CliError(`--reporter must be one of ${reporters.join(', ')}`, EXIT.usage);
+  if (o.json && o.reporter !== undefined && reporter !== 'json')
+    throw new CliError('--json prints the json report: it cannot go with --reporter ' + reporter, EXIT.usage);
   const jobs = must(positiveInt(o.jobs, '--jobs'));
   let grep: RegExp | undefined;
   if (o.grep !== undefined) {
@@ -112,7 +174,11 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], 
     if (e instanceof NoSuchPath) throw new CliError(e.message, EXIT.usage);
     throw e;
   }
-  if (!files.length) throw new CliError(`no suite files (*.apptest.json, *.apptest.yaml, *.apptest.yml) in ${paths.length ? paths.join(', ') : 'this folder'}; appreg test --init --manifest manifest.json writes one`, EXIT.usage);
+  if (!files.length)
+    throw new CliError(
+      `no suite files (*.apptest.json, *.apptest.yaml, *.apptest.yml) in ${paths.length ? paths.join(', ') : 'this folder'}; appreg test --init --manifest manifest.json writes one`,
+      EXIT.usage,
+    );
   // a daemon of the run's own starts while the suites are read (it takes a moment)
   const url = o.url ?? io.env.APPREG_URL;
   const starting = url ? undefined : ownDaemon(io);
@@ -136,7 +202,11 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], 
   });
 
   const [{ createApi }, { runSuites }, { prettyReporter }, { junitReport }, { tapReport }] = await Promise.all([
-    import('../../apptest/api.js'), import('../../apptest/runner.js'), import('../../apptest/report/pretty.js'), import('../../apptest/report/junit.js'), import('../../apptest/report/tap.js'),
+    import('../../apptest/api.js'),
+    import('../../apptest/runner.js'),
+    import('../../apptest/report/pretty.js'),
+    import('../../apptest/report/junit.js'),
+    import('../../apptest/report/tap.js'),
   ]);
   const pretty = prettyReporter(out.c, (s) => io.stdout.write(s));
   const daemon: Daemon = starting ? await starting : givenDaemon(io, o);
@@ -145,13 +215,29 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], 
     const api = createApi(io, daemon.client);
     await api.whoami(); // the daemon answers, and the credentials are good, before anything starts
     const quiet: Reporter = {};
-    result = await runSuites(suites, { api, daemon: { url: daemon.url, own: daemon.own }, env: io.env, jobs, bail: !!o.bail, grep, stopped: () => stopped, reporter: live ? pretty : quiet });
+    result = await runSuites(suites, {
+      api,
+      daemon: { url: daemon.url, own: daemon.own },
+      env: io.env,
+      jobs,
+      bail: !!o.bail,
+      grep,
+      stopped: () => stopped,
+      reporter: live ? pretty : quiet,
+    });
   } finally {
     await daemon.stop();
   }
   if (stopped) result.passed = false;
   if (live) pretty.end(result);
-  const report = reporter === 'json' ? JSON.stringify(result, null, 2) + '\n' : reporter === 'junit' ? junitReport(result, io.cwd) : reporter === 'tap' ? tapReport(result) : undefined;
+  const report =
+    reporter === 'json'
+      ? JSON.stringify(result, null, 2) + '\n'
+      : reporter === 'junit'
+        ? junitReport(result, io.cwd)
+        : reporter === 'tap'
+          ? tapReport(result)
+          : undefined;
   if (toFile) {
     const { Chalk } = await import('chalk');
     const plain = new Chalk({ level: 0 });
@@ -171,7 +257,10 @@ export async function testCommand(run: Run, o: Opts, out: Out, paths: string[], 
       fs.mkdirSync(path.dirname(toFile), { recursive: true });
       fs.writeFileSync(toFile, text);
     } catch (e) {
-      throw new CliError(`cannot write the report to ${toFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+      throw new CliError(
+        `cannot write the report to ${toFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        EXIT.usage,
+      );
     }
     io.stdout.write(out.c.dim(`${reporter} report written to ${path.relative(io.cwd, toFile) || toFile}\n`));
   } else if (report !== undefined) {

@@ -8,16 +8,23 @@ const REPORTERS = ['pretty', 'tap', 'junit', 'json'] as const;
 export function registerTest(program: Command, run: Run): void {
   program
     .command('test [paths...]')
-    .description('run an app\'s conversation tests (suite files *.apptest.json / .yaml): start a daemon and the app, play each test, report for people or CI')
+    .description(
+      "run an app's conversation tests (suite files *.apptest.json / .yaml): start a daemon and the app, play each test, report for people or CI",
+    )
     .option('--reporter <name>', `${REPORTERS.join('|')} (default pretty; --json is json)`)
-    .option('--output <file>', 'write the report to this file (the terminal still shows the pretty one); with --init, the suite file to write')
+    .option(
+      '--output <file>',
+      'write the report to this file (the terminal still shows the pretty one); with --init, the suite file to write',
+    )
     .option('--grep <regex>', 'run only the tests whose "suite › test" name matches (case-insensitive)')
     .option('--bail', 'start no more tests after the first failure')
     .option('--jobs <n>', 'tests run at once, each in a channel of its own', '1')
     .option('--init', 'write a starter suite for the app of --manifest instead of running tests')
-    .option('--manifest <file>', 'with --init: the app\'s manifest (default manifest.json)')
+    .option('--manifest <file>', "with --init: the app's manifest (default manifest.json)")
     .option('--force', 'with --init: overwrite the suite file')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Without --url (or APPREG_URL) a daemon of its own is started for the run, on a free port with a
 throwaway store, and removed at the end. With --url the run uses that daemon, registers its own
 apps and channels, and removes them at the end (the delivery log keeps what was sent).
@@ -32,10 +39,13 @@ Examples:
   $ appreg test app.apptest.yaml --reporter junit --output report.xml
   $ appreg test --grep "modal" --bail --jobs 4
   $ appreg test --url http://127.0.0.1:8740 app.apptest.json
-  $ appreg test --init --manifest manifest.json          write app.apptest.json for its commands, shortcuts and events`)
-    .action(action(run, async (x, ...args) => {
-      const paths = (args[0] as unknown as string[] | undefined) ?? [];
-      const { testCommand } = await import('./test-run.js');
-      await testCommand(run, x.o, x.out, paths, REPORTERS);
-    }));
+  $ appreg test --init --manifest manifest.json          write app.apptest.json for its commands, shortcuts and events`,
+    )
+    .action(
+      action(run, async (x, ...args) => {
+        const paths = (args[0] as unknown as string[] | undefined) ?? [];
+        const { testCommand } = await import('./test-run.js');
+        await testCommand(run, x.o, x.out, paths, REPORTERS);
+      }),
+    );
 }

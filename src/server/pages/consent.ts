@@ -27,8 +27,16 @@ function describeScope(scope: string): string {
   return DESCRIPTIONS[scope] ?? `Use the "${scope}" permission`;
 }
 
-export function loginPage(opts: { appName: string; appId: string; csrf: string; email?: string; error?: string }): string {
-  return page(`Sign in · ${opts.appName}`, html`<div class="card">
+export function loginPage(opts: {
+  appName: string;
+  appId: string;
+  csrf: string;
+  email?: string;
+  error?: string;
+}): string {
+  return page(
+    `Sign in · ${opts.appName}`,
+    html`<div class="card">
 <div class="app">!${monogram(opts.appName, opts.appId)}<div><h1>Sign in to continue</h1><p class="muted">${opts.appName} is asking for access to your workspace.</p></div></div>
 !${opts.error ? html`<p class="error" role="alert">${opts.error}</p>` : ''}
 <form method="post" action="/access-request/login">
@@ -38,7 +46,8 @@ export function loginPage(opts: { appName: string; appId: string; csrf: string; 
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <div class="buttons"><button class="primary" type="submit" id="sign-in">Sign in</button></div>
-</form></div>`);
+</form></div>`,
+  );
 }
 
 export interface ConsentView {
@@ -62,7 +71,10 @@ export interface ConsentView {
 function scopeList(scopes: string[], fresh: string[] = []): string {
   if (!scopes.length) return '<p class="muted">No permissions.</p>';
   return html`<ul class="scopes">!${scopes
-    .map((s) => html`<li>${describeScope(s)}!${fresh.includes(s) ? '<span class="new">new</span>' : ''}<br><code>${s}</code></li>`)
+    .map(
+      (s) =>
+        html`<li>${describeScope(s)}!${fresh.includes(s) ? '<span class="new">new</span>' : ''}<br><code>${s}</code></li>`,
+    )
     .join('')}</ul>`;
 }
 
@@ -71,7 +83,9 @@ export function consentPage(v: ConsentView): string {
     ? html`<h2>The bot “${v.displayName}” will be able to</h2>!${v.botTitle ? html`<p class="muted">${v.botTitle}</p>` : ''}!${scopeList(v.botScopes, v.newBotScopes)}
 !${!v.botScopesGranted && v.newBotScopes.length ? html`<p class="notice">The app is already installed in this workspace; its bot keeps the permissions it has. New bot permissions need a reinstall.</p>` : ''}`
     : '';
-  return page(`Authorize ${v.displayName}`, html`<div class="card">
+  return page(
+    `Authorize ${v.displayName}`,
+    html`<div class="card">
 <div class="app">!${monogram(v.displayName, v.appId)}<div><h1>${v.displayName} ${v.reinstall ? 'asks to be reinstalled' : 'wants access'}</h1>
 <p class="muted">Signed in as ${v.userName}. After you decide you go to ${v.redirectOrigin}.</p></div></div>
 <form method="post" action="/access-request/decision">
@@ -82,5 +96,6 @@ export function consentPage(v: ConsentView): string {
 !${scopeList(v.userScopes)}
 !${bot}
 <div class="buttons"><button type="submit" name="decision" value="cancel" id="cancel">Cancel</button><button class="primary" type="submit" name="decision" value="allow" id="allow">Allow</button></div>
-</form></div>`);
+</form></div>`,
+  );
 }

@@ -72,6 +72,9 @@ export function monogram(name: string, id: string): string {
 
 /** The error page of the consent screen and of a sign-in link: never a redirect (docs/security.md §1 M7). */
 export function errorPage(title: string, message: string): string {
-  return page(title, html`<div class="card" role="alert"><h1>${title}</h1><p class="error">${message}</p>
-<p class="muted">Nothing was shared with the app. You can close this page.</p></div>`);
+  return page(
+    title,
+    html`<div class="card" role="alert"><h1>${title}</h1><p class="error">${message}</p>
+<p class="muted">Nothing was shared with the app. You can close this page.</p></div>`,
+  );
 }

@@ -30,7 +30,11 @@ function sendApp(res: Response, status: number, out: { app: unknown; warnings: u
 }
 
 /** GET …/apps/mine/{appId}'s answer: the app with its secrets; a socket-mode app with its live figures. */
-async function appShown(deps: Pick<AppsRoutesDeps, 'apps' | 'socketStatus'>, p: Principal, appId: string): Promise<unknown> {
+async function appShown(
+  deps: Pick<AppsRoutesDeps, 'apps' | 'socketStatus'>,
+  p: Principal,
+  appId: string,
+): Promise<unknown> {
   const app = await deps.apps.get(p, appId);
   return app.socketMode === true ? Object.assign({}, app, await deps.socketStatus(app.id)) : app;
 }
@@ -55,12 +59,21 @@ export function createAppGetHandler(deps: AppGetDeps) {
   const { logger } = deps;
   return {
     /** The path's workspace, user and app when `req` is such a get, else null. */
-    match: (req: IncomingMessage): RegExpExecArray | null => (req.method === 'GET' && req.url ? APP_GET.exec(req.url) : null),
+    match: (req: IncomingMessage): RegExpExecArray | null =>
+      req.method === 'GET' && req.url ? APP_GET.exec(req.url) : null,
     serve(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
       const start = process.hrtime.bigint();
       const reqId = startAnswer(res);
       const path = req.url!.split('?', 1)[0]!;
-      const done = (status: number) => logRequest(logger, { reqId, method: 'GET', path, status, ms: Number(process.hrtime.bigint() - start) / 1e6, code: errorCodeOf(res) });
+      const done = (status: number) =>
+        logRequest(logger, {
+          reqId,
+          method: 'GET',
+          path,
+          status,
+          ms: Number(process.hrtime.bigint() - start) / 1e6,
+          code: errorCodeOf(res),
+        });
       const header = req.headers['authtoken'];
       const token = Array.isArray(header) ? header[0] : header;
       (token ? deps.identity.authenticate(token) : Promise.reject(unauthenticated()))
@@ -68,10 +81,17 @@ export function createAppGetHandler(deps: AppGetDeps) {
           if (m[1] !== p.workspaceId || m[2] !== p.workspaceUserId) throw forbidden();
           return deps.apps.getJson(p, m[3]!);
         })
-        .then(async ({ app, json }) => (app.manifest.socketMode === true ? JSON.stringify(Object.assign(JSON.parse(json) as object, await deps.socketStatus(app.id))) : json))
+        .then(async ({ app, json }) =>
+          app.manifest.socketMode === true
+            ? JSON.stringify(Object.assign(JSON.parse(json) as object, await deps.socketStatus(app.id)))
+            : json,
+        )
         .then(
           (json) => {
-            res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+            res.writeHead(200, {
+              'content-type': 'application/json; charset=utf-8',
+              'content-length': Buffer.byteLength(json),
+            });
             res.end(json);
             done(200);
           },
@@ -85,10 +105,23 @@ export function appsRoutes(deps: AppsRoutesDeps): Router {
   const { apps, config } = deps;
   const r = Router({ mergeParams: true });
   const body = jsonBody(config.bodyLimitBytes);
-  const writes = rateLimit({ perMinute: config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `apps-writes|${principalOf(res).workspaceUserId}` });
+  const writes = rateLimit({
+    perMinute: config.rateLimitManagementWrites,
+    clock: deps.clock,
+    store: deps.store,
+    key: (_req, res) => `apps-writes|${principalOf(res).workspaceUserId}`,
+  });
 
-  r.post('/apps', writes, body, authed(async (req, res, p) => sendApp(res, 201, await apps.create(p, req.body))));
-  r.get('/apps/mine', authed(async (_req, res, p) => res.json(await apps.list(p))));
+  r.post(
+    '/apps',
+    writes,
+    body,
+    authed(async (req, res, p) => sendApp(res, 201, await apps.create(p, req.body))),
+  );
+  r.get(
+    '/apps/mine',
+    authed(async (_req, res, p) => res.json(await apps.list(p))),
+  );
   r.get(
     '/apps/mine/:appId',
     authed(async (req, res, p) => {
@@ -105,9 +138,24 @@ export function appsRoutes(deps: AppsRoutesDeps): Router {
       res.json(await apps.rotateSecrets(p, param(req, 'appId')));
     }),
   );
-  r.post('/apps/:appId/publish', writes, body, authed(async (req, res, p) => res.json(await apps.setPublished(p, param(req, 'appId'), true))));
-  r.post('/apps/:appId/unpublish', writes, body, authed(async (req, res, p) => res.json(await apps.setPublished(p, param(req, 'appId'), false))));
-  r.put('/apps/:appId', writes, body, authed(async (req, res, p) => sendApp(res, 200, await apps.update(p, param(req, 'appId'), req.body))));
+  r.post(
+    '/apps/:appId/publish',
+    writes,
+    body,
+    authed(async (req, res, p) => res.json(await apps.setPublished(p, param(req, 'appId'), true))),
+  );
+  r.post(
+    '/apps/:appId/unpublish',
+    writes,
+    body,
+    authed(async (req, res, p) => res.json(await apps.setPublished(p, param(req, 'appId'), false))),
+  );
+  r.put(
+    '/apps/:appId',
+    writes,
+    body,
+    authed(async (req, res, p) => sendApp(res, 200, await apps.update(p, param(req, 'appId'), req.body))),
+  );
   r.delete(
     '/apps/:appId',
     writes,

@@ -33,7 +33,8 @@ export function principalOf(res: Response): Principal {
 export function requireSelf(): RequestHandler {
   return (req, res, next) => {
     const p = principalOf(res);
-    if (req.params.workspaceId !== p.workspaceId || req.params.workspaceUserId !== p.workspaceUserId) return next(forbidden());
+    if (req.params.workspaceId !== p.workspaceId || req.params.workspaceUserId !== p.workspaceUserId)
+      return next(forbidden());
     next();
   };
 }

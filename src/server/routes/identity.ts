@@ -20,9 +20,20 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
   const r = Router();
   const body = jsonBody(config.bodyLimitBytes);
   const auth = requireAuth(identity);
-  const loginLimit = loginLimits({ name: 'api-login', perMinute: config.rateLimitLogin, clock: deps.clock, store: deps.store, emailOf: (req) => req.body?.email });
+  const loginLimit = loginLimits({
+    name: 'api-login',
+    perMinute: config.rateLimitLogin,
+    clock: deps.clock,
+    store: deps.store,
+    emailOf: (req) => req.body?.email,
+  });
   const workspace = (ws: unknown) => String(ws);
-  const infoLimit = rateLimit({ perMinute: config.rateLimitConsent, clock: deps.clock, store: deps.store, key: (req) => `info|${req.ip}` });
+  const infoLimit = rateLimit({
+    perMinute: config.rateLimitConsent,
+    clock: deps.clock,
+    store: deps.store,
+    key: (req) => `info|${req.ip}`,
+  });
 
   r.post('/auth/login', body, ...loginLimit, async (req, res) => {
     if (!req.body || typeof req.body !== 'object') throw invalidRequest('Send {"email", "password"} as JSON.');
@@ -42,10 +53,21 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
     auth,
     authed(async (_req, res, p) => {
       const me = await identity.userInfo(p.workspaceId, p.workspaceUserId);
-      res.json({ workspaceId: p.workspaceId, workspaceUserId: p.workspaceUserId, name: me.name, email: me.email, workspaces: await identity.listWorkspaces(p) });
+      res.json({
+        workspaceId: p.workspaceId,
+        workspaceUserId: p.workspaceUserId,
+        name: me.name,
+        email: me.email,
+        workspaces: await identity.listWorkspaces(p),
+      });
     }),
   );
-  r.post('/workspaces', auth, body, authed(async (req, res, p) => res.status(201).json(await identity.createWorkspaceFor(p, req.body?.name))));
+  r.post(
+    '/workspaces',
+    auth,
+    body,
+    authed(async (req, res, p) => res.status(201).json(await identity.createWorkspaceFor(p, req.body?.name))),
+  );
   // Without an Authtoken: the official CLI calls these two without one (docs/security.md §4, "Info calls").
   r.get('/workspaces/:workspaceId/info', infoLimit, async (req, res) => {
     res.json(await identity.workspaceInfo(workspace(req.params.workspaceId)));
@@ -57,9 +79,21 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
     authed(async (req, res, p) => {
       const ws = (await identity.membershipIn(p, workspace(req.params.workspaceId))).workspaceId;
       const b = req.body ?? {};
-      const { user, password, existingAccount } = await identity.createUser({ workspaceId: ws, email: b.email, name: b.name, password: b.password });
+      const { user, password, existingAccount } = await identity.createUser({
+        workspaceId: ws,
+        email: b.email,
+        name: b.name,
+        password: b.password,
+      });
       res.setHeader('cache-control', 'no-store');
-      res.status(201).json({ id: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, ...(password ? { password } : {}), ...(existingAccount ? { existingAccount: true } : {}) });
+      res.status(201).json({
+        id: user.id,
+        workspaceId: user.workspaceId,
+        email: user.email,
+        name: user.name,
+        ...(password ? { password } : {}),
+        ...(existingAccount ? { existingAccount: true } : {}),
+      });
     }),
   );
   r.get('/workspaces/:workspaceId/workspaceUsers/:workspaceUserId', infoLimit, async (req, res) => {
@@ -72,16 +106,31 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
  * Mounted under the management base path: POST …/act-as {user}, the workspace owner's short-lived
  * token of another user of the workspace (appreg say --as; docs/protocol.md §2.6).
  */
-export function actAsRoutes(deps: { config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>; clock: Clock; store: HitCounter; identity: IdentityService; logger: Logger }): Router {
+export function actAsRoutes(deps: {
+  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
+  clock: Clock;
+  store: HitCounter;
+  identity: IdentityService;
+  logger: Logger;
+}): Router {
   const r = Router({ mergeParams: true });
-  const writes = rateLimit({ perMinute: deps.config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `act-as|${principalOf(res).workspaceUserId}` });
+  const writes = rateLimit({
+    perMinute: deps.config.rateLimitManagementWrites,
+    clock: deps.clock,
+    store: deps.store,
+    key: (_req, res) => `act-as|${principalOf(res).workspaceUserId}`,
+  });
   r.post(
     '/act-as',
     writes,
     jsonBody(deps.config.bodyLimitBytes),
     authed(async (req, res, p) => {
       const issued = await deps.identity.actAs(p, (req.body as { user?: unknown } | undefined)?.user);
-      deps.logger.info('acting as another user of the workspace', { workspaceId: p.workspaceId, by: p.workspaceUserId, as: issued.workspaceUserId });
+      deps.logger.info('acting as another user of the workspace', {
+        workspaceId: p.workspaceId,
+        by: p.workspaceUserId,
+        as: issued.workspaceUserId,
+      });
       res.setHeader('cache-control', 'no-store');
       res.json(issued);
     }),

@@ -15,7 +15,8 @@ export interface LeadRoutesDeps {
 }
 
 const bodyOf = (req: Request): Record<string, unknown> => {
-  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body)) throw invalidRequest('Send the fields as a JSON object.');
+  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body))
+    throw invalidRequest('Send the fields as a JSON object.');
   return req.body as Record<string, unknown>;
 };
 
@@ -25,10 +26,27 @@ export function leadRoutes(deps: LeadRoutesDeps): Router {
   const r = Router();
   const body = jsonBody(config.bodyLimitBytes);
   // codes are guessable (six digits): per email and per address, like a password sign-in
-  const startLimit = loginLimits({ name: 'lead-start', perMinute: config.rateLimitLogin, clock: deps.clock, store: deps.store, emailOf: (req) => req.body?.email });
-  const activateLimit = loginLimits({ name: 'lead-activate', perMinute: config.rateLimitLogin, clock: deps.clock, store: deps.store, emailOf: (req) => req.body?.email });
+  const startLimit = loginLimits({
+    name: 'lead-start',
+    perMinute: config.rateLimitLogin,
+    clock: deps.clock,
+    store: deps.store,
+    emailOf: (req) => req.body?.email,
+  });
+  const activateLimit = loginLimits({
+    name: 'lead-activate',
+    perMinute: config.rateLimitLogin,
+    clock: deps.clock,
+    store: deps.store,
+    emailOf: (req) => req.body?.email,
+  });
   // lead ids, exchange and refresh tokens carry 256 random bits: per address, like the token endpoint
-  const tokenLimit = rateLimit({ perMinute: config.rateLimitTokenEndpoint, clock: deps.clock, store: deps.store, key: (req) => `lead-token|${req.ip}` });
+  const tokenLimit = rateLimit({
+    perMinute: config.rateLimitTokenEndpoint,
+    clock: deps.clock,
+    store: deps.store,
+    key: (req) => `lead-token|${req.ip}`,
+  });
   const ws = (req: Request) => String(req.params.workspaceId);
 
   r.post('/lead', body, ...startLimit, async (req, res) => {

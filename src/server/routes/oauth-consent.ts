@@ -13,14 +13,27 @@ import { newVisitorToken, type WebSessions } from '../../services/oauth/consent-
 import type { WorkspaceUserRecord } from '../../model/identity.js';
 import { loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
-import { cookieValue, pageHeaders, redirect303, sendPage, setSessionCookie as writeSessionCookie } from '../pages/send.js';
+import {
+  cookieValue,
+  pageHeaders,
+  redirect303,
+  sendPage,
+  setSessionCookie as writeSessionCookie,
+} from '../pages/send.js';
 import { errorPage } from '../pages/layout.js';
 import { consentPage, loginPage } from '../pages/consent.js';
 import { must } from '../../must.js';
 
 export const CONSENT_PATH = '/access-request';
 
-const errorTitle = (status: number) => (status === 429 ? 'Too many attempts' : status === 403 ? 'Not allowed' : status >= 500 ? 'Something went wrong' : 'This authorization link is not valid');
+const errorTitle = (status: number) =>
+  status === 429
+    ? 'Too many attempts'
+    : status === 403
+      ? 'Not allowed'
+      : status >= 500
+        ? 'Something went wrong'
+        : 'This authorization link is not valid';
 
 export interface ConsentRoutesDeps {
   config: Pick<Config, 'rateLimitLogin' | 'rateLimitConsent' | 'appUrl' | 'publicUrl'>;
@@ -36,23 +49,35 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   const { identity, requests: oauth, sessions, config, logger } = deps;
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
-  const loginLimit = loginLimits({ name: 'consent-login', perMinute: config.rateLimitLogin, clock: deps.clock, store: deps.store, emailOf: (req) => req.body?.email });
+  const loginLimit = loginLimits({
+    name: 'consent-login',
+    perMinute: config.rateLimitLogin,
+    clock: deps.clock,
+    store: deps.store,
+    emailOf: (req) => req.body?.email,
+  });
   const secureCookie = (req: Request) => req.secure || /^https:/i.test(config.appUrl ?? config.publicUrl ?? '');
 
   /** An error as the consent screen's HTML page: never a redirect (docs/security.md §1 M7). */
   function sendError(res: Response, e: unknown) {
     pageHeaders(res);
     const req = res.req;
-    sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) => errorPage(errorTitle(status), message));
+    sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) =>
+      errorPage(errorTitle(status), message),
+    );
   }
 
-  const setSessionCookie = (req: Request, res: Response, token: string) => writeSessionCookie(res, token, secureCookie(req));
+  const setSessionCookie = (req: Request, res: Response, token: string) =>
+    writeSessionCookie(res, token, secureCookie(req));
 
   /**
    * The browser's signed-in session, or its visitor token: a random cookie value that nothing
    * on the daemon remembers, to which the sign-in form's token is bound.
    */
-  async function browserOf(req: Request, res: Response): Promise<{ session?: { id: string; accountId: string }; visitor: string }> {
+  async function browserOf(
+    req: Request,
+    res: Response,
+  ): Promise<{ session?: { id: string; accountId: string }; visitor: string }> {
     const token = cookieValue(req);
     const s = await sessions.get(token);
     if (s && token) return { session: { id: s.id, accountId: s.accountId }, visitor: token };
@@ -70,7 +95,11 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     const preselect = users.find((u) => u.workspaceId === req.defaultWorkspaceId) ?? must(users[0]);
     const context = await oauth.consentContext(req, preselect.workspaceId);
     const names = await Promise.all(users.map((u) => safeWorkspaceName(u.workspaceId)));
-    const csrf = await sessions.issueCsrf(sessionId, { kind: 'consent', params: req.params, workspaceIds: users.map((u) => u.workspaceId) });
+    const csrf = await sessions.issueCsrf(sessionId, {
+      kind: 'consent',
+      params: req.params,
+      workspaceIds: users.map((u) => u.workspaceId),
+    });
     const origin = new URL(req.redirectUrl).origin;
     sendPage(
       res,
@@ -102,7 +131,12 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     }
   }
 
-  const pageLimit = rateLimit({ perMinute: config.rateLimitConsent, clock: deps.clock, store: deps.store, key: (req) => `consent-page|${req.ip}` });
+  const pageLimit = rateLimit({
+    perMinute: config.rateLimitConsent,
+    clock: deps.clock,
+    store: deps.store,
+    key: (req) => `consent-page|${req.ip}`,
+  });
 
   r.get(CONSENT_PATH, pageLimit, async (req, res) => {
     let authReq: AuthRequest;
@@ -117,7 +151,8 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
       return sendPage(res, 200, loginPage({ appName: authReq.app.manifest.displayName, appId: authReq.app.id, csrf }));
     }
     const users = await memberships(session.accountId);
-    if (!users.length) return sendPage(res, 403, errorPage('Not allowed', 'Your account is not a member of any workspace.'));
+    if (!users.length)
+      return sendPage(res, 403, errorPage('Not allowed', 'Your account is not a member of any workspace.'));
     try {
       for (const u of users) await oauth.assertMayAuthorize(authReq.app, u);
     } catch (e) {
@@ -129,7 +164,15 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   r.post(`${CONSENT_PATH}/login`, form, ...loginLimit, async (req, res) => {
     const token = cookieValue(req);
     const query = await sessions.checkLoginToken(req.body?.csrf, token);
-    if (query === undefined) return sendPage(res, 403, errorPage('This form has expired', 'The sign-in form is no longer valid (or was not sent from this browser). Open the authorization link again.'));
+    if (query === undefined)
+      return sendPage(
+        res,
+        403,
+        errorPage(
+          'This form has expired',
+          'The sign-in form is no longer valid (or was not sent from this browser). Open the authorization link again.',
+        ),
+      );
     const params = Object.fromEntries(new URLSearchParams(query));
     let authReq: AuthRequest;
     try {
@@ -141,7 +184,17 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     if (!users || !users.length) {
       const csrf = await sessions.loginToken(must(token), query);
       const email = typeof req.body?.email === 'string' ? req.body.email.slice(0, 254) : '';
-      return sendPage(res, 401, loginPage({ appName: authReq.app.manifest.displayName, appId: authReq.app.id, csrf, email, error: 'Email or password is wrong.' }));
+      return sendPage(
+        res,
+        401,
+        loginPage({
+          appName: authReq.app.manifest.displayName,
+          appId: authReq.app.id,
+          csrf,
+          email,
+          error: 'Email or password is wrong.',
+        }),
+      );
     }
     const next = await sessions.login(token, must(users[0]).accountId);
     setSessionCookie(req, res, next.token);
@@ -152,7 +205,15 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   r.post(`${CONSENT_PATH}/decision`, form, async (req, res) => {
     const session = await sessions.get(cookieValue(req));
     const purpose = await sessions.takeCsrf(req.body?.csrf, session?.id, 'consent');
-    if (!session?.accountId || !purpose) return sendPage(res, 403, errorPage('This form has expired', 'The authorization form is no longer valid (or was not sent from this browser). Open the authorization link again.'));
+    if (!session?.accountId || !purpose)
+      return sendPage(
+        res,
+        403,
+        errorPage(
+          'This form has expired',
+          'The authorization form is no longer valid (or was not sent from this browser). Open the authorization link again.',
+        ),
+      );
     let authReq: AuthRequest;
     try {
       // validated again against the app as it is now; the app, scopes and redirect URL come from the server-side record
@@ -162,9 +223,12 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     }
     const decision = req.body?.decision;
     if (decision === 'cancel') return redirect303(res, await oauth.denyLocation(authReq));
-    if (decision !== 'allow') return sendPage(res, 400, errorPage('Choose Allow or Cancel', 'The form did not say whether you allow the app.'));
+    if (decision !== 'allow')
+      return sendPage(res, 400, errorPage('Choose Allow or Cancel', 'The form did not say whether you allow the app.'));
     const wsId = req.body?.workspaceId;
-    const user = purpose.workspaceIds.includes(wsId) ? (await memberships(session.accountId)).find((u) => u.workspaceId === wsId) : undefined;
+    const user = purpose.workspaceIds.includes(wsId)
+      ? (await memberships(session.accountId)).find((u) => u.workspaceId === wsId)
+      : undefined;
     if (!user) return sendPage(res, 400, errorPage('Choose a workspace', 'Pick one of your workspaces.'));
     try {
       const { redirectUrl } = await oauth.grant(authReq, user);

@@ -36,7 +36,8 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
       const authReq = await requests.validate(req.query as Record<string, unknown>);
       // The consent screen's workspace choice: any workspace the caller's account is a member of.
       const chosen = req.query.workspaceId;
-      if (chosen !== undefined && typeof chosen !== 'string') throw invalidRequest('workspaceId must be a single workspace id.');
+      if (chosen !== undefined && typeof chosen !== 'string')
+        throw invalidRequest('workspaceId must be a single workspace id.');
       const user = await identity.membershipIn(p, chosen || p.workspaceId);
       res.setHeader('cache-control', 'no-store');
       res.json(await requests.grant(authReq, user));
@@ -64,7 +65,10 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
     }),
   );
 
-  r.get('/apps/authorizations', authed(async (_req, res, p) => res.json(await deps.grants.authorizationsOf(p.workspaceUserId))));
+  r.get(
+    '/apps/authorizations',
+    authed(async (_req, res, p) => res.json(await deps.grants.authorizationsOf(p.workspaceUserId))),
+  );
 
   r.delete(
     '/apps/:appId/installations/:installWorkspaceId',

@@ -19,7 +19,11 @@ const TOKEN_PATH = '/oauth2/access';
 
 type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
-const mediaType = (req: IncomingMessage) => String(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+const mediaType = (req: IncomingMessage) =>
+  String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase();
 
 /** A body up to this size is read whole and, when it has the plain shape, parsed at once (simpleForm). */
 const SIMPLE_FORM_MAX = 64 * 1024;
@@ -66,7 +70,12 @@ export function simpleForm(body: Buffer, boundary: string): Record<string, strin
  * small fields. Works on a plain node:http request.
  */
 function tokenForm(): RawHandler {
-  const urlencoded = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10, type: () => true }) as unknown as RawHandler;
+  const urlencoded = express.urlencoded({
+    extended: false,
+    limit: '8kb',
+    parameterLimit: 10,
+    type: () => true,
+  }) as unknown as RawHandler;
   // multer reads what was read already, then the rest of the stream if any (it calls streamHandler
   // synchronously, so `feed` is this request's while the call lasts)
   let feed: { head: Buffer; rest: boolean } | undefined;
@@ -79,11 +88,23 @@ function tokenForm(): RawHandler {
       req.pipe(busboy);
     },
   } as multer.Options).none() as unknown as RawHandler;
-  const viaMulter = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void, head?: Buffer, rest = false) => {
+  const viaMulter = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+    head?: Buffer,
+    rest = false,
+  ) => {
     feed = head && { head, rest };
     try {
       // what the multipart reader throws beyond multer's own limits is a malformed form
-      multipart(req, res, (err) => next(err === undefined || (err as { name?: unknown }).name === 'MulterError' ? err : invalidRequest('The multipart form is malformed.')));
+      multipart(req, res, (err) =>
+        next(
+          err === undefined || (err as { name?: unknown }).name === 'MulterError'
+            ? err
+            : invalidRequest('The multipart form is malformed.'),
+        ),
+      );
     } finally {
       feed = undefined;
     }
@@ -107,7 +128,11 @@ function tokenForm(): RawHandler {
       (req as IncomingMessage & { body?: unknown }).body = {};
       return next();
     }
-    next(unsupportedMediaType('Send multipart/form-data (or application/x-www-form-urlencoded) with client-id, client-secret and code.'));
+    next(
+      unsupportedMediaType(
+        'Send multipart/form-data (or application/x-www-form-urlencoded) with client-id, client-secret and code.',
+      ),
+    );
   };
 }
 
@@ -115,7 +140,11 @@ function tokenForm(): RawHandler {
  * Read `req`'s body up to `max` bytes: `complete` when it ended within them; else the bytes read so
  * far, the stream paused where it stopped (to be piped on). An error or a close before the end is `err`.
  */
-function readUpTo(req: IncomingMessage, max: number, done: (err: unknown, body?: Buffer, complete?: boolean) => void): void {
+function readUpTo(
+  req: IncomingMessage,
+  max: number,
+  done: (err: unknown, body?: Buffer, complete?: boolean) => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   const stop = () => {
@@ -169,21 +198,37 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: IncomingMessa
     clock: deps.clock,
     store: deps.store,
     // per caller address and client: a flood from one address against one app is cut off
-    key: (req) => `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
+    key: (req) =>
+      `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
   }) as unknown as RawHandler;
   const logLine = (req: IncomingMessage, res: ServerResponse, status: number, start: bigint) =>
-    logRequest(logger, { reqId: res.getHeader('x-request-id'), method: req.method, path: TOKEN_PATH, status, ms: Number(process.hrtime.bigint() - start) / 1e6, code: errorCodeOf(res) });
+    logRequest(logger, {
+      reqId: res.getHeader('x-request-id'),
+      method: req.method,
+      path: TOKEN_PATH,
+      status,
+      ms: Number(process.hrtime.bigint() - start) / 1e6,
+      code: errorCodeOf(res),
+    });
   const send = (req: IncomingMessage, res: ServerResponse, body: unknown, start: bigint) => {
     if (res.headersSent) return;
     const json = JSON.stringify(body);
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(json),
+    });
     res.end(json);
     logLine(req, res, 200, start);
   };
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, start: bigint) => {
     // a body we did not read would otherwise be parsed as the next request on this connection
     if (!req.complete) res.setHeader('connection', 'close');
-    logLine(req, res, sendError(res, err, logger, { reqId: res.getHeader('x-request-id'), method: req.method, path: TOKEN_PATH }), start);
+    logLine(
+      req,
+      res,
+      sendError(res, err, logger, { reqId: res.getHeader('x-request-id'), method: req.method, path: TOKEN_PATH }),
+      start,
+    );
   };
   // request ids need to be unique, not secret: a random per-process prefix and a counter
   // (a CSPRNG call per request showed up at ~3% of an exchange's CPU)
@@ -237,7 +282,10 @@ export function appCallRoutes(deps: AppCallDeps): Router {
   const { appTokens, revocation } = deps;
   const r = Router();
   const appAuth: RequestHandler = async (req, res, next) => {
-    res.locals.appOwner = await appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token']));
+    res.locals.appOwner = await appTokens.authenticate(
+      header(req.headers['token']),
+      header(req.headers['x-app-token']),
+    );
     next();
   };
 
@@ -258,8 +306,16 @@ export function appCallRoutes(deps: AppCallDeps): Router {
   r.post('/v1/interactions/complete', appAuth, jsonBody(16 * 1024), (req, res) => {
     const b = req.body as Record<string, unknown> | undefined;
     const bad = ['sourceId', 'sourceType', 'triggerId'].filter((k) => typeof b?.[k] !== 'string' || !(b[k] as string));
-    if (!b || typeof b !== 'object' || bad.length) throw invalidRequest('Send {channelId, sourceId, sourceType, triggerId} as JSON.', bad.map((k) => ({ pointer: `/${k}`, message: 'is required' })));
-    deps.logger.debug('interaction complete', { appId: ownerOf(res).appId, sourceType: b.sourceType, triggerId: b.triggerId });
+    if (!b || typeof b !== 'object' || bad.length)
+      throw invalidRequest(
+        'Send {channelId, sourceId, sourceType, triggerId} as JSON.',
+        bad.map((k) => ({ pointer: `/${k}`, message: 'is required' })),
+      );
+    deps.logger.debug('interaction complete', {
+      appId: ownerOf(res).appId,
+      sourceType: b.sourceType,
+      triggerId: b.triggerId,
+    });
     res.status(200).json({});
   });
   return r;

@@ -14,7 +14,8 @@ import { channelIdOf, type PeopleRoutesDeps } from './people.js';
 type PeopleManageDeps = Omit<PeopleRoutesDeps, 'deliveries'>;
 
 const objectBody = (req: Request): Record<string, unknown> => {
-  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body)) throw invalidRequest('Send the fields as a JSON object.');
+  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body))
+    throw invalidRequest('Send the fields as a JSON object.');
   return req.body as Record<string, unknown>;
 };
 
@@ -23,7 +24,12 @@ export function peopleManageRoutes(deps: PeopleManageDeps): Router {
   const r = Router({ mergeParams: true });
   const body = jsonBody(deps.config.bodyLimitBytes);
   // the person-side writes share one budget per user
-  const writes = rateLimit({ perMinute: deps.config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `people-writes|${principalOf(res).workspaceUserId}` });
+  const writes = rateLimit({
+    perMinute: deps.config.rateLimitManagementWrites,
+    clock: deps.clock,
+    store: deps.store,
+    key: (_req, res) => `people-writes|${principalOf(res).workspaceUserId}`,
+  });
 
   r.post(
     '/channels/:channel/archive',
@@ -51,13 +57,19 @@ export function peopleManageRoutes(deps: PeopleManageDeps): Router {
     '/groups',
     writes,
     body,
-    authed(async (req, res, p) => res.status(201).json(await ws.profiles.createGroup(await ws.person(p.workspaceUserId), objectBody(req)))),
+    authed(async (req, res, p) =>
+      res.status(201).json(await ws.profiles.createGroup(await ws.person(p.workspaceUserId), objectBody(req))),
+    ),
   );
   r.patch(
     '/groups/:groupId',
     writes,
     body,
-    authed(async (req, res, p) => res.json(await ws.profiles.updateGroup(await ws.person(p.workspaceUserId), String(req.params.groupId), objectBody(req)))),
+    authed(async (req, res, p) =>
+      res.json(
+        await ws.profiles.updateGroup(await ws.person(p.workspaceUserId), String(req.params.groupId), objectBody(req)),
+      ),
+    ),
   );
   return r;
 }

@@ -39,27 +39,57 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   const { workspace: ws } = deps;
   const r = Router({ mergeParams: true });
   const body = jsonBody(deps.config.bodyLimitBytes);
-  const writes = rateLimit({ perMinute: deps.config.rateLimitManagementWrites, clock: deps.clock, store: deps.store, key: (_req, res) => `people-writes|${principalOf(res).workspaceUserId}` });
+  const writes = rateLimit({
+    perMinute: deps.config.rateLimitManagementWrites,
+    clock: deps.clock,
+    store: deps.store,
+    key: (_req, res) => `people-writes|${principalOf(res).workspaceUserId}`,
+  });
   const channelOf = (req: Request, workspaceId: string) => channelIdOf(ws, workspaceId, String(req.params.channel));
 
   r.get(
     '/channels',
-    authed(async (req, res, p) => res.json(await ws.channels.list(await ws.person(p.workspaceUserId), req.query.types))),
+    authed(async (req, res, p) =>
+      res.json(await ws.channels.list(await ws.person(p.workspaceUserId), req.query.types)),
+    ),
   );
   r.post(
     '/channels',
     writes,
     body,
-    authed(async (req, res, p) => res.status(201).json(await ws.channels.create(await ws.person(p.workspaceUserId), (req.body ?? {}) as Record<string, unknown>))),
+    authed(async (req, res, p) =>
+      res
+        .status(201)
+        .json(
+          await ws.channels.create(await ws.person(p.workspaceUserId), (req.body ?? {}) as Record<string, unknown>),
+        ),
+    ),
   );
   r.get(
     '/channels/:channel/messages',
     // threads=true: thread replies too (what appreg watches for after a command)
-    authed(async (req, res, p) => res.json(await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query, { forPerson: true, withReplies: req.query.threads === 'true' }))),
+    authed(async (req, res, p) =>
+      res.json(
+        await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query, {
+          forPerson: true,
+          withReplies: req.query.threads === 'true',
+        }),
+      ),
+    ),
   );
   r.get(
     '/channels/:channel/messages/:messageId/replies',
-    authed(async (req, res, p) => res.json(await ws.messages.replies(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), String(req.params.messageId), req.query, { forPerson: true }))),
+    authed(async (req, res, p) =>
+      res.json(
+        await ws.messages.replies(
+          await ws.person(p.workspaceUserId),
+          await channelOf(req, p.workspaceId),
+          String(req.params.messageId),
+          req.query,
+          { forPerson: true },
+        ),
+      ),
+    ),
   );
   r.get(
     '/users',
@@ -71,14 +101,23 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
     body,
     authed(async (req, res, p) => {
       const b = (req.body ?? {}) as Record<string, unknown>;
-      if (typeof b.text !== 'string' || !b.text.trim()) throw invalidRequest('Send {"text"} (and "threadRootId" for a thread reply).', [{ pointer: '/text', message: 'is required' }]);
-      if (b.threadRootId !== undefined && typeof b.threadRootId !== 'string') throw invalidRequest('threadRootId must be a message id.');
+      if (typeof b.text !== 'string' || !b.text.trim())
+        throw invalidRequest('Send {"text"} (and "threadRootId" for a thread reply).', [
+          { pointer: '/text', message: 'is required' },
+        ]);
+      if (b.threadRootId !== undefined && typeof b.threadRootId !== 'string')
+        throw invalidRequest('threadRootId must be a message id.');
       const channelId = await channelOf(req, p.workspaceId);
       const slash = SLASH.exec(b.text.trim());
       if (slash) {
         // the person must be able to see the channel the command is typed in
         const ch = await ws.channels.visible(await ws.person(p.workspaceUserId), channelId);
-        const delivery = await deps.deliveries.invokeSlashCommand(p, { command: must(slash[1]), text: slash[2] ?? '', channelId: ch.id, threadRootId: b.threadRootId });
+        const delivery = await deps.deliveries.invokeSlashCommand(p, {
+          command: must(slash[1]),
+          text: slash[2] ?? '',
+          channelId: ch.id,
+          threadRootId: b.threadRootId,
+        });
         res.status(201).json({ kind: 'slash-command', channelId: ch.id, delivery });
         return;
       }

@@ -23,7 +23,8 @@ export interface PlatformFilesDeps {
 
 type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 /** RFC 5987 ext-value characters: what encodeURIComponent leaves but a header parameter must not carry. */
-const extValue = (name: string) => encodeURIComponent(name).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const extValue = (name: string) =>
+  encodeURIComponent(name).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 /** The multipart form of an upload: one file part, a few small fields at most. */
 const FORM_LIMITS = { files: 1, fields: 10, fieldSize: 1024, fieldNameSize: 100, parts: 11, headerPairs: 20 };
@@ -64,11 +65,18 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
         files.abandon(ticket).then(() => cb(null), cb);
       },
     };
-    const upload = multer({ storage, limits: { ...FORM_LIMITS, fileSize: ticket.length } }).single('file') as unknown as RawHandler;
+    const upload = multer({ storage, limits: { ...FORM_LIMITS, fileSize: ticket.length } }).single(
+      'file',
+    ) as unknown as RawHandler;
     upload(req, res, (err?: unknown) => {
       if (!err && answer !== undefined) return void res.json(answer);
       files.abandon(ticket).catch(() => {});
-      if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE') return next(payloadTooLarge(`The file is larger than the length its upload token was asked for (${ticket.length} bytes).`));
+      if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE')
+        return next(
+          payloadTooLarge(
+            `The file is larger than the length its upload token was asked for (${ticket.length} bytes).`,
+          ),
+        );
       next(err ?? invalidRequest('The form has no file part named file.'));
     });
   });
@@ -84,13 +92,20 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
     data.pipe(res);
   };
   // an app's token (what the SDK's files.fetchFile sends)…
-  r.get('/files/:fileId', (req, _res, next) => next(req.headers['token'] === undefined ? 'route' : undefined), gate, need('messages:read'), async (req, res) => {
-    await serve(res, p.actor(res).workspaceId, String(req.params.fileId));
-  });
+  r.get(
+    '/files/:fileId',
+    (req, _res, next) => next(req.headers['token'] === undefined ? 'route' : undefined),
+    gate,
+    need('messages:read'),
+    async (req, res) => {
+      await serve(res, p.actor(res).workspaceId, String(req.params.fileId));
+    },
+  );
   // …or a workspace user's management token
   r.get('/files/:fileId', async (req, res) => {
     const token = header(req.headers['authtoken']);
-    if (!token) throw unauthenticated('An app token (token, x-app-token) or an Authtoken of the file\'s workspace is required.');
+    if (!token)
+      throw unauthenticated("An app token (token, x-app-token) or an Authtoken of the file's workspace is required.");
     await serve(res, (await identity.authenticate(token)).workspaceId, String(req.params.fileId));
   });
   return r;

@@ -11,7 +11,16 @@ import type { Actor } from '../../services/workspace/users.js';
 import { rateLimit, type HitCounter } from '../middleware.js';
 
 /** The platform's documented limits, requests per minute. */
-export const PLATFORM_LIMITS = { perApp: 3000, perUser: 1000, messages: 80, replies: 80, channels: 60, reactions: 60, scheduled: 60, homeViews: 20 } as const;
+export const PLATFORM_LIMITS = {
+  perApp: 3000,
+  perUser: 1000,
+  messages: 80,
+  replies: 80,
+  channels: 60,
+  reactions: 60,
+  scheduled: 60,
+  homeViews: 20,
+} as const;
 
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 const OWNER = 'platformOwner';
@@ -23,14 +32,27 @@ export function platformGate(deps: { appTokens: AppTokens; clock: Clock; store: 
   const { appTokens, clock, store } = deps;
   const perMinute = (name: keyof typeof PLATFORM_LIMITS) => (deps.limits === false ? 0 : PLATFORM_LIMITS[name]);
   const owner = (res: Response) => res.locals[OWNER] as TokenOwner;
-  const perApp = rateLimit({ perMinute: perMinute('perApp'), clock, store, key: (_req, res) => `app|${owner(res).appId}` });
-  const perUser = rateLimit({ perMinute: perMinute('perUser'), clock, store, key: (_req, res) => `user|${owner(res).appId}|${owner(res).workspaceUserId}` });
+  const perApp = rateLimit({
+    perMinute: perMinute('perApp'),
+    clock,
+    store,
+    key: (_req, res) => `app|${owner(res).appId}`,
+  });
+  const perUser = rateLimit({
+    perMinute: perMinute('perUser'),
+    clock,
+    store,
+    key: (_req, res) => `user|${owner(res).appId}|${owner(res).workspaceUserId}`,
+  });
 
   return {
     /** Authenticate, then the per-app and per-user limits; every platform route starts with this. */
     gate: (async (req, res, next) => {
       // a rejection (401) goes to the error handler: express 5 passes it on
-      res.locals[OWNER] = await appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token']));
+      res.locals[OWNER] = await appTokens.authenticate(
+        header(req.headers['token']),
+        header(req.headers['x-app-token']),
+      );
       perApp(req, res, (e?: unknown) => (e ? next(e) : perUser(req, res, next)));
     }) as RequestHandler,
     /** 403 missing_scope unless the token was granted `scope`. */
@@ -43,7 +65,12 @@ export function platformGate(deps: { appTokens: AppTokens; clock: Clock; store: 
      * function).
      */
     limit: (name: keyof typeof PLATFORM_LIMITS, by?: (req: Request) => string) =>
-      rateLimit({ perMinute: perMinute(name), clock, store, key: (req, res) => `${name}|${owner(res).appId}|${by ? by(req) : owner(res).workspaceId}` }),
+      rateLimit({
+        perMinute: perMinute(name),
+        clock,
+        store,
+        key: (req, res) => `${name}|${owner(res).appId}|${by ? by(req) : owner(res).workspaceId}`,
+      }),
     /** The token's user (the bot user for a bot token) as the actor of a workspace call. */
     actor(res: Response): Actor {
       const o = owner(res);

@@ -45,14 +45,23 @@ export function platformMessageRoutes(deps: PlatformMessagesDeps): Router {
     res.status(204).end();
   });
   r.get(`${M}/:messageId/replies`, gate, need('channels:read'), async (req, res) => {
-    res.json(await messages.replies(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.query));
+    res.json(
+      await messages.replies(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.query),
+    );
   });
   r.delete(`${M}/:messageId/ephemeral`, gate, need('messages:delete'), body, async (req, res) => {
     await messages.removeEphemeral(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.body);
     res.status(204).end();
   });
   r.put(`${M}/:messageId/attachments`, gate, need('attachments:write'), body, async (req, res) => {
-    res.json(await messages.editAttachments(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.body));
+    res.json(
+      await messages.editAttachments(
+        p.actor(res),
+        String(req.params.channelId),
+        String(req.params.messageId),
+        req.body,
+      ),
+    );
   });
   r.post('/v1/messages/search', gate, need('messages:read'), need('channels:list'), body, async (req, res) => {
     res.json(await search.search(p.actor(res), req.body));

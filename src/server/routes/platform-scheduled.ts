@@ -6,7 +6,11 @@ import type { PlatformGate } from './platform-gate.js';
 
 const S = '/v1/messages/scheduled';
 
-export function platformScheduledRoutes(deps: { platform: PlatformGate; scheduled: ScheduledMessages; bodyLimitBytes: number }): Router {
+export function platformScheduledRoutes(deps: {
+  platform: PlatformGate;
+  scheduled: ScheduledMessages;
+  bodyLimitBytes: number;
+}): Router {
   const { platform: p, scheduled } = deps;
   const { gate, need } = p;
   const body = jsonBody(deps.bodyLimitBytes);

@@ -6,7 +6,12 @@ import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
 import { must } from '../../must.js';
 
-export function platformUserRoutes(deps: { platform: PlatformGate; users: WorkspaceUsers; profiles: Profiles; bodyLimitBytes: number }): Router {
+export function platformUserRoutes(deps: {
+  platform: PlatformGate;
+  users: WorkspaceUsers;
+  profiles: Profiles;
+  bodyLimitBytes: number;
+}): Router {
   const { platform: p, users, profiles } = deps;
   const { gate, need } = p;
   const body = jsonBody(deps.bodyLimitBytes);
@@ -27,9 +32,16 @@ export function platformUserRoutes(deps: { platform: PlatformGate; users: Worksp
   r.get('/v1/workspace', gate, need('workspace:read'), async (_req, res) => {
     res.json(await users.workspace(p.actor(res)));
   });
-  r.post('/v1/app/homeView/workspaceUsers/:userId', gate, need('channels:write'), homeViewLimit, body, async (req, res) => {
-    const a = p.actor(res);
-    res.json(await profiles.publishHomeView({ ...a, appId: must(a.appId) }, String(req.params.userId), req.body));
-  });
+  r.post(
+    '/v1/app/homeView/workspaceUsers/:userId',
+    gate,
+    need('channels:write'),
+    homeViewLimit,
+    body,
+    async (req, res) => {
+      const a = p.actor(res);
+      res.json(await profiles.publishHomeView({ ...a, appId: must(a.appId) }, String(req.params.userId), req.body));
+    },
+  );
   return r;
 }

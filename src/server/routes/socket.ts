@@ -23,7 +23,9 @@ export function socketRoutes(deps: SocketRouteDeps): Router {
     res.setHeader('cache-control', 'no-store');
     const app = await apps.byAppKey(String(req.params.appId), req.query.appKey);
     if (app.manifest.socketMode !== true) {
-      throw socketModeDisabled('This app does not use socket mode: set "socketMode": true in its manifest (appreg apps update) to connect over a websocket.');
+      throw socketModeDisabled(
+        'This app does not use socket mode: set "socketMode": true in its manifest (appreg apps update) to connect over a websocket.',
+      );
     }
     const url = new URL(SOCKET_PATH, deps.baseUrl());
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';

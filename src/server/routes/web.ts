@@ -23,7 +23,10 @@ const SIGN_IN_PATH = '/web/sign-in';
 /** A page of this daemon's console to land on: absolute, not protocol-relative, printable ASCII, a page that exists. */
 function landingPath(v: unknown): string {
   if (v === undefined || v === null) return '/';
-  if (typeof v !== 'string' || !/^\/(?![/\\])[\x21-\x7e]{0,511}$/.test(v)) throw invalidRequest('path must be a path on this daemon, such as / or /console/deliveries.', [{ pointer: '/path', message: 'must start with a single /' }]);
+  if (typeof v !== 'string' || !/^\/(?![/\\])[\x21-\x7e]{0,511}$/.test(v))
+    throw invalidRequest('path must be a path on this daemon, such as / or /console/deliveries.', [
+      { pointer: '/path', message: 'must start with a single /' },
+    ]);
   const why = whyNotAPage(v);
   if (why) throw invalidRequest(`${why}.`, [{ pointer: '/path', message: 'is not a page of the console' }]);
   return v;
@@ -61,7 +64,15 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   const r = Router();
   const secure = (req: Request) => req.secure || /^https:/i.test(deps.config.appUrl ?? deps.config.publicUrl ?? '');
 
-  const invalid = (res: Response) => sendPage(res, 403, errorPage('This sign-in link is not valid', 'It was already used or has expired (links work once, for five minutes). Run appreg open again.'));
+  const invalid = (res: Response) =>
+    sendPage(
+      res,
+      403,
+      errorPage(
+        'This sign-in link is not valid',
+        'It was already used or has expired (links work once, for five minutes). Run appreg open again.',
+      ),
+    );
   /** The account's name and email as its first membership has them. */
   const personOf = async (accountId: string): Promise<Person> => {
     const m = (await deps.identity.membershipsOf(accountId)).find((u) => !u.isBot);
@@ -83,7 +94,16 @@ export function webRoutes(deps: WebRoutesDeps): Router {
     if (!current || current.accountId === link.accountId) return signIn(req, res, req.query.token);
     // signed in as someone else: say so, and switch only if asked to
     const [me, them] = await Promise.all([personOf(current.accountId), personOf(link.accountId)]);
-    sendPage(res, 200, switchAccountPage({ current: me, link: them, token: String(req.query.token), csrf: sessions.consoleToken(current.id) }));
+    sendPage(
+      res,
+      200,
+      switchAccountPage({
+        current: me,
+        link: them,
+        token: String(req.query.token),
+        csrf: sessions.consoleToken(current.id),
+      }),
+    );
   });
 
   /** The switch page's form: the current session's token, then the link is used. */
@@ -91,7 +111,14 @@ export function webRoutes(deps: WebRoutesDeps): Router {
     const b = (req.body ?? {}) as Record<string, unknown>;
     const current = await sessions.get(cookieValue(req));
     if (!current || !sessions.checkConsoleToken(b.csrf, current.id)) {
-      return sendPage(res, 403, errorPage('This browser did not ask for the switch', 'The form was not sent from the page this daemon showed, or the session changed. Open the sign-in link again.'));
+      return sendPage(
+        res,
+        403,
+        errorPage(
+          'This browser did not ask for the switch',
+          'The form was not sent from the page this daemon showed, or the session changed. Open the sign-in link again.',
+        ),
+      );
     }
     await signIn(req, res, b.token);
   });

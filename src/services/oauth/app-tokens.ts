@@ -25,17 +25,27 @@ export function createAppTokens(store: Store, deps: { apps: AppsService; identit
    * store on every call (no cache): a token revoked on any daemon is refused by all at once.
    */
   async function authenticate(token: unknown, appKey: unknown): Promise<TokenOwner> {
-    const rec = typeof token === 'string' && token && token.length <= 512 ? await store.get(OT.tokens, sha256(token)) : undefined;
+    const rec =
+      typeof token === 'string' && token && token.length <= 512 ? await store.get(OT.tokens, sha256(token)) : undefined;
     const app = rec ? await apps.byId(rec.appId) : undefined;
     if (!rec || !app || typeof appKey !== 'string' || !appKey || !safeEqual(appKey, apps.secretsOf(app).appKey)) {
       throw unauthenticated('A valid token header and the x-app-token of the same app are required.');
     }
-    return { appId: rec.appId, workspaceId: rec.workspaceId, workspaceUserId: rec.workspaceUserId, kind: rec.kind, scopes: rec.scopes };
+    return {
+      appId: rec.appId,
+      workspaceId: rec.workspaceId,
+      workspaceUserId: rec.workspaceUserId,
+      kind: rec.kind,
+      scopes: rec.scopes,
+    };
   }
 
   /** GET /oauth2/me: who the token acts as. */
   async function me(owner: TokenOwner) {
-    const [ws, wu] = await Promise.all([identity.workspaceInfo(owner.workspaceId), identity.userInfo(owner.workspaceId, owner.workspaceUserId)]);
+    const [ws, wu] = await Promise.all([
+      identity.workspaceInfo(owner.workspaceId),
+      identity.userInfo(owner.workspaceId, owner.workspaceUserId),
+    ]);
     return { workspaceId: ws.id, workspaceName: ws.name, workspaceUserId: wu.id, workspaceUserName: wu.name };
   }
 

@@ -38,7 +38,14 @@ export interface AuthRequest {
   state?: string;
   defaultWorkspaceId?: string;
   /** The validated input, kept so a later step can validate it again against the current app. */
-  params: { clientId: string; redirectUrl: string; scopes: string; isReinstall?: string; state?: string; defaultWorkspaceId?: string };
+  params: {
+    clientId: string;
+    redirectUrl: string;
+    scopes: string;
+    isReinstall?: string;
+    state?: string;
+    defaultWorkspaceId?: string;
+  };
 }
 
 const STATE_RE = /^[\x21-\x7e]{1,512}$/;
@@ -72,7 +79,10 @@ function parseScopes(app: AppRecord, raw: string): { userScopes: string[]; botSc
   return { userScopes, botScopes: m.bot ? botScopes : [] };
 }
 
-export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: AppsService; identity: IdentityService; grants: Grants }) {
+export function createAuthorizationRequests(
+  ctx: ServiceContext,
+  deps: { apps: AppsService; identity: IdentityService; grants: Grants },
+) {
   const { store, clock, logger } = ctx;
   const { apps, identity, grants } = deps;
   const codeTtlMs = () => Math.min(Math.max(ctx.config.codeTtlSeconds, 1), MAX_CODE_TTL_SECONDS) * 1000;
@@ -91,11 +101,14 @@ export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: A
     if (scopes === undefined) throw invalidScope('The scopes parameter is required.');
     const { userScopes, botScopes } = parseScopes(app, scopes);
     const isReinstall = str(q.isReinstall);
-    if (q.isReinstall !== undefined && isReinstall !== 'true' && isReinstall !== 'false') throw invalidRequest('isReinstall must be true or false.');
+    if (q.isReinstall !== undefined && isReinstall !== 'true' && isReinstall !== 'false')
+      throw invalidRequest('isReinstall must be true or false.');
     const state = str(q.state);
-    if (q.state !== undefined && (state === undefined || !STATE_RE.test(state))) throw invalidRequest('state must be 1 to 512 printable ASCII characters.');
+    if (q.state !== undefined && (state === undefined || !STATE_RE.test(state)))
+      throw invalidRequest('state must be 1 to 512 printable ASCII characters.');
     const dws = str(q.defaultWorkspaceId);
-    if (q.defaultWorkspaceId !== undefined && (dws === undefined || !ID_RE.test(dws))) throw invalidRequest('defaultWorkspaceId is not a workspace id.');
+    if (q.defaultWorkspaceId !== undefined && (dws === undefined || !ID_RE.test(dws)))
+      throw invalidRequest('defaultWorkspaceId is not a workspace id.');
     return {
       app,
       redirectUrl: match.url,
@@ -112,7 +125,8 @@ export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: A
   async function assertMayAuthorize(app: AppRecord, user: WorkspaceUserRecord): Promise<void> {
     if (!app.manifest.socketMode) return;
     const owner = await identity.userRecord(app.ownerId);
-    if (!owner || owner.accountId !== user.accountId) throw forbidden('This app runs in socket mode (development only); only its owner can authorize it.');
+    if (!owner || owner.accountId !== user.accountId)
+      throw forbidden('This app runs in socket mode (development only); only its owner can authorize it.');
   }
 
   /** What the consent page must tell the user beyond the requested scopes. */
@@ -147,12 +161,18 @@ export function createAuthorizationRequests(ctx: ServiceContext, deps: { apps: A
     rec.installationId = installationId(req.app.id, user.workspaceId);
     rec.authorizationId = authorizationId(req.app.id, user.id);
     await store.commit([{ table: OT.codes, id: rec.id, value: rec }]);
-    logger.info('authorization granted', { appId: req.app.id, workspaceId: user.workspaceId, workspaceUserId: user.id, reinstall: req.reinstall });
+    logger.info('authorization granted', {
+      appId: req.app.id,
+      workspaceId: user.workspaceId,
+      workspaceUserId: user.id,
+      reinstall: req.reinstall,
+    });
     return { code, redirectUrl: withParams(req.redirectUrl, { code, state: req.state }) };
   }
 
   /** Cancel: where the user goes back to. */
-  const denyLocation = (req: AuthRequest): string => withParams(req.redirectUrl, { error: 'access_denied', state: req.state });
+  const denyLocation = (req: AuthRequest): string =>
+    withParams(req.redirectUrl, { error: 'access_denied', state: req.state });
 
   return { validate, assertMayAuthorize, consentContext, grant, denyLocation };
 }

@@ -13,7 +13,16 @@ import { T, type AppRecord, type WorkspaceUserRecord } from '../../model/identit
 import { retryOnConflict } from '../conflict.js';
 import type { Grants } from './grants.js';
 import { authorizationId, installationId } from '../../model/oauth.js';
-import { OT, sweepMinuteOf, type AuthorizationRecord, type CodeRecord, type ConsumedCodeRecord, type InstallationRecord, type StoredCodeRecord, type TokenRecord } from '../../model/oauth.js';
+import {
+  OT,
+  sweepMinuteOf,
+  type AuthorizationRecord,
+  type CodeRecord,
+  type ConsumedCodeRecord,
+  type InstallationRecord,
+  type StoredCodeRecord,
+  type TokenRecord,
+} from '../../model/oauth.js';
 import { must } from '../../must.js';
 
 export interface TokenResponse {
@@ -23,7 +32,6 @@ export interface TokenResponse {
   botId?: string;
   workspaceId: string;
 }
-
 
 /** What an exchange reads besides the app and the code. */
 interface Related {
@@ -42,7 +50,12 @@ const MAX_MINUTES_PER_SWEEP = 25 * 60;
  * code again.
  */
 function reuseMessage(r: { accessTokens: number; botToken: boolean }): string {
-  const what = [r.accessTokens ? `the user's access token` : '', r.botToken ? `the installation's bot token (every request the app makes as its bot in this workspace fails until it has a new one)` : ''].filter(Boolean);
+  const what = [
+    r.accessTokens ? `the user's access token` : '',
+    r.botToken
+      ? `the installation's bot token (every request the app makes as its bot in this workspace fails until it has a new one)`
+      : '',
+  ].filter(Boolean);
   return what.length
     ? `authorization code reused (RFC 6749 §4.1.2: a sign the code leaked; a reload of the app's redirect page does it too): revoked ${what.join(' and ')}; the app recovers by having the user authorize it again, which gives it new tokens`
     : 'authorization code reused again: what it issued was already revoked; the app recovers by having the user authorize it again';
@@ -105,11 +118,14 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
 
   /** The user, installation and authorization, in one read. */
   async function relatedOf(userId: string, instId: string, azId: string): Promise<Related> {
-    const read = await store.getMany([
-      { table: T.workspaceUsers, id: userId },
-      { table: OT.installations, id: instId },
-      { table: OT.authorizations, id: azId },
-    ], { shared: true });
+    const read = await store.getMany(
+      [
+        { table: T.workspaceUsers, id: userId },
+        { table: OT.installations, id: instId },
+        { table: OT.authorizations, id: azId },
+      ],
+      { shared: true },
+    );
     return { user: read[0], inst: read[1], az: read[2] };
   }
 
@@ -130,24 +146,35 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    * other finds the code consumed and is a reuse (invalid_grant, and what the code issued is revoked).
    * Resolves once the exchange is durable.
    */
-  async function exchange(input: { clientId?: unknown; clientSecret?: unknown; code?: unknown }): Promise<TokenResponse> {
+  async function exchange(input: {
+    clientId?: unknown;
+    clientSecret?: unknown;
+    code?: unknown;
+  }): Promise<TokenResponse> {
     const missing = (['client-id', 'client-secret', 'code'] as const).filter((_k, i) => {
       const v = [input.clientId, input.clientSecret, input.code][i];
       return typeof v !== 'string' || v === '' || v.length > 512;
     });
-    if (missing.length) throw invalidRequest(`The form parts ${missing.join(', ')} are required.`, missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })));
+    if (missing.length)
+      throw invalidRequest(
+        `The form parts ${missing.join(', ')} are required.`,
+        missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })),
+      );
     const clientId = input.clientId as string;
     const codeId = sha256(input.code as string);
     // Every record the exchange reads, in one read (one round trip on PostgreSQL, one snapshot): the
     // app, the code, and what the code names (its user, the installation and authorization it would
     // update). The code is only looked at once the client is authenticated.
-    const read = await store.getMany([
-      { table: T.apps, id: clientId },
-      { table: OT.codes, id: codeId },
-      { table: T.workspaceUsers, idFrom: { key: 1, field: 'workspaceUserId' } },
-      { table: OT.installations, idFrom: { key: 1, field: 'installationId' } },
-      { table: OT.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
-    ], { shared: true }); // only read: new records are built from them
+    const read = await store.getMany(
+      [
+        { table: T.apps, id: clientId },
+        { table: OT.codes, id: codeId },
+        { table: T.workspaceUsers, idFrom: { key: 1, field: 'workspaceUserId' } },
+        { table: OT.installations, idFrom: { key: 1, field: 'installationId' } },
+        { table: OT.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
+      ],
+      { shared: true },
+    ); // only read: new records are built from them
     const [app, first] = read;
     const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;
     if (!safeEqual(input.clientSecret as string, expected) || !app) throw invalidClient();
@@ -156,11 +183,14 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     let withCode: Related | undefined = { user: read[2], inst: read[3], az: read[4] };
     for (let attempt = 1; ; attempt++) {
       if (!stored) throw refuse('no such code (never issued, or forgotten after its expiry)', { appId: app.id });
-      if (stored.appId !== app.id) throw refuse("the code was issued to another app", { appId: app.id });
+      if (stored.appId !== app.id) throw refuse('the code was issued to another app', { appId: app.id });
       if ('consumedAt' in stored) {
         const revoked = await revokeIssued(stored.id);
         logger.warn(reuseMessage(revoked), { appId: app.id, workspaceId: stored.workspaceId, revoked });
-        throw refuse('the code was already exchanged (a reuse: what it issued is revoked)', { appId: app.id, workspaceId: stored.workspaceId });
+        throw refuse('the code was already exchanged (a reuse: what it issued is revoked)', {
+          appId: app.id,
+          workspaceId: stored.workspaceId,
+        });
       }
       try {
         return await issue(app, stored, withCode);
@@ -191,20 +221,44 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     const instId = installationId(app.id, rec.workspaceId);
     const named = related && rec.installationId === instId && rec.authorizationId === azId;
     const { user, inst: instRead, az: prevAz } = named ? related : await relatedOf(rec.workspaceUserId, instId, azId);
-    if (!user) throw refuse('the user who granted the code no longer exists', { appId: app.id, workspaceId: rec.workspaceId });
+    if (!user)
+      throw refuse('the user who granted the code no longer exists', { appId: app.id, workspaceId: rec.workspaceId });
 
     const now = nowIso();
-    const bot = await mintBotToken(app, rec, user, instRead ?? { id: instId, appId: app.id, workspaceId: rec.workspaceId, installedBy: user.id, botScopes: [], createdAt: now, updatedAt: now }, !instRead, now);
+    const bot = await mintBotToken(
+      app,
+      rec,
+      user,
+      instRead ?? {
+        id: instId,
+        appId: app.id,
+        workspaceId: rec.workspaceId,
+        installedBy: user.id,
+        botScopes: [],
+        createdAt: now,
+        updatedAt: now,
+      },
+      !instRead,
+      now,
+    );
     const userToken = issueUserToken(app, rec, user, now);
     const authorization = mergeAuthorization(app, rec, user, azId, prevAz, now);
     const code = consumeCode(rec, [userToken.change.id, ...bot.issued], now);
     // exactly once: the code as read; and no lost update of the installation (its one bot) or of the authorization
-    await commit([...bot.changes, userToken.change, ...authorization, code], [
-      { table: OT.codes, id: rec.id, value: rec },
-      { table: OT.installations, id: instId, value: instRead },
-      { table: OT.authorizations, id: azId, value: prevAz },
-    ]);
-    return { accessToken: userToken.accessToken, userId: user.id, workspaceId: rec.workspaceId, ...(bot.botToken ? { botToken: bot.botToken, botId: bot.botId } : {}) };
+    await commit(
+      [...bot.changes, userToken.change, ...authorization, code],
+      [
+        { table: OT.codes, id: rec.id, value: rec },
+        { table: OT.installations, id: instId, value: instRead },
+        { table: OT.authorizations, id: azId, value: prevAz },
+      ],
+    );
+    return {
+      accessToken: userToken.accessToken,
+      userId: user.id,
+      workspaceId: rec.workspaceId,
+      ...(bot.botToken ? { botToken: bot.botToken, botId: bot.botId } : {}),
+    };
   }
 
   /**
@@ -213,17 +267,32 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    * renamed) and the old token revoked; otherwise the installation's token is handed out again.
    * `isNew`: the installation is not stored yet (it is written even for an app without a bot).
    */
-  async function mintBotToken(app: AppRecord, rec: CodeRecord, user: WorkspaceUserRecord, inst: InstallationRecord, isNew: boolean, now: string): Promise<{ changes: Change[]; issued: string[]; botToken?: string; botId?: string }> {
-    if (!app.manifest.bot) return { changes: isNew ? [{ table: OT.installations, id: inst.id, value: inst }] : [], issued: [] };
+  async function mintBotToken(
+    app: AppRecord,
+    rec: CodeRecord,
+    user: WorkspaceUserRecord,
+    inst: InstallationRecord,
+    isNew: boolean,
+    now: string,
+  ): Promise<{ changes: Change[]; issued: string[]; botToken?: string; botId?: string }> {
+    if (!app.manifest.bot)
+      return { changes: isNew ? [{ table: OT.installations, id: inst.id, value: inst }] : [], issued: [] };
     const changes: Change[] = [];
     // An installation's bot user lives as long as it does (an uninstall deletes both in one commit),
     // so only a reinstall, which renames it, reads it; an exchange in an installed workspace need not.
-    let botUser: WorkspaceUserRecord | undefined = inst.botUserId && rec.reinstall ? await store.get(T.workspaceUsers, inst.botUserId) : undefined;
+    let botUser: WorkspaceUserRecord | undefined =
+      inst.botUserId && rec.reinstall ? await store.get(T.workspaceUsers, inst.botUserId) : undefined;
     const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
     if (!inst.botUserId || rec.reinstall) {
       const m = app.manifest;
       botUser = {
-        ...(botUser ?? { id: newId(PREFIX.bot), workspaceId: rec.workspaceId, accountId: `bot:${app.id}`, email: `${app.id.toLowerCase()}@bots.appreg.invalid`, createdAt: now }),
+        ...(botUser ?? {
+          id: newId(PREFIX.bot),
+          workspaceId: rec.workspaceId,
+          accountId: `bot:${app.id}`,
+          email: `${app.id.toLowerCase()}@bots.appreg.invalid`,
+          createdAt: now,
+        }),
         name: m.displayName,
         isBot: true,
         appId: app.id,
@@ -232,22 +301,52 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
     }
     const botId = botUser?.id ?? must(inst.botUserId);
-    if (!mint) return { changes, issued: [must(inst.botTokenId)], botToken: openBotToken(must(inst.sealedBotToken)), botId };
+    if (!mint)
+      return { changes, issued: [must(inst.botTokenId)], botToken: openBotToken(must(inst.sealedBotToken)), botId };
     const botToken = newSecret(PREFIX.botToken);
     const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
-    const tok: TokenRecord = { id: sha256(botToken), kind: 'bot', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: botId, scopes, createdAt: now };
+    const tok: TokenRecord = {
+      id: sha256(botToken),
+      kind: 'bot',
+      appId: app.id,
+      workspaceId: rec.workspaceId,
+      workspaceUserId: botId,
+      scopes,
+      createdAt: now,
+    };
     // reinstall: the old one stops working now
     if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null });
     changes.push({ table: OT.tokens, id: tok.id, value: tok });
-    const next: InstallationRecord = { ...inst, botUserId: botId, botScopes: scopes, sealedBotToken: sealer.seal(botToken), botTokenId: tok.id, installedBy: rec.reinstall ? user.id : inst.installedBy, updatedAt: now };
+    const next: InstallationRecord = {
+      ...inst,
+      botUserId: botId,
+      botScopes: scopes,
+      sealedBotToken: sealer.seal(botToken),
+      botTokenId: tok.id,
+      installedBy: rec.reinstall ? user.id : inst.installedBy,
+      updatedAt: now,
+    };
     changes.push({ table: OT.installations, id: next.id, value: next });
     return { changes, issued: [tok.id], botToken, botId };
   }
 
   /** Step 2: a new user token with the code's user scopes (stored only as its digest). */
-  function issueUserToken(app: AppRecord, rec: CodeRecord, user: WorkspaceUserRecord, now: string): { accessToken: string; change: Change & { id: string } } {
+  function issueUserToken(
+    app: AppRecord,
+    rec: CodeRecord,
+    user: WorkspaceUserRecord,
+    now: string,
+  ): { accessToken: string; change: Change & { id: string } } {
     const accessToken = newSecret(PREFIX.accessToken);
-    const tok: TokenRecord = { id: sha256(accessToken), kind: 'user', appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, scopes: rec.userScopes, createdAt: now };
+    const tok: TokenRecord = {
+      id: sha256(accessToken),
+      kind: 'user',
+      appId: app.id,
+      workspaceId: rec.workspaceId,
+      workspaceUserId: user.id,
+      scopes: rec.userScopes,
+      createdAt: now,
+    };
     return { accessToken, change: { table: OT.tokens, id: tok.id, value: tok } };
   }
 
@@ -255,19 +354,49 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    * Step 3: the user's authorization of the app, made on first use, with the code's user scopes added; nothing when it
    * holds them already.
    */
-  function mergeAuthorization(app: AppRecord, rec: CodeRecord, user: WorkspaceUserRecord, azId: string, prev: AuthorizationRecord | undefined, now: string): Change[] {
+  function mergeAuthorization(
+    app: AppRecord,
+    rec: CodeRecord,
+    user: WorkspaceUserRecord,
+    azId: string,
+    prev: AuthorizationRecord | undefined,
+    now: string,
+  ): Change[] {
     if (!prev) {
-      const az: AuthorizationRecord = { id: azId, appId: app.id, workspaceId: rec.workspaceId, workspaceUserId: user.id, userScopes: rec.userScopes, createdAt: now, updatedAt: now };
+      const az: AuthorizationRecord = {
+        id: azId,
+        appId: app.id,
+        workspaceId: rec.workspaceId,
+        workspaceUserId: user.id,
+        userScopes: rec.userScopes,
+        createdAt: now,
+        updatedAt: now,
+      };
       return [{ table: OT.authorizations, id: az.id, value: az }];
     }
     if (rec.userScopes.every((sc) => prev.userScopes.includes(sc))) return [];
-    return [{ table: OT.authorizations, id: azId, value: { ...prev, userScopes: [...new Set([...prev.userScopes, ...rec.userScopes])], updatedAt: now } }];
+    return [
+      {
+        table: OT.authorizations,
+        id: azId,
+        value: { ...prev, userScopes: [...new Set([...prev.userScopes, ...rec.userScopes])], updatedAt: now },
+      },
+    ];
   }
 
   /** Step 4: the code, consumed: remembered with the ids of what it issued, so that a reuse revokes them. */
   function consumeCode(rec: CodeRecord, issued: string[], now: string): Change {
     const forgetAt = clock.now() + CONSUMED_CODE_MEMORY_MS;
-    const consumed: ConsumedCodeRecord = { id: rec.id, appId: rec.appId, workspaceId: rec.workspaceId, expiresAt: rec.expiresAt, consumedAt: now, forgetAt, issuedTokenIds: issued, sweepMinute: sweepMinuteOf(forgetAt) };
+    const consumed: ConsumedCodeRecord = {
+      id: rec.id,
+      appId: rec.appId,
+      workspaceId: rec.workspaceId,
+      expiresAt: rec.expiresAt,
+      consumedAt: now,
+      forgetAt,
+      issuedTokenIds: issued,
+      sweepMinute: sweepMinuteOf(forgetAt),
+    };
     return { table: OT.codes, id: rec.id, value: consumed };
   }
 
@@ -282,14 +411,16 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   async function sweep(): Promise<number> {
     const now = clock.now();
     const minute = Math.floor(now / 60_000);
-    const due = (c: StoredCodeRecord) => ('consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt) <= now;
+    const due = (c: StoredCodeRecord) =>
+      ('consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt) <= now;
     let seen: StoredCodeRecord[];
     // The first sweep (or one after a long gap) reads every code: records written before codes carried
     // their sweep minute have none. Later sweeps read only the minutes that ended since the last one.
     if (sweptThrough === undefined || minute - sweptThrough > MAX_MINUTES_PER_SWEEP) seen = await store.all(OT.codes);
     else {
       seen = [];
-      for (let m = sweptThrough + 1; m <= minute; m++) seen.push(...(await store.find(OT.codes, 'sweepMinute', String(m))));
+      for (let m = sweptThrough + 1; m <= minute; m++)
+        seen.push(...(await store.find(OT.codes, 'sweepMinute', String(m))));
     }
     // the current minute is read again next time: its codes are not all due yet
     sweptThrough = minute - 1;

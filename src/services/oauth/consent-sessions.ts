@@ -34,12 +34,23 @@ export const ACCOUNT_SIGN_OUTS = 'webAccountSignOuts';
 /** Longer tokens are refused unread (a consent form's token carries the authorization request). */
 const MAX_TOKEN_CHARS = 16_384;
 
-interface Session { accountId: string; expiresAt: number }
+interface Session {
+  accountId: string;
+  expiresAt: number;
+}
 
 export type CsrfPurpose = { kind: 'consent'; params: AuthRequestParams; workspaceIds: string[] };
 
-interface CsrfClaims { s: string; p: CsrfPurpose; e: number }
-interface LinkClaims { a: string; p: string; e: number }
+interface CsrfClaims {
+  s: string;
+  p: CsrfPurpose;
+  e: number;
+}
+interface LinkClaims {
+  a: string;
+  p: string;
+  e: number;
+}
 
 /** A fresh browser cookie value for a visitor who has not signed in (nothing is stored for it). */
 export const newVisitorToken = () => newSecret(PREFIX.session);
@@ -70,7 +81,10 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
   async function useOnce(token: string, expiresAt: number): Promise<boolean> {
     const id = sha256(token);
     try {
-      await store.commit([{ table: USED_TOKENS, id, value: { id, expiresAt } }], [{ table: USED_TOKENS, id, value: undefined }]);
+      await store.commit(
+        [{ table: USED_TOKENS, id, value: { id, expiresAt } }],
+        [{ table: USED_TOKENS, id, value: undefined }],
+      );
       return true;
     } catch (e) {
       if (e instanceof StoreConflict) return false;
@@ -85,12 +99,16 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
     const [accountId, exp] = JSON.parse(payload) as [string, number];
     if (typeof accountId !== 'string' || typeof exp !== 'number' || exp <= clock.now()) return undefined;
     const id = sha256(must(token));
-    const [ended, everywhere] = await store.getMany([{ table: ENDED_SESSIONS, id }, { table: ACCOUNT_SIGN_OUTS, id: accountId }]);
+    const [ended, everywhere] = await store.getMany([
+      { table: ENDED_SESSIONS, id },
+      { table: ACCOUNT_SIGN_OUTS, id: accountId },
+    ]);
     if (ended || (everywhere && exp - SESSION_TTL_MS <= (everywhere as { before: number }).before)) return undefined;
     return { accountId, expiresAt: exp, id };
   }
 
-  const loginMac = (visitor: string, query: string, exp: string) => mac(key, `login|${sha256(visitor)}|${exp}|${query}`);
+  const loginMac = (visitor: string, query: string, exp: string) =>
+    mac(key, `login|${sha256(visitor)}|${exp}|${query}`);
 
   return {
     get,
@@ -130,7 +148,11 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
      * Consume it: undefined when forged, expired, used, for another session or another kind of form (those do not
      * consume it).
      */
-    async takeCsrf<K extends CsrfPurpose['kind']>(token: unknown, sessionId: string | undefined, kind: K): Promise<Extract<CsrfPurpose, { kind: K }> | undefined> {
+    async takeCsrf<K extends CsrfPurpose['kind']>(
+      token: unknown,
+      sessionId: string | undefined,
+      kind: K,
+    ): Promise<Extract<CsrfPurpose, { kind: K }> | undefined> {
       if (!sessionId) return undefined;
       const payload = open('csrf', token);
       if (payload === undefined) return undefined;
@@ -146,7 +168,12 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
      */
     consoleToken: (sessionId: string): string => mac(key, `console|${sessionId}`),
     checkConsoleToken(token: unknown, sessionId: string | undefined): boolean {
-      return typeof token === 'string' && !!sessionId && token.length < 200 && safeEqual(token, mac(key, `console|${sessionId}`));
+      return (
+        typeof token === 'string' &&
+        !!sessionId &&
+        token.length < 200 &&
+        safeEqual(token, mac(key, `console|${sessionId}`))
+      );
     },
     /** A single-use link token that signs a browser in as `accountId` and lands on `path` (appreg open). */
     issueSignInLink(accountId: string, path: string): { token: string; expiresAt: number } {
@@ -175,7 +202,9 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
      * on).
      */
     async end(session: { id: string; expiresAt: number }): Promise<void> {
-      await store.commit([{ table: ENDED_SESSIONS, id: session.id, value: { id: session.id, expiresAt: session.expiresAt } }]);
+      await store.commit([
+        { table: ENDED_SESSIONS, id: session.id, value: { id: session.id, expiresAt: session.expiresAt } },
+      ]);
     },
     /**
      * Sign every session of the account out, on every daemon, this one's included: each issued
@@ -184,7 +213,13 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
      */
     async endAll(accountId: string): Promise<void> {
       const before = clock.now();
-      await store.commit([{ table: ACCOUNT_SIGN_OUTS, id: accountId, value: { id: accountId, before, expiresAt: before + SESSION_TTL_MS } }]);
+      await store.commit([
+        {
+          table: ACCOUNT_SIGN_OUTS,
+          id: accountId,
+          value: { id: accountId, before, expiresAt: before + SESSION_TTL_MS },
+        },
+      ]);
     },
     /**
      * Forget used tokens and signed-out sessions once they have expired (they are refused by their expiry from then

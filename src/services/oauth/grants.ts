@@ -7,8 +7,14 @@
  */
 import type { Change, Expectation, Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
-import { OT, authorizationId, installationId, type AuthorizationRecord, type InstallationRecord, type TokenRecord } from '../../model/oauth.js';
-
+import {
+  OT,
+  authorizationId,
+  installationId,
+  type AuthorizationRecord,
+  type InstallationRecord,
+  type TokenRecord,
+} from '../../model/oauth.js';
 
 export function createGrants(store: Store, apps: AppsService) {
   function installationOf(appId: string, workspaceId: string): Promise<InstallationRecord | undefined> {
@@ -33,7 +39,9 @@ export function createGrants(store: Store, apps: AppsService) {
     },
     /** Workspace users who authorized the app in the workspace (delivery uses it for events). */
     async authorizedUsers(appId: string, workspaceId: string): Promise<string[]> {
-      return (await store.find(OT.authorizations, 'appId', appId)).filter((a) => a.workspaceId === workspaceId).map((a) => a.workspaceUserId);
+      return (await store.find(OT.authorizations, 'appId', appId))
+        .filter((a) => a.workspaceId === workspaceId)
+        .map((a) => a.workspaceUserId);
     },
     /** Ids of every token the app holds in the workspace. */
     async tokenIds(appId: string, workspaceId: string): Promise<string[]> {
@@ -42,7 +50,9 @@ export function createGrants(store: Store, apps: AppsService) {
     /** GET …/apps/authorizations: the apps a user has authorized. */
     async authorizationsOf(workspaceUserId: string) {
       // find answers in no order: oldest first, as before
-      const azs = (await store.find(OT.authorizations, 'workspaceUserId', workspaceUserId)).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+      const azs = (await store.find(OT.authorizations, 'workspaceUserId', workspaceUserId)).sort((a, b) =>
+        a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0,
+      );
       const rows = await Promise.all(
         azs.map(async (az) => {
           const [app, inst] = await Promise.all([apps.byId(az.appId), installationOf(az.appId, az.workspaceId)]);

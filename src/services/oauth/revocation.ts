@@ -15,7 +15,10 @@ import { authorizationId } from '../../model/oauth.js';
 import type { EventsOutbox } from '../events-outbox.js';
 import { OT, type TokenRecord } from '../../model/oauth.js';
 
-export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService; identity: IdentityService; grants: Grants; outbox: EventsOutbox }) {
+export function createRevocation(
+  ctx: ServiceContext,
+  deps: { apps: AppsService; identity: IdentityService; grants: Grants; outbox: EventsOutbox },
+) {
   const { store, clock, logger } = ctx;
   const { apps, identity, grants, outbox } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
@@ -52,7 +55,11 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
         accessGranted: false,
       }),
     );
-    logger.info('app unauthorized', { appId: owner.appId, workspaceId: owner.workspaceId, workspaceUserId: owner.workspaceUserId });
+    logger.info('app unauthorized', {
+      appId: owner.appId,
+      workspaceId: owner.workspaceId,
+      workspaceUserId: owner.workspaceUserId,
+    });
     await grants.commit(changes);
     outbox.written();
     await sweepLeftovers(owner.appId, owner.workspaceId, mine);
@@ -60,12 +67,17 @@ export function createRevocation(ctx: ServiceContext, deps: { apps: AppsService;
 
   /** Uninstall from a workspace: every token of the app there stops working now. */
   async function uninstall(appId: string, workspaceId: string): Promise<void> {
-    const [inst, users, toks] = await Promise.all([grants.installationOf(appId, workspaceId), grants.authorizedUsers(appId, workspaceId), grants.tokensOf(appId, workspaceId)]);
+    const [inst, users, toks] = await Promise.all([
+      grants.installationOf(appId, workspaceId),
+      grants.authorizedUsers(appId, workspaceId),
+      grants.tokensOf(appId, workspaceId),
+    ]);
     if (!inst) throw notFound('Installation');
     const changes: Change[] = toks.map((t) => ({ table: OT.tokens, id: t.id, value: null }));
     for (const wu of users) changes.push({ table: OT.authorizations, id: authorizationId(appId, wu), value: null });
     changes.push({ table: OT.installations, id: inst.id, value: null });
-    if (inst.botUserId && (await store.get(T.workspaceUsers, inst.botUserId))) changes.push({ table: T.workspaceUsers, id: inst.botUserId, value: null });
+    if (inst.botUserId && (await store.get(T.workspaceUsers, inst.botUserId)))
+      changes.push({ table: T.workspaceUsers, id: inst.botUserId, value: null });
     changes.push(
       outbox.appEvent(appId, workspaceId, 'APP_UNINSTALLED', users, {
         id: inst.id,

@@ -13,18 +13,41 @@ import { WT } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import type { CallCodeRecord, PermanentCallRecord } from '../../model/workspace.js';
 
-export function createCalls(deps: { store: Store; clock: Clock; users: Pick<WorkspaceUsers, 'byId'>; callUrl: (code: string) => string }) {
+export function createCalls(deps: {
+  store: Store;
+  clock: Clock;
+  users: Pick<WorkspaceUsers, 'byId'>;
+  callUrl: (code: string) => string;
+}) {
   const { store, clock, users, callUrl } = deps;
-  const view = (c: PermanentCallRecord) => ({ id: c.callId, code: c.code, workspaceId: c.workspaceId, workspaceUserId: c.id, permanentLink: callUrl(c.code) });
+  const view = (c: PermanentCallRecord) => ({
+    id: c.callId,
+    code: c.code,
+    workspaceId: c.workspaceId,
+    workspaceUserId: c.id,
+    permanentLink: callUrl(c.code),
+  });
 
   /** POST /v1/calls/permanent: the actor's permanent call (V1.PermanentCall), made on first use. */
   async function permanent(a: Actor) {
     const have = await store.get(WT.calls, a.userId);
     if (have) return view(have);
-    const rec: PermanentCallRecord = { id: a.userId, callId: newId('call', 12), code: newId('pcl', 12), workspaceId: a.workspaceId, createdAt: new Date(clock.now()).toISOString() };
+    const rec: PermanentCallRecord = {
+      id: a.userId,
+      callId: newId('call', 12),
+      code: newId('pcl', 12),
+      workspaceId: a.workspaceId,
+      createdAt: new Date(clock.now()).toISOString(),
+    };
     const code: CallCodeRecord = { id: rec.code, workspaceUserId: a.userId };
     try {
-      await store.commit([{ table: WT.calls, id: rec.id, value: rec }, { table: WT.callCodes, id: code.id, value: code }], [{ table: WT.calls, id: rec.id, value: undefined }]);
+      await store.commit(
+        [
+          { table: WT.calls, id: rec.id, value: rec },
+          { table: WT.callCodes, id: code.id, value: code },
+        ],
+        [{ table: WT.calls, id: rec.id, value: undefined }],
+      );
     } catch (e) {
       if (!isConflict(e)) throw e;
       const made = await store.get(WT.calls, a.userId); // made at the same moment elsewhere

@@ -10,7 +10,14 @@ import type { Change, Expectation, Store } from '../../store/types.js';
 import { isConflict, retryOnConflict } from '../conflict.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { MessageRecord } from '../../model/workspace.js';
-import { CHANNEL_TYPES, WT, directChannelId, initialChannelId, type ChannelRecord, type ChannelType } from '../../model/workspace.js';
+import {
+  CHANNEL_TYPES,
+  WT,
+  directChannelId,
+  initialChannelId,
+  type ChannelRecord,
+  type ChannelType,
+} from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import { must } from '../../must.js';
 
@@ -33,7 +40,10 @@ export interface ChannelsDeps {
 
 /** The order channels were made in: general, random, then the others (times are to the millisecond). */
 const creationOrder = (x: ChannelRecord, y: ChannelRecord) =>
-  Number(!x.isInitial) - Number(!y.isInitial) || Number(!x.isMain) - Number(!y.isMain) || (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : 0) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+  Number(!x.isInitial) - Number(!y.isInitial) ||
+  Number(!x.isMain) - Number(!y.isMain) ||
+  (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : 0) ||
+  (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
 
 export function createChannels(deps: ChannelsDeps) {
   const { store, commit, clock, users, events } = deps;
@@ -47,7 +57,17 @@ export function createChannels(deps: ChannelsDeps) {
     if (missing.length === 0) return;
     const at = nowIso();
     const made = missing.map((name) => {
-      const ch: ChannelRecord = { id: initialChannelId(workspaceId, name), workspaceId, channelType: 'PUBLIC', name, everyone: true, isMain: name === 'general', isInitial: true, members: [], createdAt: at };
+      const ch: ChannelRecord = {
+        id: initialChannelId(workspaceId, name),
+        workspaceId,
+        channelType: 'PUBLIC',
+        name,
+        everyone: true,
+        isMain: name === 'general',
+        isInitial: true,
+        members: [],
+        createdAt: at,
+      };
       return ch;
     });
     try {
@@ -109,7 +129,12 @@ export function createChannels(deps: ChannelsDeps) {
       isAddonBot: false,
       isMain: !!ch.isMain,
       isInitial: !!ch.isInitial,
-      postingPermissions: { allowThreads: true, allowMentions: true, postingPermissionsGroup: 'EVERYONE', workspaceUserIds: [] },
+      postingPermissions: {
+        allowThreads: true,
+        allowMentions: true,
+        postingPermissionsGroup: 'EVERYONE',
+        workspaceUserIds: [],
+      },
       desktopNotificationPreferences: 'ALL',
       mobileNotificationPreferences: 'ALL',
       notifyAboutRepliesInThreads: true,
@@ -120,9 +145,14 @@ export function createChannels(deps: ChannelsDeps) {
 
   function parseTypes(raw: unknown): Set<ChannelType> {
     if (raw === undefined || raw === '') return new Set(CHANNEL_TYPES);
-    const parts = String(raw).split(',').map((s) => s.trim().toUpperCase());
+    const parts = String(raw)
+      .split(',')
+      .map((s) => s.trim().toUpperCase());
     const bad = parts.filter((p) => !CHANNEL_TYPES.includes(p as ChannelType));
-    if (bad.length) throw invalidRequest(`types must be a comma-separated list of ${CHANNEL_TYPES.join(', ')}.`, [{ pointer: '/types', message: `unknown type ${bad[0]}` }]);
+    if (bad.length)
+      throw invalidRequest(`types must be a comma-separated list of ${CHANNEL_TYPES.join(', ')}.`, [
+        { pointer: '/types', message: `unknown type ${bad[0]}` },
+      ]);
     return new Set(parts as ChannelType[]);
   }
 
@@ -138,24 +168,57 @@ export function createChannels(deps: ChannelsDeps) {
   }
 
   async function channelEventBody(ch: ChannelRecord) {
-    return { wId: ch.workspaceId, cId: ch.id, cN: ch.name ?? '', cU: await membersOf(ch), cT: ch.channelType, ty: 'CHANNEL_CREATED' };
+    return {
+      wId: ch.workspaceId,
+      cId: ch.id,
+      cN: ch.name ?? '',
+      cU: await membersOf(ch),
+      cT: ch.channelType,
+      ty: 'CHANNEL_CREATED',
+    };
   }
 
   /** POST /v1/channels {name, type?, description?} */
   async function create(a: Actor, body: Record<string, unknown>) {
     const { name, type = 'PUBLIC', description } = body;
-    if (typeof name !== 'string' || !NAME.test(name)) throw invalidRequest('name must be 1 to 80 letters, digits, spaces, _ or -.', [{ pointer: '/name', message: 'is not a valid channel name' }]);
-    if (type !== 'PUBLIC' && type !== 'PRIVATE') throw invalidRequest('type must be PUBLIC or PRIVATE.', [{ pointer: '/type', message: 'must be PUBLIC or PRIVATE' }]);
-    if (description !== undefined && (typeof description !== 'string' || description.length > 250)) throw invalidRequest('description must be at most 250 characters.', [{ pointer: '/description', message: 'must be a string of at most 250 characters' }]);
+    if (typeof name !== 'string' || !NAME.test(name))
+      throw invalidRequest('name must be 1 to 80 letters, digits, spaces, _ or -.', [
+        { pointer: '/name', message: 'is not a valid channel name' },
+      ]);
+    if (type !== 'PUBLIC' && type !== 'PRIVATE')
+      throw invalidRequest('type must be PUBLIC or PRIVATE.', [
+        { pointer: '/type', message: 'must be PUBLIC or PRIVATE' },
+      ]);
+    if (description !== undefined && (typeof description !== 'string' || description.length > 250))
+      throw invalidRequest('description must be at most 250 characters.', [
+        { pointer: '/description', message: 'must be a string of at most 250 characters' },
+      ]);
     await ensureWorkspace(a.workspaceId);
-    const taken = () => invalidRequest(`A channel named ${name.trim()} already exists.`, [{ pointer: '/name', message: 'is taken' }]);
+    const taken = () =>
+      invalidRequest(`A channel named ${name.trim()} already exists.`, [{ pointer: '/name', message: 'is taken' }]);
     if (await byName(a.workspaceId, name.trim())) throw taken();
-    const ch: ChannelRecord = { id: newId('ch', 12), workspaceId: a.workspaceId, channelType: type, name: name.trim(), ...(description ? { description } : {}), members: [a.userId], createdBy: a.userId, createdAt: nowIso() };
+    const ch: ChannelRecord = {
+      id: newId('ch', 12),
+      workspaceId: a.workspaceId,
+      channelType: type,
+      name: name.trim(),
+      ...(description ? { description } : {}),
+      members: [a.userId],
+      createdBy: a.userId,
+      createdAt: nowIso(),
+    };
     // the name's claim record must still be absent: of two daemons creating the same name at once, one wins
     const key = nameKey(ch.workspaceId, must(ch.name));
     const event = events.workspaceEvent('CHANNEL_CREATED', ch.workspaceId, audienceOf(ch), await channelEventBody(ch));
     try {
-      await commit([{ table: WT.channels, id: ch.id, value: ch }, { table: NAMES, id: key, value: { id: key, channelId: ch.id } }, event], [{ table: NAMES, id: key, value: undefined }]);
+      await commit(
+        [
+          { table: WT.channels, id: ch.id, value: ch },
+          { table: NAMES, id: key, value: { id: key, channelId: ch.id } },
+          event,
+        ],
+        [{ table: NAMES, id: key, value: undefined }],
+      );
     } catch (e) {
       throw isConflict(e) ? taken() : e;
     }
@@ -169,17 +232,33 @@ export function createChannels(deps: ChannelsDeps) {
    */
   async function direct(a: Actor, participantIds: unknown) {
     const ids = typeof participantIds === 'string' ? participantIds.split(',') : participantIds;
-    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string')) throw invalidRequest('participantIds must list workspace user ids.', [{ pointer: '/participantIds', message: 'must be a list of ids' }]);
+    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string'))
+      throw invalidRequest('participantIds must list workspace user ids.', [
+        { pointer: '/participantIds', message: 'must be a list of ids' },
+      ]);
     const set = new Set([a.userId, ...(ids as string[]).map((s) => s.trim()).filter(Boolean)]);
-    if (set.size > MAX_DIRECT + 1) throw invalidRequest(`A direct channel has at most ${MAX_DIRECT} other participants.`, [{ pointer: '/participantIds', message: `at most ${MAX_DIRECT}` }]);
+    if (set.size > MAX_DIRECT + 1)
+      throw invalidRequest(`A direct channel has at most ${MAX_DIRECT} other participants.`, [
+        { pointer: '/participantIds', message: `at most ${MAX_DIRECT}` },
+      ]);
     const unknown = await unknownUsers(a, [...set]);
-    if (unknown.length) throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [{ pointer: '/participantIds', message: 'names an unknown user' }]);
+    if (unknown.length)
+      throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [
+        { pointer: '/participantIds', message: 'names an unknown user' },
+      ]);
     await ensureWorkspace(a.workspaceId);
     const members = [...set].sort();
     const id = directChannelId(a.workspaceId, members);
     let ch = await byId(id);
     if (!ch) {
-      const made: ChannelRecord = { id, workspaceId: a.workspaceId, channelType: members.length === 1 ? 'SELF' : 'DIRECT', members, createdBy: a.userId, createdAt: nowIso() };
+      const made: ChannelRecord = {
+        id,
+        workspaceId: a.workspaceId,
+        channelType: members.length === 1 ? 'SELF' : 'DIRECT',
+        members,
+        createdBy: a.userId,
+        createdAt: nowIso(),
+      };
       try {
         await commit([{ table: WT.channels, id, value: made }], [{ table: WT.channels, id, value: undefined }]);
         ch = made;
@@ -203,7 +282,8 @@ export function createChannels(deps: ChannelsDeps) {
 
   function changeableMembers(ch: ChannelRecord): void {
     if (ch.everyone) throw invalidRequest(`Every user of the workspace is a member of #${ch.name}.`);
-    if (ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('The members of a direct channel cannot change.');
+    if (ch.channelType === 'DIRECT' || ch.channelType === 'SELF')
+      throw invalidRequest('The members of a direct channel cannot change.');
     if (ch.isArchived) throw invalidRequest('The channel is archived.');
   }
 
@@ -212,13 +292,23 @@ export function createChannels(deps: ChannelsDeps) {
     return retryOnConflict(async () => {
       const ch = await visible(a, channelId);
       const ids = body.userIds;
-      if (!Array.isArray(ids) || ids.length === 0 || ids.some((x) => typeof x !== 'string')) throw invalidRequest('userIds must list workspace user ids.', [{ pointer: '/userIds', message: 'must be a non-empty list of ids' }]);
+      if (!Array.isArray(ids) || ids.length === 0 || ids.some((x) => typeof x !== 'string'))
+        throw invalidRequest('userIds must list workspace user ids.', [
+          { pointer: '/userIds', message: 'must be a non-empty list of ids' },
+        ]);
       changeableMembers(ch);
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can add users to it.');
       const unknown = await unknownUsers(a, ids as string[]);
-      if (unknown.length) throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [{ pointer: '/userIds', message: 'names an unknown user' }]);
+      if (unknown.length)
+        throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [
+          { pointer: '/userIds', message: 'names an unknown user' },
+        ]);
       const added = [...new Set(ids as string[])].filter((id) => !ch.members.includes(id));
-      if (added.length) await commit([{ table: WT.channels, id: ch.id, value: { ...ch, members: [...ch.members, ...added] } }], asRead(ch));
+      if (added.length)
+        await commit(
+          [{ table: WT.channels, id: ch.id, value: { ...ch, members: [...ch.members, ...added] } }],
+          asRead(ch),
+        );
       return { channelId: ch.id, addedUserIds: added };
     });
   }
@@ -230,7 +320,10 @@ export function createChannels(deps: ChannelsDeps) {
       changeableMembers(ch);
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can remove users from it.');
       if (!ch.members.includes(userId)) throw notFound('Channel member');
-      await commit([{ table: WT.channels, id: ch.id, value: { ...ch, members: ch.members.filter((m) => m !== userId) } }], asRead(ch));
+      await commit(
+        [{ table: WT.channels, id: ch.id, value: { ...ch, members: ch.members.filter((m) => m !== userId) } }],
+        asRead(ch),
+      );
     });
   }
 
@@ -238,11 +331,19 @@ export function createChannels(deps: ChannelsDeps) {
   async function archive(a: Actor, channelId: string): Promise<void> {
     const archived = await retryOnConflict(async () => {
       const ch = await visible(a, channelId);
-      if (ch.isMain || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be archived.');
+      if (ch.isMain || ch.channelType === 'DIRECT' || ch.channelType === 'SELF')
+        throw invalidRequest('This channel cannot be archived.');
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can archive it.');
       if (ch.isArchived) return false;
       // as read: archived once, and one CHANNEL_ARCHIVED, however many ask at once
-      const event = events.workspaceEvent('CHANNEL_ARCHIVED', ch.workspaceId, audienceOf(ch), { m: await membersOf(ch), wId: ch.workspaceId, cId: ch.id, v: true, ty: 'CHANNEL_ARCHIVED', uId: a.userId });
+      const event = events.workspaceEvent('CHANNEL_ARCHIVED', ch.workspaceId, audienceOf(ch), {
+        m: await membersOf(ch),
+        wId: ch.workspaceId,
+        cId: ch.id,
+        v: true,
+        ty: 'CHANNEL_ARCHIVED',
+        uId: a.userId,
+      });
       await commit([{ table: WT.channels, id: ch.id, value: { ...ch, isArchived: true } }, event], asRead(ch));
       return true;
     });
@@ -253,22 +354,58 @@ export function createChannels(deps: ChannelsDeps) {
    * Delete a channel and its messages (its creator does it; the initial channels and direct
    * channels cannot be deleted). CHANNEL_DELETED goes to the apps whose users could see it.
    */
-  async function remove(a: Actor, channelId: string, messagesOf: (channelId: string) => Promise<MessageRecord[]>): Promise<void> {
+  async function remove(
+    a: Actor,
+    channelId: string,
+    messagesOf: (channelId: string) => Promise<MessageRecord[]>,
+  ): Promise<void> {
     await retryOnConflict(async () => {
       const ch = await visible(a, channelId);
-      if (ch.isInitial || ch.channelType === 'DIRECT' || ch.channelType === 'SELF') throw invalidRequest('This channel cannot be deleted.');
+      if (ch.isInitial || ch.channelType === 'DIRECT' || ch.channelType === 'SELF')
+        throw invalidRequest('This channel cannot be deleted.');
       if (ch.createdBy !== a.userId) throw forbidden('Only whoever created the channel can delete it.');
       const gone = await messagesOf(ch.id);
       // the channel as read: deleted (and CHANNEL_DELETED sent) once, however many ask at once (the others: 404)
-      const name: Change[] = ch.name !== undefined ? [{ table: NAMES, id: nameKey(ch.workspaceId, ch.name), value: null }] : [];
+      const name: Change[] =
+        ch.name !== undefined ? [{ table: NAMES, id: nameKey(ch.workspaceId, ch.name), value: null }] : [];
       // to the apps whose users could see the channel before it went
-      const event = events.workspaceEvent('CHANNEL_DELETED', ch.workspaceId, audienceOf(ch), { wId: ch.workspaceId, cId: ch.id, ty: 'CHANNEL_DELETED' });
-      await commit([{ table: WT.channels, id: ch.id, value: null }, ...name, ...gone.map((m) => ({ table: WT.messages, id: m.id, value: null })), event], asRead(ch), gone);
+      const event = events.workspaceEvent('CHANNEL_DELETED', ch.workspaceId, audienceOf(ch), {
+        wId: ch.workspaceId,
+        cId: ch.id,
+        ty: 'CHANNEL_DELETED',
+      });
+      await commit(
+        [
+          { table: WT.channels, id: ch.id, value: null },
+          ...name,
+          ...gone.map((m) => ({ table: WT.messages, id: m.id, value: null })),
+          event,
+        ],
+        asRead(ch),
+        gone,
+      );
     });
     events.written();
   }
 
-  return { ensureWorkspace, byId, byName, listRecords, isMember, canSee, membersOf, visible, view, list, create, direct, addUsers, removeUser, archive, remove };
+  return {
+    ensureWorkspace,
+    byId,
+    byName,
+    listRecords,
+    isMember,
+    canSee,
+    membersOf,
+    visible,
+    view,
+    list,
+    create,
+    direct,
+    addUsers,
+    removeUser,
+    archive,
+    remove,
+  };
 }
 
 export type Channels = ReturnType<typeof createChannels>;

@@ -29,14 +29,32 @@ export type WorkspaceEvents = Pick<EventsOutbox, 'workspaceEvent' | 'written'>;
 /**
  * Who can see what happens in the channel, as it is now (channels.ts canSee: a public one, everyone in the workspace).
  */
-export const audienceOf = (ch: ChannelRecord): Audience => (ch.channelType === 'PUBLIC' || ch.everyone ? { everyone: true } : { members: [...ch.members] });
+export const audienceOf = (ch: ChannelRecord): Audience =>
+  ch.channelType === 'PUBLIC' || ch.everyone ? { everyone: true } : { members: [...ch.members] };
 
 /** Everyone in the workspace sees its users and groups. */
 export const EVERYONE: Audience = { everyone: true };
 
 /** The body of WORKSPACE_USER_JOINED for a user (WORKSPACE_USER_UPDATED starts from it). */
 export function userEventBody(u: WorkspaceUserRecord): Record<string, unknown> {
-  return { uN: u.name, uE: u.email, uId: u.id, afp: '', asp: '', wId: u.workspaceId, ty: 'WORKSPACE_USER_JOINED', tz: 'UTC', sts: '', pt: (u as { title?: string }).title ?? '', pp: '', cs: null, st: 'ACTIVE', ro: 'USER', au: '', ib: '' };
+  return {
+    uN: u.name,
+    uE: u.email,
+    uId: u.id,
+    afp: '',
+    asp: '',
+    wId: u.workspaceId,
+    ty: 'WORKSPACE_USER_JOINED',
+    tz: 'UTC',
+    sts: '',
+    pt: (u as { title?: string }).title ?? '',
+    pp: '',
+    cs: null,
+    st: 'ACTIVE',
+    ro: 'USER',
+    au: '',
+    ib: '',
+  };
 }
 
 /**
@@ -49,7 +67,8 @@ export interface Recipient {
 }
 
 /** The order records were made in (the store answers in no order). */
-const byCreation = (x: { createdAt: string; id: string }, y: { createdAt: string; id: string }) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+const byCreation = (x: { createdAt: string; id: string }, y: { createdAt: string; id: string }) =>
+  x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
 
 export function createEventRecipients(store: Store) {
   /** What the fan-out of a workspace's events reads, once for all of them. */
@@ -59,7 +78,12 @@ export function createEventRecipients(store: Store) {
       store.find(OT.authorizations, 'workspaceId', workspaceId),
     ]);
     installs.sort(byCreation);
-    const apps = installs.length ? await store.getMany(installs.map((i) => ({ table: T.apps, id: i.appId })), { shared: true }) : [];
+    const apps = installs.length
+      ? await store.getMany(
+          installs.map((i) => ({ table: T.apps, id: i.appId })),
+          { shared: true },
+        )
+      : [];
     const byApp = new Map<string, AuthorizationRecord[]>();
     for (const az of azs.sort(byCreation)) byApp.set(az.appId, [...(byApp.get(az.appId) ?? []), az]);
     return installs.map((inst, i) => ({ inst, app: apps[i], azs: byApp.get(inst.appId) ?? [] }));
@@ -78,7 +102,9 @@ export function createEventRecipients(store: Store) {
         if (!app || !app.manifest.eventSubscriptions?.events?.includes(ev.eventType)) continue;
         const botHas = !need || (!!inst.botTokenId && inst.botScopes.includes(need));
         // an authorization is a user of this workspace: everyone there sees what everyone sees
-        const users = azs.filter((az) => (!sees || sees.has(az.workspaceUserId)) && (botHas || az.userScopes.includes(must(need)))).map((az) => az.workspaceUserId);
+        const users = azs
+          .filter((az) => (!sees || sees.has(az.workspaceUserId)) && (botHas || az.userScopes.includes(must(need))))
+          .map((az) => az.workspaceUserId);
         if (users.length) to.push({ app, workspaceUserIds: users });
       }
       out.push(to);

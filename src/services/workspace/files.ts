@@ -104,29 +104,50 @@ export function createFiles(deps: FilesDeps) {
   }
   /** `extra`: bytes not yet counted by used() (those an upload asks for). */
   const tooLarge = async (length: number, extra: number) => {
-    if (length > limits.maxBytes) throw payloadTooLarge(`A file may be at most ${limits.maxBytes} bytes (filesMaxBytes).`);
-    if ((await used()) + extra > limits.totalMaxBytes) throw payloadTooLarge(`The workspace files would exceed filesTotalMaxBytes (${limits.totalMaxBytes} bytes).`);
+    if (length > limits.maxBytes)
+      throw payloadTooLarge(`A file may be at most ${limits.maxBytes} bytes (filesMaxBytes).`);
+    if ((await used()) + extra > limits.totalMaxBytes)
+      throw payloadTooLarge(`The workspace files would exceed filesTotalMaxBytes (${limits.totalMaxBytes} bytes).`);
   };
 
   /**
    * The `signature` of an upload's answer: a digest of what was received (id, size, type), which complete checks when
    * it is sent back.
    */
-  const signatureOf = (fileId: string, size: number, mimeType: string) => sha256(`appreg-upload|${fileId}|${size}|${mimeType}`);
+  const signatureOf = (fileId: string, size: number, mimeType: string) =>
+    sha256(`appreg-upload|${fileId}|${size}|${mimeType}`);
 
   /** POST /v1/files/upload/token {filename, length} → V1.FileUploadToken. */
   async function requestToken(a: Actor, body: unknown) {
     const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     const { filename, length } = b;
-    if (typeof filename !== 'string' || filename.trim() === '' || filename.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(filename)) {
-      throw invalidRequest(`filename must be a name of 1 to ${MAX_NAME} characters.`, [{ pointer: '/filename', message: 'must be a file name' }]);
+    if (
+      typeof filename !== 'string' ||
+      filename.trim() === '' ||
+      filename.length > MAX_NAME ||
+      /[\u0000-\u001f\u007f]/.test(filename)
+    ) {
+      throw invalidRequest(`filename must be a name of 1 to ${MAX_NAME} characters.`, [
+        { pointer: '/filename', message: 'must be a file name' },
+      ]);
     }
-    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) throw invalidRequest('length must be the size of the file in bytes.', [{ pointer: '/length', message: 'must be a whole number of bytes' }]);
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0)
+      throw invalidRequest('length must be the size of the file in bytes.', [
+        { pointer: '/length', message: 'must be a whole number of bytes' },
+      ]);
     sweep();
     await tooLarge(length, length);
     if (tokens.size >= MAX_PENDING) tokens.delete(must(tokens.keys().next().value));
     const token = newSecret('upl');
-    tokens.set(sha256(token), { workspaceId: a.workspaceId, userId: a.userId, ...(a.appId ? { appId: a.appId } : {}), fileId: newId('file', 12), name: filename, length, expiresAt: clock.now() + UPLOAD_TTL_MS });
+    tokens.set(sha256(token), {
+      workspaceId: a.workspaceId,
+      userId: a.userId,
+      ...(a.appId ? { appId: a.appId } : {}),
+      fileId: newId('file', 12),
+      name: filename,
+      length,
+      expiresAt: clock.now() + UPLOAD_TTL_MS,
+    });
     return { token };
   }
 
@@ -156,7 +177,17 @@ export function createFiles(deps: FilesDeps) {
       const size = await blobs.write(t.fileId, data, t.length);
       const mime = MIME.test(mimeType) ? mimeType.toLowerCase() : 'application/octet-stream';
       uploaded.set(t.fileId, { ...t, size, mimeType: mime, expiresAt: clock.now() + UPLOAD_TTL_MS });
-      const original = { mimeType: mime, width: 0, height: 0, size, path: fileUrl(t.fileId), duration: 0, waveform: [], requestedFileUploadId: t.fileId, base64Value: '' };
+      const original = {
+        mimeType: mime,
+        width: 0,
+        height: 0,
+        size,
+        path: fileUrl(t.fileId),
+        duration: 0,
+        waveform: [],
+        requestedFileUploadId: t.fileId,
+        base64Value: '',
+      };
       return { original, thumbs: [] as unknown[], signature: signatureOf(t.fileId, size, mime) };
     } finally {
       reserved.delete(t.fileId);
@@ -172,21 +203,43 @@ export function createFiles(deps: FilesDeps) {
 
   /** POST /v1/files/upload/complete {original:{requestedFileUploadId}, thumbs} → V1.File; only by who uploaded it. */
   async function complete(a: Actor, body: unknown) {
-    const id = (body as { original?: { requestedFileUploadId?: unknown } } | undefined)?.original?.requestedFileUploadId;
-    if (typeof id !== 'string') throw invalidRequest('original.requestedFileUploadId must name the upload.', [{ pointer: '/original/requestedFileUploadId', message: 'is required' }]);
+    const id = (body as { original?: { requestedFileUploadId?: unknown } } | undefined)?.original
+      ?.requestedFileUploadId;
+    if (typeof id !== 'string')
+      throw invalidRequest('original.requestedFileUploadId must name the upload.', [
+        { pointer: '/original/requestedFileUploadId', message: 'is required' },
+      ]);
     sweep();
     const u = uploaded.get(id);
     if (!u || u.workspaceId !== a.workspaceId || u.userId !== a.userId || u.appId !== a.appId) throw notFound('Upload');
     const signature = (body as { signature?: unknown }).signature;
-    if (signature !== undefined && signature !== signatureOf(id, u.size, u.mimeType)) throw invalidRequest('signature is not the one the upload answered: send back the upload\'s answer unchanged.', [{ pointer: '/signature', message: 'does not match the upload' }]);
-    const rec: FileRecord = { id, workspaceId: u.workspaceId, owner: u.userId, ...(u.appId ? { appId: u.appId } : {}), name: u.name, mimeType: u.mimeType, size: u.size, uploadedAtMilli: clock.now() };
+    if (signature !== undefined && signature !== signatureOf(id, u.size, u.mimeType))
+      throw invalidRequest("signature is not the one the upload answered: send back the upload's answer unchanged.", [
+        { pointer: '/signature', message: 'does not match the upload' },
+      ]);
+    const rec: FileRecord = {
+      id,
+      workspaceId: u.workspaceId,
+      owner: u.userId,
+      ...(u.appId ? { appId: u.appId } : {}),
+      name: u.name,
+      mimeType: u.mimeType,
+      size: u.size,
+      uploadedAtMilli: clock.now(),
+    };
     uploaded.delete(id);
     try {
       // the file and the total in one commit, the total as read: two daemons completing at once both count
       await retryOnConflict(async () => {
         const { stored, bytes } = await totals();
         const next: FileTotalsRecord = { id: TOTALS_ID, bytes: bytes + rec.size };
-        await store.commit([{ table: WT.files, id, value: rec }, { table: TOTALS, id: TOTALS_ID, value: next }], [{ table: TOTALS, id: TOTALS_ID, value: stored }]);
+        await store.commit(
+          [
+            { table: WT.files, id, value: rec },
+            { table: TOTALS, id: TOTALS_ID, value: next },
+          ],
+          [{ table: TOTALS, id: TOTALS_ID, value: stored }],
+        );
       }, 20);
     } catch (e) {
       uploaded.set(id, u); // not completed: it may be asked again
@@ -200,7 +253,10 @@ export function createFiles(deps: FilesDeps) {
     const files = await Promise.all(ids.map((id) => store.get(WT.files, id)));
     ids.forEach((id, i) => {
       const f = files[i];
-      if (!f || f.workspaceId !== a.workspaceId || f.owner !== a.userId) throw invalidRequest(`${id} is not a file you uploaded.`, [{ pointer: `/files/${i}`, message: 'unknown file' }]);
+      if (!f || f.workspaceId !== a.workspaceId || f.owner !== a.userId)
+        throw invalidRequest(`${id} is not a file you uploaded.`, [
+          { pointer: `/files/${i}`, message: 'unknown file' },
+        ]);
     });
   }
 
@@ -209,7 +265,16 @@ export function createFiles(deps: FilesDeps) {
     const out: Record<string, unknown>[] = [];
     if (!ids?.length) return out; // most messages carry none: no read
     for (const f of await Promise.all(ids.map((id) => store.get(WT.files, id)))) {
-      if (f) out.push({ id: f.id, owner: f.owner, name: f.name, mimeType: f.mimeType, path: fileUrl(f.id), thumbnails: [], uploadedAtMilli: f.uploadedAtMilli });
+      if (f)
+        out.push({
+          id: f.id,
+          owner: f.owner,
+          name: f.name,
+          mimeType: f.mimeType,
+          path: fileUrl(f.id),
+          thumbnails: [],
+          uploadedAtMilli: f.uploadedAtMilli,
+        });
     }
     return out;
   }

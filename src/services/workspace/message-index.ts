@@ -33,7 +33,8 @@ const MAX_PAYLOAD = 6_000; // the store's limit is 7,000 bytes; a notice is one 
 const MAX_PAGE = 1000;
 
 /** Posting order: seq, then id (two daemons may give the same seq to posts made at once). */
-export const postingOrder = (a: MessageRecord, b: MessageRecord) => a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+export const postingOrder = (a: MessageRecord, b: MessageRecord) =>
+  a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** How far a channel may grow beyond its bound before a post trims it: 1 %, at least 1. */
 const trimSlack = (perChannel: number) => Math.max(1, Math.floor(perChannel / 100));
@@ -80,11 +81,18 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
   const trimming = new Map<string, Promise<void>>();
 
   const get = (id: string) => store.get(WT.messages, id);
-  const inChannel = async (channelId: string) => (await store.find(WT.messages, 'channelId', channelId)).sort(postingOrder);
-  const repliesOf = async (rootId: string) => (await store.find(WT.messages, 'threadRootId', rootId)).sort(postingOrder);
+  const inChannel = async (channelId: string) =>
+    (await store.find(WT.messages, 'channelId', channelId)).sort(postingOrder);
+  const repliesOf = async (rootId: string) =>
+    (await store.find(WT.messages, 'threadRootId', rootId)).sort(postingOrder);
   const held = (channelId: string) => store.countWhere(WT.messages, 'channelId', channelId);
   const page = (channelId: string, desc: boolean, limit: number, after?: MessageRecord) =>
-    store.findPage(WT.messages, 'channelId', channelId, { orderBy: 'seq', desc, limit, ...(after ? { after: { value: after.seq, id: after.id } } : {}) });
+    store.findPage(WT.messages, 'channelId', channelId, {
+      orderBy: 'seq',
+      desc,
+      limit,
+      ...(after ? { after: { value: after.seq, id: after.id } } : {}),
+    });
 
   /**
    * The newest record of the channel that readers no longer see (the oldest beyond the newest
@@ -97,7 +105,8 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
       const oldest = await page(channelId, false, n - perChannel);
       // posts made meanwhile only leave the cut a little shallow; a trim or deletion would leave it too deep
       const again = await held(channelId);
-      if (again >= n || attempt >= 3) return again > perChannel ? oldest[Math.min(oldest.length, again - perChannel) - 1] : undefined;
+      if (again >= n || attempt >= 3)
+        return again > perChannel ? oldest[Math.min(oldest.length, again - perChannel) - 1] : undefined;
       n = again;
     }
     return undefined;
@@ -151,13 +160,21 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
     }
   }
 
-  const notice = (m: MessageRecord): MessageNotice => ({ id: m.id, channelId: m.channelId, ...(m.threadRootId ? { threadRootId: m.threadRootId } : {}) });
+  const notice = (m: MessageRecord): MessageNotice => ({
+    id: m.id,
+    channelId: m.channelId,
+    ...(m.threadRootId ? { threadRootId: m.threadRootId } : {}),
+  });
 
   /**
    * store.commit of message changes, then the notice of each. `removed` are the records of the
    * messages it deletes (as read), for their notices.
    */
-  async function commit(changes: Change[], expect: Expectation[] = [], removed: readonly MessageRecord[] = []): Promise<void> {
+  async function commit(
+    changes: Change[],
+    expect: Expectation[] = [],
+    removed: readonly MessageRecord[] = [],
+  ): Promise<void> {
     await store.commit(changes, expect.length ? expect : undefined);
     const was = new Map(removed.map((m) => [m.id, m]));
     const notices: MessageNotice[] = [];
@@ -230,7 +247,12 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
    * Add a new message (its seq given here) to its channel, with `extra` changes and `expect` in the
    * same commit, then trim the channel if it grew beyond `perChannel` and its slack.
    */
-  async function add(draft: Omit<MessageRecord, 'seq'>, perChannel: number, extra: Change[] = [], expect: Expectation[] = []): Promise<MessageRecord> {
+  async function add(
+    draft: Omit<MessageRecord, 'seq'>,
+    perChannel: number,
+    extra: Change[] = [],
+    expect: Expectation[] = [],
+  ): Promise<MessageRecord> {
     const m = { ...draft, seq: await nextSeq(draft.channelId) } as MessageRecord;
     await commit([{ table: WT.messages, id: m.id, value: m }, ...extra], expect);
     const every = opts.countEveryPost ? 1 : Math.max(1, Math.floor(trimSlack(perChannel) / 4));
@@ -255,7 +277,11 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
     /** Reply count, repliers and last reply time, counting what everyone sees (not ephemeral replies). */
     async thread(rootId: string): Promise<ThreadSummary> {
       const rs = (await repliesOf(rootId)).filter((r) => !r.ephemeralTo);
-      return { count: rs.length, repliers: [...new Set(rs.map((r) => r.author))], lastMilli: rs[rs.length - 1]?.timestampMilli };
+      return {
+        count: rs.length,
+        repliers: [...new Set(rs.map((r) => r.author))],
+        lastMilli: rs[rs.length - 1]?.timestampMilli,
+      };
     },
     /**
      * Subscribe to every message added, changed or removed by any daemon (the console's live pages);

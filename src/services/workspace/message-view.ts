@@ -18,7 +18,8 @@ export interface MessageInput {
   files?: string[];
 }
 
-const isObjectArray = (v: unknown) => Array.isArray(v) && v.every((x) => x !== null && typeof x === 'object' && !Array.isArray(x));
+const isObjectArray = (v: unknown) =>
+  Array.isArray(v) && v.every((x) => x !== null && typeof x === 'object' && !Array.isArray(x));
 
 /**
  * V1.MessagePostRequestBody / ThreadMessagePostRequestBody / MessageUpdateRequestBody → MessageInput; 400 with every
@@ -28,23 +29,45 @@ export function parseMessageInput(body: unknown): MessageInput {
   const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
   const details: ErrorDetail[] = [];
   const text = b.text ?? '';
-  if (typeof text !== 'string' || text.length > MAX_TEXT) details.push({ pointer: '/text', message: `must be a string of at most ${MAX_TEXT} characters` });
-  if (b.blocks !== undefined && b.blocks !== null && !isObjectArray(b.blocks)) details.push({ pointer: '/blocks', message: 'must be an array of blocks' });
-  if (b.attachments !== undefined && b.attachments !== null && !isObjectArray(b.attachments)) details.push({ pointer: '/attachments', message: 'must be an array of attachments' });
+  if (typeof text !== 'string' || text.length > MAX_TEXT)
+    details.push({ pointer: '/text', message: `must be a string of at most ${MAX_TEXT} characters` });
+  if (b.blocks !== undefined && b.blocks !== null && !isObjectArray(b.blocks))
+    details.push({ pointer: '/blocks', message: 'must be an array of blocks' });
+  if (b.attachments !== undefined && b.attachments !== null && !isObjectArray(b.attachments))
+    details.push({ pointer: '/attachments', message: 'must be an array of attachments' });
   const files = b.files ?? [];
-  if (!Array.isArray(files) || files.length > MAX_FILES_PER_MESSAGE || files.some((f) => typeof f !== 'string')) details.push({ pointer: '/files', message: `must be a list of at most ${MAX_FILES_PER_MESSAGE} file ids` });
+  if (!Array.isArray(files) || files.length > MAX_FILES_PER_MESSAGE || files.some((f) => typeof f !== 'string'))
+    details.push({ pointer: '/files', message: `must be a list of at most ${MAX_FILES_PER_MESSAGE} file ids` });
   let sendToUsers: string[] | undefined;
   if (b.ephemeral !== undefined && b.ephemeral !== null) {
     const s = (b.ephemeral as { sendToUsers?: unknown }).sendToUsers;
-    if (!Array.isArray(s) || s.length === 0 || s.some((x) => typeof x !== 'string')) details.push({ pointer: '/ephemeral/sendToUsers', message: 'must list at least one workspace user id' });
+    if (!Array.isArray(s) || s.length === 0 || s.some((x) => typeof x !== 'string'))
+      details.push({ pointer: '/ephemeral/sendToUsers', message: 'must list at least one workspace user id' });
     else sendToUsers = [...new Set(s as string[])];
   }
-  if (b.alsoSendToChannel !== undefined && typeof b.alsoSendToChannel !== 'boolean') details.push({ pointer: '/alsoSendToChannel', message: 'must be true or false' });
+  if (b.alsoSendToChannel !== undefined && typeof b.alsoSendToChannel !== 'boolean')
+    details.push({ pointer: '/alsoSendToChannel', message: 'must be true or false' });
   const blocks = (Array.isArray(b.blocks) ? b.blocks : []) as unknown[];
   const attachments = (Array.isArray(b.attachments) ? b.attachments : []) as unknown[];
-  if (!details.length && typeof text === 'string' && text.trim() === '' && blocks.length === 0 && attachments.length === 0 && (files as unknown[]).length === 0) details.push({ pointer: '/text', message: 'a message needs text, blocks, attachments or files' });
-  if (details.length) throw invalidRequest(`The message is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
-  return { text: text as string, blocks, attachments, ...(sendToUsers ? { sendToUsers } : {}), ...(b.alsoSendToChannel === true ? { alsoSendToChannel: true } : {}), ...((files as string[]).length ? { files: [...new Set(files as string[])] } : {}) };
+  if (
+    !details.length &&
+    typeof text === 'string' &&
+    text.trim() === '' &&
+    blocks.length === 0 &&
+    attachments.length === 0 &&
+    (files as unknown[]).length === 0
+  )
+    details.push({ pointer: '/text', message: 'a message needs text, blocks, attachments or files' });
+  if (details.length)
+    throw invalidRequest(`The message is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
+  return {
+    text: text as string,
+    blocks,
+    attachments,
+    ...(sendToUsers ? { sendToUsers } : {}),
+    ...(b.alsoSendToChannel === true ? { alsoSendToChannel: true } : {}),
+    ...((files as string[]).length ? { files: [...new Set(files as string[])] } : {}),
+  };
 }
 
 export interface ThreadSummary {
@@ -86,7 +109,11 @@ export function messageView(m: MessageRecord, thread?: ThreadSummary, files: unk
 }
 
 /** The body of NEW_MESSAGE and UPDATED_MESSAGE (docs/protocol.md §5.3). */
-export function messageEventBody(m: Omit<MessageRecord, 'seq'>, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE', files: unknown[] = []): Record<string, unknown> {
+export function messageEventBody(
+  m: Omit<MessageRecord, 'seq'>,
+  ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE',
+  files: unknown[] = [],
+): Record<string, unknown> {
   return {
     mId: m.id,
     wId: m.workspaceId,

@@ -33,7 +33,10 @@ type Strategy = (typeof STRATEGIES)[number];
 
 function parseStrategy(raw: unknown, dflt: Strategy): Strategy {
   const strategy = raw === undefined || raw === '' ? dflt : String(raw).toUpperCase();
-  if (!STRATEGIES.includes(strategy as Strategy)) throw invalidRequest('strategy must be BEFORE, AFTER or AROUND.', [{ pointer: '/strategy', message: 'unknown strategy' }]);
+  if (!STRATEGIES.includes(strategy as Strategy))
+    throw invalidRequest('strategy must be BEFORE, AFTER or AROUND.', [
+      { pointer: '/strategy', message: 'unknown strategy' },
+    ]);
   return strategy as Strategy;
 }
 
@@ -51,40 +54,69 @@ function pageAt(length: number, at: number, strategy: Strategy, limit: number): 
 function parseLimit(raw: unknown, dflt: number, max: number): number {
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw invalidRequest(`limit must be a whole number from 1 to ${max}.`, [{ pointer: '/limit', message: `must be 1 to ${max}` }]);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw invalidRequest(`limit must be a whole number from 1 to ${max}.`, [
+      { pointer: '/limit', message: `must be 1 to ${max}` },
+    ]);
   return n;
 }
 
 /** A read by a person (the management API), not by an app. */
-interface PersonRead { forPerson?: boolean }
+interface PersonRead {
+  forPerson?: boolean;
+}
 
 export function createMessages(deps: MessagesDeps) {
   const { clock, index, channels, users, events, files } = deps;
   const perChannel = Math.max(1, deps.perChannel);
 
-  const seenBy = (m: MessageRecord, userId: string) => !m.ephemeralTo || m.ephemeralTo.includes(userId) || m.author === userId;
+  const seenBy = (m: MessageRecord, userId: string) =>
+    !m.ephemeralTo || m.ephemeralTo.includes(userId) || m.author === userId;
   /**
    * What the actor sees in the channel's own list: messages (not thread replies, unless also sent to the channel) it
    * may see.
    */
-  const inChannelView = (a: Actor) => (m: MessageRecord) => (!m.threadRootId || !!m.alsoSentToChannel) && seenBy(m, a.userId);
-  const view = async (m: MessageRecord) => messageView(m, m.threadRootId ? undefined : await index.thread(m.id), await files.views(m.files));
+  const inChannelView = (a: Actor) => (m: MessageRecord) =>
+    (!m.threadRootId || !!m.alsoSentToChannel) && seenBy(m, a.userId);
+  const view = async (m: MessageRecord) =>
+    messageView(m, m.threadRootId ? undefined : await index.thread(m.id), await files.views(m.files));
   /**
    * The views of `ms`; `o.forPerson` (a person's own reads: the CLI, not the platform API) marks
    * an ephemeral message `ephemeral: true`, as the console marks it "Only visible to you".
    */
   const views = (ms: MessageRecord[], o: PersonRead = {}) =>
-    Promise.all(ms.map(async (m): Promise<Record<string, unknown>> => (o.forPerson && m.ephemeralTo ? { ...(await view(m)), ephemeral: true } : view(m))));
+    Promise.all(
+      ms.map(async (m): Promise<Record<string, unknown>> =>
+        o.forPerson && m.ephemeralTo ? { ...(await view(m)), ephemeral: true } : view(m),
+      ),
+    );
   /**
    * The event of a message posted or changed, for the commit that posts or changes it (none for an ephemeral message).
    */
-  const eventOf = async (ch: ChannelRecord, m: Omit<MessageRecord, 'seq'>, ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE'): Promise<Change[]> =>
-    m.ephemeralTo ? [] : [events.workspaceEvent(ty, ch.workspaceId, audienceOf(ch), messageEventBody(m, ty, await files.views(m.files)))];
+  const eventOf = async (
+    ch: ChannelRecord,
+    m: Omit<MessageRecord, 'seq'>,
+    ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE',
+  ): Promise<Change[]> =>
+    m.ephemeralTo
+      ? []
+      : [
+          events.workspaceEvent(
+            ty,
+            ch.workspaceId,
+            audienceOf(ch),
+            messageEventBody(m, ty, await files.views(m.files)),
+          ),
+        ];
   /** A change of a message as read: refused (StoreConflict) when it changed meanwhile. */
   const expectAsRead = (m: MessageRecord): Expectation[] => [{ table: WT.messages, id: m.id, value: m }];
 
   /** A message the actor can see in a channel the actor can see; 404 otherwise. */
-  async function visibleMessage(a: Actor, channelId: string | undefined, messageId: unknown): Promise<{ ch: ChannelRecord; m: MessageRecord }> {
+  async function visibleMessage(
+    a: Actor,
+    channelId: string | undefined,
+    messageId: unknown,
+  ): Promise<{ ch: ChannelRecord; m: MessageRecord }> {
     const m = typeof messageId === 'string' ? await index.get(messageId) : undefined;
     if (!m || m.workspaceId !== a.workspaceId || (channelId !== undefined && m.channelId !== channelId)) {
       if (channelId !== undefined) await channels.visible(a, channelId); // an invisible channel is what is not found
@@ -97,13 +129,24 @@ export function createMessages(deps: MessagesDeps) {
     return { ch, m: now };
   }
 
-  async function postIn(a: Actor, ch: ChannelRecord, input: MessageInput, root?: MessageRecord, extra: Change[] = [], expect: Expectation[] = []) {
+  async function postIn(
+    a: Actor,
+    ch: ChannelRecord,
+    input: MessageInput,
+    root?: MessageRecord,
+    extra: Change[] = [],
+    expect: Expectation[] = [],
+  ) {
     if (ch.isArchived) throw invalidRequest('The channel is archived.');
     if (input.files) await files.attachable(a, input.files);
     if (input.sendToUsers) {
       const bad: string[] = [];
-      for (const u of input.sendToUsers) if (!(await users.member(a.workspaceId, u)) || !(await channels.canSee(ch, u))) bad.push(u);
-      if (bad.length) throw invalidRequest(`${bad[0]} cannot see this channel.`, [{ pointer: '/ephemeral/sendToUsers', message: 'names a user who cannot see the channel' }]);
+      for (const u of input.sendToUsers)
+        if (!(await users.member(a.workspaceId, u)) || !(await channels.canSee(ch, u))) bad.push(u);
+      if (bad.length)
+        throw invalidRequest(`${bad[0]} cannot see this channel.`, [
+          { pointer: '/ephemeral/sendToUsers', message: 'names a user who cannot see the channel' },
+        ]);
     }
     const draft: Omit<MessageRecord, 'seq'> = {
       id: newId('msg', 12),
@@ -115,7 +158,12 @@ export function createMessages(deps: MessagesDeps) {
       attachments: input.attachments,
       timestampMilli: clock.now(),
       reactions: [],
-      ...(root ? { threadRootId: root.id, ...(input.alsoSendToChannel && !input.sendToUsers ? { alsoSentToChannel: true } : {}) } : {}),
+      ...(root
+        ? {
+            threadRootId: root.id,
+            ...(input.alsoSendToChannel && !input.sendToUsers ? { alsoSentToChannel: true } : {}),
+          }
+        : {}),
       ...(input.sendToUsers ? { ephemeralTo: input.sendToUsers } : {}),
       ...(a.appId ? { appId: a.appId } : {}),
       ...(input.files ? { files: input.files } : {}),
@@ -158,21 +206,30 @@ export function createMessages(deps: MessagesDeps) {
    * first within the page. `withReplies` (a person's view, not the platform API): thread replies
    * too, in posting order among the channel's messages.
    */
-  async function list(a: Actor, channelId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }, opts: PersonRead & { withReplies?: boolean } = {}) {
+  async function list(
+    a: Actor,
+    channelId: string,
+    q: { limit?: unknown; cursor?: unknown; strategy?: unknown },
+    opts: PersonRead & { withReplies?: boolean } = {},
+  ) {
     const ch = await channels.visible(a, channelId);
     const limit = parseLimit(q.limit, 20, 100);
     const strategy = parseStrategy(q.strategy, 'BEFORE');
     let c: MessageRecord | undefined;
     if (q.cursor !== undefined && q.cursor !== '' && q.cursor !== null) {
       c = await index.get(String(q.cursor));
-      if (!c || c.channelId !== ch.id || !seenBy(c, a.userId)) throw invalidRequest('cursor must be the id of a message of this channel.', [{ pointer: '/cursor', message: 'unknown message' }]);
+      if (!c || c.channelId !== ch.id || !seenBy(c, a.userId))
+        throw invalidRequest('cursor must be the id of a message of this channel.', [
+          { pointer: '/cursor', message: 'unknown message' },
+        ]);
     }
     // `shown` is the part of the channel around the cursor (or at the end the strategy starts from),
     // with up to limit + 2 messages on each side of it read: enough for the page and both hasMore
     const keep = opts.withReplies ? (m: MessageRecord) => seenBy(m, a.userId) : inChannelView(a);
     const cut = await index.cut(ch.id, perChannel);
     const want = limit + 2;
-    const before = c || strategy !== 'AFTER' ? (await index.scan(ch.id, { desc: true, from: c, want, cut, keep })).reverse() : [];
+    const before =
+      c || strategy !== 'AFTER' ? (await index.scan(ch.id, { desc: true, from: c, want, cut, keep })).reverse() : [];
     const after = c || strategy === 'AFTER' ? await index.scan(ch.id, { desc: false, from: c, want, cut, keep }) : [];
     if (c && keep(c) && !(cut && postingOrder(c, cut) <= 0)) after.unshift(c);
     const shown = [...before, ...after];
@@ -182,7 +239,11 @@ export function createMessages(deps: MessagesDeps) {
       if (strategy === 'AFTER' && shown[at]?.id === c.id) at += 1;
     } else at = strategy === 'AFTER' ? 0 : shown.length;
     const [start, end] = pageAt(shown.length, at, strategy, limit);
-    return { messages: await views(shown.slice(start, end), opts), hasMoreBefore: start > 0, hasMoreAfter: end < shown.length };
+    return {
+      messages: await views(shown.slice(start, end), opts),
+      hasMoreBefore: start > 0,
+      hasMoreAfter: end < shown.length,
+    };
   }
 
   /** GET /v1/channels/{c}/messages/{m} */
@@ -195,7 +256,13 @@ export function createMessages(deps: MessagesDeps) {
    * first. AFTER (the default) reads from the cursor's next reply on (without a cursor, from the
    * first), BEFORE the replies before it (without one, the latest), AROUND a page centred on it.
    */
-  async function replies(a: Actor, channelId: string, rootId: string, q: { limit?: unknown; cursor?: unknown; strategy?: unknown }, o: PersonRead = {}) {
+  async function replies(
+    a: Actor,
+    channelId: string,
+    rootId: string,
+    q: { limit?: unknown; cursor?: unknown; strategy?: unknown },
+    o: PersonRead = {},
+  ) {
     const { m } = await visibleMessage(a, channelId, rootId);
     const limit = parseLimit(q.limit, 100, 100);
     const strategy = parseStrategy(q.strategy, 'AFTER');
@@ -203,7 +270,10 @@ export function createMessages(deps: MessagesDeps) {
     let at = strategy === 'AFTER' ? 0 : rs.length;
     if (q.cursor !== undefined && q.cursor !== '') {
       const i = rs.findIndex((r) => r.id === q.cursor);
-      if (i < 0) throw invalidRequest('cursor must be the id of a reply in this thread.', [{ pointer: '/cursor', message: 'unknown reply' }]);
+      if (i < 0)
+        throw invalidRequest('cursor must be the id of a reply in this thread.', [
+          { pointer: '/cursor', message: 'unknown reply' },
+        ]);
       at = strategy === 'AFTER' ? i + 1 : i;
     }
     const [start, end] = pageAt(rs.length, at, strategy, limit);
@@ -220,8 +290,17 @@ export function createMessages(deps: MessagesDeps) {
     const { next } = await retryOnConflict(async () => {
       const { ch, m } = await visibleMessage(a, channelId, messageId);
       ownMessage(a, m);
-      const next: MessageRecord = { ...m, text: input.text, blocks: input.blocks, attachments: input.attachments, edited: true };
-      await index.commit([{ table: WT.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))], expectAsRead(m));
+      const next: MessageRecord = {
+        ...m,
+        text: input.text,
+        blocks: input.blocks,
+        attachments: input.attachments,
+        edited: true,
+      };
+      await index.commit(
+        [{ table: WT.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))],
+        expectAsRead(m),
+      );
       return { ch, next };
     });
     if (!next.ephemeralTo) events.written();
@@ -231,12 +310,18 @@ export function createMessages(deps: MessagesDeps) {
   /** PUT /v1/channels/{c}/messages/{m}/attachments {attachments}. UPDATED_MESSAGE. */
   async function editAttachments(a: Actor, channelId: string, messageId: string, body: unknown) {
     const atts = (body as { attachments?: unknown } | undefined)?.attachments;
-    if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) throw invalidRequest('attachments must be an array of attachments.', [{ pointer: '/attachments', message: 'must be an array of objects' }]);
+    if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x)))
+      throw invalidRequest('attachments must be an array of attachments.', [
+        { pointer: '/attachments', message: 'must be an array of objects' },
+      ]);
     const { next } = await retryOnConflict(async () => {
       const { ch, m } = await visibleMessage(a, channelId, messageId);
       ownMessage(a, m);
       const next: MessageRecord = { ...m, attachments: atts, edited: true };
-      await index.commit([{ table: WT.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))], expectAsRead(m));
+      await index.commit(
+        [{ table: WT.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))],
+        expectAsRead(m),
+      );
       return { ch, next };
     });
     if (!next.ephemeralTo) events.written();
@@ -248,19 +333,30 @@ export function createMessages(deps: MessagesDeps) {
     const { m } = await visibleMessage(a, channelId, messageId);
     ownMessage(a, m);
     const gone = [m, ...(m.threadRootId ? [] : await index.repliesOf(m.id))];
-    await index.commit(gone.map((r) => ({ table: WT.messages, id: r.id, value: null })), [], gone);
+    await index.commit(
+      gone.map((r) => ({ table: WT.messages, id: r.id, value: null })),
+      [],
+      gone,
+    );
   }
 
   /** DELETE /v1/channels/{c}/messages/{m}/ephemeral {deleteForUsers}: the recipients named no longer see it. */
   async function removeEphemeral(a: Actor, channelId: string, messageId: string, body: unknown): Promise<void> {
     const users = (body as { deleteForUsers?: unknown } | undefined)?.deleteForUsers;
-    if (!Array.isArray(users) || users.length === 0 || users.some((x) => typeof x !== 'string')) throw invalidRequest('deleteForUsers must list at least one workspace user id.', [{ pointer: '/deleteForUsers', message: 'must be a non-empty list of ids' }]);
+    if (!Array.isArray(users) || users.length === 0 || users.some((x) => typeof x !== 'string'))
+      throw invalidRequest('deleteForUsers must list at least one workspace user id.', [
+        { pointer: '/deleteForUsers', message: 'must be a non-empty list of ids' },
+      ]);
     await retryOnConflict(async () => {
       const { m } = await visibleMessage(a, channelId, messageId);
       if (!m.ephemeralTo) throw invalidRequest('The message is not ephemeral.');
       ownMessage(a, m);
       const left = m.ephemeralTo.filter((u) => !users.includes(u));
-      await index.commit([{ table: WT.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }], expectAsRead(m), [m]);
+      await index.commit(
+        [{ table: WT.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }],
+        expectAsRead(m),
+        [m],
+      );
     });
   }
 
@@ -268,7 +364,13 @@ export function createMessages(deps: MessagesDeps) {
    * A scheduled message's turn: posted as its author, and `extra` (forgetting the schedule) in the same commit, if
    * `expect` holds.
    */
-  async function postScheduled(a: Actor, channelId: string, input: MessageInput, extra: Change[], expect: Expectation[] = []) {
+  async function postScheduled(
+    a: Actor,
+    channelId: string,
+    input: MessageInput,
+    extra: Change[],
+    expect: Expectation[] = [],
+  ) {
     return postIn(a, await channels.visible(a, channelId), input, undefined, extra, expect);
   }
 
@@ -283,8 +385,19 @@ export function createMessages(deps: MessagesDeps) {
       const { m } = await visibleMessage(a, ch.id, opts.rootId);
       const root = m.threadRootId ? await index.get(m.threadRootId) : m;
       if (!root) throw notFound('Message');
-      ms = [root, ...(await index.repliesOf(root.id)).filter((r) => seenBy(r, a.userId)).slice(-Math.max(1, opts.limit - 1))];
-    } else ms = (await index.scan(ch.id, { desc: true, want: Math.max(1, opts.limit), cut: await index.cut(ch.id, perChannel), keep: inChannelView(a) })).reverse();
+      ms = [
+        root,
+        ...(await index.repliesOf(root.id)).filter((r) => seenBy(r, a.userId)).slice(-Math.max(1, opts.limit - 1)),
+      ];
+    } else
+      ms = (
+        await index.scan(ch.id, {
+          desc: true,
+          want: Math.max(1, opts.limit),
+          cut: await index.cut(ch.id, perChannel),
+          keep: inChannelView(a),
+        })
+      ).reverse();
     return { channel: ch, messages: await Promise.all(ms.map(async (m) => ({ record: m, view: await view(m) }))) };
   }
 
@@ -293,7 +406,25 @@ export function createMessages(deps: MessagesDeps) {
   /** What readers see of a channel (its newest `perChannel` records), oldest first: for search. */
   const kept = async (channelId: string) => (await index.inChannel(channelId)).slice(-perChannel);
 
-  return { visibleMessage, view, post, postScheduled, reply, postAsUser, list, get, replies, edit, editAttachments, remove, removeEphemeral, inChannel, kept, seenBy, timeline };
+  return {
+    visibleMessage,
+    view,
+    post,
+    postScheduled,
+    reply,
+    postAsUser,
+    list,
+    get,
+    replies,
+    edit,
+    editAttachments,
+    remove,
+    removeEphemeral,
+    inChannel,
+    kept,
+    seenBy,
+    timeline,
+  };
 }
 
 export type Messages = ReturnType<typeof createMessages>;

@@ -24,10 +24,34 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   const { store, clock, users, events } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
 
-  const groupView = (g: UserGroupRecord) => ({ id: g.id, workspaceId: g.workspaceId, createdBy: g.createdBy, disabled: g.disabled, name: g.name, handle: g.handle, description: g.description, workspaceUserIds: g.workspaceUserIds });
-  const groupBody = (g: UserGroupRecord, ty: string) => ({ wId: g.workspaceId, cbId: g.createdBy, id: g.id, n: g.name, h: g.handle, d: g.description, di: g.disabled, uIds: g.workspaceUserIds, cIds: [], ty });
-  const groupsOf = async (workspaceId: string) => (await store.find(WT.groups, 'workspaceId', workspaceId)).sort((x, y) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : 1));
-  const handleTaken = (handle: string) => invalidRequest(`A group with the handle ${handle} already exists.`, [{ pointer: '/handle', message: 'is taken' }]);
+  const groupView = (g: UserGroupRecord) => ({
+    id: g.id,
+    workspaceId: g.workspaceId,
+    createdBy: g.createdBy,
+    disabled: g.disabled,
+    name: g.name,
+    handle: g.handle,
+    description: g.description,
+    workspaceUserIds: g.workspaceUserIds,
+  });
+  const groupBody = (g: UserGroupRecord, ty: string) => ({
+    wId: g.workspaceId,
+    cbId: g.createdBy,
+    id: g.id,
+    n: g.name,
+    h: g.handle,
+    d: g.description,
+    di: g.disabled,
+    uIds: g.workspaceUserIds,
+    cIds: [],
+    ty,
+  });
+  const groupsOf = async (workspaceId: string) =>
+    (await store.find(WT.groups, 'workspaceId', workspaceId)).sort((x, y) =>
+      x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : 1,
+    );
+  const handleTaken = (handle: string) =>
+    invalidRequest(`A group with the handle ${handle} already exists.`, [{ pointer: '/handle', message: 'is taken' }]);
 
   /** GET /v1/workspaceUsers/groups */
   async function listGroups(a: Actor) {
@@ -41,8 +65,13 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
    */
   async function commitGroup(g: UserGroupRecord, prev?: UserGroupRecord): Promise<void> {
     const ty = prev ? 'WORKSPACE_USER_GROUP_UPDATED' : 'WORKSPACE_USER_GROUP_CREATED';
-    const changes: Change[] = [{ table: WT.groups, id: g.id, value: g }, events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty))];
-    const expect: Expectation[] = prev ? [{ table: WT.groups, id: g.id, value: prev }] : [{ table: WT.groups, id: g.id, value: undefined }];
+    const changes: Change[] = [
+      { table: WT.groups, id: g.id, value: g },
+      events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty)),
+    ];
+    const expect: Expectation[] = prev
+      ? [{ table: WT.groups, id: g.id, value: prev }]
+      : [{ table: WT.groups, id: g.id, value: undefined }];
     if (g.handle !== prev?.handle) {
       const key = handleKey(g.workspaceId, g.handle);
       changes.push({ table: HANDLES, id: key, value: { id: key, groupId: g.id } });
@@ -55,26 +84,48 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   async function parseGroup(a: Actor, b: Record<string, unknown>, prev?: UserGroupRecord) {
     const details: ErrorDetail[] = [];
     const name = b.name ?? prev?.name;
-    const handle = b.handle ?? prev?.handle ?? (typeof name === 'string' ? name.toLowerCase().replace(/[^a-z0-9_.-]+/g, '-') : undefined);
+    const handle =
+      b.handle ??
+      prev?.handle ??
+      (typeof name === 'string' ? name.toLowerCase().replace(/[^a-z0-9_.-]+/g, '-') : undefined);
     const description = b.description ?? prev?.description ?? '';
     const ids = b.workspaceUserIds ?? prev?.workspaceUserIds ?? [];
-    if (typeof name !== 'string' || !name.trim() || name.length > 80) details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
-    if (typeof handle !== 'string' || !HANDLE.test(handle)) details.push({ pointer: '/handle', message: 'must be 1 to 80 lower-case letters, digits, _ . or -' });
-    if (typeof description !== 'string' || description.length > 250) details.push({ pointer: '/description', message: 'must be at most 250 characters' });
+    if (typeof name !== 'string' || !name.trim() || name.length > 80)
+      details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
+    if (typeof handle !== 'string' || !HANDLE.test(handle))
+      details.push({ pointer: '/handle', message: 'must be 1 to 80 lower-case letters, digits, _ . or -' });
+    if (typeof description !== 'string' || description.length > 250)
+      details.push({ pointer: '/description', message: 'must be at most 250 characters' });
     const known = async (xs: unknown[]) => {
       for (const x of xs) if (typeof x !== 'string' || !(await users.member(a.workspaceId, x))) return false;
       return true;
     };
-    if (!Array.isArray(ids) || !(await known(ids))) details.push({ pointer: '/workspaceUserIds', message: 'must list users of the workspace' });
-    if (b.disabled !== undefined && typeof b.disabled !== 'boolean') details.push({ pointer: '/disabled', message: 'must be true or false' });
-    if (details.length) throw invalidRequest(`The group is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
-    if ((await groupsOf(a.workspaceId)).some((g) => g.handle === handle && g.id !== prev?.id)) throw handleTaken(handle as string);
-    return { name: (name as string).trim(), handle: handle as string, description: description as string, workspaceUserIds: [...new Set(ids as string[])], disabled: typeof b.disabled === 'boolean' ? b.disabled : (prev?.disabled ?? false) };
+    if (!Array.isArray(ids) || !(await known(ids)))
+      details.push({ pointer: '/workspaceUserIds', message: 'must list users of the workspace' });
+    if (b.disabled !== undefined && typeof b.disabled !== 'boolean')
+      details.push({ pointer: '/disabled', message: 'must be true or false' });
+    if (details.length)
+      throw invalidRequest(`The group is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
+    if ((await groupsOf(a.workspaceId)).some((g) => g.handle === handle && g.id !== prev?.id))
+      throw handleTaken(handle as string);
+    return {
+      name: (name as string).trim(),
+      handle: handle as string,
+      description: description as string,
+      workspaceUserIds: [...new Set(ids as string[])],
+      disabled: typeof b.disabled === 'boolean' ? b.disabled : (prev?.disabled ?? false),
+    };
   }
 
   /** A person creates a user group: WORKSPACE_USER_GROUP_CREATED. */
   async function createGroup(a: Actor, body: Record<string, unknown>) {
-    const g: UserGroupRecord = { id: newId('grp', 12), workspaceId: a.workspaceId, createdBy: a.userId, ...(await parseGroup(a, body)), createdAt: nowIso() };
+    const g: UserGroupRecord = {
+      id: newId('grp', 12),
+      workspaceId: a.workspaceId,
+      createdBy: a.userId,
+      ...(await parseGroup(a, body)),
+      createdAt: nowIso(),
+    };
     try {
       await commitGroup(g);
     } catch (e) {
@@ -102,15 +153,31 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
     const details: ErrorDetail[] = [];
     const { code, status = '', expiration = 'never', expiresAt = 0, pausedNotifications = false } = b;
-    if (typeof code !== 'string' || code.length < 3 || code.length > 102) details.push({ pointer: '/code', message: 'must be an emoji code of 3 to 102 characters' });
-    if (typeof status !== 'string' || status.length > 100) details.push({ pointer: '/status', message: 'must be at most 100 characters' });
-    if (typeof expiration !== 'string' || !EXPIRATIONS.includes(expiration)) details.push({ pointer: '/expiration', message: `must be one of ${EXPIRATIONS.join(', ')}` });
-    if (typeof expiresAt !== 'number' || !Number.isInteger(expiresAt) || expiresAt < 0) details.push({ pointer: '/expiresAt', message: 'must be epoch milliseconds (0: never)' });
-    if (typeof pausedNotifications !== 'boolean') details.push({ pointer: '/pausedNotifications', message: 'must be true or false' });
-    if (details.length) throw invalidRequest(`The status is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
+    if (typeof code !== 'string' || code.length < 3 || code.length > 102)
+      details.push({ pointer: '/code', message: 'must be an emoji code of 3 to 102 characters' });
+    if (typeof status !== 'string' || status.length > 100)
+      details.push({ pointer: '/status', message: 'must be at most 100 characters' });
+    if (typeof expiration !== 'string' || !EXPIRATIONS.includes(expiration))
+      details.push({ pointer: '/expiration', message: `must be one of ${EXPIRATIONS.join(', ')}` });
+    if (typeof expiresAt !== 'number' || !Number.isInteger(expiresAt) || expiresAt < 0)
+      details.push({ pointer: '/expiresAt', message: 'must be epoch milliseconds (0: never)' });
+    if (typeof pausedNotifications !== 'boolean')
+      details.push({ pointer: '/pausedNotifications', message: 'must be true or false' });
+    if (details.length)
+      throw invalidRequest(
+        `The status is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`,
+        details,
+      );
     const u = await users.member(a.workspaceId, a.userId);
     if (!u) throw notFound('Workspace user');
-    const rec: CustomStatusRecord = { id: u.id, code: code as string, status: status as string, expiration: expiration as string, expiresAt: expiresAt as number, pausedNotifications: pausedNotifications as boolean };
+    const rec: CustomStatusRecord = {
+      id: u.id,
+      code: code as string,
+      status: status as string,
+      expiration: expiration as string,
+      expiresAt: expiresAt as number,
+      pausedNotifications: pausedNotifications as boolean,
+    };
     const cs = users.statusView(rec);
     const event = events.workspaceEvent('WORKSPACE_USER_UPDATED', u.workspaceId, EVERYONE, {
       ...userEventBody(u),
@@ -128,17 +195,37 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   /** POST /v1/app/homeView/workspaceUsers/{u} {blocks, title?, state?}: kept for that user. */
   async function publishHomeView(a: Actor & { appId: string }, userId: string, body: unknown) {
     const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    if (!Array.isArray(b.blocks) || b.blocks.some((x) => !x || typeof x !== 'object')) throw invalidRequest('blocks must be an array of blocks.', [{ pointer: '/blocks', message: 'must be an array of blocks' }]);
+    if (!Array.isArray(b.blocks) || b.blocks.some((x) => !x || typeof x !== 'object'))
+      throw invalidRequest('blocks must be an array of blocks.', [
+        { pointer: '/blocks', message: 'must be an array of blocks' },
+      ]);
     if (!(await users.member(a.workspaceId, userId))) throw notFound('Workspace user');
-    const rec: HomeViewRecord = { id: `${a.appId}|${userId}`, appId: a.appId, workspaceId: a.workspaceId, workspaceUserId: userId, blocks: b.blocks, ...(b.title !== undefined ? { title: b.title } : {}), ...(b.state !== undefined ? { state: b.state } : {}), updatedAt: nowIso() };
+    const rec: HomeViewRecord = {
+      id: `${a.appId}|${userId}`,
+      appId: a.appId,
+      workspaceId: a.workspaceId,
+      workspaceUserId: userId,
+      blocks: b.blocks,
+      ...(b.title !== undefined ? { title: b.title } : {}),
+      ...(b.state !== undefined ? { state: b.state } : {}),
+      updatedAt: nowIso(),
+    };
     await store.commit([{ table: WT.homeViews, id: rec.id, value: rec }]);
-    return must((await homeView(a.appId, userId)));
+    return must(await homeView(a.appId, userId));
   }
 
   /** The home view an app published for a user, as a V1 HOME view. */
   async function homeView(appId: string, userId: string) {
     const v = await store.get(WT.homeViews, `${appId}|${userId}`);
-    return v ? { id: v.id, type: 'HOME', blocks: v.blocks, ...(v.title !== undefined ? { title: v.title } : {}), ...(v.state !== undefined ? { state: v.state } : {}) } : undefined;
+    return v
+      ? {
+          id: v.id,
+          type: 'HOME',
+          blocks: v.blocks,
+          ...(v.title !== undefined ? { title: v.title } : {}),
+          ...(v.state !== undefined ? { state: v.state } : {}),
+        }
+      : undefined;
   }
 
   return { listGroups, createGroup, updateGroup, setStatus, publishHomeView, homeView };

@@ -13,7 +13,10 @@ const CODE = /^:[^\s:]{1,198}:$/;
 
 function reactionCode(body: unknown): string {
   const code = (body as { code?: unknown } | undefined)?.code;
-  if (typeof code !== 'string' || !CODE.test(code)) throw invalidRequest('code must be an emoji code such as :thumbsup: (3 to 200 characters).', [{ pointer: '/code', message: 'must look like :name:' }]);
+  if (typeof code !== 'string' || !CODE.test(code))
+    throw invalidRequest('code must be an emoji code such as :thumbsup: (3 to 200 characters).', [
+      { pointer: '/code', message: 'must look like :name:' },
+    ]);
   return code;
 }
 
@@ -28,8 +31,22 @@ export function createReactions(deps: { index: MessageIndex; messages: Messages;
       const { ch, m } = await messages.visibleMessage(a, undefined, messageId);
       if (m.ephemeralTo) throw invalidRequest('An ephemeral message cannot be reacted to.');
       if (m.reactions.some((r) => r.user === a.userId && r.code === code)) return false;
-      const event = events.workspaceEvent('REACTION_ADDED', ch.workspaceId, audienceOf(ch), { wId: m.workspaceId, cId: m.channelId, mId: m.id, mat: m.author, uId: a.userId, rc: code, ty: 'REACTION_ADDED' });
-      await index.commit([{ table: WT.messages, id: m.id, value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] } }, event], [{ table: WT.messages, id: m.id, value: m }]);
+      const event = events.workspaceEvent('REACTION_ADDED', ch.workspaceId, audienceOf(ch), {
+        wId: m.workspaceId,
+        cId: m.channelId,
+        mId: m.id,
+        mat: m.author,
+        uId: a.userId,
+        rc: code,
+        ty: 'REACTION_ADDED',
+      });
+      await index.commit(
+        [
+          { table: WT.messages, id: m.id, value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] } },
+          event,
+        ],
+        [{ table: WT.messages, id: m.id, value: m }],
+      );
       return true;
     });
     if (added) events.written();
@@ -41,7 +58,11 @@ export function createReactions(deps: { index: MessageIndex; messages: Messages;
     await retryOnConflict(async () => {
       const { m } = await messages.visibleMessage(a, undefined, messageId);
       const left = m.reactions.filter((r) => !(r.user === a.userId && r.code === code));
-      if (left.length !== m.reactions.length) await index.commit([{ table: WT.messages, id: m.id, value: { ...m, reactions: left } }], [{ table: WT.messages, id: m.id, value: m }]);
+      if (left.length !== m.reactions.length)
+        await index.commit(
+          [{ table: WT.messages, id: m.id, value: { ...m, reactions: left } }],
+          [{ table: WT.messages, id: m.id, value: m }],
+        );
     });
   }
 

@@ -7,28 +7,54 @@
 import { invalidRequest } from '../../errors.js';
 import { RECURRENCE_TYPES, type Recurrence, type RecurrenceType } from '../../model/workspace.js';
 
-
 const DAY_MS = 86_400_000;
 const MAX_TIME = 4_000_000_000_000;
 
 /** V1.ScheduledMessageRecurrenceRequest → a Recurrence; a bad field is 400 naming it. */
 export function parseRecurrence(raw: unknown, sendAt: number): Recurrence | undefined {
   if (raw === undefined || raw === null) return undefined;
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidRequest('recurrence must be an object.', [{ pointer: '/recurrence', message: 'must be an object' }]);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw invalidRequest('recurrence must be an object.', [{ pointer: '/recurrence', message: 'must be an object' }]);
   const r = raw as Record<string, unknown>;
-  if (!RECURRENCE_TYPES.includes(r.recurrenceType as RecurrenceType)) throw invalidRequest(`recurrence.recurrenceType must be one of ${RECURRENCE_TYPES.join(', ')}.`, [{ pointer: '/recurrence/recurrenceType', message: 'unknown recurrence type' }]);
-  const whole = (v: unknown, max: number) => v === undefined || v === null || (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max);
-  if (!whole(r.endAfterOccurrences, 9999)) throw invalidRequest('recurrence.endAfterOccurrences must be a whole number from 0 to 9999.', [{ pointer: '/recurrence/endAfterOccurrences', message: 'must be 0 to 9999' }]);
-  if (!whole(r.endDate, MAX_TIME)) throw invalidRequest('recurrence.endDate must be a time in epoch milliseconds.', [{ pointer: '/recurrence/endDate', message: 'must be epoch milliseconds' }]);
+  if (!RECURRENCE_TYPES.includes(r.recurrenceType as RecurrenceType))
+    throw invalidRequest(`recurrence.recurrenceType must be one of ${RECURRENCE_TYPES.join(', ')}.`, [
+      { pointer: '/recurrence/recurrenceType', message: 'unknown recurrence type' },
+    ]);
+  const whole = (v: unknown, max: number) =>
+    v === undefined || v === null || (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max);
+  if (!whole(r.endAfterOccurrences, 9999))
+    throw invalidRequest('recurrence.endAfterOccurrences must be a whole number from 0 to 9999.', [
+      { pointer: '/recurrence/endAfterOccurrences', message: 'must be 0 to 9999' },
+    ]);
+  if (!whole(r.endDate, MAX_TIME))
+    throw invalidRequest('recurrence.endDate must be a time in epoch milliseconds.', [
+      { pointer: '/recurrence/endDate', message: 'must be epoch milliseconds' },
+    ]);
   const endDate = (r.endDate as number | undefined) ?? 0;
-  if (endDate !== 0 && endDate < sendAt) throw invalidRequest('recurrence.endDate is before sendAt: the message would never be posted.', [{ pointer: '/recurrence/endDate', message: 'is before sendAt' }]);
-  return { recurrenceType: r.recurrenceType as RecurrenceType, endAfterOccurrences: (r.endAfterOccurrences as number | undefined) ?? 0, endDate };
+  if (endDate !== 0 && endDate < sendAt)
+    throw invalidRequest('recurrence.endDate is before sendAt: the message would never be posted.', [
+      { pointer: '/recurrence/endDate', message: 'is before sendAt' },
+    ]);
+  return {
+    recurrenceType: r.recurrenceType as RecurrenceType,
+    endAfterOccurrences: (r.endAfterOccurrences as number | undefined) ?? 0,
+    endDate,
+  };
 }
 
 /**
  * The same time of day as `anchor`, on day `day` (1-based) of month `month` (may overflow into later years) of `year`.
  */
-const on = (anchor: Date, year: number, month: number, day: number) => Date.UTC(year, month, day, anchor.getUTCHours(), anchor.getUTCMinutes(), anchor.getUTCSeconds(), anchor.getUTCMilliseconds());
+const on = (anchor: Date, year: number, month: number, day: number) =>
+  Date.UTC(
+    year,
+    month,
+    day,
+    anchor.getUTCHours(),
+    anchor.getUTCMinutes(),
+    anchor.getUTCSeconds(),
+    anchor.getUTCMilliseconds(),
+  );
 const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
 
 /**

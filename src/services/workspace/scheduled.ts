@@ -37,7 +37,8 @@ const MAX_SEND_AT = 4_000_000_000_000;
 const LIST_MAX = 100;
 
 /** The fields of `o` that are set (a record keeps no undefined field). */
-const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const defined = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 export interface ScheduledDeps {
   store: Store;
@@ -60,13 +61,22 @@ export function createScheduledMessages(deps: ScheduledDeps) {
 
   /** V1.ScheduledMessage; a recurrence's unset ends are 0. */
   const view = (s: ScheduledRecord) => ({
-    id: s.id, workspaceId: s.workspaceId, author: s.author, channelId: s.channelId, text: s.text, sentAt: s.sendAt, files: [], blocks: s.blocks, attachments: s.attachments,
+    id: s.id,
+    workspaceId: s.workspaceId,
+    author: s.author,
+    channelId: s.channelId,
+    text: s.text,
+    sentAt: s.sendAt,
+    files: [],
+    blocks: s.blocks,
+    attachments: s.attachments,
     ...(s.recurrence ? { recurrence: { ...s.recurrence } } : {}),
   });
 
   async function own(a: Actor, id: string): Promise<ScheduledRecord> {
     const s = await store.get(WT.scheduled, id);
-    if (!s || s.workspaceId !== a.workspaceId || s.author !== a.userId || sending(s)) throw notFound('Scheduled message');
+    if (!s || s.workspaceId !== a.workspaceId || s.author !== a.userId || sending(s))
+      throw notFound('Scheduled message');
     return s;
   }
 
@@ -74,14 +84,30 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   async function parse(a: Actor, body: unknown) {
     const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     const { sendAt, channelId, recurrence } = b;
-    if (typeof sendAt !== 'number' || !Number.isInteger(sendAt) || sendAt > MAX_SEND_AT) throw invalidRequest('sendAt must be a time in epoch milliseconds.', [{ pointer: '/sendAt', message: 'must be epoch milliseconds' }]);
-    if (sendAt <= clock.now()) throw invalidRequest('sendAt must be in the future.', [{ pointer: '/sendAt', message: 'is not in the future' }]);
+    if (typeof sendAt !== 'number' || !Number.isInteger(sendAt) || sendAt > MAX_SEND_AT)
+      throw invalidRequest('sendAt must be a time in epoch milliseconds.', [
+        { pointer: '/sendAt', message: 'must be epoch milliseconds' },
+      ]);
+    if (sendAt <= clock.now())
+      throw invalidRequest('sendAt must be in the future.', [{ pointer: '/sendAt', message: 'is not in the future' }]);
     const rec = parseRecurrence(recurrence, sendAt);
-    if (typeof channelId !== 'string') throw invalidRequest('channelId is required.', [{ pointer: '/channelId', message: 'is required' }]);
+    if (typeof channelId !== 'string')
+      throw invalidRequest('channelId is required.', [{ pointer: '/channelId', message: 'is required' }]);
     const input = parseMessageInput({ text: b.text, blocks: b.blocks, attachments: b.attachments, files: b.files });
-    if (input.files) throw invalidRequest('Files on scheduled messages are not supported by appreg yet.', [{ pointer: '/files', message: 'must be empty' }]);
+    if (input.files)
+      throw invalidRequest('Files on scheduled messages are not supported by appreg yet.', [
+        { pointer: '/files', message: 'must be empty' },
+      ]);
     const ch = await channels.visible(a, channelId);
-    return { channelId: ch.id, sendAt, text: input.text, blocks: input.blocks, attachments: input.attachments, recurrence: rec, anchorAt: rec ? sendAt : undefined };
+    return {
+      channelId: ch.id,
+      sendAt,
+      text: input.text,
+      blocks: input.blocks,
+      attachments: input.attachments,
+      recurrence: rec,
+      anchorAt: rec ? sendAt : undefined,
+    };
   }
 
   /**
@@ -90,10 +116,19 @@ export function createScheduledMessages(deps: ScheduledDeps) {
    */
   async function list(a: Actor, q: { channelId?: unknown; limit?: unknown }) {
     const limit = q.limit === undefined || q.limit === '' ? LIST_MAX : Number(q.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX) throw invalidRequest(`limit must be a whole number from 1 to ${LIST_MAX}.`, [{ pointer: '/limit', message: `must be 1 to ${LIST_MAX}` }]);
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX)
+      throw invalidRequest(`limit must be a whole number from 1 to ${LIST_MAX}.`, [
+        { pointer: '/limit', message: `must be 1 to ${LIST_MAX}` },
+      ]);
     const out: ScheduledRecord[] = [];
     for (const s of await store.all(WT.scheduled)) {
-      if (s.workspaceId === a.workspaceId && s.author === a.userId && !sending(s) && (q.channelId === undefined || s.channelId === q.channelId)) out.push(s);
+      if (
+        s.workspaceId === a.workspaceId &&
+        s.author === a.userId &&
+        !sending(s) &&
+        (q.channelId === undefined || s.channelId === q.channelId)
+      )
+        out.push(s);
     }
     out.sort((x, y) => x.sendAt - y.sendAt || (x.id < y.id ? -1 : 1));
     return { scheduledMessages: out.slice(0, limit).map(view), hasMore: out.length > limit };
@@ -101,7 +136,14 @@ export function createScheduledMessages(deps: ScheduledDeps) {
 
   async function create(a: Actor, body: unknown) {
     const f = await parse(a, body);
-    const s: ScheduledRecord = { id: newId('sch', 12), workspaceId: a.workspaceId, author: a.userId, ...(a.appId ? { appId: a.appId } : {}), ...defined(f), createdAt: new Date(clock.now()).toISOString() };
+    const s: ScheduledRecord = {
+      id: newId('sch', 12),
+      workspaceId: a.workspaceId,
+      author: a.userId,
+      ...(a.appId ? { appId: a.appId } : {}),
+      ...defined(f),
+      createdAt: new Date(clock.now()).toISOString(),
+    };
     await store.commit([{ table: WT.scheduled, id: s.id, value: s }]);
     poller.wakeAt(s.sendAt);
     return view(s);
@@ -125,7 +167,10 @@ export function createScheduledMessages(deps: ScheduledDeps) {
 
   async function updateAttachments(a: Actor, id: string, body: unknown) {
     const atts = (body as { attachments?: unknown } | undefined)?.attachments;
-    if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) throw invalidRequest('attachments must be an array of attachments.', [{ pointer: '/attachments', message: 'must be an array of objects' }]);
+    if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x)))
+      throw invalidRequest('attachments must be an array of attachments.', [
+        { pointer: '/attachments', message: 'must be an array of objects' },
+      ]);
     const next = await retryOnConflict(async () => {
       const s = await own(a, id);
       const next: ScheduledRecord = { ...s, attachments: atts };
@@ -171,7 +216,13 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     const then = afterPost(s);
     try {
       // only while the record is as leased: a lease that ran out and was taken by another daemon posts nothing here
-      await messages.postScheduled({ workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) }, s.channelId, { text: s.text, blocks: s.blocks, attachments: s.attachments }, [then], asRead(s));
+      await messages.postScheduled(
+        { workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) },
+        s.channelId,
+        { text: s.text, blocks: s.blocks, attachments: s.attachments },
+        [then],
+        asRead(s),
+      );
       if (then.value) poller.wakeAt(then.value.sendAt);
     } catch (e) {
       if (isConflict(e)) return;
@@ -187,10 +238,19 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     let due: ScheduledRecord[];
     try {
       const now = clock.now();
-      due = await store.claim({ table: WT.scheduled, dueField: 'sendAt', now, owner: instanceId, leaseUntil: now + LEASE_MS, limit: CLAIM_LIMIT });
+      due = await store.claim({
+        table: WT.scheduled,
+        dueField: 'sendAt',
+        now,
+        owner: instanceId,
+        leaseUntil: now + LEASE_MS,
+        limit: CLAIM_LIMIT,
+      });
     } catch (e) {
       // while the store is down this repeats every poll; the store logs the outage itself
-      (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'claiming scheduled messages failed', { error: (e as Error).message });
+      (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'claiming scheduled messages failed', {
+        error: (e as Error).message,
+      });
       return true;
     }
     for (const s of due) {

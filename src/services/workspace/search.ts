@@ -29,23 +29,34 @@ export function createMessageSearch(deps: { messages: Messages; channels: Channe
     const num = (k: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
       const v = b[k];
       if (v === undefined || v === null) return undefined;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) details.push({ pointer: `/${k}`, message: `must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}` });
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+        details.push({
+          pointer: `/${k}`,
+          message: `must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`,
+        });
       return v as number;
     };
     const from = list('from');
     const inCh = list('in');
     const text = b.text;
-    if (text !== undefined && (typeof text !== 'string' || text.length > 500)) details.push({ pointer: '/text', message: 'must be at most 500 characters' });
+    if (text !== undefined && (typeof text !== 'string' || text.length > 500))
+      details.push({ pointer: '/text', message: 'must be at most 500 characters' });
     const strategy = b.strategy ?? 'MOST_RELEVANT';
-    if (typeof strategy !== 'string' || !['MOST_RELEVANT', 'MOST_RECENT', 'NEWEST', 'OLDEST'].includes(strategy)) details.push({ pointer: '/strategy', message: 'must be MOST_RELEVANT, MOST_RECENT, NEWEST or OLDEST' });
+    if (typeof strategy !== 'string' || !['MOST_RELEVANT', 'MOST_RECENT', 'NEWEST', 'OLDEST'].includes(strategy))
+      details.push({ pointer: '/strategy', message: 'must be MOST_RELEVANT, MOST_RECENT, NEWEST or OLDEST' });
     const beforeTs = num('beforeTs', 1);
     const afterTs = num('afterTs', 1);
     const skip = num('skip', 0) ?? 0;
     const limit = num('limit', 1, 20) ?? 10;
-    if (details.length) throw invalidRequest(`The search is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
+    if (details.length)
+      throw invalidRequest(
+        `The search is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`,
+        details,
+      );
     const needle = typeof text === 'string' ? text.trim().toLowerCase() : '';
     await channels.ensureWorkspace(a.workspaceId);
-    const canRead = async (ch: ChannelRecord) => (await channels.canSee(ch, a.userId)) && (!b.fromMyChannelsOnly || (await channels.isMember(ch, a.userId)));
+    const canRead = async (ch: ChannelRecord) =>
+      (await channels.canSee(ch, a.userId)) && (!b.fromMyChannelsOnly || (await channels.isMember(ch, a.userId)));
     const bots = new Map<string, boolean>(); // author → is a bot, read once per search
     const isBot = async (id: string) => {
       if (!bots.has(id)) bots.set(id, !!(await users.byId(id))?.isBot);
@@ -67,7 +78,11 @@ export function createMessageSearch(deps: { messages: Messages; channels: Channe
     }
     hits.sort((x, y) => (strategy === 'OLDEST' ? postingOrder(x, y) : postingOrder(y, x)));
     const page = hits.slice(skip, skip + limit);
-    return { content: await Promise.all(page.map(async (m) => ({ ...(await messages.view(m)), highlightedBlocks: [] }))), totalElements: hits.length, hasMore: skip + page.length < hits.length };
+    return {
+      content: await Promise.all(page.map(async (m) => ({ ...(await messages.view(m)), highlightedBlocks: [] }))),
+      totalElements: hits.length,
+      hasMore: skip + page.length < hits.length,
+    };
   }
 
   return { search };

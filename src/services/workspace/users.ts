@@ -16,13 +16,23 @@ export interface Actor {
 /** V1.WorkspaceUser.timeFormat: every user shows times on the 24-hour clock. */
 const TIME_FORMAT = 24;
 
-const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'workspace';
+const slug = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '') || 'workspace';
 
 export function createWorkspaceUsers(store: Store, clock: Clock) {
   /** A custom status as V1.CustomStatus, unless it has expired. */
   function statusView(s: CustomStatusRecord) {
     if (s.expiresAt > 0 && s.expiresAt <= clock.now()) return undefined;
-    return { code: s.code, status: s.status, expiration: s.expiration, expiresAt: s.expiresAt, showUntil: s.expiresAt > 0 };
+    return {
+      code: s.code,
+      status: s.status,
+      expiration: s.expiration,
+      expiresAt: s.expiresAt,
+      showUntil: s.expiresAt > 0,
+    };
   }
 
   /** The user's custom status as V1.CustomStatus, unless none is set or it has expired. */
@@ -33,7 +43,9 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
 
   /** The workspace's users in the order they joined (the store answers in no order). */
   const usersOf = async (workspaceId: string) =>
-    (await store.find(T.workspaceUsers, 'workspaceId', workspaceId)).sort((x, y) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    (await store.find(T.workspaceUsers, 'workspaceId', workspaceId)).sort((x, y) =>
+      x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0,
+    );
 
   /** A user of this workspace, else undefined (a user of another workspace is not one). */
   async function member(workspaceId: string, id: unknown): Promise<WorkspaceUserRecord | undefined> {
@@ -81,7 +93,13 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
     async workspace(a: Actor) {
       const ws = await store.get(T.workspaces, a.workspaceId);
       if (!ws) throw notFound('Workspace');
-      return { id: ws.id, name: ws.name, avatar: { fullPath: '', scaledPath: '' }, customStatusDefinitions: [], uniqueIdentifier: slug(ws.name) };
+      return {
+        id: ws.id,
+        name: ws.name,
+        avatar: { fullPath: '', scaledPath: '' },
+        customStatusDefinitions: [],
+        uniqueIdentifier: slug(ws.name),
+      };
     },
   };
 }

@@ -45,12 +45,34 @@ export function createWorkspace(deps: WorkspaceDeps) {
   const { store, clock, logger, config, events } = deps;
   const users = createWorkspaceUsers(store, clock);
   const index = createMessageIndex(store, clock, { countEveryPost: deps.countEveryPost });
-  const files = createFiles({ store, clock, logger, blobs: deps.blobs, fileUrl: deps.fileUrl, limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes } });
+  const files = createFiles({
+    store,
+    clock,
+    logger,
+    blobs: deps.blobs,
+    fileUrl: deps.fileUrl,
+    limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes },
+  });
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
-  const messages = createMessages({ clock, perChannel: config.workspaceMessagesPerChannel, index, channels, users, events, files });
+  const messages = createMessages({
+    clock,
+    perChannel: config.workspaceMessagesPerChannel,
+    index,
+    channels,
+    users,
+    events,
+    files,
+  });
   const reactions = createReactions({ index, messages, events });
   const search = createMessageSearch({ messages, channels, users });
-  const scheduled = createScheduledMessages({ store, clock, logger, channels, messages, instanceId: deps.instanceId ?? newId('daemon', 12) });
+  const scheduled = createScheduledMessages({
+    store,
+    clock,
+    logger,
+    channels,
+    messages,
+    instanceId: deps.instanceId ?? newId('daemon', 12),
+  });
   const profiles = createProfiles({ store, clock, users, events });
   const calls = createCalls({ store, clock, users, callUrl: deps.callUrl });
 
@@ -81,7 +103,8 @@ export function createWorkspace(deps: WorkspaceDeps) {
     /** A person posts in a channel (by id, name or #name), optionally in a thread: NEW_MESSAGE as for an app's post. */
     postAsUser: messages.postAsUser,
     /** A person archives a channel: CHANNEL_ARCHIVED. */
-    archiveChannel: async (workspaceUserId: string, channelId: string) => channels.archive(await person(workspaceUserId), channelId),
+    archiveChannel: async (workspaceUserId: string, channelId: string) =>
+      channels.archive(await person(workspaceUserId), channelId),
     /** A person deletes a channel they created, with its messages: CHANNEL_DELETED. */
     async deleteChannel(workspaceUserId: string, channelId: string): Promise<void> {
       const a = await person(workspaceUserId);
@@ -89,4 +112,3 @@ export function createWorkspace(deps: WorkspaceDeps) {
     },
   };
 }
-

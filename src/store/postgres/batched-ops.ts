@@ -46,13 +46,21 @@ export function batchedReads(q: Query, maxInFlight: number, track: Track) {
       const keys: RecordKey<AnyTables>[] = [];
       for (const call of calls) {
         const base = keys.length;
-        for (const k of call) keys.push('idFrom' in k ? { table: k.table, idFrom: { key: k.idFrom.key + base, field: k.idFrom.field } } : k);
+        for (const k of call)
+          keys.push(
+            'idFrom' in k ? { table: k.table, idFrom: { key: k.idFrom.key + base, field: k.idFrom.field } } : k,
+          );
       }
       const follows = keys.some((k) => 'idFrom' in k);
       const r = await q<{ n: number; data: object; v: string }>(follows ? GET_MANY_FOLLOWING : GET_MANY, [
         keys.map((k) => k.table),
         keys.map((k) => ('idFrom' in k ? null : k.id)),
-        ...(follows ? [keys.map((k) => ('idFrom' in k ? k.idFrom.key + 1 : null)), keys.map((k) => ('idFrom' in k ? k.idFrom.field : null))] : []),
+        ...(follows
+          ? [
+              keys.map((k) => ('idFrom' in k ? k.idFrom.key + 1 : null)),
+              keys.map((k) => ('idFrom' in k ? k.idFrom.field : null)),
+            ]
+          : []),
       ]);
       const found: (object | undefined)[] = new Array(keys.length).fill(undefined);
       for (const row of r.rows) found[row.n - 1] = track(row.data, row.v);
@@ -104,7 +112,12 @@ export function batchedHits(q: Query, maxInFlight: number) {
         const { id, before } = must(slot[i]);
         const row = after.get(id);
         const total = must(windows.get(id)).n;
-        return { ok: true as const, value: row ? { count: row.count - total + before + c.n, resetAt: Number(row.reset_at) } : { count: before + c.n, resetAt: c.now + c.windowMs } };
+        return {
+          ok: true as const,
+          value: row
+            ? { count: row.count - total + before + c.n, resetAt: Number(row.reset_at) }
+            : { count: before + c.n, resetAt: c.now + c.windowMs },
+        };
       });
     },
     { maxInFlight, maxWeight: HITS_PER_BATCH },
@@ -169,11 +182,16 @@ export function batchedCommits(q: Query, maxInFlight: number) {
     const arg = `[${calls.map((c) => `[${c.expect},${c.changes}]`).join(',')}]`;
     for (let attempt = 0; ; attempt++) {
       try {
-        const r = await q<{ out: Array<{ table: string; id: string } | null> }>('SELECT appreg_commit_batch($1::jsonb) AS out', [arg]);
+        const r = await q<{ out: Array<{ table: string; id: string } | null> }>(
+          'SELECT appreg_commit_batch($1::jsonb) AS out',
+          [arg],
+        );
         const out = r.rows[0]?.out ?? [];
         return calls.map((_c, i) => {
           const conflict = out[i];
-          return conflict ? { ok: false as const, error: new StoreConflict(String(conflict.table), String(conflict.id)) } : { ok: true as const, value: undefined };
+          return conflict
+            ? { ok: false as const, error: new StoreConflict(String(conflict.table), String(conflict.id)) }
+            : { ok: true as const, value: undefined };
         });
       } catch (err) {
         if (isConnectionError(err)) throw err;

@@ -47,7 +47,10 @@ export interface Batcher<I, O> {
  * `run` gets the calls of one batch in the order they were made and answers each of them (same
  * order, same length). If it throws, every call of the batch rejects with that error.
  */
-export function createBatcher<I, O>(run: (items: I[]) => Promise<Settled<O>[]>, opts: BatcherOptions<I>): Batcher<I, O> {
+export function createBatcher<I, O>(
+  run: (items: I[]) => Promise<Settled<O>[]>,
+  opts: BatcherOptions<I>,
+): Batcher<I, O> {
   const queue: Waiting<I, O>[] = [];
   const weightOf = opts.weight ?? (() => 1);
   const maxInFlight = Math.max(1, Math.floor(opts.maxInFlight));
@@ -96,24 +99,26 @@ export function createBatcher<I, O>(run: (items: I[]) => Promise<Settled<O>[]>, 
       inFlight--;
       inBatches -= batch.length;
     };
-    answered.then(
-      (results) => {
-        done();
-        batch.forEach((w, i) => {
-          const r = results[i];
-          if (!r) w.reject(new Error('store: a batched call got no answer'));
-          else if (r.ok) w.resolve(r.value);
-          else w.reject(r.error);
-        });
-      },
-      (err: unknown) => {
-        done();
-        batch.forEach((w) => w.reject(err));
-      },
-    ).finally(() => {
-      // what queued meanwhile goes now, together: it has waited a round trip already
-      if (queue.length) pump();
-    });
+    answered
+      .then(
+        (results) => {
+          done();
+          batch.forEach((w, i) => {
+            const r = results[i];
+            if (!r) w.reject(new Error('store: a batched call got no answer'));
+            else if (r.ok) w.resolve(r.value);
+            else w.reject(r.error);
+          });
+        },
+        (err: unknown) => {
+          done();
+          batch.forEach((w) => w.reject(err));
+        },
+      )
+      .finally(() => {
+        // what queued meanwhile goes now, together: it has waited a round trip already
+        if (queue.length) pump();
+      });
   }
 
   return {

@@ -49,7 +49,8 @@ export function differences(from: TableSummary[], to: TableSummary[]): string[] 
     byName.delete(s.table);
     if (!o) out.push(`${s.table}: ${s.records} records, none copied`);
     else if (o.records !== s.records) out.push(`${s.table}: ${s.records} records, ${o.records} copied`);
-    else if (o.digest !== s.digest) out.push(`${s.table}: the records differ (digest ${s.digest.slice(0, 12)} vs ${o.digest.slice(0, 12)})`);
+    else if (o.digest !== s.digest)
+      out.push(`${s.table}: the records differ (digest ${s.digest.slice(0, 12)} vs ${o.digest.slice(0, 12)})`);
   }
   for (const o of byName.values()) out.push(`${o.table}: ${o.records} records that were not in the source`);
   return out;

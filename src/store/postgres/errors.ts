@@ -22,7 +22,9 @@ export function isConnectionError(err: unknown): boolean {
   const code = e.code ?? '';
   if (/^E[A-Z]+$/.test(code)) return true; // ECONNREFUSED, ECONNRESET, ETIMEDOUT, ENOTFOUND, EPIPE…
   if (code.startsWith('08') || /^57P0[1-3]$/.test(code)) return true;
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message ?? '');
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    e.message ?? '',
+  );
 }
 
 /** The table and id of a conflict raised by appreg_commit, or null for any other error. */

@@ -101,10 +101,12 @@ export class Notifier {
     // One at a time, in order, each after the one before answered (pg deprecates queueing a query on a
     // client that is still running one); a failed one means the connection broke, and its
     // 'error'/'end' handler reconnects and LISTENs again.
-    this.#queue = this.#queue.then(() => c.query(sql)).then(
-      () => {},
-      () => {},
-    );
+    this.#queue = this.#queue
+      .then(() => c.query(sql))
+      .then(
+        () => {},
+        () => {},
+      );
   }
 
   #connect(): void {
@@ -119,7 +121,10 @@ export class Notifier {
       c.end().catch(() => {});
       if (this.#closed) return;
       this.#droppedAt ??= this.#opts.clock.now();
-      this.#opts.logger.warn('store: the LISTEN connection to PostgreSQL dropped; reconnecting', { error: err?.message, retryMs: this.#retryMs });
+      this.#opts.logger.warn('store: the LISTEN connection to PostgreSQL dropped; reconnecting', {
+        error: err?.message,
+        retryMs: this.#retryMs,
+      });
       this.#scheduleReconnect();
     };
     c.on('notification', (msg) => {

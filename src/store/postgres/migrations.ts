@@ -149,7 +149,8 @@ const LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtext('appreg:migrate'))`;
 const SAFE_NAME = /^[A-Za-z0-9_]+$/;
 
 export function assertSafeName(name: string): void {
-  if (!SAFE_NAME.test(name)) throw new TypeError(`store: ${JSON.stringify(name)} cannot be used as a table or field name on PostgreSQL`);
+  if (!SAFE_NAME.test(name))
+    throw new TypeError(`store: ${JSON.stringify(name)} cannot be used as a table or field name on PostgreSQL`);
 }
 
 const indexName = (table: string, field: string) => `appreg_ix_${table}_${field}`;
@@ -188,11 +189,16 @@ export async function migrateWith(client: ClientBase): Promise<MigrateResult> {
     await client.query(LOCK_SQL);
     await client.query(`CREATE TABLE IF NOT EXISTS appreg_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const done = new Set((await client.query<{ version: number }>('SELECT version FROM appreg_migrations')).rows.map((r) => r.version));
+    const done = new Set(
+      (await client.query<{ version: number }>('SELECT version FROM appreg_migrations')).rows.map((r) => r.version),
+    );
     // A newer appreg migrated this database: this one does not know its schema, so it must not use it.
     const known = new Set(MIGRATIONS.map((m) => m.version));
     const unknown = [...done].filter((v) => !known.has(v));
-    if (unknown.length) throw new Error(`the database schema is at version ${Math.max(...unknown)}, newer than this appreg knows (${MIGRATIONS.length}): upgrade appreg`);
+    if (unknown.length)
+      throw new Error(
+        `the database schema is at version ${Math.max(...unknown)}, newer than this appreg knows (${MIGRATIONS.length}): upgrade appreg`,
+      );
     const applied: number[] = [];
     for (const m of MIGRATIONS) {
       if (done.has(m.version)) continue;
@@ -220,7 +226,11 @@ export async function migrateWith(client: ClientBase): Promise<MigrateResult> {
  */
 async function ensureIndexes(client: ClientBase): Promise<string[]> {
   const existing = new Set(
-    (await client.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'appreg_records' AND schemaname = current_schema()`)).rows.map((r) => r.indexname),
+    (
+      await client.query<{ indexname: string }>(
+        `SELECT indexname FROM pg_indexes WHERE tablename = 'appreg_records' AND schemaname = current_schema()`,
+      )
+    ).rows.map((r) => r.indexname),
   );
   const made: string[] = [];
   const make = async (name: string, def: string) => {
@@ -236,7 +246,11 @@ async function ensureIndexes(client: ClientBase): Promise<string[]> {
     for (const field of fields) {
       assertSafeName(field);
       const orders = PAGE_ORDERS[table]?.[field] ?? [];
-      for (const orderBy of orders) await make(pageIndexName(table, field, orderBy), `(${fieldKey(field)}, ${pageKey(orderBy)}, id) WHERE tbl = '${table}'`);
+      for (const orderBy of orders)
+        await make(
+          pageIndexName(table, field, orderBy),
+          `(${fieldKey(field)}, ${pageKey(orderBy)}, id) WHERE tbl = '${table}'`,
+        );
       if (!orders.length) await make(indexName(table, field), `(${fieldKey(field)}) WHERE tbl = '${table}'`);
       else await drop(indexName(table, field));
     }
@@ -249,7 +263,11 @@ async function ensureIndexes(client: ClientBase): Promise<string[]> {
 }
 
 /** A connection of its own to `url` for `fn` (the `db` commands, which open no store), closed after. */
-export async function withClient<T>(url: string, applicationName: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(
+  url: string,
+  applicationName: string,
+  fn: (c: pg.Client) => Promise<T>,
+): Promise<T> {
   const client = new pg.Client({ connectionString: url, application_name: applicationName });
   await client.connect();
   try {

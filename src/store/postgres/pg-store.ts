@@ -8,7 +8,28 @@ import { systemClock, type Clock, type Timer } from '../../clock.js';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
 import type { Tables as DaemonTables } from '../../model/tables.js';
-import { checkHit, checkPayload, checkRecordKeys, deepFreeze, jsonHoldsUnstorable, StoreUnavailable, StoreValueRefused, typed, type AnyTables, type Change, type ClaimRequest, type Expectation, type PageQuery, type EngineReads, type Store, type StoreEngine, type StoreHealth, type StoreLogger, type StoreReads, type TableMap } from '../types.js';
+import {
+  checkHit,
+  checkPayload,
+  checkRecordKeys,
+  deepFreeze,
+  jsonHoldsUnstorable,
+  StoreUnavailable,
+  StoreValueRefused,
+  typed,
+  type AnyTables,
+  type Change,
+  type ClaimRequest,
+  type Expectation,
+  type PageQuery,
+  type EngineReads,
+  type Store,
+  type StoreEngine,
+  type StoreHealth,
+  type StoreLogger,
+  type StoreReads,
+  type TableMap,
+} from '../types.js';
 import { isConnectionError } from './errors.js';
 import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './batched-ops.js';
 import { Notifier, pgChannel } from './listener.js';
@@ -44,9 +65,15 @@ const HIT_SWEEP_EVERY = 1000;
 
 type Row = { data: object; v: string };
 
-export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts: PostgresStoreOptions): Promise<Store<TM>> {
+export async function openPostgresStore<TM extends TableMap = DaemonTables>(
+  opts: PostgresStoreOptions,
+): Promise<Store<TM>> {
   const applicationName = `appreg-${opts.instanceId}`.slice(0, 63);
-  const config: pg.ClientConfig = { connectionString: withJitOff(opts.url), application_name: applicationName, keepAlive: true };
+  const config: pg.ClientConfig = {
+    connectionString: withJitOff(opts.url),
+    application_name: applicationName,
+    keepAlive: true,
+  };
   // A database that does not answer fails a request after 10 s instead of holding it forever;
   // keepalive notices a peer that vanished without closing the connection.
   const pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true });
@@ -69,7 +96,11 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
   };
   const noteFault = (err: unknown): boolean => {
     if (!isConnectionError(err)) return false;
-    if (!fault) opts.logger.warn('store: PostgreSQL is unreachable; every call that needs it is refused (503) until it answers again', { database: where, error: (err as Error).message });
+    if (!fault)
+      opts.logger.warn(
+        'store: PostgreSQL is unreachable; every call that needs it is refused (503) until it answers again',
+        { database: where, error: (err as Error).message },
+      );
     fault = err as Error;
     armProbe();
     return true;
@@ -99,7 +130,10 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
     if (closing) throw new Error('store is closed');
     try {
       const res = await pool.query<R>({ name: nameOf(text), text, values });
-      if (fault) (opts.logger.info ?? opts.logger.warn).call(opts.logger, 'store: PostgreSQL answers again', { database: where });
+      if (fault)
+        (opts.logger.info ?? opts.logger.warn).call(opts.logger, 'store: PostgreSQL answers again', {
+          database: where,
+        });
       fault = null;
       return res;
     } catch (err) {
@@ -125,7 +159,12 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
     throw err;
   }
 
-  const notifier = new Notifier({ client: () => new pg.Client(config), logger: opts.logger, retryMs: opts.listenRetryMs, clock });
+  const notifier = new Notifier({
+    client: () => new pg.Client(config),
+    logger: opts.logger,
+    retryMs: opts.listenRetryMs,
+    clock,
+  });
   try {
     await notifier.start();
   } catch (err) {
@@ -169,18 +208,24 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
 
     async find(table: string, field: string, value: string) {
       if (value.includes('\u0000')) return [];
-      const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
+      const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE ${indexed(table, field)}`, [
+        value,
+      ]);
       return r.rows.map((x) => track(x.data, x.v));
     },
 
     async countWhere(table, field, value) {
       if (value.includes('\u0000')) return 0;
-      const r = await q<{ n: number }>(`SELECT count(*)::integer AS n FROM appreg_records WHERE ${indexed(table, field)}`, [value]);
+      const r = await q<{ n: number }>(
+        `SELECT count(*)::integer AS n FROM appreg_records WHERE ${indexed(table, field)}`,
+        [value],
+      );
       return r.rows[0]?.n ?? 0;
     },
 
     async findPage(table: string, field: string, value: string, page: PageQuery) {
-      if (!Number.isInteger(page.limit) || page.limit < 1) throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
+      if (!Number.isInteger(page.limit) || page.limit < 1)
+        throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
       if (value.includes('\u0000')) return [];
       // A record whose orderBy is not a number has no key (NULL) and is left out, as on the embedded store;
       // ids compare in "C" collation (bytes), JavaScript's order for them.
@@ -251,7 +296,12 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
       checkHit(windowMs, n);
       // One row per key and window length: a window starts at the first hit after the last one ended.
       // a key is opaque: a NUL (from a caller's input) is counted as U+FFFD, which text can hold
-      const w = await hits.submit({ key: key.includes('\u0000') ? key.replace(/\u0000/g, '\ufffd') : key, windowMs, now, n });
+      const w = await hits.submit({
+        key: key.includes('\u0000') ? key.replace(/\u0000/g, '\ufffd') : key,
+        windowMs,
+        now,
+        n,
+      });
       if (++hitsSinceSweep >= HIT_SWEEP_EVERY) {
         hitsSinceSweep = 0;
         q('DELETE FROM appreg_hit_windows WHERE window_end < $1', [now]).catch(() => {});
@@ -291,19 +341,29 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
  */
 function readsBeforeMigrating(client: pg.PoolClient): EngineReads {
   let exists: Promise<boolean> | undefined;
-  const made = () => (exists ??= client.query<{ t: string | null }>(`SELECT to_regclass('appreg_records')::text AS t`).then((r) => r.rows[0]?.t != null));
+  const made = () =>
+    (exists ??= client
+      .query<{ t: string | null }>(`SELECT to_regclass('appreg_records')::text AS t`)
+      .then((r) => r.rows[0]?.t != null));
   return {
     async get(table: string, id: string) {
       if (!(await made())) return undefined;
-      return (await client.query<{ data: object }>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id])).rows[0]?.data;
+      return (
+        await client.query<{ data: object }>('SELECT data FROM appreg_records WHERE tbl = $1 AND id = $2', [table, id])
+      ).rows[0]?.data;
     },
     async all(table: string) {
       if (!(await made())) return [];
-      return (await client.query<{ data: object }>('SELECT data FROM appreg_records WHERE tbl = $1', [table])).rows.map((r) => r.data);
+      return (await client.query<{ data: object }>('SELECT data FROM appreg_records WHERE tbl = $1', [table])).rows.map(
+        (r) => r.data,
+      );
     },
     async count(table: string) {
       if (!(await made())) return 0;
-      return (await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM appreg_records WHERE tbl = $1', [table])).rows[0]?.n ?? 0;
+      return (
+        (await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM appreg_records WHERE tbl = $1', [table]))
+          .rows[0]?.n ?? 0
+      );
     },
   };
 }
@@ -326,7 +386,11 @@ function indexed(table: string, field: string): string {
  * them in order leaves), sorted, as are expectations. An expectation on a record this store read
  * names the row version it read (commit-sql.ts); one on a record the caller built carries it.
  */
-function commitArgs(changes: readonly Change<AnyTables>[], expect: readonly Expectation<AnyTables>[], versions: WeakMap<object, string>): CommitArgs {
+function commitArgs(
+  changes: readonly Change<AnyTables>[],
+  expect: readonly Expectation<AnyTables>[],
+  versions: WeakMap<object, string>,
+): CommitArgs {
   const key = (x: { table: string; id: string }) => `${x.table}\u0000${x.id}`;
   const byKey = <T extends { table: string; id: string }>(xs: readonly T[]) =>
     [...new Map(xs.map((x) => [key(x), x])).values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));

@@ -59,7 +59,9 @@ async function readDatabase(client: pg.ClientBase): Promise<TableData> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   try {
     const data: TableData = new Map();
-    const res = await client.query<{ tbl: string; id: string; data: object }>('SELECT tbl, id, data FROM appreg_records');
+    const res = await client.query<{ tbl: string; id: string; data: object }>(
+      'SELECT tbl, id, data FROM appreg_records',
+    );
     for (const r of res.rows) {
       let t = data.get(r.tbl);
       if (!t) data.set(r.tbl, (t = new Map()));
@@ -71,7 +73,6 @@ async function readDatabase(client: pg.ClientBase): Promise<TableData> {
   }
 }
 
-
 /** Copy `data` into the (migrated, empty) database at `url` in one transaction, then verify it. */
 export async function importIntoDatabase(url: string, data: TableData): Promise<TransferResult> {
   const source = summarize(data);
@@ -81,12 +82,19 @@ export async function importIntoDatabase(url: string, data: TableData): Promise<
     try {
       // Held to the end: no daemon writes between the emptiness check and the copy.
       await client.query('LOCK TABLE appreg_records IN SHARE ROW EXCLUSIVE MODE');
-      const n = (await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM appreg_records')).rows[0]?.n ?? 0;
-      if (n > 0) throw new TransferRefused(`the database already holds ${n} records: import only into an empty database (nothing was written)`);
+      const n =
+        (await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM appreg_records')).rows[0]?.n ?? 0;
+      if (n > 0)
+        throw new TransferRefused(
+          `the database already holds ${n} records: import only into an empty database (nothing was written)`,
+        );
       let batch: Array<{ t: string; i: string; v: object }> = [];
       const flush = async () => {
         if (!batch.length) return;
-        await client.query(`INSERT INTO appreg_records (tbl, id, data) SELECT x->>'t', x->>'i', x->'v' FROM jsonb_array_elements($1::jsonb) AS r(x)`, [JSON.stringify(batch)]);
+        await client.query(
+          `INSERT INTO appreg_records (tbl, id, data) SELECT x->>'t', x->>'i', x->'v' FROM jsonb_array_elements($1::jsonb) AS r(x)`,
+          [JSON.stringify(batch)],
+        );
         batch = [];
       };
       for (const [table, records] of data) {
@@ -123,7 +131,12 @@ export function occupied(dir: string): string[] {
  * The tables named in `outside` (what the embedded store keeps in files of its own: the delivery
  * log, uploaded files' bytes) are not written to the store: they come back in `outside`.
  */
-export async function exportToDataDir(url: string, dir: string, logger: StoreLogger, outsideTables: readonly string[] = []): Promise<TransferResult & { outside: TableData }> {
+export async function exportToDataDir(
+  url: string,
+  dir: string,
+  logger: StoreLogger,
+  outsideTables: readonly string[] = [],
+): Promise<TransferResult & { outside: TableData }> {
   const all = await withClient(url, 'appreg-db', async (client) => {
     await migrateWith(client);
     return readDatabase(client);

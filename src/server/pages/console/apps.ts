@@ -17,7 +17,9 @@ export interface AppRow {
 export function appsListPage(shell: Shell, v: { rows: AppRow[]; page: number; pages: number; total: number }): string {
   const rows = v.rows
     .map(
-      (a) => html`<tr><td><a href="/console/apps/${a.id}">${a.displayName}</a><br><code class="muted">${a.id}</code></td>
+      (
+        a,
+      ) => html`<tr><td><a href="/console/apps/${a.id}">${a.displayName}</a><br><code class="muted">${a.id}</code></td>
 <td>${a.socketMode ? 'Socket' : 'HTTP'}</td><td class="wide">!${a.installedIn.length ? html`${a.installedIn.join(', ')}` : '<span class="muted">none</span>'}</td>
 <td>!${a.published ? '<span class="badge s-delivered">published</span>' : '<span class="badge">draft</span>'}</td><td class="wide">!${a.socketMode ? a.connections : '<span class="muted">–</span>'}</td></tr>`,
     )
@@ -53,10 +55,15 @@ export function appFormPage(shell: Shell, v: FormView): string {
   const action = v.mode === 'create' ? '/console/apps' : `/console/apps/${v.appId ?? ''}/edit`;
   const n = v.errors?.length ?? 0;
   let problems = '';
-  if (v.parseProblem) problems = html`<div class="error" role="alert" id="problems"><strong>The manifest is not JSON.</strong> ${v.parseProblem}</div>`;
+  if (v.parseProblem)
+    problems = html`<div class="error" role="alert" id="problems"><strong>The manifest is not JSON.</strong> ${v.parseProblem}</div>`;
   else if (n || v.message) {
     problems = html`<div class="error" role="alert" id="problems"><strong>${n ? `The manifest has ${n} problem${n === 1 ? '' : 's'}` : v.message}</strong>!${
-      n ? html`<ul>!${must(v.errors).map((e) => html`<li><code>${e.pointer || '/'}</code> ${e.message}</li>`).join('')}</ul>` : ''
+      n
+        ? html`<ul>!${must(v.errors)
+            .map((e) => html`<li><code>${e.pointer || '/'}</code> ${e.message}</li>`)
+            .join('')}</ul>`
+        : ''
     }</div>!${v.parsed !== undefined && n ? html`<h2>Where</h2>!${annotatedManifest(v.parsed, v.errors ?? [], v.warnings ?? [])}` : ''}`;
   }
   return consolePage(
@@ -85,7 +92,10 @@ export interface AppPageView {
   installUrl?: string;
 }
 
-const list = (items: string[], empty = 'none') => (items.length ? html`<ul class="plain">!${items.map((i) => html`<li>!${i}</li>`).join('')}</ul>` : html`<p class="muted">!${empty}</p>`);
+const list = (items: string[], empty = 'none') =>
+  items.length
+    ? html`<ul class="plain">!${items.map((i) => html`<li>!${i}</li>`).join('')}</ul>`
+    : html`<p class="muted">!${empty}</p>`;
 
 export function appPage(shell: Shell, v: AppPageView): string {
   // the app object of docs/protocol.md §2 (apps.get): its arrays and objects are always present
@@ -104,9 +114,13 @@ export function appPage(shell: Shell, v: AppPageView): string {
   const secrets = v.secrets
     ? html`<dl aria-label="Secrets"><dt>Client secret</dt><dd><code>${v.secrets.clientSecret}</code></dd><dt>App key</dt><dd><code>${v.secrets.appKey}</code></dd><dt>Signing secret</dt><dd><code>${v.secrets.signingSecret}</code></dd></dl>`
     : html`<div class="row">!${actionForm(`${base}/secrets`, shell.csrf, 'Show secrets')}</div>`;
-  const warnings = v.warnings?.length ? html`<div class="notice" role="status"><strong>Warnings</strong><ul>!${v.warnings.map((w) => html`<li><code>${w.pointer || '/'}</code> ${w.message}</li>`).join('')}</ul></div>` : '';
+  const warnings = v.warnings?.length
+    ? html`<div class="notice" role="status"><strong>Warnings</strong><ul>!${v.warnings.map((w) => html`<li><code>${w.pointer || '/'}</code> ${w.message}</li>`).join('')}</ul></div>`
+    : '';
   const actions = [
-    v.app.published ? actionForm(`${base}/unpublish`, shell.csrf, 'Unpublish') : actionForm(`${base}/publish`, shell.csrf, 'Publish'),
+    v.app.published
+      ? actionForm(`${base}/unpublish`, shell.csrf, 'Unpublish')
+      : actionForm(`${base}/publish`, shell.csrf, 'Publish'),
     v.app.published ? '' : html`<a class="button" href="${base}/edit">Edit manifest</a>`,
     html`<a class="button" href="${base}/rotate">Rotate secrets</a>`,
     v.app.published ? '' : html`<a class="button danger" href="${base}/delete">Delete app</a>`,
@@ -138,7 +152,10 @@ export function appPage(shell: Shell, v: AppPageView): string {
 }
 
 /** Are you sure? (Rotate secrets, Delete app): works without a script, from the keyboard. */
-export function confirmPage(shell: Shell, v: { title: string; message: string; action: string; label: string; cancelHref: string }): string {
+export function confirmPage(
+  shell: Shell,
+  v: { title: string; message: string; action: string; label: string; cancelHref: string },
+): string {
   return consolePage(
     v.title,
     shell,

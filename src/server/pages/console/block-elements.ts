@@ -41,7 +41,8 @@ export interface ElementContext {
 export const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** A text object ({type, text}) or a string. */
-export const txt = (v: unknown): string => (typeof v === 'string' ? v : typeof obj(v).text === 'string' ? (obj(v).text as string) : '');
+export const txt = (v: unknown): string =>
+  typeof v === 'string' ? v : typeof obj(v).text === 'string' ? (obj(v).text as string) : '';
 export const safeUrl = (u: unknown) => (typeof u === 'string' && /^(https?:|mailto:)/i.test(u) ? u : undefined);
 const onActionOf = (el: Obj) => String(el.onAction ?? el.action_id ?? '');
 
@@ -49,7 +50,8 @@ const onActionOf = (el: Obj) => String(el.onAction ?? el.action_id ?? '');
  * An element's key: a digest of the element as the app sent it. A choice kept for an element is
  * shown only while the element is the same, so an app that replaces its message starts afresh.
  */
-const elementKey = (el: Obj): string => crypto.createHash('sha256').update(JSON.stringify(el)).digest('base64url').slice(0, 12);
+const elementKey = (el: Obj): string =>
+  crypto.createHash('sha256').update(JSON.stringify(el)).digest('base64url').slice(0, 12);
 
 let counter = 0;
 export const nextId = (c: { idPrefix: string }) => `${c.idPrefix}-${(counter++ % 1_000_000).toString(36)}`;
@@ -62,7 +64,12 @@ interface Option {
 }
 
 function optionsOf(el: Obj): Option[] {
-  const one = (o: unknown, group?: string): Option => ({ label: txt(obj(o).text), value: String(obj(o).value ?? ''), ...(txt(obj(o).description) ? { description: txt(obj(o).description) } : {}), ...(group ? { group } : {}) });
+  const one = (o: unknown, group?: string): Option => ({
+    label: txt(obj(o).text),
+    value: String(obj(o).value ?? ''),
+    ...(txt(obj(o).description) ? { description: txt(obj(o).description) } : {}),
+    ...(group ? { group } : {}),
+  });
   const groups = arr(el.option_groups).flatMap((g) => arr(obj(g).options).map((o) => one(o, txt(obj(g).label))));
   return [...arr(el.options).map((o) => one(o)), ...groups];
 }
@@ -72,8 +79,15 @@ function selectOptions(el: Obj, selected: string | undefined): string {
   const chosen = selected ?? (typeof initial.value === 'string' ? initial.value : undefined);
   const opts = optionsOf(el);
   // a dynamic menu's options come from the app; its initial option is shown until they do
-  if (chosen !== undefined && !opts.some((o) => o.value === chosen) && typeof initial.value === 'string' && initial.value === chosen) opts.unshift({ label: txt(initial.text) || chosen, value: chosen });
-  const label = (o: Option) => `${o.group ? `${o.group}: ` : ''}${o.label}${o.description ? ` — ${o.description}` : ''}`;
+  if (
+    chosen !== undefined &&
+    !opts.some((o) => o.value === chosen) &&
+    typeof initial.value === 'string' &&
+    initial.value === chosen
+  )
+    opts.unshift({ label: txt(initial.text) || chosen, value: chosen });
+  const label = (o: Option) =>
+    `${o.group ? `${o.group}: ` : ''}${o.label}${o.description ? ` — ${o.description}` : ''}`;
   return html`<option value="">${txt(el.placeholder) || 'Choose…'}</option>!${opts.map((o) => html`<option value="${o.value}"${o.value === chosen ? ' selected' : ''}>${label(o)}</option>`).join('')}`;
 }
 
@@ -82,17 +96,27 @@ const initialRange = (el: Obj): [string, string] => {
   const r = obj(el.initial_date_range);
   return [isDate(r.start) ? r.start : '', isDate(r.end) ? r.end : ''];
 };
-const buttonClass = (style: unknown) => (style === 'primary' ? 'primary' : style === 'danger' ? 'danger' : style === 'warning' ? 'warning' : '');
+const buttonClass = (style: unknown) =>
+  style === 'primary' ? 'primary' : style === 'danger' ? 'danger' : style === 'warning' ? 'warning' : '';
 
 /**
  * The button that sends an element's interaction. With a `confirm` dialog it only opens the
  * dialog (a popover: no script needed), whose confirm button sends it.
  */
-function sendButton(el: Obj, c: ElementContext, id: string, label: string, act: string, cls = '', labelHtml = html`${label}`): string {
+function sendButton(
+  el: Obj,
+  c: ElementContext,
+  id: string,
+  label: string,
+  act: string,
+  cls = '',
+  labelHtml = html`${label}`,
+): string {
   const novalidate = c.inView ? ' formnovalidate' : '';
   const klass = cls ? html` class="${cls}"` : '';
   const confirm = obj(el.confirm);
-  if (!Object.keys(confirm).length) return html`<button type="submit" id="${id}" name="act" value="${act}"!${klass}!${novalidate}>!${labelHtml}</button>`;
+  if (!Object.keys(confirm).length)
+    return html`<button type="submit" id="${id}" name="act" value="${act}"!${klass}!${novalidate}>!${labelHtml}</button>`;
   const dialog = `${id}-confirm`;
   const ok = buttonClass(confirm.style) || 'primary';
   return html`<button type="button" id="${id}" popovertarget="${dialog}"!${klass}>!${labelHtml}</button><div popover id="${dialog}" class="confirm card" role="alertdialog" aria-labelledby="${dialog}-t"><p id="${dialog}-t"><strong>${txt(confirm.title) || 'Are you sure?'}</strong></p>!${
@@ -101,23 +125,44 @@ function sendButton(el: Obj, c: ElementContext, id: string, label: string, act: 
 }
 
 /** The act of an element: what the server reads to build the BLOCK_INTERACTION. */
-const actOf = (el: Obj, type: string, extra: Obj = {}) => JSON.stringify({ onAction: onActionOf(el), type, ...extra, h: elementKey(el) });
+const actOf = (el: Obj, type: string, extra: Obj = {}) =>
+  JSON.stringify({ onAction: onActionOf(el), type, ...extra, h: elementKey(el) });
 
 /** The control of one element and its send button; `field` names the control, `now` is what it shows. */
-function control(el: Obj, c: ElementContext, field: string, now: Picked | undefined, o: { label?: string; required?: boolean; dispatch: boolean; describedBy?: string }, id = nextId(c)): string {
+function control(
+  el: Obj,
+  c: ElementContext,
+  field: string,
+  now: Picked | undefined,
+  o: { label?: string; required?: boolean; dispatch: boolean; describedBy?: string },
+  id = nextId(c),
+): string {
   const name = field;
   const req = `${o.required ? ' required' : ''}${o.describedBy ? html` aria-describedby="${o.describedBy}" aria-invalid="true"` : ''}`;
   const off = !c.action && !c.inView ? ' disabled' : '';
   const autofocus = c.inView && el.autofocused === true ? ' autofocus' : '';
-  const srLabel = (text: string, forId = id) => (o.label === undefined ? html`<label for="${forId}" class="sr">${text}</label>` : '');
-  const send = (label: string, type: string, cls = '') => (o.dispatch && !off ? sendButton(el, c, `${id}-go`, label, actOf(el, type, { from: field }), cls, html`${label}!${o.label ? html`<span class="sr"> ${o.label}</span>` : ''}`) : '');
+  const srLabel = (text: string, forId = id) =>
+    o.label === undefined ? html`<label for="${forId}" class="sr">${text}</label>` : '';
+  const send = (label: string, type: string, cls = '') =>
+    o.dispatch && !off
+      ? sendButton(
+          el,
+          c,
+          `${id}-go`,
+          label,
+          actOf(el, type, { from: field }),
+          cls,
+          html`${label}!${o.label ? html`<span class="sr"> ${o.label}</span>` : ''}`,
+        )
+      : '';
   const submitsAtOnce = o.dispatch && !off ? html` data-submit="${id}-go"` : '';
   switch (el.type) {
     case 'button': {
       const text = txt(el.text) || onActionOf(el);
       const url = safeUrl(el.url);
       // a link button opens its URL; the script also sends the interaction when it has an onAction
-      if (url) return html`<a class="button" href="${url}" rel="noopener noreferrer" target="_blank"!${onActionOf(el) && !off ? html` data-act="${actOf(el, 'BUTTON', { value: el.value ?? '' })}"` : ''}>${text}</a>`;
+      if (url)
+        return html`<a class="button" href="${url}" rel="noopener noreferrer" target="_blank"!${onActionOf(el) && !off ? html` data-act="${actOf(el, 'BUTTON', { value: el.value ?? '' })}"` : ''}>${text}</a>`;
       if (off) return html`<button type="button" disabled>${text}</button>`;
       return sendButton(el, c, id, text, actOf(el, 'BUTTON', { value: el.value ?? '' }), buttonClass(el.style));
     }
@@ -130,7 +175,10 @@ function control(el: Obj, c: ElementContext, field: string, now: Picked | undefi
     case 'checkboxes': {
       const on = new Set((now?.values ?? arr(el.initial_options).map((x) => String(obj(x).value ?? ''))).map(String));
       const boxes = optionsOf(el)
-        .map((x, i) => html`<label class="check"><input type="checkbox" name="${name}" value="${x.value}" id="${id}-${i}"${on.has(x.value) ? ' checked' : ''}!${submitsAtOnce}!${i === 0 ? autofocus : ''}!${off}> ${x.label}!${x.description ? html` <span class="muted">${x.description}</span>` : ''}</label>`)
+        .map(
+          (x, i) =>
+            html`<label class="check"><input type="checkbox" name="${name}" value="${x.value}" id="${id}-${i}"${on.has(x.value) ? ' checked' : ''}!${submitsAtOnce}!${i === 0 ? autofocus : ''}!${off}> ${x.label}!${x.description ? html` <span class="muted">${x.description}</span>` : ''}</label>`,
+        )
         .join('');
       return html`<fieldset class="checks"><legend!${o.label === undefined ? ' class="sr"' : ''}>${o.label ?? (txt(el.placeholder) || 'Options')}!${o.label !== undefined && !o.required ? ' <span class="muted">(optional)</span>' : ''}</legend>!${boxes}</fieldset>!${send('Apply', 'CHECKBOXES')}`;
     }
@@ -167,7 +215,8 @@ function control(el: Obj, c: ElementContext, field: string, now: Picked | undefi
 export function actionElement(el: Obj, c: ElementContext): string {
   const key = elementKey(el);
   const now = c.picked?.(onActionOf(el), key);
-  if (c.action) return html`<form method="post" action="${c.action}" class="el"><input type="hidden" name="csrf" value="${c.csrf}">!${control(el, c, 'v', now, { dispatch: true })}</form>`;
+  if (c.action)
+    return html`<form method="post" action="${c.action}" class="el"><input type="hidden" name="csrf" value="${c.csrf}">!${control(el, c, 'v', now, { dispatch: true })}</form>`;
   return html`<span class="el">!${control(el, c, `a.${nextId(c)}`, now, { dispatch: true })}</span>`;
 }
 
@@ -176,14 +225,34 @@ export function actionElement(el: Obj, c: ElementContext): string {
  * element's initial value). With `dispatchAction`, a change is also sent to the app at once.
  * `describedBy` names the block's validation error.
  */
-export function inputElement(blockId: string, el: Obj, c: ElementContext, label: string, optional: boolean, state: Obj, dispatch: boolean, describedBy?: string): string {
+export function inputElement(
+  blockId: string,
+  el: Obj,
+  c: ElementContext,
+  label: string,
+  optional: boolean,
+  state: Obj,
+  dispatch: boolean,
+  describedBy?: string,
+): string {
   const field = `s.${blockId}.${onActionOf(el)}`;
   const inView = { ...c, inView: true };
   if (el.type === 'button') return control(el, inView, field, undefined, { dispatch: true });
   const now = obj(obj(state[blockId])[onActionOf(el)]);
-  const shown: Picked | undefined = Array.isArray(now.values) ? { values: now.values.map(String) } : typeof now.value === 'string' ? { value: now.value } : undefined;
+  const shown: Picked | undefined = Array.isArray(now.values)
+    ? { values: now.values.map(String) }
+    : typeof now.value === 'string'
+      ? { value: now.value }
+      : undefined;
   const id = nextId(c);
-  const rendered = control(el, inView, field, shown, { label, required: !optional, dispatch, ...(describedBy ? { describedBy } : {}) }, id);
+  const rendered = control(
+    el,
+    inView,
+    field,
+    shown,
+    { label, required: !optional, dispatch, ...(describedBy ? { describedBy } : {}) },
+    id,
+  );
   if (el.type === 'checkboxes') return rendered; // its fieldset's legend is the label
   const forId = el.type === 'date_range_picker' ? `${id}-s` : id;
   return html`<label for="${forId}">${label}!${optional ? ' <span class="muted">(optional)</span>' : ''}</label>!${rendered}`;

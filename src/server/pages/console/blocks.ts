@@ -7,7 +7,17 @@
  * home) they are all part of the view's one form and input blocks are read back as its state.
  */
 import { html } from 'ghtml';
-import { actionElement, arr, inputElement, nextId, obj, safeUrl, txt, type ElementContext, type Obj } from './block-elements.js';
+import {
+  actionElement,
+  arr,
+  inputElement,
+  nextId,
+  obj,
+  safeUrl,
+  txt,
+  type ElementContext,
+  type Obj,
+} from './block-elements.js';
 
 export interface BlockContext extends ElementContext {
   /** A user's name, for mentions. */
@@ -50,15 +60,21 @@ function inline(e: Obj, c: BlockContext): string {
 }
 
 function richSection(s: Obj, c: BlockContext): string {
-  const inner = arr(s.elements).map((e) => inline(obj(e), c)).join('');
+  const inner = arr(s.elements)
+    .map((e) => inline(obj(e), c))
+    .join('');
   switch (s.type) {
     case 'rich_text_preformatted':
-      return html`<pre>!${arr(s.elements).map((e) => html`${obj(e).text}`).join('')}</pre>`;
+      return html`<pre>!${arr(s.elements)
+        .map((e) => html`${obj(e).text}`)
+        .join('')}</pre>`;
     case 'rich_text_quote':
       return html`<blockquote>!${inner}</blockquote>`;
     case 'rich_text_list': {
       const tag = s.style === 'ordered' ? 'ol' : 'ul';
-      return html`<!${tag}>!${arr(s.elements).map((x) => html`<li>!${richSection({ ...obj(x), type: 'rich_text_section' }, c)}</li>`).join('')}</!${tag}>`;
+      return html`<!${tag}>!${arr(s.elements)
+        .map((x) => html`<li>!${richSection({ ...obj(x), type: 'rich_text_section' }, c)}</li>`)
+        .join('')}</!${tag}>`;
     }
     default:
       return html`<p>!${inner}</p>`;
@@ -76,13 +92,21 @@ function inputBlock(b: Obj, c: BlockContext, state: Obj): string {
 function block(b: Obj, c: BlockContext, state: Obj): string {
   switch (b.type) {
     case 'rich_text':
-      return html`<div class="rich">!${arr(b.elements).map((s) => richSection(obj(s), c)).join('')}</div>`;
+      return html`<div class="rich">!${arr(b.elements)
+        .map((s) => richSection(obj(s), c))
+        .join('')}</div>`;
     case 'section': {
-      const fields = arr(b.fields).map((f) => html`<div>${txt(f)}</div>`).join('');
+      const fields = arr(b.fields)
+        .map((f) => html`<div>${txt(f)}</div>`)
+        .join('');
       const accessory = obj(b.accessory);
       // docs/blocks.md: the accessory is an input block (part of the view's state); an element alone acts like one in
       // an actions block
-      const acc = !b.accessory ? '' : accessory.type === 'input' ? inputBlock(accessory, c, state) : html`<div class="row actions">!${actionElement(accessory, c)}</div>`;
+      const acc = !b.accessory
+        ? ''
+        : accessory.type === 'input'
+          ? inputBlock(accessory, c, state)
+          : html`<div class="row actions">!${actionElement(accessory, c)}</div>`;
       const text = html`<p>${txt(b.text)}</p>!${fields ? html`<div class="fields">!${fields}</div>` : ''}`;
       return html`<div class="section${acc ? ' with-accessory' : ''}">!${(b.text_position ?? b.textPosition) === 'right' ? html`!${acc}!${text}` : html`!${text}!${acc}`}</div>`;
     }
@@ -93,9 +117,15 @@ function block(b: Obj, c: BlockContext, state: Obj): string {
     case 'image':
       return html`<p>!${link(b.image_url ?? b.imageUrl, `Image: ${txt(b.title) || String(b.alt_text ?? b.image_url ?? '')}`)}</p>`;
     case 'context':
-      return html`<p class="muted">!${arr(b.elements).map((e) => (obj(e).type === 'image' ? link(obj(e).image_url, `Image: ${String(obj(e).alt_text ?? '')}`) : html`${txt(e)}`)).join(' · ')}</p>`;
+      return html`<p class="muted">!${arr(b.elements)
+        .map((e) =>
+          obj(e).type === 'image' ? link(obj(e).image_url, `Image: ${String(obj(e).alt_text ?? '')}`) : html`${txt(e)}`,
+        )
+        .join(' · ')}</p>`;
     case 'actions':
-      return html`<div class="row actions">!${arr(b.elements).map((e) => actionElement(obj(e), c)).join('')}</div>`;
+      return html`<div class="row actions">!${arr(b.elements)
+        .map((e) => actionElement(obj(e), c))
+        .join('')}</div>`;
     case 'input':
       return inputBlock(b, c, state);
     default:
@@ -105,7 +135,9 @@ function block(b: Obj, c: BlockContext, state: Obj): string {
 
 /** The blocks of a message or view; `state` is a view's state (its inputs' values). */
 export function renderBlocks(blocks: unknown, c: BlockContext, state: unknown = {}): string {
-  return arr(blocks).map((b) => block(obj(b), c, obj(obj(state).values))).join('');
+  return arr(blocks)
+    .map((b) => block(obj(b), c, obj(obj(state).values)))
+    .join('');
 }
 
 /** An attachment's `ts` (seconds, or milliseconds) as a time; nothing when it is not one. */
@@ -125,9 +157,15 @@ export function renderAttachments(atts: unknown, c: BlockContext): string {
   return arr(atts)
     .map((x) => {
       const a = obj(x);
-      const color = typeof a.color === 'string' && /^#?[0-9a-f]{3,8}$/i.test(a.color) ? a.color.replace(/^#?/, '#') : '';
+      const color =
+        typeof a.color === 'string' && /^#?[0-9a-f]{3,8}$/i.test(a.color) ? a.color.replace(/^#?/, '#') : '';
       const ts = stamp(a.ts);
-      const fields = arr(a.fields).map((f) => html`<div!${obj(f).short ? '' : ' class="long"'}><strong>${obj(f).title}</strong><br>${obj(f).value}</div>`).join('');
+      const fields = arr(a.fields)
+        .map(
+          (f) =>
+            html`<div!${obj(f).short ? '' : ' class="long"'}><strong>${obj(f).title}</strong><br>${obj(f).value}</div>`,
+        )
+        .join('');
       return html`<div class="attachment"!${color ? html` data-color="${color}"` : ''}>!${a.pretext ? html`<p>${a.pretext}</p>` : ''}!${a.author_name ? html`<p class="muted">!${link(a.author_link, String(a.author_name))}</p>` : ''}!${
         a.title ? html`<p><strong>!${link(a.title_link, String(a.title))}</strong></p>` : ''
       }!${a.text ? html`<p>${a.text}</p>` : ''}!${fields ? html`<div class="fields">!${fields}</div>` : ''}!${renderBlocks(a.blocks, c)}!${a.actions ? renderBlocks([{ type: 'actions', ...obj(a.actions) }], c) : ''}!${a.footer || ts ? html`<p class="muted">!${[a.footer ? html`${a.footer}` : '', ts].filter(Boolean).join(' · ')}</p>` : ''}</div>`;

@@ -21,7 +21,12 @@ export interface ListFilter {
 const badge = (state: string) => html`<span class="badge s-${state}">${state}</span>`;
 const time = (iso: string) => html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>`;
 
-const target = (r: DeliveryRecord) => (r.transport === 'socket' ? '<span class="muted">socket mode</span>' : r.url ? html`<code>${r.url}</code>` : '<span class="muted">no URL</span>');
+const target = (r: DeliveryRecord) =>
+  r.transport === 'socket'
+    ? '<span class="muted">socket mode</span>'
+    : r.url
+      ? html`<code>${r.url}</code>`
+      : '<span class="muted">no URL</span>';
 const editedMark = (r: DeliveryRecord) => (r.editedFrom ? ' <span class="badge">edited replay</span>' : '');
 
 /**
@@ -45,20 +50,44 @@ export interface ListView {
   since?: string;
 }
 
-function select(id: string, name: string, label: string, options: Array<[string, string]>, selected: string | undefined, anyLabel?: string): string {
+function select(
+  id: string,
+  name: string,
+  label: string,
+  options: Array<[string, string]>,
+  selected: string | undefined,
+  anyLabel?: string,
+): string {
   const opts = (anyLabel !== undefined ? [['', anyLabel] as [string, string]] : []).concat(options);
   return html`<div><label for="${id}">!${label}</label><select id="${id}" name="${name}">!${opts.map(([v, l]) => html`<option value="${v}"${v === (selected ?? '') ? ' selected' : ''}>${l}</option>`).join('')}</select></div>`;
 }
 
 /** Many apps: a text field for the app id instead of a select of them all (the page stays small). */
-function appField(id: string, name: string, label: string, apps: ListView['apps'], selected: string | undefined, anyLabel?: string): string {
-  if (apps.length <= 200) return select(id, name, label, apps.map((a) => [a.id, a.displayName]), selected, anyLabel);
+function appField(
+  id: string,
+  name: string,
+  label: string,
+  apps: ListView['apps'],
+  selected: string | undefined,
+  anyLabel?: string,
+): string {
+  if (apps.length <= 200)
+    return select(
+      id,
+      name,
+      label,
+      apps.map((a) => [a.id, a.displayName]),
+      selected,
+      anyLabel,
+    );
   return html`<div><label for="${id}">!${label}</label><input type="text" id="${id}" name="${name}" value="${selected ?? ''}" placeholder="app id" autocomplete="off"></div>`;
 }
 
 export function deliveriesPage(shell: Shell, v: ListView): string {
   const f = v.filter;
-  const q = new URLSearchParams([...Object.entries(f), ['since', v.since]].filter(([, x]) => x) as Array<[string, string]>).toString();
+  const q = new URLSearchParams(
+    [...Object.entries(f), ['since', v.since]].filter(([, x]) => x) as Array<[string, string]>,
+  ).toString();
   const filters = html`<form class="filters" method="get" action="/console/deliveries" aria-label="Filter deliveries">!${appField('f-app', 'app', 'App', v.apps, f.app, 'All apps')}!${select(
     'f-kind',
     'kind',
@@ -66,14 +95,46 @@ export function deliveriesPage(shell: Shell, v: ListView): string {
     v.kinds.map((k) => [k, k]),
     f.kind,
     'All kinds',
-  )}!${select('f-state', 'state', 'State', STATES.map((s) => [s, s]), f.state, 'All states')}<button type="submit">Filter</button></form>`;
+  )}!${select(
+    'f-state',
+    'state',
+    'State',
+    STATES.map((s) => [s, s]),
+    f.state,
+    'All states',
+  )}<button type="submit">Filter</button></form>`;
   const trigger = html`<details class="card"${v.error ? ' open' : ''}><summary><strong>Send a test trigger</strong></summary>
 <form method="post" action="/console/deliveries" aria-label="Send a test trigger">!${csrfField(shell.csrf)}
-<div class="filters">!${appField('t-app', 'appId', 'App', v.apps, f.app)}!${select('t-kind', 'kind', 'Kind', v.kinds.map((k) => [k, k]), f.kind ?? 'slash-command')}</div>
+<div class="filters">!${appField('t-app', 'appId', 'App', v.apps, f.app)}!${select(
+    't-kind',
+    'kind',
+    'Kind',
+    v.kinds.map((k) => [k, k]),
+    f.kind ?? 'slash-command',
+  )}</div>
 <div class="filters"><div><label for="t-command">Command</label><input type="text" id="t-command" name="command" placeholder="/command"></div><div><label for="t-text">Text</label><input type="text" id="t-text" name="text"></div>
 <div><label for="t-shortcut">Shortcut</label><input type="text" id="t-shortcut" name="shortcut" placeholder="name"></div><div><label for="t-action">Action (onAction)</label><input type="text" id="t-action" name="onAction"></div>
 <div><label for="t-value">Value</label><input type="text" id="t-value" name="value"></div><div><label for="t-event">Event</label><input type="text" id="t-event" name="event" placeholder="NEW_MESSAGE"></div>
-<div><label for="t-query">Menu query</label><input type="text" id="t-query" name="query"></div>!${select('t-source', 'sourceType', 'Interaction source', [['MESSAGE', 'message'], ['EPHEMERAL_MESSAGE', 'ephemeral message'], ['VIEW', 'view']], 'MESSAGE')}!${select('t-view-action', 'viewActionType', 'View action', [['SUBMIT', 'submit'], ['CLOSE', 'close']], 'SUBMIT')}
+<div><label for="t-query">Menu query</label><input type="text" id="t-query" name="query"></div>!${select(
+    't-source',
+    'sourceType',
+    'Interaction source',
+    [
+      ['MESSAGE', 'message'],
+      ['EPHEMERAL_MESSAGE', 'ephemeral message'],
+      ['VIEW', 'view'],
+    ],
+    'MESSAGE',
+  )}!${select(
+    't-view-action',
+    'viewActionType',
+    'View action',
+    [
+      ['SUBMIT', 'submit'],
+      ['CLOSE', 'close'],
+    ],
+    'SUBMIT',
+  )}
 <div><label for="t-timeout">Timeout (ms)</label><input type="number" id="t-timeout" name="timeoutMs" min="1" max="60000"></div></div>
 <div class="row"><button type="submit" class="primary">Send trigger</button></div></form></details>`;
   const rows = v.rows.map(deliveryRow).join('\n');
@@ -89,11 +150,18 @@ export function deliveriesPage(shell: Shell, v: ListView): string {
 
 const headerLines = (h: Array<[string, string]>) => html`${h.map(([k, x]) => `${k}: ${x}`).join('\n')}`;
 
-function attemptItem(rec: DeliveryRecord, a: AttemptEntry, headers: Array<[string, string]> | undefined, newest: boolean): string {
+function attemptItem(
+  rec: DeliveryRecord,
+  a: AttemptEntry,
+  headers: Array<[string, string]> | undefined,
+  newest: boolean,
+): string {
   // the request's headers and the answer's, side by side (stacked on a phone); the newest attempt's open
   const pair = headers
     ? html`<details${newest ? ' open' : ''}><summary>Headers: sent and answered</summary><div class="pair"><div><h3>Sent</h3><pre aria-label="Headers sent">!${headerLines(headers)}</pre></div><div><h3>Answered${a.status !== undefined ? ` (${a.status})` : ''}</h3>!${
-        a.answerHeaders?.length ? html`<pre aria-label="Headers answered">!${headerLines(a.answerHeaders)}</pre>` : '<p class="muted">No answer, or its headers were not kept for this attempt.</p>'
+        a.answerHeaders?.length
+          ? html`<pre aria-label="Headers answered">!${headerLines(a.answerHeaders)}</pre>`
+          : '<p class="muted">No answer, or its headers were not kept for this attempt.</p>'
       }</div></div></details>`
     : '';
   return html`<li><div class="row"><strong>#!${a.retryNum + 1}</strong> !${time(a.at)} <span class="badge">${a.outcome}</span>!${a.status !== undefined ? html` <span>status !${a.status}</span>` : ''} <span class="muted">!${a.latencyMs} ms</span>!${a.replay ? ' <span class="badge">replay</span>' : ''}</div>!${
@@ -102,7 +170,11 @@ function attemptItem(rec: DeliveryRecord, a: AttemptEntry, headers: Array<[strin
 }
 
 /** The part of a delivery's page that changes (also sent by the live stream). */
-export function deliveryLive(rec: DeliveryRecord, csrf: string, headersOf: (a: AttemptEntry) => Array<[string, string]>): string {
+export function deliveryLive(
+  rec: DeliveryRecord,
+  csrf: string,
+  headersOf: (a: AttemptEntry) => Array<[string, string]>,
+): string {
   const base = `/console/deliveries/${rec.id}`;
   const buttons = [
     rec.payload ? actionForm(`${base}/replay`, csrf, 'Replay', 'primary') : '',
@@ -113,7 +185,14 @@ export function deliveryLive(rec: DeliveryRecord, csrf: string, headersOf: (a: A
 !${rec.nextAttemptAt ? html`<dt>Next attempt</dt><dd>!${time(rec.nextAttemptAt)}</dd>` : ''}<dt>The user saw</dt><dd>!${rec.ephemeralMessage ? html`${rec.ephemeralMessage}` : '<span class="muted">nothing</span>'}</dd>
 <dt>Updated</dt><dd>!${time(rec.updatedAt)}</dd></dl>
 <div class="row">!${buttons}</div>
-<h2>Attempts (!${rec.attempts.length})</h2>!${rec.attempts.length ? html`<ul class="plain" aria-label="Attempts, newest first">!${rec.attempts.map((a, i) => attemptItem(rec, a, headersOf(a), i === rec.attempts.length - 1)).reverse().join('')}</ul>` : '<p class="muted">None yet.</p>'}
+<h2>Attempts (!${rec.attempts.length})</h2>!${
+    rec.attempts.length
+      ? html`<ul class="plain" aria-label="Attempts, newest first">!${rec.attempts
+          .map((a, i) => attemptItem(rec, a, headersOf(a), i === rec.attempts.length - 1))
+          .reverse()
+          .join('')}</ul>`
+      : '<p class="muted">None yet.</p>'
+  }
 !${rec.response !== undefined ? html`<h2>The app's answer</h2><pre>${JSON.stringify(rec.response, null, 2)}</pre>` : ''}`;
 }
 
@@ -122,12 +201,17 @@ const shellWord = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The curl command of `c`: the exact body, the headers signed at the moment it was asked for. */
 function curlCommand(c: CurlParts): string {
-  return [`curl -X POST ${shellWord(c.url)}`, ...c.headers.map(([k, v]) => `-H ${shellWord(`${k}: ${v}`)}`), `--data-binary ${shellWord(c.body)}`].join(' \\\n  ');
+  return [
+    `curl -X POST ${shellWord(c.url)}`,
+    ...c.headers.map(([k, v]) => `-H ${shellWord(`${k}: ${v}`)}`),
+    `--data-binary ${shellWord(c.body)}`,
+  ].join(' \\\n  ');
 }
 
 /** The body as the page shows it: its JSON-encoded field decoded, pretty-printed; the exact bytes under it. */
 function bodySection(rec: DeliveryRecord): string {
-  if (!rec.payload) return '<p class="muted">Not kept: this trigger succeeded before the daemon restarted, and the body of a successful trigger is not written to disk.</p>';
+  if (!rec.payload)
+    return '<p class="muted">Not kept: this trigger succeeded before the daemon restarted, and the body of a successful trigger is not written to disk.</p>';
   const { body, decoded } = withFieldDecoded(rec.kind, rec.payload);
   return html`!${decoded ? html`<p class="muted"><code>${decoded}</code> is sent as a JSON-encoded string; it is shown decoded.</p>` : ''}<pre aria-label="Body">${JSON.stringify(body, null, 2)}</pre><details><summary>On one line, as sent</summary><pre class="wrap" aria-label="Body as sent">${JSON.stringify(rec.payload)}</pre></details>`;
 }
@@ -154,7 +238,13 @@ function curlCard(c: CurlParts, edited: boolean): string {
 }
 
 /** `extra.since`: the live stream's cursor, the version of the delivery this page shows. */
-export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: AttemptEntry) => Array<[string, string]>, notice?: { text: string; bad: boolean }, extra: { curl?: CurlParts; edited?: string; since?: string } = {}): string {
+export function deliveryPage(
+  shell: Shell,
+  rec: DeliveryRecord,
+  headersOf: (a: AttemptEntry) => Array<[string, string]>,
+  notice?: { text: string; bad: boolean },
+  extra: { curl?: CurlParts; edited?: string; since?: string } = {},
+): string {
   const first = rec.attempts[0];
   const request =
     rec.transport === 'http'
@@ -163,7 +253,7 @@ export function deliveryPage(shell: Shell, rec: DeliveryRecord, headersOf: (a: A
             ? html`<pre aria-label="Headers">!${headerLines(headersOf(first))}</pre><p class="muted">The headers of the first attempt; each attempt is signed anew (its headers, and the answer's, are under it).</p>`
             : '<p class="muted">Not sent yet.</p>'
         }`
-      : '<p>Sent as a frame on the app\'s socket-mode connection (frames are not signed).</p>';
+      : "<p>Sent as a frame on the app's socket-mode connection (frames are not signed).</p>";
   const title = `${rec.kind}${rec.subject ? ` ${rec.subject}` : ''} to ${rec.appName}`;
   return consolePage(
     `Delivery ${rec.id}`,

@@ -138,7 +138,8 @@ export interface Shell {
 }
 
 export function consolePage(title: string, shell: Shell, body: string): string {
-  const nav = (href: string, label: string, on: boolean) => html`<a href="${href}"!${on ? ' aria-current="page"' : ''}>!${label}</a>`;
+  const nav = (href: string, label: string, on: boolean) =>
+    html`<a href="${href}"!${on ? ' aria-current="page"' : ''}>!${label}</a>`;
   const switcher =
     shell.workspaces.length > 1
       ? html`<form method="post" action="/console/workspace"><input type="hidden" name="csrf" value="${shell.csrf}"><label for="ws" class="who">Workspace</label><select id="ws" name="workspaceId">!${shell.workspaces
@@ -176,5 +177,8 @@ export function actionForm(action: string, csrf: string, label: string, cls = ''
  * whose style hash is that shell's), with a way back to the console.
  */
 export function plainPage(title: string, message: string): string {
-  return page(title, html`<div class="card" role="alert"><h1>${title}</h1><p class="error">${message}</p><p><a href="/">Back to the console</a></p></div>`);
+  return page(
+    title,
+    html`<div class="card" role="alert"><h1>${title}</h1><p class="error">${message}</p><p><a href="/">Back to the console</a></p></div>`,
+  );
 }

@@ -44,7 +44,9 @@ function channelsCard(shell: Shell, channels: ManagedChannel[]): string {
   const rows = channels.map((c) => {
     const actions = [
       c.canArchive ? actionForm(`${MANAGE_PATH}/channels/${enc(c.id)}/archive`, shell.csrf, `Archive #${c.name}`) : '',
-      c.canDelete ? html`<a class="button" href="${MANAGE_PATH}/channels/${enc(c.id)}/delete">Delete #${c.name}…</a>` : '',
+      c.canDelete
+        ? html`<a class="button" href="${MANAGE_PATH}/channels/${enc(c.id)}/delete">Delete #${c.name}…</a>`
+        : '',
     ].filter(Boolean);
     return html`<tr><td><a href="/console/channels/${enc(c.id)}">#${c.name}</a></td><td>${c.type === 'PRIVATE' ? 'private' : 'public'}</td><td>!${c.archived ? '<span class="badge">archived</span>' : 'active'}</td><td><div class="row">!${actions.join('') || '<span class="muted">—</span>'}</div></td></tr>`;
   });
@@ -59,7 +61,12 @@ function channelsCard(shell: Shell, channels: ManagedChannel[]): string {
 function groupFields(key: string, g: Partial<ManagedGroup>, people: ManageView['people']): string {
   const id = (f: string) => `g-${key}-${f}`;
   const members = new Set(g.workspaceUserIds ?? []);
-  const boxes = people.map((p) => html`<label class="check"><input type="checkbox" name="members" value="${p.id}"${members.has(p.id) ? ' checked' : ''}> ${p.name}</label>`).join('');
+  const boxes = people
+    .map(
+      (p) =>
+        html`<label class="check"><input type="checkbox" name="members" value="${p.id}"${members.has(p.id) ? ' checked' : ''}> ${p.name}</label>`,
+    )
+    .join('');
   return html`<label for="${id('name')}">Name</label><input type="text" id="${id('name')}" name="name" value="${g.name ?? ''}" required maxlength="80">
 <label for="${id('handle')}">Handle</label><input type="text" id="${id('handle')}" name="handle" value="${g.handle ?? ''}" maxlength="80" aria-describedby="${id('handle-hint')}"><p class="muted" id="${id('handle-hint')}">Lower-case letters, digits, _ . or -; unique in the workspace.${key === 'new' ? ' Left empty: made from the name.' : ''}</p>
 <label for="${id('description')}">Description</label><input type="text" id="${id('description')}" name="description" value="${g.description ?? ''}" maxlength="250">

@@ -22,11 +22,21 @@ function lines(value: unknown): Line[] {
   const walk = (v: unknown, pointer: string, indent: string, prefix: string, comma: string) => {
     if (v && typeof v === 'object') {
       const isArr = Array.isArray(v);
-      const entries: Array<[string, unknown]> = isArr ? (v as unknown[]).map((x, i) => [String(i), x]) : Object.entries(v as Record<string, unknown>);
+      const entries: Array<[string, unknown]> = isArr
+        ? (v as unknown[]).map((x, i) => [String(i), x])
+        : Object.entries(v as Record<string, unknown>);
       const [open, close] = isArr ? ['[', ']'] : ['{', '}'];
       if (!entries.length) return void out.push({ text: `${indent}${prefix}${open}${close}${comma}`, pointer });
       out.push({ text: `${indent}${prefix}${open}`, pointer });
-      entries.forEach(([k, x], i) => walk(x, `${pointer}/${escPointer(k)}`, indent + '  ', isArr ? '' : `${JSON.stringify(k)}: `, i < entries.length - 1 ? ',' : ''));
+      entries.forEach(([k, x], i) =>
+        walk(
+          x,
+          `${pointer}/${escPointer(k)}`,
+          indent + '  ',
+          isArr ? '' : `${JSON.stringify(k)}: `,
+          i < entries.length - 1 ? ',' : '',
+        ),
+      );
       out.push({ text: `${indent}${close}${comma}`, pointer });
       return;
     }

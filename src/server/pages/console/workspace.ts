@@ -53,10 +53,26 @@ const time = (ms: number) => {
 };
 
 function item(m: TimelineItem, c: BlockContext, t: TimelineContext): string {
-  const ctx: BlockContext = { ...c, action: m.actionUrl, idPrefix: `m-${m.id}`, ...(m.picked ? { picked: m.picked } : {}) };
+  const ctx: BlockContext = {
+    ...c,
+    action: m.actionUrl,
+    idPrefix: `m-${m.id}`,
+    ...(m.picked ? { picked: m.picked } : {}),
+  };
   const body = Array.isArray(m.blocks) && m.blocks.length ? renderBlocks(m.blocks, ctx) : html`<p>${m.text}</p>`;
-  const files = m.files.length ? html`<ul class="plain files" aria-label="Files">!${m.files.map((f) => html`<li>File: ${f.name} <span class="muted">${f.mimeType}</span></li>`).join('')}</ul>` : '';
-  const more = m.shortcutUrl && t.messageShortcuts.length ? menu(html`<span class="sr">Message actions</span><span aria-hidden="true">⋯</span>`, m.shortcutUrl, c.csrf, t.messageShortcuts, 'more') : '';
+  const files = m.files.length
+    ? html`<ul class="plain files" aria-label="Files">!${m.files.map((f) => html`<li>File: ${f.name} <span class="muted">${f.mimeType}</span></li>`).join('')}</ul>`
+    : '';
+  const more =
+    m.shortcutUrl && t.messageShortcuts.length
+      ? menu(
+          html`<span class="sr">Message actions</span><span aria-hidden="true">⋯</span>`,
+          m.shortcutUrl,
+          c.csrf,
+          t.messageShortcuts,
+          'more',
+        )
+      : '';
   return html`<li id="m-${m.id}" class="msg${m.ephemeral ? ' eph' : ''}">!${more}<div class="meta"><strong>${m.author}</strong>!${m.app ? ' <span class="badge">app</span>' : ''} !${time(m.atMilli)}!${m.edited ? ' <span class="muted">(edited)</span>' : ''}!${
     m.ephemeral ? ' <span class="badge eph-mark">Only visible to you</span>' : ''
   }</div>!${body}!${renderAttachments(m.attachments, ctx)}!${files}!${m.replies ? html`<p class="muted"><a href="${m.replies.href}">${m.replies.count ? `${m.replies.count} ${m.replies.count === 1 ? 'reply' : 'replies'}` : 'Reply in thread'}</a></p>` : ''}</li>`;
@@ -88,7 +104,10 @@ export interface WorkspaceView {
 
 export function workspacePage(shell: Shell, v: WorkspaceView): string {
   const nav = html`<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">!${v.channels
-    .map((ch) => html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}"!${ch.id === v.channel.id ? ' aria-current="page"' : ''}>${ch.label}</a></li>`)
+    .map(
+      (ch) =>
+        html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}"!${ch.id === v.channel.id ? ' aria-current="page"' : ''}>${ch.label}</a></li>`,
+    )
     .join('')}</ul>!${homesNav(v.homes)}<p><a href="/console/manage">Channels and groups</a></p></nav>`;
   const action = `/console/channels/${encodeURIComponent(v.channel.id)}/messages`;
   const composer = html`<form method="post" action="${action}" class="composer" aria-label="Composer">!${csrfField(shell.csrf)}!${v.thread ? html`<input type="hidden" name="threadRootId" value="${v.thread.rootId}">` : ''}
@@ -97,7 +116,15 @@ export function workspacePage(shell: Shell, v: WorkspaceView): string {
 <div id="suggest" class="row" role="group" aria-label="Commands" hidden>!${v.commands.map((c) => html`<button type="button" data-command="${c.command}">${c.command}!${c.hint ? html` <span class="muted">${c.hint}</span>` : ''}</button>`).join('')}</div>`;
   const title = v.thread ? `Thread in ${v.channel.label}` : v.channel.label;
   const c = { csrf: shell.csrf, userName: v.userName, messageShortcuts: v.messageShortcuts };
-  const shortcuts = v.shortcuts.length ? menu('Shortcuts', `/console/channels/${encodeURIComponent(v.channel.id)}/shortcuts`, shell.csrf, v.shortcuts, 'menu') : '';
+  const shortcuts = v.shortcuts.length
+    ? menu(
+        'Shortcuts',
+        `/console/channels/${encodeURIComponent(v.channel.id)}/shortcuts`,
+        shell.csrf,
+        v.shortcuts,
+        'menu',
+      )
+    : '';
   return consolePage(
     title,
     shell,
@@ -118,9 +145,27 @@ function homesNav(homes: WorkspaceView['homes']): string {
  * submit: Enter in a field does nothing (the form's first button is disabled), rather than
  * pressing some block's button.
  */
-export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'homes' | 'userName' | 'modal'> & { title: string; view: Record<string, unknown>; action: string; picked?: TimelineItem['picked'] }): string {
+export function homePage(
+  shell: Shell,
+  v: Pick<WorkspaceView, 'channels' | 'homes' | 'userName' | 'modal'> & {
+    title: string;
+    view: Record<string, unknown>;
+    action: string;
+    picked?: TimelineItem['picked'];
+  },
+): string {
   const nav = html`<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">!${v.channels.map((ch) => html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}">${ch.label}</a></li>`).join('')}</ul>!${homesNav(v.homes)}</nav>`;
-  const body = renderBlocks(v.view.blocks, { csrf: shell.csrf, idPrefix: 'home', userName: v.userName, inView: true, ...(v.picked ? { picked: v.picked } : {}) }, v.view.state);
+  const body = renderBlocks(
+    v.view.blocks,
+    {
+      csrf: shell.csrf,
+      idPrefix: 'home',
+      userName: v.userName,
+      inView: true,
+      ...(v.picked ? { picked: v.picked } : {}),
+    },
+    v.view.state,
+  );
   return consolePage(
     v.title,
     shell,
@@ -132,10 +177,19 @@ export function homePage(shell: Shell, v: Pick<WorkspaceView, 'channels' | 'home
  * An app's view (a modal) over the page: its blocks and inputs in one form; Submit and Close.
  * Enter in a field submits the view (the form's first, hidden button), not a block's button.
  */
-export function modalHtml(view: Record<string, unknown>, csrf: string, userName: (id: string) => string, picked?: TimelineItem['picked']): string {
+export function modalHtml(
+  view: Record<string, unknown>,
+  csrf: string,
+  userName: (id: string) => string,
+  picked?: TimelineItem['picked'],
+): string {
   const id = String(view.id ?? '');
-  const title = typeof view.title === 'object' && view.title ? String((view.title as Record<string, unknown>).text ?? '') : String(view.title ?? '');
-  const label = (v: unknown, dflt: string) => (v && typeof v === 'object' ? String((v as Record<string, unknown>).text ?? dflt) : dflt);
+  const title =
+    typeof view.title === 'object' && view.title
+      ? String((view.title as Record<string, unknown>).text ?? '')
+      : String(view.title ?? '');
+  const label = (v: unknown, dflt: string) =>
+    v && typeof v === 'object' ? String((v as Record<string, unknown>).text ?? dflt) : dflt;
   const c: BlockContext = { csrf, idPrefix: `v-${id}`, userName, inView: true, ...(picked ? { picked } : {}) };
   return html`<div class="backdrop"><div class="modal card" role="dialog" aria-modal="true" aria-labelledby="modal-title" id="modal"><form method="post" action="/console/views/${encodeURIComponent(id)}">!${csrfField(csrf)}<button type="submit" name="do" value="submit" hidden tabindex="-1"></button>
 <h2 id="modal-title">${title || 'App'}</h2>!${renderBlocks(view.blocks, c, view.state)}

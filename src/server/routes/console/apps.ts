@@ -29,13 +29,23 @@ export interface ConsoleAppsDeps {
 export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   const { base, apps, grants } = deps;
   const r = Router();
-  const multipart = multer({ storage: multer.memoryStorage(), limits: { fileSize: deps.bodyLimitBytes, fieldSize: deps.bodyLimitBytes, files: 1, fields: 4, parts: 6 } }).single('file');
+  const multipart = multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: deps.bodyLimitBytes, fieldSize: deps.bodyLimitBytes, files: 1, fields: 4, parts: 6 },
+  }).single('file');
   const manifestForm = express.urlencoded({ extended: false, limit: deps.bodyLimitBytes, parameterLimit: 4 });
   // the manifest form: multipart (a file chosen) or urlencoded (pasted)
-  const upload = base.parsedBy([FORM_TYPE, 'multipart/form-data'], (req, res, next) => (req.is('multipart/form-data') ? multipart(req, res, next) : manifestForm(req, res, next)));
+  const upload = base.parsedBy([FORM_TYPE, 'multipart/form-data'], (req, res, next) =>
+    req.is('multipart/form-data') ? multipart(req, res, next) : manifestForm(req, res, next),
+  );
   const form = base.form('8kb', 20);
-  const post = (path: string, parser: express.RequestHandler, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parser, base.csrf, handled(base, fn));
-  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
+  const post = (
+    path: string,
+    parser: express.RequestHandler,
+    fn: (req: Request, res: Response, s: Signed) => unknown,
+  ) => r.post(path, base.signedIn, parser, base.csrf, handled(base, fn));
+  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
+    r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.appId);
 
   const installedIn = async (s: Signed, appId: string) => {
@@ -44,7 +54,12 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   };
 
   /** The app's page; `reveal` shows its current secrets (the Show secrets button). */
-  async function view(s: Signed, appId: string, extra: Partial<AppPageView> = {}, reveal = false): Promise<AppPageView> {
+  async function view(
+    s: Signed,
+    appId: string,
+    extra: Partial<AppPageView> = {},
+    reveal = false,
+  ): Promise<AppPageView> {
     const app = await apps.get(s.principal, appId);
     const { clientSecret, appKey, signingSecret } = app as unknown as Record<string, string>;
     const status = await deps.socketStatus(appId);
@@ -52,12 +67,28 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     let installUrl: string | undefined;
     if (redirect) {
       const scopes = app.scopes as { botScopes: string[]; userScopes: string[] };
-      const q = new URLSearchParams({ clientId: app.id, scopes: [...scopes.userScopes, ...scopes.botScopes.map((x) => `bot:${x}`)].join(','), redirectUrl: redirect, state: 'console', defaultWorkspaceId: s.principal.workspaceId });
+      const q = new URLSearchParams({
+        clientId: app.id,
+        scopes: [...scopes.userScopes, ...scopes.botScopes.map((x) => `bot:${x}`)].join(','),
+        redirectUrl: redirect,
+        state: 'console',
+        defaultWorkspaceId: s.principal.workspaceId,
+      });
       installUrl = `/access-request?${q}`;
     }
     for (const k of SECRET_FIELDS.slice(2)) delete (app as Record<string, unknown>)[k];
-    const secrets = reveal ? { clientSecret: must(clientSecret), appKey: must(appKey), signingSecret: must(signingSecret) } : undefined;
-    return { app, installedIn: await installedIn(s, appId), connections: status.connections, queuedEvents: status.queuedEvents, installUrl, secrets, ...extra };
+    const secrets = reveal
+      ? { clientSecret: must(clientSecret), appKey: must(appKey), signingSecret: must(signingSecret) }
+      : undefined;
+    return {
+      app,
+      installedIn: await installedIn(s, appId),
+      connections: status.connections,
+      queuedEvents: status.queuedEvents,
+      installUrl,
+      secrets,
+      ...extra,
+    };
   }
 
   get('/', async (req, res, s) => {
@@ -78,20 +109,38 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     sendConsolePage(res, 200, appsListPage(s.shell, { rows, page, pages, total: all.length }));
   });
 
-  get('/console/apps/new', (_req, res, s) => sendConsolePage(res, 200, appFormPage(s.shell, { mode: 'create', text: '' })));
+  get('/console/apps/new', (_req, res, s) =>
+    sendConsolePage(res, 200, appFormPage(s.shell, { mode: 'create', text: '' })),
+  );
 
   /** Create or update from the form: the manifest problems come back as the form with them inline. */
   async function fromForm(req: Request, res: Response, s: Signed, mode: 'create' | 'edit') {
     const b = (req.body ?? {}) as Record<string, unknown>;
     const text = req.file ? req.file.buffer.toString('utf8') : typeof b.manifest === 'string' ? b.manifest : '';
     const formBase = { mode, ...(mode === 'edit' ? { appId: id(req) } : {}), text };
-    if (!text.trim()) return sendConsolePage(res, 400, appFormPage(s.shell, { ...formBase, message: 'Paste a manifest or choose its file.' }));
+    if (!text.trim())
+      return sendConsolePage(
+        res,
+        400,
+        appFormPage(s.shell, { ...formBase, message: 'Paste a manifest or choose its file.' }),
+      );
     const problem = jsonParseProblem(text);
     if (problem) return sendConsolePage(res, 400, appFormPage(s.shell, { ...formBase, parseProblem: problem }));
     const parsed: unknown = JSON.parse(text);
     try {
-      const out = mode === 'create' ? await apps.create(s.principal, parsed) : await apps.update(s.principal, id(req), parsed);
-      sendConsolePage(res, mode === 'create' ? 201 : 200, appPage(s.shell, await view(s, out.app.id, { notice: mode === 'create' ? 'App created.' : 'Manifest saved.', warnings: out.warnings })));
+      const out =
+        mode === 'create' ? await apps.create(s.principal, parsed) : await apps.update(s.principal, id(req), parsed);
+      sendConsolePage(
+        res,
+        mode === 'create' ? 201 : 200,
+        appPage(
+          s.shell,
+          await view(s, out.app.id, {
+            notice: mode === 'create' ? 'App created.' : 'Manifest saved.',
+            warnings: out.warnings,
+          }),
+        ),
+      );
     } catch (e) {
       if (!(e instanceof AppError) || e.code !== 'invalid_manifest') throw e;
       const errors = (e.details ?? []).map((d) => ({ pointer: String(d.pointer ?? ''), message: String(d.message) }));
@@ -100,21 +149,46 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   }
 
   post('/console/apps', upload, (req, res, s) => fromForm(req, res, s, 'create'));
-  get('/console/apps/:appId', async (req, res, s) => sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req)))));
+  get('/console/apps/:appId', async (req, res, s) =>
+    sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req)))),
+  );
   get('/console/apps/:appId/edit', async (req, res, s) => {
     const app = (await apps.get(s.principal, id(req))) as Record<string, unknown>;
     for (const k of SECRET_FIELDS) delete app[k];
-    sendConsolePage(res, 200, appFormPage(s.shell, { mode: 'edit', appId: id(req), text: JSON.stringify(app, null, 2) }));
+    sendConsolePage(
+      res,
+      200,
+      appFormPage(s.shell, { mode: 'edit', appId: id(req), text: JSON.stringify(app, null, 2) }),
+    );
   });
   post('/console/apps/:appId/edit', upload, (req, res, s) => fromForm(req, res, s, 'edit'));
-  post('/console/apps/:appId/secrets', form, async (req, res, s) => sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req), {}, true))));
+  post('/console/apps/:appId/secrets', form, async (req, res, s) =>
+    sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req), {}, true))),
+  );
   get('/console/apps/:appId/rotate', async (req, res, s) => {
     const app = await apps.get(s.principal, id(req));
-    sendConsolePage(res, 200, confirmPage(s.shell, { title: `Rotate the secrets of ${String(app.displayName)}?`, message: 'New client secret, app key and signing secret are made now; the current ones stop working at once.', action: `/console/apps/${app.id}/rotate`, label: 'Rotate secrets', cancelHref: `/console/apps/${app.id}` }));
+    sendConsolePage(
+      res,
+      200,
+      confirmPage(s.shell, {
+        title: `Rotate the secrets of ${String(app.displayName)}?`,
+        message: 'New client secret, app key and signing secret are made now; the current ones stop working at once.',
+        action: `/console/apps/${app.id}/rotate`,
+        label: 'Rotate secrets',
+        cancelHref: `/console/apps/${app.id}`,
+      }),
+    );
   });
   post('/console/apps/:appId/rotate', form, async (req, res, s) => {
     const secrets = await apps.rotateSecrets(s.principal, id(req));
-    sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req), { secrets, notice: 'Secrets rotated: the previous ones no longer work.' })));
+    sendConsolePage(
+      res,
+      200,
+      appPage(
+        s.shell,
+        await view(s, id(req), { secrets, notice: 'Secrets rotated: the previous ones no longer work.' }),
+      ),
+    );
   });
   post('/console/apps/:appId/publish', form, async (req, res, s) => {
     await apps.setPublished(s.principal, id(req), true);
@@ -126,14 +200,34 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   });
   get('/console/apps/:appId/delete', async (req, res, s) => {
     const app = await apps.get(s.principal, id(req));
-    sendConsolePage(res, 200, confirmPage(s.shell, { title: `Delete ${String(app.displayName)}?`, message: 'The app, its secrets and its tokens are removed for good; deliveries to it stop.', action: `/console/apps/${app.id}/delete`, label: 'Delete app', cancelHref: `/console/apps/${app.id}` }));
+    sendConsolePage(
+      res,
+      200,
+      confirmPage(s.shell, {
+        title: `Delete ${String(app.displayName)}?`,
+        message: 'The app, its secrets and its tokens are removed for good; deliveries to it stop.',
+        action: `/console/apps/${app.id}/delete`,
+        label: 'Delete app',
+        cancelHref: `/console/apps/${app.id}`,
+      }),
+    );
   });
   get('/console/apps/:appId/installations/:workspaceId/uninstall', async (req, res, s) => {
     const app = await apps.get(s.principal, id(req));
     const ws = (await installedIn(s, app.id)).find((w) => w.workspaceId === req.params.workspaceId);
     if (!ws) throw notFound('Installation');
     const action = `/console/apps/${app.id}/installations/${encodeURIComponent(ws.workspaceId)}/uninstall`;
-    sendConsolePage(res, 200, confirmPage(s.shell, { title: `Uninstall ${String(app.displayName)} from ${ws.name}?`, message: 'Its bot and the tokens it holds in that workspace stop working; the app gets APP_UNINSTALLED.', action, label: 'Uninstall', cancelHref: `/console/apps/${app.id}` }));
+    sendConsolePage(
+      res,
+      200,
+      confirmPage(s.shell, {
+        title: `Uninstall ${String(app.displayName)} from ${ws.name}?`,
+        message: 'Its bot and the tokens it holds in that workspace stop working; the app gets APP_UNINSTALLED.',
+        action,
+        label: 'Uninstall',
+        cancelHref: `/console/apps/${app.id}`,
+      }),
+    );
   });
   post('/console/apps/:appId/installations/:workspaceId/uninstall', form, async (req, res, s) => {
     await deps.revocation.uninstallAs(s.principal, id(req), String(req.params.workspaceId));

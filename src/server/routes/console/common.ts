@@ -93,8 +93,17 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     pageHeaders(res);
     res.setHeader('x-content-type-options', 'nosniff');
     const req = res.req;
-    const title = (status: number) => (status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status >= 500 ? 'Something went wrong' : 'That did not work');
-    sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) => plainPage(title(status), message));
+    const title = (status: number) =>
+      status === 404
+        ? 'Not found'
+        : status === 403
+          ? 'Not allowed'
+          : status >= 500
+            ? 'Something went wrong'
+            : 'That did not work';
+    sendErrorPage(res, e, logger, { reqId: req.id, method: req.method, path: req.path }, (status, message) =>
+      plainPage(title(status), message),
+    );
   }
 
   /** Resolve the signed-in browser; a page for one that is not (401 signed-out page, or 403 for a POST). */
@@ -102,7 +111,10 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     let signed: Signed;
     try {
       const session = await sessions.get(cookieValue(req));
-      if (!session) return req.method === 'GET' ? sendPlain(res, 401, signedOutPage()) : sendError(res, forbidden('This browser is not signed in (any more). Run appreg open to sign in again.'));
+      if (!session)
+        return req.method === 'GET'
+          ? sendPlain(res, 401, signedOutPage())
+          : sendError(res, forbidden('This browser is not signed in (any more). Run appreg open to sign in again.'));
       const members = (await identity.membershipsOf(session.accountId)).filter((u) => !u.isBot);
       const chosen = cookieValue(req, WORKSPACE_COOKIE);
       const me = members.find((m) => m.workspaceId === chosen) ?? members[0];
@@ -110,7 +122,13 @@ export function consoleBase(deps: ConsoleBaseDeps) {
       const csrf = await sessions.consoleToken(session.id);
       const names = await Promise.all(members.map((m) => workspaceName(m.workspaceId)));
       const workspaces = members.map((m, i) => ({ id: m.workspaceId, name: must(names[i]), selected: m === me }));
-      signed = { sessionId: session.id, sessionExpiresAt: session.expiresAt, accountId: session.accountId, principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' }, shell: { section: 'apps', userName: me.name, csrf, workspaces } };
+      signed = {
+        sessionId: session.id,
+        sessionExpiresAt: session.expiresAt,
+        accountId: session.accountId,
+        principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' },
+        shell: { section: 'apps', userName: me.name, csrf, workspaces },
+      };
     } catch (e) {
       return sendError(res, e); // the store could not be read: a page, like every other console error
     }
@@ -132,7 +150,13 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     const given = (req.body as Record<string, unknown>).csrf;
     const origin = req.get('origin');
     const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
-    if (!sameOrigin || !(await sessions.checkConsoleToken(given, s.sessionId))) return sendError(res, forbidden('The form was not sent from this console, or your session changed. Go back, reload the page and try again.'));
+    if (!sameOrigin || !(await sessions.checkConsoleToken(given, s.sessionId)))
+      return sendError(
+        res,
+        forbidden(
+          'The form was not sent from this console, or your session changed. Go back, reload the page and try again.',
+        ),
+      );
     next();
   }
 
@@ -140,8 +164,14 @@ export function consoleBase(deps: ConsoleBaseDeps) {
   function chooseWorkspace(req: Request, res: Response): void {
     const s = signedOf(res);
     const id = (req.body as Record<string, unknown> | undefined)?.workspaceId;
-    if (!s.shell.workspaces.some((w) => w.id === id)) return sendError(res, invalidRequest('Choose one of your workspaces.'));
-    res.cookie(WORKSPACE_COOKIE, String(id), { httpOnly: true, sameSite: 'lax', secure: req.secure || publicOrigins.some((o) => o.startsWith('https:')), path: '/' });
+    if (!s.shell.workspaces.some((w) => w.id === id))
+      return sendError(res, invalidRequest('Choose one of your workspaces.'));
+    res.cookie(WORKSPACE_COOKIE, String(id), {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: req.secure || publicOrigins.some((o) => o.startsWith('https:')),
+      path: '/',
+    });
     seeOther(res, '/');
   }
 
@@ -149,17 +179,19 @@ export function consoleBase(deps: ConsoleBaseDeps) {
    * Sign out: the session ends on every daemon (a copy of its cookie is refused from now), and the
    * cookie goes; with `everywhere`, every session of the account ends (other browsers too).
    */
-  const signOut = (everywhere: boolean) => async (req: Request, res: Response): Promise<void> => {
-    const s = signedOf(res);
-    try {
-      if (everywhere) await sessions.endAll(s.accountId);
-      else await sessions.end({ id: s.sessionId, expiresAt: s.sessionExpiresAt });
-    } catch (e) {
-      return sendError(res, e); // not recorded: the cookie stays, and the page says so
-    }
-    clearSessionCookie(res, req.secure || publicOrigins.some((o) => o.startsWith('https:')));
-    seeOther(res, '/');
-  };
+  const signOut =
+    (everywhere: boolean) =>
+    async (req: Request, res: Response): Promise<void> => {
+      const s = signedOf(res);
+      try {
+        if (everywhere) await sessions.endAll(s.accountId);
+        else await sessions.end({ id: s.sessionId, expiresAt: s.sessionExpiresAt });
+      } catch (e) {
+        return sendError(res, e); // not recorded: the cookie stays, and the page says so
+      }
+      clearSessionCookie(res, req.secure || publicOrigins.some((o) => o.startsWith('https:')));
+      seeOther(res, '/');
+    };
 
   /** Whether the browser that made `req` is still signed in (a live stream asks before each write). */
   async function stillSignedIn(req: Request): Promise<boolean> {
@@ -173,15 +205,24 @@ export function consoleBase(deps: ConsoleBaseDeps) {
    * The handler gets an object of fields (an empty one for an empty form).
    */
   const parsedBy = (types: string[], parser: RequestHandler) => (req: Request, res: Response, next: NextFunction) => {
-    if (!req.is(types)) return sendError(res, unsupportedMediaType('The console takes forms only: send the page’s form (application/x-www-form-urlencoded).'));
+    if (!req.is(types))
+      return sendError(
+        res,
+        unsupportedMediaType('The console takes forms only: send the page’s form (application/x-www-form-urlencoded).'),
+      );
     parser(req, res, (err?: unknown) => {
-      if (err) return sendError(res, asAppError(err) instanceof AppError ? err : invalidRequest('The form could not be read.'));
+      if (err)
+        return sendError(
+          res,
+          asAppError(err) instanceof AppError ? err : invalidRequest('The form could not be read.'),
+        );
       if (!req.body || typeof req.body !== 'object') req.body = {};
       next();
     });
   };
   /** A urlencoded form of at most `limit` and `parameterLimit` fields. */
-  const form = (limit: string | number, parameterLimit: number) => parsedBy([FORM_TYPE], express.urlencoded({ extended: false, limit, parameterLimit }));
+  const form = (limit: string | number, parameterLimit: number) =>
+    parsedBy([FORM_TYPE], express.urlencoded({ extended: false, limit, parameterLimit }));
 
   return { signedIn, csrf, sendError, chooseWorkspace, signOut, stillSignedIn, parsedBy, form };
 }

@@ -8,8 +8,21 @@ import { Router, type Request, type Response } from 'express';
 import { AppError, toErrorResponse } from '../../../errors.js';
 import type { AppsService } from '../../../services/apps.js';
 import type { Clock } from '../../../clock.js';
-import { headersAsSent, KINDS, type DeliveriesService, type DeliveryRecord, type TriggerInput } from '../../../services/deliveries.js';
-import { deliveriesPage, deliveryLive, deliveryPage, deliveryRow, STATES, type ListFilter } from '../../pages/console/deliveries.js';
+import {
+  headersAsSent,
+  KINDS,
+  type DeliveriesService,
+  type DeliveryRecord,
+  type TriggerInput,
+} from '../../../services/deliveries.js';
+import {
+  deliveriesPage,
+  deliveryLive,
+  deliveryPage,
+  deliveryRow,
+  STATES,
+  type ListFilter,
+} from '../../pages/console/deliveries.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 
@@ -47,17 +60,30 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   const parsed = base.form('16kb', 20);
   // an edited body of up to 1 MiB (percent-encoded, up to three times that)
   const edited = base.form('4mb', 5);
-  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
-  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
+  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
+    r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
+    r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.deliveryId);
   const shell = (s: Signed) => ({ ...s.shell, section: 'deliveries' as const });
   const headersOf = (rec: DeliveryRecord) => (a: DeliveryRecord['attempts'][number]) => headersAsSent(rec, a);
 
-  const filterOf = (q: Record<string, unknown>): ListFilter => ({ app: one(q.app), kind: KINDS.includes(q.kind as never) ? (q.kind as string) : undefined, state: (STATES as readonly string[]).includes(q.state as string) ? (q.state as string) : undefined });
-  const matches = (f: ListFilter, rec: DeliveryRecord) => (!f.app || rec.appId === f.app) && (!f.kind || rec.kind === f.kind) && (!f.state || rec.state === f.state);
+  const filterOf = (q: Record<string, unknown>): ListFilter => ({
+    app: one(q.app),
+    kind: KINDS.includes(q.kind as never) ? (q.kind as string) : undefined,
+    state: (STATES as readonly string[]).includes(q.state as string) ? (q.state as string) : undefined,
+  });
+  const matches = (f: ListFilter, rec: DeliveryRecord) =>
+    (!f.app || rec.appId === f.app) && (!f.kind || rec.kind === f.kind) && (!f.state || rec.state === f.state);
 
   /** The newest deliveries under the filter, newest first by creation: what the list shows. */
-  const shown = (s: Signed, f: ListFilter) => deliveries.list(s.principal, { appId: f.app, kind: f.kind as DeliveryRecord['kind'] | undefined, state: f.state as DeliveryRecord['state'] | undefined, limit: SHOWN });
+  const shown = (s: Signed, f: ListFilter) =>
+    deliveries.list(s.principal, {
+      appId: f.app,
+      kind: f.kind as DeliveryRecord['kind'] | undefined,
+      state: f.state as DeliveryRecord['state'] | undefined,
+      limit: SHOWN,
+    });
   async function listPage(s: Signed, f: ListFilter, error?: string): Promise<string> {
     const since = String(deps.clock.now()); // before the read: a change made meanwhile is sent again by the stream
     const rows = await shown(s, f);
@@ -65,21 +91,37 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     return deliveriesPage(shell(s), { filter: f, rows, apps, kinds: KINDS, error, since });
   }
   /** What a delivery's page shows changes with these (the stream's cursor for the page). */
-  const versionOfDelivery = (rec: DeliveryRecord) => versionOf(JSON.stringify([rec.updatedAt, rec.state, rec.attempts.length, rec.outcome ?? null]));
+  const versionOfDelivery = (rec: DeliveryRecord) =>
+    versionOf(JSON.stringify([rec.updatedAt, rec.state, rec.attempts.length, rec.outcome ?? null]));
 
   get('/console/deliveries', async (req, res, s) => sendConsolePage(res, 200, await listPage(s, filterOf(req.query))));
 
   post('/console/deliveries', async (req, res, s) => {
     const b = req.body as Record<string, unknown>;
     const input: Record<string, unknown> = { appId: one(b.appId), kind: one(b.kind) };
-    for (const k of ['command', 'text', 'shortcut', 'onAction', 'value', 'event', 'query', 'sourceType', 'viewActionType']) if (one(b[k])) input[k] = one(b[k]);
+    for (const k of [
+      'command',
+      'text',
+      'shortcut',
+      'onAction',
+      'value',
+      'event',
+      'query',
+      'sourceType',
+      'viewActionType',
+    ])
+      if (one(b[k])) input[k] = one(b[k]);
     if (one(b.timeoutMs)) input.timeoutMs = Number(b.timeoutMs);
     try {
       const rec = await deliveries.trigger(s.principal, input as unknown as TriggerInput);
       seeOther(res, `/console/deliveries/${encodeURIComponent(rec.id)}?done=sent`);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
-      sendConsolePage(res, toErrorResponse(e).status, await listPage(s, { app: one(b.appId), kind: one(b.kind) }, `The trigger was not sent: ${e.message}`));
+      sendConsolePage(
+        res,
+        toErrorResponse(e).status,
+        await listPage(s, { app: one(b.appId), kind: one(b.kind) }, `The trigger was not sent: ${e.message}`),
+      );
     }
   });
 
@@ -88,43 +130,88 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     const done = NOTICES[String(req.query.done)];
     // the outcome of the attempt just made, in the notice's words and colour
     const failed = rec.state === 'failed' && done !== NOTICES.cancelled;
-    const notice = done && { text: failed ? `${done.replace(/\.$/, '')}, and it failed: ${rec.outcome ?? 'no answer'}.` : done, bad: failed };
-    sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), notice || undefined, { since: versionOfDelivery(rec) }));
+    const notice = done && {
+      text: failed ? `${done.replace(/\.$/, '')}, and it failed: ${rec.outcome ?? 'no answer'}.` : done,
+      bad: failed,
+    };
+    sendConsolePage(
+      res,
+      200,
+      deliveryPage(shell(s), rec, headersOf(rec), notice || undefined, { since: versionOfDelivery(rec) }),
+    );
   });
   /**
    * Replay; with `body`, an edited replay (a new delivery). A body that is not JSON is the page again with the reason.
    */
-  r.post('/console/deliveries/:deliveryId/replay', base.signedIn, edited, base.csrf, handled(base, async (req, res, s) => {
-    const text = (req.body as Record<string, unknown>).body;
-    if (typeof text !== 'string') {
-      await deliveries.replay(s.principal, id(req));
-      return seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=replayed`);
-    }
-    const rec = await onPage(res, s, text, () => deliveries.replayEdited(s.principal, id(req), text));
-    if (rec) seeOther(res, `/console/deliveries/${encodeURIComponent(rec.id)}?done=${rec.id === id(req) ? 'replayed' : 'edited'}`);
-  }));
+  r.post(
+    '/console/deliveries/:deliveryId/replay',
+    base.signedIn,
+    edited,
+    base.csrf,
+    handled(base, async (req, res, s) => {
+      const text = (req.body as Record<string, unknown>).body;
+      if (typeof text !== 'string') {
+        await deliveries.replay(s.principal, id(req));
+        return seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=replayed`);
+      }
+      const rec = await onPage(res, s, text, () => deliveries.replayEdited(s.principal, id(req), text));
+      if (rec)
+        seeOther(
+          res,
+          `/console/deliveries/${encodeURIComponent(rec.id)}?done=${rec.id === id(req) ? 'replayed' : 'edited'}`,
+        );
+    }),
+  );
 
   /** The delivery (or the body as edited) as a curl command, signed now: the page again with it. */
-  r.post('/console/deliveries/:deliveryId/curl', base.signedIn, edited, base.csrf, handled(base, async (req, res, s) => {
-    const text = (req.body as Record<string, unknown>).body;
-    const given = typeof text === 'string' ? text : undefined;
-    const curl = await onPage(res, s, given, () => deliveries.curlOf(s.principal, id(req), given));
-    if (!curl) return;
-    const rec = await deliveries.get(s.principal, id(req));
-    sendConsolePage(res, 200, deliveryPage(shell(s), rec, headersOf(rec), undefined, { curl, ...(given !== undefined ? { edited: given } : {}) }));
-  }));
+  r.post(
+    '/console/deliveries/:deliveryId/curl',
+    base.signedIn,
+    edited,
+    base.csrf,
+    handled(base, async (req, res, s) => {
+      const text = (req.body as Record<string, unknown>).body;
+      const given = typeof text === 'string' ? text : undefined;
+      const curl = await onPage(res, s, given, () => deliveries.curlOf(s.principal, id(req), given));
+      if (!curl) return;
+      const rec = await deliveries.get(s.principal, id(req));
+      sendConsolePage(
+        res,
+        200,
+        deliveryPage(shell(s), rec, headersOf(rec), undefined, {
+          curl,
+          ...(given !== undefined ? { edited: given } : {}),
+        }),
+      );
+    }),
+  );
 
   /**
    * Run `fn`; a refusal (4xx: the body is not JSON, too large, …) is the delivery's page with the reason and the body
    * as edited.
    */
-  async function onPage<T>(res: Response, s: Signed, text: string | undefined, fn: () => Promise<T>): Promise<T | undefined> {
+  async function onPage<T>(
+    res: Response,
+    s: Signed,
+    text: string | undefined,
+    fn: () => Promise<T>,
+  ): Promise<T | undefined> {
     try {
       return await fn();
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
       const rec = await deliveries.get(s.principal, id(res.req));
-      sendConsolePage(res, toErrorResponse(e).status, deliveryPage(shell(s), rec, headersOf(rec), { text: e.message, bad: true }, text !== undefined ? { edited: text } : {}));
+      sendConsolePage(
+        res,
+        toErrorResponse(e).status,
+        deliveryPage(
+          shell(s),
+          rec,
+          headersOf(rec),
+          { text: e.message, bad: true },
+          text !== undefined ? { edited: text } : {},
+        ),
+      );
       return undefined;
     }
   }
@@ -139,38 +226,50 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     if (deliveryId) await deliveries.get(s.principal, deliveryId); // 404 for another's delivery
     const f = filterOf(req.query);
     const changed = new Map<string, DeliveryRecord>();
-    const sendOne = (rec: DeliveryRecord) => res.write(sse('delivery', { id: rec.id, html: deliveryLive(rec, s.shell.csrf, headersOf(rec)) }, versionOfDelivery(rec)));
+    const sendOne = (rec: DeliveryRecord) =>
+      res.write(
+        sse('delivery', { id: rec.id, html: deliveryLive(rec, s.shell.csrf, headersOf(rec)) }, versionOfDelivery(rec)),
+      );
     const sendRows = (recs: DeliveryRecord[], cursor: string) => {
-      for (const rec of recs) if (matches(f, rec)) res.write(sse('row', { id: rec.id, html: deliveryRow(rec) }, cursor));
+      for (const rec of recs)
+        if (matches(f, rec)) res.write(sse('row', { id: rec.id, html: deliveryRow(rec) }, cursor));
     };
-    live.open(res, {
-      subscribe: (wake) =>
-        deps.onDeliveryChange((rec) => {
-          if (rec.ownerId !== s.principal.workspaceUserId || (deliveryId && rec.id !== deliveryId)) return;
-          changed.set(rec.id, rec);
-          wake();
-        }),
-      flush() {
-        // a burst (a load test): the page shows at most SHOWN rows, so only the last SHOWN changes are sent
-        const recs = [...changed.values()].slice(-SHOWN);
-        changed.clear();
-        if (deliveryId) recs.forEach(sendOne);
-        else sendRows(recs, String(deps.clock.now()));
+    live.open(
+      res,
+      {
+        subscribe: (wake) =>
+          deps.onDeliveryChange((rec) => {
+            if (rec.ownerId !== s.principal.workspaceUserId || (deliveryId && rec.id !== deliveryId)) return;
+            changed.set(rec.id, rec);
+            wake();
+          }),
+        flush() {
+          // a burst (a load test): the page shows at most SHOWN rows, so only the last SHOWN changes are sent
+          const recs = [...changed.values()].slice(-SHOWN);
+          changed.clear();
+          if (deliveryId) recs.forEach(sendOne);
+          else sendRows(recs, String(deps.clock.now()));
+        },
+        async resume(cursor) {
+          if (cursor === undefined) return;
+          if (deliveryId) {
+            const rec = await deliveries.get(s.principal, deliveryId);
+            if (versionOfDelivery(rec) !== cursor) sendOne(rec);
+            return;
+          }
+          const from = Number(cursor);
+          if (!Number.isFinite(from)) return;
+          const now = String(deps.clock.now());
+          // oldest first: each new row goes on top, so the newest ends up first
+          sendRows(
+            (await shown(s, f)).filter((rec) => Date.parse(rec.updatedAt) >= from - RESUME_MARGIN_MS).reverse(),
+            now,
+          );
+        },
       },
-      async resume(cursor) {
-        if (cursor === undefined) return;
-        if (deliveryId) {
-          const rec = await deliveries.get(s.principal, deliveryId);
-          if (versionOfDelivery(rec) !== cursor) sendOne(rec);
-          return;
-        }
-        const from = Number(cursor);
-        if (!Number.isFinite(from)) return;
-        const now = String(deps.clock.now());
-        // oldest first: each new row goes on top, so the newest ends up first
-        sendRows((await shown(s, f)).filter((rec) => Date.parse(rec.updatedAt) >= from - RESUME_MARGIN_MS).reverse(), now);
-      },
-    }, () => base.stillSignedIn(req), cursorOf(req));
+      () => base.stillSignedIn(req),
+      cursorOf(req),
+    );
   });
   return { router: r, endStreams: live.endAll };
 }

@@ -52,11 +52,32 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   r.post('/console/workspace', base.signedIn, parsed, base.csrf, base.chooseWorkspace);
   r.post('/console/sign-out', base.signedIn, parsed, base.csrf, base.signOut(false));
   r.post('/console/sign-out-everywhere', base.signedIn, parsed, base.csrf, base.signOut(true));
-  r.use(consoleAppsRoutes({ base, apps: deps.apps, grants: deps.grants, revocation: deps.revocation, socketStatus: deps.socketStatus, bodyLimitBytes: deps.bodyLimitBytes }));
-  const live = consoleDeliveryRoutes({ base, clock: deps.clock, apps: deps.apps, deliveries: deps.deliveries, onDeliveryChange: deps.onDeliveryChange });
+  r.use(
+    consoleAppsRoutes({
+      base,
+      apps: deps.apps,
+      grants: deps.grants,
+      revocation: deps.revocation,
+      socketStatus: deps.socketStatus,
+      bodyLimitBytes: deps.bodyLimitBytes,
+    }),
+  );
+  const live = consoleDeliveryRoutes({
+    base,
+    clock: deps.clock,
+    apps: deps.apps,
+    deliveries: deps.deliveries,
+    onDeliveryChange: deps.onDeliveryChange,
+  });
   r.use(live.router);
   const state = createPersonState(deps.store, deps.clock);
-  const people = consoleWorkspaceRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state, clock: deps.clock });
+  const people = consoleWorkspaceRoutes({
+    base,
+    workspace: deps.workspace,
+    deliveries: deps.deliveries,
+    state,
+    clock: deps.clock,
+  });
   r.use(people.router);
   r.use(consoleWorkspaceAppsRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state }));
   r.use(consoleManageRoutes({ base, workspace: deps.workspace }));

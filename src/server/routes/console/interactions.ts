@@ -45,10 +45,15 @@ export function interactionOf(form: Record<string, unknown>, where: 'message' | 
     throw notOurs();
   }
   if (!act || typeof act.onAction !== 'string' || typeof act.type !== 'string') throw notOurs();
-  const base: Interaction = { onAction: act.onAction.slice(0, 200), actionType: act.type.slice(0, 40), ...(typeof act.h === 'string' ? { key: act.h.slice(0, 40) } : {}) };
+  const base: Interaction = {
+    onAction: act.onAction.slice(0, 200),
+    actionType: act.type.slice(0, 40),
+    ...(typeof act.h === 'string' ? { key: act.h.slice(0, 40) } : {}),
+  };
   if (typeof act.from !== 'string') return { ...base, value: String(act.value ?? '').slice(0, MAX_VALUE) };
   const given = listOf(form[act.from]);
-  if (given.length > MAX_VALUES || given.some((v) => v.length > MAX_VALUE)) throw invalidRequest('Too much was chosen.');
+  if (given.length > MAX_VALUES || given.some((v) => v.length > MAX_VALUE))
+    throw invalidRequest('Too much was chosen.');
   switch (base.actionType) {
     case 'CHECKBOXES':
       return { ...base, values: given.filter((v) => v !== '') };
@@ -87,17 +92,51 @@ export const pickedIn = (picks: Choice[], source: string) => (onAction: string, 
 /** Sending a person's uses of an app and following its answers. */
 export function appInteractions(deliveries: Pick<DeliveriesService, 'interact' | 'appsFor'>, state: PersonState) {
   /** What the person sees of an app's answer (see PersonState.follow); the page to go to. */
-  const follow = async (s: Signed, rec: DeliveryRecord, ctx: { channelId: string; returnTo: string; rootId?: string }, closeOnAck = false) =>
-    state.follow(s.principal.workspaceUserId, rec, String((await deliveries.appsFor(s.principal)).find((a) => a.id === rec.appId)?.manifest.displayName ?? rec.appName), ctx, closeOnAck);
+  const follow = async (
+    s: Signed,
+    rec: DeliveryRecord,
+    ctx: { channelId: string; returnTo: string; rootId?: string },
+    closeOnAck = false,
+  ) =>
+    state.follow(
+      s.principal.workspaceUserId,
+      rec,
+      String(
+        (await deliveries.appsFor(s.principal)).find((a) => a.id === rec.appId)?.manifest.displayName ?? rec.appName,
+      ),
+      ctx,
+      closeOnAck,
+    );
 
   /**
    * A use of an element of the app's message or view: BLOCK_INTERACTION to the app; what was
    * chosen is kept first, so a page drawn while the app answers already shows it.
    */
-  async function interactWith(s: Signed, appId: string, source: { sourceType: 'MESSAGE' | 'EPHEMERAL_MESSAGE' | 'VIEW'; sourceId: string; channelId: string; view?: Record<string, unknown> }, i: Interaction): Promise<DeliveryRecord> {
+  async function interactWith(
+    s: Signed,
+    appId: string,
+    source: {
+      sourceType: 'MESSAGE' | 'EPHEMERAL_MESSAGE' | 'VIEW';
+      sourceId: string;
+      channelId: string;
+      view?: Record<string, unknown>;
+    },
+    i: Interaction,
+  ): Promise<DeliveryRecord> {
     const pick = pickOf(i);
-    if (pick) await state.pick(s.principal.workspaceUserId, { source: source.sourceId, onAction: i.onAction, key: must(i.key), ...pick });
-    return deliveries.interact(s.principal, appId, 'block-interaction', { ...source, onAction: i.onAction, actionType: i.actionType, ...(i.values ? { values: i.values } : { value: i.value ?? '' }) });
+    if (pick)
+      await state.pick(s.principal.workspaceUserId, {
+        source: source.sourceId,
+        onAction: i.onAction,
+        key: must(i.key),
+        ...pick,
+      });
+    return deliveries.interact(s.principal, appId, 'block-interaction', {
+      ...source,
+      onAction: i.onAction,
+      actionType: i.actionType,
+      ...(i.values ? { values: i.values } : { value: i.value ?? '' }),
+    });
   }
 
   return { follow, interactWith };

@@ -40,7 +40,8 @@ export function cursorOf(req: Request): string | undefined {
 }
 
 /** One server-sent event; `id` is the cursor it brings the page to. */
-export const sse = (event: string, data: unknown, id?: string) => `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+export const sse = (event: string, data: unknown, id?: string) =>
+  `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** A short fingerprint of what a page shows (its cursor when nothing simpler orders its changes). */
 export const versionOf = (shown: string) => crypto.createHash('sha256').update(shown).digest('base64url').slice(0, 16);

@@ -42,10 +42,19 @@ function optionsOf(answer: unknown): Array<{ label: string; value: string }> {
     const t = (o as Record<string, unknown> | undefined)?.text;
     return typeof t === 'string' ? t : String((t as Record<string, unknown> | undefined)?.text ?? '');
   };
-  const one = (o: unknown, group = '') => ({ label: `${group ? `${group}: ` : ''}${text(o)}`, value: String((o as Record<string, unknown>)?.value ?? '') });
+  const one = (o: unknown, group = '') => ({
+    label: `${group ? `${group}: ` : ''}${text(o)}`,
+    value: String((o as Record<string, unknown>)?.value ?? ''),
+  });
   const groups = (a.optionGroups ?? a.option_groups) as unknown[] | undefined;
   const flat = Array.isArray(a.options) ? a.options.map((o) => one(o)) : [];
-  const grouped = Array.isArray(groups) ? groups.flatMap((g) => ((g as Record<string, unknown>).options as unknown[] | undefined ?? []).map((o) => one(o, text({ text: (g as Record<string, unknown>).label })))) : [];
+  const grouped = Array.isArray(groups)
+    ? groups.flatMap((g) =>
+        (((g as Record<string, unknown>).options as unknown[] | undefined) ?? []).map((o) =>
+          one(o, text({ text: (g as Record<string, unknown>).label })),
+        ),
+      )
+    : [];
   return [...flat, ...grouped].slice(0, MAX_OPTIONS);
 }
 
@@ -54,34 +63,60 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   const r = Router();
   const parsed = base.form('16kb', 20);
   const viewForm = base.form('64kb', 200); // a home view is a form of many inputs
-  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
-  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
+  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
+    r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
+    r.get(path, base.signedIn, handled(base, fn));
   const { actor, people, channels, menus } = workspaceView(ws, deliveries);
   const { follow, interactWith } = appInteractions(deliveries, state);
 
   post('/console/channels/:channelId/shortcuts', async (req, res, s) => {
     const ch = await ws.channels.visible(await actor(s), String(req.params.channelId));
     const sc = shortcutOf(req.body as Record<string, unknown>);
-    const rec = await deliveries.interact(s.principal, sc.appId, 'global-shortcut', { shortcut: sc.name, channelId: ch.id });
+    const rec = await deliveries.interact(s.principal, sc.appId, 'global-shortcut', {
+      shortcut: sc.name,
+      channelId: ch.id,
+    });
     seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id) }));
   });
 
   post('/console/channels/:channelId/messages/:messageId/shortcuts', async (req, res, s) => {
-    const { ch, m } = await ws.messages.visibleMessage(await actor(s), String(req.params.channelId), String(req.params.messageId));
+    const { ch, m } = await ws.messages.visibleMessage(
+      await actor(s),
+      String(req.params.channelId),
+      String(req.params.messageId),
+    );
     const sc = shortcutOf(req.body as Record<string, unknown>);
-    const rec = await deliveries.interact(s.principal, sc.appId, 'message-shortcut', { shortcut: sc.name, messageId: m.id, channelId: ch.id });
+    const rec = await deliveries.interact(s.principal, sc.appId, 'message-shortcut', {
+      shortcut: sc.name,
+      messageId: m.id,
+      channelId: ch.id,
+    });
     seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id, m.threadRootId) }));
   });
 
   /** A dynamic select in an app's message: its options, from the app (JSON for the script). */
   post('/console/channels/:channelId/messages/:messageId/menu', async (req, res, s) => {
-    const { ch, m } = await ws.messages.visibleMessage(await actor(s), String(req.params.channelId), String(req.params.messageId));
+    const { ch, m } = await ws.messages.visibleMessage(
+      await actor(s),
+      String(req.params.channelId),
+      String(req.params.messageId),
+    );
     if (!m.appId) throw invalidRequest('Only an app’s message has menus.');
     const b = req.body as Record<string, unknown>;
     const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
-    const rec = await deliveries.interact(s.principal, m.appId, 'dynamic-menu', { onAction, query: typeof b.query === 'string' ? b.query.slice(0, 200) : '', sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId: ch.id });
+    const rec = await deliveries.interact(s.principal, m.appId, 'dynamic-menu', {
+      onAction,
+      query: typeof b.query === 'string' ? b.query.slice(0, 200) : '',
+      sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE',
+      sourceId: m.id,
+      channelId: ch.id,
+    });
     res.setHeader('cache-control', 'no-store');
-    res.json({ options: rec.state === 'delivered' ? optionsOf(rec.response) : [], ...(rec.ephemeralMessage ? { message: rec.ephemeralMessage } : {}) });
+    res.json({
+      options: rec.state === 'delivered' ? optionsOf(rec.response) : [],
+      ...(rec.ephemeralMessage ? { message: rec.ephemeralMessage } : {}),
+    });
   });
 
   /** A dynamic select in the modal on top: its options, from the app that opened the view. */
@@ -90,7 +125,14 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
     if (!top || String(top.view.id) !== req.params.viewId) throw notFound('Open view');
     const b = req.body as Record<string, unknown>;
     const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
-    const rec = await deliveries.interact(s.principal, top.appId, 'dynamic-menu', { onAction, query: typeof b.query === 'string' ? b.query.slice(0, 200) : '', sourceType: 'VIEW', sourceId: String(top.view.id), view: top.view, channelId: top.channelId });
+    const rec = await deliveries.interact(s.principal, top.appId, 'dynamic-menu', {
+      onAction,
+      query: typeof b.query === 'string' ? b.query.slice(0, 200) : '',
+      sourceType: 'VIEW',
+      sourceId: String(top.view.id),
+      view: top.view,
+      channelId: top.channelId,
+    });
     res.setHeader('cache-control', 'no-store');
     res.json({ options: rec.state === 'delivered' ? optionsOf(rec.response) : [] });
   });
@@ -100,7 +142,11 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
     const app = (await deliveries.appsFor(s.principal)).find((a) => a.id === appId);
     if (!app) throw notFound('App in this workspace');
     const published = await ws.profiles.homeView(app.id, s.principal.workspaceUserId);
-    const view = published ?? (app.manifest.defaultHomeView?.enabled ? { id: `home-${app.id}`, type: 'HOME', blocks: app.manifest.defaultHomeView.blocks } : undefined);
+    const view =
+      published ??
+      (app.manifest.defaultHomeView?.enabled
+        ? { id: `home-${app.id}`, type: 'HOME', blocks: app.manifest.defaultHomeView.blocks }
+        : undefined);
     if (!view) throw notFound('Home view');
     return { app, view: view as Record<string, unknown> };
   };
@@ -108,7 +154,11 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   get('/console/home/:appId', async (req, res, s) => {
     const { app, view } = await homeOf(s, String(req.params.appId));
     const me = s.principal.workspaceUserId;
-    const [top, picks, kept] = await Promise.all([state.top(me), state.picks(me), state.homeState(me, String(view.id))]);
+    const [top, picks, kept] = await Promise.all([
+      state.top(me),
+      state.picks(me),
+      state.homeState(me, String(view.id)),
+    ]);
     const who = await people(s);
     const userName = who.name;
     const html = homePage(
@@ -121,7 +171,9 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
         view: kept === undefined ? view : { ...view, state: kept },
         action: `/console/home/${encodeURIComponent(app.id)}/actions`,
         picked: pickedIn(picks, String(view.id)),
-        ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName, pickedIn(picks, String(top.view.id))) } } : {}),
+        ...(top
+          ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName, pickedIn(picks, String(top.view.id))) } }
+          : {}),
       },
     );
     sendConsolePage(res, 200, html);
@@ -132,24 +184,41 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
     const { app, view } = await homeOf(s, String(req.params.appId));
     const b = req.body as Record<string, unknown>;
     const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
-    const rec = await deliveries.interact(s.principal, app.id, 'dynamic-menu', { onAction, query: typeof b.query === 'string' ? b.query.slice(0, 200) : '', sourceType: 'VIEW', sourceId: String(view.id), view });
+    const rec = await deliveries.interact(s.principal, app.id, 'dynamic-menu', {
+      onAction,
+      query: typeof b.query === 'string' ? b.query.slice(0, 200) : '',
+      sourceType: 'VIEW',
+      sourceId: String(view.id),
+      view,
+    });
     res.setHeader('cache-control', 'no-store');
     res.json({ options: rec.state === 'delivered' ? optionsOf(rec.response) : [] });
   });
 
   /** A use of an element of the home view: BLOCK_INTERACTION from a VIEW, with the view's state as typed. */
-  r.post('/console/home/:appId/actions', base.signedIn, viewForm, base.csrf, handled(base, async (req, res, s) => {
-    const { app, view } = await homeOf(s, String(req.params.appId));
-    const b = req.body as Record<string, unknown>;
-    const used = interactionOf(b, 'view');
-    const withState = { ...view, state: stateOf(view, b) };
-    await state.keepHomeState(s.principal.workspaceUserId, String(view.id), withState.state);
-    await ws.channels.ensureWorkspace(s.principal.workspaceId);
-    const general = await ws.channels.byName(s.principal.workspaceId, 'general');
-    const channelId = general?.id ?? '';
-    const rec = await interactWith(s, app.id, { sourceType: 'VIEW', sourceId: String(view.id), view: withState, channelId }, used);
-    seeOther(res, await follow(s, rec, { channelId, returnTo: `/console/home/${encodeURIComponent(app.id)}` }));
-  }));
+  r.post(
+    '/console/home/:appId/actions',
+    base.signedIn,
+    viewForm,
+    base.csrf,
+    handled(base, async (req, res, s) => {
+      const { app, view } = await homeOf(s, String(req.params.appId));
+      const b = req.body as Record<string, unknown>;
+      const used = interactionOf(b, 'view');
+      const withState = { ...view, state: stateOf(view, b) };
+      await state.keepHomeState(s.principal.workspaceUserId, String(view.id), withState.state);
+      await ws.channels.ensureWorkspace(s.principal.workspaceId);
+      const general = await ws.channels.byName(s.principal.workspaceId, 'general');
+      const channelId = general?.id ?? '';
+      const rec = await interactWith(
+        s,
+        app.id,
+        { sourceType: 'VIEW', sourceId: String(view.id), view: withState, channelId },
+        used,
+      );
+      seeOther(res, await follow(s, rec, { channelId, returnTo: `/console/home/${encodeURIComponent(app.id)}` }));
+    }),
+  );
 
   return r;
 }

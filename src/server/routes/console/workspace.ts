@@ -39,14 +39,22 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   const { base, workspace: ws, deliveries, state } = deps;
   const r = Router();
   const parsed = base.form('64kb', 200);
-  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
-  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) => r.get(path, base.signedIn, handled(base, fn));
+  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
+    r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
+    r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
   const { actor, people, label, channels: channelsOf, menus } = workspaceView(ws, deliveries);
   const { follow, interactWith } = appInteractions(deliveries, state);
   const enc = encodeURIComponent;
 
-  function toItem(rec: MessageRecord, view: Record<string, unknown>, thread: boolean, who: People, picks: Choice[]): TimelineItem {
+  function toItem(
+    rec: MessageRecord,
+    view: Record<string, unknown>,
+    thread: boolean,
+    who: People,
+    picks: Choice[],
+  ): TimelineItem {
     const info = view.threadRootInfo as { repliesCount?: number } | undefined;
     return {
       id: rec.id,
@@ -56,20 +64,44 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       text: rec.text,
       blocks: rec.blocks,
       attachments: rec.attachments,
-      files: ((view.files ?? []) as Array<Record<string, unknown>>).map((f) => ({ name: String(f.name ?? f.id), mimeType: String(f.mimeType ?? '') })),
+      files: ((view.files ?? []) as Array<Record<string, unknown>>).map((f) => ({
+        name: String(f.name ?? f.id),
+        mimeType: String(f.mimeType ?? ''),
+      })),
       ephemeral: !!rec.ephemeralTo,
       edited: rec.edited,
-      ...(!thread && !rec.ephemeralTo ? { replies: { count: info?.repliesCount ?? 0, href: channelHref(rec.channelId, rec.id) } } : {}),
-      ...(rec.appId ? { actionUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/actions`, picked: pickedIn(picks, rec.id) } : {}),
+      ...(!thread && !rec.ephemeralTo
+        ? { replies: { count: info?.repliesCount ?? 0, href: channelHref(rec.channelId, rec.id) } }
+        : {}),
+      ...(rec.appId
+        ? {
+            actionUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/actions`,
+            picked: pickedIn(picks, rec.id),
+          }
+        : {}),
       shortcutUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/shortcuts`,
     };
   }
 
   /** The messages and the person's notes (of the channel, or of the thread) as the page shows them. */
   async function items(s: Signed, who: People, channelId: string, rootId?: string) {
-    const [t, picks] = await Promise.all([ws.messages.timeline(await actor(s), channelId, { rootId, limit: SHOWN }), state.picks(s.principal.workspaceUserId)]);
+    const [t, picks] = await Promise.all([
+      ws.messages.timeline(await actor(s), channelId, { rootId, limit: SHOWN }),
+      state.picks(s.principal.workspaceUserId),
+    ]);
     const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId, who, picks));
-    for (const n of await state.notes(s.principal.workspaceUserId, t.channel.id, rootId)) list.push({ id: n.id, author: n.from, app: true, atMilli: n.atMilli, text: n.text, blocks: [], attachments: [], files: [], ephemeral: true });
+    for (const n of await state.notes(s.principal.workspaceUserId, t.channel.id, rootId))
+      list.push({
+        id: n.id,
+        author: n.from,
+        app: true,
+        atMilli: n.atMilli,
+        text: n.text,
+        blocks: [],
+        attachments: [],
+        files: [],
+        ephemeral: true,
+      });
     list.sort((a, b) => a.atMilli - b.atMilli);
     return { channel: t.channel, items: list };
   }
@@ -77,7 +109,13 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   /** The stream's cursor for a timeline: a fingerprint of the items the page shows. */
   const versionOfItems = (list: TimelineItem[]) => versionOf(JSON.stringify(list));
 
-  async function page(res: Response, s: Signed, channelId: string, rootId?: string, error?: { status: number; message: string }) {
+  async function page(
+    res: Response,
+    s: Signed,
+    channelId: string,
+    rootId?: string,
+    error?: { status: number; message: string },
+  ) {
     const me = s.principal.workspaceUserId;
     const who = await people(s);
     const { channel, items: list } = await items(s, who, channelId, rootId);
@@ -93,13 +131,25 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       stream: `${channelHref(channel.id)}/events?${stream}`,
       userName,
       error: error?.message,
-      ...(top ? { modal: { html: modalHtml(top.view, s.shell.csrf, userName, pickedIn(await state.picks(me), String(top.view.id))) } } : {}),
+      ...(top
+        ? {
+            modal: {
+              html: modalHtml(top.view, s.shell.csrf, userName, pickedIn(await state.picks(me), String(top.view.id))),
+            },
+          }
+        : {}),
     });
     sendConsolePage(res, error?.status ?? 200, html);
   }
 
   /** Run `fn`; a refusal (4xx) is the page again with the reason, at its status. */
-  const orPage = async (res: Response, s: Signed, channelId: string, rootId: string | undefined, fn: () => Promise<void>) => {
+  const orPage = async (
+    res: Response,
+    s: Signed,
+    channelId: string,
+    rootId: string | undefined,
+    fn: () => Promise<void>,
+  ) => {
     try {
       await fn();
     } catch (e) {
@@ -115,7 +165,9 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     seeOther(res, channelHref(general.id));
   });
   get('/console/channels/:channelId', (req, res, s) => page(res, s, String(req.params.channelId)));
-  get('/console/channels/:channelId/threads/:rootId', (req, res, s) => page(res, s, String(req.params.channelId), String(req.params.rootId)));
+  get('/console/channels/:channelId/threads/:rootId', (req, res, s) =>
+    page(res, s, String(req.params.channelId), String(req.params.rootId)),
+  );
 
   post('/console/channels/:channelId/messages', async (req, res, s) => {
     const b = req.body as Record<string, unknown>;
@@ -127,11 +179,19 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       if (!text) throw invalidRequest('Write a message first.');
       const slash = SLASH.exec(text);
       if (!slash) {
-        await ws.postAsUser(s.principal.workspaceUserId, channelId, { text, ...(rootId ? { threadRootId: rootId } : {}) });
+        await ws.postAsUser(s.principal.workspaceUserId, channelId, {
+          text,
+          ...(rootId ? { threadRootId: rootId } : {}),
+        });
         return seeOther(res, back);
       }
       const ch = await ws.channels.visible(await actor(s), channelId);
-      const rec = await deliveries.invokeSlashCommand(s.principal, { command: must(slash[1]), text: slash[2] ?? '', channelId: ch.id, ...(rootId ? { threadRootId: rootId } : {}) });
+      const rec = await deliveries.invokeSlashCommand(s.principal, {
+        command: must(slash[1]),
+        text: slash[2] ?? '',
+        channelId: ch.id,
+        ...(rootId ? { threadRootId: rootId } : {}),
+      });
       seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: back, ...(rootId ? { rootId } : {}) }));
     });
   });
@@ -145,7 +205,12 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       if (!m.appId) throw invalidRequest('Only an app’s message has actions.');
       const used = interactionOf(b);
       const back = channelHref(channelId, m.threadRootId);
-      const rec = await interactWith(s, m.appId, { sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId }, used);
+      const rec = await interactWith(
+        s,
+        m.appId,
+        { sourceType: m.ephemeralTo ? 'EPHEMERAL_MESSAGE' : 'MESSAGE', sourceId: m.id, channelId },
+        used,
+      );
       seeOther(res, await follow(s, rec, { channelId, returnTo: back }));
     });
   });
@@ -163,7 +228,16 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     const ctx = { channelId: top.channelId, returnTo: top.returnTo };
     if (b.do === 'close') {
       await state.close(me);
-      if (view.notifyOnClose === true) await follow(s, await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'CLOSE', view, channelId: top.channelId }), ctx);
+      if (view.notifyOnClose === true)
+        await follow(
+          s,
+          await deliveries.interact(s.principal, top.appId, 'view-action', {
+            viewActionType: 'CLOSE',
+            view,
+            channelId: top.channelId,
+          }),
+          ctx,
+        );
       return seeOther(res, (await state.top(me))?.returnTo ?? top.returnTo);
     }
     // what was typed stays when the app answers without a new view
@@ -171,11 +245,20 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     if (b.act !== undefined) {
       // a choice not made (a date range with one date) is the page again, the modal open, with the reason
       return orPage(res, s, top.channelId, undefined, async () => {
-        const rec = await interactWith(s, top.appId, { sourceType: 'VIEW', sourceId: String(view.id), view, channelId: top.channelId }, interactionOf(b, 'view'));
+        const rec = await interactWith(
+          s,
+          top.appId,
+          { sourceType: 'VIEW', sourceId: String(view.id), view, channelId: top.channelId },
+          interactionOf(b, 'view'),
+        );
         seeOther(res, await follow(s, rec, ctx));
       });
     }
-    const rec = await deliveries.interact(s.principal, top.appId, 'view-action', { viewActionType: 'SUBMIT', view, channelId: top.channelId });
+    const rec = await deliveries.interact(s.principal, top.appId, 'view-action', {
+      viewActionType: 'SUBMIT',
+      view,
+      channelId: top.channelId,
+    });
     seeOther(res, await follow(s, rec, ctx, true));
   });
 
@@ -191,20 +274,31 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
         const version = versionOfItems(list);
         if (version === shown) return;
         const { messageShortcuts } = await menus(s);
-        res.write(sse('timeline', { html: timeline(list, { csrf: s.shell.csrf, userName: who.name, messageShortcuts }) }, version));
+        res.write(
+          sse(
+            'timeline',
+            { html: timeline(list, { csrf: s.shell.csrf, userName: who.name, messageShortcuts }) },
+            version,
+          ),
+        );
       } catch {
         res.end(); // the channel or thread is gone, or no longer visible
       }
     };
-    live.open(res, {
-      subscribe: (wake) =>
-        ws.onMessageChange((m) => {
-          if (m.channelId === ch.id && (!rootId || m.id === rootId || m.threadRootId === rootId)) wake();
-        }, wake), // notices lost: the timeline is sent again whole, as after any change
-      flush: () => send(),
-      // what changed between the page's render (or the last timeline the browser got) and now
-      resume: (cursor) => (cursor === undefined ? undefined : send(cursor)),
-    }, () => base.stillSignedIn(req), cursorOf(req));
+    live.open(
+      res,
+      {
+        subscribe: (wake) =>
+          ws.onMessageChange((m) => {
+            if (m.channelId === ch.id && (!rootId || m.id === rootId || m.threadRootId === rootId)) wake();
+          }, wake), // notices lost: the timeline is sent again whole, as after any change
+        flush: () => send(),
+        // what changed between the page's render (or the last timeline the browser got) and now
+        resume: (cursor) => (cursor === undefined ? undefined : send(cursor)),
+      },
+      () => base.stillSignedIn(req),
+      cursorOf(req),
+    );
   });
 
   return { router: r, endStreams: live.endAll };
