@@ -211,8 +211,8 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       const body = req.rawPayload ?? JSON.stringify(req.payload);
       const sig = signedHeaders(req.signingSecret, body, opts.clock.now());
       const headers: Record<string, string> = {
-        [TIMESTAMP_HEADER]: sig[TIMESTAMP_HEADER]!,
-        [SIGNATURE_HEADER]: sig[SIGNATURE_HEADER]!,
+        [TIMESTAMP_HEADER]: must(sig[TIMESTAMP_HEADER]),
+        [SIGNATURE_HEADER]: must(sig[SIGNATURE_HEADER]),
         [DELIVERY_ID_HEADER]: req.deliveryId,
       };
       if (req.retryNum > 0) headers[RETRY_NUM_HEADER] = String(req.retryNum);

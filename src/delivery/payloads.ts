@@ -89,7 +89,10 @@ function defaultView(callbackId = 'test_view'): Record<string, unknown> {
   };
 }
 
-/** Build the body of one trigger for `app`, as `userId` in `workspaceId`; `now` (the daemon's clock) stamps an example event. */
+/**
+ * Build the body of one trigger for `app`, as `userId` in `workspaceId`; `now` (the daemon's clock) stamps an example
+ * event.
+ */
 export function buildPayload(
   kind: DeliveryKind,
   app: AppRecord,

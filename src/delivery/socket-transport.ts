@@ -38,7 +38,8 @@ export interface SocketTransport extends Transport {
 
 /** The reply of §6.5 as an attempt outcome, with the same classes as HTTP mode. */
 function classifyReply(r: SocketReply): Omit<AttemptResult, 'latencyMs'> {
-  // literals, not `{ ...base, outcome }`: a spread clone that gains a property costs a new hidden class on Node 20 (log.ts applyEntry)
+  // literals, not `{ ...base, outcome }`: a spread clone that gains a property costs a new hidden class on Node 20
+  // (log.ts applyEntry)
   const { status, excerpt } = r;
   if (status >= 200 && status < 300) {
     if (r.hasBody) return { status, excerpt, outcome: 'response', body: r.body };
@@ -110,7 +111,8 @@ class Attempt implements ReplyWaiter {
 }
 
 /**
- * `clock`: the attempts' budgets. `queueDeps`: the store and what the queue needs (without it, no queue: an attempt without a
+ * `clock`: the attempts' budgets. `queueDeps`: the store and what the queue needs (without it, no queue: an attempt
+ * without a
  * connection fails). `relay`: other daemons share the store, so an app connected to one of them
  * is reached through it (the composition root decides; one daemon alone has nobody to relay to,
  * and no holder records to keep written).

@@ -423,7 +423,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       leftDuringClaim = undefined;
     }
     for (const p of due) {
-      if (inFlight.has(p.id) || left.has(p.id) || stopped) continue; // our own attempt, its lease just renewed (or since ended)
+      // our own attempt, its lease just renewed (or since ended)
+      if (inFlight.has(p.id) || left.has(p.id) || stopped) continue;
       inFlight.add(p.id);
       d.track(runAttempt(p, config.deliveryEventTimeoutMs)).catch((e) =>
         logger.error('event retry failed', { error: (e as Error).message }),

@@ -24,7 +24,10 @@ declare global {
 const idPrefix = crypto.randomBytes(4).toString('hex');
 let idCounter = 0;
 
-/** A new request id (16 hex digits), and the headers every answer carries: nothing the daemon says is for a cache to keep. */
+/**
+ * A new request id (16 hex digits), and the headers every answer carries: nothing the daemon says is for a cache to
+ * keep.
+ */
 export function startAnswer(res: http.ServerResponse): string {
   idCounter = (idCounter + 1) >>> 0;
   const id = idPrefix + idCounter.toString(16).padStart(8, '0');

@@ -148,7 +148,7 @@ export class Tables {
     const parsed = this.#parsed.get(table);
     const kept = parsed?.get(id);
     if (kept) {
-      parsed!.delete(id);
+      must(parsed).delete(id);
       this.#parsedChars -= kept.text.length;
     }
   }

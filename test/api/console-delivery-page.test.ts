@@ -275,7 +275,7 @@ t.test(
       String(clock.now()),
       'a fresh timestamp (the clock’s now, not the first attempt’s)',
     );
-    t.ok(verify(app.signingSecret!, headers, body), 'a signature for that body and timestamp');
+    t.ok(verify(must(app.signingSecret), headers, body), 'a signature for that body and timestamp');
     const before = rx.received.length;
     await fetch(`${rx.url}/slash`, { method: 'POST', headers, body });
     const arrived = must((await rx.waitFor(before + 1))[before]);

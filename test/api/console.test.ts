@@ -493,7 +493,7 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   t.match(html, /Attempts \(2\)/);
   t.match(html, /<span class="badge">replay<\/span>/);
   await clock.advance(200);
-  const oneReader = one.body!.getReader();
+  const oneReader = must(one.body).getReader();
   let oneText = '';
   while (!/event: delivery/.test(oneText)) oneText += new TextDecoder().decode((await oneReader.read()).value);
   t.match(oneText, /Attempts \(2\)/, "the delivery's page hears of the replay");
@@ -501,8 +501,8 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   res = await post(`/console/deliveries/${id}/cancel`, {});
   t.equal(res.status, 409, 'a delivered trigger cannot be cancelled');
 
-  res = await post('/console/deliveries', { appId: created.id!, kind: 'event', event: 'NEW_MESSAGE' });
-  const eventId = /\/console\/deliveries\/([^?]+)/.exec(res.headers.get('location')!)![1]!;
+  res = await post('/console/deliveries', { appId: must(created.id), kind: 'event', event: 'NEW_MESSAGE' });
+  const eventId = /\/console\/deliveries\/([^?]+)/.exec(must(res.headers.get('location')))?.[1];
   html = await untilHolds(
     () => page(`/console/deliveries/${eventId}`),
     (h) => /retrying/.test(h),

@@ -37,7 +37,8 @@ async function limitedServer(t: Tap, store: Store, clock: Clock, perMinute: numb
 
 t.test('two daemons on one store share a limiter window; Retry-After is the rest of it', async (t) => {
   const store = createMemoryStore();
-  const clock = createTestClock(1_000_000 * 60_000 + 15_000); // the window starts at the first request, 15 s past a whole minute
+  // the window starts at the first request, 15 s past a whole minute
+  const clock = createTestClock(1_000_000 * 60_000 + 15_000);
   const a = await limitedServer(t, store, clock, 4);
   const b = await limitedServer(t, store, clock, 4);
   const statuses: number[] = [];

@@ -19,7 +19,7 @@ t.test('channels archive and delete', async (t) => {
   t.equal(archived.code, 0, archived.stderr);
   t.equal(archived.stdout, `archived #old-project (${id})\n`);
   const [a] = await rx.waitFor(1);
-  t.match(JSON.parse(a!.body.body), { cId: id, v: true, ty: 'CHANNEL_ARCHIVED', uId: d.workspaceUserId });
+  t.match(JSON.parse(must(a).body.body), { cId: id, v: true, ty: 'CHANNEL_ARCHIVED', uId: d.workspaceUserId });
   t.match(
     JSON.parse((await runMain([...g, 'channels', 'list', '--json'])).stdout).find((c: any) => c.channel.id === id),
     { channel: { isArchived: true } },
@@ -34,7 +34,7 @@ t.test('channels archive and delete', async (t) => {
   t.equal(deleted.code, 0, deleted.stderr);
   t.same(JSON.parse(deleted.stdout), { deleted: 'old-project' });
   const evs = await rx.waitFor(2);
-  t.same(JSON.parse(evs[1]!.body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
+  t.same(JSON.parse(must(evs[1]).body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
   t.notOk(
     JSON.parse((await runMain([...g, 'channels', 'list', '--json'])).stdout).some((c: any) => c.channel.id === id),
     'gone',

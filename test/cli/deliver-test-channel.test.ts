@@ -61,7 +61,7 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
       '--json',
     );
     await until(() => later.length === 1);
-    await later.shift()!(); // posted while the run watches the channel
+    await must(later.shift())(); // posted while the run watches the channel
     const r = await watching;
     t.equal(r.code, 0, r.stdout + r.stderr);
     const out = JSON.parse(r.stdout);
@@ -79,7 +79,7 @@ t.test('deliver-test watches the channel the trigger names', async (t) => {
     );
     const quiet = await dt('--kind', 'slash-command', '--text', 'later', '--channel', standups);
     t.match(quiet.stdout, /no message posted in ch_\S+\)/, 'with no wait, a message made after the answer is not seen');
-    await later.shift()!(); // made after the run's one look
+    await must(later.shift())(); // made after the run's one look
     const miss = await dt(
       '--kind',
       'slash-command',

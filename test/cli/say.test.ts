@@ -12,6 +12,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
+import { must } from '../../src/must.js';
 
 t.test('appreg say', async (t) => {
   const clock = createTestClock(); // the daemon's: an app too slow is too slow when the test advances 3 s
@@ -58,9 +59,9 @@ t.test('appreg say', async (t) => {
       res.on(
         'finish',
         () =>
-          void bot
-            .client!.postMessageToChannel(body.channelId, `standup started (${body.text})`)
-            .then(() => bot.client!.postEphemeral(body.channelId, 'only you see this', body.userId)),
+          void must(bot.client)
+            .postMessageToChannel(body.channelId, `standup started (${body.text})`)
+            .then(() => must(bot.client).postEphemeral(body.channelId, 'only you see this', body.userId)),
       );
     });
   });
@@ -108,13 +109,15 @@ t.test('appreg say', async (t) => {
         (m) => m.text === 'standup started (hi)',
       );
       t.ok(botMessage, 'messages list shows the bot’s message');
-      t.match(botMessage!.author, /^bot_/);
+      t.match(must(botMessage).author, /^bot_/);
       const heard = await until(() =>
-        listener.received.map((r) => JSON.parse(r.body.body)).find((b: { mId?: string }) => b.mId === botMessage!.id),
+        listener.received
+          .map((r) => JSON.parse(r.body.body))
+          .find((b: { mId?: string }) => b.mId === must(botMessage).id),
       );
       t.match(
         heard,
-        { ty: 'NEW_MESSAGE', tx: 'standup started (hi)', aId: botMessage!.author },
+        { ty: 'NEW_MESSAGE', tx: 'standup started (hi)', aId: must(botMessage).author },
         'the second app heard of it',
       );
     },

@@ -32,14 +32,14 @@ t.test(
     });
     t.equal(del.status, 204);
     const [first] = await rx.waitFor(1);
-    t.ok(first!.signatureValid, 'signed');
-    t.match(first!.body, {
+    t.ok(must(first).signatureValid, 'signed');
+    t.match(must(first).body, {
       messageType: 'APP_EVENT',
       eventType: 'APP_UNAUTHORIZED',
       workspaceId: d.workspaceId,
       workspaceUserIds: [d.workspaceUserId],
     });
-    t.match(JSON.parse(first!.body.body), { app: app.id, workspaceUser: d.workspaceUserId, accessGranted: false });
+    t.match(JSON.parse(must(first).body.body), { app: app.id, workspaceUser: d.workspaceUserId, accessGranted: false });
 
     const b = await authorize(d, app);
     const un = await fetch(`${d.url}/v1/app/installation`, {
@@ -48,8 +48,8 @@ t.test(
     });
     t.equal(un.status, 204);
     const all = await rx.waitFor(2);
-    t.match(all[1]!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceId: d.workspaceId });
-    t.match(JSON.parse(all[1]!.body.body), { app: app.id, workspace: d.workspaceId });
+    t.match(must(all[1]).body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceId: d.workspaceId });
+    t.match(JSON.parse(must(all[1]).body.body), { app: app.id, workspace: d.workspaceId });
     // the app has them; the log says delivered once the daemon has read the app's answers and recorded them
     const delivered = async () =>
       (

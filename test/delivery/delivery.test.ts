@@ -8,7 +8,9 @@ import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
 import { must } from '../../src/must.js';
 
-/** A receiver, a daemon (on `clock`, if given: the receiver stamps requests with it too) and an app of the receiver's. */
+/**
+ * A receiver, a daemon (on `clock`, if given: the receiver stamps requests with it too) and an app of the receiver's.
+ */
 async function setup(
   t: Test,
   config: Record<string, unknown> = {},
@@ -221,7 +223,7 @@ t.test('an app that hangs: the offline message at the 3 s budget', async (t) => 
   await clock.advance(1);
   await until(() => r);
   t.match(
-    r!.body,
+    must(r).body,
     { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Receiver App is offline' },
     'the offline message at 3 s',
   );
@@ -297,7 +299,8 @@ t.test('an idle daemon polls about once a second, yet makes a retry at its time'
   const per = (table: string) => idle.filter((c) => c.table === table).length;
   t.equal(per('pendingDeliveries'), 2, 'due events claimed twice in 2 s (every 200 ms: 10)');
   t.equal(per('wsScheduledMessages'), 2, 'scheduled messages claimed twice in 2 s (every 250 ms: 8)');
-  // a retry 0.3 s (±20 %) after a failed attempt is made then (on the wakes' 50 ms grain), not at the next backed-off poll
+  // a retry 0.3 s (±20 %) after a failed attempt is made then (on the wakes' 50 ms grain), not at the next backed-off
+  // poll
   const gaps: number[] = [];
   for (let i = 0; i < 3; i++) {
     await step(clock, d, 1500);
@@ -308,7 +311,7 @@ t.test('an idle daemon polls about once a second, yet makes a retry at its time'
     await step(clock, d, 1000, 10);
     const got = rx.received.slice(before);
     t.equal(got.length, 2, 'the attempt and its retry');
-    gaps.push(got[1]!.at - got[0]!.at);
+    gaps.push(must(got[1]).at - must(got[0]).at);
   }
   // 240-360 ms, woken on a 50 ms grain, seen within the 10 ms step; the next idle poll was up to a second away
   t.ok(
@@ -334,9 +337,9 @@ t.test('a retry pending across a daemon restart still arrives', async (t) => {
   await step(clock, d, 1250); // 1 s ± 20 %
   const got = rx.received;
   t.equal(got.length, 2, 'retried by the daemon started again');
-  t.equal(got[1]!.headers['x-appreg-delivery-id'], r.body.id, 'the same delivery, after the restart');
-  t.ok(got[1]!.signatureValid);
-  t.equal(got[1]!.headers['x-appreg-retry-num'], '1');
+  t.equal(must(got[1]).headers['x-appreg-delivery-id'], r.body.id, 'the same delivery, after the restart');
+  t.ok(must(got[1]).signatureValid);
+  t.equal(must(got[1]).headers['x-appreg-retry-num'], '1');
   const after = await shown(d, r.body.id);
   t.match(
     after,
@@ -368,9 +371,13 @@ t.test('APP_UNINSTALLED written to the outbox is delivered as an APP_EVENT and r
   await step(clock, d, 1000);
   t.equal(rx.received.length, 1);
   const [got] = rx.received;
-  t.match(got!.body, { messageType: 'APP_EVENT', eventType: 'APP_UNINSTALLED', workspaceUserIds: [d.workspaceUserId] });
-  t.same(JSON.parse(got!.body.body), { id: 'x', app: app.id });
-  t.ok(got!.signatureValid);
+  t.match(must(got).body, {
+    messageType: 'APP_EVENT',
+    eventType: 'APP_UNINSTALLED',
+    workspaceUserIds: [d.workspaceUserId],
+  });
+  t.same(JSON.parse(must(got).body.body), { id: 'x', app: app.id });
+  t.ok(must(got).signatureValid);
   t.equal(await d.parts.store.count(EVENTS_OUTBOX), 0, 'outbox emptied');
 });
 

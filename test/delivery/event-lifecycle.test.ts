@@ -8,6 +8,7 @@ import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js
 import { startReceiver } from '../helpers/receiver.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
+import { must } from '../../src/must.js';
 
 /** A receiver, a daemon on a test clock (no retry comes unless a test advances it) and an app of the receiver's. */
 async function setup(t: Test, config: Record<string, unknown> = {}) {
@@ -62,8 +63,8 @@ t.test("timeoutMs applies to an event trigger's first attempt", async (t) => {
   t.equal(r, undefined, 'not before 300 ms');
   await clock.advance(1);
   await until(() => r);
-  t.equal(r!.body.outcome, 'timeout', 'at 300 ms, not the 10 s event timeout');
-  t.equal(r!.body.state, 'retrying');
+  t.equal(must(r).body.outcome, 'timeout', 'at 300 ms, not the 10 s event timeout');
+  t.equal(must(r).body.state, 'retrying');
 });
 
 t.test('cancel ends a retrying event; anything else is 409 delivery_not_retrying', async (t) => {
@@ -90,7 +91,8 @@ t.test('deleting an app ends its retrying events as cancelled, not retrying fore
   const r = await trigger(d, { appId: app.id, kind: 'event', event: 'NEW_MESSAGE' });
   t.equal(r.body.state, 'retrying');
   t.equal((await d.api(`${d.mgmt}/apps/${app.id}`, { method: 'DELETE' })).status, 204);
-  await clock.advance(2000); // the worker looks for events of deleted apps at a poll a second or more after its last look
+  // the worker looks for events of deleted apps at a poll a second or more after its last look
+  await clock.advance(2000);
   const rec = await until(
     () => d.parts.delivery.log.get(r.body.id),
     (x) => x?.state === 'cancelled',

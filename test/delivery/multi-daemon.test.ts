@@ -22,6 +22,7 @@ import { sqlAt, testWithPg } from '../helpers/pg.js';
 import { engineOf } from '../helpers/test-tables.js';
 import { until } from '../helpers/until.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 /** Everything logged at warn and above, by every daemon of the file. */
 let warned = '';
@@ -352,7 +353,7 @@ void testWithPg(
     const payload = { text: 'a\u0000b', ['k\u0000']: ['\u0000'] };
     const at = new Date(clock.now()).toISOString();
     const b = begin('dlv_nul', at);
-    log.append({ ...b, begun: { ...b.begun!, payload, raw: JSON.stringify(payload) } });
+    log.append({ ...b, begun: { ...must(b.begun), payload, raw: JSON.stringify(payload) } });
     log.append({
       id: 'dlv_nul',
       attempt: { ...attempt('dlv_nul', 0, at), response: 'x\u0000' },

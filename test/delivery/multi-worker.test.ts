@@ -23,6 +23,7 @@ import type { OutboxEventRecord } from '../../src/model/events.js';
 import type { Change } from '../../src/store/types.js';
 import { until } from '../helpers/until.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
 const app = {
@@ -112,7 +113,7 @@ void testWithPg(t, 'two workers: each attempt of a retried event is made once, b
   b.worker.start();
   const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
   t.match(first, { state: 'retrying' });
-  const id = first!.id;
+  const id = must(first).id;
   // the retries are 0.3 s (±20 %) apart: three steps of 0.4 s make them all, a fourth would show a duplicate
   for (let i = 0; i < 4; i++) await step(clock, 400, a, b);
   t.equal(await a.store.get(PENDING_TABLE, id), undefined, 'delivered: nothing pending');
@@ -147,8 +148,8 @@ void testWithPg(
     await step(clock, 1199, b);
     t.same(bCalls, [], 'b polled meanwhile, but took nothing while the lease ran');
     await step(clock, 2000, b); // b's backed-off poll comes within a second or two
-    t.same(bCalls, [p!.id], 'b made the attempt once the lease ran out');
-    t.equal(await b.store.get(PENDING_TABLE, p!.id), undefined, 'delivered and done');
+    t.same(bCalls, [must(p).id], 'b made the attempt once the lease ran out');
+    t.equal(await b.store.get(PENDING_TABLE, must(p).id), undefined, 'delivered and done');
   },
 );
 
@@ -219,7 +220,8 @@ void testWithPg(
     const a = await daemon(t, url, clock, 'a', async (req) => {
       sends.push(req.deliveryId);
       if (sends.length === 1) return { outcome: 'http_error', status: 503, latencyMs: 1 };
-      if (sends.length === 2) await new Promise<void>((r) => (releaseRetry = r)); // the retry is under way until the test lets it end
+      // the retry is under way until the test lets it end
+      if (sends.length === 2) await new Promise<void>((r) => (releaseRetry = r));
       return { outcome: 'acked', status: 200, latencyMs: 1 };
     });
     // the next poll's claim renews this daemon's lease on the event (its attempt still under way) and is
@@ -233,7 +235,7 @@ void testWithPg(
     }) as typeof claim;
     a.worker.start();
     const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
-    const id = first!.id;
+    const id = must(first).id;
     await clock.advance(410); // the retry's poll (0.3 s ± 20 %, on the 50 ms grain)
     await until(() => sends.length === 2);
     hold = async (due) => {

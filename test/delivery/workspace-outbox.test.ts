@@ -90,7 +90,7 @@ t.test(
     const again = platformClient(d.url, must(poster.tokens.botToken), poster.app.appKey);
     const next = await again.postMessageToChannel(general, 'after the restart');
     const [, , third] = await rx.waitFor(3);
-    t.equal(JSON.parse(third!.body.body).mId, next.body.id);
+    t.equal(JSON.parse(must(third).body.body).mId, next.body.id);
     t.equal(await d.parts.store.count(EVENTS_OUTBOX), 0, 'the outbox is empty');
   },
 );

@@ -13,6 +13,7 @@ import { systemClock, type Clock } from '../../src/clock.js';
 import type { Receiver } from './receiver.js';
 import { createTestClock } from './test-clock.js';
 import { until } from './until.js';
+import { must } from '../../src/must.js';
 
 // dist/test/helpers/cli.js → project root is three levels up
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -91,7 +92,9 @@ export async function runMain(args: string[], opts: CliOptions = {}): Promise<Cl
   return { code, ...out };
 }
 
-/** runMain for a command that follows until stopped: what it wrote so far (`out`) while it runs, and its end (`done`). */
+/**
+ * runMain for a command that follows until stopped: what it wrote so far (`out`) while it runs, and its end (`done`).
+ */
 export function startMain(
   args: string[],
   opts: CliOptions = {},
@@ -157,6 +160,6 @@ export async function runWhileAppThinks(
   const running = run({ clock });
   await until(() => answer !== undefined);
   await clock.advance(ms);
-  answer!();
+  must(answer)();
   return running;
 }

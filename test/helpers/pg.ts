@@ -288,7 +288,7 @@ export function testWithPg(
   name: string,
   fn: (t: TapTest, url: string) => Promise<void>,
   o: { ownCluster?: boolean } = {},
-): Promise<unknown> {
+): ReturnType<TapTest['test']> {
   const database = async () => (o.ownCluster ? (await startPgCluster()).createDatabase() : createTestDatabase());
   if (process.env.APPREG_TEST_PG_URL || (process.env.APPREG_TEST_PG_SHARED && !o.ownCluster))
     return t.test(name, async (t) => fn(t, await database()));

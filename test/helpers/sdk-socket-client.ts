@@ -36,7 +36,10 @@ export interface SdkSocketClientOptions {
   autoReconnect?: boolean;
   /** Send replies as text frames instead of binary ones. */
   replyAsText?: boolean;
-  /** The app's own timers (its pings, its reconnect delay) and the time frames are stamped with: a test's, to control them. */
+  /**
+   * The app's own timers (its pings, its reconnect delay) and the time frames are stamped with: a test's, to control
+   * them.
+   */
   clock?: Clock;
 }
 

@@ -5,7 +5,10 @@
  */
 export const CONDITION_MS = 30_000;
 
-/** Look again every 25 ms until `ok` holds for what `read` gives (what an app does after its ack, what a follower prints), at most `ms`; the last value. */
+/**
+ * Look again every 25 ms until `ok` holds for what `read` gives (what an app does after its ack, what a follower
+ * prints), at most `ms`; the last value.
+ */
 export async function until<T>(
   read: () => T | Promise<T>,
   ok: (v: T) => boolean = Boolean,

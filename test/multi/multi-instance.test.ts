@@ -325,7 +325,7 @@ t.test('three daemons on one database', async (t) => {
     // none is left pending: an attempt is made only of an event claimed (leased) from the pending table
     const pending = `SELECT count(*)::int AS n FROM appreg_records WHERE tbl = 'pendingDeliveries' AND id = ANY($1)`;
     await until('nothing left pending', async () =>
-      (await sqlAt<{ n: number }>(bare, pending, [ids]))[0]!.n === 0 ? true : undefined,
+      must((await sqlAt<{ n: number }>(bare, pending, [ids]))[0]).n === 0 ? true : undefined,
     );
     t.notMatch(g.output(), /outcome dropped/, 'no daemon made an attempt of an event another one had ended');
     const attempts = rx.received
@@ -353,7 +353,7 @@ t.test('three daemons on one database', async (t) => {
     const shown = await json<{ connections: number }>(await must(d[0]).api(`${must(d[0]).mgmt}/apps/mine/${app.id}`));
     t.equal(shown.connections, 1, 'apps get through daemon 0 counts the connection daemon 2 holds');
     for (const i of [0, 1]) {
-      const tr = await trigger(d[i]!, { appId: app.id, kind: 'slash-command', command: '/test' });
+      const tr = await trigger(must(d[i]), { appId: app.id, kind: 'slash-command', command: '/test' });
       const body = await json(tr);
       t.equal(tr.status, 201, JSON.stringify(body));
       t.ok(
@@ -419,7 +419,7 @@ t.test(
       const r = await json(await b.api(`${b.mgmt}/deliveries/${first.id}`));
       return r.state === 'delivered' ? r : undefined;
     });
-    const takeover = rx.received.filter((r) => r.path === '/ev-kill').at(-1)!;
+    const takeover = must(rx.received.filter((r) => r.path === '/ev-kill').at(-1));
     t.ok(takeover.at - killedAt >= 0, 'tried again after the kill');
     t.equal(rec.state, 'delivered', 'delivered by another daemon after the lease ran out');
   },

@@ -103,7 +103,7 @@ t.test(
     disk.full = false;
     await clock.advance(1000);
     t.equal((await healthOf(d)).status, 200, 'full disk over: /healthz 200 again at the next retry, without a request');
-    t.equal((await calls['POST /v1/channels/{c}/messages (platform API)']!()).status, 200, 'posts work again');
+    t.equal((await must(calls['POST /v1/channels/{c}/messages (platform API)'])()).status, 200, 'posts work again');
   },
 );
 

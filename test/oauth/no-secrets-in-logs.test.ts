@@ -53,14 +53,14 @@ t.test('no token, code or secret appears in the daemon log during a whole flow',
   const g = (await (await d.api(`${d.mgmt}/oauth2/grant?${q}`)).json()) as { code: string };
   secrets.push(g.code);
   const y = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.code });
-  secrets.push(y.body.accessToken!, y.body.botToken!);
+  secrets.push(must(y.body.accessToken), must(y.body.botToken));
   await fetch(`${d.url}/v1/app/authorization`, {
     method: 'DELETE',
-    headers: { token: y.body.accessToken!, 'x-app-token': app.appKey },
+    headers: { token: must(y.body.accessToken), 'x-app-token': app.appKey },
   });
   await fetch(`${d.url}/v1/app/installation`, {
     method: 'DELETE',
-    headers: { token: y.body.botToken!, 'x-app-token': app.appKey },
+    headers: { token: must(y.body.botToken), 'x-app-token': app.appKey },
   });
   await until(() => /app uninstalled/.test(d.logs())); // logged as the uninstall's events are handled
 

@@ -384,7 +384,11 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
       t.ok(await d.parts.store.get(OT.codes, sha256(g.body.code)), 'the consumed code is still remembered');
       const again = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
       t.equal(again.body.code, 'invalid_grant');
-      t.equal((await me(d, first.body.accessToken!, app.appKey)).status, 401, 'the late replay revoked the user token');
+      t.equal(
+        (await me(d, must(first.body.accessToken), app.appKey)).status,
+        401,
+        'the late replay revoked the user token',
+      );
       clock.set(clock.now() + 24 * 3600_000);
       await oauth.sweep();
       t.equal(await d.parts.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
@@ -535,7 +539,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.teardown(() => d2.stop());
     const app2 = await createApp(d2);
     const g = await grant(d2, app2);
-    const rec = (await d2.parts.store.get(OT.codes, sha256(g.body.code)))!;
+    const rec = must(await d2.parts.store.get(OT.codes, sha256(g.body.code)));
     t.equal(rec.expiresAt - clock.now(), 600_000);
   });
 

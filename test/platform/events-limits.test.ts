@@ -34,15 +34,15 @@ t.test(
 
     const posted = await a.bot.postMessageToChannel(general, 'build #42 is green');
     const [ev] = await rx.waitFor(1);
-    t.ok(ev!.signatureValid, 'signed with B’s signing secret');
-    t.match(ev!.body, {
+    t.ok(must(ev).signatureValid, 'signed with B’s signing secret');
+    t.match(must(ev).body, {
       messageType: 'PUMBLE_EVENT',
       eventType: 'NEW_MESSAGE',
       workspaceId: d.workspaceId,
       workspaceUserIds: [d.workspaceUserId],
     });
-    t.type(ev!.body.body, 'string', 'the body is a JSON string');
-    const body = JSON.parse(ev!.body.body);
+    t.type(must(ev).body.body, 'string', 'the body is a JSON string');
+    const body = JSON.parse(must(ev).body.body);
     t.same(body, {
       mId: posted.body.id,
       wId: d.workspaceId,
@@ -256,13 +256,13 @@ t.test('a user joining the workspace: WORKSPACE_USER_JOINED to apps subscribed w
   rx.secret = b.app.signingSecret;
   const other = await secondUser(d);
   const [ev] = await rx.waitFor(1);
-  t.ok(ev!.signatureValid);
-  t.match(ev!.body, {
+  t.ok(must(ev).signatureValid);
+  t.match(must(ev).body, {
     eventType: 'WORKSPACE_USER_JOINED',
     workspaceId: d.workspaceId,
     workspaceUserIds: [d.workspaceUserId],
   });
-  t.match(JSON.parse(ev!.body.body), {
+  t.match(JSON.parse(must(ev).body.body), {
     uId: other.id,
     uE: other.email,
     uN: 'Second User',

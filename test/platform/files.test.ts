@@ -73,7 +73,7 @@ t.test(
     );
     const [ev] = await rx.waitFor(1);
     t.match(
-      JSON.parse(ev!.body.body),
+      JSON.parse(must(ev).body.body),
       { mId: posted.body.id, f: [{ id: fileId, name: 'report.csv', path: done.body.path }] },
       'and in NEW_MESSAGE’s f',
     );

@@ -6,6 +6,7 @@ import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
 
 t.test('messages: post, list with a cursor, get, edit, delete', async (t) => {
   const d = await startTestDaemon();
@@ -240,8 +241,8 @@ t.test(
     });
     t.equal(sent.status, 201);
     const [trigger] = await rx.waitFor(1);
-    const channelId = trigger!.body.channelId;
-    const said = await bot.postEphemeral(channelId, 'Stand-up starts now', trigger!.body.userId);
+    const channelId = must(trigger).body.channelId;
+    const said = await bot.postEphemeral(channelId, 'Stand-up starts now', must(trigger).body.userId);
     t.equal(said.status, 200, 'ctx.say() to the trigger’s channel works');
     const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
     t.equal(channelId, general);

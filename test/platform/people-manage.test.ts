@@ -30,14 +30,14 @@ t.test('channels archived and deleted by a person reach the subscribed apps', as
     'the channel, archived (by #name)',
   );
   const [a] = await rx.waitFor(1);
-  t.ok(a!.signatureValid);
-  t.match(a!.body, {
+  t.ok(must(a).signatureValid);
+  t.match(must(a).body, {
     messageType: 'PUMBLE_EVENT',
     eventType: 'CHANNEL_ARCHIVED',
     workspaceId: d.workspaceId,
     workspaceUserIds: [d.workspaceUserId],
   });
-  t.same(JSON.parse(a!.body.body), {
+  t.same(JSON.parse(must(a).body.body), {
     m: [d.workspaceUserId],
     wId: d.workspaceId,
     cId: id,
@@ -56,8 +56,8 @@ t.test('channels archived and deleted by a person reach the subscribed apps', as
   t.equal((await me('DELETE', '/channels/nowhere')).status, 404);
   t.equal((await me('DELETE', `/channels/${id}`)).status, 204);
   const evs = await rx.waitFor(2);
-  t.same(JSON.parse(evs[1]!.body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
-  t.equal(evs[1]!.body.eventType, 'CHANNEL_DELETED');
+  t.same(JSON.parse(must(evs[1]).body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
+  t.equal(must(evs[1]).body.eventType, 'CHANNEL_DELETED');
   t.equal((await app.user.getChannelDetails(id)).status, 404, 'gone for apps too');
   t.equal(rx.received.length, 2, 'one event each');
 });

@@ -93,9 +93,9 @@ t.test(
     const botMessage = listed.find((m) => /standup started \(hi\)/.test(m.text));
     t.ok(botMessage, 'the bot’s message is in #general');
     const [ev] = await listener.waitFor(1);
-    t.ok(ev!.signatureValid);
+    t.ok(must(ev).signatureValid);
     t.match(
-      JSON.parse(ev!.body.body),
+      JSON.parse(must(ev).body.body),
       { mId: botMessage.id, tx: 'standup started (hi)', ty: 'NEW_MESSAGE' },
       'the second app heard of it',
     );

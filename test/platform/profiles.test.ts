@@ -87,7 +87,7 @@ t.test(
     t.match((await b.bot.userInfo(d.workspaceUserId)).body.customStatus, { code: ':palm_tree:' }, 'others see it');
     t.equal((await b.user.updateCustomStatus({ code: 'x' })).status, 400);
     const [ev] = await rx.waitFor(1);
-    t.match(JSON.parse(ev!.body.body), {
+    t.match(JSON.parse(must(ev).body.body), {
       uId: d.workspaceUserId,
       ty: 'WORKSPACE_USER_UPDATED',
       cs: { st: 'On holiday', co: ':palm_tree:' },

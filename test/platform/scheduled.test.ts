@@ -125,7 +125,7 @@ t.test(
     );
     t.equal(m.author, tokens.botId);
     const [ev] = await rx.waitFor(1);
-    t.match(JSON.parse(ev!.body.body), {
+    t.match(JSON.parse(must(ev).body.body), {
       mId: m.id,
       tx: 'posted after the restart',
       aId: tokens.botId,

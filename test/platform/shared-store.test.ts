@@ -40,7 +40,10 @@ async function seed(store: Store) {
   ]);
 }
 
-/** The workspace of one daemon on `store`; its time is `now`, its timers `timers`' (a test clock: nothing runs unless it is advanced). */
+/**
+ * The workspace of one daemon on `store`; its time is `now`, its timers `timers`' (a test clock: nothing runs unless it
+ * is advanced).
+ */
 function daemon(
   store: Store,
   now: () => number,
@@ -160,7 +163,7 @@ async function scheduledAcross(t: TapTest, [store, store2]: Stores) {
   const a = await one.person('wu_a');
   const general =
     (await one.channels.byName(WS, 'general'))?.id ??
-    (await one.channels.ensureWorkspace(WS), (await one.channels.byName(WS, 'general'))!.id);
+    (await one.channels.ensureWorkspace(WS), must(await one.channels.byName(WS, 'general')).id);
   await one.scheduled.create(a, { channelId: general, sendAt: clock.now() + 1000, text: 'later' });
   t.equal((await two.scheduled.list(a, {})).scheduledMessages.length, 1, 'seen by the other daemon');
   one.scheduled.start();

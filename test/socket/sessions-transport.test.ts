@@ -138,7 +138,7 @@ t.test('the budget: no answer → timeout; the late reply is ignored, not counte
   t.equal(r, undefined, 'no outcome 1 ms before the budget');
   await clock.advance(1);
   t.equal(r?.outcome, 'timeout', 'a timeout at the 150 ms budget (not the default 3 s)');
-  const v = sessions.handleFrame(c, JSON.stringify({ correlation_id: c.sent[0]!.correlation_id, status: 200 }));
+  const v = sessions.handleFrame(c, JSON.stringify({ correlation_id: must(c.sent[0]).correlation_id, status: 200 }));
   t.same(v, { kind: 'ignored', why: 'late_reply' }, 'even with a bad-frame limit of 0, a late reply does not close');
   t.match(logs(), /after the budget/);
 });

@@ -125,7 +125,7 @@ t.test('no answer within the budget: the offline message, as in HTTP mode; deliv
   await clock.advance(1);
   await until(() => r);
   t.match(
-    r!.body,
+    must(r).body,
     { outcome: 'timeout', state: 'failed', ephemeralMessage: 'Socket App is offline' },
     'the offline message at 3 s',
   );

@@ -223,7 +223,7 @@ t.test('socket mode against a real daemon', async (t) => {
       const r = await sendVia(d, app.id, { payload, interactive });
       t.match(r, expected, `${payload.messageType} → ${expected.outcome}`);
       await c.waitFor(() => c.delivered.length > i, 'the frame'); // an event is acked once written
-      t.same(c.delivered.at(-1)!.payload, payload, 'payload arrives unchanged');
+      t.same(must(c.delivered.at(-1)).payload, payload, 'payload arrives unchanged');
     }
     t.ok(c.delivered.every((x) => /^cor_/.test(x.correlationId)));
   });
@@ -304,8 +304,8 @@ t.test('socket mode against a real daemon', async (t) => {
       const extra = client(t, d, app, { autoReconnect: false });
       await extra.start();
       await extra.waitFor(() => extra.closes.length > 0, 'the refusal');
-      t.equal(extra.closes[0]!.code, 1008);
-      t.match(extra.closes[0]!.reason, /at most 3 open connections per app/);
+      t.equal(must(extra.closes[0]).code, 1008);
+      t.match(must(extra.closes[0]).reason, /at most 3 open connections per app/);
       for (let i = 0; i < 9; i++) t.match(await sendVia(d, app.id), { outcome: 'acked' });
       t.same([seen.get(0), seen.get(1), seen.get(2)], [3, 3, 3], 'round robin');
     },
@@ -471,8 +471,11 @@ t.test('half-open connections are dropped within two ping intervals', async (t) 
   await c.start();
   const sm = d.parts.socket;
   let pinged = 0;
-  c.ws!.on('ping', () => pinged++);
-  /** The daemon pings; the client pongs; a text ping after it is answered once the daemon read that pong (one ordered stream). */
+  must(c.ws).on('ping', () => pinged++);
+  /**
+   * The daemon pings; the client pongs; a text ping after it is answered once the daemon read that pong (one ordered
+   * stream).
+   */
   const pingRound = async () => {
     const [before, pongs] = [pinged, c.pongs];
     await clock.advance(150);
@@ -515,8 +518,8 @@ t.test('the sockets of an app that is deleted or leaves socket mode are closed w
   for (const c of [a, b]) await c.waitFor(() => c.closes.length > 0, 'the close');
   await clock.advance(20); // their reconnect delay: the URL fetch is refused
   for (const c of [a, b]) {
-    t.equal(c.closes[0]!.code, 1008);
-    t.match(c.closes[0]!.reason, /deleted or no longer uses socket mode/);
+    t.equal(must(c.closes[0]).code, 1008);
+    t.match(must(c.closes[0]).reason, /deleted or no longer uses socket mode/);
     await c.waitFor(() => c.gaveUp, 'the SDK client to give up after the refused URL fetch');
   }
   t.equal(a.opens + b.opens, 2, 'no reconnect loop');

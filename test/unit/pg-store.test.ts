@@ -34,7 +34,7 @@ function captureLogger() {
 async function settledCount(url: string, read: () => Promise<number>): Promise<number> {
   const others = `SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
   while (Number((await sql<{ n: string }>(url, others))[0]?.n) > 0) await sleep(20);
-  if (Number((await sql<{ v: string }>(url, 'SHOW server_version_num'))[0]!.v) >= 150000) return read();
+  if (Number(must((await sql<{ v: string }>(url, 'SHOW server_version_num'))[0]).v) >= 150000) return read();
   let last = await read();
   for (;;) {
     await sleep(500);
@@ -295,7 +295,8 @@ void testWithPg(t, 'the password never reaches the log', async (t, url) => {
 
 void testWithPg(t, 'a dropped connection: health not ok, then ok again', async (t, url) => {
   const logger = captureLogger();
-  const clock = createTestClock(); // the store's probe (every 50 ms) and its LISTEN reconnect (250 ms) run when the test advances it
+  // the store's probe (every 50 ms) and its LISTEN reconnect (250 ms) run when the test advances it
+  const clock = createTestClock();
   const store = await openPostgresStore<TestTables>({ url, logger, clock, instanceId: 'health-test', retryMs: 50 });
   t.teardown(() => store.close());
   let heard = 0;

@@ -14,6 +14,7 @@ import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import type { StoreLogger } from '../../src/store/types.js';
 import type { TestTables } from '../helpers/test-tables.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { must } from '../../src/must.js';
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-store-faults-'));
 t.teardown(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
@@ -174,7 +175,7 @@ t.test(
       { name: 'StoreUnavailable', code: 'ENOSPC', reason: /the store cannot write: ENOSPC/ },
       'refused as unavailable, with health’s reason',
     );
-    const failedBytes = armed.writes.at(-1)!;
+    const failedBytes = must(armed.writes.at(-1));
     // the store's own retries run (every 1 ms here): three of them, each as large as the failed write
     const tried = armed.writes.length;
     await clock.advance(3);

@@ -10,6 +10,7 @@ import type { IdentityService, Principal } from '../../services/identity.js';
 import { jsonBody, logRequest, rateLimit, startAnswer, type HitCounter } from '../middleware.js';
 import { errorCodeOf, sendError } from '../respond.js';
 import { authed, principalOf } from './auth.js';
+import { must } from '../../must.js';
 
 export interface AppsRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
@@ -64,7 +65,7 @@ export function createAppGetHandler(deps: AppGetDeps) {
     serve(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
       const start = process.hrtime.bigint();
       const reqId = startAnswer(res);
-      const path = req.url!.split('?', 1)[0]!;
+      const path = must(must(req.url).split('?', 1)[0]);
       const done = (status: number) =>
         logRequest(logger, {
           reqId,
@@ -79,7 +80,7 @@ export function createAppGetHandler(deps: AppGetDeps) {
       (token ? deps.identity.authenticate(token) : Promise.reject(unauthenticated()))
         .then((p) => {
           if (m[1] !== p.workspaceId || m[2] !== p.workspaceUserId) throw forbidden();
-          return deps.apps.getJson(p, m[3]!);
+          return deps.apps.getJson(p, must(m[3]));
         })
         .then(async ({ app, json }) =>
           app.manifest.socketMode === true

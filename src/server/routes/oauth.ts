@@ -12,6 +12,7 @@ import type { CodeExchange } from '../../services/oauth/code-exchange.js';
 import type { Revocation } from '../../services/oauth/revocation.js';
 import { jsonBody, logRequest, rateLimit, type HitCounter } from '../middleware.js';
 import { errorCodeOf, sendError } from '../respond.js';
+import { must } from '../../must.js';
 
 const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
@@ -116,7 +117,7 @@ function tokenForm(): RawHandler {
       if (!m || Number(req.headers['content-length'] ?? 0) > SIMPLE_FORM_MAX) return viaMulter(req, res, next);
       return readUpTo(req, SIMPLE_FORM_MAX, (err, body, complete) => {
         if (err) return next(err);
-        const fields = complete ? simpleForm(body!, m[1] ?? m[2]!) : undefined;
+        const fields = complete ? simpleForm(must(body), m[1] ?? must(m[2])) : undefined;
         if (!fields) return viaMulter(req, res, next, body, !complete);
         (req as IncomingMessage & { body?: unknown }).body = fields;
         next();
@@ -163,7 +164,7 @@ function readUpTo(
   };
   const onEnd = () => {
     stop();
-    done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), true);
+    done(undefined, chunks.length === 1 ? must(chunks[0]) : Buffer.concat(chunks), true);
   };
   const onError = (e: unknown) => {
     stop();
