@@ -48,7 +48,7 @@ async function runReceiver() {
   });
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1', () =>
-    must(process.send)({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }),
+    process.send?.({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }),
   );
   process.on('SIGTERM', () => process.exit(0));
 }

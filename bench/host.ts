@@ -47,7 +47,10 @@ type ChildMessage =
 
 /** Start the target `make` builds and serve the parent's requests until it says stop. */
 export function serveTarget(make: () => Promise<Target>): void {
-  const send = (m: ChildMessage) => must(process.send)(m);
+  const send = (m: ChildMessage) => {
+    if (!process.send) throw new Error('a bench target runs as a child process with an IPC channel (fork)');
+    process.send(m);
+  };
   const fail = (e: unknown) => send({ type: 'error', message: (e as Error).stack ?? String(e) });
   make().then(
     (target) => {
