@@ -9,23 +9,9 @@ import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
-import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
+import { testNeeding } from '../helpers/system-component.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { must } from '../../src/must.js';
-
-const CHROMIUM: SystemComponent = {
-  path: '/usr/bin/chromium',
-  envVar: 'APPREG_CHROMIUM',
-  install: 'apt-get install chromium',
-};
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 interface Received {
   query: Record<string, string>;
@@ -85,7 +71,7 @@ testNeeding(t, 'authorize an app in headless Chromium', CHROMIUM, async (t, exec
     redirectUrls: [`http://127.0.0.1:${port}/callback`],
   });
 
-  const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
+  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
   t.teardown(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
   const page = await context.newPage();

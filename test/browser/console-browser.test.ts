@@ -8,24 +8,10 @@
  */
 import t from 'tap';
 import type { Browser } from 'playwright-core';
-import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
+import { testNeeding } from '../helpers/system-component.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
-
-const CHROMIUM: SystemComponent = {
-  path: '/usr/bin/chromium',
-  envVar: 'APPREG_CHROMIUM',
-  install: 'apt-get install chromium',
-};
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executablePath) => {
   const { chromium } = await import('playwright-core');
@@ -37,7 +23,7 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
 
-  const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
+  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
   t.teardown(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();

@@ -8,24 +8,10 @@
  */
 import t from 'tap';
 import type { Browser } from 'playwright-core';
-import { testNeeding, type SystemComponent } from '../helpers/system-component.js';
+import { testNeeding } from '../helpers/system-component.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
-
-const CHROMIUM: SystemComponent = {
-  path: '/usr/bin/chromium',
-  envVar: 'APPREG_CHROMIUM',
-  install: 'apt-get install chromium',
-};
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const plain = (text: string) => ({ type: 'plain_text', text });
 const FORM = {
@@ -148,7 +134,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
   }));
   rx.on('/global', (r) => ({ json: { triggerId: r.body.triggerId, view: FORM, action: 'OPEN' } }));
 
-  const browser: Browser = await chromium.launch({ executablePath, args: ARGS, headless: true });
+  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
   t.teardown(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
