@@ -72,24 +72,10 @@ export class TestContext {
   ) {}
 
   scope(): Scope {
+    const ofApp = appScope(this.env);
     return (root) => {
-      const { env } = this;
-      switch (root) {
-        case 'env':
-          return envScope(env.env);
-        case 'run':
-          return env.run;
-        case 'daemon':
-          return { url: env.daemonUrl };
-        case 'app':
-          return { id: env.app.id, name: env.app.name, url: env.app.url, port: env.app.port, botId: env.app.botId };
-        case 'users':
-          return Object.fromEntries(env.users);
-        case 'test':
-          return { name: this.test.name, channel: this.channelId };
-        default:
-          return this.saved.get(root);
-      }
+      if (root === 'test') return { name: this.test.name, channel: this.channelId };
+      return APP_ROOTS.has(root) ? ofApp(root) : this.saved.get(root);
     };
   }
 
@@ -188,3 +174,26 @@ export class TestContext {
 
 /** How many of the app's last lines a failure shows. */
 const APP_LINES = 15;
+
+/** The roots of a reference that appScope answers; a test adds `test` and the names its steps saved. */
+const APP_ROOTS = new Set(['env', 'run', 'daemon', 'app', 'users']);
+
+/** The scope of the app's own fields (start.env, url, id): no test, no saved result. */
+export function appScope(env: SuiteEnv): Scope {
+  return (root) => {
+    switch (root) {
+      case 'env':
+        return envScope(env.env);
+      case 'run':
+        return env.run;
+      case 'daemon':
+        return { url: env.daemonUrl };
+      case 'app':
+        return { id: env.app.id, name: env.app.name, url: env.app.url, port: env.app.port, botId: env.app.botId };
+      case 'users':
+        return Object.fromEntries(env.users);
+      default:
+        return undefined;
+    }
+  };
+}

@@ -13,8 +13,8 @@ import { CliError, EXIT } from '../cli/output.js';
 import type { Client } from '../cli/client.js';
 import type { Api, AppRecord, Person } from './api.js';
 import { freePort, startAppProcess, waitReady, type AppProcess } from './app-process.js';
-import type { SuiteEnv } from './context.js';
-import { envScope, resolveDeep, RefError, type Scope } from './refs.js';
+import { appScope, type SuiteEnv } from './context.js';
+import { resolveDeep, RefError, type Scope } from './refs.js';
 import type { Suite } from './suite.js';
 import { must } from '../must.js';
 
@@ -66,26 +66,6 @@ export interface SuiteSetup {
   /** Why the tests cannot run, when the app could not be started, readied or installed. */
   failed?: SetupFailed;
   teardown(): Promise<void>;
-}
-
-/** The scope of the app's own fields (start.env, url, id): no test, no saved result. */
-function appScope(env: SuiteEnv): Scope {
-  return (root) => {
-    switch (root) {
-      case 'env':
-        return envScope(env.env);
-      case 'run':
-        return env.run;
-      case 'daemon':
-        return { url: env.daemonUrl };
-      case 'app':
-        return { id: env.app.id, name: env.app.name, url: env.app.url, port: env.app.port, botId: env.app.botId };
-      case 'users':
-        return Object.fromEntries(env.users);
-      default:
-        return undefined;
-    }
-  };
 }
 
 function resolved<T>(v: T, scope: Scope, what: string): T {
