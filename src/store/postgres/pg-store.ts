@@ -40,6 +40,8 @@ const NO_RECORD = { table: '', id: '' } as const;
 const HIT_SWEEP_EVERY = 1000;
 
 type Row = { data: object; v: string };
+/** Records a scan reads per query. */
+const SCAN_PAGE = 1000;
 
 export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts: PostgresStoreOptions): Promise<Store<TM>> {
   const applicationName = `appreg-${opts.instanceId}`.slice(0, 63);
@@ -200,6 +202,17 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(opts
       assertSafeName(table);
       const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE tbl = '${table}'`);
       return r.rows.map((x) => track(x.data, x.v));
+    },
+
+    async scan(table: string, visit: (record: object) => boolean | void) {
+      assertSafeName(table);
+      // pages in id order along the primary key (tbl, id COLLATE "C"): each page is one indexed range read
+      for (let after = ''; ; ) {
+        const r = await q<Row & { id: string }>(`SELECT id, data, xmin::text AS v FROM appreg_records WHERE tbl = '${table}' AND id > $1 ORDER BY id LIMIT ${SCAN_PAGE}`, [after]);
+        for (const x of r.rows) if (visit(track(x.data, x.v)) === true) return;
+        if (r.rows.length < SCAN_PAGE) return;
+        after = r.rows.at(-1)!.id;
+      }
     },
 
     async count(table) {
