@@ -57,6 +57,13 @@ export interface Config {
   platformRateLimits: boolean;
   rateLimitManagementWrites: number;
   fsync: boolean;
+  /**
+   * How far V8 lets the daemon's heap grow past what the last full collection kept before it
+   * collects again, in percent (V8's --heap-growing-percent); 0 leaves V8's own choice, which on a
+   * busy daemon is up to 4 times the live data (docs/configuration.md). Not a limit: the heap grows
+   * with the data.
+   */
+  heapGrowingPercent: number;
   /** Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2 periods). */
   socketPingIntervalMs: number;
   /** Socket mode: open connections per app; one more is refused with close code 1008. */
@@ -125,6 +132,7 @@ export const defaults: Config = {
   platformRateLimits: true,
   rateLimitManagementWrites: 6000,
   fsync: true,
+  heapGrowingPercent: 20,
   socketPingIntervalMs: 20_000,
   socketMaxConnectionsPerApp: 10,
   socketTicketTtlMs: 30_000,
@@ -149,7 +157,7 @@ type Kind = 'string' | 'number' | 'boolean';
 const kinds: Record<keyof Config, Kind> = {
   host: 'string', port: 'number', dataDir: 'string', databaseUrl: 'string', databasePoolSize: 'number', deliveryLeaseMs: 'number', publicUrl: 'string', appUrl: 'string', keyFile: 'string',
   logLevel: 'string', logFormat: 'string', bodyLimitBytes: 'number', requestTimeoutMs: 'number', maxConnections: 'number', maxConnectionsPerAddress: 'number', allowInsecureRedirects: 'boolean', managementTokenTtlSeconds: 'number',
-  codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', platformRateLimits: 'boolean', rateLimitManagementWrites: 'number', fsync: 'boolean',
+  codeTtlSeconds: 'number', rateLimitTokenEndpoint: 'number', rateLimitLogin: 'number', rateLimitConsent: 'number', platformRateLimits: 'boolean', rateLimitManagementWrites: 'number', fsync: 'boolean', heapGrowingPercent: 'number',
   socketPingIntervalMs: 'number', socketMaxConnectionsPerApp: 'number', socketTicketTtlMs: 'number', socketBadFrameLimit: 'number', socketBadFrameWindowMs: 'number',
   socketQueueMaxAgeMs: 'number', socketQueueMaxPerApp: 'number',
   deliveryBudgetMs: 'number', deliveryEventTimeoutMs: 'number', deliveryRetrySchedule: 'string', deliveryMaxResponseBytes: 'number',
