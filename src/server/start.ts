@@ -25,6 +25,8 @@ import { sendError } from './respond.js';
 import { shuttingDown } from '../errors.js';
 
 export { StartupError };
+/** For `appreg serve`, which loads the server through this module only. */
+export { limitHeapGrowth } from './heap-growth.js';
 
 /** How often expired codes and consent sessions are forgotten. */
 const SWEEP_MS = 60_000;
