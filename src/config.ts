@@ -64,6 +64,13 @@ export interface Config {
   rateLimitManagementWrites: number;
   fsync: boolean;
   /**
+   * How far V8 lets the daemon's heap grow past what the last full collection kept before it
+   * collects again, in percent (V8's --heap-growing-percent); 0 leaves V8's own choice, which on a
+   * busy daemon is up to 4 times the live data (docs/configuration.md). Not a limit: the heap grows
+   * with the data.
+   */
+  heapGrowingPercent: number;
+  /**
    * Socket mode: protocol-level ping period; a connection that misses a pong for one period is dropped (so within 2
    * periods).
    */
@@ -145,6 +152,7 @@ export const defaults: Config = {
   platformRateLimits: true,
   rateLimitManagementWrites: 6000,
   fsync: true,
+  heapGrowingPercent: 20,
   socketPingIntervalMs: 20_000,
   socketMaxConnectionsPerApp: 10,
   socketTicketTtlMs: 30_000,
@@ -191,6 +199,7 @@ const kinds: Record<keyof Config, Kind> = {
   platformRateLimits: 'boolean',
   rateLimitManagementWrites: 'number',
   fsync: 'boolean',
+  heapGrowingPercent: 'number',
   socketPingIntervalMs: 'number',
   socketMaxConnectionsPerApp: 'number',
   socketTicketTtlMs: 'number',

@@ -34,6 +34,8 @@ import { shuttingDown } from '../errors.js';
 import { must } from '../must.js';
 
 export { StartupError };
+/** For `appreg serve`, which loads the server through this module only. */
+export { limitHeapGrowth } from './heap-growth.js';
 
 /** How often expired codes and consent sessions are forgotten. */
 const SWEEP_MS = 60_000;

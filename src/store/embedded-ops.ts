@@ -22,12 +22,13 @@ import {
 /** The reads of a Store over in-process tables: the same for the embedded store and the memory store. */
 export function tableReads(
   tables: Tables,
-): Pick<StoreEngine, 'get' | 'getMany' | 'find' | 'all' | 'count' | 'countWhere' | 'findPage'> {
+): Pick<StoreEngine, 'get' | 'getMany' | 'find' | 'all' | 'scan' | 'count' | 'countWhere' | 'findPage'> {
   return {
     get: async (table, id) => tables.get(table, id),
     getMany: async (keys, opts) => tables.getMany(keys, opts),
     find: async (table, field, value) => tables.find(table, field, value),
     all: async (table) => tables.all(table),
+    scan: async (table, visit) => tables.scan(table, visit),
     count: async (table) => tables.count(table),
     countWhere: async (table, field, value) => tables.countWhere(table, field, value),
     findPage: async (table, field, value, page) => tables.findPage(table, field, value, page),

@@ -221,6 +221,13 @@ export class Tables {
     return out;
   }
 
+  /** Each record of a table, parsed one at a time (each one garbage once visited), until `visit` returns true. */
+  scan(table: string, visit: (record: object) => boolean | void): void {
+    const t = this.#tables.get(table);
+    if (!t) return;
+    for (const s of t.values()) if (visit(this.#read(s)) === true) return;
+  }
+
   /** The raw entries of a table (id, JSON): for scans that parse only what they need. */
   entries(table: string): IterableIterator<[string, string]> {
     const t = this.#tables.get(table);

@@ -244,6 +244,12 @@ export interface Store<TM extends TableMap = Tables> {
   find<K extends TableOf<TM> & IndexedTable>(table: K, field: IndexedField<K>, value: string): Promise<TM[K][]>;
   /** Every record of a table, in no order: for sweeps and tables that stay small. */
   all<K extends TableOf<TM>>(table: K): Promise<TM[K][]>;
+  /**
+   * Every record of a table, in no order, handed to `visit` one at a time until it returns true:
+   * a sweep of a table that grows (the codes) without all of it parsed at once. The embedded store
+   * reads the table at one moment; PostgreSQL reads it in pages by id, each page at its moment.
+   */
+  scan<K extends TableOf<TM>>(table: K, visit: (record: TM[K]) => boolean | void): Promise<void>;
   count(table: TableOf<TM>): Promise<number>;
   /**
    * How many records `find(table, field, value)` would return, without reading them (the index's size; count(*) on
@@ -322,6 +328,7 @@ export interface StoreEngine extends Pick<
   getMany(keys: readonly RecordKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]>;
   find(table: string, field: string, value: string): Promise<object[]>;
   all(table: string): Promise<object[]>;
+  scan(table: string, visit: (record: object) => boolean | void): Promise<void>;
   count(table: string): Promise<number>;
   countWhere(table: string, field: string, value: string): Promise<number>;
   findPage(table: string, field: string, value: string, page: PageQuery): Promise<object[]>;

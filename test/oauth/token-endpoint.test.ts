@@ -400,14 +400,20 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     const store = d.parts.store;
     await oauth.sweep(); // the first sweep of this daemon may read every code
     const engine = engineOf(store);
-    const all = engine.all.bind(engine);
+    const { all, scan } = { all: engine.all.bind(engine), scan: engine.scan.bind(engine) };
     let full = 0;
+    let scans = 0;
     engine.all = (table) => {
       if (table === OT.codes) full++;
       return all(table);
     };
+    engine.scan = (table, visit) => {
+      if (table === OT.codes) scans++;
+      return scan(table, visit);
+    };
     t.teardown(() => {
       engine.all = all;
+      engine.scan = scan;
     });
     const g = await grant(d, app);
     t.ok(await store.get(OT.codes, sha256(g.body.code)), 'an unused code is kept');
@@ -416,7 +422,14 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     clock.set(clock.now() + 3 * 60_000); // past the 2-minute lifetime
     t.ok((await oauth.sweep()) >= 1);
     t.equal(await store.get(OT.codes, sha256(g.body.code)), undefined, 'the expired code is gone');
-    t.equal(full, 0, 'found by its sweep minute: no sweep read the whole table');
+    t.equal(full + scans, 0, 'found by its sweep minute: no sweep read the whole table');
+    // after a gap longer than a sweep reads minute by minute, every code is read again: one at a
+    // time (a scan), never all of them parsed at once
+    const late = await grant(d, app);
+    clock.set(clock.now() + 26 * 3600_000);
+    t.ok((await oauth.sweep()) >= 1);
+    t.equal(await store.get(OT.codes, sha256(late.body.code)), undefined, 'the code expired during the gap is gone');
+    t.same({ full, scans }, { full: 0, scans: 1 }, 'the whole table scanned once, never read whole');
   });
 
   t.test(

@@ -48,6 +48,24 @@ async function deliver(
 function contract(t: TapTest, p: Pair): Promise<unknown> {
   const { a, b } = p;
   return t.test('contract', async (t) => {
+    await t.test(
+      'scan: a table bigger than a page of PostgreSQL, each record once; stops when visit returns true',
+      async (t) => {
+        const n = 2500;
+        await a.commit(
+          Array.from({ length: n }, (_, i) => ({ table: 'scanned', id: `s${i}`, value: { id: `s${i}`, n: i } })),
+        );
+        const seen = new Set<number>();
+        let visits = 0;
+        await b.scan('scanned', (r) => void (visits++, seen.add(r.n)));
+        t.same({ visits, distinct: seen.size }, { visits: n, distinct: n }, 'every record, once');
+        let k = 0;
+        await b.scan('scanned', () => ++k === 1500);
+        t.equal(k, 1500, 'no visit after the one that returned true (past the first page)');
+        await a.commit(Array.from({ length: n }, (_, i) => ({ table: 'scanned', id: `s${i}`, value: null })));
+      },
+    );
+
     await t.test('get, find, all, count', async (t) => {
       await a.commit([
         { table: 'apps', id: 'a1', value: { id: 'a1', ownerId: 'u1', n: 1 } },
@@ -65,6 +83,11 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.equal(await b.count('nosuchtable'), 0);
       t.same((await b.all('apps')).map((r) => r.id).sort(), ['a1', 'a2', 'a3', 'a4']);
       t.same(await b.all('nosuchtable'), []);
+      const scanned: string[] = [];
+      await b.scan('apps', (r) => void scanned.push(r.id));
+      t.same(scanned.sort(), ['a1', 'a2', 'a3', 'a4'], 'scan visits each record once');
+      await b.scan('nosuchtable', () => void scanned.push('none'));
+      t.equal(scanned.length, 4, 'scan of a table that does not exist visits nothing');
       // not an indexed field: a compile error, and a TypeError for a caller that gets past the types
       // @ts-expect-error -- not an indexed field
       const findByN = async () => b.find('apps', 'n', '1');

@@ -86,7 +86,9 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         }
         // --log-format, else APPREG_LOG_FORMAT, else the config file, else whether stderr is a terminal.
         const format = config.logFormat ?? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json');
-        const { startDaemon, StartupError } = await import('../../server/start.js');
+        const { startDaemon, StartupError, limitHeapGrowth } = await import('../../server/start.js');
+        // only in the daemon's own process (startDaemon also runs inside tests and benchmarks)
+        limitHeapGrowth(config.heapGrowingPercent);
         const { createLogger } = await import('../../logger.js');
         const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
         let handle;

@@ -3,6 +3,7 @@
  * daemon's commit is seen once it answered), commits in batches of appreg_commit_batch (commit-sql.ts).
  * Records are rows of appreg_records; find uses the partial expression index of its (table, field).
  */
+import { must } from '../../must.js';
 import pg from 'pg';
 import { systemClock, type Clock, type Timer } from '../../clock.js';
 import { assertIndexed } from '../indexes.js';
@@ -64,6 +65,8 @@ const NO_RECORD = { table: '', id: '' } as const;
 const HIT_SWEEP_EVERY = 1000;
 
 type Row = { data: object; v: string };
+/** Records a scan reads per query. */
+const SCAN_PAGE = 1000;
 
 export async function openPostgresStore<TM extends TableMap = DaemonTables>(
   opts: PostgresStoreOptions,
@@ -249,6 +252,20 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(
       assertSafeName(table);
       const r = await q<Row>(`SELECT data, xmin::text AS v FROM appreg_records WHERE tbl = '${table}'`);
       return r.rows.map((x) => track(x.data, x.v));
+    },
+
+    async scan(table: string, visit: (record: object) => boolean | void) {
+      assertSafeName(table);
+      // pages in id order along the primary key (tbl, id COLLATE "C"): each page is one indexed range read
+      for (let after = ''; ;) {
+        const r = await q<Row & { id: string }>(
+          `SELECT id, data, xmin::text AS v FROM appreg_records WHERE tbl = '${table}' AND id > $1 ORDER BY id LIMIT ${SCAN_PAGE}`,
+          [after],
+        );
+        for (const x of r.rows) if (visit(track(x.data, x.v)) === true) return;
+        if (r.rows.length < SCAN_PAGE) return;
+        after = must(r.rows.at(-1)).id;
+      }
     },
 
     async count(table) {
