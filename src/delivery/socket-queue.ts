@@ -274,8 +274,8 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     }
   }
 
-  const flushLogged = (appId: string) =>
-    flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: (e as Error).message }));
+  const flushLogged = (appId: string): void =>
+    void flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: (e as Error).message }));
   sessions.onAnyConnect(flushLogged);
 
   /**
@@ -295,7 +295,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       under.delete(written);
       if (!under.size) keeping.delete(appId);
     }
-    if (waited || sessions.openCount(appId) > 0) void flushLogged(appId);
+    if (waited || sessions.openCount(appId) > 0) flushLogged(appId);
   }
 
   /** Events only. undefined = nothing kept for the app and it is connected here: send directly. */
