@@ -333,5 +333,5 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     return result;
   }
 
-  return { handle, discard, flush, size: async (appId: string) => (await kept(appId)).length };
+  return { handle, discard, flush: flushLogged, size: async (appId: string) => (await kept(appId)).length };
 }

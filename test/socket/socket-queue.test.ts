@@ -331,3 +331,35 @@ t.test(
     t.same(ns(c), [1]);
   },
 );
+
+t.test("the relay heartbeat's flush of a held app never rejects: a store that fails is logged", async (t) => {
+  const clock = createTestClock(1_700_000_000_000);
+  let logText = '';
+  const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
+  const base = createMemoryStore();
+  let failing = false;
+  const store = {
+    ...base,
+    find: (async (...args: Parameters<Store['find']>) => {
+      if (failing) throw new Error('store is closed');
+      return base.find(...args);
+    }) as Store['find'],
+  } as Store;
+  const config = { ...defaults };
+  const sessions = createSocketSessions({ store, clock, logger, config });
+  const transport = createSocketTransport(sessions, clock, {
+    store,
+    clock,
+    logger,
+    config,
+    instanceId: 'test-daemon',
+    relay: true,
+  });
+  t.teardown(() => transport.close());
+  sessions.add(conn());
+  await clock.advance(100); // the holder record is written
+  failing = true;
+  await clock.advance(5000); // the heartbeat: the app is held here, its queue flushed (a read that fails)
+  await until(() => /socket-mode queue flush failed.*store is closed/.test(logText));
+  t.match(logText, /socket-mode queue flush failed.*store is closed/, 'logged, not an unhandled rejection');
+});
