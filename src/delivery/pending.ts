@@ -4,6 +4,7 @@
  * holds the record's lease (store.claim, or the creating daemon, which writes it already leased to
  * itself); a daemon killed mid-attempt loses its lease when it runs out and another one takes over.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { StoreConflict, type Change, type Store } from '../store/types.js';
 import type { PendingDelivery } from '../model/delivery.js';
 
@@ -22,9 +23,13 @@ export const leasedElsewhere = (p: PendingDelivery, owner: string, now: number):
 /**
  * Replace `held` (the record as this daemon read or wrote it) by `next` (null: delete), with
  * `extra` changes in the same commit. A conflict means the record changed meanwhile: it is read
- * again and the commit retried while `stillMine(current)` says the change is still ours to make
- * (e.g. our own claim only renewed the lease); resolves false when it is not (another daemon took
- * the event over after our lease ran out, or it was cancelled or ended elsewhere).
+ * again and the commit retried while `stillMine(current)` says the change is still ours to make;
+ * resolves false when it is not (another daemon took the event over after our lease ran out, or it
+ * was cancelled or ended elsewhere). A change that only renewed the same owner's lease (this
+ * daemon's own poll: store.claim renews the leases it holds on due records) is no rival and does
+ * not count against the few retries other changes get: polls that come back to back (a loaded
+ * machine) may land between every read and commit, and a write given up on left a delivered event
+ * pending, to be attempted again.
  */
 export async function replacePending(
   store: Store,
@@ -34,7 +39,7 @@ export async function replacePending(
   extra: Change[] = [],
 ): Promise<boolean> {
   let expect = held;
-  for (let i = 0; i < 4; i++) {
+  for (let rivals = 0; ;) {
     try {
       await store.commit(
         [{ table: PENDING_TABLE, id: held.id, value: next }, ...extra],
@@ -45,10 +50,19 @@ export async function replacePending(
       if (!(e instanceof StoreConflict)) throw e;
       const current = await store.get(PENDING_TABLE, held.id);
       if (!current || !stillMine(current)) return false;
+      if (!leaseRenewed(expect, current) && ++rivals >= MAX_RIVAL_CHANGES) return false;
       expect = current;
     }
   }
-  return false;
+}
+
+/** Conflicts with a change other than a lease renewal that replacePending retries after, at the most. */
+const MAX_RIVAL_CHANGES = 4;
+
+/** Whether `current` is `before` with only its lease renewed, by the same owner. */
+function leaseRenewed(before: PendingDelivery, current: PendingDelivery): boolean {
+  const rest = ({ leaseUntil: _until, ...r }: PendingDelivery): unknown => JSON.parse(JSON.stringify(r));
+  return before.leaseOwner === current.leaseOwner && isDeepStrictEqual(rest(before), rest(current));
 }
 
 /**

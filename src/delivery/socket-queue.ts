@@ -67,6 +67,8 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   const waiters = new Map<string, Array<(r: AttemptResult) => void>>();
   const flushing = new Set<string>();
   const rerun = new Set<string>();
+  /** Keeps being written, per app: a flush waits for them before it tells waiters their event stays kept. */
+  const keeping = new Map<string, Set<Promise<void>>>();
   let lastSweep = 0;
   // A kept event waits as long as the engine would go on retrying it (plus a minute's slack:
   // the engine's own give-up normally discards it first), unless the operator set a shorter age.
@@ -180,7 +182,12 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       await drop(must(all.shift()), `more than ${config.socketQueueMaxPerApp} events kept for the app`);
   }
 
-  /** Send the app's kept events in order, while it has an open connection here. */
+  /**
+   * Send the app's kept events in order, while it has an open connection here. An event kept while a flush runs is
+   * sent by that flush, even when its keep was written after the flush's last read: its keep, once written, asks for
+   * another round (keep), and the last look waits for the keeps under way. Otherwise it stayed kept (its sender told
+   * so) while the app was connected, until a flush that comes only with the next connection or a relay heartbeat.
+   */
   async function flush(appId: string): Promise<void> {
     if (flushing.has(appId)) {
       rerun.add(appId); // kept during this flush, maybe after its last read: it goes round again
@@ -188,73 +195,108 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     }
     flushing.add(appId);
     try {
-      let more = true;
-      while (more || rerun.delete(appId)) {
-        more = false;
-        for (const e of await kept(appId)) {
-          if (e.expiresAt <= clock.now()) {
-            await drop(e, ageRule);
-            continue;
-          }
-          const conn = sessions.pick(appId);
-          if (!conn) break;
-          const sentAt = clock.now();
-          // out of the queue before the frame is written: of two daemons holding the app's connections, one sends it
-          if (
-            !(await remove(e, [
-              {
-                table: SOCKET_SENT_TABLE,
-                id: e.id,
-                value: { id: e.id, appId, sentAt, expiresAt: e.expiresAt } satisfies SentMark,
-              },
-            ]))
-          )
-            continue;
-          const t0 = performance.now();
-          if (!(await writeFrame(conn, JSON.stringify({ payload: e.payload, correlation_id: nextCorrelationId() })))) {
-            // the connection is going: the event goes back to its place; the next connection to open resumes here
-            await store
-              .commit([
-                { table: SOCKET_QUEUE_TABLE, id: e.id, value: e },
-                { table: SOCKET_SENT_TABLE, id: e.id, value: null },
-              ])
-              .catch((err) =>
-                log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message }),
-              );
-            more = false;
-            break;
-          }
-          log.info('socket-mode event sent from the queue', { appId, deliveryId: e.id, keptMs: sentAt - e.queuedAt });
-          settle(e, {
-            outcome: 'acked',
-            latencyMs: Math.round((performance.now() - t0) * 10) / 10,
-            body: {},
-            excerpt: 'sent from the socket-mode queue',
-          });
-          more = true; // events kept meanwhile go out in the same flush
+      for (;;) {
+        await sendKept(appId);
+        const under = keeping.get(appId);
+        if (under) {
+          await Promise.allSettled([...under]); // kept meanwhile: the next round sends them
+          continue;
         }
+        const left = await kept(appId);
+        if (rerun.delete(appId) || keeping.has(appId)) continue; // kept during that read
+        // Whatever is still kept waits for the next connection.
+        for (const e of left)
+          if (waiters.has(e.id))
+            settle(
+              e,
+              {
+                outcome: 'no_connection',
+                latencyMs: 0,
+                error: 'kept in the socket-mode queue; sent in order when the app reconnects',
+              },
+              false,
+            );
+        break;
       }
-      // Whatever is still kept waits for the next connection.
-      for (const e of await kept(appId))
-        if (waiters.has(e.id))
-          settle(
-            e,
-            {
-              outcome: 'no_connection',
-              latencyMs: 0,
-              error: 'kept in the socket-mode queue; sent in order when the app reconnects',
-            },
-            false,
-          );
     } finally {
       flushing.delete(appId);
     }
     await sweepSent(clock.now());
   }
 
-  sessions.onAnyConnect((appId) => {
-    flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: (e as Error).message }));
-  });
+  /** One pass of a flush: the kept events in order, while a connection is open, and those kept meanwhile. */
+  async function sendKept(appId: string): Promise<void> {
+    let more = true;
+    while (more || rerun.delete(appId)) {
+      more = false;
+      for (const e of await kept(appId)) {
+        if (e.expiresAt <= clock.now()) {
+          await drop(e, ageRule);
+          continue;
+        }
+        const conn = sessions.pick(appId);
+        if (!conn) break;
+        const sentAt = clock.now();
+        // out of the queue before the frame is written: of two daemons holding the app's connections, one sends it
+        if (
+          !(await remove(e, [
+            {
+              table: SOCKET_SENT_TABLE,
+              id: e.id,
+              value: { id: e.id, appId, sentAt, expiresAt: e.expiresAt } satisfies SentMark,
+            },
+          ]))
+        )
+          continue;
+        const t0 = performance.now();
+        if (!(await writeFrame(conn, JSON.stringify({ payload: e.payload, correlation_id: nextCorrelationId() })))) {
+          // the connection is going: the event goes back to its place; the next connection to open resumes here
+          await store
+            .commit([
+              { table: SOCKET_QUEUE_TABLE, id: e.id, value: e },
+              { table: SOCKET_SENT_TABLE, id: e.id, value: null },
+            ])
+            .catch((err) =>
+              log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message }),
+            );
+          more = false;
+          break;
+        }
+        log.info('socket-mode event sent from the queue', { appId, deliveryId: e.id, keptMs: sentAt - e.queuedAt });
+        settle(e, {
+          outcome: 'acked',
+          latencyMs: Math.round((performance.now() - t0) * 10) / 10,
+          body: {},
+          excerpt: 'sent from the socket-mode queue',
+        });
+        more = true; // events kept meanwhile go out in the same flush
+      }
+    }
+  }
+
+  const flushLogged = (appId: string): void =>
+    void flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: (e as Error).message }));
+  sessions.onAnyConnect(flushLogged);
+
+  /**
+   * Keep the event (enqueue), counted as under way until written; then, in the same turn, a flush when its sender
+   * waits for it (`waited`) or the app has an open connection here (one may have opened meanwhile, its flush's reads
+   * done before this keep was written).
+   */
+  async function keep(req: SendRequest, list: QueuedEvent[], waited: boolean): Promise<void> {
+    const appId = req.app.id;
+    const under = keeping.get(appId) ?? new Set<Promise<void>>();
+    keeping.set(appId, under);
+    const written = enqueue(req, list);
+    under.add(written);
+    try {
+      await written;
+    } finally {
+      under.delete(written);
+      if (!under.size) keeping.delete(appId);
+    }
+    if (waited || sessions.openCount(appId) > 0) flushLogged(appId);
+  }
 
   /** Events only. undefined = nothing kept for the app and it is connected here: send directly. */
   async function handle(req: SendRequest): Promise<AttemptResult | undefined> {
@@ -275,7 +317,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     // (while a flush runs here, an event taken out of the queue may still be on its way: this one waits its turn)
     if (!list.length && open && !flushing.has(req.app.id)) return undefined;
     if (!open) {
-      await enqueue(req, list);
+      await keep(req, list, false);
       return {
         outcome: 'no_connection',
         latencyMs: 0,
@@ -287,10 +329,9 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
     const result = new Promise<AttemptResult>((resolve) =>
       waiters.set(req.deliveryId, [...(waiters.get(req.deliveryId) ?? []), resolve]),
     );
-    await enqueue(req, list);
-    void flush(req.app.id);
+    await keep(req, list, true);
     return result;
   }
 
-  return { handle, discard, flush, size: async (appId: string) => (await kept(appId)).length };
+  return { handle, discard, flush: flushLogged, size: async (appId: string) => (await kept(appId)).length };
 }

@@ -160,7 +160,7 @@ export function createSocketTransport(
   }
 
   const relay = queueDeps?.relay
-    ? createSocketRelay({ ...queueDeps, sessions, sendLocal, onHeld: (appId) => void queue?.flush(appId) })
+    ? createSocketRelay({ ...queueDeps, sessions, sendLocal, onHeld: (appId) => queue?.flush(appId) })
     : undefined;
 
   async function send(req: SendRequest): Promise<AttemptResult> {

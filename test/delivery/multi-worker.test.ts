@@ -250,3 +250,53 @@ void testWithPg(
     t.same(sends, [id, id], 'the first attempt and the retry, and no third');
   },
 );
+
+void testWithPg(
+  t,
+  "an attempt's outcome is written however often this daemon's own polls renew its lease meanwhile",
+  async (t, url) => {
+    const clock = createTestClock();
+    const sends: string[] = [];
+    const a = await daemon(t, url, clock, 'a', async (req) => {
+      sends.push(req.deliveryId);
+      return sends.length === 1
+        ? { outcome: 'http_error', status: 503, latencyMs: 1 }
+        : { outcome: 'acked', status: 200, latencyMs: 1 };
+    });
+    // Each write ending the retry finds the lease renewed just before it by a claim of this daemon's own
+    // (a poll landing between the write's read and its commit, as polls do back to back on a loaded
+    // machine): more often than a rival's change would be retried after.
+    const commit = a.store.commit.bind(a.store);
+    const claim = a.store.claim.bind(a.store);
+    let renewals = 0;
+    a.store.commit = (async (...args: Parameters<typeof commit>) => {
+      const [changes] = args;
+      const ends = changes.some((c) => c.table === PENDING_TABLE && c.value === null);
+      if (ends && sends.length === 2 && renewals < 6) {
+        renewals++;
+        const now = clock.now();
+        const renewed = await claim({
+          table: PENDING_TABLE,
+          dueField: 'nextAt',
+          now,
+          owner: 'a',
+          leaseUntil: now + 1200 + renewals,
+          limit: 10,
+        });
+        t.equal(renewed.length, 1, `renewal ${renewals} of a's lease`);
+      }
+      return commit(...args);
+    }) as typeof commit;
+    a.worker.start();
+    const first = await a.worker.enqueueEvent(app, 'ws_1', 'wu_1', 'NEW_MESSAGE', { eventType: 'NEW_MESSAGE' });
+    t.match(first, { state: 'retrying' });
+    const id = must(first).id;
+    await step(clock, 410, a); // the retry's poll (0.3 s ± 20 %, on the 50 ms grain)
+    t.equal(renewals, 6, 'the retry ended while the lease was renewed six times');
+    t.equal(await a.store.get(PENDING_TABLE, id), undefined, 'delivered: nothing pending');
+    await step(clock, 5000, a); // polls enough to take the event again, were it left pending
+    t.same(sends, [id, id], 'the first attempt and the retry, and no third');
+    await a.log.flush();
+    t.match(await a.log.get(id), { state: 'delivered' });
+  },
+);

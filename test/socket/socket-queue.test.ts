@@ -221,3 +221,145 @@ t.test('discard never rejects: a store that fails is logged and the answer is fa
   t.equal(await transport.discard('app_1', 'dlv_1', 'the retry schedule ran out'), false);
   t.match(logs(), /could not be dropped from the queue.*store unreachable/);
 });
+
+/** A memory store whose commits and reads of the queue a test can hold (`hold` decides, per call, what to wait for). */
+function heldStore(hold: {
+  commit?: (changes: Parameters<Store['commit']>[0]) => { before?: Promise<void>; after?: Promise<void> } | undefined;
+  read?: () => { before?: Promise<void>; after?: Promise<void> } | undefined;
+}) {
+  const base = createMemoryStore();
+  const store = {
+    ...base,
+    commit: (async (...args: Parameters<Store['commit']>) => {
+      const h = hold.commit?.(args[0]);
+      await h?.before;
+      await base.commit(...args);
+      await h?.after;
+    }) as Store['commit'],
+    find: (async (...args: Parameters<Store['find']>) => {
+      const h = args[0] === SOCKET_QUEUE_TABLE ? hold.read?.() : undefined;
+      await h?.before;
+      const found = await base.find(...args);
+      await h?.after;
+      return found;
+    }) as Store['find'],
+  } as Store;
+  return { store, base };
+}
+
+const gate = () => {
+  let open: () => void = () => {};
+  const shut = new Promise<void>((r) => (open = r));
+  return { shut, open };
+};
+const keeps = (changes: Parameters<Store['commit']>[0]) =>
+  changes.some((c) => c.table === SOCKET_QUEUE_TABLE && c.value !== null);
+
+t.test(
+  'an event kept while a connection of the app opens goes out on it (its flush read the queue before the keep)',
+  async (t) => {
+    const keepWrite = gate();
+    let keepAsked = false;
+    let reads = 0;
+    const { store } = heldStore({
+      commit: (changes) =>
+        keeps(changes) && !keepAsked ? ((keepAsked = true), { before: keepWrite.shut }) : undefined,
+      read: () => void reads++,
+    });
+    const { sessions, transport } = setup({ store });
+    const r = transport.send(event(1)); // no connection: kept (after a read of the queue), its write held
+    await until(() => keepAsked);
+    const c = conn();
+    sessions.add(c); // the connection's flush reads the queue: nothing kept yet
+    await until(() => reads >= 2);
+    await new Promise((r) => setImmediate(r));
+    keepWrite.open();
+    t.equal((await r).outcome, 'no_connection', 'no connection when it was sent');
+    await until(() => c.sent.length === 1);
+    t.same(ns(c), [1], 'sent on the connection that opened while it was being kept');
+    t.equal(await transport.queued('app_1'), 0);
+  },
+);
+
+for (const when of ['before', 'after'] as const)
+  t.test(
+    `an event sent while a flush takes its last look is sent by that flush (the look read ${when} the keep landed)`,
+    async (t) => {
+      const look = gate();
+      let reads = 0;
+      const { store, base } = heldStore({
+        // the connection's flush: its first read finds nothing; its last look is answered when the test says
+        read: () => (++reads === 2 ? { [when === 'before' ? 'after' : 'before']: look.shut } : undefined),
+      });
+      const { sessions, transport } = setup({ store });
+      const c = conn();
+      sessions.add(c);
+      await until(() => reads >= 2);
+      let outcome: string | undefined;
+      void transport.send(event(1)).then((r) => (outcome = r.outcome)); // a flush runs: it waits its turn, kept
+      await until(async () => (await base.count(SOCKET_QUEUE_TABLE)) === 1);
+      await new Promise((r) => setImmediate(r)); // the keep is done (and its flush asked for)
+      look.open();
+      await until(() => outcome);
+      t.equal(outcome, 'acked', 'sent on the open connection, not left kept');
+      t.same(ns(c), [1]);
+    },
+  );
+
+t.test(
+  'an event whose keep is written but not yet done when a flush takes its last look is sent by that flush',
+  async (t) => {
+    const keepDone = gate();
+    let reads = 0;
+    const look = gate();
+    const { store, base } = heldStore({
+      commit: (changes) => (keeps(changes) ? { after: keepDone.shut } : undefined),
+      read: () => (++reads === 2 ? { before: look.shut } : undefined),
+    });
+    const { sessions, transport } = setup({ store });
+    const c = conn();
+    sessions.add(c);
+    await until(() => reads >= 2);
+    let outcome: string | undefined;
+    void transport.send(event(1)).then((r) => (outcome = r.outcome));
+    await until(async () => (await base.count(SOCKET_QUEUE_TABLE)) === 1); // written, its keep not yet done
+    look.open(); // the last look sees it
+    await new Promise((r) => setImmediate(r));
+    keepDone.open();
+    await until(() => outcome);
+    t.equal(outcome, 'acked', 'sent on the open connection, its sender not told it stays kept');
+    t.same(ns(c), [1]);
+  },
+);
+
+t.test("the relay heartbeat's flush of a held app never rejects: a store that fails is logged", async (t) => {
+  const clock = createTestClock(1_700_000_000_000);
+  let logText = '';
+  const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });
+  const base = createMemoryStore();
+  let failing = false;
+  const store = {
+    ...base,
+    find: (async (...args: Parameters<Store['find']>) => {
+      if (failing) throw new Error('store is closed');
+      return base.find(...args);
+    }) as Store['find'],
+  } as Store;
+  const config = { ...defaults };
+  const sessions = createSocketSessions({ store, clock, logger, config });
+  const transport = createSocketTransport(sessions, clock, {
+    store,
+    clock,
+    logger,
+    config,
+    instanceId: 'test-daemon',
+    relay: true,
+  });
+  t.teardown(() => transport.close());
+  sessions.add(conn());
+  await clock.advance(100); // the holder record is written
+  failing = true;
+  await clock.advance(5000); // the heartbeat: the app is held here, its queue flushed (a read that fails)
+  await until(() => /socket-mode queue flush failed.*store is closed/.test(logText));
+  t.match(logText, /socket-mode queue flush failed.*store is closed/, 'logged, not an unhandled rejection');
+});
