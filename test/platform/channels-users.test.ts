@@ -1,7 +1,7 @@
 /** Channels, users and the workspace through the platform API; what each token may see; the scope each call needs. */
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { secondUser } from '../fixtures/redirects-flow.js';
+import { secondUser, secondWorkspace } from '../fixtures/redirects-flow.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { must } from '../../src/must.js';
 
@@ -162,22 +162,10 @@ t.test(
   async (t) => {
     const d = await startTestDaemon();
     t.teardown(() => d.stop());
-    const other = await secondUser(d);
-    const made = await d.api('/workspaces', {
-      method: 'POST',
-      json: { name: 'Second workspace' },
-      headers: { authtoken: other.token },
-    });
-    const ws2 = (await made.json()) as { id: string; workspaceUserId: string };
-    const login = await d.api('/auth/login', {
-      method: 'POST',
-      noAuth: true,
-      json: { email: other.email, password: other.password, workspaceId: ws2.id },
-    });
-    const tok2 = ((await login.json()) as { authToken: string }).authToken;
+    const ws2 = await secondWorkspace(d);
     const here = await installPlatformApp(d);
     const there = await installPlatformApp(d, {
-      as: { token: tok2, mgmt: `/workspaces/${ws2.id}/workspaceUsers/${ws2.workspaceUserId}` },
+      as: ws2.as,
     });
     const general1 = (await here.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
     const general2 = (await there.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;

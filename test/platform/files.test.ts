@@ -8,7 +8,7 @@ import t from 'tap';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { until } from '../helpers/until.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { secondUser } from '../fixtures/redirects-flow.js';
+import { secondWorkspace } from '../fixtures/redirects-flow.js';
 import { installPlatformApp, platformClient, PLATFORM_SCOPES, sdkUploadFile } from '../helpers/platform-client.js';
 import { must } from '../../src/must.js';
 
@@ -118,26 +118,18 @@ t.test('a token of another workspace gets 404 for the file', async (t) => {
   const a = await installPlatformApp(d, { userScopes: WITH_FILES, botScopes: WITH_FILES });
   const file = await sdkUploadFile(a.user, Buffer.from('secret plans'), 'plans.txt', 'text/plain');
   t.equal(file.status, 200);
-  const other = await secondUser(d);
-  const made = await d.api('/workspaces', {
-    method: 'POST',
-    json: { name: 'Second workspace' },
-    headers: { authtoken: other.token },
-  });
-  const ws2 = (await made.json()) as { id: string; workspaceUserId: string };
-  const login = await d.api('/auth/login', {
-    method: 'POST',
-    noAuth: true,
-    json: { email: other.email, password: other.password, workspaceId: ws2.id },
-  });
-  const tok2 = ((await login.json()) as { authToken: string }).authToken;
+  const ws2 = await secondWorkspace(d);
   const there = await installPlatformApp(d, {
-    as: { token: tok2, mgmt: `/workspaces/${ws2.id}/workspaceUsers/${ws2.workspaceUserId}` },
+    as: ws2.as,
   });
   const res = await there.user.fetchFile(file.body.path);
   t.equal(res.status, 404, 'an app token of another workspace');
   t.equal(((await res.json()) as any).code, 'not_found');
-  t.equal((await fetch(file.body.path, { headers: { authtoken: tok2 } })).status, 404, 'a person of another workspace');
+  t.equal(
+    (await fetch(file.body.path, { headers: { authtoken: ws2.as.token } })).status,
+    404,
+    'a person of another workspace',
+  );
   const g2 = (await there.user.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
   t.equal((await there.user.postMessageToChannel(g2, 'steal', { files: [file.body.id] })).status, 400, 'nor attach it');
 });
