@@ -16,8 +16,8 @@ import type { AddressInfo } from 'node:net';
 import { isMain, percentile, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
 import { NotInBuild, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
 import { must } from '../src/must.js';
+import { installBenchApp, type OwnerCredentials } from './platform-app.js';
 
-const SCOPES = ['messages:read', 'messages:write', 'channels:list'];
 /** Posts per posting app, under the platform's 80 a minute whatever the pace. */
 const POSTS_PER_POSTER = 70;
 /** Samples before the timed ones (JIT, the daemon's connection pool to the receiver). */
@@ -77,42 +77,9 @@ class FanoutSide implements Side {
       nodeArgs: o.nodeArgs,
     });
     try {
-      const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8'));
-      const base = `${d.url}/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
-      const mgmt = (p: string, init: RequestInit = {}) =>
-        fetch(base + p, { ...init, headers: { authtoken: creds.authToken, 'content-type': 'application/json' } });
-      const install = async (name: string, events: string[]) => {
-        const m = {
-          name,
-          displayName: name,
-          bot: true,
-          botTitle: 'bench',
-          scopes: { botScopes: SCOPES, userScopes: SCOPES },
-          shortcuts: [],
-          slashCommands: [],
-          eventSubscriptions: { url: `${rx.url}/events/${name}`, events },
-          redirectUrls: ['http://localhost:9/redirect'],
-        };
-        const app = (await (await mgmt('/apps', { method: 'POST', body: JSON.stringify(m) })).json()) as {
-          id: string;
-          clientSecret: string;
-          appKey: string;
-        };
-        const q = new URLSearchParams({
-          clientId: app.id,
-          scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(','),
-          redirectUrl: 'http://localhost:9/redirect',
-        });
-        const { code } = (await (await mgmt(`/oauth2/grant?${q}`)).json()) as { code: string };
-        const form = new FormData();
-        for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code }))
-          form.append(k, v);
-        const tok = (await (await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form })).json()) as {
-          botToken: string;
-        };
-        if (!tok.botToken) throw new Error(`install failed: ${JSON.stringify({ app, code, tok })}`);
-        return { token: tok.botToken, 'x-app-token': app.appKey, 'content-type': 'application/json' };
-      };
+      const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as OwnerCredentials;
+      const install = (name: string, events: string[]) =>
+        installBenchApp(d.url, creds, name, { url: `${rx.url}/events/${name}`, events }).then((a) => a.headers);
       const posters = [await install('poster-0', [])];
       const listed = await fetch(`${d.url}/v1/channels`, { headers: posters[0] });
       if (listed.status === 404) throw new NotInBuild('no platform API (GET /v1/channels answered 404)');

@@ -11,11 +11,11 @@ import path from 'node:path';
 import { Pool } from 'undici';
 import { load, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
 import { must } from '../src/must.js';
+import { installBenchApp, type OwnerCredentials } from './platform-app.js';
 
 const CONC = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SCOPES = ['messages:read', 'messages:write', 'channels:list'];
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-'));
@@ -25,43 +25,9 @@ async function main() {
   );
   const d = await startDaemonProcess(dir);
   try {
-    const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as {
-      workspaceId: string;
-      workspaceUserId: string;
-      authToken: string;
-    };
+    const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as OwnerCredentials;
     const base = `/workspaces/${creds.workspaceId}/workspaceUsers/${creds.workspaceUserId}`;
-    const mgmt = (p: string, init: RequestInit = {}) =>
-      fetch(d.url + base + p, { ...init, headers: { authtoken: creds.authToken, 'content-type': 'application/json' } });
-    const m = {
-      name: 'bench-say',
-      displayName: 'Bench',
-      bot: true,
-      botTitle: 'bench',
-      scopes: { botScopes: SCOPES, userScopes: SCOPES },
-      shortcuts: [],
-      slashCommands: [],
-      eventSubscriptions: { url: '', events: [] },
-      redirectUrls: ['http://localhost:9/redirect'],
-    };
-    const app = (await (await mgmt('/apps', { method: 'POST', body: JSON.stringify(m) })).json()) as {
-      id: string;
-      clientSecret: string;
-      appKey: string;
-    };
-    const q = new URLSearchParams({
-      clientId: app.id,
-      scopes: [...SCOPES, ...SCOPES.map((s) => `bot:${s}`)].join(','),
-      redirectUrl: 'http://localhost:9/redirect',
-    });
-    const { code } = (await (await mgmt(`/oauth2/grant?${q}`)).json()) as { code: string };
-    const form = new FormData();
-    for (const [k, v] of Object.entries({ 'client-id': app.id, 'client-secret': app.clientSecret, code }))
-      form.append(k, v);
-    const { botToken } = (await (await fetch(`${d.url}/oauth2/access`, { method: 'POST', body: form })).json()) as {
-      botToken: string;
-    };
-    const sdk = { token: botToken, 'x-app-token': app.appKey, 'content-type': 'application/json' };
+    const { appId, headers: sdk } = await installBenchApp(d.url, creds, 'bench-say', { url: '', events: [] });
     const channels = (await (await fetch(`${d.url}/v1/channels`, { headers: sdk })).json()) as Array<{
       channel: { id: string; name: string };
     }>;
@@ -81,7 +47,7 @@ async function main() {
     const get = async () => {
       const r = await pool.request({
         method: 'GET',
-        path: `${base}/apps/mine/${app.id}`,
+        path: `${base}/apps/mine/${appId}`,
         headers: { authtoken: creds.authToken },
       });
       await r.body.dump();
