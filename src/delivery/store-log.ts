@@ -210,16 +210,19 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     }
   }
 
-  /** The delivery as written (undefined when its beginning is not in the store). */
+  /**
+   * The delivery as written (undefined when its beginning is not in the store). The state is read
+   * before the attempts, never beside them: an attempt is committed with the state it left, so the
+   * attempts read afterwards hold at least those of that state (read side by side, a state could be
+   * newer than the attempts read, and a failed delivery show one attempt fewer than it made).
+   */
   async function stored(id: string): Promise<DeliveryRecord | undefined> {
-    const [[h, s], attempts] = await Promise.all([
-      store.getMany([
-        { table: HEADS, id },
-        { table: STATES, id },
-      ]),
-      store.find(ATTEMPTS, 'deliveryId', id),
+    const [h, s] = await store.getMany([
+      { table: HEADS, id },
+      { table: STATES, id },
     ]);
-    return h ? assemble(h, attempts, s) : undefined;
+    if (!h) return undefined;
+    return assemble(h, await store.find(ATTEMPTS, 'deliveryId', id), s);
   }
 
   /** This daemon's entries about `id` not yet written (or being written), in order. */
