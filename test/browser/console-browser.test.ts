@@ -58,6 +58,10 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     t.match(await note.textContent(), /Error at \/slashCommands\/0\/command/);
     const line = await note.evaluate((el) => el.previousElementSibling?.textContent ?? '');
     t.match(line, /"command": "standup"/, 'the error is written under the line of its pointer');
+    // the page is shown before its script has run (it moves the focus): wait for it, then say where the focus is
+    await page
+      .waitForFunction(() => document.activeElement?.id === 'problems', null, { timeout: 5000 })
+      .catch(() => undefined);
     t.equal(await page.evaluate(() => document.activeElement?.id), 'problems', 'the problems get the focus');
     await shoot(page, 'app-new-error');
 

@@ -246,6 +246,10 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     await Promise.all([page.waitForLoadState('load'), composer.press('Enter')]);
     const dialog = page.getByRole('dialog', { name: 'New task' });
     await dialog.waitFor();
+    // the dialog is in the page before the page's script has run (it moves the focus): wait for the
+    // script, then say where the focus is
+    const inModal = () => !!document.getElementById('modal')?.contains(document.activeElement);
+    await page.waitForFunction(inModal, null, { timeout: 5000 }).catch(() => undefined);
     t.equal(
       await page.evaluate(() => document.activeElement?.getAttribute('name')),
       's.title.title_input',
