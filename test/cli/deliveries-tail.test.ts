@@ -79,6 +79,22 @@ t.test('deliveries tail', async (t) => {
     t.equal(tail.out.stderr, '', 'nothing but JSON lines');
   });
 
+  await t.test('it listens for Ctrl-C before it prints anything: a stop asked once it printed is heard', async (t) => {
+    // (a real process stopped between its first line and its signal handler would die of the signal)
+    let listening = false;
+    let listeningAtFirstWrite: boolean | undefined;
+    let stop: (s: string) => void = () => {};
+    const { io } = captureIo();
+    io.stopSignal = () => ((listening = true), new Promise<string>((r) => (stop = r)));
+    const write = io.stdout.write.bind(io.stdout);
+    io.stdout.write = (s: string) => ((listeningAtFirstWrite ??= listening), write(s));
+    const code = main(['node', BIN, ...g, 'deliveries', 'tail', '--app', a, '--interval-ms', '50'], io);
+    await until(() => listeningAtFirstWrite !== undefined);
+    t.equal(listeningAtFirstWrite, true, 'listening when the first line is written');
+    stop('SIGTERM');
+    t.equal(await code, 0);
+  });
+
   await t.test('--app naming no app of yours is an error', async (t) => {
     const r = await runMain([...g, 'deliveries', 'tail', '--app', 'app_nope']);
     t.equal(r.code, 4);

@@ -41,6 +41,13 @@ export function registerDeliveriesTail(deliveries: Command, run: Run): void {
           client.request<Delivery[]>('GET', `${client.base()}/deliveries`, {
             searchParams: { limit: String(n), ...(o.app ? { appId: String(o.app) } : {}) },
           });
+        // Ctrl-C is heard from the start: a stop that comes as soon as something is printed ends it cleanly
+        let stopped = false;
+        let wake: () => void = () => {};
+        void run.io.stopSignal().then(() => {
+          stopped = true;
+          wake();
+        });
         // attempts already shown, per delivery
         const shown = new Map<string, number>();
         const show = (d: Delivery, from: number) => {
@@ -65,12 +72,6 @@ export function registerDeliveriesTail(deliveries: Command, run: Run): void {
         for (const d of (await read(limit)).reverse()) show(d, Math.max(0, d.attempts.length - 1));
         if (!out.json) run.io.stderr.write(`following the deliveries${o.app ? ` of ${o.app}` : ''} (Ctrl-C to stop)\n`);
 
-        let stopped = false;
-        let wake: () => void = () => {};
-        void run.io.stopSignal().then(() => {
-          stopped = true;
-          wake();
-        });
         while (!stopped) {
           await new Promise<void>((r) => {
             const timer = setTimeout(r, interval);
