@@ -4,8 +4,8 @@
  * holds the record's lease (store.claim, or the creating daemon, which writes it already leased to
  * itself); a daemon killed mid-attempt loses its lease when it runs out and another one takes over.
  */
-import { isDeepStrictEqual } from 'node:util';
 import { StoreConflict, type Change, type Store } from '../store/types.js';
+import { onlyLeaseRenewed } from '../store/lease.js';
 import type { PendingDelivery } from '../model/delivery.js';
 
 export const PENDING_TABLE = 'pendingDeliveries';
@@ -50,7 +50,7 @@ export async function replacePending(
       if (!(e instanceof StoreConflict)) throw e;
       const current = await store.get(PENDING_TABLE, held.id);
       if (!current || !stillMine(current)) return false;
-      if (!leaseRenewed(expect, current) && ++rivals >= MAX_RIVAL_CHANGES) return false;
+      if (!onlyLeaseRenewed(expect, current) && ++rivals >= MAX_RIVAL_CHANGES) return false;
       expect = current;
     }
   }
@@ -58,12 +58,6 @@ export async function replacePending(
 
 /** Conflicts with a change other than a lease renewal that replacePending retries after, at the most. */
 const MAX_RIVAL_CHANGES = 4;
-
-/** Whether `current` is `before` with only its lease renewed, by the same owner. */
-function leaseRenewed(before: PendingDelivery, current: PendingDelivery): boolean {
-  const rest = ({ leaseUntil: _until, ...r }: PendingDelivery): unknown => JSON.parse(JSON.stringify(r));
-  return before.leaseOwner === current.leaseOwner && isDeepStrictEqual(rest(before), rest(current));
-}
 
 /**
  * For a store only one daemon uses (the embedded one; the composition root decides): leases held by

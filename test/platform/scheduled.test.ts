@@ -244,3 +244,48 @@ t.test('occurrences that went by while no daemon posted are skipped, not posted 
     'posted once',
   );
 });
+
+t.test(
+  "a post slower than a poll is posted once: the daemon's own poll renewing its lease meanwhile is no rival",
+  async (t) => {
+    const clock = createTestClock();
+    const now = clock.now();
+    const d = await startTestDaemon({ clock });
+    t.teardown(() => d.stop());
+    const { bot } = await installPlatformApp(d);
+    const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+    await bot.createScheduledMessage({ channelId: general, text: 'slow to post', sendAt: now + 60_000 });
+
+    // The post's commit (the message, and the schedule as leased) waits until the test lets it go: a post slower
+    // than a poll, each time it is made.
+    const store = d.parts.store;
+    const commit = store.commit.bind(store);
+    let holding = true;
+    let held: (() => void) | undefined;
+    let posts = 0;
+    store.commit = async (changes, expect) => {
+      if (holding && changes.some((c) => c.table === 'wsScheduledMessages') && expect?.length) {
+        posts++;
+        await new Promise<void>((r) => (held = r));
+      }
+      return commit(changes, expect);
+    };
+    t.teardown(() => void (store.commit = commit));
+    const heldAgain = async () => must(await untilHolds(() => held));
+
+    await clock.advance(60_000 + 50); // its time: a poll leases it and the post begins
+    for (let round = 0; round < 3; round++) {
+      const release = await heldAgain();
+      held = undefined;
+      if (round === 2) holding = false;
+      await clock.advance(250); // the next poll renews the lease of the post under way
+      release(); // which then meets the renewal, and is made again with the record as it is now
+    }
+    const posted = async () =>
+      (await bot.fetchMessages(general, undefined, 10)).body.messages.filter((m: any) => m.text === 'slow to post');
+    const once = await untilHolds(posted, (list) => list.length > 0);
+    t.equal(once.length, 1, 'posted once');
+    t.equal(posts, 3, 'each post met a renewal, and was made again');
+    t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'no longer pending');
+  },
+);

@@ -24,6 +24,7 @@ import type { Messages } from './messages.js';
 import { WT, type ScheduledRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import { createPoller } from '../../poller.js';
+import { onlyLeaseRenewed } from '../../store/lease.js';
 import { nextOccurrence, parseRecurrence } from './recurrence.js';
 
 /**
@@ -32,6 +33,8 @@ import { nextOccurrence, parseRecurrence } from './recurrence.js';
  */
 const [TICK_MS, POLL_MAX_MS] = [250, 1000];
 const LEASE_MS = 30_000;
+/** How many times a post is made again after this daemon's own poll renewed its lease meanwhile. */
+const MAX_RENEWALS = 16;
 const CLAIM_LIMIT = 50;
 const MAX_SEND_AT = 4_000_000_000_000;
 const LIST_MAX = 100;
@@ -211,25 +214,39 @@ export function createScheduledMessages(deps: ScheduledDeps) {
    * Post one that is due; one its author can no longer post (channel gone or hidden, author gone) is dropped with a
    * warning.
    */
-  async function fire(s: ScheduledRecord): Promise<void> {
-    const forget = [{ table: WT.scheduled, id: s.id, value: null }];
-    const then = afterPost(s);
-    try {
-      // only while the record is as leased: a lease that ran out and was taken by another daemon posts nothing here
-      await messages.postScheduled(
-        { workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) },
-        s.channelId,
-        { text: s.text, blocks: s.blocks, attachments: s.attachments },
-        [then],
-        asRead(s),
-      );
-      if (then.value) poller.wakeAt(then.value.sendAt);
-    } catch (e) {
-      if (isConflict(e)) return;
-      logger.warn('scheduled message dropped', { id: s.id, channelId: s.channelId, reason: (e as Error).message });
-      await store.commit(forget, asRead(s)).catch((e2) => {
-        if (!isConflict(e2)) throw e2;
-      });
+  async function fire(leased: ScheduledRecord): Promise<void> {
+    let s = leased;
+    for (let renewals = 0; ; renewals++) {
+      const then = afterPost(s);
+      try {
+        // only while the record is as leased: a lease that ran out and was taken by another daemon posts nothing here
+        await messages.postScheduled(
+          { workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) },
+          s.channelId,
+          { text: s.text, blocks: s.blocks, attachments: s.attachments },
+          [then],
+          asRead(s),
+        );
+        if (then.value) poller.wakeAt(then.value.sendAt);
+        return;
+      } catch (e) {
+        if (isConflict(e)) {
+          // This daemon's next poll renews the leases it holds on due records: a post slower than a poll
+          // met its own renewal, no rival. It is made again with the record as it is now, or each slow
+          // post would meet the next renewal and the message never be posted.
+          const now = await store.get(WT.scheduled, s.id);
+          if (now && now.leaseOwner === instanceId && onlyLeaseRenewed(s, now) && renewals < MAX_RENEWALS) {
+            s = now;
+            continue;
+          }
+          return; // changed, or taken over after the lease ran out: not ours to post
+        }
+        logger.warn('scheduled message dropped', { id: s.id, channelId: s.channelId, reason: (e as Error).message });
+        await store.commit([{ table: WT.scheduled, id: s.id, value: null }], asRead(s)).catch((e2) => {
+          if (!isConflict(e2)) throw e2;
+        });
+        return;
+      }
     }
   }
 

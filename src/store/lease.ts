@@ -1,0 +1,18 @@
+/**
+ * Leases on records (store.claim writes them): a daemon leases a due record to act on it, and the
+ * same daemon's next claim renews the leases it holds on records still due. A change it makes with
+ * the record as leased as its expectation then conflicts with that renewal, which is no rival change.
+ */
+import { isDeepStrictEqual } from 'node:util';
+
+/** The fields store.claim writes on a record it leases. */
+export interface Leased {
+  leaseOwner?: string;
+  leaseUntil?: number;
+}
+
+/** Whether `current` is `before` with only its lease renewed, by the same owner. */
+export function onlyLeaseRenewed<T extends Leased>(before: T, current: T): boolean {
+  const rest = ({ leaseUntil: _until, ...r }: T): unknown => JSON.parse(JSON.stringify(r));
+  return before.leaseOwner === current.leaseOwner && isDeepStrictEqual(rest(before), rest(current));
+}
