@@ -126,10 +126,22 @@ try {
  * process that starts a daemon cost (measured: 1.35 s of CPU against 0.67 s). Each file's TAP is
  * printed as a subtest of one stream, as tap's runner prints it, and counted from that stream.
  */
+/**
+ * APPREG_TEST_CPU=<file.json>: what each test file cost in CPU seconds (user and system, its child
+ * processes included, through /usr/bin/time), and the run cluster's PostgreSQL server, written to
+ * that file: on a machine shared with other work the wall times mislead, the CPU does not.
+ */
+const CPU_FILE = process.env.APPREG_TEST_CPU;
+const cpu = {};
 function runFile(run) {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, ['--enable-source-maps', run.file], {
+    const timeOut = CPU_FILE && fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-test-cpu-'));
+    const argv = ['--enable-source-maps', run.file];
+    const [command, args] = timeOut
+      ? ['/usr/bin/time', ['-f', '%U %S', '-o', path.join(timeOut, 'cpu'), process.execPath, ...argv]]
+      : [process.execPath, argv];
+    const child = spawn(command, args, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, ...run.env, TAP_TIMEOUT: String(TIMEOUT_S) },
@@ -144,6 +156,11 @@ function runFile(run) {
     }, (TIMEOUT_S + 30) * 1000);
     child.on('close', (code, signal) => {
       clearTimeout(kill);
+      if (timeOut) {
+        const [user, sys] = fs.readFileSync(path.join(timeOut, 'cpu'), 'utf8').trim().split('\n').at(-1).split(' ').map(Number);
+        fs.rmSync(timeOut, { recursive: true });
+        cpu[run.name] = { cpu: +(user + sys).toFixed(2), user, sys };
+      }
       resolve({ ...run, out, code, signal, timedOut, ms: performance.now() - t0 });
     });
   });
@@ -214,6 +231,25 @@ if (process.env.APPREG_TEST_MATRIX === '0' || matrix.length === 0) {
   for (const file of matrix) runs.push({ file, name: `[postgres] ${file}`, env: { ...env, APPREG_TEST_STORE: 'postgres' } });
 }
 const result = await runAll(runs);
+/** CPU seconds of the cluster's server and the backends it reaped (/proc stat, in ticks of 1/100 s). */
+function clusterCpu(port) {
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmdline;
+    try {
+      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone
+    }
+    if (!cmdline[0]?.endsWith('/postgres') || cmdline.join(' ').indexOf(`-p ${port} `) < 0) continue;
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return +([11, 12, 13, 14].reduce((sum, i) => sum + Number(f[i]), 0) / 100).toFixed(2);
+  }
+  return undefined;
+}
+if (CPU_FILE) {
+  if (cluster) cpu['postgres server'] = { cpu: clusterCpu(new URL(cluster.url('postgres')).port) };
+  fs.writeFileSync(CPU_FILE, JSON.stringify(cpu, null, 1) + '\n');
+}
 await cluster?.stop();
 fs.writeFileSync(TIMES_FILE, JSON.stringify({ ...lastTimes, ...result.times }, null, 1) + '\n');
 const total = { passed: result.counts.passed, failed: result.counts.failed, skipped: result.counts.skipped + skipped.length };
