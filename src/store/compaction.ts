@@ -53,8 +53,8 @@ export class Compactor {
   }
 
   /**
-   * A compaction rewrites the whole data file (streamed: only the capture, a copy of the
-   * table maps, is synchronous), so let the journal grow to the file's size before folding
+   * A compaction rewrites the whole data file (streamed: only the capture, a copy of each
+   * table's ids and record texts, is synchronous), so let the journal grow to the file's size before folding
    * it in: the rewrite cost per journaled byte stays constant as the data grows.
    */
   #threshold(): number {

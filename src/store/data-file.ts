@@ -15,7 +15,9 @@ import { chmod, open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DATA_FILE, DATA_FORMAT_VERSION, isPlainObject, isSeq } from './format.js';
 import { fsyncPath } from './fsync.js';
-import { Tables, type TableSnapshot } from './tables.js';
+import { FileSink } from './file-sink.js';
+import type { TableSnapshot } from './snapshot.js';
+import { Tables } from './tables.js';
 import { StoreCorruptError } from './types.js';
 
 /** The data file as read: its journalSeq and its records, loaded into memory. */
@@ -154,9 +156,6 @@ export interface SnapshotContent {
   tables: TableSnapshot;
 }
 
-/** Bytes gathered before each write of a streamed snapshot. */
-const CHUNK_CHARS = 1 << 20;
-
 /** Writes snapshots of memory as appreg.json (temp file + rename), 0600, fsynced. */
 export class SnapshotWriter {
   readonly #dir: string;
@@ -169,7 +168,11 @@ export class SnapshotWriter {
   /** Whether appreg.json exists. */
   exists: boolean;
 
-  constructor(dir: string, onDisk: { seq: number; bytes: number; exists: boolean }) {
+  /** The size of the buffer a snapshot is written through. */
+  readonly #bufferBytes: number;
+
+  constructor(dir: string, onDisk: { seq: number; bytes: number; exists: boolean }, bufferBytes = 1 << 20) {
+    this.#bufferBytes = bufferBytes;
     this.#dir = dir;
     this.#file = path.join(dir, DATA_FILE);
     this.#tempFile = path.join(dir, `.${DATA_FILE}.tmp`);
@@ -191,29 +194,29 @@ export class SnapshotWriter {
       await h.chmod(0o600);
       const snap = capture();
       seq = snap.seq;
-      let chunk = `{"formatVersion":${DATA_FORMAT_VERSION},"journalSeq":${seq},"tables":{\n`;
-      const flush = async () => {
-        const buf = Buffer.from(chunk, 'utf8');
-        chunk = '';
-        for (let off = 0; off < buf.length;) off += (await h.write(buf, off, buf.length - off)).bytesWritten;
-        bytes += buf.length;
-      };
+      const out = new FileSink(h, this.#bufferBytes);
+      await out.putAny(`{"formatVersion":${DATA_FORMAT_VERSION},"journalSeq":${seq},"tables":{\n`);
       let firstTable = true;
-      for (const [name, records] of snap.tables) {
-        if (!records.size) continue;
-        chunk += `${firstTable ? '' : ','}${JSON.stringify(name)}:{\n`;
-        firstTable = false;
+      for (const name of snap.tables.names()) {
         let first = true;
-        for (const [id, json] of records) {
-          chunk += `${first ? '' : ','}${JSON.stringify(id)}:${json}\n`;
+        for (const [id, json] of snap.tables.records(name)) {
+          if (first) await out.putAny(`${firstTable ? '' : ','}${JSON.stringify(name)}:{\n`);
+          const key = JSON.stringify(id);
+          // `,"<id>":<record>\n`, straight into the sink's buffer (a record larger than it goes on its own)
+          if (!out.fits(key.length + json.length + 3)) await out.flush();
+          if (out.fits(key.length + json.length + 3)) {
+            out.put(first ? `${key}:` : `,${key}:`);
+            out.put(json);
+            out.put('\n');
+          } else await out.putAny(`${first ? '' : ','}${key}:${json}\n`);
           first = false;
-          if (chunk.length >= CHUNK_CHARS) await flush();
+          firstTable = false;
         }
-        chunk += '}\n';
-        snap.tables.delete(name); // written: its copy of the table can go
+        if (!first) await out.putAny('}\n');
       }
-      chunk += '}}\n';
-      await flush();
+      await out.putAny('}}\n');
+      await out.flush();
+      bytes = out.bytes;
       await h.sync();
     } finally {
       await h.close();

@@ -37,7 +37,8 @@ import {
   validateExpectations,
 } from './embedded-ops.js';
 import { recover } from './recovery.js';
-import { toJsonChanges, undoOnSnapshot, validateChanges, type JsonChange } from './tables.js';
+import { TableSnapshot } from './snapshot.js';
+import { toJsonChanges, validateChanges, type JsonChange } from './tables.js';
 import {
   idUnstorable,
   jsonHoldsUnstorable,
@@ -183,13 +184,14 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
     dir,
     writer,
     snapshot,
-    // Captured synchronously; commits not yet acknowledged are undone in the copy (their
+    // Captured synchronously; commits not yet acknowledged are undone in the view (their
     // write may still fail and roll them back), so the snapshot holds acknowledged seqs only.
     capture: () => {
-      const snap = tables.snapshot();
       const pending = writer.unacknowledged();
-      undoOnSnapshot(snap, pending);
-      return { seq: pending.length ? must(pending[0]).seq - 1 : lastSeq, tables: snap };
+      return {
+        seq: pending.length ? must(pending[0]).seq - 1 : lastSeq,
+        tables: new TableSnapshot(tables.copyEntries(), pending),
+      };
     },
     everyBytes: opts.compactEveryBytes ?? 4 * 1024 * 1024,
     idleMs: opts.compactIdleMs ?? 2000,

@@ -26,9 +26,6 @@ const SHARED_CHARS = 10_000_000;
 /** Records whose first shared read is noted (a reference to the stored text each), at most. */
 const SHARED_NOTES = 100_000;
 
-/** A point-in-time copy of the table structure: table → id → record JSON (strings are shared). */
-export type TableSnapshot = Map<string, Map<string, string>>;
-
 /** Throws TypeError unless `changes` is an array of well-formed Change objects. */
 export function validateChanges(changes: unknown): asserts changes is Change<AnyTables>[] {
   if (!Array.isArray(changes)) throw new TypeError('commit: changes must be an array');
@@ -262,10 +259,13 @@ export class Tables {
     this.#set(table, id, json, value);
   }
 
-  /** Copy the table structure at this instant (the strings are shared, never mutated). */
-  snapshot(): TableSnapshot {
-    const out: TableSnapshot = new Map();
-    for (const [name, t] of this.#tables) out.set(name, new Map(t));
+  /**
+   * Each table's ids and record texts at this instant, as two arrays of exactly its size (the
+   * strings are shared, never mutated): what a compaction writes (snapshot.ts).
+   */
+  copyEntries(): Map<string, { ids: string[]; texts: string[] }> {
+    const out = new Map<string, { ids: string[]; texts: string[] }>();
+    for (const [name, t] of this.#tables) out.set(name, { ids: [...t.keys()], texts: [...t.values()] });
     return out;
   }
 
@@ -323,23 +323,6 @@ export class Tables {
       if (!ids) continue;
       ids.delete(id);
       if (ids.size === 0) idx.delete(k);
-    }
-  }
-}
-
-/** Apply undo records, newest first, to a snapshot (a copy taken from Tables.snapshot()). */
-export function undoOnSnapshot(snap: TableSnapshot, undos: readonly CommitUndo[]): void {
-  for (let i = undos.length - 1; i >= 0; i--) {
-    const { prev } = must(undos[i]);
-    for (let j = prev.length - 1; j >= 0; j--) {
-      const { table, id, json } = must(prev[j]);
-      let t = snap.get(table);
-      if (json === undefined) {
-        t?.delete(id);
-        continue;
-      }
-      if (!t) snap.set(table, (t = new Map()));
-      t.set(id, json);
     }
   }
 }
