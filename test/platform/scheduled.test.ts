@@ -26,6 +26,17 @@ async function jumpTo(clock: TestClock, at: number) {
   await clock.advance(1000);
 }
 
+/** A daemon on a test clock with a platform app installed in it: the app's bot and the id of #general. */
+async function botOnTestClock(t: Tap.Test) {
+  const clock = createTestClock();
+  const now = clock.now();
+  const d = await startTestDaemon({ clock });
+  t.teardown(() => d.stop());
+  const { bot } = await installPlatformApp(d);
+  const general: string = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  return { clock, now, d, bot, general };
+}
+
 t.test('create, list, get, edit, delete; only the author sees them; posted at their time', async (t) => {
   const clock = createTestClock();
   const now = clock.now();
@@ -136,12 +147,7 @@ t.test(
 );
 
 t.test('limit: the soonest `limit` of them, and hasMore', async (t) => {
-  const clock = createTestClock();
-  const now = clock.now();
-  const d = await startTestDaemon({ clock });
-  t.teardown(() => d.stop());
-  const { bot } = await installPlatformApp(d);
-  const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+  const { now, bot, general } = await botOnTestClock(t);
   for (const [i, text] of ['third', 'first', 'second'].entries())
     await bot.createScheduledMessage({ channelId: general, text, sendAt: now + must([30, 10, 20][i]) * 60_000 });
   const one = await bot.fetchScheduledMessages(undefined, 1);
@@ -248,12 +254,7 @@ t.test('occurrences that went by while no daemon posted are skipped, not posted 
 t.test(
   "a post slower than a poll is posted once: the daemon's own poll renewing its lease meanwhile is no rival",
   async (t) => {
-    const clock = createTestClock();
-    const now = clock.now();
-    const d = await startTestDaemon({ clock });
-    t.teardown(() => d.stop());
-    const { bot } = await installPlatformApp(d);
-    const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+    const { clock, now, d, bot, general } = await botOnTestClock(t);
     await bot.createScheduledMessage({ channelId: general, text: 'slow to post', sendAt: now + 60_000 });
 
     // The post's commit (the message, and the schedule as leased) waits until the test lets it go: a post slower
