@@ -61,3 +61,18 @@ t.test('passwords are scrypt hashes that verify only the right password', async 
   t.notOk(await verifyPassword('wrong horse', h));
   t.equal(sha256('x').length, 43);
 });
+
+t.test('sha256 is SHA-256 of the UTF-8 text, base64url: the digests stored records are keyed by', async (t) => {
+  // FIPS 180-2's vectors, and a text of several bytes per character: a store written by any version keys alike
+  t.equal(
+    sha256(''),
+    Buffer.from('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'hex').toString('base64url'),
+  );
+  t.equal(
+    sha256('abc'),
+    Buffer.from('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', 'hex').toString('base64url'),
+  );
+  t.equal(sha256('é✓😀'), crypto.createHash('sha256').update(Buffer.from('é✓😀', 'utf8')).digest('base64url'));
+  t.ok(safeEqual('é✓😀', 'é✓😀'));
+  t.notOk(safeEqual('é✓😀', 'é✓😁'));
+});
