@@ -234,9 +234,9 @@ export function createScheduledMessages(deps: ScheduledDeps) {
           // This daemon's next poll renews the leases it holds on due records: a post slower than a poll
           // met its own renewal, no rival. It is made again with the record as it is now, or each slow
           // post would meet the next renewal and the message never be posted.
-          const now = await store.get(WT.scheduled, s.id);
-          if (now && now.leaseOwner === instanceId && onlyLeaseRenewed(s, now) && renewals < MAX_RENEWALS) {
-            s = now;
+          const current = await store.get(WT.scheduled, s.id);
+          if (current && current.leaseOwner === instanceId && onlyLeaseRenewed(s, current) && renewals < MAX_RENEWALS) {
+            s = current;
             continue;
           }
           return; // changed, or taken over after the lease ran out: not ours to post
