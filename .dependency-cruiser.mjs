@@ -20,10 +20,10 @@ export default {
     {
       name: 'cli-talks-http',
       comment:
-        'The CLI talks to the daemon over HTTP only. Besides its own modules it reads the manifest schema (apps validate, offline), the list of console pages (open --path), the clock (its waiting line runs on the clock it is given) and the check of a value known to be there (must.ts); serve and db are the exceptions below.',
+        'The CLI talks to the daemon over HTTP only. Besides its own modules it reads the manifest schema (apps validate, offline), the list of console pages (open --path), the clock (its waiting line runs on the clock it is given), the check of a value known to be there (must.ts), the rule for the default data directory (default-data-dir.ts, which serve shares, so that the CLI finds the daemon serve started) and the version (version.ts); serve and db are the exceptions below.',
       severity: 'error',
       from: { path: '^src/cli/', pathNot: '^src/cli/commands/(serve|db)\\.ts$' },
-      to: { path: '^src/', pathNot: '^src/(cli/|apptest/|validation/|console-pages\\.ts$|clock\\.ts$|must\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(cli/|apptest/|validation/|console-pages\\.ts$|clock\\.ts$|must\\.ts$|default-data-dir\\.ts$|version\\.ts$)' },
     },
     {
       name: 'apptest-is-a-client',
@@ -50,12 +50,12 @@ export default {
     },
     {
       name: 'cli-db-loads-storage-only',
-      comment: 'db works on the stored data itself: the PostgreSQL schema and transfers, the delivery log and file bytes it copies, and the data directory lock (server/data-dir.ts). No service, no daemon.',
+      comment: 'db works on the stored data itself: the PostgreSQL schema and transfers, the live backup of an embedded store, the delivery log and file bytes it copies, and the data directory lock (server/data-dir.ts). No service, no daemon.',
       severity: 'error',
       from: { path: '^src/cli/commands/db\\.ts$' },
       to: {
         path: '^src/(server|store|services|delivery|files|model)/',
-        pathNot: '^src/(server/data-dir\\.ts|store/postgres/|delivery/log-transfer\\.ts|files/blob-transfer\\.ts)',
+        pathNot: '^src/(server/data-dir\\.ts|store/postgres/|store/backup\\.ts|delivery/log-transfer\\.ts|files/blob-transfer\\.ts)',
       },
     },
     {

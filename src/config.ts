@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { defaultDataDir } from './default-data-dir.js';
 import type { LogFormat } from './logger.js';
 import { must } from './must.js';
 
@@ -135,7 +136,7 @@ export const DEFAULT_PORT = 8740;
 export const defaults: Config = {
   host: '127.0.0.1',
   port: DEFAULT_PORT,
-  dataDir: './data',
+  dataDir: 'data',
   databasePoolSize: 10,
   deliveryLeaseMs: 30_000,
   logLevel: 'info',
@@ -320,7 +321,9 @@ export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
   const out: Record<string, unknown> = { ...defaults };
-  const dataDir = (flags.dataDir as string | undefined) ?? env.APPREG_DATA_DIR ?? defaults.dataDir;
+  // the default is decided here, not in `defaults`: it depends on where appreg is installed (data-dir.ts)
+  const dataDir = (flags.dataDir as string | undefined) ?? (env.APPREG_DATA_DIR || defaultDataDir(env));
+  out.dataDir = dataDir;
   const file = flags.config ?? env.APPREG_CONFIG ?? path.join(dataDir, 'config.json');
   if (fs.existsSync(file)) {
     let parsed: unknown;

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { resolveDataDir } from '../default-data-dir.js';
 import { CliError, EXIT } from './output.js';
 import type { GlobalOpts, Io } from './run.js';
 
@@ -14,7 +15,7 @@ export interface Credentials {
   authToken: string;
 }
 
-const dataDirOf = (io: Io, g: GlobalOpts) => path.resolve(io.cwd, g.dataDir ?? io.env.APPREG_DATA_DIR ?? './data');
+const dataDirOf = (io: Io, g: GlobalOpts) => resolveDataDir(g.dataDir, io.env, io.cwd);
 const trimSlashes = (url: string) => url.replace(/\/+$/, '');
 
 /** The URL in <data-dir>/daemon.json, written by the daemon that data dir runs. */

@@ -16,7 +16,10 @@ type Opts = GlobalOpts & Record<string, unknown>;
 export function globalOptions(program: Command): Command {
   return program
     .option('--url <url>', 'daemon URL [APPREG_URL] (default: read from <data-dir>/daemon.json)')
-    .option('--data-dir <dir>', 'data directory of the local daemon [APPREG_DATA_DIR] (default ./data)')
+    .option(
+      '--data-dir <dir>',
+      'data directory of the local daemon [APPREG_DATA_DIR] (default: data/ of a clone, else ~/.local/share/appreg)',
+    )
     .option('--token <token>', 'management token to use [APPREG_TOKEN]')
     .option('--json', 'machine-readable JSON output');
 }

@@ -23,7 +23,8 @@
  * - docs/postgresql.md: `sudo -u postgres` is the throwaway cluster's administrator, `/srv/` a
  *   folder of the temporary directory, 127.0.0.1:5432 the cluster's address.
  * HOME is a temporary directory (`appreg login` saves there) and there is no display (`appreg
- * open` prints its link).
+ * open` prints its link). The data directory a clone uses by default, data/ of the clone, is data/ of the temporary
+ * directory (APPREG_DATA_DIR), never this repository's own.
  */
 import t from 'tap';
 import fs from 'node:fs';
@@ -62,6 +63,8 @@ const env: Record<string, string> = {
   LANG: 'C.UTF-8',
   NO_COLOR: '1',
   APPREG_PORT: '0',
+  // the clone's default data directory (data/ of the clone) is this test's copy's: a person runs the README in the clone
+  APPREG_DATA_DIR: path.join(work, 'data'),
 };
 const shell: ShellSession = shellSession({ cwd: work, env, logDir: logs });
 t.teardown(() => shell.close());

@@ -1,5 +1,6 @@
 /** appreg serve: the only command that loads the server, and only when it runs. */
 import path from 'node:path';
+import { resolveDataDir } from '../../default-data-dir.js';
 import type { Command } from 'commander';
 import { loadConfig, ConfigError, DEFAULT_PORT } from '../../config.js';
 import { CliError, EXIT } from '../output.js';
@@ -24,7 +25,10 @@ export function registerServe(program: Command, run: Run): void {
     )
     .option('--host <host>', 'address to listen on [APPREG_HOST] (default 127.0.0.1)')
     .option('--port <port>', `port to listen on, 0 picks a free one [APPREG_PORT] (default ${DEFAULT_PORT})`)
-    .option('--data-dir <dir>', 'data directory [APPREG_DATA_DIR] (default ./data)')
+    .option(
+      '--data-dir <dir>',
+      'data directory [APPREG_DATA_DIR] (default: data/ of a clone, else ~/.local/share/appreg)',
+    )
     .option(
       '--database-url <url>',
       'PostgreSQL instead of the embedded store; any number of daemons may share it [APPREG_DATABASE_URL]',
@@ -112,8 +116,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
           logger.info(
             `first start: created workspace ${handle.bootstrapped.workspaceId} and its owner ${handle.bootstrapped.email}; the CLI on this machine uses ${config.dataDir}/credentials.json, no login needed`,
           );
-          // The data dir the CLI would find by itself (global --data-dir, APPREG_DATA_DIR, ./data); else say it.
-          const found = path.resolve(run.io.cwd, run.io.env.APPREG_DATA_DIR ?? './data') === config.dataDir;
+          // The data dir the CLI would find by itself (APPREG_DATA_DIR, else the default); else say it.
+          const found = resolveDataDir(undefined, run.io.env, run.io.cwd) === config.dataDir;
           logger.info(
             `to sign a browser in as the owner (who has no password): appreg open${found ? '' : ` --data-dir ${shellWord(config.dataDir)}`}`,
           );
