@@ -3,7 +3,6 @@
  * API through client.ts. Only commander and the CLI's own small modules load at start; what a
  * command needs beyond that (the server, the manifest validator) it imports when it runs.
  */
-import fs from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT, EXIT_HELP, colourOn } from './output.js';
 import { globalOptions } from './options.js';
@@ -19,27 +18,13 @@ import { registerMessages } from './commands/messages.js';
 import { registerSay } from './commands/say.js';
 import { registerGroups } from './commands/groups.js';
 import { registerTest } from './commands/test.js';
-
-/**
- * The version in package.json, read as a file (dist/src/cli/main.js → ../../../package.json): no JSON module import at
- * start.
- */
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
+import { APPREG_VERSION } from '../version.js';
 
 export function buildProgram(run: Run): Command {
   const { io } = run;
   const program = globalOptions(new Command('appreg'))
     .description('Register, authorize and exercise team-messaging workspace apps against a self-hosted daemon.')
-    .version(packageVersion(), '-V, --version', 'print the version of appreg')
+    .version(APPREG_VERSION, '-V, --version', 'print the version of appreg')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',

@@ -4,7 +4,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 
 /** Why the daemon refused to start; `reason` lets the CLI pick its exit code. */
-export type StartupReason = 'locked' | 'port_in_use' | 'key' | 'data';
+export type StartupReason = 'locked' | 'port_in_use' | 'key' | 'data' | 'newer_data';
 
 export class StartupError extends Error {
   constructor(
@@ -266,4 +266,56 @@ export function readOrMakeKey(keyFile: string, dataExists: boolean): { key: Buff
 /** Write a key `readOrMakeKey` made (0600, durably). */
 export function writeKey(keyFile: string, key: Buffer): void {
   writeFile0600(keyFile, key.toString('base64url') + '\n');
+}
+
+/**
+ * The data directory's stamp, `version.json`: which appreg last started on it and the format of the directory it
+ * wrote. A newer appreg opens what an older one wrote (and stamps it as its own); an older one refuses a
+ * directory stamped with a format it does not know, naming both versions, before it reads or writes anything else.
+ */
+export const DATA_DIR_FORMAT = 1;
+const STAMP = 'version.json';
+
+interface Stamp {
+  appreg: string;
+  format: number;
+}
+
+/** Refuse a data directory a newer appreg wrote; a missing stamp is a directory from before stamps (0.1.0) or a new one. */
+export function checkDataDirStamp(dir: string, version: string): void {
+  let raw: string;
+  try {
+    raw = fs.readFileSync(path.join(dir, STAMP), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new StartupError(`refusing to start: cannot read ${path.join(dir, STAMP)}: ${(e as Error).message}`);
+  }
+  let stamp: Partial<Stamp>;
+  try {
+    stamp = JSON.parse(raw) as Partial<Stamp>;
+  } catch {
+    throw new StartupError(
+      `refusing to start: ${path.join(dir, STAMP)} is not valid JSON (the file was left unchanged)`,
+    );
+  }
+  if (typeof stamp.format !== 'number' || !Number.isSafeInteger(stamp.format) || stamp.format < 1) {
+    throw new StartupError(
+      `refusing to start: ${path.join(dir, STAMP)} has no valid "format" (the file was left unchanged)`,
+    );
+  }
+  if (stamp.format > DATA_DIR_FORMAT) {
+    const by = typeof stamp.appreg === 'string' ? `appreg ${stamp.appreg}` : 'a newer appreg';
+    throw new StartupError(
+      `refusing to start: the data directory ${dir} was written by ${by} (data directory format ${stamp.format}); ` +
+        `this is appreg ${version}, which knows formats up to ${DATA_DIR_FORMAT}. Run ${by} or newer on it, ` +
+        `or start this version on a backup made before the upgrade (docs/operations.md)`,
+      'newer_data',
+    );
+  }
+}
+
+/** Stamp the data directory as this appreg's (after the start was accepted). */
+export function stampDataDir(dir: string, version: string): void {
+  const stamp: Stamp = { appreg: version, format: DATA_DIR_FORMAT };
+  writeFile0600(path.join(dir, STAMP), JSON.stringify(stamp, null, 2) + '\n');
 }

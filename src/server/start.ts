@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { systemClock, type Clock } from '../clock.js';
+import { APPREG_VERSION } from '../version.js';
 import { openEmbeddedStore } from '../store/embedded-store.js';
 import type { StoreIo } from '../store/fsync.js';
 import { StoreCorruptError, type Store, type StoreReads } from '../store/types.js';
@@ -17,6 +18,8 @@ import { createHttpApp } from './app.js';
 import { composeDaemon, type Daemon } from './compose.js';
 import {
   acquireLock,
+  checkDataDirStamp,
+  stampDataDir,
   ensureDataDir,
   readOrMakeKey,
   removeIfEmpty,
@@ -80,6 +83,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
   let writing = false;
   try {
     releaseLock = acquireLock(config.dataDir);
+    checkDataDirStamp(config.dataDir, APPREG_VERSION);
     const dataExists =
       fs.existsSync(path.join(config.dataDir, 'appreg.json')) ||
       fs.readdirSync(config.dataDir).some((f) => f.startsWith('appreg.journal'));
@@ -106,6 +110,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     // 2. Accepted: the writes of a start — the key (first start), the key-check value, the owner's
     //    credentials (first start: the workspace too), then serving, then daemon.json.
     writing = true;
+    stampDataDir(config.dataDir, APPREG_VERSION);
     if (keyMade) writeKey(keyFile, masterKey);
     const keyCheck = await recordMasterKey(store, must(verdict), masterKey, keyOpts);
     if (keyCheck.how === 'trust-on-first-use')
