@@ -1,9 +1,10 @@
 /**
- * appreg db: the PostgreSQL database several daemons share. `migrate` creates or updates its
- * schema (daemons also do it at start), `import` copies a data directory's records into an empty
- * database, `export` copies a database back into a new data directory. Nothing is ever
- * overwritten, and every copy is verified (records and a digest per table) before it is reported.
- * The key file is never copied: it stays with the user, who gives it to every daemon.
+ * appreg db: the stored data itself. For the PostgreSQL database several daemons share, `migrate` creates or
+ * updates its schema (daemons also do it at start), `import` copies a data directory's records into an empty
+ * database, `export` copies a database back into a new data directory (the key file is not copied: it stays with
+ * the user, who gives it to every daemon). For the embedded store, `backup` copies a data directory, key file
+ * included, while its daemon runs. Nothing is ever overwritten, and every copy is read back (records and a digest
+ * per table) before it is reported.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { CliError, EXIT, table, type Out } from '../output.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';
+import { resolveDataDir } from '../../default-data-dir.js';
 
 const URL_OPTION = [
   '--database-url <url>',
@@ -98,6 +100,7 @@ function report(
   data: Record<string, unknown> & { tables: TableSummary[]; records: number },
   verb: string,
   note: string,
+  verified = 'verified: the same records and digests on both sides.',
 ): void {
   out.print(data, (c) =>
     [
@@ -110,7 +113,7 @@ function report(
           s.digest.slice(0, 16),
         ]),
       ),
-      `${verb} ${data.records} records in ${data.tables.length} tables; verified: the same records and digests on both sides.`,
+      `${verb} ${data.records} records in ${data.tables.length} tables; ${verified}`,
       c.yellow(note),
     ].join('\n'),
   );
@@ -187,7 +190,7 @@ export function registerDb(program: Command, run: Run): void {
   const db = program
     .command('db')
     .description(
-      'the PostgreSQL database of daemons that share one: schema, import from and export to a data directory',
+      'the stored data: a backup of a data directory while its daemon runs; the PostgreSQL database of daemons that share one (schema, import from and export to a data directory)',
     );
   const storeLogger = { warn: (msg: string) => void run.io.stderr.write(`warning: ${msg}\n`) };
 
@@ -288,6 +291,66 @@ secret.key into the new directory before running appreg serve on it.`,
           { database: shown, to, records: r.records, tables: r.tables, keyFile: note },
           `exported to ${to}:`,
           note,
+        );
+      }),
+    );
+  db.command('backup')
+    .description('copy a data directory (the embedded store) while its daemon runs, key file included')
+    .requiredOption('--to <dir>', 'the directory to create; it must not exist or be empty')
+    .option('--from <data-dir>', 'the data directory to copy (default: --data-dir, APPREG_DATA_DIR or the default one)')
+    .addHelpText(
+      'after',
+      `${examples('appreg db backup --to /var/backups/appreg/$(date +%F)', 'appreg db backup --from ./data --to ./data-backup --json')}
+
+The copy is the store as it stood at one moment (a daemon may keep running), the key file, the config file, the
+delivery log and the uploaded files; it is read back and its records counted before it is reported. Restore: stop the
+daemon, put the copy in place of the data directory (or run appreg serve --data-dir <the copy>), start it.
+The copy holds the key: keep it as private as the data directory. For PostgreSQL, appreg db export is the backup.`,
+    )
+    .action(
+      action(run, async ({ o, cmd, out }) => {
+        const own = cmd.opts();
+        const from =
+          own.from === undefined
+            ? resolveDataDir(o.dataDir, run.io.env, run.io.cwd)
+            : path.resolve(run.io.cwd, String(own.from));
+        const to = path.resolve(run.io.cwd, String(own.to));
+        if (!fs.existsSync(from)) throw new CliError(`no data directory at ${from}`, EXIT.usage);
+        const { occupied, readDataDir } = await import('../../store/postgres/transfer.js');
+        const { backupDataDir, BackupError } = await import('../../store/backup.js');
+        const { summarize } = await import('../../store/postgres/digest.js');
+        const { ensureDataDir } = await import('../../server/data-dir.js');
+        const found = occupied(to);
+        if (found.length)
+          throw new CliError(
+            `${to} is not empty (${found.slice(0, 3).join(', ')}${found.length > 3 ? ', …' : ''}): back up only into a new or empty directory`,
+            EXIT.usage,
+          );
+        const created = !fs.existsSync(to);
+        ensureDataDir(to);
+        const r = await oneLine('backup', from, async () => {
+          try {
+            const copy = await backupDataDir(from, to);
+            const tables = summarize(await withOutside(to, await readDataDir(to, storeLogger)));
+            return { ...copy, tables, records: tables.reduce((n, x) => n + x.records, 0) };
+          } catch (e) {
+            if (e instanceof BackupError) throw new CliError(e.message, EXIT.usage);
+            throw e;
+          }
+        }).catch((e: unknown) => {
+          // A failed backup leaves nothing behind in a directory it made (a retry would find it not empty).
+          if (created) fs.rmSync(to, { recursive: true, force: true });
+          throw e;
+        });
+        const keyFile = r.files.includes('secret.key')
+          ? 'the copy holds the key file: keep it as private as the data directory'
+          : `no key file in ${from} (the daemon's keyFile is elsewhere): keep a copy of it with this backup`;
+        report(
+          out,
+          { from, to, records: r.records, tables: r.tables, files: r.files.length, keyFile },
+          `backed up ${from} to ${to}:`,
+          keyFile,
+          'read back from the copy: it opens.',
         );
       }),
     );
