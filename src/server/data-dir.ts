@@ -281,7 +281,9 @@ interface Stamp {
   format: number;
 }
 
-/** Refuse a data directory a newer appreg wrote; a missing stamp is a directory from before stamps (0.1.0) or a new one. */
+/**
+ * Refuse a data directory a newer appreg wrote; a missing stamp is a directory from before stamps (0.1.0) or a new one.
+ */
 export function checkDataDirStamp(dir: string, version: string): void {
   let raw: string;
   try {

@@ -63,7 +63,7 @@ const env: Record<string, string> = {
   LANG: 'C.UTF-8',
   NO_COLOR: '1',
   APPREG_PORT: '0',
-  // the clone's default data directory (data/ of the clone) is this test's copy's: a person runs the README in the clone
+  // the clone's default data directory (its data/) is this test's copy's: a person runs the README in the clone
   APPREG_DATA_DIR: path.join(work, 'data'),
 };
 const shell: ShellSession = shellSession({ cwd: work, env, logDir: logs });
