@@ -1,0 +1,4 @@
+// The packaged install on Node 26: test/helpers/node-line.ts.
+import { nodeLineTest } from '../helpers/node-line.js';
+
+await nodeLineTest(26);
