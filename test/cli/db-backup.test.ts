@@ -1,13 +1,15 @@
 /**
- * appreg db backup (docs/operations.md): a copy of a data directory taken while its daemon runs and writes, that opens
- * as the store stood at that moment — also when a compaction replaces the data file during the copy — and the
- * refusals that leave nothing behind.
+ * Backups while the daemon runs (docs/operations.md). appreg db backup: a copy of a data directory taken while its
+ * daemon writes, that opens as the store stood at that moment — also when a compaction replaces the data file during
+ * the copy — and the refusals that leave nothing behind. On PostgreSQL, appreg db export while a daemon writes, and
+ * the restore of what it wrote.
  */
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runMain } from '../helpers/cli.js';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { testWithPg } from '../helpers/pg.js';
 import { backupDataDir } from '../../src/store/backup.js';
 import { must } from '../../src/must.js';
 
@@ -88,4 +90,21 @@ t.test('refusals change nothing', async (t) => {
     stderr: /no data directory at .*nope/,
   });
   must(d);
+});
+
+void testWithPg(t, 'PostgreSQL: db export while a daemon writes, restored on the embedded store', async (t, url) => {
+  const d = await startTestDaemon({ dataDir: path.join(tempDir(), 'data'), keep: true, config: { databaseUrl: url } });
+  t.teardown(() => d.stop());
+  t.equal((await say(d.dataDir, 'before the export')).code, 0);
+  const to = path.join(tempDir(), 'export');
+  const r = await runMain(['db', 'export', '--to', to, '--database-url', url, '--json']);
+  t.equal(r.code, 0, r.stderr);
+  t.equal((await say(d.dataDir, 'after the export')).code, 0, 'the daemon goes on');
+  await d.stop();
+  fs.copyFileSync(path.join(d.dataDir, 'secret.key'), path.join(to, 'secret.key'));
+  const restored = await startTestDaemon({ dataDir: to, keep: true, config: { databaseUrl: undefined } });
+  t.teardown(() => restored.stop());
+  const shown = await messages(to);
+  t.match(shown, /before the export/, 'the export holds what was said before it');
+  t.notMatch(shown, /after the export/, 'and not what was said after');
 });
