@@ -12,6 +12,7 @@ import pg, { type ClientBase } from 'pg';
 import { INDEXED_FIELDS, PAGE_ORDERS, RETIRED_FIELDS } from '../indexes.js';
 import { CONFLICT_SQLSTATE } from './errors.js';
 import { COMMIT_BATCH_FUNCTION, COMMIT_FUNCTION_V4, COMMIT_MANY_FUNCTION } from './commit-sql.js';
+import { APPREG_VERSION } from '../../version.js';
 
 interface Migration {
   version: number;
@@ -197,7 +198,7 @@ export async function migrateWith(client: ClientBase): Promise<MigrateResult> {
     const unknown = [...done].filter((v) => !known.has(v));
     if (unknown.length)
       throw new Error(
-        `the database schema is at version ${Math.max(...unknown)}, newer than this appreg knows (${MIGRATIONS.length}): upgrade appreg`,
+        `the database schema is at version ${Math.max(...unknown)}, newer than this appreg (${APPREG_VERSION}) knows (${MIGRATIONS.length}): run the appreg that migrated it, or a newer one`,
       );
     const applied: number[] = [];
     for (const m of MIGRATIONS) {
