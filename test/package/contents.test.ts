@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../helpers/cli.js';
 import { packWorkingTree } from '../helpers/packed.js';
+import { sourceFiles } from '../helpers/sources.js';
 import { must } from '../../src/must.js';
 
 const packed = await packWorkingTree();
@@ -37,15 +38,7 @@ t.test('it holds the compiled code and what the CLI reads at run time', async (t
   ])
     t.ok(packed.files.includes(needed), `holds ${needed}`);
   // every module of src/ compiled, none left out
-  const sources: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts')) sources.push(path.relative(ROOT, p));
-    }
-  };
-  walk(path.join(ROOT, 'src'));
+  const sources = sourceFiles(path.join(ROOT, 'src')).map((f) => path.relative(ROOT, f));
   const compiled = sources.map((s) => `dist/${s.replace(/\.ts$/, '.js')}`);
   t.same(
     compiled.filter((f) => !packed.files.includes(f)),
