@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tempDir, manifest } from '../helpers/daemon.js';
-import { BIN, runCli, runMain, serveInProcess } from '../helpers/cli.js';
+import { BIN, captureIo, runCli, runMain, serveInProcess } from '../helpers/cli.js';
+import { main } from '../../src/cli/main.js';
 import { must } from '../../src/must.js';
 
 interface Served {
@@ -147,3 +148,23 @@ t.test('serve on a taken port writes nothing; the first start that succeeds prin
   t.match(s.out.stderr + s.out.stdout, /first start: created workspace/, 'and says it is the first start');
   t.equal(await s.stop(), 0);
 });
+
+t.test(
+  'a stop signal that comes while the daemon starts stops it once it has started, through its shutdown',
+  async (t) => {
+    const { io, out } = captureIo({ env: { NO_COLOR: '1' } });
+    let askedBeforeListening: boolean | undefined;
+    // the signal is already there when serve asks for it: serve must ask before it starts, not after it listens
+    io.stopSignal = () => {
+      askedBeforeListening = !/listening on/.test(out.stderr);
+      return Promise.resolve('SIGTERM');
+    };
+    const dir = tempDir();
+    const code = await main(['node', BIN, 'serve', '--port', '0', '--data-dir', dir], io);
+    t.equal(askedBeforeListening, true, 'serve listens for the signal before the daemon starts');
+    t.equal(code, 0, 'exit 0');
+    t.match(out.stderr, /listening on[\s\S]*SIGTERM: shutting down/, 'it started, then shut down');
+    t.equal(out.stderr.match(/shutting down/g)?.length, 1, 'once');
+    t.notOk(fs.existsSync(path.join(dir, 'daemon.lock')), 'its lock given back');
+  },
+);

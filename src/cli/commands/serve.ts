@@ -64,6 +64,10 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
     )
     .action(
       action(run, async ({ o, out, cmd }) => {
+        // Listen for SIGINT/SIGTERM before anything starts: a signal that arrives while the daemon starts (its port
+        // already answering) stops it once it has started, through its shutdown, instead of being missed or ending
+        // the process half-started.
+        const stopped = run.io.stopSignal();
         // `serve --data-dir` wins over the global `--data-dir` (the merged options would prefer the global one).
         const own = cmd.opts();
         const dataDir = (own.dataDir ?? o.dataDir) as string | undefined;
@@ -125,7 +129,7 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         // Last, so that whoever waits for this line has seen everything before it.
         logger.info(`appreg listening on ${handle.url} (data: ${config.dataDir})`, { pid: process.pid });
         if (out.json) out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid });
-        const signal = await run.io.stopSignal();
+        const signal = await stopped;
         logger.info(`${signal}: shutting down`);
         try {
           await handle.close();
