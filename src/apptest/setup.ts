@@ -234,7 +234,13 @@ export async function setUpSuite(o: {
       await teardown();
       throw e;
     }
-    result.failed = e.appOutput || !proc ? e : new SetupFailed(e.message, proc.lines().slice(-20));
+    if (e.appOutput || !proc) result.failed = e;
+    else {
+      // an app that ended after it was ready (a crash, a signal) may have printed nothing about it: say so
+      const ended = proc.exit();
+      const why = ended === undefined ? e.message : `${e.message}; the app has ended (${ended})`;
+      result.failed = new SetupFailed(why, proc.lines().slice(-20));
+    }
   }
   return result;
 }

@@ -35,14 +35,26 @@ export function openFileBlobs(dir: string, opts: { fsync: boolean }) {
         cb(size > maxBytes ? payloadTooLarge(`The file is larger than its limit of ${maxBytes} bytes.`) : null, chunk);
       },
     });
+    // The .part is created before any byte flows and removed only once its stream has closed: a stream
+    // opening its file lazily could create it after the removal (Node 20 does, when the first chunk is refused).
+    let h: fs.promises.FileHandle;
     try {
-      await pipeline(data, count, fs.createWriteStream(part, { flags: 'wx', mode: 0o600 }));
+      h = await fs.promises.open(part, 'wx', 0o600);
+    } catch (e) {
+      data.resume();
+      throw e;
+    }
+    const out = h.createWriteStream();
+    try {
+      await pipeline(data, count, out);
       if (opts.fsync) await fsyncPath(part);
       await fs.promises.rename(part, final);
       if (opts.fsync) await fsyncPath(dir);
       return size;
     } catch (e) {
       data.resume();
+      if (!out.closed) await new Promise<void>((r) => out.destroy().once('close', () => r()));
+      await h.close().catch(() => {});
       await fs.promises.rm(part, { force: true });
       throw e;
     }

@@ -98,7 +98,13 @@ export class Compactor {
       await h.close();
       throw err;
     }
-    await writer.switchTo(h, n);
+    try {
+      await writer.switchTo(h, n);
+    } catch (err) {
+      // refused (the writer is faulty): appends stay on the old journal, this handle is nobody's
+      await h.close().catch(() => {});
+      throw err;
+    }
     await writer.closeRetired();
     // The writer is faulty (a full or failing disk): the snapshot would most likely fail too; retry once writes
     // succeed.

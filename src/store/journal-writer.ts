@@ -132,9 +132,12 @@ export class JournalWriter {
 
   /**
    * Resolves once appends go to journal n (between two batches, never during one); rejects while the writer is faulty.
+   * On a rejection `h` is still the caller's to close.
    */
   switchTo(h: FileHandle, n: number): Promise<void> {
     return new Promise<void>((done, fail) => {
+      // a switch still waiting is superseded: its caller must not wait for ever, nor lose its handle unclosed
+      this.#pendingSwitch?.fail(new Error(`journal switch to ${this.#pendingSwitch.n} superseded`));
       this.#pendingSwitch = { h, n, done, fail };
       if (!this.#inFlight) this.#applySwitch();
     });

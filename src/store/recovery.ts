@@ -191,7 +191,12 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
     activeNum = 1;
     active = await openJournal(dir, activeNum);
     journalSizes.set(activeNum, 0);
-    await fsyncPath(dir);
+    try {
+      await fsyncPath(dir);
+    } catch (err) {
+      await active.close().catch(() => {});
+      throw err;
+    }
   }
   return { tables, lastSeq, snapshot, active, activeNum, journalSizes };
 }

@@ -136,6 +136,22 @@ t.test('an app whose buttons do nothing', async (t) => {
   );
 });
 
+t.test('an app that ends after it was ready: the setup failure says so, with how it ended', async (t) => {
+  // its redirect page is the first thing asked of it: it ends there, printing nothing more
+  const root = broken(
+    'app.mjs',
+    'const server = http.createServer(async (req, res) => {\n',
+    'const server = http.createServer(async (req, res) => {\n  process.exit(7);\n',
+  );
+  const { code, cases } = await junitOf(t, root, ['--grep', 'not properly signed']);
+  t.equal(code, 6);
+  const c = must(cases.get('calls that are not properly signed are refused'));
+  t.match(
+    must(must(c.failure)[0]).message,
+    /authorized the app, but it did not exchange the code .*; the app has ended \(exit code 7\)/,
+  );
+});
+
 t.test('--bail: after the first failure no other test starts', async (t) => {
   const root = broken(
     'app.mjs',

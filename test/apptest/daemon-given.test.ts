@@ -10,6 +10,7 @@ import path from 'node:path';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
 import { copyExamples, startExample } from '../helpers/example-app.js';
+import { until } from '../helpers/until.js';
 import type { RunResult } from '../../src/apptest/results.js';
 
 t.test('a run on a daemon given with --url leaves nothing but the delivery log', async (t) => {
@@ -115,5 +116,10 @@ tests:
     { botScopes: ['messages:write', 'messages:read', 'user:read'], userScopes: [] },
     'authorized with the scopes the install names, and kept',
   );
-  t.match(app.out(), /posted standup/, 'the running app got the command');
+  // the app prints after it posted: its line may still be on its way when the run ends
+  t.match(
+    await until(app.out, (out) => /posted standup/.test(out)),
+    /posted standup/,
+    'the running app got the command',
+  );
 });

@@ -288,3 +288,59 @@ t.test('closing while the disk still fails: close resolves, the journal keeps ev
   t.same(await s.all('k'), [{ v: 1 }]);
   await s.close();
 });
+
+/** This process's open files under `dir` (Linux: /proc/self/fd; elsewhere none are seen). */
+function openUnder(dir: string): string[] {
+  if (!fs.existsSync('/proc/self/fd')) return [];
+  return fs.readdirSync('/proc/self/fd').flatMap((fd) => {
+    try {
+      const to = fs.readlinkSync(`/proc/self/fd/${fd}`);
+      return to.startsWith(dir + path.sep) ? [path.basename(to)] : [];
+    } catch {
+      return []; // the fd readdir itself used, closed since
+    }
+  });
+}
+
+t.test('a compaction whose journal switch is refused by a failing write closes the journal it opened', async (t) => {
+  const dir = newDir();
+  const { io, armed } = faultyIo();
+  // a write waits while held: the compaction starts while the writer is not yet faulty
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  let holding = false;
+  let waiting = false;
+  const gated: StoreIo = {
+    ...io,
+    async write(h, buf, off, len) {
+      if (holding) {
+        waiting = true;
+        await held;
+      }
+      return io.write(h, buf, off, len);
+    },
+  };
+  const store = await openEmbeddedStore<TestTables>({
+    dir,
+    compactIdleMs: 0,
+    retryMs: 60_000,
+    logger: silent,
+    io: gated,
+  });
+  await store.commit([{ table: 'k', id: 'a', value: { v: 1 } }]);
+  holding = true;
+  const failing = store.commit([{ table: 'k', id: 'b', value: { v: 2 } }]);
+  await until(() => waiting);
+  const compaction = store.compact(); // opens journal 2, then asks the writer to switch to it
+  // the write fails and the file cannot be repaired: the switch is refused, whether asked before or after
+  armed.write = 'EIO';
+  armed.datasync = 'EIO';
+  release();
+  await t.rejects(failing, { code: 'EIO' });
+  await t.rejects(compaction, { code: 'EIO' }, 'the switch is refused: the writer is faulty');
+  t.same(openUnder(dir), ['appreg.journal.1'], 'only the active journal is open, not the one the switch refused');
+  armed.write = null;
+  armed.datasync = null;
+  await store.close();
+  t.same(openUnder(dir), [], 'nothing open after close');
+});

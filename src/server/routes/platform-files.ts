@@ -51,9 +51,13 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
       return next(e);
     }
     let answer: unknown;
+    // settles once the write is done with its file (kept, or its .part removed)
+    let received: Promise<unknown> = Promise.resolve();
     const storage: multer.StorageEngine = {
       _handleFile(_req, file, cb) {
-        files.receive(ticket, file.stream, file.mimetype).then(
+        const receiving = files.receive(ticket, file.stream, file.mimetype);
+        received = receiving.catch(() => {});
+        receiving.then(
           (a) => {
             answer = a;
             cb(null, { size: a.original.size });
@@ -68,16 +72,21 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
     const upload = multer({ storage, limits: { ...FORM_LIMITS, fileSize: ticket.length } }).single(
       'file',
     ) as unknown as RawHandler;
+    // Multer may call back before the write has settled: an error of the part's stream ends its wait for the
+    // storage (Node 26 emits it before the write's cleanup ran). The answer waits for the write, so a refused
+    // upload has left nothing behind by the time it is answered.
     upload(req, res, (err?: unknown) => {
-      if (!err && answer !== undefined) return void res.json(answer);
-      files.abandon(ticket).catch(() => {});
-      if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE')
-        return next(
-          payloadTooLarge(
-            `The file is larger than the length its upload token was asked for (${ticket.length} bytes).`,
-          ),
-        );
-      next(err ?? invalidRequest('The form has no file part named file.'));
+      void received.then(() => {
+        if (!err && answer !== undefined) return void res.json(answer);
+        files.abandon(ticket).catch(() => {});
+        if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE')
+          return next(
+            payloadTooLarge(
+              `The file is larger than the length its upload token was asked for (${ticket.length} bytes).`,
+            ),
+          );
+        next(err ?? invalidRequest('The form has no file part named file.'));
+      });
     });
   });
 
