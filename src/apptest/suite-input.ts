@@ -60,17 +60,23 @@ export function readBounded(file: string, maxBytes: number, what: string): strin
     if (st.isDirectory()) throw new InputUnreadable('EISDIR');
     const tooBig = () =>
       new InputRefused(
-        `${what} is ${st.size > maxBytes ? `${count(st.size)} bytes` : 'larger than that'}, more than the ${count(maxBytes)} bytes allowed (--max-suite-bytes changes the limit)`,
+        `${what} ${st.size > maxBytes ? `is ${count(st.size)} bytes,` : 'holds'} more than the ${count(maxBytes)} bytes allowed (--max-suite-bytes changes the limit)`,
         `${file}:`,
       );
     if (st.size > maxBytes) throw tooBig();
-    const buf = Buffer.alloc(maxBytes + 1);
+    // room for what the size says and one byte more, grown (up to the limit and a byte) if more comes
+    let buf = Buffer.alloc(st.size + 1);
     let got = 0;
     for (;;) {
+      if (got === buf.length) {
+        if (got > maxBytes) throw tooBig();
+        const more = Buffer.alloc(Math.min(maxBytes + 1, buf.length * 2));
+        buf.copy(more);
+        buf = more;
+      }
       const n = fs.readSync(fd, buf, got, buf.length - got, null);
       if (n === 0) break;
       got += n;
-      if (got > maxBytes) throw tooBig();
     }
     return buf.toString('utf8', 0, got);
   } catch (e) {
