@@ -8,12 +8,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { LineCounter, parseDocument, isMap, isSeq, isScalar, type Node } from 'yaml';
+import { isMap, isSeq, isScalar, type Document, type LineCounter, type Node } from 'yaml';
 import { describeSchemaErrors, type Violation } from '../validation/schema-errors.js';
 import { didYouMean } from '../validation/did-you-mean.js';
 import type { Manifest } from '../validation/manifest.js';
 import { BUILTINS, RefError, refsIn, stringsIn } from './refs.js';
 import { patternError } from './match.js';
+import {
+  InputRefused,
+  InputUnreadable,
+  insideFolder,
+  parseJson,
+  parseYaml,
+  readBounded,
+  SUITE_LIMITS,
+  yamlData,
+  type InputOptions,
+} from './suite-input.js';
 import { must } from '../must.js';
 
 export const SUITE_SCHEMA_ID = 'https://appreg.dev/schemas/test-suite.schema.json';
@@ -125,15 +136,11 @@ type Loose = Record<string, unknown>;
 const obj = (v: unknown): Loose => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
-/** Where each JSON pointer of a YAML (or JSON) text is: line and column. */
-function locator(text: string): (pointer: string) => { line: number; col: number } | undefined {
-  const lineCounter = new LineCounter();
-  let doc;
-  try {
-    doc = parseDocument(text, { lineCounter, uniqueKeys: false });
-  } catch {
-    return () => undefined;
-  }
+/** Where each JSON pointer of a parsed document is: line and column. */
+function locator(
+  doc: Document,
+  lineCounter: LineCounter,
+): (pointer: string) => { line: number; col: number } | undefined {
   return (pointer) => {
     let node: unknown = doc.contents;
     let last: Node | undefined = doc.contents ?? undefined;
@@ -158,33 +165,39 @@ function locator(text: string): (pointer: string) => { line: number; col: number
   };
 }
 
-/** Parse the text of a suite file: JSON for .json, YAML otherwise (YAML 1.2 holds JSON too). */
-function parse(file: string, text: string): unknown {
-  if (file.toLowerCase().endsWith('.json')) {
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new SuiteInvalid(file, [
-        { at: `${file}:`, pointer: '', message: `is not valid JSON: ${(e as Error).message}` },
-      ]);
-    }
+const refusedAll = (file: string, refused: InputRefused[]) =>
+  new SuiteInvalid(
+    file,
+    refused.map((r) => ({ at: r.at, pointer: '', message: r.message })),
+  );
+
+/**
+ * Parse the text of a suite file (JSON for .json, YAML otherwise: YAML 1.2 holds JSON too) within
+ * the limits of suite-input.ts, and where each of its JSON pointers is.
+ */
+function parse(file: string, text: string): { input: unknown; locate: ReturnType<typeof locator> } {
+  const json = file.toLowerCase().endsWith('.json');
+  let input: unknown;
+  try {
+    if (json) input = parseJson(file, text, '', SUITE_LIMITS.maxDepth);
+  } catch (e) {
+    if (e instanceof InputRefused) throw refusedAll(file, [e]);
+    throw e;
   }
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length) {
-    throw new SuiteInvalid(
-      file,
-      doc.errors.map((e) => {
-        const pos = lineCounter.linePos(e.pos[0]);
-        return {
-          at: `${file}:${pos.line}:${pos.col}`,
-          pointer: '',
-          message: `is not valid YAML: ${e.message.split('\n')[0]}`,
-        };
-      }),
-    );
+  const parsed = parseYaml(file, text, SUITE_LIMITS.maxDepth, { uniqueKeys: !json });
+  if ('refused' in parsed) {
+    // JSON.parse took it: the YAML reading is only for places
+    if (json) return { input, locate: () => undefined };
+    throw refusedAll(file, parsed.refused);
   }
-  return doc.toJS({ maxAliasCount: 1000 });
+  const locate = locator(parsed.doc, parsed.lineCounter);
+  if (json) return { input, locate };
+  try {
+    return { input: yamlData(file, parsed.doc), locate };
+  } catch (e) {
+    if (e instanceof InputRefused) throw refusedAll(file, [e]);
+    throw e;
+  }
 }
 
 /** The verb of a step: its one action key, or `expect`. */
@@ -414,15 +427,17 @@ function ruleProblems(m: Loose): Violation[] {
 /**
  * Read, parse and check a suite file; SuiteInvalid lists every problem (exit 7), SuiteUnreadable says why not (exit 2).
  */
-export async function loadSuite(file: string): Promise<Suite> {
+export async function loadSuite(file: string, opts: InputOptions = {}): Promise<Suite> {
+  const maxBytes = opts.maxBytes ?? SUITE_LIMITS.maxBytes;
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readBounded(file, maxBytes, 'the suite file');
   } catch (e) {
-    throw new SuiteUnreadable(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    if (e instanceof InputUnreadable) throw new SuiteUnreadable(`cannot read ${file}: ${e.message}`);
+    if (e instanceof InputRefused) throw refusedAll(file, [e]);
+    throw e;
   }
-  const input = parse(file, text);
-  const locate = locator(text);
+  const { input, locate } = parse(file, text);
   const where = (pointer: string) => {
     const pos = locate(pointer);
     return pos ? `${file}:${pos.line}:${pos.col}` : `${file}:`;
@@ -436,10 +451,13 @@ export async function loadSuite(file: string): Promise<Suite> {
   let manifest: Manifest | undefined;
   let manifestFile: string | undefined;
   if (app.start && typeof app.manifest === 'string') {
-    manifestFile = path.resolve(dir, app.manifest);
-    const r = await readManifest(manifestFile);
+    const r = await readManifest(dir, app.manifest, maxBytes, opts.allowOutside === true);
     if ('problem' in r) problems.push({ pointer: '/app/manifest', message: r.problem });
-    else manifest = r.manifest;
+    else ({ manifest, file: manifestFile } = r);
+  }
+  if (typeof app.start?.cwd === 'string') {
+    const cwd = insideFolder(dir, app.start.cwd, opts.allowOutside === true);
+    if ('problem' in cwd) problems.push({ pointer: '/app/start/cwd', message: cwd.problem });
   }
   if (problems.length)
     throw new SuiteInvalid(
@@ -475,18 +493,27 @@ export async function loadSuite(file: string): Promise<Suite> {
   };
 }
 
-/** The manifest file of an app the runner starts, validated as `apps validate` does. */
-async function readManifest(file: string): Promise<{ manifest: Manifest } | { problem: string }> {
+/**
+ * The manifest file of an app the runner starts (inside the suite's folder, within the size limit),
+ * validated as `apps validate` does; a problem never quotes the file.
+ */
+async function readManifest(
+  dir: string,
+  given: string,
+  maxBytes: number,
+  allowOutside: boolean,
+): Promise<{ manifest: Manifest; file: string } | { problem: string }> {
+  const inside = insideFolder(dir, given, allowOutside);
+  if ('problem' in inside) return inside;
+  const file = inside.path;
+  const what = `the manifest ${file}`;
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    raw = parseJson(file, readBounded(file, maxBytes, what), what, SUITE_LIMITS.maxDepth);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return {
-      problem: code
-        ? `cannot read the manifest ${file}: ${code}`
-        : `the manifest ${file} is not valid JSON: ${(e as Error).message}`,
-    };
+    if (e instanceof InputUnreadable) return { problem: `cannot read the manifest ${file}: ${e.message}` };
+    if (e instanceof InputRefused) return { problem: e.at.endsWith(':') ? e.message : `${e.message} (${e.at})` };
+    throw e;
   }
   const { validateManifest } = await import('../validation/manifest.js');
   const r = validateManifest(raw);
@@ -494,5 +521,5 @@ async function readManifest(file: string): Promise<{ manifest: Manifest } | { pr
     return {
       problem: `the manifest ${file} is invalid: ${r.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`,
     };
-  return { manifest: r.manifest };
+  return { manifest: r.manifest, file };
 }

@@ -2,6 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, onPostgres, storedText, type TestDaemon } from '../helpers/daemon.js';
+import { encodeFirst } from '../fixtures/request-forms.js';
 import { must } from '../../src/must.js';
 
 const SECRET_KEYS = ['clientSecret', 'appKey', 'signingSecret'];
@@ -161,7 +162,7 @@ t.test('management endpoints 1–5', async (t) => {
   });
 
   t.test(
-    'the app get served ahead of express answers as the express route does (its path with a trailing slash)',
+    'the app get served ahead of express answers as the express route does (its path with a percent-encoded id)',
     async (t) => {
       const { body: app } = await createApp(d);
       const { body: sock } = await createApp(d, { socketMode: true, name: 'sock-get' });
@@ -189,7 +190,8 @@ t.test('management endpoints 1–5', async (t) => {
       for (const [name, p, init] of cases) {
         const [base, query = ''] = p.split('|');
         const fast = await d.api(base + query, init);
-        const viaExpress = await d.api(`${base}/${query}`, init);
+        // the fast path leaves an id with a percent-encoded character to the express route
+        const viaExpress = await d.api(must(base).replace(/[^/]+$/, (id) => encodeFirst(id)) + query, init);
         t.same(shown(fast), shown(viaExpress), `${name}: status and headers`);
         t.same(await fast.json(), await viaExpress.json(), `${name}: body`);
       }

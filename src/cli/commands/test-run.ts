@@ -12,6 +12,7 @@ import { givenDaemon, ownDaemon, type Daemon } from '../../apptest/daemon.js';
 import { NoSuchPath, suiteFiles } from '../../apptest/files.js';
 import type { Reporter } from '../../apptest/runner.js';
 import type { Suite } from '../../apptest/suite.js';
+import type { InputOptions } from '../../apptest/suite-input.js';
 import type { RunResult } from '../../apptest/results.js';
 import { must } from '../../must.js';
 
@@ -22,17 +23,23 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
   const { guessStart, starterSuite } = await import('../../apptest/init.js');
   const cwd = run.io.cwd;
   const manifestFile = path.resolve(cwd, String(o.manifest ?? 'manifest.json'));
+  const { InputRefused, InputUnreadable, parseJson, readBounded, SUITE_LIMITS } =
+    await import('../../apptest/suite-input.js');
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(manifestFile, 'utf8'));
+    const maxBytes = positiveInt(o.maxSuiteBytes, '--max-suite-bytes') ?? SUITE_LIMITS.maxBytes;
+    const text = readBounded(manifestFile, maxBytes, `the manifest ${manifestFile}`);
+    raw = parseJson(manifestFile, text, `the manifest ${manifestFile}`, SUITE_LIMITS.maxDepth);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code)
+    if (e instanceof InputUnreadable)
       throw new CliError(
-        `cannot read the manifest ${path.relative(cwd, manifestFile) || manifestFile}: ${code}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`,
+        `cannot read the manifest ${path.relative(cwd, manifestFile) || manifestFile}: ${e.message}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`,
         EXIT.usage,
       );
-    throw new CliError(`${manifestFile} is not valid JSON: ${(e as Error).message}`, EXIT.invalidInput);
+    // the parser's own message would quote the file
+    if (e instanceof InputRefused)
+      throw new CliError(`${e.message}${e.at.endsWith(':') ? '' : ` (${e.at})`}`, EXIT.invalidInput);
+    throw e;
   }
   const { validateManifest } = await import('../../validation/manifest.js');
   const v = validateManifest(raw);
@@ -91,13 +98,13 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
 }
 
 /** Every suite file, each checked; all the problems of all of them at once. */
-async function loadAll(files: string[]): Promise<Suite[]> {
+async function loadAll(files: string[], input: InputOptions): Promise<Suite[]> {
   const { loadSuite, SuiteInvalid, SuiteUnreadable } = await import('../../apptest/suite.js');
   const suites: Suite[] = [];
   const invalid: InstanceType<typeof SuiteInvalid>[] = [];
   for (const f of files) {
     try {
-      suites.push(await loadSuite(f));
+      suites.push(await loadSuite(f, input));
     } catch (e) {
       if (e instanceof SuiteUnreadable) throw new CliError(e.message, EXIT.usage);
       if (e instanceof SuiteInvalid) invalid.push(e);
@@ -158,6 +165,10 @@ export async function testCommand(
   if (o.json && o.reporter !== undefined && reporter !== 'json')
     throw new CliError('--json prints the json report: it cannot go with --reporter ' + reporter, EXIT.usage);
   const jobs = must(positiveInt(o.jobs, '--jobs'));
+  const input: InputOptions = {
+    maxBytes: positiveInt(o.maxSuiteBytes, '--max-suite-bytes'),
+    allowOutside: o.allowOutsidePaths === true,
+  };
   let grep: RegExp | undefined;
   if (o.grep !== undefined) {
     try {
@@ -185,7 +196,7 @@ export async function testCommand(
   starting?.catch(() => undefined);
   let suites: Suite[];
   try {
-    suites = await loadAll(files);
+    suites = await loadAll(files, input);
     check(o, suites, grep, url, io.cwd);
   } catch (e) {
     await (await starting?.catch(() => undefined))?.stop();

@@ -19,6 +19,11 @@ export function registerTest(program: Command, run: Run): void {
     .option('--grep <regex>', 'run only the tests whose "suite › test" name matches (case-insensitive)')
     .option('--bail', 'start no more tests after the first failure')
     .option('--jobs <n>', 'tests run at once, each in a channel of its own', '1')
+    .option('--max-suite-bytes <n>', 'the largest suite file (and manifest) read, in bytes (default 1048576)')
+    .option(
+      '--allow-outside-paths',
+      'let a suite name files and folders outside its own folder (symbolic links included)',
+    )
     .option('--init', 'write a starter suite for the app of --manifest instead of running tests')
     .option('--manifest <file>', "with --init: the app's manifest (default manifest.json)")
     .option('--force', 'with --init: overwrite the suite file')
@@ -28,6 +33,10 @@ export function registerTest(program: Command, run: Run): void {
 Without --url (or APPREG_URL) a daemon of its own is started for the run, on a free port with a
 throwaway store, and removed at the end. With --url the run uses that daemon, registers its own
 apps and channels, and removes them at the end (the delivery log keeps what was sent).
+
+Suite files are untrusted input: one larger than --max-suite-bytes, YAML nested too deeply or
+whose aliases expand too far, a manifest or folder outside the suite's folder: each is refused
+(exit 7) naming the file and the limit, and no error quotes a file's content.
 
 Exit codes: 0 every test passed; 6 a test failed; 7 a suite file (or its manifest) is invalid;
 2 usage (no suite found, an unreadable file); 3-5 the daemon given with --url: not reachable, it

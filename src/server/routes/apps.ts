@@ -11,6 +11,7 @@ import { jsonBody, logRequest, rateLimit, startAnswer, type HitCounter } from '.
 import { errorCodeOf, sendError } from '../respond.js';
 import { authed, principalOf } from './auth.js';
 import { must } from '../../must.js';
+import { routedPath } from '../request-target.js';
 
 export interface AppsRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
@@ -40,8 +41,19 @@ async function appShown(
   return app.socketMode === true ? Object.assign({}, app, await deps.socketStatus(app.id)) : app;
 }
 
-/** GET …/apps/mine/{appId} in its plain form: ids of letters, digits, `_` and `-`, any query. */
-const APP_GET = /^\/workspaces\/([\w-]+)\/workspaceUsers\/([\w-]+)\/apps\/mine\/([\w-]+)(?:\?|$)/;
+/**
+ * The path of GET …/apps/mine/{appId} with ids of letters, digits, `_` and `-`, as express matches
+ * it (request-target.ts: any case, one trailing slash or none); an id of other characters (a
+ * percent-encoded one) is left to the express route.
+ */
+const APP_GET = /^\/workspaces\/([\w-]+)\/workspaceusers\/([\w-]+)\/apps\/mine\/([\w-]+)\/?$/i;
+
+/** The path's workspace, user and app when `req` is a get the fast path serves (its path at index 0), else null. */
+export function matchAppGet(req: Pick<IncomingMessage, 'method' | 'url'>): RegExpExecArray | null {
+  if (req.method !== 'GET' || req.url === undefined) return null;
+  const path = routedPath(req.url);
+  return path === undefined ? null : APP_GET.exec(path);
+}
 
 export interface AppGetDeps extends Pick<AppsRoutesDeps, 'apps' | 'socketStatus'> {
   identity: IdentityService;
@@ -52,20 +64,18 @@ export interface AppGetDeps extends Pick<AppsRoutesDeps, 'apps' | 'socketStatus'
  * GET …/apps/mine/{appId}, the most frequent management call, on plain node:http: the daemon's
  * request handler sends it here before express, as it does the token endpoint (measured: express's
  * routing and middleware were most of a get's CPU). The same steps as the express route, which
- * answers every other form of the path (HEAD, a trailing slash, percent-encoding, another case):
- * the headers of every answer, the Authtoken (401), the path's user is the caller's (403), the app
- * (404), its JSON; errors through the one error path (respond.ts); one log line.
+ * answers the forms of the path this leaves (HEAD, percent-encoded ids): the headers of every
+ * answer, the Authtoken (401), the path's user is the caller's (403), the app (404), its JSON;
+ * errors through the one error path (respond.ts); one log line.
  */
 export function createAppGetHandler(deps: AppGetDeps) {
   const { logger } = deps;
   return {
-    /** The path's workspace, user and app when `req` is such a get, else null. */
-    match: (req: IncomingMessage): RegExpExecArray | null =>
-      req.method === 'GET' && req.url ? APP_GET.exec(req.url) : null,
+    match: matchAppGet,
     serve(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): void {
       const start = process.hrtime.bigint();
       const reqId = startAnswer(res);
-      const path = must(must(req.url).split('?', 1)[0]);
+      const path = m[0];
       const done = (status: number) =>
         logRequest(logger, {
           reqId,

@@ -13,10 +13,11 @@ import type { Revocation } from '../../services/oauth/revocation.js';
 import { jsonBody, logRequest, rateLimit, type HitCounter } from '../middleware.js';
 import { errorCodeOf, sendError } from '../respond.js';
 import { must } from '../../must.js';
+import { namesRoute, routedPath } from '../request-target.js';
 
 const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
-const TOKEN_PATH = '/oauth2/access';
+export const TOKEN_PATH = '/oauth2/access';
 
 type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
@@ -256,11 +257,15 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: IncomingMessa
   };
 }
 
-/** Is this request for the token endpoint (with or without a trailing slash, as express would route it)? */
-export function isTokenRequest(req: IncomingMessage): boolean {
-  if (req.method !== 'POST' || !req.url?.startsWith(TOKEN_PATH)) return false;
-  const rest = req.url.slice(TOKEN_PATH.length);
-  return rest === '' || rest === '/' || rest.startsWith('?') || rest.startsWith('/?');
+/**
+ * Is this request for the token endpoint, in any form of its path express would route to it
+ * (request-target.ts: absolute-form, any case, a trailing slash)?
+ */
+export function isTokenRequest(req: Pick<IncomingMessage, 'method' | 'url'>): boolean {
+  if (req.method !== 'POST' || req.url === undefined) return false;
+  if (req.url === TOKEN_PATH) return true;
+  const path = routedPath(req.url);
+  return path !== undefined && namesRoute(path, TOKEN_PATH);
 }
 
 const noStore: RequestHandler = (_req, res, next) => {
