@@ -12,7 +12,7 @@ import t from 'tap';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { installPlatformApp, PLATFORM_SCOPES } from '../helpers/platform-client.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
-import { routesOf, type Route } from '../helpers/routes.js';
+import { NO_RATE_LIMITS, routesOf, type Route } from '../helpers/routes.js';
 import { ROOT } from '../helpers/cli.js';
 import { must } from '../../src/must.js';
 
@@ -135,15 +135,7 @@ const mark = (status: number) => (status === 401 || status === 403 ? 'âœ—' : 'âœ
 const rowOf = (r: Route, marks: string[]) => `| \`${r.method} ${r.path}\` | ${marks.join(' | ')} |`;
 
 t.test('every token kind against every route: the table in docs/security.md', async (t) => {
-  const d = await startTestDaemon({
-    config: {
-      platformRateLimits: false,
-      rateLimitManagementWrites: 0,
-      rateLimitConsent: 0,
-      rateLimitLogin: 0,
-      rateLimitTokenEndpoint: 0,
-    },
-  });
+  const d = await startTestDaemon({ config: NO_RATE_LIMITS });
   t.teardown(() => d.stop());
   const member = await secondUser(d);
   const routes = routesOf(d).sort((a, b) =>
