@@ -15,7 +15,7 @@ const ACT_AS_ALLOWED = 'actAsAllowed';
  */
 export const refusedActAs = () =>
   forbidden(
-    "An act-as token can only read and post in its workspace, react, run commands and authorize its owner's apps as that user; this call needs their own login.",
+    "An act-as token can only read and post in its workspace, react, run commands and authorize the acting owner's apps as that user; this call needs their own login.",
   );
 
 /** The caller of a call served outside express (no route marks): refused when it holds an act-as token. */
