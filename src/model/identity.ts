@@ -52,6 +52,8 @@ export interface MgmtTokenRecord {
    * routes docs/security.md's AS1 lists, in its own workspace.
    */
   actedBy?: string;
+  /** An act-as token: the id of the token that asked for it, without which it stops working. */
+  madeWith?: string;
 }
 export interface AppRecord {
   id: string;

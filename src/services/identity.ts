@@ -191,12 +191,13 @@ export function createIdentityService(
 
   /**
    * A management token's record and its value, not yet committed (a caller may commit it with more); `ttlSeconds`
-   * shortens its life.
+   * shortens its life. `acting`: an act-as token, for the caller who asked for it; it lives no longer than
+   * their token.
    */
   function newToken(
     user: WorkspaceUserRecord,
     ttlSeconds = ctx.config.managementTokenTtlSeconds,
-    actedBy?: string,
+    acting?: Principal,
   ): { change: Change; issued: IssuedToken; jti: string } {
     const iat = Math.floor(clock.now() / 1000);
     const exp = iat + Math.min(ttlSeconds, ctx.config.managementTokenTtlSeconds);
@@ -206,7 +207,7 @@ export function createIdentityService(
       workspaceUserId: user.id,
       exp,
       createdAt: nowIso(),
-      ...(actedBy ? { actedBy } : {}),
+      ...(acting ? { actedBy: acting.workspaceUserId, madeWith: acting.jti } : {}),
     };
     const authToken = signJwt({ sub: user.id, ws: user.workspaceId, jti: rec.id, iat, exp }, ctx.jwtKey);
     return {
@@ -284,7 +285,14 @@ export function createIdentityService(
       verified.delete(token);
       throw unauthenticated('The Authtoken has been revoked.');
     }
-    return tok.actedBy ? { ...hit.claims, actedBy: tok.actedBy } : hit.claims;
+    if (!tok.actedBy) return hit.claims;
+    // an act-as token ends with the token that asked for it (AS2)
+    const parent = tok.madeWith === undefined ? undefined : await store.get(T.mgmtTokens, tok.madeWith);
+    if (!parent || parent.exp <= nowS) {
+      verified.delete(token);
+      throw unauthenticated('The Authtoken has been revoked: the token that asked for it no longer works.');
+    }
+    return { ...hit.claims, actedBy: tok.actedBy };
   }
 
   /** The workspace's owner: its first human member (who created it). */
@@ -316,7 +324,7 @@ export function createIdentityService(
       ]);
     if (target.id !== principal.workspaceUserId && (await ownerOf(principal.workspaceId)) !== principal.workspaceUserId)
       throw forbidden('Only the owner of the workspace can act as another user.');
-    const t = newToken(target, ACT_AS_TTL_SECONDS, principal.workspaceUserId);
+    const t = newToken(target, ACT_AS_TTL_SECONDS, principal);
     await store.commit([t.change]);
     return t.issued;
   }

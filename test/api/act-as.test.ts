@@ -150,34 +150,57 @@ t.test('AS1: an act-as token reaches its listed calls in its own workspace, and 
   t.equal((await as('/auth/whoami')).status, 401, 'then nothing');
 });
 
-t.test('AS2: a console session made from a token ends when that token is revoked or expires', async (t) => {
-  const clock = createTestClock();
-  const d = await startTestDaemon({ clock, config: { managementTokenTtlSeconds: 3600 } });
-  t.teardown(() => d.stop());
-  const b = await secondUser(d);
-  const sessionOf = async (token: string) => {
-    const res = await d.api(`${b.mgmt}/web/sign-in-links`, { method: 'POST', json: {}, headers: { authtoken: token } });
-    t.equal(res.status, 201);
-    const landed = await fetch(((await res.json()) as { url: string }).url, { redirect: 'manual' });
-    const cookie = must(landed.headers.getSetCookie().find((c) => c.startsWith('appreg_session='))).split(';')[0];
-    return must(cookie);
-  };
-  const home = (cookie: string) => fetch(`${d.url}/`, { headers: { cookie }, redirect: 'manual' });
+t.test(
+  'AS2: a console session or an act-as token made from a token ends when that token is revoked or expires',
+  async (t) => {
+    const clock = createTestClock();
+    const d = await startTestDaemon({ clock, config: { managementTokenTtlSeconds: 3600 } });
+    t.teardown(() => d.stop());
+    const b = await secondUser(d);
+    const sessionOf = async (token: string) => {
+      const res = await d.api(`${b.mgmt}/web/sign-in-links`, {
+        method: 'POST',
+        json: {},
+        headers: { authtoken: token },
+      });
+      t.equal(res.status, 201);
+      const landed = await fetch(((await res.json()) as { url: string }).url, { redirect: 'manual' });
+      const cookie = must(landed.headers.getSetCookie().find((c) => c.startsWith('appreg_session='))).split(';')[0];
+      return must(cookie);
+    };
+    const home = (cookie: string) => fetch(`${d.url}/`, { headers: { cookie }, redirect: 'manual' });
 
-  const revoked = await sessionOf(b.token);
-  t.equal((await home(revoked)).status, 200, 'signed in');
-  t.equal((await d.api('/auth/logout', { method: 'POST', headers: { authtoken: b.token } })).status, 204);
-  t.equal((await home(revoked)).status, 401, 'signed out once the token that made it is revoked');
+    const revoked = await sessionOf(b.token);
+    t.equal((await home(revoked)).status, 200, 'signed in');
+    t.equal((await d.api('/auth/logout', { method: 'POST', headers: { authtoken: b.token } })).status, 204);
+    t.equal((await home(revoked)).status, 401, 'signed out once the token that made it is revoked');
 
-  const login = await d.api('/auth/login', {
-    method: 'POST',
-    noAuth: true,
-    json: { email: b.email, password: b.password },
-  });
-  const fresh = ((await login.json()) as { authToken: string }).authToken;
-  const expiring = await sessionOf(fresh);
-  clock.set(clock.now() + 3599_000);
-  t.equal((await home(expiring)).status, 200, 'while the token lives');
-  clock.set(clock.now() + 2_000);
-  t.equal((await home(expiring)).status, 401, 'not past the token’s expiry, though a session lasts 8 hours');
-});
+    const login = await d.api('/auth/login', {
+      method: 'POST',
+      noAuth: true,
+      json: { email: b.email, password: b.password },
+    });
+    const fresh = ((await login.json()) as { authToken: string }).authToken;
+    const expiring = await sessionOf(fresh);
+    clock.set(clock.now() + 3599_000);
+    t.equal((await home(expiring)).status, 200, 'while the token lives');
+    clock.set(clock.now() + 2_000);
+    t.equal((await home(expiring)).status, 401, 'not past the token’s expiry, though a session lasts 8 hours');
+
+    // an act-as token is made from a token too: it ends with it
+    const owner = must(await d.parts.identity.userRecord(d.workspaceUserId));
+    const parent = (await d.parts.identity.issueToken(owner)).authToken;
+    const made = await d.api(`${d.mgmt}/act-as`, {
+      method: 'POST',
+      json: { user: b.id },
+      headers: { authtoken: parent },
+    });
+    const child = ((await made.json()) as { authToken: string }).authToken;
+    const whoami = (token: string) => d.api('/auth/whoami', { headers: { authtoken: token } });
+    t.equal((await whoami(child)).status, 200, 'the act-as token works');
+    t.equal((await d.api('/auth/logout', { method: 'POST', headers: { authtoken: parent } })).status, 204);
+    const ended = await whoami(child);
+    t.equal(ended.status, 401, 'and ends when the token that asked for it is revoked');
+    t.match(await ended.json(), { code: 'unauthenticated', message: /token that asked for it/ });
+  },
+);
