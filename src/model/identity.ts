@@ -47,6 +47,13 @@ export interface MgmtTokenRecord {
   workspaceUserId: string;
   exp: number;
   createdAt: string;
+  /**
+   * An act-as token (POST …/act-as): the workspace user who asked for it. Such a token reaches only the
+   * routes docs/security.md's AS1 lists, in its own workspace.
+   */
+  actedBy?: string;
+  /** An act-as token: the id of the token that asked for it, without which it stops working. */
+  madeWith?: string;
 }
 export interface AppRecord {
   id: string;

@@ -21,6 +21,8 @@ export interface Principal {
   workspaceId: string;
   workspaceUserId: string;
   jti: string;
+  /** Set when the token is an act-as token: who asked for it (docs/security.md AS1). */
+  actedBy?: string;
 }
 export interface IssuedToken {
   authToken: string;
@@ -78,14 +80,19 @@ export function createIdentityService(
     return { ...ws, workspaceUserId: user.id };
   }
 
-  /** The caller's membership of `workspaceId` (their own workspace user there), or 403. */
+  /**
+   * The caller's membership of `workspaceId` (their own workspace user there), or 403. An act-as token
+   * is a member of its own workspace only, whatever else the account belongs to.
+   */
   async function membershipIn(principal: Principal, workspaceId: string): Promise<WorkspaceUserRecord> {
     const me = await store.get(T.workspaceUsers, principal.workspaceUserId);
     const m = !me
       ? undefined
       : me.workspaceId === workspaceId
         ? me
-        : (await membershipsOf(me.accountId)).find((u) => u.workspaceId === workspaceId);
+        : principal.actedBy
+          ? undefined
+          : (await membershipsOf(me.accountId)).find((u) => u.workspaceId === workspaceId);
     if (!m) throw forbidden('You are not a member of that workspace.');
     return m;
   }
@@ -184,11 +191,13 @@ export function createIdentityService(
 
   /**
    * A management token's record and its value, not yet committed (a caller may commit it with more); `ttlSeconds`
-   * shortens its life.
+   * shortens its life. `acting`: an act-as token, for the caller who asked for it; it lives no longer than
+   * their token.
    */
   function newToken(
     user: WorkspaceUserRecord,
     ttlSeconds = ctx.config.managementTokenTtlSeconds,
+    acting?: Principal,
   ): { change: Change; issued: IssuedToken; jti: string } {
     const iat = Math.floor(clock.now() / 1000);
     const exp = iat + Math.min(ttlSeconds, ctx.config.managementTokenTtlSeconds);
@@ -198,6 +207,7 @@ export function createIdentityService(
       workspaceUserId: user.id,
       exp,
       createdAt: nowIso(),
+      ...(acting ? { actedBy: acting.workspaceUserId, madeWith: acting.jti } : {}),
     };
     const authToken = signJwt({ sub: user.id, ws: user.workspaceId, jti: rec.id, iat, exp }, ctx.jwtKey);
     return {
@@ -275,7 +285,14 @@ export function createIdentityService(
       verified.delete(token);
       throw unauthenticated('The Authtoken has been revoked.');
     }
-    return hit.claims;
+    if (!tok.actedBy) return hit.claims;
+    // an act-as token ends with the token that asked for it (AS2)
+    const parent = tok.madeWith === undefined ? undefined : await store.get(T.mgmtTokens, tok.madeWith);
+    if (!parent || parent.exp <= nowS) {
+      verified.delete(token);
+      throw unauthenticated('The Authtoken has been revoked: the token that asked for it no longer works.');
+    }
+    return { ...hit.claims, actedBy: tok.actedBy };
   }
 
   /** The workspace's owner: its first human member (who created it). */
@@ -307,7 +324,7 @@ export function createIdentityService(
       ]);
     if (target.id !== principal.workspaceUserId && (await ownerOf(principal.workspaceId)) !== principal.workspaceUserId)
       throw forbidden('Only the owner of the workspace can act as another user.');
-    const t = newToken(target, ACT_AS_TTL_SECONDS);
+    const t = newToken(target, ACT_AS_TTL_SECONDS, principal);
     await store.commit([t.change]);
     return t.issued;
   }
@@ -409,11 +426,12 @@ export function createIdentityService(
     return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
   }
 
+  /** The caller's workspaces: every one of the account's, or an act-as token's own alone. */
   async function listWorkspaces(principal: Principal) {
     const wu = await store.get(T.workspaceUsers, principal.workspaceUserId);
     if (!wu) return [];
     return Promise.all(
-      (await membershipsOf(wu.accountId)).map(async (m) => ({
+      (principal.actedBy ? [wu] : await membershipsOf(wu.accountId)).map(async (m) => ({
         ...(await workspaceInfo(m.workspaceId)),
         workspaceUserId: m.id,
       })),

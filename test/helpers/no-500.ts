@@ -19,7 +19,7 @@ import { startTestDaemon, type TestDaemon } from './daemon.js';
 import { platformClient, sdkUploadFile, PLATFORM_SCOPES } from './platform-client.js';
 import { authorize, createApp, secondUser } from '../fixtures/redirects-flow.js';
 import { ROOT } from './cli.js';
-import { routesOf, type Route } from './routes.js';
+import { NO_RATE_LIMITS, routesOf, type Route } from './routes.js';
 import { must } from '../../src/must.js';
 
 type TapTest = Parameters<Parameters<typeof tap.test>[0]>[0];
@@ -382,15 +382,7 @@ export const PARTS = {
 
 /** Feed every route of `part`: fails on any 5xx, naming the route and the input. */
 export async function feedEveryRoute(t: TapTest, part: keyof typeof PARTS, mustInclude: string[]): Promise<void> {
-  const d = await startTestDaemon({
-    config: {
-      platformRateLimits: false,
-      rateLimitManagementWrites: 0,
-      rateLimitConsent: 0,
-      rateLimitLogin: 0,
-      rateLimitTokenEndpoint: 0,
-    },
-  });
+  const d = await startTestDaemon({ config: NO_RATE_LIMITS });
   t.teardown(() => d.stop());
   const all = routesOf(d);
   t.ok(all.length >= 100, `${all.length} routes read from the daemon's router`);

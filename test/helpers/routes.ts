@@ -3,6 +3,7 @@
  * listed without touching a test), plus the one route served ahead of express: the token endpoint.
  */
 import type { Router } from 'express';
+import type { Config } from '../../src/config.js';
 import { createHttpApp } from '../../src/server/app.js';
 import type { DaemonHandle } from '../../src/server/start.js';
 
@@ -19,6 +20,15 @@ interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
   handle?: { stack?: Layer[] };
 }
+
+/** A daemon's configuration for calling every route many times: no rate limit answers 429 in between. */
+export const NO_RATE_LIMITS: Partial<Config> = {
+  platformRateLimits: false,
+  rateLimitManagementWrites: 0,
+  rateLimitConsent: 0,
+  rateLimitLogin: 0,
+  rateLimitTokenEndpoint: 0,
+};
 
 /** Routes served outside express (start.ts sends them elsewhere first). */
 const AHEAD_OF_EXPRESS: Route[] = [{ method: 'POST', path: '/oauth2/access' }];

@@ -9,7 +9,7 @@ import type { AppsService } from '../../services/apps.js';
 import type { IdentityService, Principal } from '../../services/identity.js';
 import { jsonBody, logRequest, rateLimit, startAnswer, type HitCounter } from '../middleware.js';
 import { errorCodeOf, sendError } from '../respond.js';
-import { authed, principalOf } from './auth.js';
+import { authed, notActingAs, principalOf } from './auth.js';
 import { must } from '../../must.js';
 import { routedPath } from '../request-target.js';
 
@@ -87,7 +87,7 @@ export function createAppGetHandler(deps: AppGetDeps) {
         });
       const header = req.headers['authtoken'];
       const token = Array.isArray(header) ? header[0] : header;
-      (token ? deps.identity.authenticate(token) : Promise.reject(unauthenticated()))
+      (token ? deps.identity.authenticate(token).then(notActingAs) : Promise.reject(unauthenticated()))
         .then((p) => {
           if (m[1] !== p.workspaceId || m[2] !== p.workspaceUserId) throw forbidden();
           return deps.apps.getJson(p, must(m[3]));

@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import type { IdentityService } from '../../services/identity.js';
 import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import type { Logger } from '../../logger.js';
-import { authed, principalOf, requireAuth } from './auth.js';
+import { actAsAllowed, authed, principalOf, requireAuth } from './auth.js';
 
 export interface IdentityRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin' | 'rateLimitConsent'>;
@@ -43,6 +43,7 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
   r.post(
     '/auth/logout',
     auth,
+    actAsAllowed,
     authed(async (_req, res, p) => {
       await identity.revoke(p);
       res.status(204).end();
@@ -51,6 +52,7 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
   r.get(
     '/auth/whoami',
     auth,
+    actAsAllowed,
     authed(async (_req, res, p) => {
       const me = await identity.userInfo(p.workspaceId, p.workspaceUserId);
       res.json({

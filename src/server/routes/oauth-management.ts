@@ -9,7 +9,7 @@ import type { AuthorizationRequests } from '../../services/oauth/authorization-r
 import type { Grants } from '../../services/oauth/grants.js';
 import type { Revocation } from '../../services/oauth/revocation.js';
 import { jsonBody } from '../middleware.js';
-import { authed } from './auth.js';
+import { actAsAllowed, authed, refusedActAs } from './auth.js';
 import { CONSENT_PATH } from './oauth-consent.js';
 
 export interface OAuthManagementDeps {
@@ -32,8 +32,11 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
   /** The same decision as Allow on the consent screen, for the calling user, with exactly its validation. */
   r.get(
     '/oauth2/grant',
+    actAsAllowed,
     authed(async (req, res, p) => {
       const authReq = await requests.validate(req.query as Record<string, unknown>);
+      // As another user (act-as, AS1): only an app of the one acting, and only in the token's workspace (membershipIn).
+      if (p.actedBy && authReq.app.ownerId !== p.actedBy) throw refusedActAs();
       // The consent screen's workspace choice: any workspace the caller's account is a member of.
       const chosen = req.query.workspaceId;
       if (chosen !== undefined && typeof chosen !== 'string')
@@ -58,6 +61,7 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
   /** {code} → {state: exchanged|waiting|unknown}: whether the app exchanged a code (`appreg authorize --follow`). */
   r.post(
     '/oauth2/code-state',
+    actAsAllowed,
     jsonBody(bodyLimitBytes),
     authed(async (req, res) => {
       res.setHeader('cache-control', 'no-store');
@@ -67,6 +71,7 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
 
   r.get(
     '/apps/authorizations',
+    actAsAllowed,
     authed(async (_req, res, p) => res.json(await deps.grants.authorizationsOf(p.workspaceUserId))),
   );
 

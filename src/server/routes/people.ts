@@ -13,7 +13,7 @@ import type { createWorkspace } from '../../services/workspace/workspace.js';
 
 type Workspace = ReturnType<typeof createWorkspace>;
 import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
-import { authed, principalOf } from './auth.js';
+import { actAsAllowed, authed, principalOf } from './auth.js';
 import { must } from '../../must.js';
 
 export interface PeopleRoutesDeps {
@@ -49,6 +49,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
 
   r.get(
     '/channels',
+    actAsAllowed,
     authed(async (req, res, p) =>
       res.json(await ws.channels.list(await ws.person(p.workspaceUserId), req.query.types)),
     ),
@@ -67,6 +68,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   );
   r.get(
     '/channels/:channel/messages',
+    actAsAllowed,
     // threads=true: thread replies too (what appreg watches for after a command)
     authed(async (req, res, p) =>
       res.json(
@@ -79,6 +81,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   );
   r.get(
     '/channels/:channel/messages/:messageId/replies',
+    actAsAllowed,
     authed(async (req, res, p) =>
       res.json(
         await ws.messages.replies(
@@ -93,10 +96,12 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   );
   r.get(
     '/users',
+    actAsAllowed,
     authed(async (_req, res, p) => res.json(await ws.users.list(await ws.person(p.workspaceUserId)))),
   );
   r.post(
     '/channels/:channel/messages',
+    actAsAllowed,
     writes,
     body,
     authed(async (req, res, p) => {
@@ -127,6 +132,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   );
   r.post(
     '/messages/:messageId/reactions',
+    actAsAllowed,
     writes,
     body,
     authed(async (req, res, p) => {

@@ -13,6 +13,7 @@ import type { IdentityService } from '../../services/identity.js';
 import type { Files } from '../../services/workspace/files.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
+import { notActingAs } from './auth.js';
 
 export interface PlatformFilesDeps {
   platform: PlatformGate;
@@ -115,7 +116,7 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
     const token = header(req.headers['authtoken']);
     if (!token)
       throw unauthenticated("An app token (token, x-app-token) or an Authtoken of the file's workspace is required.");
-    await serve(res, (await identity.authenticate(token)).workspaceId, String(req.params.fileId));
+    await serve(res, notActingAs(await identity.authenticate(token)).workspaceId, String(req.params.fileId));
   });
   return r;
 }

@@ -49,7 +49,7 @@ export function signInLinkRoutes(deps: WebRoutesDeps): Router {
       const path = landingPath((req.body as Record<string, unknown> | undefined)?.path);
       const me = await deps.identity.userRecord(p.workspaceUserId);
       if (!me) throw invalidRequest('The caller has no workspace user.');
-      const link = await deps.sessions.issueSignInLink(me.accountId, path);
+      const link = await deps.sessions.issueSignInLink(me.accountId, path, p.jti);
       const url = new URL(SIGN_IN_PATH, deps.baseUrl());
       url.searchParams.set('token', link.token);
       res.status(201).json({ url: url.toString(), expiresAt: new Date(link.expiresAt).toISOString() });
@@ -82,7 +82,7 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   const signIn = async (req: Request, res: Response, token: unknown) => {
     const link = await sessions.takeSignInLink(token);
     if (!link) return invalid(res);
-    const session = await sessions.login(cookieValue(req), link.accountId);
+    const session = await sessions.login(cookieValue(req), link.accountId, link.tokenId);
     setSessionCookie(res, session.token, secure(req));
     redirect303(res, link.path);
   };

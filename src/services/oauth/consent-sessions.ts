@@ -18,6 +18,7 @@ import type { Clock } from '../../clock.js';
 import { StoreConflict, type Store } from '../../store/types.js';
 import type { AuthRequestParams } from './authorization-request.js';
 import { must } from '../../must.js';
+import { T } from '../../model/identity.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 const CSRF_TTL_MS = 15 * 60_000;
@@ -37,6 +38,8 @@ const MAX_TOKEN_CHARS = 16_384;
 interface Session {
   accountId: string;
   expiresAt: number;
+  /** The management token a sign-in link was made with (its record id): the session ends with it. */
+  tokenId?: string;
 }
 
 export type CsrfPurpose = { kind: 'consent'; params: AuthRequestParams; workspaceIds: string[] };
@@ -50,6 +53,8 @@ interface LinkClaims {
   a: string;
   p: string;
   e: number;
+  /** The id of the management token that asked for the link. */
+  t?: string;
 }
 
 /** A fresh browser cookie value for a visitor who has not signed in (nothing is stored for it). */
@@ -96,15 +101,19 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
   async function get(token: string | undefined): Promise<(Session & { id: string }) | undefined> {
     const payload = open('session', token);
     if (payload === undefined) return undefined;
-    const [accountId, exp] = JSON.parse(payload) as [string, number];
+    const [accountId, exp, tokenId] = JSON.parse(payload) as [string, number, string?];
     if (typeof accountId !== 'string' || typeof exp !== 'number' || exp <= clock.now()) return undefined;
     const id = sha256(must(token));
-    const [ended, everywhere] = await store.getMany([
+    const [ended, everywhere, madeWith] = await store.getMany([
       { table: ENDED_SESSIONS, id },
       { table: ACCOUNT_SIGN_OUTS, id: accountId },
+      // a session made from a token ends when that token is revoked or expires (AS2)
+      ...(tokenId === undefined ? [] : [{ table: T.mgmtTokens, id: tokenId }]),
     ]);
     if (ended || (everywhere && exp - SESSION_TTL_MS <= (everywhere as { before: number }).before)) return undefined;
-    return { accountId, expiresAt: exp, id };
+    if (tokenId !== undefined && !(madeWith && (madeWith as { exp: number }).exp * 1000 > clock.now()))
+      return undefined;
+    return { accountId, expiresAt: exp, id, ...(tokenId === undefined ? {} : { tokenId }) };
   }
 
   const loginMac = (visitor: string, query: string, exp: string) =>
@@ -116,8 +125,13 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
      * Log in: a new session value (no fixation). The session the browser had is replaced by the
      * new cookie; being stateless it is not voided server-side, and ends at its own expiry.
      */
-    login(_previousToken: string | undefined, accountId: string): { token: string; id: string } {
-      const token = sign('session', PREFIX.session, JSON.stringify([accountId, clock.now() + SESSION_TTL_MS]));
+    login(_previousToken: string | undefined, accountId: string, tokenId?: string): { token: string; id: string } {
+      const exp = clock.now() + SESSION_TTL_MS;
+      const token = sign(
+        'session',
+        PREFIX.session,
+        JSON.stringify(tokenId ? [accountId, exp, tokenId] : [accountId, exp]),
+      );
       return { token, id: sha256(token) };
     },
     /**
@@ -175,27 +189,30 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
         safeEqual(token, mac(key, `console|${sessionId}`))
       );
     },
-    /** A single-use link token that signs a browser in as `accountId` and lands on `path` (appreg open). */
-    issueSignInLink(accountId: string, path: string): { token: string; expiresAt: number } {
+    /**
+     * A single-use link token that signs a browser in as `accountId` and lands on `path` (appreg open);
+     * the session it makes lasts no longer than the management token `tokenId` that asked for it.
+     */
+    issueSignInLink(accountId: string, path: string, tokenId: string): { token: string; expiresAt: number } {
       const expiresAt = clock.now() + SIGN_IN_LINK_TTL_MS;
-      const claims: LinkClaims = { a: accountId, p: path, e: expiresAt };
+      const claims: LinkClaims = { a: accountId, p: path, e: expiresAt, t: tokenId };
       return { token: sign('link', PREFIX.session, JSON.stringify(claims)), expiresAt };
     },
     /** Who a sign-in link is for, without using it: undefined when forged, used or expired. */
-    async peekSignInLink(token: unknown): Promise<{ accountId: string; path: string } | undefined> {
+    async peekSignInLink(token: unknown): Promise<{ accountId: string; path: string; tokenId?: string } | undefined> {
       const payload = open('link', token);
       if (payload === undefined) return undefined;
       const c = JSON.parse(payload) as LinkClaims;
       if (!(c.e > clock.now()) || (await store.get(USED_TOKENS, sha256(token as string)))) return undefined;
-      return { accountId: c.a, path: c.p };
+      return { accountId: c.a, path: c.p, tokenId: c.t };
     },
     /** Use a sign-in link: undefined when forged, used or expired. */
-    async takeSignInLink(token: unknown): Promise<{ accountId: string; path: string } | undefined> {
+    async takeSignInLink(token: unknown): Promise<{ accountId: string; path: string; tokenId?: string } | undefined> {
       const payload = open('link', token);
       if (payload === undefined) return undefined;
       const c = JSON.parse(payload) as LinkClaims;
       if (!(c.e > clock.now()) || !(await useOnce(token as string, c.e))) return undefined;
-      return { accountId: c.a, path: c.p };
+      return { accountId: c.a, path: c.p, tokenId: c.t };
     },
     /**
      * Sign a session out on every daemon of the store, from when this resolves (its cookie value is refused from then
