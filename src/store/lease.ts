@@ -9,6 +9,8 @@ import { isDeepStrictEqual } from 'node:util';
 export interface Leased {
   leaseOwner?: string;
   leaseUntil?: number;
+  /** The owner of the lease (one that ran out) this one took over (store/types.ts ClaimRequest). */
+  leaseTakenFrom?: string;
 }
 
 /** Whether `current` is `before` with only its lease renewed, by the same owner. */
