@@ -11,7 +11,7 @@ import type { PendingDelivery } from '../model/delivery.js';
 export const PENDING_TABLE = 'pendingDeliveries';
 
 /** The record without its lease: any daemon may claim it once it is due. */
-export function released(p: PendingDelivery, nextAt = p.nextAt): PendingDelivery {
+function released(p: PendingDelivery, nextAt = p.nextAt): PendingDelivery {
   const { leaseOwner: _owner, leaseUntil: _until, leaseTakenFrom: _from, ...rest } = p;
   return { ...rest, nextAt };
 }

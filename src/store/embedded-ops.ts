@@ -73,8 +73,9 @@ export function validateExpectations(expect: unknown): asserts expect is Expecta
 
 /**
  * What a claim leases, chosen from memory: the due records without a live lease of another
- * owner, up to `limit`, with leaseOwner/leaseUntil set (and leaseTakenFrom: ClaimRequest). The caller commits `changes` in the same
- * tick: nothing can interleave between the choice and the commit, so no expectation is needed.
+ * owner, up to `limit`, with leaseOwner/leaseUntil set (and leaseTakenFrom: ClaimRequest). The
+ * caller commits `changes` in the same tick: nothing can interleave between the choice and the
+ * commit, so no expectation is needed.
  */
 export function chooseClaims(tables: Tables, req: ClaimRequest): { changes: JsonChange[]; records: object[] } {
   const changes: JsonChange[] = [];
