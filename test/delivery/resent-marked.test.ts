@@ -7,8 +7,7 @@
  * test/delivery/outbox-crash.test.ts.)
  */
 import t from 'tap';
-import type { FileHandle } from 'node:fs/promises';
-import { nodeIo, type StoreIo } from '../../src/store/fsync.js';
+import { fullDiskIo } from '../helpers/full-disk.js';
 import { onPostgres, startTestDaemon } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
@@ -16,27 +15,14 @@ import { createTestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
 import { must } from '../../src/must.js';
 
-/** The journal's file calls; the writes that queue events (pending deliveries) fail as a full disk fails them. */
-function queueingWritesFail() {
-  const disk = { refusing: false, refused: 0 };
-  const io: Partial<StoreIo> = {
-    async write(h: FileHandle, buf: Buffer, off: number, len: number) {
-      if (disk.refusing && buf.subarray(off, off + len).includes('"pendingDeliveries"')) {
-        disk.refused++;
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      }
-      return nodeIo.write(h, buf, off, len);
-    },
-  };
-  return { io, disk };
-}
-
 t.test(
   'the write queuing an event fails after its first attempt reached the app: the event comes again under the same delivery id, marked as a retry',
   async (t) => {
     if (onPostgres())
       return void t.plan(0, 'the embedded store’s journal (on PostgreSQL an attempt waits for the write)');
-    const { io, disk } = queueingWritesFail();
+    // the disk refuses, on cue, the writes that queue events (pending deliveries)
+    const full = { on: false };
+    const { io, disk } = fullDiskIo((bytes) => full.on && bytes.includes('"pendingDeliveries"'));
     const clock = createTestClock(); // the store's retry of a failed write, and the worker's polls, run when advanced
     const d = await startTestDaemon({ storeIo: io, clock });
     t.teardown(() => d.stop());
@@ -51,13 +37,13 @@ t.test(
     const { bot } = await installPlatformApp(d, { name: 'poster' });
     const general = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
 
-    disk.refusing = true;
+    full.on = true;
     const posted = await bot.postMessageToChannel(general, 'hello');
     t.equal(posted.status, 200, 'the post is acknowledged (its write holds no pending delivery)');
     const first = must((await rx.waitFor(1))[0]);
     await until(() => disk.refused > 0);
     t.ok(disk.refused > 0, 'the write queuing its event failed');
-    disk.refusing = false;
+    full.on = false;
 
     const again = await until(
       async () => {
@@ -76,12 +62,11 @@ t.test(
       'under the same delivery id',
     );
     t.equal(second.headers['x-appreg-retry-num'], '1', 'marked as a retry');
-    const shown = (await (
-      await d.api(`${d.mgmt}/deliveries/${String(first.headers['x-appreg-delivery-id'])}`)
-    ).json()) as {
-      state: string;
-      attempts: Array<{ retryNum: number }>;
-    };
+    const id = String(first.headers['x-appreg-delivery-id']);
+    const shown = await until(
+      async () => (await (await d.api(`${d.mgmt}/deliveries/${id}`)).json()) as { state: string; attempts: unknown[] },
+      (v) => v.state !== 'pending',
+    );
     t.match(shown, { state: 'delivered', attempts: [{ retryNum: 1 }] }, 'the log shows the delivery, delivered');
   },
 );
