@@ -6,6 +6,12 @@
  * removed in the same commit that writes its events' pending records, on condition that it is still
  * there as read: of two daemons draining at once one commit wins, the other conflicts and moves on,
  * so its events are attempted by the winner only. Records are taken in the order they were written.
+ *
+ * One event and one app make one delivery, whatever happens: its id is derived from the two
+ * (`deliveryIdOf`), and is the key of its pending record, so a record drained again (its commit was
+ * lost to a crash or a failed write) makes the same delivery again, never a second one. Where the
+ * first attempts start before that commit is durable (a daemon alone on its store), such an event may
+ * already have reached the app: it goes again marked as a retry.
  */
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Change, type Expectation, type Store } from '../store/types.js';
@@ -20,9 +26,17 @@ import {
 import { eventPayload } from './payloads.js';
 import type { AppDirectory, EnqueueOptions, EventToSend } from './types.js';
 import { must } from '../must.js';
+import { sha256 } from '../crypto.js';
 
 /** Records taken per round of a drain (each a commit; their fan-out reads are shared). */
 const ROUND = 100;
+
+/**
+ * The delivery of outbox record `eventId` to app `appId`: the same for both every time (`dlv_` and 132
+ * bits of their SHA-256), so the store holds at most one pending record for them.
+ */
+export const deliveryIdOf = (eventId: string, appId: string): string =>
+  `dlv_${sha256(`${eventId}\n${appId}`).slice(0, 22)}`;
 
 /** Who a workspace event goes to: for each event given, the apps and the users it concerns there. */
 export interface EventAudience {
@@ -44,12 +58,30 @@ interface OutboxDeps {
     events: EventToSend[],
     opts: EnqueueOptions,
   ): Promise<{ durable: Promise<void>; attempts: Array<Promise<unknown>> }>;
+  /**
+   * Whether enqueueEvents starts the first attempts before its write is durable (a daemon alone on its
+   * store): then a record found in the store at start (its earlier run may have sent its events before
+   * it died) or whose write failed after its attempts started is sent again marked as a retry.
+   */
+  attemptsBeforeDurable: boolean;
 }
 
 export function createOutboxDrain(deps: OutboxDeps) {
   const { store, logger, apps, audience, enqueueEvents } = deps;
   /** Outbox records this daemon is turning into events now (the next drain leaves them). */
   const taking = new Set<string>();
+  /**
+   * Outbox records whose events may have reached their apps though the record is still here: those of
+   * an earlier run (read now, before this daemon serves), and those whose write failed after their
+   * attempts started.
+   */
+  const maybeSent = new Set<string>();
+  const earlierRun = deps.attemptsBeforeDurable
+    ? store.all(EVENTS_OUTBOX).then(
+        (rs) => rs.forEach((r) => maybeSent.add(r.id)),
+        (e: unknown) => logger.error('reading the events outbox failed', { error: (e as Error).message }),
+      )
+    : Promise.resolve();
 
   /** The events of one record, queued with its removal; a conflict means another daemon took it. */
   async function take(ev: OutboxEventRecord, to: EventToSend[]): Promise<void> {
@@ -57,7 +89,9 @@ export function createOutboxDrain(deps: OutboxDeps) {
     const still: Expectation[] = [{ table: EVENTS_OUTBOX, id: ev.id, value: ev }];
     try {
       if (to.length === 0) return await store.commit(gone, still);
+      if (maybeSent.has(ev.id)) for (const e of to) e.unrecorded = 1;
       const { durable, attempts } = await enqueueEvents(to, { extra: gone, expect: still });
+      if (deps.attemptsBeforeDurable) durable.catch(() => maybeSent.add(ev.id)); // the attempts went
       // an attempt's own failure is logged; a write that failed fails the attempts too, and is reported once, below
       const failed = (e: unknown) =>
         logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message });
@@ -69,6 +103,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
           ),
         );
       await durable;
+      maybeSent.delete(ev.id);
     } catch (e) {
       if (e instanceof StoreConflict) return; // another daemon took it
       logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message }); // left in the outbox: the next drain tries again
@@ -87,6 +122,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
         if (!app?.manifest.eventSubscriptions?.events?.includes(ev.eventType)) return [];
         return [
           {
+            id: deliveryIdOf(ev.id, app.id),
             app,
             workspaceId: ev.workspaceId,
             userId: ev.workspaceUserIds[0] ?? '',
@@ -97,6 +133,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
       }
       const body = JSON.stringify(ev.body); // encoded once for every app it goes to
       return must(fanned[w++]).map((r) => ({
+        id: deliveryIdOf(ev.id, r.app.id),
         app: r.app,
         workspaceId: ev.workspaceId,
         userId: must(r.workspaceUserIds[0]),
@@ -111,6 +148,7 @@ export function createOutboxDrain(deps: OutboxDeps) {
    * there were any) once each was taken (its events queued, not delivered).
    */
   async function drain(): Promise<boolean> {
+    await earlierRun;
     const all = await store.all(EVENTS_OUTBOX);
     const evs = all.filter((ev) => !taking.has(ev.id)).sort(outboxOrder);
     for (const ev of evs) taking.add(ev.id);

@@ -11,10 +11,27 @@ import type { PendingDelivery } from '../model/delivery.js';
 export const PENDING_TABLE = 'pendingDeliveries';
 
 /** The record without its lease: any daemon may claim it once it is due. */
-export function released(p: PendingDelivery, nextAt = p.nextAt): PendingDelivery {
-  const { leaseOwner: _owner, leaseUntil: _until, ...rest } = p;
+function released(p: PendingDelivery, nextAt = p.nextAt): PendingDelivery {
+  const { leaseOwner: _owner, leaseUntil: _until, leaseTakenFrom: _from, ...rest } = p;
   return { ...rest, nextAt };
 }
+
+/**
+ * Attempts of `p` that may have reached the app without their outcome being recorded: those counted
+ * in the record, and the one of the lease this daemon's claim took over (a daemon that held it died,
+ * or could not write the outcome, mid-attempt). A lease is only ever held to make an attempt, and an
+ * attempt's outcome ends the lease (released or deleted) in the same write, so a lease that ran out
+ * means an attempt whose outcome nobody recorded.
+ */
+export const mayHaveBeenSent = (p: PendingDelivery): number =>
+  (p.unrecorded ?? 0) + (p.leaseTakenFrom === undefined ? 0 : 1);
+
+/** `p` released for a later attempt, the attempts of its lease that may have reached the app counted. */
+export const releasedAfter = (p: PendingDelivery, nextAt: number): PendingDelivery => {
+  const next = released(p, nextAt);
+  const unrecorded = mayHaveBeenSent(p);
+  return unrecorded ? { ...next, unrecorded } : next;
+};
 
 /** Whether another daemon holds a live lease on `p` (an attempt of it runs there now). */
 export const leasedElsewhere = (p: PendingDelivery, owner: string, now: number): boolean =>
@@ -62,11 +79,15 @@ const MAX_RIVAL_CHANGES = 4;
 /**
  * For a store only one daemon uses (the embedded one; the composition root decides): leases held by
  * an earlier run of this daemon are void (it is gone); the events it was attempting are due now, as
- * they were before leases existed. Where daemons share the store, a lease runs out instead.
+ * they were before leases existed, and each counts the attempt it was under (it may have reached the
+ * app: the next one is marked a retry). Where daemons share the store, a lease runs out instead and
+ * the claim that takes it over says so (leaseTakenFrom).
  */
 export async function takeOverDeadLeases(store: Store, owner: string, now: number): Promise<void> {
   for (const p of await store.all(PENDING_TABLE)) {
-    if (leasedElsewhere(p, owner, now))
-      await replacePending(store, p, released(p, Math.min(p.nextAt, now)), () => false);
+    if (leasedElsewhere(p, owner, now)) {
+      const next = { ...released(p, Math.min(p.nextAt, now)), unrecorded: mayHaveBeenSent(p) + 1 };
+      await replacePending(store, p, next, () => false);
+    }
   }
 }

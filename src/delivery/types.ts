@@ -66,6 +66,10 @@ export interface EventToSend {
   userId: string;
   eventType: string;
   payload: Record<string, unknown>;
+  /** The delivery's id, when it is decided by what the event is (outbox.ts deliveryIdOf); else a new one. */
+  id?: string;
+  /** Attempts that may have reached the app already, unrecorded (its first one here is then marked a retry). */
+  unrecorded?: number;
 }
 
 /** Conditions of the write that queues events: `extra` changes in the same commit, if `expect` holds. */

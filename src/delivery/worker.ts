@@ -16,7 +16,14 @@ import { applyEntry, type LogEntry, type Outgoing } from './log.js';
 import type { AttemptRecord, DeliveryRecord, StateChange } from '../model/delivery.js';
 import { createOutboxDrain, type EventAudience } from './outbox.js';
 import { createPoller } from '../poller.js';
-import { leasedElsewhere, PENDING_TABLE, released, replacePending, takeOverDeadLeases } from './pending.js';
+import {
+  leasedElsewhere,
+  mayHaveBeenSent,
+  PENDING_TABLE,
+  releasedAfter,
+  replacePending,
+  takeOverDeadLeases,
+} from './pending.js';
 import type { PendingDelivery } from '../model/delivery.js';
 import { nextRetryDelayMs, parseSchedule, retryable } from './retry-policy.js';
 import type { SocketTransport } from './socket-transport.js';
@@ -122,7 +129,21 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         }
       }
       await durable;
-      const logged = await finishEvent(p, attempts, r, app, final, mine);
+      let logged: LogEntry[] | undefined;
+      try {
+        logged = await finishEvent(p, attempts, r, app, final, mine);
+      } catch (e) {
+        // the record keeps this daemon's lease: when it runs out, the claim that takes it over marks the next attempt
+        logger.warn(
+          'the outcome of a delivery attempt could not be recorded; the event will be sent again as a retry',
+          {
+            deliveryId: p.id,
+            outcome: r.outcome,
+            error: (e as Error).message,
+          },
+        );
+        throw e;
+      }
       return given && logged ? logged.reduce<DeliveryRecord | undefined>(applyEntry, given.rec) : undefined;
     } finally {
       settled(p.id);
@@ -147,13 +168,20 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     let kept: boolean;
     let next: PendingDelivery | undefined;
     if (delay !== undefined) {
-      next = { ...released(p, clock.now() + delay), retryNum: p.retryNum + 1 };
+      next = { ...releasedAfter(p, clock.now() + delay), retryNum: p.retryNum + 1 };
       kept = await replacePending(store, p, next, ours);
       if (kept) poller.wakeAt(next.nextAt); // the retry is made on time, whatever the idle poll's pace
     } else {
       if (!stopped || delivered || !retryable(r) || final) kept = await replacePending(store, p, null, ours);
-      // stopping: the event stays pending, free for the next daemon (or this one's restart) at once
-      else kept = await replacePending(store, p, released(p, clock.now()), ours);
+      // stopping: the event stays pending, free for the next daemon (or this one's restart) at once; the
+      // attempt just made (a timeout may have reached the app) counts, so the next one is marked a retry
+      else
+        kept = await replacePending(
+          store,
+          p,
+          { ...releasedAfter(p, clock.now()), unrecorded: mayHaveBeenSent(p) + 1 },
+          ours,
+        );
       // The worker gave up: a socket-mode app's copy in the queue goes too, before the log says failed.
       if (kept && !delivered && !final && !stopped && app.manifest.socketMode)
         await socket.discard(app.id, p.id, 'the retry schedule ran out before the app connected');
@@ -177,8 +205,11 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return entries;
   }
 
-  /** The number of attempts made before the next scheduled one: the schedule's, and the replays'. */
-  const attemptNumber = (p: PendingDelivery) => p.retryNum + (p.replays ?? 0);
+  /**
+   * The number of attempts made before the next one: the schedule's, the replays', and those that may
+   * have reached the app unrecorded (pending.ts mayHaveBeenSent): an event that comes again is marked.
+   */
+  const attemptNumber = (p: PendingDelivery) => p.retryNum + (p.replays ?? 0) + mayHaveBeenSent(p);
 
   /** A kept socket-mode event was sent from the queue, or dropped there: the log says so at once. */
   async function keptSettled(id: string, appId: string, result: AttemptResult): Promise<void> {
@@ -240,7 +271,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const at = d.iso();
     const made = events.map((ev) => {
       const p: PendingDelivery = {
-        id: d.nextDeliveryId(),
+        id: ev.id ?? d.nextDeliveryId(),
         appId: ev.app.id,
         workspaceId: ev.workspaceId,
         userId: ev.userId,
@@ -251,6 +282,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         createdAt: at,
         leaseOwner: instanceId,
         leaseUntil: now + leaseMs,
+        ...(ev.unrecorded ? { unrecorded: ev.unrecorded } : {}),
       };
       return { p, app: ev.app, out: outgoingOf(ev.app, p) };
     });
@@ -382,7 +414,14 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     return must(applyEntry(rec, e));
   }
 
-  const outbox = createOutboxDrain({ store, logger, apps, audience: deps.audience, enqueueEvents });
+  const outbox = createOutboxDrain({
+    store,
+    logger,
+    apps,
+    audience: deps.audience,
+    enqueueEvents,
+    attemptsBeforeDurable: deps.soleDaemon,
+  });
   let draining: Promise<void> | undefined;
   let drainAgain = false;
   /**

@@ -142,12 +142,20 @@ export interface PendingDelivery {
   retryNum: number;
   /** Attempts replays made meanwhile (numbered among the event's attempts, outside its schedule). */
   replays?: number;
+  /**
+   * Attempts that may have reached the app though their outcome was never recorded (the daemon making
+   * them died, or could not write): numbered among the event's attempts, outside its schedule, so that
+   * the event comes again marked as a retry (delivery/pending.ts mayHaveBeenSent).
+   */
+  unrecorded?: number;
   /** When the next attempt is due (ms); while leased, when the lease holder is presumed dead. */
   nextAt: number;
   createdAt: string;
   /** The daemon making the attempt now, and until when it may (set by store.claim). */
   leaseOwner?: string;
   leaseUntil?: number;
+  /** The daemon whose lease (one that ran out) this one took over: set by store.claim. */
+  leaseTakenFrom?: string;
 }
 
 // ---- socket mode ----

@@ -73,8 +73,9 @@ export function validateExpectations(expect: unknown): asserts expect is Expecta
 
 /**
  * What a claim leases, chosen from memory: the due records without a live lease of another
- * owner, up to `limit`, with leaseOwner/leaseUntil set. The caller commits `changes` in the same
- * tick: nothing can interleave between the choice and the commit, so no expectation is needed.
+ * owner, up to `limit`, with leaseOwner/leaseUntil set (and leaseTakenFrom: ClaimRequest). The
+ * caller commits `changes` in the same tick: nothing can interleave between the choice and the
+ * commit, so no expectation is needed.
  */
 export function chooseClaims(tables: Tables, req: ClaimRequest): { changes: JsonChange[]; records: object[] } {
   const changes: JsonChange[] = [];
@@ -87,7 +88,12 @@ export function chooseClaims(tables: Tables, req: ClaimRequest): { changes: Json
     const until = rec.leaseUntil;
     const live = typeof until === 'number' && until > req.now;
     if (live && rec.leaseOwner !== req.owner) continue;
-    const leased = { ...rec, leaseOwner: req.owner, leaseUntil: req.leaseUntil };
+    const leased: Record<string, unknown> = { ...rec, leaseOwner: req.owner, leaseUntil: req.leaseUntil };
+    if (!(live && rec.leaseOwner === req.owner)) {
+      // not a renewal: the lease begins on this claim, and says whose it took over (one that ran out)
+      if (typeof rec.leaseOwner === 'string') leased.leaseTakenFrom = rec.leaseOwner;
+      else delete leased.leaseTakenFrom;
+    }
     changes.push({ table: req.table, id, json: JSON.stringify(leased), value: leased });
     records.push(leased);
     if (records.length >= req.limit) break;

@@ -9,10 +9,15 @@ import { isDeepStrictEqual } from 'node:util';
 export interface Leased {
   leaseOwner?: string;
   leaseUntil?: number;
+  /** The owner of the lease (one that ran out) this one took over (store/types.ts ClaimRequest). */
+  leaseTakenFrom?: string;
 }
 
-/** Whether `current` is `before` with only its lease renewed, by the same owner. */
+/**
+ * Whether `current` is `before` with only its lease renewed, by the same owner (its own lease taken
+ * over by itself, once it ran out, is such a renewal too).
+ */
 export function onlyLeaseRenewed<T extends Leased>(before: T, current: T): boolean {
-  const rest = ({ leaseUntil: _until, ...r }: T): unknown => JSON.parse(JSON.stringify(r));
+  const rest = ({ leaseUntil: _until, leaseTakenFrom: _from, ...r }: T): unknown => JSON.parse(JSON.stringify(r));
   return before.leaseOwner === current.leaseOwner && isDeepStrictEqual(rest(before), rest(current));
 }

@@ -160,6 +160,13 @@ export interface ClaimRequest<K extends string = string, R extends object = obje
   leaseUntil: number;
   limit: number;
 }
+/*
+ * A lease that begins on a record that had one (another owner's that ran out, or the claimer's own
+ * that ran out) is a takeover: the claim writes the earlier owner in `leaseTakenFrom`, so the new
+ * owner knows that whatever the earlier one was doing may have been done, its outcome unrecorded (an
+ * event sent whose 200 was never written). A lease begun on an unleased record removes the field; a
+ * renewal of the claimer's own live lease keeps it as it was.
+ */
 
 /**
  * What `findPage` asks for: records in order of a numeric field, then of id, from a position on.
@@ -276,7 +283,8 @@ export interface Store<TM extends TableMap = Tables> {
   commit(changes: readonly Change<TM>[], expect?: readonly Expectation<TM>[]): Promise<void>;
   /**
    * Lease due records: those of `table` whose `dueField` <= now and that no other owner holds a live
-   * lease on (`leaseOwner`/`leaseUntil` fields, set here and returned). A record is leased to exactly one
+   * lease on (`leaseOwner`/`leaseUntil` fields, set here and returned; `leaseTakenFrom` on a takeover,
+   * see ClaimRequest). A record is leased to exactly one
    * claimer at a time, across every daemon of the store; SKIP LOCKED on PostgreSQL.
    */
   claim<K extends TableOf<TM>>(req: ClaimRequest<K, TM[K] & object>): Promise<TM[K][]>;

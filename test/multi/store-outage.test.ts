@@ -8,9 +8,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FileHandle } from 'node:fs/promises';
 import t from 'tap';
-import { nodeIo, type StoreIo } from '../../src/store/fsync.js';
+import { fullDiskIo } from '../helpers/full-disk.js';
 import { manifest, startTestDaemon, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { installPlatformApp } from '../helpers/platform-client.js';
 import { createApp, grant } from '../fixtures/redirects-flow.js';
@@ -29,27 +28,11 @@ async function answer(r: Response) {
   return { status: r.status, code: body.code, retryAfter: r.headers.get('retry-after'), message: body.message ?? '' };
 }
 
-/**
- * The journal's file calls: while `full`, a write longer than `fits` bytes fails with ENOSPC (a full disk still takes a
- * few bytes).
- */
-function fullDiskIo() {
-  const disk = { full: false, fits: 40, writes: 0 };
-  const io: Partial<StoreIo> = {
-    async write(h: FileHandle, buf: Buffer, off: number, len: number) {
-      disk.writes++;
-      if (disk.full && len > disk.fits)
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      return nodeIo.write(h, buf, off, len);
-    },
-  };
-  return { io, disk };
-}
-
 t.test(
   'embedded store, full disk: writes answer 503 store_unavailable with Retry-After and the healthz reason; healthz stays 503 until a write of that size succeeds',
   async (t) => {
-    const { io, disk } = fullDiskIo();
+    const full = { on: false, fits: 40 }; // a full disk still takes a few bytes
+    const { io, disk } = fullDiskIo((bytes) => full.on && bytes.length > full.fits);
     const clock = createTestClock(); // the store's retry (every second) runs when the test advances it
     const d = await startTestDaemon({ storeIo: io, clock });
     t.teardown(() => d.stop());
@@ -58,7 +41,7 @@ t.test(
     const otherApp = await createApp(d);
     const code = (await grant(d, otherApp)).body.code;
 
-    disk.full = true;
+    full.on = true;
     const calls: Record<string, () => Promise<Response>> = {
       'POST /v1/channels/{c}/messages (platform API)': () =>
         fetch(`${d.url}/v1/channels/${general}/messages`, {
@@ -100,7 +83,7 @@ t.test(
     t.equal((await healthOf(d)).status, 503, 'still 503 after two retries while only short writes fit');
     t.equal(fs.statSync(path.join(d.dataDir, journal)).size, sizeBefore, 'no retry line reached the journal');
 
-    disk.full = false;
+    full.on = false;
     await clock.advance(1000);
     t.equal((await healthOf(d)).status, 200, 'full disk over: /healthz 200 again at the next retry, without a request');
     t.equal((await must(calls['POST /v1/channels/{c}/messages (platform API)'])()).status, 200, 'posts work again');

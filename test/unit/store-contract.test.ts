@@ -556,8 +556,34 @@ function contract(t: TapTest, p: Pair): Promise<unknown> {
       t.same(await b.claim({ ...req, now: now + 500, owner: 'C' }), [], 'live leases are not taken');
       const again = await a.claim({ ...req, now: now + 1000, leaseUntil: now + 5000, owner: 'C', limit: 100 });
       t.equal(again.length, 20, 'expired leases are claimable');
+      const earlier = new Map([...x, ...y].map((r) => [r.id, r.leaseOwner]));
+      t.ok(
+        again.every((r) => r.leaseTakenFrom === earlier.get(r.id)),
+        'a lease taken over says whose it was (leaseTakenFrom), returned and stored',
+      );
+      t.match(await b.get('queue', 'q0'), { leaseOwner: 'C', leaseTakenFrom: earlier.get('q0') });
       const mine = await a.claim({ ...req, now: now + 1001, leaseUntil: now + 6000, owner: 'C', limit: 100 });
       t.equal(mine.length, 20, 'the owner of a live lease may renew it');
+      t.ok(
+        mine.every((r) => r.leaseTakenFrom === earlier.get(r.id)),
+        'a renewal keeps what the lease took over',
+      );
+      const own = await a.claim({ ...req, now: now + 7000, leaseUntil: now + 9000, owner: 'C', limit: 1 });
+      t.match(
+        own,
+        [{ leaseOwner: 'C', leaseTakenFrom: 'C' }],
+        "the claimer's own lease that ran out is taken over too",
+      );
+      const q = must(await a.get('queue', 'q1'));
+      const { leaseOwner: _o, leaseUntil: _u, ...unleased } = q;
+      await a.commit([{ table: 'queue', id: 'q1', value: { ...unleased, leaseTakenFrom: 'stale' } }]);
+      const fresh = (await b.claim({ ...req, now: now + 7000, leaseUntil: now + 9000, owner: 'D', limit: 100 })).find(
+        (r) => r.id === 'q1',
+      );
+      t.ok(
+        fresh && fresh.leaseOwner === 'D' && !('leaseTakenFrom' in fresh),
+        'a lease begun on an unleased record took nothing over',
+      );
     });
 
     await t.test("hit counts per window, which starts at the key's first hit", async (t) => {

@@ -289,13 +289,22 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(
       assertSafeName(req.table);
       assertSafeName(req.dueField);
       const due = `CASE WHEN jsonb_typeof(data->'${req.dueField}') = 'number' THEN (data->>'${req.dueField}')::float8 END`;
-      const leaseUntil = `CASE WHEN jsonb_typeof(data->'leaseUntil') = 'number' THEN (data->>'leaseUntil')::float8 END`;
+      const leaseUntilOf = (d: string) =>
+        `CASE WHEN jsonb_typeof(${d}->'leaseUntil') = 'number' THEN (${d}->>'leaseUntil')::float8 END`;
+      const leaseUntil = leaseUntilOf('data');
       // The table is spelled in, as a find's is: each table's claim is then one prepared statement
       // whose plan is kept. With the table a parameter, PostgreSQL planned it afresh at every poll
       // (0.4 ms, about nine polls a second per daemon: most of an idle daemon's database CPU).
       // SKIP LOCKED: rows another daemon is claiming right now are left to it, never waited for.
+      // a renewal of the claimer's own live lease keeps leaseTakenFrom; any other lease begins here, taking
+      // over the one the record had, if any (store/types.ts ClaimRequest)
+      const lease = `jsonb_build_object('leaseOwner', $2::text, 'leaseUntil', $3::numeric)`;
       const r = await q<Row>(
-        `UPDATE appreg_records r SET data = r.data || jsonb_build_object('leaseOwner', $2::text, 'leaseUntil', $3::numeric)
+        `UPDATE appreg_records r SET data = CASE
+           WHEN r.data->>'leaseOwner' = $2 AND ${leaseUntilOf('r.data')} > $1::float8 THEN r.data || ${lease}
+           WHEN jsonb_typeof(r.data->'leaseOwner') = 'string'
+             THEN r.data || ${lease} || jsonb_build_object('leaseTakenFrom', r.data->'leaseOwner')
+           ELSE (r.data - 'leaseTakenFrom') || ${lease} END
          WHERE (r.tbl, r.id) IN (
            SELECT tbl, id FROM appreg_records
            WHERE tbl = '${req.table}' AND ${due} <= $1::float8
