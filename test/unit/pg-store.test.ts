@@ -97,7 +97,11 @@ void testWithPg(t, 'migrations', async (t, url) => {
   const again = await migrate(url);
   t.same(again, { applied: [], indexes: [] }, 'idempotent');
   await sql(url, `INSERT INTO appreg_migrations (version, name) VALUES (999, 'from the future')`);
-  await t.rejects(migrate(url), /schema is at version 999, newer than this appreg \(\d+\.\d+\.\d+\) knows/, 'a newer schema is refused');
+  await t.rejects(
+    migrate(url),
+    /schema is at version 999, newer than this appreg \(\d+\.\d+\.\d+\) knows/,
+    'a newer schema is refused',
+  );
   await sql(url, 'DELETE FROM appreg_migrations WHERE version = 999');
   const rows = await sql<{ version: number }>(url, 'SELECT version FROM appreg_migrations ORDER BY version');
   t.same(
