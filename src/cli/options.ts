@@ -9,6 +9,7 @@ import { CliError, EXIT, createOut, type Out } from './output.js';
 import { createClient, notReachable, unreachable, type Client } from './client.js';
 import { NotLoggedIn } from './credentials.js';
 import type { GlobalOpts, Run } from './run.js';
+import { jsonSyntaxProblem } from '../json-syntax.js';
 
 /** A command's own options merged with the global ones. */
 type Opts = GlobalOpts & Record<string, unknown>;
@@ -71,6 +72,21 @@ export function examples(...lines: string[]): string {
   return `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}`;
 }
 
+/** Why a file could not be read, in words ("no such file"), not the system's code (ENOENT). */
+export function unreadable(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  return (code && UNREADABLE[code]) ?? code ?? (e as Error).message;
+}
+const UNREADABLE: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a folder, not a file',
+  ENOTDIR: 'a part of its path is not a folder',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the name is too long',
+};
+
 /**
  * A JSON file named by an option; an unreadable file is a usage error naming it (`what` says which
  * file), a file that is not JSON exits `invalidExit` (usage by default; `apps validate`: invalid input).
@@ -81,13 +97,13 @@ export function readJsonFile(run: Run, file: string, what?: string, invalidExit:
   try {
     text = fs.readFileSync(path.resolve(run.io.cwd, file), 'utf8');
   } catch (e) {
-    throw new CliError(`cannot read ${name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+    throw new CliError(`cannot read ${name}: ${unreadable(e)}`, EXIT.usage);
   }
   try {
     return JSON.parse(text);
   } catch (e) {
     throw new CliError(
-      `${name} is not valid JSON: ${(e as Error).message}`,
+      `${name} is not valid JSON: ${jsonSyntaxProblem(text, e)}`,
       invalidExit,
       invalidExit === EXIT.usage ? undefined : { code: 'invalid_json' },
     );

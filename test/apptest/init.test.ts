@@ -86,6 +86,6 @@ t.test('--init writes YAML for a .yaml --output, a message shortcut gets a messa
   ]);
   t.match(await runMain(['test', '--init', '--manifest', 'nope.json'], { cwd: dir }), {
     code: 2,
-    stderr: /cannot read the manifest nope\.json: ENOENT/,
+    stderr: /cannot read the manifest nope\.json: no such file \(give it with --manifest\)\n$/,
   });
 });

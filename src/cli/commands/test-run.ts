@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CliError, EXIT, type Out } from '../output.js';
-import { positiveInt } from '../options.js';
+import { positiveInt, unreadable } from '../options.js';
+import { jsonSyntaxProblem } from '../../json-syntax.js';
 import type { GlobalOpts } from '../run.js';
 import type { Run } from '../run.js';
 import { givenDaemon, ownDaemon, type Daemon } from '../../apptest/daemon.js';
@@ -22,17 +23,20 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
   const { guessStart, starterSuite } = await import('../../apptest/init.js');
   const cwd = run.io.cwd;
   const manifestFile = path.resolve(cwd, String(o.manifest ?? 'manifest.json'));
+  let manifestText: string;
+  try {
+    manifestText = fs.readFileSync(manifestFile, 'utf8');
+  } catch (e) {
+    throw new CliError(
+      `cannot read the manifest ${path.relative(cwd, manifestFile) || manifestFile}: ${unreadable(e)}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`,
+      EXIT.usage,
+    );
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(manifestFile, 'utf8'));
+    raw = JSON.parse(manifestText);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code)
-      throw new CliError(
-        `cannot read the manifest ${path.relative(cwd, manifestFile) || manifestFile}: ${code}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`,
-        EXIT.usage,
-      );
-    throw new CliError(`${manifestFile} is not valid JSON: ${(e as Error).message}`, EXIT.invalidInput);
+    throw new CliError(`${manifestFile} is not valid JSON: ${jsonSyntaxProblem(manifestText, e)}`, EXIT.invalidInput);
   }
   const { validateManifest } = await import('../../validation/manifest.js');
   const v = validateManifest(raw);
