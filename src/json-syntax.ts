@@ -119,7 +119,7 @@ export function jsonErrorOffset(text: string): number {
 const STOP = Symbol('not JSON');
 
 /** 1-based line and column of `offset` in `text`. */
-export function lineColumn(text: string, offset: number): { line: number; column: number } {
+function lineColumn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, offset);
   const lastBreak = before.lastIndexOf('\n');
   return { line: before.split('\n').length, column: offset - lastBreak };
