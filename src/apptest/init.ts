@@ -2,7 +2,8 @@
  * `appreg test --init`: a starter suite for an app's manifest (docs/testing.md, "A starter
  * suite"): one test per slash command, shortcut, dynamic menu and subscribed event, each expecting
  * an answer in time, and the signature check (an app in HTTP mode). The app is started with a
- * command guessed from its folder (npm start, or node and its main file): check it.
+ * command guessed from its folder (npm start, or node and its main file): check it; a variable its source reads to
+ * know where to keep its tokens points into the run's own folder.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -39,9 +40,72 @@ export function guessStart(dir: string): string | undefined {
   return main ? `node ${main}` : undefined;
 }
 
+/** A variable that names where an app keeps its tokens: STANDUP_TOKENS_FILE, TOKENS_PATH, TOKEN_STORE_FILE. */
+const TOKENS_VARIABLE = /^[A-Z0-9_]*TOKENS?(_STORE)?_(FILE|PATH)$/;
+/** Source files of the app read for them, at the most (its folder's, then those they import, not node_modules). */
+const MAX_SOURCES = 50;
+const SOURCE = /\.(m|c)?(j|t)s$/;
+
+/**
+ * The environment that keeps the app's tokens in the run's own folder: each variable its source reads
+ * (`process.env.NAME`) whose name says it is where tokens are kept, given `${run.dir}/<name>.json`. Without it a run
+ * writes the throwaway workspace's tokens where the app keeps its real ones. The source read: the files of its folder
+ * and those they import by a relative path (an app may share code with another folder), not node_modules.
+ */
+export function tokensEnv(dir: string): Record<string, string> {
+  const queue = listSources(dir);
+  const read = new Set<string>();
+  const names = new Set<string>();
+  while (queue.length && read.size < MAX_SOURCES) {
+    const file = queue.shift() as string;
+    if (read.has(file)) continue;
+    read.add(file);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const m of text.matchAll(
+      /process\.env(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\])/g,
+    )) {
+      const name = (m[1] ?? m[2]) as string;
+      if (TOKENS_VARIABLE.test(name)) names.add(name);
+    }
+    for (const m of text.matchAll(/(?:from|import\s*\(?)\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1] as string);
+      if (SOURCE.test(target) && !target.split(path.sep).includes('node_modules')) queue.push(target);
+    }
+  }
+  const env: Record<string, string> = {};
+  for (const name of [...names].sort())
+    env[name] = `\${run.dir}/${name
+      .replace(/_(FILE|PATH)$/, '')
+      .toLowerCase()
+      .replace(/_/g, '-')}.json`;
+  return env;
+}
+
+function listSources(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && SOURCE.test(e.name))
+      .map((e) => path.join(dir, e.name))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
 type Step = Record<string, unknown>;
 
-export function starterSuite(m: Manifest, manifestPath: string, start: string): Record<string, unknown> {
+export function starterSuite(
+  m: Manifest,
+  manifestPath: string,
+  start: string,
+  env: Record<string, string> = {},
+): Record<string, unknown> {
   const tests: Array<{ name: string; steps: Step[] }> = [];
   const answered: Step = { expect: 'answered' };
   for (const c of m.slashCommands ?? [])
@@ -68,7 +132,7 @@ export function starterSuite(m: Manifest, manifestPath: string, start: string): 
   return {
     $schema: SUITE_SCHEMA_ID,
     name: m.displayName,
-    app: { manifest: manifestPath, start: { command: start } },
+    app: { manifest: manifestPath, start: { command: start, ...(Object.keys(env).length ? { env } : {}) } },
     tests,
   };
 }

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LineCounter, Parser, parseDocument, type CST, type Document } from 'yaml';
 import { tooDeep } from '../json-depth.js';
+import { unreadable } from '../file-errors.js';
 
 /** What a suite file (and the manifest it names) may be: `--max-suite-bytes` changes the size. */
 export const SUITE_LIMITS = {
@@ -53,11 +54,11 @@ export function readBounded(file: string, maxBytes: number, what: string): strin
   try {
     fd = fs.openSync(file, 'r');
   } catch (e) {
-    throw new InputUnreadable((e as NodeJS.ErrnoException).code ?? 'EIO');
+    throw new InputUnreadable(unreadable(e));
   }
   try {
     const st = fs.fstatSync(fd);
-    if (st.isDirectory()) throw new InputUnreadable('EISDIR');
+    if (st.isDirectory()) throw new InputUnreadable(unreadable({ code: 'EISDIR' }));
     const tooBig = () =>
       new InputRefused(
         `${what} ${st.size > maxBytes ? `is ${count(st.size)} bytes,` : 'holds'} more than the ${count(maxBytes)} bytes allowed (--max-suite-bytes changes the limit)`,
@@ -81,7 +82,7 @@ export function readBounded(file: string, maxBytes: number, what: string): strin
     return buf.toString('utf8', 0, got);
   } catch (e) {
     if (e instanceof InputRefused || e instanceof InputUnreadable) throw e;
-    throw new InputUnreadable((e as NodeJS.ErrnoException).code ?? 'EIO');
+    throw new InputUnreadable(unreadable(e));
   } finally {
     fs.closeSync(fd);
   }

@@ -88,6 +88,17 @@ function parseBody(text: string): unknown {
 }
 
 /**
+ * The daemon's message above its details, without the first detail it quotes for clients that show no details ("The
+ * manifest has 2 problems: /bot is required (and more in details).") since the lines below list it.
+ */
+function headline(message: string, details: Array<{ pointer: string; message: string }>): string {
+  const first = details[0];
+  if (!first) return message;
+  const at = message.indexOf(`: ${first.pointer || '/'} ${first.message}`);
+  return at < 0 ? message : message.slice(0, at);
+}
+
+/**
  * The daemon's error body as one line, then one line per detail; 5xx → exit 5, else exit 4.
  * A 502 manifest_unavailable (the app host named by --from-url did not serve a manifest) is the
  * request's fault, not the daemon's: exit 4.
@@ -95,8 +106,11 @@ function parseBody(text: string): unknown {
 function rejection(status: number, body: unknown): CliError {
   const b = body as
     { code?: string; message?: string; details?: Array<{ pointer: string; message: string }> } | undefined;
-  const lines = [`${b?.message ?? `the daemon answered ${status}`}${b?.code ? ` (${b.code})` : ''}`];
-  for (const d of b?.details ?? []) lines.push(`  ${d.pointer || '/'}: ${d.message}`);
+  const details = b?.details ?? [];
+  const message = b?.message ?? `the daemon answered ${status}`;
+  const head = headline(message, details);
+  const lines = [`${head}${b?.code ? ` (${b.code})` : ''}${head === message ? '' : ':'}`];
+  for (const d of details) lines.push(`  ${d.pointer || '/'}: ${d.message}`);
   return new CliError(
     lines.join('\n'),
     status >= 500 && b?.code !== 'manifest_unavailable' ? EXIT.daemonError : EXIT.rejected,

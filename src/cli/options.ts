@@ -9,6 +9,10 @@ import { CliError, EXIT, createOut, type Out } from './output.js';
 import { createClient, notReachable, unreachable, type Client } from './client.js';
 import { NotLoggedIn } from './credentials.js';
 import type { GlobalOpts, Run } from './run.js';
+import { unreadable } from '../file-errors.js';
+
+export { unreadable };
+import { jsonSyntaxProblem } from '../json-syntax.js';
 
 /** A command's own options merged with the global ones. */
 type Opts = GlobalOpts & Record<string, unknown>;
@@ -81,13 +85,13 @@ export function readJsonFile(run: Run, file: string, what?: string, invalidExit:
   try {
     text = fs.readFileSync(path.resolve(run.io.cwd, file), 'utf8');
   } catch (e) {
-    throw new CliError(`cannot read ${name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, EXIT.usage);
+    throw new CliError(`cannot read ${name}: ${unreadable(e)}`, EXIT.usage);
   }
   try {
     return JSON.parse(text);
   } catch (e) {
     throw new CliError(
-      `${name} is not valid JSON: ${(e as Error).message}`,
+      `${name} is not valid JSON: ${jsonSyntaxProblem(text, e)}`,
       invalidExit,
       invalidExit === EXIT.usage ? undefined : { code: 'invalid_json' },
     );

@@ -7,6 +7,7 @@ import type { ChalkInstance } from 'chalk';
 import { CliError, EXIT } from './output.js';
 import type { Client } from './client.js';
 import { must } from '../must.js';
+import { systemClock, type Clock } from '../clock.js';
 
 export interface Message {
   id: string;
@@ -117,6 +118,19 @@ export interface WatchOptions {
   intervalMs?: number;
   /** Messages not to count (the one a test trigger posted itself). */
   skip?: ReadonlySet<string>;
+  /** The time and the pauses between looks (the run's clock; the system's by default). */
+  clock?: Clock;
+}
+
+/**
+ * `ms` on the clock. A clock's timers never keep the process alive, and while the CLI waits between two looks nothing
+ * else does: a timer of the runtime's holds it until then.
+ */
+function pause(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const hold = setInterval(() => {}, 60_000);
+    clock.setTimeout(() => (clearInterval(hold), resolve()), ms);
+  });
 }
 
 /**
@@ -129,17 +143,18 @@ export async function watch(
   mark: string | undefined,
   o: WatchOptions,
 ): Promise<Message[]> {
-  const start = Date.now();
+  const clock = o.clock ?? systemClock;
+  const start = clock.now();
   let seen: Message[] = [];
   let lastNew = start;
   for (;;) {
     const now = (await messagesAfter(client, channel, mark, true)).filter((m) => !o.skip?.has(m.id));
-    if (now.length !== seen.length) lastNew = Date.now();
+    if (now.length !== seen.length) lastNew = clock.now();
     seen = now;
-    const t = Date.now();
+    const t = clock.now();
     if (o.until?.(seen) || t - start >= o.waitMs) return seen;
     if (o.quietMs !== undefined && seen.length && t - lastNew >= o.quietMs) return seen;
-    await new Promise((r) => setTimeout(r, Math.min(o.intervalMs ?? 100, Math.max(0, o.waitMs - (t - start)))));
+    await pause(clock, Math.min(o.intervalMs ?? 100, Math.max(0, o.waitMs - (t - start))));
   }
 }
 

@@ -26,10 +26,14 @@ t.test("--init on the example's manifest writes a suite that passes against the 
     {
       $schema: 'https://appreg.dev/schemas/test-suite.schema.json',
       name: 'Standup',
-      app: { manifest: 'manifest.json', start: { command: 'node app.mjs' } },
+      app: {
+        manifest: 'manifest.json',
+        start: { command: 'node app.mjs', env: { STANDUP_TOKENS_FILE: '${run.dir}/standup-tokens.json' } },
+      },
     },
-    'the app, its manifest beside the suite, started with node app.mjs',
+    "the app, its manifest beside the suite, started with node app.mjs, its tokens in the run's folder",
   );
+  t.match(r.stdout, /its tokens are kept in the run's own folder: app\.start\.env sets STANDUP_TOKENS_FILE\n/);
   t.same(
     suite.tests.map((x: { name: string }) => x.name),
     [
@@ -43,6 +47,7 @@ t.test("--init on the example's manifest writes a suite that passes against the 
   const run = await runMain(['test', 'examples/standup-app', '--reporter', 'json'], { cwd: root });
   t.equal(run.code, 0, run.code === 0 ? 'exit 0' : run.stdout.slice(0, 3000));
   t.match(JSON.parse(run.stdout), { passed: true, counts: { tests: 5, passed: 5 } }, 'the starter suite passes');
+  t.notOk(fs.existsSync(path.join(dir, 'tokens.json')), "the run's tokens were not written beside the app");
 
   const again = await runMain(['test', '--init', '--manifest', 'examples/standup-app/manifest.json'], { cwd: root });
   t.equal(again.code, 2, 'it does not overwrite a suite');
@@ -79,6 +84,7 @@ t.test('--init writes YAML for a .yaml --output, a message shortcut gets a messa
   const suite = parse(text);
   t.equal(suite.app.manifest, '../manifest.json', 'the manifest relative to the suite');
   t.equal(suite.app.start.command, 'node app.js', 'a placeholder when nothing tells how the app starts');
+  t.equal(suite.app.start.env, undefined, 'no source: no variable for its tokens');
   t.same(suite.tests.find((x: { name: string }) => /Remind me/.test(x.name)).steps, [
     { say: 'a message to use Remind me on', save: 'message' },
     { shortcut: 'remind', message: '${message}' },
@@ -86,6 +92,26 @@ t.test('--init writes YAML for a .yaml --output, a message shortcut gets a messa
   ]);
   t.match(await runMain(['test', '--init', '--manifest', 'nope.json'], { cwd: dir }), {
     code: 2,
-    stderr: /cannot read the manifest nope\.json: ENOENT/,
+    stderr: /cannot read the manifest nope\.json: no such file\n$/,
   });
+});
+
+t.test("--init follows the app's relative imports for the variable of its tokens (the socket example's)", async (t) => {
+  const root = copyExamples();
+  const r = await runMain(
+    [
+      'test',
+      '--init',
+      '--manifest',
+      'examples/standup-socket/manifest.json',
+      '--output',
+      'socket.apptest.json',
+      '--json',
+    ],
+    { cwd: root },
+  );
+  t.equal(r.code, 0, r.stderr);
+  t.same(JSON.parse(r.stdout).env, { STANDUP_TOKENS_FILE: '${run.dir}/standup-tokens.json' });
+  const suite = JSON.parse(fs.readFileSync(path.join(root, 'socket.apptest.json'), 'utf8'));
+  t.same(suite.app.start.env, { STANDUP_TOKENS_FILE: '${run.dir}/standup-tokens.json' });
 });

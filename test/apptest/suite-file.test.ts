@@ -135,7 +135,7 @@ t.test('references outside steps, app rules, the manifest and files that do not 
   p = await problems(write(dir, 'b.apptest.json', suite({ url: 'http://127.0.0.1:5000', manifest: 'manifest.json' })));
   t.match(p.map((x) => x.pointer).sort(), ['/app/id', '/app/manifest']);
   p = await problems(write(dir, 'c.apptest.json', suite({ manifest: 'nope.json', start: { command: 'x' } })));
-  t.match(p, [{ pointer: '/app/manifest', message: /cannot read the manifest .*nope\.json: ENOENT/ }]);
+  t.match(p, [{ pointer: '/app/manifest', message: /cannot read the manifest .*nope\.json: no such file/ }]);
   write(dir, 'broken.json', JSON.stringify({ name: 'x' }));
   p = await problems(write(dir, 'd.apptest.json', suite({ manifest: 'broken.json', start: { command: 'x' } })));
   t.match(p, [{ pointer: '/app/manifest', message: /is invalid: \/displayName is required/ }]);

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { runMain } from '../helpers/cli.js';
+import { createTestClock } from '../helpers/test-clock.js';
+import { until } from '../helpers/until.js';
 import { startReceiver, verify } from '../helpers/receiver.js';
 import { must } from '../../src/must.js';
 
@@ -86,17 +88,41 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
     '--probe-signature fails against a receiver that accepts anything, passes against a checking one',
     async (t) => {
       rx.on('/slash', { json: {} });
-      const loose = await dt('--kind', 'slash-command', '--probe-signature', '--json');
+      const loose = await dt('--kind', 'slash-command', '--probe-signature', '--wait-ms', '0', '--json');
       t.equal(loose.code, 6, 'an app that accepts unsigned calls fails the pipeline');
       t.match(JSON.parse(loose.stdout), { passed: false, probe: { refusedBoth: false } });
       rx.on('/slash', (req) =>
         verify(rx.secret, req.headers, req.raw) ? { json: {} } : { status: 403, text: 'Invalid signature!' },
       );
-      const strict = await dt('--kind', 'slash-command', '--probe-signature');
+      const strict = await dt('--kind', 'slash-command', '--probe-signature', '--wait-ms', '0');
       t.equal(strict.code, 0, strict.stdout + strict.stderr);
       t.match(strict.stdout, /wrong signature: refused/);
     },
   );
+
+  t.test('--probe-signature waits for what is posted after the answer, as say does (it looked once)', async (t) => {
+    rx.on('/slash', (req) =>
+      verify(rx.secret, req.headers, req.raw) ? { json: {} } : { status: 403, text: 'Invalid signature!' },
+    );
+    const clock = createTestClock();
+    let done = false;
+    const running = runMain([...g, 'deliver-test', app.id, '--kind', 'slash-command', '--probe-signature'], {
+      clock,
+    }).finally(() => (done = true));
+    // its first look saw nothing: it waits on its clock for the next one
+    await until(() => done || clock.pending().length > 0);
+    t.notOk(done, 'still watching after its first look');
+    // (the watch takes any message after the trigger as the app's answer)
+    t.equal((await runMain([...g, 'say', 'general', 'posted after the answer'])).code, 0);
+    while (!done) {
+      await clock.advance(100);
+      await until(() => done || clock.pending().length > 0);
+    }
+    const r = await running;
+    t.equal(r.code, 0, r.stdout + r.stderr);
+    t.match(r.stdout, /the app posted\n.*posted after the answer/);
+    t.notMatch(r.stdout, /no message posted/);
+  });
 
   t.test('usage errors exit 2, unknown app exits 4', async (t) => {
     t.equal((await dt('--kind', 'fax')).code, 2);

@@ -79,6 +79,22 @@ t.test('deliveries tail', async (t) => {
     t.equal(tail.out.stderr, '', 'nothing but JSON lines');
   });
 
+  await t.test('--limit 1: the newest delivery, then only what is new, never the older ones again', async (t) => {
+    // three deliveries in the log by now: the newest of them is shown, the other two never
+    const tail = running([...g, 'deliveries', 'tail', '--limit', '1', '--interval-ms', '50']);
+    await until(() => tail.out.stderr.includes('following'));
+    t.equal(tail.out.stdout.trim().split('\n').length, 1, 'one line: the newest');
+    rx.on('/slash', { json: {} });
+    const sent = await runMain([...g, 'deliver-test', b, '--kind', 'slash-command', '--json']);
+    const id = JSON.parse(sent.stdout).delivery.id as string;
+    // a look that printed the older deliveries again came no later than the one that found the new one
+    await until(() => tail.out.stdout.includes(id));
+    t.equal(await tail.stop(), 0);
+    const lines = tail.out.stdout.trim().split('\n');
+    t.equal(lines.length, 2, `the newest, then the new one:\n${tail.out.stdout}`);
+    t.match(lines[1], new RegExp(`→ second: 200 acked in [\\d.]+ ms {2}${id}$`));
+  });
+
   await t.test('it listens for Ctrl-C before it prints anything: a stop asked once it printed is heard', async (t) => {
     // (a real process stopped between its first line and its signal handler would die of the signal)
     let listening = false;

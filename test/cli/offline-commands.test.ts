@@ -99,6 +99,9 @@ t.test(
     const cwdDefault = await runMain(['apps', 'init'], { cwd: work });
     t.equal(cwdDefault.code, 0);
     t.ok(fs.existsSync(at('manifest.json')), 'manifest.json in the working directory by default');
+    const nested = await runMain(['apps', 'init', '--out', 'tmp/new/hello.json'], { cwd: work });
+    t.equal(nested.code, 0, nested.stderr);
+    t.ok(fs.existsSync(at('tmp/new/hello.json')), "--out's folder is made");
   },
 );
 

@@ -3,7 +3,8 @@
  * `--help` and before any action runs) include no server, no store and no heavy package.
  * Commands that need more (serve, apps validate) import it inside their action. Leaves of src/ that import only Node
  * may load: the clock (the waiting line's timer), must.ts (the check of a value known to be there), the configuration's
- * names, the default data directory's rule (where the CLI finds the daemon) and the version (--version).
+ * names, the default data directory's rule (where the CLI finds the daemon), the version (--version) and where a JSON
+ * text goes wrong (an option's file that is not JSON).
  */
 import t from 'tap';
 import fs from 'node:fs';
@@ -36,7 +37,15 @@ t.test('the CLI at start loads commander and its own modules, nothing else', asy
   }
   t.same([...packages].sort(), ['commander'], 'packages loaded at start');
   // besides the CLI's own: leaf modules that import nothing of appreg's but each other
-  const leaves = ['config.js', 'clock.js', 'must.js', 'default-data-dir.js', 'version.js'];
+  const leaves = [
+    'config.js',
+    'clock.js',
+    'must.js',
+    'default-data-dir.js',
+    'version.js',
+    'json-syntax.js',
+    'file-errors.js',
+  ];
   const outside = [...seen]
     .map((f) => path.relative(path.join(ROOT, 'dist/src'), f))
     .filter((f) => !f.startsWith('cli/') && !leaves.includes(f));

@@ -25,8 +25,11 @@
  * HOME is a temporary directory (`appreg login` saves there) and there is no display (`appreg
  * open` prints its link). The data directory a clone uses by default, data/ of the clone, is data/ of the temporary
  * directory (APPREG_DATA_DIR), never this repository's own.
+ * Every file the README's commands write must be one this repository's .gitignore ignores (they write under tmp/):
+ * a person who follows them is not left with untracked files in the clone.
  */
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -173,12 +176,36 @@ t.test('README.md: every command, in order, from a fresh clone', async (t) => {
     /npm start[\s\S]*apps create --file examples\/standup-app\/manifest\.json --env-out[\s\S]*app\.mjs &[\s\S]*authorize \$PUMBLE_APP_ID --follow[\s\S]*say general \/standup[\s\S]*open[\s\S]*deliver-test .*--probe-signature/,
     'the quickstart in its order',
   );
+  const before = new Set(filesIn(work));
   await runSteps(t, steps, keep, 'README.md');
   for (const bg of keep) t.ok(bg.running(), `${bg.command}: still running at the end`);
   // stopped in reverse order: the daemons after the apps that call them
   for (const bg of keep.reverse()) t.equal(await bg.stop('SIGTERM'), 0, `${bg.command}: stops cleanly`);
   keep.length = 0;
+  // what the commands wrote is ignored by the clone's git, or a person's `git status` fills with it
+  const written = filesIn(work).filter((f) => !before.has(f));
+  t.ok(written.length > 0, 'the commands wrote files (tmp/hello.json, the data directory, …)');
+  t.same(notIgnored(written), [], 'every file the commands wrote is one git ignores');
 });
+
+/** The files under `dir` (not through a symbolic link: node_modules), relative to it. */
+function filesIn(dir: string): string[] {
+  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+}
+
+/** Of `files` (paths in a clone), those that this repository's .gitignore does not ignore. */
+function notIgnored(files: string[]): string[] {
+  const r = spawnSync('git', ['-C', ROOT, 'check-ignore', '--no-index', '--stdin', '-z'], {
+    input: files.join('\0') + '\0',
+    encoding: 'utf8',
+  });
+  // exit 1: none of them is ignored
+  if (r.status !== 0 && r.status !== 1) throw new Error(`git check-ignore: ${r.error?.message ?? r.stderr}`);
+  const ignored = new Set(r.stdout.split('\0'));
+  return files.filter((f) => !ignored.has(f));
+}
 
 void testWithPg(t, 'docs/postgresql.md: the how-to, after the README, on a throwaway cluster', async (t) => {
   if (process.env.APPREG_TEST_PG_URL)

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { CliError, EXIT } from '../output.js';
-import { action, examples } from '../options.js';
+import { action, examples, unreadable } from '../options.js';
 import type { Run } from '../run.js';
 
 /**
@@ -69,12 +69,14 @@ export function registerAppsInit(apps: Command, run: Run): void {
         const file = path.resolve(run.io.cwd, String(o.out));
         const manifest = starterManifest(name, !!o.socket);
         try {
+          // its folder is made, as for appreg test --output (the README writes under tmp/)
+          fs.mkdirSync(path.dirname(file), { recursive: true });
           fs.writeFileSync(file, JSON.stringify(manifest, null, 2) + '\n', { flag: o.force ? 'w' : 'wx' });
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           if (code === 'EEXIST')
             throw new CliError(`${o.out} already exists; give --force to overwrite it, or --out <file>`, EXIT.usage);
-          throw new CliError(`cannot write ${o.out}: ${code ?? (e as Error).message}`, EXIT.usage);
+          throw new CliError(`cannot write ${o.out}: ${unreadable(e)}`, EXIT.usage);
         }
         out.print(
           { file, manifest },

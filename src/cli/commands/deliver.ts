@@ -119,6 +119,8 @@ export async function waitingNotice<T>(
   }
 }
 const WAIT_NOTICE_MS = 1000;
+/** The watch a check starts by itself ends this long after the app's last message. */
+const QUIET_MS = 1000;
 
 const SOURCE_TYPES: Record<string, string> = { message: 'MESSAGE', ephemeral: 'EPHEMERAL_MESSAGE', view: 'VIEW' };
 const VIEW_ACTIONS: Record<string, string> = { submit: 'SUBMIT', close: 'CLOSE' };
@@ -186,7 +188,7 @@ export function registerDeliver(program: Command, run: Run): void {
     .option('--view-action <action>', 'view-action: submit|close')
     .option(
       '--wait-ms <ms>',
-      'after the answer, how long to watch the channel for messages the app posts (default 0: one look; 3000 with --expect-message)',
+      'after the answer, how long to watch the channel for messages the app posts (default 0: one look; 3000 with --expect-message, or with --probe-signature, which stops 1 s after the last one)',
     )
     .option(
       '--expect-message <regex>',
@@ -261,7 +263,7 @@ Examples:
         if (o.payload) body.payload = readJsonFile(run, String(o.payload), 'payload file');
         const w = await import('../workspace.js');
         const re = w.regexOption(o.expectMessage, '--expect-message');
-        const waitMs = nonNegativeInt(o.waitMs, '--wait-ms') ?? (re ? 3000 : 0);
+        const waitGiven = nonNegativeInt(o.waitMs, '--wait-ms');
         const client = connect();
         if (o.channel !== undefined) body.channelId = await w.resolveChannelId(client, String(o.channel));
         const watched = channelToWatch(body);
@@ -281,11 +283,16 @@ Examples:
             ? (d.payload as { sourceId?: unknown } | null)?.sourceId
             : undefined;
         const skip = new Set(typeof source === 'string' ? [source] : []);
+        // a check (a message expected; the signature probe of an app that answered) waits for what the app posts after
+        // its answer, as say does
+        const waitMs = waitGiven ?? (re || (o.probeSignature && meets('any', d.outcome)) ? 3000 : 0);
         const posted: Message[] | undefined = before
           ? await w.watch(client, watched, before.mark, {
               waitMs,
               skip,
               until: re ? (s) => s.some((m) => re.test(m.text)) : undefined,
+              quietMs: re || waitGiven !== undefined ? undefined : QUIET_MS,
+              clock: run.io.clock,
             })
           : undefined;
         const names =

@@ -19,6 +19,9 @@ function attemptLine(c: ChalkInstance, d: Delivery, a: Attempt): string {
   return `${c.dim(a.at.slice(11, 19))} ${d.kind}${subject ? ` ${c.bold(subject)}` : ''} → ${d.appName}: ${ok ? c.green(result) : c.red(result)} in ${a.latencyMs} ms${extra}${next}  ${c.dim(d.id)}`;
 }
 
+/** How many of the newest deliveries each look reads: the most --limit may ask for. */
+const WINDOW = 100;
+
 export function registerDeliveriesTail(deliveries: Command, run: Run): void {
   deliveries
     .command('tail')
@@ -69,7 +72,11 @@ export function registerDeliveriesTail(deliveries: Command, run: Run): void {
           }
           shown.set(d.id, d.attempts.length);
         };
-        for (const d of (await read(limit)).reverse()) show(d, Math.max(0, d.attempts.length - 1));
+        // The loop looks at the newest WINDOW deliveries: every attempt in them now is old, and of those the newest
+        // --limit are shown (their last attempt each). Only what comes after is printed as it happens.
+        const first = await read(Math.max(WINDOW, limit));
+        for (const d of first) shown.set(d.id, d.attempts.length);
+        for (const d of first.slice(0, limit).reverse()) show(d, Math.max(0, d.attempts.length - 1));
         if (!out.json) run.io.stderr.write(`following the deliveries${o.app ? ` of ${o.app}` : ''} (Ctrl-C to stop)\n`);
 
         while (!stopped) {
@@ -79,7 +86,7 @@ export function registerDeliveriesTail(deliveries: Command, run: Run): void {
           });
           if (stopped) break;
           // oldest first, so that lines come in the order things happened
-          for (const d of (await read(100)).reverse()) {
+          for (const d of (await read(WINDOW)).reverse()) {
             const before = shown.get(d.id) ?? 0;
             if (d.attempts.length > before) show(d, before);
           }

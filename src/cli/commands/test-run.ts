@@ -20,7 +20,7 @@ type Opts = GlobalOpts & Record<string, unknown>;
 
 /** `--init`: the starter suite for --manifest, written beside it (or to --output). */
 async function init(run: Run, o: Opts, out: Out): Promise<void> {
-  const { guessStart, starterSuite } = await import('../../apptest/init.js');
+  const { guessStart, starterSuite, tokensEnv } = await import('../../apptest/init.js');
   const cwd = run.io.cwd;
   const manifestFile = path.resolve(cwd, String(o.manifest ?? 'manifest.json'));
   const { InputRefused, InputUnreadable, parseJson, readBounded, SUITE_LIMITS } =
@@ -60,10 +60,12 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
       EXIT.usage,
     );
   const guessed = guessStart(dir);
+  const env = tokensEnv(dir);
   const suite = starterSuite(
     v.manifest,
     path.relative(path.dirname(target), manifestFile) || path.basename(manifestFile),
     guessed ?? 'node app.js',
+    env,
   );
   const tests = (suite.tests as unknown[]).length;
   if (!tests)
@@ -85,7 +87,7 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
     );
   }
   out.print(
-    { file: target, tests, start: guessed ?? null },
+    { file: target, tests, start: guessed ?? null, env },
     (c) =>
       `wrote ${path.relative(cwd, target) || target}: ${tests} test${tests === 1 ? '' : 's'}\n` +
       (guessed
@@ -93,6 +95,9 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
         : c.yellow(
             `set app.start.command: no package.json start script or main file was found in ${path.relative(cwd, dir) || '.'}`,
           )) +
+      (Object.keys(env).length
+        ? '\n' + c.dim(`its tokens are kept in the run's own folder: app.start.env sets ${Object.keys(env).join(', ')}`)
+        : '') +
       `\nrun it: appreg test ${path.relative(cwd, target) || target}`,
   );
 }

@@ -105,11 +105,12 @@ export function createChannels(deps: ChannelsDeps) {
     return ch.everyone ? (await users.usersOf(ch.workspaceId)).map((u) => u.id) : [...ch.members];
   }
 
-  /** The channel if the actor can see it; 404 otherwise (also for another workspace's channel). */
+  /** The channel if the actor can see it; 404 naming what was asked for (also for another workspace's channel). */
   async function visible(a: Actor, channelId: unknown): Promise<ChannelRecord> {
     await ensureWorkspace(a.workspaceId);
     const ch = await byId(channelId);
-    if (!ch || ch.workspaceId !== a.workspaceId || !(await canSee(ch, a.userId))) throw notFound('Channel');
+    if (!ch || ch.workspaceId !== a.workspaceId || !(await canSee(ch, a.userId)))
+      throw notFound(typeof channelId === 'string' ? `Channel ${channelId}` : 'Channel');
     return ch;
   }
 

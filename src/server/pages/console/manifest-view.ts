@@ -4,6 +4,7 @@
  * under the line of its pointer (or of its nearest parent that exists, for a missing member).
  */
 import { html } from 'ghtml';
+import { jsonSyntaxProblem } from '../../../json-syntax.js';
 
 export interface Problem {
   pointer: string;
@@ -74,17 +75,12 @@ export function annotatedManifest(parsed: unknown, errors: Problem[], warnings: 
     .join('')}</ol>`;
 }
 
-/** For a text that is not JSON: the line and column of the parser's complaint, when it says. */
+/** For a text that is not JSON: why, at which line and column. */
 export function jsonParseProblem(text: string): string | undefined {
   try {
     JSON.parse(text);
     return undefined;
   } catch (e) {
-    const msg = (e as Error).message;
-    const m = /position (\d+)/.exec(msg);
-    if (!m) return msg;
-    const pos = Number(m[1]);
-    const before = text.slice(0, pos).split('\n');
-    return `${msg} (line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1})`;
+    return jsonSyntaxProblem(text, e);
   }
 }
