@@ -17,6 +17,7 @@ import { appScope, type SuiteEnv } from './context.js';
 import { resolveDeep, RefError, type Scope } from './refs.js';
 import type { Suite } from './suite.js';
 import { must } from '../must.js';
+import { appSide, daemonSide } from '../sdk-env.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
@@ -171,13 +172,15 @@ export async function setUpSuite(o: {
       const app = await api.createApp(pointedAt(suite.manifest, port));
       registered = app.id;
       env.app = { ...(await api.getApp(app.id)), url: `http://127.0.0.1:${port}`, port };
+      // every variable the official SDK reads, so an app on it starts unchanged (PUMBLE_ADDON_PORT is its PORT)
       const settings: Record<string, string> = {
-        PUMBLE_APP_ID: app.id,
-        PUMBLE_APP_KEY: must(app.appKey),
-        PUMBLE_APP_CLIENT_SECRET: must(app.clientSecret),
-        PUMBLE_APP_SIGNING_SECRET: must(app.signingSecret),
-        PUMBLE_API_URL: o.daemonUrl,
-        PUMBLE_CONSENT_SCREEN_URL: o.daemonUrl,
+        ...daemonSide(o.daemonUrl, {
+          id: app.id,
+          appKey: must(app.appKey),
+          clientSecret: must(app.clientSecret),
+          signingSecret: must(app.signingSecret),
+        }),
+        ...appSide({ host: `http://127.0.0.1:${port}`, port, manifestPath: must(suite.manifestFile) }),
         PORT: String(port),
       };
       if (JSON.stringify(start.env ?? {}).includes('${users.')) await made;
