@@ -161,7 +161,7 @@ export async function setUpSuite(o: {
     // the suite's users are made while the app starts (a password hash each: not nothing)
     const made = Promise.all(
       Object.entries(suite.users).map(async ([name, u]) =>
-        users.set(name, await api.ensureUser(`${name}.appreg-test@example.invalid`, u.name ?? displayName(name))),
+        users.set(name, await api.ensureUser(`${name}.appreg-test@appreg.test`, u.name ?? displayName(name))),
       ),
     );
     made.catch(() => undefined);
