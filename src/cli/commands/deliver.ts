@@ -131,7 +131,7 @@ const ACTION_TYPES = [
   'PLAIN_TEXT_INPUT',
 ];
 
-/** `--values a,b`: the items (a backslash before a comma keeps it inside one); `--values ''` is none, every box unticked. */
+/** `--values a,b`: the items (a backslash keeps a comma inside one); `--values ''` is none, every box unticked. */
 function valuesOption(v: unknown): string[] {
   const s = String(v);
   return s === '' ? [] : s.split(/(?<!\\),/).map((x) => x.replace(/\\,/g, ','));
