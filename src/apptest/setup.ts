@@ -17,7 +17,7 @@ import { appScope, type SuiteEnv } from './context.js';
 import { resolveDeep, RefError, type Scope } from './refs.js';
 import type { Suite } from './suite.js';
 import { must } from '../must.js';
-import { appSide, daemonSide } from '../sdk-env.js';
+import { appSide, daemonSide } from '../cli/sdk-env.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
