@@ -9,8 +9,8 @@
  */
 
 /** The SDK's own default port (`PUMBLE_ADDON_PORT` unset) and manifest file (`PUMBLE_ADDON_MANIFEST_PATH` unset). */
-export const SDK_DEFAULT_PORT = 5000;
-export const SDK_DEFAULT_MANIFEST = 'manifest.json';
+const SDK_DEFAULT_PORT = 5000;
+const SDK_DEFAULT_MANIFEST = 'manifest.json';
 
 /** The names of the app's side: an env file keeps the values it already has. */
 export const APP_SIDE = ['PUMBLE_ADDON_PORT', 'ADDON_HOST', 'PUMBLE_ADDON_MANIFEST_PATH'] as const;
