@@ -17,6 +17,7 @@ import { appScope, type SuiteEnv } from './context.js';
 import { resolveDeep, RefError, type Scope } from './refs.js';
 import type { Suite } from './suite.js';
 import { must } from '../must.js';
+import { appSide, daemonSide } from '../cli/sdk-env.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
@@ -160,7 +161,7 @@ export async function setUpSuite(o: {
     // the suite's users are made while the app starts (a password hash each: not nothing)
     const made = Promise.all(
       Object.entries(suite.users).map(async ([name, u]) =>
-        users.set(name, await api.ensureUser(`${name}.appreg-test@example.invalid`, u.name ?? displayName(name))),
+        users.set(name, await api.ensureUser(`${name}.appreg-test@appreg.test`, u.name ?? displayName(name))),
       ),
     );
     made.catch(() => undefined);
@@ -171,13 +172,15 @@ export async function setUpSuite(o: {
       const app = await api.createApp(pointedAt(suite.manifest, port));
       registered = app.id;
       env.app = { ...(await api.getApp(app.id)), url: `http://127.0.0.1:${port}`, port };
+      // every variable the official SDK reads, so an app on it starts unchanged (PUMBLE_ADDON_PORT is its PORT)
       const settings: Record<string, string> = {
-        PUMBLE_APP_ID: app.id,
-        PUMBLE_APP_KEY: must(app.appKey),
-        PUMBLE_APP_CLIENT_SECRET: must(app.clientSecret),
-        PUMBLE_APP_SIGNING_SECRET: must(app.signingSecret),
-        PUMBLE_API_URL: o.daemonUrl,
-        PUMBLE_CONSENT_SCREEN_URL: o.daemonUrl,
+        ...daemonSide(o.daemonUrl, {
+          id: app.id,
+          appKey: must(app.appKey),
+          clientSecret: must(app.clientSecret),
+          signingSecret: must(app.signingSecret),
+        }),
+        ...appSide({ host: `http://127.0.0.1:${port}`, port, manifestPath: must(suite.manifestFile) }),
         PORT: String(port),
       };
       if (JSON.stringify(start.env ?? {}).includes('${users.')) await made;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { CliError, EXIT } from './output.js';
 import type { Io } from './run.js';
+import { appSide, appSideOf, daemonSide, type AppSecrets } from './sdk-env.js';
 
 /**
  * `--env-out <path>` and its older spelling `--env-file <path>`. Node 20 reads `--env-file` as its
@@ -31,28 +32,33 @@ export function envOutTarget(o: Record<string, unknown>): string | undefined {
   return out ?? file;
 }
 
-interface AppSecrets {
-  id: string;
-  appKey?: unknown;
-  clientSecret?: unknown;
-  signingSecret?: unknown;
+/** What an env file is written from: the app's host (`--from-url`) and its manifest file (`--file`), when known. */
+export interface EnvSource {
+  hostUrl?: string;
+  manifestFile?: string;
 }
 
 /**
- * PUMBLE_APP_* lines and PUMBLE_API_URL (the daemon the secrets belong to), the names the
- * official SDK reads, written 0600. An existing file keeps its
- * other lines (an app's .env usually holds more than these four): the four are replaced in
- * place, or appended. Written to a 0600 temporary file and renamed, so no other mode is ever seen.
+ * Every variable the official SDK reads (src/cli/sdk-env.ts), written 0600. The daemon's side (id, secrets, the
+ * daemon's URLs) is always written; the app's side (PUMBLE_ADDON_PORT, ADDON_HOST, PUMBLE_ADDON_MANIFEST_PATH)
+ * only where the file has none yet: an app's port and host are the developer's to choose. An existing file keeps
+ * its other lines (an app's .env usually holds more than these): ours are replaced in place, or appended. Written
+ * to a 0600 temporary file and renamed, so no other mode is ever seen.
  */
-function writeEnvFile(io: Io, file: string, app: AppSecrets, apiUrl: string): void {
+function writeEnvFile(
+  io: Io,
+  file: string,
+  app: AppSecrets & Record<string, unknown>,
+  apiUrl: string,
+  from: EnvSource,
+): void {
   const target = path.resolve(io.cwd, file);
-  const values: Record<string, string> = {
-    PUMBLE_APP_ID: app.id,
-    PUMBLE_APP_KEY: String(app.appKey),
-    PUMBLE_APP_CLIENT_SECRET: String(app.clientSecret),
-    PUMBLE_APP_SIGNING_SECRET: String(app.signingSecret),
-    PUMBLE_API_URL: apiUrl,
-  };
+  const values = daemonSide(apiUrl, app);
+  const manifestPath =
+    from.manifestFile === undefined ? undefined : relativeTo(target, path.resolve(io.cwd, from.manifestFile));
+  const ifAbsent: Record<string, string> = appSide(
+    appSideOf({ hostUrl: from.hostUrl, registration: app, manifestPath }),
+  );
   let existing = '';
   try {
     existing = fs.readFileSync(target, 'utf8');
@@ -65,12 +71,13 @@ function writeEnvFile(io: Io, file: string, app: AppSecrets, apiUrl: string): vo
   const out = lines.map((line) => {
     const m = /^\s*(?:export\s+)?([A-Z_]+)\s*=/.exec(line);
     const key = m?.[1];
+    if (key && key in ifAbsent) done.add(key); // the app's own choice: kept as it is
     if (!key || !(key in values)) return line;
     if (done.has(key)) return null; // a duplicate of a key already replaced
     done.add(key);
     return `${key}=${values[key]}`;
   });
-  for (const [k, v] of Object.entries(values)) if (!done.has(k)) out.push(`${k}=${v}`);
+  for (const [k, v] of Object.entries({ ...values, ...ifAbsent })) if (!done.has(k)) out.push(`${k}=${v}`);
   const tmp = `${target}.${process.pid}.tmp`;
   try {
     fs.writeFileSync(tmp, out.filter((l) => l !== null).join('\n') + '\n', { mode: 0o600, flag: 'wx' });
@@ -86,11 +93,26 @@ function writeEnvFile(io: Io, file: string, app: AppSecrets, apiUrl: string): vo
  * writeEnvFile, returning its error message instead of throwing: the secrets are printed even
  * when the file cannot be written, since they are shown only this once.
  */
-export function tryWriteEnvFile(io: Io, file: string, app: AppSecrets, apiUrl: string): string | undefined {
+export function tryWriteEnvFile(
+  io: Io,
+  file: string,
+  app: AppSecrets & Record<string, unknown>,
+  apiUrl: string,
+  from: EnvSource = {},
+): string | undefined {
   try {
-    writeEnvFile(io, file, app, apiUrl);
+    writeEnvFile(io, file, app, apiUrl, from);
     return undefined;
   } catch (e) {
     return (e as Error).message;
   }
+}
+
+/**
+ * The manifest file as the app reads it: relative to the env file's folder (where the app usually starts) when it is
+ * inside it, else absolute.
+ */
+function relativeTo(envFile: string, manifest: string): string {
+  const rel = path.relative(path.dirname(envFile), manifest);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : manifest;
 }

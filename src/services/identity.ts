@@ -35,9 +35,12 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** How long a token of `actAs` lives: one command's worth (the CLI revokes it when done). */
 const ACT_AS_TTL_SECONDS = 10 * 60;
 /**
- * The login of the owner the first start creates (no password: the local CLI acts as them through credentials.json).
+ * The login of the owner the first start creates (no password: the local CLI acts as them through credentials.json),
+ * in a domain the official CLI accepts (a dotted one, its last label of 2 to 4 characters; `.test` never reaches
+ * anyone). Stores made before kept `owner@localhost`, and that owner is still theirs: both are looked up.
  */
-const OWNER_EMAIL = 'owner@localhost';
+const OWNER_EMAIL = 'owner@appreg.test';
+const OWNER_EMAILS = [OWNER_EMAIL, 'owner@localhost'];
 
 export function createIdentityService(
   ctx: ServiceContext,
@@ -418,9 +421,8 @@ export function createIdentityService(
   > {
     const mark = await store.get(META, 'bootstrap');
     if (!mark || !('workspaceId' in mark)) return undefined;
-    const user = (await store.find(T.workspaceUsers, 'accountId', accountId(OWNER_EMAIL))).find(
-      (u) => u.workspaceId === mark.workspaceId,
-    );
+    const owners = await Promise.all(OWNER_EMAILS.map((e) => store.find(T.workspaceUsers, 'accountId', accountId(e))));
+    const user = owners.flat().find((u) => u.workspaceId === mark.workspaceId);
     if (!user) return undefined;
     const tok = await issueToken(user);
     return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };

@@ -101,6 +101,16 @@ export function createTriggerSources(deps: {
     const channelId = input.channelId ?? initialChannelId(p.workspaceId, 'general');
     const onAction = input.onAction ?? TEST_ON_ACTION;
     const value = input.value ?? '';
+    const plain = (text: string) => ({ type: 'plain_text', text });
+    // checkboxes, with the values sent ticked: the message holds the element the interaction is about
+    const element =
+      input.actionType === 'CHECKBOXES' && Array.isArray(input.values)
+        ? {
+            type: 'checkboxes',
+            onAction,
+            options: input.values.map((v) => ({ text: plain(String(v) || ' '), value: String(v) })),
+          }
+        : { type: 'button', onAction, value, text: plain(value || onAction) };
     const bot = (await grants.installationOf(app.id, p.workspaceId))?.botUserId;
     const posted = await postAs(
       bot ? { workspaceId: p.workspaceId, userId: bot, appId: app.id } : undefined,
@@ -111,7 +121,7 @@ export function createTriggerSources(deps: {
         blocks: [
           {
             type: 'actions',
-            elements: [{ type: 'button', onAction, value, text: { type: 'plain_text', text: value || onAction } }],
+            elements: [element],
           },
         ],
         ...(sourceType === 'EPHEMERAL_MESSAGE' ? { ephemeral: { sendToUsers: [userId] } } : {}),

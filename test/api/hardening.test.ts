@@ -102,7 +102,7 @@ t.test("a member of the same workspace reads another member's {id, name, email}"
     headers: { authtoken: user.token },
   });
   t.equal(res.status, 200);
-  t.same(await res.json(), { id: d.workspaceUserId, name: 'Owner', email: 'owner@localhost' });
+  t.same(await res.json(), { id: d.workspaceUserId, name: 'Owner', email: 'owner@appreg.test' });
   const foreign = await d.api('/workspaces', { method: 'POST', json: { name: 'Not theirs' } });
   const ws = (await foreign.json()) as { id: string; workspaceUserId: string };
   // the info calls need no Authtoken (docs/security.md §4): a user is found only under their own workspace

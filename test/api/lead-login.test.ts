@@ -107,7 +107,7 @@ t.test(
     const d = await startTestDaemon({ clock, config: { managementTokenTtlSeconds: 600 } });
     t.teardown(() => d.stop());
     const cli = new CliLikeClient(d, clock.now);
-    const email = 'owner@localhost';
+    const email = 'owner@appreg.test';
 
     const { leadId, items, tokens } = await cli.login(email, (e) => codeFromLog(d, e));
     t.match(leadId, /^ald_[A-Za-z0-9_-]{43}$/, 'the lead id is a 256-bit secret');
@@ -194,7 +194,7 @@ t.test(
     const d = await startTestDaemon({ clock });
     t.teardown(() => d.stop());
     const cli = new CliLikeClient(d, clock.now);
-    const { tokens } = await cli.login('owner@localhost', (e) => codeFromLog(d, e));
+    const { tokens } = await cli.login('owner@appreg.test', (e) => codeFromLog(d, e));
     const both = await Promise.all([
       cli.refresh(d.workspaceId, tokens.refreshToken),
       cli.refresh(d.workspaceId, tokens.refreshToken),
@@ -248,23 +248,23 @@ t.test('codes expire after 10 minutes', async (t) => {
   const d = await startTestDaemon({ clock });
   t.teardown(() => d.stop());
   const cli = new CliLikeClient(d, clock.now);
-  const lead = await cli.lead('owner@localhost');
-  const code = codeFromLog(d, 'owner@localhost');
+  const lead = await cli.lead('owner@appreg.test');
+  const code = codeFromLog(d, 'owner@appreg.test');
   clock.set(clock.now() + 10 * 60_000 + 1000);
-  const late = await cli.activate('owner@localhost', code, lead.body.id);
+  const late = await cli.activate('owner@appreg.test', code, lead.body.id);
   t.equal(late.status, 400);
   t.match(late.body, { code: 'invalid_lead', message: /expired/ });
   t.match((await cli.leadLogin(lead.body.id)).body, { code: 'invalid_lead' });
   t.equal(
-    (await d.api(`${d.mgmt}/login-codes?email=owner@localhost`)).status,
+    (await d.api(`${d.mgmt}/login-codes?email=owner@appreg.test`)).status,
     404,
     'no pending code is shown any more',
   );
 
-  const again = await cli.lead('owner@localhost');
+  const again = await cli.lead('owner@appreg.test');
   clock.set(clock.now() + 9 * 60_000);
   t.equal(
-    (await cli.activate('owner@localhost', codeFromLog(d, 'owner@localhost'), again.body.id)).status,
+    (await cli.activate('owner@appreg.test', codeFromLog(d, 'owner@appreg.test'), again.body.id)).status,
     200,
     'within 10 minutes it works',
   );
@@ -274,11 +274,11 @@ t.test('five wrong codes void the lead; the answers count down', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const cli = new CliLikeClient(d);
-  const lead = await cli.lead('owner@localhost');
-  const right = codeFromLog(d, 'owner@localhost');
+  const lead = await cli.lead('owner@appreg.test');
+  const right = codeFromLog(d, 'owner@appreg.test');
   const wrong = right === '000000' ? '000001' : '000000';
   const answers = [];
-  for (let i = 0; i < 5; i++) answers.push(await cli.activate('owner@localhost', wrong, lead.body.id));
+  for (let i = 0; i < 5; i++) answers.push(await cli.activate('owner@appreg.test', wrong, lead.body.id));
   t.same(
     answers.map((a) => a.status),
     [400, 400, 400, 400, 400],
@@ -298,7 +298,7 @@ t.test('five wrong codes void the lead; the answers count down', async (t) => {
   );
   t.match(must(answers[4]).body, { code: 'invalid_lead', message: /5 times.*void/ });
   t.match(
-    (await cli.activate('owner@localhost', right, lead.body.id)).body,
+    (await cli.activate('owner@appreg.test', right, lead.body.id)).body,
     { code: 'invalid_lead' },
     'the right code no longer helps',
   );
@@ -309,7 +309,7 @@ t.test('an unknown email gets the same answers, and no code is issued', async (t
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
   const cli = new CliLikeClient(d);
-  const known = await cli.lead('owner@localhost');
+  const known = await cli.lead('owner@appreg.test');
   const unknown = await cli.lead('nobody@example.com');
   t.equal(unknown.status, 200);
   t.same(Object.keys(unknown.body), ['id'], 'the same shape: {id}');
@@ -317,9 +317,9 @@ t.test('an unknown email gets the same answers, and no code is issued', async (t
   t.equal(unknown.body.id.length, known.body.id.length);
   t.notMatch(d.logs(), /login code \d{6} for nobody@example.com/, 'no code in the log');
   t.match(d.logs(), /login requested for nobody@example.com, which is no user's: no code issued/);
-  const wrong = codeFromLog(d, 'owner@localhost') === '123456' ? '654321' : '123456';
+  const wrong = codeFromLog(d, 'owner@appreg.test') === '123456' ? '654321' : '123456';
   for (const [lead, email] of [
-    [known, 'owner@localhost'],
+    [known, 'owner@appreg.test'],
     [unknown, 'nobody@example.com'],
   ] as const) {
     const a = await cli.activate(email, wrong, lead.body.id);
@@ -340,10 +340,10 @@ t.test('starting a login is rate limited per email', async (t) => {
   t.teardown(() => d.stop());
   const cli = new CliLikeClient(d);
   const statuses = [];
-  for (const e of ['owner@localhost', 'OWNER@localhost', ' owner@localhost', 'owner@localhost'])
+  for (const e of ['owner@appreg.test', 'OWNER@appreg.test', ' owner@appreg.test', 'owner@appreg.test'])
     statuses.push((await cli.lead(e)).status);
   t.same(statuses, [200, 200, 200, 429], 'the fourth in a minute, whatever the spelling');
-  const limited = await cli.lead('owner@localhost');
+  const limited = await cli.lead('owner@appreg.test');
   t.match(limited.body, { code: 'rate_limited' });
   t.ok(Number(limited.headers.get('retry-after')) >= 1, 'with Retry-After');
   t.equal((await cli.lead('someone@example.com')).status, 200, 'another email is not held up');
@@ -393,17 +393,17 @@ t.test(
       "read by the owner: only the owner's workspace",
     );
 
-    await cli.lead('owner@localhost');
+    await cli.lead('owner@appreg.test');
     t.equal(
-      (await codes(user.token, user.mgmt, 'owner@localhost')).status,
+      (await codes(user.token, user.mgmt, 'owner@appreg.test')).status,
       403,
       "a member who is not the owner cannot read the owner's code",
     );
-    t.equal((await fetch(`${d.url}${d.mgmt}/login-codes?email=owner@localhost`)).status, 401, 'Authtoken required');
+    t.equal((await fetch(`${d.url}${d.mgmt}/login-codes?email=owner@appreg.test`)).status, 401, 'Authtoken required');
     t.equal((await codes(d.token, d.mgmt, 'not an email')).status, 400);
     t.equal((await codes(d.token, d.mgmt, user.email)).status, 404, 'no pending code (the last one was used)');
     const ownerOfOther = await fetch(
-      `${d.url}/workspaces/${own.id}/workspaceUsers/${own.workspaceUserId}/login-codes?email=owner@localhost`,
+      `${d.url}/workspaces/${own.id}/workspaceUsers/${own.workspaceUserId}/login-codes?email=owner@appreg.test`,
       { headers: { authtoken: user.token } },
     );
     t.equal(ownerOfOther.status, 403, 'the token is for another workspace user (requireSelf)');
@@ -415,9 +415,9 @@ t.test('older CLI: activate without a leadId; leads and refresh tokens survive a
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const d = await startTestDaemon({ dataDir });
   const cli = new CliLikeClient(d);
-  const lead = await cli.lead('owner@localhost');
+  const lead = await cli.lead('owner@appreg.test');
   t.equal(
-    (await cli.activate('owner@localhost', codeFromLog(d, 'owner@localhost'))).status,
+    (await cli.activate('owner@appreg.test', codeFromLog(d, 'owner@appreg.test'))).status,
     200,
     '{email, code} as earlier CLI versions send it',
   );

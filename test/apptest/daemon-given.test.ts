@@ -40,7 +40,7 @@ t.test('a run on a daemon given with --url leaves nothing but the delivery log',
   const users = await get<Array<{ email: string; isAddonBot: boolean }>>('/users');
   t.equal(users.filter((u) => u.isAddonBot).length, 0, 'no bot user is left');
   t.equal(
-    users.filter((u) => u.email === 'dev.appreg-test@example.invalid').length,
+    users.filter((u) => u.email === 'dev.appreg-test@appreg.test').length,
     1,
     "the suite's user dev is kept (appreg cannot remove a user)",
   );
@@ -53,7 +53,7 @@ t.test('a run on a daemon given with --url leaves nothing but the delivery log',
   const again = await run();
   t.equal(again.code, 0, 'a second run passes too');
   t.equal(
-    (await get<Array<{ email: string }>>('/users')).filter((u) => u.email === 'dev.appreg-test@example.invalid').length,
+    (await get<Array<{ email: string }>>('/users')).filter((u) => u.email === 'dev.appreg-test@appreg.test').length,
     1,
     'and uses the same dev',
   );

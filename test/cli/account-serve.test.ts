@@ -18,11 +18,11 @@ t.test('against a running daemon', async (t) => {
     const r = await runMain([...g, 'whoami']);
     t.equal(r.code, 0, r.stderr);
     t.match(r.stdout, /name\s+Owner/);
-    t.match(r.stdout, /email\s+owner@localhost/);
+    t.match(r.stdout, /email\s+owner@appreg.test/);
     t.match(r.stdout, new RegExp(`workspace\\s+.+ \\(${d.workspaceId}\\)`));
     t.match(JSON.parse((await runMain([...g, 'whoami', '--json'])).stdout), {
       name: 'Owner',
-      email: 'owner@localhost',
+      email: 'owner@appreg.test',
       workspaceUserId: d.workspaceUserId,
     });
   });
@@ -55,9 +55,9 @@ t.test('against a running daemon', async (t) => {
     t.equal(out.code, 0, out.stderr);
     t.equal(
       out.stdout,
-      `logged out of ${d.url}; now using the owner credentials of ${path.join(d.dataDir, 'credentials.json')} (owner@localhost, user ${d.workspaceUserId})\n`,
+      `logged out of ${d.url}; now using the owner credentials of ${path.join(d.dataDir, 'credentials.json')} (owner@appreg.test, user ${d.workspaceUserId})\n`,
     );
-    t.match((await runMain(['whoami'], { env: local })).stdout, /email\s+owner@localhost/, 'and that is true');
+    t.match((await runMain(['whoami'], { env: local })).stdout, /email\s+owner@appreg.test/, 'and that is true');
     // 2. another daemon's URL: nothing is left
     const remote = { APPREG_CONFIG_DIR: cfg, APPREG_DATA_DIR: empty };
     t.equal(

@@ -52,8 +52,13 @@ t.test('appreg CLI against a running daemon', async (t) => {
         `PUMBLE_APP_CLIENT_SECRET=${app.clientSecret}`,
         `PUMBLE_APP_SIGNING_SECRET=${app.signingSecret}`,
         `PUMBLE_API_URL=${d.url}`,
+        `PUMBLE_CONSENT_SCREEN_URL=${d.url}/access-request`,
+        `PUMBLE_FILEUPLOAD_URL=${d.url}`,
+        'PUMBLE_ADDON_PORT=9',
+        'ADDON_HOST=http://localhost:9',
+        'PUMBLE_ADDON_MANIFEST_PATH=manifest.json',
       ],
-      "other lines and their order kept, the four and the daemon's URL set once each",
+      "other lines and their order kept, the four and the daemon's URLs set once each, where the app is added",
     );
     t.equal(fs.statSync(env).mode & 0o777, 0o600, 'tightened to 0600');
     const rot = await runMain([...g, 'apps', 'rotate-secrets', app.id, '--env-file', env, '--json']);

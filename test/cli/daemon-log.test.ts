@@ -21,7 +21,7 @@ t.test('the daemon log, pretty on a terminal', async (t) => {
   t.equal(s.out.stdout, '', 'stdout carries nothing without --json');
   t.match(
     s.out.stderr,
-    /^\d\d:\d\d:\d\d\.\d{3} INFO {2}first start: created workspace ws_\S+ and its owner owner@localhost; the CLI on this machine uses .*credentials\.json, no login needed\n/m,
+    /^\d\d:\d\d:\d\d\.\d{3} INFO {2}first start: created workspace ws_\S+ and its owner owner@appreg.test; the CLI on this machine uses .*credentials\.json, no login needed\n/m,
   );
   t.match(
     s.out.stderr,

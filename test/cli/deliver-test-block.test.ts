@@ -74,6 +74,66 @@ t.test('a block interaction the app can fetch', async (t) => {
     t.equal(p.channelId, general, 'in #general by default');
   });
 
+  t.test(
+    'issue 33: --values, checkboxes without a hand-written payload; a date range with --action-type',
+    async (t) => {
+      const r = await dt('--on-action', 'toppings', '--values', 'cheese,ham,a\\,b');
+      t.equal(r.code, 0, r.stdout + r.stderr);
+      const p = r.out.delivery.payload;
+      t.match(p, { actionType: 'CHECKBOXES', onAction: 'toppings' });
+      t.same(JSON.parse(p.payload), { values: ['cheese', 'ham', 'a,b'] }, 'as checkboxes send it; \\, inside a value');
+      t.match(seen.at(-1).fetched.body, {
+        id: p.sourceId,
+        blocks: [
+          {
+            type: 'actions',
+            elements: [
+              { type: 'checkboxes', onAction: 'toppings', options: [{ value: 'cheese' }, { value: 'ham' }, {}] },
+            ],
+          },
+        ],
+      });
+      const none = await dt('--on-action', 'toppings', '--values', '');
+      t.equal(none.code, 0, none.stdout + none.stderr);
+      t.equal(none.out.delivery.payload.payload, '{"values":[]}', "'' is every box unticked");
+      const range = await dt(
+        '--on-action',
+        'dates',
+        '--values',
+        '2026-01-05,2026-01-09',
+        '--action-type',
+        'date_range_picker',
+      );
+      t.equal(range.code, 0, range.stdout + range.stderr);
+      t.match(range.out.delivery.payload, {
+        actionType: 'DATE_RANGE_PICKER',
+        payload: '{"values":["2026-01-05","2026-01-09"]}',
+      });
+
+      for (const [args, why] of [
+        [['--values', 'a', '--value', 'b'], /--value and --values: give one/],
+        [['--action-type', 'lever'], /--action-type must be one of BUTTON, /],
+      ] as const) {
+        const bad = await runMain([...g, 'deliver-test', installed.app.id, '--kind', 'block-interaction', ...args]);
+        t.equal(bad.code, 2, `${args.join(' ')}: a usage error`);
+        t.match(bad.stderr, why);
+      }
+      const notBlock = await runMain([
+        ...g,
+        'deliver-test',
+        installed.app.id,
+        '--kind',
+        'slash-command',
+        '--values',
+        'a',
+      ]);
+      t.match(notBlock, { code: 2, stderr: /--values is for --kind block-interaction/ });
+      const help = (await runMain(['deliver-test', '--help'])).stdout;
+      t.match(help, /--values <a,b>/);
+      t.match(help, /--on-action toppings --values cheese,ham/, 'an example');
+    },
+  );
+
   t.test('--source-type ephemeral: a real ephemeral message to the caller', async (t) => {
     const r = await dt('--source-type', 'ephemeral', '--on-action', 'approve');
     t.equal(r.code, 0, r.stdout + r.stderr);

@@ -23,11 +23,11 @@ t.test('a data dir that lost credentials.json gets it back at the next start', a
   t.match(JSON.parse(fs.readFileSync(file, 'utf8')), {
     workspaceId: first.workspaceId,
     workspaceUserId: first.workspaceUserId,
-    email: 'owner@localhost',
+    email: 'owner@appreg.test',
   });
   t.match(
     again.logs(),
-    /wrote .*credentials\.json for the workspace's owner owner@localhost: the CLI on this machine works with no login/,
+    /wrote .*credentials\.json for the workspace's owner owner@appreg.test: the CLI on this machine works with no login/,
   );
   t.equal((await runMain(['--data-dir', dir, 'apps', 'list'])).code, 0, 'the CLI works with no login');
 });
@@ -53,7 +53,7 @@ testWithPg(t, "PostgreSQL: the owner's CLI works on every daemon; a wrong key na
   t.teardown(async () => void (await two.stop()));
   t.ok(two.url, two.out.stderr);
   t.notOk(fs.existsSync(path.join(b, 'secret.key')), 'no key of its own was made');
-  t.match(two.out.stderr, /wrote .*credentials\.json for the workspace's owner owner@localhost/);
+  t.match(two.out.stderr, /wrote .*credentials\.json for the workspace's owner owner@appreg.test/);
   const onTwo = await runMain(['--data-dir', b, 'whoami', '--json']);
   t.equal(onTwo.code, 0, onTwo.stderr);
   const onOne = await runMain(['--data-dir', a, 'whoami', '--json']);

@@ -20,10 +20,10 @@ t.test('what a person reads of the workspace from the CLI', async (t) => {
     const r = await cli('users', 'list');
     t.equal(r.code, 0, r.stderr);
     t.match(r.stdout, /^ID\s+NAME\s+EMAIL\s+KIND\n/);
-    t.match(r.stdout, /wu_\S+\s+Owner\s+owner@localhost\s+person/);
+    t.match(r.stdout, /wu_\S+\s+Owner\s+owner@appreg.test\s+person/);
     t.match(r.stdout, /wu_\S+\s+Dev\s+dev@example\.com\s+person/);
     const j = JSON.parse((await cli('users', 'list', '--json')).stdout) as Array<{ email: string }>;
-    t.same(j.map((u) => u.email).sort(), ['dev@example.com', 'owner@localhost']);
+    t.same(j.map((u) => u.email).sort(), ['dev@example.com', 'owner@appreg.test']);
   });
 
   await t.test('messages list --thread: the replies of a thread, oldest first', async (t) => {

@@ -284,12 +284,12 @@ t.test('three daemons on one database', async (t) => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
       }).then(async (r) => ({ status: r.status, body: await json(r) }));
-    const lead = await post(0, '/lead', { email: 'owner@localhost' });
+    const lead = await post(0, '/lead', { email: 'owner@appreg.test' });
     t.equal(lead.status, 200);
-    const codeRes = await must(d[1]).api(`${must(d[1]).mgmt}/login-codes?email=owner@localhost`);
+    const codeRes = await must(d[1]).api(`${must(d[1]).mgmt}/login-codes?email=owner@appreg.test`);
     t.equal(codeRes.status, 200, 'the code is readable on daemon 1');
     const { code } = await json<{ code: string }>(codeRes);
-    const act = await post(2, '/lead/activate', { email: 'owner@localhost', code, leadId: lead.body.id });
+    const act = await post(2, '/lead/activate', { email: 'owner@appreg.test', code, leadId: lead.body.id });
     t.equal(act.status, 200, 'and accepted on daemon 2');
     const login = await post(0, '/lead/login', { leadId: lead.body.id });
     t.equal(login.status, 200);

@@ -91,7 +91,7 @@ t.test(
       uId: d.workspaceUserId,
       ty: 'WORKSPACE_USER_UPDATED',
       cs: { st: 'On holiday', co: ':palm_tree:' },
-      puE: 'owner@localhost',
+      puE: 'owner@appreg.test',
     });
     clock.set(clock.now() + 3_601_000);
     t.notOk((await b.bot.userInfo(d.workspaceUserId)).body.customStatus, 'gone once expired');

@@ -13,6 +13,23 @@ async function readStdin(io: Io): Promise<string> {
     .replace(/\r?\n$/, '');
 }
 
+/**
+ * Whether the official CLI's login takes this address: a local part of letters, digits, `_`, `.` and `-`; a domain
+ * of at least two dot-separated labels (letters, digits, `_`, `-`), the last of 2 to 4 characters.
+ */
+function officialCliTakes(email: string): boolean {
+  const at = email.lastIndexOf('@');
+  const labels = email.slice(at + 1).split('.');
+  const tld = labels[labels.length - 1] ?? '';
+  return (
+    /^[\w.-]+$/.test(email.slice(0, at)) &&
+    labels.length >= 2 &&
+    labels.every((l) => /^[\w-]+$/.test(l)) &&
+    tld.length >= 2 &&
+    tld.length <= 4
+  );
+}
+
 export function registerAccount(program: Command, run: Run): void {
   const ws = program.command('workspaces').description('workspaces of the logged-in user');
   ws.command('create <name>')
@@ -121,6 +138,10 @@ export function registerAccount(program: Command, run: Run): void {
             json: { email: o.email, name: o.name, password: o.password },
           },
         );
+        if (!officialCliTakes(res.email))
+          out.warn(
+            `the official CLI (pumble-cli login) refuses ${res.email}: it wants a dotted domain ending in 2 to 4 letters, such as ${res.email.split('@')[0]}@example.com`,
+          );
         const existing = res.existingAccount
           ? `existing login kept${o.password ? ' (the --password given was not used)' : ''}`
           : undefined;

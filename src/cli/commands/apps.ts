@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Command } from 'commander';
 import { CliError, EXIT, kv, table, type Out } from '../output.js';
 import { action, examples, readJsonFile } from '../options.js';
-import { envOutOptions, envOutTarget, tryWriteEnvFile } from '../env-file.js';
+import { envOutOptions, envOutTarget, tryWriteEnvFile, type EnvSource } from '../env-file.js';
 import type { Client } from '../client.js';
 import type { Run } from '../run.js';
 import { registerAppsInit } from './apps-init.js';
@@ -146,8 +146,8 @@ async function sameName(client: Client, manifest: unknown): Promise<App[]> {
 const withSecrets = (client: Client, appId: string) =>
   client.request<App>('GET', `${client.base()}/apps/mine/${encodeURIComponent(appId)}`);
 
-function writeEnvOrFail(run: Run, envOut: string, app: App, apiUrl: string, done: string): void {
-  const envError = tryWriteEnvFile(run.io, envOut, app, apiUrl);
+function writeEnvOrFail(run: Run, envOut: string, app: App, apiUrl: string, done: string, from: EnvSource): void {
+  const envError = tryWriteEnvFile(run.io, envOut, app, apiUrl, from);
   if (envError) throw new CliError(`the app ${app.id} was ${done}, but ${envError}`, EXIT.usage);
 }
 
@@ -155,8 +155,8 @@ function writeEnvOrFail(run: Run, envOut: string, app: App, apiUrl: string, done
  * A new app with its secrets (shown only now), and the env file; the secrets are printed even when the file cannot be
  * written.
  */
-function printCreated(run: Run, out: Out, app: App, envOut: string | undefined, apiUrl: string): void {
-  const envError = envOut ? tryWriteEnvFile(run.io, envOut, app, apiUrl) : undefined;
+function printCreated(run: Run, out: Out, app: App, envOut: string | undefined, apiUrl: string, from: EnvSource): void {
+  const envError = envOut ? tryWriteEnvFile(run.io, envOut, app, apiUrl, from) : undefined;
   out.print(
     app,
     (c) =>
@@ -166,6 +166,12 @@ function printCreated(run: Run, out: Out, app: App, envOut: string | undefined, 
   );
   if (envError) throw new CliError(`the app ${app.id} was created (secrets above), but ${envError}`, EXIT.usage);
 }
+
+/** What --file and --from-url say about where the app is, for its env file. */
+const envSource = (o: Record<string, unknown>): EnvSource => ({
+  hostUrl: o.fromUrl === undefined ? undefined : String(o.fromUrl),
+  manifestFile: o.file === undefined ? undefined : String(o.file),
+});
 
 export function registerApps(program: Command, run: Run): void {
   const apps = program
@@ -221,7 +227,7 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
     .option('--from-url <APP_HOST_URL>', 'instead of --file: the daemon fetches <url>/manifest, as the app serves it');
   envOutOptions(
     create,
-    'PUMBLE_APP_ID, PUMBLE_APP_KEY, PUMBLE_APP_CLIENT_SECRET, PUMBLE_APP_SIGNING_SECRET and PUMBLE_API_URL',
+    "every variable the official SDK reads: the app's id and secrets, the daemon's URLs, and (where the file has none yet) the app's port, host and manifest",
   )
     .addHelpText(
       'after',
@@ -256,7 +262,7 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
               `you already had an app named "${app.name}": ${same.map((a) => a.id).join(', ')}; ${app.id} is another one (appreg apps sync --file ${o.file} updates an existing app instead)`,
             );
         }
-        printCreated(run, out, app, envOut, client.url);
+        printCreated(run, out, app, envOut, client.url, envSource(o));
       }),
     );
 
@@ -309,7 +315,8 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
             );
           const from = String(o.fromUrl);
           const app = await appFromUrl(client, from, appId, warningsTo(out));
-          if (envOut) writeEnvOrFail(run, envOut, await withSecrets(client, app.id), client.url, 'updated');
+          if (envOut)
+            writeEnvOrFail(run, envOut, await withSecrets(client, app.id), client.url, 'updated', envSource(o));
           return out.print(app, (c) =>
             kv(c, [
               ['id', app.id],
@@ -335,13 +342,13 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
             json: manifest,
             onHeaders: warningsTo(out),
           });
-          return printCreated(run, out, { ...app, action: 'created' }, envOut, client.url);
+          return printCreated(run, out, { ...app, action: 'created' }, envOut, client.url, envSource(o));
         }
         const app = await client.request<App>('PUT', appPath(client, target), {
           json: manifest,
           onHeaders: warningsTo(out),
         });
-        if (envOut) writeEnvOrFail(run, envOut, await withSecrets(client, app.id), client.url, 'updated');
+        if (envOut) writeEnvOrFail(run, envOut, await withSecrets(client, app.id), client.url, 'updated', envSource(o));
         out.print(
           { ...app, action: 'updated' },
           (c) =>

@@ -122,6 +122,48 @@ const WAIT_NOTICE_MS = 1000;
 /** The watch a check starts by itself ends this long after the app's last message. */
 const QUIET_MS = 1000;
 
+/** A block interaction's element types (its `actionType`), as the platform names them. */
+const ACTION_TYPES = [
+  'BUTTON',
+  'STATIC_SELECT_MENU',
+  'DYNAMIC_SELECT_MENU',
+  'CHECKBOXES',
+  'DATE_PICKER',
+  'DATE_RANGE_PICKER',
+  'PLAIN_TEXT_INPUT',
+];
+
+/** `--values a,b`: the items (a backslash keeps a comma inside one); `--values ''` is none, every box unticked. */
+function valuesOption(v: unknown): string[] {
+  const s = String(v);
+  return s === '' ? [] : s.split(/(?<!\\),/).map((x) => x.replace(/\\,/g, ','));
+}
+
+/**
+ * The `values` and `actionType` of a block interaction: `--values` sends `{"values":[…]}` (checkboxes, a date range;
+ * CHECKBOXES unless --action-type says which), `--action-type` names the element.
+ */
+function interactionOptions(o: Record<string, unknown>, kind: string): { values?: string[]; actionType?: string } {
+  const out: { values?: string[]; actionType?: string } = {};
+  if (o.values !== undefined) {
+    if (kind !== 'block-interaction') throw new CliError('--values is for --kind block-interaction', EXIT.usage);
+    if (o.value !== undefined)
+      throw new CliError(
+        '--value and --values: give one (--value for a button or a select, --values for checkboxes or a date range)',
+        EXIT.usage,
+      );
+    out.values = valuesOption(o.values);
+  }
+  if (o.actionType !== undefined) {
+    const t = String(o.actionType).toUpperCase().replace(/-/g, '_');
+    if (!ACTION_TYPES.includes(t))
+      throw new CliError(`--action-type must be one of ${ACTION_TYPES.join(', ')}`, EXIT.usage);
+    if (kind !== 'block-interaction') throw new CliError('--action-type is for --kind block-interaction', EXIT.usage);
+    out.actionType = t;
+  } else if (out.values) out.actionType = 'CHECKBOXES';
+  return out;
+}
+
 const SOURCE_TYPES: Record<string, string> = { message: 'MESSAGE', ephemeral: 'EPHEMERAL_MESSAGE', view: 'VIEW' };
 const VIEW_ACTIONS: Record<string, string> = { submit: 'SUBMIT', close: 'CLOSE' };
 
@@ -169,6 +211,14 @@ export function registerDeliver(program: Command, run: Run): void {
     )
     .option('--on-action <id>', 'onAction of a block interaction or dynamic menu')
     .option('--value <value>', 'value of a block interaction or dynamic menu')
+    .option(
+      '--values <a,b>',
+      'block-interaction: the values of checkboxes (every box ticked; "" for none) or a date range (start,end), sent as {"values":[…]}; \\, is a comma inside a value',
+    )
+    .option(
+      '--action-type <type>',
+      `block-interaction: the element clicked, ${ACTION_TYPES.join('|')} (default BUTTON; CHECKBOXES with --values)`,
+    )
     .option('--query <text>', 'what the user typed in a dynamic menu')
     .option(
       '--view-file <view.json>',
@@ -211,6 +261,8 @@ Examples:
   $ appreg deliver-test app_123 --kind event --event NEW_MESSAGE --body-file message.json --json
   $ appreg deliver-test app_123 --kind slash-command --command /standup --channel standups --expect-message "standup started"
   $ appreg deliver-test app_123 --kind block-interaction --source-type ephemeral --on-action approve --value yes
+  $ appreg deliver-test app_123 --kind block-interaction --on-action toppings --values cheese,ham
+  $ appreg deliver-test app_123 --kind block-interaction --on-action dates --values 2026-01-05,2026-01-09 --action-type date_range_picker
   $ appreg deliver-test app_123 --kind view-action --view-action close --view-file view.json`,
     )
     .action(
@@ -232,6 +284,7 @@ Examples:
           ['event', 'event'],
         ];
         for (const [opt, field] of map) if (o[opt] !== undefined) body[field] = String(o[opt]);
+        Object.assign(body, interactionOptions(o, kind));
         if (o.viewFile) {
           body.view = readJsonFile(run, String(o.viewFile), 'view file');
           if (kind === 'block-interaction') body.sourceType = 'VIEW';

@@ -290,7 +290,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
           id: newId(PREFIX.bot),
           workspaceId: rec.workspaceId,
           accountId: `bot:${app.id}`,
-          email: `${app.id.toLowerCase()}@bots.appreg.invalid`,
+          email: `${app.id.toLowerCase()}@bots.appreg.test`,
           createdAt: now,
         }),
         name: m.displayName,
