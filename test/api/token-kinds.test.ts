@@ -35,7 +35,7 @@ const json = async (res: Response) => (await res.json()) as Record<string, any>;
 /** The official CLI's login of the owner (docs/protocol.md §2.7), the code read as the owner: its access token. */
 async function cliLogin(d: TestDaemon, ownerToken: string): Promise<string> {
   const post = (p: string, body: unknown) => d.api(p, { method: 'POST', json: body, noAuth: true }).then(json);
-  const email = 'owner@localhost';
+  const email = 'owner@appreg.test';
   const lead = await post('/lead', { email });
   const code = (await json(await d.api(`${d.mgmt}/login-codes?email=${email}`, { headers: { authtoken: ownerToken } })))
     .code as string;
