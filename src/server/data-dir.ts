@@ -55,7 +55,8 @@ export function writeFile0600(file: string, content: string): void {
   fs.renameSync(tmp, file);
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (one of another user's counts: EPERM). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -7,6 +7,7 @@ import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { startDaemon, StartupError } from '../../src/server/start.js';
+import { tree } from '../helpers/file-tree.js';
 
 const hashes = (dir: string) =>
   Object.fromEntries(
@@ -87,20 +88,6 @@ t.test('a data directory whose key file is missing refuses to start rather than 
   await t.rejects(start(dir), { reason: 'key', message: /key file .* is missing/ });
   t.notOk(fs.existsSync(path.join(dir, 'secret.key')), 'no new key was written');
 });
-
-/**
- * Every file under `dir` (sub-directories too), path → sha-256: "byte-for-byte unchanged" over the whole data
- * directory.
- */
-function tree(dir: string, prefix = ''): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) Object.assign(out, tree(p, `${prefix}${e.name}/`), { [`${prefix}${e.name}/`]: 'dir' });
-    else out[prefix + e.name] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
-  }
-  return out;
-}
 
 /**
  * A data directory whose journal holds a commit the data file does not (a daemon that stopped

@@ -5,7 +5,6 @@
  * format this one does not know, is refused with a message naming both versions, before anything is written.
  */
 import t from 'tap';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runMain, serveInProcess } from '../helpers/cli.js';
@@ -13,6 +12,7 @@ import { tempDir } from '../helpers/daemon.js';
 import { ROOT } from '../helpers/cli.js';
 import { APPREG_VERSION } from '../../src/version.js';
 import { must } from '../../src/must.js';
+import { tree } from '../helpers/file-tree.js';
 
 const FIXTURE = path.join(ROOT, 'test/fixtures/data-0.1.0');
 
@@ -27,20 +27,6 @@ function copyOf010(): string {
   };
   tighten(dir);
   return dir;
-}
-
-/** Every file of a directory and its bytes' digest, to show it unchanged. */
-function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (p: string) => {
-    for (const e of fs.readdirSync(p, { withFileTypes: true })) {
-      const f = path.join(p, e.name);
-      if (e.isDirectory()) walk(f);
-      else out[path.relative(dir, f)] = crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex');
-    }
-  };
-  walk(dir);
-  return out;
 }
 
 t.test('a data directory written by appreg 0.1.0 opens, with its apps, messages, deliveries and tokens', async (t) => {
@@ -73,7 +59,7 @@ t.test('a data directory written by appreg 0.1.0 opens, with its apps, messages,
 t.test('a data directory of a newer appreg is refused, naming both versions, every file unchanged', async (t) => {
   const dir = copyOf010();
   fs.writeFileSync(path.join(dir, 'version.json'), JSON.stringify({ appreg: '9.1.0', format: 7 }), { mode: 0o600 });
-  const before = snapshot(dir);
+  const before = tree(dir);
   const r = await runMain(['serve', '--port', '0', '--data-dir', dir]);
   t.equal(r.code, 1, 'exit 1');
   t.match(
@@ -84,13 +70,13 @@ t.test('a data directory of a newer appreg is refused, naming both versions, eve
     'the message names the version that wrote it and this one',
   );
   t.equal(r.stderr.trim().split('\n').length, 1, 'in one line');
-  t.same(snapshot(dir), before, 'nothing was written');
+  t.same(tree(dir), before, 'nothing was written');
 
   fs.writeFileSync(path.join(dir, 'version.json'), '{"appreg": ');
-  const broken = snapshot(dir);
+  const broken = tree(dir);
   t.match(await runMain(['serve', '--port', '0', '--data-dir', dir]), {
     code: 1,
     stderr: /version\.json is not valid JSON/,
   });
-  t.same(snapshot(dir), broken, 'a broken stamp is refused too, nothing written');
+  t.same(tree(dir), broken, 'a broken stamp is refused too, nothing written');
 });

@@ -13,6 +13,7 @@ import { tempDir } from './daemon.js';
 import { until } from './until.js';
 import { parse as parseJunit } from 'junit2json';
 import { must } from '../../src/must.js';
+import { alive } from '../../src/server/data-dir.js';
 
 export interface Packed {
   tarball: string;
@@ -108,15 +109,6 @@ function takeLock(dir: string): boolean {
     }
   }
   return false;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
