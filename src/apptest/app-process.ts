@@ -17,6 +17,8 @@ export interface AppProcess {
   lines(): string[];
   /** How many lines it printed in all: a mark to show what it printed since. */
   printed(): number;
+  /** The whole lines it printed since the mark printed() gave (those still kept). */
+  since(mark: number): string[];
   /** Set once it has exited: the code or the signal. */
   exit(): string | undefined;
   stop(): Promise<void>;
@@ -89,6 +91,7 @@ export function startAppProcess(o: {
   return {
     lines: () => (partial.out || partial.err ? [...kept, ...[partial.out, partial.err].filter(Boolean)] : kept.slice()),
     printed: () => count,
+    since: (mark) => (count > mark ? kept.slice(-Math.min(count - mark, kept.length)) : []),
     exit: () => exit,
     async stop() {
       if (exit === undefined) {

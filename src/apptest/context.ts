@@ -63,6 +63,9 @@ export class TestContext {
   mark?: Mark;
   /** When the last action began (this machine's clock): events after it count. */
   actionAt = Date.now();
+  /** When the app answered the last call (0: none yet); the app's printed() when the first action began (crash.ts). */
+  calledAt = 0;
+  printedAtFirstAction?: number;
 
   constructor(
     public readonly env: SuiteEnv,
@@ -108,11 +111,13 @@ export class TestContext {
     this.lastActionTitle = title;
     this.lastActionMadeCall = false;
     this.lastCall = undefined;
+    this.printedAtFirstAction ??= this.env.proc?.printed();
   }
 
   /** A call the last action made: it is the one ack, nack, modal and options are about. */
   called(d: Delivery): void {
     this.lastCall = d;
+    this.calledAt = Date.now();
     this.lastActionMadeCall = true;
     this.calls.add(d.id);
     this.followModal(d);

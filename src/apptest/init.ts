@@ -100,12 +100,15 @@ function listSources(dir: string): string[] {
 
 type Step = Record<string, unknown>;
 
-export function starterSuite(
-  m: Manifest,
-  manifestPath: string,
-  start: string,
-  env: Record<string, string> = {},
-): Record<string, unknown> {
+/** How the suite starts the app: its command, and where it runs, its own variables, its readiness, when needed. */
+export interface StarterStart {
+  command: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  ready?: { timeoutMs: number };
+}
+
+export function starterSuite(m: Manifest, manifestPath: string, start: StarterStart): Record<string, unknown> {
   const tests: Array<{ name: string; steps: Step[] }> = [];
   const answered: Step = { expect: 'answered' };
   for (const c of m.slashCommands ?? [])
@@ -132,7 +135,15 @@ export function starterSuite(
   return {
     $schema: SUITE_SCHEMA_ID,
     name: m.displayName,
-    app: { manifest: manifestPath, start: { command: start, ...(Object.keys(env).length ? { env } : {}) } },
+    app: {
+      manifest: manifestPath,
+      start: {
+        command: start.command,
+        ...(start.cwd ? { cwd: start.cwd } : {}),
+        ...(start.env && Object.keys(start.env).length ? { env: start.env } : {}),
+        ...(start.ready ? { ready: start.ready } : {}),
+      },
+    },
     tests,
   };
 }

@@ -21,6 +21,8 @@ export interface CallShown {
 }
 
 export interface Failure {
+  /** What kind of failure, where it is not the step's own: the app crashed (crash.ts). */
+  kind?: 'app-crashed';
   /** One line: what went wrong. */
   message: string;
   expected?: string;

@@ -8,6 +8,7 @@ import { CliError } from '../cli/output.js';
 import type { Api } from './api.js';
 import { ACTION_RUNNERS } from './actions.js';
 import { StepFailed, TestContext, type SuiteEnv } from './context.js';
+import { crashFailure, settle } from './crash.js';
 import { EXPECTATION_RUNNERS } from './expectations.js';
 import { RefError } from './refs.js';
 import { countsOf, type RunResult, type StepResult, type SuiteResult, type TestResult } from './results.js';
@@ -86,6 +87,12 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
       failed = true;
     }
     r.durationMs = Date.now() - s0;
+    // the app it started printed a crash: the step fails with it (the last one once the app had its moment)
+    if (env.proc && ctx.printedAtFirstAction !== undefined) {
+      if (i === test.steps.length - 1 && !failed) await settle(Math.max(ctx.calledAt, ctx.actionAt));
+      const crash = crashFailure(env.proc, ctx.printedAtFirstAction, ctx.lastActionTitle, r.failure);
+      if (crash) [r.status, r.failure, failed] = ['failed', crash, true];
+    }
   }
   // the run's own daemon goes with its store; on a shared daemon the channel is deleted with its messages
   if (!ownDaemon) await env.api.deleteChannel(channel.id).catch(() => undefined);

@@ -80,8 +80,11 @@ t.test('appreg deliver-test: exit codes per outcome, the signature probe, delive
     fs.writeFileSync(body, JSON.stringify({ tx: 'from a file' }));
     const r = await dt('--kind', 'event', '--event', 'NEW_MESSAGE', '--body-file', body);
     t.equal(r.code, 0, r.stderr);
+    t.match(r.stdout, /PASS\nan event's 200 says the app received it, not that its handler ran/, 'and what it proves');
     const last = must(rx.received.at(-1));
     t.equal(last.body.body, '{"tx":"from a file"}');
+    const help = await runMain(['deliver-test', '--help']);
+    t.match(help.stdout, /An event's 200 says the app received it, not that its handler ran/);
   });
 
   t.test(

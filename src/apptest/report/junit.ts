@@ -29,7 +29,7 @@ function testcase(t: TestResult, suite: string, file: string): string {
     return `    <testcase ${attrs}>\n      <skipped message="${xml(t.skipReason ?? 'skipped')}"/>\n    </testcase>`;
   const f = failureOf(t);
   const failure = f
-    ? `\n      <failure message="${xml(f.failure.message)}" type="${f.step ? 'StepFailed' : 'SetupFailed'}">${xml(failureText(f.failure, f.step))}</failure>`
+    ? `\n      <failure message="${xml(f.failure.message)}" type="${f.failure.kind === 'app-crashed' ? 'AppCrashed' : f.step ? 'StepFailed' : 'SetupFailed'}">${xml(failureText(f.failure, f.step))}</failure>`
     : '';
   return `    <testcase ${attrs}>${failure}\n      <system-out>${xml(steps)}</system-out>\n    </testcase>`;
 }

@@ -254,6 +254,10 @@ export function registerDeliver(program: Command, run: Run): void {
 Exit codes: 0 the app answered as expected within the budget; 6 it did not (timeout, error,
 wrong answer, or it accepted a badly signed request); 2-5 as for every command.
 
+An event's 200 says the app received it, not that its handler ran: the official SDK answers an
+event before it handles it, so a handler that throws still passes here. --expect-message checks
+what the handler did; appreg test fails a step when the app it started prints a crash.
+
 Examples:
   $ appreg deliver-test app_123 --kind slash-command --command /standup --text "start"
   $ appreg deliver-test app_123 --kind global-shortcut --shortcut start_standup --probe-signature
@@ -385,7 +389,11 @@ Examples:
               : probe && !probe.refusedBoth
                 ? 'the app accepted a request that was not properly signed'
                 : `the app posted no message matching ${re} in ${watched} within ${waitMs} ms`;
-            return s + '\n' + (passed ? c.green('PASS') : c.red(`FAIL: ${why}`));
+            const unproven =
+              passed && d.kind === 'event' && !re
+                ? `\n${c.dim("an event's 200 says the app received it, not that its handler ran (--expect-message checks what it did)")}`
+                : '';
+            return s + '\n' + (passed ? c.green('PASS') : c.red(`FAIL: ${why}`)) + unproven;
           },
         );
         if (!passed) run.exitCode = EXIT.deliveryFailed;

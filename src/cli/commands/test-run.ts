@@ -22,6 +22,7 @@ type Opts = GlobalOpts & Record<string, unknown>;
 async function init(run: Run, o: Opts, out: Out): Promise<void> {
   const { guessStart, starterSuite, tokensEnv } = await import('../../apptest/init.js');
   const cwd = run.io.cwd;
+  const rel = (f: string) => path.relative(cwd, f) || f;
   const manifestFile = path.resolve(cwd, String(o.manifest ?? 'manifest.json'));
   const { InputRefused, InputUnreadable, parseJson, readBounded, SUITE_LIMITS } =
     await import('../../apptest/suite-input.js');
@@ -33,7 +34,7 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
   } catch (e) {
     if (e instanceof InputUnreadable)
       throw new CliError(
-        `cannot read the manifest ${path.relative(cwd, manifestFile) || manifestFile}: ${e.message}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`,
+        `cannot read the manifest ${rel(manifestFile)}: ${e.message}${o.manifest === undefined ? ' (give it with --manifest)' : ''}`,
         EXIT.usage,
       );
     // the parser's own message would quote the file
@@ -41,31 +42,62 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
       throw new CliError(`${e.message}${e.at.endsWith(':') ? '' : ` (${e.at})`}`, EXIT.invalidInput);
     throw e;
   }
+  const dir = path.dirname(manifestFile);
+  const dirShown = path.relative(cwd, dir) || '.';
+  const guessed = guessStart(dir);
+  const { usesSdk, manifestFromApp, SDK_PACKAGE, SDK_MANIFEST_PATH } = await import('../../apptest/init-sdk.js');
+  // an app on the official SDK: its file is partial, its code declares the rest; the app itself says the whole
+  const sdk = usesSdk(dir);
+  let fromApp: { readyMs: number } | undefined;
+  if (sdk) {
+    const served = await manifestFromApp({
+      command: guessed ?? 'npm start',
+      cwd: dir,
+      manifestFile,
+      env: run.io.env,
+      timeoutMs: INIT_READY_MS,
+    });
+    if (!served.ok)
+      throw new CliError(
+        `${dirShown} depends on ${SDK_PACKAGE}, so its manifest is read from the app's ${SDK_MANIFEST_PATH}; the app was started with "${guessed ?? 'npm start'}" and ${served.problem.replace(/^it /, '')}${served.appOutput.length ? `\nthe app printed (last ${served.appOutput.length} lines):\n${served.appOutput.map((l) => `  | ${l}`).join('\n')}` : ''}`,
+        EXIT.deliveryFailed,
+      );
+    raw = served.manifest;
+    fromApp = served;
+  }
   const { validateManifest } = await import('../../validation/manifest.js');
   const v = validateManifest(raw);
   if (!v.ok)
     throw new CliError(
-      `the manifest is invalid:\n${v.violations.map((x) => `  ${x.pointer || '/'}: ${x.message}`).join('\n')}`,
+      `the manifest${sdk ? ` the app serves at ${SDK_MANIFEST_PATH}` : ''} is invalid:\n${v.violations.map((x) => `  ${x.pointer || '/'}: ${x.message}`).join('\n')}`,
       EXIT.invalidInput,
       { code: 'invalid_manifest', message: 'the manifest is invalid', details: v.violations },
     );
-  const dir = path.dirname(manifestFile);
   const target = path.resolve(
     cwd,
     String(o.output ?? path.join(dir, `${v.manifest.name.replace(/[^A-Za-z0-9_-]+/g, '-')}.apptest.json`)),
   );
-  if (fs.existsSync(target) && !o.force)
-    throw new CliError(
-      `${path.relative(cwd, target)} exists: give another --output, or --force to overwrite it`,
-      EXIT.usage,
-    );
-  const guessed = guessStart(dir);
+  // the whole manifest the app served, beside the suite: the run registers the app from it before the app starts
+  const servedFile = sdk ? path.join(path.dirname(target), SERVED_MANIFEST) : undefined;
+  for (const f of [target, servedFile])
+    if (f && fs.existsSync(f) && !o.force)
+      throw new CliError(`${rel(f)} exists: give another --output, or --force to overwrite it`, EXIT.usage);
+  const suiteDir = path.dirname(target);
   const env = tokensEnv(dir);
+  // the SDK starts from its own file (with the run's registration around it), not from the one written here
+  if (sdk) env.PUMBLE_ADDON_MANIFEST_PATH = path.relative(dir, manifestFile);
   const suite = starterSuite(
     v.manifest,
-    path.relative(path.dirname(target), manifestFile) || path.basename(manifestFile),
-    guessed ?? 'node app.js',
-    env,
+    path.relative(suiteDir, servedFile ?? manifestFile) || path.basename(manifestFile),
+    {
+      command: guessed ?? (sdk ? 'npm start' : 'node app.js'),
+      cwd: path.relative(suiteDir, dir) || undefined,
+      env,
+      // an app slow to start here (npm start compiling it first) is given three times as long in a run
+      ...(fromApp && fromApp.readyMs * 3 > DEFAULT_READY_MS
+        ? { ready: { timeoutMs: Math.ceil((fromApp.readyMs * 3) / 1000) * 1000 } }
+        : {}),
+    },
   );
   const tests = (suite.tests as unknown[]).length;
   if (!tests)
@@ -78,7 +110,8 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
     ? `# yaml-language-server: $schema=${suite.$schema as string}\n${(await import('yaml')).stringify({ ...suite, $schema: undefined })}`
     : JSON.stringify(suite, null, 2) + '\n';
   try {
-    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.mkdirSync(suiteDir, { recursive: true });
+    if (servedFile) fs.writeFileSync(servedFile, JSON.stringify(v.manifest, null, 2) + '\n');
     fs.writeFileSync(target, text);
   } catch (e) {
     throw new CliError(
@@ -86,21 +119,41 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
       EXIT.usage,
     );
   }
+  const own = Object.keys(env).filter((k) => k !== 'PUMBLE_ADDON_MANIFEST_PATH');
   out.print(
-    { file: target, tests, start: guessed ?? null, env },
+    {
+      file: target,
+      tests,
+      start: guessed ?? null,
+      env,
+      ...(servedFile && fromApp
+        ? { sdk: { package: SDK_PACKAGE, manifest: servedFile, readyMs: fromApp.readyMs } }
+        : {}),
+    },
     (c) =>
-      `wrote ${path.relative(cwd, target) || target}: ${tests} test${tests === 1 ? '' : 's'}\n` +
+      (servedFile && fromApp
+        ? c.dim(
+            `${dirShown} depends on ${SDK_PACKAGE}: its ${rel(manifestFile)} is partial (the SDK adds what the code declares), so the app was started with "${guessed ?? 'npm start'}" (placeholder credentials, no daemon), read at ${SDK_MANIFEST_PATH} after ${fromApp.readyMs} ms and stopped; its whole manifest is in ${rel(servedFile)}`,
+          ) + '\n'
+        : '') +
+      `wrote ${rel(target)}: ${tests} test${tests === 1 ? '' : 's'}\n` +
       (guessed
         ? c.dim(`the app is started with "${guessed}" in ${path.relative(cwd, dir) || '.'}: check app.start.command`)
         : c.yellow(
             `set app.start.command: no package.json start script or main file was found in ${path.relative(cwd, dir) || '.'}`,
           )) +
-      (Object.keys(env).length
-        ? '\n' + c.dim(`its tokens are kept in the run's own folder: app.start.env sets ${Object.keys(env).join(', ')}`)
+      (own.length
+        ? '\n' + c.dim(`its tokens are kept in the run's own folder: app.start.env sets ${own.join(', ')}`)
         : '') +
-      `\nrun it: appreg test ${path.relative(cwd, target) || target}`,
+      `\nrun it: appreg test ${rel(target)}`,
   );
 }
+
+/** How long --init waits for an SDK app's manifest (npm start may compile it first), and a run by default. */
+const INIT_READY_MS = 120_000;
+const DEFAULT_READY_MS = 30_000;
+/** The file --init writes an SDK app's whole manifest to, beside the suite (not *.apptest.json: it is no suite). */
+const SERVED_MANIFEST = 'appreg-manifest.json';
 
 /** Every suite file, each checked; all the problems of all of them at once. */
 async function loadAll(files: string[], input: InputOptions): Promise<Suite[]> {

@@ -24,7 +24,10 @@ export function registerTest(program: Command, run: Run): void {
       '--allow-outside-paths',
       'let a suite name files and folders outside its own folder (symbolic links included)',
     )
-    .option('--init', 'write a starter suite for the app of --manifest instead of running tests')
+    .option(
+      '--init',
+      'write a starter suite for the app of --manifest instead of running tests (an app on the official SDK is started once to read its whole manifest from its /manifest)',
+    )
     .option('--manifest <file>', "with --init: the app's manifest (default manifest.json)")
     .option('--force', 'with --init: overwrite the suite file')
     .addHelpText(
