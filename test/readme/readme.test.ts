@@ -5,11 +5,12 @@
  * printed no longer has the shape the document shows.
  *
  * How the documents' commands map to this test, so that they can stay natural for people:
- * - they run in a temporary directory holding a copy of examples/ (the clone's other files are
- *   not needed), with `appreg` on the PATH as `node <this repo>/bin/appreg.js`, and `npx
- *   appreg` written `appreg`;
+ * - they run in a temporary directory laid out as the clone: a copy of examples/, and this
+ *   repository's bin/, package.json and node_modules linked beside it (the rest is not needed);
+ *   the commands that put `appreg` on the PATH are run as written, so the first `appreg` a person
+ *   types is this test's first too, and what it costs is measured (below);
  * - the set-up block: `npm ci` is what built this very test, and `npm test` is what runs it:
- *   neither is run again; `npm start` is `appreg serve`;
+ *   neither is run again; `npm start` is what it runs once built, `node -- bin/appreg.js serve`;
  * - ports: the daemon listens where APPREG_PORT=0 puts it (`--port <n>` is `--port 0`), and the
  *   example app on a free port written into the copy of its manifest; the documents' 8740 and
  *   8750 in what a command prints stand for them;
@@ -22,6 +23,11 @@
  *   at the end, and each must still be running then;
  * - docs/postgresql.md: `sudo -u postgres` is the throwaway cluster's administrator, `/srv/` a
  *   folder of the temporary directory, 127.0.0.1:5432 the cluster's address.
+ * The first `appreg` call from the fresh set-up and the one after it must each start in well under
+ * a second and install or build nothing (issue 34): each is timed by bash's `time`, and the test
+ * fails when one takes more than 1 s of CPU (user + system, its child processes included: a busy
+ * machine stretches the wall time, not the CPU a command needs) or when npm's cache in HOME was
+ * written (`npx` installs there); the wall time is printed with it.
  * HOME is a temporary directory (`appreg login` saves there) and there is no display (`appreg
  * open` prints its link). The data directory a clone uses by default, data/ of the clone, is data/ of the temporary
  * directory (APPREG_DATA_DIR), never this repository's own.
@@ -34,7 +40,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, BIN } from '../helpers/cli.js';
+import { ROOT } from '../helpers/cli.js';
 import { copyExamples } from '../helpers/example-app.js';
 import { tempDir } from '../helpers/daemon.js';
 import { shellSession, type Background, type ShellSession } from '../helpers/shell-session.js';
@@ -55,12 +61,12 @@ const freePort = () =>
 t.setTimeout(600_000);
 
 const work = copyExamples();
-const bin = tempDir('appreg-readme-bin-');
-fs.writeFileSync(path.join(bin, 'appreg'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
+for (const f of ['bin', 'package.json']) fs.symlinkSync(path.join(ROOT, f), path.join(work, f));
 const home = tempDir('appreg-readme-home-');
 const logs = tempDir('appreg-readme-logs-');
 const env: Record<string, string> = {
-  PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`,
+  // the node running this test first: bin/appreg.js starts with `#!/usr/bin/env -S node --`
+  PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
   HOME: home,
   USER: os.userInfo().username,
   LANG: 'C.UTF-8',
@@ -81,9 +87,9 @@ let daemonUrl = '';
 let appPort = 0;
 
 function mapped(step: Step): string | undefined {
-  let c = withoutComment(step.command).replace(/^npx appreg\b/, 'appreg');
+  let c = withoutComment(step.command);
   if (/^npm test\b/.test(c)) return undefined; // this test is part of it
-  c = c.replace(/^npm ci && npm start$/, 'appreg serve &').replace(/^npm start$/, 'appreg serve &');
+  c = c.replace(/^(npm ci && )?npm start$/, 'node -- bin/appreg.js serve &');
   c = c.replace(/--port \d+/g, '--port 0');
   c = c.replace(/\b(app|dlv|msg|ws)_…/g, (all, kind: string) => {
     const id = seen.get(kind);
@@ -100,6 +106,34 @@ const shapeOf = (shows: string[]) =>
   );
 
 const longRunning = (c: string) => /&$/.test(c) || /\btail\b/.test(c);
+
+/** The first calls of appreg a person types (`appreg …`, or `npx appreg …` if a document said so), timed. */
+const calls: Array<{ where: string; wallS: number; cpuS: number }> = [];
+const TIMED_CALLS = 2;
+const CPU_LIMIT_S = 1;
+const isCall = (c: string) => /^(npx )?appreg\b/.test(c);
+
+/**
+ * `command` under bash's `time`: its report (wall, user and system seconds, the command's child
+ * processes included) goes to `file`, and the command's own output where it went.
+ */
+const timed = (command: string, file: string) =>
+  `{ TIMEFORMAT='%3R %3U %3S'; time {\n${command}\n} 2>&3; } 3>&2 2> ${file}`;
+
+function timing(file: string): { wallS: number; cpuS: number } {
+  const said = fs.readFileSync(file, 'utf8');
+  const [wall, user, sys] = must(said.trim().split('\n').at(-1))
+    .split(/\s+/)
+    .map((x) => Number(x.replace(',', '.')));
+  if (
+    wall === undefined ||
+    user === undefined ||
+    sys === undefined ||
+    [wall, user, sys].some((x) => !Number.isFinite(x))
+  )
+    throw new Error(`bash's time said: ${said}`);
+  return { wallS: wall, cpuS: Math.round((user + sys) * 1000) / 1000 };
+}
 
 async function until(ok: () => boolean, what: string, ms = 30_000): Promise<void> {
   for (const end = Date.now() + ms; !ok();) {
@@ -148,7 +182,10 @@ async function runSteps(t: Tap.Test, steps: Step[], keep: Background[], doc: str
       }
       continue;
     }
-    const r = await shell.run(command);
+    const timeFile =
+      isCall(command) && calls.length < TIMED_CALLS ? path.join(logs, `time-${calls.length}`) : undefined;
+    const r = await shell.run(timeFile ? timed(command, timeFile) : command);
+    if (timeFile) calls.push({ where, ...timing(timeFile) });
     t.equal(r.code, 0, `${where}${r.code ? `\n${r.stderr || r.stdout}` : ''}`);
     if (step.shows.length) {
       const missing = missingShape(shapeOf(step.shows), r.stdout + r.stderr);
@@ -183,6 +220,17 @@ t.test('README.md: every command, in order, from a fresh clone', async (t) => {
   for (const bg of keep.reverse()) t.equal(await bg.stop('SIGTERM'), 0, `${bg.command}: stops cleanly`);
   keep.length = 0;
   // what the commands wrote is ignored by the clone's git, or a person's `git status` fills with it
+  // the first call from the fresh set-up and a later one: fast, and nothing installed or built on the way
+  t.equal(calls.length, TIMED_CALLS, `the README calls appreg (${calls.length} calls timed)`);
+  calls.forEach((c, i) => {
+    const which = i === 0 ? 'the first appreg call' : 'a later appreg call';
+    t.comment(`${which}: ${c.wallS.toFixed(2)} s wall, ${c.cpuS.toFixed(2)} s CPU (${c.where})`);
+    t.ok(c.cpuS <= CPU_LIMIT_S, `${which} takes at most ${CPU_LIMIT_S} s of CPU: ${c.cpuS} s (${c.where})`);
+  });
+  t.notOk(
+    fs.existsSync(path.join(home, '.npm', '_npx')),
+    "no call went through npx: nothing was installed in npm's cache to run appreg",
+  );
   const written = filesIn(work).filter((f) => !before.has(f));
   t.ok(written.length > 0, 'the commands wrote files (tmp/hello.json, the data directory, …)');
   t.same(notIgnored(written), [], 'every file the commands wrote is one git ignores');
