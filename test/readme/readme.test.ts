@@ -21,8 +21,11 @@
  *   the background: the next command waits until it has printed (a daemon: its address); `tail`
  *   commands are stopped at the end of their block and must have printed something, the others
  *   at the end, and each must still be running then;
- * - docs/postgresql.md: `sudo -u postgres` is the throwaway cluster's administrator, `/srv/` a
- *   folder of the temporary directory, 127.0.0.1:5432 the cluster's address.
+ * - docs/postgresql.md: its how-to runs as written after the README, in the same bash, on the server
+ *   of its own it starts (a block marked as an illustration, for a server you already run, is
+ *   not run), as a person with PostgreSQL's programs on the PATH and PGPORT set to a free port
+ *   would; USER is not set (nothing may need it), and as root its `$PGRUN` runs them as postgres;
+ *   then the daemons are stopped, and its last section stops its server.
  * The first `appreg` call from the fresh set-up and the one after it must each start in well under
  * a second and install or build nothing (issue 34): each is timed by bash's `time`, and the test
  * fails when one takes more than 1 s of CPU (user + system, its child processes included: a busy
@@ -38,13 +41,14 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../helpers/cli.js';
 import { copyExamples } from '../helpers/example-app.js';
 import { tempDir } from '../helpers/daemon.js';
 import { shellSession, type Background, type ShellSession } from '../helpers/shell-session.js';
-import { startPgCluster, testWithPg } from '../helpers/pg.js';
+import { POSTGRES_COMPONENT } from '../helpers/pg.js';
+import { testNeeding } from '../helpers/system-component.js';
+import { alive } from '../../src/server/data-dir.js';
 import { docSteps, missingShape, withoutComment, type Step } from './doc-blocks.js';
 import { must } from '../../src/must.js';
 
@@ -63,12 +67,16 @@ t.setTimeout(600_000);
 const work = copyExamples();
 for (const f of ['bin', 'package.json']) fs.symlinkSync(path.join(ROOT, f), path.join(work, f));
 const home = tempDir('appreg-readme-home-');
+// TMPDIR, where docs/postgresql.md's `mktemp -d` makes its server's folder: the test finds a server left running
+// there; other users may pass through it (as root, the how-to's server runs as the user postgres)
+const scratch = tempDir('appreg-readme-tmp-');
+fs.chmodSync(scratch, 0o711);
 const logs = tempDir('appreg-readme-logs-');
 const env: Record<string, string> = {
   // the node running this test first: bin/appreg.js starts with `#!/usr/bin/env -S node --`
   PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
   HOME: home,
-  USER: os.userInfo().username,
+  TMPDIR: scratch,
   LANG: 'C.UTF-8',
   NO_COLOR: '1',
   APPREG_PORT: '0',
@@ -255,36 +263,45 @@ function notIgnored(files: string[]): string[] {
   return files.filter((f) => !ignored.has(f));
 }
 
-void testWithPg(t, 'docs/postgresql.md: the how-to, after the README, on a throwaway cluster', async (t) => {
-  if (process.env.APPREG_TEST_PG_URL)
-    return void t.plan(
-      0,
-      'the how-to creates the role and database appreg: it runs on a throwaway cluster only (APPREG_TEST_PG_URL is set)',
-    );
-  const admin = new URL((await startPgCluster()).url('postgres'));
-  const asRoot = process.getuid?.() === 0;
-  const srv = path.join(work, 'srv');
-  const steps = docSteps(fs.readFileSync(path.join(ROOT, 'docs/postgresql.md'), 'utf8'), {
-    from: 'How to set it up',
-    until: 'How it works',
-  });
-  t.ok(steps.length >= 8, `the how-to has its commands (${steps.length})`);
-  // the documents' names for the cluster and the folders
-  const local = steps.map((s) => ({
-    ...s,
-    command: s.command
-      .replace(
-        /^sudo -u postgres (.*)$/,
-        (_a, rest: string) =>
-          `PGHOST=${admin.hostname} PGPORT=${admin.port} ${asRoot ? 'runuser -u postgres -- ' : 'PGUSER=postgres '}${rest}`,
-      )
-      .replace(/^sudo /, '')
-      .replaceAll('/srv/', `${srv}/`)
-      .replaceAll('127.0.0.1:5432', `${admin.hostname}:${admin.port}`),
-  }));
-  await runSteps(t, local, keep, 'docs/postgresql.md');
-  for (const bg of keep) t.ok(bg.running(), `${bg.command}: still running at the end`);
-  for (const bg of keep.reverse()) t.equal(await bg.stop('SIGTERM'), 0, `${bg.command}: stops cleanly`);
-  keep.length = 0;
-  t.ok(fs.existsSync(path.join(work, 'data-copy', 'appreg.json')), 'the export made a data directory');
-});
+void testNeeding(
+  t,
+  'docs/postgresql.md: the how-to, after the README, on a server of its own',
+  POSTGRES_COMPONENT,
+  async (t, initdb) => {
+    t.teardown(() => stopServersIn(scratch));
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/postgresql.md'), 'utf8');
+    const steps = docSteps(doc, { from: 'How to set it up', until: 'How it works' });
+    const done = docSteps(doc, { from: 'When you are done' });
+    t.ok(steps.length >= 10, `the how-to has its commands (${steps.length})`);
+    t.ok(done.length >= 2, `and says how to stop its server (${done.length})`);
+    // a person with PostgreSQL's programs on their PATH, whose port 5432 may be another server's
+    const ready = await shell.run(`export PATH="${path.dirname(initdb)}:$PATH" PGPORT=${await freePort()}`);
+    t.equal(ready.code, 0, 'PostgreSQL on the PATH, PGPORT a free port');
+    await runSteps(t, steps, keep, 'docs/postgresql.md');
+    for (const bg of keep) t.ok(bg.running(), `${bg.command}: still running at the end`);
+    for (const bg of keep.reverse()) t.equal(await bg.stop('SIGTERM'), 0, `${bg.command}: stops cleanly`);
+    keep.length = 0;
+    t.ok(fs.existsSync(path.join(work, 'tmp', 'data-copy', 'appreg.json')), 'the export made a data directory');
+    t.equal(serversIn(scratch).length, 1, 'the how-to started its server, in a folder of TMPDIR');
+    await runSteps(t, done, keep, 'docs/postgresql.md');
+    t.same(serversIn(scratch), [], 'and its last commands stopped it');
+  },
+);
+
+/** The PostgreSQL servers running with their data in a folder of `dir` (mktemp's folders there): their pids. */
+function serversIn(dir: string): number[] {
+  return fs
+    .readdirSync(dir)
+    .map((d) => path.join(dir, d, 'data', 'postmaster.pid'))
+    .filter((f) => fs.existsSync(f))
+    .map((f) => Number(fs.readFileSync(f, 'utf8').split('\n')[0]))
+    .filter((pid) => Number.isInteger(pid) && pid > 0 && alive(pid));
+}
+
+/** A server the how-to started and did not stop (it failed midway) is stopped: fast shutdown, by its pid. */
+async function stopServersIn(dir: string): Promise<void> {
+  for (const pid of serversIn(dir)) {
+    process.kill(pid, 'SIGINT');
+    await until(() => !alive(pid), `PostgreSQL server ${pid} stopping`);
+  }
+}
