@@ -58,7 +58,7 @@ function initdbPath(): string {
   return '/usr/lib/postgresql/15/bin/initdb';
 }
 
-const POSTGRES_COMPONENT: SystemComponent = { path: initdbPath(), install: 'apt-get install postgresql-15' };
+export const POSTGRES_COMPONENT: SystemComponent = { path: initdbPath(), install: 'apt-get install postgresql-15' };
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {

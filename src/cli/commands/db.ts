@@ -177,13 +177,22 @@ async function exportWithOutside(
   );
   const diff = differences(wanted, got);
   if (diff.length) throw new Error(`the copy does not match the database:\n  ${diff.join('\n  ')}`);
-  const tables = [...r.tables, ...got].sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
-  return { tables, records: tables.reduce((n, x) => n + x.records, 0) };
+  // Reported as import and backup count a data directory (the delivery log as the database keeps it: a record per
+  // delivery, per attempt, per state), so that an export of an import prints the same tables and counts.
+  const outside = summarize(await withOutside(to, new Map()));
+  const tables = [...r.tables, ...outside].sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
+  const source = new Map(summarize(r.outside).map((x) => [x.table, x.records]));
+  const leftOut = outside
+    .filter((x) => (source.get(x.table) ?? 0) > x.records)
+    .map((x) => `${must(source.get(x.table)) - x.records} of ${x.table}`);
+  return { tables, records: tables.reduce((n, x) => n + x.records, 0), leftOut };
 }
 
 interface TransferSummary {
   tables: TableSummary[];
   records: number;
+  /** The database's records of the delivery log that belong to no delivery: not copied ("3 of deliveryAttempts"). */
+  leftOut?: string[];
 }
 
 export function registerDb(program: Command, run: Run): void {
@@ -286,11 +295,22 @@ secret.key into the new directory before running appreg serve on it.`,
           throw e;
         });
         const note = `the key file is not in the database: copy the daemons' secret.key to ${path.join(to, 'secret.key')} before appreg serve --data-dir ${to}`;
+        const leftOut = r.leftOut?.length
+          ? ` Not copied: ${r.leftOut.join(', ')} (records of the delivery log that belong to no delivery).`
+          : '';
         report(
           out,
-          { database: shown, to, records: r.records, tables: r.tables, keyFile: note },
+          {
+            database: shown,
+            to,
+            records: r.records,
+            tables: r.tables,
+            keyFile: note,
+            ...(r.leftOut?.length ? { leftOut: r.leftOut } : {}),
+          },
           `exported to ${to}:`,
           note,
+          `verified: the same records and digests on both sides (the delivery log, delivery by delivery).${leftOut}`,
         );
       }),
     );
