@@ -342,6 +342,7 @@ t.test(
       text: '',
       sendAt: now + 60_000,
       files: [userFile],
+      recurrence: { recurrenceType: 'DAILY', endAfterOccurrences: 2 },
     });
     t.equal(onlyFiles.status, 200, 'as a user, and a message of files alone');
     t.match(onlyFiles.body.files, [{ id: userFile, owner: d.workspaceUserId }]);
@@ -374,5 +375,21 @@ t.test(
     t.match(posted.b.files, [{ id: userFile, name: 'minutes.txt' }]);
     const bytes = await bot.fetchFile(posted.a.files[0].path);
     t.equal(await bytes.text(), 'bytes of agenda.txt', 'and the file reads back');
+
+    // the recurring one keeps its files for its next occurrence, and posts them again
+    const next = await until(async () => {
+      const s = await user.fetchScheduledMessage(onlyFiles.body.id);
+      return s.status === 200 && s.body.sentAt !== now + 60_000 ? s.body : undefined;
+    });
+    t.same(next.files, onlyFiles.body.files, 'its next occurrence still carries the file');
+    await jumpTo(clock, next.sentAt);
+    const twice = await untilHolds(
+      async () =>
+        (await bot.fetchMessages(general, undefined, 20)).body.messages.filter(
+          (m: any) => m.author === d.workspaceUserId && m.files.some((f: any) => f.id === userFile),
+        ),
+      (ms) => ms.length === 2,
+    );
+    t.equal(twice.length, 2, 'posted with the file at both occurrences');
   },
 );
