@@ -9,6 +9,7 @@ import t from 'tap';
 import { startTestDaemon, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { logLines } from '../helpers/log-lines.js';
 import { sha256 } from '../../src/crypto.js';
 import { must } from '../../src/must.js';
 
@@ -329,13 +330,7 @@ t.test(
         { code: 'invalid_grant', message: call === 'exchange' ? refusedExchange : refusedRefresh },
         `${what}: one message`,
       );
-      const lines = d
-        .logs()
-        .slice(before)
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      const refusal = lines.find((l) => l.msg === `login ${call} refused: invalid_grant`);
+      const refusal = logLines(d, before).find((l) => l.msg === `login ${call} refused: invalid_grant`);
       t.match(refusal, { reason, workspaceId: /^ws_/ }, `${what}: the log says why`);
       t.notOk(d.logs().slice(before).includes(secret), `${what}: the token is not logged`);
     }
