@@ -336,6 +336,22 @@ t.test(
     });
     t.equal(edited.status, 200);
     t.same(edited.body.files, made.body.files, 'an edit naming no files keeps them');
+    const other = await bot.createScheduledMessage({
+      channelId: general,
+      text: 'y',
+      sendAt: now + 90_000,
+      files: [botFile],
+    });
+    const second = await upload(bot, 'second.txt');
+    const replaced = await bot.editScheduledMessage(other.body.id, {
+      channelId: general,
+      text: 'y',
+      sendAt: now + 90_000,
+      files: [second],
+    });
+    t.match(replaced.body.files, [{ id: second, name: 'second.txt' }], 'one naming files replaces them');
+    t.equal(replaced.body.files.length, 1);
+    t.equal((await bot.deleteScheduledMessage(other.body.id)).status, 204);
 
     const onlyFiles = await user.createScheduledMessage({
       channelId: general,
