@@ -120,6 +120,8 @@ export interface ScheduledRecord {
   text: string;
   blocks: unknown[];
   attachments: unknown[];
+  /** Ids of files (FileRecord) it carries, posted with it each time. */
+  files?: string[];
   /** epoch ms: the next time it is posted */
   sendAt: number;
   /** Posted again and again (recurrence.ts); absent for a message posted once. */

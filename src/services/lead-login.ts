@@ -10,6 +10,7 @@
 import { randomInt } from 'node:crypto';
 import { mac, newId, newSecret, safeEqual, sha256, signJwt } from '../crypto.js';
 import { forbidden, invalidGrant, invalidLead, invalidLoginCode, invalidRequest, notFound } from '../errors.js';
+import type { AppError } from '../errors.js';
 import { StoreConflict, type Change } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import type { IdentityService, Principal } from './identity.js';
@@ -29,6 +30,15 @@ const EXCHANGE_TTL_MS = 10 * 60_000;
 const MAX_WRONG_CODES = 5;
 const REFRESH_TTL_SECONDS = 90 * 24 * 3600;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/**
+ * What an invalid_grant of calls 4 and 5 says, whatever was wrong: the reason is logged, never sent (as at the token
+ * endpoint, docs/security.md C8), so a stolen or guessed token learns nothing of its state. The CLI reads none of it:
+ * it logs in again.
+ */
+const REFUSED = {
+  exchange: 'The exchange token is unknown, expired, used or for another workspace; log in again.',
+  refresh: 'The refresh token is unknown, expired, used, revoked or for another workspace; log in again.',
+} as const;
 
 /** A commit that uses something once: a StoreConflict means another request used it first (`refusal`). */
 async function refuseOnConflict(commit: Promise<void>, refusal: () => Error): Promise<void> {
@@ -55,6 +65,16 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   const refreshKey = Buffer.from(mac(ctx.jwtKey, 'appreg:refresh-tokens'), 'base64url');
   const nowIso = () => new Date(clock.now()).toISOString();
   const nowS = () => Math.floor(clock.now() / 1000);
+
+  /** An invalid_grant refusal of call 4 or 5: `reason` logged with the workspace (and user), one message sent. */
+  function refuse(
+    call: keyof typeof REFUSED,
+    reason: string,
+    fields: { workspaceId: string; workspaceUserId?: string },
+  ): AppError {
+    logger.info(`login ${call} refused: invalid_grant`, { reason, ...fields });
+    return invalidGrant(REFUSED[call]);
+  }
 
   const emailOf = (v: unknown): string => {
     if (typeof v !== 'string' || v.length > 254 || !EMAIL.test(v.trim()))
@@ -221,15 +241,19 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
 
   /** POST /workspaces/{ws}/exchange: a single-use exchange token → the first pair of a new family. */
   async function exchange(workspaceId: string, tokenIn: unknown): Promise<TokenPair> {
-    const unusable = () => invalidGrant('The exchange token is unknown, expired, used or for another workspace.');
     const rec = await store.get(LT.exchanges, sha256(stringField(tokenIn, 'exchangeToken')));
-    if (!rec || rec.workspaceId !== workspaceId || rec.expiresAt <= clock.now()) throw unusable();
+    if (!rec) throw refuse('exchange', 'unknown exchange token (never issued, already used or swept)', { workspaceId });
+    const who = { workspaceId, workspaceUserId: rec.workspaceUserId };
+    if (rec.workspaceId !== workspaceId)
+      throw refuse('exchange', `issued for another workspace (${rec.workspaceId})`, who);
+    if (rec.expiresAt <= clock.now()) throw refuse('exchange', 'expired', who);
+    const unusable = () => refuse('exchange', 'used at the same time by another request', who);
     const consume = { table: LT.exchanges, id: rec.id, value: null };
     const asRead = [{ table: LT.exchanges, id: rec.id, value: rec }];
     const user = await identity.userRecord(rec.workspaceUserId);
     if (!user) {
       await refuseOnConflict(store.commit([consume], asRead), unusable);
-      throw invalidGrant('The user of this exchange token no longer exists.');
+      throw refuse('exchange', 'its user no longer exists', who);
     }
     const access = identity.newToken(user);
     const refresh = newRefresh(newId('lfm'), user);
@@ -274,18 +298,16 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   async function refreshOnce(workspaceId: string, id: string): Promise<TokenPair> {
     const rec = await store.get(LT.refresh, id);
     const family = rec && (await store.get(LT.families, rec.familyId));
-    if (!rec || !family || rec.workspaceId !== workspaceId)
-      throw invalidGrant('The refresh token is unknown, revoked or for another workspace.');
-    if (rec.exp <= nowS()) throw invalidGrant('The refresh token has expired; log in again.');
+    if (!rec) throw refuse('refresh', 'unknown refresh token (never issued, or revoked)', { workspaceId });
+    const who = { workspaceId, workspaceUserId: rec.workspaceUserId };
+    if (!family) throw refuse('refresh', 'revoked: its login was revoked', who);
+    if (rec.workspaceId !== workspaceId)
+      throw refuse('refresh', `issued for another workspace (${rec.workspaceId})`, who);
+    if (rec.exp <= nowS()) throw refuse('refresh', 'expired', who);
     if (rec.spentAt) {
-      logger.warn('a spent refresh token was presented again: every token of its login is revoked', {
-        workspaceId,
-        workspaceUserId: rec.workspaceUserId,
-      });
+      logger.warn('a spent refresh token was presented again: every token of its login is revoked', who);
       await store.commit(revokeFamily(family));
-      throw invalidGrant(
-        'This refresh token was already used; every token of its login has been revoked. Log in again.',
-      );
+      throw refuse('refresh', 'already used: every token of its login is now revoked', who);
     }
     const spent: Change = { table: LT.refresh, id: rec.id, value: { ...rec, spentAt: nowIso() } };
     const asRead = [
@@ -295,7 +317,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     const user = await identity.userRecord(rec.workspaceUserId);
     if (!user) {
       await store.commit([spent], asRead);
-      throw invalidGrant('The user of this refresh token no longer exists.');
+      throw refuse('refresh', 'its user no longer exists', who);
     }
     const access = identity.newToken(user);
     const next = newRefresh(family.id, user);

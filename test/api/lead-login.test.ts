@@ -9,6 +9,8 @@ import t from 'tap';
 import { startTestDaemon, tempDir, type TestDaemon } from '../helpers/daemon.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { logLines } from '../helpers/log-lines.js';
+import { sha256 } from '../../src/crypto.js';
 import { must } from '../../src/must.js';
 
 interface Item {
@@ -158,7 +160,7 @@ t.test(
     // the first refresh token again: everything descended from this login stops working
     const reuse = await cli.refresh(d.workspaceId, tokens.refreshToken);
     t.equal(reuse.status, 400);
-    t.match(reuse.body, { code: 'invalid_grant', message: /already used.*revoked/ });
+    t.match(reuse.body, { code: 'invalid_grant' });
     t.equal((await cli.mgmt('/apps/mine', third.body.token)).status, 401, 'the newest access token is revoked');
     t.equal((await cli.mgmt('/apps/mine', second.token)).status, 401, 'and the one before');
     t.match(
@@ -240,6 +242,98 @@ t.test(
     t.equal(limited.status, 429, 'the sixth call this minute from this address');
     t.ok(Number(limited.headers.get('retry-after')) >= 1);
     t.equal((await d.api(`${d.mgmt}/apps/mine`)).status, 200, 'management calls are not affected');
+  },
+);
+
+t.test(
+  'each invalid_grant of the exchange and the refresh logs its own reason and sends one message, never a token',
+  async (t) => {
+    const clock = createTestClock();
+    const d = await startTestDaemon({ clock });
+    t.teardown(() => d.stop());
+    const email = 'owner@appreg.test';
+    const refusedExchange = 'The exchange token is unknown, expired, used or for another workspace; log in again.';
+    const refusedRefresh =
+      'The refresh token is unknown, expired, used, revoked or for another workspace; log in again.';
+    /** Up to the exchange token of a new login. */
+    const exchangeToken = async (cli = new CliLikeClient(d, clock.now)) => {
+      const lead = await cli.lead(email);
+      await cli.activate(email, codeFromLog(d, email), lead.body.id);
+      return must((await cli.leadLogin(lead.body.id)).body.items[0] as Item).exchangeToken;
+    };
+    const loggedIn = async () => {
+      const cli = new CliLikeClient(d, clock.now);
+      return (await cli.login(email, (e) => codeFromLog(d, e))).tokens;
+    };
+    /** Move the clock by `ms` while `f` runs. */
+    const later = async <T>(ms: number, f: () => Promise<T>): Promise<T> => {
+      const t0 = clock.now();
+      clock.set(t0 + ms);
+      try {
+        return await f();
+      } finally {
+        clock.set(t0);
+      }
+    };
+    /** The exchange or refresh token's record, its user made to be gone. */
+    const userGone = async (table: 'loginExchanges' | 'refreshTokens', token: string) => {
+      const { store } = d.parts;
+      if (table === 'loginExchanges') {
+        const rec = must(await store.get(table, sha256(token)));
+        await store.commit([{ table, id: rec.id, value: { ...rec, workspaceUserId: 'wu_gone' } }]);
+      } else {
+        const rec = must(await store.get(table, sha256(token)));
+        await store.commit([{ table, id: rec.id, value: { ...rec, workspaceUserId: 'wu_gone' } }]);
+      }
+    };
+    const cli = new CliLikeClient(d, clock.now);
+    const ws = d.workspaceId;
+    const cases: Array<
+      [call: 'exchange' | 'refresh', reason: RegExp, run: () => Promise<{ body: any }>, secret: string]
+    > = [];
+    const add = (call: 'exchange' | 'refresh', reason: RegExp, secret: string, run: () => Promise<{ body: any }>) =>
+      cases.push([call, reason, run, secret]);
+
+    add('exchange', /unknown exchange token/, 'axt_never_issued', () => cli.exchange(ws, 'axt_never_issued'));
+    const used = await exchangeToken();
+    t.equal((await cli.exchange(ws, used)).status, 200);
+    add('exchange', /unknown exchange token/, used, () => cli.exchange(ws, used));
+    const late = await exchangeToken();
+    add('exchange', /expired/, late, () => later(10 * 60_000 + 1000, () => cli.exchange(ws, late)));
+    const elsewhere = await exchangeToken();
+    add('exchange', /another workspace/, elsewhere, () => cli.exchange('ws_other', elsewhere));
+    const orphan = await exchangeToken();
+    await userGone('loginExchanges', orphan);
+    add('exchange', /user no longer exists/, orphan, () => cli.exchange(ws, orphan));
+
+    add('refresh', /unknown refresh token/, 'made.up.token', () => cli.refresh(ws, 'made.up.token'));
+    const old = await loggedIn();
+    add('refresh', /another workspace/, old.refreshToken, () => cli.refresh('ws_other', old.refreshToken));
+    add('refresh', /expired/, old.refreshToken, () => later(91 * 86_400_000, () => cli.refresh(ws, old.refreshToken)));
+    const spent = await loggedIn();
+    const next = await cli.refresh(ws, spent.refreshToken);
+    t.equal(next.status, 200);
+    add('refresh', /already used.*revoked/, spent.refreshToken, () => cli.refresh(ws, spent.refreshToken));
+    add('refresh', /unknown refresh token.*revoked/, next.body.refreshToken, () =>
+      cli.refresh(ws, next.body.refreshToken),
+    );
+    const gone = await loggedIn();
+    await userGone('refreshTokens', gone.refreshToken);
+    add('refresh', /user no longer exists/, gone.refreshToken, () => cli.refresh(ws, gone.refreshToken));
+
+    for (const [call, reason, run, secret] of cases) {
+      const before = d.logs().length;
+      const x = await run();
+      const what = `${call}, ${reason.source}`;
+      t.same(
+        x.body,
+        { code: 'invalid_grant', message: call === 'exchange' ? refusedExchange : refusedRefresh },
+        `${what}: one message`,
+      );
+      const refusal = logLines(d, before).find((l) => l.msg === `login ${call} refused: invalid_grant`);
+      t.match(refusal, { reason, workspaceId: /^ws_/ }, `${what}: the log says why`);
+      t.notOk(d.logs().slice(before).includes(secret), `${what}: the token is not logged`);
+    }
   },
 );
 

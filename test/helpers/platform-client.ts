@@ -74,6 +74,8 @@ export function platformClient(baseUrl: string, token: string, appKey: string) {
     getChannelDetails: (c: string) => call('GET', `/v1/channels/${c}`),
     getDirectChannel: (me: string, withUsers: string[]) =>
       call('GET', '/v1/channels/direct', { query: { participantIds: [...new Set([me, ...withUsers])].join(',') } }),
+    /** listAllDirectChannels, in the SDK versions that have it: no query, no body. */
+    listAllDirectChannels: () => call('GET', '/v1/channels/direct/list'),
     createDirectChannel: (participantIds: string[]) =>
       call('POST', '/v1/channels/direct', { data: { participantIds } }),
     createChannel: (name: string, type: 'PUBLIC' | 'PRIVATE' = 'PUBLIC', description?: string) =>

@@ -5,6 +5,7 @@ import { OT } from '../../src/model/oauth.js';
 import { sha256 } from '../../src/crypto.js';
 import { engineOf } from '../helpers/test-tables.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { logLines } from '../helpers/log-lines.js';
 import { must } from '../../src/must.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -261,13 +262,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
         const before = d.logs().length;
         const x = await run();
         t.same(x.body, { code: 'invalid_grant', message: generic }, `${reason}: the wire body is the one message`);
-        const lines = d
-          .logs()
-          .slice(before)
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as Record<string, unknown>);
-        const refusal = lines.find((l) => l.msg === 'token exchange refused: invalid_grant');
+        const refusal = logLines(d, before).find((l) => l.msg === 'token exchange refused: invalid_grant');
         t.match(refusal?.reason, new RegExp(reason), `${reason}: the log line says why`);
         t.notMatch(JSON.stringify(x.body), String(refusal?.reason), `${reason}: the reason is not sent`);
       }
@@ -361,12 +356,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.match(first.body.botToken, /^abt_/, 'the exchange handed out a bot token');
     t.equal((await me(d, must(first.body.botToken), app.appKey)).status, 401, 'the bot token it handed out too');
     // the log says what was revoked and how the app recovers (a reload of its redirect page does this)
-    const line = d
-      .logs()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { msg: string; revoked?: unknown; level: string })
-      .find((l) => /authorization code reused/.test(l.msg));
+    const line = logLines(d).find((l) => /authorization code reused/.test(String(l.msg)));
     t.match(line, { level: 'warn', revoked: { accessTokens: 1, botToken: true } });
     t.match(line?.msg, /revoked the user's access token and the installation's bot token/, 'names what was revoked');
     t.match(line?.msg, /authorize it again/, 'and how the app recovers');

@@ -55,6 +55,61 @@ t.test('channels: create, details, members, direct and self channels, types filt
   t.equal((await user.listChannels('GROUP')).status, 400);
 });
 
+t.test(
+  'GET /v1/channels/direct/list: the direct channels the token’s user is in, as bot and as user; channels:list',
+  async (t) => {
+    const d = await startTestDaemon();
+    t.teardown(() => d.stop());
+    const other = await secondUser(d);
+    const { user, bot, tokens } = await installPlatformApp(d);
+    const { user: otherUser } = await installPlatformApp(d, { as: other });
+    const botId = must(tokens.botId);
+    t.same((await user.listAllDirectChannels()).body, [], 'none yet');
+
+    const withOther = (await user.createDirectChannel([other.id])).body.channel.id;
+    const withBot = (await user.createDirectChannel([botId])).body.channel.id;
+    const botAndOther = (await bot.createDirectChannel([other.id])).body.channel.id;
+    await user.getDirectChannel(d.workspaceUserId, []); // the user's SELF channel: not a direct one
+    await user.createChannel('not-direct', 'PRIVATE');
+
+    const mine = await user.listAllDirectChannels();
+    t.equal(mine.status, 200);
+    t.same(mine.body.map((x: any) => x.channel.id).sort(), [withOther, withBot].sort(), 'the user’s, no one else’s');
+    t.ok(
+      mine.body.every((x: any) => x.channel.channelType === 'DIRECT' && x.channel.isMember && x.users.length === 2),
+      'V1.ChannelInfo of each, the caller a member',
+    );
+    t.same(mine.body, (await user.listChannels('DIRECT')).body, 'the same answer as listChannels(["DIRECT"])');
+    t.same(
+      (await bot.listAllDirectChannels()).body.map((x: any) => x.channel.id).sort(),
+      [withBot, botAndOther].sort(),
+      'as the bot: the bot user’s own',
+    );
+    t.same(
+      (await otherUser.listAllDirectChannels()).body.map((x: any) => x.channel.id).sort(),
+      [withOther, botAndOther].sort(),
+    );
+
+    const { user: noScope, bot: noScopeBot } = await installPlatformApp(d, {
+      name: 'no list',
+      userScopes: ['channels:read'],
+      botScopes: ['channels:read'],
+    });
+    for (const [who, c] of [
+      ['user', noScope],
+      ['bot', noScopeBot],
+    ] as const) {
+      const refused = await c.listAllDirectChannels();
+      t.equal(refused.status, 403, `${who} without channels:list`);
+      t.match(refused.body, { code: 'missing_scope', message: /channels:list/ });
+    }
+    const noKey = await fetch(`${d.url}/v1/channels/direct/list`, {
+      headers: { token: 'abt_nope', 'x-app-token': 'x' },
+    });
+    t.equal(noKey.status, 401);
+  },
+);
+
 t.test('visibility: a private channel is not found by a non-member user token nor by a bot not in it', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());

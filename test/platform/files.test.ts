@@ -86,7 +86,8 @@ t.test(
       sendAt: Date.now() + 60_000,
       files: [fileId],
     });
-    t.equal(scheduled.status, 400, 'scheduled messages carry no files yet');
+    t.equal(scheduled.status, 200, 'a scheduled message carries files too (scheduled.test.ts posts them)');
+    t.match(scheduled.body.files, [{ id: fileId, name: 'report.csv' }]);
 
     // read back: the SDK's files.fetchFile (token + x-app-token), another app of the workspace, a person's Authtoken
     for (const [who, res] of [

@@ -8,7 +8,7 @@ import t from 'tap';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
-import { installPlatformApp, platformClient } from '../helpers/platform-client.js';
+import { installPlatformApp, platformClient, PLATFORM_SCOPES, sdkUploadFile } from '../helpers/platform-client.js';
 import { until as untilHolds } from '../helpers/until.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
@@ -288,5 +288,124 @@ t.test(
     t.equal(once.length, 1, 'posted once');
     t.equal(posts, 3, 'each post met a renewal, and was made again');
     t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'no longer pending');
+  },
+);
+
+t.test(
+  'files on a scheduled message, as the SDK sends them (ids of uploaded files): kept, shown, edits keep them, posted with it',
+  async (t) => {
+    const clock = createTestClock();
+    const now = clock.now();
+    const d = await startTestDaemon({ clock });
+    t.teardown(() => d.stop());
+    const scopes = [...PLATFORM_SCOPES, 'files:write'];
+    const { bot, user, tokens } = await installPlatformApp(d, { userScopes: scopes, botScopes: scopes });
+    const general: string = (await bot.listChannels()).body.find((x: any) => x.channel.name === 'general').channel.id;
+    const upload = async (c: typeof bot, name: string) => {
+      const f = await sdkUploadFile(c, Buffer.from(`bytes of ${name}`), name, 'text/plain');
+      t.equal(f.status, 200, `uploaded ${name}`);
+      return f.body.id as string;
+    };
+    const botFile = await upload(bot, 'agenda.txt');
+    const userFile = await upload(user, 'minutes.txt');
+
+    // createScheduledMessage uploads request.files first, then sends {...request, files: [ids]}
+    const made = await bot.createScheduledMessage({
+      channelId: general,
+      text: 'agenda attached',
+      sendAt: now + 60_000,
+      files: [botFile],
+    });
+    t.equal(made.status, 200, JSON.stringify(made.body));
+    t.match(made.body.files, [
+      {
+        id: botFile,
+        owner: tokens.botId,
+        name: 'agenda.txt',
+        mimeType: 'text/plain',
+        path: `${d.url}/files/${botFile}`,
+      },
+    ]);
+    t.same((await bot.fetchScheduledMessage(made.body.id)).body.files, made.body.files, 'GET shows them');
+    t.same((await bot.fetchScheduledMessages()).body.scheduledMessages[0].files, made.body.files, 'the list too');
+    const edited = await bot.editScheduledMessage(made.body.id, {
+      channelId: general,
+      text: 'agenda attached (edited)',
+      sendAt: now + 60_000,
+      files: [], // what the SDK's editScheduledMessage always sends
+    });
+    t.equal(edited.status, 200);
+    t.same(edited.body.files, made.body.files, 'an edit naming no files keeps them');
+    const other = await bot.createScheduledMessage({
+      channelId: general,
+      text: 'y',
+      sendAt: now + 90_000,
+      files: [botFile],
+    });
+    const second = await upload(bot, 'second.txt');
+    const replaced = await bot.editScheduledMessage(other.body.id, {
+      channelId: general,
+      text: 'y',
+      sendAt: now + 90_000,
+      files: [second],
+    });
+    t.match(replaced.body.files, [{ id: second, name: 'second.txt' }], 'one naming files replaces them');
+    t.equal(replaced.body.files.length, 1);
+    t.equal((await bot.deleteScheduledMessage(other.body.id)).status, 204);
+
+    const onlyFiles = await user.createScheduledMessage({
+      channelId: general,
+      text: '',
+      sendAt: now + 60_000,
+      files: [userFile],
+      recurrence: { recurrenceType: 'DAILY', endAfterOccurrences: 2 },
+    });
+    t.equal(onlyFiles.status, 200, 'as a user, and a message of files alone');
+    t.match(onlyFiles.body.files, [{ id: userFile, owner: d.workspaceUserId }]);
+
+    const notMine = await user.createScheduledMessage({
+      channelId: general,
+      text: 'x',
+      sendAt: now + 60_000,
+      files: [botFile],
+    });
+    t.equal(notMine.status, 400, 'a file of someone else');
+    t.match(notMine.body, { code: 'invalid_request', details: [{ pointer: '/files/0' }] });
+    const unknown = await bot.createScheduledMessage({
+      channelId: general,
+      text: 'x',
+      sendAt: now + 60_000,
+      files: ['file_nope'],
+    });
+    t.equal(unknown.status, 400, 'an unknown file');
+    t.equal((await bot.fetchScheduledMessages()).body.scheduledMessages.length, 1, 'refused ones are not kept');
+
+    await clock.advance(60_000 + 50);
+    const posted = await until(async () => {
+      const ms = (await bot.fetchMessages(general, undefined, 10)).body.messages;
+      const a = ms.find((m: any) => m.text === 'agenda attached (edited)');
+      const b = ms.find((m: any) => m.author === d.workspaceUserId && m.files.length);
+      return a && b ? { a, b } : undefined;
+    });
+    t.same(posted.a.files, made.body.files, 'posted with its file');
+    t.match(posted.b.files, [{ id: userFile, name: 'minutes.txt' }]);
+    const bytes = await bot.fetchFile(posted.a.files[0].path);
+    t.equal(await bytes.text(), 'bytes of agenda.txt', 'and the file reads back');
+
+    // the recurring one keeps its files for its next occurrence, and posts them again
+    const next = await until(async () => {
+      const s = await user.fetchScheduledMessage(onlyFiles.body.id);
+      return s.status === 200 && s.body.sentAt !== now + 60_000 ? s.body : undefined;
+    });
+    t.same(next.files, onlyFiles.body.files, 'its next occurrence still carries the file');
+    await jumpTo(clock, next.sentAt);
+    const twice = await untilHolds(
+      async () =>
+        (await bot.fetchMessages(general, undefined, 20)).body.messages.filter(
+          (m: any) => m.author === d.workspaceUserId && m.files.some((f: any) => f.id === userFile),
+        ),
+      (ms) => ms.length === 2,
+    );
+    t.equal(twice.length, 2, 'posted with the file at both occurrences');
   },
 );

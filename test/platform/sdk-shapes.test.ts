@@ -314,6 +314,7 @@ t.test('every answer of the platform API has the shape of its V1 type', async (t
   await check('POST /v1/channels/{c}/users', user.addUsersToChannel(made.channel.id, [other.id]), UsersAddedToChannel);
   await check('GET /v1/channels/direct', bot.getDirectChannel(must(tokens.botId), [d.workspaceUserId]), ChannelInfo);
   await check('POST /v1/channels/direct', bot.createDirectChannel([d.workspaceUserId, other.id]), ChannelInfo);
+  await check('GET /v1/channels/direct/list', user.listAllDirectChannels(), arr(ChannelInfo));
 
   const upload = await user.getUploadToken('notes.txt', 5);
   t.same(differences(upload.body, FileUploadToken), [], 'POST /v1/files/upload/token');
@@ -367,7 +368,12 @@ t.test('every answer of the platform API has the shape of its V1 type', async (t
     }),
     ScheduledMessage,
   );
-  await check('POST /v1/messages/scheduled (once)', bot.createScheduledMessage(later), ScheduledMessage);
+  const once = await check(
+    'POST /v1/messages/scheduled (once, with a file)',
+    bot.createScheduledMessage({ ...later, files: [uploaded.body.id] }),
+    ScheduledMessage,
+  );
+  t.equal(once.files.length, 1, 'carrying a V1.MessageFile');
   await check('GET /v1/messages/scheduled/{id}', bot.fetchScheduledMessage(sch.id), ScheduledMessage);
   await check(
     'PUT /v1/messages/scheduled/{id}',

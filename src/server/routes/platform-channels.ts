@@ -27,6 +27,11 @@ export function platformChannelRoutes(deps: PlatformChannelsDeps): Router {
   r.get('/v1/channels/direct', gate, need('channels:read'), async (req, res) => {
     res.json(await channels.direct(p.actor(res), req.query.participantIds ?? ''));
   });
+  // the official SDK's listAllDirectChannels (in some of its versions): the caller's direct channels, as
+  // GET /v1/channels?types=DIRECT answers them
+  r.get('/v1/channels/direct/list', gate, need('channels:list'), async (_req, res) => {
+    res.json(await channels.list(p.actor(res), 'DIRECT'));
+  });
   r.post('/v1/channels/direct', gate, need('channels:write'), body, async (req, res) => {
     res.json(await channels.direct(p.actor(res), obj(req.body).participantIds ?? []));
   });

@@ -19,6 +19,7 @@ import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
 import { StoreUnavailable, type ChangeOf, type Expectation, type Store } from '../../store/types.js';
 import type { Channels } from './channels.js';
+import type { Files } from './files.js';
 import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
 import { WT, type ScheduledRecord } from '../../model/workspace.js';
@@ -49,12 +50,13 @@ export interface ScheduledDeps {
   logger: Logger;
   channels: Channels;
   messages: Messages;
+  files: Pick<Files, 'attachable' | 'views'>;
   /** This daemon, as the owner of the leases it takes. */
   instanceId: string;
 }
 
 export function createScheduledMessages(deps: ScheduledDeps) {
-  const { store, clock, logger, channels, messages, instanceId } = deps;
+  const { store, clock, logger, channels, messages, files, instanceId } = deps;
   const inFlight = new Set<string>(); // leased by this daemon and being posted
   const running = new Set<Promise<unknown>>();
 
@@ -62,15 +64,15 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   const sending = (s: ScheduledRecord) => inFlight.has(s.id) || (!!s.leaseOwner && (s.leaseUntil ?? 0) > clock.now());
   const asRead = (s: ScheduledRecord): Expectation[] => [{ table: WT.scheduled, id: s.id, value: s }];
 
-  /** V1.ScheduledMessage; a recurrence's unset ends are 0. */
-  const view = (s: ScheduledRecord) => ({
+  /** V1.ScheduledMessage; `files` the V1.MessageFile of each of its files; a recurrence's unset ends are 0. */
+  const view = async (s: ScheduledRecord) => ({
     id: s.id,
     workspaceId: s.workspaceId,
     author: s.author,
     channelId: s.channelId,
     text: s.text,
     sentAt: s.sendAt,
-    files: [],
+    files: await files.views(s.files),
     blocks: s.blocks,
     attachments: s.attachments,
     ...(s.recurrence ? { recurrence: { ...s.recurrence } } : {}),
@@ -83,8 +85,12 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     return s;
   }
 
-  /** V1.ScheduledMessageRequest → the fields of a record; the channel must be one the actor can see. */
-  async function parse(a: Actor, body: unknown) {
+  /**
+   * V1.CreateScheduledMessageRequest as the SDK sends it (`files`: ids of files the author uploaded, as on a post) →
+   * the fields of a record; the channel must be one the actor can see. `kept`: the files of the message an edit
+   * changes, kept when the edit names none (the SDK's edit always sends `files: []`).
+   */
+  async function parse(a: Actor, body: unknown, kept?: string[]) {
     const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     const { sendAt, channelId, recurrence } = b;
     if (typeof sendAt !== 'number' || !Number.isInteger(sendAt) || sendAt > MAX_SEND_AT)
@@ -96,18 +102,18 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     const rec = parseRecurrence(recurrence, sendAt);
     if (typeof channelId !== 'string')
       throw invalidRequest('channelId is required.', [{ pointer: '/channelId', message: 'is required' }]);
-    const input = parseMessageInput({ text: b.text, blocks: b.blocks, attachments: b.attachments, files: b.files });
-    if (input.files)
-      throw invalidRequest('Files on scheduled messages are not supported by appreg yet.', [
-        { pointer: '/files', message: 'must be empty' },
-      ]);
+    const none = b.files === undefined || b.files === null || (Array.isArray(b.files) && b.files.length === 0);
+    const given = none && kept?.length ? kept : b.files;
+    const input = parseMessageInput({ text: b.text, blocks: b.blocks, attachments: b.attachments, files: given });
     const ch = await channels.visible(a, channelId);
+    if (input.files) await files.attachable(a, input.files);
     return {
       channelId: ch.id,
       sendAt,
       text: input.text,
       blocks: input.blocks,
       attachments: input.attachments,
+      files: input.files,
       recurrence: rec,
       anchorAt: rec ? sendAt : undefined,
     };
@@ -134,7 +140,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
         out.push(s);
     }
     out.sort((x, y) => x.sendAt - y.sendAt || (x.id < y.id ? -1 : 1));
-    return { scheduledMessages: out.slice(0, limit).map(view), hasMore: out.length > limit };
+    return { scheduledMessages: await Promise.all(out.slice(0, limit).map(view)), hasMore: out.length > limit };
   }
 
   async function create(a: Actor, body: unknown) {
@@ -153,13 +159,12 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   }
 
   async function update(a: Actor, id: string, body: unknown) {
-    await own(a, id);
-    const fields = await parse(a, body);
+    const fields = await parse(a, body, (await own(a, id)).files);
     // read again: still pending after the wait; committed only if not leased (or changed) meanwhile
     const next = await retryOnConflict(async () => {
       const s = await own(a, id);
       // every field replaced; a recurrence starts again from the new sendAt, its occurrences so far still counted
-      const { recurrence: _r, anchorAt: _a, ...rest } = s;
+      const { recurrence: _r, anchorAt: _a, files: _f, ...rest } = s;
       const next: ScheduledRecord = { ...rest, ...defined(fields) };
       await store.commit([{ table: WT.scheduled, id, value: next }], asRead(s));
       return next;
@@ -223,7 +228,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
         await messages.postScheduled(
           { workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) },
           s.channelId,
-          { text: s.text, blocks: s.blocks, attachments: s.attachments },
+          { text: s.text, blocks: s.blocks, attachments: s.attachments, ...(s.files ? { files: s.files } : {}) },
           [then],
           asRead(s),
         );

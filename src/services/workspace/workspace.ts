@@ -71,6 +71,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
     logger,
     channels,
     messages,
+    files,
     instanceId: deps.instanceId ?? newId('daemon', 12),
   });
   const profiles = createProfiles({ store, clock, users, events });
