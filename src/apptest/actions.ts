@@ -141,7 +141,13 @@ async function say(ctx: TestContext, s: Step): Promise<unknown> {
   const channel = typeof s.channel === 'string' ? s.channel : ctx.channelId;
   await ctx.beginAction(stepTitle(s), channel);
   const thread = s.thread === undefined ? undefined : idOf(s.thread);
-  const r = await refusedAs('the message', ctx.env.api.say(await ctx.clientOf(s.as), channel, text, thread));
+  // a command of the app under test goes to it, whatever other app of the workspace has the same one
+  const command = /^\/[A-Za-z0-9_-]{1,32}(?=\s|$)/.exec(text.trim())?.[0];
+  const mine = ctx.env.app.slashCommands?.some((c) => c.command === command) ? ctx.env.app.id : undefined;
+  const r = await refusedAs(
+    'the message',
+    ctx.env.api.say(await ctx.clientOf(s.as), channel, text, { threadRootId: thread, appId: mine }),
+  );
   if (r.kind === 'message') {
     ctx.lastSaid = r.message;
     return r.message;

@@ -12,6 +12,7 @@ import { StepFailed, type TestContext } from './context.js';
 import { listOf, matcher, type Matcher } from './match.js';
 import { idOf } from './refs.js';
 import type { Step } from './suite.js';
+import { authorNames, underTest, type Author } from './authors.js';
 
 type Obj = Record<string, unknown>;
 
@@ -101,22 +102,29 @@ function whatHappened(d: Delivery): string {
   }
 }
 
-/** What a list of messages holds, in a few words each. */
-const listed = (ms: Message[]) =>
+/** What a list of messages holds, in a few words each, and who posted each. */
+const listed = (ms: Message[], who: (authorId: string) => Author) =>
   ms
     .slice(-5)
     .map(
       (m) =>
-        `${quote(cut(m.text, 100))}${m.threadReplyInfo ? ' (in a thread)' : ''}${m.ephemeral ? ' (ephemeral)' : ''}${buttonLabels(m.blocks).length ? ` [${buttonLabels(m.blocks).join(', ')}]` : ''}`,
+        `${quote(cut(m.text, 100))}${m.threadReplyInfo ? ' (in a thread)' : ''}${m.ephemeral ? ' (ephemeral)' : ''}${buttonLabels(m.blocks).length ? ` [${buttonLabels(m.blocks).join(', ')}]` : ''} by ${who(m.author).shown}`,
     )
     .join('; ');
 
+interface AuthorTest {
+  test(m: Message): boolean;
+  shown: string;
+  /** It is the app under test. */
+  app?: boolean;
+}
+
 /** Who a `from` means: the app's bot (by default), or a user of the suite. */
-function authorTest(ctx: TestContext, from: unknown): { test(m: Message): boolean; shown: string } {
+function authorTest(ctx: TestContext, from: unknown): AuthorTest {
   if (from === undefined || from === 'app') {
     const bot = ctx.env.app.botId;
     const people = new Set([...ctx.env.users.values()].map((u) => u.id));
-    return { test: (m) => (bot ? m.author === bot : !people.has(m.author)), shown: 'the app' };
+    return { test: (m) => (bot ? m.author === bot : !people.has(m.author)), shown: 'the app', app: true };
   }
   const u = ctx.user(from);
   return { test: (m) => m.author === u.id, shown: String(from) };
@@ -127,7 +135,7 @@ interface MessageWant {
   buttons: Matcher[];
   thread?: boolean | string;
   ephemeral: boolean;
-  author: { test(m: Message): boolean; shown: string };
+  author: AuthorTest;
 }
 
 function wantOf(ctx: TestContext, s: Step): MessageWant {
@@ -194,13 +202,32 @@ async function message(ctx: TestContext, s: Step): Promise<unknown> {
     ctx.snapshots.set(found.id, found);
     return found;
   }
-  const happened = seen.length
-    ? `${seen.length} message${seen.length === 1 ? ' was' : 's were'} posted, none like that: ${listed(seen)}`
-    : `nothing was posted${ctx.lastActionTitle ? ` after "${ctx.lastActionTitle}"` : ''}`;
-  throw new StepFailed(`the app posted no such message within ${within} ms`, {
-    expected: `${describeWant(w, s)}, within ${within} ms`,
-    happened,
-  });
+  const expected = `${describeWant(w, s)}, within ${within} ms`;
+  if (!seen.length)
+    throw new StepFailed(`the app posted no such message within ${within} ms`, {
+      expected,
+      happened: `nothing was posted${ctx.lastActionTitle ? ` after "${ctx.lastActionTitle}"` : ''}`,
+    });
+  // on a shared daemon another app may have answered: say which, beside what the app under test did
+  const who = await authorNames(ctx);
+  const byAnyone: MessageWant = { ...w, author: { test: () => true, shown: 'anyone' } };
+  const others = w.author.app
+    ? [
+        ...new Set(
+          seen
+            .filter((m) => matches(byAnyone, m))
+            .map((m) => who(m.author))
+            .flatMap((a) => (a.otherApp && a.app ? [a.app] : [])),
+        ),
+      ]
+    : [];
+  throw new StepFailed(
+    `the app posted no such message within ${within} ms${others.length ? `; another app did: ${others.join(', ')}` : ''}`,
+    {
+      expected,
+      happened: `${seen.length} message${seen.length === 1 ? ' was' : 's were'} posted, none like that${w.author.app ? ` from ${underTest(ctx)}` : ''}: ${listed(seen, who)}`,
+    },
+  );
 }
 
 async function noMessage(ctx: TestContext, s: Step): Promise<unknown> {
@@ -212,7 +239,7 @@ async function noMessage(ctx: TestContext, s: Step): Promise<unknown> {
   if (found)
     throw new StepFailed('the app posted a message it should not have', {
       expected: `no ${describeWant(w, s).replace(/^a /, '')} within ${within} ms`,
-      happened: `it posted ${listed([found])}`,
+      happened: `it posted ${listed([found], await authorNames(ctx))}`,
     });
   return null;
 }
