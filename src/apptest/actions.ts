@@ -19,6 +19,7 @@ import {
   type Element,
 } from './blocks.js';
 import { StepFailed, type TestContext } from './context.js';
+import { mustBeAnswered } from './answers.js';
 import { listOf, matcher } from './match.js';
 import { idOf } from './refs.js';
 import { stepTitle } from './titles.js';
@@ -47,6 +48,7 @@ async function send(ctx: TestContext, s: Step, body: Obj, what: string): Promise
     ctx.env.api.trigger({ appId: ctx.env.app.id, ...body, ...(user.id !== owner.id ? { asUser: user.id } : {}) }),
   );
   ctx.called(d);
+  mustBeAnswered(ctx, d);
   return d;
 }
 
@@ -153,6 +155,7 @@ async function say(ctx: TestContext, s: Step): Promise<unknown> {
     return r.message;
   }
   ctx.called(r.delivery);
+  mustBeAnswered(ctx, r.delivery);
   return r.delivery;
 }
 

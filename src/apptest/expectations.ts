@@ -13,6 +13,7 @@ import { listOf, matcher, type Matcher } from './match.js';
 import { idOf } from './refs.js';
 import type { Step } from './suite.js';
 import { authorNames, underTest, type Author } from './authors.js';
+import { answerText, whatHappened } from './answers.js';
 
 type Obj = Record<string, unknown>;
 
@@ -37,6 +38,12 @@ async function poll<T>(withinMs: number, look: () => Promise<T | undefined>): Pr
 const quote = (s: string | undefined) => JSON.stringify(s ?? '');
 const cut = (s: string, n = 200) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/** A step about a call's answer reports the time the app took to answer it, not the time the check took. */
+function answerTime(ctx: TestContext, d: Delivery): void {
+  const ms = d.attempts.at(-1)?.latencyMs;
+  if (ms !== undefined) ctx.stepMs = Math.round(ms);
+}
+
 /** The call the last action made; expectations about an answer need one. */
 function lastCall(ctx: TestContext, kind: string): Delivery {
   if (ctx.lastCall) return ctx.lastCall;
@@ -46,11 +53,6 @@ function lastCall(ctx: TestContext, kind: string): Delivery {
     `the last action (${ctx.lastActionTitle}) made no call to the app: expect ${kind} is about a /command, click, choice, submit, shortcut, menu or event`,
   );
 }
-
-const answerText = (d: Delivery) => {
-  const last = d.attempts.at(-1);
-  return `${d.outcome ?? 'no outcome'}${last?.status !== undefined ? ` (${last.status})` : ''}${last ? ` after ${last.latencyMs} ms` : ''}${d.ephemeralMessage ? `, showing ${quote(d.ephemeralMessage)}` : ''}${last?.error ? `: ${last.error}` : ''}`;
-};
 
 function outcome(
   ctx: TestContext,
@@ -62,6 +64,7 @@ function outcome(
   const d = lastCall(ctx, kind);
   const within = ctx.within(s);
   const latency = d.attempts.at(-1)?.latencyMs ?? 0;
+  answerTime(ctx, d);
   if (!want(d.outcome))
     throw new StepFailed(`the app did not ${expected.replace(/^an? /, '')}`, {
       expected: `${expected} within ${within} ms`,
@@ -84,22 +87,6 @@ function outcome(
       });
   }
   return d;
-}
-
-/** An outcome in words: what a person reading a CI log needs to know. */
-function whatHappened(d: Delivery): string {
-  switch (d.outcome) {
-    case 'timeout':
-      return `it did not answer within its budget (timeout after ${d.attempts.at(-1)?.latencyMs ?? '?'} ms)`;
-    case 'connection_error':
-      return `it could not be reached (${d.attempts.at(-1)?.error ?? 'connection error'}): is it running?`;
-    case 'no_connection':
-      return 'it has no socket-mode connection open';
-    case 'signature_rejected':
-      return "it answered 403: it refused the signature (is it using this app's signing secret?)";
-    default:
-      return `it answered ${answerText(d)}`;
-  }
 }
 
 /** What a list of messages holds, in a few words each, and who posted each. */
@@ -334,6 +321,7 @@ async function reaction(ctx: TestContext, s: Step): Promise<unknown> {
 
 function modal(ctx: TestContext, s: Step): unknown {
   const d = lastCall(ctx, 'modal');
+  answerTime(ctx, d);
   const view = (d.response as { view?: Obj } | undefined)?.view;
   if (d.outcome !== 'response' || !view)
     throw new StepFailed('the app did not open a modal', {
@@ -372,6 +360,7 @@ function modal(ctx: TestContext, s: Step): unknown {
 
 function options(ctx: TestContext, s: Step): unknown {
   const d = lastCall(ctx, 'options');
+  answerTime(ctx, d);
   const got = optionsOf((d.response ?? {}) as Obj);
   if (d.outcome !== 'response' || !Array.isArray((d.response as Obj | undefined)?.options))
     throw new StepFailed('the app did not answer with menu options', {
