@@ -68,7 +68,10 @@ async function namedMessage(ctx: TestContext, s: Step, ref: unknown): Promise<Me
   return m;
 }
 
-/** The newest message of the test's channel (threads included) holding an element that `pick` finds. */
+/**
+ * The newest message of the test's channel (threads included) holding an element that `pick` finds: of the app
+ * under test, else of anyone.
+ */
 async function latestWith(
   ctx: TestContext,
   s: Step,
@@ -76,10 +79,13 @@ async function latestWith(
   what: string,
 ): Promise<{ m: Message; el: Element }> {
   const seen = await ctx.env.api.messagesAfter(await ctx.clientOf(s.as), ctx.channelId, undefined);
-  for (const m of [...seen].reverse()) {
-    const el = pick(m);
-    if (el) return { m, el };
-  }
+  // the app under test's own messages first: another app of the workspace may post in the channel too
+  const bot = ctx.env.app.botId;
+  for (const own of bot ? [true, false] : [false])
+    for (const m of [...seen].reverse()) {
+      const el = own && m.author !== bot ? undefined : pick(m);
+      if (el) return { m, el };
+    }
   const offered = seen.flatMap((m) => buttonLabels(m.blocks)).map((l) => JSON.stringify(l));
   throw new StepFailed(`no message of the test's channel has ${what}`, {
     happened: seen.length
