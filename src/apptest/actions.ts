@@ -19,6 +19,7 @@ import {
   type Element,
 } from './blocks.js';
 import { StepFailed, type TestContext } from './context.js';
+import { mustBeAnswered } from './answers.js';
 import { listOf, matcher } from './match.js';
 import { idOf } from './refs.js';
 import { stepTitle } from './titles.js';
@@ -47,6 +48,7 @@ async function send(ctx: TestContext, s: Step, body: Obj, what: string): Promise
     ctx.env.api.trigger({ appId: ctx.env.app.id, ...body, ...(user.id !== owner.id ? { asUser: user.id } : {}) }),
   );
   ctx.called(d);
+  mustBeAnswered(ctx, d);
   return d;
 }
 
@@ -66,7 +68,10 @@ async function namedMessage(ctx: TestContext, s: Step, ref: unknown): Promise<Me
   return m;
 }
 
-/** The newest message of the test's channel (threads included) holding an element that `pick` finds. */
+/**
+ * The newest message of the test's channel (threads included) holding an element that `pick` finds: of the app
+ * under test, else of anyone.
+ */
 async function latestWith(
   ctx: TestContext,
   s: Step,
@@ -74,10 +79,13 @@ async function latestWith(
   what: string,
 ): Promise<{ m: Message; el: Element }> {
   const seen = await ctx.env.api.messagesAfter(await ctx.clientOf(s.as), ctx.channelId, undefined);
-  for (const m of [...seen].reverse()) {
-    const el = pick(m);
-    if (el) return { m, el };
-  }
+  // the app under test's own messages first: another app of the workspace may post in the channel too
+  const bot = ctx.env.app.botId;
+  for (const own of bot ? [true, false] : [false])
+    for (const m of [...seen].reverse()) {
+      const el = own && m.author !== bot ? undefined : pick(m);
+      if (el) return { m, el };
+    }
   const offered = seen.flatMap((m) => buttonLabels(m.blocks)).map((l) => JSON.stringify(l));
   throw new StepFailed(`no message of the test's channel has ${what}`, {
     happened: seen.length
@@ -141,12 +149,19 @@ async function say(ctx: TestContext, s: Step): Promise<unknown> {
   const channel = typeof s.channel === 'string' ? s.channel : ctx.channelId;
   await ctx.beginAction(stepTitle(s), channel);
   const thread = s.thread === undefined ? undefined : idOf(s.thread);
-  const r = await refusedAs('the message', ctx.env.api.say(await ctx.clientOf(s.as), channel, text, thread));
+  // a command of the app under test goes to it, whatever other app of the workspace has the same one
+  const command = /^\/[A-Za-z0-9_-]{1,32}(?=\s|$)/.exec(text.trim())?.[0];
+  const mine = ctx.env.app.slashCommands?.some((c) => c.command === command) ? ctx.env.app.id : undefined;
+  const r = await refusedAs(
+    'the message',
+    ctx.env.api.say(await ctx.clientOf(s.as), channel, text, { threadRootId: thread, appId: mine }),
+  );
   if (r.kind === 'message') {
     ctx.lastSaid = r.message;
     return r.message;
   }
   ctx.called(r.delivery);
+  mustBeAnswered(ctx, r.delivery);
   return r.delivery;
 }
 

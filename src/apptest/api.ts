@@ -25,6 +25,7 @@ export interface AppRecord {
   scopes: { botScopes: string[]; userScopes: string[] };
   bot: boolean;
   offlineMessage?: string;
+  slashCommands?: Array<{ command: string }>;
 }
 export interface Person {
   id: string;
@@ -158,13 +159,20 @@ export function createApi(io: Io, owner: Client) {
       call<{ channel: { id: string; name: string } }>(owner, 'POST', `${base()}/channels`, { json: { name } }),
     deleteChannel: (id: string) => call(owner, 'DELETE', `${base()}/channels/${enc(id)}`),
 
-    /** A person types `text` in a channel (a /command runs it). */
-    say: (client: Client, channel: string, text: string, threadRootId?: string) =>
+    /** A person types `text` in a channel (a /command runs it: the command of `appId`, when given). */
+    say: (client: Client, channel: string, text: string, o: { threadRootId?: string; appId?: string } = {}) =>
       call<{ kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery }>(
         client,
         'POST',
         `${client.base()}/channels/${enc(channel)}/messages`,
-        { json: { text, ...(threadRootId ? { threadRootId } : {}) }, timeoutMs: 120_000 },
+        {
+          json: {
+            text,
+            ...(o.threadRootId ? { threadRootId: o.threadRootId } : {}),
+            ...(o.appId ? { appId: o.appId } : {}),
+          },
+          timeoutMs: 120_000,
+        },
       ),
     react: (client: Client, messageId: string, code: string) =>
       call(client, 'POST', `${client.base()}/messages/${enc(messageId)}/reactions`, { json: { code } }),

@@ -66,6 +66,10 @@ export class TestContext {
   /** When the app answered the last call (0: none yet); the app's printed() when the first action began (crash.ts). */
   calledAt = 0;
   printedAtFirstAction?: number;
+  /** The step running now (its index in the test). */
+  stepIndex = 0;
+  /** The time the running step reports instead of its own, if it sets one (the app's answer time). */
+  stepMs?: number;
 
   constructor(
     public readonly env: SuiteEnv,
@@ -153,6 +157,7 @@ export class TestContext {
       status: last?.status,
       latencyMs: last?.latencyMs,
       shown: d.ephemeralMessage,
+      shownFrom: shownFrom(d),
       error: last?.error,
       request: d.payload,
       answer: d.response !== undefined ? d.response : last?.excerpt,
@@ -175,6 +180,16 @@ export class TestContext {
     }
     return { message: (e as Error)?.message ?? String(e), ...(appOutput ? { appOutput } : {}) };
   }
+}
+
+/**
+ * Whose words the user was shown: the app's own (the message of its ack or nack), or the offline
+ * message the platform shows when a call fails (no answer in time, a non-2xx answer, unreachable).
+ */
+export function shownFrom(d: Delivery): CallShown['shownFrom'] {
+  if (d.ephemeralMessage === undefined) return undefined;
+  const said = (d.response as { message?: unknown } | null | undefined)?.message;
+  return (d.outcome === 'acked' || d.outcome === 'nacked') && said === d.ephemeralMessage ? 'app' : 'offlineMessage';
 }
 
 /** How many of the app's last lines a failure shows. */

@@ -12,6 +12,8 @@ import { StepFailed, type TestContext } from './context.js';
 import { listOf, matcher, type Matcher } from './match.js';
 import { idOf } from './refs.js';
 import type { Step } from './suite.js';
+import { authorNames, underTest, type Author } from './authors.js';
+import { answerText, whatHappened } from './answers.js';
 
 type Obj = Record<string, unknown>;
 
@@ -36,6 +38,12 @@ async function poll<T>(withinMs: number, look: () => Promise<T | undefined>): Pr
 const quote = (s: string | undefined) => JSON.stringify(s ?? '');
 const cut = (s: string, n = 200) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/** A step about a call's answer reports the time the app took to answer it, not the time the check took. */
+function answerTime(ctx: TestContext, d: Delivery): void {
+  const ms = d.attempts.at(-1)?.latencyMs;
+  if (ms !== undefined) ctx.stepMs = Math.round(ms);
+}
+
 /** The call the last action made; expectations about an answer need one. */
 function lastCall(ctx: TestContext, kind: string): Delivery {
   if (ctx.lastCall) return ctx.lastCall;
@@ -45,11 +53,6 @@ function lastCall(ctx: TestContext, kind: string): Delivery {
     `the last action (${ctx.lastActionTitle}) made no call to the app: expect ${kind} is about a /command, click, choice, submit, shortcut, menu or event`,
   );
 }
-
-const answerText = (d: Delivery) => {
-  const last = d.attempts.at(-1);
-  return `${d.outcome ?? 'no outcome'}${last?.status !== undefined ? ` (${last.status})` : ''}${last ? ` after ${last.latencyMs} ms` : ''}${d.ephemeralMessage ? `, showing ${quote(d.ephemeralMessage)}` : ''}${last?.error ? `: ${last.error}` : ''}`;
-};
 
 function outcome(
   ctx: TestContext,
@@ -61,6 +64,7 @@ function outcome(
   const d = lastCall(ctx, kind);
   const within = ctx.within(s);
   const latency = d.attempts.at(-1)?.latencyMs ?? 0;
+  answerTime(ctx, d);
   if (!want(d.outcome))
     throw new StepFailed(`the app did not ${expected.replace(/^an? /, '')}`, {
       expected: `${expected} within ${within} ms`,
@@ -85,38 +89,29 @@ function outcome(
   return d;
 }
 
-/** An outcome in words: what a person reading a CI log needs to know. */
-function whatHappened(d: Delivery): string {
-  switch (d.outcome) {
-    case 'timeout':
-      return `it did not answer within its budget (timeout after ${d.attempts.at(-1)?.latencyMs ?? '?'} ms)`;
-    case 'connection_error':
-      return `it could not be reached (${d.attempts.at(-1)?.error ?? 'connection error'}): is it running?`;
-    case 'no_connection':
-      return 'it has no socket-mode connection open';
-    case 'signature_rejected':
-      return "it answered 403: it refused the signature (is it using this app's signing secret?)";
-    default:
-      return `it answered ${answerText(d)}`;
-  }
-}
-
-/** What a list of messages holds, in a few words each. */
-const listed = (ms: Message[]) =>
+/** What a list of messages holds, in a few words each, and who posted each. */
+const listed = (ms: Message[], who: (authorId: string) => Author) =>
   ms
     .slice(-5)
     .map(
       (m) =>
-        `${quote(cut(m.text, 100))}${m.threadReplyInfo ? ' (in a thread)' : ''}${m.ephemeral ? ' (ephemeral)' : ''}${buttonLabels(m.blocks).length ? ` [${buttonLabels(m.blocks).join(', ')}]` : ''}`,
+        `${quote(cut(m.text, 100))}${m.threadReplyInfo ? ' (in a thread)' : ''}${m.ephemeral ? ' (ephemeral)' : ''}${buttonLabels(m.blocks).length ? ` [${buttonLabels(m.blocks).join(', ')}]` : ''} by ${who(m.author).shown}`,
     )
     .join('; ');
 
+interface AuthorTest {
+  test(m: Message): boolean;
+  shown: string;
+  /** It is the app under test. */
+  app?: boolean;
+}
+
 /** Who a `from` means: the app's bot (by default), or a user of the suite. */
-function authorTest(ctx: TestContext, from: unknown): { test(m: Message): boolean; shown: string } {
+function authorTest(ctx: TestContext, from: unknown): AuthorTest {
   if (from === undefined || from === 'app') {
     const bot = ctx.env.app.botId;
     const people = new Set([...ctx.env.users.values()].map((u) => u.id));
-    return { test: (m) => (bot ? m.author === bot : !people.has(m.author)), shown: 'the app' };
+    return { test: (m) => (bot ? m.author === bot : !people.has(m.author)), shown: 'the app', app: true };
   }
   const u = ctx.user(from);
   return { test: (m) => m.author === u.id, shown: String(from) };
@@ -127,7 +122,7 @@ interface MessageWant {
   buttons: Matcher[];
   thread?: boolean | string;
   ephemeral: boolean;
-  author: { test(m: Message): boolean; shown: string };
+  author: AuthorTest;
 }
 
 function wantOf(ctx: TestContext, s: Step): MessageWant {
@@ -194,13 +189,32 @@ async function message(ctx: TestContext, s: Step): Promise<unknown> {
     ctx.snapshots.set(found.id, found);
     return found;
   }
-  const happened = seen.length
-    ? `${seen.length} message${seen.length === 1 ? ' was' : 's were'} posted, none like that: ${listed(seen)}`
-    : `nothing was posted${ctx.lastActionTitle ? ` after "${ctx.lastActionTitle}"` : ''}`;
-  throw new StepFailed(`the app posted no such message within ${within} ms`, {
-    expected: `${describeWant(w, s)}, within ${within} ms`,
-    happened,
-  });
+  const expected = `${describeWant(w, s)}, within ${within} ms`;
+  if (!seen.length)
+    throw new StepFailed(`the app posted no such message within ${within} ms`, {
+      expected,
+      happened: `nothing was posted${ctx.lastActionTitle ? ` after "${ctx.lastActionTitle}"` : ''}`,
+    });
+  // on a shared daemon another app may have answered: say which, beside what the app under test did
+  const who = await authorNames(ctx);
+  const byAnyone: MessageWant = { ...w, author: { test: () => true, shown: 'anyone' } };
+  const others = w.author.app
+    ? [
+        ...new Set(
+          seen
+            .filter((m) => matches(byAnyone, m))
+            .map((m) => who(m.author))
+            .flatMap((a) => (a.otherApp && a.app ? [a.app] : [])),
+        ),
+      ]
+    : [];
+  throw new StepFailed(
+    `the app posted no such message within ${within} ms${others.length ? `; another app did: ${others.join(', ')}` : ''}`,
+    {
+      expected,
+      happened: `${seen.length} message${seen.length === 1 ? ' was' : 's were'} posted, none like that${w.author.app ? ` from ${underTest(ctx)}` : ''}: ${listed(seen, who)}`,
+    },
+  );
 }
 
 async function noMessage(ctx: TestContext, s: Step): Promise<unknown> {
@@ -212,7 +226,7 @@ async function noMessage(ctx: TestContext, s: Step): Promise<unknown> {
   if (found)
     throw new StepFailed('the app posted a message it should not have', {
       expected: `no ${describeWant(w, s).replace(/^a /, '')} within ${within} ms`,
-      happened: `it posted ${listed([found])}`,
+      happened: `it posted ${listed([found], await authorNames(ctx))}`,
     });
   return null;
 }
@@ -307,6 +321,7 @@ async function reaction(ctx: TestContext, s: Step): Promise<unknown> {
 
 function modal(ctx: TestContext, s: Step): unknown {
   const d = lastCall(ctx, 'modal');
+  answerTime(ctx, d);
   const view = (d.response as { view?: Obj } | undefined)?.view;
   if (d.outcome !== 'response' || !view)
     throw new StepFailed('the app did not open a modal', {
@@ -345,6 +360,7 @@ function modal(ctx: TestContext, s: Step): unknown {
 
 function options(ctx: TestContext, s: Step): unknown {
   const d = lastCall(ctx, 'options');
+  answerTime(ctx, d);
   const got = optionsOf((d.response ?? {}) as Obj);
   if (d.outcome !== 'response' || !Array.isArray((d.response as Obj | undefined)?.options))
     throw new StepFailed('the app did not answer with menu options', {

@@ -13,6 +13,8 @@ export interface CallShown {
   latencyMs?: number;
   /** What the user was shown (the ack's or nack's message, the offline message). */
   shown?: string;
+  /** Whose words `shown` are: the app's answer, or the offline message shown because the call failed. */
+  shownFrom?: 'app' | 'offlineMessage';
   error?: string;
   /** The body sent. */
   request: unknown;
@@ -95,6 +97,24 @@ export function failureOf(t: TestResult): { step?: StepResult; failure: Failure 
   return step ? { step, failure: must(step.failure) } : undefined;
 }
 
+/**
+ * How a call ended, in words: "acked (200) in 1.4 ms", "timeout in 3000 ms"; an answer that is
+ * not a 2xx says so first: "answered 403 (signature_rejected) in 2 ms".
+ */
+export function callOutcome(c: CallShown): string {
+  const took = c.latencyMs !== undefined ? ` in ${c.latencyMs} ms` : '';
+  if (c.status !== undefined && (c.status < 200 || c.status > 299))
+    return `answered ${c.status} (${c.outcome ?? 'no outcome'})${took}`;
+  return `${c.outcome ?? 'no outcome'}${c.status !== undefined ? ` (${c.status})` : ''}${took}`;
+}
+
+/** What the user was shown, and, when it is the offline message, that the call failing is why. */
+export function shownText(c: CallShown): string {
+  return c.shownFrom === 'offlineMessage'
+    ? `${JSON.stringify(c.shown)}, the app's offline message, shown because the call failed`
+    : JSON.stringify(c.shown);
+}
+
 /** A failure as plain text: what JUnit's failure element, TAP's diagnostics and the terminal show. */
 export function failureText(f: Failure, step?: StepResult): string {
   const lines: string[] = [];
@@ -105,9 +125,9 @@ export function failureText(f: Failure, step?: StepResult): string {
   if (f.call) {
     const c = f.call;
     lines.push(
-      `the call: ${c.kind}${c.subject ? ` ${c.subject}` : ''} (${c.id}) → ${c.target ?? '?'}: ${c.outcome ?? 'no outcome'}${c.status !== undefined ? `, ${c.status}` : ''}${c.latencyMs !== undefined ? ` in ${c.latencyMs} ms` : ''}`,
+      `the call: ${c.kind}${c.subject ? ` ${c.subject}` : ''} (${c.id}) → ${c.target ?? '?'}: ${callOutcome(c)}`,
     );
-    if (c.shown) lines.push(`  shown to the user: ${c.shown}`);
+    if (c.shown) lines.push(`  shown to the user: ${shownText(c)}`);
     if (c.error) lines.push(`  error: ${c.error}`);
     lines.push(`  sent: ${JSON.stringify(c.request)}`);
     if (c.answer !== undefined)

@@ -73,6 +73,8 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
       continue;
     }
     const s0 = Date.now();
+    ctx.stepIndex = i;
+    ctx.stepMs = undefined;
     try {
       const step = ctx.resolve(raw);
       const { verb } = verbOf(step);
@@ -86,7 +88,8 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
       r.failure = ctx.failure(e instanceof StepFailed ? e : new StepFailed(e.message));
       failed = true;
     }
-    r.durationMs = Date.now() - s0;
+    // a step about the app's answer shows how long the app took to answer, not how long the check took
+    r.durationMs = ctx.stepMs ?? Date.now() - s0;
     // the app it started printed a crash: the step fails with it (the last one once the app had its moment)
     if (env.proc && ctx.printedAtFirstAction !== undefined) {
       if (i === test.steps.length - 1 && !failed) await settle(Math.max(ctx.calledAt, ctx.actionAt));

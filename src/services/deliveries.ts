@@ -295,16 +295,25 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   /**
    * A person types `/command text` in a channel (appreg say): the app installed in the
    * caller's workspace (or, for development, owned by the caller) that has the command gets
-   * SLASH_COMMAND within the budget; the record says what the person sees.
+   * SLASH_COMMAND within the budget; the record says what the person sees. When several apps
+   * have the command, `appId` says whose it is (what a client's command list lets the person
+   * pick); without it, one of them gets it.
    */
   async function invokeSlashCommand(
     p: Principal,
-    input: { command: string; text: string; channelId: string; threadRootId?: string },
+    input: { command: string; text: string; channelId: string; threadRootId?: string; appId?: string },
   ): Promise<DeliveryRecord> {
-    const app = (await appsFor(p)).find((a) =>
-      (a.manifest.slashCommands ?? []).some((c) => c.command === input.command),
+    const app = (await appsFor(p)).find(
+      (a) =>
+        (input.appId === undefined || a.id === input.appId) &&
+        (a.manifest.slashCommands ?? []).some((c) => c.command === input.command),
     );
-    if (!app) throw notFound(`An app with the command ${input.command} in this workspace`);
+    if (!app)
+      throw notFound(
+        input.appId === undefined
+          ? `An app with the command ${input.command} in this workspace`
+          : `App ${input.appId} with the command ${input.command} in this workspace`,
+      );
     return asPerson(p, app, 'slash-command', input);
   }
 

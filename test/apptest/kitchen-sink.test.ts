@@ -90,7 +90,7 @@ t.test('expectations the app does not meet fail, each saying what happened', asy
   });
   t.match(failure('ack of a nack'), {
     message: 'the app did not ack',
-    happened: /it answered nacked \(400\)/,
+    happened: /it nacked \(answered 400 with a message\) after [\d.]+ ms, showing "No can do"/,
     call: { kind: 'slash-command', status: 400 },
   });
   t.match(failure('ephemeral to another'), { message: /posted no such message/, happened: /nothing was posted/ });

@@ -10,7 +10,7 @@ import { Parser } from 'tap-parser';
 import { junitReport } from '../../src/apptest/report/junit.js';
 import { tapReport } from '../../src/apptest/report/tap.js';
 import { prettyReporter, testText } from '../../src/apptest/report/pretty.js';
-import type { RunResult } from '../../src/apptest/results.js';
+import type { RunResult, TestResult } from '../../src/apptest/results.js';
 import { must } from '../../src/must.js';
 
 const result: RunResult = {
@@ -108,7 +108,7 @@ t.test("JUnit: one testcase per test, the failure with expected, happened, the c
   );
   t.match(
     f.inner,
-    'the call: block-interaction join (MESSAGE) (dlv_1) → http://127.0.0.1:2/blocks: acked, 200 in 3 ms',
+    'the call: block-interaction join (MESSAGE) (dlv_1) → http://127.0.0.1:2/blocks: acked (200) in 3 ms',
   );
   t.match(
     f.inner,
@@ -161,4 +161,52 @@ t.test('pretty: steps with their times, the failure in full, colour only when ch
   let out = '';
   prettyReporter(new Chalk({ level: 0 }), (s) => (out += s)).end(result);
   t.equal(out, '\n1 passed, 1 failed, 1 skipped (2 left out by --grep) in 4.2 s\n');
+});
+
+t.test('pretty: a call answered 403 says so, and the offline message as what the user saw because of it', async (t) => {
+  const failed: TestResult = {
+    name: 'refused',
+    status: 'failed',
+    durationMs: 5,
+    steps: [
+      {
+        index: 0,
+        title: 'say /go',
+        status: 'failed',
+        durationMs: 5,
+        failure: {
+          message: 'the app answered 403 to /go: the user was shown its offline message',
+          call: {
+            id: 'dlv_2',
+            kind: 'slash-command',
+            subject: '/go',
+            target: 'http://127.0.0.1:2/slash',
+            outcome: 'signature_rejected',
+            status: 403,
+            latencyMs: 2,
+            shown: 'Go is not running',
+            shownFrom: 'offlineMessage',
+            request: {},
+            answer: { message: 'Invalid signature' },
+          },
+        },
+      },
+    ],
+  };
+  const plain = testText(new Chalk({ level: 0 }), failed);
+  t.match(
+    plain,
+    /the call {2}slash-command \/go → http:\/\/127\.0\.0\.1:2\/slash: answered 403 \(signature_rejected\) in 2 ms/,
+  );
+  t.match(plain, /  shown {3}"Go is not running", the app's offline message, shown because the call failed/);
+  const acked = structuredClone(failed);
+  Object.assign(must(must(acked.steps[0]).failure).call ?? {}, {
+    outcome: 'acked',
+    status: 200,
+    shown: 'on it',
+    shownFrom: 'app',
+  });
+  const own = testText(new Chalk({ level: 0 }), acked);
+  t.match(own, /: acked \(200\) in 2 ms/);
+  t.match(own, /  shown {3}"on it"\n/, "the app's own words, as they are");
 });

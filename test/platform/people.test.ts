@@ -135,3 +135,38 @@ t.test(
     t.equal((await me.post('/channels/general/messages', {})).status, 400);
   },
 );
+
+t.test('two apps with the same /command: appId says whose it is; without it, one of them gets it', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const hits: string[] = [];
+  const server = http.createServer((req, res) => {
+    hits.push(String(req.url));
+    req.resume();
+    req.on('end', () => res.setHeader('content-type', 'application/json').end('{}'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const first = await createApp(d, { name: 'first', slashCommands: [{ command: '/twice', url: `${base}/first` }] });
+  const second = await createApp(d, { name: 'second', slashCommands: [{ command: '/twice', url: `${base}/second` }] });
+  const other = await createApp(d, { name: 'other', slashCommands: [{ command: '/else', url: `${base}/else` }] });
+  const me = person(d);
+  for (const [app, path] of [
+    [second, '/second'],
+    [first, '/first'],
+  ] as const) {
+    const said = await me.post('/channels/general/messages', { text: '/twice go', appId: app.id });
+    t.equal(said.status, 201);
+    t.match(said.body.delivery, { appId: app.id, url: `${base}${path}`, outcome: 'acked' }, `appId ${path}`);
+  }
+  const unnamed = await me.post('/channels/general/messages', { text: '/twice go' });
+  t.ok([first.id, second.id].includes(unnamed.body.delivery.appId), 'without appId, one of the two');
+  const wrong = await me.post('/channels/general/messages', { text: '/twice go', appId: other.id });
+  t.equal(wrong.status, 404, 'an app without the command');
+  t.match(wrong.body.message, `App ${other.id} with the command /twice`);
+  const bad = await me.post('/channels/general/messages', { text: '/twice go', appId: 7 });
+  t.equal(bad.status, 400);
+  t.match(bad.body.details, [{ pointer: '/appId' }]);
+  t.same(hits, ['/second', '/first', hits[2]], 'nothing was sent for the refused ones');
+});

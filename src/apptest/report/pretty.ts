@@ -6,7 +6,7 @@
  */
 import type { ChalkInstance } from 'chalk';
 import type { Reporter } from '../runner.js';
-import type { Failure, RunResult, StepResult, TestResult } from '../results.js';
+import { callOutcome, shownText, type Failure, type RunResult, type StepResult, type TestResult } from '../results.js';
 
 const ms = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`);
 const json = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
@@ -21,9 +21,9 @@ function failureLines(c: ChalkInstance, f: Failure, indent: string): string[] {
     const x = f.call;
     row(
       'the call',
-      `${x.kind}${x.subject ? ` ${x.subject}` : ''} → ${x.target ?? '?'}: ${x.outcome ?? 'no outcome'}${x.status !== undefined ? ` (${x.status})` : ''}${x.latencyMs !== undefined ? ` in ${x.latencyMs} ms` : ''} ${c.dim(x.id)}`,
+      `${x.kind}${x.subject ? ` ${x.subject}` : ''} → ${x.target ?? '?'}: ${callOutcome(x)} ${c.dim(x.id)}`,
     );
-    if (x.shown) row('  shown', x.shown);
+    if (x.shown) row('  shown', shownText(x));
     if (x.error) row('  error', x.error);
     row('  sent', cut(json(x.request)));
     if (x.answer !== undefined) row('  answer', cut(json(x.answer)));

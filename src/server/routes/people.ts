@@ -112,6 +112,10 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
         ]);
       if (b.threadRootId !== undefined && typeof b.threadRootId !== 'string')
         throw invalidRequest('threadRootId must be a message id.');
+      if (b.appId !== undefined && (typeof b.appId !== 'string' || !b.appId))
+        throw invalidRequest('appId must be the id of the app whose command it is.', [
+          { pointer: '/appId', message: 'must be an app id' },
+        ]);
       const channelId = await channelOf(req, p.workspaceId);
       const slash = SLASH.exec(b.text.trim());
       if (slash) {
@@ -122,6 +126,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
           text: slash[2] ?? '',
           channelId: ch.id,
           threadRootId: b.threadRootId,
+          appId: b.appId as string | undefined,
         });
         res.status(201).json({ kind: 'slash-command', channelId: ch.id, delivery });
         return;
