@@ -50,7 +50,7 @@ export function userEventBody(u: WorkspaceUserRecord): Record<string, unknown> {
     pt: (u as { title?: string }).title ?? '',
     pp: '',
     cs: null,
-    st: 'ACTIVE',
+    st: 'ACTIVATED',
     ro: 'USER',
     au: '',
     ib: '',
