@@ -35,7 +35,7 @@ const said = (v: ValidateFunction) =>
   );
 
 /** True for what an app receives when it is an event (`messageType` PUMBLE_EVENT or APP_EVENT). */
-export const isEventDelivery = (p: unknown): p is Record<string, unknown> =>
+const isEventDelivery = (p: unknown): p is Record<string, unknown> =>
   !!p &&
   typeof p === 'object' &&
   ['PUMBLE_EVENT', 'APP_EVENT'].includes((p as { messageType?: unknown }).messageType as string);
