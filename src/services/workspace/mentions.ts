@@ -13,7 +13,7 @@
  */
 import type { Store } from '../../store/types.js';
 import { WT, type ChannelRecord } from '../../model/workspace.js';
-import type { WorkspaceUsers } from './users.js';
+import { T } from '../../model/identity.js';
 
 export interface Mentions {
   md: string[];
@@ -61,25 +61,27 @@ export function mentionMarks(text: string, blocks: readonly unknown[]): MentionM
   return { users: [...users], groups: [...groups], broadcast };
 }
 
-export function createMentions(deps: {
-  store: Store;
-  users: Pick<WorkspaceUsers, 'member'>;
-  membersOf: (ch: ChannelRecord) => Promise<string[]>;
-}) {
-  const { store, users, membersOf } = deps;
+export function createMentions(deps: { store: Store; membersOf: (ch: ChannelRecord) => Promise<string[]> }) {
+  const { store, membersOf } = deps;
 
-  /** md, mc and mu of a message by `author` in channel `ch`, with what the marks name looked up. */
+  /**
+   * md, mc and mu of a message by `author` in channel `ch`, with what the marks name looked up (the users and the
+   * groups named: one read each, whatever their number).
+   */
   async function of(ch: ChannelRecord, author: string, text: string, blocks: readonly unknown[]): Promise<Mentions> {
     const marks = mentionMarks(text, blocks);
     const out: Mentions = { md: [], mc: [], mu: [] };
-    for (const id of marks.users) if (await users.member(ch.workspaceId, id)) out.md.push(id);
+    if (!marks.users.length && !marks.groups.length && !marks.broadcast) return out;
+    const [users, groups] = await Promise.all([
+      store.getMany(marks.users.map((id) => ({ table: T.workspaceUsers, id }))),
+      store.getMany(marks.groups.map((id) => ({ table: WT.groups, id }))),
+    ]);
+    out.md = marks.users.filter((_, i) => users[i]?.workspaceId === ch.workspaceId);
     if (marks.broadcast) out.mc = (await membersOf(ch)).filter((u) => u !== author);
     const reached = new Set<string>();
-    for (const id of marks.groups) {
-      const g = await store.get(WT.groups, id);
+    for (const g of groups)
       if (g && g.workspaceId === ch.workspaceId && !g.disabled)
         for (const u of g.workspaceUserIds) if (u !== author) reached.add(u);
-    }
     out.mu = [...reached];
     return out;
   }

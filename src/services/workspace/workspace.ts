@@ -55,7 +55,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
     limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes },
   });
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
-  const mentions = createMentions({ store, users, membersOf: channels.membersOf });
+  const mentions = createMentions({ store, membersOf: channels.membersOf });
   const messages = createMessages({
     mentions: mentions.of,
     clock,
