@@ -8,6 +8,7 @@
 import { newId } from '../crypto.js';
 import type { AppRecord } from '../model/identity.js';
 import { authorizationId, installationId } from '../model/oauth.js';
+import { userEventBody } from '../model/events.js';
 
 interface About {
   app: AppRecord;
@@ -38,24 +39,12 @@ const message: Maker = (x, ty) => ({
   eph: false,
 });
 
+const TEST_USER = { name: 'Test User', email: 'test.user@appreg.example' };
+
 const user: Maker = (x, ty) => ({
-  uN: 'Test User',
-  uE: 'test.user@appreg.example',
-  uId: x.userId,
-  afp: '',
-  asp: '',
-  wId: x.workspaceId,
+  ...userEventBody({ id: x.userId, workspaceId: x.workspaceId, ...TEST_USER }),
   ty,
-  tz: 'UTC',
-  sts: '',
-  pt: '',
-  pp: '',
-  cs: null,
-  st: 'ACTIVATED',
-  ro: 'USER',
-  au: '',
-  ib: '',
-  ...(ty === 'WORKSPACE_USER_UPDATED' ? { puE: 'test.user@appreg.example', cb: x.userId, atz: true } : {}),
+  ...(ty === 'WORKSPACE_USER_UPDATED' ? { puE: TEST_USER.email, cb: x.userId, atz: true } : {}),
 });
 
 const group: Maker = (x, ty) => ({

@@ -5,9 +5,10 @@
  * request id (rid), a deleted channel's members (m), who changed a group (uId).
  */
 import t from 'tap';
-import { startTestDaemon, manifest, type TestDaemon } from '../helpers/daemon.js';
+import { manifest, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { installPlatformApp, PLATFORM_SCOPES } from '../helpers/platform-client.js';
+import { PLATFORM_SCOPES } from '../helpers/platform-client.js';
+import { daemonWithListener } from '../helpers/listening-app.js';
 import { secondUser, type CreatedApp } from '../fixtures/redirects-flow.js';
 import { bodyProblems, EVENT_TYPES, eventProblems } from '../helpers/event-schemas.js';
 import { EVENT_SCOPES } from '../../src/validation/manifest.js';
@@ -69,19 +70,9 @@ t.test('a test app fails the test when an event it receives does not match its s
 t.test(
   'events made to happen and events made up: each matches its schema, with what the platform fills in',
   async (t) => {
-    const rx = await startReceiver();
-    t.teardown(() => rx.close());
-    rx.on('/events', { text: 'ok' });
+    const { rx, d, app: listener } = await daemonWithListener(t, [...EVENT_TYPES]);
     rx.on('/made-up', { text: 'ok' });
-    const d = await startTestDaemon();
-    t.teardown(() => d.stop());
     const me = person(d);
-    const listener = await installPlatformApp(d, {
-      name: 'listener',
-      events: [...EVENT_TYPES],
-      eventsUrl: `${rx.url}/events`,
-    });
-    rx.secret = listener.app.signingSecret;
     const real = (type: string) =>
       rx.received.filter((r) => r.path === '/events' && r.body.eventType === type).map((r) => JSON.parse(r.body.body));
 
