@@ -7,7 +7,7 @@ import { newId } from '../crypto.js';
 import { invalidRequest } from '../errors.js';
 import type { AppRecord } from '../model/identity.js';
 import { initialChannelId } from '../model/workspace.js';
-import { authorizationId, installationId } from '../model/oauth.js';
+import { testEventBody } from './test-event-bodies.js';
 import { EVENT_SCOPES } from '../validation/manifest.js';
 import type { DeliveryKind } from '../model/delivery.js';
 
@@ -224,7 +224,10 @@ export function buildPayload(
       const scopes = new Set([...(m.scopes?.botScopes ?? []), ...(m.scopes?.userScopes ?? [])]);
       if (need && !scopes.has(need))
         throw invalidRequest(`${ev} needs the scope ${need}, which the app does not have.`);
-      const body = f.body !== undefined ? f.body : defaultEventBody(ev, app, who, channelId, new Date(now));
+      const body =
+        f.body !== undefined
+          ? f.body
+          : testEventBody(ev, { app, workspaceId: who.workspaceId, userId: who.userId, channelId, now: new Date(now) });
       return override({
         url: m.eventSubscriptions.url || undefined,
         interactive: false,
@@ -276,54 +279,4 @@ export function eventPayload(
     workspaceUserIds,
     body: typeof body === 'string' ? body : JSON.stringify(body ?? {}),
   };
-}
-
-function defaultEventBody(
-  ev: string,
-  app: AppRecord,
-  who: { workspaceId: string; userId: string },
-  channelId: string,
-  now: Date,
-): Record<string, unknown> {
-  // the shapes services/oauth/revocation.ts sends for real (docs/protocol.md §5.3), with the caller as the user
-  // concerned
-  if (ev === 'APP_UNAUTHORIZED') {
-    return {
-      id: authorizationId(app.id, who.userId),
-      app: app.id,
-      appInstallation: installationId(app.id, who.workspaceId),
-      workspaceUser: who.userId,
-      workspace: who.workspaceId,
-      grantedScopes: [],
-      accessGranted: false,
-    };
-  }
-  if (ev === 'APP_UNINSTALLED') {
-    return {
-      id: installationId(app.id, who.workspaceId),
-      app: app.id,
-      workspace: who.workspaceId,
-      installedBy: who.userId,
-      botUser: app.manifest.bot ? newId('bot', 12) : null,
-      uninstalledAt: now.toISOString(),
-    };
-  }
-  if (ev === 'NEW_MESSAGE' || ev === 'UPDATED_MESSAGE') {
-    return {
-      mId: newId('msg', 12),
-      wId: who.workspaceId,
-      cId: channelId,
-      aId: who.userId,
-      tx: 'Hello from appreg',
-      bl: [],
-      ty: ev,
-      ts: now.toISOString(),
-      tsm: now.getTime(),
-      f: [],
-      att: [],
-      e: ev === 'UPDATED_MESSAGE',
-      eph: false,
-    };
-  }
-  return { wId: who.workspaceId, aId: who.userId, ty: ev, ts: now.toISOString(), tsm: now.getTime() };
 }

@@ -4,6 +4,7 @@
  * or a workspace event, whose apps are decided when it is fanned out, except who could see what
  * happened, which is recorded at the change (`Audience`).
  */
+import type { WorkspaceUserRecord } from './identity.js';
 
 export const EVENTS_OUTBOX = 'eventsOutbox';
 export type AppEventType = 'APP_UNAUTHORIZED' | 'APP_UNINSTALLED';
@@ -63,3 +64,30 @@ export const outboxOrder = (a: OutboxEventRecord, b: OutboxEventRecord): number 
   (a.seq ?? 0) - (b.seq ?? 0) ||
   (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) ||
   (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * The body of WORKSPACE_USER_JOINED for a user (WORKSPACE_USER_UPDATED starts from it; docs/protocol.md §5.3), for a
+ * user who joined and for deliver-test's made-up one alike. The outbox adds `rid`.
+ */
+export function userEventBody(
+  u: Pick<WorkspaceUserRecord, 'id' | 'workspaceId' | 'name' | 'email' | 'title'>,
+): Record<string, unknown> {
+  return {
+    uN: u.name,
+    uE: u.email,
+    uId: u.id,
+    afp: '',
+    asp: '',
+    wId: u.workspaceId,
+    ty: 'WORKSPACE_USER_JOINED',
+    tz: 'UTC',
+    sts: '',
+    pt: u.title ?? '',
+    pp: '',
+    cs: null,
+    st: 'ACTIVATED',
+    ro: 'USER',
+    au: '',
+    ib: '',
+  };
+}

@@ -71,13 +71,16 @@ export function createEventsOutbox(deps: EventsOutboxDeps) {
       workspaceUserIds: string[],
       body: Record<string, unknown>,
     ): Change => record({ appId, eventType, workspaceUserIds }, workspaceId, body),
-    /** The outbox record of a workspace event, to commit with the change that causes it. */
+    /**
+     * The outbox record of a workspace event, to commit with the change that causes it. Its body gets the platform's
+     * `rid` (the request that caused it): an id of this change, made here, so every copy and retry carries the same.
+     */
     workspaceEvent: (
       eventType: WorkspaceEventType,
       workspaceId: string,
       audience: Audience,
       body: Record<string, unknown>,
-    ): Change => record({ eventType, audience }, workspaceId, body),
+    ): Change => record({ eventType, audience }, workspaceId, { ...body, rid: newId('req', 12) }),
     /**
      * After a commit that wrote to the outbox: a hint only (a worker that misses it drains at its
      * next poll). This daemon's worker hears it at once; the others through the store.

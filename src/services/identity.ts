@@ -4,7 +4,8 @@ import { forbidden, invalidCredentials, invalidRequest, notFound, unauthenticate
 import { StoreConflict, type Change, type Expectation } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import type { EventsOutbox } from './events-outbox.js';
-import { EVERYONE, userEventBody } from './workspace/events.js';
+import { EVERYONE } from './workspace/events.js';
+import { userEventBody } from '../model/events.js';
 import {
   T,
   META,

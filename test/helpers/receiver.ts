@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { CONDITION_MS } from './until.js';
+import { eventChecker } from './event-schemas.js';
 
 interface Received {
   path: string;
@@ -34,8 +35,14 @@ export interface Receiver {
   secret: string;
   /** Program the answer for a path (default: 200 {}); a function may answer once what it does is done (a promise). */
   on(path: string, answer: Answer | ((r: Received) => Answer | Promise<Answer>)): void;
-  /** Resolves when `n` requests have arrived. */
+  /**
+   * Every event received is checked against schemas/events/ (event-schemas.ts): set false in a test that sends event
+   * bodies of its own making.
+   */
+  checkEvents: boolean;
+  /** Resolves when `n` requests have arrived; rejects when an event received did not match its schema. */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
+  /** Stops; rejects (failing the test's teardown) when an event received did not match its schema. */
   close(): Promise<void>;
 }
 
@@ -54,6 +61,7 @@ export async function startReceiver(clock: Clock = systemClock): Promise<Receive
   const waiters: Array<{ n: number; resolve: (r: Received[]) => void }> = [];
   const hanging = new Set<http.ServerResponse>();
   const self = { secret: '' } as { secret: string };
+  const events = eventChecker();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
@@ -74,6 +82,7 @@ export async function startReceiver(clock: Clock = systemClock): Promise<Receive
         at: clock.now(),
       };
       received.push(rec);
+      if ((self as { checkEvents?: boolean }).checkEvents) events.see(body);
       for (const w of [...waiters])
         if (received.length >= w.n) {
           waiters.splice(waiters.indexOf(w), 1);
@@ -105,17 +114,19 @@ export async function startReceiver(clock: Clock = systemClock): Promise<Receive
     url,
     received,
     on: (path: string, a: Answer | ((r: Received) => Answer | Promise<Answer>)) => void answers.set(path, a),
+    checkEvents: true,
     waitFor: (n: number, timeoutMs = CONDITION_MS) =>
       new Promise<Received[]>((resolve, reject) => {
         if (received.length >= n) return resolve(received.slice());
         const w = { n, resolve };
         waiters.push(w);
         setTimeout(() => reject(new Error(`only ${received.length} of ${n} requests arrived`)), timeoutMs).unref();
-      }),
+      }).then((r) => (events.assert(), r)),
     async close() {
       for (const r of hanging) r.destroy();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      events.assert();
     },
   });
 }

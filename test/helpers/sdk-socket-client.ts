@@ -9,6 +9,7 @@ import { WebSocket } from 'ws';
 import { systemClock, type Clock, type Timer } from '../../src/clock.js';
 import { CONDITION_MS } from './until.js';
 import { must } from '../../src/must.js';
+import { eventChecker } from './event-schemas.js';
 
 interface SdkReply {
   status?: number;
@@ -37,6 +38,11 @@ export interface SdkSocketClientOptions {
   /** Send replies as text frames instead of binary ones. */
   replyAsText?: boolean;
   /**
+   * Check every event received against schemas/events/ (the default); false for a test that hands the transport
+   * payloads of its own making.
+   */
+  checkEvents?: boolean;
+  /**
    * The app's own timers (its pings, its reconnect delay) and the time frames are stamped with: a test's, to control
    * them.
    */
@@ -46,7 +52,10 @@ export interface SdkSocketClientOptions {
 export interface SdkSocketClient {
   /** Resolves on the first open (rejects when the first URL fetch or connect fails). */
   start(): Promise<void>;
-  /** Stop reconnecting and close the socket (code 1000). */
+  /**
+   * Stop reconnecting and close the socket (code 1000); rejects (failing the test's teardown) when an event it was
+   * sent did not match its schema (schemas/events/, event-schemas.ts).
+   */
   stop(): Promise<void>;
   readonly ws: WebSocket | undefined;
   readonly delivered: Delivered[];
@@ -58,7 +67,10 @@ export interface SdkSocketClient {
   isOpen(): boolean;
   /** Resolves once the client is open again (after `opens` exceeds `afterOpens`). */
   waitOpen(afterOpens?: number): Promise<void>;
-  /** Resolves once `pred` holds (what the daemon does over the network; rejects after CONDITION_MS). */
+  /**
+   * Resolves once `pred` holds (what the daemon does over the network; rejects after CONDITION_MS, or when an event it
+   * was sent did not match its schema).
+   */
   waitFor(pred: () => boolean, what?: string): Promise<void>;
   sendRaw(data: string | Buffer, binary?: boolean): void;
   fetchUrl(): Promise<string>;
@@ -69,6 +81,7 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
   const delay = opts.reconnectDelayMs ?? 2000;
   const autoReconnect = opts.autoReconnect ?? true;
   const clock = opts.clock ?? systemClock;
+  const events = eventChecker();
   let ws: WebSocket | undefined;
   let stopped = false;
   let pingTimer: Timer | undefined;
@@ -117,6 +130,7 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
           return;
         }
         state.delivered.push({ payload: frame.payload, correlationId: frame.correlation_id, at: clock.now() });
+        if (opts.checkEvents !== false) events.see(frame.payload);
         void Promise.resolve(opts.handler?.(frame.payload)).then((reply) => {
           if (!reply || sock.readyState !== WebSocket.OPEN) return;
           const out = JSON.stringify({
@@ -162,6 +176,7 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
       if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 5));
     }
+    events.assert();
   }
 
   return {
@@ -184,6 +199,7 @@ export function createSdkSocketClient(opts: SdkSocketClientOptions): SdkSocketCl
           }, 1000).unref();
         });
       }
+      events.assert();
     },
     get ws() {
       return ws;

@@ -35,6 +35,8 @@ t.test('it holds the compiled code and what the CLI reads at run time', async (t
     'README.md',
     'CHANGELOG.md',
     'package.json',
+    // the event bodies' schemas, for apps that check what they receive
+    ...fs.readdirSync(path.join(ROOT, 'schemas/events')).map((f) => `schemas/events/${f}`),
   ])
     t.ok(packed.files.includes(needed), `holds ${needed}`);
   // every module of src/ compiled, none left out

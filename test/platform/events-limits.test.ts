@@ -42,7 +42,8 @@ t.test(
       workspaceUserIds: [d.workspaceUserId],
     });
     t.type(must(ev).body.body, 'string', 'the body is a JSON string');
-    const body = JSON.parse(must(ev).body.body);
+    const { rid, ...body } = JSON.parse(must(ev).body.body);
+    t.match(rid, /^req_/, 'the request that made it');
     t.same(body, {
       mId: posted.body.id,
       wId: d.workspaceId,
@@ -55,6 +56,9 @@ t.test(
       tsm: posted.body.timestampMilli,
       f: [],
       att: [],
+      md: [],
+      mc: [],
+      mu: [],
       e: false,
       eph: false,
     });

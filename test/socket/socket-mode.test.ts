@@ -44,6 +44,8 @@ function client(
     reconnectDelayMs: 50,
     pingIntervalMs: 0,
     clock: d.parts.clock,
+    // this file hands the transport payloads of its own making ({i} bodies), not the daemon's events
+    checkEvents: false,
     ...over,
   });
   t.teardown(() => c.stop());

@@ -11,7 +11,7 @@ import type { IdentityService, Principal } from '../identity.js';
 import { T } from '../../model/identity.js';
 import type { TokenOwner } from './app-tokens.js';
 import type { Grants } from './grants.js';
-import { authorizationId } from '../../model/oauth.js';
+import { authorizationId, installationId } from '../../model/oauth.js';
 import type { EventsOutbox } from '../events-outbox.js';
 import { OT, type TokenRecord } from '../../model/oauth.js';
 
@@ -48,7 +48,7 @@ export function createRevocation(
       outbox.appEvent(owner.appId, owner.workspaceId, 'APP_UNAUTHORIZED', [owner.workspaceUserId], {
         id: az?.id ?? authorizationId(owner.appId, owner.workspaceUserId),
         app: owner.appId,
-        appInstallation: inst?.id ?? null,
+        appInstallation: inst?.id ?? installationId(owner.appId, owner.workspaceId),
         workspaceUser: owner.workspaceUserId,
         workspace: owner.workspaceId,
         grantedScopes: [],

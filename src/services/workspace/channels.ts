@@ -371,6 +371,7 @@ export function createChannels(deps: ChannelsDeps) {
         ch.name !== undefined ? [{ table: NAMES, id: nameKey(ch.workspaceId, ch.name), value: null }] : [];
       // to the apps whose users could see the channel before it went
       const event = events.workspaceEvent('CHANNEL_DELETED', ch.workspaceId, audienceOf(ch), {
+        m: await membersOf(ch),
         wId: ch.workspaceId,
         cId: ch.id,
         ty: 'CHANNEL_DELETED',

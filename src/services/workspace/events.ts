@@ -17,7 +17,7 @@ import type { Store } from '../../store/types.js';
 import { EVENT_SCOPES } from '../../validation/manifest.js';
 import type { EventsOutbox } from '../events-outbox.js';
 import type { Audience, WorkspaceOutboxEvent } from '../../model/events.js';
-import type { AppRecord, WorkspaceUserRecord } from '../../model/identity.js';
+import type { AppRecord } from '../../model/identity.js';
 import { T } from '../../model/identity.js';
 import { OT, type AuthorizationRecord } from '../../model/oauth.js';
 import type { ChannelRecord } from '../../model/workspace.js';
@@ -34,28 +34,6 @@ export const audienceOf = (ch: ChannelRecord): Audience =>
 
 /** Everyone in the workspace sees its users and groups. */
 export const EVERYONE: Audience = { everyone: true };
-
-/** The body of WORKSPACE_USER_JOINED for a user (WORKSPACE_USER_UPDATED starts from it). */
-export function userEventBody(u: WorkspaceUserRecord): Record<string, unknown> {
-  return {
-    uN: u.name,
-    uE: u.email,
-    uId: u.id,
-    afp: '',
-    asp: '',
-    wId: u.workspaceId,
-    ty: 'WORKSPACE_USER_JOINED',
-    tz: 'UTC',
-    sts: '',
-    pt: (u as { title?: string }).title ?? '',
-    pp: '',
-    cs: null,
-    st: 'ACTIVE',
-    ro: 'USER',
-    au: '',
-    ib: '',
-  };
-}
 
 /**
  * An app to send an event to, and the users it concerns (the payload's workspaceUserIds; the first is the delivery's

@@ -4,6 +4,7 @@ import type { ErrorDetail } from '../../errors.js';
 import { MAX_FILES_PER_MESSAGE } from './files.js';
 import type { MessageRecord } from '../../model/workspace.js';
 import { must } from '../../must.js';
+import type { Mentions } from './mentions.js';
 
 const MAX_TEXT = 100_000;
 
@@ -108,17 +109,22 @@ export function messageView(m: MessageRecord, thread?: ThreadSummary, files: unk
   return out;
 }
 
-/** The body of NEW_MESSAGE and UPDATED_MESSAGE (docs/protocol.md §5.3). */
+/**
+ * The body of NEW_MESSAGE and UPDATED_MESSAGE (docs/protocol.md §5.3, schemas/events/): `files` its V1.MessageFile
+ * list, `mentions` who it mentions, `rootText` its thread root's text (a reply's `trMt`). The outbox adds `rid`.
+ */
 export function messageEventBody(
   m: Omit<MessageRecord, 'seq'>,
   ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE',
-  files: unknown[] = [],
+  files: unknown[],
+  mentions: Mentions,
+  rootText = '',
 ): Record<string, unknown> {
   return {
     mId: m.id,
     wId: m.workspaceId,
     cId: m.channelId,
-    ...(m.threadRootId ? { trId: m.threadRootId, stc: !!m.alsoSentToChannel } : {}),
+    ...(m.threadRootId ? { trId: m.threadRootId, stc: !!m.alsoSentToChannel, trMt: rootText } : {}),
     aId: m.author,
     tx: m.text,
     bl: m.blocks,
@@ -127,6 +133,9 @@ export function messageEventBody(
     tsm: m.timestampMilli,
     f: files,
     att: m.attachments,
+    md: mentions.md,
+    mc: mentions.mc,
+    mu: mentions.mu,
     e: !!m.edited,
     eph: false,
   };

@@ -16,6 +16,7 @@ import { postingOrder, type MessageIndex } from './message-index.js';
 import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
 import { WT, type ChannelRecord, type MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
+import type { MentionsOf } from './mentions.js';
 
 export interface MessagesDeps {
   clock: Clock;
@@ -25,6 +26,8 @@ export interface MessagesDeps {
   users: WorkspaceUsers;
   events: WorkspaceEvents;
   files: Pick<Files, 'attachable' | 'views'>;
+  /** Who a message mentions (its event's md, mc, mu). */
+  mentions: MentionsOf;
 }
 
 const STRATEGIES = ['BEFORE', 'AFTER', 'AROUND'] as const;
@@ -67,7 +70,7 @@ interface PersonRead {
 }
 
 export function createMessages(deps: MessagesDeps) {
-  const { clock, index, channels, users, events, files } = deps;
+  const { clock, index, channels, users, events, files, mentions } = deps;
   const perChannel = Math.max(1, deps.perChannel);
 
   const seenBy = (m: MessageRecord, userId: string) =>
@@ -91,23 +94,26 @@ export function createMessages(deps: MessagesDeps) {
       ),
     );
   /**
-   * The event of a message posted or changed, for the commit that posts or changes it (none for an ephemeral message).
+   * The event of a message posted or changed, for the commit that posts or changes it (none for an ephemeral message);
+   * `root`: a reply's thread root when the caller has it (else it is read).
    */
   const eventOf = async (
     ch: ChannelRecord,
     m: Omit<MessageRecord, 'seq'>,
     ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE',
-  ): Promise<Change[]> =>
-    m.ephemeralTo
-      ? []
-      : [
-          events.workspaceEvent(
-            ty,
-            ch.workspaceId,
-            audienceOf(ch),
-            messageEventBody(m, ty, await files.views(m.files)),
-          ),
-        ];
+    root?: MessageRecord,
+  ): Promise<Change[]> => {
+    if (m.ephemeralTo) return [];
+    const rootText = m.threadRootId ? (root ?? (await index.get(m.threadRootId)))?.text : undefined;
+    const body = messageEventBody(
+      m,
+      ty,
+      await files.views(m.files),
+      await mentions(ch, m.author, m.text, m.blocks),
+      rootText,
+    );
+    return [events.workspaceEvent(ty, ch.workspaceId, audienceOf(ch), body)];
+  };
   /** A change of a message as read: refused (StoreConflict) when it changed meanwhile. */
   const expectAsRead = (m: MessageRecord): Expectation[] => [{ table: WT.messages, id: m.id, value: m }];
 
@@ -168,7 +174,7 @@ export function createMessages(deps: MessagesDeps) {
       ...(a.appId ? { appId: a.appId } : {}),
       ...(input.files ? { files: input.files } : {}),
     };
-    const event = await eventOf(ch, draft, 'NEW_MESSAGE');
+    const event = await eventOf(ch, draft, 'NEW_MESSAGE', root);
     const m = await index.add(draft, perChannel, [...extra, ...event], expect);
     if (event.length) events.written();
     return view(m);

@@ -9,7 +9,8 @@ import type { ErrorDetail } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Change, Expectation, Store } from '../../store/types.js';
 import { isConflict, retryOnConflict } from '../conflict.js';
-import { EVERYONE, userEventBody, type WorkspaceEvents } from './events.js';
+import { EVERYONE, type WorkspaceEvents } from './events.js';
+import { userEventBody } from '../../model/events.js';
 import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import { must } from '../../must.js';
@@ -34,7 +35,9 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     description: g.description,
     workspaceUserIds: g.workspaceUserIds,
   });
-  const groupBody = (g: UserGroupRecord, ty: string) => ({
+  /** The group's event body; an update names who made it (`uId`). */
+  const groupBody = (g: UserGroupRecord, ty: string, by: string) => ({
+    ...(ty === 'WORKSPACE_USER_GROUP_UPDATED' ? { uId: by } : {}),
     wId: g.workspaceId,
     cbId: g.createdBy,
     id: g.id,
@@ -59,15 +62,15 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   }
 
   /**
-   * The commit of group `g` (`prev` as read, when it is a change): the record, the claim of its
+   * The commit of group `g` by user `by` (`prev` as read, when it is a change): the record, the claim of its
    * handle expected absent when the handle is new (released when it changes), and the group's
    * event (WORKSPACE_USER_GROUP_CREATED or _UPDATED). A taken handle: 400.
    */
-  async function commitGroup(g: UserGroupRecord, prev?: UserGroupRecord): Promise<void> {
+  async function commitGroup(g: UserGroupRecord, by: string, prev?: UserGroupRecord): Promise<void> {
     const ty = prev ? 'WORKSPACE_USER_GROUP_UPDATED' : 'WORKSPACE_USER_GROUP_CREATED';
     const changes: Change[] = [
       { table: WT.groups, id: g.id, value: g },
-      events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty)),
+      events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty, by)),
     ];
     const expect: Expectation[] = prev
       ? [{ table: WT.groups, id: g.id, value: prev }]
@@ -127,7 +130,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       createdAt: nowIso(),
     };
     try {
-      await commitGroup(g);
+      await commitGroup(g, a.userId);
     } catch (e) {
       throw isConflict(e) ? handleTaken(g.handle) : e;
     }
@@ -141,7 +144,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       const prev = await store.get(WT.groups, id);
       if (!prev || prev.workspaceId !== a.workspaceId) throw notFound('User group');
       const g: UserGroupRecord = { ...prev, ...(await parseGroup(a, body, prev)) };
-      await commitGroup(g, prev);
+      await commitGroup(g, a.userId, prev);
       return g;
     });
     events.written();

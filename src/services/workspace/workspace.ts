@@ -15,6 +15,7 @@ import type { WorkspaceEvents } from './events.js';
 import { createFiles, type FileBlobs } from './files.js';
 import { createMessageIndex } from './message-index.js';
 import { createMessages } from './messages.js';
+import { createMentions } from './mentions.js';
 import { createReactions } from './reactions.js';
 import { createMessageSearch } from './search.js';
 import { createScheduledMessages } from './scheduled.js';
@@ -54,7 +55,9 @@ export function createWorkspace(deps: WorkspaceDeps) {
     limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes },
   });
   const channels = createChannels({ store, commit: index.commit, clock, users, events });
+  const mentions = createMentions({ store, membersOf: channels.membersOf });
   const messages = createMessages({
+    mentions: mentions.of,
     clock,
     perChannel: config.workspaceMessagesPerChannel,
     index,
