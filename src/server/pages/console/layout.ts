@@ -76,6 +76,15 @@ ul.plain li{padding:.3rem 0;border-top:1px solid var(--line)}
 .channels a{display:block;padding:.35rem .5rem;border-radius:6px;text-decoration:none}
 .channels a[aria-current=page]{background:var(--card);font-weight:600;border:1px solid var(--line)}
 .timeline{margin:0 0 .75rem;list-style:none;padding:0}
+.scrollback{display:flex;flex-direction:column-reverse;overflow-y:auto;max-height:calc(100vh - 17rem);min-height:12rem;overscroll-behavior:contain}
+.reactions{display:flex;flex-wrap:wrap;gap:.3rem;align-items:center;margin:.25rem 0}
+button.reaction,.reaction{min-height:28px;padding:0 .5rem;border-radius:999px;font-weight:400;border:1px solid var(--line);background:var(--bg);color:var(--fg)}
+button.reaction[aria-pressed=true]{border-color:var(--accent);background:var(--card);color:var(--accent)}
+details.react{position:relative;display:inline-block;margin-left:.5rem;vertical-align:middle}
+details.react summary{list-style:none;padding:0 .45rem;border:1px solid var(--line);border-radius:999px;font-size:.85rem;line-height:1.5}
+details.react form{position:absolute;left:0;z-index:2;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.3rem;display:flex;gap:.2rem}
+details.react button{min-height:36px;padding:0 .4rem;border:0;background:none;font-size:1.1rem}
+@media (hover:hover){.msg:not(:hover):not(:focus-within) details.react:not([open]){opacity:0}}
 [hidden]{display:none!important}
 .timeline li.msg{padding:.5rem 0}
 .msg .meta{font-size:.9rem}

@@ -24,6 +24,7 @@ import { consoleWorkspaceRoutes, type ConsoleWorkspaceDeps } from './workspace.j
 import { consoleWorkspaceAppsRoutes } from './workspace-apps.js';
 import { consoleManageRoutes } from './workspace-manage.js';
 import { consoleNotFound } from './not-found.js';
+import { consoleReactionRoutes } from './workspace-reactions.js';
 
 export interface ConsoleRoutesDeps {
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
@@ -82,6 +83,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   r.use(people.router);
   r.use(consoleWorkspaceAppsRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state }));
   r.use(consoleManageRoutes({ base, workspace: deps.workspace }));
+  r.use(consoleReactionRoutes({ base, workspace: deps.workspace }));
   r.use(consoleNotFound());
   return {
     router: r,
