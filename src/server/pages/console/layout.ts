@@ -97,6 +97,12 @@ details.react button{min-height:36px;padding:0 .4rem;border:0;background:none;fo
 .attachment{border-left:4px solid var(--line);padding:.1rem .6rem;margin:.3rem 0}
 .actions{margin:.3rem 0}
 .pick{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
+.combo input[role=combobox]{min-width:12rem}
+.combo ul.listbox{flex:1 0 100%;order:1}
+ul.listbox{list-style:none;margin:.2rem 0 0;padding:.25rem;background:var(--card);border:1px solid var(--line);border-radius:8px;max-height:14rem;overflow-y:auto;min-width:12rem}
+ul.listbox li{padding:.35rem .6rem;border-radius:6px;cursor:pointer}
+ul.listbox li[aria-selected=true],ul.listbox li:hover{background:var(--bg);outline:1px solid var(--accent)}
+ul.listbox li.none{cursor:default;color:var(--muted);outline:0;background:none}
 .actions .el{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
 fieldset.checks{display:inline-block;margin:0;padding:.2rem .6rem}
 label.small{display:inline;font-weight:400;margin:0}

@@ -131,7 +131,7 @@ export function timeline(items: TimelineItem[], c: TimelineContext): string {
 }
 
 /** A channel as the navigation and the page name it; an archived one is marked, and nobody posts in it. */
-export interface ChannelLabel {
+interface ChannelLabel {
   id: string;
   label: string;
   archived?: boolean;
