@@ -95,15 +95,17 @@ details.react button{min-height:36px;padding:0 .4rem;border:0;background:none;fo
 .mention{color:var(--accent);font-weight:600}
 .fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.25rem 1rem}
 .attachment{border-left:4px solid var(--line);padding:.1rem .6rem;margin:.3rem 0}
-.actions{margin:.3rem 0}
+.actions{margin:.3rem 0;align-items:flex-start}
 .pick{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
-.combo input[role=combobox]{min-width:12rem}
-.combo ul.listbox{flex:1 0 100%;order:1}
+.pick.combo{display:inline-grid;grid-template-columns:minmax(0,1fr) auto;align-items:center}
+.combo input[role=combobox]{width:14rem;max-width:100%}
+.combo input[role=combobox].wide{width:100%}
+.combo ul.listbox{grid-column:1/-1;grid-row:2}
 ul.listbox{list-style:none;margin:.2rem 0 0;padding:.25rem;background:var(--card);border:1px solid var(--line);border-radius:8px;max-height:14rem;overflow-y:auto;min-width:12rem}
 ul.listbox li{padding:.35rem .6rem;border-radius:6px;cursor:pointer}
 ul.listbox li[aria-selected=true],ul.listbox li:hover{background:var(--bg);outline:1px solid var(--accent)}
 ul.listbox li.none{cursor:default;color:var(--muted);outline:0;background:none}
-.actions .el{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
+.actions .el{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:flex-start;max-width:100%}
 fieldset.checks{display:inline-block;margin:0;padding:.2rem .6rem}
 label.small{display:inline;font-weight:400;margin:0}
 button.warning{border-color:var(--warn);color:var(--warn)}
