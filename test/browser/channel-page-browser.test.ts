@@ -7,9 +7,10 @@
  * under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { testNeeding } from '../helpers/system-component.js';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
+import { CHROMIUM } from '../helpers/chromium.js';
+import { openBrowser } from '../helpers/browser-page.js';
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
@@ -21,7 +22,6 @@ async function inView(p: Page, l: Locator): Promise<boolean> {
 }
 
 testNeeding(t, 'a channel’s page in headless Chromium', CHROMIUM, async (t, executablePath) => {
-  const { chromium } = await import('playwright-core');
   const { startTestDaemon } = await import('../helpers/daemon.js');
   const { signInLink } = await import('../helpers/console.js');
   const { installPlatformApp } = await import('../helpers/platform-client.js');
@@ -51,14 +51,7 @@ testNeeding(t, 'a channel’s page in headless Chromium', CHROMIUM, async (t, ex
   await d.api(`${d.mgmt}/channels/old-plans/messages`, { method: 'POST', json: { text: 'Plans of last year' } });
   t.equal((await d.api(`${d.mgmt}/channels/old-plans/archive`, { method: 'POST' })).status, 200);
 
-  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const consoleErrors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
+  const { browser, context, page, consoleErrors } = await openBrowser(t, executablePath);
   const shoot = screenshotter(t);
   await page.goto(await signInLink(d, `/console/channels/${general}`));
   await page.waitForURL(/\/console\/channels\/[^/]+$/);

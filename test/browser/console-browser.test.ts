@@ -7,14 +7,13 @@
  * (git-ignored). Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import type { Browser } from 'playwright-core';
 import { testNeeding } from '../helpers/system-component.js';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
+import { CHROMIUM } from '../helpers/chromium.js';
+import { openBrowser } from '../helpers/browser-page.js';
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
 testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executablePath) => {
-  const { chromium } = await import('playwright-core');
   const { startTestDaemon, manifest } = await import('../helpers/daemon.js');
   const { startReceiver } = await import('../helpers/receiver.js');
   const { signInLink } = await import('../helpers/console.js');
@@ -23,14 +22,7 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
 
-  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const consoleErrors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
+  const { browser, context, page, consoleErrors } = await openBrowser(t, executablePath);
   await page.goto(await signInLink(d));
   t.match(await page.textContent('h1'), /Apps/, 'the sign-in link lands on the console');
 

@@ -7,13 +7,12 @@
  * the app's update is shown. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import type { Browser } from 'playwright-core';
 import { testNeeding } from '../helpers/system-component.js';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
+import { CHROMIUM } from '../helpers/chromium.js';
+import { openBrowser } from '../helpers/browser-page.js';
 import { screenshotter } from '../helpers/screenshots.js';
 
 testNeeding(t, 'a dynamic select’s typeahead in headless Chromium', CHROMIUM, async (t, executablePath) => {
-  const { chromium } = await import('playwright-core');
   const { startTestDaemon } = await import('../helpers/daemon.js');
   const { signInLink } = await import('../helpers/console.js');
   const { startExample } = await import('../helpers/example-app.js');
@@ -23,13 +22,7 @@ testNeeding(t, 'a dynamic select’s typeahead in headless Chromium', CHROMIUM, 
   const authorized = await app.cli(['authorize', app.appId, '--follow', '--json']);
   t.equal(authorized.code, 0, authorized.stderr);
 
-  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
-  t.teardown(() => browser.close());
-  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  const consoleErrors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
+  const { page, consoleErrors } = await openBrowser(t, executablePath);
   const shoot = screenshotter(t);
   await page.goto(await signInLink(d, '/console/channels'));
   await page.waitForURL(/\/console\/channels\/[^/]+$/);

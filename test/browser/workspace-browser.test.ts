@@ -7,9 +7,9 @@
  * dist/screenshots/. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import type { Browser } from 'playwright-core';
 import { testNeeding } from '../helpers/system-component.js';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
+import { CHROMIUM } from '../helpers/chromium.js';
+import { openBrowser } from '../helpers/browser-page.js';
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
@@ -49,7 +49,6 @@ const FORM = {
 };
 
 testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executablePath) => {
-  const { chromium } = await import('playwright-core');
   const { startTestDaemon } = await import('../helpers/daemon.js');
   const { startReceiver } = await import('../helpers/receiver.js');
   const { signInLink } = await import('../helpers/console.js');
@@ -134,14 +133,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
   }));
   rx.on('/global', (r) => ({ json: { triggerId: r.body.triggerId, view: FORM, action: 'OPEN' } }));
 
-  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const consoleErrors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
+  const { page, consoleErrors } = await openBrowser(t, executablePath);
 
   const shoot = screenshotter(t);
 
