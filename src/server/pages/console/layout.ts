@@ -48,6 +48,7 @@ button,.button{display:inline-block;font:inherit;font-weight:600;padding:.5rem .
 button.primary,.button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg)}
 button.danger{border-color:var(--bad);color:var(--bad)}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+input:disabled,button:disabled,select:disabled,textarea:disabled{opacity:.55;cursor:not-allowed}
 .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}
 .row form{display:inline}
 .push{margin-left:auto}
