@@ -7,9 +7,14 @@
  */
 import { must } from './must.js';
 
+/** What `/console` and `/console/apps` show: they lead to the app list (not named among the pages to give). */
+const LEADS_HOME = 'your apps (leads to /)';
+
 /** Each page: its pattern (`:x` is one path segment) and what it shows, for the help and errors. */
 export const CONSOLE_PAGES: ReadonlyArray<readonly [pattern: string, what: string]> = [
   ['/', 'your apps'],
+  ['/console', LEADS_HOME],
+  ['/console/apps', LEADS_HOME],
   ['/console/apps/new', 'register an app'],
   ['/console/apps/:appId', 'one app'],
   ['/console/apps/:appId/edit', "edit an app's manifest"],
@@ -51,6 +56,8 @@ export function whyNotAPage(path: string): string | undefined {
   if (isConsolePage(path)) return undefined;
   const guess = `/console${path.startsWith('/') ? '' : '/'}${path}`;
   const hint = isConsolePage(guess) ? `did you mean ${guess}? ` : '';
-  const main = CONSOLE_PAGES.filter(([p]) => !p.includes(':') || p === '/console/channels/:channelId').map(([p]) => p);
+  const main = CONSOLE_PAGES.filter(
+    ([p, what]) => what !== LEADS_HOME && (!p.includes(':') || p === '/console/channels/:channelId'),
+  ).map(([p]) => p);
   return `${path} is not a page of the daemon's console; ${hint}pages include ${main.join(', ')} (an id where a page names one)`;
 }

@@ -75,11 +75,11 @@ t.test('an event’s body decoded and pretty-printed; the answer’s headers bes
   t.notMatch(exact, /\n/, 'on one line, its body still a JSON-encoded string');
 
   // the answer's headers, kept on the attempt and shown beside the ones sent
-  const answered = unescape(/<pre aria-label="Headers answered">([^<]*)<\/pre>/.exec(html)?.[1] ?? '');
+  const answered = unescape(/<pre class="wrap" aria-label="Headers answered">([^<]*)<\/pre>/.exec(html)?.[1] ?? '');
   t.match(answered, /^x-app-trace: trace-7$/m, 'the app’s own header');
   t.match(answered, /^content-type: text\/plain$/m);
   t.match(
-    unescape(must(must(/<pre aria-label="Headers sent">([^<]*)<\/pre>/.exec(html))[1])),
+    unescape(must(must(/<pre class="wrap" aria-label="Headers sent">([^<]*)<\/pre>/.exec(html))[1])),
     new RegExp(`^x-pumble-request-signature: ${must(rx.received[0]).headers['x-pumble-request-signature']}$`, 'm'),
   );
   const rec = await record(ev.id);

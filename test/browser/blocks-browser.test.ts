@@ -8,9 +8,9 @@
  * page shows), never on time. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import type { Browser } from 'playwright-core';
 import { testNeeding } from '../helpers/system-component.js';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
+import { CHROMIUM } from '../helpers/chromium.js';
+import { openBrowser } from '../helpers/browser-page.js';
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
@@ -18,7 +18,6 @@ const plain = (text: string) => ({ type: 'plain_text', text });
 const opt = (text: string, value: string) => ({ text: plain(text), value });
 
 testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath) => {
-  const { chromium } = await import('playwright-core');
   const { startTestDaemon } = await import('../helpers/daemon.js');
   const { startReceiver } = await import('../helpers/receiver.js');
   const { signInLink } = await import('../helpers/console.js');
@@ -137,14 +136,7 @@ testNeeding(t, 'blocks in headless Chromium', CHROMIUM, async (t, executablePath
     return must(interactions(onAction)[nth - 1]);
   };
 
-  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const consoleErrors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
+  const { context, page, consoleErrors } = await openBrowser(t, executablePath);
   const shoot = screenshotter(t);
 
   await page.goto(await signInLink(d, '/console/channels'));

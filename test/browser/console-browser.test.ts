@@ -7,14 +7,13 @@
  * (git-ignored). Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import type { Browser } from 'playwright-core';
 import { testNeeding } from '../helpers/system-component.js';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
+import { CHROMIUM } from '../helpers/chromium.js';
+import { openBrowser } from '../helpers/browser-page.js';
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
 testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executablePath) => {
-  const { chromium } = await import('playwright-core');
   const { startTestDaemon, manifest } = await import('../helpers/daemon.js');
   const { startReceiver } = await import('../helpers/receiver.js');
   const { signInLink } = await import('../helpers/console.js');
@@ -23,14 +22,7 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
 
-  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const consoleErrors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
+  const { browser, context, page, consoleErrors } = await openBrowser(t, executablePath);
   await page.goto(await signInLink(d));
   t.match(await page.textContent('h1'), /Apps/, 'the sign-in link lands on the console');
 
@@ -117,6 +109,18 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     t.match(await page.textContent('#delivery'), /Attempts \(1\)/);
     t.match(await page.textContent('#delivery'), /Standup started/);
     await page.waitForSelector('#delivery[data-state=open]');
+    // the headers sent (the signature's is the longest line) are read whole in their box, at any width
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      const sent = page.getByLabel('Headers sent').first();
+      t.match(await sent.textContent(), /x-pumble-request-signature: [0-9a-f]{64}/);
+      const fits = await sent.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+      t.ok(
+        fits.scroll <= fits.client,
+        `the headers sent are not cut off at ${width} px (${fits.scroll} ≤ ${fits.client})`,
+      );
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
     await shoot(page, 'delivery');
     await page.getByRole('button', { name: 'Replay' }).click();
     await page.waitForURL(/done=replayed/);
@@ -181,6 +185,19 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     await shoot(page, 'delivery-trigger-result');
   });
 
+  await t.test('/console leads to the app list; an unknown page is a page with a link home', async (t) => {
+    await page.goto(`${d.url}/console`);
+    t.equal(new URL(page.url()).pathname, '/');
+    t.match(await page.textContent('h1'), /Apps/);
+    const res = await page.goto(`${d.url}/console/no-such-page`);
+    t.equal(must(res).status(), 404);
+    t.match(await page.textContent('h1'), /Not found/);
+    await shoot(page, 'not-found');
+    await page.getByRole('link', { name: 'Back to the console' }).click();
+    await page.waitForURL(`${d.url}/`);
+    t.match(await page.textContent('h1'), /Apps/);
+  });
+
   await t.test('a browser that is not signed in gets the signed-out page', async (t) => {
     const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const p = await other.newPage();
@@ -191,9 +208,9 @@ testNeeding(t, 'the console in headless Chromium', CHROMIUM, async (t, executabl
     await other.close();
   });
 
-  // a 400 page (the manifest with problems) is logged as a failed load: not an error of the page
+  // a 400 page (the manifest with problems) and the 404 page are logged as failed loads: not errors of the page
   t.same(
-    consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of 400/.test(e)),
+    consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of (400|404)/.test(e)),
     [],
     'no console errors (no CSP violations)',
   );

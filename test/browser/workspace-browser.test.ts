@@ -7,9 +7,9 @@
  * dist/screenshots/. Skipped without Chromium, except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
-import type { Browser } from 'playwright-core';
 import { testNeeding } from '../helpers/system-component.js';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
+import { CHROMIUM } from '../helpers/chromium.js';
+import { openBrowser } from '../helpers/browser-page.js';
 import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
@@ -49,7 +49,6 @@ const FORM = {
 };
 
 testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executablePath) => {
-  const { chromium } = await import('playwright-core');
   const { startTestDaemon } = await import('../helpers/daemon.js');
   const { startReceiver } = await import('../helpers/receiver.js');
   const { signInLink } = await import('../helpers/console.js');
@@ -134,14 +133,7 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
   }));
   rx.on('/global', (r) => ({ json: { triggerId: r.body.triggerId, view: FORM, action: 'OPEN' } }));
 
-  const browser: Browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const consoleErrors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
+  const { page, consoleErrors } = await openBrowser(t, executablePath);
 
   const shoot = screenshotter(t);
 
@@ -195,17 +187,17 @@ testNeeding(t, 'the workspace in headless Chromium', CHROMIUM, async (t, executa
     t.same(JSON.parse(must(chose).body.payload), { value: 'l' });
     // a dynamic select asks the app for its options, then sends the choice
     await page.waitForSelector('#ws-status[data-state=open]', { state: 'attached' });
-    const assignee = page.locator('#timeline li', { hasText: 'write the report' }).getByLabel('Assignee');
+    const assignee = page.locator('#timeline li', { hasText: 'write the report' }).getByRole('combobox', {
+      name: 'Assignee',
+    });
     await assignee.focus();
-    await page.waitForFunction(() =>
-      Array.from(document.querySelectorAll('select[data-menu=assignee] option')).some((o) => o.textContent === 'Bo'),
-    );
+    await page.getByRole('option', { name: 'Bo' }).waitFor();
     t.match(
       must(rx.received.find((x) => x.body?.messageType === 'DYNAMIC_MENU')).body,
       { onAction: 'assignee', sourceType: 'MESSAGE' },
       'DYNAMIC_MENU reached the app',
     );
-    await Promise.all([page.waitForLoadState('load'), assignee.selectOption('u2')]);
+    await Promise.all([page.waitForLoadState('load'), page.getByRole('option', { name: 'Bo' }).click()]);
     for (
       let i = 0;
       i < 50 &&

@@ -78,14 +78,6 @@ function selectOptions(el: Obj, selected: string | undefined): string {
   const initial = obj(el.initial_option);
   const chosen = selected ?? (typeof initial.value === 'string' ? initial.value : undefined);
   const opts = optionsOf(el);
-  // a dynamic menu's options come from the app; its initial option is shown until they do
-  if (
-    chosen !== undefined &&
-    !opts.some((o) => o.value === chosen) &&
-    typeof initial.value === 'string' &&
-    initial.value === chosen
-  )
-    opts.unshift({ label: txt(initial.text) || chosen, value: chosen });
   const label = (o: Option) =>
     `${o.group ? `${o.group}: ` : ''}${o.label}${o.description ? ` — ${o.description}` : ''}`;
   return html`<option value="">${txt(el.placeholder) || 'Choose…'}</option>!${opts.map((o) => html`<option value="${o.value}"${o.value === chosen ? ' selected' : ''}>${label(o)}</option>`).join('')}`;
@@ -166,11 +158,20 @@ function control(
       if (off) return html`<button type="button" disabled>${text}</button>`;
       return sendButton(el, c, id, text, actOf(el, 'BUTTON', { value: el.value ?? '' }), buttonClass(el.style));
     }
-    case 'static_select_menu':
-    case 'dynamic_select_menu': {
-      const dynamic = el.type === 'dynamic_select_menu';
+    case 'static_select_menu': {
       const label = txt(el.placeholder) || onActionOf(el);
-      return html`<span class="pick">!${srLabel(label)}<select id="${id}" name="${name}"!${c.inView && o.label !== undefined ? ' class="wide"' : ''}!${dynamic ? html` data-menu="${onActionOf(el)}"` : ''}!${submitsAtOnce}!${req}!${autofocus}!${off}>!${selectOptions(el, dynamic ? undefined : now?.value)}</select>!${send('Choose', dynamic ? 'DYNAMIC_SELECT_MENU' : 'STATIC_SELECT_MENU')}</span>`;
+      return html`<span class="pick">!${srLabel(label)}<select id="${id}" name="${name}"!${c.inView && o.label !== undefined ? ' class="wide"' : ''}!${submitsAtOnce}!${req}!${autofocus}!${off}>!${selectOptions(el, now?.value)}</select>!${send('Choose', 'STATIC_SELECT_MENU')}</span>`;
+    }
+    case 'dynamic_select_menu': {
+      // a combobox: the script asks the app (through the daemon) for the options of what is typed,
+      // shows them in the listbox, and puts the one chosen in the hidden field the form sends
+      const label = txt(el.placeholder) || onActionOf(el);
+      const initial = obj(el.initial_option);
+      // the view's state is shown (an input block's value); a choice made in a message is not (its label is the app's)
+      const kept = o.label !== undefined ? now?.value : undefined;
+      const value = kept ?? (typeof initial.value === 'string' ? initial.value : '');
+      const shown = value && value === initial.value ? txt(initial.text) || value : value;
+      return html`<span class="pick combo">!${srLabel(label)}<input type="text" id="${id}" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="${id}-list" autocomplete="off" spellcheck="false" placeholder="${label}" value="${shown}" data-menu="${onActionOf(el)}" data-value="${id}-v"!${shown ? html` data-chosen="${shown}"` : ''}!${c.inView && o.label !== undefined ? ' class="wide"' : ''}!${submitsAtOnce}!${req}!${autofocus}!${off}><input type="hidden" id="${id}-v" name="${name}" value="${value}"><ul role="listbox" id="${id}-list" class="listbox" aria-label="${o.label ?? label}" hidden></ul>!${send('Choose', 'DYNAMIC_SELECT_MENU')}</span>`;
     }
     case 'checkboxes': {
       const on = new Set((now?.values ?? arr(el.initial_options).map((x) => String(obj(x).value ?? ''))).map(String));

@@ -158,9 +158,9 @@ function attemptItem(
 ): string {
   // the request's headers and the answer's, side by side (stacked on a phone); the newest attempt's open
   const pair = headers
-    ? html`<details${newest ? ' open' : ''}><summary>Headers: sent and answered</summary><div class="pair"><div><h3>Sent</h3><pre aria-label="Headers sent">!${headerLines(headers)}</pre></div><div><h3>Answered${a.status !== undefined ? ` (${a.status})` : ''}</h3>!${
+    ? html`<details${newest ? ' open' : ''}><summary>Headers: sent and answered</summary><div class="pair"><div><h3>Sent</h3><pre class="wrap" aria-label="Headers sent">!${headerLines(headers)}</pre></div><div><h3>Answered${a.status !== undefined ? ` (${a.status})` : ''}</h3>!${
         a.answerHeaders?.length
-          ? html`<pre aria-label="Headers answered">!${headerLines(a.answerHeaders)}</pre>`
+          ? html`<pre class="wrap" aria-label="Headers answered">!${headerLines(a.answerHeaders)}</pre>`
           : '<p class="muted">No answer, or its headers were not kept for this attempt.</p>'
       }</div></div></details>`
     : '';
@@ -250,7 +250,7 @@ export function deliveryPage(
     rec.transport === 'http'
       ? html`<p><code>POST ${rec.url ?? '(no URL)'}</code></p>!${
           first
-            ? html`<pre aria-label="Headers">!${headerLines(headersOf(first))}</pre><p class="muted">The headers of the first attempt; each attempt is signed anew (its headers, and the answer's, are under it).</p>`
+            ? html`<pre class="wrap" aria-label="Headers">!${headerLines(headersOf(first))}</pre><p class="muted">The headers of the first attempt; each attempt is signed anew (its headers, and the answer's, are under it).</p>`
             : '<p class="muted">Not sent yet.</p>'
         }`
       : "<p>Sent as a frame on the app's socket-mode connection (frames are not signed).</p>";

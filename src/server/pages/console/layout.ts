@@ -48,6 +48,7 @@ button,.button{display:inline-block;font:inherit;font-weight:600;padding:.5rem .
 button.primary,.button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg)}
 button.danger{border-color:var(--bad);color:var(--bad)}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+input:disabled,button:disabled,select:disabled,textarea:disabled{opacity:.55;cursor:not-allowed}
 .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}
 .row form{display:inline}
 .push{margin-left:auto}
@@ -76,6 +77,15 @@ ul.plain li{padding:.3rem 0;border-top:1px solid var(--line)}
 .channels a{display:block;padding:.35rem .5rem;border-radius:6px;text-decoration:none}
 .channels a[aria-current=page]{background:var(--card);font-weight:600;border:1px solid var(--line)}
 .timeline{margin:0 0 .75rem;list-style:none;padding:0}
+.scrollback{display:flex;flex-direction:column-reverse;overflow-y:auto;max-height:calc(100vh - 17rem);min-height:12rem;overscroll-behavior:contain}
+.reactions{display:flex;flex-wrap:wrap;gap:.3rem;align-items:center;margin:.25rem 0}
+button.reaction,.reaction{min-height:28px;padding:0 .5rem;border-radius:999px;font-weight:400;border:1px solid var(--line);background:var(--bg);color:var(--fg)}
+button.reaction[aria-pressed=true]{border-color:var(--accent);background:var(--card);color:var(--accent)}
+details.react{position:relative;display:inline-block;margin-left:.5rem;vertical-align:middle}
+details.react summary{list-style:none;padding:0 .45rem;border:1px solid var(--line);border-radius:999px;font-size:.85rem;line-height:1.5}
+details.react form{position:absolute;left:0;z-index:2;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.3rem;display:flex;gap:.2rem}
+details.react button{min-height:36px;padding:0 .4rem;border:0;background:none;font-size:1.1rem}
+@media (hover:hover){.msg:not(:hover):not(:focus-within) details.react:not([open]){opacity:0}}
 [hidden]{display:none!important}
 .timeline li.msg{padding:.5rem 0}
 .msg .meta{font-size:.9rem}
@@ -86,9 +96,17 @@ ul.plain li{padding:.3rem 0;border-top:1px solid var(--line)}
 .mention{color:var(--accent);font-weight:600}
 .fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.25rem 1rem}
 .attachment{border-left:4px solid var(--line);padding:.1rem .6rem;margin:.3rem 0}
-.actions{margin:.3rem 0}
+.actions{margin:.3rem 0;align-items:flex-start}
 .pick{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
-.actions .el{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:center;max-width:100%}
+.pick.combo{display:inline-grid;grid-template-columns:minmax(0,1fr) auto;align-items:center}
+.combo input[role=combobox]{width:14rem;max-width:100%}
+.combo input[role=combobox].wide{width:100%}
+.combo ul.listbox{grid-column:1/-1;grid-row:2}
+ul.listbox{list-style:none;margin:.2rem 0 0;padding:.25rem;background:var(--card);border:1px solid var(--line);border-radius:8px;max-height:14rem;overflow-y:auto;min-width:12rem}
+ul.listbox li{padding:.35rem .6rem;border-radius:6px;cursor:pointer}
+ul.listbox li[aria-selected=true],ul.listbox li:hover{background:var(--bg);outline:1px solid var(--accent)}
+ul.listbox li.none{cursor:default;color:var(--muted);outline:0;background:none}
+.actions .el{display:inline-flex;flex-wrap:wrap;gap:.3rem;align-items:flex-start;max-width:100%}
 fieldset.checks{display:inline-block;margin:0;padding:.2rem .6rem}
 label.small{display:inline;font-weight:400;margin:0}
 button.warning{border-color:var(--warn);color:var(--warn)}

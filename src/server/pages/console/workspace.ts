@@ -7,6 +7,15 @@ import { html } from 'ghtml';
 import type { Picked } from './block-elements.js';
 import { renderAttachments, renderBlocks, type BlockContext } from './blocks.js';
 import { consolePage, csrfField, type Shell } from './layout.js';
+import { glyphOf, REACT_CHOICES } from './emoji.js';
+
+/** One emoji's reactions on a message: how many, who (names), and whether the person is one of them. */
+export interface ReactionSummary {
+  code: string;
+  count: number;
+  who: string[];
+  mine: boolean;
+}
 
 export interface TimelineItem {
   id: string;
@@ -29,6 +38,10 @@ export interface TimelineItem {
   shortcutUrl?: string;
   /** What the person last chose in its elements (checkboxes, dates, …), shown again. */
   picked?(onAction: string, key: string): Picked | undefined;
+  /** Its reactions, by emoji in the order they were first given. */
+  reactions?: ReactionSummary[];
+  /** Where the person's reaction is posted (added, or taken back when it is theirs): a message, not a note. */
+  reactUrl?: string;
 }
 
 /** A shortcut offered in a menu: the button's value names the app and the shortcut. */
@@ -39,6 +52,38 @@ export interface ShortcutChoice {
 
 export interface TimelineContext extends Omit<BlockContext, 'idPrefix' | 'action' | 'inView' | 'picked'> {
   messageShortcuts: ShortcutChoice[];
+  /** The channel is archived: reactions are shown, not given. */
+  archived?: boolean;
+}
+
+/**
+ * A message's reactions: each emoji with its count, who reacted in its title, as a button that adds
+ * the person's reaction or takes it back (pressed when it is theirs); and, for the message's meta
+ * line, a menu of emoji to add one. Shown, not given, in an archived channel.
+ */
+function reactions(m: TimelineItem, csrf: string, archived: boolean): { row: string; add: string } {
+  const given = m.reactions ?? [];
+  const url = archived ? undefined : m.reactUrl;
+  const one = (r: ReactionSummary) => {
+    const title = `${r.who.join(', ')} reacted with ${r.code}`;
+    const label = `${glyphOf(r.code)} ${r.count}`;
+    return url
+      ? html`<button type="submit" name="code" value="${r.code}" class="reaction" title="${title}" aria-pressed="${r.mine ? 'true' : 'false'}">${label}</button>`
+      : html`<span class="badge reaction" title="${title}">${label}</span>`;
+  };
+  const shown = given.map(one).join('');
+  const row = !given.length
+    ? ''
+    : url
+      ? html`<form method="post" action="${url}" class="reactions" role="group" aria-label="Reactions">!${csrfField(csrf)}!${shown}</form>`
+      : html`<div class="reactions" role="group" aria-label="Reactions">!${shown}</div>`;
+  const add = url
+    ? html`<details class="react"><summary><span aria-hidden="true">☺+</span><span class="sr">Add a reaction</span></summary><form method="post" action="${url}">!${csrfField(csrf)}!${REACT_CHOICES.map(
+        (code) =>
+          html`<button type="submit" name="code" value="${code}" title="${code}" aria-label="React with ${glyphOf(code)}">${glyphOf(code)}</button>`,
+      ).join('')}</form></details>`
+    : '';
+  return { row, add };
 }
 
 function menu(summary: string, action: string, csrf: string, choices: ShortcutChoice[], cls: string): string {
@@ -73,9 +118,10 @@ function item(m: TimelineItem, c: BlockContext, t: TimelineContext): string {
           'more',
         )
       : '';
+  const r = reactions(m, c.csrf, !!t.archived);
   return html`<li id="m-${m.id}" class="msg${m.ephemeral ? ' eph' : ''}">!${more}<div class="meta"><strong>${m.author}</strong>!${m.app ? ' <span class="badge">app</span>' : ''} !${time(m.atMilli)}!${m.edited ? ' <span class="muted">(edited)</span>' : ''}!${
     m.ephemeral ? ' <span class="badge eph-mark">Only visible to you</span>' : ''
-  }</div>!${body}!${renderAttachments(m.attachments, ctx)}!${files}!${m.replies ? html`<p class="muted"><a href="${m.replies.href}">${m.replies.count ? `${m.replies.count} ${m.replies.count === 1 ? 'reply' : 'replies'}` : 'Reply in thread'}</a></p>` : ''}</li>`;
+  }!${r.add}</div>!${body}!${renderAttachments(m.attachments, ctx)}!${files}!${r.row}!${m.replies ? html`<p class="muted"><a href="${m.replies.href}">${m.replies.count ? `${m.replies.count} ${m.replies.count === 1 ? 'reply' : 'replies'}` : 'Reply in thread'}</a></p>` : ''}</li>`;
 }
 
 /** The list of messages (also sent by the live stream). */
@@ -84,9 +130,18 @@ export function timeline(items: TimelineItem[], c: TimelineContext): string {
   return items.map((m) => item(m, { csrf: c.csrf, userName: c.userName, idPrefix: 'x' }, c)).join('');
 }
 
+/** A channel as the navigation and the page name it; an archived one is marked, and nobody posts in it. */
+interface ChannelLabel {
+  id: string;
+  label: string;
+  archived?: boolean;
+}
+
+const archivedMark = (ch: ChannelLabel, text: string) => (ch.archived ? html` <span class="badge">${text}</span>` : '');
+
 export interface WorkspaceView {
-  channels: Array<{ id: string; label: string }>;
-  channel: { id: string; label: string };
+  channels: ChannelLabel[];
+  channel: ChannelLabel;
   /** A thread's page: its root id and the channel's page. */
   thread?: { rootId: string; back: string };
   items: TimelineItem[];
@@ -106,16 +161,26 @@ export function workspacePage(shell: Shell, v: WorkspaceView): string {
   const nav = html`<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">!${v.channels
     .map(
       (ch) =>
-        html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}"!${ch.id === v.channel.id ? ' aria-current="page"' : ''}>${ch.label}</a></li>`,
+        html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}"!${ch.id === v.channel.id ? ' aria-current="page"' : ''}>${ch.label}!${archivedMark(ch, 'archived')}</a></li>`,
     )
     .join('')}</ul>!${homesNav(v.homes)}<p><a href="/console/manage">Channels and groups</a></p></nav>`;
   const action = `/console/channels/${encodeURIComponent(v.channel.id)}/messages`;
+  const archived = !!v.channel.archived;
+  const placeholder = archived
+    ? `${v.channel.label} is archived: nobody can post in it`
+    : `${v.thread ? 'Reply in the thread' : `Message ${v.channel.label}`}, or /command`;
+  const hint = archived
+    ? 'This channel is archived: its messages are kept, and no message or command can be sent in it.'
+    : v.commands.length
+      ? `Commands: ${v.commands.map((c) => c.command).join(', ')}.`
+      : 'No app with a command is installed here.';
+  const off = archived ? ' disabled' : '';
   const composer = html`<form method="post" action="${action}" class="composer" aria-label="Composer">!${csrfField(shell.csrf)}!${v.thread ? html`<input type="hidden" name="threadRootId" value="${v.thread.rootId}">` : ''}
-<label for="message" class="sr">Message</label><input type="text" id="message" name="text" autocomplete="off" required placeholder="${v.thread ? 'Reply in the thread' : `Message ${v.channel.label}`}, or /command" aria-describedby="composer-hint"><button type="submit" class="primary">Send</button></form>
-<p class="muted" id="composer-hint">${v.commands.length ? `Commands: ${v.commands.map((c) => c.command).join(', ')}.` : 'No app with a command is installed here.'}</p>
+<label for="message" class="sr">Message</label><input type="text" id="message" name="text" autocomplete="off" required placeholder="${placeholder}" aria-describedby="composer-hint"!${off}><button type="submit" class="primary"!${off}>Send</button></form>
+<p class="muted" id="composer-hint">${hint}</p>
 <div id="suggest" class="row" role="group" aria-label="Commands" hidden>!${v.commands.map((c) => html`<button type="button" data-command="${c.command}">${c.command}!${c.hint ? html` <span class="muted">${c.hint}</span>` : ''}</button>`).join('')}</div>`;
   const title = v.thread ? `Thread in ${v.channel.label}` : v.channel.label;
-  const c = { csrf: shell.csrf, userName: v.userName, messageShortcuts: v.messageShortcuts };
+  const c = { csrf: shell.csrf, userName: v.userName, messageShortcuts: v.messageShortcuts, archived };
   const shortcuts = v.shortcuts.length
     ? menu(
         'Shortcuts',
@@ -128,9 +193,9 @@ export function workspacePage(shell: Shell, v: WorkspaceView): string {
   return consolePage(
     title,
     shell,
-    html`<div class="workspace"${v.modal ? ' inert' : ''}>!${nav}<section class="card channel" aria-labelledby="channel-title"><div class="row"><h1 id="channel-title">${title}</h1>!${shortcuts}</div>!${v.thread ? html`<p><a href="${v.thread.back}">Back to ${v.channel.label}</a></p>` : ''}
+    html`<div class="workspace"${v.modal ? ' inert' : ''}>!${nav}<section class="card channel" aria-labelledby="channel-title"><div class="row"><h1 id="channel-title">${title}!${archivedMark(v.channel, 'Archived')}</h1>!${shortcuts}</div>!${v.thread ? html`<p><a href="${v.thread.back}">Back to ${v.channel.label}</a></p>` : ''}
 !${v.error ? html`<p class="error" role="alert">${v.error}</p>` : ''}<p class="live" id="ws-status" role="status" aria-live="polite"></p>
-<ol class="plain timeline" id="timeline" aria-label="Messages" data-stream="${v.stream}">!${timeline(v.items, c)}</ol>!${composer}</section></div>!${v.modal ? v.modal.html : ''}`,
+<div class="scrollback"><ol class="plain timeline" id="timeline" aria-label="Messages" data-stream="${v.stream}">!${timeline(v.items, c)}</ol></div>!${composer}</section></div>!${v.modal ? v.modal.html : ''}`,
   );
 }
 
@@ -154,7 +219,7 @@ export function homePage(
     picked?: TimelineItem['picked'];
   },
 ): string {
-  const nav = html`<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">!${v.channels.map((ch) => html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}">${ch.label}</a></li>`).join('')}</ul>!${homesNav(v.homes)}</nav>`;
+  const nav = html`<nav aria-label="Channels" class="channels"><h2>Channels</h2><ul class="plain">!${v.channels.map((ch) => html`<li><a href="/console/channels/${encodeURIComponent(ch.id)}">${ch.label}!${archivedMark(ch, 'archived')}</a></li>`).join('')}</ul>!${homesNav(v.homes)}</nav>`;
   const body = renderBlocks(
     v.view.blocks,
     {

@@ -2,7 +2,7 @@
  * The web console, served by the daemon to signed-in browsers: the Apps pages
  * at / and /console/apps/…, the delivery inspector at /console/deliveries/…, its live stream at
  * /console/events, the workspace at /console/channels/…, the script at /console/console.js,
- * the workspace switcher and sign-out.
+ * the workspace switcher and sign-out; and what a browser gets on a console path that is no page.
  */
 import { Router } from 'express';
 import type { Clock } from '../../../clock.js';
@@ -23,6 +23,8 @@ import { createPersonState, type PersonStateStore } from '../../person-state.js'
 import { consoleWorkspaceRoutes, type ConsoleWorkspaceDeps } from './workspace.js';
 import { consoleWorkspaceAppsRoutes } from './workspace-apps.js';
 import { consoleManageRoutes } from './workspace-manage.js';
+import { consoleNotFound } from './not-found.js';
+import { consoleReactionRoutes } from './workspace-reactions.js';
 
 export interface ConsoleRoutesDeps {
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
@@ -81,6 +83,8 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
   r.use(people.router);
   r.use(consoleWorkspaceAppsRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state }));
   r.use(consoleManageRoutes({ base, workspace: deps.workspace }));
+  r.use(consoleReactionRoutes({ base, workspace: deps.workspace }));
+  r.use(consoleNotFound());
   return {
     router: r,
     endStreams() {

@@ -10,7 +10,13 @@ import type { Clock } from '../../../clock.js';
 import { AppError, invalidRequest, notFound, toErrorResponse } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import type { MessageRecord } from '../../../model/workspace.js';
-import { modalHtml, timeline, workspacePage, type TimelineItem } from '../../pages/console/workspace.js';
+import {
+  modalHtml,
+  timeline,
+  workspacePage,
+  type ReactionSummary,
+  type TimelineItem,
+} from '../../pages/console/workspace.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
 import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
@@ -31,6 +37,19 @@ export interface ConsoleWorkspaceDeps {
   state: PersonState;
   /** The live timeline's gathering and keep-alive. */
   clock: Clock;
+}
+
+/** A message's reactions grouped by emoji, in the order each was first given; `me` is the person. */
+function reactionsOf(rec: MessageRecord, who: People, me: string): ReactionSummary[] {
+  const by = new Map<string, ReactionSummary>();
+  for (const r of rec.reactions) {
+    const sum = by.get(r.code) ?? { code: r.code, count: 0, who: [], mine: false };
+    sum.count++;
+    sum.who.push(who.name(r.user));
+    sum.mine ||= r.user === me;
+    by.set(r.code, sum);
+  }
+  return [...by.values()];
 }
 
 const one = (v: unknown, max = 200): string | undefined => (typeof v === 'string' && v ? v.slice(0, max) : undefined);
@@ -54,6 +73,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     thread: boolean,
     who: People,
     picks: Choice[],
+    me: string,
   ): TimelineItem {
     const info = view.threadRootInfo as { repliesCount?: number } | undefined;
     return {
@@ -73,6 +93,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       ...(!thread && !rec.ephemeralTo
         ? { replies: { count: info?.repliesCount ?? 0, href: channelHref(rec.channelId, rec.id) } }
         : {}),
+      ...(rec.reactions.length ? { reactions: reactionsOf(rec, who, me) } : {}),
+      ...(rec.ephemeralTo ? {} : { reactUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/reactions` }),
       ...(rec.appId
         ? {
             actionUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/actions`,
@@ -89,7 +111,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       ws.messages.timeline(await actor(s), channelId, { rootId, limit: SHOWN }),
       state.picks(s.principal.workspaceUserId),
     ]);
-    const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId, who, picks));
+    const me = s.principal.workspaceUserId;
+    const list = t.messages.map((m) => toItem(m.record, m.view, !!rootId, who, picks, me));
     for (const n of await state.notes(s.principal.workspaceUserId, t.channel.id, rootId))
       list.push({
         id: n.id,
@@ -125,7 +148,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     const html = workspacePage(shell(s), {
       channels: await channelsOf(s, who),
       ...(await menus(s)),
-      channel: { id: channel.id, label: label(channel, me, who) },
+      channel: { id: channel.id, label: label(channel, me, who), ...(channel.isArchived ? { archived: true } : {}) },
       ...(rootId ? { thread: { rootId, back: channelHref(channel.id) } } : {}),
       items: list,
       stream: `${channelHref(channel.id)}/events?${stream}`,
@@ -277,7 +300,14 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
         res.write(
           sse(
             'timeline',
-            { html: timeline(list, { csrf: s.shell.csrf, userName: who.name, messageShortcuts }) },
+            {
+              html: timeline(list, {
+                csrf: s.shell.csrf,
+                userName: who.name,
+                messageShortcuts,
+                archived: !!ch.isArchived,
+              }),
+            },
             version,
           ),
         );
