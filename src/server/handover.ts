@@ -17,21 +17,17 @@ import path from 'node:path';
 import { alive, writeFile0600 } from './data-dir.js';
 
 /** The signal of every step. */
-export const HANDOVER_SIGNAL = 'SIGUSR2';
+const HANDOVER_SIGNAL = 'SIGUSR2';
 /** What daemon.json says of a daemon that hands over on HANDOVER_SIGNAL. */
 export const HANDOVER_PROTOCOL = 1;
 
-/** The waits of a hand-over: bounds on the other process, not times either one keeps. */
-export interface HandoverLimits {
-  /** How long the new daemon waits for the old one to let go (its stop: requests and attempts in flight). */
-  letGoMs: number;
-  /** How long the old daemon keeps its websockets for a new one that does not say it is ready. */
-  readyMs: number;
-  /** How often a waiting side looks whether the other process still exists. */
-  pollMs: number;
-}
-
-export const DEFAULT_HANDOVER_LIMITS: HandoverLimits = { letGoMs: 30_000, readyMs: 60_000, pollMs: 50 };
+/**
+ * The waits of a hand-over, bounds on the other process rather than times either one keeps: how
+ * long the new daemon waits for the old one to let go (its stop: requests and attempts in flight),
+ * how long the old one keeps its websockets for a new one that does not say it listens, and how
+ * often a waiting side looks whether the other process still exists.
+ */
+const LIMITS = { letGoMs: 30_000, readyMs: 60_000, pollMs: 50 };
 
 /** The occurrences of one signal, in order: `next()` resolves on the next one not yet taken. */
 export function signalQueue(listen: (fn: () => void) => unknown) {
@@ -107,25 +103,21 @@ export interface Takeover {
  * ask it to let go and wait until it did. Undefined when no daemon runs there (nothing to take
  * over). Throws with a one-line reason when the old daemon does not let go in time.
  */
-export async function takeOver(
-  dataDir: string,
-  go: SignalQueue,
-  limits: HandoverLimits = DEFAULT_HANDOVER_LIMITS,
-): Promise<Takeover | undefined> {
+export async function takeOver(dataDir: string, go: SignalQueue): Promise<Takeover | undefined> {
   const running = readJson(path.join(dataDir, 'daemon.json'));
   const from = pidOf(running);
   if (from === undefined || from === process.pid || !alive(from)) return undefined;
   if (running?.handover !== HANDOVER_PROTOCOL) {
     // an earlier version: an ordinary stop, then this start
     process.kill(from, 'SIGTERM');
-    const how = await signalOrGone(go, from, limits.letGoMs, limits.pollMs);
+    const how = await signalOrGone(go, from, LIMITS.letGoMs, LIMITS.pollMs);
     if (how !== 'gone') throw new Error(`the daemon running there (pid ${from}) did not stop in time`);
     return { from, handedOver: false, done() {} };
   }
   const file = takeoverFile(dataDir);
   writeFile0600(file, JSON.stringify({ pid: process.pid }) + '\n');
   process.kill(from, HANDOVER_SIGNAL);
-  const how = await signalOrGone(go, from, limits.letGoMs, limits.pollMs);
+  const how = await signalOrGone(go, from, LIMITS.letGoMs, LIMITS.pollMs);
   if (how === 'timeout') {
     fs.rmSync(file, { force: true });
     throw new Error(`the daemon running there (pid ${from}) did not let go of the data directory in time`);
@@ -153,12 +145,8 @@ export function whoTakesOver(dataDir: string): number | undefined {
  * The old daemon's side once it let go (lock, port, store): tell the new one to start, then wait
  * until it says it listens (or has gone, or `readyMs` passed). What ended the wait is returned.
  */
-export async function handOver(
-  to: number,
-  ready: SignalQueue,
-  limits: HandoverLimits = DEFAULT_HANDOVER_LIMITS,
-): Promise<'signal' | 'gone' | 'timeout'> {
+export async function handOver(to: number, ready: SignalQueue): Promise<'signal' | 'gone' | 'timeout'> {
   if (!alive(to)) return 'gone';
   process.kill(to, HANDOVER_SIGNAL);
-  return signalOrGone(ready, to, limits.readyMs, limits.pollMs);
+  return signalOrGone(ready, to, LIMITS.readyMs, LIMITS.pollMs);
 }

@@ -40,6 +40,7 @@ import { must } from '../must.js';
 export { StartupError };
 /** For `appreg serve`, which loads the server through this module only. */
 export { limitHeapGrowth } from './heap-growth.js';
+export { handOver, signalQueue, takeOver, whoTakesOver } from './handover.js';
 
 /** How often expired codes and consent sessions are forgotten. */
 const SWEEP_MS = 60_000;

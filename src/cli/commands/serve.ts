@@ -7,13 +7,12 @@ import { CliError, EXIT } from '../output.js';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';
-import type { SignalQueue, Takeover } from '../../server/handover.js';
 
 /**
  * Resolves with the pid of a daemon that asks this one to hand over (a SIGUSR2 with its takeover.json); never
  * without a queue.
  */
-async function handoverAsked(q: SignalQueue | undefined, who: () => number | undefined): Promise<number> {
+async function handoverAsked(q: { next(): Promise<void> } | undefined, who: () => number | undefined): Promise<number> {
   if (!q) return new Promise<number>(() => {});
   for (;;) {
     await q.next();
@@ -113,8 +112,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         }
         // --log-format, else APPREG_LOG_FORMAT, else the config file, else whether stderr is a terminal.
         const format = config.logFormat ?? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json');
-        const { startDaemon, StartupError, limitHeapGrowth } = await import('../../server/start.js');
-        const { handOver, signalQueue, takeOver, whoTakesOver } = await import('../../server/handover.js');
+        const { startDaemon, StartupError, limitHeapGrowth, handOver, signalQueue, takeOver, whoTakesOver } =
+          await import('../../server/start.js');
         // SIGUSR2: the steps of a hand-over, in order (this daemon's "go" when it takes over, later a new one's
         // "let go"); no other process knows this one before it asks or listens
         const handoverSignals = run.io.onHandoverSignal ? signalQueue(run.io.onHandoverSignal) : undefined;
@@ -123,7 +122,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         const { createLogger } = await import('../../logger.js');
         const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
         let handle;
-        let takeover: Takeover | undefined;
+        // (typed here: a static import of the server's types would count as loading it)
+        let takeover: { from: number; handedOver: boolean; done(): void } | undefined;
         try {
           if (own.takeover && handoverSignals) {
             // the slow part of a start (loading the code) is behind us: only now does the old daemon stop
