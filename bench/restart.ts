@@ -12,7 +12,7 @@
  * takeover the gap is 0 by design (the old daemon closes the socket after the new one listens).
  *
  * Run: npm run bench:restart [-- <ref>]   (with a ref, that commit is built in a temporary
- * worktree, bench/ref-build.ts, and measured too, taking turns with the working tree)
+ * worktree, bench/ref-build.ts, and measured too, before the working tree on the same data)
  * Env: BENCH_ROUNDS (3), BENCH_APPS (10,000), BENCH_SIZES (apps,records)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
