@@ -179,7 +179,7 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
             const how = await handOver(signal, must(handoverSignals));
             logger.info(
               how === 'signal'
-                ? 'the new daemon listens: closing the app websockets'
+                ? 'the new daemon listens (or gave up starting): closing the app websockets'
                 : how === 'gone'
                   ? 'the new daemon went away before it listened: closing the app websockets'
                   : 'the new daemon did not say it listens in time: closing the app websockets',
