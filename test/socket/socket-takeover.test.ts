@@ -11,6 +11,7 @@
  * closes the socket, by design, however slow the machine. A plain stop and start (SIGTERM, wait,
  * serve) fails this at once: nothing listens when the socket closes.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -85,4 +86,31 @@ t.test(`${RESTARTS} restarts with --takeover: the SDK's one retry finds the new 
   }
   t.equal(client.opens, RESTARTS + 1, 'one connection per daemon');
   t.match(daemon.out(), /took over from the daemon with pid \d+/);
+});
+
+t.test('--takeover with nothing running starts as serve does', async (t) => {
+  const dataDir = tempDir();
+  const d = await serveProcess(dataDir, {}, ['--port', '0', '--takeover']);
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  t.notMatch(d.out(), /took over|stopped the daemon/);
+  d.child.kill('SIGTERM');
+  t.equal(await d.exited, 0);
+});
+
+t.test('--takeover of a daemon that does not hand over (an earlier version): SIGTERM, then the start', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  // stands in for an earlier daemon: its daemon.json has no "handover", and it exits on SIGTERM
+  const old = spawn(process.execPath, [
+    '-e',
+    "process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1e6)",
+  ]);
+  const oldExit = new Promise<number | null>((r) => old.on('exit', (code) => r(code)));
+  t.teardown(() => void old.kill('SIGKILL'));
+  fs.writeFileSync(path.join(dataDir, 'daemon.json'), JSON.stringify({ url: 'http://127.0.0.1:9', pid: old.pid }));
+  const d = await serveProcess(dataDir, {}, ['--port', '0', '--takeover']);
+  t.equal(await oldExit, 0, 'the old process got SIGTERM');
+  t.match(d.out(), /stopped the daemon with pid \d+ \(it does not hand over\)/);
+  d.child.kill('SIGTERM');
+  t.equal(await d.exited, 0);
 });
