@@ -57,7 +57,7 @@ export interface DaemonHandle {
    * The first part of a stop, for a hand-over (`serve --takeover`): everything close() does but
    * closing the app websockets; the lock, the port and the store are let go of. close() then ends it.
    */
-  letGo(): Promise<void>;
+  letGo(opts?: { compact?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -197,7 +197,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
      */
     const unlock = releaseLock;
     let stopped: Promise<void> | undefined;
-    const letGo = () =>
+    const letGo = (o: { compact?: boolean } = {}) =>
       (lettingGo ??= (async () => {
         // the port is free from here; the connections still open (websockets too) end below
         stopped = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -212,7 +212,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
         server.closeIdleConnections();
         await parts.delivery.log.close();
         await parts.delivery.http.close();
-        await must(store).close();
+        await must(store).close(o);
         fs.rmSync(daemonFile, { force: true });
         unlock();
       })());

@@ -175,7 +175,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         try {
           if (typeof signal === 'number') {
             logger.info(`handing over to the daemon with pid ${signal}: letting go, keeping the app websockets`);
-            await handle.letGo();
+            // the new daemon replays the journal rather than wait for it to be folded into the data file
+            await handle.letGo({ compact: false });
             const how = await handOver(signal, must(handoverSignals));
             logger.info(
               how === 'signal'
