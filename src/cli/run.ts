@@ -26,6 +26,11 @@ export interface Io {
   stdin: AsyncIterable<Buffer | string>;
   /** Resolves with the signal's name when the user asks a running daemon to stop (`serve`). */
   stopSignal(): Promise<string>;
+  /**
+   * Calls `fn` on each SIGUSR2, from the moment it is called: the steps of a restart without a gap
+   * (`serve --takeover`, src/server/handover.ts). Absent where no other process can signal (tests).
+   */
+  onHandoverSignal?(fn: () => void): void;
   /** The operating system, as process.platform names it: which program opens a browser (`open`). */
   platform: NodeJS.Platform;
   /**
@@ -66,6 +71,7 @@ export function processIo(): Io {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
       }),
+    onHandoverSignal: (fn) => void process.on('SIGUSR2', fn),
     platform: process.platform,
     clock: systemClock,
     startDetached: async (command, args) => {

@@ -8,7 +8,7 @@
 import { tooDeep } from '../json-depth.js';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { EgressDenied, type EgressPolicy } from './egress.js';
 import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, TIMESTAMP_HEADER } from './sign.js';
@@ -100,12 +100,20 @@ export interface HttpTransport extends Transport {
 }
 
 export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
-  const agent = new Agent({
-    connect: { lookup: opts.egress.lookup, rejectUnauthorized: true },
-    keepAliveTimeout: 30_000,
-    headersTimeout: 0,
-    bodyTimeout: 0,
-  });
+  // undici is loaded for the first delivery, not with the daemon: it is a tenth of a start-up's CPU,
+  // and a daemon restarting under socket-mode apps must listen again quickly (docs/operations.md)
+  let agent: Agent | undefined;
+  let loading: Promise<Agent> | undefined;
+  const load = () =>
+    (loading ??= import('undici').then(
+      ({ Agent }) =>
+        (agent = new Agent({
+          connect: { lookup: opts.egress.lookup, rejectUnauthorized: true },
+          keepAliveTimeout: 30_000,
+          headersTimeout: 0,
+          bodyTimeout: 0,
+        })),
+    ));
 
   async function post(
     url: string,
@@ -127,6 +135,7 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       const why = opts.egress.check(host);
       if (why) return failure('egress_denied', why, t0);
     }
+    const dispatcher = agent ?? (await load());
     return new Promise<AttemptResult>((resolve) => {
       let done = false;
       let controller: Dispatcher.DispatchController | undefined;
@@ -148,7 +157,7 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
         controller?.abort(new Error('budget'));
       }, budgetMs);
       // undici's low-level dispatch: no stream or promise wrapper per call (the hot path of delivery).
-      agent.dispatch(
+      dispatcher.dispatch(
         {
           origin: target.origin,
           path: target.pathname + target.search,
@@ -224,6 +233,8 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       return r;
     },
     post,
-    close: () => agent.close(),
+    close: async () => {
+      if (loading) await (await loading).close();
+    },
   };
 }

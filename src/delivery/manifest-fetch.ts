@@ -3,7 +3,6 @@
  * user's HTTP client of choice, under the same egress policy, no redirects, a size cap and a timeout.
  */
 import net from 'node:net';
-import got from 'got';
 import { AppError, egressDenied, invalidRequest, manifestUnavailable } from '../errors.js';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
 import { EgressDenied, type EgressPolicy } from './egress.js';
@@ -35,6 +34,8 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
     const why = egress.check(host);
     if (why) throw egressDenied(`Cannot fetch ${url.origin}: ${why}.`);
   }
+  // loaded on the first fetch, not with the daemon: got and its dependencies are a tenth of a start
+  const { default: got } = await import('got');
   let text: string;
   try {
     const stream = got.stream(url, {

@@ -32,6 +32,7 @@ import { recordMasterKey, verifyMasterKey, type KeyVerdict } from './key-check.j
 import { bindServer, type BoundServer } from './http-server.js';
 import { createTokenHandler, isTokenRequest } from './routes/oauth.js';
 import { createSocketServer } from './socket-server.js';
+import { HANDOVER_PROTOCOL } from './handover.js';
 import { sendError } from './respond.js';
 import { shuttingDown } from '../errors.js';
 import { must } from '../must.js';
@@ -39,6 +40,7 @@ import { must } from '../must.js';
 export { StartupError };
 /** For `appreg serve`, which loads the server through this module only. */
 export { limitHeapGrowth } from './heap-growth.js';
+export { handOver, signalQueue, takeOver, whoTakesOver } from './handover.js';
 
 /** How often expired codes and consent sessions are forgotten. */
 const SWEEP_MS = 60_000;
@@ -51,6 +53,11 @@ export interface DaemonHandle {
   server: http.Server;
   /** Set on first start: the owner's credentials (also written to credentials.json). */
   bootstrapped: LocalCredentials | null;
+  /**
+   * The first part of a stop, for a hand-over (`serve --takeover`): everything close() does but
+   * closing the app websockets; the lock, the port and the store are let go of. close() then ends it.
+   */
+  letGo(opts?: { compact?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -129,6 +136,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     const bootstrapped = await refreshCredentials(parts.identity, credentialsFile, logger);
 
     let closing: Promise<void> | undefined;
+    let lettingGo: Promise<void> | undefined;
     const app = createHttpApp(parts, () => baseUrl);
     const tokenEndpoint = createTokenHandler({ config, clock, logger, store, exchange: parts.oauth.exchange });
     const requests = inFlight();
@@ -138,7 +146,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     bound.serve((req, res) => {
       requests.started(res);
       let get: RegExpExecArray | null;
-      if (closing) {
+      if (lettingGo) {
         // a kept-alive connection asking again while the daemon stops
         res.setHeader('connection', 'close');
         sendError(res, shuttingDown('The daemon is shutting down; try again in a moment.'), logger, {
@@ -169,8 +177,16 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     const daemonFile = path.join(config.dataDir, 'daemon.json');
     writeFile0600(
       daemonFile,
-      JSON.stringify({ url: baseUrl, pid: process.pid, startedAt: new Date(clock.now()).toISOString() }, null, 2) +
-        '\n',
+      JSON.stringify(
+        {
+          url: baseUrl,
+          pid: process.pid,
+          startedAt: new Date(clock.now()).toISOString(),
+          handover: HANDOVER_PROTOCOL,
+        },
+        null,
+        2,
+      ) + '\n',
     );
 
     /**
@@ -180,9 +196,11 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
      * for good if that fails, so their sockets are the last thing to go and a restart must be quick.
      */
     const unlock = releaseLock;
-    const close = () =>
-      (closing ??= (async () => {
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    let stopped: Promise<void> | undefined;
+    const letGo = (o: { compact?: boolean } = {}) =>
+      (lettingGo ??= (async () => {
+        // the port is free from here; the connections still open (websockets too) end below
+        stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         sockets.stopAccepting();
         app.endLiveStreams();
         server.closeIdleConnections();
@@ -194,14 +212,18 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
         server.closeIdleConnections();
         await parts.delivery.log.close();
         await parts.delivery.http.close();
-        await must(store).close();
+        await must(store).close(o);
         fs.rmSync(daemonFile, { force: true });
         unlock();
+      })());
+    const close = () =>
+      (closing ??= (async () => {
+        await letGo();
         await sockets.close();
         server.closeAllConnections();
         await stopped;
       })());
-    return { url: baseUrl, port, parts, server, bootstrapped, close };
+    return { url: baseUrl, port, parts, server, bootstrapped, letGo, close };
   } catch (e) {
     // refused before anything was written: the store was never opened for writing (nothing to close)
     // and the files are as they were; a failure after that closes the store as a stop does

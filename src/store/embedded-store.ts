@@ -279,7 +279,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
       await compactor.start();
     },
 
-    close(): Promise<void> {
+    close(opts?: { compact?: boolean }): Promise<void> {
       if (closePromise) return closePromise;
       closing = true;
       compactor.stopIdle();
@@ -288,7 +288,11 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
         // Everything already committed reaches the journal first.
         await writer.enqueue('').catch(() => {});
         if (compactor.running) await compactor.running;
-        await compactor.finish(lastSeq);
+        if (opts?.compact !== false) return compactor.finish(lastSeq);
+        // every commit is durable in the journal already: the next open replays it (at most one
+        // compaction's worth, compactEveryBytes) instead of this close folding it into the data file
+        await writer.closeActive().catch(() => {});
+        await writer.closeRetired();
       })();
       return closePromise;
     },

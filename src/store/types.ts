@@ -320,8 +320,11 @@ export interface Store<TM extends TableMap = Tables> {
    * the reason every call refused meanwhile carries (StoreUnavailable).
    */
   health(): StoreHealth;
-  /** Flush pending writes, compact (embedded), release files and connections. */
-  close(): Promise<void>;
+  /**
+   * Flush pending writes, compact (embedded), release files and connections. `compact: false`
+   * leaves the journal for the next open to replay (a hand-over: the next daemon is waiting).
+   */
+  close(opts?: { compact?: boolean }): Promise<void>;
 }
 
 /**

@@ -4,7 +4,8 @@
  * Every violation is reported at once as {pointer, message} (RFC 6901 pointers).
  */
 import fs from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { checkRegisteredRedirect } from '../oauth/redirect-urls.js';
 import { didYouMean } from './did-you-mean.js';
 import { describeSchemaErrors, type ErrorWording, type Violation } from './schema-errors.js';
@@ -94,10 +95,20 @@ function isHttpUrl(s: string): boolean {
   }
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
-ajv.addFormat('http-url-or-empty', { type: 'string', validate: (s: string) => s === '' || isHttpUrl(s) });
-const validateSchema = ajv.compile(manifestSchema);
+/**
+ * Ajv is loaded and the schema compiled on first use, not at import: together they were a sixth of
+ * a daemon's start-up CPU, and a daemon restarting under socket-mode apps must listen again quickly
+ * (docs/operations.md). Ajv is CommonJS, so it loads synchronously here.
+ */
+let compiled: ValidateFunction | undefined;
+function validateSchema(): ValidateFunction {
+  if (compiled) return compiled;
+  const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+  ajv.addFormat('http-url-or-empty', { type: 'string', validate: (s: string) => s === '' || isHttpUrl(s) });
+  return (compiled = ajv.compile(manifestSchema));
+}
 
 /** The manifest's own wording: a misspelt scope or event, a command, a home view block, a URL. */
 const wording: ErrorWording = {
@@ -169,8 +180,8 @@ export function validateManifest(input: unknown, opts: { allowInsecureRedirects?
     return { ok: false, violations: [{ pointer: '', message: 'the manifest must be a JSON object' }] };
   const violations: Violation[] = [];
   const warnings: Violation[] = [];
-  if (!validateSchema(input))
-    violations.push(...describeSchemaErrors(validateSchema.errors ?? [], manifestSchema, input, wording));
+  const validate = validateSchema();
+  if (!validate(input)) violations.push(...describeSchemaErrors(validate.errors ?? [], manifestSchema, input, wording));
   semanticChecks(input as Loose, opts, violations, warnings);
   if (violations.length) return { ok: false, violations };
   return { ok: true, manifest: input as Manifest, warnings };

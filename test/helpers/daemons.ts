@@ -21,10 +21,17 @@ export interface ServedDaemon {
 /** What the fixtures that take a TestDaemon use (url, the owner's token, api()), for a daemon of the group. */
 export type Client = Pick<TestDaemon, 'url' | 'token' | 'workspaceId' | 'workspaceUserId' | 'mgmt' | 'api'>;
 
-/** One `appreg serve` process on `dataDir` (port 0, `env` added to this process's), resolved once it listens. */
-export function serveProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<ServedDaemon> {
+/**
+ * One `appreg serve` process on `dataDir` (port 0 unless `args` say, `env` added to this process's), resolved once it
+ * listens.
+ */
+export function serveProcess(
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  args: string[] = ['--port', '0'],
+): Promise<ServedDaemon> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--', BIN, 'serve', '--port', '0', '--data-dir', dataDir], {
+    const child = spawn(process.execPath, ['--', BIN, 'serve', ...args, '--data-dir', dataDir], {
       env: { ...process.env, APPREG_LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

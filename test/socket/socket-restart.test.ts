@@ -1,9 +1,14 @@
-/** Socket mode across a daemon restart, as the official SDK behaves: one reconnect, two seconds after the close. */
+/**
+ * Socket mode across a daemon restart, as the official SDK behaves: one reconnect, two seconds after the close.
+ * How long a restart takes is measured by `npm run bench:restart`, not here; the SDK's 2 s run on the test's
+ * clock and run out once the new daemon listens (the case of a restart that is quick enough).
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startTestDaemon, manifest, tempDir } from '../helpers/daemon.js';
 import { createSdkSocketClient } from '../helpers/sdk-socket-client.js';
+import { createTestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
 
 t.test(
@@ -19,7 +24,9 @@ t.test(
     const app = (await res.json()) as { id: string; appKey: string };
     const port = d1.port;
     // the SDK's own timing: reconnect once, 2 s after the close; a failed URL fetch ends it for good
+    const clock = createTestClock();
     const c = createSdkSocketClient({
+      clock,
       baseUrl: d1.url,
       appId: app.id,
       appKey: app.appKey,
@@ -33,16 +40,13 @@ t.test(
     const lock = path.join(dataDir, 'daemon.lock');
     let lockAtClose: boolean | undefined;
     must(c.ws).once('close', () => (lockAtClose = fs.existsSync(lock)));
-    const t0 = Date.now();
     await d1.stop();
     t.equal(lockAtClose, false, 'the data directory was released (store closed) before the socket closed');
     t.same(c.closes.at(-1)?.code, 1001);
     const d2 = await startTestDaemon({ dataDir, config: { port } });
     t.teardown(() => d2.stop());
-    const restartMs = Date.now() - t0;
-    t.ok(restartMs < 2000, `stop and start took ${restartMs} ms, inside the SDK's 2 s`);
-
-    await c.waitOpen(1);
+    await clock.advance(2000);
+    await c.waitFor(() => c.opens > 1 || c.gaveUp, 'the reconnect');
     t.notOk(c.gaveUp, 'the reconnect found the new daemon');
     const tr = await d2.api(`${d2.mgmt}/deliveries`, {
       method: 'POST',

@@ -93,6 +93,32 @@ t.test('memory store: put/get/delete/values/count', async (t) => {
   await t.rejects(store.commit([]));
 });
 
+t.test(
+  'embedded store: a close without compaction (a hand-over) leaves the journal, and the next open replays it',
+  async (t) => {
+    const dir = newDir();
+    const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
+    await store.commit([{ table: 'apps', id: 'a', value: { id: 'a', n: 1 } }]);
+    await store.commit([{ table: 'apps', id: 'b', value: { id: 'b', n: 2 } }]);
+    const before = fs.existsSync(path.join(dir, 'appreg.json')) ? fs.readFileSync(path.join(dir, 'appreg.json')) : null;
+    await store.close({ compact: false });
+    t.ok(
+      fs.readdirSync(dir).some((f) => f.startsWith('appreg.journal')),
+      'the journal is still there',
+    );
+    t.same(
+      fs.existsSync(path.join(dir, 'appreg.json')) ? fs.readFileSync(path.join(dir, 'appreg.json')) : null,
+      before,
+      'the data file was not rewritten',
+    );
+    const again = await openEmbeddedStore<TestTables>({ dir, ...noIdle });
+    t.same(await again.get('apps', 'b'), { id: 'b', n: 2 }, 'every commit is back');
+    t.equal(await again.count('apps'), 2);
+    await again.close();
+    t.same(fs.readdirSync(dir).sort(), ['appreg.json'], 'an ordinary close folds it in');
+  },
+);
+
 t.test('embedded store: put/get/delete/values/count, then persisted across close/reopen', async (t) => {
   const dir = newDir();
   const store = await openEmbeddedStore<TestTables>({ dir, ...noIdle });

@@ -9,6 +9,19 @@ import type { Run } from '../run.js';
 import { must } from '../../must.js';
 
 /**
+ * Resolves with the pid of a daemon that asks this one to hand over (a SIGUSR2 with its takeover.json); never
+ * without a queue.
+ */
+async function handoverAsked(q: { next(): Promise<void> } | undefined, who: () => number | undefined): Promise<number> {
+  if (!q) return new Promise<number>(() => {});
+  for (;;) {
+    await q.next();
+    const pid = who();
+    if (pid !== undefined) return pid;
+  }
+}
+
+/**
  * StartupError reasons → exit codes: 8 another daemon holds the data dir, 2 the port is taken (choose another --port);
  * key, data → 1.
  */
@@ -46,6 +59,10 @@ export function registerServe(program: Command, run: Run): void {
     )
     .option('--allow-insecure-redirects', 'accept http: redirect URLs on hosts other than localhost (development only)')
     .option(
+      '--takeover',
+      'restart without a gap: load, ask the daemon running on this data directory to let go, start, and only then let it close its app websockets and exit',
+    )
+    .option(
       '--allow-fresh',
       'start a new, empty workspace in a data directory that holds state (a key, credentials, journals) but lost appreg.json',
     )
@@ -58,6 +75,7 @@ Examples:
   $ APPREG_PORT=9000 appreg serve --public-url https://appreg.example.com
   $ appreg serve --log-format json 2>>appreg.log
   $ APPREG_DATABASE_URL=postgres://appreg:secret@db:5432/appreg appreg serve --public-url https://appreg.example.com
+  $ appreg serve --takeover &             # replaces the daemon running on ./data; socket-mode apps stay up
 
 Exit codes: 0 stopped by SIGINT/SIGTERM; 2 bad configuration, or the port is in use; 8 another daemon
 holds the data directory; 1 any other start failure (damaged data, wrong key file).`,
@@ -94,15 +112,35 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         }
         // --log-format, else APPREG_LOG_FORMAT, else the config file, else whether stderr is a terminal.
         const format = config.logFormat ?? ((run.io.stderrIsTTY ?? run.io.isTTY) ? 'pretty' : 'json');
-        const { startDaemon, StartupError, limitHeapGrowth } = await import('../../server/start.js');
+        const { startDaemon, StartupError, limitHeapGrowth, handOver, signalQueue, takeOver, whoTakesOver } =
+          await import('../../server/start.js');
+        // SIGUSR2: the steps of a hand-over, in order (this daemon's "go" when it takes over, later a new one's
+        // "let go"); no other process knows this one before it asks or listens
+        const handoverSignals = run.io.onHandoverSignal ? signalQueue(run.io.onHandoverSignal) : undefined;
         // only in the daemon's own process (startDaemon also runs inside tests and benchmarks)
         limitHeapGrowth(config.heapGrowingPercent);
         const { createLogger } = await import('../../logger.js');
         const logger = createLogger({ level: config.logLevel, format, stream: run.io.stderr });
         let handle;
+        // (typed here: a static import of the server's types would count as loading it)
+        let takeover: { from: number; handedOver: boolean; done(): void } | undefined;
         try {
+          if (own.takeover && handoverSignals) {
+            // the slow part of a start (loading the code) is behind us: only now does the old daemon stop
+            takeover = await takeOver(config.dataDir, handoverSignals).catch((e: Error) => {
+              throw new CliError(`cannot take over: ${e.message}`, EXIT.dataDirLocked);
+            });
+            if (takeover)
+              logger.info(
+                takeover.handedOver
+                  ? `took over from the daemon with pid ${takeover.from}: it keeps its app websockets until this one listens`
+                  : `stopped the daemon with pid ${takeover.from} (it does not hand over), starting in its place`,
+              );
+          }
           handle = await startDaemon(config, { logger, allowFresh: own.allowFresh === true });
         } catch (e) {
+          takeover?.done(); // the old daemon stops waiting for a start that failed
+          if (e instanceof CliError) throw e;
           // A documented exit code per reason the daemon gives, and one line for the two a user fixes
           // by choosing again.
           if (e instanceof StartupError) {
@@ -129,9 +167,25 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         // Last, so that whoever waits for this line has seen everything before it.
         logger.info(`appreg listening on ${handle.url} (data: ${config.dataDir})`, { pid: process.pid });
         if (out.json) out.print({ url: handle.url, dataDir: config.dataDir, pid: process.pid });
-        const signal = await stopped;
-        logger.info(`${signal}: shutting down`);
+        takeover?.done();
+        const signal = await Promise.race([
+          stopped,
+          handoverAsked(handoverSignals, () => whoTakesOver(must(config).dataDir)),
+        ]);
         try {
+          if (typeof signal === 'number') {
+            logger.info(`handing over to the daemon with pid ${signal}: letting go, keeping the app websockets`);
+            // the new daemon replays the journal rather than wait for it to be folded into the data file
+            await handle.letGo({ compact: false });
+            const how = await handOver(signal, must(handoverSignals));
+            logger.info(
+              how === 'signal'
+                ? 'the new daemon listens (or gave up starting): closing the app websockets'
+                : how === 'gone'
+                  ? 'the new daemon went away before it listened: closing the app websockets'
+                  : 'the new daemon did not say it listens in time: closing the app websockets',
+            );
+          } else logger.info(`${signal}: shutting down`);
           await handle.close();
         } catch (e) {
           logger.error('shutdown failed', { error: (e as Error).message });
