@@ -34,7 +34,13 @@ t.test('channels archive and delete', async (t) => {
   t.equal(deleted.code, 0, deleted.stderr);
   t.same(JSON.parse(deleted.stdout), { deleted: 'old-project' });
   const evs = await rx.waitFor(2);
-  t.same(JSON.parse(must(evs[1]).body.body), { wId: d.workspaceId, cId: id, ty: 'CHANNEL_DELETED' });
+  t.match(JSON.parse(must(evs[1]).body.body), {
+    wId: d.workspaceId,
+    cId: id,
+    ty: 'CHANNEL_DELETED',
+    m: Array,
+    rid: /^req_/,
+  });
   t.notOk(
     JSON.parse((await runMain([...g, 'channels', 'list', '--json'])).stdout).some((c: any) => c.channel.id === id),
     'gone',

@@ -5,7 +5,7 @@
  * `*\/*` or no Accept) and every other method fall through to the daemon's JSON 404.
  * Neither needs a session: the answer says nothing about the daemon's data.
  */
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { whyNotAPage } from '../../../console-pages.js';
 import { plainPage } from '../../pages/console/layout.js';
 import { pageHeaders } from '../../pages/send.js';
@@ -13,8 +13,11 @@ import { seeOther } from './common.js';
 
 export function consoleNotFound(): Router {
   const r = Router({ strict: false });
-  r.get(['/console', '/console/apps'], (_req, res) => seeOther(res, '/'));
-  r.get(/^\/console(\/.*)?$/, (req, res, next) => {
+  const home = (_req: Request, res: Response) => seeOther(res, '/');
+  r.get('/console', home);
+  r.get('/console/apps', home);
+  // `/console` itself and every path under it (path-to-regexp's optional wildcard)
+  r.get('/console{/*rest}', (req, res, next) => {
     if (req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
     pageHeaders(res);
     res.setHeader('x-content-type-options', 'nosniff');
