@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveDataDir } from '../default-data-dir.js';
-import { CliError, EXIT } from './output.js';
-import type { GlobalOpts, Io } from './run.js';
+import { CliError, EXIT } from './exit.js';
+import type { GlobalOpts, Io } from './io.js';
 
 export interface Credentials {
   workspaceId: string;
