@@ -1,4 +1,4 @@
-/** CLI output: human text (colour only on a terminal, never with NO_COLOR) or --json; errors → exit codes. */
+/** CLI output: human text (colour only on a terminal, never with NO_COLOR) or --json. Exit codes: client/exit.ts. */
 import type { ChalkInstance } from 'chalk';
 import type { Io } from '../client/io.js';
 import type { Run } from './run.js';

@@ -1,5 +1,6 @@
 /**
- * Which daemon the CLI talks to and as whom: --url / --data-dir / --token, saved logins, the first start's credentials.
+ * Which daemon a client (the CLI, `appreg test`) talks to and as whom: --url / --data-dir / --token, saved logins, the
+ * first start's credentials.
  */
 import fs from 'node:fs';
 import os from 'node:os';
