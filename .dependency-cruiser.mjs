@@ -20,18 +20,38 @@ export default {
     {
       name: 'cli-talks-http',
       comment:
-        'The CLI talks to the daemon over HTTP only. Besides its own modules it reads the manifest schema (apps validate, offline), the list of console pages (open --path), the clock (its waiting line runs on the clock it is given), the check of a value known to be there (must.ts), the rule for the default data directory (default-data-dir.ts, which serve shares, so that the CLI finds the daemon serve started), the version (version.ts), the words for an unreadable file (file-errors.ts, which appreg test shares) and where a JSON text goes wrong (json-syntax.ts, which the console shares); serve and db are the exceptions below.',
+        'The CLI talks to the daemon over HTTP only, through the client layer (src/client/). Besides its own modules and the client it reads the manifest schema (apps validate, offline), the list of console pages (open --path), the clock (its waiting line runs on the clock it is given), the check of a value known to be there (must.ts), the rule for the default data directory (default-data-dir.ts, which serve shares, so that the CLI finds the daemon serve started), the version (version.ts), the words for an unreadable file (file-errors.ts, which appreg test shares) and where a JSON text goes wrong (json-syntax.ts, which the console shares); serve and db are the exceptions below.',
       severity: 'error',
       from: { path: '^src/cli/', pathNot: '^src/cli/commands/(serve|db)\\.ts$' },
-      to: { path: '^src/', pathNot: '^src/(cli/|apptest/|validation/|console-pages\\.ts$|clock\\.ts$|must\\.ts$|default-data-dir\\.ts$|version\\.ts$|file-errors\\.ts$|json-syntax\\.ts$)' },
+      to: {
+        path: '^src/',
+        pathNot:
+          '^src/(cli/|client/|apptest/|validation/|console-pages\\.ts$|clock\\.ts$|must\\.ts$|default-data-dir\\.ts$|version\\.ts$|file-errors\\.ts$|json-syntax\\.ts$)',
+      },
     },
     {
-      name: 'apptest-is-a-client',
+      name: 'clients-import-no-daemon-code',
       comment:
-        "appreg test's runner is a client of the daemon like the CLI: it starts `appreg serve` as a child process (or uses the daemon given) and talks to it over HTTP, so it imports no part of the daemon.",
+        "The client layer (src/client/: the HTTP client, credentials, the workspace reads) and appreg test's runner are clients of the daemon like the CLI: the runner starts `appreg serve` as a child process (or uses the daemon given), and both talk to it over HTTP, so they import no part of the daemon.",
+      severity: 'error',
+      from: { path: '^src/(apptest|client)/' },
+      to: { path: [pkg('express', 'ws'), '^src/(server|store|services|delivery|files|model)/'].join('|') },
+    },
+    {
+      name: 'client-below-cli-and-apptest',
+      comment:
+        'The client layer sits below both of its users: it imports neither the CLI (its commands, its output) nor appreg test, so either can change without the other.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^src/(cli|apptest)/' },
+    },
+    {
+      name: 'apptest-below-cli',
+      comment:
+        'appreg test is run by a CLI command (cli/commands/test-run.ts), so the CLI may import it, never the other way: what both need of the daemon is in src/client/.',
       severity: 'error',
       from: { path: '^src/apptest/' },
-      to: { path: [pkg('express', 'ws'), '^src/(server|store|services|delivery|files|model)/'].join('|') },
+      to: { path: '^src/cli/' },
     },
     {
       name: 'cli-loads-daemon-code-lazily',
@@ -50,28 +70,35 @@ export default {
     },
     {
       name: 'cli-db-loads-storage-only',
-      comment: 'db works on the stored data itself: the PostgreSQL schema and transfers, the live backup of an embedded store, the delivery log and file bytes it copies, and the data directory lock (server/data-dir.ts). No service, no daemon.',
+      comment:
+        'db works on the stored data itself: the PostgreSQL schema and transfers, the live backup of an embedded store, the delivery log and file bytes it copies, and the data directory lock (server/data-dir.ts). No service, no daemon.',
       severity: 'error',
       from: { path: '^src/cli/commands/db\\.ts$' },
       to: {
         path: '^src/(server|store|services|delivery|files|model)/',
-        pathNot: '^src/(server/data-dir\\.ts|store/postgres/|store/backup\\.ts|delivery/log-transfer\\.ts|files/blob-transfer\\.ts)',
+        pathNot:
+          '^src/(server/data-dir\\.ts|store/postgres/|store/backup\\.ts|delivery/log-transfer\\.ts|files/blob-transfer\\.ts)',
       },
     },
     {
       name: 'services-no-transport',
-      comment: 'Services are use-cases: no express, ws or multer, no file system (file bytes go through FileBlobs), nothing of the server.',
+      comment:
+        'Services are use-cases: no express, ws or multer, no file system (file bytes go through FileBlobs), nothing of the server or of the clients (CLI, client layer, appreg test).',
       severity: 'error',
       from: { path: '^src/services/' },
-      to: { path: [pkg('express', 'ws', 'multer'), core('fs', 'fs/promises'), '^src/(server|cli)/'].join('|') },
+      to: {
+        path: [pkg('express', 'ws', 'multer'), core('fs', 'fs/promises'), '^src/(server|cli|client|apptest)/'].join(
+          '|',
+        ),
+      },
     },
     {
       name: 'delivery-no-services-or-server',
       comment:
-        'Delivery imports neither services nor the server (nor express): what it needs of them (an app directory, the socket connections) it defines as interfaces, and compose.ts hands in the implementations.',
+        'Delivery imports neither services, the server nor the clients (nor express): what it needs of them (an app directory, the socket connections) it defines as interfaces, and compose.ts hands in the implementations.',
       severity: 'error',
       from: { path: '^src/delivery/' },
-      to: { path: [pkg('express'), '^src/(services|server|cli)/'].join('|') },
+      to: { path: [pkg('express'), '^src/(services|server|cli|client|apptest)/'].join('|') },
     },
     {
       name: 'routes-through-services',
@@ -90,35 +117,39 @@ export default {
     },
     {
       name: 'store-postgres-loaded-lazily',
-      comment: 'The PostgreSQL store (and with it pg) is loaded only when a database URL is configured: start.ts and db import it dynamically.',
+      comment:
+        'The PostgreSQL store (and with it pg) is loaded only when a database URL is configured: start.ts and db import it dynamically.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/store/postgres/' },
       to: { path: '^src/store/postgres/', dynamic: false },
     },
     {
       name: 'store-below-everything',
-      comment: 'The store knows no service, delivery, server, CLI or file bytes: only its contract and the model of what it keeps.',
+      comment:
+        'The store knows no service, delivery, server, client (CLI, client layer, appreg test) or file bytes: only its contract and the model of what it keeps.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^src/(services|delivery|server|cli|files)/' },
+      to: { path: '^src/(services|delivery|server|cli|client|apptest|files)/' },
     },
     {
       name: 'model-is-a-leaf',
-      comment: 'The model (record shapes, table names, ids derived from keys) reads nothing but leaf modules and the manifest type.',
+      comment:
+        'The model (record shapes, table names, ids derived from keys) reads nothing but leaf modules and the manifest type.',
       severity: 'error',
       from: { path: '^src/model/' },
-      to: { path: '^src/(services|delivery|server|cli|files|store)/' },
+      to: { path: '^src/(services|delivery|server|cli|client|apptest|files|store)/' },
     },
     {
       name: 'files-below-services',
-      comment: 'File bytes (blob stores) are storage: they know no service, delivery, server or CLI.',
+      comment: 'File bytes (blob stores) are storage: they know no service, delivery, server or client.',
       severity: 'error',
       from: { path: '^src/files/' },
-      to: { path: '^src/(services|delivery|server|cli)/' },
+      to: { path: '^src/(services|delivery|server|cli|client|apptest)/' },
     },
     {
       name: 'leaf-modules-are-leaves',
-      comment: 'The modules at the top of src/ (errors, config, logger, clock, crypto, the poller…) import only one another.',
+      comment:
+        'The modules at the top of src/ (errors, config, logger, clock, crypto, the poller…) import only one another.',
       severity: 'error',
       from: { path: '^src/[^/]+\\.ts$' },
       to: { path: '^src/[^/]+/' },

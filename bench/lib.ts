@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DaemonHandle } from '../src/server/start.js';
-import { T, type WorkspaceUserRecord } from '../src/model/identity.js';
+import { IDENTITY_TABLES, type WorkspaceUserRecord } from '../src/model/identity.js';
 import { must } from '../src/must.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -232,7 +232,7 @@ export async function seedBenchApps(
     name: `Bench ${i}`,
     createdAt: new Date().toISOString(),
   }));
-  await d.parts.store.commit(users.map((u) => ({ table: T.workspaceUsers, id: u.id, value: u })));
+  await d.parts.store.commit(users.map((u) => ({ table: IDENTITY_TABLES.workspaceUsers, id: u.id, value: u })));
   const clients = await inBatches(counts.apps, counts.width, async (i) => {
     const { app } = await d.parts.apps.create(principal, benchManifest(i));
     return { id: app.id, secret: app.clientSecret as string, appKey: app.appKey as string };

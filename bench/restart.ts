@@ -25,7 +25,7 @@ import { WebSocket } from 'ws';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { startDaemon } from '../src/server/start.js';
-import { OT } from '../src/model/oauth.js';
+import { OAUTH_TABLES } from '../src/model/oauth.js';
 import type { Change } from '../src/store/types.js';
 import { exitOnSignals, inBatches, isMain, median, ROOT, seedBenchApps, writeResult } from './lib.js';
 import { buildRef } from './ref-build.js';
@@ -63,11 +63,15 @@ async function seed(size: Size): Promise<{ dir: string; records: number }> {
         await d.parts.oauth.exchange.exchange({ clientId: first.id, clientSecret: first.secret, code });
       }
       const shapes = {
-        tokens: (await d.parts.store.all(OT.tokens)) as unknown as Array<Record<string, unknown>>,
-        authorizations: (await d.parts.store.all(OT.authorizations)) as unknown as Array<Record<string, unknown>>,
-        installations: (await d.parts.store.all(OT.installations)) as unknown as Array<Record<string, unknown>>,
+        tokens: (await d.parts.store.all(OAUTH_TABLES.tokens)) as unknown as Array<Record<string, unknown>>,
+        authorizations: (await d.parts.store.all(OAUTH_TABLES.authorizations)) as unknown as Array<
+          Record<string, unknown>
+        >,
+        installations: (await d.parts.store.all(OAUTH_TABLES.installations)) as unknown as Array<
+          Record<string, unknown>
+        >,
       };
-      const codeOf = (await d.parts.store.all(OT.codes)) as unknown as Array<Record<string, unknown>>;
+      const codeOf = (await d.parts.store.all(OAUTH_TABLES.codes)) as unknown as Array<Record<string, unknown>>;
       const copy = (r: Record<string, unknown>, appId: string, prefix: string) => ({
         ...r,
         id: `${prefix}${hex(16)}`,
@@ -85,10 +89,11 @@ async function seed(size: Size): Promise<{ dir: string; records: number }> {
         if (b.length) await d.parts.store.commit(b);
       };
       for (const c of s.clients.slice(1)) {
-        for (const tk of shapes.tokens) await put(OT.tokens, copy(tk, c.id, 't'));
-        for (const az of shapes.authorizations) await put(OT.authorizations, copy(az, c.id, 'auz_'));
-        for (const ins of shapes.installations) await put(OT.installations, copy(ins, c.id, 'ins_'));
-        for (let k = 0; k < CODES_PER_APP; k++) await put(OT.codes, copy(must(codeOf[k % codeOf.length]), c.id, ''));
+        for (const tk of shapes.tokens) await put(OAUTH_TABLES.tokens, copy(tk, c.id, 't'));
+        for (const az of shapes.authorizations) await put(OAUTH_TABLES.authorizations, copy(az, c.id, 'auz_'));
+        for (const ins of shapes.installations) await put(OAUTH_TABLES.installations, copy(ins, c.id, 'ins_'));
+        for (let k = 0; k < CODES_PER_APP; k++)
+          await put(OAUTH_TABLES.codes, copy(must(codeOf[k % codeOf.length]), c.id, ''));
       }
       await flush();
       records += shapes.tokens.length + shapes.authorizations.length + shapes.installations.length + codeOf.length;

@@ -40,8 +40,8 @@ import {
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
-import { T } from '../src/model/identity.js';
-import { OT } from '../src/model/oauth.js';
+import { IDENTITY_TABLES } from '../src/model/identity.js';
+import { OAUTH_TABLES } from '../src/model/oauth.js';
 import { must } from '../src/must.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 1_000);
@@ -137,9 +137,9 @@ async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?:
       });
     }
     const held = {
-      apps: await store.count(T.apps),
-      tokens: await store.count(OT.tokens),
-      codes: await store.count(OT.codes),
+      apps: await store.count(IDENTITY_TABLES.apps),
+      tokens: await store.count(OAUTH_TABLES.tokens),
+      codes: await store.count(OAUTH_TABLES.codes),
     };
     const base = `/workspaces/${owner.workspaceId}/workspaceUsers/${owner.workspaceUserId}`;
     return {

@@ -12,7 +12,7 @@ if (!fs.existsSync(main)) {
   process.exit(1);
 }
 const cli = await import(main.href);
-const run = await import(new URL('../dist/src/cli/run.js', import.meta.url).href);
+const io = await import(new URL('../dist/src/client/io.js', import.meta.url).href);
 
 // `appreg apps list | head`: a reader that goes away is not an error worth a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -22,4 +22,4 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-process.exitCode = await cli.main(process.argv, run.processIo());
+process.exitCode = await cli.main(process.argv, io.processIo());

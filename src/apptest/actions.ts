@@ -5,7 +5,7 @@
  * (POST …/deliveries with asUser); an event sent by the workspace; a reaction. Each returns what a
  * `save` keeps.
  */
-import { CliError } from '../cli/output.js';
+import { CliError } from '../client/exit.js';
 import type { Delivery, Message } from './api.js';
 import {
   actionTypeOf,

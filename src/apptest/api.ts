@@ -1,15 +1,15 @@
 /**
- * The daemon's HTTP API as a run uses it, through the CLI's own client (src/cli/client.ts), as the
- * owner or as the users a suite names: apps, users, authorization, channels, messages, reactions,
- * triggers and the delivery log (docs/protocol.md §2). The owner acts as another user with a
+ * The daemon's HTTP API as a run uses it, through the client layer's HTTP client (src/client/daemon-client.ts,
+ * the CLI's too), as the owner or as the users a suite names: apps, users, authorization, channels, messages,
+ * reactions, triggers and the delivery log (docs/protocol.md §2). The owner acts as another user with a
  * short-lived token of theirs (POST …/act-as), revoked at the end. A 429 is waited out
  * (Retry-After) and asked again.
  */
-import { CliError, EXIT } from '../cli/output.js';
-import { createClient, type Client } from '../cli/client.js';
-import { listMessages, messagesAfter, type Message } from '../cli/workspace.js';
-import type { Delivery } from '../cli/delivery.js';
-import type { Io } from '../cli/run.js';
+import { CliError, EXIT } from '../client/exit.js';
+import { createClient, type Client } from '../client/daemon-client.js';
+import { listMessages, messagesAfter, type Message } from '../client/workspace.js';
+import type { Delivery } from '../client/delivery.js';
+import type { Io } from '../client/io.js';
 
 export type { Message, Delivery };
 export interface AppRecord {

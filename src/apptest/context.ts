@@ -4,7 +4,7 @@
  * mark after which "the app posted" counts. A failed step throws StepFailed with what was expected
  * and what happened.
  */
-import type { Client } from '../cli/client.js';
+import type { Client } from '../client/daemon-client.js';
 import type { Api, AppRecord, Delivery, Message, Person } from './api.js';
 import type { AppProcess } from './app-process.js';
 import type { CallShown, Failure } from './results.js';

@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CliError, EXIT } from '../cli/output.js';
-import { createClient, type Client } from '../cli/client.js';
-import type { GlobalOpts, Io } from '../cli/run.js';
+import { CliError, EXIT } from '../client/exit.js';
+import { createClient, type Client } from '../client/daemon-client.js';
+import type { GlobalOpts, Io } from '../client/io.js';
 import { must } from '../must.js';
 
 export interface Daemon {

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { appSide, daemonSide } from '../cli/sdk-env.js';
+import { appSide, daemonSide } from '../client/sdk-env.js';
 import { freePort, startAppProcess, waitReady } from './app-process.js';
 
 /** The official SDK's package, as an app's package.json depends on it. */

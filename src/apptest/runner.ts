@@ -4,7 +4,7 @@
  * stops starting tests after the first failure; --grep keeps the tests whose "suite › test" name
  * matches. Reporters hear of each test as it ends and get the whole run at the end.
  */
-import { CliError } from '../cli/output.js';
+import { CliError } from '../client/exit.js';
 import type { Api } from './api.js';
 import { ACTION_RUNNERS } from './actions.js';
 import { StepFailed, TestContext, type SuiteEnv } from './context.js';

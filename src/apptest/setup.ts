@@ -9,15 +9,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CliError, EXIT } from '../cli/output.js';
-import type { Client } from '../cli/client.js';
+import { CliError, EXIT } from '../client/exit.js';
+import type { Client } from '../client/daemon-client.js';
 import type { Api, AppRecord, Person } from './api.js';
 import { freePort, startAppProcess, waitReady, type AppProcess } from './app-process.js';
 import { appScope, type SuiteEnv } from './context.js';
 import { resolveDeep, RefError, type Scope } from './refs.js';
 import type { Suite } from './suite.js';
 import { must } from '../must.js';
-import { appSide, daemonSide } from '../cli/sdk-env.js';
+import { appSide, daemonSide } from '../client/sdk-env.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 

@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { CliError, EXIT } from './output.js';
-import type { Io } from './run.js';
-import { appSide, appSideOf, daemonSide, type AppSecrets } from './sdk-env.js';
+import { CliError, EXIT } from '../client/exit.js';
+import type { Io } from '../client/io.js';
+import { appSide, appSideOf, daemonSide, type AppSecrets } from '../client/sdk-env.js';
 
 /**
  * `--env-out <path>` and its older spelling `--env-file <path>`. Node 20 reads `--env-file` as its
@@ -39,7 +39,7 @@ export interface EnvSource {
 }
 
 /**
- * Every variable the official SDK reads (src/cli/sdk-env.ts), written 0600. The daemon's side (id, secrets, the
+ * Every variable the official SDK reads (src/client/sdk-env.ts), written 0600. The daemon's side (id, secrets, the
  * daemon's URLs) is always written; the app's side (PUMBLE_ADDON_PORT, ADDON_HOST, PUMBLE_ADDON_MANIFEST_PATH)
  * only where the file has none yet: an app's port and host are the developer's to choose. An existing file keeps
  * its other lines (an app's .env usually holds more than these): ours are replaced in place, or appended. Written

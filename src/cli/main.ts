@@ -4,9 +4,11 @@
  * command needs beyond that (the server, the manifest validator) it imports when it runs.
  */
 import { Command, CommanderError } from 'commander';
-import { CliError, EXIT, EXIT_HELP, colourOn } from './output.js';
+import { colourOn } from './output.js';
+import { CliError, EXIT, EXIT_HELP } from '../client/exit.js';
 import { globalOptions } from './options.js';
-import { createRun, type Io, type Run } from './run.js';
+import { createRun, type Run } from './run.js';
+import type { Io } from '../client/io.js';
 import { registerServe } from './commands/serve.js';
 import { registerDb } from './commands/db.js';
 import { registerApps } from './commands/apps.js';

@@ -5,10 +5,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { CliError, EXIT, createOut, type Out } from './output.js';
-import { createClient, notReachable, unreachable, type Client } from './client.js';
-import { NotLoggedIn } from './credentials.js';
-import type { GlobalOpts, Run } from './run.js';
+import { createOut, type Out } from './output.js';
+import { CliError, EXIT } from '../client/exit.js';
+import { createClient, notReachable, unreachable, type Client } from '../client/daemon-client.js';
+import { NotLoggedIn } from '../client/credentials.js';
+import type { Run } from './run.js';
+import type { GlobalOpts } from '../client/io.js';
 import { unreadable } from '../file-errors.js';
 
 export { unreadable };
@@ -112,4 +114,14 @@ export function nonNegativeInt(v: unknown, name: string): number | undefined {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new CliError(`${name} must be a whole number of 0 or more`, EXIT.usage);
   return n;
+}
+
+/** A regular expression option (--expect-message); a bad one is a usage error. */
+export function regexOption(v: unknown, name: string): RegExp | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return new RegExp(String(v));
+  } catch (e) {
+    throw new CliError(`${name} is not a valid regular expression: ${(e as Error).message}`, EXIT.usage);
+  }
 }

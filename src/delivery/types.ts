@@ -66,7 +66,7 @@ export interface EventToSend {
   userId: string;
   eventType: string;
   payload: Record<string, unknown>;
-  /** The delivery's id, when it is decided by what the event is (outbox.ts deliveryIdOf); else a new one. */
+  /** The delivery's id, when it is decided by what the event is (outbox-drain.ts deliveryIdOf); else a new one. */
   id?: string;
   /** Attempts that may have reached the app already, unrecorded (its first one here is then marked a retry). */
   unrecorded?: number;

@@ -2,7 +2,7 @@
  * The delivery worker: events. An event is durable (a pending record) before its first attempt and
  * is retried on the schedule until delivered, refused for good or out of schedule. Each attempt is
  * made once across daemons: due records are leased (store.claim); the creating daemon writes its
- * event leased to itself and attempts at once. It also drains the events outbox (outbox.ts: the
+ * event leased to itself and attempts at once. It also drains the events outbox (outbox-drain.ts: the
  * events of every change, fanned out to the apps they go to) as soon as it is told it was written,
  * and hears from the socket-mode queue when a kept event was sent or dropped.
  */
@@ -14,7 +14,7 @@ import type { AppRecord } from '../model/identity.js';
 import type { Dispatcher } from './dispatcher.js';
 import { applyEntry, type LogEntry, type Outgoing } from './log.js';
 import type { AttemptRecord, DeliveryRecord, StateChange } from '../model/delivery.js';
-import { createOutboxDrain, type EventAudience } from './outbox.js';
+import { createOutboxDrain, type EventAudience } from './outbox-drain.js';
 import { createPoller } from '../poller.js';
 import {
   leasedElsewhere,
@@ -57,13 +57,13 @@ export interface WorkerDeps {
   soleDaemon: boolean;
   /** Who a workspace event in the outbox goes to (services/workspace/events.ts). */
   audience: EventAudience;
-  /** Told whenever the events outbox may have been written, by this daemon or another (services/events-outbox.ts). */
+  /** Told whenever the events outbox may have been written, by this daemon or another (services/outbox-writer.ts). */
   outboxWritten(listener: () => void): () => void;
 }
 
 export function createDeliveryWorker(deps: WorkerDeps) {
-  const { store, clock, logger, config, apps, dispatcher: d, socket, instanceId } = deps;
-  const { log } = d;
+  const { store, clock, logger, config, apps, dispatcher, socket, instanceId } = deps;
+  const { log } = dispatcher;
   // How long an attempt's lease lasts (another daemon takes the event over when it runs out): never
   // shorter than an attempt can take, or a slow attempt would be made twice.
   const leaseMs = Math.max(config.deliveryLeaseMs ?? 30_000, config.deliveryEventTimeoutMs + 1000);
@@ -90,7 +90,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const eventUrl = (app: AppRecord) => app.manifest.eventSubscriptions?.url || undefined;
   /** The event as a delivery to send: built again from the pending record for each retry. */
   const outgoingOf = (app: AppRecord, p: PendingDelivery) =>
-    d.outgoing(app, 'event', p, eventUrl(app), p.payload, { id: p.id, createdAt: p.createdAt });
+    dispatcher.outgoing(app, 'event', p, eventUrl(app), p.payload, { id: p.id, createdAt: p.createdAt });
 
   /**
    * One attempt of an event this daemon holds (its id is in inFlight); releases it. `given`: what
@@ -110,7 +110,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         return undefined;
       }
       const retryNum = attemptNumber(p);
-      const made = await d.attempt(given?.out ?? outgoingOf(app, p), app, {
+      const made = await dispatcher.attempt(given?.out ?? outgoingOf(app, p), app, {
         interactive: false,
         budgetMs: timeoutMs,
         retryNum,
@@ -123,7 +123,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         // The socket-mode queue sent (or dropped) this event while the attempt was under way.
         keptWhileInFlight.delete(p.id);
         if (r.outcome !== 'acked') {
-          attempts.push(d.entryOf(kept, retryNum + 1));
+          attempts.push(dispatcher.entryOf(kept, retryNum + 1));
           r = kept;
           final = true;
         }
@@ -194,7 +194,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       });
     // only now, once the pending record says so (a reader must not see "failed" while the queue still holds the event)
     const state: StateChange = {
-      at: d.iso(),
+      at: dispatcher.iso(),
       state: next ? 'retrying' : delivered ? 'delivered' : 'failed',
       ...(next ? { nextAttemptAt: new Date(next.nextAt).toISOString() } : {}),
     };
@@ -222,10 +222,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       const [p, app, logged] = await Promise.all([store.get(PENDING_TABLE, id), apps.byId(appId), log.get(id)]);
       if (p && app) {
         // (a delivery the log lost, e.g. one older than what it keeps, begins again there)
-        if (!logged) log.append({ id, begun: outgoingOf(app, p), state: { at: d.iso(), state: 'pending' } });
+        if (!logged) log.append({ id, begun: outgoingOf(app, p), state: { at: dispatcher.iso(), state: 'pending' } });
         await finishEvent(
           p,
-          [d.entryOf(result, logged?.attempts.length ?? attemptNumber(p))],
+          [dispatcher.entryOf(result, logged?.attempts.length ?? attemptNumber(p))],
           result,
           app,
           true,
@@ -235,8 +235,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         // the worker had already ended it (e.g. before a restart): only the log learns the news
         log.append({
           id,
-          attempt: d.entryOf(result, logged.attempts.length),
-          state: { at: d.iso(), state: result.outcome === 'acked' ? 'delivered' : 'failed' },
+          attempt: dispatcher.entryOf(result, logged.attempts.length),
+          state: { at: dispatcher.iso(), state: result.outcome === 'acked' ? 'delivered' : 'failed' },
         });
       }
     } finally {
@@ -244,9 +244,9 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     }
   }
   socket.onKeptSettled((id, appId, result) => {
-    d.track(keptSettled(id, appId, result)).catch((e) =>
-      logger.error('socket-mode queue update failed', { deliveryId: id, error: (e as Error).message }),
-    );
+    dispatcher
+      .track(keptSettled(id, appId, result))
+      .catch((e) => logger.error('socket-mode queue update failed', { deliveryId: id, error: (e as Error).message }));
   });
 
   /**
@@ -268,10 +268,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     opts: EnqueueOptions = {},
   ): Promise<{ durable: Promise<void>; attempts: Array<Promise<DeliveryRecord | undefined>> }> {
     const now = clock.now();
-    const at = d.iso();
+    const at = dispatcher.iso();
     const made = events.map((ev) => {
       const p: PendingDelivery = {
-        id: ev.id ?? d.nextDeliveryId(),
+        id: ev.id ?? dispatcher.nextDeliveryId(),
         appId: ev.app.id,
         workspaceId: ev.workspaceId,
         userId: ev.userId,
@@ -303,7 +303,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       const begun: LogEntry = { id: m.p.id, begun: m.out, state: { at, state: 'pending' } };
       log.append(begun);
       const rec = must(applyEntry(undefined, begun));
-      return d.track(
+      return dispatcher.track(
         runAttempt(m.p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app: m.app, out: m.out, rec }),
       );
     });
@@ -341,7 +341,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     if (!(await replacePending(store, p, null, ours))) return false;
     await socket.discard(p.appId, p.id, reason); // gone before the log says cancelled
     logger.info('delivery cancelled', { deliveryId: p.id, appId: p.appId, reason });
-    log.append({ id: p.id, state: { at: d.iso(), state: 'cancelled', cancelReason: reason } });
+    log.append({ id: p.id, state: { at: dispatcher.iso(), state: 'cancelled', cancelReason: reason } });
     return true;
   }
 
@@ -387,8 +387,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    * counts the replay). An ended event takes the replay's outcome.
    */
   async function replay(rec: DeliveryRecord, app: AppRecord): Promise<DeliveryRecord> {
-    const { result: r, entry } = await d.track(
-      d.attempt(d.resend(rec), app, {
+    const { result: r, entry } = await dispatcher.track(
+      dispatcher.attempt(dispatcher.resend(rec), app, {
         interactive: false,
         budgetMs: config.deliveryEventTimeoutMs,
         retryNum: rec.attempts.length,
@@ -397,7 +397,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     );
     const delivered = r.outcome === 'acked' || r.outcome === 'response';
     const p = await store.get(PENDING_TABLE, rec.id);
-    const at = d.iso();
+    const at = dispatcher.iso();
     let state: StateChange;
     if (p && !inFlight.has(rec.id) && !leasedElsewhere(p, instanceId, clock.now())) {
       if (delivered && (await replacePending(store, p, null, () => false))) state = { at, state: 'delivered' };
@@ -465,9 +465,9 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       // our own attempt, its lease just renewed (or since ended)
       if (inFlight.has(p.id) || left.has(p.id) || stopped) continue;
       inFlight.add(p.id);
-      d.track(runAttempt(p, config.deliveryEventTimeoutMs)).catch((e) =>
-        logger.error('event retry failed', { error: (e as Error).message }),
-      );
+      dispatcher
+        .track(runAttempt(p, config.deliveryEventTimeoutMs))
+        .catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
     }
     if (now - lastSweep >= SWEEP_MS) {
       lastSweep = now;
@@ -505,7 +505,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       unwatch?.();
       await poller.stop();
       await draining;
-      await d.idle();
+      await dispatcher.idle();
     },
   };
 }

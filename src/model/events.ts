@@ -1,6 +1,6 @@
 /**
- * The records of the events outbox (services/events-outbox.ts writes them with the change that
- * causes them; delivery/outbox.ts drains them): an app event, for one app and the users concerned,
+ * The records of the events outbox (services/outbox-writer.ts writes them with the change that
+ * causes them; delivery/outbox-drain.ts drains them): an app event, for one app and the users concerned,
  * or a workspace event, whose apps are decided when it is fanned out, except who could see what
  * happened, which is recorded at the change (`Audience`).
  */

@@ -5,7 +5,7 @@
  */
 import type { Manifest } from '../validation/manifest.js';
 
-export const T = {
+export const IDENTITY_TABLES = {
   workspaces: 'workspaces',
   accounts: 'accounts',
   workspaceUsers: 'workspaceUsers',
@@ -120,7 +120,7 @@ export interface FamilyRecord {
   createdAt: string;
 }
 
-// ---- the browser console's sessions (services/oauth/consent-sessions.ts): what a signed token cannot say itself ----
+// ---- the browser console's sessions (services/oauth/web-sessions.ts): what a signed token cannot say itself ----
 
 /** A one-time token (a sign-in link, a form's CSRF token) that was used, until it expires; keyed by its digest. */
 export interface UsedTokenRecord {

@@ -1,7 +1,7 @@
 /** Tables and record shapes of the authorization flow (docs/protocol.md §3). */
 import { PREFIX, sha256 } from '../crypto.js';
 
-export const OT = {
+export const OAUTH_TABLES = {
   installations: 'oauthInstallations',
   authorizations: 'oauthAuthorizations',
   codes: 'oauthCodes',

@@ -6,7 +6,7 @@
  */
 import { sha256 } from '../crypto.js';
 
-export const WT = {
+export const WORKSPACE_TABLES = {
   channels: 'wsChannels',
   messages: 'wsMessages',
   scheduled: 'wsScheduledMessages',

@@ -24,11 +24,11 @@ import { platformUserRoutes } from './routes/platform-users.js';
 import { signInLinkRoutes, webRoutes } from './routes/web.js';
 import { consoleRoutes } from './routes/console/index.js';
 
-export function createHttpApp(d: Daemon, baseUrl: () => string) {
-  const { config, clock, logger, identity, apps, oauth, store } = d;
+export function createHttpApp(daemon: Daemon, baseUrl: () => string) {
+  const { config, clock, logger, identity, apps, oauth, store } = daemon;
   const socketStatus = async (appId: string) => ({
-    connections: await d.socket.transport.connections(appId),
-    queuedEvents: await d.socket.transport.queued(appId),
+    connections: await daemon.socket.transport.connections(appId),
+    queuedEvents: await daemon.socket.transport.queued(appId),
   });
   const app = express();
   app.disable('x-powered-by');
@@ -37,12 +37,12 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
   app.use(requestId());
   app.use(accessLog(logger));
   app.get('/healthz', (_req, res) => {
-    const health = d.store.health();
+    const health = daemon.store.health();
     if (!health.ok) res.status(503).json({ ok: false, reason: health.reason });
     else res.json({ ok: true });
   });
 
-  const web = { config, identity, apps, sessions: oauth.consentSessions, baseUrl };
+  const web = { config, identity, apps, webSessions: oauth.webSessions, baseUrl };
   // Who the caller is (login, workspaces, users: the two info calls answer without an Authtoken), then
   // the management calls, the most frequent, ahead of the routers for other paths.
   app.use(identityRoutes({ config, clock, store, identity }));
@@ -56,12 +56,12 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
       clock,
       store,
       apps,
-      fetchManifest: (url) => fetchManifest(url, d.egress),
+      fetchManifest: (url) => fetchManifest(url, daemon.egress),
       socketStatus,
     }),
-    deliveryRoutes({ config, clock, store, deliveries: d.deliveries, sources: d.triggerSources }),
+    deliveryRoutes({ config, clock, store, deliveries: daemon.deliveries, sources: daemon.triggerSources }),
     signInLinkRoutes(web),
-    loginCodeRoutes({ leads: d.leads }),
+    loginCodeRoutes({ leads: daemon.leads }),
     actAsRoutes({ config, clock, store, identity, logger }),
     oauthManagementRoutes({
       identity,
@@ -72,13 +72,13 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
       codeState: oauth.exchange.codeState,
       bodyLimitBytes: config.bodyLimitBytes,
     }),
-    peopleRoutes({ config, clock, store, workspace: d.workspace, deliveries: d.deliveries }),
-    peopleManageRoutes({ config, clock, store, workspace: d.workspace }),
+    peopleRoutes({ config, clock, store, workspace: daemon.workspace, deliveries: daemon.deliveries }),
+    peopleManageRoutes({ config, clock, store, workspace: daemon.workspace }),
   );
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.
   const platform = platformGate({ appTokens: oauth.appTokens, clock, store, limits: config.platformRateLimits });
-  const ws = d.workspace;
+  const ws = daemon.workspace;
   app.use(platformScheduledRoutes({ platform, scheduled: ws.scheduled, bodyLimitBytes: config.bodyLimitBytes }));
   app.use(
     platformMessageRoutes({
@@ -103,13 +103,13 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
       logger,
       identity,
       requests: oauth.requests,
-      sessions: oauth.consentSessions,
+      webSessions: oauth.webSessions,
     }),
   );
-  app.use(socketRoutes({ apps, sessions: d.socket.sessions, baseUrl }));
+  app.use(socketRoutes({ apps, sessions: daemon.socket.sessions, baseUrl }));
   app.use(webRoutes(web));
   // The official CLI's login (no Authtoken; its paths are not under the management base path).
-  app.use(leadRoutes({ config, clock, store, leads: d.leads }));
+  app.use(leadRoutes({ config, clock, store, leads: daemon.leads }));
   // The web console (GET / and /console/…), for browsers signed in with the session cookie.
   const webConsole = consoleRoutes({
     config,
@@ -117,15 +117,15 @@ export function createHttpApp(d: Daemon, baseUrl: () => string) {
     logger,
     store,
     identity,
-    sessions: oauth.consentSessions,
+    webSessions: oauth.webSessions,
     apps,
     grants: oauth.grants,
     revocation: oauth.revocation,
-    deliveries: d.deliveries,
-    onDeliveryChange: d.delivery.log.onChange,
+    deliveries: daemon.deliveries,
+    onDeliveryChange: daemon.delivery.log.onChange,
     socketStatus,
     bodyLimitBytes: config.bodyLimitBytes,
-    workspace: d.workspace,
+    workspace: daemon.workspace,
   });
   app.use(webConsole.router);
   app.use(notFoundHandler());

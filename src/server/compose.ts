@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import { createSealer, deriveKey } from '../crypto.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
-import { createEventsOutbox } from '../services/events-outbox.js';
+import { createOutboxWriter } from '../services/outbox-writer.js';
 import { createIdentityService } from '../services/identity.js';
 import { createAppsService } from '../services/apps.js';
 import { createLeadLogin } from '../services/lead-login.js';
@@ -20,7 +20,7 @@ import { createAuthorizationRequests } from '../services/oauth/authorization-req
 import { createCodeExchange } from '../services/oauth/code-exchange.js';
 import { createAppTokens } from '../services/oauth/app-tokens.js';
 import { createRevocation } from '../services/oauth/revocation.js';
-import { createWebSessions } from '../services/oauth/consent-sessions.js';
+import { createWebSessions } from '../services/oauth/web-sessions.js';
 import { createSocketSessions } from '../services/socket-sessions.js';
 import { createDeliveriesService } from '../services/deliveries.js';
 import { createEgressPolicy } from '../delivery/egress.js';
@@ -67,7 +67,7 @@ export function composeDaemon(base: Foundation) {
   };
 
   // every event caused by a change is written to the outbox in the change's commit; the worker drains it
-  const outbox = createEventsOutbox({ store, clock, instanceId: base.instanceId });
+  const outbox = createOutboxWriter({ store, clock, instanceId: base.instanceId });
   const identity = createIdentityService(ctx, { outbox });
   const apps = createAppsService(ctx);
   const leads = createLeadLogin(ctx, { identity });
@@ -79,7 +79,7 @@ export function composeDaemon(base: Foundation) {
     exchange: createCodeExchange(ctx, { apps, grants }),
     appTokens: createAppTokens(store, { apps, identity }),
     revocation: createRevocation(ctx, { apps, identity, grants, outbox }),
-    consentSessions: createWebSessions(clock, deriveKey(base.masterKey, 'consent-forms'), store),
+    webSessions: createWebSessions(clock, deriveKey(base.masterKey, 'consent-forms'), store),
   };
 
   const egress = createEgressPolicy(config);

@@ -14,8 +14,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createSealer, deriveKey } from '../crypto.js';
 import { StoreConflict, type Store } from '../store/types.js';
-import { OT } from '../model/oauth.js';
-import { META, T } from '../model/identity.js';
+import { OAUTH_TABLES } from '../model/oauth.js';
+import { META, IDENTITY_TABLES } from '../model/identity.js';
 import { StartupError } from './data-dir.js';
 import type { KeyCheckBasis, KeyCheckRecord } from '../model/identity.js';
 
@@ -40,8 +40,9 @@ const wrongKey = (keyFile: string, why: string, where: string) =>
 
 /** One sealed value of the store, if any (read once per store: only while it has no key-check value yet). */
 async function firstSealed(store: Pick<Store, 'all'>): Promise<string | undefined> {
-  for (const app of await store.all(T.apps)) if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
-  for (const inst of await store.all(OT.installations))
+  for (const app of await store.all(IDENTITY_TABLES.apps))
+    if (typeof app.sealedSecrets === 'string') return app.sealedSecrets;
+  for (const inst of await store.all(OAUTH_TABLES.installations))
     if (typeof inst.sealedBotToken === 'string') return inst.sealedBotToken;
   return undefined;
 }
@@ -106,7 +107,7 @@ export async function verifyMasterKey(store: KeyReads, master: Buffer, opts: Key
     return { how: 'matched' };
   }
   let basis: KeyCheckBasis;
-  const [sealed, workspaces] = await Promise.all([firstSealed(store), store.count(T.workspaces)]);
+  const [sealed, workspaces] = await Promise.all([firstSealed(store), store.count(IDENTITY_TABLES.workspaces)]);
   const token = credentialsToken(opts.credentialsFile);
   if (sealed !== undefined) {
     try {

@@ -164,7 +164,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
     const sweeper = clock.setInterval(
       () =>
         Promise.all([
-          parts.oauth.consentSessions
+          parts.oauth.webSessions
             .sweep()
             .catch((e) => logger.error('sweeping used sign-in tokens failed', { error: String(e) })),
           parts.oauth.exchange

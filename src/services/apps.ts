@@ -3,7 +3,7 @@ import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
 import { appPublished, invalidClient, invalidManifest, notFound, type AppError } from '../errors.js';
 import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
-import { T, type AppRecord, type AppSecrets } from '../model/identity.js';
+import { IDENTITY_TABLES, type AppRecord, type AppSecrets } from '../model/identity.js';
 import { retryOnConflict } from './conflict.js';
 import type { Principal } from './identity.js';
 import { must } from '../must.js';
@@ -69,7 +69,9 @@ export function createAppsService(ctx: ServiceContext) {
    * it (measured: parsing it again was 5 % of a socket-mode round trip).
    */
   async function byId(id: string): Promise<AppRecord | undefined> {
-    return typeof id === 'string' ? (await store.getMany([{ table: T.apps, id }], { shared: true }))[0] : undefined;
+    return typeof id === 'string'
+      ? (await store.getMany([{ table: IDENTITY_TABLES.apps, id }], { shared: true }))[0]
+      : undefined;
   }
 
   /**
@@ -113,7 +115,7 @@ export function createAppsService(ctx: ServiceContext) {
       createdAt: now,
       updatedAt: now,
     };
-    await store.commit([{ table: T.apps, id: app.id, value: app }]);
+    await store.commit([{ table: IDENTITY_TABLES.apps, id: app.id, value: app }]);
     return { app: appView(app, secrets), warnings };
   }
 
@@ -130,7 +132,10 @@ export function createAppsService(ctx: ServiceContext) {
     retryOnConflict(async () => {
       const app = await owned(p, id);
       const { next, out } = step(app);
-      await store.commit([{ table: T.apps, id, value: next }], [{ table: T.apps, id, value: app }]);
+      await store.commit(
+        [{ table: IDENTITY_TABLES.apps, id, value: next }],
+        [{ table: IDENTITY_TABLES.apps, id, value: app }],
+      );
       return out;
     });
 
@@ -149,7 +154,7 @@ export function createAppsService(ctx: ServiceContext) {
 
   /** The caller's apps, oldest first (the order they were created in). */
   async function list(p: Principal): Promise<AppView[]> {
-    const mine = await store.find(T.apps, 'ownerId', p.workspaceUserId);
+    const mine = await store.find(IDENTITY_TABLES.apps, 'ownerId', p.workspaceUserId);
     mine.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
     return mine.map((app) => appView(app));
   }

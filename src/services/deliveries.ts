@@ -82,8 +82,8 @@ export interface DeliveriesDeps {
 }
 
 export function createDeliveriesService(deps: DeliveriesDeps) {
-  const { config, clock, apps, grants, dispatcher: d, worker, http } = deps;
-  const { log } = d;
+  const { config, clock, apps, grants, dispatcher, worker, http } = deps;
+  const { log } = dispatcher;
 
   async function ownedApp(p: Principal, appId: unknown): Promise<AppRecord> {
     if (typeof appId !== 'string' || !appId) throw invalidRequest('appId is required.');
@@ -127,17 +127,17 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       return rec;
     }
     // Logged once settled (at most the budget later): one log entry per interactive call.
-    const out = d.outgoing(
+    const out = dispatcher.outgoing(
       app,
       input.kind,
       { workspaceId: p.workspaceId, userId: who.userId },
       built.url,
       built.payload,
     );
-    return d.settleInteractive(
+    return dispatcher.settleInteractive(
       out,
       app,
-      await d.track(d.attempt(out, app, { interactive: true, budgetMs: budget, retryNum: 0 })),
+      await dispatcher.track(dispatcher.attempt(out, app, { interactive: true, budgetMs: budget, retryNum: 0 })),
     );
   }
 
@@ -155,12 +155,12 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
         'This trigger succeeded before the daemon restarted and its payload is not kept on disk; send it again with deliver-test.',
       );
     if (rec.kind === 'event') return worker.replay(rec, app);
-    const out = d.resend(rec);
-    return d.settleInteractive(
+    const out = dispatcher.resend(rec);
+    return dispatcher.settleInteractive(
       out,
       app,
-      await d.track(
-        d.attempt(out, app, {
+      await dispatcher.track(
+        dispatcher.attempt(out, app, {
           interactive: true,
           budgetMs: config.deliveryBudgetMs,
           retryNum: rec.attempts.length,
@@ -201,25 +201,45 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     const payload = editedBody(rec, text);
     // (compared as JSON, not as text: on PostgreSQL a stored body's keys come back in another order)
     if (rec.payload && isDeepStrictEqual(payload, rec.payload)) return replay(p, id);
-    const copy = d.outgoing(app, rec.kind, { workspaceId: rec.workspaceId, userId: rec.userId }, rec.url, payload, {
-      editedFrom: rec.id,
-    });
+    const copy = dispatcher.outgoing(
+      app,
+      rec.kind,
+      { workspaceId: rec.workspaceId, userId: rec.userId },
+      rec.url,
+      payload,
+      {
+        editedFrom: rec.id,
+      },
+    );
     if (rec.kind !== 'event')
-      return d.settleInteractive(
+      return dispatcher.settleInteractive(
         copy,
         app,
-        await d.track(
-          d.attempt(copy, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0, replay: true }),
+        await dispatcher.track(
+          dispatcher.attempt(copy, app, {
+            interactive: true,
+            budgetMs: config.deliveryBudgetMs,
+            retryNum: 0,
+            replay: true,
+          }),
         ),
       );
-    const { result: r, entry } = await d.track(
-      d.attempt(copy, app, { interactive: false, budgetMs: config.deliveryEventTimeoutMs, retryNum: 0, replay: true }),
+    const { result: r, entry } = await dispatcher.track(
+      dispatcher.attempt(copy, app, {
+        interactive: false,
+        budgetMs: config.deliveryEventTimeoutMs,
+        retryNum: 0,
+        replay: true,
+      }),
     );
     const logged: LogEntry = {
       id: copy.head.id,
       begun: copy,
       attempt: entry,
-      state: { at: d.iso(), state: r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed' },
+      state: {
+        at: dispatcher.iso(),
+        state: r.outcome === 'acked' || r.outcome === 'response' ? 'delivered' : 'failed',
+      },
     };
     log.append(logged);
     return must(applyEntry(undefined, logged));
@@ -338,17 +358,19 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       input,
       clock.now(),
     );
-    const out = d.outgoing(
+    const out = dispatcher.outgoing(
       app,
       kind,
       { workspaceId: p.workspaceId, userId: p.workspaceUserId },
       built.url,
       built.payload,
     );
-    return d.settleInteractive(
+    return dispatcher.settleInteractive(
       out,
       app,
-      await d.track(d.attempt(out, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0 })),
+      await dispatcher.track(
+        dispatcher.attempt(out, app, { interactive: true, budgetMs: config.deliveryBudgetMs, retryNum: 0 }),
+      ),
     );
   }
 

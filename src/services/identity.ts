@@ -3,11 +3,11 @@ import { newId, PREFIX, hashPassword, verifyPassword, generatePassword, signJwt,
 import { forbidden, invalidCredentials, invalidRequest, notFound, unauthenticated, userExists } from '../errors.js';
 import { StoreConflict, type Change, type Expectation } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import type { EventsOutbox } from './events-outbox.js';
+import type { OutboxWriter } from './outbox-writer.js';
 import { EVERYONE } from './workspace/events.js';
 import { userEventBody } from '../model/events.js';
 import {
-  T,
+  IDENTITY_TABLES,
   META,
   accountId,
   type AccountRecord,
@@ -45,7 +45,7 @@ const OWNER_EMAILS = [OWNER_EMAIL, 'owner@localhost'];
 
 export function createIdentityService(
   ctx: ServiceContext,
-  deps: { outbox: Pick<EventsOutbox, 'workspaceEvent' | 'written'> },
+  deps: { outbox: Pick<OutboxWriter, 'workspaceEvent' | 'written'> },
 ) {
   const { store, clock } = ctx;
   const nowIso = () => new Date(clock.now()).toISOString();
@@ -66,7 +66,7 @@ export function createIdentityService(
     principal: Principal,
     name: unknown,
   ): Promise<WorkspaceRecord & { workspaceUserId: string }> {
-    const me = await store.get(T.workspaceUsers, principal.workspaceUserId);
+    const me = await store.get(IDENTITY_TABLES.workspaceUsers, principal.workspaceUserId);
     if (!me) throw unauthenticated('The Authtoken has been revoked.');
     const ws = newWorkspace(name);
     const user: WorkspaceUserRecord = {
@@ -78,8 +78,8 @@ export function createIdentityService(
       createdAt: nowIso(),
     };
     await store.commit([
-      { table: T.workspaces, id: ws.id, value: ws },
-      { table: T.workspaceUsers, id: user.id, value: user },
+      { table: IDENTITY_TABLES.workspaces, id: ws.id, value: ws },
+      { table: IDENTITY_TABLES.workspaceUsers, id: user.id, value: user },
     ]);
     return { ...ws, workspaceUserId: user.id };
   }
@@ -89,7 +89,7 @@ export function createIdentityService(
    * is a member of its own workspace only, whatever else the account belongs to.
    */
   async function membershipIn(principal: Principal, workspaceId: string): Promise<WorkspaceUserRecord> {
-    const me = await store.get(T.workspaceUsers, principal.workspaceUserId);
+    const me = await store.get(IDENTITY_TABLES.workspaceUsers, principal.workspaceUserId);
     const m = !me
       ? undefined
       : me.workspaceId === workspaceId
@@ -101,7 +101,7 @@ export function createIdentityService(
     return m;
   }
 
-  const userRecord = (id: string) => store.get(T.workspaceUsers, id);
+  const userRecord = (id: string) => store.get(IDENTITY_TABLES.workspaceUsers, id);
 
   type NewUser = { workspaceId: string; email: string; name: string; password?: string };
   interface UserPlan {
@@ -133,9 +133,9 @@ export function createIdentityService(
     const email = input.email.trim().toLowerCase();
     const accId = accountId(email);
     const [ws, found, members] = await Promise.all([
-      workspaceKnown ? true : store.get(T.workspaces, input.workspaceId),
-      store.get(T.accounts, accId),
-      store.find(T.workspaceUsers, 'accountId', accId),
+      workspaceKnown ? true : store.get(IDENTITY_TABLES.workspaces, input.workspaceId),
+      store.get(IDENTITY_TABLES.accounts, accId),
+      store.find(IDENTITY_TABLES.workspaceUsers, 'accountId', accId),
     ]);
     if (!ws) throw notFound('Workspace');
     if (members.some((wu) => wu.workspaceId === input.workspaceId)) throw userExists();
@@ -159,10 +159,10 @@ export function createIdentityService(
       password: generated,
       existingAccount: !!found,
       changes: [
-        { table: T.accounts, id: accId, value: account },
-        { table: T.workspaceUsers, id: user.id, value: user },
+        { table: IDENTITY_TABLES.accounts, id: accId, value: account },
+        { table: IDENTITY_TABLES.workspaceUsers, id: user.id, value: user },
       ],
-      expect: [{ table: T.accounts, id: accId, value: found }],
+      expect: [{ table: IDENTITY_TABLES.accounts, id: accId, value: found }],
     };
   }
 
@@ -215,7 +215,7 @@ export function createIdentityService(
     };
     const authToken = signJwt({ sub: user.id, ws: user.workspaceId, jti: rec.id, iat, exp }, ctx.jwtKey);
     return {
-      change: { table: T.mgmtTokens, id: rec.id, value: rec },
+      change: { table: IDENTITY_TABLES.mgmtTokens, id: rec.id, value: rec },
       issued: { authToken, exp, workspaceId: user.workspaceId, workspaceUserId: user.id },
       jti: rec.id,
     };
@@ -230,7 +230,7 @@ export function createIdentityService(
   /** Workspace users that belong to the account with this email and password (null when the password is wrong). */
   async function checkPassword(email: unknown, password: unknown): Promise<WorkspaceUserRecord[] | null> {
     if (typeof email !== 'string' || typeof password !== 'string') return null;
-    const account = await store.get(T.accounts, accountId(email));
+    const account = await store.get(IDENTITY_TABLES.accounts, accountId(email));
     // Verify against a dummy hash when the account is unknown so timing does not reveal which emails exist.
     const ok = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
     if (!account || !ok) return null;
@@ -239,7 +239,7 @@ export function createIdentityService(
 
   /** The account's workspace users, oldest first (the order they were added in). */
   async function membershipsOf(accId: string): Promise<WorkspaceUserRecord[]> {
-    const out = await store.find(T.workspaceUsers, 'accountId', accId);
+    const out = await store.find(IDENTITY_TABLES.workspaceUsers, 'accountId', accId);
     return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
   }
 
@@ -280,8 +280,8 @@ export function createIdentityService(
     }
     const [tok, user] = await store.getMany(
       [
-        { table: T.mgmtTokens, id: hit.claims.jti },
-        { table: T.workspaceUsers, id: hit.claims.workspaceUserId },
+        { table: IDENTITY_TABLES.mgmtTokens, id: hit.claims.jti },
+        { table: IDENTITY_TABLES.workspaceUsers, id: hit.claims.workspaceUserId },
       ],
       { shared: true },
     );
@@ -291,7 +291,7 @@ export function createIdentityService(
     }
     if (!tok.actedBy) return hit.claims;
     // an act-as token ends with the token that asked for it (AS2)
-    const parent = tok.madeWith === undefined ? undefined : await store.get(T.mgmtTokens, tok.madeWith);
+    const parent = tok.madeWith === undefined ? undefined : await store.get(IDENTITY_TABLES.mgmtTokens, tok.madeWith);
     if (!parent || parent.exp <= nowS) {
       verified.delete(token);
       throw unauthenticated('The Authtoken has been revoked: the token that asked for it no longer works.');
@@ -302,7 +302,7 @@ export function createIdentityService(
   /** The workspace's owner: its first human member (who created it). */
   async function ownerOf(workspaceId: string): Promise<string | undefined> {
     let first: WorkspaceUserRecord | undefined;
-    for (const wu of await store.find(T.workspaceUsers, 'workspaceId', workspaceId)) {
+    for (const wu of await store.find(IDENTITY_TABLES.workspaceUsers, 'workspaceId', workspaceId)) {
       if (!wu.isBot && (!first || wu.createdAt < first.createdAt)) first = wu;
     }
     return first?.id;
@@ -318,7 +318,7 @@ export function createIdentityService(
       throw invalidRequest('user must be the id or email of a user of your workspace.', [
         { pointer: '/user', message: 'is required' },
       ]);
-    const members = await store.find(T.workspaceUsers, 'workspaceId', principal.workspaceId);
+    const members = await store.find(IDENTITY_TABLES.workspaceUsers, 'workspaceId', principal.workspaceId);
     const target =
       members.find((u) => u.id === who) ?? members.find((u) => !u.isBot && u.email === who.trim().toLowerCase());
     if (!target) throw notFound('Workspace user');
@@ -334,17 +334,17 @@ export function createIdentityService(
   }
 
   async function revoke(principal: Principal): Promise<void> {
-    await store.commit([{ table: T.mgmtTokens, id: principal.jti, value: null }]);
+    await store.commit([{ table: IDENTITY_TABLES.mgmtTokens, id: principal.jti, value: null }]);
   }
 
   async function workspaceInfo(id: string) {
-    const ws = await store.get(T.workspaces, id);
+    const ws = await store.get(IDENTITY_TABLES.workspaces, id);
     if (!ws) throw notFound('Workspace');
     return { id: ws.id, name: ws.name };
   }
 
   async function userInfo(workspaceId: string, id: string) {
-    const wu = await store.get(T.workspaceUsers, id);
+    const wu = await store.get(IDENTITY_TABLES.workspaceUsers, id);
     if (!wu || wu.workspaceId !== workspaceId) throw notFound('Workspace user');
     return { id: wu.id, name: wu.name, email: wu.email };
   }
@@ -360,7 +360,7 @@ export function createIdentityService(
     email: string;
     authToken: string;
   } | null> {
-    if ((await store.count(T.workspaces)) > 0) return null;
+    if ((await store.count(IDENTITY_TABLES.workspaces)) > 0) return null;
     const ws = newWorkspace('Local workspace');
     const plan = await planUser({ workspaceId: ws.id, email: OWNER_EMAIL, name: 'Owner' }, true);
     const tok = newToken(plan.user);
@@ -368,7 +368,7 @@ export function createIdentityService(
     try {
       await store.commit(
         [
-          { table: T.workspaces, id: ws.id, value: ws },
+          { table: IDENTITY_TABLES.workspaces, id: ws.id, value: ws },
           ...plan.changes,
           tok.change,
           { table: META, id: mark.id, value: mark },
@@ -398,7 +398,7 @@ export function createIdentityService(
     if (!cur || typeof cur !== 'object') return undefined;
     const { workspaceUserId, authToken } = cur as { workspaceUserId?: unknown; authToken?: unknown };
     if (typeof workspaceUserId !== 'string') return undefined;
-    const user = await store.get(T.workspaceUsers, workspaceUserId);
+    const user = await store.get(IDENTITY_TABLES.workspaceUsers, workspaceUserId);
     if (!user) return undefined;
     const nowS = Math.floor(clock.now() / 1000);
     const claims = typeof authToken === 'string' ? verifyJwt(authToken, ctx.jwtKey, nowS) : null;
@@ -406,7 +406,7 @@ export function createIdentityService(
       claims &&
       claims.sub === user.id &&
       claims.exp - nowS > ctx.config.managementTokenTtlSeconds / 4 &&
-      (await store.get(T.mgmtTokens, claims.jti));
+      (await store.get(IDENTITY_TABLES.mgmtTokens, claims.jti));
     if (fresh) return undefined;
     const tok = await issueToken(user);
     return { workspaceId: user.workspaceId, workspaceUserId: user.id, email: user.email, authToken: tok.authToken };
@@ -422,7 +422,9 @@ export function createIdentityService(
   > {
     const mark = await store.get(META, 'bootstrap');
     if (!mark || !('workspaceId' in mark)) return undefined;
-    const owners = await Promise.all(OWNER_EMAILS.map((e) => store.find(T.workspaceUsers, 'accountId', accountId(e))));
+    const owners = await Promise.all(
+      OWNER_EMAILS.map((e) => store.find(IDENTITY_TABLES.workspaceUsers, 'accountId', accountId(e))),
+    );
     const user = owners.flat().find((u) => u.workspaceId === mark.workspaceId);
     if (!user) return undefined;
     const tok = await issueToken(user);
@@ -431,7 +433,7 @@ export function createIdentityService(
 
   /** The caller's workspaces: every one of the account's, or an act-as token's own alone. */
   async function listWorkspaces(principal: Principal) {
-    const wu = await store.get(T.workspaceUsers, principal.workspaceUserId);
+    const wu = await store.get(IDENTITY_TABLES.workspaceUsers, principal.workspaceUserId);
     if (!wu) return [];
     return Promise.all(
       (principal.actedBy ? [wu] : await membershipsOf(wu.accountId)).map(async (m) => ({

@@ -14,11 +14,11 @@ import type { AppError } from '../errors.js';
 import { StoreConflict, type Change } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import type { IdentityService, Principal } from './identity.js';
-import { T, accountId, normalizeEmail, type WorkspaceUserRecord } from '../model/identity.js';
+import { IDENTITY_TABLES, accountId, normalizeEmail, type WorkspaceUserRecord } from '../model/identity.js';
 import { retryOnConflict } from './conflict.js';
 import type { ExchangeRecord, FamilyRecord, LeadRecord, RefreshRecord } from '../model/identity.js';
 
-const LT = {
+const LOGIN_TABLES = {
   leads: 'loginLeads',
   exchanges: 'loginExchanges',
   refresh: 'refreshTokens',
@@ -88,27 +88,29 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   };
   /** The human workspace users of this email's account ([] when there is no such account). */
   const membersOf = (email: string): Promise<WorkspaceUserRecord[]> => identity.membershipsOf(accountId(email));
-  const leadsOf = (email: string) => store.find(LT.leads, 'email', email);
+  const leadsOf = (email: string) => store.find(LOGIN_TABLES.leads, 'email', email);
 
   /** Expired leads, exchange tokens and refresh tokens, and families with nothing left. */
   async function expiredChanges(): Promise<Change[]> {
     const now = clock.now();
     const out: Change[] = [];
     const [leads, exchanges, refresh, families] = await Promise.all([
-      store.all(LT.leads),
-      store.all(LT.exchanges),
-      store.all(LT.refresh),
-      store.all(LT.families),
+      store.all(LOGIN_TABLES.leads),
+      store.all(LOGIN_TABLES.exchanges),
+      store.all(LOGIN_TABLES.refresh),
+      store.all(LOGIN_TABLES.families),
     ]);
-    for (const l of leads) if (l.expiresAt <= now) out.push({ table: LT.leads, id: l.id, value: null });
-    for (const x of exchanges) if (x.expiresAt <= now) out.push({ table: LT.exchanges, id: x.id, value: null });
+    for (const l of leads) if (l.expiresAt <= now) out.push({ table: LOGIN_TABLES.leads, id: l.id, value: null });
+    for (const x of exchanges)
+      if (x.expiresAt <= now) out.push({ table: LOGIN_TABLES.exchanges, id: x.id, value: null });
     const gone = new Set<string>();
     const live = new Set<string>();
     for (const r of refresh) (r.exp * 1000 <= now ? gone : live).add(r.id);
     for (const f of families) {
-      if (f.refreshTokenIds.every((id) => !live.has(id))) out.push({ table: LT.families, id: f.id, value: null });
+      if (f.refreshTokenIds.every((id) => !live.has(id)))
+        out.push({ table: LOGIN_TABLES.families, id: f.id, value: null });
     }
-    for (const id of gone) out.push({ table: LT.refresh, id, value: null });
+    for (const id of gone) out.push({ table: LOGIN_TABLES.refresh, id, value: null });
     return out;
   }
 
@@ -130,9 +132,9 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
       ...(known ? { sealedCode: sealer.seal(code) } : {}),
     };
     const mine = new Set(older.map((l) => l.id));
-    const changes = expired.filter((c) => c.table !== LT.leads || !mine.has(c.id));
-    for (const l of older) changes.push({ table: LT.leads, id: l.id, value: null });
-    changes.push({ table: LT.leads, id: lead.id, value: lead });
+    const changes = expired.filter((c) => c.table !== LOGIN_TABLES.leads || !mine.has(c.id));
+    for (const l of older) changes.push({ table: LOGIN_TABLES.leads, id: l.id, value: null });
+    changes.push({ table: LOGIN_TABLES.leads, id: lead.id, value: lead });
     await store.commit(changes);
     if (known)
       logger.info(
@@ -147,7 +149,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   async function leadFor(leadId: unknown, email: string): Promise<LeadRecord> {
     let lead: LeadRecord | undefined;
     if (leadId !== undefined && leadId !== null)
-      lead = await store.get(LT.leads, sha256(stringField(leadId, 'leadId')));
+      lead = await store.get(LOGIN_TABLES.leads, sha256(stringField(leadId, 'leadId')));
     else for (const l of await leadsOf(email)) if (!lead || l.createdAt >= lead.createdAt) lead = l;
     if (!lead || lead.email !== email || lead.activatedAt) throw invalidLead();
     if (lead.expiresAt <= clock.now()) throw invalidLead('The login code has expired; start the login again.');
@@ -167,18 +169,21 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
         : stringField(input.code, 'code').trim();
     return retryOnConflict(async () => {
       const lead = await leadFor(input.leadId, email);
-      const asRead = [{ table: LT.leads, id: lead.id, value: lead }];
+      const asRead = [{ table: LOGIN_TABLES.leads, id: lead.id, value: lead }];
       const right = lead.known && lead.sealedCode !== undefined && safeEqual(given, sealer.open(lead.sealedCode));
       if (right) {
-        await store.commit([{ table: LT.leads, id: lead.id, value: { ...lead, activatedAt: nowIso() } }], asRead);
+        await store.commit(
+          [{ table: LOGIN_TABLES.leads, id: lead.id, value: { ...lead, activatedAt: nowIso() } }],
+          asRead,
+        );
         return;
       }
       const attempts = lead.attempts + 1;
       if (attempts >= MAX_WRONG_CODES) {
-        await store.commit([{ table: LT.leads, id: lead.id, value: null }], asRead);
+        await store.commit([{ table: LOGIN_TABLES.leads, id: lead.id, value: null }], asRead);
         throw invalidLead(`The code was wrong ${MAX_WRONG_CODES} times; this login is void. Start it again.`);
       }
-      await store.commit([{ table: LT.leads, id: lead.id, value: { ...lead, attempts } }], asRead);
+      await store.commit([{ table: LOGIN_TABLES.leads, id: lead.id, value: { ...lead, attempts } }], asRead);
       const left = MAX_WRONG_CODES - attempts;
       throw invalidLoginCode(`The code is wrong; ${left} ${left === 1 ? 'try' : 'tries'} left.`);
     }, 8);
@@ -188,9 +193,9 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   async function login(leadIdIn: unknown): Promise<{ items: LoginItem[] }> {
     const unusable = () =>
       invalidLead('The login request is unknown, expired, used or not yet activated with its code.');
-    const lead = await store.get(LT.leads, sha256(stringField(leadIdIn, 'leadId')));
+    const lead = await store.get(LOGIN_TABLES.leads, sha256(stringField(leadIdIn, 'leadId')));
     if (!lead || !lead.activatedAt || lead.expiresAt <= clock.now()) throw unusable();
-    const changes: Change[] = [{ table: LT.leads, id: lead.id, value: null }];
+    const changes: Change[] = [{ table: LOGIN_TABLES.leads, id: lead.id, value: null }];
     const items: LoginItem[] = [];
     for (const wu of await membersOf(lead.email)) {
       if (lead.limitTo && !lead.limitTo.includes(wu.workspaceId)) continue;
@@ -201,7 +206,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
         workspaceUserId: wu.id,
         expiresAt: clock.now() + EXCHANGE_TTL_MS,
       };
-      changes.push({ table: LT.exchanges, id: rec.id, value: rec });
+      changes.push({ table: LOGIN_TABLES.exchanges, id: rec.id, value: rec });
       items.push({
         workspace: await identity.workspaceInfo(wu.workspaceId),
         workspaceUser: { id: wu.id },
@@ -209,7 +214,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
       });
     }
     // used once across every daemon: the lead as read (a concurrent use deleted it)
-    await refuseOnConflict(store.commit(changes, [{ table: LT.leads, id: lead.id, value: lead }]), unusable);
+    await refuseOnConflict(store.commit(changes, [{ table: LOGIN_TABLES.leads, id: lead.id, value: lead }]), unusable);
     return { items };
   }
 
@@ -241,15 +246,15 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
 
   /** POST /workspaces/{ws}/exchange: a single-use exchange token → the first pair of a new family. */
   async function exchange(workspaceId: string, tokenIn: unknown): Promise<TokenPair> {
-    const rec = await store.get(LT.exchanges, sha256(stringField(tokenIn, 'exchangeToken')));
+    const rec = await store.get(LOGIN_TABLES.exchanges, sha256(stringField(tokenIn, 'exchangeToken')));
     if (!rec) throw refuse('exchange', 'unknown exchange token (never issued, already used or swept)', { workspaceId });
     const who = { workspaceId, workspaceUserId: rec.workspaceUserId };
     if (rec.workspaceId !== workspaceId)
       throw refuse('exchange', `issued for another workspace (${rec.workspaceId})`, who);
     if (rec.expiresAt <= clock.now()) throw refuse('exchange', 'expired', who);
     const unusable = () => refuse('exchange', 'used at the same time by another request', who);
-    const consume = { table: LT.exchanges, id: rec.id, value: null };
-    const asRead = [{ table: LT.exchanges, id: rec.id, value: rec }];
+    const consume = { table: LOGIN_TABLES.exchanges, id: rec.id, value: null };
+    const asRead = [{ table: LOGIN_TABLES.exchanges, id: rec.id, value: rec }];
     const user = await identity.userRecord(rec.workspaceUserId);
     if (!user) {
       await refuseOnConflict(store.commit([consume], asRead), unusable);
@@ -269,8 +274,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     const changes: Change[] = [
       consume,
       access.change,
-      { table: LT.refresh, id: refresh.rec.id, value: refresh.rec },
-      { table: LT.families, id: family.id, value: family },
+      { table: LOGIN_TABLES.refresh, id: refresh.rec.id, value: refresh.rec },
+      { table: LOGIN_TABLES.families, id: family.id, value: family },
     ];
     await refuseOnConflict(store.commit(changes, asRead), unusable);
     return { token: access.issued.authToken, refreshToken: refresh.token };
@@ -278,9 +283,9 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
 
   function revokeFamily(family: FamilyRecord): Change[] {
     return [
-      ...family.accessTokenIds.map((id) => ({ table: T.mgmtTokens, id, value: null })),
-      ...family.refreshTokenIds.map((id) => ({ table: LT.refresh, id, value: null })),
-      { table: LT.families, id: family.id, value: null },
+      ...family.accessTokenIds.map((id) => ({ table: IDENTITY_TABLES.mgmtTokens, id, value: null })),
+      ...family.refreshTokenIds.map((id) => ({ table: LOGIN_TABLES.refresh, id, value: null })),
+      { table: LOGIN_TABLES.families, id: family.id, value: null },
     ];
   }
 
@@ -296,8 +301,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   };
 
   async function refreshOnce(workspaceId: string, id: string): Promise<TokenPair> {
-    const rec = await store.get(LT.refresh, id);
-    const family = rec && (await store.get(LT.families, rec.familyId));
+    const rec = await store.get(LOGIN_TABLES.refresh, id);
+    const family = rec && (await store.get(LOGIN_TABLES.families, rec.familyId));
     if (!rec) throw refuse('refresh', 'unknown refresh token (never issued, or revoked)', { workspaceId });
     const who = { workspaceId, workspaceUserId: rec.workspaceUserId };
     if (!family) throw refuse('refresh', 'revoked: its login was revoked', who);
@@ -309,10 +314,10 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
       await store.commit(revokeFamily(family));
       throw refuse('refresh', 'already used: every token of its login is now revoked', who);
     }
-    const spent: Change = { table: LT.refresh, id: rec.id, value: { ...rec, spentAt: nowIso() } };
+    const spent: Change = { table: LOGIN_TABLES.refresh, id: rec.id, value: { ...rec, spentAt: nowIso() } };
     const asRead = [
-      { table: LT.refresh, id: rec.id, value: rec },
-      { table: LT.families, id: family.id, value: family },
+      { table: LOGIN_TABLES.refresh, id: rec.id, value: rec },
+      { table: LOGIN_TABLES.families, id: family.id, value: family },
     ];
     const user = await identity.userRecord(rec.workspaceUserId);
     if (!user) {
@@ -323,8 +328,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     const next = newRefresh(family.id, user);
     // the family keeps only what is still live, so it does not grow with every rotation
     const [accessLive, refreshLive] = await Promise.all([
-      Promise.all(family.accessTokenIds.map((t) => store.get(T.mgmtTokens, t))),
-      Promise.all(family.refreshTokenIds.map((r) => store.get(LT.refresh, r))),
+      Promise.all(family.accessTokenIds.map((t) => store.get(IDENTITY_TABLES.mgmtTokens, t))),
+      Promise.all(family.refreshTokenIds.map((r) => store.get(LOGIN_TABLES.refresh, r))),
     ]);
     const updated: FamilyRecord = {
       ...family,
@@ -335,8 +340,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
       [
         spent,
         access.change,
-        { table: LT.refresh, id: next.rec.id, value: next.rec },
-        { table: LT.families, id: updated.id, value: updated },
+        { table: LOGIN_TABLES.refresh, id: next.rec.id, value: next.rec },
+        { table: LOGIN_TABLES.families, id: updated.id, value: updated },
       ],
       asRead,
     );
@@ -367,8 +372,14 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
       if (!self && !lead.limitTo?.includes(p.workspaceId)) {
         // expects the lead as read: a limit added on another daemon at once is not lost
         await store.commit(
-          [{ table: LT.leads, id: lead.id, value: { ...lead, limitTo: [...(lead.limitTo ?? []), p.workspaceId] } }],
-          [{ table: LT.leads, id: lead.id, value: lead }],
+          [
+            {
+              table: LOGIN_TABLES.leads,
+              id: lead.id,
+              value: { ...lead, limitTo: [...(lead.limitTo ?? []), p.workspaceId] },
+            },
+          ],
+          [{ table: LOGIN_TABLES.leads, id: lead.id, value: lead }],
         );
       }
       return {

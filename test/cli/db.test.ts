@@ -9,7 +9,7 @@ import path from 'node:path';
 import { runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 import { testWithPg } from '../helpers/pg.js';
-import { EXIT } from '../../src/cli/output.js';
+import { EXIT } from '../../src/client/exit.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { acquireLock } from '../../src/server/data-dir.js';

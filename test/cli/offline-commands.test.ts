@@ -11,7 +11,7 @@ import { ROOT, runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import { describe } from '../../src/cli/commands/deliver.js';
-import type { Delivery } from '../../src/cli/delivery.js';
+import type { Delivery } from '../../src/client/delivery.js';
 
 const work = tempDir('appreg-offline-');
 t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));

@@ -1,7 +1,8 @@
 /**
  * A command loads only what it uses: the modules the CLI imports statically (everything loaded for
  * `--help` and before any action runs) include no server, no store and no heavy package.
- * Commands that need more (serve, apps validate) import it inside their action. Leaves of src/ that import only Node
+ * Commands that need more (serve, apps validate) import it inside their action. The client layer (src/client/) loads
+ * with the CLI: it is the CLI's way to the daemon. Leaves of src/ that import only Node
  * may load: the clock (the waiting line's timer), must.ts (the check of a value known to be there), the configuration's
  * names, the default data directory's rule (where the CLI finds the daemon), the version (--version) and where a JSON
  * text goes wrong (an option's file that is not JSON).
@@ -48,10 +49,11 @@ t.test('the CLI at start loads commander and its own modules, nothing else', asy
   ];
   const outside = [...seen]
     .map((f) => path.relative(path.join(ROOT, 'dist/src'), f))
-    .filter((f) => !f.startsWith('cli/') && !leaves.includes(f));
+    .filter((f) => !f.startsWith('cli/') && !f.startsWith('client/') && !leaves.includes(f));
   t.same(outside, [], 'no module of the server, store or services is loaded at start');
   t.ok(seen.size >= 8, `followed ${seen.size} modules`);
-  const inCli = [...seen].map((f) => path.relative(path.join(ROOT, 'dist/src/cli'), f));
-  for (const lazy of ['workspace.js', 'commands/say-run.js', 'commands/test-run.js'])
-    t.notOk(inCli.includes(lazy), `${lazy} is loaded when a command runs, not at start`);
+  const loaded = [...seen].map((f) => path.relative(path.join(ROOT, 'dist/src'), f));
+  t.ok(loaded.includes('client/daemon-client.js'), 'the client layer is read (the check follows it)');
+  for (const lazy of ['client/workspace.js', 'cli/commands/say-run.js', 'cli/commands/test-run.js'])
+    t.notOk(loaded.includes(lazy), `${lazy} is loaded when a command runs, not at start`);
 });

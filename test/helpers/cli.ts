@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
-import type { Io } from '../../src/cli/run.js';
+import type { Io } from '../../src/client/io.js';
 import { systemClock, type Clock } from '../../src/clock.js';
 import type { Receiver } from './receiver.js';
 import { createTestClock } from './test-clock.js';

@@ -17,7 +17,7 @@ import { startReceiver } from './receiver.js';
 import { installPlatformApp } from './platform-client.js';
 import { must } from '../../src/must.js';
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
-import { deliveryIdOf } from '../../src/delivery/outbox.js';
+import { deliveryIdOf } from '../../src/delivery/outbox-drain.js';
 import { EVENTS_OUTBOX } from '../../src/model/events.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
 

@@ -405,7 +405,15 @@ t.test(
     const appB = await createApp(as(a)); // acknowledged just before the kill
     must(g.daemons[0]).child.kill('SIGKILL');
     await must(g.daemons[0]).exited;
-    const killedAt = Date.now();
+    // the lease the killed daemon left on the event, read before any other daemon runs: the takeover must wait for it
+    const [held] = await sqlAt<{ owner: string | null; until: number | null }>(
+      url,
+      `SELECT data->>'leaseOwner' AS owner, (data->>'leaseUntil')::float8 AS until
+         FROM appreg_records WHERE tbl = 'pendingDeliveries' AND id = $1`,
+      [first.id],
+    );
+    t.ok(held?.owner, 'the killed daemon held the event on a lease');
+    const leaseUntil = must(held?.until ?? undefined);
     phase = 'ok';
     await g.add();
     await g.add();
@@ -419,8 +427,17 @@ t.test(
       const r = await json(await b.api(`${b.mgmt}/deliveries/${first.id}`));
       return r.state === 'delivered' ? r : undefined;
     });
-    const takeover = must(rx.received.filter((r) => r.path === '/ev-kill').at(-1));
-    t.ok(takeover.at - killedAt >= 0, 'tried again after the kill');
+    const calls = rx.received.filter((r) => r.path === '/ev-kill');
+    const hung = must(calls.at(-2)); // the killed daemon's last attempt
+    const takeover = must(calls.at(-1));
+    // the daemons and the receiver read the same system clock: the claim that took the lease over ran at or after
+    // its end (a claim takes a lease only once it ran out), and the receiver stamped the attempt after that claim
+    t.ok(takeover.at >= leaseUntil, `tried again only once the lease ran out (${takeover.at} ≥ ${leaseUntil})`);
+    t.equal(takeover.headers['x-appreg-delivery-id'], first.id, 'the same delivery, taken over');
+    t.ok(
+      Number(takeover.headers['x-appreg-retry-num']) > Number(hung.headers['x-appreg-retry-num']),
+      'the attempt the killed daemon made is counted: the takeover comes as a later retry',
+    );
     t.equal(rec.state, 'delivered', 'delivered by another daemon after the lease ran out');
   },
 );

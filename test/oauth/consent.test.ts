@@ -11,7 +11,7 @@ import {
   type CreatedApp,
 } from '../fixtures/redirects-flow.js';
 import { REGISTERED, REDIRECT_CASES } from '../fixtures/redirects.js';
-import { USED_TOKENS } from '../../src/services/oauth/consent-sessions.js';
+import { USED_TOKENS } from '../../src/services/oauth/web-sessions.js';
 import { must } from '../../src/must.js';
 
 function consentUrl(d: TestDaemon, q: Record<string, string>) {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startTestDaemon, storedText } from '../helpers/daemon.js';
 import { createApp, grant, exchange, authorize, me } from '../fixtures/redirects-flow.js';
-import { OT } from '../../src/model/oauth.js';
+import { OAUTH_TABLES } from '../../src/model/oauth.js';
 import { sha256 } from '../../src/crypto.js';
 import { engineOf } from '../helpers/test-tables.js';
 import { createTestClock } from '../helpers/test-clock.js';
@@ -246,10 +246,10 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
           'no longer exists',
           async () => {
             const g = await grant(d, app);
-            const rec = must(await d.parts.store.get(OT.codes, sha256(g.body.code)));
+            const rec = must(await d.parts.store.get(OAUTH_TABLES.codes, sha256(g.body.code)));
             await d.parts.store.commit([
               {
-                table: OT.codes,
+                table: OAUTH_TABLES.codes,
                 id: rec.id,
                 value: { ...rec, workspaceUserId: 'wu_gone', authorizationId: undefined },
               },
@@ -273,7 +273,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     'codes expire (configurable, ≤ 10 min) and are bound to app, user, workspace, scopes and redirect URL',
     async (t) => {
       const g = await grant(d, app, { scopes: 'messages:read,bot:messages:read' });
-      const rec = await d.parts.store.get(OT.codes, sha256(g.body.code));
+      const rec = await d.parts.store.get(OAUTH_TABLES.codes, sha256(g.body.code));
       if (!rec || 'consumedAt' in rec) return t.fail('stored under its digest, not exchanged');
       t.same(
         [rec.appId, rec.workspaceId, rec.workspaceUserId, rec.userScopes, rec.botScopes, rec.redirectUrl],
@@ -294,7 +294,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     'a code names the installation and authorization its exchange reads; one that does not is exchanged all the same',
     async (t) => {
       const g = await grant(d, app);
-      const rec = must(await d.parts.store.get(OT.codes, sha256(g.body.code)));
+      const rec = must(await d.parts.store.get(OAUTH_TABLES.codes, sha256(g.body.code)));
       t.match(rec, { installationId: /^\w+_/, authorizationId: /^\w+_/ }, 'read with the code, in one round trip');
       const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
       t.equal(first.res.status, 200);
@@ -304,8 +304,8 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
         { installationId: 'ins_x', authorizationId: 'az_x' },
       ]) {
         const g2 = await grant(d, app);
-        const r2 = must(await d.parts.store.get(OT.codes, sha256(g2.body.code)));
-        await d.parts.store.commit([{ table: OT.codes, id: r2.id, value: { ...r2, ...strip } }]);
+        const r2 = must(await d.parts.store.get(OAUTH_TABLES.codes, sha256(g2.body.code)));
+        await d.parts.store.commit([{ table: OAUTH_TABLES.codes, id: r2.id, value: { ...r2, ...strip } }]);
         const x = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g2.body.code });
         t.equal(x.res.status, 200);
         t.equal(x.body.botId, first.body.botId, 'the same installation and bot user');
@@ -371,7 +371,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
       const oauth = d.parts.oauth.exchange;
       clock.set(clock.now() + 15 * 60_000); // well past the 2-minute code lifetime
       await oauth.sweep();
-      t.ok(await d.parts.store.get(OT.codes, sha256(g.body.code)), 'the consumed code is still remembered');
+      t.ok(await d.parts.store.get(OAUTH_TABLES.codes, sha256(g.body.code)), 'the consumed code is still remembered');
       const again = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
       t.equal(again.body.code, 'invalid_grant');
       t.equal(
@@ -381,7 +381,11 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
       );
       clock.set(clock.now() + 24 * 3600_000);
       await oauth.sweep();
-      t.equal(await d.parts.store.get(OT.codes, sha256(g.body.code)), undefined, 'forgotten a day after its exchange');
+      t.equal(
+        await d.parts.store.get(OAUTH_TABLES.codes, sha256(g.body.code)),
+        undefined,
+        'forgotten a day after its exchange',
+      );
     },
   );
 
@@ -394,11 +398,11 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     let full = 0;
     let scans = 0;
     engine.all = (table) => {
-      if (table === OT.codes) full++;
+      if (table === OAUTH_TABLES.codes) full++;
       return all(table);
     };
     engine.scan = (table, visit) => {
-      if (table === OT.codes) scans++;
+      if (table === OAUTH_TABLES.codes) scans++;
       return scan(table, visit);
     };
     t.teardown(() => {
@@ -406,19 +410,23 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
       engine.scan = scan;
     });
     const g = await grant(d, app);
-    t.ok(await store.get(OT.codes, sha256(g.body.code)), 'an unused code is kept');
+    t.ok(await store.get(OAUTH_TABLES.codes, sha256(g.body.code)), 'an unused code is kept');
     await oauth.sweep();
-    t.ok(await store.get(OT.codes, sha256(g.body.code)), 'not yet expired: kept');
+    t.ok(await store.get(OAUTH_TABLES.codes, sha256(g.body.code)), 'not yet expired: kept');
     clock.set(clock.now() + 3 * 60_000); // past the 2-minute lifetime
     t.ok((await oauth.sweep()) >= 1);
-    t.equal(await store.get(OT.codes, sha256(g.body.code)), undefined, 'the expired code is gone');
+    t.equal(await store.get(OAUTH_TABLES.codes, sha256(g.body.code)), undefined, 'the expired code is gone');
     t.equal(full + scans, 0, 'found by its sweep minute: no sweep read the whole table');
     // after a gap longer than a sweep reads minute by minute, every code is read again: one at a
     // time (a scan), never all of them parsed at once
     const late = await grant(d, app);
     clock.set(clock.now() + 26 * 3600_000);
     t.ok((await oauth.sweep()) >= 1);
-    t.equal(await store.get(OT.codes, sha256(late.body.code)), undefined, 'the code expired during the gap is gone');
+    t.equal(
+      await store.get(OAUTH_TABLES.codes, sha256(late.body.code)),
+      undefined,
+      'the code expired during the gap is gone',
+    );
     t.same({ full, scans }, { full: 0, scans: 1 }, 'the whole table scanned once, never read whole');
   });
 
@@ -462,10 +470,10 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
       t.teardown(() => void (store.getMany = getMany));
       const again = await authorize(d, app3);
       store.getMany = getMany;
-      const exchangeRead = reads.find((r) => r.includes(OT.codes));
+      const exchangeRead = reads.find((r) => r.includes(OAUTH_TABLES.codes));
       t.same(
         exchangeRead,
-        ['apps', OT.codes, 'workspaceUsers', OT.installations, OT.authorizations],
+        ['apps', OAUTH_TABLES.codes, 'workspaceUsers', OAUTH_TABLES.installations, OAUTH_TABLES.authorizations],
         'the app, the code and the three records it names',
       );
       t.equal(again.botId, first.botId, 'the bot user named by the installation');
@@ -542,7 +550,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.teardown(() => d2.stop());
     const app2 = await createApp(d2);
     const g = await grant(d2, app2);
-    const rec = must(await d2.parts.store.get(OT.codes, sha256(g.body.code)));
+    const rec = must(await d2.parts.store.get(OAUTH_TABLES.codes, sha256(g.body.code)));
     t.equal(rec.expiresAt - clock.now(), 600_000);
   });
 

@@ -10,7 +10,7 @@ import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import { sqlAt, testWithPg } from '../helpers/pg.js';
 import type { Change, Store } from '../../src/store/types.js';
 import type { Clock } from '../../src/clock.js';
-import { createEventsOutbox } from '../../src/services/events-outbox.js';
+import { createOutboxWriter } from '../../src/services/outbox-writer.js';
 import { createWorkspace } from '../../src/services/workspace/workspace.js';
 import type { MessageNotice } from '../../src/services/workspace/message-index.js';
 import { createTestClock } from '../helpers/test-clock.js';
@@ -57,7 +57,7 @@ function daemon(
     clock,
     logger: silentLogger,
     config: { workspaceMessagesPerChannel: perChannel, filesMaxBytes: 1000, filesTotalMaxBytes: 1500 },
-    events: createEventsOutbox({ store, clock, instanceId }), // no worker drains it here
+    events: createOutboxWriter({ store, clock, instanceId }), // no worker drains it here
     blobs: {
       write: async (_id, _data, max) => max,
       read: () => undefined,

@@ -10,7 +10,7 @@ import { engineOf } from '../helpers/test-tables.js';
 import { createEventRecipients } from '../../src/services/workspace/events.js';
 import type { WorkspaceOutboxEvent } from '../../src/model/events.js';
 import { authorizationId, installationId } from '../../src/model/oauth.js';
-import { OT } from '../../src/model/oauth.js';
+import { OAUTH_TABLES } from '../../src/model/oauth.js';
 import { must } from '../../src/must.js';
 
 const WS = 'ws_1';
@@ -42,9 +42,9 @@ function appChanges(
   };
   return [
     { table: 'apps', id, value: app },
-    { table: OT.installations, id: inst.id, value: inst },
+    { table: OAUTH_TABLES.installations, id: inst.id, value: inst },
     ...(o.users ?? ['wu_a']).map((u, i) => ({
-      table: OT.authorizations,
+      table: OAUTH_TABLES.authorizations,
       id: authorizationId(id, u),
       value: {
         id: authorizationId(id, u),
@@ -119,8 +119,8 @@ t.test(
     t.same(names(must(created)), ['app_other:wu_a']);
     // an app uninstalled before the drain (installation and authorizations gone) gets nothing
     await store.commit([
-      { table: OT.installations, id: installationId('app_user', WS), value: null },
-      { table: OT.authorizations, id: authorizationId('app_user', 'wu_b'), value: null },
+      { table: OAUTH_TABLES.installations, id: installationId('app_user', WS), value: null },
+      { table: OAUTH_TABLES.authorizations, id: authorizationId('app_user', 'wu_b'), value: null },
     ]);
     t.same(
       names(must((await recipientsOf([event('NEW_MESSAGE', { everyone: true })]))[0])),

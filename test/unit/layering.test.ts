@@ -64,10 +64,26 @@ const BREACHES: Breach[] = [
     },
   },
   {
-    rule: 'apptest-is-a-client',
+    rule: 'clients-import-no-daemon-code',
     files: {
       'src/apptest/runner.ts': "import { x } from '../server/start.js';\nexport const y = x;\n",
+      'src/client/workspace.ts': "import type { x } from '../model/workspace.js';\nexport type Y = typeof x;\n",
       'src/server/start.ts': EMPTY,
+      'src/model/workspace.ts': EMPTY,
+    },
+  },
+  {
+    rule: 'client-below-cli-and-apptest',
+    files: {
+      'src/client/daemon-client.ts': "import { x } from '../cli/output.js';\nexport const y = x;\n",
+      'src/cli/output.ts': EMPTY,
+    },
+  },
+  {
+    rule: 'apptest-below-cli',
+    files: {
+      'src/apptest/api.ts': "import type { x } from '../cli/run.js';\nexport type Y = typeof x;\n",
+      'src/cli/run.ts': EMPTY,
     },
   },
   {
@@ -181,7 +197,7 @@ for (const b of BREACHES) {
 }
 
 t.test(
-  'what the rules allow is not caught: services use delivery, serve loads start.ts when it runs, the CLI reads the manifest schema',
+  'what the rules allow is not caught: services use delivery, serve loads start.ts when it runs, the CLI reads the manifest schema, the CLI and appreg test use the client layer, a CLI command runs appreg test',
   async (t) => {
     const out = await checkTree(t, {
       'src/services/deliveries.ts': "import { x } from '../delivery/dispatcher.js';\nexport const y = x;\n",
@@ -192,6 +208,11 @@ t.test(
       'src/server/start.ts': "import { y } from '../services/deliveries.js';\nexport const x = y;\n",
       'src/cli/commands/apps.ts': "export const validate = () => import('../../validation/manifest.js');\n",
       'src/validation/manifest.ts': EMPTY,
+      'src/cli/commands/test-run.ts':
+        "import { x } from '../../client/daemon-client.js';\nexport const run = () => import('../../apptest/runner.js');\nexport const z = x;\n",
+      'src/apptest/runner.ts': "import { x } from '../client/daemon-client.js';\nexport const y = x;\n",
+      'src/client/daemon-client.ts': "import { x } from '../clock.js';\nexport const y = x;\n",
+      'src/clock.ts': EMPTY,
     });
     t.same(out.summary.violations.map(describe), []);
   },

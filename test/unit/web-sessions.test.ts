@@ -10,7 +10,7 @@ import {
   createWebSessions,
   ENDED_SESSIONS,
   SESSION_TTL_MS,
-} from '../../src/services/oauth/consent-sessions.js';
+} from '../../src/services/oauth/web-sessions.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
 

@@ -1,9 +1,11 @@
 /** The account: appreg workspaces create|list, appreg users create, appreg login|logout|whoami. */
 import type { Command } from 'commander';
-import { fallbackAfterLogout, readSaved, resolveUrl, writeSaved } from '../credentials.js';
-import { CliError, EXIT, kv, table } from '../output.js';
+import { fallbackAfterLogout, readSaved, resolveUrl, writeSaved } from '../../client/credentials.js';
+import { kv, table } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples } from '../options.js';
-import type { Io, Run } from '../run.js';
+import type { Run } from '../run.js';
+import type { Io } from '../../client/io.js';
 
 async function readStdin(io: Io): Promise<string> {
   const chunks: Buffer[] = [];

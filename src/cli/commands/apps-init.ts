@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { CliError, EXIT } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples, unreadable } from '../options.js';
 import type { Run } from '../run.js';
 

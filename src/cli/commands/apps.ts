@@ -1,10 +1,11 @@
 /** appreg apps …: register and manage apps by manifest, from a file or from the app's own host. */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Command } from 'commander';
-import { CliError, EXIT, kv, table, type Out } from '../output.js';
+import { kv, table, type Out } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples, readJsonFile } from '../options.js';
 import { envOutOptions, envOutTarget, tryWriteEnvFile, type EnvSource } from '../env-file.js';
-import type { Client } from '../client.js';
+import type { Client } from '../../client/daemon-client.js';
 import type { Run } from '../run.js';
 import { registerAppsInit } from './apps-init.js';
 import { must } from '../../must.js';

@@ -3,10 +3,11 @@
  * in apps.ts.)
  */
 import type { Command } from 'commander';
-import { CliError, EXIT, kv, table } from '../output.js';
+import { kv, table } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
-import type { Client } from '../client.js';
+import type { Client } from '../../client/daemon-client.js';
 import { must } from '../../must.js';
 
 interface AppWithSecrets {

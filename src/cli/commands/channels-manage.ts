@@ -1,9 +1,9 @@
 /** appreg channels archive|delete: a person's changes to a channel itself (docs/protocol.md §2.8). */
 import type { Command } from 'commander';
-import { CliError, EXIT } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
-import type { ChannelInfo } from '../workspace.js';
+import type { ChannelInfo } from '../../client/workspace.js';
 import { must } from '../../must.js';
 
 /** A channel as the daemon's path takes it: id, name or #name (the # encoded). */

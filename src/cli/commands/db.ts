@@ -9,7 +9,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { CliError, EXIT, table, type Out } from '../output.js';
+import { table, type Out } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';

@@ -3,17 +3,19 @@
  * delivery log.
  */
 import type { Command } from 'commander';
-import { CliError, EXIT, kv, table, type Out } from '../output.js';
-import { action, examples, nonNegativeInt, positiveInt, readJsonFile } from '../options.js';
-import type { Client } from '../client.js';
+import { kv, table, type Out } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
+import { action, examples, nonNegativeInt, positiveInt, readJsonFile, regexOption } from '../options.js';
+import type { Client } from '../../client/daemon-client.js';
 import type { Run } from '../run.js';
-import type { Message } from '../workspace.js';
-import type { Attempt, Delivery } from '../delivery.js';
+import type { Message } from '../../client/workspace.js';
+import type { Attempt, Delivery } from '../../client/delivery.js';
+import { formatMessage } from '../message-line.js';
 import { registerDeliveriesTail } from './deliveries-tail.js';
 import { must } from '../../must.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
-type Workspace = typeof import('../workspace.js');
+type Workspace = typeof import('../../client/workspace.js');
 
 const KINDS = [
   'slash-command',
@@ -318,8 +320,8 @@ Examples:
         }
         if (o.bodyFile) body.body = readJsonFile(run, String(o.bodyFile), 'body file');
         if (o.payload) body.payload = readJsonFile(run, String(o.payload), 'payload file');
-        const w = await import('../workspace.js');
-        const re = w.regexOption(o.expectMessage, '--expect-message');
+        const w = await import('../../client/workspace.js');
+        const re = regexOption(o.expectMessage, '--expect-message');
         const waitGiven = nonNegativeInt(o.waitMs, '--wait-ms');
         const client = connect();
         if (o.channel !== undefined) body.channelId = await w.resolveChannelId(client, String(o.channel));
@@ -376,7 +378,7 @@ Examples:
           (c) => {
             let s = describe(c, d);
             if (posted?.length)
-              s += `\n${c.bold('the app posted')}\n${posted.map((m) => `  ${w.formatMessage(c, m, names)}`).join('\n')}`;
+              s += `\n${c.bold('the app posted')}\n${posted.map((m) => `  ${formatMessage(c, m, names)}`).join('\n')}`;
             else if (posted)
               s += `\n${c.dim(`(no message posted in ${watched}${waitMs ? ` within ${waitMs} ms` : ''})`)}`;
             if (probe) {

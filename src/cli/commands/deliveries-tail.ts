@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { action, examples, positiveInt } from '../options.js';
 import type { Run } from '../run.js';
-import type { Attempt, Delivery } from '../delivery.js';
+import type { Attempt, Delivery } from '../../client/delivery.js';
 import { must } from '../../must.js';
 
 /** `12:00:01 slash-command /standup → standup: 200 acked in 3 ms  dlv_…`, a retry or replay marked. */

@@ -1,8 +1,9 @@
 /** appreg groups list|create|update: the workspace's user groups, as a person makes them (docs/protocol.md §2.8). */
 import type { Command } from 'commander';
-import { CliError, EXIT, table } from '../output.js';
+import { table } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples } from '../options.js';
-import type { Client } from '../client.js';
+import type { Client } from '../../client/daemon-client.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';
 

@@ -1,14 +1,16 @@
 /** The workspace as a person sees it: appreg channels list|create, messages list|tail, react. */
 import type { Command } from 'commander';
-import { CliError, EXIT, table } from '../output.js';
+import { table } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples, positiveInt } from '../options.js';
 import type { Run } from '../run.js';
-import type { ChannelInfo, Message } from '../workspace.js';
+import type { ChannelInfo, Message } from '../../client/workspace.js';
+import { formatMessage } from '../message-line.js';
 import { registerChannelManagement } from './channels-manage.js';
 import { must } from '../../must.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
-const workspace = () => import('../workspace.js');
+const workspace = () => import('../../client/workspace.js');
 
 const TYPES = ['PUBLIC', 'PRIVATE', 'DIRECT', 'SELF'];
 
@@ -88,7 +90,7 @@ export function registerMessages(program: Command, run: Run): void {
     )
     .action(
       action(run, async ({ o, out, client: connect }, channel) => {
-        const { formatMessage, listMessages, listReplies, nameCache } = await workspace();
+        const { listMessages, listReplies, nameCache } = await workspace();
         const client = connect();
         const limit = positiveInt(o.limit, '--limit');
         const names = nameCache(client);
@@ -124,7 +126,7 @@ export function registerMessages(program: Command, run: Run): void {
     )
     .action(
       action(run, async ({ o, out, client: connect }, channel) => {
-        const { formatMessage, listMessages, markOf, messagesAfter, nameCache } = await workspace();
+        const { listMessages, markOf, messagesAfter, nameCache } = await workspace();
         const client = connect();
         const interval = must(positiveInt(o.intervalMs, '--interval-ms'));
         const names = nameCache(client);

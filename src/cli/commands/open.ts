@@ -1,8 +1,9 @@
 /** appreg open: a one-time link that signs a browser in as you, opened in the browser when there is one. */
 import type { Command } from 'commander';
-import { CliError, EXIT } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples } from '../options.js';
-import type { Io, Run } from '../run.js';
+import type { Run } from '../run.js';
+import type { Io } from '../../client/io.js';
 
 interface SignInLink {
   url: string;

@@ -1,11 +1,14 @@
 /** What `appreg say` does once its options are read (loaded when it runs, not at start): see say.ts. */
-import { createClient, type Client } from '../client.js';
-import { CliError, EXIT, type Out } from '../output.js';
-import { nonNegativeInt } from '../options.js';
-import type { GlobalOpts, Run } from '../run.js';
+import { createClient, type Client } from '../../client/daemon-client.js';
+import type { Out } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
+import { nonNegativeInt, regexOption } from '../options.js';
+import type { Run } from '../run.js';
+import type { GlobalOpts } from '../../client/io.js';
 import { EXPECT, meets, waitingNotice } from './deliver.js';
-import type { Delivery } from '../delivery.js';
-import { formatMessage, markOf, messagesPath, nameCache, regexOption, watch, type Message } from '../workspace.js';
+import type { Delivery } from '../../client/delivery.js';
+import { markOf, messagesPath, nameCache, watch, type Message } from '../../client/workspace.js';
+import { formatMessage } from '../message-line.js';
 import { must } from '../../must.js';
 
 type SayAnswer =

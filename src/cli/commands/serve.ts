@@ -3,7 +3,7 @@ import path from 'node:path';
 import { resolveDataDir } from '../../default-data-dir.js';
 import type { Command } from 'commander';
 import { loadConfig, ConfigError, DEFAULT_PORT } from '../../config.js';
-import { CliError, EXIT } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';

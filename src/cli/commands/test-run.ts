@@ -4,9 +4,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CliError, EXIT, type Out } from '../output.js';
+import type { Out } from '../output.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import { positiveInt } from '../options.js';
-import type { GlobalOpts } from '../run.js';
+import type { GlobalOpts } from '../../client/io.js';
 import type { Run } from '../run.js';
 import { givenDaemon, ownDaemon, type Daemon } from '../../apptest/daemon.js';
 import { NoSuchPath, suiteFiles } from '../../apptest/files.js';

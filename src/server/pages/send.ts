@@ -3,7 +3,7 @@
  * headers every page and redirect carries (docs/security.md §3) and the session cookie.
  */
 import type { Request, Response } from 'express';
-import { SESSION_TTL_MS } from '../../services/oauth/consent-sessions.js';
+import { SESSION_TTL_MS } from '../../services/oauth/web-sessions.js';
 import { contentSecurityPolicy } from './layout.js';
 
 /** The browser session's cookie: signed-in sessions and visitor tokens alike, for every page of the daemon. */

@@ -9,7 +9,7 @@ import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import type { IdentityService } from '../../services/identity.js';
 import type { AuthorizationRequests, AuthRequest } from '../../services/oauth/authorization-request.js';
-import { newVisitorToken, type WebSessions } from '../../services/oauth/consent-sessions.js';
+import { newVisitorToken, type WebSessions } from '../../services/oauth/web-sessions.js';
 import type { WorkspaceUserRecord } from '../../model/identity.js';
 import { loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { sendErrorPage } from '../respond.js';
@@ -42,11 +42,11 @@ export interface ConsentRoutesDeps {
   logger: Logger;
   identity: IdentityService;
   requests: AuthorizationRequests;
-  sessions: WebSessions;
+  webSessions: WebSessions;
 }
 
 export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
-  const { identity, requests: oauth, sessions, config, logger } = deps;
+  const { identity, requests: oauth, webSessions, config, logger } = deps;
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
   const loginLimit = loginLimits({
@@ -79,7 +79,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     res: Response,
   ): Promise<{ session?: { id: string; accountId: string }; visitor: string }> {
     const token = cookieValue(req);
-    const s = await sessions.get(token);
+    const s = await webSessions.get(token);
     if (s && token) return { session: { id: s.id, accountId: s.accountId }, visitor: token };
     if (token && /^[A-Za-z0-9_-]{16,128}$/.test(token)) return { visitor: token };
     const visitor = newVisitorToken();
@@ -95,7 +95,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     const preselect = users.find((u) => u.workspaceId === req.defaultWorkspaceId) ?? must(users[0]);
     const context = await oauth.consentContext(req, preselect.workspaceId);
     const names = await Promise.all(users.map((u) => safeWorkspaceName(u.workspaceId)));
-    const csrf = await sessions.issueCsrf(sessionId, {
+    const csrf = await webSessions.issueCsrf(sessionId, {
       kind: 'consent',
       params: req.params,
       workspaceIds: users.map((u) => u.workspaceId),
@@ -147,7 +147,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     }
     const { session, visitor } = await browserOf(req, res);
     if (!session) {
-      const csrf = await sessions.loginToken(visitor, req.originalUrl.split('?')[1] ?? '');
+      const csrf = await webSessions.loginToken(visitor, req.originalUrl.split('?')[1] ?? '');
       return sendPage(res, 200, loginPage({ appName: authReq.app.manifest.displayName, appId: authReq.app.id, csrf }));
     }
     const users = await memberships(session.accountId);
@@ -163,7 +163,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
 
   r.post(`${CONSENT_PATH}/login`, form, ...loginLimit, async (req, res) => {
     const token = cookieValue(req);
-    const query = await sessions.checkLoginToken(req.body?.csrf, token);
+    const query = await webSessions.checkLoginToken(req.body?.csrf, token);
     if (query === undefined)
       return sendPage(
         res,
@@ -182,7 +182,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
     }
     const users = await identity.checkPassword(req.body?.email, req.body?.password);
     if (!users || !users.length) {
-      const csrf = await sessions.loginToken(must(token), query);
+      const csrf = await webSessions.loginToken(must(token), query);
       const email = typeof req.body?.email === 'string' ? req.body.email.slice(0, 254) : '';
       return sendPage(
         res,
@@ -196,15 +196,15 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
         }),
       );
     }
-    const next = await sessions.login(token, must(users[0]).accountId);
+    const next = await webSessions.login(token, must(users[0]).accountId);
     setSessionCookie(req, res, next.token);
     logger.info('consent screen sign-in', { workspaceUserIds: users.map((u) => u.id) }); // ids, not the email address
     redirect303(res, `${CONSENT_PATH}?${query}`);
   });
 
   r.post(`${CONSENT_PATH}/decision`, form, async (req, res) => {
-    const session = await sessions.get(cookieValue(req));
-    const purpose = await sessions.takeCsrf(req.body?.csrf, session?.id, 'consent');
+    const session = await webSessions.get(cookieValue(req));
+    const purpose = await webSessions.takeCsrf(req.body?.csrf, session?.id, 'consent');
     if (!session?.accountId || !purpose)
       return sendPage(
         res,

@@ -11,7 +11,7 @@ import { whyNotAPage } from '../../console-pages.js';
 import { invalidRequest } from '../../errors.js';
 import type { Config } from '../../config.js';
 import type { IdentityService } from '../../services/identity.js';
-import type { WebSessions } from '../../services/oauth/consent-sessions.js';
+import type { WebSessions } from '../../services/oauth/web-sessions.js';
 import { jsonBody } from '../middleware.js';
 import { errorPage } from '../pages/layout.js';
 import { cookieValue, redirect303, sendPage, setSessionCookie } from '../pages/send.js';
@@ -35,7 +35,7 @@ function landingPath(v: unknown): string {
 export interface WebRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'appUrl' | 'publicUrl'>;
   identity: IdentityService;
-  sessions: WebSessions;
+  webSessions: WebSessions;
   baseUrl: () => string;
 }
 
@@ -49,7 +49,7 @@ export function signInLinkRoutes(deps: WebRoutesDeps): Router {
       const path = landingPath((req.body as Record<string, unknown> | undefined)?.path);
       const me = await deps.identity.userRecord(p.workspaceUserId);
       if (!me) throw invalidRequest('The caller has no workspace user.');
-      const link = await deps.sessions.issueSignInLink(me.accountId, path, p.jti);
+      const link = await deps.webSessions.issueSignInLink(me.accountId, path, p.jti);
       const url = new URL(SIGN_IN_PATH, deps.baseUrl());
       url.searchParams.set('token', link.token);
       res.status(201).json({ url: url.toString(), expiresAt: new Date(link.expiresAt).toISOString() });
@@ -60,7 +60,7 @@ export function signInLinkRoutes(deps: WebRoutesDeps): Router {
 
 /** GET /web/sign-in?token=…: sign the browser in and land on the link's path. */
 export function webRoutes(deps: WebRoutesDeps): Router {
-  const { sessions } = deps;
+  const { webSessions } = deps;
   const r = Router();
   const secure = (req: Request) => req.secure || /^https:/i.test(deps.config.appUrl ?? deps.config.publicUrl ?? '');
 
@@ -80,17 +80,17 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   };
   /** Use the link: the browser is signed in as its account (a new session) and lands on its path. */
   const signIn = async (req: Request, res: Response, token: unknown) => {
-    const link = await sessions.takeSignInLink(token);
+    const link = await webSessions.takeSignInLink(token);
     if (!link) return invalid(res);
-    const session = await sessions.login(cookieValue(req), link.accountId, link.tokenId);
+    const session = await webSessions.login(cookieValue(req), link.accountId, link.tokenId);
     setSessionCookie(res, session.token, secure(req));
     redirect303(res, link.path);
   };
 
   r.get(SIGN_IN_PATH, async (req, res) => {
-    const link = await sessions.peekSignInLink(req.query.token);
+    const link = await webSessions.peekSignInLink(req.query.token);
     if (!link) return invalid(res);
-    const current = await sessions.get(cookieValue(req));
+    const current = await webSessions.get(cookieValue(req));
     if (!current || current.accountId === link.accountId) return signIn(req, res, req.query.token);
     // signed in as someone else: say so, and switch only if asked to
     const [me, them] = await Promise.all([personOf(current.accountId), personOf(link.accountId)]);
@@ -101,7 +101,7 @@ export function webRoutes(deps: WebRoutesDeps): Router {
         current: me,
         link: them,
         token: String(req.query.token),
-        csrf: sessions.consoleToken(current.id),
+        csrf: webSessions.consoleToken(current.id),
       }),
     );
   });
@@ -109,8 +109,8 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   /** The switch page's form: the current session's token, then the link is used. */
   r.post(SIGN_IN_PATH, express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 4 }), async (req, res) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
-    const current = await sessions.get(cookieValue(req));
-    if (!current || !sessions.checkConsoleToken(b.csrf, current.id)) {
+    const current = await webSessions.get(cookieValue(req));
+    if (!current || !webSessions.checkConsoleToken(b.csrf, current.id)) {
       return sendPage(
         res,
         403,

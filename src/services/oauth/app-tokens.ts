@@ -7,7 +7,7 @@ import { unauthenticated } from '../../errors.js';
 import type { Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService } from '../identity.js';
-import { OT } from '../../model/oauth.js';
+import { OAUTH_TABLES } from '../../model/oauth.js';
 
 export interface TokenOwner {
   appId: string;
@@ -26,7 +26,9 @@ export function createAppTokens(store: Store, deps: { apps: AppsService; identit
    */
   async function authenticate(token: unknown, appKey: unknown): Promise<TokenOwner> {
     const rec =
-      typeof token === 'string' && token && token.length <= 512 ? await store.get(OT.tokens, sha256(token)) : undefined;
+      typeof token === 'string' && token && token.length <= 512
+        ? await store.get(OAUTH_TABLES.tokens, sha256(token))
+        : undefined;
     const app = rec ? await apps.byId(rec.appId) : undefined;
     if (!rec || !app || typeof appKey !== 'string' || !appKey || !safeEqual(appKey, apps.secretsOf(app).appKey)) {
       throw unauthenticated('A valid token header and the x-app-token of the same app are required.');

@@ -13,7 +13,7 @@ import type { IdentityService } from '../identity.js';
 import type { AppRecord, WorkspaceUserRecord } from '../../model/identity.js';
 import type { Grants } from './grants.js';
 import { authorizationId, installationId } from '../../model/oauth.js';
-import { OT, sweepMinuteOf, type CodeRecord } from '../../model/oauth.js';
+import { OAUTH_TABLES, sweepMinuteOf, type CodeRecord } from '../../model/oauth.js';
 
 /** Codes never live longer than this, whatever the configuration says (docs/security.md §2). */
 const MAX_CODE_TTL_SECONDS = 600;
@@ -160,7 +160,7 @@ export function createAuthorizationRequests(
     rec.sweepMinute = sweepMinuteOf(rec.expiresAt);
     rec.installationId = installationId(req.app.id, user.workspaceId);
     rec.authorizationId = authorizationId(req.app.id, user.id);
-    await store.commit([{ table: OT.codes, id: rec.id, value: rec }]);
+    await store.commit([{ table: OAUTH_TABLES.codes, id: rec.id, value: rec }]);
     logger.info('authorization granted', {
       appId: req.app.id,
       workspaceId: user.workspaceId,

@@ -9,12 +9,12 @@ import { invalidClient, invalidGrant, invalidRequest, type AppError } from '../.
 import { StoreConflict, type Change, type Expectation } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
-import { T, type AppRecord, type WorkspaceUserRecord } from '../../model/identity.js';
+import { IDENTITY_TABLES, type AppRecord, type WorkspaceUserRecord } from '../../model/identity.js';
 import { retryOnConflict } from '../conflict.js';
 import type { Grants } from './grants.js';
 import { authorizationId, installationId } from '../../model/oauth.js';
 import {
-  OT,
+  OAUTH_TABLES,
   sweepMinuteOf,
   type AuthorizationRecord,
   type CodeRecord,
@@ -89,27 +89,27 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   const revokeIssued = (codeId: string): Promise<{ accessTokens: number; botToken: boolean }> =>
     retryOnConflict(async () => {
       const revoked = { accessTokens: 0, botToken: false };
-      const rec = await store.get(OT.codes, codeId);
+      const rec = await store.get(OAUTH_TABLES.codes, codeId);
       if (!rec || !('consumedAt' in rec)) return revoked;
       const changes: Change[] = [];
-      const expect: Expectation[] = [{ table: OT.codes, id: rec.id, value: rec }];
-      const toks = await Promise.all((rec.issuedTokenIds ?? []).map((id) => store.get(OT.tokens, id)));
+      const expect: Expectation[] = [{ table: OAUTH_TABLES.codes, id: rec.id, value: rec }];
+      const toks = await Promise.all((rec.issuedTokenIds ?? []).map((id) => store.get(OAUTH_TABLES.tokens, id)));
       for (const tok of toks) {
         if (!tok) continue;
-        changes.push({ table: OT.tokens, id: tok.id, value: null });
+        changes.push({ table: OAUTH_TABLES.tokens, id: tok.id, value: null });
         if (tok.kind === 'bot') revoked.botToken = true;
         else revoked.accessTokens++;
         if (tok.kind === 'bot') {
           const inst = await installationOf(tok.appId, tok.workspaceId);
           if (inst && inst.botTokenId === tok.id) {
             const { sealedBotToken: _s, botTokenId: _b, ...rest } = inst;
-            changes.push({ table: OT.installations, id: inst.id, value: { ...rest, updatedAt: nowIso() } });
-            expect.push({ table: OT.installations, id: inst.id, value: inst });
+            changes.push({ table: OAUTH_TABLES.installations, id: inst.id, value: { ...rest, updatedAt: nowIso() } });
+            expect.push({ table: OAUTH_TABLES.installations, id: inst.id, value: inst });
           }
         }
       }
       // keep the code record (consumed) so further reuses are recognised too, but forget what it issued
-      changes.push({ table: OT.codes, id: rec.id, value: { ...rec, issuedTokenIds: [] } });
+      changes.push({ table: OAUTH_TABLES.codes, id: rec.id, value: { ...rec, issuedTokenIds: [] } });
       await commit(changes, expect);
       return revoked;
     });
@@ -120,9 +120,9 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   async function relatedOf(userId: string, instId: string, azId: string): Promise<Related> {
     const read = await store.getMany(
       [
-        { table: T.workspaceUsers, id: userId },
-        { table: OT.installations, id: instId },
-        { table: OT.authorizations, id: azId },
+        { table: IDENTITY_TABLES.workspaceUsers, id: userId },
+        { table: OAUTH_TABLES.installations, id: instId },
+        { table: OAUTH_TABLES.authorizations, id: azId },
       ],
       { shared: true },
     );
@@ -167,11 +167,11 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     // update). The code is only looked at once the client is authenticated.
     const read = await store.getMany(
       [
-        { table: T.apps, id: clientId },
-        { table: OT.codes, id: codeId },
-        { table: T.workspaceUsers, idFrom: { key: 1, field: 'workspaceUserId' } },
-        { table: OT.installations, idFrom: { key: 1, field: 'installationId' } },
-        { table: OT.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
+        { table: IDENTITY_TABLES.apps, id: clientId },
+        { table: OAUTH_TABLES.codes, id: codeId },
+        { table: IDENTITY_TABLES.workspaceUsers, idFrom: { key: 1, field: 'workspaceUserId' } },
+        { table: OAUTH_TABLES.installations, idFrom: { key: 1, field: 'installationId' } },
+        { table: OAUTH_TABLES.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
       ],
       { shared: true },
     ); // only read: new records are built from them
@@ -198,7 +198,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         // something read changed meanwhile: the code (consumed by another exchange: a reuse, next turn)
         // or the installation or authorization (another exchange in the workspace: issue again on fresh reads)
         if (!(e instanceof StoreConflict) || attempt >= 4) throw e;
-        stored = await store.get(OT.codes, codeId);
+        stored = await store.get(OAUTH_TABLES.codes, codeId);
         withCode = undefined;
       }
     }
@@ -213,7 +213,10 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    */
   async function issue(app: AppRecord, rec: CodeRecord, related: Related | undefined): Promise<TokenResponse> {
     if (rec.expiresAt <= clock.now()) {
-      await store.commit([{ table: OT.codes, id: rec.id, value: null }], [{ table: OT.codes, id: rec.id, value: rec }]);
+      await store.commit(
+        [{ table: OAUTH_TABLES.codes, id: rec.id, value: null }],
+        [{ table: OAUTH_TABLES.codes, id: rec.id, value: rec }],
+      );
       throw refuse('the code has expired', { appId: app.id, workspaceId: rec.workspaceId });
     }
     // ids as grants.installationOf/authorizationOf make them
@@ -248,9 +251,9 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     await commit(
       [...bot.changes, userToken.change, ...authorization, code],
       [
-        { table: OT.codes, id: rec.id, value: rec },
-        { table: OT.installations, id: instId, value: instRead },
-        { table: OT.authorizations, id: azId, value: prevAz },
+        { table: OAUTH_TABLES.codes, id: rec.id, value: rec },
+        { table: OAUTH_TABLES.installations, id: instId, value: instRead },
+        { table: OAUTH_TABLES.authorizations, id: azId, value: prevAz },
       ],
     );
     return {
@@ -276,12 +279,12 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     now: string,
   ): Promise<{ changes: Change[]; issued: string[]; botToken?: string; botId?: string }> {
     if (!app.manifest.bot)
-      return { changes: isNew ? [{ table: OT.installations, id: inst.id, value: inst }] : [], issued: [] };
+      return { changes: isNew ? [{ table: OAUTH_TABLES.installations, id: inst.id, value: inst }] : [], issued: [] };
     const changes: Change[] = [];
     // An installation's bot user lives as long as it does (an uninstall deletes both in one commit),
     // so only a reinstall, which renames it, reads it; an exchange in an installed workspace need not.
     let botUser: WorkspaceUserRecord | undefined =
-      inst.botUserId && rec.reinstall ? await store.get(T.workspaceUsers, inst.botUserId) : undefined;
+      inst.botUserId && rec.reinstall ? await store.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId) : undefined;
     const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
     if (!inst.botUserId || rec.reinstall) {
       const m = app.manifest;
@@ -298,7 +301,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         appId: app.id,
         ...(m.botTitle ? { title: m.botTitle } : {}),
       };
-      changes.push({ table: T.workspaceUsers, id: botUser.id, value: botUser });
+      changes.push({ table: IDENTITY_TABLES.workspaceUsers, id: botUser.id, value: botUser });
     }
     const botId = botUser?.id ?? must(inst.botUserId);
     if (!mint)
@@ -315,8 +318,8 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       createdAt: now,
     };
     // reinstall: the old one stops working now
-    if (inst.botTokenId) changes.push({ table: OT.tokens, id: inst.botTokenId, value: null });
-    changes.push({ table: OT.tokens, id: tok.id, value: tok });
+    if (inst.botTokenId) changes.push({ table: OAUTH_TABLES.tokens, id: inst.botTokenId, value: null });
+    changes.push({ table: OAUTH_TABLES.tokens, id: tok.id, value: tok });
     const next: InstallationRecord = {
       ...inst,
       botUserId: botId,
@@ -326,7 +329,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       installedBy: rec.reinstall ? user.id : inst.installedBy,
       updatedAt: now,
     };
-    changes.push({ table: OT.installations, id: next.id, value: next });
+    changes.push({ table: OAUTH_TABLES.installations, id: next.id, value: next });
     return { changes, issued: [tok.id], botToken, botId };
   }
 
@@ -347,7 +350,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       scopes: rec.userScopes,
       createdAt: now,
     };
-    return { accessToken, change: { table: OT.tokens, id: tok.id, value: tok } };
+    return { accessToken, change: { table: OAUTH_TABLES.tokens, id: tok.id, value: tok } };
   }
 
   /**
@@ -372,12 +375,12 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         createdAt: now,
         updatedAt: now,
       };
-      return [{ table: OT.authorizations, id: az.id, value: az }];
+      return [{ table: OAUTH_TABLES.authorizations, id: az.id, value: az }];
     }
     if (rec.userScopes.every((sc) => prev.userScopes.includes(sc))) return [];
     return [
       {
-        table: OT.authorizations,
+        table: OAUTH_TABLES.authorizations,
         id: azId,
         value: { ...prev, userScopes: [...new Set([...prev.userScopes, ...rec.userScopes])], updatedAt: now },
       },
@@ -397,7 +400,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       issuedTokenIds: issued,
       sweepMinute: sweepMinuteOf(forgetAt),
     };
-    return { table: OT.codes, id: rec.id, value: consumed };
+    return { table: OAUTH_TABLES.codes, id: rec.id, value: consumed };
   }
 
   /** The last minute whose codes this daemon swept; undefined until its first sweep. */
@@ -414,15 +417,17 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     const due = (c: StoredCodeRecord) =>
       ('consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt) <= now;
     const changes: Change[] = [];
-    const forget = (c: StoredCodeRecord) => void (due(c) && changes.push({ table: OT.codes, id: c.id, value: null }));
+    const forget = (c: StoredCodeRecord) =>
+      void (due(c) && changes.push({ table: OAUTH_TABLES.codes, id: c.id, value: null }));
     // The first sweep (or one after a long gap) reads every code: records written before codes carried
     // their sweep minute have none. It scans them one at a time: read at once, the 200,000 codes of
     // the token benchmark were some 250 MB of objects alive together. Later sweeps read only the
     // minutes that ended since the last one.
-    if (sweptThrough === undefined || minute - sweptThrough > MAX_MINUTES_PER_SWEEP) await store.scan(OT.codes, forget);
+    if (sweptThrough === undefined || minute - sweptThrough > MAX_MINUTES_PER_SWEEP)
+      await store.scan(OAUTH_TABLES.codes, forget);
     else
       for (let m = sweptThrough + 1; m <= minute; m++)
-        (await store.find(OT.codes, 'sweepMinute', String(m))).forEach(forget);
+        (await store.find(OAUTH_TABLES.codes, 'sweepMinute', String(m))).forEach(forget);
     // the current minute is read again next time: its codes are not all due yet
     sweptThrough = minute - 1;
     if (changes.length) await store.commit(changes);
@@ -435,7 +440,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    */
   async function codeState(code: unknown): Promise<'exchanged' | 'waiting' | 'unknown'> {
     if (typeof code !== 'string' || !code || code.length > 512) return 'unknown';
-    const rec = await store.get(OT.codes, sha256(code));
+    const rec = await store.get(OAUTH_TABLES.codes, sha256(code));
     if (!rec) return 'unknown';
     if ('consumedAt' in rec) return 'exchanged';
     return rec.expiresAt > clock.now() ? 'waiting' : 'unknown';

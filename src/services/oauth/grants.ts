@@ -8,7 +8,7 @@
 import type { Change, Expectation, Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
 import {
-  OT,
+  OAUTH_TABLES,
   authorizationId,
   installationId,
   type AuthorizationRecord,
@@ -18,12 +18,12 @@ import {
 
 export function createGrants(store: Store, apps: AppsService) {
   function installationOf(appId: string, workspaceId: string): Promise<InstallationRecord | undefined> {
-    return store.get(OT.installations, installationId(appId, workspaceId));
+    return store.get(OAUTH_TABLES.installations, installationId(appId, workspaceId));
   }
 
   /** Every token the app holds in the workspace (found by app, then narrowed to the workspace). */
   async function tokensOf(appId: string, workspaceId: string): Promise<TokenRecord[]> {
-    return (await store.find(OT.tokens, 'appId', appId)).filter((t) => t.workspaceId === workspaceId);
+    return (await store.find(OAUTH_TABLES.tokens, 'appId', appId)).filter((t) => t.workspaceId === workspaceId);
   }
 
   return {
@@ -31,15 +31,15 @@ export function createGrants(store: Store, apps: AppsService) {
     tokensOf,
     commit: (changes: Change[], expect?: Expectation[]): Promise<void> => store.commit(changes, expect),
     authorizationOf(appId: string, workspaceUserId: string): Promise<AuthorizationRecord | undefined> {
-      return store.get(OT.authorizations, authorizationId(appId, workspaceUserId));
+      return store.get(OAUTH_TABLES.authorizations, authorizationId(appId, workspaceUserId));
     },
     /** Ids of the apps installed in the workspace. */
     async installedApps(workspaceId: string): Promise<string[]> {
-      return (await store.find(OT.installations, 'workspaceId', workspaceId)).map((inst) => inst.appId);
+      return (await store.find(OAUTH_TABLES.installations, 'workspaceId', workspaceId)).map((inst) => inst.appId);
     },
     /** Workspace users who authorized the app in the workspace (delivery uses it for events). */
     async authorizedUsers(appId: string, workspaceId: string): Promise<string[]> {
-      return (await store.find(OT.authorizations, 'appId', appId))
+      return (await store.find(OAUTH_TABLES.authorizations, 'appId', appId))
         .filter((a) => a.workspaceId === workspaceId)
         .map((a) => a.workspaceUserId);
     },
@@ -50,7 +50,7 @@ export function createGrants(store: Store, apps: AppsService) {
     /** GET …/apps/authorizations: the apps a user has authorized. */
     async authorizationsOf(workspaceUserId: string) {
       // find answers in no order: oldest first, as before
-      const azs = (await store.find(OT.authorizations, 'workspaceUserId', workspaceUserId)).sort((a, b) =>
+      const azs = (await store.find(OAUTH_TABLES.authorizations, 'workspaceUserId', workspaceUserId)).sort((a, b) =>
         a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0,
       );
       const rows = await Promise.all(

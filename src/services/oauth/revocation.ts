@@ -8,16 +8,16 @@ import { StoreConflict, type Change } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService, Principal } from '../identity.js';
-import { T } from '../../model/identity.js';
+import { IDENTITY_TABLES } from '../../model/identity.js';
 import type { TokenOwner } from './app-tokens.js';
 import type { Grants } from './grants.js';
 import { authorizationId, installationId } from '../../model/oauth.js';
-import type { EventsOutbox } from '../events-outbox.js';
-import { OT, type TokenRecord } from '../../model/oauth.js';
+import type { OutboxWriter } from '../outbox-writer.js';
+import { OAUTH_TABLES, type TokenRecord } from '../../model/oauth.js';
 
 export function createRevocation(
   ctx: ServiceContext,
-  deps: { apps: AppsService; identity: IdentityService; grants: Grants; outbox: EventsOutbox },
+  deps: { apps: AppsService; identity: IdentityService; grants: Grants; outbox: OutboxWriter },
 ) {
   const { store, clock, logger } = ctx;
   const { apps, identity, grants, outbox } = deps;
@@ -30,7 +30,7 @@ export function createRevocation(
    */
   async function sweepLeftovers(appId: string, workspaceId: string, which: (t: TokenRecord) => boolean): Promise<void> {
     const left = (await grants.tokensOf(appId, workspaceId)).filter(which);
-    if (left.length) await grants.commit(left.map((t) => ({ table: OT.tokens, id: t.id, value: null })));
+    if (left.length) await grants.commit(left.map((t) => ({ table: OAUTH_TABLES.tokens, id: t.id, value: null })));
   }
 
   /** DELETE /v1/app/authorization: the user's tokens for this app stop working now. */
@@ -42,8 +42,8 @@ export function createRevocation(
       grants.authorizationOf(owner.appId, owner.workspaceUserId),
       grants.installationOf(owner.appId, owner.workspaceId),
     ]);
-    const changes: Change[] = toks.filter(mine).map((t) => ({ table: OT.tokens, id: t.id, value: null }));
-    if (az) changes.push({ table: OT.authorizations, id: az.id, value: null });
+    const changes: Change[] = toks.filter(mine).map((t) => ({ table: OAUTH_TABLES.tokens, id: t.id, value: null }));
+    if (az) changes.push({ table: OAUTH_TABLES.authorizations, id: az.id, value: null });
     changes.push(
       outbox.appEvent(owner.appId, owner.workspaceId, 'APP_UNAUTHORIZED', [owner.workspaceUserId], {
         id: az?.id ?? authorizationId(owner.appId, owner.workspaceUserId),
@@ -73,11 +73,12 @@ export function createRevocation(
       grants.tokensOf(appId, workspaceId),
     ]);
     if (!inst) throw notFound('Installation');
-    const changes: Change[] = toks.map((t) => ({ table: OT.tokens, id: t.id, value: null }));
-    for (const wu of users) changes.push({ table: OT.authorizations, id: authorizationId(appId, wu), value: null });
-    changes.push({ table: OT.installations, id: inst.id, value: null });
-    if (inst.botUserId && (await store.get(T.workspaceUsers, inst.botUserId)))
-      changes.push({ table: T.workspaceUsers, id: inst.botUserId, value: null });
+    const changes: Change[] = toks.map((t) => ({ table: OAUTH_TABLES.tokens, id: t.id, value: null }));
+    for (const wu of users)
+      changes.push({ table: OAUTH_TABLES.authorizations, id: authorizationId(appId, wu), value: null });
+    changes.push({ table: OAUTH_TABLES.installations, id: inst.id, value: null });
+    if (inst.botUserId && (await store.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId)))
+      changes.push({ table: IDENTITY_TABLES.workspaceUsers, id: inst.botUserId, value: null });
     changes.push(
       outbox.appEvent(appId, workspaceId, 'APP_UNINSTALLED', users, {
         id: inst.id,
@@ -91,7 +92,7 @@ export function createRevocation(
     logger.info('app uninstalled', { appId, workspaceId });
     // expects the installation as read: of two uninstalls at once, one answers 404 (as one after the other would)
     try {
-      await grants.commit(changes, [{ table: OT.installations, id: inst.id, value: inst }]);
+      await grants.commit(changes, [{ table: OAUTH_TABLES.installations, id: inst.id, value: inst }]);
     } catch (e) {
       if (e instanceof StoreConflict) return uninstall(appId, workspaceId);
       throw e;

@@ -9,7 +9,7 @@ import { notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
 import { isConflict } from '../conflict.js';
-import { WT } from '../../model/workspace.js';
+import { WORKSPACE_TABLES } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import type { CallCodeRecord, PermanentCallRecord } from '../../model/workspace.js';
 
@@ -30,7 +30,7 @@ export function createCalls(deps: {
 
   /** POST /v1/calls/permanent: the actor's permanent call (V1.PermanentCall), made on first use. */
   async function permanent(a: Actor) {
-    const have = await store.get(WT.calls, a.userId);
+    const have = await store.get(WORKSPACE_TABLES.calls, a.userId);
     if (have) return view(have);
     const rec: PermanentCallRecord = {
       id: a.userId,
@@ -43,14 +43,14 @@ export function createCalls(deps: {
     try {
       await store.commit(
         [
-          { table: WT.calls, id: rec.id, value: rec },
-          { table: WT.callCodes, id: code.id, value: code },
+          { table: WORKSPACE_TABLES.calls, id: rec.id, value: rec },
+          { table: WORKSPACE_TABLES.callCodes, id: code.id, value: code },
         ],
-        [{ table: WT.calls, id: rec.id, value: undefined }],
+        [{ table: WORKSPACE_TABLES.calls, id: rec.id, value: undefined }],
       );
     } catch (e) {
       if (!isConflict(e)) throw e;
-      const made = await store.get(WT.calls, a.userId); // made at the same moment elsewhere
+      const made = await store.get(WORKSPACE_TABLES.calls, a.userId); // made at the same moment elsewhere
       if (!made) throw e;
       return view(made);
     }
@@ -59,8 +59,8 @@ export function createCalls(deps: {
 
   /** The call a link's code names, with its user's name and workspace (the link's page); 404 for an unknown code. */
   async function byCode(code: string) {
-    const c = await store.get(WT.callCodes, code);
-    const rec = c && (await store.get(WT.calls, c.workspaceUserId));
+    const c = await store.get(WORKSPACE_TABLES.callCodes, code);
+    const rec = c && (await store.get(WORKSPACE_TABLES.calls, c.workspaceUserId));
     const user = rec && (await users.byId(rec.id));
     if (!rec || !user) throw notFound('Call');
     return { ...view(rec), userName: user.name };

@@ -12,7 +12,7 @@ import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { MessageRecord } from '../../model/workspace.js';
 import {
   CHANNEL_TYPES,
-  WT,
+  WORKSPACE_TABLES,
   directChannelId,
   initialChannelId,
   type ChannelRecord,
@@ -52,7 +52,7 @@ export function createChannels(deps: ChannelsDeps) {
   /** general and random, the first time a workspace is used (one commit; the ids make it idempotent). */
   async function ensureWorkspace(workspaceId: string): Promise<void> {
     const ids = ['general', 'random'].map((n) => initialChannelId(workspaceId, n));
-    const found = await Promise.all(ids.map((id) => store.get(WT.channels, id)));
+    const found = await Promise.all(ids.map((id) => store.get(WORKSPACE_TABLES.channels, id)));
     const missing = ['general', 'random'].filter((_, i) => !found[i]);
     if (missing.length === 0) return;
     const at = nowIso();
@@ -73,8 +73,8 @@ export function createChannels(deps: ChannelsDeps) {
     try {
       // only if still missing: another daemon (or request) may be making them at the same moment
       await commit(
-        made.map((ch) => ({ table: WT.channels, id: ch.id, value: ch })),
-        made.map((ch) => ({ table: WT.channels, id: ch.id, value: undefined })),
+        made.map((ch) => ({ table: WORKSPACE_TABLES.channels, id: ch.id, value: ch })),
+        made.map((ch) => ({ table: WORKSPACE_TABLES.channels, id: ch.id, value: undefined })),
       );
     } catch (e) {
       if (!isConflict(e)) throw e;
@@ -82,9 +82,9 @@ export function createChannels(deps: ChannelsDeps) {
     }
   }
 
-  const byId = async (id: unknown) => (typeof id === 'string' ? store.get(WT.channels, id) : undefined);
+  const byId = async (id: unknown) => (typeof id === 'string' ? store.get(WORKSPACE_TABLES.channels, id) : undefined);
 
-  const listRecords = (workspaceId: string) => store.find(WT.channels, 'workspaceId', workspaceId);
+  const listRecords = (workspaceId: string) => store.find(WORKSPACE_TABLES.channels, 'workspaceId', workspaceId);
 
   /** A named channel of the workspace: `general` or `#general`. */
   async function byName(workspaceId: string, name: string): Promise<ChannelRecord | undefined> {
@@ -214,7 +214,7 @@ export function createChannels(deps: ChannelsDeps) {
     try {
       await commit(
         [
-          { table: WT.channels, id: ch.id, value: ch },
+          { table: WORKSPACE_TABLES.channels, id: ch.id, value: ch },
           { table: NAMES, id: key, value: { id: key, channelId: ch.id } },
           event,
         ],
@@ -261,7 +261,10 @@ export function createChannels(deps: ChannelsDeps) {
         createdAt: nowIso(),
       };
       try {
-        await commit([{ table: WT.channels, id, value: made }], [{ table: WT.channels, id, value: undefined }]);
+        await commit(
+          [{ table: WORKSPACE_TABLES.channels, id, value: made }],
+          [{ table: WORKSPACE_TABLES.channels, id, value: undefined }],
+        );
         ch = made;
       } catch (e) {
         if (!isConflict(e)) throw e;
@@ -279,7 +282,7 @@ export function createChannels(deps: ChannelsDeps) {
   }
 
   /** A change of the channel as read: refused (StoreConflict) when it changed meanwhile. */
-  const asRead = (ch: ChannelRecord): Expectation[] => [{ table: WT.channels, id: ch.id, value: ch }];
+  const asRead = (ch: ChannelRecord): Expectation[] => [{ table: WORKSPACE_TABLES.channels, id: ch.id, value: ch }];
 
   function changeableMembers(ch: ChannelRecord): void {
     if (ch.everyone) throw invalidRequest(`Every user of the workspace is a member of #${ch.name}.`);
@@ -307,7 +310,7 @@ export function createChannels(deps: ChannelsDeps) {
       const added = [...new Set(ids as string[])].filter((id) => !ch.members.includes(id));
       if (added.length)
         await commit(
-          [{ table: WT.channels, id: ch.id, value: { ...ch, members: [...ch.members, ...added] } }],
+          [{ table: WORKSPACE_TABLES.channels, id: ch.id, value: { ...ch, members: [...ch.members, ...added] } }],
           asRead(ch),
         );
       return { channelId: ch.id, addedUserIds: added };
@@ -322,7 +325,13 @@ export function createChannels(deps: ChannelsDeps) {
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can remove users from it.');
       if (!ch.members.includes(userId)) throw notFound('Channel member');
       await commit(
-        [{ table: WT.channels, id: ch.id, value: { ...ch, members: ch.members.filter((m) => m !== userId) } }],
+        [
+          {
+            table: WORKSPACE_TABLES.channels,
+            id: ch.id,
+            value: { ...ch, members: ch.members.filter((m) => m !== userId) },
+          },
+        ],
         asRead(ch),
       );
     });
@@ -345,7 +354,10 @@ export function createChannels(deps: ChannelsDeps) {
         ty: 'CHANNEL_ARCHIVED',
         uId: a.userId,
       });
-      await commit([{ table: WT.channels, id: ch.id, value: { ...ch, isArchived: true } }, event], asRead(ch));
+      await commit(
+        [{ table: WORKSPACE_TABLES.channels, id: ch.id, value: { ...ch, isArchived: true } }, event],
+        asRead(ch),
+      );
       return true;
     });
     if (archived) events.written();
@@ -378,9 +390,9 @@ export function createChannels(deps: ChannelsDeps) {
       });
       await commit(
         [
-          { table: WT.channels, id: ch.id, value: null },
+          { table: WORKSPACE_TABLES.channels, id: ch.id, value: null },
           ...name,
-          ...gone.map((m) => ({ table: WT.messages, id: m.id, value: null })),
+          ...gone.map((m) => ({ table: WORKSPACE_TABLES.messages, id: m.id, value: null })),
           event,
         ],
         asRead(ch),

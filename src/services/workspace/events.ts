@@ -1,7 +1,7 @@
 /**
  * Workspace activity → events (docs/protocol.md §5.3). A change (a message posted or edited, a
  * reaction, a channel made, archived or deleted, a user joined or changed, a group made or
- * changed) writes its event to the events outbox in the same commit (events-outbox.ts), with who
+ * changed) writes its event to the events outbox in the same commit (outbox-writer.ts), with who
  * could see it then (`audienceOf`). When the delivery worker drains the outbox, `recipientsOf`
  * decides which apps get it: one copy per app installed in the workspace that subscribes to the
  * event and has an authorized user who could see it and for whom the app holds the event's scope
@@ -15,16 +15,16 @@
  */
 import type { Store } from '../../store/types.js';
 import { EVENT_SCOPES } from '../../validation/manifest.js';
-import type { EventsOutbox } from '../events-outbox.js';
+import type { OutboxWriter } from '../outbox-writer.js';
 import type { Audience, WorkspaceOutboxEvent } from '../../model/events.js';
 import type { AppRecord } from '../../model/identity.js';
-import { T } from '../../model/identity.js';
-import { OT, type AuthorizationRecord } from '../../model/oauth.js';
+import { IDENTITY_TABLES } from '../../model/identity.js';
+import { OAUTH_TABLES, type AuthorizationRecord } from '../../model/oauth.js';
 import type { ChannelRecord } from '../../model/workspace.js';
 import { must } from '../../must.js';
 
 /** What the workspace services need of the outbox: an event's record for their commit, and the hint after it. */
-export type WorkspaceEvents = Pick<EventsOutbox, 'workspaceEvent' | 'written'>;
+export type WorkspaceEvents = Pick<OutboxWriter, 'workspaceEvent' | 'written'>;
 
 /**
  * Who can see what happens in the channel, as it is now (channels.ts canSee: a public one, everyone in the workspace).
@@ -52,13 +52,13 @@ export function createEventRecipients(store: Store) {
   /** What the fan-out of a workspace's events reads, once for all of them. */
   async function grantsIn(workspaceId: string) {
     const [installs, azs] = await Promise.all([
-      store.find(OT.installations, 'workspaceId', workspaceId),
-      store.find(OT.authorizations, 'workspaceId', workspaceId),
+      store.find(OAUTH_TABLES.installations, 'workspaceId', workspaceId),
+      store.find(OAUTH_TABLES.authorizations, 'workspaceId', workspaceId),
     ]);
     installs.sort(byCreation);
     const apps = installs.length
       ? await store.getMany(
-          installs.map((i) => ({ table: T.apps, id: i.appId })),
+          installs.map((i) => ({ table: IDENTITY_TABLES.apps, id: i.appId })),
           { shared: true },
         )
       : [];

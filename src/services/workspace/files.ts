@@ -12,7 +12,7 @@ import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
 import type { Store } from '../../store/types.js';
 import { retryOnConflict } from '../conflict.js';
-import { WT, type FileRecord } from '../../model/workspace.js';
+import { WORKSPACE_TABLES, type FileRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import type { FileTotalsRecord } from '../../model/workspace.js';
 import { must } from '../../must.js';
@@ -72,7 +72,7 @@ export function createFiles(deps: FilesDeps) {
   const reserved = new Map<string, number>(); // fileId → bytes being received
   // bytes of uploads a restart cut off before "complete"
   store
-    .all(WT.files)
+    .all(WORKSPACE_TABLES.files)
     .then((files) => {
       const ids = new Set(files.map((f) => f.id));
       return blobs.removeExcept((id) => ids.has(id));
@@ -83,7 +83,7 @@ export function createFiles(deps: FilesDeps) {
   async function totals(): Promise<{ stored: FileTotalsRecord | undefined; bytes: number }> {
     const stored = await store.get(TOTALS, TOTALS_ID);
     if (stored) return { stored, bytes: stored.bytes };
-    return { stored, bytes: (await store.all(WT.files)).reduce((n, f) => n + f.size, 0) };
+    return { stored, bytes: (await store.all(WORKSPACE_TABLES.files)).reduce((n, f) => n + f.size, 0) };
   }
 
   /** Completed files (every daemon's) plus this daemon's uploads not completed yet. */
@@ -198,7 +198,7 @@ export function createFiles(deps: FilesDeps) {
   async function abandon(t: Ticket): Promise<void> {
     reserved.delete(t.fileId);
     uploaded.delete(t.fileId);
-    if (!(await store.get(WT.files, t.fileId))) await blobs.remove(t.fileId);
+    if (!(await store.get(WORKSPACE_TABLES.files, t.fileId))) await blobs.remove(t.fileId);
   }
 
   /** POST /v1/files/upload/complete {original:{requestedFileUploadId}, thumbs} → V1.File; only by who uploaded it. */
@@ -235,7 +235,7 @@ export function createFiles(deps: FilesDeps) {
         const next: FileTotalsRecord = { id: TOTALS_ID, bytes: bytes + rec.size };
         await store.commit(
           [
-            { table: WT.files, id, value: rec },
+            { table: WORKSPACE_TABLES.files, id, value: rec },
             { table: TOTALS, id: TOTALS_ID, value: next },
           ],
           [{ table: TOTALS, id: TOTALS_ID, value: stored }],
@@ -250,7 +250,7 @@ export function createFiles(deps: FilesDeps) {
 
   /** Files a message may carry: each a file its author uploaded in this workspace (400 otherwise). */
   async function attachable(a: Actor, ids: readonly string[]): Promise<void> {
-    const files = await Promise.all(ids.map((id) => store.get(WT.files, id)));
+    const files = await Promise.all(ids.map((id) => store.get(WORKSPACE_TABLES.files, id)));
     ids.forEach((id, i) => {
       const f = files[i];
       if (!f || f.workspaceId !== a.workspaceId || f.owner !== a.userId)
@@ -264,7 +264,7 @@ export function createFiles(deps: FilesDeps) {
   async function views(ids: readonly string[] | undefined) {
     const out: Record<string, unknown>[] = [];
     if (!ids?.length) return out; // most messages carry none: no read
-    for (const f of await Promise.all(ids.map((id) => store.get(WT.files, id)))) {
+    for (const f of await Promise.all(ids.map((id) => store.get(WORKSPACE_TABLES.files, id)))) {
       if (f)
         out.push({
           id: f.id,
@@ -281,7 +281,7 @@ export function createFiles(deps: FilesDeps) {
 
   /** A file's record and bytes for a reader of `workspaceId`; 404 for another workspace's file. */
   async function open(workspaceId: string, fileId: string): Promise<{ file: FileRecord; data: Readable }> {
-    const file = await store.get(WT.files, fileId);
+    const file = await store.get(WORKSPACE_TABLES.files, fileId);
     const data = file && file.workspaceId === workspaceId ? blobs.read(file.id) : undefined;
     if (!file || !data) throw notFound('File');
     return { file, data };

@@ -12,8 +12,8 @@
  * and blocks, and no read.
  */
 import type { Store } from '../../store/types.js';
-import { WT, type ChannelRecord } from '../../model/workspace.js';
-import { T } from '../../model/identity.js';
+import { WORKSPACE_TABLES, type ChannelRecord } from '../../model/workspace.js';
+import { IDENTITY_TABLES } from '../../model/identity.js';
 
 export interface Mentions {
   md: string[];
@@ -73,8 +73,8 @@ export function createMentions(deps: { store: Store; membersOf: (ch: ChannelReco
     const out: Mentions = { md: [], mc: [], mu: [] };
     if (!marks.users.length && !marks.groups.length && !marks.broadcast) return out;
     const [users, groups] = await Promise.all([
-      store.getMany(marks.users.map((id) => ({ table: T.workspaceUsers, id }))),
-      store.getMany(marks.groups.map((id) => ({ table: WT.groups, id }))),
+      store.getMany(marks.users.map((id) => ({ table: IDENTITY_TABLES.workspaceUsers, id }))),
+      store.getMany(marks.groups.map((id) => ({ table: WORKSPACE_TABLES.groups, id }))),
     ]);
     out.md = marks.users.filter((_, i) => users[i]?.workspaceId === ch.workspaceId);
     if (marks.broadcast) out.mc = (await membersOf(ch)).filter((u) => u !== author);

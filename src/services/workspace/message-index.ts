@@ -21,7 +21,7 @@
  */
 import type { Clock } from '../../clock.js';
 import { StoreConflict, type Change, type Expectation, type Store } from '../../store/types.js';
-import { WT, type MessageRecord } from '../../model/workspace.js';
+import { WORKSPACE_TABLES, type MessageRecord } from '../../model/workspace.js';
 import type { ThreadSummary } from './message-view.js';
 
 /** What listeners hear of a message added, changed or removed. */
@@ -80,14 +80,14 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
    */
   const trimming = new Map<string, Promise<void>>();
 
-  const get = (id: string) => store.get(WT.messages, id);
+  const get = (id: string) => store.get(WORKSPACE_TABLES.messages, id);
   const inChannel = async (channelId: string) =>
-    (await store.find(WT.messages, 'channelId', channelId)).sort(postingOrder);
+    (await store.find(WORKSPACE_TABLES.messages, 'channelId', channelId)).sort(postingOrder);
   const repliesOf = async (rootId: string) =>
-    (await store.find(WT.messages, 'threadRootId', rootId)).sort(postingOrder);
-  const held = (channelId: string) => store.countWhere(WT.messages, 'channelId', channelId);
+    (await store.find(WORKSPACE_TABLES.messages, 'threadRootId', rootId)).sort(postingOrder);
+  const held = (channelId: string) => store.countWhere(WORKSPACE_TABLES.messages, 'channelId', channelId);
   const page = (channelId: string, desc: boolean, limit: number, after?: MessageRecord) =>
-    store.findPage(WT.messages, 'channelId', channelId, {
+    store.findPage(WORKSPACE_TABLES.messages, 'channelId', channelId, {
       orderBy: 'seq',
       desc,
       limit,
@@ -179,7 +179,7 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
     const was = new Map(removed.map((m) => [m.id, m]));
     const notices: MessageNotice[] = [];
     for (const c of changes) {
-      if (c.table !== WT.messages) continue;
+      if (c.table !== WORKSPACE_TABLES.messages) continue;
       const m = c.value ?? was.get(c.id);
       if (m) notices.push(notice(m));
     }
@@ -223,8 +223,8 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
         const victims = [...gone.values()];
         try {
           await commit(
-            victims.map((m) => ({ table: WT.messages, id: m.id, value: null })),
-            victims.map((m) => ({ table: WT.messages, id: m.id, value: m })),
+            victims.map((m) => ({ table: WORKSPACE_TABLES.messages, id: m.id, value: null })),
+            victims.map((m) => ({ table: WORKSPACE_TABLES.messages, id: m.id, value: m })),
             victims,
           );
         } catch (err) {
@@ -254,7 +254,7 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
     expect: Expectation[] = [],
   ): Promise<MessageRecord> {
     const m = { ...draft, seq: await nextSeq(draft.channelId) } as MessageRecord;
-    await commit([{ table: WT.messages, id: m.id, value: m }, ...extra], expect);
+    await commit([{ table: WORKSPACE_TABLES.messages, id: m.id, value: m }, ...extra], expect);
     const every = opts.countEveryPost ? 1 : Math.max(1, Math.floor(trimSlack(perChannel) / 4));
     const since = (uncounted.get(m.channelId) ?? 0) + 1;
     if (since < every) uncounted.set(m.channelId, since);

@@ -14,7 +14,7 @@ import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { Files } from './files.js';
 import { postingOrder, type MessageIndex } from './message-index.js';
 import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
-import { WT, type ChannelRecord, type MessageRecord } from '../../model/workspace.js';
+import { WORKSPACE_TABLES, type ChannelRecord, type MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import type { MentionsOf } from './mentions.js';
 
@@ -115,7 +115,7 @@ export function createMessages(deps: MessagesDeps) {
     return [events.workspaceEvent(ty, ch.workspaceId, audienceOf(ch), body)];
   };
   /** A change of a message as read: refused (StoreConflict) when it changed meanwhile. */
-  const expectAsRead = (m: MessageRecord): Expectation[] => [{ table: WT.messages, id: m.id, value: m }];
+  const expectAsRead = (m: MessageRecord): Expectation[] => [{ table: WORKSPACE_TABLES.messages, id: m.id, value: m }];
 
   /** A message the actor can see in a channel the actor can see; 404 otherwise. */
   async function visibleMessage(
@@ -304,7 +304,7 @@ export function createMessages(deps: MessagesDeps) {
         edited: true,
       };
       await index.commit(
-        [{ table: WT.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))],
+        [{ table: WORKSPACE_TABLES.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))],
         expectAsRead(m),
       );
       return { ch, next };
@@ -325,7 +325,7 @@ export function createMessages(deps: MessagesDeps) {
       ownMessage(a, m);
       const next: MessageRecord = { ...m, attachments: atts, edited: true };
       await index.commit(
-        [{ table: WT.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))],
+        [{ table: WORKSPACE_TABLES.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))],
         expectAsRead(m),
       );
       return { ch, next };
@@ -340,7 +340,7 @@ export function createMessages(deps: MessagesDeps) {
     ownMessage(a, m);
     const gone = [m, ...(m.threadRootId ? [] : await index.repliesOf(m.id))];
     await index.commit(
-      gone.map((r) => ({ table: WT.messages, id: r.id, value: null })),
+      gone.map((r) => ({ table: WORKSPACE_TABLES.messages, id: r.id, value: null })),
       [],
       gone,
     );
@@ -359,7 +359,7 @@ export function createMessages(deps: MessagesDeps) {
       ownMessage(a, m);
       const left = m.ephemeralTo.filter((u) => !users.includes(u));
       await index.commit(
-        [{ table: WT.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }],
+        [{ table: WORKSPACE_TABLES.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }],
         expectAsRead(m),
         [m],
       );

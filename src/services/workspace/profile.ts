@@ -11,7 +11,12 @@ import type { Change, Expectation, Store } from '../../store/types.js';
 import { isConflict, retryOnConflict } from '../conflict.js';
 import { EVERYONE, type WorkspaceEvents } from './events.js';
 import { userEventBody } from '../../model/events.js';
-import { WT, type CustomStatusRecord, type HomeViewRecord, type UserGroupRecord } from '../../model/workspace.js';
+import {
+  WORKSPACE_TABLES,
+  type CustomStatusRecord,
+  type HomeViewRecord,
+  type UserGroupRecord,
+} from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import { must } from '../../must.js';
 
@@ -50,7 +55,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     ty,
   });
   const groupsOf = async (workspaceId: string) =>
-    (await store.find(WT.groups, 'workspaceId', workspaceId)).sort((x, y) =>
+    (await store.find(WORKSPACE_TABLES.groups, 'workspaceId', workspaceId)).sort((x, y) =>
       x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : 1,
     );
   const handleTaken = (handle: string) =>
@@ -69,12 +74,12 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   async function commitGroup(g: UserGroupRecord, by: string, prev?: UserGroupRecord): Promise<void> {
     const ty = prev ? 'WORKSPACE_USER_GROUP_UPDATED' : 'WORKSPACE_USER_GROUP_CREATED';
     const changes: Change[] = [
-      { table: WT.groups, id: g.id, value: g },
+      { table: WORKSPACE_TABLES.groups, id: g.id, value: g },
       events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty, by)),
     ];
     const expect: Expectation[] = prev
-      ? [{ table: WT.groups, id: g.id, value: prev }]
-      : [{ table: WT.groups, id: g.id, value: undefined }];
+      ? [{ table: WORKSPACE_TABLES.groups, id: g.id, value: prev }]
+      : [{ table: WORKSPACE_TABLES.groups, id: g.id, value: undefined }];
     if (g.handle !== prev?.handle) {
       const key = handleKey(g.workspaceId, g.handle);
       changes.push({ table: HANDLES, id: key, value: { id: key, groupId: g.id } });
@@ -141,7 +146,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   /** A person changes a group (name, handle, description, members, disabled): WORKSPACE_USER_GROUP_UPDATED. */
   async function updateGroup(a: Actor, id: string, body: Record<string, unknown>) {
     const g = await retryOnConflict(async () => {
-      const prev = await store.get(WT.groups, id);
+      const prev = await store.get(WORKSPACE_TABLES.groups, id);
       if (!prev || prev.workspaceId !== a.workspaceId) throw notFound('User group');
       const g: UserGroupRecord = { ...prev, ...(await parseGroup(a, body, prev)) };
       await commitGroup(g, a.userId, prev);
@@ -190,7 +195,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       cb: u.id,
       atz: true,
     });
-    await store.commit([{ table: WT.statuses, id: u.id, value: rec }, event]);
+    await store.commit([{ table: WORKSPACE_TABLES.statuses, id: u.id, value: rec }, event]);
     events.written();
     return users.view(u);
   }
@@ -213,13 +218,13 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       ...(b.state !== undefined ? { state: b.state } : {}),
       updatedAt: nowIso(),
     };
-    await store.commit([{ table: WT.homeViews, id: rec.id, value: rec }]);
+    await store.commit([{ table: WORKSPACE_TABLES.homeViews, id: rec.id, value: rec }]);
     return must(await homeView(a.appId, userId));
   }
 
   /** The home view an app published for a user, as a V1 HOME view. */
   async function homeView(appId: string, userId: string) {
-    const v = await store.get(WT.homeViews, `${appId}|${userId}`);
+    const v = await store.get(WORKSPACE_TABLES.homeViews, `${appId}|${userId}`);
     return v
       ? {
           id: v.id,

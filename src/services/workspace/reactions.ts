@@ -6,7 +6,7 @@ import { audienceOf, type WorkspaceEvents } from './events.js';
 import { retryOnConflict } from '../conflict.js';
 import type { MessageIndex } from './message-index.js';
 import type { Messages } from './messages.js';
-import { WT } from '../../model/workspace.js';
+import { WORKSPACE_TABLES } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 
 const CODE = /^:[^\s:]{1,198}:$/;
@@ -42,10 +42,14 @@ export function createReactions(deps: { index: MessageIndex; messages: Messages;
       });
       await index.commit(
         [
-          { table: WT.messages, id: m.id, value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] } },
+          {
+            table: WORKSPACE_TABLES.messages,
+            id: m.id,
+            value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] },
+          },
           event,
         ],
-        [{ table: WT.messages, id: m.id, value: m }],
+        [{ table: WORKSPACE_TABLES.messages, id: m.id, value: m }],
       );
       return true;
     });
@@ -60,8 +64,8 @@ export function createReactions(deps: { index: MessageIndex; messages: Messages;
       const left = m.reactions.filter((r) => !(r.user === a.userId && r.code === code));
       if (left.length !== m.reactions.length)
         await index.commit(
-          [{ table: WT.messages, id: m.id, value: { ...m, reactions: left } }],
-          [{ table: WT.messages, id: m.id, value: m }],
+          [{ table: WORKSPACE_TABLES.messages, id: m.id, value: { ...m, reactions: left } }],
+          [{ table: WORKSPACE_TABLES.messages, id: m.id, value: m }],
         );
     });
   }

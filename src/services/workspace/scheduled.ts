@@ -22,7 +22,7 @@ import type { Channels } from './channels.js';
 import type { Files } from './files.js';
 import { parseMessageInput } from './message-view.js';
 import type { Messages } from './messages.js';
-import { WT, type ScheduledRecord } from '../../model/workspace.js';
+import { WORKSPACE_TABLES, type ScheduledRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import { createPoller } from '../../poller.js';
 import { onlyLeaseRenewed } from '../../store/lease.js';
@@ -62,7 +62,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
 
   /** Leased (by any daemon) and the lease still runs: being posted. */
   const sending = (s: ScheduledRecord) => inFlight.has(s.id) || (!!s.leaseOwner && (s.leaseUntil ?? 0) > clock.now());
-  const asRead = (s: ScheduledRecord): Expectation[] => [{ table: WT.scheduled, id: s.id, value: s }];
+  const asRead = (s: ScheduledRecord): Expectation[] => [{ table: WORKSPACE_TABLES.scheduled, id: s.id, value: s }];
 
   /** V1.ScheduledMessage; `files` the V1.MessageFile of each of its files; a recurrence's unset ends are 0. */
   const view = async (s: ScheduledRecord) => ({
@@ -79,7 +79,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   });
 
   async function own(a: Actor, id: string): Promise<ScheduledRecord> {
-    const s = await store.get(WT.scheduled, id);
+    const s = await store.get(WORKSPACE_TABLES.scheduled, id);
     if (!s || s.workspaceId !== a.workspaceId || s.author !== a.userId || sending(s))
       throw notFound('Scheduled message');
     return s;
@@ -130,7 +130,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
         { pointer: '/limit', message: `must be 1 to ${LIST_MAX}` },
       ]);
     const out: ScheduledRecord[] = [];
-    for (const s of await store.all(WT.scheduled)) {
+    for (const s of await store.all(WORKSPACE_TABLES.scheduled)) {
       if (
         s.workspaceId === a.workspaceId &&
         s.author === a.userId &&
@@ -153,7 +153,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       ...defined(f),
       createdAt: new Date(clock.now()).toISOString(),
     };
-    await store.commit([{ table: WT.scheduled, id: s.id, value: s }]);
+    await store.commit([{ table: WORKSPACE_TABLES.scheduled, id: s.id, value: s }]);
     poller.wakeAt(s.sendAt);
     return view(s);
   }
@@ -166,7 +166,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       // every field replaced; a recurrence starts again from the new sendAt, its occurrences so far still counted
       const { recurrence: _r, anchorAt: _a, files: _f, ...rest } = s;
       const next: ScheduledRecord = { ...rest, ...defined(fields) };
-      await store.commit([{ table: WT.scheduled, id, value: next }], asRead(s));
+      await store.commit([{ table: WORKSPACE_TABLES.scheduled, id, value: next }], asRead(s));
       return next;
     });
     poller.wakeAt(next.sendAt);
@@ -182,7 +182,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     const next = await retryOnConflict(async () => {
       const s = await own(a, id);
       const next: ScheduledRecord = { ...s, attachments: atts };
-      await store.commit([{ table: WT.scheduled, id, value: next }], asRead(s));
+      await store.commit([{ table: WORKSPACE_TABLES.scheduled, id, value: next }], asRead(s));
       return next;
     });
     return view(next);
@@ -191,7 +191,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   async function remove(a: Actor, id: string): Promise<void> {
     await retryOnConflict(async () => {
       const s = await own(a, id);
-      await store.commit([{ table: WT.scheduled, id, value: null }], asRead(s));
+      await store.commit([{ table: WORKSPACE_TABLES.scheduled, id, value: null }], asRead(s));
     });
   }
 
@@ -200,7 +200,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
    * occurrence still to come (released from the lease), as long as the recurrence runs.
    */
   function afterPost(s: ScheduledRecord): ChangeOf<'wsScheduledMessages'> {
-    if (!s.recurrence) return { table: WT.scheduled, id: s.id, value: null };
+    if (!s.recurrence) return { table: WORKSPACE_TABLES.scheduled, id: s.id, value: null };
     const anchorAt = s.anchorAt ?? s.sendAt;
     let occurrences = (s.occurrences ?? 0) + 1;
     let at = nextOccurrence(s.recurrence, anchorAt, occurrences, s.sendAt);
@@ -209,10 +209,10 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       occurrences += 1;
       at = nextOccurrence(s.recurrence, anchorAt, occurrences, at);
     }
-    if (at === undefined) return { table: WT.scheduled, id: s.id, value: null };
+    if (at === undefined) return { table: WORKSPACE_TABLES.scheduled, id: s.id, value: null };
     const { leaseOwner: _o, leaseUntil: _u, ...rest } = s;
     const next: ScheduledRecord = { ...rest, anchorAt, occurrences, sendAt: at };
-    return { table: WT.scheduled, id: s.id, value: next };
+    return { table: WORKSPACE_TABLES.scheduled, id: s.id, value: next };
   }
 
   /**
@@ -239,7 +239,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
           // This daemon's next poll renews the leases it holds on due records: a post slower than a poll
           // met its own renewal, no rival. It is made again with the record as it is now, or each slow
           // post would meet the next renewal and the message never be posted.
-          const current = await store.get(WT.scheduled, s.id);
+          const current = await store.get(WORKSPACE_TABLES.scheduled, s.id);
           if (current && current.leaseOwner === instanceId && onlyLeaseRenewed(s, current) && renewals < MAX_RENEWALS) {
             s = current;
             continue;
@@ -247,7 +247,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
           return; // changed, or taken over after the lease ran out: not ours to post
         }
         logger.warn('scheduled message dropped', { id: s.id, channelId: s.channelId, reason: (e as Error).message });
-        await store.commit([{ table: WT.scheduled, id: s.id, value: null }], asRead(s)).catch((e2) => {
+        await store.commit([{ table: WORKSPACE_TABLES.scheduled, id: s.id, value: null }], asRead(s)).catch((e2) => {
           if (!isConflict(e2)) throw e2;
         });
         return;
@@ -261,7 +261,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     try {
       const now = clock.now();
       due = await store.claim({
-        table: WT.scheduled,
+        table: WORKSPACE_TABLES.scheduled,
         dueField: 'sendAt',
         now,
         owner: instanceId,

@@ -2,8 +2,8 @@
 import { notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
-import { T, type WorkspaceUserRecord } from '../../model/identity.js';
-import { WT, type CustomStatusRecord } from '../../model/workspace.js';
+import { IDENTITY_TABLES, type WorkspaceUserRecord } from '../../model/identity.js';
+import { WORKSPACE_TABLES, type CustomStatusRecord } from '../../model/workspace.js';
 
 /** Who a platform call acts as: the token's user (the bot user for a bot token) in its workspace. */
 export interface Actor {
@@ -37,19 +37,19 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
 
   /** The user's custom status as V1.CustomStatus, unless none is set or it has expired. */
   async function statusOf(userId: string) {
-    const s = await store.get(WT.statuses, userId);
+    const s = await store.get(WORKSPACE_TABLES.statuses, userId);
     return s ? statusView(s) : undefined;
   }
 
   /** The workspace's users in the order they joined (the store answers in no order). */
   const usersOf = async (workspaceId: string) =>
-    (await store.find(T.workspaceUsers, 'workspaceId', workspaceId)).sort((x, y) =>
+    (await store.find(IDENTITY_TABLES.workspaceUsers, 'workspaceId', workspaceId)).sort((x, y) =>
       x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0,
     );
 
   /** A user of this workspace, else undefined (a user of another workspace is not one). */
   async function member(workspaceId: string, id: unknown): Promise<WorkspaceUserRecord | undefined> {
-    const u = typeof id === 'string' ? await store.get(T.workspaceUsers, id) : undefined;
+    const u = typeof id === 'string' ? await store.get(IDENTITY_TABLES.workspaceUsers, id) : undefined;
     return u && u.workspaceId === workspaceId ? u : undefined;
   }
 
@@ -80,7 +80,7 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
     view,
     statusView,
     statusOf,
-    byId: (id: string) => store.get(T.workspaceUsers, id),
+    byId: (id: string) => store.get(IDENTITY_TABLES.workspaceUsers, id),
     /** GET /v1/workspaceUsers */
     list: async (a: Actor) => Promise.all((await usersOf(a.workspaceId)).map(view)),
     /** GET /v1/workspaceUsers/{u}: 404 for an unknown user or one of another workspace. */
@@ -91,7 +91,7 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
     },
     /** GET /v1/workspace */
     async workspace(a: Actor) {
-      const ws = await store.get(T.workspaces, a.workspaceId);
+      const ws = await store.get(IDENTITY_TABLES.workspaces, a.workspaceId);
       if (!ws) throw notFound('Workspace');
       return {
         id: ws.id,

@@ -16,7 +16,7 @@ import { AppError, forbidden, invalidRequest, unsupportedMediaType } from '../..
 import type { Config } from '../../../config.js';
 import type { Logger } from '../../../logger.js';
 import type { IdentityService, Principal } from '../../../services/identity.js';
-import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
+import type { WebSessions } from '../../../services/oauth/web-sessions.js';
 import { signedOutPage } from '../../pages/sign-in.js';
 import { CONSOLE_CSP, plainPage, type Shell } from '../../pages/console/layout.js';
 import { clearSessionCookie, cookieValue, pageHeaders } from '../../pages/send.js';
@@ -31,7 +31,7 @@ export interface ConsoleBaseDeps {
   /** Where browsers reach the daemon when it is behind a proxy: a POST's Origin may be these too. */
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
   identity: IdentityService;
-  sessions: WebSessions;
+  webSessions: WebSessions;
   logger: Logger;
 }
 
@@ -78,7 +78,7 @@ export function seeOther(res: Response, location: string): void {
 const signedOf = (res: Response): Signed => res.locals.console as Signed;
 
 export function consoleBase(deps: ConsoleBaseDeps) {
-  const { identity, sessions, logger } = deps;
+  const { identity, webSessions, logger } = deps;
   const originOf = (u: string | undefined) => {
     try {
       return u ? new URL(u).origin : undefined;
@@ -110,7 +110,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
   async function signedIn(req: Request, res: Response, next: NextFunction): Promise<void> {
     let signed: Signed;
     try {
-      const session = await sessions.get(cookieValue(req));
+      const session = await webSessions.get(cookieValue(req));
       if (!session)
         return req.method === 'GET'
           ? sendPlain(res, 401, signedOutPage())
@@ -119,7 +119,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
       const chosen = cookieValue(req, WORKSPACE_COOKIE);
       const me = members.find((m) => m.workspaceId === chosen) ?? members[0];
       if (!me) return sendError(res, forbidden('Your account is not a member of any workspace.'));
-      const csrf = await sessions.consoleToken(session.id);
+      const csrf = await webSessions.consoleToken(session.id);
       const names = await Promise.all(members.map((m) => workspaceName(m.workspaceId)));
       const workspaces = members.map((m, i) => ({ id: m.workspaceId, name: must(names[i]), selected: m === me }));
       signed = {
@@ -150,7 +150,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     const given = (req.body as Record<string, unknown>).csrf;
     const origin = req.get('origin');
     const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
-    if (!sameOrigin || !(await sessions.checkConsoleToken(given, s.sessionId)))
+    if (!sameOrigin || !(await webSessions.checkConsoleToken(given, s.sessionId)))
       return sendError(
         res,
         forbidden(
@@ -184,8 +184,8 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     async (req: Request, res: Response): Promise<void> => {
       const s = signedOf(res);
       try {
-        if (everywhere) await sessions.endAll(s.accountId);
-        else await sessions.end({ id: s.sessionId, expiresAt: s.sessionExpiresAt });
+        if (everywhere) await webSessions.endAll(s.accountId);
+        else await webSessions.end({ id: s.sessionId, expiresAt: s.sessionExpiresAt });
       } catch (e) {
         return sendError(res, e); // not recorded: the cookie stays, and the page says so
       }
@@ -195,7 +195,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
 
   /** Whether the browser that made `req` is still signed in (a live stream asks before each write). */
   async function stillSignedIn(req: Request): Promise<boolean> {
-    return (await sessions.get(cookieValue(req))) !== undefined;
+    return (await webSessions.get(cookieValue(req))) !== undefined;
   }
 
   /**

@@ -11,7 +11,7 @@ import type { Logger } from '../../../logger.js';
 import type { AppsService } from '../../../services/apps.js';
 import type { DeliveriesService, DeliveryRecord } from '../../../services/deliveries.js';
 import type { IdentityService } from '../../../services/identity.js';
-import type { WebSessions } from '../../../services/oauth/consent-sessions.js';
+import type { WebSessions } from '../../../services/oauth/web-sessions.js';
 import type { Grants } from '../../../services/oauth/grants.js';
 import type { Revocation } from '../../../services/oauth/revocation.js';
 import { consoleAppsRoutes } from './apps.js';
@@ -34,7 +34,7 @@ export interface ConsoleRoutesDeps {
   /** Where the console keeps a person's notes and open views (any daemon may serve their next page). */
   store: PersonStateStore;
   identity: IdentityService;
-  sessions: WebSessions;
+  webSessions: WebSessions;
   apps: AppsService;
   grants: Pick<Grants, 'installationOf'>;
   revocation: Pick<Revocation, 'uninstallAs'>;

@@ -1,11 +1,10 @@
 /**
- * The local workspace as the CLI reads it (docs/protocol.md §9.5 shapes, served under the
- * management base path): channels written by id, `general` or `#general`, messages, and watching
- * a channel for what an app posts after a mark.
+ * The local workspace as a client reads it (the CLI's channel and message commands, `appreg test`; docs/protocol.md
+ * §9.5 shapes, served under the management base path): channels written by id, `general` or `#general`, messages, and
+ * watching a channel for what an app posts after a mark.
  */
-import type { ChalkInstance } from 'chalk';
-import { CliError, EXIT } from './output.js';
-import type { Client } from './client.js';
+import { CliError, EXIT } from './exit.js';
+import type { Client } from './daemon-client.js';
 import { must } from '../must.js';
 import { systemClock, type Clock } from '../clock.js';
 
@@ -181,33 +180,4 @@ export function nameCache(client: Client): (ids: string[]) => Promise<Map<string
     }
     return names;
   };
-}
-
-/** One message on one line (more for multi-line text): time, author, text, then thread and reactions. */
-export function formatMessage(c: ChalkInstance, m: Message, names: Map<string, string>): string {
-  const time = m.timestamp.slice(11, 19);
-  const who = names.get(m.author) ?? m.author;
-  const extra: string[] = [];
-  if (m.threadReplyInfo) extra.push(`reply in thread ${m.threadReplyInfo.rootId}`);
-  if (m.threadRootInfo?.repliesCount)
-    extra.push(`${m.threadRootInfo.repliesCount} repl${m.threadRootInfo.repliesCount === 1 ? 'y' : 'ies'}`);
-  if (m.blocks?.length) extra.push(`${m.blocks.length} block${m.blocks.length === 1 ? '' : 's'}`);
-  if (m.attachments?.length) extra.push(`${m.attachments.length} attachment${m.attachments.length === 1 ? '' : 's'}`);
-  if (m.edited) extra.push('edited');
-  if (m.ephemeral) extra.push('only visible to you');
-  const counts = new Map<string, number>();
-  for (const r of m.reactions ?? []) counts.set(r.code, (counts.get(r.code) ?? 0) + 1);
-  if (counts.size) extra.push([...counts].map(([code, n]) => `${code} ${n}`).join(' '));
-  const text = m.text.replace(/\n/g, '\n    ');
-  return `${c.dim(time)} ${c.bold(who)}: ${text}${extra.length ? ` ${c.dim(`(${extra.join(', ')})`)}` : ''} ${c.dim(m.id)}`;
-}
-
-/** A regular expression option (--expect-message); a bad one is a usage error. */
-export function regexOption(v: unknown, name: string): RegExp | undefined {
-  if (v === undefined) return undefined;
-  try {
-    return new RegExp(String(v));
-  } catch (e) {
-    throw new CliError(`${name} is not a valid regular expression: ${(e as Error).message}`, EXIT.usage);
-  }
 }

@@ -18,7 +18,7 @@ import type { Clock } from '../../clock.js';
 import { StoreConflict, type Store } from '../../store/types.js';
 import type { AuthRequestParams } from './authorization-request.js';
 import { must } from '../../must.js';
-import { T } from '../../model/identity.js';
+import { IDENTITY_TABLES } from '../../model/identity.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 const CSRF_TTL_MS = 15 * 60_000;
@@ -108,7 +108,7 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
       { table: ENDED_SESSIONS, id },
       { table: ACCOUNT_SIGN_OUTS, id: accountId },
       // a session made from a token ends when that token is revoked or expires (AS2)
-      ...(tokenId === undefined ? [] : [{ table: T.mgmtTokens, id: tokenId }]),
+      ...(tokenId === undefined ? [] : [{ table: IDENTITY_TABLES.mgmtTokens, id: tokenId }]),
     ]);
     if (ended || (everywhere && exp - SESSION_TTL_MS <= (everywhere as { before: number }).before)) return undefined;
     if (tokenId !== undefined && !(madeWith && (madeWith as { exp: number }).exp * 1000 > clock.now()))

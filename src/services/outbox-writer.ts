@@ -1,7 +1,7 @@
 /**
  * The events outbox: every event an app is sent because something happened (docs/protocol.md
  * §5.3) is first a record of this table, written in the same commit as the change that caused it,
- * so that nothing acknowledged can lose its events. The delivery worker drains it (delivery/outbox.ts):
+ * so that nothing acknowledged can lose its events. The delivery worker drains it (delivery/outbox-drain.ts):
  * each record becomes its events exactly once across every daemon of the store.
  *
  * Two kinds of record:
@@ -30,14 +30,14 @@ import {
  */
 const OUTBOX_CHANNEL = 'events_outbox';
 
-export interface EventsOutboxDeps {
+export interface OutboxWriterDeps {
   store: Store;
   clock: Clock;
   /** This daemon among those sharing the store: its own hints are heard directly, not through the store. */
   instanceId: string;
 }
 
-export function createEventsOutbox(deps: EventsOutboxDeps) {
+export function createOutboxWriter(deps: OutboxWriterDeps) {
   const { store, clock, instanceId } = deps;
   const local = new Set<() => void>();
   let lastSeq = 0;
@@ -104,4 +104,4 @@ export function createEventsOutbox(deps: EventsOutboxDeps) {
   };
 }
 
-export type EventsOutbox = ReturnType<typeof createEventsOutbox>;
+export type OutboxWriter = ReturnType<typeof createOutboxWriter>;

@@ -1,5 +1,5 @@
 /**
- * Draining the events outbox (services/events-outbox.ts): each record becomes its events exactly
+ * Draining the events outbox (services/outbox-writer.ts): each record becomes its events exactly
  * once across every daemon of the store. An app event goes to its app; a workspace event is fanned
  * out here, to the apps `recipientsOf` names (installations, authorizations, scopes and who could
  * see it: services/workspace/events.ts), read once for all the records of a drain. A record is
@@ -45,7 +45,7 @@ export interface EventAudience {
   ): Promise<Array<Array<{ app: AppRecord; workspaceUserIds: string[] }>>>;
 }
 
-interface OutboxDeps {
+interface OutboxDrainDeps {
   store: Store;
   logger: Logger;
   apps: Pick<AppDirectory, 'byId'>;
@@ -66,7 +66,7 @@ interface OutboxDeps {
   attemptsBeforeDurable: boolean;
 }
 
-export function createOutboxDrain(deps: OutboxDeps) {
+export function createOutboxDrain(deps: OutboxDrainDeps) {
   const { store, logger, apps, audience, enqueueEvents } = deps;
   /** Outbox records this daemon is turning into events now (the next drain leaves them). */
   const taking = new Set<string>();

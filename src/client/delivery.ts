@@ -1,4 +1,7 @@
-/** A delivery as the daemon's API answers it (GET /deliveries, deliver-test): what the CLI's delivery commands read. */
+/**
+ * A delivery as the daemon's API answers it (GET /deliveries, deliver-test): what the CLI's delivery commands and
+ * `appreg test` read.
+ */
 
 export interface Attempt {
   id: string;

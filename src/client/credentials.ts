@@ -1,12 +1,13 @@
 /**
- * Which daemon the CLI talks to and as whom: --url / --data-dir / --token, saved logins, the first start's credentials.
+ * Which daemon a client (the CLI, `appreg test`) talks to and as whom: --url / --data-dir / --token, saved logins, the
+ * first start's credentials.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveDataDir } from '../default-data-dir.js';
-import { CliError, EXIT } from './output.js';
-import type { GlobalOpts, Io } from './run.js';
+import { CliError, EXIT } from './exit.js';
+import type { GlobalOpts, Io } from './io.js';
 
 export interface Credentials {
   workspaceId: string;

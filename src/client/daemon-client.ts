@@ -1,12 +1,12 @@
 /**
- * The CLI's only HTTP client: every call to the daemon's API, and the one call to an app
- * (`authorize --follow`), goes through here, on node:http: a client command loads no HTTP
- * library. The CLI never opens the daemon's data file.
+ * The one HTTP client of the CLI and `appreg test`: every call to the daemon's API, and the one call
+ * to an app (`authorize --follow`), goes through here, on node:http: a client command loads no HTTP
+ * library. Neither client ever opens the daemon's data file.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { CliError, EXIT } from './output.js';
+import { CliError, EXIT } from './exit.js';
 import { resolveCredentials, resolveUrl, type Credentials } from './credentials.js';
-import type { GlobalOpts, Io } from './run.js';
+import type { GlobalOpts, Io } from './io.js';
 
 interface Answer {
   status: number;
