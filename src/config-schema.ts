@@ -27,6 +27,7 @@ interface SchemaError {
 
 type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
 
+/** The schema's settings and the check of one source's settings against it. */
 export interface ConfigSchema {
   properties: Record<string, Property>;
   /** What is wrong with `settings` (some of the settings, as one source gives them), or undefined. */
@@ -35,6 +36,7 @@ export interface ConfigSchema {
 
 let loaded: ConfigSchema | undefined;
 
+/** The schema and its generated validator, read once, on the first call. */
 export function configSchema(): ConfigSchema {
   if (loaded) return loaded;
   const schemaFile = new URL('../../schemas/config.schema.json', import.meta.url);
