@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { defaultDataDir } from './default-data-dir.js';
 import type { LogFormat } from './logger.js';
+import { configSchema, describe, flagName, fromText, type ConfigSchema } from './config-schema.js';
 import { must } from './must.js';
 
 export interface Config {
@@ -174,54 +175,6 @@ export const defaults: Config = {
   filesTotalMaxBytes: 1024 * 1024 * 1024,
 };
 
-type Kind = 'string' | 'number' | 'boolean';
-const kinds: Record<keyof Config, Kind> = {
-  host: 'string',
-  port: 'number',
-  dataDir: 'string',
-  databaseUrl: 'string',
-  databasePoolSize: 'number',
-  deliveryLeaseMs: 'number',
-  publicUrl: 'string',
-  appUrl: 'string',
-  keyFile: 'string',
-  logLevel: 'string',
-  logFormat: 'string',
-  bodyLimitBytes: 'number',
-  requestTimeoutMs: 'number',
-  maxConnections: 'number',
-  maxConnectionsPerAddress: 'number',
-  allowInsecureRedirects: 'boolean',
-  managementTokenTtlSeconds: 'number',
-  codeTtlSeconds: 'number',
-  rateLimitTokenEndpoint: 'number',
-  rateLimitLogin: 'number',
-  rateLimitConsent: 'number',
-  platformRateLimits: 'boolean',
-  rateLimitManagementWrites: 'number',
-  fsync: 'boolean',
-  heapGrowingPercent: 'number',
-  socketPingIntervalMs: 'number',
-  socketMaxConnectionsPerApp: 'number',
-  socketTicketTtlMs: 'number',
-  socketBadFrameLimit: 'number',
-  socketBadFrameWindowMs: 'number',
-  socketQueueMaxAgeMs: 'number',
-  socketQueueMaxPerApp: 'number',
-  deliveryBudgetMs: 'number',
-  deliveryEventTimeoutMs: 'number',
-  deliveryRetrySchedule: 'string',
-  deliveryMaxResponseBytes: 'number',
-  deliveryLogMaxBytes: 'number',
-  deliveryLogRetentionDays: 'number',
-  egressDenyPrivate: 'boolean',
-  egressAllowLoopback: 'boolean',
-  egressAllow: 'string',
-  workspaceMessagesPerChannel: 'number',
-  filesMaxBytes: 'number',
-  filesTotalMaxBytes: 'number',
-};
-
 /** dataDir ↔ APPREG_DATA_DIR */
 export const envName = (key: string) => 'APPREG_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 
@@ -269,62 +222,39 @@ export function isPostgresUrl(raw: string): boolean {
   }
 }
 
-function coerce(key: keyof Config, raw: unknown, source: string): unknown {
-  const kind = kinds[key];
-  if (kind === 'number') {
-    const n = typeof raw === 'number' ? raw : Number(raw);
-    if (!Number.isFinite(n) || n < 0)
-      throw new ConfigError(`${source}: ${key} must be a non-negative number, got ${JSON.stringify(raw)}`);
-    return n;
-  }
-  if (kind === 'boolean') {
-    if (typeof raw === 'boolean') return raw;
-    if (raw === 'true' || raw === '1') return true;
-    if (raw === 'false' || raw === '0') return false;
-    throw new ConfigError(`${source}: ${key} must be true or false, got ${JSON.stringify(raw)}`);
-  }
-  if (key === 'egressAllow' && typeof raw === 'string') {
+/** The rules a schema cannot say: a database URL Node's URL parser and pg accept, each egress entry an address. */
+function beyondSchema(read: Record<string, unknown>, properties: ConfigSchema['properties']): string | undefined {
+  if (typeof read.databaseUrl === 'string' && !isPostgresUrl(read.databaseUrl))
+    return describe('databaseUrl', properties.databaseUrl ?? {});
+  if (typeof read.egressAllow === 'string') {
     try {
-      parseAddressList(raw);
+      parseAddressList(read.egressAllow);
     } catch (e) {
-      throw new ConfigError(`${source}: ${(e as Error).message}`);
+      return (e as Error).message;
     }
-    return raw;
   }
-  if (
-    key === 'deliveryRetrySchedule' &&
-    (typeof raw !== 'string' || !/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/.test(raw))
-  ) {
-    throw new ConfigError(`${source}: deliveryRetrySchedule must be comma-separated seconds, e.g. "1,5,30"`);
-  }
-  if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${source}: ${key} must be a non-empty string`);
-  if (key === 'logLevel' && !['debug', 'info', 'warn', 'error'].includes(raw))
-    throw new ConfigError(`${source}: logLevel must be debug, info, warn or error`);
-  if (key === 'logFormat' && raw !== 'pretty' && raw !== 'json')
-    throw new ConfigError(`${source}: logFormat must be pretty or json, got ${JSON.stringify(raw)}`);
-  if (key === 'databaseUrl' && !isPostgresUrl(raw)) {
-    // the value may hold a password: it is not repeated in the message
-    throw new ConfigError(
-      `${source}: databaseUrl must be a PostgreSQL URL such as postgres://appreg:secret@127.0.0.1:5432/appreg`,
-    );
-  }
-  if ((key === 'publicUrl' || key === 'appUrl') && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(raw)) {
-    throw new ConfigError(
-      `${source}: ${key} must be an http(s) URL such as https://appreg.example.com, got ${JSON.stringify(raw)}`,
-    );
-  }
-  return raw;
+  return undefined;
 }
 
 export function loadConfig(
   flags: Partial<Record<keyof Config, unknown>> & { config?: string } = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
+  const { properties, problem } = configSchema();
+  const keys = Object.keys(properties).filter((k) => k !== '$schema') as (keyof Config)[];
   const out: Record<string, unknown> = { ...defaults };
   // the default is decided here, not in `defaults`: it depends on where appreg is installed (data-dir.ts)
   const dataDir = (flags.dataDir as string | undefined) ?? (env.APPREG_DATA_DIR || defaultDataDir(env));
   out.dataDir = dataDir;
   const file = flags.config ?? env.APPREG_CONFIG ?? path.join(dataDir, 'config.json');
+  /** One source's settings, read from text where it is text and checked against the schema. */
+  const apply = (source: string, settings: Record<string, unknown>) => {
+    const read: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(settings)) read[k] = fromText(properties[k]?.type, v);
+    const wrong = problem(read) ?? beyondSchema(read, properties);
+    if (wrong) throw new ConfigError(`${source}: ${wrong}`);
+    Object.assign(out, read);
+  };
   if (fs.existsSync(file)) {
     let parsed: unknown;
     try {
@@ -334,23 +264,17 @@ export function loadConfig(
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new ConfigError(`config file ${file} must hold a JSON object`);
-    for (const [k, v] of Object.entries(parsed)) {
-      if (!(k in kinds)) throw new ConfigError(`config file ${file}: unknown key "${k}"`);
-      out[k] = coerce(k as keyof Config, v, `config file ${file}`);
-    }
+    const { $schema: _editorsOnly, ...settings } = parsed as Record<string, unknown>;
+    apply(`config file ${file}`, settings);
   } else if (flags.config ?? env.APPREG_CONFIG) {
     throw new ConfigError(`config file ${file} does not exist`);
   }
-  for (const k of Object.keys(kinds) as (keyof Config)[]) {
+  for (const k of keys) {
     const v = env[envName(k)];
-    if (v !== undefined && v !== '') out[k] = coerce(k, v, envName(k));
+    if (v !== undefined && v !== '') apply(envName(k), { [k]: v });
   }
-  for (const k of Object.keys(kinds) as (keyof Config)[]) {
-    if (flags[k] !== undefined) out[k] = coerce(k, flags[k], `--${k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())}`);
-  }
+  for (const k of keys) if (flags[k] !== undefined) apply(flagName(k), { [k]: flags[k] });
   const cfg = out as unknown as Config;
-  if (!Number.isInteger(cfg.port) || cfg.port > 65535)
-    throw new ConfigError(`port must be an integer from 0 to 65535, got ${cfg.port}`);
   cfg.dataDir = path.resolve(cfg.dataDir);
   return cfg;
 }

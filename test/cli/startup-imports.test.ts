@@ -40,6 +40,7 @@ t.test('the CLI at start loads commander and its own modules, nothing else', asy
   // besides the CLI's own: leaf modules that import nothing of appreg's but each other
   const leaves = [
     'config.js',
+    'config-schema.js',
     'clock.js',
     'must.js',
     'default-data-dir.js',

@@ -26,6 +26,9 @@ t.test('it holds the compiled code and what the CLI reads at run time', async (t
     'dist/src/apptest/runner.js',
     'schemas/app-manifest.schema.json',
     'schemas/test-suite.schema.json',
+    // the daemon's configuration: its schema and the validator generated from it, read by `serve`
+    'schemas/config.schema.json',
+    'schemas/config.validate.cjs',
     'public/console/console.js',
     'examples/standup-app/manifest.json',
     'examples/standup-app/app.mjs',

@@ -34,7 +34,10 @@ t.test('config: defaults < file < env < flags, and clear errors', async (t) => {
   t.equal(loadConfig({ dataDir: dir }, { APPREG_PORT: '9002' }).port, 9002);
   t.equal(loadConfig({ dataDir: dir, port: '9003' }, { APPREG_PORT: '9002' }).port, 9003);
   t.equal(loadConfig({ dataDir: dir }, {}).host, '0.0.0.0');
-  t.throws(() => loadConfig({ dataDir: dir, port: 'x' }, {}), /--port: port must be a non-negative number/);
+  t.throws(
+    () => loadConfig({ dataDir: dir, port: 'x' }, {}),
+    /--port: port must be an integer from 0 to 65535, got "x"/,
+  );
   t.ok(
     (() => {
       try {
@@ -45,7 +48,10 @@ t.test('config: defaults < file < env < flags, and clear errors', async (t) => {
     })(),
     'a ConfigError',
   );
-  t.throws(() => loadConfig({ dataDir: dir, port: 70000 }, {}), /port/);
+  t.throws(
+    () => loadConfig({ dataDir: dir, port: 70000 }, {}),
+    /--port: port must be an integer from 0 to 65535, got 70000/,
+  );
   t.throws(() => loadConfig({ dataDir: dir }, { APPREG_FSYNC: 'maybe' }), /APPREG_FSYNC/);
   t.throws(() => loadConfig({ config: path.join(dir, 'nope.json') }, {}), /does not exist/);
 });

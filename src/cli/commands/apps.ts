@@ -1,7 +1,7 @@
 /** appreg apps …: register and manage apps by manifest, from a file or from the app's own host. */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Command } from 'commander';
-import { kv, table, type Out } from '../output.js';
+import { kv, padDisplay, table, type Out } from '../output.js';
 import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples, readJsonFile } from '../options.js';
 import { envOutOptions, envOutTarget, tryWriteEnvFile, type EnvSource } from '../env-file.js';
@@ -68,12 +68,12 @@ function appDetails(c: C, app: Record<string, unknown>): string {
     ['viewAction', 'view action'],
   ] as const) {
     const v = app[k] as Url | null | undefined;
-    if (v?.url) urls.push(`${label.padEnd(18)}${arrow(v.url)}`);
+    if (v?.url) urls.push(`${padDisplay(label, 18)}${arrow(v.url)}`);
   }
   for (const m of list(app.dynamicMenus) as Menu[])
-    urls.push(`${`menu ${m.onAction ?? ''}`.padEnd(18)}${arrow(m.url)}`);
+    urls.push(`${padDisplay(`menu ${m.onAction ?? ''}`, 18)}${arrow(m.url)}`);
   for (const k of ['helpUrl', 'avatarUrl', 'listingUrl'] as const)
-    if (typeof app[k] === 'string') urls.push(`${k.padEnd(18)}${String(app[k])}`);
+    if (typeof app[k] === 'string') urls.push(`${padDisplay(k, 18)}${String(app[k])}`);
   return [
     section(c, 'URLs', urls),
     section(
