@@ -75,12 +75,27 @@ export function crashFailure(
 }
 
 /**
- * Give the app the moment after its last answer to print a crash: until SETTLE_MS after `answeredAt`, then the output
- * already sent is read (a turn of the event loop after the timer) before the caller looks.
+ * Give the app the moment after its last answer to print a crash: until SETTLE_MS after `answeredAt`; then, when the
+ * app's address is known, one request to it, answered by its event loop only after whatever that loop had queued when
+ * the request came (a handler that throws right after its answer has printed by then: a write to a pipe is
+ * synchronous), so a busy machine cannot push the crash into the next test; then the output already sent is read (a
+ * turn of the event loop after the answer) before the caller looks. The request's own answer does not matter.
  */
-export async function settle(answeredAt: number): Promise<void> {
+export async function settle(answeredAt: number, appUrl?: string): Promise<void> {
   const left = answeredAt + SETTLE_MS - Date.now();
   if (left > 0) await new Promise((r) => setTimeout(r, left));
+  if (appUrl) await roundTrip(appUrl);
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
+}
+
+/** One GET to the app's address, whatever it answers; gives up after PROBE_MS (an app that no longer answers). */
+const PROBE_MS = 5000;
+async function roundTrip(appUrl: string): Promise<void> {
+  try {
+    const res = await fetch(new URL('/', appUrl), { signal: AbortSignal.timeout(PROBE_MS) });
+    await res.arrayBuffer();
+  } catch {
+    // refused, reset or timed out: the app's output is read as it is
+  }
 }

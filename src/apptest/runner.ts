@@ -92,7 +92,7 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
     r.durationMs = ctx.stepMs ?? Date.now() - s0;
     // the app it started printed a crash: the step fails with it (the last one once the app had its moment)
     if (env.proc && ctx.printedAtFirstAction !== undefined) {
-      if (i === test.steps.length - 1 && !failed) await settle(Math.max(ctx.calledAt, ctx.actionAt));
+      if (i === test.steps.length - 1 && !failed) await settle(Math.max(ctx.calledAt, ctx.actionAt), env.app.url);
       const crash = crashFailure(env.proc, ctx.printedAtFirstAction, ctx.lastActionTitle, r.failure);
       if (crash) [r.status, r.failure, failed] = ['failed', crash, true];
     }
