@@ -119,7 +119,10 @@ function serverCommand(initdb: string): (cwd: string, cmd: string, args: string[
   };
 }
 
-/** test/run.mjs, after it killed a test file that timed out or left processes: its clusters, stopped and removed. */
+/**
+ * test/run.mjs, after it killed a test file that timed out or left processes: its clusters, stopped and removed.
+ * @public test/run.mjs loads it from dist/, which knip does not follow
+ */
 export function stopOrphanClusters(): void {
   if (fs.existsSync(initdbPath())) stopOrphans(serverCommand(initdbPath()));
 }

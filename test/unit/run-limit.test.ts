@@ -68,6 +68,7 @@ t.test('a test file over its limit is ended with every process it started', asyn
     [],
     'none of them is alive after the run',
   );
-  const times = JSON.parse(fs.readFileSync(path.join(dir, 'times.json'), 'utf8')) as Record<string, { ms: number }>;
-  t.type(times['test/fixtures/runner/hang.mjs']?.ms, 'number', 'its wall time is recorded');
+  // the time of a run cut at its limit says nothing of what the file needs: the next limit is not raised by it
+  const times = JSON.parse(fs.readFileSync(path.join(dir, 'times.json'), 'utf8')) as Record<string, unknown>;
+  t.notOk('test/fixtures/runner/hang.mjs' in times, 'its time is not recorded');
 });
