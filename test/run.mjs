@@ -13,21 +13,28 @@
 // failed test, is printed just before the closing line. (tap's own "# { total, pass, fail }" comment counts
 // assertions instead, about nine per test in this suite.)
 import { spawn, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
 import { Parser } from 'tap-parser';
+import { killFileProcesses } from './file-processes.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
+// APPREG_TEST_BUILT=1: the tree is compiled and set up already (a test of this runner runs it on a fixture).
+const built = process.env.APPREG_TEST_BUILT === '1';
+const tsc = built
+  ? { status: 0 }
+  : spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
 if (tsc.status !== 0) {
   console.log(`tsc failed (exit ${tsc.status ?? tsc.signal}): no test ran`);
   console.log('0 passed, 1 failed, 0 skipped');
   process.exit(tsc.status ?? 1);
 }
 // The rest of the clone's set-up (tap's plugin set, the linter's workspace), each step only when out of date.
-const setup = spawnSync(process.execPath, [path.join(root, 'tools/dev-setup.mjs'), '--no-tsc'], { cwd: root, stdio: 'inherit' });
+const setup = built
+  ? { status: 0 }
+  : spawnSync(process.execPath, [path.join(root, 'tools/dev-setup.mjs'), '--no-tsc'], { cwd: root, stdio: 'inherit' });
 if (setup.status !== 0) {
   console.log(`the development set-up failed (exit ${setup.status ?? setup.signal}): no test ran`);
   console.log('0 passed, 1 failed, 0 skipped');
@@ -115,19 +122,37 @@ function hasPostgres() {
 
 // Files run this many at once: about twice the cores, as a file waits for its daemons, browser and
 // database part of the time; APPREG_TEST_JOBS overrides it.
-const JOBS = Number(process.env.APPREG_TEST_JOBS) || Math.max(2, os.cpus().length * 2);
-// tap's timeout per test file (package.json "tap"), in seconds.
-const TIMEOUT_S = Number(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).tap?.timeout) || 120;
+const CORES = os.cpus().length;
+const JOBS = Number(process.env.APPREG_TEST_JOBS) || Math.max(2, CORES * 2);
 
-// Longest first: each run's time in the last `npm test` (dist/.test-times.json) orders this one, so
-// the slow files do not start last and leave the other jobs idle at the end (one not timed yet goes first).
-const TIMES_FILE = path.join(root, 'dist', '.test-times.json');
+// Longest first: each run's time in the last `npm test` (dist/.test-times.json: wall milliseconds and
+// CPU seconds per run) orders this one, so the slow files do not start last and leave the other jobs
+// idle at the end (one not timed yet goes first). APPREG_TEST_TIMES names another file.
+const TIMES_FILE = process.env.APPREG_TEST_TIMES || path.join(root, 'dist', '.test-times.json');
 let lastTimes = {};
 try {
   lastTimes = JSON.parse(fs.readFileSync(TIMES_FILE, 'utf8'));
 } catch {
   /* a first run */
 }
+/** A run's wall time in the last run, in ms (the file held plain numbers before it held CPU too). */
+const lastMs = (name) => (typeof lastTimes[name] === 'number' ? lastTimes[name] : lastTimes[name]?.ms);
+
+/**
+ * Each file's time limit follows what it needs and what the machine gives: LIMIT_S (150 s), or three
+ * times its wall time in the last run when that is more; and the limit's clock runs at the pace the
+ * machine allows: while the load average is above the core count, a second counts only cores/load
+ * of a second (at load 8 on 2 cores a file has four times as long), so a busy machine (another
+ * suite beside this one, a CI host's neighbours) slows a file down without failing it. A file that
+ * reaches its limit gets SIGALRM, on which tap fails the tests still running and names them; what is
+ * left of it 10 s later, and every process it started, is killed (test/file-processes.mjs).
+ * APPREG_TEST_FILE_LIMIT_S sets every file's limit instead (a test of this runner gives its fixture
+ * one second). tap's own timeout is off in the files (TAP_TIMEOUT=0): this limit is the only one.
+ */
+const LIMIT_S = 150;
+const fixedLimit = Number(process.env.APPREG_TEST_FILE_LIMIT_S) || 0;
+const limitMs = (name) => (fixedLimit ? fixedLimit * 1000 : Math.max(LIMIT_S * 1000, 3 * (lastMs(name) ?? 0)));
+const pace = () => Math.min(1, CORES / Math.max(os.loadavg()[0], 0.01));
 
 /**
  * The files are run here, each a plain `node <file>` (its tests print TAP through the tap library),
@@ -135,44 +160,96 @@ try {
  * mocking, and process info for coverage, which this suite turns off), which doubled what a test
  * process that starts a daemon cost (measured: 1.35 s of CPU against 0.67 s). Each file's TAP is
  * printed as a subtest of one stream, as tap's runner prints it, and counted from that stream.
- */
-/**
- * APPREG_TEST_CPU=<file.json>: what each test file cost in CPU seconds (user and system, its child
- * processes included, through /usr/bin/time), and the run cluster's PostgreSQL server, written to
- * that file: on a machine shared with other work the wall times mislead, the CPU does not.
+ *
+ * What each file cost in CPU seconds (its process and the child processes it waited for: its daemons,
+ * apps and commands; test/file-cpu.mjs) is kept beside its wall time in dist/.test-times.json: on a
+ * machine shared with other work the wall times mislead, the CPU does not.
+ * APPREG_TEST_CPU=<file.json> also writes those figures, and the run cluster's PostgreSQL server's, to that file.
  */
 const CPU_FILE = process.env.APPREG_TEST_CPU;
+let cluster; // the run's PostgreSQL cluster (below)
 const cpu = {};
+const CPU_REPORTER = pathToFileURL(path.join(root, 'test/file-cpu.mjs')).href;
+const cpuDir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-test-cpu-'));
+/** The files running now: their process and the mark their processes carry, to stop them if this run is stopped. */
+const running = new Map();
+let started = 0;
 function runFile(run) {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const timeOut = CPU_FILE && fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-test-cpu-'));
-    const argv = ['--enable-source-maps', run.file];
-    const [command, args] = timeOut
-      ? ['/usr/bin/time', ['-f', '%U %S', '-o', path.join(timeOut, 'cpu'), process.execPath, ...argv]]
-      : [process.execPath, argv];
-    const child = spawn(command, args, {
+    const id = ++started;
+    const cpuOut = path.join(cpuDir, `${id}.json`);
+    const mark = `APPREG_TEST_FILE=${process.pid}.${id}`;
+    const child = spawn(process.execPath, ['--enable-source-maps', '--import', CPU_REPORTER, run.file], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, ...run.env, TAP_TIMEOUT: String(TIMEOUT_S) },
+      detached: true, // a process group of its own, stopped as one
+      env: { ...process.env, ...run.env, TAP_TIMEOUT: '0', APPREG_TEST_CPU_OUT: cpuOut, [mark.split('=')[0]]: mark.split('=')[1] },
     });
+    running.set(id, { pid: child.pid, mark });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     let timedOut = false;
-    const kill = setTimeout(() => {
+    let left = [];
+    const limit = limitMs(run.name);
+    let counted = 0;
+    let at = performance.now();
+    const tick = setInterval(() => {
+      const now = performance.now();
+      counted += (now - at) * pace();
+      at = now;
+      if (counted < limit || timedOut) return;
       timedOut = true;
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-    }, (TIMEOUT_S + 30) * 1000);
-    child.on('close', (code, signal) => {
-      clearTimeout(kill);
-      if (timeOut) {
-        const [user, sys] = fs.readFileSync(path.join(timeOut, 'cpu'), 'utf8').trim().split('\n').at(-1).split(' ').map(Number);
-        fs.rmSync(timeOut, { recursive: true });
-        cpu[run.name] = { cpu: +(user + sys).toFixed(2), user, sys };
+      clearInterval(tick);
+      try {
+        process.kill(child.pid, 'SIGALRM');
+      } catch {
+        /* ended meanwhile */
       }
-      resolve({ ...run, out, code, signal, timedOut, ms: performance.now() - t0 });
+      setTimeout(() => killFileProcesses(child.pid, mark), 10_000).unref();
+    }, Math.min(1000, limit / 4));
+    child.on('exit', () => {
+      clearInterval(tick);
+      // whatever it left running (a daemon a teardown did not reach, a timed-out file's children) is stopped now
+      const killed = killFileProcesses(child.pid, mark);
+      left = killed.map((k) => `${k.pid} ${k.command}`.trim());
+      running.delete(id);
+      // a cluster of its own (test/helpers/pg.ts) that its exit handler did not stop: stopped and removed
+      if ((killed.length || timedOut) && hasPostgres()) {
+        stopOrphans().catch((e) => console.log(`# could not stop its PostgreSQL cluster: ${e.message}`));
+      }
     });
+    child.on('close', (code, signal) => {
+      try {
+        const { user, sys } = JSON.parse(fs.readFileSync(cpuOut, 'utf8'));
+        cpu[run.name] = { cpu: +(user + sys).toFixed(2), user, sys };
+      } catch {
+        /* killed before it could say */
+      }
+      resolve({ ...run, out, code, signal, timedOut, left, limit, ms: performance.now() - t0 });
+    });
+  });
+}
+
+async function stopOrphans() {
+  const { stopOrphanClusters } = await import(path.join(root, 'dist/test/helpers/pg.js'));
+  stopOrphanClusters();
+}
+
+/** Stops every running file and what it started (the run is interrupted, or ends badly). */
+function stopAll() {
+  for (const { pid, mark } of running.values()) killFileProcesses(pid, mark);
+  running.clear();
+}
+process.on('exit', () => {
+  stopAll();
+  fs.rmSync(cpuDir, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    stopAll();
+    console.log(`\n# stopped by ${signal}: every test file's processes were ended`);
+    (cluster ? cluster.stop() : Promise.resolve()).finally(() => process.exit(130));
   });
 }
 
@@ -182,9 +259,10 @@ function asSubtest(r, n) {
   const skip = /^1\.\.0 # (.*)$/m.exec(r.out);
   const time = ` # time=${r.ms.toFixed(3)}ms`;
   const ok = r.code === 0 && !r.timedOut;
-  const why = r.timedOut ? ' (timed out)' : r.signal ? ` (ended by ${r.signal})` : r.code !== 0 ? ` (exit code ${r.code})` : '';
+  const why = r.timedOut ? ` (timed out: limit ${Math.round(r.limit / 1000)} s at the machine's pace)` : r.signal ? ` (ended by ${r.signal})` : r.code !== 0 ? ` (exit code ${r.code})` : '';
   const result = skip && ok ? `ok ${n} - ${r.name} # SKIP ${skip[1]}` : `${ok ? 'ok' : 'not ok'} ${n} - ${r.name}${ok ? time : `${time}${why}`}`;
-  return `# Subtest: ${r.name}\n${body}\n${result}\n`;
+  const left = r.left.map((p) => `# left running, now killed: ${p}\n`).join('');
+  return `# Subtest: ${r.name}\n${body}\n${left}${result}\n`;
 }
 
 /** Runs `runs` JOBS at a time, longest first; resolves what the stream counted, and each run's time. */
@@ -195,14 +273,15 @@ async function runAll(runs) {
     parser.write(s);
   };
   emit('TAP version 14\n');
-  const queue = [...runs].sort((a, b) => (lastTimes[b.name] ?? Infinity) - (lastTimes[a.name] ?? Infinity));
+  const queue = [...runs].sort((a, b) => (lastMs(b.name) ?? Infinity) - (lastMs(a.name) ?? Infinity));
   const times = {};
   let n = 0;
   let failed = false;
   const worker = async () => {
     for (let run = queue.shift(); run; run = queue.shift()) {
       const r = await runFile(run);
-      times[r.name] = Math.round(r.ms);
+      // a run cut at its limit did not say what it needs: its last whole run's time is kept
+      if (!r.timedOut) times[r.name] = { ms: Math.round(r.ms), ...(cpu[r.name] && { cpu: cpu[r.name].cpu }) };
       if (r.code !== 0 || r.timedOut) failed = true;
       emit(asSubtest(r, ++n));
     }
@@ -221,7 +300,6 @@ async function runAll(runs) {
 // in it (APPREG_TEST_PG_SHARED) instead of each starting a cluster of its own. Not when
 // APPREG_TEST_PG_URL names one already, nor without the server binaries (the tests say what is missing).
 const env = {};
-let cluster;
 if (!process.env.APPREG_TEST_PG_URL && !process.env.APPREG_TEST_PG_SHARED && hasPostgres()) {
   const { startRunCluster } = await import(path.join(root, 'dist/test/helpers/pg.js'));
   cluster = await startRunCluster();

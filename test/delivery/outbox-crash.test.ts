@@ -16,13 +16,14 @@
 import t from 'tap';
 import { onPostgres } from '../helpers/daemon.js';
 import { pgDatabaseOrSkip } from '../helpers/pg.js';
+import { fileLimit } from '../helpers/file-limit.js';
 import { busyMachine, random, setUpBurst } from '../helpers/event-burst.js';
 
 const ROUNDS = 3;
 
 // a loaded machine makes the bursts and the redeliveries slow: each wait has its own limit, and the
-// file may take longer than tap's default (up to what test/run.mjs allows)
-t.setTimeout(145_000);
+// file may take longer than tap's default (test/run.mjs's limit follows the load)
+fileLimit(t, 145_000);
 
 t.test(
   'a daemon killed at random points of a burst of posts: every acknowledged message reaches the subscribed app as NEW_MESSAGE, under one delivery id, and again only marked as a retry',

@@ -8,9 +8,10 @@
 import t from 'tap';
 import { onPostgres } from '../helpers/daemon.js';
 import { startPgCluster } from '../helpers/pg.js';
+import { fileLimit } from '../helpers/file-limit.js';
 import { busyMachine, POSTERS, random, setUpBurst, waitFor } from '../helpers/event-burst.js';
 
-t.setTimeout(145_000);
+fileLimit(t, 145_000);
 
 t.test(
   'PostgreSQL stopped mid-burst: the attempts the app answered while it was down come again when their lease runs out, under their delivery id, marked as a retry',

@@ -10,13 +10,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ROOT } from './cli.js';
+import { fileLimit } from './file-limit.js';
 import { tempDir } from './daemon.js';
 import { exampleCopy, junitCounts, packWorkingTree, sh, userEnv } from './packed.js';
 import { must } from '../../src/must.js';
 
 /** The job of docs/ci.md named `name` ('GitHub Actions' or 'GitLab CI'), run as a tap test of this file. */
 export async function ciDocJobTest(job: 'GitHub Actions' | 'GitLab CI'): Promise<void> {
-  t.setTimeout(600_000);
+  fileLimit(t, 600_000);
   const packed = await packWorkingTree();
 
   const doc = fs.readFileSync(path.join(ROOT, 'docs/ci.md'), 'utf8');

@@ -9,6 +9,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from './daemon.js';
+import { fileLimit } from './file-limit.js';
 import { testNeeding } from './system-component.js';
 import { until } from './until.js';
 import {
@@ -24,7 +25,7 @@ import {
 import { must } from '../../src/must.js';
 
 export async function nodeLineTest(major: number): Promise<void> {
-  t.setTimeout(600_000);
+  fileLimit(t, 600_000);
   const packed = await packWorkingTree();
   const node = must(testNodes().get(major), `Node ${major} among tools/test-nodes.mjs's lines`);
   await testNeeding(

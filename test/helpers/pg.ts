@@ -106,6 +106,27 @@ const alive = (pid: number) => {
   }
 };
 
+/** Runs one of PostgreSQL's programs beside `initdb` in `cwd` (as the postgres user under root); throws if it fails. */
+function serverCommand(initdb: string): (cwd: string, cmd: string, args: string[]) => void {
+  const bin = path.dirname(initdb);
+  const asRoot = process.getuid?.() === 0;
+  return (cwd, cmd, args) => {
+    const [file, argv] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]]
+      : [path.join(bin, cmd), args];
+    const r = spawnSync(file, argv, { encoding: 'utf8', cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout || r.error?.message}`);
+  };
+}
+
+/**
+ * test/run.mjs, after it killed a test file that timed out or left processes: its clusters, stopped and removed.
+ * @public test/run.mjs loads it from dist/, which knip does not follow
+ */
+export function stopOrphanClusters(): void {
+  if (fs.existsSync(initdbPath())) stopOrphans(serverCommand(initdbPath()));
+}
+
 /**
  * Stop and remove the clusters of test processes that died without stopping theirs (killed by a
  * timeout, or with SIGKILL: no exit handler runs then). Each cluster's directory names its owner.
@@ -131,15 +152,8 @@ function stopOrphans(run: (dir: string, cmd: string, args: string[]) => void): v
 }
 
 async function startLocalCluster(initdb: string, maxConnections = 200): Promise<PgCluster> {
-  const bin = path.dirname(initdb);
   const asRoot = process.getuid?.() === 0;
-  const runIn = (cwd: string, cmd: string, args: string[]) => {
-    const [file, argv] = asRoot
-      ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]]
-      : [path.join(bin, cmd), args];
-    const r = spawnSync(file, argv, { encoding: 'utf8', cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout || r.error?.message}`);
-  };
+  const runIn = serverCommand(initdb);
   stopOrphans(runIn);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-pg-'));
   fs.writeFileSync(path.join(dir, 'owner'), String(process.pid));

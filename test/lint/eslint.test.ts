@@ -16,6 +16,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { ROOT } from '../helpers/cli.js';
+import { fileLimit } from '../helpers/file-limit.js';
 
 const MAX_LEN = '@stylistic/max-len';
 
@@ -32,7 +33,7 @@ interface ESLintLike {
   lintFiles(patterns: string[]): Promise<LintResult[]>;
 }
 
-t.setTimeout(300_000);
+fileLimit(t, 300_000);
 
 t.test('every file of src/, bin/, bench/ and test/ passes the lint rules', async (t) => {
   const mod = (await import(pathToFileURL(path.join(ROOT, 'tools/lint/node_modules/eslint/lib/api.js')).href)) as {
