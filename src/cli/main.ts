@@ -15,6 +15,7 @@ import { registerApps } from './commands/apps.js';
 import { registerAccount } from './commands/account.js';
 import { registerAuthorize } from './commands/authorize.js';
 import { registerDeliver } from './commands/deliver.js';
+import { registerDeliveries } from './commands/deliveries.js';
 import { registerOpen } from './commands/open.js';
 import { registerMessages } from './commands/messages.js';
 import { registerSay } from './commands/say.js';
@@ -64,6 +65,7 @@ ${EXIT_HELP}`,
   registerApps(program, run);
   registerAuthorize(program, run);
   registerDeliver(program, run);
+  registerDeliveries(program, run);
   registerTest(program, run);
   registerSay(program, run);
   registerMessages(program, run);

@@ -10,7 +10,7 @@ import { Chalk } from 'chalk';
 import { ROOT, runMain } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 import { createLogger } from '../../src/logger.js';
-import { describe } from '../../src/cli/commands/deliver.js';
+import { describe } from '../../src/cli/delivery-view.js';
 import type { Delivery } from '../../src/client/delivery.js';
 
 const work = tempDir('appreg-offline-');

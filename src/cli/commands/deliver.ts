@@ -1,17 +1,16 @@
 /**
- * appreg deliver-test and appreg deliveries list|show|replay|cancel: send triggers and events to an app, and the
- * delivery log.
+ * appreg deliver-test: send a trigger or an event to an app, as the platform would, and say what came of it
+ * (the delivery log itself is `appreg deliveries`, commands/deliveries.ts).
  */
 import type { Command } from 'commander';
-import { kv, table, type Out } from '../output.js';
 import { CliError, EXIT } from '../../client/exit.js';
-import { action, examples, nonNegativeInt, positiveInt, readJsonFile, regexOption } from '../options.js';
+import { action, nonNegativeInt, positiveInt, readJsonFile, regexOption } from '../options.js';
 import type { Client } from '../../client/daemon-client.js';
 import type { Run } from '../run.js';
 import type { Message } from '../../client/workspace.js';
-import type { Attempt, Delivery } from '../../client/delivery.js';
+import type { Delivery } from '../../client/delivery.js';
+import { describe } from '../delivery-view.js';
 import { formatMessage } from '../message-line.js';
-import { registerDeliveriesTail } from './deliveries-tail.js';
 import { must } from '../../must.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
@@ -55,48 +54,6 @@ export function meets(expect: string, outcome: string | undefined): boolean {
     default:
       return outcome === 'acked' || outcome === 'response';
   }
-}
-
-function attemptsTable(c: Out['c'], attempts: Attempt[]): string {
-  // A replay (deliveries replay) is marked: it is not one of the schedule's retries.
-  return table(
-    c,
-    ['#', 'AT', 'OUTCOME', 'STATUS', 'LATENCY', 'DETAIL'],
-    attempts.map((a) => [
-      a.replay ? `${a.retryNum} (replay)` : String(a.retryNum),
-      a.at,
-      a.outcome,
-      a.status === undefined ? '-' : String(a.status),
-      `${a.latencyMs} ms`,
-      a.message ?? a.error ?? '',
-    ]),
-  );
-}
-
-export function describe(c: Out['c'], d: Delivery): string {
-  const last = d.attempts.at(-1);
-  const rows: Array<[string, unknown]> = [
-    ['delivery', d.id],
-    ['kind', d.kind],
-    ['app', `${d.appName} (${d.appId})`],
-    ['target', d.transport === 'socket' ? 'socket mode' : d.url],
-    ['state', d.state === 'cancelled' && d.cancelReason ? `cancelled (${d.cancelReason})` : d.state],
-    ['outcome', d.outcome],
-    ['status', last?.status ?? '-'],
-    ['latency', last ? `${last.latencyMs} ms` : '-'],
-  ];
-  if (d.ephemeralMessage) rows.push(['shown to the user', d.ephemeralMessage]);
-  // A next attempt exists only while the schedule still holds one.
-  if (d.state === 'retrying' && d.nextAttemptAt) rows.push(['next attempt', d.nextAttemptAt]);
-  if (last?.error) rows.push(['error', last.error]);
-  let s = kv(c, rows);
-  // The log keeps no payload for a trigger the app answered well: after a restart it reads back null.
-  s += `\n${c.bold('sent')}\n${d.payload === null || d.payload === undefined ? c.dim('(payload not kept: a trigger that succeeded is logged without it)') : JSON.stringify(d.payload, null, 2)}`;
-  if (d.response !== undefined)
-    s += `\n${c.bold('answer')}\n${typeof d.response === 'string' ? d.response : JSON.stringify(d.response, null, 2)}`;
-  else if (last?.excerpt) s += `\n${c.bold('answer')}\n${last.excerpt}`;
-  if (d.attempts.length > 1) s += `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}`;
-  return s;
 }
 
 /**
@@ -399,102 +356,6 @@ Examples:
           },
         );
         if (!passed) run.exitCode = EXIT.deliveryFailed;
-      }),
-    );
-
-  const deliveries = program.command('deliveries').description('the delivery log: every trigger, event and attempt');
-  deliveries
-    .command('list')
-    .description('recent deliveries of your apps, newest first by creation time')
-    .option('--app <appId>', 'only this app')
-    .option('--failed', 'only failed or retrying deliveries')
-    .option('--limit <n>', 'how many (1-1000)', '50')
-    .addHelpText('after', examples('appreg deliveries list --failed', 'appreg deliveries list --app app_123 --json'))
-    .action(
-      action(run, async ({ o, out, client: connect }) => {
-        const client = connect();
-        const searchParams: Record<string, string> = { limit: String(positiveInt(o.limit, '--limit')) };
-        if (o.app) searchParams.appId = String(o.app);
-        if (o.failed) searchParams.failed = 'true';
-        const list = await client.request<Delivery[]>('GET', `${client.base()}/deliveries`, { searchParams });
-        // The daemon sorts by createdAt, newest first: the CREATED column is the order's key.
-        out.print(
-          list,
-          (c) =>
-            table(
-              c,
-              ['CREATED', 'ID', 'KIND', 'APP', 'STATE', 'OUTCOME', 'STATUS', 'LATENCY'],
-              list.map((d) => {
-                const a = d.attempts.at(-1);
-                return [
-                  d.createdAt,
-                  d.id,
-                  d.kind,
-                  d.appName,
-                  d.state,
-                  d.outcome ?? '-',
-                  a?.status === undefined ? '-' : String(a.status),
-                  a ? `${a.latencyMs} ms` : '-',
-                ];
-              }),
-            ) +
-            (list.length
-              ? `\n${c.dim(`${list.length} deliver${list.length === 1 ? 'y' : 'ies'}, newest first by creation time`)}`
-              : ''),
-        );
-      }),
-    );
-  registerDeliveriesTail(deliveries, run);
-  deliveries
-    .command('show <deliveryId>')
-    .alias('get')
-    .description('one delivery: what was sent, every attempt, what came back')
-    .addHelpText('after', examples('appreg deliveries show dlv_123'))
-    .action(
-      action(run, async ({ out, client: connect }, id) => {
-        const client = connect();
-        const d = await client.request<Delivery>('GET', `${client.base()}/deliveries/${encodeURIComponent(id)}`);
-        out.print(
-          d,
-          (c) =>
-            describe(c, d) +
-            (d.attempts.length === 1 ? `\n${c.bold('attempts')}\n${attemptsTable(c, d.attempts)}` : ''),
-        );
-      }),
-    );
-  deliveries
-    .command('replay <deliveryId>')
-    .description('send a delivery again (signed afresh, recorded as a new attempt); exit 6 if it fails')
-    .addHelpText('after', examples('appreg deliveries replay dlv_123'))
-    .action(
-      action(run, async ({ out, client: connect }, id) => {
-        const client = connect();
-        const d = await client.request<Delivery>(
-          'POST',
-          `${client.base()}/deliveries/${encodeURIComponent(id)}/replay`,
-          { timeoutMs: 120_000 },
-        );
-        out.print(d, (c) => describe(c, d));
-        if (d.state !== 'delivered') run.exitCode = EXIT.deliveryFailed;
-      }),
-    );
-  deliveries
-    .command('cancel <deliveryId>')
-    .description('stop the retries of an event that is waiting for its next attempt (state becomes cancelled)')
-    .addHelpText(
-      'after',
-      `
-Exit codes: 0 cancelled; 4 the delivery is unknown or not an event waiting for a retry (delivery_not_retrying).
-${examples('appreg deliveries cancel dlv_123', 'appreg deliveries list --failed --json | jq -r \'.[] | select(.state=="retrying") | .id\' | xargs -n1 appreg deliveries cancel')}`,
-    )
-    .action(
-      action(run, async ({ out, client: connect }, id) => {
-        const client = connect();
-        const d = await client.request<Delivery>(
-          'POST',
-          `${client.base()}/deliveries/${encodeURIComponent(id)}/cancel`,
-        );
-        out.print(d, (c) => `cancelled ${d.id}${d.cancelReason ? ` (${d.cancelReason})` : ''}\n${describe(c, d)}`);
       }),
     );
 }
