@@ -100,7 +100,7 @@ class Run implements EngineTransaction {
     return out;
   }
 
-  async find(table: string, field: string, value: string): Promise<object[]> {
+  async find(table: string, field: string, value: string, opts?: { peek?: true }): Promise<object[]> {
     this.live();
     const found = await this.store.find(table, field, value);
     const out: object[] = [];
@@ -111,7 +111,7 @@ class Run implements EngineTransaction {
         continue;
       }
       if (this.written(table, id)) continue; // answered below, as written
-      this.remember(table, id, r);
+      if (!opts?.peek) this.remember(table, id, r);
       out.push(r);
     }
     for (const c of this.writes.values())
@@ -125,6 +125,10 @@ class Run implements EngineTransaction {
 
   delete(table: string, id: string): void {
     this.write({ table, id, value: null });
+  }
+
+  apply(c: Change<AnyTables>): void {
+    this.write({ table: c.table, id: c.id, value: c.value });
   }
 
   private write(c: Change<AnyTables>): void {

@@ -255,14 +255,21 @@ export interface Transaction<TM extends TableMap = Tables> {
     opts?: ReadOptions,
   ): Promise<{ -readonly [I in keyof Keys]: RecordAt<TM, Keys[I]> }>;
   /**
-   * Store.find, with this transaction's writes applied; each record found is an expectation. A
-   * record that comes to match meanwhile (added by another writer) is not seen by the commit.
+   * Store.find, with this transaction's writes applied; each record found is an expectation unless
+   * `peek`. A record that comes to match meanwhile (added by another writer) is not seen by the commit.
    */
-  find<K extends TableOf<TM> & IndexedTable>(table: K, field: IndexedField<K>, value: string): Promise<TM[K][]>;
+  find<K extends TableOf<TM> & IndexedTable>(
+    table: K,
+    field: IndexedField<K>,
+    value: string,
+    opts?: { peek?: true },
+  ): Promise<TM[K][]>;
   /** Write `value` as the record `id` of `table` at the transaction's end. */
   put<K extends TableOf<TM>>(table: K, id: string, value: TM[K]): void;
   /** Delete the record `id` of `table` at the transaction's end. */
   delete(table: TableOf<TM>, id: string): void;
+  /** put or delete as a Change built elsewhere says (an outbox record made for this change). */
+  apply(change: Change<TM>): void;
 }
 
 export interface TransactionOptions {
@@ -390,7 +397,7 @@ export interface StoreEngine extends Pick<
 }
 
 /** The Transaction a StoreEngine's transaction gives (Transaction, untyped). */
-export interface EngineTransaction extends Pick<Transaction<AnyTables>, 'get' | 'find' | 'put' | 'delete'> {
+export interface EngineTransaction extends Pick<Transaction<AnyTables>, 'get' | 'find' | 'put' | 'delete' | 'apply'> {
   getMany(keys: readonly TxKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]>;
 }
 

@@ -95,16 +95,17 @@ function suite(t: TapTest, a: Store<TestTables>, b: Store<TestTables>): Promise<
       const [p, q] = [fresh('p'), fresh('q')];
       await b.commit([
         { table: 'apps', id: p, value: { id: p, n: 1 } },
-        { table: 'apps', id: q, value: { id: q, n: 1 } },
+        { table: 'apps', id: q, value: { id: q, n: 1, ownerId: 'peeked' } },
       ]);
       let runs = 0;
       await a.transaction(async (tx) => {
         runs++;
         const [peeked] = await tx.getMany([{ table: 'apps', id: p, peek: true }]);
         await tx.get('apps', q, { peek: true });
+        await tx.find('apps', 'ownerId', 'peeked', { peek: true });
         await b.commit([
           { table: 'apps', id: p, value: { id: p, n: runs + 1 } },
-          { table: 'apps', id: q, value: { id: q, n: runs + 1 } },
+          { table: 'apps', id: q, value: { id: q, n: runs + 1, ownerId: 'peeked' } },
         ]);
         tx.put('marks', p, { id: p, saw: peeked.n });
       });
@@ -131,7 +132,7 @@ function suite(t: TapTest, a: Store<TestTables>, b: Store<TestTables>): Promise<
         tx.put('apps', k, { id: k, ownerId: owner, n: 2, next: m });
         tx.delete('apps', gone);
         const added = fresh('n');
-        tx.put('apps', added, { id: added, ownerId: owner, n: 4 });
+        tx.apply({ table: 'apps', id: added, value: { id: added, ownerId: owner, n: 4 } });
         const [kk, nextOfK, deleted] = await tx.getMany([
           { table: 'apps', id: k },
           { table: 'apps', idFrom: { key: 0, field: 'next' } },
