@@ -51,7 +51,7 @@ export default [
             'services-change-data-through-transactions: change data with store.transaction (reads are its expectations, a conflict runs it again), not commit.',
         },
         {
-          selector: "Identifier[name=/^(StoreConflict|retryOnConflict|isConflict)$/]",
+          selector: 'Identifier[name=/^(StoreConflict|retryOnConflict|isConflict)$/]',
           message:
             'services-change-data-through-transactions: a transaction runs again on a conflict by itself; decide from what it reads, not from a StoreConflict.',
         },
