@@ -8,8 +8,10 @@
  *
  * "Read, check, write" is made atomic with expectations: a commit may name records that must
  * still be exactly what the caller read (or still be absent). If any of them changed, nothing is
- * written and the commit rejects with StoreConflict; the caller decides (retry, or refuse).
- * Records returned by reads are the caller's own copies: changing them changes nothing stored.
+ * written and the commit rejects with StoreConflict. Services do not commit by hand: they use
+ * `transaction` (store/transaction.ts), which makes what they read its expectations, buffers what
+ * they write, commits at its end and runs again on a conflict. Records returned by reads are the
+ * caller's own copies: changing them changes nothing stored.
  *
  * The contract is typed by a map of table names to the type of their records (model/tables.ts
  * Tables, the default): a read of `apps` gives AppRecords, a change of `apps` must hold one, and

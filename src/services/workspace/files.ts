@@ -78,7 +78,6 @@ export function createFiles(deps: FilesDeps) {
     })
     .catch((e) => logger.warn('could not remove unfinished uploads', { error: String(e) }));
 
-  /** The totals record as stored (undefined when missing) and the bytes it stands for. */
   /** The bytes of every completed file: the totals record (read in `tx` when given), or a sum of every file. */
   async function totals(tx?: Transaction): Promise<{ bytes: number }> {
     const stored = await (tx ?? store).get(TOTALS, TOTALS_ID);
