@@ -75,6 +75,7 @@ class Run implements EngineTransaction {
 
   async getMany(keys: readonly TxKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]> {
     this.live();
+    if (keys.length === 0) return [];
     const plain = keys.map((k) => ('id' in k ? { table: k.table, id: k.id } : { table: k.table, idFrom: k.idFrom }));
     const read = await this.store.getMany(plain, opts);
     // The id each key named, in the store's answer and in this run's view (its writes applied): they
