@@ -33,7 +33,7 @@ export interface HostResult extends LoadResult {
   rss: number;
 }
 
-export interface OpenHostResult extends OpenLoopResult {
+interface OpenHostResult extends OpenLoopResult {
   /** CPU of the host process (target and load loop) per answered request, user + system (µs). */
   cpuUsPerRoundTrip: number;
 }
