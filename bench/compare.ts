@@ -57,7 +57,7 @@ Options:
   --paths <list>   comma-separated paths to run (default: all)
   --rounds <n>     timed rounds per side (default 3)
   --seconds <s>    length of a timed round (default 5; 2 with --quick)
-  --quick          smaller data sets and 2 s rounds: a first look, noisier (about 6 minutes for all paths)
+  --quick          smaller data sets and 2 s rounds: a first look, noisier (about 12 minutes for all paths)
   --node <path>    compare the working tree on this Node against the same build on that binary
   --cpu-prof       run each build's daemon under node --cpu-prof (profiles in bench/.tmp/profiles/)
                    and print the five costliest frames (self time) of its timed rounds; floors are
@@ -235,6 +235,10 @@ async function main(argv: string[]): Promise<number> {
       .loadavg()
       .map((x) => x.toFixed(1))
       .join(' ')}`,
+    // BENCH_DAEMON_LOG: the in-process daemons (delivery, socket) logged at this level into BENCH_DAEMON_LOG_FILE
+    daemonLog: process.env.BENCH_DAEMON_LOG
+      ? { level: process.env.BENCH_DAEMON_LOG, file: process.env.BENCH_DAEMON_LOG_FILE ?? 'stderr' }
+      : undefined,
     options: {
       rounds: a.rounds,
       seconds: a.seconds,

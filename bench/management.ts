@@ -249,6 +249,19 @@ async function floorSide(source: ManagedDaemon, plan: Plan): Promise<Side> {
 
 const APPS = { quick: 500, compare: 3000, full: 10_000 };
 
+/** A build's daemon holding the scale's apps. */
+async function seeded(build: Build, o: RunOptions): Promise<ManagedDaemon> {
+  const m = await ManagedDaemon.start(build.root, launchOf(o, build));
+  try {
+    const seed = await m.creates(APPS[o.scale]);
+    if (seed.errors) throw new Error(`${seed.errors} of ${seed.requests} creates failed while seeding`);
+    return m;
+  } catch (e) {
+    await m.stop();
+    throw e;
+  }
+}
+
 export const managementPath: HotPath = {
   id: 'management',
   title: 'management API, 50 connections',
@@ -266,14 +279,7 @@ export const managementPath: HotPath = {
     const opened = new Map<Build['role'], ManagedDaemon>();
     return {
       async open(build: Build) {
-        const m = await ManagedDaemon.start(build.root, launchOf(o, build));
-        try {
-          const seed = await m.creates(APPS[o.scale]);
-          if (seed.errors) throw new Error(`${seed.errors} of ${seed.requests} creates failed while seeding`);
-        } catch (e) {
-          await m.stop();
-          throw e;
-        }
+        const m = await seeded(build, o);
         opened.set(build.role, m);
         return daemonSide(m, plan);
       },
@@ -319,14 +325,7 @@ export const createOpenPath: HotPath = {
   async setup(o: RunOptions) {
     return {
       async open(build: Build) {
-        const m = await ManagedDaemon.start(build.root, launchOf(o, build));
-        try {
-          const seed = await m.creates(APPS[o.scale]);
-          if (seed.errors) throw new Error(`${seed.errors} of ${seed.requests} creates failed while seeding`);
-        } catch (e) {
-          await m.stop();
-          throw e;
-        }
+        const m = await seeded(build, o);
         return createOpenSide(m, o.seconds);
       },
       async close() {},
