@@ -219,7 +219,7 @@ async function main(argv: string[]): Promise<number> {
     ? { ref: `Node ${process.version}`, wt: `Node ${node.version}` }
     : { ref: r.ref ? `${a.ref} (${r.ref.sha.slice(0, 7)})` : undefined, wt: 'working tree' };
   // the record's name: the ref, or the other Node's version
-  const name = node ? `node-${node.version}` : must(a.ref);
+  const name = node ? `node-${node.version}` : (a.ref ?? 'profile');
   const table = renderTable(r.outcomes, labels);
   const errors = r.outcomes.flatMap(failed);
   const record = {
