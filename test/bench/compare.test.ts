@@ -17,7 +17,7 @@ import { failed, renderTable, rowsOf, type PathOutcome } from '../../bench/compa
 import { runCompare } from '../../bench/compare-run.js';
 import { parse } from '../../bench/compare.js';
 import { topFrames, type CpuProfile } from '../../bench/profile.js';
-import { NotInBuild, type HotPath, type PathSpec } from '../../bench/sides.js';
+import { launchOf, NotInBuild, type Build, type HotPath, type PathSpec } from '../../bench/sides.js';
 import { must } from '../../src/must.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -425,6 +425,46 @@ t.test('a path whose setup fails is an error of its sides, and the next path sti
   t.match(failed(must(r.outcomes[0])), [/broken working tree: error: setting up the path failed: no receiver/]);
   t.same(must(r.outcomes[1]).wt, { rounds: [{ rps: 150, p99: 5 }] });
 });
+
+t.test(
+  '--node: the working tree on this Node and on the other binary, each side labelled with its version',
+  async (t) => {
+    const { repo } = tinyRepo();
+    const builds: Build[] = [];
+    const path0 = speedPath([]);
+    const watched: HotPath = {
+      ...path0,
+      async setup(o) {
+        const run = await path0.setup(o);
+        return { ...run, open: async (b) => (builds.push(b), run.open(b)) };
+      },
+    };
+    const r = await runCompare({
+      repo,
+      node: { path: '/opt/node-22/bin/node', version: 'v22.0.0' },
+      paths: [watched],
+      rounds: 1,
+      seconds: 1,
+      scale: 'quick',
+      floors: false,
+      log: () => {},
+    });
+    t.same(
+      builds.map((b) => [b.role, b.root, b.label, b.node]),
+      [
+        ['ref', repo, `Node ${process.version}`, process.execPath],
+        ['wt', repo, 'Node v22.0.0', '/opt/node-22/bin/node'],
+      ],
+    );
+    t.equal(r.ref, undefined, 'no ref was built');
+    t.same(launchOf({ nodeArgs: () => ['--cpu-prof'] }, must(builds[1])), {
+      execPath: '/opt/node-22/bin/node',
+      nodeArgs: ['--cpu-prof'],
+    });
+    t.same(parse(['--node', '/opt/node-22/bin/node']).node, '/opt/node-22/bin/node');
+    t.throws(() => parse(['main', '--node', '/x']), /give no ref/);
+  },
+);
 
 t.test('an interrupted run (Ctrl-C) removes the worktree on its way out', async (t) => {
   const { repo, ref } = tinyRepo();
