@@ -26,7 +26,7 @@ import {
   type RunOptions,
   type Side,
 } from './sides.js';
-import { OPEN_FIGURES, openFigures, openLoop } from './open-loop.js';
+import { openFigureSpecs, openFigures, openLoop } from './open-loop.js';
 import { must } from '../src/must.js';
 
 const CONC = 50;
@@ -317,11 +317,7 @@ function createOpenSide(m: ManagedDaemon, seconds: number): Side {
 export const createOpenPath: HotPath = {
   id: 'create-open',
   title: `management create, open loop at ${CREATE_RATE}/s, fsync on`,
-  figures: [
-    { key: 'p99', label: 'create p99 ms from schedule', better: 'lower', target: { below: 10 } },
-    ...OPEN_FIGURES,
-    { key: 'cpuUs', label: 'daemon CPU µs per create', better: 'lower' },
-  ],
+  figures: openFigureSpecs({ below: 10 }, 'daemon CPU µs per create'),
   async setup(o: RunOptions) {
     return {
       async open(build: Build) {

@@ -47,7 +47,7 @@ import {
   type RunOptions,
   type Side,
 } from './sides.js';
-import { OPEN_FIGURES, openFigures, openLoop } from './open-loop.js';
+import { openFigureSpecs, openFigures, openLoop } from './open-loop.js';
 import { must } from '../src/must.js';
 
 const CONC = 50;
@@ -477,13 +477,10 @@ function exchangeOpenSide(a: AppregSide): Side {
 export const exchangeOpenPath: HotPath = {
   id: 'exchange-open',
   title: 'token exchange, open loop at half the maximum measured in the same round, fsync on',
-  figures: [
-    { key: 'p99', label: 'p99 ms from schedule', better: 'lower', target: { below: 10 } },
+  figures: openFigureSpecs({ below: 10 }, 'daemon CPU µs per exchange (open loop)', [
     { key: 'maxRps', label: 'maximum exchanges/s (closed loop, 50 connections)', better: 'higher' },
     { key: 'offeredRps', label: 'offered/s (half the maximum)', better: 'higher' },
-    ...OPEN_FIGURES,
-    { key: 'cpuUs', label: 'daemon CPU µs per exchange (open loop)', better: 'lower' },
-  ],
+  ]),
   async setup(o: RunOptions) {
     const sizes = o.scale === 'full' ? fullSizes() : SIZES[o.scale];
     return {

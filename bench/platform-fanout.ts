@@ -24,7 +24,7 @@ import {
   type RunOptions,
   type Side,
 } from './sides.js';
-import { OPEN_FIGURES, openFigures, openLoop } from './open-loop.js';
+import { openFigureSpecs, openFigures, openLoop } from './open-loop.js';
 import { must } from '../src/must.js';
 import { installBenchApp, type OwnerCredentials } from './platform-app.js';
 
@@ -189,11 +189,7 @@ function fanoutOpenSide(f: FanoutSide, seconds: number): Side {
 export const fanoutOpenPath: HotPath = {
   id: 'fanout-open',
   title: `NEW_MESSAGE fan-out to 100 apps, open loop at ${OPEN_RATE} posts/s, scheduled post to last receipt`,
-  figures: [
-    { key: 'p99', label: 'p99 ms from schedule', better: 'lower', target: { below: 50 } },
-    ...OPEN_FIGURES,
-    { key: 'cpuUs', label: 'daemon CPU µs per post and its 100 deliveries', better: 'lower' },
-  ],
+  figures: openFigureSpecs({ below: 50 }, 'daemon CPU µs per post and its 100 deliveries'),
   async setup(o: RunOptions) {
     return {
       open: async (build: Build) =>

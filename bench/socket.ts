@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { openHost, type Host, type HostResult } from './host.js';
 import { inBatches, isMain, median, writeResult } from './lib.js';
-import { OPEN_FIGURES, openFigures } from './open-loop.js';
+import { openFigureSpecs, openFigures } from './open-loop.js';
 import type { SocketTargetInfo } from './socket-server.js';
 import {
   launchOf,
@@ -165,11 +165,7 @@ export const socketOpenPath: HotPath = {
   id: 'socket-open',
   title: `socket trigger through the engine, open loop at ${OPEN_RATE.toLocaleString('en-US')}/s over 1,000 sockets`,
   floor: `bare ws echo at ${OPEN_RATE.toLocaleString('en-US')}/s`,
-  figures: [
-    { key: 'p99', label: 'p99 ms from schedule', better: 'lower', target: { atMostFloor: 2 } },
-    ...OPEN_FIGURES,
-    { key: 'cpuUs', label: 'CPU µs per round trip (with its load loop)', better: 'lower' },
-  ],
+  figures: openFigureSpecs({ atMostFloor: 2 }, 'CPU µs per round trip (with its load loop)'),
   async setup(o: RunOptions) {
     return {
       open: async (build: Build) =>
