@@ -43,7 +43,15 @@ export function generate() {
   // Ajv calls `unicode` deprecated; it is what keeps the code free of Ajv's runtime helper
   const logger = { log: console.log, error: console.error, warn: (m) => /option unicode/.test(m) || console.warn(m) };
   const make = (coerceTypes) =>
-    new Ajv2020({ allErrors: true, strict: true, unicode: false, coerceTypes, logger, code: { source: true } });
+    new Ajv2020({
+      allErrors: true,
+      strict: true,
+      allowUnionTypes: true,
+      unicode: false,
+      coerceTypes,
+      logger,
+      code: { source: true },
+    });
   const parts = [];
   for (const coerce of [false, true]) {
     const ajv = make(coerce);

@@ -30,8 +30,9 @@ export interface Schema<T> {
 export const schema = <T>(ref: string): Schema<T> => ({ ref });
 
 /**
- * What the caller is told when a value fails: the message for the first problem's pointer (a
- * string, or `{text, details: false}` for a message said without details), else the default.
+ * What the caller is told when a value fails, by the first problem: its pointer and wording
+ * ('/kind is required') or its pointer alone ('/kind'). A string is said with the details; `{text,
+ * details: false}` without them. A problem without an entry gets the default ("kind must be string.").
  */
 export type Messages = Record<string, string | { text: string; details: false }>;
 
@@ -74,7 +75,7 @@ const fieldName = (pointer: string) =>
 function defaultRefusal(where: string, messages: Messages): Refusal {
   return (problems) => {
     const first = problems[0] ?? { pointer: '', message: 'is invalid' };
-    const own = messages[first.pointer];
+    const own = messages[`${first.pointer} ${first.message}`] ?? messages[first.pointer];
     if (typeof own === 'object') return invalidRequest(own.text);
     if (typeof own === 'string') return invalidRequest(own, problems);
     const name = fieldName(first.pointer);
