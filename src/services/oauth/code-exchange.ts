@@ -5,7 +5,7 @@
  * reused code issued. Also the sweep that forgets expired codes.
  */
 import { newId, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
-import { invalidClient, invalidGrant, invalidRequest, type AppError } from '../../errors.js';
+import { invalidClient, invalidGrant, type AppError } from '../../errors.js';
 import { StoreConflict, type Change, type Expectation } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
@@ -146,22 +146,9 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    * other finds the code consumed and is a reuse (invalid_grant, and what the code issued is revoked).
    * Resolves once the exchange is durable.
    */
-  async function exchange(input: {
-    clientId?: unknown;
-    clientSecret?: unknown;
-    code?: unknown;
-  }): Promise<TokenResponse> {
-    const missing = (['client-id', 'client-secret', 'code'] as const).filter((_k, i) => {
-      const v = [input.clientId, input.clientSecret, input.code][i];
-      return typeof v !== 'string' || v === '' || v.length > 512;
-    });
-    if (missing.length)
-      throw invalidRequest(
-        `The form parts ${missing.join(', ')} are required.`,
-        missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })),
-      );
-    const clientId = input.clientId as string;
-    const codeId = sha256(input.code as string);
+  async function exchange(input: { clientId: string; clientSecret: string; code: string }): Promise<TokenResponse> {
+    const { clientId } = input;
+    const codeId = sha256(input.code);
     // Every record the exchange reads, in one read (one round trip on PostgreSQL, one snapshot): the
     // app, the code, and what the code names (its user, the installation and authorization it would
     // update). The code is only looked at once the client is authenticated.
