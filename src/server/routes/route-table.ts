@@ -9,6 +9,8 @@ import { checked, type Messages, type Refusal, type Schema } from '../../validat
 import type { Principal } from '../../services/identity.js';
 import { principalOf } from './auth.js';
 
+export type Auth = 'authtoken' | 'app-token' | 'none';
+
 export type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
 
 export interface RouteSpec<P = Record<string, never>, Q = Record<string, never>, B = undefined> {
@@ -27,8 +29,8 @@ export interface RouteSpec<P = Record<string, never>, Q = Record<string, never>,
   refuse?: Refusal;
   /** The statuses of its answers besides the errors of docs/protocol.md §1, for the description. */
   answers: Record<number, string>;
-  /** The Authtoken, an app's token, a console session, or none: for the description. */
-  auth: 'authtoken' | 'app-token' | 'none';
+  /** The Authtoken, an app's token, or none (one of several, when a list): for the description. */
+  auth: Auth | Auth[];
 }
 
 export const route = <P = Record<string, never>, Q = Record<string, never>, B = undefined>(
