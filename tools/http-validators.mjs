@@ -42,10 +42,13 @@ export function generate() {
   const files = schemaFiles();
   // Ajv calls `unicode` deprecated; it is what keeps the code free of Ajv's runtime helper
   const logger = { log: console.log, error: console.error, warn: (m) => /option unicode/.test(m) || console.warn(m) };
+  // strictTypes off: a body of the platform API may be absent or of any type and its `properties` apply when it is an
+  // object (its service says what else it needs), which strict typing refuses to compile
   const make = (coerceTypes) =>
     new Ajv2020({
       allErrors: true,
       strict: true,
+      strictTypes: false,
       allowUnionTypes: true,
       unicode: false,
       coerceTypes,

@@ -105,12 +105,14 @@ export async function generate() {
       };
       const params = parameters(spec, files, full);
       if (params.length) op.parameters = params;
-      if (spec.body) {
+      if (spec.scope) op.description = `Needs the scope ${spec.scope} (else 403 missing_scope).`;
+      const body = spec.body ?? spec.form;
+      if (body) {
         const types = spec.bodyTypes ?? ['application/json'];
         op.requestBody = {
           required: false,
           content: Object.fromEntries(
-            types.map((t) => [t, { schema: { $ref: `#/components/schemas/${componentOf(spec.body.ref)}` } }]),
+            types.map((t) => [t, { schema: { $ref: `#/components/schemas/${componentOf(body.ref)}` } }]),
           ),
         };
       }

@@ -32,6 +32,7 @@ const EXCLUDED: Array<{ match: RegExp; reason: string }> = [
   { match: /^GET \/$/, reason: "the web console's home page" },
   { match: /^GET \/static\//, reason: "the web console's script and style files" },
   { match: /^(GET|POST) \/access-request\b/, reason: 'the consent screen: an HTML page and its forms' },
+  { match: /^GET \/calls\/\{code\}$/, reason: "a permanent call's page, opened in a browser" },
   { match: /^(GET|POST) \/web\/sign-in$/, reason: 'a sign-in link opened in a browser: a redirect or an HTML page' },
 ];
 

@@ -7,6 +7,12 @@ import { APP_ROUTES } from './apps.js';
 import { MGMT_BASE } from './auth.js';
 import { DELIVERY_ROUTES } from './deliveries.js';
 import { APP_CALL_ROUTES, TOKEN_ROUTE } from './oauth.js';
+import { CALL_ROUTES } from './platform-calls.js';
+import { CHANNEL_ROUTES } from './platform-channels.js';
+import { FILE_ROUTES } from './platform-files.js';
+import { MESSAGE_ROUTES } from './platform-messages.js';
+import { SCHEDULED_ROUTES } from './platform-scheduled.js';
+import { USER_ROUTES } from './platform-users.js';
 import type { RouteSpec } from './route-table.js';
 
 export interface RouterEntry {
@@ -32,5 +38,41 @@ export const HTTP_API: RouterEntry[] = [
     description: 'Calls apps make with their tokens (docs/protocol.md §4)',
     base: '',
     routes: APP_CALL_ROUTES,
+  },
+  {
+    tag: 'platform-messages',
+    description: 'The platform API: messages (docs/protocol.md §9.2)',
+    base: '',
+    routes: MESSAGE_ROUTES,
+  },
+  {
+    tag: 'platform-scheduled',
+    description: 'The platform API: scheduled messages (docs/protocol.md §9.2)',
+    base: '',
+    routes: SCHEDULED_ROUTES,
+  },
+  {
+    tag: 'platform-channels',
+    description: 'The platform API: channels (docs/protocol.md §9.3)',
+    base: '',
+    routes: CHANNEL_ROUTES,
+  },
+  {
+    tag: 'platform-users',
+    description: 'The platform API: the workspace, users, status, home views (docs/protocol.md §9.4)',
+    base: '',
+    routes: USER_ROUTES,
+  },
+  {
+    tag: 'platform-calls',
+    description: 'The platform API: calls (docs/protocol.md §9.4)',
+    base: '',
+    routes: CALL_ROUTES,
+  },
+  {
+    tag: 'platform-files',
+    description: 'The platform API: files (docs/protocol.md §9.7)',
+    base: '',
+    routes: FILE_ROUTES,
   },
 ];

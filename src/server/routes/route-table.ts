@@ -29,6 +29,10 @@ export interface RouteSpec<P = Record<string, never>, Q = Record<string, never>,
   refuse?: Refusal;
   /** The statuses of its answers besides the errors of docs/protocol.md §1, for the description. */
   answers: Record<number, string>;
+  /** The scope an app's token needs for the call (403 missing_scope without it). */
+  scope?: string;
+  /** A body the handler reads itself (a file upload's multipart form): described, not checked here. */
+  form?: Schema<unknown>;
   /** The Authtoken, an app's token, or none (one of several, when a list): for the description. */
   auth: Auth | Auth[];
 }
