@@ -138,7 +138,7 @@ export async function generate() {
       license: { name: pkg.license, identifier: pkg.license },
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    tags: HTTP_API.map((r) => ({ name: r.tag, description: r.description })),
+    tags: HTTP_API.filter((r) => r.description).map((r) => ({ name: r.tag, description: r.description })),
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     components: {
       schemas,

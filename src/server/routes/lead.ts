@@ -1,11 +1,11 @@
 /** The official CLI's login sequence (docs/protocol.md §2.7) and the login codes it needs. */
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { invalidRequest } from '../../errors.js';
 import type { LeadLogin } from '../../services/lead-login.js';
 import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
-import { authed } from './auth.js';
+import { mount, mountAuthed, route, type RouteSpec } from './route-table.js';
+import { schema } from '../../validation/http-input.js';
 
 export interface LeadRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin' | 'rateLimitTokenEndpoint'>;
@@ -14,10 +14,45 @@ export interface LeadRoutesDeps {
   leads: LeadLogin;
 }
 
-const bodyOf = (req: Request): Record<string, unknown> => {
-  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body))
-    throw invalidRequest('Send the fields as a JSON object.');
-  return req.body as Record<string, unknown>;
+type Fields = Record<string, unknown>;
+const asObject = { '': { text: 'Send the fields as a JSON object.', details: false as const } };
+const wsPath = schema<{ workspaceId: string }>('management#workspacePath');
+const lead = (
+  method: 'post',
+  path: string,
+  summary: string,
+  body: string,
+  params?: typeof wsPath,
+): RouteSpec<{ workspaceId: string }, Record<string, never>, Fields> => ({
+  method,
+  path,
+  summary,
+  params,
+  body: schema<Fields>(`management#${body}`),
+  messages: asObject,
+  answers: { 200: 'The answer of this step' },
+  auth: 'none',
+});
+
+/** The official CLI's login sequence (docs/protocol.md §2.7): no Authtoken. */
+export const LEAD_ROUTES = {
+  start: lead('post', '/lead', 'Start a login: a code is made for the email', 'leadStartBody'),
+  activate: lead('post', '/lead/activate', 'Activate the login with its code', 'leadActivateBody'),
+  login: lead('post', '/lead/login', "The login's workspaces and their exchange tokens", 'leadLoginBody'),
+  exchange: lead('post', '/workspaces/:workspaceId/exchange', 'An exchange token → tokens', 'exchangeBody', wsPath),
+  refresh: lead('post', '/workspaces/:workspaceId/refresh', 'A refresh token → new tokens', 'refreshBody', wsPath),
+};
+
+/** GET …/login-codes (relative to MGMT_BASE). */
+export const LOGIN_CODE_ROUTES = {
+  pending: route({
+    method: 'get',
+    path: '/login-codes',
+    summary: "The pending login code of one of the caller's emails (what the login would have mailed)",
+    query: schema<{ email?: unknown }>('management#loginCodesQuery'),
+    answers: { 200: 'The code' },
+    auth: 'authtoken',
+  }),
 };
 
 /** Unauthenticated: POST /lead, /lead/activate, /lead/login, /workspaces/{ws}/exchange and /refresh. */
@@ -47,23 +82,23 @@ export function leadRoutes(deps: LeadRoutesDeps): Router {
     store: deps.store,
     key: (req) => `lead-token|${req.ip}`,
   });
-  const ws = (req: Request) => String(req.params.workspaceId);
+  const L = LEAD_ROUTES;
 
-  r.post('/lead', body, ...startLimit, async (req, res) => {
-    res.json(await leads.start(bodyOf(req).email));
+  mount(r, L.start, [body, ...startLimit], async (_req, res, { body: b }) => {
+    res.json(await leads.start(b.email));
   });
-  r.post('/lead/activate', body, ...activateLimit, async (req, res) => {
-    await leads.activate(bodyOf(req));
+  mount(r, L.activate, [body, ...activateLimit], async (_req, res, { body: b }) => {
+    await leads.activate(b);
     res.json({ activated: true });
   });
-  r.post('/lead/login', body, tokenLimit, async (req, res) => {
-    res.json(await leads.login(bodyOf(req).leadId));
+  mount(r, L.login, [body, tokenLimit], async (_req, res, { body: b }) => {
+    res.json(await leads.login(b.leadId));
   });
-  r.post('/workspaces/:workspaceId/exchange', body, tokenLimit, async (req, res) => {
-    res.json(await leads.exchange(ws(req), bodyOf(req).exchangeToken));
+  mount(r, L.exchange, [body, tokenLimit], async (_req, res, { params, body: b }) => {
+    res.json(await leads.exchange(params.workspaceId, b.exchangeToken));
   });
-  r.post('/workspaces/:workspaceId/refresh', body, tokenLimit, async (req, res) => {
-    res.json(await leads.refresh(ws(req), bodyOf(req).refreshToken));
+  mount(r, L.refresh, [body, tokenLimit], async (_req, res, { params, body: b }) => {
+    res.json(await leads.refresh(params.workspaceId, b.refreshToken));
   });
   return r;
 }
@@ -71,11 +106,8 @@ export function leadRoutes(deps: LeadRoutesDeps): Router {
 /** Mounted under the management base path (requireAuth + requireSelf): GET …/login-codes?email=. */
 export function loginCodeRoutes(deps: { leads: LeadLogin }): Router {
   const r = Router({ mergeParams: true });
-  r.get(
-    '/login-codes',
-    authed(async (req, res, p) => {
-      res.json(await deps.leads.pendingCode(p, req.query.email));
-    }),
-  );
+  mountAuthed(r, LOGIN_CODE_ROUTES.pending, [], async (_req, res, p, { query }) => {
+    res.json(await deps.leads.pendingCode(p, query.email));
+  });
   return r;
 }
