@@ -9,9 +9,9 @@ import { checked, type Messages, type Refusal, type Schema } from '../../validat
 import type { Principal } from '../../services/identity.js';
 import { principalOf } from './auth.js';
 
-export type Auth = 'authtoken' | 'app-token' | 'none';
+type Auth = 'authtoken' | 'app-token' | 'none';
 
-export type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
+type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
 
 export interface RouteSpec<P = Record<string, never>, Q = Record<string, never>, B = undefined> {
   method: Method;
@@ -52,7 +52,7 @@ export interface Input<P, Q, B> {
  * The request's input, checked against the route's schemas (params, then query, then body): each
  * one as its type, else the route's 400. A part without a schema must be empty (no query, no body).
  */
-export function inputOf<P, Q, B>(spec: RouteSpec<P, Q, B>, req: Request): Input<P, Q, B> {
+function inputOf<P, Q, B>(spec: RouteSpec<P, Q, B>, req: Request): Input<P, Q, B> {
   const opts = { messages: spec.messages, refuse: spec.refuse };
   return {
     params: spec.params ? checked(spec.params, { ...req.params }, 'The path', opts) : noInput<P>(),
