@@ -16,6 +16,7 @@ import { must } from '../../must.js';
 import { namesRoute, routedPath } from '../request-target.js';
 import { checked, schema } from '../../validation/http-input.js';
 import { mount, route, type RouteSpec } from './route-table.js';
+import { onNode, type BodyRequest, type RawHandler } from './on-node.js';
 
 const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
@@ -42,8 +43,6 @@ export const TOKEN_ROUTE = {
   answers: { 200: 'The tokens: accessToken, userId, workspaceId, and botToken, botId on install' },
   auth: 'none',
 } satisfies RouteSpec<Record<string, never>, Record<string, never>, TokenForm>;
-
-type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 const mediaType = (req: IncomingMessage) =>
   String(req.headers['content-type'] ?? '')
@@ -96,24 +95,23 @@ export function simpleForm(body: Buffer, boundary: string): Record<string, strin
  * small fields. Works on a plain node:http request.
  */
 function tokenForm(): RawHandler {
-  const urlencoded = express.urlencoded({
-    extended: false,
-    limit: '8kb',
-    parameterLimit: 10,
-    type: () => true,
-  }) as unknown as RawHandler;
+  const urlencoded = onNode({
+    handle: express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10, type: () => true }),
+  });
   // multer reads what was read already, then the rest of the stream if any (it calls streamHandler
   // synchronously, so `feed` is this request's while the call lasts)
   let feed: { head: Buffer; rest: boolean } | undefined;
-  const multipart = multer({
-    limits: FORM_LIMITS,
-    streamHandler: (req: IncomingMessage, busboy: NodeJS.WritableStream) => {
-      if (!feed) return void req.pipe(busboy);
-      if (!feed.rest) return void busboy.end(feed.head);
-      busboy.write(feed.head);
-      req.pipe(busboy);
-    },
-  } as multer.Options).none() as unknown as RawHandler;
+  const multipart = onNode({
+    handle: multer({
+      limits: FORM_LIMITS,
+      streamHandler: (req: IncomingMessage, busboy: NodeJS.WritableStream) => {
+        if (!feed) return void req.pipe(busboy);
+        if (!feed.rest) return void busboy.end(feed.head);
+        busboy.write(feed.head);
+        req.pipe(busboy);
+      },
+    } as multer.Options).none(),
+  });
   const viaMulter = (
     req: IncomingMessage,
     res: ServerResponse,
@@ -144,14 +142,14 @@ function tokenForm(): RawHandler {
         if (err) return next(err);
         const fields = complete ? simpleForm(must(body), m[1] ?? must(m[2])) : undefined;
         if (!fields) return viaMulter(req, res, next, body, !complete);
-        (req as IncomingMessage & { body?: unknown }).body = fields;
+        req.body = fields;
         next();
       });
     }
     if (type === 'application/x-www-form-urlencoded') return urlencoded(req, res, next);
     const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     if (!hasBody) {
-      (req as IncomingMessage & { body?: unknown }).body = {};
+      req.body = {};
       return next();
     }
     next(
@@ -216,17 +214,19 @@ export interface TokenEndpointDeps {
  * authenticate the client → consume the code → issue. The daemon's request handler sends this
  * path here before express: express's per-request cost is most of an exchange's CPU time.
  */
-export function createTokenHandler(deps: TokenEndpointDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function createTokenHandler(deps: TokenEndpointDeps): (req: BodyRequest, res: ServerResponse) => void {
   const { logger } = deps;
   const parse = tokenForm();
-  const limiter = rateLimit({
-    perMinute: deps.config.rateLimitTokenEndpoint,
-    clock: deps.clock,
-    store: deps.store,
-    // per caller address and client: a flood from one address against one app is cut off
-    key: (req) =>
-      `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
-  }) as unknown as RawHandler;
+  const limiter = onNode({
+    handle: rateLimit({
+      perMinute: deps.config.rateLimitTokenEndpoint,
+      clock: deps.clock,
+      store: deps.store,
+      // per caller address and client: a flood from one address against one app is cut off
+      key: (req) =>
+        `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
+    }),
+  });
   const logLine = (req: IncomingMessage, res: ServerResponse, status: number, start: bigint) =>
     logRequest(logger, {
       reqId: res.getHeader('x-request-id'),
@@ -273,12 +273,7 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: IncomingMessa
         if (err2) return fail(req, res, err2, start);
         let form: TokenForm;
         try {
-          form = checked(
-            TOKEN_ROUTE.body,
-            (req as IncomingMessage & { body?: unknown }).body ?? {},
-            'The form',
-            TOKEN_ROUTE,
-          );
+          form = checked(TOKEN_ROUTE.body, req.body ?? {}, 'The form', TOKEN_ROUTE);
         } catch (e) {
           return fail(req, res, e, start);
         }

@@ -5,7 +5,6 @@
  * then "complete". `GET /files/{id}` serves a file to a token of its workspace: an app's token
  * (`token` + `x-app-token`, scope messages:read) or a workspace user's management token.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type Response } from 'express';
 import multer from 'multer';
 import { invalidRequest, payloadTooLarge, unauthenticated } from '../../errors.js';
@@ -14,6 +13,7 @@ import type { Files } from '../../services/workspace/files.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
 import { mount, route } from './route-table.js';
+import { onNode } from './on-node.js';
 import { schema } from '../../validation/http-input.js';
 import { notActingAs } from './auth.js';
 
@@ -24,7 +24,6 @@ export interface PlatformFilesDeps {
   bodyLimitBytes: number;
 }
 
-type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 /** RFC 5987 ext-value characters: what encodeURIComponent leaves but a header parameter must not carry. */
 const extValue = (name: string) =>
   encodeURIComponent(name).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -114,9 +113,9 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
         files.abandon(ticket).then(() => cb(null), cb);
       },
     };
-    const upload = multer({ storage, limits: { ...FORM_LIMITS, fileSize: ticket.length } }).single(
-      'file',
-    ) as unknown as RawHandler;
+    const upload = onNode({
+      handle: multer({ storage, limits: { ...FORM_LIMITS, fileSize: ticket.length } }).single('file'),
+    });
     // Multer may call back before the write has settled: an error of the part's stream ends its wait for the
     // storage (Node 26 emits it before the write's cleanup ran). The answer waits for the write, so a refused
     // upload has left nothing behind by the time it is answered.
