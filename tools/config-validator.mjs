@@ -11,10 +11,9 @@
 //   node tools/config-validator.mjs --check   exit 1 when it is not what the schema gives
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { root, writeOrCheck } from './generated-file.mjs';
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
 const { Ajv2020 } = require('ajv/dist/2020.js');
 const standaloneCode = require('ajv/dist/standalone/index.js').default;
@@ -41,15 +40,4 @@ export function generate() {
   );
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const code = generate();
-  if (process.argv.includes('--check')) {
-    const current = fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '';
-    if (current !== code) {
-      console.error(
-        'schemas/config.validate.cjs is not what schemas/config.schema.json gives: run node tools/config-validator.mjs',
-      );
-      process.exit(1);
-    }
-  } else fs.writeFileSync(outFile, code);
-}
+await writeOrCheck(import.meta.url, outFile, generate, 'node tools/config-validator.mjs');

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes schemas/http/validators.cjs: a validator for every `$defs` entry of schemas/http/*.schema.json (the HTTP
 // API's path parameters, queries and bodies), by Ajv's standalone code generation; `--check` only says whether the
-// file is current (test/unit/http-schemas.test.ts).
+// file is current (test/unit/openapi.test.ts).
 //
 // Why generated and committed, not compiled at start: the same reason as tools/config-validator.mjs: loading Ajv
 // and compiling dozens of schemas would cost a start far more than reading one module of plain functions.
@@ -13,10 +13,9 @@
 //   node tools/http-validators.mjs --check   exit 1 when it is not what the schemas give
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { root, writeOrCheck } from './generated-file.mjs';
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
 const { Ajv2020 } = require('ajv/dist/2020.js');
 const standaloneCode = require('ajv/dist/standalone/index.js').default;
@@ -83,13 +82,4 @@ export function generate() {
   );
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const code = generate();
-  if (process.argv.includes('--check')) {
-    const current = fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '';
-    if (current !== code) {
-      console.error('schemas/http/validators.cjs is not what schemas/http/*.schema.json give: run npm run openapi');
-      process.exit(1);
-    }
-  } else fs.writeFileSync(outFile, code);
-}
+await writeOrCheck(import.meta.url, outFile, generate, 'npm run openapi');

@@ -9,10 +9,10 @@
 //   node tools/openapi.mjs --check   exit 1 when it is not what the tables and schemas give
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { root, writeOrCheck } from './generated-file.mjs';
 import { schemaFiles } from './http-validators.mjs';
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const outFile = path.join(root, 'schemas/openapi.json');
 
 /** `/apps/:appId` → `/apps/{appId}` */
@@ -168,13 +168,4 @@ export async function generate() {
   return JSON.stringify(doc, null, 2) + '\n';
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const text = await generate();
-  if (process.argv.includes('--check')) {
-    const current = fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '';
-    if (current !== text) {
-      console.error('schemas/openapi.json is not what the route tables and schemas give: run npm run openapi');
-      process.exit(1);
-    }
-  } else fs.writeFileSync(outFile, text);
-}
+await writeOrCheck(import.meta.url, outFile, generate, 'npm run openapi');
