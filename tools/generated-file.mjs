@@ -22,3 +22,20 @@ export async function writeOrCheck(moduleUrl, outFile, make, fix) {
     process.exit(1);
   }
 }
+
+/** Ajv's logger, quiet about `unicode: false` (deprecated, but what keeps standalone code free of Ajv's helper). */
+export const ajvLogger = {
+  log: console.log,
+  error: console.error,
+  warn: (m) => /option unicode/.test(m) || console.warn(m),
+};
+
+/**
+ * Standalone validators' code as a module that needs nothing at run time (no Ajv): refused when the schemas made
+ * it require something, else headed with where it comes from.
+ */
+export function standaloneModule(code, from) {
+  if (/\brequire\(/.test(code))
+    throw new Error(`the code generated from ${from} needs Ajv at run time; keep the schemas to plain keywords`);
+  return `// Generated from ${from}: do not edit, run the tool that writes it (tools/).\n${code}\n`;
+}
