@@ -115,7 +115,7 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   }
 
   /** POST /lead: the same answer whether or not the email is a user's; a new lead voids the email's older ones. */
-  async function start(emailIn: unknown): Promise<{ id: string }> {
+  async function start(emailIn: string): Promise<{ id: string }> {
     const email = emailOf(emailIn);
     const [members, older, expired] = await Promise.all([membersOf(email), leadsOf(email), expiredChanges()]);
     const known = members.length > 0;
@@ -190,10 +190,10 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   }
 
   /** POST /lead/login: an activated lead, used once, becomes one exchange token per workspace of the account. */
-  async function login(leadIdIn: unknown): Promise<{ items: LoginItem[] }> {
+  async function login(leadId: string): Promise<{ items: LoginItem[] }> {
     const unusable = () =>
       invalidLead('The login request is unknown, expired, used or not yet activated with its code.');
-    const lead = await store.get(LOGIN_TABLES.leads, sha256(stringField(leadIdIn, 'leadId')));
+    const lead = await store.get(LOGIN_TABLES.leads, sha256(leadId));
     if (!lead || !lead.activatedAt || lead.expiresAt <= clock.now()) throw unusable();
     const changes: Change[] = [{ table: LOGIN_TABLES.leads, id: lead.id, value: null }];
     const items: LoginItem[] = [];
@@ -245,8 +245,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   }
 
   /** POST /workspaces/{ws}/exchange: a single-use exchange token → the first pair of a new family. */
-  async function exchange(workspaceId: string, tokenIn: unknown): Promise<TokenPair> {
-    const rec = await store.get(LOGIN_TABLES.exchanges, sha256(stringField(tokenIn, 'exchangeToken')));
+  async function exchange(workspaceId: string, token: string): Promise<TokenPair> {
+    const rec = await store.get(LOGIN_TABLES.exchanges, sha256(token));
     if (!rec) throw refuse('exchange', 'unknown exchange token (never issued, already used or swept)', { workspaceId });
     const who = { workspaceId, workspaceUserId: rec.workspaceUserId };
     if (rec.workspaceId !== workspaceId)
@@ -295,8 +295,8 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
    * When it conflicts (the same token presented twice at once) the step runs again, and the second
    * run finds the token spent: a reuse, which revokes the family, as one after the other would.
    */
-  const refresh = (workspaceId: string, tokenIn: unknown): Promise<TokenPair> => {
-    const id = sha256(stringField(tokenIn, 'refreshToken'));
+  const refresh = (workspaceId: string, token: string): Promise<TokenPair> => {
+    const id = sha256(token);
     return retryOnConflict(() => refreshOnce(workspaceId, id));
   };
 

@@ -10,6 +10,7 @@ import { DELIVERY_ROUTES } from '../../src/server/routes/deliveries.js';
 import { TOKEN_ROUTE } from '../../src/server/routes/oauth.js';
 import { MESSAGE_ROUTES } from '../../src/server/routes/platform-messages.js';
 import { IDENTITY_ROUTES } from '../../src/server/routes/identity.js';
+import { LEAD_ROUTES } from '../../src/server/routes/lead.js';
 import { must } from '../../src/must.js';
 
 /** The error body `fn` throws. */
@@ -124,6 +125,35 @@ t.test("a new user: the identity service's words, every field at once", async (t
     refusal(() => checked(must(create.body), undefined, 'The body', create)),
     {
       details: [{ pointer: '/email' }, { pointer: '/name' }],
+    },
+  );
+});
+
+t.test("the CLI login's tokens: the login service's words, before it runs", async (t) => {
+  const login = LEAD_ROUTES.login;
+  t.same(
+    refusal(() => checked(must(login.body), { leadId: 7 }, 'The body', login)),
+    {
+      status: 400,
+      code: 'invalid_request',
+      message: 'leadId is required.',
+      details: [{ pointer: '/leadId', message: 'is required' }],
+    },
+  );
+  t.same(
+    refusal(() => checked(must(login.body), 'x', 'The body', login)),
+    {
+      status: 400,
+      code: 'invalid_request',
+      message: 'Send the fields as a JSON object.',
+    },
+  );
+  const start = LEAD_ROUTES.start;
+  t.match(
+    refusal(() => checked(must(start.body), {}, 'The body', start)),
+    {
+      message: 'A valid email is required.',
+      details: [{ pointer: '/email', message: 'must be an email address' }],
     },
   );
 });

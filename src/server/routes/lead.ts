@@ -4,8 +4,9 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { LeadLogin } from '../../services/lead-login.js';
 import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
-import { mount, mountAuthed, route, type RouteSpec } from './route-table.js';
-import { schema } from '../../validation/http-input.js';
+import { mount, mountAuthed, route } from './route-table.js';
+import { schema, type Refusal } from '../../validation/http-input.js';
+import { invalidRequest } from '../../errors.js';
 
 export interface LeadRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin' | 'rateLimitTokenEndpoint'>;
@@ -14,33 +15,69 @@ export interface LeadRoutesDeps {
   leads: LeadLogin;
 }
 
-type Fields = Record<string, unknown>;
-const asObject = { '': { text: 'Send the fields as a JSON object.', details: false as const } };
+const asObject = 'Send the fields as a JSON object.';
 const wsPath = schema<{ workspaceId: string }>('management#workspacePath');
-const lead = (
-  method: 'post',
-  path: string,
-  summary: string,
-  body: string,
-  params?: typeof wsPath,
-): RouteSpec<{ workspaceId: string }, Record<string, never>, Fields> => ({
-  method,
-  path,
-  summary,
-  params,
-  body: schema<Fields>(`management#${body}`),
-  messages: asObject,
-  answers: { 200: 'The answer of this step' },
-  auth: 'none',
-});
+
+/** The login service's words for a field that is missing or not a text of 1 to 512 characters. */
+const required =
+  (name: string): Refusal =>
+  (problems) =>
+    problems[0]?.pointer === ''
+      ? invalidRequest(asObject)
+      : invalidRequest(`${name} is required.`, [{ pointer: `/${name}`, message: 'is required' }]);
 
 /** The official CLI's login sequence (docs/protocol.md §2.7): no Authtoken. */
 export const LEAD_ROUTES = {
-  start: lead('post', '/lead', 'Start a login: a code is made for the email', 'leadStartBody'),
-  activate: lead('post', '/lead/activate', 'Activate the login with its code', 'leadActivateBody'),
-  login: lead('post', '/lead/login', "The login's workspaces and their exchange tokens", 'leadLoginBody'),
-  exchange: lead('post', '/workspaces/:workspaceId/exchange', 'An exchange token → tokens', 'exchangeBody', wsPath),
-  refresh: lead('post', '/workspaces/:workspaceId/refresh', 'A refresh token → new tokens', 'refreshBody', wsPath),
+  start: route({
+    method: 'post',
+    path: '/lead',
+    summary: 'Start a login: a code is made for the email',
+    body: schema<{ email: string }>('management#leadStartBody'),
+    refuse: (problems) =>
+      problems[0]?.pointer === ''
+        ? invalidRequest(asObject)
+        : invalidRequest('A valid email is required.', [{ pointer: '/email', message: 'must be an email address' }]),
+    answers: { 200: '{id}: the login request' },
+    auth: 'none',
+  }),
+  activate: route({
+    method: 'post',
+    path: '/lead/activate',
+    summary: 'Activate the login with its code',
+    body: schema<Record<string, unknown>>('management#leadActivateBody'),
+    messages: { '': { text: asObject, details: false } },
+    answers: { 200: '{activated: true}' },
+    auth: 'none',
+  }),
+  login: route({
+    method: 'post',
+    path: '/lead/login',
+    summary: "The login's workspaces and their exchange tokens",
+    body: schema<{ leadId: string }>('management#leadLoginBody'),
+    refuse: required('leadId'),
+    answers: { 200: '{items}' },
+    auth: 'none',
+  }),
+  exchange: route({
+    method: 'post',
+    path: '/workspaces/:workspaceId/exchange',
+    summary: 'An exchange token → tokens',
+    params: wsPath,
+    body: schema<{ exchangeToken: string }>('management#exchangeBody'),
+    refuse: required('exchangeToken'),
+    answers: { 200: 'The tokens' },
+    auth: 'none',
+  }),
+  refresh: route({
+    method: 'post',
+    path: '/workspaces/:workspaceId/refresh',
+    summary: 'A refresh token → new tokens',
+    params: wsPath,
+    body: schema<{ refreshToken: string }>('management#refreshBody'),
+    refuse: required('refreshToken'),
+    answers: { 200: 'The tokens' },
+    auth: 'none',
+  }),
 };
 
 /** GET …/login-codes (relative to MGMT_BASE). */
