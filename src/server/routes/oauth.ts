@@ -15,7 +15,7 @@ import { errorCodeOf, sendError } from '../respond.js';
 import { must } from '../../must.js';
 import { namesRoute, routedPath } from '../request-target.js';
 
-const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
+export const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
 export const TOKEN_PATH = '/oauth2/access';
 
