@@ -15,13 +15,22 @@
  * The sizes run one after the other, each on a fresh data dir: absolute rates drift with the
  * machine's load (recorded with each size), so read the table down a column, not across runs.
  * Run: npm run bench:scaling   (several minutes; BENCH_SCALES=10000,100000 to pick sizes,
- * BENCH_PG_SCALES=100000 or '' for none, BENCH_SECONDS=8 per timed round)
+ * BENCH_PG_SCALES=100000 or '' for none, BENCH_SECONDS=8 per timed round; BENCH_KEEP=<dir> keeps each embedded
+ * data dir there, as <dir>/<records>, to profile a daemon on it afterwards)
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
-import { inBatches, load, seedBenchApps, startDaemonProcess, writeResult, type LoadResult } from './lib.js';
+import {
+  inBatches,
+  load,
+  processCpuMs,
+  seedBenchApps,
+  startDaemonProcess,
+  writeResult,
+  type LoadResult,
+} from './lib.js';
 import { startCluster, type Cluster } from './pg-cluster.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
@@ -122,14 +131,24 @@ interface Row {
   records: number;
   seedSeconds: number;
   openMs: number;
+  /** CPU the daemon used to open (ms): less sensitive to a busy machine than the wall time. */
+  openCpuMs: number;
   rssAfterOpenMb: number;
   rssPeakMb: number;
-  exchange: Pick<LoadResult, 'rps' | 'p50' | 'p99' | 'errors' | 'requests'>;
-  get: Pick<LoadResult, 'rps' | 'p50' | 'p99' | 'errors' | 'requests'>;
+  exchange: Round;
+  get: Round;
   loadAverage: number;
 }
 
-const brief = (r: LoadResult) => ({ rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, requests: r.requests });
+type Round = Pick<LoadResult, 'rps' | 'p50' | 'p99' | 'errors' | 'requests'> & { daemonCpuUs: number };
+
+/** A timed round's figures, with the daemon's CPU per request (µs) from /proc before and after it. */
+async function timed(pid: number, run: () => Promise<LoadResult>): Promise<Round> {
+  const cpu0 = processCpuMs(pid);
+  const r = await run();
+  const daemonCpuUs = Math.round(((processCpuMs(pid) - cpu0) * 1000) / Math.max(1, r.requests));
+  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, requests: r.requests, daemonCpuUs };
+}
 
 /** One size on one store: seed, start the measured daemon, open time and RSS, then an exchange and a get round. */
 async function measure(records: number, cluster?: Cluster): Promise<Row> {
@@ -142,35 +161,41 @@ async function measure(records: number, cluster?: Cluster): Promise<Row> {
     const d = await startDaemonProcess(dir, cluster ? ['--database-url', cluster.url] : []);
     const pool = new Pool(d.url, { connections: CONC, pipelining: 1 });
     try {
+      const pid = must(d.child.pid);
+      const openCpuMs = Math.round(processCpuMs(pid));
       const afterOpen = d.rssMb();
-      const exchange = await load(
-        async (i) => {
-          const c = s.codes[i];
-          if (!c) return false;
-          const cl = must(s.clients[c.client]);
-          const { body, type } = multipart({ 'client-id': cl.id, 'client-secret': cl.secret, code: c.code });
-          const r = await pool.request({
-            method: 'POST',
-            path: '/oauth2/access',
-            headers: { 'content-type': type },
-            body,
-          });
-          const j = (await r.body.json()) as { accessToken?: string };
-          return r.statusCode === 200 && !!j.accessToken;
-        },
-        { concurrency: CONC, seconds: SECONDS, total: s.codes.length },
+      const exchange = await timed(pid, () =>
+        load(
+          async (i) => {
+            const c = s.codes[i];
+            if (!c) return false;
+            const cl = must(s.clients[c.client]);
+            const { body, type } = multipart({ 'client-id': cl.id, 'client-secret': cl.secret, code: c.code });
+            const r = await pool.request({
+              method: 'POST',
+              path: '/oauth2/access',
+              headers: { 'content-type': type },
+              body,
+            });
+            const j = (await r.body.json()) as { accessToken?: string };
+            return r.statusCode === 200 && !!j.accessToken;
+          },
+          { concurrency: CONC, seconds: SECONDS, total: s.codes.length },
+        ),
       );
-      const get = await load(
-        async (i) => {
-          const r = await pool.request({
-            method: 'GET',
-            path: `${s.owner.base}/apps/mine/${must(s.clients[(i * 7) % s.clients.length]).id}`,
-            headers: { authtoken: s.owner.authToken },
-          });
-          await r.body.dump();
-          return r.statusCode === 200;
-        },
-        { concurrency: CONC, seconds: SECONDS },
+      const get = await timed(pid, () =>
+        load(
+          async (i) => {
+            const r = await pool.request({
+              method: 'GET',
+              path: `${s.owner.base}/apps/mine/${must(s.clients[(i * 7) % s.clients.length]).id}`,
+              headers: { authtoken: s.owner.authToken },
+            });
+            await r.body.dump();
+            return r.statusCode === 200;
+          },
+          { concurrency: CONC, seconds: SECONDS },
+        ),
       );
       const row: Row = {
         store: cluster ? 'postgres' : 'embedded',
@@ -178,14 +203,15 @@ async function measure(records: number, cluster?: Cluster): Promise<Row> {
         records: s.records,
         seedSeconds: s.seedSeconds,
         openMs: d.startupMs,
+        openCpuMs,
         rssAfterOpenMb: afterOpen.rss,
         rssPeakMb: d.rssMb().hwm,
-        exchange: brief(exchange),
-        get: brief(get),
+        exchange,
+        get,
         loadAverage: Math.round(must(os.loadavg()[0]) * 10) / 10,
       };
       console.error(
-        `  open ${row.openMs} ms, RSS ${row.rssAfterOpenMb} MB (peak ${row.rssPeakMb}), exchange ${exchange.rps}/s p99 ${exchange.p99} ms, get ${get.rps}/s p99 ${get.p99} ms, load ${row.loadAverage}`,
+        `  open ${row.openMs} ms (CPU ${openCpuMs} ms), RSS ${row.rssAfterOpenMb} MB (peak ${row.rssPeakMb}), exchange ${exchange.rps}/s p99 ${exchange.p99} ms ${exchange.daemonCpuUs} µs, get ${get.rps}/s p99 ${get.p99} ms ${get.daemonCpuUs} µs, load ${row.loadAverage}`,
       );
       return row;
     } finally {
@@ -193,6 +219,8 @@ async function measure(records: number, cluster?: Cluster): Promise<Row> {
       await d.stop();
     }
   } finally {
+    const keep = process.env.BENCH_KEEP;
+    if (keep && !cluster) fs.cpSync(dir, path.join(keep, String(records)), { recursive: true });
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
