@@ -18,7 +18,7 @@ import { checked, schema } from '../../validation/http-input.js';
 import { mount, route, type RouteSpec } from './route-table.js';
 import { onNode, type BodyRequest, type RawHandler } from './on-node.js';
 
-const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
+export const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
 export const TOKEN_PATH = '/oauth2/access';
 
