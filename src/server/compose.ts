@@ -11,7 +11,16 @@ import { createSealer, deriveKey } from '../crypto.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { createOutboxWriter } from '../services/outbox-writer.js';
-import { createIdentityService } from '../services/identity.js';
+import {
+  createAccounts,
+  createActAs,
+  createIdentityService,
+  createLocalOwner,
+  createManagementTokens,
+  createMembers,
+  createPasswordLogin,
+  createWorkspaces,
+} from '../services/identity.js';
 import { createAppsService } from '../services/apps.js';
 import { createLeadLogin } from '../services/lead-login.js';
 import type { ServiceContext } from '../services/context.js';
@@ -68,7 +77,28 @@ export function composeDaemon(base: Foundation) {
 
   // every event caused by a change is written to the outbox in the change's commit; the worker drains it
   const outbox = createOutboxWriter({ store, clock, instanceId: base.instanceId });
-  const identity = createIdentityService(ctx, { outbox });
+  // identity by concern: who belongs where, workspaces, accounts, management tokens, act-as, passwords, the local owner
+  const members = createMembers({ store });
+  const mgmtTokens = createManagementTokens({ store, clock, jwtKey: ctx.jwtKey, config });
+  const workspaces = createWorkspaces({ store, clock, members });
+  const accounts = createAccounts({ store, clock, outbox });
+  const identity = createIdentityService({
+    members,
+    workspaces,
+    accounts,
+    tokens: mgmtTokens,
+    actAs: createActAs({ store, members, tokens: mgmtTokens }),
+    passwords: createPasswordLogin({ store, members, tokens: mgmtTokens }),
+    localOwner: createLocalOwner({
+      store,
+      clock,
+      jwtKey: ctx.jwtKey,
+      config,
+      workspaces,
+      accounts,
+      tokens: mgmtTokens,
+    }),
+  });
   const apps = createAppsService(ctx);
   const leads = createLeadLogin(ctx, { identity });
 
