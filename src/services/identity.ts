@@ -43,10 +43,13 @@ const ACT_AS_TTL_SECONDS = 10 * 60;
 const OWNER_EMAIL = 'owner@appreg.test';
 const OWNER_EMAILS = [OWNER_EMAIL, 'owner@localhost'];
 
-export function createIdentityService(
-  ctx: ServiceContext,
-  deps: { outbox: Pick<OutboxWriter, 'workspaceEvent' | 'written'> },
-) {
+/** What the identity service is built from: the service context and the outbox its changes write to. */
+export interface IdentityServiceDeps extends ServiceContext {
+  outbox: Pick<OutboxWriter, 'workspaceEvent' | 'written'>;
+}
+
+export function createIdentityService(deps: IdentityServiceDeps) {
+  const ctx: ServiceContext = deps;
   const { store, clock } = ctx;
   const nowIso = () => new Date(clock.now()).toISOString();
   // Verified-signature cache: a pure function of the token (and the shared key), so it decides nothing on its
