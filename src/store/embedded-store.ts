@@ -9,8 +9,8 @@
  *    queues a journal line; lines queued while a write is in flight go out together in
  *    one write + one fdatasync (group commit: journal-writer.ts).
  *  - Durable before visible: until its line is fdatasynced a commit may still be undone,
- *    so a read that meets a record it changed waits for the journal batch to settle and
- *    answers with what is then true (durable-reads.ts); a read that meets none waits for
+ *    so a read that meets a record it changed waits for the commits pending then to settle
+ *    and answers with what is durable (durable-reads.ts); a read that meets none waits for
  *    nothing. PostgreSQL has this by itself (a commit is visible at COMMIT).
  *  - A write that fails (disk full, I/O error) rolls its commits, and every commit
  *    queued behind them, back out of memory before rejecting them (StoreUnavailable);
@@ -154,7 +154,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
     activeNum: recovered.activeNum,
     journalSizes: recovered.journalSizes,
     fsync: opts.fsync ?? true,
-    acknowledged: (undo) => pending.done(undo.prev),
+    acknowledged: (undo) => pending.acknowledged(undo),
     afterBatch: () => {
       pending.settle();
       compactor.afterBatch();
@@ -162,9 +162,9 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
     rollback: (undos) => {
       for (const u of undos) {
         tables.restore(u);
-        pending.done(u.prev);
         lastSeq = u.seq - 1;
       }
+      pending.undone(); // undos are every commit not acknowledged
       pending.settle();
     },
     onFault: (err) => {
@@ -233,7 +233,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
     // JSON allows whitespace after the value: a padded line reads back as the same entry
     line = (Buffer.byteLength(line) + 1 < minBytes ? line.padEnd(minBytes - 1, ' ') : line) + '\n';
     const undo = tables.applyWithUndo(++lastSeq, changes);
-    pending.add(changes);
+    pending.add(undo);
     commits++;
     lastCommitAt = clock.now();
     compactor.armIdle();

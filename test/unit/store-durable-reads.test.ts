@@ -41,6 +41,14 @@ function heldSync() {
   return { io, gate };
 }
 
+/** The next batch whose fdatasync is held (taken: the gate holds the one after it anew). */
+async function nextHeld(gate: ReturnType<typeof heldSync>['gate']) {
+  while (!gate.held) await turns(1);
+  const held = gate.held;
+  gate.held = null;
+  return held;
+}
+
 const byV = (rs: { v: unknown }[]) => rs.map((r) => String(r.v)).sort();
 
 /** Every read kind of the records the pending commit touches, each answer kept as it arrives. */
@@ -177,3 +185,66 @@ t.test('an fdatasync that succeeds: the reads waiting answer with the new record
   });
   await store.close();
 });
+
+t.test(
+  'reads wait only for the commits pending when they began: a table written without pause is still read',
+  async (t) => {
+    const { io, gate } = heldSync();
+    const store = await openEmbeddedStore<TestTables>({
+      dir: path.join(tmpRoot, `d${++n}`),
+      compactIdleMs: 0,
+      retryMs: 60_000,
+      logger: silent,
+      io,
+    });
+    await store.commit([{ table: 'apps', id: 'a', value: { v: 'a1', ownerId: 'o', n: 1 } }]);
+    gate.hold = true;
+    const first = store.commit([{ table: 'apps', id: 'a', value: { v: 'a2', ownerId: 'o', n: 1 } }]);
+    const held1 = await nextHeld(gate);
+    const answers: Record<string, unknown> = {};
+    const reads = Promise.all([
+      store.get('apps', 'a').then((v) => (answers.get = v)),
+      store.getMany([{ table: 'apps', id: 'a' }]).then((v) => (answers.getMany = v)),
+      store.all('apps').then((v) => (answers.all = byV(v))),
+      store.find('apps', 'ownerId', 'o').then((v) => (answers.find = byV(v))),
+      store.findPage('apps', 'ownerId', 'o', { orderBy: 'n', limit: 5 }).then((v) => (answers.findPage = byV(v))),
+      store.countWhere('apps', 'ownerId', 'o').then((v) => (answers.countWhere = v)),
+      store.count('apps').then((v) => (answers.count = v)),
+    ]);
+    // while the first batch is written, the next commits queue: a changed a again, b added
+    const second = store.commit([
+      { table: 'apps', id: 'a', value: { v: 'a3', ownerId: 'o', n: 1 } },
+      { table: 'apps', id: 'b', value: { v: 'b3', ownerId: 'o', n: 2 } },
+    ]);
+    await turns();
+    t.same(Object.keys(answers), [], 'nothing answered before the first batch is durable');
+    held1.pass();
+    await first;
+    const held2 = await nextHeld(gate); // the second batch is being written, its fdatasync held
+    await reads; // answered without waiting for it
+    t.same(
+      answers,
+      {
+        get: { v: 'a2', ownerId: 'o', n: 1 },
+        getMany: [{ v: 'a2', ownerId: 'o', n: 1 }],
+        all: ['a2'],
+        find: ['a2'],
+        findPage: ['a2'],
+        countWhere: 1,
+        count: 1,
+      },
+      'each read answered with the durable records: a2, not a3 nor b3 of the batch still pending',
+    );
+    let later: unknown = 'not yet';
+    const readB = store.get('apps', 'b').then((v) => (later = v));
+    await turns();
+    t.equal(later, 'not yet', 'a read of b begun now waits for the second batch');
+    held2.fail('ENOSPC');
+    await t.rejects(second, { code: 'ENOSPC' });
+    await readB;
+    t.equal(later, undefined, 'which failed: b never was');
+    t.same(await store.get('apps', 'a'), { v: 'a2', ownerId: 'o', n: 1 }, 'a is a2, as every read said');
+    gate.hold = false;
+    await store.close();
+  },
+);
