@@ -100,7 +100,8 @@ function readAll(store: EmbeddedStore<TestTables>) {
   return { answers, all };
 }
 
-async function setUp() {
+/** A new store whose journal's fdatasync the returned gate holds on cue. */
+async function openHeld() {
   const { io, gate } = heldSync();
   const store = await openEmbeddedStore<TestTables>({
     dir: path.join(tmpRoot, `d${++n}`),
@@ -109,6 +110,11 @@ async function setUp() {
     logger: silent,
     io,
   });
+  return { store, gate };
+}
+
+async function setUp() {
+  const { store, gate } = await openHeld();
   await store.commit([
     { table: 'apps', id: 'a', value: { v: 'a1', ownerId: 'o', n: 1 } },
     { table: 'apps', id: 'd', value: { v: 'd1', ownerId: 'o', n: 4 } },
@@ -189,14 +195,7 @@ t.test('an fdatasync that succeeds: the reads waiting answer with the new record
 t.test(
   'reads wait only for the commits pending when they began: a table written without pause is still read',
   async (t) => {
-    const { io, gate } = heldSync();
-    const store = await openEmbeddedStore<TestTables>({
-      dir: path.join(tmpRoot, `d${++n}`),
-      compactIdleMs: 0,
-      retryMs: 60_000,
-      logger: silent,
-      io,
-    });
+    const { store, gate } = await openHeld();
     await store.commit([{ table: 'apps', id: 'a', value: { v: 'a1', ownerId: 'o', n: 1 } }]);
     gate.hold = true;
     const first = store.commit([{ table: 'apps', id: 'a', value: { v: 'a2', ownerId: 'o', n: 1 } }]);
