@@ -46,6 +46,7 @@ import {
 import { recover } from './recovery.js';
 import { TableSnapshot } from './snapshot.js';
 import { toJsonChanges, validateChanges, type JsonChange } from './tables.js';
+import { transaction } from './transaction.js';
 import {
   idUnstorable,
   jsonHoldsUnstorable,
@@ -243,6 +244,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
   const store: StoreEngine & EmbeddedExtras = {
     kind: 'embedded',
     ...durableReads(tables, pending),
+    transaction,
 
     commit(changes: readonly Change<AnyTables>[], expect?: readonly Expectation<AnyTables>[]): Promise<void> {
       if (closing) return Promise.reject(new Error('store is closed'));
