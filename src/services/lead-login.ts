@@ -121,7 +121,7 @@ export function createLeadLogin(deps: LeadLoginDeps) {
   }
 
   /** POST /lead: the same answer whether or not the email is a user's; a new lead voids the email's older ones. */
-  async function start(emailIn: unknown): Promise<{ id: string }> {
+  async function start(emailIn: string): Promise<{ id: string }> {
     const email = emailOf(emailIn);
     const [members, expired] = await Promise.all([membersOf(email), expiredChanges()]);
     const known = members.length > 0;
@@ -195,10 +195,10 @@ export function createLeadLogin(deps: LeadLoginDeps) {
   }
 
   /** POST /lead/login: an activated lead, used once, becomes one exchange token per workspace of the account. */
-  async function login(leadIdIn: unknown): Promise<{ items: LoginItem[] }> {
+  async function login(leadId: string): Promise<{ items: LoginItem[] }> {
     const unusable = () =>
       invalidLead('The login request is unknown, expired, used or not yet activated with its code.');
-    const id = sha256(stringField(leadIdIn, 'leadId'));
+    const id = sha256(leadId);
     // used once across every daemon: a concurrent use deleted the lead, so this one runs again and finds none
     return store.transaction(async (tx) => {
       const lead = await tx.get(LOGIN_TABLES.leads, id);
@@ -255,8 +255,8 @@ export function createLeadLogin(deps: LeadLoginDeps) {
    * POST /workspaces/{ws}/exchange: a single-use exchange token → the first pair of a new family. Used
    * once across every daemon: a concurrent use deleted the token, so this one runs again and finds none.
    */
-  async function exchange(workspaceId: string, tokenIn: unknown): Promise<TokenPair> {
-    const id = sha256(stringField(tokenIn, 'exchangeToken'));
+  async function exchange(workspaceId: string, token: string): Promise<TokenPair> {
+    const id = sha256(token);
     const outcome = await store.transaction(async (tx): Promise<TokenPair | Refusal> => {
       const rec = await tx.get(LOGIN_TABLES.exchanges, id);
       if (!rec)
@@ -299,8 +299,8 @@ export function createLeadLogin(deps: LeadLoginDeps) {
    * conflicts (the same token presented twice at once) it runs again, and the second run finds the
    * token spent: a reuse, which revokes the family, as one after the other would.
    */
-  async function refresh(workspaceId: string, tokenIn: unknown): Promise<TokenPair> {
-    const id = sha256(stringField(tokenIn, 'refreshToken'));
+  async function refresh(workspaceId: string, token: string): Promise<TokenPair> {
+    const id = sha256(token);
     return unlessRefused(await store.transaction((tx) => rotate(tx, workspaceId, id)));
   }
 

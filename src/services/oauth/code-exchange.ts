@@ -5,7 +5,7 @@
  * reused code issued. Also the sweep that forgets expired codes.
  */
 import { newId, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
-import { invalidClient, invalidGrant, invalidRequest, type AppError } from '../../errors.js';
+import { invalidClient, invalidGrant, type AppError } from '../../errors.js';
 import type { Transaction } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
@@ -145,19 +145,14 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   }
 
   /**
-   * Endpoint 6, as named steps over one transaction: check the form, authenticate the client
-   * (constant time), then decide on the code (consume it and issue, or refuse, or revoke what a
+   * Endpoint 6, as named steps over one transaction (its form's three parts were checked at the
+   * edge, schemas/http/oauth.schema.json): authenticate the client (constant time), then decide on the code (consume it and issue, or refuse, or revoke what a
    * reused code issued). The code is consumed exactly once across every daemon of the store: the
    * transaction expects the code as read, so of two exchanges of one code only one commits; the other
    * runs again, finds the code consumed and is a reuse. Logs and throws once the transaction is
    * over (it may run more than once). Resolves once the exchange is durable.
    */
-  async function exchange(input: {
-    clientId?: unknown;
-    clientSecret?: unknown;
-    code?: unknown;
-  }): Promise<TokenResponse> {
-    const form = checkForm(input);
+  async function exchange(form: ExchangeForm): Promise<TokenResponse> {
     const outcome = await store.transaction((tx) => decide(tx, form), { attempts: 4 });
     if ('issued' in outcome) return outcome.issued;
     if (outcome.revoked)
@@ -172,26 +167,8 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
     });
   }
 
-  /** Step 1: the form's three parts, each a string of 1-512 characters. */
-  function checkForm(input: { clientId?: unknown; clientSecret?: unknown; code?: unknown }): ExchangeForm {
-    const missing = (['client-id', 'client-secret', 'code'] as const).filter((_k, i) => {
-      const v = [input.clientId, input.clientSecret, input.code][i];
-      return typeof v !== 'string' || v === '' || v.length > 512;
-    });
-    if (missing.length)
-      throw invalidRequest(
-        `The form parts ${missing.join(', ')} are required.`,
-        missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })),
-      );
-    return {
-      clientId: input.clientId as string,
-      clientSecret: input.clientSecret as string,
-      code: input.code as string,
-    };
-  }
-
   /**
-   * Step 2, inside the transaction: read every record the exchange needs in one read (one round
+   * Step 1, inside the transaction: read every record the exchange needs in one read (one round
    * trip on PostgreSQL, one snapshot): the app, the code, and what the code names (its user, the
    * installation and authorization it would update). The app and the user are only looked at (no
    * expectation: every exchange of the app would otherwise lock its record); the code, installation
