@@ -4,7 +4,9 @@
  *
  * Everything the daemon keeps is a record in a named table, keyed by a string id. Reads are
  * asynchronous and always current: on PostgreSQL they go to the database, so another daemon's
- * commit is seen as soon as it answered. Nothing is cached across calls.
+ * commit is seen as soon as it answered. Nothing is cached across calls. Reads never answer with a
+ * commit that is not yet durable (it may still fail): PostgreSQL shows a commit at COMMIT; the
+ * embedded store's reads wait for the fsync of a record they meet (durable-reads.ts).
  *
  * "Read, check, write" is made atomic with expectations: a commit may name records that must
  * still be exactly what the caller read (or still be absent). If any of them changed, nothing is

@@ -23,13 +23,16 @@ function setup(opts: { store?: Store; config?: Partial<Config>; clock?: TestCloc
   const config = { ...defaults, ...opts.config };
   const store = opts.store ?? createMemoryStore();
   const sessions = createSocketSessions({ store, clock, logger, config });
-  const transport = createSocketTransport(sessions, clock, {
-    store,
+  const transport = createSocketTransport({
+    sessions,
     clock,
-    logger,
-    config,
-    instanceId: 'test-daemon',
-    relay: false,
+    queue: {
+      store,
+      logger,
+      config,
+      instanceId: 'test-daemon',
+      relay: false,
+    },
   });
   return { sessions, transport, store, clock, logs: () => logText };
 }
@@ -347,13 +350,16 @@ t.test("the relay heartbeat's flush of a held app never rejects: a store that fa
   } as Store;
   const config = { ...defaults };
   const sessions = createSocketSessions({ store, clock, logger, config });
-  const transport = createSocketTransport(sessions, clock, {
-    store,
+  const transport = createSocketTransport({
+    sessions,
     clock,
-    logger,
-    config,
-    instanceId: 'test-daemon',
-    relay: true,
+    queue: {
+      store,
+      logger,
+      config,
+      instanceId: 'test-daemon',
+      relay: true,
+    },
   });
   t.teardown(() => transport.close());
   sessions.add(conn());
