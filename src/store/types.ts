@@ -28,7 +28,7 @@ export type TableMap = object;
 /** The table map of a store that keeps records of any table, as objects: what the stores implement. */
 export type AnyTables = Record<string, object>;
 /** The table names of a map. */
-export type TableOf<TM extends TableMap> = keyof TM & string;
+type TableOf<TM extends TableMap> = keyof TM & string;
 /** The type of one of TM's records of any table (a union by table name, so that `table` tells which). */
 type PerTable<TM extends TableMap, F> = { [K in TableOf<TM>]: F & { table: K } }[TableOf<TM>];
 
@@ -51,7 +51,7 @@ export type RecordKey<TM extends TableMap = Tables> = PerTable<
 >;
 
 /** The record getMany answers for `Key` (undefined where there is none). */
-export type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> }
+type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> }
   ? TM[K] | undefined
   : never;
 

@@ -97,7 +97,7 @@ export type Ours = (cur: PendingDelivery) => boolean;
  * for good, the schedule ran out, or the socket-mode queue's word was final), `released` (the worker
  * stops: the event stays pending, free for the next daemon at once).
  */
-export type Verdict = 'delivered' | 'retry' | 'failed' | 'released';
+type Verdict = 'delivered' | 'retry' | 'failed' | 'released';
 
 /**
  * How an attempt of an event ended, and what follows (classify fills it): what record writes and
