@@ -146,11 +146,12 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
 
   /**
    * Endpoint 6, as named steps over one transaction (its form's three parts were checked at the
-   * edge, schemas/http/oauth.schema.json): authenticate the client (constant time), then decide on the code (consume it and issue, or refuse, or revoke what a
-   * reused code issued). The code is consumed exactly once across every daemon of the store: the
-   * transaction expects the code as read, so of two exchanges of one code only one commits; the other
-   * runs again, finds the code consumed and is a reuse. Logs and throws once the transaction is
-   * over (it may run more than once). Resolves once the exchange is durable.
+   * edge, schemas/http/oauth.schema.json): authenticate the client (constant time), then decide on
+   * the code (consume it and issue, or refuse, or revoke what a reused code issued). The code is
+   * consumed exactly once across every daemon of the store: the transaction expects the code as
+   * read, so of two exchanges of one code only one commits; the other runs again, finds the code
+   * consumed and is a reuse. Logs and throws once the transaction is over (it may run more than
+   * once). Resolves once the exchange is durable.
    */
   async function exchange(form: ExchangeForm): Promise<TokenResponse> {
     const outcome = await store.transaction((tx) => decide(tx, form), { attempts: 4 });
