@@ -23,6 +23,8 @@ import { platformScheduledRoutes } from './routes/platform-scheduled.js';
 import { platformUserRoutes } from './routes/platform-users.js';
 import { signInLinkRoutes, webRoutes } from './routes/web.js';
 import { consoleRoutes } from './routes/console/index.js';
+import { createRecordings } from './recordings.js';
+import { recordingRoutes } from './routes/recordings.js';
 
 export function createHttpApp(daemon: Daemon, baseUrl: () => string) {
   const { config, clock, logger, identity, apps, oauth, store } = daemon;
@@ -43,6 +45,14 @@ export function createHttpApp(daemon: Daemon, baseUrl: () => string) {
   });
 
   const web = { config, identity, apps, webSessions: oauth.webSessions, baseUrl };
+  // recordings of conversations made into suites (docs/testing.md): the console's and the API's
+  const recordings = createRecordings({
+    store,
+    clock,
+    onMessageChange: daemon.workspace.onMessageChange,
+    onDeliveryChange: daemon.delivery.log.onChange,
+    ownerOf: identity.ownerOf,
+  });
   // Who the caller is (login, workspaces, users: the two info calls answer without an Authtoken), then
   // the management calls, the most frequent, ahead of the routers for other paths.
   app.use(identityRoutes({ config, clock, store, identity }));
@@ -74,6 +84,7 @@ export function createHttpApp(daemon: Daemon, baseUrl: () => string) {
     }),
     peopleRoutes({ config, clock, store, workspace: daemon.workspace, deliveries: daemon.deliveries }),
     peopleManageRoutes({ config, clock, store, workspace: daemon.workspace }),
+    recordingRoutes({ recordings, baseUrl: () => config.publicUrl ?? baseUrl() }),
   );
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.
@@ -126,13 +137,17 @@ export function createHttpApp(daemon: Daemon, baseUrl: () => string) {
     socketStatus,
     bodyLimitBytes: config.bodyLimitBytes,
     workspace: daemon.workspace,
+    recordings,
   });
   app.use(webConsole.router);
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
   // shutdown ends the console's live streams first: an open page must not hold the stop
   return Object.assign(app, {
-    endLiveStreams: webConsole.endStreams,
+    endLiveStreams: () => {
+      webConsole.endStreams();
+      recordings.close();
+    },
     /** The app get ahead of express (routes/apps.ts); the route above answers the other forms of its path. */
     appGet: createAppGetHandler({ identity, apps, socketStatus, logger }),
   });

@@ -118,6 +118,8 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   let inAction = false;
   let lastMessage: string | undefined;
   let lastEventTypes = new Set<string>();
+  /** Events are expected after what a person said or reacted (what their action made), not after a call's answer. */
+  let eventful = false;
   let openView: Obj | undefined;
   /** The hint a message posted in answer is named after (the command, the shortcut). */
   let hint = 'message';
@@ -144,6 +146,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     steps.push({ ...step, ...asOf(user) });
     inAction = true;
     lastEventTypes = new Set();
+    eventful = (typeof step.say === 'string' && !step.say.startsWith('/')) || step.react !== undefined;
   };
   const expect = (step: Step) => {
     if (inAction) steps.push(step);
@@ -312,7 +315,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
           break;
         case 'event': {
           const type = c.subject ?? '';
-          if (!type || lastEventTypes.has(type)) break;
+          if (!type || !eventful || lastEventTypes.has(type)) break;
           lastEventTypes.add(type);
           if (c.outcome !== 'acked')
             notes.push(`the app did not accept the event ${type} while recording: the test expects it to`);

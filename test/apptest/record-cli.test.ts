@@ -1,0 +1,86 @@
+/**
+ * Issue 37, from the terminal: `appreg test --record` records what is done with `appreg say` (as two people) until
+ * Ctrl-C and writes it as a suite beside the app's manifest, its app started as `--init` guesses; `appreg test` on
+ * that file passes. `--stop` without a recording on, and `--record-out` alone, are clear usage errors.
+ */
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { startExample } from '../helpers/example-app.js';
+import { runMain } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
+
+t.test('record with the CLI, save beside the manifest, run it', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const app = await startExample(t, d, 'standup-app');
+  t.equal((await app.cli(['authorize', app.appId, '--follow', '--json'])).code, 0);
+  const made = await d.api(`/workspaces/${d.workspaceId}/workspaceUsers`, {
+    method: 'POST',
+    json: { email: 'dev@example.com', name: 'Dev', password: 'correct horse battery' },
+  });
+  t.equal(made.status, 201, 'Dev is a member');
+  const g = ['--url', d.url, '--token', d.token];
+  const file = path.join(app.dir, 'standup-recorded.apptest.yaml');
+
+  await t.test('usage errors change nothing', async (t) => {
+    const stop = await runMain([...g, 'test', '--record', '--stop', '--record-out', file]);
+    t.equal(stop.code, 2);
+    t.match(stop.stderr, /no recording is on/);
+    const alone = await runMain([...g, 'test', '--record-out', file]);
+    t.equal(alone.code, 2);
+    t.match(alone.stderr, /--record-out and --stop go with --record/);
+    const badName = await runMain([...g, 'test', '--record', '--record-out', path.join(app.dir, 'x.yaml')]);
+    t.equal(badName.code, 2);
+    t.match(badName.stderr, /\.apptest\.yaml/);
+    t.notOk(fs.existsSync(file));
+  });
+
+  let stop: (s: string) => void = () => {};
+  const recording = runMain([...g, 'test', '--record', '--record-out', file, '--json'], {
+    stop: new Promise<string>((r) => (stop = r)),
+  });
+  const on = await until(
+    async () =>
+      ((await (await d.api(`${d.mgmt}/recordings`)).json()) as { recordings: Array<{ id: string }> }).recordings,
+    (l) => l.length === 1,
+  );
+  t.equal(on.length, 1, 'the recording is on');
+  t.equal((await app.cli(['say', 'general', '/standup Sprint 14'])).code, 0);
+  const said = await app.cli(['say', 'general', 'good morning team', '--as', 'dev@example.com']);
+  t.equal(said.code, 0, said.stderr);
+  await until(
+    async () =>
+      ((await (await d.api(`${d.mgmt}/recordings/${on[0]?.id}`)).json()) as { recording: { events: number } }).recording
+        .events,
+    (n) => n >= 3,
+  );
+  stop('SIGINT');
+  const r = await recording;
+  t.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  t.match(JSON.parse(lines[0] ?? '{}'), { recording: { id: on[0]?.id }, consoleUrl: /\/console\/recordings\/rec_/ });
+  t.match(JSON.parse(lines.slice(1).join('\n')), { file, steps: 5 });
+  const suite = YAML.parse(fs.readFileSync(file, 'utf8'));
+  t.same(
+    suite.app,
+    {
+      manifest: 'manifest.json',
+      start: { command: 'node app.mjs', env: { STANDUP_TOKENS_FILE: '${run.dir}/standup-tokens.json' } },
+    },
+    'started as --init guesses',
+  );
+  t.same(suite.users, { dev: { name: 'Dev' } });
+  t.same(suite.tests[0].steps, [
+    { say: '/standup Sprint 14' },
+    { expect: 'ack' },
+    { expect: 'message', text: 'Sprint 14: joined nobody yet; skipped nobody yet', buttons: ['Join', 'Skip'] },
+    { say: 'good morning team', as: 'dev' },
+    { expect: 'event', type: 'NEW_MESSAGE' },
+  ]);
+
+  const run = await runMain(['test', file], { cwd: app.dir });
+  t.equal(run.code, 0, `the recorded suite passes:\n${run.stdout}\n${run.stderr}`);
+});
