@@ -211,7 +211,8 @@ export function createRecordings(deps: RecordingsDeps) {
         edits: {},
         queue: Promise.resolve(),
       });
-      for (const [id, k] of kept) if (kept.size > MAX_KEPT && k.info.stoppedAt) kept.delete(id); // the oldest stopped ones first
+      // the oldest stopped ones go first
+      for (const [id, k] of kept) if (kept.size > MAX_KEPT && k.info.stoppedAt) kept.delete(id);
       listen();
       return { ...info };
     },
