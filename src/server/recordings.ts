@@ -37,6 +37,8 @@ export interface RecordedSuiteView {
   notes: string[];
   edits: SuiteEdits;
   appId?: string;
+  /** The app was called over HTTP: the suite may test its signature check. */
+  overHttp: boolean;
 }
 
 /** At most this many events a recording keeps; later ones are counted as left out. */
@@ -146,6 +148,7 @@ export function createRecordings(deps: RecordingsDeps) {
           kind: d.kind,
           appId: d.appId,
           user: d.userId,
+          transport: d.transport,
           ...(d.subject ? { subject: d.subject } : {}),
           payload: d.payload ?? known?.call.payload ?? {},
           ...(d.outcome ? { outcome: d.outcome } : {}),
@@ -279,6 +282,7 @@ export function createRecordings(deps: RecordingsDeps) {
         notes: made.notes,
         edits: { ...k.edits },
         ...(made.appId ? { appId: made.appId } : {}),
+        overHttp: k.events.some((e) => e.type === 'call' && e.call.appId === made.appId && e.call.transport === 'http'),
       };
     },
     /** The person's changes to the suite before saving (names, steps dropped, texts loosened). */

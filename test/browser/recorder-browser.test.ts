@@ -104,7 +104,7 @@ testNeeding(t, 'record a conversation in the console and run it', CHROMIUM, asyn
     const file = path.join(root, 'examples/standup-app/standup-recorded.apptest.yaml');
     const saved = await runMain(['--url', d.url, '--token', d.token, 'test', '--recording', id, '--record-out', file]);
     t.equal(saved.code, 0, saved.stderr);
-    t.match(saved.stdout, /wrote .*standup-recorded\.apptest\.yaml: 1 test, 8 steps/);
+    t.match(saved.stdout, /wrote .*standup-recorded\.apptest\.yaml: 2 tests, the recorded one of 8 steps/);
     return runMain(['test', file], { cwd: root });
   };
 

@@ -345,3 +345,22 @@ t.test('a choice in a select, a dynamic select, and what cannot be recorded', as
     /date picker \(when\) is not a step a suite has/,
   ]);
 });
+
+t.test('an app called over HTTP: the suite also tests its signature check, unless the person says no', async (t) => {
+  const overHttp: Recording = {
+    ...standup,
+    events: standup.events.map((e) => (e.type === 'call' ? { ...e, call: { ...e.call, transport: 'http' } } : e)),
+  };
+  const r = suiteOf(overHttp);
+  t.equal(r.suite.tests.length, 2);
+  t.same(r.suite.tests[1], {
+    name: 'calls that are not properly signed are refused',
+    steps: [{ expect: 'signature-check' }],
+  });
+  t.equal(suiteOf(overHttp, { signatureCheck: false }).suite.tests.length, 1);
+  const overSocket: Recording = {
+    ...standup,
+    events: standup.events.map((e) => (e.type === 'call' ? { ...e, call: { ...e.call, transport: 'socket' } } : e)),
+  };
+  t.equal(suiteOf(overSocket).suite.tests.length, 1, 'not for socket mode (nothing is signed)');
+});

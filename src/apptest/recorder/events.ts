@@ -31,6 +31,8 @@ export interface RecordedCall {
   user: string;
   /** The body the app was sent. */
   payload: Record<string, unknown>;
+  /** How it reached the app: over HTTP (signed) or a socket-mode connection. */
+  transport?: 'http' | 'socket';
   /** acked, nacked, response, timeout, …; absent while it is under way. */
   outcome?: string;
   /** The app's answer body (a modal, options, an ack's body). */
@@ -70,4 +72,6 @@ export interface SuiteEdits {
   testName?: string;
   drop?: number[];
   loose?: number[];
+  /** false: no test of the app's signature check (added for an app called over HTTP). */
+  signatureCheck?: boolean;
 }

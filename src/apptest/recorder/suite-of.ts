@@ -18,6 +18,8 @@ const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v
 const RUN_OWNER_NAME = 'Owner';
 const RESERVED = new Set(['env', 'run', 'app', 'users', 'test', 'daemon', 'owner']);
 const ANSWERED = new Set(['acked', 'nacked', 'response']);
+/** The test a recorded suite of an app over HTTP ends with. */
+export const SIGNATURE_TEST = 'calls that are not properly signed are refused';
 
 /** A reference to a message, made a `${name}` once every step is known. */
 interface Ref {
@@ -28,7 +30,7 @@ type Step = Record<string, unknown>;
 export interface RecordedSuite {
   /** The suite, without its `app` section (the caller knows how the app starts). */
   suite: { name: string; users?: Record<string, { name: string }>; install: { users: string[] }; tests: Obj[] };
-  /** Every step as generated, before edits: what the editor offers to drop or loosen, by index. */
+  /** Every step of the recorded test as generated, before edits: what the editor offers to drop or loosen, by index. */
   steps: Step[];
   /** The app the test is about. */
   appId?: string;
@@ -377,7 +379,11 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   }
 
   const edited = applyEdits(steps, edits);
-  const tests = [{ name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) }];
+  const tests: Obj[] = [{ name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) }];
+  // an app called over HTTP must check the signature of what it is sent: what a person's clicks cannot show
+  const overHttp = rec.events.some((e) => e.type === 'call' && e.call.appId === appId && e.call.transport === 'http');
+  if (overHttp && edits.signatureCheck !== false)
+    tests.push({ name: SIGNATURE_TEST, steps: [{ expect: 'signature-check' }] });
   const others = [...acted].filter((n) => n !== 'owner');
   const users = Object.fromEntries(
     rec.people.filter((p) => others.includes(names.get(p.id) ?? '')).map((p) => [names.get(p.id), { name: p.name }]),

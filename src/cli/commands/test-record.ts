@@ -95,9 +95,9 @@ export async function recordCommand(x: Invocation): Promise<void> {
     );
   }
   out.print(
-    { recording: stopped.recording, file: target, steps, notes: made.notes },
+    { recording: stopped.recording, file: target, tests: tests.length, steps, notes: made.notes },
     () =>
-      `wrote ${path.relative(run.io.cwd, target) || target}: 1 test, ${steps} steps (recording ${id}, ${stopped.recording.events} events)\n` +
+      `wrote ${path.relative(run.io.cwd, target) || target}: ${tests.length === 1 ? '1 test' : `${tests.length} tests`}, the recorded one of ${steps} steps (recording ${id}, ${stopped.recording.events} events)\n` +
       made.notes.map((n) => `  note: ${n}\n`).join('') +
       `run it: appreg test ${path.relative(run.io.cwd, target) || target}\n`,
   );

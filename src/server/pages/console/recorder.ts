@@ -53,6 +53,8 @@ export interface RecordingPageData {
   dropped: number[];
   loosened: number[];
   notes: string[];
+  /** Whether the suite also tests the app's signature check (an app called over HTTP): undefined, not offered. */
+  signatureCheck?: boolean;
   /** The file name of the download. */
   fileName: string;
 }
@@ -81,6 +83,7 @@ export function recordingPage(shell: Shell, d: RecordingPageData): string {
 <form method="post" action="/console/recordings/${id}" id="suite-editor">!${csrfField(shell.csrf)}
 <label for="suite-name">Suite name</label><input type="text" id="suite-name" name="suiteName" value="${d.suiteName}" maxlength="200">
 <label for="test-name">Test name</label><input type="text" id="test-name" name="testName" value="${d.testName}" maxlength="200">
+!${d.signatureCheck === undefined ? '' : html`<label class="check"><input type="checkbox" name="signature" value="on" id="suite-signature"${d.signatureCheck ? ' checked' : ''}> also a test that the app refuses calls that are not properly signed</label>`}
 <h2>Steps</h2><div class="scroll"><table><thead><tr><th>Drop</th><th>Match</th><th>Step</th></tr></thead><tbody>!${rows}</tbody></table></div>
 <p class="row"><button type="submit" class="primary" id="suite-apply">Apply changes</button></p></form>
 <h2>The suite</h2><pre class="yaml" id="suite-yaml">!${highlightYaml(d.yaml)}</pre>

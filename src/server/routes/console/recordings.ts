@@ -69,6 +69,7 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
       ...(text(b.testName) ? { testName: text(b.testName) } : {}),
       drop: indexes(b.drop),
       loose: indexes(b.loose),
+      signatureCheck: b.signature === 'on',
     });
     seeOther(res, `/console/recordings/${encodeURIComponent(id(req))}`);
   });
@@ -92,6 +93,7 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
           dropped: v.edits.drop ?? [],
           loosened: v.edits.loose ?? [],
           notes: v.notes,
+          ...(v.overHttp ? { signatureCheck: v.edits.signatureCheck !== false } : {}),
           fileName: fileNameOf(suiteName),
         },
       ),
