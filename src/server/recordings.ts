@@ -27,7 +27,7 @@ import { suiteYaml } from '../apptest/recorder/suite-yaml.js';
  * How the app is started, until the person says: `appreg test --record-out FILE` writes what `appreg test --init`
  * guesses from the app's folder instead.
  */
-export const DEFAULT_APP = { manifest: 'manifest.json', start: { command: 'npm start' } };
+const DEFAULT_APP = { manifest: 'manifest.json', start: { command: 'npm start' } };
 
 /** A recording made a suite: the file's text, the steps the editor lists, what could not be recorded. */
 export interface RecordedSuiteView {

@@ -327,6 +327,14 @@ t.test('a choice in a select, a dynamic select, and what cannot be recorded', as
       ),
       inMsg('pick_mood', 'DYNAMIC_SELECT_MENU', 'great'),
       inMsg('when', 'DATE_PICKER', '2026-11-28'),
+      call('block-interaction', 'usr_owner0001', {
+        sourceType: 'VIEW',
+        sourceId: 'view_home',
+        view: { id: 'view_home', type: 'HOME', blocks: [] },
+        actionType: 'BUTTON',
+        onAction: 'refresh',
+        payload: '{}',
+      }),
       { type: 'message-changed', message: msg('msg_sel00001', 'Picked', { blocks }) },
     ],
   };
@@ -343,6 +351,7 @@ t.test('a choice in a select, a dynamic select, and what cannot be recorded', as
   t.match(r.notes, [
     /did not answer \/standup while recording \(timeout\)/,
     /date picker \(when\) is not a step a suite has/,
+    /home view \(refresh\) is not a step a suite has/,
   ]);
 });
 

@@ -23,9 +23,6 @@ function fixedParts(text: string): string[] {
   return marked.split('\u0000');
 }
 
-/** Whether `text` holds a value that varies from run to run. */
-export const varies = (text: string): boolean => fixedParts(text).length > 1;
-
 /**
  * What a text expectation looks for: the text itself when nothing in it varies, else its longest fixed part (trimmed);
  * undefined when no part is long enough to mean anything.

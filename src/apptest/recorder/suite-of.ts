@@ -19,7 +19,7 @@ const RUN_OWNER_NAME = 'Owner';
 const RESERVED = new Set(['env', 'run', 'app', 'users', 'test', 'daemon', 'owner']);
 const ANSWERED = new Set(['acked', 'nacked', 'response']);
 /** The test a recorded suite of an app over HTTP ends with. */
-export const SIGNATURE_TEST = 'calls that are not properly signed are refused';
+const SIGNATURE_TEST = 'calls that are not properly signed are refused';
 
 /** A reference to a message, made a `${name}` once every step is known. */
 interface Ref {
@@ -208,6 +208,11 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     const p = call.payload;
     const onAction = String(p.onAction ?? '');
     const inView = p.sourceType === 'VIEW';
+    if (inView && obj(p.view).type === 'HOME') {
+      notes.push(`a click in the app's home view (${onAction}) is not a step a suite has: left out`);
+      inAction = false;
+      return;
+    }
     const source = inView ? obj(p.view ?? openView) : { blocks: messages.get(String(p.sourceId))?.blocks ?? [] };
     const els = elementsOf(source.blocks);
     const el = els.find((e) => e.onAction === onAction);

@@ -27,7 +27,7 @@ export function recorderBar(r: RecorderShell, csrf: string): string {
 }
 
 /** YAML as HTML with its keys, strings, references and comments marked (the suite is escaped first). */
-export function highlightYaml(yaml: string): string {
+function highlightYaml(yaml: string): string {
   const esc = (s: string) =>
     s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
   return yaml
