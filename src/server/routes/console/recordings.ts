@@ -44,24 +44,24 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
     r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
     r.get(path, base.signedIn, handled(base, fn));
-  const id = (req: Request) => String(req.params.id);
+  const id = (req: Request) => String(req.params.recordingId);
 
   post('/console/recordings', async (req, res, s) => {
     await recordings.start(self(s));
     seeOther(res, backTo((req.body as Record<string, unknown>).returnTo));
   });
-  post('/console/recordings/:id/act-as', async (req, res, s) => {
+  post('/console/recordings/:recordingId/act-as', async (req, res, s) => {
     const b = req.body as Record<string, unknown>;
     const user = typeof b.user === 'string' ? await deps.member(b.user) : undefined;
     if (!user || user.isBot) throw notFound('Workspace user');
     await recordings.actAs(self(s), id(req), user);
     seeOther(res, backTo(b.returnTo));
   });
-  post('/console/recordings/:id/stop', async (req, res, s) => {
+  post('/console/recordings/:recordingId/stop', async (req, res, s) => {
     await recordings.stop(self(s), id(req));
     seeOther(res, `/console/recordings/${encodeURIComponent(id(req))}`);
   });
-  post('/console/recordings/:id', async (req, res, s) => {
+  post('/console/recordings/:recordingId', async (req, res, s) => {
     const b = req.body as Record<string, unknown>;
     const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 200) : undefined);
     recordings.edit(self(s), id(req), {
@@ -73,7 +73,7 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
     });
     seeOther(res, `/console/recordings/${encodeURIComponent(id(req))}`);
   });
-  get('/console/recordings/:id', async (req, res, s) => {
+  get('/console/recordings/:recordingId', async (req, res, s) => {
     const info = recordings.get(self(s), id(req));
     const v = await recordings.suite(self(s), id(req));
     const suiteName = String(v.suite.name);
@@ -99,7 +99,7 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
       ),
     );
   });
-  get('/console/recordings/:id/suite.yaml', async (req, res, s) => {
+  get('/console/recordings/:recordingId/suite.yaml', async (req, res, s) => {
     const v = await recordings.suite(self(s), id(req));
     consoleHeaders(res);
     res
