@@ -7,21 +7,13 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { startTestDaemon } from '../helpers/daemon.js';
-import { copyExamples, startExample } from '../helpers/example-app.js';
+import { copyExamples } from '../helpers/example-app.js';
+import { standupWithTwoPeople } from '../helpers/standup-two-people.js';
 import { runMain } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
 
 t.test('record with the CLI, save beside the manifest, run it', async (t) => {
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const app = await startExample(t, d, 'standup-app');
-  t.equal((await app.cli(['authorize', app.appId, '--follow', '--json'])).code, 0);
-  const made = await d.api(`/workspaces/${d.workspaceId}/workspaceUsers`, {
-    method: 'POST',
-    json: { email: 'dev@example.com', name: 'Dev', password: 'correct horse battery' },
-  });
-  t.equal(made.status, 201, 'Dev is a member');
+  const { d, app } = await standupWithTwoPeople(t);
   const g = ['--url', d.url, '--token', d.token];
   const file = path.join(app.dir, 'standup-recorded.apptest.yaml');
 

@@ -17,19 +17,11 @@ import { screenshotter } from '../helpers/screenshots.js';
 import { must } from '../../src/must.js';
 
 testNeeding(t, 'record a conversation in the console and run it', CHROMIUM, async (t, executablePath) => {
-  const { startTestDaemon } = await import('../helpers/daemon.js');
   const { signInLink } = await import('../helpers/console.js');
-  const { startExample, copyExamples } = await import('../helpers/example-app.js');
+  const { copyExamples } = await import('../helpers/example-app.js');
   const { runMain } = await import('../helpers/cli.js');
-  const d = await startTestDaemon();
-  t.teardown(() => d.stop());
-  const app = await startExample(t, d, 'standup-app');
-  t.equal((await app.cli(['authorize', app.appId, '--follow', '--json'])).code, 0);
-  const dev = await d.api(`/workspaces/${d.workspaceId}/workspaceUsers`, {
-    method: 'POST',
-    json: { email: 'dev@example.com', name: 'Dev', password: 'correct horse battery' },
-  });
-  t.equal(dev.status, 201, 'Dev is a member');
+  const { standupWithTwoPeople } = await import('../helpers/standup-two-people.js');
+  const { d } = await standupWithTwoPeople(t);
 
   const { page, consoleErrors } = await openBrowser(t, executablePath);
   const shoot = screenshotter(t);
