@@ -81,6 +81,12 @@ t.test('the recorder in the console', async (t) => {
   });
 
   await t.test('stop: the suite page, the edits, the download; acting ends', async (t) => {
+    // what a person typed is shown escaped, in the steps and in the highlighted YAML
+    const said = await d.api(`${d.mgmt}/channels/general/messages`, {
+      method: 'POST',
+      json: { text: '<img src=x onerror=alert(1)> & ${x}' },
+    });
+    t.equal(said.status, 201);
     const stopped = await form(owner.cookie, `/console/recordings/${id}/stop`, { csrf: owner.csrf });
     t.equal(stopped.status, 303);
     t.equal(stopped.headers.get('location'), `/console/recordings/${id}`);
@@ -88,6 +94,12 @@ t.test('the recorder in the console', async (t) => {
     t.equal(shown.status, 200);
     t.match(shown.text, /<h1>Recorded test<\/h1>/);
     t.match(shown.text, /Signed in as Owner</, 'no longer acting as Dev');
+    t.notMatch(shown.text, /<img src=x/, 'nothing typed becomes markup');
+    t.match(
+      shown.text,
+      'say</span>:<span class="y-v"> &lt;img src=x onerror=alert(1)&gt; &amp; $${x}</span>',
+      'escaped, and ${ written as a suite writes it literally ($${), not highlighted as a reference',
+    );
     const edited = await form(owner.cookie, `/console/recordings/${id}`, {
       csrf: owner.csrf,
       suiteName: 'Nothing yet',

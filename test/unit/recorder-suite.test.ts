@@ -177,6 +177,16 @@ t.test('ids, times and dates are never written; the owner is named as the run na
   const steps = suiteOf(rec).suite.tests[0]?.steps as Array<Record<string, unknown>>;
   t.same(steps[2], { expect: 'message', text: '${users.owner.name} started standup' });
   t.same(suiteOf(rec).suite.install, { users: ['owner'] }, 'no users section for the owner alone');
+  const dollar: Recording = {
+    ...rec,
+    events: [
+      {
+        type: 'message',
+        message: { id: 'msg_d0000001', channelId: CH, author: 'usr_alice0001', text: 'costs ${price}', blocks: [] },
+      },
+    ],
+  };
+  t.same(suiteOf(dollar).suite.tests[0]?.steps, [{ say: 'costs $${price}' }], 'a typed ${ is written literally');
 });
 
 t.test('messages, threads, reactions, events, modals, menus', async (t) => {

@@ -40,7 +40,7 @@ export interface RecordedSuite {
 
 const isRef = (v: unknown): v is Ref => typeof v === 'object' && v !== null && typeof (v as Ref).ref === 'string';
 /** A recorded text written into a suite: `${` would be read as a reference. */
-const literal = (s: string) => s.replace(/\$\{/g, '$${');
+const literal = (s: string) => s.replace(/\$\{/g, () => '$${');
 
 /** The name of a saved message: after the command that led to it, else its first word; unique in the test. */
 function refName(hint: string, taken: Set<string>): string {

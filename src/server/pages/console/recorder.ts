@@ -36,7 +36,7 @@ function highlightYaml(yaml: string): string {
       const c = /^(\s*)(#.*)$/.exec(line);
       if (c) return `${esc(c[1] ?? '')}<span class="y-c">${esc(c[2] ?? '')}</span>`;
       const m = /^(\s*(?:- )?)([A-Za-z_$][\w$.-]*|"[^"]*"|'[^']*')(:)(\s.*|)$/.exec(line);
-      const value = (v: string) => esc(v).replace(/\$\{[^}]*\}/g, (ref) => `<span class="y-r">${ref}</span>`);
+      const value = (v: string) => esc(v).replace(/(?<!\$)\$\{[^}]*\}/g, (ref) => `<span class="y-r">${ref}</span>`);
       if (!m) return value(line);
       return `${esc(m[1] ?? '')}<span class="y-k">${esc(m[2] ?? '')}</span>${m[3]}<span class="y-v">${value(m[4] ?? '')}</span>`;
     })
