@@ -93,6 +93,14 @@ export default {
       },
     },
     {
+      name: 'services-change-data-through-transactions',
+      comment:
+        'Services change data through Store.transaction (store/transaction.ts): of the store they import its contract (store/types.ts) and the lease rule (store/lease.ts) only: no store implementation, not the transaction runner itself, and no retry module of their own (services/conflict.ts was one). That they neither call commit nor name StoreConflict is kept by the lint rule of the same name (tools/lint/eslint.config.mjs).',
+      severity: 'error',
+      from: { path: '^src/services/' },
+      to: { path: '^src/store/|^src/services/conflict\\.ts$', pathNot: '^src/store/(types|lease)\\.ts$' },
+    },
+    {
       name: 'delivery-no-services-or-server',
       comment:
         'Delivery imports neither services, the server nor the clients (nor express): what it needs of them (an app directory, the socket connections) it defines as interfaces, and compose.ts hands in the implementations.',

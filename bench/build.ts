@@ -84,8 +84,11 @@ export async function startInProcess(
   const { startDaemon } = (await mod('server/start.js')) as {
     startDaemon(config: unknown, opts: Record<string, unknown>): Promise<Handle>;
   };
-  const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'warn', ...settings };
-  const opts: Record<string, unknown> = { logger: createLogger({ level: 'warn' }) };
+  // BENCH_DAEMON_LOG=info: the daemon logs as `serve` does by default, on this process's stderr (which
+  // BENCH_DAEMON_LOG_FILE sends to a file, bench/host.ts): the cost of logging, measured with the build's own logger
+  const level = process.env.BENCH_DAEMON_LOG ?? 'warn';
+  const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: level, ...settings };
+  const opts: Record<string, unknown> = { logger: createLogger({ level }) };
   // the generation before the composition root mounted OAuth, delivery and socket mode as extensions
   const extensionsFile = path.join(dist, 'server/extensions.js');
   const older = fs.existsSync(extensionsFile);

@@ -16,8 +16,13 @@ import { must } from '../src/must.js';
 export interface CompareOptions extends Omit<RunOptions, 'nodeArgs'> {
   /** The working tree (a git checkout, built). */
   repo: string;
-  /** The commit to compare with; none: the working tree alone (a profile). */
+  /** The commit to compare with; none: the working tree alone (a profile), or on two Node binaries (`node`). */
   ref?: string;
+  /**
+   * Instead of a ref: the working tree on this process's Node (the "ref" side) against the working tree on this binary
+   * (the "wt" side), each labelled with its version.
+   */
+  node?: { path: string; version: string };
   paths: HotPath[];
   /** Measure each path's floor too (the ratio targets need it). */
   floors: boolean;
@@ -64,10 +69,15 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   let ref: RefBuild | undefined;
   try {
     if (o.ref) ref = await buildRef(o.repo, o.ref, o.log);
-    const builds: Build[] = [
-      ...(ref ? [{ role: 'ref' as const, root: ref.root, label: must(o.ref) }] : []),
-      { role: 'wt', root: o.repo, label: 'working tree' },
-    ];
+    const builds: Build[] = o.node
+      ? [
+          { role: 'ref', root: o.repo, label: `Node ${process.version}`, node: process.execPath },
+          { role: 'wt', root: o.repo, label: `Node ${o.node.version}`, node: o.node.path },
+        ]
+      : [
+          ...(ref ? [{ role: 'ref' as const, root: ref.root, label: must(o.ref) }] : []),
+          { role: 'wt', root: o.repo, label: 'working tree' },
+        ];
     const result: CompareResult = {
       ref: ref && { given: ref.given, sha: ref.sha, subject: ref.subject, nodeModules: ref.nodeModules },
       outcomes: [],

@@ -18,7 +18,16 @@ import { fileURLToPath } from 'node:url';
 import { DELIVERY_CONCURRENCY, type BudgetResult } from './delivery-target.js';
 import { openHost, type Host, type HostResult } from './host.js';
 import { isMain, median, writeResult } from './lib.js';
-import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import {
+  launchOf,
+  takeTurns,
+  type Build,
+  type Launch,
+  type Figures,
+  type HotPath,
+  type RunOptions,
+  type Side,
+} from './sides.js';
 import { must } from '../src/must.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -67,8 +76,8 @@ function hostedSide(host: Host, seconds: number): Side {
   };
 }
 
-const target = (mode: string, args: string[], nodeArgs: string[] = []) =>
-  openHost(path.join(here, 'delivery-target.js'), [mode, ...args], { nodeArgs });
+const target = (mode: string, args: string[], launch: Launch = {}) =>
+  openHost(path.join(here, 'delivery-target.js'), [mode, ...args], launch);
 
 export const deliveryPath: HotPath = {
   id: 'delivery',
@@ -83,7 +92,7 @@ export const deliveryPath: HotPath = {
     const rx = await receiverChild();
     return {
       open: async (build: Build) =>
-        hostedSide(await target('daemon', [build.root, rx.url], o.nodeArgs?.(build)), o.seconds),
+        hostedSide(await target('daemon', [build.root, rx.url], launchOf(o, build)), o.seconds),
       floor: async () => hostedSide(await target('undici', [rx.url]), o.seconds),
       close: async () => rx.stop(),
     };

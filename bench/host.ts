@@ -5,11 +5,14 @@
  * other sides) stays out of it. The child runs `serveTarget`; the parent `openHost`.
  *
  *   parent → child: go {concurrency, seconds | total} → result (the load loop's figures and the
- *                   process's CPU per round trip); call {name} → called {value}; stop → exit
+ *                   process's CPU per round trip); open {rate, seconds} → opened (an open loop's
+ *                   latencies from schedule, bench/open-loop.ts); call {name} → called {value}; stop → exit
  *   child → parent: ready {info} once the target is up; error {message} when something failed
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { exitOnSignals, load, type LoadResult } from './lib.js';
+import { openLoop, type OpenLoopResult } from './open-loop.js';
 import { must } from '../src/must.js';
 
 export interface Target {
@@ -30,16 +33,28 @@ export interface HostResult extends LoadResult {
   rss: number;
 }
 
+interface OpenHostResult extends OpenLoopResult {
+  /** CPU of the host process (target and load loop) per answered request, user + system (µs). */
+  cpuUsPerRoundTrip: number;
+}
+
 interface GoMessage {
   type: 'go';
   concurrency: number;
   seconds?: number;
   total?: number;
 }
-type ParentMessage = GoMessage | { type: 'call'; name: string } | { type: 'stop' };
+/** An open loop: `rate` round trips per second on schedule for `seconds` (bench/open-loop.ts). */
+interface OpenMessage {
+  type: 'open';
+  rate: number;
+  seconds: number;
+}
+type ParentMessage = GoMessage | OpenMessage | { type: 'call'; name: string } | { type: 'stop' };
 type ChildMessage =
   | { type: 'ready'; info: Record<string, unknown> }
   | { type: 'result'; result: HostResult }
+  | { type: 'opened'; result: OpenHostResult }
   | { type: 'called'; value: unknown }
   | { type: 'error'; message: string };
 
@@ -80,6 +95,17 @@ export function serveTarget(make: () => Promise<Target>): void {
                     rss: Math.round(process.memoryUsage().rss / 1048576),
                   },
                 });
+              } else if (m.type === 'open') {
+                const cpu0 = process.cpuUsage();
+                const base = n;
+                const result = await openLoop((i) => target.roundTrip(base + i), { rate: m.rate, seconds: m.seconds });
+                n += result.sent;
+                const cpu = process.cpuUsage(cpu0);
+                const cpuUsPerRoundTrip = (cpu.user + cpu.system) / Math.max(1, result.answered);
+                send({
+                  type: 'opened',
+                  result: { ...result, cpuUsPerRoundTrip: Math.round(cpuUsPerRoundTrip * 10) / 10 },
+                });
               } else if (m.type === 'call') {
                 const fn = target.calls?.[m.name];
                 if (!fn) throw new Error(`the target has no call "${m.name}"`);
@@ -108,16 +134,28 @@ export interface Host {
   pid: number;
   info: Record<string, unknown>;
   go(o: { concurrency: number; seconds?: number; total?: number }): Promise<HostResult>;
+  /** An open loop at `rate` per second for `seconds`, in the host's process. */
+  open(o: { rate: number; seconds: number }): Promise<OpenHostResult>;
   call<T>(name: string): Promise<T>;
   stop(): Promise<void>;
 }
 
-/** Fork `script` (a module that calls serveTarget) with `args`; resolves once its target is ready. */
-export async function openHost(script: string, args: string[], opts: { nodeArgs?: string[] } = {}): Promise<Host> {
+/** Fork `script` (a module that calls serveTarget) with `args` on `opts.execPath`; resolves once its target is up. */
+export async function openHost(
+  script: string,
+  args: string[],
+  opts: { nodeArgs?: string[]; execPath?: string } = {},
+): Promise<Host> {
+  // BENCH_DAEMON_LOG_FILE: the host's stderr (a daemon's log, bench/build.ts) appended to this file, as an operator's
+  // `appreg serve 2>>file` (or /dev/null), instead of this process's stderr
+  const logFile = process.env.BENCH_DAEMON_LOG_FILE;
+  const logFd = logFile ? fs.openSync(logFile, 'a') : undefined;
   const child: ChildProcess = fork(script, args, {
     execArgv: opts.nodeArgs ?? [],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execPath: opts.execPath,
+    stdio: ['ignore', 'inherit', logFd ?? 'inherit', 'ipc'],
   });
+  if (logFd !== undefined) fs.closeSync(logFd);
   // a benchmark that dies takes its hosts with it
   exitOnSignals();
   const orphaned = () => child.kill('SIGKILL');
@@ -155,6 +193,7 @@ export async function openHost(script: string, args: string[], opts: { nodeArgs?
     pid: must(child.pid),
     info: ready.info,
     go: async (o) => (await ask({ type: 'go', ...o }, 'result')).result,
+    open: async (o) => (await ask({ type: 'open', ...o }, 'opened')).result,
     call: async <T>(name: string) => (await ask({ type: 'call', name }, 'called')).value as T,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

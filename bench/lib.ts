@@ -97,14 +97,14 @@ export function exitOnSignals(): void {
 
 /**
  * Start `appreg serve` of the checkout at `root` as a separate process (the load generator must not share its event
- * loop). `opts.nodeArgs`: node options for this daemon (e.g. --cpu-prof); `opts.env`: its environment (default: this
- * process's).
+ * loop). `opts.nodeArgs`: node options for this daemon (e.g. --cpu-prof); `opts.execPath`: the Node binary (default:
+ * this one); `opts.env`: its environment (default: this process's).
  */
 export function startDaemonProcess(
   dataDir: string,
   extraArgs: string[] = [],
   root = ROOT,
-  opts: { nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+  opts: { nodeArgs?: string[]; execPath?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<DaemonProc> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
@@ -114,7 +114,7 @@ export function startDaemonProcess(
       ...(opts.nodeArgs ?? []),
     ];
     const child = spawn(
-      process.execPath,
+      opts.execPath ?? process.execPath,
       [
         ...nodeArgs,
         '--',

@@ -16,7 +16,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { isMain, load, median, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
-import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import {
+  launchOf,
+  takeTurns,
+  type Build,
+  type Launch,
+  type Figures,
+  type HotPath,
+  type RunOptions,
+  type Side,
+} from './sides.js';
+import { openFigureSpecs, openFigures, openLoop } from './open-loop.js';
 import { must } from '../src/must.js';
 
 const CONC = 50;
@@ -58,9 +68,9 @@ class ManagedDaemon {
     this.pool = new Pool(d.url, { connections: CONC, pipelining: 1 });
   }
 
-  static async start(root: string, nodeArgs?: string[]): Promise<ManagedDaemon> {
+  static async start(root: string, launch: Launch = {}): Promise<ManagedDaemon> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-mgmt-'));
-    return new ManagedDaemon(await startDaemonProcess(dir, [], root, { env: DAEMON_ENV, nodeArgs }), dir, root);
+    return new ManagedDaemon(await startDaemonProcess(dir, [], root, { env: DAEMON_ENV, ...launch }), dir, root);
   }
 
   /** Stop (SIGTERM) and serve again on the same data, as an operator restarts it; how long each took (ms). */
@@ -74,22 +84,22 @@ class ManagedDaemon {
     return { stopMs, stopAndStartMs: Math.round(performance.now() - t0) };
   }
 
+  /** One create of the next app; whether it was made. */
+  async create(): Promise<boolean> {
+    const r = await this.pool.request({
+      method: 'POST',
+      path: `${this.base}/apps`,
+      headers: { ...this.headers, 'content-type': 'application/json' },
+      body: manifest(this.created++),
+    });
+    const b = (await r.body.json()) as { id: string };
+    if (r.statusCode === 201) this.ids.push(b.id);
+    return r.statusCode === 201;
+  }
+
   /** `total` creates, 50 at a time. */
   creates(total: number) {
-    return load(
-      async () => {
-        const r = await this.pool.request({
-          method: 'POST',
-          path: `${this.base}/apps`,
-          headers: { ...this.headers, 'content-type': 'application/json' },
-          body: manifest(this.created++),
-        });
-        const b = (await r.body.json()) as { id: string };
-        if (r.statusCode === 201) this.ids.push(b.id);
-        return r.statusCode === 201;
-      },
-      { concurrency: CONC, total },
-    );
+    return load(() => this.create(), { concurrency: CONC, total });
   }
 
   /** The path of a get of the i-th app (round robin over those created). */
@@ -239,6 +249,19 @@ async function floorSide(source: ManagedDaemon, plan: Plan): Promise<Side> {
 
 const APPS = { quick: 500, compare: 3000, full: 10_000 };
 
+/** A build's daemon holding the scale's apps. */
+async function seeded(build: Build, o: RunOptions): Promise<ManagedDaemon> {
+  const m = await ManagedDaemon.start(build.root, launchOf(o, build));
+  try {
+    const seed = await m.creates(APPS[o.scale]);
+    if (seed.errors) throw new Error(`${seed.errors} of ${seed.requests} creates failed while seeding`);
+    return m;
+  } catch (e) {
+    await m.stop();
+    throw e;
+  }
+}
+
 export const managementPath: HotPath = {
   id: 'management',
   title: 'management API, 50 connections',
@@ -256,14 +279,7 @@ export const managementPath: HotPath = {
     const opened = new Map<Build['role'], ManagedDaemon>();
     return {
       async open(build: Build) {
-        const m = await ManagedDaemon.start(build.root, o.nodeArgs?.(build));
-        try {
-          const seed = await m.creates(APPS[o.scale]);
-          if (seed.errors) throw new Error(`${seed.errors} of ${seed.requests} creates failed while seeding`);
-        } catch (e) {
-          await m.stop();
-          throw e;
-        }
+        const m = await seeded(build, o);
         opened.set(build.role, m);
         return daemonSide(m, plan);
       },
@@ -272,6 +288,41 @@ export const managementPath: HotPath = {
         const source = opened.get('wt') ?? opened.get('ref');
         if (!source) throw new Error("the floor serves a daemon's answers: open a build first");
         return floorSide(source, plan);
+      },
+      async close() {},
+    };
+  },
+};
+
+/** Issue 36: creates at 300/s on schedule, fsync on, p99 < 10 ms. */
+const CREATE_RATE = 300;
+
+/** The open-loop side: creates at CREATE_RATE for the round's length (the pool opens connections as it needs them). */
+function createOpenSide(m: ManagedDaemon, seconds: number): Side {
+  return {
+    pids: () => [must(m.d.child.pid)],
+    async warm() {
+      await openLoop(() => m.create(), { rate: CREATE_RATE, seconds: 1 });
+    },
+    async round(): Promise<Figures> {
+      const pid = must(m.d.child.pid);
+      const cpu0 = processCpuMs(pid);
+      const r = await openLoop(() => m.create(), { rate: CREATE_RATE, seconds });
+      return { ...openFigures(r), cpuUs: Math.round(((processCpuMs(pid) - cpu0) * 1000) / Math.max(1, r.answered)) };
+    },
+    close: () => m.stop(),
+  };
+}
+
+export const createOpenPath: HotPath = {
+  id: 'create-open',
+  title: `management create, open loop at ${CREATE_RATE}/s, fsync on`,
+  figures: openFigureSpecs({ below: 10 }, 'daemon CPU µs per create'),
+  async setup(o: RunOptions) {
+    return {
+      async open(build: Build) {
+        const m = await seeded(build, o);
+        return createOpenSide(m, o.seconds);
       },
       async close() {},
     };

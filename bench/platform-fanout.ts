@@ -14,7 +14,17 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { isMain, percentile, processCpuMs, ROOT, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
-import { NotInBuild, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import {
+  launchOf,
+  NotInBuild,
+  type Build,
+  type Launch,
+  type Figures,
+  type HotPath,
+  type RunOptions,
+  type Side,
+} from './sides.js';
+import { openFigureSpecs, openFigures, openLoop } from './open-loop.js';
 import { must } from '../src/must.js';
 import { installBenchApp, type OwnerCredentials } from './platform-app.js';
 
@@ -68,13 +78,13 @@ class FanoutSide implements Side {
 
   static async open(
     root: string,
-    o: { listeners: number; samplesPerRound: number; rounds: number; nodeArgs?: string[] },
+    o: { listeners: number; samplesPerRound: number; rounds: number; launch?: Launch },
   ): Promise<FanoutSide> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-fanout-'));
     const rx = await startReceiver(o.listeners);
     const d = await startDaemonProcess(dir, [], root, {
       env: { ...process.env, APPREG_RATE_LIMIT_MANAGEMENT_WRITES: '0' },
-      nodeArgs: o.nodeArgs,
+      ...o.launch,
     });
     try {
       const creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as OwnerCredentials;
@@ -98,25 +108,41 @@ class FanoutSide implements Side {
     }
   }
 
+  /** Post message i; resolves when the post has answered (t1) and when the last app got it (receipt). */
+  private async post(i: number): Promise<{ answered: number; receipt: number }> {
+    const r = await fetch(`${this.d.url}/v1/channels/${this.general}/messages`, {
+      method: 'POST',
+      headers: this.posters[Math.floor(i / POSTS_PER_POSTER)],
+      body: JSON.stringify({ text: `sample ${i}` }),
+    });
+    const answered = performance.now();
+    if (r.status !== 200) throw new Error(`post answered ${r.status}: ${await r.text()}`);
+    const { id } = (await r.json()) as { id: string };
+    return { answered, receipt: await this.rx.lastReceipt(id) };
+  }
+
   /** n posts one at a time: each one's time to its last receipt, and the post's own latency (ms). */
   async posts(n: number): Promise<{ fanout: number[]; post: number[] }> {
     const fanout: number[] = [];
     const post: number[] = [];
     for (let k = 0; k < n; k++) {
-      const i = this.posted++;
       const t0 = performance.now();
-      const r = await fetch(`${this.d.url}/v1/channels/${this.general}/messages`, {
-        method: 'POST',
-        headers: this.posters[Math.floor(i / POSTS_PER_POSTER)],
-        body: JSON.stringify({ text: `sample ${i}` }),
-      });
-      const t1 = performance.now();
-      if (r.status !== 200) throw new Error(`post answered ${r.status}: ${await r.text()}`);
-      const { id } = (await r.json()) as { id: string };
-      fanout.push((await this.rx.lastReceipt(id)) - t0);
-      post.push(t1 - t0);
+      const { answered, receipt } = await this.post(this.posted++);
+      fanout.push(receipt - t0);
+      post.push(answered - t0);
     }
     return { fanout: fanout.sort((a, b) => a - b), post: post.sort((a, b) => a - b) };
+  }
+
+  /** Posts at `rate` per second on schedule for `seconds`: each one's time from its schedule to its last receipt. */
+  openPosts(rate: number, seconds: number) {
+    return openLoop(
+      async () => {
+        await this.post(this.posted++);
+        return true;
+      },
+      { rate, seconds },
+    );
   }
 
   pids = () => [must(this.d.child.pid)];
@@ -142,6 +168,45 @@ class FanoutSide implements Side {
   }
 }
 
+/** Issue 36: NEW_MESSAGE fan-out to 100 apps at 50 posts/s, p99 < 50 ms from the post's scheduled time. */
+const OPEN_RATE = 50;
+
+/** The open-loop side: each round posts at OPEN_RATE for the round's length. */
+function fanoutOpenSide(f: FanoutSide, seconds: number): Side {
+  return {
+    pids: f.pids,
+    warm: f.warm,
+    async round(): Promise<Figures> {
+      const pid = must(f.d.child.pid);
+      const cpu0 = processCpuMs(pid);
+      const r = await f.openPosts(OPEN_RATE, seconds);
+      return { ...openFigures(r), cpuUs: Math.round(((processCpuMs(pid) - cpu0) * 1000) / Math.max(1, r.answered)) };
+    },
+    close: () => f.close(),
+  };
+}
+
+export const fanoutOpenPath: HotPath = {
+  id: 'fanout-open',
+  title: `NEW_MESSAGE fan-out to 100 apps, open loop at ${OPEN_RATE} posts/s, scheduled post to last receipt`,
+  figures: openFigureSpecs({ below: 50 }, 'daemon CPU µs per post and its 100 deliveries'),
+  async setup(o: RunOptions) {
+    return {
+      open: async (build: Build) =>
+        fanoutOpenSide(
+          await FanoutSide.open(build.root, {
+            listeners: 100,
+            samplesPerRound: Math.ceil(OPEN_RATE * o.seconds),
+            rounds: o.rounds,
+            launch: launchOf(o, build),
+          }),
+          o.seconds,
+        ),
+      async close() {},
+    };
+  },
+};
+
 export const fanoutPath: HotPath = {
   id: 'fanout',
   title: 'NEW_MESSAGE fan-out to 100 apps, post to last receipt',
@@ -159,7 +224,7 @@ export const fanoutPath: HotPath = {
           listeners: 100,
           samplesPerRound,
           rounds: o.rounds,
-          nodeArgs: o.nodeArgs?.(build),
+          launch: launchOf(o, build),
         }),
       async close() {},
     };

@@ -18,8 +18,10 @@ export interface Build {
   /** 'wt': the working tree the benchmark runs from; 'ref': another commit, built apart. */
   role: 'ref' | 'wt';
   root: string;
-  /** How tables name it: the ref as given, or "working tree". */
+  /** How tables name it: the ref as given, or "working tree" (with its Node version under --node). */
   label: string;
+  /** The Node binary its processes run on (bench:compare --node); this process's when absent. */
+  node?: string;
 }
 
 /** How big a path's data set is: a quick look, bench:compare's default, or the standalone benchmark's. */
@@ -37,6 +39,17 @@ export interface RunOptions {
   log(line: string): void;
 }
 
+/** How a path starts the process that runs a build's daemon: its Node binary and options. */
+export interface Launch {
+  execPath?: string;
+  nodeArgs?: string[];
+}
+
+export const launchOf = (o: Pick<RunOptions, 'nodeArgs'>, build: Build): Launch => ({
+  execPath: build.node,
+  nodeArgs: o.nodeArgs?.(build),
+});
+
 export interface Side {
   /** The processes this side runs; the rounds wait until they are idle. */
   pids(): number[];
@@ -53,8 +66,11 @@ export interface FigureSpec {
   /** e.g. "exchanges/s" */
   label: string;
   better: 'higher' | 'lower';
-  /** The target: a ratio to the floor measured in the same round, or a bound on the figure itself. */
-  target?: { atLeastFloor: number } | { below: number };
+  /**
+   * The issue's target: a ratio to the floor measured in the same round (at least, or at most: a latency within 2× the
+   * floor's), or a bound on the figure itself.
+   */
+  target?: { atLeastFloor: number } | { atMostFloor: number } | { below: number };
 }
 
 export interface PathSpec {

@@ -18,8 +18,18 @@ import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { openHost, type Host, type HostResult } from './host.js';
 import { inBatches, isMain, median, writeResult } from './lib.js';
+import { openFigureSpecs, openFigures } from './open-loop.js';
 import type { SocketTargetInfo } from './socket-server.js';
-import { takeTurns, type Build, type Figures, type HotPath, type RunOptions, type Side } from './sides.js';
+import {
+  launchOf,
+  takeTurns,
+  type Build,
+  type Launch,
+  type Figures,
+  type HotPath,
+  type RunOptions,
+  type Side,
+} from './sides.js';
 import { must } from '../src/must.js';
 
 const PATH_NOTE =
@@ -50,12 +60,12 @@ async function open(
   mode: 'echo' | 'daemon' | 'engine',
   sizes: { sockets: number; apps: number },
   root?: string,
-  nodeArgs: string[] = [],
+  launch: Launch = {},
 ): Promise<Sockets> {
   const host = await openHost(
     path.join(here, 'socket-server.js'),
     mode === 'echo' ? ['echo'] : [mode, must(root), String(sizes.apps)],
-    { nodeArgs },
+    launch,
   );
   const ready = host.info as unknown as SocketTargetInfo;
   const t0 = performance.now();
@@ -126,8 +136,41 @@ export const socketPath: HotPath = {
   async setup(o: RunOptions) {
     return {
       open: async (build: Build) =>
-        socketSide(await open('engine', SIZES, build.root, o.nodeArgs?.(build)), COMPARED, o.seconds),
+        socketSide(await open('engine', SIZES, build.root, launchOf(o, build)), COMPARED, o.seconds),
       floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
+      async close() {},
+    };
+  },
+};
+
+/** A side driven open loop: `rate` round trips per second on schedule (bench/open-loop.ts), each round. */
+function socketOpenSide(s: Sockets, rate: number, seconds: number): Side {
+  return {
+    pids: () => [s.host.pid],
+    async warm() {
+      await s.host.open({ rate, seconds: 2 });
+    },
+    async round() {
+      const r = await s.host.open({ rate, seconds });
+      return { ...openFigures(r), cpuUs: r.cpuUsPerRoundTrip };
+    },
+    close: () => close(s),
+  };
+}
+
+/** Issue 36: socket triggers at 5,000/s over the 1,000 sockets, p99 within 2× the echo's at the same offered rate. */
+const OPEN_RATE = 5000;
+
+export const socketOpenPath: HotPath = {
+  id: 'socket-open',
+  title: `socket trigger through the engine, open loop at ${OPEN_RATE.toLocaleString('en-US')}/s over 1,000 sockets`,
+  floor: `bare ws echo at ${OPEN_RATE.toLocaleString('en-US')}/s`,
+  figures: openFigureSpecs({ atMostFloor: 2 }, 'CPU µs per round trip (with its load loop)'),
+  async setup(o: RunOptions) {
+    return {
+      open: async (build: Build) =>
+        socketOpenSide(await open('engine', SIZES, build.root, launchOf(o, build)), OPEN_RATE, o.seconds),
+      floor: async () => socketOpenSide(await open('echo', SIZES), OPEN_RATE, o.seconds),
       async close() {},
     };
   },

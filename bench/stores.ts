@@ -18,10 +18,8 @@
  * BENCH_SECONDS, BENCH_ROUNDS, BENCH_CODES, BENCH_PG_CODES to change the size)
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { Pool } from 'undici';
 import {
@@ -30,13 +28,13 @@ import {
   seedBenchApps,
   load,
   processCpuMs,
-  procStat,
   quiet,
   startDaemonProcess,
   writeResult,
   type DaemonProc,
   type LoadResult,
 } from './lib.js';
+import { startCluster, type DbStats } from './pg-cluster.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
 import { startDaemon } from '../src/server/start.js';
@@ -55,7 +53,6 @@ const PG_CODES = Number(process.env.BENCH_PG_CODES ?? 10_000);
 /** Exchanges of each setup's warm-up (the same number everywhere: a daemon's code paths are optimized by then). */
 const WARM = Number(process.env.BENCH_WARM ?? 6_000);
 const CONC = 50;
-const PG_BIN = '/usr/lib/postgresql/15/bin';
 /**
  * BENCH_ONLY=postgres1 measures only that setup (or a comma-separated list) and prints it, recording nothing (a quick
  * look while tuning).
@@ -155,122 +152,6 @@ async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?:
   }
 }
 
-// ---- PostgreSQL: a throwaway cluster, run as the postgres user when we are root -------------
-
-interface Cluster {
-  url: string;
-  pgDir: string;
-  pids(): number[];
-  sql(q: string): Promise<unknown[]>;
-  stats(): Promise<DbStats>;
-  stop(): void;
-}
-/** Transactions in the bench database (each autocommit statement is one) and WAL fsyncs of the cluster. */
-interface DbStats {
-  xacts: number;
-  walSyncs: number;
-  walBytes: number;
-  walFpi: number;
-}
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net
-      .createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const port = (s.address() as net.AddressInfo).port;
-        s.close(() => resolve(port));
-      });
-  });
-
-async function startCluster(): Promise<Cluster> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-pg-'));
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot)
-    fs.chownSync(
-      dir,
-      Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
-      Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
-    );
-  const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot
-      ? ['runuser', ['-u', 'postgres', '--', path.join(PG_BIN, cmd), ...args]]
-      : [path.join(PG_BIN, cmd), args];
-    const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir });
-    if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`);
-  };
-  const data = path.join(dir, 'data');
-  const port = await freePort();
-  run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C']);
-  let stopped = false;
-  const stop = () => {
-    if (stopped) return;
-    stopped = true;
-    try {
-      run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']);
-    } catch {
-      /* not running */
-    }
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
-  process.on('exit', stop);
-  // fsync and synchronous_commit on (the defaults, spelled out); default shared_buffers
-  run('pg_ctl', [
-    'start',
-    '-D',
-    data,
-    '-w',
-    '-t',
-    '60',
-    '-l',
-    path.join(dir, 'log'),
-    '-o',
-    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=on -c synchronous_commit=on${PG_STATEMENTS ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all' : ''}`,
-  ]);
-  const admin = `postgresql://postgres@127.0.0.1:${port}/postgres`;
-  const sql = async (q: string) => {
-    const c = new pg.Client({ connectionString: admin });
-    await c.connect();
-    try {
-      return (await c.query(q)).rows;
-    } finally {
-      await c.end();
-    }
-  };
-  await sql(
-    PG_LOCALE
-      ? `CREATE DATABASE appreg_bench LOCALE '${PG_LOCALE.replace(/'/g, '')}' TEMPLATE template0`
-      : 'CREATE DATABASE appreg_bench',
-  );
-  if (PG_STATEMENTS) await sql('CREATE EXTENSION pg_stat_statements');
-  const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  // the postmaster and its children (backends, checkpointer, walwriter, autovacuum, …)
-  const pids = () => [
-    postmaster,
-    ...fs
-      .readdirSync('/proc')
-      .filter((p) => /^\d+$/.test(p))
-      .map(Number)
-      .filter((p) => ppid(p) === postmaster),
-  ];
-  const stats = async () => {
-    // a backend reports its counters when idle, at most every second and at the latest after 10 s
-    await new Promise((r) => setTimeout(r, 10_500));
-    const [row] = (await sql(
-      "SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'appreg_bench')::float8 AS xacts, (SELECT wal_sync FROM pg_stat_wal)::float8 AS syncs, (SELECT wal_bytes FROM pg_stat_wal)::float8 AS bytes, (SELECT wal_fpi FROM pg_stat_wal)::float8 AS fpi",
-    )) as Array<{ xacts: number; syncs: number; bytes: number; fpi: number }>;
-    return { xacts: must(row).xacts, walSyncs: must(row).syncs, walBytes: must(row).bytes, walFpi: must(row).fpi };
-  };
-  // BENCH_PG_SOCKET=unix: the daemons reach the database through its unix socket instead of TCP on 127.0.0.1
-  const url =
-    process.env.BENCH_PG_SOCKET === 'unix'
-      ? `postgresql://postgres@localhost/appreg_bench?host=${encodeURIComponent(dir)}&port=${port}`
-      : `postgresql://postgres@127.0.0.1:${port}/appreg_bench`;
-  return { url, pgDir: dir, pids, sql, stats, stop };
-}
-
-const ppid = (pid: number) => Number(procStat(pid)?.[1] ?? -1);
 /** CPU (ms) of these processes, with the children each reaped so that exited backends still count. */
 const cpuMs = (pids: number[]) => pids.reduce((sum, p) => sum + processCpuMs(p, true), 0);
 
@@ -427,7 +308,7 @@ function median(rounds: Round[]): Round & { roundsCpuUsPerRequest: number[] } {
 
 async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-stores-'));
-  const cluster = await startCluster();
+  const cluster = await startCluster({ locale: PG_LOCALE, statements: PG_STATEMENTS });
   const daemons: DaemonProc[] = [];
   const pools: Pool[] = [];
   const up = async (dir: string, args: string[] = [], from?: string) => {

@@ -4,9 +4,18 @@
  * key=value fields; what `appreg serve` prints on a terminal). Values of fields whose names
  * look secret are redacted, and strings are scrubbed of anything shaped like one of
  * our secrets (prefixed tokens, JWTs), so a careless log call cannot leak them.
+ *
+ * The lines are made by pino and, on stderr, written asynchronously (pino's destination: lines
+ * gather in a buffer while a write is under way, so a delivery at info level no longer waits for
+ * a blocking write of its own). Nothing is lost at a stop: `flush()` waits for what is buffered,
+ * and on `process.exit` (a fatal error included) pino writes the rest synchronously. The secret
+ * rules stay ours (`redact` below): pino's own `redact` takes fixed paths, and the rule here is a
+ * pattern over every key at any depth plus the values' shapes, so it runs as pino's log
+ * formatter instead.
  */
+import pino, { type Logger as Pino } from 'pino';
+
 export type Level = 'debug' | 'info' | 'warn' | 'error';
-const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -71,6 +80,48 @@ function prettyLine(time: string, level: Level, msg: string, fields: Record<stri
   return [head, ...blocks].join('\n') + '\n';
 }
 
+/** A logger the daemon's process owns: it can wait until every line it was given is written. */
+export interface RootLogger extends Logger {
+  /** Resolves once every line logged so far has reached the stream (at a stop, before the process ends). */
+  flush(): Promise<void>;
+}
+
+type Sink = ReturnType<typeof pino.destination>;
+let stderrSink: Sink | undefined;
+/**
+ * The one asynchronous writer on fd 2 that every logger of the process shares (two would interleave their buffers).
+ * pino registers it to be written out synchronously on the process's exit.
+ */
+function stderrDestination(): Sink {
+  if (!stderrSink || state(stderrSink).destroyed) stderrSink = pino.destination({ fd: 2, sync: false });
+  return stderrSink;
+}
+
+/** What sonic-boom (pino's destination) keeps to itself: a write under way (lines logged meanwhile wait), ended. */
+const state = (sink: Sink) => sink as unknown as { _writing: boolean; destroyed: boolean };
+
+/** A JSON line from pino, written to `out` as a pretty line. */
+function prettyStream(out: { write(s: string): unknown }) {
+  return {
+    write(line: string) {
+      const { time, level, msg, ...fields } = JSON.parse(line) as Record<string, unknown>;
+      out.write(prettyLine(String(time), level as Level, String(msg ?? ''), fields));
+    },
+  };
+}
+
+const isoTime = () => `,"time":"${new Date().toISOString()}"`;
+
+function wrap(p: Pino): Logger {
+  return {
+    debug: (m, f) => p.debug(f ?? {}, redact(m) as string),
+    info: (m, f) => p.info(f ?? {}, redact(m) as string),
+    warn: (m, f) => p.warn(f ?? {}, redact(m) as string),
+    error: (m, f) => p.error(f ?? {}, redact(m) as string),
+    child: (fields) => wrap(p.child(redact(fields) as Record<string, unknown>)),
+  };
+}
+
 export function createLogger(
   opts: {
     level?: Level;
@@ -78,24 +129,33 @@ export function createLogger(
     base?: Record<string, unknown>;
     format?: LogFormat;
   } = {},
-): Logger {
-  const min = order[opts.level ?? 'info'];
-  const stream = opts.stream ?? process.stderr;
-  const base = opts.base ?? {};
-  const format = opts.format ?? 'json';
-  const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
-    if (order[level] < min) return;
-    const time = new Date().toISOString();
-    const rest = redact({ ...base, ...fields }) as Record<string, unknown>;
-    if (format === 'pretty') stream.write(prettyLine(time, level, redact(msg) as string, rest));
-    else stream.write(JSON.stringify({ time, level, msg: redact(msg), ...rest }) + '\n');
-  };
+): RootLogger {
+  // process.stderr (the default, and what `serve` passes): pino's asynchronous writer on fd 2; any other stream (a
+  // test's, a file the caller opened) is written to as pino writes, line by line
+  const async = !opts.stream || opts.stream === process.stderr;
+  const sink = async ? stderrDestination() : undefined;
+  const target = sink ?? (opts.stream as { write(s: string): unknown });
+  const p = pino(
+    {
+      level: opts.level ?? 'info',
+      base: opts.base ? (redact(opts.base) as Record<string, unknown>) : null,
+      messageKey: 'msg',
+      timestamp: isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (fields) => redact(fields) as Record<string, unknown>,
+      },
+    },
+    opts.format === 'pretty' ? prettyStream(target) : target,
+  );
   return {
-    debug: (m, f) => emit('debug', m, f),
-    info: (m, f) => emit('info', m, f),
-    warn: (m, f) => emit('warn', m, f),
-    error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger({ level: opts.level, stream, format, base: { ...base, ...fields } }),
+    ...wrap(p),
+    flush: () =>
+      new Promise<void>((resolve) => {
+        if (!sink || state(sink).destroyed || !state(sink)._writing) return resolve();
+        sink.once('drain', () => resolve());
+        sink.once('close', () => resolve());
+      }),
   };
 }
 

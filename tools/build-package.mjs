@@ -10,10 +10,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 fs.rmSync(path.join(root, 'dist', 'src'), { recursive: true, force: true });
-const r = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-  cwd: root,
-  stdio: 'inherit',
-});
+const r = spawnSync(
+  process.execPath,
+  [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
 if (r.status !== 0) {
   console.error(`build-package: tsc failed (exit ${r.status ?? r.signal})`);
   process.exit(r.status ?? 1);

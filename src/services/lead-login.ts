@@ -11,11 +11,10 @@ import { randomInt } from 'node:crypto';
 import { mac, newId, newSecret, safeEqual, sha256, signJwt } from '../crypto.js';
 import { forbidden, invalidGrant, invalidLead, invalidLoginCode, invalidRequest, notFound } from '../errors.js';
 import type { AppError } from '../errors.js';
-import { StoreConflict, type Change } from '../store/types.js';
+import type { Change, Transaction } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import type { IdentityService, Principal } from './identity.js';
 import { IDENTITY_TABLES, accountId, normalizeEmail, type WorkspaceUserRecord } from '../model/identity.js';
-import { retryOnConflict } from './conflict.js';
 import type { ExchangeRecord, FamilyRecord, LeadRecord, RefreshRecord } from '../model/identity.js';
 
 const LOGIN_TABLES = {
@@ -40,13 +39,16 @@ const REFUSED = {
   refresh: 'The refresh token is unknown, expired, used, revoked or for another workspace; log in again.',
 } as const;
 
-/** A commit that uses something once: a StoreConflict means another request used it first (`refusal`). */
-async function refuseOnConflict(commit: Promise<void>, refusal: () => Error): Promise<void> {
-  try {
-    await commit;
-  } catch (e) {
-    throw e instanceof StoreConflict ? refusal() : e;
-  }
+/**
+ * A refusal decided inside a transaction whose writes still count (a wrong code counted, a reused
+ * refresh token's family revoked): made, and logged, once the transaction is over.
+ */
+type Refusal = () => Error;
+
+/** The transaction's answer, or its refusal thrown. */
+function unlessRefused<T>(r: T | Refusal): T {
+  if (typeof r === 'function') throw (r as Refusal)();
+  return r;
 }
 
 export interface LoginItem {
@@ -88,7 +90,6 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   };
   /** The human workspace users of this email's account ([] when there is no such account). */
   const membersOf = (email: string): Promise<WorkspaceUserRecord[]> => identity.membershipsOf(accountId(email));
-  const leadsOf = (email: string) => store.find(LOGIN_TABLES.leads, 'email', email);
 
   /** Expired leads, exchange tokens and refresh tokens, and families with nothing left. */
   async function expiredChanges(): Promise<Change[]> {
@@ -115,9 +116,9 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   }
 
   /** POST /lead: the same answer whether or not the email is a user's; a new lead voids the email's older ones. */
-  async function start(emailIn: unknown): Promise<{ id: string }> {
+  async function start(emailIn: string): Promise<{ id: string }> {
     const email = emailOf(emailIn);
-    const [members, older, expired] = await Promise.all([membersOf(email), leadsOf(email), expiredChanges()]);
+    const [members, expired] = await Promise.all([membersOf(email), expiredChanges()]);
     const known = members.length > 0;
     const leadId = newSecret('ald');
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -131,11 +132,11 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
       createdAt: nowIso(),
       ...(known ? { sealedCode: sealer.seal(code) } : {}),
     };
-    const mine = new Set(older.map((l) => l.id));
-    const changes = expired.filter((c) => c.table !== LOGIN_TABLES.leads || !mine.has(c.id));
-    for (const l of older) changes.push({ table: LOGIN_TABLES.leads, id: l.id, value: null });
-    changes.push({ table: LOGIN_TABLES.leads, id: lead.id, value: lead });
-    await store.commit(changes);
+    await store.transaction(async (tx) => {
+      for (const c of expired) tx.apply(c);
+      for (const l of await tx.find(LOGIN_TABLES.leads, 'email', email)) tx.delete(LOGIN_TABLES.leads, l.id);
+      tx.put(LOGIN_TABLES.leads, lead.id, lead);
+    });
     if (known)
       logger.info(
         `login code ${code} for ${email} (valid 10 minutes; also shown by: appreg users login-code --email ${email})`,
@@ -146,20 +147,22 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
   }
 
   /** The lead a client names (its id, or for clients that send none, the newest of the email), or invalid_lead. */
-  async function leadFor(leadId: unknown, email: string): Promise<LeadRecord> {
+  async function leadFor(tx: Transaction, leadId: unknown, email: string): Promise<LeadRecord> {
     let lead: LeadRecord | undefined;
     if (leadId !== undefined && leadId !== null)
-      lead = await store.get(LOGIN_TABLES.leads, sha256(stringField(leadId, 'leadId')));
-    else for (const l of await leadsOf(email)) if (!lead || l.createdAt >= lead.createdAt) lead = l;
+      lead = await tx.get(LOGIN_TABLES.leads, sha256(stringField(leadId, 'leadId')));
+    else
+      for (const l of await tx.find(LOGIN_TABLES.leads, 'email', email))
+        if (!lead || l.createdAt >= lead.createdAt) lead = l;
     if (!lead || lead.email !== email || lead.activatedAt) throw invalidLead();
     if (lead.expiresAt <= clock.now()) throw invalidLead('The login code has expired; start the login again.');
     return lead;
   }
 
   /**
-   * POST /lead/activate: the right code activates the lead; the fifth wrong one voids it. Each try
-   * commits expecting the lead as read, so wrong codes sent at once to several daemons are each
-   * counted (a conflicting try runs again on the lead as it is now).
+   * POST /lead/activate: the right code activates the lead; the fifth wrong one voids it. Each try is
+   * a transaction on the lead, so wrong codes sent at once to several daemons are each counted (a
+   * conflicting try runs again on the lead as it is now).
    */
   async function activate(input: { email?: unknown; code?: unknown; leadId?: unknown }): Promise<void> {
     const email = emailOf(input.email);
@@ -167,55 +170,54 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
       typeof input.code === 'number' && Number.isInteger(input.code)
         ? String(input.code).padStart(6, '0')
         : stringField(input.code, 'code').trim();
-    return retryOnConflict(async () => {
-      const lead = await leadFor(input.leadId, email);
-      const asRead = [{ table: LOGIN_TABLES.leads, id: lead.id, value: lead }];
+    const outcome = await store.transaction(async (tx): Promise<Refusal | undefined> => {
+      const lead = await leadFor(tx, input.leadId, email);
       const right = lead.known && lead.sealedCode !== undefined && safeEqual(given, sealer.open(lead.sealedCode));
       if (right) {
-        await store.commit(
-          [{ table: LOGIN_TABLES.leads, id: lead.id, value: { ...lead, activatedAt: nowIso() } }],
-          asRead,
-        );
-        return;
+        tx.put(LOGIN_TABLES.leads, lead.id, { ...lead, activatedAt: nowIso() });
+        return undefined;
       }
       const attempts = lead.attempts + 1;
       if (attempts >= MAX_WRONG_CODES) {
-        await store.commit([{ table: LOGIN_TABLES.leads, id: lead.id, value: null }], asRead);
-        throw invalidLead(`The code was wrong ${MAX_WRONG_CODES} times; this login is void. Start it again.`);
+        tx.delete(LOGIN_TABLES.leads, lead.id);
+        return () => invalidLead(`The code was wrong ${MAX_WRONG_CODES} times; this login is void. Start it again.`);
       }
-      await store.commit([{ table: LOGIN_TABLES.leads, id: lead.id, value: { ...lead, attempts } }], asRead);
+      tx.put(LOGIN_TABLES.leads, lead.id, { ...lead, attempts });
       const left = MAX_WRONG_CODES - attempts;
-      throw invalidLoginCode(`The code is wrong; ${left} ${left === 1 ? 'try' : 'tries'} left.`);
-    }, 8);
+      return () => invalidLoginCode(`The code is wrong; ${left} ${left === 1 ? 'try' : 'tries'} left.`);
+    });
+    unlessRefused(outcome);
   }
 
   /** POST /lead/login: an activated lead, used once, becomes one exchange token per workspace of the account. */
-  async function login(leadIdIn: unknown): Promise<{ items: LoginItem[] }> {
+  async function login(leadId: string): Promise<{ items: LoginItem[] }> {
     const unusable = () =>
       invalidLead('The login request is unknown, expired, used or not yet activated with its code.');
-    const lead = await store.get(LOGIN_TABLES.leads, sha256(stringField(leadIdIn, 'leadId')));
-    if (!lead || !lead.activatedAt || lead.expiresAt <= clock.now()) throw unusable();
-    const changes: Change[] = [{ table: LOGIN_TABLES.leads, id: lead.id, value: null }];
-    const items: LoginItem[] = [];
-    for (const wu of await membersOf(lead.email)) {
-      if (lead.limitTo && !lead.limitTo.includes(wu.workspaceId)) continue;
-      const exchangeToken = newSecret('axt');
-      const rec: ExchangeRecord = {
-        id: sha256(exchangeToken),
-        workspaceId: wu.workspaceId,
-        workspaceUserId: wu.id,
-        expiresAt: clock.now() + EXCHANGE_TTL_MS,
-      };
-      changes.push({ table: LOGIN_TABLES.exchanges, id: rec.id, value: rec });
-      items.push({
-        workspace: await identity.workspaceInfo(wu.workspaceId),
-        workspaceUser: { id: wu.id },
-        exchangeToken,
-      });
-    }
-    // used once across every daemon: the lead as read (a concurrent use deleted it)
-    await refuseOnConflict(store.commit(changes, [{ table: LOGIN_TABLES.leads, id: lead.id, value: lead }]), unusable);
-    return { items };
+    const id = sha256(leadId);
+    // used once across every daemon: a concurrent use deleted the lead, so this one runs again and finds none
+    return store.transaction(async (tx) => {
+      const lead = await tx.get(LOGIN_TABLES.leads, id);
+      if (!lead || !lead.activatedAt || lead.expiresAt <= clock.now()) throw unusable();
+      tx.delete(LOGIN_TABLES.leads, lead.id);
+      const items: LoginItem[] = [];
+      for (const wu of await membersOf(lead.email)) {
+        if (lead.limitTo && !lead.limitTo.includes(wu.workspaceId)) continue;
+        const exchangeToken = newSecret('axt');
+        const rec: ExchangeRecord = {
+          id: sha256(exchangeToken),
+          workspaceId: wu.workspaceId,
+          workspaceUserId: wu.id,
+          expiresAt: clock.now() + EXCHANGE_TTL_MS,
+        };
+        tx.put(LOGIN_TABLES.exchanges, rec.id, rec);
+        items.push({
+          workspace: await identity.workspaceInfo(wu.workspaceId),
+          workspaceUser: { id: wu.id },
+          exchangeToken,
+        });
+      }
+      return { items };
+    });
   }
 
   function newRefresh(familyId: string, user: WorkspaceUserRecord): { token: string; rec: RefreshRecord } {
@@ -244,107 +246,92 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     };
   }
 
-  /** POST /workspaces/{ws}/exchange: a single-use exchange token → the first pair of a new family. */
-  async function exchange(workspaceId: string, tokenIn: unknown): Promise<TokenPair> {
-    const rec = await store.get(LOGIN_TABLES.exchanges, sha256(stringField(tokenIn, 'exchangeToken')));
-    if (!rec) throw refuse('exchange', 'unknown exchange token (never issued, already used or swept)', { workspaceId });
-    const who = { workspaceId, workspaceUserId: rec.workspaceUserId };
-    if (rec.workspaceId !== workspaceId)
-      throw refuse('exchange', `issued for another workspace (${rec.workspaceId})`, who);
-    if (rec.expiresAt <= clock.now()) throw refuse('exchange', 'expired', who);
-    const unusable = () => refuse('exchange', 'used at the same time by another request', who);
-    const consume = { table: LOGIN_TABLES.exchanges, id: rec.id, value: null };
-    const asRead = [{ table: LOGIN_TABLES.exchanges, id: rec.id, value: rec }];
-    const user = await identity.userRecord(rec.workspaceUserId);
-    if (!user) {
-      await refuseOnConflict(store.commit([consume], asRead), unusable);
-      throw refuse('exchange', 'its user no longer exists', who);
-    }
-    const access = identity.newToken(user);
-    const refresh = newRefresh(newId('lfm'), user);
-    const family: FamilyRecord = {
-      id: refresh.rec.familyId,
-      workspaceId,
-      workspaceUserId: user.id,
-      accessTokenIds: [access.jti],
-      refreshTokenIds: [refresh.rec.id],
-      createdAt: nowIso(),
-    };
-    // one commit, used once across every daemon: the exchange token as read (a concurrent use deleted it)
-    const changes: Change[] = [
-      consume,
-      access.change,
-      { table: LOGIN_TABLES.refresh, id: refresh.rec.id, value: refresh.rec },
-      { table: LOGIN_TABLES.families, id: family.id, value: family },
-    ];
-    await refuseOnConflict(store.commit(changes, asRead), unusable);
-    return { token: access.issued.authToken, refreshToken: refresh.token };
+  /**
+   * POST /workspaces/{ws}/exchange: a single-use exchange token → the first pair of a new family. Used
+   * once across every daemon: a concurrent use deleted the token, so this one runs again and finds none.
+   */
+  async function exchange(workspaceId: string, token: string): Promise<TokenPair> {
+    const id = sha256(token);
+    const outcome = await store.transaction(async (tx): Promise<TokenPair | Refusal> => {
+      const rec = await tx.get(LOGIN_TABLES.exchanges, id);
+      if (!rec)
+        return () =>
+          refuse('exchange', 'unknown exchange token (never issued, already used or swept)', { workspaceId });
+      const who = { workspaceId, workspaceUserId: rec.workspaceUserId };
+      if (rec.workspaceId !== workspaceId)
+        return () => refuse('exchange', `issued for another workspace (${rec.workspaceId})`, who);
+      if (rec.expiresAt <= clock.now()) return () => refuse('exchange', 'expired', who);
+      tx.delete(LOGIN_TABLES.exchanges, rec.id);
+      const user = await identity.userRecord(rec.workspaceUserId);
+      if (!user) return () => refuse('exchange', 'its user no longer exists', who);
+      const access = identity.newToken(user);
+      const refresh = newRefresh(newId('lfm'), user);
+      tx.apply(access.change);
+      tx.put(LOGIN_TABLES.refresh, refresh.rec.id, refresh.rec);
+      tx.put(LOGIN_TABLES.families, refresh.rec.familyId, {
+        id: refresh.rec.familyId,
+        workspaceId,
+        workspaceUserId: user.id,
+        accessTokenIds: [access.jti],
+        refreshTokenIds: [refresh.rec.id],
+        createdAt: nowIso(),
+      });
+      return { token: access.issued.authToken, refreshToken: refresh.token };
+    });
+    return unlessRefused(outcome);
   }
 
-  function revokeFamily(family: FamilyRecord): Change[] {
-    return [
-      ...family.accessTokenIds.map((id) => ({ table: IDENTITY_TABLES.mgmtTokens, id, value: null })),
-      ...family.refreshTokenIds.map((id) => ({ table: LOGIN_TABLES.refresh, id, value: null })),
-      { table: LOGIN_TABLES.families, id: family.id, value: null },
-    ];
+  /** Delete every token of a login (a family) and the family. */
+  function revokeFamily(tx: Transaction, family: FamilyRecord): void {
+    for (const id of family.accessTokenIds) tx.delete(IDENTITY_TABLES.mgmtTokens, id);
+    for (const id of family.refreshTokenIds) tx.delete(LOGIN_TABLES.refresh, id);
+    tx.delete(LOGIN_TABLES.families, family.id);
   }
 
   /**
    * POST /workspaces/{ws}/refresh: rotate; a spent refresh token revokes its whole family. Rotation
-   * happens once across every daemon: the commit expects the refresh record and its family as read.
-   * When it conflicts (the same token presented twice at once) the step runs again, and the second
-   * run finds the token spent: a reuse, which revokes the family, as one after the other would.
+   * happens once across every daemon: a transaction on the refresh record and its family. When it
+   * conflicts (the same token presented twice at once) it runs again, and the second run finds the
+   * token spent: a reuse, which revokes the family, as one after the other would.
    */
-  const refresh = (workspaceId: string, tokenIn: unknown): Promise<TokenPair> => {
-    const id = sha256(stringField(tokenIn, 'refreshToken'));
-    return retryOnConflict(() => refreshOnce(workspaceId, id));
-  };
+  async function refresh(workspaceId: string, token: string): Promise<TokenPair> {
+    const id = sha256(token);
+    return unlessRefused(await store.transaction((tx) => rotate(tx, workspaceId, id)));
+  }
 
-  async function refreshOnce(workspaceId: string, id: string): Promise<TokenPair> {
-    const rec = await store.get(LOGIN_TABLES.refresh, id);
-    const family = rec && (await store.get(LOGIN_TABLES.families, rec.familyId));
-    if (!rec) throw refuse('refresh', 'unknown refresh token (never issued, or revoked)', { workspaceId });
+  async function rotate(tx: Transaction, workspaceId: string, id: string): Promise<TokenPair | Refusal> {
+    const rec = await tx.get(LOGIN_TABLES.refresh, id);
+    const family = rec && (await tx.get(LOGIN_TABLES.families, rec.familyId));
+    if (!rec) return () => refuse('refresh', 'unknown refresh token (never issued, or revoked)', { workspaceId });
     const who = { workspaceId, workspaceUserId: rec.workspaceUserId };
-    if (!family) throw refuse('refresh', 'revoked: its login was revoked', who);
+    if (!family) return () => refuse('refresh', 'revoked: its login was revoked', who);
     if (rec.workspaceId !== workspaceId)
-      throw refuse('refresh', `issued for another workspace (${rec.workspaceId})`, who);
-    if (rec.exp <= nowS()) throw refuse('refresh', 'expired', who);
+      return () => refuse('refresh', `issued for another workspace (${rec.workspaceId})`, who);
+    if (rec.exp <= nowS()) return () => refuse('refresh', 'expired', who);
     if (rec.spentAt) {
-      logger.warn('a spent refresh token was presented again: every token of its login is revoked', who);
-      await store.commit(revokeFamily(family));
-      throw refuse('refresh', 'already used: every token of its login is now revoked', who);
+      revokeFamily(tx, family);
+      return () => {
+        logger.warn('a spent refresh token was presented again: every token of its login is revoked', who);
+        return refuse('refresh', 'already used: every token of its login is now revoked', who);
+      };
     }
-    const spent: Change = { table: LOGIN_TABLES.refresh, id: rec.id, value: { ...rec, spentAt: nowIso() } };
-    const asRead = [
-      { table: LOGIN_TABLES.refresh, id: rec.id, value: rec },
-      { table: LOGIN_TABLES.families, id: family.id, value: family },
-    ];
+    tx.put(LOGIN_TABLES.refresh, rec.id, { ...rec, spentAt: nowIso() });
     const user = await identity.userRecord(rec.workspaceUserId);
-    if (!user) {
-      await store.commit([spent], asRead);
-      throw refuse('refresh', 'its user no longer exists', who);
-    }
+    if (!user) return () => refuse('refresh', 'its user no longer exists', who);
     const access = identity.newToken(user);
     const next = newRefresh(family.id, user);
-    // the family keeps only what is still live, so it does not grow with every rotation
+    // the family keeps only what is still live, so it does not grow with every rotation (looked at only)
     const [accessLive, refreshLive] = await Promise.all([
-      Promise.all(family.accessTokenIds.map((t) => store.get(IDENTITY_TABLES.mgmtTokens, t))),
-      Promise.all(family.refreshTokenIds.map((r) => store.get(LOGIN_TABLES.refresh, r))),
+      tx.getMany(family.accessTokenIds.map((t) => ({ table: IDENTITY_TABLES.mgmtTokens, id: t, peek: true }) as const)),
+      tx.getMany(family.refreshTokenIds.map((r) => ({ table: LOGIN_TABLES.refresh, id: r, peek: true }) as const)),
     ]);
-    const updated: FamilyRecord = {
+    tx.apply(access.change);
+    tx.put(LOGIN_TABLES.refresh, next.rec.id, next.rec);
+    tx.put(LOGIN_TABLES.families, family.id, {
       ...family,
       accessTokenIds: [...family.accessTokenIds.filter((_t, i) => accessLive[i] !== undefined), access.jti],
       refreshTokenIds: [...family.refreshTokenIds.filter((_r, i) => (refreshLive[i]?.exp ?? 0) > nowS()), next.rec.id],
-    };
-    await store.commit(
-      [
-        spent,
-        access.change,
-        { table: LOGIN_TABLES.refresh, id: next.rec.id, value: next.rec },
-        { table: LOGIN_TABLES.families, id: updated.id, value: updated },
-      ],
-      asRead,
-    );
+    });
     return { token: access.issued.authToken, refreshToken: next.token };
   }
 
@@ -363,25 +350,15 @@ export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityS
     if (!self && (await identity.ownerOf(p.workspaceId)) !== p.workspaceUserId)
       throw forbidden('Only the workspace owner or that user can see a login code.');
     if (!(await membersOf(email)).some((wu) => wu.workspaceId === p.workspaceId)) throw notFound('Workspace user');
-    return retryOnConflict(async () => {
+    return store.transaction(async (tx) => {
       let lead: LeadRecord | undefined;
-      for (const l of await leadsOf(email))
+      for (const l of await tx.find(LOGIN_TABLES.leads, 'email', email))
         if (l.known && !l.activatedAt && l.expiresAt > clock.now() && (!lead || l.createdAt >= lead.createdAt))
           lead = l;
       if (!lead?.sealedCode) throw notFound('Pending login code');
-      if (!self && !lead.limitTo?.includes(p.workspaceId)) {
-        // expects the lead as read: a limit added on another daemon at once is not lost
-        await store.commit(
-          [
-            {
-              table: LOGIN_TABLES.leads,
-              id: lead.id,
-              value: { ...lead, limitTo: [...(lead.limitTo ?? []), p.workspaceId] },
-            },
-          ],
-          [{ table: LOGIN_TABLES.leads, id: lead.id, value: lead }],
-        );
-      }
+      // the lead as read: a limit added on another daemon at once is not lost
+      if (!self && !lead.limitTo?.includes(p.workspaceId))
+        tx.put(LOGIN_TABLES.leads, lead.id, { ...lead, limitTo: [...(lead.limitTo ?? []), p.workspaceId] });
       return {
         email,
         code: sealer.open(lead.sealedCode),

@@ -8,7 +8,6 @@
 import { tooDeep } from '../json-depth.js';
 import { newSecret, PREFIX, sha256 } from '../crypto.js';
 import type { ServiceContext } from './context.js';
-import { StoreConflict } from '../store/types.js';
 import type { ReplyWaiter, SocketConn } from '../delivery/socket-connections.js';
 import type { TicketRecord } from '../model/delivery.js';
 import { must } from '../must.js';
@@ -49,7 +48,10 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   async function sweepTickets(now: number): Promise<void> {
     nextSweep = now + 60_000;
     const gone = (await store.all(TICKETS)).filter((t) => t.exp <= now);
-    if (gone.length) await store.commit(gone.map((t) => ({ table: TICKETS, id: t.id, value: null })));
+    if (gone.length)
+      await store.transaction(async (tx) => {
+        for (const t of gone) tx.delete(TICKETS, t.id);
+      });
   }
   async function issueTicket(appId: string): Promise<{ ticket: string; expiresAt: number }> {
     const now = clock.now();
@@ -57,24 +59,23 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
       await sweepTickets(now).catch((e: unknown) => log.warn('socket ticket sweep failed', { error: String(e) }));
     const ticket = newSecret(PREFIX.wsTicket);
     const rec: TicketRecord = { id: sha256(ticket), appId, exp: now + config.socketTicketTtlMs };
-    await store.commit([{ table: TICKETS, id: rec.id, value: rec }]);
+    await store.transaction(async (tx) => tx.put(TICKETS, rec.id, rec));
     return { ticket, expiresAt: rec.exp };
   }
   /**
-   * The app id the ticket was issued for, once across every daemon (deleted expecting it as read):
-   * a second redemption, or an expired ticket, gets undefined.
+   * The app id the ticket was issued for, once across every daemon (a transaction that deletes it: a
+   * redemption at the same moment runs again and finds none): a second redemption, or an expired
+   * ticket, gets undefined.
    */
   async function redeemTicket(ticket: string | null | undefined): Promise<string | undefined> {
     if (typeof ticket !== 'string' || ticket.length === 0 || ticket.length > 200) return undefined;
-    const t = await store.get(TICKETS, sha256(ticket));
-    if (!t) return undefined;
-    try {
-      await store.commit([{ table: TICKETS, id: t.id, value: null }], [{ table: TICKETS, id: t.id, value: t }]);
-    } catch (e) {
-      if (e instanceof StoreConflict) return undefined;
-      throw e;
-    }
-    return t.exp > clock.now() ? t.appId : undefined;
+    const id = sha256(ticket);
+    const t = await store.transaction(async (tx) => {
+      const t = await tx.get(TICKETS, id);
+      if (t) tx.delete(TICKETS, t.id);
+      return t;
+    });
+    return t && t.exp > clock.now() ? t.appId : undefined;
   }
 
   // ---- the registry ----

@@ -39,6 +39,7 @@ import {
 import { recover } from './recovery.js';
 import { TableSnapshot } from './snapshot.js';
 import { toJsonChanges, validateChanges, type JsonChange } from './tables.js';
+import { transaction } from './transaction.js';
 import {
   idUnstorable,
   jsonHoldsUnstorable,
@@ -227,6 +228,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
   const store: StoreEngine & EmbeddedExtras = {
     kind: 'embedded',
     ...tableReads(tables),
+    transaction,
 
     commit(changes: readonly Change<AnyTables>[], expect?: readonly Expectation<AnyTables>[]): Promise<void> {
       if (closing) return Promise.reject(new Error('store is closed'));

@@ -8,6 +8,7 @@ import {
   validateExpectations,
 } from './embedded-ops.js';
 import { Tables, toJsonChanges, validateChanges } from './tables.js';
+import { transaction } from './transaction.js';
 import {
   typed,
   type AnyTables,
@@ -28,6 +29,7 @@ export function createMemoryStore<TM extends TableMap = DaemonTables>(): Store<T
   const store: StoreEngine = {
     kind: 'embedded',
     ...tableReads(tables),
+    transaction,
     commit(changes: readonly Change<AnyTables>[], expect?: readonly Expectation<AnyTables>[]): Promise<void> {
       if (closed) return Promise.reject(new Error('store is closed'));
       try {

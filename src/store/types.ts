@@ -8,8 +8,10 @@
  *
  * "Read, check, write" is made atomic with expectations: a commit may name records that must
  * still be exactly what the caller read (or still be absent). If any of them changed, nothing is
- * written and the commit rejects with StoreConflict; the caller decides (retry, or refuse).
- * Records returned by reads are the caller's own copies: changing them changes nothing stored.
+ * written and the commit rejects with StoreConflict. Services do not commit by hand: they use
+ * `transaction` (store/transaction.ts), which makes what they read its expectations, buffers what
+ * they write, commits at its end and runs again on a conflict. Records returned by reads are the
+ * caller's own copies: changing them changes nothing stored.
  *
  * The contract is typed by a map of table names to the type of their records (model/tables.ts
  * Tables, the default): a read of `apps` gives AppRecords, a change of `apps` must hold one, and
@@ -24,7 +26,7 @@ export type TableMap = object;
 /** The table map of a store that keeps records of any table, as objects: what the stores implement. */
 export type AnyTables = Record<string, object>;
 /** The table names of a map. */
-type TableOf<TM extends TableMap> = keyof TM & string;
+export type TableOf<TM extends TableMap> = keyof TM & string;
 /** The type of one of TM's records of any table (a union by table name, so that `table` tells which). */
 type PerTable<TM extends TableMap, F> = { [K in TableOf<TM>]: F & { table: K } }[TableOf<TM>];
 
@@ -47,7 +49,7 @@ export type RecordKey<TM extends TableMap = Tables> = PerTable<
 >;
 
 /** The record getMany answers for `Key` (undefined where there is none). */
-type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> }
+export type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> }
   ? TM[K] | undefined
   : never;
 
@@ -235,9 +237,57 @@ export interface ReadOptions {
   shared?: boolean;
 }
 
+/**
+ * A key of a transaction's getMany: a RecordKey, read as an expectation of the transaction unless
+ * `peek` (then only read: a record the transaction does not decide on, such as the app a token
+ * exchange authenticates, which would otherwise be locked by every exchange's commit on PostgreSQL).
+ */
+export type TxKey<TM extends TableMap = Tables> = RecordKey<TM> & { peek?: true };
+
+/**
+ * A unit of work (store/transaction.ts): reads remembered as its expectations, writes buffered
+ * until its end. Reads see its own buffered writes.
+ */
+export interface Transaction<TM extends TableMap = Tables> {
+  /** A record, as it is now (or as this transaction wrote it); an expectation unless `peek`. */
+  get<K extends TableOf<TM>>(table: K, id: string, opts?: { peek?: true }): Promise<TM[K] | undefined>;
+  /** Several records in one read (Store.getMany); each an expectation unless its key says `peek`. */
+  getMany<const Keys extends readonly TxKey<TM>[]>(
+    keys: Keys,
+    opts?: ReadOptions,
+  ): Promise<{ -readonly [I in keyof Keys]: RecordAt<TM, Keys[I]> }>;
+  /**
+   * Store.find, with this transaction's writes applied; each record found is an expectation unless
+   * `peek`. A record that comes to match meanwhile (added by another writer) is not seen by the commit.
+   */
+  find<K extends TableOf<TM> & IndexedTable>(
+    table: K,
+    field: IndexedField<K>,
+    value: string,
+    opts?: { peek?: true },
+  ): Promise<TM[K][]>;
+  /** Write `value` as the record `id` of `table` at the transaction's end. */
+  put<K extends TableOf<TM>>(table: K, id: string, value: TM[K]): void;
+  /** Delete the record `id` of `table` at the transaction's end. */
+  delete(table: TableOf<TM>, id: string): void;
+  /** put or delete as a Change built elsewhere says (an outbox record made for this change). */
+  apply(change: Change<TM>): void;
+}
+
+export interface TransactionOptions {
+  /** Runs at most (default 8); the conflict of the last is thrown. */
+  attempts?: number;
+}
+
 export interface Store<TM extends TableMap = Tables> {
   /** 'embedded' (files in the data dir, one daemon) or 'postgres' (shared by several daemons). */
   readonly kind: 'embedded' | 'postgres';
+  /**
+   * Run `work` as one unit of work (store/transaction.ts): what it reads is what its commit
+   * expects, what it writes is committed at its end, all or none; a conflict runs it again on
+   * fresh reads. It must have no effect but its writes (it may run more than once).
+   */
+  transaction<T>(work: (tx: Transaction<TM>) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   get<K extends TableOf<TM>>(table: K, id: string): Promise<TM[K] | undefined>;
   /**
    * Several records of any tables at once, in the order asked (undefined where there is none): one
@@ -335,6 +385,7 @@ export interface StoreEngine extends Pick<
   Store,
   'kind' | 'hit' | 'publish' | 'subscribe' | 'subscribed' | 'health' | 'close'
 > {
+  transaction<T>(work: (tx: EngineTransaction) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   get(table: string, id: string): Promise<object | undefined>;
   getMany(keys: readonly RecordKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]>;
   find(table: string, field: string, value: string): Promise<object[]>;
@@ -345,6 +396,11 @@ export interface StoreEngine extends Pick<
   findPage(table: string, field: string, value: string, page: PageQuery): Promise<object[]>;
   commit(changes: readonly Change<AnyTables>[], expect?: readonly Expectation<AnyTables>[]): Promise<void>;
   claim(req: ClaimRequest): Promise<object[]>;
+}
+
+/** The Transaction a StoreEngine's transaction gives (Transaction, untyped). */
+export interface EngineTransaction extends Pick<Transaction<AnyTables>, 'get' | 'find' | 'put' | 'delete' | 'apply'> {
+  getMany(keys: readonly TxKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]>;
 }
 
 /** The reads of a StoreEngine a check before the first write may use (StoreReads, untyped). */

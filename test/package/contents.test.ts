@@ -29,6 +29,9 @@ t.test('it holds the compiled code and what the CLI reads at run time', async (t
     // the daemon's configuration: its schema and the validator generated from it, read by `serve`
     'schemas/config.schema.json',
     'schemas/config.validate.cjs',
+    // the HTTP API: its OpenAPI description, and the validators of its inputs the daemon loads
+    'schemas/openapi.json',
+    'schemas/http/validators.cjs',
     'public/console/console.js',
     'examples/standup-app/manifest.json',
     'examples/standup-app/app.mjs',

@@ -112,6 +112,21 @@ const BREACHES: Breach[] = [
     files: { 'src/services/a.ts': "import { WebSocket } from 'ws';\nexport const y = WebSocket;\n" },
   },
   {
+    rule: 'services-change-data-through-transactions',
+    files: {
+      'src/services/apps.ts':
+        "import { runTransaction } from '../store/transaction.js';\nexport const y = runTransaction;\n",
+      'src/store/transaction.ts': EMPTY,
+    },
+  },
+  {
+    rule: 'services-change-data-through-transactions',
+    files: {
+      'src/services/apps.ts': "import { retryOnConflict } from './conflict.js';\nexport const y = retryOnConflict;\n",
+      'src/services/conflict.ts': EMPTY,
+    },
+  },
+  {
     rule: 'delivery-no-services-or-server',
     files: {
       'src/delivery/worker.ts': "import type { x } from '../services/apps.js';\nexport type Y = typeof x;\n",

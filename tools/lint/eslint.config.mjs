@@ -38,6 +38,26 @@ export default [
       '@stylistic/max-len': maxLen,
     },
   },
+  // services-change-data-through-transactions (with the dependency rule of that name, .dependency-cruiser.mjs):
+  // a service changes data through Store.transaction only, so it neither commits by hand nor handles a conflict
+  {
+    files: ['src/services/**/*.ts', 'src/server/person-state.ts', 'src/server/key-check.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='commit']",
+          message:
+            'services-change-data-through-transactions: change data with store.transaction (reads are its expectations, a conflict runs it again), not commit.',
+        },
+        {
+          selector: 'Identifier[name=/^(StoreConflict|retryOnConflict|isConflict)$/]',
+          message:
+            'services-change-data-through-transactions: a transaction runs again on a conflict by itself; decide from what it reads, not from a StoreConflict.',
+        },
+      ],
+    },
+  },
   {
     files: ['bin/**/*.js'],
     plugins: { '@stylistic': stylistic },

@@ -140,6 +140,7 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
           handle = await startDaemon(config, { logger, allowFresh: own.allowFresh === true });
         } catch (e) {
           takeover?.done(); // the old daemon stops waiting for a start that failed
+          await logger.flush(); // the log's lines before the one-line error the CLI prints
           if (e instanceof CliError) throw e;
           // A documented exit code per reason the daemon gives, and one line for the two a user fixes
           // by choosing again.
@@ -191,6 +192,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
           logger.error('shutdown failed', { error: (e as Error).message });
           run.exitCode = EXIT.internal;
         }
+        // the log is written asynchronously: its last lines reach stderr before the process ends
+        await logger.flush();
       }),
     );
 }

@@ -1,7 +1,7 @@
 /** App management (docs/protocol.md §2, endpoints 1–5), mounted at MGMT_BASE. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Router, type Request, type Response } from 'express';
-import { forbidden, invalidRequest, unauthenticated } from '../../errors.js';
+import { Router, type Response } from 'express';
+import { forbidden, unauthenticated } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
@@ -9,7 +9,9 @@ import type { AppsService } from '../../services/apps.js';
 import type { IdentityService, Principal } from '../../services/identity.js';
 import { jsonBody, logRequest, rateLimit, startAnswer, type HitCounter } from '../middleware.js';
 import { errorCodeOf, sendError } from '../respond.js';
-import { authed, notActingAs, principalOf } from './auth.js';
+import { notActingAs, principalOf } from './auth.js';
+import { mountAuthed, route } from './route-table.js';
+import { schema } from '../../validation/http-input.js';
 import { must } from '../../must.js';
 import { routedPath } from '../request-target.js';
 
@@ -23,8 +25,6 @@ export interface AppsRoutesDeps {
   /** Live socket-mode figures shown on an app of socket mode. */
   socketStatus(appId: string): Promise<{ connections: number; queuedEvents: number }>;
 }
-
-const param = (req: Request, name: string) => String(req.params[name]);
 
 function sendApp(res: Response, status: number, out: { app: unknown; warnings: unknown[] }) {
   if (out.warnings.length) res.setHeader('x-appreg-warnings', JSON.stringify(out.warnings));
@@ -112,6 +112,91 @@ export function createAppGetHandler(deps: AppGetDeps) {
   };
 }
 
+type AppPath = { appId: string };
+const appPath = schema<AppPath>('apps#appPath');
+const rotate = 'Rotate its secrets (client secret, app key, signing secret)';
+
+/** The management routes of apps (docs/protocol.md §2, §7), relative to MGMT_BASE. */
+export const APP_ROUTES = {
+  create: route({
+    method: 'post',
+    path: '/apps',
+    summary: 'Register an app from its manifest',
+    body: schema<unknown>('apps#manifestBody'),
+    answers: { 201: 'The app, with its secrets' },
+    auth: 'authtoken',
+  }),
+  list: route({
+    method: 'get',
+    path: '/apps/mine',
+    summary: "The caller's apps",
+    answers: { 200: 'The apps' },
+    auth: 'authtoken',
+  }),
+  get: route({
+    method: 'get',
+    path: '/apps/mine/:appId',
+    summary: 'One app with its secrets (a socket-mode app with its live figures)',
+    params: appPath,
+    answers: { 200: 'The app' },
+    auth: 'authtoken',
+  }),
+  rotate: route({
+    method: 'put',
+    path: '/apps/:appId/secrets/rotate',
+    summary: rotate,
+    params: appPath,
+    answers: { 200: 'The app with its new secrets' },
+    auth: 'authtoken',
+  }),
+  publish: route({
+    method: 'post',
+    path: '/apps/:appId/publish',
+    summary: 'Publish the app',
+    params: appPath,
+    answers: { 200: 'The app' },
+    auth: 'authtoken',
+  }),
+  unpublish: route({
+    method: 'post',
+    path: '/apps/:appId/unpublish',
+    summary: 'Unpublish the app',
+    params: appPath,
+    answers: { 200: 'The app' },
+    auth: 'authtoken',
+  }),
+  update: route({
+    method: 'put',
+    path: '/apps/:appId',
+    summary: 'Replace the manifest of an unpublished app',
+    params: appPath,
+    body: schema<unknown>('apps#manifestBody'),
+    answers: { 200: 'The app' },
+    auth: 'authtoken',
+  }),
+  remove: route({
+    method: 'delete',
+    path: '/apps/:appId',
+    summary: 'Delete the app',
+    params: appPath,
+    answers: { 204: 'Deleted' },
+    auth: 'authtoken',
+  }),
+  fromUrl: route({
+    method: 'post',
+    path: '/apps/from-url',
+    summary: "Create, or update with appId, from the manifest the app's own host serves",
+    body: schema<{ url: string; appId?: string }>('apps#fromUrlBody'),
+    messages: {
+      '': { text: 'url (the app host URL) is required.', details: false },
+      '/url': { text: 'url (the app host URL) is required.', details: false },
+      '/appId': { text: 'appId must be a string.', details: false },
+    },
+    answers: { 200: 'The updated app', 201: 'The new app' },
+    auth: 'authtoken',
+  }),
+};
+
 export function appsRoutes(deps: AppsRoutesDeps): Router {
   const { apps, config } = deps;
   const r = Router({ mergeParams: true });
@@ -122,72 +207,37 @@ export function appsRoutes(deps: AppsRoutesDeps): Router {
     store: deps.store,
     key: (_req, res) => `apps-writes|${principalOf(res).workspaceUserId}`,
   });
+  const A = APP_ROUTES;
 
-  r.post(
-    '/apps',
-    writes,
-    body,
-    authed(async (req, res, p) => sendApp(res, 201, await apps.create(p, req.body))),
+  mountAuthed(r, A.create, [writes, body], async (_req, res, p, { body: b }) =>
+    sendApp(res, 201, await apps.create(p, b)),
   );
-  r.get(
-    '/apps/mine',
-    authed(async (_req, res, p) => res.json(await apps.list(p))),
+  mountAuthed(r, A.list, [], async (_req, res, p) => res.json(await apps.list(p)));
+  mountAuthed(r, A.get, [], async (_req, res, p, { params }) => {
+    res.setHeader('cache-control', 'no-store');
+    res.json(await appShown(deps, p, params.appId));
+  });
+  mountAuthed(r, A.rotate, [writes, body], async (_req, res, p, { params }) => {
+    res.setHeader('cache-control', 'no-store');
+    res.json(await apps.rotateSecrets(p, params.appId));
+  });
+  mountAuthed(r, A.publish, [writes, body], async (_req, res, p, { params }) =>
+    res.json(await apps.setPublished(p, params.appId, true)),
   );
-  r.get(
-    '/apps/mine/:appId',
-    authed(async (req, res, p) => {
-      res.setHeader('cache-control', 'no-store');
-      res.json(await appShown(deps, p, param(req, 'appId')));
-    }),
+  mountAuthed(r, A.unpublish, [writes, body], async (_req, res, p, { params }) =>
+    res.json(await apps.setPublished(p, params.appId, false)),
   );
-  r.put(
-    '/apps/:appId/secrets/rotate',
-    writes,
-    body,
-    authed(async (req, res, p) => {
-      res.setHeader('cache-control', 'no-store');
-      res.json(await apps.rotateSecrets(p, param(req, 'appId')));
-    }),
+  mountAuthed(r, A.update, [writes, body], async (_req, res, p, { params, body: b }) =>
+    sendApp(res, 200, await apps.update(p, params.appId, b)),
   );
-  r.post(
-    '/apps/:appId/publish',
-    writes,
-    body,
-    authed(async (req, res, p) => res.json(await apps.setPublished(p, param(req, 'appId'), true))),
-  );
-  r.post(
-    '/apps/:appId/unpublish',
-    writes,
-    body,
-    authed(async (req, res, p) => res.json(await apps.setPublished(p, param(req, 'appId'), false))),
-  );
-  r.put(
-    '/apps/:appId',
-    writes,
-    body,
-    authed(async (req, res, p) => sendApp(res, 200, await apps.update(p, param(req, 'appId'), req.body))),
-  );
-  r.delete(
-    '/apps/:appId',
-    writes,
-    authed(async (req, res, p) => {
-      await apps.remove(p, param(req, 'appId'));
-      res.status(204).end();
-    }),
-  );
-
-  // Create, or update with appId, from the manifest the app's own host serves (docs/protocol.md §7).
-  r.post(
-    '/apps/from-url',
-    writes,
-    body,
-    authed(async (req, res, p) => {
-      const b = (req.body ?? {}) as Record<string, unknown>;
-      if (b.appId !== undefined && typeof b.appId !== 'string') throw invalidRequest('appId must be a string.');
-      const manifest = await deps.fetchManifest(b.url);
-      if (typeof b.appId === 'string') sendApp(res, 200, await apps.update(p, b.appId, manifest));
-      else sendApp(res, 201, await apps.create(p, manifest));
-    }),
-  );
+  mountAuthed(r, A.remove, [writes], async (_req, res, p, { params }) => {
+    await apps.remove(p, params.appId);
+    res.status(204).end();
+  });
+  mountAuthed(r, A.fromUrl, [writes, body], async (_req, res, p, { body: b }) => {
+    const manifest = await deps.fetchManifest(b.url);
+    if (b.appId !== undefined) sendApp(res, 200, await apps.update(p, b.appId, manifest));
+    else sendApp(res, 201, await apps.create(p, manifest));
+  });
   return r;
 }

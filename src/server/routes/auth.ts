@@ -1,5 +1,5 @@
 /** Authentication of management calls: the Authtoken header → the caller (a Principal). */
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { forbidden, unauthenticated } from '../../errors.js';
 import type { IdentityService, Principal } from '../../services/identity.js';
 
@@ -70,9 +70,3 @@ export function requireSelf(): RequestHandler {
     next();
   };
 }
-
-/** A route handler that is handed the caller. */
-export const authed =
-  (handler: (req: Request, res: Response, p: Principal) => unknown): RequestHandler =>
-  (req, res) =>
-    handler(req, res, principalOf(res));

@@ -1,11 +1,12 @@
 /** The official CLI's login sequence (docs/protocol.md §2.7) and the login codes it needs. */
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { invalidRequest } from '../../errors.js';
 import type { LeadLogin } from '../../services/lead-login.js';
 import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
-import { authed } from './auth.js';
+import { mount, mountAuthed, route } from './route-table.js';
+import { schema, type Refusal } from '../../validation/http-input.js';
+import { invalidRequest } from '../../errors.js';
 
 export interface LeadRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitLogin' | 'rateLimitTokenEndpoint'>;
@@ -14,10 +15,81 @@ export interface LeadRoutesDeps {
   leads: LeadLogin;
 }
 
-const bodyOf = (req: Request): Record<string, unknown> => {
-  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body))
-    throw invalidRequest('Send the fields as a JSON object.');
-  return req.body as Record<string, unknown>;
+const asObject = 'Send the fields as a JSON object.';
+const wsPath = schema<{ workspaceId: string }>('management#workspacePath');
+
+/** The login service's words for a field that is missing or not a text of 1 to 512 characters. */
+const required =
+  (name: string): Refusal =>
+  (problems) =>
+    problems[0]?.pointer === ''
+      ? invalidRequest(asObject)
+      : invalidRequest(`${name} is required.`, [{ pointer: `/${name}`, message: 'is required' }]);
+
+/** The official CLI's login sequence (docs/protocol.md §2.7): no Authtoken. */
+export const LEAD_ROUTES = {
+  start: route({
+    method: 'post',
+    path: '/lead',
+    summary: 'Start a login: a code is made for the email',
+    body: schema<{ email: string }>('management#leadStartBody'),
+    refuse: (problems) =>
+      problems[0]?.pointer === ''
+        ? invalidRequest(asObject)
+        : invalidRequest('A valid email is required.', [{ pointer: '/email', message: 'must be an email address' }]),
+    answers: { 200: '{id}: the login request' },
+    auth: 'none',
+  }),
+  activate: route({
+    method: 'post',
+    path: '/lead/activate',
+    summary: 'Activate the login with its code',
+    body: schema<Record<string, unknown>>('management#leadActivateBody'),
+    messages: { '': { text: asObject, details: false } },
+    answers: { 200: '{activated: true}' },
+    auth: 'none',
+  }),
+  login: route({
+    method: 'post',
+    path: '/lead/login',
+    summary: "The login's workspaces and their exchange tokens",
+    body: schema<{ leadId: string }>('management#leadLoginBody'),
+    refuse: required('leadId'),
+    answers: { 200: '{items}' },
+    auth: 'none',
+  }),
+  exchange: route({
+    method: 'post',
+    path: '/workspaces/:workspaceId/exchange',
+    summary: 'An exchange token → tokens',
+    params: wsPath,
+    body: schema<{ exchangeToken: string }>('management#exchangeBody'),
+    refuse: required('exchangeToken'),
+    answers: { 200: 'The tokens' },
+    auth: 'none',
+  }),
+  refresh: route({
+    method: 'post',
+    path: '/workspaces/:workspaceId/refresh',
+    summary: 'A refresh token → new tokens',
+    params: wsPath,
+    body: schema<{ refreshToken: string }>('management#refreshBody'),
+    refuse: required('refreshToken'),
+    answers: { 200: 'The tokens' },
+    auth: 'none',
+  }),
+};
+
+/** GET …/login-codes (relative to MGMT_BASE). */
+export const LOGIN_CODE_ROUTES = {
+  pending: route({
+    method: 'get',
+    path: '/login-codes',
+    summary: "The pending login code of one of the caller's emails (what the login would have mailed)",
+    query: schema<{ email?: unknown }>('management#loginCodesQuery'),
+    answers: { 200: 'The code' },
+    auth: 'authtoken',
+  }),
 };
 
 /** Unauthenticated: POST /lead, /lead/activate, /lead/login, /workspaces/{ws}/exchange and /refresh. */
@@ -47,23 +119,23 @@ export function leadRoutes(deps: LeadRoutesDeps): Router {
     store: deps.store,
     key: (req) => `lead-token|${req.ip}`,
   });
-  const ws = (req: Request) => String(req.params.workspaceId);
+  const L = LEAD_ROUTES;
 
-  r.post('/lead', body, ...startLimit, async (req, res) => {
-    res.json(await leads.start(bodyOf(req).email));
+  mount(r, L.start, [body, ...startLimit], async (_req, res, { body: b }) => {
+    res.json(await leads.start(b.email));
   });
-  r.post('/lead/activate', body, ...activateLimit, async (req, res) => {
-    await leads.activate(bodyOf(req));
+  mount(r, L.activate, [body, ...activateLimit], async (_req, res, { body: b }) => {
+    await leads.activate(b);
     res.json({ activated: true });
   });
-  r.post('/lead/login', body, tokenLimit, async (req, res) => {
-    res.json(await leads.login(bodyOf(req).leadId));
+  mount(r, L.login, [body, tokenLimit], async (_req, res, { body: b }) => {
+    res.json(await leads.login(b.leadId));
   });
-  r.post('/workspaces/:workspaceId/exchange', body, tokenLimit, async (req, res) => {
-    res.json(await leads.exchange(ws(req), bodyOf(req).exchangeToken));
+  mount(r, L.exchange, [body, tokenLimit], async (_req, res, { params, body: b }) => {
+    res.json(await leads.exchange(params.workspaceId, b.exchangeToken));
   });
-  r.post('/workspaces/:workspaceId/refresh', body, tokenLimit, async (req, res) => {
-    res.json(await leads.refresh(ws(req), bodyOf(req).refreshToken));
+  mount(r, L.refresh, [body, tokenLimit], async (_req, res, { params, body: b }) => {
+    res.json(await leads.refresh(params.workspaceId, b.refreshToken));
   });
   return r;
 }
@@ -71,11 +143,8 @@ export function leadRoutes(deps: LeadRoutesDeps): Router {
 /** Mounted under the management base path (requireAuth + requireSelf): GET …/login-codes?email=. */
 export function loginCodeRoutes(deps: { leads: LeadLogin }): Router {
   const r = Router({ mergeParams: true });
-  r.get(
-    '/login-codes',
-    authed(async (req, res, p) => {
-      res.json(await deps.leads.pendingCode(p, req.query.email));
-    }),
-  );
+  mountAuthed(r, LOGIN_CODE_ROUTES.pending, [], async (_req, res, p, { query }) => {
+    res.json(await deps.leads.pendingCode(p, query.email));
+  });
   return r;
 }

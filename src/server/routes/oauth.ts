@@ -14,12 +14,35 @@ import { jsonBody, logRequest, rateLimit, type HitCounter } from '../middleware.
 import { errorCodeOf, sendError } from '../respond.js';
 import { must } from '../../must.js';
 import { namesRoute, routedPath } from '../request-target.js';
+import { checked, schema } from '../../validation/http-input.js';
+import { mount, route, type RouteSpec } from './route-table.js';
+import { onNode, type BodyRequest, type RawHandler } from './on-node.js';
 
-const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
+export const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
 export const TOKEN_PATH = '/oauth2/access';
 
-type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+type TokenForm = { 'client-id': string; 'client-secret': string; code: string };
+const TOKEN_PARTS = ['client-id', 'client-secret', 'code'] as const;
+
+/** POST /oauth2/access, served on plain node:http ahead of express (createTokenHandler). */
+export const TOKEN_ROUTE = {
+  method: 'post',
+  path: TOKEN_PATH,
+  summary: 'Exchange an authorization code for tokens (client authentication by client-id and client-secret)',
+  body: schema<TokenForm>('oauth#tokenForm'),
+  bodyTypes: ['multipart/form-data', 'application/x-www-form-urlencoded'],
+  // every part that is missing (or empty, or longer than 512) is named at once, in the form's order
+  refuse: (problems) => {
+    const missing = TOKEN_PARTS.filter((k) => problems.some((v) => v.pointer === `/${k}`));
+    return invalidRequest(
+      `The form parts ${missing.join(', ')} are required.`,
+      missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })),
+    );
+  },
+  answers: { 200: 'The tokens: accessToken, userId, workspaceId, and botToken, botId on install' },
+  auth: 'none',
+} satisfies RouteSpec<Record<string, never>, Record<string, never>, TokenForm>;
 
 const mediaType = (req: IncomingMessage) =>
   String(req.headers['content-type'] ?? '')
@@ -72,24 +95,23 @@ export function simpleForm(body: Buffer, boundary: string): Record<string, strin
  * small fields. Works on a plain node:http request.
  */
 function tokenForm(): RawHandler {
-  const urlencoded = express.urlencoded({
-    extended: false,
-    limit: '8kb',
-    parameterLimit: 10,
-    type: () => true,
-  }) as unknown as RawHandler;
+  const urlencoded = onNode({
+    handle: express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10, type: () => true }),
+  });
   // multer reads what was read already, then the rest of the stream if any (it calls streamHandler
   // synchronously, so `feed` is this request's while the call lasts)
   let feed: { head: Buffer; rest: boolean } | undefined;
-  const multipart = multer({
-    limits: FORM_LIMITS,
-    streamHandler: (req: IncomingMessage, busboy: NodeJS.WritableStream) => {
-      if (!feed) return void req.pipe(busboy);
-      if (!feed.rest) return void busboy.end(feed.head);
-      busboy.write(feed.head);
-      req.pipe(busboy);
-    },
-  } as multer.Options).none() as unknown as RawHandler;
+  const multipart = onNode({
+    handle: multer({
+      limits: FORM_LIMITS,
+      streamHandler: (req: IncomingMessage, busboy: NodeJS.WritableStream) => {
+        if (!feed) return void req.pipe(busboy);
+        if (!feed.rest) return void busboy.end(feed.head);
+        busboy.write(feed.head);
+        req.pipe(busboy);
+      },
+    } as multer.Options).none(),
+  });
   const viaMulter = (
     req: IncomingMessage,
     res: ServerResponse,
@@ -120,14 +142,14 @@ function tokenForm(): RawHandler {
         if (err) return next(err);
         const fields = complete ? simpleForm(must(body), m[1] ?? must(m[2])) : undefined;
         if (!fields) return viaMulter(req, res, next, body, !complete);
-        (req as IncomingMessage & { body?: unknown }).body = fields;
+        req.body = fields;
         next();
       });
     }
     if (type === 'application/x-www-form-urlencoded') return urlencoded(req, res, next);
     const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     if (!hasBody) {
-      (req as IncomingMessage & { body?: unknown }).body = {};
+      req.body = {};
       return next();
     }
     next(
@@ -192,17 +214,19 @@ export interface TokenEndpointDeps {
  * authenticate the client → consume the code → issue. The daemon's request handler sends this
  * path here before express: express's per-request cost is most of an exchange's CPU time.
  */
-export function createTokenHandler(deps: TokenEndpointDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function createTokenHandler(deps: TokenEndpointDeps): (req: BodyRequest, res: ServerResponse) => void {
   const { logger } = deps;
   const parse = tokenForm();
-  const limiter = rateLimit({
-    perMinute: deps.config.rateLimitTokenEndpoint,
-    clock: deps.clock,
-    store: deps.store,
-    // per caller address and client: a flood from one address against one app is cut off
-    key: (req) =>
-      `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
-  }) as unknown as RawHandler;
+  const limiter = onNode({
+    handle: rateLimit({
+      perMinute: deps.config.rateLimitTokenEndpoint,
+      clock: deps.clock,
+      store: deps.store,
+      // per caller address and client: a flood from one address against one app is cut off
+      key: (req) =>
+        `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
+    }),
+  });
   const logLine = (req: IncomingMessage, res: ServerResponse, status: number, start: bigint) =>
     logRequest(logger, {
       reqId: res.getHeader('x-request-id'),
@@ -247,11 +271,18 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: IncomingMessa
       if (err) return fail(req, res, err, start);
       limiter(req, res, (err2) => {
         if (err2) return fail(req, res, err2, start);
-        const b = ((req as IncomingMessage & { body?: Record<string, unknown> }).body ?? {}) as Record<string, unknown>;
-        deps.exchange.exchange({ clientId: b['client-id'], clientSecret: b['client-secret'], code: b['code'] }).then(
-          (out) => send(req, res, out, start),
-          (e) => fail(req, res, e, start),
-        );
+        let form: TokenForm;
+        try {
+          form = checked(TOKEN_ROUTE.body, req.body ?? {}, 'The form', TOKEN_ROUTE);
+        } catch (e) {
+          return fail(req, res, e, start);
+        }
+        deps.exchange
+          .exchange({ clientId: form['client-id'], clientSecret: form['client-secret'], code: form.code })
+          .then(
+            (out) => send(req, res, out, start),
+            (e) => fail(req, res, e, start),
+          );
       });
     });
   };
@@ -283,6 +314,50 @@ export interface AppCallDeps {
   logger: Logger;
 }
 
+const COMPLETE_PARTS = ['sourceId', 'sourceType', 'triggerId'] as const;
+type InteractionComplete = { channelId?: string; sourceId: string; sourceType: string; triggerId: string };
+
+/** The calls an app makes with its `token` and `x-app-token` headers (docs/protocol.md §4). */
+export const APP_CALL_ROUTES = {
+  me: route({
+    method: 'get',
+    path: '/oauth2/me',
+    summary: "Who the token is: the app, the workspace and the user (or the app's bot)",
+    answers: { 200: 'The token owner' },
+    auth: 'app-token',
+  }),
+  unauthorize: route({
+    method: 'delete',
+    path: '/v1/app/authorization',
+    summary: "Revoke the user's authorization of the app",
+    answers: { 204: 'Revoked' },
+    auth: 'app-token',
+  }),
+  uninstall: route({
+    method: 'delete',
+    path: '/v1/app/installation',
+    summary: 'Uninstall the app from the workspace',
+    answers: { 204: 'Uninstalled' },
+    auth: 'app-token',
+  }),
+  interactionComplete: route({
+    method: 'post',
+    path: '/v1/interactions/complete',
+    summary: 'The app finished handling an interaction (checked and logged; there is no loading state to clear)',
+    body: schema<InteractionComplete>('oauth#interactionComplete'),
+    refuse: (problems) => {
+      // not an object at all: every part is missing
+      const bad = COMPLETE_PARTS.filter((k) => problems.some((v) => v.pointer === `/${k}` || v.pointer === ''));
+      return invalidRequest(
+        'Send {channelId, sourceId, sourceType, triggerId} as JSON.',
+        bad.map((k) => ({ pointer: `/${k}`, message: 'is required' })),
+      );
+    },
+    answers: { 200: 'An empty object' },
+    auth: 'app-token',
+  }),
+};
+
 /** Calls an app makes with its `token` and `x-app-token` headers. */
 export function appCallRoutes(deps: AppCallDeps): Router {
   const { appTokens, revocation } = deps;
@@ -294,29 +369,21 @@ export function appCallRoutes(deps: AppCallDeps): Router {
     );
     next();
   };
+  const A = APP_CALL_ROUTES;
 
-  r.get('/oauth2/me', noStore, appAuth, async (_req, res) => {
+  mount(r, A.me, [noStore, appAuth], async (_req, res) => {
     res.json(await appTokens.me(ownerOf(res)));
   });
-  r.delete('/v1/app/authorization', appAuth, async (_req, res) => {
+  mount(r, A.unauthorize, [appAuth], async (_req, res) => {
     await revocation.unauthorize(ownerOf(res));
     res.status(204).end();
   });
-  r.delete('/v1/app/installation', appAuth, async (_req, res) => {
+  mount(r, A.uninstall, [appAuth], async (_req, res) => {
     const o = ownerOf(res);
     await revocation.uninstall(o.appId, o.workspaceId);
     res.status(204).end();
   });
-  // The SDK reports that it finished handling an interaction; the daemon has no loading state to clear, so it only
-  // checks and logs it.
-  r.post('/v1/interactions/complete', appAuth, jsonBody(16 * 1024), (req, res) => {
-    const b = req.body as Record<string, unknown> | undefined;
-    const bad = ['sourceId', 'sourceType', 'triggerId'].filter((k) => typeof b?.[k] !== 'string' || !(b[k] as string));
-    if (!b || typeof b !== 'object' || bad.length)
-      throw invalidRequest(
-        'Send {channelId, sourceId, sourceType, triggerId} as JSON.',
-        bad.map((k) => ({ pointer: `/${k}`, message: 'is required' })),
-      );
+  mount(r, A.interactionComplete, [appAuth, jsonBody(16 * 1024)], (_req, res, { body: b }) => {
     deps.logger.debug('interaction complete', {
       appId: ownerOf(res).appId,
       sourceType: b.sourceType,

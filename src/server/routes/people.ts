@@ -4,8 +4,7 @@
  * message starting with `/` is a slash command, as in the platform's client: the app with the
  * command gets SLASH_COMMAND and the answer says what the person sees.
  */
-import { Router, type Request } from 'express';
-import { invalidRequest } from '../../errors.js';
+import { Router } from 'express';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { DeliveriesService } from '../../services/deliveries.js';
@@ -13,7 +12,9 @@ import type { createWorkspace } from '../../services/workspace/workspace.js';
 
 type Workspace = ReturnType<typeof createWorkspace>;
 import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
-import { actAsAllowed, authed, principalOf } from './auth.js';
+import { actAsAllowed, principalOf } from './auth.js';
+import { mountAuthed, route } from './route-table.js';
+import { schema } from '../../validation/http-input.js';
 import { must } from '../../must.js';
 
 export interface PeopleRoutesDeps {
@@ -35,6 +36,80 @@ export async function channelIdOf(ws: Workspace, workspaceId: string, channel: s
   return (await ws.channels.byName(workspaceId, channel))?.id ?? channel;
 }
 
+const auth = 'authtoken';
+const channelPath = schema<{ channel: string }>('management#channelPath');
+const channelMessagePath = schema<{ channel: string; messageId: string }>('management#channelMessagePath');
+type PersonMessage = { text: string; threadRootId?: string; appId?: string };
+
+/** The workspace as a person uses it, relative to MGMT_BASE; a channel is its id, its name or #name. */
+export const PEOPLE_ROUTES = {
+  channels: route({
+    method: 'get',
+    path: '/channels',
+    summary: 'The channels the caller can see',
+    query: schema<{ types?: unknown }>('management#channelsQuery'),
+    answers: { 200: 'The channels' },
+    auth,
+  }),
+  createChannel: route({
+    method: 'post',
+    path: '/channels',
+    summary: 'Create a channel',
+    body: schema<Record<string, unknown> | undefined>('management#channelBody'),
+    answers: { 201: 'The channel' },
+    auth,
+  }),
+  messages: route({
+    method: 'get',
+    path: '/channels/:channel/messages',
+    summary: "A channel's messages as the caller sees them",
+    params: channelPath,
+    query: schema<Record<string, unknown>>('management#messagesQuery'),
+    answers: { 200: 'The messages' },
+    auth,
+  }),
+  replies: route({
+    method: 'get',
+    path: '/channels/:channel/messages/:messageId/replies',
+    summary: "A thread's replies as the caller sees them",
+    params: channelMessagePath,
+    query: schema<Record<string, unknown>>('management#messagesQuery'),
+    answers: { 200: 'The replies' },
+    auth,
+  }),
+  users: route({
+    method: 'get',
+    path: '/users',
+    summary: 'The users of the workspace',
+    answers: { 200: 'The users' },
+    auth,
+  }),
+  post: route({
+    method: 'post',
+    path: '/channels/:channel/messages',
+    summary: 'Post as the caller; a text starting with / runs the slash command of an app',
+    params: channelPath,
+    body: schema<PersonMessage>('management#personMessageBody'),
+    messages: {
+      '': 'Send {"text"} (and "threadRootId" for a thread reply).',
+      '/text': 'Send {"text"} (and "threadRootId" for a thread reply).',
+      '/threadRootId': { text: 'threadRootId must be a message id.', details: false },
+      '/appId': 'appId must be the id of the app whose command it is.',
+    },
+    answers: { 201: 'The message, or the slash command and its delivery' },
+    auth,
+  }),
+  react: route({
+    method: 'post',
+    path: '/messages/:messageId/reactions',
+    summary: 'React to a message as the caller',
+    params: schema<{ messageId: string }>('management#messageIdPath'),
+    body: schema<unknown>('management#reactionBody'),
+    answers: { 204: 'Reacted' },
+    auth,
+  }),
+};
+
 export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   const { workspace: ws } = deps;
   const r = Router({ mergeParams: true });
@@ -45,105 +120,62 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
     store: deps.store,
     key: (_req, res) => `people-writes|${principalOf(res).workspaceUserId}`,
   });
-  const channelOf = (req: Request, workspaceId: string) => channelIdOf(ws, workspaceId, String(req.params.channel));
 
-  r.get(
-    '/channels',
-    actAsAllowed,
-    authed(async (req, res, p) =>
-      res.json(await ws.channels.list(await ws.person(p.workspaceUserId), req.query.types)),
-    ),
+  const R = PEOPLE_ROUTES;
+
+  mountAuthed(r, R.channels, [actAsAllowed], async (_req, res, p, { query }) =>
+    res.json(await ws.channels.list(await ws.person(p.workspaceUserId), query.types)),
   );
-  r.post(
-    '/channels',
-    writes,
-    body,
-    authed(async (req, res, p) =>
-      res
-        .status(201)
-        .json(
-          await ws.channels.create(await ws.person(p.workspaceUserId), (req.body ?? {}) as Record<string, unknown>),
-        ),
-    ),
+  mountAuthed(r, R.createChannel, [writes, body], async (_req, res, p, { body: b }) =>
+    res.status(201).json(await ws.channels.create(await ws.person(p.workspaceUserId), b ?? {})),
   );
-  r.get(
-    '/channels/:channel/messages',
-    actAsAllowed,
-    // threads=true: thread replies too (what appreg watches for after a command)
-    authed(async (req, res, p) =>
-      res.json(
-        await ws.messages.list(await ws.person(p.workspaceUserId), await channelOf(req, p.workspaceId), req.query, {
-          forPerson: true,
-          withReplies: req.query.threads === 'true',
-        }),
+  // threads=true: thread replies too (what appreg watches for after a command)
+  mountAuthed(r, R.messages, [actAsAllowed], async (_req, res, p, { params, query }) =>
+    res.json(
+      await ws.messages.list(
+        await ws.person(p.workspaceUserId),
+        await channelIdOf(ws, p.workspaceId, params.channel),
+        query,
+        { forPerson: true, withReplies: query.threads === 'true' },
       ),
     ),
   );
-  r.get(
-    '/channels/:channel/messages/:messageId/replies',
-    actAsAllowed,
-    authed(async (req, res, p) =>
-      res.json(
-        await ws.messages.replies(
-          await ws.person(p.workspaceUserId),
-          await channelOf(req, p.workspaceId),
-          String(req.params.messageId),
-          req.query,
-          { forPerson: true },
-        ),
+  mountAuthed(r, R.replies, [actAsAllowed], async (_req, res, p, { params, query }) =>
+    res.json(
+      await ws.messages.replies(
+        await ws.person(p.workspaceUserId),
+        await channelIdOf(ws, p.workspaceId, params.channel),
+        params.messageId,
+        query,
+        { forPerson: true },
       ),
     ),
   );
-  r.get(
-    '/users',
-    actAsAllowed,
-    authed(async (_req, res, p) => res.json(await ws.users.list(await ws.person(p.workspaceUserId)))),
+  mountAuthed(r, R.users, [actAsAllowed], async (_req, res, p) =>
+    res.json(await ws.users.list(await ws.person(p.workspaceUserId))),
   );
-  r.post(
-    '/channels/:channel/messages',
-    actAsAllowed,
-    writes,
-    body,
-    authed(async (req, res, p) => {
-      const b = (req.body ?? {}) as Record<string, unknown>;
-      if (typeof b.text !== 'string' || !b.text.trim())
-        throw invalidRequest('Send {"text"} (and "threadRootId" for a thread reply).', [
-          { pointer: '/text', message: 'is required' },
-        ]);
-      if (b.threadRootId !== undefined && typeof b.threadRootId !== 'string')
-        throw invalidRequest('threadRootId must be a message id.');
-      if (b.appId !== undefined && (typeof b.appId !== 'string' || !b.appId))
-        throw invalidRequest('appId must be the id of the app whose command it is.', [
-          { pointer: '/appId', message: 'must be an app id' },
-        ]);
-      const channelId = await channelOf(req, p.workspaceId);
-      const slash = SLASH.exec(b.text.trim());
-      if (slash) {
-        // the person must be able to see the channel the command is typed in
-        const ch = await ws.channels.visible(await ws.person(p.workspaceUserId), channelId);
-        const delivery = await deps.deliveries.invokeSlashCommand(p, {
-          command: must(slash[1]),
-          text: slash[2] ?? '',
-          channelId: ch.id,
-          threadRootId: b.threadRootId,
-          appId: b.appId as string | undefined,
-        });
-        res.status(201).json({ kind: 'slash-command', channelId: ch.id, delivery });
-        return;
-      }
-      const message = await ws.postAsUser(p.workspaceUserId, channelId, { text: b.text, threadRootId: b.threadRootId });
-      res.status(201).json({ kind: 'message', message });
-    }),
-  );
-  r.post(
-    '/messages/:messageId/reactions',
-    actAsAllowed,
-    writes,
-    body,
-    authed(async (req, res, p) => {
-      await ws.reactions.react(await ws.person(p.workspaceUserId), String(req.params.messageId), req.body);
-      res.status(204).end();
-    }),
-  );
+  mountAuthed(r, R.post, [actAsAllowed, writes, body], async (_req, res, p, { params, body: b }) => {
+    const channelId = await channelIdOf(ws, p.workspaceId, params.channel);
+    const slash = SLASH.exec(b.text.trim());
+    if (slash) {
+      // the person must be able to see the channel the command is typed in
+      const ch = await ws.channels.visible(await ws.person(p.workspaceUserId), channelId);
+      const delivery = await deps.deliveries.invokeSlashCommand(p, {
+        command: must(slash[1]),
+        text: slash[2] ?? '',
+        channelId: ch.id,
+        threadRootId: b.threadRootId,
+        appId: b.appId,
+      });
+      res.status(201).json({ kind: 'slash-command', channelId: ch.id, delivery });
+      return;
+    }
+    const message = await ws.postAsUser(p.workspaceUserId, channelId, { text: b.text, threadRootId: b.threadRootId });
+    res.status(201).json({ kind: 'message', message });
+  });
+  mountAuthed(r, R.react, [actAsAllowed, writes, body], async (_req, res, p, { params, body: b }) => {
+    await ws.reactions.react(await ws.person(p.workspaceUserId), params.messageId, b);
+    res.status(204).end();
+  });
   return r;
 }

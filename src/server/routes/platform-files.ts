@@ -5,7 +5,6 @@
  * then "complete". `GET /files/{id}` serves a file to a token of its workspace: an app's token
  * (`token` + `x-app-token`, scope messages:read) or a workspace user's management token.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type Response } from 'express';
 import multer from 'multer';
 import { invalidRequest, payloadTooLarge, unauthenticated } from '../../errors.js';
@@ -13,6 +12,9 @@ import type { IdentityService } from '../../services/identity.js';
 import type { Files } from '../../services/workspace/files.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
+import { mount, route } from './route-table.js';
+import { onNode } from './on-node.js';
+import { schema } from '../../validation/http-input.js';
 import { notActingAs } from './auth.js';
 
 export interface PlatformFilesDeps {
@@ -22,7 +24,6 @@ export interface PlatformFilesDeps {
   bodyLimitBytes: number;
 }
 
-type RawHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 /** RFC 5987 ext-value characters: what encodeURIComponent leaves but a header parameter must not carry. */
 const extValue = (name: string) =>
   encodeURIComponent(name).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -30,20 +31,62 @@ const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : 
 /** The multipart form of an upload: one file part, a few small fields at most. */
 const FORM_LIMITS = { files: 1, fields: 10, fieldSize: 1024, fieldNameSize: 100, parts: 11, headerPairs: 20 };
 
+const app = 'app-token';
+
+/** Files (docs/protocol.md §9.7): the upload token, the upload itself, its completion, and the file. */
+export const FILE_ROUTES = {
+  uploadToken: route({
+    method: 'post',
+    path: '/v1/files/upload/token',
+    summary: 'An upload token for a file of a given name and length',
+    body: schema<unknown>('platform#uploadTokenBody'),
+    scope: 'files:write',
+    answers: { 200: 'The upload token and where to send the bytes' },
+    auth: app,
+  }),
+  uploadComplete: route({
+    method: 'post',
+    path: '/v1/files/upload/complete',
+    summary: 'Complete uploads: the files become attachable',
+    body: schema<unknown>('platform#uploadCompleteBody'),
+    scope: 'files:write',
+    answers: { 200: 'The files' },
+    auth: app,
+  }),
+  upload: route({
+    method: 'post',
+    path: '/upload/files',
+    summary: 'The bytes of an upload, as the multipart part file, with the upload token in the authtoken header',
+    form: schema<unknown>('platform#uploadForm'),
+    bodyTypes: ['multipart/form-data'],
+    answers: { 200: 'The upload' },
+    auth: 'none',
+  }),
+  file: route({
+    method: 'get',
+    path: '/files/:fileId',
+    summary: "A file's bytes, to an app's token (scope messages:read) or an Authtoken of its workspace",
+    params: schema<{ fileId: string }>('platform#filePath'),
+    answers: { 200: 'The bytes, as an attachment' },
+    auth: ['app-token', 'authtoken'],
+  }),
+};
+
 export function platformFileRoutes(deps: PlatformFilesDeps): Router {
   const { platform: p, files, identity } = deps;
   const { gate, need } = p;
   const body = jsonBody(deps.bodyLimitBytes);
   const r = Router();
 
-  r.post('/v1/files/upload/token', gate, need('files:write'), body, async (req, res) => {
-    res.json(await files.requestToken(p.actor(res), req.body));
+  const R = FILE_ROUTES;
+  mount(r, R.uploadToken, [gate, need('files:write'), body], async (_req, res, { body: b }) => {
+    res.json(await files.requestToken(p.actor(res), b));
   });
-  r.post('/v1/files/upload/complete', gate, need('files:write'), body, async (req, res) => {
-    res.json(await files.complete(p.actor(res), req.body));
+  mount(r, R.uploadComplete, [gate, need('files:write'), body], async (_req, res, { body: b }) => {
+    res.json(await files.complete(p.actor(res), b));
   });
 
-  r.post('/upload/files', async (req, res, next) => {
+  r[R.upload.method](R.upload.path, async (req, res, next) => {
     let ticket: Awaited<ReturnType<Files['beginUpload']>>;
     try {
       ticket = await files.beginUpload(header(req.headers['authtoken']));
@@ -70,9 +113,9 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
         files.abandon(ticket).then(() => cb(null), cb);
       },
     };
-    const upload = multer({ storage, limits: { ...FORM_LIMITS, fileSize: ticket.length } }).single(
-      'file',
-    ) as unknown as RawHandler;
+    const upload = onNode({
+      handle: multer({ storage, limits: { ...FORM_LIMITS, fileSize: ticket.length } }).single('file'),
+    });
     // Multer may call back before the write has settled: an error of the part's stream ends its wait for the
     // storage (Node 26 emits it before the write's cleanup ran). The answer waits for the write, so a refused
     // upload has left nothing behind by the time it is answered.
@@ -102,21 +145,20 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
     data.pipe(res);
   };
   // an app's token (what the SDK's files.fetchFile sends)…
-  r.get(
-    '/files/:fileId',
-    (req, _res, next) => next(req.headers['token'] === undefined ? 'route' : undefined),
-    gate,
-    need('messages:read'),
-    async (req, res) => {
-      await serve(res, p.actor(res).workspaceId, String(req.params.fileId));
+  mount(
+    r,
+    R.file,
+    [(req, _res, next) => next(req.headers['token'] === undefined ? 'route' : undefined), gate, need('messages:read')],
+    async (_req, res, { params }) => {
+      await serve(res, p.actor(res).workspaceId, params.fileId);
     },
   );
   // …or a workspace user's management token
-  r.get('/files/:fileId', async (req, res) => {
+  mount(r, R.file, [], async (req, res, { params }) => {
     const token = header(req.headers['authtoken']);
     if (!token)
       throw unauthenticated("An app token (token, x-app-token) or an Authtoken of the file's workspace is required.");
-    await serve(res, notActingAs(await identity.authenticate(token)).workspaceId, String(req.params.fileId));
+    await serve(res, notActingAs(await identity.authenticate(token)).workspaceId, params.fileId);
   });
   return r;
 }

@@ -5,6 +5,8 @@ import type { Reactions } from '../../services/workspace/reactions.js';
 import type { MessageSearch } from '../../services/workspace/search.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
+import { mount, route } from './route-table.js';
+import { schema } from '../../validation/http-input.js';
 
 export interface PlatformMessagesDeps {
   platform: PlatformGate;
@@ -16,6 +18,136 @@ export interface PlatformMessagesDeps {
 
 const M = '/v1/channels/:channelId/messages';
 
+type MessagePath = { channelId: string; messageId: string };
+const channelPath = schema<{ channelId: string }>('platform#channelPath');
+const messagePath = schema<MessagePath>('platform#messagePath');
+const messageIdPath = schema<{ messageId: string }>('platform#messageIdPath');
+const messageBody = schema<unknown>('platform#messageBody');
+const listQuery = schema<Record<string, string>>('platform#listQuery');
+const reactionBody = schema<unknown>('platform#reactionBody');
+const app = 'app-token';
+
+/** The platform API's message calls (docs/protocol.md §9.2). */
+export const MESSAGE_ROUTES = {
+  list: route({
+    method: 'get',
+    path: M,
+    summary: "A channel's messages, newest first, by pages",
+    params: channelPath,
+    query: listQuery,
+    scope: 'channels:read',
+    answers: { 200: 'The messages' },
+    auth: app,
+  }),
+  post: route({
+    method: 'post',
+    path: M,
+    summary: 'Post a message (an ephemeral one with sendToUsers)',
+    params: channelPath,
+    body: messageBody,
+    scope: 'messages:write',
+    answers: { 200: 'The message' },
+    auth: app,
+  }),
+  get: route({
+    method: 'get',
+    path: `${M}/:messageId`,
+    summary: 'One message',
+    params: messagePath,
+    scope: 'messages:read',
+    answers: { 200: 'The message' },
+    auth: app,
+  }),
+  reply: route({
+    method: 'post',
+    path: `${M}/:messageId`,
+    summary: 'Reply in the thread of a message',
+    params: messagePath,
+    body: messageBody,
+    scope: 'messages:write',
+    answers: { 200: 'The reply' },
+    auth: app,
+  }),
+  edit: route({
+    method: 'put',
+    path: `${M}/:messageId`,
+    summary: 'Edit a message the app posted',
+    params: messagePath,
+    body: messageBody,
+    scope: 'messages:edit',
+    answers: { 200: 'The message' },
+    auth: app,
+  }),
+  remove: route({
+    method: 'delete',
+    path: `${M}/:messageId`,
+    summary: 'Delete a message',
+    params: messagePath,
+    scope: 'messages:delete',
+    answers: { 204: 'Deleted' },
+    auth: app,
+  }),
+  replies: route({
+    method: 'get',
+    path: `${M}/:messageId/replies`,
+    summary: "A thread's replies, by pages",
+    params: messagePath,
+    query: listQuery,
+    scope: 'channels:read',
+    answers: { 200: 'The replies' },
+    auth: app,
+  }),
+  removeEphemeral: route({
+    method: 'delete',
+    path: `${M}/:messageId/ephemeral`,
+    summary: 'Delete the copies of an ephemeral message',
+    params: messagePath,
+    body: schema<unknown>('platform#ephemeralBody'),
+    scope: 'messages:delete',
+    answers: { 204: 'Deleted' },
+    auth: app,
+  }),
+  attachments: route({
+    method: 'put',
+    path: `${M}/:messageId/attachments`,
+    summary: "Change a message's attachments",
+    params: messagePath,
+    body: schema<unknown>('platform#attachmentsBody'),
+    scope: 'attachments:write',
+    answers: { 200: 'The message' },
+    auth: app,
+  }),
+  search: route({
+    method: 'post',
+    path: '/v1/messages/search',
+    summary: 'Search the messages of the channels the token can see (also needs channels:list)',
+    body: schema<unknown>('platform#searchBody'),
+    scope: 'messages:read',
+    answers: { 200: 'The messages found' },
+    auth: app,
+  }),
+  react: route({
+    method: 'post',
+    path: '/v1/messages/:messageId/reactions',
+    summary: 'React to a message',
+    params: messageIdPath,
+    body: reactionBody,
+    scope: 'reaction:write',
+    answers: { 204: 'Reacted' },
+    auth: app,
+  }),
+  unreact: route({
+    method: 'delete',
+    path: '/v1/messages/:messageId/reactions',
+    summary: 'Take a reaction back',
+    params: messageIdPath,
+    body: reactionBody,
+    scope: 'reaction:write',
+    answers: { 204: 'Taken back' },
+    auth: app,
+  }),
+};
+
 export function platformMessageRoutes(deps: PlatformMessagesDeps): Router {
   const { platform: p, messages, reactions, search } = deps;
   const { gate, need } = p;
@@ -24,54 +156,46 @@ export function platformMessageRoutes(deps: PlatformMessagesDeps): Router {
   const replyLimit = p.limit('replies');
   const reactionLimit = p.limit('reactions');
   const r = Router();
+  const R = MESSAGE_ROUTES;
 
-  r.get(M, gate, need('channels:read'), async (req, res) => {
-    res.json(await messages.list(p.actor(res), String(req.params.channelId), req.query));
+  mount(r, R.list, [gate, need('channels:read')], async (_req, res, { params, query }) => {
+    res.json(await messages.list(p.actor(res), params.channelId, query));
   });
-  r.post(M, gate, need('messages:write'), postLimit, body, async (req, res) => {
-    res.json(await messages.post(p.actor(res), String(req.params.channelId), req.body));
+  mount(r, R.post, [gate, need('messages:write'), postLimit, body], async (_req, res, { params, body: b }) => {
+    res.json(await messages.post(p.actor(res), params.channelId, b));
   });
-  r.get(`${M}/:messageId`, gate, need('messages:read'), async (req, res) => {
-    res.json(await messages.get(p.actor(res), String(req.params.channelId), String(req.params.messageId)));
+  mount(r, R.get, [gate, need('messages:read')], async (_req, res, { params }) => {
+    res.json(await messages.get(p.actor(res), params.channelId, params.messageId));
   });
-  r.post(`${M}/:messageId`, gate, need('messages:write'), replyLimit, body, async (req, res) => {
-    res.json(await messages.reply(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.body));
+  mount(r, R.reply, [gate, need('messages:write'), replyLimit, body], async (_req, res, { params, body: b }) => {
+    res.json(await messages.reply(p.actor(res), params.channelId, params.messageId, b));
   });
-  r.put(`${M}/:messageId`, gate, need('messages:edit'), body, async (req, res) => {
-    res.json(await messages.edit(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.body));
+  mount(r, R.edit, [gate, need('messages:edit'), body], async (_req, res, { params, body: b }) => {
+    res.json(await messages.edit(p.actor(res), params.channelId, params.messageId, b));
   });
-  r.delete(`${M}/:messageId`, gate, need('messages:delete'), async (req, res) => {
-    await messages.remove(p.actor(res), String(req.params.channelId), String(req.params.messageId));
+  mount(r, R.remove, [gate, need('messages:delete')], async (_req, res, { params }) => {
+    await messages.remove(p.actor(res), params.channelId, params.messageId);
     res.status(204).end();
   });
-  r.get(`${M}/:messageId/replies`, gate, need('channels:read'), async (req, res) => {
-    res.json(
-      await messages.replies(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.query),
-    );
+  mount(r, R.replies, [gate, need('channels:read')], async (_req, res, { params, query }) => {
+    res.json(await messages.replies(p.actor(res), params.channelId, params.messageId, query));
   });
-  r.delete(`${M}/:messageId/ephemeral`, gate, need('messages:delete'), body, async (req, res) => {
-    await messages.removeEphemeral(p.actor(res), String(req.params.channelId), String(req.params.messageId), req.body);
+  mount(r, R.removeEphemeral, [gate, need('messages:delete'), body], async (_req, res, { params, body: b }) => {
+    await messages.removeEphemeral(p.actor(res), params.channelId, params.messageId, b);
     res.status(204).end();
   });
-  r.put(`${M}/:messageId/attachments`, gate, need('attachments:write'), body, async (req, res) => {
-    res.json(
-      await messages.editAttachments(
-        p.actor(res),
-        String(req.params.channelId),
-        String(req.params.messageId),
-        req.body,
-      ),
-    );
+  mount(r, R.attachments, [gate, need('attachments:write'), body], async (_req, res, { params, body: b }) => {
+    res.json(await messages.editAttachments(p.actor(res), params.channelId, params.messageId, b));
   });
-  r.post('/v1/messages/search', gate, need('messages:read'), need('channels:list'), body, async (req, res) => {
-    res.json(await search.search(p.actor(res), req.body));
+  mount(r, R.search, [gate, need('messages:read'), need('channels:list'), body], async (_req, res, { body: b }) => {
+    res.json(await search.search(p.actor(res), b));
   });
-  r.post('/v1/messages/:messageId/reactions', gate, need('reaction:write'), reactionLimit, body, async (req, res) => {
-    await reactions.react(p.actor(res), String(req.params.messageId), req.body);
+  mount(r, R.react, [gate, need('reaction:write'), reactionLimit, body], async (_req, res, { params, body: b }) => {
+    await reactions.react(p.actor(res), params.messageId, b);
     res.status(204).end();
   });
-  r.delete('/v1/messages/:messageId/reactions', gate, need('reaction:write'), body, async (req, res) => {
-    await reactions.unreact(p.actor(res), String(req.params.messageId), req.body);
+  mount(r, R.unreact, [gate, need('reaction:write'), body], async (_req, res, { params, body: b }) => {
+    await reactions.unreact(p.actor(res), params.messageId, b);
     res.status(204).end();
   });
   return r;

@@ -3,8 +3,74 @@ import { Router } from 'express';
 import type { ScheduledMessages } from '../../services/workspace/scheduled.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
+import { mount, route } from './route-table.js';
+import { schema } from '../../validation/http-input.js';
 
 const S = '/v1/messages/scheduled';
+
+const idPath = schema<{ id: string }>('platform#scheduledPath');
+const scheduledBody = schema<unknown>('platform#scheduledBody');
+const app = 'app-token';
+
+/** The platform API's scheduled-message calls (docs/protocol.md §9.2). */
+export const SCHEDULED_ROUTES = {
+  list: route({
+    method: 'get',
+    path: S,
+    summary: 'The scheduled messages of the app in the workspace',
+    query: schema<Record<string, string>>('platform#scheduledQuery'),
+    scope: 'messages:read',
+    answers: { 200: 'The scheduled messages' },
+    auth: app,
+  }),
+  create: route({
+    method: 'post',
+    path: S,
+    summary: 'Schedule a message',
+    body: scheduledBody,
+    scope: 'messages:write',
+    answers: { 200: 'The scheduled message' },
+    auth: app,
+  }),
+  get: route({
+    method: 'get',
+    path: `${S}/:id`,
+    summary: 'One scheduled message',
+    params: idPath,
+    scope: 'messages:read',
+    answers: { 200: 'The scheduled message' },
+    auth: app,
+  }),
+  update: route({
+    method: 'put',
+    path: `${S}/:id`,
+    summary: 'Change a scheduled message',
+    params: idPath,
+    body: scheduledBody,
+    scope: 'messages:edit',
+    answers: { 200: 'The scheduled message' },
+    auth: app,
+  }),
+  attachments: route({
+    method: 'put',
+    path: `${S}/:id/attachments`,
+    summary: "Change a scheduled message's attachments",
+    params: idPath,
+    body: schema<unknown>('platform#attachmentsBody'),
+    scope: 'attachments:write',
+    answers: { 200: 'The scheduled message' },
+    auth: app,
+  }),
+  remove: route({
+    method: 'delete',
+    path: `${S}/:id`,
+    summary: 'Delete a scheduled message',
+    params: idPath,
+    scope: 'messages:delete',
+    answers: { 204: 'Deleted' },
+    auth: app,
+  }),
+};
 
 export function platformScheduledRoutes(deps: {
   platform: PlatformGate;
@@ -16,23 +82,24 @@ export function platformScheduledRoutes(deps: {
   const body = jsonBody(deps.bodyLimitBytes);
   const createLimit = p.limit('scheduled');
   const r = Router();
-  r.get(S, gate, need('messages:read'), async (req, res) => {
-    res.json(await scheduled.list(p.actor(res), req.query));
+  const R = SCHEDULED_ROUTES;
+  mount(r, R.list, [gate, need('messages:read')], async (_req, res, { query }) => {
+    res.json(await scheduled.list(p.actor(res), query));
   });
-  r.post(S, gate, need('messages:write'), createLimit, body, async (req, res) => {
-    res.json(await scheduled.create(p.actor(res), req.body));
+  mount(r, R.create, [gate, need('messages:write'), createLimit, body], async (_req, res, { body: b }) => {
+    res.json(await scheduled.create(p.actor(res), b));
   });
-  r.get(`${S}/:id`, gate, need('messages:read'), async (req, res) => {
-    res.json(await scheduled.get(p.actor(res), String(req.params.id)));
+  mount(r, R.get, [gate, need('messages:read')], async (_req, res, { params }) => {
+    res.json(await scheduled.get(p.actor(res), params.id));
   });
-  r.put(`${S}/:id`, gate, need('messages:edit'), body, async (req, res) => {
-    res.json(await scheduled.update(p.actor(res), String(req.params.id), req.body));
+  mount(r, R.update, [gate, need('messages:edit'), body], async (_req, res, { params, body: b }) => {
+    res.json(await scheduled.update(p.actor(res), params.id, b));
   });
-  r.put(`${S}/:id/attachments`, gate, need('attachments:write'), body, async (req, res) => {
-    res.json(await scheduled.updateAttachments(p.actor(res), String(req.params.id), req.body));
+  mount(r, R.attachments, [gate, need('attachments:write'), body], async (_req, res, { params, body: b }) => {
+    res.json(await scheduled.updateAttachments(p.actor(res), params.id, b));
   });
-  r.delete(`${S}/:id`, gate, need('messages:delete'), async (req, res) => {
-    await scheduled.remove(p.actor(res), String(req.params.id));
+  mount(r, R.remove, [gate, need('messages:delete')], async (_req, res, { params }) => {
+    await scheduled.remove(p.actor(res), params.id);
     res.status(204).end();
   });
   return r;

@@ -16,17 +16,14 @@ import { jsonBody } from '../middleware.js';
 import { errorPage } from '../pages/layout.js';
 import { cookieValue, redirect303, sendPage, setSessionCookie } from '../pages/send.js';
 import { switchAccountPage, type Person } from '../pages/sign-in.js';
-import { authed } from './auth.js';
+import { mountAuthed, route } from './route-table.js';
+import { schema } from '../../validation/http-input.js';
 
 const SIGN_IN_PATH = '/web/sign-in';
 
-/** A page of this daemon's console to land on: absolute, not protocol-relative, printable ASCII, a page that exists. */
-function landingPath(v: unknown): string {
+/** A console page to land on (the schema made it absolute, not protocol-relative, printable ASCII) that exists. */
+function landingPath(v: string | null | undefined): string {
   if (v === undefined || v === null) return '/';
-  if (typeof v !== 'string' || !/^\/(?![/\\])[\x21-\x7e]{0,511}$/.test(v))
-    throw invalidRequest('path must be a path on this daemon, such as / or /console/deliveries.', [
-      { pointer: '/path', message: 'must start with a single /' },
-    ]);
   const why = whyNotAPage(v);
   if (why) throw invalidRequest(`${why}.`, [{ pointer: '/path', message: 'is not a page of the console' }]);
   return v;
@@ -39,22 +36,35 @@ export interface WebRoutesDeps {
   baseUrl: () => string;
 }
 
+/** POST …/web/sign-in-links (relative to MGMT_BASE). */
+export const SIGN_IN_LINK_ROUTES = {
+  issue: route({
+    method: 'post',
+    path: '/web/sign-in-links',
+    summary: 'A one-time link (five minutes) that signs a browser in to the console as the caller',
+    body: schema<{ path?: string | null } | undefined>('management#signInLinkBody'),
+    // a path that is not text, or not absolute (today's words: one message whatever is wrong with it)
+    refuse: () =>
+      invalidRequest('path must be a path on this daemon, such as / or /console/deliveries.', [
+        { pointer: '/path', message: 'must start with a single /' },
+      ]),
+    answers: { 201: '{url, expiresAt}' },
+    auth: 'authtoken',
+  }),
+};
+
 /** POST …/web/sign-in-links {path?} → {url, expiresAt}: mounted at the management base path. */
 export function signInLinkRoutes(deps: WebRoutesDeps): Router {
   const r = Router({ mergeParams: true });
-  r.post(
-    '/web/sign-in-links',
-    jsonBody(deps.config.bodyLimitBytes),
-    authed(async (req, res, p) => {
-      const path = landingPath((req.body as Record<string, unknown> | undefined)?.path);
-      const me = await deps.identity.userRecord(p.workspaceUserId);
-      if (!me) throw invalidRequest('The caller has no workspace user.');
-      const link = await deps.webSessions.issueSignInLink(me.accountId, path, p.jti);
-      const url = new URL(SIGN_IN_PATH, deps.baseUrl());
-      url.searchParams.set('token', link.token);
-      res.status(201).json({ url: url.toString(), expiresAt: new Date(link.expiresAt).toISOString() });
-    }),
-  );
+  mountAuthed(r, SIGN_IN_LINK_ROUTES.issue, [jsonBody(deps.config.bodyLimitBytes)], async (_req, res, p, { body }) => {
+    const path = landingPath(body?.path);
+    const me = await deps.identity.userRecord(p.workspaceUserId);
+    if (!me) throw invalidRequest('The caller has no workspace user.');
+    const link = await deps.webSessions.issueSignInLink(me.accountId, path, p.jti);
+    const url = new URL(SIGN_IN_PATH, deps.baseUrl());
+    url.searchParams.set('token', link.token);
+    res.status(201).json({ url: url.toString(), expiresAt: new Date(link.expiresAt).toISOString() });
+  });
   return r;
 }
 

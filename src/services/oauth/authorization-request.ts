@@ -160,7 +160,7 @@ export function createAuthorizationRequests(
     rec.sweepMinute = sweepMinuteOf(rec.expiresAt);
     rec.installationId = installationId(req.app.id, user.workspaceId);
     rec.authorizationId = authorizationId(req.app.id, user.id);
-    await store.commit([{ table: OAUTH_TABLES.codes, id: rec.id, value: rec }]);
+    await store.transaction(async (tx) => tx.put(OAUTH_TABLES.codes, rec.id, rec));
     logger.info('authorization granted', {
       appId: req.app.id,
       workspaceId: user.workspaceId,

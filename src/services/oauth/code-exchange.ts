@@ -5,12 +5,11 @@
  * reused code issued. Also the sweep that forgets expired codes.
  */
 import { newId, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
-import { invalidClient, invalidGrant, invalidRequest, type AppError } from '../../errors.js';
-import { StoreConflict, type Change, type Expectation } from '../../store/types.js';
+import { invalidClient, invalidGrant, type AppError } from '../../errors.js';
+import type { Transaction } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import { IDENTITY_TABLES, type AppRecord, type WorkspaceUserRecord } from '../../model/identity.js';
-import { retryOnConflict } from '../conflict.js';
 import type { Grants } from './grants.js';
 import { authorizationId, installationId } from '../../model/oauth.js';
 import {
@@ -32,6 +31,25 @@ export interface TokenResponse {
   botId?: string;
   workspaceId: string;
 }
+
+/** The token request's form: its three parts, checked. */
+interface ExchangeForm {
+  clientId: string;
+  clientSecret: string;
+  code: string;
+}
+
+/** What a reuse revoked. */
+interface Revoked {
+  accessTokens: number;
+  botToken: boolean;
+}
+
+/**
+ * How an exchange ended, decided inside its transaction and acted on after it: tokens issued, or a
+ * refusal (`reason` for the log; `revoked`: the code was reused and what it issued is revoked).
+ */
+type Outcome = { issued: TokenResponse } | { refused: string; appId: string; workspaceId?: string; revoked?: Revoked };
 
 /** What an exchange reads besides the app and the code. */
 interface Related {
@@ -66,8 +84,7 @@ const CONSUMED_CODE_MEMORY_MS = 24 * 3600_000;
 
 export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsService; grants: Grants }) {
   const { store, sealer, clock, logger } = ctx;
-  const { apps, grants } = deps;
-  const { commit, installationOf } = grants;
+  const { apps } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
   const botTokenCache = new Map<string, string>(); // sealed → plain: a pure function of immutable input
 
@@ -83,51 +100,33 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
 
   /**
    * Revoke whatever a reused code handed out (RFC 6749 §4.1.2, docs/security.md §2): the user's
-   * access token and, when the code's exchange got it, the installation's current bot token.
-   * Resolves what was revoked (nothing when an earlier reuse already did).
+   * access token and, when the code's exchange got it, the installation's current bot token. The
+   * code is kept (consumed) so that further reuses are recognised too, but forgets what it issued.
+   * Answers what was revoked (nothing when an earlier reuse already did).
    */
-  const revokeIssued = (codeId: string): Promise<{ accessTokens: number; botToken: boolean }> =>
-    retryOnConflict(async () => {
-      const revoked = { accessTokens: 0, botToken: false };
-      const rec = await store.get(OAUTH_TABLES.codes, codeId);
-      if (!rec || !('consumedAt' in rec)) return revoked;
-      const changes: Change[] = [];
-      const expect: Expectation[] = [{ table: OAUTH_TABLES.codes, id: rec.id, value: rec }];
-      const toks = await Promise.all((rec.issuedTokenIds ?? []).map((id) => store.get(OAUTH_TABLES.tokens, id)));
-      for (const tok of toks) {
-        if (!tok) continue;
-        changes.push({ table: OAUTH_TABLES.tokens, id: tok.id, value: null });
-        if (tok.kind === 'bot') revoked.botToken = true;
-        else revoked.accessTokens++;
-        if (tok.kind === 'bot') {
-          const inst = await installationOf(tok.appId, tok.workspaceId);
-          if (inst && inst.botTokenId === tok.id) {
-            const { sealedBotToken: _s, botTokenId: _b, ...rest } = inst;
-            changes.push({ table: OAUTH_TABLES.installations, id: inst.id, value: { ...rest, updatedAt: nowIso() } });
-            expect.push({ table: OAUTH_TABLES.installations, id: inst.id, value: inst });
-          }
-        }
+  async function revokeIssued(tx: Transaction, code: ConsumedCodeRecord): Promise<Revoked> {
+    const revoked = { accessTokens: 0, botToken: false };
+    const ids = code.issuedTokenIds ?? [];
+    const toks = ids.length ? await tx.getMany(ids.map((id) => ({ table: OAUTH_TABLES.tokens, id }))) : [];
+    for (const tok of toks) {
+      if (!tok) continue;
+      tx.delete(OAUTH_TABLES.tokens, tok.id);
+      if (tok.kind !== 'bot') {
+        revoked.accessTokens++;
+        continue;
       }
-      // keep the code record (consumed) so further reuses are recognised too, but forget what it issued
-      changes.push({ table: OAUTH_TABLES.codes, id: rec.id, value: { ...rec, issuedTokenIds: [] } });
-      await commit(changes, expect);
-      return revoked;
-    });
+      revoked.botToken = true;
+      const inst = await tx.get(OAUTH_TABLES.installations, installationId(tok.appId, tok.workspaceId));
+      if (inst && inst.botTokenId === tok.id) {
+        const { sealedBotToken: _s, botTokenId: _b, ...rest } = inst;
+        tx.put(OAUTH_TABLES.installations, inst.id, { ...rest, updatedAt: nowIso() });
+      }
+    }
+    tx.put(OAUTH_TABLES.codes, code.id, { ...code, issuedTokenIds: [] });
+    return revoked;
+  }
 
   const DUMMY_SECRET = newSecret(PREFIX.clientSecret);
-
-  /** The user, installation and authorization, in one read. */
-  async function relatedOf(userId: string, instId: string, azId: string): Promise<Related> {
-    const read = await store.getMany(
-      [
-        { table: IDENTITY_TABLES.workspaceUsers, id: userId },
-        { table: OAUTH_TABLES.installations, id: instId },
-        { table: OAUTH_TABLES.authorizations, id: azId },
-      ],
-      { shared: true },
-    );
-    return { user: read[0], inst: read[1], az: read[2] };
-  }
 
   /**
    * An invalid_grant refusal: `reason` (what was wrong with the code) is logged, never sent: the
@@ -140,124 +139,118 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   }
 
   /**
-   * Endpoint 6. Steps in order: authenticate the client (constant time), consume the code, issue.
-   * The code is consumed exactly once across every daemon of the store: the commit that issues
-   * expects the code record as it was read, so of two exchanges of one code only one commits; the
-   * other finds the code consumed and is a reuse (invalid_grant, and what the code issued is revoked).
-   * Resolves once the exchange is durable.
+   * Endpoint 6, as named steps over one transaction (its form's three parts were checked at the
+   * edge, schemas/http/oauth.schema.json): authenticate the client (constant time), then decide on the code (consume it and issue, or refuse, or revoke what a
+   * reused code issued). The code is consumed exactly once across every daemon of the store: the
+   * transaction expects the code as read, so of two exchanges of one code only one commits; the other
+   * runs again, finds the code consumed and is a reuse. Logs and throws once the transaction is
+   * over (it may run more than once). Resolves once the exchange is durable.
    */
-  async function exchange(input: {
-    clientId?: unknown;
-    clientSecret?: unknown;
-    code?: unknown;
-  }): Promise<TokenResponse> {
-    const missing = (['client-id', 'client-secret', 'code'] as const).filter((_k, i) => {
-      const v = [input.clientId, input.clientSecret, input.code][i];
-      return typeof v !== 'string' || v === '' || v.length > 512;
+  async function exchange(form: ExchangeForm): Promise<TokenResponse> {
+    const outcome = await store.transaction((tx) => decide(tx, form), { attempts: 4 });
+    if ('issued' in outcome) return outcome.issued;
+    if (outcome.revoked)
+      logger.warn(reuseMessage(outcome.revoked), {
+        appId: outcome.appId,
+        workspaceId: outcome.workspaceId,
+        revoked: outcome.revoked,
+      });
+    throw refuse(outcome.refused, {
+      appId: outcome.appId,
+      ...(outcome.workspaceId ? { workspaceId: outcome.workspaceId } : {}),
     });
-    if (missing.length)
-      throw invalidRequest(
-        `The form parts ${missing.join(', ')} are required.`,
-        missing.map((k) => ({ pointer: `/${k}`, message: 'is required' })),
-      );
-    const clientId = input.clientId as string;
-    const codeId = sha256(input.code as string);
-    // Every record the exchange reads, in one read (one round trip on PostgreSQL, one snapshot): the
-    // app, the code, and what the code names (its user, the installation and authorization it would
-    // update). The code is only looked at once the client is authenticated.
-    const read = await store.getMany(
+  }
+
+  /**
+   * Step 1, inside the transaction: read every record the exchange needs in one read (one round
+   * trip on PostgreSQL, one snapshot): the app, the code, and what the code names (its user, the
+   * installation and authorization it would update). The app and the user are only looked at (no
+   * expectation: every exchange of the app would otherwise lock its record); the code, installation
+   * and authorization are what the commit expects. The code is only looked at once the client is
+   * authenticated.
+   */
+  async function decide(tx: Transaction, form: ExchangeForm): Promise<Outcome> {
+    const read = await tx.getMany(
       [
-        { table: IDENTITY_TABLES.apps, id: clientId },
-        { table: OAUTH_TABLES.codes, id: codeId },
-        { table: IDENTITY_TABLES.workspaceUsers, idFrom: { key: 1, field: 'workspaceUserId' } },
+        { table: IDENTITY_TABLES.apps, id: form.clientId, peek: true },
+        { table: OAUTH_TABLES.codes, id: sha256(form.code) },
+        { table: IDENTITY_TABLES.workspaceUsers, idFrom: { key: 1, field: 'workspaceUserId' }, peek: true },
         { table: OAUTH_TABLES.installations, idFrom: { key: 1, field: 'installationId' } },
         { table: OAUTH_TABLES.authorizations, idFrom: { key: 1, field: 'authorizationId' } },
       ],
       { shared: true },
     ); // only read: new records are built from them
-    const [app, first] = read;
+    const [app, stored] = read;
     const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;
-    if (!safeEqual(input.clientSecret as string, expected) || !app) throw invalidClient();
-
-    let stored = first;
-    let withCode: Related | undefined = { user: read[2], inst: read[3], az: read[4] };
-    for (let attempt = 1; ; attempt++) {
-      if (!stored) throw refuse('no such code (never issued, or forgotten after its expiry)', { appId: app.id });
-      if (stored.appId !== app.id) throw refuse('the code was issued to another app', { appId: app.id });
-      if ('consumedAt' in stored) {
-        const revoked = await revokeIssued(stored.id);
-        logger.warn(reuseMessage(revoked), { appId: app.id, workspaceId: stored.workspaceId, revoked });
-        throw refuse('the code was already exchanged (a reuse: what it issued is revoked)', {
-          appId: app.id,
-          workspaceId: stored.workspaceId,
-        });
-      }
-      try {
-        return await issue(app, stored, withCode);
-      } catch (e) {
-        // something read changed meanwhile: the code (consumed by another exchange: a reuse, next turn)
-        // or the installation or authorization (another exchange in the workspace: issue again on fresh reads)
-        if (!(e instanceof StoreConflict) || attempt >= 4) throw e;
-        stored = await store.get(OAUTH_TABLES.codes, codeId);
-        withCode = undefined;
-      }
+    if (!safeEqual(form.clientSecret, expected) || !app) throw invalidClient();
+    const appId = app.id;
+    if (!stored) return { refused: 'no such code (never issued, or forgotten after its expiry)', appId };
+    if (stored.appId !== app.id) return { refused: 'the code was issued to another app', appId };
+    const workspaceId = stored.workspaceId;
+    if ('consumedAt' in stored)
+      return {
+        refused: 'the code was already exchanged (a reuse: what it issued is revoked)',
+        appId,
+        workspaceId,
+        revoked: await revokeIssued(tx, stored),
+      };
+    if (stored.expiresAt <= clock.now()) {
+      tx.delete(OAUTH_TABLES.codes, stored.id);
+      return { refused: 'the code has expired', appId, workspaceId };
     }
+    const related = await relatedOf(tx, app, stored, { user: read[2], inst: read[3], az: read[4] });
+    if (!related.user) return { refused: 'the user who granted the code no longer exists', appId, workspaceId };
+    return { issued: await issue(tx, app, stored, related.user, related) };
   }
 
   /**
-   * Issue the tokens of a live code, in named steps: mint the bot token (or keep the installation's),
-   * issue the user token, merge the authorization, consume the code; then one commit that expects the
-   * code, installation and authorization as read. `related`: those records as read with the code,
-   * used when the code names the ids this exchange derives (a code minted before codes named them,
-   * or a retry, reads them here).
+   * The user, installation and authorization of a code: as read with it when the code names the ids
+   * this exchange derives (as grants.installationOf/authorizationOf make them), else read here (a code
+   * minted before codes named them).
    */
-  async function issue(app: AppRecord, rec: CodeRecord, related: Related | undefined): Promise<TokenResponse> {
-    if (rec.expiresAt <= clock.now()) {
-      await store.commit(
-        [{ table: OAUTH_TABLES.codes, id: rec.id, value: null }],
-        [{ table: OAUTH_TABLES.codes, id: rec.id, value: rec }],
-      );
-      throw refuse('the code has expired', { appId: app.id, workspaceId: rec.workspaceId });
-    }
-    // ids as grants.installationOf/authorizationOf make them
+  async function relatedOf(tx: Transaction, app: AppRecord, rec: CodeRecord, withCode: Related): Promise<Related> {
     const azId = authorizationId(app.id, rec.workspaceUserId);
     const instId = installationId(app.id, rec.workspaceId);
-    const named = related && rec.installationId === instId && rec.authorizationId === azId;
-    const { user, inst: instRead, az: prevAz } = named ? related : await relatedOf(rec.workspaceUserId, instId, azId);
-    if (!user)
-      throw refuse('the user who granted the code no longer exists', { appId: app.id, workspaceId: rec.workspaceId });
-
-    const now = nowIso();
-    const bot = await mintBotToken(
-      app,
-      rec,
-      user,
-      instRead ?? {
-        id: instId,
-        appId: app.id,
-        workspaceId: rec.workspaceId,
-        installedBy: user.id,
-        botScopes: [],
-        createdAt: now,
-        updatedAt: now,
-      },
-      !instRead,
-      now,
-    );
-    const userToken = issueUserToken(app, rec, user, now);
-    const authorization = mergeAuthorization(app, rec, user, azId, prevAz, now);
-    const code = consumeCode(rec, [userToken.change.id, ...bot.issued], now);
-    // exactly once: the code as read; and no lost update of the installation (its one bot) or of the authorization
-    await commit(
-      [...bot.changes, userToken.change, ...authorization, code],
+    if (rec.installationId === instId && rec.authorizationId === azId) return withCode;
+    const [user, inst, az] = await tx.getMany(
       [
-        { table: OAUTH_TABLES.codes, id: rec.id, value: rec },
-        { table: OAUTH_TABLES.installations, id: instId, value: instRead },
-        { table: OAUTH_TABLES.authorizations, id: azId, value: prevAz },
+        { table: IDENTITY_TABLES.workspaceUsers, id: rec.workspaceUserId, peek: true },
+        { table: OAUTH_TABLES.installations, id: instId },
+        { table: OAUTH_TABLES.authorizations, id: azId },
       ],
+      { shared: true },
     );
+    return { user, inst, az };
+  }
+
+  /**
+   * Step 3, issue the tokens of a live code: mint the bot token (or keep the installation's), issue
+   * the user token, merge the authorization, consume the code. The transaction commits them.
+   */
+  async function issue(
+    tx: Transaction,
+    app: AppRecord,
+    rec: CodeRecord,
+    user: WorkspaceUserRecord,
+    related: Related,
+  ): Promise<TokenResponse> {
+    const now = nowIso();
+    const instRead = related.inst;
+    const inst: InstallationRecord = instRead ?? {
+      id: installationId(app.id, rec.workspaceId),
+      appId: app.id,
+      workspaceId: rec.workspaceId,
+      installedBy: user.id,
+      botScopes: [],
+      createdAt: now,
+      updatedAt: now,
+    };
+    const bot = await mintBotToken(tx, app, rec, user, inst, !instRead, now);
+    const accessToken = issueUserToken(tx, app, rec, user, now);
+    mergeAuthorization(tx, app, rec, user, related.az, now);
+    consumeCode(tx, rec, [sha256(accessToken), ...bot.issued], now);
     return {
-      accessToken: userToken.accessToken,
+      accessToken,
       userId: user.id,
       workspaceId: rec.workspaceId,
       ...(bot.botToken ? { botToken: bot.botToken, botId: bot.botId } : {}),
@@ -265,26 +258,28 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
   }
 
   /**
-   * Step 1, the installation and its bot. A `bot: true` app's first install (or a reinstall, or an
+   * The installation and its bot. A `bot: true` app's first install (or a reinstall, or an
    * installation whose bot token was revoked) mints a new bot token, with the bot user made (or
    * renamed) and the old token revoked; otherwise the installation's token is handed out again.
-   * `isNew`: the installation is not stored yet (it is written even for an app without a bot).
+   * `isNew`: the installation is not stored yet (it is written even for an app without a bot). An
+   * installation's bot user lives as long as it does (an uninstall deletes both in one commit).
    */
   async function mintBotToken(
+    tx: Transaction,
     app: AppRecord,
     rec: CodeRecord,
     user: WorkspaceUserRecord,
     inst: InstallationRecord,
     isNew: boolean,
     now: string,
-  ): Promise<{ changes: Change[]; issued: string[]; botToken?: string; botId?: string }> {
-    if (!app.manifest.bot)
-      return { changes: isNew ? [{ table: OAUTH_TABLES.installations, id: inst.id, value: inst }] : [], issued: [] };
-    const changes: Change[] = [];
-    // An installation's bot user lives as long as it does (an uninstall deletes both in one commit),
-    // so only a reinstall, which renames it, reads it; an exchange in an installed workspace need not.
-    let botUser: WorkspaceUserRecord | undefined =
-      inst.botUserId && rec.reinstall ? await store.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId) : undefined;
+  ): Promise<{ issued: string[]; botToken?: string; botId?: string }> {
+    if (!app.manifest.bot) {
+      if (isNew) tx.put(OAUTH_TABLES.installations, inst.id, inst);
+      return { issued: [] };
+    }
+    // only a reinstall, which renames the bot user, reads it; an exchange in an installed workspace need not
+    let botUser =
+      inst.botUserId && rec.reinstall ? await tx.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId) : undefined;
     const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
     if (!inst.botUserId || rec.reinstall) {
       const m = app.manifest;
@@ -301,11 +296,10 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         appId: app.id,
         ...(m.botTitle ? { title: m.botTitle } : {}),
       };
-      changes.push({ table: IDENTITY_TABLES.workspaceUsers, id: botUser.id, value: botUser });
+      tx.put(IDENTITY_TABLES.workspaceUsers, botUser.id, botUser);
     }
     const botId = botUser?.id ?? must(inst.botUserId);
-    if (!mint)
-      return { changes, issued: [must(inst.botTokenId)], botToken: openBotToken(must(inst.sealedBotToken)), botId };
+    if (!mint) return { issued: [must(inst.botTokenId)], botToken: openBotToken(must(inst.sealedBotToken)), botId };
     const botToken = newSecret(PREFIX.botToken);
     const scopes = inst.botTokenId && !rec.reinstall ? inst.botScopes : rec.botScopes;
     const tok: TokenRecord = {
@@ -318,9 +312,9 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       createdAt: now,
     };
     // reinstall: the old one stops working now
-    if (inst.botTokenId) changes.push({ table: OAUTH_TABLES.tokens, id: inst.botTokenId, value: null });
-    changes.push({ table: OAUTH_TABLES.tokens, id: tok.id, value: tok });
-    const next: InstallationRecord = {
+    if (inst.botTokenId) tx.delete(OAUTH_TABLES.tokens, inst.botTokenId);
+    tx.put(OAUTH_TABLES.tokens, tok.id, tok);
+    tx.put(OAUTH_TABLES.installations, inst.id, {
       ...inst,
       botUserId: botId,
       botScopes: scopes,
@@ -328,18 +322,18 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       botTokenId: tok.id,
       installedBy: rec.reinstall ? user.id : inst.installedBy,
       updatedAt: now,
-    };
-    changes.push({ table: OAUTH_TABLES.installations, id: next.id, value: next });
-    return { changes, issued: [tok.id], botToken, botId };
+    });
+    return { issued: [tok.id], botToken, botId };
   }
 
-  /** Step 2: a new user token with the code's user scopes (stored only as its digest). */
+  /** A new user token with the code's user scopes (stored only as its digest); answers the token. */
   function issueUserToken(
+    tx: Transaction,
     app: AppRecord,
     rec: CodeRecord,
     user: WorkspaceUserRecord,
     now: string,
-  ): { accessToken: string; change: Change & { id: string } } {
+  ): string {
     const accessToken = newSecret(PREFIX.accessToken);
     const tok: TokenRecord = {
       id: sha256(accessToken),
@@ -350,47 +344,45 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       scopes: rec.userScopes,
       createdAt: now,
     };
-    return { accessToken, change: { table: OAUTH_TABLES.tokens, id: tok.id, value: tok } };
+    tx.put(OAUTH_TABLES.tokens, tok.id, tok);
+    return accessToken;
   }
 
   /**
-   * Step 3: the user's authorization of the app, made on first use, with the code's user scopes added; nothing when it
-   * holds them already.
+   * The user's authorization of the app, made on first use, with the code's user scopes added; left
+   * as it is when it holds them already.
    */
   function mergeAuthorization(
+    tx: Transaction,
     app: AppRecord,
     rec: CodeRecord,
     user: WorkspaceUserRecord,
-    azId: string,
     prev: AuthorizationRecord | undefined,
     now: string,
-  ): Change[] {
-    if (!prev) {
-      const az: AuthorizationRecord = {
-        id: azId,
+  ): void {
+    const id = authorizationId(app.id, user.id);
+    if (!prev)
+      tx.put(OAUTH_TABLES.authorizations, id, {
+        id,
         appId: app.id,
         workspaceId: rec.workspaceId,
         workspaceUserId: user.id,
         userScopes: rec.userScopes,
         createdAt: now,
         updatedAt: now,
-      };
-      return [{ table: OAUTH_TABLES.authorizations, id: az.id, value: az }];
-    }
-    if (rec.userScopes.every((sc) => prev.userScopes.includes(sc))) return [];
-    return [
-      {
-        table: OAUTH_TABLES.authorizations,
-        id: azId,
-        value: { ...prev, userScopes: [...new Set([...prev.userScopes, ...rec.userScopes])], updatedAt: now },
-      },
-    ];
+      });
+    else if (!rec.userScopes.every((sc) => prev.userScopes.includes(sc)))
+      tx.put(OAUTH_TABLES.authorizations, id, {
+        ...prev,
+        userScopes: [...new Set([...prev.userScopes, ...rec.userScopes])],
+        updatedAt: now,
+      });
   }
 
-  /** Step 4: the code, consumed: remembered with the ids of what it issued, so that a reuse revokes them. */
-  function consumeCode(rec: CodeRecord, issued: string[], now: string): Change {
+  /** The code, consumed: remembered with the ids of what it issued, so that a reuse revokes them. */
+  function consumeCode(tx: Transaction, rec: CodeRecord, issued: string[], now: string): void {
     const forgetAt = clock.now() + CONSUMED_CODE_MEMORY_MS;
-    const consumed: ConsumedCodeRecord = {
+    tx.put(OAUTH_TABLES.codes, rec.id, {
       id: rec.id,
       appId: rec.appId,
       workspaceId: rec.workspaceId,
@@ -399,8 +391,7 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
       forgetAt,
       issuedTokenIds: issued,
       sweepMinute: sweepMinuteOf(forgetAt),
-    };
-    return { table: OAUTH_TABLES.codes, id: rec.id, value: consumed };
+    });
   }
 
   /** The last minute whose codes this daemon swept; undefined until its first sweep. */
@@ -416,9 +407,8 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
     const minute = Math.floor(now / 60_000);
     const due = (c: StoredCodeRecord) =>
       ('consumedAt' in c && c.forgetAt !== undefined ? c.forgetAt : c.expiresAt) <= now;
-    const changes: Change[] = [];
-    const forget = (c: StoredCodeRecord) =>
-      void (due(c) && changes.push({ table: OAUTH_TABLES.codes, id: c.id, value: null }));
+    const gone: string[] = [];
+    const forget = (c: StoredCodeRecord) => void (due(c) && gone.push(c.id));
     // The first sweep (or one after a long gap) reads every code: records written before codes carried
     // their sweep minute have none. It scans them one at a time: read at once, the 200,000 codes of
     // the token benchmark were some 250 MB of objects alive together. Later sweeps read only the
@@ -430,8 +420,12 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
         (await store.find(OAUTH_TABLES.codes, 'sweepMinute', String(m))).forEach(forget);
     // the current minute is read again next time: its codes are not all due yet
     sweptThrough = minute - 1;
-    if (changes.length) await store.commit(changes);
-    return changes.length;
+    // deleted as found: an exchange of one of them meanwhile expected it, so it runs again and finds none
+    if (gone.length)
+      await store.transaction(async (tx) => {
+        for (const id of gone) tx.delete(OAUTH_TABLES.codes, id);
+      });
+    return gone.length;
   }
 
   /**

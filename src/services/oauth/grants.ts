@@ -5,7 +5,7 @@
  * those are single gets. The rest are store.find on indexed fields (src/store/indexes.ts):
  * nothing is kept in memory, so every daemon sharing the store sees the same grants.
  */
-import type { Change, Expectation, Store } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 import type { AppsService } from '../apps.js';
 import {
   OAUTH_TABLES,
@@ -29,7 +29,6 @@ export function createGrants(store: Store, apps: AppsService) {
   return {
     installationOf,
     tokensOf,
-    commit: (changes: Change[], expect?: Expectation[]): Promise<void> => store.commit(changes, expect),
     authorizationOf(appId: string, workspaceUserId: string): Promise<AuthorizationRecord | undefined> {
       return store.get(OAUTH_TABLES.authorizations, authorizationId(appId, workspaceUserId));
     },

@@ -4,7 +4,7 @@
  * the delivery worker drains to the app.
  */
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
-import { StoreConflict, type Change } from '../../store/types.js';
+import type { Transaction } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import type { IdentityService, Principal } from '../identity.js';
@@ -24,79 +24,93 @@ export function createRevocation(
   const nowIso = () => new Date(clock.now()).toISOString();
 
   /**
+   * Every token the app holds in the workspace, looked at only (found by app, then narrowed to the
+   * workspace): deleting one that is already gone changes nothing, so none is expected.
+   */
+  async function tokensIn(tx: Transaction, appId: string, workspaceId: string): Promise<TokenRecord[]> {
+    return (await tx.find(OAUTH_TABLES.tokens, 'appId', appId, { peek: true })).filter(
+      (t) => t.workspaceId === workspaceId,
+    );
+  }
+
+  /**
    * Tokens issued by an exchange that committed while a revocation was being read are not in what
    * it read: looked up again once the revocation is committed, and deleted too. An exchange that
    * commits later expected the installation or authorization the revocation deleted, so it conflicts.
    */
   async function sweepLeftovers(appId: string, workspaceId: string, which: (t: TokenRecord) => boolean): Promise<void> {
-    const left = (await grants.tokensOf(appId, workspaceId)).filter(which);
-    if (left.length) await grants.commit(left.map((t) => ({ table: OAUTH_TABLES.tokens, id: t.id, value: null })));
+    await store.transaction(async (tx) => {
+      for (const t of (await tokensIn(tx, appId, workspaceId)).filter(which)) tx.delete(OAUTH_TABLES.tokens, t.id);
+    });
   }
 
   /** DELETE /v1/app/authorization: the user's tokens for this app stop working now. */
   async function unauthorize(owner: TokenOwner): Promise<void> {
     if (owner.kind !== 'user') throw invalidRequest('Unauthorize needs a user access token, not a bot token.');
     const mine = (t: TokenRecord) => t.kind === 'user' && t.workspaceUserId === owner.workspaceUserId;
-    const [toks, az, inst] = await Promise.all([
-      grants.tokensOf(owner.appId, owner.workspaceId),
-      grants.authorizationOf(owner.appId, owner.workspaceUserId),
-      grants.installationOf(owner.appId, owner.workspaceId),
-    ]);
-    const changes: Change[] = toks.filter(mine).map((t) => ({ table: OAUTH_TABLES.tokens, id: t.id, value: null }));
-    if (az) changes.push({ table: OAUTH_TABLES.authorizations, id: az.id, value: null });
-    changes.push(
-      outbox.appEvent(owner.appId, owner.workspaceId, 'APP_UNAUTHORIZED', [owner.workspaceUserId], {
-        id: az?.id ?? authorizationId(owner.appId, owner.workspaceUserId),
-        app: owner.appId,
-        appInstallation: inst?.id ?? installationId(owner.appId, owner.workspaceId),
-        workspaceUser: owner.workspaceUserId,
-        workspace: owner.workspaceId,
-        grantedScopes: [],
-        accessGranted: false,
-      }),
-    );
+    const azId = authorizationId(owner.appId, owner.workspaceUserId);
+    const instId = installationId(owner.appId, owner.workspaceId);
+    await store.transaction(async (tx) => {
+      const [toks, [az, inst]] = await Promise.all([
+        tokensIn(tx, owner.appId, owner.workspaceId),
+        tx.getMany([
+          { table: OAUTH_TABLES.authorizations, id: azId, peek: true },
+          { table: OAUTH_TABLES.installations, id: instId, peek: true },
+        ]),
+      ]);
+      for (const t of toks.filter(mine)) tx.delete(OAUTH_TABLES.tokens, t.id);
+      if (az) tx.delete(OAUTH_TABLES.authorizations, az.id);
+      tx.apply(
+        outbox.appEvent(owner.appId, owner.workspaceId, 'APP_UNAUTHORIZED', [owner.workspaceUserId], {
+          id: az?.id ?? azId,
+          app: owner.appId,
+          appInstallation: inst?.id ?? instId,
+          workspaceUser: owner.workspaceUserId,
+          workspace: owner.workspaceId,
+          grantedScopes: [],
+          accessGranted: false,
+        }),
+      );
+    });
     logger.info('app unauthorized', {
       appId: owner.appId,
       workspaceId: owner.workspaceId,
       workspaceUserId: owner.workspaceUserId,
     });
-    await grants.commit(changes);
     outbox.written();
     await sweepLeftovers(owner.appId, owner.workspaceId, mine);
   }
 
-  /** Uninstall from a workspace: every token of the app there stops working now. */
+  /**
+   * Uninstall from a workspace: every token of the app there stops working now. The installation
+   * is expected as read: of two uninstalls at once, one answers 404 (as one after the other would).
+   */
   async function uninstall(appId: string, workspaceId: string): Promise<void> {
-    const [inst, users, toks] = await Promise.all([
-      grants.installationOf(appId, workspaceId),
-      grants.authorizedUsers(appId, workspaceId),
-      grants.tokensOf(appId, workspaceId),
-    ]);
-    if (!inst) throw notFound('Installation');
-    const changes: Change[] = toks.map((t) => ({ table: OAUTH_TABLES.tokens, id: t.id, value: null }));
-    for (const wu of users)
-      changes.push({ table: OAUTH_TABLES.authorizations, id: authorizationId(appId, wu), value: null });
-    changes.push({ table: OAUTH_TABLES.installations, id: inst.id, value: null });
-    if (inst.botUserId && (await store.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId)))
-      changes.push({ table: IDENTITY_TABLES.workspaceUsers, id: inst.botUserId, value: null });
-    changes.push(
-      outbox.appEvent(appId, workspaceId, 'APP_UNINSTALLED', users, {
-        id: inst.id,
-        app: appId,
-        workspace: workspaceId,
-        installedBy: inst.installedBy,
-        botUser: inst.botUserId ?? null,
-        uninstalledAt: nowIso(),
-      }),
-    );
+    await store.transaction(async (tx) => {
+      const [inst, azs, toks] = await Promise.all([
+        tx.get(OAUTH_TABLES.installations, installationId(appId, workspaceId)),
+        tx.find(OAUTH_TABLES.authorizations, 'appId', appId, { peek: true }),
+        tokensIn(tx, appId, workspaceId),
+      ]);
+      if (!inst) throw notFound('Installation');
+      const users = azs.filter((a) => a.workspaceId === workspaceId).map((a) => a.workspaceUserId);
+      for (const t of toks) tx.delete(OAUTH_TABLES.tokens, t.id);
+      for (const wu of users) tx.delete(OAUTH_TABLES.authorizations, authorizationId(appId, wu));
+      tx.delete(OAUTH_TABLES.installations, inst.id);
+      if (inst.botUserId && (await tx.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId, { peek: true })))
+        tx.delete(IDENTITY_TABLES.workspaceUsers, inst.botUserId);
+      tx.apply(
+        outbox.appEvent(appId, workspaceId, 'APP_UNINSTALLED', users, {
+          id: inst.id,
+          app: appId,
+          workspace: workspaceId,
+          installedBy: inst.installedBy,
+          botUser: inst.botUserId ?? null,
+          uninstalledAt: nowIso(),
+        }),
+      );
+    });
     logger.info('app uninstalled', { appId, workspaceId });
-    // expects the installation as read: of two uninstalls at once, one answers 404 (as one after the other would)
-    try {
-      await grants.commit(changes, [{ table: OAUTH_TABLES.installations, id: inst.id, value: inst }]);
-    } catch (e) {
-      if (e instanceof StoreConflict) return uninstall(appId, workspaceId);
-      throw e;
-    }
     outbox.written();
     await sweepLeftovers(appId, workspaceId, () => true);
   }

@@ -15,7 +15,7 @@
  */
 import { mac, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
-import { StoreConflict, type Store } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 import type { AuthRequestParams } from './authorization-request.js';
 import { must } from '../../must.js';
 import { IDENTITY_TABLES } from '../../model/identity.js';
@@ -85,16 +85,11 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
   /** Mark a single-use token used; false when it was used already (here or on another daemon). */
   async function useOnce(token: string, expiresAt: number): Promise<boolean> {
     const id = sha256(token);
-    try {
-      await store.commit(
-        [{ table: USED_TOKENS, id, value: { id, expiresAt } }],
-        [{ table: USED_TOKENS, id, value: undefined }],
-      );
+    return store.transaction(async (tx) => {
+      if (await tx.get(USED_TOKENS, id)) return false;
+      tx.put(USED_TOKENS, id, { id, expiresAt });
       return true;
-    } catch (e) {
-      if (e instanceof StoreConflict) return false;
-      throw e;
-    }
+    });
   }
 
   /** The signed-in session a cookie value carries: signed here, not expired, not signed out. */
@@ -219,9 +214,9 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
      * on).
      */
     async end(session: { id: string; expiresAt: number }): Promise<void> {
-      await store.commit([
-        { table: ENDED_SESSIONS, id: session.id, value: { id: session.id, expiresAt: session.expiresAt } },
-      ]);
+      await store.transaction(async (tx) =>
+        tx.put(ENDED_SESSIONS, session.id, { id: session.id, expiresAt: session.expiresAt }),
+      );
     },
     /**
      * Sign every session of the account out, on every daemon, this one's included: each issued
@@ -230,13 +225,9 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
      */
     async endAll(accountId: string): Promise<void> {
       const before = clock.now();
-      await store.commit([
-        {
-          table: ACCOUNT_SIGN_OUTS,
-          id: accountId,
-          value: { id: accountId, before, expiresAt: before + SESSION_TTL_MS },
-        },
-      ]);
+      await store.transaction(async (tx) =>
+        tx.put(ACCOUNT_SIGN_OUTS, accountId, { id: accountId, before, expiresAt: before + SESSION_TTL_MS }),
+      );
     },
     /**
      * Forget used tokens and signed-out sessions once they have expired (they are refused by their expiry from then
@@ -247,7 +238,10 @@ export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
       let n = 0;
       for (const table of [USED_TOKENS, ENDED_SESSIONS, ACCOUNT_SIGN_OUTS] as const) {
         const gone = (await store.all(table)).filter((u) => u.expiresAt <= now);
-        if (gone.length) await store.commit(gone.map((u) => ({ table, id: u.id, value: null })));
+        if (gone.length)
+          await store.transaction(async (tx) => {
+            for (const u of gone) tx.delete(table, u.id);
+          });
         n += gone.length;
       }
       return n;

@@ -8,7 +8,6 @@ import { newId } from '../../crypto.js';
 import { notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
-import { isConflict } from '../conflict.js';
 import { WORKSPACE_TABLES } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import type { CallCodeRecord, PermanentCallRecord } from '../../model/workspace.js';
@@ -40,21 +39,15 @@ export function createCalls(deps: {
       createdAt: new Date(clock.now()).toISOString(),
     };
     const code: CallCodeRecord = { id: rec.code, workspaceUserId: a.userId };
-    try {
-      await store.commit(
-        [
-          { table: WORKSPACE_TABLES.calls, id: rec.id, value: rec },
-          { table: WORKSPACE_TABLES.callCodes, id: code.id, value: code },
-        ],
-        [{ table: WORKSPACE_TABLES.calls, id: rec.id, value: undefined }],
-      );
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-      const made = await store.get(WORKSPACE_TABLES.calls, a.userId); // made at the same moment elsewhere
-      if (!made) throw e;
-      return view(made);
-    }
-    return view(rec);
+    // made at the same moment elsewhere: that one is the call
+    const made = await store.transaction(async (tx) => {
+      const found = await tx.get(WORKSPACE_TABLES.calls, rec.id);
+      if (found) return found;
+      tx.put(WORKSPACE_TABLES.calls, rec.id, rec);
+      tx.put(WORKSPACE_TABLES.callCodes, code.id, code);
+      return rec;
+    });
+    return view(made);
   }
 
   /** The call a link's code names, with its user's name and workspace (the link's page); 404 for an unknown code. */

@@ -6,10 +6,8 @@
 import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
-import type { Change, Expectation, Store } from '../../store/types.js';
-import { isConflict, retryOnConflict } from '../conflict.js';
+import type { Store, Transaction } from '../../store/types.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
-import type { MessageRecord } from '../../model/workspace.js';
 import {
   CHANNEL_TYPES,
   WORKSPACE_TABLES,
@@ -31,8 +29,8 @@ const nameKey = (workspaceId: string, name: string) => `${workspaceId}|${name.to
 
 export interface ChannelsDeps {
   store: Store;
-  /** The message index's commit (a channel's deletion removes its messages, which listeners hear of). */
-  commit: (changes: Change[], expect?: Expectation[], removed?: readonly MessageRecord[]) => Promise<void>;
+  /** The message index's transaction (a channel's deletion removes its messages, which listeners hear of). */
+  transaction: <T>(work: (tx: Transaction) => Promise<T>) => Promise<T>;
   clock: Clock;
   users: WorkspaceUsers;
   events: WorkspaceEvents;
@@ -46,40 +44,33 @@ const creationOrder = (x: ChannelRecord, y: ChannelRecord) =>
   (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
 
 export function createChannels(deps: ChannelsDeps) {
-  const { store, commit, clock, users, events } = deps;
+  const { store, transaction, clock, users, events } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
 
   /** general and random, the first time a workspace is used (one commit; the ids make it idempotent). */
   async function ensureWorkspace(workspaceId: string): Promise<void> {
     const ids = ['general', 'random'].map((n) => initialChannelId(workspaceId, n));
     const found = await Promise.all(ids.map((id) => store.get(WORKSPACE_TABLES.channels, id)));
-    const missing = ['general', 'random'].filter((_, i) => !found[i]);
-    if (missing.length === 0) return;
-    const at = nowIso();
-    const made = missing.map((name) => {
-      const ch: ChannelRecord = {
-        id: initialChannelId(workspaceId, name),
-        workspaceId,
-        channelType: 'PUBLIC',
-        name,
-        everyone: true,
-        isMain: name === 'general',
-        isInitial: true,
-        members: [],
-        createdAt: at,
-      };
-      return ch;
+    if (found.every(Boolean)) return;
+    // only those still missing: another daemon (or request) may be making them at the same moment
+    await store.transaction(async (tx) => {
+      const at = nowIso();
+      for (const name of ['general', 'random']) {
+        const id = initialChannelId(workspaceId, name);
+        if (await tx.get(WORKSPACE_TABLES.channels, id)) continue;
+        tx.put(WORKSPACE_TABLES.channels, id, {
+          id,
+          workspaceId,
+          channelType: 'PUBLIC',
+          name,
+          everyone: true,
+          isMain: name === 'general',
+          isInitial: true,
+          members: [],
+          createdAt: at,
+        });
+      }
     });
-    try {
-      // only if still missing: another daemon (or request) may be making them at the same moment
-      await commit(
-        made.map((ch) => ({ table: WORKSPACE_TABLES.channels, id: ch.id, value: ch })),
-        made.map((ch) => ({ table: WORKSPACE_TABLES.channels, id: ch.id, value: undefined })),
-      );
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-      await ensureWorkspace(workspaceId); // whoever won made what we wanted; one may still be missing
-    }
   }
 
   const byId = async (id: unknown) => (typeof id === 'string' ? store.get(WORKSPACE_TABLES.channels, id) : undefined);
@@ -105,10 +96,14 @@ export function createChannels(deps: ChannelsDeps) {
     return ch.everyone ? (await users.usersOf(ch.workspaceId)).map((u) => u.id) : [...ch.members];
   }
 
-  /** The channel if the actor can see it; 404 naming what was asked for (also for another workspace's channel). */
-  async function visible(a: Actor, channelId: unknown): Promise<ChannelRecord> {
-    await ensureWorkspace(a.workspaceId);
-    const ch = await byId(channelId);
+  /**
+   * The channel if the actor can see it; 404 naming what was asked for (also for another workspace's channel). Given a
+   * transaction, the channel is read in it (its workspace was made ready before).
+   */
+  async function visible(a: Actor, channelId: unknown, tx?: Transaction): Promise<ChannelRecord> {
+    if (!tx) await ensureWorkspace(a.workspaceId);
+    const ch =
+      tx && typeof channelId === 'string' ? await tx.get(WORKSPACE_TABLES.channels, channelId) : await byId(channelId);
     if (!ch || ch.workspaceId !== a.workspaceId || !(await canSee(ch, a.userId)))
       throw notFound(typeof channelId === 'string' ? `Channel ${channelId}` : 'Channel');
     return ch;
@@ -208,21 +203,15 @@ export function createChannels(deps: ChannelsDeps) {
       createdBy: a.userId,
       createdAt: nowIso(),
     };
-    // the name's claim record must still be absent: of two daemons creating the same name at once, one wins
+    // the name's claim record, read as absent: of two daemons creating the same name at once, one wins
     const key = nameKey(ch.workspaceId, must(ch.name));
     const event = events.workspaceEvent('CHANNEL_CREATED', ch.workspaceId, audienceOf(ch), await channelEventBody(ch));
-    try {
-      await commit(
-        [
-          { table: WORKSPACE_TABLES.channels, id: ch.id, value: ch },
-          { table: NAMES, id: key, value: { id: key, channelId: ch.id } },
-          event,
-        ],
-        [{ table: NAMES, id: key, value: undefined }],
-      );
-    } catch (e) {
-      throw isConflict(e) ? taken() : e;
-    }
+    await transaction(async (tx) => {
+      if (await tx.get(NAMES, key)) throw taken();
+      tx.put(WORKSPACE_TABLES.channels, ch.id, ch);
+      tx.put(NAMES, key, { id: key, channelId: ch.id });
+      tx.apply(event);
+    });
     events.written();
     return view(ch, a);
   }
@@ -250,8 +239,10 @@ export function createChannels(deps: ChannelsDeps) {
     await ensureWorkspace(a.workspaceId);
     const members = [...set].sort();
     const id = directChannelId(a.workspaceId, members);
-    let ch = await byId(id);
-    if (!ch) {
+    // made at the same moment elsewhere: that one is the channel
+    const ch = await transaction(async (tx) => {
+      const found = await tx.get(WORKSPACE_TABLES.channels, id);
+      if (found) return found;
       const made: ChannelRecord = {
         id,
         workspaceId: a.workspaceId,
@@ -260,18 +251,9 @@ export function createChannels(deps: ChannelsDeps) {
         createdBy: a.userId,
         createdAt: nowIso(),
       };
-      try {
-        await commit(
-          [{ table: WORKSPACE_TABLES.channels, id, value: made }],
-          [{ table: WORKSPACE_TABLES.channels, id, value: undefined }],
-        );
-        ch = made;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-        ch = await byId(id); // made at the same moment elsewhere: that one is the channel
-        if (!ch) throw e;
-      }
-    }
+      tx.put(WORKSPACE_TABLES.channels, id, made);
+      return made;
+    });
     return view(ch, a);
   }
 
@@ -281,8 +263,11 @@ export function createChannels(deps: ChannelsDeps) {
     return out;
   }
 
-  /** A change of the channel as read: refused (StoreConflict) when it changed meanwhile. */
-  const asRead = (ch: ChannelRecord): Expectation[] => [{ table: WORKSPACE_TABLES.channels, id: ch.id, value: ch }];
+  /** Run `work` on the channel as the actor sees it, in one transaction (the channel is what it expects). */
+  async function onChannel<T>(a: Actor, channelId: string, work: (tx: Transaction, ch: ChannelRecord) => Promise<T>) {
+    await ensureWorkspace(a.workspaceId);
+    return transaction(async (tx) => work(tx, await visible(a, channelId, tx)));
+  }
 
   function changeableMembers(ch: ChannelRecord): void {
     if (ch.everyone) throw invalidRequest(`Every user of the workspace is a member of #${ch.name}.`);
@@ -293,8 +278,7 @@ export function createChannels(deps: ChannelsDeps) {
 
   /** POST /v1/channels/{c}/users {userIds}: the actor must be a member (of a public channel too). */
   async function addUsers(a: Actor, channelId: string, body: Record<string, unknown>) {
-    return retryOnConflict(async () => {
-      const ch = await visible(a, channelId);
+    return onChannel(a, channelId, async (tx, ch) => {
       const ids = body.userIds;
       if (!Array.isArray(ids) || ids.length === 0 || ids.some((x) => typeof x !== 'string'))
         throw invalidRequest('userIds must list workspace user ids.', [
@@ -308,39 +292,24 @@ export function createChannels(deps: ChannelsDeps) {
           { pointer: '/userIds', message: 'names an unknown user' },
         ]);
       const added = [...new Set(ids as string[])].filter((id) => !ch.members.includes(id));
-      if (added.length)
-        await commit(
-          [{ table: WORKSPACE_TABLES.channels, id: ch.id, value: { ...ch, members: [...ch.members, ...added] } }],
-          asRead(ch),
-        );
+      if (added.length) tx.put(WORKSPACE_TABLES.channels, ch.id, { ...ch, members: [...ch.members, ...added] });
       return { channelId: ch.id, addedUserIds: added };
     });
   }
 
   /** DELETE /v1/channels/{c}/users/{u}: a member removes someone (or leaves). */
   async function removeUser(a: Actor, channelId: string, userId: string): Promise<void> {
-    await retryOnConflict(async () => {
-      const ch = await visible(a, channelId);
+    await onChannel(a, channelId, async (tx, ch) => {
       changeableMembers(ch);
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can remove users from it.');
       if (!ch.members.includes(userId)) throw notFound('Channel member');
-      await commit(
-        [
-          {
-            table: WORKSPACE_TABLES.channels,
-            id: ch.id,
-            value: { ...ch, members: ch.members.filter((m) => m !== userId) },
-          },
-        ],
-        asRead(ch),
-      );
+      tx.put(WORKSPACE_TABLES.channels, ch.id, { ...ch, members: ch.members.filter((m) => m !== userId) });
     });
   }
 
   /** Archive a public or private channel (a member does it; general cannot be archived). CHANNEL_ARCHIVED. */
   async function archive(a: Actor, channelId: string): Promise<void> {
-    const archived = await retryOnConflict(async () => {
-      const ch = await visible(a, channelId);
+    const archived = await onChannel(a, channelId, async (tx, ch) => {
       if (ch.isMain || ch.channelType === 'DIRECT' || ch.channelType === 'SELF')
         throw invalidRequest('This channel cannot be archived.');
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can archive it.');
@@ -354,10 +323,8 @@ export function createChannels(deps: ChannelsDeps) {
         ty: 'CHANNEL_ARCHIVED',
         uId: a.userId,
       });
-      await commit(
-        [{ table: WORKSPACE_TABLES.channels, id: ch.id, value: { ...ch, isArchived: true } }, event],
-        asRead(ch),
-      );
+      tx.put(WORKSPACE_TABLES.channels, ch.id, { ...ch, isArchived: true });
+      tx.apply(event);
       return true;
     });
     if (archived) events.written();
@@ -367,20 +334,16 @@ export function createChannels(deps: ChannelsDeps) {
    * Delete a channel and its messages (its creator does it; the initial channels and direct
    * channels cannot be deleted). CHANNEL_DELETED goes to the apps whose users could see it.
    */
-  async function remove(
-    a: Actor,
-    channelId: string,
-    messagesOf: (channelId: string) => Promise<MessageRecord[]>,
-  ): Promise<void> {
-    await retryOnConflict(async () => {
-      const ch = await visible(a, channelId);
+  async function remove(a: Actor, channelId: string): Promise<void> {
+    await onChannel(a, channelId, async (tx, ch) => {
       if (ch.isInitial || ch.channelType === 'DIRECT' || ch.channelType === 'SELF')
         throw invalidRequest('This channel cannot be deleted.');
       if (ch.createdBy !== a.userId) throw forbidden('Only whoever created the channel can delete it.');
-      const gone = await messagesOf(ch.id);
-      // the channel as read: deleted (and CHANNEL_DELETED sent) once, however many ask at once (the others: 404)
-      const name: Change[] =
-        ch.name !== undefined ? [{ table: NAMES, id: nameKey(ch.workspaceId, ch.name), value: null }] : [];
+      // the channel as read: deleted (and CHANNEL_DELETED sent) once, however many ask at once (the others: 404);
+      // its messages only looked at (deleting one already gone changes nothing)
+      for (const m of await tx.find(WORKSPACE_TABLES.messages, 'channelId', ch.id, { peek: true }))
+        tx.delete(WORKSPACE_TABLES.messages, m.id);
+      if (ch.name !== undefined) tx.delete(NAMES, nameKey(ch.workspaceId, ch.name));
       // to the apps whose users could see the channel before it went
       const event = events.workspaceEvent('CHANNEL_DELETED', ch.workspaceId, audienceOf(ch), {
         m: await membersOf(ch),
@@ -388,16 +351,8 @@ export function createChannels(deps: ChannelsDeps) {
         cId: ch.id,
         ty: 'CHANNEL_DELETED',
       });
-      await commit(
-        [
-          { table: WORKSPACE_TABLES.channels, id: ch.id, value: null },
-          ...name,
-          ...gone.map((m) => ({ table: WORKSPACE_TABLES.messages, id: m.id, value: null })),
-          event,
-        ],
-        asRead(ch),
-        gone,
-      );
+      tx.delete(WORKSPACE_TABLES.channels, ch.id);
+      tx.apply(event);
     });
     events.written();
   }

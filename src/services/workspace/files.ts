@@ -10,8 +10,7 @@ import { newId, newSecret, sha256 } from '../../crypto.js';
 import { invalidRequest, notFound, payloadTooLarge, unauthenticated } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
-import type { Store } from '../../store/types.js';
-import { retryOnConflict } from '../conflict.js';
+import type { Store, Transaction } from '../../store/types.js';
 import { WORKSPACE_TABLES, type FileRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import type { FileTotalsRecord } from '../../model/workspace.js';
@@ -79,11 +78,11 @@ export function createFiles(deps: FilesDeps) {
     })
     .catch((e) => logger.warn('could not remove unfinished uploads', { error: String(e) }));
 
-  /** The totals record as stored (undefined when missing) and the bytes it stands for. */
-  async function totals(): Promise<{ stored: FileTotalsRecord | undefined; bytes: number }> {
-    const stored = await store.get(TOTALS, TOTALS_ID);
-    if (stored) return { stored, bytes: stored.bytes };
-    return { stored, bytes: (await store.all(WORKSPACE_TABLES.files)).reduce((n, f) => n + f.size, 0) };
+  /** The bytes of every completed file: the totals record (read in `tx` when given), or a sum of every file. */
+  async function totals(tx?: Transaction): Promise<{ bytes: number }> {
+    const stored = await (tx ?? store).get(TOTALS, TOTALS_ID);
+    if (stored) return { bytes: stored.bytes };
+    return { bytes: (await store.all(WORKSPACE_TABLES.files)).reduce((n, f) => n + f.size, 0) };
   }
 
   /** Completed files (every daemon's) plus this daemon's uploads not completed yet. */
@@ -229,18 +228,16 @@ export function createFiles(deps: FilesDeps) {
     };
     uploaded.delete(id);
     try {
-      // the file and the total in one commit, the total as read: two daemons completing at once both count
-      await retryOnConflict(async () => {
-        const { stored, bytes } = await totals();
-        const next: FileTotalsRecord = { id: TOTALS_ID, bytes: bytes + rec.size };
-        await store.commit(
-          [
-            { table: WORKSPACE_TABLES.files, id, value: rec },
-            { table: TOTALS, id: TOTALS_ID, value: next },
-          ],
-          [{ table: TOTALS, id: TOTALS_ID, value: stored }],
-        );
-      }, 20);
+      // the file and the total in one transaction on the total: two daemons completing at once both count
+      await store.transaction(
+        async (tx) => {
+          const { bytes } = await totals(tx);
+          const next: FileTotalsRecord = { id: TOTALS_ID, bytes: bytes + rec.size };
+          tx.put(WORKSPACE_TABLES.files, id, rec);
+          tx.put(TOTALS, TOTALS_ID, next);
+        },
+        { attempts: 20 },
+      );
     } catch (e) {
       uploaded.set(id, u); // not completed: it may be asked again
       throw e;

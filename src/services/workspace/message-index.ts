@@ -20,7 +20,7 @@
  * that listeners (the console's live pages) in every daemon hear it and read again.
  */
 import type { Clock } from '../../clock.js';
-import { StoreConflict, type Change, type Expectation, type Store } from '../../store/types.js';
+import type { Store, Transaction, TransactionOptions } from '../../store/types.js';
 import { WORKSPACE_TABLES, type MessageRecord } from '../../model/workspace.js';
 import type { ThreadSummary } from './message-view.js';
 
@@ -35,6 +35,12 @@ const MAX_PAGE = 1000;
 /** Posting order: seq, then id (two daemons may give the same seq to posts made at once). */
 export const postingOrder = (a: MessageRecord, b: MessageRecord) =>
   a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+const noticeOf = (m: MessageRecord): MessageNotice => ({
+  id: m.id,
+  channelId: m.channelId,
+  ...(m.threadRootId ? { threadRootId: m.threadRootId } : {}),
+});
 
 /** How far a channel may grow beyond its bound before a post trims it: 1 %, at least 1. */
 const trimSlack = (perChannel: number) => Math.max(1, Math.floor(perChannel / 100));
@@ -160,30 +166,15 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
     }
   }
 
-  const notice = (m: MessageRecord): MessageNotice => ({
-    id: m.id,
-    channelId: m.channelId,
-    ...(m.threadRootId ? { threadRootId: m.threadRootId } : {}),
-  });
-
   /**
-   * store.commit of message changes, then the notice of each. `removed` are the records of the
-   * messages it deletes (as read), for their notices.
+   * store.transaction, then the notice of each message it wrote: a message put, or one deleted that
+   * it read (its record tells the channel and thread). Only the run that committed is announced.
    */
-  async function commit(
-    changes: Change[],
-    expect: Expectation[] = [],
-    removed: readonly MessageRecord[] = [],
-  ): Promise<void> {
-    await store.commit(changes, expect.length ? expect : undefined);
-    const was = new Map(removed.map((m) => [m.id, m]));
-    const notices: MessageNotice[] = [];
-    for (const c of changes) {
-      if (c.table !== WORKSPACE_TABLES.messages) continue;
-      const m = c.value ?? was.get(c.id);
-      if (m) notices.push(notice(m));
-    }
-    announce(notices);
+  async function transaction<T>(work: (tx: Transaction) => Promise<T>, opts?: TransactionOptions): Promise<T> {
+    let run: Noticing | undefined;
+    const result = await store.transaction((tx) => work((run = new Noticing(tx))), opts);
+    if (run) announce(run.notices());
+    return result;
   }
 
   /** This daemon's next seq for the channel (see the top of this file). */
@@ -199,11 +190,10 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
 
   /**
    * Delete the channel's oldest records down to `perChannel` once it holds more than the bound and
-   * its slack; again while it is over (posts went on meanwhile). Each deletion expects its records
-   * as read: when another daemon trimmed them first (or a reaction changed one), nothing is deleted
-   * and the next post tries again; when it trimmed between this count and the page read, the
-   * channel is counted afresh before anything is deleted. Failures are left to the next post too:
-   * the post itself is made.
+   * its slack; again while it is over (posts went on meanwhile). Each deletion is a transaction on
+   * its records: when another daemon trimmed them first, nothing is deleted and the next post tries
+   * again; when it trimmed between this count and the page read, the channel is counted afresh
+   * before anything is deleted. Failures are left to the next post too: the post itself is made.
    */
   async function trim(channelId: string, perChannel: number): Promise<void> {
     if (trimming.has(channelId)) return;
@@ -215,22 +205,21 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
         // Another daemon's trim between the count and the page makes the page the oldest of fewer
         // records: deleting it would cut below the bound. So count again; if fewer, start over.
         if ((await held(channelId)) < n) continue;
-        const gone = new Map<string, MessageRecord>();
-        for (const m of oldest) {
-          gone.set(m.id, m);
-          if (!m.threadRootId) for (const r of await repliesOf(m.id)) gone.set(r.id, r);
-        }
-        const victims = [...gone.values()];
-        try {
-          await commit(
-            victims.map((m) => ({ table: WORKSPACE_TABLES.messages, id: m.id, value: null })),
-            victims.map((m) => ({ table: WORKSPACE_TABLES.messages, id: m.id, value: m })),
-            victims,
-          );
-        } catch (err) {
-          if (err instanceof StoreConflict) return;
-          throw err;
-        }
+        // read again in the transaction: when another daemon trimmed one first, nothing is deleted (the
+        // next post tries again); a change of one meanwhile (a reaction) runs it again
+        const trimmed = await transaction(async (tx) => {
+          const now = await tx.getMany(oldest.map((m) => ({ table: WORKSPACE_TABLES.messages, id: m.id })));
+          if (now.some((m) => !m)) return false;
+          for (const m of now) {
+            if (!m) continue;
+            tx.delete(WORKSPACE_TABLES.messages, m.id);
+            if (!m.threadRootId)
+              for (const r of await tx.find(WORKSPACE_TABLES.messages, 'threadRootId', m.id))
+                tx.delete(WORKSPACE_TABLES.messages, r.id);
+          }
+          return true;
+        });
+        if (!trimmed) return;
       }
     })();
     trimming.set(channelId, run);
@@ -244,17 +233,23 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
   }
 
   /**
-   * Add a new message (its seq given here) to its channel, with `extra` changes and `expect` in the
-   * same commit, then trim the channel if it grew beyond `perChannel` and its slack.
+   * Add a new message (its seq given here) to its channel in a transaction, with what `within` reads
+   * and writes in it (the post's event; a scheduled post's record); `within` answering false posts
+   * nothing (undefined). Then trim the channel if it grew beyond `perChannel` and its slack.
    */
   async function add(
     draft: Omit<MessageRecord, 'seq'>,
     perChannel: number,
-    extra: Change[] = [],
-    expect: Expectation[] = [],
-  ): Promise<MessageRecord> {
+    within?: (tx: Transaction, m: MessageRecord) => Promise<boolean | void>,
+    txOpts?: TransactionOptions,
+  ): Promise<MessageRecord | undefined> {
     const m = { ...draft, seq: await nextSeq(draft.channelId) } as MessageRecord;
-    await commit([{ table: WORKSPACE_TABLES.messages, id: m.id, value: m }, ...extra], expect);
+    const posted = await transaction(async (tx) => {
+      if ((await within?.(tx, m)) === false) return false;
+      tx.put(WORKSPACE_TABLES.messages, m.id, m);
+      return true;
+    }, txOpts);
+    if (!posted) return undefined;
     const every = opts.countEveryPost ? 1 : Math.max(1, Math.floor(trimSlack(perChannel) / 4));
     const since = (uncounted.get(m.channelId) ?? 0) + 1;
     if (since < every) uncounted.set(m.channelId, since);
@@ -306,8 +301,66 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
       };
     },
     add,
-    commit,
+    transaction,
   };
 }
 
 export type MessageIndex = ReturnType<typeof createMessageIndex>;
+
+/**
+ * A transaction as the message index hands it out: the same, and it keeps what it read and wrote
+ * of the messages table, for the notices of its changes.
+ */
+class Noticing implements Transaction {
+  private readonly read = new Map<string, MessageRecord>();
+  private readonly written = new Map<string, MessageRecord | null>();
+
+  constructor(private readonly tx: Transaction) {}
+
+  private saw(m: unknown): void {
+    if (m && typeof m === 'object' && 'channelId' in m) this.read.set((m as MessageRecord).id, m as MessageRecord);
+  }
+
+  get: Transaction['get'] = async (table, id, opts) => {
+    const r = await this.tx.get(table, id, opts);
+    if (table === WORKSPACE_TABLES.messages) this.saw(r);
+    return r;
+  };
+
+  getMany: Transaction['getMany'] = async (keys, opts) => {
+    const r = await this.tx.getMany(keys, opts);
+    keys.forEach((k, i) => k.table === WORKSPACE_TABLES.messages && this.saw(r[i]));
+    return r;
+  };
+
+  find: Transaction['find'] = async (table, field, value, opts) => {
+    const r = await this.tx.find(table, field, value, opts);
+    if (table === WORKSPACE_TABLES.messages) r.forEach((m) => this.saw(m));
+    return r;
+  };
+
+  put: Transaction['put'] = (table, id, value) => {
+    this.tx.put(table, id, value);
+    if (table === WORKSPACE_TABLES.messages) this.written.set(id, value as MessageRecord);
+  };
+
+  delete: Transaction['delete'] = (table, id) => {
+    this.tx.delete(table, id);
+    if (table === WORKSPACE_TABLES.messages) this.written.set(id, null);
+  };
+
+  apply: Transaction['apply'] = (c) => {
+    if (c.value) this.put(c.table, c.id, c.value as never);
+    else this.delete(c.table, c.id);
+  };
+
+  /** The notices of the messages written. */
+  notices(): MessageNotice[] {
+    const out: MessageNotice[] = [];
+    for (const [id, m] of this.written) {
+      const rec = m ?? this.read.get(id);
+      if (rec) out.push(noticeOf(rec));
+    }
+    return out;
+  }
+}

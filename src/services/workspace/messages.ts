@@ -7,8 +7,7 @@
 import { newId } from '../../crypto.js';
 import { forbidden, invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
-import type { Change, Expectation } from '../../store/types.js';
-import { retryOnConflict } from '../conflict.js';
+import type { Change, Transaction, TransactionOptions } from '../../store/types.js';
 import type { Channels } from './channels.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { Files } from './files.js';
@@ -114,35 +113,52 @@ export function createMessages(deps: MessagesDeps) {
     );
     return [events.workspaceEvent(ty, ch.workspaceId, audienceOf(ch), body)];
   };
-  /** A change of a message as read: refused (StoreConflict) when it changed meanwhile. */
-  const expectAsRead = (m: MessageRecord): Expectation[] => [{ table: WORKSPACE_TABLES.messages, id: m.id, value: m }];
-
-  /** A message the actor can see in a channel the actor can see; 404 otherwise. */
+  /**
+   * A message the actor can see in a channel the actor can see; 404 otherwise. Given a transaction,
+   * the message is read in it: the record answered is what it expects (the first read only looks).
+   */
   async function visibleMessage(
     a: Actor,
     channelId: string | undefined,
     messageId: unknown,
+    tx?: Transaction,
   ): Promise<{ ch: ChannelRecord; m: MessageRecord }> {
-    const m = typeof messageId === 'string' ? await index.get(messageId) : undefined;
+    const m =
+      typeof messageId !== 'string'
+        ? undefined
+        : tx
+          ? await tx.get(WORKSPACE_TABLES.messages, messageId, { peek: true })
+          : await index.get(messageId);
     if (!m || m.workspaceId !== a.workspaceId || (channelId !== undefined && m.channelId !== channelId)) {
       if (channelId !== undefined) await channels.visible(a, channelId); // an invisible channel is what is not found
       throw notFound('Message');
     }
     const ch = await channels.visible(a, m.channelId);
     // read again after the wait, so a change made meanwhile (a reaction, an edit) is not lost
-    const now = await index.get(m.id);
+    const now = tx ? await tx.get(WORKSPACE_TABLES.messages, m.id) : await index.get(m.id);
     if (!now || !seenBy(now, a.userId)) throw notFound('Message');
     return { ch, m: now };
   }
 
+  type View = Awaited<ReturnType<typeof view>>;
+  /** Post in `ch`; with `within`, undefined when it answered false (nothing posted). */
+  async function postIn(a: Actor, ch: ChannelRecord, input: MessageInput, root?: MessageRecord): Promise<View>;
+  async function postIn(
+    a: Actor,
+    ch: ChannelRecord,
+    input: MessageInput,
+    root: MessageRecord | undefined,
+    within: (tx: Transaction) => Promise<boolean>,
+    opts?: TransactionOptions,
+  ): Promise<View | undefined>;
   async function postIn(
     a: Actor,
     ch: ChannelRecord,
     input: MessageInput,
     root?: MessageRecord,
-    extra: Change[] = [],
-    expect: Expectation[] = [],
-  ) {
+    within?: (tx: Transaction) => Promise<boolean>,
+    opts?: TransactionOptions,
+  ): Promise<View | undefined> {
     if (ch.isArchived) throw invalidRequest('The channel is archived.');
     if (input.files) await files.attachable(a, input.files);
     if (input.sendToUsers) {
@@ -175,7 +191,16 @@ export function createMessages(deps: MessagesDeps) {
       ...(input.files ? { files: input.files } : {}),
     };
     const event = await eventOf(ch, draft, 'NEW_MESSAGE', root);
-    const m = await index.add(draft, perChannel, [...extra, ...event], expect);
+    const m = await index.add(
+      draft,
+      perChannel,
+      async (tx) => {
+        if (within && !(await within(tx))) return false;
+        for (const c of event) tx.apply(c);
+      },
+      opts,
+    );
+    if (!m) return undefined;
     if (event.length) events.written();
     return view(m);
   }
@@ -293,8 +318,8 @@ export function createMessages(deps: MessagesDeps) {
   /** PUT /v1/channels/{c}/messages/{m}: new text, blocks and attachments. UPDATED_MESSAGE. */
   async function edit(a: Actor, channelId: string, messageId: string, body: unknown) {
     const input = parseMessageInput(body);
-    const { next } = await retryOnConflict(async () => {
-      const { ch, m } = await visibleMessage(a, channelId, messageId);
+    const next = await index.transaction(async (tx) => {
+      const { ch, m } = await visibleMessage(a, channelId, messageId, tx);
       ownMessage(a, m);
       const next: MessageRecord = {
         ...m,
@@ -303,11 +328,9 @@ export function createMessages(deps: MessagesDeps) {
         attachments: input.attachments,
         edited: true,
       };
-      await index.commit(
-        [{ table: WORKSPACE_TABLES.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))],
-        expectAsRead(m),
-      );
-      return { ch, next };
+      tx.put(WORKSPACE_TABLES.messages, m.id, next);
+      for (const c of await eventOf(ch, next, 'UPDATED_MESSAGE')) tx.apply(c);
+      return next;
     });
     if (!next.ephemeralTo) events.written();
     return view(next);
@@ -320,15 +343,13 @@ export function createMessages(deps: MessagesDeps) {
       throw invalidRequest('attachments must be an array of attachments.', [
         { pointer: '/attachments', message: 'must be an array of objects' },
       ]);
-    const { next } = await retryOnConflict(async () => {
-      const { ch, m } = await visibleMessage(a, channelId, messageId);
+    const next = await index.transaction(async (tx) => {
+      const { ch, m } = await visibleMessage(a, channelId, messageId, tx);
       ownMessage(a, m);
       const next: MessageRecord = { ...m, attachments: atts, edited: true };
-      await index.commit(
-        [{ table: WORKSPACE_TABLES.messages, id: m.id, value: next }, ...(await eventOf(ch, next, 'UPDATED_MESSAGE'))],
-        expectAsRead(m),
-      );
-      return { ch, next };
+      tx.put(WORKSPACE_TABLES.messages, m.id, next);
+      for (const c of await eventOf(ch, next, 'UPDATED_MESSAGE')) tx.apply(c);
+      return next;
     });
     if (!next.ephemeralTo) events.written();
     return view(next);
@@ -336,14 +357,14 @@ export function createMessages(deps: MessagesDeps) {
 
   /** DELETE /v1/channels/{c}/messages/{m}: the message, and a thread root's replies with it. */
   async function remove(a: Actor, channelId: string, messageId: string): Promise<void> {
-    const { m } = await visibleMessage(a, channelId, messageId);
-    ownMessage(a, m);
-    const gone = [m, ...(m.threadRootId ? [] : await index.repliesOf(m.id))];
-    await index.commit(
-      gone.map((r) => ({ table: WORKSPACE_TABLES.messages, id: r.id, value: null })),
-      [],
-      gone,
-    );
+    await index.transaction(async (tx) => {
+      const { m } = await visibleMessage(a, channelId, messageId, tx);
+      ownMessage(a, m);
+      tx.delete(WORKSPACE_TABLES.messages, m.id);
+      if (!m.threadRootId)
+        for (const r of await tx.find(WORKSPACE_TABLES.messages, 'threadRootId', m.id))
+          tx.delete(WORKSPACE_TABLES.messages, r.id);
+    });
   }
 
   /** DELETE /v1/channels/{c}/messages/{m}/ephemeral {deleteForUsers}: the recipients named no longer see it. */
@@ -353,31 +374,28 @@ export function createMessages(deps: MessagesDeps) {
       throw invalidRequest('deleteForUsers must list at least one workspace user id.', [
         { pointer: '/deleteForUsers', message: 'must be a non-empty list of ids' },
       ]);
-    await retryOnConflict(async () => {
-      const { m } = await visibleMessage(a, channelId, messageId);
+    await index.transaction(async (tx) => {
+      const { m } = await visibleMessage(a, channelId, messageId, tx);
       if (!m.ephemeralTo) throw invalidRequest('The message is not ephemeral.');
       ownMessage(a, m);
       const left = m.ephemeralTo.filter((u) => !users.includes(u));
-      await index.commit(
-        [{ table: WORKSPACE_TABLES.messages, id: m.id, value: left.length ? { ...m, ephemeralTo: left } : null }],
-        expectAsRead(m),
-        [m],
-      );
+      if (left.length) tx.put(WORKSPACE_TABLES.messages, m.id, { ...m, ephemeralTo: left });
+      else tx.delete(WORKSPACE_TABLES.messages, m.id);
     });
   }
 
   /**
-   * A scheduled message's turn: posted as its author, and `extra` (forgetting the schedule) in the same commit, if
-   * `expect` holds.
+   * A scheduled message's turn: posted as its author, with what `within` reads and writes (its
+   * schedule) in the same transaction; nothing is posted when `within` answers false (undefined).
    */
   async function postScheduled(
     a: Actor,
     channelId: string,
     input: MessageInput,
-    extra: Change[],
-    expect: Expectation[] = [],
+    within: (tx: Transaction) => Promise<boolean>,
+    opts?: TransactionOptions,
   ) {
-    return postIn(a, await channels.visible(a, channelId), input, undefined, extra, expect);
+    return postIn(a, await channels.visible(a, channelId), input, undefined, within, opts);
   }
 
   /**

@@ -7,8 +7,7 @@ import { newId } from '../../crypto.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
 import type { Clock } from '../../clock.js';
-import type { Change, Expectation, Store } from '../../store/types.js';
-import { isConflict, retryOnConflict } from '../conflict.js';
+import type { Store, Transaction } from '../../store/types.js';
 import { EVERYONE, type WorkspaceEvents } from './events.js';
 import { userEventBody } from '../../model/events.js';
 import {
@@ -67,26 +66,20 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   }
 
   /**
-   * The commit of group `g` by user `by` (`prev` as read, when it is a change): the record, the claim of its
-   * handle expected absent when the handle is new (released when it changes), and the group's
-   * event (WORKSPACE_USER_GROUP_CREATED or _UPDATED). A taken handle: 400.
+   * Write group `g` by user `by` in `tx` (`prev`: the group as read in it, when it is a change): the
+   * record, the claim of its handle when the handle is new (read as absent; released when it changes),
+   * and the group's event (WORKSPACE_USER_GROUP_CREATED or _UPDATED). A taken handle: 400.
    */
-  async function commitGroup(g: UserGroupRecord, by: string, prev?: UserGroupRecord): Promise<void> {
+  async function writeGroup(tx: Transaction, g: UserGroupRecord, by: string, prev?: UserGroupRecord): Promise<void> {
     const ty = prev ? 'WORKSPACE_USER_GROUP_UPDATED' : 'WORKSPACE_USER_GROUP_CREATED';
-    const changes: Change[] = [
-      { table: WORKSPACE_TABLES.groups, id: g.id, value: g },
-      events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty, by)),
-    ];
-    const expect: Expectation[] = prev
-      ? [{ table: WORKSPACE_TABLES.groups, id: g.id, value: prev }]
-      : [{ table: WORKSPACE_TABLES.groups, id: g.id, value: undefined }];
     if (g.handle !== prev?.handle) {
       const key = handleKey(g.workspaceId, g.handle);
-      changes.push({ table: HANDLES, id: key, value: { id: key, groupId: g.id } });
-      expect.push({ table: HANDLES, id: key, value: undefined });
-      if (prev) changes.push({ table: HANDLES, id: handleKey(prev.workspaceId, prev.handle), value: null });
+      if (await tx.get(HANDLES, key)) throw handleTaken(g.handle);
+      tx.put(HANDLES, key, { id: key, groupId: g.id });
+      if (prev) tx.delete(HANDLES, handleKey(prev.workspaceId, prev.handle));
     }
-    await store.commit(changes, expect);
+    tx.put(WORKSPACE_TABLES.groups, g.id, g);
+    tx.apply(events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty, by)));
   }
 
   async function parseGroup(a: Actor, b: Record<string, unknown>, prev?: UserGroupRecord) {
@@ -134,22 +127,18 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       ...(await parseGroup(a, body)),
       createdAt: nowIso(),
     };
-    try {
-      await commitGroup(g, a.userId);
-    } catch (e) {
-      throw isConflict(e) ? handleTaken(g.handle) : e;
-    }
+    await store.transaction((tx) => writeGroup(tx, g, a.userId));
     events.written();
     return groupView(g);
   }
 
   /** A person changes a group (name, handle, description, members, disabled): WORKSPACE_USER_GROUP_UPDATED. */
   async function updateGroup(a: Actor, id: string, body: Record<string, unknown>) {
-    const g = await retryOnConflict(async () => {
-      const prev = await store.get(WORKSPACE_TABLES.groups, id);
+    const g = await store.transaction(async (tx) => {
+      const prev = await tx.get(WORKSPACE_TABLES.groups, id);
       if (!prev || prev.workspaceId !== a.workspaceId) throw notFound('User group');
       const g: UserGroupRecord = { ...prev, ...(await parseGroup(a, body, prev)) };
-      await commitGroup(g, a.userId, prev);
+      await writeGroup(tx, g, a.userId, prev);
       return g;
     });
     events.written();
@@ -195,7 +184,10 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       cb: u.id,
       atz: true,
     });
-    await store.commit([{ table: WORKSPACE_TABLES.statuses, id: u.id, value: rec }, event]);
+    await store.transaction(async (tx) => {
+      tx.put(WORKSPACE_TABLES.statuses, u.id, rec);
+      tx.apply(event);
+    });
     events.written();
     return users.view(u);
   }
@@ -218,7 +210,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       ...(b.state !== undefined ? { state: b.state } : {}),
       updatedAt: nowIso(),
     };
-    await store.commit([{ table: WORKSPACE_TABLES.homeViews, id: rec.id, value: rec }]);
+    await store.transaction(async (tx) => tx.put(WORKSPACE_TABLES.homeViews, rec.id, rec));
     return must(await homeView(a.appId, userId));
   }
 

@@ -3,7 +3,6 @@
  */
 import { invalidRequest } from '../../errors.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
-import { retryOnConflict } from '../conflict.js';
 import type { MessageIndex } from './message-index.js';
 import type { Messages } from './messages.js';
 import { WORKSPACE_TABLES } from '../../model/workspace.js';
@@ -26,30 +25,22 @@ export function createReactions(deps: { index: MessageIndex; messages: Messages;
   /** POST /v1/messages/{m}/reactions {code}: REACTION_ADDED when it is new. */
   async function react(a: Actor, messageId: string, body: unknown): Promise<void> {
     const code = reactionCode(body);
-    // the message as read is expected unchanged, so the same reaction added at once by two requests counts once
-    const added = await retryOnConflict(async () => {
-      const { ch, m } = await messages.visibleMessage(a, undefined, messageId);
+    // a transaction on the message: the same reaction added at once by two requests counts once
+    const added = await index.transaction(async (tx) => {
+      const { ch, m } = await messages.visibleMessage(a, undefined, messageId, tx);
       if (m.ephemeralTo) throw invalidRequest('An ephemeral message cannot be reacted to.');
       if (m.reactions.some((r) => r.user === a.userId && r.code === code)) return false;
-      const event = events.workspaceEvent('REACTION_ADDED', ch.workspaceId, audienceOf(ch), {
-        wId: m.workspaceId,
-        cId: m.channelId,
-        mId: m.id,
-        mat: m.author,
-        uId: a.userId,
-        rc: code,
-        ty: 'REACTION_ADDED',
-      });
-      await index.commit(
-        [
-          {
-            table: WORKSPACE_TABLES.messages,
-            id: m.id,
-            value: { ...m, reactions: [...m.reactions, { user: a.userId, code }] },
-          },
-          event,
-        ],
-        [{ table: WORKSPACE_TABLES.messages, id: m.id, value: m }],
+      tx.put(WORKSPACE_TABLES.messages, m.id, { ...m, reactions: [...m.reactions, { user: a.userId, code }] });
+      tx.apply(
+        events.workspaceEvent('REACTION_ADDED', ch.workspaceId, audienceOf(ch), {
+          wId: m.workspaceId,
+          cId: m.channelId,
+          mId: m.id,
+          mat: m.author,
+          uId: a.userId,
+          rc: code,
+          ty: 'REACTION_ADDED',
+        }),
       );
       return true;
     });
@@ -59,14 +50,10 @@ export function createReactions(deps: { index: MessageIndex; messages: Messages;
   /** DELETE /v1/messages/{m}/reactions {code}: the actor's own reaction. */
   async function unreact(a: Actor, messageId: string, body: unknown): Promise<void> {
     const code = reactionCode(body);
-    await retryOnConflict(async () => {
-      const { m } = await messages.visibleMessage(a, undefined, messageId);
+    await index.transaction(async (tx) => {
+      const { m } = await messages.visibleMessage(a, undefined, messageId, tx);
       const left = m.reactions.filter((r) => !(r.user === a.userId && r.code === code));
-      if (left.length !== m.reactions.length)
-        await index.commit(
-          [{ table: WORKSPACE_TABLES.messages, id: m.id, value: { ...m, reactions: left } }],
-          [{ table: WORKSPACE_TABLES.messages, id: m.id, value: m }],
-        );
+      if (left.length !== m.reactions.length) tx.put(WORKSPACE_TABLES.messages, m.id, { ...m, reactions: left });
     });
   }
 

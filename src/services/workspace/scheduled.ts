@@ -13,11 +13,10 @@
  * next occurrence, skipping those that went by while no daemon ran, until its end.
  */
 import { newId } from '../../crypto.js';
-import { isConflict, retryOnConflict } from '../conflict.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
-import { StoreUnavailable, type ChangeOf, type Expectation, type Store } from '../../store/types.js';
+import { StoreUnavailable, type ChangeOf, type Store, type Transaction } from '../../store/types.js';
 import type { Channels } from './channels.js';
 import type { Files } from './files.js';
 import { parseMessageInput } from './message-view.js';
@@ -62,7 +61,6 @@ export function createScheduledMessages(deps: ScheduledDeps) {
 
   /** Leased (by any daemon) and the lease still runs: being posted. */
   const sending = (s: ScheduledRecord) => inFlight.has(s.id) || (!!s.leaseOwner && (s.leaseUntil ?? 0) > clock.now());
-  const asRead = (s: ScheduledRecord): Expectation[] => [{ table: WORKSPACE_TABLES.scheduled, id: s.id, value: s }];
 
   /** V1.ScheduledMessage; `files` the V1.MessageFile of each of its files; a recurrence's unset ends are 0. */
   const view = async (s: ScheduledRecord) => ({
@@ -78,8 +76,9 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     ...(s.recurrence ? { recurrence: { ...s.recurrence } } : {}),
   });
 
-  async function own(a: Actor, id: string): Promise<ScheduledRecord> {
-    const s = await store.get(WORKSPACE_TABLES.scheduled, id);
+  /** The actor's own scheduled message, not being sent (read in `tx` when given); 404 otherwise. */
+  async function own(a: Actor, id: string, tx?: Transaction): Promise<ScheduledRecord> {
+    const s = await (tx ?? store).get(WORKSPACE_TABLES.scheduled, id);
     if (!s || s.workspaceId !== a.workspaceId || s.author !== a.userId || sending(s))
       throw notFound('Scheduled message');
     return s;
@@ -153,7 +152,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       ...defined(f),
       createdAt: new Date(clock.now()).toISOString(),
     };
-    await store.commit([{ table: WORKSPACE_TABLES.scheduled, id: s.id, value: s }]);
+    await store.transaction(async (tx) => tx.put(WORKSPACE_TABLES.scheduled, s.id, s));
     poller.wakeAt(s.sendAt);
     return view(s);
   }
@@ -161,12 +160,12 @@ export function createScheduledMessages(deps: ScheduledDeps) {
   async function update(a: Actor, id: string, body: unknown) {
     const fields = await parse(a, body, (await own(a, id)).files);
     // read again: still pending after the wait; committed only if not leased (or changed) meanwhile
-    const next = await retryOnConflict(async () => {
-      const s = await own(a, id);
+    const next = await store.transaction(async (tx) => {
+      const s = await own(a, id, tx);
       // every field replaced; a recurrence starts again from the new sendAt, its occurrences so far still counted
       const { recurrence: _r, anchorAt: _a, files: _f, ...rest } = s;
       const next: ScheduledRecord = { ...rest, ...defined(fields) };
-      await store.commit([{ table: WORKSPACE_TABLES.scheduled, id, value: next }], asRead(s));
+      tx.put(WORKSPACE_TABLES.scheduled, id, next);
       return next;
     });
     poller.wakeAt(next.sendAt);
@@ -179,19 +178,18 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       throw invalidRequest('attachments must be an array of attachments.', [
         { pointer: '/attachments', message: 'must be an array of objects' },
       ]);
-    const next = await retryOnConflict(async () => {
-      const s = await own(a, id);
-      const next: ScheduledRecord = { ...s, attachments: atts };
-      await store.commit([{ table: WORKSPACE_TABLES.scheduled, id, value: next }], asRead(s));
+    const next = await store.transaction(async (tx) => {
+      const next: ScheduledRecord = { ...(await own(a, id, tx)), attachments: atts };
+      tx.put(WORKSPACE_TABLES.scheduled, id, next);
       return next;
     });
     return view(next);
   }
 
   async function remove(a: Actor, id: string): Promise<void> {
-    await retryOnConflict(async () => {
-      const s = await own(a, id);
-      await store.commit([{ table: WORKSPACE_TABLES.scheduled, id, value: null }], asRead(s));
+    await store.transaction(async (tx) => {
+      await own(a, id, tx);
+      tx.delete(WORKSPACE_TABLES.scheduled, id);
     });
   }
 
@@ -220,38 +218,45 @@ export function createScheduledMessages(deps: ScheduledDeps) {
    * warning.
    */
   async function fire(leased: ScheduledRecord): Promise<void> {
-    let s = leased;
-    for (let renewals = 0; ; renewals++) {
-      const then = afterPost(s);
-      try {
-        // only while the record is as leased: a lease that ran out and was taken by another daemon posts nothing here
-        await messages.postScheduled(
-          { workspaceId: s.workspaceId, userId: s.author, ...(s.appId ? { appId: s.appId } : {}) },
-          s.channelId,
-          { text: s.text, blocks: s.blocks, attachments: s.attachments, ...(s.files ? { files: s.files } : {}) },
-          [then],
-          asRead(s),
-        );
-        if (then.value) poller.wakeAt(then.value.sendAt);
-        return;
-      } catch (e) {
-        if (isConflict(e)) {
-          // This daemon's next poll renews the leases it holds on due records: a post slower than a poll
-          // met its own renewal, no rival. It is made again with the record as it is now, or each slow
-          // post would meet the next renewal and the message never be posted.
-          const current = await store.get(WORKSPACE_TABLES.scheduled, s.id);
-          if (current && current.leaseOwner === instanceId && onlyLeaseRenewed(s, current) && renewals < MAX_RENEWALS) {
-            s = current;
-            continue;
-          }
-          return; // changed, or taken over after the lease ran out: not ours to post
-        }
-        logger.warn('scheduled message dropped', { id: s.id, channelId: s.channelId, reason: (e as Error).message });
-        await store.commit([{ table: WORKSPACE_TABLES.scheduled, id: s.id, value: null }], asRead(s)).catch((e2) => {
-          if (!isConflict(e2)) throw e2;
-        });
-        return;
-      }
+    // Still ours: as leased, or with only its lease renewed by this daemon's next poll meanwhile (a post
+    // slower than a poll meets its own renewal, no rival: the post runs again on the record as it is now,
+    // or each slow post would meet the next renewal and the message never be posted). Changed, or taken
+    // over after the lease ran out: not ours to post.
+    const ours = (s: ScheduledRecord | undefined): s is ScheduledRecord =>
+      !!s && s.leaseOwner === instanceId && onlyLeaseRenewed(leased, s);
+    let runs = 0;
+    let then: ChangeOf<'wsScheduledMessages'> | undefined;
+    try {
+      const posted = await messages.postScheduled(
+        { workspaceId: leased.workspaceId, userId: leased.author, ...(leased.appId ? { appId: leased.appId } : {}) },
+        leased.channelId,
+        {
+          text: leased.text,
+          blocks: leased.blocks,
+          attachments: leased.attachments,
+          ...(leased.files ? { files: leased.files } : {}),
+        },
+        async (tx) => {
+          runs++;
+          const s = await tx.get(WORKSPACE_TABLES.scheduled, leased.id);
+          if (!ours(s)) return false;
+          then = afterPost(s);
+          tx.apply(then);
+          return true;
+        },
+        { attempts: MAX_RENEWALS },
+      );
+      if (posted && then?.value) poller.wakeAt(then.value.sendAt);
+    } catch (e) {
+      if (runs >= MAX_RENEWALS) return; // renewed (or changed) at every run: left to the lease's end
+      logger.warn('scheduled message dropped', {
+        id: leased.id,
+        channelId: leased.channelId,
+        reason: (e as Error).message,
+      });
+      await store.transaction(async (tx) => {
+        if (ours(await tx.get(WORKSPACE_TABLES.scheduled, leased.id))) tx.delete(WORKSPACE_TABLES.scheduled, leased.id);
+      });
     }
   }
 

@@ -54,7 +54,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
     fileUrl: deps.fileUrl,
     limits: { maxBytes: config.filesMaxBytes, totalMaxBytes: config.filesTotalMaxBytes },
   });
-  const channels = createChannels({ store, commit: index.commit, clock, users, events });
+  const channels = createChannels({ store, transaction: index.transaction, clock, users, events });
   const mentions = createMentions({ store, membersOf: channels.membersOf });
   const messages = createMessages({
     mentions: mentions.of,
@@ -112,7 +112,7 @@ export function createWorkspace(deps: WorkspaceDeps) {
     /** A person deletes a channel they created, with its messages: CHANNEL_DELETED. */
     async deleteChannel(workspaceUserId: string, channelId: string): Promise<void> {
       const a = await person(workspaceUserId);
-      await channels.remove(a, channelId, messages.inChannel);
+      await channels.remove(a, channelId);
     },
   };
 }

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { systemClock, type Clock, type Timer } from '../../clock.js';
 import { assertIndexed } from '../indexes.js';
 import { validateChanges } from '../tables.js';
+import { transaction } from '../transaction.js';
 import type { Tables as DaemonTables } from '../../model/tables.js';
 import {
   checkHit,
@@ -193,6 +194,7 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(
 
   const store: StoreEngine = {
     kind: 'postgres',
+    transaction,
 
     async get(table: string, id: string) {
       if (id.includes('\u0000')) return undefined; // no record has one (and a text parameter cannot carry it)

@@ -1,0 +1,100 @@
+/**
+ * The HTTP API's input checks: every route's path parameters, query and body against its JSON
+ * Schema (schemas/http/*.schema.json), by the validators Ajv generated ahead of time
+ * (schemas/http/validators.cjs, tools/http-validators.mjs) so a start compiles nothing. A value
+ * that fails becomes the invalid_request body of docs/protocol.md §1: one message, and a
+ * {pointer, message} detail per problem.
+ */
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import type { ErrorObject } from 'ajv/dist/2020.js';
+import { invalidRequest, type AppError } from '../errors.js';
+import { describeSchemaErrors, type Violation } from './schema-errors.js';
+
+/** A generated validator: true when the value conforms; else its errors are on `errors`. */
+interface Validator {
+  (value: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/**
+ * A schema of schemas/http by its reference (`file#name`: the file's `$defs` entry), and the type
+ * its valid values have. The type is declared once, here, next to the schema that makes it true.
+ */
+export interface Schema<T> {
+  readonly ref: string;
+  /** Never set: carries T. */
+  readonly type?: T;
+}
+
+export const schema = <T>(ref: string): Schema<T> => ({ ref });
+
+/**
+ * What the caller is told when a value fails, by the first problem: its pointer and wording
+ * ('/kind is required') or its pointer alone ('/kind'). A string is said with the details; `{text,
+ * details: false}` without them. A problem without an entry gets the default ("kind must be string.").
+ */
+export type Messages = Record<string, string | { text: string; details: false }>;
+
+/** How a route says its own 400: from every problem found, the error to send. */
+export type Refusal = (problems: Violation[]) => AppError;
+
+let validators: Record<string, Validator> | undefined;
+function validatorOf(ref: string): Validator {
+  validators ??= createRequire(import.meta.url)('../../../schemas/http/validators.cjs') as Record<string, Validator>;
+  const v = validators[ref];
+  if (!v) throw new Error(`no validator for ${ref}: run npm run openapi`);
+  return v;
+}
+
+/** The schema a reference names (read on an error only: to say which fields are known). */
+const schemaFiles = new Map<string, Record<string, unknown>>();
+function schemaOf(ref: string): object {
+  const [file = '', name = ''] = ref.split('#');
+  let doc = schemaFiles.get(file);
+  if (!doc) {
+    doc = JSON.parse(
+      fs.readFileSync(new URL(`../../../schemas/http/${file}.schema.json`, import.meta.url), 'utf8'),
+    ) as Record<string, unknown>;
+    schemaFiles.set(file, doc);
+  }
+  return ((doc.$defs as Record<string, object> | undefined)?.[name] ?? {}) as object;
+}
+
+const isValid = <T>(v: Validator, value: unknown, _s: Schema<T>): value is T => v(value);
+
+/** `a/b` → `a.b`: how a field is named in a message. */
+const fieldName = (pointer: string) =>
+  pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+
+/** The default message: the first problem in words ("kind is required.", "The body must be object."). */
+function defaultRefusal(where: string, messages: Messages): Refusal {
+  return (problems) => {
+    const first = problems[0] ?? { pointer: '', message: 'is invalid' };
+    const own = messages[`${first.pointer} ${first.message}`] ?? messages[first.pointer];
+    if (typeof own === 'object') return invalidRequest(own.text);
+    if (typeof own === 'string') return invalidRequest(own, problems);
+    const name = fieldName(first.pointer);
+    return invalidRequest(`${name || where} ${first.message}.`, problems);
+  };
+}
+
+/**
+ * `value` as T when it conforms to `s`, else the route's 400. `where` names the whole value in a
+ * message ("The body", "The query").
+ */
+export function checked<T>(
+  s: Schema<T>,
+  value: unknown,
+  where: string,
+  opts: { messages?: Messages; refuse?: Refusal } = {},
+): T {
+  const v = validatorOf(s.ref);
+  if (isValid(v, value, s)) return value;
+  const problems = describeSchemaErrors(v.errors ?? [], schemaOf(s.ref), value);
+  throw (opts.refuse ?? defaultRefusal(where, opts.messages ?? {}))(problems);
+}
