@@ -52,6 +52,7 @@ export function createHttpApp(daemon: Daemon, baseUrl: () => string) {
     onMessageChange: daemon.workspace.onMessageChange,
     onDeliveryChange: daemon.delivery.log.onChange,
     ownerOf: identity.ownerOf,
+    appName: async (appId) => (await apps.byId(appId))?.manifest.displayName,
   });
   // Who the caller is (login, workspaces, users: the two info calls answer without an Authtoken), then
   // the management calls, the most frequent, ahead of the routers for other paths.

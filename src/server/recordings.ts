@@ -80,6 +80,8 @@ export interface RecordingsDeps {
   onDeliveryChange(listener: (rec: DeliveryRecord) => void): () => void;
   /** The workspace's owner (who may act as another member). */
   ownerOf(workspaceId: string): Promise<string | undefined>;
+  /** An app's display name (the suite is named after the app under test), when the app is still registered. */
+  appName?(appId: string): Promise<string | undefined>;
 }
 
 const seenOf = (m: MessageRecord): SeenMessage => ({
@@ -269,7 +271,9 @@ export function createRecordings(deps: RecordingsDeps) {
         {
           events: k.events,
           people: await peopleOf(k.info.workspaceId),
-          apps: [...k.apps].map(([appId, name]) => ({ id: appId, name })),
+          apps: await Promise.all(
+            [...k.apps].map(async ([appId, name]) => ({ id: appId, name: (await deps.appName?.(appId)) || name })),
+          ),
         },
         k.edits,
       );
