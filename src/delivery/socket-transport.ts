@@ -110,18 +110,23 @@ class Attempt implements ReplyWaiter {
   }
 }
 
-/**
- * `clock`: the attempts' budgets. `queueDeps`: the store and what the queue needs (without it, no queue: an attempt
- * without a
- * connection fails). `relay`: other daemons share the store, so an app connected to one of them
- * is reached through it (the composition root decides; one daemon alone has nobody to relay to,
- * and no holder records to keep written).
- */
-export function createSocketTransport(
-  sessions: SocketConnections,
-  clock: Clock,
-  queueDeps?: SocketQueueDeps & { relay: boolean },
-): SocketTransport {
+export interface SocketTransportDeps {
+  /** This daemon's app websockets. */
+  sessions: SocketConnections;
+  /** The attempts' budgets, and the queue's and the relay's timers. */
+  clock: Clock;
+  /**
+   * The store and what the queue needs (without it, no queue: an attempt without a connection
+   * fails). `relay`: other daemons share the store, so an app connected to one of them is reached
+   * through it (the composition root decides; one daemon alone has nobody to relay to, and no
+   * holder records to keep written).
+   */
+  queue?: Omit<SocketQueueDeps, 'clock'> & { relay: boolean };
+}
+
+export function createSocketTransport(deps: SocketTransportDeps): SocketTransport {
+  const { sessions, clock } = deps;
+  const queueDeps = deps.queue && { ...deps.queue, clock };
   // Correlation ids need to be unique, not secret (the connection is already authenticated):
   // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
   const prefix = newId('cor', 9) + '_';

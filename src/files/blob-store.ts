@@ -14,7 +14,15 @@ import { fsyncPath } from '../store/fsync.js';
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-export function openFileBlobs(dir: string, opts: { fsync: boolean }) {
+export interface FileBlobsDeps {
+  /** `<dataDir>/files`, made 0700 if missing. */
+  dir: string;
+  /** fsync each blob before it is renamed into place. */
+  fsync: boolean;
+}
+
+export function openFileBlobs(deps: FileBlobsDeps) {
+  const { dir, fsync } = deps;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   // a write cut short by a crash
   for (const f of fs.readdirSync(dir)) if (f.endsWith('.part')) fs.rmSync(path.join(dir, f), { force: true });
@@ -47,9 +55,9 @@ export function openFileBlobs(dir: string, opts: { fsync: boolean }) {
     const out = h.createWriteStream();
     try {
       await pipeline(data, count, out);
-      if (opts.fsync) await fsyncPath(part);
+      if (fsync) await fsyncPath(part);
       await fs.promises.rename(part, final);
-      if (opts.fsync) await fsyncPath(dir);
+      if (fsync) await fsyncPath(dir);
       return size;
     } catch (e) {
       data.resume();

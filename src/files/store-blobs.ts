@@ -23,7 +23,8 @@ function checkId(id: string): void {
   if (!ID.test(id)) throw new Error(`not a file id: ${JSON.stringify(id)}`);
 }
 
-export function storeFileBlobs(store: Store) {
+export function storeFileBlobs(deps: { store: Store }) {
+  const { store } = deps;
   async function removeChunks(id: string, count: number): Promise<void> {
     for (let from = 0; from < count; from += 64) {
       const ids = Array.from({ length: Math.min(64, count - from) }, (_x, i) => chunkId(id, from + i));

@@ -1,9 +1,27 @@
 /** The express app: every route of the daemon, mounted from the composed parts; no I/O of its own. */
 import express from 'express';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/types.js';
+import type { EgressPolicy } from '../delivery/egress.js';
+import type { DeliveryLog } from '../delivery/log.js';
 import { fetchManifest } from '../delivery/manifest-fetch.js';
-import type { Daemon } from './compose.js';
+import type { AppsService } from '../services/apps.js';
+import type { DeliveriesService } from '../services/deliveries.js';
+import type { IdentityService } from '../services/identity.js';
+import type { LeadLogin } from '../services/lead-login.js';
+import type { AppTokens } from '../services/oauth/app-tokens.js';
+import type { AuthorizationRequests } from '../services/oauth/authorization-request.js';
+import type { CodeExchange } from '../services/oauth/code-exchange.js';
+import type { Grants } from '../services/oauth/grants.js';
+import type { Revocation } from '../services/oauth/revocation.js';
+import type { WebSessions } from '../services/oauth/web-sessions.js';
+import type { SocketSessions } from '../services/socket-sessions.js';
+import type { TriggerSources } from '../services/trigger-sources.js';
+import type { createWorkspace } from '../services/workspace/workspace.js';
 import { accessLog, errorHandler, notFoundHandler, requestId } from './middleware.js';
-import { appsRoutes, createAppGetHandler } from './routes/apps.js';
+import { appsRoutes, type AppsRoutesDeps } from './routes/apps.js';
 import { MGMT_BASE, requireAuth, requireSelf } from './routes/auth.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { actAsRoutes, identityRoutes } from './routes/identity.js';
@@ -26,12 +44,34 @@ import { consoleRoutes } from './routes/console/index.js';
 import { createRecordings } from './recordings.js';
 import { recordingRoutes } from './routes/recordings.js';
 
-export function createHttpApp(daemon: Daemon, baseUrl: () => string) {
+/** The composed parts the routes are mounted from (compose.ts builds them, and this app with them). */
+export interface HttpAppParts {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  store: Store;
+  identity: IdentityService;
+  apps: AppsService;
+  leads: LeadLogin;
+  oauth: {
+    grants: Grants;
+    requests: AuthorizationRequests;
+    exchange: Pick<CodeExchange, 'codeState'>;
+    appTokens: AppTokens;
+    revocation: Revocation;
+    webSessions: WebSessions;
+  };
+  egress: EgressPolicy;
+  delivery: { log: Pick<DeliveryLog, 'onChange'> };
+  deliveries: DeliveriesService;
+  triggerSources: TriggerSources;
+  socket: { sessions: SocketSessions; status: AppsRoutesDeps['socketStatus'] };
+  workspace: ReturnType<typeof createWorkspace>;
+}
+
+export function createHttpApp(daemon: HttpAppParts, baseUrl: () => string) {
   const { config, clock, logger, identity, apps, oauth, store } = daemon;
-  const socketStatus = async (appId: string) => ({
-    connections: await daemon.socket.transport.connections(appId),
-    queuedEvents: await daemon.socket.transport.queued(appId),
-  });
+  const socketStatus = daemon.socket.status;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -149,7 +189,5 @@ export function createHttpApp(daemon: Daemon, baseUrl: () => string) {
       webConsole.endStreams();
       recordings.close();
     },
-    /** The app get ahead of express (routes/apps.ts); the route above answers the other forms of its path. */
-    appGet: createAppGetHandler({ identity, apps, socketStatus, logger }),
   });
 }

@@ -1,8 +1,10 @@
 /**
  * The composition root: every part of the daemon, built once, in dependency order —
- * identity → apps → OAuth → delivery log and transports → socket sessions → delivery worker —
- * each handed exactly what it uses. No I/O beyond what the parts do when built (the delivery
- * log opens its directory); start.ts owns listening, timers and the stop order.
+ * identity → apps → OAuth → delivery log and transports → socket sessions → delivery worker →
+ * workspace → the front (the express app, the two fast paths served ahead of it, the websocket
+ * server) — each with one call shape, `createX(deps)`, handed exactly what it uses. No I/O beyond
+ * what the parts do when built (the delivery log and the file blobs open their directories);
+ * start.ts owns the data directory, the lock, listening, timers, signals and the stop order.
  */
 import path from 'node:path';
 import type { Clock } from '../clock.js';
@@ -11,7 +13,16 @@ import { createSealer, deriveKey } from '../crypto.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { createOutboxWriter } from '../services/outbox-writer.js';
-import { createIdentityService } from '../services/identity.js';
+import {
+  createAccounts,
+  createActAs,
+  createIdentityService,
+  createLocalOwner,
+  createManagementTokens,
+  createMembers,
+  createPasswordLogin,
+  createWorkspaces,
+} from '../services/identity.js';
 import { createAppsService } from '../services/apps.js';
 import { createLeadLogin } from '../services/lead-login.js';
 import type { ServiceContext } from '../services/context.js';
@@ -35,6 +46,10 @@ import { createEventRecipients } from '../services/workspace/events.js';
 import { createTriggerSources } from '../services/trigger-sources.js';
 import { openFileBlobs } from '../files/blob-store.js';
 import { storeFileBlobs } from '../files/store-blobs.js';
+import { createHttpApp } from './app.js';
+import { createAppGetHandler } from './routes/apps.js';
+import { createTokenHandler } from './routes/oauth.js';
+import { createSocketServer } from './socket-server.js';
 
 export interface Foundation {
   config: Config;
@@ -68,18 +83,39 @@ export function composeDaemon(base: Foundation) {
 
   // every event caused by a change is written to the outbox in the change's commit; the worker drains it
   const outbox = createOutboxWriter({ store, clock, instanceId: base.instanceId });
-  const identity = createIdentityService(ctx, { outbox });
+  // identity by concern: who belongs where, workspaces, accounts, management tokens, act-as, passwords, the local owner
+  const members = createMembers({ store });
+  const mgmtTokens = createManagementTokens({ store, clock, jwtKey: ctx.jwtKey, config });
+  const workspaces = createWorkspaces({ store, clock, members });
+  const accounts = createAccounts({ store, clock, outbox });
+  const identity = createIdentityService({
+    members,
+    workspaces,
+    accounts,
+    tokens: mgmtTokens,
+    actAs: createActAs({ store, members, tokens: mgmtTokens }),
+    passwords: createPasswordLogin({ store, members, tokens: mgmtTokens }),
+    localOwner: createLocalOwner({
+      store,
+      clock,
+      jwtKey: ctx.jwtKey,
+      config,
+      workspaces,
+      accounts,
+      tokens: mgmtTokens,
+    }),
+  });
   const apps = createAppsService(ctx);
-  const leads = createLeadLogin(ctx, { identity });
+  const leads = createLeadLogin({ ...ctx, identity });
 
-  const grants = createGrants(store, apps);
+  const grants = createGrants({ store, apps });
   const oauth = {
     grants,
-    requests: createAuthorizationRequests(ctx, { apps, identity, grants }),
-    exchange: createCodeExchange(ctx, { apps, grants }),
-    appTokens: createAppTokens(store, { apps, identity }),
-    revocation: createRevocation(ctx, { apps, identity, grants, outbox }),
-    webSessions: createWebSessions(clock, deriveKey(base.masterKey, 'consent-forms'), store),
+    requests: createAuthorizationRequests({ ...ctx, apps, identity, grants }),
+    exchange: createCodeExchange({ ...ctx, apps, grants }),
+    appTokens: createAppTokens({ store, apps, identity }),
+    revocation: createRevocation({ ...ctx, apps, identity, grants, outbox }),
+    webSessions: createWebSessions({ clock, key: deriveKey(base.masterKey, 'consent-forms'), store }),
   };
 
   const egress = createEgressPolicy(config);
@@ -95,13 +131,15 @@ export function composeDaemon(base: Foundation) {
       });
 
   const socketSessions = createSocketSessions(ctx);
-  const socketTransport = createSocketTransport(socketSessions, clock, {
-    store,
+  const socketTransport = createSocketTransport({
+    sessions: socketSessions,
     clock,
-    logger,
-    config,
-    instanceId: base.instanceId,
-    relay: shared,
+    queue: { store, logger, config, instanceId: base.instanceId, relay: shared },
+  });
+  /** What an app's page and its get say of its socket-mode connections (on PostgreSQL: in every daemon). */
+  const socketStatus = async (appId: string) => ({
+    connections: await socketTransport.connections(appId),
+    queuedEvents: await socketTransport.queued(appId),
   });
 
   const dispatcher = createDispatcher({ clock, logger, apps, http, socket: socketTransport, log });
@@ -115,7 +153,7 @@ export function composeDaemon(base: Foundation) {
     socket: socketTransport,
     instanceId: base.instanceId,
     soleDaemon: !shared,
-    audience: createEventRecipients(store),
+    audience: createEventRecipients({ store }),
     outboxWritten: outbox.onWritten,
   });
   const deliveries = createDeliveriesService({ config, clock, apps, grants, dispatcher, worker, http });
@@ -124,8 +162,8 @@ export function composeDaemon(base: Foundation) {
   // uploaded files: records in the store, bytes under <dataDir>/files (the workspace sees only FileBlobs)
   // on PostgreSQL the bytes are in the database too, so that every daemon serves every file
   const blobs = shared
-    ? storeFileBlobs(store)
-    : openFileBlobs(path.join(config.dataDir, 'files'), { fsync: config.fsync });
+    ? storeFileBlobs({ store })
+    : openFileBlobs({ dir: path.join(config.dataDir, 'files'), fsync: config.fsync });
   const fileUrl = (fileId: string) => `${base.baseUrl()}/files/${fileId}`;
   const callUrl = (code: string) => `${base.baseUrl()}/calls/${code}`;
   const workspace = createWorkspace({
@@ -143,7 +181,7 @@ export function composeDaemon(base: Foundation) {
   // a test block interaction's message or view, made real before it is sent (it needs the workspace)
   const triggerSources = createTriggerSources({ workspace, grants, apps });
 
-  return {
+  const parts = {
     config,
     logger,
     clock,
@@ -156,9 +194,20 @@ export function composeDaemon(base: Foundation) {
     delivery: { http, log, dispatcher, worker },
     deliveries,
     triggerSources,
-    socket: { sessions: socketSessions, transport: socketTransport },
+    socket: { sessions: socketSessions, transport: socketTransport, status: socketStatus },
     workspace,
   };
+
+  // The front: one request handler (start.ts) sends the token endpoint and the app get, the two
+  // most frequent calls, to their fast paths on plain node:http (express's per-request cost was
+  // most of their CPU), everything else to the express app; upgrades go to the websocket server.
+  const front = {
+    app: createHttpApp(parts, base.baseUrl),
+    tokenEndpoint: createTokenHandler({ config, clock, logger, store, exchange: oauth.exchange }),
+    appGet: createAppGetHandler({ identity, apps, socketStatus, logger }),
+    sockets: createSocketServer({ config, clock, logger, apps, sessions: socketSessions }),
+  };
+  return { ...parts, front };
 }
 
 export type Daemon = ReturnType<typeof composeDaemon>;

@@ -96,6 +96,18 @@ const seenOf = (m: MessageRecord): SeenMessage => ({
 });
 const contentOf = (m: MessageRecord) => JSON.stringify([m.text, m.blocks, m.attachments]);
 
+/** The workspace's people as a suite names them: the owner, the members, the apps' bot users. */
+async function workspacePeople(
+  store: Store,
+  ownerOf: RecordingsDeps['ownerOf'],
+  workspaceId: string,
+): Promise<RecordedPerson[]> {
+  const owner = await ownerOf(workspaceId);
+  const users = await store.find(IDENTITY_TABLES.workspaceUsers, 'workspaceId', workspaceId);
+  users.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+  return users.map((u) => ({ id: u.id, name: u.name, owner: u.id === owner, ...(u.isBot ? { bot: true } : {}) }));
+}
+
 export function createRecordings(deps: RecordingsDeps) {
   const { store, clock } = deps;
   const kept = new Map<string, Kept>();
@@ -179,13 +191,7 @@ export function createRecordings(deps: RecordingsDeps) {
     unsubscribe = [];
   };
 
-  /** The workspace's people as a suite names them: the owner, the members, the apps' bot users. */
-  async function peopleOf(workspaceId: string): Promise<RecordedPerson[]> {
-    const owner = await deps.ownerOf(workspaceId);
-    const users = await store.find(IDENTITY_TABLES.workspaceUsers, 'workspaceId', workspaceId);
-    users.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
-    return users.map((u) => ({ id: u.id, name: u.name, owner: u.id === owner, ...(u.isBot ? { bot: true } : {}) }));
-  }
+  const peopleOf = (workspaceId: string) => workspacePeople(store, deps.ownerOf, workspaceId);
 
   /** The recording `id`, when it is the person's (anyone else's is not found: its id says nothing). */
   function own(p: Principal, id: string): Kept {

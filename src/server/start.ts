@@ -14,7 +14,6 @@ import { APPREG_VERSION } from '../version.js';
 import { openEmbeddedStore } from '../store/embedded-store.js';
 import type { StoreIo } from '../store/fsync.js';
 import { StoreCorruptError, type Store, type StoreReads } from '../store/types.js';
-import { createHttpApp } from './app.js';
 import { composeDaemon, type Daemon } from './compose.js';
 import {
   acquireLock,
@@ -30,8 +29,7 @@ import {
 import { refreshCredentials, type LocalCredentials } from './credentials.js';
 import { recordMasterKey, verifyMasterKey, type KeyVerdict } from './key-check.js';
 import { bindServer, type BoundServer } from './http-server.js';
-import { createTokenHandler, isTokenRequest } from './routes/oauth.js';
-import { createSocketServer } from './socket-server.js';
+import { isTokenRequest } from './routes/oauth.js';
 import { HANDOVER_PROTOCOL } from './handover.js';
 import { sendError } from './respond.js';
 import { shuttingDown } from '../errors.js';
@@ -137,10 +135,8 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
 
     let closing: Promise<void> | undefined;
     let lettingGo: Promise<void> | undefined;
-    const app = createHttpApp(parts, () => baseUrl);
-    const tokenEndpoint = createTokenHandler({ config, clock, logger, store, exchange: parts.oauth.exchange });
+    const { app, tokenEndpoint, appGet, sockets } = parts.front;
     const requests = inFlight();
-    const sockets = createSocketServer({ config, clock, logger, apps: parts.apps, sessions: parts.socket.sessions });
     // One request handler: the token endpoint and the app get are served ahead of express
     // (measured: express's per-request cost is most of their CPU), everything else by express.
     bound.serve((req, res) => {
@@ -154,7 +150,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
           path: '(any)',
         });
       } else if (isTokenRequest(req)) tokenEndpoint(req, res);
-      else if ((get = app.appGet.match(req))) app.appGet.serve(req, res, get);
+      else if ((get = appGet.match(req))) appGet.serve(req, res, get);
       else app(req, res);
     }, sockets.handleUpgrade);
 

@@ -61,7 +61,12 @@ export interface TokenPair {
   refreshToken: string;
 }
 
-export function createLeadLogin(ctx: ServiceContext, deps: { identity: IdentityService }) {
+export interface LeadLoginDeps extends ServiceContext {
+  identity: IdentityService;
+}
+
+export function createLeadLogin(deps: LeadLoginDeps) {
+  const ctx: ServiceContext = deps;
   const { store, clock, logger, sealer } = ctx;
   const { identity } = deps;
   const refreshKey = Buffer.from(mac(ctx.jwtKey, 'appreg:refresh-tokens'), 'base64url');

@@ -5,11 +5,17 @@
  *
  *  - Reads come from memory (records are kept as JSON strings: tables.ts) and return
  *    fresh parses. commit() checks its expectations against memory, applies to memory
- * at once (so nothing can interleave), then queues a journal line; lines queued while a write is in flight go out
- * together in    one write + one fdatasync (group commit: journal-writer.ts).
+ *    at once (so nothing can interleave, and the next commit checks against it), then
+ *    queues a journal line; lines queued while a write is in flight go out together in
+ *    one write + one fdatasync (group commit: journal-writer.ts).
+ *  - Durable before visible: until its line is fdatasynced a commit may still be undone,
+ *    so a read that meets a record it changed waits for the commits pending then to settle
+ *    and answers with what is durable (durable-reads.ts); a read that meets none waits for
+ *    nothing. PostgreSQL has this by itself (a commit is visible at COMMIT).
  *  - A write that fails (disk full, I/O error) rolls its commits, and every commit
- *    queued behind them, back out of memory before rejecting them (StoreUnavailable),
- *    so no request sees a record whose commit failed; health() reports the fault, and
+ *    queued behind them, back out of memory before rejecting them (StoreUnavailable);
+ *    no read answered with them meanwhile (above), so no request sees a record whose
+ *    commit failed; health() reports the fault, and
  *    the next commit (or a retry every retryMs, as large as the write that failed:
  *    an empty line padded with spaces) tries again, so writes recover by themselves.
  *  - Compaction writes only acknowledged commits: unacknowledged ones are undone
@@ -28,6 +34,7 @@ import { Compactor } from './compaction.js';
 import { SnapshotWriter } from './data-file.js';
 import { nodeIo, type StoreIo } from './fsync.js';
 import { JournalWriter } from './journal-writer.js';
+import { durableReads, PendingRecords } from './durable-reads.js';
 import {
   LocalChannels,
   HitWindows,
@@ -140,18 +147,26 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
   let commits = 0;
 
   const snapshot = new SnapshotWriter(dir, recovered.snapshot);
+  // the records of commits applied to memory but not yet durable: reads wait for them
+  const pending = new PendingRecords();
   const writer: JournalWriter = new JournalWriter({
     dir,
     active: recovered.active,
     activeNum: recovered.activeNum,
     journalSizes: recovered.journalSizes,
     fsync: opts.fsync ?? true,
-    afterBatch: () => compactor.afterBatch(),
+    acknowledged: (undo) => pending.acknowledged(undo),
+    afterBatch: () => {
+      pending.settle();
+      compactor.afterBatch();
+    },
     rollback: (undos) => {
       for (const u of undos) {
         tables.restore(u);
         lastSeq = u.seq - 1;
       }
+      pending.undone(); // undos are every commit not acknowledged
+      pending.settle();
     },
     onFault: (err) => {
       if (!faultLogged)
@@ -219,6 +234,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
     // JSON allows whitespace after the value: a padded line reads back as the same entry
     line = (Buffer.byteLength(line) + 1 < minBytes ? line.padEnd(minBytes - 1, ' ') : line) + '\n';
     const undo = tables.applyWithUndo(++lastSeq, changes);
+    pending.add(undo);
     commits++;
     lastCommitAt = clock.now();
     compactor.armIdle();
@@ -227,7 +243,7 @@ export async function openEmbeddedStore<TM extends TableMap = DaemonTables>(
 
   const store: StoreEngine & EmbeddedExtras = {
     kind: 'embedded',
-    ...tableReads(tables),
+    ...durableReads(tables, pending),
     transaction,
 
     commit(changes: readonly Change<AnyTables>[], expect?: readonly Expectation<AnyTables>[]): Promise<void> {

@@ -37,6 +37,8 @@ export interface JournalWriterOptions {
   journalSizes: Map<number, number>;
   /** fdatasync each batch before acknowledging it. */
   fsync: boolean;
+  /** Called for each commit of a batch as it is acknowledged (durable), before its promise resolves. */
+  acknowledged?: (undo: CommitUndo) => void;
   /** Called after each batch is acknowledged, between two batches. */
   afterBatch: () => void;
   /** Undo failed commits in memory, newest first; called synchronously before they are rejected. */
@@ -222,7 +224,10 @@ export class JournalWriter {
             this.#o.onRecover?.();
           }
         }
-        for (const p of batch) p.resolve();
+        for (const p of batch) {
+          if (p.undo) this.#o.acknowledged?.(p.undo);
+          p.resolve();
+        }
         this.#o.afterBatch();
       }
     } finally {

@@ -40,10 +40,17 @@ export function validateChanges(changes: unknown): asserts changes is Change<Any
   });
 }
 
-/** What one commit replaced: each changed record's previous JSON (undefined: there was none). */
+/** Throws TypeError unless a findPage's limit is a whole number of 1 or more. */
+export function checkPageQuery(page: PageQuery): void {
+  if (!Number.isInteger(page.limit) || page.limit < 1)
+    throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
+}
+
+/** What one commit replaced: each changed record's previous JSON (undefined: there was none), and its changes. */
 export interface CommitUndo {
   seq: number;
   prev: { table: string; id: string; json: string | undefined }[];
+  changes: readonly JsonChange[];
 }
 
 /** A change ready for memory: the record as JSON (null: delete) and, if at hand, as an object (for the indexes). */
@@ -154,6 +161,17 @@ export class Tables {
     return this.#tables.get(table)?.get(id);
   }
 
+  /** A read of a record's stored `text` (a fresh parse, or with `shared` as getMany's shared reads). */
+  parse(table: string, id: string, text: string, shared?: boolean): object {
+    return shared ? this.#readShared(table, id, text) : this.#read(text);
+  }
+
+  /** The ids `find(table, field, value)` reads (its index bucket); undefined when there are none. */
+  idsWhere(table: string, field: string, value: string): ReadonlySet<string> | undefined {
+    assertIndexed(table, field);
+    return this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value);
+  }
+
   get(table: string, id: string): object | undefined {
     const s = this.#tables.get(table)?.get(id);
     return s === undefined ? undefined : this.#read(s);
@@ -178,8 +196,7 @@ export class Tables {
   }
 
   find(table: string, field: string, value: string): object[] {
-    assertIndexed(table, field);
-    const ids = this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value);
+    const ids = this.idsWhere(table, field, value);
     if (!ids) return [];
     const t = must(this.#tables.get(table));
     const out: object[] = [];
@@ -189,16 +206,13 @@ export class Tables {
 
   /** The number of records `find` would return. */
   countWhere(table: string, field: string, value: string): number {
-    assertIndexed(table, field);
-    return this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value)?.size ?? 0;
+    return this.idsWhere(table, field, value)?.size ?? 0;
   }
 
   /** One page of `find(table, field, value)` in order of `page.orderBy`, then id (see Store.findPage). */
   findPage(table: string, field: string, value: string, page: PageQuery): object[] {
-    assertIndexed(table, field);
-    if (!Number.isInteger(page.limit) || page.limit < 1)
-      throw new TypeError('store.findPage: limit must be a whole number of 1 or more');
-    const ids = this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value);
+    checkPageQuery(page);
+    const ids = this.idsWhere(table, field, value);
     if (!ids) return [];
     const t = must(this.#tables.get(table));
     let ordered = this.#ordered.get(table);
@@ -243,7 +257,7 @@ export class Tables {
   applyWithUndo(seq: number, changes: readonly JsonChange[]): CommitUndo {
     const prev = changes.map(({ table, id }) => ({ table, id, json: this.getJson(table, id) }));
     this.apply(changes);
-    return { seq, prev };
+    return { seq, prev, changes };
   }
 
   /** Undo one commit (what applyWithUndo returned); undo several newest first. */

@@ -159,7 +159,7 @@ function fieldOf(record: object | undefined, field: string): string | undefined 
 }
 
 /** Runs `work` as one transaction on `store` (see the top of this file). */
-export async function runTransaction<T>(
+async function runTransaction<T>(
   store: TxStore,
   work: (tx: EngineTransaction) => Promise<T>,
   opts?: TransactionOptions,

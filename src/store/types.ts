@@ -4,7 +4,9 @@
  *
  * Everything the daemon keeps is a record in a named table, keyed by a string id. Reads are
  * asynchronous and always current: on PostgreSQL they go to the database, so another daemon's
- * commit is seen as soon as it answered. Nothing is cached across calls.
+ * commit is seen as soon as it answered. Nothing is cached across calls. Reads never answer with a
+ * commit that is not yet durable (it may still fail): PostgreSQL shows a commit at COMMIT; the
+ * embedded store's reads wait for the fsync of a record they meet (durable-reads.ts).
  *
  * "Read, check, write" is made atomic with expectations: a commit may name records that must
  * still be exactly what the caller read (or still be absent). If any of them changed, nothing is
@@ -26,7 +28,7 @@ export type TableMap = object;
 /** The table map of a store that keeps records of any table, as objects: what the stores implement. */
 export type AnyTables = Record<string, object>;
 /** The table names of a map. */
-export type TableOf<TM extends TableMap> = keyof TM & string;
+type TableOf<TM extends TableMap> = keyof TM & string;
 /** The type of one of TM's records of any table (a union by table name, so that `table` tells which). */
 type PerTable<TM extends TableMap, F> = { [K in TableOf<TM>]: F & { table: K } }[TableOf<TM>];
 
@@ -49,7 +51,7 @@ export type RecordKey<TM extends TableMap = Tables> = PerTable<
 >;
 
 /** The record getMany answers for `Key` (undefined where there is none). */
-export type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> }
+type RecordAt<TM extends TableMap, Key> = Key extends { table: infer K extends TableOf<TM> }
   ? TM[K] | undefined
   : never;
 

@@ -32,13 +32,16 @@ async function daemon(t: Tap.Test, url: string, clock: TestClock, name: string, 
   const store = await openPostgresStore({ url, logger, clock, instanceId: name, listenRetryMs });
   const config = { ...defaults };
   const sessions = createSocketSessions({ store, clock, logger, config });
-  const transport = createSocketTransport(sessions, clock, {
-    store,
+  const transport = createSocketTransport({
+    sessions,
     clock,
-    logger,
-    config,
-    instanceId: name,
-    relay: true,
+    queue: {
+      store,
+      logger,
+      config,
+      instanceId: name,
+      relay: true,
+    },
   });
   const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
   // the daemon hears the others once its LISTENs are in place (a hint sent before is lost, by design)

@@ -24,7 +24,7 @@ function setup(config: Partial<Config> = {}) {
     logger,
     config: { ...defaults, ...config },
   });
-  const transport = createSocketTransport(sessions, clock);
+  const transport = createSocketTransport({ sessions, clock });
   return { sessions, transport, clock, logs: () => logText };
 }
 

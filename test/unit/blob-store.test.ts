@@ -28,7 +28,7 @@ function openUnder(dir: string): string[] {
 
 t.test('a write refused at its first chunk leaves no .part and no open file when it rejects', async (t) => {
   const dir = path.join(tmpRoot, 'refused');
-  const blobs = openFileBlobs(dir, { fsync: false });
+  const blobs = openFileBlobs({ dir, fsync: false });
   // Node 20 rejects the pipeline before the write stream has opened its file: removed too early, it came back
   const left: string[] = [];
   for (let i = 0; i < 100; i++) {
@@ -40,7 +40,7 @@ t.test('a write refused at its first chunk leaves no .part and no open file when
 
 t.test('a write within its limit is kept under its id, 0600, and nothing else', async (t) => {
   const dir = path.join(tmpRoot, 'kept');
-  const blobs = openFileBlobs(dir, { fsync: true });
+  const blobs = openFileBlobs({ dir, fsync: true });
   t.equal(await blobs.write('f1', Readable.from([Buffer.alloc(6, 2), Buffer.alloc(4, 3)]), 10), 10);
   t.same(fs.readdirSync(dir), ['f1']);
   t.equal(fs.statSync(path.join(dir, 'f1')).mode & 0o777, 0o600);

@@ -98,7 +98,7 @@ t.test(
       ...appChanges('app_other', 4, { events: ['CHANNEL_CREATED'], botScopes: ['messages:read', 'channels:read'] }), // not subscribed to NEW_MESSAGE
       ...appChanges('app_revoked', 5, { botScopes: ['messages:read'], botToken: false, users: ['wu_a'] }), // its bot token was revoked: its scopes do not count
     ]);
-    const { recipientsOf } = createEventRecipients(store);
+    const { recipientsOf } = createEventRecipients({ store });
     const names = (rs: Awaited<ReturnType<typeof recipientsOf>>[number]) =>
       rs.map((r) => `${r.app.id}:${r.workspaceUserIds.join('+')}`);
     const [everyone, members, created] = await recipientsOf([
@@ -135,7 +135,7 @@ t.test('the fan-out reads the same few things whatever the number of apps or eve
   for (let i = 0; i < 100; i++)
     await engineOf(base).commit(appChanges(`app_${i}`, i, { botScopes: ['messages:read'], users: ['wu_a', 'wu_b'] }));
   const { store, reads } = counted(base);
-  const { recipientsOf } = createEventRecipients(store);
+  const { recipientsOf } = createEventRecipients({ store });
   const out = await recipientsOf(
     Array.from({ length: 20 }, (_, i) => ({ ...event('NEW_MESSAGE', { everyone: true }), id: `evt_${i}` })),
   );

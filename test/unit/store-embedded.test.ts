@@ -197,8 +197,10 @@ t.test('embedded store: find and leases after rollback and reopen', async (t) =>
     { table: 'apps', id: 'a', value: { id: 'a', ownerId: 'u2' } },
     { table: 'apps', id: 'b', value: { id: 'b', ownerId: 'u2' } },
   ]);
-  t.same(ids(await s.find('apps', 'ownerId', 'u2')), ['a', 'b'], 'visible before the write');
+  // applied to the index at once, but a find waits for the write (durable before visible)
+  const during = s.find('apps', 'ownerId', 'u2');
   await t.rejects(moved);
+  t.same(ids(await during), [], 'a find issued before the write failed never sees its commit');
   t.same(ids(await s.find('apps', 'ownerId', 'u2')), [], 'rolled back out of the index');
   t.same(ids(await s.find('apps', 'ownerId', 'u1')), ['a'], 'the old key is back');
   await t.rejects(s.claim({ table: 'jobs', dueField: 'dueAt', now: 10, owner: 'A', leaseUntil: 100, limit: 5 }));

@@ -18,7 +18,7 @@ t.test('a signed-out session is refused until its expiry, then its record is swe
   const clock = createTestClock(1_000_000);
   const store = createMemoryStore();
   const key = randomBytes(32);
-  const sessions = createWebSessions(clock, key, store);
+  const sessions = createWebSessions({ clock, key, store });
   const { token } = sessions.login(undefined, 'acc_1');
   const other = sessions.login(undefined, 'acc_1').token;
   const s = await sessions.get(token);
@@ -30,7 +30,7 @@ t.test('a signed-out session is refused until its expiry, then its record is swe
     'a changed token is not a session',
   );
   t.equal(
-    await createWebSessions(clock, randomBytes(32), store).get(token),
+    await createWebSessions({ clock, key: randomBytes(32), store }).get(token),
     undefined,
     'nor one signed under another key',
   );
@@ -51,7 +51,7 @@ t.test(
   async (t) => {
     const clock = createTestClock(1_000_000);
     const store = createMemoryStore();
-    const sessions = createWebSessions(clock, randomBytes(32), store);
+    const sessions = createWebSessions({ clock, key: randomBytes(32), store });
     const first = sessions.login(undefined, 'acc_1').token;
     clock.set(clock.now() + 1000);
     const second = sessions.login(undefined, 'acc_1').token;

@@ -7,7 +7,7 @@
  *
  * Pure: the same events give the same suite.
  */
-import { elementsOf, inputsOf, optionsOf, textOf, titleOf } from '../blocks.js';
+import { elementsOf, inputsOf, optionsOf, textOf, titleOf, type Element } from '../blocks.js';
 import type { RecordedCall, RecordedEvent, RecordedPerson, Recording, SeenMessage, SuiteEdits } from './events.js';
 import { loosen, stableText } from './stable-text.js';
 
@@ -101,6 +101,111 @@ function chosen(call: RecordedCall): string[] {
   return p.value === undefined ? [] : [String(p.value)];
 }
 
+/** A text as a suite expects it: the owner's name as the run names it, values that vary left out. */
+const expectedTextFor =
+  (owner: RecordedPerson | undefined) =>
+  (text: string): string | undefined => {
+    const fixed = stableText(text);
+    if (fixed === undefined) return undefined;
+    const lit = literal(fixed);
+    return owner && owner.name !== RUN_OWNER_NAME && owner.name.length >= 3
+      ? lit.split(owner.name).join('${users.owner.name}')
+      : lit;
+  };
+
+/** What a call's answer makes: the expectation, a note when it was not answered, the modal it opened (null: none). */
+function answerOf(
+  call: RecordedCall,
+  expectedText: (t: string) => string | undefined,
+): { step: Step; note?: string; view?: Obj | null } {
+  const r = obj(call.response);
+  if (!call.outcome || !ANSWERED.has(call.outcome)) {
+    const what =
+      call.payload.slashCommand ?? call.payload.shortcut ?? call.payload.onAction ?? call.subject ?? call.kind;
+    return {
+      step: { expect: 'answered' },
+      note: `the app did not answer ${String(what)} while recording (${call.outcome ?? 'no answer yet'}): the test expects it to`,
+    };
+  }
+  const text = call.ephemeralMessage && expectedText(call.ephemeralMessage);
+  if (call.outcome === 'nacked') return { step: { expect: 'nack', ...(text ? { text } : {}) } };
+  if (call.outcome === 'response' && r.view) {
+    const view = obj(r.view);
+    const action = String(r.action ?? r.viewAction ?? 'OPEN').toUpperCase();
+    const title = titleOf(view);
+    const inputs = inputsOf(view)
+      .map((e) => e.label || e.blockId)
+      .filter((x): x is string => !!x);
+    return {
+      step: {
+        expect: 'modal',
+        ...(title && stableText(title) === title ? { title: literal(title) } : {}),
+        ...(inputs.length ? { inputs: inputs.map(literal) } : {}),
+      },
+      ...(action !== 'CLOSE' && action !== 'CLEAR' ? { view } : {}),
+    };
+  }
+  if (call.outcome === 'response' && Array.isArray(r.options ?? r.optionGroups))
+    return { step: { expect: 'options', options: optionsOf(r).map((o) => literal(o.label)) } };
+  const closes = call.kind === 'view-action' && call.payload.viewActionType === 'SUBMIT';
+  return { step: { expect: 'ack', ...(text ? { text } : {}) }, ...(closes ? { view: null } : {}) };
+}
+
+/** The step of a click or a choice on an element of `els`; undefined for an element no step can use. */
+function elementStep(call: RecordedCall, type: string, onAction: string, els: Element[]): Step | undefined {
+  const el = els.find((e) => e.onAction === onAction);
+  if (type === 'BUTTON') {
+    const label = el ? textOf(el.el.text) : '';
+    const sameLabel = els.filter((e) => e.type === 'button' && textOf(e.el.text) === label).length;
+    return { click: label && sameLabel === 1 && stableText(label) === label ? literal(label) : { onAction } };
+  }
+  if (type === 'STATIC_SELECT_MENU' || type === 'DYNAMIC_SELECT_MENU' || type === 'CHECKBOXES') {
+    const labels = optionLabels(el?.el ?? {}, chosen(call)).map(literal);
+    return { select: type === 'CHECKBOXES' ? labels : (labels[0] ?? ''), in: onAction };
+  }
+  return undefined;
+}
+
+/** A submitted modal's inputs by label: text as typed, a select's option by label, checkboxes and ranges as lists. */
+function submitted(call: RecordedCall): Obj {
+  const view = obj(call.payload.view);
+  const values = obj(obj(view.state).values);
+  const fields: Obj = {};
+  for (const input of inputsOf(view)) {
+    const v = obj(obj(values[String(input.blockId)])[input.onAction]);
+    const given = Array.isArray(v.values) ? v.values.map(String) : v.value === undefined ? [] : [String(v.value)];
+    if (!given.length) continue;
+    const name = literal(input.label || String(input.blockId));
+    const labels =
+      input.type === 'static_select_menu' || input.type === 'checkboxes' ? optionLabels(input.el, given) : given;
+    fields[name] =
+      input.type === 'checkboxes' || input.type === 'date_range_picker'
+        ? labels.map(literal)
+        : literal(labels.join('\n'));
+  }
+  return fields;
+}
+
+/** What a message is expected to be: its text as expected, its buttons by label. */
+function shapeOf(m: SeenMessage, expectedText: (t: string) => string | undefined): Step {
+  const text = expectedText(m.text);
+  const buttons = elementsOf(m.blocks)
+    .filter((e) => e.type === 'button')
+    .map((e) => textOf(e.el.text))
+    .filter((l) => l && stableText(l) === l);
+  return { ...(text ? { text } : {}), ...(buttons.length ? { buttons } : {}) };
+}
+
+/** The dynamic selects a choice was made in: their DYNAMIC_MENU calls are part of that choice, not steps. */
+const dynamicSelectsOf = (events: RecordedEvent[]) =>
+  new Set(
+    events.flatMap((e) =>
+      e.type === 'call' && e.call.kind === 'block-interaction' && e.call.payload.actionType === 'DYNAMIC_SELECT_MENU'
+        ? [String(e.call.payload.onAction)]
+        : [],
+    ),
+  );
+
 export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   const notes: string[] = [];
   const appId = appUnderTest(rec.events);
@@ -126,15 +231,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   /** The hint a message posted in answer is named after (the command, the shortcut). */
   let hint = 'message';
 
-  /** A text as a suite expects it: the owner's name as the run names it, values that vary left out. */
-  const expectedText = (text: string): string | undefined => {
-    const fixed = stableText(text);
-    if (fixed === undefined) return undefined;
-    const lit = literal(fixed);
-    return owner && owner.name !== RUN_OWNER_NAME && owner.name.length >= 3
-      ? lit.split(owner.name).join('${users.owner.name}')
-      : lit;
-  };
+  const expectedText = expectedTextFor(owner);
   const asOf = (user: string): Step => {
     const n = names.get(user);
     if (n && n !== 'owner') {
@@ -158,49 +255,14 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     channel ??= channelId;
     return channelId === channel;
   };
-  const messageShape = (m: SeenMessage): Step => {
-    const text = expectedText(m.text);
-    const buttons = elementsOf(m.blocks)
-      .filter((e) => e.type === 'button')
-      .map((e) => textOf(e.el.text))
-      .filter((l) => l && stableText(l) === l);
-    return { ...(text ? { text } : {}), ...(buttons.length ? { buttons } : {}) };
-  };
+  const messageShape = (m: SeenMessage) => shapeOf(m, expectedText);
 
   /** The expectations of a call's answer (an interactive call only). */
   function answer(call: RecordedCall): void {
-    const r = obj(call.response);
-    if (!call.outcome || !ANSWERED.has(call.outcome)) {
-      notes.push(
-        `the app did not answer ${String(call.payload.slashCommand ?? call.payload.shortcut ?? call.payload.onAction ?? call.subject ?? call.kind)} while recording (${call.outcome ?? 'no answer yet'}): the test expects it to`,
-      );
-      return expect({ expect: 'answered' });
-    }
-    if (call.outcome === 'nacked') {
-      const text = call.ephemeralMessage && expectedText(call.ephemeralMessage);
-      return expect({ expect: 'nack', ...(text ? { text } : {}) });
-    }
-    if (call.outcome === 'response' && r.view) {
-      const view = obj(r.view);
-      const action = String(r.action ?? r.viewAction ?? 'OPEN').toUpperCase();
-      if (action !== 'CLOSE' && action !== 'CLEAR') openView = view;
-      const title = titleOf(view);
-      const inputs = inputsOf(view)
-        .map((e) => e.label || e.blockId)
-        .filter((x): x is string => !!x);
-      return expect({
-        expect: 'modal',
-        ...(title && stableText(title) === title ? { title: literal(title) } : {}),
-        ...(inputs.length ? { inputs: inputs.map(literal) } : {}),
-      });
-    }
-    if (call.outcome === 'response' && Array.isArray(r.options ?? r.optionGroups)) {
-      const labels = optionsOf(r).map((o) => o.label);
-      return expect({ expect: 'options', options: labels.map(literal) });
-    }
-    if (call.kind === 'view-action' && call.payload.viewActionType === 'SUBMIT') openView = undefined;
-    const text = call.ephemeralMessage && expectedText(call.ephemeralMessage);
-    expect({ expect: 'ack', ...(text ? { text } : {}) });
+    const a = answerOf(call, expectedText);
+    if (a.note) notes.push(a.note);
+    if (a.view !== undefined) openView = a.view ?? undefined;
+    expect(a.step);
   }
 
   /** A click or a choice in a message or a modal. */
@@ -208,32 +270,16 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     const p = call.payload;
     const onAction = String(p.onAction ?? '');
     const inView = p.sourceType === 'VIEW';
-    if (inView && obj(p.view).type === 'HOME') {
-      notes.push(`a click in the app's home view (${onAction}) is not a step a suite has: left out`);
-      inAction = false;
-      return;
-    }
+    const home = inView && obj(p.view).type === 'HOME';
     const source = inView ? obj(p.view ?? openView) : { blocks: messages.get(String(p.sourceId))?.blocks ?? [] };
     const els = elementsOf(source.blocks);
-    const el = els.find((e) => e.onAction === onAction);
-    const where: Step = inView
-      ? { modal: true }
-      : (() => {
-          const r = refTo(String(p.sourceId));
-          return r ? { message: r } : {};
-        })();
+    const r = inView ? undefined : refTo(String(p.sourceId));
+    const where: Step = inView ? { modal: true } : r ? { message: r } : {};
     const type = String(p.actionType ?? '');
-    let step: Step | undefined;
-    if (type === 'BUTTON') {
-      const label = el ? textOf(el.el.text) : '';
-      const sameLabel = els.filter((e) => e.type === 'button' && textOf(e.el.text) === label).length;
-      step = { click: label && sameLabel === 1 && stableText(label) === label ? literal(label) : { onAction } };
-    } else if (type === 'STATIC_SELECT_MENU' || type === 'DYNAMIC_SELECT_MENU' || type === 'CHECKBOXES') {
-      const labels = optionLabels(el?.el ?? {}, chosen(call)).map(literal);
-      step = { select: type === 'CHECKBOXES' ? labels : (labels[0] ?? ''), in: onAction };
-    }
+    const step = home ? undefined : elementStep(call, type, onAction, els);
     if (!step) {
-      notes.push(`a ${type.toLowerCase().replace(/_/g, ' ')} (${onAction}) is not a step a suite has: left out`);
+      const what = home ? "a click in the app's home view" : `a ${type.toLowerCase().replace(/_/g, ' ')}`;
+      notes.push(`${what} (${onAction}) is not a step a suite has: left out`);
       inAction = false;
       return;
     }
@@ -244,32 +290,11 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
 
   /** A modal submitted: its inputs by label, a select's option by label, checkboxes as a list. */
   function submit(call: RecordedCall): void {
-    const view = obj(call.payload.view);
-    const values = obj(obj(view.state).values);
-    const fields: Obj = {};
-    for (const input of inputsOf(view)) {
-      const v = obj(obj(values[String(input.blockId)])[input.onAction]);
-      const given = Array.isArray(v.values) ? v.values.map(String) : v.value === undefined ? [] : [String(v.value)];
-      if (!given.length) continue;
-      const name = literal(input.label || String(input.blockId));
-      const labels =
-        input.type === 'static_select_menu' || input.type === 'checkboxes' ? optionLabels(input.el, given) : given;
-      fields[name] =
-        input.type === 'checkboxes' || input.type === 'date_range_picker'
-          ? labels.map(literal)
-          : literal(labels.join('\n'));
-    }
-    action({ submit: fields }, call.user);
+    action({ submit: submitted(call) }, call.user);
     answer(call);
   }
 
-  const dynamicSelected = new Set(
-    rec.events.flatMap((e) =>
-      e.type === 'call' && e.call.kind === 'block-interaction' && e.call.payload.actionType === 'DYNAMIC_SELECT_MENU'
-        ? [String(e.call.payload.onAction)]
-        : [],
-    ),
-  );
+  const dynamicSelected = dynamicSelectsOf(rec.events);
 
   for (const e of rec.events) {
     if (e.type === 'call') {
@@ -280,14 +305,9 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
         case 'slash-command': {
           const text = String(c.payload.text ?? '');
           const root = refTo(c.payload.threadRootId as string | undefined);
+          const say = literal(`${String(c.payload.slashCommand)}${text ? ` ${text}` : ''}`);
           hint = String(c.payload.slashCommand ?? 'command').replace(/^\//, '');
-          action(
-            {
-              say: literal(`${String(c.payload.slashCommand)}${text ? ` ${text}` : ''}`),
-              ...(root ? { thread: root } : {}),
-            },
-            c.user,
-          );
+          action({ say, ...(root ? { thread: root } : {}) }, c.user);
           answer(c);
           break;
         }
@@ -383,6 +403,21 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     }
   }
 
+  return assemble({ rec, edits, steps, acted, names, appId, appName, notes });
+}
+
+/** The suite of the steps walked: the test (edited), the signature check, the people who acted. */
+function assemble(w: {
+  rec: Recording;
+  edits: SuiteEdits;
+  steps: Step[];
+  acted: Set<string>;
+  names: Map<string, string>;
+  appId: string | undefined;
+  appName: string;
+  notes: string[];
+}): RecordedSuite {
+  const { rec, edits, steps, acted, names, appId, appName, notes } = w;
   const edited = applyEdits(steps, edits);
   const tests: Obj[] = [{ name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) }];
   // an app called over HTTP must check the signature of what it is sent: what a person's clicks cannot show

@@ -17,8 +17,14 @@ export interface TokenOwner {
   scopes: string[];
 }
 
-export function createAppTokens(store: Store, deps: { apps: AppsService; identity: IdentityService }) {
-  const { apps, identity } = deps;
+export interface AppTokensDeps {
+  store: Store;
+  apps: AppsService;
+  identity: IdentityService;
+}
+
+export function createAppTokens(deps: AppTokensDeps) {
+  const { store, apps, identity } = deps;
 
   /**
    * The token's owner; 401 unless `appKey` is the key of the app the token belongs to. Reads the

@@ -79,10 +79,14 @@ function parseScopes(app: AppRecord, raw: string): { userScopes: string[]; botSc
   return { userScopes, botScopes: m.bot ? botScopes : [] };
 }
 
-export function createAuthorizationRequests(
-  ctx: ServiceContext,
-  deps: { apps: AppsService; identity: IdentityService; grants: Grants },
-) {
+export interface AuthorizationRequestsDeps extends ServiceContext {
+  apps: AppsService;
+  identity: IdentityService;
+  grants: Grants;
+}
+
+export function createAuthorizationRequests(deps: AuthorizationRequestsDeps) {
+  const ctx: ServiceContext = deps;
   const { store, clock, logger } = ctx;
   const { apps, identity, grants } = deps;
   const codeTtlMs = () => Math.min(Math.max(ctx.config.codeTtlSeconds, 1), MAX_CODE_TTL_SECONDS) * 1000;

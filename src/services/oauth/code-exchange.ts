@@ -82,7 +82,13 @@ function reuseMessage(r: { accessTokens: number; botToken: boolean }): string {
 /** How long a consumed code is remembered so that its reuse revokes what it issued. */
 const CONSUMED_CODE_MEMORY_MS = 24 * 3600_000;
 
-export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsService; grants: Grants }) {
+export interface CodeExchangeDeps extends ServiceContext {
+  apps: AppsService;
+  grants: Grants;
+}
+
+export function createCodeExchange(deps: CodeExchangeDeps) {
+  const ctx: ServiceContext = deps;
   const { store, sealer, clock, logger } = ctx;
   const { apps } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();

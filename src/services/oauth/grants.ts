@@ -16,7 +16,13 @@ import {
   type TokenRecord,
 } from '../../model/oauth.js';
 
-export function createGrants(store: Store, apps: AppsService) {
+export interface GrantsDeps {
+  store: Store;
+  apps: AppsService;
+}
+
+export function createGrants(deps: GrantsDeps) {
+  const { store, apps } = deps;
   function installationOf(appId: string, workspaceId: string): Promise<InstallationRecord | undefined> {
     return store.get(OAUTH_TABLES.installations, installationId(appId, workspaceId));
   }

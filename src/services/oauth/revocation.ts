@@ -15,10 +15,15 @@ import { authorizationId, installationId } from '../../model/oauth.js';
 import type { OutboxWriter } from '../outbox-writer.js';
 import { OAUTH_TABLES, type TokenRecord } from '../../model/oauth.js';
 
-export function createRevocation(
-  ctx: ServiceContext,
-  deps: { apps: AppsService; identity: IdentityService; grants: Grants; outbox: OutboxWriter },
-) {
+export interface RevocationDeps extends ServiceContext {
+  apps: AppsService;
+  identity: IdentityService;
+  grants: Grants;
+  outbox: OutboxWriter;
+}
+
+export function createRevocation(deps: RevocationDeps) {
+  const ctx: ServiceContext = deps;
   const { store, clock, logger } = ctx;
   const { apps, identity, grants, outbox } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();

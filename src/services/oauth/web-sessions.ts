@@ -63,11 +63,16 @@ export const newVisitorToken = () => newSecret(PREFIX.session);
 const b64 = (s: string) => Buffer.from(s).toString('base64url');
 const unb64 = (s: string) => Buffer.from(s, 'base64url').toString('utf8');
 
-/**
- * @param key signs every token (derived from the master key, so the same in every daemon)
- * @param store where used single-use tokens are marked
- */
-export function createWebSessions(clock: Clock, key: Buffer, store: Store) {
+export interface WebSessionsDeps {
+  clock: Clock;
+  /** Signs every token (derived from the master key, so the same in every daemon). */
+  key: Buffer;
+  /** Where used single-use tokens are marked. */
+  store: Store;
+}
+
+export function createWebSessions(deps: WebSessionsDeps) {
+  const { clock, key, store } = deps;
   /** `<random>.<body>.<mac>`: the random part makes each token unique; body is base64url of `payload`. */
   function sign(kind: string, prefix: string, payload: string): string {
     const head = newSecret(prefix);

@@ -48,7 +48,8 @@ export interface Recipient {
 const byCreation = (x: { createdAt: string; id: string }, y: { createdAt: string; id: string }) =>
   x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
 
-export function createEventRecipients(store: Store) {
+export function createEventRecipients(deps: { store: Store }) {
+  const { store } = deps;
   /** What the fan-out of a workspace's events reads, once for all of them. */
   async function grantsIn(workspaceId: string) {
     const [installs, azs] = await Promise.all([
