@@ -29,6 +29,7 @@ export const CONSOLE_PAGES: ReadonlyArray<readonly [pattern: string, what: strin
   ['/console/home/:appId', "an app's home view"],
   ['/console/manage', 'the workspace: archive and delete channels, user groups'],
   ['/console/manage/channels/:channelId/delete', 'delete a channel'],
+  ['/console/recordings/:recordingId', 'a recorded test (appreg test --record)'],
 ];
 
 const SEGMENT = /^[A-Za-z0-9_.~-]+$/;

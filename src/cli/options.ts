@@ -31,7 +31,7 @@ export function globalOptions(program: Command): Command {
 }
 
 /** What an action works with. */
-interface Invocation {
+export interface Invocation {
   o: Opts;
   /** The command itself, for its own options apart from the global ones. */
   cmd: Command;

@@ -41,6 +41,8 @@ import { platformScheduledRoutes } from './routes/platform-scheduled.js';
 import { platformUserRoutes } from './routes/platform-users.js';
 import { signInLinkRoutes, webRoutes } from './routes/web.js';
 import { consoleRoutes } from './routes/console/index.js';
+import { createRecordings } from './recordings.js';
+import { recordingRoutes } from './routes/recordings.js';
 
 /** The composed parts the routes are mounted from (compose.ts builds them, and this app with them). */
 export interface HttpAppParts {
@@ -83,6 +85,15 @@ export function createHttpApp(daemon: HttpAppParts, baseUrl: () => string) {
   });
 
   const web = { config, identity, apps, webSessions: oauth.webSessions, baseUrl };
+  // recordings of conversations made into suites (docs/testing.md): the console's and the API's
+  const recordings = createRecordings({
+    store,
+    clock,
+    onMessageChange: daemon.workspace.onMessageChange,
+    onDeliveryChange: daemon.delivery.log.onChange,
+    ownerOf: identity.ownerOf,
+    appName: async (appId) => (await apps.byId(appId))?.manifest.displayName,
+  });
   // Who the caller is (login, workspaces, users: the two info calls answer without an Authtoken), then
   // the management calls, the most frequent, ahead of the routers for other paths.
   app.use(identityRoutes({ config, clock, store, identity }));
@@ -114,6 +125,7 @@ export function createHttpApp(daemon: HttpAppParts, baseUrl: () => string) {
     }),
     peopleRoutes({ config, clock, store, workspace: daemon.workspace, deliveries: daemon.deliveries }),
     peopleManageRoutes({ config, clock, store, workspace: daemon.workspace }),
+    recordingRoutes({ recordings, baseUrl: () => config.publicUrl ?? baseUrl() }),
   );
   app.use(appCallRoutes({ appTokens: oauth.appTokens, revocation: oauth.revocation, logger }));
   // The platform API apps call with their tokens: one gate (auth, per-app and per-user limits) for all of it.
@@ -166,10 +178,16 @@ export function createHttpApp(daemon: HttpAppParts, baseUrl: () => string) {
     socketStatus,
     bodyLimitBytes: config.bodyLimitBytes,
     workspace: daemon.workspace,
+    recordings,
   });
   app.use(webConsole.router);
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
   // shutdown ends the console's live streams first: an open page must not hold the stop
-  return Object.assign(app, { endLiveStreams: webConsole.endStreams });
+  return Object.assign(app, {
+    endLiveStreams: () => {
+      webConsole.endStreams();
+      recordings.close();
+    },
+  });
 }

@@ -22,8 +22,8 @@ function getRoutes(stack: Layer[], out: string[] = []): string[] {
   return out;
 }
 
-/** Not pages a person lands on: the console's script and its live streams (server-sent events). */
-const NOT_PAGES = /^\/console\/console\.js$|\/events$/;
+/** Not pages a person lands on: the console's script, its live streams (server-sent events), a recording's file. */
+const NOT_PAGES = /^\/console\/console\.js$|\/events$|\/suite\.yaml$/;
 
 t.test("the console pages open --path accepts are exactly the console's GET pages", async (t) => {
   const d = await startTestDaemon();

@@ -1,6 +1,7 @@
 /** appreg test: run an app's conversation tests (docs/testing.md); the runner is loaded when it runs (test-run.ts). */
 import type { Command } from 'commander';
 import { action } from '../options.js';
+import { CliError, EXIT } from '../../client/exit.js';
 import type { Run } from '../run.js';
 
 const REPORTERS = ['pretty', 'tap', 'junit', 'json'] as const;
@@ -28,8 +29,18 @@ export function registerTest(program: Command, run: Run): void {
       '--init',
       'write a starter suite for the app of --manifest instead of running tests (an app on the official SDK is started once to read its whole manifest from its /manifest)',
     )
-    .option('--manifest <file>', "with --init: the app's manifest (default manifest.json)")
-    .option('--force', 'with --init: overwrite the suite file')
+    .option('--manifest <file>', "with --init or --record-out: the app's manifest (default manifest.json)")
+    .option('--force', 'with --init or --record-out: overwrite the suite file')
+    .option(
+      '--record',
+      'record a conversation instead of running tests: what is done in the console and with appreg say, react and deliver-test, until Ctrl-C; then write it as a suite (--record-out)',
+    )
+    .option('--stop', 'with --record: stop the recording that is on (started elsewhere) and write it')
+    .option('--recording <id>', 'write the suite of this recording (made in the console), stopping it if it is on')
+    .option(
+      '--record-out <file>',
+      `where --record writes the suite (default recorded.apptest.yaml), its app started as --init guesses from that folder`,
+    )
     .addHelpText(
       'after',
       `
@@ -51,10 +62,19 @@ Examples:
   $ appreg test app.apptest.yaml --reporter junit --output report.xml
   $ appreg test --grep "modal" --bail --jobs 4
   $ appreg test --url http://127.0.0.1:8740 app.apptest.json
-  $ appreg test --init --manifest manifest.json          write app.apptest.json for its commands, shortcuts and events`,
+  $ appreg test --init --manifest manifest.json          write app.apptest.json for its commands, shortcuts and events
+  $ appreg test --record --record-out app/standup.apptest.yaml   record until Ctrl-C, then write the suite beside app/manifest.json
+  $ appreg test --record --stop --record-out app/standup.apptest.yaml   stop the recording that is on (another terminal) and write it
+  $ appreg test --recording rec_1a2b3c4d --record-out app/standup.apptest.yaml   the suite of a recording made in the console`,
     )
     .action(
       action(run, async (x, ...args) => {
+        if (x.o.record || x.o.recording !== undefined) {
+          const { recordCommand } = await import('./test-record.js');
+          return recordCommand(x);
+        }
+        if (x.o.recordOut !== undefined || x.o.stop)
+          throw new CliError('--record-out and --stop go with --record (or --recording ID)', EXIT.usage);
         const paths = (args[0] as unknown as string[] | undefined) ?? [];
         const { testCommand } = await import('./test-run.js');
         await testCommand(run, x.o, x.out, paths, REPORTERS);

@@ -18,6 +18,7 @@ import { LEAD_ROUTES, LOGIN_CODE_ROUTES } from './lead.js';
 import { OAUTH_MANAGEMENT_ROUTES } from './oauth-management.js';
 import { PEOPLE_ROUTES } from './people.js';
 import { PEOPLE_MANAGE_ROUTES } from './people-manage.js';
+import { RECORDING_ROUTES } from './recordings.js';
 import { route, type RouteSpec } from './route-table.js';
 import { SOCKET_ROUTES } from './socket.js';
 import { SIGN_IN_LINK_ROUTES } from './web.js';
@@ -64,6 +65,12 @@ export const HTTP_API: RouterEntry[] = [
     description: 'The workspace as a person uses it (docs/protocol.md §2.8)',
     base: MGMT_BASE,
     routes: { ...PEOPLE_ROUTES, ...PEOPLE_MANAGE_ROUTES },
+  },
+  {
+    tag: 'recordings',
+    description: 'Recordings made into suites for appreg test (docs/protocol.md §2.9)',
+    base: MGMT_BASE,
+    routes: RECORDING_ROUTES,
   },
   {
     tag: 'socket-mode',

@@ -130,6 +130,12 @@ details.more summary,details.menu summary{list-style:none;padding:.2rem .6rem;bo
 details.menu{margin-left:auto;position:relative}
 details.more form,details.menu form{position:absolute;right:0;z-index:2;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.4rem;min-width:12rem;max-width:80vw}
 details.more button,details.menu button{width:100%;text-align:left;border:0}
+.recorder{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:.4rem .75rem;margin:0 0 1rem}
+.recorder .row{margin:0}
+.rec-dot{color:#dc2626}
+pre.yaml .y-k{color:var(--accent);font-weight:600}
+pre.yaml .y-c{color:var(--muted);font-style:italic}
+pre.yaml .y-r{color:var(--good);background:var(--good-bg);border-radius:4px}
 @media (max-width:640px){.pair{grid-template-columns:1fr}.workspace{grid-template-columns:1fr}.channels ul{display:flex;flex-wrap:wrap;gap:.25rem}main{padding:.5rem}.card{padding:.75rem}th.wide,td.wide{display:none}header form{margin-left:0;width:100%}dl{grid-template-columns:1fr}dt{margin-top:.4rem}}
 `;
 
@@ -153,6 +159,8 @@ export interface Shell {
   userName: string;
   csrf: string;
   workspaces: Array<{ id: string; name: string; selected: boolean }>;
+  /** The recorder's bar (pages/console/recorder.ts), shown over the workspace pages. */
+  recorderBar?: string;
 }
 
 export function consolePage(title: string, shell: Shell, body: string): string {
@@ -177,7 +185,7 @@ export function consolePage(title: string, shell: Shell, body: string): string {
 </head>
 <body>
 <header><span class="brand">appreg</span><nav aria-label="Console">!${nav('/', 'Apps', shell.section === 'apps')}!${nav('/console/deliveries', 'Deliveries', shell.section === 'deliveries')}!${nav('/console/channels', 'Workspace', shell.section === 'workspace')}</nav><span class="who">Signed in as ${shell.userName}</span>!${switcher}<form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="${shell.csrf}"><button type="submit">Sign out</button><button type="submit" formaction="/console/sign-out-everywhere" title="Every browser signed in to your account, this one included">Sign out everywhere</button></form></header>
-<main id="main">!${body}</main>
+<main id="main">!${shell.section === 'workspace' && shell.recorderBar ? shell.recorderBar : ''}!${body}</main>
 </body>
 </html>`;
 }

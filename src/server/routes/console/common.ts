@@ -22,6 +22,7 @@ import { CONSOLE_CSP, plainPage, type Shell } from '../../pages/console/layout.j
 import { clearSessionCookie, cookieValue, pageHeaders } from '../../pages/send.js';
 import { asAppError, sendErrorPage } from '../../respond.js';
 import { must } from '../../../must.js';
+import { recorderBar, type RecorderShell } from '../../pages/console/recorder.js';
 
 const WORKSPACE_COOKIE = 'appreg_console_ws';
 /** The one body type of the console's forms (the manifest form may also be multipart, for a file). */
@@ -33,6 +34,11 @@ export interface ConsoleBaseDeps {
   identity: IdentityService;
   webSessions: WebSessions;
   logger: Logger;
+  /** The recorder: who the person acts as while recording (the owner only), and its bar over the workspace. */
+  recorder?: {
+    actingAs(userId: string): { id: string; name: string } | undefined;
+    shell(me: { id: string; workspaceId: string; name: string }, returnTo: string): Promise<RecorderShell>;
+  };
 }
 
 export interface Signed {
@@ -41,7 +47,10 @@ export interface Signed {
   sessionExpiresAt: number;
   /** The account signed in (sign-out everywhere ends all its sessions). */
   accountId: string;
+  /** Who acts: the person, or the member they act as while recording (docs/testing.md). */
   principal: Principal;
+  /** The signed-in person's own workspace user, whoever they act as. */
+  personId: string;
   shell: Shell;
 }
 
@@ -122,12 +131,24 @@ export function consoleBase(deps: ConsoleBaseDeps) {
       const csrf = await webSessions.consoleToken(session.id);
       const names = await Promise.all(members.map((m) => workspaceName(m.workspaceId)));
       const workspaces = members.map((m, i) => ({ id: m.workspaceId, name: must(names[i]), selected: m === me }));
+      const acting = deps.recorder?.actingAs(me.id);
+      const bar =
+        deps.recorder && req.method === 'GET' && req.accepts('html')
+          ? recorderBar(await deps.recorder.shell(me, req.originalUrl), csrf)
+          : undefined;
       signed = {
         sessionId: session.id,
         sessionExpiresAt: session.expiresAt,
         accountId: session.accountId,
-        principal: { workspaceId: me.workspaceId, workspaceUserId: me.id, jti: '' },
-        shell: { section: 'apps', userName: me.name, csrf, workspaces },
+        principal: { workspaceId: me.workspaceId, workspaceUserId: acting?.id ?? me.id, jti: '' },
+        personId: me.id,
+        shell: {
+          section: 'apps',
+          userName: acting ? `${me.name}, acting as ${acting.name}` : me.name,
+          csrf,
+          workspaces,
+          ...(bar ? { recorderBar: bar } : {}),
+        },
       };
     } catch (e) {
       return sendError(res, e); // the store could not be read: a page, like every other console error

@@ -15,7 +15,7 @@ import type { WebSessions } from '../../../services/oauth/web-sessions.js';
 import type { Grants } from '../../../services/oauth/grants.js';
 import type { Revocation } from '../../../services/oauth/revocation.js';
 import { consoleAppsRoutes } from './apps.js';
-import { consoleBase } from './common.js';
+import { consoleBase, type Signed } from './common.js';
 import { consoleDeliveryRoutes } from './deliveries.js';
 import { consoleStaticFiles } from './static.js';
 import { SCRIPT_PATH } from '../../pages/console/layout.js';
@@ -25,6 +25,8 @@ import { consoleWorkspaceAppsRoutes } from './workspace-apps.js';
 import { consoleManageRoutes } from './workspace-manage.js';
 import { consoleNotFound } from './not-found.js';
 import { consoleReactionRoutes } from './workspace-reactions.js';
+import { consoleRecordingRoutes } from './recordings.js';
+import type { Recordings } from '../../recordings.js';
 
 export interface ConsoleRoutesDeps {
   config: Pick<Config, 'appUrl' | 'publicUrl'>;
@@ -44,10 +46,41 @@ export interface ConsoleRoutesDeps {
   bodyLimitBytes: number;
   /** The local workspace, as the signed-in person uses it. */
   workspace: ConsoleWorkspaceDeps['workspace'];
+  /** Recordings of conversations made into suites (docs/testing.md). */
+  recordings?: Recordings;
 }
 
 export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStreams(): void } {
-  const base = consoleBase(deps);
+  const { recordings } = deps;
+  const member = async (id: string) => {
+    const u = await deps.workspace.users.byId(id);
+    return u && { id: u.id, name: u.name, workspaceId: u.workspaceId, ...(u.isBot ? { isBot: true } : {}) };
+  };
+  const base = consoleBase({
+    ...deps,
+    ...(recordings
+      ? {
+          recorder: {
+            actingAs: (userId: string) => recordings.actingAs(userId),
+            async shell(me: { id: string; workspaceId: string; name: string }, returnTo: string) {
+              const on = recordings.activeOf(me.id);
+              const people = on
+                ? (await deps.workspace.users.list({ workspaceId: me.workspaceId, userId: me.id }))
+                    .filter((u) => !u.isAddonBot && u.id !== me.id)
+                    .map((u) => ({ id: u.id, name: u.name }))
+                : [];
+              return {
+                returnTo,
+                people: [{ id: me.id, name: me.name }, ...people],
+                ...(on
+                  ? { on: { id: on.id, events: on.events, ...(on.actingAs ? { actingAs: on.actingAs.name } : {}) } }
+                  : {}),
+              };
+            },
+          },
+        }
+      : {}),
+  });
   const r = Router();
   r.get(SCRIPT_PATH, consoleStaticFiles());
   const parsed = base.form('2kb', 5);
@@ -79,11 +112,15 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
     deliveries: deps.deliveries,
     state,
     clock: deps.clock,
+    ...(recordings
+      ? { onViewClosed: (s: Signed) => recordings.viewClosed(s.personId, s.principal.workspaceUserId) }
+      : {}),
   });
   r.use(people.router);
   r.use(consoleWorkspaceAppsRoutes({ base, workspace: deps.workspace, deliveries: deps.deliveries, state }));
   r.use(consoleManageRoutes({ base, workspace: deps.workspace }));
   r.use(consoleReactionRoutes({ base, workspace: deps.workspace }));
+  if (recordings) r.use(consoleRecordingRoutes({ base, recordings, member }));
   r.use(consoleNotFound());
   return {
     router: r,

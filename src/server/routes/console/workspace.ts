@@ -37,6 +37,8 @@ export interface ConsoleWorkspaceDeps {
   state: PersonState;
   /** The live timeline's gathering and keep-alive. */
   clock: Clock;
+  /** A modal closed without telling the app (a recording has it as a step). */
+  onViewClosed?(s: Signed): void;
 }
 
 /** A message's reactions grouped by emoji, in the order each was first given; `me` is the person. */
@@ -261,6 +263,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
           }),
           ctx,
         );
+      else deps.onViewClosed?.(s);
       return seeOther(res, (await state.top(me))?.returnTo ?? top.returnTo);
     }
     // what was typed stays when the app answers without a new view

@@ -1,0 +1,491 @@
+/**
+ * A recording's events as a suite (docs/testing.md, "Recording a test"): what people did becomes the test's actions
+ * (`say`, `click`, `select`, `submit`, `close`, `shortcut`, `menu`, `react`, each `as:` the user who did it), and what
+ * the app did in answer becomes its expectations (the answer to the call, the messages it posted or updated, its
+ * reactions, the events it accepted). Messages are referred to by the names they are saved as (`${standup}`), in the
+ * order they appeared, never by id; texts are matched as a person would check them (see stable-text.ts).
+ *
+ * Pure: the same events give the same suite.
+ */
+import { elementsOf, inputsOf, optionsOf, textOf, titleOf, type Element } from '../blocks.js';
+import type { RecordedCall, RecordedEvent, RecordedPerson, Recording, SeenMessage, SuiteEdits } from './events.js';
+import { loosen, stableText } from './stable-text.js';
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+
+/** The owner's name in the workspace a run makes: a text that names the recording's owner otherwise refers to it. */
+const RUN_OWNER_NAME = 'Owner';
+const RESERVED = new Set(['env', 'run', 'app', 'users', 'test', 'daemon', 'owner']);
+const ANSWERED = new Set(['acked', 'nacked', 'response']);
+/** The test a recorded suite of an app over HTTP ends with. */
+const SIGNATURE_TEST = 'calls that are not properly signed are refused';
+
+/** A reference to a message, made a `${name}` once every step is known. */
+interface Ref {
+  ref: string;
+}
+type Step = Record<string, unknown>;
+
+export interface RecordedSuite {
+  /** The suite, without its `app` section (the caller knows how the app starts). */
+  suite: { name: string; users?: Record<string, { name: string }>; install: { users: string[] }; tests: Obj[] };
+  /** Every step of the recorded test as generated, before edits: what the editor offers to drop or loosen, by index. */
+  steps: Step[];
+  /** The app the test is about. */
+  appId?: string;
+  /** What could not be recorded, in words. */
+  notes: string[];
+}
+
+const isRef = (v: unknown): v is Ref => typeof v === 'object' && v !== null && typeof (v as Ref).ref === 'string';
+/** A recorded text written into a suite: `${` would be read as a reference. */
+const literal = (s: string) => s.replace(/\$\{/g, () => '$${');
+
+/** The name of a saved message: after the command that led to it, else its first word; unique in the test. */
+function refName(hint: string, taken: Set<string>): string {
+  let base = hint
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 40);
+  if (!/^[a-z_]/.test(base)) base = `m_${base}`;
+  if (!base || base === 'm_' || RESERVED.has(base)) base = 'message';
+  let name = base;
+  for (let i = 2; taken.has(name); i++) name = `${base}${i}`;
+  taken.add(name);
+  return name;
+}
+
+/** Suite names of the people who acted: owner, and the others by their display name. */
+function namesOf(people: RecordedPerson[]): Map<string, string> {
+  const taken = new Set<string>(RESERVED);
+  const out = new Map<string, string>();
+  for (const p of people) {
+    if (p.owner) {
+      out.set(p.id, 'owner');
+      continue;
+    }
+    out.set(p.id, refName(p.name || 'user', taken));
+  }
+  return out;
+}
+
+/** The app under test: the one called most (interactive calls first), else the one that posted first. */
+function appUnderTest(events: RecordedEvent[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const e of events)
+    if (e.type === 'call')
+      counts.set(e.call.appId, (counts.get(e.call.appId) ?? 0) + (e.call.kind === 'event' ? 1 : 10));
+  const best = [...counts].sort((a, b) => b[1] - a[1])[0];
+  if (best) return best[0];
+  for (const e of events) if (e.type === 'message' && e.message.appId) return e.message.appId;
+  return undefined;
+}
+
+/** The option labels for `values` of a select or checkboxes element (the value itself when it has no label). */
+function optionLabels(el: Obj, values: string[]): string[] {
+  const opts = optionsOf(el);
+  return values.map((v) => opts.find((o) => o.value === v)?.label || v);
+}
+
+/** A BLOCK_INTERACTION's chosen value(s): its `payload` is a JSON text of `{value}` or `{values}`. */
+function chosen(call: RecordedCall): string[] {
+  let p: Obj = {};
+  try {
+    p = obj(typeof call.payload.payload === 'string' ? JSON.parse(call.payload.payload) : call.payload.payload);
+  } catch {
+    /* not JSON: nothing chosen */
+  }
+  if (Array.isArray(p.values)) return p.values.map(String);
+  return p.value === undefined ? [] : [String(p.value)];
+}
+
+/** A text as a suite expects it: the owner's name as the run names it, values that vary left out. */
+const expectedTextFor =
+  (owner: RecordedPerson | undefined) =>
+  (text: string): string | undefined => {
+    const fixed = stableText(text);
+    if (fixed === undefined) return undefined;
+    const lit = literal(fixed);
+    return owner && owner.name !== RUN_OWNER_NAME && owner.name.length >= 3
+      ? lit.split(owner.name).join('${users.owner.name}')
+      : lit;
+  };
+
+/** What a call's answer makes: the expectation, a note when it was not answered, the modal it opened (null: none). */
+function answerOf(
+  call: RecordedCall,
+  expectedText: (t: string) => string | undefined,
+): { step: Step; note?: string; view?: Obj | null } {
+  const r = obj(call.response);
+  if (!call.outcome || !ANSWERED.has(call.outcome)) {
+    const what =
+      call.payload.slashCommand ?? call.payload.shortcut ?? call.payload.onAction ?? call.subject ?? call.kind;
+    return {
+      step: { expect: 'answered' },
+      note: `the app did not answer ${String(what)} while recording (${call.outcome ?? 'no answer yet'}): the test expects it to`,
+    };
+  }
+  const text = call.ephemeralMessage && expectedText(call.ephemeralMessage);
+  if (call.outcome === 'nacked') return { step: { expect: 'nack', ...(text ? { text } : {}) } };
+  if (call.outcome === 'response' && r.view) {
+    const view = obj(r.view);
+    const action = String(r.action ?? r.viewAction ?? 'OPEN').toUpperCase();
+    const title = titleOf(view);
+    const inputs = inputsOf(view)
+      .map((e) => e.label || e.blockId)
+      .filter((x): x is string => !!x);
+    return {
+      step: {
+        expect: 'modal',
+        ...(title && stableText(title) === title ? { title: literal(title) } : {}),
+        ...(inputs.length ? { inputs: inputs.map(literal) } : {}),
+      },
+      ...(action !== 'CLOSE' && action !== 'CLEAR' ? { view } : {}),
+    };
+  }
+  if (call.outcome === 'response' && Array.isArray(r.options ?? r.optionGroups))
+    return { step: { expect: 'options', options: optionsOf(r).map((o) => literal(o.label)) } };
+  const closes = call.kind === 'view-action' && call.payload.viewActionType === 'SUBMIT';
+  return { step: { expect: 'ack', ...(text ? { text } : {}) }, ...(closes ? { view: null } : {}) };
+}
+
+/** The step of a click or a choice on an element of `els`; undefined for an element no step can use. */
+function elementStep(call: RecordedCall, type: string, onAction: string, els: Element[]): Step | undefined {
+  const el = els.find((e) => e.onAction === onAction);
+  if (type === 'BUTTON') {
+    const label = el ? textOf(el.el.text) : '';
+    const sameLabel = els.filter((e) => e.type === 'button' && textOf(e.el.text) === label).length;
+    return { click: label && sameLabel === 1 && stableText(label) === label ? literal(label) : { onAction } };
+  }
+  if (type === 'STATIC_SELECT_MENU' || type === 'DYNAMIC_SELECT_MENU' || type === 'CHECKBOXES') {
+    const labels = optionLabels(el?.el ?? {}, chosen(call)).map(literal);
+    return { select: type === 'CHECKBOXES' ? labels : (labels[0] ?? ''), in: onAction };
+  }
+  return undefined;
+}
+
+/** A submitted modal's inputs by label: text as typed, a select's option by label, checkboxes and ranges as lists. */
+function submitted(call: RecordedCall): Obj {
+  const view = obj(call.payload.view);
+  const values = obj(obj(view.state).values);
+  const fields: Obj = {};
+  for (const input of inputsOf(view)) {
+    const v = obj(obj(values[String(input.blockId)])[input.onAction]);
+    const given = Array.isArray(v.values) ? v.values.map(String) : v.value === undefined ? [] : [String(v.value)];
+    if (!given.length) continue;
+    const name = literal(input.label || String(input.blockId));
+    const labels =
+      input.type === 'static_select_menu' || input.type === 'checkboxes' ? optionLabels(input.el, given) : given;
+    fields[name] =
+      input.type === 'checkboxes' || input.type === 'date_range_picker'
+        ? labels.map(literal)
+        : literal(labels.join('\n'));
+  }
+  return fields;
+}
+
+/** What a message is expected to be: its text as expected, its buttons by label. */
+function shapeOf(m: SeenMessage, expectedText: (t: string) => string | undefined): Step {
+  const text = expectedText(m.text);
+  const buttons = elementsOf(m.blocks)
+    .filter((e) => e.type === 'button')
+    .map((e) => textOf(e.el.text))
+    .filter((l) => l && stableText(l) === l);
+  return { ...(text ? { text } : {}), ...(buttons.length ? { buttons } : {}) };
+}
+
+/** The dynamic selects a choice was made in: their DYNAMIC_MENU calls are part of that choice, not steps. */
+const dynamicSelectsOf = (events: RecordedEvent[]) =>
+  new Set(
+    events.flatMap((e) =>
+      e.type === 'call' && e.call.kind === 'block-interaction' && e.call.payload.actionType === 'DYNAMIC_SELECT_MENU'
+        ? [String(e.call.payload.onAction)]
+        : [],
+    ),
+  );
+
+export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
+  const notes: string[] = [];
+  const appId = appUnderTest(rec.events);
+  const appName = rec.apps.find((a) => a.id === appId)?.name ?? 'App';
+  const people = new Map(rec.people.map((p) => [p.id, p]));
+  const names = namesOf(rec.people);
+  const owner = rec.people.find((p) => p.owner);
+  const isPerson = (id: string) => !!people.get(id) && !people.get(id)?.bot;
+  const acted = new Set<string>(['owner']);
+
+  const messages = new Map<string, SeenMessage>();
+  /** The step that first showed each message (where it is saved). */
+  const shownAt = new Map<string, Step>();
+  const steps: Step[] = [];
+  let channel: string | undefined;
+  /** Expectations are written after a recorded action only (not after one that could not be). */
+  let inAction = false;
+  let lastMessage: string | undefined;
+  let lastEventTypes = new Set<string>();
+  /** Events are expected after what a person said or reacted (what their action made), not after a call's answer. */
+  let eventful = false;
+  let openView: Obj | undefined;
+  /** The hint a message posted in answer is named after (the command, the shortcut). */
+  let hint = 'message';
+
+  const expectedText = expectedTextFor(owner);
+  const asOf = (user: string): Step => {
+    const n = names.get(user);
+    if (n && n !== 'owner') {
+      acted.add(n);
+      return { as: n };
+    }
+    return {};
+  };
+  const refTo = (id: string | undefined): Ref | undefined => (id && shownAt.has(id) ? { ref: id } : undefined);
+  const action = (step: Step, user: string) => {
+    steps.push({ ...step, ...asOf(user) });
+    inAction = true;
+    lastEventTypes = new Set();
+    eventful = (typeof step.say === 'string' && !step.say.startsWith('/')) || step.react !== undefined;
+  };
+  const expect = (step: Step) => {
+    if (inAction) steps.push(step);
+  };
+  const ours = (channelId: string | undefined) => {
+    if (!channelId) return true;
+    channel ??= channelId;
+    return channelId === channel;
+  };
+  const messageShape = (m: SeenMessage) => shapeOf(m, expectedText);
+
+  /** The expectations of a call's answer (an interactive call only). */
+  function answer(call: RecordedCall): void {
+    const a = answerOf(call, expectedText);
+    if (a.note) notes.push(a.note);
+    if (a.view !== undefined) openView = a.view ?? undefined;
+    expect(a.step);
+  }
+
+  /** A click or a choice in a message or a modal. */
+  function interaction(call: RecordedCall): void {
+    const p = call.payload;
+    const onAction = String(p.onAction ?? '');
+    const inView = p.sourceType === 'VIEW';
+    const home = inView && obj(p.view).type === 'HOME';
+    const source = inView ? obj(p.view ?? openView) : { blocks: messages.get(String(p.sourceId))?.blocks ?? [] };
+    const els = elementsOf(source.blocks);
+    const r = inView ? undefined : refTo(String(p.sourceId));
+    const where: Step = inView ? { modal: true } : r ? { message: r } : {};
+    const type = String(p.actionType ?? '');
+    const step = home ? undefined : elementStep(call, type, onAction, els);
+    if (!step) {
+      const what = home ? "a click in the app's home view" : `a ${type.toLowerCase().replace(/_/g, ' ')}`;
+      notes.push(`${what} (${onAction}) is not a step a suite has: left out`);
+      inAction = false;
+      return;
+    }
+    action({ ...step, ...where }, call.user);
+    if (!inView) lastMessage = String(p.sourceId);
+    answer(call);
+  }
+
+  /** A modal submitted: its inputs by label, a select's option by label, checkboxes as a list. */
+  function submit(call: RecordedCall): void {
+    action({ submit: submitted(call) }, call.user);
+    answer(call);
+  }
+
+  const dynamicSelected = dynamicSelectsOf(rec.events);
+
+  for (const e of rec.events) {
+    if (e.type === 'call') {
+      const c = e.call;
+      if (c.appId !== appId) continue;
+      if (!ours(c.payload.channelId as string | undefined)) continue;
+      switch (c.kind) {
+        case 'slash-command': {
+          const text = String(c.payload.text ?? '');
+          const root = refTo(c.payload.threadRootId as string | undefined);
+          const say = literal(`${String(c.payload.slashCommand)}${text ? ` ${text}` : ''}`);
+          hint = String(c.payload.slashCommand ?? 'command').replace(/^\//, '');
+          action({ say, ...(root ? { thread: root } : {}) }, c.user);
+          answer(c);
+          break;
+        }
+        case 'global-shortcut':
+        case 'message-shortcut': {
+          const on = refTo(c.payload.messageId as string | undefined);
+          hint = String(c.payload.shortcut ?? 'shortcut');
+          action({ shortcut: literal(String(c.payload.shortcut ?? '')), ...(on ? { message: on } : {}) }, c.user);
+          answer(c);
+          break;
+        }
+        case 'block-interaction':
+          interaction(c);
+          break;
+        case 'view-action':
+          if (c.payload.viewActionType === 'CLOSE') {
+            action({ close: true }, c.user);
+            openView = undefined;
+          } else submit(c);
+          break;
+        case 'dynamic-menu':
+          // a dynamic select asks for options before the choice: the select step asks for them itself
+          if (dynamicSelected.has(String(c.payload.onAction))) break;
+          action(
+            {
+              menu: String(c.payload.onAction),
+              ...(c.payload.query ? { query: literal(String(c.payload.query)) } : {}),
+            },
+            c.user,
+          );
+          answer(c);
+          break;
+        case 'event': {
+          const type = c.subject ?? '';
+          if (!type || !eventful || lastEventTypes.has(type)) break;
+          lastEventTypes.add(type);
+          if (c.outcome !== 'acked')
+            notes.push(`the app did not accept the event ${type} while recording: the test expects it to`);
+          expect({ expect: 'event', type });
+          break;
+        }
+      }
+    } else if (e.type === 'view-closed') {
+      if (openView) action({ close: true }, e.user);
+      openView = undefined;
+    } else if (e.type === 'message') {
+      const m = e.message;
+      if (!ours(m.channelId)) continue;
+      messages.set(m.id, m);
+      const thread = m.threadRootId ? (refTo(m.threadRootId) ?? true) : undefined;
+      if (!m.appId && isPerson(m.author)) {
+        const step: Step = { say: literal(m.text), ...(thread ? { thread } : {}) };
+        action(step, m.author);
+        const said = steps[steps.length - 1] as Step;
+        said._shows = m.id;
+        said._hint = m.text.split(/\s+/)[0] ?? 'message';
+        shownAt.set(m.id, said);
+        lastMessage = m.id;
+      } else if (m.appId === appId) {
+        const step: Step = {
+          expect: 'message',
+          ...messageShape(m),
+          ...(thread ? { thread } : {}),
+          ...(m.ephemeralTo?.length === 1 && names.has(m.ephemeralTo[0] as string)
+            ? { ephemeralTo: names.get(m.ephemeralTo[0] as string) }
+            : {}),
+        };
+        if (!inAction) continue;
+        step._shows = m.id;
+        step._hint = hint;
+        steps.push(step);
+        shownAt.set(m.id, step);
+      }
+    } else if (e.type === 'message-changed') {
+      const m = e.message;
+      if (!messages.has(m.id) && !ours(m.channelId)) continue;
+      messages.set(m.id, m);
+      if (m.appId !== appId) continue;
+      const r = m.id === lastMessage ? undefined : refTo(m.id);
+      expect({ expect: 'updated', ...messageShape(m), ...(r ? { message: r } : {}) });
+    } else if (e.type === 'message-deleted') {
+      const r = refTo(e.id);
+      if (messages.get(e.id)?.appId === appId) expect({ expect: 'deleted', ...(r ? { message: r } : {}) });
+    } else if (e.type === 'reaction') {
+      const target = messages.get(e.messageId);
+      if (target && !ours(target.channelId)) continue;
+      if (isPerson(e.user)) {
+        const r = refTo(e.messageId);
+        action({ react: e.code, ...(r ? { message: r } : {}) }, e.user);
+        hint = e.code;
+      } else
+        expect({ expect: 'reaction', code: e.code, ...(refTo(e.messageId) ? { message: refTo(e.messageId) } : {}) });
+    }
+  }
+
+  return assemble({ rec, edits, steps, acted, names, appId, appName, notes });
+}
+
+/** The suite of the steps walked: the test (edited), the signature check, the people who acted. */
+function assemble(w: {
+  rec: Recording;
+  edits: SuiteEdits;
+  steps: Step[];
+  acted: Set<string>;
+  names: Map<string, string>;
+  appId: string | undefined;
+  appName: string;
+  notes: string[];
+}): RecordedSuite {
+  const { rec, edits, steps, acted, names, appId, appName, notes } = w;
+  const edited = applyEdits(steps, edits);
+  const tests: Obj[] = [{ name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) }];
+  // an app called over HTTP must check the signature of what it is sent: what a person's clicks cannot show
+  const overHttp = rec.events.some((e) => e.type === 'call' && e.call.appId === appId && e.call.transport === 'http');
+  if (overHttp && edits.signatureCheck !== false)
+    tests.push({ name: SIGNATURE_TEST, steps: [{ expect: 'signature-check' }] });
+  const others = [...acted].filter((n) => n !== 'owner');
+  const users = Object.fromEntries(
+    rec.people.filter((p) => others.includes(names.get(p.id) ?? '')).map((p) => [names.get(p.id), { name: p.name }]),
+  ) as Record<string, { name: string }>;
+  return {
+    suite: {
+      name: edits.suiteName?.trim() || appName,
+      ...(others.length ? { users } : {}),
+      install: { users: ['owner', ...others] },
+      tests,
+    },
+    steps: resolveRefs(steps),
+    ...(appId ? { appId } : {}),
+    notes,
+  };
+}
+
+/** Steps dropped, and text expectations loosened, by their index in the generated list. */
+function applyEdits(steps: Step[], edits: SuiteEdits): Step[] {
+  const drop = new Set(edits.drop ?? []);
+  const loose = new Set(edits.loose ?? []);
+  return steps.flatMap((s, i) => {
+    if (drop.has(i)) return [];
+    if (loose.has(i) && typeof s.text === 'string') return [{ ...s, text: loosen(s.text) }];
+    return [s];
+  });
+}
+
+/** A test's default name: what its first actions were. */
+function testNameOf(steps: Step[]): string {
+  const acts = steps
+    .filter((s) => s.expect === undefined)
+    .slice(0, 3)
+    .map((s) => {
+      const [k, v] = Object.entries(s)[0] ?? ['', ''];
+      return `${k} ${typeof v === 'string' ? v : typeof v === 'object' && v && 'onAction' in v ? String((v as Obj).onAction) : ''}`.trim();
+    });
+  return acts.length ? `recorded: ${acts.join(', ')}` : 'recorded conversation';
+}
+
+/**
+ * The references made names: the step that first showed a referred-to message saves it (`save: standup`), named after
+ * what led to it; a message no step refers to is not saved.
+ */
+function resolveRefs(steps: Step[]): Step[] {
+  const wanted = new Set<string>();
+  for (const s of steps) for (const v of Object.values(s)) if (isRef(v)) wanted.add(v.ref);
+  const taken = new Set<string>();
+  const nameOf = new Map<string, string>();
+  return steps.map((s) => {
+    const out: Step = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (k === '_hint' || k === '_shows') continue;
+      if (!isRef(v)) out[k] = v;
+      else if (nameOf.has(v.ref)) out[k] = `\${${nameOf.get(v.ref)}}`;
+    }
+    const shows = s._shows as string | undefined;
+    if (shows && wanted.has(shows)) {
+      const n = refName(String(s._hint ?? 'message'), taken);
+      nameOf.set(shows, n);
+      out.save = n;
+    }
+    return out;
+  });
+}
