@@ -14,7 +14,8 @@ type Workspace = ReturnType<typeof createWorkspace>;
 import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
 import { actAsAllowed, principalOf } from './auth.js';
 import { mountAuthed, route } from './route-table.js';
-import { schema } from '../../validation/http-input.js';
+import { ownWords, schema } from '../../validation/http-input.js';
+import { BAD_REACTION_CODE, badReactionCode, type ReactionBody } from '../../services/workspace/reactions.js';
 import { must } from '../../must.js';
 
 export interface PeopleRoutesDeps {
@@ -104,7 +105,12 @@ export const PEOPLE_ROUTES = {
     path: '/messages/:messageId/reactions',
     summary: 'React to a message as the caller',
     params: schema<{ messageId: string }>('management#messageIdPath'),
-    body: schema<unknown>('management#reactionBody'),
+    body: schema<ReactionBody>('management#reactionBody'),
+    // a code missing or not text is refused as the reactions service refuses a malformed one
+    refuse: ownWords(
+      () => badReactionCode,
+      () => BAD_REACTION_CODE,
+    ),
     answers: { 204: 'Reacted' },
     auth,
   }),

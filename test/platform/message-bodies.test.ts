@@ -1,0 +1,140 @@
+/**
+ * The 400s of the message bodies, exactly as docs/protocol.md §9.2 words them: the schemas at the
+ * edge now check the shape (schemas/http/platform.schema.json) and the services take typed input,
+ * but each problem is still said in the messages service's words, and nothing is posted or changed.
+ */
+import t from 'tap';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { installPlatformApp } from '../helpers/platform-client.js';
+import { must } from '../../src/must.js';
+
+const refused = (message: string, details: Array<{ pointer: string; message: string }>) => ({
+  code: 'invalid_request',
+  message,
+  details,
+});
+
+t.test('message bodies: refused in the words of the messages service', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const { bot } = await installPlatformApp(d);
+  const general = must((await bot.listChannels()).body.find((c: any) => c.channel.name === 'general')).channel.id;
+  const msgs = `/v1/channels/${general}/messages`;
+  const posted = await bot.postMessageToChannel(general, 'kept as it is');
+  t.equal(posted.status, 200);
+  const m = posted.body.id as string;
+
+  const needs = { pointer: '/text', message: 'a message needs text, blocks, attachments or files' };
+  const cases: Array<[string, string, unknown, ReturnType<typeof refused>]> = [
+    ['POST', msgs, {}, refused(`The message is not valid: /text ${needs.message}.`, [needs])],
+    ['POST', msgs, undefined, refused(`The message is not valid: /text ${needs.message}.`, [needs])],
+    ['POST', msgs, ['not', 'an', 'object'], refused(`The message is not valid: /text ${needs.message}.`, [needs])],
+    [
+      'POST',
+      msgs,
+      { text: 'x'.repeat(100_001) },
+      refused('The message is not valid: /text must be a string of at most 100000 characters.', [
+        { pointer: '/text', message: 'must be a string of at most 100000 characters' },
+      ]),
+    ],
+    [
+      'POST',
+      msgs,
+      { text: 'hi', blocks: [1, 'x'], files: [2] },
+      refused('The message is not valid: /blocks must be an array of blocks.', [
+        { pointer: '/blocks', message: 'must be an array of blocks' },
+        { pointer: '/files', message: 'must be a list of at most 20 file ids' },
+      ]),
+    ],
+    [
+      'POST',
+      msgs,
+      { text: 'hi', files: Array.from({ length: 21 }, (_, i) => `file_${i}`) },
+      refused('The message is not valid: /files must be a list of at most 20 file ids.', [
+        { pointer: '/files', message: 'must be a list of at most 20 file ids' },
+      ]),
+    ],
+    ...[{}, 5, { sendToUsers: [] }].map((ephemeral): [string, string, unknown, ReturnType<typeof refused>] => [
+      'POST',
+      msgs,
+      { text: 'hi', ephemeral },
+      refused('The message is not valid: /ephemeral/sendToUsers must list at least one workspace user id.', [
+        { pointer: '/ephemeral/sendToUsers', message: 'must list at least one workspace user id' },
+      ]),
+    ]),
+    // what the schema alone said before keeps the schema's words
+    ['POST', msgs, { text: 5 }, refused('text must be string.', [{ pointer: '/text', message: 'must be string' }])],
+    [
+      'PUT',
+      `${msgs}/${m}`,
+      { text: 'hi', attachments: [[]] },
+      refused('The message is not valid: /attachments must be an array of attachments.', [
+        { pointer: '/attachments', message: 'must be an array of attachments' },
+      ]),
+    ],
+    ...[{}, { attachments: [1] }, undefined].map((data): [string, string, unknown, ReturnType<typeof refused>] => [
+      'PUT',
+      `${msgs}/${m}/attachments`,
+      data,
+      refused('attachments must be an array of attachments.', [
+        { pointer: '/attachments', message: 'must be an array of objects' },
+      ]),
+    ]),
+    ...[{}, { deleteForUsers: [] }].map((data): [string, string, unknown, ReturnType<typeof refused>] => [
+      'DELETE',
+      `${msgs}/${m}/ephemeral`,
+      data,
+      refused('deleteForUsers must list at least one workspace user id.', [
+        { pointer: '/deleteForUsers', message: 'must be a non-empty list of ids' },
+      ]),
+    ]),
+    ...[{}, { code: 'tada' }].map((data): [string, string, unknown, ReturnType<typeof refused>] => [
+      'POST',
+      `/v1/messages/${m}/reactions`,
+      data,
+      refused('code must be an emoji code such as :thumbsup: (3 to 200 characters).', [
+        { pointer: '/code', message: 'must look like :name:' },
+      ]),
+    ]),
+    ...[{}, undefined].map((data): [string, string, unknown, ReturnType<typeof refused>] => [
+      'POST',
+      '/v1/messages/scheduled',
+      data,
+      refused('sendAt must be a time in epoch milliseconds.', [
+        { pointer: '/sendAt', message: 'must be epoch milliseconds' },
+      ]),
+    ]),
+    [
+      'POST',
+      '/v1/messages/scheduled',
+      { channelId: general, sendAt: Date.now() + 3_600_000, blocks: [null] },
+      refused('The message is not valid: /blocks must be an array of blocks.', [
+        { pointer: '/blocks', message: 'must be an array of blocks' },
+      ]),
+    ],
+  ];
+  for (const [method, path, data, expected] of cases) {
+    const r = await bot.call(method, path, { data });
+    t.equal(r.status, 400, `${method} ${path} ${JSON.stringify(data)?.slice(0, 80)}`);
+    t.same(r.body, expected, `${method} ${path} ${JSON.stringify(data)?.slice(0, 80)}: said as before`);
+  }
+
+  const after = await bot.fetchMessage(m, general);
+  t.match(after.body, { text: 'kept as it is', attachments: [] }, 'the message is unchanged');
+  const listed = await bot.fetchMessages(general, undefined, 100);
+  t.equal(listed.body.messages.filter((x: any) => x.text === 'hi').length, 0, 'nothing was posted');
+  t.same((await bot.fetchScheduledMessages()).body.scheduledMessages, [], 'nothing was scheduled');
+
+  // a person's reaction (the management API) is refused in the same words, whatever the code is
+  for (const json of [{}, { code: 5 }, { code: 'tada' }]) {
+    const r = await d.api(`${d.mgmt}/messages/${m}/reactions`, { method: 'POST', json });
+    t.equal(r.status, 400);
+    t.same(
+      await r.json(),
+      refused('code must be an emoji code such as :thumbsup: (3 to 200 characters).', [
+        { pointer: '/code', message: 'must look like :name:' },
+      ]),
+      `a person's reaction ${JSON.stringify(json)}`,
+    );
+  }
+});
