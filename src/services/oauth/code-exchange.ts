@@ -140,11 +140,12 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
 
   /**
    * Endpoint 6, as named steps over one transaction (its form's three parts were checked at the
-   * edge, schemas/http/oauth.schema.json): authenticate the client (constant time), then decide on the code (consume it and issue, or refuse, or revoke what a
-   * reused code issued). The code is consumed exactly once across every daemon of the store: the
-   * transaction expects the code as read, so of two exchanges of one code only one commits; the other
-   * runs again, finds the code consumed and is a reuse. Logs and throws once the transaction is
-   * over (it may run more than once). Resolves once the exchange is durable.
+   * edge, schemas/http/oauth.schema.json): authenticate the client (constant time), then decide on
+   * the code (consume it and issue, or refuse, or revoke what a reused code issued). The code is
+   * consumed exactly once across every daemon of the store: the transaction expects the code as
+   * read, so of two exchanges of one code only one commits; the other runs again, finds the code
+   * consumed and is a reuse. Logs and throws once the transaction is over (it may run more than
+   * once). Resolves once the exchange is durable.
    */
   async function exchange(form: ExchangeForm): Promise<TokenResponse> {
     const outcome = await store.transaction((tx) => decide(tx, form), { attempts: 4 });
@@ -432,8 +433,8 @@ export function createCodeExchange(ctx: ServiceContext, deps: { apps: AppsServic
    * Whether the app has exchanged `code` (`appreg authorize --follow` asks, so it can say so even
    * when the app's redirect page never answers). Knowing the code is what entitles one to ask.
    */
-  async function codeState(code: unknown): Promise<'exchanged' | 'waiting' | 'unknown'> {
-    if (typeof code !== 'string' || !code || code.length > 512) return 'unknown';
+  async function codeState(code: string | undefined): Promise<'exchanged' | 'waiting' | 'unknown'> {
+    if (!code || code.length > 512) return 'unknown';
     const rec = await store.get(OAUTH_TABLES.codes, sha256(code));
     if (!rec) return 'unknown';
     if ('consumedAt' in rec) return 'exchanged';

@@ -73,7 +73,8 @@ export function createChannels(deps: ChannelsDeps) {
     });
   }
 
-  const byId = async (id: unknown) => (typeof id === 'string' ? store.get(WORKSPACE_TABLES.channels, id) : undefined);
+  const byId = async (id: string | undefined) =>
+    id === undefined ? undefined : store.get(WORKSPACE_TABLES.channels, id);
 
   const listRecords = (workspaceId: string) => store.find(WORKSPACE_TABLES.channels, 'workspaceId', workspaceId);
 
@@ -100,12 +101,12 @@ export function createChannels(deps: ChannelsDeps) {
    * The channel if the actor can see it; 404 naming what was asked for (also for another workspace's channel). Given a
    * transaction, the channel is read in it (its workspace was made ready before).
    */
-  async function visible(a: Actor, channelId: unknown, tx?: Transaction): Promise<ChannelRecord> {
+  async function visible(a: Actor, channelId: string | undefined, tx?: Transaction): Promise<ChannelRecord> {
     if (!tx) await ensureWorkspace(a.workspaceId);
     const ch =
-      tx && typeof channelId === 'string' ? await tx.get(WORKSPACE_TABLES.channels, channelId) : await byId(channelId);
+      tx && channelId !== undefined ? await tx.get(WORKSPACE_TABLES.channels, channelId) : await byId(channelId);
     if (!ch || ch.workspaceId !== a.workspaceId || !(await canSee(ch, a.userId)))
-      throw notFound(typeof channelId === 'string' ? `Channel ${channelId}` : 'Channel');
+      throw notFound(channelId !== undefined ? `Channel ${channelId}` : 'Channel');
     return ch;
   }
 

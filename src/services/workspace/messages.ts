@@ -136,7 +136,7 @@ export function createMessages(deps: MessagesDeps) {
   async function visibleMessage(
     a: Actor,
     channelId: string | undefined,
-    messageId: unknown,
+    messageId: string | undefined,
     tx?: Transaction,
   ): Promise<{ ch: ChannelRecord; m: MessageRecord }> {
     const m =
