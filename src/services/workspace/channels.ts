@@ -10,6 +10,7 @@ import type { Store, Transaction } from '../../store/types.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import {
   CHANNEL_TYPES,
+  isChannelType,
   WORKSPACE_TABLES,
   directChannelId,
   initialChannelId,
@@ -42,6 +43,13 @@ const creationOrder = (x: ChannelRecord, y: ChannelRecord) =>
   Number(!x.isMain) - Number(!y.isMain) ||
   (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : 0) ||
   (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+
+/** A new channel (V1.CreateChannelRequest; the schemas at the edge say its fields are text). */
+export interface ChannelBody {
+  name?: string;
+  type?: string;
+  description?: string;
+}
 
 export function createChannels(deps: ChannelsDeps) {
   const { store, transaction, clock, users, events } = deps;
@@ -140,21 +148,19 @@ export function createChannels(deps: ChannelsDeps) {
     return { channel, users: await membersOf(ch), pinnedMessages: [] };
   }
 
-  function parseTypes(raw: unknown): Set<ChannelType> {
+  function parseTypes(raw: string | undefined): Set<ChannelType> {
     if (raw === undefined || raw === '') return new Set(CHANNEL_TYPES);
-    const parts = String(raw)
-      .split(',')
-      .map((s) => s.trim().toUpperCase());
-    const bad = parts.filter((p) => !CHANNEL_TYPES.includes(p as ChannelType));
-    if (bad.length)
+    const parts = raw.split(',').map((s) => s.trim().toUpperCase());
+    const types = parts.filter(isChannelType);
+    if (types.length < parts.length)
       throw invalidRequest(`types must be a comma-separated list of ${CHANNEL_TYPES.join(', ')}.`, [
-        { pointer: '/types', message: `unknown type ${bad[0]}` },
+        { pointer: '/types', message: `unknown type ${parts.find((p) => !isChannelType(p))}` },
       ]);
-    return new Set(parts as ChannelType[]);
+    return new Set(types);
   }
 
   /** GET /v1/channels: the channels the actor can see (public ones whether or not a member). */
-  async function list(a: Actor, types?: unknown) {
+  async function list(a: Actor, types?: string) {
     const want = parseTypes(types);
     await ensureWorkspace(a.workspaceId);
     const out = [];
@@ -176,9 +182,9 @@ export function createChannels(deps: ChannelsDeps) {
   }
 
   /** POST /v1/channels {name, type?, description?} */
-  async function create(a: Actor, body: Record<string, unknown>) {
+  async function create(a: Actor, body: ChannelBody) {
     const { name, type = 'PUBLIC', description } = body;
-    if (typeof name !== 'string' || !NAME.test(name))
+    if (name === undefined || !NAME.test(name))
       throw invalidRequest('name must be 1 to 80 letters, digits, spaces, _ or -.', [
         { pointer: '/name', message: 'is not a valid channel name' },
       ]);
@@ -186,7 +192,7 @@ export function createChannels(deps: ChannelsDeps) {
       throw invalidRequest('type must be PUBLIC or PRIVATE.', [
         { pointer: '/type', message: 'must be PUBLIC or PRIVATE' },
       ]);
-    if (description !== undefined && (typeof description !== 'string' || description.length > 250))
+    if (description !== undefined && description.length > 250)
       throw invalidRequest('description must be at most 250 characters.', [
         { pointer: '/description', message: 'must be a string of at most 250 characters' },
       ]);
@@ -221,13 +227,9 @@ export function createChannels(deps: ChannelsDeps) {
    * GET (create: false) and POST (create: true) /v1/channels/direct: found by its members; GET also creates it when
    * missing, so a first DM works.
    */
-  async function direct(a: Actor, participantIds: unknown) {
+  async function direct(a: Actor, participantIds: string | string[]) {
     const ids = typeof participantIds === 'string' ? participantIds.split(',') : participantIds;
-    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string'))
-      throw invalidRequest('participantIds must list workspace user ids.', [
-        { pointer: '/participantIds', message: 'must be a list of ids' },
-      ]);
-    const set = new Set([a.userId, ...(ids as string[]).map((s) => s.trim()).filter(Boolean)]);
+    const set = new Set([a.userId, ...ids.map((s) => s.trim()).filter(Boolean)]);
     if (set.size > MAX_DIRECT + 1)
       throw invalidRequest(`A direct channel has at most ${MAX_DIRECT} other participants.`, [
         { pointer: '/participantIds', message: `at most ${MAX_DIRECT}` },
@@ -278,16 +280,16 @@ export function createChannels(deps: ChannelsDeps) {
   }
 
   /** POST /v1/channels/{c}/users {userIds}: the actor must be a member (of a public channel too). */
-  async function addUsers(a: Actor, channelId: string, body: Record<string, unknown>) {
+  async function addUsers(a: Actor, channelId: string, body: { userIds?: string[] }) {
     return onChannel(a, channelId, async (tx, ch) => {
       const ids = body.userIds;
-      if (!Array.isArray(ids) || ids.length === 0 || ids.some((x) => typeof x !== 'string'))
+      if (!ids?.length)
         throw invalidRequest('userIds must list workspace user ids.', [
           { pointer: '/userIds', message: 'must be a non-empty list of ids' },
         ]);
       changeableMembers(ch);
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can add users to it.');
-      const unknown = await unknownUsers(a, ids as string[]);
+      const unknown = await unknownUsers(a, ids);
       if (unknown.length)
         throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [
           { pointer: '/userIds', message: 'names an unknown user' },
