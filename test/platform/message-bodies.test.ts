@@ -112,7 +112,37 @@ t.test('message bodies: refused in the words of the messages service', async (t)
         { pointer: '/blocks', message: 'must be an array of blocks' },
       ]),
     ],
+    [
+      'POST',
+      '/v1/messages/search',
+      { limit: 50 },
+      refused('The search is not valid: /limit must be a whole number from 1 to 20.', [
+        { pointer: '/limit', message: 'must be a whole number from 1 to 20' },
+      ]),
+    ],
+    [
+      'POST',
+      '/v1/messages/search',
+      { from: [1], text: 'x'.repeat(501), strategy: 'SIDEWAYS', beforeTs: 1.5, skip: -1, limit: 0 },
+      refused('The search is not valid: /from must be a list of at most 50 ids.', [
+        { pointer: '/from', message: 'must be a list of at most 50 ids' },
+        { pointer: '/text', message: 'must be at most 500 characters' },
+        { pointer: '/strategy', message: 'must be MOST_RELEVANT, MOST_RECENT, NEWEST or OLDEST' },
+        { pointer: '/beforeTs', message: 'must be a whole number from 1' },
+        { pointer: '/skip', message: 'must be a whole number from 0' },
+        { pointer: '/limit', message: 'must be a whole number from 1 to 20' },
+      ]),
+    ],
+    [
+      'POST',
+      '/v1/messages/search',
+      { text: 5 },
+      refused('text must be string.', [{ pointer: '/text', message: 'must be string' }]),
+    ],
   ];
+  const found = await bot.searchMessages({ text: 'kept', from: null, in: null, limit: null, skip: null });
+  t.equal(found.status, 200, 'null is an unset field of a search');
+  t.equal(found.body.totalElements, 1);
   for (const [method, path, data, expected] of cases) {
     const r = await bot.call(method, path, { data });
     t.equal(r.status, 400, `${method} ${path} ${JSON.stringify(data)?.slice(0, 80)}`);

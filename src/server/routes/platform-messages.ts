@@ -13,10 +13,10 @@ import {
   type AttachmentsBody,
   type MessageBody,
 } from '../../services/workspace/message-view.js';
-import type { MessageSearch } from '../../services/workspace/search.js';
+import { invalidSearch, searchProblem, type MessageSearch, type SearchBody } from '../../services/workspace/search.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
-import { mount, route } from './route-table.js';
+import { fieldsOf, mount, route, type NotAnObject } from './route-table.js';
 import { ownWords, schema } from '../../validation/http-input.js';
 
 export interface PlatformMessagesDeps {
@@ -157,7 +157,8 @@ export const MESSAGE_ROUTES = {
     method: 'post',
     path: '/v1/messages/search',
     summary: 'Search the messages of the channels the token can see (also needs channels:list)',
-    body: schema<unknown>('platform#searchBody'),
+    body: schema<SearchBody | NotAnObject>('platform#searchBody'),
+    refuse: ownWords(searchProblem, invalidSearch),
     scope: 'messages:read',
     answers: { 200: 'The messages found' },
     auth: app,
@@ -226,7 +227,7 @@ export function platformMessageRoutes(deps: PlatformMessagesDeps): Router {
     res.json(await messages.editAttachments(p.actor(res), params.channelId, params.messageId, b));
   });
   mount(r, R.search, [gate, need('messages:read'), need('channels:list'), body], async (_req, res, { body: b }) => {
-    res.json(await search.search(p.actor(res), b));
+    res.json(await search.search(p.actor(res), fieldsOf(b)));
   });
   mount(r, R.react, [gate, need('reaction:write'), reactionLimit, body], async (_req, res, { params, body: b }) => {
     await reactions.react(p.actor(res), params.messageId, b);
