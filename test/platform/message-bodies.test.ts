@@ -168,3 +168,40 @@ t.test('message bodies: refused in the words of the messages service', async (t)
     );
   }
 });
+
+t.test('a status and a home view: refused in the words of the profiles service', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const { user, bot } = await installPlatformApp(d);
+  const status = (details: Array<{ pointer: string; message: string }>) =>
+    refused(`The status is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
+  const code = { pointer: '/code', message: 'must be an emoji code of 3 to 102 characters' };
+  for (const data of [{}, undefined, { code: ':' }, { code: 5 }])
+    t.same((await user.updateCustomStatus(data as Record<string, unknown>)).body, status([code]), JSON.stringify(data));
+  const bad = {
+    code: ':x:',
+    status: 'x'.repeat(101),
+    expiration: 'someday',
+    expiresAt: -1,
+    pausedNotifications: 'yes',
+  };
+  t.same(
+    (await user.updateCustomStatus(bad)).body,
+    status([
+      { pointer: '/status', message: 'must be at most 100 characters' },
+      { pointer: '/expiration', message: 'must be one of never, min30, hour1, hour4, today, thisWeek, custom' },
+      { pointer: '/expiresAt', message: 'must be epoch milliseconds (0: never)' },
+      { pointer: '/pausedNotifications', message: 'must be true or false' },
+    ]),
+    'every problem, in order',
+  );
+  const me = (await user.userInfo(d.workspaceUserId)).body;
+  t.notOk(me.customStatus, 'no status was set');
+
+  for (const data of [{}, { blocks: [1] }, { blocks: [null] }])
+    t.same(
+      (await bot.call('POST', `/v1/app/homeView/workspaceUsers/${d.workspaceUserId}`, { data })).body,
+      refused('blocks must be an array of blocks.', [{ pointer: '/blocks', message: 'must be an array of blocks' }]),
+      `a home view ${JSON.stringify(data)}`,
+    );
+});
