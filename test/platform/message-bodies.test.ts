@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { installPlatformApp } from '../helpers/platform-client.js';
+import { installPlatformApp, PLATFORM_SCOPES } from '../helpers/platform-client.js';
 import { must } from '../../src/must.js';
 
 const refused = (message: string, details: Array<{ pointer: string; message: string }>) => ({
@@ -204,4 +204,27 @@ t.test('a status and a home view: refused in the words of the profiles service',
       refused('blocks must be an array of blocks.', [{ pointer: '/blocks', message: 'must be an array of blocks' }]),
       `a home view ${JSON.stringify(data)}`,
     );
+});
+
+t.test('an upload: refused in the words of the files service', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const withFiles = [...PLATFORM_SCOPES, 'files:write'];
+  const { bot } = await installPlatformApp(d, { userScopes: withFiles, botScopes: withFiles });
+  const badName = refused('filename must be a name of 1 to 255 characters.', [
+    { pointer: '/filename', message: 'must be a file name' },
+  ]);
+  for (const data of [['x'], undefined, { filename: ' ', length: 1 }])
+    t.same((await bot.call('POST', '/v1/files/upload/token', { data })).body, badName, JSON.stringify(data));
+  t.same(
+    (await bot.call('POST', '/v1/files/upload/token', { data: { filename: 'a.txt', length: -1 } })).body,
+    refused('length must be the size of the file in bytes.', [
+      { pointer: '/length', message: 'must be a whole number of bytes' },
+    ]),
+  );
+  const noUpload = refused('original.requestedFileUploadId must name the upload.', [
+    { pointer: '/original/requestedFileUploadId', message: 'is required' },
+  ]);
+  for (const data of [{}, undefined, { original: 5 }, { original: { requestedFileUploadId: 7 } }])
+    t.same((await bot.call('POST', '/v1/files/upload/complete', { data })).body, noUpload, JSON.stringify(data));
 });
