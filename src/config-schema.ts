@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import type { Config } from './config.js';
 
 interface Property {
   type?: 'string' | 'number' | 'integer' | 'boolean';
@@ -25,13 +26,14 @@ interface SchemaError {
   params: { additionalProperty?: string };
 }
 
-type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
+/** The generated validator: true when the settings are some of the daemon's settings, each as the schema says. */
+type Validate = ((data: unknown) => data is Partial<Config>) & { errors?: SchemaError[] | null };
 
 /** The schema's settings and the check of one source's settings against it. */
 export interface ConfigSchema {
   properties: Record<string, Property>;
-  /** What is wrong with `settings` (some of the settings, as one source gives them), or undefined. */
-  problem(settings: Record<string, unknown>): string | undefined;
+  /** Some of the settings (as one source gives them) as their types, or what is wrong with them. */
+  check(settings: Record<string, unknown>): { settings: Partial<Config> } | { problem: string };
 }
 
 let loaded: ConfigSchema | undefined;
@@ -45,7 +47,6 @@ export function configSchema(): ConfigSchema {
     validateConfig: Validate;
   };
   const problem = (settings: Record<string, unknown>) => {
-    if (validateConfig(settings)) return undefined;
     const e = validateConfig.errors?.[0];
     if (!e) return 'is not valid';
     if (e.keyword === 'additionalProperties')
@@ -53,7 +54,9 @@ export function configSchema(): ConfigSchema {
     const key = e.instancePath.slice(1);
     return describe(key, properties[key] ?? {}, settings[key]);
   };
-  return (loaded = { properties, problem });
+  const check = (settings: Record<string, unknown>) =>
+    validateConfig(settings) ? { settings } : { problem: problem(settings) };
+  return (loaded = { properties, check });
 }
 
 /** "port must be an integer from 0 to 65535, got "x"". */

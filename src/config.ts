@@ -240,20 +240,22 @@ export function loadConfig(
   flags: Partial<Record<keyof Config, unknown>> & { config?: string } = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
-  const { properties, problem } = configSchema();
+  const { properties, check } = configSchema();
   const keys = Object.keys(properties).filter((k) => k !== '$schema') as (keyof Config)[];
-  const out: Record<string, unknown> = { ...defaults };
+  const cfg: Config = { ...defaults };
   // the default is decided here, not in `defaults`: it depends on where appreg is installed (data-dir.ts)
   const dataDir = (flags.dataDir as string | undefined) ?? (env.APPREG_DATA_DIR || defaultDataDir(env));
-  out.dataDir = dataDir;
+  cfg.dataDir = dataDir;
   const file = flags.config ?? env.APPREG_CONFIG ?? path.join(dataDir, 'config.json');
   /** One source's settings, read from text where it is text and checked against the schema. */
   const apply = (source: string, settings: Record<string, unknown>) => {
     const read: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(settings)) read[k] = fromText(properties[k]?.type, v);
-    const wrong = problem(read) ?? beyondSchema(read, properties);
+    const checked = check(read);
+    if ('problem' in checked) throw new ConfigError(`${source}: ${checked.problem}`);
+    const wrong = beyondSchema(read, properties);
     if (wrong) throw new ConfigError(`${source}: ${wrong}`);
-    Object.assign(out, read);
+    Object.assign(cfg, checked.settings);
   };
   if (fs.existsSync(file)) {
     let parsed: unknown;
@@ -274,7 +276,6 @@ export function loadConfig(
     if (v !== undefined && v !== '') apply(envName(k), { [k]: v });
   }
   for (const k of keys) if (flags[k] !== undefined) apply(flagName(k), { [k]: flags[k] });
-  const cfg = out as unknown as Config;
   cfg.dataDir = path.resolve(cfg.dataDir);
   return cfg;
 }

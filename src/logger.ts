@@ -93,12 +93,13 @@ let stderrSink: Sink | undefined;
  * pino registers it to be written out synchronously on the process's exit.
  */
 function stderrDestination(): Sink {
-  if (!stderrSink || state(stderrSink).destroyed) stderrSink = pino.destination({ fd: 2, sync: false });
+  if (!stderrSink || destroyed(stderrSink)) stderrSink = pino.destination({ fd: 2, sync: false });
   return stderrSink;
 }
 
-/** What sonic-boom (pino's destination) keeps to itself: a write under way (lines logged meanwhile wait), ended. */
-const state = (sink: Sink) => sink as unknown as { _writing: boolean; destroyed: boolean };
+/** What sonic-boom (pino's destination) keeps outside its types: ended; a write under way (later lines wait). */
+const destroyed = (sink: Sink) => 'destroyed' in sink && sink.destroyed === true;
+const writing = (sink: Sink) => '_writing' in sink && sink._writing === true;
 
 /** A JSON line from pino, written to `out` as a pretty line. */
 function prettyStream(out: { write(s: string): unknown }) {
@@ -152,7 +153,7 @@ export function createLogger(
     ...wrap(p),
     flush: () =>
       new Promise<void>((resolve) => {
-        if (!sink || state(sink).destroyed || !state(sink)._writing) return resolve();
+        if (!sink || destroyed(sink) || !writing(sink)) return resolve();
         sink.once('drain', () => resolve());
         sink.once('close', () => resolve());
       }),

@@ -280,9 +280,7 @@ async function close(ctx: TestContext, s: Step): Promise<unknown> {
 async function shortcut(ctx: TestContext, s: Step): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const name = String(s.shortcut);
-  const all =
-    (ctx.env.app as unknown as { shortcuts?: Array<{ name: string; displayName: string; shortcutType: string }> })
-      .shortcuts ?? [];
+  const all = ctx.env.app.shortcuts ?? [];
   const type = s.message !== undefined ? 'ON_MESSAGE' : 'GLOBAL';
   const sc = all.find((x) => x.shortcutType === type && (x.name === name || x.displayName === name));
   if (!sc) {

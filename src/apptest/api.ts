@@ -26,6 +26,11 @@ export interface AppRecord {
   bot: boolean;
   offlineMessage?: string;
   slashCommands?: Array<{ command: string }>;
+  shortcuts?: Array<{ name: string; displayName: string; shortcutType: string }>;
+  blockInteraction?: { url: string } | null;
+  viewAction?: { url: string } | null;
+  dynamicMenus?: Array<{ url: string; onAction: string }>;
+  eventSubscriptions?: { url?: string; events?: string[] };
 }
 export interface Person {
   id: string;

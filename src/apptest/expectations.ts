@@ -456,14 +456,7 @@ async function noFailedDeliveries(ctx: TestContext): Promise<unknown> {
 /** The kind of call to probe: `kind`, else the first URL the app has. */
 function probeKind(ctx: TestContext, s: Step): string {
   if (typeof s.kind === 'string') return s.kind;
-  const a = ctx.env.app as unknown as {
-    slashCommands?: unknown[];
-    shortcuts?: Array<{ shortcutType: string }>;
-    blockInteraction?: unknown;
-    viewAction?: unknown;
-    dynamicMenus?: unknown[];
-    eventSubscriptions?: { url?: string };
-  };
+  const a = ctx.env.app;
   if (a.slashCommands?.length) return 'slash-command';
   if (a.shortcuts?.some((x) => x.shortcutType === 'GLOBAL')) return 'global-shortcut';
   if (a.shortcuts?.length) return 'message-shortcut';

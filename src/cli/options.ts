@@ -42,12 +42,13 @@ export interface Invocation {
 }
 
 /**
- * A commander action: `fn` gets the invocation, then the command's positional arguments.
+ * A commander action: `fn` gets the invocation, then the command's positional arguments (`A`: their
+ * types, when not one string each: a variadic argument is a list, an optional one may be undefined).
  * Options are read with the global ones, so `--json` and `--url` work before or after the command.
  */
-export function action(
+export function action<A extends Array<string | string[] | undefined> = string[]>(
   run: Run,
-  fn: (x: Invocation, ...args: string[]) => Promise<void> | void,
+  fn: (x: Invocation, ...args: A) => Promise<void> | void,
 ): (...params: unknown[]) => Promise<void> {
   return async (...params) => {
     const cmd = params[params.length - 1] as Command;
@@ -60,7 +61,7 @@ export function action(
       client: (opts) => createClient(run.io, o, opts),
     };
     try {
-      await fn(x, ...(params.slice(0, -2) as string[]));
+      await fn(x, ...(params.slice(0, -2) as A));
     } catch (e) {
       // No credentials for a URL where nothing answers (a typo in --url, a stopped daemon): say that, exit 3.
       if (e instanceof NotLoggedIn) {

@@ -172,19 +172,16 @@ export function createEgressPolicy(config: EgressConfig): EgressPolicy {
     return `${kind} address ${raw} (range ${c.range}${via ? `, ${via}` : ''}) is not allowed by the egress policy; allow it with egressAllow=${raw}`;
   };
 
-  type One = (e: Error | null, a: string, f?: number) => void;
   const lookup: net.LookupFunction = (hostname, options, callback) => {
-    dns.lookup(hostname, { all: true, family: (options as dns.LookupOptions).family ?? 0 }, (err, addresses) => {
-      if (err) return (callback as One)(err, '', 4);
-      const list = addresses as dns.LookupAddress[];
+    dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (err, list) => {
+      if (err) return callback(err, '', 4);
       const ok = list.filter((a) => !check(a.address));
       if (!ok.length) {
         const why = (list[0] && check(list[0].address)) ?? 'no permitted address';
-        return (callback as One)(new EgressDenied(`${hostname}: ${why}`), '', 4);
+        return callback(new EgressDenied(`${hostname}: ${why}`), '', 4);
       }
-      if ((options as dns.LookupOptions).all)
-        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
-      (callback as One)(null, must(ok[0]).address, must(ok[0]).family);
+      if (options.all) return callback(null, ok);
+      callback(null, must(ok[0]).address, must(ok[0]).family);
     });
   };
   return { check, lookup };

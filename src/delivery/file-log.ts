@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
-import type { DeliveryHead, DeliveryRecord } from '../model/delivery.js';
+import type { AttemptRecord, DeliveryHead, DeliveryRecord, StateChange } from '../model/delivery.js';
 import { must } from '../must.js';
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
@@ -49,18 +49,31 @@ function lineOf(e: LogEntry): string {
   return line + '}\n';
 }
 
+/** A line as lineOf writes it: an entry, the head and the payload of its beginning side by side. */
+interface EntryLine {
+  id: string;
+  begun?: DeliveryHead & { payload: Record<string, unknown> };
+  attempt?: AttemptRecord;
+  state?: StateChange;
+}
+
+/** A line an earlier appreg wrote: a whole delivery (its state a word, its attempts a list). */
+const isWholeDelivery = (o: EntryLine | DeliveryRecord): o is DeliveryRecord =>
+  'attempts' in o && Array.isArray(o.attempts) && typeof o.state === 'string';
+
 /** A line read back: an entry, or (written by an earlier appreg) a whole delivery; undefined when it is neither. */
 function parseLine(line: string): LogEntry | DeliveryRecord | undefined {
-  const o = JSON.parse(line) as Record<string, unknown> | null;
+  // the file is this log's own: its lines are what lineOf (or an earlier appreg) wrote
+  const o = JSON.parse(line) as EntryLine | DeliveryRecord | null;
   if (!o || typeof o.id !== 'string') return undefined;
-  if (Array.isArray(o.attempts) && typeof o.state === 'string') return o as unknown as DeliveryRecord;
+  if (isWholeDelivery(o)) return o;
   const entry: LogEntry = { id: o.id };
   if (o.begun && typeof o.begun === 'object') {
-    const { payload, ...head } = o.begun as Record<string, unknown>;
-    entry.begun = { head: head as unknown as DeliveryHead, payload: payload as Record<string, unknown>, raw: '' };
+    const { payload, ...head } = o.begun;
+    entry.begun = { head, payload, raw: '' };
   }
-  if (o.attempt && typeof o.attempt === 'object') entry.attempt = o.attempt as LogEntry['attempt'];
-  if (o.state && typeof o.state === 'object') entry.state = o.state as LogEntry['state'];
+  if (o.attempt && typeof o.attempt === 'object') entry.attempt = o.attempt;
+  if (o.state && typeof o.state === 'object') entry.state = o.state;
   return entry;
 }
 

@@ -43,6 +43,7 @@ export interface Recurrence {
 
 export type ChannelType = 'PUBLIC' | 'PRIVATE' | 'DIRECT' | 'SELF';
 export const CHANNEL_TYPES: readonly ChannelType[] = ['PUBLIC', 'PRIVATE', 'DIRECT', 'SELF'];
+export const isChannelType = (s: string): s is ChannelType => CHANNEL_TYPES.some((t) => t === s);
 
 export interface ChannelRecord {
   id: string;

@@ -77,9 +77,9 @@ export function createAppsService(ctx: ServiceContext) {
    * The app whose appKey this is; 401 otherwise, with the same constant-time work for an unknown app as for a wrong
    * key.
    */
-  async function byAppKey(appId: string, appKey: unknown): Promise<AppRecord> {
+  async function byAppKey(appId: string, appKey: string | undefined): Promise<AppRecord> {
     const app = await byId(appId);
-    const given = typeof appKey === 'string' ? appKey : '';
+    const given = appKey ?? '';
     if (!safeEqual(given, app ? secretsOf(app).appKey : DUMMY_APP_KEY) || !app || given === '')
       throw invalidClient('The appKey does not match this app.');
     return app;

@@ -66,7 +66,7 @@ export interface TriggerInput extends TriggerFields {
   appId: string;
   kind: DeliveryKind;
   /** Overrides the acknowledgement budget (ms) for this trigger. */
-  timeoutMs?: number;
+  timeoutMs?: number | null;
   /** The person the trigger is by (checked by TriggerSources.prepare); the caller when absent. */
   asUser?: string;
 }
@@ -85,17 +85,16 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   const { config, clock, apps, grants, dispatcher, worker, http } = deps;
   const { log } = dispatcher;
 
-  async function ownedApp(p: Principal, appId: unknown): Promise<AppRecord> {
-    if (typeof appId !== 'string' || !appId) throw invalidRequest('appId is required.');
+  async function ownedApp(p: Principal, appId: string | undefined): Promise<AppRecord> {
+    if (!appId) throw invalidRequest('appId is required.');
     return apps.owned(p, appId);
   }
 
-  function budgetOf(timeoutMs: unknown): number {
+  function budgetOf(timeoutMs: number | null | undefined): number {
     if (timeoutMs === undefined || timeoutMs === null) return config.deliveryBudgetMs;
-    const n = Number(timeoutMs);
-    if (!Number.isInteger(n) || n < 1 || n > 60_000)
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000)
       throw invalidRequest('timeoutMs must be an integer from 1 to 60000.');
-    return n;
+    return timeoutMs;
   }
 
   async function trigger(p: Principal, input: TriggerInput): Promise<DeliveryRecord> {

@@ -61,6 +61,17 @@ export interface TokenPair {
   refreshToken: string;
 }
 
+/** POST /lead/activate (management.schema.json#leadActivateBody): the code as text or as its number. */
+export interface LeadActivateBody {
+  email?: string;
+  code?: string | number;
+  leadId?: string | null;
+}
+
+/** The login service's 400 for an email it cannot use (and the edge's, for one that is not text). */
+export const badEmail = () =>
+  invalidRequest('A valid email is required.', [{ pointer: '/email', message: 'must be an email address' }]);
+
 export interface LeadLoginDeps extends ServiceContext {
   identity: IdentityService;
 }
@@ -83,13 +94,12 @@ export function createLeadLogin(deps: LeadLoginDeps) {
     return invalidGrant(REFUSED[call]);
   }
 
-  const emailOf = (v: unknown): string => {
-    if (typeof v !== 'string' || v.length > 254 || !EMAIL.test(v.trim()))
-      throw invalidRequest('A valid email is required.', [{ pointer: '/email', message: 'must be an email address' }]);
+  const emailOf = (v: string | undefined): string => {
+    if (v === undefined || v.length > 254 || !EMAIL.test(v.trim())) throw badEmail();
     return normalizeEmail(v);
   };
-  const stringField = (v: unknown, name: string): string => {
-    if (typeof v !== 'string' || !v || v.length > 512)
+  const stringField = (v: string | undefined, name: string): string => {
+    if (!v || v.length > 512)
       throw invalidRequest(`${name} is required.`, [{ pointer: `/${name}`, message: 'is required' }]);
     return v;
   };
@@ -152,7 +162,7 @@ export function createLeadLogin(deps: LeadLoginDeps) {
   }
 
   /** The lead a client names (its id, or for clients that send none, the newest of the email), or invalid_lead. */
-  async function leadFor(tx: Transaction, leadId: unknown, email: string): Promise<LeadRecord> {
+  async function leadFor(tx: Transaction, leadId: string | null | undefined, email: string): Promise<LeadRecord> {
     let lead: LeadRecord | undefined;
     if (leadId !== undefined && leadId !== null)
       lead = await tx.get(LOGIN_TABLES.leads, sha256(stringField(leadId, 'leadId')));
@@ -169,12 +179,10 @@ export function createLeadLogin(deps: LeadLoginDeps) {
    * a transaction on the lead, so wrong codes sent at once to several daemons are each counted (a
    * conflicting try runs again on the lead as it is now).
    */
-  async function activate(input: { email?: unknown; code?: unknown; leadId?: unknown }): Promise<void> {
+  async function activate(input: LeadActivateBody): Promise<void> {
     const email = emailOf(input.email);
     const given =
-      typeof input.code === 'number' && Number.isInteger(input.code)
-        ? String(input.code).padStart(6, '0')
-        : stringField(input.code, 'code').trim();
+      typeof input.code === 'number' ? String(input.code).padStart(6, '0') : stringField(input.code, 'code').trim();
     const outcome = await store.transaction(async (tx): Promise<Refusal | undefined> => {
       const lead = await leadFor(tx, input.leadId, email);
       const right = lead.known && lead.sealedCode !== undefined && safeEqual(given, sealer.open(lead.sealedCode));
@@ -347,7 +355,7 @@ export function createLeadLogin(deps: LeadLoginDeps) {
    */
   async function pendingCode(
     p: Principal,
-    emailIn: unknown,
+    emailIn: string | undefined,
   ): Promise<{ email: string; code: string; expiresAt: string; attemptsLeft: number }> {
     const email = emailOf(emailIn);
     const me = await identity.userRecord(p.workspaceUserId);

@@ -49,9 +49,9 @@ export function createTriggerSources(deps: {
    * naming another user gives them nothing new: the body is built, and the source checked, as
    * that user would have it.
    */
-  async function actorOf(p: Principal, input: { kind: string; asUser?: unknown }): Promise<string> {
+  async function actorOf(p: Principal, input: { kind: string; asUser?: string | null }): Promise<string> {
     if (input.asUser === undefined || input.asUser === null) return p.workspaceUserId;
-    if (typeof input.asUser !== 'string' || !input.asUser)
+    if (!input.asUser)
       throw invalidRequest('asUser must be a workspace user id.', [
         { pointer: '/asUser', message: 'must be a workspace user id' },
       ]);

@@ -84,6 +84,24 @@ function defaultRefusal(where: string, messages: Messages): Refusal {
 }
 
 /**
+ * A route whose service used to say some problems itself, kept in the service's words now the
+ * schema finds them: `own` gives a problem's wording (undefined: the schema's default). When every
+ * problem has its own wording, the 400 is `say(first)` with each one (once per pointer); otherwise
+ * the default 400 of the others, as the schema alone said them before.
+ */
+export function ownWords(own: (p: Violation) => Violation | undefined, say: (first: Violation) => string): Refusal {
+  const plain = defaultRefusal('The body', {});
+  return (problems) => {
+    const others = problems.filter((p) => !own(p));
+    if (others.length) return plain(others);
+    const details = new Map<string, Violation>();
+    for (const p of problems.flatMap((x) => own(x) ?? [])) if (!details.has(p.pointer)) details.set(p.pointer, p);
+    const list = [...details.values()];
+    return invalidRequest(say(list[0] ?? { pointer: '', message: 'is invalid' }), list);
+  };
+}
+
+/**
  * `value` as T when it conforms to `s`, else the route's 400. `where` names the whole value in a
  * message ("The body", "The query").
  */

@@ -84,7 +84,7 @@ async function postingAcross(t: TapTest, [store, store2]: Stores) {
   const stop = two.onMessageChange((n) => heard.push(n));
   const general = must((await one.channels.list(a)).find((c) => c.channel.name === 'general')).channel.id as string;
   for (let i = 0; i < 6; i++) await (i % 2 ? two : one).messages.post(a, general, { text: `m${i}` });
-  const listed = await two.messages.list(a, general, { limit: 20 });
+  const listed = await two.messages.list(a, general, { limit: '20' });
   t.same(
     listed.messages.map((m) => m.text),
     ['m0', 'm1', 'm2', 'm3', 'm4', 'm5'],
@@ -93,7 +93,8 @@ async function postingAcross(t: TapTest, [store, store2]: Stores) {
   for (let i = 0; i < 4; i++) await two.messages.post(a, general, { text: `f${i}` }); // the channel is full
   // the store may hold the bound and its slack (1 here) until a post trims; readers see the newest 10
   const held = () => store.countWhere('wsMessages', 'channelId', general);
-  const seen = async (d: typeof one) => (await d.messages.list(a, general, { limit: 100 })).messages.map((m) => m.text);
+  const seen = async (d: typeof one) =>
+    (await d.messages.list(a, general, { limit: '100' })).messages.map((m) => m.text);
   await Promise.all(Array.from({ length: 8 }, (_, i) => one.messages.post(a, general, { text: `c${i}` })));
   t.ok((await held()) <= 11, 'posts made at once on one daemon keep the per-channel bound (and its slack)');
   t.same(
@@ -244,7 +245,7 @@ async function trimsAcross(t: TapTest, [store, store2]: Stores) {
   await posting;
   t.equal(await held(), 10, 'two counted before one trimmed: it deletes nothing more');
   t.same(
-    (await two.messages.list(a, general, { limit: 20 })).messages.map((m) => m.text),
+    (await two.messages.list(a, general, { limit: '20' })).messages.map((m) => m.text),
     ['m3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'from two', 'from one'],
   );
 }

@@ -7,7 +7,6 @@ import type { Command } from 'commander';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
 import { EXPECT } from './deliver.js';
-import { must } from '../../must.js';
 
 export function registerSay(program: Command, run: Run): void {
   program
@@ -43,9 +42,10 @@ Examples:
   $ appreg say general "looks good" --thread msg_123 --as dev@example.com`,
     )
     .action(
-      action(run, async ({ o, out, client }, channel, words) => {
+      // <channel> <text...>: a word, then the variadic words as one list
+      action<[string, string[]]>(run, async ({ o, out, client }, channel, words) => {
         const { say } = await import('./say-run.js');
-        await say(run, o, out, () => client(), must(channel), words as unknown as string[]);
+        await say(run, o, out, () => client(), channel, words);
       }),
     );
 }

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import type { LeadLogin } from '../../services/lead-login.js';
+import { badEmail, type LeadActivateBody, type LeadLogin } from '../../services/lead-login.js';
 import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import { mount, mountAuthed, route } from './route-table.js';
 import { schema, type Refusal } from '../../validation/http-input.js';
@@ -33,10 +33,7 @@ export const LEAD_ROUTES = {
     path: '/lead',
     summary: 'Start a login: a code is made for the email',
     body: schema<{ email: string }>('management#leadStartBody'),
-    refuse: (problems) =>
-      problems[0]?.pointer === ''
-        ? invalidRequest(asObject)
-        : invalidRequest('A valid email is required.', [{ pointer: '/email', message: 'must be an email address' }]),
+    refuse: (problems) => (problems[0]?.pointer === '' ? invalidRequest(asObject) : badEmail()),
     answers: { 200: '{id}: the login request' },
     auth: 'none',
   }),
@@ -44,8 +41,13 @@ export const LEAD_ROUTES = {
     method: 'post',
     path: '/lead/activate',
     summary: 'Activate the login with its code',
-    body: schema<Record<string, unknown>>('management#leadActivateBody'),
-    messages: { '': { text: asObject, details: false } },
+    body: schema<LeadActivateBody>('management#leadActivateBody'),
+    // the first field of another type, in the login service's words (it checks them one by one)
+    refuse: (problems) => {
+      const field = problems[0]?.pointer.split('/')[1];
+      if (!field) return invalidRequest(asObject);
+      return field === 'email' ? badEmail() : required(field)(problems);
+    },
     answers: { 200: '{activated: true}' },
     auth: 'none',
   }),
@@ -86,7 +88,8 @@ export const LOGIN_CODE_ROUTES = {
     method: 'get',
     path: '/login-codes',
     summary: "The pending login code of one of the caller's emails (what the login would have mailed)",
-    query: schema<{ email?: unknown }>('management#loginCodesQuery'),
+    query: schema<{ email?: string }>('management#loginCodesQuery'),
+    refuse: badEmail,
     answers: { 200: 'The code' },
     auth: 'authtoken',
   }),

@@ -23,6 +23,7 @@ import {
 import { errorPage } from '../pages/layout.js';
 import { consentPage, loginPage } from '../pages/consent.js';
 import { must } from '../../must.js';
+import { textField } from '../text-field.js';
 
 export const CONSENT_PATH = '/access-request';
 
@@ -163,7 +164,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
 
   r.post(`${CONSENT_PATH}/login`, form, ...loginLimit, async (req, res) => {
     const token = cookieValue(req);
-    const query = await webSessions.checkLoginToken(req.body?.csrf, token);
+    const query = await webSessions.checkLoginToken(textField(req.body?.csrf), token);
     if (query === undefined)
       return sendPage(
         res,
@@ -204,7 +205,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
 
   r.post(`${CONSENT_PATH}/decision`, form, async (req, res) => {
     const session = await webSessions.get(cookieValue(req));
-    const purpose = await webSessions.takeCsrf(req.body?.csrf, session?.id, 'consent');
+    const purpose = await webSessions.takeCsrf(textField(req.body?.csrf), session?.id, 'consent');
     if (!session?.accountId || !purpose)
       return sendPage(
         res,

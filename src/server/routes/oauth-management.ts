@@ -12,6 +12,7 @@ import { actAsAllowed, refusedActAs } from './auth.js';
 import { mountAuthed, route } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
 import { CONSENT_PATH } from './oauth-consent.js';
+import { textField } from '../text-field.js';
 
 export interface OAuthManagementDeps {
   identity: IdentityService;
@@ -21,7 +22,7 @@ export interface OAuthManagementDeps {
   /** Where the consent screen is reached ({app_url}). */
   appUrl: () => string;
   /** Whether a code was exchanged (code-exchange.ts). */
-  codeState(code: unknown): Promise<string>;
+  codeState(code: string | undefined): Promise<string>;
   bodyLimitBytes: number;
 }
 
@@ -102,7 +103,7 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
   /** {code} → {state: exchanged|waiting|unknown}: whether the app exchanged a code (`appreg authorize --follow`). */
   mountAuthed(r, R.codeState, [actAsAllowed, jsonBody(bodyLimitBytes)], async (_req, res, _p, { body }) => {
     res.setHeader('cache-control', 'no-store');
-    res.json({ state: await deps.codeState(body?.code) });
+    res.json({ state: await deps.codeState(textField(body?.code)) });
   });
 
   mountAuthed(r, R.authorizations, [actAsAllowed], async (_req, res, p) =>

@@ -13,8 +13,11 @@ import type { createWorkspace } from '../../services/workspace/workspace.js';
 type Workspace = ReturnType<typeof createWorkspace>;
 import { jsonBody, rateLimit, type HitCounter } from '../middleware.js';
 import { actAsAllowed, principalOf } from './auth.js';
-import { mountAuthed, route } from './route-table.js';
-import { schema } from '../../validation/http-input.js';
+import { fieldsOf, mountAuthed, route, type NotAnObject } from './route-table.js';
+import type { ChannelBody } from '../../services/workspace/channels.js';
+import type { ListQuery } from '../../services/workspace/messages.js';
+import { ownWords, schema } from '../../validation/http-input.js';
+import { BAD_REACTION_CODE, badReactionCode, type ReactionBody } from '../../services/workspace/reactions.js';
 import { must } from '../../must.js';
 
 export interface PeopleRoutesDeps {
@@ -42,12 +45,24 @@ const channelMessagePath = schema<{ channel: string; messageId: string }>('manag
 type PersonMessage = { text: string; threadRootId?: string; appId?: string };
 
 /** The workspace as a person uses it, relative to MGMT_BASE; a channel is its id, its name or #name. */
+/** The channels service's words for a channel's field that is wrong (channels.ts create). */
+const CHANNEL_FIELDS: Record<string, { pointer: string; message: string }> = {
+  '/name': { pointer: '/name', message: 'is not a valid channel name' },
+  '/type': { pointer: '/type', message: 'must be PUBLIC or PRIVATE' },
+  '/description': { pointer: '/description', message: 'must be a string of at most 250 characters' },
+};
+const CHANNEL_FIELD_SAYS: Record<string, string> = {
+  '/name': 'name must be 1 to 80 letters, digits, spaces, _ or -.',
+  '/type': 'type must be PUBLIC or PRIVATE.',
+  '/description': 'description must be at most 250 characters.',
+};
+
 export const PEOPLE_ROUTES = {
   channels: route({
     method: 'get',
     path: '/channels',
     summary: 'The channels the caller can see',
-    query: schema<{ types?: unknown }>('management#channelsQuery'),
+    query: schema<{ types?: string }>('management#channelsQuery'),
     answers: { 200: 'The channels' },
     auth,
   }),
@@ -55,7 +70,12 @@ export const PEOPLE_ROUTES = {
     method: 'post',
     path: '/channels',
     summary: 'Create a channel',
-    body: schema<Record<string, unknown> | undefined>('management#channelBody'),
+    body: schema<ChannelBody | NotAnObject>('management#channelBody'),
+    // a field that is not text is refused as the channels service refuses a wrong one
+    refuse: ownWords(
+      (p) => CHANNEL_FIELDS[p.pointer],
+      (first) => must(CHANNEL_FIELD_SAYS[first.pointer]),
+    ),
     answers: { 201: 'The channel' },
     auth,
   }),
@@ -64,7 +84,7 @@ export const PEOPLE_ROUTES = {
     path: '/channels/:channel/messages',
     summary: "A channel's messages as the caller sees them",
     params: channelPath,
-    query: schema<Record<string, unknown>>('management#messagesQuery'),
+    query: schema<ListQuery & { threads?: string }>('management#messagesQuery'),
     answers: { 200: 'The messages' },
     auth,
   }),
@@ -73,7 +93,7 @@ export const PEOPLE_ROUTES = {
     path: '/channels/:channel/messages/:messageId/replies',
     summary: "A thread's replies as the caller sees them",
     params: channelMessagePath,
-    query: schema<Record<string, unknown>>('management#messagesQuery'),
+    query: schema<ListQuery & { threads?: string }>('management#messagesQuery'),
     answers: { 200: 'The replies' },
     auth,
   }),
@@ -104,7 +124,12 @@ export const PEOPLE_ROUTES = {
     path: '/messages/:messageId/reactions',
     summary: 'React to a message as the caller',
     params: schema<{ messageId: string }>('management#messageIdPath'),
-    body: schema<unknown>('management#reactionBody'),
+    body: schema<ReactionBody>('management#reactionBody'),
+    // a code missing or not text is refused as the reactions service refuses a malformed one
+    refuse: ownWords(
+      () => badReactionCode,
+      () => BAD_REACTION_CODE,
+    ),
     answers: { 204: 'Reacted' },
     auth,
   }),
@@ -127,7 +152,7 @@ export function peopleRoutes(deps: PeopleRoutesDeps): Router {
     res.json(await ws.channels.list(await ws.person(p.workspaceUserId), query.types)),
   );
   mountAuthed(r, R.createChannel, [writes, body], async (_req, res, p, { body: b }) =>
-    res.status(201).json(await ws.channels.create(await ws.person(p.workspaceUserId), b ?? {})),
+    res.status(201).json(await ws.channels.create(await ws.person(p.workspaceUserId), fieldsOf(b))),
   );
   // threads=true: thread replies too (what appreg watches for after a command)
   mountAuthed(r, R.messages, [actAsAllowed], async (_req, res, p, { params, query }) =>

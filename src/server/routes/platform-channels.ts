@@ -1,9 +1,9 @@
 /** The platform API's channel calls (docs/protocol.md §9.3): HTTP ↔ the workspace's channels service. */
 import { Router } from 'express';
-import type { Channels } from '../../services/workspace/channels.js';
+import type { ChannelBody, Channels } from '../../services/workspace/channels.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
-import { mount, route } from './route-table.js';
+import { fieldsOf, mount, route, type NotAnObject } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
 
 export interface PlatformChannelsDeps {
@@ -30,7 +30,7 @@ export const CHANNEL_ROUTES = {
     method: 'post',
     path: '/v1/channels',
     summary: 'Create a channel',
-    body: schema<unknown>('platform#channelBody'),
+    body: schema<ChannelBody | NotAnObject>('platform#channelBody'),
     scope: 'channels:write',
     answers: { 200: 'The channel' },
     auth: app,
@@ -56,7 +56,7 @@ export const CHANNEL_ROUTES = {
     method: 'post',
     path: '/v1/channels/direct',
     summary: 'The direct channel of the token and the participants, made when new',
-    body: schema<unknown>('platform#directBody'),
+    body: schema<{ participantIds?: string[] } | NotAnObject>('platform#directBody'),
     scope: 'channels:write',
     answers: { 200: 'The channel' },
     auth: app,
@@ -75,7 +75,7 @@ export const CHANNEL_ROUTES = {
     path: '/v1/channels/:channelId/users',
     summary: 'Add users to a channel',
     params: channelPath,
-    body: schema<unknown>('platform#channelUsersBody'),
+    body: schema<{ userIds?: string[] } | NotAnObject>('platform#channelUsersBody'),
     scope: 'channels:write',
     answers: { 200: 'The channel' },
     auth: app,
@@ -97,14 +97,13 @@ export function platformChannelRoutes(deps: PlatformChannelsDeps): Router {
   const body = jsonBody(deps.bodyLimitBytes);
   const createLimit = p.limit('channels');
   const r = Router();
-  const obj = (b: unknown) => (b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {});
   const R = CHANNEL_ROUTES;
 
   mount(r, R.list, [gate, need('channels:list')], async (_req, res, { query }) => {
     res.json(await channels.list(p.actor(res), query.types));
   });
   mount(r, R.create, [gate, need('channels:write'), createLimit, body], async (_req, res, { body: b }) => {
-    res.json(await channels.create(p.actor(res), obj(b)));
+    res.json(await channels.create(p.actor(res), fieldsOf(b)));
   });
   mount(r, R.direct, [gate, need('channels:read')], async (_req, res, { query }) => {
     res.json(await channels.direct(p.actor(res), query.participantIds ?? ''));
@@ -115,14 +114,14 @@ export function platformChannelRoutes(deps: PlatformChannelsDeps): Router {
     res.json(await channels.list(p.actor(res), 'DIRECT'));
   });
   mount(r, R.openDirect, [gate, need('channels:write'), body], async (_req, res, { body: b }) => {
-    res.json(await channels.direct(p.actor(res), obj(b).participantIds ?? []));
+    res.json(await channels.direct(p.actor(res), fieldsOf(b).participantIds ?? []));
   });
   mount(r, R.get, [gate, need('channels:read')], async (_req, res, { params }) => {
     const a = p.actor(res);
     res.json(await channels.view(await channels.visible(a, params.channelId), a));
   });
   mount(r, R.addUsers, [gate, need('channels:write'), body], async (_req, res, { params, body: b }) => {
-    res.json(await channels.addUsers(p.actor(res), params.channelId, obj(b)));
+    res.json(await channels.addUsers(p.actor(res), params.channelId, fieldsOf(b)));
   });
   mount(r, R.removeUser, [gate, need('channels:write')], async (_req, res, { params }) => {
     await channels.removeUser(p.actor(res), params.channelId, params.userId);

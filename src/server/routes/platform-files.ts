@@ -9,12 +9,17 @@ import { Router, type Response } from 'express';
 import multer from 'multer';
 import { invalidRequest, payloadTooLarge, unauthenticated } from '../../errors.js';
 import type { IdentityService } from '../../services/identity.js';
-import type { Files } from '../../services/workspace/files.js';
+import {
+  noUploadNamed,
+  type Files,
+  type UploadCompleteBody,
+  type UploadTokenBody,
+} from '../../services/workspace/files.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
-import { mount, route } from './route-table.js';
+import { fieldsOf, mount, route, type NotAnObject } from './route-table.js';
 import { onNode } from './on-node.js';
-import { schema } from '../../validation/http-input.js';
+import { ownWords, schema } from '../../validation/http-input.js';
 import { notActingAs } from './auth.js';
 
 export interface PlatformFilesDeps {
@@ -39,7 +44,7 @@ export const FILE_ROUTES = {
     method: 'post',
     path: '/v1/files/upload/token',
     summary: 'An upload token for a file of a given name and length',
-    body: schema<unknown>('platform#uploadTokenBody'),
+    body: schema<UploadTokenBody | NotAnObject>('platform#uploadTokenBody'),
     scope: 'files:write',
     answers: { 200: 'The upload token and where to send the bytes' },
     auth: app,
@@ -48,7 +53,12 @@ export const FILE_ROUTES = {
     method: 'post',
     path: '/v1/files/upload/complete',
     summary: 'Complete uploads: the files become attachable',
-    body: schema<unknown>('platform#uploadCompleteBody'),
+    body: schema<UploadCompleteBody>('platform#uploadCompleteBody'),
+    // a body without its upload's id, however it is missing, in the files service's words
+    refuse: ownWords(
+      (p) => (p.pointer === '' || p.pointer.startsWith('/original') ? noUploadNamed.detail : undefined),
+      () => noUploadNamed.message,
+    ),
     scope: 'files:write',
     answers: { 200: 'The files' },
     auth: app,
@@ -80,7 +90,7 @@ export function platformFileRoutes(deps: PlatformFilesDeps): Router {
 
   const R = FILE_ROUTES;
   mount(r, R.uploadToken, [gate, need('files:write'), body], async (_req, res, { body: b }) => {
-    res.json(await files.requestToken(p.actor(res), b));
+    res.json(await files.requestToken(p.actor(res), fieldsOf(b)));
   });
   mount(r, R.uploadComplete, [gate, need('files:write'), body], async (_req, res, { body: b }) => {
     res.json(await files.complete(p.actor(res), b));

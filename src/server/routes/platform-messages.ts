@@ -1,12 +1,23 @@
 /** The platform API's message calls (docs/protocol.md §9.2): HTTP ↔ the workspace's messages service. */
 import { Router } from 'express';
-import type { Messages } from '../../services/workspace/messages.js';
-import type { Reactions } from '../../services/workspace/reactions.js';
-import type { MessageSearch } from '../../services/workspace/search.js';
+import type { ListQuery, Messages } from '../../services/workspace/messages.js';
+import {
+  BAD_REACTION_CODE,
+  badReactionCode,
+  type ReactionBody,
+  type Reactions,
+} from '../../services/workspace/reactions.js';
+import {
+  invalidMessage,
+  messageProblem,
+  type AttachmentsBody,
+  type MessageBody,
+} from '../../services/workspace/message-view.js';
+import { invalidSearch, searchProblem, type MessageSearch, type SearchBody } from '../../services/workspace/search.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
-import { mount, route } from './route-table.js';
-import { schema } from '../../validation/http-input.js';
+import { fieldsOf, mount, route, type NotAnObject } from './route-table.js';
+import { ownWords, schema } from '../../validation/http-input.js';
 
 export interface PlatformMessagesDeps {
   platform: PlatformGate;
@@ -22,9 +33,23 @@ type MessagePath = { channelId: string; messageId: string };
 const channelPath = schema<{ channelId: string }>('platform#channelPath');
 const messagePath = schema<MessagePath>('platform#messagePath');
 const messageIdPath = schema<{ messageId: string }>('platform#messageIdPath');
-const messageBody = schema<unknown>('platform#messageBody');
-const listQuery = schema<Record<string, string>>('platform#listQuery');
-const reactionBody = schema<unknown>('platform#reactionBody');
+const messageBody = schema<MessageBody>('platform#messageBody');
+const listQuery = schema<ListQuery>('platform#listQuery');
+const reactionBody = schema<ReactionBody>('platform#reactionBody');
+/** The 400s the messages service said before the schema checked these (docs/protocol.md §9.2). */
+const refuseMessage = ownWords(messageProblem, invalidMessage);
+/** A message's (or a scheduled message's) new attachments: anything but a list of objects, in one wording. */
+export const refuseAttachments = ownWords(
+  (p) =>
+    p.pointer === '' || p.message === 'is required' || p.pointer.startsWith('/attachments/')
+      ? { pointer: '/attachments', message: 'must be an array of objects' }
+      : undefined,
+  () => 'attachments must be an array of attachments.',
+);
+const refuseReaction = ownWords(
+  (p) => (p.pointer === '' || p.message === 'is required' ? badReactionCode : undefined),
+  () => BAD_REACTION_CODE,
+);
 const app = 'app-token';
 
 /** The platform API's message calls (docs/protocol.md §9.2). */
@@ -45,6 +70,7 @@ export const MESSAGE_ROUTES = {
     summary: 'Post a message (an ephemeral one with sendToUsers)',
     params: channelPath,
     body: messageBody,
+    refuse: refuseMessage,
     scope: 'messages:write',
     answers: { 200: 'The message' },
     auth: app,
@@ -64,6 +90,7 @@ export const MESSAGE_ROUTES = {
     summary: 'Reply in the thread of a message',
     params: messagePath,
     body: messageBody,
+    refuse: refuseMessage,
     scope: 'messages:write',
     answers: { 200: 'The reply' },
     auth: app,
@@ -74,6 +101,7 @@ export const MESSAGE_ROUTES = {
     summary: 'Edit a message the app posted',
     params: messagePath,
     body: messageBody,
+    refuse: refuseMessage,
     scope: 'messages:edit',
     answers: { 200: 'The message' },
     auth: app,
@@ -102,7 +130,14 @@ export const MESSAGE_ROUTES = {
     path: `${M}/:messageId/ephemeral`,
     summary: 'Delete the copies of an ephemeral message',
     params: messagePath,
-    body: schema<unknown>('platform#ephemeralBody'),
+    body: schema<{ deleteForUsers: string[] }>('platform#ephemeralBody'),
+    refuse: ownWords(
+      (p) =>
+        p.pointer === '' || p.message === 'is required' || p.message === 'must not be empty'
+          ? { pointer: '/deleteForUsers', message: 'must be a non-empty list of ids' }
+          : undefined,
+      () => 'deleteForUsers must list at least one workspace user id.',
+    ),
     scope: 'messages:delete',
     answers: { 204: 'Deleted' },
     auth: app,
@@ -112,7 +147,8 @@ export const MESSAGE_ROUTES = {
     path: `${M}/:messageId/attachments`,
     summary: "Change a message's attachments",
     params: messagePath,
-    body: schema<unknown>('platform#attachmentsBody'),
+    body: schema<AttachmentsBody>('platform#attachmentsBody'),
+    refuse: refuseAttachments,
     scope: 'attachments:write',
     answers: { 200: 'The message' },
     auth: app,
@@ -121,7 +157,8 @@ export const MESSAGE_ROUTES = {
     method: 'post',
     path: '/v1/messages/search',
     summary: 'Search the messages of the channels the token can see (also needs channels:list)',
-    body: schema<unknown>('platform#searchBody'),
+    body: schema<SearchBody | NotAnObject>('platform#searchBody'),
+    refuse: ownWords(searchProblem, invalidSearch),
     scope: 'messages:read',
     answers: { 200: 'The messages found' },
     auth: app,
@@ -132,6 +169,7 @@ export const MESSAGE_ROUTES = {
     summary: 'React to a message',
     params: messageIdPath,
     body: reactionBody,
+    refuse: refuseReaction,
     scope: 'reaction:write',
     answers: { 204: 'Reacted' },
     auth: app,
@@ -142,6 +180,7 @@ export const MESSAGE_ROUTES = {
     summary: 'Take a reaction back',
     params: messageIdPath,
     body: reactionBody,
+    refuse: refuseReaction,
     scope: 'reaction:write',
     answers: { 204: 'Taken back' },
     auth: app,
@@ -188,7 +227,7 @@ export function platformMessageRoutes(deps: PlatformMessagesDeps): Router {
     res.json(await messages.editAttachments(p.actor(res), params.channelId, params.messageId, b));
   });
   mount(r, R.search, [gate, need('messages:read'), need('channels:list'), body], async (_req, res, { body: b }) => {
-    res.json(await search.search(p.actor(res), b));
+    res.json(await search.search(p.actor(res), fieldsOf(b)));
   });
   mount(r, R.react, [gate, need('reaction:write'), reactionLimit, body], async (_req, res, { params, body: b }) => {
     await reactions.react(p.actor(res), params.messageId, b);

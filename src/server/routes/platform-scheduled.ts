@@ -1,15 +1,23 @@
 /** The platform API's scheduled-message calls (docs/protocol.md §9.2): HTTP ↔ the workspace's scheduled messages. */
 import { Router } from 'express';
-import type { ScheduledMessages } from '../../services/workspace/scheduled.js';
+import { invalidMessage, messageProblem, type AttachmentsBody } from '../../services/workspace/message-view.js';
+import type { ScheduledBody, ScheduledMessages } from '../../services/workspace/scheduled.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
 import { mount, route } from './route-table.js';
-import { schema } from '../../validation/http-input.js';
+import { ownWords, schema } from '../../validation/http-input.js';
+import { refuseAttachments } from './platform-messages.js';
 
 const S = '/v1/messages/scheduled';
 
 const idPath = schema<{ id: string }>('platform#scheduledPath');
-const scheduledBody = schema<unknown>('platform#scheduledBody');
+const scheduledBody = schema<ScheduledBody>('platform#scheduledBody');
+const NO_SEND_AT = { pointer: '/sendAt', message: 'must be epoch milliseconds' };
+/** A body that is not an object has no sendAt; a message's parts are refused as a post's are. */
+const refuseScheduled = ownWords(
+  (p) => (p.pointer === '' ? NO_SEND_AT : messageProblem(p)),
+  (first) => (first === NO_SEND_AT ? 'sendAt must be a time in epoch milliseconds.' : invalidMessage(first)),
+);
 const app = 'app-token';
 
 /** The platform API's scheduled-message calls (docs/protocol.md §9.2). */
@@ -18,7 +26,7 @@ export const SCHEDULED_ROUTES = {
     method: 'get',
     path: S,
     summary: 'The scheduled messages of the app in the workspace',
-    query: schema<Record<string, string>>('platform#scheduledQuery'),
+    query: schema<{ channelId?: string; limit?: string }>('platform#scheduledQuery'),
     scope: 'messages:read',
     answers: { 200: 'The scheduled messages' },
     auth: app,
@@ -28,6 +36,7 @@ export const SCHEDULED_ROUTES = {
     path: S,
     summary: 'Schedule a message',
     body: scheduledBody,
+    refuse: refuseScheduled,
     scope: 'messages:write',
     answers: { 200: 'The scheduled message' },
     auth: app,
@@ -47,6 +56,7 @@ export const SCHEDULED_ROUTES = {
     summary: 'Change a scheduled message',
     params: idPath,
     body: scheduledBody,
+    refuse: refuseScheduled,
     scope: 'messages:edit',
     answers: { 200: 'The scheduled message' },
     auth: app,
@@ -56,7 +66,8 @@ export const SCHEDULED_ROUTES = {
     path: `${S}/:id/attachments`,
     summary: "Change a scheduled message's attachments",
     params: idPath,
-    body: schema<unknown>('platform#attachmentsBody'),
+    body: schema<AttachmentsBody>('platform#attachmentsBody'),
+    refuse: refuseAttachments,
     scope: 'attachments:write',
     answers: { 200: 'The scheduled message' },
     auth: app,

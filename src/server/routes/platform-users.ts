@@ -1,11 +1,11 @@
 /** The platform API's workspace, user, group, status and home-view calls (docs/protocol.md §9.4). */
 import { Router } from 'express';
-import type { Profiles } from '../../services/workspace/profile.js';
+import { statusProblem, type HomeViewBody, type Profiles, type StatusBody } from '../../services/workspace/profile.js';
 import type { WorkspaceUsers } from '../../services/workspace/users.js';
 import { jsonBody } from '../middleware.js';
 import type { PlatformGate } from './platform-gate.js';
 import { mount, route } from './route-table.js';
-import { schema } from '../../validation/http-input.js';
+import { ownWords, schema } from '../../validation/http-input.js';
 import { must } from '../../must.js';
 
 const userPath = schema<{ userId: string }>('platform#userPath');
@@ -33,7 +33,8 @@ export const USER_ROUTES = {
     method: 'put',
     path: '/v1/workspaceUsers/customStatus',
     summary: "Set the token's user's custom status",
-    body: schema<unknown>('platform#customStatusBody'),
+    body: schema<StatusBody>('platform#customStatusBody'),
+    refuse: ownWords(statusProblem, (first) => `The status is not valid: ${first.pointer} ${first.message}.`),
     scope: 'status:write',
     answers: { 200: 'The status' },
     auth: app,
@@ -60,7 +61,14 @@ export const USER_ROUTES = {
     path: '/v1/app/homeView/workspaceUsers/:userId',
     summary: "Publish the app's home view for a user",
     params: userPath,
-    body: schema<unknown>('platform#homeViewBody'),
+    body: schema<HomeViewBody>('platform#homeViewBody'),
+    refuse: ownWords(
+      (p) =>
+        p.pointer === '' || p.message === 'is required' || p.pointer.startsWith('/blocks/')
+          ? { pointer: '/blocks', message: 'must be an array of blocks' }
+          : undefined,
+      () => 'blocks must be an array of blocks.',
+    ),
     scope: 'channels:write',
     answers: { 200: 'The view' },
     auth: app,

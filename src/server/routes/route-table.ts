@@ -41,6 +41,13 @@ export const route = <P = Record<string, never>, Q = Record<string, never>, B = 
   spec: RouteSpec<P, Q, B>,
 ): RouteSpec<P, Q, B> => spec;
 
+/** A JSON body whose schema leaves its type open is this when it is not an object: its properties apply to objects. */
+export type NotAnObject = string | number | boolean | null | undefined | unknown[];
+
+/** The fields of such a body: none when it is not an object (the service then says what is missing). */
+export const fieldsOf = <T extends object>(b: T | NotAnObject): Partial<T> =>
+  b !== null && typeof b === 'object' && !Array.isArray(b) ? b : {};
+
 /** A route's input once its schemas passed. */
 export interface Input<P, Q, B> {
   params: P;

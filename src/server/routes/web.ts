@@ -18,6 +18,7 @@ import { cookieValue, redirect303, sendPage, setSessionCookie } from '../pages/s
 import { switchAccountPage, type Person } from '../pages/sign-in.js';
 import { mountAuthed, route } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
+import { textField } from '../text-field.js';
 
 const SIGN_IN_PATH = '/web/sign-in';
 
@@ -89,7 +90,7 @@ export function webRoutes(deps: WebRoutesDeps): Router {
     return { name: m?.name ?? 'someone else', email: m?.email ?? 'no workspace' };
   };
   /** Use the link: the browser is signed in as its account (a new session) and lands on its path. */
-  const signIn = async (req: Request, res: Response, token: unknown) => {
+  const signIn = async (req: Request, res: Response, token: string | undefined) => {
     const link = await webSessions.takeSignInLink(token);
     if (!link) return invalid(res);
     const session = await webSessions.login(cookieValue(req), link.accountId, link.tokenId);
@@ -98,10 +99,10 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   };
 
   r.get(SIGN_IN_PATH, async (req, res) => {
-    const link = await webSessions.peekSignInLink(req.query.token);
+    const link = await webSessions.peekSignInLink(textField(req.query.token));
     if (!link) return invalid(res);
     const current = await webSessions.get(cookieValue(req));
-    if (!current || current.accountId === link.accountId) return signIn(req, res, req.query.token);
+    if (!current || current.accountId === link.accountId) return signIn(req, res, textField(req.query.token));
     // signed in as someone else: say so, and switch only if asked to
     const [me, them] = await Promise.all([personOf(current.accountId), personOf(link.accountId)]);
     sendPage(
@@ -120,7 +121,7 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   r.post(SIGN_IN_PATH, express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 4 }), async (req, res) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
     const current = await webSessions.get(cookieValue(req));
-    if (!current || !webSessions.checkConsoleToken(b.csrf, current.id)) {
+    if (!current || !webSessions.checkConsoleToken(textField(b.csrf), current.id)) {
       return sendPage(
         res,
         403,
@@ -130,7 +131,7 @@ export function webRoutes(deps: WebRoutesDeps): Router {
         ),
       );
     }
-    await signIn(req, res, b.token);
+    await signIn(req, res, textField(b.token));
   });
 
   return r;

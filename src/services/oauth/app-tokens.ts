@@ -30,13 +30,10 @@ export function createAppTokens(deps: AppTokensDeps) {
    * The token's owner; 401 unless `appKey` is the key of the app the token belongs to. Reads the
    * store on every call (no cache): a token revoked on any daemon is refused by all at once.
    */
-  async function authenticate(token: unknown, appKey: unknown): Promise<TokenOwner> {
-    const rec =
-      typeof token === 'string' && token && token.length <= 512
-        ? await store.get(OAUTH_TABLES.tokens, sha256(token))
-        : undefined;
+  async function authenticate(token: string | undefined, appKey: string | undefined): Promise<TokenOwner> {
+    const rec = token && token.length <= 512 ? await store.get(OAUTH_TABLES.tokens, sha256(token)) : undefined;
     const app = rec ? await apps.byId(rec.appId) : undefined;
-    if (!rec || !app || typeof appKey !== 'string' || !appKey || !safeEqual(appKey, apps.secretsOf(app).appKey)) {
+    if (!rec || !app || !appKey || !safeEqual(appKey, apps.secretsOf(app).appKey)) {
       throw unauthenticated('A valid token header and the x-app-token of the same app are required.');
     }
     return {

@@ -439,8 +439,8 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
    * Whether the app has exchanged `code` (`appreg authorize --follow` asks, so it can say so even
    * when the app's redirect page never answers). Knowing the code is what entitles one to ask.
    */
-  async function codeState(code: unknown): Promise<'exchanged' | 'waiting' | 'unknown'> {
-    if (typeof code !== 'string' || !code || code.length > 512) return 'unknown';
+  async function codeState(code: string | undefined): Promise<'exchanged' | 'waiting' | 'unknown'> {
+    if (!code || code.length > 512) return 'unknown';
     const rec = await store.get(OAUTH_TABLES.codes, sha256(code));
     if (!rec) return 'unknown';
     if ('consumedAt' in rec) return 'exchanged';

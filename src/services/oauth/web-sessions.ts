@@ -80,8 +80,8 @@ export function createWebSessions(deps: WebSessionsDeps) {
     return `${head}.${body}.${mac(key, `${kind}|${head}|${body}`)}`;
   }
   /** The payload of a token this daemon (or any other of the store) signed for `kind`; else undefined. */
-  function open(kind: string, token: unknown): string | undefined {
-    if (typeof token !== 'string' || token.length > MAX_TOKEN_CHARS) return undefined;
+  function open(kind: string, token: string | undefined): string | undefined {
+    if (token === undefined || token.length > MAX_TOKEN_CHARS) return undefined;
     const [head, body, given, extra] = token.split('.');
     if (head === undefined || body === undefined || given === undefined || extra !== undefined) return undefined;
     if (!safeEqual(given, mac(key, `${kind}|${head}|${body}`))) return undefined;
@@ -142,8 +142,8 @@ export function createWebSessions(deps: WebSessionsDeps) {
       return `${Buffer.from(query).toString('base64url')}.${exp}.${loginMac(visitor, query, exp)}`;
     },
     /** The consent link's query when `token` was made for this browser and has not expired; else undefined. */
-    checkLoginToken(token: unknown, visitor: string | undefined): string | undefined {
-      if (typeof token !== 'string' || !visitor || token.length > 16_384) return undefined;
+    checkLoginToken(token: string | undefined, visitor: string | undefined): string | undefined {
+      if (token === undefined || !visitor || token.length > 16_384) return undefined;
       const [q, exp, given, extra] = token.split('.');
       if (q === undefined || exp === undefined || given === undefined || extra !== undefined) return undefined;
       const query = Buffer.from(q, 'base64url').toString('utf8');
@@ -163,7 +163,7 @@ export function createWebSessions(deps: WebSessionsDeps) {
      * consume it).
      */
     async takeCsrf<K extends CsrfPurpose['kind']>(
-      token: unknown,
+      token: string | undefined,
       sessionId: string | undefined,
       kind: K,
     ): Promise<Extract<CsrfPurpose, { kind: K }> | undefined> {
@@ -172,7 +172,7 @@ export function createWebSessions(deps: WebSessionsDeps) {
       if (payload === undefined) return undefined;
       const c = JSON.parse(payload) as CsrfClaims;
       if (c.s !== sessionId || c.p?.kind !== kind || !(c.e > clock.now())) return undefined;
-      if (!(await useOnce(token as string, c.e))) return undefined;
+      if (!token || !(await useOnce(token, c.e))) return undefined;
       return c.p as Extract<CsrfPurpose, { kind: K }>;
     },
     /**
@@ -181,12 +181,9 @@ export function createWebSessions(deps: WebSessionsDeps) {
      * a token from another session, or from before sign-in, does not match.
      */
     consoleToken: (sessionId: string): string => mac(key, `console|${sessionId}`),
-    checkConsoleToken(token: unknown, sessionId: string | undefined): boolean {
+    checkConsoleToken(token: string | undefined, sessionId: string | undefined): boolean {
       return (
-        typeof token === 'string' &&
-        !!sessionId &&
-        token.length < 200 &&
-        safeEqual(token, mac(key, `console|${sessionId}`))
+        token !== undefined && !!sessionId && token.length < 200 && safeEqual(token, mac(key, `console|${sessionId}`))
       );
     },
     /**
@@ -199,19 +196,23 @@ export function createWebSessions(deps: WebSessionsDeps) {
       return { token: sign('link', PREFIX.session, JSON.stringify(claims)), expiresAt };
     },
     /** Who a sign-in link is for, without using it: undefined when forged, used or expired. */
-    async peekSignInLink(token: unknown): Promise<{ accountId: string; path: string; tokenId?: string } | undefined> {
+    async peekSignInLink(
+      token: string | undefined,
+    ): Promise<{ accountId: string; path: string; tokenId?: string } | undefined> {
       const payload = open('link', token);
       if (payload === undefined) return undefined;
       const c = JSON.parse(payload) as LinkClaims;
-      if (!(c.e > clock.now()) || (await store.get(USED_TOKENS, sha256(token as string)))) return undefined;
+      if (!(c.e > clock.now()) || !token || (await store.get(USED_TOKENS, sha256(token)))) return undefined;
       return { accountId: c.a, path: c.p, tokenId: c.t };
     },
     /** Use a sign-in link: undefined when forged, used or expired. */
-    async takeSignInLink(token: unknown): Promise<{ accountId: string; path: string; tokenId?: string } | undefined> {
+    async takeSignInLink(
+      token: string | undefined,
+    ): Promise<{ accountId: string; path: string; tokenId?: string } | undefined> {
       const payload = open('link', token);
       if (payload === undefined) return undefined;
       const c = JSON.parse(payload) as LinkClaims;
-      if (!(c.e > clock.now()) || !(await useOnce(token as string, c.e))) return undefined;
+      if (!(c.e > clock.now()) || !token || !(await useOnce(token, c.e))) return undefined;
       return { accountId: c.a, path: c.p, tokenId: c.t };
     },
     /**

@@ -10,6 +10,7 @@ import type { Store, Transaction } from '../../store/types.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import {
   CHANNEL_TYPES,
+  isChannelType,
   WORKSPACE_TABLES,
   directChannelId,
   initialChannelId,
@@ -43,6 +44,13 @@ const creationOrder = (x: ChannelRecord, y: ChannelRecord) =>
   (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : 0) ||
   (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
 
+/** A new channel (V1.CreateChannelRequest; the schemas at the edge say its fields are text). */
+export interface ChannelBody {
+  name?: string;
+  type?: string;
+  description?: string;
+}
+
 export function createChannels(deps: ChannelsDeps) {
   const { store, transaction, clock, users, events } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
@@ -73,7 +81,8 @@ export function createChannels(deps: ChannelsDeps) {
     });
   }
 
-  const byId = async (id: unknown) => (typeof id === 'string' ? store.get(WORKSPACE_TABLES.channels, id) : undefined);
+  const byId = async (id: string | undefined) =>
+    id === undefined ? undefined : store.get(WORKSPACE_TABLES.channels, id);
 
   const listRecords = (workspaceId: string) => store.find(WORKSPACE_TABLES.channels, 'workspaceId', workspaceId);
 
@@ -100,12 +109,12 @@ export function createChannels(deps: ChannelsDeps) {
    * The channel if the actor can see it; 404 naming what was asked for (also for another workspace's channel). Given a
    * transaction, the channel is read in it (its workspace was made ready before).
    */
-  async function visible(a: Actor, channelId: unknown, tx?: Transaction): Promise<ChannelRecord> {
+  async function visible(a: Actor, channelId: string | undefined, tx?: Transaction): Promise<ChannelRecord> {
     if (!tx) await ensureWorkspace(a.workspaceId);
     const ch =
-      tx && typeof channelId === 'string' ? await tx.get(WORKSPACE_TABLES.channels, channelId) : await byId(channelId);
+      tx && channelId !== undefined ? await tx.get(WORKSPACE_TABLES.channels, channelId) : await byId(channelId);
     if (!ch || ch.workspaceId !== a.workspaceId || !(await canSee(ch, a.userId)))
-      throw notFound(typeof channelId === 'string' ? `Channel ${channelId}` : 'Channel');
+      throw notFound(channelId !== undefined ? `Channel ${channelId}` : 'Channel');
     return ch;
   }
 
@@ -139,21 +148,19 @@ export function createChannels(deps: ChannelsDeps) {
     return { channel, users: await membersOf(ch), pinnedMessages: [] };
   }
 
-  function parseTypes(raw: unknown): Set<ChannelType> {
+  function parseTypes(raw: string | undefined): Set<ChannelType> {
     if (raw === undefined || raw === '') return new Set(CHANNEL_TYPES);
-    const parts = String(raw)
-      .split(',')
-      .map((s) => s.trim().toUpperCase());
-    const bad = parts.filter((p) => !CHANNEL_TYPES.includes(p as ChannelType));
-    if (bad.length)
+    const parts = raw.split(',').map((s) => s.trim().toUpperCase());
+    const types = parts.filter(isChannelType);
+    if (types.length < parts.length)
       throw invalidRequest(`types must be a comma-separated list of ${CHANNEL_TYPES.join(', ')}.`, [
-        { pointer: '/types', message: `unknown type ${bad[0]}` },
+        { pointer: '/types', message: `unknown type ${parts.find((p) => !isChannelType(p))}` },
       ]);
-    return new Set(parts as ChannelType[]);
+    return new Set(types);
   }
 
   /** GET /v1/channels: the channels the actor can see (public ones whether or not a member). */
-  async function list(a: Actor, types?: unknown) {
+  async function list(a: Actor, types?: string) {
     const want = parseTypes(types);
     await ensureWorkspace(a.workspaceId);
     const out = [];
@@ -175,9 +182,9 @@ export function createChannels(deps: ChannelsDeps) {
   }
 
   /** POST /v1/channels {name, type?, description?} */
-  async function create(a: Actor, body: Record<string, unknown>) {
+  async function create(a: Actor, body: ChannelBody) {
     const { name, type = 'PUBLIC', description } = body;
-    if (typeof name !== 'string' || !NAME.test(name))
+    if (name === undefined || !NAME.test(name))
       throw invalidRequest('name must be 1 to 80 letters, digits, spaces, _ or -.', [
         { pointer: '/name', message: 'is not a valid channel name' },
       ]);
@@ -185,7 +192,7 @@ export function createChannels(deps: ChannelsDeps) {
       throw invalidRequest('type must be PUBLIC or PRIVATE.', [
         { pointer: '/type', message: 'must be PUBLIC or PRIVATE' },
       ]);
-    if (description !== undefined && (typeof description !== 'string' || description.length > 250))
+    if (description !== undefined && description.length > 250)
       throw invalidRequest('description must be at most 250 characters.', [
         { pointer: '/description', message: 'must be a string of at most 250 characters' },
       ]);
@@ -220,13 +227,9 @@ export function createChannels(deps: ChannelsDeps) {
    * GET (create: false) and POST (create: true) /v1/channels/direct: found by its members; GET also creates it when
    * missing, so a first DM works.
    */
-  async function direct(a: Actor, participantIds: unknown) {
+  async function direct(a: Actor, participantIds: string | string[]) {
     const ids = typeof participantIds === 'string' ? participantIds.split(',') : participantIds;
-    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string'))
-      throw invalidRequest('participantIds must list workspace user ids.', [
-        { pointer: '/participantIds', message: 'must be a list of ids' },
-      ]);
-    const set = new Set([a.userId, ...(ids as string[]).map((s) => s.trim()).filter(Boolean)]);
+    const set = new Set([a.userId, ...ids.map((s) => s.trim()).filter(Boolean)]);
     if (set.size > MAX_DIRECT + 1)
       throw invalidRequest(`A direct channel has at most ${MAX_DIRECT} other participants.`, [
         { pointer: '/participantIds', message: `at most ${MAX_DIRECT}` },
@@ -277,16 +280,16 @@ export function createChannels(deps: ChannelsDeps) {
   }
 
   /** POST /v1/channels/{c}/users {userIds}: the actor must be a member (of a public channel too). */
-  async function addUsers(a: Actor, channelId: string, body: Record<string, unknown>) {
+  async function addUsers(a: Actor, channelId: string, body: { userIds?: string[] }) {
     return onChannel(a, channelId, async (tx, ch) => {
       const ids = body.userIds;
-      if (!Array.isArray(ids) || ids.length === 0 || ids.some((x) => typeof x !== 'string'))
+      if (!ids?.length)
         throw invalidRequest('userIds must list workspace user ids.', [
           { pointer: '/userIds', message: 'must be a non-empty list of ids' },
         ]);
       changeableMembers(ch);
       if (!(await isMember(ch, a.userId))) throw forbidden('Only a member of the channel can add users to it.');
-      const unknown = await unknownUsers(a, ids as string[]);
+      const unknown = await unknownUsers(a, ids);
       if (unknown.length)
         throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [
           { pointer: '/userIds', message: 'names an unknown user' },

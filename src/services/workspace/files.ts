@@ -64,6 +64,25 @@ interface Uploaded extends Ticket {
   mimeType: string;
 }
 
+/** POST /v1/files/upload/token (platform.schema.json#uploadTokenBody): the name and size are checked here. */
+export interface UploadTokenBody {
+  filename?: string;
+  length?: number;
+}
+
+/** POST /v1/files/upload/complete: the upload's answer sent back (platform.schema.json#uploadCompleteBody). */
+export interface UploadCompleteBody {
+  original: { requestedFileUploadId: string };
+  /** Compared with the signature the upload answered, as sent: any other value does not match. */
+  signature?: unknown;
+}
+
+/** The 400 of a completion that does not name its upload. */
+export const noUploadNamed = {
+  message: 'original.requestedFileUploadId must name the upload.',
+  detail: { pointer: '/original/requestedFileUploadId', message: 'is required' },
+};
+
 export function createFiles(deps: FilesDeps) {
   const { store, clock, logger, blobs, limits, fileUrl } = deps;
   const tokens = new Map<string, Ticket>(); // sha256(token) → ticket
@@ -117,11 +136,10 @@ export function createFiles(deps: FilesDeps) {
     sha256(`appreg-upload|${fileId}|${size}|${mimeType}`);
 
   /** POST /v1/files/upload/token {filename, length} → V1.FileUploadToken. */
-  async function requestToken(a: Actor, body: unknown) {
-    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+  async function requestToken(a: Actor, b: UploadTokenBody) {
     const { filename, length } = b;
     if (
-      typeof filename !== 'string' ||
+      filename === undefined ||
       filename.trim() === '' ||
       filename.length > MAX_NAME ||
       /[\u0000-\u001f\u007f]/.test(filename)
@@ -130,7 +148,7 @@ export function createFiles(deps: FilesDeps) {
         { pointer: '/filename', message: 'must be a file name' },
       ]);
     }
-    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0)
+    if (length === undefined || !Number.isSafeInteger(length) || length < 0)
       throw invalidRequest('length must be the size of the file in bytes.', [
         { pointer: '/length', message: 'must be a whole number of bytes' },
       ]);
@@ -201,17 +219,12 @@ export function createFiles(deps: FilesDeps) {
   }
 
   /** POST /v1/files/upload/complete {original:{requestedFileUploadId}, thumbs} → V1.File; only by who uploaded it. */
-  async function complete(a: Actor, body: unknown) {
-    const id = (body as { original?: { requestedFileUploadId?: unknown } } | undefined)?.original
-      ?.requestedFileUploadId;
-    if (typeof id !== 'string')
-      throw invalidRequest('original.requestedFileUploadId must name the upload.', [
-        { pointer: '/original/requestedFileUploadId', message: 'is required' },
-      ]);
+  async function complete(a: Actor, body: UploadCompleteBody) {
+    const id = body.original.requestedFileUploadId;
     sweep();
     const u = uploaded.get(id);
     if (!u || u.workspaceId !== a.workspaceId || u.userId !== a.userId || u.appId !== a.appId) throw notFound('Upload');
-    const signature = (body as { signature?: unknown }).signature;
+    const { signature } = body;
     if (signature !== undefined && signature !== signatureOf(id, u.size, u.mimeType))
       throw invalidRequest("signature is not the one the upload answered: send back the upload's answer unchanged.", [
         { pointer: '/signature', message: 'does not match the upload' },

@@ -6,8 +6,6 @@ import type { MessageRecord } from '../../model/workspace.js';
 import { must } from '../../must.js';
 import type { Mentions } from './mentions.js';
 
-const MAX_TEXT = 100_000;
-
 export interface MessageInput {
   text: string;
   blocks: unknown[];
@@ -19,55 +17,65 @@ export interface MessageInput {
   files?: string[];
 }
 
-const isObjectArray = (v: unknown) =>
-  Array.isArray(v) && v.every((x) => x !== null && typeof x === 'object' && !Array.isArray(x));
+/** A block or an attachment: a JSON object whose structure the message's readers (the apps) interpret. */
+export type JsonObject = Record<string, unknown>;
 
 /**
- * V1.MessagePostRequestBody / ThreadMessagePostRequestBody / MessageUpdateRequestBody → MessageInput; 400 with every
- * problem.
+ * The parts of a message a post, a reply, an edit or a scheduled message carry (V1.MessagePostRequestBody,
+ * ThreadMessagePostRequestBody, MessageUpdateRequestBody), as schemas/http/platform.schema.json#messageBody
+ * checks them at the edge: text at most 100 000 characters, at most MAX_FILES_PER_MESSAGE files.
  */
-export function parseMessageInput(body: unknown): MessageInput {
-  const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-  const details: ErrorDetail[] = [];
+export interface MessageBody {
+  text?: string;
+  blocks?: JsonObject[];
+  attachments?: JsonObject[];
+  files?: string[];
+  ephemeral?: { sendToUsers: string[] } | null;
+  alsoSendToChannel?: boolean;
+}
+
+/** A message's new attachments (PUT …/attachments, platform.schema.json#attachmentsBody). */
+export interface AttachmentsBody {
+  attachments: JsonObject[];
+}
+
+/** What the schema's problems with a message's parts are said as (the 400 docs/protocol.md §9.2 lists). */
+export function messageProblem(p: { pointer: string; message: string }): ErrorDetail | undefined {
+  const [, part = ''] = p.pointer.split('/');
+  if (p.pointer === '') return { pointer: '/text', message: NEEDS_CONTENT };
+  if (part === 'text' && p.message.startsWith('must be at most'))
+    return { pointer: '/text', message: `must be a string of at most ${MAX_TEXT} characters` };
+  if ((part === 'blocks' || part === 'attachments') && p.pointer !== `/${part}`)
+    return { pointer: `/${part}`, message: `must be an array of ${part}` };
+  if (part === 'files' && (p.pointer !== '/files' || p.message.startsWith('must have at most')))
+    return { pointer: '/files', message: `must be a list of at most ${MAX_FILES_PER_MESSAGE} file ids` };
+  if (part === 'ephemeral')
+    return { pointer: '/ephemeral/sendToUsers', message: 'must list at least one workspace user id' };
+  return undefined;
+}
+
+export const invalidMessage = (first: ErrorDetail) => `The message is not valid: ${first.pointer} ${first.message}.`;
+
+const MAX_TEXT = 100_000;
+const NEEDS_CONTENT = 'a message needs text, blocks, attachments or files';
+
+/** A message's parts → MessageInput: 400 when it has nothing to show. */
+export function messageInput(b: MessageBody): MessageInput {
   const text = b.text ?? '';
-  if (typeof text !== 'string' || text.length > MAX_TEXT)
-    details.push({ pointer: '/text', message: `must be a string of at most ${MAX_TEXT} characters` });
-  if (b.blocks !== undefined && b.blocks !== null && !isObjectArray(b.blocks))
-    details.push({ pointer: '/blocks', message: 'must be an array of blocks' });
-  if (b.attachments !== undefined && b.attachments !== null && !isObjectArray(b.attachments))
-    details.push({ pointer: '/attachments', message: 'must be an array of attachments' });
+  const blocks = b.blocks ?? [];
+  const attachments = b.attachments ?? [];
   const files = b.files ?? [];
-  if (!Array.isArray(files) || files.length > MAX_FILES_PER_MESSAGE || files.some((f) => typeof f !== 'string'))
-    details.push({ pointer: '/files', message: `must be a list of at most ${MAX_FILES_PER_MESSAGE} file ids` });
-  let sendToUsers: string[] | undefined;
-  if (b.ephemeral !== undefined && b.ephemeral !== null) {
-    const s = (b.ephemeral as { sendToUsers?: unknown }).sendToUsers;
-    if (!Array.isArray(s) || s.length === 0 || s.some((x) => typeof x !== 'string'))
-      details.push({ pointer: '/ephemeral/sendToUsers', message: 'must list at least one workspace user id' });
-    else sendToUsers = [...new Set(s as string[])];
+  if (text.trim() === '' && blocks.length === 0 && attachments.length === 0 && files.length === 0) {
+    const detail = { pointer: '/text', message: NEEDS_CONTENT };
+    throw invalidRequest(invalidMessage(detail), [detail]);
   }
-  if (b.alsoSendToChannel !== undefined && typeof b.alsoSendToChannel !== 'boolean')
-    details.push({ pointer: '/alsoSendToChannel', message: 'must be true or false' });
-  const blocks = (Array.isArray(b.blocks) ? b.blocks : []) as unknown[];
-  const attachments = (Array.isArray(b.attachments) ? b.attachments : []) as unknown[];
-  if (
-    !details.length &&
-    typeof text === 'string' &&
-    text.trim() === '' &&
-    blocks.length === 0 &&
-    attachments.length === 0 &&
-    (files as unknown[]).length === 0
-  )
-    details.push({ pointer: '/text', message: 'a message needs text, blocks, attachments or files' });
-  if (details.length)
-    throw invalidRequest(`The message is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
   return {
-    text: text as string,
+    text,
     blocks,
     attachments,
-    ...(sendToUsers ? { sendToUsers } : {}),
+    ...(b.ephemeral ? { sendToUsers: [...new Set(b.ephemeral.sendToUsers)] } : {}),
     ...(b.alsoSendToChannel === true ? { alsoSendToChannel: true } : {}),
-    ...((files as string[]).length ? { files: [...new Set(files as string[])] } : {}),
+    ...(files.length ? { files: [...new Set(files)] } : {}),
   };
 }
 

@@ -12,7 +12,14 @@ import type { Channels } from './channels.js';
 import { audienceOf, type WorkspaceEvents } from './events.js';
 import type { Files } from './files.js';
 import { postingOrder, type MessageIndex } from './message-index.js';
-import { messageEventBody, messageView, parseMessageInput, type MessageInput } from './message-view.js';
+import {
+  messageEventBody,
+  messageInput,
+  messageView,
+  type AttachmentsBody,
+  type MessageBody,
+  type MessageInput,
+} from './message-view.js';
 import { WORKSPACE_TABLES, type ChannelRecord, type MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import type { MentionsOf } from './mentions.js';
@@ -33,13 +40,22 @@ const STRATEGIES = ['BEFORE', 'AFTER', 'AROUND'] as const;
 
 type Strategy = (typeof STRATEGIES)[number];
 
-function parseStrategy(raw: unknown, dflt: Strategy): Strategy {
-  const strategy = raw === undefined || raw === '' ? dflt : String(raw).toUpperCase();
-  if (!STRATEGIES.includes(strategy as Strategy))
+const isStrategy = (s: string): s is Strategy => (STRATEGIES as readonly string[]).includes(s);
+
+function parseStrategy(raw: string | undefined, dflt: Strategy): Strategy {
+  const strategy = raw === undefined || raw === '' ? dflt : raw.toUpperCase();
+  if (!isStrategy(strategy))
     throw invalidRequest('strategy must be BEFORE, AFTER or AROUND.', [
       { pointer: '/strategy', message: 'unknown strategy' },
     ]);
-  return strategy as Strategy;
+  return strategy;
+}
+
+/** A page's query (schemas/http/platform.schema.json#listQuery): text, read here. */
+export interface ListQuery {
+  limit?: string;
+  cursor?: string;
+  strategy?: string;
 }
 
 /**
@@ -53,7 +69,7 @@ function pageAt(length: number, at: number, strategy: Strategy, limit: number): 
   return [Math.max(0, end - limit), end];
 }
 
-function parseLimit(raw: unknown, dflt: number, max: number): number {
+function parseLimit(raw: string | undefined, dflt: number, max: number): number {
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > max)
@@ -120,7 +136,7 @@ export function createMessages(deps: MessagesDeps) {
   async function visibleMessage(
     a: Actor,
     channelId: string | undefined,
-    messageId: unknown,
+    messageId: string | undefined,
     tx?: Transaction,
   ): Promise<{ ch: ChannelRecord; m: MessageRecord }> {
     const m =
@@ -206,14 +222,14 @@ export function createMessages(deps: MessagesDeps) {
   }
 
   /** POST /v1/channels/{c}/messages */
-  async function post(a: Actor, channelId: string, body: unknown) {
-    const input = parseMessageInput(body);
+  async function post(a: Actor, channelId: string, body: MessageBody) {
+    const input = messageInput(body);
     return postIn(a, await channels.visible(a, channelId), input);
   }
 
   /** POST /v1/channels/{c}/messages/{m}: a reply in the thread of m (of m's root when m is itself a reply). */
-  async function reply(a: Actor, channelId: string, rootId: string, body: unknown) {
-    const input = parseMessageInput(body);
+  async function reply(a: Actor, channelId: string, rootId: string, body: MessageBody) {
+    const input = messageInput(body);
     const { ch, m } = await visibleMessage(a, channelId, rootId);
     const root = m.threadRootId ? await index.get(m.threadRootId) : m;
     if (!root) throw notFound('Message');
@@ -229,7 +245,7 @@ export function createMessages(deps: MessagesDeps) {
     await channels.ensureWorkspace(a.workspaceId);
     const ch = await channels.visible(a, (await channels.byName(a.workspaceId, channel))?.id ?? channel);
     if (opts.threadRootId !== undefined) return reply(a, ch.id, opts.threadRootId, { text: opts.text });
-    return postIn(a, ch, parseMessageInput({ text: opts.text }));
+    return postIn(a, ch, messageInput({ text: opts.text }));
   }
 
   /**
@@ -237,18 +253,13 @@ export function createMessages(deps: MessagesDeps) {
    * first within the page. `withReplies` (a person's view, not the platform API): thread replies
    * too, in posting order among the channel's messages.
    */
-  async function list(
-    a: Actor,
-    channelId: string,
-    q: { limit?: unknown; cursor?: unknown; strategy?: unknown },
-    opts: PersonRead & { withReplies?: boolean } = {},
-  ) {
+  async function list(a: Actor, channelId: string, q: ListQuery, opts: PersonRead & { withReplies?: boolean } = {}) {
     const ch = await channels.visible(a, channelId);
     const limit = parseLimit(q.limit, 20, 100);
     const strategy = parseStrategy(q.strategy, 'BEFORE');
     let c: MessageRecord | undefined;
-    if (q.cursor !== undefined && q.cursor !== '' && q.cursor !== null) {
-      c = await index.get(String(q.cursor));
+    if (q.cursor !== undefined && q.cursor !== '') {
+      c = await index.get(q.cursor);
       if (!c || c.channelId !== ch.id || !seenBy(c, a.userId))
         throw invalidRequest('cursor must be the id of a message of this channel.', [
           { pointer: '/cursor', message: 'unknown message' },
@@ -287,13 +298,7 @@ export function createMessages(deps: MessagesDeps) {
    * first. AFTER (the default) reads from the cursor's next reply on (without a cursor, from the
    * first), BEFORE the replies before it (without one, the latest), AROUND a page centred on it.
    */
-  async function replies(
-    a: Actor,
-    channelId: string,
-    rootId: string,
-    q: { limit?: unknown; cursor?: unknown; strategy?: unknown },
-    o: PersonRead = {},
-  ) {
+  async function replies(a: Actor, channelId: string, rootId: string, q: ListQuery, o: PersonRead = {}) {
     const { m } = await visibleMessage(a, channelId, rootId);
     const limit = parseLimit(q.limit, 100, 100);
     const strategy = parseStrategy(q.strategy, 'AFTER');
@@ -316,8 +321,8 @@ export function createMessages(deps: MessagesDeps) {
   }
 
   /** PUT /v1/channels/{c}/messages/{m}: new text, blocks and attachments. UPDATED_MESSAGE. */
-  async function edit(a: Actor, channelId: string, messageId: string, body: unknown) {
-    const input = parseMessageInput(body);
+  async function edit(a: Actor, channelId: string, messageId: string, body: MessageBody) {
+    const input = messageInput(body);
     const next = await index.transaction(async (tx) => {
       const { ch, m } = await visibleMessage(a, channelId, messageId, tx);
       ownMessage(a, m);
@@ -337,12 +342,8 @@ export function createMessages(deps: MessagesDeps) {
   }
 
   /** PUT /v1/channels/{c}/messages/{m}/attachments {attachments}. UPDATED_MESSAGE. */
-  async function editAttachments(a: Actor, channelId: string, messageId: string, body: unknown) {
-    const atts = (body as { attachments?: unknown } | undefined)?.attachments;
-    if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x)))
-      throw invalidRequest('attachments must be an array of attachments.', [
-        { pointer: '/attachments', message: 'must be an array of objects' },
-      ]);
+  async function editAttachments(a: Actor, channelId: string, messageId: string, body: AttachmentsBody) {
+    const atts = body.attachments;
     const next = await index.transaction(async (tx) => {
       const { ch, m } = await visibleMessage(a, channelId, messageId, tx);
       ownMessage(a, m);
@@ -368,12 +369,13 @@ export function createMessages(deps: MessagesDeps) {
   }
 
   /** DELETE /v1/channels/{c}/messages/{m}/ephemeral {deleteForUsers}: the recipients named no longer see it. */
-  async function removeEphemeral(a: Actor, channelId: string, messageId: string, body: unknown): Promise<void> {
-    const users = (body as { deleteForUsers?: unknown } | undefined)?.deleteForUsers;
-    if (!Array.isArray(users) || users.length === 0 || users.some((x) => typeof x !== 'string'))
-      throw invalidRequest('deleteForUsers must list at least one workspace user id.', [
-        { pointer: '/deleteForUsers', message: 'must be a non-empty list of ids' },
-      ]);
+  async function removeEphemeral(
+    a: Actor,
+    channelId: string,
+    messageId: string,
+    body: { deleteForUsers: string[] },
+  ): Promise<void> {
+    const users = body.deleteForUsers;
     await index.transaction(async (tx) => {
       const { m } = await visibleMessage(a, channelId, messageId, tx);
       if (!m.ephemeralTo) throw invalidRequest('The message is not ephemeral.');

@@ -20,6 +20,38 @@ import type { Actor, WorkspaceUsers } from './users.js';
 import { must } from '../../must.js';
 
 const EXPIRATIONS = ['never', 'min30', 'hour1', 'hour4', 'today', 'thisWeek', 'custom'];
+
+/** V1.CustomStatusRequest as platform.schema.json#customStatusBody checks it (EXPIRATIONS its enum). */
+export interface StatusBody {
+  code: string;
+  status?: string;
+  expiration?: string;
+  expiresAt?: number;
+  pausedNotifications?: boolean;
+}
+
+/** The status's 400: each problem the schema finds, in the words the service used for it. */
+const STATUS_WORDS: Record<string, string> = {
+  '/code': 'must be an emoji code of 3 to 102 characters',
+  '/status': 'must be at most 100 characters',
+  '/expiration': `must be one of ${EXPIRATIONS.join(', ')}`,
+  '/expiresAt': 'must be epoch milliseconds (0: never)',
+  '/pausedNotifications': 'must be true or false',
+};
+
+export function statusProblem(p: { pointer: string; message: string }): ErrorDetail | undefined {
+  // a body that is not an object has no code
+  const at = p.pointer === '' ? '/code' : `/${p.pointer.split('/')[1]}`;
+  const message = STATUS_WORDS[at];
+  return message === undefined ? undefined : { pointer: at, message };
+}
+
+/** An app's home view for a user (platform.schema.json#homeViewBody): blocks, and what the app keeps with them. */
+export interface HomeViewBody {
+  blocks: Array<Record<string, unknown>>;
+  title?: unknown;
+  state?: unknown;
+}
 const HANDLE = /^[a-z0-9_.-]{1,80}$/;
 /** A claimed group handle, `${workspaceId}|${handle}` → the group: two daemons cannot give out the same handle. */
 const HANDLES = 'wsGroupHandles';
@@ -146,34 +178,17 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   }
 
   /** PUT /v1/workspaceUsers/customStatus: the token's user sets their own; WORKSPACE_USER_UPDATED. */
-  async function setStatus(a: Actor, body: unknown) {
-    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const details: ErrorDetail[] = [];
+  async function setStatus(a: Actor, b: StatusBody) {
     const { code, status = '', expiration = 'never', expiresAt = 0, pausedNotifications = false } = b;
-    if (typeof code !== 'string' || code.length < 3 || code.length > 102)
-      details.push({ pointer: '/code', message: 'must be an emoji code of 3 to 102 characters' });
-    if (typeof status !== 'string' || status.length > 100)
-      details.push({ pointer: '/status', message: 'must be at most 100 characters' });
-    if (typeof expiration !== 'string' || !EXPIRATIONS.includes(expiration))
-      details.push({ pointer: '/expiration', message: `must be one of ${EXPIRATIONS.join(', ')}` });
-    if (typeof expiresAt !== 'number' || !Number.isInteger(expiresAt) || expiresAt < 0)
-      details.push({ pointer: '/expiresAt', message: 'must be epoch milliseconds (0: never)' });
-    if (typeof pausedNotifications !== 'boolean')
-      details.push({ pointer: '/pausedNotifications', message: 'must be true or false' });
-    if (details.length)
-      throw invalidRequest(
-        `The status is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`,
-        details,
-      );
     const u = await users.member(a.workspaceId, a.userId);
     if (!u) throw notFound('Workspace user');
     const rec: CustomStatusRecord = {
       id: u.id,
-      code: code as string,
-      status: status as string,
-      expiration: expiration as string,
-      expiresAt: expiresAt as number,
-      pausedNotifications: pausedNotifications as boolean,
+      code,
+      status,
+      expiration,
+      expiresAt,
+      pausedNotifications,
     };
     const cs = users.statusView(rec);
     const event = events.workspaceEvent('WORKSPACE_USER_UPDATED', u.workspaceId, EVERYONE, {
@@ -193,12 +208,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   }
 
   /** POST /v1/app/homeView/workspaceUsers/{u} {blocks, title?, state?}: kept for that user. */
-  async function publishHomeView(a: Actor & { appId: string }, userId: string, body: unknown) {
-    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    if (!Array.isArray(b.blocks) || b.blocks.some((x) => !x || typeof x !== 'object'))
-      throw invalidRequest('blocks must be an array of blocks.', [
-        { pointer: '/blocks', message: 'must be an array of blocks' },
-      ]);
+  async function publishHomeView(a: Actor & { appId: string }, userId: string, b: HomeViewBody) {
     if (!(await users.member(a.workspaceId, userId))) throw notFound('Workspace user');
     const rec: HomeViewRecord = {
       id: `${a.appId}|${userId}`,

@@ -10,12 +10,18 @@ import type { Actor } from './users.js';
 
 const CODE = /^:[^\s:]{1,198}:$/;
 
-function reactionCode(body: unknown): string {
-  const code = (body as { code?: unknown } | undefined)?.code;
-  if (typeof code !== 'string' || !CODE.test(code))
-    throw invalidRequest('code must be an emoji code such as :thumbsup: (3 to 200 characters).', [
-      { pointer: '/code', message: 'must look like :name:' },
-    ]);
+/** A reaction (platform.schema.json#reactionBody): its code's form is checked here, for every caller. */
+export interface ReactionBody {
+  code: string;
+}
+
+/** How a reaction's code is refused: by its form here, by its absence at the edge. */
+export const badReactionCode = { pointer: '/code', message: 'must look like :name:' };
+export const BAD_REACTION_CODE = 'code must be an emoji code such as :thumbsup: (3 to 200 characters).';
+
+function reactionCode(body: ReactionBody): string {
+  const { code } = body;
+  if (!CODE.test(code)) throw invalidRequest(BAD_REACTION_CODE, [badReactionCode]);
   return code;
 }
 
@@ -23,7 +29,7 @@ export function createReactions(deps: { index: MessageIndex; messages: Messages;
   const { index, messages, events } = deps;
 
   /** POST /v1/messages/{m}/reactions {code}: REACTION_ADDED when it is new. */
-  async function react(a: Actor, messageId: string, body: unknown): Promise<void> {
+  async function react(a: Actor, messageId: string, body: ReactionBody): Promise<void> {
     const code = reactionCode(body);
     // a transaction on the message: the same reaction added at once by two requests counts once
     const added = await index.transaction(async (tx) => {
@@ -48,7 +54,7 @@ export function createReactions(deps: { index: MessageIndex; messages: Messages;
   }
 
   /** DELETE /v1/messages/{m}/reactions {code}: the actor's own reaction. */
-  async function unreact(a: Actor, messageId: string, body: unknown): Promise<void> {
+  async function unreact(a: Actor, messageId: string, body: ReactionBody): Promise<void> {
     const code = reactionCode(body);
     await index.transaction(async (tx) => {
       const { m } = await messages.visibleMessage(a, undefined, messageId, tx);

@@ -19,13 +19,24 @@ import type { Logger } from '../../logger.js';
 import { StoreUnavailable, type ChangeOf, type Store, type Transaction } from '../../store/types.js';
 import type { Channels } from './channels.js';
 import type { Files } from './files.js';
-import { parseMessageInput } from './message-view.js';
+import { messageInput, type AttachmentsBody, type MessageBody } from './message-view.js';
 import type { Messages } from './messages.js';
 import { WORKSPACE_TABLES, type ScheduledRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import { createPoller } from '../../poller.js';
 import { onlyLeaseRenewed } from '../../store/lease.js';
 import { nextOccurrence, parseRecurrence } from './recurrence.js';
+
+/**
+ * V1.CreateScheduledMessageRequest (platform.schema.json#scheduledBody): a message's parts, where and when. Whether
+ * it is there and in the future, and what its recurrence means, are checked here.
+ */
+export interface ScheduledBody extends Pick<MessageBody, 'text' | 'blocks' | 'attachments' | 'files'> {
+  channelId?: string;
+  sendAt?: number;
+  /** V1.ScheduledMessageRecurrenceRequest: its fields are read by parseRecurrence. */
+  recurrence?: Record<string, unknown>;
+}
 
 /**
  * A poll for due messages every TICK_MS while it finds some; idle, up to POLL_MAX_MS apart (a message is woken for at
@@ -89,21 +100,19 @@ export function createScheduledMessages(deps: ScheduledDeps) {
    * the fields of a record; the channel must be one the actor can see. `kept`: the files of the message an edit
    * changes, kept when the edit names none (the SDK's edit always sends `files: []`).
    */
-  async function parse(a: Actor, body: unknown, kept?: string[]) {
-    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+  async function parse(a: Actor, b: ScheduledBody, kept?: string[]) {
     const { sendAt, channelId, recurrence } = b;
-    if (typeof sendAt !== 'number' || !Number.isInteger(sendAt) || sendAt > MAX_SEND_AT)
+    if (sendAt === undefined || !Number.isInteger(sendAt) || sendAt > MAX_SEND_AT)
       throw invalidRequest('sendAt must be a time in epoch milliseconds.', [
         { pointer: '/sendAt', message: 'must be epoch milliseconds' },
       ]);
     if (sendAt <= clock.now())
       throw invalidRequest('sendAt must be in the future.', [{ pointer: '/sendAt', message: 'is not in the future' }]);
     const rec = parseRecurrence(recurrence, sendAt);
-    if (typeof channelId !== 'string')
+    if (channelId === undefined)
       throw invalidRequest('channelId is required.', [{ pointer: '/channelId', message: 'is required' }]);
-    const none = b.files === undefined || b.files === null || (Array.isArray(b.files) && b.files.length === 0);
-    const given = none && kept?.length ? kept : b.files;
-    const input = parseMessageInput({ text: b.text, blocks: b.blocks, attachments: b.attachments, files: given });
+    const given = !b.files?.length && kept?.length ? kept : b.files;
+    const input = messageInput({ text: b.text, blocks: b.blocks, attachments: b.attachments, files: given });
     const ch = await channels.visible(a, channelId);
     if (input.files) await files.attachable(a, input.files);
     return {
@@ -122,7 +131,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
    * GET /v1/messages/scheduled: the actor's pending ones, soonest first (query channelId filters), at most `limit`
    * (1–100, default 100).
    */
-  async function list(a: Actor, q: { channelId?: unknown; limit?: unknown }) {
+  async function list(a: Actor, q: { channelId?: string; limit?: string }) {
     const limit = q.limit === undefined || q.limit === '' ? LIST_MAX : Number(q.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX)
       throw invalidRequest(`limit must be a whole number from 1 to ${LIST_MAX}.`, [
@@ -142,7 +151,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     return { scheduledMessages: await Promise.all(out.slice(0, limit).map(view)), hasMore: out.length > limit };
   }
 
-  async function create(a: Actor, body: unknown) {
+  async function create(a: Actor, body: ScheduledBody) {
     const f = await parse(a, body);
     const s: ScheduledRecord = {
       id: newId('sch', 12),
@@ -157,7 +166,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     return view(s);
   }
 
-  async function update(a: Actor, id: string, body: unknown) {
+  async function update(a: Actor, id: string, body: ScheduledBody) {
     const fields = await parse(a, body, (await own(a, id)).files);
     // read again: still pending after the wait; committed only if not leased (or changed) meanwhile
     const next = await store.transaction(async (tx) => {
@@ -172,12 +181,8 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     return view(next);
   }
 
-  async function updateAttachments(a: Actor, id: string, body: unknown) {
-    const atts = (body as { attachments?: unknown } | undefined)?.attachments;
-    if (!Array.isArray(atts) || atts.some((x) => !x || typeof x !== 'object' || Array.isArray(x)))
-      throw invalidRequest('attachments must be an array of attachments.', [
-        { pointer: '/attachments', message: 'must be an array of objects' },
-      ]);
+  async function updateAttachments(a: Actor, id: string, body: AttachmentsBody) {
+    const atts = body.attachments;
     const next = await store.transaction(async (tx) => {
       const next: ScheduledRecord = { ...(await own(a, id, tx)), attachments: atts };
       tx.put(WORKSPACE_TABLES.scheduled, id, next);

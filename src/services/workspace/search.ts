@@ -2,7 +2,7 @@
  * Message search (POST /v1/messages/search, docs/protocol.md §9.2): over the messages of the channels the actor can
  * read.
  */
-import { invalidRequest, type ErrorDetail } from '../../errors.js';
+import type { ErrorDetail } from '../../errors.js';
 import type { Channels } from './channels.js';
 import { postingOrder } from './message-index.js';
 import type { Messages } from './messages.js';
@@ -10,50 +10,53 @@ import type { ChannelRecord, MessageRecord } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import { must } from '../../must.js';
 
+/**
+ * V1.MessageSearchRequest as platform.schema.json#searchBody checks it at the edge: at most 50 ids
+ * in each list, text at most 500 characters, a known strategy, whole numbers in range (null: unset).
+ */
+export interface SearchBody {
+  from?: string[] | null;
+  in?: string[] | null;
+  text?: string;
+  strategy?: 'MOST_RELEVANT' | 'MOST_RECENT' | 'NEWEST' | 'OLDEST';
+  beforeTs?: number | null;
+  afterTs?: number | null;
+  skip?: number | null;
+  limit?: number | null;
+  fromMyChannelsOnly?: boolean;
+  fromHumanOnly?: boolean;
+}
+
+/** The search's 400: each problem the schema finds, in the words the service used for it. */
+export function searchProblem(p: { pointer: string; message: string }): ErrorDetail | undefined {
+  const [, field = ''] = p.pointer.split('/');
+  const at = `/${field}`;
+  if (field === 'from' || field === 'in') return { pointer: at, message: 'must be a list of at most 50 ids' };
+  if (field === 'text' && p.message.startsWith('must be at most'))
+    return { pointer: at, message: 'must be at most 500 characters' };
+  if (field === 'strategy' && p.message.startsWith('must be one of'))
+    return { pointer: at, message: 'must be MOST_RELEVANT, MOST_RECENT, NEWEST or OLDEST' };
+  if (field === 'beforeTs' || field === 'afterTs') return { pointer: at, message: 'must be a whole number from 1' };
+  if (field === 'skip') return { pointer: at, message: 'must be a whole number from 0' };
+  if (field === 'limit') return { pointer: at, message: 'must be a whole number from 1 to 20' };
+  return undefined;
+}
+
+export const invalidSearch = (first: ErrorDetail) => `The search is not valid: ${first.pointer} ${first.message}.`;
+
 export function createMessageSearch(deps: { messages: Messages; channels: Channels; users: WorkspaceUsers }) {
   const { messages, channels, users } = deps;
 
   /** POST /v1/messages/search (V1.MessageSearchRequest): over the channels the actor can see. */
-  async function search(a: Actor, body: unknown) {
-    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const details: ErrorDetail[] = [];
-    const list = (k: string) => {
-      const v = b[k];
-      if (v === undefined || v === null) return undefined;
-      if (!Array.isArray(v) || v.length > 50 || v.some((x) => typeof x !== 'string')) {
-        details.push({ pointer: `/${k}`, message: 'must be a list of at most 50 ids' });
-        return undefined; // refused below, with every other problem
-      }
-      return new Set(v as string[]);
-    };
-    const num = (k: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
-      const v = b[k];
-      if (v === undefined || v === null) return undefined;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-        details.push({
-          pointer: `/${k}`,
-          message: `must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`,
-        });
-      return v as number;
-    };
-    const from = list('from');
-    const inCh = list('in');
-    const text = b.text;
-    if (text !== undefined && (typeof text !== 'string' || text.length > 500))
-      details.push({ pointer: '/text', message: 'must be at most 500 characters' });
-    const strategy = b.strategy ?? 'MOST_RELEVANT';
-    if (typeof strategy !== 'string' || !['MOST_RELEVANT', 'MOST_RECENT', 'NEWEST', 'OLDEST'].includes(strategy))
-      details.push({ pointer: '/strategy', message: 'must be MOST_RELEVANT, MOST_RECENT, NEWEST or OLDEST' });
-    const beforeTs = num('beforeTs', 1);
-    const afterTs = num('afterTs', 1);
-    const skip = num('skip', 0) ?? 0;
-    const limit = num('limit', 1, 20) ?? 10;
-    if (details.length)
-      throw invalidRequest(
-        `The search is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`,
-        details,
-      );
-    const needle = typeof text === 'string' ? text.trim().toLowerCase() : '';
+  async function search(a: Actor, b: SearchBody) {
+    const from = b.from ? new Set(b.from) : undefined;
+    const inCh = b.in ? new Set(b.in) : undefined;
+    const { text, strategy = 'MOST_RELEVANT' } = b;
+    const beforeTs = b.beforeTs ?? undefined;
+    const afterTs = b.afterTs ?? undefined;
+    const skip = b.skip ?? 0;
+    const limit = b.limit ?? 10;
+    const needle = text?.trim().toLowerCase() ?? '';
     await channels.ensureWorkspace(a.workspaceId);
     const canRead = async (ch: ChannelRecord) =>
       (await channels.canSee(ch, a.userId)) && (!b.fromMyChannelsOnly || (await channels.isMember(ch, a.userId)));

@@ -48,8 +48,8 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
     );
 
   /** A user of this workspace, else undefined (a user of another workspace is not one). */
-  async function member(workspaceId: string, id: unknown): Promise<WorkspaceUserRecord | undefined> {
-    const u = typeof id === 'string' ? await store.get(IDENTITY_TABLES.workspaceUsers, id) : undefined;
+  async function member(workspaceId: string, id: string | undefined): Promise<WorkspaceUserRecord | undefined> {
+    const u = id === undefined ? undefined : await store.get(IDENTITY_TABLES.workspaceUsers, id);
     return u && u.workspaceId === workspaceId ? u : undefined;
   }
 
