@@ -8,6 +8,7 @@ import type { LogEntry } from '../../src/delivery/log.js';
 import type { DeliveryRecord } from '../../src/model/delivery.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
+import { begunEvent } from '../helpers/log-entries.js';
 
 const quiet = createLogger({ level: 'error', stream: { write: () => {} } });
 const clock = createTestClock();
@@ -26,27 +27,13 @@ function begun(id: string, app: string, body: string): LogEntry {
     workspaceUserIds: [`wu_${app}`],
     body,
   };
-  return {
-    id,
-    begun: {
-      head: {
-        id,
-        kind: 'event',
-        subject: 'NEW_MESSAGE',
-        appId: app,
-        appName: app,
-        ownerId: 'wu_1',
-        workspaceId: 'ws_1',
-        userId: `wu_${app}`,
-        transport: 'http',
-        url: 'http://127.0.0.1:9/e',
-        createdAt: AT,
-      },
-      payload,
-      raw: JSON.stringify(payload),
-    },
-    state: { at: AT, state: 'pending' },
-  };
+  return begunEvent(id, AT, payload, {
+    subject: 'NEW_MESSAGE',
+    appId: app,
+    appName: app,
+    userId: `wu_${app}`,
+    url: 'http://127.0.0.1:9/e',
+  });
 }
 
 const fileOf = (dir: string) => path.join(dir, must(fs.readdirSync(dir)[0]));
