@@ -5,8 +5,10 @@
  *   {"id":"dlv_…","begun":{…what it is…,"payload":…},"attempt":{…},"state":{…}}
  * with any of begun, attempt and state. A delivered trigger's line keeps no payload (null; a third
  * of the bytes, and the log is the delivery path's main cost): it stays in memory for show and replay
- * until evicted. A line an earlier appreg wrote (the whole delivery as it then was, the latest line
- * of an id winning) is read as such.
+ * until evicted. An event body shared by several deliveries of one write (a fan-out) is written once,
+ * on a line {"body":…,"text":…} before theirs, and their payloads refer to it (linesOf). A line an
+ * earlier appreg wrote (the whole delivery as it then was, the latest line of an id winning) is read
+ * as such.
  *
  * Files are rotated by size, the oldest removed past deliveryLogMaxBytes or deliveryLogRetentionDays;
  * entries whose delivery began in a removed file are skipped when read back. The last MAX_INDEXED
@@ -37,12 +39,36 @@ export interface FileLogOptions {
   logger: Logger;
 }
 
-/** The line of one entry; the payload's JSON is the exact text sent (`raw`), spliced in, not serialised again. */
-function lineOf(e: LogEntry): string {
+/**
+ * An event's body (the JSON-encoded string of its payload's `body`) at least this long, carried by two entries or
+ * more of one write, is written once, on a line of its own before them, and each of them refers to it: a fan-out to
+ * a hundred apps writes the message once, not a hundred times.
+ */
+const SHARED_BODY_MIN = 128;
+
+/** The payload's shared body, or undefined when its line keeps the body itself. */
+function bodyOf(e: LogEntry): string | undefined {
+  const b = e.begun;
+  if (!b || b.head.kind !== 'event') return undefined;
+  const body = b.payload.body;
+  return typeof body === 'string' && body.length >= SHARED_BODY_MIN ? body : undefined;
+}
+
+/**
+ * The line of one entry; the payload's JSON is the exact text sent (`raw`), spliced in, not serialised again. With
+ * `ref`, the payload's body is written as `{"$body":ref}`, the id of the line that holds it (linesOf).
+ */
+function lineOf(e: LogEntry, ref?: string): string {
   let line = `{"id":${JSON.stringify(e.id)}`;
   if (e.begun) {
     const keepPayload = e.begun.head.kind === 'event' || e.state?.state !== 'delivered';
-    line += `,"begun":${JSON.stringify(e.begun.head).slice(0, -1)},"payload":${keepPayload ? e.begun.raw : 'null'}}`;
+    let payload = keepPayload ? e.begun.raw : 'null';
+    if (ref !== undefined) {
+      const copy = Object.assign({}, e.begun.payload); // the same keys in the same order: read back as sent
+      copy.body = { $body: ref };
+      payload = JSON.stringify(copy);
+    }
+    line += `,"begun":${JSON.stringify(e.begun.head).slice(0, -1)},"payload":${payload}}`;
   }
   if (e.attempt) line += `,"attempt":${JSON.stringify(e.attempt)}`;
   if (e.state) line += `,"state":${JSON.stringify(e.state)}`;
@@ -61,20 +87,86 @@ interface EntryLine {
 const isWholeDelivery = (o: EntryLine | DeliveryRecord): o is DeliveryRecord =>
   'attempts' in o && Array.isArray(o.attempts) && typeof o.state === 'string';
 
-/** A line read back: an entry, or (written by an earlier appreg) a whole delivery; undefined when it is neither. */
-function parseLine(line: string): LogEntry | DeliveryRecord | undefined {
-  // the file is this log's own: its lines are what lineOf (or an earlier appreg) wrote
-  const o = JSON.parse(line) as EntryLine | DeliveryRecord | null;
+/** A shared body's line, as linesOf writes it: the id it is known by and its text. */
+interface BodyLine {
+  body: string;
+  text: string;
+  id?: undefined;
+}
+
+/**
+ * The lines of `entries`, written together: a body two or more of them share (SHARED_BODY_MIN) goes first, once, as
+ * `{"body":ref,"text":…}` (ref: the id of the first delivery that carries it, unique in the log), and their lines
+ * refer to it. A write never spans two files, so a body is always in the file of the lines that refer to it, before
+ * them.
+ */
+function linesOf(entries: LogEntry[]): string {
+  let seen: Map<string, { ref: string; count: number }> | undefined;
+  for (const e of entries) {
+    const body = bodyOf(e);
+    if (body === undefined) continue;
+    seen ??= new Map();
+    const s = seen.get(body);
+    if (s) s.count++;
+    else seen.set(body, { ref: e.id, count: 1 });
+  }
+  let out = '';
+  const written = new Set<string>();
+  for (const e of entries) {
+    const body = bodyOf(e);
+    const s = body === undefined ? undefined : seen?.get(body);
+    if (!s || s.count < 2) {
+      out += lineOf(e);
+      continue;
+    }
+    if (!written.has(s.ref)) {
+      written.add(s.ref);
+      out += `{"body":${JSON.stringify(s.ref)},"text":${JSON.stringify(body)}}\n`;
+    }
+    out += lineOf(e, s.ref);
+  }
+  return out;
+}
+
+/**
+ * A line read back: an entry, or (written by an earlier appreg) a whole delivery; undefined when it is neither. A
+ * shared body's line is kept in `bodies` (of this file); an entry whose body is not there (its line torn) is none.
+ */
+function parseLine(line: string, bodies: Map<string, string>): LogEntry | DeliveryRecord | undefined {
+  // the file is this log's own: its lines are what linesOf (or an earlier appreg) wrote
+  const o = JSON.parse(line) as EntryLine | DeliveryRecord | BodyLine | null;
+  if (o && 'body' in o && typeof o.body === 'string' && typeof o.text === 'string' && o.id === undefined) {
+    bodies.set(o.body, o.text);
+    return undefined;
+  }
   if (!o || typeof o.id !== 'string') return undefined;
   if (isWholeDelivery(o)) return o;
   const entry: LogEntry = { id: o.id };
   if (o.begun && typeof o.begun === 'object') {
     const { payload, ...head } = o.begun;
+    const shared =
+      payload?.body && typeof payload.body === 'object' ? (payload.body as { $body?: unknown }).$body : undefined;
+    if (payload && typeof shared === 'string') {
+      const text = bodies.get(shared);
+      if (text === undefined) return undefined;
+      payload.body = text;
+    }
     entry.begun = { head, payload, raw: '' };
   }
   if (o.attempt && typeof o.attempt === 'object') entry.attempt = o.attempt;
   if (o.state && typeof o.state === 'object') entry.state = o.state;
   return entry;
+}
+
+function endsWithNewline(file: string, size: number): boolean {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const last = Buffer.alloc(1);
+    fs.readSync(fd, last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 const isEntry = (x: LogEntry | DeliveryRecord): x is LogEntry => !('attempts' in x);
@@ -107,10 +199,11 @@ function readLogFiles(
     } catch {
       continue;
     }
+    const bodies = new Map<string, string>();
     for (const line of text.split('\n')) {
       if (!line) continue;
       try {
-        const read = parseLine(line);
+        const read = parseLine(line, bodies);
         if (!read) continue;
         const rec = isEntry(read) ? applyEntry(keep.get(read.id), read) : read;
         if (rec) keep.set(rec);
@@ -141,7 +234,7 @@ export function readAllLogFiles(dir: string): DeliveryRecord[] {
 export function writeLogFile(dir: string, recs: DeliveryRecord[]): void {
   if (!recs.length) return;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(path.join(dir, 'log-00000001.jsonl'), recs.flatMap(entriesOf).map(lineOf).join(''), {
+  fs.writeFileSync(path.join(dir, 'log-00000001.jsonl'), linesOf(recs.flatMap(entriesOf)), {
     mode: 0o600,
     flag: 'wx',
   });
@@ -185,7 +278,9 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
 
   let current = files().at(-1);
   let currentSize = current ? fs.statSync(path.join(dir, current)).size : 0;
-  let queue: string[] = [];
+  // a crash may have torn the last line: the next write starts on a line of its own, not glued to it
+  let tornTail = currentSize > 0 && !endsWithNewline(path.join(dir, must(current)), currentSize);
+  let queue: LogEntry[] = [];
   let writing: Promise<void> | null = null;
   // (The log is a record for people; what must survive a crash, pending retries, is in the main store.)
   let scheduled: NodeJS.Timeout | undefined;
@@ -213,14 +308,19 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
     const next = current ? Number(must(FILE_RE.exec(current))[1]) + 1 : 1;
     current = `log-${String(next).padStart(8, '0')}.jsonl`;
     currentSize = 0;
+    tornTail = false;
     prune();
   }
 
   async function drain() {
     while (queue.length) {
-      const batch = queue.join('');
+      let batch = linesOf(queue);
       queue = [];
       if (!current || currentSize + batch.length > fileBytes) rotate();
+      if (tornTail) {
+        batch = '\n' + batch;
+        tornTail = false;
+      }
       try {
         if (handleFor !== current) {
           await handle?.close();
@@ -249,7 +349,7 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
     append(e) {
       const rec = applyEntry(index.get(e.id)?.rec, e);
       if (rec) remember(rec);
-      queue.push(lineOf(e));
+      queue.push(e);
       if (!writing && !scheduled) scheduled = setTimeout(startDrain, GATHER_MS);
       if (!rec) return;
       for (const l of listeners) {

@@ -20,6 +20,14 @@ const EXCERPT = 2048;
 /** The answer's headers kept on an attempt: at most this many, each value cut to VALUE_CAP characters. */
 const HEADERS_CAP = 40;
 const VALUE_CAP = 512;
+/**
+ * Connections open at once to one origin, at the most. undici's default has no bound: every request
+ * that finds no idle connection opens one, so a fan-out of 100 apps on one origin at a few posts a
+ * second kept opening connections at each burst (and closing the ones past the burst once idle), the
+ * connect costing both sides more than the request. Past the bound, requests wait for a connection
+ * (the wait counts in their budget).
+ */
+export const CONNECTIONS_PER_ORIGIN = 128;
 
 /** The headers of an answer as kept on the attempt: [name, value] pairs in order (a repeated header once per value). */
 function keptHeaders(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
@@ -91,6 +99,8 @@ export interface HttpTransportOptions {
   clock: Clock;
   egress: EgressPolicy;
   maxResponseBytes: number;
+  /** Connections open at once to one origin (CONNECTIONS_PER_ORIGIN unless told). */
+  connectionsPerOrigin?: number;
 }
 
 export interface HttpTransport extends Transport {
@@ -109,6 +119,7 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
       ({ Agent }) =>
         (agent = new Agent({
           connect: { lookup: opts.egress.lookup, rejectUnauthorized: true },
+          connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN,
           keepAliveTimeout: 30_000,
           headersTimeout: 0,
           bodyTimeout: 0,

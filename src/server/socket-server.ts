@@ -18,6 +18,7 @@ import type { SocketSessions } from '../services/socket-sessions.js';
 import type { SocketConn } from '../delivery/socket-connections.js';
 import { refuseUpgrade } from './respond.js';
 import { SOCKET_PATH } from './routes/socket.js';
+import { tickBatcher } from './socket-writes.js';
 
 /** Close codes (RFC 6455). */
 const CLOSE = { goingAway: 1001, policy: 1008, internalError: 1011 } as const;
@@ -58,11 +59,15 @@ export function createSocketServer(deps: SocketServerDeps) {
   let stopping = false;
   let pingTimer: Timer | undefined;
 
-  function attach(ws: WebSocket, appId: string) {
+  function attach(ws: WebSocket, appId: string, socket: Duplex) {
+    const batch = tickBatcher(socket);
     const conn: SocketConn = {
       id: newId('sck', 9),
       appId,
-      send: (text, cb) => ws.send(text, cb),
+      send: (text, cb) => {
+        batch();
+        ws.send(text, cb);
+      },
       close: (code, reason) => ws.close(code, reason),
       isOpen: () => ws.readyState === ws.OPEN,
     };
@@ -85,7 +90,7 @@ export function createSocketServer(deps: SocketServerDeps) {
       log.warn(`socket ${what} failed`, { appId, connId: conn.id, error: String(e) });
     const frame = async (text: string) => {
       const v = await sessions.handleFrame(conn, text);
-      if (v.kind === 'pong') ws.send('pong');
+      if (v.kind === 'pong') conn.send('pong');
       else if (v.kind === 'flood') ws.close(CLOSE.policy, 'too many malformed or unknown frames');
     };
     ws.on('pong', () => (life.alive = true));
@@ -135,7 +140,7 @@ export function createSocketServer(deps: SocketServerDeps) {
     await sessions.prepare(appId); // the app is reachable through every daemon once the upgrade is answered
     if (stopping || socket.destroyed)
       return refuse(shuttingDown('The daemon is shutting down; fetch a new URL and reconnect.'), SOCKET_PATH);
-    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, appId));
+    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, appId, socket));
   }
 
   /** Protocol-level pings; a socket that missed one pong is dropped, and so is one whose app left socket mode. */

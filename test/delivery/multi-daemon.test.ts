@@ -21,6 +21,7 @@ import type { AppRecord } from '../../src/model/identity.js';
 import { sqlAt, testWithPg } from '../helpers/pg.js';
 import { engineOf } from '../helpers/test-tables.js';
 import { until } from '../helpers/until.js';
+import { begunEvent } from '../helpers/log-entries.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
 
@@ -87,28 +88,7 @@ const req = (over: Partial<SendRequest> = {}): SendRequest => ({
   ...over,
 });
 /** The entry that begins delivery `id` (created at `at`). */
-const begin = (id: string, at: string): LogEntry => {
-  const payload = { n: id };
-  return {
-    id,
-    begun: {
-      head: {
-        id,
-        kind: 'event',
-        appId: 'app_1',
-        appName: 'a',
-        ownerId: 'wu_1',
-        workspaceId: 'ws_1',
-        userId: 'wu_1',
-        transport: 'socket',
-        createdAt: at,
-      },
-      payload,
-      raw: JSON.stringify(payload),
-    },
-    state: { at, state: 'pending' },
-  };
-};
+const begin = (id: string, at: string): LogEntry => begunEvent(id, at, { n: id }, { transport: 'socket' });
 const attempt = (id: string, n: number, at: string): AttemptRecord => ({
   id: `att_${id}_${n}`,
   at,

@@ -11,29 +11,14 @@ import { classifyAnswer } from '../../src/delivery/http-transport.js';
 import { retryable, parseSchedule } from '../../src/delivery/retry-policy.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
+import { begunEvent } from '../helpers/log-entries.js';
 
 const quiet = createLogger({ level: 'error', stream: { write: () => {} } });
 
 /** Delivery i, created and ended at `at` (odd ones failed), in one entry. */
 function rec(i: number, at: string): LogEntry {
-  const payload = { n: i, pad: 'x'.repeat(500) };
   return {
-    id: `dlv_${i}`,
-    begun: {
-      head: {
-        id: `dlv_${i}`,
-        kind: 'event',
-        appId: 'app_1',
-        appName: 'a',
-        ownerId: 'wu_1',
-        workspaceId: 'ws_1',
-        userId: 'wu_1',
-        transport: 'http',
-        createdAt: at,
-      },
-      payload,
-      raw: JSON.stringify(payload),
-    },
+    ...begunEvent(`dlv_${i}`, at, { n: i, pad: 'x'.repeat(500) }),
     attempt: { id: `att_${i}`, at, retryNum: 0, latencyMs: 1, outcome: i % 2 ? 'http_error' : 'acked' },
     state: { at, state: i % 2 ? 'failed' : 'delivered' },
   };
