@@ -6,7 +6,6 @@
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Config } from './config.js';
 
 interface Property {
   type?: 'string' | 'number' | 'integer' | 'boolean';
@@ -26,25 +25,34 @@ interface SchemaError {
   params: { additionalProperty?: string };
 }
 
-/** The generated validator: true when the settings are some of the daemon's settings, each as the schema says. */
-type Validate = ((data: unknown) => data is Partial<Config>) & { errors?: SchemaError[] | null };
+/**
+ * The generated validator: true when the settings are some of the daemon's settings (`S`: config.ts's Config, which
+ * the schema describes; named by the caller so that this module needs nothing of config.ts), each as the schema says.
+ */
+type Validate<S> = ((data: unknown) => data is Partial<S>) & { errors?: SchemaError[] | null };
 
 /** The schema's settings and the check of one source's settings against it. */
-export interface ConfigSchema {
+export interface ConfigSchema<S> {
   properties: Record<string, Property>;
   /** Some of the settings (as one source gives them) as their types, or what is wrong with them. */
-  check(settings: Record<string, unknown>): { settings: Partial<Config> } | { problem: string };
+  check(settings: Record<string, unknown>): { settings: Partial<S> } | { problem: string };
 }
 
-let loaded: ConfigSchema | undefined;
+let properties: Record<string, Property> | undefined;
 
-/** The schema and its generated validator, read once, on the first call. */
-export function configSchema(): ConfigSchema {
-  if (loaded) return loaded;
-  const schemaFile = new URL('../../schemas/config.schema.json', import.meta.url);
-  const { properties } = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as { properties: Record<string, Property> };
+/**
+ * The schema and its generated validator, read on the first call (the validator through require, which keeps it);
+ * `S` is the settings' type the schema describes.
+ */
+export function configSchema<S extends object>(): ConfigSchema<S> {
+  properties ??= (
+    JSON.parse(fs.readFileSync(new URL('../../schemas/config.schema.json', import.meta.url), 'utf8')) as {
+      properties: Record<string, Property>;
+    }
+  ).properties;
+  const known = properties;
   const { validateConfig } = createRequire(import.meta.url)('../../schemas/config.validate.cjs') as {
-    validateConfig: Validate;
+    validateConfig: Validate<S>;
   };
   const problem = (settings: Record<string, unknown>) => {
     const e = validateConfig.errors?.[0];
@@ -52,11 +60,11 @@ export function configSchema(): ConfigSchema {
     if (e.keyword === 'additionalProperties')
       return `unknown key "${e.params.additionalProperty}" (the settings are listed in docs/configuration.md)`;
     const key = e.instancePath.slice(1);
-    return describe(key, properties[key] ?? {}, settings[key]);
+    return describe(key, known[key] ?? {}, settings[key]);
   };
   const check = (settings: Record<string, unknown>) =>
     validateConfig(settings) ? { settings } : { problem: problem(settings) };
-  return (loaded = { properties, check });
+  return { properties: known, check };
 }
 
 /** "port must be an integer from 0 to 65535, got "x"". */

@@ -223,7 +223,10 @@ export function isPostgresUrl(raw: string): boolean {
 }
 
 /** The rules a schema cannot say: a database URL Node's URL parser and pg accept, each egress entry an address. */
-function beyondSchema(read: Record<string, unknown>, properties: ConfigSchema['properties']): string | undefined {
+function beyondSchema(
+  read: Record<string, unknown>,
+  properties: ConfigSchema<Config>['properties'],
+): string | undefined {
   if (typeof read.databaseUrl === 'string' && !isPostgresUrl(read.databaseUrl))
     return describe('databaseUrl', properties.databaseUrl ?? {});
   if (typeof read.egressAllow === 'string') {
@@ -240,7 +243,7 @@ export function loadConfig(
   flags: Partial<Record<keyof Config, unknown>> & { config?: string } = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
-  const { properties, check } = configSchema();
+  const { properties, check } = configSchema<Config>();
   const keys = Object.keys(properties).filter((k) => k !== '$schema') as (keyof Config)[];
   const cfg: Config = { ...defaults };
   // the default is decided here, not in `defaults`: it depends on where appreg is installed (data-dir.ts)

@@ -27,7 +27,7 @@ const VALUE_CAP = 512;
  * connect costing both sides more than the request. Past the bound, requests wait for a connection
  * (the wait counts in their budget).
  */
-export const CONNECTIONS_PER_ORIGIN = 128;
+const CONNECTIONS_PER_ORIGIN = 128;
 
 /** The headers of an answer as kept on the attempt: [name, value] pairs in order (a repeated header once per value). */
 function keptHeaders(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {

@@ -44,7 +44,6 @@ const channelPath = schema<{ channel: string }>('management#channelPath');
 const channelMessagePath = schema<{ channel: string; messageId: string }>('management#channelMessagePath');
 type PersonMessage = { text: string; threadRootId?: string; appId?: string };
 
-/** The workspace as a person uses it, relative to MGMT_BASE; a channel is its id, its name or #name. */
 /** The channels service's words for a channel's field that is wrong (channels.ts create). */
 const CHANNEL_FIELDS: Record<string, { pointer: string; message: string }> = {
   '/name': { pointer: '/name', message: 'is not a valid channel name' },
@@ -135,6 +134,7 @@ export const PEOPLE_ROUTES = {
   }),
 };
 
+/** The workspace as a person uses it, relative to MGMT_BASE; a channel is its id, its name or #name. */
 export function peopleRoutes(deps: PeopleRoutesDeps): Router {
   const { workspace: ws } = deps;
   const r = Router({ mergeParams: true });

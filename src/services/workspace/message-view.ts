@@ -18,7 +18,7 @@ export interface MessageInput {
 }
 
 /** A block or an attachment: a JSON object whose structure the message's readers (the apps) interpret. */
-export type JsonObject = Record<string, unknown>;
+type JsonObject = Record<string, unknown>;
 
 /**
  * The parts of a message a post, a reply, an edit or a scheduled message carry (V1.MessagePostRequestBody,
