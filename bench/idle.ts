@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { processCpuMs, procStat, startDaemonProcess, writeResult, type DaemonProc } from './lib.js';
+import { clusterPids } from './pg-cluster.js';
 import { startPgCluster } from '../test/helpers/pg.js';
 import { must } from '../src/must.js';
 
@@ -35,7 +36,6 @@ interface Idle {
   dbPids: () => Promise<{ pids: number[]; reaped: boolean }>;
 }
 
-const ppid = (pid: number) => Number(procStat(pid)?.[1] ?? -1);
 /** CPU (ms) of each pid now; a pid that is gone is left out. */
 const cpuOf = (pids: number[], reaped: boolean) =>
   new Map(pids.filter((p) => procStat(p)).map((p) => [p, processCpuMs(p, reaped)]));
@@ -74,18 +74,7 @@ async function main() {
       const dataDir = must(
         (await admin.query<{ data_directory: string }>('SHOW data_directory')).rows[0],
       ).data_directory;
-      const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      const wholeCluster = async () => ({
-        pids: [
-          postmaster,
-          ...fs
-            .readdirSync('/proc')
-            .filter((p) => /^\d+$/.test(p))
-            .map(Number)
-            .filter((p) => ppid(p) === postmaster),
-        ],
-        reaped: true,
-      });
+      const wholeCluster = async () => ({ pids: clusterPids(dataDir), reaped: true });
       setups.push({
         name,
         daemon,

@@ -23,6 +23,19 @@ export interface ClusterOptions {
 
 const ppid = (pid: number) => Number(procStat(pid)?.[1] ?? -1);
 
+/** The processes of the cluster whose data directory is `dataDir`: its postmaster and its children (backends, …). */
+export function clusterPids(dataDir: string): number[] {
+  const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return [
+    postmaster,
+    ...fs
+      .readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .map(Number)
+      .filter((p) => ppid(p) === postmaster),
+  ];
+}
+
 export interface Cluster {
   url: string;
   pgDir: string;
@@ -110,16 +123,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       : 'CREATE DATABASE appreg_bench',
   );
   if (opts.statements) await sql('CREATE EXTENSION pg_stat_statements');
-  const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
   // the postmaster and its children (backends, checkpointer, walwriter, autovacuum, …)
-  const pids = () => [
-    postmaster,
-    ...fs
-      .readdirSync('/proc')
-      .filter((p) => /^\d+$/.test(p))
-      .map(Number)
-      .filter((p) => ppid(p) === postmaster),
-  ];
+  const pids = () => clusterPids(data);
   const stats = async () => {
     // a backend reports its counters when idle, at most every second and at the latest after 10 s
     await new Promise((r) => setTimeout(r, 10_500));
