@@ -51,6 +51,40 @@ export interface ChannelBody {
   description?: string;
 }
 
+/** A channel as the platform API shows it to one person (GET /v1/channels and the calls that answer a channel). */
+interface ChannelInfo {
+  id: string;
+  workspaceId: string;
+  channelType: ChannelType;
+  name?: string;
+  description: string;
+  isMember: boolean;
+  isMuted: boolean;
+  isHidden: boolean;
+  isArchived: boolean;
+  isPumbleBot: boolean;
+  isAddonBot: boolean;
+  isMain: boolean;
+  isInitial: boolean;
+  postingPermissions: {
+    allowThreads: boolean;
+    allowMentions: boolean;
+    postingPermissionsGroup: string;
+    workspaceUserIds: string[];
+  };
+  desktopNotificationPreferences: string;
+  mobileNotificationPreferences: string;
+  notifyAboutRepliesInThreads: boolean;
+  addedById?: string;
+}
+
+/** A channel with its members, as a list of channels answers each. */
+export interface ChannelView {
+  channel: ChannelInfo;
+  users: string[];
+  pinnedMessages: never[];
+}
+
 export function createChannels(deps: ChannelsDeps) {
   const { store, transaction, clock, users, events } = deps;
   const nowIso = () => new Date(clock.now()).toISOString();
@@ -119,8 +153,8 @@ export function createChannels(deps: ChannelsDeps) {
   }
 
   /** V1.ChannelInfo */
-  async function view(ch: ChannelRecord, a: Actor) {
-    const channel: Record<string, unknown> = {
+  async function view(ch: ChannelRecord, a: Actor): Promise<ChannelView> {
+    const channel: ChannelInfo = {
       id: ch.id,
       workspaceId: ch.workspaceId,
       channelType: ch.channelType,

@@ -46,26 +46,21 @@ export function consoleManageRoutes(deps: { base: ConsoleBase; workspace: Worksp
 
   async function view(s: Signed, extra: Partial<ManageView> = {}): Promise<ManageView> {
     const me = await actor(s);
-    const list = (await ws.channels.list(me, 'PUBLIC,PRIVATE')) as unknown as Array<{
-      channel: {
-        id: string;
-        name: string;
-        channelType: 'PUBLIC' | 'PRIVATE';
-        isArchived: boolean;
-        isMember: boolean;
-        isMain: boolean;
-        isInitial: boolean;
-        addedById?: string;
-      };
-    }>;
-    const channels: ManagedChannel[] = list.map(({ channel: c }) => ({
-      id: c.id,
-      name: c.name,
-      type: c.channelType,
-      archived: c.isArchived,
-      canArchive: c.isMember && !c.isMain && !c.isArchived,
-      canDelete: c.addedById === me.userId && !c.isInitial,
-    }));
+    const list = await ws.channels.list(me, 'PUBLIC,PRIVATE');
+    const channels: ManagedChannel[] = list.flatMap(({ channel: c }) =>
+      c.channelType === 'PUBLIC' || c.channelType === 'PRIVATE'
+        ? [
+            {
+              id: c.id,
+              name: c.name ?? '',
+              type: c.channelType,
+              archived: c.isArchived,
+              canArchive: c.isMember && !c.isMain && !c.isArchived,
+              canDelete: c.addedById === me.userId && !c.isInitial,
+            },
+          ]
+        : [],
+    );
     const people = (await ws.users.usersOf(s.principal.workspaceId)).map((u) => ({
       id: u.id,
       name: u.isBot ? `${u.name} (app)` : u.name,

@@ -37,10 +37,7 @@ export function workspaceView(ws: Workspace, deliveries: Deliveries) {
 
   /** The channels the person sees, labelled for the navigation. */
   async function channels(s: Signed, who: People) {
-    const list = (await ws.channels.list(await actor(s))) as unknown as Array<{
-      channel: { id: string; channelType: string; name?: string; isArchived?: boolean };
-      users?: string[];
-    }>;
+    const list = await ws.channels.list(await actor(s));
     return list.map((c) => ({
       id: c.channel.id,
       label: label({ ...c.channel, members: c.users ?? [] }, s.principal.workspaceUserId, who),
