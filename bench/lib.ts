@@ -295,3 +295,14 @@ export async function quiet(pids: () => number[], opts: { reaped?: boolean } = {
     last = now;
   }
 }
+
+/** A multipart form of text fields, as the official SDK sends the token endpoint's (one plain header per part). */
+export function multipart(
+  parts: Record<string, string>,
+  boundary = '----bench0123456789abcdef',
+): { body: string; type: string } {
+  let body = '';
+  for (const [k, v] of Object.entries(parts))
+    body += `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
+  return { body: body + `--${boundary}--\r\n`, type: `multipart/form-data; boundary=${boundary}` };
+}

@@ -36,6 +36,7 @@ import {
   startDaemonProcess,
   writeResult,
   type DaemonProc,
+  multipart,
 } from './lib.js';
 import {
   launchOf,
@@ -85,14 +86,6 @@ interface Seeded {
   seedSeconds: number;
 }
 
-function multipart(parts: Record<string, string>): { body: string; type: string } {
-  const b = `----bench${crypto.randomBytes(8).toString('hex')}`;
-  let body = '';
-  for (const [k, v] of Object.entries(parts))
-    body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
-  return { body: body + `--${b}--\r\n`, type: `multipart/form-data; boundary=${b}` };
-}
-
 /** A JSON call to the daemon; throws unless it answers `want`. */
 async function call<T>(
   pool: Pool,
@@ -116,7 +109,10 @@ async function call<T>(
 
 /** One exchange of `code` by `client`, as the official SDK sends it; whether a token came back. */
 async function exchange(pool: Pool, client: Client, code: string): Promise<boolean> {
-  const { body, type } = multipart({ 'client-id': client.id, 'client-secret': client.secret, code });
+  const { body, type } = multipart(
+    { 'client-id': client.id, 'client-secret': client.secret, code },
+    `----bench${crypto.randomBytes(8).toString('hex')}`,
+  );
   const r = await pool.request({ method: 'POST', path: '/oauth2/access', headers: { 'content-type': type }, body });
   const j = (await r.body.json()) as { accessToken?: string };
   return r.statusCode === 200 && !!j.accessToken;

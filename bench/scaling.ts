@@ -30,6 +30,7 @@ import {
   startDaemonProcess,
   writeResult,
   type LoadResult,
+  multipart,
 } from './lib.js';
 import { startCluster, type Cluster } from './pg-cluster.js';
 import { loadConfig } from '../src/config.js';
@@ -115,14 +116,6 @@ async function seed(dir: string, records: number, databaseUrl?: string): Promise
   } finally {
     await d.close();
   }
-}
-
-function multipart(parts: Record<string, string>): { body: string; type: string } {
-  const b = '----benchscaling0123456789';
-  let body = '';
-  for (const [k, v] of Object.entries(parts))
-    body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
-  return { body: body + `--${b}--\r\n`, type: `multipart/form-data; boundary=${b}` };
 }
 
 interface Row {

@@ -33,6 +33,7 @@ import {
   writeResult,
   type DaemonProc,
   type LoadResult,
+  multipart,
 } from './lib.js';
 import { startCluster, type DbStats } from './pg-cluster.js';
 import { loadConfig } from '../src/config.js';
@@ -156,14 +157,6 @@ async function seed(dir: string, codeSets: Record<string, number>, databaseUrl?:
 const cpuMs = (pids: number[]) => pids.reduce((sum, p) => sum + processCpuMs(p, true), 0);
 
 // ---- the rounds --------------------------------------------------------------------------------
-
-function multipart(parts: Record<string, string>): { body: string; type: string } {
-  const b = '----benchstores0123456789';
-  let body = '';
-  for (const [k, v] of Object.entries(parts))
-    body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
-  return { body: body + `--${b}--\r\n`, type: `multipart/form-data; boundary=${b}` };
-}
 
 interface Setup {
   name: string;
