@@ -1,10 +1,12 @@
+import { errnoOf, messageOf } from './unknown-values.js';
+
 /**
  * Why a file could not be read, in words ("no such file"), not the system's code (ENOENT): one wording for the CLI's
  * options and appreg test's suite files.
  */
 export function unreadable(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  return (code && UNREADABLE[code]) ?? code ?? (e as Error).message;
+  const code = errnoOf(e);
+  return (code && UNREADABLE[code]) ?? code ?? messageOf(e);
 }
 
 const UNREADABLE: Record<string, string> = {
