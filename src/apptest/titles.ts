@@ -8,7 +8,14 @@ const cut = (s: string, n = 120) => (s.length > n ? `${s.slice(0, n - 1)}…` : 
 export function stepTitle(s: Step): string {
   if (typeof s.name === 'string') return s.name;
   const as = typeof s.as === 'string' && s.as !== 'owner' ? ` as ${s.as}` : '';
-  const on = typeof s.message === 'string' ? ` on ${s.message}` : s.modal === true ? ' in the modal' : '';
+  const on =
+    typeof s.message === 'string'
+      ? ` on ${s.message}`
+      : s.modal === true
+        ? ' in the modal'
+        : s.home === true
+          ? ' in the home view'
+          : '';
   if (s.say !== undefined)
     return cut(
       `say ${String(s.say)}${s.thread ? ` in the thread of ${String(s.thread)}` : ''}${s.channel ? ` in ${String(s.channel)}` : ''}${as}`,
@@ -17,6 +24,8 @@ export function stepTitle(s: Step): string {
     return `click ${typeof s.click === 'string' ? q(s.click) : `onAction ${String((s.click as { onAction?: unknown }).onAction)}`}${on}${as}`;
   if (s.select !== undefined)
     return `select ${listOf(s.select).map(q).join(', ')}${s.in ? ` in ${String(s.in)}` : ''}${on}${as}`;
+  if (s.date !== undefined) return `date ${listOf(s.date).join(' to ')}${s.in ? ` in ${String(s.in)}` : ''}${on}${as}`;
+  if (s.enter !== undefined) return cut(`enter ${q(s.enter)}${s.in ? ` in ${String(s.in)}` : ''}${on}${as}`);
   if (s.submit !== undefined)
     return cut(
       `submit the modal${
