@@ -357,12 +357,158 @@ t.test('a choice in a select, a dynamic select, and what cannot be recorded', as
     { expect: 'ack' },
     { select: 'great', in: 'pick_mood', message: '${standup}' },
     { expect: 'ack' },
+    { date: '2026-11-28', in: 'when', message: '${standup}' },
+    { expect: 'ack' },
+    { click: { onAction: 'refresh' }, home: true },
+    { expect: 'ack' },
+    { expect: 'updated', text: 'Picked' },
   ]);
-  t.match(r.notes, [
-    /did not answer \/standup while recording \(timeout\)/,
-    /date picker \(when\) is not a step a suite has/,
-    /home view \(refresh\) is not a step a suite has/,
+  t.match(r.notes, [/did not answer \/standup while recording \(timeout\)/]);
+  t.equal(r.notes.length, 1, 'the date and the home view are steps now');
+});
+
+t.test('dates, texts, the home view, and modals the app updates and pushes', async (t) => {
+  const home = { id: 'view_home', type: 'HOME', blocks: [] };
+  const inMsg = (onAction: string, actionType: string, chosen: Record<string, unknown>) =>
+    call('block-interaction', 'usr_owner0001', {
+      sourceType: 'MESSAGE',
+      sourceId: 'msg_plan0001',
+      actionType,
+      onAction,
+      payload: JSON.stringify(chosen),
+    });
+  const inHome = (onAction: string, actionType: string, chosen: Record<string, unknown>, more = {}) =>
+    call(
+      'block-interaction',
+      'usr_dev000001',
+      { sourceType: 'VIEW', sourceId: 'view_home', view: home, actionType, onAction, payload: JSON.stringify(chosen) },
+      more,
+    );
+  const modal = (id: string, title: string, inputs: Array<[string, string, string]>, buttons: string[] = []) => ({
+    id,
+    type: 'MODAL',
+    callbackId: id,
+    title: plain(title),
+    blocks: [
+      ...inputs.map(([blockId, label, type]) => ({
+        type: 'input',
+        blockId,
+        label: plain(label),
+        element: { type, onAction: `${blockId}_input` },
+      })),
+      {
+        type: 'actions',
+        elements: buttons.map((b) => ({ type: 'button', onAction: b.toLowerCase(), value: b, text: plain(b) })),
+      },
+    ],
+  });
+  const details = modal(
+    'view_details',
+    'Plan details',
+    [
+      ['title', 'Title', 'plain_text_input'],
+      ['due', 'Due', 'date_picker'],
+    ],
+    ['More', 'Rename'],
+  );
+  const renamed = { ...details, title: plain('Plan details, renamed') };
+  const more = modal('view_more', 'More', [['extra', 'Owner note', 'plain_text_input']]);
+  const answered = (view: object, action: string) => ({
+    outcome: 'response',
+    response: { triggerId: 't', view, viewType: 'NATIVE', action },
+  });
+  const inModal = (view: object, onAction: string, more: Record<string, unknown>) =>
+    call(
+      'block-interaction',
+      'usr_owner0001',
+      { sourceType: 'VIEW', sourceId: 'view_details', view, actionType: 'BUTTON', onAction, payload: '{}' },
+      more,
+    );
+  const submitOf = (view: object, values: Record<string, unknown>) =>
+    call('view-action', 'usr_owner0001', { viewActionType: 'SUBMIT', view: { ...view, state: { values } } });
+  const planBlocks = [
+    {
+      type: 'actions',
+      elements: [
+        { type: 'date_picker', onAction: 'due' },
+        { type: 'date_range_picker', onAction: 'trip' },
+        { type: 'plain_text_input', onAction: 'note' },
+        { type: 'button', onAction: 'details', value: 'd', text: plain('Details') },
+      ],
+    },
+  ];
+  const rec: Recording = {
+    people,
+    apps: [{ id: APP, name: 'Planner' }],
+    events: [
+      call('slash-command', 'usr_owner0001', { slashCommand: '/plan', text: '' }),
+      { type: 'message', message: msg('msg_plan0001', 'plan: nothing yet', { blocks: planBlocks }) },
+      inMsg('due', 'DATE_PICKER', { value: '2026-12-01' }),
+      { type: 'message-changed', message: msg('msg_plan0001', 'plan: due 2026-12-01', { blocks: planBlocks }) },
+      inMsg('trip', 'DATE_RANGE_PICKER', { values: ['2026-12-01', '2026-12-03'] }),
+      inMsg('note', 'PLAIN_TEXT_INPUT', { value: 'buy ${milk}' }),
+      call(
+        'block-interaction',
+        'usr_owner0001',
+        { sourceType: 'MESSAGE', sourceId: 'msg_plan0001', actionType: 'BUTTON', onAction: 'details', payload: '{}' },
+        answered(details, 'OPEN'),
+      ),
+      inModal(details, 'rename', answered(renamed, 'UPDATE')),
+      inModal(renamed, 'more', answered(more, 'PUSH')),
+      submitOf(more, { extra: { extra_input: { type: 'plain_text_input', value: 'later' } } }),
+      submitOf(renamed, {
+        title: { title_input: { type: 'plain_text_input', value: 'Q4' } },
+        due: { due_input: { type: 'date_picker', value: '2026-12-05' } },
+      }),
+      { type: 'message', message: msg('msg_done0001', 'planned Q4 due 2026-12-05', { blocks: [] }) },
+      inHome('home_refresh', 'BUTTON', {}, answered({ ...home, blocks: [] }, 'UPDATE')),
+      inHome('home_day', 'DATE_PICKER', { value: '2026-12-24' }),
+      inHome('home_note', 'PLAIN_TEXT_INPUT', { value: 'hi' }),
+      inHome('home_size', 'STATIC_SELECT_MENU', { value: 'l' }),
+      inHome('home_tags', 'CHECKBOXES', { values: ['a'] }),
+    ],
+  };
+  const r = suiteOf(rec);
+  t.same(r.suite.tests[0]?.steps, [
+    { say: '/plan' },
+    { expect: 'ack' },
+    { expect: 'message', text: 'plan: nothing yet', buttons: ['Details'], save: 'plan' },
+    { date: '2026-12-01', in: 'due', message: '${plan}' },
+    { expect: 'ack' },
+    { expect: 'updated', text: 'plan: due', buttons: ['Details'] },
+    { date: ['2026-12-01', '2026-12-03'], in: 'trip', message: '${plan}' },
+    { expect: 'ack' },
+    { enter: 'buy $${milk}', in: 'note', message: '${plan}' },
+    { expect: 'ack' },
+    { click: 'Details', message: '${plan}' },
+    { expect: 'modal', title: 'Plan details', inputs: ['Title', 'Due'] },
+    { click: 'Rename', modal: true },
+    { expect: 'modal', title: 'Plan details, renamed', inputs: ['Title', 'Due'] },
+    { click: 'More', modal: true },
+    { expect: 'modal', title: 'More', inputs: ['Owner note'] },
+    { submit: { 'Owner note': 'later' } },
+    { expect: 'ack' },
+    { submit: { Title: 'Q4', Due: '2026-12-05' } },
+    { expect: 'ack' },
+    { expect: 'message', text: 'planned Q4 due' },
+    { click: { onAction: 'home_refresh' }, home: true, as: 'dev' },
+    { expect: 'answered' },
+    { date: '2026-12-24', in: 'home_day', home: true, as: 'dev' },
+    { expect: 'ack' },
+    { enter: 'hi', in: 'home_note', home: true, as: 'dev' },
+    { expect: 'ack' },
+    { select: 'l', in: 'home_size', home: true, as: 'dev' },
+    { expect: 'ack' },
   ]);
+  t.match(r.notes, [/checkboxes in the app's home view \(home_tags\) is not a step a suite has/]);
+  t.same(
+    await validateSuite(
+      { ...r.suite, app: { manifest: 'manifest.json', start: { command: 'node app.mjs' } } },
+      'x.apptest.json',
+    ),
+    [],
+    'valid',
+  );
 });
 
 t.test('an app called over HTTP: the suite also tests its signature check, unless the person says no', async (t) => {

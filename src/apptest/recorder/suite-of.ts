@@ -113,11 +113,14 @@ const expectedTextFor =
       : lit;
   };
 
-/** What a call's answer makes: the expectation, a note when it was not answered, the modal it opened (null: none). */
+/**
+ * What a call's answer makes: the expectation, a note when it was not answered, and what it did to the modals: a view
+ * opened, pushed or updated (`view`, with its `action`), or the top one closed (`view: null`).
+ */
 function answerOf(
   call: RecordedCall,
   expectedText: (t: string) => string | undefined,
-): { step: Step; note?: string; view?: Obj | null } {
+): { step: Step; note?: string; view?: Obj | null; action?: string } {
   const r = obj(call.response);
   if (!call.outcome || !ANSWERED.has(call.outcome)) {
     const what =
@@ -132,6 +135,8 @@ function answerOf(
   if (call.outcome === 'response' && r.view) {
     const view = obj(r.view);
     const action = String(r.action ?? r.viewAction ?? 'OPEN').toUpperCase();
+    // the app's home view updated in answer (the SDK's updateView): no modal; the run cannot read the home view
+    if (view.type === 'HOME') return { step: { expect: 'answered' } };
     const title = titleOf(view);
     const inputs = inputsOf(view)
       .map((e) => e.label || e.blockId)
@@ -142,7 +147,7 @@ function answerOf(
         ...(title && stableText(title) === title ? { title: literal(title) } : {}),
         ...(inputs.length ? { inputs: inputs.map(literal) } : {}),
       },
-      ...(action !== 'CLOSE' && action !== 'CLEAR' ? { view } : {}),
+      ...(action !== 'CLOSE' && action !== 'CLEAR' ? { view, action } : { view: null }),
     };
   }
   if (call.outcome === 'response' && Array.isArray(r.options ?? r.optionGroups))
@@ -163,7 +168,23 @@ function elementStep(call: RecordedCall, type: string, onAction: string, els: El
     const labels = optionLabels(el?.el ?? {}, chosen(call)).map(literal);
     return { select: type === 'CHECKBOXES' ? labels : (labels[0] ?? ''), in: onAction };
   }
+  const given = chosen(call);
+  // a date picked is what the person chose, not what the app wrote: written as it was
+  if (type === 'DATE_PICKER' && given.length === 1) return { date: given[0], in: onAction };
+  if (type === 'DATE_RANGE_PICKER' && given.length === 2) return { date: given, in: onAction };
+  if (type === 'PLAIN_TEXT_INPUT') return { enter: literal(given[0] ?? ''), in: onAction };
   return undefined;
+}
+
+/**
+ * The step of a use of the home view: the run cannot read that view, so the element is named by its onAction (and a
+ * select's option by its value).
+ */
+function homeStep(call: RecordedCall, type: string, onAction: string): Step | undefined {
+  if (type === 'BUTTON') return { click: { onAction } };
+  if (type === 'STATIC_SELECT_MENU') return { select: literal(chosen(call)[0] ?? ''), in: onAction };
+  const step = elementStep(call, type, onAction, []);
+  return step && step.select === undefined ? step : undefined;
 }
 
 /** A submitted modal's inputs by label: text as typed, a select's option by label, checkboxes and ranges as lists. */
@@ -227,7 +248,8 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   let lastEventTypes = new Set<string>();
   /** Events are expected after what a person said or reacted (what their action made), not after a call's answer. */
   let eventful = false;
-  let openView: Obj | undefined;
+  /** The modals open, as the platform's client stacks them (the top last). */
+  const views: Obj[] = [];
   /** The hint a message posted in answer is named after (the command, the shortcut). */
   let hint = 'message';
 
@@ -261,7 +283,14 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   function answer(call: RecordedCall): void {
     const a = answerOf(call, expectedText);
     if (a.note) notes.push(a.note);
-    if (a.view !== undefined) openView = a.view ?? undefined;
+    if (a.view === null) views.pop();
+    else if (a.view) {
+      // OPEN starts a new stack, PUSH adds on top, UPDATE replaces the view with its id (else the top)
+      const i = views.findIndex((v) => v.id !== undefined && v.id === a.view?.id);
+      if (a.action === 'PUSH') views.push(a.view);
+      else if (a.action === 'UPDATE' && views.length) views[i >= 0 ? i : views.length - 1] = a.view;
+      else views.splice(0, views.length, a.view);
+    }
     expect(a.step);
   }
 
@@ -271,14 +300,14 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     const onAction = String(p.onAction ?? '');
     const inView = p.sourceType === 'VIEW';
     const home = inView && obj(p.view).type === 'HOME';
-    const source = inView ? obj(p.view ?? openView) : { blocks: messages.get(String(p.sourceId))?.blocks ?? [] };
+    const source = inView ? obj(p.view ?? views.at(-1)) : { blocks: messages.get(String(p.sourceId))?.blocks ?? [] };
     const els = elementsOf(source.blocks);
     const r = inView ? undefined : refTo(String(p.sourceId));
-    const where: Step = inView ? { modal: true } : r ? { message: r } : {};
+    const where: Step = home ? { home: true } : inView ? { modal: true } : r ? { message: r } : {};
     const type = String(p.actionType ?? '');
-    const step = home ? undefined : elementStep(call, type, onAction, els);
+    const step = home ? homeStep(call, type, onAction) : elementStep(call, type, onAction, els);
     if (!step) {
-      const what = home ? "a click in the app's home view" : `a ${type.toLowerCase().replace(/_/g, ' ')}`;
+      const what = `a ${type.toLowerCase().replace(/_/g, ' ')}${home ? " in the app's home view" : ''}`;
       notes.push(`${what} (${onAction}) is not a step a suite has: left out`);
       inAction = false;
       return;
@@ -300,7 +329,9 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     if (e.type === 'call') {
       const c = e.call;
       if (c.appId !== appId) continue;
-      if (!ours(c.payload.channelId as string | undefined)) continue;
+      // the home view is in no channel (the call names the workspace's general one)
+      const inHome = c.payload.sourceType === 'VIEW' && obj(c.payload.view).type === 'HOME';
+      if (!inHome && !ours(c.payload.channelId as string | undefined)) continue;
       switch (c.kind) {
         case 'slash-command': {
           const text = String(c.payload.text ?? '');
@@ -325,7 +356,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
         case 'view-action':
           if (c.payload.viewActionType === 'CLOSE') {
             action({ close: true }, c.user);
-            openView = undefined;
+            views.pop();
           } else submit(c);
           break;
         case 'dynamic-menu':
@@ -351,8 +382,8 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
         }
       }
     } else if (e.type === 'view-closed') {
-      if (openView) action({ close: true }, e.user);
-      openView = undefined;
+      if (views.length) action({ close: true }, e.user);
+      views.pop();
     } else if (e.type === 'message') {
       const m = e.message;
       if (!ours(m.channelId)) continue;
