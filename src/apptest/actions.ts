@@ -25,6 +25,7 @@ import { idOf } from './refs.js';
 import { stepTitle } from './titles.js';
 import type { Step } from './suite.js';
 import { must } from '../must.js';
+import { recordOr } from '../unknown-values.js';
 
 type Obj = Record<string, unknown>;
 
@@ -119,15 +120,13 @@ type Source = { sourceId: string } | { sourceType: 'VIEW'; view?: Obj; channelId
  * for that user.
  */
 function homeElement(s: Step, type: string): { el: Element; source: Source } {
-  const onAction =
-    typeof s.in === 'string' ? s.in : String((s.click as { onAction?: unknown } | undefined)?.onAction ?? '');
+  const onAction = typeof s.in === 'string' ? s.in : String(recordOr(s.click)?.onAction ?? '');
   return { el: { type, onAction, el: {} }, source: { sourceType: 'VIEW' } };
 }
 
 /** A call about the home view went with a made-up modal: the app published no home view for that user. */
 function mustBeHome(d: Delivery, s: Step): void {
-  const view = (d.payload as { view?: { type?: unknown } } | null)?.view;
-  if (view?.type !== 'HOME')
+  if (recordOr(recordOr(d.payload)?.view)?.type !== 'HOME')
     throw new StepFailed(
       `the app has published no home view for ${typeof s.as === 'string' ? s.as : 'owner'}: there is nothing to use in it`,
       { call: d },

@@ -7,7 +7,7 @@ import t from 'tap';
 import { suiteOf } from '../../src/apptest/recorder/suite-of.js';
 import { suiteYaml } from '../../src/apptest/recorder/suite-yaml.js';
 import { loosen, stableText } from '../../src/apptest/recorder/stable-text.js';
-import type { RecordedEvent, Recording, SeenMessage } from '../../src/apptest/recorder/events.js';
+import type { RecordedEvent, Recording, SeenMessage } from '../../src/recording-events.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

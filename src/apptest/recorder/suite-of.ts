@@ -8,7 +8,14 @@
  * Pure: the same events give the same suite.
  */
 import { elementsOf, inputsOf, optionsOf, textOf, titleOf, type Element } from '../blocks.js';
-import type { RecordedCall, RecordedEvent, RecordedPerson, Recording, SeenMessage, SuiteEdits } from './events.js';
+import type {
+  RecordedCall,
+  RecordedEvent,
+  RecordedPerson,
+  Recording,
+  SeenMessage,
+  SuiteEdits,
+} from '../../recording-events.js';
 import { loosen, stableText } from './stable-text.js';
 
 type Obj = Record<string, unknown>;

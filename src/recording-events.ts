@@ -1,7 +1,8 @@
 /**
  * What a recording keeps (docs/testing.md, "Recording a test"): the events the daemon saw while it was on, in the
- * order it saw them, as plain data in the platform's own shapes. The daemon appends them; `suiteOf` (suite-of.ts)
- * turns them into a suite. Nothing here is interpreted yet: a call's body is the body the app was sent.
+ * order it saw them, as plain data in the platform's own shapes. The daemon appends them and keeps them in its store
+ * (server/recordings.ts, model/recording.ts); `suiteOf` (apptest/recorder/suite-of.ts) turns them into a suite.
+ * Nothing here is interpreted yet: a call's body is the body the app was sent.
  */
 
 /** A message as it was when the recording saw it (new, or changed). */
