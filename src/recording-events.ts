@@ -65,6 +65,8 @@ export interface Recording {
   events: RecordedEvent[];
   people: RecordedPerson[];
   apps: Array<{ id: string; name: string }>;
+  /** The names of the channels it saw used (a direct conversation has none). */
+  channels?: Array<{ id: string; name: string }>;
 }
 
 /** What the person changed before saving: names, steps dropped, text expectations loosened (by step index). */

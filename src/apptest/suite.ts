@@ -105,6 +105,8 @@ export interface Suite {
   manifest?: Manifest;
   manifestFile?: string;
   users: Record<string, { name?: string }>;
+  /** Channels the tests use besides their own, by name: made for the run unless there. */
+  channels: string[];
   install: InstallSpec | false;
   defaults: { within?: number };
   tests: TestSpec[];
@@ -510,6 +512,7 @@ export async function loadSuite(file: string, opts: InputOptions = {}): Promise<
     manifest,
     manifestFile,
     users: obj(m.users) as Suite['users'],
+    channels: Array.isArray(m.channels) ? m.channels.map(String) : [],
     install,
     defaults: obj(m.defaults) as Suite['defaults'],
     tests,

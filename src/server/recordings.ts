@@ -338,6 +338,17 @@ export function createRecordings(deps: RecordingsDeps) {
     return out;
   }
 
+  /** The names of the channels the events happened in (a direct conversation has none). */
+  async function channelsOf(events: RecordedEvent[]): Promise<Array<{ id: string; name: string }>> {
+    const ids = new Set<string>();
+    for (const e of events) {
+      if (e.type === 'message' || e.type === 'message-changed') ids.add(e.message.channelId);
+      const at = e.type === 'call' ? e.call.payload.channelId : undefined;
+      if (typeof at === 'string') ids.add(at);
+    }
+    const found = await store.getMany([...ids].map((id) => ({ table: WORKSPACE_TABLES.channels, id })));
+    return found.flatMap((c) => (c?.name ? [{ id: c.id, name: c.name }] : []));
+  }
   const peopleOf = (workspaceId: string) => workspacePeople(store, deps.ownerOf, workspaceId);
   const activeOf = async (userId: string) =>
     (await store.find(RECORDINGS, 'on', 'yes')).find((r) => r.ownerId === userId);
@@ -427,6 +438,7 @@ export function createRecordings(deps: RecordingsDeps) {
         {
           events,
           people: await peopleOf(r.workspaceId),
+          channels: await channelsOf(events),
           apps: await Promise.all(
             Object.entries(r.apps).map(async ([appId, name]) => ({
               id: appId,

@@ -33,38 +33,49 @@ t.test('dates, texts, modals updated and pushed, the home view: every step meets
   const r = await runMain([
     'test',
     appDir(
-      suite([
-        test('a date and a text in a message', [
-          { say: '/plan', save: 'plan' },
-          { expect: 'message', text: 'plan: nothing yet', save: 'planned' },
-          { date: '2026-12-01', in: 'due', message: '${planned}' },
-          { expect: 'ack' },
-          { expect: 'updated', text: 'plan: due 2026-12-01' },
-          { enter: 'buy milk', in: 'Note' },
-          { expect: 'updated', text: 'plan: note buy milk' },
-        ]),
-        test('a modal updated, pushed over, and submitted with a date', [
-          { say: '/plan' },
-          { expect: 'message', text: 'plan: nothing yet' },
-          { click: 'Details' },
-          { expect: 'modal', title: 'Plan details', inputs: ['Title', 'Due'] },
-          { click: 'Rename', modal: true },
-          { expect: 'modal', title: 'Plan details, renamed' },
-          { click: 'More', modal: true },
-          { expect: 'modal', title: 'More', inputs: ['Owner note'] },
-          { submit: { 'Owner note': 'later' } },
-          { expect: 'ack' },
-          { submit: { Title: 'Q4', Due: '2026-12-05' } },
-          { expect: 'ack' },
-          { expect: 'message', text: 'planned Q4 due 2026-12-05' },
-        ]),
-        test('the home view', [
-          { click: { onAction: 'home_refresh' }, home: true },
-          { expect: 'answered' },
-          { date: '2026-12-24', in: 'home_day', home: true },
-          { expect: 'answered' },
-        ]),
-      ]),
+      suite(
+        [
+          test('a date and a text in a message', [
+            { say: '/plan', save: 'plan' },
+            { expect: 'message', text: 'plan: nothing yet', save: 'planned' },
+            { date: '2026-12-01', in: 'due', message: '${planned}' },
+            { expect: 'ack' },
+            { expect: 'updated', text: 'plan: due 2026-12-01' },
+            { enter: 'buy milk', in: 'Note' },
+            { expect: 'updated', text: 'plan: note buy milk' },
+          ]),
+          test('a modal updated, pushed over, and submitted with a date', [
+            { say: '/plan' },
+            { expect: 'message', text: 'plan: nothing yet' },
+            { click: 'Details' },
+            { expect: 'modal', title: 'Plan details', inputs: ['Title', 'Due'] },
+            { click: 'Rename', modal: true },
+            { expect: 'modal', title: 'Plan details, renamed' },
+            { click: 'More', modal: true },
+            { expect: 'modal', title: 'More', inputs: ['Owner note'] },
+            { submit: { 'Owner note': 'later' } },
+            { expect: 'ack' },
+            { submit: { Title: 'Q4', Due: '2026-12-05' } },
+            { expect: 'ack' },
+            { expect: 'message', text: 'planned Q4 due 2026-12-05' },
+          ]),
+          test('in another channel, declared by the suite', [
+            { say: '/plan', channel: 'planning' },
+            { expect: 'message', text: 'plan: nothing yet', save: 'elsewhere' },
+            { date: '2026-12-02', in: 'due', message: '${elsewhere}' },
+            { expect: 'updated', text: 'plan: due 2026-12-02' },
+            { say: '/plan' },
+            { expect: 'message', text: 'plan: nothing yet', channel: '${test.channel}' },
+          ]),
+          test('the home view', [
+            { click: { onAction: 'home_refresh' }, home: true },
+            { expect: 'answered' },
+            { date: '2026-12-24', in: 'home_day', home: true },
+            { expect: 'answered' },
+          ]),
+        ],
+        { channels: ['planning'] },
+      ),
     ),
     '--reporter',
     'json',
@@ -72,7 +83,7 @@ t.test('dates, texts, modals updated and pushed, the home view: every step meets
   const result = JSON.parse(r.stdout) as RunResult;
   const failed = must(result.suites[0]).tests.filter((x) => x.status !== 'passed');
   t.equal(r.code, 0, failed.length ? JSON.stringify(failed, null, 2) : 'exit 0');
-  t.equal(result.counts.passed, 3);
+  t.equal(result.counts.passed, 4);
 });
 
 t.test('the same steps where the app has nothing of the kind fail, saying what happened', async (t) => {

@@ -529,3 +529,54 @@ t.test('an app called over HTTP: the suite also tests its signature check, unles
   };
   t.equal(suiteOf(overSocket).suite.tests.length, 1, 'not for socket mode (nothing is signed)');
 });
+
+t.test(
+  "the channels used: the first is the test's own, the others by name, a direct conversation left out",
+  async (t) => {
+    const RANDOM = 'chn_random001';
+    const rec: Recording = {
+      people,
+      apps: [{ id: APP, name: 'Standup' }],
+      channels: [
+        { id: CH, name: 'general' },
+        { id: RANDOM, name: 'random' },
+      ],
+      events: [
+        call('slash-command', 'usr_owner0001', { slashCommand: '/standup', text: 'A' }),
+        { type: 'message', message: msg('msg_a0000001', 'A: joined nobody yet') },
+        call('slash-command', 'usr_owner0001', { slashCommand: '/standup', text: 'B', channelId: RANDOM }),
+        { type: 'message', message: msg('msg_b0000001', 'B: joined nobody yet', { channelId: RANDOM }) },
+        click('usr_dev000001', 'standup_join', 'join', 'msg_b0000001'),
+        { type: 'message-changed', message: msg('msg_b0000001', 'B: joined Dev', { channelId: RANDOM }) },
+        { type: 'message', message: msg('msg_c0000001', 'C: back home', { blocks: [] }) },
+        {
+          type: 'message',
+          message: { id: 'msg_dm000001', channelId: 'chn_dm000001', author: 'usr_owner0001', text: 'psst', blocks: [] },
+        },
+      ],
+    };
+    const r = suiteOf(rec);
+    t.same(r.suite.channels, ['random']);
+    t.same(r.suite.tests[0]?.steps, [
+      { say: '/standup A' },
+      { expect: 'ack' },
+      { expect: 'message', text: 'A: joined nobody yet', buttons: ['Join', 'Skip'] },
+      { say: '/standup B', channel: 'random' },
+      { expect: 'ack' },
+      { expect: 'message', text: 'B: joined nobody yet', buttons: ['Join', 'Skip'], save: 'standup' },
+      { click: 'Join', message: '${standup}', as: 'dev' },
+      { expect: 'ack' },
+      { expect: 'updated', text: 'B: joined Dev', buttons: ['Join', 'Skip'] },
+      { expect: 'message', text: 'C: back home' },
+    ]);
+    t.match(r.notes, [/direct conversation is left out/]);
+    t.same(
+      await validateSuite(
+        { ...r.suite, app: { manifest: 'manifest.json', start: { command: 'node app.mjs' } } },
+        'x.apptest.json',
+      ),
+      [],
+      'valid',
+    );
+  },
+);

@@ -17,6 +17,7 @@ import type {
   SuiteEdits,
 } from '../../recording-events.js';
 import { loosen, stableText } from './stable-text.js';
+import { stringOr } from '../../unknown-values.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -36,7 +37,13 @@ type Step = Record<string, unknown>;
 
 export interface RecordedSuite {
   /** The suite, without its `app` section (the caller knows how the app starts). */
-  suite: { name: string; users?: Record<string, { name: string }>; install: { users: string[] }; tests: Obj[] };
+  suite: {
+    name: string;
+    users?: Record<string, { name: string }>;
+    channels?: string[];
+    install: { users: string[] };
+    tests: Obj[];
+  };
   /** Every step of the recorded test as generated, before edits: what the editor offers to drop or loosen, by index. */
   steps: Step[];
   /** The app the test is about. */
@@ -248,7 +255,13 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   /** The step that first showed each message (where it is saved). */
   const shownAt = new Map<string, Step>();
   const steps: Step[] = [];
+  /** The test's own channel: the first one used. */
   let channel: string | undefined;
+  /** Where the last action was: what the app posts is looked for there. */
+  let markChannel: string | undefined;
+  const channelNames = new Map((rec.channels ?? []).map((c) => [c.id, c.name]));
+  const used = new Set<string>();
+  let unnamedNoted = false;
   /** Expectations are written after a recorded action only (not after one that could not be). */
   let inAction = false;
   let lastMessage: string | undefined;
@@ -270,19 +283,38 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     return {};
   };
   const refTo = (id: string | undefined): Ref | undefined => (id && shownAt.has(id) ? { ref: id } : undefined);
-  const action = (step: Step, user: string) => {
+  const action = (step: Step, user: string, channelId?: string) => {
     steps.push({ ...step, ...asOf(user) });
     inAction = true;
     lastEventTypes = new Set();
-    eventful = (typeof step.say === 'string' && !step.say.startsWith('/')) || step.react !== undefined;
+    // what the app is expected to post next is looked for where the action was (a say in another channel: there)
+    markChannel = channelId ?? channel;
+    // the events a test expects are about its own channel
+    eventful =
+      markChannel === channel &&
+      ((typeof step.say === 'string' && !step.say.startsWith('/')) || step.react !== undefined);
   };
   const expect = (step: Step) => {
     if (inAction) steps.push(step);
   };
+  /**
+   * Whether what happened in `channelId` is part of the test: in the first channel used (it plays in the test's own
+   * channel), or in another channel with a name (it plays there: the suite declares it). A direct conversation is not.
+   */
   const ours = (channelId: string | undefined) => {
     if (!channelId) return true;
     channel ??= channelId;
-    return channelId === channel;
+    if (channelId === channel || channelNames.has(channelId)) return true;
+    if (!unnamedNoted) notes.push('what was done in a direct conversation is left out: a test plays in channels');
+    unnamedNoted = true;
+    return false;
+  };
+  /** Where a step is when not in the test's own channel: `channel: NAME` (declared in the suite's channels). */
+  const chan = (channelId: string | undefined): Step => {
+    const name = channelId && channelId !== channel ? channelNames.get(channelId) : undefined;
+    if (!name) return {};
+    used.add(name);
+    return { channel: name };
   };
   const messageShape = (m: SeenMessage) => shapeOf(m, expectedText);
 
@@ -345,7 +377,8 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
           const root = refTo(c.payload.threadRootId as string | undefined);
           const say = literal(`${String(c.payload.slashCommand)}${text ? ` ${text}` : ''}`);
           hint = String(c.payload.slashCommand ?? 'command').replace(/^\//, '');
-          action({ say, ...(root ? { thread: root } : {}) }, c.user);
+          const at = stringOr(c.payload.channelId);
+          action({ say, ...(root ? { thread: root } : {}), ...chan(at) }, c.user, at);
           answer(c);
           break;
         }
@@ -397,18 +430,26 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
       messages.set(m.id, m);
       const thread = m.threadRootId ? (refTo(m.threadRootId) ?? true) : undefined;
       if (!m.appId && isPerson(m.author)) {
-        const step: Step = { say: literal(m.text), ...(thread ? { thread } : {}) };
-        action(step, m.author);
+        const step: Step = { say: literal(m.text), ...(thread ? { thread } : {}), ...chan(m.channelId) };
+        action(step, m.author, m.channelId);
         const said = steps[steps.length - 1] as Step;
         said._shows = m.id;
         said._hint = m.text.split(/\s+/)[0] ?? 'message';
         shownAt.set(m.id, said);
         lastMessage = m.id;
       } else if (m.appId === appId) {
+        // posted elsewhere than where the last action was: said where (the test's own channel by reference)
+        const elsewhere =
+          m.channelId === markChannel
+            ? {}
+            : m.channelId === channel
+              ? { channel: '${test.channel}' }
+              : chan(m.channelId);
         const step: Step = {
           expect: 'message',
           ...messageShape(m),
           ...(thread ? { thread } : {}),
+          ...elsewhere,
           ...(m.ephemeralTo?.length === 1 && names.has(m.ephemeralTo[0] as string)
             ? { ephemeralTo: names.get(m.ephemeralTo[0] as string) }
             : {}),
@@ -441,7 +482,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     }
   }
 
-  return assemble({ rec, edits, steps, acted, names, appId, appName, notes });
+  return assemble({ rec, edits, steps, acted, names, appId, appName, notes, channels: [...used] });
 }
 
 /** The suite of the steps walked: the test (edited), the signature check, the people who acted. */
@@ -454,8 +495,9 @@ function assemble(w: {
   appId: string | undefined;
   appName: string;
   notes: string[];
+  channels: string[];
 }): RecordedSuite {
-  const { rec, edits, steps, acted, names, appId, appName, notes } = w;
+  const { rec, edits, steps, acted, names, appId, appName, notes, channels } = w;
   const edited = applyEdits(steps, edits);
   const tests: Obj[] = [{ name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) }];
   // an app called over HTTP must check the signature of what it is sent: what a person's clicks cannot show
@@ -470,6 +512,7 @@ function assemble(w: {
     suite: {
       name: edits.suiteName?.trim() || appName,
       ...(others.length ? { users } : {}),
+      ...(channels.length ? { channels } : {}),
       install: { users: ['owner', ...others] },
       tests,
     },
