@@ -77,4 +77,6 @@ export interface SuiteEdits {
   loose?: number[];
   /** false: no test of the app's signature check (added for an app called over HTTP). */
   signatureCheck?: boolean;
+  /** The app the suite is about, of those used (default: the one called most). */
+  appId?: string;
 }

@@ -45,6 +45,8 @@ export interface RecordedSuiteView {
   notes: string[];
   edits: SuiteEdits;
   appId?: string;
+  /** The apps the person used, the most used first: the suite may be about any of them. */
+  apps: Array<{ id: string; name: string; calls: number }>;
   /** The app was called over HTTP: the suite may test its signature check. */
   overHttp: boolean;
 }
@@ -457,6 +459,7 @@ export function createRecordings(deps: RecordingsDeps) {
         notes: made.notes,
         edits: { ...r.edits },
         ...(made.appId ? { appId: made.appId } : {}),
+        apps: made.apps,
         overHttp: events.some((e) => e.type === 'call' && e.call.appId === made.appId && e.call.transport === 'http'),
       };
     },

@@ -580,3 +580,43 @@ t.test(
     );
   },
 );
+
+t.test('the apps used: the suite is about the one called most, or the one chosen; the others are named', async (t) => {
+  const OTHER = 'app_other001';
+  const rec: Recording = {
+    people,
+    apps: [
+      { id: APP, name: 'Standup' },
+      { id: OTHER, name: 'Polls' },
+    ],
+    events: [
+      call('slash-command', 'usr_owner0001', { slashCommand: '/standup', text: 'A' }),
+      call('slash-command', 'usr_owner0001', { slashCommand: '/standup', text: 'B' }),
+      {
+        type: 'call',
+        call: {
+          id: 'dlv_poll0001',
+          kind: 'slash-command',
+          appId: OTHER,
+          user: 'usr_owner0001',
+          payload: { channelId: CH, slashCommand: '/poll', text: 'lunch?' },
+          outcome: 'acked',
+          response: {},
+        },
+      },
+    ],
+  };
+  const most = suiteOf(rec);
+  t.equal(most.appId, APP);
+  t.equal(most.suite.name, 'Standup');
+  t.same(most.apps, [
+    { id: APP, name: 'Standup', calls: 2 },
+    { id: OTHER, name: 'Polls', calls: 1 },
+  ]);
+  t.match(most.notes, [/Polls was used too \(1 call\): a suite tests one app/]);
+  const chosen = suiteOf(rec, { appId: OTHER });
+  t.equal(chosen.suite.name, 'Polls');
+  t.same(chosen.suite.tests[0]?.steps, [{ say: '/poll lunch?' }, { expect: 'ack' }]);
+  t.match(chosen.notes, [/Standup was used too \(2 calls\)/]);
+  t.equal(suiteOf(rec, { appId: 'app_unknown01' }).appId, APP, 'an app not used is not chosen');
+});

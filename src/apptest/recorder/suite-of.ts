@@ -48,6 +48,8 @@ export interface RecordedSuite {
   steps: Step[];
   /** The app the test is about. */
   appId?: string;
+  /** The apps the person used (the most used first): each may be chosen as the one the suite is about. */
+  apps: Array<{ id: string; name: string; calls: number }>;
   /** What could not be recorded, in words. */
   notes: string[];
 }
@@ -85,14 +87,24 @@ function namesOf(people: RecordedPerson[]): Map<string, string> {
   return out;
 }
 
-/** The app under test: the one called most (interactive calls first), else the one that posted first. */
-function appUnderTest(events: RecordedEvent[]): string | undefined {
-  const counts = new Map<string, number>();
+/** The apps the person used, the most used first (an interactive call counts ten events), with their calls. */
+function appsUsed(events: RecordedEvent[]): Array<{ id: string; calls: number; weight: number }> {
+  const used = new Map<string, { id: string; calls: number; weight: number }>();
   for (const e of events)
-    if (e.type === 'call')
-      counts.set(e.call.appId, (counts.get(e.call.appId) ?? 0) + (e.call.kind === 'event' ? 1 : 10));
-  const best = [...counts].sort((a, b) => b[1] - a[1])[0];
-  if (best) return best[0];
+    if (e.type === 'call') {
+      const u = used.get(e.call.appId) ?? { id: e.call.appId, calls: 0, weight: 0 };
+      u.calls++;
+      u.weight += e.call.kind === 'event' ? 1 : 10;
+      used.set(u.id, u);
+    }
+  return [...used.values()].sort((a, b) => b.weight - a.weight);
+}
+
+/** The app under test: the one chosen, else the one called most, else the one that posted first. */
+function appUnderTest(events: RecordedEvent[], chosen?: string): string | undefined {
+  const used = appsUsed(events);
+  if (chosen && used.some((u) => u.id === chosen)) return chosen;
+  if (used[0]) return used[0].id;
   for (const e of events) if (e.type === 'message' && e.message.appId) return e.message.appId;
   return undefined;
 }
@@ -243,7 +255,12 @@ const dynamicSelectsOf = (events: RecordedEvent[]) =>
 
 export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   const notes: string[] = [];
-  const appId = appUnderTest(rec.events);
+  const appId = appUnderTest(rec.events, edits.appId);
+  const nameOf = (id: string) => rec.apps.find((a) => a.id === id)?.name ?? id;
+  for (const other of appsUsed(rec.events).filter((u) => u.id !== appId))
+    notes.push(
+      `${nameOf(other.id)} was used too (${other.calls === 1 ? '1 call' : `${other.calls} calls`}): a suite tests one app; choose it as the app to make its own`,
+    );
   const appName = rec.apps.find((a) => a.id === appId)?.name ?? 'App';
   const people = new Map(rec.people.map((p) => [p.id, p]));
   const names = namesOf(rec.people);
@@ -518,6 +535,11 @@ function assemble(w: {
     },
     steps: resolveRefs(steps),
     ...(appId ? { appId } : {}),
+    apps: appsUsed(rec.events).map((u) => ({
+      id: u.id,
+      name: rec.apps.find((a) => a.id === u.id)?.name ?? u.id,
+      calls: u.calls,
+    })),
     notes,
   };
 }

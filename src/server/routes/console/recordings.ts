@@ -70,6 +70,7 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
       drop: indexes(b.drop),
       loose: indexes(b.loose),
       signatureCheck: b.signature === 'on',
+      ...(text(b.app) ? { appId: text(b.app) } : {}),
     });
     seeOther(res, `/console/recordings/${encodeURIComponent(id(req))}`);
   });
@@ -95,6 +96,7 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
           notes: v.notes,
           ...(v.overHttp ? { signatureCheck: v.edits.signatureCheck !== false } : {}),
           fileName: fileNameOf(suiteName),
+          ...(v.apps.length > 1 ? { apps: v.apps, ...(v.appId ? { appId: v.appId } : {}) } : {}),
         },
       ),
     );
