@@ -8,20 +8,16 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, runMain } from '../helpers/cli.js';
-import { startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { runMain } from '../helpers/cli.js';
+import { startTestDaemon } from '../helpers/daemon.js';
 import { CONDITION_MS, until } from '../helpers/until.js';
-
-const FIXTURE = path.join(ROOT, 'test/fixtures/views-app');
-const APP = { manifest: 'manifest.json', start: { command: 'node app.mjs', ready: { output: 'listening on' } } };
+import { IN_THE_MODAL, PLANNER_APP, plannerDir } from '../helpers/planner.js';
 
 t.test('dates, texts, modals and the home view, recorded and replayed', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.stop());
-  const dir = tempDir('appreg-planner-');
-  for (const f of ['app.mjs', 'manifest.json']) fs.copyFileSync(path.join(FIXTURE, f), path.join(dir, f));
   const played = {
-    app: APP,
+    app: PLANNER_APP,
     defaults: { within: CONDITION_MS },
     tests: [
       {
@@ -35,13 +31,7 @@ t.test('dates, texts, modals and the home view, recorded and replayed', async (t
           { expect: 'updated', text: 'plan: note buy milk' },
           { click: 'Details' },
           { expect: 'modal', title: 'Plan details' },
-          { click: 'Rename', modal: true },
-          { expect: 'modal', title: 'Plan details, renamed' },
-          { click: 'More', modal: true },
-          { expect: 'modal', title: 'More' },
-          { submit: { 'Owner note': 'later' } },
-          { expect: 'ack' },
-          { submit: { Title: 'Q4', Due: '2026-12-05' } },
+          ...IN_THE_MODAL,
           { expect: 'message', text: 'planned Q4 due 2026-12-05' },
           { click: { onAction: 'home_refresh' }, home: true },
           { expect: 'answered' },
@@ -51,7 +41,7 @@ t.test('dates, texts, modals and the home view, recorded and replayed', async (t
       },
     ],
   };
-  fs.writeFileSync(path.join(dir, 'played.apptest.json'), JSON.stringify(played));
+  const dir = plannerDir(played, 'played.apptest.json');
 
   const started = await d.api(`${d.mgmt}/recordings`, { method: 'POST' });
   t.equal(started.status, 201);
@@ -81,14 +71,7 @@ t.test('dates, texts, modals and the home view, recorded and replayed', async (t
     { expect: 'updated', text: 'plan: note buy milk' },
     { click: 'Details', message: '${plan}' },
     { expect: 'modal', title: 'Plan details', inputs: ['Title', 'Due'] },
-    { click: 'Rename', modal: true },
-    { expect: 'modal', title: 'Plan details, renamed', inputs: ['Title', 'Due'] },
-    { click: 'More', modal: true },
-    { expect: 'modal', title: 'More', inputs: ['Owner note'] },
-    { submit: { 'Owner note': 'later' } },
-    { expect: 'ack' },
-    { submit: { Title: 'Q4', Due: '2026-12-05' } },
-    { expect: 'ack' },
+    ...IN_THE_MODAL,
     { expect: 'message', text: 'planned Q4 due' },
     { click: { onAction: 'home_refresh' }, home: true },
     { expect: 'answered' },
@@ -105,7 +88,10 @@ t.test('dates, texts, modals and the home view, recorded and replayed', async (t
   );
   const tests = [{ ...made.suite.tests[0], steps: steps.slice(0, 24) }, ...made.suite.tests.slice(1)];
   const file = path.join(dir, 'recorded.apptest.json');
-  fs.writeFileSync(file, JSON.stringify({ ...made.suite, tests, app: APP, defaults: { within: CONDITION_MS } }));
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ ...made.suite, tests, app: PLANNER_APP, defaults: { within: CONDITION_MS } }),
+  );
   const replay = await runMain(['test', file]);
   t.equal(replay.code, 0, `the recorded suite passes:\n${replay.stdout}\n${replay.stderr}`);
 });

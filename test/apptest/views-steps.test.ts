@@ -5,26 +5,16 @@
  * nothing of the kind, each failing with what happened, so that none passes by doing nothing.
  */
 import t from 'tap';
-import fs from 'node:fs';
-import path from 'node:path';
-import { ROOT, runMain } from '../helpers/cli.js';
-import { tempDir } from '../helpers/daemon.js';
+import { runMain } from '../helpers/cli.js';
+import { IN_THE_MODAL, PLANNER_APP, plannerDir } from '../helpers/planner.js';
 import { CONDITION_MS } from '../helpers/until.js';
 import type { RunResult } from '../../src/apptest/results.js';
 import { must } from '../../src/must.js';
 
-const FIXTURE = path.join(ROOT, 'test/fixtures/views-app');
-
-function appDir(suite: unknown): string {
-  const dir = tempDir('appreg-planner-');
-  for (const f of ['app.mjs', 'manifest.json']) fs.copyFileSync(path.join(FIXTURE, f), path.join(dir, f));
-  fs.writeFileSync(path.join(dir, 'planner.apptest.json'), JSON.stringify(suite));
-  return dir;
-}
 const test = (name: string, steps: unknown[]) => ({ name, steps });
 const suite = (tests: unknown[], more: Record<string, unknown> = {}) => ({
   ...more,
-  app: { manifest: 'manifest.json', start: { command: 'node app.mjs', ready: { output: 'listening on' } } },
+  app: PLANNER_APP,
   defaults: { within: CONDITION_MS },
   tests,
 });
@@ -32,7 +22,7 @@ const suite = (tests: unknown[], more: Record<string, unknown> = {}) => ({
 t.test('dates, texts, modals updated and pushed, the home view: every step meets the app', async (t) => {
   const r = await runMain([
     'test',
-    appDir(
+    plannerDir(
       suite(
         [
           test('a date and a text in a message', [
@@ -49,14 +39,7 @@ t.test('dates, texts, modals updated and pushed, the home view: every step meets
             { expect: 'message', text: 'plan: nothing yet' },
             { click: 'Details' },
             { expect: 'modal', title: 'Plan details', inputs: ['Title', 'Due'] },
-            { click: 'Rename', modal: true },
-            { expect: 'modal', title: 'Plan details, renamed' },
-            { click: 'More', modal: true },
-            { expect: 'modal', title: 'More', inputs: ['Owner note'] },
-            { submit: { 'Owner note': 'later' } },
-            { expect: 'ack' },
-            { submit: { Title: 'Q4', Due: '2026-12-05' } },
-            { expect: 'ack' },
+            ...IN_THE_MODAL,
             { expect: 'message', text: 'planned Q4 due 2026-12-05' },
           ]),
           test('in another channel, declared by the suite', [
@@ -89,7 +72,7 @@ t.test('dates, texts, modals updated and pushed, the home view: every step meets
 t.test('the same steps where the app has nothing of the kind fail, saying what happened', async (t) => {
   const r = await runMain([
     'test',
-    appDir(
+    plannerDir(
       suite(
         [
           test('no such date picker', [

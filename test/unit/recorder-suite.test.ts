@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSuite } from '../../src/apptest/suite.js';
+import { IN_THE_MODAL } from '../helpers/planner.js';
 
 /** The problems `appreg test` finds reading this suite beside the example app's manifest: none, or its message. */
 async function validateSuite(suite: unknown, name: string): Promise<string[]> {
@@ -482,14 +483,7 @@ t.test('dates, texts, the home view, and modals the app updates and pushes', asy
     { expect: 'ack' },
     { click: 'Details', message: '${plan}' },
     { expect: 'modal', title: 'Plan details', inputs: ['Title', 'Due'] },
-    { click: 'Rename', modal: true },
-    { expect: 'modal', title: 'Plan details, renamed', inputs: ['Title', 'Due'] },
-    { click: 'More', modal: true },
-    { expect: 'modal', title: 'More', inputs: ['Owner note'] },
-    { submit: { 'Owner note': 'later' } },
-    { expect: 'ack' },
-    { submit: { Title: 'Q4', Due: '2026-12-05' } },
-    { expect: 'ack' },
+    ...IN_THE_MODAL,
     { expect: 'message', text: 'planned Q4 due' },
     { click: { onAction: 'home_refresh' }, home: true, as: 'dev' },
     { expect: 'answered' },
