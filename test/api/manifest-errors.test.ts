@@ -132,6 +132,8 @@ t.test('invalid_manifest bodies, byte for byte, on create and update', async (t)
       t.equal(await res.text(), JSON.stringify(expected), `${name} (${how}): the body`);
     }
   }
+  const missing = await d.api(`${d.mgmt}/apps/app_missing`, { method: 'PUT', json: [] });
+  t.equal(await missing.text(), JSON.stringify(NOT_AN_OBJECT), 'the manifest is checked before the app is looked up');
   const none = await d.api(`${d.mgmt}/apps`, { method: 'POST' });
   t.equal(await none.text(), JSON.stringify(NOT_AN_OBJECT), 'no body at all is not an object');
   t.equal(((await (await d.api(`${d.mgmt}/apps/mine`)).json()) as unknown[]).length, 1, 'no app was made');
