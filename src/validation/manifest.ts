@@ -11,7 +11,6 @@ import { didYouMean } from './did-you-mean.js';
 import { schema, validated } from './http-input.js';
 import { describeSchemaErrors, type ErrorWording, type Violation } from './schema-errors.js';
 
-
 type ShortcutType = 'ON_MESSAGE' | 'GLOBAL';
 interface Shortcut {
   shortcutType: ShortcutType;
