@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import type { Logger } from '../logger.js';
 import type { IdentityService } from '../services/identity.js';
 import { writeFile0600 } from './data-dir.js';
+import { recordOr, stringOr } from '../unknown-values.js';
 
 export interface LocalCredentials {
   workspaceId: string;
@@ -46,7 +47,13 @@ export async function refreshCredentials(
     logger.warn('credentials.json is unreadable; left as it is', { file, error: (e as Error).message });
     return null;
   }
-  const renewed = await identity.renewLocalCredentials(cur);
+  const stored = recordOr(cur);
+  const renewed =
+    stored &&
+    (await identity.renewLocalCredentials({
+      workspaceUserId: stringOr(stored.workspaceUserId),
+      authToken: stringOr(stored.authToken),
+    }));
   if (renewed) {
     write(file, renewed);
     logger.info(
