@@ -9,6 +9,7 @@ import { defaultDataDir } from './default-data-dir.js';
 import type { LogFormat } from './logger.js';
 import { configSchema, describe, flagName, fromText, type ConfigSchema } from './config-schema.js';
 import { must } from './must.js';
+import { messageOf } from './unknown-values.js';
 
 export interface Config {
   host: string;
@@ -233,7 +234,7 @@ function beyondSchema(
     try {
       parseAddressList(read.egressAllow);
     } catch (e) {
-      return (e as Error).message;
+      return messageOf(e);
     }
   }
   return undefined;
@@ -265,7 +266,7 @@ export function loadConfig(
     try {
       parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (e) {
-      throw new ConfigError(`config file ${file} is not valid JSON: ${(e as Error).message}`);
+      throw new ConfigError(`config file ${file} is not valid JSON: ${messageOf(e)}`);
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new ConfigError(`config file ${file} must hold a JSON object`);

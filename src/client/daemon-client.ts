@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { CliError, EXIT } from './exit.js';
 import { resolveCredentials, resolveUrl, type Credentials } from './credentials.js';
 import type { GlobalOpts, Io } from './io.js';
+import { messageOf, errnoOf } from '../unknown-values.js';
 
 interface Answer {
   status: number;
@@ -31,7 +32,7 @@ async function send(url: string, req: Outgoing, timeoutMs: number): Promise<Answ
   try {
     target = new URL(url);
   } catch (e) {
-    throw new NoAnswer((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+    throw new NoAnswer(errnoOf(e) ?? messageOf(e));
   }
   const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const signal = AbortSignal.timeout(timeoutMs);

@@ -15,6 +15,7 @@ import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, 
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 import type { Outcome } from '../model/delivery.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 
 const EXCERPT = 2048;
 /** The answer's headers kept on an attempt: at most this many, each value cut to VALUE_CAP characters. */
@@ -207,7 +208,7 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
             const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
             const cause = err.cause ?? err;
             if (cause instanceof EgressDenied || err instanceof EgressDenied)
-              return finish(failure('egress_denied', (cause as Error).message, t0));
+              return finish(failure('egress_denied', messageOf(cause), t0));
             const code = cause.code ?? err.code ?? '';
             if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code))
               return finish(failure('connection_error', `TLS verification failed (${code})`, t0));

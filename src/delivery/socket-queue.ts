@@ -22,6 +22,7 @@ import { retryHorizonMs } from './retry-policy.js';
 import type { AttemptResult, SendRequest } from './types.js';
 import type { QueuedEvent, SentMark } from '../model/delivery.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 
 /** Tables of the socket-mode queue (their records: model/delivery.ts). */
 export const SOCKET_QUEUE_TABLE = 'socketEventQueue';
@@ -102,7 +103,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       return true;
     } catch (err) {
       if (!(err instanceof StoreConflict))
-        log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message });
+        log.error('socket-mode queue write failed', { deliveryId: e.id, error: messageOf(err) });
       return false;
     }
   }
@@ -132,7 +133,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       try {
         q.settled(e.id, e.appId, r);
       } catch (err) {
-        log.error('socket-mode queue listener failed', { error: (err as Error).message });
+        log.error('socket-mode queue listener failed', { error: messageOf(err) });
       }
     }
   }
@@ -148,7 +149,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
         appId,
         deliveryId: id,
         why,
-        error: (err as Error).message,
+        error: messageOf(err),
       });
       return false;
     }
@@ -256,9 +257,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
               { table: SOCKET_QUEUE_TABLE, id: e.id, value: e },
               { table: SOCKET_SENT_TABLE, id: e.id, value: null },
             ])
-            .catch((err) =>
-              log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message }),
-            );
+            .catch((err) => log.error('socket-mode queue write failed', { deliveryId: e.id, error: messageOf(err) }));
           more = false;
           break;
         }
@@ -275,7 +274,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   }
 
   const flushLogged = (appId: string): void =>
-    void flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: (e as Error).message }));
+    void flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: messageOf(e) }));
   sessions.onAnyConnect(flushLogged);
 
   /**

@@ -19,6 +19,7 @@ import type { AppRecord } from '../model/identity.js';
 import type { AttemptResult, SendRequest } from './types.js';
 import type { HolderRecord } from '../model/delivery.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 
 export const SOCKET_HOLDERS_TABLE = 'socketHolders';
 /** Relay messages too big for a notification (deleted by their reader; swept when left behind). */
@@ -82,7 +83,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     expiresAt: clock.now() + ttlMs,
     connections: Math.max(1, sessions.count(appId)),
   });
-  const fail = (e: unknown) => log.error('socket relay failed', { error: (e as Error).message });
+  const fail = (e: unknown) => log.error('socket relay failed', { error: messageOf(e) });
 
   /**
    * Holder records being written, so that a second connection of the app waits for the first's. A

@@ -19,6 +19,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { INDEXED_FIELDS } from '../store/indexes.js';
 import { StoreValueRefused, UNSTORABLE_CHAR, type Change, type Store } from '../store/types.js';
+import { messageOf } from '../unknown-values.js';
 
 const UNSTORABLE_CHARS = new RegExp(UNSTORABLE_CHAR.source, 'g');
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
@@ -140,7 +141,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
       try {
         l(rec);
       } catch (e) {
-        logger.error('delivery log listener failed', { error: (e as Error).message });
+        logger.error('delivery log listener failed', { error: messageOf(e) });
       }
     }
   }
@@ -196,7 +197,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
         });
         await store.publish(CHANNEL, JSON.stringify({ id, from: origin }));
       } catch (e) {
-        logger.error('delivery log write failed', { deliveryId: id, error: (e as Error).message });
+        logger.error('delivery log write failed', { deliveryId: id, error: messageOf(e) });
       }
       // an entry about a delivery this daemon did not know: its listeners hear it once it is written
       if (!u.rec && listeners.size) void readBack(id);
@@ -205,7 +206,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     if (clock.now() - lastPrune >= PRUNE_EVERY_MS && !pruning) {
       lastPrune = clock.now();
       pruning = prune()
-        .catch((e) => logger.error('delivery log prune failed', { error: (e as Error).message }))
+        .catch((e) => logger.error('delivery log prune failed', { error: messageOf(e) }))
         .finally(() => (pruning = undefined));
     }
   }
@@ -257,7 +258,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   function readBack(id: string): Promise<void> {
     return current(id)
       .then((rec) => rec && tell(rec))
-      .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
+      .catch((e) => logger.error('delivery log read failed', { error: messageOf(e) }));
   }
 
   /**
@@ -315,7 +316,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
             .sort((a, b) => (a.state.at < b.state.at ? -1 : a.state.at > b.state.at ? 1 : 0));
           for (const s of missed) await readBack(s.id);
         })
-        .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
+        .catch((e) => logger.error('delivery log read failed', { error: messageOf(e) }));
     },
   );
 
