@@ -9,7 +9,7 @@ import { defaultDataDir } from './default-data-dir.js';
 import type { LogFormat } from './logger.js';
 import { configSchema, describe, flagName, fromText, type ConfigSchema } from './config-schema.js';
 import { must } from './must.js';
-import { messageOf } from './unknown-values.js';
+import { isRecord, messageOf, stringOr } from './unknown-values.js';
 
 export interface Config {
   host: string;
@@ -248,7 +248,7 @@ export function loadConfig(
   const keys = Object.keys(properties).filter((k) => k !== '$schema') as (keyof Config)[];
   const cfg: Config = { ...defaults };
   // the default is decided here, not in `defaults`: it depends on where appreg is installed (data-dir.ts)
-  const dataDir = (flags.dataDir as string | undefined) ?? (env.APPREG_DATA_DIR || defaultDataDir(env));
+  const dataDir = stringOr(flags.dataDir) ?? (env.APPREG_DATA_DIR || defaultDataDir(env));
   cfg.dataDir = dataDir;
   const file = flags.config ?? env.APPREG_CONFIG ?? path.join(dataDir, 'config.json');
   /** One source's settings, read from text where it is text and checked against the schema. */
@@ -268,9 +268,8 @@ export function loadConfig(
     } catch (e) {
       throw new ConfigError(`config file ${file} is not valid JSON: ${messageOf(e)}`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw new ConfigError(`config file ${file} must hold a JSON object`);
-    const { $schema: _editorsOnly, ...settings } = parsed as Record<string, unknown>;
+    if (!isRecord(parsed)) throw new ConfigError(`config file ${file} must hold a JSON object`);
+    const { $schema: _editorsOnly, ...settings } = parsed;
     apply(`config file ${file}`, settings);
   } else if (flags.config ?? env.APPREG_CONFIG) {
     throw new ConfigError(`config file ${file} does not exist`);

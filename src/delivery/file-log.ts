@@ -22,7 +22,7 @@ import type { Logger } from '../logger.js';
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
 import type { AttemptRecord, DeliveryHead, DeliveryRecord, StateChange } from '../model/delivery.js';
 import { must } from '../must.js';
-import { messageOf } from '../unknown-values.js';
+import { fieldOf, messageOf } from '../unknown-values.js';
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
 /**
@@ -145,8 +145,7 @@ function parseLine(line: string, bodies: Map<string, string>): LogEntry | Delive
   const entry: LogEntry = { id: o.id };
   if (o.begun && typeof o.begun === 'object') {
     const { payload, ...head } = o.begun;
-    const shared =
-      payload?.body && typeof payload.body === 'object' ? (payload.body as { $body?: unknown }).$body : undefined;
+    const shared = fieldOf(payload?.body, '$body');
     if (payload && typeof shared === 'string') {
       const text = bodies.get(shared);
       if (text === undefined) return undefined;

@@ -19,7 +19,7 @@ import type { AppRecord } from '../model/identity.js';
 import type { AttemptResult, SendRequest } from './types.js';
 import type { HolderRecord } from '../model/delivery.js';
 import { must } from '../must.js';
-import { messageOf } from '../unknown-values.js';
+import { messageOf, recordOr } from '../unknown-values.js';
 
 export const SOCKET_HOLDERS_TABLE = 'socketHolders';
 /** Relay messages too big for a notification (deleted by their reader; swept when left behind). */
@@ -155,7 +155,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
       deliveryId: m.deliveryId,
       attemptId: m.attemptId,
       app,
-      payload: JSON.parse(m.rawPayload) as Record<string, unknown>,
+      payload: recordOr(JSON.parse(m.rawPayload)) ?? {}, // the payload the requester sent: an object
       rawPayload: m.rawPayload,
       interactive: m.interactive,
       budgetMs: m.budgetMs,

@@ -105,8 +105,7 @@ class Attempt implements ReplyWaiter {
     this.done = true;
     this.clock.clear(this.timer);
     if (this.req.interactive) this.sessions.forget(this.correlationId);
-    (r as AttemptResult).latencyMs = Math.round((performance.now() - this.t0) * 10) / 10;
-    this.resolve(r as AttemptResult);
+    this.resolve(Object.assign(r, { latencyMs: Math.round((performance.now() - this.t0) * 10) / 10 }));
   }
 }
 
