@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { CliError, EXIT } from './exit.js';
 import { resolveCredentials, resolveUrl, type Credentials } from './credentials.js';
 import type { GlobalOpts, Io } from './io.js';
-import { messageOf, errnoOf } from '../unknown-values.js';
+import { errnoOf, fieldOf, messageOf, recordOr, stringOr } from '../unknown-values.js';
 
 interface Answer {
   status: number;
@@ -105,16 +105,19 @@ function headline(message: string, details: Array<{ pointer: string; message: st
  * request's fault, not the daemon's: exit 4.
  */
 function rejection(status: number, body: unknown): CliError {
-  const b = body as
-    { code?: string; message?: string; details?: Array<{ pointer: string; message: string }> } | undefined;
-  const details = b?.details ?? [];
-  const message = b?.message ?? `the daemon answered ${status}`;
+  const b = recordOr(body);
+  const code = stringOr(b?.code);
+  const details = (Array.isArray(b?.details) ? b.details : []).map((d: unknown) => ({
+    pointer: stringOr(fieldOf(d, 'pointer')) ?? '',
+    message: stringOr(fieldOf(d, 'message')) ?? '',
+  }));
+  const message = stringOr(b?.message) ?? `the daemon answered ${status}`;
   const head = headline(message, details);
-  const lines = [`${head}${b?.code ? ` (${b.code})` : ''}${head === message ? '' : ':'}`];
+  const lines = [`${head}${code ? ` (${code})` : ''}${head === message ? '' : ':'}`];
   for (const d of details) lines.push(`  ${d.pointer || '/'}: ${d.message}`);
   return new CliError(
     lines.join('\n'),
-    status >= 500 && b?.code !== 'manifest_unavailable' ? EXIT.daemonError : EXIT.rejected,
+    status >= 500 && code !== 'manifest_unavailable' ? EXIT.daemonError : EXIT.rejected,
     body,
   );
 }
