@@ -177,6 +177,7 @@ export function createClient(io: Io, g: GlobalOpts, opts: { auth?: boolean } = {
       o.onHeaders?.(res.headers);
       const answer = parseBody(res.text);
       if (res.status >= 400) throw rejection(res.status, answer);
+      // the daemon's answer, of the type the caller's route names (the one place the client asserts it)
       return answer as never;
     },
     async visitApp(appUrl) {

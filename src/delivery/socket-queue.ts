@@ -19,7 +19,7 @@ import type { Logger } from '../logger.js';
 import { StoreConflict, type Change, type Store } from '../store/types.js';
 import type { SocketConn, SocketConnections } from './socket-connections.js';
 import { retryHorizonMs } from './retry-policy.js';
-import type { AttemptResult, SendRequest } from './types.js';
+import type { AttemptResult, SocketSendRequest } from './types.js';
 import type { QueuedEvent, SentMark } from '../model/delivery.js';
 import { must } from '../must.js';
 import { messageOf } from '../unknown-values.js';
@@ -156,7 +156,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   }
 
   /** Keep the event (after `list`, the app's kept events as read), then apply the per-app cap. */
-  async function enqueue(req: SendRequest, list: QueuedEvent[]): Promise<void> {
+  async function enqueue(req: SocketSendRequest, list: QueuedEvent[]): Promise<void> {
     if (list.some((e) => e.id === req.deliveryId)) return; // an engine retry of a kept event
     const now = clock.now();
     // after every event already kept for the app, whatever the clocks of the daemons that kept them
@@ -282,7 +282,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
    * waits for it (`waited`) or the app has an open connection here (one may have opened meanwhile, its flush's reads
    * done before this keep was written).
    */
-  async function keep(req: SendRequest, list: QueuedEvent[], waited: boolean): Promise<void> {
+  async function keep(req: SocketSendRequest, list: QueuedEvent[], waited: boolean): Promise<void> {
     const appId = req.app.id;
     const under = keeping.get(appId) ?? new Set<Promise<void>>();
     keeping.set(appId, under);
@@ -298,7 +298,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   }
 
   /** Events only. undefined = nothing kept for the app and it is connected here: send directly. */
-  async function handle(req: SendRequest): Promise<AttemptResult | undefined> {
+  async function handle(req: SocketSendRequest): Promise<AttemptResult | undefined> {
     // a first attempt cannot have been sent from the queue yet: no read for a mark then
     const [mark, list] = await Promise.all([
       req.retryNum > 0 ? store.get(SOCKET_SENT_TABLE, req.deliveryId) : undefined,
