@@ -245,7 +245,7 @@ export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
   const { properties, check } = configSchema<Config>();
-  const keys = Object.keys(properties).filter((k) => k !== '$schema') as (keyof Config)[];
+  const keys = Object.keys(properties).filter((k) => k !== '$schema');
   const cfg: Config = { ...defaults };
   // the default is decided here, not in `defaults`: it depends on where appreg is installed (data-dir.ts)
   const dataDir = stringOr(flags.dataDir) ?? (env.APPREG_DATA_DIR || defaultDataDir(env));
@@ -278,7 +278,11 @@ export function loadConfig(
     const v = env[envName(k)];
     if (v !== undefined && v !== '') apply(envName(k), { [k]: v });
   }
-  for (const k of keys) if (flags[k] !== undefined) apply(flagName(k), { [k]: flags[k] });
+  const flagged = new Map<string, unknown>(Object.entries(flags));
+  for (const k of keys) {
+    const v = flagged.get(k);
+    if (v !== undefined) apply(flagName(k), { [k]: v });
+  }
   cfg.dataDir = path.resolve(cfg.dataDir);
   return cfg;
 }
