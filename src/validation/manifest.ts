@@ -9,6 +9,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { checkRegisteredRedirect } from '../oauth/redirect-urls.js';
 import { didYouMean } from './did-you-mean.js';
 import { describeSchemaErrors, type ErrorWording, type Violation } from './schema-errors.js';
+import { fieldOf, isRecord, recordOr } from '../unknown-values.js';
 
 export type { Violation };
 
@@ -62,12 +63,13 @@ export type ValidationResult =
 
 export const SCHEMA_ID = 'https://appreg.dev/schemas/app-manifest.schema.json';
 const schemaFile = new URL('../../../schemas/app-manifest.schema.json', import.meta.url);
-export const manifestSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown> & {
-  $defs: { scope: { enum: string[] } };
-};
+export const manifestSchema: Record<string, unknown> = recordOr(JSON.parse(fs.readFileSync(schemaFile, 'utf8'))) ?? {};
 
 /** docs/protocol.md §8, read from the schema so there is one list. */
-export const KNOWN_SCOPES: readonly string[] = manifestSchema.$defs.scope.enum;
+const scopeEnum = fieldOf(fieldOf(fieldOf(manifestSchema, '$defs'), 'scope'), 'enum');
+export const KNOWN_SCOPES: readonly string[] = Array.isArray(scopeEnum)
+  ? scopeEnum.filter((s): s is string => typeof s === 'string')
+  : [];
 
 /** docs/protocol.md §5: the scope each known event needs (null: none). */
 export const EVENT_SCOPES: Readonly<Record<string, string | null>> = {
@@ -100,14 +102,14 @@ function isHttpUrl(s: string): boolean {
  * a daemon's start-up CPU, and a daemon restarting under socket-mode apps must listen again quickly
  * (docs/operations.md). Ajv is CommonJS, so it loads synchronously here.
  */
-let compiled: ValidateFunction | undefined;
-function validateSchema(): ValidateFunction {
+let compiled: ValidateFunction<Manifest> | undefined;
+function validateSchema(): ValidateFunction<Manifest> {
   if (compiled) return compiled;
   const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
   const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
   ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
   ajv.addFormat('http-url-or-empty', { type: 'string', validate: (s: string) => s === '' || isHttpUrl(s) });
-  return (compiled = ajv.compile(manifestSchema));
+  return (compiled = ajv.compile<Manifest>(manifestSchema));
 }
 
 /** The manifest's own wording: a misspelt scope or event, a command, a home view block, a URL. */
@@ -127,7 +129,7 @@ const wording: ErrorWording = {
 
 type Loose = Record<string, unknown>;
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const obj = (v: unknown): Loose => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : {});
+const obj = (v: unknown): Loose => recordOr(v) ?? {};
 
 /** Rules beyond the schema; they run on whatever parts are well-formed so every problem shows at once. */
 function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, out: Violation[], warnings: Violation[]) {
@@ -176,13 +178,14 @@ function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, ou
 }
 
 export function validateManifest(input: unknown, opts: { allowInsecureRedirects?: boolean } = {}): ValidationResult {
-  if (!input || typeof input !== 'object' || Array.isArray(input))
+  if (!isRecord(input))
     return { ok: false, violations: [{ pointer: '', message: 'the manifest must be a JSON object' }] };
   const violations: Violation[] = [];
   const warnings: Violation[] = [];
   const validate = validateSchema();
-  if (!validate(input)) violations.push(...describeSchemaErrors(validate.errors ?? [], manifestSchema, input, wording));
-  semanticChecks(input as Loose, opts, violations, warnings);
-  if (violations.length) return { ok: false, violations };
-  return { ok: true, manifest: input as Manifest, warnings };
+  const valid = validate(input);
+  if (!valid) violations.push(...describeSchemaErrors(validate.errors ?? [], manifestSchema, input, wording));
+  semanticChecks(input, opts, violations, warnings);
+  if (violations.length || !valid) return { ok: false, violations };
+  return { ok: true, manifest: input, warnings };
 }
