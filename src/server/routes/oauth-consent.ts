@@ -142,7 +142,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   r.get(CONSENT_PATH, pageLimit, async (req, res) => {
     let authReq: AuthRequest;
     try {
-      authReq = await oauth.validate(req.query as Record<string, unknown>);
+      authReq = await oauth.validate(req.query);
     } catch (e) {
       return sendError(res, e);
     }
