@@ -11,16 +11,8 @@ import type { Grants } from '../../../services/oauth/grants.js';
 import type { Revocation } from '../../../services/oauth/revocation.js';
 import { appFormPage, appPage, appsListPage, confirmPage, type AppPageView } from '../../pages/console/apps.js';
 import { jsonParseProblem } from '../../pages/console/manifest-view.js';
-import {
-  FORM_TYPE,
-  handled,
-  seeOther,
-  sendConsolePage,
-  type ConsoleBase,
-  type ConsoleHandler,
-  type Form,
-  type Signed,
-} from './common.js';
+import { FORM_TYPE, handled, seeOther, sendConsolePage } from './common.js';
+import type { ConsoleBase, ConsoleHandler, Form, Signed } from './common.js';
 import { must } from '../../../must.js';
 import { recordOr, stringOr } from '../../../unknown-values.js';
 

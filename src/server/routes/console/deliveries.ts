@@ -24,15 +24,8 @@ import {
   type ListFilter,
 } from '../../pages/console/deliveries.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
-import {
-  handled,
-  seeOther,
-  sendConsolePage,
-  type ConsoleBase,
-  type ConsoleHandler,
-  type Form,
-  type Signed,
-} from './common.js';
+import { handled, seeOther, sendConsolePage } from './common.js';
+import type { ConsoleBase, ConsoleHandler, Form, Signed } from './common.js';
 
 const SHOWN = 100;
 const GATHER_MS = 200;

@@ -9,15 +9,8 @@ import { Router, type Request, type Response } from 'express';
 import { invalidRequest, notFound } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import { homePage, modalHtml } from '../../pages/console/workspace.js';
-import {
-  handled,
-  seeOther,
-  sendConsolePage,
-  type ConsoleBase,
-  type ConsoleHandler,
-  type Form,
-  type Signed,
-} from './common.js';
+import { handled, seeOther, sendConsolePage } from './common.js';
+import type { ConsoleBase, ConsoleHandler, Form, Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
 import { channelHref, workspaceView, type Workspace } from './workspace-view.js';
 import { appInteractions, interactionOf, pickedIn } from './interactions.js';

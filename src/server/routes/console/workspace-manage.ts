@@ -14,15 +14,8 @@ import {
   type ManagedChannel,
   type ManageView,
 } from '../../pages/console/manage.js';
-import {
-  handled,
-  seeOther,
-  sendConsolePage,
-  type ConsoleBase,
-  type ConsoleHandler,
-  type Form,
-  type Signed,
-} from './common.js';
+import { handled, seeOther, sendConsolePage } from './common.js';
+import type { ConsoleBase, ConsoleHandler, Form, Signed } from './common.js';
 import type { Workspace } from './workspace-view.js';
 
 const NOTICES: Record<string, string> = {
