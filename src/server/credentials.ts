@@ -4,10 +4,10 @@
  * is close to expiry.
  */
 import fs from 'node:fs';
+import { messageOf } from '../unknown-values.js';
 import type { Logger } from '../logger.js';
 import type { IdentityService } from '../services/identity.js';
 import { writeFile0600 } from './data-dir.js';
-import { messageOf } from '../unknown-values.js';
 
 export interface LocalCredentials {
   workspaceId: string;

@@ -142,7 +142,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   r.get(CONSENT_PATH, pageLimit, async (req, res) => {
     let authReq: AuthRequest;
     try {
-      authReq = await oauth.validate(req.query);
+      authReq = await oauth.validate(req.query as Record<string, unknown>);
     } catch (e) {
       return sendError(res, e);
     }
