@@ -14,6 +14,7 @@ import { mountAuthed, route } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
 import { must } from '../../must.js';
 import { routedPath } from '../request-target.js';
+import { recordOr } from '../../unknown-values.js';
 
 export interface AppsRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
@@ -94,7 +95,7 @@ export function createAppGetHandler(deps: AppGetDeps) {
         })
         .then(async ({ app, json }) =>
           app.manifest.socketMode === true
-            ? JSON.stringify(Object.assign(JSON.parse(json) as object, await deps.socketStatus(app.id)))
+            ? JSON.stringify({ ...recordOr(JSON.parse(json)), ...(await deps.socketStatus(app.id)) })
             : json,
         )
         .then(
