@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Manifest } from '../validation/manifest.js';
 import { SUITE_SCHEMA_ID } from './suite.js';
+import type { Step, SuiteFile } from './steps.js';
 import { must } from '../must.js';
 import { recordOr, stringOr } from '../unknown-values.js';
 
@@ -99,8 +100,6 @@ function listSources(dir: string): string[] {
   }
 }
 
-type Step = Record<string, unknown>;
-
 /** How the suite starts the app: its command, and where it runs, its own variables, its readiness, when needed. */
 export interface StarterStart {
   command: string;
@@ -109,8 +108,8 @@ export interface StarterStart {
   ready?: { timeoutMs: number };
 }
 
-export function starterSuite(m: Manifest, manifestPath: string, start: StarterStart): Record<string, unknown> {
-  const tests: Array<{ name: string; steps: Step[] }> = [];
+export function starterSuite(m: Manifest, manifestPath: string, start: StarterStart): SuiteFile & { $schema: string } {
+  const tests: SuiteFile['tests'] = [];
   const answered: Step = { expect: 'answered' };
   for (const c of m.slashCommands ?? [])
     tests.push({ name: `${c.command} answers in time`, steps: [{ say: c.command }, answered] });

@@ -47,7 +47,7 @@ function actionTitle(s: Resolved<ActionStep>): string {
 function expectationTitle(s: Resolved<ExpectStep>): string {
   const parts = [`expect ${s.expect}`];
   if ('type' in s) parts.push(String(s.type));
-  if ('kind' in s && s.kind !== undefined) parts.push(`(${s.kind})`);
+  if ('kind' in s && s.kind !== undefined) parts.push(`(${String(s.kind)})`);
   if ('text' in s && s.text !== undefined) parts.push(q(s.text));
   if ('title' in s && s.title !== undefined) parts.push(`titled ${q(s.title)}`);
   if ('buttons' in s && s.buttons !== undefined) parts.push(`with buttons ${listOf(s.buttons).join(', ')}`);
