@@ -4,6 +4,7 @@
  * is close to expiry.
  */
 import fs from 'node:fs';
+import { messageOf } from '../unknown-values.js';
 import type { Logger } from '../logger.js';
 import type { IdentityService } from '../services/identity.js';
 import { writeFile0600 } from './data-dir.js';
@@ -44,7 +45,7 @@ export async function refreshCredentials(
   try {
     cur = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
-    logger.warn('credentials.json is unreadable; left as it is', { file, error: (e as Error).message });
+    logger.warn('credentials.json is unreadable; left as it is', { file, error: messageOf(e) });
     return null;
   }
   const stored = recordOr(cur);

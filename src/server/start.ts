@@ -34,6 +34,7 @@ import { HANDOVER_PROTOCOL } from './handover.js';
 import { sendError } from './respond.js';
 import { shuttingDown } from '../errors.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 
 export { StartupError };
 /** For `appreg serve`, which loads the server through this module only. */
@@ -262,7 +263,7 @@ async function openStore(
     } catch (e) {
       if (e instanceof StartupError) throw e; // the key check's own refusal
       throw new StartupError(
-        `refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${(e as Error).message}`,
+        `refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${messageOf(e)}`,
         'data',
       );
     }

@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import { invalidRequest, type AppError } from '../errors.js';
 import { describeSchemaErrors, type Violation } from './schema-errors.js';
+import { fieldOf, recordOr } from '../unknown-values.js';
 
 /** A generated validator: true when the value conforms; else its errors are on `errors`. */
 interface Validator {
@@ -58,12 +59,11 @@ function schemaOf(ref: string): object {
   const [file = '', name = ''] = ref.split('#');
   let doc = schemaFiles.get(file);
   if (!doc) {
-    doc = JSON.parse(
-      fs.readFileSync(new URL(`../../../schemas/http/${file}.schema.json`, import.meta.url), 'utf8'),
-    ) as Record<string, unknown>;
+    const text = fs.readFileSync(new URL(`../../../schemas/http/${file}.schema.json`, import.meta.url), 'utf8');
+    doc = recordOr(JSON.parse(text)) ?? {};
     schemaFiles.set(file, doc);
   }
-  return ((doc.$defs as Record<string, object> | undefined)?.[name] ?? {}) as object;
+  return recordOr(fieldOf(doc.$defs, name)) ?? {};
 }
 
 const isValid = <T>(v: Validator, value: unknown, _s: Schema<T>): value is T => v(value);

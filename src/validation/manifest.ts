@@ -1,5 +1,5 @@
 /**
- * Manifest validation: one Ajv instance compiled from schemas/app-manifest.schema.json,
+ * Manifest validation: schemas/app-manifest.schema.json's validator (generated ahead of time),
  * plus the rules a schema cannot say (uniqueness, event scopes, redirect URLs).
  * Every violation is reported at once as {pointer, message} (RFC 6901 pointers).
  */
@@ -10,6 +10,7 @@ import { checkRegisteredRedirect } from '../oauth/redirect-urls.js';
 import { didYouMean } from './did-you-mean.js';
 import { schema, validated } from './http-input.js';
 import { describeSchemaErrors, type ErrorWording, type Violation } from './schema-errors.js';
+import { fieldOf, isRecord, recordOr } from '../unknown-values.js';
 
 type ShortcutType = 'ON_MESSAGE' | 'GLOBAL';
 interface Shortcut {
@@ -70,12 +71,13 @@ export interface CheckedManifest {
 
 export const SCHEMA_ID = 'https://appreg.dev/schemas/app-manifest.schema.json';
 const schemaFile = new URL('../../../schemas/app-manifest.schema.json', import.meta.url);
-export const manifestSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown> & {
-  $defs: { scope: { enum: string[] } };
-};
+export const manifestSchema: Record<string, unknown> = recordOr(JSON.parse(fs.readFileSync(schemaFile, 'utf8'))) ?? {};
 
 /** docs/protocol.md §8, read from the schema so there is one list. */
-export const KNOWN_SCOPES: readonly string[] = manifestSchema.$defs.scope.enum;
+const scopeEnum = fieldOf(fieldOf(fieldOf(manifestSchema, '$defs'), 'scope'), 'enum');
+export const KNOWN_SCOPES: readonly string[] = Array.isArray(scopeEnum)
+  ? scopeEnum.filter((s): s is string => typeof s === 'string')
+  : [];
 
 /** docs/protocol.md §5: the scope each known event needs (null: none). */
 export const EVENT_SCOPES: Readonly<Record<string, string | null>> = {
@@ -117,7 +119,7 @@ const wording: ErrorWording = {
 
 type Loose = Record<string, unknown>;
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const obj = (v: unknown): Loose => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : {});
+const obj = (v: unknown): Loose => recordOr(v) ?? {};
 
 /** Rules beyond the schema; they run on whatever parts are well-formed so every problem shows at once. */
 function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, out: Violation[], warnings: Violation[]) {
@@ -166,13 +168,13 @@ function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, ou
 }
 
 export function validateManifest(input: unknown, opts: { allowInsecureRedirects?: boolean } = {}): ValidationResult {
-  if (!input || typeof input !== 'object' || Array.isArray(input))
+  if (!isRecord(input))
     return { ok: false, violations: [{ pointer: '', message: 'the manifest must be a JSON object' }] };
   const violations: Violation[] = [];
   const warnings: Violation[] = [];
   const v = validated(MANIFEST, input);
   if (!v.ok) violations.push(...describeSchemaErrors(v.errors, manifestSchema, input, wording));
-  semanticChecks(obj(input), opts, violations, warnings);
+  semanticChecks(input, opts, violations, warnings);
   if (!v.ok || violations.length) return { ok: false, violations };
   return { ok: true, manifest: v.value, warnings };
 }

@@ -15,6 +15,7 @@ import { schema, type Schema } from '../../validation/http-input.js';
 import { checkManifest, type CheckedManifest } from '../../validation/manifest.js';
 import { must } from '../../must.js';
 import { routedPath } from '../request-target.js';
+import { recordOr } from '../../unknown-values.js';
 
 export interface AppsRoutesDeps {
   config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites' | 'allowInsecureRedirects'>;
@@ -95,7 +96,7 @@ export function createAppGetHandler(deps: AppGetDeps) {
         })
         .then(async ({ app, json }) =>
           app.manifest.socketMode === true
-            ? JSON.stringify(Object.assign(JSON.parse(json) as object, await deps.socketStatus(app.id)))
+            ? JSON.stringify({ ...recordOr(JSON.parse(json)), ...(await deps.socketStatus(app.id)) })
             : json,
         )
         .then(
