@@ -177,6 +177,7 @@ export function createHttpApp(daemon: HttpAppParts, baseUrl: () => string) {
     onDeliveryChange: daemon.delivery.log.onChange,
     socketStatus,
     bodyLimitBytes: config.bodyLimitBytes,
+    allowInsecureRedirects: config.allowInsecureRedirects,
     workspace: daemon.workspace,
     recordings,
   });

@@ -8,6 +8,7 @@ import { messageOf } from '../unknown-values.js';
 import type { Logger } from '../logger.js';
 import type { IdentityService } from '../services/identity.js';
 import { writeFile0600 } from './data-dir.js';
+import { recordOr, stringOr } from '../unknown-values.js';
 
 export interface LocalCredentials {
   workspaceId: string;
@@ -47,7 +48,13 @@ export async function refreshCredentials(
     logger.warn('credentials.json is unreadable; left as it is', { file, error: messageOf(e) });
     return null;
   }
-  const renewed = await identity.renewLocalCredentials(cur);
+  const stored = recordOr(cur);
+  const renewed =
+    stored &&
+    (await identity.renewLocalCredentials({
+      workspaceUserId: stringOr(stored.workspaceUserId),
+      authToken: stringOr(stored.authToken),
+    }));
   if (renewed) {
     write(file, renewed);
     logger.info(

@@ -26,6 +26,11 @@ export interface Schema<T> {
   readonly ref: string;
   /** Never set: carries T. */
   readonly type?: T;
+  /**
+   * A check of its own, where the schema's 400 is not the default one (the manifest's: its own wording and the
+   * rules a schema cannot say, in one 400 invalid_manifest): what it makes of the value, or it throws.
+   */
+  readonly check?: (value: unknown) => T;
 }
 
 export const schema = <T>(ref: string): Schema<T> => ({ ref });
@@ -102,8 +107,20 @@ export function ownWords(own: (p: Violation) => Violation | undefined, say: (fir
 }
 
 /**
- * `value` as T when it conforms to `s`, else the route's 400. `where` names the whole value in a
- * message ("The body", "The query").
+ * `value` as T when it conforms to `s`, else the errors of its generated validator: for a check that says
+ * its own 400 (the manifest's).
+ */
+export function validated<T>(
+  s: Schema<T>,
+  value: unknown,
+): { ok: true; value: T } | { ok: false; errors: ErrorObject[] } {
+  const v = validatorOf(s.ref);
+  return isValid(v, value, s) ? { ok: true, value } : { ok: false, errors: v.errors ?? [] };
+}
+
+/**
+ * `value` as T when it conforms to `s` (or passes its own check), else the route's 400. `where` names the
+ * whole value in a message ("The body", "The query").
  */
 export function checked<T>(
   s: Schema<T>,
@@ -111,6 +128,7 @@ export function checked<T>(
   where: string,
   opts: { messages?: Messages; refuse?: Refusal } = {},
 ): T {
+  if (s.check) return s.check(value);
   const v = validatorOf(s.ref);
   if (isValid(v, value, s)) return value;
   const problems = describeSchemaErrors(v.errors ?? [], schemaOf(s.ref), value);

@@ -7,6 +7,7 @@ import express, { Router, type Request, type Response } from 'express';
 import multer from 'multer';
 import { AppError, notFound } from '../../../errors.js';
 import type { AppsService } from '../../../services/apps.js';
+import { checkManifest } from '../../../validation/manifest.js';
 import type { Grants } from '../../../services/oauth/grants.js';
 import type { Revocation } from '../../../services/oauth/revocation.js';
 import { appFormPage, appPage, appsListPage, confirmPage, type AppPageView } from '../../pages/console/apps.js';
@@ -28,6 +29,8 @@ export interface ConsoleAppsDeps {
   revocation: Pick<Revocation, 'uninstallAs'>;
   socketStatus(appId: string): Promise<{ connections: number; queuedEvents: number }>;
   bodyLimitBytes: number;
+  /** The operator's allowInsecureRedirects: whether a manifest may name http redirect URLs beyond loopback. */
+  allowInsecureRedirects: boolean;
 }
 
 export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
@@ -129,16 +132,19 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     if (problem) return sendConsolePage(res, 400, appFormPage(s.shell, { ...formBase, parseProblem: problem }));
     const parsed: unknown = JSON.parse(text);
     try {
-      const out =
-        mode === 'create' ? await apps.create(s.principal, parsed) : await apps.update(s.principal, id(req), parsed);
+      const { manifest, warnings } = checkManifest(parsed, deps);
+      const app =
+        mode === 'create'
+          ? await apps.create(s.principal, manifest)
+          : await apps.update(s.principal, id(req), manifest);
       sendConsolePage(
         res,
         mode === 'create' ? 201 : 200,
         appPage(
           s.shell,
-          await view(s, out.app.id, {
+          await view(s, app.id, {
             notice: mode === 'create' ? 'App created.' : 'Manifest saved.',
-            warnings: out.warnings,
+            warnings,
           }),
         ),
       );
