@@ -164,9 +164,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
           parts.oauth.webSessions
             .sweep()
             .catch((e) => logger.error('sweeping used sign-in tokens failed', { error: String(e) })),
-          parts.oauth.exchange
-            .sweep()
-            .catch((e) => logger.error('sweeping expired codes failed', { error: String(e) })),
+          parts.oauth.codes.sweep().catch((e) => logger.error('sweeping expired codes failed', { error: String(e) })),
         ]),
       SWEEP_MS,
     );
