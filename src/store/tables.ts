@@ -13,6 +13,7 @@ import { OrderedLists, pageOf } from './ordered.js';
 import {
   checkRecordKeys,
   deepFreeze,
+  keyId,
   type AnyTables,
   type Change,
   type PageQuery,
@@ -20,18 +21,28 @@ import {
   type RecordKey,
 } from './types.js';
 import { must } from '../must.js';
+import { recordOr } from '../unknown-values.js';
 
 /** Text the shared reads keep parsed at most (characters): about 4,000 app records of 2.5 KB, some 30 MB of objects. */
 const SHARED_CHARS = 10_000_000;
 /** Records whose first shared read is noted (a reference to the stored text each), at most. */
 const SHARED_NOTES = 100_000;
 
+/**
+ * A record's stored text read back as the object it was written from: the one place the tables
+ * turn JSON text into a record, so the one assertion of it. Every text they hold is JSON.stringify
+ * of an object (validateChanges refuses anything else; recovery loads only objects).
+ */
+function parseRecord(text: string): object {
+  return JSON.parse(text) as object;
+}
+
 /** Throws TypeError unless `changes` is an array of well-formed Change objects. */
 export function validateChanges(changes: unknown): asserts changes is Change<AnyTables>[] {
   if (!Array.isArray(changes)) throw new TypeError('commit: changes must be an array');
   changes.forEach((c: unknown, i) => {
     if (c === null || typeof c !== 'object') throw new TypeError(`commit: change ${i} is not an object`);
-    const { table, id, value } = c as Record<string, unknown>;
+    const { table, id, value }: Record<string, unknown> = recordOr(c) ?? {}; // an array: no table name
     if (typeof table !== 'string' || table === '') throw new TypeError(`commit: change ${i} has no table name`);
     if (typeof id !== 'string' || id === '') throw new TypeError(`commit: change ${i} has no id`);
     if (value !== null && typeof value !== 'object') {
@@ -89,7 +100,7 @@ export class Tables {
   readonly #sources = new WeakMap<object, string>();
 
   #read(s: string): object {
-    const o: object = JSON.parse(s);
+    const o = parseRecord(s);
     this.#sources.set(o, s);
     return o;
   }
@@ -113,7 +124,7 @@ export class Tables {
   #readShared(table: string, id: string, text: string): object {
     const kept = this.#parsed.get(table)?.get(id);
     if (kept && kept.text === text) return kept.record;
-    const record = deepFreeze(JSON.parse(text) as object);
+    const record = deepFreeze(parseRecord(text));
     this.#sources.set(record, text);
     let noted = this.#noted.get(table);
     if (noted?.get(id) === text) {
@@ -182,15 +193,10 @@ export class Tables {
     checkRecordKeys(keys);
     const out: (object | undefined)[] = [];
     for (const k of keys) {
-      const id = 'idFrom' in k ? (out[k.idFrom.key] as Record<string, unknown> | undefined)?.[k.idFrom.field] : k.id;
-      const text = typeof id === 'string' ? this.#tables.get(k.table)?.get(id) : undefined;
-      out.push(
-        text === undefined
-          ? undefined
-          : opts?.shared
-            ? this.#readShared(k.table, id as string, text)
-            : this.#read(text),
-      );
+      const id = keyId(k, out);
+      const text = id === undefined ? undefined : this.#tables.get(k.table)?.get(id);
+      if (id === undefined || text === undefined) out.push(undefined);
+      else out.push(opts?.shared ? this.#readShared(k.table, id, text) : this.#read(text));
     }
     return out;
   }
@@ -218,7 +224,7 @@ export class Tables {
     let ordered = this.#ordered.get(table);
     if (!ordered) this.#ordered.set(table, (ordered = new OrderedLists()));
     const list = ordered.list(page.orderBy, field, value, function* () {
-      for (const id of ids) yield [id, JSON.parse(must(t.get(id))) as object];
+      for (const id of ids) yield [id, parseRecord(must(t.get(id)))];
     });
     const after = page.after && { k: page.after.value, id: page.after.id };
     return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read(must(t.get(p.id))));
@@ -293,8 +299,8 @@ export class Tables {
       const old = t?.get(id);
       const ix = this.#indexes.get(table) ?? this.#newIndex(table, fields);
       const known = old !== undefined ? this.#parsed.get(table)?.get(id) : undefined;
-      const before = old !== undefined ? (known?.text === old ? known.record : (JSON.parse(old) as object)) : undefined;
-      const after = json !== null ? (value ?? (JSON.parse(json) as object)) : undefined;
+      const before = old !== undefined ? (known?.text === old ? known.record : parseRecord(old)) : undefined;
+      const after = json !== null ? (value ?? parseRecord(json)) : undefined;
       if (before) this.#unindex(ix, fields, id, before);
       if (after) this.#index(ix, fields, id, after);
       this.#ordered.get(table)?.change(id, before, after);

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Invocation } from '../options.js';
 import { CliError, EXIT } from '../../client/exit.js';
+import { errnoOf, messageOf, recordOr } from '../../unknown-values.js';
 
 interface RecordingInfo {
   id: string;
@@ -111,8 +112,9 @@ export async function recordCommand(x: Invocation): Promise<void> {
   const { name, app: _app, ...rest } = made.suite;
   void _app;
   const suite = { name, app: await appSection(dir, typeof o.manifest === 'string' ? o.manifest : undefined), ...rest };
-  const tests = (suite as { tests?: Array<{ steps?: unknown[] }> }).tests ?? [];
-  const steps = tests[0]?.steps?.length ?? 0;
+  const tests = Array.isArray(rest.tests) ? rest.tests : [];
+  const first = recordOr(tests[0])?.steps;
+  const steps = Array.isArray(first) ? first.length : 0;
   if (!steps)
     throw new CliError(`recording ${id} saw nothing of an app to make a test of: nothing written`, EXIT.usage);
   const { suiteYaml } = await import('../../apptest/recorder/suite-yaml.js');
@@ -120,10 +122,7 @@ export async function recordCommand(x: Invocation): Promise<void> {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(target, suiteYaml(suite));
   } catch (e) {
-    throw new CliError(
-      `cannot write ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-      EXIT.usage,
-    );
+    throw new CliError(`cannot write ${target}: ${errnoOf(e) ?? messageOf(e)}`, EXIT.usage);
   }
   out.print(
     { recording: stopped.recording, file: target, tests: tests.length, steps, notes: made.notes },
