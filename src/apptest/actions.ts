@@ -27,6 +27,8 @@ import type {
   ActionStep,
   ClickStep,
   CloseStep,
+  DateStep,
+  EnterStep,
   EventStep,
   MenuStep,
   ReactStep,
@@ -123,13 +125,40 @@ function openModal(ctx: TestContext, ref?: unknown) {
   return top;
 }
 
-/** Where an element is: in a message (by default the newest that has it) or in the open modal. */
+/** What an element is in: a message, or a view (a modal; the home view when none is given). */
+type Source = { sourceId: string } | { sourceType: 'VIEW'; view?: Obj; channelId?: string };
+/** A step about an element of a message, of the open modal or of the home view. */
+type ElementStep = Resolved<ClickStep | SelectStep | DateStep | EnterStep>;
+
+/**
+ * An element of the app's home view for the step's user. The run cannot read that view (only the person's console
+ * shows it), so the step names the element by its onAction; the daemon sends the app the home view the app published
+ * for that user.
+ */
+function homeElement(s: ElementStep, type: string): { el: Element; source: Source } {
+  const named = 'in' in s ? s.in : undefined;
+  const onAction = typeof named === 'string' ? named : 'click' in s ? String(recordOr(s.click)?.onAction ?? '') : '';
+  return { el: { type, onAction, el: {} }, source: { sourceType: 'VIEW' } };
+}
+
+/** A call about the home view went with a made-up modal: the app published no home view for that user. */
+function mustBeHome(d: Delivery, s: ElementStep): void {
+  if (recordOr(recordOr(d.payload)?.view)?.type !== 'HOME')
+    throw new StepFailed(
+      `the app has published no home view for ${typeof s.as === 'string' ? s.as : 'owner'}: there is nothing to use in it`,
+      { call: d },
+    );
+}
+
+/** Where an element is: in a message (by default the newest that has it), in the open modal, or in the home view. */
 async function elementAt(
   ctx: TestContext,
-  s: Resolved<ClickStep | SelectStep>,
+  s: ElementStep,
   pick: (els: Element[]) => Element | undefined,
   what: string,
-) {
+  homeType?: string,
+): Promise<{ el: Element; source: Source }> {
+  if (s.home === true && homeType) return homeElement(s, homeType);
   if (s.modal === true) {
     const modal = openModal(ctx);
     const el = pick(elementsOf(modal.view.blocks));
@@ -191,8 +220,8 @@ async function click(ctx: TestContext, s: Resolved<ClickStep>): Promise<unknown>
   const pick = (els: Element[]) =>
     els.find((e) => e.type === 'button' && (label ? label.test(textOf(e.el.text)) : e.onAction === onAction));
   const what = label ? `a button ${label.shown}` : `a button with onAction ${String(onAction)}`;
-  const { el, source } = await elementAt(ctx, s, pick, what);
-  return send(
+  const { el, source } = await elementAt(ctx, s, pick, what, 'button');
+  const d = await send(
     ctx,
     s,
     {
@@ -204,6 +233,8 @@ async function click(ctx: TestContext, s: Resolved<ClickStep>): Promise<unknown>
     },
     `click ${what}`,
   );
+  if (s.home === true) mustBeHome(d, s);
+  return d;
 }
 
 async function select(ctx: TestContext, s: Resolved<SelectStep>): Promise<unknown> {
@@ -214,13 +245,31 @@ async function select(ctx: TestContext, s: Resolved<SelectStep>): Promise<unknow
     if (!menu) return selects.length === 1 ? selects[0] : undefined;
     return selects.find((e) => e.onAction === menu || textOf(e.el.placeholder) === menu || e.label === menu);
   };
+  const wanted = listOf(s.select);
+  if (s.home === true) {
+    // the home view is not readable by the run: the option is named by its value
+    const { el, source } = homeElement(s, 'static_select_menu');
+    const d = await send(
+      ctx,
+      s,
+      {
+        kind: 'block-interaction',
+        ...source,
+        onAction: el.onAction,
+        actionType: 'STATIC_SELECT_MENU',
+        value: wanted[0],
+      },
+      `select in ${el.onAction}`,
+    );
+    mustBeHome(d, s);
+    return d;
+  }
   const { el, source } = await elementAt(
     ctx,
     s,
     pick,
     menu ? `a select ${JSON.stringify(menu)}` : 'exactly one select (name it with in)',
   );
-  const wanted = listOf(s.select);
   let options = optionsOf(el.el);
   if (el.type === 'dynamic_select_menu') {
     // what the console does: ask the app for the options (what the user typed is the query), then choose one
@@ -259,6 +308,58 @@ async function select(ctx: TestContext, s: Resolved<SelectStep>): Promise<unknow
     { kind: 'block-interaction', ...source, onAction: el.onAction, actionType: actionTypeOf(el), ...value },
     `select in ${el.onAction}`,
   );
+}
+
+/** An element named by `in` (its onAction, label or placeholder) among those of `type`; else the only one. */
+const namedIn = (s: Resolved<DateStep | EnterStep>, type: string) => (els: Element[]) => {
+  const name = typeof s.in === 'string' ? s.in : undefined;
+  const of = els.filter((e) => e.type === type);
+  if (!name) return of.length === 1 ? of[0] : undefined;
+  return of.find((e) => e.onAction === name || e.label === name || textOf(e.el.placeholder) === name);
+};
+
+/** A date picked (`date: 2026-12-01`) or a range (`date: [2026-12-01, 2026-12-05]`) in a message, modal or home. */
+async function date(ctx: TestContext, s: Resolved<DateStep>): Promise<unknown> {
+  await ctx.beginAction(stepTitle(s));
+  const dates = listOf(s.date);
+  const type = dates.length === 2 ? 'date_range_picker' : 'date_picker';
+  const what = `${type === 'date_picker' ? 'a date picker' : 'a date range picker'}${typeof s.in === 'string' ? ` ${JSON.stringify(s.in)}` : ' (exactly one: name it with in)'}`;
+  const { el, source } = await elementAt(ctx, s, namedIn(s, type), what, type);
+  const d = await send(
+    ctx,
+    s,
+    {
+      kind: 'block-interaction',
+      ...source,
+      onAction: el.onAction,
+      actionType: type.toUpperCase(),
+      ...(type === 'date_picker' ? { value: dates[0] } : { values: dates }),
+    },
+    `the date in ${el.onAction}`,
+  );
+  if (s.home === true) mustBeHome(d, s);
+  return d;
+}
+
+/** Text typed in a text input of a message, a modal or the home view and sent (an input that dispatches its action). */
+async function enter(ctx: TestContext, s: Resolved<EnterStep>): Promise<unknown> {
+  await ctx.beginAction(stepTitle(s));
+  const what = `a text input${typeof s.in === 'string' ? ` ${JSON.stringify(s.in)}` : ' (exactly one: name it with in)'}`;
+  const { el, source } = await elementAt(ctx, s, namedIn(s, 'plain_text_input'), what, 'plain_text_input');
+  const d = await send(
+    ctx,
+    s,
+    {
+      kind: 'block-interaction',
+      ...source,
+      onAction: el.onAction,
+      actionType: 'PLAIN_TEXT_INPUT',
+      value: String(s.enter),
+    },
+    `the text in ${el.onAction}`,
+  );
+  if (s.home === true) mustBeHome(d, s);
+  return d;
 }
 
 async function submit(ctx: TestContext, s: Resolved<SubmitStep>): Promise<unknown> {
@@ -364,6 +465,8 @@ export function runAction(ctx: TestContext, s: Resolved<ActionStep>): Promise<un
   if ('say' in s) return say(ctx, s);
   if ('click' in s) return click(ctx, s);
   if ('select' in s) return select(ctx, s);
+  if ('date' in s) return date(ctx, s);
+  if ('enter' in s) return enter(ctx, s);
   if ('submit' in s) return submit(ctx, s);
   if ('close' in s) return close(ctx, s);
   if ('shortcut' in s) return shortcut(ctx, s);

@@ -139,12 +139,19 @@ export class TestContext {
     const channelId = typeof payloadChannel === 'string' ? payloadChannel : this.channelId;
     const shown = recordOr(r?.view);
     if (d.outcome === 'response' && shown) {
+      // an app's home view updated in answer is no modal
+      if (shown.type === 'HOME') return;
       const view = { ...shown };
       if (typeof view.id !== 'string') view.id = `view_${Math.random().toString(36).slice(2, 12)}`;
       const action = String(r?.action ?? 'OPEN').toUpperCase();
-      if (action === 'UPDATE' && this.modals.length) this.modals[this.modals.length - 1] = { view, channelId };
-      else if (action === 'CLOSE') this.modals.pop();
-      else this.modals.push({ view, channelId });
+      // as the platform's client: OPEN starts a new stack, PUSH adds on top, UPDATE replaces the view with its id
+      // (else the top), CLOSE closes the top
+      if (action === 'UPDATE' && this.modals.length) {
+        const i = this.modals.findIndex((m) => m.view.id === view.id);
+        this.modals[i >= 0 ? i : this.modals.length - 1] = { view, channelId };
+      } else if (action === 'CLOSE') this.modals.pop();
+      else if (action === 'PUSH') this.modals.push({ view, channelId });
+      else this.modals.splice(0, this.modals.length, { view, channelId });
     } else if (d.kind === 'view-action' && (d.outcome === 'acked' || d.outcome === 'response')) {
       // an ack of a submit (or a close) closes the modal
       this.modals.pop();

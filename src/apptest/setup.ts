@@ -176,6 +176,11 @@ export async function setUpSuite(o: {
       ),
     );
     made.catch(() => undefined);
+    // the channels the tests use besides their own: one of that name may be there already (a daemon given)
+    for (const name of suite.channels)
+      await api.createChannel(name).catch((e: unknown) => {
+        if (!(e instanceof CliError && /already exists/.test(e.message))) throw e;
+      });
 
     if (suite.app.start) {
       const start = suite.app.start;

@@ -26,6 +26,8 @@ export interface ClickStep extends ByUser {
   click: string | { onAction: string };
   message?: string;
   modal?: true;
+  /** An element of the app's home view for the user (named by onAction: the run does not see the view). */
+  home?: true;
   value?: string;
 }
 export interface SelectStep extends ByUser {
@@ -34,6 +36,23 @@ export interface SelectStep extends ByUser {
   query?: string;
   message?: string;
   modal?: true;
+  home?: true;
+}
+/** A date picked (YYYY-MM-DD), or a range's first and last day. */
+export interface DateStep extends ByUser {
+  date: string | [string, string];
+  in?: string;
+  message?: string;
+  modal?: true;
+  home?: true;
+}
+/** A text typed in a text input and sent (PLAIN_TEXT_INPUT). */
+export interface EnterStep extends ByUser {
+  enter: string;
+  in?: string;
+  message?: string;
+  modal?: true;
+  home?: true;
 }
 export interface SubmitStep extends ByUser {
   submit: Record<string, string | string[]>;
@@ -60,7 +79,17 @@ export interface ReactStep extends ByUser {
   message?: string;
 }
 export type ActionStep =
-  SayStep | ClickStep | SelectStep | SubmitStep | CloseStep | ShortcutStep | MenuStep | EventStep | ReactStep;
+  | SayStep
+  | ClickStep
+  | SelectStep
+  | DateStep
+  | EnterStep
+  | SubmitStep
+  | CloseStep
+  | ShortcutStep
+  | MenuStep
+  | EventStep
+  | ReactStep;
 
 /** An expectation: `expect` says which, `within` its time budget in milliseconds. */
 interface Expecting<K extends string> extends Named {
@@ -182,6 +211,8 @@ export interface SuiteFile {
   name?: string;
   app: AppSpec;
   users?: Record<string, { name?: string }>;
+  /** Channels the tests use besides their own, by name. */
+  channels?: string[];
   install?: false | InstallSpec;
   defaults?: { within?: number };
   tests: TestFile[];

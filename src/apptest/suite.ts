@@ -34,7 +34,19 @@ const schemaFile = new URL('../../../schemas/test-suite.schema.json', import.met
 const suiteSchema = must(recordOr(JSON.parse(fs.readFileSync(schemaFile, 'utf8'))), 'the suite schema');
 
 /** The actions a step may be (one each); an expectation is `expect: <kind>`. */
-const ACTIONS = ['say', 'click', 'select', 'submit', 'close', 'shortcut', 'menu', 'event', 'react'] as const;
+const ACTIONS = [
+  'say',
+  'click',
+  'select',
+  'date',
+  'enter',
+  'submit',
+  'close',
+  'shortcut',
+  'menu',
+  'event',
+  'react',
+] as const;
 const EXPECTATIONS = [
   'answered',
   'ack',
@@ -71,6 +83,8 @@ export interface Suite {
   manifest?: Manifest;
   manifestFile?: string;
   users: Record<string, { name?: string }>;
+  /** Channels the tests use besides their own, by name: made for the run unless there. */
+  channels: string[];
   install: Install | false;
   defaults: { within?: number };
   tests: TestSpec[];
@@ -355,12 +369,24 @@ function ruleProblems(m: Loose): Violation[] {
           if (why) out.push({ pointer, message: why });
         }
       }
-      const click = s.click ?? s.select;
+      const click = s.click ?? s.select ?? s.date ?? s.enter;
       if (click !== undefined && s.modal === true && s.message !== undefined)
         out.push({
           pointer: `${at}/message`,
           message: 'is for a message: with modal: true the element is in the open modal',
         });
+      if (click !== undefined && s.home === true) {
+        if (s.modal === true || s.message !== undefined)
+          out.push({
+            pointer: `${at}/home`,
+            message: `is the home view: it is not in ${s.modal === true ? 'a modal' : 'a message'} (give one of them)`,
+          });
+        // the run cannot read the home view: the element is named by its onAction
+        if (s.click !== undefined && typeof s.click === 'string')
+          out.push({ pointer: `${at}/click`, message: 'in the home view, name the button {onAction: …}' });
+        if (s.click === undefined && typeof s.in !== 'string')
+          out.push({ pointer: at, message: 'in the home view, name the element with in (its onAction)' });
+      }
       if (typeof s.save === 'string') {
         if (saved.has(s.save))
           out.push({
@@ -479,6 +505,7 @@ export async function loadSuite(file: string, opts: InputOptions = {}): Promise<
     manifest,
     manifestFile,
     users: m.users ?? {},
+    channels: m.channels ?? [],
     install,
     defaults: m.defaults ?? {},
     tests,

@@ -19,7 +19,9 @@ function actionTitle(s: Resolved<ActionStep>): string {
       ? ` on ${s.message}`
       : 'modal' in s && s.modal === true
         ? ' in the modal'
-        : '';
+        : 'home' in s && s.home === true
+          ? ' in the home view'
+          : '';
   if ('say' in s)
     return cut(
       `say ${String(s.say)}${s.thread ? ` in the thread of ${String(s.thread)}` : ''}${s.channel ? ` in ${String(s.channel)}` : ''}${as}`,
@@ -28,6 +30,8 @@ function actionTitle(s: Resolved<ActionStep>): string {
     return `click ${typeof s.click === 'string' ? q(s.click) : `onAction ${String(recordOr(s.click)?.onAction)}`}${on}${as}`;
   if ('select' in s)
     return `select ${listOf(s.select).map(q).join(', ')}${s.in ? ` in ${String(s.in)}` : ''}${on}${as}`;
+  if ('date' in s) return `date ${listOf(s.date).join(' to ')}${s.in ? ` in ${String(s.in)}` : ''}${on}${as}`;
+  if ('enter' in s) return cut(`enter ${q(s.enter)}${s.in ? ` in ${String(s.in)}` : ''}${on}${as}`);
   if ('submit' in s)
     return cut(
       `submit the modal${

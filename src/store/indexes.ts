@@ -29,6 +29,8 @@ const INDEXED = {
   wsChannels: ['workspaceId'],
   wsMessages: ['channelId', 'threadRootId'],
   wsUserGroups: ['workspaceId'],
+  // the recordings that are on
+  recordings: ['on'],
   // delivery
   pendingDeliveries: ['appId'],
   socketEventQueue: ['appId'],

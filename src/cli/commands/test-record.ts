@@ -37,6 +37,37 @@ async function appSection(dir: string, manifest: string | undefined): Promise<Re
   };
 }
 
+/** How often the CLI looks whether the recording was stopped elsewhere (the console, another terminal). */
+const STOP_POLL_MS = 1000;
+
+/**
+ * Wait for Ctrl-C, or for the recording to be stopped elsewhere (the console's Stop, `--stop` in another terminal):
+ * both ends see the one recording the daemon keeps. A poll that fails (the daemon restarting) is tried again.
+ */
+function stoppedOrSignal(x: Invocation, url: string): Promise<void> {
+  const { run } = x;
+  const client = x.client();
+  const clock = run.io.clock;
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clock.clear(timer);
+      resolve();
+    };
+    const timer = clock.setInterval(async () => {
+      try {
+        const { recording } = await client.request<{ recording: RecordingInfo }>('GET', url);
+        if (recording.stoppedAt) finish();
+      } catch {
+        /* not reachable now: looked at again at the next tick */
+      }
+    }, STOP_POLL_MS);
+    void run.io.stopSignal().then(finish);
+  });
+}
+
 export async function recordCommand(x: Invocation): Promise<void> {
   const { o, out, run } = x;
   const client = x.client();
@@ -70,7 +101,7 @@ export async function recordCommand(x: Invocation): Promise<void> {
       run.io.stderr.write(
         `recording ${id}: what you do in the console (${started.consoleUrl.replace(/\/console\/recordings\/.*$/, '/console/channels')}) and with appreg say, react and deliver-test is recorded.\nCtrl-C (or appreg test --record --stop in another terminal) stops it and writes ${path.relative(run.io.cwd, target) || target}.\n`,
       );
-    await run.io.stopSignal();
+    await stoppedOrSignal(x, `${base}/recordings/${encodeURIComponent(id)}`);
   }
   const stopped = await client.request<{ recording: RecordingInfo }>(
     'POST',

@@ -64,7 +64,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
           recorder: {
             actingAs: (userId: string) => recordings.actingAs(userId),
             async shell(me: { id: string; workspaceId: string; name: string }, returnTo: string) {
-              const on = recordings.activeOf(me.id);
+              const on = await recordings.activeOf(me.id);
               const people = on
                 ? (await deps.workspace.users.list({ workspaceId: me.workspaceId, userId: me.id }))
                     .filter((u) => !u.isAddonBot && u.id !== me.id)

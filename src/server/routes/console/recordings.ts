@@ -64,17 +64,18 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
   post('/console/recordings/:recordingId', async (req, res, s) => {
     const b = req.body as Record<string, unknown>;
     const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 200) : undefined);
-    recordings.edit(self(s), id(req), {
+    await recordings.edit(self(s), id(req), {
       ...(text(b.suiteName) ? { suiteName: text(b.suiteName) } : {}),
       ...(text(b.testName) ? { testName: text(b.testName) } : {}),
       drop: indexes(b.drop),
       loose: indexes(b.loose),
       signatureCheck: b.signature === 'on',
+      ...(text(b.app) ? { appId: text(b.app) } : {}),
     });
     seeOther(res, `/console/recordings/${encodeURIComponent(id(req))}`);
   });
   get('/console/recordings/:recordingId', async (req, res, s) => {
-    const info = recordings.get(self(s), id(req));
+    const info = await recordings.get(self(s), id(req));
     const v = await recordings.suite(self(s), id(req));
     const suiteName = String(v.suite.name);
     const test = (v.suite.tests as Array<{ name: string }>)[0];
@@ -95,6 +96,7 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
           notes: v.notes,
           ...(v.overHttp ? { signatureCheck: v.edits.signatureCheck !== false } : {}),
           fileName: fileNameOf(suiteName),
+          ...(v.apps.length > 1 ? { apps: v.apps, ...(v.appId ? { appId: v.appId } : {}) } : {}),
         },
       ),
     );
