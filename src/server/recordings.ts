@@ -28,7 +28,7 @@ import type { Principal } from '../services/identity.js';
 import { forbidden, invalidRequest, notFound } from '../errors.js';
 import { IDENTITY_TABLES } from '../model/identity.js';
 import type { RecordedCall, RecordedEvent, RecordedPerson, SeenMessage, SuiteEdits } from '../recording-events.js';
-import { suiteOf } from '../apptest/recorder/suite-of.js';
+import { suiteOf, type RecordedSuite } from '../apptest/recorder/suite-of.js';
 import { suiteYaml } from '../apptest/recorder/suite-yaml.js';
 
 /**
@@ -39,7 +39,7 @@ const DEFAULT_APP = { manifest: 'manifest.json', start: { command: 'npm start' }
 
 /** A recording made a suite: the file's text, the steps the editor lists, what could not be recorded. */
 export interface RecordedSuiteView {
-  suite: Record<string, unknown>;
+  suite: RecordedSuite['suite'] & { app: Record<string, unknown> };
   yaml: string;
   steps: Array<Record<string, unknown>>;
   notes: string[];

@@ -17,10 +17,11 @@ import type {
   SuiteEdits,
 } from '../../recording-events.js';
 import { loosen, stableText } from './stable-text.js';
-import { stringOr } from '../../unknown-values.js';
+import { fieldOf, recordOr, stringOr } from '../../unknown-values.js';
+import { must } from '../../must.js';
 
 type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const obj = (v: unknown): Obj => recordOr(v) ?? {};
 
 /** The owner's name in the workspace a run makes: a text that names the recording's owner otherwise refers to it. */
 const RUN_OWNER_NAME = 'Owner';
@@ -42,7 +43,7 @@ export interface RecordedSuite {
     users?: Record<string, { name: string }>;
     channels?: string[];
     install: { users: string[] };
-    tests: Obj[];
+    tests: Array<{ name: string } & Obj>;
   };
   /** Every step of the recorded test as generated, before edits: what the editor offers to drop or loosen, by index. */
   steps: Step[];
@@ -54,7 +55,7 @@ export interface RecordedSuite {
   notes: string[];
 }
 
-const isRef = (v: unknown): v is Ref => typeof v === 'object' && v !== null && typeof (v as Ref).ref === 'string';
+const isRef = (v: unknown): v is Ref => typeof fieldOf(v, 'ref') === 'string';
 /** A recorded text written into a suite: `${` would be read as a reference. */
 const literal = (s: string) => s.replace(/\$\{/g, () => '$${');
 
@@ -387,11 +388,11 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
       if (c.appId !== appId) continue;
       // the home view is in no channel (the call names the workspace's general one)
       const inHome = c.payload.sourceType === 'VIEW' && obj(c.payload.view).type === 'HOME';
-      if (!inHome && !ours(c.payload.channelId as string | undefined)) continue;
+      if (!inHome && !ours(stringOr(c.payload.channelId))) continue;
       switch (c.kind) {
         case 'slash-command': {
           const text = String(c.payload.text ?? '');
-          const root = refTo(c.payload.threadRootId as string | undefined);
+          const root = refTo(stringOr(c.payload.threadRootId));
           const say = literal(`${String(c.payload.slashCommand)}${text ? ` ${text}` : ''}`);
           hint = String(c.payload.slashCommand ?? 'command').replace(/^\//, '');
           const at = stringOr(c.payload.channelId);
@@ -401,7 +402,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
         }
         case 'global-shortcut':
         case 'message-shortcut': {
-          const on = refTo(c.payload.messageId as string | undefined);
+          const on = refTo(stringOr(c.payload.messageId));
           hint = String(c.payload.shortcut ?? 'shortcut');
           action({ shortcut: literal(String(c.payload.shortcut ?? '')), ...(on ? { message: on } : {}) }, c.user);
           answer(c);
@@ -449,7 +450,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
       if (!m.appId && isPerson(m.author)) {
         const step: Step = { say: literal(m.text), ...(thread ? { thread } : {}), ...chan(m.channelId) };
         action(step, m.author, m.channelId);
-        const said = steps[steps.length - 1] as Step;
+        const said = must(steps[steps.length - 1], 'the step just recorded');
         said._shows = m.id;
         said._hint = m.text.split(/\s+/)[0] ?? 'message';
         shownAt.set(m.id, said);
@@ -467,8 +468,8 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
           ...messageShape(m),
           ...(thread ? { thread } : {}),
           ...elsewhere,
-          ...(m.ephemeralTo?.length === 1 && names.has(m.ephemeralTo[0] as string)
-            ? { ephemeralTo: names.get(m.ephemeralTo[0] as string) }
+          ...(m.ephemeralTo?.length === 1 && names.has(m.ephemeralTo[0] ?? '')
+            ? { ephemeralTo: names.get(m.ephemeralTo[0] ?? '') }
             : {}),
         };
         if (!inAction) continue;
@@ -516,7 +517,9 @@ function assemble(w: {
 }): RecordedSuite {
   const { rec, edits, steps, acted, names, appId, appName, notes, channels } = w;
   const edited = applyEdits(steps, edits);
-  const tests: Obj[] = [{ name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) }];
+  const tests: Array<{ name: string } & Obj> = [
+    { name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) },
+  ];
   // an app called over HTTP must check the signature of what it is sent: what a person's clicks cannot show
   const overHttp = rec.events.some((e) => e.type === 'call' && e.call.appId === appId && e.call.transport === 'http');
   if (overHttp && edits.signatureCheck !== false)
@@ -562,7 +565,7 @@ function testNameOf(steps: Step[]): string {
     .slice(0, 3)
     .map((s) => {
       const [k, v] = Object.entries(s)[0] ?? ['', ''];
-      return `${k} ${typeof v === 'string' ? v : typeof v === 'object' && v && 'onAction' in v ? String((v as Obj).onAction) : ''}`.trim();
+      return `${k} ${typeof v === 'string' ? v : String(fieldOf(v, 'onAction') ?? '')}`.trim();
     });
   return acts.length ? `recorded: ${acts.join(', ')}` : 'recorded conversation';
 }
@@ -583,7 +586,7 @@ function resolveRefs(steps: Step[]): Step[] {
       if (!isRef(v)) out[k] = v;
       else if (nameOf.has(v.ref)) out[k] = `\${${nameOf.get(v.ref)}}`;
     }
-    const shows = s._shows as string | undefined;
+    const shows = stringOr(s._shows);
     if (shows && wanted.has(shows)) {
       const n = refName(String(s._hint ?? 'message'), taken);
       nameOf.set(shows, n);
