@@ -20,13 +20,13 @@ export default {
     {
       name: 'cli-talks-http',
       comment:
-        'The CLI talks to the daemon over HTTP only, through the client layer (src/client/). Besides its own modules and the client it reads the manifest schema (apps validate, offline), the list of console pages (open --path), the clock (its waiting line runs on the clock it is given), the check of a value known to be there (must.ts), the rule for the default data directory (default-data-dir.ts, which serve shares, so that the CLI finds the daemon serve started), the version (version.ts), the words for an unreadable file (file-errors.ts, which appreg test shares) and where a JSON text goes wrong (json-syntax.ts, which the console shares); serve and db are the exceptions below.',
+        'The CLI talks to the daemon over HTTP only, through the client layer (src/client/). Besides its own modules and the client it reads the manifest schema (apps validate, offline), the list of console pages (open --path), the clock (its waiting line runs on the clock it is given), the check of a value known to be there (must.ts), the rule for the default data directory (default-data-dir.ts, which serve shares, so that the CLI finds the daemon serve started), the version (version.ts), the words for an unreadable file (file-errors.ts, which appreg test shares), where a JSON text goes wrong (json-syntax.ts, which the console shares) and the checked readers of what was thrown and of JSON of unknown shape (unknown-values.ts); serve and db are the exceptions below.',
       severity: 'error',
       from: { path: '^src/cli/', pathNot: '^src/cli/commands/(serve|db)\\.ts$' },
       to: {
         path: '^src/',
         pathNot:
-          '^src/(cli/|client/|apptest/|validation/|console-pages\\.ts$|clock\\.ts$|must\\.ts$|default-data-dir\\.ts$|version\\.ts$|file-errors\\.ts$|json-syntax\\.ts$)',
+          '^src/(cli/|client/|apptest/|validation/|console-pages\\.ts$|clock\\.ts$|must\\.ts$|default-data-dir\\.ts$|version\\.ts$|file-errors\\.ts$|json-syntax\\.ts$|unknown-values\\.ts$)',
       },
     },
     {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { DaemonHandle } from '../src/server/start.js';
 import { IDENTITY_TABLES, type WorkspaceUserRecord } from '../src/model/identity.js';
 import { must } from '../src/must.js';
+import { checkManifest } from '../src/validation/manifest.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -234,7 +235,7 @@ export async function seedBenchApps(
   }));
   await d.parts.store.commit(users.map((u) => ({ table: IDENTITY_TABLES.workspaceUsers, id: u.id, value: u })));
   const clients = await inBatches(counts.apps, counts.width, async (i) => {
-    const { app } = await d.parts.apps.create(principal, benchManifest(i));
+    const app = await d.parts.apps.create(principal, checkManifest(benchManifest(i), {}).manifest);
     return { id: app.id, secret: app.clientSecret as string, appKey: app.appKey as string };
   });
   const { requests } = d.parts.oauth;

@@ -9,6 +9,7 @@ import { defaultDataDir } from './default-data-dir.js';
 import type { LogFormat } from './logger.js';
 import { configSchema, describe, flagName, fromText, type ConfigSchema } from './config-schema.js';
 import { must } from './must.js';
+import { isRecord, messageOf, stringOr } from './unknown-values.js';
 
 export interface Config {
   host: string;
@@ -233,7 +234,7 @@ function beyondSchema(
     try {
       parseAddressList(read.egressAllow);
     } catch (e) {
-      return (e as Error).message;
+      return messageOf(e);
     }
   }
   return undefined;
@@ -244,10 +245,10 @@ export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
   const { properties, check } = configSchema<Config>();
-  const keys = Object.keys(properties).filter((k) => k !== '$schema') as (keyof Config)[];
+  const keys = Object.keys(properties).filter((k) => k !== '$schema');
   const cfg: Config = { ...defaults };
   // the default is decided here, not in `defaults`: it depends on where appreg is installed (data-dir.ts)
-  const dataDir = (flags.dataDir as string | undefined) ?? (env.APPREG_DATA_DIR || defaultDataDir(env));
+  const dataDir = stringOr(flags.dataDir) ?? (env.APPREG_DATA_DIR || defaultDataDir(env));
   cfg.dataDir = dataDir;
   const file = flags.config ?? env.APPREG_CONFIG ?? path.join(dataDir, 'config.json');
   /** One source's settings, read from text where it is text and checked against the schema. */
@@ -265,11 +266,10 @@ export function loadConfig(
     try {
       parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (e) {
-      throw new ConfigError(`config file ${file} is not valid JSON: ${(e as Error).message}`);
+      throw new ConfigError(`config file ${file} is not valid JSON: ${messageOf(e)}`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw new ConfigError(`config file ${file} must hold a JSON object`);
-    const { $schema: _editorsOnly, ...settings } = parsed as Record<string, unknown>;
+    if (!isRecord(parsed)) throw new ConfigError(`config file ${file} must hold a JSON object`);
+    const { $schema: _editorsOnly, ...settings } = parsed;
     apply(`config file ${file}`, settings);
   } else if (flags.config ?? env.APPREG_CONFIG) {
     throw new ConfigError(`config file ${file} does not exist`);
@@ -278,7 +278,11 @@ export function loadConfig(
     const v = env[envName(k)];
     if (v !== undefined && v !== '') apply(envName(k), { [k]: v });
   }
-  for (const k of keys) if (flags[k] !== undefined) apply(flagName(k), { [k]: flags[k] });
+  const flagged = new Map<string, unknown>(Object.entries(flags));
+  for (const k of keys) {
+    const v = flagged.get(k);
+    if (v !== undefined) apply(flagName(k), { [k]: v });
+  }
   cfg.dataDir = path.resolve(cfg.dataDir);
   return cfg;
 }

@@ -4,15 +4,12 @@
  * (AES-256-GCM), management tokens (JWT-shaped, HS256) and password hashing.
  */
 import crypto from 'node:crypto';
-import { promisify } from 'node:util';
 import { must } from './must.js';
 
-const scrypt = promisify(crypto.scrypt) as (
-  pw: string,
-  salt: Buffer,
-  len: number,
-  opts: crypto.ScryptOptions,
-) => Promise<Buffer>;
+const scrypt = (pw: string, salt: Buffer, len: number, opts: crypto.ScryptOptions) =>
+  new Promise<Buffer>((resolve, reject) =>
+    crypto.scrypt(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 /** Prefixes make a leaked value recognisable (grep) and tell kinds apart. */
 export const PREFIX = {

@@ -14,6 +14,7 @@
  * formatter instead.
  */
 import pino, { type Logger as Pino } from 'pino';
+import { recordOr } from './unknown-values.js';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 
@@ -43,15 +44,23 @@ const isSecretField = (k: string, v: unknown) =>
   typeof v !== 'number' &&
   !(k === 'code' && typeof v === 'string' && v.length <= 40 && ERROR_CODE.test(v));
 
-export function redact(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.replace(SECRET_VALUE, '[redacted]');
-  if (depth > 5 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+/** `text` with anything shaped like one of our secrets (a prefixed token, a JWT) replaced. */
+const scrub = (text: string): string => text.replace(SECRET_VALUE, '[redacted]');
+
+/** An object's fields (a log call's, or an object among them at `depth`) with secret ones redacted. */
+function redactFields(fields: object, depth = 0): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+  for (const [k, v] of Object.entries(fields)) {
     out[k] = isSecretField(k, v) ? '[redacted]' : redact(v, depth + 1);
   }
   return out;
+}
+
+export function redact(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (depth > 5 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  return redactFields(value, depth);
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -68,7 +77,7 @@ function prettyValue(v: unknown): string {
 /**
  * `12:34:56.789 WARN  message key=value …`; a field holding several lines (a stack) follows on its own indented lines.
  */
-function prettyLine(time: string, level: Level, msg: string, fields: Record<string, unknown>): string {
+function prettyLine(time: string, level: string, msg: string, fields: Record<string, unknown>): string {
   const blocks: string[] = [];
   const pairs: string[] = [];
   for (const [k, v] of Object.entries(fields)) {
@@ -105,8 +114,9 @@ const writing = (sink: Sink) => '_writing' in sink && sink._writing === true;
 function prettyStream(out: { write(s: string): unknown }) {
   return {
     write(line: string) {
-      const { time, level, msg, ...fields } = JSON.parse(line) as Record<string, unknown>;
-      out.write(prettyLine(String(time), level as Level, String(msg ?? ''), fields));
+      // pino's line: a JSON object
+      const { time, level, msg, ...fields }: Record<string, unknown> = recordOr(JSON.parse(line)) ?? {};
+      out.write(prettyLine(String(time), String(level), String(msg ?? ''), fields));
     },
   };
 }
@@ -117,14 +127,14 @@ function wrap(p: Pino): Logger {
   // a level that is off costs one check: no scrub of the message, no fields object (a request logs at info; the
   // daemon often runs at warn)
   const at = (level: Level) => (m: string, f?: Record<string, unknown>) => {
-    if (p.isLevelEnabled(level)) p[level](f ?? {}, redact(m) as string);
+    if (p.isLevelEnabled(level)) p[level](f ?? {}, scrub(m));
   };
   return {
     debug: at('debug'),
     info: at('info'),
     warn: at('warn'),
     error: at('error'),
-    child: (fields) => wrap(p.child(redact(fields) as Record<string, unknown>)),
+    child: (fields) => wrap(p.child(redactFields(fields))),
   };
 }
 
@@ -138,18 +148,19 @@ export function createLogger(
 ): RootLogger {
   // process.stderr (the default, and what `serve` passes): pino's asynchronous writer on fd 2; any other stream (a
   // test's, a file the caller opened) is written to as pino writes, line by line
-  const async = !opts.stream || opts.stream === process.stderr;
-  const sink = async ? stderrDestination() : undefined;
-  const target = sink ?? (opts.stream as { write(s: string): unknown });
+  let sink: Sink | undefined;
+  let target: { write(s: string): unknown };
+  if (opts.stream && opts.stream !== process.stderr) target = opts.stream;
+  else target = sink = stderrDestination();
   const p = pino(
     {
       level: opts.level ?? 'info',
-      base: opts.base ? (redact(opts.base) as Record<string, unknown>) : null,
+      base: opts.base ? redactFields(opts.base) : null,
       messageKey: 'msg',
       timestamp: isoTime,
       formatters: {
         level: (label) => ({ level: label }),
-        log: (fields) => redact(fields) as Record<string, unknown>,
+        log: (fields) => redactFields(fields),
       },
     },
     opts.format === 'pretty' ? prettyStream(target) : target,

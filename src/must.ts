@@ -5,5 +5,5 @@
  */
 export function must<T>(value: T, what = 'a value'): NonNullable<T> {
   if (value === undefined || value === null) throw new Error(`internal: ${what} was expected here and is missing`);
-  return value as NonNullable<T>;
+  return value;
 }

@@ -37,3 +37,11 @@ export function recordOr(value: unknown): Record<string, unknown> | undefined {
 export function stringOr(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
+
+/**
+ * The value under `key` of `value` when it is a plain JSON object, else undefined: reading one field
+ * of a stored record or of parsed JSON by a name known only at run time (an index's field).
+ */
+export function fieldOf(value: unknown, key: string): unknown {
+  return isRecord(value) ? value[key] : undefined;
+}

@@ -3,13 +3,12 @@
  * `--version`, the daemon's data directory stamp and the log all say the same.
  */
 import fs from 'node:fs';
+import { fieldOf, stringOr } from './unknown-values.js';
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+    const pkg: unknown = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    return stringOr(fieldOf(pkg, 'version')) ?? 'unknown';
   } catch {
     return 'unknown';
   }

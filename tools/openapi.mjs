@@ -21,14 +21,24 @@ export const openApiPath = (expressPath) => expressPath.replace(/:(\w+)/g, '{$1}
 /** A component's name for a schema of schemas/http: `apps.fromUrlBody`. */
 const componentOf = (ref) => ref.replace('#', '.');
 
-/** A schema with its references to its own file's $defs pointed at components. */
+/** The app manifest's schema (schemas/app-manifest.schema.json), which a body of schemas/http may name by its $id. */
+const manifest = JSON.parse(fs.readFileSync(path.join(root, 'schemas/app-manifest.schema.json'), 'utf8'));
+
+/** Where a reference of `file` (a schema of schemas/http, or Manifest itself) points in the description. */
+function componentRef(ref, file) {
+  if (ref === manifest.$id) return '#/components/schemas/Manifest';
+  if (!ref.startsWith('#/$defs/')) return ref;
+  const name = ref.slice('#/$defs/'.length);
+  return file === 'Manifest' ? `#/components/schemas/Manifest/$defs/${name}` : `#/components/schemas/${file}.${name}`;
+}
+
+/** A schema with its references to its own file's $defs (and to the manifest) pointed at components. */
 function rewriteRefs(node, file) {
   if (Array.isArray(node)) return node.map((n) => rewriteRefs(n, file));
   if (!node || typeof node !== 'object') return node;
   const out = {};
   for (const [k, v] of Object.entries(node)) {
-    if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/'))
-      out[k] = `#/components/schemas/${file}.${v.slice('#/$defs/'.length)}`;
+    if (k === '$ref' && typeof v === 'string') out[k] = componentRef(v, file);
     else out[k] = rewriteRefs(v, file);
   }
   return out;
@@ -90,7 +100,8 @@ export async function generate() {
   const { HTTP_API } = await import(pathToFileURL(path.join(root, 'dist/src/server/routes/http-api.js')).href);
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   const files = schemaFiles();
-  const schemas = { Error: ERROR };
+  const { $schema: _dialect, $id: _id, ...manifestSchema } = manifest;
+  const schemas = { Error: ERROR, Manifest: rewriteRefs(manifestSchema, 'Manifest') };
   for (const [file, doc] of Object.entries(files))
     for (const [name, s] of Object.entries(doc.$defs ?? {})) schemas[`${file}.${name}`] = rewriteRefs(s, file);
   const paths = {};

@@ -23,10 +23,27 @@ import { mustBeAnswered } from './answers.js';
 import { listOf, matcher } from './match.js';
 import { idOf } from './refs.js';
 import { stepTitle } from './titles.js';
-import type { Step } from './suite.js';
+import type {
+  ActionStep,
+  ClickStep,
+  CloseStep,
+  DateStep,
+  EnterStep,
+  EventStep,
+  MenuStep,
+  ReactStep,
+  Resolved,
+  SayStep,
+  SelectStep,
+  ShortcutStep,
+  SubmitStep,
+} from './steps.js';
 import { must } from '../must.js';
+import { recordOr } from '../unknown-values.js';
 
 type Obj = Record<string, unknown>;
+/** A step of a user's, as run: who does it (`as`). */
+type ByUser = Resolved<Exclude<ActionStep, EventStep>>;
 
 /** A refusal of the daemon (an unknown message, a field the app's manifest lacks) fails the step with its words. */
 async function refusedAs<T>(what: string, p: Promise<T>): Promise<T> {
@@ -40,7 +57,7 @@ async function refusedAs<T>(what: string, p: Promise<T>): Promise<T> {
 }
 
 /** A trigger as the step's user: the call, recorded as this test's. */
-async function send(ctx: TestContext, s: Step, body: Obj, what: string): Promise<Delivery> {
+async function send(ctx: TestContext, s: ByUser, body: Obj, what: string): Promise<Delivery> {
   const user = ctx.user(s.as);
   const owner = must(ctx.env.users.get('owner'));
   const d = await refusedAs(
@@ -53,13 +70,11 @@ async function send(ctx: TestContext, s: Step, body: Obj, what: string): Promise
 }
 
 /** The message a step names (`message`: a reference or an id), as the step's user sees it. */
-async function namedMessage(ctx: TestContext, s: Step, ref: unknown): Promise<Message> {
+async function namedMessage(ctx: TestContext, s: ByUser, ref: unknown): Promise<Message> {
   const id = idOf(ref);
   if (!id) throw new StepFailed(`message must name a message (a saved one, or its id); it is ${JSON.stringify(ref)}`);
-  const channel =
-    (ref && typeof ref === 'object' && typeof (ref as { channelId?: unknown }).channelId === 'string'
-      ? (ref as { channelId: string }).channelId
-      : undefined) ?? ctx.channelId;
+  const saved = ref && typeof ref === 'object' && 'channelId' in ref ? ref.channelId : undefined;
+  const channel = typeof saved === 'string' ? saved : ctx.channelId;
   const m = await ctx.env.api.message(await ctx.clientOf(s.as), channel, id);
   if (!m)
     throw new StepFailed(
@@ -74,7 +89,7 @@ async function namedMessage(ctx: TestContext, s: Step, ref: unknown): Promise<Me
  */
 async function latestWith(
   ctx: TestContext,
-  s: Step,
+  s: ByUser,
   pick: (m: Message) => Element | undefined,
   what: string,
 ): Promise<{ m: Message; el: Element }> {
@@ -97,7 +112,7 @@ async function latestWith(
 /** The modal a step is about: a saved one (`ref`), else the one the app opened last in this test. */
 function openModal(ctx: TestContext, ref?: unknown) {
   if (ref !== undefined && ref !== true) {
-    const id = idOf(ref) ?? idOf((ref as { view?: unknown })?.view);
+    const id = idOf(ref) ?? idOf(ref && typeof ref === 'object' && 'view' in ref ? ref.view : undefined);
     const found = ctx.modals.find((x) => x.view.id === id);
     if (!found)
       throw new StepFailed(
@@ -110,8 +125,40 @@ function openModal(ctx: TestContext, ref?: unknown) {
   return top;
 }
 
-/** Where an element is: in a message (by default the newest that has it) or in the open modal. */
-async function elementAt(ctx: TestContext, s: Step, pick: (els: Element[]) => Element | undefined, what: string) {
+/** What an element is in: a message, or a view (a modal; the home view when none is given). */
+type Source = { sourceId: string } | { sourceType: 'VIEW'; view?: Obj; channelId?: string };
+/** A step about an element of a message, of the open modal or of the home view. */
+type ElementStep = Resolved<ClickStep | SelectStep | DateStep | EnterStep>;
+
+/**
+ * An element of the app's home view for the step's user. The run cannot read that view (only the person's console
+ * shows it), so the step names the element by its onAction; the daemon sends the app the home view the app published
+ * for that user.
+ */
+function homeElement(s: ElementStep, type: string): { el: Element; source: Source } {
+  const named = 'in' in s ? s.in : undefined;
+  const onAction = typeof named === 'string' ? named : 'click' in s ? String(recordOr(s.click)?.onAction ?? '') : '';
+  return { el: { type, onAction, el: {} }, source: { sourceType: 'VIEW' } };
+}
+
+/** A call about the home view went with a made-up modal: the app published no home view for that user. */
+function mustBeHome(d: Delivery, s: ElementStep): void {
+  if (recordOr(recordOr(d.payload)?.view)?.type !== 'HOME')
+    throw new StepFailed(
+      `the app has published no home view for ${typeof s.as === 'string' ? s.as : 'owner'}: there is nothing to use in it`,
+      { call: d },
+    );
+}
+
+/** Where an element is: in a message (by default the newest that has it), in the open modal, or in the home view. */
+async function elementAt(
+  ctx: TestContext,
+  s: ElementStep,
+  pick: (els: Element[]) => Element | undefined,
+  what: string,
+  homeType?: string,
+): Promise<{ el: Element; source: Source }> {
+  if (s.home === true && homeType) return homeElement(s, homeType);
   if (s.modal === true) {
     const modal = openModal(ctx);
     const el = pick(elementsOf(modal.view.blocks));
@@ -144,7 +191,7 @@ async function elementAt(ctx: TestContext, s: Step, pick: (els: Element[]) => El
   return { el, source: { sourceId: m.id } };
 }
 
-async function say(ctx: TestContext, s: Step): Promise<unknown> {
+async function say(ctx: TestContext, s: Resolved<SayStep>): Promise<unknown> {
   const text = String(s.say);
   const channel = typeof s.channel === 'string' ? s.channel : ctx.channelId;
   await ctx.beginAction(stepTitle(s), channel);
@@ -165,21 +212,16 @@ async function say(ctx: TestContext, s: Step): Promise<unknown> {
   return r.delivery;
 }
 
-async function click(ctx: TestContext, s: Step): Promise<unknown> {
+async function click(ctx: TestContext, s: Resolved<ClickStep>): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
-  const wanted = s.click as string | { onAction: string };
+  const wanted = s.click;
   const label = typeof wanted === 'string' ? matcher(wanted, true) : undefined;
+  const onAction = recordOr(wanted)?.onAction;
   const pick = (els: Element[]) =>
-    els.find(
-      (e) =>
-        e.type === 'button' &&
-        (label ? label.test(textOf(e.el.text)) : e.onAction === (wanted as { onAction: string }).onAction),
-    );
-  const what = label
-    ? `a button ${label.shown}`
-    : `a button with onAction ${(wanted as { onAction: string }).onAction}`;
-  const { el, source } = await elementAt(ctx, s, pick, what);
-  return send(
+    els.find((e) => e.type === 'button' && (label ? label.test(textOf(e.el.text)) : e.onAction === onAction));
+  const what = label ? `a button ${label.shown}` : `a button with onAction ${String(onAction)}`;
+  const { el, source } = await elementAt(ctx, s, pick, what, 'button');
+  const d = await send(
     ctx,
     s,
     {
@@ -191,9 +233,11 @@ async function click(ctx: TestContext, s: Step): Promise<unknown> {
     },
     `click ${what}`,
   );
+  if (s.home === true) mustBeHome(d, s);
+  return d;
 }
 
-async function select(ctx: TestContext, s: Step): Promise<unknown> {
+async function select(ctx: TestContext, s: Resolved<SelectStep>): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const menu = typeof s.in === 'string' ? s.in : undefined;
   const pick = (els: Element[]) => {
@@ -201,13 +245,31 @@ async function select(ctx: TestContext, s: Step): Promise<unknown> {
     if (!menu) return selects.length === 1 ? selects[0] : undefined;
     return selects.find((e) => e.onAction === menu || textOf(e.el.placeholder) === menu || e.label === menu);
   };
+  const wanted = listOf(s.select);
+  if (s.home === true) {
+    // the home view is not readable by the run: the option is named by its value
+    const { el, source } = homeElement(s, 'static_select_menu');
+    const d = await send(
+      ctx,
+      s,
+      {
+        kind: 'block-interaction',
+        ...source,
+        onAction: el.onAction,
+        actionType: 'STATIC_SELECT_MENU',
+        value: wanted[0],
+      },
+      `select in ${el.onAction}`,
+    );
+    mustBeHome(d, s);
+    return d;
+  }
   const { el, source } = await elementAt(
     ctx,
     s,
     pick,
     menu ? `a select ${JSON.stringify(menu)}` : 'exactly one select (name it with in)',
   );
-  const wanted = listOf(s.select);
   let options = optionsOf(el.el);
   if (el.type === 'dynamic_select_menu') {
     // what the console does: ask the app for the options (what the user typed is the query), then choose one
@@ -229,7 +291,7 @@ async function select(ctx: TestContext, s: Step): Promise<unknown> {
         happened: `it answered ${asked.outcome}`,
         call: asked,
       });
-    options = optionsOf(asked.response as Obj);
+    options = optionsOf(recordOr(asked.response) ?? {});
   }
   const chosen = wanted.map((w) => optionNamed(options, w, (l) => matcher(w, true).test(l)));
   const missing = wanted.filter((_w, i) => !chosen[i]);
@@ -248,10 +310,62 @@ async function select(ctx: TestContext, s: Step): Promise<unknown> {
   );
 }
 
-async function submit(ctx: TestContext, s: Step): Promise<unknown> {
+/** An element named by `in` (its onAction, label or placeholder) among those of `type`; else the only one. */
+const namedIn = (s: Resolved<DateStep | EnterStep>, type: string) => (els: Element[]) => {
+  const name = typeof s.in === 'string' ? s.in : undefined;
+  const of = els.filter((e) => e.type === type);
+  if (!name) return of.length === 1 ? of[0] : undefined;
+  return of.find((e) => e.onAction === name || e.label === name || textOf(e.el.placeholder) === name);
+};
+
+/** A date picked (`date: 2026-12-01`) or a range (`date: [2026-12-01, 2026-12-05]`) in a message, modal or home. */
+async function date(ctx: TestContext, s: Resolved<DateStep>): Promise<unknown> {
+  await ctx.beginAction(stepTitle(s));
+  const dates = listOf(s.date);
+  const type = dates.length === 2 ? 'date_range_picker' : 'date_picker';
+  const what = `${type === 'date_picker' ? 'a date picker' : 'a date range picker'}${typeof s.in === 'string' ? ` ${JSON.stringify(s.in)}` : ' (exactly one: name it with in)'}`;
+  const { el, source } = await elementAt(ctx, s, namedIn(s, type), what, type);
+  const d = await send(
+    ctx,
+    s,
+    {
+      kind: 'block-interaction',
+      ...source,
+      onAction: el.onAction,
+      actionType: type.toUpperCase(),
+      ...(type === 'date_picker' ? { value: dates[0] } : { values: dates }),
+    },
+    `the date in ${el.onAction}`,
+  );
+  if (s.home === true) mustBeHome(d, s);
+  return d;
+}
+
+/** Text typed in a text input of a message, a modal or the home view and sent (an input that dispatches its action). */
+async function enter(ctx: TestContext, s: Resolved<EnterStep>): Promise<unknown> {
+  await ctx.beginAction(stepTitle(s));
+  const what = `a text input${typeof s.in === 'string' ? ` ${JSON.stringify(s.in)}` : ' (exactly one: name it with in)'}`;
+  const { el, source } = await elementAt(ctx, s, namedIn(s, 'plain_text_input'), what, 'plain_text_input');
+  const d = await send(
+    ctx,
+    s,
+    {
+      kind: 'block-interaction',
+      ...source,
+      onAction: el.onAction,
+      actionType: 'PLAIN_TEXT_INPUT',
+      value: String(s.enter),
+    },
+    `the text in ${el.onAction}`,
+  );
+  if (s.home === true) mustBeHome(d, s);
+  return d;
+}
+
+async function submit(ctx: TestContext, s: Resolved<SubmitStep>): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const modal = openModal(ctx, s.modal);
-  const { state, problems } = stateFor(modal.view, s.submit as Record<string, unknown>);
+  const { state, problems } = stateFor(modal.view, s.submit);
   if (problems.length) throw new StepFailed(problems.join('; '));
   return send(
     ctx,
@@ -261,7 +375,7 @@ async function submit(ctx: TestContext, s: Step): Promise<unknown> {
   );
 }
 
-async function close(ctx: TestContext, s: Step): Promise<unknown> {
+async function close(ctx: TestContext, s: Resolved<CloseStep>): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const modal = openModal(ctx, s.close);
   if (modal.view.notifyOnClose !== true) {
@@ -277,7 +391,7 @@ async function close(ctx: TestContext, s: Step): Promise<unknown> {
   );
 }
 
-async function shortcut(ctx: TestContext, s: Step): Promise<unknown> {
+async function shortcut(ctx: TestContext, s: Resolved<ShortcutStep>): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const name = String(s.shortcut);
   const all = ctx.env.app.shortcuts ?? [];
@@ -308,7 +422,7 @@ async function shortcut(ctx: TestContext, s: Step): Promise<unknown> {
   return send(ctx, s, body, `the shortcut ${sc.name}`);
 }
 
-async function menu(ctx: TestContext, s: Step): Promise<unknown> {
+async function menu(ctx: TestContext, s: Resolved<MenuStep>): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const body: Obj = {
     kind: 'dynamic-menu',
@@ -320,7 +434,7 @@ async function menu(ctx: TestContext, s: Step): Promise<unknown> {
   return send(ctx, s, body, `the menu ${String(s.menu)}`);
 }
 
-async function event(ctx: TestContext, s: Step): Promise<unknown> {
+async function event(ctx: TestContext, s: Resolved<EventStep>): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const d = await refusedAs(
     `the event ${String(s.event)}`,
@@ -336,7 +450,7 @@ async function event(ctx: TestContext, s: Step): Promise<unknown> {
   return d;
 }
 
-async function react(ctx: TestContext, s: Step): Promise<unknown> {
+async function react(ctx: TestContext, s: Resolved<ReactStep>): Promise<unknown> {
   await ctx.beginAction(stepTitle(s));
   const target = s.message !== undefined ? await namedMessage(ctx, s, s.message) : ctx.lastSaid;
   if (!target)
@@ -346,14 +460,20 @@ async function react(ctx: TestContext, s: Step): Promise<unknown> {
   return { message: target, code };
 }
 
-export const ACTION_RUNNERS: Record<string, (ctx: TestContext, s: Step) => Promise<unknown>> = {
-  say,
-  click,
-  select,
-  submit,
-  close,
-  shortcut,
-  menu,
-  event,
-  react,
-};
+/** Run an action step: the one of its kind (a step has one action key). */
+export function runAction(ctx: TestContext, s: Resolved<ActionStep>): Promise<unknown> {
+  if ('say' in s) return say(ctx, s);
+  if ('click' in s) return click(ctx, s);
+  if ('select' in s) return select(ctx, s);
+  if ('date' in s) return date(ctx, s);
+  if ('enter' in s) return enter(ctx, s);
+  if ('submit' in s) return submit(ctx, s);
+  if ('close' in s) return close(ctx, s);
+  if ('shortcut' in s) return shortcut(ctx, s);
+  if ('menu' in s) return menu(ctx, s);
+  if ('event' in s) return event(ctx, s);
+  if ('react' in s) return react(ctx, s);
+  // a kind the schema has and steps.ts lacks: the two are changed together
+  const unknownKind: never = s;
+  throw new Error(`internal: no runner for the step ${JSON.stringify(unknownKind)}`);
+}

@@ -5,7 +5,7 @@
  * short-lived token of theirs (POST …/act-as), revoked at the end. A 429 is waited out
  * (Retry-After) and asked again.
  */
-import { CliError, EXIT } from '../client/exit.js';
+import { CliError, EXIT, refusalCode } from '../client/exit.js';
 import { createClient, type Client } from '../client/daemon-client.js';
 import { listMessages, messagesAfter, type Message } from '../client/workspace.js';
 import type { Delivery } from '../client/delivery.js';
@@ -37,6 +37,15 @@ export interface Person {
   name: string;
   email: string;
 }
+/** A user as the workspace lists them: a person, or an app's bot. */
+interface WorkspaceUser extends Person {
+  isAddonBot?: boolean;
+}
+/** An app a user authorized, and its bot in the workspace. */
+interface Authorization {
+  app: { id: string; name?: string; displayName?: string };
+  botId?: string;
+}
 interface Probe {
   wrongSignature: { status?: number; outcome: string; refused: boolean; error?: string };
   unsigned: { status?: number; outcome: string; refused: boolean; error?: string };
@@ -64,11 +73,10 @@ export function createApi(io: Io, owner: Client) {
       try {
         return await client.request<T>(method, pathname, {
           ...o,
-          onHeaders: (h) => void (retryAfter = h['retry-after'] as string | undefined),
+          onHeaders: (h) => void (retryAfter = h['retry-after']),
         });
       } catch (e) {
-        const code = (e as CliError).body && ((e as CliError).body as { code?: string }).code;
-        if (!(e instanceof CliError) || code !== 'rate_limited' || attempt >= RETRIES_429) throw e;
+        if (refusalCode(e) !== 'rate_limited' || attempt >= RETRIES_429) throw e;
         await new Promise((r) => setTimeout(r, Math.min(60, Math.max(1, Number(retryAfter) || 1)) * 1000));
       }
     }
@@ -96,7 +104,7 @@ export function createApi(io: Io, owner: Client) {
     const issued = await call<{ authToken: string }>(owner, 'POST', `${base()}/act-as`, {
       json: { user: userId },
     }).catch((e: unknown) => {
-      if (e instanceof CliError && (e.body as { code?: string } | undefined)?.code === 'forbidden') {
+      if (e instanceof CliError && refusalCode(e) === 'forbidden') {
         throw new CliError(
           "only the owner of the workspace can act as other users: run appreg test with the owner's token, or keep the suite to owner",
           EXIT.rejected,
@@ -130,7 +138,7 @@ export function createApi(io: Io, owner: Client) {
     uninstall: async (id: string) =>
       call(owner, 'DELETE', `${base()}/apps/${enc(id)}/installations/${enc((await whoami()).workspaceId)}`),
 
-    users: () => call<Person[]>(owner, 'GET', `${base()}/users`),
+    users: () => call<WorkspaceUser[]>(owner, 'GET', `${base()}/users`),
     /** A user of the workspace made for the run; one of that email already there is used as it is. */
     async ensureUser(email: string, name: string): Promise<Person> {
       const ws = (await whoami()).workspaceId;
@@ -143,7 +151,7 @@ export function createApi(io: Io, owner: Client) {
         );
         return { id: u.id, name: u.name, email: u.email };
       } catch (e) {
-        if (!(e instanceof CliError) || (e.body as { code?: string } | undefined)?.code !== 'user_exists') throw e;
+        if (refusalCode(e) !== 'user_exists') throw e;
         const found = (await call<Person[]>(owner, 'GET', `${base()}/users`)).find(
           (u) => u.email.toLowerCase() === email.toLowerCase(),
         );
@@ -157,8 +165,7 @@ export function createApi(io: Io, owner: Client) {
       call<{ code: string; redirectUrl: string }>(client, 'GET', `${client.base()}/oauth2/grant`, { searchParams: q }),
     codeState: (client: Client, code: string) =>
       call<{ state: string }>(client, 'POST', `${client.base()}/oauth2/code-state`, { json: { code } }),
-    authorizations: (client: Client) =>
-      call<Array<{ app: { id: string }; botId?: string }>>(client, 'GET', `${client.base()}/apps/authorizations`),
+    authorizations: (client: Client) => call<Authorization[]>(client, 'GET', `${client.base()}/apps/authorizations`),
 
     createChannel: (name: string) =>
       call<{ channel: { id: string; name: string } }>(owner, 'POST', `${base()}/channels`, { json: { name } }),

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import type { ReadySpec } from './suite.js';
+import type { ReadySpec } from './steps.js';
 import { matcher } from './match.js';
 import { must } from '../must.js';
 
@@ -32,8 +32,9 @@ export function freePort(): Promise<number> {
     const s = net.createServer();
     s.once('error', reject);
     s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
+      const address = s.address();
+      if (typeof address === 'object' && address) s.close(() => resolve(address.port));
+      else s.close(() => reject(new Error(`listening on 127.0.0.1 gave no port (${String(address)})`)));
     });
   });
 }

@@ -21,15 +21,15 @@ type Names = (authorId: string) => Author;
 export async function authorNames(ctx: TestContext): Promise<Names> {
   const { api, app, users } = ctx.env;
   const [people, apps] = await Promise.all([
-    api.users().catch(() => []) as Promise<Array<{ id: string; name: string; isAddonBot?: boolean }>>,
+    api.users().catch(() => []),
     api
       .clientOf(users.get('owner')?.id ?? '')
       .then((c) => api.authorizations(c))
-      .catch(() => []) as Promise<Array<{ app: { id: string; displayName?: string; name?: string }; botId?: string }>>,
+      .catch(() => []),
   ]);
   const suiteName = new Map([...users].map(([name, u]) => [u.id, name]));
   const byId = new Map(people.map((u) => [u.id, u]));
-  const appOfBot = new Map(apps.filter((a) => a.botId).map((a) => [a.botId as string, a.app]));
+  const appOfBot = new Map(apps.flatMap((a) => (a.botId ? [[a.botId, a.app] as const] : [])));
   const self = `${app.displayName || app.name} (${app.id})`;
   return (id) => {
     if (app.botId && id === app.botId) return { shown: `${self}, the app under test`, otherApp: false };

@@ -5,12 +5,12 @@
  * (`values[blockId][onAction] = {type, value}` or `{type, values}`, docs/protocol.md §5.2).
  */
 import { must } from '../must.js';
+import { recordOr, stringOr } from '../unknown-values.js';
 type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const obj = (v: unknown): Obj => recordOr(v) ?? {};
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** A text object ({type, text}) or a string. */
-export const textOf = (v: unknown): string =>
-  typeof v === 'string' ? v : typeof obj(v).text === 'string' ? (obj(v).text as string) : '';
+export const textOf = (v: unknown): string => (typeof v === 'string' ? v : (stringOr(obj(v).text) ?? ''));
 
 export interface Element {
   type: string;

@@ -11,6 +11,8 @@ import type { CallShown, Failure } from './results.js';
 import type { Suite, TestSpec } from './suite.js';
 import { envScope, resolveDeep, type Scope } from './refs.js';
 import { must } from '../must.js';
+import { messageOf, recordOr } from '../unknown-values.js';
+import type { Resolved } from './steps.js';
 
 /** A suite's run: the app, its users, what every test shares. */
 export interface SuiteEnv {
@@ -24,6 +26,9 @@ export interface SuiteEnv {
   daemonUrl: string;
   env: Readonly<Record<string, string | undefined>>;
 }
+
+/** A suite's run while it is set up: its app not yet registered or found. */
+export type Preparing = Omit<SuiteEnv, 'app'> & { app?: SuiteEnv['app'] };
 
 export class StepFailed extends Error {
   constructor(
@@ -86,7 +91,7 @@ export class TestContext {
     };
   }
 
-  resolve<T>(v: T): T {
+  resolve<T>(v: T): Resolved<T> {
     return resolveDeep(v, this.scope());
   }
 
@@ -102,8 +107,8 @@ export class TestContext {
   }
 
   /** The time budget of an expectation. */
-  within(step: Record<string, unknown>): number {
-    return (step.within as number | undefined) ?? this.test.within ?? this.env.suite.defaults.within ?? 3000;
+  within(step: { within?: number }): number {
+    return step.within ?? this.test.within ?? this.env.suite.defaults.within ?? 3000;
   }
 
   /** An action begins: what the app posts from now on counts for the expectations after it. */
@@ -129,16 +134,24 @@ export class TestContext {
 
   /** The app answered with a view: the modal stack changes as the platform's client changes it. */
   private followModal(d: Delivery): void {
-    const r = d.response as { view?: Record<string, unknown>; action?: string } | undefined;
-    const channelId =
-      ((d.payload as { channelId?: unknown } | null)?.channelId as string | undefined) ?? this.channelId;
-    if (d.outcome === 'response' && r?.view && typeof r.view === 'object') {
-      const view = { ...r.view };
+    const r = recordOr(d.response);
+    const payloadChannel = recordOr(d.payload)?.channelId;
+    const channelId = typeof payloadChannel === 'string' ? payloadChannel : this.channelId;
+    const shown = recordOr(r?.view);
+    if (d.outcome === 'response' && shown) {
+      // an app's home view updated in answer is no modal
+      if (shown.type === 'HOME') return;
+      const view = { ...shown };
       if (typeof view.id !== 'string') view.id = `view_${Math.random().toString(36).slice(2, 12)}`;
-      const action = String(r.action ?? 'OPEN').toUpperCase();
-      if (action === 'UPDATE' && this.modals.length) this.modals[this.modals.length - 1] = { view, channelId };
-      else if (action === 'CLOSE') this.modals.pop();
-      else this.modals.push({ view, channelId });
+      const action = String(r?.action ?? 'OPEN').toUpperCase();
+      // as the platform's client: OPEN starts a new stack, PUSH adds on top, UPDATE replaces the view with its id
+      // (else the top), CLOSE closes the top
+      if (action === 'UPDATE' && this.modals.length) {
+        const i = this.modals.findIndex((m) => m.view.id === view.id);
+        this.modals[i >= 0 ? i : this.modals.length - 1] = { view, channelId };
+      } else if (action === 'CLOSE') this.modals.pop();
+      else if (action === 'PUSH') this.modals.push({ view, channelId });
+      else this.modals.splice(0, this.modals.length, { view, channelId });
     } else if (d.kind === 'view-action' && (d.outcome === 'acked' || d.outcome === 'response')) {
       // an ack of a submit (or a close) closes the modal
       this.modals.pop();
@@ -178,7 +191,7 @@ export class TestContext {
         ...(appOutput ? { appOutput } : {}),
       };
     }
-    return { message: (e as Error)?.message ?? String(e), ...(appOutput ? { appOutput } : {}) };
+    return { message: messageOf(e), ...(appOutput ? { appOutput } : {}) };
   }
 }
 
@@ -188,7 +201,7 @@ export class TestContext {
  */
 export function shownFrom(d: Delivery): CallShown['shownFrom'] {
   if (d.ephemeralMessage === undefined) return undefined;
-  const said = (d.response as { message?: unknown } | null | undefined)?.message;
+  const said = recordOr(d.response)?.message;
   return (d.outcome === 'acked' || d.outcome === 'nacked') && said === d.ephemeralMessage ? 'app' : 'offlineMessage';
 }
 
@@ -199,7 +212,7 @@ const APP_LINES = 15;
 const APP_ROOTS = new Set(['env', 'run', 'daemon', 'app', 'users']);
 
 /** The scope of the app's own fields (start.env, url, id): no test, no saved result. */
-export function appScope(env: SuiteEnv): Scope {
+export function appScope(env: Preparing): Scope {
   return (root) => {
     switch (root) {
       case 'env':
@@ -208,8 +221,11 @@ export function appScope(env: SuiteEnv): Scope {
         return env.run;
       case 'daemon':
         return { url: env.daemonUrl };
-      case 'app':
-        return { id: env.app.id, name: env.app.name, url: env.app.url, port: env.app.port, botId: env.app.botId };
+      case 'app': {
+        // (none yet while the app's own fields are resolved: a reference to it names nothing)
+        const app = env.app;
+        return app && { id: app.id, name: app.name, url: app.url, port: app.port, botId: app.botId };
+      }
       case 'users':
         return Object.fromEntries(env.users);
       default:

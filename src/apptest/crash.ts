@@ -6,6 +6,7 @@
  */
 import type { AppProcess } from './app-process.js';
 import type { Failure } from './results.js';
+import { must } from '../must.js';
 
 /**
  * What an app prints when one of its handlers crashed, as Node and the official SDK print it:
@@ -46,7 +47,7 @@ export function findCrash(lines: string[]): { headline: string; shown: string[] 
   // the nearest: from the sign on, else before it (Node's last line comes after the error's)
   const order = [...shown.slice(at - from), ...shown.slice(0, at - from).reverse()];
   const error = order.map((l) => ERROR_LINE.exec(l)?.[0]).find((l) => l !== undefined);
-  return { headline: (error ?? (lines[at] as string)).trim(), shown };
+  return { headline: (error ?? must(lines[at])).trim(), shown };
 }
 
 /**

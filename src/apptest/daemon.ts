@@ -13,6 +13,7 @@ import { CliError, EXIT } from '../client/exit.js';
 import { createClient, type Client } from '../client/daemon-client.js';
 import type { GlobalOpts, Io } from '../client/io.js';
 import { must } from '../must.js';
+import { messageOf, recordOr, stringOr } from '../unknown-values.js';
 
 export interface Daemon {
   url: string;
@@ -41,10 +42,12 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
   const remove = () => fs.rmSync(dir, { recursive: true, force: true });
   // nothing of the caller's configuration: not its data dir, database, port or key; and no fsync,
   // since a store thrown away at the end has nothing to keep through a power cut
-  const env = {
-    ...Object.fromEntries(Object.entries(io.env).filter(([k, v]) => v !== undefined && !k.startsWith('APPREG_'))),
+  const env: Record<string, string> = {
+    ...Object.fromEntries(
+      Object.entries(io.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('APPREG_')),
+    ),
     APPREG_FSYNC: 'false',
-  } as Record<string, string>;
+  };
   let child: ChildProcess;
   try {
     child = spawn(
@@ -54,7 +57,7 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
     );
   } catch (e) {
     remove();
-    throw new CliError(`could not start a daemon for the run: ${(e as Error).message}`, EXIT.internal);
+    throw new CliError(`could not start a daemon for the run: ${messageOf(e)}`, EXIT.internal);
   }
   const log: string[] = [];
   let partial = '';
@@ -90,10 +93,10 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
     must(child.stdout).on('data', (s: string) => {
       out += s;
       try {
-        const started = JSON.parse(out) as { url?: unknown };
-        if (typeof started.url === 'string') {
+        const started = recordOr(JSON.parse(out))?.url;
+        if (typeof started === 'string') {
           clearTimeout(timer);
-          resolve(started.url);
+          resolve(started);
         }
       } catch {
         /* not all of it yet */
@@ -111,13 +114,17 @@ export async function ownDaemon(io: Io): Promise<Daemon> {
       EXIT.internal,
     );
   }
-  let creds: { authToken: string };
+  let token: string;
   try {
-    creds = JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')) as { authToken: string };
+    const saved = stringOr(
+      recordOr(JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')))?.authToken,
+    );
+    if (!saved) throw new Error('credentials.json holds no authToken');
+    token = saved;
   } catch (e) {
     await stop();
-    throw new CliError(`the daemon for the run wrote no credentials: ${(e as Error).message}`, EXIT.internal);
+    throw new CliError(`the daemon for the run wrote no credentials: ${messageOf(e)}`, EXIT.internal);
   }
-  const client = createClient({ ...io, env: {} }, { url, token: creds.authToken });
+  const client = createClient({ ...io, env: {} }, { url, token });
   return { url, client, own: true, logTail: () => log.slice(), stop };
 }

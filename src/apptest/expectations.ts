@@ -11,7 +11,21 @@ import { buttonLabels, inputName, inputNamed, inputsOf, optionsOf, titleOf } fro
 import { StepFailed, type TestContext } from './context.js';
 import { listOf, matcher, type Matcher } from './match.js';
 import { idOf } from './refs.js';
-import type { Step } from './suite.js';
+import type {
+  AnswerStep,
+  DeletedStep,
+  EventExpectStep,
+  ExpectStep,
+  MessageStep,
+  ModalStep,
+  NoMessageStep,
+  OptionsStep,
+  ReactionStep,
+  Resolved,
+  SignatureStep,
+  UpdatedStep,
+} from './steps.js';
+import { messageOf, recordOr, stringOr } from '../unknown-values.js';
 import { authorNames, underTest, type Author } from './authors.js';
 import { answerText, whatHappened } from './answers.js';
 
@@ -56,7 +70,7 @@ function lastCall(ctx: TestContext, kind: string): Delivery {
 
 function outcome(
   ctx: TestContext,
-  s: Step,
+  s: Resolved<AnswerStep<'answered' | 'ack' | 'nack'>>,
   kind: 'answered' | 'ack' | 'nack',
   want: (o: string | undefined) => boolean,
   expected: string,
@@ -100,11 +114,14 @@ const listed = (ms: Message[], who: (authorId: string) => Author) =>
     .join('; ');
 
 interface AuthorTest {
-  test(m: Message): boolean;
+  test(m: Pick<Message, 'author'>): boolean;
   shown: string;
   /** It is the app under test. */
   app?: boolean;
 }
+
+/** A step about what was posted: `message` or `no-message`. */
+type Posted = Resolved<MessageStep | NoMessageStep>;
 
 /** Who a `from` means: the app's bot (by default), or a user of the suite. */
 function authorTest(ctx: TestContext, from: unknown): AuthorTest {
@@ -125,7 +142,7 @@ interface MessageWant {
   author: AuthorTest;
 }
 
-function wantOf(ctx: TestContext, s: Step): MessageWant {
+function wantOf(ctx: TestContext, s: Posted): MessageWant {
   return {
     text: typeof s.text === 'string' ? matcher(s.text, false) : undefined,
     buttons: listOf(s.buttons).map((b) => matcher(b, true)),
@@ -148,7 +165,7 @@ function matches(w: MessageWant, m: Message): boolean {
   return true;
 }
 
-function describeWant(w: MessageWant, s: Step): string {
+function describeWant(w: MessageWant, s: Posted): string {
   const parts = [`a message from ${w.author.shown}`];
   if (w.text) parts.push(`holding ${w.text.shown}`);
   if (w.buttons.length) parts.push(`with buttons ${w.buttons.map((b) => b.shown).join(', ')}`);
@@ -160,7 +177,7 @@ function describeWant(w: MessageWant, s: Step): string {
 }
 
 /** Messages posted after the last action's mark, as `client`'s user sees them. */
-async function since(ctx: TestContext, s: Step, channel: string): Promise<Message[]> {
+async function since(ctx: TestContext, s: Posted, channel: string): Promise<Message[]> {
   const viewer = typeof s.ephemeralTo === 'string' ? s.ephemeralTo : 'owner';
   const client = await ctx.clientOf(viewer);
   const mark = ctx.mark?.channel === channel ? ctx.mark : undefined;
@@ -168,7 +185,7 @@ async function since(ctx: TestContext, s: Step, channel: string): Promise<Messag
   try {
     list = await ctx.env.api.messagesAfter(client, channel, viewer === 'owner' ? mark?.cursor : undefined);
   } catch (e) {
-    throw new StepFailed(`the messages of ${channel} could not be read: ${(e as Error).message}`);
+    throw new StepFailed(`the messages of ${channel} could not be read: ${messageOf(e)}`);
   }
   // seen by another user, the owner's mark may not be theirs: newer than it, and not it
   return viewer === 'owner'
@@ -176,7 +193,7 @@ async function since(ctx: TestContext, s: Step, channel: string): Promise<Messag
     : list.filter((m) => m.id !== mark?.cursor && m.timestampMilli >= (mark?.latest ?? 0));
 }
 
-async function message(ctx: TestContext, s: Step): Promise<unknown> {
+async function message(ctx: TestContext, s: Resolved<MessageStep>): Promise<unknown> {
   const channel = typeof s.channel === 'string' ? s.channel : (ctx.mark?.channel ?? ctx.channelId);
   const w = wantOf(ctx, s);
   const within = ctx.within(s);
@@ -217,7 +234,7 @@ async function message(ctx: TestContext, s: Step): Promise<unknown> {
   );
 }
 
-async function noMessage(ctx: TestContext, s: Step): Promise<unknown> {
+async function noMessage(ctx: TestContext, s: Resolved<NoMessageStep>): Promise<unknown> {
   const channel = typeof s.channel === 'string' ? s.channel : (ctx.mark?.channel ?? ctx.channelId);
   const w = wantOf(ctx, s);
   const within = ctx.within(s);
@@ -234,15 +251,16 @@ async function noMessage(ctx: TestContext, s: Step): Promise<unknown> {
 /** The message an expectation is about: `message`, else the one the last click or choice was in. */
 function targetOf(
   ctx: TestContext,
-  s: Step,
+  s: Resolved<UpdatedStep | DeletedStep | ReactionStep>,
   fallback: Message | undefined,
   what: string,
-): { id: string; before?: Message; channel: string } {
+): { id: string; before?: Content; channel: string } {
   if (s.message !== undefined) {
     const id = idOf(s.message);
     if (!id) throw new StepFailed(`message must name a message; it is ${JSON.stringify(s.message)}`);
-    const saved = s.message && typeof s.message === 'object' ? (s.message as Message) : undefined;
-    return { id, before: ctx.snapshots.get(id) ?? saved, channel: saved?.channelId ?? ctx.channelId };
+    // a saved message (`message: ${said}`), as it was then
+    const saved = recordOr(s.message);
+    return { id, before: ctx.snapshots.get(id) ?? saved, channel: stringOr(saved?.channelId) ?? ctx.channelId };
   }
   if (!fallback) throw new StepFailed(`no message to check: name it with message (${what})`);
   return {
@@ -252,9 +270,15 @@ function targetOf(
   };
 }
 
-const content = (m: Message) => JSON.stringify([m.text, m.blocks ?? [], m.attachments ?? []]);
+/** What an update changes of a message. */
+interface Content {
+  text?: unknown;
+  blocks?: unknown;
+  attachments?: unknown;
+}
+const content = (m: Content) => JSON.stringify([m.text, m.blocks ?? [], m.attachments ?? []]);
 
-async function updated(ctx: TestContext, s: Step): Promise<unknown> {
+async function updated(ctx: TestContext, s: Resolved<UpdatedStep>): Promise<unknown> {
   const t = targetOf(ctx, s, ctx.lastSource, 'no click or choice came before');
   const text = typeof s.text === 'string' ? matcher(s.text, false) : undefined;
   const buttons = listOf(s.buttons).map((b) => matcher(b, true));
@@ -287,7 +311,7 @@ async function updated(ctx: TestContext, s: Step): Promise<unknown> {
   );
 }
 
-async function deleted(ctx: TestContext, s: Step): Promise<unknown> {
+async function deleted(ctx: TestContext, s: Resolved<DeletedStep>): Promise<unknown> {
   const t = targetOf(ctx, s, ctx.lastSource, 'no click or choice came before');
   const within = ctx.within(s);
   const owner = await ctx.clientOf('owner');
@@ -300,7 +324,7 @@ async function deleted(ctx: TestContext, s: Step): Promise<unknown> {
   return { id: t.id, deleted: true };
 }
 
-async function reaction(ctx: TestContext, s: Step): Promise<unknown> {
+async function reaction(ctx: TestContext, s: Resolved<ReactionStep>): Promise<unknown> {
   const t = targetOf(ctx, s, ctx.lastSaid, 'nothing was said in this test yet');
   const code = typeof s.code === 'string' ? s.code.replace(/^:?([^:]+):?$/, ':$1:') : undefined;
   const who = authorTest(ctx, s.from);
@@ -309,7 +333,7 @@ async function reaction(ctx: TestContext, s: Step): Promise<unknown> {
   let now: Message | undefined;
   const found = await poll(within, async () => {
     now = await ctx.env.api.message(owner, t.channel, t.id);
-    return now?.reactions?.find((r) => (!code || r.code === code) && who.test({ author: r.user } as Message));
+    return now?.reactions?.find((r) => (!code || r.code === code) && who.test({ author: r.user }));
   });
   if (found) return found;
   const had = now?.reactions?.map((r) => `${r.code} by ${r.user}`).join(', ');
@@ -319,10 +343,10 @@ async function reaction(ctx: TestContext, s: Step): Promise<unknown> {
   });
 }
 
-function modal(ctx: TestContext, s: Step): unknown {
+function modal(ctx: TestContext, s: Resolved<ModalStep>): unknown {
   const d = lastCall(ctx, 'modal');
   answerTime(ctx, d);
-  const view = (d.response as { view?: Obj } | undefined)?.view;
+  const view = recordOr(recordOr(d.response)?.view);
   if (d.outcome !== 'response' || !view)
     throw new StepFailed('the app did not open a modal', {
       expected: 'an answer with a view (a modal)',
@@ -358,11 +382,12 @@ function modal(ctx: TestContext, s: Step): unknown {
   return open.view;
 }
 
-function options(ctx: TestContext, s: Step): unknown {
+function options(ctx: TestContext, s: Resolved<OptionsStep>): unknown {
   const d = lastCall(ctx, 'options');
   answerTime(ctx, d);
-  const got = optionsOf((d.response ?? {}) as Obj);
-  if (d.outcome !== 'response' || !Array.isArray((d.response as Obj | undefined)?.options))
+  const answer = recordOr(d.response);
+  const got = optionsOf(answer ?? {});
+  if (d.outcome !== 'response' || !Array.isArray(answer?.options))
     throw new StepFailed('the app did not answer with menu options', {
       expected: 'an answer with options',
       happened: whatHappened(d),
@@ -398,10 +423,10 @@ function options(ctx: TestContext, s: Step): unknown {
 function ofThisTest(ctx: TestContext, d: Delivery): boolean {
   // every call a step makes is recorded: another call is another test's
   if (ctx.calls.has(d.id) || d.kind !== 'event') return ctx.calls.has(d.id);
-  const raw = (d.payload as { body?: unknown } | null)?.body;
+  const raw = recordOr(d.payload)?.body;
   let body: Obj | undefined;
   try {
-    body = typeof raw === 'string' ? (JSON.parse(raw) as Obj) : undefined;
+    body = typeof raw === 'string' ? recordOr(JSON.parse(raw)) : undefined;
   } catch {
     body = undefined;
   }
@@ -409,7 +434,7 @@ function ofThisTest(ctx: TestContext, d: Delivery): boolean {
   return Date.parse(d.createdAt) >= ctx.actionAt - 1000;
 }
 
-async function event(ctx: TestContext, s: Step): Promise<unknown> {
+async function event(ctx: TestContext, s: Resolved<EventExpectStep>): Promise<unknown> {
   const type = String(s.type);
   const within = ctx.within(s);
   let seen: Delivery[] = [];
@@ -454,7 +479,7 @@ async function noFailedDeliveries(ctx: TestContext): Promise<unknown> {
 }
 
 /** The kind of call to probe: `kind`, else the first URL the app has. */
-function probeKind(ctx: TestContext, s: Step): string {
+function probeKind(ctx: TestContext, s: Resolved<SignatureStep>): string {
   if (typeof s.kind === 'string') return s.kind;
   const a = ctx.env.app;
   if (a.slashCommands?.length) return 'slash-command';
@@ -467,7 +492,7 @@ function probeKind(ctx: TestContext, s: Step): string {
   throw new StepFailed('the app has no URL to probe');
 }
 
-async function signatureCheck(ctx: TestContext, s: Step): Promise<unknown> {
+async function signatureCheck(ctx: TestContext, s: Resolved<SignatureStep>): Promise<unknown> {
   if (ctx.env.app.socketMode)
     throw new StepFailed('a socket-mode app gets no signed requests: signature-check is for apps in HTTP mode');
   const kind = probeKind(ctx, s);
@@ -492,19 +517,45 @@ async function signatureCheck(ctx: TestContext, s: Step): Promise<unknown> {
   );
 }
 
-export const EXPECTATION_RUNNERS: Record<string, (ctx: TestContext, s: Step) => Promise<unknown> | unknown> = {
-  answered: (ctx, s) =>
-    outcome(ctx, s, 'answered', (o) => o === 'acked' || o === 'response', 'an answer (an ack, a modal or options)'),
-  ack: (ctx, s) => outcome(ctx, s, 'ack', (o) => o === 'acked', 'an ack'),
-  nack: (ctx, s) => outcome(ctx, s, 'nack', (o) => o === 'nacked', 'a nack'),
-  modal,
-  message,
-  'no-message': noMessage,
-  updated,
-  deleted,
-  options,
-  reaction,
-  event,
-  'no-failed-deliveries': (ctx) => noFailedDeliveries(ctx),
-  'signature-check': signatureCheck,
-};
+/** Run an expectation step: the one its `expect` names. */
+export function runExpectation(ctx: TestContext, s: Resolved<ExpectStep>): Promise<unknown> | unknown {
+  switch (s.expect) {
+    case 'answered':
+      return outcome(
+        ctx,
+        s,
+        'answered',
+        (o) => o === 'acked' || o === 'response',
+        'an answer (an ack, a modal or options)',
+      );
+    case 'ack':
+      return outcome(ctx, s, 'ack', (o) => o === 'acked', 'an ack');
+    case 'nack':
+      return outcome(ctx, s, 'nack', (o) => o === 'nacked', 'a nack');
+    case 'modal':
+      return modal(ctx, s);
+    case 'message':
+      return message(ctx, s);
+    case 'no-message':
+      return noMessage(ctx, s);
+    case 'updated':
+      return updated(ctx, s);
+    case 'deleted':
+      return deleted(ctx, s);
+    case 'options':
+      return options(ctx, s);
+    case 'reaction':
+      return reaction(ctx, s);
+    case 'event':
+      return event(ctx, s);
+    case 'no-failed-deliveries':
+      return noFailedDeliveries(ctx);
+    case 'signature-check':
+      return signatureCheck(ctx, s);
+    default: {
+      // a kind the schema has and steps.ts lacks: the two are changed together
+      const unknownKind: never = s;
+      throw new Error(`internal: no runner for the step ${JSON.stringify(unknownKind)}`);
+    }
+  }
+}

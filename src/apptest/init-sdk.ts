@@ -10,6 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { appSide, daemonSide } from '../client/sdk-env.js';
 import { freePort, startAppProcess, waitReady } from './app-process.js';
+import { isRecord, recordOr } from '../unknown-values.js';
 
 /** The official SDK's package, as an app's package.json depends on it. */
 export const SDK_PACKAGE = 'pumble-sdk';
@@ -24,9 +25,9 @@ const MANIFEST_HOST = 'http://localhost:5000';
 /** Whether the project in `dir` is on the official SDK: its package.json depends on it. */
 export function usesSdk(dir: string): boolean {
   try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    const pkg = recordOr(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')));
     return ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'].some((k) => {
-      const deps = pkg[k];
+      const deps = pkg?.[k];
       return deps !== null && typeof deps === 'object' && SDK_PACKAGE in deps;
     });
   } catch {
@@ -101,12 +102,8 @@ function getJson(url: string): Promise<Record<string, unknown> | string> {
       });
       res.on('end', () => {
         try {
-          const v = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-          resolve(
-            v !== null && typeof v === 'object' && !Array.isArray(v)
-              ? (v as Record<string, unknown>)
-              : `its ${SDK_MANIFEST_PATH} is not a JSON object`,
-          );
+          const v: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          resolve(isRecord(v) ? v : `its ${SDK_MANIFEST_PATH} is not a JSON object`);
         } catch {
           resolve(`its ${SDK_MANIFEST_PATH} is not JSON`);
         }

@@ -9,6 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Manifest } from '../validation/manifest.js';
 import { SUITE_SCHEMA_ID } from './suite.js';
+import type { Step, SuiteFile } from './steps.js';
+import { must } from '../must.js';
+import { recordOr, stringOr } from '../unknown-values.js';
 
 const MAIN_FILES = [
   'app.mjs',
@@ -27,12 +30,10 @@ const MAIN_FILES = [
 /** How the app in `dir` is started, as well as its files tell: undefined when they do not. */
 export function guessStart(dir: string): string | undefined {
   try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
-      scripts?: Record<string, string>;
-      main?: string;
-    };
-    if (pkg.scripts?.start) return 'npm start';
-    if (pkg.main && fs.existsSync(path.join(dir, pkg.main))) return `node ${pkg.main}`;
+    const pkg = recordOr(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')));
+    if (recordOr(pkg?.scripts)?.start) return 'npm start';
+    const main = stringOr(pkg?.main);
+    if (main && fs.existsSync(path.join(dir, main))) return `node ${main}`;
   } catch {
     /* no package.json */
   }
@@ -56,8 +57,9 @@ export function tokensEnv(dir: string): Record<string, string> {
   const queue = listSources(dir);
   const read = new Set<string>();
   const names = new Set<string>();
-  while (queue.length && read.size < MAX_SOURCES) {
-    const file = queue.shift() as string;
+  while (read.size < MAX_SOURCES) {
+    const file = queue.shift();
+    if (file === undefined) break;
     if (read.has(file)) continue;
     read.add(file);
     let text: string;
@@ -69,11 +71,11 @@ export function tokensEnv(dir: string): Record<string, string> {
     for (const m of text.matchAll(
       /process\.env(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\])/g,
     )) {
-      const name = (m[1] ?? m[2]) as string;
+      const name = must(m[1] ?? m[2]);
       if (TOKENS_VARIABLE.test(name)) names.add(name);
     }
     for (const m of text.matchAll(/(?:from|import\s*\(?)\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
-      const target = path.resolve(path.dirname(file), m[1] as string);
+      const target = path.resolve(path.dirname(file), must(m[1]));
       if (SOURCE.test(target) && !target.split(path.sep).includes('node_modules')) queue.push(target);
     }
   }
@@ -98,8 +100,6 @@ function listSources(dir: string): string[] {
   }
 }
 
-type Step = Record<string, unknown>;
-
 /** How the suite starts the app: its command, and where it runs, its own variables, its readiness, when needed. */
 export interface StarterStart {
   command: string;
@@ -108,8 +108,8 @@ export interface StarterStart {
   ready?: { timeoutMs: number };
 }
 
-export function starterSuite(m: Manifest, manifestPath: string, start: StarterStart): Record<string, unknown> {
-  const tests: Array<{ name: string; steps: Step[] }> = [];
+export function starterSuite(m: Manifest, manifestPath: string, start: StarterStart): SuiteFile & { $schema: string } {
+  const tests: SuiteFile['tests'] = [];
   const answered: Step = { expect: 'answered' };
   for (const c of m.slashCommands ?? [])
     tests.push({ name: `${c.command} answers in time`, steps: [{ say: c.command }, answered] });

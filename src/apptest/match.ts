@@ -4,6 +4,7 @@
  * expression.
  */
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 const REGEX = /^\/([\s\S]+)\/([dgimsuyv]*)$/;
 
 export interface Matcher {
@@ -20,7 +21,7 @@ export function patternError(text: string): string | undefined {
     new RegExp(must(m[1]), m[2]);
     return undefined;
   } catch (e) {
-    return `is not a valid regular expression: ${(e as Error).message}`;
+    return `is not a valid regular expression: ${messageOf(e)}`;
   }
 }
 

@@ -6,6 +6,8 @@
  * value is written in (a message or any object with an id: its id). `$${` is a literal `${`.
  */
 import { must } from '../must.js';
+import { recordOr } from '../unknown-values.js';
+import type { Resolved } from './steps.js';
 
 /** The names the runner provides; every other name is a result saved by an earlier step. */
 export const BUILTINS: Readonly<Record<string, readonly string[] | 'any'>> = {
@@ -63,7 +65,7 @@ export function envScope(env: Readonly<Record<string, string | undefined>>): Rec
 
 function lookup(scope: Scope, ref: Ref): unknown {
   if (ref.root === 'env' && ref.path.length === 1) {
-    const v = (scope('env') as Record<string, string> | undefined)?.[must(ref.path[0])];
+    const v = recordOr(scope('env'))?.[must(ref.path[0])];
     if (v === undefined) throw new RefError(`\${${ref.expr}}: ${ref.path[0]} is not set in the environment`);
     return v;
   }
@@ -73,9 +75,9 @@ function lookup(scope: Scope, ref: Ref): unknown {
   for (const seg of ref.path) {
     if (v === null || typeof v !== 'object')
       throw new RefError(`\${${ref.expr}}: ${walked.join('.')} has no field ${seg}`);
-    const next = (v as Record<string, unknown>)[seg];
+    const next: unknown = Reflect.get(v, seg);
     if (next === undefined) {
-      const has = Object.keys(v as object).slice(0, 12);
+      const has = Object.keys(v).slice(0, 12);
       throw new RefError(
         `\${${ref.expr}}: ${walked.join('.')} has no field ${seg}${has.length ? ` (it has ${has.join(', ')})` : ''}`,
       );
@@ -89,7 +91,7 @@ function lookup(scope: Scope, ref: Ref): unknown {
 /** A value written into text: a string as it is, an object with an id as its id, anything else as JSON. */
 function asText(v: unknown): string {
   if (typeof v === 'string') return v;
-  if (v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string') return (v as { id: string }).id;
+  if (v && typeof v === 'object' && 'id' in v && typeof v.id === 'string') return v.id;
   return JSON.stringify(v);
 }
 
@@ -102,22 +104,29 @@ export function resolveText(text: string, scope: Scope): unknown {
   );
 }
 
-/** `value` with every reference in its strings resolved (objects and arrays copied). */
-export function resolveDeep<T>(value: T, scope: Scope): T {
-  if (typeof value === 'string') return resolveText(value, scope) as T;
-  if (Array.isArray(value)) return value.map((v) => resolveDeep(v, scope)) as T;
+/**
+ * `value` with every reference in its strings resolved (objects and arrays copied): what was written as `T`, now
+ * `Resolved<T>` (a string may have become any value). The one place a type is asserted on the way: the walk below
+ * keeps every shape and changes only strings, which no type of TypeScript's can say of a function.
+ */
+export function resolveDeep<T>(value: T, scope: Scope): Resolved<T> {
+  return resolveAny(value, scope) as Resolved<T>;
+}
+
+function resolveAny(value: unknown, scope: Scope): unknown {
+  if (typeof value === 'string') return resolveText(value, scope);
+  if (Array.isArray(value)) return value.map((v) => resolveAny(v, scope));
   if (value && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveDeep(v, scope)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveAny(v, scope)]));
   return value;
 }
 
 /** A value that names a message or a view: a saved object's id, or the text itself (an id). */
 export function idOf(v: unknown): string | undefined {
   if (typeof v === 'string' && v) return v;
-  if (v && typeof v === 'object') {
-    const o = v as { id?: unknown; view?: { id?: unknown }; message?: { id?: unknown } };
-    if (typeof o.id === 'string') return o.id;
-    if (typeof o.message?.id === 'string') return o.message.id;
-  }
+  const o = recordOr(v);
+  if (typeof o?.id === 'string') return o.id;
+  const message = recordOr(o?.message);
+  if (typeof message?.id === 'string') return message.id;
   return undefined;
 }

@@ -61,7 +61,8 @@ export interface TestResult {
 export interface SuiteResult {
   file: string;
   name: string;
-  app?: { id: string; name: string; started?: string; ready?: string };
+  /** The app (no id nor name when the setup failed before it was registered or found). */
+  app?: { id?: string; name?: string; started?: string; ready?: string };
   tests: TestResult[];
   durationMs: number;
   startedAt: string;

@@ -6,16 +6,17 @@
  */
 import { CliError } from '../client/exit.js';
 import type { Api } from './api.js';
-import { ACTION_RUNNERS } from './actions.js';
+import { runAction } from './actions.js';
 import { StepFailed, TestContext, type SuiteEnv } from './context.js';
 import { crashFailure, settle } from './crash.js';
-import { EXPECTATION_RUNNERS } from './expectations.js';
+import { runExpectation } from './expectations.js';
 import { RefError } from './refs.js';
 import { countsOf, type RunResult, type StepResult, type SuiteResult, type TestResult } from './results.js';
 import { setUpSuite } from './setup.js';
-import { verbOf, type Suite, type TestSpec } from './suite.js';
+import type { Suite, TestSpec } from './suite.js';
 import { stepTitle } from './titles.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 
 export interface Reporter {
   suiteStart?(suite: Suite, info: { app?: SuiteResult['app']; tests: number }): void;
@@ -61,7 +62,7 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
       status: 'failed',
       durationMs: Date.now() - t0,
       steps,
-      failure: { message: `the test's channel could not be made: ${(e as Error).message}` },
+      failure: { message: `the test's channel could not be made: ${messageOf(e)}` },
     };
   }
   const ctx = new TestContext(env, test, channel.id, channel.name);
@@ -77,9 +78,7 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
     ctx.stepMs = undefined;
     try {
       const step = ctx.resolve(raw);
-      const { verb } = verbOf(step);
-      const run = verb === 'expect' ? must(EXPECTATION_RUNNERS[String(step.expect)]) : must(ACTION_RUNNERS[must(verb)]);
-      const out = await run(ctx, step);
+      const out = await ('expect' in step ? runExpectation(ctx, step) : runAction(ctx, step));
       if (typeof step.save === 'string') ctx.saved.set(step.save, out);
       r.status = 'passed';
     } catch (e) {
@@ -110,9 +109,13 @@ async function runTest(env: SuiteEnv, test: TestSpec, n: number, ownDaemon: bool
 
 /** The time a test takes at least: the budgets its no-message steps wait out in full. */
 function leastTime(test: TestSpec, suite: Suite): number {
-  return test.steps
-    .filter((s) => s.expect === 'no-message')
-    .reduce((sum, s) => sum + ((s.within as number | undefined) ?? test.within ?? suite.defaults.within ?? 3000), 0);
+  return test.steps.reduce(
+    (sum, s) =>
+      'expect' in s && s.expect === 'no-message'
+        ? sum + (s.within ?? test.within ?? suite.defaults.within ?? 3000)
+        : sum,
+    0,
+  );
 }
 
 /**
@@ -182,6 +185,7 @@ export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResu
         }
         if (o.bail) bailed = true;
       } else if (setup) {
+        const env = must(setup.run, 'the run of a suite set up');
         const queue = startOrder(toRun, suite, o.jobs).map((t) => ({ t, n: suite.tests.indexOf(t) }));
         const worker = async () => {
           for (let next = queue.shift(); next; next = queue.shift()) {
@@ -189,7 +193,7 @@ export async function runSuites(suites: Suite[], o: RunOptions): Promise<RunResu
             if (bailed || o.stopped())
               r = skipped(next.t, bailed ? 'not run: --bail after a failure' : 'not run: the run was stopped');
             else {
-              r = await runTest(setup.env, next.t, next.n, o.daemon.own);
+              r = await runTest(env, next.t, next.n, o.daemon.own);
               if (r.status === 'failed' && o.bail) bailed = true;
             }
             byIndex.set(next.t, r);

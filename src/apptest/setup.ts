@@ -13,10 +13,12 @@ import { CliError, EXIT } from '../client/exit.js';
 import type { Client } from '../client/daemon-client.js';
 import type { Api, AppRecord, Person } from './api.js';
 import { freePort, startAppProcess, waitReady, type AppProcess } from './app-process.js';
-import { appScope, type SuiteEnv } from './context.js';
+import { appScope, type Preparing, type SuiteEnv } from './context.js';
 import { resolveDeep, RefError, type Scope } from './refs.js';
 import type { Suite } from './suite.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
+import type { Resolved } from './steps.js';
 import { appSide, daemonSide } from '../client/sdk-env.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
@@ -60,7 +62,9 @@ class SetupFailed extends Error {
 }
 
 export interface SuiteSetup {
-  env: SuiteEnv;
+  env: Preparing;
+  /** The run, once its app is there and ready (not when the setup failed). */
+  run?: SuiteEnv;
   /** What the report says about the app: how it was started and when it was ready. */
   started?: string;
   ready?: string;
@@ -69,13 +73,21 @@ export interface SuiteSetup {
   teardown(): Promise<void>;
 }
 
-function resolved<T>(v: T, scope: Scope, what: string): T {
+function resolved<T>(v: T, scope: Scope, what: string): Resolved<T> {
   try {
     return resolveDeep(v, scope);
   } catch (e) {
     if (e instanceof RefError) throw new CliError(`${what}: ${e.message}`, EXIT.invalidInput);
     throw e;
   }
+}
+
+/** A field of the app that is text (its id, its URL): a reference in it must name text, not an object. */
+function resolvedText(v: string, scope: Scope, what: string): string {
+  const r = resolved(v, scope, what);
+  if (typeof r !== 'string')
+    throw new CliError(`${what}: ${v} is ${JSON.stringify(r)}, and it must be text`, EXIT.invalidInput);
+  return r;
 }
 
 /** The consent screen's `scopes`: user scopes, then bot scopes prefixed bot:. */
@@ -105,7 +117,7 @@ async function authorize(api: Api, client: Client, app: AppRecord, suite: Suite,
   let pageAt = 0;
   const visit = client.visitApp(granted.redirectUrl).then(
     (r) => void ((page = `${r.status}${r.body ? `: ${r.body.slice(0, 200)}` : ''}`), (pageAt = Date.now())),
-    (e: unknown) => void ((page = (e as Error).message), (pageAt = Date.now())),
+    (e: unknown) => void ((page = messageOf(e)), (pageAt = Date.now())),
   );
   // the app exchanges the code while (or after) its page answers: once it has answered, 2 s more
   for (const end = Date.now() + 15_000; Date.now() < end && !(pageAt && Date.now() - pageAt > 2000);) {
@@ -132,10 +144,9 @@ export async function setUpSuite(o: {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-test-run-'));
   const me = await api.whoami();
   const users = new Map<string, Person>([['owner', { id: me.id, name: me.name, email: me.email }]]);
-  const env: SuiteEnv = {
+  const env: Preparing = {
     api,
     suite,
-    app: undefined as unknown as SuiteEnv['app'],
     users,
     run: { dir, id: o.runId },
     daemonUrl: o.daemonUrl,
@@ -165,13 +176,19 @@ export async function setUpSuite(o: {
       ),
     );
     made.catch(() => undefined);
+    // the channels the tests use besides their own: one of that name may be there already (a daemon given)
+    for (const name of suite.channels)
+      await api.createChannel(name).catch((e: unknown) => {
+        if (!(e instanceof CliError && /already exists/.test(e.message))) throw e;
+      });
 
     if (suite.app.start) {
       const start = suite.app.start;
       const port = start.port ?? (await freePort());
       const app = await api.createApp(pointedAt(suite.manifest, port));
       registered = app.id;
-      env.app = { ...(await api.getApp(app.id)), url: `http://127.0.0.1:${port}`, port };
+      const url = `http://127.0.0.1:${port}`;
+      env.app = { ...(await api.getApp(app.id)), url, port };
       // every variable the official SDK reads, so an app on it starts unchanged (PUMBLE_ADDON_PORT is its PORT)
       const settings: Record<string, string> = {
         ...daemonSide(o.daemonUrl, {
@@ -184,7 +201,13 @@ export async function setUpSuite(o: {
         PORT: String(port),
       };
       if (JSON.stringify(start.env ?? {}).includes('${users.')) await made;
-      const own = resolved(start.env ?? {}, scope, `${suite.file}: app.start.env`);
+      // a variable is text: a reference naming something else is written in as Node writes an environment (String)
+      const own = Object.fromEntries(
+        Object.entries(resolved(start.env ?? {}, scope, `${suite.file}: app.start.env`)).map(([k, v]) => [
+          k,
+          String(v),
+        ]),
+      );
       const cwd = path.resolve(suite.dir, start.cwd ?? '.');
       const base = Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined));
       proc = startAppProcess({
@@ -199,7 +222,7 @@ export async function setUpSuite(o: {
       const notReady = await waitReady(proc, {
         ready: start.ready,
         port,
-        appUrl: must(env.app.url),
+        appUrl: url,
         connected: app.socketMode ? async () => ((await api.getApp(app.id)).connections ?? 0) > 0 : undefined,
       });
       if (notReady) {
@@ -208,30 +231,32 @@ export async function setUpSuite(o: {
       }
       result.ready = `${Date.now() - t0} ms`;
     } else {
-      const id = resolved(must(suite.app.id), scope, `${suite.file}: app.id`);
-      const url = resolved(must(suite.app.url), scope, `${suite.file}: app.url`);
+      const id = resolvedText(must(suite.app.id), scope, `${suite.file}: app.id`);
+      const url = resolvedText(must(suite.app.url), scope, `${suite.file}: app.url`);
       const from =
         typeof suite.app.manifest === 'object'
-          ? resolved(suite.app.manifest.fromUrl, scope, `${suite.file}: app.manifest.fromUrl`)
+          ? resolvedText(suite.app.manifest.fromUrl, scope, `${suite.file}: app.manifest.fromUrl`)
           : undefined;
       if (from) await api.syncFromUrl(id, from);
       env.app = { ...(await api.getApp(id)), url: url.replace(/\/+$/, '') };
       result.started = `already running at ${env.app.url}`;
     }
     await made;
+    const app = must(env.app, "the suite's app");
 
     if (suite.install) {
       // each user authorizes on their own, as people would: at the same time
       await Promise.all(
         suite.install.users.map(async (name) => {
-          await authorize(api, await api.clientOf(must(users.get(name)).id), env.app, suite, name);
+          await authorize(api, await api.clientOf(must(users.get(name)).id), app, suite, name);
           installedBy.push(name);
         }),
       );
       const first = must(users.get(must(suite.install.users[0])));
-      const auth = (await api.authorizations(await api.clientOf(first.id))).find((a) => a.app.id === env.app.id);
-      env.app.botId = auth?.botId;
+      const auth = (await api.authorizations(await api.clientOf(first.id))).find((a) => a.app.id === app.id);
+      app.botId = auth?.botId;
     }
+    result.run = { ...env, app };
   } catch (e) {
     if (!(e instanceof SetupFailed)) {
       await teardown();

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { LineCounter, Parser, parseDocument, type CST, type Document } from 'yaml';
 import { tooDeep } from '../json-depth.js';
 import { unreadable } from '../file-errors.js';
+import { messageOf } from '../unknown-values.js';
 
 /** What a suite file (and the manifest it names) may be: `--max-suite-bytes` changes the size. */
 export const SUITE_LIMITS = {
@@ -110,7 +111,7 @@ export function parseJson(file: string, text: string, what: string, maxDepth: nu
   try {
     return JSON.parse(text);
   } catch (e) {
-    const message = (e as Error).message;
+    const message = messageOf(e);
     const at = /at position (\d+)/.exec(message);
     if (at) {
       const pos = position(text, Number(at[1]));

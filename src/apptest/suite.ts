@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { isMap, isSeq, isScalar, type Document, type LineCounter, type Node } from 'yaml';
+import { isMap, isNode, isSeq, isScalar, type Document, type LineCounter, type Node } from 'yaml';
 import { describeSchemaErrors, type Violation } from '../validation/schema-errors.js';
 import { didYouMean } from '../validation/did-you-mean.js';
 import type { Manifest } from '../validation/manifest.js';
@@ -26,13 +26,27 @@ import {
   type InputOptions,
 } from './suite-input.js';
 import { must } from '../must.js';
+import { isRecord, recordOr } from '../unknown-values.js';
+import type { AppSpec, InstallSpec, Step, SuiteFile } from './steps.js';
 
 export const SUITE_SCHEMA_ID = 'https://appreg.dev/schemas/test-suite.schema.json';
 const schemaFile = new URL('../../../schemas/test-suite.schema.json', import.meta.url);
-const suiteSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown>;
+const suiteSchema = must(recordOr(JSON.parse(fs.readFileSync(schemaFile, 'utf8'))), 'the suite schema');
 
 /** The actions a step may be (one each); an expectation is `expect: <kind>`. */
-const ACTIONS = ['say', 'click', 'select', 'submit', 'close', 'shortcut', 'menu', 'event', 'react'] as const;
+const ACTIONS = [
+  'say',
+  'click',
+  'select',
+  'date',
+  'enter',
+  'submit',
+  'close',
+  'shortcut',
+  'menu',
+  'event',
+  'react',
+] as const;
 const EXPECTATIONS = [
   'answered',
   'ack',
@@ -49,8 +63,7 @@ const EXPECTATIONS = [
   'signature-check',
 ] as const;
 
-/** One step as written (after validation), with where it is. */
-export type Step = Record<string, unknown>;
+/** A test of the suite, with where it is. */
 export interface TestSpec {
   name: string;
   steps: Step[];
@@ -58,31 +71,8 @@ export interface TestSpec {
   skip?: boolean | string;
   pointer: string;
 }
-export interface ReadySpec {
-  output?: string;
-  url?: string;
-  status?: number;
-  timeoutMs?: number;
-}
-interface StartSpec {
-  command: string;
-  cwd?: string;
-  env?: Record<string, string>;
-  port?: number;
-  ready?: ReadySpec;
-  stopTimeoutMs?: number;
-}
-interface AppSpec {
-  manifest?: string | { fromUrl: string };
-  start?: StartSpec;
-  url?: string;
-  id?: string;
-}
-interface InstallSpec {
-  users: string[];
-  botScopes?: string[];
-  userScopes?: string[];
-}
+/** Who authorizes the app (owner unless the suite says), with which scopes. */
+type Install = InstallSpec & { users: string[] };
 
 export interface Suite {
   file: string;
@@ -93,7 +83,9 @@ export interface Suite {
   manifest?: Manifest;
   manifestFile?: string;
   users: Record<string, { name?: string }>;
-  install: InstallSpec | false;
+  /** Channels the tests use besides their own, by name: made for the run unless there. */
+  channels: string[];
+  install: Install | false;
   defaults: { within?: number };
   tests: TestSpec[];
   /** `file:line:column` of a JSON pointer of the suite, as near as the file tells. */
@@ -133,7 +125,7 @@ function validators() {
 }
 
 type Loose = Record<string, unknown>;
-const obj = (v: unknown): Loose => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : {});
+const obj = (v: unknown): Loose => recordOr(v) ?? {};
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Where each JSON pointer of a parsed document is: line and column. */
@@ -152,12 +144,13 @@ function locator(
         if (!pair) break;
         node = pair.value;
         // a field is shown at its name; what is inside it, at its value
-        last = ((i === segs.length - 1 ? pair.key : pair.value) ?? pair.key) as Node;
+        const at = (i === segs.length - 1 ? pair.key : pair.value) ?? pair.key;
+        last = isNode(at) ? at : undefined;
       } else if (isSeq(node)) {
         const item = node.items[Number(seg)];
         if (!item) break;
         node = item;
-        last = item as Node;
+        last = isNode(item) ? item : undefined;
       } else break;
     }
     const offset = last?.range?.[0];
@@ -201,7 +194,7 @@ function parse(file: string, text: string): { input: unknown; locate: ReturnType
 }
 
 /** The verb of a step: its one action key, or `expect`. */
-export function verbOf(step: Loose): { verb?: string; problem?: string } {
+function verbOf(step: Loose): { verb?: string; problem?: string } {
   const verbs = [...ACTIONS, 'expect'].filter((k) => k in step);
   if (verbs.length === 1) return { verb: verbs[0] };
   if (verbs.length > 1) return { problem: `has ${verbs.join(' and ')}: a step does one thing (split it in two steps)` };
@@ -210,12 +203,20 @@ export function verbOf(step: Loose): { verb?: string; problem?: string } {
   return { problem: `needs one of ${[...ACTIONS, 'expect'].join(', ')}${near}` };
 }
 
-/** The schema's errors, with steps and the install checked by their own definitions (clearer than oneOf's). */
-function schemaProblems(input: unknown): Violation[] {
+/** A check of Ajv's as what it proves: a value it passes has the type declared for its schema (steps.ts). */
+const conforms = <T>(check: ValidateFunction, value: unknown): value is T => check(value) === true;
+
+/**
+ * The schema's errors, with steps and the install checked by their own definitions (clearer than oneOf's); and the
+ * suite as its type when the whole of it conforms.
+ */
+function schemaProblems(input: unknown): { problems: Violation[]; suite?: SuiteFile } {
   const v = validators();
   const stepPath = /^\/tests\/\d+\/steps\/\d+(\/|$)/;
   const out: Violation[] = [];
-  if (!v.whole(input)) {
+  let suite: SuiteFile | undefined;
+  if (conforms<SuiteFile>(v.whole, input)) suite = input;
+  else {
     const kept = (v.whole.errors ?? []).filter(
       (e) =>
         !stepPath.test(e.instancePath) && !(e.instancePath === '/install' || e.instancePath.startsWith('/install/')),
@@ -237,14 +238,14 @@ function schemaProblems(input: unknown): Violation[] {
   arr(m.tests).forEach((test, ti) => {
     arr(obj(test).steps).forEach((step, si) => {
       const at = `/tests/${ti}/steps/${si}`;
-      if (!step || typeof step !== 'object' || Array.isArray(step))
+      if (!isRecord(step))
         return void out.push({ pointer: at, message: 'must be an object: one action (say, click, …) or expect' });
-      const { verb, problem } = verbOf(step as Loose);
+      const { verb, problem } = verbOf(step);
       if (!verb) return void out.push({ pointer: at, message: must(problem) });
       let def = `${verb}Step`;
       if (verb === 'expect') {
-        const kind = (step as Loose).expect;
-        if (typeof kind !== 'string' || !(EXPECTATIONS as readonly string[]).includes(kind)) {
+        const kind = step.expect;
+        if (typeof kind !== 'string' || !EXPECTATIONS.some((e) => e === kind)) {
           return void out.push({
             pointer: `${at}/expect`,
             message: `must be one of ${EXPECTATIONS.join(', ')}${didYouMean(kind, EXPECTATIONS)}`,
@@ -256,11 +257,11 @@ function schemaProblems(input: unknown): Violation[] {
       if (!check(step)) out.push(...rebase(tidy(describeSchemaErrors(check.errors ?? [], defOf(def), step)), at));
     });
   });
-  return out;
+  return { problems: out, suite };
 }
 
 /** A definition of the schema: what the errors of its own validator are relative to. */
-const defOf = (def: string) => must((suiteSchema.$defs as Record<string, object>)[def]);
+const defOf = (def: string) => must(recordOr(recordOr(suiteSchema.$defs)?.[def]), `the schema's ${def}`);
 const rebase = (list: Violation[], base: string) => list.map((x) => ({ ...x, pointer: base + x.pointer }));
 
 /**
@@ -368,12 +369,24 @@ function ruleProblems(m: Loose): Violation[] {
           if (why) out.push({ pointer, message: why });
         }
       }
-      const click = s.click ?? s.select;
+      const click = s.click ?? s.select ?? s.date ?? s.enter;
       if (click !== undefined && s.modal === true && s.message !== undefined)
         out.push({
           pointer: `${at}/message`,
           message: 'is for a message: with modal: true the element is in the open modal',
         });
+      if (click !== undefined && s.home === true) {
+        if (s.modal === true || s.message !== undefined)
+          out.push({
+            pointer: `${at}/home`,
+            message: `is the home view: it is not in ${s.modal === true ? 'a modal' : 'a message'} (give one of them)`,
+          });
+        // the run cannot read the home view: the element is named by its onAction
+        if (s.click !== undefined && typeof s.click === 'string')
+          out.push({ pointer: `${at}/click`, message: 'in the home view, name the button {onAction: …}' });
+        if (s.click === undefined && typeof s.in !== 'string')
+          out.push({ pointer: at, message: 'in the home view, name the element with in (its onAction)' });
+      }
       if (typeof s.save === 'string') {
         if (saved.has(s.save))
           out.push({
@@ -442,12 +455,14 @@ export async function loadSuite(file: string, opts: InputOptions = {}): Promise<
     const pos = locate(pointer);
     return pos ? `${file}:${pos.line}:${pos.col}` : `${file}:`;
   };
-  if (!input || typeof input !== 'object' || Array.isArray(input))
+  if (!isRecord(input))
     throw new SuiteInvalid(file, [{ at: `${file}:`, pointer: '', message: 'must be an object with app and tests' }]);
-  const problems = [...schemaProblems(input), ...ruleProblems(input as Loose)];
+  const checked = schemaProblems(input);
+  const problems = [...checked.problems, ...ruleProblems(input)];
   const dir = path.dirname(file);
-  const m = input as Loose;
-  const app = obj(m.app) as AppSpec;
+  // the manifest and the folder are checked on whatever parts are well-formed, as the rules are
+  const app = obj(input.app);
+  const start = obj(app.start);
   let manifest: Manifest | undefined;
   let manifestFile: string | undefined;
   if (app.start && typeof app.manifest === 'string') {
@@ -455,23 +470,27 @@ export async function loadSuite(file: string, opts: InputOptions = {}): Promise<
     if ('problem' in r) problems.push({ pointer: '/app/manifest', message: r.problem });
     else ({ manifest, file: manifestFile } = r);
   }
-  if (typeof app.start?.cwd === 'string') {
-    const cwd = insideFolder(dir, app.start.cwd, opts.allowOutside === true);
+  if (typeof start.cwd === 'string') {
+    const cwd = insideFolder(dir, start.cwd, opts.allowOutside === true);
     if ('problem' in cwd) problems.push({ pointer: '/app/start/cwd', message: cwd.problem });
   }
-  if (problems.length)
+  // (the schema's own verdict and its problems agree: a suite it refuses has at least one)
+  if (!checked.suite && !problems.length)
+    problems.push({ pointer: '', message: 'does not have the shape of schemas/test-suite.schema.json' });
+  if (problems.length || !checked.suite)
     throw new SuiteInvalid(
       file,
       problems.map((p) => ({ ...p, at: where(p.pointer) })),
     );
-  const tests = (m.tests as Loose[]).map((t, i): TestSpec => ({
-    name: t.name as string,
-    steps: t.steps as Step[],
-    within: t.within as number | undefined,
-    skip: t.skip as boolean | string | undefined,
+  const m = checked.suite;
+  const tests = m.tests.map((t, i): TestSpec => ({
+    name: t.name,
+    steps: t.steps,
+    within: t.within,
+    skip: t.skip,
     pointer: `/tests/${i}`,
   }));
-  const install = m.install === false ? false : ({ users: ['owner'], ...obj(m.install) } as InstallSpec);
+  const install = m.install === false ? false : { users: ['owner'], ...m.install };
   return {
     file,
     dir,
@@ -482,12 +501,13 @@ export async function loadSuite(file: string, opts: InputOptions = {}): Promise<
             .basename(file)
             .replace(/\.apptest\.(json|ya?ml)$/i, '')
             .replace(/\.(json|ya?ml)$/i, ''),
-    app,
+    app: m.app,
     manifest,
     manifestFile,
-    users: obj(m.users) as Suite['users'],
+    users: m.users ?? {},
+    channels: m.channels ?? [],
     install,
-    defaults: obj(m.defaults) as Suite['defaults'],
+    defaults: m.defaults ?? {},
     tests,
     where,
   };

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { CliError, EXIT } from '../client/exit.js';
 import type { Io } from '../client/io.js';
 import { appSide, appSideOf, daemonSide, type AppSecrets } from '../client/sdk-env.js';
+import { errnoOf, messageOf } from '../unknown-values.js';
 
 /**
  * `--env-out <path>` and its older spelling `--env-file <path>`. Node 20 reads `--env-file` as its
@@ -63,8 +64,7 @@ function writeEnvFile(
   try {
     existing = fs.readFileSync(target, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
+    if (errnoOf(e) !== 'ENOENT') throw new CliError(`cannot read ${file}: ${messageOf(e)}`, EXIT.usage);
   }
   const done = new Set<string>();
   const lines = existing === '' ? [] : existing.replace(/\r?\n$/, '').split(/\r?\n/);
@@ -85,7 +85,7 @@ function writeEnvFile(
     fs.renameSync(tmp, target);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
-    throw new CliError(`cannot write ${file}: ${(e as Error).message}`, EXIT.usage);
+    throw new CliError(`cannot write ${file}: ${messageOf(e)}`, EXIT.usage);
   }
 }
 
@@ -104,7 +104,7 @@ export function tryWriteEnvFile(
     writeEnvFile(io, file, app, apiUrl, from);
     return undefined;
   } catch (e) {
-    return (e as Error).message;
+    return messageOf(e);
   }
 }
 

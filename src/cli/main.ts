@@ -22,6 +22,7 @@ import { registerSay } from './commands/say.js';
 import { registerGroups } from './commands/groups.js';
 import { registerTest } from './commands/test.js';
 import { APPREG_VERSION } from '../version.js';
+import { messageOf, recordOr } from '../unknown-values.js';
 
 export function buildProgram(run: Run): Command {
   const { io } = run;
@@ -113,13 +114,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return EXIT.usage;
     }
     if (e instanceof CliError) {
-      if (!(e.body as { quiet?: boolean } | undefined)?.quiet) {
+      if (!recordOr(e.body)?.quiet) {
         io.stderr.write(`appreg: ${e.message}\n`);
         if (json) writeJsonError(run, e.exitCode, e.message, e.body);
       }
       return e.exitCode;
     }
-    const message = `internal error: ${(e as Error)?.message ?? String(e)}`;
+    const message = `internal error: ${messageOf(e)}`;
     io.stderr.write(`appreg: ${message}\n`);
     if (json) writeJsonError(run, EXIT.internal, message);
     return EXIT.internal;
@@ -143,7 +144,7 @@ const CODE_OF_EXIT: Record<number, string> = {
  */
 function writeJsonError(run: Run, exitCode: number, message: string, body?: unknown): void {
   if (run.printedJson) return; // stdout already holds the command's own JSON (e.g. created, then the env file failed)
-  const b = (body && typeof body === 'object' ? body : {}) as { code?: unknown; message?: unknown; details?: unknown };
+  const b = recordOr(body) ?? {};
   const error: Record<string, unknown> = {
     code: typeof b.code === 'string' ? b.code : (CODE_OF_EXIT[exitCode] ?? 'error'),
     message: typeof b.message === 'string' ? b.message : message,

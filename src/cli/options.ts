@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Command } from 'commander';
 import { createOut, type Out } from './output.js';
 import { CliError, EXIT } from '../client/exit.js';
 import { createClient, notReachable, unreachable, type Client } from '../client/daemon-client.js';
@@ -15,9 +15,16 @@ import { unreadable } from '../file-errors.js';
 
 export { unreadable };
 import { jsonSyntaxProblem } from '../json-syntax.js';
+import { messageOf } from '../unknown-values.js';
 
-/** A command's own options merged with the global ones. */
-type Opts = GlobalOpts & Record<string, unknown>;
+/** A positional argument as commander gives it: a variadic one is a list, an optional one may be missing. */
+type Arg = string | string[] | undefined;
+
+/**
+ * A command's own options merged with the global ones: `O` says what the command's options hold, as commander parses
+ * them (a `<value>` option is a string, a flag is true, an option with a parser is what the parser returns).
+ */
+type Opts<O> = GlobalOpts & O;
 
 export function globalOptions(program: Command): Command {
   return program
@@ -31,8 +38,8 @@ export function globalOptions(program: Command): Command {
 }
 
 /** What an action works with. */
-export interface Invocation {
-  o: Opts;
+export interface Invocation<O = Record<string, unknown>> {
+  o: Opts<O>;
   /** The command itself, for its own options apart from the global ones. */
   cmd: Command;
   out: Out;
@@ -44,16 +51,18 @@ export interface Invocation {
 /**
  * A commander action: `fn` gets the invocation, then the command's positional arguments (`A`: their
  * types, when not one string each: a variadic argument is a list, an optional one may be undefined).
- * Options are read with the global ones, so `--json` and `--url` work before or after the command.
+ * Options are read with the global ones, so `--json` and `--url` work before or after the command;
+ * `O` is what the command's own options hold (commander's `optsWithGlobals<T>()`).
  */
-export function action<A extends Array<string | string[] | undefined> = string[]>(
+export function action<O extends object = Record<string, unknown>, A extends Arg[] = string[]>(
   run: Run,
-  fn: (x: Invocation, ...args: A) => Promise<void> | void,
+  fn: (x: Invocation<O>, ...args: A) => Promise<void> | void,
 ): (...params: unknown[]) => Promise<void> {
   return async (...params) => {
-    const cmd = params[params.length - 1] as Command;
-    const o = cmd.optsWithGlobals() as Opts;
-    const x: Invocation = {
+    const cmd = params.at(-1);
+    if (!(cmd instanceof Command)) throw new Error('internal: a commander action is called with its command last');
+    const o = cmd.optsWithGlobals<Opts<O>>();
+    const x: Invocation<O> = {
       o,
       cmd,
       run,
@@ -123,6 +132,6 @@ export function regexOption(v: unknown, name: string): RegExp | undefined {
   try {
     return new RegExp(String(v));
   } catch (e) {
-    throw new CliError(`${name} is not a valid regular expression: ${(e as Error).message}`, EXIT.usage);
+    throw new CliError(`${name} is not a valid regular expression: ${messageOf(e)}`, EXIT.usage);
   }
 }

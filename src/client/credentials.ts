@@ -8,6 +8,7 @@ import path from 'node:path';
 import { resolveDataDir } from '../default-data-dir.js';
 import { CliError, EXIT } from './exit.js';
 import type { GlobalOpts, Io } from './io.js';
+import { recordOr } from '../unknown-values.js';
 
 export interface Credentials {
   workspaceId: string;
@@ -42,7 +43,7 @@ export function resolveUrl(io: Io, g: GlobalOpts): string {
   );
 }
 
-function userConfigDir(io: Io): string {
+function userConfigDir(io: Pick<Io, 'env'>): string {
   const env = io.env;
   return (
     env.APPREG_CONFIG_DIR ?? path.join(env.XDG_CONFIG_HOME ?? path.join(env.HOME ?? os.homedir(), '.config'), 'appreg')
@@ -52,12 +53,29 @@ function userConfigDir(io: Io): string {
 /** Logins saved by `appreg login`, by daemon URL. */
 type Saved = Record<string, Credentials>;
 
-export function readSaved(io: Io): Saved {
+/** `v` when it holds credentials (a file of ours read back; one edited by hand may not), else undefined. */
+function credentialsOr(v: unknown): Credentials | undefined {
+  const r = recordOr(v);
+  if (!r) return undefined;
+  const { workspaceId, workspaceUserId, authToken, email } = r;
+  if (typeof workspaceId !== 'string' || typeof workspaceUserId !== 'string' || typeof authToken !== 'string')
+    return undefined;
+  return { workspaceId, workspaceUserId, authToken, ...(typeof email === 'string' ? { email } : {}) };
+}
+
+export function readSaved(io: Pick<Io, 'env'>): Saved {
+  let parsed: unknown;
   try {
-    return JSON.parse(fs.readFileSync(path.join(userConfigDir(io), 'credentials.json'), 'utf8')) as Saved;
+    parsed = JSON.parse(fs.readFileSync(path.join(userConfigDir(io), 'credentials.json'), 'utf8'));
   } catch {
     return {};
   }
+  const saved: Saved = {};
+  for (const [url, v] of Object.entries(recordOr(parsed) ?? {})) {
+    const creds = credentialsOr(v);
+    if (creds) saved[url] = creds;
+  }
+  return saved;
 }
 
 export function writeSaved(io: Io, s: Saved): void {
@@ -99,7 +117,8 @@ function findCredentials(io: Io, g: GlobalOpts, url: string, opts: { saved?: boo
   if (local !== undefined && local === url) {
     const file = path.join(dataDirOf(io, g), 'credentials.json');
     try {
-      return { from: 'owner', file, creds: JSON.parse(fs.readFileSync(file, 'utf8')) as Credentials };
+      const creds = credentialsOr(JSON.parse(fs.readFileSync(file, 'utf8')));
+      if (creds) return { from: 'owner', file, creds };
     } catch {
       /* fall through */
     }

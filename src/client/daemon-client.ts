@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { CliError, EXIT } from './exit.js';
 import { resolveCredentials, resolveUrl, type Credentials } from './credentials.js';
 import type { GlobalOpts, Io } from './io.js';
+import { errnoOf, fieldOf, messageOf, recordOr, stringOr } from '../unknown-values.js';
 
 interface Answer {
   status: number;
@@ -31,7 +32,7 @@ async function send(url: string, req: Outgoing, timeoutMs: number): Promise<Answ
   try {
     target = new URL(url);
   } catch (e) {
-    throw new NoAnswer((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+    throw new NoAnswer(errnoOf(e) ?? messageOf(e));
   }
   const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const signal = AbortSignal.timeout(timeoutMs);
@@ -104,16 +105,19 @@ function headline(message: string, details: Array<{ pointer: string; message: st
  * request's fault, not the daemon's: exit 4.
  */
 function rejection(status: number, body: unknown): CliError {
-  const b = body as
-    { code?: string; message?: string; details?: Array<{ pointer: string; message: string }> } | undefined;
-  const details = b?.details ?? [];
-  const message = b?.message ?? `the daemon answered ${status}`;
+  const b = recordOr(body);
+  const code = stringOr(b?.code);
+  const details = (Array.isArray(b?.details) ? b.details : []).map((d: unknown) => ({
+    pointer: stringOr(fieldOf(d, 'pointer')) ?? '',
+    message: stringOr(fieldOf(d, 'message')) ?? '',
+  }));
+  const message = stringOr(b?.message) ?? `the daemon answered ${status}`;
   const head = headline(message, details);
-  const lines = [`${head}${b?.code ? ` (${b.code})` : ''}${head === message ? '' : ':'}`];
+  const lines = [`${head}${code ? ` (${code})` : ''}${head === message ? '' : ':'}`];
   for (const d of details) lines.push(`  ${d.pointer || '/'}: ${d.message}`);
   return new CliError(
     lines.join('\n'),
-    status >= 500 && b?.code !== 'manifest_unavailable' ? EXIT.daemonError : EXIT.rejected,
+    status >= 500 && code !== 'manifest_unavailable' ? EXIT.daemonError : EXIT.rejected,
     body,
   );
 }
@@ -173,6 +177,7 @@ export function createClient(io: Io, g: GlobalOpts, opts: { auth?: boolean } = {
       o.onHeaders?.(res.headers);
       const answer = parseBody(res.text);
       if (res.status >= 400) throw rejection(res.status, answer);
+      // the daemon's answer, of the type the caller's route names (the one place the client asserts it)
       return answer as never;
     },
     async visitApp(appUrl) {

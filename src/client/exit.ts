@@ -2,6 +2,7 @@
  * How a client of the daemon (a CLI command, `appreg test`) ends when it fails: one line and an exit code. The CLI
  * turns a CliError into that line and code (cli/main.ts); nothing here prints.
  */
+import { recordOr, stringOr } from '../unknown-values.js';
 
 /** The exit codes (README "Exit codes"); 0–6 keep their meaning, new ones are added at the end. */
 export const EXIT = {
@@ -29,4 +30,9 @@ export class CliError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The daemon's error code (`rate_limited`, `forbidden`: its error body's `code`) of a refusal, when it gave one. */
+export function refusalCode(e: unknown): string | undefined {
+  return e instanceof CliError ? stringOr(recordOr(e.body)?.code) : undefined;
 }

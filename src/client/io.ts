@@ -6,6 +6,7 @@
 import { must } from '../must.js';
 
 import { systemClock, type Clock } from '../clock.js';
+import { messageOf, errnoOf } from '../unknown-values.js';
 
 interface Writer {
   write(s: string): unknown;
@@ -74,7 +75,7 @@ export function processIo(): Io {
             windowsVerbatimArguments: process.platform === 'win32',
           });
         } catch (e) {
-          return resolve((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+          return resolve(errnoOf(e) ?? messageOf(e));
         }
         child.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
         child.once('spawn', () => {

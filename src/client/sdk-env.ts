@@ -7,6 +7,7 @@
  * it tells the platform in its `/manifest`, the manifest file it starts from) is known only where appreg starts the
  * app; elsewhere it is what the app's registration says, or the SDK's own defaults.
  */
+import { fieldOf } from '../unknown-values.js';
 
 /** The SDK's own default port (`PUMBLE_ADDON_PORT` unset) and manifest file (`PUMBLE_ADDON_MANIFEST_PATH` unset). */
 const SDK_DEFAULT_PORT = 5000;
@@ -91,7 +92,7 @@ function parsed(s: unknown): URL | undefined {
 /** The first URL the daemon calls the app at: its redirect page, events, block interactions, commands, shortcuts. */
 function firstCalledUrl(r: Record<string, unknown> | undefined): URL | undefined {
   if (!r) return undefined;
-  const urlOf = (v: unknown) => parsed((v as { url?: unknown } | null)?.url);
+  const urlOf = (v: unknown) => parsed(fieldOf(v, 'url'));
   const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
   const candidates = [
     ...list(r.redirectUrls).map(parsed),

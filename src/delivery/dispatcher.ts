@@ -18,6 +18,7 @@ import { subjectOf } from './payloads.js';
 import type { AppDirectory, AttemptResult } from './types.js';
 import type { DeliveryKind } from '../model/delivery.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 
 const FAILURES = new Set([
   'timeout',
@@ -196,7 +197,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         signingSecret: app.manifest.socketMode ? '' : (await apps.secretsOf(app)).signingSecret,
       });
     } catch (e) {
-      logger.error('delivery transport failed', { deliveryId: id, error: (e as Error).message });
+      logger.error('delivery transport failed', { deliveryId: id, error: messageOf(e) });
       result = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };
     }
     const entry = entryOf(result, o.retryNum, { id: attemptId, replay: o.replay, url });

@@ -62,8 +62,8 @@ function parseAddress(text: string): Address {
 }
 
 function classify(ip: Address): Classified {
-  if (ip.kind() === 'ipv4') return { range: ip.range() };
-  const v6 = ip as ipaddr.IPv6;
+  if (ip instanceof ipaddr.IPv4) return { range: ip.range() };
+  const v6 = ip;
   const p = v6.parts;
   const range: string = v6.range();
   const embedded = (form: NonNullable<Classified['form']>, v4: ipaddr.IPv4): Classified => ({

@@ -22,6 +22,7 @@ import type { Logger } from '../logger.js';
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
 import type { AttemptRecord, DeliveryHead, DeliveryRecord, StateChange } from '../model/delivery.js';
 import { must } from '../must.js';
+import { fieldOf, messageOf } from '../unknown-values.js';
 
 const FILE_RE = /^log-(\d{8})\.jsonl$/;
 /**
@@ -144,8 +145,7 @@ function parseLine(line: string, bodies: Map<string, string>): LogEntry | Delive
   const entry: LogEntry = { id: o.id };
   if (o.begun && typeof o.begun === 'object') {
     const { payload, ...head } = o.begun;
-    const shared =
-      payload?.body && typeof payload.body === 'object' ? (payload.body as { $body?: unknown }).$body : undefined;
+    const shared = fieldOf(payload?.body, '$body');
     if (payload && typeof shared === 'string') {
       const text = bodies.get(shared);
       if (text === undefined) return undefined;
@@ -330,7 +330,7 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
         await must(handle).write(batch);
         currentSize += Buffer.byteLength(batch);
       } catch (e) {
-        logger.error('delivery log write failed', { error: (e as Error).message });
+        logger.error('delivery log write failed', { error: messageOf(e) });
       }
     }
     writing = null;
@@ -356,7 +356,7 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
         try {
           l(rec);
         } catch (err) {
-          logger.error('delivery log listener failed', { error: (err as Error).message });
+          logger.error('delivery log listener failed', { error: messageOf(err) });
         }
       }
     },

@@ -15,6 +15,7 @@ import { DELIVERY_ID_HEADER, RETRY_NUM_HEADER, SIGNATURE_HEADER, signedHeaders, 
 import type { AttemptResult, SendRequest, Transport } from './types.js';
 import type { Outcome } from '../model/delivery.js';
 import { must } from '../must.js';
+import { errnoOf, messageOf, recordOr } from '../unknown-values.js';
 
 const EXCERPT = 2048;
 /** The answer's headers kept on an attempt: at most this many, each value cut to VALUE_CAP characters. */
@@ -50,7 +51,7 @@ export function classifyAnswer(status: number, text: string, interactive: boolea
   } catch {
     body = undefined;
   }
-  const obj = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const obj = recordOr(body);
   const message = typeof obj?.message === 'string' && obj.message !== '' ? obj.message : undefined;
   const excerpt = text.slice(0, EXCERPT);
   // built field by field, not as `{ ...base, outcome }`: a spread clone that gains a property costs
@@ -91,8 +92,7 @@ function failure(outcome: Outcome, error: string, t0: number): AttemptResult {
 
 /** `r` with the time since `t0` (set in place: `r` is the caller's own). */
 function timed(r: Omit<AttemptResult, 'latencyMs'>, t0: number): AttemptResult {
-  (r as AttemptResult).latencyMs = Math.round((performance.now() - t0) * 10) / 10;
-  return r as AttemptResult;
+  return Object.assign(r, { latencyMs: Math.round((performance.now() - t0) * 10) / 10 });
 }
 
 export interface HttpTransportOptions {
@@ -204,17 +204,16 @@ export function createHttpTransport(opts: HttpTransportOptions): HttpTransport {
           },
           onResponseError(_c, e) {
             if (done) return;
-            const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-            const cause = err.cause ?? err;
-            if (cause instanceof EgressDenied || err instanceof EgressDenied)
-              return finish(failure('egress_denied', (cause as Error).message, t0));
-            const code = cause.code ?? err.code ?? '';
+            const cause: unknown = e.cause ?? e;
+            if (cause instanceof EgressDenied || e instanceof EgressDenied)
+              return finish(failure('egress_denied', messageOf(cause), t0));
+            const code = errnoOf(cause) ?? errnoOf(e) ?? '';
             if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code))
               return finish(failure('connection_error', `TLS verification failed (${code})`, t0));
             finish(
               failure(
                 'connection_error',
-                code ? `could not reach the app (${code})` : `could not reach the app (${err.message})`,
+                code ? `could not reach the app (${code})` : `could not reach the app (${e.message})`,
                 t0,
               ),
             );

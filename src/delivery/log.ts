@@ -143,8 +143,8 @@ export function entriesOf(rec: DeliveryRecord): LogEntry[] {
  * Newest first by creation time (what the list shows); created in the same millisecond: the one recorded last first.
  */
 export const byCreationDesc = (
-  a: { rec: DeliveryRecord; seq: number },
-  b: { rec: DeliveryRecord; seq: number },
+  a: { rec: Pick<DeliveryRecord, 'createdAt'>; seq: number },
+  b: { rec: Pick<DeliveryRecord, 'createdAt'>; seq: number },
 ): number => (a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq);
 
 /** Whether `r` is listed under `f`. */

@@ -6,6 +6,7 @@ import net from 'node:net';
 import { AppError, egressDenied, invalidRequest, manifestUnavailable } from '../errors.js';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
 import { EgressDenied, type EgressPolicy } from './egress.js';
+import { errnoOf, messageOf } from '../unknown-values.js';
 
 const MAX_BYTES = 1024 * 1024;
 
@@ -39,7 +40,7 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
   let text: string;
   try {
     const stream = got.stream(url, {
-      dnsLookup: egress.lookup as never,
+      dnsLookup: egress.lookup,
       followRedirect: false,
       timeout: { request: timeoutMs },
       retry: { limit: 0 },
@@ -51,12 +52,14 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
     let size = 0;
     const chunks: Buffer[] = [];
     for await (const chunk of stream) {
-      size += (chunk as Buffer).length;
+      // got's stream of a response without an encoding gives Buffers
+      if (!Buffer.isBuffer(chunk)) throw new TypeError('the manifest response gave no bytes');
+      size += chunk.length;
       if (size > MAX_BYTES) {
         stream.destroy();
         throw unreachable(`${url.href} answered more than 1 MiB.`);
       }
-      chunks.push(chunk as Buffer);
+      chunks.push(chunk);
     }
     // decoded once, whole: a character whose bytes arrive in two chunks is read as itself
     text = Buffer.concat(chunks, size).toString('utf8');
@@ -65,10 +68,10 @@ export async function fetchManifest(appHostUrl: unknown, egress: EgressPolicy, t
     if (status !== 200) throw unreachable(`${url.href} answered status ${status}.`);
   } catch (e) {
     if (e instanceof AppError) throw e;
-    const err = e as NodeJS.ErrnoException & { cause?: Error };
-    const denied = err instanceof EgressDenied ? err : err.cause instanceof EgressDenied ? err.cause : undefined;
+    const cause = e instanceof Error ? e.cause : undefined;
+    const denied = e instanceof EgressDenied ? e : cause instanceof EgressDenied ? cause : undefined;
     if (denied) throw egressDenied(`Cannot fetch ${url.origin}: ${denied.message}.`);
-    throw unreachable(`Could not fetch ${url.href}: ${err.code ?? err.message}.`);
+    throw unreachable(`Could not fetch ${url.href}: ${errnoOf(e) ?? messageOf(e)}.`);
   }
   if (tooDeep(text)) throw unreachable(`${url.href} answered JSON nested more than ${MAX_JSON_DEPTH} levels deep.`);
   try {

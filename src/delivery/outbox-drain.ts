@@ -27,6 +27,7 @@ import { eventPayload } from './payloads.js';
 import type { AppDirectory, EnqueueOptions, EventToSend } from './types.js';
 import { must } from '../must.js';
 import { sha256 } from '../crypto.js';
+import { messageOf } from '../unknown-values.js';
 
 /** Records taken per round of a drain (each a commit; their fan-out reads are shared). */
 const ROUND = 100;
@@ -79,7 +80,7 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
   const earlierRun = deps.attemptsBeforeDurable
     ? store.all(EVENTS_OUTBOX).then(
         (rs) => rs.forEach((r) => maybeSent.add(r.id)),
-        (e: unknown) => logger.error('reading the events outbox failed', { error: (e as Error).message }),
+        (e: unknown) => logger.error('reading the events outbox failed', { error: messageOf(e) }),
       )
     : Promise.resolve();
 
@@ -94,7 +95,7 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
       if (deps.attemptsBeforeDurable) durable.catch(() => maybeSent.add(ev.id)); // the attempts went
       // an attempt's own failure is logged; a write that failed fails the attempts too, and is reported once, below
       const failed = (e: unknown) =>
-        logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message });
+        logger.error('event delivery failed', { eventType: ev.eventType, error: messageOf(e) });
       for (const a of attempts)
         a.catch((e: unknown) =>
           durable.then(
@@ -106,7 +107,7 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
       maybeSent.delete(ev.id);
     } catch (e) {
       if (e instanceof StoreConflict) return; // another daemon took it
-      logger.error('event delivery failed', { eventType: ev.eventType, error: (e as Error).message }); // left in the outbox: the next drain tries again
+      logger.error('event delivery failed', { eventType: ev.eventType, error: messageOf(e) }); // left in the outbox: the next drain tries again
     }
   }
 
@@ -159,7 +160,7 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
         try {
           to = await eventsOf(round);
         } catch (e) {
-          logger.error('reading who events go to failed', { error: (e as Error).message }); // left in the outbox for the next drain
+          logger.error('reading who events go to failed', { error: messageOf(e) }); // left in the outbox for the next drain
           return true;
         }
         await Promise.all(round.map((ev, j) => take(ev, must(to[j]))));

@@ -10,6 +10,7 @@ import { initialChannelId } from '../model/workspace.js';
 import { testEventBody } from './test-event-bodies.js';
 import { EVENT_SCOPES } from '../validation/manifest.js';
 import type { DeliveryKind } from '../model/delivery.js';
+import { recordOr } from '../unknown-values.js';
 
 const triggerBase = newId('trg', 9);
 let triggerCount = 0;
@@ -65,9 +66,9 @@ const str = (v: unknown, name: string): string | undefined => {
 };
 const strs = (v: unknown, name: string): string[] | undefined => {
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.length > 100 || v.some((x) => typeof x !== 'string'))
+  if (!Array.isArray(v) || v.length > 100 || !v.every((x): x is string => typeof x === 'string'))
     throw invalidRequest(`${name} must be an array of at most 100 strings.`);
-  return v as string[];
+  return v;
 };
 
 /**
@@ -245,7 +246,7 @@ export function buildPayload(
  */
 export function subjectOf(kind: DeliveryKind, p: Record<string, unknown>): string {
   const s = (v: unknown) => (typeof v === 'string' ? v : '');
-  const view = p.view && typeof p.view === 'object' ? (p.view as Record<string, unknown>) : {};
+  const view = recordOr(p.view) ?? {};
   switch (kind) {
     case 'slash-command':
       return s(p.slashCommand);

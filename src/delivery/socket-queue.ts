@@ -19,9 +19,10 @@ import type { Logger } from '../logger.js';
 import { StoreConflict, type Change, type Store } from '../store/types.js';
 import type { SocketConn, SocketConnections } from './socket-connections.js';
 import { retryHorizonMs } from './retry-policy.js';
-import type { AttemptResult, SendRequest } from './types.js';
+import type { AttemptResult, SocketSendRequest } from './types.js';
 import type { QueuedEvent, SentMark } from '../model/delivery.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 
 /** Tables of the socket-mode queue (their records: model/delivery.ts). */
 export const SOCKET_QUEUE_TABLE = 'socketEventQueue';
@@ -102,7 +103,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       return true;
     } catch (err) {
       if (!(err instanceof StoreConflict))
-        log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message });
+        log.error('socket-mode queue write failed', { deliveryId: e.id, error: messageOf(err) });
       return false;
     }
   }
@@ -132,7 +133,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
       try {
         q.settled(e.id, e.appId, r);
       } catch (err) {
-        log.error('socket-mode queue listener failed', { error: (err as Error).message });
+        log.error('socket-mode queue listener failed', { error: messageOf(err) });
       }
     }
   }
@@ -148,14 +149,14 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
         appId,
         deliveryId: id,
         why,
-        error: (err as Error).message,
+        error: messageOf(err),
       });
       return false;
     }
   }
 
   /** Keep the event (after `list`, the app's kept events as read), then apply the per-app cap. */
-  async function enqueue(req: SendRequest, list: QueuedEvent[]): Promise<void> {
+  async function enqueue(req: SocketSendRequest, list: QueuedEvent[]): Promise<void> {
     if (list.some((e) => e.id === req.deliveryId)) return; // an engine retry of a kept event
     const now = clock.now();
     // after every event already kept for the app, whatever the clocks of the daemons that kept them
@@ -256,9 +257,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
               { table: SOCKET_QUEUE_TABLE, id: e.id, value: e },
               { table: SOCKET_SENT_TABLE, id: e.id, value: null },
             ])
-            .catch((err) =>
-              log.error('socket-mode queue write failed', { deliveryId: e.id, error: (err as Error).message }),
-            );
+            .catch((err) => log.error('socket-mode queue write failed', { deliveryId: e.id, error: messageOf(err) }));
           more = false;
           break;
         }
@@ -275,7 +274,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   }
 
   const flushLogged = (appId: string): void =>
-    void flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: (e as Error).message }));
+    void flush(appId).catch((e) => log.error('socket-mode queue flush failed', { appId, error: messageOf(e) }));
   sessions.onAnyConnect(flushLogged);
 
   /**
@@ -283,7 +282,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
    * waits for it (`waited`) or the app has an open connection here (one may have opened meanwhile, its flush's reads
    * done before this keep was written).
    */
-  async function keep(req: SendRequest, list: QueuedEvent[], waited: boolean): Promise<void> {
+  async function keep(req: SocketSendRequest, list: QueuedEvent[], waited: boolean): Promise<void> {
     const appId = req.app.id;
     const under = keeping.get(appId) ?? new Set<Promise<void>>();
     keeping.set(appId, under);
@@ -299,7 +298,7 @@ export function createSocketQueue(q: Omit<SocketQueueDeps, 'instanceId'> & Queue
   }
 
   /** Events only. undefined = nothing kept for the app and it is connected here: send directly. */
-  async function handle(req: SendRequest): Promise<AttemptResult | undefined> {
+  async function handle(req: SocketSendRequest): Promise<AttemptResult | undefined> {
     // a first attempt cannot have been sent from the queue yet: no read for a mark then
     const [mark, list] = await Promise.all([
       req.retryNum > 0 ? store.get(SOCKET_SENT_TABLE, req.deliveryId) : undefined,

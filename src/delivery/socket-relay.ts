@@ -15,10 +15,10 @@ import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Change, Store } from '../store/types.js';
 import type { SocketConnections } from './socket-connections.js';
-import type { AppRecord } from '../model/identity.js';
-import type { AttemptResult, SendRequest } from './types.js';
+import type { AttemptResult, SocketSendRequest } from './types.js';
 import type { HolderRecord } from '../model/delivery.js';
 import { must } from '../must.js';
+import { messageOf, recordOr } from '../unknown-values.js';
 
 export const SOCKET_HOLDERS_TABLE = 'socketHolders';
 /** Relay messages too big for a notification (deleted by their reader; swept when left behind). */
@@ -58,7 +58,7 @@ export interface SocketRelayDeps {
   instanceId: string;
   sessions: SocketConnections;
   /** An attempt on this daemon's own connections (the queue first, for events). */
-  sendLocal: (req: SendRequest) => Promise<AttemptResult>;
+  sendLocal: (req: SocketSendRequest) => Promise<AttemptResult>;
   /** Each heartbeat, for every app held here (the queue sends what another daemon kept meanwhile). */
   onHeld?: (appId: string) => void;
   /** How long a holder record lives without a heartbeat (default 15 s; the heartbeat runs at a third of it). */
@@ -82,7 +82,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
     expiresAt: clock.now() + ttlMs,
     connections: Math.max(1, sessions.count(appId)),
   });
-  const fail = (e: unknown) => log.error('socket relay failed', { error: (e as Error).message });
+  const fail = (e: unknown) => log.error('socket relay failed', { error: messageOf(e) });
 
   /**
    * Holder records being written, so that a second connection of the app waits for the first's. A
@@ -133,6 +133,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
 
   /** The message of an envelope addressed to this daemon (undefined: not ours, or unreadable). */
   async function open<T>(payload: string): Promise<T | undefined> {
+    // the one place a relay message becomes its type: each channel carries only what post<T> of its own T wrote
     const env = JSON.parse(payload) as Envelope<T>;
     if (env.to !== me) return undefined;
     if (env.msg !== undefined) return env.msg;
@@ -149,12 +150,11 @@ export function createSocketRelay(deps: SocketRelayDeps) {
       post<RelayReply>(REPLIES, m.from, { rid: m.rid, to: m.from, ...r }, m.budgetMs);
     if (sessions.openCount(m.appId) === 0) return reply({ noSession: true });
     // the transport only needs the app's id (socket mode: no URL, no signing secret)
-    const app = { id: m.appId } as AppRecord;
-    const req: SendRequest = {
+    const req: SocketSendRequest = {
       deliveryId: m.deliveryId,
       attemptId: m.attemptId,
-      app,
-      payload: JSON.parse(m.rawPayload) as Record<string, unknown>,
+      app: { id: m.appId },
+      payload: recordOr(JSON.parse(m.rawPayload)) ?? {}, // the payload the requester sent: an object
       rawPayload: m.rawPayload,
       interactive: m.interactive,
       budgetMs: m.budgetMs,
@@ -218,7 +218,7 @@ export function createSocketRelay(deps: SocketRelayDeps) {
    * The attempt made by the daemon holding a connection of the app, when this one holds none;
    * undefined when no daemon does (the caller goes on as for an app with no connection).
    */
-  async function relay(req: SendRequest): Promise<AttemptResult | undefined> {
+  async function relay(req: SocketSendRequest): Promise<AttemptResult | undefined> {
     const t0 = performance.now();
     const now = clock.now();
     const live = (await store.find(SOCKET_HOLDERS_TABLE, 'appId', req.app.id)).filter(

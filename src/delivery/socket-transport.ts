@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
 import type { Clock, Timer } from '../clock.js';
 import type { ReplyWaiter, SocketConn, SocketConnections, SocketReply } from './socket-connections.js';
-import type { AttemptResult, SendRequest, Transport } from './types.js';
+import type { AttemptResult, SendRequest, SocketSendRequest, Transport } from './types.js';
 import { createSocketQueue, type SocketQueueDeps } from './socket-queue.js';
 import { createSocketRelay } from './socket-relay.js';
 
@@ -66,7 +66,7 @@ class Attempt implements ReplyWaiter {
     private readonly sessions: SocketConnections,
     readonly conn: SocketConn,
     private readonly correlationId: string,
-    private readonly req: SendRequest,
+    private readonly req: SocketSendRequest,
     private readonly resolve: (r: AttemptResult) => void,
   ) {}
 
@@ -105,8 +105,7 @@ class Attempt implements ReplyWaiter {
     this.done = true;
     this.clock.clear(this.timer);
     if (this.req.interactive) this.sessions.forget(this.correlationId);
-    (r as AttemptResult).latencyMs = Math.round((performance.now() - this.t0) * 10) / 10;
-    this.resolve(r as AttemptResult);
+    this.resolve(Object.assign(r, { latencyMs: Math.round((performance.now() - this.t0) * 10) / 10 }));
   }
 }
 
@@ -142,7 +141,7 @@ export function createSocketTransport(deps: SocketTransportDeps): SocketTranspor
       })
     : undefined;
 
-  function sendNow(req: SendRequest): Promise<AttemptResult> {
+  function sendNow(req: SocketSendRequest): Promise<AttemptResult> {
     const conn = sessions.pick(req.app.id);
     if (!conn)
       return Promise.resolve({
@@ -156,7 +155,7 @@ export function createSocketTransport(deps: SocketTransportDeps): SocketTranspor
   }
 
   /** An attempt on this daemon's connections: events through the queue (kept ones go first). */
-  async function sendLocal(req: SendRequest): Promise<AttemptResult> {
+  async function sendLocal(req: SocketSendRequest): Promise<AttemptResult> {
     if (queue && !req.interactive) {
       const queued = await queue.handle(req);
       if (queued) return queued;

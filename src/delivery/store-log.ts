@@ -19,6 +19,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { INDEXED_FIELDS } from '../store/indexes.js';
 import { StoreValueRefused, UNSTORABLE_CHAR, type Change, type Store } from '../store/types.js';
+import { fieldOf, messageOf } from '../unknown-values.js';
 
 const UNSTORABLE_CHARS = new RegExp(UNSTORABLE_CHAR.source, 'g');
 import { applyEntry, byCreationDesc, entriesOf, listed, MAX_INDEXED, type DeliveryLog, type LogEntry } from './log.js';
@@ -49,16 +50,18 @@ export interface StoreLogOptions {
   maxRecords?: number;
 }
 
-/** The change with withoutNul applied to its record. */
-const scrubbed = <C extends Change>(c: C): C => ({ ...c, value: withoutNul(c.value) });
+/**
+ * The change with withoutNul applied to its record: the same record but for characters in its
+ * strings (its fields are the log's own names, none of which holds one), so of the same type.
+ */
+const scrubbed = <C extends Change>(c: C): C => ({ ...c, value: withoutNul(c.value) as C['value'] });
 
 /** A copy (of JSON data) whose strings, keys too, have every NUL and unpaired surrogate replaced by U+FFFD. */
-function withoutNul<T>(v: T): T {
+function withoutNul(v: unknown): unknown {
   const nul = (x: string) => x.replace(UNSTORABLE_CHARS, '\ufffd');
-  if (typeof v === 'string') return nul(v) as T;
-  if (Array.isArray(v)) return v.map(withoutNul) as T;
-  if (v && typeof v === 'object')
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [nul(k), withoutNul(x)])) as T;
+  if (typeof v === 'string') return nul(v);
+  if (Array.isArray(v)) return v.map(withoutNul);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [nul(k), withoutNul(x)]));
   return v;
 }
 
@@ -140,7 +143,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
       try {
         l(rec);
       } catch (e) {
-        logger.error('delivery log listener failed', { error: (e as Error).message });
+        logger.error('delivery log listener failed', { error: messageOf(e) });
       }
     }
   }
@@ -196,7 +199,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
         });
         await store.publish(CHANNEL, JSON.stringify({ id, from: origin }));
       } catch (e) {
-        logger.error('delivery log write failed', { deliveryId: id, error: (e as Error).message });
+        logger.error('delivery log write failed', { deliveryId: id, error: messageOf(e) });
       }
       // an entry about a delivery this daemon did not know: its listeners hear it once it is written
       if (!u.rec && listeners.size) void readBack(id);
@@ -205,7 +208,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     if (clock.now() - lastPrune >= PRUNE_EVERY_MS && !pruning) {
       lastPrune = clock.now();
       pruning = prune()
-        .catch((e) => logger.error('delivery log prune failed', { error: (e as Error).message }))
+        .catch((e) => logger.error('delivery log prune failed', { error: messageOf(e) }))
         .finally(() => (pruning = undefined));
     }
   }
@@ -257,7 +260,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
   function readBack(id: string): Promise<void> {
     return current(id)
       .then((rec) => rec && tell(rec))
-      .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
+      .catch((e) => logger.error('delivery log read failed', { error: messageOf(e) }));
   }
 
   /**
@@ -272,7 +275,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     const keep = heads.filter((h) => changedAt(h) >= cutoff);
     const gone = new Set(heads.filter((h) => changedAt(h) < cutoff).map((h) => h.id));
     if (keep.length > maxRecords) {
-      const created = (h: StoredHead) => ({ rec: { createdAt: h.createdAt } as DeliveryRecord, seq: h.seq });
+      const created = (h: StoredHead) => ({ rec: { createdAt: h.createdAt }, seq: h.seq });
       keep.sort((a, b) => byCreationDesc(created(a), created(b)));
       for (const h of keep.slice(maxRecords)) gone.add(h.id);
     }
@@ -294,14 +297,15 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
     CHANNEL,
     (payload) => {
       if (!listeners.size) return;
-      let notice: { id?: unknown; from?: unknown };
+      let notice: unknown;
       try {
-        notice = JSON.parse(payload) as typeof notice;
+        notice = JSON.parse(payload);
       } catch {
         return;
       }
-      if (notice.from === origin || typeof notice.id !== 'string') return;
-      void readBack(notice.id); // another daemon's write: the notice is small, the delivery is read back
+      const id = fieldOf(notice, 'id');
+      if (fieldOf(notice, 'from') === origin || typeof id !== 'string') return;
+      void readBack(id); // another daemon's write: the notice is small, the delivery is read back
     },
     (lostMs) => {
       if (!listeners.size) return;
@@ -315,7 +319,7 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
             .sort((a, b) => (a.state.at < b.state.at ? -1 : a.state.at > b.state.at ? 1 : 0));
           for (const s of missed) await readBack(s.id);
         })
-        .catch((e) => logger.error('delivery log read failed', { error: (e as Error).message }));
+        .catch((e) => logger.error('delivery log read failed', { error: messageOf(e) }));
     },
   );
 

@@ -27,6 +27,12 @@ export interface SendRequest {
   signingSecret: string;
 }
 
+/**
+ * What socket mode sends with: a SendRequest whose app is known by its id alone (a connection is
+ * picked by it; an attempt relayed from another daemon carries no more of the app).
+ */
+export type SocketSendRequest = Omit<SendRequest, 'app'> & { app: Pick<AppRecord, 'id'> };
+
 export interface AttemptResult {
   outcome: Outcome;
   /** HTTP status (or the socket reply's status). */

@@ -35,6 +35,7 @@ import { record } from './worker/record.js';
 import { schedule } from './worker/schedule.js';
 import { cancel, cancelForApp, cancelPending, sweepDeletedApps } from './worker/cancel.js';
 import { replay } from './worker/replay.js';
+import { messageOf } from '../unknown-values.js';
 
 export type { WorkerDeps } from './worker/state.js';
 
@@ -78,7 +79,7 @@ async function runAttempt(
       // the record keeps this daemon's lease: when it runs out, the claim that takes it over marks the next attempt
       w.deps.logger.warn(
         'the outcome of a delivery attempt could not be recorded; the event will be sent again as a retry',
-        { deliveryId: p.id, outcome: a.result.outcome, error: (e as Error).message },
+        { deliveryId: p.id, outcome: a.result.outcome, error: messageOf(e) },
       );
       throw e;
     }
@@ -139,7 +140,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   deps.socket.onKeptSettled((id, appId, result) => {
     dispatcher
       .track(keptSettled(w, id, appId, result))
-      .catch((e) => logger.error('socket-mode queue update failed', { deliveryId: id, error: (e as Error).message }));
+      .catch((e) => logger.error('socket-mode queue update failed', { deliveryId: id, error: messageOf(e) }));
   });
 
   /**
@@ -249,7 +250,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         await outbox.drain();
       } while (drainAgain && !w.stopped);
     })()
-      .catch((e) => logger.error('draining the events outbox failed', { error: (e as Error).message }))
+      .catch((e) => logger.error('draining the events outbox failed', { error: messageOf(e) }))
       .finally(() => (draining = undefined));
   }
 
@@ -260,7 +261,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     for (const p of held)
       dispatcher
         .track(runAttempt(w, p, config.deliveryEventTimeoutMs))
-        .catch((e) => logger.error('event retry failed', { error: (e as Error).message }));
+        .catch((e) => logger.error('event retry failed', { error: messageOf(e) }));
     if (now - lastSweep >= SWEEP_MS) {
       lastSweep = now;
       await sweepDeletedApps(w);
@@ -275,7 +276,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     // while the store is down this repeats every poll; the store logs the outage itself
     onError: (e) =>
       (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'delivery worker tick failed', {
-        error: (e as Error).message,
+        error: messageOf(e),
       }),
   });
   let unwatch: (() => void) | undefined;
@@ -287,7 +288,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     replay: (rec: DeliveryRecord, app: AppRecord) => replay(w, rec, app),
     start() {
       (deps.soleDaemon ? takeOverDeadLeases(store, instanceId, clock.now()) : Promise.resolve())
-        .catch((e) => logger.error('taking over pending events failed', { error: (e as Error).message }))
+        .catch((e) => logger.error('taking over pending events failed', { error: messageOf(e) }))
         .finally(() => !w.stopped && poller.start());
       unwatch = deps.outboxWritten(drainNow); // a change with events, on any daemon
     },

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CHUNK_BYTES, CHUNKS, HEADS, chunkId } from './store-blobs.js';
 import type { BlobChunk, BlobHead } from '../model/workspace.js';
+import { fieldOf, stringOr } from '../unknown-values.js';
 
 export { CHUNKS, HEADS };
 
@@ -38,14 +39,19 @@ export function writeBlobDir(dataDir: string, heads: Map<string, object>, chunks
   if (!heads.size) return 0;
   const dir = path.join(dataDir, 'files');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const head of heads.values() as Iterable<BlobHead>) {
+  for (const head of heads.values()) {
+    // read as the BlobHead and BlobChunk records store-blobs.ts writes, each field checked
+    const id = stringOr(fieldOf(head, 'id'));
+    const count = fieldOf(head, 'chunks');
+    if (id === undefined || typeof count !== 'number')
+      throw new Error(`a record of ${HEADS} in the database is not a file's head: ${JSON.stringify(head)}`);
     const parts: Buffer[] = [];
-    for (let i = 0; i < head.chunks; i++) {
-      const c = chunks.get(chunkId(head.id, i)) as BlobChunk | undefined;
-      if (!c) throw new Error(`file ${head.id} lost its chunk ${i} in the database`);
-      parts.push(Buffer.from(c.data, 'base64'));
+    for (let i = 0; i < count; i++) {
+      const data = stringOr(fieldOf(chunks.get(chunkId(id, i)), 'data'));
+      if (data === undefined) throw new Error(`file ${id} lost its chunk ${i} in the database`);
+      parts.push(Buffer.from(data, 'base64'));
     }
-    fs.writeFileSync(path.join(dir, head.id), Buffer.concat(parts), { mode: 0o600, flag: 'wx' });
+    fs.writeFileSync(path.join(dir, id), Buffer.concat(parts), { mode: 0o600, flag: 'wx' });
   }
   return heads.size;
 }

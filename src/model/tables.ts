@@ -31,6 +31,7 @@ import type {
   WorkspaceRecord,
   WorkspaceUserRecord,
 } from './identity.js';
+import type { RecordingEventRecord, RecordingRecord } from './recording.js';
 import type { AuthorizationRecord, InstallationRecord, StoredCodeRecord, TokenRecord } from './oauth.js';
 import type {
   BlobChunk,
@@ -88,6 +89,9 @@ export interface Tables {
   fileBlobs: BlobHead;
   fileBlobChunks: BlobChunk;
   consolePersonState: PersonRecord;
+  // recordings of conversations (appreg test --record, the console's recorder)
+  recordings: RecordingRecord;
+  recordingEvents: RecordingEventRecord;
   // delivery
   eventsOutbox: OutboxEventRecord;
   pendingDeliveries: PendingDelivery;

@@ -5,6 +5,7 @@
  * of installed apps included, without listing them.
  */
 import { sha256 } from '../crypto.js';
+import type { Json, JsonObject } from './json.js';
 
 export const WORKSPACE_TABLES = {
   channels: 'wsChannels',
@@ -75,8 +76,8 @@ export interface MessageRecord {
   channelId: string;
   author: string;
   text: string;
-  blocks: unknown[];
-  attachments: unknown[];
+  blocks: JsonObject[];
+  attachments: JsonObject[];
   /** epoch ms */
   timestampMilli: number;
   /**
@@ -119,8 +120,8 @@ export interface ScheduledRecord {
   author: string;
   appId?: string;
   text: string;
-  blocks: unknown[];
-  attachments: unknown[];
+  blocks: JsonObject[];
+  attachments: JsonObject[];
   /** Ids of files (FileRecord) it carries, posted with it each time. */
   files?: string[];
   /** epoch ms: the next time it is posted */
@@ -166,9 +167,9 @@ export interface HomeViewRecord {
   appId: string;
   workspaceId: string;
   workspaceUserId: string;
-  blocks: unknown[];
-  title?: unknown;
-  state?: unknown;
+  blocks: JsonObject[];
+  title?: Json;
+  state?: Json;
   updatedAt: string;
 }
 

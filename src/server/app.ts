@@ -13,7 +13,7 @@ import type { IdentityService } from '../services/identity.js';
 import type { LeadLogin } from '../services/lead-login.js';
 import type { AppTokens } from '../services/oauth/app-tokens.js';
 import type { AuthorizationRequests } from '../services/oauth/authorization-request.js';
-import type { CodeExchange } from '../services/oauth/code-exchange.js';
+import type { CodeSweep } from '../services/oauth/code-sweep.js';
 import type { Grants } from '../services/oauth/grants.js';
 import type { Revocation } from '../services/oauth/revocation.js';
 import type { WebSessions } from '../services/oauth/web-sessions.js';
@@ -56,7 +56,7 @@ export interface HttpAppParts {
   oauth: {
     grants: Grants;
     requests: AuthorizationRequests;
-    exchange: Pick<CodeExchange, 'codeState'>;
+    codes: Pick<CodeSweep, 'codeState'>;
     appTokens: AppTokens;
     revocation: Revocation;
     webSessions: WebSessions;
@@ -120,7 +120,7 @@ export function createHttpApp(daemon: HttpAppParts, baseUrl: () => string) {
       grants: oauth.grants,
       revocation: oauth.revocation,
       appUrl: () => (config.appUrl ?? baseUrl()).replace(/\/+$/, ''),
-      codeState: oauth.exchange.codeState,
+      codeState: oauth.codes.codeState,
       bodyLimitBytes: config.bodyLimitBytes,
     }),
     peopleRoutes({ config, clock, store, workspace: daemon.workspace, deliveries: daemon.deliveries }),
@@ -177,6 +177,7 @@ export function createHttpApp(daemon: HttpAppParts, baseUrl: () => string) {
     onDeliveryChange: daemon.delivery.log.onChange,
     socketStatus,
     bodyLimitBytes: config.bodyLimitBytes,
+    allowInsecureRedirects: config.allowInsecureRedirects,
     workspace: daemon.workspace,
     recordings,
   });

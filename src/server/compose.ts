@@ -29,6 +29,7 @@ import type { ServiceContext } from '../services/context.js';
 import { createGrants } from '../services/oauth/grants.js';
 import { createAuthorizationRequests } from '../services/oauth/authorization-request.js';
 import { createCodeExchange } from '../services/oauth/code-exchange.js';
+import { createCodeSweep } from '../services/oauth/code-sweep.js';
 import { createAppTokens } from '../services/oauth/app-tokens.js';
 import { createRevocation } from '../services/oauth/revocation.js';
 import { createWebSessions } from '../services/oauth/web-sessions.js';
@@ -113,6 +114,7 @@ export function composeDaemon(base: Foundation) {
     grants,
     requests: createAuthorizationRequests({ ...ctx, apps, identity, grants }),
     exchange: createCodeExchange({ ...ctx, apps, grants }),
+    codes: createCodeSweep(ctx),
     appTokens: createAppTokens({ store, apps, identity }),
     revocation: createRevocation({ ...ctx, apps, identity, grants, outbox }),
     webSessions: createWebSessions({ clock, key: deriveKey(base.masterKey, 'consent-forms'), store }),

@@ -32,10 +32,10 @@ interface Conn {
 export function addressKey(remote: string | undefined): string {
   if (!remote) return '?';
   try {
-    let a = ipaddr.parse(remote);
-    if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) a = (a as ipaddr.IPv6).toIPv4Address();
-    if (a.kind() === 'ipv4') return a.toString();
-    return `${(a as ipaddr.IPv6).parts
+    // process: an IPv4-mapped IPv6 address comes back as its IPv4 address
+    const a = ipaddr.process(remote);
+    if (a instanceof ipaddr.IPv4) return a.toString();
+    return `${a.parts
       .slice(0, 4)
       .map((p) => p.toString(16))
       .join(':')}::/64`;

@@ -4,9 +4,11 @@
  * is close to expiry.
  */
 import fs from 'node:fs';
+import { messageOf } from '../unknown-values.js';
 import type { Logger } from '../logger.js';
 import type { IdentityService } from '../services/identity.js';
 import { writeFile0600 } from './data-dir.js';
+import { recordOr, stringOr } from '../unknown-values.js';
 
 export interface LocalCredentials {
   workspaceId: string;
@@ -43,10 +45,16 @@ export async function refreshCredentials(
   try {
     cur = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
-    logger.warn('credentials.json is unreadable; left as it is', { file, error: (e as Error).message });
+    logger.warn('credentials.json is unreadable; left as it is', { file, error: messageOf(e) });
     return null;
   }
-  const renewed = await identity.renewLocalCredentials(cur);
+  const stored = recordOr(cur);
+  const renewed =
+    stored &&
+    (await identity.renewLocalCredentials({
+      workspaceUserId: stringOr(stored.workspaceUserId),
+      authToken: stringOr(stored.authToken),
+    }));
   if (renewed) {
     write(file, renewed);
     logger.info(

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { errnoOf, isRecord, messageOf } from '../unknown-values.js';
 
 /** Why the daemon refused to start; `reason` lets the CLI pick its exit code. */
 export type StartupReason = 'locked' | 'port_in_use' | 'key' | 'data' | 'newer_data';
@@ -61,7 +62,7 @@ export function alive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    return errnoOf(e) === 'EPERM';
   }
 }
 
@@ -85,7 +86,7 @@ function procStat(pid: number): [string, string] | null | undefined {
   try {
     raw = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return fs.existsSync('/proc/self/stat') ? null : undefined;
+    if (errnoOf(e) === 'ENOENT') return fs.existsSync('/proc/self/stat') ? null : undefined;
     return undefined;
   }
   // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ')'
@@ -103,9 +104,9 @@ function parseOwner(text: string): LockOwner | null {
   const t = text.trim();
   if (/^[1-9][0-9]{0,9}$/.test(t)) return { pid: Number(t) };
   try {
-    const v = JSON.parse(t) as Record<string, unknown>;
-    if (Number.isSafeInteger(v.pid) && (v.pid as number) > 0)
-      return { pid: v.pid as number, ...(typeof v.start === 'string' ? { start: v.start } : {}) };
+    const v: unknown = JSON.parse(t);
+    if (isRecord(v) && typeof v.pid === 'number' && Number.isSafeInteger(v.pid) && v.pid > 0)
+      return { pid: v.pid, ...(typeof v.start === 'string' ? { start: v.start } : {}) };
   } catch {
     /* not ours */
   }
@@ -151,7 +152,7 @@ function readIfExists(file: string): { text: string; mtimeMs: number } | null {
       fs.closeSync(fd);
     }
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (errnoOf(e) === 'ENOENT') return null;
     throw e;
   }
 }
@@ -164,7 +165,7 @@ function createWith(file: string, content: string): boolean {
     fs.linkSync(tmp, file);
     return true;
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = errnoOf(e);
     if (code === 'EEXIST') return false;
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw e;
     // no hard links on this file system: exclusive create, then write
@@ -172,7 +173,7 @@ function createWith(file: string, content: string): boolean {
       fs.writeFileSync(file, content, { mode: 0o600, flag: 'wx' });
       return true;
     } catch (e2) {
-      if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      if (errnoOf(e2) === 'EEXIST') return false;
       throw e2;
     }
   } finally {
@@ -290,17 +291,19 @@ export function checkDataDirStamp(dir: string, version: string): void {
   try {
     raw = fs.readFileSync(path.join(dir, STAMP), 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new StartupError(`refusing to start: cannot read ${path.join(dir, STAMP)}: ${(e as Error).message}`);
+    if (errnoOf(e) === 'ENOENT') return;
+    throw new StartupError(`refusing to start: cannot read ${path.join(dir, STAMP)}: ${messageOf(e)}`);
   }
-  let stamp: Partial<Stamp>;
+  let parsed: unknown;
   try {
-    stamp = JSON.parse(raw) as Partial<Stamp>;
+    parsed = JSON.parse(raw);
   } catch {
     throw new StartupError(
       `refusing to start: ${path.join(dir, STAMP)} is not valid JSON (the file was left unchanged)`,
     );
   }
+  // a stamp that is JSON but no object (null, a number) has no format either
+  const stamp = isRecord(parsed) ? parsed : {};
   if (typeof stamp.format !== 'number' || !Number.isSafeInteger(stamp.format) || stamp.format < 1) {
     throw new StartupError(
       `refusing to start: ${path.join(dir, STAMP)} has no valid "format" (the file was left unchanged)`,

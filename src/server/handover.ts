@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { alive, writeFile0600 } from './data-dir.js';
+import { recordOr } from '../unknown-values.js';
 
 /** The signal of every step. */
 const HANDOVER_SIGNAL = 'SIGUSR2';
@@ -78,8 +79,7 @@ const takeoverFile = (dataDir: string) => path.join(dataDir, 'takeover.json');
 
 function readJson(file: string): Record<string, unknown> | undefined {
   try {
-    const v: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
-    return v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+    return recordOr(JSON.parse(fs.readFileSync(file, 'utf8')));
   } catch {
     return undefined;
   }

@@ -5,7 +5,6 @@
  * wait for it; if the start is refused instead, they are dropped with the server.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Config } from '../config.js';
 import type { Clock } from '../clock.js';
@@ -69,9 +68,15 @@ export async function bindServer(
     );
     server.listen(config.port, config.host, () => resolve());
   });
+  // listening on a host and port (not a pipe), its address is an AddressInfo
+  const address = server.address();
+  if (!address || typeof address === 'string') {
+    server.close();
+    throw new StartupError('the server listens on no port');
+  }
   return {
     server,
-    port: (server.address() as AddressInfo).port,
+    port: address.port,
     serve(request, upgrade) {
       onRequest = request;
       onUpgrade = upgrade;

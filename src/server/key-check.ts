@@ -17,6 +17,7 @@ import type { Store } from '../store/types.js';
 import { OAUTH_TABLES } from '../model/oauth.js';
 import { META, IDENTITY_TABLES } from '../model/identity.js';
 import { StartupError } from './data-dir.js';
+import { recordOr } from '../unknown-values.js';
 import type { KeyCheckBasis, KeyCheckRecord } from '../model/identity.js';
 
 const KEY_CHECK_ID = 'keyCheck';
@@ -51,7 +52,7 @@ async function firstSealed(store: Pick<Store, 'all'>): Promise<string | undefine
 function credentialsToken(file: string | undefined): string | undefined {
   if (!file) return undefined;
   try {
-    const tok = (JSON.parse(fs.readFileSync(file, 'utf8')) as { authToken?: unknown }).authToken;
+    const tok = recordOr(JSON.parse(fs.readFileSync(file, 'utf8')))?.authToken;
     return typeof tok === 'string' && tok.split('.').length === 3 ? tok : undefined;
   } catch {
     return undefined;
@@ -60,7 +61,8 @@ function credentialsToken(file: string | undefined): string | undefined {
 
 /** Whether the token's HS256 signature is made with this master key's JWT key (expiry does not matter here). */
 function signedWith(token: string, master: Buffer): boolean {
-  const [h, p, sig] = token.split('.') as [string, string, string];
+  const [h, p, sig] = token.split('.');
+  if (h === undefined || p === undefined || sig === undefined) return false;
   const expected = crypto.createHmac('sha256', deriveKey(master, 'jwt')).update(`${h}.${p}`).digest('base64url');
   return sameValue(sig, expected);
 }

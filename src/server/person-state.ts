@@ -12,6 +12,7 @@ import crypto from 'node:crypto';
 import type { Store } from '../store/types.js';
 import type { Choice, Note, OpenView, PersonRecord } from '../model/workspace.js';
 import type { Clock } from '../clock.js';
+import { recordOr } from '../unknown-values.js';
 
 const NOTES_PER_CHANNEL = 20;
 /** Choices kept per person (the oldest go first). */
@@ -37,8 +38,9 @@ function addNote(rec: PersonRecord, n: Omit<Note, 'id' | 'atMilli'>, at: number)
  * UPDATE replaces the view with the same id (else the top), CLOSE closes the top.
  */
 function apply(rec: PersonRecord, answer: unknown, ctx: Omit<OpenView, 'view'>): boolean {
-  const a = answer && typeof answer === 'object' ? (answer as Record<string, unknown>) : {};
-  const view = a.view && typeof a.view === 'object' ? { ...(a.view as Record<string, unknown>) } : undefined;
+  const a = recordOr(answer) ?? {};
+  const shown = recordOr(a.view);
+  const view = shown ? { ...shown } : undefined;
   const action = String(a.action ?? (view ? 'OPEN' : '')).toUpperCase();
   const stack = rec.views;
   if (action === 'CLOSE') {

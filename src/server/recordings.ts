@@ -5,22 +5,30 @@
  * to apps with their answers (whoever made them: the console, `appreg say`, `react`, `deliver-test`). Stopped, it is
  * made into a suite by src/apptest/recorder/suite-of.ts.
  *
- * A recording is kept by the daemon that started it, in memory, keyed by its id, and belongs to the person who
- * started it: the console and the CLI of one session must reach that daemon. While it is on, the workspace's owner
- * may act as another member in the console (`actAs`), so a conversation between two people is recorded as the
+ * A recording is kept in the store (model/recording.ts: its head, and one record per event), so it outlives a restart
+ * and every daemon of one PostgreSQL database sees it: any of them answers for it, and each daemon that hears of a
+ * change appends it. They hear the same changes (message and delivery notices reach every daemon), so each append is
+ * a transaction on the recording's head, which holds what it has seen: the first daemon to append a change writes it,
+ * the others find it seen and write nothing. Which recordings are on is kept by each daemon in memory, told by a
+ * notice on the store's `recordings` channel whenever one starts, stops or changes who it acts as.
+ *
+ * A recording belongs to the person who started it (anyone else's is not found). While it is on, the workspace's
+ * owner may act as another member in the console (`actAs`), so a conversation between two people is recorded as the
  * suite's `as:` steps.
  */
+import crypto from 'node:crypto';
 import { newId } from '../crypto.js';
 import type { Clock } from '../clock.js';
-import type { Store } from '../store/types.js';
+import type { Change, Store, Transaction } from '../store/types.js';
+import { RECORDING_TABLES, recordingEventId, type RecordingRecord } from '../model/recording.js';
 import { WORKSPACE_TABLES } from '../model/workspace.js';
 import type { MessageRecord } from '../model/workspace.js';
 import type { DeliveryRecord } from '../model/delivery.js';
 import type { Principal } from '../services/identity.js';
 import { forbidden, invalidRequest, notFound } from '../errors.js';
 import { IDENTITY_TABLES } from '../model/identity.js';
-import type { RecordedEvent, RecordedPerson, SeenMessage, SuiteEdits } from '../apptest/recorder/events.js';
-import { suiteOf } from '../apptest/recorder/suite-of.js';
+import type { RecordedCall, RecordedEvent, RecordedPerson, SeenMessage, SuiteEdits } from '../recording-events.js';
+import { suiteOf, type RecordedSuite } from '../apptest/recorder/suite-of.js';
 import { suiteYaml } from '../apptest/recorder/suite-yaml.js';
 
 /**
@@ -31,20 +39,28 @@ const DEFAULT_APP = { manifest: 'manifest.json', start: { command: 'npm start' }
 
 /** A recording made a suite: the file's text, the steps the editor lists, what could not be recorded. */
 export interface RecordedSuiteView {
-  suite: Record<string, unknown>;
+  suite: RecordedSuite['suite'] & { app: Record<string, unknown> };
   yaml: string;
   steps: Array<Record<string, unknown>>;
   notes: string[];
   edits: SuiteEdits;
   appId?: string;
+  /** The apps the person used, the most used first: the suite may be about any of them. */
+  apps: Array<{ id: string; name: string; calls: number }>;
   /** The app was called over HTTP: the suite may test its signature check. */
   overHttp: boolean;
 }
 
 /** At most this many events a recording keeps; later ones are counted as left out. */
 const MAX_EVENTS = 5000;
-/** At most this many recordings a daemon keeps (the oldest stopped ones go first). */
+/** At most this many stopped recordings are kept (the oldest go first). */
 const MAX_KEPT = 50;
+/** The store's channel on which a recording's id is published when it starts, stops or changes whom it acts as. */
+const NOTICES = 'recordings';
+/** Events read (and recordings deleted) per round trip. */
+const BATCH = 500;
+const RECORDINGS = RECORDING_TABLES.recordings;
+const EVENTS = RECORDING_TABLES.events;
 
 export interface RecordingInfo {
   id: string;
@@ -60,16 +76,13 @@ export interface RecordingInfo {
   dropped: number;
 }
 
-interface Kept {
-  info: RecordingInfo;
-  events: RecordedEvent[];
-  /** What each message looked like when last seen: its text and blocks, and its reactions. */
-  seen: Map<string, { content: string; reactions: Set<string>; channelId: string }>;
-  /** The event of each call, by delivery id: updated in place when its answer comes. */
-  calls: Map<string, Extract<RecordedEvent, { type: 'call' }>>;
-  apps: Map<string, string>;
-  edits: SuiteEdits;
-  /** The order of work: events are appended in the order they were seen. */
+/** A recording that is on, as this daemon knows it. */
+interface Active {
+  id: string;
+  workspaceId: string;
+  ownerId: string;
+  actingAs?: { id: string; name: string };
+  /** This daemon's appends to it, one after the other, in the order it heard of them. */
   queue: Promise<void>;
 }
 
@@ -94,7 +107,37 @@ const seenOf = (m: MessageRecord): SeenMessage => ({
   ...(m.threadRootId ? { threadRootId: m.threadRootId } : {}),
   ...(m.ephemeralTo ? { ephemeralTo: m.ephemeralTo } : {}),
 });
-const contentOf = (m: MessageRecord) => JSON.stringify([m.text, m.blocks, m.attachments]);
+/** What tells a message's changes apart: its text, blocks and attachments, digested (the head keeps every one seen). */
+const digestOf = (m: MessageRecord) =>
+  crypto
+    .createHash('sha256')
+    .update(JSON.stringify([m.text, m.blocks, m.attachments]))
+    .digest('base64url');
+
+const infoOf = (r: RecordingRecord): RecordingInfo => ({
+  id: r.id,
+  workspaceId: r.workspaceId,
+  ownerId: r.ownerId,
+  startedAt: r.startedAt,
+  ...(r.stoppedAt ? { stoppedAt: r.stoppedAt } : {}),
+  ...(r.actingAs ? { actingAs: r.actingAs } : {}),
+  events: r.events,
+  dropped: r.dropped,
+});
+
+/** A delivery as a recorded call; `was`: the call as recorded before (its body, when the change carries none). */
+const callOf = (d: DeliveryRecord, was?: RecordedCall): RecordedCall => ({
+  id: d.id,
+  kind: d.kind,
+  appId: d.appId,
+  user: d.userId,
+  transport: d.transport,
+  ...(d.subject ? { subject: d.subject } : {}),
+  payload: d.payload ?? was?.payload ?? {},
+  ...(d.outcome ? { outcome: d.outcome } : {}),
+  ...(d.response !== undefined ? { response: d.response } : {}),
+  ...(d.ephemeralMessage ? { ephemeralMessage: d.ephemeralMessage } : {}),
+});
 
 /** The workspace's people as a suite names them: the owner, the members, the apps' bot users. */
 async function workspacePeople(
@@ -110,178 +153,302 @@ async function workspacePeople(
 
 export function createRecordings(deps: RecordingsDeps) {
   const { store, clock } = deps;
-  const kept = new Map<string, Kept>();
+  const active = new Map<string, Active>();
   let unsubscribe: Array<() => void> = [];
 
-  const active = () => [...kept.values()].filter((k) => !k.info.stoppedAt);
-  const push = (k: Kept, e: RecordedEvent) => {
-    if (k.events.length >= MAX_EVENTS) k.info.dropped++;
-    else k.events.push(e);
-    k.info.events = k.events.length;
-  };
-  const later = (k: Kept, fn: () => Promise<void> | void) => {
-    k.queue = k.queue.then(fn).catch(() => undefined); // a message gone before it was read: nothing to add
+  /**
+   * Change the head of recording `id` and append the events `change` returns, in one transaction, while it is on.
+   * `change` may run more than once (on fresh reads): it has no effect but on the head it is given.
+   */
+  async function append(
+    id: string,
+    change: (h: RecordingRecord, tx: Transaction) => RecordedEvent[] | Promise<RecordedEvent[]>,
+  ): Promise<void> {
+    await store.transaction(async (tx) => {
+      const before = await tx.get(RECORDINGS, id);
+      if (!before || before.on !== 'yes') return;
+      const h = structuredClone(before);
+      const untouched = JSON.stringify(h);
+      for (const event of await change(h, tx)) {
+        if (h.events >= MAX_EVENTS) {
+          h.dropped++;
+          continue;
+        }
+        const eid = recordingEventId(id, h.events);
+        tx.put(EVENTS, eid, { id: eid, recordingId: id, seq: h.events, event });
+        h.events++;
+      }
+      if (JSON.stringify(h) !== untouched) tx.put(RECORDINGS, id, h);
+    });
+  }
+  const later = (a: Active, fn: () => Promise<void>) => {
+    a.queue = a.queue.then(fn).catch(() => undefined); // a message gone before it was read: nothing to add
   };
 
   function onMessage(n: { id: string; channelId: string }): void {
-    for (const k of active())
-      later(k, async () => {
+    for (const a of active.values())
+      later(a, async () => {
         const m = await store.get(WORKSPACE_TABLES.messages, n.id);
-        const was = k.seen.get(n.id);
-        if (!m) {
-          if (was) {
-            k.seen.delete(n.id);
-            push(k, { type: 'message-deleted', id: n.id });
+        if (m && m.workspaceId !== a.workspaceId) return;
+        await append(a.id, (h) => {
+          const was = h.seen[n.id];
+          if (!m) {
+            if (!was) return [];
+            delete h.seen[n.id];
+            return [{ type: 'message-deleted', id: n.id }];
           }
-          return;
-        }
-        if (m.workspaceId !== k.info.workspaceId) return;
-        const reactions = new Set(m.reactions.map((r) => `${r.user} ${r.code}`));
-        k.seen.set(m.id, { content: contentOf(m), reactions, channelId: m.channelId });
-        if (!was) {
+          const digest = digestOf(m);
+          h.seen[m.id] = { digest, reactions: m.reactions.map((r) => `${r.user} ${r.code}`), channelId: m.channelId };
           // a message older than the recording is known from its first change on
-          if (m.timestampMilli >= Date.parse(k.info.startedAt)) push(k, { type: 'message', message: seenOf(m) });
-          else if (m.edited) push(k, { type: 'message-changed', message: seenOf(m) });
-          return;
-        }
-        if (was.content !== contentOf(m)) push(k, { type: 'message-changed', message: seenOf(m) });
-        for (const r of m.reactions)
-          if (!was.reactions.has(`${r.user} ${r.code}`))
-            push(k, { type: 'reaction', user: r.user, messageId: m.id, code: r.code });
+          if (!was)
+            return m.timestampMilli >= Date.parse(h.startedAt)
+              ? [{ type: 'message', message: seenOf(m) }]
+              : m.edited
+                ? [{ type: 'message-changed', message: seenOf(m) }]
+                : [];
+          const out: RecordedEvent[] = [];
+          if (was.digest !== digest) out.push({ type: 'message-changed', message: seenOf(m) });
+          const had = new Set(was.reactions);
+          for (const r of m.reactions)
+            if (!had.has(`${r.user} ${r.code}`))
+              out.push({ type: 'reaction', user: r.user, messageId: m.id, code: r.code });
+          return out;
+        });
       });
   }
 
   function onDelivery(d: DeliveryRecord): void {
-    for (const k of active()) {
-      if (d.workspaceId !== k.info.workspaceId || d.editedFrom) continue;
-      later(k, () => {
-        k.apps.set(d.appId, d.appName);
-        const known = k.calls.get(d.id);
-        const call = {
-          id: d.id,
-          kind: d.kind,
-          appId: d.appId,
-          user: d.userId,
-          transport: d.transport,
-          ...(d.subject ? { subject: d.subject } : {}),
-          payload: d.payload ?? known?.call.payload ?? {},
-          ...(d.outcome ? { outcome: d.outcome } : {}),
-          ...(d.response !== undefined ? { response: d.response } : {}),
-          ...(d.ephemeralMessage ? { ephemeralMessage: d.ephemeralMessage } : {}),
-        };
-        if (known) known.call = call;
-        else {
+    for (const a of active.values()) {
+      if (d.workspaceId !== a.workspaceId || d.editedFrom) continue;
+      later(a, () =>
+        append(a.id, async (h, tx) => {
+          h.apps[d.appId] = d.appName;
+          const seq = h.calls[d.id];
+          if (seq !== undefined) {
+            // its answer came: the call's event is updated in place
+            const known = await tx.get(EVENTS, recordingEventId(a.id, seq));
+            if (known?.event.type === 'call')
+              tx.put(EVENTS, known.id, { ...known, event: { type: 'call', call: callOf(d, known.event.call) } });
+            return [];
+          }
           // a delivery that began before the recording is not part of it
-          if (Date.parse(d.createdAt) < Date.parse(k.info.startedAt)) return;
-          const e = { type: 'call' as const, call };
-          k.calls.set(d.id, e);
-          push(k, e);
-        }
-      });
+          if (Date.parse(d.createdAt) < Date.parse(h.startedAt)) return [];
+          if (h.events < MAX_EVENTS) h.calls[d.id] = h.events;
+          return [{ type: 'call', call: callOf(d) }];
+        }),
+      );
     }
   }
 
   const listen = () => {
-    if (unsubscribe.length) return;
+    if (unsubscribe.length || !active.size) return;
     unsubscribe = [deps.onMessageChange(onMessage), deps.onDeliveryChange(onDelivery)];
   };
   const quiet = () => {
-    if (active().length) return;
+    if (active.size) return;
     for (const u of unsubscribe) u();
     unsubscribe = [];
   };
 
-  const peopleOf = (workspaceId: string) => workspacePeople(store, deps.ownerOf, workspaceId);
+  /** Know recording `r` (read from the store) as this daemon's active ones say: on, or not. */
+  function know(r: RecordingRecord | undefined, id: string): void {
+    if (r?.on !== 'yes') active.delete(id);
+    else {
+      const a = active.get(id);
+      if (a) {
+        if (r.actingAs) a.actingAs = r.actingAs;
+        else delete a.actingAs;
+      } else
+        active.set(id, {
+          id,
+          workspaceId: r.workspaceId,
+          ownerId: r.ownerId,
+          ...(r.actingAs ? { actingAs: r.actingAs } : {}),
+          queue: Promise.resolve(),
+        });
+    }
+    listen();
+    quiet();
+  }
+  /** Every recording that is on, from the store: at start, and when notices may have been lost. */
+  async function loadActive(): Promise<void> {
+    const on = await store.find(RECORDINGS, 'on', 'yes');
+    const ids = new Set(on.map((r) => r.id));
+    for (const id of active.keys()) if (!ids.has(id)) active.delete(id);
+    for (const r of on) know(r, r.id);
+    quiet();
+  }
+  const refresh = (id: string) => store.get(RECORDINGS, id).then((r) => know(r, id));
+  const stopNotices = store.subscribe(
+    NOTICES,
+    (id) => void refresh(id).catch(() => undefined),
+    () => void loadActive().catch(() => undefined),
+  );
+  const ready = loadActive().catch(() => undefined);
+  /** Tell every daemon (this one included) that recording `id` changed. */
+  const announce = (id: string) => store.publish(NOTICES, id);
 
   /** The recording `id`, when it is the person's (anyone else's is not found: its id says nothing). */
-  function own(p: Principal, id: string): Kept {
-    const k = kept.get(id);
-    if (!k || k.info.ownerId !== p.workspaceUserId) throw notFound('Recording');
-    return k;
+  async function own(p: Principal, id: string): Promise<RecordingRecord> {
+    const r = await store.get(RECORDINGS, id);
+    if (!r || r.ownerId !== p.workspaceUserId) throw notFound('Recording');
+    return r;
   }
+  /** Change the head of the person's recording `id`; the head as changed. */
+  async function changeHead(p: Principal, id: string, fn: (h: RecordingRecord) => void): Promise<RecordingRecord> {
+    await own(p, id);
+    return store.transaction(async (tx) => {
+      const before = await tx.get(RECORDINGS, id);
+      if (!before) throw notFound('Recording');
+      const h = structuredClone(before);
+      fn(h);
+      tx.put(RECORDINGS, id, h);
+      return h;
+    });
+  }
+  /** What this daemon appended to `id` so far is in. */
+  const settled = async (id: string) => {
+    await active.get(id)?.queue;
+  };
+
+  /** The oldest stopped recordings past MAX_KEPT go, with their events. */
+  async function prune(): Promise<void> {
+    const stopped = (await store.all(RECORDINGS)).filter((r) => r.stoppedAt);
+    stopped.sort((a, b) => (String(a.stoppedAt) < String(b.stoppedAt) ? -1 : 1));
+    const gone = stopped.slice(0, Math.max(0, stopped.length - MAX_KEPT));
+    const changes: Change[] = gone.flatMap((r): Change[] => [
+      { table: RECORDINGS, id: r.id, value: null },
+      ...Array.from({ length: r.events }, (_x, i): Change => ({
+        table: EVENTS,
+        id: recordingEventId(r.id, i),
+        value: null,
+      })),
+    ]);
+    for (let i = 0; i < changes.length; i += BATCH) await store.commit(changes.slice(i, i + BATCH));
+  }
+
+  /** Every event of recording `r`, in order. */
+  async function eventsOf(r: RecordingRecord): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    for (let from = 0; from < r.events; from += BATCH) {
+      const keys = Array.from({ length: Math.min(BATCH, r.events - from) }, (_x, i) => ({
+        table: EVENTS,
+        id: recordingEventId(r.id, from + i),
+      }));
+      for (const e of await store.getMany(keys)) if (e) out.push(e.event);
+    }
+    return out;
+  }
+
+  /** The names of the channels the events happened in (a direct conversation has none). */
+  async function channelsOf(events: RecordedEvent[]): Promise<Array<{ id: string; name: string }>> {
+    const ids = new Set<string>();
+    for (const e of events) {
+      if (e.type === 'message' || e.type === 'message-changed') ids.add(e.message.channelId);
+      const at = e.type === 'call' ? e.call.payload.channelId : undefined;
+      if (typeof at === 'string') ids.add(at);
+    }
+    const found = await store.getMany([...ids].map((id) => ({ table: WORKSPACE_TABLES.channels, id })));
+    return found.flatMap((c) => (c?.name ? [{ id: c.id, name: c.name }] : []));
+  }
+  const peopleOf = (workspaceId: string) => workspacePeople(store, deps.ownerOf, workspaceId);
+  const activeOf = async (userId: string) =>
+    (await store.find(RECORDINGS, 'on', 'yes')).find((r) => r.ownerId === userId);
 
   return {
     /** Start recording the person's workspace; their recording that is on already is returned as it is. */
     async start(p: Principal): Promise<RecordingInfo> {
-      const on = active().find((k) => k.info.ownerId === p.workspaceUserId);
-      if (on) return { ...on.info };
-      const info: RecordingInfo = {
+      await ready;
+      const on = await activeOf(p.workspaceUserId);
+      if (on) return infoOf(on);
+      const rec: RecordingRecord = {
         id: newId('rec', 8),
         workspaceId: p.workspaceId,
         ownerId: p.workspaceUserId,
         startedAt: new Date(clock.now()).toISOString(),
+        on: 'yes',
         events: 0,
         dropped: 0,
-      };
-      kept.set(info.id, {
-        info,
-        events: [],
-        seen: new Map(),
-        calls: new Map(),
-        apps: new Map(),
+        apps: {},
         edits: {},
-        queue: Promise.resolve(),
-      });
-      // the oldest stopped ones go first
-      for (const [id, k] of kept) if (kept.size > MAX_KEPT && k.info.stoppedAt) kept.delete(id);
-      listen();
-      return { ...info };
+        seen: {},
+        calls: {},
+      };
+      await store.transaction(async (tx) => tx.put(RECORDINGS, rec.id, rec));
+      know(rec, rec.id);
+      await announce(rec.id);
+      await prune();
+      return infoOf(rec);
     },
     /** The person's recording that is on, if any. */
-    activeOf(userId: string): RecordingInfo | undefined {
-      const k = active().find((x) => x.info.ownerId === userId);
-      return k && { ...k.info };
+    async activeOf(userId: string): Promise<RecordingInfo | undefined> {
+      const r = await activeOf(userId);
+      return r && infoOf(r);
     },
     /** Who the console acts as for `userId` (the person signed in), while their recording is on. */
     actingAs(userId: string): { id: string; name: string } | undefined {
-      return active().find((x) => x.info.ownerId === userId)?.info.actingAs;
+      return [...active.values()].find((x) => x.ownerId === userId)?.actingAs;
     },
-    get(p: Principal, id: string): RecordingInfo {
-      return { ...own(p, id).info };
+    async get(p: Principal, id: string): Promise<RecordingInfo> {
+      return infoOf(await own(p, id));
     },
     /** Stop: what it saw until now stays; nothing more is added. */
     async stop(p: Principal, id: string): Promise<RecordingInfo> {
-      const k = own(p, id);
-      await k.queue;
-      k.info.stoppedAt ??= new Date(clock.now()).toISOString();
-      delete k.info.actingAs;
-      quiet();
-      return { ...k.info };
+      await own(p, id);
+      await settled(id);
+      const h = await changeHead(p, id, (h) => {
+        h.stoppedAt ??= new Date(clock.now()).toISOString();
+        delete h.on;
+        delete h.actingAs;
+      });
+      know(h, id);
+      await announce(id);
+      return infoOf(h);
     },
     /**
      * Act as another member of the workspace in the console while recording (the owner only); undefined: as
      * themselves again.
      */
     async actAs(p: Principal, id: string, user?: { id: string; name: string; workspaceId: string }) {
-      const k = own(p, id);
-      if (k.info.stoppedAt) throw invalidRequest('The recording is stopped: start another to act as someone.');
-      if (!user || user.id === p.workspaceUserId) {
-        delete k.info.actingAs;
-        return;
+      const r = await own(p, id);
+      if (r.stoppedAt) throw invalidRequest('The recording is stopped: start another to act as someone.');
+      const as = user && user.id !== p.workspaceUserId ? user : undefined;
+      if (as) {
+        if (as.workspaceId !== p.workspaceId) throw notFound('Workspace user');
+        if ((await deps.ownerOf(p.workspaceId)) !== p.workspaceUserId)
+          throw forbidden('Only the owner of the workspace can act as another user.');
       }
-      if (user.workspaceId !== p.workspaceId) throw notFound('Workspace user');
-      if ((await deps.ownerOf(p.workspaceId)) !== p.workspaceUserId)
-        throw forbidden('Only the owner of the workspace can act as another user.');
-      k.info.actingAs = { id: user.id, name: user.name };
+      const h = await changeHead(p, id, (h) => {
+        if (as) h.actingAs = { id: as.id, name: as.name };
+        else delete h.actingAs;
+      });
+      know(h, id);
+      await announce(id);
     },
     /** A modal closed in the console without a call to the app: the recording has it as a step. */
     viewClosed(ownerUserId: string, actingUserId: string): void {
-      const k = active().find((x) => x.info.ownerId === ownerUserId);
-      if (k) later(k, () => push(k, { type: 'view-closed', user: actingUserId }));
+      const a = [...active.values()].find((x) => x.ownerId === ownerUserId);
+      if (a) later(a, () => append(a.id, () => [{ type: 'view-closed', user: actingUserId }]));
     },
     /** The suite the recording makes, with the person's edits, once every event seen so far is in. */
     async suite(p: Principal, id: string, app: Record<string, unknown> = DEFAULT_APP): Promise<RecordedSuiteView> {
-      const k = own(p, id);
-      await k.queue;
+      await own(p, id);
+      await settled(id);
+      const r = await own(p, id);
+      const events = await eventsOf(r);
       const made = suiteOf(
         {
-          events: k.events,
-          people: await peopleOf(k.info.workspaceId),
+          events,
+          people: await peopleOf(r.workspaceId),
+          channels: await channelsOf(events),
           apps: await Promise.all(
-            [...k.apps].map(async ([appId, name]) => ({ id: appId, name: (await deps.appName?.(appId)) || name })),
+            Object.entries(r.apps).map(async ([appId, name]) => ({
+              id: appId,
+              name: (await deps.appName?.(appId)) || name,
+            })),
           ),
         },
-        k.edits,
+        r.edits,
       );
       const { name, ...rest } = made.suite;
       const suite = { name, app, ...rest };
@@ -290,17 +457,21 @@ export function createRecordings(deps: RecordingsDeps) {
         yaml: suiteYaml(suite),
         steps: made.steps,
         notes: made.notes,
-        edits: { ...k.edits },
+        edits: { ...r.edits },
         ...(made.appId ? { appId: made.appId } : {}),
-        overHttp: k.events.some((e) => e.type === 'call' && e.call.appId === made.appId && e.call.transport === 'http'),
+        apps: made.apps,
+        overHttp: events.some((e) => e.type === 'call' && e.call.appId === made.appId && e.call.transport === 'http'),
       };
     },
     /** The person's changes to the suite before saving (names, steps dropped, texts loosened). */
-    edit(p: Principal, id: string, edits: SuiteEdits): void {
-      own(p, id).edits = edits;
+    async edit(p: Principal, id: string, edits: SuiteEdits): Promise<void> {
+      await changeHead(p, id, (h) => {
+        h.edits = edits;
+      });
     },
     /** The daemon stops: no more listening. */
     close(): void {
+      stopNotices();
       for (const u of unsubscribe) u();
       unsubscribe = [];
     },

@@ -20,17 +20,10 @@ import {
 } from '../errors.js';
 import { StoreUnavailable, StoreValueRefused } from '../store/types.js';
 import type { Logger } from '../logger.js';
+import { messageOf, recordOr, stackOf } from '../unknown-values.js';
 
 /** Multer's limit codes that mean "too large" rather than "malformed". */
 const MULTER_TOO_LARGE = new Set(['LIMIT_FIELD_VALUE', 'LIMIT_FIELD_KEY', 'LIMIT_FILE_SIZE']);
-
-interface ParserError {
-  type?: unknown;
-  status?: unknown;
-  expose?: unknown;
-  code?: unknown;
-  name?: unknown;
-}
 
 /**
  * Errors of the body parsers (body-parser's http-errors, multer, zlib) and of URL decoding,
@@ -45,13 +38,15 @@ export function asAppError(err: unknown): unknown {
     return invalidRequest(
       'A text of the request holds the character U+0000 (NUL) or an unpaired surrogate (half of a UTF-16 pair), which appreg does not store.',
     );
-  const e = err as ParserError;
+  // what the parsers throw are Errors with fields of their own (type, status, code), read by name
+  const e = recordOr(err);
+  if (!e) return err;
   if (e.type === 'entity.parse.failed') return invalidJson();
   if (e.name === 'MulterError') {
     // multer's messages are its own fixed sentences ("Too many fields"), never the client's input
     return MULTER_TOO_LARGE.has(String(e.code))
       ? payloadTooLarge('A form field is larger than the limit.')
-      : invalidRequest(`The form is not acceptable: ${String((err as Error).message)}.`);
+      : invalidRequest(`The form is not acceptable: ${messageOf(err)}.`);
   }
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) {
     if (e.status === 413) return payloadTooLarge();
@@ -85,12 +80,12 @@ function report(logger: Logger, err: unknown, status: number, info: RequestInfo)
   else if (status < 500) return;
   else if (err instanceof StoreUnavailable) logger.debug('request refused: the store is unavailable', where);
   else if (err instanceof AppError) logger.warn(err.message, { ...where, code: err.code });
-  else logger.error('request failed', { ...where, error: (err as Error)?.stack ?? String(err) });
+  else logger.error('request failed', { ...where, error: stackOf(err) });
 }
 
 /** body-parser's "request aborted", or the socket reset under the parser. */
 function clientAborted(err: unknown): boolean {
-  const e = err as ParserError | undefined;
+  const e = recordOr(err);
   return e?.type === 'request.aborted' || e?.code === 'ECONNABORTED' || e?.code === 'ECONNRESET';
 }
 

@@ -34,6 +34,7 @@ import { HANDOVER_PROTOCOL } from './handover.js';
 import { sendError } from './respond.js';
 import { shuttingDown } from '../errors.js';
 import { must } from '../must.js';
+import { messageOf } from '../unknown-values.js';
 
 export { StartupError };
 /** For `appreg serve`, which loads the server through this module only. */
@@ -163,9 +164,7 @@ export async function startDaemon(config: Config, opts: StartOptions = {}): Prom
           parts.oauth.webSessions
             .sweep()
             .catch((e) => logger.error('sweeping used sign-in tokens failed', { error: String(e) })),
-          parts.oauth.exchange
-            .sweep()
-            .catch((e) => logger.error('sweeping expired codes failed', { error: String(e) })),
+          parts.oauth.codes.sweep().catch((e) => logger.error('sweeping expired codes failed', { error: String(e) })),
         ]),
       SWEEP_MS,
     );
@@ -262,7 +261,7 @@ async function openStore(
     } catch (e) {
       if (e instanceof StartupError) throw e; // the key check's own refusal
       throw new StartupError(
-        `refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${(e as Error).message}`,
+        `refusing to start: the database at ${redactUrl(config.databaseUrl)} cannot be used: ${messageOf(e)}`,
         'data',
       );
     }

@@ -1,28 +1,20 @@
 /** App management by manifest (docs/protocol.md §2, endpoints 1–5). */
 import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
-import { appPublished, invalidClient, invalidManifest, notFound, type AppError } from '../errors.js';
-import { validateManifest, type Manifest, type Violation } from '../validation/manifest.js';
+import { appPublished, invalidClient, notFound } from '../errors.js';
+import type { Manifest } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
 import { IDENTITY_TABLES, type AppRecord, type AppSecrets } from '../model/identity.js';
 import type { Principal } from './identity.js';
-import { must } from '../must.js';
+import { isRecord } from '../unknown-values.js';
 
 /** An app key nobody holds: an unknown app id costs the same comparison as a wrong key. */
 const DUMMY_APP_KEY = 'apk_' + 'x'.repeat(43);
 
 export type AppView = Record<string, unknown> & { id: string; published: boolean };
 
-function manifestError(violations: Violation[]): AppError {
-  const n = violations.length;
-  return invalidManifest(
-    `The manifest has ${n} problem${n === 1 ? '' : 's'}: ${must(violations[0]).pointer || '/'} ${must(violations[0]).message}${n > 1 ? ' (and more in details)' : ''}.`,
-    violations,
-  );
-}
-
 /** The full app object of docs/protocol.md §2: arrays and objects always present, unset optionals left out. */
 function appView(app: AppRecord, secrets?: AppSecrets): AppView {
-  const m = app.manifest as Manifest & Record<string, unknown>;
+  const m = app.manifest;
   const out: Record<string, unknown> = { id: app.id };
   for (const [k, v] of Object.entries(m))
     if (v !== undefined && v !== null && k !== '$schema' && k !== 'id') out[k] = v;
@@ -34,7 +26,18 @@ function appView(app: AppRecord, secrets?: AppSecrets): AppView {
   out.eventSubscriptions = { url: m.eventSubscriptions?.url ?? '', events: m.eventSubscriptions?.events ?? [] };
   out.published = app.published;
   if (secrets) Object.assign(out, secrets);
-  return out as AppView;
+  // id and published are there already: set again, they keep their places in the JSON
+  return { ...out, id: app.id, published: app.published };
+}
+
+/** The secrets an app's record seals (JSON of AppSecrets, sealed by this daemon's master key). */
+function secretsFrom(json: string): AppSecrets {
+  const s: unknown = JSON.parse(json);
+  if (!isRecord(s)) throw new Error('the sealed secrets of an app are not an object');
+  const { clientSecret, appKey, signingSecret } = s;
+  if (typeof clientSecret !== 'string' || typeof appKey !== 'string' || typeof signingSecret !== 'string')
+    throw new Error('the sealed secrets of an app lack one of its three secrets');
+  return { clientSecret, appKey, signingSecret };
 }
 
 export function createAppsService(ctx: ServiceContext) {
@@ -43,19 +46,10 @@ export function createAppsService(ctx: ServiceContext) {
   // sealed → plain: a pure function of immutable input, so it may be kept (it decides nothing)
   const secretsCache = new Map<string, AppSecrets>();
 
-  function parse(input: unknown): { manifest: Manifest; warnings: Violation[] } {
-    const r = validateManifest(input, { allowInsecureRedirects: ctx.config.allowInsecureRedirects });
-    if (!r.ok) throw manifestError(r.violations);
-    const manifest = { ...(r.manifest as Manifest & Record<string, unknown>) };
-    delete manifest.$schema;
-    delete manifest.id;
-    return { manifest: manifest as Manifest, warnings: r.warnings };
-  }
-
   function secretsOf(app: AppRecord): AppSecrets {
     let s = secretsCache.get(app.sealedSecrets);
     if (!s) {
-      s = JSON.parse(sealer.open(app.sealedSecrets)) as AppSecrets;
+      s = secretsFrom(sealer.open(app.sealedSecrets));
       if (secretsCache.size > 10_000) secretsCache.clear();
       secretsCache.set(app.sealedSecrets, s);
     }
@@ -103,8 +97,8 @@ export function createAppsService(ctx: ServiceContext) {
     };
   }
 
-  async function create(p: Principal, input: unknown) {
-    const { manifest, warnings } = parse(input);
+  /** A new app of the caller's from a checked manifest (checkManifest, at the edge). */
+  async function create(p: Principal, manifest: Manifest): Promise<AppView> {
     const secrets = newSecrets();
     const now = nowIso();
     const app: AppRecord = {
@@ -118,7 +112,7 @@ export function createAppsService(ctx: ServiceContext) {
       updatedAt: now,
     };
     await store.transaction(async (tx) => tx.put(IDENTITY_TABLES.apps, app.id, app));
-    return { app: appView(app, secrets), warnings };
+    return appView(app, secrets);
   }
 
   /**
@@ -139,16 +133,19 @@ export function createAppsService(ctx: ServiceContext) {
       return out;
     });
 
-  async function update(p: Principal, id: string, input: unknown) {
+  /** The caller's unpublished app with a checked manifest (checkManifest, at the edge) in place of its own. */
+  async function update(p: Principal, id: string, manifest: Manifest): Promise<AppView> {
     return change(p, id, (app) => {
       // docs/protocol.md §1: 409 app_published for a delete or an update of a published app
       if (app.published) throw appPublished();
-      const { manifest, warnings } = parse(input);
       // docs/protocol.md §2, endpoint 2: when avatarUrl is omitted, the current avatar is left unchanged.
-      if (manifest.avatarUrl === undefined && app.manifest.avatarUrl !== undefined)
-        manifest.avatarUrl = app.manifest.avatarUrl;
-      const next: AppRecord = { ...app, manifest, updatedAt: nowIso() };
-      return { next, out: { app: appView(next), warnings } };
+      const avatarUrl = manifest.avatarUrl === undefined ? app.manifest.avatarUrl : manifest.avatarUrl;
+      const next: AppRecord = {
+        ...app,
+        manifest: avatarUrl === undefined ? manifest : { ...manifest, avatarUrl },
+        updatedAt: nowIso(),
+      };
+      return { next, out: appView(next) };
     });
   }
 

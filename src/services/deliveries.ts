@@ -30,6 +30,7 @@ import type { Principal } from './identity.js';
 import type { AppRecord } from '../model/identity.js';
 import type { Grants } from './oauth/grants.js';
 import { must } from '../must.js';
+import { isRecord, messageOf } from '../unknown-values.js';
 
 export type { AttemptEntry, DeliveryRecord, ListFilter };
 export { KINDS };
@@ -182,11 +183,10 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     try {
       parsed = JSON.parse(text);
     } catch (e) {
-      throw invalidRequest(`The edited body is not valid JSON: ${(e as Error).message}`);
+      throw invalidRequest(`The edited body is not valid JSON: ${messageOf(e)}`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw invalidRequest('The edited body must be a JSON object.');
-    return withFieldEncoded(rec.kind, parsed as Record<string, unknown>);
+    if (!isRecord(parsed)) throw invalidRequest('The edited body must be a JSON object.');
+    return withFieldEncoded(rec.kind, parsed);
   }
 
   /**

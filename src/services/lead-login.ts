@@ -45,9 +45,12 @@ const REFUSED = {
  */
 type Refusal = () => Error;
 
+/** A transaction's refusal: the one function its answers can be (a token pair, nothing). */
+const isRefusal = (r: unknown): r is Refusal => typeof r === 'function';
+
 /** The transaction's answer, or its refusal thrown. */
 function unlessRefused<T>(r: T | Refusal): T {
-  if (typeof r === 'function') throw (r as Refusal)();
+  if (isRefusal(r)) throw r();
   return r;
 }
 

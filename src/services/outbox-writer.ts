@@ -51,14 +51,14 @@ export function createOutboxWriter(deps: OutboxWriterDeps) {
   ): Change {
     const now = clock.now();
     lastSeq = Math.max(now, lastSeq + 1);
-    const ev = {
+    const ev: OutboxEventRecord = {
       id: newId('evt'),
       ...fields,
       workspaceId,
       body,
       createdAt: new Date(now).toISOString(),
       seq: lastSeq,
-    } as OutboxEventRecord;
+    };
     return { table: EVENTS_OUTBOX, id: ev.id, value: ev };
   }
 

@@ -11,6 +11,7 @@ import type { ServiceContext } from './context.js';
 import type { ReplyWaiter, SocketConn } from '../delivery/socket-connections.js';
 import type { TicketRecord } from '../model/delivery.js';
 import { must } from '../must.js';
+import { isRecord, stackOf } from '../unknown-values.js';
 
 export type FrameVerdict =
   | { kind: 'pong' }
@@ -108,7 +109,7 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     try {
       fn();
     } catch (e) {
-      log.error('socket connect listener failed', { error: (e as Error)?.stack ?? String(e) });
+      log.error('socket connect listener failed', { error: stackOf(e) });
     }
   }
 
@@ -244,8 +245,8 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
     } catch {
       return bad(st, conn, 'malformed', text.length);
     }
-    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return bad(st, conn, 'malformed', text.length);
-    const m = msg as Record<string, unknown>;
+    if (!isRecord(msg)) return bad(st, conn, 'malformed', text.length);
+    const m = msg;
     const cid = m.correlation_id;
     const status = m.status === undefined ? 200 : m.status;
     if (

@@ -84,7 +84,7 @@ export function createTriggerSources(deps: {
       if (input.view)
         return { ...input, view: { ...input.view, id: input.view.id ?? input.sourceId ?? newId('view', 8) } };
       const home = await ws.profiles.homeView(input.appId, userId);
-      return home ? { ...input, view: home as Record<string, unknown> } : input;
+      return home ? { ...input, view: home } : input;
     }
     const me = await ws.person(userId);
     if (input.sourceId !== undefined) {

@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import { copyFile, mkdir, open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DATA_FILE, JOURNAL_RE } from './format.js';
+import { errnoOf } from '../unknown-values.js';
 
 /** What the copy took besides the store, each as a name in the data directory. */
 const BESIDE = ['secret.key', 'config.json', 'version.json'] as const;
@@ -44,7 +45,7 @@ const identity = async (file: string): Promise<string | null> => {
     const s = await stat(file);
     return `${s.dev}:${s.ino}`;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (errnoOf(e) === 'ENOENT') return null;
     throw e;
   }
 };
@@ -55,7 +56,7 @@ async function copyIfThere(from: string, to: string, name: string): Promise<bool
     await copyFile(path.join(from, name), path.join(to, name));
     return true;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if (errnoOf(e) === 'ENOENT') return false;
     throw e;
   }
 }
@@ -102,7 +103,7 @@ async function copyTree(from: string, to: string, rel: string, into: string[]): 
   try {
     entries = await readdir(path.join(from, rel), { withFileTypes: true });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if (errnoOf(e) === 'ENOENT') return;
     throw e;
   }
   await mkdir(path.join(to, rel), { recursive: true, mode: 0o700 });

@@ -10,15 +10,17 @@
  *    whole document into objects. A file not in that layout (format 1, written by lowdb, or a
  *    format-2 file reformatted by hand) is read whole as JSON, as before.
  */
-import { constants as fsc, createReadStream } from 'node:fs';
+import { constants as fsc } from 'node:fs';
 import { chmod, open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DATA_FILE, DATA_FORMAT_VERSION, isPlainObject, isSeq } from './format.js';
+import { fileChunks } from './file-chunks.js';
 import { fsyncPath } from './fsync.js';
 import { FileSink } from './file-sink.js';
 import type { TableSnapshot } from './snapshot.js';
 import { Tables } from './tables.js';
 import { StoreCorruptError } from './types.js';
+import { errnoOf } from '../unknown-values.js';
 
 /** The data file as read: its journalSeq and its records, loaded into memory. */
 export interface DataFileContent {
@@ -31,7 +33,7 @@ export async function readDataFile(file: string): Promise<DataFileContent | null
   try {
     await stat(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (errnoOf(err) === 'ENOENT') return null;
     throw err;
   }
   return (await readByLines(file).catch(() => null)) ?? readWhole(file);
@@ -54,7 +56,7 @@ function splitKey(buf: Buffer, a: number, b: number): { key: string; rest: numbe
   let j = p + 1;
   while (j < b && buf[j] !== QUOTE) j += buf[j] === BACKSLASH ? 2 : 1;
   if (j >= b || buf[j + 1] !== COLON) throw new NotLineLayout();
-  const key = JSON.parse(buf.toString('utf8', p, j + 1)) as unknown;
+  const key: unknown = JSON.parse(buf.toString('utf8', p, j + 1));
   if (typeof key !== 'string') throw new NotLineLayout();
   return { key, rest: j + 2 };
 }
@@ -87,12 +89,12 @@ async function readByLines(file: string): Promise<DataFileContent> {
     const { key, rest } = splitKey(buf, a, b);
     // A fresh string decoded from the bytes (not a slice of a bigger one that it would keep alive).
     const json = buf.toString('utf8', rest, b);
-    const rec = JSON.parse(json) as unknown;
+    const rec: unknown = JSON.parse(json);
     if (rec === null || typeof rec !== 'object') throw new NotLineLayout();
     tables.load(table, key, json, rec);
   };
   let carry: Buffer | null = null;
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of fileChunks(file)) {
     let buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
     let pos = 0;
     for (let nl = buf.indexOf(0x0a, pos); nl !== -1; nl = buf.indexOf(0x0a, pos)) {
@@ -114,15 +116,15 @@ async function readWhole(file: string): Promise<DataFileContent> {
     raw = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
     if (err instanceof SyntaxError) throw new StoreCorruptError(file, `not valid JSON (${err.message})`);
-    if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw new StoreCorruptError(file, 'is a directory');
+    if (errnoOf(err) === 'EISDIR') throw new StoreCorruptError(file, 'is a directory');
     throw err;
   }
   if (!isPlainObject(raw)) throw new StoreCorruptError(file, 'top level is not an object');
   const { formatVersion, journalSeq } = raw;
-  if (!Number.isSafeInteger(formatVersion) || (formatVersion as number) < 1) {
+  if (typeof formatVersion !== 'number' || !Number.isSafeInteger(formatVersion) || formatVersion < 1) {
     throw new StoreCorruptError(file, 'formatVersion is missing or not a positive integer');
   }
-  if ((formatVersion as number) > DATA_FORMAT_VERSION) {
+  if (formatVersion > DATA_FORMAT_VERSION) {
     throw new StoreCorruptError(
       file,
       `formatVersion ${formatVersion} is newer than the supported ${DATA_FORMAT_VERSION}`,
@@ -142,8 +144,11 @@ async function readWhole(file: string): Promise<DataFileContent> {
   }
   const tables = new Tables();
   for (const name of Object.keys(all)) {
-    for (const [id, rec] of Object.entries(all[name] as Record<string, object>))
-      tables.load(name, id, JSON.stringify(rec), rec);
+    const records = all[name];
+    // each checked above: a table is an object whose records are objects
+    if (isPlainObject(records))
+      for (const [id, rec] of Object.entries(records))
+        if (rec !== null && typeof rec === 'object') tables.load(name, id, JSON.stringify(rec), rec);
     all[name] = null; // let this table's objects go before the next one is converted
   }
   return { journalSeq, tables };

@@ -27,7 +27,7 @@
 import { indexKey } from './indexes.js';
 import { OrderedLists, pageOf } from './ordered.js';
 import { checkPageQuery, type CommitUndo, type Tables } from './tables.js';
-import type { StoreEngine } from './types.js';
+import { keyId, type StoreEngine } from './types.js';
 import { must } from '../must.js';
 
 /** A record changed by commits not yet durable. */
@@ -153,8 +153,8 @@ export function durableReads(tables: Tables, pending: PendingRecords): Reads {
   const resolve = (keys: Keys, shared: boolean | undefined) => {
     const out: (object | undefined)[] = [];
     for (const k of keys) {
-      const id = 'idFrom' in k ? (out[k.idFrom.key] as Record<string, unknown> | undefined)?.[k.idFrom.field] : k.id;
-      out.push(typeof id === 'string' ? readOf(k.table, id, shared) : undefined);
+      const id = keyId(k, out);
+      out.push(id === undefined ? undefined : readOf(k.table, id, shared));
     }
     return out;
   };
@@ -162,8 +162,8 @@ export function durableReads(tables: Tables, pending: PendingRecords): Reads {
   const lastPending = (keys: Keys, out: readonly (object | undefined)[]) => {
     let last = 0;
     for (const k of keys) {
-      const id = 'idFrom' in k ? (out[k.idFrom.key] as Record<string, unknown> | undefined)?.[k.idFrom.field] : k.id;
-      const p = typeof id === 'string' ? pending.get(k.table, id) : undefined;
+      const id = keyId(k, out);
+      const p = id === undefined ? undefined : pending.get(k.table, id);
       if (p && p.last > last) last = p.last;
     }
     return last;

@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { recordText, type JsonChange, type Tables } from './tables.js';
+import { isRecord, recordOr } from '../unknown-values.js';
 import {
   checkChannel,
   checkHit,
@@ -62,7 +63,7 @@ export function validateExpectations(expect: unknown): asserts expect is Expecta
   if (expect === undefined) return;
   if (!Array.isArray(expect)) throw new TypeError('commit: expectations must be an array');
   expect.forEach((e: unknown, i) => {
-    const { table, id, value } = (e ?? {}) as Record<string, unknown>;
+    const { table, id, value }: Record<string, unknown> = recordOr(e) ?? {};
     if (typeof table !== 'string' || typeof id !== 'string')
       throw new TypeError(`commit: expectation ${i} has no table or id`);
     if (value !== undefined && (value === null || typeof value !== 'object')) {
@@ -82,7 +83,8 @@ export function chooseClaims(tables: Tables, req: ClaimRequest): { changes: Json
   const records: object[] = [];
   if (!(req.limit > 0)) return { changes, records };
   for (const [id, json] of tables.entries(req.table)) {
-    const rec = JSON.parse(recordText(id, json)) as Record<string, unknown>;
+    const rec: unknown = JSON.parse(recordText(id, json));
+    if (!isRecord(rec)) continue; // every stored text is an object: a check that costs a typeof
     const due = rec[req.dueField];
     if (typeof due !== 'number' || due > req.now) continue;
     const until = rec.leaseUntil;

@@ -67,11 +67,12 @@ import type { Tables as DaemonTables } from '../model/tables.js';
 import { createLogger } from '../logger.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 import { must } from '../must.js';
+import { errnoOf, messageOf } from '../unknown-values.js';
 
 /** What health() and every refused write say while the journal cannot be written. */
 function reasonOf(err: unknown): string {
-  const f = err as NodeJS.ErrnoException;
-  return `the store cannot write: ${f?.code ?? f?.name ?? 'error'} (${f?.message ?? String(err)})`;
+  const name = err instanceof Error ? err.name : undefined;
+  return `the store cannot write: ${errnoOf(err) ?? name ?? 'error'} (${messageOf(err)})`;
 }
 
 export interface EmbeddedStoreOptions {

@@ -43,4 +43,4 @@ export interface JournalEntry {
 export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+export const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;

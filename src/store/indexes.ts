@@ -1,4 +1,5 @@
 import type { Tables } from '../model/tables.js';
+import { fieldOf } from '../unknown-values.js';
 
 /** What an index list may hold: for some tables of `TM`, fields of their records. */
 export type IndexedFieldsOf<TM> = { readonly [K in keyof TM]?: readonly (keyof TM[K] & string)[] };
@@ -28,6 +29,8 @@ const INDEXED = {
   wsChannels: ['workspaceId'],
   wsMessages: ['channelId', 'threadRootId'],
   wsUserGroups: ['workspaceId'],
+  // the recordings that are on
+  recordings: ['on'],
   // delivery
   pendingDeliveries: ['appId'],
   socketEventQueue: ['appId'],
@@ -76,7 +79,7 @@ export const PAGE_ORDERS: Readonly<Record<string, Readonly<Record<string, readon
 
 /** The index key of `record` under `field`, or undefined when it has none. */
 export function indexKey(record: object, field: string): string | undefined {
-  const v = (record as Record<string, unknown>)[field];
+  const v = fieldOf(record, field);
   if (typeof v === 'string') return v;
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   return undefined;

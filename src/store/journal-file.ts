@@ -3,12 +3,13 @@
  * Only the very end of the last journal may hold a torn line, left by a write
  * that a crash interrupted.
  */
-import { createReadStream } from 'node:fs';
 import { stat, type FileHandle } from 'node:fs/promises';
 import { isPlainObject, isSeq, journalPath, type JournalEntry } from './format.js';
+import { fileChunks } from './file-chunks.js';
 import { openForAppend } from './fsync.js';
 import { validateChanges } from './tables.js';
 import { StoreCorruptError } from './types.js';
+import { messageOf } from '../unknown-values.js';
 
 /** A journal entry, or why the line is not one. */
 function parseJournalLine(text: string): JournalEntry | string {
@@ -16,13 +17,13 @@ function parseJournalLine(text: string): JournalEntry | string {
   try {
     v = JSON.parse(text);
   } catch (err) {
-    return `not valid JSON (${(err as Error).message})`;
+    return `not valid JSON (${messageOf(err)})`;
   }
   if (!isPlainObject(v) || !isSeq(v.seq) || v.seq < 1 || !Array.isArray(v.changes)) return 'not a {seq, changes} entry';
   try {
     validateChanges(v.changes);
   } catch (err) {
-    return (err as Error).message;
+    return messageOf(err);
   }
   return { seq: v.seq, changes: v.changes };
 }
@@ -71,7 +72,7 @@ export async function scanJournal(
   let torn: JournalScan['torn'] = null;
   let base = 0; // file offset of buf[0]: every byte before it is in complete, valid lines
   let carry: Buffer | null = null;
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of fileChunks(file)) {
     const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
     let pos = 0;
     for (let nl = buf.indexOf(0x0a, pos); nl !== -1; nl = buf.indexOf(0x0a, pos)) {

@@ -9,6 +9,7 @@
  */
 import { indexKey } from './indexes.js';
 import { must } from '../must.js';
+import { fieldOf } from '../unknown-values.js';
 
 /** A record's place in a list: its orderBy value and id. */
 export interface Place {
@@ -21,7 +22,7 @@ const comparePlaces = (a: Place, b: Place) => a.k - b.k || (a.id < b.id ? -1 : a
 
 /** The orderBy value of a record, or undefined when it is not a finite number. */
 function orderValue(rec: object, orderBy: string): number | undefined {
-  const v = (rec as Record<string, unknown>)[orderBy];
+  const v = fieldOf(rec, orderBy);
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 

@@ -14,6 +14,7 @@ import { OrderedLists, pageOf } from './ordered.js';
 import {
   checkRecordKeys,
   deepFreeze,
+  keyId,
   type AnyTables,
   type Change,
   type PageQuery,
@@ -21,6 +22,7 @@ import {
   type RecordKey,
 } from './types.js';
 import { must } from '../must.js';
+import { recordOr } from '../unknown-values.js';
 
 /** Text the shared reads keep parsed at most (characters): about 4,000 app records of 2.5 KB, some 30 MB of objects. */
 const SHARED_CHARS = 10_000_000;
@@ -77,12 +79,21 @@ function copyFrom(s: string, start: number): string {
   return flat(s.charAt(start) + s.slice(start + 1));
 }
 
+/**
+ * A record's stored text (kept or whole: keptText) read back as the object it was written from: the
+ * one place the tables turn JSON text into a record, so the one assertion of it. Every text they
+ * hold is JSON.stringify of an object (validateChanges refuses anything else; recovery loads only objects).
+ */
+function parseRecord(id: string, text: string): object {
+  return JSON.parse(recordText(id, text)) as object;
+}
+
 /** Throws TypeError unless `changes` is an array of well-formed Change objects. */
 export function validateChanges(changes: unknown): asserts changes is Change<AnyTables>[] {
   if (!Array.isArray(changes)) throw new TypeError('commit: changes must be an array');
   changes.forEach((c: unknown, i) => {
     if (c === null || typeof c !== 'object') throw new TypeError(`commit: change ${i} is not an object`);
-    const { table, id, value } = c as Record<string, unknown>;
+    const { table, id, value }: Record<string, unknown> = recordOr(c) ?? {}; // an array: no table name
     if (typeof table !== 'string' || table === '') throw new TypeError(`commit: change ${i} has no table name`);
     if (typeof id !== 'string' || id === '') throw new TypeError(`commit: change ${i} has no id`);
     if (value !== null && typeof value !== 'object') {
@@ -141,7 +152,7 @@ export class Tables {
 
   /** A fresh parse of the record kept as `kept` under `id`. */
   #read(id: string, kept: string): object {
-    const o: object = JSON.parse(recordText(id, kept));
+    const o = parseRecord(id, kept);
     this.#sources.set(o, kept);
     return o;
   }
@@ -165,7 +176,7 @@ export class Tables {
   #readShared(table: string, id: string, text: string): object {
     const kept = this.#parsed.get(table)?.get(id);
     if (kept && kept.text === text) return kept.record;
-    const record = deepFreeze(JSON.parse(recordText(id, text)) as object);
+    const record = deepFreeze(parseRecord(id, text));
     this.#sources.set(record, text);
     let noted = this.#noted.get(table);
     if (noted?.get(id) === text) {
@@ -235,15 +246,10 @@ export class Tables {
     checkRecordKeys(keys);
     const out: (object | undefined)[] = [];
     for (const k of keys) {
-      const id = 'idFrom' in k ? (out[k.idFrom.key] as Record<string, unknown> | undefined)?.[k.idFrom.field] : k.id;
-      const text = typeof id === 'string' ? this.#tables.get(k.table)?.get(id) : undefined;
-      out.push(
-        text === undefined
-          ? undefined
-          : opts?.shared
-            ? this.#readShared(k.table, id as string, text)
-            : this.#read(id as string, text),
-      );
+      const id = keyId(k, out);
+      const text = id === undefined ? undefined : this.#tables.get(k.table)?.get(id);
+      if (id === undefined || text === undefined) out.push(undefined);
+      else out.push(opts?.shared ? this.#readShared(k.table, id, text) : this.#read(id, text));
     }
     return out;
   }
@@ -271,7 +277,7 @@ export class Tables {
     let ordered = this.#ordered.get(table);
     if (!ordered) this.#ordered.set(table, (ordered = new OrderedLists()));
     const list = ordered.list(page.orderBy, field, value, function* () {
-      for (const id of ids) yield [id, JSON.parse(recordText(id, must(t.get(id)))) as object];
+      for (const id of ids) yield [id, parseRecord(id, must(t.get(id)))];
     });
     const after = page.after && { k: page.after.value, id: page.after.id };
     return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read(p.id, must(t.get(p.id))));
@@ -347,13 +353,8 @@ export class Tables {
       const old = t?.get(id);
       const ix = this.#indexes.get(table) ?? this.#newIndex(table, fields);
       const known = old !== undefined ? this.#parsed.get(table)?.get(id) : undefined;
-      const before =
-        old !== undefined
-          ? known?.text === old
-            ? known.record
-            : (JSON.parse(recordText(id, old)) as object)
-          : undefined;
-      const after = json !== null ? (value ?? (JSON.parse(recordText(id, json)) as object)) : undefined;
+      const before = old !== undefined ? (known?.text === old ? known.record : parseRecord(id, old)) : undefined;
+      const after = json !== null ? (value ?? parseRecord(id, json)) : undefined;
       if (before) this.#unindex(ix, fields, id, before);
       if (after) this.#index(ix, fields, id, after);
       this.#ordered.get(table)?.change(id, before, after);

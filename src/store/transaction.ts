@@ -30,8 +30,10 @@ import {
   type EngineTransaction,
   type TransactionOptions,
   type TxKey,
+  keyId,
 } from './types.js';
 import { indexKey } from './indexes.js';
+import { fieldOf, stringOr } from '../unknown-values.js';
 
 /** The runs of a transaction unless told (the last conflict is thrown). */
 const ATTEMPTS = 8;
@@ -84,8 +86,8 @@ class Run implements EngineTransaction {
     const ids: (string | undefined)[] = [];
     const out: (object | undefined)[] = [];
     for (const [i, k] of keys.entries()) {
-      storeIds.push('id' in k ? k.id : fieldOf(read[k.idFrom.key], k.idFrom.field));
-      const id = 'id' in k ? k.id : fieldOf(out[k.idFrom.key], k.idFrom.field);
+      storeIds.push(keyId(k, read));
+      const id = keyId(k, out);
       ids.push(id);
       if (id === undefined) {
         out.push(undefined);
@@ -106,7 +108,7 @@ class Run implements EngineTransaction {
     const found = await this.store.find(table, field, value);
     const out: object[] = [];
     for (const r of found) {
-      const id = fieldOf(r, 'id');
+      const id = stringOr(fieldOf(r, 'id'));
       if (id === undefined) {
         out.push(r);
         continue;
@@ -150,12 +152,6 @@ class Run implements EngineTransaction {
   abandon(): void {
     this.ended = true;
   }
-}
-
-/** The string in `field` of `record`, if it has one. */
-function fieldOf(record: object | undefined, field: string): string | undefined {
-  const v = (record as Record<string, unknown> | undefined)?.[field];
-  return typeof v === 'string' ? v : undefined;
 }
 
 /** Runs `work` as one transaction on `store` (see the top of this file). */

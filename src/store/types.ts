@@ -22,6 +22,7 @@
  */
 import type { Tables } from '../model/tables.js';
 import type { IndexedField, IndexedTable } from './indexes.js';
+import { errnoOf, fieldOf, stringOr } from '../unknown-values.js';
 
 /** A map of table names to the type of their records. */
 export type TableMap = object;
@@ -75,6 +76,14 @@ export function checkRecordKeys(keys: readonly RecordKey<AnyTables>[]): void {
 }
 
 /**
+ * The id getMany reads for `k`: its own, or the string in the field its idFrom names of the record
+ * answered for the earlier key (`answered`, in key order); undefined when there is none.
+ */
+export function keyId(k: RecordKey<AnyTables>, answered: readonly (object | undefined)[]): string | undefined {
+  return 'idFrom' in k ? stringOr(fieldOf(answered[k.idFrom.key], k.idFrom.field)) : k.id;
+}
+
+/**
  * A condition of a commit: the record is still `value` (equal as JSON), or still absent (undefined).
  * When `value` is a record this store read, "still" means not rewritten since that read: on
  * PostgreSQL a record changed and changed back counts as changed (its row version differs), while
@@ -111,8 +120,8 @@ export class StoreUnavailable extends Error {
   ) {
     super(reason, options);
     this.name = 'StoreUnavailable';
-    const code = (options?.cause as { code?: unknown } | undefined)?.code;
-    if (typeof code === 'string') this.code = code;
+    const code = errnoOf(options?.cause);
+    if (code !== undefined) this.code = code;
   }
 }
 

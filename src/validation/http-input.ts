@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import { invalidRequest, type AppError } from '../errors.js';
 import { describeSchemaErrors, type Violation } from './schema-errors.js';
+import { fieldOf, recordOr } from '../unknown-values.js';
 
 /** A generated validator: true when the value conforms; else its errors are on `errors`. */
 interface Validator {
@@ -25,6 +26,11 @@ export interface Schema<T> {
   readonly ref: string;
   /** Never set: carries T. */
   readonly type?: T;
+  /**
+   * A check of its own, where the schema's 400 is not the default one (the manifest's: its own wording and the
+   * rules a schema cannot say, in one 400 invalid_manifest): what it makes of the value, or it throws.
+   */
+  readonly check?: (value: unknown) => T;
 }
 
 export const schema = <T>(ref: string): Schema<T> => ({ ref });
@@ -53,12 +59,11 @@ function schemaOf(ref: string): object {
   const [file = '', name = ''] = ref.split('#');
   let doc = schemaFiles.get(file);
   if (!doc) {
-    doc = JSON.parse(
-      fs.readFileSync(new URL(`../../../schemas/http/${file}.schema.json`, import.meta.url), 'utf8'),
-    ) as Record<string, unknown>;
+    const text = fs.readFileSync(new URL(`../../../schemas/http/${file}.schema.json`, import.meta.url), 'utf8');
+    doc = recordOr(JSON.parse(text)) ?? {};
     schemaFiles.set(file, doc);
   }
-  return ((doc.$defs as Record<string, object> | undefined)?.[name] ?? {}) as object;
+  return recordOr(fieldOf(doc.$defs, name)) ?? {};
 }
 
 const isValid = <T>(v: Validator, value: unknown, _s: Schema<T>): value is T => v(value);
@@ -102,8 +107,20 @@ export function ownWords(own: (p: Violation) => Violation | undefined, say: (fir
 }
 
 /**
- * `value` as T when it conforms to `s`, else the route's 400. `where` names the whole value in a
- * message ("The body", "The query").
+ * `value` as T when it conforms to `s`, else the errors of its generated validator: for a check that says
+ * its own 400 (the manifest's).
+ */
+export function validated<T>(
+  s: Schema<T>,
+  value: unknown,
+): { ok: true; value: T } | { ok: false; errors: ErrorObject[] } {
+  const v = validatorOf(s.ref);
+  return isValid(v, value, s) ? { ok: true, value } : { ok: false, errors: v.errors ?? [] };
+}
+
+/**
+ * `value` as T when it conforms to `s` (or passes its own check), else the route's 400. `where` names the
+ * whole value in a message ("The body", "The query").
  */
 export function checked<T>(
   s: Schema<T>,
@@ -111,6 +128,7 @@ export function checked<T>(
   where: string,
   opts: { messages?: Messages; refuse?: Refusal } = {},
 ): T {
+  if (s.check) return s.check(value);
   const v = validatorOf(s.ref);
   if (isValid(v, value, s)) return value;
   const problems = describeSchemaErrors(v.errors ?? [], schemaOf(s.ref), value);

@@ -1,16 +1,16 @@
 /**
- * Manifest validation: one Ajv instance compiled from schemas/app-manifest.schema.json,
+ * Manifest validation: schemas/app-manifest.schema.json's validator (generated ahead of time),
  * plus the rules a schema cannot say (uniqueness, event scopes, redirect URLs).
  * Every violation is reported at once as {pointer, message} (RFC 6901 pointers).
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { invalidManifest, type AppError } from '../errors.js';
+import { must } from '../must.js';
 import { checkRegisteredRedirect } from '../oauth/redirect-urls.js';
 import { didYouMean } from './did-you-mean.js';
+import { schema, validated } from './http-input.js';
 import { describeSchemaErrors, type ErrorWording, type Violation } from './schema-errors.js';
-
-export type { Violation };
+import { fieldOf, isRecord, recordOr } from '../unknown-values.js';
 
 type ShortcutType = 'ON_MESSAGE' | 'GLOBAL';
 interface Shortcut {
@@ -57,17 +57,27 @@ export interface Manifest {
   offlineMessage?: string | null;
 }
 
+/** A manifest as its file may have it: with an editor's `$schema` and the id an app serving it keeps. */
+type ManifestDocument = Manifest & { $schema?: string; id?: string };
+
 export type ValidationResult =
-  { ok: true; manifest: Manifest; warnings: Violation[] } | { ok: false; violations: Violation[] };
+  { ok: true; manifest: ManifestDocument; warnings: Violation[] } | { ok: false; violations: Violation[] };
+
+/** A manifest that passed every check, for a create or an update: what it says, and its warnings. */
+export interface CheckedManifest {
+  manifest: Manifest;
+  warnings: Violation[];
+}
 
 export const SCHEMA_ID = 'https://appreg.dev/schemas/app-manifest.schema.json';
 const schemaFile = new URL('../../../schemas/app-manifest.schema.json', import.meta.url);
-export const manifestSchema = JSON.parse(fs.readFileSync(schemaFile, 'utf8')) as Record<string, unknown> & {
-  $defs: { scope: { enum: string[] } };
-};
+export const manifestSchema: Record<string, unknown> = recordOr(JSON.parse(fs.readFileSync(schemaFile, 'utf8'))) ?? {};
 
 /** docs/protocol.md §8, read from the schema so there is one list. */
-export const KNOWN_SCOPES: readonly string[] = manifestSchema.$defs.scope.enum;
+const scopeEnum = fieldOf(fieldOf(fieldOf(manifestSchema, '$defs'), 'scope'), 'enum');
+export const KNOWN_SCOPES: readonly string[] = Array.isArray(scopeEnum)
+  ? scopeEnum.filter((s): s is string => typeof s === 'string')
+  : [];
 
 /** docs/protocol.md §5: the scope each known event needs (null: none). */
 export const EVENT_SCOPES: Readonly<Record<string, string | null>> = {
@@ -85,30 +95,12 @@ export const EVENT_SCOPES: Readonly<Record<string, string | null>> = {
   APP_UNAUTHORIZED: null,
 };
 
-function isHttpUrl(s: string): boolean {
-  if (/[\s\u0000-\u001f\u007f]/.test(s)) return false;
-  try {
-    const u = new URL(s);
-    return (u.protocol === 'https:' || u.protocol === 'http:') && u.hostname !== '' && !u.username && !u.password;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * Ajv is loaded and the schema compiled on first use, not at import: together they were a sixth of
- * a daemon's start-up CPU, and a daemon restarting under socket-mode apps must listen again quickly
- * (docs/operations.md). Ajv is CommonJS, so it loads synchronously here.
+ * The schema's validator is generated ahead of time with the HTTP API's (schemas/http/validators.cjs, entry
+ * apps#manifestBody, tools/http-validators.mjs: its URL formats are there), so neither a daemon's start nor a
+ * check compiles it: compiling it with Ajv was a sixth of a daemon's start-up CPU.
  */
-let compiled: ValidateFunction | undefined;
-function validateSchema(): ValidateFunction {
-  if (compiled) return compiled;
-  const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-  ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
-  ajv.addFormat('http-url-or-empty', { type: 'string', validate: (s: string) => s === '' || isHttpUrl(s) });
-  return (compiled = ajv.compile(manifestSchema));
-}
+const MANIFEST = schema<ManifestDocument>('apps#manifestBody');
 
 /** The manifest's own wording: a misspelt scope or event, a command, a home view block, a URL. */
 const wording: ErrorWording = {
@@ -127,7 +119,7 @@ const wording: ErrorWording = {
 
 type Loose = Record<string, unknown>;
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const obj = (v: unknown): Loose => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Loose) : {});
+const obj = (v: unknown): Loose => recordOr(v) ?? {};
 
 /** Rules beyond the schema; they run on whatever parts are well-formed so every problem shows at once. */
 function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, out: Violation[], warnings: Violation[]) {
@@ -176,13 +168,34 @@ function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, ou
 }
 
 export function validateManifest(input: unknown, opts: { allowInsecureRedirects?: boolean } = {}): ValidationResult {
-  if (!input || typeof input !== 'object' || Array.isArray(input))
+  if (!isRecord(input))
     return { ok: false, violations: [{ pointer: '', message: 'the manifest must be a JSON object' }] };
   const violations: Violation[] = [];
   const warnings: Violation[] = [];
-  const validate = validateSchema();
-  if (!validate(input)) violations.push(...describeSchemaErrors(validate.errors ?? [], manifestSchema, input, wording));
-  semanticChecks(input as Loose, opts, violations, warnings);
-  if (violations.length) return { ok: false, violations };
-  return { ok: true, manifest: input as Manifest, warnings };
+  const v = validated(MANIFEST, input);
+  if (!v.ok) violations.push(...describeSchemaErrors(v.errors, manifestSchema, input, wording));
+  semanticChecks(input, opts, violations, warnings);
+  if (!v.ok || violations.length) return { ok: false, violations };
+  return { ok: true, manifest: v.value, warnings };
+}
+
+/** The 400 of a manifest with problems: the first in the message, every one in the details. */
+function manifestError(violations: Violation[]): AppError {
+  const n = violations.length;
+  const first = must(violations[0]);
+  return invalidManifest(
+    `The manifest has ${n} problem${n === 1 ? '' : 's'}: ${first.pointer || '/'} ${first.message}${n > 1 ? ' (and more in details)' : ''}.`,
+    violations,
+  );
+}
+
+/**
+ * A manifest for a create or an update, checked (docs/protocol.md §2, endpoints 1–2): without its `$schema` and
+ * `id`, which an app does not choose; else the 400 invalid_manifest with every problem.
+ */
+export function checkManifest(input: unknown, opts: { allowInsecureRedirects?: boolean }): CheckedManifest {
+  const r = validateManifest(input, opts);
+  if (!r.ok) throw manifestError(r.violations);
+  const { $schema: _schema, id: _id, ...manifest } = r.manifest;
+  return { manifest, warnings: r.warnings };
 }

@@ -5,6 +5,7 @@
  */
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import { didYouMean } from './did-you-mean.js';
+import { fieldOf, recordOr } from '../unknown-values.js';
 
 export interface Violation {
   pointer: string;
@@ -22,23 +23,25 @@ export interface ErrorWording {
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const unescape = (s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~');
 
+/** One step down a JSON pointer: an array's entry or an object's field (undefined when there is none). */
+const stepInto = (v: unknown, seg: string): unknown => (Array.isArray(v) ? v[Number(seg)] : fieldOf(v, seg));
+
 /** The value at a JSON pointer of `input`. */
 function valueAt(input: unknown, pointer: string): unknown {
   let v = input;
-  for (const seg of pointer.split('/').slice(1)) v = (v as Record<string, unknown> | undefined)?.[unescape(seg)];
+  for (const seg of pointer.split('/').slice(1)) v = stepInto(v, unescape(seg));
   return v;
 }
 
 /** The fields the schema allows where an additionalProperties error was raised (its schemaPath's object). */
 function allowedFields(schema: object, schemaPath: string): string[] {
   let node: unknown = schema;
-  for (const seg of schemaPath.replace(/^#\//, '').split('/').slice(0, -1))
-    node = (node as Record<string, unknown> | undefined)?.[unescape(seg)];
-  return Object.keys(((node as { properties?: object } | undefined)?.properties ?? {}) as object);
+  for (const seg of schemaPath.replace(/^#\//, '').split('/').slice(0, -1)) node = stepInto(node, unescape(seg));
+  return Object.keys(recordOr(fieldOf(node, 'properties')) ?? {});
 }
 
 function describeSchemaError(e: ErrorObject, schema: object, input: unknown, wording: ErrorWording = {}): Violation {
-  const p = e.params as Record<string, unknown>;
+  const p: Record<string, unknown> = e.params;
   const at = e.instancePath;
   const say = (message: string | undefined, fallback: string): Violation => ({
     pointer: at,
@@ -71,11 +74,13 @@ function describeSchemaError(e: ErrorObject, schema: object, input: unknown, wor
       return say(wording.pattern?.(at, String(p.pattern)), `must match ${p.pattern}`);
     case 'const':
       return say(wording.const?.(at, p.allowedValue), `must be ${JSON.stringify(p.allowedValue)}`);
-    case 'enum':
+    case 'enum': {
+      const allowed: unknown[] = Array.isArray(p.allowedValues) ? p.allowedValues : [];
       return say(
-        wording.enum?.(at, valueAt(input, at), p.allowedValues as unknown[]),
-        `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${didYouMean(valueAt(input, at), (p.allowedValues as unknown[]).map(String))}`,
+        wording.enum?.(at, valueAt(input, at), allowed),
+        `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}${didYouMean(valueAt(input, at), allowed.map(String))}`,
       );
+    }
     case 'type':
       return say(undefined, `must be ${String(p.type).replace(',', ' or ')}`);
     default:

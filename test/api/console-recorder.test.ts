@@ -4,7 +4,8 @@
  * starter's only, in the console and in the API; a returnTo elsewhere is not followed; an act-as token is refused.
  */
 import t from 'tap';
-import { startTestDaemon } from '../helpers/daemon.js';
+import { manifest, startTestDaemon } from '../helpers/daemon.js';
+import { until } from '../helpers/until.js';
 import { signIn } from '../helpers/console.js';
 import { secondUser } from '../fixtures/redirects-flow.js';
 import { must } from '../../src/must.js';
@@ -110,6 +111,41 @@ t.test('the recorder in the console', async (t) => {
     t.equal(dl.status, 200);
     t.equal(dl.headers.get('content-disposition'), 'attachment; filename="nothing-yet-recorded.apptest.yaml"');
     t.match(await dl.text(), /name: Nothing yet\n[\s\S]*- name: an empty one\n/);
+  });
+
+  await t.test('two apps used: the one called most, or the one chosen in the editor', async (t) => {
+    const started = await form(owner.cookie, '/console/recordings', {
+      csrf: owner.csrf,
+      returnTo: '/console/channels',
+    });
+    t.equal(started.status, 303);
+    const rec = must(/action="\/console\/recordings\/([^/"]+)\/act-as"/.exec((await page(owner.cookie)).text)?.[1]);
+    const app = async (name: string) =>
+      (await (
+        await d.api(`${d.mgmt}/apps`, { method: 'POST', json: manifest({ name, displayName: name }) })
+      ).json()) as {
+        id: string;
+      };
+    const [polls, tasks] = [await app('Polls'), await app('Tasks')];
+    const call = (appId: string) =>
+      d.api(`${d.mgmt}/deliveries`, { method: 'POST', json: { appId, kind: 'slash-command', text: 'go' } });
+    for (const appId of [tasks.id, tasks.id, polls.id]) t.equal((await call(appId)).status, 201);
+    await until(
+      async () => (await (await d.api(`${d.mgmt}/recordings/${rec}`)).json()) as { recording: { events: number } },
+      (r) => r.recording.events >= 3,
+    );
+    t.equal((await form(owner.cookie, `/console/recordings/${rec}/stop`, { csrf: owner.csrf })).status, 303);
+    const shown = (await page(owner.cookie, `/console/recordings/${rec}`)).text;
+    t.match(shown, /<select id="suite-app" name="app">/, 'the apps used are offered');
+    t.match(shown, new RegExp(`<option value="${tasks.id}" selected>Tasks \\(2 calls\\)</option>`));
+    t.match(shown, /Polls was used too \(1 call\)/);
+    const chosen = await form(owner.cookie, `/console/recordings/${rec}`, { csrf: owner.csrf, app: polls.id });
+    t.equal(chosen.status, 303);
+    const suite = (await (await d.api(`${d.mgmt}/recordings/${rec}/suite`)).json()) as {
+      suite: { name: string };
+      appId: string;
+    };
+    t.match(suite, { suite: { name: 'Polls' }, appId: polls.id }, 'the suite is about the app chosen');
   });
 
   await t.test('the API: the starter only, no act-as token', async (t) => {

@@ -404,6 +404,23 @@ t.test('shortcuts from the menus, a dynamic menu’s options, and the app’s ho
     onAction: 'refresh',
     view: { type: 'HOME' },
   });
+
+  // option groups: a group that is no object, or whose options are no list, offers nothing (each was a 500)
+  const label = (text: string) => ({ type: 'plain_text', text });
+  rx.on('/menu', (r) => ({
+    json: {
+      onAction: 'who',
+      triggerId: r.body.triggerId,
+      optionGroups: [
+        null,
+        { label: label('Team'), options: 'none' },
+        { label: label('Crew'), options: [{ text: label('Cy'), value: 'u3' }] },
+      ],
+    },
+  }));
+  const grouped = await post(`${channelPath}/messages/${posted.body.id}/menu`, { onAction: 'who', query: '' });
+  t.equal(grouped.status, 200, 'a menu answer with odd groups still answers');
+  t.same(await grouped.json(), { options: [{ label: 'Crew: Cy', value: 'u3' }] }, 'with the options of its good group');
 });
 
 t.test('views follow the app’s answers: PUSH, a button in the view, UPDATE, CLOSE', async (t) => {

@@ -539,6 +539,21 @@ t.test('deliveries: trigger, the request as sent, replay, cancel, filters and th
   res = await post('/console/deliveries', { appId: must(created.id), kind: 'message-shortcut', shortcut: 'nope' });
   t.equal(res.status, 400);
   t.match(await res.text(), /The trigger was not sent/);
+  // the form's selects offer these only: a form made elsewhere gets the service's words for them
+  res = await post('/console/deliveries', {
+    appId: must(created.id),
+    kind: 'dynamic-menu',
+    onAction: 'pick',
+    sourceType: 'NOWHERE',
+  });
+  t.equal(res.status, 400, 'a source the form does not offer is refused');
+  t.match(await res.text(), /The trigger was not sent: sourceType must be VIEW, MESSAGE or EPHEMERAL_MESSAGE\./);
+  res = await post('/console/deliveries', { appId: must(created.id), kind: 'view-action', viewActionType: 'OPEN' });
+  t.equal(res.status, 400, 'and a view action it does not offer');
+  t.match(await res.text(), /The trigger was not sent: viewActionType must be SUBMIT or CLOSE\./);
+  res = await post('/console/deliveries', { appId: must(created.id), kind: 'teleport' });
+  t.equal(res.status, 400, 'a kind it does not offer, in the words of the JSON route');
+  t.match(await res.text(), /The trigger was not sent: kind must be one of slash-command, /);
 });
 
 t.test("another user's app and deliveries are not found; the workspace switcher", async (t) => {

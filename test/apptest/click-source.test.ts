@@ -4,10 +4,9 @@
  * with --url); a message of anyone is the fallback. The daemon's API is a stand-in here.
  */
 import t from 'tap';
-import { ACTION_RUNNERS } from '../../src/apptest/actions.js';
+import { runAction } from '../../src/apptest/actions.js';
 import { TestContext, type SuiteEnv } from '../../src/apptest/context.js';
 import type { Api, Message } from '../../src/apptest/api.js';
-import { must } from '../../src/must.js';
 
 const button = (label: string) => [
   {
@@ -62,7 +61,7 @@ async function clicked(mine: string): Promise<Array<Record<string, unknown>>> {
     [message('msg_mine', 'bot_mine', mine, 1), message('msg_other', 'bot_other', 'Join', 2)],
     sent,
   );
-  await must(ACTION_RUNNERS.click)(ctx, { click: 'Join' } as never);
+  await runAction(ctx, { click: 'Join' });
   return sent;
 }
 

@@ -93,6 +93,24 @@ tests:
   });
   t.equal(refused.code, 4, 'a registration the daemon could not update: rejected');
   t.match(refused.stderr, /manifest/);
+  // the app's id and URL are text: a reference naming an object (the run: {dir, id}) is refused
+  const suiteText = fs.readFileSync(path.join(dir, 'running.apptest.yaml'), 'utf8');
+  fs.writeFileSync(path.join(dir, 'running.apptest.yaml'), suiteText.replace('url: ${env.APP_URL}', 'url: ${run}'));
+  const notText = await runMain(['test', dir, '--url', d.url, '--token', d.token], {
+    cwd: app.dir,
+    env: { APP_URL: app.url, PUMBLE_APP_ID: app.appId },
+  });
+  t.equal(notText.code, 7, 'a reference that is not text: invalid input');
+  t.match(notText.stderr, /running\.apptest\.yaml: app\.url: \$\{run\} is \{"dir":.*\}, and it must be text/);
+  // nor can they name the app, which is not found yet while they are read
+  fs.writeFileSync(path.join(dir, 'running.apptest.yaml'), suiteText.replace('url: ${env.APP_URL}', 'url: ${app.url}'));
+  const noApp = await runMain(['test', dir, '--url', d.url, '--token', d.token], {
+    cwd: app.dir,
+    env: { APP_URL: app.url, PUMBLE_APP_ID: app.appId },
+  });
+  t.equal(noApp.code, 7, 'a reference to the app in its own fields: invalid input');
+  t.match(noApp.stderr, /app\.url: \$\{app\.url\}: nothing is named app/);
+  fs.writeFileSync(path.join(dir, 'running.apptest.yaml'), suiteText);
   fs.writeFileSync(
     path.join(dir, 'running.apptest.yaml'),
     fs.readFileSync(path.join(dir, 'running.apptest.yaml'), 'utf8').replace(/ {2}manifest: .*\n/, ''),

@@ -11,6 +11,7 @@ import { copyExamples } from '../helpers/example-app.js';
 import { standupWithTwoPeople } from '../helpers/standup-two-people.js';
 import { runMain } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
+import { createTestClock } from '../helpers/test-clock.js';
 
 t.test('record with the CLI, save beside the manifest, run it', async (t) => {
   const { d, app } = await standupWithTwoPeople(t);
@@ -28,6 +29,27 @@ t.test('record with the CLI, save beside the manifest, run it', async (t) => {
     t.equal(badName.code, 2);
     t.match(badName.stderr, /\.apptest\.yaml/);
     t.notOk(fs.existsSync(file));
+  });
+
+  await t.test('a stop in the console ends the recording the CLI waits on', async (t) => {
+    const clock = createTestClock();
+    const other = path.join(app.dir, 'stopped-elsewhere.apptest.yaml');
+    const waiting = runMain([...g, 'test', '--record', '--record-out', other, '--json'], { clock });
+    const [on] = await until(
+      async () =>
+        ((await (await d.api(`${d.mgmt}/recordings`)).json()) as { recordings: Array<{ id: string }> }).recordings,
+      (l) => l.length === 1,
+    );
+    t.equal((await app.cli(['say', 'general', '/standup Sprint 13'])).code, 0);
+    const info = async () =>
+      ((await (await d.api(`${d.mgmt}/recordings/${on?.id}`)).json()) as { recording: { events: number } }).recording;
+    await until(info, (r) => r.events >= 2);
+    // the console's Stop is this call, made by the console's page for the signed-in person
+    t.equal((await d.api(`${d.mgmt}/recordings/${on?.id}/stop`, { method: 'POST' })).status, 200);
+    await clock.advance(1000);
+    const r = await waiting;
+    t.equal(r.code, 0, r.stderr);
+    t.match(YAML.parse(fs.readFileSync(other, 'utf8')).tests[0].steps[0], { say: '/standup Sprint 13' });
   });
 
   let stop: (s: string) => void = () => {};

@@ -1,11 +1,11 @@
 /**
  * Issue 37 end to end: the standup conversation of examples/standup-app recorded in the console with two people (the
- * owner types /standup and clicks Join, then acts as Dev, who clicks Skip), stopped, the test renamed, downloaded, and
- * saved beside the app's manifest with `appreg test --recording ID --record-out FILE`; `appreg test` on the saved file
- * passes, and on a copy of the app whose Skip does nothing it fails at the step that broke. With
- * APPREG_DOC_SCREENSHOTS=1 the recorder's screenshots are written to docs/images/ (docs/testing.md shows them).
- * APPREG_KEEP_RECORDED=FILE keeps a copy of the saved suite. Skipped without Chromium, except under CI (see
- * consent-browser.test.ts).
+ * owner types /standup and clicks Join, then acts as Dev, who clicks Skip and answers in the shortcut's modal),
+ * stopped, the test renamed, downloaded, and saved beside the app's manifest with `appreg test --recording ID
+ * --record-out FILE`; `appreg test` on the saved file passes, and on a copy of the app whose Skip does nothing it fails
+ * at the step that broke. With APPREG_DOC_SCREENSHOTS=1 the recorder's screenshots are written to docs/images/
+ * (docs/testing.md shows them). APPREG_KEEP_RECORDED=FILE keeps a copy of the saved suite. Skipped without Chromium,
+ * except under CI (see consent-browser.test.ts).
  */
 import t from 'tap';
 import fs from 'node:fs';
@@ -58,6 +58,17 @@ testNeeding(t, 'record a conversation in the console and run it', CHROMIUM, asyn
     page.locator('#timeline li', { hasText: 'Sprint 13: joined' }).getByRole('button', { name: 'Skip' }).click(),
   ]);
   await page.locator('#timeline li', { hasText: 'Sprint 13: joined Owner; skipped Dev' }).waitFor();
+  // Dev answers in the shortcut's modal: the modal (its title and input) and its submit are recorded
+  await page.getByText('Shortcuts', { exact: true }).click();
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Start standup (Standup)' }).click(),
+  ]);
+  const modal = page.getByRole('dialog', { name: 'Start standup' });
+  await modal.getByLabel('What are you working on today?').fill('the recorder');
+  await Promise.all([page.waitForLoadState('load'), modal.getByRole('button', { name: 'Post' }).click()]);
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+  await page.locator('#timeline li', { hasText: "Dev's standup: the recorder" }).waitFor();
   await docShot('recorder-recording');
   await shoot(page, 'recorder-recording');
 
@@ -67,6 +78,12 @@ testNeeding(t, 'record a conversation in the console and run it', CHROMIUM, asyn
   t.match(await yaml(), /say: \/standup Sprint 13/);
   t.match(await yaml(), /click: Skip\n\s+message: \$\{standup\}\n\s+as: dev/, 'the second person is an as: step');
   t.notMatch(await yaml(), /msg_|usr_|rec_/, 'no ids');
+  t.match(
+    await yaml(),
+    /shortcut: start_standup\n\s+as: dev\n\s+- expect: modal\n\s+title: Start standup\n\s+inputs: \[ ?What are you working on today\? ?\]\n\s+- submit:\n\s+What are you working on today\?: the recorder\n\s+as: dev/,
+    "Dev's modal and its submit",
+  );
+  t.match(await yaml(), /expect: message\n\s+text: "?Dev's standup: the recorder/, 'what the app posted in answer');
 
   await t.test('the editor: rename the test, loosen a text, drop a step', async (t) => {
     await page.locator('#test-name').fill('Join and Skip, recorded');
@@ -76,7 +93,7 @@ testNeeding(t, 'record a conversation in the console and run it', CHROMIUM, asyn
     await Promise.all([page.waitForLoadState('load'), page.locator('#suite-apply').click()]);
     t.match(await yaml(), /- name: Join and Skip, recorded/);
     t.match(await yaml(), /expect: message\n\s+text: Sprint 13\n/, 'loosened to its first clause');
-    t.equal((await yaml()).match(/expect: ack/g)?.length, 2, 'one ack dropped');
+    t.equal((await yaml()).match(/expect: ack/g)?.length, 3, 'one ack of four dropped');
     t.equal(await page.locator('#suite-yaml .y-r').first().innerText(), '${standup}', 'references are highlighted');
     await docShot('recorder-editor');
     await docShot('recorder-yaml', '#suite-yaml');
@@ -97,7 +114,7 @@ testNeeding(t, 'record a conversation in the console and run it', CHROMIUM, asyn
     const file = path.join(root, 'examples/standup-app/standup-recorded.apptest.yaml');
     const saved = await runMain(['--url', d.url, '--token', d.token, 'test', '--recording', id, '--record-out', file]);
     t.equal(saved.code, 0, saved.stderr);
-    t.match(saved.stdout, /wrote .*standup-recorded\.apptest\.yaml: 2 tests, the recorded one of 8 steps/);
+    t.match(saved.stdout, /wrote .*standup-recorded\.apptest\.yaml: 2 tests, the recorded one of 13 steps/);
     return runMain(['test', file], { cwd: root });
   };
 

@@ -47,6 +47,7 @@ t.test('the CLI at start loads commander and its own modules, nothing else', asy
     'version.js',
     'json-syntax.js',
     'file-errors.js',
+    'unknown-values.js',
   ];
   const outside = [...seen]
     .map((f) => path.relative(path.join(ROOT, 'dist/src'), f))

@@ -79,4 +79,11 @@ t.test('a data directory of a newer appreg is refused, naming both versions, eve
     stderr: /version\.json is not valid JSON/,
   });
   t.same(tree(dir), broken, 'a broken stamp is refused too, nothing written');
+
+  fs.writeFileSync(path.join(dir, 'version.json'), 'null');
+  t.match(
+    await runMain(['serve', '--port', '0', '--data-dir', dir]),
+    { code: 1, stderr: /version\.json has no valid "format"/ },
+    'a stamp that is JSON but no object is refused in words too',
+  );
 });

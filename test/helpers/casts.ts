@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseSync } from '@swc/core';
 import { sourceFiles } from './sources.js';
 
-export type CastKind = 'unknown-as' | 'record' | 'other';
+type CastKind = 'unknown-as' | 'record' | 'other';
 
 export interface Cast {
   file: string;

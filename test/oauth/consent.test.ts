@@ -90,6 +90,28 @@ t.test('the consent screen (docs/protocol.md ยง3, endpoint 7; docs/security.md ย
     }
   });
 
+  t.test('a parameter given twice is refused as one not given, on the page and by the management calls', async (t) => {
+    const cases: Array<[string, string, string]> = [
+      ['clientId', 'invalid_request', 'The clientId parameter is required.'],
+      ['redirectUrl', 'invalid_redirect_url', 'The redirectUrl parameter is required.'],
+      ['scopes', 'invalid_scope', 'The scopes parameter is required.'],
+      ['isReinstall', 'invalid_request', 'isReinstall must be true or false.'],
+      ['state', 'invalid_request', 'state must be 1 to 512 printable ASCII characters.'],
+    ];
+    for (const [key, code, message] of cases) {
+      const q = new URLSearchParams({ ...base, isReinstall: 'false', state: 's' });
+      q.append(key, q.get(key) ?? '');
+      const page = await fetch(`${d.url}/access-request?${q}`, { redirect: 'manual' });
+      t.equal(page.status, 400, `${key} twice: the page`);
+      t.match(await page.text(), message.replace(/\.$/, ''));
+      for (const call of ['oauth2/consent-url', 'oauth2/grant']) {
+        const res = await d.api(`${d.mgmt}/${call}?${q}`);
+        t.equal(res.status, 400, `${key} twice: ${call}`);
+        t.equal(await res.text(), JSON.stringify({ code, message }), `${key} twice: ${call}'s body`);
+      }
+    }
+  });
+
   t.test(
     'no session: a login form; session cookie HttpOnly, SameSite=Lax, path-scoped; rotated on login',
     async (t) => {

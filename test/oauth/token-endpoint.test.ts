@@ -368,7 +368,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
       const g = await grant(d, app);
       const first = await exchange(d, { 'client-id': app.id, 'client-secret': app.clientSecret, code: g.body.code });
       t.equal(first.res.status, 200);
-      const oauth = d.parts.oauth.exchange;
+      const oauth = d.parts.oauth.codes;
       clock.set(clock.now() + 15 * 60_000); // well past the 2-minute code lifetime
       await oauth.sweep();
       t.ok(await d.parts.store.get(OAUTH_TABLES.codes, sha256(g.body.code)), 'the consumed code is still remembered');
@@ -390,7 +390,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
   );
 
   t.test('after its first sweep a daemon reads only the codes of the minutes that ended, not every code', async (t) => {
-    const oauth = d.parts.oauth.exchange;
+    const oauth = d.parts.oauth.codes;
     const store = d.parts.store;
     await oauth.sweep(); // the first sweep of this daemon may read every code
     const engine = engineOf(store);

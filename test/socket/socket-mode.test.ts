@@ -15,6 +15,7 @@ import { until } from '../helpers/until.js';
 import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
 import { must } from '../../src/must.js';
+import { checkManifest } from '../../src/validation/manifest.js';
 
 interface App {
   id: string;
@@ -531,9 +532,9 @@ t.test('behind a public https URL the socket URL is wss:// on the same host', as
   const d = await startTestDaemon({ config: { publicUrl: 'https://appreg.example.com/' } });
   t.teardown(() => d.stop());
   // d.url is the public URL now: create the app in-process and call the daemon on its local port.
-  const { app } = await d.parts.apps.create(
+  const app = await d.parts.apps.create(
     { workspaceId: d.workspaceId, workspaceUserId: d.workspaceUserId, jti: 'test' },
-    manifest({ socketMode: true }),
+    checkManifest(manifest({ socketMode: true }), {}).manifest,
   );
   const res = await fetch(
     `http://127.0.0.1:${d.port}/apps/${app.id}/websocket-connection?appKey=${encodeURIComponent(String(app.appKey))}`,

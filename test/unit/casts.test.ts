@@ -7,9 +7,11 @@
 import t from 'tap';
 import { ROOT } from '../helpers/cli.js';
 import { castsIn, castsUnder } from '../helpers/casts.js';
+import { sourceFiles } from '../helpers/sources.js';
+import path from 'node:path';
 
 /** Lower these when casts go; never raise them. */
-const CEILING = { all: 449, unknownAs: 4, record: 75 };
+const CEILING = { all: 21, unknownAs: 0, record: 0 };
 
 t.test('the measure: assertions only, each of its kind, none in comments or strings', async (t) => {
   const text = [
@@ -34,9 +36,11 @@ t.test('the measure: assertions only, each of its kind, none in comments or stri
 });
 
 t.test('src/ stays under its ceilings', async (t) => {
+  const read = sourceFiles(path.join(ROOT, 'src')).length;
+  t.ok(read > 100, `read ${read} source files`);
   const all = castsUnder(ROOT, 'src');
-  const files = new Set(all.map((c) => c.file));
-  t.ok(files.size > 20, `read ${files.size} files with casts`);
+  // a cast or two are left where no check can replace them, so a count of none means nothing was read
+  t.ok(all.length > 0, `found ${all.length} casts in ${new Set(all.map((c) => c.file)).size} files`);
   const where = (k: string) =>
     all
       .filter((c) => c.kind === k)

@@ -1,6 +1,7 @@
 /** What a message's text and blocks mention, before anything is looked up (NEW_MESSAGE's md, mc, mu). */
 import t from 'tap';
 import { mentionMarks } from '../../src/services/workspace/mentions.js';
+import type { Json } from '../../src/model/json.js';
 
 t.test('mentions in the text, the platform’s way', async (t) => {
   t.same(mentionMarks('hi <<@wu_a>> and <<@wu_b>>, again <<@wu_a>>', []), {
@@ -14,7 +15,7 @@ t.test('mentions in the text, the platform’s way', async (t) => {
 });
 
 t.test('mentions in rich-text blocks, however nested, after those of the text', async (t) => {
-  const blocks = [
+  const blocks: Json[] = [
     {
       type: 'rich_text',
       elements: [

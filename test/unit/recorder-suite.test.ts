@@ -7,11 +7,12 @@ import t from 'tap';
 import { suiteOf } from '../../src/apptest/recorder/suite-of.js';
 import { suiteYaml } from '../../src/apptest/recorder/suite-yaml.js';
 import { loosen, stableText } from '../../src/apptest/recorder/stable-text.js';
-import type { RecordedEvent, Recording, SeenMessage } from '../../src/apptest/recorder/events.js';
+import type { RecordedEvent, Recording, SeenMessage } from '../../src/recording-events.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSuite } from '../../src/apptest/suite.js';
+import { IN_THE_MODAL } from '../helpers/planner.js';
 
 /** The problems `appreg test` finds reading this suite beside the example app's manifest: none, or its message. */
 async function validateSuite(suite: unknown, name: string): Promise<string[]> {
@@ -357,12 +358,151 @@ t.test('a choice in a select, a dynamic select, and what cannot be recorded', as
     { expect: 'ack' },
     { select: 'great', in: 'pick_mood', message: '${standup}' },
     { expect: 'ack' },
+    { date: '2026-11-28', in: 'when', message: '${standup}' },
+    { expect: 'ack' },
+    { click: { onAction: 'refresh' }, home: true },
+    { expect: 'ack' },
+    { expect: 'updated', text: 'Picked' },
   ]);
-  t.match(r.notes, [
-    /did not answer \/standup while recording \(timeout\)/,
-    /date picker \(when\) is not a step a suite has/,
-    /home view \(refresh\) is not a step a suite has/,
+  t.match(r.notes, [/did not answer \/standup while recording \(timeout\)/]);
+  t.equal(r.notes.length, 1, 'the date and the home view are steps now');
+});
+
+t.test('dates, texts, the home view, and modals the app updates and pushes', async (t) => {
+  const home = { id: 'view_home', type: 'HOME', blocks: [] };
+  const inMsg = (onAction: string, actionType: string, chosen: Record<string, unknown>) =>
+    call('block-interaction', 'usr_owner0001', {
+      sourceType: 'MESSAGE',
+      sourceId: 'msg_plan0001',
+      actionType,
+      onAction,
+      payload: JSON.stringify(chosen),
+    });
+  const inHome = (onAction: string, actionType: string, chosen: Record<string, unknown>, more = {}) =>
+    call(
+      'block-interaction',
+      'usr_dev000001',
+      { sourceType: 'VIEW', sourceId: 'view_home', view: home, actionType, onAction, payload: JSON.stringify(chosen) },
+      more,
+    );
+  const modal = (id: string, title: string, inputs: Array<[string, string, string]>, buttons: string[] = []) => ({
+    id,
+    type: 'MODAL',
+    callbackId: id,
+    title: plain(title),
+    blocks: [
+      ...inputs.map(([blockId, label, type]) => ({
+        type: 'input',
+        blockId,
+        label: plain(label),
+        element: { type, onAction: `${blockId}_input` },
+      })),
+      {
+        type: 'actions',
+        elements: buttons.map((b) => ({ type: 'button', onAction: b.toLowerCase(), value: b, text: plain(b) })),
+      },
+    ],
+  });
+  const details = modal(
+    'view_details',
+    'Plan details',
+    [
+      ['title', 'Title', 'plain_text_input'],
+      ['due', 'Due', 'date_picker'],
+    ],
+    ['More', 'Rename'],
+  );
+  const renamed = { ...details, title: plain('Plan details, renamed') };
+  const more = modal('view_more', 'More', [['extra', 'Owner note', 'plain_text_input']]);
+  const answered = (view: object, action: string) => ({
+    outcome: 'response',
+    response: { triggerId: 't', view, viewType: 'NATIVE', action },
+  });
+  const inModal = (view: object, onAction: string, more: Record<string, unknown>) =>
+    call(
+      'block-interaction',
+      'usr_owner0001',
+      { sourceType: 'VIEW', sourceId: 'view_details', view, actionType: 'BUTTON', onAction, payload: '{}' },
+      more,
+    );
+  const submitOf = (view: object, values: Record<string, unknown>) =>
+    call('view-action', 'usr_owner0001', { viewActionType: 'SUBMIT', view: { ...view, state: { values } } });
+  const planBlocks = [
+    {
+      type: 'actions',
+      elements: [
+        { type: 'date_picker', onAction: 'due' },
+        { type: 'date_range_picker', onAction: 'trip' },
+        { type: 'plain_text_input', onAction: 'note' },
+        { type: 'button', onAction: 'details', value: 'd', text: plain('Details') },
+      ],
+    },
+  ];
+  const rec: Recording = {
+    people,
+    apps: [{ id: APP, name: 'Planner' }],
+    events: [
+      call('slash-command', 'usr_owner0001', { slashCommand: '/plan', text: '' }),
+      { type: 'message', message: msg('msg_plan0001', 'plan: nothing yet', { blocks: planBlocks }) },
+      inMsg('due', 'DATE_PICKER', { value: '2026-12-01' }),
+      { type: 'message-changed', message: msg('msg_plan0001', 'plan: due 2026-12-01', { blocks: planBlocks }) },
+      inMsg('trip', 'DATE_RANGE_PICKER', { values: ['2026-12-01', '2026-12-03'] }),
+      inMsg('note', 'PLAIN_TEXT_INPUT', { value: 'buy ${milk}' }),
+      call(
+        'block-interaction',
+        'usr_owner0001',
+        { sourceType: 'MESSAGE', sourceId: 'msg_plan0001', actionType: 'BUTTON', onAction: 'details', payload: '{}' },
+        answered(details, 'OPEN'),
+      ),
+      inModal(details, 'rename', answered(renamed, 'UPDATE')),
+      inModal(renamed, 'more', answered(more, 'PUSH')),
+      submitOf(more, { extra: { extra_input: { type: 'plain_text_input', value: 'later' } } }),
+      submitOf(renamed, {
+        title: { title_input: { type: 'plain_text_input', value: 'Q4' } },
+        due: { due_input: { type: 'date_picker', value: '2026-12-05' } },
+      }),
+      { type: 'message', message: msg('msg_done0001', 'planned Q4 due 2026-12-05', { blocks: [] }) },
+      inHome('home_refresh', 'BUTTON', {}, answered({ ...home, blocks: [] }, 'UPDATE')),
+      inHome('home_day', 'DATE_PICKER', { value: '2026-12-24' }),
+      inHome('home_note', 'PLAIN_TEXT_INPUT', { value: 'hi' }),
+      inHome('home_size', 'STATIC_SELECT_MENU', { value: 'l' }),
+      inHome('home_tags', 'CHECKBOXES', { values: ['a'] }),
+    ],
+  };
+  const r = suiteOf(rec);
+  t.same(r.suite.tests[0]?.steps, [
+    { say: '/plan' },
+    { expect: 'ack' },
+    { expect: 'message', text: 'plan: nothing yet', buttons: ['Details'], save: 'plan' },
+    { date: '2026-12-01', in: 'due', message: '${plan}' },
+    { expect: 'ack' },
+    { expect: 'updated', text: 'plan: due', buttons: ['Details'] },
+    { date: ['2026-12-01', '2026-12-03'], in: 'trip', message: '${plan}' },
+    { expect: 'ack' },
+    { enter: 'buy $${milk}', in: 'note', message: '${plan}' },
+    { expect: 'ack' },
+    { click: 'Details', message: '${plan}' },
+    { expect: 'modal', title: 'Plan details', inputs: ['Title', 'Due'] },
+    ...IN_THE_MODAL,
+    { expect: 'message', text: 'planned Q4 due' },
+    { click: { onAction: 'home_refresh' }, home: true, as: 'dev' },
+    { expect: 'answered' },
+    { date: '2026-12-24', in: 'home_day', home: true, as: 'dev' },
+    { expect: 'ack' },
+    { enter: 'hi', in: 'home_note', home: true, as: 'dev' },
+    { expect: 'ack' },
+    { select: 'l', in: 'home_size', home: true, as: 'dev' },
+    { expect: 'ack' },
   ]);
+  t.match(r.notes, [/checkboxes in the app's home view \(home_tags\) is not a step a suite has/]);
+  t.same(
+    await validateSuite(
+      { ...r.suite, app: { manifest: 'manifest.json', start: { command: 'node app.mjs' } } },
+      'x.apptest.json',
+    ),
+    [],
+    'valid',
+  );
 });
 
 t.test('an app called over HTTP: the suite also tests its signature check, unless the person says no', async (t) => {
@@ -382,4 +522,95 @@ t.test('an app called over HTTP: the suite also tests its signature check, unles
     events: standup.events.map((e) => (e.type === 'call' ? { ...e, call: { ...e.call, transport: 'socket' } } : e)),
   };
   t.equal(suiteOf(overSocket).suite.tests.length, 1, 'not for socket mode (nothing is signed)');
+});
+
+t.test(
+  "the channels used: the first is the test's own, the others by name, a direct conversation left out",
+  async (t) => {
+    const RANDOM = 'chn_random001';
+    const rec: Recording = {
+      people,
+      apps: [{ id: APP, name: 'Standup' }],
+      channels: [
+        { id: CH, name: 'general' },
+        { id: RANDOM, name: 'random' },
+      ],
+      events: [
+        call('slash-command', 'usr_owner0001', { slashCommand: '/standup', text: 'A' }),
+        { type: 'message', message: msg('msg_a0000001', 'A: joined nobody yet') },
+        call('slash-command', 'usr_owner0001', { slashCommand: '/standup', text: 'B', channelId: RANDOM }),
+        { type: 'message', message: msg('msg_b0000001', 'B: joined nobody yet', { channelId: RANDOM }) },
+        click('usr_dev000001', 'standup_join', 'join', 'msg_b0000001'),
+        { type: 'message-changed', message: msg('msg_b0000001', 'B: joined Dev', { channelId: RANDOM }) },
+        { type: 'message', message: msg('msg_c0000001', 'C: back home', { blocks: [] }) },
+        {
+          type: 'message',
+          message: { id: 'msg_dm000001', channelId: 'chn_dm000001', author: 'usr_owner0001', text: 'psst', blocks: [] },
+        },
+      ],
+    };
+    const r = suiteOf(rec);
+    t.same(r.suite.channels, ['random']);
+    t.same(r.suite.tests[0]?.steps, [
+      { say: '/standup A' },
+      { expect: 'ack' },
+      { expect: 'message', text: 'A: joined nobody yet', buttons: ['Join', 'Skip'] },
+      { say: '/standup B', channel: 'random' },
+      { expect: 'ack' },
+      { expect: 'message', text: 'B: joined nobody yet', buttons: ['Join', 'Skip'], save: 'standup' },
+      { click: 'Join', message: '${standup}', as: 'dev' },
+      { expect: 'ack' },
+      { expect: 'updated', text: 'B: joined Dev', buttons: ['Join', 'Skip'] },
+      { expect: 'message', text: 'C: back home' },
+    ]);
+    t.match(r.notes, [/direct conversation is left out/]);
+    t.same(
+      await validateSuite(
+        { ...r.suite, app: { manifest: 'manifest.json', start: { command: 'node app.mjs' } } },
+        'x.apptest.json',
+      ),
+      [],
+      'valid',
+    );
+  },
+);
+
+t.test('the apps used: the suite is about the one called most, or the one chosen; the others are named', async (t) => {
+  const OTHER = 'app_other001';
+  const rec: Recording = {
+    people,
+    apps: [
+      { id: APP, name: 'Standup' },
+      { id: OTHER, name: 'Polls' },
+    ],
+    events: [
+      call('slash-command', 'usr_owner0001', { slashCommand: '/standup', text: 'A' }),
+      call('slash-command', 'usr_owner0001', { slashCommand: '/standup', text: 'B' }),
+      {
+        type: 'call',
+        call: {
+          id: 'dlv_poll0001',
+          kind: 'slash-command',
+          appId: OTHER,
+          user: 'usr_owner0001',
+          payload: { channelId: CH, slashCommand: '/poll', text: 'lunch?' },
+          outcome: 'acked',
+          response: {},
+        },
+      },
+    ],
+  };
+  const most = suiteOf(rec);
+  t.equal(most.appId, APP);
+  t.equal(most.suite.name, 'Standup');
+  t.same(most.apps, [
+    { id: APP, name: 'Standup', calls: 2 },
+    { id: OTHER, name: 'Polls', calls: 1 },
+  ]);
+  t.match(most.notes, [/Polls was used too \(1 call\): a suite tests one app/]);
+  const chosen = suiteOf(rec, { appId: OTHER });
+  t.equal(chosen.suite.name, 'Polls');
+  t.same(chosen.suite.tests[0]?.steps, [{ say: '/poll lunch?' }, { expect: 'ack' }]);
+  t.match(chosen.notes, [/Standup was used too \(2 calls\)/]);
+  t.equal(suiteOf(rec, { appId: 'app_unknown01' }).appId, APP, 'an app not used is not chosen');
 });

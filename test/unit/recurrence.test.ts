@@ -6,6 +6,7 @@ import t from 'tap';
 import { nextOccurrence, occurrenceAt, parseRecurrence } from '../../src/services/workspace/recurrence.js';
 import { RECURRENCE_TYPES, type RecurrenceType } from '../../src/model/workspace.js';
 import { must } from '../../src/must.js';
+import type { Json } from '../../src/model/json.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -85,7 +86,7 @@ t.test('the request is checked field by field, as the SDK sends it', async (t) =
   });
   for (const type of RECURRENCE_TYPES)
     t.equal(must(parseRecurrence({ recurrenceType: type, endAfterOccurrences: 3 }, sendAt)).recurrenceType, type);
-  const refused: Array<[unknown, string]> = [
+  const refused: Array<[Json, string]> = [
     [{ recurrenceType: 'HOURLY' }, '/recurrence/recurrenceType'],
     [{ recurrenceType: 'DAILY', endAfterOccurrences: -1 }, '/recurrence/endAfterOccurrences'],
     [{ recurrenceType: 'DAILY', endAfterOccurrences: 10_000 }, '/recurrence/endAfterOccurrences'],

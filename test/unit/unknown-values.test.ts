@@ -3,7 +3,7 @@
  * `catch` caught and on JSON of unknown shape: each answers for every kind of value, never a wrong guess.
  */
 import t from 'tap';
-import { errnoOf, isRecord, messageOf, recordOr, stackOf, stringOr } from '../../src/unknown-values.js';
+import { errnoOf, fieldOf, isRecord, messageOf, recordOr, stackOf, stringOr } from '../../src/unknown-values.js';
 
 t.test('messageOf and stackOf read an Error, and put anything else thrown into words', async (t) => {
   const e = new Error('disk full');
@@ -37,4 +37,12 @@ t.test('isRecord, recordOr and stringOr accept exactly a plain object or a strin
   t.equal(recordOr([]), undefined);
   t.equal(stringOr('x'), 'x');
   t.equal(stringOr(1), undefined);
+});
+
+t.test('fieldOf reads a field of a plain object only', async (t) => {
+  t.equal(fieldOf({ appId: 'A1' }, 'appId'), 'A1');
+  t.equal(fieldOf({ appId: 'A1' }, 'botUserId'), undefined);
+  t.equal(fieldOf(['A1'], '0'), undefined, 'an array is no record');
+  t.equal(fieldOf(undefined, 'appId'), undefined);
+  t.equal(fieldOf('text', 'length'), undefined);
 });

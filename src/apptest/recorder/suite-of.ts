@@ -8,11 +8,20 @@
  * Pure: the same events give the same suite.
  */
 import { elementsOf, inputsOf, optionsOf, textOf, titleOf, type Element } from '../blocks.js';
-import type { RecordedCall, RecordedEvent, RecordedPerson, Recording, SeenMessage, SuiteEdits } from './events.js';
+import type {
+  RecordedCall,
+  RecordedEvent,
+  RecordedPerson,
+  Recording,
+  SeenMessage,
+  SuiteEdits,
+} from '../../recording-events.js';
 import { loosen, stableText } from './stable-text.js';
+import { fieldOf, recordOr, stringOr } from '../../unknown-values.js';
+import { must } from '../../must.js';
 
 type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const obj = (v: unknown): Obj => recordOr(v) ?? {};
 
 /** The owner's name in the workspace a run makes: a text that names the recording's owner otherwise refers to it. */
 const RUN_OWNER_NAME = 'Owner';
@@ -29,16 +38,24 @@ type Step = Record<string, unknown>;
 
 export interface RecordedSuite {
   /** The suite, without its `app` section (the caller knows how the app starts). */
-  suite: { name: string; users?: Record<string, { name: string }>; install: { users: string[] }; tests: Obj[] };
+  suite: {
+    name: string;
+    users?: Record<string, { name: string }>;
+    channels?: string[];
+    install: { users: string[] };
+    tests: Array<{ name: string } & Obj>;
+  };
   /** Every step of the recorded test as generated, before edits: what the editor offers to drop or loosen, by index. */
   steps: Step[];
   /** The app the test is about. */
   appId?: string;
+  /** The apps the person used (the most used first): each may be chosen as the one the suite is about. */
+  apps: Array<{ id: string; name: string; calls: number }>;
   /** What could not be recorded, in words. */
   notes: string[];
 }
 
-const isRef = (v: unknown): v is Ref => typeof v === 'object' && v !== null && typeof (v as Ref).ref === 'string';
+const isRef = (v: unknown): v is Ref => typeof fieldOf(v, 'ref') === 'string';
 /** A recorded text written into a suite: `${` would be read as a reference. */
 const literal = (s: string) => s.replace(/\$\{/g, () => '$${');
 
@@ -71,14 +88,24 @@ function namesOf(people: RecordedPerson[]): Map<string, string> {
   return out;
 }
 
-/** The app under test: the one called most (interactive calls first), else the one that posted first. */
-function appUnderTest(events: RecordedEvent[]): string | undefined {
-  const counts = new Map<string, number>();
+/** The apps the person used, the most used first (an interactive call counts ten events), with their calls. */
+function appsUsed(events: RecordedEvent[]): Array<{ id: string; calls: number; weight: number }> {
+  const used = new Map<string, { id: string; calls: number; weight: number }>();
   for (const e of events)
-    if (e.type === 'call')
-      counts.set(e.call.appId, (counts.get(e.call.appId) ?? 0) + (e.call.kind === 'event' ? 1 : 10));
-  const best = [...counts].sort((a, b) => b[1] - a[1])[0];
-  if (best) return best[0];
+    if (e.type === 'call') {
+      const u = used.get(e.call.appId) ?? { id: e.call.appId, calls: 0, weight: 0 };
+      u.calls++;
+      u.weight += e.call.kind === 'event' ? 1 : 10;
+      used.set(u.id, u);
+    }
+  return [...used.values()].sort((a, b) => b.weight - a.weight);
+}
+
+/** The app under test: the one chosen, else the one called most, else the one that posted first. */
+function appUnderTest(events: RecordedEvent[], chosen?: string): string | undefined {
+  const used = appsUsed(events);
+  if (chosen && used.some((u) => u.id === chosen)) return chosen;
+  if (used[0]) return used[0].id;
   for (const e of events) if (e.type === 'message' && e.message.appId) return e.message.appId;
   return undefined;
 }
@@ -113,11 +140,14 @@ const expectedTextFor =
       : lit;
   };
 
-/** What a call's answer makes: the expectation, a note when it was not answered, the modal it opened (null: none). */
+/**
+ * What a call's answer makes: the expectation, a note when it was not answered, and what it did to the modals: a view
+ * opened, pushed or updated (`view`, with its `action`), or the top one closed (`view: null`).
+ */
 function answerOf(
   call: RecordedCall,
   expectedText: (t: string) => string | undefined,
-): { step: Step; note?: string; view?: Obj | null } {
+): { step: Step; note?: string; view?: Obj | null; action?: string } {
   const r = obj(call.response);
   if (!call.outcome || !ANSWERED.has(call.outcome)) {
     const what =
@@ -132,6 +162,8 @@ function answerOf(
   if (call.outcome === 'response' && r.view) {
     const view = obj(r.view);
     const action = String(r.action ?? r.viewAction ?? 'OPEN').toUpperCase();
+    // the app's home view updated in answer (the SDK's updateView): no modal; the run cannot read the home view
+    if (view.type === 'HOME') return { step: { expect: 'answered' } };
     const title = titleOf(view);
     const inputs = inputsOf(view)
       .map((e) => e.label || e.blockId)
@@ -142,7 +174,7 @@ function answerOf(
         ...(title && stableText(title) === title ? { title: literal(title) } : {}),
         ...(inputs.length ? { inputs: inputs.map(literal) } : {}),
       },
-      ...(action !== 'CLOSE' && action !== 'CLEAR' ? { view } : {}),
+      ...(action !== 'CLOSE' && action !== 'CLEAR' ? { view, action } : { view: null }),
     };
   }
   if (call.outcome === 'response' && Array.isArray(r.options ?? r.optionGroups))
@@ -163,7 +195,23 @@ function elementStep(call: RecordedCall, type: string, onAction: string, els: El
     const labels = optionLabels(el?.el ?? {}, chosen(call)).map(literal);
     return { select: type === 'CHECKBOXES' ? labels : (labels[0] ?? ''), in: onAction };
   }
+  const given = chosen(call);
+  // a date picked is what the person chose, not what the app wrote: written as it was
+  if (type === 'DATE_PICKER' && given.length === 1) return { date: given[0], in: onAction };
+  if (type === 'DATE_RANGE_PICKER' && given.length === 2) return { date: given, in: onAction };
+  if (type === 'PLAIN_TEXT_INPUT') return { enter: literal(given[0] ?? ''), in: onAction };
   return undefined;
+}
+
+/**
+ * The step of a use of the home view: the run cannot read that view, so the element is named by its onAction (and a
+ * select's option by its value).
+ */
+function homeStep(call: RecordedCall, type: string, onAction: string): Step | undefined {
+  if (type === 'BUTTON') return { click: { onAction } };
+  if (type === 'STATIC_SELECT_MENU') return { select: literal(chosen(call)[0] ?? ''), in: onAction };
+  const step = elementStep(call, type, onAction, []);
+  return step && step.select === undefined ? step : undefined;
 }
 
 /** A submitted modal's inputs by label: text as typed, a select's option by label, checkboxes and ranges as lists. */
@@ -208,7 +256,12 @@ const dynamicSelectsOf = (events: RecordedEvent[]) =>
 
 export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   const notes: string[] = [];
-  const appId = appUnderTest(rec.events);
+  const appId = appUnderTest(rec.events, edits.appId);
+  const nameOf = (id: string) => rec.apps.find((a) => a.id === id)?.name ?? id;
+  for (const other of appsUsed(rec.events).filter((u) => u.id !== appId))
+    notes.push(
+      `${nameOf(other.id)} was used too (${other.calls === 1 ? '1 call' : `${other.calls} calls`}): a suite tests one app; choose it as the app to make its own`,
+    );
   const appName = rec.apps.find((a) => a.id === appId)?.name ?? 'App';
   const people = new Map(rec.people.map((p) => [p.id, p]));
   const names = namesOf(rec.people);
@@ -220,14 +273,21 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   /** The step that first showed each message (where it is saved). */
   const shownAt = new Map<string, Step>();
   const steps: Step[] = [];
+  /** The test's own channel: the first one used. */
   let channel: string | undefined;
+  /** Where the last action was: what the app posts is looked for there. */
+  let markChannel: string | undefined;
+  const channelNames = new Map((rec.channels ?? []).map((c) => [c.id, c.name]));
+  const used = new Set<string>();
+  let unnamedNoted = false;
   /** Expectations are written after a recorded action only (not after one that could not be). */
   let inAction = false;
   let lastMessage: string | undefined;
   let lastEventTypes = new Set<string>();
   /** Events are expected after what a person said or reacted (what their action made), not after a call's answer. */
   let eventful = false;
-  let openView: Obj | undefined;
+  /** The modals open, as the platform's client stacks them (the top last). */
+  const views: Obj[] = [];
   /** The hint a message posted in answer is named after (the command, the shortcut). */
   let hint = 'message';
 
@@ -241,19 +301,38 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     return {};
   };
   const refTo = (id: string | undefined): Ref | undefined => (id && shownAt.has(id) ? { ref: id } : undefined);
-  const action = (step: Step, user: string) => {
+  const action = (step: Step, user: string, channelId?: string) => {
     steps.push({ ...step, ...asOf(user) });
     inAction = true;
     lastEventTypes = new Set();
-    eventful = (typeof step.say === 'string' && !step.say.startsWith('/')) || step.react !== undefined;
+    // what the app is expected to post next is looked for where the action was (a say in another channel: there)
+    markChannel = channelId ?? channel;
+    // the events a test expects are about its own channel
+    eventful =
+      markChannel === channel &&
+      ((typeof step.say === 'string' && !step.say.startsWith('/')) || step.react !== undefined);
   };
   const expect = (step: Step) => {
     if (inAction) steps.push(step);
   };
+  /**
+   * Whether what happened in `channelId` is part of the test: in the first channel used (it plays in the test's own
+   * channel), or in another channel with a name (it plays there: the suite declares it). A direct conversation is not.
+   */
   const ours = (channelId: string | undefined) => {
     if (!channelId) return true;
     channel ??= channelId;
-    return channelId === channel;
+    if (channelId === channel || channelNames.has(channelId)) return true;
+    if (!unnamedNoted) notes.push('what was done in a direct conversation is left out: a test plays in channels');
+    unnamedNoted = true;
+    return false;
+  };
+  /** Where a step is when not in the test's own channel: `channel: NAME` (declared in the suite's channels). */
+  const chan = (channelId: string | undefined): Step => {
+    const name = channelId && channelId !== channel ? channelNames.get(channelId) : undefined;
+    if (!name) return {};
+    used.add(name);
+    return { channel: name };
   };
   const messageShape = (m: SeenMessage) => shapeOf(m, expectedText);
 
@@ -261,7 +340,14 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
   function answer(call: RecordedCall): void {
     const a = answerOf(call, expectedText);
     if (a.note) notes.push(a.note);
-    if (a.view !== undefined) openView = a.view ?? undefined;
+    if (a.view === null) views.pop();
+    else if (a.view) {
+      // OPEN starts a new stack, PUSH adds on top, UPDATE replaces the view with its id (else the top)
+      const i = views.findIndex((v) => v.id !== undefined && v.id === a.view?.id);
+      if (a.action === 'PUSH') views.push(a.view);
+      else if (a.action === 'UPDATE' && views.length) views[i >= 0 ? i : views.length - 1] = a.view;
+      else views.splice(0, views.length, a.view);
+    }
     expect(a.step);
   }
 
@@ -271,14 +357,14 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     const onAction = String(p.onAction ?? '');
     const inView = p.sourceType === 'VIEW';
     const home = inView && obj(p.view).type === 'HOME';
-    const source = inView ? obj(p.view ?? openView) : { blocks: messages.get(String(p.sourceId))?.blocks ?? [] };
+    const source = inView ? obj(p.view ?? views.at(-1)) : { blocks: messages.get(String(p.sourceId))?.blocks ?? [] };
     const els = elementsOf(source.blocks);
     const r = inView ? undefined : refTo(String(p.sourceId));
-    const where: Step = inView ? { modal: true } : r ? { message: r } : {};
+    const where: Step = home ? { home: true } : inView ? { modal: true } : r ? { message: r } : {};
     const type = String(p.actionType ?? '');
-    const step = home ? undefined : elementStep(call, type, onAction, els);
+    const step = home ? homeStep(call, type, onAction) : elementStep(call, type, onAction, els);
     if (!step) {
-      const what = home ? "a click in the app's home view" : `a ${type.toLowerCase().replace(/_/g, ' ')}`;
+      const what = `a ${type.toLowerCase().replace(/_/g, ' ')}${home ? " in the app's home view" : ''}`;
       notes.push(`${what} (${onAction}) is not a step a suite has: left out`);
       inAction = false;
       return;
@@ -300,20 +386,23 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     if (e.type === 'call') {
       const c = e.call;
       if (c.appId !== appId) continue;
-      if (!ours(c.payload.channelId as string | undefined)) continue;
+      // the home view is in no channel (the call names the workspace's general one)
+      const inHome = c.payload.sourceType === 'VIEW' && obj(c.payload.view).type === 'HOME';
+      if (!inHome && !ours(stringOr(c.payload.channelId))) continue;
       switch (c.kind) {
         case 'slash-command': {
           const text = String(c.payload.text ?? '');
-          const root = refTo(c.payload.threadRootId as string | undefined);
+          const root = refTo(stringOr(c.payload.threadRootId));
           const say = literal(`${String(c.payload.slashCommand)}${text ? ` ${text}` : ''}`);
           hint = String(c.payload.slashCommand ?? 'command').replace(/^\//, '');
-          action({ say, ...(root ? { thread: root } : {}) }, c.user);
+          const at = stringOr(c.payload.channelId);
+          action({ say, ...(root ? { thread: root } : {}), ...chan(at) }, c.user, at);
           answer(c);
           break;
         }
         case 'global-shortcut':
         case 'message-shortcut': {
-          const on = refTo(c.payload.messageId as string | undefined);
+          const on = refTo(stringOr(c.payload.messageId));
           hint = String(c.payload.shortcut ?? 'shortcut');
           action({ shortcut: literal(String(c.payload.shortcut ?? '')), ...(on ? { message: on } : {}) }, c.user);
           answer(c);
@@ -325,7 +414,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
         case 'view-action':
           if (c.payload.viewActionType === 'CLOSE') {
             action({ close: true }, c.user);
-            openView = undefined;
+            views.pop();
           } else submit(c);
           break;
         case 'dynamic-menu':
@@ -351,28 +440,36 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
         }
       }
     } else if (e.type === 'view-closed') {
-      if (openView) action({ close: true }, e.user);
-      openView = undefined;
+      if (views.length) action({ close: true }, e.user);
+      views.pop();
     } else if (e.type === 'message') {
       const m = e.message;
       if (!ours(m.channelId)) continue;
       messages.set(m.id, m);
       const thread = m.threadRootId ? (refTo(m.threadRootId) ?? true) : undefined;
       if (!m.appId && isPerson(m.author)) {
-        const step: Step = { say: literal(m.text), ...(thread ? { thread } : {}) };
-        action(step, m.author);
-        const said = steps[steps.length - 1] as Step;
+        const step: Step = { say: literal(m.text), ...(thread ? { thread } : {}), ...chan(m.channelId) };
+        action(step, m.author, m.channelId);
+        const said = must(steps[steps.length - 1], 'the step just recorded');
         said._shows = m.id;
         said._hint = m.text.split(/\s+/)[0] ?? 'message';
         shownAt.set(m.id, said);
         lastMessage = m.id;
       } else if (m.appId === appId) {
+        // posted elsewhere than where the last action was: said where (the test's own channel by reference)
+        const elsewhere =
+          m.channelId === markChannel
+            ? {}
+            : m.channelId === channel
+              ? { channel: '${test.channel}' }
+              : chan(m.channelId);
         const step: Step = {
           expect: 'message',
           ...messageShape(m),
           ...(thread ? { thread } : {}),
-          ...(m.ephemeralTo?.length === 1 && names.has(m.ephemeralTo[0] as string)
-            ? { ephemeralTo: names.get(m.ephemeralTo[0] as string) }
+          ...elsewhere,
+          ...(m.ephemeralTo?.length === 1 && names.has(m.ephemeralTo[0] ?? '')
+            ? { ephemeralTo: names.get(m.ephemeralTo[0] ?? '') }
             : {}),
         };
         if (!inAction) continue;
@@ -403,7 +500,7 @@ export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
     }
   }
 
-  return assemble({ rec, edits, steps, acted, names, appId, appName, notes });
+  return assemble({ rec, edits, steps, acted, names, appId, appName, notes, channels: [...used] });
 }
 
 /** The suite of the steps walked: the test (edited), the signature check, the people who acted. */
@@ -416,10 +513,13 @@ function assemble(w: {
   appId: string | undefined;
   appName: string;
   notes: string[];
+  channels: string[];
 }): RecordedSuite {
-  const { rec, edits, steps, acted, names, appId, appName, notes } = w;
+  const { rec, edits, steps, acted, names, appId, appName, notes, channels } = w;
   const edited = applyEdits(steps, edits);
-  const tests: Obj[] = [{ name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) }];
+  const tests: Array<{ name: string } & Obj> = [
+    { name: edits.testName?.trim() || testNameOf(steps), steps: resolveRefs(edited) },
+  ];
   // an app called over HTTP must check the signature of what it is sent: what a person's clicks cannot show
   const overHttp = rec.events.some((e) => e.type === 'call' && e.call.appId === appId && e.call.transport === 'http');
   if (overHttp && edits.signatureCheck !== false)
@@ -432,11 +532,17 @@ function assemble(w: {
     suite: {
       name: edits.suiteName?.trim() || appName,
       ...(others.length ? { users } : {}),
+      ...(channels.length ? { channels } : {}),
       install: { users: ['owner', ...others] },
       tests,
     },
     steps: resolveRefs(steps),
     ...(appId ? { appId } : {}),
+    apps: appsUsed(rec.events).map((u) => ({
+      id: u.id,
+      name: rec.apps.find((a) => a.id === u.id)?.name ?? u.id,
+      calls: u.calls,
+    })),
     notes,
   };
 }
@@ -459,7 +565,7 @@ function testNameOf(steps: Step[]): string {
     .slice(0, 3)
     .map((s) => {
       const [k, v] = Object.entries(s)[0] ?? ['', ''];
-      return `${k} ${typeof v === 'string' ? v : typeof v === 'object' && v && 'onAction' in v ? String((v as Obj).onAction) : ''}`.trim();
+      return `${k} ${typeof v === 'string' ? v : String(fieldOf(v, 'onAction') ?? '')}`.trim();
     });
   return acts.length ? `recorded: ${acts.join(', ')}` : 'recorded conversation';
 }
@@ -480,7 +586,7 @@ function resolveRefs(steps: Step[]): Step[] {
       if (!isRef(v)) out[k] = v;
       else if (nameOf.has(v.ref)) out[k] = `\${${nameOf.get(v.ref)}}`;
     }
-    const shows = s._shows as string | undefined;
+    const shows = stringOr(s._shows);
     if (shows && wanted.has(shows)) {
       const n = refName(String(s._hint ?? 'message'), taken);
       nameOf.set(shows, n);

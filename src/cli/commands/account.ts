@@ -32,6 +32,14 @@ function officialCliTakes(email: string): boolean {
   );
 }
 
+/** What login's options hold (--email is required). */
+interface LoginOptions {
+  email: string;
+  password?: string;
+  passwordStdin?: true;
+  workspace?: string;
+}
+
 export function registerAccount(program: Command, run: Run): void {
   const ws = program.command('workspaces').description('workspaces of the logged-in user');
   ws.command('create <name>')
@@ -172,10 +180,8 @@ export function registerAccount(program: Command, run: Run): void {
       ),
     )
     .action(
-      action(run, async ({ o, out, client: connect }) => {
-        const password = o.passwordStdin
-          ? await readStdin(run.io)
-          : ((o.password as string | undefined) ?? run.io.env.APPREG_PASSWORD);
+      action<LoginOptions>(run, async ({ o, out, client: connect }) => {
+        const password = o.passwordStdin ? await readStdin(run.io) : (o.password ?? run.io.env.APPREG_PASSWORD);
         if (!password)
           throw new CliError('a password is required: --password, --password-stdin or APPREG_PASSWORD', EXIT.usage);
         const client = connect({ auth: false });
@@ -192,7 +198,7 @@ export function registerAccount(program: Command, run: Run): void {
         saved[client.url] = {
           workspaceId: res.workspaceId,
           workspaceUserId: res.workspaceUserId,
-          email: String(o.email),
+          email: o.email,
           authToken: res.authToken,
         };
         writeSaved(run.io, saved);

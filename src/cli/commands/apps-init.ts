@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { CliError, EXIT } from '../../client/exit.js';
 import { action, examples, unreadable } from '../options.js';
 import type { Run } from '../run.js';
+import { errnoOf } from '../../unknown-values.js';
 
 /**
  * The schema's `$id` (schemas/app-manifest.schema.json): editors fetch it; the daemon and `apps validate` accept and
@@ -73,7 +74,7 @@ export function registerAppsInit(apps: Command, run: Run): void {
           fs.mkdirSync(path.dirname(file), { recursive: true });
           fs.writeFileSync(file, JSON.stringify(manifest, null, 2) + '\n', { flag: o.force ? 'w' : 'wx' });
         } catch (e) {
-          const code = (e as NodeJS.ErrnoException).code;
+          const code = errnoOf(e);
           if (code === 'EEXIST')
             throw new CliError(`${o.out} already exists; give --force to overwrite it, or --out <file>`, EXIT.usage);
           throw new CliError(`cannot write ${o.out}: ${unreadable(e)}`, EXIT.usage);

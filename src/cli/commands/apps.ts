@@ -9,7 +9,9 @@ import type { Client } from '../../client/daemon-client.js';
 import type { Run } from '../run.js';
 import { registerAppsInit } from './apps-init.js';
 import { must } from '../../must.js';
+import { recordOr } from '../../unknown-values.js';
 
+/** An app as the daemon answers it (docs/http-api.md): the fields read here, and the rest as it came. */
 type App = Record<string, unknown> & {
   id: string;
   name?: string;
@@ -18,6 +20,15 @@ type App = Record<string, unknown> & {
   clientSecret?: string;
   appKey?: string;
   signingSecret?: string;
+  socketMode?: boolean;
+  eventSubscriptions?: { url?: string; events?: string[] };
+  scopes?: { botScopes?: string[]; userScopes?: string[] };
+  blockInteraction?: Url | null;
+  viewAction?: Url | null;
+  dynamicMenus?: Menu[];
+  slashCommands?: Slash[];
+  shortcuts?: Shortcut[];
+  redirectUrls?: string[];
 };
 const SECRET_FIELDS = ['clientSecret', 'appKey', 'signingSecret'] as const;
 const appPath = (client: Client, appId: string, rest = '') =>
@@ -55,11 +66,11 @@ function section(c: C, title: string, lines: string[]): string {
 }
 
 /** The routing part of an app, below its summary. */
-function appDetails(c: C, app: Record<string, unknown>): string {
+function appDetails(c: C, app: App): string {
   const socket = app.socketMode === true;
   const arrow = (url: string | undefined) => (socket ? c.dim('(socket mode)') : url || c.dim('(no URL)'));
-  const ev = (app.eventSubscriptions ?? {}) as { url?: string; events?: string[] };
-  const scopes = (app.scopes ?? {}) as { botScopes?: string[]; userScopes?: string[] };
+  const ev = app.eventSubscriptions ?? {};
+  const scopes = app.scopes ?? {};
   const urls: string[] = [];
   if (ev.events?.length || ev.url)
     urls.push(`events            ${arrow(ev.url)}  ${c.dim((ev.events ?? []).join(', ') || '(no events)')}`);
@@ -67,11 +78,10 @@ function appDetails(c: C, app: Record<string, unknown>): string {
     ['blockInteraction', 'block interaction'],
     ['viewAction', 'view action'],
   ] as const) {
-    const v = app[k] as Url | null | undefined;
+    const v = app[k];
     if (v?.url) urls.push(`${padDisplay(label, 18)}${arrow(v.url)}`);
   }
-  for (const m of list(app.dynamicMenus) as Menu[])
-    urls.push(`${padDisplay(`menu ${m.onAction ?? ''}`, 18)}${arrow(m.url)}`);
+  for (const m of app.dynamicMenus ?? []) urls.push(`${padDisplay(`menu ${m.onAction ?? ''}`, 18)}${arrow(m.url)}`);
   for (const k of ['helpUrl', 'avatarUrl', 'listingUrl'] as const)
     if (typeof app[k] === 'string') urls.push(`${padDisplay(k, 18)}${String(app[k])}`);
   return [
@@ -79,14 +89,14 @@ function appDetails(c: C, app: Record<string, unknown>): string {
     section(
       c,
       'slash commands',
-      (list(app.slashCommands) as Slash[]).map(
+      (app.slashCommands ?? []).map(
         (s) => `${s.command ?? ''}${s.usageHint ? ` ${s.usageHint}` : ''}  ${arrow(s.url)}`,
       ),
     ),
     section(
       c,
       'shortcuts',
-      (list(app.shortcuts) as Shortcut[]).map(
+      (app.shortcuts ?? []).map(
         (s) => `${s.name ?? ''} (${s.shortcutType === 'ON_MESSAGE' ? 'message' : 'global'})  ${arrow(s.url)}`,
       ),
     ),
@@ -115,8 +125,9 @@ const warningsTo = (out: Out) => (headers: IncomingHttpHeaders) => {
   const header = headers['x-appreg-warnings'];
   if (typeof header !== 'string') return;
   try {
-    for (const w of JSON.parse(header) as Array<{ pointer: string; message: string }>)
-      out.warn(`${w.pointer}: ${w.message}`);
+    const warnings: unknown = JSON.parse(header);
+    for (const w of Array.isArray(warnings) ? warnings : [])
+      out.warn(`${String(recordOr(w)?.pointer)}: ${String(recordOr(w)?.message)}`);
   } catch {
     /* ignore */
   }
@@ -138,7 +149,7 @@ function appFromUrl(
 
 /** Your apps whose manifest name is the one of `manifest` (the name is what `say` and the console show). */
 async function sameName(client: Client, manifest: unknown): Promise<App[]> {
-  const name = (manifest as { name?: unknown } | null)?.name;
+  const name = recordOr(manifest)?.name;
   if (typeof name !== 'string') return [];
   return (await client.request<App[]>('GET', `${client.base()}/apps/mine`)).filter((a) => a.name === name);
 }
@@ -333,7 +344,7 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
           const same = await sameName(client, manifest);
           if (same.length > 1)
             throw new CliError(
-              `you have ${same.length} apps named "${(manifest as { name?: unknown }).name}" (${same.map((a) => a.id).join(', ')}): give the one to update, appreg apps sync <appId> --file ${o.file}`,
+              `you have ${same.length} apps named "${String(recordOr(manifest)?.name)}" (${same.map((a) => a.id).join(', ')}): give the one to update, appreg apps sync <appId> --file ${o.file}`,
               EXIT.usage,
             );
           target = same[0]?.id;
@@ -416,7 +427,7 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
         const s = await client.request<App>('PUT', appPath(client, appId, '/secrets/rotate'));
         const app = { ...s, id: appId };
         const envError = envOut ? tryWriteEnvFile(run.io, envOut, app, client.url) : undefined;
-        x.out.print(app, (c) => kv(c, [['id', appId], ...SECRET_FIELDS.map((k) => [k, app[k]] as [string, unknown])]));
+        x.out.print(app, (c) => kv(c, [['id', appId], ...SECRET_FIELDS.map((k): [string, unknown] => [k, app[k]])]));
         if (envError) throw new CliError(`the secrets were rotated (new ones above), but ${envError}`, EXIT.usage);
       }),
     );
@@ -453,9 +464,9 @@ ${examples('appreg apps validate --file manifest.json && echo ok', 'appreg apps 
       examples('appreg apps uninstall app_123', 'appreg apps uninstall app_123 --workspace ws_456 --json'),
     )
     .action(
-      action(run, async (x, appId) => {
+      action<{ workspace?: string }>(run, async (x, appId) => {
         const client = x.client();
-        const ws = (x.o.workspace as string | undefined) ?? must(client.creds).workspaceId;
+        const ws = x.o.workspace ?? must(client.creds).workspaceId;
         await client.request('DELETE', appPath(client, appId, `/installations/${encodeURIComponent(ws)}`));
         x.out.print({ uninstalled: appId, workspaceId: ws }, () => `uninstalled ${appId} from ${ws}`);
       }),

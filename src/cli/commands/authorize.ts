@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { kv, table } from '../output.js';
-import { CliError, EXIT } from '../../client/exit.js';
+import { CliError, EXIT, refusalCode } from '../../client/exit.js';
 import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 import type { Client } from '../../client/daemon-client.js';
@@ -43,8 +43,21 @@ async function appExists(client: Client, appId: string): Promise<boolean> {
     return true;
   } catch (e) {
     if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
-    return (e.body as { code?: unknown } | undefined)?.code !== 'unknown_client';
+    return refusalCode(e) !== 'unknown_client';
   }
+}
+
+/** What authorize's options hold, as commander parses them. */
+interface AuthorizeOptions {
+  scopes?: string;
+  redirectUrl?: string;
+  reinstall?: true;
+  workspace?: string;
+  state?: string;
+  printUrl?: true;
+  follow?: true;
+  exchange?: true;
+  clientSecret?: string;
 }
 
 type Page = { ok: true; status: number; location?: string; body: string } | { ok: false; error: string };
@@ -129,10 +142,10 @@ Examples:
   $ appreg authorize app_123 --scopes messages:read,bot:messages:write --redirect-url /redirect`,
     )
     .action(
-      action(run, async (x, appId) => {
+      action<AuthorizeOptions>(run, async (x, appId) => {
         const { o, out } = x;
         const env = run.io.env;
-        const modes = ['printUrl', 'follow', 'exchange'].filter((k) => o[k]);
+        const modes = [o.printUrl, o.follow, o.exchange].filter(Boolean);
         if (modes.length > 1) throw new CliError('choose one of --print-url, --follow and --exchange', EXIT.usage);
         const client = x.client();
         // own app: defaults and the client secret come from its manifest; anyone else's: give
@@ -157,16 +170,16 @@ Examples:
             );
           }
         }
-        const redirectUrl = (o.redirectUrl as string | undefined) ?? app?.redirectUrls?.[0];
+        const redirectUrl = o.redirectUrl ?? app?.redirectUrls?.[0];
         if (!redirectUrl) throw new CliError('the app has no redirect URL; give --redirect-url', EXIT.usage);
         const params: Record<string, string> = {
           clientId: appId,
-          scopes: (o.scopes as string | undefined) ?? scopesParam(must(app)),
+          scopes: o.scopes ?? scopesParam(must(app)),
           redirectUrl,
         };
         if (o.reinstall) params.isReinstall = 'true';
-        if (o.state) params.state = String(o.state);
-        const workspace = o.workspace as string | undefined;
+        if (o.state) params.state = o.state;
+        const workspace = o.workspace;
 
         if (o.printUrl) {
           if (workspace) params.defaultWorkspaceId = workspace;
@@ -207,7 +220,7 @@ Examples:
           return;
         }
         if (o.exchange) {
-          const secret = (o.clientSecret as string | undefined) ?? env.APPREG_CLIENT_SECRET ?? app?.clientSecret;
+          const secret = o.clientSecret ?? env.APPREG_CLIENT_SECRET ?? app?.clientSecret;
           if (!secret) throw new CliError('no client secret: give --client-secret', EXIT.usage);
           const tokens = await client.request<Record<string, unknown>>('POST', '/oauth2/access', {
             auth: false,
@@ -216,7 +229,7 @@ Examples:
           return out.print(tokens, (c) =>
             kv(
               c,
-              Object.entries(tokens).map(([k, v]) => [k, String(v)] as [string, unknown]),
+              Object.entries(tokens).map(([k, v]): [string, unknown] => [k, String(v)]),
             ),
           );
         }

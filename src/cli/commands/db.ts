@@ -15,6 +15,7 @@ import { action, examples } from '../options.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';
 import { resolveDataDir } from '../../default-data-dir.js';
+import { messageOf } from '../../unknown-values.js';
 
 const URL_OPTION = [
   '--database-url <url>',
@@ -54,7 +55,7 @@ async function oneLine<T>(what: string, shown: string, fn: () => Promise<T>): Pr
     if (e instanceof TransferRefused) throw new CliError(e.message, EXIT.usage);
     if (e instanceof StartupError && e.reason === 'locked')
       throw new CliError(must(e.message.split('\n')[0]), EXIT.dataDirLocked);
-    const msg = ((e as Error)?.message ?? String(e)).split('\n');
+    const msg = messageOf(e).split('\n');
     const detail =
       msg.length > 1
         ? `: ${msg
@@ -160,7 +161,7 @@ async function exportWithOutside(
   writeLogDir(to, deliveries);
   writeBlobDir(to, r.outside.get(HEADS) ?? none, r.outside.get(CHUNKS) ?? none);
   // Read back: the deliveries (compared as deliveries: the order of puts is the database's own) and the blobs.
-  const byId = (recs: Array<{ id: string }>) => new Map(recs.map((x) => [x.id, x as object]));
+  const byId = (recs: Array<{ id: string }>) => new Map<string, object>(recs.map((x) => [x.id, x]));
   const back = readBlobDir(to);
   const wanted = summarize(
     new Map([

@@ -12,6 +12,7 @@ import type { Delivery } from '../../client/delivery.js';
 import { describe } from '../delivery-view.js';
 import { formatMessage } from '../message-line.js';
 import { must } from '../../must.js';
+import { recordOr } from '../../unknown-values.js';
 
 /** The workspace helpers, loaded when a command runs (not at start). */
 type Workspace = typeof import('../../client/workspace.js');
@@ -132,7 +133,7 @@ const VIEW_ACTIONS: Record<string, string> = { submit: 'SUBMIT', close: 'CLOSE' 
  */
 function channelToWatch(body: Record<string, unknown>): string {
   if (typeof body.channelId === 'string') return body.channelId;
-  const cId = (body.body as { cId?: unknown } | undefined)?.cId;
+  const cId = recordOr(body.body)?.cId;
   return typeof cId === 'string' ? cId : 'general';
 }
 
@@ -295,9 +296,7 @@ Examples:
         );
         // the message a block interaction was made about is the daemon's, not the app's answer
         const source =
-          kind === 'block-interaction' && o.messageId === undefined
-            ? (d.payload as { sourceId?: unknown } | null)?.sourceId
-            : undefined;
+          kind === 'block-interaction' && o.messageId === undefined ? recordOr(d.payload)?.sourceId : undefined;
         const skip = new Set(typeof source === 'string' ? [source] : []);
         // a check (a message expected; the signature probe of an app that answered) waits for what the app posts after
         // its answer, as say does

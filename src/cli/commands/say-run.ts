@@ -1,7 +1,7 @@
 /** What `appreg say` does once its options are read (loaded when it runs, not at start): see say.ts. */
 import { createClient, type Client } from '../../client/daemon-client.js';
 import type { Out } from '../output.js';
-import { CliError, EXIT } from '../../client/exit.js';
+import { CliError, EXIT, refusalCode } from '../../client/exit.js';
 import { nonNegativeInt, regexOption } from '../options.js';
 import type { Run } from '../run.js';
 import type { GlobalOpts } from '../../client/io.js';
@@ -10,6 +10,7 @@ import type { Delivery } from '../../client/delivery.js';
 import { markOf, messagesPath, nameCache, watch, type Message } from '../../client/workspace.js';
 import { formatMessage } from '../message-line.js';
 import { must } from '../../must.js';
+import { recordOr, stringOr } from '../../unknown-values.js';
 
 type SayAnswer =
   { kind: 'message'; message: Message } | { kind: 'slash-command'; channelId: string; delivery: Delivery };
@@ -38,7 +39,7 @@ async function actAs(run: Run, o: GlobalOpts, me: Client, who: string): Promise<
     .request<{ authToken: string; workspaceUserId: string }>('POST', `${me.base()}/act-as`, { json: { user: who } })
     .catch((e: unknown) => {
       if (!(e instanceof CliError) || e.exitCode !== EXIT.rejected) throw e;
-      const code = (e.body as { code?: string } | undefined)?.code;
+      const code = refusalCode(e);
       const why =
         code === 'forbidden'
           ? 'only the owner of the workspace can post as another user; log in as them with "appreg login"'
@@ -56,13 +57,11 @@ async function actAs(run: Run, o: GlobalOpts, me: Client, who: string): Promise<
   };
 }
 
-function modalOf(response: unknown): { title?: string; callbackId?: string; blocks?: unknown[] } | undefined {
-  const v = (response as { view?: unknown } | undefined)?.view;
-  return v && typeof v === 'object' ? (v as { title?: string; callbackId?: string; blocks?: unknown[] }) : undefined;
-}
+/** The view an app answered with (a modal it opened), as it came. */
+const modalOf = (response: unknown): Record<string, unknown> | undefined => recordOr(recordOr(response)?.view);
 
-const titleOf = (t: unknown) =>
-  typeof t === 'string' ? t : typeof (t as { text?: unknown })?.text === 'string' ? (t as { text: string }).text : '';
+/** A view's title: text, or a text object ({type, text}). */
+const titleOf = (t: unknown) => (typeof t === 'string' ? t : (stringOr(recordOr(t)?.text) ?? ''));
 
 /** What a slash command did, for people: the answer shown, a modal, the messages that followed, PASS or FAIL. */
 function describeReaction(
@@ -74,14 +73,14 @@ function describeReaction(
 ): string {
   const last = d.attempts.at(-1);
   const lines = [
-    `${String((d.payload as { slashCommand?: string } | null)?.slashCommand ?? d.kind)} → ${d.appName} (${d.appId}): ${d.outcome}${last ? `, ${last.latencyMs} ms` : ''}`,
+    `${String(recordOr(d.payload)?.slashCommand ?? d.kind)} → ${d.appName} (${d.appId}): ${d.outcome}${last ? `, ${last.latencyMs} ms` : ''}`,
   ];
   if (d.ephemeralMessage) lines.push(`${c.bold(d.appName)} ${c.dim('(only visible to you)')}: ${d.ephemeralMessage}`);
   const modal = modalOf(d.response);
-  const n = modal?.blocks?.length ?? 0;
+  const n = Array.isArray(modal?.blocks) ? modal.blocks.length : 0;
   if (modal)
     lines.push(
-      `modal opened: "${titleOf(modal.title)}" (${modal.callbackId ? `callbackId ${modal.callbackId}, ` : ''}${n} block${n === 1 ? '' : 's'})`,
+      `modal opened: "${titleOf(modal.title)}" (${modal.callbackId ? `callbackId ${String(modal.callbackId)}, ` : ''}${n} block${n === 1 ? '' : 's'})`,
     );
   if (seen.length) lines.push(c.bold('then in the channel:'), ...seen.map((m) => `  ${formatMessage(c, m, names)}`));
   else if (o.waitMs > 0) lines.push(c.dim(`(nothing posted in the channel within ${o.waitMs} ms)`));
@@ -89,10 +88,19 @@ function describeReaction(
   return lines.join('\n');
 }
 
+/** The options of `appreg say` (say.ts declares them; --wait-ms and --expect have defaults). */
+export interface SayOptions {
+  as?: string;
+  thread?: string;
+  waitMs: string;
+  expect: string;
+  expectMessage?: string;
+}
+
 /** appreg say <channel> <text...> with its options `o`. */
 export async function say(
   run: Run,
-  o: GlobalOpts & Record<string, unknown>,
+  o: GlobalOpts & SayOptions,
   out: Out,
   connect: () => Client,
   channel: string,

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
 import { EXPECT } from './deliver.js';
+import type { SayOptions } from './say-run.js';
 
 export function registerSay(program: Command, run: Run): void {
   program
@@ -43,7 +44,7 @@ Examples:
     )
     .action(
       // <channel> <text...>: a word, then the variadic words as one list
-      action<[string, string[]]>(run, async ({ o, out, client }, channel, words) => {
+      action<SayOptions, [string, string[]]>(run, async ({ o, out, client }, channel, words) => {
         const { say } = await import('./say-run.js');
         await say(run, o, out, () => client(), channel, words);
       }),

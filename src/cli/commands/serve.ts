@@ -7,6 +7,7 @@ import { CliError, EXIT } from '../../client/exit.js';
 import { action } from '../options.js';
 import type { Run } from '../run.js';
 import { must } from '../../must.js';
+import { messageOf } from '../../unknown-values.js';
 
 /**
  * Resolves with the pid of a daemon that asks this one to hand over (a SIGUSR2 with its takeover.json); never
@@ -29,6 +30,22 @@ const EXIT_OF_STARTUP: Record<string, number> = { locked: EXIT.dataDirLocked, po
 
 /** A path as one shell word: bare when it is plain, else single-quoted. */
 const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** What serve's own options hold, as commander parses them (each `<value>` a string, each flag true when given). */
+interface ServeOptions {
+  host?: string;
+  port?: string;
+  dataDir?: string;
+  databaseUrl?: string;
+  keyFile?: string;
+  publicUrl?: string;
+  config?: string;
+  logLevel?: string;
+  logFormat?: string;
+  allowInsecureRedirects?: true;
+  takeover?: true;
+  allowFresh?: true;
+}
 
 export function registerServe(program: Command, run: Run): void {
   program
@@ -87,8 +104,8 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
         // the process half-started.
         const stopped = run.io.stopSignal();
         // `serve --data-dir` wins over the global `--data-dir` (the merged options would prefer the global one).
-        const own = cmd.opts();
-        const dataDir = (own.dataDir ?? o.dataDir) as string | undefined;
+        const own = cmd.opts<ServeOptions>();
+        const dataDir = own.dataDir ?? o.dataDir;
         let config;
         try {
           config = loadConfig(
@@ -102,7 +119,7 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
               logLevel: own.logLevel,
               logFormat: own.logFormat,
               allowInsecureRedirects: own.allowInsecureRedirects ? true : undefined,
-              config: own.config as string | undefined,
+              config: own.config,
             },
             { ...run.io.env },
           );
@@ -189,7 +206,7 @@ holds the data directory; 1 any other start failure (damaged data, wrong key fil
           } else logger.info(`${signal}: shutting down`);
           await handle.close();
         } catch (e) {
-          logger.error('shutdown failed', { error: (e as Error).message });
+          logger.error('shutdown failed', { error: messageOf(e) });
           run.exitCode = EXIT.internal;
         }
         // the log is written asynchronously: its last lines reach stderr before the process ends

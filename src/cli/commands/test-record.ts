@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Invocation } from '../options.js';
 import { CliError, EXIT } from '../../client/exit.js';
+import { errnoOf, messageOf, recordOr } from '../../unknown-values.js';
 
 interface RecordingInfo {
   id: string;
@@ -34,6 +35,37 @@ async function appSection(dir: string, manifest: string | undefined): Promise<Re
     manifest: path.relative(dir, manifestFile) || 'manifest.json',
     start: { command: guessStart(dir) ?? 'npm start', ...(Object.keys(env).length ? { env } : {}) },
   };
+}
+
+/** How often the CLI looks whether the recording was stopped elsewhere (the console, another terminal). */
+const STOP_POLL_MS = 1000;
+
+/**
+ * Wait for Ctrl-C, or for the recording to be stopped elsewhere (the console's Stop, `--stop` in another terminal):
+ * both ends see the one recording the daemon keeps. A poll that fails (the daemon restarting) is tried again.
+ */
+function stoppedOrSignal(x: Invocation, url: string): Promise<void> {
+  const { run } = x;
+  const client = x.client();
+  const clock = run.io.clock;
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clock.clear(timer);
+      resolve();
+    };
+    const timer = clock.setInterval(async () => {
+      try {
+        const { recording } = await client.request<{ recording: RecordingInfo }>('GET', url);
+        if (recording.stoppedAt) finish();
+      } catch {
+        /* not reachable now: looked at again at the next tick */
+      }
+    }, STOP_POLL_MS);
+    void run.io.stopSignal().then(finish);
+  });
 }
 
 export async function recordCommand(x: Invocation): Promise<void> {
@@ -69,7 +101,7 @@ export async function recordCommand(x: Invocation): Promise<void> {
       run.io.stderr.write(
         `recording ${id}: what you do in the console (${started.consoleUrl.replace(/\/console\/recordings\/.*$/, '/console/channels')}) and with appreg say, react and deliver-test is recorded.\nCtrl-C (or appreg test --record --stop in another terminal) stops it and writes ${path.relative(run.io.cwd, target) || target}.\n`,
       );
-    await run.io.stopSignal();
+    await stoppedOrSignal(x, `${base}/recordings/${encodeURIComponent(id)}`);
   }
   const stopped = await client.request<{ recording: RecordingInfo }>(
     'POST',
@@ -80,8 +112,9 @@ export async function recordCommand(x: Invocation): Promise<void> {
   const { name, app: _app, ...rest } = made.suite;
   void _app;
   const suite = { name, app: await appSection(dir, typeof o.manifest === 'string' ? o.manifest : undefined), ...rest };
-  const tests = (suite as { tests?: Array<{ steps?: unknown[] }> }).tests ?? [];
-  const steps = tests[0]?.steps?.length ?? 0;
+  const tests = Array.isArray(rest.tests) ? rest.tests : [];
+  const first = recordOr(tests[0])?.steps;
+  const steps = Array.isArray(first) ? first.length : 0;
   if (!steps)
     throw new CliError(`recording ${id} saw nothing of an app to make a test of: nothing written`, EXIT.usage);
   const { suiteYaml } = await import('../../apptest/recorder/suite-yaml.js');
@@ -89,10 +122,7 @@ export async function recordCommand(x: Invocation): Promise<void> {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(target, suiteYaml(suite));
   } catch (e) {
-    throw new CliError(
-      `cannot write ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-      EXIT.usage,
-    );
+    throw new CliError(`cannot write ${target}: ${errnoOf(e) ?? messageOf(e)}`, EXIT.usage);
   }
   out.print(
     { recording: stopped.recording, file: target, tests: tests.length, steps, notes: made.notes },

@@ -16,6 +16,7 @@ import type { Suite } from '../../apptest/suite.js';
 import type { InputOptions } from '../../apptest/suite-input.js';
 import type { RunResult } from '../../apptest/results.js';
 import { must } from '../../must.js';
+import { errnoOf, messageOf } from '../../unknown-values.js';
 
 type Opts = GlobalOpts & Record<string, unknown>;
 
@@ -100,7 +101,7 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
         : {}),
     },
   );
-  const tests = (suite.tests as unknown[]).length;
+  const tests = suite.tests.length;
   if (!tests)
     throw new CliError(
       'the manifest has no slash command, shortcut, menu or event to test, and a socket-mode app has no signature to check: there is nothing to start a suite with',
@@ -108,17 +109,14 @@ async function init(run: Run, o: Opts, out: Out): Promise<void> {
     );
   const yaml = /\.ya?ml$/i.test(target);
   const text = yaml
-    ? `# yaml-language-server: $schema=${suite.$schema as string}\n${(await import('yaml')).stringify({ ...suite, $schema: undefined })}`
+    ? `# yaml-language-server: $schema=${suite.$schema}\n${(await import('yaml')).stringify({ ...suite, $schema: undefined })}`
     : JSON.stringify(suite, null, 2) + '\n';
   try {
     fs.mkdirSync(suiteDir, { recursive: true });
     if (servedFile) fs.writeFileSync(servedFile, JSON.stringify(v.manifest, null, 2) + '\n');
     fs.writeFileSync(target, text);
   } catch (e) {
-    throw new CliError(
-      `cannot write ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-      EXIT.usage,
-    );
+    throw new CliError(`cannot write ${target}: ${errnoOf(e) ?? messageOf(e)}`, EXIT.usage);
   }
   const own = Object.keys(env).filter((k) => k !== 'PUMBLE_ADDON_MANIFEST_PATH');
   out.print(
@@ -233,7 +231,7 @@ export async function testCommand(
     try {
       grep = new RegExp(String(o.grep), 'i');
     } catch (e) {
-      throw new CliError(`--grep is not a valid regular expression: ${(e as Error).message}`, EXIT.usage);
+      throw new CliError(`--grep is not a valid regular expression: ${messageOf(e)}`, EXIT.usage);
     }
   }
   const io = run.io;
@@ -327,10 +325,7 @@ export async function testCommand(
       fs.mkdirSync(path.dirname(toFile), { recursive: true });
       fs.writeFileSync(toFile, text);
     } catch (e) {
-      throw new CliError(
-        `cannot write the report to ${toFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-        EXIT.usage,
-      );
+      throw new CliError(`cannot write the report to ${toFile}: ${errnoOf(e) ?? messageOf(e)}`, EXIT.usage);
     }
     io.stdout.write(out.c.dim(`${reporter} report written to ${path.relative(io.cwd, toFile) || toFile}\n`));
   } else if (report !== undefined) {

@@ -68,14 +68,15 @@ Examples:
   $ appreg test --recording rec_1a2b3c4d --record-out app/standup.apptest.yaml   the suite of a recording made in the console`,
     )
     .action(
-      action(run, async (x, ...args) => {
+      // [paths...]: a list, empty when none is given
+      action<Record<string, unknown>, [string[] | undefined]>(run, async (x, given) => {
         if (x.o.record || x.o.recording !== undefined) {
           const { recordCommand } = await import('./test-record.js');
           return recordCommand(x);
         }
         if (x.o.recordOut !== undefined || x.o.stop)
           throw new CliError('--record-out and --stop go with --record (or --recording ID)', EXIT.usage);
-        const paths = (args[0] as unknown as string[] | undefined) ?? [];
+        const paths = given ?? [];
         const { testCommand } = await import('./test-run.js');
         await testCommand(run, x.o, x.out, paths, REPORTERS);
       }),

@@ -11,12 +11,14 @@ import { jsonBody, logRequest, rateLimit, startAnswer, type HitCounter } from '.
 import { errorCodeOf, sendError } from '../respond.js';
 import { notActingAs, principalOf } from './auth.js';
 import { mountAuthed, route } from './route-table.js';
-import { schema } from '../../validation/http-input.js';
+import { schema, type Schema } from '../../validation/http-input.js';
+import { checkManifest, type CheckedManifest } from '../../validation/manifest.js';
 import { must } from '../../must.js';
 import { routedPath } from '../request-target.js';
+import { recordOr } from '../../unknown-values.js';
 
 export interface AppsRoutesDeps {
-  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites'>;
+  config: Pick<Config, 'bodyLimitBytes' | 'rateLimitManagementWrites' | 'allowInsecureRedirects'>;
   clock: Clock;
   store: HitCounter;
   apps: AppsService;
@@ -26,9 +28,9 @@ export interface AppsRoutesDeps {
   socketStatus(appId: string): Promise<{ connections: number; queuedEvents: number }>;
 }
 
-function sendApp(res: Response, status: number, out: { app: unknown; warnings: unknown[] }) {
-  if (out.warnings.length) res.setHeader('x-appreg-warnings', JSON.stringify(out.warnings));
-  res.status(status).json(out.app);
+function sendApp(res: Response, status: number, app: unknown, checked: CheckedManifest) {
+  if (checked.warnings.length) res.setHeader('x-appreg-warnings', JSON.stringify(checked.warnings));
+  res.status(status).json(app);
 }
 
 /** GET …/apps/mine/{appId}'s answer: the app with its secrets; a socket-mode app with its live figures. */
@@ -94,7 +96,7 @@ export function createAppGetHandler(deps: AppGetDeps) {
         })
         .then(async ({ app, json }) =>
           app.manifest.socketMode === true
-            ? JSON.stringify(Object.assign(JSON.parse(json) as object, await deps.socketStatus(app.id)))
+            ? JSON.stringify({ ...recordOr(JSON.parse(json)), ...(await deps.socketStatus(app.id)) })
             : json,
         )
         .then(
@@ -116,13 +118,26 @@ type AppPath = { appId: string };
 const appPath = schema<AppPath>('apps#appPath');
 const rotate = 'Rotate its secrets (client secret, app key, signing secret)';
 
-/** The management routes of apps (docs/protocol.md §2, §7), relative to MGMT_BASE. */
-export const APP_ROUTES = {
+/** Whether http redirect URLs to hosts other than loopback are allowed (the operator's allowInsecureRedirects). */
+type RedirectPolicy = Pick<Config, 'allowInsecureRedirects'>;
+
+/**
+ * The body of a create or an update: a manifest (schemas/app-manifest.schema.json), checked by its own check:
+ * the schema's problems in the manifest's words and the rules beyond it, under the operator's redirect policy,
+ * every one in one 400 invalid_manifest.
+ */
+const manifestBody = (policy: RedirectPolicy): Schema<CheckedManifest> => ({
+  ref: 'apps#manifestBody',
+  check: (value) => checkManifest(value, policy),
+});
+
+/** The management routes of apps (docs/protocol.md §2, §7), relative to MGMT_BASE, under a redirect policy. */
+const appRoutes = (policy: RedirectPolicy) => ({
   create: route({
     method: 'post',
     path: '/apps',
     summary: 'Register an app from its manifest',
-    body: schema<unknown>('apps#manifestBody'),
+    body: manifestBody(policy),
     answers: { 201: 'The app, with its secrets' },
     auth: 'authtoken',
   }),
@@ -170,7 +185,7 @@ export const APP_ROUTES = {
     path: '/apps/:appId',
     summary: 'Replace the manifest of an unpublished app',
     params: appPath,
-    body: schema<unknown>('apps#manifestBody'),
+    body: manifestBody(policy),
     answers: { 200: 'The app' },
     auth: 'authtoken',
   }),
@@ -195,7 +210,10 @@ export const APP_ROUTES = {
     answers: { 200: 'The updated app', 201: 'The new app' },
     auth: 'authtoken',
   }),
-};
+});
+
+/** The routes as the description shows them: the redirect policy changes what is accepted, not what is described. */
+export const APP_ROUTES = appRoutes({ allowInsecureRedirects: false });
 
 export function appsRoutes(deps: AppsRoutesDeps): Router {
   const { apps, config } = deps;
@@ -207,10 +225,10 @@ export function appsRoutes(deps: AppsRoutesDeps): Router {
     store: deps.store,
     key: (_req, res) => `apps-writes|${principalOf(res).workspaceUserId}`,
   });
-  const A = APP_ROUTES;
+  const A = appRoutes(config);
 
-  mountAuthed(r, A.create, [writes, body], async (_req, res, p, { body: b }) =>
-    sendApp(res, 201, await apps.create(p, b)),
+  mountAuthed(r, A.create, [writes, body], async (_req, res, p, { body: checked }) =>
+    sendApp(res, 201, await apps.create(p, checked.manifest), checked),
   );
   mountAuthed(r, A.list, [], async (_req, res, p) => res.json(await apps.list(p)));
   mountAuthed(r, A.get, [], async (_req, res, p, { params }) => {
@@ -227,17 +245,17 @@ export function appsRoutes(deps: AppsRoutesDeps): Router {
   mountAuthed(r, A.unpublish, [writes, body], async (_req, res, p, { params }) =>
     res.json(await apps.setPublished(p, params.appId, false)),
   );
-  mountAuthed(r, A.update, [writes, body], async (_req, res, p, { params, body: b }) =>
-    sendApp(res, 200, await apps.update(p, params.appId, b)),
+  mountAuthed(r, A.update, [writes, body], async (_req, res, p, { params, body: checked }) =>
+    sendApp(res, 200, await apps.update(p, params.appId, checked.manifest), checked),
   );
   mountAuthed(r, A.remove, [writes], async (_req, res, p, { params }) => {
     await apps.remove(p, params.appId);
     res.status(204).end();
   });
   mountAuthed(r, A.fromUrl, [writes, body], async (_req, res, p, { body: b }) => {
-    const manifest = await deps.fetchManifest(b.url);
-    if (b.appId !== undefined) sendApp(res, 200, await apps.update(p, b.appId, manifest));
-    else sendApp(res, 201, await apps.create(p, manifest));
+    const checked = checkManifest(await deps.fetchManifest(b.url), config);
+    if (b.appId !== undefined) sendApp(res, 200, await apps.update(p, b.appId, checked.manifest), checked);
+    else sendApp(res, 201, await apps.create(p, checked.manifest), checked);
   });
   return r;
 }

@@ -6,7 +6,8 @@ import type { IdentityService, Principal } from '../../services/identity.js';
 /** The management base path: every call there acts on the caller's own workspace user. */
 export const MGMT_BASE = '/workspaces/:workspaceId/workspaceUsers/:workspaceUserId';
 
-const PRINCIPAL = 'principal';
+/** The caller requireAuth found, by the request's response (typed, where res.locals holds anything). */
+const callers = new WeakMap<Response, Principal>();
 const ACT_AS_ALLOWED = 'actAsAllowed';
 
 /**
@@ -39,14 +40,14 @@ export function requireAuth(identity: IdentityService): RequestHandler {
     const header = req.headers['authtoken'];
     const token = Array.isArray(header) ? header[0] : header;
     if (!token) return next(unauthenticated());
-    res.locals[PRINCIPAL] = await identity.authenticate(token);
+    callers.set(res, await identity.authenticate(token));
     next();
   };
 }
 
 /** The caller as authenticated, whatever the route allows. */
 function callerOf(res: Response): Principal {
-  const p = res.locals[PRINCIPAL] as Principal | undefined;
+  const p = callers.get(res);
   if (!p) throw unauthenticated();
   return p;
 }

@@ -7,7 +7,9 @@ import type { IdentityService } from '../../services/identity.js';
 import { jsonBody, loginLimits, rateLimit, type HitCounter } from '../middleware.js';
 import type { Logger } from '../../logger.js';
 import { actAsAllowed, principalOf, requireAuth } from './auth.js';
-import { mount, mountAuthed, route } from './route-table.js';
+import { fieldsOf, mount, mountAuthed, route, type NotAnObject } from './route-table.js';
+import type { LoginBody } from '../../services/identity/password-login.js';
+import type { Json } from '../../model/json.js';
 import { schema } from '../../validation/http-input.js';
 import type { Violation } from '../../validation/schema-errors.js';
 
@@ -27,7 +29,7 @@ export const IDENTITY_ROUTES = {
     method: 'post',
     path: '/auth/login',
     summary: 'Sign in with email and password: a management token (Authtoken)',
-    body: schema<Record<string, unknown>>('management#loginBody'),
+    body: schema<LoginBody>('management#loginBody'),
     messages: { '': { text: 'Send {"email", "password"} as JSON.', details: false } },
     answers: { 200: 'The token and who it is' },
     auth: none,
@@ -50,7 +52,7 @@ export const IDENTITY_ROUTES = {
     method: 'post',
     path: '/workspaces',
     summary: 'Create a workspace owned by the caller',
-    body: schema<{ name?: unknown } | undefined>('management#workspaceBody'),
+    body: schema<{ name?: Json } | NotAnObject>('management#workspaceBody'),
     answers: { 201: 'The workspace' },
     auth: 'authtoken',
   }),
@@ -98,7 +100,7 @@ export const ACT_AS_ROUTES = {
     method: 'post',
     path: '/act-as',
     summary: "The workspace owner's short-lived token of another user of the workspace",
-    body: schema<{ user?: unknown } | undefined>('management#actAsBody'),
+    body: schema<{ user?: Json } | NotAnObject>('management#actAsBody'),
     answers: { 200: 'The token' },
     auth: 'authtoken',
   }),
@@ -143,7 +145,7 @@ export function identityRoutes(deps: IdentityRoutesDeps): Router {
     });
   });
   mountAuthed(r, R.createWorkspace, [auth, body], async (_req, res, p, { body: b }) =>
-    res.status(201).json(await identity.createWorkspaceFor(p, b?.name)),
+    res.status(201).json(await identity.createWorkspaceFor(p, fieldsOf(b).name)),
   );
   // Without an Authtoken: the official CLI calls these two without one (docs/security.md §4, "Info calls").
   mount(r, R.workspaceInfo, [infoLimit], async (_req, res, { params }) => {
@@ -196,7 +198,7 @@ export function actAsRoutes(deps: {
     ACT_AS_ROUTES.actAs,
     [writes, jsonBody(deps.config.bodyLimitBytes)],
     async (_req, res, p, { body }) => {
-      const issued = await deps.identity.actAs(p, body?.user);
+      const issued = await deps.identity.actAs(p, fieldsOf(body).user);
       deps.logger.info('acting as another user of the workspace', {
         workspaceId: p.workspaceId,
         by: p.workspaceUserId,

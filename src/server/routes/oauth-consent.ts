@@ -8,7 +8,11 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import type { IdentityService } from '../../services/identity.js';
-import type { AuthorizationRequests, AuthRequest } from '../../services/oauth/authorization-request.js';
+import type {
+  AuthorizationRequests,
+  AuthRequest,
+  AuthRequestParams,
+} from '../../services/oauth/authorization-request.js';
 import { newVisitorToken, type WebSessions } from '../../services/oauth/web-sessions.js';
 import type { WorkspaceUserRecord } from '../../model/identity.js';
 import { loginLimits, rateLimit, type HitCounter } from '../middleware.js';
@@ -24,6 +28,10 @@ import { errorPage } from '../pages/layout.js';
 import { consentPage, loginPage } from '../pages/consent.js';
 import { must } from '../../must.js';
 import { textField } from '../text-field.js';
+import { checked, schema } from '../../validation/http-input.js';
+
+/** The consent link's query: each parameter one value or, repeated, several (which validate refuses). */
+const CONSENT_QUERY = schema<AuthRequestParams>('management#consentQuery');
 
 export const CONSENT_PATH = '/access-request';
 
@@ -142,7 +150,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
   r.get(CONSENT_PATH, pageLimit, async (req, res) => {
     let authReq: AuthRequest;
     try {
-      authReq = await oauth.validate(req.query as Record<string, unknown>);
+      authReq = await oauth.validate(checked(CONSENT_QUERY, { ...req.query }, 'The query'));
     } catch (e) {
       return sendError(res, e);
     }

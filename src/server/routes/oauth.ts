@@ -13,10 +13,19 @@ import type { Revocation } from '../../services/oauth/revocation.js';
 import { jsonBody, logRequest, rateLimit, type HitCounter } from '../middleware.js';
 import { errorCodeOf, sendError } from '../respond.js';
 import { must } from '../../must.js';
+import { recordOr } from '../../unknown-values.js';
 import { namesRoute, routedPath } from '../request-target.js';
 import { checked, schema } from '../../validation/http-input.js';
 import { mount, route, type RouteSpec } from './route-table.js';
 import { onNode, type BodyRequest, type RawHandler } from './on-node.js';
+
+// multer 2's own option (its index.js documents it), which @types/multer does not list yet
+declare module 'multer' {
+  interface Options {
+    /** Feeds the request body to busboy, instead of `req.pipe(busboy)`. */
+    streamHandler?(req: IncomingMessage, busboy: NodeJS.WritableStream): void;
+  }
+}
 
 export const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
@@ -110,7 +119,7 @@ function tokenForm(): RawHandler {
         busboy.write(feed.head);
         req.pipe(busboy);
       },
-    } as multer.Options).none(),
+    }).none(),
   });
   const viaMulter = (
     req: IncomingMessage,
@@ -124,7 +133,7 @@ function tokenForm(): RawHandler {
       // what the multipart reader throws beyond multer's own limits is a malformed form
       multipart(req, res, (err) =>
         next(
-          err === undefined || (err as { name?: unknown }).name === 'MulterError'
+          err === undefined || recordOr(err)?.name === 'MulterError'
             ? err
             : invalidRequest('The multipart form is malformed.'),
         ),
@@ -306,7 +315,9 @@ const noStore: RequestHandler = (_req, res, next) => {
 };
 
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-const ownerOf = (res: Response) => res.locals.appOwner as TokenOwner;
+/** The app token's owner appAuth found, by the request's response (typed, where res.locals holds anything). */
+const appOwners = new WeakMap<Response, TokenOwner>();
+const ownerOf = (res: Response) => must(appOwners.get(res), 'the token owner of an app call');
 
 export interface AppCallDeps {
   appTokens: AppTokens;
@@ -363,10 +374,7 @@ export function appCallRoutes(deps: AppCallDeps): Router {
   const { appTokens, revocation } = deps;
   const r = Router();
   const appAuth: RequestHandler = async (req, res, next) => {
-    res.locals.appOwner = await appTokens.authenticate(
-      header(req.headers['token']),
-      header(req.headers['x-app-token']),
-    );
+    appOwners.set(res, await appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token'])));
     next();
   };
   const A = APP_CALL_ROUTES;

@@ -10,13 +10,14 @@ import { principalOf } from './auth.js';
 import { mountAuthed, route } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
 import { channelIdOf, type PeopleRoutesDeps } from './people.js';
+import type { GroupBody } from '../../services/workspace/profile.js';
 
 /** What the person-side routes get, but the deliveries. */
 type PeopleManageDeps = Omit<PeopleRoutesDeps, 'deliveries'>;
 
 const auth = 'authtoken';
 const channelPath = schema<{ channel: string }>('management#channelPath');
-const groupBody = schema<Record<string, unknown>>('management#groupBody');
+const groupBody = schema<GroupBody>('management#groupBody');
 const asObject = { '': { text: 'Send the fields as a JSON object.', details: false as const } };
 
 /** What a person does to the workspace itself, relative to MGMT_BASE (docs/protocol.md §2.8). */

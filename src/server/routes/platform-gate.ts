@@ -9,6 +9,7 @@ import { missingScope } from '../../errors.js';
 import type { AppTokens, TokenOwner } from '../../services/oauth/app-tokens.js';
 import type { Actor } from '../../services/workspace/users.js';
 import { rateLimit, type HitCounter } from '../middleware.js';
+import { must } from '../../must.js';
 
 /** The platform's documented limits, requests per minute. */
 export const PLATFORM_LIMITS = {
@@ -23,7 +24,6 @@ export const PLATFORM_LIMITS = {
 } as const;
 
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-const OWNER = 'platformOwner';
 
 /**
  * @param limits false switches the platform's rate limits off (platformRateLimits: load tests of an app, benchmarks)
@@ -31,7 +31,9 @@ const OWNER = 'platformOwner';
 export function platformGate(deps: { appTokens: AppTokens; clock: Clock; store: HitCounter; limits?: boolean }) {
   const { appTokens, clock, store } = deps;
   const perMinute = (name: keyof typeof PLATFORM_LIMITS) => (deps.limits === false ? 0 : PLATFORM_LIMITS[name]);
-  const owner = (res: Response) => res.locals[OWNER] as TokenOwner;
+  // the token's owner the gate found, by the request's response: every route after the gate has one
+  const owners = new WeakMap<Response, TokenOwner>();
+  const owner = (res: Response) => must(owners.get(res), 'the token owner of a platform call');
   const perApp = rateLimit({
     perMinute: perMinute('perApp'),
     clock,
@@ -44,17 +46,15 @@ export function platformGate(deps: { appTokens: AppTokens; clock: Clock; store: 
     store,
     key: (_req, res) => `user|${owner(res).appId}|${owner(res).workspaceUserId}`,
   });
+  const gate: RequestHandler = async (req, res, next) => {
+    // a rejection (401) goes to the error handler: express 5 passes it on
+    owners.set(res, await appTokens.authenticate(header(req.headers['token']), header(req.headers['x-app-token'])));
+    perApp(req, res, (e?: unknown) => (e ? next(e) : perUser(req, res, next)));
+  };
 
   return {
     /** Authenticate, then the per-app and per-user limits; every platform route starts with this. */
-    gate: (async (req, res, next) => {
-      // a rejection (401) goes to the error handler: express 5 passes it on
-      res.locals[OWNER] = await appTokens.authenticate(
-        header(req.headers['token']),
-        header(req.headers['x-app-token']),
-      );
-      perApp(req, res, (e?: unknown) => (e ? next(e) : perUser(req, res, next)));
-    }) as RequestHandler,
+    gate,
     /** 403 missing_scope unless the token was granted `scope`. */
     need:
       (scope: string): RequestHandler =>

@@ -70,12 +70,12 @@ export function recordingRoutes(deps: RecordingRoutesDeps): Router {
     const rec = await recordings.start(p);
     res.status(201).json({ recording: rec, consoleUrl: consoleUrl(rec.id) });
   });
-  mountAuthed(r, R.active, [], (_req, res, p) => {
-    const on = recordings.activeOf(p.workspaceUserId);
+  mountAuthed(r, R.active, [], async (_req, res, p) => {
+    const on = await recordings.activeOf(p.workspaceUserId);
     res.json({ recordings: on ? [on] : [] });
   });
-  mountAuthed(r, R.get, [], (_req, res, p, { params }) => {
-    const rec = recordings.get(p, params.recordingId);
+  mountAuthed(r, R.get, [], async (_req, res, p, { params }) => {
+    const rec = await recordings.get(p, params.recordingId);
     res.json({ recording: rec, consoleUrl: consoleUrl(rec.id) });
   });
   mountAuthed(r, R.stop, [], async (_req, res, p, { params }) => {

@@ -19,6 +19,7 @@ import { switchAccountPage, type Person } from '../pages/sign-in.js';
 import { mountAuthed, route } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
 import { textField } from '../text-field.js';
+import { recordOr } from '../../unknown-values.js';
 
 const SIGN_IN_PATH = '/web/sign-in';
 
@@ -119,7 +120,7 @@ export function webRoutes(deps: WebRoutesDeps): Router {
 
   /** The switch page's form: the current session's token, then the link is used. */
   r.post(SIGN_IN_PATH, express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 4 }), async (req, res) => {
-    const b = (req.body ?? {}) as Record<string, unknown>;
+    const b = recordOr(req.body) ?? {};
     const current = await webSessions.get(cookieValue(req));
     if (!current || !webSessions.checkConsoleToken(textField(b.csrf), current.id)) {
       return sendPage(

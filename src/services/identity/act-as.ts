@@ -9,6 +9,7 @@ import { IDENTITY_TABLES } from '../../model/identity.js';
 import type { Members } from './members.js';
 import type { ManagementTokens } from './tokens.js';
 import type { IssuedToken, Principal } from './types.js';
+import type { Json } from '../../model/json.js';
 
 /** How long a token of `actAs` lives: one command's worth (the CLI revokes it when done). */
 const ACT_AS_TTL_SECONDS = 10 * 60;
@@ -22,7 +23,7 @@ export interface ActAsDeps {
 export function createActAs(deps: ActAsDeps) {
   const { store, members, tokens } = deps;
 
-  async function actAs(principal: Principal, who: unknown): Promise<IssuedToken> {
+  async function actAs(principal: Principal, who: Json | undefined): Promise<IssuedToken> {
     if (typeof who !== 'string' || !who || who.length > 254)
       throw invalidRequest('user must be the id or email of a user of your workspace.', [
         { pointer: '/user', message: 'is required' },

@@ -32,6 +32,12 @@ export interface LocalOwnerDeps {
   tokens: Pick<ManagementTokens, 'newToken' | 'issueToken'>;
 }
 
+/** What credentials.json holds of the owner's, as far as it holds strings there. */
+interface StoredCredentials {
+  workspaceUserId?: string;
+  authToken?: string;
+}
+
 export function createLocalOwner(deps: LocalOwnerDeps) {
   const { store, clock, jwtKey, config, workspaces, accounts, tokens } = deps;
 
@@ -64,14 +70,13 @@ export function createLocalOwner(deps: LocalOwnerDeps) {
    * has expired, was revoked, or has less than a quarter of its lifetime left, a new one is issued
    * for the same owner (undefined: nothing to renew, or its user no longer exists).
    */
-  async function renewLocalCredentials(cur: unknown): Promise<OwnerCredentials | undefined> {
-    if (!cur || typeof cur !== 'object') return undefined;
-    const { workspaceUserId, authToken } = cur as { workspaceUserId?: unknown; authToken?: unknown };
-    if (typeof workspaceUserId !== 'string') return undefined;
+  async function renewLocalCredentials(cur: StoredCredentials): Promise<OwnerCredentials | undefined> {
+    const { workspaceUserId, authToken } = cur;
+    if (workspaceUserId === undefined) return undefined;
     const user = await store.get(IDENTITY_TABLES.workspaceUsers, workspaceUserId);
     if (!user) return undefined;
     const nowS = Math.floor(clock.now() / 1000);
-    const claims = typeof authToken === 'string' ? verifyJwt(authToken, jwtKey, nowS) : null;
+    const claims = authToken === undefined ? null : verifyJwt(authToken, jwtKey, nowS);
     const fresh =
       claims &&
       claims.sub === user.id &&

@@ -6,6 +6,7 @@ import { IDENTITY_TABLES, accountId, type WorkspaceUserRecord } from '../../mode
 import type { Members } from './members.js';
 import type { ManagementTokens } from './tokens.js';
 import type { IssuedToken } from './types.js';
+import type { Json } from '../../model/json.js';
 
 // scrypt hash of a random string, used only to spend the same time on unknown emails.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
@@ -16,11 +17,24 @@ export interface PasswordLoginDeps {
   tokens: Pick<ManagementTokens, 'issueToken'>;
 }
 
+/**
+ * POST /auth/login's body (management.schema.json#loginBody): any JSON in its fields, checked here so that
+ * every wrong email or password is the same 401 invalid_credentials.
+ */
+export interface LoginBody {
+  email?: Json;
+  password?: Json;
+  workspaceId?: Json;
+}
+
 export function createPasswordLogin(deps: PasswordLoginDeps) {
   const { store, members, tokens } = deps;
 
   /** Workspace users that belong to the account with this email and password (null when the password is wrong). */
-  async function checkPassword(email: unknown, password: unknown): Promise<WorkspaceUserRecord[] | null> {
+  async function checkPassword(
+    email: Json | undefined,
+    password: Json | undefined,
+  ): Promise<WorkspaceUserRecord[] | null> {
     if (typeof email !== 'string' || typeof password !== 'string') return null;
     const account = await store.get(IDENTITY_TABLES.accounts, accountId(email));
     // Verify against a dummy hash when the account is unknown so timing does not reveal which emails exist.
@@ -29,7 +43,7 @@ export function createPasswordLogin(deps: PasswordLoginDeps) {
     return members.membershipsOf(account.id);
   }
 
-  async function login(input: { email?: unknown; password?: unknown; workspaceId?: unknown }): Promise<IssuedToken> {
+  async function login(input: LoginBody): Promise<IssuedToken> {
     const users = await checkPassword(input.email, input.password);
     if (!users) throw invalidCredentials();
     const pick = input.workspaceId

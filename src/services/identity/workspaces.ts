@@ -6,6 +6,7 @@ import type { Store } from '../../store/types.js';
 import { IDENTITY_TABLES, type WorkspaceRecord, type WorkspaceUserRecord } from '../../model/identity.js';
 import type { Members } from './members.js';
 import type { Principal } from './types.js';
+import type { Json } from '../../model/json.js';
 
 export interface WorkspacesDeps {
   store: Store;
@@ -18,7 +19,7 @@ export function createWorkspaces(deps: WorkspacesDeps) {
   const nowIso = () => new Date(clock.now()).toISOString();
 
   /** A workspace record with a checked name, not yet written (a caller commits it with its first member). */
-  function newWorkspace(name: unknown): WorkspaceRecord {
+  function newWorkspace(name: Json | undefined): WorkspaceRecord {
     if (typeof name !== 'string' || !name.trim() || name.length > 80)
       throw invalidRequest('A workspace name of 1 to 80 characters is required.', [
         { pointer: '/name', message: 'must be 1 to 80 characters' },
@@ -29,7 +30,7 @@ export function createWorkspaces(deps: WorkspacesDeps) {
   /** A new workspace whose first member is the caller, with the same login: one commit. */
   async function createWorkspaceFor(
     principal: Principal,
-    name: unknown,
+    name: Json | undefined,
   ): Promise<WorkspaceRecord & { workspaceUserId: string }> {
     const me = await members.userRecord(principal.workspaceUserId);
     if (!me) throw unauthenticated('The Authtoken has been revoked.');

@@ -18,13 +18,20 @@ import { OAUTH_TABLES, sweepMinuteOf, type CodeRecord } from '../../model/oauth.
 /** Codes never live longer than this, whatever the configuration says (docs/security.md §2). */
 const MAX_CODE_TTL_SECONDS = 600;
 
+/**
+ * A query parameter as it arrives: its value, or its values when the key is repeated. A repeated key is
+ * refused as that parameter missing or malformed, in the order the parameters are checked (validate).
+ */
+export type QueryValue = string | string[];
+
+/** The authorization request's parameters, as the consent link's query (or the grant call's) gives them. */
 export interface AuthRequestParams {
-  clientId?: unknown;
-  redirectUrl?: unknown;
-  scopes?: unknown;
-  isReinstall?: unknown;
-  state?: unknown;
-  defaultWorkspaceId?: unknown;
+  clientId?: QueryValue;
+  redirectUrl?: QueryValue;
+  scopes?: QueryValue;
+  isReinstall?: QueryValue;
+  state?: QueryValue;
+  defaultWorkspaceId?: QueryValue;
 }
 
 /** A consent/grant request after validation: everything the decision needs, from the server side. */
@@ -50,7 +57,8 @@ export interface AuthRequest {
 
 const STATE_RE = /^[\x21-\x7e]{1,512}$/;
 const ID_RE = /^[A-Za-z0-9_-]{1,100}$/;
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** The parameter's one value; undefined when it is absent or repeated. */
+const str = (v: QueryValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** "users:read,bot:chat:write" → user and bot scopes, each in the app's manifest, user scopes first. */
 function parseScopes(app: AppRecord, raw: string): { userScopes: string[]; botScopes: string[] } {

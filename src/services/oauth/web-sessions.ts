@@ -16,9 +16,10 @@
 import { mac, newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/types.js';
-import type { AuthRequestParams } from './authorization-request.js';
+import type { AuthRequestParams, QueryValue } from './authorization-request.js';
 import { must } from '../../must.js';
 import { IDENTITY_TABLES } from '../../model/identity.js';
+import { isRecord } from '../../unknown-values.js';
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 const CSRF_TTL_MS = 15 * 60_000;
@@ -55,6 +56,46 @@ interface LinkClaims {
   e: number;
   /** The id of the management token that asked for the link. */
   t?: string;
+}
+
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const isQueryValue = (v: unknown): v is QueryValue | undefined =>
+  v === undefined || typeof v === 'string' || isStrings(v);
+
+/** The parameters of an authorization request, as a consent form's token carries them. */
+function isAuthRequestParams(v: unknown): v is AuthRequestParams {
+  if (!isRecord(v)) return false;
+  const { clientId, redirectUrl, scopes, isReinstall, state, defaultWorkspaceId } = v;
+  return [clientId, redirectUrl, scopes, isReinstall, state, defaultWorkspaceId].every(isQueryValue);
+}
+
+/** What a consent form's token says (signed by a daemon of this store: checked all the same). */
+function isCsrfClaims(v: unknown): v is CsrfClaims {
+  if (!isRecord(v) || typeof v.s !== 'string' || typeof v.e !== 'number' || !isRecord(v.p)) return false;
+  const { kind, params, workspaceIds } = v.p;
+  return kind === 'consent' && isAuthRequestParams(params) && isStrings(workspaceIds);
+}
+
+/** The purpose of a form of `kind`. */
+const isPurpose = <K extends CsrfPurpose['kind']>(p: CsrfPurpose, kind: K): p is Extract<CsrfPurpose, { kind: K }> =>
+  p.kind === kind;
+
+/** What a sign-in link's token says. */
+function isLinkClaims(v: unknown): v is LinkClaims {
+  return (
+    isRecord(v) &&
+    typeof v.a === 'string' &&
+    typeof v.p === 'string' &&
+    typeof v.e === 'number' &&
+    (v.t === undefined || typeof v.t === 'string')
+  );
+}
+
+/** The claims of a signed payload when they are what `is` says; else undefined. */
+function claimsOf<T>(payload: string | undefined, is: (v: unknown) => v is T): T | undefined {
+  if (payload === undefined) return undefined;
+  const v: unknown = JSON.parse(payload);
+  return is(v) ? v : undefined;
 }
 
 /** A fresh browser cookie value for a visitor who has not signed in (nothing is stored for it). */
@@ -101,8 +142,11 @@ export function createWebSessions(deps: WebSessionsDeps) {
   async function get(token: string | undefined): Promise<(Session & { id: string }) | undefined> {
     const payload = open('session', token);
     if (payload === undefined) return undefined;
-    const [accountId, exp, tokenId] = JSON.parse(payload) as [string, number, string?];
+    const parsed: unknown = JSON.parse(payload);
+    const fields: unknown[] = Array.isArray(parsed) ? parsed : [];
+    const [accountId, exp, madeWithId] = fields;
     if (typeof accountId !== 'string' || typeof exp !== 'number' || exp <= clock.now()) return undefined;
+    const tokenId = typeof madeWithId === 'string' ? madeWithId : undefined;
     const id = sha256(must(token));
     const [ended, everywhere, madeWith] = await store.getMany([
       { table: ENDED_SESSIONS, id },
@@ -110,9 +154,8 @@ export function createWebSessions(deps: WebSessionsDeps) {
       // a session made from a token ends when that token is revoked or expires (AS2)
       ...(tokenId === undefined ? [] : [{ table: IDENTITY_TABLES.mgmtTokens, id: tokenId }]),
     ]);
-    if (ended || (everywhere && exp - SESSION_TTL_MS <= (everywhere as { before: number }).before)) return undefined;
-    if (tokenId !== undefined && !(madeWith && (madeWith as { exp: number }).exp * 1000 > clock.now()))
-      return undefined;
+    if (ended || (everywhere && exp - SESSION_TTL_MS <= everywhere.before)) return undefined;
+    if (tokenId !== undefined && !(madeWith && madeWith.exp * 1000 > clock.now())) return undefined;
     return { accountId, expiresAt: exp, id, ...(tokenId === undefined ? {} : { tokenId }) };
   }
 
@@ -168,12 +211,10 @@ export function createWebSessions(deps: WebSessionsDeps) {
       kind: K,
     ): Promise<Extract<CsrfPurpose, { kind: K }> | undefined> {
       if (!sessionId) return undefined;
-      const payload = open('csrf', token);
-      if (payload === undefined) return undefined;
-      const c = JSON.parse(payload) as CsrfClaims;
-      if (c.s !== sessionId || c.p?.kind !== kind || !(c.e > clock.now())) return undefined;
+      const c = claimsOf(open('csrf', token), isCsrfClaims);
+      if (!c || c.s !== sessionId || !isPurpose(c.p, kind) || !(c.e > clock.now())) return undefined;
       if (!token || !(await useOnce(token, c.e))) return undefined;
-      return c.p as Extract<CsrfPurpose, { kind: K }>;
+      return c.p;
     },
     /**
      * The console's anti-CSRF token: an HMAC of the session's id, so every form and fetch of the
@@ -199,20 +240,16 @@ export function createWebSessions(deps: WebSessionsDeps) {
     async peekSignInLink(
       token: string | undefined,
     ): Promise<{ accountId: string; path: string; tokenId?: string } | undefined> {
-      const payload = open('link', token);
-      if (payload === undefined) return undefined;
-      const c = JSON.parse(payload) as LinkClaims;
-      if (!(c.e > clock.now()) || !token || (await store.get(USED_TOKENS, sha256(token)))) return undefined;
+      const c = claimsOf(open('link', token), isLinkClaims);
+      if (!c || !(c.e > clock.now()) || !token || (await store.get(USED_TOKENS, sha256(token)))) return undefined;
       return { accountId: c.a, path: c.p, tokenId: c.t };
     },
     /** Use a sign-in link: undefined when forged, used or expired. */
     async takeSignInLink(
       token: string | undefined,
     ): Promise<{ accountId: string; path: string; tokenId?: string } | undefined> {
-      const payload = open('link', token);
-      if (payload === undefined) return undefined;
-      const c = JSON.parse(payload) as LinkClaims;
-      if (!(c.e > clock.now()) || !token || !(await useOnce(token, c.e))) return undefined;
+      const c = claimsOf(open('link', token), isLinkClaims);
+      if (!c || !(c.e > clock.now()) || !token || !(await useOnce(token, c.e))) return undefined;
       return { accountId: c.a, path: c.p, tokenId: c.t };
     },
     /**

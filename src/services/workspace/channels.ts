@@ -328,7 +328,7 @@ export function createChannels(deps: ChannelsDeps) {
         throw invalidRequest(`${unknown[0]} is not a user of this workspace.`, [
           { pointer: '/userIds', message: 'names an unknown user' },
         ]);
-      const added = [...new Set(ids as string[])].filter((id) => !ch.members.includes(id));
+      const added = [...new Set(ids)].filter((id) => !ch.members.includes(id));
       if (added.length) tx.put(WORKSPACE_TABLES.channels, ch.id, { ...ch, members: [...ch.members, ...added] });
       return { channelId: ch.id, addedUserIds: added };
     });

@@ -15,6 +15,7 @@ import { WORKSPACE_TABLES, type FileRecord } from '../../model/workspace.js';
 import type { Actor } from './users.js';
 import type { FileTotalsRecord } from '../../model/workspace.js';
 import { must } from '../../must.js';
+import type { Json, JsonObject } from '../../model/json.js';
 
 /** Where the bytes are kept (src/files/blob-store.ts). */
 export interface FileBlobs {
@@ -74,7 +75,18 @@ export interface UploadTokenBody {
 export interface UploadCompleteBody {
   original: { requestedFileUploadId: string };
   /** Compared with the signature the upload answered, as sent: any other value does not match. */
-  signature?: unknown;
+  signature?: Json;
+}
+
+/** V1.MessageFile: a file as a message shows it. */
+export interface MessageFileView {
+  id: string;
+  owner: string;
+  name: string;
+  mimeType: string;
+  path: string;
+  thumbnails: JsonObject[];
+  uploadedAtMilli: number;
 }
 
 /** The 400 of a completion that does not name its upload. */
@@ -205,7 +217,8 @@ export function createFiles(deps: FilesDeps) {
         requestedFileUploadId: t.fileId,
         base64Value: '',
       };
-      return { original, thumbs: [] as unknown[], signature: signatureOf(t.fileId, size, mime) };
+      const thumbs: JsonObject[] = [];
+      return { original, thumbs, signature: signatureOf(t.fileId, size, mime) };
     } finally {
       reserved.delete(t.fileId);
     }
@@ -272,7 +285,7 @@ export function createFiles(deps: FilesDeps) {
 
   /** V1.MessageFile of each file that still exists. */
   async function views(ids: readonly string[] | undefined) {
-    const out: Record<string, unknown>[] = [];
+    const out: MessageFileView[] = [];
     if (!ids?.length) return out; // most messages carry none: no read
     for (const f of await Promise.all(ids.map((id) => store.get(WORKSPACE_TABLES.files, id)))) {
       if (f)

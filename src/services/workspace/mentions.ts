@@ -14,6 +14,7 @@
 import type { Store } from '../../store/types.js';
 import { WORKSPACE_TABLES, type ChannelRecord } from '../../model/workspace.js';
 import { IDENTITY_TABLES } from '../../model/identity.js';
+import type { Json } from '../../model/json.js';
 
 export interface Mentions {
   md: string[];
@@ -33,26 +34,29 @@ const MARK = /<<([@&])([^<>\s]{1,100})>>/g;
 const BROADCAST = new Set(['channel', 'here']);
 
 /** The mentions written in `text` and `blocks`, in the order they appear, each once. */
-export function mentionMarks(text: string, blocks: readonly unknown[]): MentionMarks {
+export function mentionMarks(text: string, blocks: readonly Json[]): MentionMarks {
   const users = new Set<string>();
   const groups = new Set<string>();
   let broadcast = false;
   if (text.includes('<<'))
     for (const [, sigil, id] of text.matchAll(MARK)) {
-      if (sigil === '&') groups.add(id as string);
-      else if (BROADCAST.has(id as string)) broadcast = true;
-      else users.add(id as string);
+      if (id === undefined) continue;
+      if (sigil === '&') groups.add(id);
+      else if (BROADCAST.has(id)) broadcast = true;
+      else users.add(id);
     }
   // every object of the blocks, however nested (JSON entering the daemon is at most 64 deep)
-  const stack: unknown[] = [...blocks];
+  const stack: Json[] = [...blocks];
   while (stack.length) {
-    const x = stack.pop();
-    if (!x || typeof x !== 'object') continue;
-    if (Array.isArray(x)) {
-      for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
+    const o = stack.pop();
+    if (!o || typeof o !== 'object') continue;
+    if (Array.isArray(o)) {
+      for (let i = o.length - 1; i >= 0; i--) {
+        const item = o[i];
+        if (item !== undefined) stack.push(item);
+      }
       continue;
     }
-    const o = x as Record<string, unknown>;
     if (o.type === 'user' && typeof o.user_id === 'string') users.add(o.user_id);
     else if (o.type === 'usergroup' && typeof o.usergroup_id === 'string') groups.add(o.usergroup_id);
     else if (o.type === 'broadcast' && typeof o.range === 'string' && BROADCAST.has(o.range)) broadcast = true;
@@ -68,7 +72,7 @@ export function createMentions(deps: { store: Store; membersOf: (ch: ChannelReco
    * md, mc and mu of a message by `author` in channel `ch`, with what the marks name looked up (the users and the
    * groups named: one read each, whatever their number).
    */
-  async function of(ch: ChannelRecord, author: string, text: string, blocks: readonly unknown[]): Promise<Mentions> {
+  async function of(ch: ChannelRecord, author: string, text: string, blocks: readonly Json[]): Promise<Mentions> {
     const marks = mentionMarks(text, blocks);
     const out: Mentions = { md: [], mc: [], mu: [] };
     if (!marks.users.length && !marks.groups.length && !marks.broadcast) return out;

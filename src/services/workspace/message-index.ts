@@ -23,6 +23,7 @@ import type { Clock } from '../../clock.js';
 import type { Store, Transaction, TransactionOptions } from '../../store/types.js';
 import { WORKSPACE_TABLES, type MessageRecord } from '../../model/workspace.js';
 import type { ThreadSummary } from './message-view.js';
+import { isRecord } from '../../unknown-values.js';
 
 /** What listeners hear of a message added, changed or removed. */
 export type MessageNotice = Pick<MessageRecord, 'id' | 'channelId'> & { threadRootId?: string };
@@ -157,7 +158,11 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
   function heard(payload: string): void {
     for (const line of payload.split('\n')) {
       try {
-        const [id, channelId, root] = JSON.parse(line) as [string, string, string];
+        const parsed: unknown = JSON.parse(line);
+        const fields: unknown[] = Array.isArray(parsed) ? parsed : [];
+        const [id, channelId, root] = fields;
+        if (typeof id !== 'string' || typeof channelId !== 'string' || (root !== undefined && typeof root !== 'string'))
+          continue; // not one of ours
         const n: MessageNotice = { id, channelId, ...(root ? { threadRootId: root } : {}) };
         for (const l of listeners) l(n);
       } catch {
@@ -243,7 +248,7 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
     within?: (tx: Transaction, m: MessageRecord) => Promise<boolean | void>,
     txOpts?: TransactionOptions,
   ): Promise<MessageRecord | undefined> {
-    const m = { ...draft, seq: await nextSeq(draft.channelId) } as MessageRecord;
+    const m: MessageRecord = { ...draft, seq: await nextSeq(draft.channelId) };
     const posted = await transaction(async (tx) => {
       if ((await within?.(tx, m)) === false) return false;
       tx.put(WORKSPACE_TABLES.messages, m.id, m);
@@ -307,6 +312,10 @@ export function createMessageIndex(store: Store, clock: Clock, opts: MessageInde
 
 export type MessageIndex = ReturnType<typeof createMessageIndex>;
 
+/** A record of the messages table (what a generic read or write of one hands over). */
+const isMessage = (v: unknown): v is MessageRecord =>
+  isRecord(v) && typeof v.id === 'string' && typeof v.channelId === 'string';
+
 /**
  * A transaction as the message index hands it out: the same, and it keeps what it read and wrote
  * of the messages table, for the notices of its changes.
@@ -317,8 +326,9 @@ class Noticing implements Transaction {
 
   constructor(private readonly tx: Transaction) {}
 
+  /** A record read of any table (the store's reads are generic): kept when it is a message. */
   private saw(m: unknown): void {
-    if (m && typeof m === 'object' && 'channelId' in m) this.read.set((m as MessageRecord).id, m as MessageRecord);
+    if (isMessage(m)) this.read.set(m.id, m);
   }
 
   get: Transaction['get'] = async (table, id, opts) => {
@@ -341,7 +351,7 @@ class Noticing implements Transaction {
 
   put: Transaction['put'] = (table, id, value) => {
     this.tx.put(table, id, value);
-    if (table === WORKSPACE_TABLES.messages) this.written.set(id, value as MessageRecord);
+    if (table === WORKSPACE_TABLES.messages && isMessage(value)) this.written.set(id, value);
   };
 
   delete: Transaction['delete'] = (table, id) => {
@@ -350,8 +360,8 @@ class Noticing implements Transaction {
   };
 
   apply: Transaction['apply'] = (c) => {
-    if (c.value) this.put(c.table, c.id, c.value as never);
-    else this.delete(c.table, c.id);
+    this.tx.apply(c);
+    if (c.table === WORKSPACE_TABLES.messages) this.written.set(c.id, c.value);
   };
 
   /** The notices of the messages written. */

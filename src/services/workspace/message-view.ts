@@ -1,24 +1,22 @@
 /** Message bodies: what a post or edit may carry, and how a message looks on the wire and in events. */
 import { invalidRequest } from '../../errors.js';
 import type { ErrorDetail } from '../../errors.js';
-import { MAX_FILES_PER_MESSAGE } from './files.js';
+import { MAX_FILES_PER_MESSAGE, type MessageFileView } from './files.js';
 import type { MessageRecord } from '../../model/workspace.js';
+import type { JsonObject } from '../../model/json.js';
 import { must } from '../../must.js';
 import type { Mentions } from './mentions.js';
 
 export interface MessageInput {
   text: string;
-  blocks: unknown[];
-  attachments: unknown[];
+  blocks: JsonObject[];
+  attachments: JsonObject[];
   /** Ephemeral: the users who see it. */
   sendToUsers?: string[];
   alsoSendToChannel?: boolean;
   /** Ids of uploaded files (POST /v1/files/upload/complete). */
   files?: string[];
 }
-
-/** A block or an attachment: a JSON object whose structure the message's readers (the apps) interpret. */
-type JsonObject = Record<string, unknown>;
 
 /**
  * The parts of a message a post, a reply, an edit or a scheduled message carry (V1.MessagePostRequestBody,
@@ -86,7 +84,11 @@ export interface ThreadSummary {
 }
 
 /** V1.Message; `files`: the V1.MessageFile of each of its files. */
-export function messageView(m: MessageRecord, thread?: ThreadSummary, files: unknown[] = []): Record<string, unknown> {
+export function messageView(
+  m: MessageRecord,
+  thread?: ThreadSummary,
+  files: MessageFileView[] = [],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: m.id,
     workspaceId: m.workspaceId,
@@ -124,7 +126,7 @@ export function messageView(m: MessageRecord, thread?: ThreadSummary, files: unk
 export function messageEventBody(
   m: Omit<MessageRecord, 'seq'>,
   ty: 'NEW_MESSAGE' | 'UPDATED_MESSAGE',
-  files: unknown[],
+  files: MessageFileView[],
   mentions: Mentions,
   rootText = '',
 ): Record<string, unknown> {

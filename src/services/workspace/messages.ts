@@ -40,7 +40,7 @@ const STRATEGIES = ['BEFORE', 'AFTER', 'AROUND'] as const;
 
 type Strategy = (typeof STRATEGIES)[number];
 
-const isStrategy = (s: string): s is Strategy => (STRATEGIES as readonly string[]).includes(s);
+const isStrategy = (s: string): s is Strategy => STRATEGIES.some((x) => x === s);
 
 function parseStrategy(raw: string | undefined, dflt: Strategy): Strategy {
   const strategy = raw === undefined || raw === '' ? dflt : raw.toUpperCase();

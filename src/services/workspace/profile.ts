@@ -18,6 +18,7 @@ import {
 } from '../../model/workspace.js';
 import type { Actor, WorkspaceUsers } from './users.js';
 import { must } from '../../must.js';
+import type { Json, JsonObject } from '../../model/json.js';
 
 const EXPIRATIONS = ['never', 'min30', 'hour1', 'hour4', 'today', 'thisWeek', 'custom'];
 
@@ -48,10 +49,21 @@ export function statusProblem(p: { pointer: string; message: string }): ErrorDet
 
 /** An app's home view for a user (platform.schema.json#homeViewBody): blocks, and what the app keeps with them. */
 export interface HomeViewBody {
-  blocks: Array<Record<string, unknown>>;
-  title?: unknown;
-  state?: unknown;
+  blocks: JsonObject[];
+  title?: Json;
+  state?: Json;
 }
+
+/** A group's fields as a person sends them (management.schema.json#groupBody): checked here, every one at once. */
+export interface GroupBody {
+  name?: Json;
+  handle?: Json;
+  description?: Json;
+  workspaceUserIds?: Json;
+  disabled?: Json;
+}
+
+const isString = (x: Json): x is string => typeof x === 'string';
 const HANDLE = /^[a-z0-9_.-]{1,80}$/;
 /** A claimed group handle, `${workspaceId}|${handle}` → the group: two daemons cannot give out the same handle. */
 const HANDLES = 'wsGroupHandles';
@@ -114,7 +126,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
     tx.apply(events.workspaceEvent(ty, g.workspaceId, EVERYONE, groupBody(g, ty, by)));
   }
 
-  async function parseGroup(a: Actor, b: Record<string, unknown>, prev?: UserGroupRecord) {
+  async function parseGroup(a: Actor, b: GroupBody, prev?: UserGroupRecord) {
     const details: ErrorDetail[] = [];
     const name = b.name ?? prev?.name;
     const handle =
@@ -123,35 +135,39 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
       (typeof name === 'string' ? name.toLowerCase().replace(/[^a-z0-9_.-]+/g, '-') : undefined);
     const description = b.description ?? prev?.description ?? '';
     const ids = b.workspaceUserIds ?? prev?.workspaceUserIds ?? [];
-    if (typeof name !== 'string' || !name.trim() || name.length > 80)
-      details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
-    if (typeof handle !== 'string' || !HANDLE.test(handle))
+    const okName = typeof name === 'string' && name.trim() && name.length <= 80 ? name : undefined;
+    if (okName === undefined) details.push({ pointer: '/name', message: 'must be 1 to 80 characters' });
+    const okHandle = typeof handle === 'string' && HANDLE.test(handle) ? handle : undefined;
+    if (okHandle === undefined)
       details.push({ pointer: '/handle', message: 'must be 1 to 80 lower-case letters, digits, _ . or -' });
-    if (typeof description !== 'string' || description.length > 250)
+    const okDescription = typeof description === 'string' && description.length <= 250 ? description : undefined;
+    if (okDescription === undefined)
       details.push({ pointer: '/description', message: 'must be at most 250 characters' });
-    const known = async (xs: unknown[]) => {
-      for (const x of xs) if (typeof x !== 'string' || !(await users.member(a.workspaceId, x))) return false;
+    const known = async (xs: string[]) => {
+      for (const x of xs) if (!(await users.member(a.workspaceId, x))) return false;
       return true;
     };
-    if (!Array.isArray(ids) || !(await known(ids)))
+    const idList = Array.isArray(ids) && ids.every(isString) ? ids : undefined;
+    const okIds = idList && (await known(idList)) ? idList : undefined;
+    if (okIds === undefined)
       details.push({ pointer: '/workspaceUserIds', message: 'must list users of the workspace' });
     if (b.disabled !== undefined && typeof b.disabled !== 'boolean')
       details.push({ pointer: '/disabled', message: 'must be true or false' });
-    if (details.length)
+    if (details.length || okName === undefined || okHandle === undefined || okDescription === undefined || !okIds)
       throw invalidRequest(`The group is not valid: ${must(details[0]).pointer} ${must(details[0]).message}.`, details);
-    if ((await groupsOf(a.workspaceId)).some((g) => g.handle === handle && g.id !== prev?.id))
-      throw handleTaken(handle as string);
+    if ((await groupsOf(a.workspaceId)).some((g) => g.handle === okHandle && g.id !== prev?.id))
+      throw handleTaken(okHandle);
     return {
-      name: (name as string).trim(),
-      handle: handle as string,
-      description: description as string,
-      workspaceUserIds: [...new Set(ids as string[])],
+      name: okName.trim(),
+      handle: okHandle,
+      description: okDescription,
+      workspaceUserIds: [...new Set(okIds)],
       disabled: typeof b.disabled === 'boolean' ? b.disabled : (prev?.disabled ?? false),
     };
   }
 
   /** A person creates a user group: WORKSPACE_USER_GROUP_CREATED. */
-  async function createGroup(a: Actor, body: Record<string, unknown>) {
+  async function createGroup(a: Actor, body: GroupBody) {
     const g: UserGroupRecord = {
       id: newId('grp', 12),
       workspaceId: a.workspaceId,
@@ -165,7 +181,7 @@ export function createProfiles(deps: { store: Store; clock: Clock; users: Worksp
   }
 
   /** A person changes a group (name, handle, description, members, disabled): WORKSPACE_USER_GROUP_UPDATED. */
-  async function updateGroup(a: Actor, id: string, body: Record<string, unknown>) {
+  async function updateGroup(a: Actor, id: string, body: GroupBody) {
     const g = await store.transaction(async (tx) => {
       const prev = await tx.get(WORKSPACE_TABLES.groups, id);
       if (!prev || prev.workspaceId !== a.workspaceId) throw notFound('User group');

@@ -6,40 +6,47 @@
  */
 import { invalidRequest } from '../../errors.js';
 import { RECURRENCE_TYPES, type Recurrence, type RecurrenceType } from '../../model/workspace.js';
+import type { Json } from '../../model/json.js';
 
 const DAY_MS = 86_400_000;
 const MAX_TIME = 4_000_000_000_000;
 
-/** V1.ScheduledMessageRecurrenceRequest → a Recurrence; a bad field is 400 naming it. */
-export function parseRecurrence(raw: unknown, sendAt: number): Recurrence | undefined {
+/** `v` when it is a whole number from 0 to `max`, 0 when it is absent (or null); else undefined. */
+const wholeOr0 = (v: Json | undefined, max: number): number | undefined =>
+  v === undefined || v === null
+    ? 0
+    : typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max
+      ? v
+      : undefined;
+
+/**
+ * V1.ScheduledMessageRecurrenceRequest → a Recurrence; a bad field is 400 naming it, in the words of this
+ * service (the route's schema leaves the recurrence to it).
+ */
+export function parseRecurrence(raw: Json | undefined, sendAt: number): Recurrence | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (typeof raw !== 'object' || Array.isArray(raw))
     throw invalidRequest('recurrence must be an object.', [{ pointer: '/recurrence', message: 'must be an object' }]);
-  const r = raw as Record<string, unknown>;
-  if (!RECURRENCE_TYPES.includes(r.recurrenceType as RecurrenceType))
+  const recurrenceType = RECURRENCE_TYPES.find((t) => t === raw.recurrenceType);
+  if (recurrenceType === undefined)
     throw invalidRequest(`recurrence.recurrenceType must be one of ${RECURRENCE_TYPES.join(', ')}.`, [
       { pointer: '/recurrence/recurrenceType', message: 'unknown recurrence type' },
     ]);
-  const whole = (v: unknown, max: number) =>
-    v === undefined || v === null || (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max);
-  if (!whole(r.endAfterOccurrences, 9999))
+  const endAfterOccurrences = wholeOr0(raw.endAfterOccurrences, 9999);
+  if (endAfterOccurrences === undefined)
     throw invalidRequest('recurrence.endAfterOccurrences must be a whole number from 0 to 9999.', [
       { pointer: '/recurrence/endAfterOccurrences', message: 'must be 0 to 9999' },
     ]);
-  if (!whole(r.endDate, MAX_TIME))
+  const endDate = wholeOr0(raw.endDate, MAX_TIME);
+  if (endDate === undefined)
     throw invalidRequest('recurrence.endDate must be a time in epoch milliseconds.', [
       { pointer: '/recurrence/endDate', message: 'must be epoch milliseconds' },
     ]);
-  const endDate = (r.endDate as number | undefined) ?? 0;
   if (endDate !== 0 && endDate < sendAt)
     throw invalidRequest('recurrence.endDate is before sendAt: the message would never be posted.', [
       { pointer: '/recurrence/endDate', message: 'is before sendAt' },
     ]);
-  return {
-    recurrenceType: r.recurrenceType as RecurrenceType,
-    endAfterOccurrences: (r.endAfterOccurrences as number | undefined) ?? 0,
-    endDate,
-  };
+  return { recurrenceType, endAfterOccurrences, endDate };
 }
 
 /**

@@ -26,6 +26,8 @@ import type { Actor } from './users.js';
 import { createPoller } from '../../poller.js';
 import { onlyLeaseRenewed } from '../../store/lease.js';
 import { nextOccurrence, parseRecurrence } from './recurrence.js';
+import type { Json } from '../../model/json.js';
+import { messageOf } from '../../unknown-values.js';
 
 /**
  * V1.CreateScheduledMessageRequest (platform.schema.json#scheduledBody): a message's parts, where and when. Whether
@@ -35,7 +37,7 @@ export interface ScheduledBody extends Pick<MessageBody, 'text' | 'blocks' | 'at
   channelId?: string;
   sendAt?: number;
   /** V1.ScheduledMessageRecurrenceRequest: its fields are read by parseRecurrence. */
-  recurrence?: Record<string, unknown>;
+  recurrence?: Json;
 }
 
 /**
@@ -51,8 +53,11 @@ const MAX_SEND_AT = 4_000_000_000_000;
 const LIST_MAX = 100;
 
 /** The fields of `o` that are set (a record keeps no undefined field). */
-const defined = <T extends object>(o: T): T =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const defined = <T extends object>(o: T): T => {
+  const out = { ...o };
+  for (const [k, v] of Object.entries(out)) if (v === undefined) Reflect.deleteProperty(out, k);
+  return out;
+};
 
 export interface ScheduledDeps {
   store: Store;
@@ -257,7 +262,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       logger.warn('scheduled message dropped', {
         id: leased.id,
         channelId: leased.channelId,
-        reason: (e as Error).message,
+        reason: messageOf(e),
       });
       await store.transaction(async (tx) => {
         if (ours(await tx.get(WORKSPACE_TABLES.scheduled, leased.id))) tx.delete(WORKSPACE_TABLES.scheduled, leased.id);
@@ -281,7 +286,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
     } catch (e) {
       // while the store is down this repeats every poll; the store logs the outage itself
       (e instanceof StoreUnavailable ? logger.debug : logger.error).call(logger, 'claiming scheduled messages failed', {
-        error: (e as Error).message,
+        error: messageOf(e),
       });
       return true;
     }
@@ -289,7 +294,7 @@ export function createScheduledMessages(deps: ScheduledDeps) {
       if (inFlight.has(s.id)) continue;
       inFlight.add(s.id);
       const p = fire(s)
-        .catch((e) => logger.error('posting a scheduled message failed', { id: s.id, error: (e as Error).message }))
+        .catch((e: unknown) => logger.error('posting a scheduled message failed', { id: s.id, error: messageOf(e) }))
         .finally(() => {
           inFlight.delete(s.id);
           running.delete(p);

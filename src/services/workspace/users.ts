@@ -66,7 +66,7 @@ export function createWorkspaceUsers(store: Store, clock: Clock) {
       timeZoneId: 'UTC',
       automaticallyTimeZone: true,
       timeFormat: TIME_FORMAT,
-      title: (u as { title?: string }).title ?? '',
+      title: u.title ?? '',
       phone: '',
       isPumbleBot: false,
       isAddonBot: !!u.isBot,

@@ -8,6 +8,7 @@ import { StoreConflict, type AnyTables, type RecordKey } from '../types.js';
 import { createBatcher, type Settled } from './batcher.js';
 import { DEADLOCK_SQLSTATE, conflictOf, isConnectionError } from './errors.js';
 import { must } from '../../must.js';
+import { errnoOf } from '../../unknown-values.js';
 
 export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
@@ -141,7 +142,7 @@ export function batchedCommits(q: Query, maxInFlight: number) {
       } catch (err) {
         const conflict = conflictOf(err);
         if (conflict) return { ok: false, error: new StoreConflict(conflict.table, conflict.id) };
-        if ((err as { code?: string }).code === DEADLOCK_SQLSTATE && attempt < DEADLOCK_RETRIES) continue;
+        if (errnoOf(err) === DEADLOCK_SQLSTATE && attempt < DEADLOCK_RETRIES) continue;
         return { ok: false, error: err };
       }
     }
@@ -195,7 +196,7 @@ export function batchedCommits(q: Query, maxInFlight: number) {
         });
       } catch (err) {
         if (isConnectionError(err)) throw err;
-        if ((err as { code?: string }).code === DEADLOCK_SQLSTATE && attempt < DEADLOCK_RETRIES) continue;
+        if (errnoOf(err) === DEADLOCK_SQLSTATE && attempt < DEADLOCK_RETRIES) continue;
         const each: Settled<void>[] = [];
         for (const c of calls) each.push(await one(c));
         return each;

@@ -4,6 +4,7 @@
  * keeps keys in an order of its own: equal records give equal digests on both stores.
  */
 import crypto from 'node:crypto';
+import { isRecord } from '../../unknown-values.js';
 
 /** Every record of every table: table → id → record. */
 export type TableData = Map<string, Map<string, object>>;
@@ -17,12 +18,11 @@ export interface TableSummary {
 
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
+  if (isRecord(v)) {
+    return `{${Object.keys(v)
+      .filter((k) => v[k] !== undefined)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
       .join(',')}}`;
   }
   return JSON.stringify(v);

@@ -11,6 +11,7 @@
 import pg from 'pg';
 import type { Clock, Timer } from '../../clock.js';
 import { checkChannel, type Gap, type Listener, type StoreLogger } from '../types.js';
+import { messageOf } from '../../unknown-values.js';
 
 /** Channel names are spelled into LISTEN as quoted identifiers: prefixed, and of checkChannel's characters only. */
 export function pgChannel(channel: string): string {
@@ -134,7 +135,7 @@ export class Notifier {
         try {
           fn(msg.payload ?? '');
         } catch (err) {
-          this.#opts.logger.warn('store: a subscriber threw', { channel: msg.channel, error: (err as Error).message });
+          this.#opts.logger.warn('store: a subscriber threw', { channel: msg.channel, error: messageOf(err) });
         }
       }
     });
@@ -171,7 +172,7 @@ export class Notifier {
       try {
         gap(lostMs);
       } catch (err) {
-        this.#opts.logger.warn('store: a gap handler threw', { error: (err as Error).message });
+        this.#opts.logger.warn('store: a gap handler threw', { error: messageOf(err) });
       }
     }
   }

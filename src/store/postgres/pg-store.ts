@@ -37,6 +37,7 @@ import { batchedCommits, batchedHits, batchedReads, type CommitArgs } from './ba
 import { Notifier, pgChannel } from './listener.js';
 import { assertSafeName, fieldKey, migrateWith, pageKey } from './migrations.js';
 import { redactUrl, withJitOff } from './url.js';
+import { messageOf } from '../../unknown-values.js';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/db */
@@ -82,7 +83,8 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(
   // keepalive notices a peer that vanished without closing the connection.
   const pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true });
   const where = redactUrl(opts.url);
-  let fault: Error | null = null;
+  /** health()'s reason while PostgreSQL is unreachable (null: it answers). */
+  let fault: string | null = null;
   let closing = false;
   const clock = opts.clock ?? systemClock;
   let retryTimer: Timer | null = null;
@@ -103,13 +105,13 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(
     if (!fault)
       opts.logger.warn(
         'store: PostgreSQL is unreachable; every call that needs it is refused (503) until it answers again',
-        { database: where, error: (err as Error).message },
+        { database: where, error: messageOf(err) },
       );
-    fault = err as Error;
+    fault = reason(err);
     armProbe();
     return true;
   };
-  const reason = (f: Error) => `the store cannot reach PostgreSQL: ${f.message}`;
+  const reason = (err: unknown) => `the store cannot reach PostgreSQL: ${messageOf(err)}`;
   // An idle pooled connection that drops (server restart, pg_terminate_backend) is reported here, not to a query.
   pool.on('error', noteFault);
 
@@ -142,7 +144,7 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(
       return res;
     } catch (err) {
       // the connection, not the statement: the caller is told the store is unavailable, with health()'s reason
-      if (noteFault(err)) throw new StoreUnavailable(reason(err as Error), { cause: err });
+      if (noteFault(err)) throw new StoreUnavailable(reason(err), { cause: err });
       throw err;
     }
   }
@@ -349,7 +351,7 @@ export async function openPostgresStore<TM extends TableMap = DaemonTables>(
     subscribed: () => notifier.settled(),
 
     health(): StoreHealth {
-      return fault ? { ok: false, reason: reason(fault) } : { ok: true };
+      return fault !== null ? { ok: false, reason: fault } : { ok: true };
     },
 
     async close() {

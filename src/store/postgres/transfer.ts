@@ -17,6 +17,7 @@ import { DATA_FILE, JOURNAL_RE } from '../format.js';
 import type { AnyTables, Change, StoreLogger } from '../types.js';
 import { differences, summarize, type TableData, type TableSummary } from './digest.js';
 import { migrateWith, withClient } from './migrations.js';
+import { errnoOf, fieldOf, isRecord, recordOr } from '../../unknown-values.js';
 
 /** Records per INSERT (import) or per commit (export). */
 const BATCH = 500;
@@ -35,8 +36,15 @@ const total = (s: TableSummary[]) => s.reduce((n, x) => n + x.records, 0);
 function readDataFileTables(dir: string): TableData {
   const file = path.join(dir, DATA_FILE);
   if (!fs.existsSync(file)) return new Map();
-  const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { tables?: Record<string, Record<string, object>> };
-  return new Map(Object.entries(doc.tables ?? {}).map(([t, recs]) => [t, new Map(Object.entries(recs))]));
+  const doc: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const data: TableData = new Map();
+  for (const [t, recs] of Object.entries(recordOr(fieldOf(doc, 'tables')) ?? {})) {
+    const records = new Map<string, object>();
+    // the store just closed wrote the file: each record is an object (one typeof each, off any hot path)
+    for (const [id, rec] of Object.entries(recordOr(recs) ?? {})) if (isRecord(rec)) records.set(id, rec);
+    data.set(t, records);
+  }
+  return data;
 }
 
 /** Every record of the embedded store in `dir`, read from a copy of its files (the source is not touched). */
@@ -121,7 +129,7 @@ export function occupied(dir: string): string[] {
   try {
     return fs.readdirSync(dir).filter((f) => f !== 'daemon.lock');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if (errnoOf(err) === 'ENOENT') return [];
     throw err;
   }
 }

@@ -3,6 +3,7 @@ import { html } from 'ghtml';
 import { actionForm, consolePage, csrfField, type Shell } from './layout.js';
 import { annotatedManifest, type Problem } from './manifest-view.js';
 import { must } from '../../../must.js';
+import { arr, obj } from './block-elements.js';
 
 export interface AppRow {
   id: string;
@@ -99,16 +100,18 @@ const list = (items: string[], empty = 'none') =>
 
 export function appPage(shell: Shell, v: AppPageView): string {
   // the app object of docs/protocol.md §2 (apps.get): its arrays and objects are always present
-  const a = v.app as Record<string, any>;
+  const a = v.app;
   const id = String(a.id);
+  const scopes = obj(a.scopes);
+  const codes = (items: unknown) => arr(items).map((x) => html`<code>${x}</code>`);
   const base = `/console/apps/${id}`;
   const urls: string[] = [];
   const url = (label: string, u: unknown) => {
     if (typeof u === 'string' && u) urls.push(html`<strong>${label}</strong><br><code>${u}</code>`);
   };
-  url('Events', a.eventSubscriptions?.url);
-  url('Block interactions', a.blockInteraction?.url);
-  url('View actions', a.viewAction?.url);
+  url('Events', obj(a.eventSubscriptions).url);
+  url('Block interactions', obj(a.blockInteraction).url);
+  url('View actions', obj(a.viewAction).url);
   url('Help', a.helpUrl);
   url('Listing', a.listingUrl);
   const secrets = v.secrets
@@ -142,12 +145,30 @@ export function appPage(shell: Shell, v: AppPageView): string {
 <div class="row">!${actions}</div></div>
 <div class="card"><h2>Secrets</h2>!${secrets}</div>
 <div class="card"><h2>URLs</h2>!${list(urls)}
-<h2>Slash commands</h2>!${list((a.slashCommands as Array<Record<string, unknown>>).map((c) => html`<code>${c.command}</code> ${c.usageHint ?? ''} — ${c.description ?? ''}<br><code class="muted">${c.url}</code>`))}
-<h2>Shortcuts</h2>!${list((a.shortcuts as Array<Record<string, unknown>>).map((s) => html`<strong>${s.displayName}</strong> <code>${s.name}</code> <span class="badge">${s.shortcutType === 'GLOBAL' ? 'global' : 'on a message'}</span><br><code class="muted">${s.url}</code>`))}
-<h2>Dynamic menus</h2>!${list((a.dynamicMenus as Array<Record<string, unknown>>).map((m) => html`<code>${m.onAction}</code><br><code class="muted">${m.url}</code>`))}
-<h2>Scopes</h2><dl><dt>Bot</dt><dd>!${(a.scopes.botScopes as string[]).map((s) => html`<code>${s}</code>`).join(' ') || 'none'}</dd><dt>User</dt><dd>!${(a.scopes.userScopes as string[]).map((s) => html`<code>${s}</code>`).join(' ') || 'none'}</dd></dl>
-<h2>Events</h2><p>!${(a.eventSubscriptions.events as string[]).map((e) => html`<code>${e}</code>`).join(' ') || '<span class="muted">none</span>'}</p>
-<h2>Redirect URLs</h2>!${list((a.redirectUrls as string[]).map((u) => html`<code>${u}</code>`))}</div>`,
+<h2>Slash commands</h2>!${list(
+      arr(a.slashCommands)
+        .map(obj)
+        .map(
+          (c) =>
+            html`<code>${c.command}</code> ${c.usageHint ?? ''} — ${c.description ?? ''}<br><code class="muted">${c.url}</code>`,
+        ),
+    )}
+<h2>Shortcuts</h2>!${list(
+      arr(a.shortcuts)
+        .map(obj)
+        .map(
+          (s) =>
+            html`<strong>${s.displayName}</strong> <code>${s.name}</code> <span class="badge">${s.shortcutType === 'GLOBAL' ? 'global' : 'on a message'}</span><br><code class="muted">${s.url}</code>`,
+        ),
+    )}
+<h2>Dynamic menus</h2>!${list(
+      arr(a.dynamicMenus)
+        .map(obj)
+        .map((m) => html`<code>${m.onAction}</code><br><code class="muted">${m.url}</code>`),
+    )}
+<h2>Scopes</h2><dl><dt>Bot</dt><dd>!${codes(scopes.botScopes).join(' ') || 'none'}</dd><dt>User</dt><dd>!${codes(scopes.userScopes).join(' ') || 'none'}</dd></dl>
+<h2>Events</h2><p>!${codes(obj(a.eventSubscriptions).events).join(' ') || '<span class="muted">none</span>'}</p>
+<h2>Redirect URLs</h2>!${list(codes(a.redirectUrls))}</div>`,
   );
 }
 

@@ -17,6 +17,7 @@
 import { html } from 'ghtml';
 import crypto from 'node:crypto';
 import { must } from '../../../must.js';
+import { recordOr, stringOr } from '../../../unknown-values.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -38,11 +39,10 @@ export interface ElementContext {
   picked?(onAction: string, key: string): Picked | undefined;
 }
 
-export const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+export const obj = (v: unknown): Obj => recordOr(v) ?? {};
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** A text object ({type, text}) or a string. */
-export const txt = (v: unknown): string =>
-  typeof v === 'string' ? v : typeof obj(v).text === 'string' ? (obj(v).text as string) : '';
+export const txt = (v: unknown): string => (typeof v === 'string' ? v : (stringOr(obj(v).text) ?? ''));
 export const safeUrl = (u: unknown) => (typeof u === 'string' && /^(https?:|mailto:)/i.test(u) ? u : undefined);
 const onActionOf = (el: Obj) => String(el.onAction ?? el.action_id ?? '');
 
@@ -194,8 +194,8 @@ function control(
     }
     case 'plain_text_input': {
       const value = now?.value ?? String(el.initial_value ?? '');
-      const max = Number.isInteger(el.max_length) ? html` maxlength="!${el.max_length as number}"` : '';
-      const min = Number.isInteger(el.min_length) ? html` minlength="!${el.min_length as number}"` : '';
+      const max = Number.isInteger(el.max_length) ? html` maxlength="!${el.max_length}"` : '';
+      const min = Number.isInteger(el.min_length) ? html` minlength="!${el.min_length}"` : '';
       const ph = txt(el.placeholder) ? html` placeholder="${txt(el.placeholder)}"` : '';
       const triggers = arr(el.interaction_triggers);
       // Enter sends (on_enter_pressed, or in a message where there is nothing else to do); on_input is sent on Enter

@@ -58,7 +58,8 @@ function select(
   selected: string | undefined,
   anyLabel?: string,
 ): string {
-  const opts = (anyLabel !== undefined ? [['', anyLabel] as [string, string]] : []).concat(options);
+  const any: Array<[string, string]> = anyLabel !== undefined ? [['', anyLabel]] : [];
+  const opts = any.concat(options);
   return html`<div><label for="${id}">!${label}</label><select id="${id}" name="${name}">!${opts.map(([v, l]) => html`<option value="${v}"${v === (selected ?? '') ? ' selected' : ''}>${l}</option>`).join('')}</select></div>`;
 }
 
@@ -85,9 +86,8 @@ function appField(
 
 export function deliveriesPage(shell: Shell, v: ListView): string {
   const f = v.filter;
-  const q = new URLSearchParams(
-    [...Object.entries(f), ['since', v.since]].filter(([, x]) => x) as Array<[string, string]>,
-  ).toString();
+  const given: Array<[string, string | undefined]> = [...Object.entries(f), ['since', v.since]];
+  const q = new URLSearchParams(given.filter((p): p is [string, string] => !!p[1])).toString();
   const filters = html`<form class="filters" method="get" action="/console/deliveries" aria-label="Filter deliveries">!${appField('f-app', 'app', 'App', v.apps, f.app, 'All apps')}!${select(
     'f-kind',
     'kind',

@@ -26,6 +26,9 @@ interface ManagedGroup {
   workspaceUserIds: string[];
 }
 
+/** What a group's form holds: a new group's handle may be left out (made from its name). */
+export type GroupFields = Omit<ManagedGroup, 'id' | 'handle'> & { handle?: string };
+
 export interface ManageView {
   channels: ManagedChannel[];
   groups: ManagedGroup[];
@@ -34,7 +37,7 @@ export interface ManageView {
   notice?: string;
   error?: string;
   /** What a refused form held, shown again (the group's id, or "new"). */
-  again?: { group: string; fields: Record<string, unknown> };
+  again?: { group: string; fields: GroupFields };
 }
 
 export const MANAGE_PATH = '/console/manage';
@@ -75,7 +78,7 @@ function groupFields(key: string, g: Partial<ManagedGroup>, people: ManageView['
 }
 
 function groupsCard(shell: Shell, v: ManageView): string {
-  const again = (key: string) => (v.again?.group === key ? (v.again.fields as Partial<ManagedGroup>) : undefined);
+  const again = (key: string) => (v.again?.group === key ? v.again.fields : undefined);
   const items = v.groups.map((g) => {
     const shown = again(g.id) ?? g;
     return html`<li><details${again(g.id) ? ' open' : ''}><summary><strong>${g.name}</strong> @${g.handle} <span class="muted">!${g.workspaceUserIds.length} member${g.workspaceUserIds.length === 1 ? '' : 's'}${g.disabled ? ', disabled' : ''}</span></summary>

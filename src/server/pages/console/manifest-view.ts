@@ -23,9 +23,9 @@ function lines(value: unknown): Line[] {
   const walk = (v: unknown, pointer: string, indent: string, prefix: string, comma: string) => {
     if (v && typeof v === 'object') {
       const isArr = Array.isArray(v);
-      const entries: Array<[string, unknown]> = isArr
-        ? (v as unknown[]).map((x, i) => [String(i), x])
-        : Object.entries(v as Record<string, unknown>);
+      const entries: Array<[string, unknown]> = Array.isArray(v)
+        ? v.map((x, i): [string, unknown] => [String(i), x])
+        : Object.entries(v);
       const [open, close] = isArr ? ['[', ']'] : ['{', '}'];
       if (!entries.length) return void out.push({ text: `${indent}${prefix}${open}${close}${comma}`, pointer });
       out.push({ text: `${indent}${prefix}${open}`, pointer });

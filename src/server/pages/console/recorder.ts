@@ -57,6 +57,9 @@ export interface RecordingPageData {
   signatureCheck?: boolean;
   /** The file name of the download. */
   fileName: string;
+  /** The apps the person used, when more than one (the suite is about one of them), and the one it is about. */
+  apps?: Array<{ id: string; name: string; calls: number }>;
+  appId?: string;
 }
 
 /** How a step reads in the editor's list: its verb and value, and its other fields. */
@@ -83,6 +86,7 @@ export function recordingPage(shell: Shell, d: RecordingPageData): string {
 <form method="post" action="/console/recordings/${id}" id="suite-editor">!${csrfField(shell.csrf)}
 <label for="suite-name">Suite name</label><input type="text" id="suite-name" name="suiteName" value="${d.suiteName}" maxlength="200">
 <label for="test-name">Test name</label><input type="text" id="test-name" name="testName" value="${d.testName}" maxlength="200">
+!${d.apps && d.apps.length > 1 ? html`<label for="suite-app">The app it tests</label><select id="suite-app" name="app">!${d.apps.map((a) => html`<option value="${a.id}"${a.id === d.appId ? ' selected' : ''}>${a.name} (${a.calls === 1 ? '1 call' : `${a.calls} calls`})</option>`).join('')}</select>` : ''}
 !${d.signatureCheck === undefined ? '' : html`<label class="check"><input type="checkbox" name="signature" value="on" id="suite-signature"${d.signatureCheck ? ' checked' : ''}> also a test that the app refuses calls that are not properly signed</label>`}
 <h2>Steps</h2><div class="scroll"><table><thead><tr><th>Drop</th><th>Match</th><th>Step</th></tr></thead><tbody>!${rows}</tbody></table></div>
 <p class="row"><button type="submit" class="primary" id="suite-apply">Apply changes</button></p></form>

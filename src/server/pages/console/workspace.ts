@@ -249,12 +249,11 @@ export function modalHtml(
   picked?: TimelineItem['picked'],
 ): string {
   const id = String(view.id ?? '');
+  // a text object ({type, text}) of the view, or its text as a string
+  const textOf = (v: object): unknown => ('text' in v ? v.text : undefined);
   const title =
-    typeof view.title === 'object' && view.title
-      ? String((view.title as Record<string, unknown>).text ?? '')
-      : String(view.title ?? '');
-  const label = (v: unknown, dflt: string) =>
-    v && typeof v === 'object' ? String((v as Record<string, unknown>).text ?? dflt) : dflt;
+    typeof view.title === 'object' && view.title ? String(textOf(view.title) ?? '') : String(view.title ?? '');
+  const label = (v: unknown, dflt: string) => (v && typeof v === 'object' ? String(textOf(v) ?? dflt) : dflt);
   const c: BlockContext = { csrf, idPrefix: `v-${id}`, userName, inView: true, ...(picked ? { picked } : {}) };
   return html`<div class="backdrop"><div class="modal card" role="dialog" aria-modal="true" aria-labelledby="modal-title" id="modal"><form method="post" action="/console/views/${encodeURIComponent(id)}">!${csrfField(csrf)}<button type="submit" name="do" value="submit" hidden tabindex="-1"></button>
 <h2 id="modal-title">${title || 'App'}</h2>!${renderBlocks(view.blocks, c, view.state)}

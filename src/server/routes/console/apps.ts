@@ -7,14 +7,19 @@ import express, { Router, type Request, type Response } from 'express';
 import multer from 'multer';
 import { AppError, notFound } from '../../../errors.js';
 import type { AppsService } from '../../../services/apps.js';
+import { checkManifest } from '../../../validation/manifest.js';
 import type { Grants } from '../../../services/oauth/grants.js';
 import type { Revocation } from '../../../services/oauth/revocation.js';
 import { appFormPage, appPage, appsListPage, confirmPage, type AppPageView } from '../../pages/console/apps.js';
 import { jsonParseProblem } from '../../pages/console/manifest-view.js';
-import { FORM_TYPE, handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import { FORM_TYPE, handled, seeOther, sendConsolePage } from './common.js';
+import type { ConsoleBase, ConsoleHandler, Form, Signed } from './common.js';
 import { must } from '../../../must.js';
+import { recordOr, stringOr } from '../../../unknown-values.js';
 
 const PAGE_SIZE = 100;
+/** The strings of a list field of the app object (docs/protocol.md §2): its scopes, its redirect URLs. */
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
 const SECRET_FIELDS = ['id', 'published', 'clientSecret', 'appKey', 'signingSecret'];
 
 export interface ConsoleAppsDeps {
@@ -24,6 +29,8 @@ export interface ConsoleAppsDeps {
   revocation: Pick<Revocation, 'uninstallAs'>;
   socketStatus(appId: string): Promise<{ connections: number; queuedEvents: number }>;
   bodyLimitBytes: number;
+  /** The operator's allowInsecureRedirects: whether a manifest may name http redirect URLs beyond loopback. */
+  allowInsecureRedirects: boolean;
 }
 
 export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
@@ -39,11 +46,8 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     req.is('multipart/form-data') ? multipart(req, res, next) : manifestForm(req, res, next),
   );
   const form = base.form('8kb', 20);
-  const post = (
-    path: string,
-    parser: express.RequestHandler,
-    fn: (req: Request, res: Response, s: Signed) => unknown,
-  ) => r.post(path, base.signedIn, parser, base.csrf, handled(base, fn));
+  const post = (path: string, parser: express.RequestHandler, fn: ConsoleHandler) =>
+    r.post(path, base.signedIn, parser, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
     r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.appId);
@@ -61,22 +65,23 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     reveal = false,
   ): Promise<AppPageView> {
     const app = await apps.get(s.principal, appId);
-    const { clientSecret, appKey, signingSecret } = app as unknown as Record<string, string>;
+    // the app object of docs/protocol.md §2 with its secrets: its arrays and objects are always present
+    const [clientSecret, appKey, signingSecret] = [app.clientSecret, app.appKey, app.signingSecret].map(stringOr);
     const status = await deps.socketStatus(appId);
-    const redirect = (app.redirectUrls as string[])[0];
+    const redirect = stringOr(strings(app.redirectUrls)[0]);
     let installUrl: string | undefined;
     if (redirect) {
-      const scopes = app.scopes as { botScopes: string[]; userScopes: string[] };
+      const scopes = recordOr(app.scopes);
       const q = new URLSearchParams({
         clientId: app.id,
-        scopes: [...scopes.userScopes, ...scopes.botScopes.map((x) => `bot:${x}`)].join(','),
+        scopes: [...strings(scopes?.userScopes), ...strings(scopes?.botScopes).map((x) => `bot:${x}`)].join(','),
         redirectUrl: redirect,
         state: 'console',
         defaultWorkspaceId: s.principal.workspaceId,
       });
       installUrl = `/access-request?${q}`;
     }
-    for (const k of SECRET_FIELDS.slice(2)) delete (app as Record<string, unknown>)[k];
+    for (const k of SECRET_FIELDS.slice(2)) delete app[k];
     const secrets = reveal
       ? { clientSecret: must(clientSecret), appKey: must(appKey), signingSecret: must(signingSecret) }
       : undefined;
@@ -114,8 +119,7 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
   );
 
   /** Create or update from the form: the manifest problems come back as the form with them inline. */
-  async function fromForm(req: Request, res: Response, s: Signed, mode: 'create' | 'edit') {
-    const b = (req.body ?? {}) as Record<string, unknown>;
+  async function fromForm(req: Request, res: Response, s: Signed, b: Form, mode: 'create' | 'edit') {
     const text = req.file ? req.file.buffer.toString('utf8') : typeof b.manifest === 'string' ? b.manifest : '';
     const formBase = { mode, ...(mode === 'edit' ? { appId: id(req) } : {}), text };
     if (!text.trim())
@@ -128,16 +132,19 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     if (problem) return sendConsolePage(res, 400, appFormPage(s.shell, { ...formBase, parseProblem: problem }));
     const parsed: unknown = JSON.parse(text);
     try {
-      const out =
-        mode === 'create' ? await apps.create(s.principal, parsed) : await apps.update(s.principal, id(req), parsed);
+      const { manifest, warnings } = checkManifest(parsed, deps);
+      const app =
+        mode === 'create'
+          ? await apps.create(s.principal, manifest)
+          : await apps.update(s.principal, id(req), manifest);
       sendConsolePage(
         res,
         mode === 'create' ? 201 : 200,
         appPage(
           s.shell,
-          await view(s, out.app.id, {
+          await view(s, app.id, {
             notice: mode === 'create' ? 'App created.' : 'Manifest saved.',
-            warnings: out.warnings,
+            warnings,
           }),
         ),
       );
@@ -148,12 +155,12 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
     }
   }
 
-  post('/console/apps', upload, (req, res, s) => fromForm(req, res, s, 'create'));
+  post('/console/apps', upload, (req, res, s, form) => fromForm(req, res, s, form, 'create'));
   get('/console/apps/:appId', async (req, res, s) =>
     sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req)))),
   );
   get('/console/apps/:appId/edit', async (req, res, s) => {
-    const app = (await apps.get(s.principal, id(req))) as Record<string, unknown>;
+    const app: Record<string, unknown> = await apps.get(s.principal, id(req));
     for (const k of SECRET_FIELDS) delete app[k];
     sendConsolePage(
       res,
@@ -161,7 +168,7 @@ export function consoleAppsRoutes(deps: ConsoleAppsDeps): Router {
       appFormPage(s.shell, { mode: 'edit', appId: id(req), text: JSON.stringify(app, null, 2) }),
     );
   });
-  post('/console/apps/:appId/edit', upload, (req, res, s) => fromForm(req, res, s, 'edit'));
+  post('/console/apps/:appId/edit', upload, (req, res, s, form) => fromForm(req, res, s, form, 'edit'));
   post('/console/apps/:appId/secrets', form, async (req, res, s) =>
     sendConsolePage(res, 200, appPage(s.shell, await view(s, id(req), {}, true))),
   );

@@ -24,6 +24,7 @@ import { asAppError, sendErrorPage } from '../../respond.js';
 import { must } from '../../../must.js';
 import { recorderBar, type RecorderShell } from '../../pages/console/recorder.js';
 import { textField } from '../../text-field.js';
+import { isRecord } from '../../../unknown-values.js';
 
 const WORKSPACE_COOKIE = 'appreg_console_ws';
 /** The one body type of the console's forms (the manifest form may also be multipart, for a file). */
@@ -85,7 +86,28 @@ export function seeOther(res: Response, location: string): void {
   res.end();
 }
 
-const signedOf = (res: Response): Signed => res.locals.console as Signed;
+/** The signed-in browser of a request signedIn let through, by its response (typed, unlike res.locals). */
+const signedIns = new WeakMap<Response, Signed>();
+const signedOf = (res: Response): Signed => must(signedIns.get(res), 'the signed-in browser of a console request');
+
+/**
+ * A console form as its parser read it: each field a string, or the strings of a field sent more than once.
+ * Only text fields are kept (multer reads a part named like `a[b]` as an object; no console form has one).
+ */
+export type Form = Readonly<Record<string, string | string[]>>;
+
+const isField = (entry: [string, unknown]): entry is [string, string | string[]] => {
+  const v = entry[1];
+  return typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+};
+
+/** The fields of a parsed form (an empty form when there is none: a GET). */
+function formOf(body: unknown): Form {
+  return isRecord(body) ? Object.fromEntries(Object.entries(body).filter(isField)) : {};
+}
+
+/** A console handler: the request, the signed-in browser and its form (empty for a GET). */
+export type ConsoleHandler = (req: Request, res: Response, s: Signed, form: Form) => unknown;
 
 export function consoleBase(deps: ConsoleBaseDeps) {
   const { identity, webSessions, logger } = deps;
@@ -154,7 +176,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     } catch (e) {
       return sendError(res, e); // the store could not be read: a page, like every other console error
     }
-    res.locals.console = signed;
+    signedIns.set(res, signed);
     next();
   }
 
@@ -169,7 +191,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
   /** After signedIn and the body parser: the session's token in the form, and no foreign Origin. */
   async function csrf(req: Request, res: Response, next: NextFunction): Promise<void> {
     const s = signedOf(res);
-    const given = (req.body as Record<string, unknown>).csrf;
+    const given = formOf(req.body).csrf;
     const origin = req.get('origin');
     const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
     if (!sameOrigin || !(await webSessions.checkConsoleToken(textField(given), s.sessionId)))
@@ -185,7 +207,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
   /** The workspace switcher: remember the choice (one of the account's workspaces) in a cookie. */
   function chooseWorkspace(req: Request, res: Response): void {
     const s = signedOf(res);
-    const id = (req.body as Record<string, unknown> | undefined)?.workspaceId;
+    const id = formOf(req.body).workspaceId;
     if (!s.shell.workspaces.some((w) => w.id === id))
       return sendError(res, invalidRequest('Choose one of your workspaces.'));
     res.cookie(WORKSPACE_COOKIE, String(id), {
@@ -252,10 +274,10 @@ export function consoleBase(deps: ConsoleBaseDeps) {
 export type ConsoleBase = ReturnType<typeof consoleBase>;
 
 /** Run an async page handler and send what it throws through the error path. */
-export function handled(base: ConsoleBase, fn: (req: Request, res: Response, s: Signed) => unknown) {
+export function handled(base: ConsoleBase, fn: ConsoleHandler) {
   return async (req: Request, res: Response) => {
     try {
-      await fn(req, res, signedOf(res));
+      await fn(req, res, signedOf(res), formOf(req.body));
     } catch (e) {
       base.sendError(res, e);
     }

@@ -5,7 +5,7 @@
  * gathered per connection for a moment so a burst of deliveries is a few writes, not thousands.
  */
 import { Router, type Request, type Response } from 'express';
-import { AppError, toErrorResponse } from '../../../errors.js';
+import { AppError, invalidRequest, toErrorResponse } from '../../../errors.js';
 import type { AppsService } from '../../../services/apps.js';
 import type { Clock } from '../../../clock.js';
 import {
@@ -24,7 +24,8 @@ import {
   type ListFilter,
 } from '../../pages/console/deliveries.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
-import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import { handled, seeOther, sendConsolePage } from './common.js';
+import type { ConsoleBase, ConsoleHandler, Form, Signed } from './common.js';
 
 const SHOWN = 100;
 const GATHER_MS = 200;
@@ -53,6 +54,42 @@ export interface ConsoleDeliveriesDeps {
 
 const one = (v: unknown): string | undefined => (typeof v === 'string' && v ? v.slice(0, 200) : undefined);
 
+/** The text fields of the trigger form, passed on when filled in. */
+const TEXT_FIELDS = ['command', 'text', 'shortcut', 'onAction', 'value', 'event', 'query'] as const;
+/** The choices of the form's selects (the service's own: a form from elsewhere gets its message). */
+const SOURCE_TYPES = ['VIEW', 'MESSAGE', 'EPHEMERAL_MESSAGE'] as const;
+const VIEW_ACTION_TYPES = ['SUBMIT', 'CLOSE'] as const;
+
+/**
+ * The trigger form as the service's input: each field filled in as text of at most 200 characters, and
+ * a kind, an app, a source and a view action the service takes, else a refusal in its words; the
+ * timeout as the number typed (the service says when it is not one it takes).
+ */
+function triggerOf(form: Form): TriggerInput {
+  const kind = KINDS.find((k) => k === one(form.kind));
+  if (!kind) throw invalidRequest(`kind must be one of ${KINDS.join(', ')}.`);
+  const appId = one(form.appId);
+  if (!appId) throw invalidRequest('appId is required.');
+  const input: TriggerInput = { appId, kind };
+  for (const k of TEXT_FIELDS) {
+    const v = one(form[k]);
+    if (v) input[k] = v;
+  }
+  const source = one(form.sourceType);
+  if (source) {
+    input.sourceType = SOURCE_TYPES.find((x) => x === source);
+    if (!input.sourceType) throw invalidRequest('sourceType must be VIEW, MESSAGE or EPHEMERAL_MESSAGE.');
+  }
+  const viewAction = one(form.viewActionType);
+  if (viewAction) {
+    input.viewActionType = VIEW_ACTION_TYPES.find((x) => x === viewAction);
+    if (!input.viewActionType) throw invalidRequest('viewActionType must be SUBMIT or CLOSE.');
+  }
+  const timeout = form.timeoutMs;
+  if (typeof timeout === 'string' && timeout) input.timeoutMs = Number(timeout);
+  return input;
+}
+
 /** The routes, and `endStreams` for shutdown (an open live page must not hold the daemon's stop). */
 export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Router; endStreams(): void } {
   const { base, deliveries } = deps;
@@ -60,8 +97,7 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   const parsed = base.form('16kb', 20);
   // an edited body of up to 1 MiB (percent-encoded, up to three times that)
   const edited = base.form('4mb', 5);
-  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
-    r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const post = (path: string, fn: ConsoleHandler) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
     r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.deliveryId);
@@ -70,8 +106,8 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
 
   const filterOf = (q: Record<string, unknown>): ListFilter => ({
     app: one(q.app),
-    kind: KINDS.includes(q.kind as never) ? (q.kind as string) : undefined,
-    state: (STATES as readonly string[]).includes(q.state as string) ? (q.state as string) : undefined,
+    kind: KINDS.find((k) => k === q.kind),
+    state: STATES.find((x) => x === q.state),
   });
   const matches = (f: ListFilter, rec: DeliveryRecord) =>
     (!f.app || rec.appId === f.app) && (!f.kind || rec.kind === f.kind) && (!f.state || rec.state === f.state);
@@ -80,8 +116,8 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
   const shown = (s: Signed, f: ListFilter) =>
     deliveries.list(s.principal, {
       appId: f.app,
-      kind: f.kind as DeliveryRecord['kind'] | undefined,
-      state: f.state as DeliveryRecord['state'] | undefined,
+      kind: KINDS.find((k) => k === f.kind),
+      state: STATES.find((x) => x === f.state),
       limit: SHOWN,
     });
   async function listPage(s: Signed, f: ListFilter, error?: string): Promise<string> {
@@ -96,24 +132,9 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
 
   get('/console/deliveries', async (req, res, s) => sendConsolePage(res, 200, await listPage(s, filterOf(req.query))));
 
-  post('/console/deliveries', async (req, res, s) => {
-    const b = req.body as Record<string, unknown>;
-    const input: Record<string, unknown> = { appId: one(b.appId), kind: one(b.kind) };
-    for (const k of [
-      'command',
-      'text',
-      'shortcut',
-      'onAction',
-      'value',
-      'event',
-      'query',
-      'sourceType',
-      'viewActionType',
-    ])
-      if (one(b[k])) input[k] = one(b[k]);
-    if (one(b.timeoutMs)) input.timeoutMs = Number(b.timeoutMs);
+  post('/console/deliveries', async (_req, res, s, b) => {
     try {
-      const rec = await deliveries.trigger(s.principal, input as unknown as TriggerInput);
+      const rec = await deliveries.trigger(s.principal, triggerOf(b));
       seeOther(res, `/console/deliveries/${encodeURIComponent(rec.id)}?done=sent`);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
@@ -148,8 +169,8 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     base.signedIn,
     edited,
     base.csrf,
-    handled(base, async (req, res, s) => {
-      const text = (req.body as Record<string, unknown>).body;
+    handled(base, async (req, res, s, form) => {
+      const text = form.body;
       if (typeof text !== 'string') {
         await deliveries.replay(s.principal, id(req));
         return seeOther(res, `/console/deliveries/${encodeURIComponent(id(req))}?done=replayed`);
@@ -169,8 +190,8 @@ export function consoleDeliveryRoutes(deps: ConsoleDeliveriesDeps): { router: Ro
     base.signedIn,
     edited,
     base.csrf,
-    handled(base, async (req, res, s) => {
-      const text = (req.body as Record<string, unknown>).body;
+    handled(base, async (req, res, s, form) => {
+      const text = form.body;
       const given = typeof text === 'string' ? text : undefined;
       const curl = await onPage(res, s, given, () => deliveries.curlOf(s.principal, id(req), given));
       if (!curl) return;

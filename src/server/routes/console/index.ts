@@ -44,6 +44,7 @@ export interface ConsoleRoutesDeps {
   onDeliveryChange(listener: (rec: DeliveryRecord) => void): () => void;
   socketStatus(appId: string): Promise<{ connections: number; queuedEvents: number }>;
   bodyLimitBytes: number;
+  allowInsecureRedirects: boolean;
   /** The local workspace, as the signed-in person uses it. */
   workspace: ConsoleWorkspaceDeps['workspace'];
   /** Recordings of conversations made into suites (docs/testing.md). */
@@ -63,7 +64,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
           recorder: {
             actingAs: (userId: string) => recordings.actingAs(userId),
             async shell(me: { id: string; workspaceId: string; name: string }, returnTo: string) {
-              const on = recordings.activeOf(me.id);
+              const on = await recordings.activeOf(me.id);
               const people = on
                 ? (await deps.workspace.users.list({ workspaceId: me.workspaceId, userId: me.id }))
                     .filter((u) => !u.isAddonBot && u.id !== me.id)
@@ -95,6 +96,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): { router: Router; endStr
       revocation: deps.revocation,
       socketStatus: deps.socketStatus,
       bodyLimitBytes: deps.bodyLimitBytes,
+      allowInsecureRedirects: deps.allowInsecureRedirects,
     }),
   );
   const live = consoleDeliveryRoutes({

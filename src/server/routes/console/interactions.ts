@@ -12,8 +12,9 @@ import { invalidRequest } from '../../../errors.js';
 import type { DeliveriesService, DeliveryRecord } from '../../../services/deliveries.js';
 import type { Choice } from '../../../model/workspace.js';
 import type { PersonState } from '../../person-state.js';
-import type { Signed } from './common.js';
+import type { Form, Signed } from './common.js';
 import { must } from '../../../must.js';
+import { recordOr } from '../../../unknown-values.js';
 
 export interface Interaction {
   onAction: string;
@@ -36,11 +37,11 @@ const isDate = (v: string) => DATE.test(v) && !Number.isNaN(Date.parse(`${v}T00:
 const listOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v === undefined ? [] : [String(v)]);
 
 /** The interaction a form sent; a malformed act or a missing choice is a clear 400. */
-export function interactionOf(form: Record<string, unknown>, where: 'message' | 'view' = 'message'): Interaction {
+export function interactionOf(form: Form, where: 'message' | 'view' = 'message'): Interaction {
   const notOurs = () => invalidRequest(`The action is not one of this ${where}’s.`);
-  let act: Record<string, unknown>;
+  let act: Record<string, unknown> | undefined;
   try {
-    act = JSON.parse(String(form.act ?? '')) as Record<string, unknown>;
+    act = recordOr(JSON.parse(String(form.act ?? '')));
   } catch {
     throw notOurs();
   }

@@ -9,7 +9,15 @@ import { notFound } from '../../../errors.js';
 import type { Principal } from '../../../services/identity.js';
 import type { Recordings } from '../../recordings.js';
 import { recordingPage } from '../../pages/console/recorder.js';
-import { handled, seeOther, sendConsolePage, consoleHeaders, type ConsoleBase, type Signed } from './common.js';
+import {
+  handled,
+  seeOther,
+  sendConsolePage,
+  consoleHeaders,
+  type ConsoleBase,
+  type Form,
+  type Signed,
+} from './common.js';
 
 export interface ConsoleRecordingDeps {
   base: ConsoleBase;
@@ -40,18 +48,17 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
   const { base, recordings } = deps;
   const r = Router();
   const parsed = base.form('16kb', MAX_STEPS * 2 + 10);
-  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
+  const post = (path: string, fn: (req: Request, res: Response, s: Signed, form: Form) => unknown) =>
     r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
     r.get(path, base.signedIn, handled(base, fn));
   const id = (req: Request) => String(req.params.recordingId);
 
-  post('/console/recordings', async (req, res, s) => {
+  post('/console/recordings', async (_req, res, s, b) => {
     await recordings.start(self(s));
-    seeOther(res, backTo((req.body as Record<string, unknown>).returnTo));
+    seeOther(res, backTo(b.returnTo));
   });
-  post('/console/recordings/:recordingId/act-as', async (req, res, s) => {
-    const b = req.body as Record<string, unknown>;
+  post('/console/recordings/:recordingId/act-as', async (req, res, s, b) => {
     const user = typeof b.user === 'string' ? await deps.member(b.user) : undefined;
     if (!user || user.isBot) throw notFound('Workspace user');
     await recordings.actAs(self(s), id(req), user);
@@ -61,23 +68,23 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
     await recordings.stop(self(s), id(req));
     seeOther(res, `/console/recordings/${encodeURIComponent(id(req))}`);
   });
-  post('/console/recordings/:recordingId', async (req, res, s) => {
-    const b = req.body as Record<string, unknown>;
+  post('/console/recordings/:recordingId', async (req, res, s, b) => {
     const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 200) : undefined);
-    recordings.edit(self(s), id(req), {
+    await recordings.edit(self(s), id(req), {
       ...(text(b.suiteName) ? { suiteName: text(b.suiteName) } : {}),
       ...(text(b.testName) ? { testName: text(b.testName) } : {}),
       drop: indexes(b.drop),
       loose: indexes(b.loose),
       signatureCheck: b.signature === 'on',
+      ...(text(b.app) ? { appId: text(b.app) } : {}),
     });
     seeOther(res, `/console/recordings/${encodeURIComponent(id(req))}`);
   });
   get('/console/recordings/:recordingId', async (req, res, s) => {
-    const info = recordings.get(self(s), id(req));
+    const info = await recordings.get(self(s), id(req));
     const v = await recordings.suite(self(s), id(req));
-    const suiteName = String(v.suite.name);
-    const test = (v.suite.tests as Array<{ name: string }>)[0];
+    const suiteName = v.suite.name;
+    const test = v.suite.tests[0];
     sendConsolePage(
       res,
       200,
@@ -95,6 +102,7 @@ export function consoleRecordingRoutes(deps: ConsoleRecordingDeps): Router {
           notes: v.notes,
           ...(v.overHttp ? { signatureCheck: v.edits.signatureCheck !== false } : {}),
           fileName: fileNameOf(suiteName),
+          ...(v.apps.length > 1 ? { apps: v.apps, ...(v.appId ? { appId: v.appId } : {}) } : {}),
         },
       ),
     );

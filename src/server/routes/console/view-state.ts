@@ -7,9 +7,11 @@
  * of its dates, are left out (never `values: [""]`).
  */
 import { must } from '../../../must.js';
+import { recordOr } from '../../../unknown-values.js';
+import type { Form } from './common.js';
 type Obj = Record<string, unknown>;
 
-const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const obj = (v: unknown): Obj => recordOr(v) ?? {};
 const isDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v);
 
 /** The input blocks of a view's blocks, a section's input-block accessory included. */
@@ -23,7 +25,7 @@ function inputBlocks(blocks: unknown): Obj[] {
   return out;
 }
 
-export function stateOf(view: Obj, form: Obj): { values: Record<string, Record<string, Obj>> } {
+export function stateOf(view: Obj, form: Form): { values: Record<string, Record<string, Obj>> } {
   const values: Record<string, Record<string, Obj>> = {};
   for (const b of inputBlocks(view.blocks)) {
     const blockId = String(b.blockId ?? b.block_id ?? '');

@@ -9,11 +9,13 @@ import { Router, type Request, type Response } from 'express';
 import { invalidRequest, notFound } from '../../../errors.js';
 import type { DeliveriesService } from '../../../services/deliveries.js';
 import { homePage, modalHtml } from '../../pages/console/workspace.js';
-import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import { handled, seeOther, sendConsolePage } from './common.js';
+import type { ConsoleBase, ConsoleHandler, Form, Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
 import { channelHref, workspaceView, type Workspace } from './workspace-view.js';
 import { appInteractions, interactionOf, pickedIn } from './interactions.js';
 import { stateOf } from './view-state.js';
+import { recordOr } from '../../../unknown-values.js';
 
 export interface ConsoleWorkspaceAppsDeps {
   base: ConsoleBase;
@@ -25,10 +27,10 @@ export interface ConsoleWorkspaceAppsDeps {
 const MAX_OPTIONS = 100;
 
 /** The shortcut a menu's button named: {appId, name}. */
-function shortcutOf(b: Record<string, unknown>): { appId: string; name: string } {
+function shortcutOf(b: Form): { appId: string; name: string } {
   try {
-    const v = JSON.parse(String(b.shortcut ?? '')) as Record<string, unknown>;
-    if (typeof v.appId === 'string' && typeof v.name === 'string') return { appId: v.appId, name: v.name };
+    const v = recordOr(JSON.parse(String(b.shortcut ?? '')));
+    if (typeof v?.appId === 'string' && typeof v.name === 'string') return { appId: v.appId, name: v.name };
   } catch {
     // refused below
   }
@@ -37,24 +39,21 @@ function shortcutOf(b: Record<string, unknown>): { appId: string; name: string }
 
 /** The options of an app's menu answer (`options`, or `optionGroups`/`option_groups`), as labels and values. */
 function optionsOf(answer: unknown): Array<{ label: string; value: string }> {
-  const a = (answer && typeof answer === 'object' ? answer : {}) as Record<string, unknown>;
+  const a = recordOr(answer) ?? {};
   const text = (o: unknown) => {
-    const t = (o as Record<string, unknown> | undefined)?.text;
-    return typeof t === 'string' ? t : String((t as Record<string, unknown> | undefined)?.text ?? '');
+    const t = recordOr(o)?.text;
+    return typeof t === 'string' ? t : String(recordOr(t)?.text ?? '');
   };
   const one = (o: unknown, group = '') => ({
     label: `${group ? `${group}: ` : ''}${text(o)}`,
-    value: String((o as Record<string, unknown>)?.value ?? ''),
+    value: String(recordOr(o)?.value ?? ''),
   });
-  const groups = (a.optionGroups ?? a.option_groups) as unknown[] | undefined;
-  const flat = Array.isArray(a.options) ? a.options.map((o) => one(o)) : [];
-  const grouped = Array.isArray(groups)
-    ? groups.flatMap((g) =>
-        (((g as Record<string, unknown>).options as unknown[] | undefined) ?? []).map((o) =>
-          one(o, text({ text: (g as Record<string, unknown>).label })),
-        ),
-      )
-    : [];
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const flat = list(a.options).map((o) => one(o));
+  // a group that is no object, or whose options are no list, offers nothing
+  const grouped = list(a.optionGroups ?? a.option_groups).flatMap((g) =>
+    list(recordOr(g)?.options).map((o) => one(o, text({ text: recordOr(g)?.label }))),
+  );
   return [...flat, ...grouped].slice(0, MAX_OPTIONS);
 }
 
@@ -63,16 +62,15 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   const r = Router();
   const parsed = base.form('16kb', 20);
   const viewForm = base.form('64kb', 200); // a home view is a form of many inputs
-  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
-    r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const post = (path: string, fn: ConsoleHandler) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
     r.get(path, base.signedIn, handled(base, fn));
   const { actor, people, channels, menus } = workspaceView(ws, deliveries);
   const { follow, interactWith } = appInteractions(deliveries, state);
 
-  post('/console/channels/:channelId/shortcuts', async (req, res, s) => {
+  post('/console/channels/:channelId/shortcuts', async (req, res, s, b) => {
     const ch = await ws.channels.visible(await actor(s), String(req.params.channelId));
-    const sc = shortcutOf(req.body as Record<string, unknown>);
+    const sc = shortcutOf(b);
     const rec = await deliveries.interact(s.principal, sc.appId, 'global-shortcut', {
       shortcut: sc.name,
       channelId: ch.id,
@@ -80,13 +78,13 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
     seeOther(res, await follow(s, rec, { channelId: ch.id, returnTo: channelHref(ch.id) }));
   });
 
-  post('/console/channels/:channelId/messages/:messageId/shortcuts', async (req, res, s) => {
+  post('/console/channels/:channelId/messages/:messageId/shortcuts', async (req, res, s, b) => {
     const { ch, m } = await ws.messages.visibleMessage(
       await actor(s),
       String(req.params.channelId),
       String(req.params.messageId),
     );
-    const sc = shortcutOf(req.body as Record<string, unknown>);
+    const sc = shortcutOf(b);
     const rec = await deliveries.interact(s.principal, sc.appId, 'message-shortcut', {
       shortcut: sc.name,
       messageId: m.id,
@@ -96,14 +94,13 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   });
 
   /** A dynamic select in an app's message: its options, from the app (JSON for the script). */
-  post('/console/channels/:channelId/messages/:messageId/menu', async (req, res, s) => {
+  post('/console/channels/:channelId/messages/:messageId/menu', async (req, res, s, b) => {
     const { ch, m } = await ws.messages.visibleMessage(
       await actor(s),
       String(req.params.channelId),
       String(req.params.messageId),
     );
     if (!m.appId) throw invalidRequest('Only an app’s message has menus.');
-    const b = req.body as Record<string, unknown>;
     const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
     const rec = await deliveries.interact(s.principal, m.appId, 'dynamic-menu', {
       onAction,
@@ -120,10 +117,9 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   });
 
   /** A dynamic select in the modal on top: its options, from the app that opened the view. */
-  post('/console/views/:viewId/menu', async (req, res, s) => {
+  post('/console/views/:viewId/menu', async (req, res, s, b) => {
     const top = await state.top(s.principal.workspaceUserId);
     if (!top || String(top.view.id) !== req.params.viewId) throw notFound('Open view');
-    const b = req.body as Record<string, unknown>;
     const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
     const rec = await deliveries.interact(s.principal, top.appId, 'dynamic-menu', {
       onAction,
@@ -142,13 +138,13 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
     const app = (await deliveries.appsFor(s.principal)).find((a) => a.id === appId);
     if (!app) throw notFound('App in this workspace');
     const published = await ws.profiles.homeView(app.id, s.principal.workspaceUserId);
-    const view =
+    const view: Record<string, unknown> | undefined =
       published ??
       (app.manifest.defaultHomeView?.enabled
         ? { id: `home-${app.id}`, type: 'HOME', blocks: app.manifest.defaultHomeView.blocks }
         : undefined);
     if (!view) throw notFound('Home view');
-    return { app, view: view as Record<string, unknown> };
+    return { app, view };
   };
 
   get('/console/home/:appId', async (req, res, s) => {
@@ -180,9 +176,8 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
   });
 
   /** A dynamic select in the home view: its options, from the app. */
-  post('/console/home/:appId/menu', async (req, res, s) => {
+  post('/console/home/:appId/menu', async (req, res, s, b) => {
     const { app, view } = await homeOf(s, String(req.params.appId));
-    const b = req.body as Record<string, unknown>;
     const onAction = typeof b.onAction === 'string' ? b.onAction.slice(0, 200) : '';
     const rec = await deliveries.interact(s.principal, app.id, 'dynamic-menu', {
       onAction,
@@ -201,9 +196,8 @@ export function consoleWorkspaceAppsRoutes(deps: ConsoleWorkspaceAppsDeps): Rout
     base.signedIn,
     viewForm,
     base.csrf,
-    handled(base, async (req, res, s) => {
+    handled(base, async (req, res, s, b) => {
       const { app, view } = await homeOf(s, String(req.params.appId));
-      const b = req.body as Record<string, unknown>;
       const used = interactionOf(b, 'view');
       const withState = { ...view, state: stateOf(view, b) };
       await state.keepHomeState(s.principal.workspaceUserId, String(view.id), withState.state);

@@ -7,8 +7,15 @@
 import { Router, type Request, type Response } from 'express';
 import { AppError, toErrorResponse } from '../../../errors.js';
 import { confirmPage } from '../../pages/console/apps.js';
-import { MANAGE_PATH, managePage, type ManagedChannel, type ManageView } from '../../pages/console/manage.js';
-import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import {
+  MANAGE_PATH,
+  managePage,
+  type GroupFields,
+  type ManagedChannel,
+  type ManageView,
+} from '../../pages/console/manage.js';
+import { handled, seeOther, sendConsolePage } from './common.js';
+import type { ConsoleBase, ConsoleHandler, Form, Signed } from './common.js';
 import type { Workspace } from './workspace-view.js';
 
 const NOTICES: Record<string, string> = {
@@ -19,10 +26,10 @@ const NOTICES: Record<string, string> = {
 };
 
 /** A group form's fields as the service reads them: members from the checkboxes, disabled from its box. */
-function groupBody(b: Record<string, unknown>, creating: boolean): Record<string, unknown> {
+function groupBody(b: Form, creating: boolean): GroupFields {
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   const members = b.members === undefined ? [] : Array.isArray(b.members) ? b.members : [b.members];
-  const out: Record<string, unknown> = {
+  const out: GroupFields = {
     name: text(b.name).trim(),
     description: text(b.description).trim(),
     workspaceUserIds: members.map(String),
@@ -37,8 +44,7 @@ export function consoleManageRoutes(deps: { base: ConsoleBase; workspace: Worksp
   const { base, workspace: ws } = deps;
   const r = Router();
   const parsed = base.form('32kb', 400);
-  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
-    r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const post = (path: string, fn: ConsoleHandler) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
     r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
@@ -115,16 +121,16 @@ export function consoleManageRoutes(deps: { base: ConsoleBase; workspace: Worksp
   post(`${MANAGE_PATH}/channels/:channelId/delete`, (req, res, s) =>
     orPage(res, s, 'deleted', () => ws.deleteChannel(s.principal.workspaceUserId, String(req.params.channelId))),
   );
-  post(`${MANAGE_PATH}/groups`, async (req, res, s) => {
-    const body = groupBody(req.body as Record<string, unknown>, true);
+  post(`${MANAGE_PATH}/groups`, async (_req, res, s, form) => {
+    const body = groupBody(form, true);
     await orPage(res, s, 'created', async () => ws.profiles.createGroup(await actor(s), body), {
       group: 'new',
       fields: body,
     });
   });
-  post(`${MANAGE_PATH}/groups/:groupId`, async (req, res, s) => {
+  post(`${MANAGE_PATH}/groups/:groupId`, async (req, res, s, form) => {
     const id = String(req.params.groupId);
-    const body = groupBody(req.body as Record<string, unknown>, false);
+    const body = groupBody(form, false);
     await orPage(res, s, 'saved', async () => ws.profiles.updateGroup(await actor(s), id, body), {
       group: id,
       fields: body,

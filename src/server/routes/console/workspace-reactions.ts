@@ -17,7 +17,7 @@ export function consoleReactionRoutes(deps: { base: ConsoleBase; workspace: Work
     base.signedIn,
     base.form('2kb', 5),
     base.csrf,
-    handled(base, async (req, res, s) => {
+    handled(base, async (req, res, s, form) => {
       const me = await ws.person(s.principal.workspaceUserId);
       const { ch, m } = await ws.messages.visibleMessage(
         me,
@@ -25,7 +25,7 @@ export function consoleReactionRoutes(deps: { base: ConsoleBase; workspace: Work
         String(req.params.messageId),
       );
       if (ch.isArchived) throw invalidRequest('The channel is archived: its messages take no reactions.');
-      const code = String((req.body as Record<string, unknown>).code ?? '');
+      const code = String(form.code ?? '');
       const mine = m.reactions.some((x) => x.user === me.userId && x.code === code);
       if (mine) await ws.reactions.unreact(me, m.id, { code });
       else await ws.reactions.react(me, m.id, { code });

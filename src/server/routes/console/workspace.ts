@@ -18,13 +18,14 @@ import {
   type TimelineItem,
 } from '../../pages/console/workspace.js';
 import { createLiveStreams, cursorOf, sse, versionOf } from './live.js';
-import { handled, seeOther, sendConsolePage, type ConsoleBase, type Signed } from './common.js';
+import { handled, seeOther, sendConsolePage, type ConsoleBase, type ConsoleHandler, type Signed } from './common.js';
 import type { PersonState } from '../../person-state.js';
 import { stateOf } from './view-state.js';
 import { channelHref, workspaceView, type People, type Workspace } from './workspace-view.js';
 import { appInteractions, interactionOf, pickedIn } from './interactions.js';
 import type { Choice } from '../../../model/workspace.js';
 import { must } from '../../../must.js';
+import { recordOr } from '../../../unknown-values.js';
 
 const SHOWN = 100;
 const GATHER_MS = 100;
@@ -60,8 +61,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   const { base, workspace: ws, deliveries, state } = deps;
   const r = Router();
   const parsed = base.form('64kb', 200);
-  const post = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
-    r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
+  const post = (path: string, fn: ConsoleHandler) => r.post(path, base.signedIn, parsed, base.csrf, handled(base, fn));
   const get = (path: string, fn: (req: Request, res: Response, s: Signed) => unknown) =>
     r.get(path, base.signedIn, handled(base, fn));
   const shell = (s: Signed) => ({ ...s.shell, section: 'workspace' as const });
@@ -77,7 +77,8 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     picks: Choice[],
     me: string,
   ): TimelineItem {
-    const info = view.threadRootInfo as { repliesCount?: number } | undefined;
+    // the message as the platform API shows it (services/workspace/message-view.ts): its files, a root's reply count
+    const replies = recordOr(view.threadRootInfo)?.repliesCount;
     return {
       id: rec.id,
       author: who.name(rec.author),
@@ -86,14 +87,14 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
       text: rec.text,
       blocks: rec.blocks,
       attachments: rec.attachments,
-      files: ((view.files ?? []) as Array<Record<string, unknown>>).map((f) => ({
-        name: String(f.name ?? f.id),
-        mimeType: String(f.mimeType ?? ''),
-      })),
+      files: (Array.isArray(view.files) ? view.files : []).map((given) => {
+        const f = recordOr(given) ?? {};
+        return { name: String(f.name ?? f.id), mimeType: String(f.mimeType ?? '') };
+      }),
       ephemeral: !!rec.ephemeralTo,
       edited: rec.edited,
       ...(!thread && !rec.ephemeralTo
-        ? { replies: { count: info?.repliesCount ?? 0, href: channelHref(rec.channelId, rec.id) } }
+        ? { replies: { count: typeof replies === 'number' ? replies : 0, href: channelHref(rec.channelId, rec.id) } }
         : {}),
       ...(rec.reactions.length ? { reactions: reactionsOf(rec, who, me) } : {}),
       ...(rec.ephemeralTo ? {} : { reactUrl: `${channelHref(rec.channelId)}/messages/${enc(rec.id)}/reactions` }),
@@ -194,8 +195,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
     page(res, s, String(req.params.channelId), String(req.params.rootId)),
   );
 
-  post('/console/channels/:channelId/messages', async (req, res, s) => {
-    const b = req.body as Record<string, unknown>;
+  post('/console/channels/:channelId/messages', async (req, res, s, b) => {
     const channelId = String(req.params.channelId);
     const rootId = one(b.threadRootId);
     const back = channelHref(channelId, rootId);
@@ -222,8 +222,7 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
   });
 
   /** A click or a choice in an app's message: BLOCK_INTERACTION to the app that posted it. */
-  post('/console/channels/:channelId/messages/:messageId/actions', async (req, res, s) => {
-    const b = req.body as Record<string, unknown>;
+  post('/console/channels/:channelId/messages/:messageId/actions', async (req, res, s, b) => {
     const channelId = String(req.params.channelId);
     await orPage(res, s, channelId, undefined, async () => {
       const { m } = await ws.messages.visibleMessage(await actor(s), channelId, String(req.params.messageId));
@@ -244,11 +243,10 @@ export function consoleWorkspaceRoutes(deps: ConsoleWorkspaceDeps): { router: Ro
    * The modal on top: Submit (VIEW_ACTION SUBMIT with its state), Close (VIEW_ACTION CLOSE when the view asks), or one
    * of its buttons.
    */
-  post('/console/views/:viewId', async (req, res, s) => {
+  post('/console/views/:viewId', async (req, res, s, b) => {
     const me = s.principal.workspaceUserId;
     const top = await state.top(me);
     if (!top || String(top.view.id) !== req.params.viewId) return seeOther(res, top?.returnTo ?? '/console/channels');
-    const b = req.body as Record<string, unknown>;
     const view: Record<string, unknown> = { ...top.view, state: stateOf(top.view, b) };
     const ctx = { channelId: top.channelId, returnTo: top.returnTo };
     if (b.do === 'close') {

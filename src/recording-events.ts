@@ -1,7 +1,8 @@
 /**
  * What a recording keeps (docs/testing.md, "Recording a test"): the events the daemon saw while it was on, in the
- * order it saw them, as plain data in the platform's own shapes. The daemon appends them; `suiteOf` (suite-of.ts)
- * turns them into a suite. Nothing here is interpreted yet: a call's body is the body the app was sent.
+ * order it saw them, as plain data in the platform's own shapes. The daemon appends them and keeps them in its store
+ * (server/recordings.ts, model/recording.ts); `suiteOf` (apptest/recorder/suite-of.ts) turns them into a suite.
+ * Nothing here is interpreted yet: a call's body is the body the app was sent.
  */
 
 /** A message as it was when the recording saw it (new, or changed). */
@@ -64,6 +65,8 @@ export interface Recording {
   events: RecordedEvent[];
   people: RecordedPerson[];
   apps: Array<{ id: string; name: string }>;
+  /** The names of the channels it saw used (a direct conversation has none). */
+  channels?: Array<{ id: string; name: string }>;
 }
 
 /** What the person changed before saving: names, steps dropped, text expectations loosened (by step index). */
@@ -74,4 +77,6 @@ export interface SuiteEdits {
   loose?: number[];
   /** false: no test of the app's signature check (added for an app called over HTTP). */
   signatureCheck?: boolean;
+  /** The app the suite is about, of those used (default: the one called most). */
+  appId?: string;
 }
