@@ -5,7 +5,7 @@
  * the whole store here, so "across every daemon" is "in this process".
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { JsonChange, Tables } from './tables.js';
+import { recordText, type JsonChange, type Tables } from './tables.js';
 import { isRecord, recordOr } from '../unknown-values.js';
 import {
   checkChannel,
@@ -53,8 +53,8 @@ export function checkExpectations(tables: Tables, expect: readonly Expectation<A
     // the record as read, and nothing has replaced its text since (a commit stores a new string)
     if (tables.sourceOf(e.value) === stored) continue;
     const want = JSON.stringify(e.value);
-    if (want !== stored && !isDeepStrictEqual(JSON.parse(want), JSON.parse(stored)))
-      throw new StoreConflict(e.table, e.id);
+    const text = recordText(e.id, stored);
+    if (want !== text && !isDeepStrictEqual(JSON.parse(want), JSON.parse(text))) throw new StoreConflict(e.table, e.id);
   }
 }
 
@@ -83,7 +83,7 @@ export function chooseClaims(tables: Tables, req: ClaimRequest): { changes: Json
   const records: object[] = [];
   if (!(req.limit > 0)) return { changes, records };
   for (const [id, json] of tables.entries(req.table)) {
-    const rec: unknown = JSON.parse(json);
+    const rec: unknown = JSON.parse(recordText(id, json));
     if (!isRecord(rec)) continue; // every stored text is an object: a check that costs a typeof
     const due = rec[req.dueField];
     if (typeof due !== 'number' || due > req.now) continue;

@@ -10,7 +10,7 @@
  * are undone in the view, not in the copy: their records' earlier texts are kept beside it and
  * read in their place.
  */
-import type { CommitUndo } from './tables.js';
+import { recordText, type CommitUndo } from './tables.js';
 import { must } from '../must.js';
 
 /** One table at the instant of capture: ids[i] held texts[i]. */
@@ -46,7 +46,7 @@ export class TableSnapshot {
   }
 
   /**
-   * The records of `table` as [id, text], each once; its copy is let go when they have all been
+   * The records of `table` as [id, JSON text], each once; its copy is let go when they have all been
    * read (a compaction writes a table once).
    */
   *records(table: string): Generator<[string, string]> {
@@ -61,11 +61,12 @@ export class TableSnapshot {
         if (before?.has(id)) {
           (replaced ??= new Set()).add(id);
           const text = before.get(id);
-          if (text !== undefined) yield [id, text];
-        } else yield [id, must(texts[i])];
+          if (text !== undefined) yield [id, recordText(id, text)];
+        } else yield [id, recordText(id, must(texts[i]))];
       }
     }
     // records an unacknowledged commit deleted: not in the copy, but acknowledged
-    if (before) for (const [id, text] of before) if (text !== undefined && !replaced?.has(id)) yield [id, text];
+    if (before)
+      for (const [id, text] of before) if (text !== undefined && !replaced?.has(id)) yield [id, recordText(id, text)];
   }
 }

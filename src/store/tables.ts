@@ -4,8 +4,9 @@
  *
  * Each record is kept as its JSON string, not as an object: a one-byte string costs about a
  * third of the object graph it encodes (420,000 records: ~200 MB less), and reads must return
- * copies anyway, which JSON.parse makes. Journal lines and the data file are built by
- * concatenating these strings. Each field of INDEXED_FIELDS has an index (key → ids) kept in
+ * copies anyway, which JSON.parse makes. The string is kept without the record's leading id when
+ * it has one (keptText): the table's key holds it already. Journal lines and the data file are
+ * built by concatenating record texts. Each field of INDEXED_FIELDS has an index (key → ids) kept in
  * step by every change: commits, rollbacks and recovery all go through #set.
  */
 import { INDEXED_FIELDS, assertIndexed, indexKey } from './indexes.js';
@@ -28,13 +29,64 @@ const SHARED_CHARS = 10_000_000;
 /** Records whose first shared read is noted (a reference to the stored text each), at most. */
 const SHARED_NOTES = 100_000;
 
+const ID_PREFIX = '{"id":"';
+const COMMA = 0x2c;
+const CLOSE = 0x7d;
+const QUOTE = 0x22;
+
 /**
- * A record's stored text read back as the object it was written from: the one place the tables
- * turn JSON text into a record, so the one assertion of it. Every text they hold is JSON.stringify
- * of an object (validateChanges refuses anything else; recovery loads only objects).
+ * How a record's text is kept in memory. Most records begin with their own id, `{"id":"<key>",…`
+ * (JSON.stringify writes keys in the order the record has them), and the table's key holds that
+ * id already: some 50 bytes of a 300–500-byte token or code, about 30 MB of the token benchmark's
+ * 540,000 records. Such a text is kept without its first `{"id":"<key>"`, so it begins with `,` or
+ * `}`, which no JSON object text does (one begins with `{`, after any whitespace): the two forms
+ * cannot be mistaken for each other, and any other text is kept whole. recordText puts the prefix
+ * back: whatever the characters of the key, the text it gives is the very text that was kept.
  */
-function parseRecord(text: string): object {
-  return JSON.parse(text) as object;
+export function keptText(id: string, json: string): string {
+  const end = ID_PREFIX.length + id.length;
+  if (json.startsWith(ID_PREFIX) && json.startsWith(id, ID_PREFIX.length) && json.charCodeAt(end) === QUOTE) {
+    const next = json.charCodeAt(end + 1);
+    if (next === COMMA || next === CLOSE) return copyFrom(json, end + 1);
+  }
+  return flat(json);
+}
+
+/** The JSON text of the record kept as `kept` under `id` (keptText's inverse; a whole text is given as it is). */
+export function recordText(id: string, kept: string): string {
+  const first = kept.charCodeAt(0);
+  return first === COMMA || first === CLOSE ? ID_PREFIX + id + '"' + kept : kept;
+}
+
+/**
+ * `s` as one flat string. JSON.stringify answers with a tree of concatenated parts (chunks of 32,
+ * 64, 128… characters), which costs some 150 bytes more than the text's own for a 500-byte record
+ * (measured: 649 against 497 bytes held each); reading a character of a concatenation makes V8
+ * copy it into one string in its place, and the collector then drops the wrapper. A commit's text
+ * is flat already (the unstorable-character check reads it); the texts replayed from the journal at
+ * open and a claim's leased records were kept as trees (an open after a crash: 393 against 300 MB).
+ */
+function flat(s: string): string {
+  s.charCodeAt(0);
+  return s;
+}
+
+/**
+ * `s` from `start`, as a string of its own: V8 makes a long `slice` a view that keeps the whole
+ * string alive (the text with the prefix: no byte saved), a flat concatenation is a copy of the part.
+ */
+function copyFrom(s: string, start: number): string {
+  if (s.length - start < 2) return s.slice(start);
+  return flat(s.charAt(start) + s.slice(start + 1));
+}
+
+/**
+ * A record's stored text (kept or whole: keptText) read back as the object it was written from: the
+ * one place the tables turn JSON text into a record, so the one assertion of it. Every text they
+ * hold is JSON.stringify of an object (validateChanges refuses anything else; recovery loads only objects).
+ */
+function parseRecord(id: string, text: string): object {
+  return JSON.parse(recordText(id, text)) as object;
 }
 
 /** Throws TypeError unless `changes` is an array of well-formed Change objects. */
@@ -99,13 +151,14 @@ export class Tables {
    */
   readonly #sources = new WeakMap<object, string>();
 
-  #read(s: string): object {
-    const o = parseRecord(s);
-    this.#sources.set(o, s);
+  /** A fresh parse of the record kept as `kept` under `id`. */
+  #read(id: string, kept: string): object {
+    const o = parseRecord(id, kept);
+    this.#sources.set(o, kept);
     return o;
   }
 
-  /** The stored text `record` was read from, when it came from this store. */
+  /** The stored text (as kept: keptText) `record` was read from, when it came from this store. */
   sourceOf(record: object): string | undefined {
     return this.#sources.get(record);
   }
@@ -124,7 +177,7 @@ export class Tables {
   #readShared(table: string, id: string, text: string): object {
     const kept = this.#parsed.get(table)?.get(id);
     if (kept && kept.text === text) return kept.record;
-    const record = deepFreeze(parseRecord(text));
+    const record = deepFreeze(parseRecord(id, text));
     this.#sources.set(record, text);
     let noted = this.#noted.get(table);
     if (noted?.get(id) === text) {
@@ -168,13 +221,14 @@ export class Tables {
     }
   }
 
+  /** A record's text as kept (keptText: recordText gives its JSON), or undefined when there is none. */
   getJson(table: string, id: string): string | undefined {
     return this.#tables.get(table)?.get(id);
   }
 
-  /** A read of a record's stored `text` (a fresh parse, or with `shared` as getMany's shared reads). */
+  /** A read of a record's `text`, kept or whole (a fresh parse, or with `shared` as getMany's shared reads). */
   parse(table: string, id: string, text: string, shared?: boolean): object {
-    return shared ? this.#readShared(table, id, text) : this.#read(text);
+    return shared ? this.#readShared(table, id, text) : this.#read(id, text);
   }
 
   /** The ids `find(table, field, value)` reads (its index bucket); undefined when there are none. */
@@ -185,7 +239,7 @@ export class Tables {
 
   get(table: string, id: string): object | undefined {
     const s = this.#tables.get(table)?.get(id);
-    return s === undefined ? undefined : this.#read(s);
+    return s === undefined ? undefined : this.#read(id, s);
   }
 
   /** Store.getMany: in the order asked; an idFrom key reads the id from the answer of its earlier key. */
@@ -196,7 +250,7 @@ export class Tables {
       const id = keyId(k, out);
       const text = id === undefined ? undefined : this.#tables.get(k.table)?.get(id);
       if (id === undefined || text === undefined) out.push(undefined);
-      else out.push(opts?.shared ? this.#readShared(k.table, id, text) : this.#read(text));
+      else out.push(opts?.shared ? this.#readShared(k.table, id, text) : this.#read(id, text));
     }
     return out;
   }
@@ -206,7 +260,7 @@ export class Tables {
     if (!ids) return [];
     const t = must(this.#tables.get(table));
     const out: object[] = [];
-    for (const id of ids) out.push(this.#read(must(t.get(id))));
+    for (const id of ids) out.push(this.#read(id, must(t.get(id))));
     return out;
   }
 
@@ -224,17 +278,17 @@ export class Tables {
     let ordered = this.#ordered.get(table);
     if (!ordered) this.#ordered.set(table, (ordered = new OrderedLists()));
     const list = ordered.list(page.orderBy, field, value, function* () {
-      for (const id of ids) yield [id, parseRecord(must(t.get(id)))];
+      for (const id of ids) yield [id, parseRecord(id, must(t.get(id)))];
     });
     const after = page.after && { k: page.after.value, id: page.after.id };
-    return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read(must(t.get(p.id))));
+    return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read(p.id, must(t.get(p.id))));
   }
 
   all(table: string): object[] {
     const t = this.#tables.get(table);
     if (!t) return [];
     const out: object[] = [];
-    for (const s of t.values()) out.push(this.#read(s));
+    for (const [id, s] of t) out.push(this.#read(id, s));
     return out;
   }
 
@@ -242,10 +296,10 @@ export class Tables {
   scan(table: string, visit: (record: object) => boolean | void): void {
     const t = this.#tables.get(table);
     if (!t) return;
-    for (const s of t.values()) if (visit(this.#read(s)) === true) return;
+    for (const [id, s] of t) if (visit(this.#read(id, s)) === true) return;
   }
 
-  /** The raw entries of a table (id, JSON): for scans that parse only what they need. */
+  /** A table's raw entries (id, text as kept: recordText gives the JSON), for scans that parse what they need. */
   entries(table: string): IterableIterator<[string, string]> {
     const t = this.#tables.get(table);
     return t ? t.entries() : new Map<string, string>().entries();
@@ -280,7 +334,7 @@ export class Tables {
   }
 
   /**
-   * Each table's ids and record texts at this instant, as two arrays of exactly its size (the
+   * Each table's ids and record texts (as kept) at this instant, as two arrays of exactly its size (the
    * strings are shared, never mutated): what a compaction writes (snapshot.ts).
    */
   copyEntries(): Map<string, { ids: string[]; texts: string[] }> {
@@ -289,6 +343,7 @@ export class Tables {
     return out;
   }
 
+  /** `json`: the record's text, whole or as kept (a rollback restores kept texts); null: delete. */
   #set(table: string, id: string, json: string | null, value?: object | null): void {
     const fields = INDEXED_FIELDS[table];
     let t = this.#tables.get(table);
@@ -299,8 +354,8 @@ export class Tables {
       const old = t?.get(id);
       const ix = this.#indexes.get(table) ?? this.#newIndex(table, fields);
       const known = old !== undefined ? this.#parsed.get(table)?.get(id) : undefined;
-      const before = old !== undefined ? (known?.text === old ? known.record : parseRecord(old)) : undefined;
-      const after = json !== null ? (value ?? parseRecord(json)) : undefined;
+      const before = old !== undefined ? (known?.text === old ? known.record : parseRecord(id, old)) : undefined;
+      const after = json !== null ? (value ?? parseRecord(id, json)) : undefined;
       if (before) this.#unindex(ix, fields, id, before);
       if (after) this.#index(ix, fields, id, after);
       this.#ordered.get(table)?.change(id, before, after);
@@ -314,7 +369,7 @@ export class Tables {
       return;
     }
     if (!t) this.#tables.set(table, (t = new Map()));
-    t.set(id, json);
+    t.set(id, keptText(id, json));
   }
 
   #newIndex(table: string, fields: readonly string[]): TableIndex {
