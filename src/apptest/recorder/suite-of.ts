@@ -254,253 +254,343 @@ const dynamicSelectsOf = (events: RecordedEvent[]) =>
     ),
   );
 
-export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
-  const notes: string[] = [];
-  const appId = appUnderTest(rec.events, edits.appId);
-  const nameOf = (id: string) => rec.apps.find((a) => a.id === id)?.name ?? id;
-  for (const other of appsUsed(rec.events).filter((u) => u.id !== appId))
-    notes.push(
-      `${nameOf(other.id)} was used too (${other.calls === 1 ? '1 call' : `${other.calls} calls`}): a suite tests one app; choose it as the app to make its own`,
-    );
-  const appName = rec.apps.find((a) => a.id === appId)?.name ?? 'App';
-  const people = new Map(rec.people.map((p) => [p.id, p]));
-  const names = namesOf(rec.people);
-  const owner = rec.people.find((p) => p.owner);
-  const isPerson = (id: string) => !!people.get(id) && !people.get(id)?.bot;
-  const acted = new Set<string>(['owner']);
+/** What every stage of the walk reads and never changes: the recording, and who and what the test is about. */
+interface Context {
+  rec: Recording;
+  appId: string | undefined;
+  /** The people by id. */
+  people: Map<string, RecordedPerson>;
+  /** The suite's names of the people who acted (`owner`, the others by their display name). */
+  names: Map<string, string>;
+  /** The names of the channels that have one (a direct conversation has none). */
+  channelNames: Map<string, string>;
+  /** The dynamic selects a choice was made in (their DYNAMIC_MENU calls are no steps). */
+  dynamicSelected: Set<string>;
+  expectedText: (text: string) => string | undefined;
+}
 
-  const messages = new Map<string, SeenMessage>();
+/** The messages seen, and the steps they can be referred to by: what makes a `Ref`. */
+interface Refs {
+  messages: Map<string, SeenMessage>;
   /** The step that first showed each message (where it is saved). */
-  const shownAt = new Map<string, Step>();
-  const steps: Step[] = [];
+  shownAt: Map<string, Step>;
+  /** The message the last action was on or made: an update of it needs no reference. */
+  lastMessage?: string;
+}
+
+/** Where the test plays. */
+interface Place {
   /** The test's own channel: the first one used. */
-  let channel: string | undefined;
+  channel?: string;
   /** Where the last action was: what the app posts is looked for there. */
-  let markChannel: string | undefined;
-  const channelNames = new Map((rec.channels ?? []).map((c) => [c.id, c.name]));
-  const used = new Set<string>();
-  let unnamedNoted = false;
+  markChannel?: string;
+  /** The other channels the steps name (the suite declares them). */
+  used: Set<string>;
+  unnamedNoted: boolean;
+}
+
+/** What the app's answers are expected after. */
+interface Expecting {
   /** Expectations are written after a recorded action only (not after one that could not be). */
-  let inAction = false;
-  let lastMessage: string | undefined;
-  let lastEventTypes = new Set<string>();
+  inAction: boolean;
   /** Events are expected after what a person said or reacted (what their action made), not after a call's answer. */
-  let eventful = false;
-  /** The modals open, as the platform's client stacks them (the top last). */
-  const views: Obj[] = [];
+  eventful: boolean;
+  /** The event types expected since the last action (each once). */
+  eventTypes: Set<string>;
   /** The hint a message posted in answer is named after (the command, the shortcut). */
-  let hint = 'message';
+  hint: string;
+}
 
-  const expectedText = expectedTextFor(owner);
-  const asOf = (user: string): Step => {
-    const n = names.get(user);
-    if (n && n !== 'owner') {
-      acted.add(n);
-      return { as: n };
-    }
-    return {};
-  };
-  const refTo = (id: string | undefined): Ref | undefined => (id && shownAt.has(id) ? { ref: id } : undefined);
-  const action = (step: Step, user: string, channelId?: string) => {
-    steps.push({ ...step, ...asOf(user) });
-    inAction = true;
-    lastEventTypes = new Set();
-    // what the app is expected to post next is looked for where the action was (a say in another channel: there)
-    markChannel = channelId ?? channel;
-    // the events a test expects are about its own channel
-    eventful =
-      markChannel === channel &&
-      ((typeof step.say === 'string' && !step.say.startsWith('/')) || step.react !== undefined);
-  };
-  const expect = (step: Step) => {
-    if (inAction) steps.push(step);
-  };
-  /**
-   * Whether what happened in `channelId` is part of the test: in the first channel used (it plays in the test's own
-   * channel), or in another channel with a name (it plays there: the suite declares it). A direct conversation is not.
-   */
-  const ours = (channelId: string | undefined) => {
-    if (!channelId) return true;
-    channel ??= channelId;
-    if (channelId === channel || channelNames.has(channelId)) return true;
-    if (!unnamedNoted) notes.push('what was done in a direct conversation is left out: a test plays in channels');
-    unnamedNoted = true;
-    return false;
-  };
-  /** Where a step is when not in the test's own channel: `channel: NAME` (declared in the suite's channels). */
-  const chan = (channelId: string | undefined): Step => {
-    const name = channelId && channelId !== channel ? channelNames.get(channelId) : undefined;
-    if (!name) return {};
-    used.add(name);
-    return { channel: name };
-  };
-  const messageShape = (m: SeenMessage) => shapeOf(m, expectedText);
+/** The walk over a recording's events: what it made so far, and the state the events share. */
+interface Walk {
+  ctx: Context;
+  steps: Step[];
+  notes: string[];
+  /** The suite names of the people who acted. */
+  acted: Set<string>;
+  refs: Refs;
+  place: Place;
+  expecting: Expecting;
+  /** The modals open, as the platform's client stacks them (the top last). */
+  views: Obj[];
+}
 
-  /** The expectations of a call's answer (an interactive call only). */
-  function answer(call: RecordedCall): void {
-    const a = answerOf(call, expectedText);
-    if (a.note) notes.push(a.note);
-    if (a.view === null) views.pop();
-    else if (a.view) {
-      // OPEN starts a new stack, PUSH adds on top, UPDATE replaces the view with its id (else the top)
-      const i = views.findIndex((v) => v.id !== undefined && v.id === a.view?.id);
-      if (a.action === 'PUSH') views.push(a.view);
-      else if (a.action === 'UPDATE' && views.length) views[i >= 0 ? i : views.length - 1] = a.view;
-      else views.splice(0, views.length, a.view);
-    }
-    expect(a.step);
+/**
+ * A recording made a suite, in stages: the app under test chosen, the events walked into steps (what the person did
+ * as actions, what the app answered as expectations), then the steps edited, their references resolved, and the suite
+ * assembled.
+ */
+export function suiteOf(rec: Recording, edits: SuiteEdits = {}): RecordedSuite {
+  const appId = appUnderTest(rec.events, edits.appId);
+  const w = walkOf(rec, appId, otherAppsNoted(rec, appId));
+  for (const e of rec.events) walkEvent(w, e);
+  const appName = rec.apps.find((a) => a.id === appId)?.name ?? 'App';
+  const { steps, acted, notes } = w;
+  return assemble({ rec, edits, steps, acted, names: w.ctx.names, appId, appName, notes, channels: [...w.place.used] });
+}
+
+/** The notes on the other apps used: a suite tests one. */
+function otherAppsNoted(rec: Recording, appId: string | undefined): string[] {
+  const nameOf = (id: string) => rec.apps.find((a) => a.id === id)?.name ?? id;
+  return appsUsed(rec.events)
+    .filter((u) => u.id !== appId)
+    .map(
+      (other) =>
+        `${nameOf(other.id)} was used too (${other.calls === 1 ? '1 call' : `${other.calls} calls`}): a suite tests one app; choose it as the app to make its own`,
+    );
+}
+
+/** The walk's start: nothing walked yet. */
+function walkOf(rec: Recording, appId: string | undefined, notes: string[]): Walk {
+  return {
+    ctx: {
+      rec,
+      appId,
+      people: new Map(rec.people.map((p) => [p.id, p])),
+      names: namesOf(rec.people),
+      channelNames: new Map((rec.channels ?? []).map((c) => [c.id, c.name])),
+      dynamicSelected: dynamicSelectsOf(rec.events),
+      expectedText: expectedTextFor(rec.people.find((p) => p.owner)),
+    },
+    steps: [],
+    notes,
+    acted: new Set(['owner']),
+    refs: { messages: new Map(), shownAt: new Map() },
+    place: { used: new Set(), unnamedNoted: false },
+    expecting: { inAction: false, eventful: false, eventTypes: new Set(), hint: 'message' },
+    views: [],
+  };
+}
+
+/** One event walked: the steps it adds, by what it is. */
+function walkEvent(w: Walk, e: RecordedEvent): void {
+  if (e.type === 'call') walkCall(w, e.call);
+  else if (e.type === 'view-closed') {
+    if (w.views.length) action(w, { close: true }, e.user);
+    w.views.pop();
+  } else if (e.type === 'message') walkMessage(w, e.message);
+  else if (e.type === 'message-changed') walkChange(w, e.message);
+  else if (e.type === 'message-deleted') {
+    const r = refTo(w, e.id);
+    if (w.refs.messages.get(e.id)?.appId === w.ctx.appId)
+      expect(w, { expect: 'deleted', ...(r ? { message: r } : {}) });
+  } else if (e.type === 'reaction') walkReaction(w, e);
+}
+
+const isPerson = (w: Walk, id: string) => !!w.ctx.people.get(id) && !w.ctx.people.get(id)?.bot;
+const refTo = (w: Walk, id: string | undefined): Ref | undefined =>
+  id && w.refs.shownAt.has(id) ? { ref: id } : undefined;
+
+/** `as:` the one who acted, unless the owner (the one who acted is counted as acting in the suite). */
+function asOf(w: Walk, user: string): Step {
+  const n = w.ctx.names.get(user);
+  if (n && n !== 'owner') {
+    w.acted.add(n);
+    return { as: n };
   }
+  return {};
+}
 
-  /** A click or a choice in a message or a modal. */
-  function interaction(call: RecordedCall): void {
-    const p = call.payload;
-    const onAction = String(p.onAction ?? '');
-    const inView = p.sourceType === 'VIEW';
-    const home = inView && obj(p.view).type === 'HOME';
-    const source = inView ? obj(p.view ?? views.at(-1)) : { blocks: messages.get(String(p.sourceId))?.blocks ?? [] };
-    const els = elementsOf(source.blocks);
-    const r = inView ? undefined : refTo(String(p.sourceId));
-    const where: Step = home ? { home: true } : inView ? { modal: true } : r ? { message: r } : {};
-    const type = String(p.actionType ?? '');
-    const step = home ? homeStep(call, type, onAction) : elementStep(call, type, onAction, els);
-    if (!step) {
-      const what = `a ${type.toLowerCase().replace(/_/g, ' ')}${home ? " in the app's home view" : ''}`;
-      notes.push(`${what} (${onAction}) is not a step a suite has: left out`);
-      inAction = false;
-      return;
+/** What a person did, as a step: what the app answers is expected after it (and where it was). */
+function action(w: Walk, step: Step, user: string, channelId?: string): void {
+  w.steps.push({ ...step, ...asOf(w, user) });
+  const { place, expecting } = w;
+  expecting.inAction = true;
+  expecting.eventTypes = new Set();
+  // what the app is expected to post next is looked for where the action was (a say in another channel: there)
+  place.markChannel = channelId ?? place.channel;
+  // the events a test expects are about its own channel
+  expecting.eventful =
+    place.markChannel === place.channel &&
+    ((typeof step.say === 'string' && !step.say.startsWith('/')) || step.react !== undefined);
+}
+
+/** What the app answered, as a step, when it answers a recorded action. */
+function expect(w: Walk, step: Step): void {
+  if (w.expecting.inAction) w.steps.push(step);
+}
+
+/**
+ * Whether what happened in `channelId` is part of the test: in the first channel used (it plays in the test's own
+ * channel), or in another channel with a name (it plays there: the suite declares it). A direct conversation is not.
+ */
+function ours(w: Walk, channelId: string | undefined): boolean {
+  const { place } = w;
+  if (!channelId) return true;
+  place.channel ??= channelId;
+  if (channelId === place.channel || w.ctx.channelNames.has(channelId)) return true;
+  if (!place.unnamedNoted) w.notes.push('what was done in a direct conversation is left out: a test plays in channels');
+  place.unnamedNoted = true;
+  return false;
+}
+
+/** Where a step is when not in the test's own channel: `channel: NAME` (declared in the suite's channels). */
+function chan(w: Walk, channelId: string | undefined): Step {
+  const name = channelId && channelId !== w.place.channel ? w.ctx.channelNames.get(channelId) : undefined;
+  if (!name) return {};
+  w.place.used.add(name);
+  return { channel: name };
+}
+
+/** The expectations of a call's answer (an interactive call only), and what it did to the modals. */
+function answer(w: Walk, call: RecordedCall): void {
+  const a = answerOf(call, w.ctx.expectedText);
+  const { views } = w;
+  if (a.note) w.notes.push(a.note);
+  if (a.view === null) views.pop();
+  else if (a.view) {
+    // OPEN starts a new stack, PUSH adds on top, UPDATE replaces the view with its id (else the top)
+    const i = views.findIndex((v) => v.id !== undefined && v.id === a.view?.id);
+    if (a.action === 'PUSH') views.push(a.view);
+    else if (a.action === 'UPDATE' && views.length) views[i >= 0 ? i : views.length - 1] = a.view;
+    else views.splice(0, views.length, a.view);
+  }
+  expect(w, a.step);
+}
+
+/** A call to the app under test: what the person did through it, and the app's answer. */
+function walkCall(w: Walk, c: RecordedCall): void {
+  if (c.appId !== w.ctx.appId) return;
+  // the home view is in no channel (the call names the workspace's general one)
+  const inHome = c.payload.sourceType === 'VIEW' && obj(c.payload.view).type === 'HOME';
+  if (!inHome && !ours(w, stringOr(c.payload.channelId))) return;
+  switch (c.kind) {
+    case 'slash-command': {
+      const text = String(c.payload.text ?? '');
+      const root = refTo(w, stringOr(c.payload.threadRootId));
+      const say = literal(`${String(c.payload.slashCommand)}${text ? ` ${text}` : ''}`);
+      w.expecting.hint = String(c.payload.slashCommand ?? 'command').replace(/^\//, '');
+      const at = stringOr(c.payload.channelId);
+      action(w, { say, ...(root ? { thread: root } : {}), ...chan(w, at) }, c.user, at);
+      answer(w, c);
+      break;
     }
-    action({ ...step, ...where }, call.user);
-    if (!inView) lastMessage = String(p.sourceId);
-    answer(call);
-  }
-
-  /** A modal submitted: its inputs by label, a select's option by label, checkboxes as a list. */
-  function submit(call: RecordedCall): void {
-    action({ submit: submitted(call) }, call.user);
-    answer(call);
-  }
-
-  const dynamicSelected = dynamicSelectsOf(rec.events);
-
-  for (const e of rec.events) {
-    if (e.type === 'call') {
-      const c = e.call;
-      if (c.appId !== appId) continue;
-      // the home view is in no channel (the call names the workspace's general one)
-      const inHome = c.payload.sourceType === 'VIEW' && obj(c.payload.view).type === 'HOME';
-      if (!inHome && !ours(stringOr(c.payload.channelId))) continue;
-      switch (c.kind) {
-        case 'slash-command': {
-          const text = String(c.payload.text ?? '');
-          const root = refTo(stringOr(c.payload.threadRootId));
-          const say = literal(`${String(c.payload.slashCommand)}${text ? ` ${text}` : ''}`);
-          hint = String(c.payload.slashCommand ?? 'command').replace(/^\//, '');
-          const at = stringOr(c.payload.channelId);
-          action({ say, ...(root ? { thread: root } : {}), ...chan(at) }, c.user, at);
-          answer(c);
-          break;
-        }
-        case 'global-shortcut':
-        case 'message-shortcut': {
-          const on = refTo(stringOr(c.payload.messageId));
-          hint = String(c.payload.shortcut ?? 'shortcut');
-          action({ shortcut: literal(String(c.payload.shortcut ?? '')), ...(on ? { message: on } : {}) }, c.user);
-          answer(c);
-          break;
-        }
-        case 'block-interaction':
-          interaction(c);
-          break;
-        case 'view-action':
-          if (c.payload.viewActionType === 'CLOSE') {
-            action({ close: true }, c.user);
-            views.pop();
-          } else submit(c);
-          break;
-        case 'dynamic-menu':
-          // a dynamic select asks for options before the choice: the select step asks for them itself
-          if (dynamicSelected.has(String(c.payload.onAction))) break;
-          action(
-            {
-              menu: String(c.payload.onAction),
-              ...(c.payload.query ? { query: literal(String(c.payload.query)) } : {}),
-            },
-            c.user,
-          );
-          answer(c);
-          break;
-        case 'event': {
-          const type = c.subject ?? '';
-          if (!type || !eventful || lastEventTypes.has(type)) break;
-          lastEventTypes.add(type);
-          if (c.outcome !== 'acked')
-            notes.push(`the app did not accept the event ${type} while recording: the test expects it to`);
-          expect({ expect: 'event', type });
-          break;
-        }
+    case 'global-shortcut':
+    case 'message-shortcut': {
+      const on = refTo(w, stringOr(c.payload.messageId));
+      w.expecting.hint = String(c.payload.shortcut ?? 'shortcut');
+      action(w, { shortcut: literal(String(c.payload.shortcut ?? '')), ...(on ? { message: on } : {}) }, c.user);
+      answer(w, c);
+      break;
+    }
+    case 'block-interaction':
+      interaction(w, c);
+      break;
+    case 'view-action':
+      if (c.payload.viewActionType === 'CLOSE') {
+        action(w, { close: true }, c.user);
+        w.views.pop();
+      } else {
+        // a modal submitted: its inputs by label, a select's option by label, checkboxes as a list
+        action(w, { submit: submitted(c) }, c.user);
+        answer(w, c);
       }
-    } else if (e.type === 'view-closed') {
-      if (views.length) action({ close: true }, e.user);
-      views.pop();
-    } else if (e.type === 'message') {
-      const m = e.message;
-      if (!ours(m.channelId)) continue;
-      messages.set(m.id, m);
-      const thread = m.threadRootId ? (refTo(m.threadRootId) ?? true) : undefined;
-      if (!m.appId && isPerson(m.author)) {
-        const step: Step = { say: literal(m.text), ...(thread ? { thread } : {}), ...chan(m.channelId) };
-        action(step, m.author, m.channelId);
-        const said = must(steps[steps.length - 1], 'the step just recorded');
-        said._shows = m.id;
-        said._hint = m.text.split(/\s+/)[0] ?? 'message';
-        shownAt.set(m.id, said);
-        lastMessage = m.id;
-      } else if (m.appId === appId) {
-        // posted elsewhere than where the last action was: said where (the test's own channel by reference)
-        const elsewhere =
-          m.channelId === markChannel
-            ? {}
-            : m.channelId === channel
-              ? { channel: '${test.channel}' }
-              : chan(m.channelId);
-        const step: Step = {
-          expect: 'message',
-          ...messageShape(m),
-          ...(thread ? { thread } : {}),
-          ...elsewhere,
-          ...(m.ephemeralTo?.length === 1 && names.has(m.ephemeralTo[0] ?? '')
-            ? { ephemeralTo: names.get(m.ephemeralTo[0] ?? '') }
-            : {}),
-        };
-        if (!inAction) continue;
-        step._shows = m.id;
-        step._hint = hint;
-        steps.push(step);
-        shownAt.set(m.id, step);
-      }
-    } else if (e.type === 'message-changed') {
-      const m = e.message;
-      if (!messages.has(m.id) && !ours(m.channelId)) continue;
-      messages.set(m.id, m);
-      if (m.appId !== appId) continue;
-      const r = m.id === lastMessage ? undefined : refTo(m.id);
-      expect({ expect: 'updated', ...messageShape(m), ...(r ? { message: r } : {}) });
-    } else if (e.type === 'message-deleted') {
-      const r = refTo(e.id);
-      if (messages.get(e.id)?.appId === appId) expect({ expect: 'deleted', ...(r ? { message: r } : {}) });
-    } else if (e.type === 'reaction') {
-      const target = messages.get(e.messageId);
-      if (target && !ours(target.channelId)) continue;
-      if (isPerson(e.user)) {
-        const r = refTo(e.messageId);
-        action({ react: e.code, ...(r ? { message: r } : {}) }, e.user);
-        hint = e.code;
-      } else
-        expect({ expect: 'reaction', code: e.code, ...(refTo(e.messageId) ? { message: refTo(e.messageId) } : {}) });
+      break;
+    case 'dynamic-menu':
+      // a dynamic select asks for options before the choice: the select step asks for them itself
+      if (w.ctx.dynamicSelected.has(String(c.payload.onAction))) break;
+      action(
+        w,
+        { menu: String(c.payload.onAction), ...(c.payload.query ? { query: literal(String(c.payload.query)) } : {}) },
+        c.user,
+      );
+      answer(w, c);
+      break;
+    case 'event': {
+      const type = c.subject ?? '';
+      const { expecting } = w;
+      if (!type || !expecting.eventful || expecting.eventTypes.has(type)) break;
+      expecting.eventTypes.add(type);
+      if (c.outcome !== 'acked')
+        w.notes.push(`the app did not accept the event ${type} while recording: the test expects it to`);
+      expect(w, { expect: 'event', type });
+      break;
     }
   }
+}
 
-  return assemble({ rec, edits, steps, acted, names, appId, appName, notes, channels: [...used] });
+/** A click or a choice in a message or a modal. */
+function interaction(w: Walk, call: RecordedCall): void {
+  const p = call.payload;
+  const onAction = String(p.onAction ?? '');
+  const inView = p.sourceType === 'VIEW';
+  const home = inView && obj(p.view).type === 'HOME';
+  const source = inView
+    ? obj(p.view ?? w.views.at(-1))
+    : { blocks: w.refs.messages.get(String(p.sourceId))?.blocks ?? [] };
+  const els = elementsOf(source.blocks);
+  const r = inView ? undefined : refTo(w, String(p.sourceId));
+  const where: Step = home ? { home: true } : inView ? { modal: true } : r ? { message: r } : {};
+  const type = String(p.actionType ?? '');
+  const step = home ? homeStep(call, type, onAction) : elementStep(call, type, onAction, els);
+  if (!step) {
+    const what = `a ${type.toLowerCase().replace(/_/g, ' ')}${home ? " in the app's home view" : ''}`;
+    w.notes.push(`${what} (${onAction}) is not a step a suite has: left out`);
+    w.expecting.inAction = false;
+    return;
+  }
+  action(w, { ...step, ...where }, call.user);
+  if (!inView) w.refs.lastMessage = String(p.sourceId);
+  answer(w, call);
+}
+
+/** A message posted: what a person said, or what the app posted (saved where it first shows, to be referred to). */
+function walkMessage(w: Walk, m: SeenMessage): void {
+  const { ctx, refs, place } = w;
+  if (!ours(w, m.channelId)) return;
+  refs.messages.set(m.id, m);
+  const thread = m.threadRootId ? (refTo(w, m.threadRootId) ?? true) : undefined;
+  if (!m.appId && isPerson(w, m.author)) {
+    const step: Step = { say: literal(m.text), ...(thread ? { thread } : {}), ...chan(w, m.channelId) };
+    action(w, step, m.author, m.channelId);
+    const said = must(w.steps[w.steps.length - 1], 'the step just recorded');
+    said._shows = m.id;
+    said._hint = m.text.split(/\s+/)[0] ?? 'message';
+    refs.shownAt.set(m.id, said);
+    refs.lastMessage = m.id;
+  } else if (m.appId === ctx.appId) {
+    // posted elsewhere than where the last action was: said where (the test's own channel by reference)
+    const elsewhere =
+      m.channelId === place.markChannel
+        ? {}
+        : m.channelId === place.channel
+          ? { channel: '${test.channel}' }
+          : chan(w, m.channelId);
+    const to = m.ephemeralTo?.length === 1 ? ctx.names.get(m.ephemeralTo[0] ?? '') : undefined;
+    const step: Step = {
+      expect: 'message',
+      ...shapeOf(m, ctx.expectedText),
+      ...(thread ? { thread } : {}),
+      ...elsewhere,
+      ...(to !== undefined ? { ephemeralTo: to } : {}),
+    };
+    if (!w.expecting.inAction) return;
+    step._shows = m.id;
+    step._hint = w.expecting.hint;
+    w.steps.push(step);
+    refs.shownAt.set(m.id, step);
+  }
+}
+
+/** A message changed: the app's update of one, expected. */
+function walkChange(w: Walk, m: SeenMessage): void {
+  const { refs } = w;
+  if (!refs.messages.has(m.id) && !ours(w, m.channelId)) return;
+  refs.messages.set(m.id, m);
+  if (m.appId !== w.ctx.appId) return;
+  const r = m.id === refs.lastMessage ? undefined : refTo(w, m.id);
+  expect(w, { expect: 'updated', ...shapeOf(m, w.ctx.expectedText), ...(r ? { message: r } : {}) });
+}
+
+/** A reaction: a person's is an action, the app's is expected. */
+function walkReaction(w: Walk, e: Extract<RecordedEvent, { type: 'reaction' }>): void {
+  const target = w.refs.messages.get(e.messageId);
+  if (target && !ours(w, target.channelId)) return;
+  const r = refTo(w, e.messageId);
+  if (isPerson(w, e.user)) {
+    action(w, { react: e.code, ...(r ? { message: r } : {}) }, e.user);
+    w.expecting.hint = e.code;
+  } else expect(w, { expect: 'reaction', code: e.code, ...(r ? { message: r } : {}) });
 }
 
 /** The suite of the steps walked: the test (edited), the signature check, the people who acted. */
