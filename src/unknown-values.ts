@@ -45,3 +45,16 @@ export function stringOr(value: unknown): string | undefined {
 export function fieldOf(value: unknown, key: string): unknown {
   return isRecord(value) ? value[key] : undefined;
 }
+
+/**
+ * The fields of `value` when it is a plain JSON object, else none: reading nested JSON of unknown
+ * shape without a check at each level.
+ */
+export function fieldsOf(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}
+
+/** The items of `value` when it is a list, else none. */
+export function itemsOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}

@@ -5,10 +5,8 @@
  * (`values[blockId][onAction] = {type, value}` or `{type, values}`, docs/protocol.md §5.2).
  */
 import { must } from '../must.js';
-import { recordOr, stringOr } from '../unknown-values.js';
+import { stringOr, fieldsOf as obj, itemsOf as arr } from '../unknown-values.js';
 type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => recordOr(v) ?? {};
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** A text object ({type, text}) or a string. */
 export const textOf = (v: unknown): string => (typeof v === 'string' ? v : (stringOr(obj(v).text) ?? ''));
 

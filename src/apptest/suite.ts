@@ -26,7 +26,7 @@ import {
   type InputOptions,
 } from './suite-input.js';
 import { must } from '../must.js';
-import { isRecord, recordOr } from '../unknown-values.js';
+import { isRecord, recordOr, fieldsOf as obj, itemsOf as arr } from '../unknown-values.js';
 import type { AppSpec, InstallSpec, Step, SuiteFile } from './steps.js';
 
 export const SUITE_SCHEMA_ID = 'https://appreg.dev/schemas/test-suite.schema.json';
@@ -125,8 +125,6 @@ function validators() {
 }
 
 type Loose = Record<string, unknown>;
-const obj = (v: unknown): Loose => recordOr(v) ?? {};
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Where each JSON pointer of a parsed document is: line and column. */
 function locator(

@@ -10,7 +10,7 @@ import { checkRegisteredRedirect } from '../oauth/redirect-urls.js';
 import { didYouMean } from './did-you-mean.js';
 import { schema, validated } from './http-input.js';
 import { describeSchemaErrors, type ErrorWording, type Violation } from './schema-errors.js';
-import { fieldOf, isRecord, recordOr } from '../unknown-values.js';
+import { fieldOf, isRecord, recordOr, fieldsOf as obj, itemsOf as arr } from '../unknown-values.js';
 
 type ShortcutType = 'ON_MESSAGE' | 'GLOBAL';
 interface Shortcut {
@@ -118,8 +118,6 @@ const wording: ErrorWording = {
 };
 
 type Loose = Record<string, unknown>;
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const obj = (v: unknown): Loose => recordOr(v) ?? {};
 
 /** Rules beyond the schema; they run on whatever parts are well-formed so every problem shows at once. */
 function semanticChecks(m: Loose, opts: { allowInsecureRedirects?: boolean }, out: Violation[], warnings: Violation[]) {

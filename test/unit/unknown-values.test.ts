@@ -3,7 +3,17 @@
  * `catch` caught and on JSON of unknown shape: each answers for every kind of value, never a wrong guess.
  */
 import t from 'tap';
-import { errnoOf, fieldOf, isRecord, messageOf, recordOr, stackOf, stringOr } from '../../src/unknown-values.js';
+import {
+  errnoOf,
+  fieldOf,
+  fieldsOf,
+  isRecord,
+  itemsOf,
+  messageOf,
+  recordOr,
+  stackOf,
+  stringOr,
+} from '../../src/unknown-values.js';
 
 t.test('messageOf and stackOf read an Error, and put anything else thrown into words', async (t) => {
   const e = new Error('disk full');
@@ -45,4 +55,16 @@ t.test('fieldOf reads a field of a plain object only', async (t) => {
   t.equal(fieldOf(['A1'], '0'), undefined, 'an array is no record');
   t.equal(fieldOf(undefined, 'appId'), undefined);
   t.equal(fieldOf('text', 'length'), undefined);
+});
+
+t.test('fieldsOf and itemsOf read an object or a list, and anything else as an empty one', async (t) => {
+  const o = { a: 1 };
+  t.equal(fieldsOf(o), o, 'the object itself');
+  t.same(fieldsOf([1]), {});
+  t.same(fieldsOf(null), {});
+  t.same(fieldsOf('x'), {});
+  const l = [1, 2];
+  t.equal(itemsOf(l), l, 'the list itself');
+  t.same(itemsOf({ 0: 1 }), []);
+  t.same(itemsOf(undefined), []);
 });

@@ -17,11 +17,10 @@ import type {
   SuiteEdits,
 } from '../../recording-events.js';
 import { loosen, stableText } from './stable-text.js';
-import { fieldOf, recordOr, stringOr } from '../../unknown-values.js';
+import { fieldOf, stringOr, fieldsOf as obj } from '../../unknown-values.js';
 import { must } from '../../must.js';
 
 type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => recordOr(v) ?? {};
 
 /** The owner's name in the workspace a run makes: a text that names the recording's owner otherwise refers to it. */
 const RUN_OWNER_NAME = 'Owner';

@@ -3,6 +3,7 @@
  * at /access-request: validate clientId, redirectUrl and scopes first (an error page, never a
  * redirect), then a login form or the consent form; Allow/Cancel → 303 to the app.
  */
+import { stringOr } from '../../unknown-values.js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
@@ -27,7 +28,6 @@ import {
 import { errorPage } from '../pages/layout.js';
 import { consentPage, loginPage } from '../pages/consent.js';
 import { must } from '../../must.js';
-import { textField } from '../text-field.js';
 import { checked, schema } from '../../validation/http-input.js';
 
 /** The consent link's query: each parameter one value or, repeated, several (which validate refuses). */
@@ -172,7 +172,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
 
   r.post(`${CONSENT_PATH}/login`, form, ...loginLimit, async (req, res) => {
     const token = cookieValue(req);
-    const query = await webSessions.checkLoginToken(textField(req.body?.csrf), token);
+    const query = await webSessions.checkLoginToken(stringOr(req.body?.csrf), token);
     if (query === undefined)
       return sendPage(
         res,
@@ -213,7 +213,7 @@ export function oauthConsentRoutes(deps: ConsentRoutesDeps): Router {
 
   r.post(`${CONSENT_PATH}/decision`, form, async (req, res) => {
     const session = await webSessions.get(cookieValue(req));
-    const purpose = await webSessions.takeCsrf(textField(req.body?.csrf), session?.id, 'consent');
+    const purpose = await webSessions.takeCsrf(stringOr(req.body?.csrf), session?.id, 'consent');
     if (!session?.accountId || !purpose)
       return sendPage(
         res,

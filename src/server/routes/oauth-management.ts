@@ -2,6 +2,7 @@
  * Grant without a browser, the consent link, and the caller's authorizations (docs/protocol.md §2–§3), mounted at
  * MGMT_BASE.
  */
+import { stringOr } from '../../unknown-values.js';
 import { Router } from 'express';
 import type { IdentityService } from '../../services/identity.js';
 import type { AuthorizationRequests, AuthRequestParams } from '../../services/oauth/authorization-request.js';
@@ -12,7 +13,6 @@ import { actAsAllowed, refusedActAs } from './auth.js';
 import { mountAuthed, route } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
 import { CONSENT_PATH } from './oauth-consent.js';
-import { textField } from '../text-field.js';
 
 export interface OAuthManagementDeps {
   identity: IdentityService;
@@ -103,7 +103,7 @@ export function oauthManagementRoutes(deps: OAuthManagementDeps): Router {
   /** {code} → {state: exchanged|waiting|unknown}: whether the app exchanged a code (`appreg authorize --follow`). */
   mountAuthed(r, R.codeState, [actAsAllowed, jsonBody(bodyLimitBytes)], async (_req, res, _p, { body }) => {
     res.setHeader('cache-control', 'no-store');
-    res.json({ state: await deps.codeState(textField(body?.code)) });
+    res.json({ state: await deps.codeState(stringOr(body?.code)) });
   });
 
   mountAuthed(r, R.authorizations, [actAsAllowed], async (_req, res, p) =>

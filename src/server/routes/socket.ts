@@ -2,13 +2,13 @@
  * GET /apps/:appId/websocket-connection?appKey=… → {url} carrying a single-use, short-lived ticket (docs/protocol.md
  * §6).
  */
+import { stringOr } from '../../unknown-values.js';
 import { Router } from 'express';
 import { mount, route } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
 import { socketModeDisabled } from '../../errors.js';
 import type { AppsService } from '../../services/apps.js';
 import type { SocketSessions } from '../../services/socket-sessions.js';
-import { textField } from '../text-field.js';
 
 /** Path of the websocket endpoint (the ticket rides in its query). */
 export const SOCKET_PATH = '/socket';
@@ -37,7 +37,7 @@ export function socketRoutes(deps: SocketRouteDeps): Router {
   const r = Router();
   mount(r, SOCKET_ROUTES.connection, [], async (_req, res, { params, query }) => {
     res.setHeader('cache-control', 'no-store');
-    const app = await apps.byAppKey(params.appId, textField(query.appKey));
+    const app = await apps.byAppKey(params.appId, stringOr(query.appKey));
     if (app.manifest.socketMode !== true) {
       throw socketModeDisabled(
         'This app does not use socket mode: set "socketMode": true in its manifest (appreg apps update) to connect over a websocket.',

@@ -18,8 +18,7 @@ import { cookieValue, redirect303, sendPage, setSessionCookie } from '../pages/s
 import { switchAccountPage, type Person } from '../pages/sign-in.js';
 import { mountAuthed, route } from './route-table.js';
 import { schema } from '../../validation/http-input.js';
-import { textField } from '../text-field.js';
-import { recordOr } from '../../unknown-values.js';
+import { recordOr, stringOr } from '../../unknown-values.js';
 
 const SIGN_IN_PATH = '/web/sign-in';
 
@@ -100,10 +99,10 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   };
 
   r.get(SIGN_IN_PATH, async (req, res) => {
-    const link = await webSessions.peekSignInLink(textField(req.query.token));
+    const link = await webSessions.peekSignInLink(stringOr(req.query.token));
     if (!link) return invalid(res);
     const current = await webSessions.get(cookieValue(req));
-    if (!current || current.accountId === link.accountId) return signIn(req, res, textField(req.query.token));
+    if (!current || current.accountId === link.accountId) return signIn(req, res, stringOr(req.query.token));
     // signed in as someone else: say so, and switch only if asked to
     const [me, them] = await Promise.all([personOf(current.accountId), personOf(link.accountId)]);
     sendPage(
@@ -122,7 +121,7 @@ export function webRoutes(deps: WebRoutesDeps): Router {
   r.post(SIGN_IN_PATH, express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 4 }), async (req, res) => {
     const b = recordOr(req.body) ?? {};
     const current = await webSessions.get(cookieValue(req));
-    if (!current || !webSessions.checkConsoleToken(textField(b.csrf), current.id)) {
+    if (!current || !webSessions.checkConsoleToken(stringOr(b.csrf), current.id)) {
       return sendPage(
         res,
         403,
@@ -132,7 +131,7 @@ export function webRoutes(deps: WebRoutesDeps): Router {
         ),
       );
     }
-    await signIn(req, res, textField(b.token));
+    await signIn(req, res, stringOr(b.token));
   });
 
   return r;

@@ -4,6 +4,7 @@
  * decision — Allow mints a code bound to app, user, workspace, scopes and redirect URL;
  * Cancel sends the user back with `error=access_denied`. Never redirects an error.
  */
+import { stringOr } from '../../unknown-values.js';
 import { newSecret, PREFIX, sha256 } from '../../crypto.js';
 import { forbidden, invalidRedirectUrl, invalidRequest, invalidScope, unknownClient } from '../../errors.js';
 import { matchRedirect, withParams } from '../../oauth/redirect-urls.js';
@@ -57,8 +58,6 @@ export interface AuthRequest {
 
 const STATE_RE = /^[\x21-\x7e]{1,512}$/;
 const ID_RE = /^[A-Za-z0-9_-]{1,100}$/;
-/** The parameter's one value; undefined when it is absent or repeated. */
-const str = (v: QueryValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** "users:read,bot:chat:write" → user and bot scopes, each in the app's manifest, user scopes first. */
 function parseScopes(app: AppRecord, raw: string): { userScopes: string[]; botScopes: string[] } {
@@ -101,24 +100,25 @@ export function createAuthorizationRequests(deps: AuthorizationRequestsDeps) {
 
   /** clientId, then redirectUrl (docs/security.md §1 M1–M6), then scopes; throws, never redirects. */
   async function validate(q: AuthRequestParams): Promise<AuthRequest> {
-    const clientId = str(q.clientId);
+    // each parameter's one value: a repeated one arrives as a list and reads as absent
+    const clientId = stringOr(q.clientId);
     if (!clientId) throw invalidRequest('The clientId parameter is required.');
     const app = await apps.byId(clientId);
     if (!app) throw unknownClient();
-    const requested = str(q.redirectUrl);
+    const requested = stringOr(q.redirectUrl);
     if (!requested) throw invalidRedirectUrl('The redirectUrl parameter is required.');
     const match = matchRedirect(requested, app.manifest.redirectUrls ?? []);
     if (!match.ok) throw invalidRedirectUrl(`The redirectUrl is not acceptable: ${match.reason}.`);
-    const scopes = str(q.scopes);
+    const scopes = stringOr(q.scopes);
     if (scopes === undefined) throw invalidScope('The scopes parameter is required.');
     const { userScopes, botScopes } = parseScopes(app, scopes);
-    const isReinstall = str(q.isReinstall);
+    const isReinstall = stringOr(q.isReinstall);
     if (q.isReinstall !== undefined && isReinstall !== 'true' && isReinstall !== 'false')
       throw invalidRequest('isReinstall must be true or false.');
-    const state = str(q.state);
+    const state = stringOr(q.state);
     if (q.state !== undefined && (state === undefined || !STATE_RE.test(state)))
       throw invalidRequest('state must be 1 to 512 printable ASCII characters.');
-    const dws = str(q.defaultWorkspaceId);
+    const dws = stringOr(q.defaultWorkspaceId);
     if (q.defaultWorkspaceId !== undefined && (dws === undefined || !ID_RE.test(dws)))
       throw invalidRequest('defaultWorkspaceId is not a workspace id.');
     return {

@@ -3,7 +3,7 @@ import { html } from 'ghtml';
 import { actionForm, consolePage, csrfField, type Shell } from './layout.js';
 import { annotatedManifest, type Problem } from './manifest-view.js';
 import { must } from '../../../must.js';
-import { arr, obj } from './block-elements.js';
+import { fieldsOf as obj, itemsOf as arr } from '../../../unknown-values.js';
 
 export interface AppRow {
   id: string;

@@ -17,7 +17,7 @@
 import { html } from 'ghtml';
 import crypto from 'node:crypto';
 import { must } from '../../../must.js';
-import { recordOr, stringOr } from '../../../unknown-values.js';
+import { stringOr, fieldsOf as obj, itemsOf as arr } from '../../../unknown-values.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -39,8 +39,6 @@ export interface ElementContext {
   picked?(onAction: string, key: string): Picked | undefined;
 }
 
-export const obj = (v: unknown): Obj => recordOr(v) ?? {};
-export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** A text object ({type, text}) or a string. */
 export const txt = (v: unknown): string => (typeof v === 'string' ? v : (stringOr(obj(v).text) ?? ''));
 export const safeUrl = (u: unknown) => (typeof u === 'string' && /^(https?:|mailto:)/i.test(u) ? u : undefined);

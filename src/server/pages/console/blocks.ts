@@ -7,17 +7,8 @@
  * home) they are all part of the view's one form and input blocks are read back as its state.
  */
 import { html } from 'ghtml';
-import {
-  actionElement,
-  arr,
-  inputElement,
-  nextId,
-  obj,
-  safeUrl,
-  txt,
-  type ElementContext,
-  type Obj,
-} from './block-elements.js';
+import { actionElement, inputElement, nextId, safeUrl, txt, type ElementContext, type Obj } from './block-elements.js';
+import { fieldsOf as obj, itemsOf as arr } from '../../../unknown-values.js';
 
 export interface BlockContext extends ElementContext {
   /** A user's name, for mentions. */

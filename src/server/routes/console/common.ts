@@ -23,8 +23,7 @@ import { clearSessionCookie, cookieValue, pageHeaders } from '../../pages/send.j
 import { asAppError, sendErrorPage } from '../../respond.js';
 import { must } from '../../../must.js';
 import { recorderBar, type RecorderShell } from '../../pages/console/recorder.js';
-import { textField } from '../../text-field.js';
-import { isRecord } from '../../../unknown-values.js';
+import { isRecord, stringOr } from '../../../unknown-values.js';
 
 const WORKSPACE_COOKIE = 'appreg_console_ws';
 /** The one body type of the console's forms (the manifest form may also be multipart, for a file). */
@@ -194,7 +193,7 @@ export function consoleBase(deps: ConsoleBaseDeps) {
     const given = formOf(req.body).csrf;
     const origin = req.get('origin');
     const sameOrigin = !origin || origin === `${req.protocol}://${req.get('host')}` || publicOrigins.includes(origin);
-    if (!sameOrigin || !(await webSessions.checkConsoleToken(textField(given), s.sessionId)))
+    if (!sameOrigin || !(await webSessions.checkConsoleToken(stringOr(given), s.sessionId)))
       return sendError(
         res,
         forbidden(

@@ -7,11 +7,10 @@
  * of its dates, are left out (never `values: [""]`).
  */
 import { must } from '../../../must.js';
-import { recordOr } from '../../../unknown-values.js';
+import { fieldsOf as obj } from '../../../unknown-values.js';
 import type { Form } from './common.js';
 type Obj = Record<string, unknown>;
 
-const obj = (v: unknown): Obj => recordOr(v) ?? {};
 const isDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v);
 
 /** The input blocks of a view's blocks, a section's input-block accessory included. */

@@ -15,7 +15,7 @@ import type { PersonState } from '../../person-state.js';
 import { channelHref, workspaceView, type Workspace } from './workspace-view.js';
 import { appInteractions, interactionOf, pickedIn } from './interactions.js';
 import { stateOf } from './view-state.js';
-import { recordOr } from '../../../unknown-values.js';
+import { itemsOf, recordOr } from '../../../unknown-values.js';
 
 export interface ConsoleWorkspaceAppsDeps {
   base: ConsoleBase;
@@ -48,11 +48,10 @@ function optionsOf(answer: unknown): Array<{ label: string; value: string }> {
     label: `${group ? `${group}: ` : ''}${text(o)}`,
     value: String(recordOr(o)?.value ?? ''),
   });
-  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-  const flat = list(a.options).map((o) => one(o));
+  const flat = itemsOf(a.options).map((o) => one(o));
   // a group that is no object, or whose options are no list, offers nothing
-  const grouped = list(a.optionGroups ?? a.option_groups).flatMap((g) =>
-    list(recordOr(g)?.options).map((o) => one(o, text({ text: recordOr(g)?.label }))),
+  const grouped = itemsOf(a.optionGroups ?? a.option_groups).flatMap((g) =>
+    itemsOf(recordOr(g)?.options).map((o) => one(o, text({ text: recordOr(g)?.label }))),
   );
   return [...flat, ...grouped].slice(0, MAX_OPTIONS);
 }
