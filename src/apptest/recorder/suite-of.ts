@@ -1,9 +1,10 @@
 /**
  * A recording's events as a suite (docs/testing.md, "Recording a test"): what people did becomes the test's actions
- * (`say`, `click`, `select`, `submit`, `close`, `shortcut`, `menu`, `react`, each `as:` the user who did it), and what
- * the app did in answer becomes its expectations (the answer to the call, the messages it posted or updated, its
- * reactions, the events it accepted). Messages are referred to by the names they are saved as (`${standup}`), in the
- * order they appeared, never by id; texts are matched as a person would check them (see stable-text.ts).
+ * (`say`, `click`, `select`, `date`, `enter`, `submit`, `close`, `shortcut`, `menu`, `react`, each `as:` the user
+ * who did it), and what the app did in answer becomes its expectations (the answer to the call, the messages it
+ * posted or updated, its reactions, the events it accepted). Messages are referred to by the names they are saved
+ * as (`${standup}`), in the order they appeared, never by id; texts are matched as a person would check them
+ * (see stable-text.ts).
  *
  * Pure: the same events give the same suite.
  */
