@@ -33,7 +33,9 @@ import { send } from './worker/send.js';
 import { classify, decide } from './worker/classify.js';
 import { record } from './worker/record.js';
 import { schedule } from './worker/schedule.js';
-import { cancel, cancelForApp, cancelPending, sweepDeletedApps } from './worker/cancel.js';
+import { cancel, cancelForApp, cancelPending } from './worker/cancel.js';
+import { sweep } from './worker/sweep.js';
+import { payloadOf, withoutBody } from './event-bodies.js';
 import { replay } from './worker/replay.js';
 import { messageOf } from '../unknown-values.js';
 
@@ -63,12 +65,19 @@ async function runAttempt(
 ): Promise<DeliveryRecord | undefined> {
   try {
     // prepare, for the app as it is now: a retry reads it again, and a deleted app's event ends
-    const app = given ? given.app : await w.deps.apps.byId(p.appId);
+    const [app, payload] = given
+      ? [given.app, undefined]
+      : await Promise.all([w.deps.apps.byId(p.appId), payloadOf(w.deps.store, p)]);
     if (!app) {
       await cancelPending(w, p, 'the app was deleted', w.mine);
       return undefined;
     }
-    const a = prepare(w, p, app, timeoutMs, given?.out);
+    // a shared body goes only once no record names it: this one went meanwhile, or the body was lost
+    if (!given && !payload) {
+      await cancelPending(w, p, 'its event body is gone', w.mine);
+      return undefined;
+    }
+    const a = prepare(w, p, app, timeoutMs, given ? { out: given.out } : { payload: must(payload) });
     classify(w, a, await send(w, a));
     await durable;
     decide(w, a);
@@ -103,7 +112,10 @@ async function keptSettled(w: WorkerState, id: string, appId: string, result: At
     const [p, app, logged] = await Promise.all([store.get(PENDING_TABLE, id), apps.byId(appId), log.get(id)]);
     if (p && app) {
       // (a delivery the log lost, e.g. one older than what it keeps, begins again there)
-      if (!logged) log.append({ id, begun: outgoingOf(w, app, p), state: { at: dispatcher.iso(), state: 'pending' } });
+      if (!logged) {
+        const begun = outgoingOf(w, app, p, (await payloadOf(store, p)) ?? p.payload);
+        log.append({ id, begun, state: { at: dispatcher.iso(), state: 'pending' } });
+      }
       // the queue's word is final: classify's verdict on it, recorded as an attempt's would be
       const f: Finished = {
         p,
@@ -164,13 +176,16 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const now = clock.now();
     const at = dispatcher.iso();
     const made = events.map((ev) => {
+      // a shared body (event-bodies.ts) is written once, beside these records: each names it instead
+      const kept = ev.bodyId === undefined ? undefined : withoutBody(ev.payload);
       const p: PendingDelivery = {
         id: ev.id ?? dispatcher.nextDeliveryId(),
         appId: ev.app.id,
         workspaceId: ev.workspaceId,
         userId: ev.userId,
         eventType: ev.eventType,
-        payload: ev.payload,
+        payload: kept ?? ev.payload,
+        ...(kept ? { bodyId: ev.bodyId } : {}),
         retryNum: 0,
         nextAt: now + w.leaseMs,
         createdAt: at,
@@ -178,7 +193,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         leaseUntil: now + w.leaseMs,
         ...(ev.unrecorded ? { unrecorded: ev.unrecorded } : {}),
       };
-      return { p, app: ev.app, out: outgoingOf(w, ev.app, p) };
+      return { p, app: ev.app, out: outgoingOf(w, ev.app, p, ev.payload) };
     });
     for (const m of made) w.inFlight.add(m.p.id);
     const durable = store.commit(
@@ -264,7 +279,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         .catch((e) => logger.error('event retry failed', { error: messageOf(e) }));
     if (now - lastSweep >= SWEEP_MS) {
       lastSweep = now;
-      await sweepDeletedApps(w);
+      await sweep(w);
     }
     return (await outbox.drain()) || leased > 0;
   }
