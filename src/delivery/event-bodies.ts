@@ -3,7 +3,7 @@
  * pending record per app, all with the same `body` (the payload's JSON-encoded string, docs/protocol.md
  * §5.2). That body is stored once, as a record of its own keyed by the event's outbox id, written
  * in the commit that writes the event's pending records; each of them names it (`bodyId`) and holds
- * the rest of its payload. An attempt builds the payload again as the drain built it (payloads.ts
+ * of its payload only the users it concerns. An attempt builds the payload again as the drain built it (payloads.ts
  * eventPayload, from the record's fields and the body: `payloadOf`), so every attempt sends the bytes
  * the first one sent, whichever daemon makes it and whatever order the store gives a record's keys
  * back in (PostgreSQL's jsonb has its own). A record without `bodyId` holds its own body, as every
@@ -27,13 +27,12 @@ const stringsOf = (v: unknown): string[] => itemsOf(v).filter((x): x is string =
 export const BODIES_TABLE = 'eventBodies';
 
 /**
- * What a pending record of a shared body keeps of `payload` (an event envelope, as eventPayload built it):
- * every field but the body.
+ * What a pending record of a shared body keeps of `payload` (an event envelope, as eventPayload built it): its users.
+ * The envelope's other fields are the record's own (eventType, workspaceId) or follow from them (messageType).
  */
-export function withoutBody(payload: Record<string, unknown>): Record<string, unknown> {
-  const { body: _body, ...rest } = payload;
-  return rest;
-}
+export const withoutBody = (payload: Record<string, unknown>): Record<string, unknown> => ({
+  workspaceUserIds: payload.workspaceUserIds,
+});
 
 /** The body record of `payload` (an event envelope, as eventPayload built it) for the event `eventId`. */
 export const bodyRecord = (eventId: string, payload: Record<string, unknown>): Change => {

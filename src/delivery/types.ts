@@ -75,8 +75,8 @@ export interface EventToSend {
   /** The delivery's id, when it is decided by what the event is (outbox-drain.ts deliveryIdOf); else a new one. */
   id?: string;
   /**
-   * The shared body record (event-bodies.ts) that holds `payload.body`, written in the same commit: the pending
-   * record keeps the rest of the payload and names it.
+   * The shared body record (event-bodies.ts) that holds `payload.body` (an event envelope, as eventPayload builds
+   * it), written in the same commit: the pending record names it and keeps the payload's users.
    */
   bodyId?: string;
   /** Attempts that may have reached the app already, unrecorded (its first one here is then marked a retry). */

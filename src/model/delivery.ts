@@ -137,7 +137,10 @@ export interface PendingDelivery {
   workspaceId: string;
   userId: string;
   eventType: string;
-  /** What is sent; without its `body` when `bodyId` names the shared body record that holds it. */
+  /**
+   * What is sent; where `bodyId` names a shared body, only the payload's `workspaceUserIds` (the rest is built again
+   * from this record and that body).
+   */
   payload: Record<string, unknown>;
   /**
    * The event body this delivery shares with the others of its event (delivery/event-bodies.ts): the id

@@ -28,6 +28,7 @@ import { createDeliveryWorker } from '../../src/delivery/worker.js';
 import { testWithPg } from '../helpers/pg.js';
 import { tempDir } from '../helpers/daemon.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
+import { until } from '../helpers/until.js';
 import { must } from '../../src/must.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
@@ -80,8 +81,11 @@ interface Sent {
   by: string;
 }
 
-/** A daemon's delivery worker on `store`; its HTTP sends are recorded in `sent` and answered by `answer`. */
-function worker(
+/**
+ * A daemon's delivery worker on `store`, once it has polled (a sole daemon's first poll waits for its take-over of
+ * dead leases); its HTTP sends are recorded in `sent` and answered by `answer`.
+ */
+async function worker(
   t: Tap.Test,
   store: Store,
   clock: TestClock,
@@ -123,7 +127,11 @@ function worker(
     await log.close();
   };
   t.teardown(stop);
+  let polled = false;
+  const claim = store.claim.bind(store);
+  store.claim = ((req: Parameters<typeof claim>[0]) => ((polled = true), claim(req))) as typeof claim;
   w.start();
+  await until(async () => (await clock.advance(0), polled));
   return { stop, log, idle: () => dispatcher.idle() };
 }
 
@@ -155,9 +163,9 @@ t.test('one body record for the apps of an event; each app gets the payload as b
   const store = await openEmbedded(tempDir(), clock);
   t.teardown(() => store.close());
   const sent: Sent[] = [];
-  const w = worker(t, store, clock, 'a', sent, firstFailsBut1(sent), true);
+  const w = await worker(t, store, clock, 'a', sent, firstFailsBut1(sent), true);
   await post(store);
-  await step(clock, 0, w); // the first poll drains the outbox; the first attempts end
+  await step(clock, 1000, w); // a poll drains the outbox (1 s apart at the most): the first attempts end
 
   t.same(
     sent.map((s) => [s.appId, s.raw, s.retryNum]),
@@ -191,9 +199,9 @@ t.test('retries after a restart and a compaction find the shared body', async (t
   const dir = tempDir();
   const sent: Sent[] = [];
   let store = await openEmbedded(dir, clock);
-  const first = worker(t, store, clock, 'run1', sent, firstFailsBut1(sent), true);
+  const first = await worker(t, store, clock, 'run1', sent, firstFailsBut1(sent), true);
   await post(store);
-  await step(clock, 0, first);
+  await step(clock, 1000, first);
   t.equal(sent.length, 3, 'the first attempts');
   // the daemon goes between its deliveries: app_1's done, the others' waiting for their retry
   await first.stop();
@@ -208,7 +216,7 @@ t.test('retries after a restart and a compaction find the shared body', async (t
   store = await openEmbedded(dir, clock); // from the compacted data file alone
   t.teardown(() => store.close());
   t.equal(await store.count(BODIES_TABLE), 1, 'the body is in the compacted data file');
-  const second = worker(t, store, clock, 'run2', sent, firstFailsBut1(sent), true);
+  const second = await worker(t, store, clock, 'run2', sent, firstFailsBut1(sent), true);
   await step(clock, 6100, second); // the retries, and a sweep after them
   t.same(
     retries(sent).map((s) => [s.appId, s.raw, s.retryNum, s.by]),
@@ -239,7 +247,7 @@ t.test('a pending record of the earlier shape, holding its own body, is delivere
   };
   await store.commit([{ table: PENDING_TABLE, id: old.id, value: old }]);
   const sent: Sent[] = [];
-  const w = worker(t, store, clock, 'a', sent, () => acked, true);
+  const w = await worker(t, store, clock, 'a', sent, () => acked, true);
   await step(clock, 0, w);
   t.same(sent, [{ appId: 'app_1', raw: JSON.stringify(payload), retryNum: 1, by: 'a' }], 'sent as it was stored');
   t.equal(await store.count(PENDING_TABLE), 0, 'delivered');
@@ -263,7 +271,7 @@ t.test('a record whose shared body is missing is cancelled, not sent without it'
   };
   await store.commit([{ table: PENDING_TABLE, id: lost.id, value: lost }]);
   const sent: Sent[] = [];
-  const w = worker(t, store, clock, 'a', sent, () => acked, true);
+  const w = await worker(t, store, clock, 'a', sent, () => acked, true);
   await step(clock, 0, w);
   t.same(sent, [], 'nothing sent');
   t.equal(await store.count(PENDING_TABLE), 0, 'the record ended');
@@ -279,13 +287,13 @@ void testWithPg(t, 'another daemon of the shared store makes the retry with the 
   const [sa, sb] = [await open('a'), await open('b')];
   const sent: Sent[] = [];
   // a's attempts of app_2 and app_3 fail; b acks whatever it sends
-  const a = worker(t, sa, clock, 'a', sent, (req) => (req.app.id === 'app_1' ? acked : unavailable), false);
+  const a = await worker(t, sa, clock, 'a', sent, (req) => (req.app.id === 'app_1' ? acked : unavailable), false);
   await post(sa);
-  await step(clock, 0, a);
+  await step(clock, 1000, a);
   t.equal(sent.length, 3, "a's first attempts");
   await a.stop(); // a goes: b, started now, makes the retries
   t.equal(await sb.count(BODIES_TABLE), 1, 'b sees the body a wrote');
-  const b = worker(t, sb, clock, 'b', sent, () => acked, false);
+  const b = await worker(t, sb, clock, 'b', sent, () => acked, false);
   await step(clock, 6100, b);
   // (PostgreSQL gave the drain the post's body with its keys in jsonb's order: the bytes are a's, not wireOf's)
   t.same(
