@@ -16,16 +16,12 @@ import type { AppsService } from '../../src/services/apps.js';
 import type { AppRecord } from '../../src/model/identity.js';
 import type { OutboxEventRecord } from '../../src/model/events.js';
 import type { PendingDelivery } from '../../src/model/delivery.js';
-import { createDispatcher } from '../../src/delivery/dispatcher.js';
-import type { HttpTransport } from '../../src/delivery/http-transport.js';
-import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
 import { BODIES_TABLE } from '../../src/delivery/event-bodies.js';
 import { eventPayload } from '../../src/delivery/payloads.js';
-import type { SocketTransport } from '../../src/delivery/socket-transport.js';
 import type { AttemptResult, SendRequest } from '../../src/delivery/types.js';
-import { createDeliveryWorker } from '../../src/delivery/worker.js';
 import { testWithPg } from '../helpers/pg.js';
+import { testWorker } from './worker-harness.js';
 import { tempDir } from '../helpers/daemon.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
@@ -49,14 +45,6 @@ const apps = {
 } as unknown as AppsService;
 /** Who the event goes to: each app with users of its own (the payloads differ in workspaceUserIds only). */
 const fanOut = APPS.map((app, i) => ({ app, workspaceUserIds: ['wu_1', `wu_${i + 2}`].slice(0, i + 1) }));
-const socket: SocketTransport = {
-  send: async () => ({ outcome: 'no_connection', latencyMs: 0 }),
-  connections: async () => 0,
-  queued: async () => 0,
-  onKeptSettled() {},
-  discard: async () => false,
-  close: async () => {},
-};
 /** The retries come 5 s apart (±20 %): the sweep (each second) runs while they wait. */
 const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '5,5,5', deliveryLeaseMs: 0 };
 
@@ -103,21 +91,20 @@ async function worker(
     });
     return answer(req);
   };
-  const http = { send, post: send, close: async () => {} } as unknown as HttpTransport;
-  const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
-  const dispatcher = createDispatcher({ clock, logger, apps, http, socket, log });
-  const w = createDeliveryWorker({
+  const {
+    worker: w,
+    log,
+    dispatcher,
+  } = testWorker({
     store,
     clock,
     logger,
     config,
     apps,
-    dispatcher,
-    socket,
-    instanceId: name,
+    name,
     soleDaemon,
-    audience: { recipientsOf: async (evs) => evs.map(() => fanOut) },
-    outboxWritten: () => () => {},
+    send,
+    recipients: () => fanOut,
   });
   let stopped = false;
   const stop = async () => {
@@ -155,6 +142,23 @@ const firstFailsBut1 = (sent: Sent[]) => (req: SendRequest) =>
  * start marked as a retry: its earlier run may have sent it).
  */
 const post = (store: Store) => store.commit([{ table: 'eventsOutbox', id: EVENT.id, value: EVENT }]);
+
+/** A pending record of app_1's NEW_MESSAGE whose first retry is due now. */
+const dueRetry = (
+  clock: TestClock,
+  id: string,
+  o: Pick<PendingDelivery, 'payload'> & Partial<PendingDelivery>,
+): PendingDelivery => ({
+  id,
+  appId: 'app_1',
+  workspaceId: 'ws_1',
+  userId: 'wu_1',
+  eventType: 'NEW_MESSAGE',
+  retryNum: 1,
+  nextAt: clock.now(),
+  createdAt: new Date(clock.now()).toISOString(),
+  ...o,
+});
 
 const openEmbedded = (dir: string, clock: TestClock) => openEmbeddedStore({ dir, compactIdleMs: 0, logger, clock });
 
@@ -234,17 +238,7 @@ t.test('a pending record of the earlier shape, holding its own body, is delivere
   t.teardown(() => store.close());
   const payload = eventPayload('NEW_MESSAGE', 'ws_1', ['wu_1'], JSON.stringify(BODY));
   // as an appreg before shared bodies wrote it: a retry waiting, its payload whole, no bodyId
-  const old: PendingDelivery = {
-    id: 'dlv_old',
-    appId: 'app_1',
-    workspaceId: 'ws_1',
-    userId: 'wu_1',
-    eventType: 'NEW_MESSAGE',
-    payload,
-    retryNum: 1,
-    nextAt: clock.now(),
-    createdAt: new Date(clock.now()).toISOString(),
-  };
+  const old = dueRetry(clock, 'dlv_old', { payload });
   await store.commit([{ table: PENDING_TABLE, id: old.id, value: old }]);
   const sent: Sent[] = [];
   const w = await worker(t, store, clock, 'a', sent, () => acked, true);
@@ -257,18 +251,7 @@ t.test('a record whose shared body is missing is cancelled, not sent without it'
   const clock = createTestClock();
   const store = await openEmbedded(tempDir(), clock);
   t.teardown(() => store.close());
-  const lost: PendingDelivery = {
-    id: 'dlv_lost',
-    appId: 'app_1',
-    workspaceId: 'ws_1',
-    userId: 'wu_1',
-    eventType: 'NEW_MESSAGE',
-    payload: { messageType: 'PUMBLE_EVENT', eventType: 'NEW_MESSAGE', workspaceId: 'ws_1', workspaceUserIds: ['wu_1'] },
-    bodyId: 'evt_gone',
-    retryNum: 1,
-    nextAt: clock.now(),
-    createdAt: new Date(clock.now()).toISOString(),
-  };
+  const lost = dueRetry(clock, 'dlv_lost', { payload: { workspaceUserIds: ['wu_1'] }, bodyId: 'evt_gone' });
   await store.commit([{ table: PENDING_TABLE, id: lost.id, value: lost }]);
   const sent: Sent[] = [];
   const w = await worker(t, store, clock, 'a', sent, () => acked, true);
