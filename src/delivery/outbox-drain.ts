@@ -12,6 +12,9 @@
  * lost to a crash or a failed write) makes the same delivery again, never a second one. Where the
  * first attempts start before that commit is durable (a daemon alone on its store), such an event may
  * already have reached the app: it goes again marked as a retry.
+ *
+ * A workspace event's body is encoded once and stored once, in that same commit, for all the apps it
+ * goes to: their pending records name it (event-bodies.ts).
  */
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Change, type Expectation, type Store } from '../store/types.js';
@@ -24,6 +27,7 @@ import {
   type WorkspaceOutboxEvent,
 } from '../model/events.js';
 import { eventPayload } from './payloads.js';
+import { bodyRecord } from './event-bodies.js';
 import type { AppDirectory, EnqueueOptions, EventToSend } from './types.js';
 import { must } from '../must.js';
 import { sha256 } from '../crypto.js';
@@ -84,14 +88,19 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
       )
     : Promise.resolve();
 
-  /** The events of one record, queued with its removal; a conflict means another daemon took it. */
+  /**
+   * The events of one record, queued with its removal (and their shared body's record); a conflict means another
+   * daemon took it.
+   */
   async function take(ev: OutboxEventRecord, to: EventToSend[]): Promise<void> {
-    const gone: Change[] = [{ table: EVENTS_OUTBOX, id: ev.id, value: null }];
+    const written: Change[] = [{ table: EVENTS_OUTBOX, id: ev.id, value: null }];
     const still: Expectation[] = [{ table: EVENTS_OUTBOX, id: ev.id, value: ev }];
     try {
-      if (to.length === 0) return await store.commit(gone, still);
+      if (to.length === 0) return await store.commit(written, still);
+      const shared = to[0]?.bodyId;
+      if (shared !== undefined) written.push(bodyRecord(shared, must(to[0]).payload));
       if (maybeSent.has(ev.id)) for (const e of to) e.unrecorded = 1;
-      const { durable, attempts } = await enqueueEvents(to, { extra: gone, expect: still });
+      const { durable, attempts } = await enqueueEvents(to, { extra: written, expect: still });
       if (deps.attemptsBeforeDurable) durable.catch(() => maybeSent.add(ev.id)); // the attempts went
       // an attempt's own failure is logged; a write that failed fails the attempts too, and is reported once, below
       const failed = (e: unknown) =>
@@ -132,7 +141,7 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
           },
         ];
       }
-      const body = JSON.stringify(ev.body); // encoded once for every app it goes to
+      const body = JSON.stringify(ev.body); // encoded once for every app it goes to, and stored once (event-bodies.ts)
       return must(fanned[w++]).map((r) => ({
         id: deliveryIdOf(ev.id, r.app.id),
         app: r.app,
@@ -140,6 +149,7 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
         userId: must(r.workspaceUserIds[0]),
         eventType: ev.eventType,
         payload: eventPayload(ev.eventType, ev.workspaceId, r.workspaceUserIds, body),
+        bodyId: ev.id,
       }));
     });
   }

@@ -74,6 +74,11 @@ export interface EventToSend {
   payload: Record<string, unknown>;
   /** The delivery's id, when it is decided by what the event is (outbox-drain.ts deliveryIdOf); else a new one. */
   id?: string;
+  /**
+   * The shared body record (event-bodies.ts) that holds `payload.body` (an event envelope, as eventPayload builds
+   * it), written in the same commit: the pending record names it and keeps the payload's users.
+   */
+  bodyId?: string;
   /** Attempts that may have reached the app already, unrecorded (its first one here is then marked a retry). */
   unrecorded?: number;
 }

@@ -33,7 +33,9 @@ import { send } from './worker/send.js';
 import { classify, decide } from './worker/classify.js';
 import { record } from './worker/record.js';
 import { schedule } from './worker/schedule.js';
-import { cancel, cancelForApp, cancelPending, sweepDeletedApps } from './worker/cancel.js';
+import { cancel, cancelForApp, cancelPending } from './worker/cancel.js';
+import { sweep } from './worker/sweep.js';
+import { payloadOf, withoutBody } from './event-bodies.js';
 import { replay } from './worker/replay.js';
 import { messageOf } from '../unknown-values.js';
 
@@ -50,25 +52,33 @@ const DURABLE = Promise.resolve();
 
 /**
  * One attempt of an event this daemon holds (its id is in inFlight), through the stages; releases it.
- * `given`: what enqueueEvents has at hand for a first attempt (no read on its path), with the delivery
- * as begun, for the answer: the delivery after the attempt (undefined for a retry). The outcome is
- * recorded only once `durable` (the event's own write) is.
+ * `given`: what enqueueEvents has at hand for a first attempt (no read on its path), and the delivery
+ * as begun (`rec`) where an answer is asked for: then the answer is the delivery after the attempt
+ * (otherwise, and for a retry, undefined). The outcome is recorded only once `durable` (the event's
+ * own write) is.
  */
 async function runAttempt(
   w: WorkerState,
   p: PendingDelivery,
   timeoutMs: number,
   durable: Promise<void> = DURABLE,
-  given?: { app: AppRecord; out: Outgoing; rec: DeliveryRecord },
+  given?: { app: AppRecord; out: Outgoing; rec?: DeliveryRecord },
 ): Promise<DeliveryRecord | undefined> {
   try {
     // prepare, for the app as it is now: a retry reads it again, and a deleted app's event ends
-    const app = given ? given.app : await w.deps.apps.byId(p.appId);
+    const [app, payload] = given
+      ? [given.app, undefined]
+      : await Promise.all([w.deps.apps.byId(p.appId), payloadOf(w.deps.store, p)]);
     if (!app) {
       await cancelPending(w, p, 'the app was deleted', w.mine);
       return undefined;
     }
-    const a = prepare(w, p, app, timeoutMs, given?.out);
+    // a shared body goes only once no record names it: this one went meanwhile, or the body was lost
+    if (!given && !payload) {
+      await cancelPending(w, p, 'its event body is gone', w.mine);
+      return undefined;
+    }
+    const a = prepare(w, p, app, timeoutMs, given ? { out: given.out } : { payload: must(payload) });
     classify(w, a, await send(w, a));
     await durable;
     decide(w, a);
@@ -84,7 +94,7 @@ async function runAttempt(
       throw e;
     }
     if (logged) schedule(w, a);
-    return given && logged ? logged.reduce<DeliveryRecord | undefined>(applyEntry, given.rec) : undefined;
+    return given?.rec && logged ? logged.reduce<DeliveryRecord | undefined>(applyEntry, given.rec) : undefined;
   } finally {
     settled(w, p.id);
   }
@@ -103,7 +113,10 @@ async function keptSettled(w: WorkerState, id: string, appId: string, result: At
     const [p, app, logged] = await Promise.all([store.get(PENDING_TABLE, id), apps.byId(appId), log.get(id)]);
     if (p && app) {
       // (a delivery the log lost, e.g. one older than what it keeps, begins again there)
-      if (!logged) log.append({ id, begun: outgoingOf(w, app, p), state: { at: dispatcher.iso(), state: 'pending' } });
+      if (!logged) {
+        const begun = outgoingOf(w, app, p, (await payloadOf(store, p)) ?? p.payload);
+        log.append({ id, begun, state: { at: dispatcher.iso(), state: 'pending' } });
+      }
       // the queue's word is final: classify's verdict on it, recorded as an attempt's would be
       const f: Finished = {
         p,
@@ -155,22 +168,27 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    * leased to this daemon and due only when the lease runs out, so no tick (of any daemon) starts
    * that attempt too; should this daemon die, another one makes it then (or this one, restarted,
    * at once: soleDaemon). `durable` rejects when the write failed; `attempts` resolve, each, to the
-   * delivery after its first attempt.
+   * delivery after its first attempt when `answer` asks for it (deliver-test; a fan-out's drain does not
+   * build a hundred records to drop them), else to undefined.
    */
   async function enqueueEvents(
     events: EventToSend[],
     opts: EnqueueOptions = {},
+    answer = false,
   ): Promise<{ durable: Promise<void>; attempts: Array<Promise<DeliveryRecord | undefined>> }> {
     const now = clock.now();
     const at = dispatcher.iso();
     const made = events.map((ev) => {
+      // a shared body (event-bodies.ts) is written once, beside these records: each names it instead
+      const kept = ev.bodyId === undefined ? undefined : withoutBody(ev.payload);
       const p: PendingDelivery = {
         id: ev.id ?? dispatcher.nextDeliveryId(),
         appId: ev.app.id,
         workspaceId: ev.workspaceId,
         userId: ev.userId,
         eventType: ev.eventType,
-        payload: ev.payload,
+        payload: kept ?? ev.payload,
+        ...(kept ? { bodyId: ev.bodyId } : {}),
         retryNum: 0,
         nextAt: now + w.leaseMs,
         createdAt: at,
@@ -178,7 +196,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         leaseUntil: now + w.leaseMs,
         ...(ev.unrecorded ? { unrecorded: ev.unrecorded } : {}),
       };
-      return { p, app: ev.app, out: outgoingOf(w, ev.app, p) };
+      return { p, app: ev.app, out: outgoingOf(w, ev.app, p, ev.payload) };
     });
     for (const m of made) w.inFlight.add(m.p.id);
     const durable = store.commit(
@@ -196,7 +214,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const attempts = made.map((m) => {
       const begun: LogEntry = { id: m.p.id, begun: m.out, state: { at, state: 'pending' } };
       log.append(begun);
-      const rec = must(applyEntry(undefined, begun));
+      const rec = answer ? applyEntry(undefined, begun) : undefined;
       return dispatcher.track(
         runAttempt(w, m.p, opts.timeoutMs ?? config.deliveryEventTimeoutMs, durable, { app: m.app, out: m.out, rec }),
       );
@@ -213,7 +231,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     payload: Record<string, unknown>,
     opts: EnqueueOptions = {},
   ): Promise<DeliveryRecord | undefined> {
-    const { durable, attempts } = await enqueueEvents([{ app, workspaceId, userId, eventType, payload }], opts);
+    const { durable, attempts } = await enqueueEvents([{ app, workspaceId, userId, eventType, payload }], opts, true);
     const attempted = must(attempts[0]);
     try {
       await durable;
@@ -264,7 +282,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         .catch((e) => logger.error('event retry failed', { error: messageOf(e) }));
     if (now - lastSweep >= SWEEP_MS) {
       lastSweep = now;
-      await sweepDeletedApps(w);
+      await sweep(w);
     }
     return (await outbox.drain()) || leased > 0;
   }

@@ -137,7 +137,17 @@ export interface PendingDelivery {
   workspaceId: string;
   userId: string;
   eventType: string;
+  /**
+   * What is sent; where `bodyId` names a shared body, only the payload's `workspaceUserIds` (the rest is built again
+   * from this record and that body).
+   */
   payload: Record<string, unknown>;
+  /**
+   * The event body this delivery shares with the others of its event (delivery/event-bodies.ts): the id
+   * of its record, which holds the payload's `body`. Absent in records holding their own body (an
+   * app event, deliver-test, and every record an earlier appreg wrote).
+   */
+  bodyId?: string;
   /** Number of the next attempt of the schedule (0 = first). */
   retryNum: number;
   /** Attempts replays made meanwhile (numbered among the event's attempts, outside its schedule). */
@@ -156,6 +166,15 @@ export interface PendingDelivery {
   leaseUntil?: number;
   /** The daemon whose lease (one that ran out) this one took over: set by store.claim. */
   leaseTakenFrom?: string;
+}
+
+/**
+ * The body of a workspace event, stored once for every app it goes to (delivery/event-bodies.ts): `body` is the
+ * payload's JSON-encoded `body` string, as sent. `id`: the event's outbox id.
+ */
+export interface EventBody {
+  id: string;
+  body: string;
 }
 
 // ---- socket mode ----

@@ -9,6 +9,7 @@ import type {
   StoredHead,
   StoredState,
   HolderRecord,
+  EventBody,
   PendingDelivery,
   QueuedEvent,
   RelayRecord,
@@ -95,6 +96,7 @@ export interface Tables {
   // delivery
   eventsOutbox: OutboxEventRecord;
   pendingDeliveries: PendingDelivery;
+  eventBodies: EventBody;
   deliveryLog: StoredHead;
   deliveryAttempts: StoredAttempt;
   deliveryStates: StoredState;

@@ -11,14 +11,10 @@ import { createLogger } from '../../src/logger.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import type { AppsService } from '../../src/services/apps.js';
 import type { AppRecord } from '../../src/model/identity.js';
-import { createDispatcher } from '../../src/delivery/dispatcher.js';
-import type { HttpTransport } from '../../src/delivery/http-transport.js';
-import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
-import type { SocketTransport } from '../../src/delivery/socket-transport.js';
 import type { AttemptResult, SendRequest } from '../../src/delivery/types.js';
-import { createDeliveryWorker } from '../../src/delivery/worker.js';
 import { testWithPg } from '../helpers/pg.js';
+import { testWorker } from './worker-harness.js';
 import type { OutboxEventRecord } from '../../src/model/events.js';
 import type { Change } from '../../src/store/types.js';
 import { until } from '../helpers/until.js';
@@ -41,14 +37,6 @@ const apps = {
 } as unknown as AppsService;
 /** The apps every workspace event in the outbox goes to (none unless a test says). */
 let fanOutTo: Array<{ app: AppRecord; workspaceUserIds: string[] }> = [];
-const socket: SocketTransport = {
-  send: async () => ({ outcome: 'no_connection', latencyMs: 0 }),
-  connections: async () => 0,
-  queued: async () => 0,
-  onKeptSettled() {},
-  discard: async () => false,
-  close: async () => {},
-};
 
 async function daemon(
   t: Tap.Test,
@@ -59,22 +47,17 @@ async function daemon(
 ) {
   const store = await openPostgresStore({ url, logger, instanceId: name, clock });
   const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '0.3,0.3,0.3', deliveryLeaseMs: 0 };
-  const http = { send, post: send, close: async () => {} } as unknown as HttpTransport;
-  const log = openStoreDeliveryLog({ store, retentionDays: 7, clock, logger });
-  const dispatcher = createDispatcher({ clock, logger, apps, http, socket, log });
-  const worker = createDeliveryWorker({
+  // who a workspace event goes to: as the test says
+  const { worker, log, dispatcher } = testWorker({
     store,
     clock,
     logger,
     config,
     apps,
-    dispatcher,
-    socket,
-    instanceId: name,
+    name,
     soleDaemon: false,
-    // who a workspace event goes to: as the test says; the outbox is found by the poll (no hints)
-    audience: { recipientsOf: async (evs) => evs.map(() => fanOutTo) },
-    outboxWritten: () => () => {},
+    send,
+    recipients: () => fanOutTo,
   });
   let stopped = false;
   const stop = async () => {

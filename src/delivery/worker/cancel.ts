@@ -51,9 +51,9 @@ export async function cancelForApp(w: WorkerState, appId: string, reason = 'the 
   }
 }
 
-/** Fallback for deletions that did not call cancelForApp: apps of pending events that are gone. */
-export async function sweepDeletedApps(w: WorkerState): Promise<void> {
-  const { store, apps } = w.deps;
-  const appIds = new Set((await store.all(PENDING_TABLE)).map((p) => p.appId));
+/** Fallback for deletions that did not call cancelForApp: apps of pending events (`pending`, as read) that are gone. */
+export async function sweepDeletedApps(w: WorkerState, pending: readonly PendingDelivery[]): Promise<void> {
+  const { apps } = w.deps;
+  const appIds = new Set(pending.map((p) => p.appId));
   for (const appId of appIds) if (!(await apps.byId(appId))) await cancelForApp(w, appId);
 }

@@ -8,20 +8,23 @@ import type { PendingDelivery } from '../../model/delivery.js';
 import type { Outgoing } from '../log.js';
 import { attemptNumber, NO_ATTEMPTS, NOT_SENT, outgoingOf, type Attempt, type WorkerState } from './state.js';
 
-/** `out`: the delivery as enqueueEvents built it for a first attempt (else built here). */
+/**
+ * `sent`: the delivery as enqueueEvents built it for a first attempt, or the record's payload with its body
+ * (event-bodies.ts payloadOf) for a retry, built into one here.
+ */
 export function prepare(
   w: WorkerState,
   p: PendingDelivery,
   app: AppRecord,
   timeoutMs: number,
-  out?: Outgoing,
+  sent: { out: Outgoing } | { payload: Record<string, unknown> },
 ): Attempt {
   return {
     p,
     app,
     ours: w.mine,
     retryNum: attemptNumber(p),
-    out: out ?? outgoingOf(w, app, p),
+    out: 'out' in sent ? sent.out : outgoingOf(w, app, p, sent.payload),
     timeoutMs,
     attempts: NO_ATTEMPTS,
     result: NOT_SENT,

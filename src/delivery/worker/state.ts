@@ -138,9 +138,17 @@ export const NOT_SENT: AttemptResult = Object.freeze({ outcome: 'connection_erro
 /** Where an app's events go now (its manifest may change between attempts). */
 const eventUrl = (app: AppRecord) => app.manifest.eventSubscriptions?.url || undefined;
 
-/** The event as a delivery to send: built again from the pending record for each retry. */
-export function outgoingOf(w: WorkerState, app: AppRecord, p: PendingDelivery): Outgoing {
-  return w.deps.dispatcher.outgoing(app, 'event', p, eventUrl(app), p.payload, { id: p.id, createdAt: p.createdAt });
+/**
+ * The event as a delivery to send: built again from the pending record for each retry. `payload`: the record's with
+ * its body (event-bodies.ts payloadOf), where the record holds a shared one.
+ */
+export function outgoingOf(
+  w: WorkerState,
+  app: AppRecord,
+  p: PendingDelivery,
+  payload: Record<string, unknown> = p.payload,
+): Outgoing {
+  return w.deps.dispatcher.outgoing(app, 'event', p, eventUrl(app), payload, { id: p.id, createdAt: p.createdAt });
 }
 
 /**
