@@ -304,6 +304,8 @@ if (!process.env.APPREG_TEST_PG_URL && !process.env.APPREG_TEST_PG_SHARED && has
   const { startRunCluster } = await import(path.join(root, 'dist/test/helpers/pg.js'));
   cluster = await startRunCluster();
   env.APPREG_TEST_PG_SHARED = cluster.url('postgres');
+  if (cluster.template) env.APPREG_TEST_PG_TEMPLATE = cluster.template; // the store matrix's daemons start on copies
+
 }
 // Every file once, and the store matrix's again with every daemon on PostgreSQL, in the same
 // stream (a long PostgreSQL file starts early instead of in a second pass after the first).
