@@ -238,7 +238,7 @@ function runFile(run) {
       try {
         const { user, sys, pgDaemon } = JSON.parse(fs.readFileSync(cpuOut, 'utf8'));
         cpu[run.name] = { cpu: +(user + sys).toFixed(2), user, sys };
-        if (run.env.APPREG_TEST_STORE === 'postgres' && !pgDaemon) idle = true;
+        if (run.env.APPREG_TEST_STORE === 'postgres' && !pgDaemon && !postgresOnly(run.file)) idle = true;
       } catch {
         /* killed before it could say */
       }
