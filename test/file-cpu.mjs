@@ -1,9 +1,8 @@
 // Loaded into each test file's process by test/run.mjs (node --import): at its exit, writes what the
 // process cost in CPU seconds, the child processes it waited for included (/proc/self/stat: utime,
 // stime, cutime, cstime, in ticks of 1/100 s), to the file APPREG_TEST_CPU_OUT names. The variable is
-// taken out of the environment so that no process the test starts writes there too. `pgDaemon`: whether a test daemon
-// of this process was given a PostgreSQL database (test/helpers/daemon.ts sets APPREG_TEST_PG_DAEMON), for the
-// runner's store matrix.
+// taken out of the environment so that no process the test starts writes there too. `pg`: whether this process made a
+// PostgreSQL database (test/helpers/pg.ts sets APPREG_TEST_PG_USED), for the runner's store matrix.
 import fs from 'node:fs';
 
 const out = process.env.APPREG_TEST_CPU_OUT;
@@ -18,7 +17,7 @@ if (out) {
         JSON.stringify({
           user: +(user + childUser).toFixed(2),
           sys: +(sys + childSys).toFixed(2),
-          pgDaemon: process.env.APPREG_TEST_PG_DAEMON === '1',
+          pg: process.env.APPREG_TEST_PG_USED === '1',
         }),
       );
     } catch {

@@ -108,8 +108,8 @@ function testCounter() {
 const MATRIX_DIRS = ['api', 'oauth', 'delivery', 'socket'];
 const EMBEDDED_ONLY = new Set(['storage-start.test.js', 'hardening.test.js', 'socket-restart.test.js', 'resent-marked.test.js']);
 // Files that choose their store themselves (a memory store, a PostgreSQL database of their own through testWithPg, or
-// `appreg serve` processes on the embedded store) or none: a second run would repeat the first. A matrix run that put
-// no daemon on PostgreSQL says so (below), so a file that belongs here is found.
+// `appreg serve` processes on the embedded store) or none: a second run would repeat the first. A matrix run that made
+// no PostgreSQL database says so (below), so a file that belongs here is found.
 const OWN_STORE = new Set([
   'shared-state.test.js',
   'http-connections.test.js',
@@ -205,7 +205,7 @@ function runFile(run) {
     child.stdout.on('data', (c) => (out += c));
     let timedOut = false;
     let left = [];
-    let idle = false; // a store matrix run that put no daemon on PostgreSQL
+    let idle = false; // a store matrix run that made no database on PostgreSQL
     const limit = limitMs(run.name);
     let counted = 0;
     let at = performance.now();
@@ -236,9 +236,9 @@ function runFile(run) {
     });
     child.on('close', (code, signal) => {
       try {
-        const { user, sys, pgDaemon } = JSON.parse(fs.readFileSync(cpuOut, 'utf8'));
+        const { user, sys, pg } = JSON.parse(fs.readFileSync(cpuOut, 'utf8'));
         cpu[run.name] = { cpu: +(user + sys).toFixed(2), user, sys };
-        if (run.env.APPREG_TEST_STORE === 'postgres' && !pgDaemon && !postgresOnly(run.file)) idle = true;
+        if (run.env.APPREG_TEST_STORE === 'postgres' && !pg && !postgresOnly(run.file)) idle = true;
       } catch {
         /* killed before it could say */
       }
@@ -279,7 +279,7 @@ function asSubtest(r, n) {
   const result = skip && ok ? `ok ${n} - ${r.name} # SKIP ${skip[1]}` : `${ok ? 'ok' : 'not ok'} ${n} - ${r.name}${ok ? time : `${time}${why}`}`;
   const left =
     r.left.map((p) => `# left running, now killed: ${p}\n`).join('') +
-    (r.idle ? '# no daemon of this run was on PostgreSQL: it repeats the first run (OWN_STORE in test/run.mjs)\n' : '');
+    (r.idle ? '# this run made no PostgreSQL database: it repeats the first run (OWN_STORE in test/run.mjs)\n' : '');
   return `# Subtest: ${r.name}\n${body}\n${left}${result}\n`;
 }
 

@@ -77,7 +77,6 @@ export async function startTestDaemon(
     let url = databaseOf.get(dataDir);
     if (!url) databaseOf.set(dataDir, (url = await createSchemaDatabase()));
     config.databaseUrl = url;
-    process.env.APPREG_TEST_PG_DAEMON = '1'; // for test/file-cpu.mjs: this run of the file is not a repeat
   }
   let logText = '';
   const logger = createLogger({ level: 'debug', stream: { write: (s: string) => (logText += s) } });

@@ -93,6 +93,7 @@ function clusterAt(adminUrl: string, stopFn: () => Promise<void>): PgCluster {
       } finally {
         await c.end();
       }
+      process.env.APPREG_TEST_PG_USED = '1'; // for test/file-cpu.mjs: this process used PostgreSQL
       return url(name);
     },
     stop: stopFn,
