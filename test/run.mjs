@@ -107,11 +107,25 @@ function testCounter() {
 // PostgreSQL itself (its outage) run in that pass only.
 const MATRIX_DIRS = ['api', 'oauth', 'delivery', 'socket'];
 const EMBEDDED_ONLY = new Set(['storage-start.test.js', 'hardening.test.js', 'socket-restart.test.js', 'resent-marked.test.js']);
+// Files that choose their store themselves (a memory store, a PostgreSQL database of their own through testWithPg, or
+// `appreg serve` processes on the embedded store) or none: a second run would repeat the first. A matrix run that made
+// no PostgreSQL database says so (below), so a file that belongs here is found.
+const OWN_STORE = new Set([
+  'shared-state.test.js',
+  'http-connections.test.js',
+  'multi-daemon.test.js',
+  'multi-worker.test.js',
+  'sessions-transport.test.js',
+  'socket-queue.test.js',
+  'socket-takeover.test.js',
+  'socket-writes.test.js',
+]);
 const POSTGRES_ONLY = new Set(['outbox-outage.test.js']);
 const postgresOnly = (f) => POSTGRES_ONLY.has(f.split(/[\\/]/).at(-1));
 const inMatrix = (f) => {
   const parts = f.split(/[\\/]/);
-  return parts[0] === 'dist' && parts[1] === 'test' && MATRIX_DIRS.includes(parts[2]) && !EMBEDDED_ONLY.has(parts.at(-1));
+  const name = parts.at(-1);
+  return parts[0] === 'dist' && parts[1] === 'test' && MATRIX_DIRS.includes(parts[2]) && !EMBEDDED_ONLY.has(name) && !OWN_STORE.has(name);
 };
 /** PostgreSQL's server binaries, where test/helpers/pg.ts looks for them. */
 function hasPostgres() {
@@ -191,6 +205,7 @@ function runFile(run) {
     child.stdout.on('data', (c) => (out += c));
     let timedOut = false;
     let left = [];
+    let idle = false; // a store matrix run that made no database on PostgreSQL
     const limit = limitMs(run.name);
     let counted = 0;
     let at = performance.now();
@@ -221,12 +236,13 @@ function runFile(run) {
     });
     child.on('close', (code, signal) => {
       try {
-        const { user, sys } = JSON.parse(fs.readFileSync(cpuOut, 'utf8'));
+        const { user, sys, pg } = JSON.parse(fs.readFileSync(cpuOut, 'utf8'));
         cpu[run.name] = { cpu: +(user + sys).toFixed(2), user, sys };
+        if (run.env.APPREG_TEST_STORE === 'postgres' && !pg && !postgresOnly(run.file)) idle = true;
       } catch {
         /* killed before it could say */
       }
-      resolve({ ...run, out, code, signal, timedOut, left, limit, ms: performance.now() - t0 });
+      resolve({ ...run, out, code, signal, timedOut, left, limit, idle, ms: performance.now() - t0 });
     });
   });
 }
@@ -261,7 +277,9 @@ function asSubtest(r, n) {
   const ok = r.code === 0 && !r.timedOut;
   const why = r.timedOut ? ` (timed out: limit ${Math.round(r.limit / 1000)} s at the machine's pace)` : r.signal ? ` (ended by ${r.signal})` : r.code !== 0 ? ` (exit code ${r.code})` : '';
   const result = skip && ok ? `ok ${n} - ${r.name} # SKIP ${skip[1]}` : `${ok ? 'ok' : 'not ok'} ${n} - ${r.name}${ok ? time : `${time}${why}`}`;
-  const left = r.left.map((p) => `# left running, now killed: ${p}\n`).join('');
+  const left =
+    r.left.map((p) => `# left running, now killed: ${p}\n`).join('') +
+    (r.idle ? '# this run made no PostgreSQL database: it repeats the first run (OWN_STORE in test/run.mjs)\n' : '');
   return `# Subtest: ${r.name}\n${body}\n${left}${result}\n`;
 }
 
@@ -304,6 +322,8 @@ if (!process.env.APPREG_TEST_PG_URL && !process.env.APPREG_TEST_PG_SHARED && has
   const { startRunCluster } = await import(path.join(root, 'dist/test/helpers/pg.js'));
   cluster = await startRunCluster();
   env.APPREG_TEST_PG_SHARED = cluster.url('postgres');
+  if (cluster.template) env.APPREG_TEST_PG_TEMPLATE = cluster.template; // the store matrix's daemons start on copies
+
 }
 // Every file once, and the store matrix's again with every daemon on PostgreSQL, in the same
 // stream (a long PostgreSQL file starts early instead of in a second pass after the first).

@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 fs.rmSync(path.join(root, 'dist', 'src'), { recursive: true, force: true });
+// the dev build's incremental state (tsconfig.json) described the dist/src just removed: the next one compiles afresh
+fs.rmSync(path.join(root, 'dist', '.tsbuildinfo'), { force: true });
 const r = spawnSync(
   process.execPath,
   [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],

@@ -1,9 +1,10 @@
 /**
  * One of docs/ci.md's two jobs, its commands run as written (the `run:` steps of the GitHub Actions workflow, the
  * `script:` of the GitLab job) in an app's repository that has appreg among its devDependencies: the example app at
- * the repository's root, appreg added with `npm install --save-dev` of the package (which writes the lockfile `npm ci`
- * needs), committed without node_modules. The job must leave reports/appreg.xml with the example's tests passed. One
- * test file per job (test/package/ci-doc-*.test.ts), so the two run side by side.
+ * the repository's root, appreg added with `npm install --save-dev --package-lock-only` of the package (which writes
+ * package.json and the lockfile `npm ci` needs, and installs nothing: the repository is committed without
+ * node_modules). The job must leave reports/appreg.xml with the example's tests passed. One test file per job
+ * (test/package/ci-doc-*.test.ts), so the two run side by side.
  */
 import t from 'tap';
 import fs from 'node:fs';
@@ -41,9 +42,10 @@ export async function ciDocJobTest(job: 'GitHub Actions' | 'GitLab CI'): Promise
       const repo = exampleCopy('standup-app');
       const env = userEnv({ home: tempDir('appreg-home-'), extra: { CI: 'true' } });
       fs.writeFileSync(path.join(repo, 'package.json'), JSON.stringify({ name: 'standup', private: true }, null, 2));
-      const add = await sh(`npm install --save-dev ${JSON.stringify(packed.tarball)}`, repo, env);
-      t.equal(add.code, 0, `npm install --save-dev appreg: ${add.stderr.slice(-500)}`);
-      fs.rmSync(path.join(repo, 'node_modules'), { recursive: true });
+      // the repository as committed: package.json and its lockfile, no node_modules (nothing is installed here)
+      const add = await sh(`npm install --save-dev --package-lock-only ${JSON.stringify(packed.tarball)}`, repo, env);
+      t.equal(add.code, 0, `npm install --save-dev --package-lock-only appreg: ${add.stderr.slice(-500)}`);
+      t.notOk(fs.existsSync(path.join(repo, 'node_modules')), 'the repository has no node_modules before the job');
       for (const command of commands) {
         const r = await sh(command, repo, env);
         t.equal(

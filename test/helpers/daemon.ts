@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startDaemon, type DaemonHandle, type StartOptions } from '../../src/server/start.js';
 import type { Clock } from '../../src/clock.js';
-import { createTestDatabase } from './pg.js';
+import { createSchemaDatabase } from './pg.js';
 import { until } from './until.js';
 import { EVENTS_OUTBOX } from '../../src/model/events.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
@@ -71,10 +71,11 @@ export async function startTestDaemon(
   const dataDir = opts.dataDir ?? tempDir();
   const config = { ...loadConfig({ dataDir, port: 0 }, {}), logLevel: 'debug' as const, ...opts.config };
   // The store matrix (test/run.mjs): the same test files again, each daemon on a fresh PostgreSQL database.
-  // A restart on the same data dir finds the same database, as an install would.
+  // A restart on the same data dir finds the same database, as an install would. The database holds the schema
+  // already (a copy of the run's template: createSchemaDatabase).
   if (onPostgres() && config.databaseUrl === undefined) {
     let url = databaseOf.get(dataDir);
-    if (!url) databaseOf.set(dataDir, (url = await createTestDatabase()));
+    if (!url) databaseOf.set(dataDir, (url = await createSchemaDatabase()));
     config.databaseUrl = url;
   }
   let logText = '';

@@ -22,14 +22,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import type tap from 'tap';
 import { findSystemComponent, testNeeding, type SystemComponent } from './system-component.js';
+import { migrate } from '../../src/store/postgres/migrations.js';
 
 type TapTest = Parameters<Parameters<typeof tap.test>[0]>[0];
 
 interface PgCluster {
   /** The URL of database `dbName` of the cluster, as its superuser. */
   url(dbName: string): string;
-  /** A new, empty database; resolves to its URL. */
-  createDatabase(): Promise<string>;
+  /** A new database, empty or a copy of `template`; resolves to its URL. */
+  createDatabase(template?: string): Promise<string>;
   stop(): Promise<void>;
   /**
    * Stop the server, keeping its data, and start it again on the same port (an outage): only for a
@@ -82,15 +83,17 @@ function clusterAt(adminUrl: string, stopFn: () => Promise<void>): PgCluster {
   };
   return {
     url,
-    async createDatabase() {
+    async createDatabase(template?: string) {
       const name = dbName();
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       try {
-        await c.query(`CREATE DATABASE "${name}"`);
+        // a copy of the files of a small template (FILE_COPY) costs less than the default WAL-logged copy
+        await c.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}" STRATEGY FILE_COPY` : ''}`);
       } finally {
         await c.end();
       }
+      process.env.APPREG_TEST_PG_USED = '1'; // for test/file-cpu.mjs: this process used PostgreSQL
       return url(name);
     },
     stop: stopFn,
@@ -151,6 +154,13 @@ function stopOrphans(run: (dir: string, cmd: string, args: string[]) => void): v
   }
 }
 
+/**
+ * What a throwaway cluster does not need, besides durability (fsync, synchronous_commit and full_page_writes are off):
+ * autovacuum (its launcher visits every database a run made once a minute; no test outlives a vacuum's worth of
+ * writes), and WAL beyond crash recovery (minimal WAL: no replica, no archive).
+ */
+const THROWAWAY = '-c autovacuum=off -c wal_level=minimal -c max_wal_senders=0';
+
 async function startLocalCluster(initdb: string, maxConnections = 200): Promise<PgCluster> {
   const asRoot = process.getuid?.() === 0;
   const runIn = serverCommand(initdb);
@@ -167,7 +177,7 @@ async function startLocalCluster(initdb: string, maxConnections = 200): Promise<
   let port = 0;
   let stopped = false;
   const start = () => {
-    const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${maxConnections}`;
+    const o = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${maxConnections} ${THROWAWAY}`;
     run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'log'), '-o', o]);
   };
   const stopSync = () => {
@@ -216,8 +226,8 @@ function externalCluster(admin: string): PgCluster {
   const made: string[] = [];
   const cluster = clusterAt(admin, async () => {});
   const create = cluster.createDatabase;
-  cluster.createDatabase = async () => {
-    const url = await create();
+  cluster.createDatabase = async (template) => {
+    const url = await create(template);
     made.push(new URL(url).pathname.slice(1));
     return url;
   };
@@ -259,12 +269,40 @@ export async function createTestDatabase(): Promise<string> {
 }
 
 /**
+ * A new database for a test daemon (the store matrix's: test/helpers/daemon.ts) that holds appreg's schema already:
+ * a copy of the run cluster's template (APPREG_TEST_PG_TEMPLATE, made by startRunCluster), which costs the server
+ * about half of an empty database and the migration a daemon runs on it. Its daemon's migration then finds nothing to
+ * do, as on any later start; a first migration is the concern of the tests that make their databases with
+ * createTestDatabase (the pg-store, multi-daemon and multi-instance tests, `appreg db`). Without the run's template
+ * (a file run alone, APPREG_TEST_PG_URL), an empty one.
+ */
+export async function createSchemaDatabase(): Promise<string> {
+  const url = process.env.APPREG_TEST_PG_SHARED;
+  const template = process.env.APPREG_TEST_PG_TEMPLATE;
+  if (!url || !template) return createTestDatabase();
+  run ??= externalCluster(url);
+  return run.createDatabase(template);
+}
+
+/** The template startRunCluster makes: appreg's schema as the migrations of this build leave it. */
+const TEMPLATE = 'appreg_template';
+
+/**
  * The cluster test/run.mjs starts for the whole run (its admin URL goes to the test files as
- * APPREG_TEST_PG_SHARED): room for the connections of every test file running at once.
+ * APPREG_TEST_PG_SHARED): room for the connections of every test file running at once. It holds a template
+ * database migrated by this build (its name, for APPREG_TEST_PG_TEMPLATE, is `template`; PostgreSQL 15 or later,
+ * whose CREATE DATABASE takes a STRATEGY), which no one connects to: a copy is made only of a database without
+ * sessions.
  * @public test/run.mjs loads it from dist/, which knip does not follow
  */
-export function startRunCluster(): Promise<PgCluster> {
-  return startLocalCluster(POSTGRES_COMPONENT.path, 500);
+export async function startRunCluster(): Promise<PgCluster & { template?: string }> {
+  const cluster = await startLocalCluster(POSTGRES_COMPONENT.path, 500);
+  const [version] = await sqlAt<{ server_version_num: string }>(cluster.url('postgres'), 'SHOW server_version_num');
+  if (Number(version?.server_version_num) < 150000) return cluster;
+  await sqlAt(cluster.url('postgres'), `CREATE DATABASE ${TEMPLATE}`);
+  await migrate(cluster.url(TEMPLATE));
+  await sqlAt(cluster.url('postgres'), `ALTER DATABASE ${TEMPLATE} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+  return { ...cluster, template: TEMPLATE };
 }
 
 /** The process's cluster: APPREG_TEST_PG_URL's, or one started here (throws when the binaries are missing). */
