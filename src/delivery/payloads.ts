@@ -129,19 +129,22 @@ export function buildPayload(
             ? `The app has no slash command ${name} (it has: ${cmds.map((c) => c.command).join(', ') || 'none'}).`
             : 'The app has no slash commands.',
         );
-      return override({
-        url: cmd.url,
-        interactive: true,
-        payload: {
-          messageType: 'SLASH_COMMAND',
-          slashCommand: cmd.command,
-          text: str(f.text, 'text') ?? '',
-          ...base,
-          channelId,
-          ...(f.threadRootId ? { threadRootId: str(f.threadRootId, 'threadRootId') } : {}),
-          triggerId,
-        },
-      });
+      // literals in the order sent, not spreads (a clone per spread on Node 20; the commonest trigger)
+      const text = str(f.text, 'text') ?? '';
+      const { workspaceId, userId } = base;
+      const payload: Record<string, unknown> = f.threadRootId
+        ? {
+            messageType: 'SLASH_COMMAND',
+            slashCommand: cmd.command,
+            text,
+            workspaceId,
+            userId,
+            channelId,
+            threadRootId: str(f.threadRootId, 'threadRootId'),
+            triggerId,
+          }
+        : { messageType: 'SLASH_COMMAND', slashCommand: cmd.command, text, workspaceId, userId, channelId, triggerId };
+      return override({ url: cmd.url, interactive: true, payload });
     }
     case 'global-shortcut':
     case 'message-shortcut': {
