@@ -117,48 +117,24 @@ export function createDispatcher(deps: DispatcherDeps) {
   ): Outgoing {
     const id = o.id ?? nextDeliveryId();
     const subject = subjectOf(kind, payload);
-    const createdAt = o.createdAt ?? iso();
-    const { workspaceId, userId } = who;
-    const appId = app.id;
-    const appName = app.manifest.name;
-    const ownerId = app.ownerId;
-    // literals in the key order the log writes, not conditional spreads (a clone per spread on Node 20, per delivery)
-    let head: DeliveryHead;
-    if (o.editedFrom) {
-      const { editedFrom } = o;
-      head = app.manifest.socketMode
-        ? {
-            id,
-            kind,
-            subject,
-            editedFrom,
-            appId,
-            appName,
-            ownerId,
-            workspaceId,
-            userId,
-            transport: 'socket',
-            createdAt,
-          }
-        : {
-            id,
-            kind,
-            subject,
-            editedFrom,
-            appId,
-            appName,
-            ownerId,
-            workspaceId,
-            userId,
-            transport: 'http',
-            url,
-            createdAt,
-          };
-    } else {
-      head = app.manifest.socketMode
-        ? { id, kind, subject, appId, appName, ownerId, workspaceId, userId, transport: 'socket', createdAt }
-        : { id, kind, subject, appId, appName, ownerId, workspaceId, userId, transport: 'http', url, createdAt };
-    }
+    const socketMode = app.manifest.socketMode === true;
+    // a literal in the key order the log writes, not conditional spreads (a clone per spread on Node 20, per
+    // delivery); a socket-mode head's url is undefined, so neither written nor shown
+    const plain: DeliveryHead = {
+      id,
+      kind,
+      subject,
+      appId: app.id,
+      appName: app.manifest.name,
+      ownerId: app.ownerId,
+      workspaceId: who.workspaceId,
+      userId: who.userId,
+      transport: socketMode ? 'socket' : 'http',
+      url: socketMode ? undefined : url,
+      createdAt: o.createdAt ?? iso(),
+    };
+    // an edited replay names its source after the subject, where the log has always had it
+    const head = o.editedFrom ? Object.assign({ id, kind, subject, editedFrom: o.editedFrom }, plain) : plain;
     return { head, payload, raw: JSON.stringify(payload) };
   }
 
