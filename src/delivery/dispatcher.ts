@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js';
 import type { AppRecord } from '../model/identity.js';
 import type { HttpTransport } from './http-transport.js';
 import { applyEntry, type DeliveryLog, type LogEntry, type Outgoing } from './log.js';
-import type { AttemptRecord, DeliveryRecord, StateChange } from '../model/delivery.js';
+import type { AttemptRecord, DeliveryHead, DeliveryRecord, StateChange } from '../model/delivery.js';
 import type { SocketTransport } from './socket-transport.js';
 import { subjectOf } from './payloads.js';
 import type { AppDirectory, AttemptResult } from './types.js';
@@ -115,20 +115,26 @@ export function createDispatcher(deps: DispatcherDeps) {
     payload: Record<string, unknown>,
     o: { id?: string; createdAt?: string; editedFrom?: string } = {},
   ): Outgoing {
-    const head = {
-      id: o.id ?? nextDeliveryId(),
+    const id = o.id ?? nextDeliveryId();
+    const subject = subjectOf(kind, payload);
+    const socketMode = app.manifest.socketMode === true;
+    // a literal in the key order the log writes, not conditional spreads (a clone per spread on Node 20, per
+    // delivery); a socket-mode head's url is undefined, so neither written nor shown
+    const plain: DeliveryHead = {
+      id,
       kind,
-      subject: subjectOf(kind, payload),
-      ...(o.editedFrom ? { editedFrom: o.editedFrom } : {}),
+      subject,
       appId: app.id,
       appName: app.manifest.name,
       ownerId: app.ownerId,
       workspaceId: who.workspaceId,
       userId: who.userId,
-      transport: app.manifest.socketMode ? ('socket' as const) : ('http' as const),
-      ...(app.manifest.socketMode ? {} : { url }),
+      transport: socketMode ? 'socket' : 'http',
+      url: socketMode ? undefined : url,
       createdAt: o.createdAt ?? iso(),
     };
+    // an edited replay names its source after the subject, where the log has always had it
+    const head = o.editedFrom ? Object.assign({ id, kind, subject, editedFrom: o.editedFrom }, plain) : plain;
     return { head, payload, raw: JSON.stringify(payload) };
   }
 

@@ -154,12 +154,12 @@ export function createSocketTransport(deps: SocketTransportDeps): SocketTranspor
     );
   }
 
+  // sendLocal and send are not async functions: an interactive attempt on this daemon goes straight to sendNow's
+  // promise, without two more promises and their turns per attempt
+
   /** An attempt on this daemon's connections: events through the queue (kept ones go first). */
-  async function sendLocal(req: SocketSendRequest): Promise<AttemptResult> {
-    if (queue && !req.interactive) {
-      const queued = await queue.handle(req);
-      if (queued) return queued;
-    }
+  function sendLocal(req: SocketSendRequest): Promise<AttemptResult> {
+    if (queue && !req.interactive) return queue.handle(req).then((queued) => queued ?? sendNow(req));
     return sendNow(req);
   }
 
@@ -167,11 +167,9 @@ export function createSocketTransport(deps: SocketTransportDeps): SocketTranspor
     ? createSocketRelay({ ...queueDeps, sessions, sendLocal, onHeld: (appId) => queue?.flush(appId) })
     : undefined;
 
-  async function send(req: SendRequest): Promise<AttemptResult> {
-    if (relay && sessions.openCount(req.app.id) === 0) {
-      const relayed = await relay.relay(req);
-      if (relayed) return relayed;
-    }
+  function send(req: SendRequest): Promise<AttemptResult> {
+    if (relay && sessions.openCount(req.app.id) === 0)
+      return relay.relay(req).then((relayed) => relayed ?? sendLocal(req));
     return sendLocal(req);
   }
 

@@ -88,8 +88,9 @@ export function createSocketServer(deps: SocketServerDeps) {
     });
     const failed = (what: string) => (e: unknown) =>
       log.warn(`socket ${what} failed`, { appId, connId: conn.id, error: String(e) });
-    const frame = async (text: string) => {
-      const v = await sessions.handleFrame(conn, text);
+    // handled in the turn it came in (no promise per reply)
+    const frame = (text: string) => {
+      const v = sessions.handleFrame(conn, text);
       if (v.kind === 'pong') conn.send('pong');
       else if (v.kind === 'flood') ws.close(CLOSE.policy, 'too many malformed or unknown frames');
     };
@@ -98,8 +99,13 @@ export function createSocketServer(deps: SocketServerDeps) {
     ws.on('message', (data: RawData) => {
       life.alive = true;
       const text = textOf(data);
-      if (ok) frame(text).catch(failed('frame'));
-      else void registered.then((yes) => (yes ? frame(text) : undefined)).catch(failed('frame'));
+      if (ok) {
+        try {
+          frame(text);
+        } catch (e) {
+          failed('frame')(e);
+        }
+      } else void registered.then((yes) => (yes ? frame(text) : undefined)).catch(failed('frame'));
     });
     ws.on('close', (code: number) => {
       alive.delete(ws);

@@ -8,6 +8,9 @@ import type { LogEntry } from '../../src/delivery/log.js';
 import { createEgressPolicy } from '../../src/delivery/egress.js';
 import { signature, signedHeaders } from '../../src/delivery/sign.js';
 import { classifyAnswer } from '../../src/delivery/http-transport.js';
+import { buildPayload } from '../../src/delivery/payloads.js';
+import { initialChannelId } from '../../src/model/workspace.js';
+import type { AppRecord } from '../../src/model/identity.js';
 import { retryable, parseSchedule } from '../../src/delivery/retry-policy.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
@@ -249,6 +252,28 @@ t.test('answers are classified as the SDK gives them', async (t) => {
     outcome: 'response',
   });
   t.match(classifyAnswer(200, '{"onAction":"x","options":[]}', true), { outcome: 'response' });
+});
+
+t.test("a slash command's body, byte for byte (the bytes signed), in the workspace's general channel", async (t) => {
+  const app = {
+    id: 'app_1',
+    manifest: { slashCommands: [{ command: '/ok', url: 'https://app.example.com/slash' }] },
+  } as unknown as AppRecord;
+  const body = (ws: string, f: Record<string, string>) => {
+    const b = buildPayload('slash-command', app, { workspaceId: ws, userId: 'wu_1' }, f, 0);
+    return JSON.stringify(b.payload).replace(/"triggerId":"[^"]+"/, '"triggerId":"T"');
+  };
+  for (const ws of ['ws_a', 'ws_b', 'ws_a']) {
+    const general = initialChannelId(ws, 'general');
+    t.equal(
+      body(ws, { text: 'hi' }),
+      `{"messageType":"SLASH_COMMAND","slashCommand":"/ok","text":"hi","workspaceId":"${ws}","userId":"wu_1","channelId":"${general}","triggerId":"T"}`,
+    );
+  }
+  t.equal(
+    body('ws_a', { text: '', channelId: 'ch_x', threadRootId: 'm_1' }),
+    '{"messageType":"SLASH_COMMAND","slashCommand":"/ok","text":"","workspaceId":"ws_a","userId":"wu_1","channelId":"ch_x","threadRootId":"m_1","triggerId":"T"}',
+  );
 });
 
 t.test('retry rules and schedule', async (t) => {
