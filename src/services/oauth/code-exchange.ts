@@ -163,10 +163,15 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
    * this exchange derives (as grants.installationOf/authorizationOf make them), else read here (a code
    * minted before codes named them).
    */
-  async function relatedOf(tx: Transaction, app: AppRecord, rec: CodeRecord, withCode: Related): Promise<Related> {
+  async function relatedOf(
+    tx: Transaction,
+    app: AppRecord,
+    rec: CodeRecord,
+    withCode: Pick<Related, 'user' | 'inst' | 'az'>,
+  ): Promise<Related> {
     const azId = authorizationId(app.id, rec.workspaceUserId);
     const instId = installationId(app.id, rec.workspaceId);
-    if (rec.installationId === instId && rec.authorizationId === azId) return withCode;
+    if (rec.installationId === instId && rec.authorizationId === azId) return { ...withCode, instId, azId };
     const [user, inst, az] = await tx.getMany(
       [
         { table: IDENTITY_TABLES.workspaceUsers, id: rec.workspaceUserId, peek: true },
@@ -175,7 +180,7 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
       ],
       { shared: true },
     );
-    return { user, inst, az };
+    return { user, inst, az, instId, azId };
   }
 
   return { exchange };
