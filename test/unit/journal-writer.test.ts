@@ -43,7 +43,9 @@ function heldIo() {
   return { io, syncs };
 }
 
-async function writerIn(io: StoreIo) {
+/** A writer on a fresh journal whose fdatasyncs the test ends, closed at the test's end. */
+async function heldWriter(t: Tap.Test) {
+  const { io, syncs } = heldIo();
   const dir = path.join(tmpRoot, `d${++dirs}`);
   fs.mkdirSync(dir);
   const active = await openForAppend(journalPath(dir, 1));
@@ -61,7 +63,8 @@ async function writerIn(io: StoreIo) {
     io,
   });
   const text = () => fs.readFileSync(journalPath(dir, 1), 'utf8');
-  return { writer, acked, rolledBack, text, close: () => writer.closeActive() };
+  t.teardown(() => writer.closeActive());
+  return { writer, acked, rolledBack, text, syncs };
 }
 
 /** Where a commit's promise stands, looked at without waiting for it. */
@@ -75,9 +78,8 @@ function track(p: Promise<void>) {
 }
 
 t.test('lines queued during an fdatasync start their own beside it, on another descriptor', async (t) => {
-  const { io, syncs } = heldIo();
-  const w = await writerIn(io);
-  t.teardown(w.close);
+  const w = await heldWriter(t);
+  const { syncs } = w;
   const a = track(w.writer.enqueue('{"a":1}\n', undo(1)));
   await until(() => syncs.length === 1);
   const b = track(w.writer.enqueue('{"b":2}\n', undo(2)));
@@ -112,9 +114,8 @@ t.test('lines queued during an fdatasync start their own beside it, on another d
 });
 
 t.test('a failed fdatasync fails the batch beside it too, and the file is cut back once both settle', async (t) => {
-  const { io, syncs } = heldIo();
-  const w = await writerIn(io);
-  t.teardown(w.close);
+  const w = await heldWriter(t);
+  const { syncs } = w;
   const first = track(w.writer.enqueue('{"a":1}\n', undo(1)));
   await until(() => syncs.length === 1);
   void must(syncs[0]).end();
@@ -145,9 +146,8 @@ t.test('a failed fdatasync fails the batch beside it too, and the file is cut ba
 });
 
 t.test('a failure of the second fails the first, even when the first then succeeds', async (t) => {
-  const { io, syncs } = heldIo();
-  const w = await writerIn(io);
-  t.teardown(w.close);
+  const w = await heldWriter(t);
+  const { syncs } = w;
   const a = track(w.writer.enqueue('{"a":1}\n', undo(1)));
   await until(() => syncs.length === 1);
   const b = track(w.writer.enqueue('{"b":2}\n', undo(2)));
