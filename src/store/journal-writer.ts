@@ -1,16 +1,11 @@
 /**
- * Group commit into the journal files. Each commit is one queued line; lines queued
- * while a batch is on its way go out together in one write + one fdatasync. Two
- * batches may be on their way at once: once a batch is written and its fdatasync
- * runs, the lines queued meanwhile are written and fdatasynced beside it (on a second
- * descriptor of the file) instead of waiting for that fdatasync to end before their
- * own begins; batches are still written in order and acknowledged in order, each only
- * once it and every batch before it are durable. Also keeps the set of live journal
- * files (number → bytes) and switches appends to a new file between two batches,
- * with nothing on its way, never during one.
+ * Group commit into the journal files. Each commit is one queued line; lines
+ * queued while a write is in flight go out together in one write + one fdatasync.
+ * Also keeps the set of live journal files (number → bytes) and switches appends
+ * to a new file between two batches, never during one.
  *
- * A failed write or fdatasync (ENOSPC, EIO) fails that batch, the batch beside it and
- * every line queued behind them: their commits are rolled back (`rollback`, newest first) and rejected
+ * A failed write or fdatasync (ENOSPC, EIO) fails that batch and every line queued
+ * behind it: their commits are rolled back (`rollback`, newest first) and rejected
  * (with what `failure` makes of the error), and the writer is faulty. Its file may now
  * end in bytes that were never acknowledged, so before anything else is appended the
  * file is cut back to its last acknowledged size (at once, and again before the next
@@ -20,12 +15,10 @@
  * file's last block, so a short line succeeds where every commit of the size that
  * failed still fails (`faultBytes` tells the store how large its retry must be).
  */
-import { constants as fsc } from 'node:fs';
-import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { unlink, type FileHandle } from 'node:fs/promises';
 import { journalPath } from './format.js';
 import { fsyncPath, nodeIo, type StoreIo } from './fsync.js';
 import type { CommitUndo } from './tables.js';
-import { must } from '../must.js';
 
 interface Pending {
   line: string;
@@ -33,20 +26,6 @@ interface Pending {
   undo: CommitUndo | null;
   resolve: () => void;
   reject: (err: unknown) => void;
-}
-
-/** One batch on its way: written, then fdatasynced on `syncOn`. */
-interface Flight {
-  batch: Pending[];
-  bytes: number;
-  /** The descriptor its fdatasync runs on (another than the flight beside it). */
-  syncOn: FileHandle | null;
-  /** Written and fdatasynced: acknowledged once every flight before it is. */
-  done: boolean;
-  /** Failed with a flight beside it: whatever its calls answer later is ignored. */
-  abandoned: boolean;
-  /** Resolves once none of its calls runs any more. */
-  settled: Promise<void>;
 }
 
 export interface JournalWriterOptions {
@@ -60,7 +39,7 @@ export interface JournalWriterOptions {
   fsync: boolean;
   /** Called for each commit of a batch as it is acknowledged (durable), before its promise resolves. */
   acknowledged?: (undo: CommitUndo) => void;
-  /** Called after each batch is acknowledged (the next batch may be on its way already). */
+  /** Called after each batch is acknowledged, between two batches. */
   afterBatch: () => void;
   /** Undo failed commits in memory, newest first; called synchronously before they are rejected. */
   rollback: (undos: CommitUndo[]) => void;
@@ -80,24 +59,17 @@ export class JournalWriter {
   #active: FileHandle;
   #activeNum: number;
   #queue: Pending[] = [];
-  /** The batches on their way, oldest first: at most two (see #pump). */
-  #flights: Flight[] = [];
-  /** A flight is writing: the next one waits (lines reach the file in order). */
-  #writing = false;
-  /** Set while a failure's flights settle and the file is cut back: nothing starts meanwhile. */
-  #blocked: Promise<void> | null = null;
+  #batch: Pending[] = [];
+  #inFlight = false;
   #flushScheduled = false;
   #fault: unknown = null;
   /** Bytes of the batch that failed: a batch at least this large must succeed to clear the fault. */
   #faultBytes = 0;
-  /** A batch failed: the active file may hold bytes past its acknowledged size, to cut before appending. */
+  /** The active file may hold bytes past its acknowledged size: cut them before appending. */
   #dirty = false;
   #pendingSwitch: { h: FileHandle; n: number; done: () => void; fail: (err: unknown) => void } | null = null;
   /** Handles of journals that appends no longer go to, still to be closed. */
   readonly #retired: FileHandle[] = [];
-  /** A second descriptor of journal n, opened on first need: the fdatasync of a second flight runs on it. */
-  #peer: { n: number; h: FileHandle | null } | null = null;
-  #closed = false;
   /** Journal writes (each one write + one fdatasync). */
   batches = 0;
 
@@ -138,7 +110,7 @@ export class JournalWriter {
   /** The commits written or waiting but not yet acknowledged, oldest first. */
   unacknowledged(): CommitUndo[] {
     const out: CommitUndo[] = [];
-    for (const f of this.#flights) for (const p of f.batch) if (p.undo) out.push(p.undo);
+    for (const p of this.#batch) if (p.undo) out.push(p.undo);
     for (const p of this.#queue) if (p.undo) out.push(p.undo);
     return out;
   }
@@ -151,17 +123,13 @@ export class JournalWriter {
   }
 
   #schedule(): void {
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    queueMicrotask(() => {
-      this.#flushScheduled = false;
-      this.#pump();
-    });
-  }
-
-  /** Nothing on its way: the file may change (a switch, a repair). */
-  #idle(): boolean {
-    return !this.#writing && !this.#flights.length && !this.#blocked;
+    if (!this.#flushScheduled && !this.#inFlight) {
+      this.#flushScheduled = true;
+      queueMicrotask(() => {
+        this.#flushScheduled = false;
+        void this.#pump();
+      });
+    }
   }
 
   /**
@@ -173,7 +141,7 @@ export class JournalWriter {
       // a switch still waiting is superseded: its caller must not wait for ever, nor lose its handle unclosed
       this.#pendingSwitch?.fail(new Error(`journal switch to ${this.#pendingSwitch.n} superseded`));
       this.#pendingSwitch = { h, n, done, fail };
-      if (this.#idle()) this.#applySwitch();
+      if (!this.#inFlight) this.#applySwitch();
     });
   }
 
@@ -182,11 +150,7 @@ export class JournalWriter {
     for (let h = this.#retired.pop(); h; h = this.#retired.pop()) await h.close().catch(() => {});
   }
 
-  async closeActive(): Promise<void> {
-    this.#closed = true;
-    const peer = this.#peer?.h;
-    this.#peer = null;
-    if (peer) await peer.close().catch(() => {});
+  closeActive(): Promise<void> {
     return this.#active.close();
   }
 
@@ -211,8 +175,6 @@ export class JournalWriter {
     this.#pendingSwitch = null;
     if (this.#dirty) return s.fail(this.#fault ?? new Error('journal not repaired'));
     this.#retired.push(this.#active);
-    if (this.#peer?.h) this.#retired.push(this.#peer.h);
-    this.#peer = null;
     this.#active = s.h;
     this.#activeNum = s.n;
     this.#sizes.set(s.n, 0);
@@ -226,118 +188,60 @@ export class JournalWriter {
     this.#dirty = false;
   }
 
-  /**
-   * The second descriptor of the active journal, or null while it is not open yet (opening it then).
-   * Two fdatasyncs that run at once must not share a descriptor: Linux reports a write-back error
-   * once per open file description, so the one that returned first could answer success for bytes
-   * whose write-back failed while the other reports the error.
-   */
-  #peerHandle(): FileHandle | null {
-    const n = this.#activeNum;
-    if (this.#peer?.n === n) return this.#peer.h;
-    const peer: { n: number; h: FileHandle | null } = { n, h: null };
-    this.#peer = peer;
-    open(journalPath(this.#o.dir, n), fsc.O_RDONLY | fsc.O_NOFOLLOW).then(
-      (h) => {
-        if (this.#peer !== peer || this.#closed) return void h.close().catch(() => {});
-        peer.h = h;
-        this.#pump();
-      },
-      () => {}, // stays null: batches then go one at a time
-    );
-    return null;
-  }
-
-  /**
-   * Start the next batch when it may start: at once when nothing is on its way; beside one flight
-   * whose fdatasync runs (its write done), so that lines queued meanwhile need not wait for that
-   * fdatasync to end before their own begins. Never a third, never while the file must change (a
-   * switch waiting, bytes to cut back), never while faulty.
-   */
-  #pump(): void {
-    if (!this.#queue.length || this.#writing || this.#blocked) return;
-    if (this.#flights.length) {
-      if (this.#flights.length > 1 || !this.#o.fsync || this.#pendingSwitch || this.#dirty || this.#fault) return;
-      if (!this.#peerHandle()) return;
+  async #writeBatch(buf: Buffer): Promise<void> {
+    if (this.#dirty) await this.#repair();
+    this.#applySwitch();
+    let off = 0;
+    while (off < buf.length) {
+      this.#dirty = true;
+      off += await this.#io.write(this.#active, buf, off, buf.length - off);
     }
-    void this.#fly();
+    if (this.#o.fsync && buf.length) await this.#io.datasync(this.#active);
+    this.#dirty = false;
   }
 
-  async #fly(): Promise<void> {
-    let release = () => {};
-    const flight: Flight = {
-      batch: this.#queue,
-      bytes: 0,
-      syncOn: null,
-      done: false,
-      abandoned: false,
-      settled: new Promise<void>((r) => (release = r)),
-    };
-    this.#queue = [];
-    this.#flights.push(flight);
-    this.#writing = true;
-    let writing = true;
+  async #pump(): Promise<void> {
+    if (this.#inFlight) return;
+    this.#inFlight = true;
     try {
-      const buf = Buffer.from(flight.batch.map((p) => p.line).join(''), 'utf8');
-      flight.bytes = buf.length;
-      const beside = this.#flights.length > 1 ? this.#flights[0] : undefined;
-      if (!beside) {
-        if (this.#dirty) await this.#repair();
-        this.#applySwitch();
-      }
-      for (let off = 0; off < buf.length;) off += await this.#io.write(this.#active, buf, off, buf.length - off);
-      this.#writing = writing = false;
-      if (flight.abandoned) return;
-      flight.syncOn = beside?.syncOn === this.#active ? (this.#peer?.h ?? null) : this.#active;
-      this.#pump();
-      if (this.#o.fsync && buf.length) await this.#io.datasync(must(flight.syncOn, 'a journal descriptor'));
-      if (flight.abandoned) return;
-      flight.done = true;
-      this.#settle();
-    } catch (err) {
-      if (writing) this.#writing = false;
-      if (!flight.abandoned) this.#fail(err, flight.bytes);
-    } finally {
-      release();
-    }
-  }
-
-  /** Acknowledge the flights that are done, oldest first, as far as the first one that is not. */
-  #settle(): void {
-    for (let f = this.#flights[0]; f?.done; f = this.#flights[0]) {
-      this.#flights.shift();
-      this.#sizes.set(this.#activeNum, this.activeBytes() + f.bytes);
-      if (f.bytes) {
-        this.batches++;
-        // only as many bytes as failed, reaching the disk, prove it takes writes again
-        if (this.#fault && f.bytes >= this.#faultBytes) {
-          this.#fault = null;
-          this.#o.onRecover?.();
+      while (this.#queue.length) {
+        const batch = (this.#batch = this.#queue);
+        this.#queue = [];
+        const buf = Buffer.from(batch.map((p) => p.line).join(''), 'utf8');
+        try {
+          await this.#writeBatch(buf);
+        } catch (err) {
+          await this.#failBatch(err, buf.length);
+          break;
         }
+        this.#batch = [];
+        this.#sizes.set(this.#activeNum, this.activeBytes() + buf.length);
+        if (buf.length) {
+          this.batches++;
+          // only as many bytes as failed, reaching the disk, prove it takes writes again
+          if (this.#fault && buf.length >= this.#faultBytes) {
+            this.#fault = null;
+            this.#o.onRecover?.();
+          }
+        }
+        for (const p of batch) {
+          if (p.undo) this.#o.acknowledged?.(p.undo);
+          p.resolve();
+        }
+        this.#o.afterBatch();
       }
-      for (const p of f.batch) {
-        if (p.undo) this.#o.acknowledged?.(p.undo);
-        p.resolve();
-      }
-      this.#o.afterBatch();
+    } finally {
+      this.#inFlight = false;
+      this.#applySwitch();
+      if (this.#queue.length) this.#schedule();
     }
-    if (this.#idle()) this.#applySwitch();
-    this.#pump();
   }
 
-  /**
-   * A batch failed: roll back and reject every commit not yet acknowledged (the flight beside it, done
-   * or not, and everything queued: memory must hold acknowledged commits only, and bytes written after
-   * unacknowledged ones are cut away with them). Once no call of those flights runs any more, the file
-   * is cut back to its acknowledged size (tried again before the next batch if that fails).
-   */
-  #fail(err: unknown, bytes: number): void {
-    const flights = this.#flights;
-    const failed = [...flights.flatMap((f) => f.batch), ...this.#queue];
-    for (const f of flights) f.abandoned = true;
-    this.#flights = [];
+  /** Roll back and reject the failed batch and everything queued behind it; try to cut the file back at once. */
+  async #failBatch(err: unknown, bytes: number): Promise<void> {
+    const failed = [...this.#batch, ...this.#queue];
+    this.#batch = [];
     this.#queue = [];
-    this.#dirty = true;
     // a retry of the same size must pass, whatever smaller batch failed after this one
     this.#faultBytes = this.#fault ? Math.max(this.#faultBytes, bytes) : bytes;
     this.#fault = err;
@@ -347,14 +251,6 @@ export class JournalWriter {
     this.#pendingSwitch?.fail(err);
     this.#pendingSwitch = null;
     this.#o.onFault?.(err);
-    const blocked: Promise<void> = Promise.all(flights.map((f) => f.settled))
-      .then(() => this.#repair())
-      .catch(() => {})
-      .finally(() => {
-        if (this.#blocked === blocked) this.#blocked = null;
-        if (this.#idle()) this.#applySwitch();
-        this.#pump();
-      });
-    this.#blocked = blocked;
+    if (this.#dirty) await this.#repair().catch(() => {});
   }
 }
