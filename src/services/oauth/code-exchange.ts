@@ -171,7 +171,8 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   ): Promise<Related> {
     const azId = authorizationId(app.id, rec.workspaceUserId);
     const instId = installationId(app.id, rec.workspaceId);
-    if (rec.installationId === instId && rec.authorizationId === azId) return { ...withCode, instId, azId };
+    if (rec.installationId === instId && rec.authorizationId === azId)
+      return { user: withCode.user, inst: withCode.inst, az: withCode.az, instId, azId };
     const [user, inst, az] = await tx.getMany(
       [
         { table: IDENTITY_TABLES.workspaceUsers, id: rec.workspaceUserId, peek: true },
