@@ -79,6 +79,21 @@ export function safeEqual(a: string, b: string): boolean {
   return crypto.timingSafeEqual(sha256Bytes(a), sha256Bytes(b)) && a.length === b.length;
 }
 
+/** The side of a safeEqual that stays the same from request to request (an app's secret), hashed once. */
+export interface ExpectedSecret {
+  readonly digest: Buffer;
+  readonly length: number;
+}
+
+export function expectedSecret(value: string): ExpectedSecret {
+  return { digest: sha256Bytes(value), length: value.length };
+}
+
+/** safeEqual(given, the value `expected` was made from), hashing only `given`. */
+export function matchesSecret(given: string, expected: ExpectedSecret): boolean {
+  return crypto.timingSafeEqual(sha256Bytes(given), expected.digest) && given.length === expected.length;
+}
+
 /** HMAC-SHA256 of `text`, base64url. */
 export function mac(key: Buffer, text: string): string {
   return crypto.createHmac('sha256', key).update(text).digest('base64url');

@@ -1,5 +1,5 @@
 /** Durability helpers for files in the data directory. */
-import { constants as fsc } from 'node:fs';
+import { constants as fsc, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 /** fsync a file or a directory by path. */
@@ -46,8 +46,14 @@ export interface StoreIo {
   truncate(h: FileHandle, length: number): Promise<void>;
 }
 
+/**
+ * The journal's append is a plain write(2) on this thread: it only copies a batch (a few KB) into the
+ * page cache, and the thread pool's round trip cost more (measured about 19 against 5 µs of CPU for
+ * an 8 KB append, and a wake-up of a pool thread on a busy machine); the fdatasync that follows, which
+ * waits for the disk, stays in the pool.
+ */
 export const nodeIo: StoreIo = {
-  write: async (h, buf, offset, length) => (await h.write(buf, offset, length)).bytesWritten,
+  write: async (h, buf, offset, length) => writeSync(h.fd, buf, offset, length),
   datasync: (h) => h.datasync(),
   truncate: (h, length) => h.truncate(length),
 };

@@ -34,6 +34,7 @@ import {
 } from './types.js';
 import { indexKey } from './indexes.js';
 import { fieldOf, stringOr } from '../unknown-values.js';
+import { must } from '../must.js';
 
 /** The runs of a transaction unless told (the last conflict is thrown). */
 const ATTEMPTS = 8;
@@ -58,12 +59,14 @@ class Run implements EngineTransaction {
   /** Remember a record read from the store, unless this run already read or wrote it. */
   private remember(table: string, id: string, value: object | undefined): void {
     const k = keyOf(table, id);
-    if (!this.expect.has(k) && !this.writes.has(k)) this.expect.set(k, { table, id, value });
+    if (!this.expect.has(k) && (this.writes.size === 0 || !this.writes.has(k)))
+      this.expect.set(k, { table, id, value });
   }
 
   /** This run's write of a record: undefined if none, else { value } (null: deleted). */
   private written(table: string, id: string): { value: object | null } | undefined {
-    return this.writes.get(keyOf(table, id));
+    // most reads come before the first write (an exchange reads everything in one getMany first)
+    return this.writes.size === 0 ? undefined : this.writes.get(keyOf(table, id));
   }
 
   async get(table: string, id: string, opts?: { peek?: true }): Promise<object | undefined> {
@@ -78,24 +81,21 @@ class Run implements EngineTransaction {
   async getMany(keys: readonly TxKey<AnyTables>[], opts?: ReadOptions): Promise<(object | undefined)[]> {
     this.live();
     if (keys.length === 0) return [];
-    const plain = keys.map((k) => ('id' in k ? { table: k.table, id: k.id } : { table: k.table, idFrom: k.idFrom }));
-    const read = await this.store.getMany(plain, opts);
-    // The id each key named, in the store's answer and in this run's view (its writes applied): they
-    // differ only for an idFrom whose record this run wrote; such a key is read again by itself.
-    const storeIds: (string | undefined)[] = [];
-    const ids: (string | undefined)[] = [];
+    // the store reads a key's table, id and idFrom only: `peek` is this run's to look at
+    const read = await this.store.getMany(keys, opts);
     const out: (object | undefined)[] = [];
-    for (const [i, k] of keys.entries()) {
-      storeIds.push(keyId(k, read));
+    for (let i = 0; i < keys.length; i++) {
+      const k = must(keys[i]);
+      // The id the key names in this run's view (its writes applied) and in the store's answer: they
+      // differ only for an idFrom whose record this run wrote; such a key is read again by itself.
       const id = keyId(k, out);
-      ids.push(id);
       if (id === undefined) {
         out.push(undefined);
         continue;
       }
       const w = this.written(k.table, id);
       if (w) out.push(w.value ?? undefined);
-      else if (id === storeIds[i]) {
+      else if ('id' in k || id === keyId(k, read)) {
         if (!k.peek) this.remember(k.table, id, read[i]);
         out.push(read[i]);
       } else out.push(await this.get(k.table, id, k.peek ? { peek: true } : undefined));

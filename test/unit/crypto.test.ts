@@ -3,6 +3,8 @@ import {
   newSecret,
   newId,
   safeEqual,
+  expectedSecret,
+  matchesSecret,
   createSealer,
   deriveKey,
   signJwt,
@@ -26,6 +28,17 @@ t.test('safeEqual compares exactly, whatever the lengths', async (t) => {
   t.notOk(safeEqual('abc', 'abd'));
   t.notOk(safeEqual('abc', 'abcd'));
   t.notOk(safeEqual('', 'a'));
+});
+
+t.test('matchesSecret answers as safeEqual does, against the expected side hashed once', async (t) => {
+  const values = ['', 'a', 'abc', 'abd', 'abcd', 'é✓😀', 'é✓😁', newSecret('acs'), newSecret('acs')];
+  for (const expected of values) {
+    const once = expectedSecret(expected);
+    for (const given of values)
+      t.equal(matchesSecret(given, once), safeEqual(given, expected), `${given} / ${expected}`);
+  }
+  // same digest, another length: never equal (a length is part of what is compared)
+  t.notOk(matchesSecret('abc', { ...expectedSecret('abc'), length: 4 }));
 });
 
 t.test('sealing round-trips, is randomised and detects tampering', async (t) => {

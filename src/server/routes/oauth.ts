@@ -1,4 +1,5 @@
 /** The token endpoint (docs/protocol.md §3, endpoint 6) and the calls apps make with their tokens (§4). */
+import { isAscii } from 'node:buffer';
 import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { Router, type RequestHandler, type Response } from 'express';
@@ -66,6 +67,51 @@ const PLAIN_MULTIPART = /^multipart\/form-data; ?boundary=(?:([\w'()+,\-./:=?]{1
 /** A part's one header: its name, plain (as FormData and the SDK write it: no file, no escapes). */
 const PLAIN_PART_HEADER = /^content-disposition: ?form-data; ?name="([\w.-]{1,100})"$/i;
 
+/** Whether s[from, to) is 1 to `max` characters, each one `ok`. */
+function allOf(s: string, from: number, to: number, max: number, ok: (c: number) => boolean): boolean {
+  if (to - from < 1 || to - from > max) return false;
+  for (let i = from; i < to; i++) if (!ok(s.charCodeAt(i))) return false;
+  return true;
+}
+/** A test of a character code for membership of the ASCII characters of `chars`. */
+function charClass(chars: string): (c: number) => boolean {
+  const member = new Uint8Array(128);
+  for (let i = 0; i < chars.length; i++) member[chars.charCodeAt(i)] = 1;
+  return (c) => member[c] === 1;
+}
+const WORD = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_';
+/** [\w.-] */
+const nameChar = charClass(`${WORD}.-`);
+/** [\w'()+,\-./:=?] */
+const boundaryChar = charClass(`${WORD}'()+,-./:=?`);
+
+const MULTIPART_AS_SENT = 'multipart/form-data; boundary=';
+const PART_HEADER_AS_SENT = 'Content-Disposition: form-data; name="';
+
+/**
+ * The boundary of a content type of the plain shape (PLAIN_MULTIPART), else undefined. The spelling
+ * clients send (FormData, the SDK) is checked without a RegExp, every other spelling by PLAIN_MULTIPART.
+ */
+export function plainBoundary(contentType: string): string | undefined {
+  const n = MULTIPART_AS_SENT.length;
+  if (contentType.startsWith(MULTIPART_AS_SENT) && allOf(contentType, n, contentType.length, 70, boundaryChar))
+    return contentType.slice(n);
+  const m = PLAIN_MULTIPART.exec(contentType);
+  return m ? (m[1] ?? m[2]) : undefined;
+}
+
+/** The name of a part's header of the plain shape (PLAIN_PART_HEADER), else undefined; as plainBoundary. */
+export function plainPartName(header: string): string | undefined {
+  const n = PART_HEADER_AS_SENT.length;
+  if (
+    header.startsWith(PART_HEADER_AS_SENT) &&
+    header.endsWith('"') &&
+    allOf(header, n, header.length - 1, 100, nameChar)
+  )
+    return header.slice(n, -1);
+  return PLAIN_PART_HEADER.exec(header)?.[1];
+}
+
 /**
  * The fields of a multipart form of the plain shape every client sends for this endpoint (one
  * `Content-Disposition: form-data; name="…"` header per part, ASCII only, within FORM_LIMITS, no
@@ -74,8 +120,8 @@ const PLAIN_PART_HEADER = /^content-disposition: ?form-data; ?name="([\w.-]{1,10
  * parser made for each request.
  */
 export function simpleForm(body: Buffer, boundary: string): Record<string, string> | undefined {
+  if (!isAscii(body)) return undefined;
   const text = body.toString('latin1');
-  if (/[^\x00-\x7f]/.test(text)) return undefined;
   const delim = `\r\n--${boundary}`;
   if (!text.startsWith(`--${boundary}\r\n`)) return undefined;
   const fields: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -84,7 +130,7 @@ export function simpleForm(body: Buffer, boundary: string): Record<string, strin
     if (parts > FORM_LIMITS.fields) return undefined;
     const headEnd = text.indexOf('\r\n\r\n', at);
     if (headEnd < 0) return undefined;
-    const name = PLAIN_PART_HEADER.exec(text.slice(at, headEnd))?.[1];
+    const name = plainPartName(text.slice(at, headEnd));
     if (name === undefined || name in fields) return undefined;
     const valueEnd = text.indexOf(delim, headEnd + 4);
     if (valueEnd < 0 || valueEnd - (headEnd + 4) > FORM_LIMITS.fieldSize) return undefined;
@@ -143,13 +189,14 @@ function tokenForm(): RawHandler {
     }
   };
   return (req, res, next) => {
-    const type = mediaType(req);
+    const boundary = plainBoundary(String(req.headers['content-type'] ?? ''));
+    const type = boundary === undefined ? mediaType(req) : 'multipart/form-data';
     if (type === 'multipart/form-data') {
-      const m = PLAIN_MULTIPART.exec(String(req.headers['content-type']));
-      if (!m || Number(req.headers['content-length'] ?? 0) > SIMPLE_FORM_MAX) return viaMulter(req, res, next);
+      if (boundary === undefined || Number(req.headers['content-length'] ?? 0) > SIMPLE_FORM_MAX)
+        return viaMulter(req, res, next);
       return readUpTo(req, SIMPLE_FORM_MAX, (err, body, complete) => {
         if (err) return next(err);
-        const fields = complete ? simpleForm(must(body), m[1] ?? must(m[2])) : undefined;
+        const fields = complete ? simpleForm(must(body), boundary) : undefined;
         if (!fields) return viaMulter(req, res, next, body, !complete);
         req.body = fields;
         next();

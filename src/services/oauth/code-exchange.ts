@@ -4,7 +4,7 @@
  * token (and a bot token, new on first install or reinstall), and revoke everything a
  * reused code issued. Also the sweep that forgets expired codes.
  */
-import { newSecret, PREFIX, safeEqual, sha256 } from '../../crypto.js';
+import { expectedSecret, matchesSecret, newSecret, PREFIX, sha256, type ExpectedSecret } from '../../crypto.js';
 import { invalidClient, invalidGrant, type AppError } from '../../errors.js';
 import type { Transaction } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
@@ -68,7 +68,19 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   }
   const issueDeps: IssueDeps = { sealer, clock, openBotToken };
 
-  const DUMMY_SECRET = newSecret(PREFIX.clientSecret);
+  const DUMMY_SECRET = expectedSecret(newSecret(PREFIX.clientSecret));
+  // client secret → its digest: every exchange of an app compares against the same secret
+  const secretDigests = new Map<string, ExpectedSecret>();
+  function expectedOf(app: AppRecord): ExpectedSecret {
+    const secret = apps.secretsOf(app).clientSecret;
+    let d = secretDigests.get(secret);
+    if (!d) {
+      d = expectedSecret(secret);
+      if (secretDigests.size > 10_000) secretDigests.clear();
+      secretDigests.set(secret, d);
+    }
+    return d;
+  }
 
   /**
    * An invalid_grant refusal: `reason` (what was wrong with the code) is logged, never sent: the
@@ -124,8 +136,8 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
       { shared: true },
     ); // only read: new records are built from them
     const [app, stored] = read;
-    const expected = app ? apps.secretsOf(app).clientSecret : DUMMY_SECRET;
-    if (!safeEqual(form.clientSecret, expected) || !app) throw invalidClient();
+    const expected = app ? expectedOf(app) : DUMMY_SECRET;
+    if (!matchesSecret(form.clientSecret, expected) || !app) throw invalidClient();
     const appId = app.id;
     if (!stored) return { refused: 'no such code (never issued, or forgotten after its expiry)', appId };
     if (stored.appId !== app.id) return { refused: 'the code was issued to another app', appId };
@@ -151,10 +163,16 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
    * this exchange derives (as grants.installationOf/authorizationOf make them), else read here (a code
    * minted before codes named them).
    */
-  async function relatedOf(tx: Transaction, app: AppRecord, rec: CodeRecord, withCode: Related): Promise<Related> {
+  async function relatedOf(
+    tx: Transaction,
+    app: AppRecord,
+    rec: CodeRecord,
+    withCode: Pick<Related, 'user' | 'inst' | 'az'>,
+  ): Promise<Related> {
     const azId = authorizationId(app.id, rec.workspaceUserId);
     const instId = installationId(app.id, rec.workspaceId);
-    if (rec.installationId === instId && rec.authorizationId === azId) return withCode;
+    if (rec.installationId === instId && rec.authorizationId === azId)
+      return { user: withCode.user, inst: withCode.inst, az: withCode.az, instId, azId };
     const [user, inst, az] = await tx.getMany(
       [
         { table: IDENTITY_TABLES.workspaceUsers, id: rec.workspaceUserId, peek: true },
@@ -163,7 +181,7 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
       ],
       { shared: true },
     );
-    return { user, inst, az };
+    return { user, inst, az, instId, azId };
   }
 
   return { exchange };

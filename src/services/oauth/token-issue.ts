@@ -8,7 +8,7 @@ import { newId, newSecret, PREFIX, sha256, type Sealer } from '../../crypto.js';
 import type { Clock } from '../../clock.js';
 import type { Transaction } from '../../store/types.js';
 import { IDENTITY_TABLES, type AppRecord, type WorkspaceUserRecord } from '../../model/identity.js';
-import { authorizationId, installationId } from '../../model/oauth.js';
+import { installationId } from '../../model/oauth.js';
 import {
   OAUTH_TABLES,
   sweepMinuteOf,
@@ -34,11 +34,14 @@ export interface Revoked {
   botToken: boolean;
 }
 
-/** The records a code names besides its app, as the exchange read them. */
+/** The records a code names besides its app, as the exchange read them, and the ids it read them by. */
 export interface Related {
   user: WorkspaceUserRecord | undefined;
   inst: InstallationRecord | undefined;
   az: AuthorizationRecord | undefined;
+  /** installationId(app, the code's workspace), authorizationId(app, the code's user): digests, made once. */
+  instId: string;
+  azId: string;
 }
 
 /** What issuing needs besides the transaction. */
@@ -95,7 +98,7 @@ export async function issue(
   const now = new Date(deps.clock.now()).toISOString();
   const instRead = related.inst;
   const inst: InstallationRecord = instRead ?? {
-    id: installationId(app.id, rec.workspaceId),
+    id: related.instId,
     appId: app.id,
     workspaceId: rec.workspaceId,
     installedBy: user.id,
@@ -105,7 +108,7 @@ export async function issue(
   };
   const bot = await mintBotToken(tx, deps, app, rec, user, inst, !instRead, now);
   const accessToken = issueUserToken(tx, app, rec, user, now);
-  mergeAuthorization(tx, app, rec, user, related.az, now);
+  mergeAuthorization(tx, app, rec, user, related.azId, related.az, now);
   consumeCode(tx, deps.clock, rec, [sha256(accessToken), ...bot.issued], now);
   return {
     accessToken,
@@ -208,18 +211,18 @@ function issueUserToken(
 }
 
 /**
- * The user's authorization of the app, made on first use, with the code's user scopes added; left
- * as it is when it holds them already.
+ * The user's authorization of the app (`id`: authorizationId(app, user)), made on first use, with the
+ * code's user scopes added; left as it is when it holds them already.
  */
 function mergeAuthorization(
   tx: Transaction,
   app: AppRecord,
   rec: CodeRecord,
   user: WorkspaceUserRecord,
+  id: string,
   prev: AuthorizationRecord | undefined,
   now: string,
 ): void {
-  const id = authorizationId(app.id, user.id);
   if (!prev)
     tx.put(OAUTH_TABLES.authorizations, id, {
       id,
