@@ -10,6 +10,7 @@
  * and the data file are built by concatenating record texts. Each field of INDEXED_FIELDS has an
  * index (key → ids) kept in step by every change: commits, rollbacks and recovery all go through #set.
  */
+import { idsOf, sizeOf, withId, withoutId, type Bucket } from './index-buckets.js';
 import { INDEXED_FIELDS, assertIndexed, indexKey } from './indexes.js';
 import { OrderedLists, pageOf } from './ordered.js';
 import { TextArena, type ArenaReader } from './text-arena.js';
@@ -120,8 +121,8 @@ export function toJsonChanges(changes: readonly Change<AnyTables>[]): JsonChange
   }));
 }
 
-/** The indexes of one table: per field (in INDEXED_FIELDS order), key → ids. */
-type TableIndex = Map<string, Set<string>>[];
+/** The indexes of one table: per field (in INDEXED_FIELDS order), key → ids (index-buckets.ts). */
+type TableIndex = Map<string, Bucket>[];
 
 /** Each table's ids and record handles at one instant, and a reader of their texts (what a compaction writes). */
 export interface TablesCopy {
@@ -239,7 +240,12 @@ export class Tables {
   }
 
   /** The ids `find(table, field, value)` reads (its index bucket); undefined when there are none. */
-  idsWhere(table: string, field: string, value: string): ReadonlySet<string> | undefined {
+  idsWhere(table: string, field: string, value: string): readonly string[] | ReadonlySet<string> | undefined {
+    const bucket = this.#bucket(table, field, value);
+    return bucket === undefined ? undefined : idsOf(bucket);
+  }
+
+  #bucket(table: string, field: string, value: string): Bucket | undefined {
     assertIndexed(table, field);
     return this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value);
   }
@@ -285,7 +291,8 @@ export class Tables {
 
   /** The number of records `find` would return. */
   countWhere(table: string, field: string, value: string): number {
-    return this.idsWhere(table, field, value)?.size ?? 0;
+    const bucket = this.#bucket(table, field, value);
+    return bucket === undefined ? 0 : sizeOf(bucket);
   }
 
   /** One page of `find(table, field, value)` in order of `page.orderBy`, then id (see Store.findPage). */
@@ -422,7 +429,7 @@ export class Tables {
   }
 
   #newIndex(table: string, fields: readonly string[]): TableIndex {
-    const ix = fields.map(() => new Map<string, Set<string>>());
+    const ix = fields.map(() => new Map<string, Bucket>());
     this.#indexes.set(table, ix);
     return ix;
   }
@@ -432,9 +439,9 @@ export class Tables {
       const k = indexKey(rec, must(fields[i]));
       if (k === undefined) continue;
       const idx = must(ix[i]);
-      let ids = idx.get(k);
-      if (!ids) idx.set(k, (ids = new Set()));
-      ids.add(id);
+      const ids = idx.get(k);
+      const next = withId(ids, id);
+      if (next !== ids) idx.set(k, next);
     }
   }
 
@@ -444,9 +451,10 @@ export class Tables {
       if (k === undefined) continue;
       const idx = must(ix[i]);
       const ids = idx.get(k);
-      if (!ids) continue;
-      ids.delete(id);
-      if (ids.size === 0) idx.delete(k);
+      if (ids === undefined) continue;
+      const next = withoutId(ids, id);
+      if (next === undefined) idx.delete(k);
+      else if (next !== ids) idx.set(k, next);
     }
   }
 }
