@@ -73,29 +73,38 @@ export class TextArena {
 
   /** Stores `text`; answers its handle. */
   put(text: string): number {
-    const length = Buffer.byteLength(text, 'utf8');
-    const size = entryBytes(length);
+    let n = this.#cur;
+    let at = this.#pos;
     let slab: Buffer;
-    let n: number;
-    let at: number;
-    if (size > SLAB_BYTES) {
-      // a text longer than a slab: a slab of its own, full at once
-      n = this.#slabs.length;
-      slab = Buffer.allocUnsafeSlow(size);
-      this.#slabs.push(slab);
-      this.#used.push(size);
-      this.#live.push(0);
-      at = 0;
-    } else {
-      if (this.#pos + size > SLAB_BYTES) this.#newSlab();
-      n = this.#cur;
+    let length: number;
+    if (at + HEAD + text.length * 3 <= SLAB_BYTES) {
+      // room in the current slab for any text of this many characters: written without measuring it first
       slab = this.#slabs[n] as Buffer;
-      at = this.#pos;
-      this.#pos += size;
+      length = slab.write(text, at + HEAD, 'utf8');
+    } else {
+      length = Buffer.byteLength(text, 'utf8');
+      if (entryBytes(length) > SLAB_BYTES) {
+        // a text longer than a slab: a slab of its own, full at once
+        n = this.#slabs.length;
+        slab = Buffer.allocUnsafeSlow(entryBytes(length));
+        this.#slabs.push(slab);
+        this.#used.push(slab.length);
+        this.#live.push(0);
+        at = 0;
+      } else {
+        if (at + entryBytes(length) > SLAB_BYTES) this.#newSlab();
+        n = this.#cur;
+        at = this.#pos;
+        slab = this.#slabs[n] as Buffer;
+      }
+      slab.write(text, at + HEAD, length, 'utf8');
+    }
+    const size = entryBytes(length);
+    if (n === this.#cur) {
+      this.#pos = at + size;
       this.#used[n] = this.#pos;
     }
     slab.writeUInt32LE(length, at);
-    slab.write(text, at + HEAD, length, 'utf8');
     (this.#live[n] as number) += size;
     this.#liveBytes += size;
     return n * UNITS + at / UNIT;
