@@ -16,7 +16,7 @@
  * slabs of 1 MiB); later ones are still exact numbers, only stored boxed.
  *
  * Freed space: `free` counts a text's bytes out of its slab; a slab with nothing live left is let go at
- * once. When the garbage left in partly used slabs passes an eighth of what is live (and 16 MiB), the
+ * once. When the garbage left in partly used slabs passes an eighth of what is live (and 4 MiB), the
  * owner sweeps (Tables.#sweep): the live texts of slabs less than half live are copied to the end
  * and those slabs let go, so moving costs at most the bytes it frees. A reader taken before (`reader`)
  * keeps the slabs it may read alive: a compaction streams the texts it captured while commits and
@@ -29,7 +29,7 @@ const UNIT = 8;
 const UNITS = SLAB_BYTES / UNIT;
 const HEAD = 4;
 /** Garbage below this never starts a sweep, unless told otherwise (tests). */
-const MIN_GARBAGE = 16 << 20;
+const MIN_GARBAGE = 4 << 20;
 
 const slabOf = (handle: number) => Math.floor(handle / UNITS);
 const offsetOf = (handle: number) => (handle % UNITS) * UNIT;
