@@ -8,7 +8,8 @@
  * does not. Records the daemon's RSS once it listens (VmRSS) and its peak (VmHWM) at the end.
  *
  * Run: tsc, then node dist/bench/memory-peak.js [name=<checkout root, built> ...]   (default: this checkout)
- * Env: BENCH_APPS, BENCH_USERS, BENCH_CODES as bench:oauth; BENCH_OUT (default bench/results/memory-peak.json).
+ * Env: BENCH_APPS, BENCH_USERS, BENCH_CODES as bench:oauth; BENCH_OUT (default bench/results/memory-peak.json);
+ * BENCH_SEED_DIR: keep the seeded data there and use it again on the next run (codes postponed a day).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,12 +29,19 @@ async function main(): Promise<void> {
   });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-bench-memory-'));
   try {
-    const seedDir = path.join(tmp, 'seed');
-    const sizes = fullSizes();
-    const seed = await seedOverHttp(ROOT, seedDir, sizes, SETS);
+    // BENCH_SEED_DIR: where the seeded data is kept, and taken from when it is there already
+    const kept = process.env.BENCH_SEED_DIR;
+    const seedDir = kept ? path.join(kept, 'data') : path.join(tmp, 'seed');
+    const seedFile = kept && path.join(kept, 'seed.json');
+    let seed: Awaited<ReturnType<typeof seedOverHttp>>;
+    if (seedFile && fs.existsSync(seedFile)) seed = JSON.parse(fs.readFileSync(seedFile, 'utf8')) as typeof seed;
+    else {
+      seed = await seedOverHttp(ROOT, seedDir, fullSizes(), SETS);
+      postponeCodes(seedDir);
+      if (seedFile) fs.writeFileSync(seedFile, JSON.stringify(seed));
+    }
     const codes = seed.codes.flat();
     console.error(`  seeded ${codes.length} codes in ${seed.seedSeconds} s`);
-    postponeCodes(seedDir);
     const results: Record<string, object> = {};
     for (const { name, root } of builds) {
       const dir = path.join(tmp, name);
@@ -42,6 +50,14 @@ async function main(): Promise<void> {
       delete env.APPREG_FSYNC;
       const d = await startDaemonProcess(dir, [], root, { env });
       const afterStart = d.rssMb();
+      // with BENCH_DAEMON_NODE_ARGS=--trace-gc: the heap after each full collection (V8's line, MB)
+      const fullGcs: string[] = [];
+      d.child.stdout?.on('data', (c: Buffer) => {
+        for (const m of c
+          .toString()
+          .matchAll(/Mark-Compact[^\n]*?(\d+\.\d+ \(\d+\.\d+\) -> \d+\.\d+ \(\d+\.\d+\) MB)/g))
+          fullGcs.push(must(m[1]));
+      });
       const pool = new Pool(d.url, { connections: CONC, pipelining: 1 });
       const t0 = performance.now();
       let failed = 0;
@@ -65,6 +81,7 @@ async function main(): Promise<void> {
         rssAfterStartMB: afterStart.rss,
         rssAtEndMB: end.rss,
         peakMB: end.hwm,
+        ...(fullGcs.length ? { lastFullGcsHeapMB: fullGcs.slice(-3) } : {}),
       };
       console.error(`  ${name}: ${JSON.stringify(results[name])}`);
     }
