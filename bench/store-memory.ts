@@ -271,6 +271,8 @@ async function child(dir: string, idsFile: string): Promise<void> {
       rssBeforeOpenMB: mb(rssBeforeOpen),
       rssAfterOpenMB: mb(afterOpen.rss),
       heapUsedAfterOpenMB: mb(afterOpen.heapUsed),
+      // the record texts' slabs (src/store/text-arena.ts), outside the heap
+      arrayBuffersAfterOpenMB: mb(afterOpen.arrayBuffers),
       peakDuringOpenMB: mb(hwmAfterOpen),
       peakSampledMB: mb(peakSampled),
       peakVmHWMMB: mb(vm('VmHWM')),

@@ -139,14 +139,11 @@ type Keys = Parameters<Reads['getMany']>[0];
 
 /** The reads of the embedded store: tables' reads, answering with durable records only. */
 export function durableReads(tables: Tables, pending: PendingRecords): Reads {
-  /** A record's durable text: its memory text unless it is pending. */
-  const textOf = (table: string, id: string) => {
-    const p = pending.get(table, id);
-    return p ? p.durable : tables.getJson(table, id);
-  };
+  /** A record as durable: from memory unless it is pending, else its durable text. */
   const readOf = (table: string, id: string, shared?: boolean) => {
-    const text = textOf(table, id);
-    return text === undefined ? undefined : tables.parse(table, id, text, shared);
+    const p = pending.get(table, id);
+    if (!p) return tables.read(table, id, shared);
+    return p.durable === undefined ? undefined : tables.parse(id, p.durable, shared);
   };
 
   /** getMany over durable texts. */
@@ -173,10 +170,10 @@ export function durableReads(tables: Tables, pending: PendingRecords): Reads {
   function durableFind(table: string, field: string, value: string, during: ReadonlyMap<string, Pending>) {
     const out: [string, object][] = [];
     for (const id of tables.idsWhere(table, field, value) ?? [])
-      if (!during.has(id)) out.push([id, tables.parse(table, id, must(tables.getJson(table, id)))]);
+      if (!during.has(id)) out.push([id, must(tables.get(table, id))]);
     for (const [id, p] of during) {
       if (p.durable === undefined) continue;
-      const rec = tables.parse(table, id, p.durable);
+      const rec = tables.parse(id, p.durable);
       if (indexKey(rec, field) === value) out.push([id, rec]);
     }
     return out;
@@ -233,25 +230,22 @@ export function durableReads(tables: Tables, pending: PendingRecords): Reads {
     async scan(table, visit) {
       if (pending.size !== 0) await pending.untilTable(table);
       const during = pending.in(table);
-      if (!during) return tables.scan(table, visit);
-      scanDurable(table, during, visit);
+      if (!during) tables.scan(table, visit);
+      else scanDurable(table, during, visit);
     },
     async count(table) {
       if (pending.size !== 0) await pending.untilTable(table);
       const during = pending.in(table);
       let n = tables.count(table);
       if (during)
-        for (const [id, p] of during)
-          n += (p.durable !== undefined ? 1 : 0) - (tables.getJson(table, id) !== undefined ? 1 : 0);
+        for (const [id, p] of during) n += (p.durable !== undefined ? 1 : 0) - (tables.has(table, id) ? 1 : 0);
       return n;
     },
   };
 
   /** Each durable record of a pending table until `visit` returns true (a pending one as its durable text). */
   function scanDurable(table: string, during: ReadonlyMap<string, Pending>, visit: (rec: object) => boolean | void) {
-    for (const [id, text] of tables.entries(table))
-      if (!during.has(id) && visit(tables.parse(table, id, text)) === true) return;
-    for (const [id, p] of during)
-      if (p.durable !== undefined && visit(tables.parse(table, id, p.durable)) === true) return;
+    if (tables.scan(table, visit, during)) return;
+    for (const [id, p] of during) if (p.durable !== undefined && visit(tables.parse(id, p.durable)) === true) return;
   }
 }

@@ -2,34 +2,37 @@
  * What a compaction writes: the records of every table as they were at one instant, holding only
  * acknowledged commits, kept while the data file is streamed out and commits go on.
  *
- * Each table is copied as two arrays, its ids and its record texts (the strings themselves are
- * shared: a record's text is never mutated, a commit stores a new one). That is 16 bytes a record,
- * of exactly the size needed; a copy of the table maps cost some 40–60 (hash tables sized to a
- * power of two, in one block per table), about 35 MB more at the peak of the token benchmark,
- * where the 300,000 codes' map alone was a 15 MB copy. Commits written but not yet acknowledged
- * are undone in the view, not in the copy: their records' earlier texts are kept beside it and
- * read in their place.
+ * Each table is copied as two arrays, its ids and the handles of its record texts (a text is never
+ * changed, a commit stores a new one, and the arena's reader taken with the copy keeps every text
+ * it names readable: text-arena.ts). That is 16 bytes a record, of exactly the size needed; a copy
+ * of the table maps cost some 40–60 (hash tables sized to a power of two, in one block per table),
+ * about 35 MB more at the peak of the token benchmark, where the 300,000 codes' map alone was a
+ * 15 MB copy. Commits written but not yet acknowledged are undone in the view, not in the copy:
+ * their records' earlier texts are kept beside it and read in their place.
  */
-import { recordText, type CommitUndo } from './tables.js';
+import type { ArenaReader } from './text-arena.js';
+import { recordText, type CommitUndo, type TablesCopy } from './tables.js';
 import { must } from '../must.js';
 
-/** One table at the instant of capture: ids[i] held texts[i]. */
+/** One table at the instant of capture: ids[i] held the text of handles[i]. */
 interface TableCopy {
   ids: string[];
-  texts: string[];
+  handles: number[];
 }
 
 export class TableSnapshot {
   readonly #tables: Map<string, TableCopy>;
+  readonly #texts: ArenaReader;
   /** Per table, id → the text before the oldest unacknowledged commit that changed it (undefined: none). */
   readonly #before = new Map<string, Map<string, string | undefined>>();
 
   /**
-   * `tables`: each table's ids and texts at this instant (Tables.copyEntries); `unacknowledged`:
+   * `copy`: each table's ids and text handles at this instant (Tables.copyEntries); `unacknowledged`:
    * the commits among them whose write may still fail, oldest first.
    */
-  constructor(tables: Map<string, TableCopy>, unacknowledged: readonly CommitUndo[]) {
-    this.#tables = tables;
+  constructor(copy: TablesCopy, unacknowledged: readonly CommitUndo[]) {
+    this.#tables = copy.tables;
+    this.#texts = copy.texts;
     for (const { prev } of unacknowledged)
       for (const { table, id, json } of prev) {
         let t = this.#before.get(table);
@@ -55,14 +58,14 @@ export class TableSnapshot {
     this.#tables.delete(table);
     let replaced: Set<string> | undefined;
     if (copy) {
-      const { ids, texts } = copy;
+      const { ids, handles } = copy;
       for (let i = 0; i < ids.length; i++) {
         const id = must(ids[i]);
         if (before?.has(id)) {
           (replaced ??= new Set()).add(id);
           const text = before.get(id);
           if (text !== undefined) yield [id, recordText(id, text)];
-        } else yield [id, recordText(id, must(texts[i]))];
+        } else yield [id, recordText(id, this.#texts.text(must(handles[i])))];
       }
     }
     // records an unacknowledged commit deleted: not in the copy, but acknowledged

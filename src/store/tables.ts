@@ -2,15 +2,18 @@
  * The in-memory table set shared by the embedded store and the memory store, plus validation of a
  * commit's changes.
  *
- * Each record is kept as its JSON string, not as an object: a one-byte string costs about a
- * third of the object graph it encodes (420,000 records: ~200 MB less), and reads must return
- * copies anyway, which JSON.parse makes. The string is kept without the record's leading id when
- * it has one (keptText): the table's key holds it already. Journal lines and the data file are
- * built by concatenating record texts. Each field of INDEXED_FIELDS has an index (key → ids) kept in
- * step by every change: commits, rollbacks and recovery all go through #set.
+ * Each record is kept as its JSON text, not as an object: its UTF-8 bytes cost about a third of the
+ * object graph it encodes (420,000 records: ~200 MB less), and reads must return copies anyway,
+ * which JSON.parse makes. The texts live outside the JavaScript heap, in a text arena
+ * (text-arena.ts): a table maps each id to a handle, a small integer. The text is kept without the
+ * record's leading id when it has one (keptText): the table's key holds it already. Journal lines
+ * and the data file are built by concatenating record texts. Each field of INDEXED_FIELDS has an
+ * index (key → ids) kept in step by every change: commits, rollbacks and recovery all go through #set.
  */
+import { idsOf, sizeOf, withId, withoutId, type Bucket } from './index-buckets.js';
 import { INDEXED_FIELDS, assertIndexed, indexKey } from './indexes.js';
 import { OrderedLists, pageOf } from './ordered.js';
+import { TextArena, type ArenaReader } from './text-arena.js';
 import {
   checkRecordKeys,
   deepFreeze,
@@ -24,8 +27,8 @@ import {
 import { must } from '../must.js';
 import { recordOr } from '../unknown-values.js';
 
-/** Text the shared reads keep parsed at most (characters): about 4,000 app records of 2.5 KB, some 30 MB of objects. */
-const SHARED_CHARS = 10_000_000;
+/** Text the shared reads keep parsed at most (bytes): about 4,000 app records of 2.5 KB, some 30 MB of objects. */
+const SHARED_BYTES = 10_000_000;
 /** Records whose first shared read is noted (a reference to the stored text each), at most. */
 const SHARED_NOTES = 100_000;
 
@@ -44,40 +47,24 @@ const QUOTE = 0x22;
  * back: whatever the characters of the key, the text it gives is the very text that was kept.
  */
 export function keptText(id: string, json: string): string {
+  const start = keptStart(id, json);
+  return start === 0 ? json : json.slice(start);
+}
+
+/** Where the kept text of `json` begins in it (keptText): after its leading `{"id":"<key>"`, or 0. */
+function keptStart(id: string, json: string): number {
   const end = ID_PREFIX.length + id.length;
   if (json.startsWith(ID_PREFIX) && json.startsWith(id, ID_PREFIX.length) && json.charCodeAt(end) === QUOTE) {
     const next = json.charCodeAt(end + 1);
-    if (next === COMMA || next === CLOSE) return copyFrom(json, end + 1);
+    if (next === COMMA || next === CLOSE) return end + 1;
   }
-  return flat(json);
+  return 0;
 }
 
 /** The JSON text of the record kept as `kept` under `id` (keptText's inverse; a whole text is given as it is). */
 export function recordText(id: string, kept: string): string {
   const first = kept.charCodeAt(0);
   return first === COMMA || first === CLOSE ? ID_PREFIX + id + '"' + kept : kept;
-}
-
-/**
- * `s` as one flat string. JSON.stringify answers with a tree of concatenated parts (chunks of 32,
- * 64, 128… characters), which costs some 150 bytes more than the text's own for a 500-byte record
- * (measured: 649 against 497 bytes held each); reading a character of a concatenation makes V8
- * copy it into one string in its place, and the collector then drops the wrapper. A commit's text
- * is flat already (the unstorable-character check reads it); the texts replayed from the journal at
- * open and a claim's leased records were kept as trees (an open after a crash: 393 against 300 MB).
- */
-function flat(s: string): string {
-  s.charCodeAt(0);
-  return s;
-}
-
-/**
- * `s` from `start`, as a string of its own: V8 makes a long `slice` a view that keeps the whole
- * string alive (the text with the prefix: no byte saved), a flat concatenation is a copy of the part.
- */
-function copyFrom(s: string, start: number): string {
-  if (s.length - start < 2) return s.slice(start);
-  return flat(s.charAt(start) + s.slice(start + 1));
 }
 
 /**
@@ -134,33 +121,48 @@ export function toJsonChanges(changes: readonly Change<AnyTables>[]): JsonChange
   }));
 }
 
-/** The indexes of one table: per field (in INDEXED_FIELDS order), key → ids. */
-type TableIndex = Map<string, Set<string>>[];
+/** The indexes of one table: per field (in INDEXED_FIELDS order), key → ids (index-buckets.ts). */
+type TableIndex = Map<string, Bucket>[];
+
+/** Each table's ids and record handles at one instant, and a reader of their texts (what a compaction writes). */
+export interface TablesCopy {
+  tables: Map<string, { ids: string[]; handles: number[] }>;
+  texts: ArenaReader;
+}
 
 export class Tables {
-  readonly #tables = new Map<string, Map<string, string>>();
+  /** Per table, id → the handle of its text (as kept: keptText) in #arena. */
+  readonly #tables = new Map<string, Map<string, number>>();
+  readonly #arena: TextArena;
   /** Only for tables that have indexed fields. */
   readonly #indexes = new Map<string, TableIndex>();
   /** For findPage: sorted lists per table, made at the first page asked (ordered.ts). */
   readonly #ordered = new Map<string, OrderedLists>();
 
-  /**
-   * The stored text each record handed out was parsed from. A commit's expectation is usually a record
-   * the caller read: if the stored text is still the very string it came from, the record is unchanged,
-   * with no JSON.stringify of the expected value (measured: a third of a token exchange's store time).
-   */
-  readonly #sources = new WeakMap<object, string>();
+  /** `sweepAfterBytes`: the freed text that may be held before a sweep (text-arena.ts; tests make it small). */
+  constructor(opts?: { sweepAfterBytes?: number }) {
+    this.#arena = new TextArena({ minGarbage: opts?.sweepAfterBytes });
+  }
 
-  /** A fresh parse of the record kept as `kept` under `id`. */
-  #read(id: string, kept: string): object {
-    const o = parseRecord(id, kept);
-    this.#sources.set(o, kept);
+  /**
+   * The stored text (its handle) each record handed out was parsed from. A commit's expectation is
+   * usually a record the caller read: if the record's handle is still the one it came from, the
+   * record is unchanged (a handle names one text for good: text-arena.ts), with no JSON.stringify of
+   * the expected value (measured: a third of a token exchange's store time).
+   */
+  readonly #sources = new WeakMap<object, number>();
+
+  /** A fresh parse of the record whose text is at `handle`. */
+  #read(id: string, handle: number): object {
+    const o = parseRecord(id, this.#arena.text(handle));
+    this.#sources.set(o, handle);
     return o;
   }
 
-  /** The stored text (as kept: keptText) `record` was read from, when it came from this store. */
-  sourceOf(record: object): string | undefined {
-    return this.#sources.get(record);
+  /** Whether `record` was read from the text `table`/`id` holds now (a record read and not changed since). */
+  isSource(record: object, table: string, id: string): boolean {
+    const handle = this.#sources.get(record);
+    return handle !== undefined && handle === this.#tables.get(table)?.get(id);
   }
 
   /**
@@ -169,29 +171,30 @@ export class Tables {
    * until the record is written. The parses kept are bounded by their text, the notes by their
    * number; either starts again when full.
    */
-  readonly #noted = new Map<string, Map<string, string>>();
+  readonly #noted = new Map<string, Map<string, number>>();
   #notes = 0;
-  readonly #parsed = new Map<string, Map<string, { text: string; record: object }>>();
-  #parsedChars = 0;
+  readonly #parsed = new Map<string, Map<string, { handle: number; record: object; bytes: number }>>();
+  #parsedBytes = 0;
 
-  #readShared(table: string, id: string, text: string): object {
+  #readShared(table: string, id: string, handle: number): object {
     const kept = this.#parsed.get(table)?.get(id);
-    if (kept && kept.text === text) return kept.record;
-    const record = deepFreeze(parseRecord(id, text));
-    this.#sources.set(record, text);
+    if (kept && kept.handle === handle) return kept.record;
+    const record = deepFreeze(parseRecord(id, this.#arena.text(handle)));
+    this.#sources.set(record, handle);
     let noted = this.#noted.get(table);
-    if (noted?.get(id) === text) {
+    if (noted?.get(id) === handle) {
       // read again unchanged: worth keeping parsed
-      if (this.#parsedChars + text.length > SHARED_CHARS) {
+      const bytes = this.#arena.byteLength(handle);
+      if (this.#parsedBytes + bytes > SHARED_BYTES) {
         this.#parsed.clear();
-        this.#parsedChars = 0;
+        this.#parsedBytes = 0;
       }
       let t = this.#parsed.get(table);
       if (!t) this.#parsed.set(table, (t = new Map()));
       const before = t.get(id);
-      if (before) this.#parsedChars -= before.text.length;
-      t.set(id, { text, record });
-      this.#parsedChars += text.length;
+      if (before) this.#parsedBytes -= before.bytes;
+      t.set(id, { handle, record, bytes });
+      this.#parsedBytes += bytes;
       return record;
     }
     if (this.#notes >= SHARED_NOTES) {
@@ -201,7 +204,7 @@ export class Tables {
     }
     if (!noted) this.#noted.set(table, (noted = new Map()));
     if (!noted.has(id)) this.#notes++;
-    noted.set(id, text);
+    noted.set(id, handle);
     return record;
   }
 
@@ -217,29 +220,51 @@ export class Tables {
     const kept = parsed?.get(id);
     if (kept) {
       must(parsed).delete(id);
-      this.#parsedChars -= kept.text.length;
+      this.#parsedBytes -= kept.bytes;
     }
   }
 
   /** A record's text as kept (keptText: recordText gives its JSON), or undefined when there is none. */
   getJson(table: string, id: string): string | undefined {
-    return this.#tables.get(table)?.get(id);
+    const h = this.#tables.get(table)?.get(id);
+    return h === undefined ? undefined : this.#arena.text(h);
   }
 
-  /** A read of a record's `text`, kept or whole (a fresh parse, or with `shared` as getMany's shared reads). */
-  parse(table: string, id: string, text: string, shared?: boolean): object {
-    return shared ? this.#readShared(table, id, text) : this.#read(id, text);
+  /**
+   * A read of a record's `text`, kept or whole, not from memory (the durable text of a record a
+   * pending commit replaced): a fresh parse, frozen when `shared`.
+   */
+  parse(id: string, text: string, shared?: boolean): object {
+    const o = parseRecord(id, text);
+    return shared ? deepFreeze(o) : o;
   }
 
   /** The ids `find(table, field, value)` reads (its index bucket); undefined when there are none. */
-  idsWhere(table: string, field: string, value: string): ReadonlySet<string> | undefined {
+  idsWhere(table: string, field: string, value: string): readonly string[] | ReadonlySet<string> | undefined {
+    const bucket = this.#bucket(table, field, value);
+    return bucket === undefined ? undefined : idsOf(bucket);
+  }
+
+  #bucket(table: string, field: string, value: string): Bucket | undefined {
     assertIndexed(table, field);
     return this.#indexes.get(table)?.[must(INDEXED_FIELDS[table]).indexOf(field)]?.get(value);
   }
 
   get(table: string, id: string): object | undefined {
-    const s = this.#tables.get(table)?.get(id);
-    return s === undefined ? undefined : this.#read(id, s);
+    const h = this.#tables.get(table)?.get(id);
+    return h === undefined ? undefined : this.#read(id, h);
+  }
+
+  /** get, or with `shared` as getMany's shared reads. */
+  read(table: string, id: string, shared?: boolean): object | undefined {
+    const h = this.#tables.get(table)?.get(id);
+    if (h === undefined) return undefined;
+    return shared ? this.#readShared(table, id, h) : this.#read(id, h);
+  }
+
+  /** Whether `table` holds a record `id`. */
+  has(table: string, id: string): boolean {
+    return this.#tables.get(table)?.has(id) ?? false;
   }
 
   /** Store.getMany: in the order asked; an idFrom key reads the id from the answer of its earlier key. */
@@ -248,9 +273,9 @@ export class Tables {
     const out: (object | undefined)[] = [];
     for (const k of keys) {
       const id = keyId(k, out);
-      const text = id === undefined ? undefined : this.#tables.get(k.table)?.get(id);
-      if (id === undefined || text === undefined) out.push(undefined);
-      else out.push(opts?.shared ? this.#readShared(k.table, id, text) : this.#read(id, text));
+      const h = id === undefined ? undefined : this.#tables.get(k.table)?.get(id);
+      if (id === undefined || h === undefined) out.push(undefined);
+      else out.push(opts?.shared ? this.#readShared(k.table, id, h) : this.#read(id, h));
     }
     return out;
   }
@@ -266,7 +291,8 @@ export class Tables {
 
   /** The number of records `find` would return. */
   countWhere(table: string, field: string, value: string): number {
-    return this.idsWhere(table, field, value)?.size ?? 0;
+    const bucket = this.#bucket(table, field, value);
+    return bucket === undefined ? 0 : sizeOf(bucket);
   }
 
   /** One page of `find(table, field, value)` in order of `page.orderBy`, then id (see Store.findPage). */
@@ -277,32 +303,34 @@ export class Tables {
     const t = must(this.#tables.get(table));
     let ordered = this.#ordered.get(table);
     if (!ordered) this.#ordered.set(table, (ordered = new OrderedLists()));
+    const arena = this.#arena;
     const list = ordered.list(page.orderBy, field, value, function* () {
-      for (const id of ids) yield [id, parseRecord(id, must(t.get(id)))];
+      for (const id of ids) yield [id, parseRecord(id, arena.text(must(t.get(id))))];
     });
     const after = page.after && { k: page.after.value, id: page.after.id };
     return pageOf(list, !!page.desc, page.limit, after).map((p) => this.#read(p.id, must(t.get(p.id))));
   }
 
   all(table: string): object[] {
-    const t = this.#tables.get(table);
-    if (!t) return [];
     const out: object[] = [];
-    for (const [id, s] of t) out.push(this.#read(id, s));
+    this.#tables.get(table)?.forEach((h, id) => void out.push(this.#read(id, h)));
     return out;
   }
 
-  /** Each record of a table, parsed one at a time (each one garbage once visited), until `visit` returns true. */
-  scan(table: string, visit: (record: object) => boolean | void): void {
+  /**
+   * Each record of a table (but those whose id `skip` has), parsed one at a time (each one garbage
+   * once visited), until `visit` returns true; whether it did.
+   */
+  scan(table: string, visit: (record: object) => boolean | void, skip?: ReadonlyMap<string, unknown>): boolean {
     const t = this.#tables.get(table);
-    if (!t) return;
-    for (const [id, s] of t) if (visit(this.#read(id, s)) === true) return;
+    if (t) for (const [id, h] of t) if (!skip?.has(id) && visit(this.#read(id, h)) === true) return true;
+    return false;
   }
 
-  /** A table's raw entries (id, text as kept: recordText gives the JSON), for scans that parse what they need. */
-  entries(table: string): IterableIterator<[string, string]> {
+  /** A table's entries (id, text as kept: recordText gives the JSON), for scans that parse what they need. */
+  *entries(table: string): Generator<[string, string]> {
     const t = this.#tables.get(table);
-    return t ? t.entries() : new Map<string, string>().entries();
+    if (t) for (const [id, h] of t) yield [id, this.#arena.text(h)];
   }
 
   count(table: string): number {
@@ -311,6 +339,7 @@ export class Tables {
 
   apply(changes: readonly JsonChange[]): void {
     for (const c of changes) this.#set(c.table, c.id, c.json, c.value);
+    if (this.#arena.wantsSweep) this.#sweep();
   }
 
   /** Apply `changes`, returning what undoes them (see restore). */
@@ -331,36 +360,47 @@ export class Tables {
   /** Load one record (recovery); `value` is its parse when the caller has it. */
   load(table: string, id: string, json: string, value?: object): void {
     this.#set(table, id, json, value);
+    if (this.#arena.wantsSweep) this.#sweep();
   }
 
   /**
-   * Each table's ids and record texts (as kept) at this instant, as two arrays of exactly its size (the
-   * strings are shared, never mutated): what a compaction writes (snapshot.ts).
+   * Each table's ids and text handles at this instant, as two arrays of exactly its size, and a
+   * reader of the texts that keeps them readable whatever is written after: what a compaction
+   * writes (snapshot.ts).
    */
-  copyEntries(): Map<string, { ids: string[]; texts: string[] }> {
-    const out = new Map<string, { ids: string[]; texts: string[] }>();
-    for (const [name, t] of this.#tables) out.set(name, { ids: [...t.keys()], texts: [...t.values()] });
-    return out;
+  copyEntries(): TablesCopy {
+    const tables = new Map<string, { ids: string[]; handles: number[] }>();
+    for (const [name, t] of this.#tables) tables.set(name, { ids: [...t.keys()], handles: [...t.values()] });
+    return { tables, texts: this.#arena.reader() };
+  }
+
+  /** What the record texts hold outside the heap (text-arena.ts). */
+  textStats(): ReturnType<TextArena['stats']> {
+    return this.#arena.stats();
   }
 
   /** `json`: the record's text, whole or as kept (a rollback restores kept texts); null: delete. */
   #set(table: string, id: string, json: string | null, value?: object | null): void {
     const fields = INDEXED_FIELDS[table];
     let t = this.#tables.get(table);
+    const old = t?.get(id);
     if (fields?.length) {
       // The old record's keys come from a parse of it: only when a record is replaced or deleted
       // (inserts, the hot path, parse nothing). Keeping each record's keys beside it would cost
       // ~30 MB on the token benchmark's data set.
-      const old = t?.get(id);
       const ix = this.#indexes.get(table) ?? this.#newIndex(table, fields);
       const known = old !== undefined ? this.#parsed.get(table)?.get(id) : undefined;
-      const before = old !== undefined ? (known?.text === old ? known.record : parseRecord(id, old)) : undefined;
+      const before =
+        old !== undefined ? (known?.handle === old ? known.record : parseRecord(id, this.#arena.text(old))) : undefined;
       const after = json !== null ? (value ?? parseRecord(id, json)) : undefined;
       if (before) this.#unindex(ix, fields, id, before);
       if (after) this.#index(ix, fields, id, after);
       this.#ordered.get(table)?.change(id, before, after);
     }
-    this.#forgetShared(table, id);
+    if (old !== undefined) {
+      this.#forgetShared(table, id);
+      this.#arena.free(old);
+    }
     if (json === null) {
       if (t) {
         t.delete(id);
@@ -369,11 +409,27 @@ export class Tables {
       return;
     }
     if (!t) this.#tables.set(table, (t = new Map()));
-    t.set(id, keptText(id, json));
+    const start = keptStart(id, json);
+    t.set(id, this.#arena.put(start === 0 ? json : json.slice(start)));
+  }
+
+  /**
+   * The texts of slabs mostly freed are copied to the arena's end and those slabs let go (text-arena.ts):
+   * one pass over every table's handles. A record moved keeps its text, under a new handle.
+   */
+  #sweep(): void {
+    const arena = this.#arena;
+    const slabs = arena.sweepable();
+    if (slabs.size)
+      for (const t of this.#tables.values())
+        t.forEach((h, id) => {
+          if (TextArena.within(slabs, h)) t.set(id, arena.move(h));
+        });
+    arena.swept(slabs);
   }
 
   #newIndex(table: string, fields: readonly string[]): TableIndex {
-    const ix = fields.map(() => new Map<string, Set<string>>());
+    const ix = fields.map(() => new Map<string, Bucket>());
     this.#indexes.set(table, ix);
     return ix;
   }
@@ -383,9 +439,9 @@ export class Tables {
       const k = indexKey(rec, must(fields[i]));
       if (k === undefined) continue;
       const idx = must(ix[i]);
-      let ids = idx.get(k);
-      if (!ids) idx.set(k, (ids = new Set()));
-      ids.add(id);
+      const ids = idx.get(k);
+      const next = withId(ids, id);
+      if (next !== ids) idx.set(k, next);
     }
   }
 
@@ -395,9 +451,10 @@ export class Tables {
       if (k === undefined) continue;
       const idx = must(ix[i]);
       const ids = idx.get(k);
-      if (!ids) continue;
-      ids.delete(id);
-      if (ids.size === 0) idx.delete(k);
+      if (ids === undefined) continue;
+      const next = withoutId(ids, id);
+      if (next === undefined) idx.delete(k);
+      else if (next !== ids) idx.set(k, next);
     }
   }
 }
