@@ -58,7 +58,8 @@ function keptHeaders(raw: Array<Buffer | string>): Array<[string, string]> {
 
 /** keptHeaders through an object of the headers (many headers, or a name that reads as an array index). */
 function keptByObject(raw: Array<Buffer | string>): Array<[string, string]> {
-  const byName: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  // no prototype: a header named like one of Object's own keys is a name like any other
+  const byName: Record<string, string[]> = Object.create(null);
   for (let i = 0; i + 1 < raw.length; i += 2) (byName[text(raw[i]).toLowerCase()] ??= []).push(text(raw[i + 1]));
   const out: Array<[string, string]> = [];
   for (const name in byName)

@@ -22,6 +22,7 @@
  * keeps the slabs it may read alive: a compaction streams the texts it captured while commits and
  * sweeps go on.
  */
+import { must } from '../must.js';
 
 const SLAB_BYTES = 1 << 20;
 const UNIT = 8;
@@ -79,7 +80,7 @@ export class TextArena {
     let length: number;
     if (at + HEAD + text.length * 3 <= SLAB_BYTES) {
       // room in the current slab for any text of this many characters: written without measuring it first
-      slab = this.#slabs[n] as Buffer;
+      slab = must(this.#slabs[n]);
       length = slab.write(text, at + HEAD, 'utf8');
     } else {
       length = Buffer.byteLength(text, 'utf8');
@@ -95,7 +96,7 @@ export class TextArena {
         if (at + entryBytes(length) > SLAB_BYTES) this.#newSlab();
         n = this.#cur;
         at = this.#pos;
-        slab = this.#slabs[n] as Buffer;
+        slab = must(this.#slabs[n]);
       }
       slab.write(text, at + HEAD, length, 'utf8');
     }
@@ -105,7 +106,7 @@ export class TextArena {
       this.#used[n] = this.#pos;
     }
     slab.writeUInt32LE(length, at);
-    (this.#live[n] as number) += size;
+    this.#live[n] = must(this.#live[n]) + size;
     this.#liveBytes += size;
     return n * UNITS + at / UNIT;
   }
@@ -113,7 +114,7 @@ export class TextArena {
   #newSlab(): void {
     const cur = this.#cur;
     // what the slab left behind did not fill is garbage from now on
-    if (cur >= 0) this.#garbage += SLAB_BYTES - (this.#used[cur] as number);
+    if (cur >= 0) this.#garbage += SLAB_BYTES - must(this.#used[cur]);
     this.#cur = this.#slabs.length;
     this.#slabs.push(Buffer.allocUnsafeSlow(SLAB_BYTES));
     this.#used.push(0);
@@ -132,7 +133,7 @@ export class TextArena {
 
   /** The UTF-8 length of the text of `handle`. */
   byteLength(handle: number): number {
-    const slab = this.#slabs[slabOf(handle)] as Buffer;
+    const slab = must(this.#slabs[slabOf(handle)]);
     return slab.readUInt32LE(offsetOf(handle));
   }
 
@@ -140,7 +141,7 @@ export class TextArena {
   free(handle: number): void {
     const n = slabOf(handle);
     const size = entryBytes(this.byteLength(handle));
-    (this.#live[n] as number) -= size;
+    this.#live[n] = must(this.#live[n]) - size;
     this.#liveBytes -= size;
     this.#garbage += size;
     this.#dropIfEmpty(n);
@@ -169,7 +170,7 @@ export class TextArena {
   sweepable(): Set<number> {
     const out = new Set<number>();
     for (let n = 0; n < this.#slabs.length; n++)
-      if (n !== this.#cur && this.#slabs[n] && (this.#live[n] as number) * 2 < (this.#used[n] as number)) out.add(n);
+      if (n !== this.#cur && this.#slabs[n] && must(this.#live[n]) * 2 < must(this.#used[n])) out.add(n);
     return out;
   }
 
