@@ -112,9 +112,11 @@ const EMBEDDED_ONLY = new Set(['storage-start.test.js', 'hardening.test.js', 'so
 // no PostgreSQL database says so (below), so a file that belongs here is found.
 const OWN_STORE = new Set([
   'shared-state.test.js',
+  'http-answers.test.js',
   'http-connections.test.js',
   'multi-daemon.test.js',
   'multi-worker.test.js',
+  'redirect-urls.test.js',
   'sessions-transport.test.js',
   'socket-queue.test.js',
   'socket-takeover.test.js',
