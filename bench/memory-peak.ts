@@ -7,7 +7,7 @@
  * own peak depends on how many exchanges its timed rounds make (the load of the machine): this one
  * does not. Records the daemon's RSS once it listens (VmRSS) and its peak (VmHWM) at the end.
  *
- * Run: tsc, then node dist/bench/memory-peak.js [name=<checkout root, built> ...]   (default: this checkout)
+ * Run: npm run bench:memory-peak -- [name=<checkout root, built> ...]   (default: this checkout)
  * Env: BENCH_APPS, BENCH_USERS, BENCH_CODES as bench:oauth; BENCH_OUT (default bench/results/memory-peak.json);
  * BENCH_SEED_DIR: keep the seeded data there and use it again on the next run (codes postponed a day).
  */
