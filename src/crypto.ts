@@ -74,11 +74,6 @@ export function sha256(value: string): string {
 const sha256Bytes = (value: string): Buffer =>
   ONE_SHOT ? crypto.hash('sha256', value, 'buffer') : crypto.createHash('sha256').update(value).digest();
 
-/** Constant-time comparison that also hides the lengths (both sides are hashed first). */
-export function safeEqual(a: string, b: string): boolean {
-  return crypto.timingSafeEqual(sha256Bytes(a), sha256Bytes(b)) && a.length === b.length;
-}
-
 /** The side of a safeEqual that stays the same from request to request (an app's secret), hashed once. */
 export interface ExpectedSecret {
   readonly digest: Buffer;
@@ -92,6 +87,11 @@ export function expectedSecret(value: string): ExpectedSecret {
 /** safeEqual(given, the value `expected` was made from), hashing only `given`. */
 export function matchesSecret(given: string, expected: ExpectedSecret): boolean {
   return crypto.timingSafeEqual(sha256Bytes(given), expected.digest) && given.length === expected.length;
+}
+
+/** Constant-time comparison that also hides the lengths (both sides are hashed first). */
+export function safeEqual(a: string, b: string): boolean {
+  return matchesSecret(a, expectedSecret(b));
 }
 
 /** HMAC-SHA256 of `text`, base64url. */
