@@ -4,7 +4,7 @@
  * token (and a bot token, new on first install or reinstall), and revoke everything a
  * reused code issued. Also the sweep that forgets expired codes.
  */
-import { expectedSecret, matchesSecret, newSecret, PREFIX, sha256, type ExpectedSecret } from '../../crypto.js';
+import { expectedSecret, matchesSecret, newSecret, PREFIX, sha256 } from '../../crypto.js';
 import { invalidClient, invalidGrant, type AppError } from '../../errors.js';
 import type { Transaction } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
@@ -69,18 +69,6 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   const issueDeps: IssueDeps = { sealer, clock, openBotToken };
 
   const DUMMY_SECRET = expectedSecret(newSecret(PREFIX.clientSecret));
-  // client secret → its digest: every exchange of an app compares against the same secret
-  const secretDigests = new Map<string, ExpectedSecret>();
-  function expectedOf(app: AppRecord): ExpectedSecret {
-    const secret = apps.secretsOf(app).clientSecret;
-    let d = secretDigests.get(secret);
-    if (!d) {
-      d = expectedSecret(secret);
-      if (secretDigests.size > 10_000) secretDigests.clear();
-      secretDigests.set(secret, d);
-    }
-    return d;
-  }
 
   /**
    * An invalid_grant refusal: `reason` (what was wrong with the code) is logged, never sent: the
@@ -136,7 +124,7 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
       { shared: true },
     ); // only read: new records are built from them
     const [app, stored] = read;
-    const expected = app ? expectedOf(app) : DUMMY_SECRET;
+    const expected = app ? apps.clientSecretOf(app) : DUMMY_SECRET;
     if (!matchesSecret(form.clientSecret, expected) || !app) throw invalidClient();
     const appId = app.id;
     if (!stored) return { refused: 'no such code (never issued, or forgotten after its expiry)', appId };
