@@ -107,9 +107,9 @@ export async function issue(
     updatedAt: now,
   };
   const bot = await mintBotToken(tx, deps, app, rec, user, inst, !instRead, now);
-  const accessToken = issueUserToken(tx, app, rec, user, now);
+  const { accessToken, tokenId } = issueUserToken(tx, app, rec, user, now);
   mergeAuthorization(tx, app, rec, user, related.azId, related.az, now);
-  consumeCode(tx, deps.clock, rec, [sha256(accessToken), ...bot.issued], now);
+  consumeCode(tx, deps.clock, rec, [tokenId, ...bot.issued], now);
   return {
     accessToken,
     userId: user.id,
@@ -188,14 +188,14 @@ async function mintBotToken(
   return { issued: [tok.id], botToken, botId };
 }
 
-/** A new user token with the code's user scopes (stored only as its digest); answers the token. */
+/** A new user token with the code's user scopes (stored only as its digest); answers the token and its record's id. */
 function issueUserToken(
   tx: Transaction,
   app: AppRecord,
   rec: CodeRecord,
   user: WorkspaceUserRecord,
   now: string,
-): string {
+): { accessToken: string; tokenId: string } {
   const accessToken = newSecret(PREFIX.accessToken);
   const tok: TokenRecord = {
     id: sha256(accessToken),
@@ -207,7 +207,7 @@ function issueUserToken(
     createdAt: now,
   };
   tx.put(OAUTH_TABLES.tokens, tok.id, tok);
-  return accessToken;
+  return { accessToken, tokenId: tok.id };
 }
 
 /**
