@@ -12,7 +12,7 @@ import type { AppTokens, TokenOwner } from '../../services/oauth/app-tokens.js';
 import type { CodeExchange } from '../../services/oauth/code-exchange.js';
 import type { Revocation } from '../../services/oauth/revocation.js';
 import { jsonBody, logRequest, rateLimit, type HitCounter } from '../middleware.js';
-import { errorCodeOf, sendError } from '../respond.js';
+import { errorCodeOf, sendError, writeWhole } from '../respond.js';
 import { must } from '../../must.js';
 import { recordOr } from '../../unknown-values.js';
 import { namesRoute, routedPath } from '../request-target.js';
@@ -304,26 +304,24 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: BodyRequest, 
       ms: Number(process.hrtime.bigint() - start) / 1e6,
       code: status < 400 ? undefined : errorCodeOf(res),
     });
-  /**
-   * The tokens: the whole head in one writeHead (names and values as ANSWER_HEADERS and startAnswer
-   * would set them, in their order), then the body by write and an empty end, so the head and body
-   * go out in one write(2) of the socket (end(body) corks the socket and sends them, and an empty
-   * chunk, by writev).
-   */
+  /** The tokens, head and body in one write (writeWhole), with the headers startAnswer would set, in its order. */
   const send = (req: IncomingMessage, res: ServerResponse, reqId: string, body: unknown, start: bigint) => {
     if (res.headersSent) return;
     const json = JSON.stringify(body);
-    res.writeHead(200, [
-      'x-request-id',
-      reqId,
-      ...ANSWER_HEADERS_FLAT,
-      'content-type',
-      'application/json; charset=utf-8',
-      'content-length',
-      String(Buffer.byteLength(json)),
-    ]);
-    res.write(json);
-    res.end();
+    writeWhole(
+      res,
+      200,
+      [
+        'x-request-id',
+        reqId,
+        ...ANSWER_HEADERS_FLAT,
+        'content-type',
+        'application/json; charset=utf-8',
+        'content-length',
+        String(Buffer.byteLength(json)),
+      ],
+      json,
+    );
     logLine(req, res, reqId, 200, start);
   };
   const fail = (req: IncomingMessage, res: ServerResponse, reqId: string, err: unknown, start: bigint) => {
