@@ -141,7 +141,8 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
       tx.delete(OAUTH_TABLES.codes, stored.id);
       return { refused: 'the code has expired', appId, workspaceId };
     }
-    const related = await relatedOf(tx, app, stored, { user: read[2], inst: read[3], az: read[4] });
+    const withCode = relatedOf(tx, app, stored, { user: read[2], inst: read[3], az: read[4] });
+    const related = withCode instanceof Promise ? await withCode : withCode;
     if (!related.user) return { refused: 'the user who granted the code no longer exists', appId, workspaceId };
     return { issued: await issue(tx, issueDeps, app, stored, related.user, related) };
   }
@@ -149,18 +150,22 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   /**
    * The user, installation and authorization of a code: as read with it when the code names the ids
    * this exchange derives (as grants.installationOf/authorizationOf make them), else read here (a code
-   * minted before codes named them).
+   * minted before codes named them). Answered at once in the first case, without a promise to wait for.
    */
-  async function relatedOf(
+  function relatedOf(
     tx: Transaction,
     app: AppRecord,
     rec: CodeRecord,
     withCode: Pick<Related, 'user' | 'inst' | 'az'>,
-  ): Promise<Related> {
+  ): Related | Promise<Related> {
     const azId = authorizationId(app.id, rec.workspaceUserId);
     const instId = installationId(app.id, rec.workspaceId);
     if (rec.installationId === instId && rec.authorizationId === azId)
       return { user: withCode.user, inst: withCode.inst, az: withCode.az, instId, azId };
+    return readRelated(tx, rec, instId, azId);
+  }
+
+  async function readRelated(tx: Transaction, rec: CodeRecord, instId: string, azId: string): Promise<Related> {
     const [user, inst, az] = await tx.getMany(
       [
         { table: IDENTITY_TABLES.workspaceUsers, id: rec.workspaceUserId, peek: true },

@@ -106,16 +106,21 @@ export async function issue(
     createdAt: now,
     updatedAt: now,
   };
-  const bot = await mintBotToken(tx, deps, app, rec, user, inst, !instRead, now);
+  // only a reinstall, which renames the bot user, reads it; an exchange in an installed workspace need not
+  const botUser =
+    app.manifest.bot && inst.botUserId && rec.reinstall
+      ? await tx.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId)
+      : undefined;
+  const bot = mintBotToken(tx, deps, app, rec, user, inst, !instRead, now, botUser);
   const { accessToken, tokenId } = issueUserToken(tx, app, rec, user, now);
   mergeAuthorization(tx, app, rec, user, related.azId, related.az, now);
   consumeCode(tx, deps.clock, rec, [tokenId, ...bot.issued], now);
-  return {
-    accessToken,
-    userId: user.id,
-    workspaceId: rec.workspaceId,
-    ...(bot.botToken ? { botToken: bot.botToken, botId: bot.botId } : {}),
-  };
+  const out: TokenResponse = { accessToken, userId: user.id, workspaceId: rec.workspaceId };
+  if (bot.botToken) {
+    out.botToken = bot.botToken;
+    out.botId = bot.botId;
+  }
+  return out;
 }
 
 /**
@@ -124,8 +129,9 @@ export async function issue(
  * renamed) and the old token revoked; otherwise the installation's token is handed out again.
  * `isNew`: the installation is not stored yet (it is written even for an app without a bot). An
  * installation's bot user lives as long as it does (an uninstall deletes both in one commit).
+ * `botUserRead`: the installation's bot user, read by the caller on a reinstall only (it is renamed).
  */
-async function mintBotToken(
+function mintBotToken(
   tx: Transaction,
   deps: IssueDeps,
   app: AppRecord,
@@ -134,14 +140,13 @@ async function mintBotToken(
   inst: InstallationRecord,
   isNew: boolean,
   now: string,
-): Promise<{ issued: string[]; botToken?: string; botId?: string }> {
+  botUserRead: WorkspaceUserRecord | undefined,
+): { issued: string[]; botToken?: string; botId?: string } {
   if (!app.manifest.bot) {
     if (isNew) tx.put(OAUTH_TABLES.installations, inst.id, inst);
     return { issued: [] };
   }
-  // only a reinstall, which renames the bot user, reads it; an exchange in an installed workspace need not
-  let botUser =
-    inst.botUserId && rec.reinstall ? await tx.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId) : undefined;
+  let botUser = botUserRead;
   const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
   if (!inst.botUserId || rec.reinstall) {
     const m = app.manifest;
