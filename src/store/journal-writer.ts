@@ -15,6 +15,7 @@
  * file's last block, so a short line succeeds where every commit of the size that
  * failed still fails (`faultBytes` tells the store how large its retry must be).
  */
+import { Buffer } from 'node:buffer';
 import { unlink, type FileHandle } from 'node:fs/promises';
 import { journalPath } from './format.js';
 import { fsyncPath, nodeIo, type StoreIo } from './fsync.js';

@@ -1,6 +1,7 @@
 /** The token endpoint (docs/protocol.md §3, endpoint 6) and the calls apps make with their tokens (§4). */
-import { isAscii } from 'node:buffer';
+import { Buffer, isAscii } from 'node:buffer';
 import crypto from 'node:crypto';
+import process from 'node:process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { Router, type RequestHandler, type Response } from 'express';
 import multer from 'multer';
