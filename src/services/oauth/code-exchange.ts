@@ -11,6 +11,7 @@ import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import { IDENTITY_TABLES, type AppRecord } from '../../model/identity.js';
 import type { Grants } from './grants.js';
+import { isoTime } from './iso-time.js';
 import { authorizationId, installationId, OAUTH_TABLES, type CodeRecord } from '../../model/oauth.js';
 import { issue, revokeIssued, type IssueDeps, type Related, type Revoked, type TokenResponse } from './token-issue.js';
 
@@ -54,7 +55,7 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   const ctx: ServiceContext = deps;
   const { store, sealer, clock, logger } = ctx;
   const { apps } = deps;
-  const nowIso = () => new Date(clock.now()).toISOString();
+  const nowIso = () => isoTime(clock.now());
   const botTokenCache = new Map<string, string>(); // sealed → plain: a pure function of immutable input
 
   function openBotToken(sealed: string): string {

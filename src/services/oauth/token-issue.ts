@@ -19,6 +19,7 @@ import {
   type TokenRecord,
 } from '../../model/oauth.js';
 import { must } from '../../must.js';
+import { isoTime } from './iso-time.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -95,7 +96,7 @@ export async function issue(
   user: WorkspaceUserRecord,
   related: Related,
 ): Promise<TokenResponse> {
-  const now = new Date(deps.clock.now()).toISOString();
+  const now = isoTime(deps.clock.now());
   const instRead = related.inst;
   const inst: InstallationRecord = instRead ?? {
     id: related.instId,
