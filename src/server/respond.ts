@@ -109,6 +109,24 @@ export function sendError(res: ServerResponse, err: unknown, logger: Logger, inf
   return status;
 }
 
+/**
+ * An answer whose head and body are known at once, sent in one write(2): the head in one writeHead
+ * (`headers`: name, value, name, value, none set before), then the body. Node's `end(body)` corks the
+ * socket, queues the head and body and an empty chunk, and sends them by writev; its `write(body)`
+ * corks the socket until the next tick, so the `end()` after it queues the empty chunk the same way.
+ * Uncorking after the write sends head and body at once, and `end()` then has nothing to send.
+ * Measured on a bare server answering a token's JSON: 30 against 33–35 µs of CPU a request.
+ */
+export function writeWhole(res: ServerResponse, status: number, headers: string[], body: string): void {
+  res.writeHead(status, headers);
+  const socket = res.socket;
+  const corked = socket?.writableCorked ?? 0;
+  res.write(body);
+  // only the cork this write added (none when the socket was corked already, or not this answer's yet)
+  if (socket && socket.writableCorked > corked) socket.uncork();
+  res.end();
+}
+
 /** Write `err` as an HTML page: `render(status, title, message)` gives the page. */
 export function sendErrorPage(
   res: ServerResponse,

@@ -1,5 +1,5 @@
 /** App management by manifest (docs/protocol.md §2, endpoints 1–5). */
-import { newId, newSecret, PREFIX, safeEqual } from '../crypto.js';
+import { expectedSecret, newId, newSecret, PREFIX, safeEqual, type ExpectedSecret } from '../crypto.js';
 import { appPublished, invalidClient, notFound } from '../errors.js';
 import type { Manifest } from '../validation/manifest.js';
 import type { ServiceContext } from './context.js';
@@ -43,17 +43,31 @@ function secretsFrom(json: string): AppSecrets {
 export function createAppsService(ctx: ServiceContext) {
   const { store, sealer, clock } = ctx;
   const nowIso = () => new Date(clock.now()).toISOString();
-  // sealed → plain: a pure function of immutable input, so it may be kept (it decides nothing)
-  const secretsCache = new Map<string, AppSecrets>();
+  /**
+   * sealed → plain, and the client secret's digest once an exchange needed it: a pure function of
+   * immutable input, so it may be kept (it decides nothing). The digest stays beside the secrets,
+   * never among them: the app's JSON is made of the secrets (appView).
+   */
+  const secretsCache = new Map<string, { secrets: AppSecrets; clientSecret?: ExpectedSecret }>();
+
+  function cachedSecrets(app: AppRecord): { secrets: AppSecrets; clientSecret?: ExpectedSecret } {
+    let c = secretsCache.get(app.sealedSecrets);
+    if (!c) {
+      c = { secrets: secretsFrom(sealer.open(app.sealedSecrets)) };
+      if (secretsCache.size > 10_000) secretsCache.clear();
+      secretsCache.set(app.sealedSecrets, c);
+    }
+    return c;
+  }
 
   function secretsOf(app: AppRecord): AppSecrets {
-    let s = secretsCache.get(app.sealedSecrets);
-    if (!s) {
-      s = secretsFrom(sealer.open(app.sealedSecrets));
-      if (secretsCache.size > 10_000) secretsCache.clear();
-      secretsCache.set(app.sealedSecrets, s);
-    }
-    return s;
+    return cachedSecrets(app).secrets;
+  }
+
+  /** The app's client secret as matchesSecret takes it, hashed once per app (the token endpoint's check). */
+  function clientSecretOf(app: AppRecord): ExpectedSecret {
+    const c = cachedSecrets(app);
+    return (c.clientSecret ??= expectedSecret(c.secrets.clientSecret));
   }
 
   /**
@@ -202,7 +216,21 @@ export function createAppsService(ctx: ServiceContext) {
     });
   }
 
-  return { create, update, list, get, getJson, remove, rotateSecrets, setPublished, byId, byAppKey, owned, secretsOf };
+  return {
+    create,
+    update,
+    list,
+    get,
+    getJson,
+    remove,
+    rotateSecrets,
+    setPublished,
+    byId,
+    byAppKey,
+    owned,
+    secretsOf,
+    clientSecretOf,
+  };
 }
 
 export type AppsService = ReturnType<typeof createAppsService>;

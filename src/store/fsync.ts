@@ -1,5 +1,5 @@
 /** Durability helpers for files in the data directory. */
-import { constants as fsc, writeSync } from 'node:fs';
+import { constants as fsc, fdatasync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 /** fsync a file or a directory by path. */
@@ -50,10 +50,11 @@ export interface StoreIo {
  * The journal's append is a plain write(2) on this thread: it only copies a batch (a few KB) into the
  * page cache, and the thread pool's round trip cost more (measured about 19 against 5 µs of CPU for
  * an 8 KB append, and a wake-up of a pool thread on a busy machine); the fdatasync that follows, which
- * waits for the disk, stays in the pool.
+ * waits for the disk, stays in the pool, asked by callback: FileHandle's promise form makes a
+ * request with a stats array of its own each time (measured: 10.0–10.6 against 7.7–8.2 µs of CPU a call).
  */
 export const nodeIo: StoreIo = {
   write: async (h, buf, offset, length) => writeSync(h.fd, buf, offset, length),
-  datasync: (h) => h.datasync(),
+  datasync: (h) => new Promise<void>((resolve, reject) => fdatasync(h.fd, (err) => (err ? reject(err) : resolve()))),
   truncate: (h, length) => h.truncate(length),
 };

@@ -15,10 +15,12 @@
  * file's last block, so a short line succeeds where every commit of the size that
  * failed still fails (`faultBytes` tells the store how large its retry must be).
  */
+import { Buffer } from 'node:buffer';
 import { unlink, type FileHandle } from 'node:fs/promises';
 import { journalPath } from './format.js';
 import { fsyncPath, nodeIo, type StoreIo } from './fsync.js';
 import type { CommitUndo } from './tables.js';
+import { must } from '../must.js';
 
 interface Pending {
   line: string;
@@ -207,7 +209,7 @@ export class JournalWriter {
       while (this.#queue.length) {
         const batch = (this.#batch = this.#queue);
         this.#queue = [];
-        const buf = Buffer.from(batch.map((p) => p.line).join(''), 'utf8');
+        const buf = Buffer.from(batch.length === 1 ? must(batch[0]).line : batch.map((p) => p.line).join(''), 'utf8');
         try {
           await this.#writeBatch(buf);
         } catch (err) {

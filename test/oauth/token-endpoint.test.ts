@@ -518,6 +518,25 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
     t.same((await svc.authenticate(x.botToken, app.appKey)).scopes, ['messages:read', 'messages:write']);
   });
 
+  t.test(
+    "the client secret's digest, kept for exchanges, stays out of the app's JSON; a rotated secret is the one checked",
+    async (t) => {
+      const a = await createApp(d);
+      await authorize(d, a); // the digest is made and kept
+      const got = (await (await d.api(`${d.mgmt}/apps/mine/${a.id}`)).json()) as Record<string, unknown>;
+      t.same(Object.keys(got).sort(), Object.keys(a).sort(), 'the same keys as the create answer');
+      t.equal(got.clientSecret, a.clientSecret);
+      const rotated = (await (await d.api(`${d.mgmt}/apps/${a.id}/secrets/rotate`, { method: 'PUT' })).json()) as {
+        clientSecret: string;
+      };
+      const g = await grant(d, a);
+      const old = await exchange(d, { 'client-id': a.id, 'client-secret': a.clientSecret, code: g.body.code });
+      t.equal(old.res.status, 401, 'the old secret no longer authenticates');
+      const now = await exchange(d, { 'client-id': a.id, 'client-secret': rotated.clientSecret, code: g.body.code });
+      t.equal(now.res.status, 200, 'the new one does');
+    },
+  );
+
   t.test('user tokens are stored only as digests; the bot token is sealed at rest', async (t) => {
     const x = await authorize(d, await createApp(d));
     const all = await storedText(d);

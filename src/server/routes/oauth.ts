@@ -1,6 +1,7 @@
 /** The token endpoint (docs/protocol.md §3, endpoint 6) and the calls apps make with their tokens (§4). */
-import { isAscii } from 'node:buffer';
+import { Buffer, isAscii } from 'node:buffer';
 import crypto from 'node:crypto';
+import process from 'node:process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { Router, type RequestHandler, type Response } from 'express';
 import multer from 'multer';
@@ -12,7 +13,7 @@ import type { AppTokens, TokenOwner } from '../../services/oauth/app-tokens.js';
 import type { CodeExchange } from '../../services/oauth/code-exchange.js';
 import type { Revocation } from '../../services/oauth/revocation.js';
 import { jsonBody, logRequest, rateLimit, type HitCounter } from '../middleware.js';
-import { errorCodeOf, sendError } from '../respond.js';
+import { errorCodeOf, sendError, writeWhole } from '../respond.js';
 import { must } from '../../must.js';
 import { recordOr } from '../../unknown-values.js';
 import { namesRoute, routedPath } from '../request-target.js';
@@ -31,6 +32,18 @@ declare module 'multer' {
 export const FORM_LIMITS = { fields: 10, fieldSize: 4096, fieldNameSize: 100, files: 0, parts: 10, headerPairs: 20 };
 
 export const TOKEN_PATH = '/oauth2/access';
+
+/**
+ * What every token answer carries after its request id: the headers startAnswer (middleware.ts)
+ * sets on every answer, and no cache may keep tokens (RFC 6749 §5.1).
+ */
+const ANSWER_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['x-content-type-options', 'nosniff'],
+  ['cache-control', 'no-store'],
+  ['pragma', 'no-cache'],
+];
+/** ANSWER_HEADERS as writeHead takes them: name, value, name, value. */
+const ANSWER_HEADERS_FLAT = ANSWER_HEADERS.flat();
 
 type TokenForm = { 'client-id': string; 'client-secret': string; code: string };
 const TOKEN_PARTS = ['client-id', 'client-secret', 'code'] as const;
@@ -283,34 +296,43 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: BodyRequest, 
         `token|${req.socket.remoteAddress}|${typeof req.body?.['client-id'] === 'string' ? req.body['client-id'].slice(0, 100) : ''}`,
     }),
   });
-  const logLine = (req: IncomingMessage, res: ServerResponse, status: number, start: bigint) =>
+  const logLine = (req: IncomingMessage, res: ServerResponse, reqId: string, status: number, start: bigint) =>
     logRequest(logger, {
-      reqId: res.getHeader('x-request-id'),
+      reqId,
       method: req.method,
       path: TOKEN_PATH,
       status,
       ms: Number(process.hrtime.bigint() - start) / 1e6,
-      code: errorCodeOf(res),
+      code: status < 400 ? undefined : errorCodeOf(res),
     });
-  const send = (req: IncomingMessage, res: ServerResponse, body: unknown, start: bigint) => {
+  /** The tokens, head and body in one write (writeWhole), with the headers startAnswer would set, in its order. */
+  const send = (req: IncomingMessage, res: ServerResponse, reqId: string, body: unknown, start: bigint) => {
     if (res.headersSent) return;
     const json = JSON.stringify(body);
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(json),
-    });
-    res.end(json);
-    logLine(req, res, 200, start);
+    writeWhole(
+      res,
+      200,
+      [
+        'x-request-id',
+        reqId,
+        ...ANSWER_HEADERS_FLAT,
+        'content-type',
+        'application/json; charset=utf-8',
+        'content-length',
+        String(Buffer.byteLength(json)),
+      ],
+      json,
+    );
+    logLine(req, res, reqId, 200, start);
   };
-  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, start: bigint) => {
+  const fail = (req: IncomingMessage, res: ServerResponse, reqId: string, err: unknown, start: bigint) => {
+    if (!res.headersSent) {
+      res.setHeader('x-request-id', reqId);
+      for (const [name, value] of ANSWER_HEADERS) res.setHeader(name, value);
+    }
     // a body we did not read would otherwise be parsed as the next request on this connection
     if (!req.complete) res.setHeader('connection', 'close');
-    logLine(
-      req,
-      res,
-      sendError(res, err, logger, { reqId: res.getHeader('x-request-id'), method: req.method, path: TOKEN_PATH }),
-      start,
-    );
+    logLine(req, res, reqId, sendError(res, err, logger, { reqId, method: req.method, path: TOKEN_PATH }), start);
   };
   // request ids need to be unique, not secret: a random per-process prefix and a counter
   // (a CSPRNG call per request showed up at ~3% of an exchange's CPU)
@@ -319,25 +341,22 @@ export function createTokenHandler(deps: TokenEndpointDeps): (req: BodyRequest, 
   return (req, res) => {
     const start = process.hrtime.bigint();
     idCounter = (idCounter + 1) >>> 0;
-    res.setHeader('x-request-id', idPrefix + idCounter.toString(16).padStart(8, '0'));
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('cache-control', 'no-store');
-    res.setHeader('pragma', 'no-cache');
+    const reqId = idPrefix + idCounter.toString(16).padStart(8, '0');
     parse(req, res, (err) => {
-      if (err) return fail(req, res, err, start);
+      if (err) return fail(req, res, reqId, err, start);
       limiter(req, res, (err2) => {
-        if (err2) return fail(req, res, err2, start);
+        if (err2) return fail(req, res, reqId, err2, start);
         let form: TokenForm;
         try {
           form = checked(TOKEN_ROUTE.body, req.body ?? {}, 'The form', TOKEN_ROUTE);
         } catch (e) {
-          return fail(req, res, e, start);
+          return fail(req, res, reqId, e, start);
         }
         deps.exchange
           .exchange({ clientId: form['client-id'], clientSecret: form['client-secret'], code: form.code })
           .then(
-            (out) => send(req, res, out, start),
-            (e) => fail(req, res, e, start),
+            (out) => send(req, res, reqId, out, start),
+            (e) => fail(req, res, reqId, e, start),
           );
       });
     });

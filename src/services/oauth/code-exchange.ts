@@ -4,13 +4,14 @@
  * token (and a bot token, new on first install or reinstall), and revoke everything a
  * reused code issued. Also the sweep that forgets expired codes.
  */
-import { expectedSecret, matchesSecret, newSecret, PREFIX, sha256, type ExpectedSecret } from '../../crypto.js';
+import { expectedSecret, matchesSecret, newSecret, PREFIX, sha256 } from '../../crypto.js';
 import { invalidClient, invalidGrant, type AppError } from '../../errors.js';
 import type { Transaction } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import { IDENTITY_TABLES, type AppRecord } from '../../model/identity.js';
 import type { Grants } from './grants.js';
+import { isoTime } from './iso-time.js';
 import { authorizationId, installationId, OAUTH_TABLES, type CodeRecord } from '../../model/oauth.js';
 import { issue, revokeIssued, type IssueDeps, type Related, type Revoked, type TokenResponse } from './token-issue.js';
 
@@ -54,7 +55,7 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   const ctx: ServiceContext = deps;
   const { store, sealer, clock, logger } = ctx;
   const { apps } = deps;
-  const nowIso = () => new Date(clock.now()).toISOString();
+  const nowIso = () => isoTime(clock.now());
   const botTokenCache = new Map<string, string>(); // sealed → plain: a pure function of immutable input
 
   function openBotToken(sealed: string): string {
@@ -69,18 +70,6 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   const issueDeps: IssueDeps = { sealer, clock, openBotToken };
 
   const DUMMY_SECRET = expectedSecret(newSecret(PREFIX.clientSecret));
-  // client secret → its digest: every exchange of an app compares against the same secret
-  const secretDigests = new Map<string, ExpectedSecret>();
-  function expectedOf(app: AppRecord): ExpectedSecret {
-    const secret = apps.secretsOf(app).clientSecret;
-    let d = secretDigests.get(secret);
-    if (!d) {
-      d = expectedSecret(secret);
-      if (secretDigests.size > 10_000) secretDigests.clear();
-      secretDigests.set(secret, d);
-    }
-    return d;
-  }
 
   /**
    * An invalid_grant refusal: `reason` (what was wrong with the code) is logged, never sent: the
@@ -136,7 +125,7 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
       { shared: true },
     ); // only read: new records are built from them
     const [app, stored] = read;
-    const expected = app ? expectedOf(app) : DUMMY_SECRET;
+    const expected = app ? apps.clientSecretOf(app) : DUMMY_SECRET;
     if (!matchesSecret(form.clientSecret, expected) || !app) throw invalidClient();
     const appId = app.id;
     if (!stored) return { refused: 'no such code (never issued, or forgotten after its expiry)', appId };
@@ -153,7 +142,8 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
       tx.delete(OAUTH_TABLES.codes, stored.id);
       return { refused: 'the code has expired', appId, workspaceId };
     }
-    const related = await relatedOf(tx, app, stored, { user: read[2], inst: read[3], az: read[4] });
+    const withCode = relatedOf(tx, app, stored, { user: read[2], inst: read[3], az: read[4] });
+    const related = withCode instanceof Promise ? await withCode : withCode;
     if (!related.user) return { refused: 'the user who granted the code no longer exists', appId, workspaceId };
     return { issued: await issue(tx, issueDeps, app, stored, related.user, related) };
   }
@@ -161,18 +151,22 @@ export function createCodeExchange(deps: CodeExchangeDeps) {
   /**
    * The user, installation and authorization of a code: as read with it when the code names the ids
    * this exchange derives (as grants.installationOf/authorizationOf make them), else read here (a code
-   * minted before codes named them).
+   * minted before codes named them). Answered at once in the first case, without a promise to wait for.
    */
-  async function relatedOf(
+  function relatedOf(
     tx: Transaction,
     app: AppRecord,
     rec: CodeRecord,
     withCode: Pick<Related, 'user' | 'inst' | 'az'>,
-  ): Promise<Related> {
+  ): Related | Promise<Related> {
     const azId = authorizationId(app.id, rec.workspaceUserId);
     const instId = installationId(app.id, rec.workspaceId);
     if (rec.installationId === instId && rec.authorizationId === azId)
       return { user: withCode.user, inst: withCode.inst, az: withCode.az, instId, azId };
+    return readRelated(tx, rec, instId, azId);
+  }
+
+  async function readRelated(tx: Transaction, rec: CodeRecord, instId: string, azId: string): Promise<Related> {
     const [user, inst, az] = await tx.getMany(
       [
         { table: IDENTITY_TABLES.workspaceUsers, id: rec.workspaceUserId, peek: true },

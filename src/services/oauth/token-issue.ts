@@ -19,6 +19,7 @@ import {
   type TokenRecord,
 } from '../../model/oauth.js';
 import { must } from '../../must.js';
+import { isoTime } from './iso-time.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -95,7 +96,7 @@ export async function issue(
   user: WorkspaceUserRecord,
   related: Related,
 ): Promise<TokenResponse> {
-  const now = new Date(deps.clock.now()).toISOString();
+  const now = isoTime(deps.clock.now());
   const instRead = related.inst;
   const inst: InstallationRecord = instRead ?? {
     id: related.instId,
@@ -106,16 +107,21 @@ export async function issue(
     createdAt: now,
     updatedAt: now,
   };
-  const bot = await mintBotToken(tx, deps, app, rec, user, inst, !instRead, now);
-  const accessToken = issueUserToken(tx, app, rec, user, now);
+  // only a reinstall, which renames the bot user, reads it; an exchange in an installed workspace need not
+  const botUser =
+    app.manifest.bot && inst.botUserId && rec.reinstall
+      ? await tx.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId)
+      : undefined;
+  const bot = mintBotToken(tx, deps, app, rec, user, inst, !instRead, now, botUser);
+  const { accessToken, tokenId } = issueUserToken(tx, app, rec, user, now);
   mergeAuthorization(tx, app, rec, user, related.azId, related.az, now);
-  consumeCode(tx, deps.clock, rec, [sha256(accessToken), ...bot.issued], now);
-  return {
-    accessToken,
-    userId: user.id,
-    workspaceId: rec.workspaceId,
-    ...(bot.botToken ? { botToken: bot.botToken, botId: bot.botId } : {}),
-  };
+  consumeCode(tx, deps.clock, rec, [tokenId, ...bot.issued], now);
+  const out: TokenResponse = { accessToken, userId: user.id, workspaceId: rec.workspaceId };
+  if (bot.botToken) {
+    out.botToken = bot.botToken;
+    out.botId = bot.botId;
+  }
+  return out;
 }
 
 /**
@@ -124,8 +130,9 @@ export async function issue(
  * renamed) and the old token revoked; otherwise the installation's token is handed out again.
  * `isNew`: the installation is not stored yet (it is written even for an app without a bot). An
  * installation's bot user lives as long as it does (an uninstall deletes both in one commit).
+ * `botUserRead`: the installation's bot user, read by the caller on a reinstall only (it is renamed).
  */
-async function mintBotToken(
+function mintBotToken(
   tx: Transaction,
   deps: IssueDeps,
   app: AppRecord,
@@ -134,14 +141,13 @@ async function mintBotToken(
   inst: InstallationRecord,
   isNew: boolean,
   now: string,
-): Promise<{ issued: string[]; botToken?: string; botId?: string }> {
+  botUserRead: WorkspaceUserRecord | undefined,
+): { issued: string[]; botToken?: string; botId?: string } {
   if (!app.manifest.bot) {
     if (isNew) tx.put(OAUTH_TABLES.installations, inst.id, inst);
     return { issued: [] };
   }
-  // only a reinstall, which renames the bot user, reads it; an exchange in an installed workspace need not
-  let botUser =
-    inst.botUserId && rec.reinstall ? await tx.get(IDENTITY_TABLES.workspaceUsers, inst.botUserId) : undefined;
+  let botUser = botUserRead;
   const mint = !inst.botTokenId || !inst.sealedBotToken || rec.reinstall || !inst.botUserId;
   if (!inst.botUserId || rec.reinstall) {
     const m = app.manifest;
@@ -188,14 +194,14 @@ async function mintBotToken(
   return { issued: [tok.id], botToken, botId };
 }
 
-/** A new user token with the code's user scopes (stored only as its digest); answers the token. */
+/** A new user token with the code's user scopes (stored only as its digest); answers the token and its record's id. */
 function issueUserToken(
   tx: Transaction,
   app: AppRecord,
   rec: CodeRecord,
   user: WorkspaceUserRecord,
   now: string,
-): string {
+): { accessToken: string; tokenId: string } {
   const accessToken = newSecret(PREFIX.accessToken);
   const tok: TokenRecord = {
     id: sha256(accessToken),
@@ -207,7 +213,7 @@ function issueUserToken(
     createdAt: now,
   };
   tx.put(OAUTH_TABLES.tokens, tok.id, tok);
-  return accessToken;
+  return { accessToken, tokenId: tok.id };
 }
 
 /**
