@@ -27,7 +27,7 @@ import {
   type WorkerDeps,
   type WorkerState,
 } from './worker/state.js';
-import { claim } from './worker/claim.js';
+import { claim, CLAIM_LIMIT } from './worker/claim.js';
 import { prepare } from './worker/prepare.js';
 import { send } from './worker/send.js';
 import { classify, decide } from './worker/classify.js';
@@ -48,6 +48,13 @@ export type { WorkerDeps } from './worker/state.js';
 const [TICK_MS, POLL_MAX_MS] = [200, 1000];
 /** How often it looks for events of deleted apps (a fallback: cancelForApp ends them at once). */
 const SWEEP_MS = 1000;
+/**
+ * How often a busy worker claims due events at the most (while its outbox keeps it polling every TICK_MS): a claim
+ * reads every pending record, and a fan-out keeps hundreds pending. A retry this daemon schedules is claimed on time
+ * all the same (wakeAt); what another daemon left (a lease that ran out) is found this late at the most, as by an idle
+ * worker's poll.
+ */
+const CLAIM_EVERY_MS = POLL_MAX_MS;
 const DURABLE = Promise.resolve();
 
 /**
@@ -147,7 +154,13 @@ async function keptSettled(w: WorkerState, id: string, appId: string, result: At
 export function createDeliveryWorker(deps: WorkerDeps) {
   const { store, clock, logger, config, dispatcher, instanceId } = deps;
   const { log } = dispatcher;
-  const w = createWorkerState(deps, (at) => poller.wakeAt(at));
+  /** The next claim at this clock time at the latest (the first poll claims); how many events the last one leased. */
+  let claimAt = 0;
+  let leased = 0;
+  const w = createWorkerState(deps, (at) => {
+    claimAt = Math.min(claimAt, at);
+    poller.wakeAt(at);
+  });
   let lastSweep = 0;
 
   deps.socket.onKeptSettled((id, appId, result) => {
@@ -272,18 +285,32 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       .finally(() => (draining = undefined));
   }
 
-  /** One poll: lease the due events and attempt them, drain the outbox; whether it found any. */
+  /**
+   * One poll: lease the due events (CLAIM_EVERY_MS apart at the most) and attempt them, drain the outbox; whether it
+   * found any.
+   */
   async function tickOnce(): Promise<boolean> {
     const now = clock.now();
-    const { leased, held } = await claim(w, now);
-    for (const p of held)
-      dispatcher
-        .track(runAttempt(w, p, config.deliveryEventTimeoutMs))
-        .catch((e) => logger.error('event retry failed', { error: messageOf(e) }));
+    if (now >= claimAt) {
+      claimAt = now + CLAIM_EVERY_MS; // (a retry scheduled meanwhile brings it forward)
+      let held: PendingDelivery[];
+      try {
+        ({ leased, held } = await claim(w, now));
+      } catch (e) {
+        claimAt = now;
+        throw e;
+      }
+      if (leased >= CLAIM_LIMIT) claimAt = now; // more may be due
+      for (const p of held)
+        dispatcher
+          .track(runAttempt(w, p, config.deliveryEventTimeoutMs))
+          .catch((e) => logger.error('event retry failed', { error: messageOf(e) }));
+    }
     if (now - lastSweep >= SWEEP_MS) {
       lastSweep = now;
       await sweep(w);
     }
+    // a poll that skipped the claim keeps the pace the last claim set (events found: the minimum interval)
     return (await outbox.drain()) || leased > 0;
   }
   const poller = createPoller({
