@@ -55,6 +55,8 @@ const SWEEP_MS = 1000;
  * worker's poll.
  */
 const CLAIM_EVERY_MS = POLL_MAX_MS;
+/** Retry times are kept to the poller's grain (poller.ts): many retries due within it need one claim. */
+const WAKE_GRAIN_MS = 50;
 const DURABLE = Promise.resolve();
 
 /**
@@ -154,13 +156,29 @@ async function keptSettled(w: WorkerState, id: string, appId: string, result: At
 export function createDeliveryWorker(deps: WorkerDeps) {
   const { store, clock, logger, config, dispatcher, instanceId } = deps;
   const { log } = dispatcher;
-  /** The next claim at this clock time at the latest (the first poll claims); how many events the last one leased. */
+  /**
+   * The next claim at `claimAt` at the latest (the first poll claims), or at a retry's time this daemon scheduled
+   * (`wakes`, on the poller's grain; `firstWake` the earliest); how many events the last claim leased.
+   */
   let claimAt = 0;
+  const wakes = new Set<number>();
+  let firstWake = Infinity;
   let leased = 0;
   const w = createWorkerState(deps, (at) => {
-    claimAt = Math.min(claimAt, at);
+    const grained = Math.ceil(at / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
+    wakes.add(grained);
+    firstWake = Math.min(firstWake, grained);
     poller.wakeAt(at);
   });
+  /** A claim at `now`: the retries woken for up to now are served by it. */
+  function claiming(now: number): void {
+    claimAt = now + CLAIM_EVERY_MS;
+    firstWake = Infinity;
+    for (const at of wakes) {
+      if (at <= now) wakes.delete(at);
+      else firstWake = Math.min(firstWake, at);
+    }
+  }
   let lastSweep = 0;
 
   deps.socket.onKeptSettled((id, appId, result) => {
@@ -209,7 +227,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         leaseUntil: now + w.leaseMs,
         ...(ev.unrecorded ? { unrecorded: ev.unrecorded } : {}),
       };
-      return { p, app: ev.app, out: outgoingOf(w, ev.app, p, ev.payload) };
+      return { p, app: ev.app, out: outgoingOf(w, ev.app, p, ev.payload, ev.raw) };
     });
     for (const m of made) w.inFlight.add(m.p.id);
     const durable = store.commit(
@@ -291,8 +309,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    */
   async function tickOnce(): Promise<boolean> {
     const now = clock.now();
-    if (now >= claimAt) {
-      claimAt = now + CLAIM_EVERY_MS; // (a retry scheduled meanwhile brings it forward)
+    if (now >= claimAt || now >= firstWake) {
+      claiming(now);
       let held: PendingDelivery[];
       try {
         ({ leased, held } = await claim(w, now));
