@@ -144,15 +144,16 @@ const eventUrl = (app: AppRecord) => app.manifest.eventSubscriptions?.url || und
 
 /**
  * The event as a delivery to send: built again from the pending record for each retry. `payload`: the record's with
- * its body (event-bodies.ts payloadOf), where the record holds a shared one.
+ * its body (event-bodies.ts payloadOf), where the record holds a shared one; `raw`: its text, when the drain has it.
  */
 export function outgoingOf(
   w: WorkerState,
   app: AppRecord,
   p: PendingDelivery,
   payload: Record<string, unknown> = p.payload,
+  raw?: string,
 ): Outgoing {
-  return w.deps.dispatcher.outgoing(app, 'event', p, eventUrl(app), payload, { id: p.id, createdAt: p.createdAt });
+  return w.deps.dispatcher.outgoing(app, 'event', p, eventUrl(app), payload, { id: p.id, createdAt: p.createdAt, raw });
 }
 
 /**
