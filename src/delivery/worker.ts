@@ -350,7 +350,9 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     cancelForApp: (appId: string, reason?: string) => cancelForApp(w, appId, reason),
     replay: (rec: DeliveryRecord, app: AppRecord) => replay(w, rec, app),
     start() {
-      (deps.soleDaemon ? takeOverDeadLeases(store, instanceId, clock.now()) : Promise.resolve())
+      (deps.soleDaemon ? takeOverDeadLeases(store, instanceId, clock.now()) : Promise.resolve([]))
+        // the retries an earlier run scheduled are claimed at their time too
+        .then((later) => later.forEach(w.wakeAt))
         .catch((e) => logger.error('taking over pending events failed', { error: messageOf(e) }))
         .finally(() => !w.stopped && poller.start());
       unwatch = deps.outboxWritten(drainNow); // a change with events, on any daemon
