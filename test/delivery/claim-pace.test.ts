@@ -2,7 +2,8 @@
  * A busy delivery worker polls every 200 ms (its outbox, the events it found) but claims due events
  * once a second at the most (src/delivery/worker.ts CLAIM_EVERY_MS): a claim reads every pending
  * record. A retry it schedules is still claimed on time. The worker runs in this process on a test
- * clock, on the store of this pass (embedded, or PostgreSQL in the store matrix's pass).
+ * clock, on the store of this pass (embedded, or PostgreSQL in the store matrix's pass); a daemon alone on its
+ * store, restarted, wakes for the retries its earlier run scheduled.
  */
 import t from 'tap';
 import { defaults } from '../../src/config.js';
@@ -110,9 +111,52 @@ t.test('a busy worker claims once a second at the most; a retry it schedules is 
   await dispatcher.idle();
 });
 
-/** The clock time of claim `i`. */
+/** The clock time of claim (or send) `i`. */
 function at(claims: number[], i: number): number {
   const n = claims[i];
   if (n === undefined) throw new Error(`no claim ${i}`);
   return n;
 }
+
+t.test("a daemon alone on its store, restarted, claims its earlier run's retry at its time", async (t) => {
+  // (the embedded store in either pass: only a daemon alone on its store knows every retry is its own)
+  const clock = createTestClock();
+  const store = await openEmbeddedStore({ dir: tempDir(), compactIdleMs: 0, logger, clock });
+  t.teardown(() => store.close());
+  const retryAt = clock.now() + 300;
+  const waiting: PendingDelivery = {
+    id: 'dlv_waiting',
+    appId: app.id,
+    workspaceId: 'ws_1',
+    userId: 'wu_1',
+    eventType: 'NEW_MESSAGE',
+    payload: { eventType: 'NEW_MESSAGE' },
+    retryNum: 1,
+    nextAt: retryAt,
+    createdAt: new Date(clock.now()).toISOString(),
+  };
+  await store.commit([{ table: PENDING_TABLE, id: waiting.id, value: waiting }]);
+  const sent: number[] = [];
+  const { worker, log, dispatcher } = testWorker({
+    store,
+    clock,
+    logger,
+    config,
+    apps,
+    name: 'run2',
+    soleDaemon: true,
+    recipients: () => [],
+    send: async () => (sent.push(clock.now()), { outcome: 'acked', status: 200, latencyMs: 1 }),
+  });
+  t.teardown(async () => {
+    await worker.stop();
+    await log.close();
+  });
+  worker.start();
+  while (sent.length === 0 && clock.now() < retryAt + 1500) {
+    await clock.advance(50);
+    await dispatcher.idle();
+  }
+  t.equal(sent.length, 1, 'sent');
+  t.ok(at(sent, 0) - retryAt < 100, `at its time (${at(sent, 0) - retryAt} ms after it), not at the next claim`);
+});
