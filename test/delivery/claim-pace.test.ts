@@ -11,31 +11,18 @@ import { createLogger } from '../../src/logger.js';
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import type { Store } from '../../src/store/types.js';
-import type { AppsService } from '../../src/services/apps.js';
-import type { AppRecord } from '../../src/model/identity.js';
 import type { PendingDelivery } from '../../src/model/delivery.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
 import type { AttemptResult } from '../../src/delivery/types.js';
 import { onPostgres, tempDir } from '../helpers/daemon.js';
 import { pgDatabaseOrSkip } from '../helpers/pg.js';
-import { testWorker } from './worker-harness.js';
+import { directoryOf, eventApp, testWorker, type TestWorkerOptions } from './worker-harness.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
-const app = {
-  id: 'app_1',
-  ownerId: 'wu_1',
-  manifest: {
-    name: 'a',
-    displayName: 'A',
-    eventSubscriptions: { url: 'http://127.0.0.1:9/e', events: ['NEW_MESSAGE'] },
-  },
-} as unknown as AppRecord;
-const apps = {
-  byId: async (id: string) => (id === app.id ? app : undefined),
-  secretsOf: () => ({ signingSecret: 'sig' }),
-} as unknown as AppsService;
+const app = eventApp(1);
+const apps = directoryOf([app]);
 const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '0.3,0.3', deliveryLeaseMs: 60_000 };
 
 t.test('a busy worker claims once a second at the most; a retry it schedules is claimed on time', async (t) => {
@@ -47,17 +34,7 @@ t.test('a busy worker claims once a second at the most; a retry it schedules is 
     : await openEmbeddedStore({ dir: tempDir(), compactIdleMs: 0, logger, clock });
   t.teardown(() => store.close());
   // two events due now: the first is held by its app until the test lets it answer; the second fails once
-  const due = (id: string): PendingDelivery => ({
-    id,
-    appId: app.id,
-    workspaceId: 'ws_1',
-    userId: 'wu_1',
-    eventType: 'NEW_MESSAGE',
-    payload: { eventType: 'NEW_MESSAGE' },
-    retryNum: 0,
-    nextAt: clock.now(),
-    createdAt: new Date(clock.now()).toISOString(),
-  });
+  const due = (id: string) => pendingAt(id, clock.now(), 0);
   await store.commit(['dlv_held', 'dlv_retried'].map((id) => ({ table: PENDING_TABLE, id, value: due(id) })));
   let answer = () => {};
   const held = new Promise<void>((r) => (answer = r));
@@ -65,29 +42,23 @@ t.test('a busy worker claims once a second at the most; a retry it schedules is 
   const claims: number[] = [];
   const claim = store.claim.bind(store);
   store.claim = ((req: Parameters<typeof claim>[0]) => (claims.push(req.now), claim(req))) as typeof claim;
-  const { worker, log, dispatcher } = testWorker({
-    store,
-    clock,
-    logger,
-    config,
-    apps,
-    name: 'a',
-    soleDaemon: !onPostgres(),
-    recipients: () => [],
-    send: async (req): Promise<AttemptResult> => {
-      sends.push(req.deliveryId);
-      if (req.deliveryId === 'dlv_held') await held;
-      else if (sends.filter((s) => s === 'dlv_retried').length === 1)
-        return { outcome: 'http_error', status: 503, latencyMs: 1 };
-      return { outcome: 'acked', status: 200, latencyMs: 1 };
+  const { dispatcher } = started(
+    t,
+    {
+      store,
+      clock,
+      name: 'a',
+      soleDaemon: !onPostgres(),
+      send: async (req): Promise<AttemptResult> => {
+        sends.push(req.deliveryId);
+        if (req.deliveryId === 'dlv_held') await held;
+        else if (sends.filter((s) => s === 'dlv_retried').length === 1)
+          return { outcome: 'http_error', status: 503, latencyMs: 1 };
+        return { outcome: 'acked', status: 200, latencyMs: 1 };
+      },
     },
-  });
-  t.teardown(async () => {
-    answer();
-    await worker.stop();
-    await log.close();
-  });
-  worker.start();
+    () => answer(),
+  );
   await until(async () => (await clock.advance(0), sends.length >= 2));
   t.equal(claims.length, 1, 'the first poll claimed both');
   const retried = () => sends.filter((s) => s === 'dlv_retried').length;
@@ -111,6 +82,35 @@ t.test('a busy worker claims once a second at the most; a retry it schedules is 
   await dispatcher.idle();
 });
 
+/** A pending event of the app, due at `nextAt`, after `retryNum` attempts. */
+const pendingAt = (id: string, nextAt: number, retryNum: number): PendingDelivery => ({
+  id,
+  appId: app.id,
+  workspaceId: 'ws_1',
+  userId: 'wu_1',
+  eventType: 'NEW_MESSAGE',
+  payload: { eventType: 'NEW_MESSAGE' },
+  retryNum,
+  nextAt,
+  createdAt: new Date(nextAt).toISOString(),
+});
+
+/** A worker of the app on `o.store`, started; stopped when the test ends (after `first`). */
+function started(
+  t: Tap.Test,
+  o: Pick<TestWorkerOptions, 'store' | 'clock' | 'name' | 'soleDaemon' | 'send'>,
+  first = () => {},
+) {
+  const made = testWorker({ ...o, logger, config, apps, recipients: () => [] });
+  t.teardown(async () => {
+    first();
+    await made.worker.stop();
+    await made.log.close();
+  });
+  made.worker.start();
+  return made;
+}
+
 /** The clock time of claim (or send) `i`. */
 function at(claims: number[], i: number): number {
   const n = claims[i];
@@ -124,35 +124,16 @@ t.test("a daemon alone on its store, restarted, claims its earlier run's retry a
   const store = await openEmbeddedStore({ dir: tempDir(), compactIdleMs: 0, logger, clock });
   t.teardown(() => store.close());
   const retryAt = clock.now() + 300;
-  const waiting: PendingDelivery = {
-    id: 'dlv_waiting',
-    appId: app.id,
-    workspaceId: 'ws_1',
-    userId: 'wu_1',
-    eventType: 'NEW_MESSAGE',
-    payload: { eventType: 'NEW_MESSAGE' },
-    retryNum: 1,
-    nextAt: retryAt,
-    createdAt: new Date(clock.now()).toISOString(),
-  };
+  const waiting = pendingAt('dlv_waiting', retryAt, 1);
   await store.commit([{ table: PENDING_TABLE, id: waiting.id, value: waiting }]);
   const sent: number[] = [];
-  const { worker, log, dispatcher } = testWorker({
+  const { dispatcher } = started(t, {
     store,
     clock,
-    logger,
-    config,
-    apps,
     name: 'run2',
     soleDaemon: true,
-    recipients: () => [],
     send: async () => (sent.push(clock.now()), { outcome: 'acked', status: 200, latencyMs: 1 }),
   });
-  t.teardown(async () => {
-    await worker.stop();
-    await log.close();
-  });
-  worker.start();
   while (sent.length === 0 && clock.now() < retryAt + 1500) {
     await clock.advance(50);
     await dispatcher.idle();

@@ -13,36 +13,19 @@ import { createLogger } from '../../src/logger.js';
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import type { Change, Store } from '../../src/store/types.js';
-import type { AppsService } from '../../src/services/apps.js';
-import type { AppRecord } from '../../src/model/identity.js';
 import type { OutboxEventRecord } from '../../src/model/events.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
 import type { AttemptResult, SendRequest } from '../../src/delivery/types.js';
 import { onPostgres, tempDir } from '../helpers/daemon.js';
 import { pgDatabaseOrSkip } from '../helpers/pg.js';
-import { testWorker } from './worker-harness.js';
+import { directoryOf, eventApp, testWorker } from './worker-harness.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
 const N = 12;
-const APPS = Array.from(
-  { length: N },
-  (_, n) =>
-    ({
-      id: `app_${n}`,
-      ownerId: 'wu_1',
-      manifest: {
-        name: `a${n}`,
-        displayName: `A${n}`,
-        eventSubscriptions: { url: `http://127.0.0.1:9/events/${n}`, events: ['NEW_MESSAGE'] },
-      },
-    }) as unknown as AppRecord,
-);
-const apps = {
-  byId: async (id: string) => APPS.find((a) => a.id === id),
-  secretsOf: () => ({ signingSecret: 'sig' }),
-} as unknown as AppsService;
+const APPS = Array.from({ length: N }, (_, n) => eventApp(n));
+const apps = directoryOf(APPS);
 const config = { ...defaults, deliveryEventTimeoutMs: 200, deliveryRetrySchedule: '5,5,5', deliveryLeaseMs: 0 };
 const EVENT: OutboxEventRecord = {
   id: 'evt_1',
@@ -96,18 +79,16 @@ function pendingDeletes(store: Store): number[][] {
 
 /** A started worker whose sends are recorded in `sent` and answered (acked) only once `gate` resolves. */
 async function worker(store: Store, clock: TestClock, name: string, sent: Sent[], gate: Promise<void>) {
+  const fixed = { logger, config, apps, soleDaemon: !onPostgres() };
   const {
     worker: w,
     log,
     dispatcher,
   } = testWorker({
+    ...fixed,
     store,
     clock,
-    logger,
-    config,
-    apps,
     name,
-    soleDaemon: !onPostgres(),
     send: async (req: SendRequest) => {
       sent.push({ appId: req.app.id, raw: req.rawPayload ?? '', retryNum: req.retryNum, by: name });
       await gate;

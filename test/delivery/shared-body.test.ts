@@ -12,8 +12,6 @@ import { createLogger } from '../../src/logger.js';
 import { openEmbeddedStore } from '../../src/store/embedded-store.js';
 import { openPostgresStore } from '../../src/store/postgres/pg-store.js';
 import type { Store } from '../../src/store/types.js';
-import type { AppsService } from '../../src/services/apps.js';
-import type { AppRecord } from '../../src/model/identity.js';
 import type { OutboxEventRecord } from '../../src/model/events.js';
 import type { PendingDelivery } from '../../src/model/delivery.js';
 import { PENDING_TABLE } from '../../src/delivery/pending.js';
@@ -21,28 +19,15 @@ import { BODIES_TABLE } from '../../src/delivery/event-bodies.js';
 import { eventPayload } from '../../src/delivery/payloads.js';
 import type { AttemptResult, SendRequest } from '../../src/delivery/types.js';
 import { testWithPg } from '../helpers/pg.js';
-import { testWorker } from './worker-harness.js';
+import { directoryOf, eventApp, testWorker } from './worker-harness.js';
 import { tempDir } from '../helpers/daemon.js';
 import { createTestClock, type TestClock } from '../helpers/test-clock.js';
 import { until } from '../helpers/until.js';
 import { must } from '../../src/must.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
-const appOf = (n: number) =>
-  ({
-    id: `app_${n}`,
-    ownerId: 'wu_1',
-    manifest: {
-      name: `a${n}`,
-      displayName: `A${n}`,
-      eventSubscriptions: { url: `http://127.0.0.1:9/events/${n}`, events: ['NEW_MESSAGE'] },
-    },
-  }) as unknown as AppRecord;
-const APPS = [1, 2, 3].map(appOf);
-const apps = {
-  byId: async (id: string) => APPS.find((a) => a.id === id),
-  secretsOf: () => ({ signingSecret: 'sig' }),
-} as unknown as AppsService;
+const APPS = [1, 2, 3].map(eventApp);
+const apps = directoryOf(APPS);
 /** Who the event goes to: each app with users of its own (the payloads differ in workspaceUserIds only). */
 const fanOut = APPS.map((app, i) => ({ app, workspaceUserIds: ['wu_1', `wu_${i + 2}`].slice(0, i + 1) }));
 /** The retries come 5 s apart (±20 %): the sweep (each second) runs while they wait. */
