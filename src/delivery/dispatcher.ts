@@ -105,7 +105,8 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   /**
    * A new delivery of `payload` to `app`: what it is, and its payload serialised once (the same bytes
-   * are signed, sent and written to the log). `id`: the pending event's; `createdAt`: its creation.
+   * are signed, sent and written to the log). `id`: the pending event's; `createdAt`: its creation;
+   * `raw`: `payload` serialised already, exactly as JSON.stringify would (event-bodies.ts envelopeTexts).
    */
   function outgoing(
     app: AppRecord,
@@ -113,7 +114,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     who: { workspaceId: string; userId: string },
     url: string | undefined,
     payload: Record<string, unknown>,
-    o: { id?: string; createdAt?: string; editedFrom?: string } = {},
+    o: { id?: string; createdAt?: string; editedFrom?: string; raw?: string } = {},
   ): Outgoing {
     const id = o.id ?? nextDeliveryId();
     const subject = subjectOf(kind, payload);
@@ -135,7 +136,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     };
     // an edited replay names its source after the subject, where the log has always had it
     const head = o.editedFrom ? Object.assign({ id, kind, subject, editedFrom: o.editedFrom }, plain) : plain;
-    return { head, payload, raw: JSON.stringify(payload) };
+    return { head, payload, raw: o.raw ?? JSON.stringify(payload) };
   }
 
   /** A delivery already made, to be sent again (a replay): as it is logged. */

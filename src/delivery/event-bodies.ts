@@ -21,6 +21,27 @@ import type { Change, Store } from '../store/types.js';
 import { eventPayload } from './payloads.js';
 import { itemsOf } from '../unknown-values.js';
 
+const USERS_KEY = '"workspaceUserIds":';
+
+/**
+ * The texts of a workspace event's envelopes (eventPayload's, JSON-encoded) for the apps it goes to, which differ in
+ * `workspaceUserIds` only: the rest is encoded once, for all of them, and each text is that around its users. The
+ * bytes are JSON.stringify's of the envelope: JSON text is made of its values' texts, in the envelope's key order,
+ * and the key's text `"workspaceUserIds":` occurs once in it (every string value is escaped, so none holds it).
+ */
+export function envelopeTexts(
+  eventType: string,
+  workspaceId: string,
+  body: string,
+): (workspaceUserIds: string[]) => string {
+  const text = JSON.stringify(eventPayload(eventType, workspaceId, [], body));
+  const at = text.indexOf(USERS_KEY);
+  // (an envelope without the key: each is encoded whole)
+  if (at < 0) return (users) => JSON.stringify(eventPayload(eventType, workspaceId, users, body));
+  const [head, tail] = [text.slice(0, at + USERS_KEY.length), text.slice(at + USERS_KEY.length + 2)];
+  return (users) => head + JSON.stringify(users) + tail;
+}
+
 /** The users of a stored envelope (the drain wrote strings; anything else is left out). */
 const stringsOf = (v: unknown): string[] => itemsOf(v).filter((x): x is string => typeof x === 'string');
 

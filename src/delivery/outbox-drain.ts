@@ -14,7 +14,8 @@
  * already have reached the app: it goes again marked as a retry.
  *
  * A workspace event's body is encoded once and stored once, in that same commit, for all the apps it
- * goes to: their pending records name it (event-bodies.ts).
+ * goes to: their pending records name it (event-bodies.ts); the text of each app's envelope is built
+ * around what they share, encoded once too (envelopeTexts).
  */
 import type { Logger } from '../logger.js';
 import { StoreConflict, type Change, type Expectation, type Store } from '../store/types.js';
@@ -27,7 +28,7 @@ import {
   type WorkspaceOutboxEvent,
 } from '../model/events.js';
 import { eventPayload } from './payloads.js';
-import { bodyRecord } from './event-bodies.js';
+import { bodyRecord, envelopeTexts } from './event-bodies.js';
 import type { AppDirectory, EnqueueOptions, EventToSend } from './types.js';
 import { must } from '../must.js';
 import { sha256 } from '../crypto.js';
@@ -142,6 +143,7 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
         ];
       }
       const body = JSON.stringify(ev.body); // encoded once for every app it goes to, and stored once (event-bodies.ts)
+      const textOf = envelopeTexts(ev.eventType, ev.workspaceId, body); // and the envelopes around it, once
       return must(fanned[w++]).map((r) => ({
         id: deliveryIdOf(ev.id, r.app.id),
         app: r.app,
@@ -150,6 +152,7 @@ export function createOutboxDrain(deps: OutboxDrainDeps) {
         eventType: ev.eventType,
         payload: eventPayload(ev.eventType, ev.workspaceId, r.workspaceUserIds, body),
         bodyId: ev.id,
+        raw: textOf(r.workspaceUserIds),
       }));
     });
   }

@@ -81,13 +81,16 @@ const MAX_RIVAL_CHANGES = 4;
  * an earlier run of this daemon are void (it is gone); the events it was attempting are due now, as
  * they were before leases existed, and each counts the attempt it was under (it may have reached the
  * app: the next one is marked a retry). Where daemons share the store, a lease runs out instead and
- * the claim that takes it over says so (leaseTakenFrom).
+ * the claim that takes it over says so (leaseTakenFrom). Resolves to when each of the others is due (its
+ * retry's time, which no wake of this run's worker knows).
  */
-export async function takeOverDeadLeases(store: Store, owner: string, now: number): Promise<void> {
+export async function takeOverDeadLeases(store: Store, owner: string, now: number): Promise<number[]> {
+  const later: number[] = [];
   for (const p of await store.all(PENDING_TABLE)) {
     if (leasedElsewhere(p, owner, now)) {
       const next = { ...released(p, Math.min(p.nextAt, now)), unrecorded: mayHaveBeenSent(p) + 1 };
       await replacePending(store, p, next, () => false);
-    }
+    } else if (p.nextAt > now) later.push(p.nextAt);
   }
+  return later;
 }

@@ -81,6 +81,8 @@ export interface EventToSend {
   bodyId?: string;
   /** Attempts that may have reached the app already, unrecorded (its first one here is then marked a retry). */
   unrecorded?: number;
+  /** `payload` serialised, when the drain built it from text shared by the event's apps (event-bodies.ts). */
+  raw?: string;
 }
 
 /** Conditions of the write that queues events: `extra` changes in the same commit, if `expect` holds. */

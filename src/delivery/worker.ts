@@ -27,7 +27,7 @@ import {
   type WorkerDeps,
   type WorkerState,
 } from './worker/state.js';
-import { claim } from './worker/claim.js';
+import { claim, CLAIM_LIMIT } from './worker/claim.js';
 import { prepare } from './worker/prepare.js';
 import { send } from './worker/send.js';
 import { classify, decide } from './worker/classify.js';
@@ -48,6 +48,15 @@ export type { WorkerDeps } from './worker/state.js';
 const [TICK_MS, POLL_MAX_MS] = [200, 1000];
 /** How often it looks for events of deleted apps (a fallback: cancelForApp ends them at once). */
 const SWEEP_MS = 1000;
+/**
+ * How often a busy worker claims due events at the most (while its outbox keeps it polling every TICK_MS): a claim
+ * reads every pending record, and a fan-out keeps hundreds pending. A retry this daemon schedules is claimed on time
+ * all the same (wakeAt); what another daemon left (a lease that ran out) is found this late at the most, as by an idle
+ * worker's poll.
+ */
+const CLAIM_EVERY_MS = POLL_MAX_MS;
+/** Retry times are kept to the poller's grain (poller.ts): many retries due within it need one claim. */
+const WAKE_GRAIN_MS = 50;
 const DURABLE = Promise.resolve();
 
 /**
@@ -147,7 +156,29 @@ async function keptSettled(w: WorkerState, id: string, appId: string, result: At
 export function createDeliveryWorker(deps: WorkerDeps) {
   const { store, clock, logger, config, dispatcher, instanceId } = deps;
   const { log } = dispatcher;
-  const w = createWorkerState(deps, (at) => poller.wakeAt(at));
+  /**
+   * The next claim at `claimAt` at the latest (the first poll claims), or at a retry's time this daemon scheduled
+   * (`wakes`, on the poller's grain; `firstWake` the earliest); how many events the last claim leased.
+   */
+  let claimAt = 0;
+  const wakes = new Set<number>();
+  let firstWake = Infinity;
+  let leased = 0;
+  const w = createWorkerState(deps, (at) => {
+    const grained = Math.ceil(at / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
+    wakes.add(grained);
+    firstWake = Math.min(firstWake, grained);
+    poller.wakeAt(at);
+  });
+  /** A claim at `now`: the retries woken for up to now are served by it. */
+  function claiming(now: number): void {
+    claimAt = now + CLAIM_EVERY_MS;
+    firstWake = Infinity;
+    for (const at of wakes) {
+      if (at <= now) wakes.delete(at);
+      else firstWake = Math.min(firstWake, at);
+    }
+  }
   let lastSweep = 0;
 
   deps.socket.onKeptSettled((id, appId, result) => {
@@ -196,7 +227,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         leaseUntil: now + w.leaseMs,
         ...(ev.unrecorded ? { unrecorded: ev.unrecorded } : {}),
       };
-      return { p, app: ev.app, out: outgoingOf(w, ev.app, p, ev.payload) };
+      return { p, app: ev.app, out: outgoingOf(w, ev.app, p, ev.payload, ev.raw) };
     });
     for (const m of made) w.inFlight.add(m.p.id);
     const durable = store.commit(
@@ -272,18 +303,32 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       .finally(() => (draining = undefined));
   }
 
-  /** One poll: lease the due events and attempt them, drain the outbox; whether it found any. */
+  /**
+   * One poll: lease the due events (CLAIM_EVERY_MS apart at the most) and attempt them, drain the outbox; whether it
+   * found any.
+   */
   async function tickOnce(): Promise<boolean> {
     const now = clock.now();
-    const { leased, held } = await claim(w, now);
-    for (const p of held)
-      dispatcher
-        .track(runAttempt(w, p, config.deliveryEventTimeoutMs))
-        .catch((e) => logger.error('event retry failed', { error: messageOf(e) }));
+    if (now >= claimAt || now >= firstWake) {
+      claiming(now);
+      let held: PendingDelivery[];
+      try {
+        ({ leased, held } = await claim(w, now));
+      } catch (e) {
+        claimAt = now;
+        throw e;
+      }
+      if (leased >= CLAIM_LIMIT) claimAt = now; // more may be due
+      for (const p of held)
+        dispatcher
+          .track(runAttempt(w, p, config.deliveryEventTimeoutMs))
+          .catch((e) => logger.error('event retry failed', { error: messageOf(e) }));
+    }
     if (now - lastSweep >= SWEEP_MS) {
       lastSweep = now;
       await sweep(w);
     }
+    // a poll that skipped the claim keeps the pace the last claim set (events found: the minimum interval)
     return (await outbox.drain()) || leased > 0;
   }
   const poller = createPoller({
@@ -305,7 +350,9 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     cancelForApp: (appId: string, reason?: string) => cancelForApp(w, appId, reason),
     replay: (rec: DeliveryRecord, app: AppRecord) => replay(w, rec, app),
     start() {
-      (deps.soleDaemon ? takeOverDeadLeases(store, instanceId, clock.now()) : Promise.resolve())
+      (deps.soleDaemon ? takeOverDeadLeases(store, instanceId, clock.now()) : Promise.resolve([]))
+        // the retries an earlier run scheduled are claimed at their time too
+        .then((later) => later.forEach(w.wakeAt))
         .catch((e) => logger.error('taking over pending events failed', { error: messageOf(e) }))
         .finally(() => !w.stopped && poller.start());
       unwatch = deps.outboxWritten(drainNow); // a change with events, on any daemon

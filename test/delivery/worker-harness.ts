@@ -8,12 +8,30 @@ import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../../src/clock.js';
 import type { Store } from '../../src/store/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
+import type { AppsService } from '../../src/services/apps.js';
 import { createDispatcher } from '../../src/delivery/dispatcher.js';
 import type { HttpTransport } from '../../src/delivery/http-transport.js';
 import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import type { SocketTransport } from '../../src/delivery/socket-transport.js';
 import type { AppDirectory, AttemptResult, SendRequest } from '../../src/delivery/types.js';
 import { createDeliveryWorker } from '../../src/delivery/worker.js';
+
+/** App `n`, in HTTP mode, subscribed to NEW_MESSAGE; and a directory of such apps (each signing with 'sig'). */
+export const eventApp = (n: number): AppRecord =>
+  ({
+    id: `app_${n}`,
+    ownerId: 'wu_1',
+    manifest: {
+      name: `a${n}`,
+      displayName: `A${n}`,
+      eventSubscriptions: { url: `http://127.0.0.1:9/events/${n}`, events: ['NEW_MESSAGE'] },
+    },
+  }) as unknown as AppRecord;
+export const directoryOf = (list: readonly AppRecord[]): AppsService =>
+  ({
+    byId: async (id: string) => list.find((a) => a.id === id),
+    secretsOf: () => ({ signingSecret: 'sig' }),
+  }) as unknown as AppsService;
 
 /** Socket mode with no app connected, on any daemon. */
 const NO_SOCKET: SocketTransport = {

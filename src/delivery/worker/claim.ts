@@ -7,7 +7,7 @@ import { PENDING_TABLE } from '../pending.js';
 import type { WorkerState } from './state.js';
 
 /** Due events leased per tick. */
-const CLAIM_LIMIT = 200;
+export const CLAIM_LIMIT = 200;
 
 /** The events leased now (`leased`: how many were due) and those this daemon now holds (`held`, in inFlight). */
 export async function claim(w: WorkerState, now: number): Promise<{ leased: number; held: PendingDelivery[] }> {

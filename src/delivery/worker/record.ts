@@ -1,6 +1,6 @@
 /**
  * Stage 5, record: what decide said, written: the pending record replaced (the retry's record), or
- * removed (delivered, failed), or released (the worker stops: the attempt just made may have
+ * removed (delivered, failed: in a batch, end-batch.ts), or released (the worker stops: the attempt just made may have
  * reached the app, so the next one is marked a retry); a failed socket-mode event's copy in the
  * queue discarded; then the attempts and the state they left in the delivery log, only once the
  * pending record says so (a reader must not see "failed" while the queue still holds the event).
@@ -28,7 +28,7 @@ export async function record(w: WorkerState, f: Finished): Promise<LogEntry[] | 
       f.ours,
     );
   } else {
-    kept = await replacePending(store, p, null, f.ours);
+    kept = await w.ends.end(p, f.ours); // in a batch with the records ended in the same turn (end-batch.ts)
     // The worker gave up: a socket-mode app's copy in the queue goes too, before the log says failed.
     if (kept && f.verdict === 'failed' && !f.final && !w.stopped && f.app.manifest.socketMode)
       await socket.discard(f.app.id, p.id, 'the retry schedule ran out before the app connected');

@@ -17,6 +17,7 @@ import { mayHaveBeenSent } from '../pending.js';
 import { parseSchedule } from '../retry-policy.js';
 import type { SocketTransport } from '../socket-transport.js';
 import type { AppDirectory, AttemptResult } from '../types.js';
+import { createEndBatches, type EndBatches } from './end-batch.js';
 
 export interface WorkerDeps {
   store: Store;
@@ -66,6 +67,8 @@ export interface WorkerState {
   readonly anyone: Ours;
   /** Look for due events at `at` at the latest (the poller's pace may be slower while idle). */
   wakeAt(at: number): void;
+  /** The deletions of ended events, committed in batches (end-batch.ts). */
+  readonly ends: EndBatches;
 }
 
 export function createWorkerState(deps: WorkerDeps, wakeAt: (at: number) => void): WorkerState {
@@ -80,6 +83,7 @@ export function createWorkerState(deps: WorkerDeps, wakeAt: (at: number) => void
     mine: (cur) => cur.leaseOwner === deps.instanceId,
     anyone: () => true,
     wakeAt,
+    ends: createEndBatches(deps.store),
   };
 }
 
@@ -140,15 +144,16 @@ const eventUrl = (app: AppRecord) => app.manifest.eventSubscriptions?.url || und
 
 /**
  * The event as a delivery to send: built again from the pending record for each retry. `payload`: the record's with
- * its body (event-bodies.ts payloadOf), where the record holds a shared one.
+ * its body (event-bodies.ts payloadOf), where the record holds a shared one; `raw`: its text, when the drain has it.
  */
 export function outgoingOf(
   w: WorkerState,
   app: AppRecord,
   p: PendingDelivery,
   payload: Record<string, unknown> = p.payload,
+  raw?: string,
 ): Outgoing {
-  return w.deps.dispatcher.outgoing(app, 'event', p, eventUrl(app), payload, { id: p.id, createdAt: p.createdAt });
+  return w.deps.dispatcher.outgoing(app, 'event', p, eventUrl(app), payload, { id: p.id, createdAt: p.createdAt, raw });
 }
 
 /**
