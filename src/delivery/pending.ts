@@ -37,6 +37,9 @@ export const releasedAfter = (p: PendingDelivery, nextAt: number): PendingDelive
 export const leasedElsewhere = (p: PendingDelivery, owner: string, now: number): boolean =>
   p.leaseOwner !== undefined && p.leaseOwner !== owner && (p.leaseUntil ?? 0) > now;
 
+/** Whose change of a pending record stands: the attempt's while the lease is this daemon's (a claim may renew it). */
+export type Ours = (cur: PendingDelivery) => boolean;
+
 /**
  * Replace `held` (the record as this daemon read or wrote it) by `next` (null: delete), with
  * `extra` changes in the same commit. A conflict means the record changed meanwhile: it is read
@@ -52,7 +55,7 @@ export async function replacePending(
   store: Store,
   held: PendingDelivery,
   next: PendingDelivery | null,
-  stillMine: (current: PendingDelivery) => boolean,
+  stillMine: Ours,
   extra: Change[] = [],
 ): Promise<boolean> {
   let expect = held;

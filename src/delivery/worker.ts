@@ -28,6 +28,7 @@ import {
   type WorkerState,
 } from './worker/state.js';
 import { claim, CLAIM_LIMIT } from './worker/claim.js';
+import { createClaimPace } from './worker/claim-pace.js';
 import { prepare } from './worker/prepare.js';
 import { send } from './worker/send.js';
 import { classify, decide } from './worker/classify.js';
@@ -48,12 +49,7 @@ export type { WorkerDeps } from './worker/state.js';
 const [TICK_MS, POLL_MAX_MS] = [200, 1000];
 /** How often it looks for events of deleted apps (a fallback: cancelForApp ends them at once). */
 const SWEEP_MS = 1000;
-/**
- * How often a busy worker claims due events at the most (while its outbox keeps it polling every TICK_MS): a claim
- * reads every pending record, and a fan-out keeps hundreds pending. A retry this daemon schedules is claimed on time
- * all the same (wakeAt); what another daemon left (a lease that ran out) is found this late at the most, as by an idle
- * worker's poll.
- */
+/** How often a busy worker claims due events at the most (worker/claim-pace.ts): as an idle worker polls. */
 const CLAIM_EVERY_MS = POLL_MAX_MS;
 /** Retry times are kept to the poller's grain (poller.ts): many retries due within it need one claim. */
 const WAKE_GRAIN_MS = 50;
@@ -156,29 +152,13 @@ async function keptSettled(w: WorkerState, id: string, appId: string, result: At
 export function createDeliveryWorker(deps: WorkerDeps) {
   const { store, clock, logger, config, dispatcher, instanceId } = deps;
   const { log } = dispatcher;
-  /**
-   * The next claim at `claimAt` at the latest (the first poll claims), or at a retry's time this daemon scheduled
-   * (`wakes`, on the poller's grain; `firstWake` the earliest); how many events the last claim leased.
-   */
-  let claimAt = 0;
-  const wakes = new Set<number>();
-  let firstWake = Infinity;
+  const pace = createClaimPace(CLAIM_EVERY_MS, WAKE_GRAIN_MS);
+  /** How many events the last claim leased. */
   let leased = 0;
   const w = createWorkerState(deps, (at) => {
-    const grained = Math.ceil(at / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
-    wakes.add(grained);
-    firstWake = Math.min(firstWake, grained);
+    pace.wake(at);
     poller.wakeAt(at);
   });
-  /** A claim at `now`: the retries woken for up to now are served by it. */
-  function claiming(now: number): void {
-    claimAt = now + CLAIM_EVERY_MS;
-    firstWake = Infinity;
-    for (const at of wakes) {
-      if (at <= now) wakes.delete(at);
-      else firstWake = Math.min(firstWake, at);
-    }
-  }
   let lastSweep = 0;
 
   deps.socket.onKeptSettled((id, appId, result) => {
@@ -309,16 +289,16 @@ export function createDeliveryWorker(deps: WorkerDeps) {
    */
   async function tickOnce(): Promise<boolean> {
     const now = clock.now();
-    if (now >= claimAt || now >= firstWake) {
-      claiming(now);
+    if (pace.due(now)) {
+      pace.claiming(now);
       let held: PendingDelivery[];
       try {
         ({ leased, held } = await claim(w, now));
       } catch (e) {
-        claimAt = now;
+        pace.again(now);
         throw e;
       }
-      if (leased >= CLAIM_LIMIT) claimAt = now; // more may be due
+      if (leased >= CLAIM_LIMIT) pace.again(now); // more may be due
       for (const p of held)
         dispatcher
           .track(runAttempt(w, p, config.deliveryEventTimeoutMs))

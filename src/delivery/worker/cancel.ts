@@ -3,8 +3,8 @@
  * or found by the sweep), and an event whose app was deleted when its retry came.
  */
 import type { DeliveryRecord, PendingDelivery } from '../../model/delivery.js';
-import { leasedElsewhere, PENDING_TABLE, replacePending } from '../pending.js';
-import { settled, type Ours, type WorkerState } from './state.js';
+import { leasedElsewhere, PENDING_TABLE, replacePending, type Ours } from '../pending.js';
+import { settled, type WorkerState } from './state.js';
 
 /**
  * End a retrying event now: no further attempt, the log says cancelled and why. False: it was no

@@ -21,8 +21,7 @@
  */
 import { StoreConflict, type Change, type Expectation, type Store } from '../../store/types.js';
 import type { PendingDelivery } from '../../model/delivery.js';
-import { PENDING_TABLE, replacePending } from '../pending.js';
-import type { Ours } from './state.js';
+import { PENDING_TABLE, replacePending, type Ours } from '../pending.js';
 
 /** Records per commit at most (a drain's round fans out to at most this many apps at once, typically). */
 const MAX_BATCH = 256;

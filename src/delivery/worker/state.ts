@@ -13,7 +13,7 @@ import type { AttemptRecord, PendingDelivery } from '../../model/delivery.js';
 import type { Dispatcher } from '../dispatcher.js';
 import type { Outgoing } from '../log.js';
 import type { EventAudience } from '../outbox-drain.js';
-import { mayHaveBeenSent } from '../pending.js';
+import { mayHaveBeenSent, type Ours } from '../pending.js';
 import { parseSchedule } from '../retry-policy.js';
 import type { SocketTransport } from '../socket-transport.js';
 import type { AppDirectory, AttemptResult } from '../types.js';
@@ -92,9 +92,6 @@ export function settled(w: WorkerState, id: string): void {
   w.inFlight.delete(id);
   w.leftDuringClaim?.add(id);
 }
-
-/** Whose change of a pending record stands: the attempt's while the lease is this daemon's (a claim may renew it). */
-export type Ours = (cur: PendingDelivery) => boolean;
 
 /**
  * What follows an attempt: `delivered` (acked or answered), `retry` (at `retryAt`), `failed` (refused
