@@ -32,6 +32,8 @@ const FILE_RE = /^log-(\d{8})\.jsonl$/;
  * come from memory; close and flush write what is gathered).
  */
 const GATHER_MS = 5;
+/** The largest write encoded into the buffer kept for writes (a larger one gets a buffer of its own). */
+const MAX_SPARE = 4 * 1024 * 1024;
 
 export interface FileLogOptions {
   dir: string;
@@ -341,36 +343,54 @@ export function openFileDeliveryLog(opts: FileLogOptions): DeliveryLog {
     prune();
   }
 
+  // The bytes of the write under way (one at a time: drain waits for it), kept for the next. Node encodes a string it
+  // is given to write into a buffer of three bytes a character allocated for that write: for a gathering of a few
+  // hundred lines, an mmap and its page faults each time (measured: 2 µs a delivery, against 0.3 encoded here).
+  let spare = Buffer.allocUnsafeSlow(0);
+  const encoded = (text: string): Buffer => {
+    const most = text.length * 3;
+    if (most > MAX_SPARE) return Buffer.from(text);
+    if (spare.length < most) spare = Buffer.allocUnsafeSlow(Math.max(most, 64 * 1024));
+    return spare.subarray(0, spare.write(text));
+  };
+
+  /**
+   * Write what is gathered, once: lines appended meanwhile wait for the next gathering (GATHER_MS), not for the end of
+   * this write. Writing them at once made a write per few lines under load, each costing the thread pool's round trip
+   * (~40 µs of CPU) that one write of a gathering shares among hundreds.
+   */
   async function drain() {
-    while (queue.length) {
-      let batch = linesOf(queue);
-      queue = [];
-      if (!current || currentSize + batch.length > fileBytes) rotate();
-      if (tornTail) {
-        batch = '\n' + batch;
-        tornTail = false;
+    let batch = linesOf(queue);
+    queue = [];
+    if (!current || currentSize + batch.length > fileBytes) rotate();
+    if (tornTail) {
+      batch = '\n' + batch;
+      tornTail = false;
+    }
+    try {
+      if (handleFor !== current) {
+        await handle?.close();
+        handle = await fs.promises.open(path.join(dir, must(current)), 'a', 0o600);
+        handleFor = current;
       }
-      try {
-        if (handleFor !== current) {
-          await handle?.close();
-          handle = await fs.promises.open(path.join(dir, must(current)), 'a', 0o600);
-          handleFor = current;
-        }
-        currentSize += (await must(handle).write(batch)).bytesWritten;
-      } catch (e) {
-        logger.error('delivery log write failed', { error: messageOf(e) });
-      }
+      const bytes = encoded(batch);
+      currentSize += (await must(handle).write(bytes, 0, bytes.length)).bytesWritten;
+    } catch (e) {
+      logger.error('delivery log write failed', { error: messageOf(e) });
     }
     writing = null;
     if (queue.length && !scheduled) scheduled = setTimeout(startDrain, GATHER_MS);
   }
 
   async function flush() {
-    if (scheduled) {
-      clearTimeout(scheduled);
-      startDrain();
+    for (;;) {
+      if (scheduled) {
+        clearTimeout(scheduled);
+        startDrain();
+      }
+      if (!writing) return;
+      await writing;
     }
-    while (writing) await writing;
   }
 
   return {
