@@ -11,6 +11,7 @@
  */
 import { applyEntry, listed, MAX_INDEXED, newestFirst, type ListFilter, type LogEntry } from './log.js';
 import type { DeliveryKind, DeliveryRecord, DeliveryState } from '../model/delivery.js';
+import { HeldTexts, MAX_HELD_TEXT } from './held-texts.js';
 import { must } from '../must.js';
 
 /** A line read: an entry, or (as an earlier appreg wrote it) a whole delivery; undefined when it is neither. */
@@ -18,10 +19,14 @@ export type ReadLine = (line: string) => LogEntry | DeliveryRecord | undefined;
 
 const isEntry = (x: LogEntry | DeliveryRecord): x is LogEntry => !('attempts' in x);
 
-/** One delivery held: its lines (joined by newlines, oldest first) and what a list needs without reading them. */
+/**
+ * One delivery held: its lines (joined by newlines, oldest first: in `texts` at `handle`, or when too long for it as
+ * `text`) and what a list needs without reading them.
+ */
 class Held {
+  handle = -1;
+  text: string | undefined = undefined;
   constructor(
-    public text: string,
     public ownerId: string,
     public appId: string,
     public kind: DeliveryKind,
@@ -43,6 +48,28 @@ function flat(s: string): string {
   return s;
 }
 
+/** Where held lines are kept, outside the heap (held-texts.ts). */
+function textStore() {
+  const texts = new HeldTexts();
+  return {
+    textOf: (h: Held): string => h.text ?? texts.text(h.handle),
+    /** `h` now holds `text` (what it held before let go). */
+    keep(h: Held, text: string) {
+      this.release(h);
+      if (text.length <= MAX_HELD_TEXT) h.handle = texts.put(text);
+      else h.text = flat(text);
+    },
+    release(h: Held) {
+      if (h.handle >= 0) texts.drop(h.handle);
+      h.handle = -1;
+      h.text = undefined;
+    },
+    get bytes() {
+      return texts.bytes;
+    },
+  };
+}
+
 export interface HeldDeliveries {
   /**
    * Hold what `read` (a line's entry, or a whole delivery) makes of its delivery, `line` being its text; undefined
@@ -58,11 +85,14 @@ export interface HeldDeliveries {
   /** Let go of the deliveries last changed before `cutoffMs`. */
   dropOlderThan(cutoffMs: number): void;
   readonly size: number;
+  /** Bytes of the buffers holding the lines (tests). */
+  readonly bytes: number;
 }
 
 /** `readLine` parses one held line (file-log.ts parseLine; held lines refer to no shared body). */
 export function createHeldDeliveries(readLine: ReadLine): HeldDeliveries {
   const index = new Map<string, Held>();
+  const store = textStore();
   // the order of entries (newest last), as two arrays of plain values rather than an object per entry. A Map used as a
   // queue (delete the first key on every entry) makes V8 scan its deleted slots each time: measured at ~20 µs per
   // entry with 20,000 deliveries.
@@ -80,7 +110,11 @@ export function createHeldDeliveries(readLine: ReadLine): HeldDeliveries {
     while (index.size > MAX_INDEXED && head < orderIds.length) {
       const at = head++;
       const gone = must(orderIds[at]);
-      if (index.get(gone)?.seq === orderSeqs[at]) index.delete(gone);
+      const old = index.get(gone);
+      if (old && old.seq === orderSeqs[at]) {
+        store.release(old);
+        index.delete(gone);
+      }
     }
     if (head > 4096 && head * 2 > orderIds.length) {
       const ids: string[] = [];
@@ -115,16 +149,19 @@ export function createHeldDeliveries(readLine: ReadLine): HeldDeliveries {
   return {
     add(read, line) {
       const prev = index.get(read.id);
+      let text = line;
       let h: Held;
       if (!isEntry(read)) {
-        h = new Held(flat(line), read.ownerId, read.appId, read.kind, read.state, read.createdAt, read.updatedAt, 0);
+        h = new Held(read.ownerId, read.appId, read.kind, read.state, read.createdAt, read.updatedAt, 0);
       } else if (read.begun) {
         const b = read.begun.head;
-        h = new Held(flat(line), b.ownerId, b.appId, b.kind, 'pending', b.createdAt, b.createdAt, 0);
+        h = new Held(b.ownerId, b.appId, b.kind, 'pending', b.createdAt, b.createdAt, 0);
       } else if (prev) {
         h = prev;
-        h.text = flat(`${h.text}\n${line}`);
+        text = `${store.textOf(prev)}\n${line}`;
       } else return undefined;
+      if (prev && prev !== h) store.release(prev);
+      store.keep(h, text);
       if (isEntry(read)) {
         if (read.attempt) h.updatedAt = later(h.updatedAt, read.attempt.at);
         if (read.state) {
@@ -137,20 +174,27 @@ export function createHeldDeliveries(readLine: ReadLine): HeldDeliveries {
     },
     get(id) {
       const h = index.get(id);
-      return h && assemble(h.text);
+      return h && assemble(store.textOf(h));
     },
-    recordOf: (h) => must(assemble(h.text)),
+    recordOf: (h) => must(assemble(store.textOf(h))),
     list(filter) {
       const out: Held[] = [];
       for (const h of index.values()) if (listed(h, filter)) out.push(h);
       out.sort((a, b) => newestFirst(a.createdAt, a.seq, b.createdAt, b.seq));
-      return out.slice(0, filter.limit ?? 50).map((h) => must(assemble(h.text)));
+      return out.slice(0, filter.limit ?? 50).map((h) => must(assemble(store.textOf(h))));
     },
     dropOlderThan(cutoffMs) {
-      for (const [id, h] of index) if (Date.parse(h.updatedAt) < cutoffMs) index.delete(id);
+      for (const [id, h] of index)
+        if (Date.parse(h.updatedAt) < cutoffMs) {
+          store.release(h);
+          index.delete(id);
+        }
     },
     get size() {
       return index.size;
+    },
+    get bytes() {
+      return store.bytes;
     },
   };
 }

@@ -5,6 +5,7 @@ import { tempDir } from '../helpers/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import { openFileDeliveryLog } from '../../src/delivery/file-log.js';
 import { createHeldDeliveries } from '../../src/delivery/held-deliveries.js';
+import { HeldTexts, MAX_HELD_TEXT } from '../../src/delivery/held-texts.js';
 import { applyEntry, MAX_INDEXED, type LogEntry } from '../../src/delivery/log.js';
 import type { DeliveryRecord } from '../../src/model/delivery.js';
 import { createTestClock } from '../helpers/test-clock.js';
@@ -194,4 +195,37 @@ t.test('held deliveries: the index alone', async (t) => {
   t.equal(held.size, 1);
   held.dropOlderThan(Date.parse(AT) + 1);
   t.equal(held.size, 0, 'changed before the cutoff: let go');
+});
+
+t.test('held texts: bytes outside the heap, slabs reused once all their texts are let go', async (t) => {
+  const texts = new HeldTexts();
+  const a = texts.put('plain');
+  const b = texts.put('é — “quoted” \u{1F600}');
+  t.equal(texts.text(a), 'plain');
+  t.equal(texts.text(b), 'é — “quoted” \u{1F600}', 'non-ASCII read back as written');
+  const line = 'x'.repeat(100_000);
+  const live: number[] = [];
+  for (let i = 0; i < 2000; i++) {
+    live.push(texts.put(`${i}:${line}`));
+    if (live.length > 20) texts.drop(must(live.shift()));
+  }
+  t.equal(texts.text(must(live.at(-1))), `1999:${line}`);
+  t.equal(texts.text(must(live[0])), `1980:${line}`, 'the oldest still held is intact after slabs were reused');
+  t.ok(texts.bytes <= 8 << 20, `about 200 MB written, ${texts.bytes} bytes of slabs held`);
+});
+
+t.test('held deliveries: a line too long for a slab is held as it is; let go with its delivery', async (t) => {
+  const held = createHeldDeliveries((line) => JSON.parse(line) as LogEntry);
+  const big = begunEvent('dlv_big', AT, { pad: 'é'.repeat(MAX_HELD_TEXT) });
+  const line = JSON.stringify({ id: 'dlv_big', state: big.state });
+  t.ok(held.add(big, JSON.stringify({ id: 'dlv_big', begun: must(big.begun).head, state: big.state })));
+  t.ok(held.add({ id: 'dlv_big', state: { at: at(1), state: 'cancelled' } }, line));
+  t.equal(held.size, 1);
+  for (let i = 0; i < MAX_INDEXED; i++) {
+    const e = call(`dlv_${i}`, AT);
+    held.add(e, JSON.stringify({ id: e.id, state: e.state }));
+  }
+  t.equal(held.size, MAX_INDEXED, 'the oldest let go');
+  t.equal(held.get('dlv_big'), undefined);
+  t.ok(held.bytes < 4 << 20, `${held.bytes} bytes of slabs for ${MAX_INDEXED} short lines`);
 });
