@@ -12,8 +12,8 @@
  *
  * Files are rotated by size, the oldest removed past deliveryLogMaxBytes or deliveryLogRetentionDays;
  * entries whose delivery began in a removed file are skipped when read back. The last MAX_INDEXED
- * deliveries are assembled in memory for list and show (this daemon is the only writer, so they
- * cannot go stale); each is replaced, never changed, by the next entry about it.
+ * deliveries are held in memory for list and show as their lines, payload kept, and assembled only
+ * when read (held-deliveries.ts; this daemon is the only writer, so they cannot go stale).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -82,6 +82,10 @@ class EntryText {
   }
 }
 
+/** Whether `e`'s line is written with its payload: all but a delivered trigger's (whose line keeps none). */
+const writesPayload = (e: LogEntry): boolean =>
+  !e.begun || e.begun.head.kind === 'event' || e.state?.state !== 'delivered';
+
 /** The payload's JSON as held in memory: always kept. */
 const heldPayload = (e: LogEntry): string | undefined => e.begun && (e.begun.raw || JSON.stringify(e.begun.payload));
 
@@ -96,8 +100,7 @@ function lineOf(e: LogEntry, t: EntryText, ref?: string): string {
     copy.body = { $body: ref };
     return t.line(JSON.stringify(copy));
   }
-  const keepPayload = e.begun.head.kind === 'event' || e.state?.state !== 'delivered';
-  return t.line(keepPayload ? heldPayload(e) : 'null');
+  return t.line(writesPayload(e) ? heldPayload(e) : 'null');
 }
 
 /**
@@ -109,8 +112,7 @@ type Queued = string | { e: LogEntry; t: EntryText };
 /** `e` as queued; `held`, when given, is its line as held in memory (written as it is when it keeps its payload). */
 function queued(e: LogEntry, t: EntryText, held?: string): Queued {
   if (bodyOf(e) !== undefined) return { e, t };
-  const keepPayload = !e.begun || e.begun.head.kind === 'event' || e.state?.state !== 'delivered';
-  return keepPayload && held !== undefined ? held : lineOf(e, t);
+  return writesPayload(e) && held !== undefined ? held : lineOf(e, t);
 }
 
 /** A line as lineOf writes it: an entry, the head and the payload of its beginning side by side. */
@@ -141,8 +143,9 @@ interface BodyLine {
 function linesOf(entries: Queued[]): string {
   let seen: Map<string, { ref: string; count: number }> | undefined;
   for (const q of entries) {
-    const body = typeof q === 'string' ? undefined : bodyOf(q.e);
-    if (body === undefined || typeof q === 'string') continue;
+    if (typeof q === 'string') continue;
+    const body = bodyOf(q.e);
+    if (body === undefined) continue;
     seen ??= new Map();
     const s = seen.get(body);
     if (s) s.count++;
