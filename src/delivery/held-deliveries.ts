@@ -5,9 +5,9 @@
  *
  * Why text and not the assembled records: a delivery as objects is dozens of them (its payload, its attempts, each
  * attempt's signature and answer headers), and 20,000 of them outlive every young collection: each is copied out of
- * the young generation and then traced at every major collection (measured: about 10 µs of a delivery's 85). A flat
- * string is one object the collector neither copies piece by piece nor looks into, and the line is built anyway to
- * be written (file-log.ts).
+ * the young generation and then traced at every major collection (measured: about 10 µs of a delivery's 85). The
+ * line is built anyway to be written (file-log.ts); its bytes are kept outside the heap (held-texts.ts), so the
+ * collector neither copies nor marks them.
  */
 import { applyEntry, listed, MAX_INDEXED, newestFirst, type ListFilter, type LogEntry } from './log.js';
 import type { DeliveryKind, DeliveryRecord, DeliveryState } from '../model/delivery.js';
