@@ -24,6 +24,8 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): Logger;
+  /** Whether lines at `level` are written: a caller whose line costs something to build asks first. */
+  enabled(level: Level): boolean;
 }
 
 const SECRET_KEY = /(secret|token|password|authorization|signature|code|appkey|app-key|cookie|ticket|key$)/i;
@@ -135,6 +137,7 @@ function wrap(p: Pino): Logger {
     warn: at('warn'),
     error: at('error'),
     child: (fields) => wrap(p.child(redactFields(fields))),
+    enabled: (level) => p.isLevelEnabled(level),
   };
 }
 
@@ -176,4 +179,11 @@ export function createLogger(
   };
 }
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silentLogger };
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child: () => silentLogger,
+  enabled: () => false,
+};

@@ -208,7 +208,8 @@ export function createDispatcher(deps: DispatcherDeps) {
       result = { outcome: 'connection_error', latencyMs: 0, error: 'internal transport error' };
     }
     const entry = entryOf(result, o.retryNum, { id: attemptId, replay: o.replay, url });
-    logger.info(attemptLine(out.head, entry), { deliveryId: id, appId: app.id });
+    // the line is built only when it is written (the daemon often runs at warn)
+    if (logger.enabled('info')) logger.info(attemptLine(out.head, entry), { deliveryId: id, appId: app.id });
     return { result, entry };
   }
 

@@ -145,10 +145,14 @@ export function entriesOf(rec: DeliveryRecord): LogEntry[] {
 export const byCreationDesc = (
   a: { rec: Pick<DeliveryRecord, 'createdAt'>; seq: number },
   b: { rec: Pick<DeliveryRecord, 'createdAt'>; seq: number },
-): number => (a.rec.createdAt < b.rec.createdAt ? 1 : a.rec.createdAt > b.rec.createdAt ? -1 : b.seq - a.seq);
+): number => newestFirst(a.rec.createdAt, a.seq, b.rec.createdAt, b.seq);
+
+/** byCreationDesc of two deliveries given by their creation times and order numbers. */
+export const newestFirst = (aCreated: string, aSeq: number, bCreated: string, bSeq: number): number =>
+  aCreated < bCreated ? 1 : aCreated > bCreated ? -1 : bSeq - aSeq;
 
 /** Whether `r` is listed under `f`. */
-export function listed(r: DeliveryRecord, f: ListFilter): boolean {
+export function listed(r: Pick<DeliveryRecord, 'ownerId' | 'appId' | 'kind' | 'state'>, f: ListFilter): boolean {
   if (r.ownerId !== f.ownerId) return false;
   if (f.appId && r.appId !== f.appId) return false;
   if (f.kind && r.kind !== f.kind) return false;

@@ -24,6 +24,21 @@ t.test('the logger redacts secret-looking fields and values', async (t) => {
     t.equal(redact(`lead ${newSecret(prefix)}`), 'lead [redacted]', `${prefix}_ values (login leads, exchange tokens)`);
 });
 
+t.test('enabled: whether a level is written, for callers whose line costs something to build', async (t) => {
+  let out = '';
+  const log = createLogger({ level: 'warn', stream: { write: (s: string) => (out += s) } });
+  t.same(
+    (['debug', 'info', 'warn', 'error'] as const).map((l) => log.enabled(l)),
+    [false, false, true, true],
+  );
+  t.equal(log.child({ appId: 'app_1' }).enabled('info'), false, 'a child answers as its parent');
+  t.equal(createLogger({ level: 'debug', stream: { write: () => {} } }).enabled('debug'), true);
+  log.info('not written');
+  log.warn('written');
+  t.notMatch(out, /not written/);
+  t.match(out, /written/);
+});
+
 t.test('config: defaults < file < env < flags, and clear errors', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'appreg-cfg-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
