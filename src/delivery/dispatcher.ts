@@ -19,6 +19,7 @@ import type { AppDirectory, AttemptResult } from './types.js';
 import type { DeliveryKind } from '../model/delivery.js';
 import { must } from '../must.js';
 import { messageOf } from '../unknown-values.js';
+import { isoTime } from '../iso-time.js';
 
 const FAILURES = new Set([
   'timeout',
@@ -78,16 +79,8 @@ export function createDispatcher(deps: DispatcherDeps) {
   const { clock, logger, apps, http, socket, log } = deps;
   let running = 0;
   let idle: (() => void) | undefined;
-  let isoAt = -1;
-  let isoText = '';
-  const iso = () => {
-    const now = clock.now();
-    if (now !== isoAt) {
-      isoAt = now;
-      isoText = new Date(now).toISOString();
-    }
-    return isoText;
-  };
+  /** Now as toISOString's text (iso-time.ts keeps the text of the current second). */
+  const iso = () => isoTime(clock.now());
   const nextDeliveryId = idSource('dlv');
   const nextAttemptId = idSource('att');
 

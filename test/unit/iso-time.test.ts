@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isoTime } from '../../src/services/oauth/iso-time.js';
+import { isoTime } from '../../src/iso-time.js';
 
 t.test('isoTime gives the text toISOString gives', async (t) => {
   const times = [0, 1, 9, 10, 99, 100, 999, 1000, 1001, 59_999, 60_000, 951_782_400_000, 1_764_331_200_123];

@@ -11,7 +11,7 @@ import type { ServiceContext } from '../context.js';
 import type { AppsService } from '../apps.js';
 import { IDENTITY_TABLES, type AppRecord } from '../../model/identity.js';
 import type { Grants } from './grants.js';
-import { isoTime } from './iso-time.js';
+import { isoTime } from '../../iso-time.js';
 import { authorizationId, installationId, OAUTH_TABLES, type CodeRecord } from '../../model/oauth.js';
 import { issue, revokeIssued, type IssueDeps, type Related, type Revoked, type TokenResponse } from './token-issue.js';
 

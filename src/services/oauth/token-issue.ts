@@ -19,7 +19,7 @@ import {
   type TokenRecord,
 } from '../../model/oauth.js';
 import { must } from '../../must.js';
-import { isoTime } from './iso-time.js';
+import { isoTime } from '../../iso-time.js';
 
 export interface TokenResponse {
   accessToken: string;
