@@ -102,7 +102,8 @@ export function simpleForm(body: Buffer, boundary: string): Record<string, strin
     if (name === undefined || name in fields) return undefined;
     const valueEnd = text.indexOf(delim, headEnd + 4);
     if (valueEnd < 0 || valueEnd - (headEnd + 4) > FORM_LIMITS.fieldSize) return undefined;
-    fields[name] = text.slice(headEnd + 4, valueEnd);
+    // a string of its own: a slice of `text` would keep the whole body alive while a field is kept
+    fields[name] = body.toString('latin1', headEnd + 4, valueEnd);
     at = valueEnd + delim.length;
     if (text.startsWith('\r\n', at)) {
       at += 2;
