@@ -26,7 +26,7 @@ import { MGMT_BASE, requireAuth, requireSelf } from './routes/auth.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { actAsRoutes, identityRoutes } from './routes/identity.js';
 import { leadRoutes, loginCodeRoutes } from './routes/lead.js';
-import { appCallRoutes } from './routes/oauth.js';
+import { appCallRoutes } from './routes/app-calls.js';
 import { oauthConsentRoutes } from './routes/oauth-consent.js';
 import { oauthManagementRoutes } from './routes/oauth-management.js';
 import { socketRoutes } from './routes/socket.js';

@@ -49,7 +49,7 @@ import { openFileBlobs } from '../files/blob-store.js';
 import { storeFileBlobs } from '../files/store-blobs.js';
 import { createHttpApp } from './app.js';
 import { createAppGetHandler } from './routes/apps.js';
-import { createTokenHandler } from './routes/oauth.js';
+import { createTokenHandler } from './routes/oauth-token.js';
 import { createSocketServer } from './socket-server.js';
 
 export interface Foundation {

@@ -29,7 +29,7 @@ import {
 import { refreshCredentials, type LocalCredentials } from './credentials.js';
 import { recordMasterKey, verifyMasterKey, type KeyVerdict } from './key-check.js';
 import { bindServer, type BoundServer } from './http-server.js';
-import { isTokenRequest } from './routes/oauth.js';
+import { isTokenRequest } from './routes/oauth-token.js';
 import { HANDOVER_PROTOCOL } from './handover.js';
 import { sendError } from './respond.js';
 import { shuttingDown } from '../errors.js';

@@ -1,7 +1,7 @@
 /**
  * The token endpoint's answers byte for byte, as a client reads them off the socket: the status line,
  * every header in its order, and the body's keys in their order, for a success and for the refusals,
- * several on one kept-alive connection. The endpoint writes its answer itself (routes/oauth.ts), so
+ * several on one kept-alive connection. The endpoint writes its answer itself (routes/oauth-token.ts), so
  * nothing else keeps these bytes as they are.
  */
 import net from 'node:net';

@@ -131,7 +131,7 @@ t.test('code for tokens (docs/protocol.md §3, endpoint 6)', async (t) => {
   );
 
   t.test('simpleForm takes only the plain shape, else leaves the body to multer', async (t) => {
-    const { simpleForm } = await import('../../src/server/routes/oauth.js');
+    const { simpleForm } = await import('../../src/server/routes/token-form.js');
     const B = 'zz';
     const form = (s: string) => simpleForm(Buffer.from(s, 'latin1'), B);
     const p = (n: string, v: string) => `--${B}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`;

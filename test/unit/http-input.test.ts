@@ -7,7 +7,7 @@ import t from 'tap';
 import { AppError } from '../../src/errors.js';
 import { checked } from '../../src/validation/http-input.js';
 import { DELIVERY_ROUTES } from '../../src/server/routes/deliveries.js';
-import { TOKEN_ROUTE } from '../../src/server/routes/oauth.js';
+import { TOKEN_ROUTE } from '../../src/server/routes/oauth-token.js';
 import { MESSAGE_ROUTES } from '../../src/server/routes/platform-messages.js';
 import { IDENTITY_ROUTES } from '../../src/server/routes/identity.js';
 import { LEAD_ROUTES } from '../../src/server/routes/lead.js';

@@ -13,7 +13,7 @@ import { ROOT } from '../helpers/cli.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createHttpApp } from '../../src/server/app.js';
 import { HTTP_API } from '../../src/server/routes/http-api.js';
-import { isTokenRequest, TOKEN_PATH } from '../../src/server/routes/oauth.js';
+import { isTokenRequest, TOKEN_PATH } from '../../src/server/routes/oauth-token.js';
 
 const require = createRequire(import.meta.url);
 

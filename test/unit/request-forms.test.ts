@@ -7,7 +7,7 @@
 import t from 'tap';
 import type { AddressInfo } from 'node:net';
 import express, { Router } from 'express';
-import { isTokenRequest, TOKEN_PATH } from '../../src/server/routes/oauth.js';
+import { isTokenRequest, TOKEN_PATH } from '../../src/server/routes/oauth-token.js';
 import { matchAppGet } from '../../src/server/routes/apps.js';
 import { MGMT_BASE } from '../../src/server/routes/auth.js';
 import { namesRoute, routedPath } from '../../src/server/request-target.js';

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import t from 'tap';
 import fc from 'fast-check';
 import multer from 'multer';
-import { simpleForm, FORM_LIMITS } from '../../src/server/routes/oauth.js';
+import { simpleForm, FORM_LIMITS } from '../../src/server/routes/token-form.js';
 
 type Outcome = { ok: true; fields: Record<string, unknown> } | { ok: false; error: string };
 

@@ -4,7 +4,7 @@
  * answer must be the RegExp's: here against generated headers, plain, almost plain and broken.
  */
 import t from 'tap';
-import { plainBoundary, plainPartName } from '../../src/server/routes/oauth.js';
+import { plainBoundary, plainPartName } from '../../src/server/routes/token-form.js';
 
 // the shapes the endpoint accepts (docs/protocol.md §3): the reference the fast checks must agree with
 const MULTIPART = /^multipart\/form-data; ?boundary=(?:([\w'()+,\-./:=?]{1,70})|"([\w'()+,\-./:=?]{1,70})")$/i;

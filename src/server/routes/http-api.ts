@@ -6,7 +6,8 @@
 import { APP_ROUTES } from './apps.js';
 import { MGMT_BASE } from './auth.js';
 import { DELIVERY_ROUTES } from './deliveries.js';
-import { APP_CALL_ROUTES, TOKEN_ROUTE } from './oauth.js';
+import { APP_CALL_ROUTES } from './app-calls.js';
+import { TOKEN_ROUTE } from './oauth-token.js';
 import { CALL_ROUTES } from './platform-calls.js';
 import { CHANNEL_ROUTES } from './platform-channels.js';
 import { FILE_ROUTES } from './platform-files.js';
