@@ -10,35 +10,20 @@ import { openStoreDeliveryLog } from '../../src/delivery/store-log.js';
 import type { LogEntry } from '../../src/delivery/log.js';
 import { createLogger } from '../../src/logger.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import type { DeliveryHead, StoredAttempt } from '../../src/model/delivery.js';
+import type { StoredAttempt } from '../../src/model/delivery.js';
+import { begunEvent } from '../helpers/log-entries.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { must } from '../../src/must.js';
 
 const logger = createLogger({ level: 'error', stream: { write: () => {} } });
 const AT = '2026-11-27T00:00:00.000Z';
 
-/** A slash command answered at once: its beginning, its attempt and its state in one entry. */
-function delivered(id: string, attemptId: string): LogEntry {
-  const head: DeliveryHead = {
-    id,
-    kind: 'slash-command',
-    subject: '/standup',
-    appId: 'app_1',
-    appName: 'a',
-    ownerId: 'wu_1',
-    workspaceId: 'ws_1',
-    userId: 'wu_1',
-    transport: 'http',
-    url: 'http://127.0.0.1:9/slash',
-    createdAt: AT,
-  };
-  return {
-    id,
-    begun: { head, payload: { text: id }, raw: '' },
-    attempt: { id: attemptId, at: AT, retryNum: 0, latencyMs: 1, outcome: 'acked', status: 200 },
-    state: { at: AT, state: 'delivered' },
-  };
-}
+/** A delivery answered at once: its beginning, its attempt and its state in one entry (as an interaction's is). */
+const delivered = (id: string, attemptId: string): LogEntry => ({
+  ...begunEvent(id, AT, { text: id }),
+  attempt: { id: attemptId, at: AT, retryNum: 0, latencyMs: 1, outcome: 'acked', status: 200 },
+  state: { at: AT, state: 'delivered' },
+});
 
 t.test('a delivery written while the prune reads keeps its attempts; an orphan attempt still goes', async (t) => {
   const store = createMemoryStore();
