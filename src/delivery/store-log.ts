@@ -265,10 +265,15 @@ export function openStoreDeliveryLog(opts: StoreLogOptions): DeliveryLog {
 
   /**
    * Remove deliveries past the retention (by their last change), then the oldest past the count, with
-   * their attempts and states; and attempts and states left without a delivery.
+   * their attempts and states; and attempts and states left without a delivery. The beginnings are read
+   * after the attempts and states, not beside them: the reads are not one snapshot, and a delivery's
+   * beginning is committed with or before its attempts and states, so every one read has its beginning
+   * in what is read after it unless it is gone. (Read side by side, a delivery written between the
+   * read of the beginnings and that of its attempts had its attempts pruned as orphans.)
    */
   async function prune(): Promise<void> {
-    const [heads, states, attempts] = await Promise.all([store.all(HEADS), store.all(STATES), store.all(ATTEMPTS)]);
+    const [states, attempts] = await Promise.all([store.all(STATES), store.all(ATTEMPTS)]);
+    const heads = await store.all(HEADS);
     const stateOf = new Map(states.map((s) => [s.id, s]));
     const changedAt = (h: StoredHead) => Date.parse(h.rec?.updatedAt ?? stateOf.get(h.id)?.state.at ?? h.createdAt);
     const cutoff = clock.now() - retentionMs;
