@@ -4,6 +4,7 @@ import t from 'tap';
 import { createHttpTransport } from '../../src/delivery/http-transport.js';
 import { createEgressPolicy } from '../../src/delivery/egress.js';
 import { signature } from '../../src/delivery/sign.js';
+import type { SendRequest } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
 import { createTestClock } from '../helpers/test-clock.js';
 
@@ -153,4 +154,59 @@ t.test('a URL that cannot be delivered to fails the same way every time', async 
     t.match(await r.transport.post('http://10.0.0.1/x', '{}', {}, 1000), { outcome: 'egress_denied' });
   }
   t.equal(r.seen.length, 0, 'nothing sent');
+});
+
+/** An answer in a modal's shape; a request to /hang is never answered. */
+const MODAL = JSON.stringify({ view: { type: 'MODAL' } });
+const modalOrHang = (res: http.ServerResponse) => {
+  if (res.req.url !== '/hang') res.writeHead(200, { 'content-type': 'application/json' }).end(MODAL);
+};
+
+/** An attempt of `{"a":1}` signed with "secret". */
+const attemptTo = (url: string | undefined, interactive: boolean, budgetMs = 3000): SendRequest => ({
+  deliveryId: 'dlv_1',
+  attemptId: 'att_1',
+  app,
+  url,
+  payload: { a: 1 },
+  rawPayload: '{"a":1}',
+  interactive,
+  budgetMs,
+  retryNum: 0,
+  signingSecret: 'secret',
+});
+
+const signedRight = (t: Tap.Test, signed: { timestamp: string; signature: string } | undefined, what: string) =>
+  t.equal(signed?.signature, signature('secret', signed?.timestamp ?? '', '{"a":1}'), `${what}: signed as sent`);
+
+t.test('a modal-shaped answer: a response to an interactive call, an ack of an event; both signed', async (t) => {
+  const r = await receiver(t, modalOrHang);
+  const interactive = await r.transport.send(attemptTo(`${r.url}/slash`, true));
+  t.equal(interactive.outcome, 'response');
+  signedRight(t, interactive.signed, 'interactive');
+  const event = await r.transport.send(attemptTo(`${r.url}/events`, false));
+  t.equal(event.outcome, 'acked', "an event's 2xx is an ack whatever its shape");
+  t.same(event.body, JSON.parse(MODAL), 'its body kept');
+  signedRight(t, event.signed, 'event');
+});
+
+t.test('a timeout and a refused target carry the signature too; no URL and the probe POST carry none', async (t) => {
+  const r = await receiver(t, modalOrHang);
+  const pending = r.transport.send(attemptTo(`${r.url}/hang`, true, 500));
+  await r.clock.advance(500);
+  const timedOut = await pending;
+  t.equal(timedOut.outcome, 'timeout');
+  signedRight(t, timedOut.signed, 'timeout');
+  const refused = await r.transport.send(attemptTo('http://10.0.0.1/x', false));
+  t.equal(refused.outcome, 'egress_denied');
+  signedRight(t, refused.signed, 'egress denied');
+  const bad = await r.transport.send(attemptTo('not a url', true));
+  t.equal(bad.outcome, 'connection_error');
+  signedRight(t, bad.signed, 'invalid URL');
+  const none = await r.transport.send(attemptTo(undefined, true));
+  t.match(none, { outcome: 'connection_error', error: 'the app has no URL for this kind of call' });
+  t.equal(none.signed, undefined, 'nothing sent, nothing signed');
+  const probe = await r.transport.post(`${r.url}/slash`, '{}', { 'x-extra': '1' }, 3000);
+  t.equal(probe.outcome, 'response', 'the probe reads the answer as it is');
+  t.equal(probe.signed, undefined, 'the probe carries no signature record');
 });
