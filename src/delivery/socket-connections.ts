@@ -9,7 +9,7 @@ export interface SocketConn {
   readonly id: string;
   readonly appId: string;
   /** Send a text frame; `cb` runs once the frame was handed to the OS (or failed). */
-  send(text: string, cb?: (err?: Error | null) => void): void;
+  send(text: string, cb?: (err?: Error) => void): void;
   close(code: number, reason: string): void;
   /** False once a close began (the connection stays registered until it has closed). */
   isOpen?(): boolean;

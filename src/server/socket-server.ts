@@ -18,7 +18,7 @@ import type { SocketSessions } from '../services/socket-sessions.js';
 import type { SocketConn } from '../delivery/socket-connections.js';
 import { refuseUpgrade } from './respond.js';
 import { SOCKET_PATH } from './routes/socket.js';
-import { textFrame, tickBatcher } from './socket-writes.js';
+import { tickBatcher } from './socket-writes.js';
 
 /** Close codes (RFC 6455). */
 const CLOSE = { goingAway: 1001, policy: 1008, internalError: 1011 } as const;
@@ -64,13 +64,9 @@ export function createSocketServer(deps: SocketServerDeps) {
     const conn: SocketConn = {
       id: newId('sck', 9),
       appId,
-      // An open socket's frame is written as one buffer (socket-writes.ts), beside what the library writes (pings,
-      // the close) in call order: without compression (perMessageDeflate off) its sender writes each frame as it is
-      // asked to. Once a close began, the library's send reports why nothing can be sent.
       send: (text, cb) => {
-        if (ws.readyState !== ws.OPEN) return ws.send(text, cb);
         batch();
-        socket.write(textFrame(text), cb);
+        ws.send(text, cb);
       },
       close: (code, reason) => ws.close(code, reason),
       isOpen: () => ws.readyState === ws.OPEN,
