@@ -143,6 +143,25 @@ export const socketPath: HotPath = {
   },
 };
 
+/**
+ * The socket transport alone (the daemon's send() of a ready request, the app's reply matched): the socket layer's
+ * own cost beside the echo, without the delivery engine's payload, classification and log around it.
+ */
+export const socketTransportPath: HotPath = {
+  id: 'socket-transport',
+  title: "the socket transport's send alone, 1,000 sockets",
+  floor: 'bare ws echo',
+  figures: socketPath.figures.filter((f) => f.key !== 'p99_1000'),
+  async setup(o: RunOptions) {
+    return {
+      open: async (build: Build) =>
+        socketSide(await open('daemon', SIZES, build.root, launchOf(o, build)), COMPARED, o.seconds),
+      floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
+      async close() {},
+    };
+  },
+};
+
 /** A side driven open loop: `rate` round trips per second on schedule (bench/open-loop.ts), each round. */
 function socketOpenSide(s: Sockets, rate: number, seconds: number): Side {
   return {
