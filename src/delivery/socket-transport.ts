@@ -96,7 +96,7 @@ class Attempt implements ReplyWaiter, Due {
   }
 
   reply(r: SocketReply): void {
-    this.finish(classifyReply(r));
+    this.finish(classifyReply(r), true);
   }
 
   gone(why: string): void {
@@ -107,11 +107,12 @@ class Attempt implements ReplyWaiter, Due {
     this.finish({ outcome: 'timeout', error: `no answer within ${this.req.budgetMs} ms` });
   }
 
-  private finish(r: Omit<AttemptResult, 'latencyMs'>): void {
+  /** `replied`: the sessions handed the reply over and await nothing more for this correlation id. */
+  private finish(r: Omit<AttemptResult, 'latencyMs'>, replied = false): void {
     if (this.done) return;
     this.done = true;
     this.deadlines.remove(this);
-    if (this.req.interactive) this.sessions.forget(this.correlationId);
+    if (this.req.interactive && !replied) this.sessions.forget(this.correlationId);
     const result = r as AttemptResult; // r is this attempt's own literal: it takes its latency in place
     result.latencyMs = Math.round((performance.now() - this.t0) * 10) / 10;
     this.resolve(result);
