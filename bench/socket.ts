@@ -123,6 +123,14 @@ function socketSide(s: Sockets, concurrency: number[], seconds: number): Side {
 const SIZES = { sockets: 1000, apps: 100 };
 const COMPARED = [100, 1000];
 
+/** A closed-loop path's sides: the builds' daemons in `mode` and the echo, each at 100 then 1,000 in flight. */
+const closedLoop = (mode: 'engine' | 'daemon') => async (o: RunOptions) => ({
+  open: async (build: Build) =>
+    socketSide(await open(mode, SIZES, build.root, launchOf(o, build)), COMPARED, o.seconds),
+  floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
+  async close() {},
+});
+
 export const socketPath: HotPath = {
   id: 'socket',
   title: 'socket trigger through the engine, 1,000 sockets',
@@ -133,14 +141,7 @@ export const socketPath: HotPath = {
     { key: 'p99_1000', label: 'p99 ms, 1,000 in flight', better: 'lower', target: { below: 50 } },
     { key: 'cpuUs1000', label: 'CPU µs per round trip (with its load loop)', better: 'lower' },
   ],
-  async setup(o: RunOptions) {
-    return {
-      open: async (build: Build) =>
-        socketSide(await open('engine', SIZES, build.root, launchOf(o, build)), COMPARED, o.seconds),
-      floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
-      async close() {},
-    };
-  },
+  setup: closedLoop('engine'),
 };
 
 /**
@@ -152,14 +153,7 @@ export const socketTransportPath: HotPath = {
   title: "the socket transport's send alone, 1,000 sockets",
   floor: 'bare ws echo',
   figures: socketPath.figures.filter((f) => f.key !== 'p99_1000'),
-  async setup(o: RunOptions) {
-    return {
-      open: async (build: Build) =>
-        socketSide(await open('daemon', SIZES, build.root, launchOf(o, build)), COMPARED, o.seconds),
-      floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
-      async close() {},
-    };
-  },
+  setup: closedLoop('daemon'),
 };
 
 /** A side driven open loop: `rate` round trips per second on schedule (bench/open-loop.ts), each round. */

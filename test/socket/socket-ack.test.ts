@@ -4,13 +4,10 @@
  * and a reply reaches its attempt the same whichever way it was read.
  */
 import t from 'tap';
-import { defaults } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createSocketSessions } from '../../src/services/socket-sessions.js';
 import { ACK_ID_START, ackStatus, plainAckEnd } from '../../src/services/socket-ack.js';
 import type { ReplyWaiter, SocketConn, SocketReply } from '../../src/delivery/socket-connections.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { quietSessions } from '../helpers/quiet-sessions.js';
 
 /** A small deterministic generator (the same texts every run). */
 function random(seed: number) {
@@ -117,12 +114,7 @@ t.test('what it accepts parses to exactly what it reads; what the SDK writes, it
 
 t.test('a reply reaches its attempt the same whether read plainly or parsed', async (t) => {
   const clock = createTestClock(0);
-  const sessions = createSocketSessions({
-    store: createMemoryStore(),
-    clock,
-    logger: createLogger({ level: 'error', stream: { write: () => true } }),
-    config: defaults,
-  });
+  const sessions = quietSessions(clock);
   const conn: SocketConn = { id: 'sck_1', appId: 'app_1', send: () => {}, close: () => {} };
   sessions.add(conn);
   const replyOf = (cid: string, text: string) => {

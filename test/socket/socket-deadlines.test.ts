@@ -5,16 +5,13 @@
  */
 import t from 'tap';
 import type { Clock, Timer } from '../../src/clock.js';
-import { defaults } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createSocketSessions } from '../../src/services/socket-sessions.js';
 import type { SocketConn } from '../../src/delivery/socket-connections.js';
 import { Deadlines, type Due } from '../../src/delivery/socket-deadlines.js';
 import { createSocketTransport } from '../../src/delivery/socket-transport.js';
 import type { AttemptResult } from '../../src/delivery/types.js';
 import type { AppRecord } from '../../src/model/identity.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { quietSessions } from '../helpers/quiet-sessions.js';
 import { until } from '../helpers/until.js';
 
 /** A Due that records when it expired (the clock's now at that moment). */
@@ -119,12 +116,7 @@ function fakeConn(appId: string, id: string): SocketConn & { sent: Array<{ cid: 
 
 t.test('the transport: a thousand attempts in flight hold one timer; each still times out at its budget', async (t) => {
   const clock = createTestClock(1_700_000_000_000);
-  const sessions = createSocketSessions({
-    store: createMemoryStore(),
-    clock,
-    logger: createLogger({ level: 'error', stream: { write: () => true } }),
-    config: defaults,
-  });
+  const sessions = quietSessions(clock);
   const transport = createSocketTransport({ sessions, clock });
   const conns = [fakeConn('app_1', 'sck_a'), fakeConn('app_1', 'sck_b')];
   for (const c of conns) sessions.add(c);
@@ -151,14 +143,12 @@ t.test('the transport: a thousand attempts in flight hold one timer; each still 
   for (const c of conns)
     for (const f of c.sent.filter((f) => f.i % 2 === 1))
       sessions.handleFrame(c, JSON.stringify({ correlation_id: f.cid, status: 200 }));
-  t.equal(
-    await until(
+  const ended = (n: number) =>
+    until(
       () => results.length,
-      (n) => n === 500,
-    ),
-    500,
-    'the answered ones ended',
-  );
+      (k) => k === n,
+    );
+  t.equal(await ended(500), 500, 'the answered ones ended');
   t.ok(
     results.every((r) => r.outcome === 'acked'),
     'the answered ones acked',
@@ -166,14 +156,7 @@ t.test('the transport: a thousand attempts in flight hold one timer; each still 
   await clock.advance(999);
   t.equal(results.length, 500, 'no timeout 1 ms before the 1 s budget');
   await clock.advance(1);
-  t.equal(
-    await until(
-      () => results.length,
-      (n) => n === 1000,
-    ),
-    1000,
-    'the rest ended at the 1 s budget',
-  );
+  t.equal(await ended(1000), 1000, 'the rest ended at the 1 s budget');
   t.ok(
     results.slice(500).every((r) => r.outcome === 'timeout' && /within 1000 ms/.test(r.error ?? '')),
     'the unanswered ones timed out at their 1 s budget',
