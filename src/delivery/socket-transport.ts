@@ -113,9 +113,7 @@ class Attempt implements ReplyWaiter, Due {
     this.done = true;
     this.deadlines.remove(this);
     if (this.req.interactive && !replied) this.sessions.forget(this.correlationId);
-    const result = r as AttemptResult; // r is this attempt's own literal: it takes its latency in place
-    result.latencyMs = Math.round((performance.now() - this.t0) * 10) / 10;
-    this.resolve(result);
+    this.resolve(Object.assign(r, { latencyMs: Math.round((performance.now() - this.t0) * 10) / 10 }));
   }
 }
 
