@@ -17,7 +17,7 @@ import { exchangeOpenPath, exchangePath } from './oauth-exchange.js';
 import { fanoutOpenPath, fanoutPath } from './platform-fanout.js';
 import { UnknownRef } from './ref-build.js';
 import type { HotPath, Scale } from './sides.js';
-import { socketOpenPath, socketPath } from './socket.js';
+import { socketOpenPath, socketPath, socketTransportPath } from './socket.js';
 import { must } from '../src/must.js';
 
 /** The closed-loop paths (throughput at a fixed concurrency), then the open-loop ones (latency at a fixed rate). */
@@ -25,6 +25,7 @@ const PATHS: HotPath[] = [
   exchangePath,
   deliveryPath,
   socketPath,
+  socketTransportPath,
   managementPath,
   fanoutPath,
   exchangeOpenPath,
@@ -51,7 +52,7 @@ With --node instead of a ref, the working tree runs on this Node (as the "ref" c
 the given binary side by side; recorded in bench/results/compare-node-<version>.json.
 
 Paths: ${PATHS.map((p) => p.id).join(', ')}
-${PATHS.map((p) => `  ${p.id.padEnd(11)} ${p.title}${p.floor ? `; floor: ${p.floor}` : ''}`).join('\n')}
+${PATHS.map((p) => `  ${p.id.padEnd(16)} ${p.title}${p.floor ? `; floor: ${p.floor}` : ''}`).join('\n')}
 
 Options:
   --paths <list>   comma-separated paths to run (default: all)

@@ -123,6 +123,14 @@ function socketSide(s: Sockets, concurrency: number[], seconds: number): Side {
 const SIZES = { sockets: 1000, apps: 100 };
 const COMPARED = [100, 1000];
 
+/** A closed-loop path's sides: the builds' daemons in `mode` and the echo, each at 100 then 1,000 in flight. */
+const closedLoop = (mode: 'engine' | 'daemon') => async (o: RunOptions) => ({
+  open: async (build: Build) =>
+    socketSide(await open(mode, SIZES, build.root, launchOf(o, build)), COMPARED, o.seconds),
+  floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
+  async close() {},
+});
+
 export const socketPath: HotPath = {
   id: 'socket',
   title: 'socket trigger through the engine, 1,000 sockets',
@@ -133,14 +141,19 @@ export const socketPath: HotPath = {
     { key: 'p99_1000', label: 'p99 ms, 1,000 in flight', better: 'lower', target: { below: 50 } },
     { key: 'cpuUs1000', label: 'CPU µs per round trip (with its load loop)', better: 'lower' },
   ],
-  async setup(o: RunOptions) {
-    return {
-      open: async (build: Build) =>
-        socketSide(await open('engine', SIZES, build.root, launchOf(o, build)), COMPARED, o.seconds),
-      floor: async () => socketSide(await open('echo', SIZES), COMPARED, o.seconds),
-      async close() {},
-    };
-  },
+  setup: closedLoop('engine'),
+};
+
+/**
+ * The socket transport alone (the daemon's send() of a ready request, the app's reply matched): the socket layer's
+ * own cost beside the echo, without the delivery engine's payload, classification and log around it.
+ */
+export const socketTransportPath: HotPath = {
+  id: 'socket-transport',
+  title: "the socket transport's send alone, 1,000 sockets",
+  floor: 'bare ws echo',
+  figures: socketPath.figures.filter((f) => f.key !== 'p99_1000'),
+  setup: closedLoop('daemon'),
 };
 
 /** A side driven open loop: `rate` round trips per second on schedule (bench/open-loop.ts), each round. */

@@ -118,6 +118,8 @@ const OWN_STORE = new Set([
   'multi-worker.test.js',
   'redirect-urls.test.js',
   'sessions-transport.test.js',
+  'socket-ack.test.js',
+  'socket-deadlines.test.js',
   'socket-queue.test.js',
   'socket-takeover.test.js',
   'socket-writes.test.js',

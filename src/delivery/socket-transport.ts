@@ -14,11 +14,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import { newId } from '../crypto.js';
-import type { Clock, Timer } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { ReplyWaiter, SocketConn, SocketConnections, SocketReply } from './socket-connections.js';
 import type { AttemptResult, SendRequest, SocketSendRequest, Transport } from './types.js';
 import { createSocketQueue, type SocketQueueDeps } from './socket-queue.js';
 import { createSocketRelay } from './socket-relay.js';
+import { Deadlines, type Due } from './socket-deadlines.js';
 
 export interface SocketTransport extends Transport {
   /** Open connections of the app: this daemon's, and with several daemons the others' as their holder records say. */
@@ -57,12 +58,16 @@ function classifyReply(r: SocketReply): Omit<AttemptResult, 'latencyMs'> {
 const WRITE_FAILED = 'the frame could not be written to the connection';
 
 /** One attempt on one connection: ends by the reply, the budget, a failed write or the connection closing. */
-class Attempt implements ReplyWaiter {
+class Attempt implements ReplyWaiter, Due {
   private readonly t0 = performance.now();
-  private timer: Timer | undefined;
   private done = false;
+  // its place among the budgets (socket-deadlines.ts)
+  deadline = 0;
+  prevDue: Due | undefined = undefined;
+  nextDue: Due | undefined = undefined;
+  listed = false;
   constructor(
-    private readonly clock: Clock,
+    private readonly deadlines: Deadlines,
     private readonly sessions: SocketConnections,
     readonly conn: SocketConn,
     private readonly correlationId: string,
@@ -72,16 +77,14 @@ class Attempt implements ReplyWaiter {
 
   start(): void {
     const { req } = this;
-    this.timer = this.clock.setTimeout(
-      () => this.finish({ outcome: 'timeout', error: `no answer within ${req.budgetMs} ms` }),
-      Math.max(0, req.budgetMs),
-    );
+    this.deadlines.add(this, req.budgetMs);
     if (req.interactive) this.sessions.expectReply(this.correlationId, this);
     if (this.done) return;
     try {
-      // the engine's serialised payload is reused: the frame is `{"payload": …, "correlation_id": …}`
+      // the engine's serialised payload is reused: the frame is `{"payload": …, "correlation_id": …}` (a correlation
+      // id is base64url and base36: nothing in it to escape)
       this.conn.send(
-        `{"payload":${req.rawPayload ?? JSON.stringify(req.payload)},"correlation_id":${JSON.stringify(this.correlationId)}}`,
+        `{"payload":${req.rawPayload ?? JSON.stringify(req.payload)},"correlation_id":"${this.correlationId}"}`,
         (err) => {
           if (err) this.finish({ outcome: 'connection_error', error: WRITE_FAILED });
           else if (!req.interactive) this.finish({ outcome: 'acked', body: {} });
@@ -93,18 +96,23 @@ class Attempt implements ReplyWaiter {
   }
 
   reply(r: SocketReply): void {
-    this.finish(classifyReply(r));
+    this.finish(classifyReply(r), true);
   }
 
   gone(why: string): void {
     this.finish({ outcome: 'connection_error', error: why });
   }
 
-  private finish(r: Omit<AttemptResult, 'latencyMs'>): void {
+  expire(): void {
+    this.finish({ outcome: 'timeout', error: `no answer within ${this.req.budgetMs} ms` });
+  }
+
+  /** `replied`: the sessions handed the reply over and await nothing more for this correlation id. */
+  private finish(r: Omit<AttemptResult, 'latencyMs'>, replied = false): void {
     if (this.done) return;
     this.done = true;
-    this.clock.clear(this.timer);
-    if (this.req.interactive) this.sessions.forget(this.correlationId);
+    this.deadlines.remove(this);
+    if (this.req.interactive && !replied) this.sessions.forget(this.correlationId);
     this.resolve(Object.assign(r, { latencyMs: Math.round((performance.now() - this.t0) * 10) / 10 }));
   }
 }
@@ -127,10 +135,11 @@ export function createSocketTransport(deps: SocketTransportDeps): SocketTranspor
   const { sessions, clock } = deps;
   const queueDeps = deps.queue && { ...deps.queue, clock };
   // Correlation ids need to be unique, not secret (the connection is already authenticated):
-  // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame.
+  // a random per-daemon prefix and a counter, cheaper than CSPRNG bytes per frame. Only base64url characters.
   const prefix = newId('cor', 9) + '_';
   let seq = 0;
   const nextCorrelationId = () => prefix + (++seq).toString(36);
+  const deadlines = new Deadlines(clock);
   let keptSettled: ((deliveryId: string, appId: string, result: AttemptResult) => void) | undefined;
   const queue = queueDeps
     ? createSocketQueue({
@@ -150,7 +159,7 @@ export function createSocketTransport(deps: SocketTransportDeps): SocketTranspor
         error: 'the app has no open socket-mode connection',
       });
     return new Promise<AttemptResult>((resolve) =>
-      new Attempt(clock, sessions, conn, nextCorrelationId(), req, resolve).start(),
+      new Attempt(deadlines, sessions, conn, nextCorrelationId(), req, resolve).start(),
     );
   }
 

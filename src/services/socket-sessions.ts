@@ -6,6 +6,7 @@
  * The server layer owns the sockets and calls in here; the socket transport sends through it.
  */
 import { tooDeep } from '../json-depth.js';
+import { ACK_ID_START, ackStatus, plainAckEnd } from './socket-ack.js';
 import { newSecret, PREFIX, sha256 } from '../crypto.js';
 import type { ServiceContext } from './context.js';
 import type { ReplyWaiter, SocketConn } from '../delivery/socket-connections.js';
@@ -211,12 +212,12 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   }
 
   function bad(
-    st: ConnState | undefined,
     conn: SocketConn,
     why: 'malformed' | 'unknown_correlation_id' | 'wrong_connection',
     bytes: number,
   ): FrameVerdict {
     log.warn('socket frame ignored', { appId: conn.appId, connId: conn.id, why, bytes });
+    const st = byConn.get(conn.id);
     if (!st) return { kind: 'ignored', why };
     const now = clock.now();
     const since = now - config.socketBadFrameWindowMs;
@@ -237,15 +238,17 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
   /** Judge one frame from the app: `ping` → pong; a reply → its waiter; anything else is logged and ignored. */
   function handleFrame(conn: SocketConn, text: string): FrameVerdict {
     if (text === 'ping') return PONG;
-    const st = byConn.get(conn.id);
+    // most replies are a plain ack, read without a parse (socket-ack.ts)
+    const ackEnd = plainAckEnd(text);
+    if (ackEnd > 0) return settle(conn, text, text.slice(ACK_ID_START, ackEnd), ackStatus(text), undefined, undefined);
     let msg: unknown;
     try {
-      if (tooDeep(text)) return bad(st, conn, 'malformed', text.length);
+      if (tooDeep(text)) return bad(conn, 'malformed', text.length);
       msg = JSON.parse(text);
     } catch {
-      return bad(st, conn, 'malformed', text.length);
+      return bad(conn, 'malformed', text.length);
     }
-    if (!isRecord(msg)) return bad(st, conn, 'malformed', text.length);
+    if (!isRecord(msg)) return bad(conn, 'malformed', text.length);
     const m = msg;
     const cid = m.correlation_id;
     const status = m.status === undefined ? 200 : m.status;
@@ -256,8 +259,20 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
       !Number.isInteger(status) ||
       (m.message !== undefined && m.message !== null && typeof m.message !== 'string')
     ) {
-      return bad(st, conn, 'malformed', text.length);
+      return bad(conn, 'malformed', text.length);
     }
+    return settle(conn, text, cid, status, typeof m.message === 'string' ? m.message : undefined, m.body);
+  }
+
+  /** A well-formed reply: to the attempt awaiting its correlation id, or ignored (late, unknown, another app's). */
+  function settle(
+    conn: SocketConn,
+    text: string,
+    cid: string,
+    status: number,
+    message: string | undefined,
+    body: unknown,
+  ): FrameVerdict {
     const w = waiters.get(cid);
     if (!w) {
       if (late.has(cid)) {
@@ -267,17 +282,17 @@ export function createSocketSessions(ctx: SocketSessionsContext) {
         });
         return { kind: 'ignored', why: 'late_reply' };
       }
-      return bad(st, conn, 'unknown_correlation_id', text.length);
+      return bad(conn, 'unknown_correlation_id', text.length);
     }
-    if (w.conn.appId !== conn.appId) return bad(st, conn, 'wrong_connection', text.length);
+    if (w.conn.appId !== conn.appId) return bad(conn, 'wrong_connection', text.length);
     waiters.delete(cid);
     const excerpt = text.length > EXCERPT_CHARS ? text.slice(0, EXCERPT_CHARS) + '…' : text;
     w.reply({
       correlationId: cid,
       status,
-      message: typeof m.message === 'string' ? m.message : undefined,
-      body: m.body,
-      hasBody: m.body !== undefined && m.body !== null,
+      message,
+      body,
+      hasBody: body !== undefined && body !== null,
       excerpt,
     });
     return REPLY;
