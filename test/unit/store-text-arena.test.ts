@@ -91,11 +91,26 @@ t.test('Tables: rewritten and deleted keys, the sweep reclaiming freed space, a 
   for (let i = 0; i < N; i += 10) tables.apply([{ table: 'queue', id: `r${i}`, json: null }]);
   t.equal(tables.get('queue', 'r10'), undefined, 'deleted');
   for (let i = 0; i < N; i += 10) tables.apply([{ table: 'queue', id: `r${i}`, json: record(i, 4) }]);
-  const held = tables.textStats();
   t.ok(held0.liveBytes > 8 * MB, `live text ${Math.round(held0.liveBytes / MB)} MB`);
+  const unswept = tables.textStats();
+  t.ok(
+    unswept.garbageBytes > unswept.liveBytes / 2,
+    `no sweep while the snapshot holds the slabs: ${Math.round(unswept.garbageBytes / MB)} MB of garbage for ${Math.round(unswept.liveBytes / MB)} MB live`,
+  );
+  // the snapshot captured before any of it streams the records as they were then
+  let n = 0;
+  for (const [id, text] of snapshot.records('queue')) {
+    if (text !== record(Number(id.slice(1)), 0)) t.fail(`snapshot: ${id} differs`);
+    n++;
+  }
+  t.equal(n, N, 'the snapshot streams every record as captured');
+  snapshot.release();
+  snapshot.release(); // twice: no more than once
+  tables.apply([{ table: 'other', id: 'o1', json: '{"id":"o1"}' }]); // the next change sweeps
+  const held = tables.textStats();
   t.ok(
     held.garbageBytes < held.liveBytes / 2,
-    `swept: ${Math.round(held.garbageBytes / MB)} MB of garbage held for ${Math.round(held.liveBytes / MB)} MB live (a third of the first slabs live, unswept: two thirds)`,
+    `swept once released: ${Math.round(held.garbageBytes / MB)} MB of garbage held for ${Math.round(held.liveBytes / MB)} MB live (a third of the first slabs live, unswept: two thirds)`,
   );
   for (let i = 0; i < N; i++) {
     const want = record(i, i % 10 === 0 ? 4 : later(i) ? 3 : 0);
@@ -108,13 +123,22 @@ t.test('Tables: rewritten and deleted keys, the sweep reclaiming freed space, a 
   // as an expectation, a record moved is still the record read (compared as text), a rewritten one is not
   t.doesNotThrow(() => checkExpectations(tables, [{ table: 'queue', id: 'r3', value: unchanged }]));
   t.throws(() => checkExpectations(tables, [{ table: 'queue', id: 'r1', value: rewritten }]), StoreConflict);
-  // the snapshot captured before any of it streams the records as they were then
-  let n = 0;
-  for (const [id, text] of snapshot.records('queue')) {
-    if (text !== record(Number(id.slice(1)), 0)) t.fail(`snapshot: ${id} differs`);
-    n++;
-  }
-  t.equal(n, N, 'the snapshot streams every record as captured');
+});
+
+t.test('a reader held keeps the arena from sweeping until it is released, each reader once', async (t) => {
+  const arena = new TextArena({ minGarbage: 1 });
+  const handles = Array.from({ length: 40 }, (_, i) => arena.put(mixed(50_000, i)));
+  const a = arena.reader();
+  const b = arena.reader();
+  for (let i = 0; i < handles.length; i += 2) arena.free(handles[i] as number);
+  t.notOk(arena.wantsSweep, 'two readers held: no sweep');
+  a.release();
+  a.release();
+  t.notOk(arena.wantsSweep, 'one released twice, the other still held: no sweep');
+  t.equal(b.text(handles[0] as number), mixed(50_000, 0), 'the reader still held reads a freed text');
+  b.release();
+  t.ok(arena.wantsSweep, 'both released: the garbage asks for a sweep');
+  t.throws(() => b.text(handles[1] as number), RangeError, 'a released reader holds nothing');
 });
 
 t.test('embedded: records rewritten over many slabs, an expectation, a compaction and a reopen', async (t) => {
