@@ -22,6 +22,7 @@
  * keeps the slabs it may read alive: a compaction streams the texts it captured while commits go on;
  * sweeps wait until it is released.
  */
+import { hasControl, KeyDictionary } from './key-dictionary.js';
 import { must } from '../must.js';
 
 const SLAB_BYTES = 1 << 20;
@@ -35,6 +36,16 @@ const MIN_GARBAGE = 4 << 20;
 const slabOf = (handle: number) => Math.floor(handle / UNITS);
 const offsetOf = (handle: number) => (handle % UNITS) * UNIT;
 const entryBytes = (length: number) => Math.ceil((HEAD + length) / UNIT) * UNIT;
+/** The top bit of an entry's length word: its text's keys are coded (key-dictionary.ts). */
+const CODED = 2 ** 31;
+const LENGTH = CODED - 1;
+
+/** The text of the entry at `at` of `slab`. */
+function entryText(slab: Buffer, at: number, dict: KeyDictionary): string {
+  const head = slab.readUInt32LE(at);
+  const end = at + HEAD + (head & LENGTH);
+  return head >= CODED ? dict.decode(slab, at + HEAD, end) : slab.toString('utf8', at + HEAD, end);
+}
 
 /**
  * Reads the texts of handles taken up to when it was made, whatever is freed or swept after, until
@@ -42,10 +53,12 @@ const entryBytes = (length: number) => Math.ceil((HEAD + length) / UNIT) * UNIT;
  */
 export class ArenaReader {
   #slabs: readonly (Buffer | undefined)[];
+  readonly #dict: KeyDictionary;
   #onRelease: (() => void) | undefined;
 
-  constructor(slabs: readonly (Buffer | undefined)[], onRelease?: () => void) {
+  constructor(slabs: readonly (Buffer | undefined)[], dict: KeyDictionary, onRelease?: () => void) {
     this.#slabs = slabs;
+    this.#dict = dict;
     this.#onRelease = onRelease;
   }
 
@@ -60,8 +73,7 @@ export class ArenaReader {
   text(handle: number): string {
     const slab = this.#slabs[slabOf(handle)];
     if (!slab) throw new RangeError(`text arena: no text at ${handle}`);
-    const at = offsetOf(handle);
-    return slab.toString('utf8', at + HEAD, at + HEAD + slab.readUInt32LE(at));
+    return entryText(slab, offsetOf(handle), this.#dict);
   }
 }
 
@@ -85,7 +97,10 @@ export class TextArena {
     this.#minGarbage = opts?.minGarbage ?? MIN_GARBAGE;
   }
 
-  /** Stores `text`; answers its handle. */
+  /** Object keys written as codes, for every text stored here and its readers. */
+  readonly #dict = new KeyDictionary();
+
+  /** Stores `text` (its keys coded: key-dictionary.ts); answers its handle. */
   put(text: string): number {
     let n = this.#cur;
     let at = this.#pos;
@@ -97,28 +112,42 @@ export class TextArena {
       length = slab.write(text, at + HEAD, 'utf8');
     } else {
       length = Buffer.byteLength(text, 'utf8');
-      if (entryBytes(length) > SLAB_BYTES) {
-        // a text longer than a slab: a slab of its own, full at once
-        n = this.#slabs.length;
-        slab = Buffer.allocUnsafeSlow(entryBytes(length));
-        this.#slabs.push(slab);
-        this.#used.push(slab.length);
-        this.#live.push(0);
-        at = 0;
-      } else {
-        if (at + entryBytes(length) > SLAB_BYTES) this.#newSlab();
-        n = this.#cur;
-        at = this.#pos;
-        slab = must(this.#slabs[n]);
-      }
+      ({ n, at, slab } = this.#reserve(length));
       slab.write(text, at + HEAD, length, 'utf8');
     }
-    const size = entryBytes(length);
+    // a text in a slab of its own stays as it is (that slab is sized to it)
+    let head = length;
+    if (n === this.#cur && !hasControl(text)) {
+      const coded = this.#dict.encode(slab, at + HEAD, at + HEAD + length) - at - HEAD;
+      if (coded < length) head = CODED + coded;
+    }
+    return this.#add(n, at, slab, head);
+  }
+
+  /**
+   * Room for an entry of `length` bytes of text: at the end of the current slab, in a new one, or
+   * (longer than a slab) in a slab of its own, full at once.
+   */
+  #reserve(length: number): { n: number; at: number; slab: Buffer } {
+    if (entryBytes(length) > SLAB_BYTES) {
+      const slab = Buffer.allocUnsafeSlow(entryBytes(length));
+      this.#slabs.push(slab);
+      this.#used.push(slab.length);
+      this.#live.push(0);
+      return { n: this.#slabs.length - 1, at: 0, slab };
+    }
+    if (this.#pos + entryBytes(length) > SLAB_BYTES) this.#newSlab();
+    return { n: this.#cur, at: this.#pos, slab: must(this.#slabs[this.#cur]) };
+  }
+
+  /** The entry just written at `at` of slab `n`, its length word `head`, counted in: its handle. */
+  #add(n: number, at: number, slab: Buffer, head: number): number {
+    const size = entryBytes(head & LENGTH);
     if (n === this.#cur) {
       this.#pos = at + size;
       this.#used[n] = this.#pos;
     }
-    slab.writeUInt32LE(length, at);
+    slab.writeUInt32LE(head, at);
     this.#live[n] = must(this.#live[n]) + size;
     this.#liveBytes += size;
     return n * UNITS + at / UNIT;
@@ -140,14 +169,13 @@ export class TextArena {
   text(handle: number): string {
     const slab = this.#slabs[slabOf(handle)];
     if (!slab) throw new RangeError(`text arena: no text at ${handle}`);
-    const at = offsetOf(handle);
-    return slab.toString('utf8', at + HEAD, at + HEAD + slab.readUInt32LE(at));
+    return entryText(slab, offsetOf(handle), this.#dict);
   }
 
-  /** The UTF-8 length of the text of `handle`. */
+  /** The bytes the text of `handle` takes here (UTF-8, its keys coded). */
   byteLength(handle: number): number {
     const slab = must(this.#slabs[slabOf(handle)]);
-    return slab.readUInt32LE(offsetOf(handle));
+    return slab.readUInt32LE(offsetOf(handle)) & LENGTH;
   }
 
   /** The text of `handle` is no longer needed (by this arena: readers taken before keep reading it). */
@@ -177,7 +205,7 @@ export class TextArena {
    */
   reader(): ArenaReader {
     this.#readers++;
-    return new ArenaReader([...this.#slabs], () => this.#readers--);
+    return new ArenaReader([...this.#slabs], this.#dict, () => this.#readers--);
   }
 
   /** Readers taken and not yet released. */
@@ -201,9 +229,15 @@ export class TextArena {
     return slabs.has(slabOf(handle));
   }
 
-  /** Copies the text of `handle` to the end and frees it there: its new handle. */
+  /** Copies the text of `handle` to the end (its bytes as they are) and frees it there: its new handle. */
   move(handle: number): number {
-    const moved = this.put(this.text(handle));
+    const from = must(this.#slabs[slabOf(handle)]);
+    const at0 = offsetOf(handle);
+    const head = from.readUInt32LE(at0);
+    const length = head & LENGTH;
+    const { n, at, slab } = this.#reserve(length);
+    from.copy(slab, at + HEAD, at0 + HEAD, at0 + HEAD + length);
+    const moved = this.#add(n, at, slab, head);
     this.free(handle);
     return moved;
   }

@@ -1,0 +1,88 @@
+/**
+ * Record texts' keys kept as two-byte codes (src/store/key-dictionary.ts, through the text arena):
+ * every text comes back byte for byte whatever its keys and strings hold, a text's keys take 2
+ * bytes each once known, and what cannot be coded (control characters, a full dictionary, a key
+ * sharing another's hash, a key too long) is kept as it is.
+ */
+import t from 'tap';
+import { CODES, KeyDictionary } from '../../src/store/key-dictionary.js';
+import { TextArena } from '../../src/store/text-arena.js';
+
+/** Stores `text` in `arena` and reads it back: [the text read, the bytes it takes]. */
+function roundTrip(arena: TextArena, text: string): [string, number] {
+  const h = arena.put(text);
+  return [arena.text(h), arena.byteLength(h)];
+}
+
+t.test('texts come back as put, whatever their keys and strings hold', async (t) => {
+  const arena = new TextArena();
+  const values: unknown[] = [
+    { appId: 'a', workspaceId: 'w', nested: { appId: 'b', list: [{ appId: 'c' }, 'appId', '"appId":'] } },
+    { 'a"b': 1, 'back\\slash': 2, 'é🙂': 3, '': 4, 'x:': '":', '\\': '\\"', '"': '"' },
+    { v: 'a":b', w: '"key":"value"', x: '\\":', y: '"', z: ['":', '","', ':'] },
+    { ['k'.repeat(70)]: 'a key longer than the longest kept', k: 1 },
+    { lone: '\ud800', line: '\u2028', ctl: '\u0001\u001f', nul: '\u0000' }, // escaped by JSON.stringify
+    [{ a: 1 }, { bb: 2 }, 'ccc', { dddd: [] }],
+    'just a string',
+    12.5,
+    null,
+  ];
+  for (let round = 0; round < 2; round++)
+    for (const v of values) {
+      const text = JSON.stringify(v);
+      const [back] = roundTrip(arena, text);
+      if (back !== text) t.fail(`round ${round}: ${text} came back as ${back}`);
+      // as the tables keep a record: without its leading `{"id":"<id>"`
+      const kept = JSON.stringify({ id: 'r1', ...(typeof v === 'object' && v !== null ? v : { v }) }).slice(10);
+      if (roundTrip(arena, kept)[0] !== kept) t.fail(`round ${round}: ${kept} (kept form) came back different`);
+    }
+  t.pass('every text came back');
+});
+
+t.test("a record's keys take 2 bytes each once known; its values stay as they are", async (t) => {
+  const arena = new TextArena();
+  const code = (i: number) =>
+    JSON.stringify({
+      appId: `app_${i}`,
+      workspaceUserId: 'wu_1',
+      userScopes: ['messages:read'],
+      consumedAt: null,
+      note: '"appId": in a value is no key',
+    });
+  const text = code(1);
+  const [back, bytes] = roundTrip(arena, text);
+  t.equal(back, text);
+  const keys = ['"appId":', '"workspaceUserId":', '"userScopes":', '"consumedAt":', '"note":'];
+  const saved = keys.reduce((n, k) => n + k.length - 2, 0);
+  t.equal(bytes, Buffer.byteLength(text) - saved, `${saved} bytes saved: each key in 2 bytes, the value's text kept`);
+  t.equal(roundTrip(arena, code(2))[1], Buffer.byteLength(code(2)) - saved, 'the next record uses the same codes');
+});
+
+t.test('kept as they are: control characters, a key sharing a hash, a full dictionary', async (t) => {
+  const arena = new TextArena();
+  // JSON whitespace, as in a data file edited by hand: no byte below 0x20 can be read as a code
+  const spaced = '{\n\t"appId": "a",\r\n\t"more": [1,\t2]\n}';
+  t.same(roundTrip(arena, spaced), [spaced, Buffer.byteLength(spaced)], 'with control characters: stored as it is');
+  // "Aa" and "BB" have the same hash (31 × 65 + 97 = 31 × 66 + 66): the second is not coded
+  const first = JSON.stringify({ Aa: 1 });
+  const second = JSON.stringify({ BB: 1 });
+  t.same(roundTrip(arena, first), [first, Buffer.byteLength(first) - 3]);
+  t.same(roundTrip(arena, second), [second, Buffer.byteLength(second)], 'a key sharing a hash: kept as it is');
+  t.same(roundTrip(arena, first), [first, Buffer.byteLength(first) - 3], 'the first still coded');
+
+  const dict = new KeyDictionary();
+  const buf = Buffer.alloc(1 << 16);
+  const through = (text: string): [string, number] => {
+    const n = buf.write(text, 0);
+    const end = dict.encode(buf, 0, n);
+    return [dict.decode(buf, 0, end), end];
+  };
+  for (let i = 0; i < CODES; i += 100) {
+    const text = JSON.stringify(Object.fromEntries(Array.from({ length: 100 }, (_, k) => [`key${i + k}`, i + k])));
+    const [back, bytes] = through(text);
+    if (back !== text || bytes >= Buffer.byteLength(text)) t.fail(`keys from ${i}: not coded or not back`);
+  }
+  t.equal(dict.size, CODES, 'the dictionary is full');
+  const late = JSON.stringify({ lateKey: 1, key5: 2 });
+  t.same(through(late), [late, Buffer.byteLength(late) - ('"key5":'.length - 2)], 'full: a new key stays as it is');
+});
