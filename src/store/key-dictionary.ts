@@ -27,6 +27,10 @@ export const CODES = (0x20 - FIRST_LEAD) * SECONDS;
 const MAX_KEY = 64;
 /** The shortest: a code of 2 bytes for fewer than 4 saves nothing. */
 const MIN_KEY = 4;
+/** A string value this long is moved by copyWithin (one call), a shorter one byte by byte. */
+const LONG_COPY = 32;
+/** The largest buffer a decode keeps for the next (a longer text gets one of its own). */
+const SCRATCH_MOST = 1 << 20;
 
 /** The characters a JSON text holds only as JSON whitespace (a tab, a line feed, a carriage return). */
 const CONTROL = /[\u0000-\u001f]/;
@@ -62,21 +66,16 @@ export class KeyDictionary {
         i++;
         continue;
       }
-      // a string: to its closing quote, hashing it on the way
+      // a string: to its closing quote
       let j = i + 1;
-      let h = QUOTE;
       while (j < to) {
         const d = must8(buf, j);
         if (d === QUOTE) break;
-        h = (Math.imul(h, 31) + d) | 0;
-        if (d === BACKSLASH && j + 1 < to) {
-          h = (Math.imul(h, 31) + must8(buf, j + 1)) | 0;
-          j += 2;
-        } else j++;
+        j += d === BACKSLASH ? 2 : 1;
       }
       const end = j + 2; // after `":`
       if (j < to && buf[j + 1] === COLON && end - i >= MIN_KEY && end - i <= MAX_KEY) {
-        const n = this.#code(buf, i, end, h);
+        const n = this.#code(buf, i, end);
         if (n >= 0) {
           buf[w++] = FIRST_LEAD + Math.floor(n / SECONDS);
           buf[w++] = SECOND_BASE + (n % SECONDS);
@@ -86,13 +85,19 @@ export class KeyDictionary {
       }
       const stop = Math.min(j + 1, to);
       if (w === i) w = i = stop;
-      else while (i < stop) buf[w++] = must8(buf, i++);
+      else if (stop - i > LONG_COPY) {
+        buf.copyWithin(w, i, stop);
+        w += stop - i;
+        i = stop;
+      } else while (i < stop) buf[w++] = must8(buf, i++);
     }
     return w;
   }
 
-  /** The code number of the key `buf[a, b)` of hash `h`, learned if new and there is room; -1: none. */
-  #code(buf: Buffer, a: number, b: number, h: number): number {
+  /** The code number of the key `buf[a, b)`, learned if new and there is room; -1: none. */
+  #code(buf: Buffer, a: number, b: number): number {
+    let h = 0;
+    for (let k = a + 1; k < b - 2; k++) h = (Math.imul(h, 31) + must8(buf, k)) | 0;
     const n = this.#byHash.get(h);
     if (n !== undefined) {
       const key = this.#keys[n] ?? NONE;
@@ -108,18 +113,27 @@ export class KeyDictionary {
 
   /** The text in `buf[from, to)`, its codes written out as their keys. */
   decode(buf: Buffer, from: number, to: number): string {
-    // each code of 2 bytes stands for MAX_KEY at most
-    if ((to - from) * (MAX_KEY / 2) > this.#scratch.length)
-      this.#scratch = Buffer.allocUnsafe((to - from) * (MAX_KEY / 2));
-    const out = this.#scratch;
     const keys = this.#keys;
+    let out = this.#scratch;
+    // each code of 2 bytes stands for MAX_KEY at most; past that, the text is measured first
+    if ((to - from) * (MAX_KEY / 2) > out.length) {
+      let length = 0;
+      for (let i = from; i < to; i++) {
+        const c = must8(buf, i);
+        length +=
+          c >= SECOND_BASE ? 1 : (keys[(c - FIRST_LEAD) * SECONDS + must8(buf, ++i) - SECOND_BASE] ?? NONE).length;
+      }
+      if (length > out.length) out = Buffer.allocUnsafe(length);
+      if (length <= SCRATCH_MOST) this.#scratch = out;
+    }
     let w = 0;
     for (let i = from; i < to; i++) {
       const c = must8(buf, i);
       if (c >= SECOND_BASE) out[w++] = c;
       else {
         const key = keys[(c - FIRST_LEAD) * SECONDS + must8(buf, ++i) - SECOND_BASE] ?? NONE;
-        for (let k = 0; k < key.length; k++) out[w++] = must8(key, k);
+        out.set(key, w);
+        w += key.length;
       }
     }
     return out.toString('utf8', 0, w);
