@@ -100,8 +100,8 @@ export class TextArena {
   /** Object keys written as codes, for every text stored here and its readers. */
   readonly #dict = new KeyDictionary();
 
-  /** Stores `text` (its keys coded: key-dictionary.ts); answers its handle. */
-  put(text: string): number {
+  /** Stores `text`, with its keys coded (key-dictionary.ts) unless `code` is false; answers its handle. */
+  put(text: string, code = true): number {
     let n = this.#cur;
     let at = this.#pos;
     let slab: Buffer;
@@ -117,7 +117,7 @@ export class TextArena {
     }
     // a text in a slab of its own stays as it is (that slab is sized to it)
     let head = length;
-    if (n === this.#cur && !hasControl(text)) {
+    if (code && n === this.#cur && !hasControl(text)) {
       const coded = this.#dict.encode(slab, at + HEAD, at + HEAD + length) - at - HEAD;
       if (coded < length) head = CODED + coded;
     }

@@ -6,6 +6,7 @@
  */
 import t from 'tap';
 import { CODES, KeyDictionary } from '../../src/store/key-dictionary.js';
+import { Tables } from '../../src/store/tables.js';
 import { TextArena } from '../../src/store/text-arena.js';
 
 /** Stores `text` in `arena` and reads it back: [the text read, the bytes it takes]. */
@@ -88,4 +89,23 @@ t.test('kept as they are: control characters, a key sharing a hash, a full dicti
   t.equal(dict.size, CODES, 'the dictionary is full');
   const late = JSON.stringify({ lateKey: 1, key5: 2 });
   t.same(through(late), [late, Buffer.byteLength(late) - ('"key5":'.length - 2)], 'full: a new key stays as it is');
+});
+
+t.test('a table codes the texts written once it holds codedFrom records, and reads both kinds', async (t) => {
+  const tables = new Tables({ codedFrom: 100 });
+  const put = (i: number) => {
+    const json = JSON.stringify({ id: `r${i}`, appId: 'a', workspaceUserId: 'w', userScopes: [] });
+    tables.apply([{ table: 'tokens', id: `r${i}`, json }]);
+    return json;
+  };
+  const before = tables.textStats().liveBytes;
+  for (let i = 0; i < 100; i++) put(i);
+  const small = tables.textStats().liveBytes - before;
+  for (let i = 100; i < 200; i++) put(i);
+  const large = tables.textStats().liveBytes - before - small;
+  t.ok(large < small * 0.8, `100 texts written past 100 records: ${large} bytes, the first 100: ${small}`);
+  tables.apply([{ table: 'apps', id: 'x', json: JSON.stringify({ id: 'x', appId: 'a' }) }]);
+  t.same(tables.get('tokens', 'r5'), { id: 'r5', appId: 'a', workspaceUserId: 'w', userScopes: [] }, 'uncoded');
+  t.same(tables.get('tokens', 'r150'), { id: 'r150', appId: 'a', workspaceUserId: 'w', userScopes: [] }, 'coded');
+  t.equal(tables.getJson('apps', 'x'), ',"appId":"a"}', 'a small table: read back as written');
 });

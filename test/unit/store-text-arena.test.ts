@@ -75,7 +75,7 @@ t.test('a slab is let go once nothing in it is live; a reader taken before still
 });
 
 t.test('Tables: rewritten and deleted keys, the sweep reclaiming freed space, a snapshot taken before', async (t) => {
-  const tables = new Tables({ sweepAfterBytes: MB });
+  const tables = new Tables({ sweepAfterBytes: MB, codedFrom: 0 });
   const N = 6_000;
   const record = (i: number, round: number) => JSON.stringify({ id: `r${i}`, round, pad: mixed(800, i + round) });
   tables.apply(Array.from({ length: N }, (_, i) => ({ table: 'queue', id: `r${i}`, json: record(i, 0) })));
@@ -152,6 +152,16 @@ t.test('embedded: records rewritten over many slabs, an expectation, a compactio
   let s = await open();
   const N = 8_000;
   const value = (i: number, round: number) => ({ id: `q${i}`, dueAt: i, round, note: mixed(1000, i + round) });
+  // 20,000 small records first: the table's later texts have their keys coded (tables.ts CODED_FROM)
+  const FILL = 20_000;
+  for (let i = 0; i < FILL; i += 2_000)
+    await s.commit(
+      Array.from({ length: 2_000 }, (_, k) => ({
+        table: 'queue',
+        id: `f${i + k}`,
+        value: { id: `f${i + k}`, dueAt: 0 },
+      })),
+    );
   for (let i = 0; i < N; i += 500)
     await s.commit(
       Array.from({ length: 500 }, (_, k) => ({ table: 'queue', id: `q${i + k}`, value: value(i + k, 0) })),
@@ -184,6 +194,7 @@ t.test('embedded: records rewritten over many slabs, an expectation, a compactio
   for (let i = 0; i < N - 1; i++)
     if (JSON.stringify(await s.get('queue', `q${i}`)) !== JSON.stringify(value(i, 3))) t.fail(`q${i} after reopen`);
   t.same(await s.get('queue', `q${N - 1}`), { ...value(N - 1, 0), round: 9 });
-  t.equal(await s.count('queue'), N);
+  t.equal(await s.count('queue'), N + FILL);
+  t.same(await s.get('queue', 'f7'), { id: 'f7', dueAt: 0 }, 'a text written before the table was large, not coded');
   await s.close();
 });
