@@ -9,7 +9,7 @@
  * first, 0x01–0x1f) and one more (0x20–0x7f), so decoding cannot mistake text for a code. The
  * encoder tokenises strings as JSON does (a string runs from an unescaped `"` to the next one), and
  * only a string directly followed by `:` is a key. A text holding a byte below 0x20 anyway (JSON
- * whitespace in a file edited by hand) is stored as it is: the caller checks (hasControl).
+ * whitespace in a file edited by hand) is stored as it is: encode says so (-1) on meeting one.
  *
  * The dictionary only grows, to CODES keys of 4 to MAX_KEY bytes (a key seen after that stays as
  * it is): it lives as long as the arena, whose readers share it. Nothing here reaches a file.
@@ -32,14 +32,6 @@ const LONG_COPY = 32;
 /** The largest buffer a decode keeps for the next (a longer text gets one of its own). */
 const SCRATCH_MOST = 1 << 20;
 
-/** The characters a JSON text holds only as JSON whitespace (a tab, a line feed, a carriage return). */
-const CONTROL = /[\u0000-\u001f]/;
-
-/** Whether `text` holds a character below U+0020 (then it is stored without codes). */
-export function hasControl(text: string): boolean {
-  return CONTROL.test(text);
-}
-
 export class KeyDictionary {
   /** By code number: the key's bytes, `"` to `:` included. */
   readonly #keys: Uint8Array[] = [];
@@ -54,7 +46,8 @@ export class KeyDictionary {
 
   /**
    * Replaces the keys of the JSON text in `buf[from, to)` by their codes, in place (a text only
-   * shrinks); returns where it ends now.
+   * shrinks); returns where it ends now, or -1 when it holds a byte below 0x20 (then the bytes
+   * are left changed in part: the caller writes the text again, as it is).
    */
   encode(buf: Buffer, from: number, to: number): number {
     let w = from;
@@ -62,6 +55,7 @@ export class KeyDictionary {
     while (i < to) {
       const c = must8(buf, i);
       if (c !== QUOTE) {
+        if (c < SECOND_BASE) return -1;
         buf[w++] = c;
         i++;
         continue;
@@ -71,6 +65,7 @@ export class KeyDictionary {
       while (j < to) {
         const d = must8(buf, j);
         if (d === QUOTE) break;
+        if (d < SECOND_BASE || (d === BACKSLASH && must8(buf, j + 1) < SECOND_BASE && j + 1 < to)) return -1;
         j += d === BACKSLASH ? 2 : 1;
       }
       const end = j + 2; // after `":`

@@ -22,7 +22,7 @@
  * keeps the slabs it may read alive: a compaction streams the texts it captured while commits go on;
  * sweeps wait until it is released.
  */
-import { hasControl, KeyDictionary } from './key-dictionary.js';
+import { KeyDictionary } from './key-dictionary.js';
 import { must } from '../must.js';
 
 const SLAB_BYTES = 1 << 20;
@@ -117,9 +117,11 @@ export class TextArena {
     }
     // a text in a slab of its own stays as it is (that slab is sized to it)
     let head = length;
-    if (code && n === this.#cur && !hasControl(text)) {
-      const coded = this.#dict.encode(slab, at + HEAD, at + HEAD + length) - at - HEAD;
-      if (coded < length) head = CODED + coded;
+    if (code && n === this.#cur) {
+      const end = this.#dict.encode(slab, at + HEAD, at + HEAD + length);
+      // a byte below 0x20 (JSON whitespace, from a file edited by hand): written again as it is
+      if (end < 0) slab.write(text, at + HEAD, length, 'utf8');
+      else if (end - at - HEAD < length) head = CODED + end - at - HEAD;
     }
     return this.#add(n, at, slab, head);
   }

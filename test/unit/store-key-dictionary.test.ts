@@ -67,6 +67,8 @@ t.test('kept as they are: control characters, a key sharing a hash, a full dicti
   // JSON whitespace, as in a data file edited by hand: no byte below 0x20 can be read as a code
   const spaced = '{\n\t"appId": "a",\r\n\t"more": [1,\t2]\n}';
   t.same(roundTrip(arena, spaced), [spaced, Buffer.byteLength(spaced)], 'with control characters: stored as it is');
+  const after = '{"appId":"a","more":"b",\n"last":1}'; // met after two keys were coded in place
+  t.same(roundTrip(arena, after), [after, Buffer.byteLength(after)], 'a control character after keys: as it is');
   // "Aa" and "BB" have the same hash (31 × 65 + 97 = 31 × 66 + 66): the second is not coded
   const first = JSON.stringify({ Aa: 1 });
   const second = JSON.stringify({ BB: 1 });
