@@ -69,7 +69,7 @@ export class KeyDictionary {
         j += d === BACKSLASH ? 2 : 1;
       }
       const end = j + 2; // after `":`
-      if (j < to && buf[j + 1] === COLON && end - i >= MIN_KEY && end - i <= MAX_KEY) {
+      if (end <= to && buf[j + 1] === COLON && end - i >= MIN_KEY && end - i <= MAX_KEY) {
         const n = this.#code(buf, i, end);
         if (n >= 0) {
           buf[w++] = FIRST_LEAD + Math.floor(n / SECONDS);

@@ -15,6 +15,16 @@ function roundTrip(arena: TextArena, text: string): [string, number] {
   return [arena.text(h), arena.byteLength(h)];
 }
 
+t.test('a text that ends with a string is not read past its end for a key', async (t) => {
+  const dict = new KeyDictionary();
+  // the text is `"abcd"`; the byte after it (another text, or a slab's padding) is a colon
+  const buf = Buffer.from('"abcd":');
+  const end = dict.encode(buf, 0, 6);
+  t.equal(end, 6, 'nothing coded: the string is not followed by a colon within the text');
+  t.equal(dict.decode(buf, 0, end), '"abcd"');
+  t.equal(dict.size, 0, 'no key learned');
+});
+
 t.test('texts come back as put, whatever their keys and strings hold', async (t) => {
   const arena = new TextArena();
   const values: unknown[] = [
