@@ -426,7 +426,8 @@ export class Tables {
     }
     if (!t) this.#tables.set(table, (t = new Map()));
     const start = keptStart(id, json);
-    t.set(id, this.#arena.put(start === 0 ? json : json.slice(start), t.size >= this.#codedFrom));
+    const kept = start === 0 ? json : json.slice(start);
+    t.set(id, t.size >= this.#codedFrom ? this.#arena.putCoded(kept) : this.#arena.put(kept));
   }
 
   /**

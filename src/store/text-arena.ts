@@ -38,13 +38,13 @@ const offsetOf = (handle: number) => (handle % UNITS) * UNIT;
 const entryBytes = (length: number) => Math.ceil((HEAD + length) / UNIT) * UNIT;
 /** The top bit of an entry's length word: its text's keys are coded (key-dictionary.ts). */
 const CODED = 2 ** 31;
-const LENGTH = CODED - 1;
 
-/** The text of the entry at `at` of `slab`. */
+/** The text of the entry at `at` of `slab`: its bytes as they are, or decoded when its keys are coded. */
 function entryText(slab: Buffer, at: number, dict: KeyDictionary): string {
-  const head = slab.readUInt32LE(at);
-  const end = at + HEAD + (head & LENGTH);
-  return head >= CODED ? dict.decode(slab, at + HEAD, end) : slab.toString('utf8', at + HEAD, end);
+  const length = slab.readUInt32LE(at);
+  return length < CODED
+    ? slab.toString('utf8', at + HEAD, at + HEAD + length)
+    : dict.decode(slab, at + HEAD, at + HEAD + length - CODED);
 }
 
 /**
@@ -100,8 +100,8 @@ export class TextArena {
   /** Object keys written as codes, for every text stored here and its readers. */
   readonly #dict = new KeyDictionary();
 
-  /** Stores `text`, with its keys coded (key-dictionary.ts) unless `code` is false; answers its handle. */
-  put(text: string, code = true): number {
+  /** Stores `text` as it is; answers its handle. */
+  put(text: string): number {
     let n = this.#cur;
     let at = this.#pos;
     let slab: Buffer;
@@ -112,47 +112,58 @@ export class TextArena {
       length = slab.write(text, at + HEAD, 'utf8');
     } else {
       length = Buffer.byteLength(text, 'utf8');
-      ({ n, at, slab } = this.#reserve(length));
+      if (entryBytes(length) > SLAB_BYTES) {
+        // a text longer than a slab: a slab of its own, full at once
+        n = this.#slabs.length;
+        slab = Buffer.allocUnsafeSlow(entryBytes(length));
+        this.#slabs.push(slab);
+        this.#used.push(slab.length);
+        this.#live.push(0);
+        at = 0;
+      } else {
+        if (at + entryBytes(length) > SLAB_BYTES) this.#newSlab();
+        n = this.#cur;
+        at = this.#pos;
+        slab = must(this.#slabs[n]);
+      }
       slab.write(text, at + HEAD, length, 'utf8');
     }
-    // a text in a slab of its own stays as it is (that slab is sized to it)
-    let head = length;
-    if (code && n === this.#cur) {
-      const end = this.#dict.encode(slab, at + HEAD, at + HEAD + length);
-      // a byte below 0x20 (JSON whitespace, from a file edited by hand): written again as it is
-      if (end < 0) slab.write(text, at + HEAD, length, 'utf8');
-      else if (end - at - HEAD < length) head = CODED + end - at - HEAD;
-    }
-    return this.#add(n, at, slab, head);
-  }
-
-  /**
-   * Room for an entry of `length` bytes of text: at the end of the current slab, in a new one, or
-   * (longer than a slab) in a slab of its own, full at once.
-   */
-  #reserve(length: number): { n: number; at: number; slab: Buffer } {
-    if (entryBytes(length) > SLAB_BYTES) {
-      const slab = Buffer.allocUnsafeSlow(entryBytes(length));
-      this.#slabs.push(slab);
-      this.#used.push(slab.length);
-      this.#live.push(0);
-      return { n: this.#slabs.length - 1, at: 0, slab };
-    }
-    if (this.#pos + entryBytes(length) > SLAB_BYTES) this.#newSlab();
-    return { n: this.#cur, at: this.#pos, slab: must(this.#slabs[this.#cur]) };
-  }
-
-  /** The entry just written at `at` of slab `n`, its length word `head`, counted in: its handle. */
-  #add(n: number, at: number, slab: Buffer, head: number): number {
-    const size = entryBytes(head & LENGTH);
+    const size = entryBytes(length);
     if (n === this.#cur) {
       this.#pos = at + size;
       this.#used[n] = this.#pos;
     }
-    slab.writeUInt32LE(head, at);
+    slab.writeUInt32LE(length, at);
     this.#live[n] = must(this.#live[n]) + size;
     this.#liveBytes += size;
     return n * UNITS + at / UNIT;
+  }
+
+  /**
+   * Stores `text` with its object keys coded (key-dictionary.ts); answers its handle. It is put as it
+   * is, then coded where it lies and the arena's end moved back by what that saved: put itself, which
+   * every table not coded calls, does exactly what it did before coding existed. A text in a slab of
+   * its own stays as it is (that slab is sized to it).
+   */
+  putCoded(text: string): number {
+    const handle = this.put(text);
+    const n = slabOf(handle);
+    if (n !== this.#cur) return handle;
+    const slab = must(this.#slabs[n]);
+    const at = offsetOf(handle);
+    const length = slab.readUInt32LE(at);
+    const end = this.#dict.encode(slab, at + HEAD, at + HEAD + length);
+    // a byte below 0x20 (JSON whitespace, from a file edited by hand): written again as it is
+    if (end < 0) slab.write(text, at + HEAD, length, 'utf8');
+    if (end < 0 || end - at - HEAD === length) return handle;
+    const coded = end - at - HEAD;
+    slab.writeUInt32LE(CODED + coded, at);
+    const saved = entryBytes(length) - entryBytes(coded);
+    this.#pos -= saved;
+    this.#used[n] = this.#pos;
+    this.#live[n] = must(this.#live[n]) - saved;
+    this.#liveBytes -= saved;
+    return handle;
   }
 
   #newSlab(): void {
@@ -177,7 +188,8 @@ export class TextArena {
   /** The bytes the text of `handle` takes here (UTF-8, its keys coded). */
   byteLength(handle: number): number {
     const slab = must(this.#slabs[slabOf(handle)]);
-    return slab.readUInt32LE(offsetOf(handle)) & LENGTH;
+    const length = slab.readUInt32LE(offsetOf(handle));
+    return length < CODED ? length : length - CODED;
   }
 
   /** The text of `handle` is no longer needed (by this arena: readers taken before keep reading it). */
@@ -231,15 +243,10 @@ export class TextArena {
     return slabs.has(slabOf(handle));
   }
 
-  /** Copies the text of `handle` to the end (its bytes as they are) and frees it there: its new handle. */
+  /** Copies the text of `handle` to the end, coded if it was, and frees it there: its new handle. */
   move(handle: number): number {
-    const from = must(this.#slabs[slabOf(handle)]);
-    const at0 = offsetOf(handle);
-    const head = from.readUInt32LE(at0);
-    const length = head & LENGTH;
-    const { n, at, slab } = this.#reserve(length);
-    from.copy(slab, at + HEAD, at0 + HEAD, at0 + HEAD + length);
-    const moved = this.#add(n, at, slab, head);
+    const coded = must(this.#slabs[slabOf(handle)]).readUInt32LE(offsetOf(handle)) >= CODED;
+    const moved = coded ? this.putCoded(this.text(handle)) : this.put(this.text(handle));
     this.free(handle);
     return moved;
   }

@@ -9,9 +9,9 @@ import { CODES, KeyDictionary } from '../../src/store/key-dictionary.js';
 import { Tables } from '../../src/store/tables.js';
 import { TextArena } from '../../src/store/text-arena.js';
 
-/** Stores `text` in `arena` and reads it back: [the text read, the bytes it takes]. */
+/** Stores `text` in `arena`, its keys coded, and reads it back: [the text read, the bytes it takes]. */
 function roundTrip(arena: TextArena, text: string): [string, number] {
-  const h = arena.put(text);
+  const h = arena.putCoded(text);
   return [arena.text(h), arena.byteLength(h)];
 }
 
@@ -49,7 +49,7 @@ t.test('texts come back as put, whatever their keys and strings hold', async (t)
     }
   // past what the decode's buffer holds at 32 bytes a code: the text is measured first
   const long = JSON.stringify(Array.from({ length: 4_000 }, (_, i) => ({ ['k'.repeat(60)]: i, appId: `a${i}` })));
-  t.equal(arena.text(arena.put(long)), long, 'a text of 4,000 records with long keys came back');
+  t.equal(arena.text(arena.putCoded(long)), long, 'a text of 4,000 records with long keys came back');
   t.pass('every text came back');
 });
 
@@ -70,6 +70,23 @@ t.test("a record's keys take 2 bytes each once known; its values stay as they ar
   const saved = keys.reduce((n, k) => n + k.length - 2, 0);
   t.equal(bytes, Buffer.byteLength(text) - saved, `${saved} bytes saved: each key in 2 bytes, the value's text kept`);
   t.equal(roundTrip(arena, code(2))[1], Buffer.byteLength(code(2)) - saved, 'the next record uses the same codes');
+});
+
+t.test("a coded text takes only its coded bytes: the arena's end moves back, and a move keeps it coded", async (t) => {
+  const arena = new TextArena();
+  const text = JSON.stringify({ appId: 'a', workspaceUserId: 'w', userScopes: [], consumedAt: null });
+  arena.putCoded(text); // its keys learned
+  const h = arena.putCoded(text);
+  const bytes = arena.byteLength(h);
+  t.ok(bytes < Buffer.byteLength(text) - 30, `${bytes} bytes for ${Buffer.byteLength(text)}`);
+  const next = arena.put('x');
+  const entry = Math.ceil((4 + bytes) / 8) * 8;
+  t.equal((next - h) * 8, entry, 'the next text begins right after the coded entry, not after the text as it was put');
+  const live = arena.stats().liveBytes;
+  const moved = arena.move(h);
+  t.equal(arena.byteLength(moved), bytes, 'moved: still coded');
+  t.equal(arena.text(moved), text);
+  t.equal(arena.stats().liveBytes, live, 'live bytes counted at the coded size, before and after the move');
 });
 
 t.test('kept as they are: control characters, a key sharing a hash, a full dictionary', async (t) => {
