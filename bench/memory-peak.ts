@@ -5,7 +5,8 @@
  * copy of that data directory and every pending code is exchanged at 50 connections (their expiry
  * moved on first: postponeCodes). bench:oauth's
  * own peak depends on how many exchanges its timed rounds make (the load of the machine): this one
- * does not. Records the daemon's RSS once it listens (VmRSS) and its peak (VmHWM) at the end.
+ * does not. Records the daemon's RSS once it listens (VmRSS) and its peak (VmHWM) at the end, and
+ * when the peak came: its second, and whether a compaction was writing the data file then.
  *
  * Run: npm run bench:memory-peak -- [name=<checkout root, built> ...]   (default: this checkout)
  * Env: BENCH_APPS, BENCH_USERS, BENCH_CODES as bench:oauth; BENCH_OUT (default bench/results/memory-peak.json);
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
       });
       const pool = new Pool(d.url, { connections: CONC, pipelining: 1 });
       const t0 = performance.now();
+      const timeline = sampleTimeline(d, dir, t0);
       let failed = 0;
       try {
         await inBatches(codes.length, CONC, async (i) => {
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
       }
       const seconds = (performance.now() - t0) / 1000;
       const end = d.rssMb();
+      const when = timeline.stop();
       await d.stop();
       fs.rmSync(dir, { recursive: true, force: true });
       results[name] = {
@@ -81,6 +84,7 @@ async function main(): Promise<void> {
         rssAfterStartMB: afterStart.rss,
         rssAtEndMB: end.rss,
         peakMB: end.hwm,
+        ...when,
         ...(fullGcs.length ? { lastFullGcsHeapMB: fullGcs.slice(-3) } : {}),
       };
       console.error(`  ${name}: ${JSON.stringify(results[name])}`);
@@ -105,6 +109,51 @@ async function main(): Promise<void> {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** A compaction seen during the run: its first and last sample (seconds) and the RSS it reached. */
+interface Compaction {
+  from: number;
+  to: number;
+  rssMB: number;
+}
+
+/**
+ * Where in the run the peak came: the daemon's RSS sampled twice a second, and whether a compaction
+ * was writing then (its temp data file exists in the data directory while it streams).
+ */
+function sampleTimeline(
+  d: { rssMb(): { rss: number; hwm: number } },
+  dir: string,
+  t0: number,
+): { stop(): { peakAtSecond: number; peakDuringCompaction: boolean; compactions: Compaction[] } } {
+  const tmpFile = path.join(dir, '.appreg.json.tmp');
+  let peak = { rss: 0, at: 0, compacting: false };
+  const compactions: Compaction[] = [];
+  let open: Compaction | undefined;
+  const timer = setInterval(() => {
+    const at = Math.round((performance.now() - t0) / 100) / 10;
+    let rss: number;
+    try {
+      rss = d.rssMb().rss;
+    } catch {
+      return; // the daemon is gone
+    }
+    const compacting = fs.existsSync(tmpFile);
+    if (compacting && !open) compactions.push((open = { from: at, to: at, rssMB: rss }));
+    if (open) {
+      open.to = at;
+      open.rssMB = Math.max(open.rssMB, rss);
+      if (!compacting) open = undefined;
+    }
+    if (rss > peak.rss) peak = { rss, at, compacting };
+  }, 500);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { peakAtSecond: peak.at, peakDuringCompaction: peak.compacting, compactions };
+    },
+  };
 }
 
 if (isMain(import.meta.url))

@@ -195,9 +195,10 @@ export class SnapshotWriter {
     const h = await open(this.#tempFile, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_NOFOLLOW, 0o600);
     let bytes = 0;
     let seq: number;
+    let snap: SnapshotContent | undefined;
     try {
       await h.chmod(0o600);
-      const snap = capture();
+      snap = capture();
       seq = snap.seq;
       const out = new FileSink(h, this.#bufferBytes);
       await out.putAny(`{"formatVersion":${DATA_FORMAT_VERSION},"journalSeq":${seq},"tables":{\n`);
@@ -224,6 +225,7 @@ export class SnapshotWriter {
       bytes = out.bytes;
       await h.sync();
     } finally {
+      snap?.tables.release();
       await h.close();
     }
     await rename(this.#tempFile, this.#file);

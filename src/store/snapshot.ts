@@ -41,6 +41,12 @@ export class TableSnapshot {
       }
   }
 
+  /** Done with the copy (written or failed): the texts it held are let go and the arena may sweep again. */
+  release(): void {
+    this.#tables.clear();
+    this.#texts.release();
+  }
+
   /** The names of the tables that may hold records, in the order their records come. */
   names(): string[] {
     const out = [...this.#tables.keys()];

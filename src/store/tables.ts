@@ -32,6 +32,15 @@ const SHARED_BYTES = 10_000_000;
 /** Records whose first shared read is noted (a reference to the stored text each), at most. */
 const SHARED_NOTES = 100_000;
 
+/**
+ * The records a table holds before the texts written to it have their keys coded (text-arena.ts,
+ * key-dictionary.ts). What coding saves grows with a table's records (a third of a token's or a
+ * code's bytes, 300,000 of each in the token benchmark), what it costs with its reads (about 2 µs a
+ * KB read, 4 µs a KB written): a table of a few thousand apps or users is read far more than it
+ * weighs. A table past it codes what is written from then on.
+ */
+const CODED_FROM = 20_000;
+
 const ID_PREFIX = '{"id":"';
 const COMMA = 0x2c;
 const CLOSE = 0x7d;
@@ -139,9 +148,16 @@ export class Tables {
   /** For findPage: sorted lists per table, made at the first page asked (ordered.ts). */
   readonly #ordered = new Map<string, OrderedLists>();
 
-  /** `sweepAfterBytes`: the freed text that may be held before a sweep (text-arena.ts; tests make it small). */
-  constructor(opts?: { sweepAfterBytes?: number }) {
+  /** The records a table holds before the texts written to it have their keys coded. */
+  readonly #codedFrom: number;
+
+  /**
+   * `sweepAfterBytes`: the freed text that may be held before a sweep (text-arena.ts); `codedFrom`:
+   * the records a table holds before its texts' keys are coded (CODED_FROM). Tests make them small.
+   */
+  constructor(opts?: { sweepAfterBytes?: number; codedFrom?: number }) {
     this.#arena = new TextArena({ minGarbage: opts?.sweepAfterBytes });
+    this.#codedFrom = opts?.codedFrom ?? CODED_FROM;
   }
 
   /**
@@ -410,7 +426,8 @@ export class Tables {
     }
     if (!t) this.#tables.set(table, (t = new Map()));
     const start = keptStart(id, json);
-    t.set(id, this.#arena.put(start === 0 ? json : json.slice(start)));
+    const kept = start === 0 ? json : json.slice(start);
+    t.set(id, t.size >= this.#codedFrom ? this.#arena.putCoded(kept) : this.#arena.put(kept));
   }
 
   /**

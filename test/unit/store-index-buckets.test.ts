@@ -4,18 +4,19 @@
  * countWhere and findPage as ids come and go.
  */
 import t from 'tap';
-import { idsOf, sizeOf, withId, withoutId, type Bucket } from '../../src/store/index-buckets.js';
+import { idsOf, SMALL_BUCKET, sizeOf, withId, withoutId, type Bucket } from '../../src/store/index-buckets.js';
 import { Tables } from '../../src/store/tables.js';
 
 t.test('a bucket answers as a Set of the same ids would, whatever its form', async (t) => {
   let bucket: Bucket | undefined;
   const model = new Set<string>();
   const forms = new Set<string>();
-  // grow to 20, shrink to 0, with ids added twice and ids removed that are not there
+  // grow past an array's size, shrink to 0, with ids added twice and ids removed that are not there
+  const N = SMALL_BUCKET + 12;
   const steps: [boolean, string][] = [];
-  for (let i = 0; i < 20; i++) steps.push([true, `id${i}`], [true, `id${i}`]);
-  for (let i = 0; i < 20; i += 3) steps.push([false, `id${i}`], [false, 'absent']);
-  for (let i = 0; i < 20; i++) steps.push([false, `id${19 - i}`]);
+  for (let i = 0; i < N; i++) steps.push([true, `id${i}`], [true, `id${i}`]);
+  for (let i = 0; i < N; i += 3) steps.push([false, `id${i}`], [false, 'absent']);
+  for (let i = 0; i < N; i++) steps.push([false, `id${N - 1 - i}`]);
   for (const [add, id] of steps) {
     if (add) {
       bucket = withId(bucket, id);
@@ -41,27 +42,29 @@ t.test('Tables: find, countWhere and findPage through every form of a bucket', a
   const put = (id: string, appId: string) =>
     tables.apply([{ table: 'oauthTokens', id, json: JSON.stringify({ id, appId, n: Number(id.slice(1)) }) }]);
   const ids = (appId: string) => tables.find('oauthTokens', 'appId', appId).map((r) => (r as { id: string }).id);
-  put('t00', 'a');
-  t.same(ids('a'), ['t00'], 'one');
-  for (let i = 1; i < 12; i++) put(`t${String(i).padStart(2, '0')}`, 'a');
-  t.equal(tables.countWhere('oauthTokens', 'appId', 'a'), 12);
+  const N = SMALL_BUCKET + 4; // past an array: a Set
+  const tid = (i: number) => `t${String(i).padStart(3, '0')}`;
+  put(tid(0), 'a');
+  t.same(ids('a'), [tid(0)], 'one');
+  for (let i = 1; i < N; i++) put(tid(i), 'a');
+  t.equal(tables.countWhere('oauthTokens', 'appId', 'a'), N);
   t.same(
     ids('a'),
-    Array.from({ length: 12 }, (_, i) => `t${String(i).padStart(2, '0')}`),
-    'twelve, in order',
+    Array.from({ length: N }, (_, i) => tid(i)),
+    `${N}, in order`,
   );
   // moving records to another key takes them out of this one
-  for (let i = 0; i < 11; i++) put(`t${String(i).padStart(2, '0')}`, 'b');
-  t.same(ids('a'), ['t11'], 'one left');
-  t.equal(tables.countWhere('oauthTokens', 'appId', 'b'), 11);
+  for (let i = 0; i < N - 1; i++) put(tid(i), 'b');
+  t.same(ids('a'), [tid(N - 1)], 'one left');
+  t.equal(tables.countWhere('oauthTokens', 'appId', 'b'), N - 1);
   t.same(
     tables
       .findPage('oauthTokens', 'appId', 'b', { orderBy: 'n' as never, limit: 3, desc: true })
       .map((r) => (r as { id: string }).id),
-    ['t10', 't09', 't08'],
+    [tid(N - 2), tid(N - 3), tid(N - 4)],
     'a page of the Set',
   );
-  tables.apply([{ table: 'oauthTokens', id: 't11', json: null }]);
+  tables.apply([{ table: 'oauthTokens', id: tid(N - 1), json: null }]);
   t.same(ids('a'), [], 'none');
   t.equal(tables.countWhere('oauthTokens', 'appId', 'a'), 0);
 });

@@ -44,13 +44,21 @@ t.test('texts come back as put: non-ASCII, empty, filling a slab to its last byt
     mixed(300_000, 2), // fits in characters, not at the end of the slab in bytes: the next slab
   ];
   for (let i = 0; i < 2000; i++) texts.push(mixed(i % 777, i));
-  const handles = texts.map((s) => arena.put(s));
+  const handles = texts.map((s) => arena.putCoded(s));
   t.equal(new Set(handles).size, handles.length, 'one handle a text');
   texts.forEach((s, i) => {
     if (arena.text(handles[i] as number) !== s) t.fail(`text ${i} (${s.length} characters) came back different`);
   });
   t.equal(arena.text(handles[4] as number), 'y');
-  t.equal(arena.byteLength(handles[1] as number), Buffer.byteLength(texts[1] as string), 'its UTF-8 length');
+  t.equal(arena.byteLength(handles[4] as number), 1, 'its UTF-8 length');
+  t.equal(
+    arena.byteLength(handles[1] as number),
+    Buffer.byteLength(texts[1] as string) - 2,
+    'its UTF-8 length, its key `"a":` in a code of 2 bytes',
+  );
+  const plain = arena.put(texts[1] as string);
+  t.equal(arena.byteLength(plain), Buffer.byteLength(texts[1] as string), 'put keeps the text as it is');
+  t.equal(arena.text(plain), texts[1]);
   t.ok(Number.isSafeInteger(handles.at(-1)) && (handles.at(-1) as number) < 2 ** 31, 'handles are small integers');
   t.pass('every text came back as put');
 });
@@ -70,7 +78,7 @@ t.test('a slab is let go once nothing in it is live; a reader taken before still
 });
 
 t.test('Tables: rewritten and deleted keys, the sweep reclaiming freed space, a snapshot taken before', async (t) => {
-  const tables = new Tables({ sweepAfterBytes: MB });
+  const tables = new Tables({ sweepAfterBytes: MB, codedFrom: 0 });
   const N = 6_000;
   const record = (i: number, round: number) => JSON.stringify({ id: `r${i}`, round, pad: mixed(800, i + round) });
   tables.apply(Array.from({ length: N }, (_, i) => ({ table: 'queue', id: `r${i}`, json: record(i, 0) })));
@@ -91,11 +99,26 @@ t.test('Tables: rewritten and deleted keys, the sweep reclaiming freed space, a 
   for (let i = 0; i < N; i += 10) tables.apply([{ table: 'queue', id: `r${i}`, json: null }]);
   t.equal(tables.get('queue', 'r10'), undefined, 'deleted');
   for (let i = 0; i < N; i += 10) tables.apply([{ table: 'queue', id: `r${i}`, json: record(i, 4) }]);
-  const held = tables.textStats();
   t.ok(held0.liveBytes > 8 * MB, `live text ${Math.round(held0.liveBytes / MB)} MB`);
+  const unswept = tables.textStats();
+  t.ok(
+    unswept.garbageBytes > unswept.liveBytes / 2,
+    `no sweep while the snapshot holds the slabs: ${Math.round(unswept.garbageBytes / MB)} MB of garbage for ${Math.round(unswept.liveBytes / MB)} MB live`,
+  );
+  // the snapshot captured before any of it streams the records as they were then
+  let n = 0;
+  for (const [id, text] of snapshot.records('queue')) {
+    if (text !== record(Number(id.slice(1)), 0)) t.fail(`snapshot: ${id} differs`);
+    n++;
+  }
+  t.equal(n, N, 'the snapshot streams every record as captured');
+  snapshot.release();
+  snapshot.release(); // twice: no more than once
+  tables.apply([{ table: 'other', id: 'o1', json: '{"id":"o1"}' }]); // the next change sweeps
+  const held = tables.textStats();
   t.ok(
     held.garbageBytes < held.liveBytes / 2,
-    `swept: ${Math.round(held.garbageBytes / MB)} MB of garbage held for ${Math.round(held.liveBytes / MB)} MB live (a third of the first slabs live, unswept: two thirds)`,
+    `swept once released: ${Math.round(held.garbageBytes / MB)} MB of garbage held for ${Math.round(held.liveBytes / MB)} MB live (a third of the first slabs live, unswept: two thirds)`,
   );
   for (let i = 0; i < N; i++) {
     const want = record(i, i % 10 === 0 ? 4 : later(i) ? 3 : 0);
@@ -108,13 +131,22 @@ t.test('Tables: rewritten and deleted keys, the sweep reclaiming freed space, a 
   // as an expectation, a record moved is still the record read (compared as text), a rewritten one is not
   t.doesNotThrow(() => checkExpectations(tables, [{ table: 'queue', id: 'r3', value: unchanged }]));
   t.throws(() => checkExpectations(tables, [{ table: 'queue', id: 'r1', value: rewritten }]), StoreConflict);
-  // the snapshot captured before any of it streams the records as they were then
-  let n = 0;
-  for (const [id, text] of snapshot.records('queue')) {
-    if (text !== record(Number(id.slice(1)), 0)) t.fail(`snapshot: ${id} differs`);
-    n++;
-  }
-  t.equal(n, N, 'the snapshot streams every record as captured');
+});
+
+t.test('a reader held keeps the arena from sweeping until it is released, each reader once', async (t) => {
+  const arena = new TextArena({ minGarbage: 1 });
+  const handles = Array.from({ length: 40 }, (_, i) => arena.put(mixed(50_000, i)));
+  const a = arena.reader();
+  const b = arena.reader();
+  for (let i = 0; i < handles.length; i += 2) arena.free(handles[i] as number);
+  t.notOk(arena.wantsSweep, 'two readers held: no sweep');
+  a.release();
+  a.release();
+  t.notOk(arena.wantsSweep, 'one released twice, the other still held: no sweep');
+  t.equal(b.text(handles[0] as number), mixed(50_000, 0), 'the reader still held reads a freed text');
+  b.release();
+  t.ok(arena.wantsSweep, 'both released: the garbage asks for a sweep');
+  t.throws(() => b.text(handles[1] as number), RangeError, 'a released reader holds nothing');
 });
 
 t.test('embedded: records rewritten over many slabs, an expectation, a compaction and a reopen', async (t) => {
@@ -123,6 +155,16 @@ t.test('embedded: records rewritten over many slabs, an expectation, a compactio
   let s = await open();
   const N = 8_000;
   const value = (i: number, round: number) => ({ id: `q${i}`, dueAt: i, round, note: mixed(1000, i + round) });
+  // 20,000 small records first: the table's later texts have their keys coded (tables.ts CODED_FROM)
+  const FILL = 20_000;
+  for (let i = 0; i < FILL; i += 2_000)
+    await s.commit(
+      Array.from({ length: 2_000 }, (_, k) => ({
+        table: 'queue',
+        id: `f${i + k}`,
+        value: { id: `f${i + k}`, dueAt: 0 },
+      })),
+    );
   for (let i = 0; i < N; i += 500)
     await s.commit(
       Array.from({ length: 500 }, (_, k) => ({ table: 'queue', id: `q${i + k}`, value: value(i + k, 0) })),
@@ -155,6 +197,7 @@ t.test('embedded: records rewritten over many slabs, an expectation, a compactio
   for (let i = 0; i < N - 1; i++)
     if (JSON.stringify(await s.get('queue', `q${i}`)) !== JSON.stringify(value(i, 3))) t.fail(`q${i} after reopen`);
   t.same(await s.get('queue', `q${N - 1}`), { ...value(N - 1, 0), round: 9 });
-  t.equal(await s.count('queue'), N);
+  t.equal(await s.count('queue'), N + FILL);
+  t.same(await s.get('queue', 'f7'), { id: 'f7', dueAt: 0 }, 'a text written before the table was large, not coded');
   await s.close();
 });
