@@ -4,7 +4,7 @@
  * (that build's own daemon code, driven by the working tree's load generator) and, where the
  * issue measures against one, its *floor* (a plain server doing the same work: oidc-provider,
  * an undici loop, a bare ws echo, a bare node:http server). The sides then run their timed
- * rounds taking turns (A B F, A B F, …), each after every side's processes went idle, so that
+ * rounds taking turns (A B F, F B A, A B F, …), each after every side's processes went idle, so that
  * the shared machine's drift hits all of them alike.
  */
 import { quiet } from './lib.js';
@@ -106,8 +106,11 @@ export interface SideRounds {
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /**
- * Warm every side, then run `rounds` timed rounds taking turns in the order given, each once all
- * sides' processes are idle. A round that throws ends the run (its error names the side).
+ * Warm every side, then run `rounds` timed rounds taking turns, each once all sides' processes are
+ * idle: in the order given in the first round and every other one, in the reverse order in the
+ * rounds between, so that no build always runs first (a side that runs right after another read
+ * 10–20 % cheaper or dearer depending on the path, whatever code it held). A round that throws
+ * ends the run (its error names the side).
  */
 export async function takeTurns(
   sides: Array<[string, Side]>,
@@ -124,7 +127,7 @@ export async function takeTurns(
     });
   }
   for (let r = 0; r < o.rounds; r++) {
-    for (const [name, side] of sides) {
+    for (const [name, side] of r % 2 ? [...sides].reverse() : sides) {
       await quiet(pids);
       const t0 = nowUs();
       const figures = await side.round(r).catch((e: Error) => {

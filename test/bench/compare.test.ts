@@ -17,7 +17,15 @@ import { failed, renderTable, rowsOf, type PathOutcome } from '../../bench/compa
 import { runCompare } from '../../bench/compare-run.js';
 import { parse } from '../../bench/compare.js';
 import { topFrames, type CpuProfile } from '../../bench/profile.js';
-import { launchOf, NotInBuild, type Build, type HotPath, type PathSpec } from '../../bench/sides.js';
+import {
+  launchOf,
+  NotInBuild,
+  takeTurns,
+  type Build,
+  type HotPath,
+  type PathSpec,
+  type Side,
+} from '../../bench/sides.js';
 import { must } from '../../src/must.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -491,4 +499,28 @@ t.test('an interrupted run (Ctrl-C) removes the worktree on its way out', async 
   t.equal(code, 130);
   t.notOk(fs.existsSync(running), 'the worktree is gone');
   t.equal(worktrees(repo), 1);
+});
+
+t.test('the sides take turns in the order given, then reversed, so no build always runs first', async (t) => {
+  const ran: string[] = [];
+  const side = (name: string): Side => ({
+    pids: () => [],
+    warm: async () => {},
+    round: async (r) => (ran.push(`${r + 1}${name}`), { r }),
+    close: async () => {},
+  });
+  const out = await takeTurns(
+    [
+      ['ref', side('ref')],
+      ['wt', side('wt')],
+      ['floor', side('floor')],
+    ],
+    { rounds: 4, log: () => {} },
+  );
+  t.same(ran, ['1ref', '1wt', '1floor', '2floor', '2wt', '2ref', '3ref', '3wt', '3floor', '4floor', '4wt', '4ref']);
+  t.same(
+    must(out['wt']).rounds.map((f) => f['r']),
+    [0, 1, 2, 3],
+    "each side's rounds are recorded in round order",
+  );
 });
